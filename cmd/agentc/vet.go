@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/manifest"
+)
+
+func newVetCmd(e env) *cobra.Command {
+	var asJSON, strict bool
+	cmd := &cobra.Command{
+		Use:   "vet [paths...]",
+		Short: "Check manifests and report what is wrong with them",
+		Long: `Vet loads each agent the paths name and reports every problem found, one per
+line, as file:line:col: severity: message [CODE].
+
+A path is a manifest file (.cue, .json, .yaml, .yml), "-" for CUE or JSON on
+standard input, a directory, or dir/... for a directory and all below it. In
+a directory, the .cue files of one package form one agent; every other
+manifest file is an agent of its own. With no path, vet checks ".".
+
+Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
+2 usage error.`,
+		Example: `  agentc vet examples/*.cue
+  agentc vet --json ./agents/...
+  cat agent.cue | agentc vet -`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			l := manifest.NewLoader()
+			l.Stdin = e.stdin
+			results, err := compile.Vet(l, args)
+			if err != nil {
+				return err
+			}
+			failed := false
+			enc := json.NewEncoder(e.stdout)
+			for _, r := range results {
+				for _, d := range r.Diagnostics {
+					if d.Severity == compile.Error || strict && d.Severity == compile.Warning {
+						failed = true
+					}
+					if asJSON {
+						if err := enc.Encode(d.JSON(e.dir)); err != nil {
+							return err
+						}
+						continue
+					}
+					fmt.Fprintln(e.stdout, d.Format(e.dir))
+				}
+			}
+			if failed {
+				return &exitError{code: exitFindings}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON objects, one per line")
+	cmd.Flags().BoolVar(&strict, "strict", false, "fail on warnings too")
+	return cmd
+}

@@ -1,0 +1,379 @@
+package compile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/token"
+
+	"agentc.dev/agentc/manifest"
+)
+
+// Result is what vetting one agent found.
+type Result struct {
+	// Source names the agent as the caller spelled it: a file, a package
+	// directory or "-".
+	Source      string
+	Diagnostics []Diagnostic
+}
+
+// Vet loads every agent the arguments name (see manifest.Loader.Load) and
+// checks each. The error is only for arguments that name nothing loadable.
+func Vet(l *manifest.Loader, args []string) ([]Result, error) {
+	insts, err := l.Load(args)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, len(insts))
+	for i, inst := range insts {
+		out[i] = Result{Source: inst.Source, Diagnostics: Check(inst)}
+	}
+	return out, nil
+}
+
+// Check runs every check on a loaded agent: the loader's findings first,
+// then the checks that still make sense on what loaded. It looks at the
+// manifest as written, not only at the decoded Manifest, so that one pass
+// reports as much as it can.
+func Check(inst *manifest.Instance) []Diagnostic {
+	c := &checker{inst: inst, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}}
+	for _, e := range inst.Errors {
+		c.ds = append(c.ds, Diagnostic{Pos: e.Pos, Severity: Error, Code: e.Code, Message: e.Msg})
+		c.errPaths[e.Path] = true
+	}
+	if c.v.Exists() && c.v.Err() == nil && c.v.IncompleteKind() == cue.StructKind {
+		c.run()
+	}
+	SortDiagnostics(c.ds)
+	return c.ds
+}
+
+type checker struct {
+	inst     *manifest.Instance
+	v        cue.Value
+	errPaths map[string]bool // paths the loader already reported
+	ds       []Diagnostic
+	schemas  map[string]*Schema // the schemas that read, by manifest path
+}
+
+func (c *checker) add(pos token.Pos, sev Severity, code, format string, args ...any) {
+	if !pos.IsValid() {
+		pos = c.v.Pos()
+	}
+	c.ds = append(c.ds, Diagnostic{Pos: pos, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// reported says whether the loader found a problem at or below a path; a
+// check then stays silent about it rather than report it twice.
+func (c *checker) reported(path string) bool {
+	for p := range c.errPaths {
+		if p == path || strings.HasPrefix(p, path+".") {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) run() {
+	c.checkSchemas()
+	c.checkBudgets()
+	c.checkTools()
+	c.checkPrompt()
+	c.checkOutput()
+}
+
+func lookup(v cue.Value, path ...string) cue.Value {
+	sels := make([]cue.Selector, len(path))
+	for i, p := range path {
+		sels[i] = cue.Str(p)
+	}
+	return v.LookupPath(cue.MakePath(sels...))
+}
+
+func str(v cue.Value) (string, bool) {
+	if !v.Exists() {
+		return "", false
+	}
+	s, err := v.String()
+	return s, err == nil
+}
+
+func integer(v cue.Value) (int64, bool) {
+	if !v.Exists() {
+		return 0, false
+	}
+	n, err := v.Int64()
+	return n, err == nil
+}
+
+// elems returns the elements of a list value, or nil for anything else.
+func elems(v cue.Value) []cue.Value {
+	it, err := v.List()
+	if err != nil {
+		return nil
+	}
+	var out []cue.Value
+	for it.Next() {
+		out = append(out, it.Value())
+	}
+	return out
+}
+
+func (c *checker) toolNames() []string {
+	var names []string
+	it, err := lookup(c.v, "capabilities", "tools").Fields()
+	if err != nil {
+		return nil
+	}
+	for it.Next() {
+		names = append(names, it.Selector().Unquoted())
+	}
+	return names
+}
+
+// readSchemaAt reads the schema at a manifest path, reporting a value that
+// is not JSON; it returns nil when there is none or the loader already
+// reported a problem with it.
+func (c *checker) readSchemaAt(path ...string) *Schema {
+	w := lookup(c.v, path...)
+	p := strings.Join(path, ".")
+	if !w.Exists() || c.reported(p) {
+		return nil
+	}
+	s, d := readSchema(w, p)
+	if d != nil {
+		c.ds = append(c.ds, *d)
+		return nil
+	}
+	c.schemas[p] = s
+	return s
+}
+
+func (c *checker) checkSchemas() {
+	if s := c.readSchemaAt("input", "schema"); s != nil {
+		c.ds = append(c.ds, checkSchema(s)...)
+	}
+	if s := c.readSchemaAt("output", "schema"); s != nil {
+		c.ds = append(c.ds, checkSchema(s)...)
+	}
+	for _, name := range c.toolNames() {
+		if s := c.readSchemaAt("capabilities", "tools", name, "input", "schema"); s != nil {
+			c.ds = append(c.ds, checkSchema(s)...)
+		}
+	}
+}
+
+func (c *checker) checkBudgets() {
+	b := lookup(c.v, "budgets")
+	deadline := lookup(b, "deadline")
+	if s, ok := str(deadline); ok && !c.reported("budgets.deadline") {
+		d, err := time.ParseDuration(s)
+		switch {
+		case err != nil:
+			c.add(deadline.Pos(), Error, manifest.CodeBudget, "budgets.deadline: %q is not a duration (write e.g. \"90s\", \"5m\" or \"1h30m\")", s)
+		case d <= 0:
+			c.add(deadline.Pos(), Error, manifest.CodeBudget, "budgets.deadline: %q must be positive", s)
+		}
+	}
+	tokensV, reserveV := lookup(b, "tokens"), lookup(b, "answer_reserve")
+	tokens, hasTokens := integer(tokensV)
+	reserve, hasReserve := integer(reserveV)
+	switch {
+	case hasReserve && !lookup(c.v, "output").Exists():
+		c.add(reserveV.Pos(), Error, CodeBudgetReserve, "budgets.answer_reserve: the agent has no output to reserve tokens for")
+	case hasReserve && !hasTokens:
+		c.add(reserveV.Pos(), Error, CodeBudgetReserve, "budgets.answer_reserve: a reserve is a part of budgets.tokens, which is not set")
+	case hasReserve && reserve >= tokens:
+		c.add(reserveV.Pos(), Error, CodeBudgetReserve, "budgets.answer_reserve: %d must be less than budgets.tokens (%d)", reserve, tokens)
+	}
+	maxOutV := lookup(c.v, "model", "max_output_tokens")
+	if maxOut, ok := integer(maxOutV); ok && hasTokens && maxOut > tokens {
+		c.add(maxOutV.Pos(), Error, CodeBudgetMaxOutput, "model.max_output_tokens: one call may produce %d tokens, more than the run's budgets.tokens (%d)", maxOut, tokens)
+	}
+	if !deadline.Exists() && !tokensV.Exists() && !c.reported("budgets") {
+		pos := b.Pos()
+		if !b.Exists() {
+			pos = c.v.Pos()
+		}
+		c.add(pos, Warning, CodeBudgetUnbounded, "budgets: neither a deadline nor a token budget bounds a run of this agent; set budgets.deadline or budgets.tokens")
+	}
+}
+
+// outputName is the name the model sees for the output tool: output.name
+// or its default.
+func (c *checker) outputName() (string, cue.Value, bool) {
+	out := lookup(c.v, "output")
+	if !out.Exists() {
+		return "", cue.Value{}, false
+	}
+	nv := lookup(out, "name")
+	if n, ok := str(nv); ok {
+		return n, nv, true
+	}
+	return "answer", out, true
+}
+
+func (c *checker) checkTools() {
+	tools := lookup(c.v, "capabilities", "tools")
+	// Every name the model will see, and which tool declares it.
+	owner := map[string]string{}
+	if name, _, ok := c.outputName(); ok {
+		owner[name] = "the output tool"
+	}
+	claim := func(name, by string, pos token.Pos) {
+		if prev, ok := owner[name]; ok {
+			hint := ""
+			if prev == "the output tool" {
+				hint = "; rename the tool or set output.name"
+			}
+			c.add(pos, Error, CodeToolCollision, "%s: the name %q is already taken by %s%s", by, name, prev, hint)
+			return
+		}
+		owner[name] = by
+	}
+	for _, name := range c.toolNames() {
+		t := lookup(tools, name)
+		path := "capabilities.tools." + name
+		kind, _ := str(lookup(t, "kind"))
+		if kind != "mcp" {
+			claim(name, "tool "+quoteName(name), t.Pos())
+		}
+		if c.reported(path) {
+			continue
+		}
+		c.checkTool(name, kind, t, claim)
+	}
+}
+
+func quoteName(n string) string { return fmt.Sprintf("%q", n) }
+
+func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by string, pos token.Pos)) {
+	path := "capabilities.tools." + name
+	for _, f := range []string{"timeout"} {
+		fv := lookup(t, f)
+		if s, ok := str(fv); ok {
+			if d, err := time.ParseDuration(s); err != nil || d <= 0 {
+				c.add(fv.Pos(), Error, CodeToolInvalid, "%s.%s: %q is not a positive duration (write e.g. \"30s\")", path, f, s)
+			}
+		}
+	}
+	var input any
+	if s := c.schemaOf(path + ".input.schema"); s != nil {
+		input = s.Doc
+	}
+	checkTmpl := func(field string, fv cue.Value) {
+		text, ok := str(fv)
+		if !ok {
+			return
+		}
+		for _, p := range checkTemplate(path+"."+field, text, input, "tool input") {
+			c.add(fv.Pos(), Error, p.code, "%s", p.msg)
+		}
+	}
+	switch kind {
+	case "http":
+		urlV := lookup(t, "url")
+		checkTmpl("url", urlV)
+		checkTmpl("body", lookup(t, "body"))
+		if u, ok := str(urlV); ok {
+			static, _, _ := strings.Cut(u, "{{")
+			var allow []string
+			for _, av := range elems(lookup(t, "allow")) {
+				if a, ok := str(av); ok {
+					allow = append(allow, a)
+				}
+			}
+			if len(allow) > 0 && !anyPrefix(static, allow) {
+				c.add(urlV.Pos(), Error, CodeToolInvalid, "%s.url: %q can never be reached: it starts outside every allowed prefix (%s)", path, u, strings.Join(allow, ", "))
+			}
+		}
+	case "exec":
+		for i, av := range elems(lookup(t, "argv")) {
+			a, _ := str(av)
+			if i == 0 && strings.Contains(a, "{{") {
+				c.add(av.Pos(), Error, CodeToolInvalid, "%s.argv[0]: the program must be fixed, not a template", path)
+				continue
+			}
+			checkTmpl(fmt.Sprintf("argv[%d]", i), av)
+		}
+	case "mcp":
+		cmd, url := lookup(t, "command").Exists(), lookup(t, "url").Exists()
+		if cmd == url {
+			c.add(t.Pos(), Error, CodeToolInvalid, "%s: an mcp tool needs exactly one of command (a server over stdio) and url (streamable HTTP)", path)
+		}
+		for _, nv := range elems(lookup(t, "allow")) {
+			if n, ok := str(nv); ok {
+				claim(n, fmt.Sprintf("tool %q of mcp server %q", n, name), nv.Pos())
+			}
+		}
+	case "agent":
+		pv := lookup(t, "path")
+		if p, ok := str(pv); ok {
+			full := p
+			if !filepath.IsAbs(p) {
+				full = filepath.Join(c.baseDir(pv.Pos()), p)
+			}
+			if _, err := os.Stat(full); err != nil {
+				c.add(pv.Pos(), Error, CodeToolInvalid, "%s.path: the called agent %q cannot be read: %v", path, p, unwrapPathErr(err))
+			}
+		}
+	}
+}
+
+func anyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) || strings.HasPrefix(p, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func unwrapPathErr(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// baseDir is the directory relative paths in a manifest are resolved
+// against: that of the file declaring them, or the working directory for
+// standard input.
+func (c *checker) baseDir(pos token.Pos) string {
+	name := pos.Filename()
+	if name == "" || name == "-" {
+		return "."
+	}
+	return filepath.Dir(name)
+}
+
+// schemaOf returns the schema at a path if it read as JSON.
+func (c *checker) schemaOf(path string) *Schema { return c.schemas[path] }
+
+func (c *checker) checkPrompt() {
+	pv := lookup(c.v, "prompt")
+	text, ok := str(pv)
+	if !ok || c.reported("prompt") {
+		return
+	}
+	var input any
+	if s := c.schemaOf("input.schema"); s != nil {
+		input = s.Doc
+	} else if lookup(c.v, "input").Exists() {
+		return // the input schema is broken and reported; nothing to check against
+	}
+	for _, p := range checkTemplate("prompt", text, input, "input") {
+		c.add(pv.Pos(), Error, p.code, "%s", p.msg)
+	}
+}
+
+func (c *checker) checkOutput() {
+	kv := lookup(c.v, "output", "keeps_tools")
+	if keeps, err := kv.Bool(); err == nil && keeps && len(c.toolNames()) == 0 {
+		c.add(kv.Pos(), Warning, CodeKeepsToolsNoTools, "output.keeps_tools: the agent has no tools to keep; drop keeps_tools or declare tools")
+	}
+}

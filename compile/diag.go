@@ -1,0 +1,164 @@
+// Package compile checks agentc manifests and reports what is wrong with
+// them as diagnostics: positioned, with a severity and a stable code.
+package compile
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"cuelang.org/go/cue/token"
+
+	"agentc.dev/agentc/manifest"
+)
+
+// Severity says how much a diagnostic matters.
+type Severity int
+
+// Severities, most severe first.
+const (
+	Error Severity = iota
+	Warning
+	Note
+)
+
+var severityNames = [...]string{Error: "error", Warning: "warning", Note: "note"}
+
+func (s Severity) String() string {
+	if int(s) < len(severityNames) {
+		return severityNames[s]
+	}
+	return fmt.Sprintf("severity(%d)", int(s))
+}
+
+// Diagnostic is one finding about a manifest.
+type Diagnostic struct {
+	Pos      token.Pos
+	Severity Severity
+	Code     string
+	Message  string
+}
+
+// Format renders d as file:line:col: severity: message [CODE], with the
+// file name relative to dir when dir is not empty and the file lies below
+// it.
+func (d Diagnostic) Format(dir string) string {
+	return fmt.Sprintf("%s: %s: %s [%s]", posString(d.Pos, dir), d.Severity, d.Message, d.Code)
+}
+
+func (d Diagnostic) String() string { return d.Format("") }
+
+func posString(p token.Pos, dir string) string {
+	if !p.IsValid() {
+		return "-"
+	}
+	name := relPath(p.Filename(), dir)
+	if p.Line() == 0 {
+		return name
+	}
+	return fmt.Sprintf("%s:%d:%d", name, p.Line(), p.Column())
+}
+
+func relPath(name, dir string) string {
+	if dir == "" || !filepath.IsAbs(name) {
+		return name
+	}
+	if rel, err := filepath.Rel(dir, name); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return name
+}
+
+// JSON is the machine-readable form of a Diagnostic.
+type JSON struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Severity string `json:"severity"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+}
+
+// JSON returns d in its machine-readable form, with the file name relative
+// to dir as in Format.
+func (d Diagnostic) JSON(dir string) JSON {
+	j := JSON{Severity: d.Severity.String(), Code: d.Code, Message: d.Message}
+	if d.Pos.IsValid() {
+		j.File = relPath(d.Pos.Filename(), dir)
+		j.Line, j.Column = d.Pos.Line(), d.Pos.Column()
+	}
+	return j
+}
+
+// MarshalJSON encodes d as JSON with absolute file names.
+func (d Diagnostic) MarshalJSON() ([]byte, error) { return json.Marshal(d.JSON("")) }
+
+// Rule describes one diagnostic code.
+type Rule struct {
+	Code     string
+	Severity Severity
+	Summary  string
+}
+
+// Rules lists every diagnostic code agentc vet reports. Codes are stable:
+// a code is never reused for another meaning.
+var Rules = []Rule{
+	{manifest.CodeSyntax, Error, "the manifest does not parse as CUE, JSON or YAML"},
+	{manifest.CodeUnknownField, Error, "a field the manifest schema does not declare"},
+	{manifest.CodeMissingField, Error, "a required field is absent"},
+	{manifest.CodeType, Error, "a value of the wrong type or outside its allowed values"},
+	{manifest.CodeIncomplete, Error, "a value that is not concrete data (a CUE type or constraint left open)"},
+	{manifest.CodeConflict, Error, "the manifest's own values contradict each other"},
+	{manifest.CodeName, Error, "the agent name is not lower-case letters, digits and dashes"},
+	{manifest.CodeToolName, Error, "a tool or output name is not a valid function name"},
+	{manifest.CodeBudget, Error, "a budget is malformed or out of range"},
+	{CodeSchemaNotObject, Error, "a schema is not a JSON object (true, false or another value)"},
+	{CodeSchemaEmpty, Error, "a schema is {}, which accepts anything"},
+	{CodeSchemaUnconstrained, Error, "a schema holds only annotations or vacuous keywords and accepts anything"},
+	{CodeSchemaNestedUnconstrained, Error, "a subschema describing part of the value accepts anything"},
+	{CodeSchemaInvalid, Error, "a schema does not compile as JSON Schema"},
+	{CodeSchemaUnknownKeyword, Warning, "a keyword JSON Schema does not know, ignored by validation"},
+	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for"},
+	{CodeBudgetMaxOutput, Error, "one call may produce more tokens than the whole run may spend"},
+	{CodeBudgetUnbounded, Warning, "neither a deadline nor a token budget bounds the run"},
+	{CodeToolCollision, Error, "two tools, or a tool and the output tool, share a name"},
+	{CodeToolInvalid, Error, "a tool's fields are inconsistent"},
+	{CodeTemplateSyntax, Error, "a template does not parse"},
+	{CodeTemplateRef, Error, "a template refers to a field its schema does not declare"},
+	{CodeKeepsToolsNoTools, Warning, "output.keeps_tools is set but the agent has no tools"},
+}
+
+// Codes of the checks this package runs; the loader's codes are in package
+// manifest.
+const (
+	CodeSchemaNotObject           = "SCHEMA_NOT_OBJECT"
+	CodeSchemaEmpty               = "SCHEMA_EMPTY"
+	CodeSchemaUnconstrained       = "SCHEMA_UNCONSTRAINED"
+	CodeSchemaNestedUnconstrained = "SCHEMA_NESTED_UNCONSTRAINED"
+	CodeSchemaInvalid             = "SCHEMA_INVALID"
+	CodeSchemaUnknownKeyword      = "SCHEMA_UNKNOWN_KEYWORD"
+	CodeBudgetReserve             = "BUDGET_RESERVE"
+	CodeBudgetMaxOutput           = "BUDGET_MAX_OUTPUT"
+	CodeBudgetUnbounded           = "BUDGET_UNBOUNDED"
+	CodeToolCollision             = "TOOL_NAME_COLLISION"
+	CodeToolInvalid               = "TOOL_INVALID"
+	CodeTemplateSyntax            = "TEMPLATE_SYNTAX"
+	CodeTemplateRef               = "TEMPLATE_REF"
+	CodeKeepsToolsNoTools         = "KEEPS_TOOLS_NO_TOOLS"
+)
+
+// SortDiagnostics orders diagnostics by file, line and column, keeping the
+// order of findings at one position.
+func SortDiagnostics(ds []Diagnostic) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i].Pos, ds[j].Pos
+		if a.Filename() != b.Filename() {
+			return a.Filename() < b.Filename()
+		}
+		if a.Line() != b.Line() {
+			return a.Line() < b.Line()
+		}
+		return a.Column() < b.Column()
+	})
+}

@@ -1,0 +1,527 @@
+package compile
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/token"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"agentc.dev/agentc/manifest"
+)
+
+// Schema is a JSON Schema read from a manifest, with the position of every
+// value in it so that findings point into the user's file.
+type Schema struct {
+	// Path is where the schema sits in the manifest, e.g. "output.schema".
+	Path string
+	// Doc is the schema as JSON values: map[string]any, []any, string,
+	// json.Number, bool and nil.
+	Doc any
+	pos map[string]token.Pos // by JSON pointer; "" is the schema itself
+}
+
+// Pos returns the position of the value at a JSON pointer in the schema,
+// or of its nearest ancestor that has one.
+func (s *Schema) Pos(ptr string) token.Pos {
+	for {
+		if p, ok := s.pos[ptr]; ok && p.IsValid() {
+			return p
+		}
+		if ptr == "" {
+			return token.NoPos
+		}
+		i := strings.LastIndexByte(ptr, '/')
+		if i < 0 {
+			ptr = ""
+		} else {
+			ptr = ptr[:i]
+		}
+	}
+}
+
+// where renders a JSON pointer in the schema as a manifest path.
+func (s *Schema) where(ptr string) string {
+	if ptr == "" {
+		return s.Path
+	}
+	var b strings.Builder
+	b.WriteString(s.Path)
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		b.WriteByte('.')
+		if isIdent(tok) {
+			b.WriteString(tok)
+		} else {
+			fmt.Fprintf(&b, "%q", tok)
+		}
+	}
+	return b.String()
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, r := range s {
+		if r == '_' || r == '$' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+func escapePtr(tok string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
+}
+
+// readSchema converts the CUE value of a schema into JSON values. A value
+// that is not concrete data is reported where it stands.
+func readSchema(v cue.Value, path string) (*Schema, *Diagnostic) {
+	s := &Schema{Path: path, pos: map[string]token.Pos{}}
+	doc, d := s.read(v, "")
+	if d != nil {
+		return nil, d
+	}
+	s.Doc = doc
+	return s, nil
+}
+
+func (s *Schema) read(v cue.Value, ptr string) (any, *Diagnostic) {
+	v, _ = v.Default()
+	s.pos[ptr] = v.Pos()
+	notConcrete := func() *Diagnostic {
+		return &Diagnostic{Pos: s.Pos(ptr), Severity: Error, Code: "MANIFEST_INCOMPLETE",
+			Message: fmt.Sprintf("%s: %v is not concrete JSON (a schema is data: write a value, not a CUE type)", s.where(ptr), v)}
+	}
+	switch v.Kind() {
+	case cue.StructKind:
+		obj := map[string]any{}
+		it, err := v.Fields()
+		if err != nil {
+			return nil, notConcrete()
+		}
+		for it.Next() {
+			key := it.Selector().Unquoted()
+			child, d := s.read(it.Value(), ptr+"/"+escapePtr(key))
+			if d != nil {
+				return nil, d
+			}
+			obj[key] = child
+		}
+		return obj, nil
+	case cue.ListKind:
+		var arr []any
+		it, err := v.List()
+		if err != nil {
+			return nil, notConcrete()
+		}
+		for i := 0; it.Next(); i++ {
+			child, d := s.read(it.Value(), fmt.Sprintf("%s/%d", ptr, i))
+			if d != nil {
+				return nil, d
+			}
+			arr = append(arr, child)
+		}
+		if arr == nil {
+			arr = []any{}
+		}
+		return arr, nil
+	case cue.StringKind:
+		str, _ := v.String()
+		return str, nil
+	case cue.BoolKind:
+		b, _ := v.Bool()
+		return b, nil
+	case cue.NullKind:
+		return nil, nil
+	case cue.IntKind, cue.FloatKind, cue.NumberKind:
+		b, err := v.MarshalJSON()
+		if err != nil {
+			return nil, notConcrete()
+		}
+		return json.Number(b), nil
+	default:
+		return nil, notConcrete()
+	}
+}
+
+// Keyword tables of JSON Schema (2020-12, with the keywords of the older
+// drafts jsonschema/v6 also reads). A keyword is either an annotation, which
+// never rejects a value, or something that can.
+var (
+	// annotationKeywords never constrain a value.
+	annotationKeywords = set("title", "description", "$comment", "examples", "default", "deprecated",
+		"readOnly", "writeOnly", "contentMediaType", "contentEncoding", "contentSchema",
+		"$schema", "$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$vocabulary", "$defs", "definitions", "id")
+	// constraintKeywords can reject a value.
+	constraintKeywords = set("type", "enum", "const", "$ref", "$dynamicRef", "$recursiveRef",
+		"allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+		"properties", "patternProperties", "additionalProperties", "propertyNames", "unevaluatedProperties",
+		"required", "dependentRequired", "dependentSchemas", "dependencies", "minProperties", "maxProperties",
+		"items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains", "unevaluatedItems",
+		"minItems", "maxItems", "uniqueItems",
+		"minLength", "maxLength", "pattern", "format",
+		"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+	// Where subschemas sit: under a keyword directly, as a list, or as the
+	// values of an object.
+	subschemaOne  = set("items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames", "additionalProperties", "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+	subschemaList = set("allOf", "anyOf", "oneOf", "prefixItems", "items")
+	subschemaMap  = set("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+	// valueKeywords are the subschema places that describe a part of the
+	// value itself: an unconstrained schema there is a hole in the contract.
+	// Places such as additionalProperties, not or propertyNames are left
+	// out: an open schema there says something on purpose.
+	valueKeywords = set("properties", "patternProperties", "items", "prefixItems", "additionalItems",
+		"contains", "allOf", "anyOf", "oneOf", "then", "else", "$defs", "definitions", "dependentSchemas")
+)
+
+func set(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// constrains reports whether a schema can reject some value. A keyword
+// counts unless it is an annotation, unknown (validators ignore it), or
+// vacuous: an empty properties or required, a subschema that itself
+// accepts anything where that makes the keyword accept anything.
+func constrains(doc any) bool {
+	switch d := doc.(type) {
+	case bool:
+		return !d
+	case map[string]any:
+		for k, val := range d {
+			if !constraintKeywords[k] {
+				continue
+			}
+			if !vacuous(k, val) {
+				return true
+			}
+		}
+		return false
+	}
+	// Not a schema at all; the compiler reports it.
+	return true
+}
+
+func vacuous(keyword string, val any) bool {
+	switch keyword {
+	case "properties", "patternProperties", "dependentSchemas":
+		m, ok := val.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, sub := range m {
+			if constrains(sub) {
+				return false
+			}
+		}
+		return true
+	case "required":
+		l, ok := val.([]any)
+		return ok && len(l) == 0
+	case "dependentRequired":
+		m, ok := val.(map[string]any)
+		return ok && len(m) == 0
+	case "items", "additionalItems", "additionalProperties", "unevaluatedItems", "unevaluatedProperties", "contains", "propertyNames", "then", "else":
+		if _, ok := val.([]any); ok {
+			return listVacuous(val)
+		}
+		return !constrains(val)
+	case "allOf", "prefixItems":
+		return listVacuous(val)
+	case "anyOf":
+		// One alternative that accepts anything makes the whole accept
+		// anything.
+		l, ok := val.([]any)
+		if !ok {
+			return false
+		}
+		for _, sub := range l {
+			if !constrains(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+func listVacuous(val any) bool {
+	l, ok := val.([]any)
+	if !ok {
+		return false
+	}
+	for _, sub := range l {
+		if constrains(sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// isEmpty reports whether a schema is the empty object.
+func isEmpty(doc any) bool {
+	m, ok := doc.(map[string]any)
+	return ok && len(m) == 0
+}
+
+// checkSchema runs the schema rules on one schema: it must be an object,
+// not {}, constrain something, hold no unconstrained part, use only known
+// keywords and compile.
+func checkSchema(s *Schema) []Diagnostic {
+	var ds []Diagnostic
+	add := func(ptr string, sev Severity, code, format string, args ...any) {
+		ds = append(ds, Diagnostic{Pos: s.Pos(ptr), Severity: sev, Code: code, Message: s.where(ptr) + ": " + fmt.Sprintf(format, args...)})
+	}
+	root, ok := s.Doc.(map[string]any)
+	switch {
+	case !ok:
+		add("", Error, CodeSchemaNotObject, "a schema must be a JSON object that constrains the value, not %s", describe(s.Doc))
+		return ds
+	case len(root) == 0:
+		add("", Error, CodeSchemaEmpty, "the empty schema {} accepts anything: declare at least a type")
+		return ds
+	case !constrains(root):
+		add("", Error, CodeSchemaUnconstrained, "the schema accepts anything: %s constrain nothing; declare at least a type", keywordList(root))
+		return ds
+	}
+	walkSchema(root, "", func(ptr, parentKeyword string, sub any) {
+		m, isObj := sub.(map[string]any)
+		if isObj && ptr != "" && valueKeywords[parentKeyword] && !constrains(m) {
+			if len(m) == 0 {
+				add(ptr, Error, CodeSchemaNestedUnconstrained, "the empty schema {} accepts anything here: declare at least a type")
+			} else {
+				add(ptr, Error, CodeSchemaNestedUnconstrained, "this schema accepts anything: %s constrain nothing; declare at least a type", keywordList(m))
+			}
+		}
+		if !isObj {
+			return
+		}
+		for _, k := range sortedKeys(m) {
+			if !annotationKeywords[k] && !constraintKeywords[k] && !strings.HasPrefix(k, "x-") {
+				add(ptr+"/"+escapePtr(k), Warning, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
+			}
+		}
+	})
+	if len(ds) > 0 && hasError(ds) {
+		return ds
+	}
+	if err := compileSchema(s); err != nil {
+		ds = append(ds, *err)
+	}
+	return ds
+}
+
+func hasError(ds []Diagnostic) bool {
+	for _, d := range ds {
+		if d.Severity == Error {
+			return true
+		}
+	}
+	return false
+}
+
+// walkSchema calls fn for a schema and every subschema in it, in a
+// deterministic order, with the keyword that holds the subschema.
+func walkSchema(doc any, ptr string, fn func(ptr, parentKeyword string, sub any)) {
+	var walk func(doc any, ptr, parent string)
+	walk = func(doc any, ptr, parent string) {
+		fn(ptr, parent, doc)
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return
+		}
+		for _, k := range sortedKeys(m) {
+			val := m[k]
+			kp := ptr + "/" + escapePtr(k)
+			switch {
+			case subschemaList[k] && isList(val):
+				for i, sub := range val.([]any) {
+					walk(sub, fmt.Sprintf("%s/%d", kp, i), k)
+				}
+			case subschemaOne[k]:
+				walk(val, kp, k)
+			case subschemaMap[k]:
+				sm, ok := val.(map[string]any)
+				if !ok {
+					continue
+				}
+				for _, name := range sortedKeys(sm) {
+					if k == "dependencies" && isList(sm[name]) {
+						continue // the property-dependency form lists names
+					}
+					walk(sm[name], kp+"/"+escapePtr(name), k)
+				}
+			}
+		}
+	}
+	walk(doc, ptr, "")
+}
+
+func isList(v any) bool { _, ok := v.([]any); return ok }
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func keywordList(m map[string]any) string {
+	keys := sortedKeys(m)
+	for i, k := range keys {
+		keys[i] = fmt.Sprintf("%q", k)
+	}
+	if len(keys) == 1 {
+		return keys[0] + " alone does"
+	}
+	return strings.Join(keys, ", ")
+}
+
+// keywordHint suggests the keyword an unknown one was probably meant to be.
+func keywordHint(k string) string {
+	cands := make([]string, 0, len(constraintKeywords))
+	for c := range constraintKeywords {
+		cands = append(cands, c)
+	}
+	if best := manifest.Closest(k, cands); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+func describe(doc any) string {
+	switch d := doc.(type) {
+	case bool:
+		return fmt.Sprint(d)
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "a list"
+	}
+	return fmt.Sprintf("%T", doc)
+}
+
+// schemaURL is the base URL a schema is compiled under. It is never
+// fetched: the loader refuses every URL.
+const schemaURL = "agentc:///schema.json"
+
+// hermeticLoader refuses to load anything: a manifest's schemas must be
+// self-contained, so vetting reads no file and makes no network call.
+type hermeticLoader struct{}
+
+func (hermeticLoader) Load(u string) (any, error) {
+	return nil, fmt.Errorf("agentc loads no schema from outside the manifest (%s); put it under $defs and refer to it with \"#/$defs/...\"", u)
+}
+
+// CompileSchema compiles a schema document under JSON Schema 2020-12 (or
+// the draft its $schema declares) with a loader that reads nothing, and
+// with format asserted: a contract that says "format": "date" means it.
+func CompileSchema(doc any) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(hermeticLoader{})
+	c.AssertFormat()
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(schemaURL)
+}
+
+var printer = message.NewPrinter(language.English)
+
+// compileSchema reports the first reason a schema does not compile, at the
+// keyword responsible.
+func compileSchema(s *Schema) *Diagnostic {
+	_, err := CompileSchema(s.Doc)
+	if err == nil {
+		return nil
+	}
+	ptr, msg := explain(err)
+	return &Diagnostic{Pos: s.Pos(ptr), Severity: Error, Code: CodeSchemaInvalid,
+		Message: fmt.Sprintf("%s: not a valid JSON Schema: %s", s.where(ptr), msg)}
+}
+
+// explain finds where in the schema a compile error lies (a JSON pointer)
+// and says what is wrong in one line.
+func explain(err error) (ptr, msg string) {
+	var sve *jsonschema.SchemaValidationError
+	if errors.As(err, &sve) {
+		var ve *jsonschema.ValidationError
+		if errors.As(sve.Err, &ve) {
+			leaf := deepest(ve)
+			return pointer(leaf.InstanceLocation), leaf.ErrorKind.LocalizedString(printer)
+		}
+		return "", sve.Err.Error()
+	}
+	var rx *jsonschema.InvalidRegexError
+	if errors.As(err, &rx) {
+		return fragment(rx.URL), fmt.Sprintf("invalid regular expression %q: %v", rx.Regex, rx.Err)
+	}
+	var pnf *jsonschema.JSONPointerNotFoundError
+	if errors.As(err, &pnf) {
+		return "", fmt.Sprintf("reference %s points at nothing in the schema", strings.TrimPrefix(pnf.URL, schemaURL))
+	}
+	var anf *jsonschema.AnchorNotFoundError
+	if errors.As(err, &anf) {
+		return "", fmt.Sprintf("reference %s names no anchor in the schema", strings.TrimPrefix(anf.URL, schemaURL))
+	}
+	var lue *jsonschema.LoadURLError
+	if errors.As(err, &lue) {
+		return "", fmt.Sprintf("cannot resolve %s: %v", lue.URL, lue.Err)
+	}
+	var ude *jsonschema.UnsupportedDraftError
+	if errors.As(err, &ude) {
+		return "/$schema", fmt.Sprintf("unsupported $schema %q", ude.URL)
+	}
+	msg = err.Error()
+	msg = strings.ReplaceAll(msg, schemaURL, "")
+	return "", strings.ReplaceAll(msg, "\n", "; ")
+}
+
+func deepest(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return ve
+}
+
+func pointer(loc []string) string {
+	var b strings.Builder
+	for _, tok := range loc {
+		b.WriteByte('/')
+		b.WriteString(escapePtr(tok))
+	}
+	return b.String()
+}
+
+// fragment returns the JSON pointer in a URL's fragment, or "".
+func fragment(u string) string {
+	i := strings.IndexByte(u, '#')
+	if i < 0 {
+		return ""
+	}
+	f, err := url.PathUnescape(u[i+1:])
+	if err != nil || !strings.HasPrefix(f, "/") {
+		return ""
+	}
+	return f
+}

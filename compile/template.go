@@ -1,0 +1,134 @@
+package compile
+
+import (
+	"fmt"
+	"strings"
+	"text/template/parse"
+
+	"agentc.dev/agentc/plan"
+)
+
+// templateRef is a field a template reads, as a chain of names from the
+// data it is rendered with, and where in the template it stands.
+type templateRef struct {
+	fields []string
+	line   int // 1-based, within the template text
+}
+
+// checkTemplate parses a template and checks every field it reads against
+// the schema of the data it is rendered with. It returns problems as
+// (code, message) pairs; schema may be nil when there is no data.
+func checkTemplate(name, text string, schema any, dataName string) []templateProblem {
+	t, err := plan.ParseTemplate(name, text)
+	if err != nil {
+		return []templateProblem{{CodeTemplateSyntax, strings.TrimPrefix(err.Error(), "template: ")}}
+	}
+	var out []templateProblem
+	for _, ref := range templateRefs(t.Tree, text) {
+		if schema == nil {
+			out = append(out, templateProblem{CodeTemplateRef, fmt.Sprintf("%s line %d: .%s refers to the %s, but the agent declares no %s schema",
+				name, ref.line, strings.Join(ref.fields, "."), dataName, dataName)})
+			continue
+		}
+		if missing, ok := resolve(schema, ref.fields); !ok {
+			out = append(out, templateProblem{CodeTemplateRef, fmt.Sprintf("%s line %d: .%s: the %s schema declares no property %q",
+				name, ref.line, strings.Join(ref.fields, "."), dataName, missing)})
+		}
+	}
+	return out
+}
+
+type templateProblem struct {
+	code, msg string
+}
+
+// templateRefs lists the fields read from the root data: .a.b and $.a.b.
+// Inside range and with, the dot is something else, so only $ references
+// are checked there.
+func templateRefs(tree *parse.Tree, text string) []templateRef {
+	var refs []templateRef
+	line := func(pos parse.Pos) int { return 1 + strings.Count(text[:min(int(pos), len(text))], "\n") }
+	var visit func(n parse.Node, rootDot bool)
+	visitPipe := func(p *parse.PipeNode, rootDot bool) {
+		if p == nil {
+			return
+		}
+		for _, c := range p.Cmds {
+			for _, a := range c.Args {
+				visit(a, rootDot)
+			}
+		}
+	}
+	visit = func(n parse.Node, rootDot bool) {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n == nil {
+				return
+			}
+			for _, c := range n.Nodes {
+				visit(c, rootDot)
+			}
+		case *parse.ActionNode:
+			visitPipe(n.Pipe, rootDot)
+		case *parse.FieldNode:
+			if rootDot {
+				refs = append(refs, templateRef{fields: n.Ident, line: line(n.Pos)})
+			}
+		case *parse.VariableNode:
+			if len(n.Ident) > 1 && n.Ident[0] == "$" {
+				refs = append(refs, templateRef{fields: n.Ident[1:], line: line(n.Pos)})
+			}
+		case *parse.ChainNode:
+			visit(n.Node, rootDot)
+		case *parse.PipeNode:
+			visitPipe(n, rootDot)
+		case *parse.IfNode:
+			visitPipe(n.Pipe, rootDot)
+			visit(n.List, rootDot)
+			visit(n.ElseList, rootDot)
+		case *parse.RangeNode:
+			visitPipe(n.Pipe, rootDot)
+			visit(n.List, false)
+			visit(n.ElseList, rootDot)
+		case *parse.WithNode:
+			visitPipe(n.Pipe, rootDot)
+			visit(n.List, false)
+			visit(n.ElseList, rootDot)
+		case *parse.TemplateNode:
+			visitPipe(n.Pipe, rootDot)
+		}
+	}
+	visit(tree.Root, true)
+	return refs
+}
+
+// resolve follows a chain of field names through a schema's properties.
+// It fails, naming the field, only where the schema says for certain that
+// the field is not there: an object level that declares properties and
+// lists none by that name. Where the schema cannot tell (no properties,
+// combinators, references), the reference is accepted.
+func resolve(schema any, fields []string) (missing string, ok bool) {
+	cur := schema
+	for _, f := range fields {
+		m, isObj := cur.(map[string]any)
+		if !isObj {
+			return "", true
+		}
+		props, hasProps := m["properties"].(map[string]any)
+		if !hasProps {
+			return "", true
+		}
+		next, found := props[f]
+		if !found {
+			if _, open := m["patternProperties"]; open {
+				return "", true
+			}
+			if ap, set := m["additionalProperties"]; set && ap != false {
+				return "", true
+			}
+			return f, false
+		}
+		cur = next
+	}
+	return "", true
+}

@@ -1,0 +1,399 @@
+package manifest
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"cuelang.org/go/cue"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/format"
+	"cuelang.org/go/cue/token"
+)
+
+// Codes of the problems the loader reports. They are stable: scripts and
+// tests match on them.
+const (
+	CodeSyntax       = "MANIFEST_SYNTAX"        // the file does not parse
+	CodeUnknownField = "MANIFEST_UNKNOWN_FIELD" // a field #Manifest does not declare
+	CodeMissingField = "MANIFEST_MISSING_FIELD" // a required field is absent
+	CodeType         = "MANIFEST_TYPE"          // a value of the wrong type or outside its bounds
+	CodeIncomplete   = "MANIFEST_INCOMPLETE"    // a value that is not concrete data
+	CodeConflict     = "MANIFEST_CONFLICT"      // the manifest contradicts itself
+	CodeName         = "NAME_INVALID"           // the agent's name is malformed
+	CodeToolName     = "TOOL_NAME_INVALID"      // a tool or output name is malformed
+	CodeBudget       = "BUDGET_INVALID"         // a budget is malformed or out of range
+)
+
+// Error is one problem in a manifest, at a position in the user's files.
+type Error struct {
+	Pos token.Pos
+	// Path is the field the problem is about, e.g. "output.schema"; empty
+	// for the manifest as a whole.
+	Path string
+	Code string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Pos.IsValid() {
+		fmt.Fprintf(&b, "%s: ", e.Pos)
+	}
+	b.WriteString(e.Msg)
+	fmt.Fprintf(&b, " [%s]", e.Code)
+	return b.String()
+}
+
+// pathCodes refines the code of a type error by where it occurs: a bad
+// name or budget is reported as such, not as a generic type error.
+var pathCodes = []struct {
+	re   *regexp.Regexp
+	code string
+}{
+	{regexp.MustCompile(`^name$`), CodeName},
+	{regexp.MustCompile(`^output\.name$`), CodeToolName},
+	{regexp.MustCompile(`^budgets(\.|$)`), CodeBudget},
+}
+
+func codeForPath(path, fallback string) string {
+	for _, pc := range pathCodes {
+		if pc.re.MatchString(path) {
+			return pc.code
+		}
+	}
+	return fallback
+}
+
+// validate reports every way the unified value u falls short of #Manifest.
+// CUE stops reporting some errors of a struct once one of its fields is in
+// error, so the walk below finds unknown and missing fields itself, and
+// each top-level field is validated on its own.
+func (l *Loader) validate(u, v cue.Value) []*Error {
+	var errs []*Error
+	seen := map[string]bool{}
+	var dead []string // fields reported as not allowed: nothing below them is news
+	add := func(e *Error) {
+		if seen[e.Path] {
+			return
+		}
+		for _, d := range dead {
+			if strings.HasPrefix(e.Path, d+".") {
+				return
+			}
+		}
+		seen[e.Path] = true
+		if e.Code == CodeUnknownField || e.Code == CodeToolName {
+			dead = append(dead, e.Path)
+		}
+		errs = append(errs, e)
+	}
+	l.walk(l.schema, v, nil, add)
+	it, err := u.Fields(cue.Optional(true))
+	if err != nil {
+		for _, e := range l.classify(v, err) {
+			add(e)
+		}
+		return errs
+	}
+	for it.Next() {
+		if it.FieldType()&(cue.OptionalConstraint|cue.RequiredConstraint) != 0 {
+			continue
+		}
+		err := it.Value().Validate(cue.Concrete(true), cue.All(), cue.Final())
+		for _, e := range l.classify(v, err) {
+			add(e)
+		}
+	}
+	return errs
+}
+
+// isSchemaPath reports whether a path holds a JSON Schema, whose insides
+// the manifest schema leaves open.
+func isSchemaPath(path []cue.Selector) bool {
+	return len(path) > 0 && path[len(path)-1].String() == "schema"
+}
+
+// walk finds fields the schema does not allow and required fields that are
+// absent, comparing the schema s at a path with the value as written v.
+// It asks the schema, not the unified value: CUE answers Allows for a field
+// already present in a value with true.
+func (l *Loader) walk(s, v cue.Value, path []cue.Selector, add func(*Error)) {
+	if isSchemaPath(path) {
+		return
+	}
+	// A tool's fields depend on its kind: refine the schema by it.
+	if k := v.LookupPath(cue.MakePath(cue.Str("kind"))); k.Exists() && s.Allows(cue.Str("kind")) {
+		ks, err := k.String()
+		if err != nil {
+			return
+		}
+		s = s.FillPath(cue.MakePath(cue.Str("kind")), ks)
+		if s.LookupPath(cue.MakePath(cue.Str("kind"))).Err() != nil {
+			// An unknown kind is reported as a type error; which fields
+			// it would allow is unknowable.
+			return
+		}
+	}
+	vit, err := v.Fields()
+	if err != nil {
+		return
+	}
+	for vit.Next() {
+		sel := vit.Selector()
+		p := appendPath(path, sel)
+		if !s.Allows(sel) {
+			ps := pathString(p)
+			if pathString(path) == "capabilities.tools" {
+				add(&Error{Pos: vit.Value().Pos(), Path: ps, Code: CodeToolName,
+					Msg: fmt.Sprintf("tool name %q must start with a letter and hold only letters, digits, '_' and '-' (at most 64)", sel.Unquoted())})
+				continue
+			}
+			add(&Error{Pos: vit.Value().Pos(), Path: ps, Code: CodeUnknownField,
+				Msg: fmt.Sprintf("%s: field not allowed%s", ps, suggest(s, sel))})
+			continue
+		}
+		if vit.Value().IncompleteKind() == cue.StructKind {
+			child := s.FillPath(cue.MakePath(sel), l.top).LookupPath(cue.MakePath(sel))
+			if child.Exists() {
+				l.walk(child, vit.Value(), p, add)
+			}
+		}
+	}
+	sit, err := s.Fields(cue.Optional(true))
+	if err != nil {
+		return
+	}
+	for sit.Next() {
+		if sit.FieldType()&cue.RequiredConstraint == 0 {
+			continue
+		}
+		sel := sit.Selector()
+		name := strings.TrimSuffix(sel.String(), "!")
+		if v.LookupPath(cue.MakePath(cue.Str(name))).Exists() {
+			continue
+		}
+		p := pathString(appendPath(path, cue.Str(name)))
+		add(&Error{Pos: v.Pos(), Path: p, Code: CodeMissingField,
+			Msg: fmt.Sprintf("%s: missing required field %q", orRoot(pathString(path)), name)})
+	}
+}
+
+// suggest names a declared field close to a misspelt one.
+func suggest(s cue.Value, sel cue.Selector) string {
+	it, err := s.Fields(cue.Optional(true))
+	if err != nil {
+		return ""
+	}
+	var cands []string
+	for it.Next() {
+		cands = append(cands, strings.TrimRight(it.Selector().String(), "?!"))
+	}
+	if best := Closest(sel.Unquoted(), cands); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+// Closest returns the candidate nearest to a misspelt word, ignoring case,
+// or "" when none is within two edits. Ties go to the smaller candidate, so
+// the answer does not depend on the order of candidates.
+func Closest(word string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(word), strings.ToLower(c))
+		if d < bestD || d == bestD && c < best {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func orRoot(p string) string {
+	if p == "" {
+		return "manifest"
+	}
+	return p
+}
+
+func appendPath(path []cue.Selector, sel cue.Selector) []cue.Selector {
+	p := make([]cue.Selector, len(path), len(path)+1)
+	copy(p, path)
+	return append(p, sel)
+}
+
+func pathString(path []cue.Selector) string {
+	parts := make([]string, len(path))
+	for i, s := range path {
+		parts[i] = s.String()
+	}
+	return strings.Join(parts, ".")
+}
+
+// classify turns evaluation errors into Errors with codes and positions in
+// the user's files.
+func (l *Loader) classify(v cue.Value, err error) []*Error {
+	if err == nil {
+		return nil
+	}
+	var out []*Error
+	list := cueerrors.Errors(err)
+	for i, e := range list {
+		path := errPath(e)
+		format, args := e.Msg()
+		msg := fmt.Sprintf(format, args...)
+		var code string
+		switch {
+		case format == "field not allowed":
+			code = CodeUnknownField
+			msg = "field not allowed"
+		case format == "field is required but not present":
+			code = CodeMissingField
+			msg = "missing required field"
+		case strings.HasSuffix(format, "errors in empty disjunction:"):
+			code = codeForPath(path, CodeType)
+			msg = l.disjunctionMsg(v, path, list[i+1:])
+		case strings.HasPrefix(format, "incomplete value"), strings.HasPrefix(format, "non-concrete value"):
+			code = CodeIncomplete
+			msg = fmt.Sprintf("%s (a manifest holds data: write a concrete value)", msg)
+		case strings.HasPrefix(format, "conflicting values"), strings.HasPrefix(format, "invalid value"),
+			strings.Contains(format, "mismatched types"), strings.Contains(format, "out of bound"):
+			code = codeForPath(path, CodeType)
+			if !l.fromSchema(e) {
+				code = CodeConflict
+			}
+		default:
+			code = codeForPath(path, CodeType)
+		}
+		if path != "" {
+			msg = path + ": " + msg
+		}
+		out = append(out, &Error{Pos: l.userPos(v, e, path), Path: path, Code: code, Msg: msg})
+	}
+	return out
+}
+
+// fromSchema reports whether an error involves the #Manifest schema, as
+// opposed to the user's own values contradicting each other.
+func (l *Loader) fromSchema(e cueerrors.Error) bool {
+	for _, p := range e.InputPositions() {
+		if p.Filename() == SchemaFile {
+			return true
+		}
+	}
+	return e.Position().Filename() == SchemaFile
+}
+
+// disjunctionMsg describes a value that matched none of the alternatives
+// the schema allows, naming the alternatives.
+func (l *Loader) disjunctionMsg(v cue.Value, path string, rest []cueerrors.Error) string {
+	got := ""
+	if w := v.LookupPath(cue.ParsePath(path)); w.Exists() {
+		got = fmt.Sprint(w)
+	}
+	want := ""
+	if s := lookupSchema(l.schema, path); s.Exists() {
+		if b, err := format.Node(s.Syntax(cue.Raw())); err == nil {
+			want = string(b)
+		}
+	}
+	if want == "" {
+		var alts []string
+		for _, e := range rest {
+			if errPath(e) != path {
+				break
+			}
+			format, args := e.Msg()
+			if strings.HasPrefix(format, "conflicting values") && len(args) >= 2 {
+				alts = append(alts, fmt.Sprint(args[0]))
+			}
+		}
+		want = strings.Join(alts, " | ")
+	}
+	switch {
+	case got != "" && want != "":
+		return fmt.Sprintf("invalid value %s (want %s)", got, want)
+	case want != "":
+		return fmt.Sprintf("invalid value (want %s)", want)
+	default:
+		return "invalid value"
+	}
+}
+
+// lookupSchema finds the schema constraint for a path, following pattern
+// constraints (tool names) with AnyString.
+func lookupSchema(schema cue.Value, path string) cue.Value {
+	if path == "" {
+		return schema
+	}
+	p := cue.ParsePath(path)
+	if p.Err() != nil {
+		return cue.Value{}
+	}
+	cur := schema
+	for _, sel := range p.Selectors() {
+		next := cur.LookupPath(cue.MakePath(sel))
+		if !next.Exists() {
+			next = cur.LookupPath(cue.MakePath(sel.Optional()))
+		}
+		if !next.Exists() {
+			next = cur.LookupPath(cue.MakePath(cue.AnyString))
+		}
+		if !next.Exists() {
+			return cue.Value{}
+		}
+		cur = next
+	}
+	return cur
+}
+
+func errPath(e cueerrors.Error) string {
+	parts := e.Path()
+	if len(parts) > 0 && parts[0] == "#Manifest" {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, ".")
+}
+
+// userPos finds a position in the user's files for an error: one the error
+// carries, else the erroneous field's, else its nearest ancestor's.
+func (l *Loader) userPos(v cue.Value, e cueerrors.Error, path string) token.Pos {
+	cands := append([]token.Pos{e.Position()}, e.InputPositions()...)
+	for _, p := range cands {
+		if p.IsValid() && p.Filename() != SchemaFile {
+			return p
+		}
+	}
+	p := cue.ParsePath(path)
+	if path == "" || p.Err() != nil {
+		return v.Pos()
+	}
+	sels := p.Selectors()
+	for n := len(sels); n >= 0; n-- {
+		w := v.LookupPath(cue.MakePath(sels[:n]...))
+		if w.Exists() && w.Pos().IsValid() {
+			return w.Pos()
+		}
+	}
+	return v.Pos()
+}

@@ -1,0 +1,423 @@
+package manifest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+	cuejson "cuelang.org/go/encoding/json"
+	cueyaml "cuelang.org/go/encoding/yaml"
+)
+
+// Instance is one agent as loaded: a CUE file, a CUE package, a JSON or YAML
+// file, or standard input.
+type Instance struct {
+	// Source names where the agent came from, as the caller spelled it: a
+	// file, a directory (for a package) or "-" for standard input.
+	Source string
+	// Files are the files the agent was read from.
+	Files []string
+	// Value is the manifest as written, before unification with #Manifest.
+	// It does not exist when the files could not be parsed.
+	Value cue.Value
+	// Unified is Value unified with #Manifest: defaults applied.
+	Unified cue.Value
+	// Manifest is the decoded agent; nil when Errors is not empty.
+	Manifest *Manifest
+	// Errors are the problems that kept the manifest from loading.
+	Errors []*Error
+}
+
+// Loader loads manifests. One Loader compiles the schema once and may load
+// any number of manifests; it is not safe for concurrent use.
+type Loader struct {
+	ctx    *cue.Context
+	schema cue.Value
+	top    cue.Value // _, to instantiate pattern and required fields of the schema
+	// Stdin is read for the path "-"; nil means os.Stdin.
+	Stdin io.Reader
+}
+
+// NewLoader returns a Loader with the embedded #Manifest schema compiled.
+func NewLoader() *Loader {
+	ctx := cuecontext.New()
+	v := ctx.CompileBytes(SchemaSource, cue.Filename(SchemaFile))
+	if err := v.Err(); err != nil {
+		// The schema is embedded and covered by tests; failing to compile it
+		// is a build defect, not an input error.
+		panic(fmt.Sprintf("agentc: embedded manifest schema does not compile: %v", err))
+	}
+	return &Loader{ctx: ctx, schema: v.LookupPath(cue.MakePath(cue.Def("Manifest"))), top: ctx.CompileString("_")}
+}
+
+// Context returns the CUE context values of this loader belong to.
+func (l *Loader) Context() *cue.Context { return l.ctx }
+
+// Schema returns the #Manifest definition.
+func (l *Loader) Schema() cue.Value { return l.schema }
+
+// ArgError reports a path argument that names nothing loadable. Callers
+// treat it as a usage error.
+type ArgError struct {
+	Arg string
+	Err error
+}
+
+func (e *ArgError) Error() string { return fmt.Sprintf("%s: %v", e.Arg, e.Err) }
+func (e *ArgError) Unwrap() error { return e.Err }
+
+// manifestExts are the file name extensions a manifest may have.
+var manifestExts = map[string]bool{".cue": true, ".json": true, ".yaml": true, ".yml": true}
+
+// Load loads every agent the arguments name. An argument is a manifest file
+// (.cue, .json, .yaml, .yml), "-" for CUE or JSON on standard input, a
+// directory, or a directory followed by "/..." for it and every directory
+// below it. In a directory, the .cue files of one package form one agent;
+// every .cue file without a package clause and every JSON or YAML file is an
+// agent of its own.
+//
+// Problems in a manifest are reported in its Instance's Errors; the error
+// result is only for arguments that name nothing loadable (an *ArgError).
+func (l *Loader) Load(args []string) ([]*Instance, error) {
+	var out []*Instance
+	for _, arg := range args {
+		units, err := l.expand(arg)
+		if err != nil {
+			return nil, err
+		}
+		for _, u := range units {
+			out = append(out, l.loadUnit(u))
+		}
+	}
+	return out, nil
+}
+
+// unit is one agent's files before loading.
+type unit struct {
+	source string
+	files  []string
+	stdin  bool
+}
+
+func (l *Loader) expand(arg string) ([]unit, error) {
+	if arg == "-" {
+		return []unit{{source: "-", files: []string{"-"}, stdin: true}}, nil
+	}
+	if dir, ok := strings.CutSuffix(arg, "/..."); ok || arg == "..." {
+		if arg == "..." {
+			dir = "."
+		}
+		return expandTree(arg, dir)
+	}
+	fi, err := os.Stat(arg)
+	if err != nil {
+		return nil, &ArgError{Arg: arg, Err: unwrapPathError(err)}
+	}
+	if fi.IsDir() {
+		units, err := expandDir(arg)
+		if err != nil {
+			return nil, &ArgError{Arg: arg, Err: err}
+		}
+		if len(units) == 0 {
+			return nil, &ArgError{Arg: arg, Err: fmt.Errorf("no manifest files (.cue, .json, .yaml) in directory")}
+		}
+		return units, nil
+	}
+	if !manifestExts[strings.ToLower(filepath.Ext(arg))] {
+		return nil, &ArgError{Arg: arg, Err: fmt.Errorf("not a manifest file: want .cue, .json, .yaml or .yml")}
+	}
+	return []unit{{source: arg, files: []string{arg}}}, nil
+}
+
+func unwrapPathError(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+func expandTree(arg, root string) ([]unit, error) {
+	var units []unit
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "cue.mod" || name == "testdata") {
+			return filepath.SkipDir
+		}
+		us, err := expandDir(path)
+		units = append(units, us...)
+		return err
+	})
+	if err != nil {
+		return nil, &ArgError{Arg: arg, Err: unwrapPathError(err)}
+	}
+	if len(units) == 0 {
+		return nil, &ArgError{Arg: arg, Err: fmt.Errorf("no manifest files (.cue, .json, .yaml) below directory")}
+	}
+	return units, nil
+}
+
+// expandDir groups the manifest files of one directory into units.
+func expandDir(dir string) ([]unit, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	var units []unit
+	pkgs := map[string]*unit{}
+	var pkgOrder []string
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+			continue
+		}
+		ext := strings.ToLower(filepath.Ext(name))
+		if !manifestExts[ext] {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		if ext != ".cue" {
+			units = append(units, unit{source: path, files: []string{path}})
+			continue
+		}
+		pkg := packageName(path)
+		if pkg == "" {
+			units = append(units, unit{source: path, files: []string{path}})
+			continue
+		}
+		u, ok := pkgs[pkg]
+		if !ok {
+			u = &unit{source: dir}
+			pkgs[pkg] = u
+			pkgOrder = append(pkgOrder, pkg)
+		}
+		u.files = append(u.files, path)
+	}
+	for _, p := range pkgOrder {
+		u := *pkgs[p]
+		if len(pkgOrder) > 1 {
+			// Several packages share the directory: name each.
+			u.source = dir + ":" + p
+		}
+		units = append(units, u)
+	}
+	sort.SliceStable(units, func(i, j int) bool { return units[i].source < units[j].source })
+	return units, nil
+}
+
+// packageName returns the package clause of a CUE file, or "" when it has
+// none or cannot be parsed far enough to tell (the full load reports why).
+func packageName(path string) string {
+	f, err := parser.ParseFile(path, nil, parser.PackageClauseOnly)
+	if err != nil || f == nil {
+		return ""
+	}
+	return f.PackageName()
+}
+
+func (l *Loader) loadUnit(u unit) *Instance {
+	if u.stdin {
+		r := l.Stdin
+		if r == nil {
+			r = os.Stdin
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			inst := &Instance{Source: "-", Files: []string{"-"}}
+			inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos("-"), Msg: fmt.Sprintf("reading standard input: %v", err)})
+			return inst
+		}
+		return l.LoadBytes("-", data)
+	}
+	if len(u.files) == 1 {
+		ext := strings.ToLower(filepath.Ext(u.files[0]))
+		if ext == ".json" || ext == ".yaml" || ext == ".yml" {
+			data, err := os.ReadFile(u.files[0])
+			if err != nil {
+				inst := &Instance{Source: u.source, Files: u.files}
+				inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(u.files[0]), Msg: unwrapPathError(err).Error()})
+				return inst
+			}
+			inst := l.LoadBytes(u.files[0], data)
+			inst.Source = u.source
+			return inst
+		}
+	}
+	inst := &Instance{Source: u.source, Files: u.files}
+	bis := load.Instances(u.files, &load.Config{})
+	if len(bis) != 1 {
+		inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(u.files[0]), Msg: fmt.Sprintf("expected one CUE instance, found %d", len(bis))})
+		return inst
+	}
+	l.buildInstance(inst, bis[0])
+	return inst
+}
+
+func (l *Loader) buildInstance(inst *Instance, bi *build.Instance) {
+	if bi.Err != nil {
+		inst.Errors = append(inst.Errors, errorsFrom(bi.Err, CodeSyntax)...)
+		return
+	}
+	l.finish(inst, l.ctx.BuildInstance(bi))
+}
+
+// LoadBytes loads one manifest held in memory. The name's extension picks
+// the format (.json, .yaml and .yml; anything else is CUE, which also reads
+// JSON); it also names the file in positions.
+func (l *Loader) LoadBytes(name string, data []byte) *Instance {
+	inst := &Instance{Source: name, Files: []string{name}}
+	var v cue.Value
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".json":
+		expr, err := cuejson.Extract(name, data)
+		if err != nil {
+			inst.Errors = append(inst.Errors, errorsFrom(err, CodeSyntax)...)
+			return inst
+		}
+		v = l.ctx.BuildExpr(expr)
+	case ".yaml", ".yml":
+		f, err := cueyaml.Extract(name, data)
+		if err != nil {
+			inst.Errors = append(inst.Errors, errorsFrom(err, CodeSyntax)...)
+			return inst
+		}
+		if len(f.Decls) > 0 {
+			if _, ok := f.Decls[0].(*ast.EmbedDecl); ok && len(f.Decls) == 1 && !isStructEmbed(f) {
+				inst.Errors = append(inst.Errors, &Error{Code: CodeType, Pos: filePos(name), Msg: "a YAML manifest must be a single mapping"})
+				return inst
+			}
+		}
+		v = l.ctx.BuildFile(f)
+	default:
+		if len(bytes.TrimSpace(data)) == 0 {
+			inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(name), Msg: "empty manifest"})
+			return inst
+		}
+		f, err := parser.ParseFile(name, data, parser.ParseComments)
+		if err != nil {
+			inst.Errors = append(inst.Errors, errorsFrom(err, CodeSyntax)...)
+			return inst
+		}
+		for imp := range f.ImportSpecs() {
+			if p := importPath(imp); p != "" && strings.Contains(strings.SplitN(p, "/", 2)[0], ".") {
+				inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: imp.Pos(), Msg: fmt.Sprintf("import %q: a manifest read from memory or standard input may import only the standard library; load it from a file", p)})
+				return inst
+			}
+		}
+		v = l.ctx.BuildFile(f)
+	}
+	l.finish(inst, v)
+	return inst
+}
+
+func importPath(imp *ast.ImportSpec) string {
+	if imp.Path == nil {
+		return ""
+	}
+	return strings.Trim(imp.Path.Value, "\"")
+}
+
+func isStructEmbed(f *ast.File) bool {
+	e, ok := f.Decls[0].(*ast.EmbedDecl)
+	if !ok {
+		return true
+	}
+	_, isStruct := e.Expr.(*ast.StructLit)
+	return isStruct
+}
+
+// finish checks a built value against #Manifest and decodes it.
+func (l *Loader) finish(inst *Instance, v cue.Value) {
+	inst.Value = v
+	if err := v.Err(); err != nil {
+		inst.Errors = append(inst.Errors, l.classify(v, err)...)
+		return
+	}
+	if k := v.IncompleteKind(); k != cue.StructKind {
+		inst.Errors = append(inst.Errors, &Error{Code: CodeType, Pos: startPos(v, inst.Files), Msg: fmt.Sprintf("a manifest must be a struct, not %v", k)})
+		return
+	}
+	u := l.schema.Unify(v)
+	inst.Unified = u
+	inst.Errors = append(inst.Errors, l.validate(u, v)...)
+	if len(inst.Errors) > 0 {
+		for _, e := range inst.Errors {
+			if !e.Pos.IsValid() {
+				e.Pos = startPos(v, inst.Files)
+			}
+		}
+		sortErrors(inst.Errors)
+		return
+	}
+	var m Manifest
+	if err := u.Decode(&m); err != nil {
+		inst.Errors = append(inst.Errors, l.classify(v, err)...)
+		return
+	}
+	if m.Capabilities.Tools == nil {
+		m.Capabilities.Tools = map[string]Tool{}
+	}
+	inst.Manifest = &m
+}
+
+func startPos(v cue.Value, files []string) token.Pos {
+	if p := v.Pos(); p.IsValid() {
+		return p
+	}
+	if len(files) > 0 {
+		return filePos(files[0])
+	}
+	return token.NoPos
+}
+
+// filePos is the position of the start of a file, for problems that belong
+// to a file as a whole.
+func filePos(name string) token.Pos {
+	f := token.NewFile(name, -1, 1)
+	return f.Pos(0, token.NoRelPos)
+}
+
+func sortErrors(errs []*Error) {
+	sort.SliceStable(errs, func(i, j int) bool {
+		a, b := errs[i].Pos, errs[j].Pos
+		if a.Filename() != b.Filename() {
+			return a.Filename() < b.Filename()
+		}
+		if a.Line() != b.Line() {
+			return a.Line() < b.Line()
+		}
+		return a.Column() < b.Column()
+	})
+}
+
+// errorsFrom turns CUE errors that carry their own positions (parse and
+// load errors) into Errors.
+func errorsFrom(err error, code string) []*Error {
+	var out []*Error
+	for _, e := range cueerrors.Errors(err) {
+		format, args := e.Msg()
+		out = append(out, &Error{Code: code, Pos: e.Position(), Msg: fmt.Sprintf(format, args...)})
+	}
+	if len(out) == 0 {
+		out = append(out, &Error{Code: code, Msg: err.Error()})
+	}
+	return out
+}
