@@ -225,15 +225,17 @@ func (c *checker) checkTools() {
 		owner[name] = "the output tool"
 	}
 	claim := func(name, by string, pos token.Pos) {
-		if prev, ok := owner[name]; ok {
-			hint := ""
-			if prev == "the output tool" {
-				hint = "; rename the tool or set output.name"
-			}
-			c.add(pos, Error, CodeToolCollision, "%s: the name %q is already taken by %s%s", by, name, prev, hint)
-			return
+		prev, taken := owner[name]
+		switch {
+		case !taken:
+			owner[name] = by
+		case prev == by:
+			c.add(pos, Error, CodeToolCollision, "%s is listed twice", by)
+		case prev == "the output tool":
+			c.add(pos, Error, CodeToolCollision, "%s: the name %q is already taken by the output tool; rename the tool or the output (output.name)", by, name)
+		default:
+			c.add(pos, Error, CodeToolCollision, "%s: the name %q is already taken by %s", by, name, prev)
 		}
-		owner[name] = by
 	}
 	for _, name := range c.toolNames() {
 		t := lookup(tools, name)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -54,8 +55,23 @@ func (s *Schema) where(ptr string) string {
 	}
 	var b strings.Builder
 	b.WriteString(s.Path)
+	cur := s.Doc
 	for _, tok := range strings.Split(ptr[1:], "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case []any:
+			fmt.Fprintf(&b, "[%s]", tok)
+			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(c) {
+				cur = c[i]
+			} else {
+				cur = nil
+			}
+			continue
+		case map[string]any:
+			cur = c[tok]
+		default:
+			cur = nil
+		}
 		b.WriteByte('.')
 		if isIdent(tok) {
 			b.WriteString(tok)
@@ -294,7 +310,7 @@ func checkSchema(s *Schema) []Diagnostic {
 		add("", Error, CodeSchemaEmpty, "the empty schema {} accepts anything: declare at least a type")
 		return ds
 	case !constrains(root):
-		add("", Error, CodeSchemaUnconstrained, "the schema accepts anything: %s constrain nothing; declare at least a type", keywordList(root))
+		add("", Error, CodeSchemaUnconstrained, "the schema accepts anything: %s; declare at least a type", keywordList(root))
 		return ds
 	}
 	walkSchema(root, "", func(ptr, parentKeyword string, sub any) {
@@ -303,7 +319,7 @@ func checkSchema(s *Schema) []Diagnostic {
 			if len(m) == 0 {
 				add(ptr, Error, CodeSchemaNestedUnconstrained, "the empty schema {} accepts anything here: declare at least a type")
 			} else {
-				add(ptr, Error, CodeSchemaNestedUnconstrained, "this schema accepts anything: %s constrain nothing; declare at least a type", keywordList(m))
+				add(ptr, Error, CodeSchemaNestedUnconstrained, "this schema accepts anything: %s; declare at least a type", keywordList(m))
 			}
 		}
 		if !isObj {
@@ -387,9 +403,9 @@ func keywordList(m map[string]any) string {
 		keys[i] = fmt.Sprintf("%q", k)
 	}
 	if len(keys) == 1 {
-		return keys[0] + " alone does"
+		return keys[0] + " constrains nothing"
 	}
-	return strings.Join(keys, ", ")
+	return strings.Join(keys, ", ") + " constrain nothing"
 }
 
 // keywordHint suggests the keyword an unknown one was probably meant to be.
@@ -455,22 +471,32 @@ func compileSchema(s *Schema) *Diagnostic {
 	if err == nil {
 		return nil
 	}
-	ptr, msg := explain(err)
+	ptr, msg := explain(err, s.Doc)
 	return &Diagnostic{Pos: s.Pos(ptr), Severity: Error, Code: CodeSchemaInvalid,
 		Message: fmt.Sprintf("%s: not a valid JSON Schema: %s", s.where(ptr), msg)}
 }
 
 // explain finds where in the schema a compile error lies (a JSON pointer)
 // and says what is wrong in one line.
-func explain(err error) (ptr, msg string) {
+func explain(err error, doc any) (ptr, msg string) {
 	var sve *jsonschema.SchemaValidationError
 	if errors.As(err, &sve) {
 		var ve *jsonschema.ValidationError
 		if errors.As(sve.Err, &ve) {
 			leaf := deepest(ve)
-			return pointer(leaf.InstanceLocation), leaf.ErrorKind.LocalizedString(printer)
+			return pointer(leaf.InstanceLocation), "the meta-schema rejects it: " + leaf.ErrorKind.LocalizedString(printer)
 		}
 		return "", sve.Err.Error()
+	}
+	if m, ok := doc.(map[string]any); ok {
+		// A $schema the validator does not know is looked up like a
+		// reference, and refused by the hermetic loader.
+		if decl, ok := m["$schema"].(string); ok {
+			var lue *jsonschema.LoadURLError
+			if errors.As(err, &lue) && strings.TrimSuffix(lue.URL, "#") == strings.TrimSuffix(decl, "#") {
+				return "/$schema", fmt.Sprintf("unsupported $schema %q (agentc knows drafts 4, 6, 7, 2019-09 and 2020-12)", decl)
+			}
+		}
 	}
 	var rx *jsonschema.InvalidRegexError
 	if errors.As(err, &rx) {
@@ -478,15 +504,15 @@ func explain(err error) (ptr, msg string) {
 	}
 	var pnf *jsonschema.JSONPointerNotFoundError
 	if errors.As(err, &pnf) {
-		return "", fmt.Sprintf("reference %s points at nothing in the schema", strings.TrimPrefix(pnf.URL, schemaURL))
+		return refPointer(doc, pnf.URL), fmt.Sprintf("reference %s points at nothing in the schema", strings.TrimPrefix(pnf.URL, schemaURL))
 	}
 	var anf *jsonschema.AnchorNotFoundError
 	if errors.As(err, &anf) {
-		return "", fmt.Sprintf("reference %s names no anchor in the schema", strings.TrimPrefix(anf.URL, schemaURL))
+		return refPointer(doc, anf.URL), fmt.Sprintf("reference %s names no anchor in the schema", strings.TrimPrefix(anf.URL, schemaURL))
 	}
 	var lue *jsonschema.LoadURLError
 	if errors.As(err, &lue) {
-		return "", fmt.Sprintf("cannot resolve %s: %v", lue.URL, lue.Err)
+		return refPointer(doc, lue.URL), fmt.Sprintf("cannot resolve %s: %v", lue.URL, lue.Err)
 	}
 	var ude *jsonschema.UnsupportedDraftError
 	if errors.As(err, &ude) {
@@ -495,6 +521,26 @@ func explain(err error) (ptr, msg string) {
 	msg = err.Error()
 	msg = strings.ReplaceAll(msg, schemaURL, "")
 	return "", strings.ReplaceAll(msg, "\n", "; ")
+}
+
+// refPointer finds the $ref (or $dynamicRef) that names a URL the compiler
+// could not resolve, so the finding points at the reference, not the root.
+func refPointer(doc any, target string) string {
+	found := ""
+	walkSchema(doc, "", func(ptr, _ string, sub any) {
+		m, ok := sub.(map[string]any)
+		if !ok || found != "" {
+			return
+		}
+		for _, k := range []string{"$ref", "$dynamicRef"} {
+			ref, ok := m[k].(string)
+			if ok && ref != "" && (ref == target || strings.HasSuffix(target, ref) || strings.HasSuffix(target, strings.TrimPrefix(ref, "#"))) {
+				found = ptr + "/" + escapePtr(k)
+				return
+			}
+		}
+	})
+	return found
 }
 
 func deepest(ve *jsonschema.ValidationError) *jsonschema.ValidationError {

@@ -3,9 +3,11 @@ package manifest
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/token"
@@ -271,11 +273,24 @@ func (l *Loader) classify(v cue.Value, err error) []*Error {
 			code = CodeMissingField
 			msg = "missing required field"
 		case strings.HasSuffix(format, "errors in empty disjunction:"):
+			if hasDeeper(list, path) {
+				// An element of the value is what is wrong; that error
+				// says more.
+				continue
+			}
 			code = codeForPath(path, CodeType)
 			msg = l.disjunctionMsg(v, path, list[i+1:])
 		case strings.HasPrefix(format, "incomplete value"), strings.HasPrefix(format, "non-concrete value"):
 			code = CodeIncomplete
-			msg = fmt.Sprintf("%s (a manifest holds data: write a concrete value)", msg)
+			if w := lookupUser(v, path); w.Exists() {
+				msg = fmt.Sprintf("incomplete value %v", w)
+			}
+			msg += " (a manifest holds data: write a concrete value)"
+		case strings.HasPrefix(format, "incompatible list lengths") && len(args) == 2:
+			code = codeForPath(path, CodeType)
+			if w := lookupUser(v, path); w.Exists() {
+				msg = fmt.Sprintf("invalid value %v (want a list of at least %v element(s))", w, args[1])
+			}
 		case strings.HasPrefix(format, "conflicting values"), strings.HasPrefix(format, "invalid value"),
 			strings.Contains(format, "mismatched types"), strings.Contains(format, "out of bound"):
 			code = codeForPath(path, CodeType)
@@ -308,15 +323,10 @@ func (l *Loader) fromSchema(e cueerrors.Error) bool {
 // the schema allows, naming the alternatives.
 func (l *Loader) disjunctionMsg(v cue.Value, path string, rest []cueerrors.Error) string {
 	got := ""
-	if w := v.LookupPath(cue.ParsePath(path)); w.Exists() {
+	if w := lookupUser(v, path); w.Exists() {
 		got = fmt.Sprint(w)
 	}
-	want := ""
-	if s := lookupSchema(l.schema, path); s.Exists() {
-		if b, err := format.Node(s.Syntax(cue.Raw())); err == nil {
-			want = string(b)
-		}
-	}
+	want := schemaText(lookupSchema(l.schema, path))
 	if want == "" {
 		var alts []string
 		for _, e := range rest {
@@ -335,9 +345,38 @@ func (l *Loader) disjunctionMsg(v cue.Value, path string, rest []cueerrors.Error
 		return fmt.Sprintf("invalid value %s (want %s)", got, want)
 	case want != "":
 		return fmt.Sprintf("invalid value (want %s)", want)
+	case got != "":
+		return fmt.Sprintf("invalid value %s", got)
 	default:
 		return "invalid value"
 	}
+}
+
+// schemaText renders the schema's constraint for a field on one line.
+func schemaText(s cue.Value) string {
+	if !s.Exists() {
+		return ""
+	}
+	n := s.Syntax(cue.Raw())
+	if f, ok := n.(*ast.File); ok {
+		// The constraint may come with the schema's imports; keep the
+		// expression alone.
+		var expr ast.Node
+		for _, d := range f.Decls {
+			if e, ok := d.(*ast.EmbedDecl); ok {
+				expr = e.Expr
+			}
+		}
+		if expr == nil {
+			return ""
+		}
+		n = expr
+	}
+	b, err := format.Node(n)
+	if err != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(string(b)), " ")
 }
 
 // lookupSchema finds the schema constraint for a path, following pattern
@@ -346,12 +385,15 @@ func lookupSchema(schema cue.Value, path string) cue.Value {
 	if path == "" {
 		return schema
 	}
-	p := cue.ParsePath(path)
-	if p.Err() != nil {
+	p, ok := parsePath(path)
+	if !ok {
 		return cue.Value{}
 	}
 	cur := schema
 	for _, sel := range p.Selectors() {
+		if sel.Type() == cue.IndexLabel {
+			sel = cue.AnyIndex
+		}
 		next := cur.LookupPath(cue.MakePath(sel))
 		if !next.Exists() {
 			next = cur.LookupPath(cue.MakePath(sel.Optional()))
@@ -367,12 +409,72 @@ func lookupSchema(schema cue.Value, path string) cue.Value {
 	return cur
 }
 
+// errPath renders the path of an error as the user would write it, with
+// list indexes in brackets: capabilities.tools.docs.ops[1].
+func hasDeeper(list []cueerrors.Error, path string) bool {
+	for _, e := range list {
+		p := errPath(e)
+		if strings.HasPrefix(p, path+".") || strings.HasPrefix(p, path+"[") {
+			return true
+		}
+	}
+	return false
+}
+
 func errPath(e cueerrors.Error) string {
 	parts := e.Path()
 	if len(parts) > 0 && parts[0] == "#Manifest" {
 		parts = parts[1:]
 	}
-	return strings.Join(parts, ".")
+	var b strings.Builder
+	for _, p := range parts {
+		if _, err := strconv.Atoi(p); err == nil {
+			fmt.Fprintf(&b, "[%s]", p)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// parsePath turns a path rendered by errPath back into a CUE path.
+func parsePath(path string) (cue.Path, bool) {
+	if path == "" {
+		return cue.MakePath(), true
+	}
+	var sels []cue.Selector
+	for _, part := range strings.Split(path, ".") {
+		name, rest, _ := strings.Cut(part, "[")
+		if name != "" {
+			p := cue.ParsePath(name)
+			if p.Err() != nil {
+				return cue.Path{}, false
+			}
+			sels = append(sels, p.Selectors()...)
+		}
+		for rest != "" {
+			idx, after, ok := strings.Cut(rest, "]")
+			n, err := strconv.Atoi(idx)
+			if !ok || err != nil {
+				return cue.Path{}, false
+			}
+			sels = append(sels, cue.Index(n))
+			rest = strings.TrimPrefix(after, "[")
+		}
+	}
+	return cue.MakePath(sels...), true
+}
+
+// lookupUser returns the user's value at a rendered path.
+func lookupUser(v cue.Value, path string) cue.Value {
+	p, ok := parsePath(path)
+	if !ok {
+		return cue.Value{}
+	}
+	return v.LookupPath(p)
 }
 
 // userPos finds a position in the user's files for an error: one the error
@@ -384,16 +486,25 @@ func (l *Loader) userPos(v cue.Value, e cueerrors.Error, path string) token.Pos 
 			return p
 		}
 	}
-	p := cue.ParsePath(path)
-	if path == "" || p.Err() != nil {
+	p, ok := parsePath(path)
+	if path == "" || !ok {
 		return v.Pos()
 	}
 	sels := p.Selectors()
 	for n := len(sels); n >= 0; n-- {
 		w := v.LookupPath(cue.MakePath(sels[:n]...))
 		if w.Exists() && w.Pos().IsValid() {
-			return w.Pos()
+			return valuePos(w)
 		}
 	}
 	return v.Pos()
+}
+
+// valuePos is the position of a field's value rather than its label, where
+// the value has one: the error is in what was written after the colon.
+func valuePos(w cue.Value) token.Pos {
+	if f, ok := w.Source().(*ast.Field); ok && f.Value != nil && f.Value.Pos().IsValid() {
+		return f.Value.Pos()
+	}
+	return w.Pos()
 }

@@ -2,12 +2,15 @@ package manifest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
@@ -289,14 +292,14 @@ func (l *Loader) LoadBytes(name string, data []byte) *Instance {
 	case ".json":
 		expr, err := cuejson.Extract(name, data)
 		if err != nil {
-			inst.Errors = append(inst.Errors, errorsFrom(err, CodeSyntax)...)
+			inst.Errors = append(inst.Errors, contentErrors(err, name, data)...)
 			return inst
 		}
 		v = l.ctx.BuildExpr(expr)
 	case ".yaml", ".yml":
 		f, err := cueyaml.Extract(name, data)
 		if err != nil {
-			inst.Errors = append(inst.Errors, errorsFrom(err, CodeSyntax)...)
+			inst.Errors = append(inst.Errors, contentErrors(err, name, data)...)
 			return inst
 		}
 		if len(f.Decls) > 0 {
@@ -313,7 +316,7 @@ func (l *Loader) LoadBytes(name string, data []byte) *Instance {
 		}
 		f, err := parser.ParseFile(name, data, parser.ParseComments)
 		if err != nil {
-			inst.Errors = append(inst.Errors, errorsFrom(err, CodeSyntax)...)
+			inst.Errors = append(inst.Errors, contentErrors(err, name, data)...)
 			return inst
 		}
 		for imp := range f.ImportSpecs() {
@@ -414,10 +417,63 @@ func errorsFrom(err error, code string) []*Error {
 	var out []*Error
 	for _, e := range cueerrors.Errors(err) {
 		format, args := e.Msg()
-		out = append(out, &Error{Code: code, Pos: e.Position(), Msg: fmt.Sprintf(format, args...)})
+		msg := fmt.Sprintf(format, args...)
+		if msg == "" {
+			msg = e.Error()
+		}
+		if cause := errors.Unwrap(e); cause != nil && !strings.Contains(msg, cause.Error()) {
+			msg = strings.TrimSuffix(msg, fmt.Sprintf(" for file %q", e.Position().Filename())) + ": " + cause.Error()
+		}
+		out = append(out, &Error{Code: code, Pos: e.Position(), Msg: msg})
 	}
 	if len(out) == 0 {
 		out = append(out, &Error{Code: code, Msg: err.Error()})
 	}
 	return out
+}
+
+// lineMsg matches the "file:line[:col]: message" form some decoders give
+// their errors in place of a position.
+var lineMsg = regexp.MustCompile(`^(.*?):(\d+)(?::(\d+))?: (.*)$`)
+
+// contentErrors turns the errors of parsing a file held in memory into
+// Errors, recovering a position from the message where the error carries
+// none.
+func contentErrors(err error, name string, data []byte) []*Error {
+	errs := errorsFrom(err, CodeSyntax)
+	for _, e := range errs {
+		if e.Pos.IsValid() && e.Msg != "" {
+			continue
+		}
+		e.Pos = filePos(name)
+		m := lineMsg.FindStringSubmatch(e.Msg)
+		if m == nil || m[1] != name {
+			continue
+		}
+		line, _ := strconv.Atoi(m[2])
+		col, _ := strconv.Atoi(m[3])
+		if isYAML(name) {
+			// The YAML decoder counts lines from zero.
+			line++
+		}
+		e.Pos = posAt(name, data, line, max(col, 1))
+		e.Msg = m[4]
+	}
+	return errs
+}
+
+func isYAML(name string) bool {
+	ext := strings.ToLower(filepath.Ext(name))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// posAt returns the position of a line and column in a file's content.
+func posAt(name string, data []byte, line, col int) token.Pos {
+	f := token.NewFile(name, -1, len(data))
+	f.SetLinesForContent(data)
+	lines := f.Lines()
+	if line < 1 || line > len(lines) {
+		return filePos(name)
+	}
+	return f.Pos(min(lines[line-1]+col-1, len(data)), token.NoRelPos)
 }

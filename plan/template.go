@@ -19,8 +19,7 @@ var TemplateFuncs = template.FuncMap{
 	},
 }
 
-// ParseTemplate parses a manifest template. Rendering refers to missing
-// keys as errors, never as "<no value>".
+// ParseTemplate parses a manifest template with agentc's functions.
 func ParseTemplate(name, text string) (*template.Template, error) {
-	return template.New(name).Funcs(TemplateFuncs).Option("missingkey=error").Parse(text)
+	return template.New(name).Funcs(TemplateFuncs).Parse(text)
 }
