@@ -119,6 +119,7 @@ var Rules = []Rule{
 	{CodeSchemaNestedUnconstrained, Error, "a subschema describing part of the value accepts anything"},
 	{CodeSchemaInvalid, Error, "a schema does not compile as JSON Schema"},
 	{CodeSchemaUnknownKeyword, Warning, "a keyword JSON Schema does not know, ignored by validation"},
+	{CodeSchemaUnknownFormat, Warning, "a format the validator does not know, which checks nothing"},
 	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for"},
 	{CodeBudgetMaxOutput, Error, "one call may produce more tokens than the whole run may spend"},
 	{CodeBudgetUnbounded, Warning, "neither a deadline nor a token budget bounds the run"},
@@ -138,6 +139,7 @@ const (
 	CodeSchemaNestedUnconstrained = "SCHEMA_NESTED_UNCONSTRAINED"
 	CodeSchemaInvalid             = "SCHEMA_INVALID"
 	CodeSchemaUnknownKeyword      = "SCHEMA_UNKNOWN_KEYWORD"
+	CodeSchemaUnknownFormat       = "SCHEMA_UNKNOWN_FORMAT"
 	CodeBudgetReserve             = "BUDGET_RESERVE"
 	CodeBudgetMaxOutput           = "BUDGET_MAX_OUTPUT"
 	CodeBudgetUnbounded           = "BUDGET_UNBOUNDED"

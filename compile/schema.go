@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
@@ -330,6 +331,9 @@ func checkSchema(s *Schema) []Diagnostic {
 				add(ptr+"/"+escapePtr(k), Warning, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
 			}
 		}
+		if f, ok := m["format"].(string); ok && !knownFormat(f) {
+			add(ptr+"/format", Warning, CodeSchemaUnknownFormat, "format %q is unknown to the validator and checks nothing", f)
+		}
 	})
 	if len(ds) > 0 && hasError(ds) {
 		return ds
@@ -463,6 +467,21 @@ func CompileSchema(doc any) (*jsonschema.Schema, error) {
 }
 
 var printer = message.NewPrinter(language.English)
+
+// knownFormats caches, per format name, whether the validator asserts it.
+var knownFormats sync.Map
+
+// knownFormat reports whether the validator checks a format. It asks the
+// validator itself, which silently ignores formats it does not know.
+func knownFormat(name string) bool {
+	if known, ok := knownFormats.Load(name); ok {
+		return known.(bool)
+	}
+	sch, err := CompileSchema(map[string]any{"format": name})
+	known := err == nil && sch.Format != nil
+	knownFormats.Store(name, known)
+	return known
+}
 
 // compileSchema reports the first reason a schema does not compile, at the
 // keyword responsible.
