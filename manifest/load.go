@@ -66,12 +66,6 @@ func NewLoader() *Loader {
 	return &Loader{ctx: ctx, schema: v.LookupPath(cue.MakePath(cue.Def("Manifest"))), top: ctx.CompileString("_")}
 }
 
-// Context returns the CUE context values of this loader belong to.
-func (l *Loader) Context() *cue.Context { return l.ctx }
-
-// Schema returns the #Manifest definition.
-func (l *Loader) Schema() cue.Value { return l.schema }
-
 // ArgError reports a path argument that names nothing loadable. Callers
 // treat it as a usage error.
 type ArgError struct {
