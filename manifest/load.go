@@ -296,12 +296,6 @@ func (l *Loader) LoadBytes(name string, data []byte) *Instance {
 			inst.Errors = append(inst.Errors, contentErrors(err, name, data)...)
 			return inst
 		}
-		if len(f.Decls) > 0 {
-			if _, ok := f.Decls[0].(*ast.EmbedDecl); ok && len(f.Decls) == 1 && !isStructEmbed(f) {
-				inst.Errors = append(inst.Errors, &Error{Code: CodeType, Pos: filePos(name), Msg: "a YAML manifest must be a single mapping"})
-				return inst
-			}
-		}
 		v = l.ctx.BuildFile(f)
 	default:
 		if len(bytes.TrimSpace(data)) == 0 {
@@ -332,15 +326,6 @@ func importPath(imp *ast.ImportSpec) string {
 	return strings.Trim(imp.Path.Value, "\"")
 }
 
-func isStructEmbed(f *ast.File) bool {
-	e, ok := f.Decls[0].(*ast.EmbedDecl)
-	if !ok {
-		return true
-	}
-	_, isStruct := e.Expr.(*ast.StructLit)
-	return isStruct
-}
-
 // finish checks a built value against #Manifest and decodes it.
 func (l *Loader) finish(inst *Instance, v cue.Value) {
 	inst.Value = v
@@ -349,7 +334,7 @@ func (l *Loader) finish(inst *Instance, v cue.Value) {
 		return
 	}
 	if k := v.IncompleteKind(); k != cue.StructKind {
-		inst.Errors = append(inst.Errors, &Error{Code: CodeType, Pos: startPos(v, inst.Files), Msg: fmt.Sprintf("a manifest must be a struct, not %v", k)})
+		inst.Errors = append(inst.Errors, &Error{Code: CodeType, Pos: startPos(v, inst.Files), Msg: fmt.Sprintf("a manifest must be a struct of fields (an object in JSON, a mapping in YAML), not a %v", k)})
 		return
 	}
 	u := l.schema.Unify(v)
