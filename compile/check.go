@@ -40,7 +40,7 @@ func Vet(l *manifest.Loader, args []string) ([]Result, error) {
 // manifest as written, not only at the decoded Manifest, so that one pass
 // reports as much as it can.
 func Check(inst *manifest.Instance) []Diagnostic {
-	c := &checker{inst: inst, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}}
+	c := &checker{v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}}
 	for _, e := range inst.Errors {
 		c.ds = append(c.ds, Diagnostic{Pos: e.Pos, Severity: Error, Code: e.Code, Message: e.Msg})
 		c.errPaths[e.Path] = true
@@ -53,7 +53,6 @@ func Check(inst *manifest.Instance) []Diagnostic {
 }
 
 type checker struct {
-	inst     *manifest.Instance
 	v        cue.Value
 	errPaths map[string]bool // paths the loader already reported
 	ds       []Diagnostic
@@ -71,7 +70,7 @@ func (c *checker) add(pos token.Pos, sev Severity, code, format string, args ...
 // check then stays silent about it rather than report it twice.
 func (c *checker) reported(path string) bool {
 	for p := range c.errPaths {
-		if p == path || strings.HasPrefix(p, path+".") {
+		if p == path || strings.HasPrefix(p, path+".") || strings.HasPrefix(p, path+"[") {
 			return true
 		}
 	}
@@ -205,23 +204,22 @@ func (c *checker) checkBudgets() {
 
 // outputName is the name the model sees for the output tool: output.name
 // or its default.
-func (c *checker) outputName() (string, cue.Value, bool) {
+func (c *checker) outputName() (string, bool) {
 	out := lookup(c.v, "output")
 	if !out.Exists() {
-		return "", cue.Value{}, false
+		return "", false
 	}
-	nv := lookup(out, "name")
-	if n, ok := str(nv); ok {
-		return n, nv, true
+	if n, ok := str(lookup(out, "name")); ok {
+		return n, true
 	}
-	return "answer", out, true
+	return "answer", true
 }
 
 func (c *checker) checkTools() {
 	tools := lookup(c.v, "capabilities", "tools")
 	// Every name the model will see, and which tool declares it.
 	owner := map[string]string{}
-	if name, _, ok := c.outputName(); ok {
+	if name, ok := c.outputName(); ok {
 		owner[name] = "the output tool"
 	}
 	claim := func(name, by string, pos token.Pos) {

@@ -3,7 +3,6 @@
 package compile
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -90,9 +89,6 @@ func (d Diagnostic) JSON(dir string) JSON {
 	}
 	return j
 }
-
-// MarshalJSON encodes d as JSON with absolute file names.
-func (d Diagnostic) MarshalJSON() ([]byte, error) { return json.Marshal(d.JSON("")) }
 
 // Rule describes one diagnostic code.
 type Rule struct {

@@ -116,7 +116,7 @@ func (s *Schema) read(v cue.Value, ptr string) (any, *Diagnostic) {
 	v, _ = v.Default()
 	s.pos[ptr] = v.Pos()
 	notConcrete := func() *Diagnostic {
-		return &Diagnostic{Pos: s.Pos(ptr), Severity: Error, Code: "MANIFEST_INCOMPLETE",
+		return &Diagnostic{Pos: s.Pos(ptr), Severity: Error, Code: manifest.CodeIncomplete,
 			Message: fmt.Sprintf("%s: %v is not concrete JSON (a schema is data: write a value, not a CUE type)", s.where(ptr), v)}
 	}
 	switch v.Kind() {
