@@ -12,7 +12,7 @@ import (
 
 // vet runs what `agentc vet args...` runs, schema compilation included.
 func vet(b *testing.B, args ...string) {
-	results, err := compile.Vet(manifest.NewLoader(), args)
+	results, err := compile.New(manifest.NewLoader()).Vet(args)
 	if err != nil {
 		b.Fatal(err)
 	}

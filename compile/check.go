@@ -2,7 +2,6 @@ package compile
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/manifest"
 )
 
@@ -21,16 +21,32 @@ type Result struct {
 	Diagnostics []Diagnostic
 }
 
+// Compiler checks and compiles agents. It loads the agents that agent
+// tools call through its Loader, once each. Like the Loader, it is not safe
+// for concurrent use.
+type Compiler struct {
+	loader  *manifest.Loader
+	callees map[string]calleeInfo // by cleaned path
+}
+
+// New returns a Compiler that loads through l.
+func New(l *manifest.Loader) *Compiler {
+	return &Compiler{loader: l, callees: map[string]calleeInfo{}}
+}
+
+// Loader returns the loader the compiler loads agents with.
+func (cp *Compiler) Loader() *manifest.Loader { return cp.loader }
+
 // Vet loads every agent the arguments name (see manifest.Loader.Load) and
 // checks each. The error is only for arguments that name nothing loadable.
-func Vet(l *manifest.Loader, args []string) ([]Result, error) {
-	insts, err := l.Load(args)
+func (cp *Compiler) Vet(args []string) ([]Result, error) {
+	insts, err := cp.loader.Load(args)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Result, len(insts))
 	for i, inst := range insts {
-		out[i] = Result{Source: inst.Source, Diagnostics: Check(inst)}
+		out[i] = Result{Source: inst.Source, Diagnostics: cp.Check(inst)}
 	}
 	return out, nil
 }
@@ -39,8 +55,8 @@ func Vet(l *manifest.Loader, args []string) ([]Result, error) {
 // then the checks that still make sense on what loaded. It looks at the
 // manifest as written, not only at the decoded Manifest, so that one pass
 // reports as much as it can.
-func Check(inst *manifest.Instance) []Diagnostic {
-	c := &checker{v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}}
+func (cp *Compiler) Check(inst *manifest.Instance) []Diagnostic {
+	c := &checker{comp: cp, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}}
 	for _, e := range inst.Errors {
 		c.ds = append(c.ds, Diagnostic{Pos: e.Pos, Severity: Error, Code: e.Code, Message: e.Msg})
 		c.errPaths[e.Path] = true
@@ -53,6 +69,7 @@ func Check(inst *manifest.Instance) []Diagnostic {
 }
 
 type checker struct {
+	comp     *Compiler
 	v        cue.Value
 	errPaths map[string]bool // paths the loader already reported
 	ds       []Diagnostic
@@ -315,10 +332,16 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 		if p, ok := str(pv); ok {
 			full := p
 			if !filepath.IsAbs(p) {
-				full = filepath.Join(c.baseDir(pv.Pos()), p)
+				full = filepath.Join(baseDir(pv.Pos().Filename()), p)
 			}
-			if _, err := os.Stat(full); err != nil {
-				c.add(pv.Pos(), Error, CodeToolInvalid, "%s.path: the called agent %q cannot be read: %v", path, p, unwrapPathErr(err))
+			callee, err := c.comp.callee(full)
+			if err != nil {
+				c.add(pv.Pos(), Error, CodeToolInvalid, "%s.path: the called agent %q: %v", path, p, err)
+				return
+			}
+			pinV := lookup(t, "pin")
+			if pin, ok := str(pinV); ok && digest.Digest(pin) != callee.contract {
+				c.add(pinV.Pos(), Error, CodeAgentPin, "%s.pin: the called agent's contract moved: pinned %s, found %s; review the change, then update the pin", path, pin, callee.contract)
 			}
 		}
 	}
@@ -333,18 +356,10 @@ func anyPrefix(s string, prefixes []string) bool {
 	return false
 }
 
-func unwrapPathErr(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
-}
-
 // baseDir is the directory relative paths in a manifest are resolved
 // against: that of the file declaring them, or the working directory for
 // standard input.
-func (c *checker) baseDir(pos token.Pos) string {
-	name := pos.Filename()
+func baseDir(name string) string {
 	if name == "" || name == "-" {
 		return "."
 	}

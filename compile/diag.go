@@ -123,6 +123,8 @@ var Rules = []Rule{
 	{CodeToolInvalid, Error, "a tool's fields are inconsistent"},
 	{CodeTemplateSyntax, Error, "a template does not parse"},
 	{CodeTemplateRef, Error, "a template refers to a field its schema does not declare"},
+	{CodeAgentPin, Error, "an agent tool's pin does not match the called agent's contract digest"},
+	{CodeSchemaNumber, Error, "a number in a schema that canonical JSON cannot write without changing it"},
 	{CodeKeepsToolsNoTools, Warning, "output.keeps_tools is set but the agent has no tools"},
 }
 
@@ -144,6 +146,8 @@ const (
 	CodeTemplateSyntax            = "TEMPLATE_SYNTAX"
 	CodeTemplateRef               = "TEMPLATE_REF"
 	CodeKeepsToolsNoTools         = "KEEPS_TOOLS_NO_TOOLS"
+	CodeAgentPin                  = "AGENT_PIN"
+	CodeSchemaNumber              = "SCHEMA_NUMBER"
 )
 
 // SortDiagnostics orders diagnostics by file, line and column, keeping the

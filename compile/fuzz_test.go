@@ -39,8 +39,8 @@ func FuzzVet(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte, format uint8) {
 		name := "fuzz" + fuzzExts[int(format)%len(fuzzExts)]
-		inst := manifest.NewLoader().LoadBytes(name, data)
-		for _, d := range compile.Check(inst) {
+		l := manifest.NewLoader()
+		for _, d := range compile.New(l).Check(l.LoadBytes(name, data)) {
 			if d.Code == "" || d.Message == "" {
 				t.Fatalf("diagnostic without code or message: %+v", d)
 			}

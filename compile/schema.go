@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/manifest"
 )
 
@@ -335,6 +336,13 @@ func checkSchema(s *Schema) []Diagnostic {
 			add(ptr+"/format", Warning, CodeSchemaUnknownFormat, "format %q is unknown to the validator and checks nothing", f)
 		}
 	})
+	walkValues(root, "", func(ptr string, v any) {
+		if n, ok := v.(json.Number); ok {
+			if _, err := digest.CanonicalNumber(string(n)); err != nil {
+				add(ptr, Error, CodeSchemaNumber, "%v", err)
+			}
+		}
+	})
 	if len(ds) > 0 && hasError(ds) {
 		return ds
 	}
@@ -342,6 +350,21 @@ func checkSchema(s *Schema) []Diagnostic {
 		ds = append(ds, *err)
 	}
 	return ds
+}
+
+// walkValues calls fn for every JSON value in a document, schema or data.
+func walkValues(doc any, ptr string, fn func(ptr string, v any)) {
+	fn(ptr, doc)
+	switch d := doc.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(d) {
+			walkValues(d[k], ptr+"/"+escapePtr(k), fn)
+		}
+	case []any:
+		for i, v := range d {
+			walkValues(v, fmt.Sprintf("%s/%d", ptr, i), fn)
+		}
+	}
 }
 
 func hasError(ds []Diagnostic) bool {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/manifest"
 )
 
@@ -75,6 +76,13 @@ func run(args []string, e env) int {
 	// Cobra's own errors are about flags, arguments and commands.
 	fmt.Fprintf(e.stderr, "agentc: %v\nRun 'agentc --help' for usage.\n", err)
 	return exitUsage
+}
+
+// newCompiler returns a compiler whose loader reads "-" from e's stdin.
+func newCompiler(e env) *compile.Compiler {
+	l := manifest.NewLoader()
+	l.Stdin = e.stdin
+	return compile.New(l)
 }
 
 // newRootCmd builds the command tree. Nothing is global: each call returns

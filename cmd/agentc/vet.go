@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/compile"
-	"agentc.dev/agentc/manifest"
 )
 
 func newVetCmd(e env) *cobra.Command {
@@ -32,9 +31,7 @@ Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 			if len(args) == 0 {
 				args = []string{"."}
 			}
-			l := manifest.NewLoader()
-			l.Stdin = e.stdin
-			results, err := compile.Vet(l, args)
+			results, err := newCompiler(e).Vet(args)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,209 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"agentc.dev/agentc/digest"
+)
+
+// Format is the plan format this package writes and reads.
+const Format = "agentc.plan/v1"
+
+// Plan is a compiled agent: everything the runtime needs, with the digests
+// that identify it.
+type Plan struct {
+	Format  string  `json:"format"`
+	Digests Digests `json:"digests"`
+	// Agent is the manifest with every default applied and durations
+	// normalised.
+	Agent Agent `json:"agent"`
+	// Callees are the agents this one calls through agent tools, by tool
+	// name, with the contract digest each had when the plan was compiled.
+	Callees map[string]Callee `json:"callees,omitempty"`
+	// Sources maps manifest paths (e.g. "output.schema") to where they
+	// were written, "file:line:col" with the file relative to the agent's
+	// directory, for run-time messages. They are outside the plan digest:
+	// where an agent is written does not change what it does.
+	Sources map[string]string `json:"sources,omitempty"`
+}
+
+// Digests identify a plan.
+type Digests struct {
+	Contract digest.Digest `json:"contract"`
+	Plan     digest.Digest `json:"plan"`
+}
+
+// Callee is an agent called as a tool.
+type Callee struct {
+	// Path is the callee's manifest or plan, as the tool declares it.
+	Path     string        `json:"path"`
+	Contract digest.Digest `json:"contract"`
+}
+
+// contract is what a consumer of an agent depends on.
+type contract struct {
+	Provides string          `json:"provides,omitempty"`
+	Input    json.RawMessage `json:"input,omitempty"`
+	Output   *outputContract `json:"output,omitempty"`
+}
+
+type outputContract struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
+	KeepsTools  bool            `json:"keeps_tools"`
+}
+
+// ContractDigest returns the digest of an agent's contract: what it
+// provides, its input schema, and its output's name, description, schema
+// and keeps_tools. Instructions, model, tools and budgets are not part of
+// it.
+func ContractDigest(a *Agent) (digest.Digest, error) {
+	var c contract
+	c.Provides = a.Capabilities.Provides
+	if a.Input != nil {
+		c.Input = a.Input.Schema
+	}
+	if o := a.Output; o != nil {
+		c.Output = &outputContract{Name: o.Name, Description: o.Description, Schema: o.Schema, KeepsTools: o.KeepsTools}
+	}
+	d, err := digest.Contract.OfValue(c)
+	if err != nil {
+		return "", fmt.Errorf("contract digest: %w", err)
+	}
+	return d, nil
+}
+
+// planDigest covers everything that drives behaviour: the format, the
+// contract digest, the agent and its callees.
+func planDigest(p *Plan) (digest.Digest, error) {
+	v := struct {
+		Format   string            `json:"format"`
+		Contract digest.Digest     `json:"contract"`
+		Agent    *Agent            `json:"agent"`
+		Callees  map[string]Callee `json:"callees,omitempty"`
+	}{p.Format, p.Digests.Contract, &p.Agent, p.Callees}
+	d, err := digest.Plan.OfValue(v)
+	if err != nil {
+		return "", fmt.Errorf("plan digest: %w", err)
+	}
+	return d, nil
+}
+
+// Seal sets the plan's format and computes both digests.
+func (p *Plan) Seal() error {
+	p.Format = Format
+	c, err := ContractDigest(&p.Agent)
+	if err != nil {
+		return err
+	}
+	p.Digests.Contract = c
+	d, err := planDigest(p)
+	if err != nil {
+		return err
+	}
+	p.Digests.Plan = d
+	return nil
+}
+
+// Encode writes a sealed plan deterministically: its canonical JSON form,
+// indented, so the same plan is the same bytes on every machine.
+func (p *Plan) Encode() ([]byte, error) {
+	c, err := digest.CanonicalValue(p)
+	if err != nil {
+		return nil, fmt.Errorf("encoding plan: %w", err)
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, c, "", "  "); err != nil {
+		return nil, fmt.Errorf("encoding plan: %w", err)
+	}
+	b.WriteByte('\n')
+	return b.Bytes(), nil
+}
+
+// Error is a problem with a plan file, with a position where there is one.
+type Error struct {
+	File         string
+	Line, Column int // zero when the problem is not at one place
+	Msg          string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Read decodes a plan and verifies it: a format this package knows, no
+// field it does not know, and digests that match the content. A plan that
+// was edited after it was compiled, or cut short, is refused.
+func Read(file string, data []byte) (*Plan, error) {
+	var head struct {
+		Format string `json:"format"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, jsonError(file, data, err)
+	}
+	if head.Format != Format {
+		if head.Format == "" {
+			return nil, &Error{File: file, Msg: fmt.Sprintf("not an agentc plan: no \"format\" field (want %q)", Format)}
+		}
+		return nil, &Error{File: file, Msg: fmt.Sprintf("unknown plan format %q: this agentc reads %q; recompile the plan", head.Format, Format)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p Plan
+	if err := dec.Decode(&p); err != nil {
+		return nil, jsonError(file, data, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &Error{File: file, Msg: "data after the plan"}
+	}
+	recorded := p.Digests
+	if err := p.Seal(); err != nil {
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	if p.Digests != recorded {
+		moved := []string{}
+		if p.Digests.Contract != recorded.Contract {
+			moved = append(moved, fmt.Sprintf("contract: recorded %s, content %s", recorded.Contract, p.Digests.Contract))
+		}
+		if p.Digests.Plan != recorded.Plan {
+			moved = append(moved, fmt.Sprintf("plan: recorded %s, content %s", recorded.Plan, p.Digests.Plan))
+		}
+		return nil, &Error{File: file, Msg: "the plan's content does not match its digests; it was changed after it was compiled (" + strings.Join(moved, "; ") + ")"}
+	}
+	return &p, nil
+}
+
+// jsonError positions a decoding error in the file.
+func jsonError(file string, data []byte, err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || err.Error() == "unexpected end of JSON input":
+		line, col := lineCol(data, len(data))
+		return &Error{File: file, Line: line, Column: col, Msg: "the plan is truncated: unexpected end of JSON"}
+	case errors.As(err, &se):
+		line, col := lineCol(data, int(se.Offset))
+		return &Error{File: file, Line: line, Column: col, Msg: "not valid JSON: " + se.Error()}
+	case errors.As(err, &te):
+		line, col := lineCol(data, int(te.Offset))
+		return &Error{File: file, Line: line, Column: col, Msg: fmt.Sprintf("%s: want %v, found JSON %s", te.Field, te.Type, te.Value)}
+	}
+	return &Error{File: file, Msg: strings.TrimPrefix(err.Error(), "json: ")}
+}
+
+func lineCol(data []byte, off int) (line, col int) {
+	off = min(max(off, 0), len(data))
+	before := data[:off]
+	line = 1 + bytes.Count(before, []byte("\n"))
+	col = off - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
