@@ -104,7 +104,9 @@ var sourcePaths = []string{"name", "instructions", "prompt", "input.schema", "ou
 func sources(inst *manifest.Instance) map[string]string {
 	dir := ""
 	if len(inst.Files) > 0 && inst.Files[0] != "-" {
-		dir = filepath.Dir(inst.Files[0])
+		if abs, err := filepath.Abs(filepath.Dir(inst.Files[0])); err == nil {
+			dir = abs
+		}
 	}
 	paths := append([]string(nil), sourcePaths...)
 	it, err := inst.Value.LookupPath(cue.ParsePath("capabilities.tools")).Fields()
@@ -122,8 +124,11 @@ func sources(inst *manifest.Instance) map[string]string {
 		}
 		name := pos.Filename()
 		if dir != "" {
-			if rel, err := filepath.Rel(dir, name); err == nil {
-				name = filepath.ToSlash(rel)
+			abs, err := filepath.Abs(name)
+			if err == nil {
+				if rel, err := filepath.Rel(dir, abs); err == nil {
+					name = filepath.ToSlash(rel)
+				}
 			}
 		}
 		out[p] = fmt.Sprintf("%s:%d:%d", name, pos.Line(), pos.Column())

@@ -159,11 +159,9 @@ func Read(file string, data []byte) (*Plan, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var p Plan
+	// json.Unmarshal above has refused anything after the value.
 	if err := dec.Decode(&p); err != nil {
 		return nil, jsonError(file, data, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, &Error{File: file, Msg: "data after the plan"}
 	}
 	recorded := p.Digests
 	if err := p.Seal(); err != nil {

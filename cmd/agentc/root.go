@@ -73,9 +73,36 @@ func run(args []string, e env) int {
 		fmt.Fprintf(e.stderr, "agentc: %v\n", err)
 		return exitUsage
 	}
-	// Cobra's own errors are about flags, arguments and commands.
+	var re *runError
+	if errors.As(err, &re) {
+		fmt.Fprintf(e.stderr, "agentc: %v\n", re.err)
+		return exitFindings
+	}
+	// What is left is cobra's own: unknown commands, wrong arguments.
 	fmt.Fprintf(e.stderr, "agentc: %v\nRun 'agentc --help' for usage.\n", err)
 	return exitUsage
+}
+
+// runError is a failure of a command's job (an I/O error, say), as opposed
+// to cobra's errors about the command line.
+type runError struct{ err error }
+
+func (e *runError) Error() string { return e.err.Error() }
+func (e *runError) Unwrap() error { return e.err }
+
+// jobErrors marks the errors a command's RunE returns as job failures
+// (exit 1), leaving usage and exit errors as they are.
+func jobErrors(cmd *cobra.Command) {
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		err := run(c, args)
+		var xe *exitError
+		var ae *manifest.ArgError
+		if err == nil || errors.As(err, &xe) || errors.As(err, &ae) {
+			return err
+		}
+		return &runError{err: err}
+	}
 }
 
 // newCompiler returns a compiler whose loader reads "-" from e's stdin.
@@ -106,6 +133,9 @@ manifest); 2 usage error.`,
 		return &exitError{code: exitUsage, err: err}
 	})
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newVetCmd(e))
+	for _, cmd := range []*cobra.Command{newVetCmd(e), newDigestCmd(e), newCompileCmd(e)} {
+		jobErrors(cmd)
+		root.AddCommand(cmd)
+	}
 	return root
 }

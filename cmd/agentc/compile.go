@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+func newCompileCmd(e env) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "compile [path] [-o plan.json]",
+		Short: "Check one agent and write its plan",
+		Long: `Compile checks one agent and writes its plan: the format version, the contract
+and plan digests, the agent with every default applied, the contract digests of
+the agents it calls, and where each part was written. The same agent compiles
+to the same bytes on every machine.
+
+The path names one agent, as for vet (default "."). Findings are printed on
+standard error; with any error, no plan is written. The plan goes to the -o
+file, written whole or not at all, or to standard output.
+
+Exit codes: 0 the plan was written; 1 findings; 2 usage error.`,
+		Example: `  agentc compile examples/issue-triage.cue -o triage.plan.json`,
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			bs, err := buildAll(e, args, e.stderr)
+			if err != nil {
+				return err
+			}
+			if len(bs) != 1 {
+				return usageError("compile takes one agent; %s holds %d", args[0], len(bs))
+			}
+			data, err := bs[0].plan.Encode()
+			if err != nil {
+				return err
+			}
+			if out == "" || out == "-" {
+				_, err := e.stdout.Write(data)
+				return err
+			}
+			return writeFileAtomic(out, data)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the plan to this file (default: standard output)")
+	return cmd
+}
+
+// writeFileAtomic writes a file whole or not at all: into a temporary file
+// beside it, synced, then renamed over it.
+func writeFileAtomic(name string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
+	return nil
+}

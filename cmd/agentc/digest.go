@@ -1,0 +1,199 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"agentc.dev/agentc/digest"
+)
+
+func newDigestCmd(e env) *cobra.Command {
+	var asJSON, write, check bool
+	var lockPath string
+	cmd := &cobra.Command{
+		Use:   "digest [paths...]",
+		Short: "Print, record or check the contract and plan digests of agents",
+		Long: `Digest prints each agent's two digests: the contract digest, over what a
+consumer depends on (capabilities.provides, the input schema, and the output's
+name, description, schema and keeps_tools), and the plan digest, over
+everything that drives behaviour. Neither depends on file names, field order,
+comments, formatting or how the manifest is split over files.
+
+--write records them in the lock file, one agent a line, sorted by name;
+agents not named by the paths keep their lines. --check compares them with the
+lock file and names each agent whose contract or plan digest moved, or that
+the lock lacks. The lock file is agentc.sum: the nearest one in the working
+directory or above it, else one at the module root (the nearest directory
+above holding cue.mod, go.mod or .git); --lock names another.
+
+Paths are as for vet. Agents with findings are reported on standard error and
+not digested.
+
+Exit codes: 0 success; 1 findings, or --check found a moved digest; 2 usage
+error.`,
+		Example: `  agentc digest examples/
+  agentc digest --write examples/
+  agentc digest --check ./...`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if write && check {
+				return usageError("--write and --check exclude each other")
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			bs, err := buildAll(e, args, e.stderr)
+			if err != nil {
+				return err
+			}
+			entries := map[string]digest.Entry{}
+			sources := map[string]string{}
+			for _, b := range bs {
+				name := b.plan.Agent.Name
+				if prev, dup := sources[name]; dup {
+					return &exitError{code: exitFindings, err: fmt.Errorf("two agents are named %q (%s and %s); a lock file tells agents by name", name, prev, b.inst.Source)}
+				}
+				sources[name] = b.inst.Source
+				entries[name] = digest.Entry{Name: name, Contract: b.plan.Digests.Contract, Plan: b.plan.Digests.Plan}
+			}
+			if !write && !check {
+				return printDigests(e, bs, asJSON)
+			}
+			if lockPath == "" {
+				lockPath = findLock(e.dir)
+			}
+			lock, err := readLock(lockPath, write)
+			if err != nil {
+				return &exitError{code: exitFindings, err: err}
+			}
+			if write {
+				for n, en := range entries {
+					lock.Entries[n] = en
+				}
+				return writeFileAtomic(lockPath, lock.Format())
+			}
+			return checkLock(e, lock, lockPath, entries)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print digests as JSON objects, one per line")
+	cmd.Flags().BoolVar(&write, "write", false, "record the digests in the lock file")
+	cmd.Flags().BoolVar(&check, "check", false, "fail if a digest differs from the lock file")
+	cmd.Flags().StringVar(&lockPath, "lock", "", "the lock file (default: agentc.sum, found as described above)")
+	return cmd
+}
+
+func printDigests(e env, bs []built, asJSON bool) error {
+	enc := json.NewEncoder(e.stdout)
+	for _, b := range bs {
+		if asJSON {
+			err := enc.Encode(map[string]string{
+				"agent":    b.plan.Agent.Name,
+				"source":   relPath(b.inst.Source, e.dir),
+				"contract": string(b.plan.Digests.Contract),
+				"plan":     string(b.plan.Digests.Plan),
+			})
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s %s %s\n", b.plan.Agent.Name, b.plan.Digests.Contract, b.plan.Digests.Plan)
+	}
+	return nil
+}
+
+func relPath(p, dir string) string {
+	if rel, err := filepath.Rel(dir, p); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return p
+}
+
+// readLock reads a lock file; a missing one is empty when it is about to
+// be written, and an error when it is to be checked.
+func readLock(path string, missingOK bool) (*digest.Lock, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if missingOK {
+			return &digest.Lock{Entries: map[string]digest.Entry{}}, nil
+		}
+		return nil, fmt.Errorf("no lock file %s: record the digests first with agentc digest --write", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return digest.ParseLock(path, data)
+}
+
+func checkLock(e env, lock *digest.Lock, lockPath string, entries map[string]digest.Entry) error {
+	moved := false
+	for _, name := range sortedNames(entries) {
+		now := entries[name]
+		was, ok := lock.Entries[name]
+		if !ok {
+			fmt.Fprintf(e.stdout, "%s: not in %s\n", name, relPath(lockPath, e.dir))
+			moved = true
+			continue
+		}
+		var what []string
+		if now.Contract != was.Contract {
+			what = append(what, fmt.Sprintf("contract digest moved (lock %s, now %s)", was.Contract, now.Contract))
+		}
+		if now.Plan != was.Plan {
+			what = append(what, fmt.Sprintf("plan digest moved (lock %s, now %s)", was.Plan, now.Plan))
+		}
+		if len(what) > 0 {
+			fmt.Fprintf(e.stdout, "%s: %s\n", name, strings.Join(what, "; "))
+			moved = true
+		}
+	}
+	if moved {
+		return &exitError{code: exitFindings}
+	}
+	return nil
+}
+
+func sortedNames(m map[string]digest.Entry) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// findLock returns the lock file for a working directory: the nearest
+// agentc.sum at or above it, else agentc.sum at the module root, else in
+// the directory itself.
+func findLock(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, digest.LockFile)); err == nil {
+			return filepath.Join(d, digest.LockFile)
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	for d := dir; ; {
+		for _, marker := range []string{"cue.mod", "go.mod", ".git"} {
+			if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
+				return filepath.Join(d, digest.LockFile)
+			}
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	return filepath.Join(dir, digest.LockFile)
+}

@@ -1,0 +1,55 @@
+package digest
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestVectors pins the digest algorithm: the derive-key contexts, the
+// canonical form and the printing. These values change only with a format
+// version bump, and every consumer's pins change with them. They were
+// checked against a second BLAKE3 implementation (lukechampine.com/blake3).
+func TestVectors(t *testing.T) {
+	tests := []struct {
+		kind Kind
+		in   string
+		want Digest
+	}{
+		{Contract, `{}`, "blake3:96eb6bec2048392cb2d33b4a8c7ece62bb1dea60965be4d7b4dc5c9f4984db35"},
+		{Plan, `{}`, "blake3:8087718b049be9d6c6433f0669e046907be051b2cf1a417284f55d79bd5d18ac"},
+		{Contract, `{"output":{"schema":{"type":"string","maxLength":10.0},"name":"answer"}}`, "blake3:55d4ca3320e7bef80fd9bb5b67e17e7fd7cf3d3d55150086a7c2dd81d7f3dfd0"},
+		{Contract, ` { "output" : { "name" : "answer", "schema" : { "maxLength" : 1e1, "type" : "string" } } } `, "blake3:55d4ca3320e7bef80fd9bb5b67e17e7fd7cf3d3d55150086a7c2dd81d7f3dfd0"},
+	}
+	for _, tt := range tests {
+		got, err := tt.kind.Of([]byte(tt.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("%s digest of %s = %s, want %s", tt.kind.Name, tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestDigestForm(t *testing.T) {
+	d, err := Plan.Of([]byte(`[1,"a",null]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^blake3:[0-9a-f]{64}$`).MatchString(string(d)) {
+		t.Errorf("digest %q is not blake3:<64 hex>", d)
+	}
+	if _, err := Parse(string(d)); err != nil {
+		t.Error(err)
+	}
+	c, _ := Contract.Of([]byte(`[1,"a",null]`))
+	if c == d {
+		t.Error("contract and plan digests of the same bytes are equal: the kinds are not separated")
+	}
+	for _, bad := range []string{"", "blake3:", "sha256:" + strings.Repeat("0", 64), "blake3:" + strings.Repeat("0", 63), "blake3:" + strings.Repeat("A", 64)} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+}

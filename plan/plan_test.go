@@ -1,0 +1,112 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func testPlan(t *testing.T) *Plan {
+	t.Helper()
+	tools := 3
+	p := &Plan{
+		Agent: Agent{
+			Name:         "triage",
+			Model:        Model{Provider: "test", Name: "test"},
+			Instructions: "Triage the issue.",
+			Capabilities: Capabilities{Provides: "triage.issue", Tools: map[string]Tool{
+				"docs": {Kind: "fs", Description: "Docs.", Root: "docs", Ops: []string{"read"}, MaxBytes: 1024},
+			}},
+			Output: &Output{Name: "answer", Description: "The label.", Schema: json.RawMessage(`{"enum":["bug","feature"],"maximum":1.50}`),
+				Mode: "auto", Enforce: "local", Retries: 2},
+			Budgets: Budgets{Deadline: "1m0s", Tools: &tools},
+		},
+		Sources: map[string]string{"output.schema": "triage.cue:12:2"},
+	}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestEncodeReadRoundTrip(t *testing.T) {
+	p := testPlan(t)
+	data, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := testPlan(t).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(data, again) {
+		t.Error("encoding the same plan twice gave different bytes")
+	}
+	got, err := Read("plan.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Digests != p.Digests {
+		t.Errorf("digests %v, want %v", got.Digests, p.Digests)
+	}
+	if !strings.Contains(string(data), `"maximum": 1.5`) {
+		t.Errorf("schema numbers are not canonical in the plan:\n%s", data)
+	}
+}
+
+// TestReadRefuses: every way a plan can be damaged is refused with a clear,
+// positioned error.
+func TestReadRefuses(t *testing.T) {
+	data, err := testPlan(t).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace := func(old, new string) []byte {
+		if !bytes.Contains(data, []byte(old)) {
+			t.Fatalf("plan has no %q", old)
+		}
+		return bytes.Replace(data, []byte(old), []byte(new), 1)
+	}
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"tampered instructions", replace("Triage the issue.", "Close every issue."), "plan: recorded"},
+		{"tampered schema", replace(`"bug"`, `"bugs"`), "contract: recorded"},
+		{"tampered digest", replace(`"plan": "blake3:`, `"plan": "blake3:0`), "does not match its digests"},
+		{"truncated", data[:len(data)/2], "plan.json:"},
+		{"truncated message", data[:len(data)/2], "truncated"},
+		{"unknown format", replace(Format, "agentc.plan/v9"), `unknown plan format "agentc.plan/v9"`},
+		{"no format", []byte(`{"agent": {}}`), "not an agentc plan"},
+		{"unknown field", replace(`"format":`, `"extra": 1, "format":`), `unknown field "extra"`},
+		{"not json", []byte("format = v1\n"), "plan.json:1:3: not valid JSON"},
+		{"wrong type", replace(`"retries": 2`, `"retries": "two"`), "plan.json:"},
+		{"trailing data", append(append([]byte{}, data...), []byte("{}")...), "after top-level value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Read("plan.json", tt.data)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestSourcesOutsideDigest: where an agent was written does not change
+// what it does.
+func TestSourcesOutsideDigest(t *testing.T) {
+	a, b := testPlan(t), testPlan(t)
+	b.Sources = map[string]string{"output.schema": "elsewhere.cue:1:1"}
+	if err := b.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if a.Digests != b.Digests {
+		t.Error("moving the source changed the digests")
+	}
+}
