@@ -8,6 +8,7 @@ import (
 
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/manifest"
+	"agentc.dev/agentc/plan"
 )
 
 // vet runs what `agentc vet args...` runs, schema compilation included.
@@ -65,4 +66,53 @@ budgets: {deadline: "60s", tokens: 20000}
 	for b.Loop() {
 		vet(b, dir)
 	}
+}
+
+// BenchmarkDigestExample computes both digests of each example, from the
+// built plan (BenchmarkBuildExample includes loading and checking).
+func BenchmarkDigestExample(b *testing.B) {
+	for _, name := range examples(b) {
+		b.Run(filepath.Base(name), func(b *testing.B) {
+			p := buildOne(b, name)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.Seal(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBuildExample loads, checks and compiles each example.
+func BenchmarkBuildExample(b *testing.B) {
+	for _, name := range examples(b) {
+		b.Run(filepath.Base(name), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				buildOne(b, name)
+			}
+		})
+	}
+}
+
+func examples(b *testing.B) []string {
+	names, err := filepath.Glob("../examples/*")
+	if err != nil || len(names) == 0 {
+		b.Fatalf("no examples: %v", err)
+	}
+	return names
+}
+
+func buildOne(b *testing.B, name string) *plan.Plan {
+	comp := compile.New(manifest.NewLoader())
+	insts, err := comp.Loader().Load([]string{name})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, ds, err := comp.Build(insts[0])
+	if err != nil || p == nil {
+		b.Fatalf("%s: %v %v", name, err, ds)
+	}
+	return p
 }

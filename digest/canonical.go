@@ -41,7 +41,8 @@ func Canonical(data []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var b bytes.Buffer
-	if err := canonValue(dec, &b, ""); err != nil {
+	b.Grow(len(data))
+	if err := canonValue(dec, &b, nil); err != nil {
 		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -60,7 +61,34 @@ func CanonicalValue(v any) ([]byte, error) {
 	return Canonical(data)
 }
 
-func canonValue(dec *json.Decoder, b *bytes.Buffer, path string) error {
+// pathElem is where a value sits, built into a string only for an error.
+type pathElem struct {
+	parent *pathElem
+	key    string
+	index  int // when key is ""
+}
+
+func (p *pathElem) String() string {
+	if p == nil {
+		return "/"
+	}
+	var parts []string
+	for e := p; e != nil; e = e.parent {
+		if e.key != "" || e.index < 0 {
+			parts = append(parts, e.key)
+		} else {
+			parts = append(parts, strconv.Itoa(e.index))
+		}
+	}
+	var sb strings.Builder
+	for i := len(parts) - 1; i >= 0; i-- {
+		sb.WriteByte('/')
+		sb.WriteString(parts[i])
+	}
+	return sb.String()
+}
+
+func canonValue(dec *json.Decoder, b *bytes.Buffer, path *pathElem) error {
 	tok, err := dec.Token()
 	if err != nil {
 		return syntaxError(err, dec)
@@ -75,7 +103,7 @@ func syntaxError(err error, dec *json.Decoder) error {
 	return fmt.Errorf("canonical JSON: at byte %d: %w", dec.InputOffset(), err)
 }
 
-func canonToken(dec *json.Decoder, b *bytes.Buffer, tok json.Token, path string) error {
+func canonToken(dec *json.Decoder, b *bytes.Buffer, tok json.Token, path *pathElem) error {
 	switch t := tok.(type) {
 	case json.Delim:
 		switch t {
@@ -90,7 +118,7 @@ func canonToken(dec *json.Decoder, b *bytes.Buffer, tok json.Token, path string)
 	case json.Number:
 		s, err := CanonicalNumber(string(t))
 		if err != nil {
-			return fmt.Errorf("canonical JSON: %s: %w", orRoot(path), err)
+			return fmt.Errorf("canonical JSON: %s: %w", path, err)
 		}
 		b.WriteString(s)
 	case bool:
@@ -103,21 +131,15 @@ func canonToken(dec *json.Decoder, b *bytes.Buffer, tok json.Token, path string)
 	return nil
 }
 
-func orRoot(path string) string {
-	if path == "" {
-		return "/"
-	}
-	return path
-}
-
 type member struct {
-	key   string
-	units []uint16
-	value []byte
+	key        string
+	units      []uint16
+	start, end int // of the value in the object's scratch buffer
 }
 
-func canonObject(dec *json.Decoder, b *bytes.Buffer, path string) error {
+func canonObject(dec *json.Decoder, b *bytes.Buffer, path *pathElem) error {
 	var members []member
+	var values bytes.Buffer
 	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
@@ -129,14 +151,14 @@ func canonObject(dec *json.Decoder, b *bytes.Buffer, path string) error {
 			return fmt.Errorf("canonical JSON: object key is not a string at byte %d", dec.InputOffset())
 		}
 		if seen[key] {
-			return fmt.Errorf("canonical JSON: %s: duplicate member name %q", orRoot(path), key)
+			return fmt.Errorf("canonical JSON: %s: duplicate member name %q", path, key)
 		}
 		seen[key] = true
-		var vb bytes.Buffer
-		if err := canonValue(dec, &vb, path+"/"+key); err != nil {
+		start := values.Len()
+		if err := canonValue(dec, &values, &pathElem{parent: path, key: key, index: -1}); err != nil {
 			return err
 		}
-		members = append(members, member{key: key, units: utf16.Encode([]rune(key)), value: vb.Bytes()})
+		members = append(members, member{key: key, units: utf16.Encode([]rune(key)), start: start, end: values.Len()})
 	}
 	if _, err := dec.Token(); err != nil { // '}'
 		return syntaxError(err, dec)
@@ -149,7 +171,7 @@ func canonObject(dec *json.Decoder, b *bytes.Buffer, path string) error {
 		}
 		writeString(b, m.key)
 		b.WriteByte(':')
-		b.Write(m.value)
+		b.Write(values.Bytes()[m.start:m.end])
 	}
 	b.WriteByte('}')
 	return nil
@@ -164,13 +186,13 @@ func lessUnits(a, b []uint16) bool {
 	return len(a) < len(b)
 }
 
-func canonArray(dec *json.Decoder, b *bytes.Buffer, path string) error {
+func canonArray(dec *json.Decoder, b *bytes.Buffer, path *pathElem) error {
 	b.WriteByte('[')
 	for i := 0; dec.More(); i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if err := canonValue(dec, b, fmt.Sprintf("%s/%d", path, i)); err != nil {
+		if err := canonValue(dec, b, &pathElem{parent: path, index: i}); err != nil {
 			return err
 		}
 	}
@@ -234,12 +256,37 @@ func CanonicalNumber(lit string) (string, error) {
 // proportion to the exponent, so those count as different: no double is
 // written that way.
 func sameValue(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if !strings.ContainsAny(a, "eE") && !strings.ContainsAny(b, "eE") {
+		return plainDecimal(a) == plainDecimal(b)
+	}
 	if exponent(a) > 1000 || exponent(b) > 1000 {
 		return false
 	}
 	ra, ok1 := new(big.Rat).SetString(a)
 	rb, ok2 := new(big.Rat).SetString(b)
 	return ok1 && ok2 && ra.Cmp(rb) == 0
+}
+
+// plainDecimal normalises a decimal literal without exponent: no leading
+// zeros in the integer part, no trailing zeros in the fraction, no sign on
+// zero.
+func plainDecimal(s string) string {
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	ip, fp, _ := strings.Cut(s, ".")
+	ip = strings.TrimLeft(ip, "0")
+	fp = strings.TrimRight(fp, "0")
+	if ip == "" && fp == "" {
+		return "0"
+	}
+	out := ip + "." + fp
+	if neg {
+		out = "-" + out
+	}
+	return out
 }
 
 // exponent returns the magnitude of a literal's exponent part.

@@ -131,3 +131,24 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCanonical1MiB canonicalises 1 MiB of JSON objects.
+func BenchmarkCanonical1MiB(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("[")
+	for i := 0; sb.Len() < 1<<20; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"type":"string","maxLength":120,"description":"A field of the record, as printed.","enum":["x","y"],"minimum":1.50}`)
+	}
+	sb.WriteString("]")
+	data := []byte(sb.String())
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Canonical(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -30,7 +30,7 @@ type Manifest struct {
 	Capabilities Capabilities `json:"capabilities"`
 	Output       *Output      `json:"output,omitempty"`
 	Budgets      Budgets      `json:"budgets"`
-	Strategy     *Strategy    `json:"strategy,omitempty"`
+	Strategy     Strategy     `json:"strategy"`
 }
 
 // Model selects the provider and model an agent talks to.
