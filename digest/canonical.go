@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/big"
 	"sort"
@@ -32,21 +31,22 @@ import (
 // outside the double's range — is an error, never a silent rounding: a
 // digest must not equate two values the author wrote differently.
 //
-// The text must be I-JSON (RFC 7493): valid UTF-8 and no duplicate member
-// names; anything else is an error.
+// The text must be I-JSON (RFC 7493): valid UTF-8, no lone surrogates and
+// no duplicate member names; anything else is an error.
 func Canonical(data []byte) ([]byte, error) {
 	if !utf8.Valid(data) {
 		return nil, errors.New("canonical JSON: input is not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
+	p := &parser{data: data}
 	var b bytes.Buffer
 	b.Grow(len(data))
-	if err := canonValue(dec, &b, nil); err != nil {
+	p.skipSpace()
+	if err := p.value(&b, nil, 0); err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("canonical JSON: data after the value at byte %d", dec.InputOffset())
+	p.skipSpace()
+	if p.pos < len(p.data) {
+		return nil, p.errorf("data after the value")
 	}
 	return b.Bytes(), nil
 }
@@ -61,11 +61,21 @@ func CanonicalValue(v any) ([]byte, error) {
 	return Canonical(data)
 }
 
+// maxDepth bounds nesting, so hostile input cannot grow the stack without
+// limit.
+const maxDepth = 10000
+
+// parser reads JSON text and writes its canonical form as it goes.
+type parser struct {
+	data []byte
+	pos  int
+}
+
 // pathElem is where a value sits, built into a string only for an error.
 type pathElem struct {
 	parent *pathElem
 	key    string
-	index  int // when key is ""
+	index  int // -1 for an object member
 }
 
 func (p *pathElem) String() string {
@@ -74,7 +84,7 @@ func (p *pathElem) String() string {
 	}
 	var parts []string
 	for e := p; e != nil; e = e.parent {
-		if e.key != "" || e.index < 0 {
+		if e.index < 0 {
 			parts = append(parts, e.key)
 		} else {
 			parts = append(parts, strconv.Itoa(e.index))
@@ -88,85 +98,125 @@ func (p *pathElem) String() string {
 	return sb.String()
 }
 
-func canonValue(dec *json.Decoder, b *bytes.Buffer, path *pathElem) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return syntaxError(err, dec)
-	}
-	return canonToken(dec, b, tok, path)
-}
-
-func syntaxError(err error, dec *json.Decoder) error {
-	if err == io.EOF {
+func (p *parser) errorf(format string, args ...any) error {
+	if p.pos >= len(p.data) {
 		return errors.New("canonical JSON: unexpected end of input")
 	}
-	return fmt.Errorf("canonical JSON: at byte %d: %w", dec.InputOffset(), err)
+	return fmt.Errorf("canonical JSON: at byte %d: %s", p.pos, fmt.Sprintf(format, args...))
 }
 
-func canonToken(dec *json.Decoder, b *bytes.Buffer, tok json.Token, path *pathElem) error {
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			return canonObject(dec, b, path)
-		case '[':
-			return canonArray(dec, b, path)
+func (p *parser) skipSpace() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
 		}
-		return fmt.Errorf("canonical JSON: unexpected %q at byte %d", t, dec.InputOffset())
-	case string:
-		writeString(b, t)
-	case json.Number:
-		s, err := CanonicalNumber(string(t))
+	}
+}
+
+func (p *parser) value(b *bytes.Buffer, path *pathElem, depth int) error {
+	if p.pos >= len(p.data) {
+		return p.errorf("want a value")
+	}
+	switch c := p.data[p.pos]; {
+	case c == '{':
+		if depth >= maxDepth {
+			return p.errorf("nested deeper than %d", maxDepth)
+		}
+		return p.object(b, path, depth+1)
+	case c == '[':
+		if depth >= maxDepth {
+			return p.errorf("nested deeper than %d", maxDepth)
+		}
+		return p.array(b, path, depth+1)
+	case c == '"':
+		s, err := p.str()
 		if err != nil {
+			return err
+		}
+		writeString(b, s)
+		return nil
+	case c == '-' || '0' <= c && c <= '9':
+		start := p.pos
+		lit, err := p.number()
+		if err != nil {
+			return err
+		}
+		out, err := CanonicalNumber(lit)
+		if err != nil {
+			p.pos = start
 			return fmt.Errorf("canonical JSON: %s: %w", path, err)
 		}
-		b.WriteString(s)
-	case bool:
-		b.WriteString(strconv.FormatBool(t))
-	case nil:
-		b.WriteString("null")
-	default:
-		return fmt.Errorf("canonical JSON: unexpected token %v", tok)
+		b.WriteString(out)
+		return nil
 	}
-	return nil
+	for _, lit := range [...]string{"true", "false", "null"} {
+		if bytes.HasPrefix(p.data[p.pos:], []byte(lit)) {
+			p.pos += len(lit)
+			b.WriteString(lit)
+			return nil
+		}
+	}
+	return p.errorf("invalid character %q looking for a value", p.data[p.pos])
 }
 
 type member struct {
 	key        string
-	units      []uint16
 	start, end int // of the value in the object's scratch buffer
 }
 
-func canonObject(dec *json.Decoder, b *bytes.Buffer, path *pathElem) error {
+func (p *parser) object(b *bytes.Buffer, path *pathElem, depth int) error {
+	p.pos++ // {
 	var members []member
 	var values bytes.Buffer
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+		b.WriteString("{}")
+		return nil
+	}
+	for {
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return p.errorf("want an object member name")
+		}
+		key, err := p.str()
 		if err != nil {
-			return syntaxError(err, dec)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return fmt.Errorf("canonical JSON: object key is not a string at byte %d", dec.InputOffset())
-		}
-		if seen[key] {
-			return fmt.Errorf("canonical JSON: %s: duplicate member name %q", path, key)
-		}
-		seen[key] = true
-		start := values.Len()
-		if err := canonValue(dec, &values, &pathElem{parent: path, key: key, index: -1}); err != nil {
 			return err
 		}
-		members = append(members, member{key: key, units: utf16.Encode([]rune(key)), start: start, end: values.Len()})
+		p.skipSpace()
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return p.errorf("want ':' after an object member name")
+		}
+		p.pos++
+		p.skipSpace()
+		start := values.Len()
+		if err := p.value(&values, &pathElem{parent: path, key: key, index: -1}, depth); err != nil {
+			return err
+		}
+		members = append(members, member{key: key, start: start, end: values.Len()})
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return p.errorf("")
+		}
+		if p.data[p.pos] == '}' {
+			p.pos++
+			break
+		}
+		if p.data[p.pos] != ',' {
+			return p.errorf("want ',' or '}' after an object member")
+		}
+		p.pos++
 	}
-	if _, err := dec.Token(); err != nil { // '}'
-		return syntaxError(err, dec)
-	}
-	sort.Slice(members, func(i, j int) bool { return lessUnits(members[i].units, members[j].units) })
+	sort.Slice(members, func(i, j int) bool { return lessUTF16(members[i].key, members[j].key) })
 	b.WriteByte('{')
 	for i, m := range members {
 		if i > 0 {
+			if members[i-1].key == m.key {
+				return fmt.Errorf("canonical JSON: %s: duplicate member name %q", path, m.key)
+			}
 			b.WriteByte(',')
 		}
 		writeString(b, m.key)
@@ -177,30 +227,197 @@ func canonObject(dec *json.Decoder, b *bytes.Buffer, path *pathElem) error {
 	return nil
 }
 
-func lessUnits(a, b []uint16) bool {
-	for i := 0; i < len(a) && i < len(b); i++ {
-		if a[i] != b[i] {
-			return a[i] < b[i]
+// lessUTF16 orders strings by their UTF-16 code units, as RFC 8785 sorts
+// member names, without converting them: the orders differ only where a
+// character beyond U+FFFF (a surrogate pair, D800–DBFF first) meets one
+// from U+E000 to U+FFFF.
+func lessUTF16(a, b string) bool {
+	for a != "" && b != "" {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			return firstUnit(ra) < firstUnit(rb) || firstUnit(ra) == firstUnit(rb) && ra < rb
 		}
+		a, b = a[na:], b[nb:]
 	}
 	return len(a) < len(b)
 }
 
-func canonArray(dec *json.Decoder, b *bytes.Buffer, path *pathElem) error {
+func firstUnit(r rune) rune {
+	if r >= 0x10000 {
+		return 0xD800 + (r-0x10000)>>10
+	}
+	return r
+}
+
+func (p *parser) array(b *bytes.Buffer, path *pathElem, depth int) error {
+	p.pos++ // [
 	b.WriteByte('[')
-	for i := 0; dec.More(); i++ {
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+		b.WriteByte(']')
+		return nil
+	}
+	for i := 0; ; i++ {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if err := canonValue(dec, b, &pathElem{parent: path, index: i}); err != nil {
+		p.skipSpace()
+		if err := p.value(b, &pathElem{parent: path, index: i}, depth); err != nil {
 			return err
 		}
-	}
-	if _, err := dec.Token(); err != nil { // ']'
-		return syntaxError(err, dec)
+		p.skipSpace()
+		if p.pos >= len(p.data) {
+			return p.errorf("")
+		}
+		if p.data[p.pos] == ']' {
+			p.pos++
+			break
+		}
+		if p.data[p.pos] != ',' {
+			return p.errorf("want ',' or ']' after an array element")
+		}
+		p.pos++
 	}
 	b.WriteByte(']')
 	return nil
+}
+
+// str reads a string literal and returns its value. Lone surrogates are
+// refused: I-JSON strings hold characters.
+func (p *parser) str() (string, error) {
+	p.pos++ // "
+	start := p.pos
+	// Fast path: no escapes.
+	for p.pos < len(p.data) {
+		c := p.data[p.pos]
+		if c == '"' {
+			s := string(p.data[start:p.pos])
+			p.pos++
+			return s, nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return "", p.errorf("control character %#02x in a string", c)
+		}
+		p.pos++
+	}
+	var sb strings.Builder
+	sb.Write(p.data[start:p.pos])
+	for p.pos < len(p.data) {
+		c := p.data[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			return sb.String(), nil
+		case c < 0x20:
+			return "", p.errorf("control character %#02x in a string", c)
+		case c != '\\':
+			sb.WriteByte(c)
+			p.pos++
+			continue
+		}
+		if p.pos+1 >= len(p.data) {
+			p.pos = len(p.data)
+			return "", p.errorf("")
+		}
+		esc := p.data[p.pos+1]
+		p.pos += 2
+		switch esc {
+		case '"', '\\', '/':
+			sb.WriteByte(esc)
+		case 'b':
+			sb.WriteByte('\b')
+		case 'f':
+			sb.WriteByte('\f')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'u':
+			r, err := p.hex4()
+			if err != nil {
+				return "", err
+			}
+			if utf16.IsSurrogate(r) {
+				if r >= 0xDC00 || !bytes.HasPrefix(p.data[p.pos:], []byte(`\u`)) {
+					return "", p.errorf("lone surrogate \\u%04x in a string", r)
+				}
+				p.pos += 2
+				r2, err := p.hex4()
+				if err != nil {
+					return "", err
+				}
+				r = utf16.DecodeRune(r, r2)
+				if r == utf8.RuneError {
+					return "", p.errorf("lone surrogate in a string")
+				}
+			}
+			sb.WriteRune(r)
+		default:
+			p.pos -= 2
+			return "", p.errorf("invalid escape \\%c in a string", esc)
+		}
+	}
+	return "", p.errorf("")
+}
+
+func (p *parser) hex4() (rune, error) {
+	if p.pos+4 > len(p.data) {
+		p.pos = len(p.data)
+		return 0, p.errorf("")
+	}
+	n, err := strconv.ParseUint(string(p.data[p.pos:p.pos+4]), 16, 32)
+	if err != nil {
+		return 0, p.errorf("invalid \\u escape")
+	}
+	p.pos += 4
+	return rune(n), nil
+}
+
+// number reads a number literal as JSON's grammar allows it.
+func (p *parser) number() (string, error) {
+	start := p.pos
+	digits := func() int {
+		n := 0
+		for p.pos < len(p.data) && '0' <= p.data[p.pos] && p.data[p.pos] <= '9' {
+			p.pos++
+			n++
+		}
+		return n
+	}
+	if p.data[p.pos] == '-' {
+		p.pos++
+	}
+	if p.pos < len(p.data) && p.data[p.pos] == '0' {
+		p.pos++
+		if p.pos < len(p.data) && '0' <= p.data[p.pos] && p.data[p.pos] <= '9' {
+			return "", p.errorf("invalid number: leading zero")
+		}
+	} else if digits() == 0 {
+		return "", p.errorf("invalid number")
+	}
+	if p.pos < len(p.data) && p.data[p.pos] == '.' {
+		p.pos++
+		if digits() == 0 {
+			return "", p.errorf("invalid number: no digits after '.'")
+		}
+	}
+	if p.pos < len(p.data) && (p.data[p.pos] == 'e' || p.data[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(p.data) && (p.data[p.pos] == '+' || p.data[p.pos] == '-') {
+			p.pos++
+		}
+		if digits() == 0 {
+			return "", p.errorf("invalid number: no digits in the exponent")
+		}
+	}
+	return string(p.data[start:p.pos]), nil
 }
 
 // writeString writes a string as RFC 8785 requires: only '"', '\' and

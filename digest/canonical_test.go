@@ -2,6 +2,7 @@ package digest
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -97,7 +98,19 @@ func TestCanonicalErrors(t *testing.T) {
 		{`{"a":`, "unexpected end of input"},
 		{`{"a":[1,2`, "unexpected end of input"},
 		{``, "unexpected end of input"},
-		{`{"a":01}`, "invalid character"},
+		{`{"a":01}`, "leading zero"},
+		{`{"a":1.}`, "no digits after '.'"},
+		{`[1e]`, "no digits in the exponent"},
+		{`"\ud800"`, "lone surrogate"},
+		{`"\udc00\ud800"`, "lone surrogate"},
+		{`"\ud800\u0041"`, "lone surrogate"},
+		{`"\x"`, "invalid escape"},
+		{"\"a\tb\"", "control character"},
+		{`[tru]`, "looking for a value"},
+		{`{"a" 1}`, "want ':'"},
+		{`{"a":1 "b":2}`, "want ',' or '}'"},
+		{`{1:2}`, "member name"},
+		{strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1), "nested deeper"},
 		{`{"a":{"b":1e999}}`, "/a/b: number 1e999"},
 	}
 	for _, tt := range tests {
@@ -121,6 +134,18 @@ func FuzzCanonical(f *testing.F) {
 		}
 		if !json.Valid(out) {
 			t.Fatalf("canonical form is not JSON: %q", out)
+		}
+		// Differential check against encoding/json: the canonical form
+		// holds the same value.
+		var before, after any
+		if err := json.Unmarshal(data, &before); err != nil {
+			t.Fatalf("accepted what encoding/json refuses: %v", err)
+		}
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(before, after) {
+			t.Fatalf("canonical form changed the value:\n%q\n%q", data, out)
 		}
 		again, err := Canonical(out)
 		if err != nil {

@@ -53,3 +53,27 @@ func TestDigestForm(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseLock: reading a lock file never panics, and what it reads
+// formats to a file that reads back the same.
+func FuzzParseLock(f *testing.F) {
+	f.Add([]byte("x blake3:" + strings.Repeat("a", 64) + " blake3:" + strings.Repeat("b", 64) + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l, err := ParseLock("agentc.sum", data)
+		if err != nil {
+			return
+		}
+		again, err := ParseLock("agentc.sum", l.Format())
+		if err != nil {
+			t.Fatalf("formatted lock does not read: %v\n%s", err, l.Format())
+		}
+		if len(again.Entries) != len(l.Entries) {
+			t.Fatalf("entries %d, then %d", len(l.Entries), len(again.Entries))
+		}
+		for n, e := range l.Entries {
+			if again.Entries[n] != e {
+				t.Fatalf("entry %q changed: %v, then %v", n, e, again.Entries[n])
+			}
+		}
+	})
+}

@@ -110,3 +110,37 @@ func TestSourcesOutsideDigest(t *testing.T) {
 		t.Error("moving the source changed the digests")
 	}
 }
+
+// FuzzRead: reading a plan never panics; a plan it accepts encodes to bytes
+// it accepts again, with the same digests.
+func FuzzRead(f *testing.F) {
+	p := &Plan{Agent: Agent{Name: "a", Model: Model{Provider: "test", Name: "t"}, Instructions: "x",
+		Output: &Output{Name: "answer", Description: "d", Schema: json.RawMessage(`{"type":"string"}`)}}}
+	if err := p.Seal(); err != nil {
+		f.Fatal(err)
+	}
+	data, err := p.Encode()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add(data[:len(data)/3])
+	f.Add([]byte(`{"format":"agentc.plan/v1"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Read("plan.json", data)
+		if err != nil {
+			return
+		}
+		out, err := p.Encode()
+		if err != nil {
+			t.Fatalf("an accepted plan does not encode: %v", err)
+		}
+		q, err := Read("plan.json", out)
+		if err != nil {
+			t.Fatalf("an encoded plan is refused: %v", err)
+		}
+		if q.Digests != p.Digests {
+			t.Fatalf("digests changed: %v, then %v", p.Digests, q.Digests)
+		}
+	})
+}
