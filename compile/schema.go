@@ -18,6 +18,7 @@ import (
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/manifest"
+	"agentc.dev/agentc/plan"
 )
 
 // Schema is a JSON Schema read from a manifest, with the position of every
@@ -463,31 +464,13 @@ func describe(doc any) string {
 	return fmt.Sprintf("%T", doc)
 }
 
-// schemaURL is the base URL a schema is compiled under. It is never
-// fetched: the loader refuses every URL.
-const schemaURL = "agentc:///schema.json"
+// schemaURL is the base URL plan.CompileSchema compiles a schema under;
+// compile errors name it, and messages strip it.
+const schemaURL = plan.SchemaURL
 
-// hermeticLoader refuses to load anything: a manifest's schemas must be
-// self-contained, so vetting reads no file and makes no network call.
-type hermeticLoader struct{}
-
-func (hermeticLoader) Load(u string) (any, error) {
-	return nil, fmt.Errorf("agentc loads no schema from outside the manifest (%s); put it under $defs and refer to it with \"#/$defs/...\"", u)
-}
-
-// CompileSchema compiles a schema document under JSON Schema 2020-12 (or
-// the draft its $schema declares) with a loader that reads nothing, and
-// with format asserted: a contract that says "format": "date" means it.
-func CompileSchema(doc any) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(hermeticLoader{})
-	c.AssertFormat()
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(schemaURL)
-}
+// CompileSchema compiles a schema as agentc does everywhere; see
+// plan.CompileSchema.
+func CompileSchema(doc any) (*jsonschema.Schema, error) { return plan.CompileSchema(doc) }
 
 var printer = message.NewPrinter(language.English)
 

@@ -1,0 +1,113 @@
+// Package runtime runs compiled agents: the round loop, budgets and bounds,
+// strategies, the output tool and local validation of every answer. It
+// talks to models and tools through the interfaces in this package and
+// imports neither CUE nor the compiler. Callers alias it (agentrt), since
+// its name shadows the standard library's.
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Role says who wrote a message.
+type Role string
+
+// The roles of a conversation.
+const (
+	System    Role = "system"
+	User      Role = "user"
+	Assistant Role = "assistant"
+	ToolRole  Role = "tool" // a tool's result
+)
+
+// Message is one message of a conversation.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content,omitempty"`
+	// ToolCalls are the calls an assistant message asks for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID and Name say which call a tool result answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	Name       string `json:"name,omitempty"`
+	// IsError marks a tool result that reports a failure.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// ToolCall is a model's request to call a tool.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolSpec describes a tool to a model.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"` // JSON Schema of the arguments
+}
+
+// ToolChoice says which tools a turn may or must call.
+type ToolChoice struct {
+	// Mode is "auto" (the model may answer in prose), "required" (it must
+	// call a tool) or "tool" (it must call the tool Name).
+	Mode string `json:"mode"`
+	Name string `json:"name,omitempty"`
+}
+
+// Request is one call to a model.
+type Request struct {
+	Model           string     `json:"model"`
+	Reasoning       string     `json:"reasoning,omitempty"`
+	Temperature     *float64   `json:"temperature,omitempty"`
+	MaxOutputTokens int        `json:"max_output_tokens,omitempty"`
+	Messages        []Message  `json:"messages"`
+	Tools           []ToolSpec `json:"tools,omitempty"`
+	ToolChoice      ToolChoice `json:"tool_choice"`
+	// OutputTool names the tool among Tools that carries the answer; empty
+	// for an agent without an output contract.
+	OutputTool string `json:"output_tool,omitempty"`
+}
+
+// Usage counts tokens. Input includes cached input tokens; Cached says how
+// many of them were.
+type Usage struct {
+	Input  int `json:"input"`
+	Output int `json:"output"`
+	Cached int `json:"cached,omitempty"`
+}
+
+// Total is the number of tokens a budget is charged.
+func (u Usage) Total() int { return u.Input + u.Output }
+
+// Add returns the sum of two usages.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{Input: u.Input + v.Input, Output: u.Output + v.Output, Cached: u.Cached + v.Cached}
+}
+
+// Response is a model's answer to a Request: one assistant message.
+type Response struct {
+	Message Message `json:"message"`
+	Usage   Usage   `json:"usage"`
+}
+
+// Model is a language model. Providers, the offline test model and
+// scripted models in tests implement it. Complete must honour ctx.
+type Model interface {
+	Complete(ctx context.Context, req *Request) (*Response, error)
+}
+
+// ToolResult is what a tool call returns to the model.
+type ToolResult struct {
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Tool is a capability an agent may use. Call receives arguments that
+// have been validated against Spec().Schema; an error it returns is
+// reported to the model as a failed call, never ends the run.
+type Tool interface {
+	Spec() ToolSpec
+	Call(ctx context.Context, args json.RawMessage) (ToolResult, error)
+}
