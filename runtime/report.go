@@ -1,0 +1,97 @@
+package runtime
+
+import (
+	"encoding/json"
+	"time"
+
+	"agentc.dev/agentc/plan"
+)
+
+// Outcomes of a run: whether an answer arrived.
+const (
+	OutcomeOK    = "ok"
+	OutcomeError = "error"
+)
+
+// Bounds: which allowance, if any, ended a run. Outcome and bound are
+// independent: a run may answer and still have spent its token budget.
+const (
+	BoundNone        = "none"
+	BoundDeadline    = "deadline"
+	BoundToolBudget  = "tool_budget"
+	BoundTokenBudget = "token_budget"
+	BoundRounds      = "rounds"
+)
+
+// Report is the account of a run.
+type Report struct {
+	Agent      string       `json:"agent"`
+	Digests    plan.Digests `json:"digests"`
+	OutputTool string       `json:"output_tool,omitempty"`
+	Outcome    string       `json:"outcome"`
+	Bound      string       `json:"bound"`
+	// Interrupted says the run was cancelled from outside (an interrupt),
+	// not by one of its own bounds.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Error       string `json:"error,omitempty"`
+	// Answer is the validated answer: JSON. For an agent without an output
+	// contract it is the final assistant text, as a JSON string.
+	Answer         json.RawMessage `json:"answer,omitempty"`
+	Usage          Usage           `json:"usage"`
+	ToolCalls      int             `json:"tool_calls"`
+	InvalidAnswers int             `json:"invalid_answers"`
+	Rounds         []RoundReport   `json:"rounds"`
+	Started        time.Time       `json:"started"`
+	DurationMS     float64         `json:"duration_ms"`
+}
+
+// RoundReport is the account of one round.
+type RoundReport struct {
+	Round      int          `json:"round"`
+	Model      string       `json:"model"`
+	Shaping    bool         `json:"shaping,omitempty"`
+	Usage      Usage        `json:"usage"`
+	ToolCalls  []CallReport `json:"tool_calls,omitempty"`
+	Decision   string       `json:"decision,omitempty"`
+	DurationMS float64      `json:"duration_ms"`
+}
+
+// CallReport is one tool call of a round, the output tool's included.
+type CallReport struct {
+	ID         string          `json:"id"`
+	Name       string          `json:"name"`
+	Arguments  json.RawMessage `json:"arguments"`
+	IsError    bool            `json:"is_error,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	DurationMS float64         `json:"duration_ms"`
+}
+
+// Event is one thing that happened in a run, for progress output and
+// --events files. Fields that do not apply are empty.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Type    string    `json:"type"`
+	Round   int       `json:"round,omitempty"`
+	Model   string    `json:"model,omitempty"`
+	Tool    string    `json:"tool,omitempty"`
+	CallID  string    `json:"call_id,omitempty"`
+	Usage   *Usage    `json:"usage,omitempty"`
+	Outcome string    `json:"outcome,omitempty"`
+	Bound   string    `json:"bound,omitempty"`
+	Message string    `json:"message,omitempty"`
+}
+
+// Event types.
+const (
+	EventRunStart      = "run_start"
+	EventModelCall     = "model_call"
+	EventModelResponse = "model_response"
+	EventToolCall      = "tool_call"
+	EventToolResult    = "tool_result"
+	EventAnswerInvalid = "answer_invalid"
+	EventDecision      = "decision"
+	EventReserve       = "answer_reserve"
+	EventRunEnd        = "run_end"
+)
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,646 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"agentc.dev/agentc/plan"
+)
+
+// Options configure a Runner.
+type Options struct {
+	// Model answers every turn. Required.
+	Model Model
+	// Tools holds the agent's tools by name; it must hold every tool the
+	// plan declares. The host builds them (package runtime/tool).
+	Tools map[string]Tool
+	// Strategy decides at round boundaries; nil means Builtin(plan agent).
+	Strategy RoundStrategy
+	// Pool, when set, is a token allowance shared with other runs.
+	Pool *Pool
+	// Budgets override the plan's budgets where set.
+	Budgets Overrides
+	// Events receives every event of a run, synchronously; nil drops them.
+	Events func(Event)
+	// OutputSuffix is the output tool's name suffix; empty draws a random
+	// one. Replays pass the recorded suffix.
+	OutputSuffix string
+}
+
+// Overrides replace budgets of the plan. A nil field keeps the plan's.
+type Overrides struct {
+	Deadline *time.Duration
+	Tools    *int
+	Tokens   *int
+}
+
+// Runner runs one plan, any number of times, concurrently if need be. Its
+// schemas are compiled once, and its output tool's name is reserved when
+// it is made, before any run.
+type Runner struct {
+	plan       *plan.Plan
+	agent      *plan.Agent
+	opts       Options
+	strategy   RoundStrategy
+	outputTool string
+	output     *jsonschema.Schema
+	input      *jsonschema.Schema
+	prompt     *template.Template
+	argSchemas map[string]*jsonschema.Schema // by tool name
+	specs      []ToolSpec                    // gathering tools, sorted by name
+	outSpec    ToolSpec
+	deadline   time.Duration
+	toolBudget int // -1: none
+	tokens     int // 0: none
+}
+
+// ConfigError reports a plan and options that cannot run together.
+type ConfigError struct{ Msg string }
+
+func (e *ConfigError) Error() string { return e.Msg }
+
+// New prepares a plan for running: it checks that every tool is provided,
+// compiles the input, output and tool argument schemas, parses the prompt
+// template and reserves the output tool's name.
+func New(p *plan.Plan, opts Options) (*Runner, error) {
+	if opts.Model == nil {
+		return nil, &ConfigError{"runtime: no model"}
+	}
+	a := &p.Agent
+	r := &Runner{plan: p, agent: a, opts: opts, argSchemas: map[string]*jsonschema.Schema{}, toolBudget: -1}
+	r.strategy = opts.Strategy
+	if r.strategy == nil {
+		r.strategy = Builtin(a)
+	}
+	if err := r.budgets(); err != nil {
+		return nil, err
+	}
+	if a.Input != nil {
+		s, err := plan.CompileSchemaJSON(a.Input.Schema)
+		if err != nil {
+			return nil, &ConfigError{fmt.Sprintf("input schema: %v", err)}
+		}
+		r.input = s
+	}
+	if a.Prompt != "" {
+		t, err := plan.ParseTemplate("prompt", a.Prompt)
+		if err != nil {
+			return nil, &ConfigError{fmt.Sprintf("prompt: %v", err)}
+		}
+		r.prompt = t
+	}
+	names := make([]string, 0, len(opts.Tools))
+	for name := range opts.Tools {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for name, t := range a.Capabilities.Tools {
+		if t.Kind == "mcp" {
+			continue // an mcp server's tools are named by its allow list
+		}
+		if _, ok := opts.Tools[name]; !ok {
+			return nil, &ConfigError{fmt.Sprintf("tool %q (kind %s) is not provided", name, t.Kind)}
+		}
+	}
+	for _, name := range names {
+		spec := opts.Tools[name].Spec()
+		if spec.Name != name {
+			return nil, &ConfigError{fmt.Sprintf("tool %q calls itself %q", name, spec.Name)}
+		}
+		s, err := plan.CompileSchemaJSON(spec.Schema)
+		if err != nil {
+			return nil, &ConfigError{fmt.Sprintf("tool %q: argument schema: %v", name, err)}
+		}
+		r.argSchemas[name] = s
+		r.specs = append(r.specs, spec)
+	}
+	if o := a.Output; o != nil {
+		s, err := plan.CompileSchemaJSON(o.Schema)
+		if err != nil {
+			return nil, &ConfigError{fmt.Sprintf("output schema: %v", err)}
+		}
+		r.output = s
+		suffix := opts.OutputSuffix
+		if suffix == "" {
+			var b [4]byte
+			if _, err := rand.Read(b[:]); err != nil {
+				return nil, err
+			}
+			suffix = hex.EncodeToString(b[:])
+		}
+		r.outputTool = o.Name + "_" + suffix
+		if _, clash := opts.Tools[r.outputTool]; clash {
+			return nil, &ConfigError{fmt.Sprintf("output tool name %q is taken by a tool", r.outputTool)}
+		}
+		r.outSpec = ToolSpec{Name: r.outputTool, Description: o.Description, Schema: o.Schema}
+	}
+	return r, nil
+}
+
+func (r *Runner) budgets() error {
+	b := r.agent.Budgets
+	if b.Deadline != "" {
+		d, err := time.ParseDuration(b.Deadline)
+		if err != nil {
+			return &ConfigError{fmt.Sprintf("budgets.deadline: %v", err)}
+		}
+		r.deadline = d
+	}
+	if b.Tools != nil {
+		r.toolBudget = *b.Tools
+	}
+	r.tokens = b.Tokens
+	o := r.opts.Budgets
+	if o.Deadline != nil {
+		r.deadline = *o.Deadline
+	}
+	if o.Tools != nil {
+		r.toolBudget = *o.Tools
+	}
+	if o.Tokens != nil {
+		r.tokens = *o.Tokens
+	}
+	return nil
+}
+
+// OutputTool returns the reserved name of the output tool, or "" for an
+// agent without an output contract.
+func (r *Runner) OutputTool() string { return r.outputTool }
+
+// InputError reports a run input that does not satisfy the input schema;
+// nothing was sent.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return "input: " + e.Msg }
+
+// run is the state of one run.
+type run struct {
+	*Runner
+	ctx      context.Context // the caller's
+	runCtx   context.Context // with the deadline
+	deadline time.Time
+	rep      *Report
+	msgs     []Message
+	model    string
+	reason   string
+	shape    bool
+	invalid  int
+	reminded int
+	calls    int // tool calls made, the output tool's excluded
+}
+
+// Run runs the plan once with an input (JSON; nil for none) and returns
+// its report. The error is for input that fails the input schema
+// (*InputError); everything that happens in the run, bounds included, is
+// in the report.
+func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error) {
+	started := time.Now()
+	x := &run{Runner: r, ctx: ctx, runCtx: ctx, model: r.agent.Model.Name, reason: r.agent.Model.Reasoning}
+	x.rep = &Report{Agent: r.agent.Name, Digests: r.plan.Digests, OutputTool: r.outputTool, Started: started, Rounds: []RoundReport{}}
+	user, err := r.userMessage(input)
+	if err != nil {
+		return nil, err
+	}
+	if r.deadline > 0 {
+		var cancel context.CancelFunc
+		x.deadline = started.Add(r.deadline)
+		x.runCtx, cancel = context.WithDeadline(ctx, x.deadline)
+		defer cancel()
+	}
+	x.msgs = []Message{{Role: System, Content: r.agent.Instructions}, {Role: User, Content: user}}
+	x.shape = r.output != nil && len(r.specs) == 0
+	x.emit(Event{Type: EventRunStart, Model: x.model, Message: r.outputTool})
+	x.loop()
+	x.rep.DurationMS = ms(time.Since(started))
+	x.emit(Event{Type: EventRunEnd, Outcome: x.rep.Outcome, Bound: x.rep.Bound, Usage: &x.rep.Usage, Message: x.rep.Error})
+	return x.rep, nil
+}
+
+// userMessage validates the input and renders the first user message: the
+// prompt template over the input, or else the input itself.
+func (r *Runner) userMessage(input json.RawMessage) (string, error) {
+	var data any
+	if len(bytes.TrimSpace(input)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(input))
+		dec.UseNumber() // so {{.id}} renders 1234567, not 1.234567e+06
+		if err := dec.Decode(&data); err != nil {
+			return "", &InputError{fmt.Sprintf("not JSON: %v", err)}
+		}
+		if dec.More() {
+			return "", &InputError{"data after the JSON value"}
+		}
+	} else if r.input != nil {
+		return "", &InputError{"the agent declares an input schema, but no input was given"}
+	}
+	if r.input != nil {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
+		if err != nil {
+			return "", &InputError{err.Error()}
+		}
+		if err := r.input.Validate(v); err != nil {
+			return "", &InputError{validationText(err)}
+		}
+	}
+	if r.prompt != nil {
+		var b strings.Builder
+		if err := r.prompt.Execute(&b, data); err != nil {
+			return "", &InputError{fmt.Sprintf("rendering the prompt: %v", err)}
+		}
+		return b.String(), nil
+	}
+	if data != nil {
+		var b bytes.Buffer
+		if err := json.Compact(&b, input); err != nil {
+			return "", &InputError{err.Error()}
+		}
+		return b.String(), nil
+	}
+	return "Begin.", nil
+}
+
+func (x *run) emit(e Event) {
+	if x.opts.Events == nil {
+		return
+	}
+	e.Time = time.Now()
+	x.opts.Events(e)
+}
+
+func (x *run) end(outcome, bound, msg string) {
+	x.rep.Outcome, x.rep.Bound, x.rep.Error = outcome, bound, msg
+}
+
+// interrupted reports whether the caller cancelled the run, and ends it so.
+func (x *run) interrupted() bool {
+	if x.ctx.Err() == nil {
+		return false
+	}
+	x.rep.Interrupted = true
+	x.end(OutcomeError, BoundNone, "interrupted")
+	return true
+}
+
+func (x *run) pastDeadline() bool {
+	return !x.deadline.IsZero() && !time.Now().Before(x.deadline)
+}
+
+// checks runs the checks every round starts with; it reports whether the
+// run may go on.
+func (x *run) checks(round int) bool {
+	switch {
+	case x.interrupted():
+		return false
+	case x.pastDeadline():
+		x.end(OutcomeError, BoundDeadline, fmt.Sprintf("the deadline (%s) passed before an answer", x.Runner.deadline))
+		return false
+	case x.agent.Budgets.Rounds > 0 && round > x.agent.Budgets.Rounds:
+		x.end(OutcomeError, BoundRounds, fmt.Sprintf("%d rounds passed without an answer", x.agent.Budgets.Rounds))
+		return false
+	case x.tokens > 0 && x.rep.Usage.Total() >= x.tokens:
+		x.end(OutcomeError, BoundTokenBudget, fmt.Sprintf("the token budget (%d) is spent (%d used) without an answer", x.tokens, x.rep.Usage.Total()))
+		return false
+	case x.opts.Pool != nil && x.opts.Pool.dry():
+		msg := "the shared token pool is dry"
+		if round == 1 {
+			msg += "; the run was refused before it sent anything"
+		}
+		x.end(OutcomeError, BoundTokenBudget, msg)
+		return false
+	}
+	if r := x.agent.Budgets.AnswerReserve; r > 0 && x.tokens > 0 && x.output != nil && !x.shape && x.tokens-x.rep.Usage.Total() <= r {
+		x.shape = true
+		x.emit(Event{Type: EventReserve, Round: round, Message: fmt.Sprintf("%d tokens left of %d: asking for the answer", x.tokens-x.rep.Usage.Total(), x.tokens)})
+	}
+	return true
+}
+
+func (x *run) loop() {
+	for round := 1; ; round++ {
+		if !x.checks(round) {
+			return
+		}
+		rr := RoundReport{Round: round, Model: x.model, Shaping: x.shape}
+		roundStart := time.Now()
+		req := x.request()
+		x.emit(Event{Type: EventModelCall, Round: round, Model: x.model})
+		resp, err := x.opts.Model.Complete(x.runCtx, req)
+		if err != nil {
+			x.rep.Rounds = append(x.rep.Rounds, rr)
+			switch {
+			case x.interrupted():
+			case x.pastDeadline() || errors.Is(err, context.DeadlineExceeded):
+				x.end(OutcomeError, BoundDeadline, fmt.Sprintf("the deadline (%s) passed during a model call", x.Runner.deadline))
+			default:
+				x.end(OutcomeError, BoundNone, fmt.Sprintf("model %s: %v", x.model, err))
+			}
+			return
+		}
+		rr.Usage = resp.Usage
+		x.rep.Usage = x.rep.Usage.Add(resp.Usage)
+		if x.opts.Pool != nil {
+			x.opts.Pool.spend(resp.Usage.Total())
+		}
+		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.model, Usage: &resp.Usage})
+		msg := resp.Message
+		msg.Role = Assistant
+		x.msgs = append(x.msgs, msg)
+		var d Decision
+		var done bool
+		if len(msg.ToolCalls) > 0 {
+			done = x.toolTurn(round, &rr, msg.ToolCalls)
+			if !done {
+				d = x.decide(round, AfterToolResults)
+			}
+		} else {
+			d = x.decide(round, AfterProse)
+		}
+		if !done {
+			rr.Decision = d.Action.String()
+			done = x.apply(d)
+		}
+		rr.DurationMS = ms(time.Since(roundStart))
+		x.rep.Rounds = append(x.rep.Rounds, rr)
+		if done {
+			x.finish()
+			return
+		}
+	}
+}
+
+// finish sets the bound of a run that ended on its own: a run that
+// answered may still have spent its token budget or the pool.
+func (x *run) finish() {
+	if x.rep.Outcome != OutcomeOK || x.rep.Bound != "" && x.rep.Bound != BoundNone {
+		return
+	}
+	switch {
+	case x.tokens > 0 && x.rep.Usage.Total() > x.tokens:
+		x.rep.Bound = BoundTokenBudget
+		x.rep.Error = fmt.Sprintf("answered, but used %d tokens of a budget of %d", x.rep.Usage.Total(), x.tokens)
+	case x.opts.Pool != nil && x.opts.Pool.dry():
+		x.rep.Bound = BoundTokenBudget
+		x.rep.Error = "answered, but the shared token pool is dry"
+	}
+}
+
+func (x *run) request() *Request {
+	req := &Request{
+		Model:           x.model,
+		Reasoning:       x.reason,
+		Temperature:     x.agent.Model.Temperature,
+		MaxOutputTokens: x.agent.Model.MaxOutputTokens,
+		Messages:        x.msgs,
+		ToolChoice:      ToolChoice{Mode: "auto"},
+		OutputTool:      x.outputTool,
+	}
+	switch {
+	case x.shape:
+		req.Tools = []ToolSpec{x.outSpec}
+		req.ToolChoice = ToolChoice{Mode: "tool", Name: x.outputTool}
+	case x.output != nil && x.agent.Output.KeepsTools:
+		req.Tools = append(append([]ToolSpec(nil), x.specs...), x.outSpec)
+	default:
+		req.Tools = x.specs
+	}
+	return req
+}
+
+func (x *run) decide(round int, b Boundary) Decision {
+	s := &State{
+		Boundary: b, Round: round, Messages: x.msgs,
+		HasOutput: x.output != nil, KeepsTools: x.output != nil && x.agent.Output.KeepsTools,
+		OutputTool: x.outputTool, InvalidAnswers: x.invalid, Reminders: x.reminded, Model: x.model,
+	}
+	d := x.strategy.Decide(x.runCtx, s)
+	x.emit(Event{Type: EventDecision, Round: round, Message: fmt.Sprintf("%s: %s", b, describe(d))})
+	return d
+}
+
+func describe(d Decision) string {
+	s := d.Action.String()
+	if d.Shape {
+		s += " (shaping turn)"
+	}
+	if d.Accept {
+		s += " (accept the prose)"
+	}
+	if d.Model != "" {
+		s += " with model " + d.Model
+	}
+	return s
+}
+
+// apply carries out a decision; it reports whether the run is over.
+func (x *run) apply(d Decision) bool {
+	if d.Model != "" {
+		x.model = d.Model
+	}
+	if d.Reasoning != "" {
+		x.reason = d.Reasoning
+	}
+	switch d.Action {
+	case Inject:
+		x.msgs = append(x.msgs, Message{Role: User, Content: d.Message})
+		x.reminded++
+	case Stop:
+		if !d.Accept {
+			x.end(OutcomeError, BoundNone, "the strategy stopped the run without an answer")
+			return true
+		}
+		return x.acceptProse()
+	default:
+		if d.Shape && x.output != nil {
+			x.shape = true
+		}
+	}
+	return false
+}
+
+// acceptProse takes the last assistant message as the answer: the text
+// itself for an agent without an output contract; else the text read as
+// JSON, or as a JSON string, whichever the contract accepts.
+func (x *run) acceptProse() bool {
+	text := x.msgs[len(x.msgs)-1].Content
+	if x.output == nil {
+		b, _ := json.Marshal(text)
+		x.rep.Answer = b
+		x.end(OutcomeOK, BoundNone, "")
+		return true
+	}
+	var errs []string
+	for _, cand := range candidates(text) {
+		err := x.validate(cand)
+		if err == nil {
+			x.rep.Answer = cand
+			x.end(OutcomeOK, BoundNone, "")
+			return true
+		}
+		errs = append(errs, err.Error())
+	}
+	return x.rejectAnswer(errs[0], func(feedback string) {
+		x.msgs = append(x.msgs, Message{Role: User, Content: feedback})
+	})
+}
+
+func candidates(text string) []json.RawMessage {
+	var out []json.RawMessage
+	t := strings.TrimSpace(text)
+	if json.Valid([]byte(t)) {
+		out = append(out, json.RawMessage(t))
+	}
+	s, _ := json.Marshal(text)
+	return append(out, s)
+}
+
+// rejectAnswer counts an invalid answer and either sends the errors back
+// through send or, past the retries, ends the run. It reports whether
+// the run is over.
+func (x *run) rejectAnswer(why string, send func(feedback string)) bool {
+	x.invalid++
+	x.rep.InvalidAnswers = x.invalid
+	x.emit(Event{Type: EventAnswerInvalid, Message: why})
+	if x.invalid > x.agent.Output.Retries {
+		x.end(OutcomeError, BoundNone, fmt.Sprintf("no valid answer after %d attempts; the last: %s", x.invalid, why))
+		return true
+	}
+	send(fmt.Sprintf("The answer is not valid against its schema: %s. Call %s again with a corrected answer.", why, x.outputTool))
+	return false
+}
+
+func (x *run) validate(answer json.RawMessage) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(answer))
+	if err != nil {
+		return fmt.Errorf("not JSON: %v", err)
+	}
+	if err := x.output.Validate(v); err != nil {
+		return errors.New(validationText(err))
+	}
+	return nil
+}
+
+// toolTurn executes the tool calls of an assistant message and commits
+// their results. It reports whether the run is over: an answer arrived,
+// an invalid answer used up the retries, or the tool budget ran out.
+func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
+	var others []ToolCall
+	var answer *ToolCall
+	for i := range calls {
+		if calls[i].Name == x.outputTool && x.output != nil && answer == nil {
+			answer = &calls[i]
+			continue
+		}
+		others = append(others, calls[i])
+	}
+	gathering := 0
+	for _, c := range others {
+		if _, ok := x.opts.Tools[c.Name]; ok && !x.shape {
+			gathering++
+		}
+	}
+	if x.toolBudget >= 0 && gathering > 0 && x.calls+gathering > x.toolBudget {
+		x.end(OutcomeError, BoundToolBudget, fmt.Sprintf("the tool budget (%d calls) is spent: %d made, %d more asked for", x.toolBudget, x.calls, gathering))
+		return true
+	}
+	for _, c := range others {
+		res, cr := x.callTool(round, c)
+		rr.ToolCalls = append(rr.ToolCalls, cr)
+		x.msgs = append(x.msgs, Message{Role: ToolRole, ToolCallID: c.ID, Name: c.Name, Content: res.Content, IsError: res.IsError})
+	}
+	x.rep.ToolCalls = x.calls
+	if answer == nil {
+		return false
+	}
+	cr := CallReport{ID: answer.ID, Name: answer.Name, Arguments: answer.Arguments}
+	err := x.validate(answer.Arguments)
+	if err == nil {
+		rr.ToolCalls = append(rr.ToolCalls, cr)
+		x.rep.Answer = answer.Arguments
+		x.msgs = append(x.msgs, Message{Role: ToolRole, ToolCallID: answer.ID, Name: answer.Name, Content: "Answer accepted."})
+		x.end(OutcomeOK, BoundNone, "")
+		return true
+	}
+	cr.IsError, cr.Error = true, err.Error()
+	rr.ToolCalls = append(rr.ToolCalls, cr)
+	return x.rejectAnswer(err.Error(), func(feedback string) {
+		x.msgs = append(x.msgs, Message{Role: ToolRole, ToolCallID: answer.ID, Name: answer.Name, Content: feedback, IsError: true})
+	})
+}
+
+// callTool runs one tool call, turning every failure, a panic included,
+// into an error result for the model.
+func (x *run) callTool(round int, c ToolCall) (res ToolResult, cr CallReport) {
+	cr = CallReport{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	start := time.Now()
+	x.emit(Event{Type: EventToolCall, Round: round, Tool: c.Name, CallID: c.ID})
+	defer func() {
+		if p := recover(); p != nil {
+			res = ToolResult{Content: fmt.Sprintf("tool %s failed: it panicked: %v", c.Name, p), IsError: true}
+		}
+		cr.IsError = res.IsError
+		if res.IsError {
+			cr.Error = res.Content
+		}
+		cr.DurationMS = ms(time.Since(start))
+		x.emit(Event{Type: EventToolResult, Round: round, Tool: c.Name, CallID: c.ID, Message: cr.Error})
+	}()
+	t, ok := x.opts.Tools[c.Name]
+	switch {
+	case c.Name == x.outputTool:
+		return ToolResult{Content: "Give one answer per turn: only the first call of " + c.Name + " counts.", IsError: true}, cr
+	case !ok:
+		return ToolResult{Content: fmt.Sprintf("there is no tool %q", c.Name), IsError: true}, cr
+	case x.shape:
+		return ToolResult{Content: fmt.Sprintf("only %s may be called now: give your answer", x.outputTool), IsError: true}, cr
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(c.Arguments))
+	if err != nil {
+		return ToolResult{Content: fmt.Sprintf("arguments are not JSON: %v", err), IsError: true}, cr
+	}
+	if err := x.argSchemas[c.Name].Validate(v); err != nil {
+		return ToolResult{Content: "arguments do not match the tool's schema: " + validationText(err), IsError: true}, cr
+	}
+	x.calls++
+	res, err = t.Call(x.runCtx, c.Arguments)
+	if err != nil {
+		return ToolResult{Content: fmt.Sprintf("tool %s failed: %v", c.Name, err), IsError: true}, cr
+	}
+	return res, cr
+}
+
+var printer = message.NewPrinter(language.English)
+
+// validationText renders a validation error as one line per failed
+// keyword: "at /path: message".
+func validationText(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var parts []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			at := "/" + strings.Join(e.InstanceLocation, "/")
+			parts = append(parts, fmt.Sprintf("at %s: %s", at, e.ErrorKind.LocalizedString(printer)))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,142 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"agentc.dev/agentc/plan"
+)
+
+// Boundary is a point of a run where the strategy is consulted.
+type Boundary int
+
+// The two boundaries of a round.
+const (
+	// AfterToolResults follows the commit of a turn's tool results
+	// (including the runtime's reply to an invalid answer).
+	AfterToolResults Boundary = iota + 1
+	// AfterProse follows the commit of an assistant message that called
+	// no tool.
+	AfterProse
+)
+
+func (b Boundary) String() string {
+	switch b {
+	case AfterToolResults:
+		return "after_tool_results"
+	case AfterProse:
+		return "after_prose"
+	}
+	return fmt.Sprintf("boundary(%d)", int(b))
+}
+
+// State is what a strategy sees at a boundary. It must not be modified.
+type State struct {
+	Boundary Boundary
+	Round    int
+	// Messages is the conversation so far; the last one is the message
+	// that led to this boundary.
+	Messages []Message
+	// HasOutput says whether the agent has an output contract, and
+	// KeepsTools whether answering turns keep the tools.
+	HasOutput, KeepsTools bool
+	// OutputTool is the output tool's reserved name.
+	OutputTool string
+	// InvalidAnswers counts answers that failed local validation so far;
+	// Reminders counts the reminders injected so far.
+	InvalidAnswers, Reminders int
+	// Model is the model the last turn used.
+	Model string
+}
+
+// Action is what a strategy decides.
+type Action int
+
+// The actions of a Decision.
+const (
+	// Continue goes on with another round.
+	Continue Action = iota
+	// Inject adds a user message, then goes on.
+	Inject
+	// Stop ends the run gracefully.
+	Stop
+)
+
+func (a Action) String() string {
+	switch a {
+	case Continue:
+		return "continue"
+	case Inject:
+		return "inject"
+	case Stop:
+		return "stop"
+	}
+	return fmt.Sprintf("action(%d)", int(a))
+}
+
+// Decision is a strategy's answer at a boundary. Whatever it says, the
+// next round still passes the cancellation, deadline, budget and pool
+// checks.
+type Decision struct {
+	Action Action
+	// Message is the user message Inject adds.
+	Message string
+	// Model and Reasoning, when set, switch the model or reasoning level
+	// for the rest of the run.
+	Model, Reasoning string
+	// Shape makes the next turn a shaping turn: the output tool alone,
+	// which the model must call.
+	Shape bool
+	// Accept, with Stop, takes the last assistant message as the answer;
+	// it is validated like any other answer.
+	Accept bool
+}
+
+// RoundStrategy decides how a run goes on at its boundaries. Hosts may
+// pass their own; a manifest's strategy block compiles to Builtin.
+type RoundStrategy interface {
+	Decide(ctx context.Context, s *State) Decision
+}
+
+// Builtin returns the strategy a manifest declares:
+//   - after tool results: continue, switching to the escalation model once
+//     the answers that failed validation reach escalate.after_invalid;
+//   - after prose, for an agent without an output contract: stop and
+//     accept the prose as the result;
+//   - after prose, without keeps_tools: shape (gathering is over);
+//   - after prose, with keeps_tools: on_prose "accept" accepts the prose
+//     as the answer; "force" shapes; "remind" injects a reminder up to
+//     `reminders` times, then shapes.
+func Builtin(a *plan.Agent) RoundStrategy { return builtin{agent: a} }
+
+type builtin struct{ agent *plan.Agent }
+
+func (b builtin) Decide(_ context.Context, s *State) Decision {
+	st := b.agent.Strategy
+	switch s.Boundary {
+	case AfterToolResults:
+		if e := st.Escalate; e != nil && s.InvalidAnswers >= e.AfterInvalid && s.Model != e.Model {
+			return Decision{Action: Continue, Model: e.Model}
+		}
+		return Decision{Action: Continue}
+	case AfterProse:
+		switch {
+		case !s.HasOutput:
+			return Decision{Action: Stop, Accept: true}
+		case !s.KeepsTools:
+			return Decision{Action: Continue, Shape: true}
+		}
+		switch st.OnProse {
+		case "accept":
+			return Decision{Action: Stop, Accept: true}
+		case "force":
+			return Decision{Action: Continue, Shape: true}
+		}
+		if s.Reminders < st.Reminders {
+			return Decision{Action: Inject, Message: fmt.Sprintf(
+				"You answered in prose. Give your answer by calling the tool %q with arguments that match its schema; do not answer in prose.", s.OutputTool)}
+		}
+		return Decision{Action: Continue, Shape: true}
+	}
+	return Decision{Action: Continue}
+}
