@@ -170,7 +170,7 @@ func (cp *Compiler) loadCallee(path string) calleeInfo {
 		if err != nil {
 			return calleeInfo{err: err}
 		}
-		if isPlan(data) {
+		if plan.IsPlan(data) {
 			p, err := plan.Read(path, data)
 			if err != nil {
 				return calleeInfo{err: err}
@@ -204,12 +204,4 @@ func (cp *Compiler) loadCallee(path string) calleeInfo {
 		return calleeInfo{err: err}
 	}
 	return calleeInfo{contract: d}
-}
-
-// isPlan tells a compiled plan from a JSON manifest by its format field.
-func isPlan(data []byte) bool {
-	var head struct {
-		Format string `json:"format"`
-	}
-	return json.Unmarshal(data, &head) == nil && strings.HasPrefix(head.Format, "agentc.plan/")
 }

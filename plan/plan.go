@@ -126,6 +126,15 @@ func (p *Plan) Encode() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// IsPlan tells a plan file from a JSON manifest by its format field, of
+// any version.
+func IsPlan(data []byte) bool {
+	var head struct {
+		Format string `json:"format"`
+	}
+	return json.Unmarshal(data, &head) == nil && strings.HasPrefix(head.Format, "agentc.plan/")
+}
+
 // Error is a problem with a plan file, with a position where there is one.
 type Error struct {
 	File         string
