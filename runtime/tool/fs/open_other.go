@@ -1,0 +1,5 @@
+//go:build !unix
+
+package fs
+
+const openFlags = 0
