@@ -1,0 +1,32 @@
+package tool_test
+
+import (
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/tool"
+)
+
+func TestBuild(t *testing.T) {
+	dir := t.TempDir()
+	p := &plan.Plan{Agent: plan.Agent{Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{
+		"docs": {Kind: "fs", Description: "Docs.", Root: "."},
+	}}}}
+	tools, err := tool.Build(p, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tools["docs"] == nil || tools["docs"].Spec().Name != "docs" {
+		t.Fatalf("no fs tool built: %v", tools)
+	}
+	p.Agent.Capabilities.Tools["fetch"] = plan.Tool{Kind: "http", Description: "Fetch."}
+	_, err = tool.Build(p, dir)
+	if err == nil || !strings.Contains(err.Error(), `tool "fetch"`) || !strings.Contains(err.Error(), `kind "http"`) {
+		t.Errorf("an unprovided kind: got %v", err)
+	}
+	p.Agent.Capabilities.Tools = map[string]plan.Tool{"docs": {Kind: "fs", Description: "Docs.", Root: "missing"}}
+	if _, err := tool.Build(p, dir); err == nil || !strings.Contains(err.Error(), `tool "docs"`) {
+		t.Errorf("a missing fs root: got %v", err)
+	}
+}
