@@ -43,3 +43,9 @@ func CompileSchemaJSON(data []byte) (*jsonschema.Schema, error) {
 	}
 	return CompileSchema(doc)
 }
+
+// UnmarshalJSONValue decodes JSON text into the value form CompileSchema's
+// schemas validate (numbers kept exact).
+func UnmarshalJSONValue(data []byte) (any, error) {
+	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
+}

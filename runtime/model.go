@@ -50,11 +50,16 @@ type ToolSpec struct {
 
 // ToolChoice says which tools a turn may or must call.
 type ToolChoice struct {
-	// Mode is "auto" (the model may answer in prose), "required" (it must
-	// call a tool) or "tool" (it must call the tool Name).
-	Mode string `json:"mode"`
+	Mode string `json:"mode"` // ChooseAuto, ChooseRequired or ChooseTool
 	Name string `json:"name,omitempty"`
 }
+
+// Modes of a ToolChoice.
+const (
+	ChooseAuto     = "auto"     // the model may answer in prose
+	ChooseRequired = "required" // it must call some tool
+	ChooseTool     = "tool"     // it must call the tool Name
+)
 
 // Request is one call to a model.
 type Request struct {

@@ -222,7 +222,7 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	}
 	x.msgs = []Message{{Role: System, Content: r.agent.Instructions}, {Role: User, Content: user}}
 	x.shape = r.output != nil && len(r.specs) == 0
-	x.emit(Event{Type: EventRunStart, Model: x.model, Message: r.outputTool})
+	x.emit(Event{Type: EventRunStart, Model: x.model, Message: "output tool " + r.outputTool})
 	x.loop()
 	x.rep.DurationMS = ms(time.Since(started))
 	x.emit(Event{Type: EventRunEnd, Outcome: x.rep.Outcome, Bound: x.rep.Bound, Usage: &x.rep.Usage, Message: x.rep.Error})
@@ -403,13 +403,13 @@ func (x *run) request() *Request {
 		Temperature:     x.agent.Model.Temperature,
 		MaxOutputTokens: x.agent.Model.MaxOutputTokens,
 		Messages:        x.msgs,
-		ToolChoice:      ToolChoice{Mode: "auto"},
+		ToolChoice:      ToolChoice{Mode: ChooseAuto},
 		OutputTool:      x.outputTool,
 	}
 	switch {
 	case x.shape:
 		req.Tools = []ToolSpec{x.outSpec}
-		req.ToolChoice = ToolChoice{Mode: "tool", Name: x.outputTool}
+		req.ToolChoice = ToolChoice{Mode: ChooseTool, Name: x.outputTool}
 	case x.output != nil && x.agent.Output.KeepsTools:
 		req.Tools = append(append([]ToolSpec(nil), x.specs...), x.outSpec)
 	default:

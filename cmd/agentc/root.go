@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -42,6 +43,9 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	dir            string // the working directory, for relative file names
+	// ctx, when set, is the commands' context (tests cancel it); interrupts
+	// cancel it too.
+	ctx context.Context
 }
 
 // Main runs agentc with the process's arguments and streams and returns
@@ -54,7 +58,11 @@ func Main() int {
 func run(args []string, e env) int {
 	root := newRootCmd(e)
 	root.SetArgs(args)
-	err := root.Execute()
+	ctx := e.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -133,7 +141,7 @@ manifest); 2 usage error.`,
 		return &exitError{code: exitUsage, err: err}
 	})
 	root.CompletionOptions.DisableDefaultCmd = true
-	for _, cmd := range []*cobra.Command{newVetCmd(e), newDigestCmd(e), newCompileCmd(e)} {
+	for _, cmd := range []*cobra.Command{newVetCmd(e), newDigestCmd(e), newCompileCmd(e), newRunCmd(e)} {
 		jobErrors(cmd)
 		root.AddCommand(cmd)
 	}

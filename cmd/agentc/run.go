@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/testmodel"
+	"agentc.dev/agentc/runtime/tool"
+)
+
+// Exit codes of a run, a contract scripts branch on.
+const (
+	exitDeadline    = 3
+	exitToolBudget  = 4
+	exitTokenBudget = 5
+	exitInterrupted = 130
+)
+
+// runExit maps a report to the exit code: 0 answered within every bound;
+// 3, 4, 5 the bound that ended the run (5 also when an answer arrived and
+// the token budget or pool was spent); 130 interrupted; 1 failed otherwise.
+func runExit(rep *agentrt.Report) int {
+	switch {
+	case rep.Interrupted:
+		return exitInterrupted
+	case rep.Bound == agentrt.BoundDeadline:
+		return exitDeadline
+	case rep.Bound == agentrt.BoundToolBudget:
+		return exitToolBudget
+	case rep.Bound == agentrt.BoundTokenBudget:
+		return exitTokenBudget
+	case rep.Outcome == agentrt.OutcomeOK:
+		return exitOK
+	}
+	return exitFindings
+}
+
+type runFlags struct {
+	input, model, events, dir string
+	seed                      int64
+	report                    bool
+	deadline                  time.Duration
+	toolBudget, tokenBudget   int
+}
+
+func newRunCmd(e env) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [path]",
+		Short: "Run an agent: a compiled plan, or a manifest compiled on the fly",
+		Long: `Run executes an agent. The path is a plan written by agentc compile, or a
+manifest (compiled on the fly, as agentc compile would); default ".".
+
+Input: --input JSON, --input @file.json, or --input - for standard input.
+Without --input, an agent that declares an input schema reads standard input.
+The input is validated against the input schema before any model call.
+
+Standard output holds only the validated answer (JSON); with --report it holds
+the run report instead, a JSON object whose "answer" is the answer. Progress
+goes to standard error; --events writes every event as JSON lines.
+
+--model test runs the agent against the offline test model, which needs no
+provider and no key: it calls each tool once with arguments made from its
+schema, then answers with a value made from the output schema.
+
+Relative paths in the agent (an fs tool's root) resolve against the
+manifest's directory, or the plan's; --dir names another.
+
+Exit codes: 0 answered; 1 failed (no valid answer, bad input, bad agent);
+2 usage error; 3 deadline; 4 tool budget; 5 token budget or pool (an answer,
+if any, is still printed); 130 interrupted.`,
+		Example: `  agentc run examples/invoice-extractor.cue --model test --input @invoice.json
+  agentc compile agent.cue -o plan.json && agentc run plan.json --input '{"id": 1}'`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := "."
+			if len(args) == 1 {
+				path = args[0]
+			}
+			return runAgent(cmd, e, path, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.input, "input", "", "the run's input: JSON, @file.json, or - for standard input")
+	fl.StringVar(&f.model, "model", "", `run against another model; "test" is the offline test model`)
+	fl.Int64Var(&f.seed, "seed", 0, "vary the test model's values")
+	fl.BoolVar(&f.report, "report", false, "print the run report instead of the bare answer")
+	fl.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
+	fl.StringVar(&f.dir, "dir", "", "resolve the agent's relative paths against this directory")
+	fl.DurationVar(&f.deadline, "deadline", 0, "override budgets.deadline (e.g. 90s)")
+	fl.IntVar(&f.toolBudget, "tool-budget", -1, "override budgets.tools")
+	fl.IntVar(&f.tokenBudget, "token-budget", 0, "override budgets.tokens")
+	return cmd
+}
+
+func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
+	p, dir, err := loadPlan(e, path)
+	if err != nil {
+		return err
+	}
+	if f.dir != "" {
+		dir = f.dir
+	}
+	input, err := readInput(e, f.input, p)
+	if err != nil {
+		return err
+	}
+	opts := agentrt.Options{}
+	if cmd.Flags().Changed("deadline") {
+		if f.deadline <= 0 {
+			return usageError("--deadline must be positive")
+		}
+		opts.Budgets.Deadline = &f.deadline
+	}
+	if cmd.Flags().Changed("tool-budget") {
+		if f.toolBudget < 0 {
+			return usageError("--tool-budget must not be negative")
+		}
+		opts.Budgets.Tools = &f.toolBudget
+	}
+	if cmd.Flags().Changed("token-budget") {
+		if f.tokenBudget <= 0 {
+			return usageError("--token-budget must be positive")
+		}
+		opts.Budgets.Tokens = &f.tokenBudget
+	}
+	provider := p.Agent.Model.Provider
+	if f.model != "" {
+		provider = f.model
+	}
+	switch provider {
+	case "test":
+		opts.Model = &testmodel.Model{Seed: f.seed}
+	default:
+		return &exitError{code: exitFindings, err: fmt.Errorf("provider %q is not available in this build; run with --model test", provider)}
+	}
+	opts.Tools, err = tool.Build(p, dir)
+	if err != nil {
+		return &exitError{code: exitFindings, err: err}
+	}
+	var eventsFile *os.File
+	if f.events != "" {
+		eventsFile, err = os.Create(f.events)
+		if err != nil {
+			return &exitError{code: exitFindings, err: err}
+		}
+		defer eventsFile.Close()
+	}
+	opts.Events = eventPrinter(e.stderr, eventsFile)
+	r, err := agentrt.New(p, opts)
+	if err != nil {
+		return &exitError{code: exitFindings, err: err}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	rep, err := r.Run(ctx, input)
+	if err != nil {
+		return &exitError{code: exitFindings, err: err}
+	}
+	if f.report {
+		out, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "%s\n", out)
+	} else if len(rep.Answer) > 0 {
+		fmt.Fprintf(e.stdout, "%s\n", compact(rep.Answer))
+	}
+	code := runExit(rep)
+	if code == exitOK {
+		return nil
+	}
+	msg := fmt.Sprintf("run ended: outcome %s, bound %s", rep.Outcome, rep.Bound)
+	if rep.Error != "" {
+		msg += ": " + rep.Error
+	}
+	return &exitError{code: code, err: errors.New(msg)}
+}
+
+func compact(b json.RawMessage) []byte {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return b
+	}
+	return out.Bytes()
+}
+
+// loadPlan reads a plan file, or compiles a manifest; it returns the plan
+// and the directory its relative paths resolve against.
+func loadPlan(e env, path string) (*plan.Plan, string, error) {
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, "", &exitError{code: exitUsage, err: err}
+		}
+		if plan.IsPlan(data) {
+			p, err := plan.Read(path, data)
+			if err != nil {
+				return nil, "", &exitError{code: exitFindings, err: err}
+			}
+			return p, filepath.Dir(path), nil
+		}
+	}
+	bs, err := buildAll(e, []string{path}, e.stderr)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(bs) != 1 {
+		return nil, "", usageError("run takes one agent; %s holds %d", path, len(bs))
+	}
+	dir := "."
+	if files := bs[0].inst.Files; len(files) > 0 && files[0] != "-" {
+		dir = filepath.Dir(files[0])
+	}
+	return bs[0].plan, dir, nil
+}
+
+// readInput reads the run's input as the flag says, or from standard input
+// when the agent declares an input schema and no flag was given.
+func readInput(e env, flag string, p *plan.Plan) (json.RawMessage, error) {
+	var data []byte
+	var err error
+	switch {
+	case flag == "-" || flag == "" && p.Agent.Input != nil:
+		data, err = io.ReadAll(e.stdin)
+	case strings.HasPrefix(flag, "@"):
+		data, err = os.ReadFile(flag[1:])
+	default:
+		data = []byte(flag)
+	}
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("--input: %w", err)}
+	}
+	return data, nil
+}
+
+// eventPrinter writes events as progress lines on w and, if f is set, as
+// JSON lines to f.
+func eventPrinter(w io.Writer, f *os.File) func(agentrt.Event) {
+	var enc *json.Encoder
+	if f != nil {
+		enc = json.NewEncoder(f)
+	}
+	return func(ev agentrt.Event) {
+		if enc != nil {
+			_ = enc.Encode(ev)
+		}
+		var b strings.Builder
+		b.WriteString("agentc: ")
+		if ev.Round > 0 {
+			fmt.Fprintf(&b, "round %d: ", ev.Round)
+		}
+		b.WriteString(ev.Type)
+		for _, s := range []string{ev.Model, ev.Tool, ev.Outcome, ev.Bound} {
+			if s != "" {
+				b.WriteString(" " + s)
+			}
+		}
+		if ev.Usage != nil {
+			fmt.Fprintf(&b, " (%d tokens)", ev.Usage.Total())
+		}
+		if ev.Message != "" {
+			b.WriteString(": " + ev.Message)
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/testmodel"
+)
+
+// TestRunExamples runs every example against the test model with an input
+// made from its input schema. Each must answer (exit 0) with a value that
+// validates against its output schema, and its report must show every
+// tool call. An example using a tool kind this build does not provide
+// must fail before it sends anything, naming the tool.
+func TestRunExamples(t *testing.T) {
+	names, err := filepath.Glob("../../examples/*")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	ran := 0
+	for _, name := range names {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			dir, _ := filepath.Abs(".")
+			bs, err := buildAll(env{stdin: strings.NewReader(""), stderr: &bytes.Buffer{}, dir: dir}, []string{name}, &bytes.Buffer{})
+			if err != nil || len(bs) != 1 {
+				t.Fatalf("build: %v", err)
+			}
+			p := bs[0].plan
+			input := "null"
+			if p.Agent.Input != nil {
+				in, err := testmodel.Synthesize(p.Agent.Input.Schema, 0)
+				if err != nil {
+					t.Fatalf("no input can be made for the example: %v", err)
+				}
+				input = string(in)
+			}
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"run", name, "--model", "test", "--report", "--input", input},
+				env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, dir: dir})
+			if missing := unprovidedKind(p); missing != "" {
+				if code != exitFindings || !strings.Contains(stderr.String(), "does not provide tools of kind \""+missing+"\"") {
+					t.Errorf("exit %d; want 1 naming the %s tool kind\n%s", code, missing, stderr.String())
+				}
+				if strings.Contains(stderr.String(), "model_call") {
+					t.Error("a run with a missing tool kind sent a request")
+				}
+				return
+			}
+			ran++
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr.String())
+			}
+			var rep agentrt.Report
+			if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+				t.Fatalf("report is not JSON: %v\n%s", err, stdout.String())
+			}
+			out, err := plan.CompileSchemaJSON(p.Agent.Output.Schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := plan.UnmarshalJSONValue(rep.Answer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := out.Validate(v); err != nil {
+				t.Errorf("answer %s does not validate: %v", rep.Answer, err)
+			}
+			called := map[string]bool{}
+			for _, r := range rep.Rounds {
+				for _, c := range r.ToolCalls {
+					called[c.Name] = true
+				}
+			}
+			for name := range p.Agent.Capabilities.Tools {
+				if !called[name] {
+					t.Errorf("the report shows no call of tool %q", name)
+				}
+			}
+			if !called[rep.OutputTool] {
+				t.Errorf("the report shows no call of the output tool %q", rep.OutputTool)
+			}
+		})
+	}
+	if ran == 0 {
+		t.Error("no example ran")
+	}
+}
+
+// unprovidedKind returns a tool kind of the plan this build cannot run.
+func unprovidedKind(p *plan.Plan) string {
+	for _, t := range p.Agent.Capabilities.Tools {
+		if t.Kind != "fs" {
+			return t.Kind
+		}
+	}
+	return ""
+}
+
+// TestRunInterrupted: a cancelled run exits 130 and sends nothing more.
+func TestRunInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"run", "../../examples/invoice-extractor.cue", "--model", "test", "--input", `{"document_text":"Invoice 42 from ACME Corp, total 10 EUR","file_name":"a.pdf","sender_email":"a@b.example"}`},
+		env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, ctx: ctx})
+	if code != exitInterrupted {
+		t.Errorf("exit %d, want 130\n%s%s", code, stdout.String(), stderr.String())
+	}
+	if stdout.Len() > 0 || strings.Contains(stderr.String(), "model_call") {
+		t.Errorf("an interrupted run went on:\n%s%s", stdout.String(), stderr.String())
+	}
+}
+
+func TestRunExit(t *testing.T) {
+	tests := []struct {
+		rep  agentrt.Report
+		want int
+	}{
+		{agentrt.Report{Outcome: "ok", Bound: "none"}, 0},
+		{agentrt.Report{Outcome: "error", Bound: "none"}, 1},
+		{agentrt.Report{Outcome: "error", Bound: "rounds"}, 1},
+		{agentrt.Report{Outcome: "error", Bound: "deadline"}, 3},
+		{agentrt.Report{Outcome: "error", Bound: "tool_budget"}, 4},
+		{agentrt.Report{Outcome: "error", Bound: "token_budget"}, 5},
+		{agentrt.Report{Outcome: "ok", Bound: "token_budget"}, 5},
+		{agentrt.Report{Outcome: "error", Bound: "none", Interrupted: true}, 130},
+	}
+	for _, tt := range tests {
+		if got := runExit(&tt.rep); got != tt.want {
+			t.Errorf("%s/%s interrupted=%v: exit %d, want %d", tt.rep.Outcome, tt.rep.Bound, tt.rep.Interrupted, got, tt.want)
+		}
+	}
+}

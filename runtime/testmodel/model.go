@@ -1,0 +1,173 @@
+// Package testmodel is the offline `test` model: a runtime.Model that
+// calls each declared tool once and then answers, with tool arguments and
+// answers synthesised from their JSON Schemas, deterministically and
+// without a network. Synthesize is the schema-to-value half on its own.
+package testmodel
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// Prose is what the model says when it has no tool left to call.
+const Prose = "Done."
+
+// Model is the `test` model. The zero value is ready to use; Seed varies
+// the synthesised values (0 gives the simplest ones).
+type Model struct {
+	Seed int64
+}
+
+var _ agentrt.Model = Model{}
+
+// Complete answers one turn:
+//   - with ToolChoice mode "tool", a call of that tool;
+//   - else, if some tool other than the output tool has not been called in
+//     the conversation, one message calling every such tool;
+//   - else, if there is an output tool, a call of it with a synthesised
+//     answer (a new seed after each rejected answer, so a retry differs);
+//   - else, with mode "required", a call of the first tool;
+//   - else the prose answer "Done.".
+func (m Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req == nil {
+		return nil, fmt.Errorf("testmodel: no request")
+	}
+	conv := readConversation(req)
+	var calls []string
+	switch {
+	case req.ToolChoice.Mode == agentrt.ChooseTool:
+		if _, ok := findTool(req.Tools, req.ToolChoice.Name); !ok {
+			return nil, fmt.Errorf("testmodel: tool choice names %q, which is not among the request's tools", req.ToolChoice.Name)
+		}
+		calls = []string{req.ToolChoice.Name}
+	default:
+		for _, t := range req.Tools {
+			if t.Name != req.OutputTool && !conv.called[t.Name] && !slices.Contains(calls, t.Name) {
+				calls = append(calls, t.Name)
+			}
+		}
+		if len(calls) == 0 && req.OutputTool != "" {
+			if _, ok := findTool(req.Tools, req.OutputTool); ok {
+				calls = []string{req.OutputTool}
+			}
+		}
+		if len(calls) == 0 && req.ToolChoice.Mode == agentrt.ChooseRequired && len(req.Tools) > 0 {
+			calls = []string{req.Tools[0].Name}
+		}
+	}
+
+	msg := agentrt.Message{Role: agentrt.Assistant}
+	if len(calls) == 0 {
+		msg.Content = Prose
+	}
+	for _, name := range calls {
+		spec, _ := findTool(req.Tools, name)
+		seed := m.Seed
+		if name == req.OutputTool {
+			seed += int64(conv.rejected)
+		}
+		args, err := toolArguments(spec, seed)
+		if err != nil {
+			if name == req.OutputTool {
+				return nil, fmt.Errorf("testmodel: cannot synthesise an answer for output tool %q: %w", name, err)
+			}
+			return nil, fmt.Errorf("testmodel: cannot synthesise arguments for tool %q: %w", name, err)
+		}
+		msg.ToolCalls = append(msg.ToolCalls, agentrt.ToolCall{ID: conv.nextID(), Name: name, Arguments: args})
+	}
+	usage, err := estimate(req, msg)
+	if err != nil {
+		return nil, err
+	}
+	return &agentrt.Response{Message: msg, Usage: usage}, nil
+}
+
+// conversation is what the model reads from the messages so far.
+type conversation struct {
+	called   map[string]bool // tools called by an assistant message
+	ids      map[string]bool // tool call IDs in use
+	rejected int             // output-tool calls whose result was an error
+	n        int
+}
+
+func readConversation(req *agentrt.Request) *conversation {
+	c := &conversation{called: map[string]bool{}, ids: map[string]bool{}}
+	outputCalls := map[string]bool{}
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case agentrt.Assistant:
+			for _, call := range msg.ToolCalls {
+				c.called[call.Name] = true
+				c.ids[call.ID] = true
+				if req.OutputTool != "" && call.Name == req.OutputTool {
+					outputCalls[call.ID] = true
+				}
+			}
+		case agentrt.ToolRole:
+			if msg.IsError && (outputCalls[msg.ToolCallID] || (req.OutputTool != "" && msg.Name == req.OutputTool)) {
+				c.rejected++
+			}
+		}
+	}
+	return c
+}
+
+// nextID returns call_1, call_2, ..., skipping IDs the conversation holds.
+func (c *conversation) nextID() string {
+	for {
+		c.n++
+		id := "call_" + strconv.Itoa(c.n)
+		if !c.ids[id] {
+			c.ids[id] = true
+			return id
+		}
+	}
+}
+
+func findTool(tools []agentrt.ToolSpec, name string) (agentrt.ToolSpec, bool) {
+	for _, t := range tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return agentrt.ToolSpec{}, false
+}
+
+// toolArguments synthesises a tool's arguments; a tool without a schema
+// takes an empty object.
+func toolArguments(spec agentrt.ToolSpec, seed int64) (json.RawMessage, error) {
+	if len(spec.Schema) == 0 {
+		return json.RawMessage(`{}`), nil
+	}
+	return synthesize(spec.Schema, seed, true)
+}
+
+// estimate is the token usage of a turn: a quarter of the bytes of the JSON
+// sent (messages and tools) and received (the message), at least 1 each.
+func estimate(req *agentrt.Request, msg agentrt.Message) (agentrt.Usage, error) {
+	in, err := json.Marshal(req.Messages)
+	if err != nil {
+		return agentrt.Usage{}, fmt.Errorf("testmodel: estimating usage: %w", err)
+	}
+	tools, err := json.Marshal(req.Tools)
+	if err != nil {
+		return agentrt.Usage{}, fmt.Errorf("testmodel: estimating usage: %w", err)
+	}
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return agentrt.Usage{}, fmt.Errorf("testmodel: estimating usage: %w", err)
+	}
+	return agentrt.Usage{Input: tokens(len(in) + len(tools)), Output: tokens(len(out))}, nil
+}
+
+func tokens(bytes int) int {
+	return max(1, (bytes+3)/4)
+}

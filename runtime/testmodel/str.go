@@ -1,0 +1,393 @@
+package testmodel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// str builds a string: from a format, else from a pattern, else plain
+// letters, within minLength and maxLength (counted in characters, as the
+// validator counts them).
+func (g *gen) str(atoms []*jsonschema.Schema, v int) (any, error) {
+	at := firstOr(atoms)
+	minL, maxL := 0, -1
+	var minAt, patAt, fmtAt *jsonschema.Schema
+	var patterns []jsonschema.Regexp
+	var formats []*jsonschema.Format
+	for _, a := range atoms {
+		if a.MinLength != nil && *a.MinLength > minL {
+			minL, minAt = *a.MinLength, a
+		}
+		if a.MaxLength != nil && (maxL < 0 || *a.MaxLength < maxL) {
+			maxL = *a.MaxLength
+		}
+		if a.Pattern != nil {
+			patterns = append(patterns, a.Pattern)
+			patAt = a
+		}
+		if a.Format != nil {
+			formats = append(formats, a.Format)
+			fmtAt = a
+		}
+	}
+	if minL > maxLengthCap {
+		return nil, unsat("minLength", minAt, "asks for %d characters, more than the %d this model builds", minL, maxLengthCap)
+	}
+	if maxL >= 0 && minL > maxL {
+		return nil, unsat("minLength", minAt, "minLength %d exceeds maxLength %d", minL, maxL)
+	}
+	fits := func(s string) bool {
+		n := utf8.RuneCountInString(s)
+		if n < minL || (maxL >= 0 && n > maxL) {
+			return false
+		}
+		for _, p := range patterns {
+			if !p.MatchString(s) {
+				return false
+			}
+		}
+		for _, f := range formats {
+			if f.Validate(s) != nil {
+				return false
+			}
+		}
+		return true
+	}
+	for _, f := range formats {
+		for i := range 4 {
+			if s, ok := g.formatted(f.Name, v+i*7); ok && fits(s) {
+				return s, nil
+			}
+		}
+	}
+	for _, p := range patterns {
+		for i := range 4 {
+			if s, ok := g.fromPattern(p.String(), minL, maxL, v+i*11); ok && fits(s) {
+				return s, nil
+			}
+		}
+	}
+	if len(patterns) > 1 {
+		// Patterns anchored at different ends may both match a joint string.
+		for _, order := range [][]jsonschema.Regexp{patterns, reversed(patterns)} {
+			joint := ""
+			for _, p := range order {
+				s, ok := g.fromPattern(p.String(), 0, -1, v)
+				if !ok {
+					break
+				}
+				joint += s
+			}
+			if fits(joint) {
+				return joint, nil
+			}
+		}
+	}
+	switch {
+	case len(formats) > 0:
+		return nil, unsat("format", fmtAt, "found no %q string that meets the other constraints", formats[0].Name)
+	case len(patterns) > 0:
+		return nil, unsat("pattern", patAt, "found no string matching %q that meets the other constraints", patterns[0].String())
+	}
+	n := minL
+	if !g.simple {
+		room := 12
+		if maxL >= 0 {
+			room = min(room, maxL-minL)
+		}
+		n += g.rng.IntN(room + 1)
+	}
+	if g.simple {
+		s := plainString(v, n)
+		if maxL >= 0 && utf8.RuneCountInString(s) > maxL {
+			return nil, unsat("maxLength", at, "no more strings of at most %d characters", maxL)
+		}
+		return s, nil
+	}
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + g.rng.IntN(26))
+	}
+	if v > 0 && n > 0 {
+		b[0] = byte('a' + v%26)
+	}
+	return string(b), nil
+}
+
+func reversed[T any](list []T) []T {
+	out := slices.Clone(list)
+	slices.Reverse(out)
+	return out
+}
+
+// plainString is the v-th string of lower-case letters at least n long:
+// "", "a", "b", ... when n is 0.
+func plainString(v, n int) string {
+	if v == 0 {
+		return strings.Repeat("a", n)
+	}
+	var b []byte
+	for x := v; x > 0; x = (x - 1) / 26 {
+		b = append(b, byte('a'+(x-1)%26))
+	}
+	for len(b) < n {
+		b = append(b, 'a')
+	}
+	return string(b)
+}
+
+// formatted returns the v-th sample of a format jsonschema asserts.
+func (g *gen) formatted(name string, v int) (string, bool) {
+	if !g.simple {
+		v += g.rng.IntN(1000)
+	}
+	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, v)
+	switch name {
+	case "date":
+		return day.Format("2006-01-02"), true
+	case "date-time":
+		return day.Add(time.Duration(v) * time.Minute).Format("2006-01-02T15:04:05Z"), true
+	case "time":
+		return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(v) * time.Second).Format("15:04:05Z"), true
+	case "email", "idn-email":
+		if v == 0 {
+			return "user@example.com", true
+		}
+		return fmt.Sprintf("user%d@example.com", v), true
+	case "hostname", "idn-hostname":
+		if v == 0 {
+			return "example.com", true
+		}
+		return fmt.Sprintf("host%d.example.com", v), true
+	case "ipv4":
+		return fmt.Sprintf("192.0.%d.%d", 2+v/254%250, 1+v%254), true
+	case "ipv6":
+		return fmt.Sprintf("2001:db8::%x", v+1), true
+	case "uri", "iri":
+		if v == 0 {
+			return "https://example.com/", true
+		}
+		return fmt.Sprintf("https://example.com/%d", v), true
+	case "uri-reference", "iri-reference":
+		if v == 0 {
+			return "https://example.com/", true
+		}
+		return fmt.Sprintf("/path/%d", v), true
+	case "uri-template":
+		return fmt.Sprintf("https://example.com/%d/{id}", v), true
+	case "uuid":
+		return fmt.Sprintf("00000000-0000-4000-8000-%012x", v), true
+	case "duration":
+		return fmt.Sprintf("P%dD", v+1), true
+	case "period":
+		return day.Format("2006-01-02T15:04:05Z") + fmt.Sprintf("/P%dD", v+1), true
+	case "semver":
+		return fmt.Sprintf("1.0.%d", v), true
+	case "json-pointer":
+		return "/" + plainString(v+1, 1), true
+	case "relative-json-pointer":
+		return fmt.Sprint(v), true
+	case "regex":
+		if v == 0 {
+			return "^[a-z]+$", true
+		}
+		return plainString(v, 1), true
+	}
+	return "", false
+}
+
+// parsedRegexp is a pattern parsed once per attempt.
+type parsedRegexp struct {
+	re *syntax.Regexp
+	ok bool
+}
+
+// fromPattern returns a string the pattern matches, aiming at a length
+// between minL and maxL (-1: none). The simplest value takes the first
+// alternative and the fewest repetitions.
+func (g *gen) fromPattern(pattern string, minL, maxL, v int) (string, bool) {
+	p, seen := g.regexps[pattern]
+	if !seen {
+		re, err := syntax.Parse(pattern, syntax.Perl)
+		p = &parsedRegexp{re: re, ok: err == nil}
+		g.regexps[pattern] = p
+	}
+	if !p.ok {
+		return "", false
+	}
+	var seed uint64
+	random := !g.simple || v > 0
+	if random {
+		seed = g.rng.Uint64() ^ uint64(v)*0x9e3779b97f4a7c15
+	}
+	gen := func(grow int) (string, bool) {
+		w := &walker{grow: grow, limit: maxLengthCap}
+		if random {
+			w.rng = rand.New(rand.NewPCG(seed, uint64(v)))
+		}
+		if !w.walk(p.re) {
+			return "", false
+		}
+		return string(w.out), true
+	}
+	s, ok := gen(0)
+	if !ok {
+		return "", false
+	}
+	n := utf8.RuneCountInString(s)
+	if n < minL {
+		// Spend the missing length on repetitions, then try padding (which
+		// an unanchored end allows).
+		for _, grow := range []int{minL - n, 2 * (minL - n), minL} {
+			if t, ok := gen(grow); ok && utf8.RuneCountInString(t) >= minL && (maxL < 0 || utf8.RuneCountInString(t) <= maxL) {
+				return t, true
+			}
+		}
+		return s + strings.Repeat("a", minL-n), true
+	}
+	if maxL >= 0 && n > maxL && random {
+		// Try the simplest choices.
+		w := &walker{limit: maxLengthCap}
+		if w.walk(p.re) {
+			return string(w.out), true
+		}
+	}
+	return s, true
+}
+
+// walker writes a string that a regexp/syntax tree matches.
+type walker struct {
+	rng   *rand.Rand // nil: always the first choice and fewest repetitions
+	grow  int        // repetitions still to add to unbounded repeats
+	out   []rune
+	limit int
+}
+
+func (w *walker) walk(re *syntax.Regexp) bool {
+	if len(w.out) > w.limit {
+		return false
+	}
+	switch re.Op {
+	case syntax.OpNoMatch:
+		return false
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return true
+	case syntax.OpLiteral:
+		w.out = append(w.out, re.Rune...)
+		return true
+	case syntax.OpCharClass:
+		r, ok := pickRune(re.Rune, w.rng)
+		if !ok {
+			return false
+		}
+		w.out = append(w.out, r)
+		return true
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		r := 'a'
+		if w.rng != nil {
+			r = rune('a' + w.rng.IntN(26))
+		}
+		w.out = append(w.out, r)
+		return true
+	case syntax.OpCapture:
+		return w.walk(re.Sub[0])
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if !w.walk(sub) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpAlternate:
+		n := len(re.Sub)
+		start := 0
+		if w.rng != nil {
+			start = w.rng.IntN(n)
+		}
+		mark := len(w.out)
+		for i := range n {
+			if w.walk(re.Sub[(start+i)%n]) {
+				return true
+			}
+			w.out = w.out[:mark]
+		}
+		return false
+	case syntax.OpStar:
+		return w.repeat(re.Sub[0], 0, -1)
+	case syntax.OpPlus:
+		return w.repeat(re.Sub[0], 1, -1)
+	case syntax.OpQuest:
+		return w.repeat(re.Sub[0], 0, 1)
+	case syntax.OpRepeat:
+		return w.repeat(re.Sub[0], re.Min, re.Max)
+	}
+	return false
+}
+
+func (w *walker) repeat(sub *syntax.Regexp, lo, hi int) bool {
+	n := lo
+	room := 1 << 20
+	if hi >= 0 {
+		room = hi - lo
+	}
+	if w.rng != nil {
+		n += w.rng.IntN(min(room, 3) + 1)
+		room -= n - lo
+	}
+	if w.grow > 0 && room > 0 {
+		add := min(w.grow, room)
+		n += add
+		w.grow -= add
+	}
+	for range n {
+		if !w.walk(sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// Rune ranges to draw from, best first: a class takes its first rune from
+// the first range it shares.
+var runePreference = [][2]rune{
+	{'a', 'z'}, {'0', '9'}, {'A', 'Z'}, {'!', '~'}, {' ', ' '},
+	{0xA1, 0xD7FF}, {0xE000, 0xFFFD}, {0x10000, 0x10FFFF}, {0, 0x1F}, {0x7F, 0xA0},
+}
+
+// pickRune picks a rune from a character class given as sorted lo-hi pairs.
+func pickRune(class []rune, rng *rand.Rand) (rune, bool) {
+	for _, pref := range runePreference {
+		var parts [][2]rune
+		total := 0
+		for i := 0; i+1 < len(class); i += 2 {
+			lo, hi := max(class[i], pref[0]), min(class[i+1], pref[1])
+			if lo <= hi {
+				parts = append(parts, [2]rune{lo, hi})
+				total += int(hi-lo) + 1
+			}
+		}
+		if total == 0 {
+			continue
+		}
+		if rng == nil {
+			return parts[0][0], true
+		}
+		k := rng.IntN(total)
+		for _, p := range parts {
+			size := int(p[1]-p[0]) + 1
+			if k < size {
+				return p[0] + rune(k), true
+			}
+			k -= size
+		}
+	}
+	return 0, false
+}

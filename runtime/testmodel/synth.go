@@ -1,0 +1,742 @@
+package testmodel
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"agentc.dev/agentc/plan"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+)
+
+// Bounds on the work of one Synthesize call, so that no schema hangs it.
+const (
+	attempts     = 4      // whole-value attempts, each with its own choices
+	stepBudget   = 100000 // units of work per attempt: steps, and pairs a validation visits
+	maxDepth     = 48     // nesting of the value
+	softDepth    = 4      // below this depth a varied value adds no optional members
+	maxItemsCap  = 10000  // an array needing more items than this is refused
+	maxLengthCap = 100000 // a string needing more characters than this is refused
+	maxCombos    = 24     // anyOf/oneOf/if combinations generated per value
+	maxPrunes    = 512    // combinations discarded before generation per value
+	enumTries    = 256    // enum members tried per value
+	uniqueTries  = 24     // variants tried for an item of a uniqueItems array
+	typeTries    = 3      // variants tried per type
+)
+
+// UnsatisfiableError says that no value was found for a schema: the keyword
+// that could not be satisfied, where it is and why.
+type UnsatisfiableError struct {
+	Keyword  string // e.g. "pattern", "not", "oneOf", "false", "uniqueItems"
+	Location string // JSON pointer of the schema holding the keyword; "" is the root
+	Reason   string
+}
+
+func (e *UnsatisfiableError) Error() string {
+	at := e.Location
+	if at == "" {
+		at = "the root"
+	}
+	return fmt.Sprintf("unsatisfiable schema: %q at %s: %s", e.Keyword, at, e.Reason)
+}
+
+// Synthesize returns a JSON value valid against schema (JSON text of a JSON
+// Schema, 2020-12 unless its $schema says otherwise). The value depends only
+// on schema and seed: seed 0 gives the simplest value, other seeds vary what
+// the schema leaves open. Every candidate is checked with the validator the
+// runtime uses (plan.CompileSchemaJSON); when none passes, the error is an
+// *UnsatisfiableError naming the keyword, never an invalid value.
+func Synthesize(schema []byte, seed int64) (json.RawMessage, error) {
+	return synthesize(schema, seed, false)
+}
+
+// synthesize is Synthesize; preferObject makes an object the first choice
+// where the root schema leaves the type open, as tool arguments must be.
+func synthesize(schema []byte, seed int64, preferObject bool) (json.RawMessage, error) {
+	root, err := plan.CompileSchemaJSON(schema)
+	if err != nil {
+		return nil, fmt.Errorf("schema does not compile: %w", err)
+	}
+	var first error
+	left := 2 * stepBudget // for all attempts; one may spend half of it
+	for a := range attempts {
+		g := newGen(seed, a, preferObject)
+		g.steps = min(left, stepBudget)
+		spent := g.steps
+		out, err := g.top(root)
+		if err == nil {
+			return out, nil
+		}
+		if first == nil {
+			first = err
+		}
+		if left -= spent - max(g.steps, 0); left <= 0 {
+			break
+		}
+	}
+	return nil, first
+}
+
+// gen holds one attempt: its random choices and its remaining work.
+type gen struct {
+	rng          *rand.Rand
+	simple       bool // every choice is the first one: the simplest value
+	steps        int
+	preferObject bool
+	regexps      map[string]*parsedRegexp
+	busyKw       string // the keyword being worked on, for an error
+	busyAt       *jsonschema.Schema
+}
+
+func newGen(seed int64, attempt int, preferObject bool) *gen {
+	g := &gen{preferObject: preferObject, regexps: map[string]*parsedRegexp{}}
+	// Seed 0 starts with the simplest value; other seeds start with their
+	// own choices and fall back to the simplest value on their second try.
+	g.simple = (seed == 0 && attempt == 0) || (seed != 0 && attempt == 1)
+	g.rng = rand.New(rand.NewPCG(uint64(seed), uint64(attempt)*0x9e3779b97f4a7c15+1))
+	return g
+}
+
+// top synthesises a value for root and checks its JSON encoding, decoded
+// again, against root.
+func (g *gen) top(root *jsonschema.Schema) (json.RawMessage, error) {
+	v, err := g.value([]*jsonschema.Schema{root}, nil, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, &UnsatisfiableError{Keyword: "type", Location: "", Reason: "the value does not encode as JSON: " + err.Error()}
+	}
+	out := bytes.TrimRight(buf.Bytes(), "\n")
+	back, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
+	if err != nil {
+		return nil, &UnsatisfiableError{Keyword: "type", Location: "", Reason: "the value does not decode: " + err.Error()}
+	}
+	if err := root.Validate(back); err != nil {
+		return nil, fromValidation(err)
+	}
+	return json.RawMessage(out), nil
+}
+
+// step charges one unit of work, done for keyword kw of schema s; an empty
+// kw continues the work before. Running out names the keyword last worked on.
+func (g *gen) step(kw string, s *jsonschema.Schema) *UnsatisfiableError {
+	return g.charge(1, kw, s)
+}
+
+// charge charges n units of work, as step does.
+func (g *gen) charge(n int, kw string, s *jsonschema.Schema) *UnsatisfiableError {
+	if kw != "" {
+		g.busyKw, g.busyAt = kw, s
+	}
+	g.steps -= n
+	if g.steps < 0 {
+		kw = cmp.Or(g.busyKw, "type")
+		return unsat(kw, g.busyAt, "gave up: the search for a value reached its work bound")
+	}
+	return nil
+}
+
+// visits bounds from above the number of (schema, value) pairs that
+// validating v against s visits, counting up to limit+1 at most. It follows
+// the validator's applicators: a schema that refers to itself from several
+// places (oneOf, if, not) costs exponentially in the depth of the value.
+func visits(s *jsonschema.Schema, v any, limit int) int {
+	n := 0
+	// here holds the schemas applied in place to the current value, so
+	// that a $ref cycle that does not descend counts once, as the
+	// validator refuses to loop on it.
+	var walk func(s *jsonschema.Schema, v any, here []*jsonschema.Schema)
+	walk = func(s *jsonschema.Schema, v any, here []*jsonschema.Schema) {
+		if s == nil || n > limit || slices.Contains(here, s) {
+			return
+		}
+		n++
+		if s.Bool != nil {
+			return
+		}
+		here = append(here[:len(here):len(here)], s)
+		inPlace := []*jsonschema.Schema{s.Ref, s.RecursiveRef, s.Not, s.If, s.Then, s.Else}
+		if s.DynamicRef != nil {
+			inPlace = append(inPlace, s.DynamicRef.Ref)
+		}
+		inPlace = append(append(append(inPlace, s.AllOf...), s.AnyOf...), s.OneOf...)
+		for _, sub := range inPlace {
+			walk(sub, v, here)
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			for name, member := range v {
+				matched := false
+				if p := s.Properties[name]; p != nil {
+					walk(p, member, nil)
+					matched = true
+				}
+				for re, p := range s.PatternProperties {
+					if re.MatchString(name) {
+						walk(p, member, nil)
+						matched = true
+					}
+				}
+				if ap, ok := s.AdditionalProperties.(*jsonschema.Schema); ok && !matched {
+					walk(ap, member, nil)
+				}
+				walk(s.UnevaluatedProperties, member, nil)
+				walk(s.PropertyNames, name, nil)
+				walk(s.DependentSchemas[name], v, here)
+				if d, ok := s.Dependencies[name].(*jsonschema.Schema); ok {
+					walk(d, v, here)
+				}
+			}
+		case []any:
+			for i, item := range v {
+				if i < len(s.PrefixItems) {
+					walk(s.PrefixItems[i], item, nil)
+				} else {
+					walk(s.Items2020, item, nil)
+				}
+				switch items := s.Items.(type) {
+				case *jsonschema.Schema:
+					walk(items, item, nil)
+				case []*jsonschema.Schema:
+					if i < len(items) {
+						walk(items[i], item, nil)
+					} else if ai, ok := s.AdditionalItems.(*jsonschema.Schema); ok {
+						walk(ai, item, nil)
+					}
+				}
+				walk(s.Contains, item, nil)
+				walk(s.UnevaluatedItems, item, nil)
+			}
+		}
+	}
+	walk(s, v, nil)
+	return min(n, limit+1)
+}
+
+func unsat(kw string, s *jsonschema.Schema, format string, args ...any) *UnsatisfiableError {
+	loc := ""
+	if s != nil {
+		loc = pointer(s.Location)
+	}
+	return &UnsatisfiableError{Keyword: kw, Location: loc, Reason: fmt.Sprintf(format, args...)}
+}
+
+// pointer turns a compiled schema location into a JSON pointer in the
+// schema document.
+func pointer(loc string) string {
+	if rest, ok := strings.CutPrefix(loc, plan.SchemaURL+"#"); ok {
+		return rest
+	}
+	return loc
+}
+
+// fromValidation names the first keyword a validation error reports.
+func fromValidation(err error) error {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &UnsatisfiableError{Keyword: "type", Reason: err.Error()}
+	}
+	leaf := ve
+	for len(leaf.Causes) > 0 {
+		leaf = leaf.Causes[0]
+	}
+	kw := ""
+	if p := leaf.ErrorKind.KeywordPath(); len(p) > 0 {
+		kw = p[0]
+	}
+	switch leaf.ErrorKind.(type) {
+	case *kind.Not:
+		kw = "not"
+	case *kind.FalseSchema:
+		kw = "false"
+	case *kind.RefCycle:
+		kw = "$ref"
+	case *kind.Dependency:
+		kw = "dependencies"
+	}
+	if kw == "" {
+		kw = "type"
+	}
+	return &UnsatisfiableError{Keyword: kw, Location: pointer(leaf.SchemaURL), Reason: "no candidate value passed: " + leaf.Error()}
+}
+
+// pick chooses among n options: the v-th from the first in the simplest
+// value, the v-th from a random one otherwise.
+func (g *gen) pick(n, v int) int {
+	if n <= 0 {
+		return 0
+	}
+	base := 0
+	if !g.simple {
+		base = g.rng.IntN(n)
+	}
+	return (base + v) % n
+}
+
+// value returns a value valid against every schema in roots. v asks for
+// the v-th variant, so that items of a uniqueItems array can differ.
+//
+// negs are schemas the value should not match: a `not`, the alternatives of
+// a oneOf not taken, the `if` of an else branch. They guide the choice of
+// members; the roots' validation decides.
+func (g *gen) value(roots []*jsonschema.Schema, negs []*jsonschema.Schema, v, depth int) (any, error) {
+	var at *jsonschema.Schema
+	if len(roots) > 0 {
+		at = roots[0]
+	}
+	if depth > maxDepth {
+		return nil, unsat("$ref", at, "the value would nest deeper than %d levels: the schema recurses without a way out", maxDepth)
+	}
+	var (
+		result   any
+		found    bool
+		firstErr error
+		combos   int
+		prunes   int
+	)
+	fail := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	x := &expansion{g: g, fail: fail}
+	x.emit = func(atoms, negs []*jsonschema.Schema) bool {
+		if err := conflict(atoms); err != nil {
+			fail(err)
+			prunes++
+			return prunes >= maxPrunes
+		}
+		combos++
+		val, err := g.fromAtoms(roots, atoms, negs, v, depth)
+		if err == nil {
+			result, found = val, true
+			return true
+		}
+		fail(err)
+		return combos >= maxCombos || g.steps <= 0
+	}
+	x.run(roots, nil, nil, negs)
+	if found {
+		return result, nil
+	}
+	if firstErr == nil {
+		firstErr = unsat("anyOf", at, "no combination of subschemas admits a value")
+	}
+	return nil, firstErr
+}
+
+// expansion flattens schemas into atoms: the schemas whose own keywords
+// all apply to the value, following $ref and allOf, and branching at
+// anyOf, oneOf and if.
+type expansion struct {
+	g    *gen
+	emit func(atoms, negs []*jsonschema.Schema) bool // true stops
+	fail func(error)
+}
+
+type branch struct {
+	s  *jsonschema.Schema
+	kw string
+}
+
+func (x *expansion) run(pending []*jsonschema.Schema, branches []branch, atoms, negs []*jsonschema.Schema) bool {
+	for len(pending) > 0 {
+		s := pending[0]
+		pending = pending[1:]
+		if s.Bool != nil {
+			if !*s.Bool {
+				x.fail(unsat("false", s, "the schema false admits no value"))
+				return false
+			}
+			continue
+		}
+		if slices.Contains(atoms, s) {
+			continue
+		}
+		atoms = append(atoms[:len(atoms):len(atoms)], s)
+		var more []*jsonschema.Schema
+		if s.Ref != nil {
+			more = append(more, s.Ref)
+		}
+		if s.RecursiveRef != nil {
+			more = append(more, s.RecursiveRef)
+		}
+		if s.DynamicRef != nil && s.DynamicRef.Ref != nil {
+			more = append(more, s.DynamicRef.Ref)
+		}
+		more = append(more, s.AllOf...)
+		if len(more) > 0 {
+			pending = append(more, pending...)
+		}
+		if s.Not != nil {
+			negs = append(negs[:len(negs):len(negs)], s.Not)
+		}
+		if len(s.AnyOf) > 0 {
+			branches = append(branches[:len(branches):len(branches)], branch{s, "anyOf"})
+		}
+		if len(s.OneOf) > 0 {
+			branches = append(branches[:len(branches):len(branches)], branch{s, "oneOf"})
+		}
+		if s.If != nil && (s.Then != nil || s.Else != nil) {
+			branches = append(branches[:len(branches):len(branches)], branch{s, "if"})
+		}
+	}
+	if len(branches) == 0 {
+		return x.emit(atoms, negs)
+	}
+	if err := conflict(atoms); err != nil {
+		x.fail(err) // no branch can mend it
+		return false
+	}
+	if err := x.g.step(branches[0].kw, branches[0].s); err != nil {
+		x.fail(err)
+		return true
+	}
+	b, rest := branches[0], branches[1:]
+	switch b.kw {
+	case "anyOf", "oneOf":
+		alts := b.s.AnyOf
+		if b.kw == "oneOf" {
+			alts = b.s.OneOf
+		}
+		n := len(alts)
+		start := x.g.pick(n, 0)
+		for i := range n {
+			k := (start + i) % n
+			next := negs
+			if b.kw == "oneOf" {
+				next = slices.Clip(negs)
+				for j, alt := range alts {
+					if j != k {
+						next = append(next, alt)
+					}
+				}
+			}
+			if x.run([]*jsonschema.Schema{alts[k]}, rest, atoms, next) {
+				return true
+			}
+		}
+		return false
+	default: // if
+		s := b.s
+		thenBranch := []*jsonschema.Schema{s.If}
+		if s.Then != nil {
+			thenBranch = append(thenBranch, s.Then)
+		}
+		elseNegs := append(slices.Clip(negs), s.If)
+		var elseBranch []*jsonschema.Schema
+		if s.Else != nil {
+			elseBranch = []*jsonschema.Schema{s.Else}
+		}
+		order := [2]bool{true, false}
+		if x.g.pick(2, 0) == 1 {
+			order = [2]bool{false, true}
+		}
+		for _, then := range order {
+			if then {
+				if x.run(thenBranch, rest, atoms, negs) {
+					return true
+				}
+			} else if x.run(elseBranch, rest, atoms, elseNegs) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// fromAtoms tries candidates for one combination of atoms, in the order
+// const, enum, examples and default, then by type, and returns the first
+// that every root accepts.
+func (g *gen) fromAtoms(roots, atoms, negs []*jsonschema.Schema, v, depth int) (any, error) {
+	var at *jsonschema.Schema
+	if len(atoms) > 0 {
+		at = atoms[0]
+	}
+	var firstErr error
+	try := func(val any) (bool, error) {
+		for _, r := range roots {
+			// A validation costs what it visits, which can grow
+			// exponentially with the depth of the value.
+			if err := g.charge(visits(r, val, g.steps), "", nil); err != nil {
+				// Name what the candidates so far failed on.
+				var ue *UnsatisfiableError
+				if errors.As(firstErr, &ue) {
+					err.Keyword, err.Location = ue.Keyword, ue.Location
+				}
+				return false, err
+			}
+			if err := r.Validate(val); err != nil {
+				if firstErr == nil {
+					firstErr = fromValidation(err)
+				}
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	fail := func(err error) {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+
+	// const and enum leave no other choice.
+	for _, a := range atoms {
+		if a.Const != nil {
+			ok, err := try(*a.Const)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return *a.Const, nil
+			}
+			return nil, firstErr
+		}
+	}
+	for _, a := range atoms {
+		if a.Enum == nil {
+			continue
+		}
+		vals := a.Enum.Values
+		n := len(vals)
+		if n == 0 {
+			return nil, unsat("enum", a, "the enum is empty")
+		}
+		start := g.pick(n, v)
+		for i := range min(n, enumTries) {
+			val := vals[(start+i)%n]
+			ok, err := try(val)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return val, nil
+			}
+		}
+		return nil, firstErr
+	}
+
+	// Values the schema offers: examples, then defaults.
+	var offered []any
+	for _, a := range atoms {
+		offered = append(offered, a.Examples...)
+	}
+	for _, a := range atoms {
+		if a.Default != nil {
+			offered = append(offered, *a.Default)
+		}
+	}
+	if v < len(offered) {
+		// The first valid one, from the v-th on.
+		start := g.pick(len(offered), v)
+		for i := range offered {
+			val := offered[(start+i)%len(offered)]
+			ok, err := try(val)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return val, nil
+			}
+		}
+	}
+
+	types, err := typesOf(atoms)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range g.typeOrder(types, atoms, depth) {
+		for i := range typeTries {
+			val, err := g.ofType(t, atoms, negs, v+i, depth)
+			if err != nil {
+				if g.steps <= 0 {
+					return nil, err
+				}
+				fail(err)
+				break // another variant of this type will not do better
+			}
+			ok, err := try(val)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return val, nil
+			}
+		}
+	}
+	if firstErr == nil {
+		firstErr = unsat("type", at, "no type admits a value")
+	}
+	return nil, firstErr
+}
+
+// JSON types, with integer apart from the other numbers.
+type jtype uint8
+
+const (
+	tNull jtype = 1 << iota
+	tBoolean
+	tInteger
+	tNumber // numbers that need not be integers
+	tString
+	tArray
+	tObject
+	tAll = tNull | tBoolean | tInteger | tNumber | tString | tArray | tObject
+)
+
+func typesOf(atoms []*jsonschema.Schema) (jtype, error) {
+	t := tAll
+	for _, a := range atoms {
+		if a.Types == nil {
+			continue
+		}
+		var u jtype
+		for _, name := range a.Types.ToStrings() {
+			switch name {
+			case "null":
+				u |= tNull
+			case "boolean":
+				u |= tBoolean
+			case "integer":
+				u |= tInteger
+			case "number":
+				u |= tInteger | tNumber
+			case "string":
+				u |= tString
+			case "array":
+				u |= tArray
+			case "object":
+				u |= tObject
+			}
+		}
+		t &= u
+		if t == 0 {
+			return 0, unsat("type", a, "no type is allowed by every subschema (this one allows %s)", strings.Join(a.Types.ToStrings(), ", "))
+		}
+	}
+	return t, nil
+}
+
+// conflict finds, cheaply, a contradiction among atoms that no value can
+// get past: no common type, two different consts, or, for an object, a
+// required member that is forbidden.
+func conflict(atoms []*jsonschema.Schema) error {
+	types, err := typesOf(atoms)
+	if err != nil {
+		return err
+	}
+	var c *jsonschema.Schema
+	for _, a := range atoms {
+		if a.Const == nil {
+			continue
+		}
+		if c != nil && key(*a.Const) != key(*c.Const) {
+			return unsat("const", a, "two subschemas ask for different constants")
+		}
+		c = a
+	}
+	if types == tObject {
+		for _, a := range atoms {
+			for _, name := range a.Required {
+				if _, forbidden := memberSchemas(atoms, name); forbidden != nil {
+					return forbidden
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// typeOrder lists the allowed types, those the keywords hint at first.
+func (g *gen) typeOrder(allowed jtype, atoms []*jsonschema.Schema, depth int) []jtype {
+	var hinted jtype
+	for _, a := range atoms {
+		if a.Properties != nil || a.Required != nil || a.PatternProperties != nil || a.AdditionalProperties != nil ||
+			a.MinProperties != nil || a.MaxProperties != nil || a.PropertyNames != nil || a.DependentRequired != nil ||
+			a.DependentSchemas != nil || a.Dependencies != nil || a.UnevaluatedProperties != nil {
+			hinted |= tObject
+		}
+		if a.Items != nil || a.Items2020 != nil || a.PrefixItems != nil || a.Contains != nil || a.MinItems != nil ||
+			a.MaxItems != nil || a.UniqueItems || a.AdditionalItems != nil || a.UnevaluatedItems != nil {
+			hinted |= tArray
+		}
+		if a.MinLength != nil || a.MaxLength != nil || a.Pattern != nil || a.Format != nil {
+			hinted |= tString
+		}
+		if a.Minimum != nil || a.Maximum != nil || a.ExclusiveMinimum != nil || a.ExclusiveMaximum != nil || a.MultipleOf != nil {
+			hinted |= tInteger | tNumber
+		}
+	}
+	base := []jtype{tString, tInteger, tNumber, tBoolean, tObject, tArray, tNull}
+	if allowed == tAll && hinted == 0 {
+		base = []jtype{tNull, tBoolean, tInteger, tString, tObject, tArray, tNumber}
+	}
+	if g.preferObject && depth == 0 {
+		hinted |= tObject
+		if allowed&tObject != 0 {
+			hinted = tObject
+		}
+	}
+	var first, rest []jtype
+	for _, t := range base {
+		if allowed&t == 0 {
+			continue
+		}
+		if t == tNumber && allowed&tInteger != 0 && hinted&tNumber == 0 {
+			// Integers are numbers: an integer was tried already.
+			rest = append(rest, t)
+			continue
+		}
+		if hinted&t != 0 {
+			first = append(first, t)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	if !g.simple && len(first) == 0 && len(rest) > 1 && depth > 0 {
+		k := g.rng.IntN(len(rest))
+		rest = append(rest[k:k+1:k+1], slices.Delete(slices.Clone(rest), k, k+1)...)
+	}
+	return append(first, rest...)
+}
+
+func (g *gen) ofType(t jtype, atoms, negs []*jsonschema.Schema, v, depth int) (any, error) {
+	switch t {
+	case tNull:
+		if v > 0 {
+			return nil, unsat("type", firstOr(atoms), "null has no other variant")
+		}
+		return nil, nil
+	case tBoolean:
+		if v > 1 {
+			return nil, unsat("type", firstOr(atoms), "a boolean has two values")
+		}
+		return g.pick(2, v) == 1, nil
+	case tInteger, tNumber:
+		return g.number(atoms, t == tInteger, v)
+	case tString:
+		return g.str(atoms, v)
+	case tArray:
+		return g.array(atoms, v, depth)
+	default:
+		return g.object(atoms, negs, v, depth)
+	}
+}
+
+func firstOr(atoms []*jsonschema.Schema) *jsonschema.Schema {
+	if len(atoms) > 0 {
+		return atoms[0]
+	}
+	return nil
+}
