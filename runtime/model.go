@@ -107,6 +107,9 @@ type Model interface {
 type ToolResult struct {
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
+	// Usage is the tokens the tool itself spent on models (an agent
+	// called as a tool); the run's token budget is charged with them.
+	Usage Usage `json:"usage,omitzero"`
 }
 
 // Tool is a capability an agent may use. Call receives arguments that

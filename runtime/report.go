@@ -69,16 +69,18 @@ type CallReport struct {
 // Event is one thing that happened in a run, for progress output and
 // --events files. Fields that do not apply are empty.
 type Event struct {
-	Time    time.Time `json:"time"`
-	Type    string    `json:"type"`
-	Round   int       `json:"round,omitempty"`
-	Model   string    `json:"model,omitempty"`
-	Tool    string    `json:"tool,omitempty"`
-	CallID  string    `json:"call_id,omitempty"`
-	Usage   *Usage    `json:"usage,omitempty"`
-	Outcome string    `json:"outcome,omitempty"`
-	Bound   string    `json:"bound,omitempty"`
-	Message string    `json:"message,omitempty"`
+	Time time.Time `json:"time"`
+	Type string    `json:"type"`
+	// Agent is the path of a nested run: the agent tools that led to it.
+	Agent   string `json:"agent,omitempty"`
+	Round   int    `json:"round,omitempty"`
+	Model   string `json:"model,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	CallID  string `json:"call_id,omitempty"`
+	Usage   *Usage `json:"usage,omitempty"`
+	Outcome string `json:"outcome,omitempty"`
+	Bound   string `json:"bound,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // Event types.

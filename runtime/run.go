@@ -35,6 +35,9 @@ type Options struct {
 	Budgets Overrides
 	// Events receives every event of a run, synchronously; nil drops them.
 	Events func(Event)
+	// Agent names the run in its events, for runs nested in others
+	// (an agent called as a tool); empty for a top-level run.
+	Agent string
 	// OutputSuffix is the output tool's name suffix; empty draws a random
 	// one. Replays pass the recorded suffix.
 	OutputSuffix string
@@ -276,6 +279,7 @@ func (x *run) emit(e Event) {
 		return
 	}
 	e.Time = time.Now()
+	e.Agent = x.opts.Agent
 	x.opts.Events(e)
 }
 
@@ -614,6 +618,7 @@ func (x *run) callTool(round int, c ToolCall) (res ToolResult, cr CallReport) {
 	}
 	x.calls++
 	res, err = t.Call(x.runCtx, c.Arguments)
+	x.rep.Usage = x.rep.Usage.Add(res.Usage)
 	if err != nil {
 		return ToolResult{Content: fmt.Sprintf("tool %s failed: %v", c.Name, err), IsError: true}, cr
 	}

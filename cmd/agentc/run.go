@@ -136,17 +136,17 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 		}
 		opts.Budgets.Tokens = &f.tokenBudget
 	}
-	provider := p.Agent.Model.Provider
-	if f.model != "" {
-		provider = f.model
+	modelFor := func(p *plan.Plan) (agentrt.Model, error) {
+		provider := p.Agent.Model.Provider
+		if f.model != "" {
+			provider = f.model
+		}
+		if provider == "test" {
+			return &testmodel.Model{Seed: f.seed}, nil
+		}
+		return nil, fmt.Errorf("provider %q is not available in this build; run with --model test", provider)
 	}
-	switch provider {
-	case "test":
-		opts.Model = &testmodel.Model{Seed: f.seed}
-	default:
-		return &exitError{code: exitFindings, err: fmt.Errorf("provider %q is not available in this build; run with --model test", provider)}
-	}
-	opts.Tools, err = tool.Build(p, dir)
+	opts.Model, err = modelFor(p)
 	if err != nil {
 		return &exitError{code: exitFindings, err: err}
 	}
@@ -159,6 +159,15 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 		defer eventsFile.Close()
 	}
 	opts.Events = eventPrinter(e.stderr, eventsFile)
+	opts.Tools, err = tool.Build(p, tool.Env{
+		BaseDir:  dir,
+		ModelFor: modelFor,
+		Resolve:  func(path string) (*plan.Plan, string, error) { return resolvePlan(e, path) },
+		Events:   opts.Events,
+	})
+	if err != nil {
+		return &exitError{code: exitFindings, err: err}
+	}
 	r, err := agentrt.New(p, opts)
 	if err != nil {
 		return &exitError{code: exitFindings, err: err}
@@ -197,6 +206,21 @@ func compact(b json.RawMessage) []byte {
 	return out.Bytes()
 }
 
+// resolvePlan loads a called agent's plan like loadPlan, with its findings
+// in the error rather than on standard error.
+func resolvePlan(e env, path string) (*plan.Plan, string, error) {
+	var findings bytes.Buffer
+	e.stderr = &findings
+	p, dir, err := loadPlan(e, path)
+	if err != nil {
+		if msg := strings.TrimSpace(findings.String()); msg != "" {
+			return nil, "", fmt.Errorf("%s", msg)
+		}
+		return nil, "", err
+	}
+	return p, dir, nil
+}
+
 // loadPlan reads a plan file, or compiles a manifest; it returns the plan
 // and the directory its relative paths resolve against.
 func loadPlan(e env, path string) (*plan.Plan, string, error) {
@@ -218,7 +242,7 @@ func loadPlan(e env, path string) (*plan.Plan, string, error) {
 		return nil, "", err
 	}
 	if len(bs) != 1 {
-		return nil, "", usageError("run takes one agent; %s holds %d", path, len(bs))
+		return nil, "", usageError("an agent to run is one agent; %s holds %d", path, len(bs))
 	}
 	dir := "."
 	if files := bs[0].inst.Files; len(files) > 0 && files[0] != "-" {

@@ -95,7 +95,7 @@ func TestRunExamples(t *testing.T) {
 // unprovidedKind returns a tool kind of the plan this build cannot run.
 func unprovidedKind(p *plan.Plan) string {
 	for _, t := range p.Agent.Capabilities.Tools {
-		if t.Kind != "fs" {
+		if t.Kind != "fs" && t.Kind != "agent" {
 			return t.Kind
 		}
 	}

@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -32,6 +34,23 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// waitfor FILE REGEXP waits, up to 20 s, until the file
+			// matches: for synchronising with a command in the background.
+			"waitfor": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: waitfor FILE REGEXP")
+				}
+				re, err := regexp.Compile(args[1])
+				if err != nil {
+					ts.Fatalf("waitfor: %v", err)
+				}
+				for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+					if data, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && re.Match(data) {
+						return
+					}
+				}
+				ts.Fatalf("waitfor: %s did not match %q within 20s", args[0], args[1])
+			},
 			// exits N cmd args... runs a command and checks its exit code,
 			// keeping its output for stdout and stderr.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -5,20 +5,52 @@ import (
 	"fmt"
 	"sort"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/tool/fs"
 )
 
-// kinds maps each tool kind this runtime provides to its constructor.
-var kinds = map[string]func(name string, t plan.Tool, baseDir string) (agentrt.Tool, error){
-	"fs": func(name string, t plan.Tool, baseDir string) (agentrt.Tool, error) { return fs.New(name, t, baseDir) },
+// Env is what building tools needs from the host.
+type Env struct {
+	// BaseDir is what relative paths in tools (an fs root, a called
+	// agent's path) resolve against.
+	BaseDir string
+	// ModelFor returns the model a called agent runs against.
+	ModelFor func(p *plan.Plan) (agentrt.Model, error)
+	// Resolve returns the plan of a called agent, by path, and the
+	// directory its own relative paths resolve against. Plans compiled from
+	// manifests need the compiler, which the runtime does not link: the
+	// host provides it.
+	Resolve func(path string) (*plan.Plan, string, error)
+	// Pool and Events are shared with called agents' runs.
+	Pool   *agentrt.Pool
+	Events func(agentrt.Event)
+
+	path  string          // the agent tools that led here, for events
+	stack []digest.Digest // plan digests of the callers, to refuse cycles
 }
 
-// Build makes every tool of a plan. Relative paths in tools (an fs root)
-// resolve against baseDir. A kind this runtime does not provide is an
-// error naming the tool, so a run fails before it sends anything.
-func Build(p *plan.Plan, baseDir string) (map[string]agentrt.Tool, error) {
+// kinds maps each tool kind this runtime provides to its constructor.
+var kinds = map[string]func(name string, t plan.Tool, p *plan.Plan, env Env) (agentrt.Tool, error){
+	"fs": func(name string, t plan.Tool, _ *plan.Plan, env Env) (agentrt.Tool, error) {
+		return fs.New(name, t, env.BaseDir)
+	},
+}
+
+// constructor returns the constructor of a kind. The agent kind is not in
+// the table because building an agent's tools calls Build, which reads it.
+func constructor(kind string) (func(string, plan.Tool, *plan.Plan, Env) (agentrt.Tool, error), bool) {
+	if kind == "agent" {
+		return newAgent, true
+	}
+	mk, ok := kinds[kind]
+	return mk, ok
+}
+
+// Build makes every tool of a plan. A kind this runtime does not provide
+// is an error naming the tool, so a run fails before it sends anything.
+func Build(p *plan.Plan, env Env) (map[string]agentrt.Tool, error) {
 	names := make([]string, 0, len(p.Agent.Capabilities.Tools))
 	for name := range p.Agent.Capabilities.Tools {
 		names = append(names, name)
@@ -27,11 +59,11 @@ func Build(p *plan.Plan, baseDir string) (map[string]agentrt.Tool, error) {
 	out := map[string]agentrt.Tool{}
 	for _, name := range names {
 		t := p.Agent.Capabilities.Tools[name]
-		mk, ok := kinds[t.Kind]
+		mk, ok := constructor(t.Kind)
 		if !ok {
 			return nil, fmt.Errorf("tool %q: this runtime does not provide tools of kind %q (it provides: %s)", name, t.Kind, provided())
 		}
-		tool, err := mk(name, t, baseDir)
+		tool, err := mk(name, t, p, env)
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", name, err)
 		}
@@ -41,7 +73,7 @@ func Build(p *plan.Plan, baseDir string) (map[string]agentrt.Tool, error) {
 }
 
 func provided() string {
-	var ks []string
+	ks := []string{"agent"}
 	for k := range kinds {
 		ks = append(ks, k)
 	}

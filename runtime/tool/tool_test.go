@@ -13,20 +13,20 @@ func TestBuild(t *testing.T) {
 	p := &plan.Plan{Agent: plan.Agent{Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{
 		"docs": {Kind: "fs", Description: "Docs.", Root: "."},
 	}}}}
-	tools, err := tool.Build(p, dir)
+	tools, err := tool.Build(p, tool.Env{BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tools["docs"] == nil || tools["docs"].Spec().Name != "docs" {
 		t.Fatalf("no fs tool built: %v", tools)
 	}
-	p.Agent.Capabilities.Tools["fetch"] = plan.Tool{Kind: "http", Description: "Fetch."}
-	_, err = tool.Build(p, dir)
-	if err == nil || !strings.Contains(err.Error(), `tool "fetch"`) || !strings.Contains(err.Error(), `kind "http"`) {
+	p.Agent.Capabilities.Tools["fetch"] = plan.Tool{Kind: "nosuch", Description: "Fetch."}
+	_, err = tool.Build(p, tool.Env{BaseDir: dir})
+	if err == nil || !strings.Contains(err.Error(), `tool "fetch"`) || !strings.Contains(err.Error(), `kind "nosuch"`) {
 		t.Errorf("an unprovided kind: got %v", err)
 	}
 	p.Agent.Capabilities.Tools = map[string]plan.Tool{"docs": {Kind: "fs", Description: "Docs.", Root: "missing"}}
-	if _, err := tool.Build(p, dir); err == nil || !strings.Contains(err.Error(), `tool "docs"`) {
+	if _, err := tool.Build(p, tool.Env{BaseDir: dir}); err == nil || !strings.Contains(err.Error(), `tool "docs"`) {
 		t.Errorf("a missing fs root: got %v", err)
 	}
 }

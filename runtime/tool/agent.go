@@ -1,0 +1,96 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// agentTool is another agent called as a tool: its input schema is the
+// tool's arguments, its validated answer the result. The child run shares
+// the caller's deadline (through the context), its pool and its events,
+// and its token usage is charged to the caller's budget.
+type agentTool struct {
+	spec   agentrt.ToolSpec
+	runner *agentrt.Runner
+	input  bool // whether the callee takes input
+}
+
+// openObject is the argument schema of a callee without input: no
+// arguments.
+var openObject = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
+
+func newAgent(name string, t plan.Tool, p *plan.Plan, env Env) (agentrt.Tool, error) {
+	if env.Resolve == nil || env.ModelFor == nil {
+		return nil, errors.New("this host does not run agents as tools")
+	}
+	path := t.Path
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(env.BaseDir, path)
+	}
+	callee, dir, err := env.Resolve(path)
+	if err != nil {
+		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
+	}
+	if callee.Agent.Output == nil {
+		return nil, fmt.Errorf("the called agent %q declares no output, so it has no answer to return", t.Path)
+	}
+	// The contract checked at compile time, and the pin, must still hold.
+	found := callee.Digests.Contract
+	if t.Pin != "" && string(found) != t.Pin {
+		return nil, fmt.Errorf("the called agent's contract moved: pinned %s, found %s", t.Pin, found)
+	}
+	if c, ok := p.Callees[name]; ok && c.Contract != found {
+		return nil, fmt.Errorf("the called agent's contract changed since the plan was compiled: compiled against %s, found %s; recompile", c.Contract, found)
+	}
+	if slices.Contains(env.stack, callee.Digests.Plan) || callee.Digests.Plan == p.Digests.Plan {
+		return nil, fmt.Errorf("agents call each other in a cycle through %q", t.Path)
+	}
+	child := env
+	child.BaseDir = dir
+	child.stack = append(slices.Clip(env.stack), p.Digests.Plan)
+	child.path = strings.TrimPrefix(env.path+"/"+name, "/")
+	tools, err := Build(callee, child)
+	if err != nil {
+		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
+	}
+	model, err := env.ModelFor(callee)
+	if err != nil {
+		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
+	}
+	r, err := agentrt.New(callee, agentrt.Options{Model: model, Tools: tools, Pool: env.Pool, Events: env.Events, Agent: child.path})
+	if err != nil {
+		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
+	}
+	at := &agentTool{runner: r, input: callee.Agent.Input != nil}
+	at.spec = agentrt.ToolSpec{Name: name, Description: t.Description, Schema: openObject}
+	if at.input {
+		at.spec.Schema = callee.Agent.Input.Schema
+	}
+	return at, nil
+}
+
+func (a *agentTool) Spec() agentrt.ToolSpec { return a.spec }
+
+func (a *agentTool) Call(ctx context.Context, args json.RawMessage) (agentrt.ToolResult, error) {
+	var in json.RawMessage
+	if a.input {
+		in = args
+	}
+	rep, err := a.runner.Run(ctx, in)
+	if err != nil {
+		return agentrt.ToolResult{}, err
+	}
+	if rep.Outcome != agentrt.OutcomeOK {
+		return agentrt.ToolResult{Usage: rep.Usage, IsError: true,
+			Content: fmt.Sprintf("the called agent %s failed (bound %s): %s", rep.Agent, rep.Bound, rep.Error)}, nil
+	}
+	return agentrt.ToolResult{Usage: rep.Usage, Content: string(rep.Answer)}, nil
+}
