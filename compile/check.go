@@ -296,6 +296,11 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 		urlV := lookup(t, "url")
 		checkTmpl("url", urlV)
 		checkTmpl("body", lookup(t, "body"))
+		if it, err := lookup(t, "headers").Fields(); err == nil {
+			for it.Next() {
+				checkTmpl("headers."+it.Selector().String(), it.Value())
+			}
+		}
 		if u, ok := str(urlV); ok {
 			static, _, _ := strings.Cut(u, "{{")
 			var allow []string

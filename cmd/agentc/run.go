@@ -283,6 +283,9 @@ func eventPrinter(w io.Writer, f *os.File) func(agentrt.Event) {
 		}
 		var b strings.Builder
 		b.WriteString("agentc: ")
+		if ev.Agent != "" {
+			b.WriteString(ev.Agent + ": ")
+		}
 		if ev.Round > 0 {
 			fmt.Fprintf(&b, "round %d: ", ev.Round)
 		}
@@ -296,8 +299,22 @@ func eventPrinter(w io.Writer, f *os.File) func(agentrt.Event) {
 			fmt.Fprintf(&b, " (%d tokens)", ev.Usage.Total())
 		}
 		if ev.Message != "" {
-			b.WriteString(": " + ev.Message)
+			b.WriteString(": " + oneLine(ev.Message, 200))
 		}
 		fmt.Fprintln(w, b.String())
 	}
+}
+
+// oneLine shortens a message for a progress line: its first line, cut at
+// max runes.
+func oneLine(s string, max int) string {
+	first, rest, multi := strings.Cut(s, "\n")
+	r := []rune(first)
+	if len(r) > max {
+		return string(r[:max]) + "…"
+	}
+	if multi && strings.TrimSpace(rest) != "" {
+		return first + " …"
+	}
+	return first
 }

@@ -30,8 +30,8 @@ func sealed(t *testing.T, a plan.Agent, callees map[string]plan.Callee) *plan.Pl
 func labeller(t *testing.T) *plan.Plan {
 	return sealed(t, plan.Agent{
 		Name: "labeller", Model: plan.Model{Provider: "test", Name: "test"}, Instructions: "Label.",
-		Input:  &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`)},
-		Output: &plan.Output{Name: "answer", Description: "The label.", Schema: json.RawMessage(`{"enum":["bug","feature"]}`), Retries: 2},
+		Input:    &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`)},
+		Output:   &plan.Output{Name: "answer", Description: "The label.", Schema: json.RawMessage(`{"enum":["bug","feature"]}`), Retries: 2},
 		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
 	}, nil)
 }

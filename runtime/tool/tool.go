@@ -8,7 +8,9 @@ import (
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/tool/exec"
 	"agentc.dev/agentc/runtime/tool/fs"
+	"agentc.dev/agentc/runtime/tool/http"
 )
 
 // Env is what building tools needs from the host.
@@ -35,6 +37,12 @@ type Env struct {
 var kinds = map[string]func(name string, t plan.Tool, p *plan.Plan, env Env) (agentrt.Tool, error){
 	"fs": func(name string, t plan.Tool, _ *plan.Plan, env Env) (agentrt.Tool, error) {
 		return fs.New(name, t, env.BaseDir)
+	},
+	"exec": func(name string, t plan.Tool, _ *plan.Plan, env Env) (agentrt.Tool, error) {
+		return exec.New(name, t, env.BaseDir)
+	},
+	"http": func(name string, t plan.Tool, _ *plan.Plan, _ Env) (agentrt.Tool, error) {
+		return http.New(name, t)
 	},
 }
 

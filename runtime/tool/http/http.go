@@ -1,0 +1,476 @@
+// Package http is the http tool kind: it lets a model make one HTTP request
+// whose method, URL, headers and body the manifest declares as templates
+// over the tool's arguments, to URLs under the prefixes the manifest allows
+// and nowhere else.
+//
+// The URL is rendered, then checked before any connection is made: it
+// must be well formed as written (RFC 3986; a space, quote, backslash or
+// non-ASCII character is refused rather than encoded, so a template should
+// encode what it inserts, e.g. with urlquery), and it must be under an
+// allowed prefix. Matching is on parsed components, never on the string:
+// the same scheme, the same host (ASCII only, case-insensitive, exact: no
+// subdomains, no trailing dot, an IP literal only where the prefix names
+// that address), the same port (default ports normalised) and a path
+// under the prefix's path at a segment boundary. User information
+// ("user@") is refused outright, and so are "." and ".." path segments,
+// also percent-encoded (once or more), written with backslashes or
+// followed by ";". Percent-encoding is normalised before paths are
+// compared, and an encoded "/" never counts as a separator. Redirects are
+// followed up to five times, and every target is checked the same way
+// before it is requested; redirects keep Go's rules for methods and
+// headers (a 303, and a 301 or 302 after anything but GET, becomes a GET;
+// Authorization and Cookie headers are dropped when the host changes,
+// other declared headers go on to every allowed target).
+//
+// The method is the declared one; the model cannot choose it. Header
+// names are fixed by the manifest and their values are templates; a
+// header whose value renders empty is not sent, and one that renders a
+// control character (a line break) fails the call. The tool sends a
+// User-Agent of "agentc" and, with a body, a Content-Type of
+// application/json when the body is valid JSON (text/plain otherwise),
+// unless the manifest declares them. Arguments must be a JSON object;
+// numbers render as written, and a missing argument is an error rather
+// than "<no value>". It reads no environment variables,
+// uses no proxy and keeps no cookies.
+//
+// The timeout covers the whole call, redirects and reading the body
+// included. The response body is read up to max_bytes and cut there with
+// a note "[response cut at N bytes]". The result is the status line, a
+// blank line and the body; a body that is not UTF-8 text (or holds NUL
+// bytes) is described by its content type and size instead. A status
+// outside 2xx is a result marked as an error, carrying the same text.
+// Refusals, timeouts and transport failures are errors. Request headers
+// never appear in a result or an error.
+package http
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	nethttp "net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+	"unicode/utf8"
+
+	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime"
+)
+
+// Defaults, the same as the manifest schema's.
+const (
+	DefaultTimeout  = 30 * time.Second
+	DefaultMaxBytes = 1 << 20
+)
+
+// maxRedirects is how many redirects one call follows.
+const maxRedirects = 5
+
+// methods are the methods a tool may declare.
+var methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+
+// reservedHeaders are set by the HTTP client from the request itself; a
+// manifest may not declare them.
+var reservedHeaders = []string{"Connection", "Content-Length", "Host", "Transfer-Encoding", "Te", "Trailer", "Upgrade"}
+
+// Option configures a Tool.
+type Option func(*options)
+
+type options struct {
+	transport nethttp.RoundTripper
+}
+
+// WithTransport makes the tool send its requests through rt instead of a
+// transport of its own. Tests use it; every request still passes the
+// allow list first, redirects included.
+func WithTransport(rt nethttp.RoundTripper) Option {
+	return func(o *options) { o.transport = rt }
+}
+
+// Tool is an http tool: a runtime.Tool that makes one request per call.
+// It is safe for concurrent use.
+type Tool struct {
+	spec     runtime.ToolSpec
+	method   string
+	url      *template.Template
+	body     *template.Template // nil without a body
+	headers  []header           // sorted by name
+	allow    allowlist
+	timeout  time.Duration
+	maxBytes int
+	client   *nethttp.Client
+}
+
+type header struct {
+	name  string // canonical form
+	value *template.Template
+}
+
+var _ runtime.Tool = (*Tool)(nil)
+
+// New returns the http tool called name that t declares. Empty t.Method
+// means GET, empty t.Timeout 30s and t.MaxBytes 0 DefaultMaxBytes. New
+// fails on a template that does not parse, an allow entry that is not an
+// http or https URL prefix, or a header the tool sets itself.
+func New(name string, t plan.Tool, opts ...Option) (*Tool, error) {
+	fail := func(format string, args ...any) (*Tool, error) {
+		return nil, fmt.Errorf("http tool %q: "+format, append([]any{name}, args...)...)
+	}
+	if t.Kind != "" && t.Kind != "http" {
+		return fail("kind is %q, not http", t.Kind)
+	}
+	if t.Input == nil || len(t.Input.Schema) == 0 {
+		return fail("no input schema")
+	}
+	if t.URL == "" {
+		return fail("no url")
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	tool := &Tool{
+		spec:     runtime.ToolSpec{Name: name, Description: t.Description, Schema: bytes.Clone(t.Input.Schema)},
+		method:   cmp.Or(t.Method, "GET"),
+		timeout:  DefaultTimeout,
+		maxBytes: cmp.Or(t.MaxBytes, DefaultMaxBytes),
+	}
+	if !slices.Contains(methods, tool.method) {
+		return fail("method %q is not one of %s", t.Method, strings.Join(methods, ", "))
+	}
+	if t.MaxBytes < 0 {
+		return fail("max_bytes is %d; it must be positive", t.MaxBytes)
+	}
+	if t.Timeout != "" {
+		d, err := time.ParseDuration(t.Timeout)
+		if err != nil || d <= 0 {
+			return fail("timeout %q is not a positive duration (write e.g. \"30s\")", t.Timeout)
+		}
+		tool.timeout = d
+	}
+	var err error
+	if tool.allow, err = parseAllow(t.Allow); err != nil {
+		return fail("%v", err)
+	}
+	if tool.url, err = parseTemplate("url", t.URL); err != nil {
+		return fail("%v", err)
+	}
+	if t.Body != "" {
+		if tool.body, err = parseTemplate("body", t.Body); err != nil {
+			return fail("%v", err)
+		}
+	}
+	for k, v := range t.Headers {
+		if !validHeaderName(k) {
+			return fail("header name %q is not a valid HTTP header name", k)
+		}
+		k = nethttp.CanonicalHeaderKey(k)
+		if slices.Contains(reservedHeaders, k) {
+			return fail("header %q is set by the HTTP client and may not be declared", k)
+		}
+		tmpl, err := parseTemplate("header "+k, v)
+		if err != nil {
+			return fail("%v", err)
+		}
+		tool.headers = append(tool.headers, header{k, tmpl})
+	}
+	slices.SortFunc(tool.headers, func(a, b header) int { return cmp.Compare(a.name, b.name) })
+	for i := 1; i < len(tool.headers); i++ {
+		if tool.headers[i].name == tool.headers[i-1].name {
+			return fail("header %q is declared twice (header names are case-insensitive)", tool.headers[i].name)
+		}
+	}
+
+	rt := o.transport
+	if rt == nil {
+		rt = newTransport(tool.timeout)
+	}
+	tool.client = &nethttp.Client{
+		Transport:     rt,
+		CheckRedirect: tool.checkRedirect,
+		Timeout:       tool.timeout,
+	}
+	return tool, nil
+}
+
+// parseTemplate parses a manifest template. A missing argument is an
+// error, not "<no value>" in a URL.
+func parseTemplate(name, text string) (*template.Template, error) {
+	tmpl, err := plan.ParseTemplate(name, text)
+	if err != nil {
+		return nil, err
+	}
+	return tmpl.Option("missingkey=error"), nil
+}
+
+// newTransport is the default transport: direct connections only (no
+// proxy from the environment), with the call's timeout on dialing too.
+func newTransport(timeout time.Duration) *nethttp.Transport {
+	return &nethttp.Transport{
+		Proxy:                  nil,
+		DialContext:            (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           16,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    min(timeout, 10*time.Second),
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: 1 << 20,
+	}
+}
+
+// Spec describes the tool to a model: the declared description and input
+// schema.
+func (t *Tool) Spec() runtime.ToolSpec {
+	s := t.spec
+	s.Schema = bytes.Clone(s.Schema)
+	return s
+}
+
+// redirectError is what checkRedirect refuses a redirect with.
+type redirectError struct {
+	from   string // the status of the response that redirected
+	target string // the URL it redirected to, without a password
+	why    string
+}
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("the server answered %s with a redirect to %s, which is refused: %s", e.from, e.target, e.why)
+}
+
+// checkRedirect gates every redirect through the allow list before the
+// client requests it.
+func (t *Tool) checkRedirect(req *nethttp.Request, via []*nethttp.Request) error {
+	from := "a redirect"
+	if req.Response != nil {
+		from = req.Response.Status
+	}
+	if len(via) > maxRedirects {
+		return &redirectError{from, req.URL.Redacted(), fmt.Sprintf("this tool follows at most %d redirects", maxRedirects)}
+	}
+	if err := t.allow.check(req.URL); err != nil {
+		return &redirectError{from, req.URL.Redacted(), err.Error()}
+	}
+	return nil
+}
+
+// Call renders the request from the arguments, checks its URL against the
+// allow list and sends it. Its errors are meant for the model.
+func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResult, error) {
+	if err := ctx.Err(); err != nil {
+		return runtime.ToolResult{}, err
+	}
+	data, err := parseArgs(args)
+	if err != nil {
+		return runtime.ToolResult{}, err
+	}
+	// Render everything first: a template error sends nothing.
+	rawURL, err := render(t.url, data)
+	if err != nil {
+		return runtime.ToolResult{}, err
+	}
+	var body io.Reader
+	var bodyText string
+	if t.body != nil {
+		if bodyText, err = render(t.body, data); err != nil {
+			return runtime.ToolResult{}, err
+		}
+		body = strings.NewReader(bodyText)
+	}
+	values := make([]string, len(t.headers))
+	for i, h := range t.headers {
+		if values[i], err = render(h.value, data); err != nil {
+			return runtime.ToolResult{}, err
+		}
+		if strings.ContainsFunc(values[i], func(r rune) bool { return r != '\t' && (r < 0x20 || r == 0x7f) }) {
+			return runtime.ToolResult{}, fmt.Errorf("header %s: its value has a control character (such as a line break) after rendering", h.name)
+		}
+	}
+
+	refused := func(format string, args ...any) (runtime.ToolResult, error) {
+		return runtime.ToolResult{}, fmt.Errorf("%s %s refused: "+format, append([]any{t.method, rawURL}, args...)...)
+	}
+	u, err := t.allow.target(rawURL)
+	if err != nil {
+		if u != nil && u.User != nil {
+			rawURL = u.Redacted()
+		}
+		return refused("%v", err)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	req, err := nethttp.NewRequestWithContext(callCtx, t.method, rawURL, body)
+	if err != nil {
+		return refused("%v", err)
+	}
+	req.URL = u // what was checked is what is sent
+
+	req.Header.Set("User-Agent", "agentc")
+	if t.body != nil {
+		ct := "text/plain; charset=utf-8"
+		if json.Valid([]byte(bodyText)) {
+			ct = "application/json"
+		}
+		req.Header.Set("Content-Type", ct)
+	}
+	for i, h := range t.headers {
+		if values[i] != "" {
+			req.Header.Set(h.name, values[i])
+		}
+	}
+
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return runtime.ToolResult{}, t.failed(ctx, rawURL, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxBytes)+1))
+	if err != nil {
+		if ctx.Err() == nil && callCtx.Err() != nil {
+			return runtime.ToolResult{}, fmt.Errorf("%s %s: the response was not complete within %s (the tool's timeout)", t.method, rawURL, t.timeout)
+		}
+		return runtime.ToolResult{}, t.failed(ctx, rawURL, fmt.Errorf("reading the response: %w", err))
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "%s %s\n", resp.Proto, resp.Status)
+	if resp.Request != nil && resp.Request.URL.String() != req.URL.String() {
+		fmt.Fprintf(&out, "[redirected to %s]\n", resp.Request.URL.Redacted())
+	}
+	out.WriteString("\n")
+	out.WriteString(t.describeBody(b, resp))
+	return runtime.ToolResult{
+		Content: out.String(),
+		IsError: resp.StatusCode < 200 || resp.StatusCode > 299,
+	}, nil
+}
+
+// failed turns an error from sending a request into one for the model. A
+// cancelled or expired ctx is returned as such, so the run sees its own
+// deadline.
+func (t *Tool) failed(ctx context.Context, rawURL string, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("%s %s: %w", t.method, rawURL, ctxErr)
+	}
+	var re *redirectError
+	if errors.As(err, &re) {
+		return fmt.Errorf("%s %s: %w", t.method, rawURL, re)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if ue.Timeout() || errors.Is(ue.Err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s %s: no complete response within %s (the tool's timeout)", t.method, rawURL, t.timeout)
+		}
+		err = ue.Err // url.Error repeats the method and URL
+	}
+	return fmt.Errorf("%s %s failed: %v", t.method, rawURL, err)
+}
+
+// describeBody renders a body read up to maxBytes+1 bytes: as text, cut
+// at maxBytes with a note, or, when it is not UTF-8 text, as a line
+// naming its content type and size.
+func (t *Tool) describeBody(b []byte, resp *nethttp.Response) string {
+	cut := len(b) > t.maxBytes
+	if cut {
+		b = b[:t.maxBytes]
+		// Do not split the last character.
+		i := len(b) - 1
+		for i > 0 && i > len(b)-utf8.UTFMax && !utf8.RuneStart(b[i]) {
+			i--
+		}
+		if i >= 0 && !utf8.FullRune(b[i:]) {
+			b = b[:i]
+		}
+	}
+	if len(b) == 0 && !cut {
+		return "(empty body)\n"
+	}
+	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
+		ct := resp.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "no content type"
+		}
+		size := fmt.Sprintf("%d bytes", len(b))
+		switch {
+		case cut && resp.ContentLength > 0:
+			size = fmt.Sprintf("%d bytes", resp.ContentLength)
+		case cut:
+			size = fmt.Sprintf("more than %d bytes", t.maxBytes)
+		}
+		return fmt.Sprintf("[binary response (%s, %s); not shown: this tool returns only UTF-8 text]\n", ct, size)
+	}
+	s := string(b)
+	if cut {
+		if !strings.HasSuffix(s, "\n") {
+			s += "\n"
+		}
+		s += fmt.Sprintf("[response cut at %d bytes]\n", t.maxBytes)
+	}
+	return s
+}
+
+// parseArgs decodes the arguments: one JSON object, numbers kept as
+// written.
+func parseArgs(raw json.RawMessage) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("arguments are empty; want a JSON object")
+		}
+		return nil, fmt.Errorf("arguments are not valid JSON (%v); want a JSON object", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("arguments have data after the JSON object")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("arguments must be a JSON object, not %s", jsonKind(v))
+	}
+	return m, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// render executes a template over the arguments.
+func render(tmpl *template.Template, data map[string]any) (string, error) {
+	var b strings.Builder
+	if err := tmpl.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("rendering the %s: %v", tmpl.Name(), err)
+	}
+	return b.String(), nil
+}
+
+// validHeaderName reports whether s is an HTTP token (RFC 9110).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isUnreserved(c) && strings.IndexByte("!#$%&'*+^`|", c) < 0 {
+			return false
+		}
+	}
+	return true
+}
