@@ -83,6 +83,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
 
 // DefaultMaxBytes caps each of stdout and stderr when the plan sets no
@@ -258,43 +259,13 @@ func (t *Tool) render(raw json.RawMessage) ([]string, error) {
 	return argv, nil
 }
 
-// decodeArgs decodes the call's arguments: one JSON object, numbers kept as
-// written. Empty arguments are an empty object, for tools whose argv uses
-// none.
+// decodeArgs decodes the call's arguments. Empty arguments are an empty
+// object, for tools whose argv uses none.
 func decodeArgs(raw json.RawMessage) (map[string]any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return map[string]any{}, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("arguments are not valid JSON: %v", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("arguments have data after the JSON object")
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("arguments must be a JSON object, not %s", jsonKind(v))
-	}
-	return m, nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return fmt.Sprintf("%T", v)
+	return toolio.Arguments(raw)
 }
 
 // execReason shortens a template execution error to where and why:
@@ -592,29 +563,4 @@ func (c *capped) text(name string) string {
 
 // reason says why an operation failed without the path: errors from the
 // os package carry host paths.
-func reason(err error) string {
-	for {
-		var pe *os.PathError
-		var le *os.LinkError
-		var se *os.SyscallError
-		switch {
-		case errors.As(err, &pe):
-			err = pe.Err
-			continue
-		case errors.As(err, &le):
-			err = le.Err
-			continue
-		case errors.As(err, &se):
-			err = se.Err
-			continue
-		}
-		break
-	}
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "no such file or directory"
-	case errors.Is(err, os.ErrPermission):
-		return "permission denied"
-	}
-	return err.Error()
-}
+func reason(err error) string { return toolio.Reason(err) }

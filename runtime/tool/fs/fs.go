@@ -36,6 +36,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
 
 // DefaultMaxBytes is the cap on one read when the plan sets none; the
@@ -322,32 +323,10 @@ func cleanPath(p string) (string, error) {
 // reason says why a file operation failed without the path: errors from
 // files opened through an os.Root carry the absolute host path.
 func reason(err error) string {
-	for {
-		var pe *os.PathError
-		var le *os.LinkError
-		var se *os.SyscallError
-		switch {
-		case errors.As(err, &pe):
-			err = pe.Err
-			continue
-		case errors.As(err, &le):
-			err = le.Err
-			continue
-		case errors.As(err, &se):
-			err = se.Err
-			continue
-		}
-		break
-	}
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "no such file or directory"
-	case errors.Is(err, os.ErrPermission):
-		return "permission denied"
-	case err.Error() == "path escapes from parent": // os.Root's unexported errPathEscapes
+	if toolio.Cause(err).Error() == "path escapes from parent" { // os.Root's unexported errPathEscapes
 		return `the path leaves the tool's root (through ".." or a symbolic link)`
 	}
-	return err.Error()
+	return toolio.Reason(err)
 }
 
 // open opens name under r without blocking on a FIFO or device.

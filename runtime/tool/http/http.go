@@ -62,6 +62,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
 
 // Defaults, the same as the manifest schema's.
@@ -414,43 +415,8 @@ func (t *Tool) describeBody(b []byte, resp *nethttp.Response) string {
 	return s
 }
 
-// parseArgs decodes the arguments: one JSON object, numbers kept as
-// written.
-func parseArgs(raw json.RawMessage) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, errors.New("arguments are empty; want a JSON object")
-		}
-		return nil, fmt.Errorf("arguments are not valid JSON (%v); want a JSON object", err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("arguments have data after the JSON object")
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, fmt.Errorf("arguments must be a JSON object, not %s", jsonKind(v))
-	}
-	return m, nil
-}
-
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case []any:
-		return "an array"
-	case string:
-		return "a string"
-	case json.Number:
-		return "a number"
-	case bool:
-		return "a boolean"
-	}
-	return fmt.Sprintf("%T", v)
-}
+// parseArgs decodes the arguments.
+func parseArgs(raw json.RawMessage) (map[string]any, error) { return toolio.Arguments(raw) }
 
 // render executes a template over the arguments.
 func render(tmpl *template.Template, data map[string]any) (string, error) {
