@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
+	nethttp "net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +39,25 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// serve FILE... starts an HTTP server on loopback that answers
+			// every request with a JSON echo of its method, path and body,
+			// and writes its URL over "http://SERVER" in the files.
+			"serve": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) == 0 {
+					ts.Fatalf("usage: serve FILE...")
+				}
+				srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+					body, _ := io.ReadAll(r.Body)
+					w.Header().Set("Content-Type", "application/json")
+					_ = json.NewEncoder(w).Encode(map[string]string{"method": r.Method, "path": r.URL.Path, "body": string(body)})
+				}))
+				ts.Defer(srv.Close)
+				for _, f := range args {
+					data, err := os.ReadFile(ts.MkAbs(f))
+					ts.Check(err)
+					ts.Check(os.WriteFile(ts.MkAbs(f), bytes.ReplaceAll(data, []byte("http://SERVER"), []byte(srv.URL)), 0o644))
+				}
+			},
 			// waitfor FILE REGEXP waits, up to 20 s, until the file
 			// matches: for synchronising with a command in the background.
 			"waitfor": func(ts *testscript.TestScript, neg bool, args []string) {
