@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	nethttp "net/http"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -46,6 +47,9 @@ type env struct {
 	// ctx, when set, is the commands' context (tests cancel it); interrupts
 	// cancel it too.
 	ctx context.Context
+	// httpTransport, when set, carries http tools' requests (tests answer
+	// them without a network).
+	httpTransport nethttp.RoundTripper
 }
 
 // Main runs agentc with the process's arguments and streams and returns

@@ -164,6 +164,8 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 		ModelFor: modelFor,
 		Resolve:  func(path string) (*plan.Plan, string, error) { return resolvePlan(e, path) },
 		Events:   opts.Events,
+		// Tests answer http tools' requests without a network.
+		HTTPTransport: e.httpTransport,
 	})
 	if err != nil {
 		return &exitError{code: exitFindings, err: err}

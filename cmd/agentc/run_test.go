@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	nethttp "net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"agentc.dev/agentc/plan"
@@ -40,14 +43,12 @@ func TestRunExamples(t *testing.T) {
 				}
 				input = string(in)
 			}
+			// http tools' requests, once their allowlist checks pass, are
+			// answered here: tests send no traffic off this machine.
+			answered := &localTransport{}
 			var stdout, stderr bytes.Buffer
 			code := run([]string{"run", name, "--model", "test", "--report", "--input", input},
-				env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, dir: dir})
-			if net := networkTool(p); net != "" {
-				// Running it would send the test model's request to a real
-				// host; tests send traffic to loopback only.
-				t.Skipf("not run: its tool %q reaches a host on the network", net)
-			}
+				env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, dir: dir, httpTransport: answered})
 			if missing := unprovidedKind(p); missing != "" {
 				if code != exitFindings || !strings.Contains(stderr.String(), "does not provide tools of kind \""+missing+"\"") {
 					t.Errorf("exit %d; want 1 naming the %s tool kind\n%s", code, missing, stderr.String())
@@ -90,6 +91,16 @@ func TestRunExamples(t *testing.T) {
 			if !called[rep.OutputTool] {
 				t.Errorf("the report shows no call of the output tool %q", rep.OutputTool)
 			}
+			for _, rd := range rep.Rounds {
+				for _, c := range rd.ToolCalls {
+					if decl := p.Agent.Capabilities.Tools[c.Name]; decl.Kind == "http" && c.IsError {
+						t.Errorf("http tool %s failed: %s", c.Name, c.Error)
+					}
+				}
+			}
+			if n := networkTools(p); n > 0 && answered.count() == 0 {
+				t.Errorf("the example has %d http tools, but no request reached the transport", n)
+			}
 		})
 	}
 	if ran == 0 {
@@ -107,14 +118,36 @@ func unprovidedKind(p *plan.Plan) string {
 	return ""
 }
 
-// networkTool names a tool of the plan that reaches the network.
-func networkTool(p *plan.Plan) string {
-	for name, t := range p.Agent.Capabilities.Tools {
+// networkTools counts the http tools of a plan.
+func networkTools(p *plan.Plan) int {
+	n := 0
+	for _, t := range p.Agent.Capabilities.Tools {
 		if t.Kind == "http" {
-			return name
+			n++
 		}
 	}
-	return ""
+	return n
+}
+
+// localTransport answers every request with an empty JSON object, on the
+// spot, and counts them.
+type localTransport struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (l *localTransport) RoundTrip(req *nethttp.Request) (*nethttp.Response, error) {
+	l.mu.Lock()
+	l.n++
+	l.mu.Unlock()
+	return &nethttp.Response{StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: nethttp.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader("{}")), Request: req}, nil
+}
+
+func (l *localTransport) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n
 }
 
 // TestRunInterrupted: a cancelled run exits 130 and sends nothing more.

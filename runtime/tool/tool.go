@@ -3,6 +3,7 @@ package tool
 
 import (
 	"fmt"
+	nethttp "net/http"
 	"sort"
 
 	"agentc.dev/agentc/digest"
@@ -28,6 +29,10 @@ type Env struct {
 	// Pool and Events are shared with called agents' runs.
 	Pool   *agentrt.Pool
 	Events func(agentrt.Event)
+	// HTTPTransport, when set, carries the requests of http tools, after
+	// their allowlist checks: a host routes them through a proxy, or a
+	// test answers them on the spot.
+	HTTPTransport nethttp.RoundTripper
 
 	path  string          // the agent tools that led here, for events
 	stack []digest.Digest // plan digests of the callers, to refuse cycles
@@ -41,7 +46,10 @@ var kinds = map[string]func(name string, t plan.Tool, p *plan.Plan, env Env) (ag
 	"exec": func(name string, t plan.Tool, _ *plan.Plan, env Env) (agentrt.Tool, error) {
 		return exec.New(name, t, env.BaseDir)
 	},
-	"http": func(name string, t plan.Tool, _ *plan.Plan, _ Env) (agentrt.Tool, error) {
+	"http": func(name string, t plan.Tool, _ *plan.Plan, env Env) (agentrt.Tool, error) {
+		if env.HTTPTransport != nil {
+			return http.New(name, t, http.WithTransport(env.HTTPTransport))
+		}
 		return http.New(name, t)
 	},
 }
