@@ -25,7 +25,8 @@ type Options struct {
 	// Model answers every turn. Required.
 	Model Model
 	// Tools holds the agent's tools by name; it must hold every tool the
-	// plan declares. The host builds them (package runtime/tool).
+	// plan declares. The host builds them (package runtime/tool). A runner
+	// running concurrently calls them concurrently.
 	Tools map[string]Tool
 	// Strategy decides at round boundaries; nil means Builtin(plan agent).
 	Strategy RoundStrategy
@@ -33,7 +34,9 @@ type Options struct {
 	Pool *Pool
 	// Budgets override the plan's budgets where set.
 	Budgets Overrides
-	// Events receives every event of a run, synchronously; nil drops them.
+	// Events receives every event of a run, synchronously, from the
+	// run's goroutine (concurrent runs call it concurrently); nil drops
+	// them.
 	Events func(Event)
 	// Agent names the run in its events, for runs nested in others
 	// (an agent called as a tool); empty for a top-level run.
