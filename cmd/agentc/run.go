@@ -159,7 +159,10 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 		defer eventsFile.Close()
 	}
 	opts.Events = eventPrinter(e.stderr, eventsFile)
-	opts.Tools, err = tool.Build(p, tool.Env{
+	// An interrupt stops starting tools' servers too.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	tools, closeTools, err := tool.Build(ctx, p, tool.Env{
 		BaseDir:  dir,
 		ModelFor: modelFor,
 		Resolve:  func(path string) (*plan.Plan, string, error) { return resolvePlan(e, path) },
@@ -170,12 +173,16 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 	if err != nil {
 		return &exitError{code: exitFindings, err: err}
 	}
+	defer func() {
+		if err := closeTools(); err != nil {
+			fmt.Fprintf(e.stderr, "agentc: closing tools: %v\n", err)
+		}
+	}()
+	opts.Tools = tools
 	r, err := agentrt.New(p, opts)
 	if err != nil {
 		return &exitError{code: exitFindings, err: err}
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-	defer stop()
 	rep, err := r.Run(ctx, input)
 	if err != nil {
 		return &exitError{code: exitFindings, err: err}

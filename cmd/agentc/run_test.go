@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	nethttp "net/http"
 	"path/filepath"
@@ -49,12 +50,14 @@ func TestRunExamples(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run([]string{"run", name, "--model", "test", "--report", "--input", input},
 				env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, dir: dir, httpTransport: answered})
-			if missing := unprovidedKind(p); missing != "" {
-				if code != exitFindings || !strings.Contains(stderr.String(), "does not provide tools of kind \""+missing+"\"") {
-					t.Errorf("exit %d; want 1 naming the %s tool kind\n%s", code, missing, stderr.String())
+			if server := mcpServer(p); server != "" {
+				// Its server is a program that is not installed here: the
+				// run must fail before it sends anything, naming it.
+				if code != exitFindings || !strings.Contains(stderr.String(), fmt.Sprintf("mcp server %q", server)) {
+					t.Errorf("exit %d; want 1 naming the mcp server %s\n%s", code, server, stderr.String())
 				}
 				if strings.Contains(stderr.String(), "model_call") {
-					t.Error("a run with a missing tool kind sent a request")
+					t.Error("a run whose mcp server cannot start sent a request")
 				}
 				return
 			}
@@ -108,11 +111,11 @@ func TestRunExamples(t *testing.T) {
 	}
 }
 
-// unprovidedKind returns a tool kind of the plan this build cannot run.
-func unprovidedKind(p *plan.Plan) string {
-	for _, t := range p.Agent.Capabilities.Tools {
+// mcpServer names an mcp tool of the plan.
+func mcpServer(p *plan.Plan) string {
+	for name, t := range p.Agent.Capabilities.Tools {
 		if t.Kind == "mcp" {
-			return t.Kind
+			return name
 		}
 	}
 	return ""

@@ -27,7 +27,7 @@ type agentTool struct {
 // arguments.
 var openObject = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 
-func newAgent(name string, t plan.Tool, p *plan.Plan, env Env) (agentrt.Tool, error) {
+func newAgent(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env Env) (agentrt.Tool, error) {
 	if env.Resolve == nil || env.ModelFor == nil {
 		return nil, errors.New("this host does not run agents as tools")
 	}
@@ -57,7 +57,7 @@ func newAgent(name string, t plan.Tool, p *plan.Plan, env Env) (agentrt.Tool, er
 	child.BaseDir = dir
 	child.stack = append(slices.Clip(env.stack), p.Digests.Plan)
 	child.path = strings.TrimPrefix(env.path+"/"+name, "/")
-	tools, err := Build(callee, child)
+	tools, err := build(ctx, callee, child)
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
 	}

@@ -76,10 +76,11 @@ func TestAgentTool(t *testing.T) {
 			nested = append(nested, ev)
 		}
 	})
-	tools, err := tool.Build(parent, e)
+	tools, closeTools, err := tool.Build(context.Background(), parent, e)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer closeTools()
 	if s := string(tools["label"].Spec().Schema); !strings.Contains(s, `"title"`) {
 		t.Errorf("the tool's arguments are the callee's input schema; got %s", s)
 	}
@@ -136,7 +137,7 @@ func TestAgentToolRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tool.Build(tt.parent, env(tt.plans, nil))
+			_, _, err := tool.Build(context.Background(), tt.parent, env(tt.plans, nil))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
@@ -144,7 +145,7 @@ func TestAgentToolRefuses(t *testing.T) {
 	}
 	// A cycle: an agent whose tool calls itself.
 	self := caller(t, "self.cue", "", nil)
-	if _, err := tool.Build(self, env(map[string]*plan.Plan{"/agents/self.cue": self}, nil)); err == nil {
+	if _, _, err := tool.Build(context.Background(), self, env(map[string]*plan.Plan{"/agents/self.cue": self}, nil)); err == nil {
 		t.Error("an agent calling itself was built")
 	}
 }

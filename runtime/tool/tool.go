@@ -2,6 +2,8 @@
 package tool
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	nethttp "net/http"
 	"sort"
@@ -12,6 +14,7 @@ import (
 	"agentc.dev/agentc/runtime/tool/exec"
 	"agentc.dev/agentc/runtime/tool/fs"
 	"agentc.dev/agentc/runtime/tool/http"
+	"agentc.dev/agentc/runtime/tool/mcp"
 )
 
 // Env is what building tools needs from the host.
@@ -34,39 +37,95 @@ type Env struct {
 	// test answers them on the spot.
 	HTTPTransport nethttp.RoundTripper
 
-	path  string          // the agent tools that led here, for events
-	stack []digest.Digest // plan digests of the callers, to refuse cycles
+	// MCPHTTPClient, when set, is the client of mcp servers reached over
+	// streamable HTTP.
+	MCPHTTPClient *nethttp.Client
+
+	path    string          // the agent tools that led here, for events
+	stack   []digest.Digest // plan digests of the callers, to refuse cycles
+	closers *[]func() error // what Build's closer closes, shared with callees
+}
+
+// constructorFunc makes the tools of one declared tool: one, or for an mcp
+// server, one per allowed server tool.
+type constructorFunc func(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env Env) ([]agentrt.Tool, error)
+
+func one(t agentrt.Tool, err error) ([]agentrt.Tool, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []agentrt.Tool{t}, nil
 }
 
 // kinds maps each tool kind this runtime provides to its constructor.
-var kinds = map[string]func(name string, t plan.Tool, p *plan.Plan, env Env) (agentrt.Tool, error){
-	"fs": func(name string, t plan.Tool, _ *plan.Plan, env Env) (agentrt.Tool, error) {
-		return fs.New(name, t, env.BaseDir)
+var kinds = map[string]constructorFunc{
+	"fs": func(_ context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
+		return one(fs.New(name, t, env.BaseDir))
 	},
-	"exec": func(name string, t plan.Tool, _ *plan.Plan, env Env) (agentrt.Tool, error) {
-		return exec.New(name, t, env.BaseDir)
+	"exec": func(_ context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
+		return one(exec.New(name, t, env.BaseDir))
 	},
-	"http": func(name string, t plan.Tool, _ *plan.Plan, env Env) (agentrt.Tool, error) {
+	"http": func(_ context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
 		if env.HTTPTransport != nil {
-			return http.New(name, t, http.WithTransport(env.HTTPTransport))
+			return one(http.New(name, t, http.WithTransport(env.HTTPTransport)))
 		}
-		return http.New(name, t)
+		return one(http.New(name, t))
+	},
+	"mcp": func(ctx context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
+		var opts []mcp.Option
+		if env.MCPHTTPClient != nil {
+			opts = append(opts, mcp.WithHTTPClient(env.MCPHTTPClient))
+		}
+		s, err := mcp.Connect(ctx, name, t, env.BaseDir, opts...)
+		if err != nil {
+			return nil, err
+		}
+		*env.closers = append(*env.closers, s.Close)
+		return s.Tools(), nil
 	},
 }
 
 // constructor returns the constructor of a kind. The agent kind is not in
 // the table because building an agent's tools calls Build, which reads it.
-func constructor(kind string) (func(string, plan.Tool, *plan.Plan, Env) (agentrt.Tool, error), bool) {
+func constructor(kind string) (constructorFunc, bool) {
 	if kind == "agent" {
-		return newAgent, true
+		return func(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env Env) ([]agentrt.Tool, error) {
+			return one(newAgent(ctx, name, t, p, env))
+		}, true
 	}
 	mk, ok := kinds[kind]
 	return mk, ok
 }
 
-// Build makes every tool of a plan. A kind this runtime does not provide
-// is an error naming the tool, so a run fails before it sends anything.
-func Build(p *plan.Plan, env Env) (map[string]agentrt.Tool, error) {
+// Build makes every tool of a plan, connecting to the mcp servers it
+// declares (ctx bounds that). A kind this runtime does not provide is an
+// error naming the tool, so a run fails before it sends anything. The
+// caller calls the returned close function when its runs are over; on an
+// error, Build has closed what it opened.
+func Build(ctx context.Context, p *plan.Plan, env Env) (map[string]agentrt.Tool, func() error, error) {
+	var closers []func() error
+	if env.closers == nil {
+		env.closers = &closers
+	}
+	closeAll := func() error {
+		var errs []error
+		for i := len(*env.closers) - 1; i >= 0; i-- {
+			errs = append(errs, (*env.closers)[i]())
+		}
+		*env.closers = nil
+		return errors.Join(errs...)
+	}
+	tools, err := build(ctx, p, env)
+	if err != nil {
+		if env.closers == &closers {
+			closeAll()
+		}
+		return nil, nil, err
+	}
+	return tools, closeAll, nil
+}
+
+func build(ctx context.Context, p *plan.Plan, env Env) (map[string]agentrt.Tool, error) {
 	names := make([]string, 0, len(p.Agent.Capabilities.Tools))
 	for name := range p.Agent.Capabilities.Tools {
 		names = append(names, name)
@@ -79,11 +138,17 @@ func Build(p *plan.Plan, env Env) (map[string]agentrt.Tool, error) {
 		if !ok {
 			return nil, fmt.Errorf("tool %q: this runtime does not provide tools of kind %q (it provides: %s)", name, t.Kind, provided())
 		}
-		tool, err := mk(name, t, p, env)
+		tools, err := mk(ctx, name, t, p, env)
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: %w", name, err)
 		}
-		out[name] = tool
+		for _, tool := range tools {
+			n := tool.Spec().Name
+			if _, dup := out[n]; dup {
+				return nil, fmt.Errorf("tool %q: the name %q is taken twice", name, n)
+			}
+			out[n] = tool
+		}
 	}
 	return out, nil
 }

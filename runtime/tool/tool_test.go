@@ -1,6 +1,7 @@
 package tool_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -13,20 +14,21 @@ func TestBuild(t *testing.T) {
 	p := &plan.Plan{Agent: plan.Agent{Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{
 		"docs": {Kind: "fs", Description: "Docs.", Root: "."},
 	}}}}
-	tools, err := tool.Build(p, tool.Env{BaseDir: dir})
+	tools, closeTools, err := tool.Build(context.Background(), p, tool.Env{BaseDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer closeTools()
 	if tools["docs"] == nil || tools["docs"].Spec().Name != "docs" {
 		t.Fatalf("no fs tool built: %v", tools)
 	}
 	p.Agent.Capabilities.Tools["fetch"] = plan.Tool{Kind: "nosuch", Description: "Fetch."}
-	_, err = tool.Build(p, tool.Env{BaseDir: dir})
+	_, _, err = tool.Build(context.Background(), p, tool.Env{BaseDir: dir})
 	if err == nil || !strings.Contains(err.Error(), `tool "fetch"`) || !strings.Contains(err.Error(), `kind "nosuch"`) {
 		t.Errorf("an unprovided kind: got %v", err)
 	}
 	p.Agent.Capabilities.Tools = map[string]plan.Tool{"docs": {Kind: "fs", Description: "Docs.", Root: "missing"}}
-	if _, err := tool.Build(p, tool.Env{BaseDir: dir}); err == nil || !strings.Contains(err.Error(), `tool "docs"`) {
+	if _, _, err := tool.Build(context.Background(), p, tool.Env{BaseDir: dir}); err == nil || !strings.Contains(err.Error(), `tool "docs"`) {
 		t.Errorf("a missing fs root: got %v", err)
 	}
 }

@@ -1,0 +1,640 @@
+// Package mcp is the mcp tool kind: it connects to a Model Context Protocol
+// server, over stdio or streamable HTTP, and exposes the server's tools
+// that the manifest allows as tools of the agent, each under the server
+// tool's own name.
+//
+// # Connecting
+//
+// Connect starts or reaches the server, initialises the session and lists
+// the server's tools, all within a start timeout (DefaultStartTimeout). It
+// keeps only the tools the manifest's allow list names; a name the server
+// lacks is an error naming it, and so is an allowed tool whose input schema
+// accepts anything: a schema that is not a JSON object, is {}, or has no
+// keyword that constrains the arguments (only annotations such as title,
+// description, $comment, examples, default, deprecated, readOnly or
+// writeOnly) — the essence of the compiler's non-empty schema rule, applied
+// here because a server's schemas are known only once it runs. Every
+// allowed schema must also compile as the runtime compiles schemas.
+//
+// A stdio server (command) runs with an empty environment but for PATH and
+// the variables env lists, copied from agentc's environment where they are
+// set: no HOME, no provider key, unless the manifest names it. Its working
+// directory is the base directory (the manifest's or plan's directory). A
+// program written without a slash is looked up on PATH, and one found
+// through a relative PATH entry (such as ".") is refused; a relative path
+// with a slash resolves against the base directory. The server runs in a
+// process group of its own (on Unix); Close closes its stdin, gives it two
+// seconds to exit, sends SIGTERM, gives it two more, then kills it, and
+// kills whatever it left running in its group. The last 2 KiB it wrote to
+// stderr end the errors of a failed start, of a call that finds the
+// server gone, and of Close after the server died: the server's own
+// output, passed on as it is.
+//
+// A streamable HTTP server (url) is reached with the client WithHTTPClient
+// gives, or http.DefaultClient. agentc opens no standalone event stream:
+// it only calls tools, and needs none of the server's own notifications.
+//
+// # Tools
+//
+// Each allowed tool's spec has the server tool's name, its description
+// followed by the manifest's description of the server (on a line of its
+// own, "Server: ..."): the server's text says what the tool does, and the
+// manifest's, reviewed with the agent, says what the server is for. The
+// schema is the server's input schema in canonical JSON (RFC 8785).
+//
+// A call sends the arguments as they are (one JSON object; empty arguments
+// count as {}) and renders the result as text: text content as it is,
+// text resources with their URI, and other content described by type,
+// MIME type and size, the parts joined by newlines; structured content
+// when there is no other content; "(no content)" when there is nothing.
+// The result is cut at MaxResultBytes with a note. A result the server
+// marks as an error becomes an IsError result. A call that fails in the
+// protocol or the transport returns an error naming the server (the
+// manifest's tool name) and the tool; a call whose context ends returns an
+// error wrapping the context's error. A name outside the allow list is
+// refused, although no such tool is ever exposed.
+//
+// Fingerprint digests what the server says of the allowed tools — their
+// names, descriptions and input schemas — so a host can tell a server
+// whose tools changed from the one a run was recorded against.
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/zeebo/blake3"
+
+	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/tool/internal/toolio"
+)
+
+// DefaultStartTimeout bounds starting a server, initialising the session
+// and listing its tools, when WithStartTimeout does not say otherwise.
+const DefaultStartTimeout = 30 * time.Second
+
+// MaxResultBytes caps the text of one call's result.
+const MaxResultBytes = 1 << 20
+
+// closeGrace is how long Close waits for a stdio server to exit after its
+// stdin is closed, and again after SIGTERM, before killing it.
+const closeGrace = 2 * time.Second
+
+// stderrTail is how much of a stdio server's stderr is kept.
+const stderrTail = 2048
+
+// fingerprintContext is the blake3 derive-key context of Fingerprint.
+const fingerprintContext = "agentc.dev 2026-11-30 mcp server tools fingerprint v1"
+
+// envName is the shape of a variable name env may list (the schema's).
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Option configures Connect.
+type Option func(*options)
+
+type options struct {
+	httpClient   *http.Client
+	startTimeout time.Duration
+}
+
+// WithHTTPClient sets the client that carries a streamable HTTP server's
+// requests.
+func WithHTTPClient(c *http.Client) Option {
+	return func(o *options) { o.httpClient = c }
+}
+
+// WithStartTimeout bounds starting the server, initialising the session and
+// listing its tools; d <= 0 means DefaultStartTimeout.
+func WithStartTimeout(d time.Duration) Option {
+	return func(o *options) { o.startTimeout = d }
+}
+
+// Server is a connected MCP server and the tools an agent may call on it.
+// It is safe for concurrent use; Close it when the run ends.
+type Server struct {
+	name        string
+	session     *mcp.ClientSession
+	cmd         *osexec.Cmd // nil for a streamable HTTP server
+	stderr      *tail       // nil for a streamable HTTP server
+	tools       []*Tool     // sorted by name
+	allowed     map[string]bool
+	fingerprint string
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Tool is one allowed tool of a Server: a runtime.Tool.
+type Tool struct {
+	server *Server
+	spec   runtime.ToolSpec
+}
+
+var _ runtime.Tool = (*Tool)(nil)
+
+// Connect connects to the MCP server that t declares, under the manifest's
+// tool name name, and keeps the tools t.Allow names. baseDir is the
+// directory of the agent's manifest or plan. ctx bounds connecting only,
+// not the session.
+func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts ...Option) (*Server, error) {
+	fail := func(format string, args ...any) (*Server, error) {
+		return nil, fmt.Errorf("mcp server %q: "+format, append([]any{name}, args...)...)
+	}
+	o := options{startTimeout: DefaultStartTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.startTimeout <= 0 {
+		o.startTimeout = DefaultStartTimeout
+	}
+	if t.Kind != "" && t.Kind != "mcp" {
+		return fail("kind is %q, not mcp", t.Kind)
+	}
+	if (len(t.Command) == 0) == (t.URL == "") {
+		return fail("needs exactly one of command (a server over stdio) and url (streamable HTTP)")
+	}
+	if len(t.Allow) == 0 {
+		return fail("allow names no tool")
+	}
+	for _, a := range t.Allow {
+		if a == "" {
+			return fail("allow holds an empty name")
+		}
+	}
+	s := &Server{name: name, allowed: map[string]bool{}}
+	for _, a := range t.Allow {
+		s.allowed[a] = true
+	}
+
+	var transport mcp.Transport
+	if t.URL != "" {
+		u, err := url.Parse(t.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fail("url %q is not an http or https URL", t.URL)
+		}
+		transport = &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: o.httpClient, DisableStandaloneSSE: true}
+	} else {
+		cmd, err := command(t, baseDir)
+		if err != nil {
+			return fail("%v", err)
+		}
+		s.cmd = cmd
+		s.stderr = &tail{max: stderrTail}
+		cmd.Stderr = s.stderr
+		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: closeGrace}
+	}
+
+	sctx, cancel := context.WithTimeout(ctx, o.startTimeout)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "agentc", Version: version()}, nil)
+	session, err := client.Connect(sctx, transport, nil)
+	if err != nil {
+		s.reap()
+		switch {
+		case s.cmd != nil && s.cmd.Process == nil:
+			return fail("starting %q: %s", t.Command[0], toolio.Reason(unwrapExec(err)))
+		case ctx.Err() != nil:
+			return fail("starting the session: %w", ctx.Err())
+		case sctx.Err() != nil:
+			err = errors.New("the server did not answer in time")
+		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			err = errors.New("the server closed the connection")
+		}
+		return fail("starting the session: %v%s", err, s.stderrNote())
+	}
+	s.session = session
+
+	if err := s.listTools(sctx, t); err != nil {
+		s.Close()
+		switch {
+		case ctx.Err() != nil:
+			return fail("listing its tools: %w", ctx.Err())
+		case sctx.Err() != nil:
+			return fail("listing its tools: the server did not answer in time")
+		}
+		return fail("%v%s", err, s.stderrNote())
+	}
+	return s, nil
+}
+
+// command builds the command of a stdio server, not yet started.
+func command(t plan.Tool, baseDir string) (*osexec.Cmd, error) {
+	prog := t.Command[0]
+	if prog == "" {
+		return nil, errors.New("command needs a program as its first element")
+	}
+	for _, a := range t.Command {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, errors.New("command contains a NUL byte")
+		}
+	}
+	env := []string{"PATH"}
+	for _, v := range t.Env {
+		if !envName.MatchString(v) {
+			return nil, fmt.Errorf("env: %q is not a variable name", v)
+		}
+		if !slices.Contains(env, v) {
+			env = append(env, v)
+		}
+	}
+	base, err := filepath.Abs(baseDir)
+	if err != nil {
+		return nil, fmt.Errorf("base directory: %s", toolio.Reason(err))
+	}
+	path := filepath.FromSlash(prog)
+	switch {
+	case !strings.ContainsRune(prog, '/') && !strings.ContainsRune(prog, filepath.Separator):
+		path, err = osexec.LookPath(prog)
+		switch {
+		case errors.Is(err, osexec.ErrDot):
+			return nil, fmt.Errorf("program %q is found only through a relative entry of PATH (such as \".\"), which is refused", prog)
+		case err != nil:
+			return nil, fmt.Errorf("program %q is not found on PATH", prog)
+		}
+	case !filepath.IsAbs(path):
+		path = filepath.Join(base, path)
+	}
+	cmd := osexec.Command(path, t.Command[1:]...)
+	cmd.Args[0] = prog
+	cmd.Dir = base
+	cmd.Env = []string{} // never nil, which would pass everything
+	for _, name := range env {
+		if v, ok := os.LookupEnv(name); ok {
+			cmd.Env = append(cmd.Env, name+"="+v)
+		}
+	}
+	// The stderr copier must not wait for a process that left the group
+	// and holds the pipe open.
+	cmd.WaitDelay = time.Second
+	ownGroup(cmd)
+	return cmd, nil
+}
+
+// unwrapExec drops the *exec.Error wrapper of a start failure, which
+// names the host path of the program.
+func unwrapExec(err error) error {
+	var e *osexec.Error
+	if errors.As(err, &e) {
+		return e.Err
+	}
+	return err
+}
+
+// listTools lists the server's tools and keeps the allowed ones.
+func (s *Server) listTools(ctx context.Context, t plan.Tool) error {
+	listed := map[string]*mcp.Tool{}
+	for tool, err := range s.session.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("listing its tools: %w", err)
+		}
+		if s.allowed[tool.Name] && listed[tool.Name] != nil {
+			return fmt.Errorf("the server lists tool %q twice", tool.Name)
+		}
+		listed[tool.Name] = tool
+	}
+	var missing []string
+	for name := range s.allowed {
+		if listed[name] == nil {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return fmt.Errorf("allow names %s, which the server does not have (it has: %s)", quoteAll(missing), haveList(listed))
+	}
+
+	type entry struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+	var entries []entry
+	var errs []error
+	for _, name := range sortedKeys(s.allowed) {
+		tool := listed[name]
+		schema, err := inputSchema(tool.InputSchema)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tool %q: its input schema %v", name, err))
+			continue
+		}
+		desc := tool.Description
+		if t.Description != "" {
+			if desc != "" {
+				desc += "\n\n"
+			}
+			desc += "Server: " + t.Description
+		}
+		s.tools = append(s.tools, &Tool{server: s, spec: runtime.ToolSpec{Name: name, Description: desc, Schema: schema}})
+		entries = append(entries, entry{name, tool.Description, schema})
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	data, err := digest.CanonicalValue(entries)
+	if err != nil {
+		return fmt.Errorf("fingerprinting its tools: %w", err)
+	}
+	h := blake3.NewDeriveKey(fingerprintContext)
+	h.Write(data)
+	s.fingerprint = digest.Prefix + hex.EncodeToString(h.Sum(nil))
+	return nil
+}
+
+// inputSchema checks a listed input schema and returns its canonical JSON.
+// The SDK decodes it into map[string]any, numbers as float64; those
+// re-encode as the shortest text of the same double.
+func inputSchema(v any) (json.RawMessage, error) {
+	if why := checkSchema(v); why != "" {
+		return nil, errors.New(why)
+	}
+	data, err := digest.CanonicalValue(v)
+	if err != nil {
+		return nil, fmt.Errorf("is not canonical JSON: %w", err)
+	}
+	if _, err := plan.CompileSchemaJSON(data); err != nil {
+		return nil, fmt.Errorf("does not compile: %w", err)
+	}
+	return data, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// haveList names the tools a server has, up to a length a message can
+// carry.
+func haveList(listed map[string]*mcp.Tool) string {
+	const limit = 20
+	names := make([]string, 0, len(listed))
+	for n := range listed {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return "no tools"
+	}
+	sort.Strings(names)
+	if len(names) > limit {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:limit], ", "), len(names)-limit)
+	}
+	return strings.Join(names, ", ")
+}
+
+// version is agentc's module version, for the server's logs.
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// Tools returns the allowed tools, sorted by name.
+func (s *Server) Tools() []runtime.Tool {
+	out := make([]runtime.Tool, len(s.tools))
+	for i, t := range s.tools {
+		out[i] = t
+	}
+	return out
+}
+
+// Fingerprint is "blake3:" and 64 hex digits over the allowed tools'
+// names, the server's descriptions of them and their canonical input
+// schemas, sorted by name: it changes exactly when what the agent may
+// call on the server changes.
+func (s *Server) Fingerprint() string { return s.fingerprint }
+
+// Close ends the session and, for a stdio server, the server and what it
+// left running. It is safe to call more than once; calls made after it
+// fail.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		var err error
+		if s.session != nil {
+			err = s.session.Close()
+		}
+		s.reap()
+		if err != nil {
+			s.closeErr = fmt.Errorf("mcp server %q: closing: %v%s", s.name, err, s.stderrNote())
+		}
+	})
+	return s.closeErr
+}
+
+// reap kills what is left of a stdio server's process group.
+func (s *Server) reap() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		killGroup(s.cmd.Process)
+	}
+}
+
+// stderrNote is what a stdio server last wrote to stderr, for an error.
+func (s *Server) stderrNote() string {
+	if s.stderr == nil {
+		return ""
+	}
+	text := s.stderr.String()
+	if text == "" {
+		return ""
+	}
+	return "; its stderr ends with:\n" + text
+}
+
+// Spec describes the tool to a model: the server tool's name, its
+// description with the manifest's, and its input schema.
+func (t *Tool) Spec() runtime.ToolSpec {
+	s := t.spec
+	s.Schema = bytes.Clone(s.Schema)
+	return s
+}
+
+// Call calls the tool on the server once.
+func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResult, error) {
+	return t.server.call(ctx, t.spec.Name, args)
+}
+
+// call calls one of the server's tools. Its errors are meant for the
+// model.
+func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (runtime.ToolResult, error) {
+	fail := func(format string, a ...any) (runtime.ToolResult, error) {
+		return runtime.ToolResult{}, fmt.Errorf("mcp server %q: tool %q: "+format, append([]any{s.name, name}, a...)...)
+	}
+	if !s.allowed[name] {
+		return fail("not in the server's allow list")
+	}
+	if err := ctx.Err(); err != nil {
+		return fail("%w", err)
+	}
+	if s.closed.Load() {
+		return fail("the connection to the server is closed")
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	} else if _, err := toolio.Arguments(args); err != nil {
+		return fail("%v", err)
+	}
+	res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return fail("%w", ctx.Err())
+		case s.closed.Load():
+			return fail("the connection to the server is closed")
+		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return fail("the connection to the server is closed (the server may have exited)%s", s.stderrNote())
+		}
+		return fail("%v", err)
+	}
+	return runtime.ToolResult{Content: render(res, MaxResultBytes), IsError: res.IsError}, nil
+}
+
+// render turns a result into the text a model reads, cut at max bytes.
+func render(res *mcp.CallToolResult, max int) string {
+	var parts []string
+	for _, c := range res.Content {
+		parts = append(parts, part(c))
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if data, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append(parts, string(data))
+		}
+	}
+	text := strings.Join(parts, "\n")
+	if text == "" {
+		return "(no content)"
+	}
+	return cut(text, max)
+}
+
+// part renders one content block.
+func part(c mcp.Content) string {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		return c.Text
+	case *mcp.ImageContent:
+		return fmt.Sprintf("[image content: %s, %d bytes]", mimeOr(c.MIMEType), len(c.Data))
+	case *mcp.AudioContent:
+		return fmt.Sprintf("[audio content: %s, %d bytes]", mimeOr(c.MIMEType), len(c.Data))
+	case *mcp.ResourceLink:
+		s := "[resource link: " + c.URI
+		if c.Name != "" {
+			s += fmt.Sprintf(" (%s)", c.Name)
+		}
+		if c.MIMEType != "" {
+			s += ", " + c.MIMEType
+		}
+		if c.Size != nil {
+			s += fmt.Sprintf(", %d bytes", *c.Size)
+		}
+		return s + "]"
+	case *mcp.EmbeddedResource:
+		r := c.Resource
+		if r == nil {
+			return "[resource content: empty]"
+		}
+		if r.Blob != nil || r.Text == "" {
+			return fmt.Sprintf("[resource content: %s, %s, %d bytes]", r.URI, mimeOr(r.MIMEType), len(r.Blob))
+		}
+		return fmt.Sprintf("[resource %s, %s]\n%s", r.URI, mimeOr(r.MIMEType), r.Text)
+	}
+	kind := "unknown"
+	if data, err := c.MarshalJSON(); err == nil {
+		var w struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(data, &w) == nil && w.Type != "" {
+			kind = w.Type
+		}
+		return fmt.Sprintf("[%s content, %d bytes of JSON]", kind, len(data))
+	}
+	return fmt.Sprintf("[%s content]", kind)
+}
+
+func mimeOr(m string) string {
+	if m == "" {
+		return "no MIME type"
+	}
+	return m
+}
+
+// cut shortens text to at most max bytes, on a rune boundary, with a note.
+func cut(text string, max int) string {
+	if len(text) <= max {
+		return text
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	kept := text[:n]
+	if !strings.HasSuffix(kept, "\n") {
+		kept += "\n"
+	}
+	return kept + fmt.Sprintf("[result cut: the first %d of %d bytes are shown]", n, len(text))
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// String returns what was kept as UTF-8, without a rune the cut split and
+// without trailing white space.
+func (t *tail) String() string {
+	t.mu.Lock()
+	b := bytes.Clone(t.buf)
+	t.mu.Unlock()
+	i := 0
+	for i < len(b) && i < utf8.UTFMax && !utf8.RuneStart(b[i]) {
+		i++
+	}
+	b = b[i:]
+	return strings.TrimRight(strings.ToValidUTF8(string(b), "\uFFFD"), " \t\r\n")
+}

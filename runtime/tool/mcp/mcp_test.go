@@ -1,0 +1,462 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/testmodel"
+)
+
+// stdio declares the test server over stdio, allowing the named tools,
+// and sets up the parent's environment: the server switch (passed through
+// by env), the variant, and a canary that env does not name.
+func stdio(t *testing.T, variant string, allow ...string) plan.Tool {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(serverVar, "1")
+	t.Setenv(variantVar, variant)
+	t.Setenv(canaryVar, "tweet")
+	// A server built with -race would sleep a second before it exits.
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
+	return plan.Tool{
+		Kind:        "mcp",
+		Description: "The test server.",
+		Command:     []string{exe},
+		Env:         []string{serverVar, variantVar, "GORACE"},
+		Allow:       allow,
+	}
+}
+
+func connect(t *testing.T, decl plan.Tool) *Server {
+	t.Helper()
+	s, err := Connect(context.Background(), "srv", decl, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func names(tools []agentrt.Tool) []string {
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Spec().Name)
+	}
+	return out
+}
+
+// listed returns the test server's own input schemas, in canonical form,
+// as a client of the SDK sees them.
+func listed(t *testing.T) map[string]string {
+	t.Helper()
+	ct, st := sdk.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := testServer("").Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	out := map[string]string{}
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := digest.CanonicalValue(tool.InputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[tool.Name] = string(data)
+	}
+	return out
+}
+
+// TestConnect: what a server exposes, and what Connect refuses.
+func TestConnect(t *testing.T) {
+	server := listed(t)
+	for _, tc := range []struct {
+		name    string
+		variant string
+		allow   []string
+		edit    func(*plan.Tool)
+		want    []string // tool names; nil when Connect fails
+		errs    []string // in Connect's error
+	}{
+		{name: "allowed tools", allow: []string{"echo", "add"}, want: []string{"add", "echo"}},
+		{name: "secret is not exposed", allow: []string{"echo"}, want: []string{"echo"}},
+		{name: "a name twice", allow: []string{"echo", "echo"}, want: []string{"echo"}},
+		{name: "missing tools", allow: []string{"echo", "nosuch", "other"},
+			errs: []string{`mcp server "srv"`, `allow names "nosuch", "other", which the server does not have`, "it has: add, annotations_only, big,"}},
+		{name: "empty schema", allow: []string{"echo", "empty_schema"},
+			errs: []string{`mcp server "srv"`, `tool "empty_schema": its input schema is the empty schema {}, which accepts anything`}},
+		{name: "annotations only", allow: []string{"annotations_only"},
+			errs: []string{`tool "annotations_only": its input schema has no keyword that constrains the arguments (only description, title)`}},
+		{name: "not an object", allow: []string{"not_object", "empty_schema"},
+			errs: []string{`tool "not_object": its input schema is the boolean true`, `tool "empty_schema"`}},
+		{name: "server fails to start", variant: "crash", allow: []string{"echo"},
+			errs: []string{`mcp server "srv": starting the session:`, "its stderr ends with:\ntest server: refusing to start (variant crash)"}},
+		{name: "no such program", allow: []string{"echo"}, edit: func(d *plan.Tool) { d.Command = []string{"./no-such-server"} },
+			errs: []string{`mcp server "srv": starting "./no-such-server": no such file or directory`}},
+		{name: "not on PATH", allow: []string{"echo"}, edit: func(d *plan.Tool) { d.Command = []string{"no-such-server-on-path"} },
+			errs: []string{`program "no-such-server-on-path" is not found on PATH`}},
+		{name: "command and url", allow: []string{"echo"}, edit: func(d *plan.Tool) { d.URL = "http://127.0.0.1:1/" },
+			errs: []string{"needs exactly one of command (a server over stdio) and url (streamable HTTP)"}},
+		{name: "bad env name", allow: []string{"echo"}, edit: func(d *plan.Tool) { d.Env = []string{"A-B"} },
+			errs: []string{`env: "A-B" is not a variable name`}},
+		{name: "empty allow", edit: func(d *plan.Tool) {}, errs: []string{"allow names no tool"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			decl := stdio(t, tc.variant, tc.allow...)
+			if tc.edit != nil {
+				tc.edit(&decl)
+			}
+			base := t.TempDir()
+			s, err := Connect(context.Background(), "srv", decl, base)
+			if tc.want == nil {
+				if err == nil {
+					s.Close()
+					t.Fatal("Connect succeeded")
+				}
+				for _, want := range tc.errs {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error lacks %q:\n%v", want, err)
+					}
+				}
+				if strings.Contains(err.Error(), base) {
+					t.Errorf("error shows the base directory: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if got := names(s.Tools()); !slices.Equal(got, tc.want) {
+				t.Fatalf("tools %v, want %v", got, tc.want)
+			}
+			for _, tool := range s.Tools() {
+				spec := tool.Spec()
+				if string(spec.Schema) != server[spec.Name] {
+					t.Errorf("%s: schema %s, want the server's %s", spec.Name, spec.Schema, server[spec.Name])
+				}
+				if !strings.HasSuffix(spec.Description, "\n\nServer: The test server.") {
+					t.Errorf("%s: description %q lacks the manifest's", spec.Name, spec.Description)
+				}
+			}
+		})
+	}
+}
+
+// TestCall: results as the model reads them.
+func TestCall(t *testing.T) {
+	s := connect(t, stdio(t, "", "echo", "add", "fail", "image", "big"))
+	tools := map[string]agentrt.Tool{}
+	for _, tool := range s.Tools() {
+		tools[tool.Spec().Name] = tool
+	}
+	note := "[result cut: the first 1048576 of 2097152 bytes are shown]"
+	for _, tc := range []struct {
+		name, tool, args string
+		want             string // the content, or a prefix of it ending in "..."
+		isError          bool
+		err              string // in the returned error
+	}{
+		{name: "text", tool: "echo", args: `{"text":"hello, world"}`, want: "hello, world"},
+		{name: "integers", tool: "add", args: `{"a":2,"b":40}`, want: "42"},
+		{name: "an error result", tool: "fail", args: `{}`, want: "it failed on purpose", isError: true},
+		{name: "empty arguments", tool: "fail", args: ``, want: "it failed on purpose", isError: true},
+		{name: "non-text content", tool: "image", args: `{}`, want: "[image content: image/png, 4 bytes]\na caption"},
+		{name: "capped", tool: "big", args: `{}`, want: "éé..."},
+		{name: "arguments the server refuses", tool: "add", args: `{"a":"two"}`, want: "...", isError: true},
+		{name: "not an object", tool: "echo", args: `["hi"]`, err: `mcp server "srv": tool "echo": arguments must be a JSON object, not an array`},
+		{name: "not JSON", tool: "echo", args: `{`, err: "arguments are not valid JSON"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := tools[tc.tool].Call(context.Background(), json.RawMessage(tc.args))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError != tc.isError {
+				t.Errorf("IsError %v, want %v (content %.200q)", res.IsError, tc.isError, res.Content)
+			}
+			if prefix, ok := strings.CutSuffix(tc.want, "..."); ok {
+				if !strings.HasPrefix(res.Content, prefix) {
+					t.Errorf("content %.200q, want it to start with %q", res.Content, prefix)
+				}
+			} else if res.Content != tc.want {
+				t.Errorf("content %.200q, want %q", res.Content, tc.want)
+			}
+			if tc.tool == "big" {
+				if !strings.HasSuffix(res.Content, "\n"+note) || len(res.Content) > MaxResultBytes+len(note)+1 {
+					t.Errorf("a big result is not cut at %d bytes with a note: %d bytes ending %q", MaxResultBytes, len(res.Content), res.Content[max(0, len(res.Content)-80):])
+				}
+			}
+		})
+	}
+
+	// A name outside the allow list never reaches the server.
+	if _, err := s.call(context.Background(), "secret", nil); err == nil || !strings.Contains(err.Error(), `tool "secret": not in the server's allow list`) {
+		t.Errorf("a call of secret: %v", err)
+	}
+}
+
+// TestCallDeadline: a call ends with its context, and the session
+// survives it.
+func TestCallDeadline(t *testing.T) {
+	s := connect(t, stdio(t, "", "sleep", "echo"))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := s.Tools()[1].Call(ctx, json.RawMessage(`{}`))
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), `mcp server "srv": tool "sleep"`) {
+		t.Fatalf("a call past its deadline: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("the call took %s to honour a 200ms deadline", d)
+	}
+	res, err := s.Tools()[0].Call(context.Background(), json.RawMessage(`{"text":"still here"}`))
+	if err != nil || res.Content != "still here" {
+		t.Errorf("a call after the deadline: %v, %v", res, err)
+	}
+}
+
+// TestEnvironment: the server gets PATH and the variables env names,
+// nothing else, and runs in the base directory; a relative program path
+// resolves against it.
+func TestEnvironment(t *testing.T) {
+	decl := stdio(t, "", "env", "cwd")
+	exe := decl.Command[0]
+	base := filepath.Dir(exe)
+	decl.Command = []string{"./" + filepath.Base(exe)}
+	s, err := Connect(context.Background(), "srv", decl, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	call := func(name, args string) string {
+		t.Helper()
+		for _, tool := range s.Tools() {
+			if tool.Spec().Name == name {
+				res, err := tool.Call(context.Background(), json.RawMessage(args))
+				if err != nil || res.IsError {
+					t.Fatalf("%s: %v, %v", name, res, err)
+				}
+				return res.Content
+			}
+		}
+		t.Fatalf("no tool %s", name)
+		return ""
+	}
+	for _, c := range []struct{ name, want string }{
+		{serverVar, "1"},
+		{"PATH", os.Getenv("PATH")},
+		{canaryVar, "(unset)"},
+		{"HOME", "(unset)"},
+	} {
+		if got := call("env", `{"name":"`+c.name+`"}`); got != c.want {
+			t.Errorf("the server's %s is %q, want %q", c.name, got, c.want)
+		}
+	}
+	wd, err := filepath.EvalSymlinks(call("cwd", `{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := filepath.EvalSymlinks(base); wd != want {
+		t.Errorf("the server runs in %s, want %s", wd, want)
+	}
+}
+
+// TestFingerprint: stable for the same tools, different when a tool the
+// agent may call changes.
+func TestFingerprint(t *testing.T) {
+	fp := func(variant string, allow ...string) string {
+		t.Helper()
+		s := connect(t, stdio(t, variant, allow...))
+		defer s.Close()
+		if _, err := digest.Parse(s.Fingerprint()); err != nil {
+			t.Fatal(err)
+		}
+		return s.Fingerprint()
+	}
+	a, b := fp("", "echo", "add"), fp("", "add", "echo")
+	if a != b {
+		t.Errorf("two connects to the same server: %s and %s", a, b)
+	}
+	if c := fp("changed", "echo", "add"); c == a {
+		t.Errorf("echo's description changed, the fingerprint did not: %s", c)
+	}
+	if d := fp("", "echo"); d == a {
+		t.Errorf("the allowed tools changed, the fingerprint did not: %s", d)
+	}
+}
+
+// TestClose: Close ends the session and the server process.
+func TestClose(t *testing.T) {
+	s := connect(t, stdio(t, "", "echo"))
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > closeGrace {
+		t.Errorf("Close took %s: the server did not exit when its stdin closed", d)
+	}
+	if ps := s.cmd.ProcessState; ps == nil || !ps.Exited() {
+		t.Fatalf("the server process has not exited after Close: %v", ps)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+	if _, err := s.Tools()[0].Call(context.Background(), json.RawMessage(`{"text":"x"}`)); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("a call after Close: %v", err)
+	}
+}
+
+// TestStartTimeout: a server that never answers fails Connect in time.
+func TestStartTimeout(t *testing.T) {
+	start := time.Now()
+	_, err := Connect(context.Background(), "srv", stdio(t, "mute", "echo"), t.TempDir(), WithStartTimeout(300*time.Millisecond))
+	if err == nil || !strings.Contains(err.Error(), `mcp server "srv": starting the session: the server did not answer in time`) {
+		t.Errorf("a mute server: %v", err)
+	}
+	if d := time.Since(start); d > closeGrace {
+		t.Errorf("Connect took %s to give up after 300ms", d)
+	}
+}
+
+// TestServerExits: a server that dies mid-run fails the calls that
+// follow, and Close says how it ended.
+func TestServerExits(t *testing.T) {
+	s := connect(t, stdio(t, "", "echo", "exit"))
+	echo, exit := s.Tools()[0], s.Tools()[1]
+	if _, err := exit.Call(context.Background(), json.RawMessage(`{}`)); err == nil || !strings.Contains(err.Error(), `mcp server "srv": tool "exit": the connection to the server is closed`) {
+		t.Errorf("the call the server died in: %v", err)
+	}
+	if _, err := echo.Call(context.Background(), json.RawMessage(`{"text":"x"}`)); err == nil || !strings.Contains(err.Error(), `mcp server "srv": tool "echo": the connection to the server is closed`) {
+		t.Errorf("a call after the server died: %v", err)
+	}
+	if err := s.Close(); err == nil || !strings.Contains(err.Error(), "exit status 2") || !strings.Contains(err.Error(), "test server: exiting on request") {
+		t.Errorf("Close after the server died: %v", err)
+	}
+}
+
+// TestConcurrentCalls: one session serves calls from many goroutines.
+func TestConcurrentCalls(t *testing.T) {
+	s := connect(t, stdio(t, "", "add"))
+	add := s.Tools()[0]
+	errs := make(chan error, 16)
+	for i := range 16 {
+		go func() {
+			res, err := add.Call(context.Background(), json.RawMessage(fmt.Sprintf(`{"a":%d,"b":1}`, i)))
+			if err == nil && res.Content != fmt.Sprint(i+1) {
+				err = fmt.Errorf("%d+1 = %q", i, res.Content)
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestStreamableHTTP: a server reached by URL.
+func TestStreamableHTTP(t *testing.T) {
+	srv := testServer("")
+	ts := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	defer ts.Close()
+	decl := plan.Tool{Kind: "mcp", Description: "The test server.", URL: ts.URL, Allow: []string{"echo", "add"}}
+	s, err := Connect(context.Background(), "srv", decl, t.TempDir(), WithHTTPClient(ts.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := names(s.Tools()); !slices.Equal(got, []string{"add", "echo"}) {
+		t.Fatalf("tools %v", got)
+	}
+	res, err := s.Tools()[0].Call(context.Background(), json.RawMessage(`{"a":1,"b":2}`))
+	if err != nil || res.Content != "3" {
+		t.Fatalf("a call: %v, %v", res, err)
+	}
+	local := connect(t, stdio(t, "", "echo", "add"))
+	if s.Fingerprint() != local.Fingerprint() {
+		t.Errorf("the same tools over HTTP and stdio: fingerprints %s and %s", s.Fingerprint(), local.Fingerprint())
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+
+	notMCP := httptest.NewServer(http.NotFoundHandler())
+	defer notMCP.Close()
+	decl.URL = notMCP.URL
+	_, err = Connect(context.Background(), "srv", decl, t.TempDir(), WithHTTPClient(notMCP.Client()))
+	if err == nil || !strings.Contains(err.Error(), `mcp server "srv": starting the session`) {
+		t.Errorf("a URL that serves no MCP: %v", err)
+	}
+}
+
+// TestRun: an agent runs the server's tools through the runtime, with
+// the offline test model.
+func TestRun(t *testing.T) {
+	decl := stdio(t, "", "echo", "add")
+	s := connect(t, decl)
+	p := &plan.Plan{Agent: plan.Agent{
+		Name: "mcp-user", Model: plan.Model{Provider: "test", Name: "test"}, Instructions: "Use the tools.",
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"srv": decl}},
+		Output:       &plan.Output{Name: "answer", Description: "Say done.", Schema: json.RawMessage(`{"type":"boolean"}`), Retries: 2},
+		Strategy:     plan.Strategy{OnProse: "remind", Reminders: 2},
+	}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]agentrt.Tool{}
+	for _, tool := range s.Tools() {
+		tools[tool.Spec().Name] = tool
+	}
+	r, err := agentrt.New(p, agentrt.Options{Model: testmodel.Model{}, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Outcome != "ok" || rep.ToolCalls != 2 {
+		t.Fatalf("outcome %s, %d tool calls: %s", rep.Outcome, rep.ToolCalls, rep.Error)
+	}
+	for _, rd := range rep.Rounds {
+		for _, c := range rd.ToolCalls {
+			if c.IsError {
+				t.Errorf("%s failed: %s", c.Name, c.Error)
+			}
+		}
+	}
+}

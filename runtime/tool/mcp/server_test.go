@@ -1,0 +1,134 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The test binary is also the MCP server the tests start: with
+// serverVar set to 1 it serves testServer over stdio and exits.
+const (
+	serverVar  = "AGENTC_MCP_TEST_SERVER"
+	variantVar = "AGENTC_MCP_TEST_VARIANT" // "changed", "crash", "mute"
+	canaryVar  = "AGENTC_MCP_TEST_CANARY"  // set in the parent, never passed
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(serverVar) == "1" {
+		os.Exit(serveStdio(os.Getenv(variantVar)))
+	}
+	os.Exit(m.Run())
+}
+
+func serveStdio(variant string) int {
+	if variant == "crash" {
+		fmt.Fprintln(os.Stderr, "test server: refusing to start (variant crash)")
+		return 3
+	}
+	if variant == "mute" {
+		io.Copy(io.Discard, os.Stdin)
+		return 0
+	}
+	if err := testServer(variant).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "test server:", err)
+		return 1
+	}
+	return 0
+}
+
+// BigBytes is the size of the big tool's result, past MaxResultBytes.
+const bigBytes = 2 << 20
+
+// testServer is a real MCP server with the tools the tests call. The
+// variant "changed" changes the description of echo.
+func testServer(variant string) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "agentc-test-server", Version: "1"}, nil)
+	text := func(s string) *sdk.CallToolResult {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
+	}
+
+	echoDesc := "Echo the text back."
+	if variant == "changed" {
+		echoDesc = "Echo the text back, loudly."
+	}
+	type echoIn struct {
+		Text string `json:"text"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: echoDesc}, func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
+		return text(in.Text), nil, nil
+	})
+	type addIn struct {
+		A int `json:"a"`
+		B int `json:"b"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Add two integers."}, func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, any, error) {
+		return text(fmt.Sprint(in.A + in.B)), nil, nil
+	})
+	type none struct{}
+	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Fail on purpose."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+		res := text("it failed on purpose")
+		res.IsError = true
+		return res, nil, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "secret", Description: "Tell the secret."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+		return text("the secret"), nil, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "sleep", Description: "Block until cancelled."}, func(ctx context.Context, _ *sdk.CallToolRequest, _ none) (*sdk.CallToolResult, any, error) {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "exit", Description: "Exit the server."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+		fmt.Fprintln(os.Stderr, "test server: exiting on request")
+		os.Exit(2)
+		return nil, nil, nil
+	})
+	type envIn struct {
+		Name string `json:"name"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "env", Description: "Read an environment variable."}, func(_ context.Context, _ *sdk.CallToolRequest, in envIn) (*sdk.CallToolResult, any, error) {
+		v, ok := os.LookupEnv(in.Name)
+		if !ok {
+			return text("(unset)"), nil, nil
+		}
+		return text(v), nil, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "cwd", Description: "Print the working directory."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+		wd, err := os.Getwd()
+		return text(wd), nil, err
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "image", Description: "Return an image and a caption."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{
+			&sdk.ImageContent{Data: []byte("\x89PNG"), MIMEType: "image/png"},
+			&sdk.TextContent{Text: "a caption"},
+		}}, nil, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "big", Description: "Return a lot of text."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+		return text(strings.Repeat("é", bigBytes/2)), nil, nil
+	})
+
+	// Schemas that accept anything: the SDK refuses to serve them through
+	// AddTool, so they are added to the listing on the way out, as a
+	// careless server would send them.
+	bad := []*sdk.Tool{
+		{Name: "empty_schema", Description: "Anything goes.", InputSchema: json.RawMessage(`{}`)},
+		{Name: "annotations_only", Description: "Anything goes.", InputSchema: json.RawMessage(`{"title":"Args","description":"Whatever you like."}`)},
+		{Name: "not_object", Description: "Anything goes.", InputSchema: json.RawMessage(`true`)},
+	}
+	s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			res, err := next(ctx, method, req)
+			if lt, ok := res.(*sdk.ListToolsResult); ok && err == nil && lt.NextCursor == "" {
+				lt.Tools = append(lt.Tools, bad...)
+			}
+			return res, err
+		}
+	})
+	return s
+}
