@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	nethttp "net/http"
 	"path/filepath"
@@ -20,8 +19,8 @@ import (
 // TestRunExamples runs every example against the test model with an input
 // made from its input schema. Each must answer (exit 0) with a value that
 // validates against its output schema, and its report must show every
-// tool call. An example using a tool kind this build does not provide
-// must fail before it sends anything, naming the tool.
+// tool call. The MCP server the release-notes example declares is a real
+// one built from this package's test code (docsServer), on PATH.
 func TestRunExamples(t *testing.T) {
 	names, err := filepath.Glob("../../examples/*")
 	if err != nil || len(names) == 0 {
@@ -50,17 +49,6 @@ func TestRunExamples(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := run([]string{"run", name, "--model", "test", "--report", "--input", input},
 				env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, dir: dir, httpTransport: answered})
-			if server := mcpServer(p); server != "" {
-				// Its server is a program that is not installed here: the
-				// run must fail before it sends anything, naming it.
-				if code != exitFindings || !strings.Contains(stderr.String(), fmt.Sprintf("mcp server %q", server)) {
-					t.Errorf("exit %d; want 1 naming the mcp server %s\n%s", code, server, stderr.String())
-				}
-				if strings.Contains(stderr.String(), "model_call") {
-					t.Error("a run whose mcp server cannot start sent a request")
-				}
-				return
-			}
 			ran++
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr.String())
@@ -86,9 +74,15 @@ func TestRunExamples(t *testing.T) {
 					called[c.Name] = true
 				}
 			}
-			for name := range p.Agent.Capabilities.Tools {
-				if !called[name] {
-					t.Errorf("the report shows no call of tool %q", name)
+			for name, decl := range p.Agent.Capabilities.Tools {
+				names := []string{name}
+				if decl.Kind == "mcp" {
+					names = decl.Allow // an mcp server's tools go by their own names
+				}
+				for _, n := range names {
+					if !called[n] {
+						t.Errorf("the report shows no call of tool %q", n)
+					}
 				}
 			}
 			if !called[rep.OutputTool] {
@@ -109,16 +103,6 @@ func TestRunExamples(t *testing.T) {
 	if ran == 0 {
 		t.Error("no example ran")
 	}
-}
-
-// mcpServer names an mcp tool of the plan.
-func mcpServer(p *plan.Plan) string {
-	for name, t := range p.Agent.Capabilities.Tools {
-		if t.Kind == "mcp" {
-			return name
-		}
-	}
-	return ""
 }
 
 // networkTools counts the http tools of a plan.

@@ -20,7 +20,8 @@ import (
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"agentc": func() { os.Exit(Main()) },
+		"agentc":          func() { os.Exit(Main()) },
+		"docs-mcp-server": docsServer,
 	})
 }
 
