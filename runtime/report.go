@@ -94,6 +94,7 @@ const (
 	EventDecision      = "decision"
 	EventReserve       = "answer_reserve"
 	EventRunEnd        = "run_end"
+	EventToolServer    = "tool_server" // a tool server connected, with its fingerprint
 )
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

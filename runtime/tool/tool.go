@@ -7,6 +7,7 @@ import (
 	"fmt"
 	nethttp "net/http"
 	"sort"
+	"time"
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
@@ -81,6 +82,12 @@ var kinds = map[string]constructorFunc{
 			return nil, err
 		}
 		*env.closers = append(*env.closers, s.Close)
+		if env.Events != nil {
+			// The fingerprint of what the server offers: a server whose
+			// tools changed shows a different one.
+			env.Events(agentrt.Event{Time: time.Now(), Type: agentrt.EventToolServer, Agent: env.path, Tool: name,
+				Message: fmt.Sprintf("%d tools allowed, fingerprint %s", len(s.Tools()), s.Fingerprint())})
+		}
 		return s.Tools(), nil
 	},
 }
