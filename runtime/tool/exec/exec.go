@@ -83,6 +83,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/tool/internal/proc"
 	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
 
@@ -408,7 +409,7 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	cmd.Dir = dir
 	cmd.Env = t.environ()
 	cmd.Stdout, cmd.Stderr = wOut, wErr
-	ownGroup(cmd)
+	proc.OwnGroup(cmd)
 
 	err = cmd.Start()
 	wOut.Close()
@@ -439,7 +440,7 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	go func() {
 		select {
 		case <-tctx.Done():
-			killGroup(cmd.Process)
+			proc.KillGroup(cmd.Process)
 			killed <- true
 		case <-exited:
 			killed <- false
@@ -448,7 +449,7 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	waitErr := cmd.Wait()
 	close(exited)
 	byUs := <-killed
-	killGroup(cmd.Process) // whatever the program left running
+	proc.KillGroup(cmd.Process) // whatever the program left running
 
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()

@@ -88,6 +88,7 @@ import (
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/tool/internal/proc"
 	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
 
@@ -289,7 +290,7 @@ func command(t plan.Tool, baseDir string) (*osexec.Cmd, error) {
 	// The stderr copier must not wait for a process that left the group
 	// and holds the pipe open.
 	cmd.WaitDelay = time.Second
-	ownGroup(cmd)
+	proc.OwnGroup(cmd)
 	return cmd, nil
 }
 
@@ -459,7 +460,7 @@ func (s *Server) Close() error {
 // reap kills what is left of a stdio server's process group.
 func (s *Server) reap() {
 	if s.cmd != nil && s.cmd.Process != nil {
-		killGroup(s.cmd.Process)
+		proc.KillGroup(s.cmd.Process)
 	}
 }
 
