@@ -173,23 +173,8 @@ func (s *Schema) read(v cue.Value, ptr string) (any, *Diagnostic) {
 	}
 }
 
-// Keyword tables of JSON Schema (2020-12, with the keywords of the older
-// drafts jsonschema/v6 also reads). A keyword is either an annotation, which
-// never rejects a value, or something that can.
+// Where subschemas sit in a schema (plan holds which keywords constrain).
 var (
-	// annotationKeywords never constrain a value.
-	annotationKeywords = set("title", "description", "$comment", "examples", "default", "deprecated",
-		"readOnly", "writeOnly", "contentMediaType", "contentEncoding", "contentSchema",
-		"$schema", "$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$vocabulary", "$defs", "definitions", "id")
-	// constraintKeywords can reject a value.
-	constraintKeywords = set("type", "enum", "const", "$ref", "$dynamicRef", "$recursiveRef",
-		"allOf", "anyOf", "oneOf", "not", "if", "then", "else",
-		"properties", "patternProperties", "additionalProperties", "propertyNames", "unevaluatedProperties",
-		"required", "dependentRequired", "dependentSchemas", "dependencies", "minProperties", "maxProperties",
-		"items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains", "unevaluatedItems",
-		"minItems", "maxItems", "uniqueItems",
-		"minLength", "maxLength", "pattern", "format",
-		"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 	// Where subschemas sit: under a keyword directly, as a list, or as the
 	// values of an object.
 	subschemaOne  = set("items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames", "additionalProperties", "unevaluatedItems", "unevaluatedProperties", "contentSchema")
@@ -209,85 +194,6 @@ func set(words ...string) map[string]bool {
 		m[w] = true
 	}
 	return m
-}
-
-// constrains reports whether a schema can reject some value. A keyword
-// counts unless it is an annotation, unknown (validators ignore it), or
-// vacuous: an empty properties or required, a subschema that itself
-// accepts anything where that makes the keyword accept anything.
-func constrains(doc any) bool {
-	switch d := doc.(type) {
-	case bool:
-		return !d
-	case map[string]any:
-		for k, val := range d {
-			if !constraintKeywords[k] {
-				continue
-			}
-			if !vacuous(k, val) {
-				return true
-			}
-		}
-		return false
-	}
-	// Not a schema at all; the compiler reports it.
-	return true
-}
-
-func vacuous(keyword string, val any) bool {
-	switch keyword {
-	case "properties", "patternProperties", "dependentSchemas":
-		m, ok := val.(map[string]any)
-		if !ok {
-			return false
-		}
-		for _, sub := range m {
-			if constrains(sub) {
-				return false
-			}
-		}
-		return true
-	case "required":
-		l, ok := val.([]any)
-		return ok && len(l) == 0
-	case "dependentRequired":
-		m, ok := val.(map[string]any)
-		return ok && len(m) == 0
-	case "items", "additionalItems", "additionalProperties", "unevaluatedItems", "unevaluatedProperties", "contains", "propertyNames", "then", "else":
-		if _, ok := val.([]any); ok {
-			return listVacuous(val)
-		}
-		return !constrains(val)
-	case "allOf", "prefixItems":
-		return listVacuous(val)
-	case "anyOf":
-		// One alternative that accepts anything makes the whole accept
-		// anything.
-		l, ok := val.([]any)
-		if !ok {
-			return false
-		}
-		for _, sub := range l {
-			if !constrains(sub) {
-				return true
-			}
-		}
-		return false
-	}
-	return false
-}
-
-func listVacuous(val any) bool {
-	l, ok := val.([]any)
-	if !ok {
-		return false
-	}
-	for _, sub := range l {
-		if constrains(sub) {
-			return false
-		}
-	}
-	return true
 }
 
 // isEmpty reports whether a schema is the empty object.
@@ -312,13 +218,13 @@ func checkSchema(s *Schema) []Diagnostic {
 	case len(root) == 0:
 		add("", Error, CodeSchemaEmpty, "the empty schema {} accepts anything: declare at least a type")
 		return ds
-	case !constrains(root):
+	case !plan.Constrains(root):
 		add("", Error, CodeSchemaUnconstrained, "the schema accepts anything: %s; declare at least a type", keywordList(root))
 		return ds
 	}
 	walkSchema(root, "", func(ptr, parentKeyword string, sub any) {
 		m, isObj := sub.(map[string]any)
-		if isObj && ptr != "" && valueKeywords[parentKeyword] && !constrains(m) {
+		if isObj && ptr != "" && valueKeywords[parentKeyword] && !plan.Constrains(m) {
 			if len(m) == 0 {
 				add(ptr, Error, CodeSchemaNestedUnconstrained, "the empty schema {} accepts anything here: declare at least a type")
 			} else {
@@ -329,7 +235,7 @@ func checkSchema(s *Schema) []Diagnostic {
 			return
 		}
 		for _, k := range sortedKeys(m) {
-			if !annotationKeywords[k] && !constraintKeywords[k] && !strings.HasPrefix(k, "x-") {
+			if !plan.IsKeyword(k) && !strings.HasPrefix(k, "x-") {
 				add(ptr+"/"+escapePtr(k), Warning, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
 			}
 		}
@@ -438,10 +344,7 @@ func keywordList(m map[string]any) string {
 
 // keywordHint suggests the keyword an unknown one was probably meant to be.
 func keywordHint(k string) string {
-	cands := make([]string, 0, len(constraintKeywords))
-	for c := range constraintKeywords {
-		cands = append(cands, c)
-	}
+	cands := plan.ConstraintKeywords()
 	if best := manifest.Closest(k, cands); best != "" {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}

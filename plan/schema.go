@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"sort"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -48,4 +49,124 @@ func CompileSchemaJSON(data []byte) (*jsonschema.Schema, error) {
 // schemas validate (numbers kept exact).
 func UnmarshalJSONValue(data []byte) (any, error) {
 	return jsonschema.UnmarshalJSON(bytes.NewReader(data))
+}
+
+// Keyword tables of JSON Schema (2020-12, with the keywords of the older
+// drafts the validator also reads). A keyword is either an annotation,
+// which never rejects a value, or one that can.
+var (
+	// annotationKeywords never constrain a value.
+	annotationKeywords = wordSet("title", "description", "$comment", "examples", "default", "deprecated",
+		"readOnly", "writeOnly", "contentMediaType", "contentEncoding", "contentSchema",
+		"$schema", "$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$vocabulary", "$defs", "definitions", "id")
+	// constraintKeywords can reject a value.
+	constraintKeywords = wordSet("type", "enum", "const", "$ref", "$dynamicRef", "$recursiveRef",
+		"allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+		"properties", "patternProperties", "additionalProperties", "propertyNames", "unevaluatedProperties",
+		"required", "dependentRequired", "dependentSchemas", "dependencies", "minProperties", "maxProperties",
+		"items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains", "unevaluatedItems",
+		"minItems", "maxItems", "uniqueItems",
+		"minLength", "maxLength", "pattern", "format",
+		"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+)
+
+func wordSet(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// IsKeyword reports whether JSON Schema knows a keyword; validators ignore
+// the others.
+func IsKeyword(k string) bool { return annotationKeywords[k] || constraintKeywords[k] }
+
+// ConstraintKeywords lists the keywords that can reject a value, sorted.
+func ConstraintKeywords() []string {
+	out := make([]string, 0, len(constraintKeywords))
+	for k := range constraintKeywords {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Constrains reports whether a schema can reject some value. A keyword
+// counts unless it is an annotation, unknown (validators ignore it), or
+// vacuous: an empty properties or required, a subschema that itself
+// accepts anything where that makes the keyword accept anything.
+func Constrains(doc any) bool {
+	switch d := doc.(type) {
+	case bool:
+		return !d
+	case map[string]any:
+		for k, val := range d {
+			if !constraintKeywords[k] {
+				continue
+			}
+			if !vacuous(k, val) {
+				return true
+			}
+		}
+		return false
+	}
+	// Not a schema at all; the compiler reports it.
+	return true
+}
+
+func vacuous(keyword string, val any) bool {
+	switch keyword {
+	case "properties", "patternProperties", "dependentSchemas":
+		m, ok := val.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, sub := range m {
+			if Constrains(sub) {
+				return false
+			}
+		}
+		return true
+	case "required":
+		l, ok := val.([]any)
+		return ok && len(l) == 0
+	case "dependentRequired":
+		m, ok := val.(map[string]any)
+		return ok && len(m) == 0
+	case "items", "additionalItems", "additionalProperties", "unevaluatedItems", "unevaluatedProperties", "contains", "propertyNames", "then", "else":
+		if _, ok := val.([]any); ok {
+			return listVacuous(val)
+		}
+		return !Constrains(val)
+	case "allOf", "prefixItems":
+		return listVacuous(val)
+	case "anyOf":
+		// One alternative that accepts anything makes the whole accept
+		// anything.
+		l, ok := val.([]any)
+		if !ok {
+			return false
+		}
+		for _, sub := range l {
+			if !Constrains(sub) {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+func listVacuous(val any) bool {
+	l, ok := val.([]any)
+	if !ok {
+		return false
+	}
+	for _, sub := range l {
+		if Constrains(sub) {
+			return false
+		}
+	}
+	return true
 }

@@ -2,35 +2,17 @@ package mcp
 
 import (
 	"fmt"
+
+	"agentc.dev/agentc/plan"
 	"sort"
 	"strings"
 )
 
 // A server's input schema passes the compiler's "non-empty schema" rule
-// (package compile's checkSchema) in its essence: the runtime does not link
-// the compiler, and these schemas arrive only when the server is started.
+// (plan.Constrains, which agentc vet applies too): these schemas arrive only
+// when the server is started.
 // Nested parts are not checked: a server's schema is its author's, and a
 // model sees it as the server wrote it.
-
-// constraintKeywords can reject a value. Every other keyword is an
-// annotation (title, description, $comment, examples, default, deprecated,
-// readOnly, writeOnly, ...) or unknown, and validators ignore both.
-var constraintKeywords = set("type", "enum", "const", "$ref", "$dynamicRef",
-	"allOf", "anyOf", "oneOf", "not", "if", "then", "else",
-	"properties", "patternProperties", "additionalProperties", "propertyNames", "unevaluatedProperties",
-	"required", "dependentRequired", "dependentSchemas", "dependencies", "minProperties", "maxProperties",
-	"items", "prefixItems", "additionalItems", "contains", "minContains", "maxContains", "unevaluatedItems",
-	"minItems", "maxItems", "uniqueItems",
-	"minLength", "maxLength", "pattern", "format",
-	"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-
-func set(words ...string) map[string]bool {
-	m := make(map[string]bool, len(words))
-	for _, w := range words {
-		m[w] = true
-	}
-	return m
-}
 
 // checkSchema says why an input schema is refused, or returns "". doc is
 // the schema decoded into JSON values.
@@ -42,11 +24,11 @@ func checkSchema(doc any) string {
 	case len(m) == 0:
 		return "is the empty schema {}, which accepts anything"
 	}
+	if plan.Constrains(m) {
+		return ""
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		if constraintKeywords[k] {
-			return ""
-		}
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
