@@ -1,0 +1,137 @@
+// Package retry is the runtime's retry policy for provider calls: which
+// failures are worth another attempt, how long to wait, and when to give up.
+// Providers classify their errors; this package decides.
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Policy bounds the attempts of one call.
+type Policy struct {
+	// Attempts is the most attempts made, the first included.
+	Attempts int
+	// Base is the wait before the first retry; each retry doubles it, up to
+	// Max. Jitter draws the wait uniformly from [wait/2, wait].
+	Base, Max time.Duration
+	// RetryAfterCap caps a server's Retry-After: a longer one ends the
+	// retries rather than stall the run.
+	RetryAfterCap time.Duration
+	// OnAttempt, if set, hears of every failed attempt and the wait before
+	// the next one (zero when there is none).
+	OnAttempt func(attempt int, err error, wait time.Duration)
+}
+
+// Default is the policy the providers use unless a host sets another.
+var Default = Policy{Attempts: 5, Base: 500 * time.Millisecond, Max: 20 * time.Second, RetryAfterCap: 60 * time.Second}
+
+// Error is a failed attempt, classified by the provider.
+type Error struct {
+	Err error
+	// Retryable says another attempt may succeed: 408, 409, 429, 5xx, 529
+	// and connection failures. 400, 401, 403, 404 and quota errors are
+	// final.
+	Retryable bool
+	// RetryAfter is the server's requested wait, if it sent one.
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// RetryableStatus reports whether an HTTP status is worth another attempt.
+func RetryableStatus(status int) bool {
+	switch {
+	case status == http.StatusRequestTimeout, status == http.StatusConflict, status == http.StatusTooManyRequests:
+		return true
+	case status == 529: // overloaded
+		return true
+	case status >= 500:
+		return true
+	}
+	return false
+}
+
+// ParseRetryAfter reads a Retry-After header: seconds, or an HTTP date.
+// It returns zero when there is none or it does not parse.
+func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
+	v := h.Get("Retry-After")
+	if v == "" {
+		if ms := h.Get("Retry-After-Ms"); ms != "" {
+			if n, err := strconv.ParseFloat(ms, 64); err == nil && n > 0 {
+				return time.Duration(n * float64(time.Millisecond))
+			}
+		}
+		return 0
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 {
+		return time.Duration(n * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// Do calls fn until it succeeds, fails finally, the attempts are used up,
+// or ctx ends (a deadline included: no attempt is started that the
+// deadline would not let wait for). fn's errors that are not *Error are
+// final. The error returned is the last attempt's, wrapped with the count.
+func (p Policy) Do(ctx context.Context, fn func(ctx context.Context, attempt int) error) error {
+	attempts := max(p.Attempts, 1)
+	wait := p.Base
+	for attempt := 1; ; attempt++ {
+		err := fn(ctx, attempt)
+		if err == nil {
+			return nil
+		}
+		var re *Error
+		final := !errors.As(err, &re) || !re.Retryable || attempt >= attempts || ctx.Err() != nil
+		next := time.Duration(0)
+		if !final {
+			next = jitter(min(wait, p.Max))
+			if re.RetryAfter > 0 {
+				if p.RetryAfterCap > 0 && re.RetryAfter > p.RetryAfterCap {
+					final = true
+				}
+				next = max(next, re.RetryAfter)
+			}
+			if d, ok := ctx.Deadline(); ok && time.Until(d) < next {
+				final = true
+			}
+		}
+		if final {
+			next = 0
+		}
+		if p.OnAttempt != nil {
+			p.OnAttempt(attempt, err, next)
+		}
+		if final {
+			if attempt > 1 {
+				return fmt.Errorf("after %d attempts: %w", attempt, err)
+			}
+			return err
+		}
+		t := time.NewTimer(next)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("after %d attempts: %w (waiting to retry: %w)", attempt, err, ctx.Err())
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+func jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	return d/2 + rand.N(d/2+1)
+}

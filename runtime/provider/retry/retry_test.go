@@ -1,0 +1,120 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+)
+
+var fast = Policy{Attempts: 4, Base: time.Millisecond, Max: 4 * time.Millisecond, RetryAfterCap: time.Second}
+
+func TestDo(t *testing.T) {
+	retryable := &Error{Err: errors.New("503"), Retryable: true}
+	final := &Error{Err: errors.New("401"), Retryable: false}
+	tests := []struct {
+		name    string
+		errs    []error // per attempt; nil succeeds
+		calls   int
+		wantErr bool
+	}{
+		{"first try", []error{nil}, 1, false},
+		{"retry then succeed", []error{retryable, retryable, nil}, 3, false},
+		{"final error", []error{final, nil}, 1, true},
+		{"unclassified is final", []error{errors.New("boom"), nil}, 1, true},
+		{"attempts used up", []error{retryable, retryable, retryable, retryable, nil}, 4, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			var waits []time.Duration
+			p := fast
+			p.OnAttempt = func(_ int, _ error, w time.Duration) { waits = append(waits, w) }
+			err := p.Do(context.Background(), func(context.Context, int) error {
+				calls++
+				return tt.errs[calls-1]
+			})
+			if calls != tt.calls || (err != nil) != tt.wantErr {
+				t.Errorf("calls %d, err %v; want %d calls, error %v", calls, err, tt.calls, tt.wantErr)
+			}
+			if len(waits) != calls-boolInt(!tt.wantErr) {
+				t.Errorf("%d attempts heard, %d failed", len(waits), calls-boolInt(!tt.wantErr))
+			}
+		})
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestRetryAfter(t *testing.T) {
+	p := fast
+	var waits []time.Duration
+	p.OnAttempt = func(_ int, _ error, w time.Duration) { waits = append(waits, w) }
+	calls := 0
+	err := p.Do(context.Background(), func(context.Context, int) error {
+		calls++
+		if calls == 1 {
+			return &Error{Err: errors.New("429"), Retryable: true, RetryAfter: 30 * time.Millisecond}
+		}
+		return nil
+	})
+	if err != nil || waits[0] < 30*time.Millisecond {
+		t.Errorf("err %v, waits %v: Retry-After must be honoured", err, waits)
+	}
+	// Past the cap, the retries end.
+	calls = 0
+	err = p.Do(context.Background(), func(context.Context, int) error {
+		calls++
+		return &Error{Err: errors.New("429"), Retryable: true, RetryAfter: time.Hour}
+	})
+	if err == nil || calls != 1 {
+		t.Errorf("a Retry-After past the cap: calls %d, err %v", calls, err)
+	}
+}
+
+func TestDeadlineStopsRetries(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	p := Policy{Attempts: 100, Base: 50 * time.Millisecond, Max: time.Second}
+	calls := 0
+	start := time.Now()
+	err := p.Do(ctx, func(context.Context, int) error {
+		calls++
+		return &Error{Err: errors.New("503"), Retryable: true}
+	})
+	if err == nil || calls != 1 || time.Since(start) > time.Second {
+		t.Errorf("calls %d, err %v: no retry may wait past the deadline", calls, err)
+	}
+}
+
+func TestStatusAndHeader(t *testing.T) {
+	for status, want := range map[int]bool{400: false, 401: false, 403: false, 404: false, 408: true, 409: true, 429: true, 500: true, 502: true, 503: true, 529: true} {
+		if RetryableStatus(status) != want {
+			t.Errorf("status %d: retryable %v", status, !want)
+		}
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := http.Header{}
+	h.Set("Retry-After", "2")
+	if got := ParseRetryAfter(h, now); got != 2*time.Second {
+		t.Errorf("seconds: %v", got)
+	}
+	h.Set("Retry-After", now.Add(5*time.Second).Format(http.TimeFormat))
+	if got := ParseRetryAfter(h, now); got != 5*time.Second {
+		t.Errorf("date: %v", got)
+	}
+	h = http.Header{}
+	h.Set("Retry-After-Ms", "250")
+	if got := ParseRetryAfter(h, now); got != 250*time.Millisecond {
+		t.Errorf("ms: %v", got)
+	}
+	if got := ParseRetryAfter(http.Header{}, now); got != 0 {
+		t.Errorf("none: %v", got)
+	}
+}
