@@ -1,0 +1,359 @@
+// Package anthropic is the `anthropic` provider: a runtime.Model over the
+// Anthropic Messages API, through the official Go SDK. The SDK's own retries
+// are off; every attempt goes through the runtime's retry.Policy.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/retry"
+)
+
+// DefaultMaxTokens is the max_tokens sent when a request sets no
+// MaxOutputTokens; the API requires one.
+const DefaultMaxTokens = 4096
+
+// ErrTruncated reports an answer cut at the output token limit.
+var ErrTruncated = errors.New("the output was cut at the token limit")
+
+// ErrRefused reports that the model declined to answer (stop_reason "refusal").
+var ErrRefused = errors.New("the model refused to answer")
+
+// Config configures a Model.
+type Config struct {
+	APIKey     string
+	BaseURL    string       // "" = the SDK's default
+	HTTPClient *http.Client // optional
+	// Retry bounds the attempts of a call. Attempts zero means retry.Default
+	// (keeping OnAttempt).
+	Retry retry.Policy
+}
+
+// Model is a runtime.Model over the Anthropic Messages API.
+type Model struct {
+	client sdk.Client
+	retry  retry.Policy
+}
+
+var _ agentrt.Model = (*Model)(nil)
+
+// New returns a Model. It reads no environment: the key and base URL are
+// the caller's.
+func New(cfg Config) (*Model, error) {
+	if cfg.APIKey == "" {
+		return nil, errors.New("anthropic: no API key")
+	}
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithMaxRetries(0),
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	p := cfg.Retry
+	if p.Attempts == 0 {
+		on := p.OnAttempt
+		p = retry.Default
+		p.OnAttempt = on
+	}
+	return &Model{client: sdk.NewClient(opts...), retry: p}, nil
+}
+
+// Complete sends one request, retrying as the policy allows, and returns
+// the assistant's message. Reasoning maps to output_config.effort, not to
+// extended thinking: thinking blocks would have to be sent back on the next
+// turn, and runtime messages cannot carry them.
+func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	if req == nil {
+		return nil, errors.New("anthropic: no request")
+	}
+	params, opts, err := buildParams(req)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
+	}
+	var msg *sdk.Message
+	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
+		var err error
+		msg, err = m.client.Messages.New(ctx, params, opts...)
+		return classify(ctx, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parseMessage(msg)
+}
+
+func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOption, error) {
+	p := sdk.MessageNewParams{
+		Model:     sdk.Model(req.Model),
+		MaxTokens: DefaultMaxTokens,
+	}
+	if req.MaxOutputTokens > 0 {
+		p.MaxTokens = int64(req.MaxOutputTokens)
+	}
+	var opts []option.RequestOption
+	if req.Temperature != nil {
+		// The v2 SDK's params have no temperature field; the API still reads it.
+		opts = append(opts, option.WithJSONSet("temperature", *req.Temperature))
+	}
+	switch req.Reasoning {
+	case "":
+	case "low", "medium", "high":
+		p.OutputConfig.Effort = sdk.OutputConfigEffort(req.Reasoning)
+	default:
+		return p, nil, fmt.Errorf("unknown reasoning %q (want low, medium or high)", req.Reasoning)
+	}
+
+	type turn struct {
+		role   agentrt.Role // User or Assistant
+		blocks []sdk.ContentBlockParamUnion
+	}
+	var turns []turn
+	for i, msg := range req.Messages {
+		var role agentrt.Role
+		var blocks []sdk.ContentBlockParamUnion
+		switch msg.Role {
+		case agentrt.System:
+			if msg.Content != "" {
+				p.System = append(p.System, sdk.TextBlockParam{Text: msg.Content})
+			}
+			continue
+		case agentrt.User:
+			role = agentrt.User
+			if msg.Content != "" {
+				blocks = append(blocks, sdk.NewTextBlock(msg.Content))
+			}
+		case agentrt.Assistant:
+			role = agentrt.Assistant
+			if msg.Content != "" {
+				blocks = append(blocks, sdk.NewTextBlock(msg.Content))
+			}
+			for _, c := range msg.ToolCalls {
+				args := c.Arguments
+				if len(args) == 0 {
+					args = json.RawMessage("{}")
+				} else if !json.Valid(args) {
+					return p, nil, fmt.Errorf("message %d: tool call %q has arguments that are not JSON", i, c.ID)
+				}
+				blocks = append(blocks, sdk.NewToolUseBlock(c.ID, args, c.Name))
+			}
+		case agentrt.ToolRole:
+			role = agentrt.User
+			r := sdk.ToolResultBlockParam{ToolUseID: msg.ToolCallID}
+			if msg.Content != "" {
+				r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: msg.Content}}}
+			}
+			if msg.IsError {
+				r.IsError = sdk.Bool(true)
+			}
+			blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolResult: &r})
+		default:
+			return p, nil, fmt.Errorf("message %d: unknown role %q", i, msg.Role)
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		// Consecutive messages of one role become one message, so tool
+		// results of a turn (and any user text after them) are one user turn.
+		if n := len(turns); n > 0 && turns[n-1].role == role {
+			turns[n-1].blocks = append(turns[n-1].blocks, blocks...)
+			continue
+		}
+		turns = append(turns, turn{role, blocks})
+	}
+	for _, t := range turns {
+		if t.role == agentrt.User {
+			p.Messages = append(p.Messages, sdk.NewUserMessage(t.blocks...))
+		} else {
+			p.Messages = append(p.Messages, sdk.NewAssistantMessage(t.blocks...))
+		}
+	}
+
+	for _, t := range req.Tools {
+		schema, err := inputSchema(t.Schema)
+		if err != nil {
+			return p, nil, fmt.Errorf("tool %q: %w", t.Name, err)
+		}
+		tp := sdk.ToolParam{Name: t.Name, InputSchema: schema}
+		if t.Description != "" {
+			tp.Description = sdk.String(t.Description)
+		}
+		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
+	}
+	if len(req.Tools) > 0 {
+		switch req.ToolChoice.Mode {
+		case "":
+		case agentrt.ChooseAuto:
+			p.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{}}
+		case agentrt.ChooseRequired:
+			p.ToolChoice = sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{}}
+		case agentrt.ChooseTool:
+			if req.ToolChoice.Name == "" {
+				return p, nil, errors.New(`tool choice "tool" names no tool`)
+			}
+			p.ToolChoice = sdk.ToolChoiceParamOfTool(req.ToolChoice.Name)
+		default:
+			return p, nil, fmt.Errorf("unknown tool choice mode %q", req.ToolChoice.Mode)
+		}
+	}
+	return p, opts, nil
+}
+
+// inputSchema splits a JSON Schema into the SDK's input_schema parameter:
+// properties and required as fields, every other keyword as an extra.
+func inputSchema(raw json.RawMessage) (sdk.ToolInputSchemaParam, error) {
+	var s sdk.ToolInputSchemaParam
+	if len(raw) == 0 {
+		return s, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return s, fmt.Errorf("schema is not a JSON object: %w", err)
+	}
+	if t, ok := m["type"]; ok && t != "object" {
+		return s, fmt.Errorf("schema has type %v; the API takes object schemas only", t)
+	}
+	s.Properties = m["properties"]
+	if req, ok := m["required"].([]any); ok {
+		for _, r := range req {
+			if name, ok := r.(string); ok {
+				s.Required = append(s.Required, name)
+			}
+		}
+	}
+	for k, v := range m {
+		switch k {
+		case "type", "properties", "required":
+		default:
+			if s.ExtraFields == nil {
+				s.ExtraFields = map[string]any{}
+			}
+			s.ExtraFields[k] = v
+		}
+	}
+	return s, nil
+}
+
+func parseMessage(msg *sdk.Message) (*agentrt.Response, error) {
+	out := agentrt.Message{Role: agentrt.Assistant}
+	var text []string
+	for _, b := range msg.Content {
+		switch b.Type {
+		case "text":
+			text = append(text, b.Text)
+		case "tool_use":
+			args := b.Input
+			if len(args) == 0 {
+				args = json.RawMessage("{}")
+			}
+			out.ToolCalls = append(out.ToolCalls, agentrt.ToolCall{ID: b.ID, Name: b.Name, Arguments: append(json.RawMessage(nil), args...)})
+		}
+	}
+	out.Content = strings.Join(text, "")
+	if len(out.ToolCalls) == 0 {
+		switch msg.StopReason {
+		case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
+			return nil, fmt.Errorf("anthropic: %w (stop_reason %s)", ErrTruncated, msg.StopReason)
+		case sdk.StopReasonRefusal:
+			if e := msg.StopDetails.Explanation; e != "" {
+				return nil, fmt.Errorf("anthropic: %w: %s", ErrRefused, e)
+			}
+			return nil, fmt.Errorf("anthropic: %w", ErrRefused)
+		}
+	}
+	u := msg.Usage
+	return &agentrt.Response{
+		Message: out,
+		Usage: agentrt.Usage{
+			// Anthropic's input_tokens leave out the cached tokens.
+			Input:  int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens),
+			Output: int(u.OutputTokens),
+			Cached: int(u.CacheReadInputTokens),
+		},
+	}, nil
+}
+
+// StatusError is an error response of the API. It keeps the provider's own
+// message and none of the request: no key, no headers.
+type StatusError struct {
+	StatusCode int
+	Type       string // the API's error type, such as "overloaded_error"
+	Message    string
+	RequestID  string
+}
+
+func (e *StatusError) Error() string {
+	s := fmt.Sprintf("anthropic: %d %s", e.StatusCode, statusText(e.StatusCode))
+	switch {
+	case e.Message != "":
+		s += ": " + e.Message
+	case e.Type != "":
+		s += ": " + e.Type
+	}
+	if e.RequestID != "" {
+		s += " (request-id " + e.RequestID + ")"
+	}
+	return s
+}
+
+func statusText(code int) string {
+	if code == 529 {
+		return "Overloaded"
+	}
+	return http.StatusText(code)
+}
+
+// classify turns an SDK error into what retry.Policy.Do reads.
+func classify(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("anthropic: %w", ctxErr)
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		se := &StatusError{
+			StatusCode: apiErr.StatusCode,
+			Type:       string(apiErr.Type()),
+			Message:    apiErr.Message,
+			RequestID:  apiErr.RequestID,
+		}
+		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(apiErr.StatusCode)}
+		if apiErr.Response != nil {
+			re.RetryAfter = retry.ParseRetryAfter(apiErr.Response.Header, time.Now())
+		}
+		return re
+	}
+	if transient(err) {
+		return &retry.Error{Err: fmt.Errorf("anthropic: %w", err), Retryable: true}
+	}
+	return fmt.Errorf("anthropic: %w", err)
+}
+
+// transient reports a connection failure or a per-attempt timeout: the
+// request may not have been served, and another attempt may be.
+func transient(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded)
+}
