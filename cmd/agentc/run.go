@@ -16,7 +16,6 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/runtime/tool"
 )
 
@@ -48,11 +47,11 @@ func runExit(rep *agentrt.Report) int {
 }
 
 type runFlags struct {
-	input, model, events, dir string
-	seed                      int64
-	report                    bool
-	deadline                  time.Duration
-	toolBudget, tokenBudget   int
+	input, model, events, dir, baseURL string
+	seed                               int64
+	report                             bool
+	deadline                           time.Duration
+	toolBudget, tokenBudget            int
 }
 
 func newRunCmd(e env) *cobra.Command {
@@ -73,7 +72,11 @@ goes to standard error; --events writes every event as JSON lines.
 
 --model test runs the agent against the offline test model, which needs no
 provider and no key: it calls each tool once with arguments made from its
-schema, then answers with a value made from the output schema.
+schema, then answers with a value made from the output schema. Otherwise the
+manifest's provider is used: keys come from OPENAI_API_KEY and
+ANTHROPIC_API_KEY only; the base URL from --base-url, OPENAI_BASE_URL or
+ANTHROPIC_BASE_URL, or the manifest's model.base_url (any OpenAI-compatible
+server, which may need no key).
 
 Relative paths in the agent (an fs tool's root) resolve against the
 manifest's directory, or the plan's; --dir names another.
@@ -99,6 +102,7 @@ if any, is still printed); 130 interrupted.`,
 	fl.BoolVar(&f.report, "report", false, "print the run report instead of the bare answer")
 	fl.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
 	fl.StringVar(&f.dir, "dir", "", "resolve the agent's relative paths against this directory")
+	fl.StringVar(&f.baseURL, "base-url", "", "the provider's base URL (default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the manifest's model.base_url)")
 	fl.DurationVar(&f.deadline, "deadline", 0, "override budgets.deadline (e.g. 90s)")
 	fl.IntVar(&f.toolBudget, "tool-budget", -1, "override budgets.tools")
 	fl.IntVar(&f.tokenBudget, "token-budget", 0, "override budgets.tokens")
@@ -136,16 +140,7 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 		}
 		opts.Budgets.Tokens = &f.tokenBudget
 	}
-	modelFor := func(p *plan.Plan) (agentrt.Model, error) {
-		provider := p.Agent.Model.Provider
-		if f.model != "" {
-			provider = f.model
-		}
-		if provider == "test" {
-			return &testmodel.Model{Seed: f.seed}, nil
-		}
-		return nil, fmt.Errorf("provider %q is not available in this build; run with --model test", provider)
-	}
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL}, os.Getenv)
 	opts.Model, err = modelFor(p)
 	if err != nil {
 		return &exitError{code: exitFindings, err: err}

@@ -40,6 +40,7 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"fakeprovider": fakeProvider,
 			// serve FILE... starts an HTTP server on loopback that answers
 			// every request with a JSON echo of its method, path and body,
 			// and writes its URL over "http://SERVER" in the files.

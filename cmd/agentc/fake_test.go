@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	nethttp "net/http"
+	"net/http/httptest"
+	"os"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// fakeProvider starts, for a testscript, a server on loopback that speaks
+// a provider's wire format: asked to call a function (a shaping turn), it
+// calls it with the given answer; otherwise it answers in prose. It points
+// the provider's environment variables at itself.
+func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: fakeprovider openai|anthropic ANSWER-JSON [FILE...]")
+	}
+	provider, answer := args[0], json.RawMessage(args[1])
+	if !json.Valid(answer) {
+		ts.Fatalf("fakeprovider: the answer is not JSON")
+	}
+	var h nethttp.HandlerFunc
+	switch provider {
+	case "openai":
+		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			var req struct {
+				Model      string          `json:"model"`
+				ToolChoice json.RawMessage `json:"tool_choice"`
+			}
+			body, _ := io.ReadAll(r.Body)
+			if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil {
+				nethttp.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, 400)
+				return
+			}
+			var choice struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			}
+			msg := map[string]any{"role": "assistant", "content": "Done."}
+			finish := "stop"
+			if json.Unmarshal(req.ToolChoice, &choice) == nil && choice.Function.Name != "" {
+				msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+					"id": "call_1", "type": "function", "function": map[string]any{"name": choice.Function.Name, "arguments": string(answer)}}}}
+				finish = "tool_calls"
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{
+				"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
+				"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+				"usage":   map[string]any{"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+			})
+		}
+	case "anthropic":
+		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			var req struct {
+				Model      string `json:"model"`
+				ToolChoice struct {
+					Type string `json:"type"`
+					Name string `json:"name"`
+				} `json:"tool_choice"`
+			}
+			body, _ := io.ReadAll(r.Body)
+			if r.URL.Path != "/v1/messages" || json.Unmarshal(body, &req) != nil {
+				nethttp.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad request"}}`, 400)
+				return
+			}
+			content := []any{map[string]any{"type": "text", "text": "Done."}}
+			stop := "end_turn"
+			if req.ToolChoice.Type == "tool" {
+				content = []any{map[string]any{"type": "tool_use", "id": "toolu_1", "name": req.ToolChoice.Name, "input": answer}}
+				stop = "tool_use"
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{
+				"id": "msg_1", "type": "message", "role": "assistant", "model": req.Model, "content": content,
+				"stop_reason": stop, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 20, "output_tokens": 5},
+			})
+		}
+	default:
+		ts.Fatalf("fakeprovider: unknown provider %q", provider)
+	}
+	srv := httptest.NewServer(h)
+	ts.Defer(srv.Close)
+	base := srv.URL
+	if provider == "openai" {
+		base += "/v1/"
+	}
+	// Files may name the server as http://PROVIDER (a manifest's base_url).
+	for _, f := range args[2:] {
+		data, err := os.ReadFile(ts.MkAbs(f))
+		ts.Check(err)
+		ts.Check(os.WriteFile(ts.MkAbs(f), bytes.ReplaceAll(data, []byte("http://PROVIDER"), []byte(base)), 0o644))
+	}
+	switch provider {
+	case "openai":
+		ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1/")
+		ts.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+	case "anthropic":
+		ts.Setenv("ANTHROPIC_BASE_URL", srv.URL)
+		ts.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-secret")
+	}
+}

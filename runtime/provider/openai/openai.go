@@ -1,0 +1,284 @@
+// Package openai is the `openai` provider: a runtime.Model over OpenAI Chat
+// Completions, or any OpenAI-compatible server reached by base URL, through
+// the official SDK. The runtime's retry policy owns retries; the SDK's own
+// are off.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/retry"
+)
+
+// Config configures a Model.
+type Config struct {
+	APIKey     string       // may be empty only with BaseURL (local servers)
+	BaseURL    string       // "" = the SDK's default
+	HTTPClient *http.Client // optional
+	Retry      retry.Policy // zero value = retry.Default
+}
+
+// Model is a runtime.Model over Chat Completions. It is safe for
+// concurrent use.
+type Model struct {
+	client sdk.Client
+	key    string
+	retry  retry.Policy
+}
+
+var _ agentrt.Model = (*Model)(nil)
+
+// New returns a Model for cfg.
+func New(cfg Config) (*Model, error) {
+	if cfg.APIKey == "" && cfg.BaseURL == "" {
+		return nil, errors.New("openai: no API key (one may be omitted only with a base URL)")
+	}
+	// The explicit key overrides the SDK's OPENAI_API_KEY default; an empty
+	// one sends no Authorization header, as local servers expect.
+	opts := []option.RequestOption{
+		option.WithAPIKey(cfg.APIKey),
+		option.WithMaxRetries(0),
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	p := cfg.Retry
+	if p.Attempts == 0 && p.Base == 0 && p.Max == 0 && p.RetryAfterCap == 0 {
+		onAttempt := p.OnAttempt
+		p = retry.Default
+		p.OnAttempt = onAttempt
+	}
+	return &Model{client: sdk.NewClient(opts...), key: cfg.APIKey, retry: p}, nil
+}
+
+// Complete sends req as one chat completion, retrying under the Model's
+// policy, and returns the assistant's message.
+func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	if req == nil {
+		return nil, errors.New("openai: no request")
+	}
+	params, err := buildParams(req)
+	if err != nil {
+		return nil, err
+	}
+	var out *sdk.ChatCompletion
+	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
+		var raw *http.Response
+		c, err := m.client.Chat.Completions.New(ctx, params, option.WithResponseInto(&raw))
+		if err != nil {
+			return m.classify(ctx, err, raw)
+		}
+		out = c
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parseResponse(out)
+}
+
+func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, error) {
+	p := sdk.ChatCompletionNewParams{Model: req.Model}
+	for i, msg := range req.Messages {
+		mp, err := message(msg)
+		if err != nil {
+			return p, fmt.Errorf("openai: message %d: %w", i, err)
+		}
+		p.Messages = append(p.Messages, mp)
+	}
+	for _, t := range req.Tools {
+		fn := shared.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			fn.Description = sdk.String(t.Description)
+		}
+		if len(t.Schema) > 0 {
+			if err := json.Unmarshal(t.Schema, &fn.Parameters); err != nil {
+				return p, fmt.Errorf("openai: tool %q: schema: %w", t.Name, err)
+			}
+		}
+		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(fn))
+	}
+	if len(req.Tools) > 0 {
+		switch req.ToolChoice.Mode {
+		case "":
+		case agentrt.ChooseAuto, agentrt.ChooseRequired:
+			p.ToolChoice.OfAuto = sdk.String(req.ToolChoice.Mode)
+		case agentrt.ChooseTool:
+			p.ToolChoice = sdk.ToolChoiceOptionFunctionToolChoice(sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice.Name})
+		default:
+			return p, fmt.Errorf("openai: unknown tool choice mode %q", req.ToolChoice.Mode)
+		}
+	}
+	if req.Temperature != nil {
+		p.Temperature = sdk.Float(*req.Temperature)
+	}
+	if req.MaxOutputTokens > 0 {
+		p.MaxCompletionTokens = sdk.Int(int64(req.MaxOutputTokens))
+	}
+	switch req.Reasoning {
+	case "", "none":
+	case "low", "medium", "high":
+		p.ReasoningEffort = shared.ReasoningEffort(req.Reasoning)
+	default:
+		return p, fmt.Errorf("openai: unknown reasoning effort %q (want low, medium, high or none)", req.Reasoning)
+	}
+	return p, nil
+}
+
+func message(msg agentrt.Message) (sdk.ChatCompletionMessageParamUnion, error) {
+	switch msg.Role {
+	case agentrt.System:
+		return sdk.SystemMessage(msg.Content), nil
+	case agentrt.User:
+		return sdk.UserMessage(msg.Content), nil
+	case agentrt.ToolRole:
+		return sdk.ToolMessage(msg.Content, msg.ToolCallID), nil
+	case agentrt.Assistant:
+		a := sdk.ChatCompletionAssistantMessageParam{}
+		// Content may be absent only when there are tool calls.
+		if msg.Content != "" || len(msg.ToolCalls) == 0 {
+			a.Content.OfString = sdk.String(msg.Content)
+		}
+		for _, tc := range msg.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+					ID: tc.ID,
+					Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{
+						Name:      tc.Name,
+						Arguments: string(tc.Arguments),
+					},
+				},
+			})
+		}
+		return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	}
+	return sdk.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", msg.Role)
+}
+
+func parseResponse(c *sdk.ChatCompletion) (*agentrt.Response, error) {
+	if len(c.Choices) == 0 {
+		return nil, errors.New("openai: the response has no choices")
+	}
+	ch := c.Choices[0]
+	msg := agentrt.Message{Role: agentrt.Assistant, Content: ch.Message.Content}
+	if msg.Content == "" && ch.Message.Refusal != "" {
+		msg.Content = ch.Message.Refusal
+	}
+	for _, tc := range ch.Message.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			continue
+		}
+		// Invalid JSON is passed through: the runtime validates the
+		// arguments and asks the model again.
+		args := json.RawMessage(tc.Function.Arguments)
+		msg.ToolCalls = append(msg.ToolCalls, agentrt.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+	}
+	if ch.FinishReason == "length" && len(msg.ToolCalls) == 0 {
+		return nil, fmt.Errorf("openai: the output was cut at the token limit (finish_reason %q)", ch.FinishReason)
+	}
+	return &agentrt.Response{
+		Message: msg,
+		Usage: agentrt.Usage{
+			Input:  int(c.Usage.PromptTokens),
+			Output: int(c.Usage.CompletionTokens),
+			Cached: int(c.Usage.PromptTokensDetails.CachedTokens),
+		},
+	}, nil
+}
+
+// classify turns an attempt's error into one the retry policy can judge.
+// raw is the HTTP response, if one arrived.
+func (m *Model) classify(ctx context.Context, err error, raw *http.Response) error {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("openai: %w", err)
+	}
+	var apiErr *sdk.Error
+	status := 0
+	var header http.Header
+	if errors.As(err, &apiErr) {
+		status = apiErr.StatusCode
+		if apiErr.Response != nil {
+			header = apiErr.Response.Header
+		}
+	} else if raw != nil && raw.StatusCode >= 400 {
+		// An error status whose body the SDK could not read as an error.
+		status, header = raw.StatusCode, raw.Header
+	}
+	if status != 0 {
+		se := &StatusError{StatusCode: status, err: err}
+		if apiErr != nil {
+			se.Code, se.Type = apiErr.Code, apiErr.Type
+			se.Message = m.redact(apiErr.Message)
+		}
+		retryable := retry.RetryableStatus(status) && se.Code != "insufficient_quota"
+		return &retry.Error{Err: se, Retryable: retryable, RetryAfter: retry.ParseRetryAfter(header, time.Now())}
+	}
+	return &retry.Error{Err: &wrapError{msg: "openai: " + m.redact(err.Error()), err: err}, Retryable: connectionError(err)}
+}
+
+// connectionError reports whether err is a transport failure another
+// attempt may not meet: a dropped or refused connection, a timeout.
+func connectionError(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
+}
+
+func (m *Model) redact(s string) string {
+	if m.key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, m.key, "[redacted]")
+}
+
+// StatusError is an error status from the server. Its message is the
+// provider's own, with the API key redacted should it echo it.
+type StatusError struct {
+	StatusCode int
+	Code       string // the provider's error code, e.g. "insufficient_quota"
+	Type       string
+	Message    string
+	err        error
+}
+
+func (e *StatusError) Error() string {
+	s := fmt.Sprintf("openai: %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.StatusCode == 529 {
+		s = "openai: 529 Overloaded"
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Unwrap returns the SDK's error.
+func (e *StatusError) Unwrap() error { return e.err }
+
+// wrapError keeps errors.Is working through a message that has been
+// redacted.
+type wrapError struct {
+	msg string
+	err error
+}
+
+func (e *wrapError) Error() string { return e.msg }
+func (e *wrapError) Unwrap() error { return e.err }
