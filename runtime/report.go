@@ -88,6 +88,7 @@ const (
 	EventRunStart      = "run_start"
 	EventModelCall     = "model_call"
 	EventModelResponse = "model_response"
+	EventModelRetry    = "model_retry" // a failed attempt of a provider call
 	EventToolCall      = "tool_call"
 	EventToolResult    = "tool_result"
 	EventAnswerInvalid = "answer_invalid"

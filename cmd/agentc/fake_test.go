@@ -7,6 +7,7 @@ import (
 	nethttp "net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -20,6 +21,11 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: fakeprovider openai|anthropic ANSWER-JSON [FILE...]")
 	}
 	provider, answer := args[0], json.RawMessage(args[1])
+	// "openai-flaky" is openai whose first request fails with 503.
+	flaky := provider == "openai-flaky"
+	if flaky {
+		provider = "openai"
+	}
 	if !json.Valid(answer) {
 		ts.Fatalf("fakeprovider: the answer is not JSON")
 	}
@@ -83,6 +89,24 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	default:
 		ts.Fatalf("fakeprovider: unknown provider %q", provider)
+	}
+	if flaky {
+		var mu sync.Mutex
+		failed := false
+		inner := h
+		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			mu.Lock()
+			first := !failed
+			failed = true
+			mu.Unlock()
+			if first {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(503)
+				_, _ = io.WriteString(w, `{"error":{"message":"The server is overloaded.","type":"server_error"}}`)
+				return
+			}
+			inner(w, r)
+		}
 	}
 	srv := httptest.NewServer(h)
 	ts.Defer(srv.Close)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/anthropic"
 	"agentc.dev/agentc/runtime/provider/openai"
+	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/testmodel"
 )
 
@@ -23,8 +25,20 @@ type providerFlags struct {
 // test model, or a provider client configured from the environment. The
 // base URL is the flag's, else the provider's environment variable, else
 // the manifest's model.base_url.
-func newModelFor(f providerFlags, getenv func(string) string) func(p *plan.Plan) (agentrt.Model, error) {
+func newModelFor(f providerFlags, getenv func(string) string, events func(agentrt.Event)) func(p *plan.Plan) (agentrt.Model, error) {
 	return func(p *plan.Plan) (agentrt.Model, error) {
+		// Every failed attempt of a provider call is an event.
+		policy := retry.Default
+		policy.OnAttempt = func(attempt int, err error, wait time.Duration) {
+			if events == nil {
+				return
+			}
+			msg := fmt.Sprintf("attempt %d failed: %v", attempt, err)
+			if wait > 0 {
+				msg += fmt.Sprintf("; retrying in %s", wait.Round(time.Millisecond))
+			}
+			events(agentrt.Event{Time: time.Now(), Type: agentrt.EventModelRetry, Model: p.Agent.Model.Name, Message: msg})
+		}
 		provider := p.Agent.Model.Provider
 		if f.model != "" {
 			provider = f.model
@@ -42,13 +56,13 @@ func newModelFor(f providerFlags, getenv func(string) string) func(p *plan.Plan)
 		case "test":
 			return &testmodel.Model{Seed: f.seed}, nil
 		case "openai":
-			cfg := openai.Config{APIKey: getenv("OPENAI_API_KEY"), BaseURL: base("OPENAI_BASE_URL")}
+			cfg := openai.Config{APIKey: getenv("OPENAI_API_KEY"), BaseURL: base("OPENAI_BASE_URL"), Retry: policy}
 			if cfg.APIKey == "" && cfg.BaseURL == "" {
 				return nil, fmt.Errorf("agent %s: OPENAI_API_KEY is not set (an OpenAI-compatible server without a key needs a base URL); or run with --model test", p.Agent.Name)
 			}
 			return openai.New(cfg)
 		case "anthropic":
-			cfg := anthropic.Config{APIKey: getenv("ANTHROPIC_API_KEY"), BaseURL: base("ANTHROPIC_BASE_URL")}
+			cfg := anthropic.Config{APIKey: getenv("ANTHROPIC_API_KEY"), BaseURL: base("ANTHROPIC_BASE_URL"), Retry: policy}
 			if cfg.APIKey == "" {
 				return nil, fmt.Errorf("agent %s: ANTHROPIC_API_KEY is not set; or run with --model test", p.Agent.Name)
 			}

@@ -140,11 +140,6 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 		}
 		opts.Budgets.Tokens = &f.tokenBudget
 	}
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL}, os.Getenv)
-	opts.Model, err = modelFor(p)
-	if err != nil {
-		return &exitError{code: exitFindings, err: err}
-	}
 	var eventsFile *os.File
 	if f.events != "" {
 		eventsFile, err = os.Create(f.events)
@@ -154,6 +149,11 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 		defer eventsFile.Close()
 	}
 	opts.Events = eventPrinter(e.stderr, eventsFile)
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL}, os.Getenv, opts.Events)
+	opts.Model, err = modelFor(p)
+	if err != nil {
+		return &exitError{code: exitFindings, err: err}
+	}
 	// An interrupt stops starting tools' servers too.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
