@@ -100,6 +100,7 @@ func (c *checker) run() {
 	c.checkTools()
 	c.checkPrompt()
 	c.checkOutput()
+	c.checkDialect()
 }
 
 func lookup(v cue.Value, path ...string) cue.Value {

@@ -125,6 +125,7 @@ var Rules = []Rule{
 	{CodeTemplateRef, Error, "a template refers to a field its schema does not declare"},
 	{CodeAgentPin, Error, "an agent tool's pin does not match the called agent's contract digest"},
 	{CodeSchemaNumber, Error, "a number in a schema that canonical JSON cannot write without changing it"},
+	{CodeProviderUnenforced, Note, "a constraint of the output schema the provider cannot enforce during generation (an error with output.enforce \"provider\")"},
 	{CodeKeepsToolsNoTools, Warning, "output.keeps_tools is set but the agent has no tools"},
 }
 
@@ -146,6 +147,7 @@ const (
 	CodeTemplateSyntax            = "TEMPLATE_SYNTAX"
 	CodeTemplateRef               = "TEMPLATE_REF"
 	CodeKeepsToolsNoTools         = "KEEPS_TOOLS_NO_TOOLS"
+	CodeProviderUnenforced        = "PROVIDER_UNENFORCED"
 	CodeAgentPin                  = "AGENT_PIN"
 	CodeSchemaNumber              = "SCHEMA_NUMBER"
 )

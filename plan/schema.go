@@ -82,6 +82,9 @@ func wordSet(words ...string) map[string]bool {
 // the others.
 func IsKeyword(k string) bool { return annotationKeywords[k] || constraintKeywords[k] }
 
+// IsConstraintKeyword reports whether a keyword can reject a value.
+func IsConstraintKeyword(k string) bool { return constraintKeywords[k] }
+
 // ConstraintKeywords lists the keywords that can reject a value, sorted.
 func ConstraintKeywords() []string {
 	out := make([]string, 0, len(constraintKeywords))

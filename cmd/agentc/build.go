@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
@@ -28,7 +29,9 @@ func buildAll(e env, args []string, w io.Writer) ([]built, error) {
 	for _, inst := range insts {
 		p, ds, err := comp.Build(inst)
 		for _, d := range ds {
-			fmt.Fprintln(w, d.Format(e.dir))
+			if d.Severity != compile.Note {
+				fmt.Fprintln(w, d.Format(e.dir))
+			}
 		}
 		if err != nil {
 			fmt.Fprintf(w, "agentc: %v\n", err)

@@ -10,7 +10,7 @@ import (
 )
 
 func newVetCmd(e env) *cobra.Command {
-	var asJSON, strict bool
+	var asJSON, strict, verbose bool
 	cmd := &cobra.Command{
 		Use:   "vet [paths...]",
 		Short: "Check manifests and report what is wrong with them",
@@ -21,6 +21,10 @@ A path is a manifest file (.cue, .json, .yaml, .yml), "-" for CUE or JSON on
 standard input, a directory, or dir/... for a directory and all below it. In
 a directory, the .cue files of one package form one agent; every other
 manifest file is an agent of its own. With no path, vet checks ".".
+
+--verbose adds notes: each constraint of the output schema that the agent's
+provider cannot enforce while generating, and that only local validation of
+the answer checks (with output.enforce "provider", each is an error).
 
 Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 2 usage error.`,
@@ -39,6 +43,9 @@ Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 			enc := json.NewEncoder(e.stdout)
 			for _, r := range results {
 				for _, d := range r.Diagnostics {
+					if d.Severity == compile.Note && !verbose {
+						continue
+					}
 					if d.Severity == compile.Error || strict && d.Severity == compile.Warning {
 						failed = true
 					}
@@ -59,5 +66,6 @@ Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON objects, one per line")
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail on warnings too")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print notes too: constraints the provider cannot enforce while generating")
 	return cmd
 }
