@@ -51,6 +51,17 @@ func (cp *Compiler) Build(inst *manifest.Instance) (*plan.Plan, []Diagnostic, er
 		}
 		p.Callees[name] = plan.Callee{Path: t.Path, Contract: callee.contract}
 	}
+	if o := agent.Output; o != nil {
+		if prof, ok := Profiles[agent.Model.Provider]; ok {
+			doc, err := plan.UnmarshalJSONValue(o.Schema)
+			if err != nil {
+				return fail(fmt.Errorf("output schema: %v", err))
+			}
+			if p.Output, err = Lower(prof, o.Mode, doc); err != nil {
+				return fail(fmt.Errorf("output schema: %v", err))
+			}
+		}
+	}
 	if err := p.Seal(); err != nil {
 		return fail(err)
 	}

@@ -126,6 +126,7 @@ var Rules = []Rule{
 	{CodeAgentPin, Error, "an agent tool's pin does not match the called agent's contract digest"},
 	{CodeSchemaNumber, Error, "a number in a schema that canonical JSON cannot write without changing it"},
 	{CodeProviderUnenforced, Note, "a constraint of the output schema the provider cannot enforce during generation (an error with output.enforce \"provider\")"},
+	{CodeOutputMode, Error, "an output mode the provider cannot serve for this schema"},
 	{CodeKeepsToolsNoTools, Warning, "output.keeps_tools is set but the agent has no tools"},
 }
 
@@ -148,6 +149,7 @@ const (
 	CodeTemplateRef               = "TEMPLATE_REF"
 	CodeKeepsToolsNoTools         = "KEEPS_TOOLS_NO_TOOLS"
 	CodeProviderUnenforced        = "PROVIDER_UNENFORCED"
+	CodeOutputMode                = "OUTPUT_MODE"
 	CodeAgentPin                  = "AGENT_PIN"
 	CodeSchemaNumber              = "SCHEMA_NUMBER"
 )

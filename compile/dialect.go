@@ -1,79 +1,471 @@
 package compile
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 )
 
-// Profile is what one provider's structured output can enforce while the
-// model generates: the keywords it honours. Everything else in a contract
-// schema is enforced only by agentc's local validation of the answer.
+// Profile is one provider's structured-output dialect: what its strict
+// mode accepts in a schema and enforces while the model generates. Lower
+// turns a contract schema into that dialect; whatever it drops is
+// enforced only by agentc's local validation of the answer.
 type Profile struct {
 	Provider string
-	// Supported lists the keywords the provider enforces; annotations are
-	// always harmless and not listed.
+	// Auto is the output mode "auto" resolves to; AutoFallback is used
+	// instead when the schema cannot be lowered strictly.
+	Auto, AutoFallback string
+	// Supported lists the constraint keywords the provider enforces.
 	Supported map[string]bool
-	// Formats lists the values of "format" it enforces, when it enforces
-	// "format" at all.
+	// Formats lists the values of "format" it enforces.
 	Formats map[string]bool
+	// Everything marks a provider that enforces every keyword as written
+	// (the test model validates every value it makes): nothing is lowered.
+	Everything bool
+	// CloseObjects: every object must say additionalProperties: false.
+	CloseObjects bool
+	// RequireAll: every property must be required; optional ones become
+	// nullable, and a null stands for "absent".
+	RequireAll bool
+	// RootObject: the root must be an object schema.
+	RootObject bool
+	// RefAlone: a $ref may have no sibling keywords.
+	RefAlone bool
+	// NoRecursion: a $ref may not lead back to a schema that contains it.
+	NoRecursion bool
+	// OneOfAsAnyOf: oneOf is sent as anyOf (exclusivity is checked locally).
+	OneOfAsAnyOf bool
+	// MinItemsMax, when >= 0, is the largest minItems it enforces.
+	MinItemsMax int
+	// MaxDepth and MaxProperties bound nesting and the number of
+	// properties in all; zero means no bound.
+	MaxDepth, MaxProperties int
+	// NativeNeedsStrict: its native structured output refuses a schema
+	// outside the dialect, where other providers only loosen enforcement.
+	NativeNeedsStrict bool
 }
 
-// Profiles are the providers' structured-output dialects, as documented
-// by each (OpenAI: strict structured outputs; Anthropic: closed objects, no
-// numeric or length constraints). The test model validates every value it
-// makes, so it enforces everything.
+// Profiles are the providers' structured-output dialects as each documents
+// them: OpenAI's strict structured outputs (closed objects, every property
+// required, no length constraints), Anthropic's structured outputs
+// (closed objects, no numeric or length constraints, no recursion), and
+// the test model, which enforces everything.
 var Profiles = map[string]Profile{
 	"openai": {
-		Provider: "openai",
+		Provider: "openai", Auto: plan.ModeNative, AutoFallback: plan.ModeTool,
 		Supported: set("type", "properties", "required", "additionalProperties", "enum", "const",
-			"anyOf", "$ref", "$defs", "definitions", "items", "pattern", "format",
+			"anyOf", "$ref", "items", "pattern", "format",
 			"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems"),
-		Formats: set("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"),
+		Formats:      set("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"),
+		CloseObjects: true, RequireAll: true, RootObject: true, OneOfAsAnyOf: true, MinItemsMax: -1,
+		MaxDepth: 10, MaxProperties: 5000,
 	},
 	"anthropic": {
-		Provider: "anthropic",
+		Provider: "anthropic", Auto: plan.ModeTool, AutoFallback: plan.ModeTool,
 		Supported: set("type", "properties", "required", "additionalProperties", "enum", "const",
-			"anyOf", "allOf", "$ref", "$defs", "definitions", "items", "format"),
-		Formats: set("date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"),
+			"anyOf", "allOf", "$ref", "items", "minItems", "pattern", "format"),
+		Formats:      set("date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"),
+		CloseObjects: true, RefAlone: true, NoRecursion: true, OneOfAsAnyOf: true, MinItemsMax: 1,
+		NativeNeedsStrict: true,
 	},
+	"test": {Provider: "test", Auto: plan.ModeTool, AutoFallback: plan.ModeTool, Everything: true, MinItemsMax: -1},
 }
 
-// unenforced lists, by JSON pointer, the keywords of a schema a profile
-// cannot enforce, in a deterministic order.
-func unenforced(s *Schema, prof Profile) []unenforcedKeyword {
-	var out []unenforcedKeyword
-	walkSchema(s.Doc, "", func(ptr, _ string, sub any) {
-		m, ok := sub.(map[string]any)
-		if !ok {
-			return
+// kept lists the annotations a lowered schema keeps; the others mean
+// nothing to a provider and some refuse them.
+var kept = set("title", "description")
+
+// Lower resolves an output's mode for a profile and lowers its contract
+// schema (JSON values as read from the manifest) to the profile's dialect.
+func Lower(prof Profile, mode string, schema any) (*plan.Lowering, error) {
+	l := &plan.Lowering{Provider: prof.Provider}
+	var sent any
+	if prof.Everything {
+		l.Strict, sent = true, schema
+	} else {
+		lw := &lowerer{prof: prof, root: schema}
+		sent = lw.lower(schema, "", "", 0, false)
+		if lw.reason == "" && prof.MaxProperties > 0 && lw.props > prof.MaxProperties {
+			lw.fail("", fmt.Sprintf("it has %d properties; %s allows %d", lw.props, prof.Provider, prof.MaxProperties))
 		}
-		for _, k := range sortedKeys(m) {
-			if !plan.IsConstraintKeyword(k) {
+		if lw.reason == "" && prof.NoRecursion {
+			if ptr, ok := recursive(schema); ok {
+				lw.fail(ptr, "a $ref leads back into itself")
+			}
+		}
+		l.Strict, l.Reason, l.Nullable, l.Local = lw.reason == "", lw.reason, lw.nullable, lw.local
+		if !l.Strict {
+			// Outside the dialect the schema only guides the model: send
+			// it as written, and enforce all of it locally.
+			sent, l.Nullable, l.Local = schema, nil, nil
+		}
+	}
+	switch mode {
+	case "", plan.ModeAuto:
+		l.Mode = prof.Auto
+		if !l.Strict {
+			l.Mode = prof.AutoFallback
+		}
+	default:
+		l.Mode = mode
+	}
+	if l.Mode == plan.ModePrompted {
+		// The schema goes into the instructions; nothing enforces it
+		// while the model writes.
+		l.Strict, l.Reason, sent, l.Nullable, l.Local = false, "output.mode is \"prompted\"", schema, nil, nil
+	}
+	b, err := digest.CanonicalValue(sent)
+	if err != nil {
+		return nil, err
+	}
+	l.Schema = b
+	return l, nil
+}
+
+type lowerer struct {
+	prof     Profile
+	root     any
+	reason   string // why the schema is outside the dialect; "" when it is inside
+	props    int
+	nullable []string
+	local    []plan.Constraint
+}
+
+func (lw *lowerer) fail(ptr, why string) {
+	if lw.reason == "" {
+		if ptr != "" {
+			why = ptr + ": " + why
+		}
+		lw.reason = why
+	}
+}
+
+func (lw *lowerer) drop(ptr, k, value string) {
+	lw.local = append(lw.local, plan.Constraint{Pointer: ptr + "/" + escapePtr(k), Keyword: k, Value: value})
+}
+
+// lower returns the lowered form of the schema node at ptr (in the
+// contract) that will sit at lptr (in the lowered schema). A node at a
+// place that needs a schema (sub) must say what it is.
+func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
+	m, ok := node.(map[string]any)
+	if !ok {
+		if b, isBool := node.(bool); isBool && !b {
+			return false
+		}
+		lw.fail(ptr, "a boolean schema")
+		return node
+	}
+	if lw.prof.MaxDepth > 0 && depth > lw.prof.MaxDepth {
+		lw.fail(ptr, fmt.Sprintf("nesting deeper than %d levels", lw.prof.MaxDepth))
+	}
+	out := map[string]any{}
+	extras := map[string]any{}
+	_, hasRef := m["$ref"]
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		kp, klp := ptr+"/"+escapePtr(k), lptr+"/"+escapePtr(k)
+		switch {
+		case kept[k]:
+			out[k] = v
+		case k == "$defs" || k == "definitions":
+			defs, _ := v.(map[string]any)
+			lowered := map[string]any{}
+			for _, name := range sortedKeys(defs) {
+				lowered[name] = lw.lower(defs[name], kp+"/"+escapePtr(name), klp+"/"+escapePtr(name), depth, true)
+			}
+			out[k] = lowered
+		case !plan.IsConstraintKeyword(k):
+			// annotations a provider has no use for, and unknown keywords
+			// validators ignore
+		case hasRef && lw.prof.RefAlone && k != "$ref":
+			lw.drop(ptr, k, "")
+			extras[k] = v
+		case k == "oneOf" && lw.prof.OneOfAsAnyOf:
+			if _, both := m["anyOf"]; both {
+				lw.drop(ptr, k, "")
+				extras[k] = v
 				continue
 			}
-			switch {
-			case !prof.Supported[k]:
-				out = append(out, unenforcedKeyword{ptr + "/" + escapePtr(k), k, ""})
-			case k == "format":
-				if f, ok := m[k].(string); ok && !prof.Formats[f] {
-					out = append(out, unenforcedKeyword{ptr + "/format", k, f})
-				}
+			lw.drop(ptr, k, "") // exclusivity
+			out["anyOf"] = lw.lowerList(v, kp, lptr+"/anyOf", depth)
+		case !lw.prof.Supported[k]:
+			lw.drop(ptr, k, "")
+			extras[k] = v
+		case k == "format":
+			if f, _ := v.(string); !lw.prof.Formats[f] {
+				lw.drop(ptr, k, f)
+				extras[k] = v
+				continue
 			}
+			out[k] = v
+		case k == "minItems" && lw.prof.MinItemsMax >= 0:
+			if n, err := strconv.ParseFloat(fmt.Sprint(v), 64); err != nil || n > float64(lw.prof.MinItemsMax) {
+				lw.drop(ptr, k, fmt.Sprint(v))
+				extras[k] = v
+				continue
+			}
+			out[k] = v
+		case k == "properties":
+			props, _ := v.(map[string]any)
+			lw.props += len(props)
+			// filled in below, with what is required
+		case k == "items":
+			if _, isList := v.([]any); isList {
+				lw.fail(kp, "items as a list (a tuple)")
+				continue
+			}
+			out[k] = lw.lower(v, kp, klp, depth+1, true)
+		case k == "anyOf" || k == "allOf":
+			out[k] = lw.lowerList(v, kp, klp, depth)
+		case k == "additionalProperties":
+			// decided with the object below
+		default:
+			out[k] = v
 		}
-	})
-	sort.SliceStable(out, func(i, j int) bool { return out[i].ptr < out[j].ptr })
+	}
+	alone := hasRef && lw.prof.RefAlone
+	if isObjectSchema(m) && !alone {
+		lw.object(m, out, ptr, lptr, depth)
+	}
+	if t, ok := m["type"]; ok && hasType(t, "array") && !alone {
+		if _, ok := m["items"]; !ok {
+			lw.fail(ptr, "an array with no items schema")
+		}
+	}
+	if sub && !describesValue(out) {
+		lw.fail(ptr, "a schema that does not say what its value is (no type, enum, const, anyOf or $ref)")
+	}
+	if ptr == "" && lw.prof.RootObject && !isObjectSchema(m) {
+		lw.fail("", "the root is not an object schema")
+	}
+	if len(extras) > 0 {
+		out["description"] = withExtras(out["description"], extras)
+	}
 	return out
 }
 
-type unenforcedKeyword struct {
-	ptr, keyword, value string
+func (lw *lowerer) lowerList(v any, ptr, lptr string, depth int) []any {
+	list, _ := v.([]any)
+	out := make([]any, len(list))
+	for i, b := range list {
+		out[i] = lw.lower(b, fmt.Sprintf("%s/%d", ptr, i), fmt.Sprintf("%s/%d", lptr, i), depth, true)
+	}
+	return out
 }
 
-// checkDialect reports each constraint of the output schema the agent's
-// provider cannot enforce: a note (shown with --verbose), or an error when
-// output.enforce is "provider".
+// object lowers the properties of an object schema: closed where the
+// dialect demands it, every property required where it demands that.
+func (lw *lowerer) object(m, out map[string]any, ptr, lptr string, depth int) {
+	props, _ := m["properties"].(map[string]any)
+	required := map[string]bool{}
+	if req, ok := m["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				required[s] = true
+				if _, declared := props[s]; !declared && lw.prof.CloseObjects {
+					lw.fail(ptr, fmt.Sprintf("required property %q is not declared in properties, so a closed object could never hold it", s))
+				}
+			}
+		}
+	}
+	if ap, ok := m["additionalProperties"]; ok && ap != false && ap != true && lw.prof.CloseObjects && len(props) == 0 {
+		lw.fail(ptr, "a map (additionalProperties with a schema and no properties) cannot be closed")
+	}
+	if _, ok := m["patternProperties"]; ok && lw.prof.CloseObjects {
+		lw.fail(ptr, "patternProperties cannot be closed")
+	}
+	lowered := map[string]any{}
+	var names []any
+	for _, name := range sortedKeys(props) {
+		pp, lpp := ptr+"/properties/"+escapePtr(name), lptr+"/properties/"+escapePtr(name)
+		names = append(names, name)
+		if !lw.prof.RequireAll || required[name] || acceptsNull(props[name]) {
+			lowered[name] = lw.lower(props[name], pp, lpp, depth+1, true)
+			continue
+		}
+		// Optional: required and nullable, a null standing for absence.
+		lw.nullable = append(lw.nullable, lpp)
+		if needsWrap(props[name]) {
+			inner := lw.lower(props[name], pp, lpp+"/anyOf/0", depth+1, true)
+			lowered[name] = map[string]any{"anyOf": []any{inner, map[string]any{"type": "null"}}}
+			continue
+		}
+		lowered[name] = nullable(lw.lower(props[name], pp, lpp, depth+1, true))
+	}
+	out["properties"] = lowered
+	if lw.prof.RequireAll {
+		if names == nil {
+			names = []any{}
+		}
+		out["required"] = names
+	}
+	if lw.prof.CloseObjects {
+		out["additionalProperties"] = false
+	} else if ap, ok := m["additionalProperties"]; ok {
+		out["additionalProperties"] = ap
+	}
+}
+
+func isObjectSchema(m map[string]any) bool {
+	if t, ok := m["type"]; ok {
+		return hasType(t, "object")
+	}
+	_, ok := m["properties"]
+	return ok
+}
+
+func hasType(t any, name string) bool {
+	switch t := t.(type) {
+	case string:
+		return t == name
+	case []any:
+		for _, e := range t {
+			if e == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func describesValue(m map[string]any) bool {
+	for _, k := range []string{"type", "enum", "const", "anyOf", "allOf", "$ref"} {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// acceptsNull reports whether a schema plainly admits null.
+func acceptsNull(node any) bool {
+	m, ok := node.(map[string]any)
+	if !ok {
+		return node == true
+	}
+	if t, ok := m["type"]; ok && hasType(t, "null") {
+		return true
+	}
+	if enum, ok := m["enum"].([]any); ok {
+		for _, e := range enum {
+			if e == nil {
+				return true
+			}
+		}
+	}
+	if c, ok := m["const"]; ok && c == nil {
+		return true
+	}
+	if branches, ok := m["anyOf"].([]any); ok {
+		for _, b := range branches {
+			if acceptsNull(b) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// needsWrap reports whether a schema can only be made nullable by
+// wrapping it in an anyOf: one whose value is fixed by const or $ref, or
+// that has neither type, enum nor anyOf to widen.
+func needsWrap(node any) bool {
+	m, ok := node.(map[string]any)
+	if !ok {
+		return true
+	}
+	_, c := m["const"]
+	_, r := m["$ref"]
+	_, t := m["type"]
+	_, e := m["enum"]
+	_, a := m["anyOf"]
+	return c || r || !t && !e && !a
+}
+
+// nullable widens a lowered schema to admit null.
+func nullable(node any) any {
+	m := node.(map[string]any)
+	switch t := m["type"].(type) {
+	case string:
+		m["type"] = []any{t, "null"}
+	case []any:
+		m["type"] = append(t, "null")
+	}
+	if enum, ok := m["enum"].([]any); ok {
+		m["enum"] = append(enum, nil)
+	}
+	if branches, ok := m["anyOf"].([]any); ok {
+		m["anyOf"] = append(branches, map[string]any{"type": "null"})
+	}
+	return m
+}
+
+// withExtras appends the constraints a provider cannot enforce to a
+// schema's description, so the model still reads them.
+func withExtras(desc any, extras map[string]any) string {
+	var parts []string
+	for _, k := range sortedKeys(extras) {
+		b, _ := json.Marshal(extras[k])
+		parts = append(parts, k+": "+string(b))
+	}
+	note := "{" + strings.Join(parts, ", ") + "}"
+	if d, ok := desc.(string); ok && d != "" {
+		return d + "\n\n" + note
+	}
+	return note
+}
+
+// recursive reports a local $ref that leads back into a schema containing
+// it, by the pointer of the first such $ref.
+func recursive(root any) (string, bool) {
+	var refs []struct{ at, target string }
+	walkSchema(root, "", func(ptr, _ string, sub any) {
+		if m, ok := sub.(map[string]any); ok {
+			if r, ok := m["$ref"].(string); ok && strings.HasPrefix(r, "#") {
+				refs = append(refs, struct{ at, target string }{ptr, strings.TrimPrefix(r, "#")})
+			}
+		}
+	})
+	// A ref cycles when following targets from it reaches a target that
+	// is an ancestor of (or equal to) a ref already on the path.
+	next := func(target string) []string {
+		var out []string
+		for _, r := range refs {
+			if r.at == target || strings.HasPrefix(r.at, target+"/") || target == "" {
+				out = append(out, r.target)
+			}
+		}
+		return out
+	}
+	for _, r := range refs {
+		seen := map[string]bool{}
+		queue := []string{r.target}
+		for len(queue) > 0 {
+			t := queue[0]
+			queue = queue[1:]
+			if t == r.at || strings.HasPrefix(r.at, t+"/") || t == "" {
+				return r.at, true
+			}
+			if seen[t] {
+				continue
+			}
+			seen[t] = true
+			queue = append(queue, next(t)...)
+		}
+	}
+	return "", false
+}
+
+// checkDialect lowers the output schema to the agent's provider and
+// reports each constraint the provider cannot enforce while generating: a
+// note (shown with --verbose), or an error when output.enforce is
+// "provider". A native mode the provider cannot serve is an error.
 func (c *checker) checkDialect() {
 	s := c.schemaOf("output.schema")
 	provider, _ := str(lookup(c.v, "model", "provider"))
@@ -81,20 +473,42 @@ func (c *checker) checkDialect() {
 	if s == nil || !ok {
 		return
 	}
+	mode, _ := str(lookup(c.v, "output", "mode"))
+	l, err := Lower(prof, mode, s.Doc)
+	if err != nil {
+		return // SCHEMA_NUMBER reports it
+	}
 	sev := Note
 	if enforce, _ := str(lookup(c.v, "output", "enforce")); enforce == "provider" {
 		sev = Error
 	}
-	for _, u := range unenforced(s, prof) {
-		what := fmt.Sprintf("%q", u.keyword)
-		if u.value != "" {
-			what = fmt.Sprintf("format %q", u.value)
+	tail := "it is enforced only by local validation of the answer"
+	if sev == Error {
+		tail = `output.enforce is "provider", which demands that generation enforce the whole contract`
+	}
+	if !l.Strict {
+		if l.Mode == plan.ModeNative && prof.NativeNeedsStrict {
+			c.ds = append(c.ds, Diagnostic{Pos: s.Pos(""), Severity: Error, Code: CodeOutputMode,
+				Message: fmt.Sprintf("output.mode is \"native\", but %s's structured output cannot take this schema (%s); use mode \"tool\" or \"prompted\"", prof.Provider, l.Reason)})
+			return
 		}
-		tail := "it is enforced only by local validation of the answer"
-		if sev == Error {
-			tail = `output.enforce is "provider", which demands that generation enforce the whole contract`
+		c.ds = append(c.ds, Diagnostic{Pos: s.Pos(""), Severity: sev, Code: CodeProviderUnenforced,
+			Message: fmt.Sprintf("%s: %s cannot enforce this schema while generating (%s); %s", s.where(""), prof.Provider, l.Reason, tail)})
+		return
+	}
+	local := append([]plan.Constraint(nil), l.Local...)
+	sort.SliceStable(local, func(i, j int) bool { return local[i].Pointer < local[j].Pointer })
+	for _, u := range local {
+		what := fmt.Sprintf("%q", u.Keyword)
+		switch {
+		case u.Keyword == "format":
+			what = fmt.Sprintf("format %q", u.Value)
+		case u.Keyword == "oneOf":
+			what = `"oneOf" (it is sent as anyOf; that exactly one branch matches)`
+		case u.Value != "":
+			what = fmt.Sprintf("%q of %s", u.Keyword, u.Value)
 		}
-		c.ds = append(c.ds, Diagnostic{Pos: s.Pos(u.ptr), Severity: sev, Code: CodeProviderUnenforced,
-			Message: fmt.Sprintf("%s: %s cannot enforce %s; %s", s.where(u.ptr), prof.Provider, what, tail)})
+		c.ds = append(c.ds, Diagnostic{Pos: s.Pos(u.Pointer), Severity: sev, Code: CodeProviderUnenforced,
+			Message: fmt.Sprintf("%s: %s cannot enforce %s; %s", s.where(u.Pointer), prof.Provider, what, tail)})
 	}
 }

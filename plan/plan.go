@@ -12,7 +12,7 @@ import (
 )
 
 // Format is the plan format this package writes and reads.
-const Format = "agentc.plan/v1"
+const Format = "agentc.plan/v2"
 
 // Plan is a compiled agent: everything the runtime needs, with the digests
 // that identify it.
@@ -25,6 +25,10 @@ type Plan struct {
 	// Callees are the agents this one calls through agent tools, by tool
 	// name, with the contract digest each had when the plan was compiled.
 	Callees map[string]Callee `json:"callees,omitempty"`
+	// Output says how the answer is asked of the provider: the resolved
+	// output mode and the contract schema lowered to the provider's
+	// dialect; nil for an agent without an output contract.
+	Output *Lowering `json:"output,omitempty"`
 	// Sources maps manifest paths (e.g. "output.schema") to where they
 	// were written, "file:line:col" with the file relative to the agent's
 	// directory, for run-time messages. They are outside the plan digest:
@@ -80,14 +84,15 @@ func ContractDigest(a *Agent) (digest.Digest, error) {
 }
 
 // planDigest covers everything that drives behaviour: the format, the
-// contract digest, the agent and its callees.
+// contract digest, the agent, its callees and how its answer is asked for.
 func planDigest(p *Plan) (digest.Digest, error) {
 	v := struct {
 		Format   string            `json:"format"`
 		Contract digest.Digest     `json:"contract"`
 		Agent    *Agent            `json:"agent"`
 		Callees  map[string]Callee `json:"callees,omitempty"`
-	}{p.Format, p.Digests.Contract, &p.Agent, p.Callees}
+		Output   *Lowering         `json:"output,omitempty"`
+	}{p.Format, p.Digests.Contract, &p.Agent, p.Callees, p.Output}
 	d, err := digest.Plan.OfValue(v)
 	if err != nil {
 		return "", fmt.Errorf("plan digest: %w", err)

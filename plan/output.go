@@ -1,0 +1,225 @@
+package plan
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Output modes: how the answer travels from the model.
+const (
+	ModeAuto     = "auto"     // the strongest mode the provider supports
+	ModeTool     = "tool"     // the arguments of the reserved output tool
+	ModeNative   = "native"   // the provider's structured output (a JSON response format)
+	ModePrompted = "prompted" // JSON in the text, asked for in the instructions
+)
+
+// Lowering is how an agent's answer is asked of its provider: the output
+// mode with "auto" resolved, and the contract schema lowered to what the
+// provider's structured output can enforce while the model generates.
+// Local validation always uses the full contract schema.
+type Lowering struct {
+	Provider string `json:"provider"`
+	Mode     string `json:"mode"`
+	// Strict says the provider enforces Schema while generating; when it
+	// is false the schema only guides the model, and Reason says why.
+	Strict bool   `json:"strict"`
+	Reason string `json:"reason,omitempty"`
+	// Schema is what is sent to the provider.
+	Schema json.RawMessage `json:"schema"`
+	// Nullable holds the JSON pointers, into Schema, of properties that
+	// are optional in the contract but required and nullable in Schema,
+	// as strict dialects demand: a null there means "absent", and Raise
+	// removes it before the answer is validated.
+	Nullable []string `json:"nullable,omitempty"`
+	// Local lists the contract's constraints the provider cannot enforce
+	// while generating; only local validation enforces them.
+	Local []Constraint `json:"local,omitempty"`
+}
+
+// Constraint is one keyword of a contract schema.
+type Constraint struct {
+	// Pointer is the keyword's JSON pointer in the contract schema.
+	Pointer string `json:"pointer"`
+	Keyword string `json:"keyword"`
+	// Value qualifies the keyword where only some of its values are
+	// unenforced: a format name, a minItems count.
+	Value string `json:"value,omitempty"`
+}
+
+// Raise turns an answer shaped by a lowered schema back into the
+// contract's shape: a null at a property in nullable (pointers into the
+// lowered schema) is removed, since it stands for an absent optional
+// property. It returns the answer unchanged when there is nothing to do
+// or the answer is not JSON; validation reports the latter.
+func Raise(lowered json.RawMessage, nullable []string, answer json.RawMessage) json.RawMessage {
+	if len(nullable) == 0 {
+		return answer
+	}
+	doc, err := UnmarshalJSONValue(lowered)
+	if err != nil {
+		return answer
+	}
+	val, err := UnmarshalJSONValue(answer)
+	if err != nil {
+		return answer
+	}
+	r := raiser{root: doc, nullable: map[string]bool{}}
+	for _, p := range nullable {
+		r.nullable[p] = true
+	}
+	if !r.walk(doc, "", val, 0) {
+		return answer
+	}
+	out, err := json.Marshal(val)
+	if err != nil {
+		return answer
+	}
+	return out
+}
+
+type raiser struct {
+	root     any
+	nullable map[string]bool
+}
+
+// walk removes nulls standing for absent properties from val, which the
+// schema node at ptr describes; it reports whether it changed anything.
+func (r *raiser) walk(node any, ptr string, val any, depth int) bool {
+	m, ok := node.(map[string]any)
+	if !ok || depth > 64 {
+		return false
+	}
+	changed := false
+	if ref, ok := m["$ref"].(string); ok && strings.HasPrefix(ref, "#") {
+		if target, tptr, ok := r.resolve(ref); ok {
+			changed = r.walk(target, tptr, val, depth+1) || changed
+		}
+	}
+	switch v := val.(type) {
+	case map[string]any:
+		props, _ := m["properties"].(map[string]any)
+		for k, pv := range v {
+			sub, ok := props[k]
+			if !ok {
+				continue
+			}
+			pp := ptr + "/properties/" + escapePointer(k)
+			if pv == nil && r.nullable[pp] {
+				delete(v, k)
+				changed = true
+				continue
+			}
+			changed = r.walk(sub, pp, pv, depth+1) || changed
+		}
+	case []any:
+		if items, ok := m["items"].(map[string]any); ok {
+			for _, e := range v {
+				changed = r.walk(items, ptr+"/items", e, depth+1) || changed
+			}
+		}
+	}
+	if branches, ok := m["anyOf"].([]any); ok {
+		for i, b := range branches {
+			if r.fits(b, val) {
+				changed = r.walk(b, ptr+"/anyOf/"+strconv.Itoa(i), val, depth+1) || changed
+				break
+			}
+		}
+	}
+	return changed
+}
+
+// fits reports whether a value could be an instance of a schema branch,
+// judged by its type and, for objects, the properties it requires: enough
+// to choose the branch of an anyOf a strict provider generated.
+func (r *raiser) fits(node any, val any) bool {
+	m, ok := node.(map[string]any)
+	if !ok {
+		return node == true
+	}
+	if ref, ok := m["$ref"].(string); ok {
+		if target, _, ok := r.resolve(ref); ok {
+			return r.fits(target, val)
+		}
+	}
+	if t, ok := m["type"]; ok && !typeAdmits(t, val) {
+		return false
+	}
+	if obj, ok := val.(map[string]any); ok {
+		req, _ := m["required"].([]any)
+		for _, name := range req {
+			if s, ok := name.(string); ok {
+				if _, present := obj[s]; !present {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func (r *raiser) resolve(ref string) (any, string, bool) {
+	ptr := strings.TrimPrefix(ref, "#")
+	node := r.root
+	if ptr == "" {
+		return node, "", true
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return nil, "", false
+		}
+		node, ok = m[strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")]
+		if !ok {
+			return nil, "", false
+		}
+	}
+	return node, ptr, true
+}
+
+func typeAdmits(t any, val any) bool {
+	name := jsonType(val)
+	admits := func(s string) bool {
+		return s == name || s == "number" && name == "integer"
+	}
+	switch t := t.(type) {
+	case string:
+		return admits(t)
+	case []any:
+		for _, e := range t {
+			if s, ok := e.(string); ok && admits(s) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+func jsonType(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	case json.Number:
+		if !strings.ContainsAny(string(v), ".eE") {
+			return "integer"
+		}
+		return "number"
+	default:
+		return "number"
+	}
+}
+
+func escapePointer(tok string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
+}
+
