@@ -222,4 +222,3 @@ func jsonType(v any) string {
 func escapePointer(tok string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
 }
-

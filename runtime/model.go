@@ -46,6 +46,10 @@ type ToolSpec struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Schema      json.RawMessage `json:"schema"` // JSON Schema of the arguments
+	// Strict asks the provider to enforce Schema while the model
+	// generates the arguments (OpenAI strict function calling, Anthropic
+	// strict tool use); the schema is then in the provider's dialect.
+	Strict bool `json:"strict,omitempty"`
 }
 
 // ToolChoice says which tools a turn may or must call.
@@ -73,6 +77,28 @@ type Request struct {
 	// OutputTool names the tool among Tools that carries the answer; empty
 	// for an agent without an output contract.
 	OutputTool string `json:"output_tool,omitempty"`
+	// Answer, when set, says the turn may answer in its text, as JSON
+	// that satisfies a schema: through the provider's structured output
+	// (native), or as asked in the instructions (prompted).
+	Answer *AnswerFormat `json:"answer,omitempty"`
+	// Contract is the full contract schema every answer is validated
+	// against, for an agent with an output contract. Providers send only
+	// its lowered form (in Answer or the output tool); it identifies the
+	// request, and a model that enforces everything answers by it.
+	Contract json.RawMessage `json:"contract,omitempty"`
+}
+
+// AnswerFormat is an answer written as the text of a message.
+type AnswerFormat struct {
+	// Mode is plan.ModeNative (the provider's JSON response format) or
+	// plan.ModePrompted (the schema is in the instructions; providers send
+	// nothing for it).
+	Mode        string          `json:"mode"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Schema      json.RawMessage `json:"schema"`
+	// Strict asks the provider to enforce Schema while generating.
+	Strict bool `json:"strict,omitempty"`
 }
 
 // Usage counts tokens. Input includes cached input tokens; Cached says how

@@ -68,6 +68,8 @@ type Runner struct {
 	argSchemas map[string]*jsonschema.Schema // by tool name
 	specs      []ToolSpec                    // gathering tools, sorted by name
 	outSpec    ToolSpec
+	low        plan.Lowering // how the answer is asked for
+	answerFmt  *AnswerFormat // the answer in text (native, prompted); nil in tool mode
 	deadline   time.Duration
 	toolBudget int // -1: none
 	tokens     int // 0: none
@@ -151,7 +153,18 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 		if _, clash := opts.Tools[r.outputTool]; clash {
 			return nil, &ConfigError{fmt.Sprintf("output tool name %q is taken by a tool", r.outputTool)}
 		}
-		r.outSpec = ToolSpec{Name: r.outputTool, Description: o.Description, Schema: o.Schema}
+		r.low = plan.Lowering{Mode: plan.ModeTool, Schema: o.Schema}
+		if p.Output != nil {
+			r.low = *p.Output
+		}
+		switch r.low.Mode {
+		case plan.ModeTool:
+		case plan.ModeNative, plan.ModePrompted:
+			r.answerFmt = &AnswerFormat{Mode: r.low.Mode, Name: o.Name, Description: o.Description, Schema: r.low.Schema, Strict: r.low.Strict}
+		default:
+			return nil, &ConfigError{fmt.Sprintf("output mode %q is not one this runtime knows (tool, native, prompted)", r.low.Mode)}
+		}
+		r.outSpec = ToolSpec{Name: r.outputTool, Description: o.Description, Schema: r.low.Schema, Strict: r.low.Strict}
 	}
 	return r, nil
 }
@@ -226,13 +239,24 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 		x.runCtx, cancel = context.WithDeadline(ctx, x.deadline)
 		defer cancel()
 	}
-	x.msgs = []Message{{Role: System, Content: r.agent.Instructions}, {Role: User, Content: user}}
+	x.msgs = []Message{{Role: System, Content: r.instructions()}, {Role: User, Content: user}}
 	x.shape = r.output != nil && len(r.specs) == 0
 	x.emit(Event{Type: EventRunStart, Model: x.model, Message: "output tool " + r.outputTool})
 	x.loop()
 	x.rep.DurationMS = ms(time.Since(started))
 	x.emit(Event{Type: EventRunEnd, Outcome: x.rep.Outcome, Bound: x.rep.Bound, Usage: &x.rep.Usage, Message: x.rep.Error})
 	return x.rep, nil
+}
+
+// instructions is the system message: the agent's instructions and, for
+// an answer in prompted mode, the schema the answer must satisfy.
+func (r *Runner) instructions() string {
+	f := r.answerFmt
+	if f == nil || f.Mode != plan.ModePrompted {
+		return r.agent.Instructions
+	}
+	return fmt.Sprintf("%s\n\nWhen you give your final answer (%s: %s), reply with only a JSON value, with no other text, that satisfies this JSON Schema:\n%s",
+		r.agent.Instructions, f.Name, f.Description, f.Schema)
 }
 
 // userMessage validates the input and renders the first user message: the
@@ -366,12 +390,21 @@ func (x *run) loop() {
 		x.msgs = append(x.msgs, msg)
 		var d Decision
 		var done bool
-		if len(msg.ToolCalls) > 0 {
+		switch {
+		case len(msg.ToolCalls) > 0:
 			done = x.toolTurn(round, &rr, msg.ToolCalls)
 			if !done {
 				d = x.decide(round, AfterToolResults)
 			}
-		} else {
+		case req.Answer != nil && (req.Answer.Mode == plan.ModeNative || len(jsonIn(msg.Content)) > 0):
+			// The turn could answer in its text, and did: a native turn
+			// answers in JSON whatever it says; a prompted one holding no
+			// JSON at all is prose, for the strategy.
+			done = x.textAnswer(msg.Content)
+			if !done {
+				d = x.decide(round, AfterToolResults)
+			}
+		default:
 			d = x.decide(round, AfterProse)
 		}
 		if !done {
@@ -413,14 +446,25 @@ func (x *run) request() *Request {
 		ToolChoice:      ToolChoice{Mode: ChooseAuto},
 		OutputTool:      x.outputTool,
 	}
+	if x.output != nil {
+		req.Contract = x.agent.Output.Schema
+	}
 	switch {
+	case x.shape && x.answerFmt != nil:
+		req.Answer = x.answerFmt
 	case x.shape:
 		req.Tools = []ToolSpec{x.outSpec}
 		req.ToolChoice = ToolChoice{Mode: ChooseTool, Name: x.outputTool}
+	case x.output != nil && x.agent.Output.KeepsTools && x.answerFmt != nil:
+		req.Tools = x.specs
+		req.Answer = x.answerFmt
 	case x.output != nil && x.agent.Output.KeepsTools:
 		req.Tools = append(append([]ToolSpec(nil), x.specs...), x.outSpec)
 	default:
 		req.Tools = x.specs
+	}
+	if req.Answer != nil {
+		req.OutputTool = ""
 	}
 	return req
 }
@@ -429,7 +473,7 @@ func (x *run) decide(round int, b Boundary) Decision {
 	s := &State{
 		Boundary: b, Round: round, Messages: x.msgs,
 		HasOutput: x.output != nil, KeepsTools: x.output != nil && x.agent.Output.KeepsTools,
-		OutputTool: x.outputTool, InvalidAnswers: x.invalid, Reminders: x.reminded, Model: x.model,
+		OutputTool: x.outputTool, AnswerMode: x.low.Mode, InvalidAnswers: x.invalid, Reminders: x.reminded, Model: x.model,
 	}
 	d := x.strategy.Decide(x.runCtx, s)
 	x.emit(Event{Type: EventDecision, Round: round, Message: fmt.Sprintf("%s: %s", b, describe(d))})
@@ -502,6 +546,79 @@ func (x *run) acceptProse() bool {
 	})
 }
 
+// textAnswer takes the text of a turn that could answer in it (native
+// or prompted mode) as the answer: accepted when valid, else sent back
+// with the errors. It reports whether the run is over.
+func (x *run) textAnswer(text string) bool {
+	var cands []json.RawMessage
+	if x.answerFmt.Mode == plan.ModePrompted {
+		cands = jsonIn(text)
+	} else if t := strings.TrimSpace(text); t != "" {
+		cands = []json.RawMessage{json.RawMessage(t)}
+	}
+	why := "the reply holds no JSON value"
+	for i, cand := range cands {
+		cand = x.raise(cand)
+		err := x.validate(cand)
+		if err == nil {
+			x.rep.Answer = cand
+			x.end(OutcomeOK, BoundNone, "")
+			return true
+		}
+		if i == 0 {
+			why = err.Error()
+		}
+	}
+	return x.rejectAnswer(why, func(feedback string) {
+		x.msgs = append(x.msgs, Message{Role: User, Content: feedback})
+	})
+}
+
+// raise turns an answer shaped by the lowered schema back into the
+// contract's shape (nulls that stand for absent optional properties).
+func (x *run) raise(answer json.RawMessage) json.RawMessage {
+	return plan.Raise(x.low.Schema, x.low.Nullable, answer)
+}
+
+// jsonIn finds the JSON values a prose reply may hold its answer in: the
+// whole text, each fenced code block, and the span from the first brace
+// (or bracket) to the last.
+func jsonIn(text string) []json.RawMessage {
+	var out []json.RawMessage
+	seen := map[string]bool{}
+	add := func(s string) {
+		s = strings.TrimSpace(s)
+		if s != "" && !seen[s] && json.Valid([]byte(s)) {
+			seen[s] = true
+			out = append(out, json.RawMessage(s))
+		}
+	}
+	add(text)
+	for rest := text; ; {
+		i := strings.Index(rest, "```")
+		if i < 0 {
+			break
+		}
+		body := rest[i+3:]
+		j := strings.Index(body, "```")
+		if j < 0 {
+			break
+		}
+		block := body[:j]
+		if nl := strings.IndexByte(block, '\n'); nl >= 0 && !strings.ContainsAny(block[:nl], "{[\"") {
+			block = block[nl+1:] // the info string, e.g. "json"
+		}
+		add(block)
+		rest = body[j+3:]
+	}
+	for _, pair := range [][2]string{{"{", "}"}, {"[", "]"}} {
+		if i, j := strings.Index(text, pair[0]), strings.LastIndex(text, pair[1]); i >= 0 && j > i {
+			add(text[i : j+1])
+		}
+	}
+	return out
+}
+
 func candidates(text string) []json.RawMessage {
 	var out []json.RawMessage
 	t := strings.TrimSpace(text)
@@ -523,7 +640,11 @@ func (x *run) rejectAnswer(why string, send func(feedback string)) bool {
 		x.end(OutcomeError, BoundNone, fmt.Sprintf("no valid answer after %d attempts; the last: %s", x.invalid, why))
 		return true
 	}
-	send(fmt.Sprintf("The answer is not valid against its schema: %s. Call %s again with a corrected answer.", why, x.outputTool))
+	again := fmt.Sprintf("Call %s again with a corrected answer.", x.outputTool)
+	if x.answerFmt != nil {
+		again = "Reply again with only the corrected JSON value."
+	}
+	send(fmt.Sprintf("The answer is not valid against its schema: %s. %s", why, again))
 	return false
 }
 
@@ -571,10 +692,11 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 		return false
 	}
 	cr := CallReport{ID: answer.ID, Name: answer.Name, Arguments: answer.Arguments}
-	err := x.validate(answer.Arguments)
+	args := x.raise(answer.Arguments)
+	err := x.validate(args)
 	if err == nil {
 		rr.ToolCalls = append(rr.ToolCalls, cr)
-		x.rep.Answer = answer.Arguments
+		x.rep.Answer = args
 		x.msgs = append(x.msgs, Message{Role: ToolRole, ToolCallID: answer.ID, Name: answer.Name, Content: "Answer accepted."})
 		x.end(OutcomeOK, BoundNone, "")
 		return true

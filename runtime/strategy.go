@@ -42,6 +42,9 @@ type State struct {
 	HasOutput, KeepsTools bool
 	// OutputTool is the output tool's reserved name.
 	OutputTool string
+	// AnswerMode is how the answer travels: plan.ModeTool (through
+	// OutputTool), plan.ModeNative or plan.ModePrompted (as JSON text).
+	AnswerMode string
 	// InvalidAnswers counts answers that failed local validation so far;
 	// Reminders counts the reminders injected so far.
 	InvalidAnswers, Reminders int
@@ -133,8 +136,11 @@ func (b builtin) Decide(_ context.Context, s *State) Decision {
 			return Decision{Action: Continue, Shape: true}
 		}
 		if s.Reminders < st.Reminders {
-			return Decision{Action: Inject, Message: fmt.Sprintf(
-				"You answered in prose. Give your answer by calling the tool %q with arguments that match its schema; do not answer in prose.", s.OutputTool)}
+			msg := fmt.Sprintf("You answered in prose. Give your answer by calling the tool %q with arguments that match its schema; do not answer in prose.", s.OutputTool)
+			if s.AnswerMode == plan.ModePrompted || s.AnswerMode == plan.ModeNative {
+				msg = "You answered in prose. Give your final answer as only a JSON value that satisfies the schema in your instructions."
+			}
+			return Decision{Action: Inject, Message: msg}
 		}
 		return Decision{Action: Continue, Shape: true}
 	}

@@ -14,7 +14,8 @@ import (
 
 // fakeProvider starts, for a testscript, a server on loopback that speaks
 // a provider's wire format: asked to call a function (a shaping turn), it
-// calls it with the given answer; otherwise it answers in prose. It points
+// calls it with the given answer; asked for structured output, the answer
+// is its text; otherwise it answers in prose. It points
 // the provider's environment variables at itself.
 func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
@@ -34,8 +35,11 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	case "openai":
 		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
 			var req struct {
-				Model      string          `json:"model"`
-				ToolChoice json.RawMessage `json:"tool_choice"`
+				Model          string          `json:"model"`
+				ToolChoice     json.RawMessage `json:"tool_choice"`
+				ResponseFormat struct {
+					Type string `json:"type"`
+				} `json:"response_format"`
 			}
 			body, _ := io.ReadAll(r.Body)
 			if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil {
@@ -49,6 +53,9 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			msg := map[string]any{"role": "assistant", "content": "Done."}
 			finish := "stop"
+			if req.ResponseFormat.Type == "json_schema" {
+				msg["content"] = string(answer) // structured output
+			}
 			if json.Unmarshal(req.ToolChoice, &choice) == nil && choice.Function.Name != "" {
 				msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
 					"id": "call_1", "type": "function", "function": map[string]any{"name": choice.Function.Name, "arguments": string(answer)}}}}
@@ -69,6 +76,11 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 					Type string `json:"type"`
 					Name string `json:"name"`
 				} `json:"tool_choice"`
+				OutputConfig struct {
+					Format struct {
+						Type string `json:"type"`
+					} `json:"format"`
+				} `json:"output_config"`
 			}
 			body, _ := io.ReadAll(r.Body)
 			if r.URL.Path != "/v1/messages" || json.Unmarshal(body, &req) != nil {
@@ -76,6 +88,9 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				return
 			}
 			content := []any{map[string]any{"type": "text", "text": "Done."}}
+			if req.OutputConfig.Format.Type == "json_schema" {
+				content = []any{map[string]any{"type": "text", "text": string(answer)}} // structured output
+			}
 			stop := "end_turn"
 			if req.ToolChoice.Type == "tool" {
 				content = []any{map[string]any{"type": "tool_use", "id": "toolu_1", "name": req.ToolChoice.Name, "input": answer}}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -31,6 +32,10 @@ var _ agentrt.Model = Model{}
 //     the conversation, one message calling every such tool;
 //   - else, if there is an output tool, a call of it with a synthesised
 //     answer (a new seed after each rejected answer, so a retry differs);
+//   - else, if the turn may answer in its text (req.Answer), a synthesised
+//     answer as that text: the JSON alone (native), or in a fenced block
+//     after a sentence (prompted), a new seed after each answer that
+//     was not accepted;
 //   - else, with mode "required", a call of the first tool;
 //   - else the prose answer "Done.".
 func (m Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
@@ -59,6 +64,9 @@ func (m Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Res
 				calls = []string{req.OutputTool}
 			}
 		}
+		if len(calls) == 0 && req.Answer != nil {
+			return m.textAnswer(req, conv)
+		}
 		if len(calls) == 0 && req.ToolChoice.Mode == agentrt.ChooseRequired && len(req.Tools) > 0 {
 			calls = []string{req.Tools[0].Name}
 		}
@@ -73,6 +81,11 @@ func (m Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Res
 		seed := m.Seed
 		if name == req.OutputTool {
 			seed += int64(conv.rejected)
+		}
+		if name == req.OutputTool && len(req.Contract) > 0 {
+			// It enforces everything: the answer satisfies the whole
+			// contract, not only what a provider's dialect could carry.
+			spec.Schema = req.Contract
 		}
 		args, err := toolArguments(spec, seed)
 		if err != nil {
@@ -90,11 +103,32 @@ func (m Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Res
 	return &agentrt.Response{Message: msg, Usage: usage}, nil
 }
 
+func (m Model) textAnswer(req *agentrt.Request, conv *conversation) (*agentrt.Response, error) {
+	schema := req.Answer.Schema
+	if len(req.Contract) > 0 {
+		schema = req.Contract
+	}
+	v, err := synthesize(schema, m.Seed+int64(conv.texts), true)
+	if err != nil {
+		return nil, fmt.Errorf("testmodel: cannot synthesise a %s answer: %w", req.Answer.Mode, err)
+	}
+	msg := agentrt.Message{Role: agentrt.Assistant, Content: string(v)}
+	if req.Answer.Mode == plan.ModePrompted {
+		msg.Content = "Here is the answer.\n\n```json\n" + string(v) + "\n```"
+	}
+	usage, err := estimate(req, msg)
+	if err != nil {
+		return nil, err
+	}
+	return &agentrt.Response{Message: msg, Usage: usage}, nil
+}
+
 // conversation is what the model reads from the messages so far.
 type conversation struct {
 	called   map[string]bool // tools called by an assistant message
 	ids      map[string]bool // tool call IDs in use
 	rejected int             // output-tool calls whose result was an error
+	texts    int             // assistant messages that called no tool
 	n        int
 }
 
@@ -104,6 +138,9 @@ func readConversation(req *agentrt.Request) *conversation {
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case agentrt.Assistant:
+			if len(msg.ToolCalls) == 0 {
+				c.texts++
+			}
 			for _, call := range msg.ToolCalls {
 				c.called[call.Name] = true
 				c.ids[call.ID] = true

@@ -4,6 +4,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
@@ -195,7 +197,21 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 		if t.Description != "" {
 			tp.Description = sdk.String(t.Description)
 		}
+		if t.Strict {
+			tp.Strict = sdk.Bool(true)
+		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
+	}
+	if a := req.Answer; a != nil && a.Mode == plan.ModeNative {
+		// Structured output: the answer is the text, as JSON that
+		// satisfies the schema (already in Anthropic's dialect).
+		dec := json.NewDecoder(bytes.NewReader(a.Schema))
+		dec.UseNumber()
+		var schema map[string]any
+		if err := dec.Decode(&schema); err != nil {
+			return p, nil, fmt.Errorf("answer schema: %w", err)
+		}
+		p.OutputConfig.Format = sdk.JSONOutputFormatParam{Schema: schema}
 	}
 	if len(req.Tools) > 0 {
 		switch req.ToolChoice.Mode {

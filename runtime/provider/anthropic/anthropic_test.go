@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
@@ -569,5 +571,50 @@ func BenchmarkRound(b *testing.B) {
 		if _, err := m.Complete(ctx, req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestNativeStructuredOutput(t *testing.T) {
+	answer := `{"city":"Paris","population":2100000}`
+	f := newFake(t, message(fmt.Sprintf(`[{"type": "text", "text": %q}]`, answer), "end_turn", ""))
+	schema := `{"type":"object","properties":{"city":{"type":"string"},"population":{"type":"integer","description":"{minimum: 1}"}},"required":["city"],"additionalProperties":false}`
+	resp, err := f.model(t, retry.Policy{}).Complete(context.Background(), &agentrt.Request{
+		Model:     "claude-sonnet-4-5",
+		Reasoning: "medium",
+		Messages:  []agentrt.Message{{Role: agentrt.User, Content: "Capital of France?"}},
+		Answer:    &agentrt.AnswerFormat{Mode: plan.ModeNative, Name: "answer", Description: "The capital.", Schema: json.RawMessage(schema), Strict: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != answer {
+		t.Errorf("content %q, want %q", resp.Message.Content, answer)
+	}
+	jsonEq(t, "output_config", f.body(0)["output_config"], `{"effort": "medium", "format": {"type": "json_schema", "schema": `+schema+`}}`)
+}
+
+func TestStrictToolAndPrompted(t *testing.T) {
+	f := newFake(t, message(`[{"type": "text", "text": "ok"}]`, "end_turn", ""))
+	tools := append([]agentrt.ToolSpec(nil), weatherTools...)
+	tools[0].Strict = true
+	_, err := f.model(t, retry.Policy{}).Complete(context.Background(), &agentrt.Request{
+		Model:    "claude-sonnet-4-5",
+		Messages: []agentrt.Message{{Role: agentrt.User, Content: "Weather?"}},
+		Tools:    tools, ToolChoice: agentrt.ToolChoice{Mode: agentrt.ChooseAuto},
+		Answer: &agentrt.AnswerFormat{Mode: plan.ModePrompted, Name: "answer", Description: "d", Schema: json.RawMessage(`{"type":"string"}`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := f.body(0)
+	sent := b["tools"].([]any)
+	if sent[0].(map[string]any)["strict"] != true {
+		t.Errorf("strict tool sent as %v", sent[0])
+	}
+	if _, ok := sent[1].(map[string]any)["strict"]; ok {
+		t.Errorf("non-strict tool sent with strict: %v", sent[1])
+	}
+	if oc, ok := b["output_config"]; ok {
+		t.Errorf("prompted mode sent output_config %v", oc)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
@@ -113,7 +114,24 @@ func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, error) {
 				return p, fmt.Errorf("openai: tool %q: schema: %w", t.Name, err)
 			}
 		}
+		if t.Strict {
+			fn.Strict = sdk.Bool(true)
+		}
 		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(fn))
+	}
+	if a := req.Answer; a != nil && a.Mode == plan.ModeNative {
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: a.Name}
+		if a.Description != "" {
+			js.Description = sdk.String(a.Description)
+		}
+		if a.Strict {
+			js.Strict = sdk.Bool(true)
+		}
+		if !json.Valid(a.Schema) {
+			return p, fmt.Errorf("openai: answer schema is not JSON")
+		}
+		js.Schema = json.RawMessage(a.Schema)
+		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
 	}
 	if len(req.Tools) > 0 {
 		switch req.ToolChoice.Mode {

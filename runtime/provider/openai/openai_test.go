@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
@@ -563,4 +564,54 @@ func BenchmarkRound(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestNativeStructuredOutput(t *testing.T) {
+	answer := `{"city":"Paris","note":null}`
+	f := newFake(t, completion(fmt.Sprintf(`{"role": "assistant", "content": %q, "refusal": null}`, answer), "stop", ""))
+	req := request()
+	req.Answer = &agentrt.AnswerFormat{Mode: plan.ModeNative, Name: "answer", Description: "The capital.", Strict: true,
+		Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"note":{"type":["string","null"]}},"required":["city","note"],"additionalProperties":false}`)}
+	resp, err := newModel(t, f, nil).Complete(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != answer || len(resp.Message.ToolCalls) != 0 {
+		t.Errorf("message = %+v", resp.Message)
+	}
+	body := f.body(0)
+	equalJSON(t, "response_format", body["response_format"], `{"type": "json_schema", "json_schema": {
+		"name": "answer", "description": "The capital.", "strict": true,
+		"schema": {"type":"object","properties":{"city":{"type":"string"},"note":{"type":["string","null"]}},"required":["city","note"],"additionalProperties":false}}}`)
+	for _, k := range []string{"tools", "tool_choice"} {
+		if _, ok := body[k]; ok {
+			t.Errorf("%s sent with no tools", k)
+		}
+	}
+}
+
+func TestPromptedSendsNoResponseFormat(t *testing.T) {
+	f := newFake(t, okAnswer)
+	req := request()
+	req.Answer = &agentrt.AnswerFormat{Mode: plan.ModePrompted, Name: "answer", Description: "d", Schema: json.RawMessage(`{"type":"string"}`)}
+	if _, err := newModel(t, f, nil).Complete(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if rf, ok := f.body(0)["response_format"]; ok {
+		t.Errorf("prompted mode sent response_format %v", rf)
+	}
+}
+
+func TestStrictTool(t *testing.T) {
+	f := newFake(t, okAnswer)
+	req := toolRequest()
+	req.Tools[1].Strict = true
+	if _, err := newModel(t, f, nil).Complete(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	tools := f.body(0)["tools"].([]any)
+	equalJSON(t, "weather tool", tools[0], `{"type": "function", "function": {"name": "weather", "description": "Weather of a city.",
+		"parameters": {"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}}}`)
+	equalJSON(t, "output tool", tools[1], `{"type": "function", "function": {"name": "answer", "description": "Give the answer.", "strict": true,
+		"parameters": {"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}}}`)
 }

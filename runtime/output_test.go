@@ -1,0 +1,153 @@
+package runtime_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/testmodel"
+)
+
+// noteSchema has an optional property; notePlan lowers it the way a strict
+// dialect does: required and nullable, a null standing for absence.
+const noteSchema = `{"type":"object","properties":{"label":{"enum":["bug","feature"]},"note":{"type":"string","maxLength":20}},"required":["label"],"additionalProperties":false}`
+
+func notePlan(t *testing.T, mode string, mut func(a *plan.Agent)) *plan.Plan {
+	t.Helper()
+	p := agent(t, func(a *plan.Agent) {
+		a.Output.Schema = json.RawMessage(noteSchema)
+		a.Output.Mode = mode
+		if mut != nil {
+			mut(a)
+		}
+	})
+	p.Output = &plan.Lowering{Provider: "openai", Mode: mode, Strict: true,
+		Schema:   json.RawMessage(`{"additionalProperties":false,"properties":{"label":{"enum":["bug","feature"]},"note":{"type":["string","null"],"description":"{maxLength: 20}"}},"required":["label","note"],"type":"object"}`),
+		Nullable: []string{"/properties/note"},
+		Local:    []plan.Constraint{{Pointer: "/properties/note/maxLength", Keyword: "maxLength"}}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// text replies with text; it checks the request could answer in it.
+func text(t *testing.T, content string) turn {
+	return func(req *agentrt.Request) (*agentrt.Response, error) {
+		if req.Answer == nil {
+			t.Errorf("a text answer to a request without an answer format")
+		}
+		return &agentrt.Response{Message: agentrt.Message{Content: content}, Usage: usage(10)}, nil
+	}
+}
+
+func TestNativeAnswer(t *testing.T) {
+	r := runWith(t, notePlan(t, plan.ModeNative, nil), agentrt.Options{}, text(t, `{"label":"bug","note":null}`))
+	if r.rep.Outcome != agentrt.OutcomeOK || string(r.rep.Answer) != `{"label":"bug"}` {
+		t.Fatalf("outcome %s (%s), answer %s; want ok and the null raised away", r.rep.Outcome, r.rep.Error, r.rep.Answer)
+	}
+	req := r.model.reqs[0]
+	if req.Answer == nil || req.Answer.Mode != plan.ModeNative || !req.Answer.Strict || req.Answer.Name != "answer" ||
+		!strings.Contains(string(req.Answer.Schema), `"null"`) {
+		t.Errorf("answer format %+v: want native, strict, the lowered schema", req.Answer)
+	}
+	if len(req.Tools) != 0 || req.OutputTool != "" {
+		t.Errorf("a native shaping turn sent tools %v, output tool %q", req.Tools, req.OutputTool)
+	}
+}
+
+func TestNativeInvalidAnswerRetried(t *testing.T) {
+	r := runWith(t, notePlan(t, plan.ModeNative, nil), agentrt.Options{},
+		text(t, `I cannot answer that.`),
+		text(t, `{"label":"bug","note":"a note far longer than twenty characters"}`),
+		text(t, `{"label":"feature","note":"short"}`))
+	if r.rep.Outcome != agentrt.OutcomeOK || string(r.rep.Answer) != `{"label":"feature","note":"short"}` || r.rep.InvalidAnswers != 2 {
+		t.Fatalf("outcome %s (%s), answer %s, invalid %d", r.rep.Outcome, r.rep.Error, r.rep.Answer, r.rep.InvalidAnswers)
+	}
+	// The locally-only maxLength was caught, and the model told so.
+	fb := r.model.reqs[2].Messages[len(r.model.reqs[2].Messages)-1]
+	if fb.Role != agentrt.User || !strings.Contains(fb.Content, "maxLength") && !strings.Contains(fb.Content, "length") ||
+		!strings.Contains(fb.Content, "Reply again with only the corrected JSON value") {
+		t.Errorf("feedback %+v", fb)
+	}
+}
+
+func TestNativeKeepsTools(t *testing.T) {
+	p := notePlan(t, plan.ModeNative, keepsTools)
+	r := runWith(t, p, agentrt.Options{}, call(10, "search", `{"q":"x"}`), text(t, `{"label":"bug","note":"seen"}`))
+	if r.rep.Outcome != agentrt.OutcomeOK || r.tool.calls != 1 {
+		t.Fatalf("outcome %s (%s), tool calls %d", r.rep.Outcome, r.rep.Error, r.tool.calls)
+	}
+	req := r.model.reqs[0]
+	if req.Answer == nil || len(req.Tools) != 1 || req.Tools[0].Name != "search" {
+		t.Errorf("a keeps_tools turn in native mode: answer %v, tools %v; want the format and the gathering tools", req.Answer, req.Tools)
+	}
+}
+
+func TestPromptedAnswer(t *testing.T) {
+	p := notePlan(t, plan.ModePrompted, nil)
+	p.Output.Schema, p.Output.Strict, p.Output.Nullable, p.Output.Local = json.RawMessage(noteSchema), false, nil, nil
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r := runWith(t, p, agentrt.Options{}, text(t, "Sure.\n```json\n{\"label\": \"feature\"}\n```\nThat is all."))
+	if r.rep.Outcome != agentrt.OutcomeOK || string(r.rep.Answer) != `{"label": "feature"}` {
+		t.Fatalf("outcome %s (%s), answer %s", r.rep.Outcome, r.rep.Error, r.rep.Answer)
+	}
+	sys := r.model.reqs[0].Messages[0]
+	if sys.Role != agentrt.System || !strings.HasPrefix(sys.Content, "Label the issue.") || !strings.Contains(sys.Content, noteSchema) {
+		t.Errorf("system message %q: want the instructions and the contract schema", sys.Content)
+	}
+}
+
+func TestPromptedProseGoesToStrategy(t *testing.T) {
+	p := notePlan(t, plan.ModePrompted, keepsTools)
+	r := runWith(t, p, agentrt.Options{}, text(t, "Let me look first."), text(t, `{"label":"bug"}`))
+	if r.rep.Outcome != agentrt.OutcomeOK || r.rep.InvalidAnswers != 0 {
+		t.Fatalf("outcome %s (%s), invalid %d", r.rep.Outcome, r.rep.Error, r.rep.InvalidAnswers)
+	}
+	last := r.model.reqs[1].Messages[len(r.model.reqs[1].Messages)-1]
+	if !strings.Contains(last.Content, "only a JSON value that satisfies the schema in your instructions") {
+		t.Errorf("reminder %q", last.Content)
+	}
+}
+
+func TestStrictOutputToolRaised(t *testing.T) {
+	r := runWith(t, notePlan(t, plan.ModeTool, nil), agentrt.Options{}, answer(`{"label":"bug","note":null}`, 10))
+	if r.rep.Outcome != agentrt.OutcomeOK || string(r.rep.Answer) != `{"label":"bug"}` {
+		t.Fatalf("outcome %s (%s), answer %s", r.rep.Outcome, r.rep.Error, r.rep.Answer)
+	}
+	spec := r.model.reqs[0].Tools[0]
+	if !spec.Strict || !strings.Contains(string(spec.Schema), `"null"`) {
+		t.Errorf("output tool %+v: want strict, with the lowered schema", spec)
+	}
+}
+
+func TestUnknownModeRefused(t *testing.T) {
+	p := notePlan(t, plan.ModeTool, nil)
+	p.Output.Mode = "telepathy"
+	_, err := agentrt.New(p, agentrt.Options{Model: testmodel.Model{}})
+	if err == nil || !strings.Contains(err.Error(), `output mode "telepathy"`) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// The test model answers every mode.
+func TestTestModelModes(t *testing.T) {
+	for _, mode := range []string{plan.ModeTool, plan.ModeNative, plan.ModePrompted} {
+		r, err := agentrt.New(notePlan(t, mode, keepsTools), agentrt.Options{Model: testmodel.Model{Seed: 1},
+			Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := r.Run(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Outcome != agentrt.OutcomeOK || strings.Contains(string(rep.Answer), "null") {
+			t.Errorf("%s: outcome %s (%s), answer %s", mode, rep.Outcome, rep.Error, rep.Answer)
+		}
+	}
+}
