@@ -41,8 +41,13 @@ type Report struct {
 	ToolCalls      int             `json:"tool_calls"`
 	InvalidAnswers int             `json:"invalid_answers"`
 	Rounds         []RoundReport   `json:"rounds"`
-	Started        time.Time       `json:"started"`
-	DurationMS     float64         `json:"duration_ms"`
+	// Divergence, set with outcome "error", says how the run departed
+	// from the journal it replayed.
+	Divergence *Divergence `json:"divergence,omitempty"`
+	// Replayed counts the effects served from a journal.
+	Replayed   int       `json:"replayed,omitempty"`
+	Started    time.Time `json:"started"`
+	DurationMS float64   `json:"duration_ms"`
 }
 
 // RoundReport is the account of one round.

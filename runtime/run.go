@@ -18,6 +18,7 @@ import (
 	"golang.org/x/text/message"
 
 	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/journal"
 )
 
 // Options configure a Runner.
@@ -44,6 +45,13 @@ type Options struct {
 	// OutputSuffix is the output tool's name suffix; empty draws a random
 	// one. Replays pass the recorded suffix.
 	OutputSuffix string
+	// Journal, when set, records the run's effects, serves those it
+	// already holds, and in a replay forbids the rest. A nested run (an
+	// agent called as a tool) takes its parent's, under the call's key.
+	Journal *Journal
+	// Provider names the model's provider in effect fingerprints; empty
+	// means the plan's.
+	Provider string
 }
 
 // Overrides replace budgets of the plan. A nil field keeps the plan's.
@@ -219,6 +227,9 @@ type run struct {
 	invalid  int
 	reminded int
 	calls    int // tool calls made, the output tool's excluded
+	journal  *Journal
+	jpath    string // the key nested runs' effects go under
+	provider string
 }
 
 // Run runs the plan once with an input (JSON; nil for none) and returns
@@ -229,6 +240,13 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	started := time.Now()
 	x := &run{Runner: r, ctx: ctx, runCtx: ctx, model: r.agent.Model.Name, reason: r.agent.Model.Reasoning}
 	x.rep = &Report{Agent: r.agent.Name, Digests: r.plan.Digests, OutputTool: r.outputTool, Started: started, Rounds: []RoundReport{}}
+	x.journal, x.provider = r.opts.Journal, r.opts.Provider
+	if x.provider == "" {
+		x.provider = r.agent.Model.Provider
+	}
+	if s, ok := scopeFrom(ctx); ok && x.journal == nil {
+		x.journal, x.jpath = s.j, s.path
+	}
 	user, err := r.userMessage(input)
 	if err != nil {
 		return nil, err
@@ -243,6 +261,12 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	x.shape = r.output != nil && len(r.specs) == 0
 	x.emit(Event{Type: EventRunStart, Model: x.model, Message: "output tool " + r.outputTool})
 	x.loop()
+	if x.journal != nil && x.jpath == "" {
+		if d := x.unreachedDivergence(); d != nil && x.rep.Divergence == nil && !x.rep.Interrupted {
+			x.diverged(d)
+		}
+		x.rep.Replayed = x.journal.Served()
+	}
 	x.rep.DurationMS = ms(time.Since(started))
 	x.emit(Event{Type: EventRunEnd, Outcome: x.rep.Outcome, Bound: x.rep.Bound, Usage: &x.rep.Usage, Message: x.rep.Error})
 	return x.rep, nil
@@ -367,10 +391,13 @@ func (x *run) loop() {
 		roundStart := time.Now()
 		req := x.request()
 		x.emit(Event{Type: EventModelCall, Round: round, Model: x.model})
-		resp, err := x.opts.Model.Complete(x.runCtx, req)
+		resp, replayed, err := x.complete(round, req)
 		if err != nil {
 			x.rep.Rounds = append(x.rep.Rounds, rr)
+			var d *Divergence
 			switch {
+			case errors.As(err, &d):
+				x.diverged(d)
 			case x.interrupted():
 			case x.pastDeadline() || errors.Is(err, context.DeadlineExceeded):
 				x.end(OutcomeError, BoundDeadline, fmt.Sprintf("the deadline (%s) passed during a model call", x.Runner.deadline))
@@ -384,7 +411,7 @@ func (x *run) loop() {
 		if x.opts.Pool != nil {
 			x.opts.Pool.spend(resp.Usage.Total())
 		}
-		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.model, Usage: &resp.Usage})
+		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.model, Usage: &resp.Usage, Message: replayedNote(replayed)})
 		msg := resp.Message
 		msg.Role = Assistant
 		x.msgs = append(x.msgs, msg)
@@ -664,6 +691,7 @@ func (x *run) validate(answer json.RawMessage) error {
 // an invalid answer used up the retries, or the tool budget ran out.
 func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 	var others []ToolCall
+	var ordinals []int // each call's place in the message, its effect's ordinal
 	var answer *ToolCall
 	for i := range calls {
 		if calls[i].Name == x.outputTool && x.output != nil && answer == nil {
@@ -671,6 +699,7 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 			continue
 		}
 		others = append(others, calls[i])
+		ordinals = append(ordinals, i+1)
 	}
 	gathering := 0
 	for _, c := range others {
@@ -682,9 +711,19 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 		x.end(OutcomeError, BoundToolBudget, fmt.Sprintf("the tool budget (%d calls) is spent: %d made, %d more asked for", x.toolBudget, x.calls, gathering))
 		return true
 	}
-	for _, c := range others {
-		res, cr := x.callTool(round, c)
+	for i, c := range others {
+		res, cr, err := x.callTool(round, ordinals[i], c)
 		rr.ToolCalls = append(rr.ToolCalls, cr)
+		if err != nil {
+			x.rep.ToolCalls = x.calls
+			var d *Divergence
+			if errors.As(err, &d) {
+				x.diverged(d)
+			} else {
+				x.end(OutcomeError, BoundNone, err.Error())
+			}
+			return true
+		}
 		x.msgs = append(x.msgs, Message{Role: ToolRole, ToolCallID: c.ID, Name: c.Name, Content: res.Content, IsError: res.IsError})
 	}
 	x.rep.ToolCalls = x.calls
@@ -708,46 +747,104 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 	})
 }
 
-// callTool runs one tool call, turning every failure, a panic included,
-// into an error result for the model.
-func (x *run) callTool(round int, c ToolCall) (res ToolResult, cr CallReport) {
+// callTool runs one tool call, turning every failure of the tool, a
+// panic included, into an error result for the model. The call is an
+// effect, served from the journal where it holds it; the error result is
+// for what ends the run: a divergence, a journal that cannot be written.
+func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallReport, stop error) {
 	cr = CallReport{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
 	start := time.Now()
+	replayed := false
 	x.emit(Event{Type: EventToolCall, Round: round, Tool: c.Name, CallID: c.ID})
 	defer func() {
-		if p := recover(); p != nil {
-			res = ToolResult{Content: fmt.Sprintf("tool %s failed: it panicked: %v", c.Name, p), IsError: true}
-		}
 		cr.IsError = res.IsError
 		if res.IsError {
 			cr.Error = res.Content
 		}
 		cr.DurationMS = ms(time.Since(start))
-		x.emit(Event{Type: EventToolResult, Round: round, Tool: c.Name, CallID: c.ID, Message: cr.Error})
+		msg := cr.Error
+		if replayed {
+			msg = strings.TrimSpace(replayedNote(true) + " " + msg)
+		}
+		x.emit(Event{Type: EventToolResult, Round: round, Tool: c.Name, CallID: c.ID, Message: msg})
 	}()
 	t, ok := x.opts.Tools[c.Name]
 	switch {
 	case c.Name == x.outputTool:
-		return ToolResult{Content: "Give one answer per turn: only the first call of " + c.Name + " counts.", IsError: true}, cr
+		return ToolResult{Content: "Give one answer per turn: only the first call of " + c.Name + " counts.", IsError: true}, cr, nil
 	case !ok:
-		return ToolResult{Content: fmt.Sprintf("there is no tool %q", c.Name), IsError: true}, cr
+		return ToolResult{Content: fmt.Sprintf("there is no tool %q", c.Name), IsError: true}, cr, nil
 	case x.shape:
-		return ToolResult{Content: fmt.Sprintf("only %s may be called now: give your answer", x.outputTool), IsError: true}, cr
+		return ToolResult{Content: fmt.Sprintf("only %s may be called now: give your answer", x.outputTool), IsError: true}, cr, nil
 	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(c.Arguments))
 	if err != nil {
-		return ToolResult{Content: fmt.Sprintf("arguments are not JSON: %v", err), IsError: true}, cr
+		return ToolResult{Content: fmt.Sprintf("arguments are not JSON: %v", err), IsError: true}, cr, nil
 	}
 	if err := x.argSchemas[c.Name].Validate(v); err != nil {
-		return ToolResult{Content: "arguments do not match the tool's schema: " + validationText(err), IsError: true}, cr
+		return ToolResult{Content: "arguments do not match the tool's schema: " + validationText(err), IsError: true}, cr, nil
 	}
 	x.calls++
-	res, err = t.Call(x.runCtx, c.Arguments)
-	x.rep.Usage = x.rep.Usage.Add(res.Usage)
-	if err != nil {
-		return ToolResult{Content: fmt.Sprintf("tool %s failed: %v", c.Name, err), IsError: true}, cr
+	key := journal.Key{Path: x.jpath, Round: round, Ordinal: ordinal}
+	if isNested(t) {
+		// Not an effect: the nested run journals its own, under this key.
+		ctx := x.runCtx
+		if x.journal != nil {
+			ctx = withScope(ctx, journalScope{j: x.journal, path: key.Child()})
+		}
+		res, stop = invoke(ctx, t, c)
+		x.rep.Usage = x.rep.Usage.Add(res.Usage)
+		return res, cr, stop
 	}
-	return res, cr
+	req := toolRequest{Tool: c.Name, Spec: t.Spec(), Arguments: string(c.Arguments)}
+	if decl, ok := x.agent.Capabilities.Tools[c.Name]; ok {
+		req.Declaration = &decl
+	}
+	raw, replayed, err := x.effect(journal.Key{Round: round, Ordinal: ordinal}, journal.KindTool, req, func() (json.RawMessage, error) {
+		res, _ := invoke(x.runCtx, t, c)
+		return json.Marshal(res)
+	})
+	if err != nil {
+		return ToolResult{Content: "the call was not made: " + err.Error(), IsError: true}, cr, err
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return ToolResult{IsError: true, Content: "the recorded result is not a tool result"}, cr, fmt.Errorf("journal: the recorded result of effect %s is not a tool result: %w", key, err)
+	}
+	x.rep.Usage = x.rep.Usage.Add(res.Usage)
+	return res, cr, nil
+}
+
+// invoke calls a tool, turning an error or a panic into an error result;
+// only a nested run's divergence from the journal comes back as an error,
+// to stop the run.
+func invoke(ctx context.Context, t Tool, c ToolCall) (res ToolResult, stop error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = ToolResult{Content: fmt.Sprintf("tool %s failed: it panicked: %v", c.Name, p), IsError: true}
+		}
+	}()
+	res, err := t.Call(ctx, c.Arguments)
+	var d *Divergence
+	if errors.As(err, &d) {
+		return ToolResult{Content: "the call was not made: " + d.Error(), IsError: true, Usage: res.Usage}, d
+	}
+	if err != nil {
+		return ToolResult{Content: fmt.Sprintf("tool %s failed: %v", c.Name, err), IsError: true, Usage: res.Usage}, nil
+	}
+	return res, nil
+}
+
+// diverged ends the run on a divergence from its journal.
+func (x *run) diverged(d *Divergence) {
+	x.rep.Divergence = d
+	x.end(OutcomeError, BoundNone, d.Error())
+}
+
+func replayedNote(replayed bool) string {
+	if replayed {
+		return "(from the journal)"
+	}
+	return ""
 }
 
 var printer = message.NewPrinter(language.English)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	nethttp "net/http"
 	"net/http/httptest"
@@ -23,10 +24,20 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	provider, answer := args[0], json.RawMessage(args[1])
 	// "openai-flaky" is openai whose first request fails with 503.
+	// "openai-tools" calls every tool the request offers, with {}, until
+	// the conversation holds a tool result; "openai-tools-hang" does too,
+	// but holds every request after its first unanswered (a run to kill).
+	// Each request is logged to fake-requests.log as "messages=N".
 	flaky := provider == "openai-flaky"
-	if flaky {
+	callTools := provider == "openai-tools" || provider == "openai-tools-hang"
+	hang := provider == "openai-tools-hang"
+	if flaky || callTools {
 		provider = "openai"
 	}
+	logFile := ts.MkAbs("fake-requests.log")
+	ts.Check(os.WriteFile(logFile, nil, 0o644))
+	var logMu sync.Mutex
+	requests := 0
 	if !json.Valid(answer) {
 		ts.Fatalf("fakeprovider: the answer is not JSON")
 	}
@@ -35,7 +46,15 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	case "openai":
 		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
 			var req struct {
-				Model          string          `json:"model"`
+				Model    string `json:"model"`
+				Messages []struct {
+					Role string `json:"role"`
+				} `json:"messages"`
+				Tools []struct {
+					Function struct {
+						Name string `json:"name"`
+					} `json:"function"`
+				} `json:"tools"`
 				ToolChoice     json.RawMessage `json:"tool_choice"`
 				ResponseFormat struct {
 					Type string `json:"type"`
@@ -51,8 +70,33 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 					Name string `json:"name"`
 				} `json:"function"`
 			}
+			logMu.Lock()
+			requests++
+			n := requests
+			if f, err := os.OpenFile(logFile, os.O_APPEND|os.O_WRONLY, 0); err == nil {
+				fmt.Fprintf(f, "messages=%d\n", len(req.Messages))
+				f.Close()
+			}
+			logMu.Unlock()
+			if hang && n > 1 {
+				<-r.Context().Done() // until the client goes away
+				return
+			}
 			msg := map[string]any{"role": "assistant", "content": "Done."}
 			finish := "stop"
+			toolResult := false
+			for _, m := range req.Messages {
+				toolResult = toolResult || m.Role == "tool"
+			}
+			if callTools && !toolResult && len(req.Tools) > 0 && len(req.ToolChoice) == 0 || callTools && !toolResult && string(req.ToolChoice) == `"auto"` {
+				var calls []any
+				for i, t := range req.Tools {
+					calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d", i+1), "type": "function",
+						"function": map[string]any{"name": t.Function.Name, "arguments": "{}"}})
+				}
+				msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}
+				finish = "tool_calls"
+			}
 			if req.ResponseFormat.Type == "json_schema" {
 				msg["content"] = string(answer) // structured output
 			}

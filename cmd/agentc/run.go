@@ -24,6 +24,7 @@ const (
 	exitDeadline    = 3
 	exitToolBudget  = 4
 	exitTokenBudget = 5
+	exitDiverged    = 6
 	exitInterrupted = 130
 )
 
@@ -32,6 +33,8 @@ const (
 // the token budget or pool was spent); 130 interrupted; 1 failed otherwise.
 func runExit(rep *agentrt.Report) int {
 	switch {
+	case rep.Divergence != nil:
+		return exitDiverged
 	case rep.Interrupted:
 		return exitInterrupted
 	case rep.Bound == agentrt.BoundDeadline:
@@ -48,6 +51,7 @@ func runExit(rep *agentrt.Report) int {
 
 type runFlags struct {
 	input, model, events, dir, baseURL string
+	record, replay                     string
 	seed                               int64
 	report                             bool
 	deadline                           time.Duration
@@ -81,9 +85,18 @@ server, which may need no key).
 Relative paths in the agent (an fs tool's root) resolve against the
 manifest's directory, or the plan's; --dir names another.
 
+--record FILE journals every model call and tool call, one line each, synced
+as it completes. If FILE exists, the run it holds is resumed: what completed
+is served from it, and the run goes on live from there. --replay FILE serves
+every call from the journal and makes none: no network, no tool side effects.
+A request that is not the one recorded (the manifest changed under the
+journal) stops the run with exit 6 and the fields that changed.
+
 Exit codes: 0 answered; 1 failed (no valid answer, bad input, bad agent);
 2 usage error; 3 deadline; 4 tool budget; 5 token budget or pool (an answer,
-if any, is still printed); 130 interrupted.`,
+if any, is still printed); 6 the run diverged from its journal; 130
+interrupted (a journal holds every call that completed; run again with the
+same --record to resume).`,
 		Example: `  agentc run examples/invoice-extractor.cue --model test --input @invoice.json
   agentc compile agent.cue -o plan.json && agentc run plan.json --input '{"id": 1}'`,
 		Args: cobra.MaximumNArgs(1),
@@ -106,6 +119,9 @@ if any, is still printed); 130 interrupted.`,
 	fl.DurationVar(&f.deadline, "deadline", 0, "override budgets.deadline (e.g. 90s)")
 	fl.IntVar(&f.toolBudget, "tool-budget", -1, "override budgets.tools")
 	fl.IntVar(&f.tokenBudget, "token-budget", 0, "override budgets.tokens")
+	fl.StringVar(&f.record, "record", "", "journal every model and tool call to this file; an existing journal is resumed")
+	fl.StringVar(&f.replay, "replay", "", "serve every model and tool call from this journal: no network, no tool side effects")
+	cmd.MarkFlagsMutuallyExclusive("record", "replay")
 	return cmd
 }
 
@@ -149,7 +165,19 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 		defer eventsFile.Close()
 	}
 	opts.Events = eventPrinter(e.stderr, eventsFile)
+	jn, err := openJournal(e, p, f)
+	if err != nil {
+		return err
+	}
+	defer jn.close(e)
+	opts.Journal, opts.OutputSuffix = jn.rt, jn.suffix
+	if f.model == "test" {
+		opts.Provider = "test"
+	}
 	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL}, os.Getenv, opts.Events)
+	if f.replay != "" {
+		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
+	}
 	opts.Model, err = modelFor(p)
 	if err != nil {
 		return &exitError{code: exitFindings, err: err}
@@ -164,9 +192,20 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 		Events:   opts.Events,
 		// Tests answer http tools' requests without a network.
 		HTTPTransport: e.httpTransport,
+		OutputSuffix:  jn.suffix,
+		Servers:       jn.servers,
+		Offline:       f.replay != "",
+		OnServer:      jn.onServer,
 	})
+	var changed *tool.ServerChangedError
+	if errors.As(err, &changed) {
+		return &exitError{code: exitDiverged, err: fmt.Errorf("the run diverged from its journal: %w", err)}
+	}
 	if err != nil {
 		return &exitError{code: exitFindings, err: err}
+	}
+	if err := jn.start(p); err != nil {
+		return err
 	}
 	defer func() {
 		if err := closeTools(); err != nil {
@@ -190,6 +229,12 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 		fmt.Fprintf(e.stdout, "%s\n", out)
 	} else if len(rep.Answer) > 0 {
 		fmt.Fprintf(e.stdout, "%s\n", compact(rep.Answer))
+	}
+	if d := rep.Divergence; d != nil {
+		fmt.Fprintf(e.stderr, "agentc: %s\n", d.Reason)
+		for _, c := range d.Changes {
+			fmt.Fprintf(e.stderr, "agentc:   %s\n", c)
+		}
 	}
 	code := runExit(rep)
 	if code == exitOK {

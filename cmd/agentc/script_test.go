@@ -77,6 +77,23 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Fatalf("waitfor: %s did not match %q within 20s", args[0], args[1])
 			},
+			// samejson A B FIELD... checks that two JSON objects have equal
+			// values (compared as JSON) in the named top-level fields.
+			"samejson": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) < 3 {
+					ts.Fatalf("usage: samejson A B FIELD...")
+				}
+				var a, b map[string]any
+				ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &a))
+				ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[1])), &b))
+				for _, f := range args[2:] {
+					va, _ := json.Marshal(a[f])
+					vb, _ := json.Marshal(b[f])
+					if same := string(va) == string(vb) && a[f] != nil; same == neg {
+						ts.Fatalf("field %s: %s and %s", f, va, vb)
+					}
+				}
+			},
 			// exits N cmd args... runs a command and checks its exit code,
 			// keeping its output for stdout and stderr.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -3,10 +3,12 @@ package tool
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	nethttp "net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"agentc.dev/agentc/digest"
@@ -42,9 +44,51 @@ type Env struct {
 	// streamable HTTP.
 	MCPHTTPClient *nethttp.Client
 
+	// OutputSuffix, when set, is the output tool suffix of the run the
+	// tools serve; called agents derive theirs from it, so a replay that
+	// reuses the recorded suffix names every nested output tool as the
+	// record did. Empty draws random ones.
+	OutputSuffix string
+	// Servers are mcp servers' tool sets as a journal recorded them, by
+	// server path (the agent tools that led to it, and its name, joined
+	// by "/"). Offline, tools come from here and no server is started; a
+	// server that is started must offer the tools recorded for it.
+	Servers map[string]ServerRecord
+	Offline bool
+	// OnServer, when set, is told the tool set of each mcp server started.
+	OnServer func(path string, rec ServerRecord)
+
 	path    string          // the agent tools that led here, for events
 	stack   []digest.Digest // plan digests of the callers, to refuse cycles
 	closers *[]func() error // what Build's closer closes, shared with callees
+}
+
+// ServerRecord is what an mcp server offered: its allowed tools and their
+// fingerprint.
+type ServerRecord struct {
+	Fingerprint string             `json:"fingerprint"`
+	Tools       []agentrt.ToolSpec `json:"tools"`
+}
+
+// ServerChangedError reports an mcp server whose tools are not the ones a
+// journal recorded for it.
+type ServerChangedError struct {
+	Server        string
+	Recorded, Now string
+}
+
+func (e *ServerChangedError) Error() string {
+	return fmt.Sprintf("mcp server %s offers other tools than the journal recorded: fingerprint %s then, %s now", e.Server, e.Recorded, e.Now)
+}
+
+// offlineTool stands in for a server tool in a replay: the model sees its
+// recorded spec, and a call, which the journal serves, never reaches it.
+type offlineTool struct{ spec agentrt.ToolSpec }
+
+func (t offlineTool) Spec() agentrt.ToolSpec { return t.spec }
+
+func (t offlineTool) Call(context.Context, json.RawMessage) (agentrt.ToolResult, error) {
+	return agentrt.ToolResult{}, fmt.Errorf("tool %s is offline in a replay", t.spec.Name)
 }
 
 // constructorFunc makes the tools of one declared tool: one, or for an mcp
@@ -73,6 +117,18 @@ var kinds = map[string]constructorFunc{
 		return one(http.New(name, t))
 	},
 	"mcp": func(ctx context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
+		path := strings.TrimPrefix(env.path+"/"+name, "/")
+		rec, recorded := env.Servers[path]
+		if env.Offline {
+			if !recorded {
+				return nil, fmt.Errorf("the journal recorded no tools of mcp server %s", path)
+			}
+			var out []agentrt.Tool
+			for _, spec := range rec.Tools {
+				out = append(out, offlineTool{spec})
+			}
+			return out, nil
+		}
 		var opts []mcp.Option
 		if env.MCPHTTPClient != nil {
 			opts = append(opts, mcp.WithHTTPClient(env.MCPHTTPClient))
@@ -82,6 +138,16 @@ var kinds = map[string]constructorFunc{
 			return nil, err
 		}
 		*env.closers = append(*env.closers, s.Close)
+		if recorded && rec.Fingerprint != s.Fingerprint() {
+			return nil, &ServerChangedError{Server: path, Recorded: rec.Fingerprint, Now: s.Fingerprint()}
+		}
+		if env.OnServer != nil {
+			r := ServerRecord{Fingerprint: s.Fingerprint()}
+			for _, tool := range s.Tools() {
+				r.Tools = append(r.Tools, tool.Spec())
+			}
+			env.OnServer(path, r)
+		}
 		if env.Events != nil {
 			// The fingerprint of what the server offers: a server whose
 			// tools changed shows a different one.

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+
+	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/runtime/tool"
+)
+
+// headerTools is what a journal's header records of the tools a run saw
+// when it started: the tool sets of its mcp servers, by server path.
+type headerTools struct {
+	Servers map[string]tool.ServerRecord `json:"servers,omitempty"`
+}
+
+// runJournal is the journal of one agentc run: recording afresh, resuming
+// an interrupted record, replaying, or none.
+type runJournal struct {
+	rt      *agentrt.Journal
+	suffix  string
+	servers map[string]tool.ServerRecord
+	path    string // a new record's file, created by start
+	mu      sync.Mutex
+	seen    map[string]tool.ServerRecord // mcp servers started
+}
+
+func openJournal(e env, p *plan.Plan, f runFlags) (*runJournal, error) {
+	jn := &runJournal{seen: map[string]tool.ServerRecord{}}
+	file, replay := f.record, false
+	if f.replay != "" {
+		file, replay = f.replay, true
+	}
+	if file == "" {
+		return jn, nil
+	}
+	var j *journal.Journal
+	var w *journal.Writer
+	var err error
+	switch {
+	case replay:
+		j, err = journal.Open(file)
+	default:
+		if _, statErr := os.Stat(file); errors.Is(statErr, fs.ErrNotExist) {
+			jn.path = file
+			jn.suffix = newSuffix()
+			jn.rt = &agentrt.Journal{}
+			return jn, nil
+		}
+		j, w, err = journal.Resume(file)
+	}
+	if err != nil {
+		return nil, &exitError{code: exitFindings, err: err}
+	}
+	jn.rt = &agentrt.Journal{Recorded: j, Writer: w, Replay: replay}
+	jn.suffix = j.Header.OutputSuffix
+	if len(j.Header.Tools) > 0 {
+		var ht headerTools
+		if err := json.Unmarshal(j.Header.Tools, &ht); err != nil {
+			return nil, &exitError{code: exitFindings, err: fmt.Errorf("%s: the header's tools: %v", file, err)}
+		}
+		jn.servers = ht.Servers
+	}
+	verb := "resuming"
+	if replay {
+		verb = "replaying"
+	}
+	fmt.Fprintf(e.stderr, "agentc: %s %s: run %s, %d effects recorded\n", verb, file, j.Header.Run, len(j.Entries))
+	if j.Truncated {
+		fmt.Fprintf(e.stderr, "agentc: %s: its last line was cut short (a crash during a write) and is left out\n", file)
+	}
+	if j.Header.Plan != string(p.Digests.Plan) {
+		fmt.Fprintf(e.stderr, "agentc: the plan changed since the journal was recorded (plan %s then, %s now); each call is compared with its record\n",
+			shortDigest(j.Header.Plan), p.Digests.Plan.Short())
+	}
+	return jn, nil
+}
+
+func shortDigest(d string) string {
+	if pd, err := digest.Parse(d); err == nil {
+		return pd.Short()
+	}
+	return d
+}
+
+func (jn *runJournal) onServer(path string, rec tool.ServerRecord) {
+	jn.mu.Lock()
+	defer jn.mu.Unlock()
+	jn.seen[path] = rec
+}
+
+// start creates a new record's file, once the tools are built: its header
+// records the tool sets their servers offered.
+func (jn *runJournal) start(p *plan.Plan) error {
+	if jn.path == "" {
+		return nil
+	}
+	ht, err := json.Marshal(headerTools{Servers: jn.seen})
+	if err != nil {
+		return err
+	}
+	h := journal.Header{Plan: string(p.Digests.Plan), Run: newRunID(), OutputSuffix: jn.suffix, Agent: p.Agent.Name,
+		Started: time.Now().UTC(), Tools: ht}
+	w, err := journal.Create(jn.path, h)
+	if err != nil {
+		return &exitError{code: exitFindings, err: err}
+	}
+	jn.rt.Writer = w
+	return nil
+}
+
+func (jn *runJournal) close(e env) {
+	if jn.rt == nil || jn.rt.Writer == nil {
+		return
+	}
+	if err := jn.rt.Writer.Close(); err != nil {
+		fmt.Fprintf(e.stderr, "agentc: closing the journal: %v\n", err)
+	}
+}
+
+func newSuffix() string { return randomHex(4) }
+func newRunID() string  { return randomHex(8) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// offlineModel answers nothing: in a replay every model call is served
+// from the journal, and one the journal lacks is a divergence before the
+// model is asked.
+type offlineModel struct{}
+
+func (offlineModel) Complete(context.Context, *agentrt.Request) (*agentrt.Response, error) {
+	return nil, errors.New("a replay makes no model call")
+}

@@ -1,0 +1,298 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/journal"
+)
+
+// Journal connects runs to a journal of effects. An effect the journal
+// holds is served from it, after its fingerprint is compared with the
+// request's; one it lacks is made live and appended, or, in a replay, is
+// a divergence. One Journal serves a run and the runs nested in it (agents
+// called as tools), whose effects go under the key of the call that ran
+// them. It is safe for concurrent use.
+type Journal struct {
+	// Recorded is the journal read back; nil when recording afresh.
+	Recorded *journal.Journal
+	// Writer appends effects made live; nil in a replay.
+	Writer *journal.Writer
+	// Replay forbids live effects: no network, no tool side effects.
+	Replay bool
+
+	mu      sync.Mutex
+	reached map[string]bool
+	served  int
+}
+
+// Served returns how many effects were served from the journal.
+func (j *Journal) Served() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.served
+}
+
+func (j *Journal) reach(k journal.Key) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.reached == nil {
+		j.reached = map[string]bool{}
+	}
+	j.reached[k.String()] = true
+	j.served++
+}
+
+// unreached lists the recorded effects no run reached.
+func (j *Journal) unreached() []string {
+	if j.Recorded == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []string
+	for _, e := range j.Recorded.Entries {
+		if !j.reached[e.Key.String()] {
+			out = append(out, fmt.Sprintf("%s (%s)", e.Key, describeEffect(e.Kind, e.Request)))
+		}
+	}
+	return out
+}
+
+// Divergence is a replay that found the run changed under its journal: a
+// request whose fingerprint differs from the record, an effect the
+// journal lacks, or recorded effects the run never reached.
+type Divergence struct {
+	// Effect is the key of the effect that diverged; empty for effects
+	// never reached.
+	Effect string `json:"effect,omitempty"`
+	Kind   string `json:"kind,omitempty"`
+	// Reason says what diverged, in one line.
+	Reason string `json:"reason"`
+	// Changes lists, for a changed request, each difference as a JSON
+	// pointer into the request and the values before and after.
+	Changes []string `json:"changes,omitempty"`
+}
+
+func (d *Divergence) Error() string {
+	s := "the run diverged from its journal: " + d.Reason
+	if len(d.Changes) > 0 {
+		s += ": " + strings.Join(d.Changes, "; ")
+	}
+	return s
+}
+
+type journalScope struct {
+	j    *Journal
+	path string
+}
+
+type scopeKey struct{}
+
+// withScope gives the runs a tool call starts (an agent called as a tool)
+// the journal and the key they nest under.
+func withScope(ctx context.Context, s journalScope) context.Context {
+	return context.WithValue(ctx, scopeKey{}, s)
+}
+
+func scopeFrom(ctx context.Context) (journalScope, bool) {
+	s, ok := ctx.Value(scopeKey{}).(journalScope)
+	return s, ok
+}
+
+// NestedTool is implemented by a tool whose work is a nested run with
+// effects of its own (an agent called as a tool). Its calls are not
+// effects: the nested run's model and tool calls are journaled, under the
+// call's key, so a replay runs it again from the journal and sees what
+// changed inside it.
+type NestedTool interface {
+	Tool
+	Nested() bool
+}
+
+func isNested(t Tool) bool {
+	n, ok := t.(NestedTool)
+	return ok && n.Nested()
+}
+
+// identMessage is a message as it identifies a request: tool call
+// arguments are compared as the exact text the model wrote.
+type identMessage struct {
+	Role       Role        `json:"role"`
+	Content    string      `json:"content,omitempty"`
+	ToolCalls  []identCall `json:"tool_calls,omitempty"`
+	ToolCallID string      `json:"tool_call_id,omitempty"`
+	Name       string      `json:"name,omitempty"`
+	IsError    bool        `json:"is_error,omitempty"`
+}
+
+type identCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// modelRequest is what identifies a model call: everything sent that
+// shapes the answer, and the full contract the answer is checked against.
+// Keys, headers, timeouts and retries are not part of it.
+type modelRequest struct {
+	Provider   string          `json:"provider"`
+	Model      string          `json:"model"`
+	Sampling   sampling        `json:"sampling"`
+	Messages   []identMessage  `json:"messages"`
+	Tools      []ToolSpec      `json:"tools"`
+	ToolChoice ToolChoice      `json:"tool_choice"`
+	OutputTool string          `json:"output_tool,omitempty"`
+	Answer     *AnswerFormat   `json:"answer,omitempty"`
+	Contract   json.RawMessage `json:"contract,omitempty"`
+}
+
+type sampling struct {
+	Temperature     *float64 `json:"temperature,omitempty"`
+	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
+	Reasoning       string   `json:"reasoning,omitempty"`
+}
+
+// toolRequest is what identifies a tool call: the tool as the model saw
+// it and as the plan declares it, and the exact arguments.
+type toolRequest struct {
+	Tool        string     `json:"tool"`
+	Spec        ToolSpec   `json:"spec"`
+	Declaration *plan.Tool `json:"declaration,omitempty"`
+	Arguments   string     `json:"arguments"`
+}
+
+func identify(req *Request, provider string) modelRequest {
+	id := modelRequest{
+		Provider: provider, Model: req.Model,
+		Sampling: sampling{Temperature: req.Temperature, MaxOutputTokens: req.MaxOutputTokens, Reasoning: req.Reasoning},
+		Tools:    req.Tools, ToolChoice: req.ToolChoice, OutputTool: req.OutputTool, Answer: req.Answer, Contract: req.Contract,
+		Messages: make([]identMessage, len(req.Messages)),
+	}
+	if id.Tools == nil {
+		id.Tools = []ToolSpec{}
+	}
+	for i, m := range req.Messages {
+		im := identMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError}
+		for _, c := range m.ToolCalls {
+			im.ToolCalls = append(im.ToolCalls, identCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
+		}
+		id.Messages[i] = im
+	}
+	return id
+}
+
+// describeEffect names an effect for messages: "model call" or "call of
+// tool X".
+func describeEffect(kind string, request json.RawMessage) string {
+	if kind == journal.KindTool {
+		var r struct {
+			Tool string `json:"tool"`
+		}
+		if json.Unmarshal(request, &r) == nil && r.Tool != "" {
+			return "call of tool " + r.Tool
+		}
+		return "tool call"
+	}
+	return "model call"
+}
+
+// effect performs one effect: served from the journal when the journal
+// holds it (and the request is the one recorded), else made live and
+// appended. With no journal it is simply live. A *Divergence error stops
+// the run.
+func (x *run) effect(k journal.Key, kind string, request any, live func() (json.RawMessage, error)) (resp json.RawMessage, replayed bool, err error) {
+	j := x.journal
+	if j == nil {
+		resp, err = live()
+		return resp, false, err
+	}
+	k.Path = x.jpath
+	reqJSON, err := json.Marshal(request)
+	if err != nil {
+		return nil, false, fmt.Errorf("journal: encoding the request of effect %s: %w", k, err)
+	}
+	fp, err := journal.Fingerprint(reqJSON)
+	if err != nil {
+		return nil, false, fmt.Errorf("journal: effect %s: %w", k, err)
+	}
+	what := describeEffect(kind, reqJSON)
+	if j.Recorded != nil {
+		if e, ok := j.Recorded.Lookup(k); ok {
+			if e.Kind != kind || e.Fingerprint != fp {
+				d := &Divergence{Effect: k.String(), Kind: kind,
+					Reason: fmt.Sprintf("effect %s (%s) is not the request recorded", k, what)}
+				if e.Kind != kind {
+					d.Reason = fmt.Sprintf("effect %s is a %s now, recorded as %s", k, what, describeEffect(e.Kind, e.Request))
+				}
+				for _, c := range journal.Diff(e.Request, reqJSON) {
+					d.Changes = append(d.Changes, c.String())
+				}
+				return nil, false, d
+			}
+			if e.Response == nil {
+				return nil, false, fmt.Errorf("journal: effect %s (%s) is recorded without a response", k, what)
+			}
+			j.reach(k)
+			return e.Response, true, nil
+		}
+	}
+	if j.Replay {
+		return nil, false, &Divergence{Effect: k.String(), Kind: kind,
+			Reason: fmt.Sprintf("the journal lacks effect %s (%s): the run went where the recorded one did not", k, what)}
+	}
+	started := time.Now()
+	resp, err = live()
+	if err != nil {
+		return nil, false, err
+	}
+	if j.Writer != nil {
+		e := journal.Entry{Key: k, Kind: kind, Fingerprint: fp, Request: reqJSON, Response: resp,
+			Started: started, DurationMS: time.Since(started).Milliseconds()}
+		if err := j.Writer.Append(e); err != nil {
+			return nil, false, fmt.Errorf("journal: %w", err)
+		}
+	}
+	return resp, false, nil
+}
+
+// complete asks the model for a turn, through the journal.
+func (x *run) complete(round int, req *Request) (*Response, bool, error) {
+	var out *Response
+	raw, replayed, err := x.effect(journal.Key{Round: round}, journal.KindModel, identify(req, x.provider), func() (json.RawMessage, error) {
+		resp, err := x.opts.Model.Complete(x.runCtx, req)
+		if err != nil {
+			return nil, err
+		}
+		out = resp
+		return json.Marshal(resp)
+	})
+	if err != nil || !replayed {
+		return out, replayed, err
+	}
+	var resp Response
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		return nil, true, fmt.Errorf("journal: the recorded response of model call %d.0 is not a response: %w", round, err)
+	}
+	return &resp, true, nil
+}
+
+// unreachedDivergence reports recorded effects a finished replay never
+// reached, sorted by key.
+func (x *run) unreachedDivergence() *Divergence {
+	if x.journal == nil || x.jpath != "" {
+		return nil
+	}
+	left := x.journal.unreached()
+	if len(left) == 0 {
+		return nil
+	}
+	sort.Strings(left)
+	return &Divergence{Reason: fmt.Sprintf("the run ended without reaching %d recorded effect(s)", len(left)), Changes: left}
+}

@@ -1,0 +1,28 @@
+package journal
+
+import (
+	"bytes"
+	"io"
+)
+
+// CreateNoSync is Create for tests and benchmarks of everything but the
+// disk: its Writer never syncs.
+func CreateNoSync(path string, h Header) (*Writer, error) { return create(path, h, false) }
+
+// CloseFile closes w's file under it, so that its next write fails.
+func CloseFile(w *Writer) error { return w.f.Close() }
+
+type memFile struct{ io.Writer }
+
+func (memFile) Sync() error  { return nil }
+func (memFile) Close() error { return nil }
+
+// CreateMemory returns a Writer that writes a journal to b.
+func CreateMemory(b *bytes.Buffer, h Header) (*Writer, error) {
+	line, err := encodeHeader(h)
+	if err != nil {
+		return nil, err
+	}
+	b.Write(line)
+	return newWriter(memFile{b}), nil
+}

@@ -1,0 +1,252 @@
+// Package journal reads and writes the journal of a run: one line per
+// effect (each model call and each tool call), in JSON lines, so that a run
+// can be replayed without the network, resumed after a crash, and compared
+// with a run whose requests changed.
+//
+// A journal file holds, one JSON object a line, each ending in a newline:
+//
+//   - a header, first: {"journal":"agentc.journal/v1","plan":…,"run":…,
+//     "output_suffix":…,"agent":…,"started":…,"tools":…};
+//   - value lines, {"value":"blake3:…","json":…}: a part of a request
+//     stored once under its digest, before the first entry that refers to
+//     it;
+//   - entry lines, {"effect":"1.0","kind":"model","fingerprint":…,
+//     "request":…,"response":…,"error":…,"usage":…,"started":…,
+//     "duration_ms":…}, one per effect; "response" is left out only for
+//     an effect that failed without one, "error" and "usage" when empty.
+//
+// # Request storage
+//
+// Requests repeat themselves: each model call sends the conversation so far
+// and the same tool specs and schemas. An entry therefore stores its
+// request shredded: the value of each top-level member, and each element of
+// a top-level member whose value is an array, is replaced by a reference
+// {"$value":"blake3:…"} to a value line when its canonical JSON is longer
+// than 64 bytes. Nothing deeper is ever replaced.
+//
+// A reference is an object with exactly the one member "$value". So that a
+// request's own data may have that shape, such a value, in a position that
+// can hold a reference, is always stored as a value line however short it
+// is: in those positions an object with the single member "$value" is
+// always a reference, and the value it points to is taken verbatim. Values
+// of that shape anywhere else are plain data.
+//
+// Value digests are blake3 in derive-key mode over the RFC 8785 canonical
+// JSON, with their own context string, distinct from the fingerprint's.
+// The reader checks every value line against its digest, and reads a
+// request back in canonical form.
+//
+// # Durability
+//
+// Every Append ends with an fsync, and a line counts only once its newline
+// is written: a final line without one is what a crash mid-write leaves,
+// and the reader drops it (Journal.Truncated) instead of failing, so a
+// journal survives kill -9 up to its last completed effect.
+package journal
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zeebo/blake3"
+
+	"agentc.dev/agentc/digest"
+)
+
+// Format is the header's "journal" member, the version of the format.
+const Format = "agentc.journal/v1"
+
+// Kinds of effect.
+const (
+	KindModel = "model"
+	KindTool  = "tool"
+)
+
+// refLimit is the longest canonical value a shredded request keeps inline.
+const refLimit = 64
+
+// The derive-key contexts are part of the format: changing one is a format
+// version bump.
+var (
+	fingerprintHash = blake3.NewDeriveKey("agentc.dev 2026-11-30 effect fingerprint v1")
+	valueHash       = blake3.NewDeriveKey("agentc.dev 2026-11-30 journal value v1")
+)
+
+func sum(proto *blake3.Hasher, canonical []byte) string {
+	h := proto.Clone()
+	h.Write(canonical)
+	var out [32]byte
+	b := make([]byte, 0, len(digest.Prefix)+64)
+	b = append(b, digest.Prefix...)
+	return string(hex.AppendEncode(b, h.Sum(out[:0])))
+}
+
+// Fingerprint returns an effect's fingerprint: blake3 in derive-key mode
+// over the canonical JSON of the whole request. It depends on the request
+// only, never on how a journal stores it: member order, white space and
+// the spelling of numbers (1, 1.0, 1e0) do not change it.
+func Fingerprint(request json.RawMessage) (string, error) {
+	c, err := digest.Canonical(request)
+	if err != nil {
+		return "", fmt.Errorf("journal: fingerprint: %w", err)
+	}
+	return sum(fingerprintHash, c), nil
+}
+
+// Header is a journal's first line: what was run, and when.
+type Header struct {
+	Plan         string // the plan digest
+	Run          string // the run's id
+	OutputSuffix string // the output tool's name suffix, for replay
+	Agent        string
+	Started      time.Time
+	// Tools, if set, are the tool specs the run saw when it started, such
+	// as an MCP server's tool set.
+	Tools json.RawMessage
+}
+
+// Entry is one effect: a model call or a tool call.
+type Entry struct {
+	Key  Key
+	Kind string // KindModel or KindTool
+	// Fingerprint is Fingerprint(Request); Append fills it in if empty.
+	Fingerprint string
+	// Request is a JSON object; read back, it is in canonical form.
+	Request json.RawMessage
+	// Response is the effect's result; it may be nil only when Error is
+	// set.
+	Response   json.RawMessage
+	Error      string
+	Usage      json.RawMessage // optional
+	Started    time.Time
+	DurationMS int64
+}
+
+// Key is an effect's place in a run: the round, and the effect's ordinal
+// within it. Path nests the effects of a child run (an agent called as a
+// tool) under the parent's effect that ran it.
+type Key struct {
+	Path    string // the parent effect's key, "" at the top
+	Round   int
+	Ordinal int
+}
+
+// String returns "ROUND.ORDINAL", after "PATH/" when Path is set.
+func (k Key) String() string {
+	var b []byte
+	if k.Path != "" {
+		b = append(b, k.Path...)
+		b = append(b, '/')
+	}
+	b = strconv.AppendInt(b, int64(k.Round), 10)
+	b = append(b, '.')
+	b = strconv.AppendInt(b, int64(k.Ordinal), 10)
+	return string(b)
+}
+
+// Child returns the Path of the effects of a run nested under k.
+func (k Key) Child() string { return k.String() }
+
+// ParseKey reads a key written by Key.String. Numbers are decimal, without
+// sign or leading zeros, so that every key has one spelling.
+func ParseKey(s string) (Key, error) {
+	var k Key
+	rest := s
+	for {
+		seg, more, nested := strings.Cut(rest, "/")
+		r, o, ok := strings.Cut(seg, ".")
+		if !ok {
+			return Key{}, fmt.Errorf("malformed effect key %q: want ROUND.ORDINAL, optionally after a parent key and /", s)
+		}
+		var err error
+		if k.Round, err = keyNumber(r); err == nil {
+			k.Ordinal, err = keyNumber(o)
+		}
+		if err != nil {
+			return Key{}, fmt.Errorf("malformed effect key %q: %v", s, err)
+		}
+		if !nested {
+			break
+		}
+		rest = more
+	}
+	k.Path = strings.TrimSuffix(s[:len(s)-len(rest)], "/")
+	return k, nil
+}
+
+func keyNumber(s string) (int, error) {
+	if s == "" {
+		return 0, fmt.Errorf("empty number")
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("%q is not a decimal number", s)
+		}
+	}
+	if len(s) > 1 && s[0] == '0' {
+		return 0, fmt.Errorf("%q has a leading zero", s)
+	}
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return int(n), nil
+}
+
+// check reports a key that ParseKey would not read back.
+func (k Key) check() error {
+	if k.Round < 0 || k.Ordinal < 0 || k.Round > 1<<31-1 || k.Ordinal > 1<<31-1 {
+		return fmt.Errorf("malformed effect key %s: round and ordinal must be in 0…2147483647", k)
+	}
+	if k.Path != "" {
+		if _, err := ParseKey(k.Path); err != nil {
+			return fmt.Errorf("effect key path: %v", err)
+		}
+	}
+	return nil
+}
+
+// Error is a problem in a journal file, at a line.
+type Error struct {
+	File string // empty when read from an io.Reader
+	Line int    // 1-based; 0 for the file as a whole
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	name := e.File
+	if name == "" {
+		name = "journal"
+	}
+	if e.Line == 0 {
+		return name + ": " + e.Msg
+	}
+	return name + ":" + strconv.Itoa(e.Line) + ": " + e.Msg
+}
+
+// timeLayout writes times in UTC, so that every time a writer accepts is
+// one the reader can parse.
+const timeLayout = time.RFC3339Nano
+
+func formatTime(t time.Time) (string, error) {
+	u := t.UTC()
+	if y := u.Year(); y < 0 || y > 9999 {
+		return "", fmt.Errorf("time %s is outside the years 0000…9999", t)
+	}
+	return u.Format(timeLayout), nil
+}
+
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%q is not an RFC 3339 time", s)
+	}
+	if _, err := formatTime(t); err != nil {
+		return time.Time{}, err
+	}
+	return t, nil
+}

@@ -1,0 +1,358 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"agentc.dev/agentc/digest"
+)
+
+// Journal is a journal file, read.
+type Journal struct {
+	Header  Header
+	Entries []Entry // in file order, requests whole again
+	// Truncated says the file ended in an incomplete line, which was left
+	// out: what a crash during a write leaves.
+	Truncated bool
+	// ValidBytes is the length of the file's complete lines: where the
+	// next line goes.
+	ValidBytes int64
+
+	index  map[Key]int       // into Entries
+	values map[string][]byte // canonical JSON by digest
+}
+
+// Lookup returns the entry of an effect.
+func (j *Journal) Lookup(k Key) (*Entry, bool) {
+	i, ok := j.index[k]
+	if !ok {
+		return nil, false
+	}
+	return &j.Entries[i], true
+}
+
+// Open reads a journal file. Its errors are *Error, naming the file, or
+// errors of the file system.
+func Open(path string) (*Journal, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	j, err := parse(data)
+	if e, ok := err.(*Error); ok {
+		e.File = path
+	}
+	return j, err
+}
+
+// Read reads a journal. Its errors are *Error, or those of r.
+func Read(r io.Reader) (*Journal, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return parse(data)
+}
+
+func parse(data []byte) (*Journal, error) {
+	if len(data) == 0 {
+		return nil, &Error{Msg: "empty file, not a journal"}
+	}
+	j := &Journal{index: map[Key]int{}, values: map[string][]byte{}}
+	lines := map[Key]int{} // where each effect is, for errors
+	pos := 0
+	for n := 1; pos < len(data); n++ {
+		nl := bytes.IndexByte(data[pos:], '\n')
+		if nl < 0 {
+			if n == 1 {
+				return nil, &Error{Line: 1, Msg: "incomplete header: the file ends before its first line does"}
+			}
+			j.Truncated = true
+			break
+		}
+		line := data[pos : pos+nl]
+		var err error
+		if n == 1 {
+			err = j.header(line)
+		} else {
+			err = j.line(line, n, lines)
+		}
+		if err != nil {
+			return nil, &Error{Line: n, Msg: err.Error()}
+		}
+		pos += nl + 1
+		j.ValidBytes = int64(pos)
+	}
+	return j, nil
+}
+
+// member is one member of a line's object.
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+// maxFields is more than any line has, and bounds the search for
+// repeated names.
+const maxFields = 16
+
+// members splits a line into its object's members, in order, matching
+// names exactly (encoding/json alone would match them ignoring case and
+// let a repeated name win silently). The values share the line's bytes.
+func members(line []byte) ([]member, error) {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil, errors.New("empty line")
+	}
+	if !json.Valid(line) {
+		err := json.Unmarshal(line, new(json.RawMessage))
+		var se *json.SyntaxError
+		if errors.As(err, &se) && se.Offset >= int64(len(line)) {
+			return nil, errors.New("not a JSON object: the line ends inside it")
+		}
+		return nil, fmt.Errorf("not a JSON object: %v", err)
+	}
+	i := skipSpace(line, 0)
+	if line[i] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	var ms []member
+	for i = skipSpace(line, i+1); line[i] != '}'; i = skipSpace(line, i) {
+		if line[i] == ',' {
+			i = skipSpace(line, i+1)
+		}
+		k := stringEnd(line, i)
+		name, err := unquote(line[i:k])
+		if err != nil {
+			return nil, err
+		}
+		i = skipSpace(line, skipSpace(line, k)+1) // past the colon
+		end := valueEnd(line, i)
+		for _, m := range ms {
+			if m.name == name {
+				return nil, fmt.Errorf("field %q appears twice", name)
+			}
+		}
+		if len(ms) == maxFields {
+			return nil, fmt.Errorf("more than %d fields", maxFields)
+		}
+		// Capped, so that appending to a value read never overwrites the
+		// bytes after it.
+		ms = append(ms, member{name, line[i:end:end]})
+		i = end
+	}
+	return ms, nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// unquote decodes a JSON string, known to be valid.
+func unquote(q []byte) (string, error) {
+	if bytes.IndexByte(q, '\\') < 0 && utf8.Valid(q) {
+		return string(q[1 : len(q)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(q, &s)
+	return s, err
+}
+
+// field is a member a line may have, and where it is decoded to.
+type field struct {
+	name     string
+	target   any
+	optional bool
+}
+
+// fields decodes members into their fields' targets, rejecting unknown
+// members and missing required ones.
+func fields(what string, ms []member, fs ...field) error {
+	for _, m := range ms {
+		i := slices.IndexFunc(fs, func(f field) bool { return f.name == m.name })
+		if i < 0 {
+			return fmt.Errorf("unknown field %q in %s", m.name, what)
+		}
+		if err := decodeField(m, fs[i].target); err != nil {
+			return err
+		}
+	}
+	for _, f := range fs {
+		if !f.optional && !slices.ContainsFunc(ms, func(m member) bool { return m.name == f.name }) {
+			return fmt.Errorf("missing field %q in %s", f.name, what)
+		}
+	}
+	return nil
+}
+
+func decodeField(m member, target any) error {
+	switch t := target.(type) {
+	case *json.RawMessage:
+		*t = m.value
+		return nil
+	case *string:
+		if len(m.value) > 0 && m.value[0] == '"' {
+			var err error
+			*t, err = unquote(m.value)
+			return err
+		}
+	}
+	if err := json.Unmarshal(m.value, target); err != nil || bytes.Equal(m.value, []byte("null")) {
+		want := "a string"
+		if _, ok := target.(*int64); ok {
+			want = "an integer"
+		}
+		return fmt.Errorf("field %q: want %s, found %s", m.name, want, short(m.value))
+	}
+	return nil
+}
+
+func (j *Journal) header(line []byte) error {
+	ms, err := members(line)
+	if err != nil {
+		return fmt.Errorf("no journal header: %v", err)
+	}
+	var format string
+	if !slices.ContainsFunc(ms, func(m member) bool { return m.name == "journal" }) {
+		return fmt.Errorf(`no journal header: want {"journal":%q,…} on the first line`, Format)
+	}
+	for _, m := range ms {
+		if m.name == "journal" {
+			if err := decodeField(m, &format); err != nil {
+				return err
+			}
+		}
+	}
+	if format != Format {
+		return fmt.Errorf("unknown journal format %q, want %q", format, Format)
+	}
+	var h headerLine
+	err = fields("the header", ms,
+		field{"journal", &h.Journal, false}, field{"plan", &h.Plan, false}, field{"run", &h.Run, false},
+		field{"output_suffix", &h.OutputSuffix, false}, field{"agent", &h.Agent, false},
+		field{"started", &h.Started, false}, field{"tools", &h.Tools, true})
+	if err != nil {
+		return err
+	}
+	if _, err := digest.Parse(h.Plan); err != nil {
+		return fmt.Errorf("header: plan: %v", err)
+	}
+	started, err := parseTime(h.Started)
+	if err != nil {
+		return fmt.Errorf("header: started: %v", err)
+	}
+	j.Header = Header{Plan: h.Plan, Run: h.Run, OutputSuffix: h.OutputSuffix, Agent: h.Agent, Started: started, Tools: h.Tools}
+	return nil
+}
+
+func (j *Journal) line(line []byte, n int, lines map[Key]int) error {
+	ms, err := members(line)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		switch m.name {
+		case "value":
+			return j.value(ms)
+		case "effect":
+			return j.entry(ms, n, lines)
+		case "journal":
+			return errors.New("a second journal header")
+		}
+	}
+	return errors.New(`neither a value line (with "value") nor an entry (with "effect")`)
+}
+
+func (j *Journal) value(ms []member) error {
+	var d string
+	var v json.RawMessage
+	if err := fields("a value line", ms, field{"value", &d, false}, field{"json", &v, false}); err != nil {
+		return err
+	}
+	if _, err := digest.Parse(d); err != nil {
+		return fmt.Errorf("value: %v", err)
+	}
+	c, err := digest.Canonical(v)
+	if err != nil {
+		return fmt.Errorf("value %s: %v", d, err)
+	}
+	if got := sum(valueHash, c); got != d {
+		return fmt.Errorf("value line %s: its JSON has digest %s; the line is corrupt", d, got)
+	}
+	j.values[d] = c
+	return nil
+}
+
+func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
+	var (
+		key, started string
+		e            Entry
+	)
+	err := fields("an entry", ms,
+		field{"effect", &key, false}, field{"kind", &e.Kind, false}, field{"fingerprint", &e.Fingerprint, false},
+		field{"request", &e.Request, false}, field{"response", &e.Response, true}, field{"error", &e.Error, true},
+		field{"usage", &e.Usage, true}, field{"started", &started, false}, field{"duration_ms", &e.DurationMS, false})
+	if err != nil {
+		return err
+	}
+	if e.Key, err = ParseKey(key); err != nil {
+		return err
+	}
+	if first, dup := lines[e.Key]; dup {
+		return fmt.Errorf("effect %s appears twice, first on line %d", key, first)
+	}
+	if e.Kind != KindModel && e.Kind != KindTool {
+		return fmt.Errorf("effect %s: unknown kind %q, want %q or %q", key, e.Kind, KindModel, KindTool)
+	}
+	if _, err := digest.Parse(e.Fingerprint); err != nil {
+		return fmt.Errorf("effect %s: fingerprint: %v", key, err)
+	}
+	if e.Response == nil && e.Error == "" {
+		return fmt.Errorf(`effect %s: missing field "response" (an entry without an error needs one)`, key)
+	}
+	if e.Started, err = parseTime(started); err != nil {
+		return fmt.Errorf("effect %s: started: %v", key, err)
+	}
+	if e.DurationMS < 0 {
+		return fmt.Errorf("effect %s: negative duration_ms %d", key, e.DurationMS)
+	}
+	c, err := digest.Canonical(e.Request)
+	if err != nil {
+		return fmt.Errorf("effect %s: request: %v", key, err)
+	}
+	if c[0] != '{' {
+		return fmt.Errorf("effect %s: request: want a JSON object, found %s", key, short(c))
+	}
+	if e.Request, err = unshred(c, j.values); err != nil {
+		return fmt.Errorf("effect %s: %v", key, err)
+	}
+	lines[e.Key] = n
+	j.index[e.Key] = len(j.Entries)
+	j.Entries = append(j.Entries, e)
+	return nil
+}
+
+// short returns a JSON text for a message, cut to about 80 bytes.
+func short(v []byte) string {
+	const max = 80
+	s := string(v)
+	if len(s) <= max {
+		return s
+	}
+	cut := max - 3
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return strings.TrimSpace(s[:cut]) + "..."
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

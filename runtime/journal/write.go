@@ -1,0 +1,299 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"agentc.dev/agentc/digest"
+)
+
+// Writer appends effects to a journal file. It is safe for concurrent use.
+// Once a write fails, every later Append returns that first error: what
+// the file holds after a failed write is known only up to the last
+// completed line.
+type Writer struct {
+	mu     sync.Mutex
+	f      file
+	values map[string]bool // digests of the value lines in the file
+	keys   map[Key]bool
+	err    error
+	buf    []byte
+	noSync bool // for tests and benchmarks of everything but the disk
+}
+
+var errClosed = errors.New("journal: writer is closed")
+
+// file is what a Writer needs of an *os.File.
+type file interface {
+	io.Writer
+	Sync() error
+	Close() error
+}
+
+// Create creates or truncates a journal file, writes its header and syncs
+// it. The file is readable by its owner only: it holds whole
+// conversations and tool results.
+func Create(path string, h Header) (*Writer, error) {
+	return create(path, h, true)
+}
+
+func create(path string, h Header, sync bool) (*Writer, error) {
+	line, err := encodeHeader(h)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if _, err = f.Write(line); err == nil && sync {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	if sync {
+		syncDir(path)
+	}
+	w := newWriter(f)
+	w.noSync = !sync
+	return w, nil
+}
+
+// syncDir makes a new file's directory entry durable. It is best effort:
+// some file systems refuse to sync a directory, and the file's own sync
+// has succeeded.
+func syncDir(path string) {
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return
+	}
+	d.Sync()
+	d.Close()
+}
+
+func newWriter(f file) *Writer {
+	return &Writer{f: f, values: map[string]bool{}, keys: map[Key]bool{}}
+}
+
+// Resume reopens a journal to continue its run: it reads the file, cuts
+// off a final line a crash left incomplete (Journal.Truncated), and
+// returns a Writer that appends after the last complete line without
+// writing again the values the file holds.
+func Resume(path string) (*Journal, *Writer, error) {
+	j, err := Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	if err = f.Truncate(j.ValidBytes); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	w := newWriter(f)
+	for d := range j.values {
+		w.values[d] = true
+	}
+	for k := range j.index {
+		w.keys[k] = true
+	}
+	return j, w, nil
+}
+
+// Append writes an effect: first the value lines of the parts of its
+// request not yet in the journal, then the entry line, in one write, then
+// syncs the file. It fills in an empty Fingerprint and checks everything
+// else, so that whatever it writes reads back; an entry it rejects leaves
+// the Writer usable.
+func (w *Writer) Append(e Entry) error {
+	line, parts, err := encodeEntry(e)
+	if err != nil {
+		return fmt.Errorf("journal: effect %s: %w", e.Key, err)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.keys[e.Key] {
+		return fmt.Errorf("journal: effect %s is already in the journal", e.Key)
+	}
+	buf := w.buf[:0]
+	for _, p := range parts {
+		if w.values[p.digest] {
+			continue
+		}
+		w.values[p.digest] = true
+		buf = append(buf, `{"value":"`...)
+		buf = append(buf, p.digest...)
+		buf = append(buf, `","json":`...)
+		buf = append(buf, p.json...)
+		buf = append(buf, "}\n"...)
+	}
+	buf = append(buf, line...)
+	if cap(buf) <= 1<<20 {
+		w.buf = buf
+	}
+	if _, err := w.f.Write(buf); err != nil {
+		w.err = fmt.Errorf("journal: %w", err)
+		return w.err
+	}
+	if !w.noSync {
+		if err := w.f.Sync(); err != nil {
+			w.err = fmt.Errorf("journal: %w", err)
+			return w.err
+		}
+	}
+	w.keys[e.Key] = true
+	return nil
+}
+
+// Close closes the file. Appends after Close fail.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	if w.err == nil {
+		w.err = errClosed
+	}
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return nil
+}
+
+type headerLine struct {
+	Journal      string          `json:"journal"`
+	Plan         string          `json:"plan"`
+	Run          string          `json:"run"`
+	OutputSuffix string          `json:"output_suffix"`
+	Agent        string          `json:"agent"`
+	Started      string          `json:"started"`
+	Tools        json.RawMessage `json:"tools,omitempty"`
+}
+
+func encodeHeader(h Header) ([]byte, error) {
+	if _, err := digest.Parse(h.Plan); err != nil {
+		return nil, fmt.Errorf("journal: header: plan: %v", err)
+	}
+	started, err := formatTime(h.Started)
+	if err != nil {
+		return nil, fmt.Errorf("journal: header: started: %v", err)
+	}
+	hl := headerLine{Format, h.Plan, h.Run, h.OutputSuffix, h.Agent, started, nil}
+	if len(h.Tools) > 0 {
+		if hl.Tools, err = compact(h.Tools); err != nil {
+			return nil, fmt.Errorf("journal: header: tools: %v", err)
+		}
+	}
+	// Without HTML escapes, the tools are written as given.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(hl); err != nil {
+		return nil, fmt.Errorf("journal: header: %v", err)
+	}
+	return b.Bytes(), nil
+}
+
+func compact(raw json.RawMessage) ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(len(raw))
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// encodeEntry checks an entry and returns its line, with the request
+// shredded, and the parts the request refers to.
+func encodeEntry(e Entry) ([]byte, []part, error) {
+	if err := e.Key.check(); err != nil {
+		return nil, nil, err
+	}
+	if e.Kind != KindModel && e.Kind != KindTool {
+		return nil, nil, fmt.Errorf("kind %q: want %q or %q", e.Kind, KindModel, KindTool)
+	}
+	c, err := digest.Canonical(e.Request)
+	if err != nil {
+		return nil, nil, fmt.Errorf("request: %v", err)
+	}
+	if c[0] != '{' {
+		return nil, nil, fmt.Errorf("request: want a JSON object")
+	}
+	fp := e.Fingerprint
+	if fp == "" {
+		fp = sum(fingerprintHash, c)
+	} else if _, err := digest.Parse(fp); err != nil {
+		return nil, nil, fmt.Errorf("fingerprint: %v", err)
+	}
+	var resp, usage, errText []byte
+	if len(e.Response) > 0 {
+		if resp, err = compact(e.Response); err != nil {
+			return nil, nil, fmt.Errorf("response: %v", err)
+		}
+	} else if e.Error == "" {
+		return nil, nil, errors.New("neither a response nor an error")
+	}
+	if len(e.Usage) > 0 {
+		if usage, err = compact(e.Usage); err != nil {
+			return nil, nil, fmt.Errorf("usage: %v", err)
+		}
+	}
+	if e.Error != "" {
+		errText, _ = json.Marshal(e.Error)
+	}
+	started, err := formatTime(e.Started)
+	if err != nil {
+		return nil, nil, fmt.Errorf("started: %v", err)
+	}
+	if e.DurationMS < 0 {
+		return nil, nil, fmt.Errorf("negative duration %d ms", e.DurationMS)
+	}
+	request, parts := shred(c)
+
+	b := make([]byte, 0, 160+len(request)+len(resp)+len(usage)+len(errText))
+	b = append(b, `{"effect":"`...)
+	b = append(b, e.Key.String()...)
+	b = append(b, `","kind":"`...)
+	b = append(b, e.Kind...)
+	b = append(b, `","fingerprint":"`...)
+	b = append(b, fp...)
+	b = append(b, `","request":`...)
+	b = append(b, request...)
+	if resp != nil {
+		b = append(b, `,"response":`...)
+		b = append(b, resp...)
+	}
+	if errText != nil {
+		b = append(b, `,"error":`...)
+		b = append(b, errText...)
+	}
+	if usage != nil {
+		b = append(b, `,"usage":`...)
+		b = append(b, usage...)
+	}
+	b = append(b, `,"started":"`...)
+	b = append(b, started...)
+	b = append(b, `","duration_ms":`...)
+	b = strconv.AppendInt(b, e.DurationMS, 10)
+	return append(b, "}\n"...), parts, nil
+}

@@ -1,0 +1,163 @@
+package tool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/runtime/testmodel"
+	"agentc.dev/agentc/runtime/tool"
+)
+
+// refusing is a model that must not be asked: a replay serves every call.
+type refusing struct{}
+
+func (refusing) Complete(context.Context, *agentrt.Request) (*agentrt.Response, error) {
+	return nil, errors.New("the model was asked during a replay")
+}
+
+// nestedRun runs a caller whose tool is another agent, journaled in file.
+func nestedRun(t *testing.T, child *plan.Plan, model agentrt.Model, jn *agentrt.Journal, suffix string) *agentrt.Report {
+	t.Helper()
+	parent := caller(t, "label.cue", "", map[string]plan.Callee{"label": {Path: "label.cue", Contract: child.Digests.Contract}})
+	e := env(map[string]*plan.Plan{"/agents/label.cue": child}, nil)
+	e.ModelFor = func(*plan.Plan) (agentrt.Model, error) { return model, nil }
+	e.OutputSuffix = suffix
+	tools, closeTools, err := tool.Build(context.Background(), parent, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTools()
+	r, err := agentrt.New(parent, agentrt.Options{Model: model, Tools: tools, Journal: jn, OutputSuffix: suffix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// TestNestedJournal: an agent called as a tool journals its own model
+// calls under the key of the call that ran it, and a replay runs it again
+// from the journal, with no model asked; a change inside the called agent
+// is a divergence at its own effect.
+func TestNestedJournal(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := journal.Create(file, journal.Header{Plan: "blake3:"+strings.Repeat("0", 64), Run: "r", OutputSuffix: "0badcafe", Agent: "triage", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := labeller(t)
+	rec := nestedRun(t, child, testmodel.Model{}, &agentrt.Journal{Writer: w}, "0badcafe")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Outcome != "ok" {
+		t.Fatalf("record: %s %s", rec.Outcome, rec.Error)
+	}
+	j, err := journal.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, e := range j.Entries {
+		keys = append(keys, e.Key.String()+" "+e.Kind)
+	}
+	// The caller's model calls, and the child's under the call "1.1";
+	// the agent call itself is not an effect.
+	if got := strings.Join(keys, ", "); got != "1.0 model, 1.1/1.0 model, 2.0 model, 3.0 model" {
+		t.Errorf("journal keys: %s", got)
+	}
+
+	rep := nestedRun(t, child, refusing{}, &agentrt.Journal{Recorded: j, Replay: true}, "0badcafe")
+	if rep.Outcome != "ok" || string(rep.Answer) != string(rec.Answer) || rep.Usage != rec.Usage || rep.Replayed != 4 {
+		t.Fatalf("replay: %s %s, answer %s (recorded %s), usage %+v (recorded %+v), replayed %d", rep.Outcome, rep.Error, rep.Answer, rec.Answer, rep.Usage, rec.Usage, rep.Replayed)
+	}
+
+	changed := child.Agent
+	changed.Instructions = "Label it, carefully."
+	rep = nestedRun(t, sealed(t, changed, nil), refusing{}, &agentrt.Journal{Recorded: j, Replay: true}, "0badcafe")
+	d := rep.Divergence
+	if d == nil || d.Effect != "1.1/1.0" || len(d.Changes) != 1 || !strings.HasPrefix(d.Changes[0], "/messages/0/content: ") {
+		t.Fatalf("divergence %+v; want the child's first call, its instructions", d)
+	}
+}
+
+// TestReplayLacksAndLeaves: an effect the journal lacks, and recorded
+// effects a replay never reached, are divergences.
+func TestReplayLacksAndLeaves(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := journal.Create(file, journal.Header{Plan: "blake3:"+strings.Repeat("0", 64), Run: "r", OutputSuffix: "0badcafe", Agent: "triage", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := labeller(t)
+	nestedRun(t, child, testmodel.Model{}, &agentrt.Journal{Writer: w}, "0badcafe")
+	w.Close()
+	j, err := journal.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := j.Entries[len(j.Entries)-1]
+	short := *j
+	short.Entries = j.Entries[:len(j.Entries)-1]
+	data := encode(t, &short)
+	cut, err := journal.Read(strings.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := nestedRun(t, child, refusing{}, &agentrt.Journal{Recorded: cut, Replay: true}, "0badcafe")
+	if d := rep.Divergence; d == nil || d.Effect != last.Key.String() || !strings.Contains(d.Reason, "the journal lacks effect 3.0 (model call)") {
+		t.Errorf("divergence %+v", rep.Divergence)
+	}
+
+	// A journal with an effect more than the run makes.
+	extra := *j
+	extra.Entries = append(append([]journal.Entry(nil), j.Entries...), journal.Entry{Key: journal.Key{Round: 9}, Kind: journal.KindModel,
+		Request: json.RawMessage(`{"model":"x"}`), Response: json.RawMessage(`{}`), Started: time.Now()})
+	more, err := journal.Read(strings.NewReader(encode(t, &extra)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep = nestedRun(t, child, refusing{}, &agentrt.Journal{Recorded: more, Replay: true}, "0badcafe")
+	if d := rep.Divergence; d == nil || !strings.Contains(d.Reason, "without reaching 1 recorded effect") || len(d.Changes) != 1 || d.Changes[0] != "9.0 (model call)" {
+		t.Errorf("divergence %+v", rep.Divergence)
+	}
+}
+
+// encode writes a journal's header and entries to a new file and returns
+// its text.
+func encode(t *testing.T, j *journal.Journal) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "j.jsonl")
+	w, err := journal.Create(file, j.Header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range j.Entries {
+		if err := w.Append(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	data, err := readFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func readFile(name string) (string, error) {
+	b, err := os.ReadFile(name)
+	return string(b), err
+}
