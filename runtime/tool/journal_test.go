@@ -53,7 +53,7 @@ func nestedRun(t *testing.T, child *plan.Plan, model agentrt.Model, jn *agentrt.
 // is a divergence at its own effect.
 func TestNestedJournal(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "run.jsonl")
-	w, err := journal.Create(file, journal.Header{Plan: "blake3:"+strings.Repeat("0", 64), Run: "r", OutputSuffix: "0badcafe", Agent: "triage", Started: time.Now()})
+	w, err := journal.Create(file, journal.Header{Plan: "blake3:" + strings.Repeat("0", 64), Run: "r", OutputSuffix: "0badcafe", Agent: "triage", Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestNestedJournal(t *testing.T) {
 // effects a replay never reached, are divergences.
 func TestReplayLacksAndLeaves(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "run.jsonl")
-	w, err := journal.Create(file, journal.Header{Plan: "blake3:"+strings.Repeat("0", 64), Run: "r", OutputSuffix: "0badcafe", Agent: "triage", Started: time.Now()})
+	w, err := journal.Create(file, journal.Header{Plan: "blake3:" + strings.Repeat("0", 64), Run: "r", OutputSuffix: "0badcafe", Agent: "triage", Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
