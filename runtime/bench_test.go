@@ -38,6 +38,12 @@ func (m *loopModel) Complete(_ context.Context, req *agentrt.Request) (*agentrt.
 }
 
 func benchRunner(b *testing.B, rounds int, pool *agentrt.Pool) *agentrt.Runner {
+	return benchRunnerWith(b, rounds, agentrt.Options{Pool: pool})
+}
+
+// benchRunnerWith makes the benchmark agent's runner with opts, whose
+// model and tools default to the zero-latency ones.
+func benchRunnerWith(b *testing.B, rounds int, opts agentrt.Options) *agentrt.Runner {
 	p := &plan.Plan{Agent: plan.Agent{
 		Name: "label", Model: plan.Model{Provider: "test", Name: "m"}, Instructions: "Label.",
 		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"search": {Kind: "exec", Description: "Search."}}},
@@ -47,8 +53,13 @@ func benchRunner(b *testing.B, rounds int, pool *agentrt.Pool) *agentrt.Runner {
 	if err := p.Seal(); err != nil {
 		b.Fatal(err)
 	}
-	r, err := agentrt.New(p, agentrt.Options{Model: newLoopModel(rounds), Pool: pool,
-		Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}}})
+	if opts.Model == nil {
+		opts.Model = newLoopModel(rounds)
+	}
+	if opts.Tools == nil {
+		opts.Tools = map[string]agentrt.Tool{"search": &echoTool{name: "search"}}
+	}
+	r, err := agentrt.New(p, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

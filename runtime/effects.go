@@ -2,12 +2,15 @@ package runtime
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/zeebo/blake3"
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"
@@ -203,41 +206,43 @@ func describeEffect(kind string, request json.RawMessage) string {
 	return "model call"
 }
 
+// ident is how an effect identifies itself to the journal: its full
+// request (compared field by field when it diverges), the form written to
+// the journal, and its fingerprint.
+type ident struct {
+	full   any
+	stored any    // nil: the full request
+	fp     string // "": computed from the full request
+	what   string // "model call", "call of tool X"
+}
+
 // effect performs one effect: served from the journal when the journal
 // holds it (and the request is the one recorded), else made live and
 // appended. With no journal it is simply live. A *Divergence error stops
 // the run.
-func (x *run) effect(k journal.Key, kind string, request any, live func() (json.RawMessage, error)) (resp json.RawMessage, replayed bool, err error) {
+func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.RawMessage, error)) (resp json.RawMessage, replayed bool, err error) {
 	j := x.journal
 	if j == nil {
 		resp, err = live()
 		return resp, false, err
 	}
 	k.Path = x.jpath
-	reqJSON, err := json.Marshal(request)
-	if err != nil {
-		return nil, false, fmt.Errorf("journal: encoding the request of effect %s: %w", k, err)
+	if id.fp == "" {
+		b, err := json.Marshal(id.full)
+		if err != nil {
+			return nil, false, fmt.Errorf("journal: encoding the request of effect %s: %w", k, err)
+		}
+		if id.fp, err = journal.Fingerprint(b); err != nil {
+			return nil, false, fmt.Errorf("journal: effect %s: %w", k, err)
+		}
 	}
-	fp, err := journal.Fingerprint(reqJSON)
-	if err != nil {
-		return nil, false, fmt.Errorf("journal: effect %s: %w", k, err)
-	}
-	what := describeEffect(kind, reqJSON)
 	if j.Recorded != nil {
 		if e, ok := j.Recorded.Lookup(k); ok {
-			if e.Kind != kind || e.Fingerprint != fp {
-				d := &Divergence{Effect: k.String(), Kind: kind,
-					Reason: fmt.Sprintf("effect %s (%s) is not the request recorded", k, what)}
-				if e.Kind != kind {
-					d.Reason = fmt.Sprintf("effect %s is a %s now, recorded as %s", k, what, describeEffect(e.Kind, e.Request))
-				}
-				for _, c := range journal.Diff(e.Request, reqJSON) {
-					d.Changes = append(d.Changes, c.String())
-				}
-				return nil, false, d
+			if e.Kind != kind || e.Fingerprint != id.fp {
+				return nil, false, x.divergence(k, kind, id, e)
 			}
 			if e.Response == nil {
-				return nil, false, fmt.Errorf("journal: effect %s (%s) is recorded without a response", k, what)
+				return nil, false, fmt.Errorf("journal: effect %s (%s) is recorded without a response", k, id.what)
 			}
 			j.reach(k)
 			return e.Response, true, nil
@@ -245,7 +250,7 @@ func (x *run) effect(k journal.Key, kind string, request any, live func() (json.
 	}
 	if j.Replay {
 		return nil, false, &Divergence{Effect: k.String(), Kind: kind,
-			Reason: fmt.Sprintf("the journal lacks effect %s (%s): the run went where the recorded one did not", k, what)}
+			Reason: fmt.Sprintf("the journal lacks effect %s (%s): the run went where the recorded one did not", k, id.what)}
 	}
 	started := time.Now()
 	resp, err = live()
@@ -253,7 +258,15 @@ func (x *run) effect(k journal.Key, kind string, request any, live func() (json.
 		return nil, false, err
 	}
 	if j.Writer != nil {
-		e := journal.Entry{Key: k, Kind: kind, Fingerprint: fp, Request: reqJSON, Response: resp,
+		stored := id.stored
+		if stored == nil {
+			stored = id.full
+		}
+		b, err := json.Marshal(stored)
+		if err != nil {
+			return nil, false, fmt.Errorf("journal: encoding the request of effect %s: %w", k, err)
+		}
+		e := journal.Entry{Key: k, Kind: kind, Fingerprint: id.fp, Request: b, Response: resp,
 			Started: started, DurationMS: time.Since(started).Milliseconds()}
 		if err := j.Writer.Append(e); err != nil {
 			return nil, false, fmt.Errorf("journal: %w", err)
@@ -262,10 +275,111 @@ func (x *run) effect(k journal.Key, kind string, request any, live func() (json.
 	return resp, false, nil
 }
 
+// divergence reports a request that is not the one recorded, field by
+// field.
+func (x *run) divergence(k journal.Key, kind string, id ident, e *journal.Entry) *Divergence {
+	d := &Divergence{Effect: k.String(), Kind: kind, Reason: fmt.Sprintf("effect %s (%s) is not the request recorded", k, id.what)}
+	if e.Kind != kind {
+		d.Reason = fmt.Sprintf("effect %s is a %s now, recorded as %s", k, id.what, describeEffect(e.Kind, e.Request))
+		return d
+	}
+	now, err := json.Marshal(id.full)
+	if err != nil {
+		return d
+	}
+	was, err := recordedRequest(x.journal.Recorded, e)
+	if err != nil {
+		d.Changes = append(d.Changes, "(the recorded request cannot be read back: "+err.Error()+")")
+		return d
+	}
+	for _, c := range journal.Diff(was, now) {
+		d.Changes = append(d.Changes, c.String())
+	}
+	return d
+}
+
+// storedMessages is how a model call's journal entry holds the
+// conversation: only the messages no earlier model call of the run
+// stored, after the first After of them, so a journal grows with the
+// conversation, not with its square.
+type storedMessages struct {
+	After int            `json:"after"`
+	New   []identMessage `json:"new"`
+}
+
+// recordedRequest reads back the full request of a recorded effect: for a
+// model call, the conversation is put together again from the messages
+// each earlier model call of the same run stored.
+func recordedRequest(j *journal.Journal, e *journal.Entry) (json.RawMessage, error) {
+	if e.Kind != journal.KindModel {
+		return e.Request, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(e.Request, &m); err != nil {
+		return nil, err
+	}
+	msgs, err := recordedMessages(j, e, 0)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(msgs)
+	if err != nil {
+		return nil, err
+	}
+	m["messages"] = b
+	return json.Marshal(m)
+}
+
+func recordedMessages(j *journal.Journal, e *journal.Entry, depth int) ([]json.RawMessage, error) {
+	var r struct {
+		Messages struct {
+			After int               `json:"after"`
+			New   []json.RawMessage `json:"new"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(e.Request, &r); err != nil {
+		return nil, err
+	}
+	if r.Messages.After == 0 {
+		return r.Messages.New, nil
+	}
+	// The run's previous model call stored the messages before these.
+	for round := e.Key.Round - 1; round >= 1 && depth < 100000; round-- {
+		prev, ok := j.Lookup(journal.Key{Path: e.Key.Path, Round: round})
+		if !ok || prev.Kind != journal.KindModel {
+			continue
+		}
+		before, err := recordedMessages(j, prev, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if len(before) < r.Messages.After {
+			return nil, fmt.Errorf("effect %s stores messages after the first %d, but the calls before it hold %d", e.Key, r.Messages.After, len(before))
+		}
+		return append(before[:r.Messages.After:r.Messages.After], r.Messages.New...), nil
+	}
+	return nil, fmt.Errorf("effect %s stores messages after the first %d, but no earlier model call holds them", e.Key, r.Messages.After)
+}
+
 // complete asks the model for a turn, through the journal.
 func (x *run) complete(round int, req *Request) (*Response, bool, error) {
+	full := identify(req, x.provider)
+	id := ident{full: full, what: "model call"}
+	if x.journal != nil {
+		fp, err := x.modelFingerprint(full)
+		if err != nil {
+			return nil, false, fmt.Errorf("journal: model call %d.0: %w", round, err)
+		}
+		after := min(x.stored, len(full.Messages))
+		stored := struct {
+			modelRequest
+			Messages storedMessages `json:"messages"`
+		}{full, storedMessages{After: after, New: full.Messages[after:]}}
+		id.fp, id.stored = fp, stored
+		x.stored = len(full.Messages)
+	}
 	var out *Response
-	raw, replayed, err := x.effect(journal.Key{Round: round}, journal.KindModel, identify(req, x.provider), func() (json.RawMessage, error) {
+	raw, replayed, err := x.effect(journal.Key{Round: round}, journal.KindModel, id, func() (json.RawMessage, error) {
 		resp, err := x.opts.Model.Complete(x.runCtx, req)
 		if err != nil {
 			return nil, err
@@ -281,6 +395,40 @@ func (x *run) complete(round int, req *Request) (*Response, bool, error) {
 		return nil, true, fmt.Errorf("journal: the recorded response of model call %d.0 is not a response: %w", round, err)
 	}
 	return &resp, true, nil
+}
+
+// modelFingerprint is a model call's fingerprint: blake3 over the canonical
+// request in which the conversation is one digest, a hash chain of its
+// messages' value digests, so that a round costs what its new messages
+// cost. Messages are only ever appended to a run's conversation.
+func (x *run) modelFingerprint(id modelRequest) (string, error) {
+	if x.chain == nil {
+		x.chain = blake3.New()
+	}
+	for ; x.chained < len(id.Messages); x.chained++ {
+		b, err := json.Marshal(id.Messages[x.chained])
+		if err != nil {
+			return "", err
+		}
+		d, err := journal.ValueDigest(b)
+		if err != nil {
+			return "", err
+		}
+		x.chain.WriteString(d + "\n")
+	}
+	if x.chained != len(id.Messages) {
+		return "", fmt.Errorf("the conversation shrank from %d messages to %d", x.chained, len(id.Messages))
+	}
+	form := struct {
+		modelRequest
+		Messages string `json:"messages"`
+		Count    int    `json:"message_count"`
+	}{id, hex.EncodeToString(x.chain.Clone().Sum(nil)), len(id.Messages)}
+	b, err := json.Marshal(form)
+	if err != nil {
+		return "", err
+	}
+	return journal.Fingerprint(b)
 }
 
 // unreachedDivergence reports recorded effects a finished replay never

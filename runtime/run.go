@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/zeebo/blake3"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
@@ -228,7 +229,10 @@ type run struct {
 	reminded int
 	calls    int // tool calls made, the output tool's excluded
 	journal  *Journal
-	jpath    string // the key nested runs' effects go under
+	jpath    string         // the key nested runs' effects go under
+	chain    *blake3.Hasher // the hash chain of msgs, for fingerprints
+	chained  int            // the messages in chain
+	stored   int            // the messages earlier model calls journaled
 	provider string
 }
 
@@ -800,7 +804,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	if decl, ok := x.agent.Capabilities.Tools[c.Name]; ok {
 		req.Declaration = &decl
 	}
-	raw, replayed, err := x.effect(journal.Key{Round: round, Ordinal: ordinal}, journal.KindTool, req, func() (json.RawMessage, error) {
+	raw, replayed, err := x.effect(journal.Key{Round: round, Ordinal: ordinal}, journal.KindTool, ident{full: req, what: "call of tool " + c.Name}, func() (json.RawMessage, error) {
 		res, _ := invoke(x.runCtx, t, c)
 		return json.Marshal(res)
 	})

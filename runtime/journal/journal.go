@@ -97,6 +97,18 @@ func Fingerprint(request json.RawMessage) (string, error) {
 	return sum(fingerprintHash, c), nil
 }
 
+// ValueDigest returns the digest a journal stores a value under: blake3
+// in derive-key mode (a context of its own) over its canonical JSON. A
+// request may name its large parts by their value digests, so that its
+// fingerprint costs what the new parts cost, not the whole.
+func ValueDigest(v json.RawMessage) (string, error) {
+	c, err := digest.Canonical(v)
+	if err != nil {
+		return "", fmt.Errorf("journal: value digest: %w", err)
+	}
+	return sum(valueHash, c), nil
+}
+
 // Header is a journal's first line: what was run, and when.
 type Header struct {
 	Plan         string // the plan digest
