@@ -16,7 +16,13 @@ func docsServer() {
 	type query struct {
 		Query string `json:"query" jsonschema:"what to look for"`
 	}
-	sdk.AddTool(s, &sdk.Tool{Name: "search_docs", Description: "Search the product documentation."},
+	// DOCS_SERVER_DESCRIPTION changes what the server says of its tool:
+	// a server whose tools changed.
+	desc := "Search the product documentation."
+	if d := os.Getenv("DOCS_SERVER_DESCRIPTION"); d != "" {
+		desc = d
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "search_docs", Description: desc},
 		func(_ context.Context, _ *sdk.CallToolRequest, in query) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
 				Text: fmt.Sprintf("No page matches %q.", in.Query)}}}, nil, nil
