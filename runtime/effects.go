@@ -363,21 +363,22 @@ func recordedMessages(j *journal.Journal, e *journal.Entry, depth int) ([]json.R
 
 // complete asks the model for a turn, through the journal.
 func (x *run) complete(round int, req *Request) (*Response, bool, error) {
-	full := identify(req, x.provider)
-	id := ident{full: full, what: "model call"}
-	if x.journal != nil {
-		fp, err := x.modelFingerprint(full)
-		if err != nil {
-			return nil, false, fmt.Errorf("journal: model call %d.0: %w", round, err)
-		}
-		after := min(x.stored, len(full.Messages))
-		stored := struct {
-			modelRequest
-			Messages storedMessages `json:"messages"`
-		}{full, storedMessages{After: after, New: full.Messages[after:]}}
-		id.fp, id.stored = fp, stored
-		x.stored = len(full.Messages)
+	if x.journal == nil {
+		resp, err := x.opts.Model.Complete(x.runCtx, req)
+		return resp, false, err
 	}
+	full := identify(req, x.provider)
+	fp, err := x.modelFingerprint(full)
+	if err != nil {
+		return nil, false, fmt.Errorf("journal: model call %d.0: %w", round, err)
+	}
+	after := min(x.stored, len(full.Messages))
+	stored := struct {
+		modelRequest
+		Messages storedMessages `json:"messages"`
+	}{full, storedMessages{After: after, New: full.Messages[after:]}}
+	id := ident{full: full, stored: stored, fp: fp, what: "model call"}
+	x.stored = len(full.Messages)
 	var out *Response
 	raw, replayed, err := x.effect(journal.Key{Round: round}, journal.KindModel, id, func() (json.RawMessage, error) {
 		resp, err := x.opts.Model.Complete(x.runCtx, req)

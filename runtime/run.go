@@ -800,6 +800,11 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		x.rep.Usage = x.rep.Usage.Add(res.Usage)
 		return res, cr, stop
 	}
+	if x.journal == nil {
+		res, _ = invoke(x.runCtx, t, c)
+		x.rep.Usage = x.rep.Usage.Add(res.Usage)
+		return res, cr, nil
+	}
 	req := toolRequest{Tool: c.Name, Spec: t.Spec(), Arguments: string(c.Arguments)}
 	if decl, ok := x.agent.Capabilities.Tools[c.Name]; ok {
 		req.Declaration = &decl
