@@ -98,6 +98,13 @@ func Lower(prof Profile, mode string, schema any) (*plan.Lowering, error) {
 				lw.fail(ptr, "a $ref leads back into itself")
 			}
 		}
+		if lw.reason == "" {
+			// A lowered schema that does not compile (a $ref that no
+			// longer resolves) would be refused by the provider.
+			if _, err := plan.CompileSchema(sent); err != nil {
+				lw.fail("", fmt.Sprintf("the lowered schema does not compile: %v", err))
+			}
+		}
 		l.Strict, l.Reason, l.Nullable, l.Local = lw.reason == "", lw.reason, lw.nullable, lw.local
 		if !l.Strict {
 			// Outside the dialect the schema only guides the model: send
@@ -183,7 +190,15 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 		case !plan.IsConstraintKeyword(k):
 			// annotations a provider has no use for, and unknown keywords
 			// validators ignore
-		case hasRef && lw.prof.RefAlone && k != "$ref":
+		case k == "$ref":
+			// Lowering rewrites schemas in place (a property made
+			// nullable, oneOf renamed anyOf), so only references to
+			// definitions, or to the whole schema, keep their meaning.
+			if r, _ := v.(string); !lowerableRef(r) {
+				lw.fail(kp, fmt.Sprintf("a $ref to %q: only references to $defs, definitions or the whole schema (\"#\") can be lowered", r))
+			}
+			out[k] = v
+		case hasRef && lw.prof.RefAlone:
 			lw.drop(ptr, k, "")
 			extras[k] = v
 		case k == "oneOf" && lw.prof.OneOfAsAnyOf:
@@ -248,6 +263,18 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 		out["description"] = withExtras(out["description"], extras)
 	}
 	return out
+}
+
+func lowerableRef(r string) bool {
+	if r == "#" {
+		return true
+	}
+	for _, prefix := range []string{"#/$defs/", "#/definitions/"} {
+		if rest, ok := strings.CutPrefix(r, prefix); ok && rest != "" && !strings.Contains(rest, "/") {
+			return true
+		}
+	}
+	return false
 }
 
 func (lw *lowerer) lowerList(v any, ptr, lptr string, depth int) []any {

@@ -135,6 +135,10 @@ func TestLowerOutsideDialect(t *testing.T) {
 		{"openai", `{"type":"object","properties":{"t":{"type":"array","items":[{"type":"string"}]}}}`, "items as a list"},
 		{"anthropic", `{"type":"object","properties":{"n":{"$ref":"#/$defs/N"}},"$defs":{"N":{"type":"object","properties":{"next":{"$ref":"#/$defs/N"}}}}}`, "leads back into itself"},
 		{"openai", deep(12), "nesting deeper than 10 levels"},
+		{"openai", `{"type":"object","properties":{"billing":{"type":"object","properties":{"city":{"type":"string"}}},"shipping":{"$ref":"#/properties/billing"}},"required":["shipping"]}`,
+			`a $ref to "#/properties/billing": only references to $defs, definitions or the whole schema`},
+		{"anthropic", `{"type":"object","properties":{"a":{"$ref":"#foo"}},"$defs":{"f":{"$anchor":"foo","type":"string"}}}`, `a $ref to "#foo"`},
+		{"openai", `{"type":"object","properties":{"a":{"oneOf":[{"type":"string"},{"type":"integer"}]},"b":{"$ref":"#/properties/a/oneOf/0"}}}`, `a $ref to "#/properties/a/oneOf/0"`},
 	}
 	for _, tt := range tests {
 		l, err := Lower(Profiles[tt.provider], "auto", mustDoc(t, tt.schema))
@@ -409,5 +413,39 @@ func TestRaise(t *testing.T) {
 	}
 	if got := plan.Raise(l.Schema, l.Nullable, json.RawMessage(`not json`)); string(got) != "not json" {
 		t.Errorf("non-JSON answer changed: %s", got)
+	}
+}
+
+// TestRaiseChoosesTheBranchGenerated: of an anyOf, the branch the value is
+// valid against is the one raised, not merely the first whose type fits.
+func TestRaiseChoosesTheBranchGenerated(t *testing.T) {
+	contract := `{"type":"object","properties":{"shape":{"anyOf":[
+		{"type":"object","properties":{"kind":{"const":"circle"},"note":{"type":"string"}},"required":["kind"]},
+		{"type":"object","properties":{"kind":{"const":"square"},"note":{"type":"string"},"side":{"type":"number"}},"required":["kind"]}]}},
+		"required":["shape"]}`
+	l, err := Lower(Profiles["openai"], "native", mustDoc(t, contract))
+	if err != nil || !l.Strict {
+		t.Fatalf("%v %s", err, l.Reason)
+	}
+	got := plan.Raise(l.Schema, l.Nullable, json.RawMessage(`{"shape":{"kind":"square","note":"x","side":null}}`))
+	if want := `{"shape":{"kind":"square","note":"x"}}`; canon(t, string(got)) != want {
+		t.Errorf("raised %s, want %s", got, want)
+	}
+}
+
+// TestRaiseDeep: a recursive schema's nulls are raised however deep the
+// value goes.
+func TestRaiseDeep(t *testing.T) {
+	l, err := Lower(Profiles["openai"], "native", mustDoc(t, `{"type":"object","properties":{"name":{"type":"string"},"child":{"$ref":"#"}},"required":["name"]}`))
+	if err != nil || !l.Strict {
+		t.Fatalf("%v %s", err, l.Reason)
+	}
+	answer, want := `{"name":"leaf","child":null}`, `{"name":"leaf"}`
+	for range 40 {
+		answer = `{"name":"n","child":` + answer + `}`
+		want = `{"child":` + want + `,"name":"n"}`
+	}
+	if got := plan.Raise(l.Schema, l.Nullable, json.RawMessage(answer)); canon(t, string(got)) != want {
+		t.Errorf("a null 41 levels down was not raised:\n got %s", got)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Output modes: how the answer travels from the model.
@@ -64,9 +66,15 @@ func Raise(lowered json.RawMessage, nullable []string, answer json.RawMessage) j
 	if err != nil {
 		return answer
 	}
-	r := raiser{root: doc, nullable: map[string]bool{}}
+	r := raiser{root: doc, nullable: map[string]bool{}, branches: map[string]*jsonschema.Schema{}}
 	for _, p := range nullable {
 		r.nullable[p] = true
+	}
+	r.compiler = jsonschema.NewCompiler()
+	r.compiler.DefaultDraft(jsonschema.Draft2020)
+	r.compiler.UseLoader(hermeticLoader{})
+	if err := r.compiler.AddResource(SchemaURL, doc); err != nil {
+		r.compiler = nil
 	}
 	if !r.walk(doc, "", val, 0) {
 		return answer
@@ -81,19 +89,23 @@ func Raise(lowered json.RawMessage, nullable []string, answer json.RawMessage) j
 type raiser struct {
 	root     any
 	nullable map[string]bool
+	compiler *jsonschema.Compiler
+	branches map[string]*jsonschema.Schema // by pointer; nil: does not compile
 }
 
 // walk removes nulls standing for absent properties from val, which the
 // schema node at ptr describes; it reports whether it changed anything.
-func (r *raiser) walk(node any, ptr string, val any, depth int) bool {
+// hops counts the $refs followed since the last step into the value, so
+// that a cycle of references ends while a deep value does not.
+func (r *raiser) walk(node any, ptr string, val any, hops int) bool {
 	m, ok := node.(map[string]any)
-	if !ok || depth > 64 {
+	if !ok || hops > 64 {
 		return false
 	}
 	changed := false
 	if ref, ok := m["$ref"].(string); ok && strings.HasPrefix(ref, "#") {
 		if target, tptr, ok := r.resolve(ref); ok {
-			changed = r.walk(target, tptr, val, depth+1) || changed
+			changed = r.walk(target, tptr, val, hops+1) || changed
 		}
 	}
 	switch v := val.(type) {
@@ -110,24 +122,50 @@ func (r *raiser) walk(node any, ptr string, val any, depth int) bool {
 				changed = true
 				continue
 			}
-			changed = r.walk(sub, pp, pv, depth+1) || changed
+			changed = r.walk(sub, pp, pv, 0) || changed
 		}
 	case []any:
 		if items, ok := m["items"].(map[string]any); ok {
 			for _, e := range v {
-				changed = r.walk(items, ptr+"/items", e, depth+1) || changed
+				changed = r.walk(items, ptr+"/items", e, 0) || changed
 			}
 		}
 	}
 	if branches, ok := m["anyOf"].([]any); ok {
-		for i, b := range branches {
-			if r.fits(b, val) {
-				changed = r.walk(b, ptr+"/anyOf/"+strconv.Itoa(i), val, depth+1) || changed
-				break
-			}
+		if i := r.branch(ptr, branches, val); i >= 0 {
+			changed = r.walk(branches[i], ptr+"/anyOf/"+strconv.Itoa(i), val, hops+1) || changed
 		}
 	}
 	return changed
+}
+
+// branch chooses the branch of an anyOf a value was generated under: the
+// first it is valid against (a strict provider generated it valid), or,
+// for a value valid under none, the first it plausibly fits.
+func (r *raiser) branch(ptr string, branches []any, val any) int {
+	for i := range branches {
+		if s := r.compiled(ptr + "/anyOf/" + strconv.Itoa(i)); s != nil && s.Validate(val) == nil {
+			return i
+		}
+	}
+	for i, b := range branches {
+		if r.fits(b, val) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (r *raiser) compiled(ptr string) *jsonschema.Schema {
+	if r.compiler == nil {
+		return nil
+	}
+	s, ok := r.branches[ptr]
+	if !ok {
+		s, _ = r.compiler.Compile(SchemaURL + "#" + ptr)
+		r.branches[ptr] = s
+	}
+	return s
 }
 
 // fits reports whether a value could be an instance of a schema branch,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -42,14 +43,18 @@ func (j *Journal) Served() int {
 	return j.served
 }
 
-func (j *Journal) reach(k journal.Key) {
+// reach marks a recorded effect reached: served, or made again after it
+// failed.
+func (j *Journal) reach(k journal.Key, served bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.reached == nil {
 		j.reached = map[string]bool{}
 	}
 	j.reached[k.String()] = true
-	j.served++
+	if served {
+		j.served++
+	}
 }
 
 // unreached lists the recorded effects no run reached.
@@ -237,14 +242,25 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 		}
 	}
 	if j.Recorded != nil {
-		if e, ok := j.Recorded.Lookup(k); ok {
+		// A failed effect is served in a replay, made again in a resume.
+		e, ok := j.Recorded.Lookup(k)
+		if ok && e.Error != "" && !j.Replay {
+			j.reach(k, false)
+		} else if ok {
 			if e.Kind != kind || e.Fingerprint != id.fp {
 				return nil, false, x.divergence(k, kind, id, e)
+			}
+			j.reach(k, true)
+			if e.Error != "" {
+				var f struct {
+					Deadline bool `json:"deadline"`
+				}
+				_ = json.Unmarshal(e.Response, &f)
+				return nil, true, &FailedEffect{Msg: e.Error, Deadline: f.Deadline}
 			}
 			if e.Response == nil {
 				return nil, false, fmt.Errorf("journal: effect %s (%s) is recorded without a response", k, id.what)
 			}
-			j.reach(k)
 			return e.Response, true, nil
 		}
 	}
@@ -254,7 +270,8 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 	}
 	started := time.Now()
 	resp, err = live()
-	if err != nil {
+	if err != nil && x.ctx.Err() != nil {
+		// Interrupted: not an outcome to keep; a resume makes it again.
 		return nil, false, err
 	}
 	if j.Writer != nil {
@@ -262,17 +279,54 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 		if stored == nil {
 			stored = id.full
 		}
-		b, err := json.Marshal(stored)
-		if err != nil {
-			return nil, false, fmt.Errorf("journal: encoding the request of effect %s: %w", k, err)
+		b, merr := json.Marshal(stored)
+		if merr != nil {
+			return nil, false, fmt.Errorf("journal: encoding the request of effect %s: %w", k, merr)
 		}
 		e := journal.Entry{Key: k, Kind: kind, Fingerprint: id.fp, Request: b, Response: resp,
 			Started: started, DurationMS: time.Since(started).Milliseconds()}
-		if err := j.Writer.Append(e); err != nil {
-			return nil, false, fmt.Errorf("journal: %w", err)
+		if err != nil {
+			// A failure is an outcome a replay must reproduce: the run
+			// ended on it, or a nested run's failure became a tool error.
+			e.Error = err.Error()
+			e.Response, _ = json.Marshal(map[string]bool{"deadline": x.isDeadline(err)})
+		}
+		if werr := j.Writer.Append(e); werr != nil {
+			return nil, false, fmt.Errorf("journal: %w", werr)
 		}
 	}
-	return resp, false, nil
+	return resp, false, err
+}
+
+// FailedEffect is an effect that failed, as a journal recorded it: a
+// replay ends the way the recorded run did.
+type FailedEffect struct {
+	Msg string
+	// Deadline says the run's deadline ended it.
+	Deadline bool
+}
+
+func (e *FailedEffect) Error() string { return e.Msg }
+
+// isDeadline reports whether an effect's error is the run's deadline.
+func (x *run) isDeadline(err error) bool {
+	var f *FailedEffect
+	if errors.As(err, &f) {
+		return f.Deadline
+	}
+	return errors.Is(err, context.DeadlineExceeded) || x.pastDeadline()
+}
+
+// markDeadline journals a deadline that passed between effects, as the
+// model call the round would have made, so that a replay, which runs
+// faster, ends where the recorded run did.
+func (x *run) markDeadline(round int) {
+	if x.journal == nil || x.journal.Replay || x.journal.Writer == nil {
+		return
+	}
+	_, _, _ = x.complete(round, x.request(), func() (*Response, error) {
+		return nil, fmt.Errorf("the deadline (%s) passed before the call: %w", x.Runner.deadline, context.DeadlineExceeded)
+	})
 }
 
 // divergence reports a request that is not the one recorded, field by
@@ -361,10 +415,14 @@ func recordedMessages(j *journal.Journal, e *journal.Entry, depth int) ([]json.R
 	return nil, fmt.Errorf("effect %s stores messages after the first %d, but no earlier model call holds them", e.Key, r.Messages.After)
 }
 
-// complete asks the model for a turn, through the journal.
-func (x *run) complete(round int, req *Request) (*Response, bool, error) {
+// complete asks the model for a turn, through the journal; call makes the
+// call live (nil: the run's model).
+func (x *run) complete(round int, req *Request, call func() (*Response, error)) (*Response, bool, error) {
+	if call == nil {
+		call = func() (*Response, error) { return x.opts.Model.Complete(x.runCtx, req) }
+	}
 	if x.journal == nil {
-		resp, err := x.opts.Model.Complete(x.runCtx, req)
+		resp, err := call()
 		return resp, false, err
 	}
 	full := identify(req, x.provider)
@@ -381,7 +439,7 @@ func (x *run) complete(round int, req *Request) (*Response, bool, error) {
 	x.stored = len(full.Messages)
 	var out *Response
 	raw, replayed, err := x.effect(journal.Key{Round: round}, journal.KindModel, id, func() (json.RawMessage, error) {
-		resp, err := x.opts.Model.Complete(x.runCtx, req)
+		resp, err := call()
 		if err != nil {
 			return nil, err
 		}

@@ -165,6 +165,11 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 		r.low = plan.Lowering{Mode: plan.ModeTool, Schema: o.Schema}
 		if p.Output != nil {
 			r.low = *p.Output
+			// An answer format lowered for one provider's dialect is not
+			// sent to another; the test model takes any.
+			if pr := opts.Provider; pr != "" && pr != "test" && pr != p.Output.Provider {
+				return nil, &ConfigError{fmt.Sprintf("the plan's answer format is lowered for %s, not %s: run the agent against %s, or against the test model", p.Output.Provider, pr, p.Output.Provider)}
+			}
 		}
 		switch r.low.Mode {
 		case plan.ModeTool:
@@ -389,13 +394,16 @@ func (x *run) checks(round int) bool {
 func (x *run) loop() {
 	for round := 1; ; round++ {
 		if !x.checks(round) {
+			if x.rep.Bound == BoundDeadline {
+				x.markDeadline(round)
+			}
 			return
 		}
 		rr := RoundReport{Round: round, Model: x.model, Shaping: x.shape}
 		roundStart := time.Now()
 		req := x.request()
 		x.emit(Event{Type: EventModelCall, Round: round, Model: x.model})
-		resp, replayed, err := x.complete(round, req)
+		resp, replayed, err := x.complete(round, req, nil)
 		if err != nil {
 			x.rep.Rounds = append(x.rep.Rounds, rr)
 			var d *Divergence
@@ -403,7 +411,7 @@ func (x *run) loop() {
 			case errors.As(err, &d):
 				x.diverged(d)
 			case x.interrupted():
-			case x.pastDeadline() || errors.Is(err, context.DeadlineExceeded):
+			case x.isDeadline(err):
 				x.end(OutcomeError, BoundDeadline, fmt.Sprintf("the deadline (%s) passed during a model call", x.Runner.deadline))
 			default:
 				x.end(OutcomeError, BoundNone, fmt.Sprintf("model %s: %v", x.model, err))
@@ -721,9 +729,13 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 		if err != nil {
 			x.rep.ToolCalls = x.calls
 			var d *Divergence
-			if errors.As(err, &d) {
+			switch {
+			case errors.As(err, &d):
 				x.diverged(d)
-			} else {
+			case x.interrupted():
+			case x.isDeadline(err):
+				x.end(OutcomeError, BoundDeadline, fmt.Sprintf("the deadline (%s) passed during a call of tool %s", x.Runner.deadline, c.Name))
+			default:
 				x.end(OutcomeError, BoundNone, err.Error())
 			}
 			return true
@@ -811,6 +823,12 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	}
 	raw, replayed, err := x.effect(journal.Key{Round: round, Ordinal: ordinal}, journal.KindTool, ident{full: req, what: "call of tool " + c.Name}, func() (json.RawMessage, error) {
 		res, _ := invoke(x.runCtx, t, c)
+		if err := x.runCtx.Err(); err != nil {
+			// Cut off by an interrupt or the deadline, not the tool's own
+			// result: the first is made again on resume, the second ends
+			// the run (and a replay) here.
+			return nil, err
+		}
 		return json.Marshal(res)
 	})
 	if err != nil {

@@ -171,9 +171,8 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 	}
 	defer jn.close(e)
 	opts.Journal, opts.OutputSuffix = jn.rt, jn.suffix
-	if f.model == "test" {
-		opts.Provider = "test"
-	}
+	// The provider that answers, which a journal's fingerprints name.
+	opts.Provider = f.model
 	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL}, os.Getenv, opts.Events)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
@@ -196,6 +195,7 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 		Servers:       jn.servers,
 		Offline:       f.replay != "",
 		OnServer:      jn.onServer,
+		Provider:      f.model,
 	})
 	var changed *tool.ServerChangedError
 	if errors.As(err, &changed) {

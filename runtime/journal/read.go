@@ -29,7 +29,8 @@ type Journal struct {
 	values map[string][]byte // canonical JSON by digest
 }
 
-// Lookup returns the entry of an effect.
+// Lookup returns the entry of an effect: the last, where a failed attempt
+// was made again.
 func (j *Journal) Lookup(k Key) (*Entry, bool) {
 	i, ok := j.index[k]
 	if !ok {
@@ -307,7 +308,9 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	if e.Key, err = ParseKey(key); err != nil {
 		return err
 	}
-	if first, dup := lines[e.Key]; dup {
+	// An effect that failed may be made again: a later entry supersedes
+	// it. One that completed is there once.
+	if first, dup := lines[e.Key]; dup && j.Entries[j.index[e.Key]].Error == "" {
 		return fmt.Errorf("effect %s appears twice, first on line %d", key, first)
 	}
 	if e.Kind != KindModel && e.Kind != KindTool {

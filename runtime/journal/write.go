@@ -37,9 +37,11 @@ type file interface {
 	Close() error
 }
 
-// Create creates or truncates a journal file, writes its header and syncs
-// it. The file is readable by its owner only: it holds whole
-// conversations and tool results.
+// Create creates or replaces a journal file, writes its header and syncs
+// it. The header is written to a new file beside it that is then renamed
+// into place, so a crash never leaves a journal without its header. The
+// file is readable by its owner only: it holds whole conversations and
+// tool results.
 func Create(path string, h Header) (*Writer, error) {
 	return create(path, h, true)
 }
@@ -49,15 +51,19 @@ func create(path string, h Header, sync bool) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	if _, err = f.Write(line); err == nil && sync {
 		err = f.Sync()
 	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
 	if err != nil {
 		f.Close()
+		os.Remove(f.Name())
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	if sync {
@@ -108,8 +114,8 @@ func Resume(path string) (*Journal, *Writer, error) {
 	for d := range j.values {
 		w.values[d] = true
 	}
-	for k := range j.index {
-		w.keys[k] = true
+	for k, i := range j.index {
+		w.keys[k] = j.Entries[i].Error == ""
 	}
 	return j, w, nil
 }
@@ -132,6 +138,7 @@ func (w *Writer) Append(e Entry) error {
 	if w.keys[e.Key] {
 		return fmt.Errorf("journal: effect %s is already in the journal", e.Key)
 	}
+	// A failed effect may be made again; the next entry supersedes it.
 	buf := w.buf[:0]
 	for _, p := range parts {
 		if w.values[p.digest] {
@@ -158,7 +165,7 @@ func (w *Writer) Append(e Entry) error {
 			return w.err
 		}
 	}
-	w.keys[e.Key] = true
+	w.keys[e.Key] = e.Error == ""
 	return nil
 }
 

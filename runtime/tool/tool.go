@@ -57,6 +57,9 @@ type Env struct {
 	Offline bool
 	// OnServer, when set, is told the tool set of each mcp server started.
 	OnServer func(path string, rec ServerRecord)
+	// Provider, when set, is the provider called agents run against
+	// instead of their plans' (runtime.Options.Provider).
+	Provider string
 
 	path    string          // the agent tools that led here, for events
 	stack   []digest.Digest // plan digests of the callers, to refuse cycles
@@ -123,8 +126,17 @@ var kinds = map[string]constructorFunc{
 			if !recorded {
 				return nil, fmt.Errorf("the journal recorded no tools of mcp server %s", path)
 			}
-			var out []agentrt.Tool
+			// The manifest's allow list still decides what the model sees.
+			byName := map[string]agentrt.ToolSpec{}
 			for _, spec := range rec.Tools {
+				byName[spec.Name] = spec
+			}
+			var out []agentrt.Tool
+			for _, name := range t.Allow {
+				spec, ok := byName[name]
+				if !ok {
+					return nil, fmt.Errorf("mcp server %s: the journal recorded no tool %q, which the manifest allows", path, name)
+				}
 				out = append(out, offlineTool{spec})
 			}
 			return out, nil
