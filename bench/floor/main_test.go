@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"text/template"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+)
+
+const (
+	agentFile   = "../testdata/agent.cue"
+	requestFile = "../testdata/floor.json"
+	schemaFile  = "../testdata/schema.json"
+	inputFile   = "../testdata/input.json"
+	answerFile  = "../testdata/answer.json"
+)
+
+// TestSameAsAgent checks that the floor's request says what the bench agent
+// says: the same model, instructions, rendered prompt, output tool and
+// schema. (run.sh also checks the bytes on the wire, through the server's
+// -same.)
+func TestSameAsAgent(t *testing.T) {
+	src, err := os.ReadFile(agentFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := cuecontext.New().CompileBytes(src, cue.Filename(agentFile))
+	if err := agent.Err(); err != nil {
+		t.Fatal(err)
+	}
+	str := func(path string) string {
+		s, err := agent.LookupPath(cue.ParsePath(path)).String()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return s
+	}
+	var req Request
+	readJSON(t, requestFile, &req)
+
+	if got := str("model.name"); got != req.Model {
+		t.Errorf("model: agent %q, floor %q", got, req.Model)
+	}
+	if got := str("instructions"); got != req.System {
+		t.Errorf("system message: agent %q, floor %q", got, req.System)
+	}
+	if got := str("output.description"); got != req.Description {
+		t.Errorf("tool description: agent %q, floor %q", got, req.Description)
+	}
+	// The output name defaults to "answer" in agentc's schema.
+	if v := agent.LookupPath(cue.ParsePath("output.name")); v.Exists() || req.Tool != "answer" {
+		t.Errorf("the agent names its output tool, or the floor's is not \"answer\" (%q)", req.Tool)
+	}
+	if got := str("output.mode"); got != "tool" {
+		t.Errorf("output.mode is %q; the floor sends a forced tool call", got)
+	}
+
+	var input map[string]any
+	readJSON(t, inputFile, &input)
+	tmpl, err := template.New("prompt").Parse(str("prompt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var user strings.Builder
+	if err := tmpl.Execute(&user, input); err != nil {
+		t.Fatal(err)
+	}
+	if user.String() != req.User {
+		t.Errorf("user message: agent %q, floor %q", user.String(), req.User)
+	}
+
+	raw, err := agent.LookupPath(cue.ParsePath("output.schema")).MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fromAgent, fromFile any
+	if err := json.Unmarshal(raw, &fromAgent); err != nil {
+		t.Fatal(err)
+	}
+	readJSON(t, schemaFile, &fromFile)
+	if !reflect.DeepEqual(fromAgent, fromFile) {
+		t.Errorf("output schema: agent %s, floor's %s differs", raw, schemaFile)
+	}
+}
+
+func readJSON(t *testing.T, name string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// fake answers every request with a call of the forced tool, arguments
+// given.
+func fake(t *testing.T, arguments string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ToolChoice struct {
+				Function struct{ Name string } `json:"function"`
+			} `json:"tool_choice"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil {
+			http.Error(w, `{"error": {"message": "bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		call := map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": req.ToolChoice.Function.Name, "arguments": arguments}}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "c", "object": "chat.completion", "created": 1, "model": "bench-model",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls",
+				"message": map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{call}}}},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+func TestRun(t *testing.T) {
+	answer, err := os.ReadFile(answerFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OPENAI_API_KEY", "sk-test")
+	for _, tc := range []struct {
+		name, arguments, want, err string
+	}{
+		{"valid", string(answer), strings.TrimSpace(string(answer)) + "\n", ""},
+		{"spaced", `{"area": "ui", "urgency": 1, "summary": "ok"}`, `{"area":"ui","urgency":1,"summary":"ok"}` + "\n", ""},
+		{"invalid", `{"area": "ui", "urgency": 9, "summary": "two\nlines"}`, "", "the answer is invalid"},
+		{"not JSON", `{"area": `, "", "not JSON"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run([]string{"-base-url", fake(t, tc.arguments), "-request", requestFile, "-schema", schemaFile}, &stdout, &stderr)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+		}
+		if stdout.String() != tc.want {
+			t.Errorf("%s: printed %q, want %q", tc.name, stdout.String(), tc.want)
+		}
+	}
+}

@@ -1,0 +1,321 @@
+// Report turns what bench/run.sh measured into the markdown section of
+// BENCHMARKS.md: per pair, the median wall time of agentc and of its floor
+// (from hyperfine's JSON export), their peak resident set sizes (from
+// /usr/bin/time -v), the ratios and whether each meets its target. The
+// ratio of mean CPU time (user and system) comes too: on a busy machine it
+// moves less than wall time does.
+//
+// Usage:
+//
+//	report -results DIR [-env FILE] [-write BENCHMARKS.md]
+//
+// DIR holds, for each pair ID (see Pairs), ID.json (hyperfine's export of
+// two commands, agentc's first) and the outputs of time -v named
+// ID.agentc.time.* and ID.floor.time.* (the peak is their maximum). The env
+// file lists what the section says about the run, one "key: value" a line.
+// The section goes to standard output; -write also puts it in place of the
+// one between the bench markers of FILE (appended when FILE has none).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Pair is one side-by-side comparison and its target.
+type Pair struct {
+	ID     string  // the results' file names
+	Name   string  // what the table calls it
+	Floor  string  // what agentc is compared with
+	Wall   float64 // the largest acceptable ratio of the medians
+	Memory float64 // the largest acceptable ratio of the peak RSS; 0: no target
+}
+
+// Pairs are the comparisons, in the order of the issue that set the
+// targets.
+var Pairs = []Pair{
+	{ID: "vet-example", Name: "1. `vet` one example", Floor: "`cue vet`", Wall: 1.2},
+	{ID: "vet-dir200", Name: "2. `vet` 200 manifests", Floor: "`cue vet ./...`", Wall: 2},
+	{ID: "run-plan", Name: "3. `run plan.json`", Floor: "floor", Wall: 1.5, Memory: 1.5},
+	{ID: "run-manifest", Name: "4. `run manifest.cue`", Floor: "floor", Wall: 2.5},
+}
+
+// Markers delimit the section report writes.
+const (
+	StartMarker = "<!-- bench:start -->"
+	EndMarker   = "<!-- bench:end -->"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fl := flag.NewFlagSet("report", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	results := fl.String("results", "", "the directory of results (required)")
+	envFile := fl.String("env", "", "a file of \"key: value\" lines describing the run")
+	write := fl.String("write", "", "replace the marked section of this file")
+	if err := fl.Parse(args); err != nil {
+		return err
+	}
+	if *results == "" || fl.NArg() > 0 {
+		fl.Usage()
+		return errors.New("usage: report -results DIR [-env FILE] [-write FILE]")
+	}
+	var rows []Row
+	for _, p := range Pairs {
+		r, err := Measure(*results, p)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+	var env []byte
+	if *envFile != "" {
+		var err error
+		if env, err = os.ReadFile(*envFile); err != nil {
+			return err
+		}
+	}
+	section := Section(rows, env)
+	if _, err := stdout.Write(section); err != nil {
+		return err
+	}
+	if *write == "" {
+		return nil
+	}
+	doc, err := os.ReadFile(*write)
+	if err != nil {
+		return err
+	}
+	doc, err = Replace(doc, section)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *write, err)
+	}
+	return os.WriteFile(*write, doc, 0o644)
+}
+
+// Row is one pair's measurements: medians in seconds, peaks in KiB.
+type Row struct {
+	Pair
+	AgentcMedian, FloorMedian float64
+	AgentcCPU, FloorCPU       float64 // mean user + system seconds
+	AgentcPeak, FloorPeak     int64
+}
+
+// WallRatio is agentc's median over the floor's.
+func (r Row) WallRatio() float64 { return r.AgentcMedian / r.FloorMedian }
+
+// CPURatio is agentc's mean CPU time over the floor's.
+func (r Row) CPURatio() float64 { return r.AgentcCPU / r.FloorCPU }
+
+// MemoryRatio is agentc's peak RSS over the floor's.
+func (r Row) MemoryRatio() float64 { return float64(r.AgentcPeak) / float64(r.FloorPeak) }
+
+// Met reports whether the row meets every target of its pair.
+func (r Row) Met() bool {
+	return r.WallRatio() <= r.Wall && (r.Memory == 0 || r.MemoryRatio() <= r.Memory)
+}
+
+// Measure reads one pair's results from dir.
+func Measure(dir string, p Pair) (Row, error) {
+	r := Row{Pair: p}
+	data, err := os.ReadFile(filepath.Join(dir, p.ID+".json"))
+	if err != nil {
+		return r, err
+	}
+	var export struct {
+		Results []struct {
+			Command string    `json:"command"`
+			Median  *float64  `json:"median"`
+			Times   []float64 `json:"times"`
+			User    float64   `json:"user"`
+			System  float64   `json:"system"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(data, &export); err != nil {
+		return r, fmt.Errorf("%s.json: %w", p.ID, err)
+	}
+	if len(export.Results) != 2 {
+		return r, fmt.Errorf("%s.json: %d commands, want 2 (agentc, then its floor)", p.ID, len(export.Results))
+	}
+	medians := make([]float64, 2)
+	for i, res := range export.Results {
+		switch {
+		case res.Median != nil:
+			medians[i] = *res.Median
+		case len(res.Times) > 0:
+			medians[i] = Median(res.Times)
+		default:
+			return r, fmt.Errorf("%s.json: %q has no times", p.ID, res.Command)
+		}
+		if medians[i] <= 0 {
+			return r, fmt.Errorf("%s.json: %q has a median of %g s", p.ID, res.Command, medians[i])
+		}
+	}
+	r.AgentcMedian, r.FloorMedian = medians[0], medians[1]
+	r.AgentcCPU = export.Results[0].User + export.Results[0].System
+	r.FloorCPU = export.Results[1].User + export.Results[1].System
+	if r.AgentcPeak, err = Peak(dir, p.ID+".agentc.time.*"); err != nil {
+		return r, err
+	}
+	if r.FloorPeak, err = Peak(dir, p.ID+".floor.time.*"); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// Median returns the median of xs, which must not be empty.
+func Median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Peak returns the largest "Maximum resident set size (kbytes)" among the
+// time -v outputs in dir matching pattern.
+func Peak(dir, pattern string) (int64, error) {
+	names, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		return 0, err
+	}
+	if len(names) == 0 {
+		return 0, fmt.Errorf("no time -v output matches %s", pattern)
+	}
+	var peak int64
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return 0, err
+		}
+		kb, err := MaxRSS(data)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", filepath.Base(name), err)
+		}
+		peak = max(peak, kb)
+	}
+	return peak, nil
+}
+
+// MaxRSS reads the peak resident set size, in KiB, from the output of GNU
+// time -v. It refuses an output whose command failed.
+func MaxRSS(out []byte) (int64, error) {
+	var kb int64 = -1
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		key, value, ok := strings.Cut(strings.TrimSpace(sc.Text()), ": ")
+		if !ok {
+			continue
+		}
+		switch key {
+		case "Maximum resident set size (kbytes)":
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("maximum resident set size: %w", err)
+			}
+			kb = n
+		case "Exit status":
+			if value != "0" {
+				return 0, fmt.Errorf("the command exited with status %s", value)
+			}
+		}
+	}
+	if kb <= 0 {
+		return 0, errors.New("no maximum resident set size: not the output of time -v?")
+	}
+	return kb, nil
+}
+
+// Section returns the markdown section, markers included: the table, then
+// the env lines as a list.
+func Section(rows []Row, env []byte) []byte {
+	var b bytes.Buffer
+	b.WriteString(StartMarker + "\n")
+	b.WriteString("| pair | agentc median | floor | floor median | ratio | CPU ratio | agentc peak RSS | floor peak RSS | RSS ratio | target | met |\n")
+	b.WriteString("|---|--:|---|--:|--:|--:|--:|--:|--:|---|---|\n")
+	for _, r := range rows {
+		target := fmt.Sprintf("≤%s× wall", num(r.Wall))
+		if r.Memory > 0 {
+			target += fmt.Sprintf(", ≤%s× memory", num(r.Memory))
+		}
+		met := "met"
+		if !r.Met() {
+			met = "**not met**"
+		}
+		cpu := "–"
+		if r.AgentcCPU > 0 && r.FloorCPU > 0 {
+			cpu = fmt.Sprintf("%.2f×", r.CPURatio())
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.2f× | %s | %s | %s | %.2f× | %s | %s |\n",
+			r.Name, Duration(r.AgentcMedian), r.Floor, Duration(r.FloorMedian), r.WallRatio(), cpu,
+			Size(r.AgentcPeak), Size(r.FloorPeak), r.MemoryRatio(), target, met)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(env))
+	first := true
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), ": ")
+		if !ok || strings.TrimSpace(value) == "" {
+			continue
+		}
+		if first {
+			b.WriteString("\n")
+			first = false
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", strings.TrimSpace(key), strings.TrimSpace(value))
+	}
+	b.WriteString(EndMarker + "\n")
+	return b.Bytes()
+}
+
+// num prints a target without trailing zeros: 2, 1.5.
+func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+// Duration prints seconds in ms below one second.
+func Duration(s float64) string {
+	if s < 1 {
+		return fmt.Sprintf("%.1f ms", s*1000)
+	}
+	return fmt.Sprintf("%.3f s", s)
+}
+
+// Size prints KiB as MiB.
+func Size(kb int64) string { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }
+
+// Replace returns doc with its marked section replaced by section, or with
+// section appended when doc has no markers.
+func Replace(doc, section []byte) ([]byte, error) {
+	start := bytes.Index(doc, []byte(StartMarker))
+	end := bytes.Index(doc, []byte(EndMarker))
+	switch {
+	case start < 0 && end < 0:
+		out := bytes.TrimRight(doc, "\n")
+		out = append(out, "\n\n"...)
+		return append(out, section...), nil
+	case start < 0 || end < start:
+		return nil, errors.New("the bench markers are missing or out of order")
+	}
+	end += len(EndMarker)
+	if end < len(doc) && doc[end] == '\n' {
+		end++
+	}
+	out := append([]byte(nil), doc[:start]...)
+	out = append(out, section...)
+	return append(out, doc[end:]...), nil
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// timeV is the output of GNU time -v, cut to the lines around the ones
+// report reads.
+func timeV(kb int64, status int) string {
+	return fmt.Sprintf(`	Command being timed: "agentc vet x.cue"
+	User time (seconds): 0.03
+	Percent of CPU this job got: 95%%
+	Elapsed (wall clock) time (h:mm:ss or m:ss): 0:00.08
+	Average resident set size (kbytes): 0
+	Maximum resident set size (kbytes): %d
+	Minor (reclaiming a frame) page faults: 3650
+	Exit status: %d
+`, kb, status)
+}
+
+// hyperfine is an export of two commands: agentc's with a median, the
+// floor's with times only.
+func hyperfine(agentcMedian float64, floorTimes []float64) string {
+	times, _ := json.Marshal(floorTimes)
+	return fmt.Sprintf(`{"results": [
+		{"command": "agentc", "mean": 1, "median": %v, "user": 0.2, "system": 0.1, "times": [1, 2, 3], "exit_codes": [0, 0, 0]},
+		{"command": "floor", "mean": 1, "user": 0.1, "system": 0.05, "times": %s, "exit_codes": [0, 0, 0]}
+	]}`, agentcMedian, times)
+}
+
+func write(t *testing.T, dir, name, data string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// results writes a results directory for every pair: agentc's median is
+// ratio times the floor's 0.1 s, and its peak 2 MiB against the floor's
+// 1 MiB (the largest of two runs each).
+func results(t *testing.T, ratios map[string]float64) string {
+	dir := t.TempDir()
+	for _, p := range Pairs {
+		// The floor's median comes from its times: 0.1 of 0.05, 0.1, 0.3.
+		write(t, dir, p.ID+".json", hyperfine(0.1*ratios[p.ID], []float64{0.05, 0.3, 0.1}))
+		write(t, dir, p.ID+".agentc.time.1", timeV(1024, 0))
+		write(t, dir, p.ID+".agentc.time.2", timeV(2048, 0))
+		write(t, dir, p.ID+".floor.time.1", timeV(1024, 0))
+	}
+	return dir
+}
+
+func TestMeasure(t *testing.T) {
+	dir := results(t, map[string]float64{"vet-example": 1.5, "vet-dir200": 1, "run-plan": 1.2, "run-manifest": 2.5})
+	for _, tc := range []struct {
+		pair      int
+		wallRatio float64
+		met       bool
+	}{
+		{0, 1.5, false}, // wall 1.5× > 1.2×
+		{1, 1, true},    // wall within 2×
+		{2, 1.2, false}, // wall within 1.5×, memory 2× > 1.5×
+		{3, 2.5, true},  // wall exactly at 2.5×, no memory target
+	} {
+		p := Pairs[tc.pair]
+		r, err := Measure(dir, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.FloorMedian != 0.1 || r.AgentcPeak != 2048 || r.FloorPeak != 1024 {
+			t.Errorf("%s: floor median %g, peaks %d and %d; want 0.1, 2048 and 1024", p.ID, r.FloorMedian, r.AgentcPeak, r.FloorPeak)
+		}
+		if d := r.WallRatio() - tc.wallRatio; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s: wall ratio %g, want %g", p.ID, r.WallRatio(), tc.wallRatio)
+		}
+		if d := r.CPURatio() - 2; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s: CPU ratio %g, want 2", p.ID, r.CPURatio())
+		}
+		if r.MemoryRatio() != 2 {
+			t.Errorf("%s: memory ratio %g, want 2", p.ID, r.MemoryRatio())
+		}
+		if r.Met() != tc.met {
+			t.Errorf("%s: met = %v, want %v", p.ID, r.Met(), tc.met)
+		}
+	}
+}
+
+func TestMeasureRefuses(t *testing.T) {
+	for name, spoil := range map[string]func(dir string){
+		"no export": func(dir string) { os.Remove(filepath.Join(dir, "vet-example.json")) },
+		"one command": func(dir string) {
+			write(t, dir, "vet-example.json", `{"results": [{"command": "agentc", "median": 1}]}`)
+		},
+		"no times": func(dir string) {
+			write(t, dir, "vet-example.json", `{"results": [{"command": "a", "median": 1}, {"command": "b"}]}`)
+		},
+		"no time output":   func(dir string) { os.Remove(filepath.Join(dir, "vet-example.floor.time.1")) },
+		"a failed command": func(dir string) { write(t, dir, "vet-example.agentc.time.2", timeV(2048, 1)) },
+		"not time -v":      func(dir string) { write(t, dir, "vet-example.agentc.time.2", "0.08 real\n") },
+	} {
+		dir := results(t, map[string]float64{"vet-example": 1})
+		spoil(dir)
+		if _, err := Measure(dir, Pairs[0]); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{3}, 3},
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		if got := Median(tc.xs); got != tc.want {
+			t.Errorf("Median(%v) = %g, want %g", tc.xs, got, tc.want)
+		}
+	}
+}
+
+func TestSection(t *testing.T) {
+	rows := []Row{
+		{Pair: Pairs[0], AgentcMedian: 0.0853, FloorMedian: 0.0412, AgentcCPU: 0.08, FloorCPU: 0.05, AgentcPeak: 61440, FloorPeak: 40960},
+		{Pair: Pairs[2], AgentcMedian: 0.012, FloorMedian: 0.010, AgentcPeak: 20480, FloorPeak: 15360},
+		{Pair: Pairs[1], AgentcMedian: 1.25, FloorMedian: 0.75, AgentcCPU: 1.2, FloorCPU: 0.4, AgentcPeak: 204800, FloorPeak: 102400},
+	}
+	env := "Date: 2026-12-01\nMode: full\nempty: \nnot a pair\nCommand: `bash bench/run.sh --write`\n"
+	want := StartMarker + `
+| pair | agentc median | floor | floor median | ratio | CPU ratio | agentc peak RSS | floor peak RSS | RSS ratio | target | met |
+|---|--:|---|--:|--:|--:|--:|--:|--:|---|---|
+| 1. ` + "`vet` one example | 85.3 ms | `cue vet` | 41.2 ms | 2.07× | 1.60× | 60.0 MiB | 40.0 MiB | 1.50× | ≤1.2× wall | **not met** |" + `
+| 3. ` + "`run plan.json` | 12.0 ms | floor | 10.0 ms | 1.20× | – | 20.0 MiB | 15.0 MiB | 1.33× | ≤1.5× wall, ≤1.5× memory | met |" + `
+| 2. ` + "`vet` 200 manifests | 1.250 s | `cue vet ./...` | 750.0 ms | 1.67× | 3.00× | 200.0 MiB | 100.0 MiB | 2.00× | ≤2× wall | met |" + `
+
+- Date: 2026-12-01
+- Mode: full
+- Command: ` + "`bash bench/run.sh --write`" + `
+` + EndMarker + "\n"
+	if got := string(Section(rows, []byte(env))); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestReplace(t *testing.T) {
+	section := []byte(StartMarker + "\nnew\n" + EndMarker + "\n")
+	for _, tc := range []struct {
+		name, doc, want string
+	}{
+		{"between markers", "# B\n\ntext\n" + StartMarker + "\nold\nolder\n" + EndMarker + "\nafter\n",
+			"# B\n\ntext\n" + StartMarker + "\nnew\n" + EndMarker + "\nafter\n"},
+		{"at the end", "# B\n" + StartMarker + "\nold\n" + EndMarker,
+			"# B\n" + StartMarker + "\nnew\n" + EndMarker + "\n"},
+		{"no markers", "# B\n\ntext\n\n\n", "# B\n\ntext\n\n" + StartMarker + "\nnew\n" + EndMarker + "\n"},
+	} {
+		got, err := Replace([]byte(tc.doc), section)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if !bytes.Equal(got, []byte(tc.want)) {
+			t.Errorf("%s: got\n%q\nwant\n%q", tc.name, got, tc.want)
+		}
+	}
+	for _, doc := range []string{
+		"a\n" + StartMarker + "\nb\n",
+		"a\n" + EndMarker + "\nb\n",
+		EndMarker + "\n" + StartMarker + "\n",
+	} {
+		if _, err := Replace([]byte(doc), section); err == nil {
+			t.Errorf("Replace(%q): no error", doc)
+		}
+	}
+}
+
+func TestRun(t *testing.T) {
+	dir := results(t, map[string]float64{"vet-example": 1, "vet-dir200": 1, "run-plan": 1, "run-manifest": 1})
+	env := filepath.Join(dir, "env")
+	write(t, dir, "env", "Mode: short\n")
+	doc := filepath.Join(dir, "BENCHMARKS.md")
+	write(t, dir, "BENCHMARKS.md", "# Benchmarks\n\n"+StartMarker+"\nold\n"+EndMarker+"\n\nmore\n")
+	var stdout, stderr bytes.Buffer
+	if err := run([]string{"-results", dir, "-env", env, "-write", doc}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	got, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "# Benchmarks\n\n" + stdout.String() + "\nmore\n"; string(got) != want {
+		t.Errorf("BENCHMARKS.md:\n%s\nwant\n%s", got, want)
+	}
+	if rows := strings.Count(stdout.String(), "\n| "); rows != len(Pairs)+1 {
+		t.Errorf("%d table lines, want a header and %d rows:\n%s", rows, len(Pairs), stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "- Mode: short\n") {
+		t.Errorf("the env lines are missing:\n%s", stdout.String())
+	}
+}

@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# bench/run.sh times agentc side by side with what it is measured against:
+#   1. agentc vet of one example       vs cue vet of the same manifest with the #Manifest schema
+#   2. agentc vet of 200 manifests      vs cue vet ./... over them, one package a directory
+#   3. agentc run plan.json             vs bench/floor, one request through the same SDK
+#   4. agentc run manifest.cue          vs bench/floor
+# It measures wall time with hyperfine (medians) and peak memory with
+# /usr/bin/time -v (the largest of a few runs); the model is bench/server, a
+# zero-latency OpenAI-compatible server on loopback. It prints a markdown
+# table; --write also puts it in BENCHMARKS.md between the bench markers.
+# --short runs each command a few times only: the mode for CI, which keeps
+# the harness from rotting and never fails on timings. See BENCHMARKS.md.
+#
+# Usage: bash bench/run.sh [--short] [--write]
+set -euo pipefail
+
+usage() {
+	echo "usage: bash bench/run.sh [--short] [--write]" >&2
+	exit 2
+}
+short=0
+write=0
+for arg in "$@"; do
+	case $arg in
+	--short) short=1 ;;
+	--write) write=1 ;;
+	*) usage ;;
+	esac
+done
+
+log() { echo "bench: [${SECONDS}s] $*" >&2; }
+fail() {
+	log "$*"
+	exit 1
+}
+
+cd "$(dirname "$0")/.."
+root=$PWD
+
+# install_pkg PACKAGE: a Debian package, through apt-get, as root or through
+# sudo when that needs no password.
+install_pkg() {
+	local sudo=()
+	command -v apt-get >/dev/null || fail "$1 is missing and there is no apt-get to install it: install the $1 package"
+	if [ "$(id -u)" != 0 ]; then
+		if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+			sudo=(sudo -n)
+		else
+			fail "$1 is missing: install it (apt-get install $1) and run again"
+		fi
+	fi
+	log "installing $1 (apt-get install $1)"
+	local apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
+	"${apt[@]}" install -y -q "$1" >&2 </dev/null ||
+		{ "${apt[@]}" update -q >&2 </dev/null && "${apt[@]}" install -y -q "$1" >&2 </dev/null; } ||
+		fail "could not install $1: install it (apt-get install $1) and run again"
+}
+
+# tools: the timing tools, installed where missing. With --short (CI), a
+# machine that cannot install them still checks that everything builds and
+# every command works, and skips the timings: they never fail CI anyway.
+tools() {
+	command -v hyperfine >/dev/null || (install_pkg hyperfine) || return 1
+	# -N (no shell) came with hyperfine 1.13.
+	hf=$(hyperfine --version | sed -n 's/^hyperfine \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+	read -r hf_major hf_minor <<<"${hf:-0 0}"
+	if [ "$hf_major" -lt 1 ] || { [ "$hf_major" = 1 ] && [ "$hf_minor" -lt 13 ]; }; then
+		log "$(hyperfine --version) is too old: bench/run.sh needs hyperfine 1.13 or newer"
+		return 1
+	fi
+	[ -x /usr/bin/time ] || (install_pkg time) || return 1
+}
+command -v go >/dev/null || fail "the go command is missing: install Go 1.26 or newer"
+timing=1
+if ! tools; then
+	[ "$short" = 1 ] || fail "hyperfine 1.13 or newer and /usr/bin/time are needed"
+	log "the timing tools are unavailable: every command is checked, no timing is taken"
+	timing=0
+fi
+
+if [ "$short" = 1 ]; then
+	warmup=1 runs=3 runs_dir=3 rss_runs=1 mode="short"
+else
+	warmup=3 runs=40 runs_dir=15 rss_runs=5 mode="full"
+fi
+
+tmp=$(mktemp -d)
+server_pid=""
+stop_server() {
+	if [ -n "$server_pid" ]; then
+		kill "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+		server_pid=""
+	fi
+}
+cleanup() {
+	stop_server
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+work=$tmp/work
+res=$tmp/results
+mkdir -p "$work" "$res"
+
+log "building agentc, the server, the floor and the generator"
+go build -o "$tmp/agentc" ./cmd/agentc
+for prog in server floor gen report; do
+	go build -o "$tmp/$prog" "./bench/$prog"
+done
+cue_version=$(go list -m -f '{{.Version}}' cuelang.org/go)
+log "installing cue $cue_version (go install cuelang.org/go/cmd/cue@$cue_version)"
+GOBIN=$tmp go install "cuelang.org/go/cmd/cue@$cue_version"
+
+log "generating 200 manifests"
+"$tmp/gen" -schema manifest/schema.cue -example examples/issue-triage.cue -n 200 -out "$work"
+"$tmp/agentc" compile bench/testdata/agent.cue -o "$work/plan.json"
+
+# start_server [-same]: starts bench/server on a free loopback port and
+# sets base to its URL.
+start_server() {
+	rm -f "$tmp/addr"
+	"$tmp/server" -answer bench/testdata/answer.json -addr 127.0.0.1:0 -addr-file "$tmp/addr" "$@" 2>>"$tmp/server.log" &
+	server_pid=$!
+	for _ in $(seq 200); do
+		[ -s "$tmp/addr" ] && break
+		kill -0 "$server_pid" 2>/dev/null || fail "the server did not start: $(cat "$tmp/server.log")"
+		sleep 0.05
+	done
+	[ -s "$tmp/addr" ] || fail "the server did not start within 10s"
+	base="http://$(cat "$tmp/addr")/v1"
+}
+
+# The commands of each pair, agentc's first. Each runs in the directory
+# named; hyperfine runs them without a shell (-N), so paths are quoted.
+q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
+export OPENAI_API_KEY=sk-bench-not-a-secret
+input=@$root/bench/testdata/input.json
+floor=("$tmp/floor" -request "$root/bench/testdata/floor.json" -schema "$root/bench/testdata/schema.json")
+
+# Before timing anything: every command works, and the server (with -same)
+# refuses any request that differs from the first, so agentc and the floor
+# are known to send the same one.
+log "checking that agentc and the floor send the same request and get the same answer"
+start_server -same
+want=$(cat bench/testdata/answer.json)
+for cmd in plan manifest floor; do
+	case $cmd in
+	plan) got=$("$tmp/agentc" run "$work/plan.json" --input "$input" --base-url "$base" 2>>"$tmp/run.log") ;;
+	manifest) got=$("$tmp/agentc" run bench/testdata/agent.cue --input "$input" --base-url "$base" 2>>"$tmp/run.log") ;;
+	floor) got=$("${floor[@]}" -base-url "$base" 2>>"$tmp/run.log") ;;
+	esac || fail "$cmd failed: $(cat "$tmp/run.log" "$tmp/server.log")"
+	[ "$got" = "$want" ] || fail "$cmd answered $got, want $want"
+done
+stop_server
+(cd "$work/example" && "$tmp/cue" vet -c schema.cue agent.cue) || fail "cue vet of the example failed"
+(cd "$work/tree" && "$tmp/cue" vet -c ./...) || fail "cue vet of the 200 manifests failed"
+"$tmp/agentc" vet examples/issue-triage.cue "$work/flat" >&2 || fail "agentc vet failed"
+
+start_server
+base_q=$(q "$base")
+load_before=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo "?")
+
+# pair ID DIR RUNS AGENTC-COMMAND FLOOR-COMMAND
+pair() {
+	local id=$1 dir=$2 n=$3 agentc=$4 floor=$5
+	log "pair $id: $agentc  vs  $floor"
+	if [ "$timing" = 0 ]; then
+		(cd "$dir" && eval "$agentc" >/dev/null 2>>"$tmp/run.log" && eval "$floor" >/dev/null 2>>"$tmp/run.log") ||
+			fail "pair $id failed: $(tail -n 20 "$tmp/run.log")"
+		return
+	fi
+	(
+		cd "$dir"
+		hyperfine -N --style basic --warmup "$warmup" --runs "$n" --export-json "$res/$id.json" \
+			-n agentc "$agentc" -n floor "$floor" >&2
+		for i in $(seq "$rss_runs"); do
+			eval "/usr/bin/time -v -o $(q "$res/$id.agentc.time.$i") $agentc" >/dev/null 2>>"$tmp/run.log"
+			eval "/usr/bin/time -v -o $(q "$res/$id.floor.time.$i") $floor" >/dev/null 2>>"$tmp/run.log"
+		done
+	) || fail "pair $id failed: $(tail -n 20 "$tmp/run.log")"
+}
+
+agentc_q=$(q "$tmp/agentc")
+cue_q=$(q "$tmp/cue")
+floor_q="$(q "$tmp/floor") -request $(q "$root/bench/testdata/floor.json") -schema $(q "$root/bench/testdata/schema.json") -base-url $base_q"
+pair vet-example "$work/example" "$runs" \
+	"$agentc_q vet $(q "$root/examples/issue-triage.cue")" \
+	"$cue_q vet -c schema.cue agent.cue"
+pair vet-dir200 "$work/tree" "$runs_dir" \
+	"$agentc_q vet ../flat" \
+	"$cue_q vet -c ./..."
+pair run-plan "$root" "$runs" \
+	"$agentc_q run $(q "$work/plan.json") --input $(q "$input") --base-url $base_q" \
+	"$floor_q"
+pair run-manifest "$root" "$runs" \
+	"$agentc_q run bench/testdata/agent.cue --input $(q "$input") --base-url $base_q" \
+	"$floor_q"
+stop_server
+load_after=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo "?")
+if [ "$timing" = 0 ]; then
+	log "done in ${SECONDS}s: every command works; no timing was taken"
+	exit 0
+fi
+
+# count N WORD: "1 WORD" or "N WORDs".
+count() { if [ "$1" = 1 ]; then echo "1 $2"; else echo "$1 $2s"; fi; }
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+commit=$(git rev-parse --short HEAD 2>/dev/null || true)
+if [ -n "$commit" ] && [ -n "$(git status --porcelain 2>/dev/null)" ]; then
+	commit="$commit with local changes"
+fi
+command="bash bench/run.sh"
+[ "$short" = 1 ] && command="$command --short"
+[ "$write" = 1 ] && command="$command --write"
+{
+	echo "Date: $(date -u +%Y-%m-%d)"
+	echo "Mode: $mode: each command timed $(count "$runs" time) ($runs_dir for pair 2) after $(count "$warmup" "warm-up run"); peak RSS the largest of $(count "$rss_runs" run)"
+	echo "Machine: $(uname -srm), $(nproc) cores${cpu:+, $cpu}; 1-minute load average $load_before before timing, $load_after after"
+	echo "Versions: $(go env GOVERSION), cue $cue_version, $(hyperfine --version)${commit:+, agentc at $commit}"
+	echo "Command: \`$command\`"
+} >"$tmp/env"
+
+if [ "$write" = 1 ]; then
+	"$tmp/report" -results "$res" -env "$tmp/env" -write BENCHMARKS.md
+	log "wrote the table to BENCHMARKS.md"
+else
+	"$tmp/report" -results "$res" -env "$tmp/env"
+fi
+log "done in ${SECONDS}s"
