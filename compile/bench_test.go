@@ -19,7 +19,9 @@ func vet(b *testing.B, args ...string) {
 	}
 	for _, r := range results {
 		for _, d := range r.Diagnostics {
-			b.Fatalf("unexpected finding: %s", d)
+			if d.Severity != compile.Note {
+				b.Fatalf("unexpected finding: %s", d)
+			}
 		}
 	}
 }

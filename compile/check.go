@@ -40,13 +40,12 @@ func (cp *Compiler) Loader() *manifest.Loader { return cp.loader }
 // Vet loads every agent the arguments name (see manifest.Loader.Load) and
 // checks each. The error is only for arguments that name nothing loadable.
 func (cp *Compiler) Vet(args []string) ([]Result, error) {
-	insts, err := cp.loader.Load(args)
+	var out []Result
+	err := cp.loader.Each(args, func(inst *manifest.Instance) {
+		out = append(out, Result{Source: inst.Source, Diagnostics: cp.Check(inst)})
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make([]Result, len(insts))
-	for i, inst := range insts {
-		out[i] = Result{Source: inst.Source, Diagnostics: cp.Check(inst)}
 	}
 	return out, nil
 }

@@ -72,6 +72,11 @@ func codeForPath(path, fallback string) string {
 // error, so the walk below finds unknown and missing fields itself, and
 // each top-level field is validated on its own.
 func (l *Loader) validate(u, v cue.Value) []*Error {
+	// Most manifests are valid: one validation of the whole says so, and
+	// the walk for a complete report is needed only when it fails.
+	if u.Validate(cue.Concrete(true), cue.All(), cue.Final()) == nil {
+		return nil
+	}
 	var errs []*Error
 	seen := map[string]bool{}
 	var dead []string // fields reported as not allowed: nothing below them is news
