@@ -104,7 +104,7 @@ func TestPromptedAnswer(t *testing.T) {
 
 func TestPromptedProseGoesToStrategy(t *testing.T) {
 	p := notePlan(t, plan.ModePrompted, keepsTools)
-	r := runWith(t, p, agentrt.Options{}, text(t, "Let me look first."), text(t, `{"label":"bug"}`))
+	r := runWith(t, p, agentrt.Options{}, text(t, "Let me look first, as the guide [1] says."), text(t, `{"label":"bug"}`))
 	if r.rep.Outcome != agentrt.OutcomeOK || r.rep.InvalidAnswers != 0 {
 		t.Fatalf("outcome %s (%s), invalid %d", r.rep.Outcome, r.rep.Error, r.rep.InvalidAnswers)
 	}

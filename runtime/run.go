@@ -406,16 +406,7 @@ func (x *run) loop() {
 		resp, replayed, err := x.complete(round, req, nil)
 		if err != nil {
 			x.rep.Rounds = append(x.rep.Rounds, rr)
-			var d *Divergence
-			switch {
-			case errors.As(err, &d):
-				x.diverged(d)
-			case x.interrupted():
-			case x.isDeadline(err):
-				x.end(OutcomeError, BoundDeadline, fmt.Sprintf("the deadline (%s) passed during a model call", x.Runner.deadline))
-			default:
-				x.end(OutcomeError, BoundNone, fmt.Sprintf("model %s: %v", x.model, err))
-			}
+			x.failed(err, "a model call", fmt.Sprintf("model %s: %v", x.model, err))
 			return
 		}
 		rr.Usage = resp.Usage
@@ -435,7 +426,7 @@ func (x *run) loop() {
 			if !done {
 				d = x.decide(round, AfterToolResults)
 			}
-		case req.Answer != nil && (req.Answer.Mode == plan.ModeNative || len(jsonIn(msg.Content)) > 0):
+		case req.Answer != nil && (req.Answer.Mode == plan.ModeNative || answers(msg.Content)):
 			// The turn could answer in its text, and did: a native turn
 			// answers in JSON whatever it says; a prompted one holding no
 			// JSON at all is prose, for the strategy.
@@ -619,6 +610,18 @@ func (x *run) raise(answer json.RawMessage) json.RawMessage {
 	return plan.Raise(x.low.Schema, x.low.Nullable, answer)
 }
 
+// answers reports whether a prompted reply gives an answer rather than
+// prose: its whole text is JSON, or a fenced block is, or it holds a JSON
+// object. A bracketed aside in prose ("see [1]") is not an answer.
+func answers(text string) bool {
+	for _, c := range jsonIn(text) {
+		if c[0] == '{' || string(c) == strings.TrimSpace(text) || strings.Contains(text, "```") {
+			return true
+		}
+	}
+	return false
+}
+
 // jsonIn finds the JSON values a prose reply may hold its answer in: the
 // whole text, each fenced code block, and the span from the first brace
 // (or bracket) to the last.
@@ -728,16 +731,7 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 		rr.ToolCalls = append(rr.ToolCalls, cr)
 		if err != nil {
 			x.rep.ToolCalls = x.calls
-			var d *Divergence
-			switch {
-			case errors.As(err, &d):
-				x.diverged(d)
-			case x.interrupted():
-			case x.isDeadline(err):
-				x.end(OutcomeError, BoundDeadline, fmt.Sprintf("the deadline (%s) passed during a call of tool %s", x.Runner.deadline, c.Name))
-			default:
-				x.end(OutcomeError, BoundNone, err.Error())
-			}
+			x.failed(err, "a call of tool "+c.Name, err.Error())
 			return true
 		}
 		x.msgs = append(x.msgs, Message{Role: ToolRole, ToolCallID: c.ID, Name: c.Name, Content: res.Content, IsError: res.IsError})
@@ -859,6 +853,21 @@ func invoke(ctx context.Context, t Tool, c ToolCall) (res ToolResult, stop error
 		return ToolResult{Content: fmt.Sprintf("tool %s failed: %v", c.Name, err), IsError: true, Usage: res.Usage}, nil
 	}
 	return res, nil
+}
+
+// failed ends the run on an effect that failed: a divergence from the
+// journal, an interrupt, the deadline (during what), or else msg.
+func (x *run) failed(err error, during, msg string) {
+	var d *Divergence
+	switch {
+	case errors.As(err, &d):
+		x.diverged(d)
+	case x.interrupted():
+	case x.isDeadline(err):
+		x.end(OutcomeError, BoundDeadline, fmt.Sprintf("the deadline (%s) passed during %s", x.Runner.deadline, during))
+	default:
+		x.end(OutcomeError, BoundNone, msg)
+	}
 }
 
 // diverged ends the run on a divergence from its journal.
