@@ -332,6 +332,9 @@ func (lw *lowerer) object(m, out map[string]any, ptr, lptr string, depth int) {
 		}
 		out["required"] = names
 	}
+	if _, typed := m["type"]; !typed {
+		out["type"] = "object" // an object schema said so only by its properties
+	}
 	if lw.prof.CloseObjects {
 		out["additionalProperties"] = false
 	} else if ap, ok := m["additionalProperties"]; ok {

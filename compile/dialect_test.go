@@ -171,6 +171,10 @@ func deep(n int) string {
 
 func TestLowerModes(t *testing.T) {
 	obj := `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`
+	// An object schema that says so only by its properties is typed.
+	if l, _ := Lower(Profiles["openai"], "auto", mustDoc(t, `{"properties":{"a":{"type":"string"}},"required":["a"]}`)); !strings.Contains(string(l.Schema), `"type":"object"`) || !l.Strict {
+		t.Errorf("lowered %s (strict %v, %s): want the root typed as an object", l.Schema, l.Strict, l.Reason)
+	}
 	for _, tt := range []struct{ provider, mode, want string }{
 		{"openai", "auto", "native"}, {"anthropic", "auto", "tool"}, {"test", "auto", "tool"},
 		{"openai", "tool", "tool"}, {"anthropic", "native", "native"}, {"openai", "prompted", "prompted"},
