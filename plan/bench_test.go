@@ -36,3 +36,61 @@ func BenchmarkSeal1MiBSchema(b *testing.B) {
 		}
 	}
 }
+
+// answerSchema is a realistic contract: an extracted invoice, with nested
+// objects, an array of line items, formats, bounds, enums and optional
+// fields; answer is a valid answer to it, and loweredAnswer the same answer
+// as a strict provider writes it, nulls for the absent optional fields.
+const (
+	answerSchema = `{"type":"object","additionalProperties":false,"required":["number","issued","vendor","currency","total","lines"],
+	"properties":{
+	  "number":{"type":"string","pattern":"^[A-Z0-9-]{1,32}$"},
+	  "issued":{"type":"string","format":"date"},
+	  "due":{"type":"string","format":"date"},
+	  "vendor":{"type":"object","additionalProperties":false,"required":["name"],"properties":{
+	    "name":{"type":"string","minLength":1,"maxLength":200},"vat_id":{"type":"string"},"email":{"type":"string","format":"email"}}},
+	  "currency":{"enum":["EUR","USD","GBP","CHF"]},
+	  "total":{"type":"number","minimum":0},
+	  "lines":{"type":"array","minItems":1,"maxItems":200,"items":{"type":"object","additionalProperties":false,
+	    "required":["description","amount"],"properties":{"description":{"type":"string","maxLength":500},"quantity":{"type":"integer","minimum":1},"amount":{"type":"number"}}}}}}`
+	answer        = `{"number":"INV-2041","issued":"2026-11-02","vendor":{"name":"ACME GmbH","email":"billing@acme.example"},"currency":"EUR","total":120,"lines":[{"description":"Widgets","quantity":4,"amount":100},{"description":"Shipping","amount":20}]}`
+	loweredAnswer = `{"number":"INV-2041","issued":"2026-11-02","due":null,"vendor":{"name":"ACME GmbH","vat_id":null,"email":"billing@acme.example"},"currency":"EUR","total":120,"lines":[{"description":"Widgets","quantity":4,"amount":100},{"description":"Shipping","quantity":null,"amount":20}]}`
+)
+
+// BenchmarkValidateAnswer is the local validation of one answer against a
+// compiled contract: decoding it into the validator's value form and
+// validating it, as the runtime does for every answer.
+func BenchmarkValidateAnswer(b *testing.B) {
+	s, err := CompileSchemaJSON([]byte(answerSchema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := UnmarshalJSONValue([]byte(answer))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Validate(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRaise is turning an answer a strict provider wrote (nulls for
+// absent optional properties) back into the contract's shape.
+func BenchmarkRaise(b *testing.B) {
+	lowered := json.RawMessage(`{"type":"object","additionalProperties":false,"required":["number","issued","due","vendor","currency","total","lines"],
+	"properties":{"number":{"type":"string"},"issued":{"type":"string"},"due":{"type":["string","null"]},
+	  "vendor":{"type":"object","additionalProperties":false,"required":["name","vat_id","email"],"properties":{"name":{"type":"string"},"vat_id":{"type":["string","null"]},"email":{"type":["string","null"]}}},
+	  "currency":{"enum":["EUR","USD","GBP","CHF"]},"total":{"type":"number"},
+	  "lines":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["description","quantity","amount"],
+	    "properties":{"description":{"type":"string"},"quantity":{"type":["integer","null"]},"amount":{"type":"number"}}}}}}`)
+	nullable := []string{"/properties/due", "/properties/vendor/properties/vat_id", "/properties/vendor/properties/email", "/properties/lines/items/properties/quantity"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := Raise(lowered, nullable, json.RawMessage(loweredAnswer)); len(out) == len(loweredAnswer) {
+			b.Fatal("nothing raised")
+		}
+	}
+}
