@@ -270,7 +270,7 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 	}
 	started := time.Now()
 	resp, err = live()
-	if err != nil && x.ctx.Err() != nil {
+	if err != nil && x.cancelled() {
 		// Interrupted: not an outcome to keep; a resume makes it again.
 		return nil, false, err
 	}

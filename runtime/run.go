@@ -347,9 +347,17 @@ func (x *run) end(outcome, bound, msg string) {
 	x.rep.Outcome, x.rep.Bound, x.rep.Error = outcome, bound, msg
 }
 
+// cancelled reports whether the caller cancelled the run. A caller's
+// context that reached its own deadline (a nested run's, when its caller's
+// deadline passed) is a deadline, not an interrupt.
+func (x *run) cancelled() bool {
+	err := x.ctx.Err()
+	return err != nil && !errors.Is(err, context.DeadlineExceeded)
+}
+
 // interrupted reports whether the caller cancelled the run, and ends it so.
 func (x *run) interrupted() bool {
-	if x.ctx.Err() == nil {
+	if !x.cancelled() {
 		return false
 	}
 	x.rep.Interrupted = true

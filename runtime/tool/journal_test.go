@@ -161,3 +161,59 @@ func readFile(name string) (string, error) {
 	b, err := os.ReadFile(name)
 	return string(b), err
 }
+
+// blocking waits for its context to end: a model that outlives a deadline.
+type blocking struct{}
+
+func (blocking) Complete(ctx context.Context, _ *agentrt.Request) (*agentrt.Response, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+
+// TestNestedDeadlineReplayed: the caller's deadline passing while a called
+// agent waits on its model is journaled as the called agent's deadline, not
+// an interrupt, so a replay ends the same way.
+func TestNestedDeadlineReplayed(t *testing.T) {
+	child := labeller(t)
+	a := caller(t, "label.cue", "", map[string]plan.Callee{"label": {Path: "label.cue", Contract: child.Digests.Contract}}).Agent
+	a.Budgets.Deadline = "100ms"
+	parent := sealed(t, a, map[string]plan.Callee{"label": {Path: "label.cue", Contract: child.Digests.Contract}})
+	run := func(jn *agentrt.Journal, callerModel, calleeModel agentrt.Model) *agentrt.Report {
+		e := env(map[string]*plan.Plan{"/agents/label.cue": child}, nil)
+		e.ModelFor = func(*plan.Plan) (agentrt.Model, error) { return calleeModel, nil }
+		e.OutputSuffix = "0badcafe"
+		tools, closeTools, err := tool.Build(context.Background(), parent, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeTools()
+		r, err := agentrt.New(parent, agentrt.Options{Model: callerModel, Tools: tools, Journal: jn, OutputSuffix: "0badcafe"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := r.Run(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := journal.Create(file, journal.Header{Plan: "blake3:" + strings.Repeat("0", 64), Run: "r", OutputSuffix: "0badcafe", Agent: "triage", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := run(&agentrt.Journal{Writer: w}, testmodel.Model{}, blocking{})
+	w.Close()
+	if rec.Bound != agentrt.BoundDeadline || rec.Interrupted {
+		t.Fatalf("record: %s %s %s, interrupted %v", rec.Outcome, rec.Bound, rec.Error, rec.Interrupted)
+	}
+	j, err := journal.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := run(&agentrt.Journal{Recorded: j, Replay: true}, refusing{}, refusing{})
+	if rep.Divergence != nil || rep.Bound != agentrt.BoundDeadline {
+		t.Fatalf("replay: %s %s %s, divergence %+v", rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
+	}
+}
