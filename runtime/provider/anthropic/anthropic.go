@@ -90,8 +90,17 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
+	// A request whose max_tokens could take longer than the API lets a
+	// plain request run (the SDK's own rule) is streamed, and the message
+	// put together from its events.
+	_, long := sdk.CalculateNonStreamingTimeout(int(params.MaxTokens), params.Model, opts)
 	var msg *sdk.Message
 	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
+		if long != nil {
+			var err error
+			msg, err = m.stream(ctx, params, opts)
+			return classify(ctx, err)
+		}
 		var err error
 		msg, err = m.client.Messages.New(ctx, params, opts...)
 		return classify(ctx, err)
@@ -337,6 +346,30 @@ func statusText(code int) string {
 }
 
 // classify turns an SDK error into what retry.Policy.Do reads.
+// stream makes one streamed request and accumulates its events into the
+// message a plain request would have returned.
+func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption) (*sdk.Message, error) {
+	st := m.client.Messages.NewStreaming(ctx, params, opts...)
+	defer st.Close()
+	var msg sdk.Message
+	for st.Next() {
+		if err := msg.Accumulate(st.Current()); err != nil {
+			return nil, fmt.Errorf("reading the stream: %w", err)
+		}
+	}
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	if msg.ID == "" || msg.StopReason == "" {
+		return nil, errStreamCut
+	}
+	return &msg, nil
+}
+
+// errStreamCut is a stream that ended before its message did: the
+// connection went away mid-response.
+var errStreamCut = errors.New("the stream ended before the message did")
+
 func classify(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -353,12 +386,17 @@ func classify(ctx context.Context, err error) error {
 			RequestID:  apiErr.RequestID,
 		}
 		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(apiErr.StatusCode)}
+		// An error event in a stream arrives on a 200 response; its type
+		// says whether another attempt may be served.
+		if t := se.Type; apiErr.StatusCode < 400 && (t == "overloaded_error" || t == "api_error") {
+			re.Retryable = true
+		}
 		if apiErr.Response != nil {
 			re.RetryAfter = retry.ParseRetryAfter(apiErr.Response.Header, time.Now())
 		}
 		return re
 	}
-	if transient(err) {
+	if transient(err) || errors.Is(err, errStreamCut) {
 		return &retry.Error{Err: fmt.Errorf("anthropic: %w", err), Retryable: true}
 	}
 	return fmt.Errorf("anthropic: %w", err)

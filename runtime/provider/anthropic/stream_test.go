@@ -1,0 +1,128 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/retry"
+)
+
+// sse answers with a stream of server-sent events, as the Messages API
+// does for "stream": true; cut stops before the last events.
+func sse(events []string, cut int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("request-id", "req_011CTest")
+		w.WriteHeader(http.StatusOK)
+		for _, ev := range events[:len(events)-cut] {
+			var head struct {
+				Type string `json:"type"`
+			}
+			_ = json.Unmarshal([]byte(ev), &head)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", head.Type, ev)
+			w.(http.Flusher).Flush()
+		}
+		if cut > 0 {
+			// The connection goes away mid-response.
+			if hj, ok := w.(http.Hijacker); ok {
+				if conn, _, err := hj.Hijack(); err == nil {
+					conn.Close()
+				}
+			}
+		}
+	}
+}
+
+var streamed = []string{
+	`{"type":"message_start","message":{"id":"msg_01Stream","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":0,"cache_read_input_tokens":10,"output_tokens":1}}}`,
+	`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+	`{"type":"ping"}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Looking it "}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"up."}}`,
+	`{"type":"content_block_stop","index":0}`,
+	`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01A","name":"weather","input":{}}}`,
+	`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"city\": "}}`,
+	`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"\"Paris\"}"}}`,
+	`{"type":"content_block_stop","index":1}`,
+	`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":42}}`,
+	`{"type":"message_stop"}`,
+}
+
+func longRequest() *agentrt.Request {
+	return &agentrt.Request{
+		Model:           "claude-sonnet-4-5",
+		MaxOutputTokens: 64000,
+		Messages:        []agentrt.Message{{Role: agentrt.User, Content: "Weather in Paris?"}},
+		Tools:           weatherTools,
+		ToolChoice:      agentrt.ToolChoice{Mode: agentrt.ChooseAuto},
+	}
+}
+
+// TestStreamedWhenLong: a request whose max_tokens the API would not serve
+// in one plain response is streamed, and the message put together from the
+// events: text, a tool call whose input arrived in pieces, and usage.
+func TestStreamedWhenLong(t *testing.T) {
+	f := newFake(t, sse(streamed, 0))
+	resp, err := f.model(t, retry.Policy{}).Complete(context.Background(), longRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEq(t, "stream", f.body(0)["stream"], `true`)
+	if resp.Message.Content != "Looking it up." {
+		t.Errorf("content %q", resp.Message.Content)
+	}
+	if len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].ID != "toolu_01A" || resp.Message.ToolCalls[0].Name != "weather" {
+		t.Fatalf("tool calls %+v", resp.Message.ToolCalls)
+	}
+	var args map[string]string
+	if err := json.Unmarshal(resp.Message.ToolCalls[0].Arguments, &args); err != nil || args["city"] != "Paris" {
+		t.Errorf("arguments %s (%v)", resp.Message.ToolCalls[0].Arguments, err)
+	}
+	if want := (agentrt.Usage{Input: 35, Output: 42, Cached: 10}); resp.Usage != want {
+		t.Errorf("usage %+v, want %+v", resp.Usage, want)
+	}
+}
+
+// A short request is not streamed.
+func TestShortNotStreamed(t *testing.T) {
+	f := newFake(t, message(`[{"type": "text", "text": "Paris."}]`, "end_turn", ""))
+	req := longRequest()
+	req.MaxOutputTokens = 1000
+	if _, err := f.model(t, retry.Policy{}).Complete(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := f.body(0)["stream"]; ok {
+		t.Errorf("a short request was sent with stream %v", v)
+	}
+}
+
+// TestStreamRetried: an overloaded error event in the stream, and a stream
+// cut before its message ended, are retried; the third attempt answers.
+func TestStreamRetried(t *testing.T) {
+	overloaded := sse([]string{streamed[0], `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}, 0)
+	f := newFake(t, overloaded, sse(streamed, 3), sse(streamed, 0))
+	resp, err := f.model(t, fastRetry).Complete(context.Background(), longRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.attempts() != 3 || len(resp.Message.ToolCalls) != 1 {
+		t.Errorf("attempts %d, message %+v", f.attempts(), resp.Message)
+	}
+}
+
+// TestStreamErrorFinal: an error event of a kind no retry can mend is
+// final, with the provider's message.
+func TestStreamErrorFinal(t *testing.T) {
+	f := newFake(t, sse([]string{streamed[0], `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}`}, 0))
+	_, err := f.model(t, fastRetry).Complete(context.Background(), longRequest())
+	var se *StatusError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "prompt is too long") || f.attempts() != 1 {
+		t.Errorf("err %v, attempts %d", err, f.attempts())
+	}
+}
