@@ -170,7 +170,6 @@ func (blocking) Complete(ctx context.Context, _ *agentrt.Request) (*agentrt.Resp
 	return nil, ctx.Err()
 }
 
-
 // TestNestedDeadlineReplayed: the caller's deadline passing while a called
 // agent waits on its model is journaled as the called agent's deadline, not
 // an interrupt, so a replay ends the same way.
