@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -49,7 +50,8 @@ type Instance struct {
 type Loader struct {
 	ctx    *cue.Context
 	schema cue.Value
-	top    cue.Value // _, to instantiate pattern and required fields of the schema
+	top    cue.Value       // _, to instantiate pattern and required fields of the schema
+	module map[string]bool // whether a directory lies in a CUE module, by directory
 	// Stdin is read for the path "-"; nil means os.Stdin.
 	Stdin io.Reader
 }
@@ -257,15 +259,19 @@ func (l *Loader) loadUnit(u unit) *Instance {
 	}
 	if len(u.files) == 1 {
 		ext := strings.ToLower(filepath.Ext(u.files[0]))
-		if ext == ".cue" {
-			// One file that imports nothing outside the standard library
-			// needs no module or package resolution: building it directly
-			// spares cue/load's work, which a directory of manifests pays
-			// once a file.
-			if data, err := os.ReadFile(u.files[0]); err == nil && selfContained(u.files[0], data) {
-				inst := l.LoadBytes(u.files[0], data)
-				inst.Source = u.source
-				return inst
+		if filepath.Ext(u.files[0]) == ".cue" {
+			// One file that imports nothing outside the standard library,
+			// outside any CUE module, needs no module or package
+			// resolution: building it directly spares cue/load's work,
+			// which a directory of manifests pays once a file. Positions
+			// name it as cue/load would, by its absolute path.
+			abs, err := filepath.Abs(u.files[0])
+			if err == nil && !l.inModule(filepath.Dir(abs)) {
+				if data, err := os.ReadFile(abs); err == nil && selfContained(abs, data) {
+					inst := l.LoadBytes(abs, data)
+					inst.Source, inst.Files = u.source, u.files
+					return inst
+				}
 			}
 		}
 		if ext == ".json" || ext == ".yaml" || ext == ".yml" {
@@ -341,12 +347,24 @@ func (l *Loader) LoadBytes(name string, data []byte) *Instance {
 	return inst
 }
 
-// selfContained reports whether a CUE file parses and imports only the
-// standard library.
+// selfContained reports whether a CUE file can be built on its own just as
+// cue/load would build it: it parses, holds valid UTF-8 and something
+// besides white space, has no file-level attribute (a build constraint
+// such as @if, or an @extern or @embed, which only cue/load honours), and
+// imports only the standard library. Anything else goes through cue/load,
+// which reports it.
 func selfContained(name string, data []byte) bool {
+	if !utf8.Valid(data) || len(bytes.TrimSpace(data)) == 0 {
+		return false
+	}
 	f, err := parser.ParseFile(name, data, parser.ImportsOnly)
 	if err != nil {
 		return false
+	}
+	for _, d := range f.Decls {
+		if _, ok := d.(*ast.Attribute); ok {
+			return false
+		}
 	}
 	for imp := range f.ImportSpecs() {
 		if p := importPath(imp); p == "" || strings.Contains(strings.SplitN(p, "/", 2)[0], ".") {
@@ -354,6 +372,25 @@ func selfContained(name string, data []byte) bool {
 		}
 	}
 	return true
+}
+
+// inModule reports whether a directory lies in a CUE module: it or one
+// above it holds cue.mod. Answers are kept for the directories asked.
+func (l *Loader) inModule(dir string) bool {
+	if in, ok := l.module[dir]; ok {
+		return in
+	}
+	in := false
+	if fi, err := os.Stat(filepath.Join(dir, "cue.mod")); err == nil && fi.IsDir() {
+		in = true
+	} else if parent := filepath.Dir(dir); parent != dir {
+		in = l.inModule(parent)
+	}
+	if l.module == nil {
+		l.module = map[string]bool{}
+	}
+	l.module[dir] = in
+	return in
 }
 
 func importPath(imp *ast.ImportSpec) string {

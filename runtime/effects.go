@@ -252,11 +252,9 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			}
 			j.reach(k, true)
 			if e.Error != "" {
-				var f struct {
-					Deadline bool `json:"deadline"`
-				}
-				_ = json.Unmarshal(e.Response, &f)
-				return nil, true, &FailedEffect{Msg: e.Error, Deadline: f.Deadline}
+				f := &FailedEffect{Msg: e.Error}
+				_ = json.Unmarshal(e.Response, f)
+				return nil, true, f
 			}
 			if e.Response == nil {
 				return nil, false, fmt.Errorf("journal: effect %s (%s) is recorded without a response", k, id.what)
@@ -289,7 +287,7 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			// A failure is an outcome a replay must reproduce: the run
 			// ended on it, or a nested run's failure became a tool error.
 			e.Error = err.Error()
-			e.Response, _ = json.Marshal(map[string]bool{"deadline": x.isDeadline(err)})
+			e.Response, _ = json.Marshal(FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline()})
 		}
 		if werr := j.Writer.Append(e); werr != nil {
 			return nil, false, fmt.Errorf("journal: %w", werr)
@@ -301,9 +299,11 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 // FailedEffect is an effect that failed, as a journal recorded it: a
 // replay ends the way the recorded run did.
 type FailedEffect struct {
-	Msg string
-	// Deadline says the run's deadline ended it.
-	Deadline bool
+	Msg string `json:"-"`
+	// Deadline says a deadline ended it; Own, that it was the run's own
+	// deadline rather than its caller's.
+	Deadline bool `json:"deadline"`
+	Own      bool `json:"own,omitempty"`
 }
 
 func (e *FailedEffect) Error() string { return e.Msg }

@@ -152,3 +152,24 @@ func TestDeadlineBetweenEffectsReplayed(t *testing.T) {
 		t.Fatalf("replay: %s %s %s, divergence %+v", rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
 	}
 }
+
+// TestCallerDeadline: a host's context whose deadline passed stops the run
+// at the next round as the deadline, saying whose it was, and before any
+// model call.
+func TestCallerDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	m := &scripted{turns: []turn{answer(`{"label":"bug"}`, 10)}}
+	r, err := agentrt.New(agent(t, nil), agentrt.Options{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Bound != agentrt.BoundDeadline || rep.Interrupted || rep.Error != "the caller's deadline passed before an answer" || len(m.reqs) != 0 {
+		t.Errorf("bound %s, interrupted %v, error %q, model calls %d", rep.Bound, rep.Interrupted, rep.Error, len(m.reqs))
+	}
+}

@@ -151,3 +151,26 @@ func TestTestModelModes(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptedBrackets: a bracketed span in a prompted reply is the answer
+// when it is a valid one, and prose when it is an aside.
+func TestPromptedBrackets(t *testing.T) {
+	arr := agent(t, func(a *plan.Agent) {
+		keepsTools(a)
+		a.Output.Schema = json.RawMessage(`{"type":"array","items":{"enum":["bug","feature"]}}`)
+		a.Output.Mode = plan.ModePrompted
+	})
+	arr.Output = &plan.Lowering{Provider: "test", Mode: plan.ModePrompted, Schema: arr.Agent.Output.Schema}
+	if err := arr.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r := runWith(t, arr, agentrt.Options{}, text(t, `The labels are ["bug"].`))
+	if r.rep.Outcome != agentrt.OutcomeOK || string(r.rep.Answer) != `["bug"]` || len(r.model.reqs) != 1 {
+		t.Errorf("an inline array answer: outcome %s (%s), answer %s, calls %d", r.rep.Outcome, r.rep.Error, r.rep.Answer, len(r.model.reqs))
+	}
+	p := notePlan(t, plan.ModePrompted, keepsTools)
+	r = runWith(t, p, agentrt.Options{}, text(t, "Per [1], run:\n```sh\nls\n```"), text(t, `{"label":"bug"}`))
+	if r.rep.Outcome != agentrt.OutcomeOK || r.rep.InvalidAnswers != 0 {
+		t.Errorf("an aside and a shell block: outcome %s (%s), invalid answers %d", r.rep.Outcome, r.rep.Error, r.rep.InvalidAnswers)
+	}
+}

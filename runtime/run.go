@@ -375,8 +375,8 @@ func (x *run) checks(round int) bool {
 	switch {
 	case x.interrupted():
 		return false
-	case x.pastDeadline():
-		x.end(OutcomeError, BoundDeadline, fmt.Sprintf("the deadline (%s) passed before an answer", x.Runner.deadline))
+	case x.pastDeadline() || errors.Is(x.ctx.Err(), context.DeadlineExceeded):
+		x.end(OutcomeError, BoundDeadline, x.deadlineText("before an answer", x.pastDeadline()))
 		return false
 	case x.agent.Budgets.Rounds > 0 && round > x.agent.Budgets.Rounds:
 		x.end(OutcomeError, BoundRounds, fmt.Sprintf("%d rounds passed without an answer", x.agent.Budgets.Rounds))
@@ -434,7 +434,7 @@ func (x *run) loop() {
 			if !done {
 				d = x.decide(round, AfterToolResults)
 			}
-		case req.Answer != nil && (req.Answer.Mode == plan.ModeNative || answers(msg.Content)):
+		case req.Answer != nil && (req.Answer.Mode == plan.ModeNative || x.answers(msg.Content)):
 			// The turn could answer in its text, and did: a native turn
 			// answers in JSON whatever it says; a prompted one holding no
 			// JSON at all is prose, for the strategy.
@@ -590,7 +590,9 @@ func (x *run) acceptProse() bool {
 func (x *run) textAnswer(text string) bool {
 	var cands []json.RawMessage
 	if x.answerFmt.Mode == plan.ModePrompted {
-		cands = jsonIn(text)
+		for _, c := range jsonIn(text) {
+			cands = append(cands, c.value)
+		}
 	} else if t := strings.TrimSpace(text); t != "" {
 		cands = []json.RawMessage{json.RawMessage(t)}
 	}
@@ -620,30 +622,39 @@ func (x *run) raise(answer json.RawMessage) json.RawMessage {
 
 // answers reports whether a prompted reply gives an answer rather than
 // prose: its whole text is JSON, or a fenced block is, or it holds a JSON
-// object. A bracketed aside in prose ("see [1]") is not an answer.
-func answers(text string) bool {
+// object, or a bracketed span that is a valid answer. A bracketed aside
+// in prose ("see [1]") is not an answer.
+func (x *run) answers(text string) bool {
 	for _, c := range jsonIn(text) {
-		if c[0] == '{' || string(c) == strings.TrimSpace(text) || strings.Contains(text, "```") {
+		if c.strong || x.validate(x.raise(c.value)) == nil {
 			return true
 		}
 	}
 	return false
 }
 
+// jsonCandidate is a JSON value found in a prose reply; strong says the
+// reply plainly gives it as a value (the whole text, a fenced block, an
+// object) rather than as a bracketed span that may be an aside.
+type jsonCandidate struct {
+	value  json.RawMessage
+	strong bool
+}
+
 // jsonIn finds the JSON values a prose reply may hold its answer in: the
 // whole text, each fenced code block, and the span from the first brace
 // (or bracket) to the last.
-func jsonIn(text string) []json.RawMessage {
-	var out []json.RawMessage
+func jsonIn(text string) []jsonCandidate {
+	var out []jsonCandidate
 	seen := map[string]bool{}
-	add := func(s string) {
+	add := func(s string, strong bool) {
 		s = strings.TrimSpace(s)
 		if s != "" && !seen[s] && json.Valid([]byte(s)) {
 			seen[s] = true
-			out = append(out, json.RawMessage(s))
+			out = append(out, jsonCandidate{json.RawMessage(s), strong || s[0] == '{'})
 		}
 	}
-	add(text)
+	add(text, true)
 	for rest := text; ; {
 		i := strings.Index(rest, "```")
 		if i < 0 {
@@ -658,12 +669,12 @@ func jsonIn(text string) []json.RawMessage {
 		if nl := strings.IndexByte(block, '\n'); nl >= 0 && !strings.ContainsAny(block[:nl], "{[\"") {
 			block = block[nl+1:] // the info string, e.g. "json"
 		}
-		add(block)
+		add(block, true)
 		rest = body[j+3:]
 	}
 	for _, pair := range [][2]string{{"{", "}"}, {"[", "]"}} {
 		if i, j := strings.Index(text, pair[0]), strings.LastIndex(text, pair[1]); i >= 0 && j > i {
-			add(text[i : j+1])
+			add(text[i:j+1], false)
 		}
 	}
 	return out
@@ -872,10 +883,26 @@ func (x *run) failed(err error, during, msg string) {
 		x.diverged(d)
 	case x.interrupted():
 	case x.isDeadline(err):
-		x.end(OutcomeError, BoundDeadline, fmt.Sprintf("the deadline (%s) passed during %s", x.Runner.deadline, during))
+		// A replayed failure says whose deadline it was, as recorded: the
+		// replay runs faster than the run it replays.
+		own := x.pastDeadline()
+		var f *FailedEffect
+		if errors.As(err, &f) {
+			own = f.Own
+		}
+		x.end(OutcomeError, BoundDeadline, x.deadlineText("during "+during, own))
 	default:
 		x.end(OutcomeError, BoundNone, msg)
 	}
+}
+
+// deadlineText says which deadline passed, and when: the run's own, or
+// its caller's (a host's context, or the run that called this agent).
+func (x *run) deadlineText(when string, own bool) string {
+	if own {
+		return fmt.Sprintf("the deadline (%s) passed %s", x.Runner.deadline, when)
+	}
+	return "the caller's deadline passed " + when
 }
 
 // diverged ends the run on a divergence from its journal.

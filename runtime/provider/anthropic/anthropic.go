@@ -326,6 +326,13 @@ type StatusError struct {
 
 func (e *StatusError) Error() string {
 	s := fmt.Sprintf("anthropic: %d %s", e.StatusCode, statusText(e.StatusCode))
+	if e.StatusCode < 400 {
+		// An error event in a stream, on a response that began well.
+		s = "anthropic: error event in the stream"
+		if e.Type != "" && e.Message != "" {
+			s += ": " + e.Type
+		}
+	}
 	switch {
 	case e.Message != "":
 		s += ": " + e.Message
@@ -345,7 +352,6 @@ func statusText(code int) string {
 	return http.StatusText(code)
 }
 
-// classify turns an SDK error into what retry.Policy.Do reads.
 // stream makes one streamed request and accumulates its events into the
 // message a plain request would have returned.
 func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption) (*sdk.Message, error) {
@@ -357,19 +363,23 @@ func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []
 			return nil, fmt.Errorf("reading the stream: %w", err)
 		}
 	}
+	if msg.ID != "" && msg.StopReason != "" {
+		// The message is whole (its stop reason and usage arrived), even if
+		// the connection went away before the stream's last event: asking
+		// again would pay for it twice.
+		return &msg, nil
+	}
 	if err := st.Err(); err != nil {
 		return nil, err
 	}
-	if msg.ID == "" || msg.StopReason == "" {
-		return nil, errStreamCut
-	}
-	return &msg, nil
+	return nil, errStreamCut
 }
 
 // errStreamCut is a stream that ended before its message did: the
 // connection went away mid-response.
 var errStreamCut = errors.New("the stream ended before the message did")
 
+// classify turns an SDK error into what retry.Policy.Do reads.
 func classify(ctx context.Context, err error) error {
 	if err == nil {
 		return nil

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 
 	agentrt "agentc.dev/agentc/runtime"
@@ -116,13 +115,24 @@ func TestStreamRetried(t *testing.T) {
 	}
 }
 
+// TestStreamWholeBeforeDrop: a stream whose message is whole (stop reason
+// and usage arrived) is the answer, though the connection went away before
+// its last event: asking again would pay for it twice.
+func TestStreamWholeBeforeDrop(t *testing.T) {
+	f := newFake(t, sse(streamed, 1))
+	resp, err := f.model(t, fastRetry).Complete(context.Background(), longRequest())
+	if err != nil || f.attempts() != 1 || len(resp.Message.ToolCalls) != 1 {
+		t.Errorf("err %v, attempts %d", err, f.attempts())
+	}
+}
+
 // TestStreamErrorFinal: an error event of a kind no retry can mend is
 // final, with the provider's message.
 func TestStreamErrorFinal(t *testing.T) {
 	f := newFake(t, sse([]string{streamed[0], `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}`}, 0))
 	_, err := f.model(t, fastRetry).Complete(context.Background(), longRequest())
 	var se *StatusError
-	if !errors.As(err, &se) || !strings.Contains(err.Error(), "prompt is too long") || f.attempts() != 1 {
+	if !errors.As(err, &se) || err.Error() != "anthropic: error event in the stream: invalid_request_error: prompt is too long (request-id req_011CTest)" || f.attempts() != 1 {
 		t.Errorf("err %v, attempts %d", err, f.attempts())
 	}
 }
