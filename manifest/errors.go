@@ -269,6 +269,9 @@ func (l *Loader) classify(v cue.Value, err error) []*Error {
 		path := errPath(e)
 		format, args := e.Msg()
 		msg := fmt.Sprintf(format, args...)
+		if strings.TrimSpace(msg) == "" || strings.Contains(msg, "%!") {
+			msg = e.Error() // a message whose format lost its arguments
+		}
 		var code string
 		switch {
 		case format == "field not allowed":

@@ -374,6 +374,48 @@ func selfContained(name string, data []byte) bool {
 	return true
 }
 
+// maxInteger is the largest integer a manifest may hold outside its JSON
+// Schemas: the largest a double, and so canonical JSON, keeps exact.
+const maxInteger = 1<<53 - 1
+
+// bigIntegers reports the integers of a manifest, outside its JSON Schemas
+// (vet checks numbers there), too large to count with: a budget of 10^21
+// tokens is a mistake, and would not survive the plan's canonical JSON.
+func bigIntegers(v cue.Value, path []cue.Selector) []*Error {
+	if isSchemaPath(path) {
+		return nil
+	}
+	switch v.IncompleteKind() {
+	case cue.IntKind:
+		if n, err := v.Int64(); err != nil || n > maxInteger || n < -maxInteger {
+			ps := pathString(path)
+			return []*Error{{Pos: v.Pos(), Path: ps, Code: CodeType,
+				Msg: fmt.Sprintf("%s: %v is too large (at most %d)", ps, v, int64(maxInteger))}}
+		}
+	case cue.StructKind:
+		var out []*Error
+		it, err := v.Fields()
+		if err != nil {
+			return nil
+		}
+		for it.Next() {
+			out = append(out, bigIntegers(it.Value(), appendPath(path, it.Selector()))...)
+		}
+		return out
+	case cue.ListKind:
+		var out []*Error
+		it, err := v.List()
+		if err != nil {
+			return nil
+		}
+		for i := 0; it.Next(); i++ {
+			out = append(out, bigIntegers(it.Value(), appendPath(path, cue.Index(i)))...)
+		}
+		return out
+	}
+	return nil
+}
+
 // inModule reports whether a directory lies in a CUE module: it or one
 // above it holds cue.mod. Answers are kept for the directories asked.
 func (l *Loader) inModule(dir string) bool {
@@ -421,6 +463,10 @@ func (l *Loader) finish(inst *Instance, v cue.Value) {
 			}
 		}
 		sortErrors(inst.Errors)
+		return
+	}
+	if errs := bigIntegers(v, nil); len(errs) > 0 {
+		inst.Errors = append(inst.Errors, errs...)
 		return
 	}
 	var m Manifest
