@@ -22,7 +22,8 @@ import (
 // error result is for what the checks cannot foresee: a callee that changed
 // between check and build, or a defect in agentc.
 func (cp *Compiler) Build(inst *manifest.Instance) (*plan.Plan, []Diagnostic, error) {
-	ds := cp.Check(inst)
+	c := cp.check(inst)
+	ds := c.ds
 	if hasError(ds) {
 		return nil, ds, nil
 	}
@@ -51,15 +52,12 @@ func (cp *Compiler) Build(inst *manifest.Instance) (*plan.Plan, []Diagnostic, er
 		}
 		p.Callees[name] = plan.Callee{Path: t.Path, Contract: callee.contract}
 	}
-	if o := agent.Output; o != nil {
-		if prof, ok := Profiles[agent.Model.Provider]; ok {
-			doc, err := plan.UnmarshalJSONValue(o.Schema)
-			if err != nil {
-				return fail(fmt.Errorf("output schema: %v", err))
+	if agent.Output != nil {
+		if _, ok := Profiles[agent.Model.Provider]; ok {
+			if c.lowering == nil {
+				return fail(errors.New("the output schema was not lowered to the provider's dialect"))
 			}
-			if p.Output, err = Lower(prof, o.Mode, doc); err != nil {
-				return fail(fmt.Errorf("output schema: %v", err))
-			}
+			p.Output = c.lowering
 		}
 	}
 	if err := p.Seal(); err != nil {

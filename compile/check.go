@@ -11,6 +11,7 @@ import (
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/manifest"
+	"agentc.dev/agentc/plan"
 )
 
 // Result is what vetting one agent found.
@@ -55,6 +56,10 @@ func (cp *Compiler) Vet(args []string) ([]Result, error) {
 // manifest as written, not only at the decoded Manifest, so that one pass
 // reports as much as it can.
 func (cp *Compiler) Check(inst *manifest.Instance) []Diagnostic {
+	return cp.check(inst).ds
+}
+
+func (cp *Compiler) check(inst *manifest.Instance) *checker {
 	c := &checker{comp: cp, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}}
 	for _, e := range inst.Errors {
 		c.ds = append(c.ds, Diagnostic{Pos: e.Pos, Severity: Error, Code: e.Code, Message: e.Msg})
@@ -64,7 +69,7 @@ func (cp *Compiler) Check(inst *manifest.Instance) []Diagnostic {
 		c.run()
 	}
 	SortDiagnostics(c.ds)
-	return c.ds
+	return c
 }
 
 type checker struct {
@@ -73,6 +78,7 @@ type checker struct {
 	errPaths map[string]bool // paths the loader already reported
 	ds       []Diagnostic
 	schemas  map[string]*Schema // the schemas that read, by manifest path
+	lowering *plan.Lowering     // the output schema lowered to the provider's dialect
 }
 
 func (c *checker) add(pos token.Pos, sev Severity, code, format string, args ...any) {

@@ -508,6 +508,7 @@ func (c *checker) checkDialect() {
 	if err != nil {
 		return // SCHEMA_NUMBER reports it
 	}
+	c.lowering = l // Build puts it in the plan
 	sev := Note
 	if enforce, _ := str(lookup(c.v, "output", "enforce")); enforce == "provider" {
 		sev = Error

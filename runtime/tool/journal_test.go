@@ -24,12 +24,16 @@ func (refusing) Complete(context.Context, *agentrt.Request) (*agentrt.Response, 
 	return nil, errors.New("the model was asked during a replay")
 }
 
-// nestedRun runs a caller whose tool is another agent, journaled in file.
-func nestedRun(t *testing.T, child *plan.Plan, model agentrt.Model, jn *agentrt.Journal, suffix string) *agentrt.Report {
+// suffix is the output tool suffix every journaled run here uses, as a
+// replay reuses the recorded one.
+const suffix = "0badcafe"
+
+// nestedRun runs parent, whose tool "label" is the agent child, with its
+// own model and the child's, journaled through jn.
+func nestedRun(t *testing.T, parent, child *plan.Plan, model, childModel agentrt.Model, jn *agentrt.Journal) *agentrt.Report {
 	t.Helper()
-	parent := caller(t, "label.cue", "", map[string]plan.Callee{"label": {Path: "label.cue", Contract: child.Digests.Contract}})
 	e := env(map[string]*plan.Plan{"/agents/label.cue": child}, nil)
-	e.ModelFor = func(*plan.Plan) (agentrt.Model, error) { return model, nil }
+	e.ModelFor = func(*plan.Plan) (agentrt.Model, error) { return childModel, nil }
 	e.OutputSuffix = suffix
 	tools, closeTools, err := tool.Build(context.Background(), parent, e)
 	if err != nil {
@@ -47,18 +51,30 @@ func nestedRun(t *testing.T, child *plan.Plan, model agentrt.Model, jn *agentrt.
 	return rep
 }
 
+// labelCaller is the caller of child through the tool "label".
+func labelCaller(t *testing.T, child *plan.Plan) *plan.Plan {
+	return caller(t, "label.cue", "", map[string]plan.Callee{"label": {Path: "label.cue", Contract: child.Digests.Contract}})
+}
+
+// newJournal creates a journal file for a record.
+func newJournal(t *testing.T) (string, *journal.Writer) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := journal.Create(file, journal.Header{Plan: "blake3:" + strings.Repeat("0", 64), Run: "r", OutputSuffix: suffix, Agent: "triage", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file, w
+}
+
 // TestNestedJournal: an agent called as a tool journals its own model
 // calls under the key of the call that ran it, and a replay runs it again
 // from the journal, with no model asked; a change inside the called agent
 // is a divergence at its own effect.
 func TestNestedJournal(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "run.jsonl")
-	w, err := journal.Create(file, journal.Header{Plan: "blake3:" + strings.Repeat("0", 64), Run: "r", OutputSuffix: "0badcafe", Agent: "triage", Started: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	file, w := newJournal(t)
 	child := labeller(t)
-	rec := nestedRun(t, child, testmodel.Model{}, &agentrt.Journal{Writer: w}, "0badcafe")
+	rec := nestedRun(t, labelCaller(t, child), child, testmodel.Model{}, testmodel.Model{}, &agentrt.Journal{Writer: w})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -79,14 +95,14 @@ func TestNestedJournal(t *testing.T) {
 		t.Errorf("journal keys: %s", got)
 	}
 
-	rep := nestedRun(t, child, refusing{}, &agentrt.Journal{Recorded: j, Replay: true}, "0badcafe")
+	rep := nestedRun(t, labelCaller(t, child), child, refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
 	if rep.Outcome != "ok" || string(rep.Answer) != string(rec.Answer) || rep.Usage != rec.Usage || rep.Replayed != 4 {
 		t.Fatalf("replay: %s %s, answer %s (recorded %s), usage %+v (recorded %+v), replayed %d", rep.Outcome, rep.Error, rep.Answer, rec.Answer, rep.Usage, rec.Usage, rep.Replayed)
 	}
 
 	changed := child.Agent
 	changed.Instructions = "Label it, carefully."
-	rep = nestedRun(t, sealed(t, changed, nil), refusing{}, &agentrt.Journal{Recorded: j, Replay: true}, "0badcafe")
+	rep = nestedRun(t, labelCaller(t, child), sealed(t, changed, nil), refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
 	d := rep.Divergence
 	if d == nil || d.Effect != "1.1/1.0" || len(d.Changes) != 1 || !strings.HasPrefix(d.Changes[0], "/messages/0/content: ") {
 		t.Fatalf("divergence %+v; want the child's first call, its instructions", d)
@@ -96,13 +112,9 @@ func TestNestedJournal(t *testing.T) {
 // TestReplayLacksAndLeaves: an effect the journal lacks, and recorded
 // effects a replay never reached, are divergences.
 func TestReplayLacksAndLeaves(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "run.jsonl")
-	w, err := journal.Create(file, journal.Header{Plan: "blake3:" + strings.Repeat("0", 64), Run: "r", OutputSuffix: "0badcafe", Agent: "triage", Started: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	file, w := newJournal(t)
 	child := labeller(t)
-	nestedRun(t, child, testmodel.Model{}, &agentrt.Journal{Writer: w}, "0badcafe")
+	nestedRun(t, labelCaller(t, child), child, testmodel.Model{}, testmodel.Model{}, &agentrt.Journal{Writer: w})
 	w.Close()
 	j, err := journal.Open(file)
 	if err != nil {
@@ -116,7 +128,7 @@ func TestReplayLacksAndLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := nestedRun(t, child, refusing{}, &agentrt.Journal{Recorded: cut, Replay: true}, "0badcafe")
+	rep := nestedRun(t, labelCaller(t, child), child, refusing{}, refusing{}, &agentrt.Journal{Recorded: cut, Replay: true})
 	if d := rep.Divergence; d == nil || d.Effect != last.Key.String() || !strings.Contains(d.Reason, "the journal lacks effect 3.0 (model call)") {
 		t.Errorf("divergence %+v", rep.Divergence)
 	}
@@ -129,7 +141,7 @@ func TestReplayLacksAndLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep = nestedRun(t, child, refusing{}, &agentrt.Journal{Recorded: more, Replay: true}, "0badcafe")
+	rep = nestedRun(t, labelCaller(t, child), child, refusing{}, refusing{}, &agentrt.Journal{Recorded: more, Replay: true})
 	if d := rep.Divergence; d == nil || !strings.Contains(d.Reason, "without reaching 1 recorded effect") || len(d.Changes) != 1 || d.Changes[0] != "9.0 (model call)" {
 		t.Errorf("divergence %+v", rep.Divergence)
 	}
@@ -178,31 +190,8 @@ func TestNestedDeadlineReplayed(t *testing.T) {
 	a := caller(t, "label.cue", "", map[string]plan.Callee{"label": {Path: "label.cue", Contract: child.Digests.Contract}}).Agent
 	a.Budgets.Deadline = "100ms"
 	parent := sealed(t, a, map[string]plan.Callee{"label": {Path: "label.cue", Contract: child.Digests.Contract}})
-	run := func(jn *agentrt.Journal, callerModel, calleeModel agentrt.Model) *agentrt.Report {
-		e := env(map[string]*plan.Plan{"/agents/label.cue": child}, nil)
-		e.ModelFor = func(*plan.Plan) (agentrt.Model, error) { return calleeModel, nil }
-		e.OutputSuffix = "0badcafe"
-		tools, closeTools, err := tool.Build(context.Background(), parent, e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer closeTools()
-		r, err := agentrt.New(parent, agentrt.Options{Model: callerModel, Tools: tools, Journal: jn, OutputSuffix: "0badcafe"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := r.Run(context.Background(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rep
-	}
-	file := filepath.Join(t.TempDir(), "run.jsonl")
-	w, err := journal.Create(file, journal.Header{Plan: "blake3:" + strings.Repeat("0", 64), Run: "r", OutputSuffix: "0badcafe", Agent: "triage", Started: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := run(&agentrt.Journal{Writer: w}, testmodel.Model{}, blocking{})
+	file, w := newJournal(t)
+	rec := nestedRun(t, parent, child, testmodel.Model{}, blocking{}, &agentrt.Journal{Writer: w})
 	w.Close()
 	if rec.Bound != agentrt.BoundDeadline || rec.Interrupted {
 		t.Fatalf("record: %s %s %s, interrupted %v", rec.Outcome, rec.Bound, rec.Error, rec.Interrupted)
@@ -211,7 +200,7 @@ func TestNestedDeadlineReplayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := run(&agentrt.Journal{Recorded: j, Replay: true}, refusing{}, refusing{})
+	rep := nestedRun(t, parent, child, refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
 	if rep.Divergence != nil || rep.Bound != agentrt.BoundDeadline {
 		t.Fatalf("replay: %s %s %s, divergence %+v", rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
 	}
