@@ -153,7 +153,7 @@ func (lw *lowerer) fail(ptr, why string) {
 }
 
 func (lw *lowerer) drop(ptr, k, value string) {
-	lw.local = append(lw.local, plan.Constraint{Pointer: ptr + "/" + escapePtr(k), Keyword: k, Value: value})
+	lw.local = append(lw.local, plan.Constraint{Pointer: ptr + "/" + plan.EscapePointer(k), Keyword: k, Value: value})
 }
 
 // lower returns the lowered form of the schema node at ptr (in the
@@ -176,7 +176,7 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 	_, hasRef := m["$ref"]
 	for _, k := range sortedKeys(m) {
 		v := m[k]
-		kp, klp := ptr+"/"+escapePtr(k), lptr+"/"+escapePtr(k)
+		kp, klp := ptr+"/"+plan.EscapePointer(k), lptr+"/"+plan.EscapePointer(k)
 		switch {
 		case kept[k]:
 			out[k] = v
@@ -184,7 +184,7 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 			defs, _ := v.(map[string]any)
 			lowered := map[string]any{}
 			for _, name := range sortedKeys(defs) {
-				lowered[name] = lw.lower(defs[name], kp+"/"+escapePtr(name), klp+"/"+escapePtr(name), depth, true)
+				lowered[name] = lw.lower(defs[name], kp+"/"+plan.EscapePointer(name), klp+"/"+plan.EscapePointer(name), depth, true)
 			}
 			out[k] = lowered
 		case !plan.IsConstraintKeyword(k):
@@ -310,7 +310,7 @@ func (lw *lowerer) object(m, out map[string]any, ptr, lptr string, depth int) {
 	lowered := map[string]any{}
 	var names []any
 	for _, name := range sortedKeys(props) {
-		pp, lpp := ptr+"/properties/"+escapePtr(name), lptr+"/properties/"+escapePtr(name)
+		pp, lpp := ptr+"/properties/"+plan.EscapePointer(name), lptr+"/properties/"+plan.EscapePointer(name)
 		names = append(names, name)
 		if !lw.prof.RequireAll || required[name] || acceptsNull(props[name]) {
 			lowered[name] = lw.lower(props[name], pp, lpp, depth+1, true)

@@ -98,9 +98,6 @@ func isIdent(s string) bool {
 	return true
 }
 
-func escapePtr(tok string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
-}
 
 // readSchema converts the CUE value of a schema into JSON values. A value
 // that is not concrete data is reported where it stands.
@@ -130,7 +127,7 @@ func (s *Schema) read(v cue.Value, ptr string) (any, *Diagnostic) {
 		}
 		for it.Next() {
 			key := it.Selector().Unquoted()
-			child, d := s.read(it.Value(), ptr+"/"+escapePtr(key))
+			child, d := s.read(it.Value(), ptr+"/"+plan.EscapePointer(key))
 			if d != nil {
 				return nil, d
 			}
@@ -236,7 +233,7 @@ func checkSchema(s *Schema) []Diagnostic {
 		}
 		for _, k := range sortedKeys(m) {
 			if !plan.IsKeyword(k) && !strings.HasPrefix(k, "x-") {
-				add(ptr+"/"+escapePtr(k), Warning, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
+				add(ptr+"/"+plan.EscapePointer(k), Warning, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
 			}
 		}
 		if f, ok := m["format"].(string); ok && !knownFormat(f) {
@@ -265,7 +262,7 @@ func walkValues(doc any, ptr string, fn func(ptr string, v any)) {
 	switch d := doc.(type) {
 	case map[string]any:
 		for _, k := range sortedKeys(d) {
-			walkValues(d[k], ptr+"/"+escapePtr(k), fn)
+			walkValues(d[k], ptr+"/"+plan.EscapePointer(k), fn)
 		}
 	case []any:
 		for i, v := range d {
@@ -295,7 +292,7 @@ func walkSchema(doc any, ptr string, fn func(ptr, parentKeyword string, sub any)
 		}
 		for _, k := range sortedKeys(m) {
 			val := m[k]
-			kp := ptr + "/" + escapePtr(k)
+			kp := ptr + "/" + plan.EscapePointer(k)
 			switch {
 			case subschemaList[k] && isList(val):
 				for i, sub := range val.([]any) {
@@ -312,7 +309,7 @@ func walkSchema(doc any, ptr string, fn func(ptr, parentKeyword string, sub any)
 					if k == "dependencies" && isList(sm[name]) {
 						continue // the property-dependency form lists names
 					}
-					walk(sm[name], kp+"/"+escapePtr(name), k)
+					walk(sm[name], kp+"/"+plan.EscapePointer(name), k)
 				}
 			}
 		}
@@ -463,7 +460,7 @@ func refPointer(doc any, target string) string {
 		for _, k := range []string{"$ref", "$dynamicRef"} {
 			ref, ok := m[k].(string)
 			if ok && ref != "" && (ref == target || strings.HasSuffix(target, ref) || strings.HasSuffix(target, strings.TrimPrefix(ref, "#"))) {
-				found = ptr + "/" + escapePtr(k)
+				found = ptr + "/" + plan.EscapePointer(k)
 				return
 			}
 		}
@@ -482,7 +479,7 @@ func pointer(loc []string) string {
 	var b strings.Builder
 	for _, tok := range loc {
 		b.WriteByte('/')
-		b.WriteString(escapePtr(tok))
+		b.WriteString(plan.EscapePointer(tok))
 	}
 	return b.String()
 }

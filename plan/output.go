@@ -116,7 +116,7 @@ func (r *raiser) walk(node any, ptr string, val any, hops int) bool {
 			if !ok {
 				continue
 			}
-			pp := ptr + "/properties/" + escapePointer(k)
+			pp := ptr + "/properties/" + EscapePointer(k)
 			if pv == nil && r.nullable[pp] {
 				delete(v, k)
 				changed = true
@@ -257,6 +257,8 @@ func jsonType(v any) string {
 	}
 }
 
-func escapePointer(tok string) string {
+// EscapePointer escapes a member name as a JSON Pointer (RFC 6901)
+// reference token.
+func EscapePointer(tok string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
 }
