@@ -98,7 +98,6 @@ func isIdent(s string) bool {
 	return true
 }
 
-
 // readSchema converts the CUE value of a schema into JSON values. A value
 // that is not concrete data is reported where it stands.
 func readSchema(v cue.Value, path string) (*Schema, *Diagnostic) {
