@@ -19,6 +19,7 @@ const module = "agentc.dev/agentc"
 // import. A package not listed here may import nothing of ours.
 var allowed = map[string][]string{
 	"cmd":      {"*"},
+	"internal": {"*"}, // the command line's packages; which program links what, internal/dispatch tests
 	"manifest": {},
 	"compile":  {"manifest", "digest", "plan"},
 	"digest":   {},

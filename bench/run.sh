@@ -104,8 +104,8 @@ work=$tmp/work
 res=$tmp/results
 mkdir -p "$work" "$res"
 
-log "building agentc, the server, the floor and the generator"
-go build -o "$tmp/agentc" ./cmd/agentc
+log "building agentc (its three programs), the server, the floor and the generator"
+go build -o "$tmp/" ./cmd/agentc ./cmd/agentc-compiler ./cmd/agentc-runtime
 for prog in server floor gen report; do
 	go build -o "$tmp/$prog" "./bench/$prog"
 done

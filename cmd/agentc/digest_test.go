@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/txtar"
+
+	"agentc.dev/agentc/internal/cli"
 )
 
 // TestGoldenDigests pins the digests of fixed agents (format
@@ -40,7 +42,7 @@ func TestGoldenDigests(t *testing.T) {
 	var got bytes.Buffer
 	for _, a := range args {
 		var stdout, stderr bytes.Buffer
-		if code := run([]string{"digest", a}, env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, dir: dir}); code != 0 {
+		if code := run([]string{"digest", a}, cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Dir: dir}); code != 0 {
 			t.Fatalf("digest %s: exit %d\n%s", a, code, stderr.String())
 		}
 		got.WriteString(a + " " + stdout.String())
@@ -70,7 +72,7 @@ func TestExamplesLock(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"digest", "--check", "--lock", filepath.Join(root, "agentc.sum"), filepath.Join(root, "examples")},
-		env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, dir: root})
+		cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Dir: root})
 	if code != 0 || stdout.Len() > 0 || stderr.Len() > 0 {
 		t.Errorf("agentc digest --check examples/: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}

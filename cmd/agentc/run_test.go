@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/cli/cuecmd"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/testmodel"
@@ -30,11 +32,10 @@ func TestRunExamples(t *testing.T) {
 	for _, name := range names {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			dir, _ := filepath.Abs(".")
-			bs, err := buildAll(env{stdin: strings.NewReader(""), stderr: &bytes.Buffer{}, dir: dir}, []string{name}, &bytes.Buffer{})
-			if err != nil || len(bs) != 1 {
+			p, _, err := cuecmd.Compiler().Load(cli.Env{Stdin: strings.NewReader(""), Stderr: &bytes.Buffer{}, Dir: dir}, name)
+			if err != nil {
 				t.Fatalf("build: %v", err)
 			}
-			p := bs[0].plan
 			input := "null"
 			if p.Agent.Input != nil {
 				in, err := testmodel.Synthesize(p.Agent.Input.Schema, 0)
@@ -48,7 +49,7 @@ func TestRunExamples(t *testing.T) {
 			answered := &localTransport{}
 			var stdout, stderr bytes.Buffer
 			code := run([]string{"run", name, "--model", "test", "--report", "--input", input},
-				env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, dir: dir, httpTransport: answered})
+				cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Dir: dir, HTTPTransport: answered})
 			ran++
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr.String())
@@ -143,32 +144,11 @@ func TestRunInterrupted(t *testing.T) {
 	cancel()
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"run", "../../examples/invoice-extractor.cue", "--model", "test", "--input", `{"document_text":"Invoice 42 from ACME Corp, total 10 EUR","file_name":"a.pdf","sender_email":"a@b.example"}`},
-		env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, ctx: ctx})
-	if code != exitInterrupted {
+		cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Ctx: ctx})
+	if code != 130 {
 		t.Errorf("exit %d, want 130\n%s%s", code, stdout.String(), stderr.String())
 	}
 	if stdout.Len() > 0 || strings.Contains(stderr.String(), "model_call") {
 		t.Errorf("an interrupted run went on:\n%s%s", stdout.String(), stderr.String())
-	}
-}
-
-func TestRunExit(t *testing.T) {
-	tests := []struct {
-		rep  agentrt.Report
-		want int
-	}{
-		{agentrt.Report{Outcome: "ok", Bound: "none"}, 0},
-		{agentrt.Report{Outcome: "error", Bound: "none"}, 1},
-		{agentrt.Report{Outcome: "error", Bound: "rounds"}, 1},
-		{agentrt.Report{Outcome: "error", Bound: "deadline"}, 3},
-		{agentrt.Report{Outcome: "error", Bound: "tool_budget"}, 4},
-		{agentrt.Report{Outcome: "error", Bound: "token_budget"}, 5},
-		{agentrt.Report{Outcome: "ok", Bound: "token_budget"}, 5},
-		{agentrt.Report{Outcome: "error", Bound: "none", Interrupted: true}, 130},
-	}
-	for _, tt := range tests {
-		if got := runExit(&tt.rep); got != tt.want {
-			t.Errorf("%s/%s interrupted=%v: exit %d, want %d", tt.rep.Outcome, tt.rep.Bound, tt.rep.Interrupted, got, tt.want)
-		}
 	}
 }

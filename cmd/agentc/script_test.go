@@ -16,12 +16,20 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/cli/cuecmd"
+	"agentc.dev/agentc/internal/dispatch"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"agentc":          func() { os.Exit(Main()) },
-		"docs-mcp-server": docsServer,
+		// agentc is the real command: it starts the two programs below,
+		// found on PATH as testscript installs them there.
+		"agentc":            func() { os.Exit(dispatch.Main()) },
+		cli.CompilerProgram: func() { os.Exit(cli.Main(cuecmd.Compiler())) },
+		cli.RuntimeProgram:  func() { os.Exit(cli.Main(nil)) },
+		"docs-mcp-server":   docsServer,
 	})
 }
 
@@ -120,3 +128,7 @@ func TestScripts(t *testing.T) {
 		},
 	})
 }
+
+// run runs the command line args in this process with every verb, as the
+// compiler program does, and returns the exit code.
+func run(args []string, e cli.Env) int { return cli.Run(args, e, cuecmd.Compiler(), nil) }

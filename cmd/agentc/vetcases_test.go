@@ -12,6 +12,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/internal/cli"
 )
 
 var update = flag.Bool("update", os.Getenv("AGENTC_UPDATE") != "", "rewrite the want sections of testdata cases")
@@ -70,7 +71,7 @@ func TestVetCases(t *testing.T) {
 			}
 			t.Chdir(dir)
 			var stdout, stderr bytes.Buffer
-			code := run(args, env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, dir: dir})
+			code := run(args, cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Dir: dir})
 			if *update {
 				if wantIdx < 0 {
 					ar.Files = append(ar.Files, txtar.File{Name: "want"})
@@ -82,8 +83,8 @@ func TestVetCases(t *testing.T) {
 				}
 				want = stdout.Bytes()
 			}
-			if code != exitFindings {
-				t.Errorf("exit code %d, want %d; stderr:\n%s", code, exitFindings, stderr.String())
+			if code != cli.ExitFindings {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, cli.ExitFindings, stderr.String())
 			}
 			if got := stdout.String(); got != string(want) {
 				t.Errorf("output differs\n--- got:\n%s--- want:\n%s", got, want)

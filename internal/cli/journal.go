@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -36,7 +36,7 @@ type runJournal struct {
 	seen    map[string]tool.ServerRecord // mcp servers started
 }
 
-func openJournal(e env, p *plan.Plan, f runFlags) (*runJournal, error) {
+func openJournal(e Env, p *plan.Plan, f runFlags) (*runJournal, error) {
 	jn := &runJournal{seen: map[string]tool.ServerRecord{}}
 	file, replay := f.record, false
 	if f.replay != "" {
@@ -61,14 +61,14 @@ func openJournal(e env, p *plan.Plan, f runFlags) (*runJournal, error) {
 		j, w, err = journal.Resume(file)
 	}
 	if err != nil {
-		return nil, &exitError{code: exitFindings, err: err}
+		return nil, &ExitError{Code: ExitFindings, Err: err}
 	}
 	jn.rt = &agentrt.Journal{Recorded: j, Writer: w, Replay: replay}
 	jn.suffix = j.Header.OutputSuffix
 	if len(j.Header.Tools) > 0 {
 		var ht headerTools
 		if err := json.Unmarshal(j.Header.Tools, &ht); err != nil {
-			return nil, &exitError{code: exitFindings, err: fmt.Errorf("%s: the header's tools: %v", file, err)}
+			return nil, &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s: the header's tools: %v", file, err)}
 		}
 		jn.servers = ht.Servers
 	}
@@ -76,12 +76,12 @@ func openJournal(e env, p *plan.Plan, f runFlags) (*runJournal, error) {
 	if replay {
 		verb = "replaying"
 	}
-	fmt.Fprintf(e.stderr, "agentc: %s %s: run %s, %d effects recorded\n", verb, file, j.Header.Run, len(j.Entries))
+	fmt.Fprintf(e.Stderr, "agentc: %s %s: run %s, %d effects recorded\n", verb, file, j.Header.Run, len(j.Entries))
 	if j.Truncated {
-		fmt.Fprintf(e.stderr, "agentc: %s: its last line was cut short (a crash during a write) and is left out\n", file)
+		fmt.Fprintf(e.Stderr, "agentc: %s: its last line was cut short (a crash during a write) and is left out\n", file)
 	}
 	if j.Header.Plan != string(p.Digests.Plan) {
-		fmt.Fprintf(e.stderr, "agentc: the plan changed since the journal was recorded (plan %s then, %s now); each call is compared with its record\n",
+		fmt.Fprintf(e.Stderr, "agentc: the plan changed since the journal was recorded (plan %s then, %s now); each call is compared with its record\n",
 			shortDigest(j.Header.Plan), p.Digests.Plan.Short())
 	}
 	return jn, nil
@@ -114,18 +114,18 @@ func (jn *runJournal) start(p *plan.Plan) error {
 		Started: time.Now().UTC(), Tools: ht}
 	w, err := journal.Create(jn.path, h)
 	if err != nil {
-		return &exitError{code: exitFindings, err: err}
+		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	jn.rt.Writer = w
 	return nil
 }
 
-func (jn *runJournal) close(e env) {
+func (jn *runJournal) close(e Env) {
 	if jn.rt == nil || jn.rt.Writer == nil {
 		return
 	}
 	if err := jn.rt.Writer.Close(); err != nil {
-		fmt.Fprintf(e.stderr, "agentc: closing the journal: %v\n", err)
+		fmt.Fprintf(e.Stderr, "agentc: closing the journal: %v\n", err)
 	}
 }
 

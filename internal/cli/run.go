@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -44,9 +44,9 @@ func runExit(rep *agentrt.Report) int {
 	case rep.Bound == agentrt.BoundTokenBudget:
 		return exitTokenBudget
 	case rep.Outcome == agentrt.OutcomeOK:
-		return exitOK
+		return ExitOK
 	}
-	return exitFindings
+	return ExitFindings
 }
 
 type runFlags struct {
@@ -58,7 +58,7 @@ type runFlags struct {
 	toolBudget, tokenBudget            int
 }
 
-func newRunCmd(e env) *cobra.Command {
+func newRunCmd(e Env, c *Compiler, handover func() error) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run [path]",
@@ -105,7 +105,7 @@ same --record to resume).`,
 			if len(args) == 1 {
 				path = args[0]
 			}
-			return runAgent(cmd, e, path, f)
+			return runAgent(cmd, e, &loader{c: c, handover: handover}, path, f)
 		},
 	}
 	fl := cmd.Flags()
@@ -125,13 +125,19 @@ same --record to resume).`,
 	return cmd
 }
 
-func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
-	p, dir, err := loadPlan(e, path)
+func runAgent(cmd *cobra.Command, e Env, ld *loader, path string, f runFlags) error {
+	p, dir, err := ld.load(e, path)
 	if err != nil {
 		return err
 	}
 	if f.dir != "" {
 		dir = f.dir
+	}
+	// Without a compiler, every agent the run may call must be a plan
+	// too; if one is not, the compiler program takes the run over now,
+	// before it has read its input or written anything.
+	if err := ld.callees(e, p, dir, map[string]bool{}); err != nil {
+		return err
 	}
 	input, err := readInput(e, f.input, p)
 	if err != nil {
@@ -140,19 +146,19 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 	opts := agentrt.Options{}
 	if cmd.Flags().Changed("deadline") {
 		if f.deadline <= 0 {
-			return usageError("--deadline must be positive")
+			return UsageError("--deadline must be positive")
 		}
 		opts.Budgets.Deadline = &f.deadline
 	}
 	if cmd.Flags().Changed("tool-budget") {
 		if f.toolBudget < 0 {
-			return usageError("--tool-budget must not be negative")
+			return UsageError("--tool-budget must not be negative")
 		}
 		opts.Budgets.Tools = &f.toolBudget
 	}
 	if cmd.Flags().Changed("token-budget") {
 		if f.tokenBudget <= 0 {
-			return usageError("--token-budget must be positive")
+			return UsageError("--token-budget must be positive")
 		}
 		opts.Budgets.Tokens = &f.tokenBudget
 	}
@@ -160,11 +166,11 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 	if f.events != "" {
 		eventsFile, err = os.Create(f.events)
 		if err != nil {
-			return &exitError{code: exitFindings, err: err}
+			return &ExitError{Code: ExitFindings, Err: err}
 		}
 		defer eventsFile.Close()
 	}
-	opts.Events = eventPrinter(e.stderr, eventsFile)
+	opts.Events = eventPrinter(e.Stderr, eventsFile)
 	jn, err := openJournal(e, p, f)
 	if err != nil {
 		return err
@@ -179,7 +185,7 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 	}
 	opts.Model, err = modelFor(p)
 	if err != nil {
-		return &exitError{code: exitFindings, err: err}
+		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	// An interrupt stops starting tools' servers too.
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -187,10 +193,10 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 	tools, closeTools, err := tool.Build(ctx, p, tool.Env{
 		BaseDir:  dir,
 		ModelFor: modelFor,
-		Resolve:  func(path string) (*plan.Plan, string, error) { return resolvePlan(e, path) },
+		Resolve:  func(path string) (*plan.Plan, string, error) { return ld.resolve(e, path) },
 		Events:   opts.Events,
 		// Tests answer http tools' requests without a network.
-		HTTPTransport: e.httpTransport,
+		HTTPTransport: e.HTTPTransport,
 		OutputSuffix:  jn.suffix,
 		Servers:       jn.servers,
 		Offline:       f.replay != "",
@@ -199,52 +205,52 @@ func runAgent(cmd *cobra.Command, e env, path string, f runFlags) error {
 	})
 	var changed *tool.ServerChangedError
 	if errors.As(err, &changed) {
-		return &exitError{code: exitDiverged, err: fmt.Errorf("the run diverged from its journal: %w", err)}
+		return &ExitError{Code: exitDiverged, Err: fmt.Errorf("the run diverged from its journal: %w", err)}
 	}
 	if err != nil {
-		return &exitError{code: exitFindings, err: err}
+		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	if err := jn.start(p); err != nil {
 		return err
 	}
 	defer func() {
 		if err := closeTools(); err != nil {
-			fmt.Fprintf(e.stderr, "agentc: closing tools: %v\n", err)
+			fmt.Fprintf(e.Stderr, "agentc: closing tools: %v\n", err)
 		}
 	}()
 	opts.Tools = tools
 	r, err := agentrt.New(p, opts)
 	if err != nil {
-		return &exitError{code: exitFindings, err: err}
+		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	rep, err := r.Run(ctx, input)
 	if err != nil {
-		return &exitError{code: exitFindings, err: err}
+		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	if f.report {
 		out, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "%s\n", out)
+		fmt.Fprintf(e.Stdout, "%s\n", out)
 	} else if len(rep.Answer) > 0 {
-		fmt.Fprintf(e.stdout, "%s\n", compact(rep.Answer))
+		fmt.Fprintf(e.Stdout, "%s\n", compact(rep.Answer))
 	}
 	if d := rep.Divergence; d != nil {
-		fmt.Fprintf(e.stderr, "agentc: %s\n", d.Reason)
+		fmt.Fprintf(e.Stderr, "agentc: %s\n", d.Reason)
 		for _, c := range d.Changes {
-			fmt.Fprintf(e.stderr, "agentc:   %s\n", c)
+			fmt.Fprintf(e.Stderr, "agentc:   %s\n", c)
 		}
 	}
 	code := runExit(rep)
-	if code == exitOK {
+	if code == ExitOK {
 		return nil
 	}
 	msg := fmt.Sprintf("run ended: outcome %s, bound %s", rep.Outcome, rep.Bound)
 	if rep.Error != "" {
 		msg += ": " + rep.Error
 	}
-	return &exitError{code: code, err: errors.New(msg)}
+	return &ExitError{Code: code, Err: errors.New(msg)}
 }
 
 func compact(b json.RawMessage) []byte {
@@ -255,12 +261,120 @@ func compact(b json.RawMessage) []byte {
 	return out.Bytes()
 }
 
-// resolvePlan loads a called agent's plan like loadPlan, with its findings
-// in the error rather than on standard error.
-func resolvePlan(e env, path string) (*plan.Plan, string, error) {
+// loader reads the plans of a run: the agent's, and those of the agents
+// it calls, each read once. A manifest is compiled by c; without one, the
+// run is handed over to the compiler program.
+type loader struct {
+	c        *Compiler
+	handover func() error
+	plans    map[string]loaded
+}
+
+type loaded struct {
+	p   *plan.Plan
+	dir string
+}
+
+// load reads a plan file, or compiles a manifest; it returns the plan and
+// the directory its relative paths resolve against.
+func (ld *loader) load(e Env, path string) (*plan.Plan, string, error) {
+	if l, ok := ld.plans[path]; ok {
+		return l.p, l.dir, nil
+	}
+	p, dir, err := ld.read(e, path)
+	if err != nil {
+		return nil, "", err
+	}
+	if ld.plans == nil {
+		ld.plans = map[string]loaded{}
+	}
+	ld.plans[path] = loaded{p, dir}
+	return p, dir, nil
+}
+
+func (ld *loader) read(e Env, path string) (*plan.Plan, string, error) {
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, "", &ExitError{Code: ExitUsage, Err: err}
+		}
+		if plan.IsPlan(data) {
+			p, err := plan.Read(path, data)
+			if err != nil {
+				return nil, "", &ExitError{Code: ExitFindings, Err: err}
+			}
+			return p, filepath.Dir(path), nil
+		}
+	}
+	if ld.c == nil {
+		return nil, "", ld.handOver(path)
+	}
+	return ld.c.Load(e, path)
+}
+
+// handOver passes the run to the compiler program, which runs it from the
+// start; it returns only if that fails.
+func (ld *loader) handOver(path string) error {
+	err := errors.New("run it with agentc")
+	if ld.handover != nil {
+		err = ld.handover()
+	}
+	return &ExitError{Code: ExitFindings, Err: &handoverError{path: path, err: err}}
+}
+
+// handoverError is a run that needs the compiler in a program without
+// one, which could not pass it on.
+type handoverError struct {
+	path string
+	err  error
+}
+
+func (e *handoverError) Error() string {
+	return fmt.Sprintf("%s is not a compiled plan, and %s runs only plans: %v", e.path, RuntimeProgram, e.err)
+}
+
+// callees checks, in a program without a compiler, that every agent p
+// calls, and every agent those call, is a plan, reading each; dir is
+// where p's relative paths resolve.
+func (ld *loader) callees(e Env, p *plan.Plan, dir string, seen map[string]bool) error {
+	if ld.c != nil {
+		return nil
+	}
+	for _, t := range p.Agent.Capabilities.Tools {
+		if t.Kind != "agent" {
+			continue
+		}
+		path := t.Path
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		if seen[path] {
+			continue
+		}
+		seen[path] = true
+		callee, cdir, err := ld.load(e, path)
+		var he *handoverError
+		if errors.As(err, &he) {
+			return err
+		}
+		if err != nil {
+			// A callee that is missing or broken fails the run when its
+			// tool is built, as it does in the compiler program.
+			continue
+		}
+		if err := ld.callees(e, callee, cdir, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resolve loads a called agent's plan like load, with its findings in the
+// error rather than on standard error.
+func (ld *loader) resolve(e Env, path string) (*plan.Plan, string, error) {
 	var findings bytes.Buffer
-	e.stderr = &findings
-	p, dir, err := loadPlan(e, path)
+	e.Stderr = &findings
+	p, dir, err := ld.load(e, path)
 	if err != nil {
 		if msg := strings.TrimSpace(findings.String()); msg != "" {
 			return nil, "", fmt.Errorf("%s", msg)
@@ -270,51 +384,21 @@ func resolvePlan(e env, path string) (*plan.Plan, string, error) {
 	return p, dir, nil
 }
 
-// loadPlan reads a plan file, or compiles a manifest; it returns the plan
-// and the directory its relative paths resolve against.
-func loadPlan(e env, path string) (*plan.Plan, string, error) {
-	if strings.EqualFold(filepath.Ext(path), ".json") {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, "", &exitError{code: exitUsage, err: err}
-		}
-		if plan.IsPlan(data) {
-			p, err := plan.Read(path, data)
-			if err != nil {
-				return nil, "", &exitError{code: exitFindings, err: err}
-			}
-			return p, filepath.Dir(path), nil
-		}
-	}
-	bs, err := buildAll(e, []string{path}, e.stderr)
-	if err != nil {
-		return nil, "", err
-	}
-	if len(bs) != 1 {
-		return nil, "", usageError("an agent to run is one agent; %s holds %d", path, len(bs))
-	}
-	dir := "."
-	if files := bs[0].inst.Files; len(files) > 0 && files[0] != "-" {
-		dir = filepath.Dir(files[0])
-	}
-	return bs[0].plan, dir, nil
-}
-
 // readInput reads the run's input as the flag says, or from standard input
 // when the agent declares an input schema and no flag was given.
-func readInput(e env, flag string, p *plan.Plan) (json.RawMessage, error) {
+func readInput(e Env, flag string, p *plan.Plan) (json.RawMessage, error) {
 	var data []byte
 	var err error
 	switch {
 	case flag == "-" || flag == "" && p.Agent.Input != nil:
-		data, err = io.ReadAll(e.stdin)
+		data, err = io.ReadAll(e.Stdin)
 	case strings.HasPrefix(flag, "@"):
 		data, err = os.ReadFile(flag[1:])
 	default:
 		data = []byte(flag)
 	}
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: fmt.Errorf("--input: %w", err)}
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--input: %w", err)}
 	}
 	return data, nil
 }

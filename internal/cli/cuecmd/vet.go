@@ -1,4 +1,4 @@
-package main
+package cuecmd
 
 import (
 	"encoding/json"
@@ -7,9 +7,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/internal/cli"
 )
 
-func newVetCmd(e env) *cobra.Command {
+func newVetCmd(e cli.Env) *cobra.Command {
 	var asJSON, strict, verbose bool
 	cmd := &cobra.Command{
 		Use:   "vet [paths...]",
@@ -40,7 +41,7 @@ Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 				return err
 			}
 			failed := false
-			enc := json.NewEncoder(e.stdout)
+			enc := json.NewEncoder(e.Stdout)
 			for _, r := range results {
 				for _, d := range r.Diagnostics {
 					if d.Severity == compile.Note && !verbose {
@@ -50,16 +51,16 @@ Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 						failed = true
 					}
 					if asJSON {
-						if err := enc.Encode(d.JSON(e.dir)); err != nil {
+						if err := enc.Encode(d.JSON(e.Dir)); err != nil {
 							return err
 						}
 						continue
 					}
-					fmt.Fprintln(e.stdout, d.Format(e.dir))
+					fmt.Fprintln(e.Stdout, d.Format(e.Dir))
 				}
 			}
 			if failed {
-				return &exitError{code: exitFindings}
+				return &cli.ExitError{Code: cli.ExitFindings}
 			}
 			return nil
 		},

@@ -1,4 +1,4 @@
-package main
+package cuecmd
 
 import (
 	"encoding/json"
@@ -13,9 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/cli"
 )
 
-func newDigestCmd(e env) *cobra.Command {
+func newDigestCmd(e cli.Env) *cobra.Command {
 	var asJSON, write, check bool
 	var lockPath string
 	cmd := &cobra.Command{
@@ -44,12 +45,12 @@ error.`,
   agentc digest --check ./...`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if write && check {
-				return usageError("--write and --check exclude each other")
+				return cli.UsageError("--write and --check exclude each other")
 			}
 			if len(args) == 0 {
 				args = []string{"."}
 			}
-			bs, err := buildAll(e, args, e.stderr)
+			bs, err := buildAll(e, args, e.Stderr)
 			if err != nil {
 				return err
 			}
@@ -58,7 +59,7 @@ error.`,
 			for _, b := range bs {
 				name := b.plan.Agent.Name
 				if prev, dup := sources[name]; dup {
-					return &exitError{code: exitFindings, err: fmt.Errorf("two agents are named %q (%s and %s); a lock file tells agents by name", name, prev, b.inst.Source)}
+					return &cli.ExitError{Code: cli.ExitFindings, Err: fmt.Errorf("two agents are named %q (%s and %s); a lock file tells agents by name", name, prev, b.inst.Source)}
 				}
 				sources[name] = b.inst.Source
 				entries[name] = digest.Entry{Name: name, Contract: b.plan.Digests.Contract, Plan: b.plan.Digests.Plan}
@@ -67,11 +68,11 @@ error.`,
 				return printDigests(e, bs, asJSON)
 			}
 			if lockPath == "" {
-				lockPath = findLock(e.dir)
+				lockPath = findLock(e.Dir)
 			}
 			lock, err := readLock(lockPath, write)
 			if err != nil {
-				return &exitError{code: exitFindings, err: err}
+				return &cli.ExitError{Code: cli.ExitFindings, Err: err}
 			}
 			if write {
 				for n, en := range entries {
@@ -89,13 +90,13 @@ error.`,
 	return cmd
 }
 
-func printDigests(e env, bs []built, asJSON bool) error {
-	enc := json.NewEncoder(e.stdout)
+func printDigests(e cli.Env, bs []built, asJSON bool) error {
+	enc := json.NewEncoder(e.Stdout)
 	for _, b := range bs {
 		if asJSON {
 			err := enc.Encode(map[string]string{
 				"agent":    b.plan.Agent.Name,
-				"source":   relPath(b.inst.Source, e.dir),
+				"source":   relPath(b.inst.Source, e.Dir),
 				"contract": string(b.plan.Digests.Contract),
 				"plan":     string(b.plan.Digests.Plan),
 			})
@@ -104,7 +105,7 @@ func printDigests(e env, bs []built, asJSON bool) error {
 			}
 			continue
 		}
-		fmt.Fprintf(e.stdout, "%s %s %s\n", b.plan.Agent.Name, b.plan.Digests.Contract, b.plan.Digests.Plan)
+		fmt.Fprintf(e.Stdout, "%s %s %s\n", b.plan.Agent.Name, b.plan.Digests.Contract, b.plan.Digests.Plan)
 	}
 	return nil
 }
@@ -132,13 +133,13 @@ func readLock(path string, missingOK bool) (*digest.Lock, error) {
 	return digest.ParseLock(path, data)
 }
 
-func checkLock(e env, lock *digest.Lock, lockPath string, entries map[string]digest.Entry) error {
+func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string]digest.Entry) error {
 	moved := false
 	for _, name := range sortedNames(entries) {
 		now := entries[name]
 		was, ok := lock.Entries[name]
 		if !ok {
-			fmt.Fprintf(e.stdout, "%s: not in %s\n", name, relPath(lockPath, e.dir))
+			fmt.Fprintf(e.Stdout, "%s: not in %s\n", name, relPath(lockPath, e.Dir))
 			moved = true
 			continue
 		}
@@ -150,12 +151,12 @@ func checkLock(e env, lock *digest.Lock, lockPath string, entries map[string]dig
 			what = append(what, fmt.Sprintf("plan digest moved (lock %s, now %s)", was.Plan, now.Plan))
 		}
 		if len(what) > 0 {
-			fmt.Fprintf(e.stdout, "%s: %s\n", name, strings.Join(what, "; "))
+			fmt.Fprintf(e.Stdout, "%s: %s\n", name, strings.Join(what, "; "))
 			moved = true
 		}
 	}
 	if moved {
-		return &exitError{code: exitFindings}
+		return &cli.ExitError{Code: cli.ExitFindings}
 	}
 	return nil
 }

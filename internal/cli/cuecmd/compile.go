@@ -1,4 +1,4 @@
-package main
+package cuecmd
 
 import (
 	"fmt"
@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"agentc.dev/agentc/internal/cli"
 )
 
-func newCompileCmd(e env) *cobra.Command {
+func newCompileCmd(e cli.Env) *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "compile [path] [-o plan.json]",
@@ -29,19 +31,19 @@ Exit codes: 0 the plan was written; 1 findings; 2 usage error.`,
 			if len(args) == 0 {
 				args = []string{"."}
 			}
-			bs, err := buildAll(e, args, e.stderr)
+			bs, err := buildAll(e, args, e.Stderr)
 			if err != nil {
 				return err
 			}
 			if len(bs) != 1 {
-				return usageError("compile takes one agent; %s holds %d", args[0], len(bs))
+				return cli.UsageError("compile takes one agent; %s holds %d", args[0], len(bs))
 			}
 			data, err := bs[0].plan.Encode()
 			if err != nil {
 				return err
 			}
 			if out == "" || out == "-" {
-				_, err := e.stdout.Write(data)
+				_, err := e.Stdout.Write(data)
 				return err
 			}
 			return writeFileAtomic(out, data)

@@ -1,10 +1,11 @@
-package main
+package cuecmd
 
 import (
 	"fmt"
 	"io"
 
 	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
@@ -18,7 +19,7 @@ type built struct {
 // buildAll loads and compiles every agent args name. Findings go to w (all
 // of them: warnings too); when any is an error, or building fails, it
 // returns an exit error after printing them.
-func buildAll(e env, args []string, w io.Writer) ([]built, error) {
+func buildAll(e cli.Env, args []string, w io.Writer) ([]built, error) {
 	comp := newCompiler(e)
 	insts, err := comp.Loader().Load(args)
 	if err != nil {
@@ -30,7 +31,7 @@ func buildAll(e env, args []string, w io.Writer) ([]built, error) {
 		p, ds, err := comp.Build(inst)
 		for _, d := range ds {
 			if d.Severity != compile.Note {
-				fmt.Fprintln(w, d.Format(e.dir))
+				fmt.Fprintln(w, d.Format(e.Dir))
 			}
 		}
 		if err != nil {
@@ -43,7 +44,7 @@ func buildAll(e env, args []string, w io.Writer) ([]built, error) {
 		out = append(out, built{inst: inst, plan: p})
 	}
 	if failed {
-		return nil, &exitError{code: exitFindings}
+		return nil, &cli.ExitError{Code: cli.ExitFindings}
 	}
 	return out, nil
 }

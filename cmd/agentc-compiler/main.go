@@ -1,0 +1,13 @@
+// Command agentc-compiler is agentc with every verb: vet, digest, compile
+// and run. The agentc command starts it for everything but a run of a
+// compiled plan.
+package main
+
+import (
+	"os"
+
+	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/cli/cuecmd"
+)
+
+func main() { os.Exit(cli.Main(cuecmd.Compiler())) }

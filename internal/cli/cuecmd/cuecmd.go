@@ -1,0 +1,56 @@
+// Package cuecmd holds the verbs of agentc's command line that read CUE:
+// vet, digest and compile, and the compiling of a manifest that run is
+// given. The agentc-compiler program adds them to package cli's command
+// line; the agentc-runtime program goes without them.
+package cuecmd
+
+import (
+	"errors"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/manifest"
+	"agentc.dev/agentc/plan"
+)
+
+// Compiler returns the compiler of the command line.
+func Compiler() *cli.Compiler {
+	return &cli.Compiler{
+		Verbs: func(e cli.Env) []*cobra.Command {
+			return []*cobra.Command{newVetCmd(e), newDigestCmd(e), newCompileCmd(e)}
+		},
+		Load: load,
+		IsArgError: func(err error) bool {
+			var ae *manifest.ArgError
+			return errors.As(err, &ae)
+		},
+	}
+}
+
+// newCompiler returns a compiler whose loader reads "-" from e's stdin.
+func newCompiler(e cli.Env) *compile.Compiler {
+	l := manifest.NewLoader()
+	l.Stdin = e.Stdin
+	return compile.New(l)
+}
+
+// load compiles the one agent at path for a run, its findings on
+// e.Stderr; the directory its relative paths resolve against is its
+// manifest's.
+func load(e cli.Env, path string) (*plan.Plan, string, error) {
+	bs, err := buildAll(e, []string{path}, e.Stderr)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(bs) != 1 {
+		return nil, "", cli.UsageError("an agent to run is one agent; %s holds %d", path, len(bs))
+	}
+	dir := "."
+	if files := bs[0].inst.Files; len(files) > 0 && files[0] != "-" {
+		dir = filepath.Dir(files[0])
+	}
+	return bs[0].plan, dir, nil
+}
