@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,7 @@ func TestParseTemplate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := tmpl.Execute(&b, map[string]any{"id": 7, "labels": []string{"bug", "ui"}}); err != nil {
+	if err := tmpl.Execute(&b, map[string]any{"id": json.Number("7"), "labels": []any{"bug", "ui"}}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := b.String(), `Ticket 7: ["bug","ui"]`; got != want {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -73,7 +72,7 @@ type Runner struct {
 	outputTool string
 	output     *jsonschema.Schema
 	input      *jsonschema.Schema
-	prompt     *template.Template
+	prompt     *plan.Template
 	argSchemas map[string]*jsonschema.Schema // by tool name
 	specs      []ToolSpec                    // gathering tools, sorted by name
 	outSpec    ToolSpec

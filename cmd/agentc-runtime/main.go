@@ -1,14 +1,14 @@
 // Command agentc-runtime is agentc's run verb without the compiler: it runs
-// compiled plans, and starts without loading CUE. The agentc command starts
-// it for a run of a plan; a run that turns out to need compiling (a
-// manifest, or a plan calling one) is passed to agentc-compiler before it
-// begins.
+// compiled plans, and starts without loading CUE or the command tree of
+// the other verbs. The agentc command starts it for a run of a plan; a
+// command line that turns out to need more (a manifest, a plan calling
+// one, help) is passed to agentc-compiler before anything is read.
 package main
 
 import (
 	"os"
 
-	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/runcmd"
 )
 
-func main() { os.Exit(cli.Main(nil)) }
+func main() { os.Exit(runcmd.Main()) }

@@ -1,65 +1,37 @@
-// Package cli is agentc's command line: the command tree, the run verb,
-// and exit codes. It does not read CUE: the verbs that do (vet, digest,
-// compile) and the compiling of a manifest given to run come from a
-// [Compiler], which the agentc-compiler program supplies and the
-// agentc-runtime program, which runs compiled plans only, does not.
+// Package cli is the agentc-compiler program's command line: the command
+// tree of every verb. It does not read CUE itself: the verbs that do (vet,
+// digest, compile) and the compiling of a manifest given to run come from
+// a [Compiler] (package cuecmd). The run verb is package runcmd's, which
+// the agentc-runtime program runs without this package.
 package cli
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	nethttp "net/http"
 	"os"
 
 	"github.com/spf13/cobra"
 
-	"agentc.dev/agentc/internal/launch"
-	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/internal/runcmd"
 )
 
-// Exit codes shared by every verb; the run codes come with the run verb.
+// The command line's environment, errors and exit codes are the run
+// verb's, which the runtime program has without this package.
+type (
+	Env       = runcmd.Env
+	ExitError = runcmd.ExitError
+)
+
 const (
-	ExitOK       = 0
-	ExitFindings = 1
-	ExitUsage    = 2
+	ExitOK       = runcmd.ExitOK
+	ExitFindings = runcmd.ExitFindings
+	ExitUsage    = runcmd.ExitUsage
 )
-
-// ExitError ends a command with a code. A nil Err means the command has
-// already said what went wrong.
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string {
-	if e.Err == nil {
-		return fmt.Sprintf("exit %d", e.Code)
-	}
-	return e.Err.Error()
-}
-
-func (e *ExitError) Unwrap() error { return e.Err }
 
 // UsageError is an error of the command line: exit 2, with a pointer to
 // the help.
-func UsageError(format string, args ...any) error {
-	return &ExitError{Code: ExitUsage, Err: fmt.Errorf(format, args...)}
-}
-
-// Env is what a command reads and writes; tests give their own.
-type Env struct {
-	Stdin          io.Reader
-	Stdout, Stderr io.Writer
-	Dir            string // the working directory, for relative file names
-	// Ctx, when set, is the commands' context (tests cancel it); interrupts
-	// cancel it too.
-	Ctx context.Context
-	// HTTPTransport, when set, carries http tools' requests (tests answer
-	// them without a network).
-	HTTPTransport nethttp.RoundTripper
-}
+func UsageError(format string, args ...any) error { return runcmd.UsageError(format, args...) }
 
 // Compiler is the part of the command line that reads CUE.
 type Compiler struct {
@@ -68,43 +40,23 @@ type Compiler struct {
 	// Load compiles the agent at path for run, printing its findings on
 	// e.Stderr; it returns the plan and the directory its relative paths
 	// resolve against.
-	Load func(e Env, path string) (*plan.Plan, string, error)
+	Load runcmd.LoadFunc
 	// IsArgError tells a path argument that names nothing loadable: exit
 	// 2, with no pointer to the help.
 	IsArgError func(error) bool
 }
 
-// CompilerProgram and RuntimeProgram are the names of agentc's two
-// programs, which the agentc command executes: the first has every verb,
-// the second runs compiled plans only and so starts without the compiler.
-const (
-	CompilerProgram = "agentc-compiler"
-	RuntimeProgram  = "agentc-runtime"
-)
-
-// Main runs a program with the process's arguments and streams and
-// returns the exit code. With c nil it is the runtime program: a run of
-// anything that needs compiling (a manifest, or a plan calling a manifest)
-// is handed to the compiler program, executed in this process's place
-// before the run has read or written anything.
+// Main runs the compiler program, with c's verbs and run, over the
+// process's arguments and streams, and returns the exit code.
 func Main(c *Compiler) int {
 	dir, _ := os.Getwd()
-	e := Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir}
-	return Run(os.Args[1:], e, c, func() error {
-		path, err := launch.Find(CompilerProgram)
-		if err != nil {
-			return err
-		}
-		return launch.Exec(path, CompilerProgram, os.Args[1:])
-	})
+	return Run(os.Args[1:], Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir}, c)
 }
 
-// Run runs the command line args with c's verbs (none but run when c is
-// nil) and returns the exit code. handover, when set, is how a program
-// without a compiler passes on a run that needs one; it returns only if it
-// fails.
-func Run(args []string, e Env, c *Compiler, handover func() error) int {
-	root := newRootCmd(e, c, handover)
+// Run runs the command line args with c's verbs and run, and returns the
+// exit code.
+func Run(args []string, e Env, c *Compiler) int {
+	root := newRootCmd(e, c)
 	root.SetArgs(args)
 	ctx := e.Ctx
 	if ctx == nil {
@@ -124,7 +76,7 @@ func Run(args []string, e Env, c *Compiler, handover func() error) int {
 		}
 		return xe.Code
 	}
-	if c != nil && c.IsArgError != nil && c.IsArgError(err) {
+	if c.IsArgError != nil && c.IsArgError(err) {
 		fmt.Fprintf(e.Stderr, "agentc: %v\n", err)
 		return ExitUsage
 	}
@@ -152,7 +104,7 @@ func jobErrors(cmd *cobra.Command, c *Compiler) {
 	cmd.RunE = func(cc *cobra.Command, args []string) error {
 		err := run(cc, args)
 		var xe *ExitError
-		if err == nil || errors.As(err, &xe) || c != nil && c.IsArgError != nil && c.IsArgError(err) {
+		if err == nil || errors.As(err, &xe) || c.IsArgError != nil && c.IsArgError(err) {
 			return err
 		}
 		return &runError{err: err}
@@ -161,7 +113,7 @@ func jobErrors(cmd *cobra.Command, c *Compiler) {
 
 // newRootCmd builds the command tree. Nothing is global: each call returns
 // a fresh tree bound to e.
-func newRootCmd(e Env, c *Compiler, handover func() error) *cobra.Command {
+func newRootCmd(e Env, c *Compiler) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentc",
 		Short: "Compile, check and run declarative LLM agents",
@@ -180,11 +132,7 @@ manifest); 2 usage error.`,
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
 	root.CompletionOptions.DisableDefaultCmd = true
-	var cmds []*cobra.Command
-	if c != nil {
-		cmds = c.Verbs(e)
-	}
-	cmds = append(cmds, newRunCmd(e, c, handover))
+	cmds := append(c.Verbs(e), newRunCmd(e, c))
 	for _, cmd := range cmds {
 		jobErrors(cmd, c)
 		root.AddCommand(cmd)
@@ -192,6 +140,6 @@ manifest); 2 usage error.`,
 	return root
 }
 
-// NewRunCmd returns the run verb as the runtime program has it, for tests
-// that compare its flags with the agentc command's reading of them.
-func NewRunCmd() *cobra.Command { return newRunCmd(Env{}, nil, nil) }
+// NewRunCmd returns the run verb, for tests that compare its flags with
+// the agentc command's reading of them.
+func NewRunCmd() *cobra.Command { return newRunCmd(Env{}, &Compiler{}) }

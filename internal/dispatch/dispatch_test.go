@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/runcmd"
 )
 
 func TestRoute(t *testing.T) {
@@ -109,8 +110,8 @@ func TestRunFlags(t *testing.T) {
 }
 
 func TestProgramNames(t *testing.T) {
-	if compilerProgram != cli.CompilerProgram || runtimeProgram != cli.RuntimeProgram {
-		t.Errorf("the router names %s and %s; package cli, %s and %s", compilerProgram, runtimeProgram, cli.CompilerProgram, cli.RuntimeProgram)
+	if compilerProgram != runcmd.CompilerProgram || runtimeProgram != runcmd.RuntimeProgram {
+		t.Errorf("the router names %s and %s; package runcmd, %s and %s", compilerProgram, runtimeProgram, runcmd.CompilerProgram, runcmd.RuntimeProgram)
 	}
 }
 
@@ -141,7 +142,7 @@ func TestProgramDeps(t *testing.T) {
 		t.Fatalf("go list found too little for the runtime program: %q", rt)
 	}
 	for _, d := range rt {
-		for _, bad := range []string{"cuelang.org/go", "agentc.dev/agentc/manifest", "agentc.dev/agentc/compile", "agentc.dev/agentc/internal/cli/cuecmd"} {
+		for _, bad := range []string{"cuelang.org/go", "agentc.dev/agentc/manifest", "agentc.dev/agentc/compile", "agentc.dev/agentc/internal/cli", "github.com/spf13/cobra"} {
 			if d == bad || strings.HasPrefix(d, bad+"/") {
 				t.Errorf("the runtime program depends on %s", d)
 			}

@@ -76,7 +76,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"text/template"
 	"text/template/parse"
 	"time"
 	"unicode/utf8"
@@ -109,12 +108,12 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // Tool is an exec tool: a runtime.Tool that runs one fixed program. It
 // holds nothing between calls and is safe for concurrent use.
 type Tool struct {
-	program  string               // argv[0] as written
-	args     []*template.Template // argv[1:]
-	bare     []bool               // args[i] does not begin with literal text
-	base     string               // absolute; never in an error
-	dir      string               // as written; "" is the base directory
-	env      []string             // names to pass, without PATH
+	program  string           // argv[0] as written
+	args     []*plan.Template // argv[1:]
+	bare     []bool           // args[i] does not begin with literal text
+	base     string           // absolute; never in an error
+	dir      string           // as written; "" is the base directory
+	env      []string         // names to pass, without PATH
 	timeout  time.Duration
 	maxBytes int
 	spec     runtime.ToolSpec
@@ -194,7 +193,7 @@ func New(name string, t plan.Tool, baseDir string) (*Tool, error) {
 
 // startsWithText reports whether a template's output begins with literal
 // text of its own, rather than with what an action prints.
-func startsWithText(t *template.Template) bool {
+func startsWithText(t *plan.Template) bool {
 	if t.Tree == nil || t.Tree.Root == nil || len(t.Tree.Root.Nodes) == 0 {
 		return false
 	}

@@ -56,7 +56,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"text/template"
 	"time"
 	"unicode/utf8"
 
@@ -100,9 +99,9 @@ func WithTransport(rt nethttp.RoundTripper) Option {
 type Tool struct {
 	spec     runtime.ToolSpec
 	method   string
-	url      *template.Template
-	body     *template.Template // nil without a body
-	headers  []header           // sorted by name
+	url      *plan.Template
+	body     *plan.Template // nil without a body
+	headers  []header       // sorted by name
 	allow    allowlist
 	timeout  time.Duration
 	maxBytes int
@@ -111,7 +110,7 @@ type Tool struct {
 
 type header struct {
 	name  string // canonical form
-	value *template.Template
+	value *plan.Template
 }
 
 var _ runtime.Tool = (*Tool)(nil)
@@ -203,12 +202,12 @@ func New(name string, t plan.Tool, opts ...Option) (*Tool, error) {
 
 // parseTemplate parses a manifest template. A missing argument is an
 // error, not "<no value>" in a URL.
-func parseTemplate(name, text string) (*template.Template, error) {
+func parseTemplate(name, text string) (*plan.Template, error) {
 	tmpl, err := plan.ParseTemplate(name, text)
 	if err != nil {
 		return nil, err
 	}
-	return tmpl.Option("missingkey=error"), nil
+	return tmpl.MissingKeyError(), nil
 }
 
 // newTransport is the default transport: direct connections only (no
@@ -419,7 +418,7 @@ func (t *Tool) describeBody(b []byte, resp *nethttp.Response) string {
 func parseArgs(raw json.RawMessage) (map[string]any, error) { return toolio.Arguments(raw) }
 
 // render executes a template over the arguments.
-func render(tmpl *template.Template, data map[string]any) (string, error) {
+func render(tmpl *plan.Template, data map[string]any) (string, error) {
 	var b strings.Builder
 	if err := tmpl.Execute(&b, data); err != nil {
 		return "", fmt.Errorf("rendering the %s: %v", tmpl.Name(), err)

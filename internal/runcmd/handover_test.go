@@ -1,4 +1,4 @@
-package cli_test
+package runcmd_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/cli/cuecmd"
+	"agentc.dev/agentc/internal/runcmd"
 )
 
 const label = `name: "label"
@@ -56,7 +57,7 @@ func TestHandover(t *testing.T) {
 	full := cuecmd.Compiler()
 	compile := func(src, out string) {
 		var stderr bytes.Buffer
-		code := cli.Run([]string{"compile", filepath.Join(dir, src), "-o", filepath.Join(dir, out)}, cli.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Dir: dir}, full, nil)
+		code := cli.Run([]string{"compile", filepath.Join(dir, src), "-o", filepath.Join(dir, out)}, cli.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Dir: dir}, full)
 		if code != 0 {
 			t.Fatalf("compile %s: exit %d\n%s", src, code, stderr.String())
 		}
@@ -81,7 +82,7 @@ func TestHandover(t *testing.T) {
 			in := &stdin{r: strings.NewReader(`{"title": "t"}`)}
 			var stdout, stderr bytes.Buffer
 			handedOver := false
-			code := cli.Run(args, cli.Env{Stdin: in, Stdout: &stdout, Stderr: &stderr, Dir: dir}, nil, func() error {
+			code := runcmd.Run(args, runcmd.Env{Stdin: in, Stdout: &stdout, Stderr: &stderr, Dir: dir}, func() error {
 				handedOver = true
 				return errors.New("agentc-compiler is not installed here")
 			})
@@ -108,7 +109,7 @@ func TestHandover(t *testing.T) {
 			// The compiler program runs the same command line.
 			stdout.Reset()
 			stderr.Reset()
-			code = cli.Run(args, cli.Env{Stdin: strings.NewReader(`{"title": "t"}`), Stdout: &stdout, Stderr: &stderr, Dir: dir}, full, nil)
+			code = cli.Run(args, cli.Env{Stdin: strings.NewReader(`{"title": "t"}`), Stdout: &stdout, Stderr: &stderr, Dir: dir}, full)
 			if code != 0 || stdout.Len() == 0 {
 				t.Errorf("the compiler program: exit %d, stdout %q\n%s", code, stdout.String(), stderr.String())
 			}
@@ -116,11 +117,21 @@ func TestHandover(t *testing.T) {
 	}
 }
 
-// TestRuntimeVerbs: the runtime program has the run verb only.
-func TestRuntimeVerbs(t *testing.T) {
-	var stderr bytes.Buffer
-	code := cli.Run([]string{"vet", "x.cue"}, cli.Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr}, nil, nil)
-	if code != cli.ExitUsage || !strings.Contains(stderr.String(), `unknown command "vet"`) {
-		t.Errorf("exit %d\n%s", code, stderr.String())
+// TestRuntimePassesOn: the runtime program runs only well-formed runs;
+// every other command line goes to the compiler program untouched.
+func TestRuntimePassesOn(t *testing.T) {
+	for _, args := range [][]string{
+		{"vet", "x.cue"}, {}, {"--help"}, {"run", "--help"}, {"run", "-h"}, {"run", "--nope", "p.json"},
+		{"run", "a.json", "b.json"}, {"run", "p.json", "--input"}, {"help", "run"},
+	} {
+		var stdout, stderr bytes.Buffer
+		passed := false
+		code := runcmd.Run(args, runcmd.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}, func() error {
+			passed = true
+			return errors.New("not here")
+		})
+		if !passed || code != runcmd.ExitFindings || stdout.Len() > 0 || !strings.Contains(stderr.String(), "agentc-runtime runs only plans, and could not pass this command line on: not here") {
+			t.Errorf("%q: passed on %v, exit %d\n%s%s", args, passed, code, stdout.String(), stderr.String())
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package runcmd
 
 import (
 	"context"
@@ -36,7 +36,7 @@ type runJournal struct {
 	seen    map[string]tool.ServerRecord // mcp servers started
 }
 
-func openJournal(e Env, p *plan.Plan, f runFlags) (*runJournal, error) {
+func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 	jn := &runJournal{seen: map[string]tool.ServerRecord{}}
 	file, replay := f.record, false
 	if f.replay != "" {
