@@ -27,8 +27,10 @@ import (
 // exported method of every type in a program that links it, and doubles
 // the size of the runtime. JSON data has no methods worth calling, so
 // nothing is lost; a field named like a method of json.Number (.n.String)
-// is an error here, as any field of a number is. Everything else renders
-// as text/template renders it, which a differential test checks.
+// is an error here, as any field of a number is. And slice bounds an
+// array by its length, where text/template bounds it by its capacity
+// (and so shows what lies past the end). Everything else renders as
+// text/template renders it, which a differential test checks.
 type Template struct {
 	name string
 	// Tree is the parsed template, for checks that walk it.
@@ -1075,7 +1077,9 @@ func slice(_ *state, args []reflect.Value) (reflect.Value, error) {
 		}
 		max = item.Len()
 	case reflect.Array, reflect.Slice:
-		max = item.Cap()
+		// Bounded by the length: text/template's bound, the capacity,
+		// would show elements past the end.
+		max = item.Len()
 	default:
 		return reflect.Value{}, fmt.Errorf("can't slice item of type %s", item.Type())
 	}

@@ -22,3 +22,30 @@ func TestParseTemplate(t *testing.T) {
 		t.Error("a template calling an undefined function parsed")
 	}
 }
+
+// TestTemplateDepartures: the two places the language departs from
+// text/template over the same data. JSON numbers have no methods, and
+// slice stops at an array's length even where its capacity goes on.
+func TestTemplateDepartures(t *testing.T) {
+	xs := make([]any, 3, 8)
+	xs[0], xs[1], xs[2] = "a", "b", "c"
+	data := map[string]any{"n": json.Number("42"), "xs": xs}
+	for _, text := range []string{`{{.n.String}}`, `{{slice .xs 0 4}}`, `{{slice .xs 4}}`} {
+		tmpl, err := ParseTemplate("t", text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := tmpl.Execute(&b, data); err == nil {
+			t.Errorf("%s rendered %q; want an error", text, b.String())
+		}
+	}
+	tmpl, err := ParseTemplate("t", `{{slice .xs 1 3}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := tmpl.Execute(&b, data); err != nil || b.String() != "[b c]" {
+		t.Errorf("slice .xs 1 3: %q, %v", b.String(), err)
+	}
+}
