@@ -78,7 +78,9 @@ func (t *Template) Execute(w io.Writer, data any) (err error) {
 		if r := recover(); r != nil {
 			e, ok := r.(execError)
 			if !ok {
-				panic(r)
+				// A case the evaluator does not handle is the
+				// template's failure, never the program's.
+				e = execError{fmt.Errorf("template: %s: internal error: %v", t.name, r)}
 			}
 			err = e.err
 		}
@@ -272,16 +274,20 @@ func (s *state) rangeOver(dot reflect.Value, r *parse.RangeNode) {
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		// An integer n ranges over 0..n-1, each of n's type; there is no
+		// index.
 		if len(decl) > 1 {
 			s.fail("can't use %v to iterate over more than one variable", v)
 		}
-		n := v.Int()
-		if v.CanUint() {
-			n = int64(v.Uint())
+		var n uint64
+		if v.CanInt() {
+			n = uint64(max(v.Int(), 0))
+		} else {
+			n = v.Uint()
 		}
 		if n > 0 {
-			for i := range int(n) {
-				one(reflect.ValueOf(i), reflect.ValueOf(i))
+			for i := range n {
+				one(reflect.Value{}, reflect.ValueOf(i).Convert(v.Type()))
 			}
 			return
 		}

@@ -280,6 +280,12 @@ var diffTemplates = []string{
 
 	// range over integers.
 	`{{range 3}}{{.}}{{end}}`,
+	// An integer of another type ranges over values of its type: a byte
+	// from a string, here.
+	`{{range index .s 0}}{{.}},{{end}}`,
+	`{{range $b := index .s 1}}{{printf "%T" $b}}{{break}}{{end}}`,
+	`{{$b := index .s 0}}{{range $b}}x{{end}}`,
+	`{{range $i, $b := index .s 0}}x{{end}}`,
 	`{{range $i := 5}}{{$i}}{{end}}`,
 	`{{range 0}}x{{else}}none{{end}}`,
 	`{{range -2}}x{{else}}none{{end}}`,

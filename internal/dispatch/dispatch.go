@@ -27,14 +27,39 @@ const (
 )
 
 // Main executes the program args call for and returns only if that fails.
+// Without the runtime program, the compiler program, which runs plans
+// too, is used.
 func Main() int {
-	prog := Route(os.Args[1:], os.ReadFile)
-	path, err := launch.Find(prog)
+	path, err := find(Route(os.Args[1:], readRegular), launch.Find)
 	if err == nil {
-		err = launch.Exec(path, prog, os.Args[1:])
+		err = launch.Exec(path, os.Args[1:])
 	}
 	fmt.Fprintf(os.Stderr, "agentc: %v\n", err)
 	return 1
+}
+
+// find finds prog, or the compiler program in place of a missing runtime.
+func find(prog string, find func(string) (string, error)) (string, error) {
+	path, err := find(prog)
+	if err != nil && prog == runtimeProgram {
+		if p, cerr := find(compilerProgram); cerr == nil {
+			return p, nil
+		}
+	}
+	return path, err
+}
+
+// readRegular reads a regular file. Anything else (a pipe, a device) is
+// read once, by the program that runs it, so here it is not a plan.
+func readRegular(name string) ([]byte, error) {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	return os.ReadFile(name)
 }
 
 // runValueFlags are the flags of the run verb that take a value, as

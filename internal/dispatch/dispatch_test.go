@@ -109,6 +109,30 @@ func TestRunFlags(t *testing.T) {
 	check("no value", bools, runBoolFlags)
 }
 
+// TestFindFallback: without the runtime program, a plan runs in the
+// compiler program; without the compiler program, nothing stands in.
+func TestFindFallback(t *testing.T) {
+	installed := map[string]bool{}
+	lookup := func(name string) (string, error) {
+		if installed[name] {
+			return "/bin/" + name, nil
+		}
+		return "", errors.New(name + " is not installed")
+	}
+	installed[compilerProgram] = true
+	if got, err := find(runtimeProgram, lookup); err != nil || got != "/bin/"+compilerProgram {
+		t.Errorf("runtime missing: %q, %v", got, err)
+	}
+	installed[runtimeProgram] = true
+	if got, err := find(runtimeProgram, lookup); err != nil || got != "/bin/"+runtimeProgram {
+		t.Errorf("both installed: %q, %v", got, err)
+	}
+	delete(installed, compilerProgram)
+	if _, err := find(compilerProgram, lookup); err == nil || !strings.Contains(err.Error(), "agentc-compiler is not installed") {
+		t.Errorf("compiler missing: %v", err)
+	}
+}
+
 func TestProgramNames(t *testing.T) {
 	if compilerProgram != runcmd.CompilerProgram || runtimeProgram != runcmd.RuntimeProgram {
 		t.Errorf("the router names %s and %s; package runcmd, %s and %s", compilerProgram, runtimeProgram, runcmd.CompilerProgram, runcmd.RuntimeProgram)

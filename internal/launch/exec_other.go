@@ -10,13 +10,12 @@ import (
 	"os/signal"
 )
 
-// Exec runs the program at path, named name, with args, on this program's
-// standard streams, and exits with its exit code: a system without exec
-// keeps this process as the program's parent. An interrupt reaches both;
-// the program decides what it means. It returns only on failure to start.
-func Exec(path, name string, args []string) error {
+// Exec runs the program at path with args, on this program's standard
+// streams, and exits with its exit code: a system without exec keeps this
+// process as the program's parent. An interrupt reaches both; the program
+// decides what it means. It returns only on failure to start.
+func Exec(path string, args []string) error {
 	cmd := exec.Command(path, args...)
-	cmd.Args[0] = name
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	signal.Ignore(os.Interrupt)
 	if err := cmd.Start(); err != nil {
@@ -25,7 +24,10 @@ func Exec(path, name string, args []string) error {
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		os.Exit(ee.ExitCode())
+		if code := ee.ExitCode(); code >= 0 {
+			os.Exit(code)
+		}
+		os.Exit(1) // ended by a signal
 	}
 	if err != nil {
 		os.Exit(1)

@@ -123,6 +123,9 @@ func TestRuntimePassesOn(t *testing.T) {
 	for _, args := range [][]string{
 		{"vet", "x.cue"}, {}, {"--help"}, {"run", "--help"}, {"run", "-h"}, {"run", "--nope", "p.json"},
 		{"run", "a.json", "b.json"}, {"run", "p.json", "--input"}, {"help", "run"},
+		// Flags that exclude each other, even empty, as the compiler
+		// program's command line decides.
+		{"run", "p.json", "--record", "j", "--replay", "k"}, {"run", "p.json", "--record=", "--replay="},
 	} {
 		var stdout, stderr bytes.Buffer
 		passed := false

@@ -79,9 +79,6 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 // RunAgent runs the agent at path (a plan, or a manifest compiled by ld)
 // with the flags; changed says which flags were given.
 func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, changed func(name string) bool) error {
-	if f.record != "" && f.replay != "" {
-		return UsageError("--record and --replay exclude each other")
-	}
 	p, dir, err := ld.load(e, path)
 	if err != nil {
 		return err

@@ -80,13 +80,14 @@ func Main() int {
 		if err != nil {
 			return err
 		}
-		return launch.Exec(path, CompilerProgram, os.Args[1:])
+		return launch.Exec(path, os.Args[1:])
 	})
 }
 
 // Run runs the command line args as the runtime program does and returns
 // the exit code. Anything but a well-formed run (another verb, help, a
-// flag it does not know) and any run that needs compiling is passed to
+// flag it does not know, flags that exclude each other) and any run that
+// needs compiling is passed to
 // handover, untouched, before anything is read or written: the compiler
 // program answers it, with its own messages. handover returns only if it
 // fails.
@@ -109,7 +110,7 @@ func Run(args []string, e Env, handover func() error) int {
 	fs.SetOutput(io.Discard)
 	var f Flags
 	f.Register(fs)
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 1 {
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 1 || fs.Changed("record") && fs.Changed("replay") {
 		return pass()
 	}
 	path := "."
