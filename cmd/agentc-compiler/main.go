@@ -4,6 +4,8 @@
 package main
 
 import (
+	_ "agentc.dev/agentc/internal/gcpace" // before the libraries initialise
+
 	"os"
 
 	"agentc.dev/agentc/internal/cli"
