@@ -79,9 +79,9 @@ if ! tools; then
 fi
 
 if [ "$short" = 1 ]; then
-	warmup=1 runs=3 runs_dir=3 rss_runs=1 mode="short"
+	warmup=1 runs=3 runs_dir=3 rss_runs=1 blocks=1 mode="short"
 else
-	warmup=3 runs=40 runs_dir=15 rss_runs=5 mode="full"
+	warmup=3 runs=40 runs_dir=15 rss_runs=5 blocks=5 mode="full"
 fi
 
 tmp=$(mktemp -d)
@@ -173,8 +173,15 @@ pair() {
 	fi
 	(
 		cd "$dir"
-		hyperfine -N --style basic --warmup "$warmup" --runs "$n" --export-json "$res/$id.json" \
-			-n agentc "$agentc" -n floor "$floor" >&2
+		# In blocks, the two commands taking turns: load that drifts
+		# while a pair is timed weighs on both.
+		local b k=$(( (n + blocks - 1) / blocks ))
+		for b in $(seq "$blocks"); do
+			local w=$warmup
+			[ "$b" = 1 ] || w=1
+			hyperfine -N --style basic --warmup "$w" --runs "$k" --export-json "$res/$id.$b.json" \
+				-n agentc "$agentc" -n floor "$floor" >&2
+		done
 		for i in $(seq "$rss_runs"); do
 			eval "/usr/bin/time -v -o $(q "$res/$id.agentc.time.$i") $agentc" >/dev/null 2>>"$tmp/run.log"
 			eval "/usr/bin/time -v -o $(q "$res/$id.floor.time.$i") $floor" >/dev/null 2>>"$tmp/run.log"
@@ -216,7 +223,7 @@ command="bash bench/run.sh"
 [ "$write" = 1 ] && command="$command --write"
 {
 	echo "Date: $(date -u +%Y-%m-%d)"
-	echo "Mode: $mode: each command timed $(count "$runs" time) ($runs_dir for pair 2) after $(count "$warmup" "warm-up run"); peak RSS the largest of $(count "$rss_runs" run)"
+	echo "Mode: $mode: each command timed $(count "$runs" time) ($runs_dir for pair 2) in $(count "$blocks" block) alternating with its floor's, after $(count "$warmup" "warm-up run"); peak RSS the largest of $(count "$rss_runs" run)"
 	echo "Machine: $(uname -srm), $(nproc) cores${cpu:+, $cpu}; 1-minute load average $load_before before timing, $load_after after"
 	echo "Versions: $(go env GOVERSION), cue $cue_version, $(hyperfine --version)${commit:+, agentc at $commit}"
 	echo "Command: \`$command\`"

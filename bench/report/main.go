@@ -9,8 +9,8 @@
 //
 //	report -results DIR [-env FILE] [-write BENCHMARKS.md]
 //
-// DIR holds, for each pair ID (see Pairs), ID.json (hyperfine's export of
-// two commands, agentc's first) and the outputs of time -v named
+// DIR holds, for each pair ID (see Pairs), ID.json or blocks ID.1.json,
+// ID.2.json... (hyperfine's exports of two commands, agentc's first) and the outputs of time -v named
 // ID.agentc.time.* and ID.floor.time.* (the peak is their maximum). The env
 // file lists what the section says about the run, one "key: value" a line.
 // The section goes to standard output; -write also puts it in place of the
@@ -131,45 +131,72 @@ func (r Row) Met() bool {
 	return r.WallRatio() <= r.Wall && (r.Memory == 0 || r.MemoryRatio() <= r.Memory)
 }
 
-// Measure reads one pair's results from dir.
+// Measure reads one pair's results from dir: ID.json, or the blocks
+// ID.1.json, ID.2.json... that run.sh alternates between the two commands
+// so that a machine's load drifting during the pair weighs on both. The
+// median is over every time of every block; the CPU time is the mean.
 func Measure(dir string, p Pair) (Row, error) {
 	r := Row{Pair: p}
-	data, err := os.ReadFile(filepath.Join(dir, p.ID+".json"))
-	if err != nil {
-		return r, err
-	}
-	var export struct {
-		Results []struct {
-			Command string    `json:"command"`
-			Median  *float64  `json:"median"`
-			Times   []float64 `json:"times"`
-			User    float64   `json:"user"`
-			System  float64   `json:"system"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(data, &export); err != nil {
-		return r, fmt.Errorf("%s.json: %w", p.ID, err)
-	}
-	if len(export.Results) != 2 {
-		return r, fmt.Errorf("%s.json: %d commands, want 2 (agentc, then its floor)", p.ID, len(export.Results))
-	}
-	medians := make([]float64, 2)
-	for i, res := range export.Results {
-		switch {
-		case res.Median != nil:
-			medians[i] = *res.Median
-		case len(res.Times) > 0:
-			medians[i] = Median(res.Times)
-		default:
-			return r, fmt.Errorf("%s.json: %q has no times", p.ID, res.Command)
-		}
-		if medians[i] <= 0 {
-			return r, fmt.Errorf("%s.json: %q has a median of %g s", p.ID, res.Command, medians[i])
+	files := []string{filepath.Join(dir, p.ID+".json")}
+	if _, err := os.Stat(files[0]); errors.Is(err, os.ErrNotExist) {
+		blocks, _ := filepath.Glob(filepath.Join(dir, p.ID+".[0-9]*.json"))
+		if len(blocks) > 0 {
+			files = blocks
 		}
 	}
-	r.AgentcMedian, r.FloorMedian = medians[0], medians[1]
-	r.AgentcCPU = export.Results[0].User + export.Results[0].System
-	r.FloorCPU = export.Results[1].User + export.Results[1].System
+	var times [2][]float64
+	var medians [2][]float64
+	var cpu, weight [2]float64
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return r, err
+		}
+		name := filepath.Base(f)
+		var export struct {
+			Results []struct {
+				Command string    `json:"command"`
+				Median  *float64  `json:"median"`
+				Times   []float64 `json:"times"`
+				User    float64   `json:"user"`
+				System  float64   `json:"system"`
+			} `json:"results"`
+		}
+		if err := json.Unmarshal(data, &export); err != nil {
+			return r, fmt.Errorf("%s: %w", name, err)
+		}
+		if len(export.Results) != 2 {
+			return r, fmt.Errorf("%s: %d commands, want 2 (agentc, then its floor)", name, len(export.Results))
+		}
+		for i, res := range export.Results {
+			var m float64
+			switch {
+			case res.Median != nil:
+				m = *res.Median
+			case len(res.Times) > 0:
+				m = Median(res.Times)
+			default:
+				return r, fmt.Errorf("%s: %q has no times", name, res.Command)
+			}
+			if m <= 0 {
+				return r, fmt.Errorf("%s: %q has a median of %g s", name, res.Command, m)
+			}
+			medians[i] = append(medians[i], m)
+			times[i] = append(times[i], res.Times...)
+			w := float64(max(len(res.Times), 1))
+			cpu[i] += w * (res.User + res.System)
+			weight[i] += w
+		}
+	}
+	median := func(i int) float64 {
+		if len(files) == 1 || len(times[i]) == 0 {
+			return Median(medians[i])
+		}
+		return Median(times[i])
+	}
+	r.AgentcMedian, r.FloorMedian = median(0), median(1)
+	r.AgentcCPU, r.FloorCPU = cpu[0]/weight[0], cpu[1]/weight[1]
+	var err error
 	if r.AgentcPeak, err = Peak(dir, p.ID+".agentc.time.*"); err != nil {
 		return r, err
 	}

@@ -91,6 +91,37 @@ func TestMeasure(t *testing.T) {
 	}
 }
 
+// TestMeasureBlocks: a pair timed in alternating blocks has the median of
+// all its times, and the mean CPU time of all its runs.
+func TestMeasureBlocks(t *testing.T) {
+	dir := results(t, map[string]float64{"run-plan": 1})
+	os.Remove(filepath.Join(dir, "run-plan.json"))
+	block := func(agentc, floor []float64, cpu float64) string {
+		a, _ := json.Marshal(agentc)
+		f, _ := json.Marshal(floor)
+		return fmt.Sprintf(`{"results": [
+			{"command": "agentc", "median": 99, "user": %v, "system": 0, "times": %s},
+			{"command": "floor", "user": 0.1, "system": 0, "times": %s}]}`, cpu, a, f)
+	}
+	write(t, dir, "run-plan.1.json", block([]float64{0.1, 0.2, 0.3}, []float64{0.1, 0.1, 0.1}, 0.2))
+	write(t, dir, "run-plan.2.json", block([]float64{0.4, 0.5, 0.6}, []float64{0.2, 0.2, 0.2}, 0.4))
+	r, err := Measure(dir, Pairs[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+	if !near(r.AgentcMedian, 0.35) || !near(r.FloorMedian, 0.15) {
+		t.Errorf("medians %g and %g; want 0.35 and 0.15, over both blocks", r.AgentcMedian, r.FloorMedian)
+	}
+	if !near(r.AgentcCPU, 0.3) {
+		t.Errorf("agentc's CPU time %g, want 0.3", r.AgentcCPU)
+	}
+	write(t, dir, "run-plan.3.json", `{"results": [{"command": "agentc", "median": 1}]}`)
+	if _, err := Measure(dir, Pairs[2]); err == nil {
+		t.Error("a block with one command was taken")
+	}
+}
+
 func TestMeasureRefuses(t *testing.T) {
 	for name, spoil := range map[string]func(dir string){
 		"no export": func(dir string) { os.Remove(filepath.Join(dir, "vet-example.json")) },
