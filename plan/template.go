@@ -375,20 +375,31 @@ func (s *state) command(dot reflect.Value, cmd *parse.CommandNode, final reflect
 	}
 	s.at(first)
 	s.notAFunction(cmd.Args, final)
-	switch n := first.(type) {
-	case *parse.BoolNode:
-		return reflect.ValueOf(n.True)
+	switch first.(type) {
 	case *parse.DotNode:
 		return dot
 	case *parse.NilNode:
 		s.fail("nil is not a command")
-	case *parse.NumberNode:
-		return s.constant(n)
-	case *parse.StringNode:
-		return reflect.ValueOf(n.Text)
+	}
+	if v, ok := s.literal(first); ok {
+		return v
 	}
 	s.fail("can't evaluate command %q", first)
 	return reflect.Value{}
+}
+
+// literal is the value of a constant written in the template: a bool, a
+// number or a string.
+func (s *state) literal(n parse.Node) (reflect.Value, bool) {
+	switch n := n.(type) {
+	case *parse.BoolNode:
+		return reflect.ValueOf(n.True), true
+	case *parse.NumberNode:
+		return s.constant(n), true
+	case *parse.StringNode:
+		return reflect.ValueOf(n.Text), true
+	}
+	return reflect.Value{}, false
 }
 
 func (s *state) notAFunction(args []parse.Node, final reflect.Value) {
@@ -737,13 +748,8 @@ func (s *state) arg(dot reflect.Value, p param, n parse.Node) reflect.Value {
 		}
 		s.fail("expected string; found %s", n)
 	}
-	switch n := n.(type) {
-	case *parse.BoolNode:
-		return reflect.ValueOf(n.True)
-	case *parse.NumberNode:
-		return s.constant(n)
-	case *parse.StringNode:
-		return reflect.ValueOf(n.Text)
+	if v, ok := s.literal(n); ok {
+		return v
 	}
 	s.fail("can't handle %s for arg", n)
 	return reflect.Value{}
