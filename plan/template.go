@@ -10,7 +10,7 @@ import (
 	"io"
 	"net/url"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 	"text/template/parse"
 	"unicode"
@@ -301,11 +301,10 @@ func (s *state) rangeOver(dot reflect.Value, r *parse.RangeNode) {
 	}
 }
 
-// sortedKeys returns a map's keys in order; a JSON object's keys are
-// strings.
+// sortedKeys returns a JSON object's keys (strings) in order.
 func sortedKeys(m reflect.Value) []reflect.Value {
 	keys := m.MapKeys()
-	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i].Interface()) < fmt.Sprint(keys[j].Interface()) })
+	slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
 	return keys
 }
 

@@ -66,24 +66,18 @@ func Run(args []string, e Env, c *Compiler) int {
 	if err == nil {
 		return ExitOK
 	}
+	// A command's own errors end as the run verb's do: an exit error's
+	// code, else 1.
 	var xe *ExitError
-	if errors.As(err, &xe) {
-		if xe.Err != nil {
-			fmt.Fprintf(e.Stderr, "agentc: %v\n", xe.Err)
-		}
-		if xe.Code == ExitUsage {
-			fmt.Fprintln(e.Stderr, "Run 'agentc --help' for usage.")
-		}
-		return xe.Code
-	}
-	if c.IsArgError != nil && c.IsArgError(err) {
+	var re *runError
+	switch {
+	case errors.As(err, &xe):
+		return runcmd.ExitCode(xe, e.Stderr)
+	case c.IsArgError != nil && c.IsArgError(err):
 		fmt.Fprintf(e.Stderr, "agentc: %v\n", err)
 		return ExitUsage
-	}
-	var re *runError
-	if errors.As(err, &re) {
-		fmt.Fprintf(e.Stderr, "agentc: %v\n", re.err)
-		return ExitFindings
+	case errors.As(err, &re):
+		return runcmd.ExitCode(re.err, e.Stderr)
 	}
 	// What is left is cobra's own: unknown commands, wrong arguments.
 	fmt.Fprintf(e.Stderr, "agentc: %v\nRun 'agentc --help' for usage.\n", err)

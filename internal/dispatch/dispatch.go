@@ -19,11 +19,9 @@ import (
 	"agentc.dev/agentc/internal/launch"
 )
 
-// The programs, as package cli names them; cli is not imported, to keep
-// this program small. A test checks they agree.
 const (
-	compilerProgram = "agentc-compiler"
-	runtimeProgram  = "agentc-runtime"
+	compilerProgram = launch.CompilerProgram
+	runtimeProgram  = launch.RuntimeProgram
 )
 
 // Main executes the program args call for and returns only if that fails.

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"agentc.dev/agentc/internal/cli"
-	"agentc.dev/agentc/internal/runcmd"
 )
 
 func TestRoute(t *testing.T) {
@@ -130,12 +129,6 @@ func TestFindFallback(t *testing.T) {
 	delete(installed, compilerProgram)
 	if _, err := find(compilerProgram, lookup); err == nil || !strings.Contains(err.Error(), "agentc-compiler is not installed") {
 		t.Errorf("compiler missing: %v", err)
-	}
-}
-
-func TestProgramNames(t *testing.T) {
-	if compilerProgram != runcmd.CompilerProgram || runtimeProgram != runcmd.RuntimeProgram {
-		t.Errorf("the router names %s and %s; package runcmd, %s and %s", compilerProgram, runtimeProgram, runcmd.CompilerProgram, runcmd.RuntimeProgram)
 	}
 }
 

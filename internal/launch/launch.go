@@ -14,6 +14,13 @@ import (
 	"runtime"
 )
 
+// The programs the agentc command starts: the first has every verb, the
+// second runs compiled plans only and so starts without the compiler.
+const (
+	CompilerProgram = "agentc-compiler"
+	RuntimeProgram  = "agentc-runtime"
+)
+
 // Find returns the path of the program name: the one beside the running
 // program (as it was invoked, then as it resolves through symbolic links),
 // else the one on PATH.

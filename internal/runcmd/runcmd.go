@@ -61,12 +61,10 @@ type Env struct {
 	HTTPTransport nethttp.RoundTripper
 }
 
-// CompilerProgram and RuntimeProgram are the names of agentc's two
-// programs, which the agentc command executes: the first has every verb,
-// the second runs compiled plans only and so starts without the compiler.
+// The programs' names, as the agentc command starts them.
 const (
-	CompilerProgram = "agentc-compiler"
-	RuntimeProgram  = "agentc-runtime"
+	CompilerProgram = launch.CompilerProgram
+	RuntimeProgram  = launch.RuntimeProgram
 )
 
 // Main is the runtime program: it runs the process's command line if it

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -161,14 +162,7 @@ func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string
 	return nil
 }
 
-func sortedNames(m map[string]digest.Entry) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func sortedNames(m map[string]digest.Entry) []string { return slices.Sorted(maps.Keys(m)) }
 
 // findLock returns the lock file for a working directory: the nearest
 // agentc.sum at or above it, else agentc.sum at the module root, else in
