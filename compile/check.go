@@ -1,8 +1,13 @@
 package compile
 
 import (
+	"errors"
 	"fmt"
+	"net/textproto"
+	neturl "net/url"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -167,6 +172,12 @@ func (c *checker) readSchemaAt(path ...string) *Schema {
 		return nil
 	}
 	s, d := readSchema(w, p)
+	if d == nil {
+		// Every later check of a schema, compiling it above all, takes
+		// time that grows with its size: a schema past the limit is
+		// reported and checked no further.
+		d = checkSchemaSize(s)
+	}
 	if d != nil {
 		c.ds = append(c.ds, *d)
 		return nil
@@ -307,6 +318,14 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 				checkTmpl("headers."+it.Selector().String(), it.Value())
 			}
 		}
+		for i, av := range elems(lookup(t, "allow")) {
+			if a, ok := str(av); ok {
+				if why := allowProblem(a); why != "" {
+					c.add(av.Pos(), Error, CodeToolInvalid, "%s.allow[%d]: %q is not a URL prefix the tool can match: %s", path, i, a, why)
+				}
+			}
+		}
+		c.checkHeaders(path, lookup(t, "headers"))
 		if u, ok := str(urlV); ok {
 			static, _, _ := strings.Cut(u, "{{")
 			var allow []string
@@ -326,17 +345,47 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 				c.add(av.Pos(), Error, CodeToolInvalid, "%s.argv[0]: the program must be fixed, not a template", path)
 				continue
 			}
+			if i == 0 && strings.IndexByte(a, 0) >= 0 {
+				c.add(av.Pos(), Error, CodeToolInvalid, "%s.argv[0]: the program contains a NUL byte, which no program name can hold", path)
+				continue
+			}
 			checkTmpl(fmt.Sprintf("argv[%d]", i), av)
+		}
+		dv := lookup(t, "dir")
+		if d, ok := str(dv); ok {
+			// The runtime refuses these before any call (runtime/tool/exec).
+			switch fd := filepath.FromSlash(d); {
+			case strings.IndexByte(d, 0) >= 0:
+				c.add(dv.Pos(), Error, CodeToolInvalid, "%s.dir: the directory contains a NUL byte, which no path can hold", path)
+			case fd != "" && !filepath.IsAbs(fd) && !filepath.IsLocal(fd):
+				c.add(dv.Pos(), Error, CodeToolInvalid, "%s.dir: %q leaves the manifest's directory; a relative dir must stay under it (write an absolute path to run elsewhere)", path, d)
+			}
 		}
 	case "mcp":
 		cmd, url := lookup(t, "command").Exists(), lookup(t, "url").Exists()
 		if cmd == url {
 			c.add(t.Pos(), Error, CodeToolInvalid, "%s: an mcp tool needs exactly one of command (a server over stdio) and url (streamable HTTP)", path)
 		}
+		for i, av := range elems(lookup(t, "command")) {
+			if a, ok := str(av); ok && strings.IndexByte(a, 0) >= 0 {
+				c.add(av.Pos(), Error, CodeToolInvalid, "%s.command[%d]: contains a NUL byte, which no program or argument can hold", path, i)
+			}
+		}
+		uv := lookup(t, "url")
+		if u, ok := str(uv); ok {
+			if pu, err := neturl.Parse(u); err != nil || pu.Host == "" {
+				c.add(uv.Pos(), Error, CodeToolInvalid, "%s.url: %q is not an http or https URL with a host", path, u)
+			}
+		}
 		for _, nv := range elems(lookup(t, "allow")) {
 			if n, ok := str(nv); ok {
 				claim(n, fmt.Sprintf("tool %q of mcp server %q", n, name), nv.Pos())
 			}
+		}
+	case "fs":
+		rv := lookup(t, "root")
+		if r, ok := str(rv); ok && strings.IndexByte(r, 0) >= 0 {
+			c.add(rv.Pos(), Error, CodeToolInvalid, "%s.root: the directory contains a NUL byte, which no path can hold", path)
 		}
 	case "agent":
 		pv := lookup(t, "path")
@@ -344,6 +393,10 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			full := p
 			if !filepath.IsAbs(p) {
 				full = filepath.Join(baseDir(pv.Pos().Filename()), p)
+			}
+			if self := pv.Pos().Filename(); self != "" && self != "-" && (filepath.Clean(full) == filepath.Clean(self) || filepath.Clean(full) == filepath.Dir(self)) {
+				c.add(pv.Pos(), Error, CodeToolInvalid, "%s.path: the agent calls itself; agents may not call each other in a cycle", path)
+				return
 			}
 			callee, err := c.comp.callee(full)
 			if err != nil {
@@ -356,6 +409,84 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			}
 		}
 	}
+}
+
+// reservedHeaders are the headers the HTTP client sets from the request
+// itself; the http tool refuses to build with one declared.
+var reservedHeaders = []string{"Connection", "Content-Length", "Host", "Transfer-Encoding", "Te", "Trailer", "Upgrade"}
+
+// checkHeaders reports what the http tool refuses when it is built: a
+// header name that is not an HTTP token, one the client sets itself, and
+// one declared twice (names are case-insensitive).
+func (c *checker) checkHeaders(path string, hv cue.Value) {
+	it, err := hv.Fields()
+	if err != nil {
+		return
+	}
+	seen := map[string]string{}
+	for it.Next() {
+		name := it.Selector().Unquoted()
+		pos := it.Value().Pos()
+		canon := textproto.CanonicalMIMEHeaderKey(name)
+		switch {
+		case !isToken(name):
+			c.add(pos, Error, CodeToolInvalid, "%s.headers: %q is not a valid HTTP header name", path, name)
+		case slices.Contains(reservedHeaders, canon):
+			c.add(pos, Error, CodeToolInvalid, "%s.headers: %q is set by the HTTP client from the request and may not be declared", path, name)
+		case seen[canon] != "":
+			c.add(pos, Error, CodeToolInvalid, "%s.headers: %q and %q are the same header (names are case-insensitive)", path, seen[canon], name)
+		default:
+			seen[canon] = name
+		}
+	}
+}
+
+// isToken reports whether s is an HTTP token (RFC 9110), as a header name
+// must be.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// allowProblem says why an http tool's allow entry is a prefix the tool
+// refuses to build with (runtime/tool/http parses each into scheme, host,
+// port and path), or returns "" for one it accepts.
+func allowProblem(a string) string {
+	for i := 0; i < len(a); i++ {
+		if b := a[i]; b <= ' ' || b >= 0x7f || strings.IndexByte(`"<>\^`+"`{|}", b) >= 0 {
+			return fmt.Sprintf("the character %q at offset %d must be percent-encoded", rune(b), i)
+		}
+	}
+	u, err := neturl.Parse(a)
+	switch {
+	case err != nil:
+		return errors.Unwrap(err).Error()
+	case u.User != nil:
+		return `user information before the host ("user@") is not allowed`
+	case u.RawQuery != "" || u.ForceQuery || strings.Contains(a, "#"):
+		return "a prefix has no query or fragment; it matches scheme, host, port and path"
+	case u.Hostname() == "":
+		return "it has no host"
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Sprintf("the port %q is not a port number", p)
+		}
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return fmt.Sprintf(`the path has a %q segment`, seg)
+		}
+	}
+	return ""
 }
 
 func anyPrefix(s string, prefixes []string) bool {

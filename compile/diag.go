@@ -106,6 +106,7 @@ var Rules = []Rule{
 	{manifest.CodeType, Error, "a value of the wrong type or outside its allowed values"},
 	{manifest.CodeIncomplete, Error, "a value that is not concrete data (a CUE type or constraint left open)"},
 	{manifest.CodeConflict, Error, "the manifest's own values contradict each other"},
+	{manifest.CodeTooComplex, Error, "evaluating the manifest took longer or more memory than vet allows"},
 	{manifest.CodeName, Error, "the agent name is not lower-case letters, digits and dashes"},
 	{manifest.CodeToolName, Error, "a tool or output name is not a valid function name"},
 	{manifest.CodeBudget, Error, "a budget is malformed or out of range"},
@@ -113,7 +114,10 @@ var Rules = []Rule{
 	{CodeSchemaEmpty, Error, "a schema is {}, which accepts anything"},
 	{CodeSchemaUnconstrained, Error, "a schema holds only annotations or vacuous keywords and accepts anything"},
 	{CodeSchemaNestedUnconstrained, Error, "a subschema describing part of the value accepts anything"},
+	{CodeSchemaUnsatisfiable, Error, "no value satisfies a schema, or a required member's schema"},
+	{CodeSchemaNoEffect, Warning, "an anyOf with an alternative that accepts anything, which has no effect"},
 	{CodeSchemaInvalid, Error, "a schema does not compile as JSON Schema"},
+	{CodeSchemaTooLarge, Error, "a schema holds more JSON values than agentc accepts (plan.MaxSchemaValues)"},
 	{CodeSchemaUnknownKeyword, Warning, "a keyword JSON Schema does not know, ignored by validation"},
 	{CodeSchemaUnknownFormat, Warning, "a format the validator does not know, which checks nothing"},
 	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for"},
@@ -124,7 +128,8 @@ var Rules = []Rule{
 	{CodeTemplateSyntax, Error, "a template does not parse"},
 	{CodeTemplateRef, Error, "a template refers to a field its schema does not declare"},
 	{CodeAgentPin, Error, "an agent tool's pin does not match the called agent's contract digest"},
-	{CodeSchemaNumber, Error, "a number in a schema that canonical JSON cannot write without changing it"},
+	{CodeSchemaNumber, Warning, "a number in a schema more precise than a double: the digests see it rounded"},
+	{CodeSchemaNumberRange, Error, "a number in a schema beyond what a double holds, which canonical JSON cannot write"},
 	{CodeProviderUnenforced, Note, "a constraint of the output schema the provider cannot enforce during generation (an error with output.enforce \"provider\")"},
 	{CodeOutputMode, Error, "an output mode the provider cannot serve for this schema"},
 	{CodeKeepsToolsNoTools, Warning, "output.keeps_tools is set but the agent has no tools"},
@@ -137,7 +142,10 @@ const (
 	CodeSchemaEmpty               = "SCHEMA_EMPTY"
 	CodeSchemaUnconstrained       = "SCHEMA_UNCONSTRAINED"
 	CodeSchemaNestedUnconstrained = "SCHEMA_NESTED_UNCONSTRAINED"
+	CodeSchemaUnsatisfiable       = "SCHEMA_UNSATISFIABLE"
+	CodeSchemaNoEffect            = "SCHEMA_NO_EFFECT"
 	CodeSchemaInvalid             = "SCHEMA_INVALID"
+	CodeSchemaTooLarge            = "SCHEMA_TOO_LARGE"
 	CodeSchemaUnknownKeyword      = "SCHEMA_UNKNOWN_KEYWORD"
 	CodeSchemaUnknownFormat       = "SCHEMA_UNKNOWN_FORMAT"
 	CodeBudgetReserve             = "BUDGET_RESERVE"
@@ -152,6 +160,7 @@ const (
 	CodeOutputMode                = "OUTPUT_MODE"
 	CodeAgentPin                  = "AGENT_PIN"
 	CodeSchemaNumber              = "SCHEMA_NUMBER"
+	CodeSchemaNumberRange         = "SCHEMA_NUMBER_RANGE"
 )
 
 // SortDiagnostics orders diagnostics by file, line and column, keeping the

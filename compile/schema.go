@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/message"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/inclusion"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
@@ -169,19 +170,13 @@ func (s *Schema) read(v cue.Value, ptr string) (any, *Diagnostic) {
 	}
 }
 
-// Where subschemas sit in a schema (plan holds which keywords constrain).
+// Where subschemas sit in a schema.
 var (
 	// Where subschemas sit: under a keyword directly, as a list, or as the
 	// values of an object.
 	subschemaOne  = set("items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames", "additionalProperties", "unevaluatedItems", "unevaluatedProperties", "contentSchema")
 	subschemaList = set("allOf", "anyOf", "oneOf", "prefixItems", "items")
 	subschemaMap  = set("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
-	// valueKeywords are the subschema places that describe a part of the
-	// value itself: an unconstrained schema there is a hole in the contract.
-	// Places such as additionalProperties, not or propertyNames are left
-	// out: an open schema there says something on purpose.
-	valueKeywords = set("properties", "patternProperties", "items", "prefixItems", "additionalItems",
-		"contains", "allOf", "anyOf", "oneOf", "then", "else", "$defs", "definitions", "dependentSchemas")
 )
 
 func set(words ...string) map[string]bool {
@@ -199,8 +194,10 @@ func isEmpty(doc any) bool {
 }
 
 // checkSchema runs the schema rules on one schema: it must be an object,
-// not {}, constrain something, hold no unconstrained part, use only known
-// keywords and compile.
+// neither vacuous nor unsatisfiable as a whole, with no open or impossible
+// part where the value is described, use only known keywords and compile.
+// Vacuous and unsatisfiable are verdicts of the inclusion engine, given
+// only when it proves them.
 func checkSchema(s *Schema) []Diagnostic {
 	var ds []Diagnostic
 	add := func(ptr string, sev Severity, code, format string, args ...any) {
@@ -214,25 +211,17 @@ func checkSchema(s *Schema) []Diagnostic {
 	case len(root) == 0:
 		add("", Error, CodeSchemaEmpty, "the empty schema {} accepts anything: declare at least a type")
 		return ds
-	case !plan.Constrains(root):
-		add("", Error, CodeSchemaUnconstrained, "the schema accepts anything: %s; declare at least a type", keywordList(root))
-		return ds
 	}
+	targets := refTargets(root)
 	walkSchema(root, "", func(ptr, parentKeyword string, sub any) {
 		m, isObj := sub.(map[string]any)
-		if isObj && ptr != "" && valueKeywords[parentKeyword] && !plan.Constrains(m) {
-			if len(m) == 0 {
-				add(ptr, Error, CodeSchemaNestedUnconstrained, "the empty schema {} accepts anything here: declare at least a type")
-			} else {
-				add(ptr, Error, CodeSchemaNestedUnconstrained, "this schema accepts anything: %s; declare at least a type", keywordList(m))
-			}
-		}
 		if !isObj {
 			return
 		}
 		for _, k := range sortedKeys(m) {
-			if !plan.IsKeyword(k) && !strings.HasPrefix(k, "x-") {
-				add(ptr+"/"+plan.EscapePointer(k), Warning, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
+			kp := ptr + "/" + plan.EscapePointer(k)
+			if !plan.IsKeyword(k) && !strings.HasPrefix(k, "x-") && !holdsTarget(targets, kp) {
+				add(kp, Warning, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
 			}
 		}
 		if f, ok := m["format"].(string); ok && !knownFormat(f) {
@@ -241,18 +230,227 @@ func checkSchema(s *Schema) []Diagnostic {
 	})
 	walkValues(root, "", func(ptr string, v any) {
 		if n, ok := v.(json.Number); ok {
-			if _, err := digest.CanonicalNumber(string(n)); err != nil {
-				add(ptr, Error, CodeSchemaNumber, "%v", err)
+			canon, exact, err := digest.CanonicalNumber(string(n))
+			switch {
+			case err != nil:
+				add(ptr, Error, CodeSchemaNumberRange, "%v", err)
+			case !exact:
+				add(ptr, Warning, CodeSchemaNumber, "%s has more precision than a double holds: the digests see %s (validation uses the number as written)", n, canon)
 			}
 		}
 	})
-	if len(ds) > 0 && hasError(ds) {
+	if hasError(ds) {
 		return ds
 	}
-	if err := compileSchema(s); err != nil {
-		ds = append(ds, *err)
+	if d := compileSchema(s); d != nil {
+		return append(ds, *d)
+	}
+	an := inclusion.Analyze(root)
+	if an.Vacuous("") == inclusion.Yes {
+		add("", Error, CodeSchemaUnconstrained, "the schema accepts anything: %s; declare at least a type", keywordList(root))
+		return ds
+	}
+	nested := len(ds)
+	checkValues(s, an, add)
+	if len(ds) == nested && an.Unsatisfiable("") == inclusion.Yes {
+		add("", Error, CodeSchemaUnsatisfiable, "no value satisfies the schema: %s", conflict(an.Conflict("")))
 	}
 	return ds
+}
+
+// checkValues finds the open and the impossible parts of the value a
+// schema describes: the schemas of members, items and additional members,
+// reached from the root through nothing but such places and allOf. An open
+// additionalProperties, additionalItems or pattern's schema says other
+// members are allowed (the default made explicit, or a permission beside
+// additionalProperties: false) and is not reported. A {}
+// elsewhere (a oneOf or anyOf branch, under not, if, then, else or
+// contains, a $defs entry) carries meaning and is not reported; a $defs
+// entry is judged where a $ref uses it.
+func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, sev Severity, code, format string, args ...any)) {
+	type place struct {
+		ptr      string // the subschema
+		instance string // the schema that describes the same value as a whole
+		member   string // the member it describes, for a property
+		required bool
+		open     bool // where an open schema is a permission, not a hole
+	}
+	var visit func(ptr, instance string)
+	value := func(p place) {
+		m, isObj := s.lookup(p.ptr).(map[string]any)
+		switch {
+		case an.Vacuous(p.ptr) == inclusion.Yes:
+			if p.open || p.member != "" && (!an.MemberFree(p.instance, p.member) || s.evaluatesLater(p.instance)) {
+				return // constrained elsewhere, or it marks the member as evaluated
+			}
+			switch {
+			case !isObj:
+				add(p.ptr, Error, CodeSchemaNestedUnconstrained, "true accepts anything here: declare at least a type")
+			case len(m) == 0:
+				add(p.ptr, Error, CodeSchemaNestedUnconstrained, "the empty schema {} accepts anything here: declare at least a type")
+			default:
+				add(p.ptr, Error, CodeSchemaNestedUnconstrained, "this schema accepts anything: %s; declare at least a type", keywordList(m))
+			}
+		case an.Unsatisfiable(p.ptr) == inclusion.Yes:
+			switch {
+			case !p.required:
+			case !isObj:
+				add(p.ptr, Error, CodeSchemaUnsatisfiable, "the member %q is required, but its schema is false, which no value satisfies", p.member)
+			default:
+				add(p.ptr, Error, CodeSchemaUnsatisfiable, "the member %q is required, but no value satisfies its schema: %s", p.member, conflict(an.Conflict(p.ptr)))
+			}
+		case isObj:
+			visit(p.ptr, p.ptr)
+		}
+	}
+	visit = func(ptr, instance string) {
+		m, ok := s.lookup(ptr).(map[string]any)
+		if !ok {
+			return
+		}
+		required := map[string]bool{}
+		for _, at := range []string{ptr, instance} {
+			if im, ok := s.lookup(at).(map[string]any); ok {
+				if list, ok := im["required"].([]any); ok {
+					for _, r := range list {
+						if name, ok := r.(string); ok {
+							required[name] = true
+						}
+					}
+				}
+			}
+		}
+		if props, ok := m["properties"].(map[string]any); ok {
+			for _, k := range sortedKeys(props) {
+				value(place{ptr: ptr + "/properties/" + plan.EscapePointer(k), instance: instance, member: k, required: required[k]})
+			}
+		}
+		if pp, ok := m["patternProperties"].(map[string]any); ok {
+			for _, k := range sortedKeys(pp) {
+				value(place{ptr: ptr + "/patternProperties/" + plan.EscapePointer(k), open: true})
+			}
+		}
+		for _, k := range []string{"additionalProperties", "additionalItems"} {
+			if _, ok := m[k]; ok {
+				value(place{ptr: ptr + "/" + k, open: true})
+			}
+		}
+		for _, k := range []string{"items", "prefixItems"} {
+			switch v := m[k].(type) {
+			case []any:
+				for i := range v {
+					value(place{ptr: fmt.Sprintf("%s/%s/%d", ptr, k, i)})
+				}
+			case nil:
+			default:
+				value(place{ptr: ptr + "/" + k})
+			}
+		}
+		if list, ok := m["allOf"].([]any); ok {
+			for i := range list {
+				visit(fmt.Sprintf("%s/allOf/%d", ptr, i), instance)
+			}
+		}
+		if list, ok := m["anyOf"].([]any); ok {
+			for i := range list {
+				if p := fmt.Sprintf("%s/anyOf/%d", ptr, i); an.Vacuous(p) == inclusion.Yes {
+					add(p, Warning, CodeSchemaNoEffect, "this alternative accepts anything, so the anyOf around it has no effect")
+					break
+				}
+			}
+		}
+	}
+	visit("", "")
+}
+
+// evaluatesLater reports whether the schema at ptr, or an allOf member
+// within it, has unevaluatedProperties: a member declared {} there is
+// what makes the member evaluated.
+func (s *Schema) evaluatesLater(ptr string) bool {
+	found := false
+	var look func(p string)
+	look = func(p string) {
+		m, ok := s.lookup(p).(map[string]any)
+		if !ok {
+			return
+		}
+		if _, ok := m["unevaluatedProperties"]; ok {
+			found = true
+		}
+		if list, ok := m["allOf"].([]any); ok {
+			for i := range list {
+				look(fmt.Sprintf("%s/allOf/%d", p, i))
+			}
+		}
+	}
+	look(ptr)
+	return found
+}
+
+// refTargets lists the JSON pointers the schema's local references name.
+func refTargets(root any) []string {
+	var out []string
+	walkSchema(root, "", func(_, _ string, sub any) {
+		if m, ok := sub.(map[string]any); ok {
+			for _, k := range []string{"$ref", "$dynamicRef"} {
+				if ref, ok := m[k].(string); ok && strings.HasPrefix(ref, "#/") {
+					if f, err := url.PathUnescape(ref[1:]); err == nil {
+						out = append(out, f)
+					}
+				}
+			}
+		}
+	})
+	return out
+}
+
+// holdsTarget reports whether a member that is no keyword is a container
+// a reference reaches into, such as "names" in "#/$defs/names/one".
+func holdsTarget(targets []string, ptr string) bool {
+	for _, t := range targets {
+		if t == ptr || strings.HasPrefix(t, ptr+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup returns the value at a JSON pointer in the schema, or nil.
+func (s *Schema) lookup(ptr string) any {
+	cur := s.Doc
+	if ptr == "" {
+		return cur
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+// conflict says which keywords no value satisfies together.
+func conflict(keys []string) string {
+	for i, k := range keys {
+		keys[i] = fmt.Sprintf("%q", k)
+	}
+	switch len(keys) {
+	case 0:
+		return "its parts exclude each other"
+	case 1:
+		return keys[0] + " accepts no value"
+	}
+	return strings.Join(keys[:len(keys)-1], ", ") + " and " + keys[len(keys)-1] + " conflict"
 }
 
 // walkValues calls fn for every JSON value in a document, schema or data.

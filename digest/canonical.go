@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,20 +22,30 @@ import (
 // ECMAScript writes doubles.
 //
 // Numbers: a JSON number is canonicalised as RFC 8785 says, through the
-// IEEE-754 double it denotes, so 1, 1.0 and 1e0 are one value (as they are
-// to JSON Schema). A number whose canonical form would denote another
-// decimal value than the one written — an integer beyond 2^53 such as
-// 2^53+1 or 2^64, a fraction with more digits than a double keeps, anything
-// outside the double's range — is an error, never a silent rounding: a
-// digest must not equate two values the author wrote differently.
+// IEEE-754 double nearest to it, so 1, 1.0 and 1e0 are one value (as they
+// are to JSON Schema), and so are 9007199254740993 and 9007199254740992. A
+// number beyond the largest double is an error: RFC 8785 cannot write it.
+// CanonicalNumber tells a caller when the double is not the number written.
 //
 // The text must be I-JSON (RFC 7493): valid UTF-8, no lone surrogates and
 // no duplicate member names; anything else is an error.
 func Canonical(data []byte) ([]byte, error) {
+	return canonical(data, false)
+}
+
+// CanonicalExact is Canonical, but a number that its canonical form does not
+// write exactly (see CanonicalNumber) is an error rather than rounded. It is
+// for digests that must tell apart any two values written differently, such
+// as a request's fingerprint, where 2^53+1 and 2^53 are different ids.
+func CanonicalExact(data []byte) ([]byte, error) {
+	return canonical(data, true)
+}
+
+func canonical(data []byte, exact bool) ([]byte, error) {
 	if !utf8.Valid(data) {
 		return nil, errors.New("canonical JSON: input is not valid UTF-8")
 	}
-	p := &parser{data: data}
+	p := &parser{data: data, exact: exact}
 	var b bytes.Buffer
 	b.Grow(len(data))
 	p.skipSpace()
@@ -67,8 +75,9 @@ const maxDepth = 10000
 
 // parser reads JSON text and writes its canonical form as it goes.
 type parser struct {
-	data []byte
-	pos  int
+	data  []byte
+	pos   int
+	exact bool // refuse numbers that canonicalising would round
 }
 
 // pathElem is where a value sits, built into a string only for an error.
@@ -139,15 +148,16 @@ func (p *parser) value(b *bytes.Buffer, path *pathElem, depth int) error {
 		writeString(b, s)
 		return nil
 	case c == '-' || '0' <= c && c <= '9':
-		start := p.pos
 		lit, err := p.number()
 		if err != nil {
 			return err
 		}
-		out, err := CanonicalNumber(lit)
+		out, exact, err := canonicalNumber(lit)
 		if err != nil {
-			p.pos = start
 			return fmt.Errorf("canonical JSON: %s: %w", path, err)
+		}
+		if p.exact && !exact {
+			return fmt.Errorf("canonical JSON: %s: number %s is not exactly an IEEE-754 double (it would become %s)", path, clip(lit), out)
 		}
 		b.WriteString(out)
 		return nil
@@ -453,74 +463,120 @@ func writeString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 }
 
-// CanonicalNumber writes a JSON number literal as ECMAScript's
-// Number.prototype.toString writes the double it denotes, after checking
-// that the double holds the literal's value exactly.
-func CanonicalNumber(lit string) (string, error) {
-	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return "", fmt.Errorf("number %s is outside the range of an IEEE-754 double", lit)
+// CanonicalNumber returns a JSON number literal as RFC 8785 writes it: the
+// IEEE-754 double nearest to its value, written as ECMAScript's
+// Number.prototype.toString writes it. exact reports whether canon denotes
+// the same decimal value as lit: 1.0 and 1e0 are exact ("1"),
+// 333333333.33333329 ("333333333.3333333") and 2^53+1 are not, and a
+// nonzero number too small for a double becomes "0", inexactly. The error
+// is for what RFC 8785 cannot write at all: a literal that is not a JSON
+// number, or one beyond the largest double.
+func CanonicalNumber(lit string) (canon string, exact bool, err error) {
+	if lit == "" || lit[0] != '-' && (lit[0] < '0' || lit[0] > '9') {
+		return "", false, fmt.Errorf("%q is not a JSON number", clip(lit))
 	}
-	out := formatES(f)
-	if !sameValue(lit, out) {
-		return "", fmt.Errorf("number %s does not survive an IEEE-754 double, as which canonical JSON writes numbers (it would become %s)", lit, out)
+	p := &parser{data: []byte(lit)}
+	if _, err := p.number(); err != nil || p.pos != len(lit) {
+		return "", false, fmt.Errorf("%q is not a JSON number", clip(lit))
 	}
-	return out, nil
+	return canonicalNumber(lit)
 }
 
-// sameValue reports whether two decimal literals denote the same number.
-// Exact comparison of literals with huge exponents would cost memory in
-// proportion to the exponent, so those count as different: no double is
-// written that way.
-func sameValue(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if !strings.ContainsAny(a, "eE") && !strings.ContainsAny(b, "eE") {
-		return plainDecimal(a) == plainDecimal(b)
-	}
-	if exponent(a) > 1000 || exponent(b) > 1000 {
-		return false
-	}
-	ra, ok1 := new(big.Rat).SetString(a)
-	rb, ok2 := new(big.Rat).SetString(b)
-	return ok1 && ok2 && ra.Cmp(rb) == 0
-}
-
-// plainDecimal normalises a decimal literal without exponent: no leading
-// zeros in the integer part, no trailing zeros in the fraction, no sign on
-// zero.
-func plainDecimal(s string) string {
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	ip, fp, _ := strings.Cut(s, ".")
-	ip = strings.TrimLeft(ip, "0")
-	fp = strings.TrimRight(fp, "0")
-	if ip == "" && fp == "" {
-		return "0"
-	}
-	out := ip + "." + fp
-	if neg {
-		out = "-" + out
-	}
-	return out
-}
-
-// exponent returns the magnitude of a literal's exponent part.
-func exponent(lit string) int {
-	i := strings.IndexAny(lit, "eE")
-	if i < 0 {
-		return 0
-	}
-	n, err := strconv.Atoi(strings.TrimPrefix(lit[i+1:], "+"))
+// canonicalNumber is CanonicalNumber for a literal known to be a JSON
+// number.
+func canonicalNumber(lit string) (canon string, exact bool, err error) {
+	d := parseDecimal(lit)
+	f, err := d.float()
 	if err != nil {
-		return math.MaxInt
+		return "", false, fmt.Errorf("number %s: %w", clip(lit), err)
 	}
-	if n < 0 {
-		n = -n
-	}
-	return n
+	canon = formatES(f)
+	return canon, parseDecimal(canon) == d, nil
 }
+
+// clip shortens a long literal for a message.
+func clip(lit string) string {
+	if len(lit) <= 40 {
+		return lit
+	}
+	return fmt.Sprintf("%s...%s (%d characters)", lit[:24], lit[len(lit)-8:], len(lit))
+}
+
+// decimal is the value of a number literal, ±0.digits × 10^exp, with no
+// leading or trailing zeros in digits; zero is the zero decimal, whatever
+// its sign.
+type decimal struct {
+	neg    bool
+	digits string
+	exp    int64
+}
+
+// expLimit saturates exponents: a literal's exponent part may have any
+// number of digits, and every value whose exponent passes ±expLimit is far
+// outside a double's range, overflowing or underflowing alike.
+const expLimit = 1 << 40
+
+// parseDecimal reads a literal of JSON's number grammar. It works on the
+// digits as written, never on 10^exp, so a huge exponent costs nothing.
+func parseDecimal(lit string) decimal {
+	var d decimal
+	if lit != "" && lit[0] == '-' {
+		d.neg = true
+		lit = lit[1:]
+	}
+	mant, expPart := lit, ""
+	if i := strings.IndexAny(lit, "eE"); i >= 0 {
+		mant, expPart = lit[:i], lit[i+1:]
+	}
+	var e int64
+	expNeg := false
+	if expPart != "" && (expPart[0] == '+' || expPart[0] == '-') {
+		expNeg = expPart[0] == '-'
+		expPart = expPart[1:]
+	}
+	for i := 0; i < len(expPart); i++ {
+		if e < expLimit {
+			e = e*10 + int64(expPart[i]-'0')
+		}
+	}
+	if expNeg {
+		e = -e
+	}
+	ip, fp, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(ip+fp, "0")
+	d.exp = int64(len(ip)) - int64(len(ip)+len(fp)-len(digits)) + e
+	d.digits = strings.TrimRight(digits, "0")
+	if d.digits == "" {
+		return decimal{}
+	}
+	return d
+}
+
+// float returns the double nearest to d, rounding half to even as
+// strconv.ParseFloat does, or an error when d is beyond the largest double.
+// strconv.ParseFloat alone is not enough: it saturates a literal's exponent
+// at 10000, so it reads 1 followed by 20000 zeros and e-20000 as 0.
+func (d decimal) float() (float64, error) {
+	switch {
+	case d.digits == "":
+		return 0, nil
+	case d.exp > 309: // at least 10^309
+		return 0, errOverflow
+	case d.exp < -323: // below 10^-324, less than half the smallest double
+		return 0, nil
+	}
+	sign := ""
+	if d.neg {
+		sign = "-"
+	}
+	f, err := strconv.ParseFloat(sign+"0."+d.digits+"e"+strconv.FormatInt(d.exp, 10), 64)
+	if err != nil {
+		return 0, errOverflow
+	}
+	return f, nil
+}
+
+var errOverflow = errors.New("outside the range of an IEEE-754 double (magnitude at most 1.7976931348623157e+308): RFC 8785 writes every number as a double, and cannot write this one")
 
 // formatES formats a double as ECMAScript's Number.prototype.toString
 // (ECMA-262, Number::toString), which RFC 8785 adopts.

@@ -1,10 +1,18 @@
 package digest
 
 import (
+	"bytes"
 	"encoding/json"
-	"reflect"
+	"fmt"
+	"maps"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf16"
 )
 
 func TestCanonicalNumbers(t *testing.T) {
@@ -31,6 +39,20 @@ func TestCanonicalNumbers(t *testing.T) {
 		{"1.7976931348623157e308", "1.7976931348623157e+308"},
 		{"333333333.3333333", "333333333.3333333"},
 		{"18014398509481984", "18014398509481984"}, // 2^54: exact, and written back the same
+		// RFC 8785 rounds to the nearest double, as ECMAScript's JSON.parse.
+		{"333333333.33333329", "333333333.3333333"},
+		{"9223372036854775807", "9223372036854776000"},
+		{"9007199254740993", "9007199254740992"}, // 2^53+1, a tie, to even
+		{"-9007199254740993", "-9007199254740992"},
+		{"18446744073709551616", "18446744073709552000"},
+		{"3.141592653589793238462643", "3.141592653589793"},
+		{"0.1000000000000000000000001", "0.1"},
+		{"1.7976931348623158e308", "1.7976931348623157e+308"}, // below the midpoint to 2^1024
+		{"2.4703282292062328e-324", "5e-324"},                 // above half the smallest double
+		{"2.4703282292062327e-324", "0"},                      // below it
+		{"-2.4703282292062327e-324", "0"},
+		{"1e-400", "0"},
+		{"-1e-400", "0"},
 	}
 	for _, tt := range tests {
 		got, err := Canonical([]byte(tt.in))
@@ -44,24 +66,141 @@ func TestCanonicalNumbers(t *testing.T) {
 	}
 }
 
-// TestCanonicalRejectsInexactNumbers: no number is rounded silently.
-func TestCanonicalRejectsInexactNumbers(t *testing.T) {
-	for _, in := range []string{
-		"9007199254740993",           // 2^53 + 1
-		"-9007199254740993",          //
-		"18446744073709551616",       // 2^64: a double, but written back as 18446744073709552000
-		"333333333.33333331",         // reads as 333333333.3333333
-		"3.141592653589793238462643", // more digits than a double keeps
-		"1e400",                      // overflow
-		"1e-400",                     // underflow
-		"1e-1000000000",              // must fail fast, not compute 10^1e9
-		"0.1000000000000000000000001",
-	} {
-		_, err := Canonical([]byte(in))
-		if err == nil {
-			t.Errorf("%s: accepted, want an error", in)
-		} else if !strings.Contains(err.Error(), "double") {
-			t.Errorf("%s: error %q does not say why", in, err)
+func TestCanonicalNumber(t *testing.T) {
+	tests := []struct {
+		lit, canon string
+		exact      bool
+	}{
+		{"0", "0", true},
+		{"-0", "0", true},
+		{"-0.000e-7", "0", true},
+		{"1.0", "1", true},
+		{"1e0", "1", true},
+		{"100e-2", "1", true},
+		{"0.01e2", "1", true},
+		{"1E+2", "100", true},
+		{"0.1", "0.1", true}, // the decimal written, though the double is not 1/10
+		{"1e21", "1e+21", true},
+		{"1e-7", "1e-7", true},
+		{"-1.5e-7", "-1.5e-7", true},
+		{"5e-324", "5e-324", true},
+		{"123456789012345680000", "123456789012345680000", true},
+		{"333333333.33333329", "333333333.3333333", false},
+		{"9007199254740993", "9007199254740992", false},
+		{"9223372036854775807", "9223372036854776000", false},
+		{"12345678901234567890", "12345678901234567000", false},
+		{"4.9406564584124654e-324", "5e-324", false},
+		{"1e-400", "0", false},
+		{"-1e-400", "0", false},
+		{"1.7976931348623158e308", "1.7976931348623157e+308", false},
+	}
+	for _, tt := range tests {
+		canon, exact, err := CanonicalNumber(tt.lit)
+		if err != nil || canon != tt.canon || exact != tt.exact {
+			t.Errorf("CanonicalNumber(%s) = %s, %v, %v; want %s, %v, nil", tt.lit, canon, exact, err, tt.canon, tt.exact)
+		}
+	}
+}
+
+func TestCanonicalNumberErrors(t *testing.T) {
+	tests := []struct{ lit, want string }{
+		{"1e400", "number 1e400: outside the range of an IEEE-754 double"},
+		{"-1e400", "number -1e400: outside the range of an IEEE-754 double"},
+		{"1e309", "number 1e309: outside the range"},
+		{"1.7976931348623159e308", "outside the range"}, // rounds to 2^1024
+		{"1" + strings.Repeat("0", 400), "number 100000000000000000000000...00000000 (401 characters): outside the range"},
+		{"", `"" is not a JSON number`},
+		{"+1", `"+1" is not a JSON number`},
+		{"01", `"01" is not a JSON number`},
+		{"1.", `"1." is not a JSON number`},
+		{".5", `".5" is not a JSON number`},
+		{"1e", `"1e" is not a JSON number`},
+		{"1 ", `"1 " is not a JSON number`},
+		{"-", `"-" is not a JSON number`},
+		{"NaN", `"NaN" is not a JSON number`},
+		{"Infinity", `"Infinity" is not a JSON number`},
+		{"0x10", `"0x10" is not a JSON number`},
+		{"1_000", `"1_000" is not a JSON number`},
+	}
+	for _, tt := range tests {
+		canon, exact, err := CanonicalNumber(tt.lit)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("CanonicalNumber(%q) = %q, %v, %v; want an error containing %q", tt.lit, canon, exact, err, tt.want)
+		}
+	}
+}
+
+// TestHugeExponents: an exponent of any size costs nothing, never overflows
+// an integer, and leaves the value right even where strconv.ParseFloat,
+// which saturates exponents at 10000, would read it wrong.
+func TestHugeExponents(t *testing.T) {
+	zeros := strings.Repeat("0", 20000)
+	tests := []struct {
+		lit, canon string
+		exact      bool
+		err        bool
+	}{
+		{lit: "1e999999999999", err: true},
+		{lit: "-1e999999999999", err: true},
+		{lit: "1e9223372036854775807", err: true},
+		{lit: "1e9223372036854775808", err: true},
+		{lit: "1e92233720368547758080", err: true},
+		{lit: "1e" + strings.Repeat("9", 1000), err: true},
+		{lit: "1e-999999999999", canon: "0"},
+		{lit: "1e-9223372036854775808", canon: "0"},
+		{lit: "1e-9223372036854775809", canon: "0"},
+		{lit: "1e-" + strings.Repeat("9", 1000), canon: "0"},
+		{lit: "0e999999999999", canon: "0", exact: true},
+		{lit: "-0.0e-9223372036854775809", canon: "0", exact: true},
+		{lit: "1" + zeros + "e-20000", canon: "1", exact: true},
+		{lit: "0." + zeros + "1e20001", canon: "1", exact: true},
+		{lit: "0." + zeros + "15e20001", canon: "1.5", exact: true},
+		{lit: "1" + zeros + "e-19980", canon: "100000000000000000000", exact: true},
+		{lit: "1" + zeros + "e-19979", canon: "1e+21", exact: true},
+		{lit: "1" + zeros, err: true},
+		{lit: "0." + zeros + "1", canon: "0"},
+	}
+	for _, tt := range tests {
+		canon, exact, err := CanonicalNumber(tt.lit)
+		if tt.err {
+			if err == nil || !strings.Contains(err.Error(), "outside the range") {
+				t.Errorf("CanonicalNumber(%s) = %s, %v, %v; want an overflow error", clip(tt.lit), canon, exact, err)
+			}
+			continue
+		}
+		if err != nil || canon != tt.canon || exact != tt.exact {
+			t.Errorf("CanonicalNumber(%s) = %s, %v, %v; want %s, %v, nil", clip(tt.lit), canon, exact, err, tt.canon, tt.exact)
+		}
+	}
+	// A cheap guard, not exact arithmetic on 10^exponent.
+	if n := testing.AllocsPerRun(10, func() { CanonicalNumber("1.5e-999999999999") }); n > 8 {
+		t.Errorf("CanonicalNumber of a huge exponent: %v allocations", n)
+	}
+}
+
+// TestCanonicalExact: CanonicalExact refuses what Canonical rounds, and
+// otherwise agrees with it.
+func TestCanonicalExact(t *testing.T) {
+	for _, in := range []string{`[1.0,1e0,0.1,-0,1e21,5e-324]`, `{"a":{"b":100e-2}}`} {
+		want, err := Canonical([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := CanonicalExact([]byte(in))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("CanonicalExact(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	tests := []struct{ in, want string }{
+		{`{"a":[1,9007199254740993]}`, "canonical JSON: /a/1: number 9007199254740993 is not exactly an IEEE-754 double (it would become 9007199254740992)"},
+		{`333333333.33333329`, "canonical JSON: /: number 333333333.33333329 is not exactly an IEEE-754 double (it would become 333333333.3333333)"},
+		{`[1e-400]`, "canonical JSON: /0: number 1e-400 is not exactly an IEEE-754 double (it would become 0)"},
+		{`{"n":1e400}`, "canonical JSON: /n: number 1e400: outside the range of an IEEE-754 double"},
+	}
+	for _, tt := range tests {
+		_, err := CanonicalExact([]byte(tt.in))
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("CanonicalExact(%s): error %v, want %q", tt.in, err, tt.want)
 		}
 	}
 }
@@ -86,6 +225,115 @@ func TestCanonicalStructure(t *testing.T) {
 		}
 		if string(got) != tt.want {
 			t.Errorf("%s:\n got %s\nwant %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestMemberOrder: names sort by UTF-16 code units, a name before every
+// longer name it starts, and U+0000 after the end of a name.
+func TestMemberOrder(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"ab":1,"a":2}`, `{"a":2,"ab":1}`},
+		{`{"a":2,"ab":1}`, `{"a":2,"ab":1}`},
+		{`{"abc":1,"ab":2,"a":3,"":4}`, `{"":4,"a":3,"ab":2,"abc":1}`},
+		{`{"a\u0000":1,"a":2}`, `{"a":2,"a\u0000":1}`},
+		{`{"\u0000":1,"":2}`, `{"":2,"\u0000":1}`},
+		{`{"\u0000\u0000":1,"\u0000":2,"\u0001":3}`, `{"\u0000":2,"\u0000\u0000":1,"\u0001":3}`},
+		{`{"b":1,"a\uffff":2,"a":3}`, "{\"a\":3,\"a\uffff\":2,\"b\":1}"},
+		// Beyond U+FFFF: U+1F600 is D83D DE00, so it sorts after U+D7FF and
+		// before U+E000 and U+FFFF, though its code point is larger.
+		{`{"\uffff":1,"\ud83d\ude00":2,"\ue000":3,"\ud7ff":4}`, "{\"\ud7ff\":4,\"\U0001F600\":2,\"\ue000\":3,\"\uffff\":1}"},
+		// Same high surrogate: the low one decides.
+		{`{"\ud83d\ude01":1,"\ud83d\ude00":2}`, "{\"\U0001F600\":2,\"\U0001F601\":1}"},
+		// Different high surrogates: U+10400 (D801 DC00) after U+103FF (D800 DFFF).
+		{`{"\ud801\udc00":1,"\ud800\udfff":2}`, "{\"\U000103FF\":2,\"\U00010400\":1}"},
+		{`{"x\ud83d\ude00":1,"x\ue000":2,"x":3}`, "{\"x\":3,\"x\U0001F600\":1,\"x\ue000\":2}"},
+	}
+	for _, tt := range tests {
+		got, err := Canonical([]byte(tt.in))
+		if err != nil {
+			t.Errorf("%s: %v", tt.in, err)
+			continue
+		}
+		if string(got) != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// orderRunes are where UTF-8, code point and UTF-16 orders meet or part.
+var orderRunes = []rune{0, 1, 'a', 'b', 0x7f, 0x80, 0x7ff, 0x800, 0xd7ff, 0xe000, 0xfb33, 0xffff,
+	0x10000, 0x103ff, 0x10400, 0x1f600, 0x1f601, 0x1f7ff, 0x1f800, 0x10fc00, 0x10ffff}
+
+// lessUTF16Ref compares the UTF-16 encodings themselves.
+func lessUTF16Ref(a, b string) bool {
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	return slices.Compare(ua, ub) < 0
+}
+
+func TestLessUTF16(t *testing.T) {
+	var strs []string
+	strs = append(strs, "")
+	for _, r := range orderRunes {
+		strs = append(strs, string(r))
+		for _, r2 := range []rune{0, 'a', 0xffff, 0x1f600} {
+			strs = append(strs, string(r)+string(r2), string(r2)+string(r))
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		var sb strings.Builder
+		for range rng.IntN(4) {
+			sb.WriteRune(orderRunes[rng.IntN(len(orderRunes))])
+		}
+		strs = append(strs, sb.String())
+	}
+	for _, a := range strs {
+		for _, b := range strs[:200] {
+			if got, want := lessUTF16(a, b), lessUTF16Ref(a, b); got != want {
+				t.Fatalf("lessUTF16(%+q, %+q) = %v, want %v", a, b, got, want)
+			}
+			if got, want := lessUTF16(b, a), lessUTF16Ref(b, a); got != want {
+				t.Fatalf("lessUTF16(%+q, %+q) = %v, want %v", b, a, got, want)
+			}
+		}
+	}
+}
+
+func TestFirstUnit(t *testing.T) {
+	for _, r := range orderRunes {
+		want := utf16.Encode([]rune{r})[0]
+		if got := firstUnit(r); got != rune(want) {
+			t.Errorf("firstUnit(%U) = %#x, want %#x", r, got, want)
+		}
+	}
+}
+
+// TestDepth: maxDepth levels of arrays or objects are accepted, one more is
+// not.
+func TestDepth(t *testing.T) {
+	tests := []struct {
+		open, close string
+		levels      int // per repetition
+	}{
+		{"[", "]", 1},
+		{`{"a":`, "}", 1},
+		{`[{"a":`, "}]", 2},
+	}
+	for _, tt := range tests {
+		n := maxDepth / tt.levels
+		in := strings.Repeat(tt.open, n) + "1" + strings.Repeat(tt.close, n)
+		got, err := Canonical([]byte(in))
+		if err != nil {
+			t.Errorf("%s×%d: %v", tt.open, n, err)
+		} else if string(got) != in {
+			t.Errorf("%s×%d: changed", tt.open, n)
+		}
+		for _, deeper := range []string{"[" + in + "]", `{"b":` + in + "}"} {
+			_, err = Canonical([]byte(deeper))
+			if want := fmt.Sprintf("nested deeper than %d", maxDepth); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s×%d and one more level: error %v, want %q", tt.open, n, err, want)
+			}
 		}
 	}
 }
@@ -121,31 +369,38 @@ func TestCanonicalErrors(t *testing.T) {
 	}
 }
 
-// FuzzCanonical: canonicalising never panics, yields valid JSON, and is
-// idempotent. Seeds are in testdata/fuzz/FuzzCanonical too.
+// FuzzCanonical: canonicalising never panics; what it accepts,
+// encoding/json accepts too; the canonical form is JSON, canonicalises to
+// itself, and equals the form reference computes another way. CanonicalExact
+// agrees with Canonical or refuses. Seeds are in testdata/fuzz/FuzzCanonical
+// too.
 func FuzzCanonical(f *testing.F) {
-	for _, s := range []string{`{"b":1,"a":[1.0,2e-7,"x"]}`, `"\u00e9\ud83d\ude00"`, `[1e21,-0,0.1]`, `{"":{"":null}}`} {
+	for _, s := range []string{`{"b":1,"a":[1.0,2e-7,"x"]}`, `"\u00e9\ud83d\ude00"`, `[1e21,-0,0.1]`, `{"":{"":null}}`,
+		`[333333333.33333329,9223372036854775807,1e-400,1e400]`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, err := Canonical(data)
+		if exact, errExact := CanonicalExact(data); errExact == nil && string(exact) != string(out) {
+			t.Fatalf("CanonicalExact = %q, Canonical = %q, %v", exact, out, err)
+		} else if err != nil && errExact == nil {
+			t.Fatalf("CanonicalExact accepts what Canonical refuses: %v", err)
+		}
 		if err != nil {
 			return
 		}
 		if !json.Valid(out) {
 			t.Fatalf("canonical form is not JSON: %q", out)
 		}
-		// Differential check against encoding/json: the canonical form
-		// holds the same value.
-		var before, after any
-		if err := json.Unmarshal(data, &before); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
 			t.Fatalf("accepted what encoding/json refuses: %v", err)
 		}
-		if err := json.Unmarshal(out, &after); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(before, after) {
-			t.Fatalf("canonical form changed the value:\n%q\n%q", data, out)
+		var ref bytes.Buffer
+		if reference(&ref, v) && ref.String() != string(out) {
+			t.Fatalf("canonical form of %q:\n got %q\nwant %q", data, out, ref.Bytes())
 		}
 		again, err := Canonical(out)
 		if err != nil {
@@ -153,6 +408,138 @@ func FuzzCanonical(f *testing.F) {
 		}
 		if string(again) != string(out) {
 			t.Fatalf("not idempotent:\n%q\n%q", out, again)
+		}
+	})
+}
+
+// reference writes the canonical form of a value that encoding/json decoded
+// (numbers as json.Number) by other means than Canonical: members sorted by
+// their UTF-16 encodings, strings escaped a character at a time, numbers
+// read by strconv.ParseFloat and written as upstream's numgen.go writes
+// them. It reports false when it cannot tell: strconv.ParseFloat misreads
+// exponents of 10000 and more.
+func reference(b *bytes.Buffer, v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := slices.Collect(maps.Keys(v))
+		slices.SortFunc(keys, func(a, b string) int {
+			return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
+		})
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			referenceString(b, k)
+			b.WriteByte(':')
+			if !reference(b, v[k]) {
+				return false
+			}
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if !reference(b, e) {
+				return false
+			}
+		}
+		b.WriteByte(']')
+	case string:
+		referenceString(b, v)
+	case json.Number:
+		if i := strings.IndexAny(string(v), "eE"); i >= 0 {
+			if e, err := strconv.Atoi(strings.TrimLeft(string(v)[i+1:], "+-")); err != nil || e >= 10000 {
+				return false
+			}
+		}
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil {
+			return false
+		}
+		if f == 0 {
+			f = 0 // not -0
+		}
+		form := byte('f')
+		if abs := math.Abs(f); abs != 0 && abs < 1e-6 || abs >= 1e21 {
+			form = 'e'
+		}
+		s := strconv.FormatFloat(f, form, -1, 64)
+		if form == 'e' {
+			// Go writes e-07 and e+21; ECMAScript e-7 and e+21.
+			mant, exp, _ := strings.Cut(s, "e")
+			s = mant + "e" + exp[:1] + strings.TrimLeft(exp[1:], "0")
+		}
+		b.WriteString(s)
+	case bool:
+		b.WriteString(strconv.FormatBool(v))
+	case nil:
+		b.WriteString("null")
+	default:
+		panic(fmt.Sprintf("reference: %T", v))
+	}
+	return true
+}
+
+func referenceString(b *bytes.Buffer, s string) {
+	short := map[rune]string{'"': `\"`, '\\': `\\`, '\b': `\b`, '\f': `\f`, '\n': `\n`, '\r': `\r`, '\t': `\t`}
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case short[r] != "":
+			b.WriteString(short[r])
+		case r < 0x20:
+			fmt.Fprintf(b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+}
+
+// FuzzCanonicalNumber: a number RFC 8785 can write canonicalises to a
+// number that is its own canonical form, exactly; the double is the one
+// strconv.ParseFloat reads where it reads right; and exact is what exact
+// rational arithmetic says.
+func FuzzCanonicalNumber(f *testing.F) {
+	for _, s := range []string{"0", "-0", "1.0", "1e0", "0.1", "1e21", "1e-7", "5e-324", "333333333.33333329",
+		"9007199254740993", "1e400", "1e-400", "1e999999999999", "100e-2", "1.7976931348623158e308", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, lit string) {
+		canon, exact, err := CanonicalNumber(lit)
+		if err != nil {
+			return
+		}
+		if c2, e2, err := CanonicalNumber(canon); c2 != canon || !e2 || err != nil {
+			t.Fatalf("CanonicalNumber(%q) = %q; and of that %q, %v, %v", lit, canon, c2, e2, err)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(canon), &v); err != nil {
+			t.Fatalf("canonical form %q of %q is not JSON: %v", canon, lit, err)
+		}
+		e := 0 // the exponent written
+		if i := strings.IndexAny(lit, "eE"); i >= 0 {
+			if e, err = strconv.Atoi(lit[i+1:]); err != nil {
+				return
+			}
+		}
+		if e >= 10000 || e <= -10000 {
+			return // beyond what strconv.ParseFloat reads right
+		}
+		want, _ := strconv.ParseFloat(lit, 64)
+		if got, _ := strconv.ParseFloat(canon, 64); got != want && !(got == 0 && want == 0) {
+			t.Fatalf("CanonicalNumber(%q) = %q, which is %v; strconv reads %v", lit, canon, got, want)
+		}
+		if e < 1000 && e > -1000 {
+			a, _ := new(big.Rat).SetString(lit)
+			b, _ := new(big.Rat).SetString(canon)
+			if (a.Cmp(b) == 0) != exact {
+				t.Fatalf("CanonicalNumber(%q) = %q, exact %v", lit, canon, exact)
+			}
 		}
 	})
 }

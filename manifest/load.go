@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"cuelang.org/go/cue"
@@ -54,6 +55,14 @@ type Loader struct {
 	module map[string]bool // whether a directory lies in a CUE module, by directory
 	// Stdin is read for the path "-"; nil means os.Stdin.
 	Stdin io.Reader
+	// EvalTimeout bounds the time one agent's loading may take, CUE's
+	// evaluation included; 0 means DefaultEvalTimeout and a negative
+	// value no bound. An agent past it is reported as CodeTooComplex.
+	EvalTimeout time.Duration
+	// EvalMemory bounds the Go heap, in bytes, while an agent is loaded;
+	// 0 means DefaultEvalMemory. It applies only with a time bound.
+	EvalMemory uint64
+	abandoned  int // evaluations given up on, still running
 }
 
 // NewLoader returns a Loader with the embedded #Manifest schema compiled.
@@ -110,7 +119,7 @@ func (l *Loader) Each(args []string, fn func(*Instance)) error {
 		units = append(units, us...)
 	}
 	for _, u := range units {
-		fn(l.loadUnit(u))
+		fn(l.bounded(u.source, u.files, func(w *Loader) *Instance { return w.loadUnit(u) }))
 	}
 	return nil
 }
@@ -255,7 +264,7 @@ func (l *Loader) loadUnit(u unit) *Instance {
 			inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos("-"), Msg: fmt.Sprintf("reading standard input: %v", err)})
 			return inst
 		}
-		return l.LoadBytes("-", data)
+		return l.loadBytes("-", data)
 	}
 	if len(u.files) == 1 {
 		ext := strings.ToLower(filepath.Ext(u.files[0]))
@@ -268,7 +277,7 @@ func (l *Loader) loadUnit(u unit) *Instance {
 			abs, err := filepath.Abs(u.files[0])
 			if err == nil && !l.inModule(filepath.Dir(abs)) {
 				if data, err := os.ReadFile(abs); err == nil && selfContained(abs, data) {
-					inst := l.LoadBytes(abs, data)
+					inst := l.loadBytes(abs, data)
 					inst.Source, inst.Files = u.source, u.files
 					return inst
 				}
@@ -281,7 +290,7 @@ func (l *Loader) loadUnit(u unit) *Instance {
 				inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(u.files[0]), Msg: unwrapPathError(err).Error()})
 				return inst
 			}
-			inst := l.LoadBytes(u.files[0], data)
+			inst := l.loadBytes(u.files[0], data)
 			inst.Source = u.source
 			return inst
 		}
@@ -306,8 +315,13 @@ func (l *Loader) buildInstance(inst *Instance, bi *build.Instance) {
 
 // LoadBytes loads one manifest held in memory. The name's extension picks
 // the format (.json, .yaml and .yml; anything else is CUE, which also reads
-// JSON); it also names the file in positions.
+// JSON); it also names the file in positions. Loading is bounded as
+// Load's is (see Loader.EvalTimeout).
 func (l *Loader) LoadBytes(name string, data []byte) *Instance {
+	return l.bounded(name, []string{name}, func(w *Loader) *Instance { return w.loadBytes(name, data) })
+}
+
+func (l *Loader) loadBytes(name string, data []byte) *Instance {
 	inst := &Instance{Source: name, Files: []string{name}}
 	var v cue.Value
 	switch strings.ToLower(filepath.Ext(name)) {

@@ -86,6 +86,10 @@ func Raise(lowered json.RawMessage, nullable []string, answer json.RawMessage) j
 	return out
 }
 
+// maxHops bounds the $refs followed in a row without a step into the
+// value: no schema chains more, so more is a cycle.
+const maxHops = 64
+
 type raiser struct {
 	root     any
 	nullable map[string]bool
@@ -99,7 +103,7 @@ type raiser struct {
 // that a cycle of references ends while a deep value does not.
 func (r *raiser) walk(node any, ptr string, val any, hops int) bool {
 	m, ok := node.(map[string]any)
-	if !ok || hops > 64 {
+	if !ok || hops > maxHops {
 		return false
 	}
 	changed := false
@@ -149,7 +153,7 @@ func (r *raiser) branch(ptr string, branches []any, val any) int {
 		}
 	}
 	for i, b := range branches {
-		if r.fits(b, val) {
+		if r.fits(b, val, 0) {
 			return i
 		}
 	}
@@ -170,15 +174,20 @@ func (r *raiser) compiled(ptr string) *jsonschema.Schema {
 
 // fits reports whether a value could be an instance of a schema branch,
 // judged by its type and, for objects, the properties it requires: enough
-// to choose the branch of an anyOf a strict provider generated.
-func (r *raiser) fits(node any, val any) bool {
+// to choose the branch of an anyOf a strict provider generated. hops
+// counts the $refs followed, so that a cycle of them ends; a value is an
+// instance of no such cycle.
+func (r *raiser) fits(node any, val any, hops int) bool {
 	m, ok := node.(map[string]any)
 	if !ok {
 		return node == true
 	}
 	if ref, ok := m["$ref"].(string); ok {
+		if hops > maxHops {
+			return false
+		}
 		if target, _, ok := r.resolve(ref); ok {
-			return r.fits(target, val)
+			return r.fits(target, val, hops+1)
 		}
 	}
 	if t, ok := m["type"]; ok && !typeAdmits(t, val) {

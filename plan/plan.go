@@ -194,7 +194,9 @@ func Read(file string, data []byte) (*Plan, error) {
 	return &p, nil
 }
 
-// jsonError positions a decoding error in the file.
+// jsonError positions a decoding error in the file. encoding/json's
+// offsets count the bytes read when the error was found, so the byte at
+// fault, the last one read, is one before.
 func jsonError(file string, data []byte, err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
@@ -203,10 +205,10 @@ func jsonError(file string, data []byte, err error) error {
 		line, col := lineCol(data, len(data))
 		return &Error{File: file, Line: line, Column: col, Msg: "the plan is truncated: unexpected end of JSON"}
 	case errors.As(err, &se):
-		line, col := lineCol(data, int(se.Offset))
+		line, col := lineCol(data, int(se.Offset)-1)
 		return &Error{File: file, Line: line, Column: col, Msg: "not valid JSON: " + se.Error()}
 	case errors.As(err, &te):
-		line, col := lineCol(data, int(te.Offset))
+		line, col := lineCol(data, int(te.Offset)-1)
 		return &Error{File: file, Line: line, Column: col, Msg: fmt.Sprintf("%s: want %v, found JSON %s", te.Field, te.Type, te.Value)}
 	}
 	return &Error{File: file, Msg: strings.TrimPrefix(err.Error(), "json: ")}

@@ -81,7 +81,7 @@ func TestReadRefuses(t *testing.T) {
 		{"unknown format", replace(Format, "agentc.plan/v9"), `unknown plan format "agentc.plan/v9"`},
 		{"no format", []byte(`{"agent": {}}`), "not an agentc plan"},
 		{"unknown field", replace(`"format":`, `"extra": 1, "format":`), `unknown field "extra"`},
-		{"not json", []byte("format = v1\n"), "plan.json:1:3: not valid JSON"},
+		{"not json", []byte("format = v1\n"), "plan.json:1:2: not valid JSON"},
 		{"wrong type", replace(`"retries": 2`, `"retries": "two"`), "plan.json:"},
 		{"trailing data", append(append([]byte{}, data...), []byte("{}")...), "after top-level value"},
 	}

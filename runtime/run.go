@@ -95,6 +95,9 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 	if opts.Model == nil {
 		return nil, &ConfigError{"runtime: no model"}
 	}
+	if err := plan.CheckLimits(p); err != nil {
+		return nil, &ConfigError{err.Error()}
+	}
 	a := &p.Agent
 	r := &Runner{plan: p, agent: a, opts: opts, argSchemas: map[string]*jsonschema.Schema{}, toolBudget: -1}
 	r.strategy = opts.Strategy

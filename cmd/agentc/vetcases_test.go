@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -20,7 +21,9 @@ var update = flag.Bool("update", os.Getenv("AGENTC_UPDATE") != "", "rewrite the 
 // TestVetCases runs agentc vet on every bad manifest in testdata/vet. Each
 // case is a txtar archive: the manifest files, an optional "args" file (the
 // command line after "agentc"; by default "vet" and every manifest file)
-// and "want", the exact output. Every case must fail with exit 1.
+// and "want", the exact output. Every case must fail with exit 1, unless an
+// "exit" file gives another code: a case with "exit" 0 is a manifest that vet
+// must accept, with nothing to say.
 func TestVetCases(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/vet/*.txtar")
 	if err != nil {
@@ -42,12 +45,17 @@ func TestVetCases(t *testing.T) {
 			var args []string
 			var want []byte
 			wantIdx := -1
+			wantCode := cli.ExitFindings
 			for i, f := range ar.Files {
 				switch f.Name {
 				case "want":
 					want, wantIdx = f.Data, i
 				case "args":
 					args = strings.Fields(string(f.Data))
+				case "exit":
+					if wantCode, err = strconv.Atoi(strings.TrimSpace(string(f.Data))); err != nil {
+						t.Fatalf("exit: %v", err)
+					}
 				default:
 					p := filepath.Join(dir, f.Name)
 					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -61,7 +69,7 @@ func TestVetCases(t *testing.T) {
 			if args == nil {
 				args = []string{"vet"}
 				for _, f := range ar.Files {
-					if f.Name != "want" && f.Name != "args" && !strings.Contains(f.Name, "/") {
+					if f.Name != "want" && f.Name != "args" && f.Name != "exit" && !strings.Contains(f.Name, "/") {
 						args = append(args, f.Name)
 					}
 				}
@@ -83,8 +91,8 @@ func TestVetCases(t *testing.T) {
 				}
 				want = stdout.Bytes()
 			}
-			if code != cli.ExitFindings {
-				t.Errorf("exit code %d, want %d; stderr:\n%s", code, cli.ExitFindings, stderr.String())
+			if code != wantCode {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, wantCode, stderr.String())
 			}
 			if got := stdout.String(); got != string(want) {
 				t.Errorf("output differs\n--- got:\n%s--- want:\n%s", got, want)

@@ -150,10 +150,10 @@ func equal(was, now any) bool {
 		if !ok {
 			return false
 		}
-		cw, errW := digest.CanonicalNumber(string(w))
-		cn, errN := digest.CanonicalNumber(string(n))
-		if errW != nil || errN != nil {
-			return w == n
+		cw, exactW, errW := digest.CanonicalNumber(string(w))
+		cn, exactN, errN := digest.CanonicalNumber(string(n))
+		if errW != nil || errN != nil || !exactW || !exactN {
+			return w == n // fingerprints refuse what a double cannot hold
 		}
 		return cw == cn
 	case map[string]any, []any:

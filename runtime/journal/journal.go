@@ -90,7 +90,7 @@ func sum(proto *blake3.Hasher, canonical []byte) string {
 // only, never on how a journal stores it: member order, white space and
 // the spelling of numbers (1, 1.0, 1e0) do not change it.
 func Fingerprint(request json.RawMessage) (string, error) {
-	c, err := digest.Canonical(request)
+	c, err := digest.CanonicalExact(request)
 	if err != nil {
 		return "", fmt.Errorf("journal: fingerprint: %w", err)
 	}
@@ -102,7 +102,7 @@ func Fingerprint(request json.RawMessage) (string, error) {
 // request may name its large parts by their value digests, so that its
 // fingerprint costs what the new parts cost, not the whole.
 func ValueDigest(v json.RawMessage) (string, error) {
-	c, err := digest.Canonical(v)
+	c, err := digest.CanonicalExact(v)
 	if err != nil {
 		return "", fmt.Errorf("journal: value digest: %w", err)
 	}

@@ -282,7 +282,7 @@ func (j *Journal) value(ms []member) error {
 	if _, err := digest.Parse(d); err != nil {
 		return fmt.Errorf("value: %v", err)
 	}
-	c, err := digest.Canonical(v)
+	c, err := digest.CanonicalExact(v)
 	if err != nil {
 		return fmt.Errorf("value %s: %v", d, err)
 	}
@@ -328,7 +328,7 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	if e.DurationMS < 0 {
 		return fmt.Errorf("effect %s: negative duration_ms %d", key, e.DurationMS)
 	}
-	c, err := digest.Canonical(e.Request)
+	c, err := digest.CanonicalExact(e.Request)
 	if err != nil {
 		return fmt.Errorf("effect %s: request: %v", key, err)
 	}

@@ -239,7 +239,7 @@ func encodeEntry(e Entry) ([]byte, []part, error) {
 	if e.Kind != KindModel && e.Kind != KindTool {
 		return nil, nil, fmt.Errorf("kind %q: want %q or %q", e.Kind, KindModel, KindTool)
 	}
-	c, err := digest.Canonical(e.Request)
+	c, err := digest.CanonicalExact(e.Request)
 	if err != nil {
 		return nil, nil, fmt.Errorf("request: %v", err)
 	}

@@ -14,16 +14,17 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// The corpora live in the shared folder beside the repository; the tests
-// run in the package directory.
-const corporaDir = "../../../shared/corpora"
+// corporaDir is the repository's testdata/corpora; tests run in the
+// package directory.
+var corporaDir = filepath.Join("..", "..", "testdata", "corpora")
 
+// corpus returns the directory of one corpus; a missing corpus fails the
+// test, so a checkout that lost it cannot pass having checked nothing.
 func corpus(t *testing.T, sub string) string {
 	t.Helper()
 	dir := filepath.Join(corporaDir, sub)
 	if _, err := os.Stat(dir); err != nil {
-		abs, _ := filepath.Abs(dir)
-		t.Skipf("corpora not found at %s: skipping", abs)
+		t.Fatalf("corpus %s: %v", dir, err)
 	}
 	return dir
 }

@@ -3,15 +3,18 @@ package cuecmd
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/manifest"
 )
 
 func newVetCmd(e cli.Env) *cobra.Command {
 	var asJSON, strict, verbose bool
+	var evalTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "vet [paths...]",
 		Short: "Check manifests and report what is wrong with them",
@@ -27,6 +30,9 @@ manifest file is an agent of its own. With no path, vet checks ".".
 provider cannot enforce while generating, and that only local validation of
 the answer checks (with output.enforce "provider", each is an error).
 
+Evaluating one agent may take at most --eval-timeout (default 10s) and 2 GiB
+of memory; past either, vet reports MANIFEST_TOO_COMPLEX and goes on.
+
 Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 2 usage error.`,
 		Example: `  agentc vet examples/*.cue
@@ -36,7 +42,9 @@ Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 			if len(args) == 0 {
 				args = []string{"."}
 			}
-			results, err := newCompiler(e).Vet(args)
+			comp := newCompiler(e)
+			comp.Loader().EvalTimeout = evalTimeout
+			results, err := comp.Vet(args)
 			if err != nil {
 				return err
 			}
@@ -67,6 +75,7 @@ Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON objects, one per line")
 	cmd.Flags().BoolVar(&strict, "strict", false, "fail on warnings too")
+	cmd.Flags().DurationVar(&evalTimeout, "eval-timeout", manifest.DefaultEvalTimeout, "give up on an agent whose evaluation takes longer")
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print notes too: constraints the provider cannot enforce while generating")
 	return cmd
 }

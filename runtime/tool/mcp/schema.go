@@ -2,15 +2,15 @@ package mcp
 
 import (
 	"fmt"
-
-	"agentc.dev/agentc/plan"
 	"sort"
 	"strings"
+
+	"agentc.dev/agentc/inclusion"
 )
 
-// A server's input schema passes the compiler's "non-empty schema" rule
-// (plan.Constrains, which agentc vet applies too): these schemas arrive only
-// when the server is started.
+// A server's input schema must not accept every value, by the verdict
+// agentc vet gives a manifest's schemas (package inclusion): these schemas
+// arrive only when the server is started.
 // Nested parts are not checked: a server's schema is its author's, and a
 // model sees it as the server wrote it.
 
@@ -24,7 +24,7 @@ func checkSchema(doc any) string {
 	case len(m) == 0:
 		return "is the empty schema {}, which accepts anything"
 	}
-	if plan.Constrains(m) {
+	if inclusion.Vacuous(m) != inclusion.Yes {
 		return ""
 	}
 	keys := make([]string, 0, len(m))

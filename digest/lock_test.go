@@ -1,0 +1,119 @@
+package digest
+
+import (
+	"maps"
+	"strings"
+	"testing"
+)
+
+// Digests for lock lines: "blake3:" and 64 times one hex digit.
+var (
+	dA = Digest(Prefix + strings.Repeat("a", 64))
+	dB = Digest(Prefix + strings.Repeat("b", 64))
+	dC = Digest(Prefix + strings.Repeat("c", 64))
+	d0 = Digest(Prefix + strings.Repeat("0", 64))
+)
+
+func TestParseLock(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []Entry
+	}{
+		{"empty", "", nil},
+		{"header only", lockHeader, nil},
+		{"one", "triage " + string(dA) + " " + string(dB) + "\n", []Entry{{"triage", dA, dB}}},
+		{"no final newline", "triage " + string(dA) + " " + string(dB), []Entry{{"triage", dA, dB}}},
+		{"header, blank lines and comments",
+			lockHeader + "\n  # indented comment\nb " + string(dC) + " " + string(d0) + "\n\n\na " + string(dA) + " " + string(dB) + "\n",
+			[]Entry{{"a", dA, dB}, {"b", dC, d0}}},
+		{"spaces, tabs and CRLF", "\t x \t" + string(dA) + "   " + string(dB) + " \r\ny " + string(dB) + " " + string(dA) + "\r\n",
+			[]Entry{{"x", dA, dB}, {"y", dB, dA}}},
+		{"one digest for both", "same " + string(dC) + " " + string(dC), []Entry{{"same", dC, dC}}},
+		{"odd names", "a/b.c-d_é " + string(dA) + " " + string(dB), []Entry{{"a/b.c-d_é", dA, dB}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := ParseLock("agentc.sum", []byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]Entry{}
+			for _, e := range tt.want {
+				want[e.Name] = e
+			}
+			if !maps.Equal(l.Entries, want) {
+				t.Errorf("entries\n%v\nwant\n%v", l.Entries, want)
+			}
+		})
+	}
+}
+
+func TestParseLockErrors(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"two fields", "# header\n\n" + "x " + string(dA) + "\n",
+			"locks/agentc.sum:3: want NAME CONTRACT-DIGEST PLAN-DIGEST, found 2 fields"},
+		{"one field", line3("a", dA, dB) + "x\n",
+			"locks/agentc.sum:2: want NAME CONTRACT-DIGEST PLAN-DIGEST, found 1 fields"},
+		{"four fields", "x " + string(dA) + " " + string(dB) + " extra\n",
+			"locks/agentc.sum:1: want NAME CONTRACT-DIGEST PLAN-DIGEST, found 4 fields"},
+		{"contract digest short", "x blake3:abc " + string(dB) + "\n",
+			`locks/agentc.sum:1: contract digest: "blake3:abc" is not a digest: want blake3: followed by 64 hex digits`},
+		{"contract digest other hash", "\n\nx sha256:" + strings.Repeat("a", 64) + " " + string(dB) + "\n",
+			`locks/agentc.sum:3: contract digest: "sha256:` + strings.Repeat("a", 64) + `" is not a digest: want blake3: followed by 64 hex digits`},
+		{"plan digest upper case", line3("a", dA, dB) + "x " + string(dA) + " " + strings.ToUpper(string(dB)) + "\n",
+			`locks/agentc.sum:2: plan digest: "BLAKE3:` + strings.Repeat("B", 64) + `" is not a digest: want blake3: followed by 64 hex digits`},
+		{"plan digest not hex", "x " + string(dA) + " blake3:" + strings.Repeat("g", 64) + "\n",
+			`locks/agentc.sum:1: plan digest: "blake3:` + strings.Repeat("g", 64) + `" is not a digest: want lower-case hex digits`},
+		{"contract before plan", "x blake3:1 blake3:2\n",
+			`locks/agentc.sum:1: contract digest: "blake3:1" is not a digest: want blake3: followed by 64 hex digits`},
+		{"duplicate", line3("x", dA, dB) + "# between\n" + line3("y", dA, dB) + line3("x", dC, dC),
+			`locks/agentc.sum:4: agent "x" is listed twice`},
+		{"duplicate, same digests", line3("x", dA, dB) + line3("x", dA, dB),
+			`locks/agentc.sum:2: agent "x" is listed twice`},
+		{"line too long", strings.Repeat("x", 70000) + "\n",
+			"locks/agentc.sum: bufio.Scanner: token too long"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := ParseLock("locks/agentc.sum", []byte(tt.in))
+			if err == nil {
+				t.Fatalf("no error; entries %v", l.Entries)
+			}
+			if got := err.Error(); got != tt.want {
+				t.Errorf("error\n%s\nwant\n%s", got, tt.want)
+			}
+			if l != nil {
+				t.Errorf("a lock as well as an error: %v", l.Entries)
+			}
+		})
+	}
+}
+
+// TestLockFormat: the header, then one line an entry in name order; what
+// Format writes, ParseLock reads back.
+func TestLockFormat(t *testing.T) {
+	l := &Lock{Entries: map[string]Entry{
+		"b":  {"b", dC, d0},
+		"a":  {"a", dA, dB},
+		"ab": {"ab", dB, dA},
+	}}
+	want := lockHeader + line3("a", dA, dB) + line3("ab", dB, dA) + line3("b", dC, d0)
+	if got := string(l.Format()); got != want {
+		t.Errorf("Format:\n%s\nwant\n%s", got, want)
+	}
+	again, err := ParseLock(LockFile, l.Format())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(again.Entries, l.Entries) {
+		t.Errorf("read back %v, want %v", again.Entries, l.Entries)
+	}
+	if got := string((&Lock{}).Format()); got != lockHeader {
+		t.Errorf("empty lock: %q, want the header alone", got)
+	}
+}
+
+func line3(name string, c, p Digest) string { return name + " " + string(c) + " " + string(p) + "\n" }

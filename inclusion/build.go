@@ -1,0 +1,761 @@
+package inclusion
+
+import (
+	"encoding/json"
+	"math"
+	"math/big"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// dir says which way a schema is approximated where a Set cannot hold it
+// exactly: over gives a superset of the values the schema accepts, under a
+// subset. A verdict compares an under-approximation with an
+// over-approximation, so it holds for the schema itself.
+type dir int
+
+const (
+	over dir = iota
+	under
+)
+
+func (d dir) flip() dir { return 1 - d }
+
+func approx(d dir) *Set {
+	if d == over {
+		return all()
+	}
+	return none()
+}
+
+// except is every value not of type t ("number", "string", "array" or
+// "object").
+func except(t string) *Set {
+	return complement(typeSet(t), over)
+}
+
+// opaque stands for a constraint on type t that Sets cannot hold.
+func opaque(d dir, t string) *Set {
+	if d == over {
+		return all()
+	}
+	return except(t)
+}
+
+// Limits on the work one analysis does; past them it approximates.
+const (
+	maxSteps     = 20000
+	maxDepth     = 24  // nested instance levels
+	maxExponent  = 400 // |exponent| of a number in a schema
+	maxBranches  = 24  // oneOf members compared pairwise
+	maxPatternsz = 1000
+)
+
+// drafts, ordered.
+const (
+	draft4    = 4
+	draft6    = 6
+	draft7    = 7
+	draft2019 = 2019
+	draft2020 = 2020
+)
+
+type memoKey struct {
+	ptr string
+	d   dir
+}
+
+// noPtr marks a schema object that is not at a place in the document
+// (one rewritten for an explanation): it is never memoised.
+const noPtr = "\x00"
+
+type builder struct {
+	root    any
+	draft   int
+	base    string // the root's $id, without fragment
+	refs    bool   // references can be followed: one schema resource
+	anchors map[string]string
+	memo    map[memoKey]*Set
+	active  map[memoKey]int // being built, at which instance depth
+	depth   int
+	steps   int
+	cuts    int // cycles cut so far; a result built across a cut is not memoised
+}
+
+func newBuilder(root any) *builder {
+	b := &builder{root: root, draft: draft2020, refs: true, anchors: map[string]string{},
+		memo: map[memoKey]*Set{}, active: map[memoKey]int{}}
+	if m, ok := root.(map[string]any); ok {
+		if s, ok := m["$schema"].(string); ok {
+			switch {
+			case strings.Contains(s, "draft-04"):
+				b.draft = draft4
+			case strings.Contains(s, "draft-06"):
+				b.draft = draft6
+			case strings.Contains(s, "draft-07"):
+				b.draft = draft7
+			case strings.Contains(s, "2019-09"):
+				b.draft = draft2019
+			}
+		}
+		if id, ok := m[b.idKeyword()].(string); ok {
+			b.base, _, _ = strings.Cut(id, "#")
+		}
+	}
+	b.scan(root, "", true)
+	return b
+}
+
+func (b *builder) idKeyword() string {
+	if b.draft == draft4 {
+		return "id"
+	}
+	return "$id"
+}
+
+// scan records anchors, and whether any subschema starts a resource of its
+// own (then references are not followed: their base would change).
+func (b *builder) scan(v any, ptr string, isRoot bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		if id, ok := x[b.idKeyword()].(string); ok && !isRoot {
+			if name, ok := strings.CutPrefix(id, "#"); ok && b.draft <= draft7 {
+				b.anchors[name] = ptr
+			} else {
+				b.refs = false
+			}
+		}
+		for _, k := range []string{"$anchor", "$dynamicAnchor"} {
+			if name, ok := x[k].(string); ok {
+				b.anchors[name] = ptr
+			}
+		}
+		for k, v := range x {
+			p := ptr + "/" + escape(k)
+			_, isList := v.([]any)
+			switch {
+			case schemaOne[k] && !isList:
+				b.scan(v, p, false)
+			case schemaList[k] || schemaMap[k] || !keyword[k]:
+				// lists and maps of schemas; an unknown member may be a
+				// container a reference reaches into
+				b.scanAll(v, p)
+			}
+		}
+	}
+}
+
+func (b *builder) scanAll(v any, ptr string) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, sub := range x {
+			b.scan(sub, ptr+"/"+escape(k), false)
+		}
+	case []any:
+		for i, sub := range x {
+			b.scan(sub, ptr+"/"+strconv.Itoa(i), false)
+		}
+	}
+}
+
+// Where subschemas sit, and the other keywords, whose values are data.
+var (
+	schemaOne  = wordSet("items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames", "additionalProperties", "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+	schemaList = wordSet("allOf", "anyOf", "oneOf", "prefixItems", "items")
+	schemaMap  = wordSet("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+	keyword    = wordSet("type", "enum", "const", "default", "examples", "required", "dependentRequired",
+		"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "pattern", "format",
+		"minItems", "maxItems", "uniqueItems", "minContains", "maxContains", "minProperties", "maxProperties",
+		"$schema", "$id", "id", "$ref", "$dynamicRef", "$recursiveRef", "$anchor", "$dynamicAnchor", "$recursiveAnchor",
+		"$vocabulary", "$comment", "title", "description", "deprecated", "readOnly", "writeOnly", "contentMediaType", "contentEncoding")
+)
+
+func wordSet(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+func escape(tok string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
+}
+
+// at returns the value at a JSON pointer in the document.
+func (b *builder) at(ptr string) (any, bool) {
+	cur := b.root
+	if ptr == "" {
+		return cur, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[tok]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// resolve finds the subschema a reference names, and its pointer.
+func (b *builder) resolve(ref string) (any, string, bool) {
+	if !b.refs {
+		return nil, "", false
+	}
+	if b.base != "" {
+		ref = strings.TrimPrefix(ref, b.base)
+	}
+	frag, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil, "", false
+	}
+	frag, err := url.PathUnescape(frag)
+	if err != nil {
+		return nil, "", false
+	}
+	if frag != "" && !strings.HasPrefix(frag, "/") {
+		p, ok := b.anchors[frag]
+		if !ok {
+			return nil, "", false
+		}
+		frag = p
+	}
+	v, ok := b.at(frag)
+	return v, frag, ok
+}
+
+// build turns the schema at ptr into a Set, approximated in direction d.
+func (b *builder) build(node any, ptr string, d dir) *Set {
+	switch n := node.(type) {
+	case bool:
+		if n {
+			return all()
+		}
+		return none()
+	case map[string]any:
+		k := memoKey{ptr, d}
+		if ptr != noPtr {
+			if s, ok := b.memo[k]; ok {
+				return s
+			}
+			if depth, ok := b.active[k]; ok {
+				b.cuts++
+				if depth == b.depth {
+					// The validator refuses a reference cycle that
+					// returns to a schema at the same place in the value.
+					return none()
+				}
+				return approx(d)
+			}
+		}
+		b.steps++
+		if b.steps > maxSteps || b.depth > maxDepth {
+			b.cuts++
+			return approx(d)
+		}
+		cuts := b.cuts
+		b.active[k] = b.depth
+		s := b.object(n, ptr, d)
+		delete(b.active, k)
+		if ptr != noPtr && b.cuts == cuts {
+			b.memo[k] = s
+		}
+		return s
+	}
+	return approx(d)
+}
+
+// child builds a subschema that applies to a part of the value (a member,
+// an item, a name).
+func (b *builder) child(node any, ptr string, d dir) *Set {
+	b.depth++
+	defer func() { b.depth-- }()
+	return b.build(node, ptr, d)
+}
+
+func (b *builder) ref(ref string, d dir) *Set {
+	target, ptr, ok := b.resolve(ref)
+	if !ok {
+		return approx(d)
+	}
+	return b.build(target, ptr, d)
+}
+
+func sub(ptr string, keys ...string) string {
+	for _, k := range keys {
+		ptr += "/" + escape(k)
+	}
+	return ptr
+}
+
+// object builds a schema object: the intersection of what its keywords
+// accept.
+func (b *builder) object(m map[string]any, ptr string, d dir) *Set {
+	if ref, ok := m["$ref"].(string); ok && b.draft <= draft7 {
+		return b.ref(ref, d) // siblings of $ref are ignored before 2019-09
+	}
+	s := all()
+	add := func(x *Set) { s = intersect(s, x, d) }
+	has := func(k string) bool { _, ok := m[k]; return ok }
+
+	if ref, ok := m["$ref"].(string); ok {
+		add(b.ref(ref, d))
+	}
+	if ref, ok := m["$dynamicRef"].(string); ok && b.draft >= draft2020 {
+		add(b.ref(ref, d))
+	}
+	if ref, ok := m["$recursiveRef"].(string); ok && b.draft >= draft2019 {
+		add(b.ref(ref, d))
+	}
+	if t, ok := m["type"]; ok {
+		add(b.types(t, d))
+	}
+	if list, ok := m["enum"].([]any); ok {
+		add(values(list, d))
+	}
+	if v, ok := m["const"]; ok && b.draft >= draft6 {
+		add(values([]any{v}, d))
+	}
+	add(b.numbers(m, d))
+	add(b.strings(m, d))
+	add(b.arrays(m, ptr, d))
+	add(b.objects(m, ptr, d))
+
+	if list, ok := m["allOf"].([]any); ok {
+		for i, x := range list {
+			add(b.build(x, sub(ptr, "allOf", strconv.Itoa(i)), d))
+		}
+	}
+	if list, ok := m["anyOf"].([]any); ok {
+		u := none()
+		for i, x := range list {
+			u = union(u, b.build(x, sub(ptr, "anyOf", strconv.Itoa(i)), d), d)
+		}
+		add(u)
+	}
+	if list, ok := m["oneOf"].([]any); ok {
+		add(b.oneOf(list, sub(ptr, "oneOf"), d))
+	}
+	if x, ok := m["not"]; ok {
+		add(complement(b.build(x, sub(ptr, "not"), d.flip()), d))
+	}
+	if x, ok := m["if"]; ok && b.draft >= draft7 && (has("then") || has("else")) {
+		p := sub(ptr, "if")
+		yes := b.build(x, p, d)
+		no := complement(b.build(x, p, d.flip()), d)
+		then, els := all(), all()
+		if t, ok := m["then"]; ok {
+			then = b.build(t, sub(ptr, "then"), d)
+		}
+		if e, ok := m["else"]; ok {
+			els = b.build(e, sub(ptr, "else"), d)
+		}
+		add(union(intersect(yes, then, d), intersect(no, els, d), d))
+	}
+	return s
+}
+
+func (b *builder) oneOf(list []any, ptr string, d dir) *Set {
+	if len(list) > maxBranches {
+		return approx(d)
+	}
+	same := make([]*Set, len(list))
+	notOther := make([]*Set, len(list))
+	for i, x := range list {
+		p := sub(ptr, strconv.Itoa(i))
+		same[i] = b.build(x, p, d)
+		notOther[i] = complement(b.build(x, p, d.flip()), d)
+	}
+	u := none()
+	for i := range list {
+		term := same[i]
+		for j := range list {
+			if j != i {
+				term = intersect(term, notOther[j], d)
+			}
+		}
+		u = union(u, term, d)
+	}
+	return u
+}
+
+func (b *builder) types(t any, d dir) *Set {
+	names, ok := t.([]any)
+	if !ok {
+		names = []any{t}
+	}
+	u := none()
+	for _, n := range names {
+		name, _ := n.(string)
+		ts := typeSet(name)
+		if ts == nil {
+			return approx(d)
+		}
+		u = union(u, ts, d)
+	}
+	return u
+}
+
+func values(list []any, d dir) *Set {
+	u := none()
+	for _, v := range list {
+		vs := valueSet(v)
+		if vs == nil {
+			return approx(d)
+		}
+		u = union(u, vs, d)
+	}
+	return u
+}
+
+func (b *builder) numbers(m map[string]any, d dir) *Set {
+	s := all()
+	restrict := func(iv ivals) { s.num = s.num.restrict(iv) }
+	lower := func(k string, open bool) {
+		if v, ok := m[k]; ok {
+			if r := number(v); r != nil {
+				restrict(atLeast(r, open))
+			} else if _, isBool := v.(bool); !isBool {
+				s = intersect(s, opaque(d, "number"), d)
+			}
+		}
+	}
+	upper := func(k string, open bool) {
+		if v, ok := m[k]; ok {
+			if r := number(v); r != nil {
+				restrict(atMost(r, open))
+			} else if _, isBool := v.(bool); !isBool {
+				s = intersect(s, opaque(d, "number"), d)
+			}
+		}
+	}
+	if b.draft == draft4 {
+		lower("minimum", m["exclusiveMinimum"] == true)
+		upper("maximum", m["exclusiveMaximum"] == true)
+	} else {
+		lower("minimum", false)
+		upper("maximum", false)
+		lower("exclusiveMinimum", true)
+		upper("exclusiveMaximum", true)
+	}
+	if v, ok := m["multipleOf"]; ok {
+		r := number(v)
+		switch {
+		case r != nil && r.Cmp(big.NewRat(1, 1)) == 0:
+			s.num.frac = nil
+		case d == over:
+		case r != nil && r.Sign() > 0 && new(big.Rat).Inv(r).IsInt():
+			s.num.frac = nil // every integer is a multiple of 1/n
+		default:
+			s.num = s.num.restrict(point(new(big.Rat)))
+		}
+	}
+	return s
+}
+
+func (b *builder) strings(m map[string]any, d dir) *Set {
+	s := all()
+	if n, ok := count(m["minLength"]); ok {
+		s.str.lens = s.str.lens.intersect(atLeast(big.NewRat(n, 1), false))
+	}
+	if n, ok := count(m["maxLength"]); ok {
+		s.str.lens = s.str.lens.intersect(atMost(big.NewRat(n, 1), false))
+	}
+	if p, ok := m["pattern"].(string); ok && p != "" {
+		s = intersect(s, opaque(d, "string"), d)
+	}
+	if _, ok := m["format"].(string); ok {
+		s = intersect(s, opaque(d, "string"), d)
+	}
+	return s
+}
+
+// count reads a non-negative integer keyword value.
+func count(v any) (int64, bool) {
+	r := number(v)
+	if r == nil || !r.IsInt() || r.Sign() < 0 || !r.Num().IsInt64() {
+		return 0, false
+	}
+	return r.Num().Int64(), true
+}
+
+func smallCount(v any) (int, bool) {
+	n, ok := count(v)
+	if !ok || n > math.MaxInt32 {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// inPlace reports whether a schema object has applicators that evaluate
+// members or items of the same value, which unevaluated* then depend on.
+func (b *builder) inPlace(m map[string]any) bool {
+	for _, k := range []string{"allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef", "$recursiveRef", "dependentSchemas"} {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *builder) arrays(m map[string]any, ptr string, d dir) *Set {
+	a := &arrShape{max: -1}
+	touched := false
+	evaluatedAll := false
+	if b.draft >= draft2020 {
+		if list, ok := m["prefixItems"].([]any); ok {
+			for i, x := range list {
+				a.prefix = append(a.prefix, b.child(x, sub(ptr, "prefixItems", strconv.Itoa(i)), d))
+			}
+			touched = true
+		}
+		if x, ok := m["items"]; ok {
+			a.items = b.child(x, sub(ptr, "items"), d)
+			touched, evaluatedAll = true, true
+		}
+	} else {
+		switch x := m["items"].(type) {
+		case []any:
+			for i, y := range x {
+				a.prefix = append(a.prefix, b.child(y, sub(ptr, "items", strconv.Itoa(i)), d))
+			}
+			if y, ok := m["additionalItems"]; ok {
+				a.items = b.child(y, sub(ptr, "additionalItems"), d)
+				evaluatedAll = true
+			}
+			touched = true
+		case nil:
+		default:
+			a.items = b.child(x, sub(ptr, "items"), d)
+			touched, evaluatedAll = true, true
+		}
+	}
+	if n, ok := smallCount(m["minItems"]); ok {
+		a.min, touched = n, true
+	}
+	if n, ok := smallCount(m["maxItems"]); ok {
+		a.max, touched = n, true
+	}
+	if m["uniqueItems"] == true {
+		if d == under {
+			a.max, touched = minBound(a.max, 1), true // no two items to be equal
+		}
+	}
+	if x, ok := m["contains"]; ok && b.draft >= draft6 {
+		p := sub(ptr, "contains")
+		mn, mx := 1, -1
+		if b.draft >= draft2019 {
+			if n, ok := smallCount(m["minContains"]); ok {
+				mn = n
+			}
+			if n, ok := smallCount(m["maxContains"]); ok {
+				mx = n
+			}
+		}
+		if mn > 0 {
+			a.contains = append(a.contains, containsRule{s: b.child(x, p, d), min: mn, max: -1})
+		}
+		if mx >= 0 {
+			// "at most mx items in S" accepts more the smaller S is.
+			a.contains = append(a.contains, containsRule{s: b.child(x, p, d.flip()), max: mx})
+		}
+		touched = true
+	}
+	if x, ok := m["unevaluatedItems"]; ok && b.draft >= draft2019 && !evaluatedAll {
+		ue := b.child(x, sub(ptr, "unevaluatedItems"), d)
+		if !ue.isFull() {
+			_, hasContains := m["contains"]
+			exact := !b.inPlace(m) && !hasContains
+			if d == under || exact {
+				a.items = meet(a.items, ue, d)
+				touched = true
+			}
+		}
+	}
+	if !touched {
+		return all()
+	}
+	s := all()
+	s.arr = []*arrShape{a}
+	if a.isEmpty() {
+		s.arr = nil
+	}
+	return s
+}
+
+func (b *builder) objects(m map[string]any, ptr string, d dir) *Set {
+	o := &objShape{max: -1}
+	touched := false
+	if props, ok := m["properties"].(map[string]any); ok {
+		o.props = map[string]*Set{}
+		for k, x := range props {
+			o.props[k] = b.child(x, sub(ptr, "properties", k), d)
+		}
+		touched = true
+	}
+	var patterns []*Set
+	if pp, ok := m["patternProperties"].(map[string]any); ok {
+		for p, x := range pp {
+			// A pattern's schema holds the members it matches even when it
+			// accepts anything: additionalProperties does not apply to them.
+			ps := b.child(x, sub(ptr, "patternProperties", p), d)
+			patterns = append(patterns, ps)
+			touched = true
+			if ps.isFull() {
+				continue
+			}
+			re, err := regexp.Compile(p)
+			if err != nil || len(p) > maxPatternsz {
+				return opaque(d, "object")
+			}
+			for k, v := range o.props {
+				if re.MatchString(k) {
+					o.props[k] = intersect(v, ps, d)
+				}
+			}
+		}
+	}
+	if x, ok := m["additionalProperties"]; ok {
+		o.additional = b.child(x, sub(ptr, "additionalProperties"), d)
+		touched = true
+	} else if x, ok := m["unevaluatedProperties"]; ok && b.draft >= draft2019 {
+		ue := b.child(x, sub(ptr, "unevaluatedProperties"), d)
+		if !ue.isFull() && (d == under || !b.inPlace(m) && len(patterns) == 0) {
+			o.additional = ue
+			touched = true
+		}
+	}
+	// A member matching a pattern is held by the pattern's schema, not by
+	// additionalProperties; unnamed members are approximated.
+	if len(patterns) > 0 {
+		if d == over {
+			u := orAll(o.additional)
+			for _, ps := range patterns {
+				u = union(u, ps, d)
+			}
+			o.additional = u
+		} else {
+			for _, ps := range patterns {
+				o.additional = meet(o.additional, ps, d)
+			}
+		}
+	}
+	if list, ok := m["required"].([]any); ok && len(list) > 0 {
+		o.required = map[string]bool{}
+		for _, x := range list {
+			if k, ok := x.(string); ok {
+				o.required[k] = true
+			}
+		}
+		touched = true
+	}
+	if n, ok := smallCount(m["minProperties"]); ok {
+		o.min, touched = n, true
+	}
+	if n, ok := smallCount(m["maxProperties"]); ok {
+		o.max, touched = n, true
+	}
+	if x, ok := m["propertyNames"]; ok && b.draft >= draft6 {
+		o.names = b.child(x, sub(ptr, "propertyNames"), d)
+		touched = true
+	}
+	s := all()
+	deps := func(keyword string, val any) {
+		dm, ok := val.(map[string]any)
+		if !ok {
+			return
+		}
+		for k, x := range dm {
+			if list, ok := x.([]any); ok {
+				if o.depReq == nil {
+					o.depReq = map[string][]string{}
+				}
+				for _, y := range list {
+					if name, ok := y.(string); ok {
+						o.depReq[k] = append(o.depReq[k], name)
+					}
+				}
+				touched = true
+				continue
+			}
+			if keyword == "dependentRequired" {
+				continue
+			}
+			// Objects without k, or with k and valid under the schema.
+			ds := b.build(x, sub(ptr, keyword, k), d)
+			without := all()
+			without.obj = []*objShape{{max: -1, props: map[string]*Set{k: none()}}}
+			with := except("object")
+			with.obj = []*objShape{{max: -1, required: map[string]bool{k: true}}}
+			s = intersect(s, union(without, intersect(with, ds, d), d), d)
+		}
+	}
+	// The validator reads dependencies in every draft.
+	deps("dependencies", m["dependencies"])
+	if b.draft >= draft2019 {
+		deps("dependentRequired", m["dependentRequired"])
+		deps("dependentSchemas", m["dependentSchemas"])
+	}
+	if touched {
+		t := all()
+		t.obj = []*objShape{o}
+		if o.isEmpty() {
+			t.obj = nil
+		}
+		s = intersect(s, t, d)
+	}
+	return s
+}
+
+// number reads a JSON number exactly; nil for anything else, and for a
+// number whose exponent is too large to hold cheaply.
+func number(v any) *big.Rat {
+	var text string
+	switch x := v.(type) {
+	case json.Number:
+		text = string(x)
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil
+		}
+		return new(big.Rat).SetFloat64(x)
+	case int:
+		return big.NewRat(int64(x), 1)
+	case int64:
+		return big.NewRat(x, 1)
+	default:
+		return nil
+	}
+	if i := strings.IndexAny(text, "eE"); i >= 0 {
+		e, err := strconv.Atoi(text[i+1:])
+		if err != nil || e > maxExponent || e < -maxExponent {
+			return nil
+		}
+	}
+	if len(text) > 1000 {
+		return nil
+	}
+	r, ok := new(big.Rat).SetString(text)
+	if !ok {
+		return nil
+	}
+	return r
+}

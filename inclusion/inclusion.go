@@ -1,0 +1,156 @@
+// Package inclusion decides, where it can prove it, whether every JSON value
+// one JSON Schema accepts is accepted by another: the one question behind
+// agentc's schema checks. A schema is vacuous when it accepts every value
+// (true ⊆ S), unsatisfiable when it accepts none (S ⊆ false), and a change
+// of an output contract is compatible when new ⊆ old.
+//
+// The engine is sound and incomplete. It turns a schema into two sets of
+// values, one that holds no value the schema rejects and one that misses no
+// value it accepts, each built from exact pieces: number intervals (with
+// integers apart), string lengths with finite exceptions, booleans, null,
+// and unions of array and object shapes whose members and items are sets
+// again. allOf, anyOf, oneOf, not and if/then/else combine them by their
+// logic; references into the same document are followed; keywords a set
+// cannot hold (pattern, format, uniqueItems, ...) only widen the one set and
+// narrow the other. A verdict is given only when the two sets prove it;
+// otherwise the answer is Unknown.
+//
+// Schemas are JSON values as encoding/json decodes them with UseNumber (or
+// as github.com/santhosh-tekuri/jsonschema/v6 does): map[string]any, []any,
+// string, json.Number, bool and nil. Semantics are those of the validator
+// agentc uses: draft 2020-12 unless $schema names draft 4, 6, 7 or 2019-09,
+// and patterns as Go's regexp reads them.
+package inclusion
+
+import (
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Verdict is the answer to a question about schemas.
+type Verdict int
+
+const (
+	// Unknown means the engine could not prove an answer either way.
+	Unknown Verdict = iota
+	// Yes means the engine proved it.
+	Yes
+)
+
+func (v Verdict) String() string {
+	if v == Yes {
+		return "yes"
+	}
+	return "unknown"
+}
+
+func verdict(b bool) Verdict {
+	if b {
+		return Yes
+	}
+	return Unknown
+}
+
+// Analysis answers questions about the subschemas of one schema document,
+// resolving references within it. It is not safe for concurrent use.
+type Analysis struct {
+	b *builder
+}
+
+// Analyze prepares the questions about a schema document.
+func Analyze(doc any) *Analysis { return &Analysis{b: newBuilder(doc)} }
+
+func (a *Analysis) node(ptr string) (any, bool) { return a.b.at(ptr) }
+
+func (a *Analysis) set(ptr string, d dir) *Set {
+	n, ok := a.node(ptr)
+	if !ok {
+		return approx(d)
+	}
+	a.b.depth = 0
+	return a.b.build(n, ptr, d)
+}
+
+// Vacuous reports whether the subschema at a JSON pointer accepts every
+// JSON value.
+func (a *Analysis) Vacuous(ptr string) Verdict { return verdict(a.set(ptr, under).isFull()) }
+
+// Unsatisfiable reports whether the subschema at a JSON pointer accepts no
+// JSON value.
+func (a *Analysis) Unsatisfiable(ptr string) Verdict { return verdict(a.set(ptr, over).isEmpty()) }
+
+// MemberFree reports whether nothing the engine can see constrains the
+// value of a member named name in the objects the subschema at ptr accepts.
+// It is an over-approximation's answer, meant for a finding that a member
+// is left open, not for a proof.
+func (a *Analysis) MemberFree(ptr, name string) bool {
+	for _, o := range a.set(ptr, over).obj {
+		if !o.valueFor(name).isFull() {
+			return false
+		}
+	}
+	return true
+}
+
+// Conflict names the keywords of the schema object at ptr that together
+// accept no value: a smallest set the engine finds (removing any one of
+// them makes it satisfiable, as far as the engine can tell). It is nil when
+// the schema is not proven unsatisfiable, or when no keyword of its own is
+// to blame (a reference to an unsatisfiable schema is reported as "$ref").
+func (a *Analysis) Conflict(ptr string) []string {
+	n, ok := a.node(ptr)
+	m, isObj := n.(map[string]any)
+	if !ok || !isObj || a.Unsatisfiable(ptr) != Yes {
+		return nil
+	}
+	keep := map[string]any{}
+	for k, v := range m {
+		keep[k] = v
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		trial := map[string]any{}
+		for kk, v := range keep {
+			if kk != k {
+				trial[kk] = v
+			}
+		}
+		a.b.depth = 0
+		if a.b.build(trial, noPtr, over).isEmpty() {
+			keep = trial
+		}
+	}
+	out := make([]string, 0, len(keep))
+	for k := range keep {
+		if !annotation(k) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// annotation reports keywords that never reject a value but may stay in a
+// conflict's smallest set because removing them changes nothing.
+func annotation(k string) bool {
+	return slices.Contains([]string{"$schema", "$id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "title", "description", "$comment", "examples", "default"}, k) || strings.HasPrefix(k, "x-")
+}
+
+// Vacuous reports whether a schema document accepts every JSON value.
+func Vacuous(doc any) Verdict { return Analyze(doc).Vacuous("") }
+
+// Unsatisfiable reports whether a schema document accepts no JSON value.
+func Unsatisfiable(doc any) Verdict { return Analyze(doc).Unsatisfiable("") }
+
+// Includes reports whether every JSON value that sub accepts is accepted
+// by super; the two are separate documents.
+func Includes(sub, super any) Verdict {
+	a := newBuilder(sub).build(sub, "", over)
+	b := newBuilder(super).build(super, "", under)
+	return verdict(subset(a, b))
+}

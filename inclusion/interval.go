@@ -1,0 +1,231 @@
+package inclusion
+
+import (
+	"math/big"
+)
+
+// A bound is one end of an interval: a value, or infinity when v is nil.
+type bound struct {
+	v    *big.Rat
+	open bool
+}
+
+// An interval of the real line; which of its points count (all reals,
+// integers only, non-integers only) is up to the set that holds it.
+type interval struct{ lo, hi bound }
+
+// ivals is a union of intervals, sorted and disjoint. The empty list is the
+// empty set; one interval with both ends infinite is the whole line.
+type ivals []interval
+
+func fullIvals() ivals { return ivals{{}} }
+
+func point(r *big.Rat) ivals { return ivals{{lo: bound{v: r}, hi: bound{v: r}}} }
+
+func atLeast(r *big.Rat, open bool) ivals { return ivals{{lo: bound{v: r, open: open}}} }
+
+func atMost(r *big.Rat, open bool) ivals { return ivals{{hi: bound{v: r, open: open}}} }
+
+func (iv interval) empty() bool {
+	if iv.lo.v == nil || iv.hi.v == nil {
+		return false
+	}
+	c := iv.lo.v.Cmp(iv.hi.v)
+	return c > 0 || c == 0 && (iv.lo.open || iv.hi.open)
+}
+
+// cmpLo orders lower bounds: -inf first; at one value a closed bound
+// first.
+func cmpLo(a, b bound) int {
+	switch {
+	case a.v == nil && b.v == nil:
+		return 0
+	case a.v == nil:
+		return -1
+	case b.v == nil:
+		return 1
+	}
+	if c := a.v.Cmp(b.v); c != 0 {
+		return c
+	}
+	switch {
+	case a.open == b.open:
+		return 0
+	case a.open:
+		return 1
+	}
+	return -1
+}
+
+// cmpHi orders upper bounds: +inf last; at one value an open bound first.
+func cmpHi(a, b bound) int {
+	switch {
+	case a.v == nil && b.v == nil:
+		return 0
+	case a.v == nil:
+		return 1
+	case b.v == nil:
+		return -1
+	}
+	if c := a.v.Cmp(b.v); c != 0 {
+		return c
+	}
+	switch {
+	case a.open == b.open:
+		return 0
+	case a.open:
+		return -1
+	}
+	return 1
+}
+
+func (a ivals) intersect(b ivals) ivals {
+	var out ivals
+	for _, x := range a {
+		for _, y := range b {
+			iv := interval{lo: x.lo, hi: x.hi}
+			if cmpLo(y.lo, iv.lo) > 0 {
+				iv.lo = y.lo
+			}
+			if cmpHi(y.hi, iv.hi) < 0 {
+				iv.hi = y.hi
+			}
+			if !iv.empty() {
+				out = append(out, iv)
+			}
+		}
+	}
+	return out.normal()
+}
+
+// complement is exact: the gaps between the intervals.
+func (a ivals) complement() ivals {
+	a = a.normal()
+	var out ivals
+	lo := bound{} // -inf
+	for _, iv := range a {
+		if iv.lo.v != nil {
+			gap := interval{lo: lo, hi: bound{v: iv.lo.v, open: !iv.lo.open}}
+			if !gap.empty() {
+				out = append(out, gap)
+			}
+		}
+		if iv.hi.v == nil {
+			return out
+		}
+		lo = bound{v: iv.hi.v, open: !iv.hi.open}
+	}
+	return append(out, interval{lo: lo})
+}
+
+func (a ivals) union(b ivals) ivals {
+	return a.complement().intersect(b.complement()).complement()
+}
+
+// normal sorts the intervals and merges those that overlap or touch.
+func (a ivals) normal() ivals {
+	var in ivals
+	for _, iv := range a {
+		if !iv.empty() {
+			in = append(in, iv)
+		}
+	}
+	if len(in) < 2 {
+		return in
+	}
+	// insertion sort: the lists are short
+	for i := 1; i < len(in); i++ {
+		for j := i; j > 0 && cmpLo(in[j].lo, in[j-1].lo) < 0; j-- {
+			in[j], in[j-1] = in[j-1], in[j]
+		}
+	}
+	out := ivals{in[0]}
+	for _, iv := range in[1:] {
+		last := &out[len(out)-1]
+		if touches(last.hi, iv.lo) {
+			if cmpHi(iv.hi, last.hi) > 0 {
+				last.hi = iv.hi
+			}
+			continue
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
+// touches reports whether an interval ending at hi and one starting at lo
+// (not before the first's start) leave no real number between them.
+func touches(hi, lo bound) bool {
+	if hi.v == nil || lo.v == nil {
+		return true
+	}
+	c := hi.v.Cmp(lo.v)
+	return c > 0 || c == 0 && !(hi.open && lo.open)
+}
+
+func (a ivals) isFull() bool { return len(a.complement()) == 0 }
+
+// hasInteger reports whether some integer lies in the set.
+func (a ivals) hasInteger() bool {
+	for _, iv := range a {
+		if iv.lo.v == nil || iv.hi.v == nil {
+			return true
+		}
+		n := ceil(iv.lo.v)
+		if iv.lo.open && isInt(iv.lo.v) {
+			n.Add(n, big.NewInt(1))
+		}
+		c := new(big.Rat).SetInt(n).Cmp(iv.hi.v)
+		if c < 0 || c == 0 && !iv.hi.open {
+			return true
+		}
+	}
+	return false
+}
+
+// hasFraction reports whether some non-integer number lies in the set.
+func (a ivals) hasFraction() bool {
+	for _, iv := range a {
+		if iv.lo.v == nil || iv.hi.v == nil || iv.lo.v.Cmp(iv.hi.v) < 0 {
+			return true
+		}
+		if !isInt(iv.lo.v) {
+			return true // a point that is a fraction
+		}
+	}
+	return false
+}
+
+// hasNatural reports whether the set holds an integer n >= from.
+func (a ivals) hasNatural(from int64) bool {
+	return a.intersect(atLeast(new(big.Rat).SetInt64(from), false)).hasInteger()
+}
+
+func (a ivals) contains(r *big.Rat) bool {
+	for _, iv := range a {
+		if iv.lo.v != nil {
+			c := r.Cmp(iv.lo.v)
+			if c < 0 || c == 0 && iv.lo.open {
+				continue
+			}
+		}
+		if iv.hi.v != nil {
+			c := r.Cmp(iv.hi.v)
+			if c > 0 || c == 0 && iv.hi.open {
+				continue
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func isInt(r *big.Rat) bool { return r.IsInt() }
+
+func ceil(r *big.Rat) *big.Int {
+	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	if m.Sign() > 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}

@@ -1,0 +1,84 @@
+package manifest
+
+import (
+	"cmp"
+	"fmt"
+	"runtime/metrics"
+	"time"
+)
+
+// CodeTooComplex reports a manifest whose evaluation passed the loader's
+// bounds on time or memory.
+const CodeTooComplex = "MANIFEST_TOO_COMPLEX"
+
+// Bounds on evaluating one agent; see Loader.EvalTimeout and
+// Loader.EvalMemory.
+const (
+	// DefaultEvalTimeout bounds the time one agent's evaluation may take.
+	// Every agent in examples/ loads in well under 100 ms.
+	DefaultEvalTimeout = 10 * time.Second
+	// DefaultEvalMemory bounds the Go heap while an agent is evaluated:
+	// vetting every agent in examples/ stays under 100 MiB.
+	DefaultEvalMemory = 2 << 30
+)
+
+// watchEvery is how often the heap is measured while an agent is
+// evaluated.
+const watchEvery = 20 * time.Millisecond
+
+// heapMetric is the bytes of heap objects, live or not yet swept: what the
+// process holds, read without stopping the world.
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+// bounded loads one unit within the loader's bounds. CUE cannot be
+// interrupted while it evaluates (cuelang.org/go v0.17 has no limits and
+// takes no context), so the unit is loaded on a goroutine of its own, by a
+// copy of the loader. When a bound is passed, that goroutine is abandoned:
+// it runs on until it ends or the process exits, holding the CUE context
+// it started with, and the loader goes on with a fresh context, so later
+// agents are loaded and reported as usual. The instance returned for the
+// abandoned agent holds one CodeTooComplex error and no value, so no
+// later check evaluates it again.
+func (l *Loader) bounded(source string, files []string, load func(*Loader) *Instance) *Instance {
+	timeout := cmp.Or(l.EvalTimeout, DefaultEvalTimeout)
+	if timeout < 0 {
+		return load(l)
+	}
+	memory := cmp.Or(l.EvalMemory, DefaultEvalMemory)
+	work := *l
+	done := make(chan *Instance, 1)
+	go func() { done <- load(&work) }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	sample := []metrics.Sample{{Name: heapMetric}}
+	for {
+		select {
+		case inst := <-done:
+			l.module = work.module
+			return inst
+		case <-timer.C:
+			return l.abandon(source, files, fmt.Sprintf("evaluating the manifest took longer than %v and was given up: disjunctions that multiply, large comprehensions and values repeated by reference make CUE's work grow fast; write it more simply", timeout))
+		case <-tick.C:
+			metrics.Read(sample)
+			if sample[0].Value.Kind() != metrics.KindUint64 || sample[0].Value.Uint64() <= memory {
+				continue
+			}
+			why := fmt.Sprintf("evaluating the manifest needed more than %d MiB of memory and was given up: large comprehensions and values repeated by reference make CUE's work grow fast; write it more simply", memory>>20)
+			if l.abandoned > 0 {
+				why = fmt.Sprintf("not loaded: the memory limit (%d MiB) was reached while the evaluation of an earlier manifest, given up, still runs", memory>>20)
+			}
+			return l.abandon(source, files, why)
+		}
+	}
+}
+
+// abandon replaces the loader's CUE context, which the abandoned
+// goroutine goes on using, and returns the instance that reports why.
+func (l *Loader) abandon(source string, files []string, why string) *Instance {
+	fresh := NewLoader()
+	l.ctx, l.schema, l.top, l.module = fresh.ctx, fresh.schema, fresh.top, nil
+	l.abandoned++
+	return &Instance{Source: source, Files: files, Errors: []*Error{{Code: CodeTooComplex, Pos: filePos(files[0]), Msg: why}}}
+}

@@ -1,0 +1,165 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// TestRaise: each file of testdata/raise holds a lowered schema, its
+// nullable pointers (one a line), and answers each followed by exactly
+// what Raise returns for it.
+func TestRaise(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "raise", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cases in testdata/raise: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lowered []byte
+			var nullable []string
+			var answer []byte
+			answers := 0
+			for _, f := range ar.Files {
+				data := bytes.TrimSuffix(f.Data, []byte("\n"))
+				switch f.Name {
+				case "lowered.json":
+					lowered = data
+				case "nullable":
+					nullable = strings.Fields(string(data))
+				case "answer.json":
+					answer = data
+				case "want.json":
+					if answer == nil {
+						t.Fatalf("%s: want.json with no answer.json before it", file)
+					}
+					got := Raise(json.RawMessage(lowered), nullable, json.RawMessage(answer))
+					if !bytes.Equal(got, data) {
+						t.Errorf("answer %s\n got %s\nwant %s", answer, got, data)
+					}
+					answer = nil
+					answers++
+				default:
+					t.Fatalf("%s: unknown section %q", file, f.Name)
+				}
+			}
+			if lowered == nil || answers == 0 {
+				t.Fatalf("%s needs a lowered.json and answers with their want.json", file)
+			}
+		})
+	}
+}
+
+// TestRaiseDeep: $ref cycles are cut short, but a value nested deeper than
+// the cut, through recursive properties or items, is raised at every level.
+func TestRaiseDeep(t *testing.T) {
+	const depth = 100
+	tests := []struct {
+		name     string
+		lowered  string
+		nullable string
+		open     string // one level of the answer, around the next
+		close    string
+		bottom   string
+		want     string // the bottom, raised
+	}{
+		{
+			name:     "properties",
+			lowered:  `{"$ref":"#/$defs/n","$defs":{"n":{"type":"object","properties":{"x":{"type":["string","null"]},"next":{"$ref":"#/$defs/n"}}}}}`,
+			nullable: "/$defs/n/properties/x",
+			open:     `{"x":null,"next":`, close: `}`,
+			bottom: `{"x":null}`, want: `{}`,
+		},
+		{
+			name:     "items",
+			lowered:  `{"$ref":"#/$defs/l","$defs":{"l":{"type":"array","items":{"anyOf":[{"$ref":"#/$defs/l"},{"$ref":"#/$defs/o"}]}},"o":{"type":"object","properties":{"x":{"type":["string","null"]}}}}}`,
+			nullable: "/$defs/o/properties/x",
+			open:     `[`, close: `]`,
+			bottom: `{"x":null}`, want: `{}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			answer := strings.Repeat(tt.open, depth) + tt.bottom + strings.Repeat(tt.close, depth)
+			want := strings.Repeat(strings.ReplaceAll(tt.open, `"x":null,`, ""), depth) + tt.want + strings.Repeat(tt.close, depth)
+			got := Raise(json.RawMessage(tt.lowered), []string{tt.nullable}, json.RawMessage(answer))
+			if string(got) != want {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
+	}
+}
+
+func TestEscapePointer(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{"name", "name"},
+		{"a/b", "a~1b"},
+		{"m~n", "m~0n"},
+		{"~1", "~01"},
+		{"/~", "~1~0"},
+		{"~~//", "~0~0~1~1"},
+	} {
+		if got := EscapePointer(tt.in); got != tt.want {
+			t.Errorf("EscapePointer(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestTypeAdmits: how a branch's type is judged against an answer's value,
+// numbers as UnmarshalJSONValue keeps them. Through Raise only an object's
+// or an array's type can change what is raised, so the rest is told here.
+func TestTypeAdmits(t *testing.T) {
+	for _, tt := range []struct {
+		typ, val string
+		want     bool
+	}{
+		{`"object"`, `{}`, true},
+		{`"object"`, `[]`, false},
+		{`"array"`, `[]`, true},
+		{`"string"`, `"s"`, true},
+		{`"string"`, `1`, false},
+		{`"boolean"`, `false`, true},
+		{`"null"`, `null`, true},
+		{`"null"`, `0`, false},
+		{`"integer"`, `1`, true},
+		{`"integer"`, `-10`, true},
+		{`"integer"`, `1.5`, false},
+		{`"integer"`, `1e3`, false},
+		{`"integer"`, `1E3`, false},
+		{`"number"`, `1`, true},
+		{`"number"`, `1.5`, true},
+		{`"number"`, `"1"`, false},
+		{`["string","null"]`, `null`, true},
+		{`["string","null"]`, `"s"`, true},
+		{`["string","null"]`, `1`, false},
+		{`["number"]`, `2`, true},
+		{`[7,"object"]`, `{}`, true},
+		{`[]`, `{}`, false},
+		{`7`, `{}`, true},
+	} {
+		typ, err := UnmarshalJSONValue([]byte(tt.typ))
+		if err != nil {
+			t.Fatal(err)
+		}
+		val, err := UnmarshalJSONValue([]byte(tt.val))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := typeAdmits(typ, val); got != tt.want {
+			t.Errorf("type %s admits %s: %v, want %v", tt.typ, tt.val, got, tt.want)
+		}
+	}
+	// A number decoded without UseNumber is a float64.
+	if got := jsonType(1.0); got != "number" {
+		t.Errorf("jsonType(1.0) = %q, want number", got)
+	}
+}
