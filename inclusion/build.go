@@ -78,7 +78,7 @@ type builder struct {
 	refs    bool   // references can be followed: one schema resource
 	anchors map[string]string
 	memo    map[memoKey]*Set
-	active  map[memoKey]int // being built, at which instance depth
+	active  map[string]int // schemas being built, at which instance depth
 	depth   int
 	steps   int
 	cuts    int // cycles cut so far; a result built across a cut is not memoised
@@ -86,7 +86,7 @@ type builder struct {
 
 func newBuilder(root any) *builder {
 	b := &builder{root: root, draft: draft2020, refs: true, anchors: map[string]string{},
-		memo: map[memoKey]*Set{}, active: map[memoKey]int{}}
+		memo: map[memoKey]*Set{}, active: map[string]int{}}
 	if m, ok := root.(map[string]any); ok {
 		if s, ok := m["$schema"].(string); ok {
 			switch {
@@ -256,7 +256,7 @@ func (b *builder) build(node any, ptr string, d dir) *Set {
 			if s, ok := b.memo[k]; ok {
 				return s
 			}
-			if depth, ok := b.active[k]; ok {
+			if depth, ok := b.active[ptr]; ok {
 				b.cuts++
 				if depth == b.depth {
 					// The validator refuses a reference cycle that
@@ -272,9 +272,14 @@ func (b *builder) build(node any, ptr string, d dir) *Set {
 			return approx(d)
 		}
 		cuts := b.cuts
-		b.active[k] = b.depth
+		outer, nested := b.active[ptr]
+		b.active[ptr] = b.depth
 		s := b.object(n, ptr, d)
-		delete(b.active, k)
+		if nested {
+			b.active[ptr] = outer
+		} else {
+			delete(b.active, ptr)
+		}
 		if ptr != noPtr && b.cuts == cuts {
 			b.memo[k] = s
 		}
@@ -312,8 +317,16 @@ func (b *builder) object(m map[string]any, ptr string, d dir) *Set {
 	if ref, ok := m["$ref"].(string); ok && b.draft <= draft7 {
 		return b.ref(ref, d) // siblings of $ref are ignored before 2019-09
 	}
-	s := all()
-	add := func(x *Set) { s = intersect(s, x, d) }
+	var s *Set // nil: every value, so far
+	add := func(x *Set) {
+		switch {
+		case x == nil:
+		case s == nil:
+			s = x
+		default:
+			s = intersect(s, x, d)
+		}
+	}
 	has := func(k string) bool { _, ok := m[k]; return ok }
 
 	if ref, ok := m["$ref"].(string); ok {
@@ -370,7 +383,7 @@ func (b *builder) object(m map[string]any, ptr string, d dir) *Set {
 		}
 		add(union(intersect(yes, then, d), intersect(no, els, d), d))
 	}
-	return s
+	return orAll(s)
 }
 
 func (b *builder) oneOf(list []any, ptr string, d dir) *Set {
@@ -426,7 +439,12 @@ func values(list []any, d dir) *Set {
 	return u
 }
 
+// numbers, strings, arrays and objects return nil for a schema without
+// keywords of theirs.
 func (b *builder) numbers(m map[string]any, d dir) *Set {
+	if !hasAny(m, "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf") {
+		return nil
+	}
 	s := all()
 	restrict := func(iv ivals) { s.num = s.num.restrict(iv) }
 	lower := func(k string, open bool) {
@@ -472,6 +490,9 @@ func (b *builder) numbers(m map[string]any, d dir) *Set {
 }
 
 func (b *builder) strings(m map[string]any, d dir) *Set {
+	if !hasAny(m, "minLength", "maxLength", "pattern", "format") {
+		return nil
+	}
 	s := all()
 	if n, ok := count(m["minLength"]); ok {
 		s.str.lens = s.str.lens.intersect(atLeast(big.NewRat(n, 1), false))
@@ -591,7 +612,7 @@ func (b *builder) arrays(m map[string]any, ptr string, d dir) *Set {
 		}
 	}
 	if !touched {
-		return all()
+		return nil
 	}
 	s := all()
 	s.arr = []*arrShape{a}
@@ -677,7 +698,7 @@ func (b *builder) objects(m map[string]any, ptr string, d dir) *Set {
 		o.names = b.child(x, sub(ptr, "propertyNames"), d)
 		touched = true
 	}
-	s := all()
+	var s *Set
 	deps := func(keyword string, val any) {
 		dm, ok := val.(map[string]any)
 		if !ok {
@@ -705,7 +726,7 @@ func (b *builder) objects(m map[string]any, ptr string, d dir) *Set {
 			without.obj = []*objShape{{max: -1, props: map[string]*Set{k: none()}}}
 			with := except("object")
 			with.obj = []*objShape{{max: -1, required: map[string]bool{k: true}}}
-			s = intersect(s, union(without, intersect(with, ds, d), d), d)
+			s = meet(s, union(without, intersect(with, ds, d), d), d)
 		}
 	}
 	// The validator reads dependencies in every draft.
@@ -720,9 +741,18 @@ func (b *builder) objects(m map[string]any, ptr string, d dir) *Set {
 		if o.isEmpty() {
 			t.obj = nil
 		}
-		s = intersect(s, t, d)
+		s = meet(s, t, d)
 	}
 	return s
+}
+
+func hasAny(m map[string]any, keys ...string) bool {
+	for _, k := range keys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // number reads a JSON number exactly; nil for anything else, and for a

@@ -18,7 +18,13 @@ type interval struct{ lo, hi bound }
 // empty set; one interval with both ends infinite is the whole line.
 type ivals []interval
 
-func fullIvals() ivals { return ivals{{}} }
+// whole is the whole line, shared: interval lists are never changed in
+// place.
+var whole = ivals{{}}
+
+func fullIvals() ivals { return whole }
+
+func (a ivals) isWhole() bool { return len(a) == 1 && a[0].lo.v == nil && a[0].hi.v == nil }
 
 func point(r *big.Rat) ivals { return ivals{{lo: bound{v: r}, hi: bound{v: r}}} }
 

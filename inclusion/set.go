@@ -65,10 +65,24 @@ func fullStr() strPart { return strPart{lens: fullIvals()} }
 
 func fullNum() numPart { return numPart{ints: fullIvals(), frac: fullIvals()} }
 
-// All is the set of every JSON value.
+// Shapes and lists of shapes are never changed in place once built, so
+// the ones of every array and every object are shared.
+var (
+	everyArray  = []*arrShape{{max: -1}}
+	everyObject = []*objShape{{max: -1}}
+)
+
+// all is the set of every JSON value.
 func all() *Set {
-	return &Set{null: true, bools: 3, num: fullNum(), str: fullStr(),
-		arr: []*arrShape{{max: -1}}, obj: []*objShape{{max: -1}}}
+	return &Set{null: true, bools: 3, num: fullNum(), str: fullStr(), arr: everyArray, obj: everyObject}
+}
+
+// universal is a cheap test for the set all() makes, before anything is
+// taken from it.
+func (s *Set) universal() bool {
+	return s.null && s.bools == 3 && s.num.ints.isWhole() && s.num.frac.isWhole() &&
+		s.str.lens.isWhole() && len(s.str.excl) == 0 && len(s.str.incl) == 0 &&
+		len(s.arr) == 1 && s.arr[0] == everyArray[0] && len(s.obj) == 1 && s.obj[0] == everyObject[0]
 }
 
 func none() *Set { return &Set{} }
@@ -136,6 +150,12 @@ func valueSet(v any) *Set {
 // --- set operations ---
 
 func intersect(a, b *Set, d dir) *Set {
+	switch {
+	case a.universal():
+		return b
+	case b.universal():
+		return a
+	}
 	return &Set{
 		null:  a.null && b.null,
 		bools: a.bools & b.bools,
@@ -147,6 +167,12 @@ func intersect(a, b *Set, d dir) *Set {
 }
 
 func union(a, b *Set, d dir) *Set {
+	switch {
+	case a.universal():
+		return a
+	case b.universal():
+		return b
+	}
 	return &Set{
 		null:  a.null || b.null,
 		bools: a.bools | b.bools,
