@@ -315,7 +315,13 @@ func sub(ptr string, keys ...string) string {
 // accept.
 func (b *builder) object(m map[string]any, ptr string, d dir) *Set {
 	if ref, ok := m["$ref"].(string); ok && b.draft <= draft7 {
-		return b.ref(ref, d) // siblings of $ref are ignored before 2019-09
+		// Siblings of $ref are ignored before 2019-09, but for const,
+		// which the validator reads all the same in drafts 6 and 7.
+		s := b.ref(ref, d)
+		if v, ok := m["const"]; ok && b.draft >= draft6 {
+			s = intersect(s, values([]any{v}, d), d)
+		}
+		return s
 	}
 	var s *Set // nil: every value, so far
 	add := func(x *Set) {
@@ -427,15 +433,39 @@ func (b *builder) types(t any, d dir) *Set {
 	return u
 }
 
+// values is the set of the values of an enum (or a const), built in one
+// pass.
 func values(list []any, d dir) *Set {
 	u := none()
 	for _, v := range list {
-		vs := valueSet(v)
-		if vs == nil {
-			return approx(d)
+		switch x := v.(type) {
+		case nil:
+			u.null = true
+		case bool:
+			if x {
+				u.bools |= 2
+			} else {
+				u.bools |= 1
+			}
+		case string:
+			u.str.put(x, true)
+		case []any:
+			u.arr = append(u.arr, &arrShape{exact: true, val: x, max: -1})
+		case map[string]any:
+			u.obj = append(u.obj, &objShape{exact: true, val: x, max: -1})
+		default:
+			r := number(v)
+			if r == nil {
+				return approx(d)
+			}
+			if r.IsInt() {
+				u.num.ints = append(u.num.ints, point(r)...)
+			} else {
+				u.num.frac = append(u.num.frac, point(r)...)
+			}
 		}
-		u = union(u, vs, d)
 	}
+	u.num.ints, u.num.frac = u.num.ints.normal(), u.num.frac.normal()
 	return u
 }
 

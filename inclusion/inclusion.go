@@ -74,7 +74,39 @@ func (a *Analysis) set(ptr string, d dir) *Set {
 
 // Vacuous reports whether the subschema at a JSON pointer accepts every
 // JSON value.
-func (a *Analysis) Vacuous(ptr string) Verdict { return verdict(a.set(ptr, under).isFull()) }
+func (a *Analysis) Vacuous(ptr string) Verdict {
+	if n, ok := a.node(ptr); ok && typed(n) {
+		return Unknown // it cannot be: and most schemas say their type
+	}
+	return verdict(a.set(ptr, under).isFull())
+}
+
+// typed reports a schema object whose type keyword alone rejects some
+// value (and is not hidden by a $ref of an older draft).
+func typed(n any) bool {
+	m, ok := n.(map[string]any)
+	if !ok {
+		return false
+	}
+	if _, ok := m["$ref"]; ok {
+		return false
+	}
+	switch t := m["type"].(type) {
+	case string:
+		return true
+	case []any:
+		seen := map[any]bool{}
+		for _, x := range t {
+			seen[x] = true
+		}
+		for _, name := range []string{"null", "boolean", "number", "string", "array", "object"} {
+			if !seen[name] {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // Unsatisfiable reports whether the subschema at a JSON pointer accepts no
 // JSON value.

@@ -125,7 +125,13 @@ func (a ivals) complement() ivals {
 }
 
 func (a ivals) union(b ivals) ivals {
-	return a.complement().intersect(b.complement()).complement()
+	switch {
+	case len(a) == 0:
+		return b
+	case len(b) == 0:
+		return a
+	}
+	return append(append(make(ivals, 0, len(a)+len(b)), a...), b...).normal()
 }
 
 // normal sorts the intervals and merges those that overlap or touch.
@@ -202,9 +208,29 @@ func (a ivals) hasFraction() bool {
 	return false
 }
 
-// hasNatural reports whether the set holds an integer n >= from.
+// hasNatural reports whether the set holds an integer n >= from (0 or 1).
 func (a ivals) hasNatural(from int64) bool {
-	return a.intersect(atLeast(new(big.Rat).SetInt64(from), false)).hasInteger()
+	for _, iv := range a {
+		if iv.hi.v == nil {
+			return true
+		}
+		// the least integer in the interval that is at least from
+		n := big.NewInt(from)
+		if iv.lo.v != nil {
+			c := ceil(iv.lo.v)
+			if iv.lo.open && isInt(iv.lo.v) {
+				c.Add(c, big.NewInt(1))
+			}
+			if c.Cmp(n) > 0 {
+				n = c
+			}
+		}
+		c := new(big.Rat).SetInt(n).Cmp(iv.hi.v)
+		if c < 0 || c == 0 && !iv.hi.open {
+			return true
+		}
+	}
+	return false
 }
 
 func (a ivals) contains(r *big.Rat) bool {
