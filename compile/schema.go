@@ -417,26 +417,8 @@ func holdsTarget(targets []string, ptr string) bool {
 
 // lookup returns the value at a JSON pointer in the schema, or nil.
 func (s *Schema) lookup(ptr string) any {
-	cur := s.Doc
-	if ptr == "" {
-		return cur
-	}
-	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			cur = c[tok]
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil
-			}
-			cur = c[i]
-		default:
-			return nil
-		}
-	}
-	return cur
+	v, _ := inclusion.At(s.Doc, ptr)
+	return v
 }
 
 // conflict says which keywords no value satisfies together.

@@ -184,9 +184,12 @@ func escape(tok string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
 }
 
-// at returns the value at a JSON pointer in the document.
-func (b *builder) at(ptr string) (any, bool) {
-	cur := b.root
+func (b *builder) at(ptr string) (any, bool) { return At(b.root, ptr) }
+
+// At returns the value at a JSON pointer in a document, and whether there
+// is one.
+func At(doc any, ptr string) (any, bool) {
+	cur := doc
 	if ptr == "" {
 		return cur, true
 	}
