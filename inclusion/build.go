@@ -14,17 +14,36 @@ import (
 // exactly: over gives a superset of the values the schema accepts, under a
 // subset. A verdict compares an under-approximation with an
 // over-approximation, so it holds for the schema itself.
-type dir int
+//
+// A dir also carries the analysis' budget of work: once it is spent, every
+// operation answers with its approximation at once, so no schema can make
+// an analysis run long (see maxWork).
+type dir struct {
+	u bool // under
+	w *work
+}
 
-const (
-	over dir = iota
-	under
-)
+// work is what an analysis may still spend; a nil *work has no limit.
+type work struct{ left int }
 
-func (d dir) flip() dir { return 1 - d }
+func (d dir) isOver() bool  { return !d.u }
+func (d dir) isUnder() bool { return d.u }
+func (d dir) flip() dir     { return dir{!d.u, d.w} }
+
+// spend takes n units of work, and reports whether there were any left.
+func (d dir) spend(n int) bool {
+	if d.w == nil {
+		return true
+	}
+	d.w.left -= n
+	return d.w.left >= 0
+}
+
+// exact is for operations that need no approximation.
+var exact = dir{}
 
 func approx(d dir) *Set {
-	if d == over {
+	if d.isOver() {
 		return all()
 	}
 	return none()
@@ -33,12 +52,12 @@ func approx(d dir) *Set {
 // except is every value not of type t ("number", "string", "array" or
 // "object").
 func except(t string) *Set {
-	return complement(typeSet(t), over)
+	return complement(typeSet(t), exact)
 }
 
 // opaque stands for a constraint on type t that Sets cannot hold.
 func opaque(d dir, t string) *Set {
-	if d == over {
+	if d.isOver() {
 		return all()
 	}
 	return except(t)
@@ -47,9 +66,10 @@ func opaque(d dir, t string) *Set {
 // Limits on the work one analysis does; past them it approximates.
 const (
 	maxSteps     = 20000
-	maxDepth     = 24  // nested instance levels
-	maxExponent  = 400 // |exponent| of a number in a schema
-	maxBranches  = 24  // oneOf members compared pairwise
+	maxWork      = 50000 // set operations and shapes made, per analysis
+	maxDepth     = 24    // nested instance levels
+	maxExponent  = 400   // |exponent| of a number in a schema
+	maxBranches  = 24    // oneOf members compared pairwise
 	maxPatternsz = 1000
 )
 
@@ -63,8 +83,8 @@ const (
 )
 
 type memoKey struct {
-	ptr string
-	d   dir
+	ptr   string
+	under bool
 }
 
 // noPtr marks a schema object that is not at a place in the document
@@ -82,11 +102,15 @@ type builder struct {
 	depth   int
 	steps   int
 	cuts    int // cycles cut so far; a result built across a cut is not memoised
+	work    work
 }
+
+func (b *builder) over() dir  { return dir{false, &b.work} }
+func (b *builder) under() dir { return dir{true, &b.work} }
 
 func newBuilder(root any) *builder {
 	b := &builder{root: root, draft: draft2020, refs: true, anchors: map[string]string{},
-		memo: map[memoKey]*Set{}, active: map[string]int{}}
+		memo: map[memoKey]*Set{}, active: map[string]int{}, work: work{left: maxWork}}
 	if m, ok := root.(map[string]any); ok {
 		if s, ok := m["$schema"].(string); ok {
 			switch {
@@ -254,7 +278,7 @@ func (b *builder) build(node any, ptr string, d dir) *Set {
 		}
 		return none()
 	case map[string]any:
-		k := memoKey{ptr, d}
+		k := memoKey{ptr, d.u}
 		if ptr != noPtr {
 			if s, ok := b.memo[k]; ok {
 				return s
@@ -270,7 +294,7 @@ func (b *builder) build(node any, ptr string, d dir) *Set {
 			}
 		}
 		b.steps++
-		if b.steps > maxSteps || b.depth > maxDepth {
+		if b.steps > maxSteps || b.depth > maxDepth || !d.spend(1) {
 			b.cuts++
 			return approx(d)
 		}
@@ -512,7 +536,7 @@ func (b *builder) numbers(m map[string]any, d dir) *Set {
 		switch {
 		case r != nil && r.Cmp(big.NewRat(1, 1)) == 0:
 			s.num.frac = nil
-		case d == over:
+		case d.isOver():
 		case r != nil && r.Sign() > 0 && new(big.Rat).Inv(r).IsInt():
 			s.num.frac = nil // every integer is a multiple of 1/n
 		default:
@@ -609,7 +633,7 @@ func (b *builder) arrays(m map[string]any, ptr string, d dir) *Set {
 		a.max, touched = n, true
 	}
 	if m["uniqueItems"] == true {
-		if d == under {
+		if d.isUnder() {
 			a.max, touched = minBound(a.max, 1), true // no two items to be equal
 		}
 	}
@@ -638,7 +662,7 @@ func (b *builder) arrays(m map[string]any, ptr string, d dir) *Set {
 		if !ue.isFull() {
 			_, hasContains := m["contains"]
 			exact := !b.inPlace(m) && !hasContains
-			if d == under || exact {
+			if d.isUnder() || exact {
 				a.items = meet(a.items, ue, d)
 				touched = true
 			}
@@ -692,7 +716,7 @@ func (b *builder) objects(m map[string]any, ptr string, d dir) *Set {
 		touched = true
 	} else if x, ok := m["unevaluatedProperties"]; ok && b.draft >= draft2019 {
 		ue := b.child(x, sub(ptr, "unevaluatedProperties"), d)
-		if !ue.isFull() && (d == under || !b.inPlace(m) && len(patterns) == 0) {
+		if !ue.isFull() && (d.isUnder() || !b.inPlace(m) && len(patterns) == 0) {
 			o.additional = ue
 			touched = true
 		}
@@ -700,7 +724,7 @@ func (b *builder) objects(m map[string]any, ptr string, d dir) *Set {
 	// A member matching a pattern is held by the pattern's schema, not by
 	// additionalProperties; unnamed members are approximated.
 	if len(patterns) > 0 {
-		if d == over {
+		if d.isOver() {
 			u := orAll(o.additional)
 			for _, ps := range patterns {
 				u = union(u, ps, d)

@@ -78,7 +78,7 @@ func (a *Analysis) Vacuous(ptr string) Verdict {
 	if n, ok := a.node(ptr); ok && typed(n) {
 		return Unknown // it cannot be: and most schemas say their type
 	}
-	return verdict(a.set(ptr, under).isFull())
+	return verdict(a.set(ptr, a.b.under()).isFull())
 }
 
 // typed reports a schema object whose type keyword alone rejects some
@@ -110,14 +110,14 @@ func typed(n any) bool {
 
 // Unsatisfiable reports whether the subschema at a JSON pointer accepts no
 // JSON value.
-func (a *Analysis) Unsatisfiable(ptr string) Verdict { return verdict(a.set(ptr, over).isEmpty()) }
+func (a *Analysis) Unsatisfiable(ptr string) Verdict { return verdict(a.set(ptr, a.b.over()).isEmpty()) }
 
 // MemberFree reports whether nothing the engine can see constrains the
 // value of a member named name in the objects the subschema at ptr accepts.
 // It is an over-approximation's answer, meant for a finding that a member
 // is left open, not for a proof.
 func (a *Analysis) MemberFree(ptr, name string) bool {
-	for _, o := range a.set(ptr, over).obj {
+	for _, o := range a.set(ptr, a.b.over()).obj {
 		if !o.valueFor(name).isFull() {
 			return false
 		}
@@ -153,7 +153,7 @@ func (a *Analysis) Conflict(ptr string) []string {
 			}
 		}
 		a.b.depth = 0
-		if a.b.build(trial, noPtr, over).isEmpty() {
+		if a.b.build(trial, noPtr, a.b.over()).isEmpty() {
 			keep = trial
 		}
 	}
@@ -182,7 +182,8 @@ func Unsatisfiable(doc any) Verdict { return Analyze(doc).Unsatisfiable("") }
 // Includes reports whether every JSON value that sub accepts is accepted
 // by super; the two are separate documents.
 func Includes(sub, super any) Verdict {
-	a := newBuilder(sub).build(sub, "", over)
-	b := newBuilder(super).build(super, "", under)
-	return verdict(subset(a, b))
+	ab, bb := newBuilder(sub), newBuilder(super)
+	a := ab.build(sub, "", ab.over())
+	b := bb.build(super, "", bb.under())
+	return verdict(subset(a, b, &work{left: maxWork}))
 }

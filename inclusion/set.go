@@ -155,6 +155,11 @@ func intersect(a, b *Set, d dir) *Set {
 		return b
 	case b.universal():
 		return a
+	case !d.spend(1):
+		if d.isOver() {
+			return a
+		}
+		return none()
 	}
 	return &Set{
 		null:  a.null && b.null,
@@ -172,6 +177,11 @@ func union(a, b *Set, d dir) *Set {
 		return a
 	case b.universal():
 		return b
+	case !d.spend(1):
+		if d.isOver() {
+			return all()
+		}
+		return a
 	}
 	return &Set{
 		null:  a.null || b.null,
@@ -187,6 +197,9 @@ func union(a, b *Set, d dir) *Set {
 // and objects it is exact where each shape's constraints can be negated one
 // by one, and approximated in direction d elsewhere.
 func complement(a *Set, d dir) *Set {
+	if !d.spend(1) {
+		return approx(d)
+	}
 	return &Set{
 		null:  !a.null,
 		bools: 3 &^ a.bools,
@@ -202,8 +215,8 @@ func intersectShapes[S any](a, b []S, d dir, meet func(x, y S, d dir) []S) []S {
 	for _, x := range a {
 		for _, y := range b {
 			out = append(out, meet(x, y, d)...)
-			if len(out) > maxShapes {
-				if d == over {
+			if len(out) > maxShapes || !d.spend(1) {
+				if d.isOver() {
 					return a // a superset of the intersection
 				}
 				return nil
@@ -221,7 +234,7 @@ func unionShapes[S any](a, b []S, d dir, isAll func(S) bool, allShape func() S) 
 		}
 	}
 	if len(out) > maxShapes {
-		if d == over {
+		if d.isOver() {
 			return []S{allShape()}
 		}
 		return out[:maxShapes]
@@ -365,7 +378,11 @@ func (s *Set) has(v any) bool {
 }
 
 // subset reports whether every value of a is in b: sound, not complete.
-func subset(a, b *Set) bool {
+// It spends w, and answers false once w is spent.
+func subset(a, b *Set, w *work) bool {
+	if !(dir{w: w}).spend(1) {
+		return false
+	}
 	if a.null && !b.null || a.bools&^b.bools != 0 {
 		return false
 	}
@@ -376,12 +393,12 @@ func subset(a, b *Set) bool {
 		return false
 	}
 	for _, x := range a.arr {
-		if !x.isEmpty() && !slices.ContainsFunc(b.arr, func(y *arrShape) bool { return arrSubset(x, y) }) {
+		if !x.isEmpty() && !slices.ContainsFunc(b.arr, func(y *arrShape) bool { return arrSubset(x, y, w) }) {
 			return false
 		}
 	}
 	for _, x := range a.obj {
-		if !x.isEmpty() && !slices.ContainsFunc(b.obj, func(y *objShape) bool { return objSubset(x, y) }) {
+		if !x.isEmpty() && !slices.ContainsFunc(b.obj, func(y *objShape) bool { return objSubset(x, y, w) }) {
 			return false
 		}
 	}
@@ -507,7 +524,7 @@ func intersectArr(x, y *arrShape, d dir) []*arrShape {
 // negate returns shapes whose union is every array not in a.
 func (a *arrShape) negate(d dir) []*arrShape {
 	if a.exact {
-		if d == over {
+		if d.isOver() {
 			return []*arrShape{{max: -1}}
 		}
 		return nil
@@ -530,7 +547,7 @@ func (a *arrShape) negate(d dir) []*arrShape {
 	if !full(a.items) {
 		if len(a.prefix) == 0 {
 			out = append(out, &arrShape{max: -1, contains: []containsRule{{s: complement(a.items, d), min: 1, max: -1}}})
-		} else if d == over {
+		} else if d.isOver() {
 			return []*arrShape{{max: -1}}
 		}
 	}
@@ -545,7 +562,7 @@ func (a *arrShape) negate(d dir) []*arrShape {
 	return out
 }
 
-func arrSubset(x, y *arrShape) bool {
+func arrSubset(x, y *arrShape, w *work) bool {
 	if y.isAll() || x.isEmpty() {
 		return true
 	}
@@ -559,11 +576,11 @@ func arrSubset(x, y *arrShape) bool {
 		return false
 	}
 	for i := range max(len(x.prefix), len(y.prefix)) {
-		if !subset(orAll(x.at(i)), orAll(y.at(i))) {
+		if !subset(orAll(x.at(i)), orAll(y.at(i)), w) {
 			return false
 		}
 	}
-	if !subset(orAll(x.items), orAll(y.items)) {
+	if !subset(orAll(x.items), orAll(y.items), w) {
 		return false
 	}
 	for _, c := range y.contains {
@@ -571,8 +588,8 @@ func arrSubset(x, y *arrShape) bool {
 			continue
 		}
 		if !slices.ContainsFunc(x.contains, func(k containsRule) bool {
-			lowOK := c.min == 0 || k.min >= c.min && subset(k.s, c.s)
-			highOK := c.max < 0 || k.max >= 0 && k.max <= c.max && subset(c.s, k.s)
+			lowOK := c.min == 0 || k.min >= c.min && subset(k.s, c.s, w)
+			highOK := c.max < 0 || k.max >= 0 && k.max <= c.max && subset(c.s, k.s, w)
 			return lowOK && highOK
 		}) {
 			return false
@@ -742,7 +759,7 @@ func intersectObj(x, y *objShape, d dir) []*objShape {
 
 func (o *objShape) negate(d dir) []*objShape {
 	if o.exact || !full(o.additional) || o.names != nil && !o.names.str.isFull() {
-		if d == over {
+		if d.isOver() {
 			return []*objShape{{max: -1}}
 		}
 		if o.exact {
@@ -772,7 +789,7 @@ func (o *objShape) negate(d dir) []*objShape {
 	return out
 }
 
-func objSubset(x, y *objShape) bool {
+func objSubset(x, y *objShape, w *work) bool {
 	if y.isAll() || x.isEmpty() {
 		return true
 	}
@@ -793,15 +810,15 @@ func objSubset(x, y *objShape) bool {
 	}
 	for _, m := range []map[string]*Set{x.props, y.props} {
 		for k := range m {
-			if x.nameOK(k) && !subset(x.valueFor(k), y.valueFor(k)) {
+			if x.nameOK(k) && !subset(x.valueFor(k), y.valueFor(k), w) {
 				return false
 			}
 		}
 	}
-	if !subset(orAll(x.additional), orAll(y.additional)) {
+	if !subset(orAll(x.additional), orAll(y.additional), w) {
 		return false
 	}
-	if y.names != nil && (x.names == nil || !subset(x.names, y.names)) {
+	if y.names != nil && (x.names == nil || !subset(x.names, y.names, w)) {
 		return false
 	}
 	for k, deps := range y.depReq {
