@@ -110,7 +110,9 @@ func typed(n any) bool {
 
 // Unsatisfiable reports whether the subschema at a JSON pointer accepts no
 // JSON value.
-func (a *Analysis) Unsatisfiable(ptr string) Verdict { return verdict(a.set(ptr, a.b.over()).isEmpty()) }
+func (a *Analysis) Unsatisfiable(ptr string) Verdict {
+	return verdict(a.set(ptr, a.b.over()).isEmpty())
+}
 
 // MemberFree reports whether nothing the engine can see constrains the
 // value of a member named name in the objects the subschema at ptr accepts.
