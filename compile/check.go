@@ -1,13 +1,11 @@
 package compile
 
 import (
-	"errors"
 	"fmt"
 	"net/textproto"
 	neturl "net/url"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -320,8 +318,8 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 		}
 		for i, av := range elems(lookup(t, "allow")) {
 			if a, ok := str(av); ok {
-				if why := allowProblem(a); why != "" {
-					c.add(av.Pos(), Error, CodeToolInvalid, "%s.allow[%d]: %q is not a URL prefix the tool can match: %s", path, i, a, why)
+				if _, err := plan.ParseURLPrefix(a); err != nil {
+					c.add(av.Pos(), Error, CodeToolInvalid, "%s.allow[%d]: %q is not a URL prefix the tool can match: %v", path, i, a, err)
 				}
 			}
 		}
@@ -454,39 +452,6 @@ func isToken(s string) bool {
 		}
 	}
 	return true
-}
-
-// allowProblem says why an http tool's allow entry is a prefix the tool
-// refuses to build with (runtime/tool/http parses each into scheme, host,
-// port and path), or returns "" for one it accepts.
-func allowProblem(a string) string {
-	for i := 0; i < len(a); i++ {
-		if b := a[i]; b <= ' ' || b >= 0x7f || strings.IndexByte(`"<>\^`+"`{|}", b) >= 0 {
-			return fmt.Sprintf("the character %q at offset %d must be percent-encoded", rune(b), i)
-		}
-	}
-	u, err := neturl.Parse(a)
-	switch {
-	case err != nil:
-		return errors.Unwrap(err).Error()
-	case u.User != nil:
-		return `user information before the host ("user@") is not allowed`
-	case u.RawQuery != "" || u.ForceQuery || strings.Contains(a, "#"):
-		return "a prefix has no query or fragment; it matches scheme, host, port and path"
-	case u.Hostname() == "":
-		return "it has no host"
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return fmt.Sprintf("the port %q is not a port number", p)
-		}
-	}
-	for _, seg := range strings.Split(u.Path, "/") {
-		if seg == "." || seg == ".." {
-			return fmt.Sprintf(`the path has a %q segment`, seg)
-		}
-	}
-	return ""
 }
 
 func anyPrefix(s string, prefixes []string) bool {

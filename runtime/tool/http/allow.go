@@ -3,38 +3,24 @@ package http
 import (
 	"errors"
 	"fmt"
-	"net/netip"
 	"net/url"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"agentc.dev/agentc/plan"
 )
 
-// prefix is one entry of an allow list, parsed. A URL is under it when
-// the scheme, host and port are equal and the path starts with path at a
-// segment boundary.
-type prefix struct {
-	raw    string     // as declared, for messages
-	scheme string     // "http" or "https"
-	host   string     // lower case; an IP literal in its canonical form
-	ip     netip.Addr // valid when host is an IP literal
-	port   int        // explicit or the scheme's default
-	path   string     // canonical escaped path (see canonicalPath), at least "/"
-}
-
 // allowlist is the parsed allow list of one tool.
-type allowlist []prefix
+type allowlist []plan.URLPrefix
 
-// parseAllow parses the allow list a manifest declares. An entry must be
-// an absolute http or https URL with a host and nothing a prefix cannot
-// sensibly match: no user information, query, fragment or dot segments.
+// parseAllow parses the allow list a manifest declares, each entry with
+// plan.ParseURLPrefix, as vet does.
 func parseAllow(entries []string) (allowlist, error) {
 	if len(entries) == 0 {
 		return nil, errors.New("no allow list; an http tool must list the URL prefixes it may reach")
 	}
 	var a allowlist
 	for _, e := range entries {
-		p, err := parsePrefix(e)
+		p, err := plan.ParseURLPrefix(e)
 		if err != nil {
 			return nil, fmt.Errorf("allow entry %q: %v", e, err)
 		}
@@ -43,38 +29,11 @@ func parseAllow(entries []string) (allowlist, error) {
 	return a, nil
 }
 
-func parsePrefix(s string) (prefix, error) {
-	if err := checkChars(s); err != nil {
-		return prefix{}, err
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return prefix{}, errors.Unwrap(err) // url.Error repeats the URL
-	}
-	if err := checkForm(u); err != nil {
-		return prefix{}, err
-	}
-	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(s, "#") {
-		return prefix{}, errors.New("a prefix has no query or fragment; it matches scheme, host, port and path")
-	}
-	p := prefix{raw: s, scheme: u.Scheme}
-	if p.host, p.ip, err = parseHost(u); err != nil {
-		return prefix{}, err
-	}
-	if p.port, err = parsePort(u); err != nil {
-		return prefix{}, err
-	}
-	if p.path, err = canonicalPath(u); err != nil {
-		return prefix{}, err
-	}
-	return p, nil
-}
-
 // String lists the prefixes, for messages.
 func (a allowlist) String() string {
 	var s []string
 	for _, p := range a {
-		s = append(s, p.raw)
+		s = append(s, p.Raw)
 	}
 	return strings.Join(s, ", ")
 }
@@ -82,7 +41,7 @@ func (a allowlist) String() string {
 // target parses a rendered URL the way a request does and checks it. It
 // returns the parsed URL, if it parses, also with an error.
 func (a allowlist) target(raw string) (*url.URL, error) {
-	if err := checkChars(raw); err != nil {
+	if err := plan.CheckURLChars(raw); err != nil {
 		return nil, fmt.Errorf("the URL is malformed: %v", err)
 	}
 	u, err := url.Parse(raw)
@@ -96,22 +55,7 @@ func (a allowlist) target(raw string) (*url.URL, error) {
 // one of the prefixes. It is the only gate between a URL and a
 // connection: the first request and every redirect pass through it.
 func (a allowlist) check(u *url.URL) error {
-	if err := checkForm(u); err != nil {
-		return err
-	}
-	// The query is sent as it is written: it must be well formed.
-	if err := checkChars(u.RawQuery); err != nil {
-		return fmt.Errorf("in the query: %v", err)
-	}
-	host, ip, err := parseHost(u)
-	if err != nil {
-		return err
-	}
-	port, err := parsePort(u)
-	if err != nil {
-		return err
-	}
-	path, err := canonicalPath(u)
+	r, err := plan.URLPrefixOf(u)
 	if err != nil {
 		return err
 	}
@@ -119,19 +63,19 @@ func (a allowlist) check(u *url.URL) error {
 	// act on.
 	var hostOK, schemeOK, portOK bool
 	for _, p := range a {
-		if !p.sameHost(host, ip) {
+		if !p.SameHost(r) {
 			continue
 		}
 		hostOK = true
-		if p.scheme != u.Scheme {
+		if p.Scheme != r.Scheme {
 			continue
 		}
 		schemeOK = true
-		if p.port != port {
+		if p.Port != r.Port {
 			continue
 		}
 		portOK = true
-		if under(path, p.path) {
+		if p.CoversPath(r.Path) {
 			return nil
 		}
 	}
@@ -142,212 +86,9 @@ func (a allowlist) check(u *url.URL) error {
 	case !schemeOK:
 		why = fmt.Sprintf("the scheme %q is not allowed for this host", u.Scheme)
 	case !portOK:
-		why = fmt.Sprintf("the port %d is not allowed for this host", port)
+		why = fmt.Sprintf("the port %d is not allowed for this host", r.Port)
 	default:
 		why = fmt.Sprintf("the path %q is not under an allowed prefix", u.EscapedPath())
 	}
 	return fmt.Errorf("%s; this tool may reach only %s", why, a)
-}
-
-// checkForm checks what every URL, prefix or request, must be:
-// scheme://host/path with an http or https scheme and no user
-// information.
-func checkForm(u *url.URL) error {
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		if u.Scheme == "" {
-			return errors.New("not an absolute URL; it must start with http:// or https://")
-		}
-		return fmt.Errorf("the scheme %q is not allowed; only http and https are", u.Scheme)
-	case u.Opaque != "":
-		return fmt.Errorf("not of the form %s://host/path", u.Scheme)
-	case u.User != nil:
-		return errors.New(`user information before the host ("user@" or "user:password@") is not allowed`)
-	case u.Host == "":
-		return errors.New("the URL has no host")
-	}
-	return nil
-}
-
-// parseHost returns u's host in lower case and, for an IP literal, its
-// address. A name must be plain ASCII (an internationalised name is
-// written in its punycode form, "xn--..."), so no two spellings of one
-// name can differ by case folding or Unicode lookalikes.
-func parseHost(u *url.URL) (string, netip.Addr, error) {
-	h := u.Hostname()
-	if h == "" {
-		return "", netip.Addr{}, errors.New("the URL has no host")
-	}
-	if strings.HasPrefix(u.Host, "[") {
-		ip, err := netip.ParseAddr(h)
-		if err != nil || !ip.Is6() || ip.Zone() != "" {
-			return "", netip.Addr{}, fmt.Errorf("the host %q is not an IPv6 address without a zone", h)
-		}
-		return ip.String(), ip, nil
-	}
-	if ip, err := netip.ParseAddr(h); err == nil {
-		if !ip.Is4() {
-			return "", netip.Addr{}, fmt.Errorf("the host %q is an IPv6 address outside brackets", h)
-		}
-		return ip.String(), ip, nil
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
-			return "", netip.Addr{}, fmt.Errorf("the host %q is not a plain ASCII name (letters, digits, '-', '.', '_'; internationalised names in punycode) or an IP address", h)
-		}
-	}
-	return strings.ToLower(h), netip.Addr{}, nil
-}
-
-// sameHost reports whether host (with ip, when it is an IP literal) is
-// p's host. An IP literal matches only the same address, and a name only
-// the same name: no resolution, no suffix or subdomain matching.
-func (p prefix) sameHost(host string, ip netip.Addr) bool {
-	if p.ip.IsValid() || ip.IsValid() {
-		return p.ip == ip
-	}
-	return p.host == host
-}
-
-// parsePort returns u's port, or the scheme's default port.
-func parsePort(u *url.URL) (int, error) {
-	s := u.Port()
-	if s == "" {
-		if u.Scheme == "https" {
-			return 443, nil
-		}
-		return 80, nil
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > 65535 {
-		return 0, fmt.Errorf("the port %q is not a port number", s)
-	}
-	return n, nil
-}
-
-// maxDecodes bounds how many times a path is percent-decoded while
-// looking for dot segments.
-const maxDecodes = 8
-
-// canonicalPath returns u's path as it is sent, with percent-encoding
-// normalised (unreserved characters decoded, hex digits upper case), so
-// that prefixes compare by what a server sees: "%2F" stays an encoded
-// byte inside a segment and never matches a "/".
-//
-// It refuses "." and ".." segments, including percent-encoded ones (also
-// encoded more than once), ones written with backslashes, and ones
-// followed by a ";" parameter ("..;"), since some servers or proxies
-// decode or normalise those before routing and could climb out of a
-// prefix. It also refuses encoded control characters.
-func canonicalPath(u *url.URL) (string, error) {
-	if err := checkSegments(u.Path); err != nil {
-		return "", err
-	}
-	esc := u.EscapedPath()
-	if esc == "" {
-		esc = "/"
-	}
-	if esc[0] != '/' {
-		return "", fmt.Errorf("the path %q does not start with /", esc)
-	}
-	var b strings.Builder
-	for i := 0; i < len(esc); i++ {
-		c := esc[i]
-		if c != '%' {
-			b.WriteByte(c)
-			continue
-		}
-		if i+2 >= len(esc) || !isHex(esc[i+1]) || !isHex(esc[i+2]) {
-			return "", fmt.Errorf("the path %q has a malformed percent-encoding", esc)
-		}
-		v := unhex(esc[i+1])<<4 | unhex(esc[i+2])
-		if isUnreserved(v) {
-			b.WriteByte(v)
-		} else {
-			fmt.Fprintf(&b, "%%%02X", v)
-		}
-		i += 2
-	}
-	return b.String(), nil
-}
-
-// checkSegments refuses dot segments in a decoded path, at every depth
-// of further decoding.
-func checkSegments(p string) error {
-	for range maxDecodes {
-		if strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return errors.New("the path has a control character (percent-encoded)")
-		}
-		for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
-			seg, _, _ = strings.Cut(seg, ";")
-			if seg == "." || seg == ".." {
-				return fmt.Errorf(`the path has a %q segment; "." and ".." are refused, also when percent-encoded`, seg)
-			}
-		}
-		next, err := url.PathUnescape(p)
-		if err != nil || next == p {
-			return nil
-		}
-		p = next
-	}
-	return fmt.Errorf("the path is percent-encoded more than %d times over", maxDecodes)
-}
-
-// under reports whether the canonical path p is under the prefix path
-// pre: at a segment boundary, so "/repos" covers "/repos" and "/repos/x"
-// but not "/repository", and "/repos/" covers "/repos/x" but not "/repos".
-func under(p, pre string) bool {
-	if strings.HasSuffix(pre, "/") {
-		return strings.HasPrefix(p, pre)
-	}
-	return p == pre || strings.HasPrefix(p, pre+"/")
-}
-
-// checkChars refuses characters that may not appear in a URL as written
-// (RFC 3986): spaces, quotes, backslashes, control characters, non-ASCII
-// and a "%" that does not start a percent-encoded byte. net/url would let
-// some of them through into the request line; a template should encode
-// the values it inserts, for instance with urlquery.
-func checkChars(s string) error {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '%':
-			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
-				return fmt.Errorf(`the "%%" at offset %d does not start a percent-encoded byte (%%XX)`, i)
-			}
-		case c >= utf8.RuneSelf:
-			r, _ := utf8.DecodeRuneInString(s[i:])
-			return fmt.Errorf("the character %q at offset %d must be percent-encoded (a template can use urlquery)", r, i)
-		case !isURLChar(c):
-			return fmt.Errorf("the character %q at offset %d must be percent-encoded (a template can use urlquery)", rune(c), i)
-		}
-	}
-	return nil
-}
-
-// isURLChar reports whether c may appear unencoded in a URL: unreserved,
-// gen-delims or sub-delims of RFC 3986.
-func isURLChar(c byte) bool {
-	return isUnreserved(c) || strings.IndexByte(":/?#[]@!$&'()*+,;=", c) >= 0
-}
-
-func isUnreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-func isHex(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-func unhex(c byte) byte {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0'
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
 }

@@ -59,16 +59,17 @@ func independentlyAllowed(t *testing.T, u *url.URL) bool {
 	if u.User != nil || u.Opaque != "" {
 		return false
 	}
-	// No dot segment at any depth of decoding, with either separator.
+	// No dot segment at any depth of decoding, with either separator. The
+	// loop ends: a decoding that changes p shortens it.
 	p := u.Path
-	for range maxDecodes + 1 {
+	for {
 		for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
 			if seg, _, _ := strings.Cut(seg, ";"); seg == "." || seg == ".." {
 				return false
 			}
 		}
 		next, err := url.PathUnescape(p)
-		if err != nil {
+		if err != nil || next == p {
 			break
 		}
 		p = next

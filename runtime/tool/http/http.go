@@ -433,7 +433,7 @@ func validHeaderName(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !isUnreserved(c) && strings.IndexByte("!#$%&'*+^`|", c) < 0 {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
 			return false
 		}
 	}

@@ -606,20 +606,11 @@ func TestNewRefuses(t *testing.T) {
 		{"zero timeout", func(t *plan.Tool) { t.Timeout = "0s" }, "not a positive duration"},
 		{"negative max_bytes", func(t *plan.Tool) { t.MaxBytes = -1 }, "max_bytes is -1"},
 	}
+	// plan.ParseURLPrefix has the full table of entries refused.
 	for _, entry := range []struct{ allow, why string }{
-		{"", "not an absolute URL"},
-		{"api.example.com", "not an absolute URL"},
-		{"ftp://api.example.com/", `scheme "ftp"`},
+		{"", `allow entry "": not an absolute URL`},
 		{"https://user@api.example.com/", "user information"},
-		{"https://api.example.com/?q=1", "no query or fragment"},
-		{"https://api.example.com/?", "no query or fragment"},
-		{"https://api.example.com/#top", "no query or fragment"},
-		{"https://api.example.com/a/../b", `".."`},
 		{"https://api.example.com/a/%2e%2e/b", `".."`},
-		{"https://bücher.example/", "must be percent-encoded"},
-		{"https:///x", "no host"},
-		{"https://api.example.com:0/", "port"},
-		{"https://api.example.com/a b", "must be percent-encoded"},
 	} {
 		tests = append(tests, struct {
 			name string
