@@ -5,7 +5,6 @@ import (
 	"net/textproto"
 	neturl "net/url"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -409,10 +408,6 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 	}
 }
 
-// reservedHeaders are the headers the HTTP client sets from the request
-// itself; the http tool refuses to build with one declared.
-var reservedHeaders = []string{"Connection", "Content-Length", "Host", "Transfer-Encoding", "Te", "Trailer", "Upgrade"}
-
 // checkHeaders reports what the http tool refuses when it is built: a
 // header name that is not an HTTP token, one the client sets itself, and
 // one declared twice (names are case-insensitive).
@@ -426,32 +421,17 @@ func (c *checker) checkHeaders(path string, hv cue.Value) {
 		name := it.Selector().Unquoted()
 		pos := it.Value().Pos()
 		canon := textproto.CanonicalMIMEHeaderKey(name)
+		if err := plan.CheckHeaderName(name); err != nil {
+			c.add(pos, Error, CodeToolInvalid, "%s.headers: %v", path, err)
+			continue
+		}
 		switch {
-		case !isToken(name):
-			c.add(pos, Error, CodeToolInvalid, "%s.headers: %q is not a valid HTTP header name", path, name)
-		case slices.Contains(reservedHeaders, canon):
-			c.add(pos, Error, CodeToolInvalid, "%s.headers: %q is set by the HTTP client from the request and may not be declared", path, name)
 		case seen[canon] != "":
 			c.add(pos, Error, CodeToolInvalid, "%s.headers: %q and %q are the same header (names are case-insensitive)", path, seen[canon], name)
 		default:
 			seen[canon] = name
 		}
 	}
-}
-
-// isToken reports whether s is an HTTP token (RFC 9110), as a header name
-// must be.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0) {
-			return false
-		}
-	}
-	return true
 }
 
 func anyPrefix(s string, prefixes []string) bool {

@@ -76,10 +76,6 @@ const maxRedirects = 5
 // methods are the methods a tool may declare.
 var methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
 
-// reservedHeaders are set by the HTTP client from the request itself; a
-// manifest may not declare them.
-var reservedHeaders = []string{"Connection", "Content-Length", "Host", "Transfer-Encoding", "Te", "Trailer", "Upgrade"}
-
 // Option configures a Tool.
 type Option func(*options)
 
@@ -168,13 +164,10 @@ func New(name string, t plan.Tool, opts ...Option) (*Tool, error) {
 		}
 	}
 	for k, v := range t.Headers {
-		if !validHeaderName(k) {
-			return fail("header name %q is not a valid HTTP header name", k)
+		if err := plan.CheckHeaderName(k); err != nil {
+			return fail("header %v", err)
 		}
 		k = nethttp.CanonicalHeaderKey(k)
-		if slices.Contains(reservedHeaders, k) {
-			return fail("header %q is set by the HTTP client and may not be declared", k)
-		}
 		tmpl, err := parseTemplate("header "+k, v)
 		if err != nil {
 			return fail("%v", err)
@@ -424,18 +417,4 @@ func render(tmpl *plan.Template, data map[string]any) (string, error) {
 		return "", fmt.Errorf("rendering the %s: %v", tmpl.Name(), err)
 	}
 	return b.String(), nil
-}
-
-// validHeaderName reports whether s is an HTTP token (RFC 9110).
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }

@@ -599,7 +599,7 @@ func TestNewRefuses(t *testing.T) {
 		{"header name", func(t *plan.Tool) { t.Headers = map[string]string{"X A": "1"} }, "not a valid HTTP header name"},
 		{"empty header name", func(t *plan.Tool) { t.Headers = map[string]string{"": "1"} }, "not a valid HTTP header name"},
 		{"header name with a colon", func(t *plan.Tool) { t.Headers = map[string]string{"X-A:": "1"} }, "not a valid"},
-		{"Host header", func(t *plan.Tool) { t.Headers = map[string]string{"host": "evil.com"} }, `header "Host" is set by the HTTP client`},
+		{"Host header", func(t *plan.Tool) { t.Headers = map[string]string{"host": "evil.com"} }, `header "host" is set by the HTTP client`},
 		{"Content-Length header", func(t *plan.Tool) { t.Headers = map[string]string{"Content-Length": "1"} }, "set by the HTTP client"},
 		{"header twice", func(t *plan.Tool) { t.Headers = map[string]string{"x-a": "1", "X-A": "2"} }, "declared twice"},
 		{"timeout", func(t *plan.Tool) { t.Timeout = "soon" }, `timeout "soon"`},
