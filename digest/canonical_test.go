@@ -121,6 +121,9 @@ func TestCanonicalNumberErrors(t *testing.T) {
 		{"Infinity", `"Infinity" is not a JSON number`},
 		{"0x10", `"0x10" is not a JSON number`},
 		{"1_000", `"1_000" is not a JSON number`},
+		// Up to 40 characters a literal is quoted whole, past that clipped.
+		{"+" + strings.Repeat("1", 39), `"+` + strings.Repeat("1", 39) + `" is not a JSON number`},
+		{"+" + strings.Repeat("1", 40), `"+` + strings.Repeat("1", 23) + `...11111111 (41 characters)" is not a JSON number`},
 	}
 	for _, tt := range tests {
 		canon, exact, err := CanonicalNumber(tt.lit)
@@ -347,10 +350,12 @@ func TestCanonicalErrors(t *testing.T) {
 		{`{"a":[1,2`, "unexpected end of input"},
 		{``, "unexpected end of input"},
 		{`{"a":01}`, "leading zero"},
+		{`[00]`, "leading zero"},
+		{`[-09]`, "leading zero"},
 		{`{"a":1.}`, "no digits after '.'"},
 		{`[1e]`, "no digits in the exponent"},
 		{`"\ud800"`, "lone surrogate"},
-		{`"\udc00\ud800"`, "lone surrogate"},
+		{`"\udc00\ud800"`, `at byte 7: lone surrogate \udc00 in a string`}, // a low surrogate first is refused at once
 		{`"\ud800\u0041"`, "lone surrogate"},
 		{`"\x"`, "invalid escape"},
 		{"\"a\tb\"", "control character"},
@@ -365,6 +370,29 @@ func TestCanonicalErrors(t *testing.T) {
 		_, err := Canonical([]byte(tt.in))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: got error %v, want one containing %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+// TestCanonicalTruncated: every proper prefix of a JSON text whose value is
+// an object, an array or a string is refused as cut short, wherever the cut
+// falls: in a name, between a name and its value, in an escape or a number.
+// (A literal cut short, such as "tru", is an invalid character instead.)
+func TestCanonicalTruncated(t *testing.T) {
+	for _, text := range []string{
+		`{"a":[1,-2.5e+3,"x\u00e9\n"],"b":{},"c":[]}`,
+		` { "k" : [ 0 , 1E-2 ] , "s" : "\"" } `,
+		`"plain"`,
+		`[{"a":{}},[[],"x"]]`,
+	} {
+		if _, err := Canonical([]byte(text)); err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		for n := range len(strings.TrimRight(text, " ")) {
+			_, err := Canonical([]byte(text[:n]))
+			if err == nil || err.Error() != "canonical JSON: unexpected end of input" {
+				t.Errorf("%q: error %v, want unexpected end of input", text[:n], err)
+			}
 		}
 	}
 }

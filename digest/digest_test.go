@@ -77,3 +77,22 @@ func FuzzParseLock(f *testing.F) {
 		}
 	})
 }
+
+// TestShort: a digest is shown by its first 12 hex digits; anything
+// shorter is shown whole.
+func TestShort(t *testing.T) {
+	for _, tt := range []struct {
+		d    Digest
+		want string
+	}{
+		{Digest(Prefix + "0123456789abcdef" + strings.Repeat("0", 48)), "blake3:0123456789ab"},
+		{Digest(Prefix + "0123456789abc"), "blake3:0123456789ab"},
+		{Digest(Prefix + "0123456789ab"), "blake3:0123456789ab"},
+		{Digest(Prefix + "abc"), "blake3:abc"},
+		{"abc", "blake3:abc"},
+	} {
+		if got := tt.d.Short(); got != tt.want {
+			t.Errorf("%q.Short() = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}

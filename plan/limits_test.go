@@ -42,3 +42,39 @@ func TestCheckLimits(t *testing.T) {
 		t.Fatalf("CheckLimits of a small plan = %v", err)
 	}
 }
+
+// TestCheckLimitsWhere: each schema a plan holds is checked, and named in
+// the error; a schema of exactly MaxSchemaValues values is accepted.
+func TestCheckLimitsWhere(t *testing.T) {
+	// {"enum": [0, ...]}: the object, the array and n numbers.
+	enum := func(values int) json.RawMessage {
+		return json.RawMessage(`{"enum": [0` + strings.Repeat(", 0", values-3) + `]}`)
+	}
+	big, most := enum(MaxSchemaValues+1), enum(MaxSchemaValues)
+	tests := []struct {
+		where string
+		set   func(p *Plan, s json.RawMessage)
+	}{
+		{"input schema", func(p *Plan, s json.RawMessage) { p.Agent.Input = &Input{Schema: s} }},
+		{"output schema", func(p *Plan, s json.RawMessage) { p.Agent.Output = &Output{Schema: s} }},
+		{"output schema lowered for openai", func(p *Plan, s json.RawMessage) { p.Output = &Lowering{Provider: "openai", Schema: s} }},
+		{`tool "b": input schema`, func(p *Plan, s json.RawMessage) {
+			p.Agent.Capabilities.Tools = map[string]Tool{"a": {Kind: "exec"}, "b": {Kind: "http", Input: &Input{Schema: s}}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.where, func(t *testing.T) {
+			p := &Plan{}
+			tt.set(p, most)
+			if err := CheckLimits(p); err != nil {
+				t.Errorf("a schema of exactly %d values: %v", MaxSchemaValues, err)
+			}
+			p = &Plan{}
+			tt.set(p, big)
+			var tl *SchemaTooLargeError
+			if err := CheckLimits(p); !errors.As(err, &tl) || tl.Where != tt.where {
+				t.Errorf("CheckLimits = %v, want the %s too large", err, tt.where)
+			}
+		})
+	}
+}

@@ -49,3 +49,22 @@ func TestTemplateDepartures(t *testing.T) {
 		t.Errorf("slice .xs 1 3: %q, %v", b.String(), err)
 	}
 }
+
+// TestTemplateErrorForm: a failure while rendering is placed as
+// text/template places it, file position and node; a template with nothing
+// parsed fails with its name alone.
+func TestTemplateErrorForm(t *testing.T) {
+	tmpl, err := ParseTemplate("t", "x\n  {{.a.b}}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	err = tmpl.Execute(&b, map[string]any{"a": json.Number("1")})
+	if want := `template: t:2:6: executing "t" at <.a.b>: `; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %v, want one starting %q", err, want)
+	}
+	err = (&Template{name: "empty"}).Execute(&b, nil)
+	if want := `template: empty: "empty" is an incomplete or empty template`; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

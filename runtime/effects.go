@@ -13,6 +13,7 @@ import (
 
 	"github.com/zeebo/blake3"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"
 )
@@ -129,8 +130,9 @@ func isNested(t Tool) bool {
 	return ok && n.Nested()
 }
 
-// identMessage is a message as it identifies a request: tool call
-// arguments are compared as the exact text the model wrote.
+// identMessage is a message as it identifies a request, and as a journal
+// stores it: tool call arguments as canonical JSON, or as their exact text
+// when they are not JSON (see callArgs).
 type identMessage struct {
 	Role       Role        `json:"role"`
 	Content    string      `json:"content,omitempty"`
@@ -141,9 +143,108 @@ type identMessage struct {
 }
 
 type identCall struct {
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	callArgs
+}
+
+func identifyMessage(m Message) identMessage {
+	im := identMessage{Role: m.Role, Content: m.Content, ToolCalls: make([]identCall, len(m.ToolCalls)),
+		ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError}
+	for i, c := range m.ToolCalls {
+		im.ToolCalls[i] = identCall{ID: c.ID, Name: c.Name, callArgs: argsOf(c.Arguments)}
+	}
+	return im
+}
+
+// message is the message a journal stored.
+func (im identMessage) message() Message {
+	m := Message{Role: im.Role, Content: im.Content, ToolCallID: im.ToolCallID, Name: im.Name, IsError: im.IsError}
+	for _, c := range im.ToolCalls {
+		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: c.ID, Name: c.Name, Arguments: c.raw()})
+	}
+	return m
+}
+
+// callArgs are a tool call's arguments as a request identifies them and a
+// journal stores them: canonical JSON (RFC 8785), so that two texts of
+// one value — spaces, key order, escapes — are one request; or, when they
+// are not JSON, or not JSON that has an exact canonical form no deeper
+// than maxArgsDepth, the exact text. A model that writes arguments that
+// are not JSON is told so, and the text it wrote is part of what the run
+// did: recorded and replayed like any other.
+type callArgs struct {
+	JSON json.RawMessage `json:"arguments,omitempty"`
+	Text *string         `json:"arguments_text,omitempty"`
+}
+
+// maxArgsDepth bounds the nesting of arguments kept as JSON, well below
+// the limit of the JSON readers, so that a request or a journal line that
+// holds them stays within it.
+const maxArgsDepth = 1000
+
+func argsOf(raw json.RawMessage) callArgs {
+	if c, ok := canonicalArgs(raw); ok {
+		return callArgs{JSON: c}
+	}
+	text := string(raw)
+	return callArgs{Text: &text}
+}
+
+func (a callArgs) raw() json.RawMessage {
+	if a.Text != nil {
+		return json.RawMessage(*a.Text)
+	}
+	return a.JSON
+}
+
+// canonicalArgs returns arguments in canonical JSON and true, or, for
+// arguments kept as text (see callArgs), them and false.
+func canonicalArgs(raw json.RawMessage) (json.RawMessage, bool) {
+	c, err := digest.CanonicalExact(raw)
+	if err != nil || jsonDepth(c) > maxArgsDepth {
+		return raw, false
+	}
+	return c, true
+}
+
+// jsonDepth returns the nesting depth of valid JSON.
+func jsonDepth(b []byte) int {
+	depth, deepest, str := 0, 0, false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case str && c == '\\':
+			i++
+		case c == '"':
+			str = !str
+		case str:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// canonicalCalls puts the arguments of a model's tool calls in the form a
+// journal stores, so that a run acts on the same calls recorded, replayed
+// or neither.
+func canonicalCalls(resp *Response) {
+	if resp == nil {
+		return
+	}
+	for i, c := range resp.Message.ToolCalls {
+		resp.Message.ToolCalls[i].Arguments, _ = canonicalArgs(c.Arguments)
+	}
+}
+
+// storedResponse is how a journal stores a model's response: its message
+// as requests identify it.
+type storedResponse struct {
+	Message identMessage `json:"message"`
+	Usage   Usage        `json:"usage"`
 }
 
 // modelRequest is what identifies a model call: everything sent that
@@ -168,12 +269,12 @@ type sampling struct {
 }
 
 // toolRequest is what identifies a tool call: the tool as the model saw
-// it and as the plan declares it, and the exact arguments.
+// it and as the plan declares it, and the arguments.
 type toolRequest struct {
 	Tool        string     `json:"tool"`
 	Spec        ToolSpec   `json:"spec"`
 	Declaration *plan.Tool `json:"declaration,omitempty"`
-	Arguments   string     `json:"arguments"`
+	callArgs
 }
 
 func identify(req *Request, provider string) modelRequest {
@@ -187,11 +288,7 @@ func identify(req *Request, provider string) modelRequest {
 		id.Tools = []ToolSpec{}
 	}
 	for i, m := range req.Messages {
-		im := identMessage{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError}
-		for _, c := range m.ToolCalls {
-			im.ToolCalls = append(im.ToolCalls, identCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)})
-		}
-		id.Messages[i] = im
+		id.Messages[i] = identifyMessage(m)
 	}
 	return id
 }
@@ -423,6 +520,7 @@ func (x *run) complete(round int, req *Request, call func() (*Response, error)) 
 	}
 	if x.journal == nil {
 		resp, err := call()
+		canonicalCalls(resp)
 		return resp, false, err
 	}
 	full := identify(req, x.provider)
@@ -443,17 +541,20 @@ func (x *run) complete(round int, req *Request, call func() (*Response, error)) 
 		if err != nil {
 			return nil, err
 		}
+		canonicalCalls(resp)
 		out = resp
-		return json.Marshal(resp)
+		return json.Marshal(storedResponse{identifyMessage(resp.Message), resp.Usage})
 	})
 	if err != nil || !replayed {
 		return out, replayed, err
 	}
-	var resp Response
-	if err := json.Unmarshal(raw, &resp); err != nil {
+	var rec storedResponse
+	if err := json.Unmarshal(raw, &rec); err != nil {
 		return nil, true, fmt.Errorf("journal: the recorded response of model call %d.0 is not a response: %w", round, err)
 	}
-	return &resp, true, nil
+	resp := &Response{Message: rec.Message.message(), Usage: rec.Usage}
+	canonicalCalls(resp)
+	return resp, true, nil
 }
 
 // modelFingerprint is a model call's fingerprint: blake3 over the canonical

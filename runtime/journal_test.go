@@ -173,3 +173,86 @@ func TestCallerDeadline(t *testing.T) {
 		t.Errorf("bound %s, interrupted %v, error %q, model calls %d", rep.Bound, rep.Interrupted, rep.Error, len(m.reqs))
 	}
 }
+
+// TestToolArguments: whatever a model writes as a tool call's arguments —
+// JSON with spaces and keys in any order, text that is not JSON, JSON too
+// deep to keep as JSON — a run that records does what a run without a
+// journal does, and its replay and its resume do it again, with no
+// divergence. Arguments that are JSON reach the tool, the model and the
+// report in canonical form.
+func TestToolArguments(t *testing.T) {
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	deepValid := `{"q":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + "}"
+	for _, tc := range []struct {
+		name, args string
+		tool       string // what the tool got; "": not called
+	}{
+		{"spaces and escapes", "{ \"q\" : \"x<y \\u00e9\\u0041\" }", `{"q":"x<y éA"}`},
+		{"schema-valid", `{"q": "x"}`, `{"q":"x"}`},
+		{"not JSON", `{not json`, ""},
+		{"empty", ``, ""},
+		{"null", `null`, ""},
+		{"deeper than JSON readers go", deep, ""},
+		{"too deep to keep as JSON", deepValid, ""},
+		{"repeated key", `{"q":"a", "q":"b"}`, `{"q":"a", "q":"b"}`},
+		{"a number no double holds", `{"q":"a","n":12345678901234567890}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := agent(t, withTool)
+			turns := func() *scripted {
+				return &scripted{turns: []turn{call(10, "search", tc.args), answer(`{"label":"bug"}`, 10)}}
+			}
+			got := ""
+			tool := func() *echoTool {
+				return &echoTool{name: "search", fn: func(args json.RawMessage) (agentrt.ToolResult, error) {
+					got = string(args)
+					return agentrt.ToolResult{Content: "ok"}, nil
+				}}
+			}
+			live := runWith(t, p, agentrt.Options{Tools: map[string]agentrt.Tool{"search": tool()}, OutputSuffix: "0badcafe"}, turns().turns...)
+			if got != tc.tool {
+				t.Errorf("the tool got %q, want %q", got, tc.tool)
+			}
+			file := filepath.Join(t.TempDir(), "run.jsonl")
+			rec := journaled(t, p, file, false, turns(), agentrt.Options{Tools: map[string]agentrt.Tool{"search": tool()}})
+			sameRun(t, "record", live.rep, rec)
+			rep := replay(t, p, file, agentrt.Options{Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}}})
+			sameRun(t, "replay", live.rep, rep)
+			again := tool()
+			res := journaled(t, p, file, true, &scripted{}, agentrt.Options{Tools: map[string]agentrt.Tool{"search": again}})
+			sameRun(t, "resume", live.rep, res)
+			if again.calls != 0 {
+				t.Errorf("resume called the tool again")
+			}
+		})
+	}
+}
+
+// sameRun checks that a run did what want did: outcome, answer, usage and
+// every tool call, arguments and results included.
+func sameRun(t *testing.T, what string, want, got *agentrt.Report) {
+	t.Helper()
+	if got.Divergence != nil {
+		t.Fatalf("%s diverged: %s", what, got.Divergence)
+	}
+	calls := func(r *agentrt.Report) string {
+		var rounds []agentrt.RoundReport
+		for _, rr := range r.Rounds {
+			rr.DurationMS = 0
+			for i := range rr.ToolCalls {
+				rr.ToolCalls[i].DurationMS = 0
+			}
+			rounds = append(rounds, rr)
+		}
+		b, err := json.Marshal(rounds)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		return string(b)
+	}
+	if got.Outcome != want.Outcome || got.Bound != want.Bound || string(got.Answer) != string(want.Answer) ||
+		got.Usage != want.Usage || calls(got) != calls(want) {
+		t.Errorf("%s: %s %s %s %+v\n%.600s\nwant %s %s %s %+v\n%.600s", what, got.Outcome, got.Bound, got.Answer, got.Usage, calls(got),
+			want.Outcome, want.Bound, want.Answer, want.Usage, calls(want))
+	}
+}

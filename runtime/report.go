@@ -63,12 +63,16 @@ type RoundReport struct {
 
 // CallReport is one tool call of a round, the output tool's included.
 type CallReport struct {
-	ID         string          `json:"id"`
-	Name       string          `json:"name"`
-	Arguments  json.RawMessage `json:"arguments"`
-	IsError    bool            `json:"is_error,omitempty"`
-	Error      string          `json:"error,omitempty"`
-	DurationMS float64         `json:"duration_ms"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments are the call's arguments, in canonical JSON; or, when the
+	// model wrote arguments that are not JSON, nil, and ArgumentsText is
+	// the text it wrote.
+	Arguments     json.RawMessage `json:"arguments,omitempty"`
+	ArgumentsText *string         `json:"arguments_text,omitempty"`
+	IsError       bool            `json:"is_error,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	DurationMS    float64         `json:"duration_ms"`
 }
 
 // Event is one thing that happened in a run, for progress output and

@@ -761,7 +761,7 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 	if answer == nil {
 		return false
 	}
-	cr := CallReport{ID: answer.ID, Name: answer.Name, Arguments: answer.Arguments}
+	cr := callReport(*answer)
 	args := x.raise(answer.Arguments)
 	err := x.validate(args)
 	if err == nil {
@@ -783,7 +783,7 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 // effect, served from the journal where it holds it; the error result is
 // for what ends the run: a divergence, a journal that cannot be written.
 func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallReport, stop error) {
-	cr = CallReport{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	cr = callReport(c)
 	start := time.Now()
 	replayed := false
 	x.emit(Event{Type: EventToolCall, Round: round, Tool: c.Name, CallID: c.ID})
@@ -832,7 +832,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		x.rep.Usage = x.rep.Usage.Add(res.Usage)
 		return res, cr, nil
 	}
-	req := toolRequest{Tool: c.Name, Spec: t.Spec(), Arguments: string(c.Arguments)}
+	req := toolRequest{Tool: c.Name, Spec: t.Spec(), callArgs: argsOf(c.Arguments)}
 	if decl, ok := x.agent.Capabilities.Tools[c.Name]; ok {
 		req.Declaration = &decl
 	}
@@ -854,6 +854,11 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	}
 	x.rep.Usage = x.rep.Usage.Add(res.Usage)
 	return res, cr, nil
+}
+
+func callReport(c ToolCall) CallReport {
+	a := argsOf(c.Arguments)
+	return CallReport{ID: c.ID, Name: c.Name, Arguments: a.JSON, ArgumentsText: a.Text}
 }
 
 // invoke calls a tool, turning an error or a panic into an error result;

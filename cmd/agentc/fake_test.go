@@ -8,6 +8,7 @@ import (
 	nethttp "net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -27,11 +28,16 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// "openai-tools" calls every tool the request offers, with {}, until
 	// the conversation holds a tool result; "openai-tools-hang" does too,
 	// but holds every request after its first unanswered (a run to kill).
+	// "openai-args" calls every tool the request offers with the text of
+	// line N of fake-args.txt (read at each request) in the conversation's
+	// Nth tool-calling round, as a model writes them (spaces, any key
+	// order, not JSON at all), then answers as "openai-tools" does.
 	// Each request is logged to fake-requests.log as "messages=N".
 	flaky := provider == "openai-flaky"
 	callTools := provider == "openai-tools" || provider == "openai-tools-hang"
 	hang := provider == "openai-tools-hang"
-	if flaky || callTools {
+	scripted := provider == "openai-args"
+	if flaky || callTools || scripted {
 		provider = "openai"
 	}
 	logFile := ts.MkAbs("fake-requests.log")
@@ -48,7 +54,8 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			var req struct {
 				Model    string `json:"model"`
 				Messages []struct {
-					Role string `json:"role"`
+					Role      string            `json:"role"`
+					ToolCalls []json.RawMessage `json:"tool_calls"`
 				} `json:"messages"`
 				Tools []struct {
 					Function struct {
@@ -85,14 +92,32 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			msg := map[string]any{"role": "assistant", "content": "Done."}
 			finish := "stop"
 			toolResult := false
+			callRounds := 0
 			for _, m := range req.Messages {
 				toolResult = toolResult || m.Role == "tool"
+				if len(m.ToolCalls) > 0 {
+					callRounds++
+				}
 			}
-			if callTools && !toolResult && len(req.Tools) > 0 && len(req.ToolChoice) == 0 || callTools && !toolResult && string(req.ToolChoice) == `"auto"` {
+			args := "{}"
+			mayCall := len(req.Tools) > 0 && len(req.ToolChoice) == 0 || string(req.ToolChoice) == `"auto"`
+			call := callTools && !toolResult && mayCall
+			if scripted {
+				data, _ := os.ReadFile(ts.MkAbs("fake-args.txt"))
+				lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+				if call = mayCall && callRounds < len(lines); call {
+					args = lines[callRounds]
+				}
+			}
+			if call {
 				var calls []any
 				for i, t := range req.Tools {
-					calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d", i+1), "type": "function",
-						"function": map[string]any{"name": t.Function.Name, "arguments": "{}"}})
+					id := fmt.Sprintf("call_%d", i+1)
+					if scripted {
+						id = fmt.Sprintf("call_%d_%d", callRounds+1, i+1)
+					}
+					calls = append(calls, map[string]any{"id": id, "type": "function",
+						"function": map[string]any{"name": t.Function.Name, "arguments": args}})
 				}
 				msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}
 				finish = "tool_calls"

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -31,11 +32,17 @@ type runJournal struct {
 	rt      *agentrt.Journal
 	suffix  string
 	servers map[string]tool.ServerRecord
-	path    string // a new record's file, created by start
-	mu      sync.Mutex
-	seen    map[string]tool.ServerRecord // mcp servers started
+	// lock is a record's, held from the start of the run to its end;
+	// fresh says the journal is new, created by start.
+	lock  *journal.Lock
+	fresh bool
+	mu    sync.Mutex
+	seen  map[string]tool.ServerRecord // mcp servers started
 }
 
+// openJournal opens the run's journal: a record takes its lock first,
+// before it decides to create or resume it; a replay reads it unless a
+// run is recording it.
 func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 	jn := &runJournal{seen: map[string]tool.ServerRecord{}}
 	file, replay := f.record, false
@@ -50,17 +57,21 @@ func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 	var err error
 	switch {
 	case replay:
-		j, err = journal.Open(file)
+		j, err = journal.OpenShared(file)
 	default:
+		if jn.lock, err = journal.Acquire(file); err != nil {
+			return nil, &ExitError{Code: ExitFindings, Err: err}
+		}
 		if _, statErr := os.Stat(file); errors.Is(statErr, fs.ErrNotExist) {
-			jn.path = file
+			jn.fresh = true
 			jn.suffix = newSuffix()
 			jn.rt = &agentrt.Journal{}
 			return jn, nil
 		}
-		j, w, err = journal.Resume(file)
+		j, w, err = jn.lock.Resume()
 	}
 	if err != nil {
+		jn.close(e)
 		return nil, &ExitError{Code: ExitFindings, Err: err}
 	}
 	jn.rt = &agentrt.Journal{Recorded: j, Writer: w, Replay: replay}
@@ -103,7 +114,7 @@ func (jn *runJournal) onServer(path string, rec tool.ServerRecord) {
 // start creates a new record's file, once the tools are built: its header
 // records the tool sets their servers offered.
 func (jn *runJournal) start(p *plan.Plan) error {
-	if jn.path == "" {
+	if !jn.fresh {
 		return nil
 	}
 	ht, err := json.Marshal(headerTools{Servers: jn.seen})
@@ -112,7 +123,7 @@ func (jn *runJournal) start(p *plan.Plan) error {
 	}
 	h := journal.Header{Plan: string(p.Digests.Plan), Run: newRunID(), OutputSuffix: jn.suffix, Agent: p.Agent.Name,
 		Started: time.Now().UTC(), Tools: ht}
-	w, err := journal.Create(jn.path, h)
+	w, err := jn.lock.Create(h)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
@@ -120,13 +131,41 @@ func (jn *runJournal) start(p *plan.Plan) error {
 	return nil
 }
 
+// close closes the journal's writer, if any, and releases its lock.
 func (jn *runJournal) close(e Env) {
-	if jn.rt == nil || jn.rt.Writer == nil {
-		return
+	if jn.rt != nil && jn.rt.Writer != nil {
+		if err := jn.rt.Writer.Close(); err != nil {
+			fmt.Fprintf(e.Stderr, "agentc: closing the journal: %v\n", err)
+		}
 	}
-	if err := jn.rt.Writer.Close(); err != nil {
-		fmt.Fprintf(e.Stderr, "agentc: closing the journal: %v\n", err)
+	if jn.lock != nil {
+		if err := jn.lock.Release(); err != nil {
+			fmt.Fprintf(e.Stderr, "agentc: %v\n", err)
+		}
 	}
+}
+
+// sameFile reports whether two paths name one file: the same file, when
+// both exist (through links too), else the same path once made absolute
+// and clean, with the symbolic links of its directory resolved.
+func sameFile(a, b string) bool {
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(ia, ib)
+	}
+	return resolved(a) == resolved(b)
+}
+
+func resolved(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
 }
 
 func newSuffix() string { return randomHex(4) }

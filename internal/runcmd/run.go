@@ -79,6 +79,11 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 // RunAgent runs the agent at path (a plan, or a manifest compiled by ld)
 // with the flags; changed says which flags were given.
 func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, changed func(name string) bool) error {
+	for _, j := range []struct{ flag, file string }{{"--record", f.record}, {"--replay", f.replay}} {
+		if f.events != "" && j.file != "" && sameFile(f.events, j.file) {
+			return UsageError("--events names the journal %s (%s): events would overwrite it", j.file, j.flag)
+		}
+	}
 	p, dir, err := ld.load(e, path)
 	if err != nil {
 		return err
@@ -115,6 +120,12 @@ func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 		}
 		opts.Budgets.Tokens = &f.tokenBudget
 	}
+	// The journal's lock comes first, before anything is written.
+	jn, err := openJournal(e, p, f)
+	if err != nil {
+		return err
+	}
+	defer jn.close(e)
 	var eventsFile *os.File
 	if f.events != "" {
 		eventsFile, err = os.Create(f.events)
@@ -124,11 +135,6 @@ func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 		defer eventsFile.Close()
 	}
 	opts.Events = eventPrinter(e.Stderr, eventsFile)
-	jn, err := openJournal(e, p, f)
-	if err != nil {
-		return err
-	}
-	defer jn.close(e)
 	opts.Journal, opts.OutputSuffix = jn.rt, jn.suffix
 	// The provider that answers, which a journal's fingerprints name.
 	opts.Provider = f.model

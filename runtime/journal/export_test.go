@@ -7,7 +7,17 @@ import (
 
 // CreateNoSync is Create for tests and benchmarks of everything but the
 // disk: its Writer never syncs.
-func CreateNoSync(path string, h Header) (*Writer, error) { return create(path, h, false) }
+func CreateNoSync(path string, h Header) (*Writer, error) {
+	l, err := Acquire(path)
+	if err != nil {
+		return nil, err
+	}
+	w, err := create(l, h, false)
+	if err != nil {
+		l.Release()
+	}
+	return w, err
+}
 
 // CloseFile closes w's file under it, so that its next write fails.
 func CloseFile(w *Writer) error { return w.f.Close() }

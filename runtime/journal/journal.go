@@ -42,6 +42,13 @@
 // is written: a final line without one is what a crash mid-write leaves,
 // and the reader drops it (Journal.Truncated) instead of failing, so a
 // journal survives kill -9 up to its last completed effect.
+//
+// # One writer
+//
+// A journal is written only under its Lock, an advisory lock on a file
+// beside it that Create and Resume take and their Writer holds until
+// Close: a second writer is refused at once (LockedError), and OpenShared
+// reads only while no writer holds it.
 package journal
 
 import (

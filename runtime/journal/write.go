@@ -17,10 +17,11 @@ import (
 // Writer appends effects to a journal file. It is safe for concurrent use.
 // Once a write fails, every later Append returns that first error: what
 // the file holds after a failed write is known only up to the last
-// completed line.
+// completed line. A Writer holds the journal's Lock until Close.
 type Writer struct {
 	mu     sync.Mutex
 	f      file
+	lock   *Lock
 	values map[string]bool // digests of the value lines in the file
 	keys   map[Key]bool
 	err    error
@@ -38,15 +39,29 @@ type file interface {
 }
 
 // Create creates or replaces a journal file, writes its header and syncs
-// it. The header is written to a new file beside it that is then renamed
-// into place, so a crash never leaves a journal without its header. The
-// file is readable by its owner only: it holds whole conversations and
-// tool results.
+// it, under the journal's lock (see Lock), which it fails at once with a
+// *LockedError if another process holds. The header is written to a new
+// file beside it that is then renamed into place, so a crash never leaves
+// a journal without its header. The file is readable by its owner only:
+// it holds whole conversations and tool results.
 func Create(path string, h Header) (*Writer, error) {
-	return create(path, h, true)
+	l, err := Acquire(path)
+	if err != nil {
+		return nil, err
+	}
+	w, err := l.Create(h)
+	if err != nil {
+		l.Release()
+		return nil, err
+	}
+	return w, nil
 }
 
-func create(path string, h Header, sync bool) (*Writer, error) {
+func create(l *Lock, h Header, sync bool) (*Writer, error) {
+	if !l.held() {
+		return nil, errReleased
+	}
+	path := l.path
 	line, err := encodeHeader(h)
 	if err != nil {
 		return nil, err
@@ -71,6 +86,7 @@ func create(path string, h Header, sync bool) (*Writer, error) {
 	}
 	w := newWriter(f)
 	w.noSync = !sync
+	w.lock = l
 	return w, nil
 }
 
@@ -90,16 +106,30 @@ func newWriter(f file) *Writer {
 	return &Writer{f: f, values: map[string]bool{}, keys: map[Key]bool{}}
 }
 
-// Resume reopens a journal to continue its run: it reads the file, cuts
-// off a final line a crash left incomplete (Journal.Truncated), and
-// returns a Writer that appends after the last complete line without
-// writing again the values the file holds.
+// Resume reopens a journal to continue its run, under its lock (see
+// Lock), which it fails at once with a *LockedError if another process
+// holds: it reads the file, cuts off a final line a crash left incomplete
+// (Journal.Truncated), and returns a Writer that appends after the last
+// complete line without writing again the values the file holds.
 func Resume(path string) (*Journal, *Writer, error) {
-	j, err := Open(path)
+	l, err := Acquire(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	j, w, err := l.Resume()
+	if err != nil {
+		l.Release()
+		return nil, nil, err
+	}
+	return j, w, nil
+}
+
+func resume(l *Lock) (*Journal, *Writer, error) {
+	j, err := Open(l.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
@@ -111,6 +141,7 @@ func Resume(path string) (*Journal, *Writer, error) {
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
 	w := newWriter(f)
+	w.lock = l
 	for d := range j.values {
 		w.values[d] = true
 	}
@@ -169,7 +200,8 @@ func (w *Writer) Append(e Entry) error {
 	return nil
 }
 
-// Close closes the file. Appends after Close fail.
+// Close closes the file and releases the journal's lock. Appends after
+// Close fail.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -182,9 +214,14 @@ func (w *Writer) Close() error {
 		w.err = errClosed
 	}
 	if err != nil {
-		return fmt.Errorf("journal: %w", err)
+		err = fmt.Errorf("journal: %w", err)
 	}
-	return nil
+	if w.lock != nil {
+		if lerr := w.lock.Release(); err == nil {
+			err = lerr
+		}
+	}
+	return err
 }
 
 type headerLine struct {

@@ -1,0 +1,123 @@
+package compile_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/manifest"
+)
+
+// TestVetCases checks the scenarios of the repository's testdata/vet, and
+// of this package's testdata/vet, against this package directly: the
+// diagnostics Vet returns, printed as agentc vet prints them, are each
+// case's "want" section exactly. cmd/agentc runs the repository's cases
+// through the command line; running them here as well means a check that
+// goes wrong fails compile's own tests, which is what mutation testing of
+// this package measures (see docs/mutation.md). The cases here pin what
+// the command line's would not tell apart.
+func TestVetCases(t *testing.T) {
+	shared, err := filepath.Glob("../testdata/vet/*.txtar")
+	if err != nil || len(shared) == 0 {
+		t.Fatalf("no cases in ../testdata/vet: %v", err)
+	}
+	own, err := filepath.Glob("testdata/vet/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := append(shared, own...)
+	for _, file := range files {
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(abs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			var args []string
+			var want string
+			for _, f := range ar.Files {
+				switch f.Name {
+				case "want":
+					want = string(f.Data)
+				case "args":
+					args = strings.Fields(string(f.Data))
+				case "exit":
+				default:
+					p := filepath.Join(dir, f.Name)
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if args == nil {
+				args = []string{"vet"}
+				for _, f := range ar.Files {
+					if f.Name != "want" && f.Name != "args" && f.Name != "exit" && !strings.Contains(f.Name, "/") {
+						args = append(args, f.Name)
+					}
+				}
+			}
+			if args[0] != "vet" {
+				t.Skipf("not a vet case: %v", args)
+			}
+			l := manifest.NewLoader()
+			l.Stdin = strings.NewReader("")
+			l.EvalTimeout = -1 // unbounded: what a case finds must not hang on the machine's load
+			verbose := false
+			var paths []string
+			for i := 1; i < len(args); i++ {
+				switch a := args[i]; a {
+				case "--strict":
+					// Only the exit code depends on it.
+				case "-v", "--verbose":
+					verbose = true
+				case "--eval-timeout":
+					// A short limit makes the outcome hang on the machine's
+					// speed, and a flaky failure would count as a mutant
+					// killed; a long one only keeps a slow load going.
+					if i+1 < len(args) {
+						if d, err := time.ParseDuration(args[i+1]); err == nil && d >= time.Minute {
+							i++
+							continue
+						}
+					}
+					t.Skip("timed case: cmd/agentc runs it")
+				default:
+					if strings.HasPrefix(a, "-") && a != "-" {
+						t.Skipf("flag %s is the command line's, not compile's", a)
+					}
+					paths = append(paths, a)
+				}
+			}
+			t.Chdir(dir)
+			results, err := compile.New(l).Vet(paths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got strings.Builder
+			for _, r := range results {
+				for _, d := range r.Diagnostics {
+					if d.Severity == compile.Note && !verbose {
+						continue
+					}
+					got.WriteString(d.Format(dir) + "\n")
+				}
+			}
+			if got.String() != want {
+				t.Errorf("diagnostics differ\n--- got:\n%s--- want:\n%s", got.String(), want)
+			}
+		})
+	}
+}

@@ -1,0 +1,199 @@
+package journal_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"agentc.dev/agentc/runtime/journal"
+)
+
+func needFlock(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" || runtime.GOOS == "aix" || runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
+		t.Skip("no flock: the lock excludes nothing here")
+	}
+}
+
+// locked checks that err is a *LockedError naming path and pid.
+func locked(t *testing.T, what string, err error, path string, pid int) {
+	t.Helper()
+	var le *journal.LockedError
+	if !errors.As(err, &le) || le.Path != path || le.PID != pid {
+		t.Fatalf("%s: %v; want the journal locked by process %d", what, err, pid)
+	}
+	if want := fmt.Sprintf("journal %s is being recorded by process %d", path, pid); err.Error() != want {
+		t.Errorf("%s: %q, want %q", what, err, want)
+	}
+}
+
+// TestLock: while one holder has a journal's lock — taken alone, or by
+// the Writer of Create or Resume — every other writer and reader of it is
+// refused at once, naming the holder; released, the lock file is gone and
+// the next holder takes it.
+func TestLock(t *testing.T) {
+	needFlock(t)
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	pid := os.Getpid()
+	l, err := journal.Acquire(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = journal.Acquire(path)
+	locked(t, "Acquire", err, path, pid)
+	_, err = journal.Create(path, testHeader())
+	locked(t, "Create", err, path, pid)
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused Create wrote the journal: %v", err)
+	}
+	w, err := l.Create(testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = journal.Resume(path)
+	locked(t, "Resume", err, path, pid)
+	_, err = journal.OpenShared(path)
+	locked(t, "OpenShared", err, path, pid)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(journal.LockFile(path)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lock file is left after Close: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Errorf("a second release: %v", err)
+	}
+	if _, err := journal.OpenShared(path); err != nil {
+		t.Fatal(err)
+	}
+	_, w, err = journal.Resume(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = journal.Create(path, testHeader())
+	locked(t, "Create while resumed", err, path, pid)
+	w.Close()
+}
+
+// TestStaleLock: a lock file left by a process that died holds no lock:
+// the next holder takes it over and names itself in it.
+func TestStaleLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	if err := os.WriteFile(journal.LockFile(path), []byte("999999999\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := journal.Create(path, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(journal.LockFile(path))
+	if got, want := strings.TrimSpace(string(data)), fmt.Sprint(os.Getpid()); got != want {
+		t.Errorf("lock file holds %q, want %s", got, want)
+	}
+	w.Close()
+}
+
+// TestConcurrentCreate: of many writers racing to create one new journal,
+// one wins; every other is refused, and the journal reads back whole.
+func TestConcurrentCreate(t *testing.T) {
+	needFlock(t)
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		writers []*journal.Writer
+	)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := journal.Create(path, testHeader())
+			var le *journal.LockedError
+			if err != nil && !errors.As(err, &le) {
+				t.Error(err)
+			}
+			if err == nil {
+				mu.Lock()
+				writers = append(writers, w)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	// Those that won one after another each hold a journal of their own,
+	// each complete; never two at once.
+	if len(writers) == 0 {
+		t.Fatal("no writer won")
+	}
+	for _, w := range writers[:len(writers)-1] {
+		if err := w.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	last := writers[len(writers)-1]
+	if err := last.Append(modelEntry(t, journal.Key{Round: 1}, modelRequest(1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	last.Close()
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Entries) != 1 {
+		t.Errorf("%d entries, want 1", len(j.Entries))
+	}
+}
+
+// TestLockOtherProcess: a journal another process records is refused at
+// once, naming that process; once it ends, the journal is free.
+func TestLockOtherProcess(t *testing.T) {
+	if path := os.Getenv("JOURNAL_TEST_HOLD"); path != "" {
+		// The other process: hold the lock until standard input closes.
+		l, err := journal.Acquire(path)
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("locked")
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		l.Release()
+		os.Exit(0)
+	}
+	needFlock(t)
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLockOtherProcess$")
+	cmd.Env = append(os.Environ(), "JOURNAL_TEST_HOLD="+path)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer in.Close()
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "locked\n" {
+		t.Fatalf("the other process: %q", line)
+	}
+	_, err = journal.Create(path, testHeader())
+	locked(t, "Create", err, path, cmd.Process.Pid)
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := journal.Create(path, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+}
