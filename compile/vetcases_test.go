@@ -1,15 +1,13 @@
 package compile_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rogpeppe/go-internal/txtar"
-
 	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/internal/vetcase"
 	"agentc.dev/agentc/manifest"
 )
 
@@ -37,38 +35,12 @@ func TestVetCases(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(abs)
+			dir := t.TempDir()
+			c, err := vetcase.Read(abs, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := t.TempDir()
-			var args []string
-			var want string
-			for _, f := range ar.Files {
-				switch f.Name {
-				case "want":
-					want = string(f.Data)
-				case "args":
-					args = strings.Fields(string(f.Data))
-				case "exit":
-				default:
-					p := filepath.Join(dir, f.Name)
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if args == nil {
-				args = []string{"vet"}
-				for _, f := range ar.Files {
-					if f.Name != "want" && f.Name != "args" && f.Name != "exit" && !strings.Contains(f.Name, "/") {
-						args = append(args, f.Name)
-					}
-				}
-			}
+			args, want := c.Args, c.Want
 			if args[0] != "vet" {
 				t.Skipf("not a vet case: %v", args)
 			}

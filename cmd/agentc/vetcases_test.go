@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +13,7 @@ import (
 
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/vetcase"
 )
 
 var update = flag.Bool("update", os.Getenv("AGENTC_UPDATE") != "", "rewrite the want sections of testdata cases")
@@ -37,70 +37,35 @@ func TestVetCases(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
 		abs, _ := filepath.Abs(file)
 		t.Run(name, func(t *testing.T) {
-			ar, err := txtar.ParseFile(abs)
+			dir := t.TempDir()
+			c, err := vetcase.Read(abs, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := t.TempDir()
-			var args []string
-			var want []byte
-			wantIdx := -1
-			wantCode := cli.ExitFindings
-			for i, f := range ar.Files {
-				switch f.Name {
-				case "want":
-					want, wantIdx = f.Data, i
-				case "args":
-					args = strings.Fields(string(f.Data))
-				case "exit":
-					if wantCode, err = strconv.Atoi(strings.TrimSpace(string(f.Data))); err != nil {
-						t.Fatalf("exit: %v", err)
-					}
-				default:
-					p := filepath.Join(dir, f.Name)
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			if args == nil {
-				args = []string{"vet"}
-				for _, f := range ar.Files {
-					if f.Name != "want" && f.Name != "args" && f.Name != "exit" && !strings.Contains(f.Name, "/") {
-						args = append(args, f.Name)
-					}
-				}
-			}
-			if wantIdx < 0 && !*update {
+			if !c.HasWant && !*update {
 				t.Fatal("case has no want section")
 			}
 			t.Chdir(dir)
 			var stdout, stderr bytes.Buffer
-			code := run(args, cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Dir: dir})
+			code := run(c.Args, cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Dir: dir})
+			want := c.Want
 			if *update {
-				if wantIdx < 0 {
-					ar.Files = append(ar.Files, txtar.File{Name: "want"})
-					wantIdx = len(ar.Files) - 1
-				}
-				ar.Files[wantIdx].Data = stdout.Bytes()
-				if err := os.WriteFile(abs, txtar.Format(ar), 0o644); err != nil {
+				c.SetWant(stdout.String())
+				if err := os.WriteFile(abs, txtar.Format(c.Archive), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				want = stdout.Bytes()
+				want = stdout.String()
 			}
-			if code != wantCode {
-				t.Errorf("exit code %d, want %d; stderr:\n%s", code, wantCode, stderr.String())
+			if code != c.Exit {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, c.Exit, stderr.String())
 			}
-			if got := stdout.String(); got != string(want) {
+			if got := stdout.String(); got != want {
 				t.Errorf("output differs\n--- got:\n%s--- want:\n%s", got, want)
 			}
 			if stderr.Len() > 0 {
 				t.Errorf("unexpected stderr:\n%s", stderr.String())
 			}
-			for _, line := range strings.Split(strings.TrimSpace(string(want)), "\n") {
+			for _, line := range strings.Split(strings.TrimSpace(want), "\n") {
 				if i := strings.LastIndex(line, " ["); i >= 0 {
 					seen[strings.TrimSuffix(line[i+2:], "]")] = true
 				}
