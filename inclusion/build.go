@@ -65,12 +65,11 @@ func opaque(d dir, t string) *Set {
 
 // Limits on the work one analysis does; past them it approximates.
 const (
-	maxSteps     = 20000
-	maxWork      = 50000 // set operations and shapes made, per analysis
-	maxDepth     = 24    // nested instance levels
-	maxExponent  = 400   // |exponent| of a number in a schema
-	maxBranches  = 24    // oneOf members compared pairwise
-	maxPatternsz = 1000
+	maxWork     = 50000 // set operations and shapes made, per analysis
+	maxDepth    = 24    // nested instance levels
+	maxExponent = 400   // |exponent| of a number in a schema
+	maxBranches = 24    // oneOf members compared pairwise
+	maxPattern  = 1000  // bytes of a pattern matched against member names
 )
 
 // drafts, ordered.
@@ -100,7 +99,6 @@ type builder struct {
 	memo    map[memoKey]*Set
 	active  map[string]int // schemas being built, at which instance depth
 	depth   int
-	steps   int
 	cuts    int // cycles cut so far; a result built across a cut is not memoised
 	work    work
 }
@@ -293,20 +291,15 @@ func (b *builder) build(node any, ptr string, d dir) *Set {
 				return approx(d)
 			}
 		}
-		b.steps++
-		if b.steps > maxSteps || b.depth > maxDepth || !d.spend(1) {
+		if b.depth > maxDepth || !d.spend(1) {
 			b.cuts++
 			return approx(d)
 		}
 		cuts := b.cuts
-		outer, nested := b.active[ptr]
+		// An active ptr never gets here: it was answered above.
 		b.active[ptr] = b.depth
 		s := b.object(n, ptr, d)
-		if nested {
-			b.active[ptr] = outer
-		} else {
-			delete(b.active, ptr)
-		}
+		delete(b.active, ptr)
 		if ptr != noPtr && b.cuts == cuts {
 			b.memo[k] = s
 		}
@@ -701,7 +694,7 @@ func (b *builder) objects(m map[string]any, ptr string, d dir) *Set {
 				continue
 			}
 			re, err := regexp.Compile(p)
-			if err != nil || len(p) > maxPatternsz {
+			if err != nil || len(p) > maxPattern {
 				return opaque(d, "object")
 			}
 			for k, v := range o.props {
