@@ -73,12 +73,16 @@ func TestCorrupt(t *testing.T) {
 	}{
 		{"empty file", func(t *testing.T, l []string) []string { return nil }, 0, "empty file, not a journal"},
 		{"header cut", func(t *testing.T, l []string) []string { return []string{l[0][:20]} }, 1, "incomplete header"},
-		{"no header", func(t *testing.T, l []string) []string { return l[1:] }, 1, `no journal header: want {"journal":"agentc.journal/v1",…} on the first line`},
+		{"no header", func(t *testing.T, l []string) []string { return l[1:] }, 1, `no journal header: want {"journal":"agentc.journal/v2",…} on the first line`},
 		{"header not JSON", func(t *testing.T, l []string) []string { l[0] = "agentc journal"; return l }, 1, "no journal header: not a JSON object: invalid character 'a'"},
 		{"unknown format", func(t *testing.T, l []string) []string {
-			l[0] = edit(t, l[0], map[string]any{"journal": "agentc.journal/v2"})
+			l[0] = edit(t, l[0], map[string]any{"journal": "agentc.journal/v3"})
 			return l
-		}, 1, `unknown journal format "agentc.journal/v2", want "agentc.journal/v1"`},
+		}, 1, `unknown journal format "agentc.journal/v3", want "agentc.journal/v2"`},
+		{"earlier format", func(t *testing.T, l []string) []string {
+			l[0] = edit(t, l[0], map[string]any{"journal": "agentc.journal/v1"})
+			return l
+		}, 1, `journal format "agentc.journal/v1" was recorded by an earlier agentc, which fingerprinted tool arguments as the model wrote them; "agentc.journal/v2" fingerprints them as canonical JSON, so it cannot replay this one: record it again`},
 		{"header unknown field", func(t *testing.T, l []string) []string {
 			l[0] = edit(t, l[0], map[string]any{"colour": "red"})
 			return l

@@ -5,7 +5,7 @@
 //
 // A journal file holds, one JSON object a line, each ending in a newline:
 //
-//   - a header, first: {"journal":"agentc.journal/v1","plan":…,"run":…,
+//   - a header, first: {"journal":"agentc.journal/v2","plan":…,"run":…,
 //     "output_suffix":…,"agent":…,"started":…,"tools":…};
 //   - value lines, {"value":"blake3:…","json":…}: a part of a request
 //     stored once under its digest, before the first entry that refers to
@@ -65,7 +65,7 @@ import (
 )
 
 // Format is the header's "journal" member, the version of the format.
-const Format = "agentc.journal/v1"
+const Format = "agentc.journal/v2"
 
 // Kinds of effect.
 const (

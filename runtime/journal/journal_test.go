@@ -192,7 +192,7 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.HasPrefix(data, []byte(`{"journal":"agentc.journal/v1","plan":"`+testPlan+`","run":"run-7",`)) {
+	if !bytes.HasPrefix(data, []byte(`{"journal":"agentc.journal/v2","plan":"`+testPlan+`","run":"run-7",`)) {
 		t.Errorf("header line: %.120s", data)
 	}
 	if !bytes.HasSuffix(data, []byte("\n")) {
@@ -640,7 +640,7 @@ func TestFormat(t *testing.T) {
 	var sum [32]byte
 	blake3.DeriveKey("agentc.dev 2026-11-30 journal value v1", []byte(input), sum[:])
 	value := "blake3:" + hex.EncodeToString(sum[:])
-	want := `{"journal":"agentc.journal/v1","plan":"` + testPlan + `","run":"run-7","output_suffix":"1a2b3c4d","agent":"triage","started":"2026-11-30T09:15:00.123456789Z","tools":{"mcp":{"tracker":["search","fetch"]}}}` + "\n" +
+	want := `{"journal":"agentc.journal/v2","plan":"` + testPlan + `","run":"run-7","output_suffix":"1a2b3c4d","agent":"triage","started":"2026-11-30T09:15:00.123456789Z","tools":{"mcp":{"tracker":["search","fetch"]}}}` + "\n" +
 		`{"value":"` + value + `","json":` + input + `}` + "\n" +
 		`{"effect":"1.0/2.1","kind":"tool","fingerprint":"` + e.Fingerprint + `","request":{"input":{"$value":"` + value + `"},"tool":"search"},"error":"exit status 2: \"no index\"","started":"2026-11-30T09:00:00Z","duration_ms":12}` + "\n"
 	if got := string(readFile(t, path)); got != want {

@@ -233,6 +233,9 @@ func (j *Journal) header(line []byte) error {
 			}
 		}
 	}
+	if format == "agentc.journal/v1" {
+		return fmt.Errorf("journal format %q was recorded by an earlier agentc, which fingerprinted tool arguments as the model wrote them; %q fingerprints them as canonical JSON, so it cannot replay this one: record it again", format, Format)
+	}
 	if format != Format {
 		return fmt.Errorf("unknown journal format %q, want %q", format, Format)
 	}
