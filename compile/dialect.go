@@ -455,7 +455,7 @@ func withExtras(desc any, extras map[string]any) string {
 // it, by the pointer of the first such $ref.
 func recursive(root any) (string, bool) {
 	var refs []struct{ at, target string }
-	walkSchema(root, "", func(ptr, _ string, sub any) {
+	walkSchema(root, func(ptr, _ string, sub any) {
 		if m, ok := sub.(map[string]any); ok {
 			if r, ok := m["$ref"].(string); ok && strings.HasPrefix(r, "#") {
 				refs = append(refs, struct{ at, target string }{ptr, strings.TrimPrefix(r, "#")})

@@ -201,7 +201,7 @@ func violations(prof Profile, doc any) []string {
 	if m, ok := doc.(map[string]any); !ok || prof.RootObject && !isObjectSchema(m) {
 		bad("", "root is not an object schema")
 	}
-	walkSchema(doc, "", func(ptr, parent string, sub any) {
+	walkSchema(doc, func(ptr, parent string, sub any) {
 		m, ok := sub.(map[string]any)
 		if !ok {
 			if sub != false || parent != "additionalProperties" {

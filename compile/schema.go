@@ -170,15 +170,6 @@ func (s *Schema) read(v cue.Value, ptr string) (any, *Diagnostic) {
 	}
 }
 
-// Where subschemas sit in a schema.
-var (
-	// Where subschemas sit: under a keyword directly, as a list, or as the
-	// values of an object.
-	subschemaOne  = set("items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames", "additionalProperties", "unevaluatedItems", "unevaluatedProperties", "contentSchema")
-	subschemaList = set("allOf", "anyOf", "oneOf", "prefixItems", "items")
-	subschemaMap  = set("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
-)
-
 func set(words ...string) map[string]bool {
 	m := make(map[string]bool, len(words))
 	for _, w := range words {
@@ -213,7 +204,7 @@ func checkSchema(s *Schema) []Diagnostic {
 		return ds
 	}
 	targets := refTargets(root)
-	walkSchema(root, "", func(ptr, parentKeyword string, sub any) {
+	walkSchema(root, func(ptr, parentKeyword string, sub any) {
 		m, isObj := sub.(map[string]any)
 		if !isObj {
 			return
@@ -390,7 +381,7 @@ func (s *Schema) evaluatesLater(ptr string) bool {
 // refTargets lists the JSON pointers the schema's local references name.
 func refTargets(root any) []string {
 	var out []string
-	walkSchema(root, "", func(_, _ string, sub any) {
+	walkSchema(root, func(_, _ string, sub any) {
 		if m, ok := sub.(map[string]any); ok {
 			for _, k := range []string{"$ref", "$dynamicRef"} {
 				if ref, ok := m[k].(string); ok && strings.HasPrefix(ref, "#/") {
@@ -459,42 +450,9 @@ func hasError(ds []Diagnostic) bool {
 	return false
 }
 
-// walkSchema calls fn for a schema and every subschema in it, in a
-// deterministic order, with the keyword that holds the subschema.
-func walkSchema(doc any, ptr string, fn func(ptr, parentKeyword string, sub any)) {
-	var walk func(doc any, ptr, parent string)
-	walk = func(doc any, ptr, parent string) {
-		fn(ptr, parent, doc)
-		m, ok := doc.(map[string]any)
-		if !ok {
-			return
-		}
-		for _, k := range sortedKeys(m) {
-			val := m[k]
-			kp := ptr + "/" + plan.EscapePointer(k)
-			switch {
-			case subschemaList[k] && isList(val):
-				for i, sub := range val.([]any) {
-					walk(sub, fmt.Sprintf("%s/%d", kp, i), k)
-				}
-			case subschemaOne[k]:
-				walk(val, kp, k)
-			case subschemaMap[k]:
-				sm, ok := val.(map[string]any)
-				if !ok {
-					continue
-				}
-				for _, name := range sortedKeys(sm) {
-					if k == "dependencies" && isList(sm[name]) {
-						continue // the property-dependency form lists names
-					}
-					walk(sm[name], kp+"/"+plan.EscapePointer(name), k)
-				}
-			}
-		}
-	}
-	walk(doc, ptr, "")
-}
+// walkSchema calls fn for a schema and every subschema in it; see
+// inclusion.Walk.
+func walkSchema(doc any, fn func(ptr, parentKeyword string, sub any)) { inclusion.Walk(doc, fn) }
 
 func isList(v any) bool { _, ok := v.([]any); return ok }
 
@@ -631,7 +589,7 @@ func explain(err error, doc any) (ptr, msg string) {
 // could not resolve, so the finding points at the reference, not the root.
 func refPointer(doc any, target string) string {
 	found := ""
-	walkSchema(doc, "", func(ptr, _ string, sub any) {
+	walkSchema(doc, func(ptr, _ string, sub any) {
 		m, ok := sub.(map[string]any)
 		if !ok || found != "" {
 			return

@@ -2,10 +2,12 @@ package inclusion
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"math/big"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -180,6 +182,45 @@ func (b *builder) scanAll(v any, ptr string) {
 			b.scan(sub, ptr+"/"+strconv.Itoa(i), false)
 		}
 	}
+}
+
+// Walk calls fn for a schema document and every subschema in it, in a
+// deterministic order (members sorted), with the JSON pointer of each and
+// the keyword that holds it ("" for the document itself).
+func Walk(doc any, fn func(ptr, keyword string, sub any)) {
+	var walk func(doc any, ptr, parent string)
+	walk = func(doc any, ptr, parent string) {
+		fn(ptr, parent, doc)
+		m, ok := doc.(map[string]any)
+		if !ok {
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			val := m[k]
+			kp := ptr + "/" + escape(k)
+			list, isList := val.([]any)
+			switch {
+			case schemaList[k] && isList:
+				for i, sub := range list {
+					walk(sub, kp+"/"+strconv.Itoa(i), k)
+				}
+			case schemaOne[k]:
+				walk(val, kp, k)
+			case schemaMap[k]:
+				sm, ok := val.(map[string]any)
+				if !ok {
+					continue
+				}
+				for _, name := range slices.Sorted(maps.Keys(sm)) {
+					if _, names := sm[name].([]any); k == "dependencies" && names {
+						continue // the property-dependency form lists names
+					}
+					walk(sm[name], kp+"/"+escape(name), k)
+				}
+			}
+		}
+	}
+	walk(doc, "", "")
 }
 
 // Where subschemas sit, and the other keywords, whose values are data.
