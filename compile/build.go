@@ -105,7 +105,7 @@ func toAgent(m *manifest.Manifest) (*plan.Agent, error) {
 // sourcePaths are the manifest paths whose positions a plan keeps for
 // run-time messages; every tool is added.
 var sourcePaths = []string{"name", "instructions", "prompt", "input.schema", "output.schema",
-	"budgets.deadline", "budgets.tools", "budgets.tokens", "budgets.rounds", "budgets.answer_reserve"}
+	"budgets.deadline", "budgets.tools", "budgets.tokens", "budgets.rounds", "budgets.answer_turns", "budgets.answer_reserve"}
 
 // sources records where an agent's parts were written, with file names
 // relative to the agent's directory so the plan is the same on every

@@ -221,8 +221,15 @@ func (c *checker) checkBudgets() {
 		c.add(reserveV.Pos(), Error, CodeBudgetReserve, "budgets.answer_reserve: %d must be less than budgets.tokens (%d)", reserve, tokens)
 	}
 	maxOutV := lookup(c.v, "model", "max_output_tokens")
-	if maxOut, ok := integer(maxOutV); ok && hasTokens && maxOut > tokens {
+	maxOut, hasMaxOut := integer(maxOutV)
+	hasOutput := lookup(c.v, "output").Exists()
+	switch {
+	case hasMaxOut && hasTokens && maxOut > tokens:
 		c.add(maxOutV.Pos(), Error, CodeBudgetMaxOutput, "model.max_output_tokens: one call may produce %d tokens, more than the run's budgets.tokens (%d)", maxOut, tokens)
+	case hasMaxOut && hasReserve && hasOutput && reserve < maxOut && reserve < tokens:
+		c.add(reserveV.Pos(), Warning, CodeBudgetAnswerRoom, "budgets.answer_reserve: %d tokens is less than one answering turn may produce (model.max_output_tokens, %d): the answer may be cut short", reserve, maxOut)
+	case hasMaxOut && hasTokens && hasOutput && !hasReserve && 2*maxOut > tokens:
+		c.add(tokensV.Pos(), Warning, CodeBudgetAnswerRoom, "budgets.tokens: %d tokens leave no room for one turn and one answering turn of up to %d tokens each (model.max_output_tokens); the run may be asked for its answer at once", tokens, maxOut)
 	}
 	if !deadline.Exists() && !tokensV.Exists() && !c.reported("budgets") {
 		pos := b.Pos()

@@ -122,6 +122,7 @@ var Rules = []Rule{
 	{CodeSchemaUnknownFormat, Warning, "a format the validator does not know, which checks nothing"},
 	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for"},
 	{CodeBudgetMaxOutput, Error, "one call may produce more tokens than the whole run may spend"},
+	{CodeBudgetAnswerRoom, Warning, "the token budget or answer_reserve leaves less than one answering turn (model.max_output_tokens)"},
 	{CodeBudgetUnbounded, Warning, "neither a deadline nor a token budget bounds the run"},
 	{CodeToolCollision, Error, "two tools, or a tool and the output tool, share a name"},
 	{CodeToolInvalid, Error, "a tool's fields are inconsistent"},
@@ -150,6 +151,7 @@ const (
 	CodeSchemaUnknownFormat       = "SCHEMA_UNKNOWN_FORMAT"
 	CodeBudgetReserve             = "BUDGET_RESERVE"
 	CodeBudgetMaxOutput           = "BUDGET_MAX_OUTPUT"
+	CodeBudgetAnswerRoom          = "BUDGET_ANSWER_ROOM"
 	CodeBudgetUnbounded           = "BUDGET_UNBOUNDED"
 	CodeToolCollision             = "TOOL_NAME_COLLISION"
 	CodeToolInvalid               = "TOOL_INVALID"

@@ -65,12 +65,15 @@ type Output struct {
 	Retries     int             `json:"retries"`
 }
 
-// Budgets bound a run. A zero value means "no bound of that kind".
+// Budgets bound a run. A zero value means "no bound of that kind", except
+// for Rounds and AnswerTurns: every run has those, and zero means the
+// default (DefaultRounds, DefaultAnswerTurns in package plan).
 type Budgets struct {
 	Deadline      string `json:"deadline,omitempty"`
 	Tools         *int   `json:"tools,omitempty"`
 	Tokens        int    `json:"tokens,omitempty"`
-	Rounds        int    `json:"rounds,omitempty"`
+	Rounds        int    `json:"rounds"`
+	AnswerTurns   int    `json:"answer_turns"`
 	AnswerReserve int    `json:"answer_reserve,omitempty"`
 }
 

@@ -50,13 +50,65 @@ type Output struct {
 	Retries     int             `json:"retries"`
 }
 
-// Budgets bound a run. A zero value means "no bound of that kind".
+// Budgets bound a run. A zero value means "no bound of that kind", except
+// for Rounds and AnswerTurns: every run has those, and zero means the
+// default (DefaultRounds, DefaultAnswerTurns in package plan).
 type Budgets struct {
 	Deadline      string `json:"deadline,omitempty"`
 	Tools         *int   `json:"tools,omitempty"`
 	Tokens        int    `json:"tokens,omitempty"`
-	Rounds        int    `json:"rounds,omitempty"`
+	Rounds        int    `json:"rounds"`
+	AnswerTurns   int    `json:"answer_turns"`
 	AnswerReserve int    `json:"answer_reserve,omitempty"`
+}
+
+// The bounds every run has, whatever its manifest says: a run ends by
+// itself however a model behaves.
+const (
+	// DefaultRounds is the rounds (model calls) of a run that declares none.
+	DefaultRounds = 50
+	// DefaultAnswerTurns is the answering turns a run may spend without
+	// an answer when it declares none.
+	DefaultAnswerTurns = 3
+	// DefaultAnswerReserve is the tokens kept for the answer, with a token
+	// budget, when neither answer_reserve nor model.max_output_tokens is
+	// declared (at most a quarter of the budget).
+	DefaultAnswerReserve = 1024
+)
+
+// RoundLimit is the rounds a run may take: the declared bound or the default.
+func (b Budgets) RoundLimit() int {
+	if b.Rounds > 0 {
+		return b.Rounds
+	}
+	return DefaultRounds
+}
+
+// AnswerTurnLimit is the answering turns a run may spend without an answer.
+func (b Budgets) AnswerTurnLimit() int {
+	if b.AnswerTurns > 0 {
+		return b.AnswerTurns
+	}
+	return DefaultAnswerTurns
+}
+
+// Reserve is the tokens a run with a budget of tokens keeps for its
+// answer: the declared answer_reserve, else one answering turn's output
+// (maxOutput, the model's max_output_tokens, when set and below the
+// budget; else half the budget), else DefaultAnswerReserve but at most a
+// quarter of the budget. Zero means no reserve (no token budget).
+func (b Budgets) Reserve(tokens, maxOutput int) int {
+	switch {
+	case tokens <= 0:
+		return 0
+	case b.AnswerReserve > 0:
+		return b.AnswerReserve
+	case maxOutput > 0 && maxOutput < tokens:
+		return maxOutput
+	case maxOutput > 0:
+		return tokens / 2
+	}
+	return min(DefaultAnswerReserve, tokens/4)
 }
 
 // Strategy is the declarative round strategy.

@@ -21,6 +21,7 @@ const (
 	BoundToolBudget  = "tool_budget"
 	BoundTokenBudget = "token_budget"
 	BoundRounds      = "rounds"
+	BoundAnswerTurns = "answer_turns"
 )
 
 // Report is the account of a run.
@@ -36,11 +37,14 @@ type Report struct {
 	Error       string `json:"error,omitempty"`
 	// Answer is the validated answer: JSON. For an agent without an output
 	// contract it is the final assistant text, as a JSON string.
-	Answer         json.RawMessage `json:"answer,omitempty"`
-	Usage          Usage           `json:"usage"`
-	ToolCalls      int             `json:"tool_calls"`
-	InvalidAnswers int             `json:"invalid_answers"`
-	Rounds         []RoundReport   `json:"rounds"`
+	Answer json.RawMessage `json:"answer,omitempty"`
+	Usage  Usage           `json:"usage"`
+	// UsageEstimated says some round's usage was counted from a local
+	// estimate, the provider's report being missing or implausible.
+	UsageEstimated bool          `json:"usage_estimated,omitempty"`
+	ToolCalls      int           `json:"tool_calls"`
+	InvalidAnswers int           `json:"invalid_answers"`
+	Rounds         []RoundReport `json:"rounds"`
 	// Divergence, set with outcome "error", says how the run departed
 	// from the journal it replayed.
 	Divergence *Divergence `json:"divergence,omitempty"`
@@ -52,13 +56,15 @@ type Report struct {
 
 // RoundReport is the account of one round.
 type RoundReport struct {
-	Round      int          `json:"round"`
-	Model      string       `json:"model"`
-	Shaping    bool         `json:"shaping,omitempty"`
-	Usage      Usage        `json:"usage"`
-	ToolCalls  []CallReport `json:"tool_calls,omitempty"`
-	Decision   string       `json:"decision,omitempty"`
-	DurationMS float64      `json:"duration_ms"`
+	Round   int    `json:"round"`
+	Model   string `json:"model"`
+	Shaping bool   `json:"shaping,omitempty"`
+	Usage   Usage  `json:"usage"`
+	// UsageEstimated says Usage is a local estimate (see EstimateUsage).
+	UsageEstimated bool         `json:"usage_estimated,omitempty"`
+	ToolCalls      []CallReport `json:"tool_calls,omitempty"`
+	Decision       string       `json:"decision,omitempty"`
+	DurationMS     float64      `json:"duration_ms"`
 }
 
 // CallReport is one tool call of a round, the output tool's included.

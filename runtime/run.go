@@ -59,28 +59,31 @@ type Overrides struct {
 	Deadline *time.Duration
 	Tools    *int
 	Tokens   *int
+	Rounds   *int
 }
 
 // Runner runs one plan, any number of times, concurrently if need be. Its
 // schemas are compiled once, and its output tool's name is reserved when
 // it is made, before any run.
 type Runner struct {
-	plan       *plan.Plan
-	agent      *plan.Agent
-	opts       Options
-	strategy   RoundStrategy
-	outputTool string
-	output     *jsonschema.Schema
-	input      *jsonschema.Schema
-	prompt     *plan.Template
-	argSchemas map[string]*jsonschema.Schema // by tool name
-	specs      []ToolSpec                    // gathering tools, sorted by name
-	outSpec    ToolSpec
-	low        plan.Lowering // how the answer is asked for
-	answerFmt  *AnswerFormat // the answer in text (native, prompted); nil in tool mode
-	deadline   time.Duration
-	toolBudget int // -1: none
-	tokens     int // 0: none
+	plan        *plan.Plan
+	agent       *plan.Agent
+	opts        Options
+	strategy    RoundStrategy
+	outputTool  string
+	output      *jsonschema.Schema
+	input       *jsonschema.Schema
+	prompt      *plan.Template
+	argSchemas  map[string]*jsonschema.Schema // by tool name
+	specs       []ToolSpec                    // gathering tools, sorted by name
+	outSpec     ToolSpec
+	low         plan.Lowering // how the answer is asked for
+	answerFmt   *AnswerFormat // the answer in text (native, prompted); nil in tool mode
+	deadline    time.Duration
+	toolBudget  int // -1: none
+	tokens      int // 0: none
+	rounds      int
+	answerTurns int
 }
 
 // ConfigError reports a plan and options that cannot run together.
@@ -198,6 +201,7 @@ func (r *Runner) budgets() error {
 		r.toolBudget = *b.Tools
 	}
 	r.tokens = b.Tokens
+	r.rounds, r.answerTurns = b.RoundLimit(), b.AnswerTurnLimit()
 	o := r.opts.Budgets
 	if o.Deadline != nil {
 		r.deadline = *o.Deadline
@@ -207,6 +211,12 @@ func (r *Runner) budgets() error {
 	}
 	if o.Tokens != nil {
 		r.tokens = *o.Tokens
+	}
+	if o.Rounds != nil {
+		if *o.Rounds <= 0 {
+			return &ConfigError{"the rounds bound must be positive"}
+		}
+		r.rounds = *o.Rounds
 	}
 	return nil
 }
@@ -234,13 +244,15 @@ type run struct {
 	shape    bool
 	invalid  int
 	reminded int
-	calls    int // tool calls made, the output tool's excluded
-	journal  *Journal
-	jpath    string         // the key nested runs' effects go under
-	chain    *blake3.Hasher // the hash chain of msgs, for fingerprints
-	chained  int            // the messages in chain
-	stored   int            // the messages earlier model calls journaled
-	provider string
+	// unanswered counts the answering turns that ended with no answer.
+	unanswered int
+	calls      int // tool calls made, the output tool's excluded
+	journal    *Journal
+	jpath      string         // the key nested runs' effects go under
+	chain      *blake3.Hasher // the hash chain of msgs, for fingerprints
+	chained    int            // the messages in chain
+	stored     int            // the messages earlier model calls journaled
+	provider   string
 }
 
 // Run runs the plan once with an input (JSON; nil for none) and returns
@@ -380,8 +392,8 @@ func (x *run) checks(round int) bool {
 	case x.pastDeadline() || errors.Is(x.ctx.Err(), context.DeadlineExceeded):
 		x.end(OutcomeError, BoundDeadline, x.deadlineText("before an answer", x.pastDeadline()))
 		return false
-	case x.agent.Budgets.Rounds > 0 && round > x.agent.Budgets.Rounds:
-		x.end(OutcomeError, BoundRounds, fmt.Sprintf("%d rounds passed without an answer", x.agent.Budgets.Rounds))
+	case round > x.rounds:
+		x.end(OutcomeError, BoundRounds, fmt.Sprintf("%d rounds passed without an answer (budgets.rounds)", x.rounds))
 		return false
 	case x.tokens > 0 && x.rep.Usage.Total() >= x.tokens:
 		x.end(OutcomeError, BoundTokenBudget, fmt.Sprintf("the token budget (%d) is spent (%d used) without an answer", x.tokens, x.rep.Usage.Total()))
@@ -394,7 +406,7 @@ func (x *run) checks(round int) bool {
 		x.end(OutcomeError, BoundTokenBudget, msg)
 		return false
 	}
-	if r := x.agent.Budgets.AnswerReserve; r > 0 && x.tokens > 0 && x.output != nil && !x.shape && x.tokens-x.rep.Usage.Total() <= r {
+	if r := x.agent.Budgets.Reserve(x.tokens, x.agent.Model.MaxOutputTokens); r > 0 && x.output != nil && !x.shape && x.tokens-x.rep.Usage.Total() <= r {
 		x.shape = true
 		x.emit(Event{Type: EventReserve, Round: round, Message: fmt.Sprintf("%d tokens left of %d: asking for the answer", x.tokens-x.rep.Usage.Total(), x.tokens)})
 	}
@@ -419,19 +431,26 @@ func (x *run) loop() {
 			x.failed(err, "a model call", fmt.Sprintf("model %s: %v", x.model, err))
 			return
 		}
-		rr.Usage = resp.Usage
-		x.rep.Usage = x.rep.Usage.Add(resp.Usage)
+		usage, odd := counted(req, resp)
+		rr.Usage, rr.UsageEstimated = usage, odd != ""
+		x.rep.UsageEstimated = x.rep.UsageEstimated || odd != ""
+		x.rep.Usage = x.rep.Usage.Add(usage)
 		if x.opts.Pool != nil {
-			x.opts.Pool.spend(resp.Usage.Total())
+			x.opts.Pool.spend(usage.Total())
 		}
-		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.model, Usage: &resp.Usage, Message: replayedNote(replayed)})
+		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.model, Usage: &usage, Message: strings.TrimSpace(replayedNote(replayed) + " " + odd)})
 		msg := resp.Message
 		msg.Role = Assistant
 		x.msgs = append(x.msgs, msg)
+		// An answering turn, one where only the answer may be given, that
+		// ends with no attempt at one counts against answer_turns.
+		answering := req.Answer != nil && len(req.Tools) == 0 || req.ToolChoice.Mode == ChooseTool && req.ToolChoice.Name == x.outputTool && x.outputTool != ""
+		attempted := false
 		var d Decision
 		var done bool
 		switch {
 		case len(msg.ToolCalls) > 0:
+			attempted = x.callsOutput(msg.ToolCalls)
 			done = x.toolTurn(round, &rr, msg.ToolCalls)
 			if !done {
 				d = x.decide(round, AfterToolResults)
@@ -440,12 +459,22 @@ func (x *run) loop() {
 			// The turn could answer in its text, and did: a native turn
 			// answers in JSON whatever it says; a prompted one holding no
 			// JSON at all is prose, for the strategy.
+			attempted = true
 			done = x.textAnswer(msg.Content)
 			if !done {
 				d = x.decide(round, AfterToolResults)
 			}
 		default:
 			d = x.decide(round, AfterProse)
+		}
+		if answering && !attempted && !done {
+			x.unanswered++
+			if x.unanswered >= x.answerTurns {
+				rr.DurationMS = ms(time.Since(roundStart))
+				x.rep.Rounds = append(x.rep.Rounds, rr)
+				x.end(OutcomeError, BoundAnswerTurns, fmt.Sprintf("%d answering turns passed with no answer (budgets.answer_turns)", x.unanswered))
+				return
+			}
 		}
 		if !done {
 			rr.Decision = d.Action.String()
@@ -474,6 +503,16 @@ func (x *run) finish() {
 		x.rep.Bound = BoundTokenBudget
 		x.rep.Error = "answered, but the shared token pool is dry"
 	}
+}
+
+// callsOutput reports whether a turn's calls include the output tool.
+func (x *run) callsOutput(calls []ToolCall) bool {
+	for _, c := range calls {
+		if x.output != nil && c.Name == x.outputTool {
+			return true
+		}
+	}
+	return false
 }
 
 func (x *run) request() *Request {

@@ -32,13 +32,34 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// line N of fake-args.txt (read at each request) in the conversation's
 	// Nth tool-calling round, as a model writes them (spaces, any key
 	// order, not JSON at all), then answers as "openai-tools" does.
+	// "openai-prose" and "anthropic-prose" never answer: every reply is
+	// prose, whatever the request forces, and "openai-loop" calls every
+	// tool offered, with {}, in every turn it is not forced (then prose);
+	// all three report usage as broken servers do, in turn: none, zeros,
+	// negative counts, counts that overflow.
 	// Each request is logged to fake-requests.log as "messages=N".
 	flaky := provider == "openai-flaky"
+	prose := provider == "openai-prose" || provider == "anthropic-prose" || provider == "openai-loop"
+	loop := provider == "openai-loop"
+	brokenUsage := func(n int, in, out string) map[string]any {
+		switch n % 4 {
+		case 1:
+			return nil
+		case 2:
+			return map[string]any{in: 0, out: 0}
+		case 3:
+			return map[string]any{in: -20, out: -5}
+		}
+		return map[string]any{in: int64(9223372036854775807), out: int64(9223372036854775807)}
+	}
 	callTools := provider == "openai-tools" || provider == "openai-tools-hang"
 	hang := provider == "openai-tools-hang"
 	scripted := provider == "openai-args"
-	if flaky || callTools || scripted {
+	if flaky || callTools || scripted || provider == "openai-prose" || loop {
 		provider = "openai"
+	}
+	if provider == "anthropic-prose" {
+		provider = "anthropic"
 	}
 	logFile := ts.MkAbs("fake-requests.log")
 	ts.Check(os.WriteFile(logFile, nil, 0o644))
@@ -130,12 +151,30 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 					"id": "call_1", "type": "function", "function": map[string]any{"name": choice.Function.Name, "arguments": string(answer)}}}}
 				finish = "tool_calls"
 			}
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(map[string]any{
+			usage := map[string]any{"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+			if prose {
+				msg = map[string]any{"role": "assistant", "content": "Let me think about this some more before I answer."}
+				finish = "stop"
+				if loop && mayCall && choice.Function.Name == "" {
+					var calls []any
+					for i, t := range req.Tools {
+						calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", n, i+1), "type": "function",
+							"function": map[string]any{"name": t.Function.Name, "arguments": "{}"}})
+					}
+					msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}
+					finish = "tool_calls"
+				}
+				usage = brokenUsage(n, "prompt_tokens", "completion_tokens")
+			}
+			resp := map[string]any{
 				"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
 				"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-				"usage":   map[string]any{"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
-			})
+			}
+			if usage != nil {
+				resp["usage"] = usage
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(resp)
 		}
 	case "anthropic":
 		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
@@ -165,11 +204,29 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				content = []any{map[string]any{"type": "tool_use", "id": "toolu_1", "name": req.ToolChoice.Name, "input": answer}}
 				stop = "tool_use"
 			}
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(map[string]any{
+			usage := map[string]any{"input_tokens": 20, "output_tokens": 5}
+			if prose {
+				logMu.Lock()
+				requests++
+				n := requests
+				if f, err := os.OpenFile(logFile, os.O_APPEND|os.O_WRONLY, 0); err == nil {
+					fmt.Fprintf(f, "request=%d\n", n)
+					f.Close()
+				}
+				logMu.Unlock()
+				content = []any{map[string]any{"type": "text", "text": "Let me think about this some more before I answer."}}
+				stop = "end_turn"
+				usage = brokenUsage(n, "input_tokens", "output_tokens")
+			}
+			resp := map[string]any{
 				"id": "msg_1", "type": "message", "role": "assistant", "model": req.Model, "content": content,
-				"stop_reason": stop, "stop_sequence": nil, "usage": map[string]any{"input_tokens": 20, "output_tokens": 5},
-			})
+				"stop_reason": stop, "stop_sequence": nil,
+			}
+			if usage != nil {
+				resp["usage"] = usage
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(resp)
 		}
 	default:
 		ts.Fatalf("fakeprovider: unknown provider %q", provider)

@@ -65,7 +65,7 @@ func readRegular(name string) ([]byte, error) {
 // run verb's own.
 var runValueFlags = map[string]bool{
 	"input": true, "model": true, "seed": true, "events": true, "dir": true, "base-url": true,
-	"deadline": true, "tool-budget": true, "token-budget": true, "record": true, "replay": true,
+	"deadline": true, "tool-budget": true, "token-budget": true, "rounds": true, "record": true, "replay": true,
 }
 
 // runBoolFlags are the run verb's flags that take none. Help is not among

@@ -26,12 +26,15 @@ const (
 	exitToolBudget  = 4
 	exitTokenBudget = 5
 	exitDiverged    = 6
+	exitRounds      = 7
+	exitAnswerTurns = 8
 	exitInterrupted = 130
 )
 
 // runExit maps a report to the exit code: 0 answered within every bound;
-// 3, 4, 5 the bound that ended the run (5 also when an answer arrived and
-// the token budget or pool was spent); 130 interrupted; 1 failed otherwise.
+// 3, 4, 5, 7, 8 the bound that ended the run (5 also when an answer
+// arrived and the token budget or pool was spent); 130 interrupted; 1
+// failed otherwise.
 func runExit(rep *agentrt.Report) int {
 	switch {
 	case rep.Divergence != nil:
@@ -44,6 +47,10 @@ func runExit(rep *agentrt.Report) int {
 		return exitToolBudget
 	case rep.Bound == agentrt.BoundTokenBudget:
 		return exitTokenBudget
+	case rep.Bound == agentrt.BoundRounds:
+		return exitRounds
+	case rep.Bound == agentrt.BoundAnswerTurns:
+		return exitAnswerTurns
 	case rep.Outcome == agentrt.OutcomeOK:
 		return ExitOK
 	}
@@ -57,7 +64,7 @@ type Flags struct {
 	seed                               int64
 	report                             bool
 	deadline                           time.Duration
-	toolBudget, tokenBudget            int
+	toolBudget, tokenBudget, rounds    int
 }
 
 // Register defines the flags on fs.
@@ -72,6 +79,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.deadline, "deadline", 0, "override budgets.deadline (e.g. 90s)")
 	fs.IntVar(&f.toolBudget, "tool-budget", -1, "override budgets.tools")
 	fs.IntVar(&f.tokenBudget, "token-budget", 0, "override budgets.tokens")
+	fs.IntVar(&f.rounds, "rounds", 0, "override budgets.rounds (model calls)")
 	fs.StringVar(&f.record, "record", "", "journal every model and tool call to this file; an existing journal is resumed")
 	fs.StringVar(&f.replay, "replay", "", "serve every model and tool call from this journal: no network, no tool side effects")
 }
@@ -119,6 +127,12 @@ func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 			return UsageError("--token-budget must be positive")
 		}
 		opts.Budgets.Tokens = &f.tokenBudget
+	}
+	if changed("rounds") {
+		if f.rounds <= 0 {
+			return UsageError("--rounds must be positive")
+		}
+		opts.Budgets.Rounds = &f.rounds
 	}
 	// The journal's lock comes first, before anything is written.
 	jn, err := openJournal(e, p, f)

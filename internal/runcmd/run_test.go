@@ -13,7 +13,8 @@ func TestRunExit(t *testing.T) {
 	}{
 		{agentrt.Report{Outcome: "ok", Bound: "none"}, 0},
 		{agentrt.Report{Outcome: "error", Bound: "none"}, 1},
-		{agentrt.Report{Outcome: "error", Bound: "rounds"}, 1},
+		{agentrt.Report{Outcome: "error", Bound: "rounds"}, 7},
+		{agentrt.Report{Outcome: "error", Bound: "answer_turns"}, 8},
 		{agentrt.Report{Outcome: "error", Bound: "deadline"}, 3},
 		{agentrt.Report{Outcome: "error", Bound: "tool_budget"}, 4},
 		{agentrt.Report{Outcome: "error", Bound: "token_budget"}, 5},

@@ -96,11 +96,7 @@ func (m Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Res
 		}
 		msg.ToolCalls = append(msg.ToolCalls, agentrt.ToolCall{ID: conv.nextID(), Name: name, Arguments: args})
 	}
-	usage, err := estimate(req, msg)
-	if err != nil {
-		return nil, err
-	}
-	return &agentrt.Response{Message: msg, Usage: usage}, nil
+	return &agentrt.Response{Message: msg, Usage: agentrt.EstimateUsage(req, msg)}, nil
 }
 
 func (m Model) textAnswer(req *agentrt.Request, conv *conversation) (*agentrt.Response, error) {
@@ -116,11 +112,7 @@ func (m Model) textAnswer(req *agentrt.Request, conv *conversation) (*agentrt.Re
 	if req.Answer.Mode == plan.ModePrompted {
 		msg.Content = "Here is the answer.\n\n```json\n" + string(v) + "\n```"
 	}
-	usage, err := estimate(req, msg)
-	if err != nil {
-		return nil, err
-	}
-	return &agentrt.Response{Message: msg, Usage: usage}, nil
+	return &agentrt.Response{Message: msg, Usage: agentrt.EstimateUsage(req, msg)}, nil
 }
 
 // conversation is what the model reads from the messages so far.
@@ -185,26 +177,4 @@ func toolArguments(spec agentrt.ToolSpec, seed int64) (json.RawMessage, error) {
 		return json.RawMessage(`{}`), nil
 	}
 	return synthesize(spec.Schema, seed, true)
-}
-
-// estimate is the token usage of a turn: a quarter of the bytes of the JSON
-// sent (messages and tools) and received (the message), at least 1 each.
-func estimate(req *agentrt.Request, msg agentrt.Message) (agentrt.Usage, error) {
-	in, err := json.Marshal(req.Messages)
-	if err != nil {
-		return agentrt.Usage{}, fmt.Errorf("testmodel: estimating usage: %w", err)
-	}
-	tools, err := json.Marshal(req.Tools)
-	if err != nil {
-		return agentrt.Usage{}, fmt.Errorf("testmodel: estimating usage: %w", err)
-	}
-	out, err := json.Marshal(msg)
-	if err != nil {
-		return agentrt.Usage{}, fmt.Errorf("testmodel: estimating usage: %w", err)
-	}
-	return agentrt.Usage{Input: tokens(len(in) + len(tools)), Output: tokens(len(out))}, nil
-}
-
-func tokens(bytes int) int {
-	return max(1, (bytes+3)/4)
 }

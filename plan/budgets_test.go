@@ -1,0 +1,36 @@
+package plan
+
+import "testing"
+
+func TestBudgetDefaults(t *testing.T) {
+	if got := (Budgets{}).RoundLimit(); got != DefaultRounds {
+		t.Errorf("rounds %d, want the default %d", got, DefaultRounds)
+	}
+	if got := (Budgets{Rounds: 7}).RoundLimit(); got != 7 {
+		t.Errorf("rounds %d, want the declared 7", got)
+	}
+	if got := (Budgets{}).AnswerTurnLimit(); got != DefaultAnswerTurns {
+		t.Errorf("answer turns %d, want the default %d", got, DefaultAnswerTurns)
+	}
+	if got := (Budgets{AnswerTurns: 1}).AnswerTurnLimit(); got != 1 {
+		t.Errorf("answer turns %d, want the declared 1", got)
+	}
+	tests := []struct {
+		b                 Budgets
+		tokens, maxOutput int
+		want              int
+	}{
+		{Budgets{}, 0, 4000, 0},                         // no token budget, no reserve
+		{Budgets{AnswerReserve: 500}, 10000, 4000, 500}, // declared
+		{Budgets{}, 10000, 4000, 4000},                  // one answering turn's output
+		{Budgets{}, 10000, 9999, 9999},                  // still below the budget
+		{Budgets{}, 10000, 10000, 5000},                 // not below it: half
+		{Budgets{}, 100000, 0, DefaultAnswerReserve},    // neither declared
+		{Budgets{}, 2000, 0, 500},                       // a quarter of a small budget
+	}
+	for _, tt := range tests {
+		if got := tt.b.Reserve(tt.tokens, tt.maxOutput); got != tt.want {
+			t.Errorf("%+v.Reserve(%d, %d) = %d, want %d", tt.b, tt.tokens, tt.maxOutput, got, tt.want)
+		}
+	}
+}
