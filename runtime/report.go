@@ -100,17 +100,19 @@ type Event struct {
 
 // Event types.
 const (
-	EventRunStart      = "run_start"
-	EventModelCall     = "model_call"
-	EventModelResponse = "model_response"
-	EventModelRetry    = "model_retry" // a failed attempt of a provider call
-	EventToolCall      = "tool_call"
-	EventToolResult    = "tool_result"
-	EventAnswerInvalid = "answer_invalid"
-	EventDecision      = "decision"
-	EventReserve       = "answer_reserve"
-	EventRunEnd        = "run_end"
-	EventToolServer    = "tool_server" // a tool server connected, with its fingerprint
+	EventRunStart       = "run_start"
+	EventModelCall      = "model_call"
+	EventModelResponse  = "model_response"
+	EventModelRetry     = "model_retry"     // a failed attempt of a provider call, retried
+	EventModelError     = "model_error"     // a failed attempt that ends the call
+	EventModelCancelled = "model_cancelled" // a call cut off by an interrupt or a deadline
+	EventToolCall       = "tool_call"
+	EventToolResult     = "tool_result"
+	EventAnswerInvalid  = "answer_invalid"
+	EventDecision       = "decision"
+	EventReserve        = "answer_reserve"
+	EventRunEnd         = "run_end"
+	EventToolServer     = "tool_server" // a tool server connected, with its fingerprint
 )
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

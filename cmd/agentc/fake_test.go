@@ -39,6 +39,9 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// negative counts, counts that overflow.
 	// Each request is logged to fake-requests.log as "messages=N".
 	flaky := provider == "openai-flaky"
+	// "openai-429" answers every request 429 with a Retry-After of two
+	// minutes; "openai-401" answers 401, as a server refusing the key.
+	status := map[string]int{"openai-429": 429, "openai-401": 401}[provider]
 	prose := provider == "openai-prose" || provider == "anthropic-prose" || provider == "openai-loop"
 	loop := provider == "openai-loop"
 	brokenUsage := func(n int, in, out string) map[string]any {
@@ -55,7 +58,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	callTools := provider == "openai-tools" || provider == "openai-tools-hang"
 	hang := provider == "openai-tools-hang"
 	scripted := provider == "openai-args"
-	if flaky || callTools || scripted || provider == "openai-prose" || loop {
+	if flaky || callTools || scripted || provider == "openai-prose" || loop || status != 0 {
 		provider = "openai"
 	}
 	if provider == "anthropic-prose" {
@@ -247,6 +250,19 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				return
 			}
 			inner(w, r)
+		}
+	}
+	if status != 0 {
+		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			if status == 429 {
+				w.Header().Set("Retry-After", "120")
+				w.WriteHeader(status)
+				_, _ = io.WriteString(w, `{"error":{"message":"Rate limit reached for requests.","type":"requests","code":"rate_limit_exceeded"}}`)
+				return
+			}
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, `{"error":{"message":"Invalid authentication.","type":"invalid_request_error","code":"invalid_api_key"}}`)
 		}
 	}
 	srv := httptest.NewServer(h)

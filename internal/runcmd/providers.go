@@ -1,6 +1,8 @@
 package runcmd
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,15 +31,24 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 	return func(p *plan.Plan) (agentrt.Model, error) {
 		// Every failed attempt of a provider call is an event.
 		policy := retry.Default
+		// A retry is an event; a failure that ends the call is another,
+		// and a call cut off by an interrupt or the deadline a third.
 		policy.OnAttempt = func(attempt int, err error, wait time.Duration) {
 			if events == nil {
 				return
 			}
-			msg := fmt.Sprintf("attempt %d failed: %v", attempt, err)
-			if wait > 0 {
-				msg += fmt.Sprintf("; retrying in %s", wait.Round(time.Millisecond))
+			ev := agentrt.Event{Time: time.Now(), Type: agentrt.EventModelRetry, Model: p.Agent.Model.Name}
+			switch {
+			case wait > 0:
+				ev.Message = fmt.Sprintf("attempt %d failed: %v; retrying in %s", attempt, err, wait.Round(time.Millisecond))
+			case errors.Is(err, context.Canceled):
+				ev.Type, ev.Message = agentrt.EventModelCancelled, "the call was cancelled: the run was interrupted"
+			case errors.Is(err, context.DeadlineExceeded):
+				ev.Type, ev.Message = agentrt.EventModelCancelled, "the call was cut off: a deadline passed"
+			default:
+				ev.Type, ev.Message = agentrt.EventModelError, fmt.Sprintf("attempt %d failed: %v", attempt, err)
 			}
-			events(agentrt.Event{Time: time.Now(), Type: agentrt.EventModelRetry, Model: p.Agent.Model.Name, Message: msg})
+			events(ev)
 		}
 		provider := p.Agent.Model.Provider
 		if f.model != "" {

@@ -24,7 +24,10 @@ type Policy struct {
 	// retries rather than stall the run.
 	RetryAfterCap time.Duration
 	// OnAttempt, if set, hears of every failed attempt and the wait before
-	// the next one (zero when there is none).
+	// the next one: zero when there is none, and then err is the error Do
+	// returns, which says why no retry follows where the error and the
+	// count of attempts do not (a Retry-After past the cap, a deadline too
+	// close).
 	OnAttempt func(attempt int, err error, wait time.Duration)
 }
 
@@ -94,28 +97,34 @@ func (p Policy) Do(ctx context.Context, fn func(ctx context.Context, attempt int
 		var re *Error
 		final := !errors.As(err, &re) || !re.Retryable || attempt >= attempts || ctx.Err() != nil
 		next := time.Duration(0)
+		why := ""
 		if !final {
 			next = jitter(min(wait, p.Max))
 			if re.RetryAfter > 0 {
 				if p.RetryAfterCap > 0 && re.RetryAfter > p.RetryAfterCap {
 					final = true
+					why = fmt.Sprintf("the server asked to wait %s, past the cap of %s", re.RetryAfter.Round(time.Second), p.RetryAfterCap)
 				}
 				next = max(next, re.RetryAfter)
 			}
-			if d, ok := ctx.Deadline(); ok && time.Until(d) < next {
+			if d, ok := ctx.Deadline(); ok && !final && time.Until(d) < next {
 				final = true
+				why = fmt.Sprintf("the deadline leaves less than the %s to wait", next.Round(time.Millisecond))
 			}
 		}
 		if final {
 			next = 0
+			if why != "" {
+				err = &gaveUp{err: err, why: why}
+			}
+			if attempt > 1 {
+				err = fmt.Errorf("after %d attempts: %w", attempt, err)
+			}
 		}
 		if p.OnAttempt != nil {
 			p.OnAttempt(attempt, err, next)
 		}
 		if final {
-			if attempt > 1 {
-				return fmt.Errorf("after %d attempts: %w", attempt, err)
-			}
 			return err
 		}
 		t := time.NewTimer(next)
@@ -128,6 +137,15 @@ func (p Policy) Do(ctx context.Context, fn func(ctx context.Context, attempt int
 		wait *= 2
 	}
 }
+
+// gaveUp is a retryable error not retried, and why.
+type gaveUp struct {
+	err error
+	why string
+}
+
+func (e *gaveUp) Error() string { return fmt.Sprintf("%v (not retried: %s)", e.err, e.why) }
+func (e *gaveUp) Unwrap() error { return e.err }
 
 func jitter(d time.Duration) time.Duration {
 	if d <= 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -73,8 +74,8 @@ func TestRetryAfter(t *testing.T) {
 		calls++
 		return &Error{Err: errors.New("429"), Retryable: true, RetryAfter: time.Hour}
 	})
-	if err == nil || calls != 1 {
-		t.Errorf("a Retry-After past the cap: calls %d, err %v", calls, err)
+	if err == nil || calls != 1 || !strings.Contains(err.Error(), "not retried: the server asked to wait 1h0m0s, past the cap of 1s") {
+		t.Errorf("a Retry-After past the cap: calls %d, err %v; want one call and the cap named", calls, err)
 	}
 }
 
@@ -88,8 +89,8 @@ func TestDeadlineStopsRetries(t *testing.T) {
 		calls++
 		return &Error{Err: errors.New("503"), Retryable: true}
 	})
-	if err == nil || calls != 1 || time.Since(start) > time.Second {
-		t.Errorf("calls %d, err %v: no retry may wait past the deadline", calls, err)
+	if err == nil || calls != 1 || time.Since(start) > time.Second || !strings.Contains(err.Error(), "not retried: the deadline leaves less than") {
+		t.Errorf("calls %d, err %v: no retry may wait past the deadline, and the error says so", calls, err)
 	}
 }
 
