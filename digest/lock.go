@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -74,4 +76,59 @@ func (l *Lock) Format() []byte {
 		fmt.Fprintf(&b, "%s %s %s\n", e.Name, e.Contract, e.Plan)
 	}
 	return b.Bytes()
+}
+
+// Moved is one digest of an agent that differs from its lock entry.
+type Moved struct {
+	Kind           string // "contract" or "plan"
+	Locked, Actual Digest
+}
+
+func (m Moved) String() string {
+	return fmt.Sprintf("%s digest moved (lock %s, now %s)", m.Kind, m.Locked, m.Actual)
+}
+
+// Moves are the digests of an agent that differ from its lock entry.
+type Moves []Moved
+
+func (ms Moves) String() string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = m.String()
+	}
+	return strings.Join(s, "; ")
+}
+
+// Compare returns the digests of e that differ from the lock's entry of
+// the same name, contract first; ok is false when the lock has no entry
+// of that name.
+func (l *Lock) Compare(e Entry) (moved Moves, ok bool) {
+	was, ok := l.Entries[e.Name]
+	if !ok {
+		return nil, false
+	}
+	if e.Contract != was.Contract {
+		moved = append(moved, Moved{Contract.Name, was.Contract, e.Contract})
+	}
+	if e.Plan != was.Plan {
+		moved = append(moved, Moved{Plan.Name, was.Plan, e.Plan})
+	}
+	return moved, true
+}
+
+// FindLock returns the nearest lock file in dir or a directory above it,
+// or "" when there is none. dir should be absolute: a relative one is
+// searched only as far up as it reaches.
+func FindLock(dir string) string {
+	for d := dir; ; {
+		path := filepath.Join(d, LockFile)
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			return path
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
 }

@@ -2,6 +2,9 @@ package digest
 
 import (
 	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -117,3 +120,56 @@ func TestLockFormat(t *testing.T) {
 }
 
 func line3(name string, c, p Digest) string { return name + " " + string(c) + " " + string(p) + "\n" }
+
+// TestLockCompare: which digests moved, contract first, with the locked
+// and the actual value; an agent the lock lacks is told apart from one
+// that did not move.
+func TestLockCompare(t *testing.T) {
+	l := &Lock{Entries: map[string]Entry{"x": {"x", dA, dB}}}
+	tests := []struct {
+		name  string
+		e     Entry
+		want  Moves
+		found bool
+	}{
+		{"same", Entry{"x", dA, dB}, nil, true},
+		{"plan", Entry{"x", dA, dC}, Moves{{"plan", dB, dC}}, true},
+		{"contract", Entry{"x", dC, dB}, Moves{{"contract", dA, dC}}, true},
+		{"both", Entry{"x", dB, dA}, Moves{{"contract", dA, dB}, {"plan", dB, dA}}, true},
+		{"not in the lock", Entry{"y", dA, dB}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			moved, found := l.Compare(tt.e)
+			if found != tt.found || !slices.Equal(moved, tt.want) {
+				t.Errorf("Compare = %v, %v; want %v, %v", moved, found, tt.want, tt.found)
+			}
+		})
+	}
+	ms := Moves{{"contract", dA, dB}, {"plan", dB, dC}}
+	want := "contract digest moved (lock " + string(dA) + ", now " + string(dB) + "); plan digest moved (lock " + string(dB) + ", now " + string(dC) + ")"
+	if got := ms.String(); got != want {
+		t.Errorf("String = %q, want %q", got, want)
+	}
+}
+
+// TestFindLock: the nearest lock file at or above a directory; a
+// directory of the lock file's name is not one.
+func TestFindLock(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "a", "b", "c")
+	if err := os.MkdirAll(filepath.Join(deep, LockFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := FindLock(deep); got != "" && !strings.HasPrefix(root, filepath.Dir(got)) {
+		t.Errorf("no lock below the temporary directory: found %s", got)
+	}
+	for _, at := range []string{root, filepath.Join(root, "a", "b")} {
+		if err := os.WriteFile(filepath.Join(at, LockFile), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := FindLock(deep), filepath.Join(at, LockFile); got != want {
+			t.Errorf("FindLock = %q, want %q", got, want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"agentc.dev/agentc/internal/cli/cuecmd"
 	"agentc.dev/agentc/internal/dispatch"
 	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/plan"
 )
 
 func TestMain(m *testing.M) {
@@ -103,6 +105,13 @@ func TestScripts(t *testing.T) {
 					}
 				}
 			},
+			// editplan PLAN FIELD JSON sets the value at a dotted path of a
+			// plan file (agent.capabilities.tools.docs.root), keeping the
+			// digests it records, as a hand edit does; reseal PLAN FIELD
+			// JSON then seals the plan again with the plan package's own
+			// digests, as anyone who can write a plan can.
+			"editplan": func(ts *testscript.TestScript, neg bool, args []string) { editPlan(ts, neg, args, false) },
+			"reseal":   func(ts *testscript.TestScript, neg bool, args []string) { editPlan(ts, neg, args, true) },
 			// exits N cmd args... runs a command and checks its exit code,
 			// keeping its output for stdout and stderr.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -133,3 +142,38 @@ func TestScripts(t *testing.T) {
 // run runs the command line args in this process with every verb, as the
 // compiler program does, and returns the exit code.
 func run(args []string, e cli.Env) int { return cli.Run(args, e, cuecmd.Compiler()) }
+
+func editPlan(ts *testscript.TestScript, neg bool, args []string, reseal bool) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: editplan|reseal PLAN FIELD JSON")
+	}
+	file := ts.MkAbs(args[0])
+	data, err := os.ReadFile(file)
+	ts.Check(err)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc map[string]any
+	ts.Check(dec.Decode(&doc))
+	keys := strings.Split(args[1], ".")
+	m := doc
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			ts.Fatalf("%s: no object %q in the plan", args[1], k)
+		}
+		m = next
+	}
+	var v any
+	ts.Check(json.Unmarshal([]byte(args[2]), &v))
+	m[keys[len(keys)-1]] = v
+	out, err := json.MarshalIndent(doc, "", "  ")
+	ts.Check(err)
+	if reseal {
+		var p plan.Plan
+		ts.Check(json.Unmarshal(out, &p))
+		ts.Check(p.Seal())
+		out, err = p.Encode()
+		ts.Check(err)
+	}
+	ts.Check(os.WriteFile(file, out, 0o644))
+}

@@ -40,11 +40,18 @@ every call from the journal and makes none: no network, no tool side effects.
 A request that is not the one recorded (the manifest changed under the
 journal) stops the run with exit 6 and the fields that changed.
 
-Exit codes: 0 answered; 1 failed (no valid answer, bad input, bad agent);
-2 usage error; 3 deadline; 4 tool budget; 5 token budget or pool (an answer,
-if any, is still printed); 6 the run diverged from its journal; 130
-interrupted (a journal holds every call that completed; run again with the
-same --record to resume).`,
+Before anything is read or sent, the agent, and each agent it calls, is
+checked against the lock file agentc digest --write keeps: --lock FILE, else
+the nearest agentc.sum in the agent's directory or above it. An agent whose
+contract or plan digest differs from its entry is refused (exit 1); one the
+lock does not hold runs, with a note. --require-lock refuses to run without
+a lock file, or an agent it does not hold.
+
+Exit codes: 0 answered; 1 failed (no valid answer, bad input, bad agent, an
+agent that differs from the lock); 2 usage error; 3 deadline; 4 tool budget;
+5 token budget or pool (an answer, if any, is still printed); 6 the run
+diverged from its journal; 130 interrupted (a journal holds every call that
+completed; run again with the same --record to resume).`,
 		Example: `  agentc run examples/invoice-extractor.cue --model test --input @invoice.json
   agentc compile agent.cue -o plan.json && agentc run plan.json --input '{"id": 1}'`,
 		Args: cobra.MaximumNArgs(1),

@@ -65,12 +65,12 @@ func readRegular(name string) ([]byte, error) {
 // run verb's own.
 var runValueFlags = map[string]bool{
 	"input": true, "model": true, "seed": true, "events": true, "dir": true, "base-url": true,
-	"deadline": true, "tool-budget": true, "token-budget": true, "rounds": true, "record": true, "replay": true,
+	"deadline": true, "tool-budget": true, "token-budget": true, "rounds": true, "record": true, "replay": true, "lock": true,
 }
 
 // runBoolFlags are the run verb's flags that take none. Help is not among
 // them: the compiler program prints it, with every verb.
-var runBoolFlags = map[string]bool{"report": true}
+var runBoolFlags = map[string]bool{"report": true, "require-lock": true}
 
 // Route returns the program for the command line args; readFile reads a
 // run's path to tell a plan from a manifest.

@@ -61,8 +61,9 @@ func runExit(rep *agentrt.Report) int {
 type Flags struct {
 	input, model, events, dir, baseURL string
 	record, replay                     string
+	lock                               string
 	seed                               int64
-	report                             bool
+	report, requireLock                bool
 	deadline                           time.Duration
 	toolBudget, tokenBudget, rounds    int
 }
@@ -82,6 +83,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.rounds, "rounds", 0, "override budgets.rounds (model calls)")
 	fs.StringVar(&f.record, "record", "", "journal every model and tool call to this file; an existing journal is resumed")
 	fs.StringVar(&f.replay, "replay", "", "serve every model and tool call from this journal: no network, no tool side effects")
+	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above the agent's directory)")
+	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to run an agent the lock file does not hold, or without a lock file")
 }
 
 // RunAgent runs the agent at path (a plan, or a manifest compiled by ld)
@@ -94,6 +97,15 @@ func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 	}
 	p, dir, err := ld.load(e, path)
 	if err != nil {
+		return err
+	}
+	// The lock is found from the agent's own directory, whatever --dir
+	// says, and checked before anything else is read.
+	lock, err := openLock(e, f, dir)
+	if err != nil {
+		return err
+	}
+	if err := lock.check(p, path); err != nil {
 		return err
 	}
 	if f.dir != "" {
@@ -163,10 +175,19 @@ func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 	// An interrupt stops starting tools' servers too.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
+	// A called agent is checked against the run's lock before any of its
+	// tools is built.
+	resolve := func(path string) (*plan.Plan, string, error) {
+		p, dir, err := ld.resolve(e, path)
+		if err == nil {
+			err = lock.check(p, relPath(path, e.Dir))
+		}
+		return p, dir, err
+	}
 	tools, closeTools, err := tool.Build(ctx, p, tool.Env{
 		BaseDir:  dir,
 		ModelFor: modelFor,
-		Resolve:  func(path string) (*plan.Plan, string, error) { return ld.resolve(e, path) },
+		Resolve:  resolve,
 		Events:   opts.Events,
 		// Tests answer http tools' requests without a network.
 		HTTPTransport: e.HTTPTransport,

@@ -3,6 +3,9 @@ package cuecmd
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/internal/cli"
@@ -16,10 +19,11 @@ type built struct {
 	plan *plan.Plan
 }
 
-// buildAll loads and compiles every agent args name. Findings go to w (all
+// buildAll loads and compiles every agent args name; with plans, an agent
+// that is a compiled plan is read, verified, instead. Findings go to w (all
 // of them: warnings too); when any is an error, or building fails, it
 // returns an exit error after printing them.
-func buildAll(e cli.Env, args []string, w io.Writer) ([]built, error) {
+func buildAll(e cli.Env, args []string, w io.Writer, plans bool) ([]built, error) {
 	comp := newCompiler(e)
 	insts, err := comp.Loader().Load(args)
 	if err != nil {
@@ -28,6 +32,17 @@ func buildAll(e cli.Env, args []string, w io.Writer) ([]built, error) {
 	var out []built
 	failed := false
 	for _, inst := range insts {
+		if plans {
+			if p, ok, err := readPlan(inst); ok {
+				if err != nil {
+					fmt.Fprintf(w, "agentc: %v\n", err)
+					failed = true
+					continue
+				}
+				out = append(out, built{inst: inst, plan: p})
+				continue
+			}
+		}
 		p, ds, err := comp.Build(inst)
 		for _, d := range ds {
 			if d.Severity != compile.Note {
@@ -47,4 +62,20 @@ func buildAll(e cli.Env, args []string, w io.Writer) ([]built, error) {
 		return nil, &cli.ExitError{Code: cli.ExitFindings}
 	}
 	return out, nil
+}
+
+// readPlan reads an agent that is a plan file rather than a manifest: one
+// JSON file whose format names a plan. ok is false for a manifest; err
+// says why a plan does not read (cut short, say, or content that does not
+// match its digests).
+func readPlan(inst *manifest.Instance) (p *plan.Plan, ok bool, err error) {
+	if len(inst.Files) != 1 || !strings.EqualFold(filepath.Ext(inst.Files[0]), ".json") {
+		return nil, false, nil
+	}
+	data, err := os.ReadFile(inst.Files[0])
+	if err != nil || !plan.IsPlan(data) {
+		return nil, false, nil
+	}
+	p, err = plan.Read(inst.Files[0], data)
+	return p, true, err
 }

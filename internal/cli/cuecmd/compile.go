@@ -31,7 +31,7 @@ Exit codes: 0 the plan was written; 1 findings; 2 usage error.`,
 			if len(args) == 0 {
 				args = []string{"."}
 			}
-			bs, err := buildAll(e, args, e.Stderr)
+			bs, err := buildAll(e, args, e.Stderr, false)
 			if err != nil {
 				return err
 			}

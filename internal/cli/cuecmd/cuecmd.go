@@ -41,7 +41,7 @@ func newCompiler(e cli.Env) *compile.Compiler {
 // e.Stderr; the directory its relative paths resolve against is its
 // manifest's.
 func load(e cli.Env, path string) (*plan.Plan, string, error) {
-	bs, err := buildAll(e, []string{path}, e.Stderr)
+	bs, err := buildAll(e, []string{path}, e.Stderr, false)
 	if err != nil {
 		return nil, "", err
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -36,8 +35,11 @@ the lock lacks. The lock file is agentc.sum: the nearest one in the working
 directory or above it, else one at the module root (the nearest directory
 above holding cue.mod, go.mod or .git); --lock names another.
 
-Paths are as for vet. Agents with findings are reported on standard error and
-not digested.
+Paths are as for vet, and may name plans written by agentc compile too: a
+plan's recorded digests are used once its content is verified against them
+(a plan edited after it was compiled, or cut short, is reported). A plan and
+the manifest it was compiled from may be given together when their digests
+agree. Agents with findings are reported on standard error and not digested.
 
 Exit codes: 0 success; 1 findings, or --check found a moved digest; 2 usage
 error.`,
@@ -51,7 +53,7 @@ error.`,
 			if len(args) == 0 {
 				args = []string{"."}
 			}
-			bs, err := buildAll(e, args, e.Stderr)
+			bs, err := buildAll(e, args, e.Stderr, true)
 			if err != nil {
 				return err
 			}
@@ -59,11 +61,13 @@ error.`,
 			sources := map[string]string{}
 			for _, b := range bs {
 				name := b.plan.Agent.Name
-				if prev, dup := sources[name]; dup {
+				en := digest.Entry{Name: name, Contract: b.plan.Digests.Contract, Plan: b.plan.Digests.Plan}
+				// A manifest and the plan compiled from it are one agent.
+				if prev, dup := sources[name]; dup && entries[name] != en {
 					return &cli.ExitError{Code: cli.ExitFindings, Err: fmt.Errorf("two agents are named %q (%s and %s); a lock file tells agents by name", name, prev, b.inst.Source)}
 				}
 				sources[name] = b.inst.Source
-				entries[name] = digest.Entry{Name: name, Contract: b.plan.Digests.Contract, Plan: b.plan.Digests.Plan}
+				entries[name] = en
 			}
 			if !write && !check {
 				return printDigests(e, bs, asJSON)
@@ -137,22 +141,14 @@ func readLock(path string, missingOK bool) (*digest.Lock, error) {
 func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string]digest.Entry) error {
 	moved := false
 	for _, name := range sortedNames(entries) {
-		now := entries[name]
-		was, ok := lock.Entries[name]
+		m, ok := lock.Compare(entries[name])
 		if !ok {
 			fmt.Fprintf(e.Stdout, "%s: not in %s\n", name, relPath(lockPath, e.Dir))
 			moved = true
 			continue
 		}
-		var what []string
-		if now.Contract != was.Contract {
-			what = append(what, fmt.Sprintf("contract digest moved (lock %s, now %s)", was.Contract, now.Contract))
-		}
-		if now.Plan != was.Plan {
-			what = append(what, fmt.Sprintf("plan digest moved (lock %s, now %s)", was.Plan, now.Plan))
-		}
-		if len(what) > 0 {
-			fmt.Fprintf(e.Stdout, "%s: %s\n", name, strings.Join(what, "; "))
+		if len(m) > 0 {
+			fmt.Fprintf(e.Stdout, "%s: %s\n", name, m)
 			moved = true
 		}
 	}
@@ -168,15 +164,8 @@ func sortedNames(m map[string]digest.Entry) []string { return slices.Sorted(maps
 // agentc.sum at or above it, else agentc.sum at the module root, else in
 // the directory itself.
 func findLock(dir string) string {
-	for d := dir; ; {
-		if _, err := os.Stat(filepath.Join(d, digest.LockFile)); err == nil {
-			return filepath.Join(d, digest.LockFile)
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
+	if path := digest.FindLock(dir); path != "" {
+		return path
 	}
 	for d := dir; ; {
 		for _, marker := range []string{"cue.mod", "go.mod", ".git"} {
