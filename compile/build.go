@@ -58,6 +58,11 @@ func (cp *Compiler) Build(inst *manifest.Instance) (*plan.Plan, []Diagnostic, er
 				return fail(errors.New("the output schema was not lowered to the provider's dialect"))
 			}
 			p.Output = c.lowering
+			if p.Output.Mode == plan.ModeTool {
+				if p.Output.Tool, err = plan.OutputToolName(agent); err != nil {
+					return fail(err)
+				}
+			}
 		}
 	}
 	if err := p.Seal(); err != nil {

@@ -16,12 +16,13 @@ type Kind struct {
 	context string
 }
 
-// The digest kinds of format version 1. Their context strings are a public
-// contract: changing one changes every digest of that kind, and is a
-// format version bump.
+// The digest kinds. Their context strings are a public contract: changing
+// one changes every digest of that kind, and is a format version bump.
 var (
 	Contract = Kind{Name: "contract", context: "agentc.dev 2026-11-30 contract digest v1"}
 	Plan     = Kind{Name: "plan", context: "agentc.dev 2026-11-30 plan digest v1"}
+	// OutputTool draws the output tool's name suffix (plan format 3).
+	OutputTool = Kind{Name: "output tool", context: "agentc.dev 2026-12-01 output tool suffix v1"}
 )
 
 // Prefix starts every printed digest.

@@ -20,6 +20,8 @@ func TestVectors(t *testing.T) {
 		{Plan, `{}`, "blake3:8087718b049be9d6c6433f0669e046907be051b2cf1a417284f55d79bd5d18ac"},
 		{Contract, `{"output":{"schema":{"type":"string","maxLength":10.0},"name":"answer"}}`, "blake3:55d4ca3320e7bef80fd9bb5b67e17e7fd7cf3d3d55150086a7c2dd81d7f3dfd0"},
 		{Contract, ` { "output" : { "name" : "answer", "schema" : { "maxLength" : 1e1, "type" : "string" } } } `, "blake3:55d4ca3320e7bef80fd9bb5b67e17e7fd7cf3d3d55150086a7c2dd81d7f3dfd0"},
+		{OutputTool, `{"draw":0,"output":{"description":"The label.","keeps_tools":false,"name":"answer","schema":{"enum":["bug","feature"],"maximum":1.5}}}`, "blake3:806676ea0514a08d92fab6fb45bb59b55bdec72ab87c345b4491357e599f7f57"},
+		{OutputTool, `{"draw":1,"output":{"description":"The label.","keeps_tools":false,"name":"answer","schema":{"enum":["bug","feature"],"maximum":1.5}}}`, "blake3:527ae6dd5aa67f24c3d667c6914c45f765ad34c77e0d70882d2fb887f53deec3"},
 	}
 	for _, tt := range tests {
 		got, err := tt.kind.Of([]byte(tt.in))

@@ -2,10 +2,14 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"agentc.dev/agentc/digest"
 )
 
 // Output modes: how the answer travels from the model.
@@ -23,6 +27,9 @@ const (
 type Lowering struct {
 	Provider string `json:"provider"`
 	Mode     string `json:"mode"`
+	// Tool is the output tool's name in tool mode (OutputToolName); the
+	// other modes offer no output tool, and leave it empty.
+	Tool string `json:"tool,omitempty"`
 	// Strict says the provider enforces Schema while generating; when it
 	// is false the schema only guides the model, and Reason says why.
 	Strict bool   `json:"strict"`
@@ -37,6 +44,60 @@ type Lowering struct {
 	// Local lists the contract's constraints the provider cannot enforce
 	// while generating; only local validation enforces them.
 	Local []Constraint `json:"local,omitempty"`
+}
+
+// Way says how an answer asked for this way comes back, for messages:
+// through the output tool, by name, or in the text with no output tool.
+func (l *Lowering) Way() string {
+	switch l.Mode {
+	case ModeNative:
+		return "answer in the provider's response format (native mode), no output tool"
+	case ModePrompted:
+		return "answer as JSON in the reply's text (prompted mode), no output tool"
+	}
+	return "output tool " + l.Tool
+}
+
+// OutputToolName returns the name of an agent's output tool: output.name,
+// "_", and the first 8 hex digits of a digest of the output contract (the
+// contract digest's "output" member) and a draw count, drawn again while
+// the name is one of the agent's tools (an mcp server's allowed tools
+// included: the names the model sees). Known before any run and the same
+// on every run and machine, it keeps the tool definitions sent, and so a
+// provider's prompt cache, the same; it moves only when the output tool's
+// definition does.
+func OutputToolName(a *Agent) (string, error) {
+	o := a.Output
+	if o == nil {
+		return "", errors.New("the agent declares no output")
+	}
+	taken := map[string]bool{}
+	for name, t := range a.Capabilities.Tools {
+		if t.Kind == "mcp" {
+			for _, n := range t.Allow {
+				taken[n] = true
+			}
+			continue
+		}
+		taken[name] = true
+	}
+	out := &outputContract{Name: o.Name, Description: o.Description, Schema: o.Schema, KeepsTools: o.KeepsTools}
+	for draw := 0; ; draw++ {
+		d, err := digest.OutputTool.OfValue(suffixDraw{out, draw})
+		if err != nil {
+			return "", fmt.Errorf("output tool name: %w", err)
+		}
+		name := o.Name + "_" + strings.TrimPrefix(string(d), digest.Prefix)[:8]
+		if !taken[name] {
+			return name, nil
+		}
+	}
+}
+
+// suffixDraw is what an output tool's suffix is drawn from.
+type suffixDraw struct {
+	Output *outputContract `json:"output"`
+	Draw   int             `json:"draw"`
 }
 
 // Constraint is one keyword of a contract schema.

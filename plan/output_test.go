@@ -163,3 +163,75 @@ func TestTypeAdmits(t *testing.T) {
 		t.Errorf("jsonType(1.0) = %q, want number", got)
 	}
 }
+
+// TestOutputToolName: the output tool's name is output.name and a suffix
+// drawn from the output contract: the same for the same output, whatever
+// the rest of the agent, and drawn again when a tool, or a tool an mcp
+// server is allowed to expose, has the name. The values pin the
+// derivation; they move only with a plan format bump.
+func TestOutputToolName(t *testing.T) {
+	name := func(a *Agent) string {
+		t.Helper()
+		n, err := OutputToolName(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	base := testPlan(t).Agent
+	const first, second = "answer_806676ea", "answer_527ae6dd"
+	if got := name(&base); got != first {
+		t.Errorf("name %q, want %q", got, first)
+	}
+	// What the output tool's definition does not hold does not move it:
+	// a run replayed after such an edit still sends the recorded name.
+	edited := testPlan(t).Agent
+	edited.Instructions, edited.Model.Name = "Triage it differently.", "other"
+	edited.Capabilities.Provides, edited.Input = "triage.other", &Input{Schema: json.RawMessage(`{"type":"object"}`)}
+	edited.Output.Retries, edited.Output.Mode = 5, ModeTool
+	if got := name(&edited); got != first {
+		t.Errorf("a change outside the output contract moved the name to %q", got)
+	}
+	narrowed := testPlan(t).Agent
+	narrowed.Output.Schema = json.RawMessage(`{"enum":["bug"]}`)
+	if got := name(&narrowed); got == first || !strings.HasPrefix(got, "answer_") || len(got) != len(first) {
+		t.Errorf("a changed output contract gives %q, want another answer_ and 8 hex digits than %q", got, first)
+	}
+	for _, tt := range []struct {
+		what string
+		tool Tool
+		as   string
+	}{
+		{"a tool of that name", Tool{Kind: "exec", Description: "Taken."}, first},
+		{"an mcp server allowed a tool of that name", Tool{Kind: "mcp", Description: "Server.", Command: []string{"srv"}, Allow: []string{"lookup", first}}, "server"},
+	} {
+		clash := testPlan(t).Agent
+		clash.Capabilities.Tools[tt.as] = tt.tool
+		if got := name(&clash); got != second {
+			t.Errorf("with %s, the name is %q, want the next draw %q", tt.what, got, second)
+		}
+	}
+	// An mcp server's own name is not a name the model sees.
+	server := testPlan(t).Agent
+	server.Capabilities.Tools[first] = Tool{Kind: "mcp", Description: "Server.", Command: []string{"srv"}, Allow: []string{"lookup"}}
+	if got := name(&server); got != first {
+		t.Errorf("an mcp server named %q moved the name to %q", first, got)
+	}
+	if _, err := OutputToolName(&Agent{Name: "bare"}); err == nil {
+		t.Error("an agent without output has an output tool name")
+	}
+	// The plan digest covers the name the plan records.
+	p := testPlan(t)
+	p.Output = &Lowering{Provider: "test", Mode: ModeTool, Tool: first, Strict: true, Schema: p.Agent.Output.Schema}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	sealed := p.Digests
+	p.Output.Tool = second
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if p.Digests.Plan == sealed.Plan || p.Digests.Contract != sealed.Contract {
+		t.Errorf("renaming the output tool: digests %+v, then %+v; want the plan digest alone to move", sealed, p.Digests)
+	}
+}

@@ -6,13 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"agentc.dev/agentc/digest"
 )
 
 // Format is the plan format this package writes and reads.
-const Format = "agentc.plan/v2"
+const Format = "agentc.plan/v3"
+
+// olderFormats are the formats earlier agentc versions wrote: a plan of
+// one is compiled again, not read.
+var olderFormats = []string{"agentc.plan/v1", "agentc.plan/v2"}
 
 // Plan is a compiled agent: everything the runtime needs, with the digests
 // that identify it.
@@ -26,8 +31,9 @@ type Plan struct {
 	// name, with the contract digest each had when the plan was compiled.
 	Callees map[string]Callee `json:"callees,omitempty"`
 	// Output says how the answer is asked of the provider: the resolved
-	// output mode and the contract schema lowered to the provider's
-	// dialect; nil for an agent without an output contract.
+	// output mode, the output tool's name, and the contract schema lowered
+	// to the provider's dialect; nil for an agent without an output
+	// contract.
 	Output *Lowering `json:"output,omitempty"`
 	// Sources maps manifest paths (e.g. "output.schema") to where they
 	// were written, "file:line:col" with the file relative to the agent's
@@ -167,6 +173,9 @@ func Read(file string, data []byte) (*Plan, error) {
 	if head.Format != Format {
 		if head.Format == "" {
 			return nil, &Error{File: file, Msg: fmt.Sprintf("not an agentc plan: no \"format\" field (want %q)", Format)}
+		}
+		if slices.Contains(olderFormats, head.Format) {
+			return nil, &Error{File: file, Msg: fmt.Sprintf("the plan is of format %q, older than the %q this agentc reads: compile the agent again (agentc compile)", head.Format, Format)}
 		}
 		return nil, &Error{File: file, Msg: fmt.Sprintf("unknown plan format %q: this agentc reads %q; recompile the plan", head.Format, Format)}
 	}

@@ -125,7 +125,7 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Add(data)
 	f.Add(data[:len(data)/3])
-	f.Add([]byte(`{"format":"agentc.plan/v2"}`))
+	f.Add([]byte(`{"format":"agentc.plan/v3"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Read("plan.json", data)
 		if err != nil {

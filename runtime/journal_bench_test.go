@@ -22,7 +22,7 @@ func recordRun(b *testing.B, rounds int) string {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	r := benchRunnerWith(b, rounds, agentrt.Options{Journal: &agentrt.Journal{Writer: w}, OutputSuffix: "0badcafe"})
+	r := benchRunnerWith(b, rounds, agentrt.Options{Journal: &agentrt.Journal{Writer: w}})
 	if rep, _ := r.Run(context.Background(), nil); rep.Outcome != "ok" {
 		b.Fatal(rep.Error)
 	}
@@ -56,7 +56,7 @@ func BenchmarkReplay1000(b *testing.B) {
 		if len(j.Entries) != 2*rounds-1 {
 			b.Fatalf("%d effects recorded", len(j.Entries))
 		}
-		r := benchRunnerWith(b, rounds, agentrt.Options{Model: refusingModel{}, Journal: &agentrt.Journal{Recorded: j, Replay: true}, OutputSuffix: "0badcafe"})
+		r := benchRunnerWith(b, rounds, agentrt.Options{Model: refusingModel{}, Journal: &agentrt.Journal{Recorded: j, Replay: true}})
 		rep, _ := r.Run(context.Background(), nil)
 		if rep.Outcome != "ok" || rep.Replayed != len(j.Entries) {
 			b.Fatalf("%s %s, %d replayed", rep.Outcome, rep.Error, rep.Replayed)

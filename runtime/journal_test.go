@@ -33,7 +33,7 @@ func journaled(t *testing.T, p *plan.Plan, file string, resume bool, model agent
 		jn.Writer = w
 	}
 	defer jn.Writer.Close()
-	opts.Model, opts.Journal, opts.OutputSuffix = model, jn, "0badcafe"
+	opts.Model, opts.Journal = model, jn
 	r, err := agentrt.New(p, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func replay(t *testing.T, p *plan.Plan, file string, opts agentrt.Options) *agen
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Model, opts.Journal, opts.OutputSuffix = refusingModel{}, &agentrt.Journal{Recorded: j, Replay: true}, "0badcafe"
+	opts.Model, opts.Journal = refusingModel{}, &agentrt.Journal{Recorded: j, Replay: true}
 	r, err := agentrt.New(p, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestInterruptedToolNotJournaled(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := agentrt.New(p, agentrt.Options{Model: &scripted{turns: []turn{call(10, "search", `{"q":"x"}`)}},
-		Tools: map[string]agentrt.Tool{"search": tool}, Journal: &agentrt.Journal{Writer: w}, OutputSuffix: "0badcafe"})
+		Tools: map[string]agentrt.Tool{"search": tool}, Journal: &agentrt.Journal{Writer: w}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestToolArguments(t *testing.T) {
 					return agentrt.ToolResult{Content: "ok"}, nil
 				}}
 			}
-			live := runWith(t, p, agentrt.Options{Tools: map[string]agentrt.Tool{"search": tool()}, OutputSuffix: "0badcafe"}, turns().turns...)
+			live := runWith(t, p, agentrt.Options{Tools: map[string]agentrt.Tool{"search": tool()}}, turns().turns...)
 			if got != tc.tool {
 				t.Errorf("the tool got %q, want %q", got, tc.tool)
 			}

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -71,6 +72,93 @@ func TestNativeInvalidAnswerRetried(t *testing.T) {
 	if fb.Role != agentrt.User || !strings.Contains(fb.Content, "maxLength") && !strings.Contains(fb.Content, "length") ||
 		!strings.Contains(fb.Content, "Reply again with only the corrected JSON value") {
 		t.Errorf("feedback %+v", fb)
+	}
+}
+
+// strategyFunc is a RoundStrategy of one function.
+type strategyFunc func(s *agentrt.State) agentrt.Decision
+
+func (f strategyFunc) Decide(_ context.Context, s *agentrt.State) agentrt.Decision { return f(s) }
+
+// TestNativeSaysWhatIsUsed: a run in native mode offers no output tool,
+// and its events and report name none; the strategy is consulted after an
+// invalid text answer at a boundary of its own.
+func TestNativeSaysWhatIsUsed(t *testing.T) {
+	var boundaries []agentrt.Boundary
+	strategy := strategyFunc(func(s *agentrt.State) agentrt.Decision {
+		boundaries = append(boundaries, s.Boundary)
+		if s.OutputTool != "" {
+			t.Errorf("the strategy sees output tool %q in native mode", s.OutputTool)
+		}
+		return agentrt.Decision{Action: agentrt.Continue}
+	})
+	r := runWith(t, notePlan(t, plan.ModeNative, nil), agentrt.Options{Strategy: strategy},
+		text(t, `{"label":"none"}`), text(t, `{"label":"bug","note":null}`))
+	if r.rep.Outcome != agentrt.OutcomeOK || r.rep.OutputTool != "" {
+		t.Fatalf("outcome %s (%s), output tool %q; want ok and none", r.rep.Outcome, r.rep.Error, r.rep.OutputTool)
+	}
+	if len(boundaries) != 1 || boundaries[0] != agentrt.AfterTextAnswer || boundaries[0].String() != "after_text_answer" {
+		t.Errorf("boundaries %v, want one after_text_answer", boundaries)
+	}
+	for _, e := range r.events {
+		switch e.Type {
+		case agentrt.EventRunStart:
+			if !strings.Contains(e.Message, "native mode") || strings.Contains(e.Message, "output tool answer") {
+				t.Errorf("run_start says %q", e.Message)
+			}
+		case agentrt.EventDecision:
+			if !strings.HasPrefix(e.Message, "after_text_answer: ") {
+				t.Errorf("decision event %q", e.Message)
+			}
+		}
+	}
+}
+
+// TestNativeEscalates: the built-in strategy escalates after invalid text
+// answers as it does after invalid calls of the output tool.
+func TestNativeEscalates(t *testing.T) {
+	p := notePlan(t, plan.ModeNative, func(a *plan.Agent) {
+		a.Strategy.Escalate = &plan.Escalate{AfterInvalid: 1, Model: "m2"}
+	})
+	r := runWith(t, p, agentrt.Options{}, text(t, `{"label":"none"}`), text(t, `{"label":"bug","note":null}`))
+	if r.rep.Outcome != agentrt.OutcomeOK || r.model.reqs[1].Model != "m2" {
+		t.Errorf("outcome %s (%s), second turn's model %q; want ok and m2", r.rep.Outcome, r.rep.Error, r.model.reqs[1].Model)
+	}
+}
+
+// TestOutputToolFromPlan: the output tool is the one the plan names; a
+// plan built without the compiler gets the name the compiler would give,
+// the same on every runner.
+func TestOutputToolFromPlan(t *testing.T) {
+	p := notePlan(t, plan.ModeTool, nil)
+	p.Output.Tool = "answer_0a1b2c3d"
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r := runWith(t, p, agentrt.Options{}, answer(`{"label":"bug","note":null}`, 10))
+	if r.rep.OutputTool != "answer_0a1b2c3d" || r.model.reqs[0].Tools[0].Name != "answer_0a1b2c3d" {
+		t.Errorf("report names %q, request offers %q; want the plan's answer_0a1b2c3d", r.rep.OutputTool, r.model.reqs[0].Tools[0].Name)
+	}
+	for _, e := range r.events {
+		if e.Type == agentrt.EventRunStart && e.Message != "output tool answer_0a1b2c3d" {
+			t.Errorf("run_start says %q", e.Message)
+		}
+	}
+
+	built := agent(t, nil)
+	want, err := plan.OutputToolName(&built.Agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if r := runWith(t, built, agentrt.Options{}, answer(`{"label":"bug"}`, 10)); r.rep.OutputTool != want {
+			t.Errorf("a plan without an output section: output tool %q, want %q", r.rep.OutputTool, want)
+		}
+	}
+
+	_, err = agentrt.New(p, agentrt.Options{Model: &scripted{}, Tools: map[string]agentrt.Tool{"answer_0a1b2c3d": &echoTool{name: "answer_0a1b2c3d"}}})
+	if err == nil || !strings.Contains(err.Error(), `output tool name "answer_0a1b2c3d" is taken by a tool`) {
+		t.Errorf("a tool of the output tool's name: %v", err)
 	}
 }
 

@@ -3,8 +3,6 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,9 +40,6 @@ type Options struct {
 	// Agent names the run in its events, for runs nested in others
 	// (an agent called as a tool); empty for a top-level run.
 	Agent string
-	// OutputSuffix is the output tool's name suffix; empty draws a random
-	// one. Replays pass the recorded suffix.
-	OutputSuffix string
 	// Journal, when set, records the run's effects, serves those it
 	// already holds, and in a replay forbids the rest. A nested run (an
 	// agent called as a tool) takes its parent's, under the call's key.
@@ -63,8 +58,8 @@ type Overrides struct {
 }
 
 // Runner runs one plan, any number of times, concurrently if need be. Its
-// schemas are compiled once, and its output tool's name is reserved when
-// it is made, before any run.
+// schemas are compiled once, and its output tool's name, the plan's, is
+// known when it is made, before any run.
 type Runner struct {
 	plan        *plan.Plan
 	agent       *plan.Agent
@@ -93,7 +88,7 @@ func (e *ConfigError) Error() string { return e.Msg }
 
 // New prepares a plan for running: it checks that every tool is provided,
 // compiles the input, output and tool argument schemas, parses the prompt
-// template and reserves the output tool's name.
+// template and checks that no tool takes the output tool's name.
 func New(p *plan.Plan, opts Options) (*Runner, error) {
 	if opts.Model == nil {
 		return nil, &ConfigError{"runtime: no model"}
@@ -155,18 +150,6 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 			return nil, &ConfigError{fmt.Sprintf("output schema: %v", err)}
 		}
 		r.output = s
-		suffix := opts.OutputSuffix
-		if suffix == "" {
-			var b [4]byte
-			if _, err := rand.Read(b[:]); err != nil {
-				return nil, err
-			}
-			suffix = hex.EncodeToString(b[:])
-		}
-		r.outputTool = o.Name + "_" + suffix
-		if _, clash := opts.Tools[r.outputTool]; clash {
-			return nil, &ConfigError{fmt.Sprintf("output tool name %q is taken by a tool", r.outputTool)}
-		}
 		r.low = plan.Lowering{Mode: plan.ModeTool, Schema: o.Schema}
 		if p.Output != nil {
 			r.low = *p.Output
@@ -178,6 +161,17 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 		}
 		switch r.low.Mode {
 		case plan.ModeTool:
+			if r.low.Tool == "" {
+				// A plan a host built without the compiler: the name the
+				// compiler would have written.
+				if r.low.Tool, err = plan.OutputToolName(a); err != nil {
+					return nil, &ConfigError{fmt.Sprintf("output tool: %v", err)}
+				}
+			}
+			r.outputTool = r.low.Tool
+			if _, clash := opts.Tools[r.outputTool]; clash {
+				return nil, &ConfigError{fmt.Sprintf("output tool name %q is taken by a tool", r.outputTool)}
+			}
 		case plan.ModeNative, plan.ModePrompted:
 			r.answerFmt = &AnswerFormat{Mode: r.low.Mode, Name: o.Name, Description: o.Description, Schema: r.low.Schema, Strict: r.low.Strict}
 		default:
@@ -221,8 +215,9 @@ func (r *Runner) budgets() error {
 	return nil
 }
 
-// OutputTool returns the reserved name of the output tool, or "" for an
-// agent without an output contract.
+// OutputTool returns the name of the output tool, or "" when none is
+// offered: an agent without an output contract, or one whose answer comes
+// in the text (native or prompted mode).
 func (r *Runner) OutputTool() string { return r.outputTool }
 
 // InputError reports a run input that does not satisfy the input schema;
@@ -282,7 +277,7 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	}
 	x.msgs = []Message{{Role: System, Content: r.instructions()}, {Role: User, Content: user}}
 	x.shape = r.output != nil && len(r.specs) == 0
-	x.emit(Event{Type: EventRunStart, Model: x.model, Message: "output tool " + r.outputTool})
+	x.emit(Event{Type: EventRunStart, Model: x.model, Message: r.answerWay()})
 	x.loop()
 	if x.journal != nil && x.jpath == "" {
 		if d := x.unreachedDivergence(); d != nil && x.rep.Divergence == nil && !x.rep.Interrupted {
@@ -293,6 +288,14 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	x.rep.DurationMS = ms(time.Since(started))
 	x.emit(Event{Type: EventRunEnd, Outcome: x.rep.Outcome, Bound: x.rep.Bound, Usage: &x.rep.Usage, Message: x.rep.Error})
 	return x.rep, nil
+}
+
+// answerWay says how the answer comes, for the run_start event.
+func (r *Runner) answerWay() string {
+	if r.output == nil {
+		return "no output contract: the final text is the result"
+	}
+	return r.low.Way()
 }
 
 // instructions is the system message: the agent's instructions and, for
@@ -462,7 +465,7 @@ func (x *run) loop() {
 			attempted = true
 			done = x.textAnswer(msg.Content)
 			if !done {
-				d = x.decide(round, AfterToolResults)
+				d = x.decide(round, AfterTextAnswer)
 			}
 		default:
 			d = x.decide(round, AfterProse)
@@ -541,9 +544,6 @@ func (x *run) request() *Request {
 		req.Tools = append(append([]ToolSpec(nil), x.specs...), x.outSpec)
 	default:
 		req.Tools = x.specs
-	}
-	if req.Answer != nil {
-		req.OutputTool = ""
 	}
 	return req
 }
@@ -769,7 +769,7 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 	var ordinals []int // each call's place in the message, its effect's ordinal
 	var answer *ToolCall
 	for i := range calls {
-		if calls[i].Name == x.outputTool && x.output != nil && answer == nil {
+		if x.outputTool != "" && calls[i].Name == x.outputTool && answer == nil {
 			answer = &calls[i]
 			continue
 		}
@@ -840,10 +840,12 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	}()
 	t, ok := x.opts.Tools[c.Name]
 	switch {
-	case c.Name == x.outputTool:
+	case x.outputTool != "" && c.Name == x.outputTool:
 		return ToolResult{Content: "Give one answer per turn: only the first call of " + c.Name + " counts.", IsError: true}, cr, nil
 	case !ok:
 		return ToolResult{Content: fmt.Sprintf("there is no tool %q", c.Name), IsError: true}, cr, nil
+	case x.shape && x.answerFmt != nil:
+		return ToolResult{Content: "no tool may be called now: give your answer as JSON in your reply", IsError: true}, cr, nil
 	case x.shape:
 		return ToolResult{Content: fmt.Sprintf("only %s may be called now: give your answer", x.outputTool), IsError: true}, cr, nil
 	}

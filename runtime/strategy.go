@@ -10,14 +10,19 @@ import (
 // Boundary is a point of a run where the strategy is consulted.
 type Boundary int
 
-// The two boundaries of a round.
+// The boundaries of a round: where it ends, unless an answer ended the run.
 const (
 	// AfterToolResults follows the commit of a turn's tool results
-	// (including the runtime's reply to an invalid answer).
+	// (including the runtime's reply to an invalid call of the output
+	// tool).
 	AfterToolResults Boundary = iota + 1
 	// AfterProse follows the commit of an assistant message that called
-	// no tool.
+	// no tool and gave no answer.
 	AfterProse
+	// AfterTextAnswer follows an answer given in the text of an assistant
+	// message (native or prompted mode) that failed validation, and the
+	// commit of the runtime's reply with the errors.
+	AfterTextAnswer
 )
 
 func (b Boundary) String() string {
@@ -26,6 +31,8 @@ func (b Boundary) String() string {
 		return "after_tool_results"
 	case AfterProse:
 		return "after_prose"
+	case AfterTextAnswer:
+		return "after_text_answer"
 	}
 	return fmt.Sprintf("boundary(%d)", int(b))
 }
@@ -40,7 +47,8 @@ type State struct {
 	// HasOutput says whether the agent has an output contract, and
 	// KeepsTools whether answering turns keep the tools.
 	HasOutput, KeepsTools bool
-	// OutputTool is the output tool's reserved name.
+	// OutputTool is the output tool's name; empty when none is offered
+	// (native and prompted modes, or no output contract).
 	OutputTool string
 	// AnswerMode is how the answer travels: plan.ModeTool (through
 	// OutputTool), plan.ModeNative or plan.ModePrompted (as JSON text).
@@ -102,8 +110,9 @@ type RoundStrategy interface {
 }
 
 // Builtin returns the strategy a manifest declares:
-//   - after tool results: continue, switching to the escalation model once
-//     the answers that failed validation reach escalate.after_invalid;
+//   - after tool results and after an invalid text answer: continue,
+//     switching to the escalation model once the answers that failed
+//     validation reach escalate.after_invalid;
 //   - after prose, for an agent without an output contract: stop and
 //     accept the prose as the result;
 //   - after prose, without keeps_tools: shape (gathering is over);
@@ -117,7 +126,7 @@ type builtin struct{ agent *plan.Agent }
 func (b builtin) Decide(_ context.Context, s *State) Decision {
 	st := b.agent.Strategy
 	switch s.Boundary {
-	case AfterToolResults:
+	case AfterToolResults, AfterTextAnswer:
 		if e := st.Escalate; e != nil && s.InvalidAnswers >= e.AfterInvalid && s.Model != e.Model {
 			return Decision{Action: Continue, Model: e.Model}
 		}

@@ -42,7 +42,7 @@ type Request struct {
 	Model       string `json:"model"`
 	System      string `json:"system"`
 	User        string `json:"user"`
-	Tool        string `json:"tool"` // the output tool's name, before its random suffix
+	Tool        string `json:"tool"` // the output tool's name, before its suffix
 	Description string `json:"description"`
 	// Strict asks the provider to enforce the schema while generating, as
 	// agentc does when the schema is within OpenAI's strict dialect.
@@ -91,7 +91,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	// A fresh suffix per run, as agentc reserves one.
+	// A suffix of its own: agentc draws its own from the plan, and the
+	// server compares requests with tool names aside.
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return err

@@ -11,8 +11,9 @@
 //   - otherwise the answer is the message content (the "prompted" mode).
 //
 // With -same, every request must equal the first one it received, tool
-// names aside (agentc gives its output tool a random suffix); one that
-// differs gets a 400 naming the difference. run.sh uses it to check that
+// names aside (agentc's output tool has a suffix drawn from its plan, the
+// floor's one of its own); one that differs gets a 400 naming the
+// difference. run.sh uses it to check that
 // agentc and the floor send the same request.
 //
 // Usage:

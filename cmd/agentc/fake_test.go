@@ -37,7 +37,9 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// tool offered, with {}, in every turn it is not forced (then prose);
 	// all three report usage as broken servers do, in turn: none, zeros,
 	// negative counts, counts that overflow.
-	// Each request is logged to fake-requests.log as "messages=N".
+	// Each request is logged to fake-requests.log as "messages=N", and
+	// its body, as received, is appended to fake-bodies.jsonl (both SDKs
+	// send compact JSON: one line a request).
 	flaky := provider == "openai-flaky"
 	// "openai-429" answers every request 429 with a Retry-After of two
 	// minutes; "openai-401" answers 401, as a server refusing the key.
@@ -66,7 +68,17 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	logFile := ts.MkAbs("fake-requests.log")
 	ts.Check(os.WriteFile(logFile, nil, 0o644))
+	bodyFile := ts.MkAbs("fake-bodies.jsonl")
+	ts.Check(os.WriteFile(bodyFile, nil, 0o644))
 	var logMu sync.Mutex
+	logBody := func(body []byte) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		if f, err := os.OpenFile(bodyFile, os.O_APPEND|os.O_WRONLY, 0); err == nil {
+			f.Write(append(bytes.TrimRight(body, "\n"), '\n'))
+			f.Close()
+		}
+	}
 	requests := 0
 	if !json.Valid(answer) {
 		ts.Fatalf("fakeprovider: the answer is not JSON")
@@ -92,6 +104,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				} `json:"response_format"`
 			}
 			body, _ := io.ReadAll(r.Body)
+			logBody(body)
 			if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil {
 				nethttp.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, 400)
 				return
@@ -194,6 +207,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				} `json:"output_config"`
 			}
 			body, _ := io.ReadAll(r.Body)
+			logBody(body)
 			if r.URL.Path != "/v1/messages" || json.Unmarshal(body, &req) != nil {
 				nethttp.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad request"}}`, 400)
 				return

@@ -112,6 +112,28 @@ func TestScripts(t *testing.T) {
 			// digests, as anyone who can write a plan can.
 			"editplan": func(ts *testscript.TestScript, neg bool, args []string) { editPlan(ts, neg, args, false) },
 			"reseal":   func(ts *testscript.TestScript, neg bool, args []string) { editPlan(ts, neg, args, true) },
+			// pluck FILE FIELD OUT writes the top-level FIELD of each JSON
+			// line of FILE to OUT, one a line, its bytes as they stand:
+			// for comparing what two runs sent.
+			"pluck": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 3 {
+					ts.Fatalf("usage: pluck FILE FIELD OUT")
+				}
+				var out bytes.Buffer
+				for i, line := range bytes.Split(bytes.TrimSuffix([]byte(ts.ReadFile(args[0])), []byte("\n")), []byte("\n")) {
+					var obj map[string]json.RawMessage
+					if err := json.Unmarshal(line, &obj); err != nil {
+						ts.Fatalf("pluck: %s line %d: %v", args[0], i+1, err)
+					}
+					v, ok := obj[args[1]]
+					if !ok {
+						ts.Fatalf("pluck: %s line %d has no %q", args[0], i+1, args[1])
+					}
+					out.Write(v)
+					out.WriteByte('\n')
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[2]), out.Bytes(), 0o644))
+			},
 			// exits N cmd args... runs a command and checks its exit code,
 			// keeping its output for stdout and stderr.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {

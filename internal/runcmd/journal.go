@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,7 +31,6 @@ type headerTools struct {
 // an interrupted record, replaying, or none.
 type runJournal struct {
 	rt      *agentrt.Journal
-	suffix  string
 	servers map[string]tool.ServerRecord
 	// lock is a record's, held from the start of the run to its end;
 	// fresh says the journal is new, created by start.
@@ -64,7 +64,6 @@ func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 		}
 		if _, statErr := os.Stat(file); errors.Is(statErr, fs.ErrNotExist) {
 			jn.fresh = true
-			jn.suffix = newSuffix()
 			jn.rt = &agentrt.Journal{}
 			return jn, nil
 		}
@@ -75,7 +74,6 @@ func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 		return nil, &ExitError{Code: ExitFindings, Err: err}
 	}
 	jn.rt = &agentrt.Journal{Recorded: j, Writer: w, Replay: replay}
-	jn.suffix = j.Header.OutputSuffix
 	if len(j.Header.Tools) > 0 {
 		var ht headerTools
 		if err := json.Unmarshal(j.Header.Tools, &ht); err != nil {
@@ -121,7 +119,7 @@ func (jn *runJournal) start(p *plan.Plan) error {
 	if err != nil {
 		return err
 	}
-	h := journal.Header{Plan: string(p.Digests.Plan), Run: newRunID(), OutputSuffix: jn.suffix, Agent: p.Agent.Name,
+	h := journal.Header{Plan: string(p.Digests.Plan), Run: newRunID(), OutputSuffix: outputSuffix(p), Agent: p.Agent.Name,
 		Started: time.Now().UTC(), Tools: ht}
 	w, err := jn.lock.Create(h)
 	if err != nil {
@@ -168,8 +166,16 @@ func resolved(path string) string {
 	return abs
 }
 
-func newSuffix() string { return randomHex(4) }
-func newRunID() string  { return randomHex(8) }
+func newRunID() string { return randomHex(8) }
+
+// outputSuffix is the suffix of the plan's output tool, for the journal's
+// header; empty when the plan offers none.
+func outputSuffix(p *plan.Plan) string {
+	if p.Output == nil || p.Agent.Output == nil {
+		return ""
+	}
+	return strings.TrimPrefix(p.Output.Tool, p.Agent.Output.Name+"_")
+}
 
 func randomHex(n int) string {
 	b := make([]byte, n)

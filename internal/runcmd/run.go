@@ -161,7 +161,7 @@ func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 		defer eventsFile.Close()
 	}
 	opts.Events = eventPrinter(e.Stderr, eventsFile)
-	opts.Journal, opts.OutputSuffix = jn.rt, jn.suffix
+	opts.Journal = jn.rt
 	// The provider that answers, which a journal's fingerprints name.
 	opts.Provider = f.model
 	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL}, os.Getenv, opts.Events)
@@ -191,7 +191,6 @@ func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 		Events:   opts.Events,
 		// Tests answer http tools' requests without a network.
 		HTTPTransport: e.HTTPTransport,
-		OutputSuffix:  jn.suffix,
 		Servers:       jn.servers,
 		Offline:       f.replay != "",
 		OnServer:      jn.onServer,

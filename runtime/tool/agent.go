@@ -2,15 +2,12 @@ package tool
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/zeebo/blake3"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -60,9 +57,6 @@ func newAgent(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env E
 	child.BaseDir = dir
 	child.stack = append(slices.Clip(env.stack), p.Digests.Plan)
 	child.path = strings.TrimPrefix(env.path+"/"+name, "/")
-	if env.OutputSuffix != "" {
-		child.OutputSuffix = deriveSuffix(env.OutputSuffix, child.path)
-	}
 	tools, err := build(ctx, callee, child)
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
@@ -71,7 +65,7 @@ func newAgent(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env E
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
 	}
-	r, err := agentrt.New(callee, agentrt.Options{Model: model, Tools: tools, Pool: env.Pool, Events: env.Events, Agent: child.path, OutputSuffix: child.OutputSuffix, Provider: env.Provider})
+	r, err := agentrt.New(callee, agentrt.Options{Model: model, Tools: tools, Pool: env.Pool, Events: env.Events, Agent: child.path, Provider: env.Provider})
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
 	}
@@ -88,13 +82,6 @@ func (a *agentTool) Spec() agentrt.ToolSpec { return a.spec }
 // Nested: the child run journals its own model and tool calls, under the
 // key of this call, so a replay runs it again from the journal.
 func (a *agentTool) Nested() bool { return true }
-
-// deriveSuffix names a called agent's output tool after its caller's, so
-// that it is the same in a replay that reuses the recorded suffix.
-func deriveSuffix(parent, path string) string {
-	sum := blake3.Sum256([]byte(parent + "/" + path))
-	return hex.EncodeToString(sum[:4])
-}
 
 func (a *agentTool) Call(ctx context.Context, args json.RawMessage) (agentrt.ToolResult, error) {
 	var in json.RawMessage

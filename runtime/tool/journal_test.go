@@ -24,23 +24,18 @@ func (refusing) Complete(context.Context, *agentrt.Request) (*agentrt.Response, 
 	return nil, errors.New("the model was asked during a replay")
 }
 
-// suffix is the output tool suffix every journaled run here uses, as a
-// replay reuses the recorded one.
-const suffix = "0badcafe"
-
 // nestedRun runs parent, whose tool "label" is the agent child, with its
 // own model and the child's, journaled through jn.
 func nestedRun(t *testing.T, parent, child *plan.Plan, model, childModel agentrt.Model, jn *agentrt.Journal) *agentrt.Report {
 	t.Helper()
 	e := env(map[string]*plan.Plan{"/agents/label.cue": child}, nil)
 	e.ModelFor = func(*plan.Plan) (agentrt.Model, error) { return childModel, nil }
-	e.OutputSuffix = suffix
 	tools, closeTools, err := tool.Build(context.Background(), parent, e)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeTools()
-	r, err := agentrt.New(parent, agentrt.Options{Model: model, Tools: tools, Journal: jn, OutputSuffix: suffix})
+	r, err := agentrt.New(parent, agentrt.Options{Model: model, Tools: tools, Journal: jn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +55,7 @@ func labelCaller(t *testing.T, child *plan.Plan) *plan.Plan {
 func newJournal(t *testing.T) (string, *journal.Writer) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "run.jsonl")
-	w, err := journal.Create(file, journal.Header{Plan: "blake3:" + strings.Repeat("0", 64), Run: "r", OutputSuffix: suffix, Agent: "triage", Started: time.Now()})
+	w, err := journal.Create(file, journal.Header{Plan: "blake3:" + strings.Repeat("0", 64), Run: "r", Agent: "triage", Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,11 +44,6 @@ type Env struct {
 	// streamable HTTP.
 	MCPHTTPClient *nethttp.Client
 
-	// OutputSuffix, when set, is the output tool suffix of the run the
-	// tools serve; called agents derive theirs from it, so a replay that
-	// reuses the recorded suffix names every nested output tool as the
-	// record did. Empty draws random ones.
-	OutputSuffix string
 	// Servers are mcp servers' tool sets as a journal recorded them, by
 	// server path (the agent tools that led to it, and its name, joined
 	// by "/"). Offline, tools come from here and no server is started; a

@@ -22,7 +22,9 @@ to the same bytes on every machine.
 
 The path names one agent, as for vet (default "."). Findings are printed on
 standard error; with any error, no plan is written. The plan goes to the -o
-file, written whole or not at all, or to standard output.
+file, written whole or not at all, or to standard output. A last line on
+standard error says how the answer will come: the output tool's name, which
+is the same on every run, or the mode that offers none.
 
 Exit codes: 0 the plan was written; 1 findings; 2 usage error.`,
 		Example: `  agentc compile examples/issue-triage.cue -o triage.plan.json`,
@@ -38,15 +40,26 @@ Exit codes: 0 the plan was written; 1 findings; 2 usage error.`,
 			if len(bs) != 1 {
 				return cli.UsageError("compile takes one agent; %s holds %d", args[0], len(bs))
 			}
-			data, err := bs[0].plan.Encode()
+			p := bs[0].plan
+			data, err := p.Encode()
 			if err != nil {
 				return err
 			}
 			if out == "" || out == "-" {
-				_, err := e.Stdout.Write(data)
+				_, err = e.Stdout.Write(data)
+			} else {
+				err = writeFileAtomic(out, data)
+			}
+			if err != nil {
 				return err
 			}
-			return writeFileAtomic(out, data)
+			// How the run will ask for the answer, known before it starts.
+			way := "no output contract"
+			if p.Output != nil {
+				way = p.Output.Way()
+			}
+			fmt.Fprintf(e.Stderr, "agentc: %s: %s\n", p.Agent.Name, way)
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the plan to this file (default: standard output)")
