@@ -5,6 +5,7 @@ import (
 	"net/textproto"
 	neturl "net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -289,6 +290,9 @@ func (c *checker) checkTools() {
 
 func quoteName(n string) string { return fmt.Sprintf("%q", n) }
 
+// providerKeys are the variables agentc reads its providers' keys from.
+var providerKeys = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+
 func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by string, pos token.Pos)) {
 	path := "capabilities.tools." + name
 	for _, f := range []string{"timeout"} {
@@ -297,6 +301,11 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			if d, err := time.ParseDuration(s); err != nil || d <= 0 {
 				c.add(fv.Pos(), Error, CodeToolInvalid, "%s.%s: %q is not a positive duration (write e.g. \"30s\")", path, f, s)
 			}
+		}
+	}
+	for i, ev := range elems(lookup(t, "env")) {
+		if v, ok := str(ev); ok && slices.Contains(providerKeys, v) {
+			c.add(ev.Pos(), Warning, CodeToolEnvProviderKey, "%s.env[%d]: %s is the key agentc sends to its provider; the tool's program can read it and send it anywhere (what it prints is redacted, not what it sends): give the tool a key of its own", path, i, v)
 		}
 	}
 	var input any

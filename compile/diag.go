@@ -126,6 +126,7 @@ var Rules = []Rule{
 	{CodeBudgetUnbounded, Warning, "neither a deadline nor a token budget bounds the run"},
 	{CodeToolCollision, Error, "two tools, or a tool and the output tool, share a name"},
 	{CodeToolInvalid, Error, "a tool's fields are inconsistent"},
+	{CodeToolEnvProviderKey, Warning, "a tool's env passes it a provider key (OPENAI_API_KEY, ANTHROPIC_API_KEY)"},
 	{CodeTemplateSyntax, Error, "a template does not parse"},
 	{CodeTemplateRef, Error, "a template refers to a field its schema does not declare"},
 	{CodeAgentPin, Error, "an agent tool's pin does not match the called agent's contract digest"},
@@ -155,6 +156,7 @@ const (
 	CodeBudgetUnbounded           = "BUDGET_UNBOUNDED"
 	CodeToolCollision             = "TOOL_NAME_COLLISION"
 	CodeToolInvalid               = "TOOL_INVALID"
+	CodeToolEnvProviderKey        = "TOOL_ENV_PROVIDER_KEY"
 	CodeTemplateSyntax            = "TEMPLATE_SYNTAX"
 	CodeTemplateRef               = "TEMPLATE_REF"
 	CodeKeepsToolsNoTools         = "KEEPS_TOOLS_NO_TOOLS"

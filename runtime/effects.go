@@ -378,12 +378,15 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 		if merr != nil {
 			return nil, false, fmt.Errorf("journal: encoding the request of effect %s: %w", k, merr)
 		}
-		e := journal.Entry{Key: k, Kind: kind, Fingerprint: id.fp, Request: b, Response: resp,
+		// Every line of the journal is written here, with the secrets
+		// replaced; the fingerprint is the request's as it was sent.
+		s := x.opts.Secrets
+		e := journal.Entry{Key: k, Kind: kind, Fingerprint: id.fp, Request: s.JSON(b), Response: s.JSON(resp),
 			Started: started, DurationMS: time.Since(started).Milliseconds()}
 		if err != nil {
 			// A failure is an outcome a replay must reproduce: the run
 			// ended on it, or a nested run's failure became a tool error.
-			e.Error = err.Error()
+			e.Error = s.String(err.Error())
 			e.Response, _ = json.Marshal(FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline()})
 		}
 		if werr := j.Writer.Append(e); werr != nil {
@@ -517,6 +520,17 @@ func recordedMessages(j *journal.Journal, e *journal.Entry, depth int) ([]json.R
 func (x *run) complete(round int, req *Request, call func() (*Response, error)) (*Response, bool, error) {
 	if call == nil {
 		call = func() (*Response, error) { return x.opts.Model.Complete(x.runCtx, req) }
+	}
+	// What the model says, and a provider's error, have the secrets
+	// replaced before the run, its journal or its report holds them: a
+	// replay then serves what the recorded run went on with.
+	live := call
+	call = func() (*Response, error) {
+		resp, err := live()
+		if resp != nil {
+			resp.Message = redactMessage(x.opts.Secrets, resp.Message)
+		}
+		return resp, x.opts.Secrets.Error(err)
 	}
 	if x.journal == nil {
 		resp, err := call()

@@ -112,7 +112,8 @@ const (
 	EventDecision       = "decision"
 	EventReserve        = "answer_reserve"
 	EventRunEnd         = "run_end"
-	EventToolServer     = "tool_server" // a tool server connected, with its fingerprint
+	EventToolServer     = "tool_server"  // a tool server connected, with its fingerprint
+	EventKeyWithheld    = "key_withheld" // a provider key was not sent to the server a manifest named
 )
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -17,6 +17,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/runtime/redact"
 )
 
 // Options configure a Runner.
@@ -47,6 +48,11 @@ type Options struct {
 	// Provider names the model's provider in effect fingerprints; empty
 	// means the plan's.
 	Provider string
+	// Secrets are the secret values the run read (provider keys, the
+	// variables its tools are given): each is replaced by redact.Marker
+	// in every message sent to the model, tool result, event, journal
+	// entry and in the report. Nil redacts nothing.
+	Secrets *redact.Set
 }
 
 // Overrides replace budgets of the plan. A nil field keeps the plan's.
@@ -275,7 +281,7 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 		x.runCtx, cancel = context.WithDeadline(ctx, x.deadline)
 		defer cancel()
 	}
-	x.msgs = []Message{{Role: System, Content: r.instructions()}, {Role: User, Content: user}}
+	x.say(Message{Role: System, Content: r.instructions()}, Message{Role: User, Content: user})
 	x.shape = r.output != nil && len(r.specs) == 0
 	x.emit(Event{Type: EventRunStart, Model: x.model, Message: r.answerWay()})
 	x.loop()
@@ -286,6 +292,7 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 		x.rep.Replayed = x.journal.Served()
 	}
 	x.rep.DurationMS = ms(time.Since(started))
+	x.redactReport()
 	x.emit(Event{Type: EventRunEnd, Outcome: x.rep.Outcome, Bound: x.rep.Bound, Usage: &x.rep.Usage, Message: x.rep.Error})
 	return x.rep, nil
 }
@@ -355,6 +362,7 @@ func (x *run) emit(e Event) {
 	if x.opts.Events == nil {
 		return
 	}
+	e.Message = x.opts.Secrets.String(e.Message)
 	e.Time = time.Now()
 	e.Agent = x.opts.Agent
 	x.opts.Events(e)
@@ -444,7 +452,7 @@ func (x *run) loop() {
 		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.model, Usage: &usage, Message: strings.TrimSpace(replayedNote(replayed) + " " + odd)})
 		msg := resp.Message
 		msg.Role = Assistant
-		x.msgs = append(x.msgs, msg)
+		x.say(msg)
 		// An answering turn, one where only the answer may be given, that
 		// ends with no attempt at one counts against answer_turns.
 		answering := req.Answer != nil && len(req.Tools) == 0 || req.ToolChoice.Mode == ChooseTool && req.ToolChoice.Name == x.outputTool && x.outputTool != ""
@@ -583,7 +591,7 @@ func (x *run) apply(d Decision) bool {
 	}
 	switch d.Action {
 	case Inject:
-		x.msgs = append(x.msgs, Message{Role: User, Content: d.Message})
+		x.say(Message{Role: User, Content: d.Message})
 		x.reminded++
 	case Stop:
 		if !d.Accept {
@@ -621,7 +629,7 @@ func (x *run) acceptProse() bool {
 		errs = append(errs, err.Error())
 	}
 	return x.rejectAnswer(errs[0], func(feedback string) {
-		x.msgs = append(x.msgs, Message{Role: User, Content: feedback})
+		x.say(Message{Role: User, Content: feedback})
 	})
 }
 
@@ -651,7 +659,7 @@ func (x *run) textAnswer(text string) bool {
 		}
 	}
 	return x.rejectAnswer(why, func(feedback string) {
-		x.msgs = append(x.msgs, Message{Role: User, Content: feedback})
+		x.say(Message{Role: User, Content: feedback})
 	})
 }
 
@@ -794,7 +802,7 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 			x.failed(err, "a call of tool "+c.Name, err.Error())
 			return true
 		}
-		x.msgs = append(x.msgs, Message{Role: ToolRole, ToolCallID: c.ID, Name: c.Name, Content: res.Content, IsError: res.IsError})
+		x.say(Message{Role: ToolRole, ToolCallID: c.ID, Name: c.Name, Content: res.Content, IsError: res.IsError})
 	}
 	x.rep.ToolCalls = x.calls
 	if answer == nil {
@@ -806,14 +814,14 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 	if err == nil {
 		rr.ToolCalls = append(rr.ToolCalls, cr)
 		x.rep.Answer = args
-		x.msgs = append(x.msgs, Message{Role: ToolRole, ToolCallID: answer.ID, Name: answer.Name, Content: "Answer accepted."})
+		x.say(Message{Role: ToolRole, ToolCallID: answer.ID, Name: answer.Name, Content: "Answer accepted."})
 		x.end(OutcomeOK, BoundNone, "")
 		return true
 	}
 	cr.IsError, cr.Error = true, err.Error()
 	rr.ToolCalls = append(rr.ToolCalls, cr)
 	return x.rejectAnswer(err.Error(), func(feedback string) {
-		x.msgs = append(x.msgs, Message{Role: ToolRole, ToolCallID: answer.ID, Name: answer.Name, Content: feedback, IsError: true})
+		x.say(Message{Role: ToolRole, ToolCallID: answer.ID, Name: answer.Name, Content: feedback, IsError: true})
 	})
 }
 
@@ -864,12 +872,12 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		if x.journal != nil {
 			ctx = withScope(ctx, journalScope{j: x.journal, path: key.Child()})
 		}
-		res, stop = invoke(ctx, t, c)
+		res, stop = invoke(ctx, t, c, x.opts.Secrets)
 		x.rep.Usage = x.rep.Usage.Add(res.Usage)
 		return res, cr, stop
 	}
 	if x.journal == nil {
-		res, _ = invoke(x.runCtx, t, c)
+		res, _ = invoke(x.runCtx, t, c, x.opts.Secrets)
 		x.rep.Usage = x.rep.Usage.Add(res.Usage)
 		return res, cr, nil
 	}
@@ -878,7 +886,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		req.Declaration = &decl
 	}
 	raw, replayed, err := x.effect(journal.Key{Round: round, Ordinal: ordinal}, journal.KindTool, ident{full: req, what: "call of tool " + c.Name}, func() (json.RawMessage, error) {
-		res, _ := invoke(x.runCtx, t, c)
+		res, _ := invoke(x.runCtx, t, c, x.opts.Secrets)
 		if err := x.runCtx.Err(); err != nil {
 			// Cut off by an interrupt or the deadline, not the tool's own
 			// result: the first is made again on resume, the second ends
@@ -904,12 +912,14 @@ func callReport(c ToolCall) CallReport {
 
 // invoke calls a tool, turning an error or a panic into an error result;
 // only a nested run's divergence from the journal comes back as an error,
-// to stop the run.
-func invoke(ctx context.Context, t Tool, c ToolCall) (res ToolResult, stop error) {
+// to stop the run. Every result has the secrets replaced, before a
+// journal, the report or the model sees it.
+func invoke(ctx context.Context, t Tool, c ToolCall, secrets *redact.Set) (res ToolResult, stop error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = ToolResult{Content: fmt.Sprintf("tool %s failed: it panicked: %v", c.Name, p), IsError: true}
 		}
+		res.Content = secrets.String(res.Content)
 	}()
 	res, err := t.Call(ctx, c.Arguments)
 	var d *Divergence
@@ -920,6 +930,64 @@ func invoke(ctx context.Context, t Tool, c ToolCall) (res ToolResult, stop error
 		return ToolResult{Content: fmt.Sprintf("tool %s failed: %v", c.Name, err), IsError: true, Usage: res.Usage}, nil
 	}
 	return res, nil
+}
+
+// say commits messages to the conversation. It is the one way in: every
+// message has the secrets replaced, so none reaches the model.
+func (x *run) say(msgs ...Message) {
+	for _, m := range msgs {
+		x.msgs = append(x.msgs, redactMessage(x.opts.Secrets, m))
+	}
+}
+
+// redactMessage returns m with the secrets replaced in its text and its
+// tool calls' arguments.
+func redactMessage(s *redact.Set, m Message) Message {
+	if s.Len() == 0 {
+		return m
+	}
+	m.Content = s.String(m.Content)
+	if len(m.ToolCalls) > 0 {
+		calls := make([]ToolCall, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			c.Arguments = s.JSON(c.Arguments)
+			calls[i] = c
+		}
+		m.ToolCalls = calls
+	}
+	return m
+}
+
+// redactReport replaces the secrets in the report's text: errors,
+// arguments, the answer, a divergence's changes.
+func (x *run) redactReport() {
+	s, rep := x.opts.Secrets, x.rep
+	if s.Len() == 0 {
+		return
+	}
+	rep.Error = s.String(rep.Error)
+	if len(rep.Answer) > 0 {
+		rep.Answer = s.JSON(rep.Answer)
+	}
+	for i := range rep.Rounds {
+		for j := range rep.Rounds[i].ToolCalls {
+			c := &rep.Rounds[i].ToolCalls[j]
+			c.Error = s.String(c.Error)
+			if len(c.Arguments) > 0 {
+				c.Arguments = s.JSON(c.Arguments)
+			}
+			if c.ArgumentsText != nil {
+				t := s.String(*c.ArgumentsText)
+				c.ArgumentsText = &t
+			}
+		}
+	}
+	if d := rep.Divergence; d != nil {
+		d.Reason = s.String(d.Reason)
+		for i := range d.Changes {
+			d.Changes[i] = s.String(d.Changes[i])
+		}
+	}
 }
 
 // failed ends the run on an effect that failed: a divergence from the

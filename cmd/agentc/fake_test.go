@@ -21,7 +21,7 @@ import (
 // the provider's environment variables at itself.
 func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: fakeprovider openai|anthropic ANSWER-JSON [FILE...]")
+		ts.Fatalf("usage: fakeprovider openai|anthropic[-MODE] ANSWER-JSON [FILE...]")
 	}
 	provider, answer := args[0], json.RawMessage(args[1])
 	// "openai-flaky" is openai whose first request fails with 503.
@@ -37,13 +37,17 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// tool offered, with {}, in every turn it is not forced (then prose);
 	// all three report usage as broken servers do, in turn: none, zeros,
 	// negative counts, counts that overflow.
-	// Each request is logged to fake-requests.log as "messages=N", and
-	// its body, as received, is appended to fake-bodies.jsonl (both SDKs
-	// send compact JSON: one line a request).
+	// "openai-401" and "anthropic-401" refuse every request with 401,
+	// echoing the key they were sent, as some servers do.
+	// Each request is logged to fake-requests.log as "messages=N", its
+	// body to fake-bodies.jsonl (compacted: one line a request) and its credential headers to fake-auth.log
+	// as "authorization=... x-api-key=...", one line each.
+	unauthorized := strings.HasSuffix(provider, "-401")
+	provider = strings.TrimSuffix(provider, "-401")
 	flaky := provider == "openai-flaky"
 	// "openai-429" answers every request 429 with a Retry-After of two
-	// minutes; "openai-401" answers 401, as a server refusing the key.
-	status := map[string]int{"openai-429": 429, "openai-401": 401}[provider]
+	// minutes.
+	status := map[string]int{"openai-429": 429}[provider]
 	prose := provider == "openai-prose" || provider == "anthropic-prose" || provider == "openai-loop"
 	loop := provider == "openai-loop"
 	brokenUsage := func(n int, in, out string) map[string]any {
@@ -68,16 +72,29 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	logFile := ts.MkAbs("fake-requests.log")
 	ts.Check(os.WriteFile(logFile, nil, 0o644))
-	bodyFile := ts.MkAbs("fake-bodies.jsonl")
-	ts.Check(os.WriteFile(bodyFile, nil, 0o644))
+	bodiesFile, authFile := ts.MkAbs("fake-bodies.jsonl"), ts.MkAbs("fake-auth.log")
+	ts.Check(os.WriteFile(bodiesFile, nil, 0o644))
+	ts.Check(os.WriteFile(authFile, nil, 0o644))
 	var logMu sync.Mutex
-	logBody := func(body []byte) {
+	// logRequest reads a request's body and logs it with its credentials.
+	logRequest := func(r *nethttp.Request) []byte {
+		body, _ := io.ReadAll(r.Body)
+		var line bytes.Buffer
+		if json.Compact(&line, body) != nil {
+			line.Write(body)
+		}
 		logMu.Lock()
 		defer logMu.Unlock()
-		if f, err := os.OpenFile(bodyFile, os.O_APPEND|os.O_WRONLY, 0); err == nil {
-			f.Write(append(bytes.TrimRight(body, "\n"), '\n'))
-			f.Close()
+		for file, text := range map[string]string{
+			bodiesFile: line.String() + "\n",
+			authFile:   fmt.Sprintf("authorization=%s x-api-key=%s\n", r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")),
+		} {
+			if f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0); err == nil {
+				_, _ = f.WriteString(text)
+				f.Close()
+			}
 		}
+		return body
 	}
 	requests := 0
 	if !json.Valid(answer) {
@@ -103,8 +120,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 					Type string `json:"type"`
 				} `json:"response_format"`
 			}
-			body, _ := io.ReadAll(r.Body)
-			logBody(body)
+			body := logRequest(r)
 			if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil {
 				nethttp.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, 400)
 				return
@@ -206,8 +222,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 					} `json:"format"`
 				} `json:"output_config"`
 			}
-			body, _ := io.ReadAll(r.Body)
-			logBody(body)
+			body := logRequest(r)
 			if r.URL.Path != "/v1/messages" || json.Unmarshal(body, &req) != nil {
 				nethttp.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad request"}}`, 400)
 				return
@@ -268,15 +283,36 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if status != 0 {
 		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			logRequest(r)
 			w.Header().Set("Content-Type", "application/json")
-			if status == 429 {
-				w.Header().Set("Retry-After", "120")
-				w.WriteHeader(status)
-				_, _ = io.WriteString(w, `{"error":{"message":"Rate limit reached for requests.","type":"requests","code":"rate_limit_exceeded"}}`)
-				return
-			}
+			w.Header().Set("Retry-After", "120")
 			w.WriteHeader(status)
-			_, _ = io.WriteString(w, `{"error":{"message":"Invalid authentication.","type":"invalid_request_error","code":"invalid_api_key"}}`)
+			_, _ = io.WriteString(w, `{"error":{"message":"Rate limit reached for requests.","type":"requests","code":"rate_limit_exceeded"}}`)
+		}
+	}
+	if unauthorized {
+		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			logRequest(r)
+			key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if k := r.Header.Get("X-Api-Key"); k != "" {
+				key = k
+			}
+			// The messages of the providers' own servers, but echoing the
+			// whole key.
+			var body any
+			switch {
+			case provider == "openai" && key == "":
+				body = map[string]any{"error": map[string]any{"message": "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", "type": "invalid_request_error", "param": nil, "code": nil}}
+			case provider == "openai":
+				body = map[string]any{"error": map[string]any{"message": "Incorrect API key provided: " + key + ". You can find your API key at https://platform.openai.com/account/api-keys.", "type": "invalid_request_error", "param": nil, "code": "invalid_api_key"}}
+			case key == "":
+				body = map[string]any{"type": "error", "error": map[string]any{"type": "authentication_error", "message": "x-api-key header is required"}}
+			default:
+				body = map[string]any{"type": "error", "error": map[string]any{"type": "authentication_error", "message": "invalid x-api-key: " + key}}
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(nethttp.StatusUnauthorized)
+			_ = json.NewEncoder(w).Encode(body)
 		}
 	}
 	srv := httptest.NewServer(h)

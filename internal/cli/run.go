@@ -28,7 +28,11 @@ schema, then answers with a value made from the output schema. Otherwise the
 manifest's provider is used: keys come from OPENAI_API_KEY and
 ANTHROPIC_API_KEY only; the base URL from --base-url, OPENAI_BASE_URL or
 ANTHROPIC_BASE_URL, or the manifest's model.base_url (any OpenAI-compatible
-server, which may need no key).
+server, which may need no key). A key goes to a manifest's base_url only if
+you name its host in AGENTC_KEY_HOSTS (e.g. localhost,gateway.internal:8443).
+
+Keys, and the values of the variables tools' env names, are replaced by
+[redacted] in everything the run writes and everything sent to the model.
 
 Relative paths in the agent (an fs tool's root) resolve against the
 manifest's directory, or the plan's; --dir names another.

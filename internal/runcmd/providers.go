@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"agentc.dev/agentc/plan"
@@ -21,12 +23,53 @@ type providerFlags struct {
 	model   string // "test" runs every agent against the test model
 	seed    int64
 	baseURL string
+	// keyHosts are the hosts a manifest's base URL may name and still be
+	// sent the key (KeyHostsVar).
+	keyHosts []string
+}
+
+// KeyHostsVar lists, comma-separated, the hosts a manifest's
+// model.base_url may name and still be sent the provider key.
+const KeyHostsVar = "AGENTC_KEY_HOSTS"
+
+// provider is what agentc knows of each real provider: where its key and
+// base URL come from, and its own API host, which gets the key whoever
+// names it.
+type provider struct {
+	keyVar, baseVar, host string
+}
+
+var providers = map[string]provider{
+	"openai":    {"OPENAI_API_KEY", "OPENAI_BASE_URL", "api.openai.com"},
+	"anthropic": {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "api.anthropic.com"},
+}
+
+// keyHosts reads the hosts that may be sent a key from the value of
+// KeyHostsVar: host names or addresses, with a port or without, separated
+// by commas.
+func keyHosts(list string) ([]string, error) {
+	var out []string
+	for _, h := range strings.Split(list, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		if strings.ContainsAny(h, "/@?# ") {
+			return nil, UsageError("%s: %q is not a host: give host names or addresses, with a port or without, separated by commas (e.g. localhost,gateway.internal:8443)", KeyHostsVar, h)
+		}
+		out = append(out, h)
+	}
+	return out, nil
 }
 
 // newModelFor returns the function that picks each agent's model: the
 // test model, or a provider client configured from the environment. The
 // base URL is the flag's, else the provider's environment variable, else
-// the manifest's model.base_url.
+// the manifest's model.base_url. The key follows the person running, not
+// the manifest: it goes to the provider's own endpoint and to a base URL
+// the flag or the environment gives, and to a manifest's base URL only if
+// its host is the provider's own or one that person named (keyHosts);
+// otherwise the requests go without it, and an event says so.
 func newModelFor(f providerFlags, getenv func(string) string, events func(agentrt.Event)) func(p *plan.Plan) (agentrt.Model, error) {
 	return func(p *plan.Plan) (agentrt.Model, error) {
 		// Every failed attempt of a provider call is an event.
@@ -50,35 +93,108 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			}
 			events(ev)
 		}
-		provider := p.Agent.Model.Provider
+		name := p.Agent.Model.Provider
 		if f.model != "" {
-			provider = f.model
+			name = f.model
 		}
-		base := func(envVar string) string {
-			switch {
-			case f.baseURL != "":
-				return f.baseURL
-			case getenv(envVar) != "":
-				return getenv(envVar)
-			}
-			return p.Agent.Model.BaseURL
-		}
-		switch provider {
-		case "test":
+		if name == "test" {
 			return &testmodel.Model{Seed: f.seed}, nil
+		}
+		pr, ok := providers[name]
+		if !ok {
+			return nil, fmt.Errorf("agent %s: unknown provider %q", p.Agent.Name, name)
+		}
+		key, base := getenv(pr.keyVar), f.baseURL
+		if base == "" {
+			base = getenv(pr.baseVar)
+		}
+		hint := ""
+		if base == "" && p.Agent.Model.BaseURL != "" {
+			base = p.Agent.Model.BaseURL
+			if host, ok := keyAllowed(base, pr.host, f.keyHosts); key != "" && !ok {
+				key = ""
+				hint = withheldHint(pr.keyVar, host)
+				if events != nil {
+					events(agentrt.Event{Time: time.Now(), Type: agentrt.EventKeyWithheld, Model: p.Agent.Model.Name,
+						Message: fmt.Sprintf("%s (agent %s)", hint, p.Agent.Name)})
+				}
+			}
+		}
+		var m agentrt.Model
+		var err error
+		switch name {
 		case "openai":
-			cfg := openai.Config{APIKey: getenv("OPENAI_API_KEY"), BaseURL: base("OPENAI_BASE_URL"), Retry: policy}
-			if cfg.APIKey == "" && cfg.BaseURL == "" {
+			if key == "" && base == "" {
 				return nil, fmt.Errorf("agent %s: OPENAI_API_KEY is not set (an OpenAI-compatible server without a key needs a base URL); or run with --model test", p.Agent.Name)
 			}
-			return openai.New(cfg)
+			m, err = openai.New(openai.Config{APIKey: key, BaseURL: base, Retry: policy})
 		case "anthropic":
-			cfg := anthropic.Config{APIKey: getenv("ANTHROPIC_API_KEY"), BaseURL: base("ANTHROPIC_BASE_URL"), Retry: policy}
-			if cfg.APIKey == "" {
+			if key == "" && base == "" {
 				return nil, fmt.Errorf("agent %s: ANTHROPIC_API_KEY is not set; or run with --model test", p.Agent.Name)
 			}
-			return anthropic.New(cfg)
+			m, err = anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Retry: policy})
 		}
-		return nil, fmt.Errorf("agent %s: unknown provider %q", p.Agent.Name, provider)
+		if err != nil || hint == "" {
+			return m, err
+		}
+		return withheld{m, hint}, nil
 	}
 }
+
+// keyAllowed reports whether a manifest's base URL may be sent the key:
+// its host is the provider's own (over https), or one of hosts, which
+// match the URL's host name, or its host and port. It returns the URL's
+// host, for messages.
+func keyAllowed(base, own string, hosts []string) (string, bool) {
+	u, err := url.Parse(base)
+	if err != nil || u.Hostname() == "" {
+		return base, false
+	}
+	if u.Scheme == "https" && strings.EqualFold(u.Hostname(), own) && (u.Port() == "" || u.Port() == "443") {
+		return u.Host, true
+	}
+	for _, h := range hosts {
+		if strings.EqualFold(h, u.Hostname()) || strings.EqualFold(h, u.Host) || strings.EqualFold(strings.Trim(h, "[]"), u.Hostname()) {
+			return u.Host, true
+		}
+	}
+	return u.Host, false
+}
+
+func withheldHint(keyVar, host string) string {
+	name := host
+	if u, err := url.Parse("//" + host); err == nil && u.Hostname() != "" {
+		name = u.Hostname()
+	}
+	return fmt.Sprintf("%s was not sent to %s, which the manifest's model.base_url names; to send it there, set %s=%s",
+		keyVar, host, KeyHostsVar, name)
+}
+
+// withheld is the model of a server the key was withheld from: an
+// authentication failure repeats how to send it.
+type withheld struct {
+	agentrt.Model
+	hint string
+}
+
+func (m withheld) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	resp, err := m.Model.Complete(ctx, req)
+	if err != nil && unauthorized(err) {
+		err = &hintError{err: err, hint: m.hint}
+	}
+	return resp, err
+}
+
+func unauthorized(err error) bool {
+	var o *openai.StatusError
+	var a *anthropic.StatusError
+	return errors.As(err, &o) && o.StatusCode == 401 || errors.As(err, &a) && a.StatusCode == 401
+}
+
+type hintError struct {
+	err  error
+	hint string
+}
+
+func (e *hintError) Error() string { return e.err.Error() + " (" + e.hint + ")" }
+func (e *hintError) Unwrap() error { return e.err }

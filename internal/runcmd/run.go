@@ -17,6 +17,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
 )
 
@@ -88,8 +89,29 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 }
 
 // RunAgent runs the agent at path (a plan, or a manifest compiled by ld)
-// with the flags; changed says which flags were given.
+// with the flags; changed says which flags were given. Every secret the
+// run reads — the provider keys, the variables its tools are given — is
+// redacted from what it writes: standard output and error, the events
+// file, the journal, the report and the error it returns.
 func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, changed func(name string) bool) error {
+	secrets := &redact.Set{}
+	for _, pr := range providers {
+		secrets.Add(os.Getenv(pr.keyVar))
+	}
+	e.Stdout, e.Stderr = secrets.Writer(e.Stdout), secrets.Writer(e.Stderr)
+	err := runAgent(ctx, e, ld, path, f, changed, secrets)
+	var xe *ExitError
+	if errors.As(err, &xe) && xe.Err != nil {
+		return &ExitError{Code: xe.Code, Err: secrets.Error(xe.Err)}
+	}
+	return secrets.Error(err)
+}
+
+func runAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, changed func(name string) bool, secrets *redact.Set) error {
+	hosts, err := keyHosts(os.Getenv(KeyHostsVar))
+	if err != nil {
+		return err
+	}
 	for _, j := range []struct{ flag, file string }{{"--record", f.record}, {"--replay", f.replay}} {
 		if f.events != "" && j.file != "" && sameFile(f.events, j.file) {
 			return UsageError("--events names the journal %s (%s): events would overwrite it", j.file, j.flag)
@@ -160,11 +182,12 @@ func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 		}
 		defer eventsFile.Close()
 	}
-	opts.Events = eventPrinter(e.Stderr, eventsFile)
+	opts.Events = eventPrinter(e.Stderr, eventsFile, secrets)
+	opts.Secrets = secrets
 	opts.Journal = jn.rt
 	// The provider that answers, which a journal's fingerprints name.
 	opts.Provider = f.model
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL}, os.Getenv, opts.Events)
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts}, os.Getenv, opts.Events)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}
@@ -195,6 +218,7 @@ func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 		Offline:       f.replay != "",
 		OnServer:      jn.onServer,
 		Provider:      f.model,
+		Secrets:       secrets,
 	})
 	var serverChanged *tool.ServerChangedError
 	if errors.As(err, &serverChanged) {
@@ -410,11 +434,11 @@ func readInput(e Env, flag string, p *plan.Plan) (json.RawMessage, error) {
 }
 
 // eventPrinter writes events as progress lines on w and, if f is set, as
-// JSON lines to f.
-func eventPrinter(w io.Writer, f *os.File) func(agentrt.Event) {
+// JSON lines to f, with the secrets redacted.
+func eventPrinter(w io.Writer, f *os.File, secrets *redact.Set) func(agentrt.Event) {
 	var enc *json.Encoder
 	if f != nil {
-		enc = json.NewEncoder(f)
+		enc = json.NewEncoder(secrets.Writer(f))
 	}
 	return func(ev agentrt.Event) {
 		if enc != nil {

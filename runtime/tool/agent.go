@@ -65,7 +65,7 @@ func newAgent(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env E
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
 	}
-	r, err := agentrt.New(callee, agentrt.Options{Model: model, Tools: tools, Pool: env.Pool, Events: env.Events, Agent: child.path, Provider: env.Provider})
+	r, err := agentrt.New(callee, agentrt.Options{Model: model, Tools: tools, Pool: env.Pool, Events: env.Events, Agent: child.path, Provider: env.Provider, Secrets: env.Secrets})
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
 	}

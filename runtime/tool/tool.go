@@ -2,11 +2,13 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	nethttp "net/http"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool/exec"
 	"agentc.dev/agentc/runtime/tool/fs"
 	"agentc.dev/agentc/runtime/tool/http"
@@ -55,6 +58,10 @@ type Env struct {
 	// Provider, when set, is the provider called agents run against
 	// instead of their plans' (runtime.Options.Provider).
 	Provider string
+	// Secrets, when set, gains the value of every variable a tool passes
+	// on from agentc's environment (an exec or mcp tool's env), and is
+	// shared with called agents' runs (runtime.Options.Secrets).
+	Secrets *redact.Set
 
 	path    string          // the agent tools that led here, for events
 	stack   []digest.Digest // plan digests of the callers, to refuse cycles
@@ -148,9 +155,15 @@ var kinds = map[string]constructorFunc{
 		if recorded && rec.Fingerprint != s.Fingerprint() {
 			return nil, &ServerChangedError{Server: path, Recorded: rec.Fingerprint, Now: s.Fingerprint()}
 		}
+		// What a server says of its tools goes to the model and the
+		// journal: the secrets it was given are redacted from it too.
+		tools := make([]agentrt.Tool, len(s.Tools()))
+		for i, tool := range s.Tools() {
+			tools[i] = env.redactSpec(tool)
+		}
 		if env.OnServer != nil {
 			r := ServerRecord{Fingerprint: s.Fingerprint()}
-			for _, tool := range s.Tools() {
+			for _, tool := range tools {
 				r.Tools = append(r.Tools, tool.Spec())
 			}
 			env.OnServer(path, r)
@@ -159,9 +172,9 @@ var kinds = map[string]constructorFunc{
 			// The fingerprint of what the server offers: a server whose
 			// tools changed shows a different one.
 			env.Events(agentrt.Event{Time: time.Now(), Type: agentrt.EventToolServer, Agent: env.path, Tool: name,
-				Message: fmt.Sprintf("%d tools allowed, fingerprint %s", len(s.Tools()), s.Fingerprint())})
+				Message: fmt.Sprintf("%d tools allowed, fingerprint %s", len(tools), s.Fingerprint())})
 		}
-		return s.Tools(), nil
+		return tools, nil
 	},
 }
 
@@ -211,6 +224,11 @@ func build(ctx context.Context, p *plan.Plan, env Env) (map[string]agentrt.Tool,
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	// Every secret of the plan's tools first, so that what the first tool
+	// built says is redacted of the secrets of the last.
+	for _, name := range names {
+		env.secretEnv(p.Agent.Capabilities.Tools[name].Env)
+	}
 	out := map[string]agentrt.Tool{}
 	for _, name := range names {
 		t := p.Agent.Capabilities.Tools[name]
@@ -232,6 +250,40 @@ func build(ctx context.Context, p *plan.Plan, env Env) (map[string]agentrt.Tool,
 	}
 	return out, nil
 }
+
+// secretEnv adds to the run's secrets the values of the variables a tool
+// is given: whatever the tool prints of them is redacted. PATH, which
+// every tool gets, is not a secret.
+func (env Env) secretEnv(names []string) {
+	if env.Secrets == nil {
+		return
+	}
+	for _, name := range names {
+		if v, ok := os.LookupEnv(name); ok && name != "PATH" {
+			env.Secrets.Add(v)
+		}
+	}
+}
+
+// redactSpec returns t, with the secrets redacted from its description and
+// schema if they hold any.
+func (env Env) redactSpec(t agentrt.Tool) agentrt.Tool {
+	spec := t.Spec()
+	desc, schema := env.Secrets.String(spec.Description), env.Secrets.JSON(spec.Schema)
+	if desc == spec.Description && bytes.Equal(schema, spec.Schema) {
+		return t
+	}
+	spec.Description, spec.Schema = desc, schema
+	return specTool{t, spec}
+}
+
+// specTool is a tool shown to the model with another spec.
+type specTool struct {
+	agentrt.Tool
+	spec agentrt.ToolSpec
+}
+
+func (t specTool) Spec() agentrt.ToolSpec { return t.spec }
 
 func provided() string {
 	ks := []string{"agent"}

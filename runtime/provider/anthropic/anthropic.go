@@ -22,6 +22,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/retry"
+	"agentc.dev/agentc/runtime/redact"
 )
 
 // DefaultMaxTokens is the max_tokens sent when a request sets no
@@ -36,7 +37,7 @@ var ErrRefused = errors.New("the model refused to answer")
 
 // Config configures a Model.
 type Config struct {
-	APIKey     string
+	APIKey     string       // may be empty only with BaseURL (a server that needs none)
 	BaseURL    string       // "" = the SDK's default
 	HTTPClient *http.Client // optional
 	// Retry bounds the attempts of a call. Attempts zero means retry.Default
@@ -47,6 +48,7 @@ type Config struct {
 // Model is a runtime.Model over the Anthropic Messages API.
 type Model struct {
 	client sdk.Client
+	key    *redact.Set // the API key, for errors that echo it
 	retry  retry.Policy
 }
 
@@ -55,13 +57,16 @@ var _ agentrt.Model = (*Model)(nil)
 // New returns a Model. It reads no environment: the key and base URL are
 // the caller's.
 func New(cfg Config) (*Model, error) {
-	if cfg.APIKey == "" {
-		return nil, errors.New("anthropic: no API key")
+	if cfg.APIKey == "" && cfg.BaseURL == "" {
+		return nil, errors.New("anthropic: no API key (one may be omitted only with a base URL)")
 	}
+	// Without a key, requests carry no credential at all.
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
-		option.WithAPIKey(cfg.APIKey),
 		option.WithMaxRetries(0),
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
@@ -75,7 +80,7 @@ func New(cfg Config) (*Model, error) {
 		p = retry.Default
 		p.OnAttempt = on
 	}
-	return &Model{client: sdk.NewClient(opts...), retry: p}, nil
+	return &Model{client: sdk.NewClient(opts...), key: keySet(cfg.APIKey), retry: p}, nil
 }
 
 // Complete sends one request, retrying as the policy allows, and returns
@@ -99,11 +104,11 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 		if long != nil {
 			var err error
 			msg, err = m.stream(ctx, params, opts)
-			return classify(ctx, err)
+			return m.classify(ctx, err)
 		}
 		var err error
 		msg, err = m.client.Messages.New(ctx, params, opts...)
-		return classify(ctx, err)
+		return m.classify(ctx, err)
 	})
 	if err != nil {
 		return nil, err
@@ -315,8 +320,15 @@ func parseMessage(msg *sdk.Message) (*agentrt.Response, error) {
 	}, nil
 }
 
+func keySet(key string) *redact.Set {
+	var s redact.Set
+	s.Add(key)
+	return &s
+}
+
 // StatusError is an error response of the API. It keeps the provider's own
-// message and none of the request: no key, no headers.
+// message, with the API key redacted should it echo it, and none of the
+// request: no key, no headers.
 type StatusError struct {
 	StatusCode int
 	Type       string // the API's error type, such as "overloaded_error"
@@ -379,8 +391,9 @@ func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []
 // connection went away mid-response.
 var errStreamCut = errors.New("the stream ended before the message did")
 
-// classify turns an SDK error into what retry.Policy.Do reads.
-func classify(ctx context.Context, err error) error {
+// classify turns an SDK error into what retry.Policy.Do reads, with the
+// key redacted from its message.
+func (m *Model) classify(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -392,7 +405,7 @@ func classify(ctx context.Context, err error) error {
 		se := &StatusError{
 			StatusCode: apiErr.StatusCode,
 			Type:       string(apiErr.Type()),
-			Message:    apiErr.Message,
+			Message:    m.redact(apiErr.Message),
 			RequestID:  apiErr.RequestID,
 		}
 		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(apiErr.StatusCode)}
@@ -406,11 +419,24 @@ func classify(ctx context.Context, err error) error {
 		}
 		return re
 	}
+	wrapped := &wrapError{msg: "anthropic: " + m.redact(err.Error()), err: err}
 	if transient(err) || errors.Is(err, errStreamCut) {
-		return &retry.Error{Err: fmt.Errorf("anthropic: %w", err), Retryable: true}
+		return &retry.Error{Err: wrapped, Retryable: true}
 	}
-	return fmt.Errorf("anthropic: %w", err)
+	return wrapped
 }
+
+func (m *Model) redact(s string) string { return m.key.String(s) }
+
+// wrapError keeps errors.Is working through a message that has been
+// redacted.
+type wrapError struct {
+	msg string
+	err error
+}
+
+func (e *wrapError) Error() string { return e.msg }
+func (e *wrapError) Unwrap() error { return e.err }
 
 // transient reports a connection failure or a per-attempt timeout: the
 // request may not have been served, and another attempt may be.

@@ -436,11 +436,13 @@ func TestFinalErrors(t *testing.T) {
 		want   string
 	}{
 		{401, "authentication_error", "invalid x-api-key", "anthropic: 401 Unauthorized: invalid x-api-key (request-id req_011CTest)"},
+		// A server that echoes the key must not get it into our errors.
+		{401, "authentication_error", "Invalid API key: " + secretKey, "anthropic: 401 Unauthorized: Invalid API key: [redacted] (request-id req_011CTest)"},
 		{400, "invalid_request_error", "max_tokens: Field required", "anthropic: 400 Bad Request: max_tokens: Field required (request-id req_011CTest)"},
 		{403, "permission_error", "Your API key does not have permission to use the specified resource.", "anthropic: 403 Forbidden: Your API key does not have permission to use the specified resource. (request-id req_011CTest)"},
 		{404, "not_found_error", "model: claude-nope", "anthropic: 404 Not Found: model: claude-nope (request-id req_011CTest)"},
 	} {
-		t.Run(tc.typ, func(t *testing.T) {
+		t.Run(tc.typ+"/"+tc.msg, func(t *testing.T) {
 			f := newFake(t, apiError(tc.status, tc.typ, tc.msg))
 			_, err := f.model(t, retry.Policy{}).Complete(context.Background(), &agentrt.Request{
 				Model:    "claude-sonnet-4-5",
@@ -463,6 +465,28 @@ func TestFinalErrors(t *testing.T) {
 				t.Errorf("%d attempts; a %d is final", f.attempts(), tc.status)
 			}
 		})
+	}
+}
+
+// TestNoKey: a server named by a base URL may be sent no key, and then
+// gets no credential header at all; without a base URL a key is required.
+func TestNoKey(t *testing.T) {
+	f := newFake(t, message(`[{"type": "text", "text": "Hi."}]`, "end_turn", ""))
+	m, err := New(Config{BaseURL: f.srv.URL, HTTPClient: f.srv.Client(), Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Complete(context.Background(), &agentrt.Request{Model: "claude-sonnet-4-5", Messages: []agentrt.Message{{Role: agentrt.User, Content: "hi"}}}); err != nil {
+		t.Fatal(err)
+	}
+	h := f.headers[0]
+	for _, name := range []string{"Authorization", "X-Api-Key"} {
+		if v, ok := h[name]; ok {
+			t.Errorf("request without a key sent %s: %q", name, v)
+		}
+	}
+	if _, err := New(Config{}); err == nil {
+		t.Error("New without a key or a base URL succeeded")
 	}
 }
 

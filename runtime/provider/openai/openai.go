@@ -12,7 +12,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"syscall"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/retry"
+	"agentc.dev/agentc/runtime/redact"
 )
 
 // Config configures a Model.
@@ -37,7 +37,7 @@ type Config struct {
 // concurrent use.
 type Model struct {
 	client sdk.Client
-	key    string
+	key    *redact.Set // the API key, for errors that echo it
 	retry  retry.Policy
 }
 
@@ -66,7 +66,7 @@ func New(cfg Config) (*Model, error) {
 		p = retry.Default
 		p.OnAttempt = onAttempt
 	}
-	return &Model{client: sdk.NewClient(opts...), key: cfg.APIKey, retry: p}, nil
+	return &Model{client: sdk.NewClient(opts...), key: keySet(cfg.APIKey), retry: p}, nil
 }
 
 // Complete sends req as one chat completion, retrying under the Model's
@@ -260,11 +260,12 @@ func connectionError(err error) bool {
 		errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
 }
 
-func (m *Model) redact(s string) string {
-	if m.key == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, m.key, "[redacted]")
+func (m *Model) redact(s string) string { return m.key.String(s) }
+
+func keySet(key string) *redact.Set {
+	var s redact.Set
+	s.Add(key)
+	return &s
 }
 
 // StatusError is an error status from the server. Its message is the

@@ -1,0 +1,127 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/runtime/redact"
+)
+
+// planted is the secret the tests plant, and search every output for.
+const planted = "sk-planted-Zq7x2Lw9"
+
+func withPlanted() *redact.Set {
+	s := &redact.Set{}
+	s.Add(planted)
+	return s
+}
+
+// TestSecretsRedacted: a secret in the input, in what the model says and
+// in a tool's result reaches neither the model nor the events, the report
+// or the journal; a replay of that journal is the same run.
+func TestSecretsRedacted(t *testing.T) {
+	p := agent(t, func(a *plan.Agent) {
+		withTool(a)
+		a.Prompt = "Label this: {{.text}}"
+	})
+	input := json.RawMessage(`{"text":"my key is ` + planted + `"}`)
+	turns := func() *scripted {
+		return &scripted{turns: []turn{
+			call(10, "search", `{"q":"`+planted+`"}`),
+			prose("The key was "+planted+".", 10),
+			answer(`{"label":"bug"}`, 10),
+		}}
+	}
+	var toolGot []string
+	tool := &echoTool{name: "search", fn: func(args json.RawMessage) (agentrt.ToolResult, error) {
+		toolGot = append(toolGot, string(args))
+		return agentrt.ToolResult{Content: "found " + planted}, nil
+	}}
+	var events []agentrt.Event
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := journal.Create(file, benchHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := turns()
+	r, err := agentrt.New(p, agentrt.Options{Model: model, Tools: map[string]agentrt.Tool{"search": tool}, Secrets: withPlanted(),
+		Journal: &agentrt.Journal{Writer: w}, Events: func(e agentrt.Event) { events = append(events, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.Run(context.Background(), input)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, rec, agentrt.OutcomeOK, agentrt.BoundNone, `{"label":"bug"}`)
+
+	for i, req := range model.reqs {
+		b, _ := json.Marshal(req)
+		if strings.Contains(string(b), planted) {
+			t.Errorf("request %d sent the secret: %s", i+1, b)
+		}
+	}
+	if last, _ := json.Marshal(model.reqs[len(model.reqs)-1].Messages); !strings.Contains(string(last), "found [redacted]") || !strings.Contains(string(last), "my key is [redacted]") {
+		t.Errorf("the model did not get the redacted texts: %s", last)
+	}
+	if len(toolGot) != 1 || toolGot[0] != `{"q":"[redacted]"}` {
+		t.Errorf("the tool got %q", toolGot)
+	}
+	evs, _ := json.Marshal(events)
+	report, _ := json.Marshal(rec)
+	jn, _ := os.ReadFile(file)
+	for what, text := range map[string][]byte{"events": evs, "report": report, "journal": jn} {
+		if strings.Contains(string(text), planted) {
+			t.Errorf("the %s hold the secret: %s", what, text)
+		}
+	}
+	if !strings.Contains(string(jn), "found [redacted]") {
+		t.Errorf("the journal does not hold the tool's result, redacted:\n%s", jn)
+	}
+
+	j, err := journal.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = agentrt.New(p, agentrt.Options{Model: refusingModel{}, Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}}, Secrets: withPlanted(),
+		Journal: &agentrt.Journal{Recorded: j, Replay: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, "replay", rec, rep)
+}
+
+// TestProviderErrorRedacted: a provider error that echoes a secret is
+// redacted in the report, the events and the journal, and replays so.
+func TestProviderErrorRedacted(t *testing.T) {
+	p := agent(t, nil)
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	var events []agentrt.Event
+	opts := agentrt.Options{Secrets: withPlanted(), Events: func(e agentrt.Event) { events = append(events, e) }}
+	rec := journaled(t, p, file, false, failing{errors.New("openai: 401 Unauthorized: Incorrect API key provided: " + planted)}, opts)
+	want := "model m1: openai: 401 Unauthorized: Incorrect API key provided: [redacted]"
+	if rec.Error != want {
+		t.Errorf("report error %q, want %q", rec.Error, want)
+	}
+	evs, _ := json.Marshal(events)
+	jn, _ := os.ReadFile(file)
+	if strings.Contains(string(evs), planted) || strings.Contains(string(jn), planted) {
+		t.Errorf("the secret is in the events or the journal:\n%s\n%s", evs, jn)
+	}
+	if rep := replay(t, p, file, agentrt.Options{Secrets: withPlanted()}); rep.Error != want {
+		t.Errorf("replayed error %q, want %q", rep.Error, want)
+	}
+}
