@@ -26,7 +26,10 @@ const (
 
 // Report is the account of a run.
 type Report struct {
-	Agent      string       `json:"agent"`
+	Agent string `json:"agent"`
+	// Provider is the provider that answered: the plan's, or "test" when
+	// the test model ran in its place.
+	Provider   string       `json:"provider"`
 	Digests    plan.Digests `json:"digests"`
 	OutputTool string       `json:"output_tool,omitempty"`
 	Outcome    string       `json:"outcome"`

@@ -283,7 +283,12 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	}
 	x.say(Message{Role: System, Content: r.instructions()}, Message{Role: User, Content: user})
 	x.shape = r.output != nil && len(r.specs) == 0
-	x.emit(Event{Type: EventRunStart, Model: x.model, Message: r.answerWay()})
+	x.rep.Provider = x.provider
+	start := r.answerWay()
+	if x.offline() {
+		start = fmt.Sprintf("offline: the test model answers in place of %s %s; %s", r.agent.Model.Provider, r.agent.Model.Name, start)
+	}
+	x.emit(Event{Type: EventRunStart, Model: x.shown(), Message: start})
 	x.loop()
 	if x.journal != nil && x.jpath == "" {
 		if d := x.unreachedDivergence(); d != nil && x.rep.Divergence == nil && !x.rep.Interrupted {
@@ -298,6 +303,21 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 }
 
 // answerWay says how the answer comes, for the run_start event.
+// offline reports whether the test model answers in place of the
+// provider the plan names.
+func (x *run) offline() bool {
+	return x.provider == "test" && x.agent.Model.Provider != "test"
+}
+
+// shown is the model as events and the report name it: the one that
+// answers. Requests keep the plan's model, which fingerprints name.
+func (x *run) shown() string {
+	if x.offline() {
+		return "test"
+	}
+	return x.model
+}
+
 func (r *Runner) answerWay() string {
 	if r.output == nil {
 		return "no output contract: the final text is the result"
@@ -432,14 +452,14 @@ func (x *run) loop() {
 			}
 			return
 		}
-		rr := RoundReport{Round: round, Model: x.model, Shaping: x.shape}
+		rr := RoundReport{Round: round, Model: x.shown(), Shaping: x.shape}
 		roundStart := time.Now()
 		req := x.request()
-		x.emit(Event{Type: EventModelCall, Round: round, Model: x.model})
+		x.emit(Event{Type: EventModelCall, Round: round, Model: x.shown()})
 		resp, replayed, err := x.complete(round, req, nil)
 		if err != nil {
 			x.rep.Rounds = append(x.rep.Rounds, rr)
-			x.failed(err, "a model call", fmt.Sprintf("model %s: %v", x.model, err))
+			x.failed(err, "a model call", fmt.Sprintf("model %s: %v", x.shown(), err))
 			return
 		}
 		usage, odd := counted(req, resp)
@@ -449,7 +469,7 @@ func (x *run) loop() {
 		if x.opts.Pool != nil {
 			x.opts.Pool.spend(usage.Total())
 		}
-		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.model, Usage: &usage, Message: strings.TrimSpace(replayedNote(replayed) + " " + odd)})
+		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.shown(), Usage: &usage, Message: strings.TrimSpace(replayedNote(replayed) + " " + odd)})
 		msg := resp.Message
 		msg.Role = Assistant
 		x.say(msg)
