@@ -81,7 +81,10 @@ type CallReport struct {
 	ArgumentsText *string         `json:"arguments_text,omitempty"`
 	IsError       bool            `json:"is_error,omitempty"`
 	Error         string          `json:"error,omitempty"`
-	DurationMS    float64         `json:"duration_ms"`
+	// Result is what the tool returned, when it did not fail: its first
+	// MaxReportedResult bytes, secrets redacted.
+	Result     string  `json:"result,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
 }
 
 // Event is one thing that happened in a run, for progress output and

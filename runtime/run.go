@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/zeebo/blake3"
@@ -858,9 +859,11 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		cr.IsError = res.IsError
 		if res.IsError {
 			cr.Error = res.Content
+		} else {
+			cr.Result = bounded(res.Content, MaxReportedResult)
 		}
 		cr.DurationMS = ms(time.Since(start))
-		msg := cr.Error
+		msg := cr.Error + cr.Result
 		if replayed {
 			msg = strings.TrimSpace(replayedNote(true) + " " + msg)
 		}
@@ -923,6 +926,22 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	}
 	x.rep.Usage = x.rep.Usage.Add(res.Usage)
 	return res, cr, nil
+}
+
+// MaxReportedResult is the most of a tool's result, in bytes, that the
+// report and events carry; the model is sent all of it.
+const MaxReportedResult = 4096
+
+// bounded cuts s to at most max bytes, on a rune boundary, saying so.
+func bounded(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", s[:cut], len(s))
 }
 
 func callReport(c ToolCall) CallReport {
