@@ -238,7 +238,7 @@ func sameRun(t *testing.T, what string, want, got *agentrt.Report) {
 	calls := func(r *agentrt.Report) string {
 		var rounds []agentrt.RoundReport
 		for _, rr := range r.Rounds {
-			rr.DurationMS = 0
+			rr.DurationMS, rr.Replayed = 0, false
 			for i := range rr.ToolCalls {
 				rr.ToolCalls[i].DurationMS = 0
 			}
@@ -254,5 +254,11 @@ func sameRun(t *testing.T, what string, want, got *agentrt.Report) {
 		got.Usage != want.Usage || calls(got) != calls(want) {
 		t.Errorf("%s: %s %s %s %+v\n%.600s\nwant %s %s %s %+v\n%.600s", what, got.Outcome, got.Bound, got.Answer, got.Usage, calls(got),
 			want.Outcome, want.Bound, want.Answer, want.Usage, calls(want))
+	}
+	if got.UsagePaid.Add(got.UsageReplayed) != got.Usage {
+		t.Errorf("%s: paid %+v and replayed %+v do not make up the usage %+v", what, got.UsagePaid, got.UsageReplayed, got.Usage)
+	}
+	if what == "replay" && (got.UsagePaid != agentrt.Usage{} || got.Usage != agentrt.Usage{} && got.Rounds[0].Replayed == false) {
+		t.Errorf("replay: paid %+v, first round replayed %v; a replay pays for nothing", got.UsagePaid, got.Rounds[0].Replayed)
 	}
 }

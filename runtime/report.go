@@ -41,7 +41,13 @@ type Report struct {
 	// Answer is the validated answer: JSON. For an agent without an output
 	// contract it is the final assistant text, as a JSON string.
 	Answer json.RawMessage `json:"answer,omitempty"`
-	Usage  Usage           `json:"usage"`
+	// Usage is every token the run counts against its budgets;
+	// UsagePaid the part sent to a provider by this run, UsageReplayed
+	// the part served from a journal (paid for when it was recorded).
+	// Tokens a called agent spent count as paid.
+	Usage         Usage `json:"usage"`
+	UsagePaid     Usage `json:"usage_paid"`
+	UsageReplayed Usage `json:"usage_replayed"`
 	// UsageEstimated says some round's usage was counted from a local
 	// estimate, the provider's report being missing or implausible.
 	UsageEstimated bool          `json:"usage_estimated,omitempty"`
@@ -63,6 +69,8 @@ type RoundReport struct {
 	Model   string `json:"model"`
 	Shaping bool   `json:"shaping,omitempty"`
 	Usage   Usage  `json:"usage"`
+	// Replayed says the model's reply was served from the journal.
+	Replayed bool `json:"replayed,omitempty"`
 	// UsageEstimated says Usage is a local estimate (see EstimateUsage).
 	UsageEstimated bool         `json:"usage_estimated,omitempty"`
 	ToolCalls      []CallReport `json:"tool_calls,omitempty"`

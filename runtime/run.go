@@ -466,7 +466,8 @@ func (x *run) loop() {
 		usage, odd := counted(req, resp)
 		rr.Usage, rr.UsageEstimated = usage, odd != ""
 		x.rep.UsageEstimated = x.rep.UsageEstimated || odd != ""
-		x.rep.Usage = x.rep.Usage.Add(usage)
+		x.charge(usage, replayed)
+		rr.Replayed = replayed
 		if x.opts.Pool != nil {
 			x.opts.Pool.spend(usage.Total())
 		}
@@ -896,12 +897,12 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 			ctx = withScope(ctx, journalScope{j: x.journal, path: key.Child()})
 		}
 		res, stop = invoke(ctx, t, c, x.opts.Secrets)
-		x.rep.Usage = x.rep.Usage.Add(res.Usage)
+		x.charge(res.Usage, false)
 		return res, cr, stop
 	}
 	if x.journal == nil {
 		res, _ = invoke(x.runCtx, t, c, x.opts.Secrets)
-		x.rep.Usage = x.rep.Usage.Add(res.Usage)
+		x.charge(res.Usage, false)
 		return res, cr, nil
 	}
 	req := toolRequest{Tool: c.Name, Spec: t.Spec(), callArgs: argsOf(c.Arguments)}
@@ -924,8 +925,19 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return ToolResult{IsError: true, Content: "the recorded result is not a tool result"}, cr, fmt.Errorf("journal: the recorded result of effect %s is not a tool result: %w", key, err)
 	}
-	x.rep.Usage = x.rep.Usage.Add(res.Usage)
+	x.charge(res.Usage, replayed)
 	return res, cr, nil
+}
+
+// charge counts tokens spent by the run: paid for now, or served from the
+// journal (spent by the run that recorded it). Budgets count both.
+func (x *run) charge(u Usage, replayed bool) {
+	x.rep.Usage = x.rep.Usage.Add(u)
+	if replayed {
+		x.rep.UsageReplayed = x.rep.UsageReplayed.Add(u)
+	} else {
+		x.rep.UsagePaid = x.rep.UsagePaid.Add(u)
+	}
 }
 
 // MaxReportedResult is the most of a tool's result, in bytes, that the
