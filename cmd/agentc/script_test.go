@@ -134,6 +134,17 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[2]), out.Bytes(), 0o644))
 			},
+			// mkfile FILE N writes a file of N bytes: a JSON string of
+			// spaces, so it is valid JSON whatever its size (N >= 2).
+			"mkfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				n, err := strconv.Atoi(args[len(args)-1])
+				if neg || len(args) != 2 || err != nil || n < 2 {
+					ts.Fatalf("usage: mkfile FILE N (N >= 2)")
+				}
+				data := bytes.Repeat([]byte(" "), n)
+				data[0], data[n-1] = '"', '"'
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
+			},
 			// exits N cmd args... runs a command and checks its exit code,
 			// keeping its output for stdout and stderr.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {

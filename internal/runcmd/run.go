@@ -414,6 +414,10 @@ func (ld *Loader) resolve(e Env, path string) (*plan.Plan, string, error) {
 	return p, dir, nil
 }
 
+// MaxInput is the largest run input, in bytes: a run's first message is
+// rendered from it, and every request of the run sends it again.
+const MaxInput = 8 << 20
+
 // readInput reads the run's input as the flag says, or from standard input
 // when the agent declares an input schema and no flag was given.
 func readInput(e Env, flag string, p *plan.Plan) (json.RawMessage, error) {
@@ -421,14 +425,21 @@ func readInput(e Env, flag string, p *plan.Plan) (json.RawMessage, error) {
 	var err error
 	switch {
 	case flag == "-" || flag == "" && p.Agent.Input != nil:
-		data, err = io.ReadAll(e.Stdin)
+		data, err = io.ReadAll(io.LimitReader(e.Stdin, MaxInput+1))
 	case strings.HasPrefix(flag, "@"):
-		data, err = os.ReadFile(flag[1:])
+		var f *os.File
+		if f, err = os.Open(flag[1:]); err == nil {
+			data, err = io.ReadAll(io.LimitReader(f, MaxInput+1))
+			f.Close()
+		}
 	default:
 		data = []byte(flag)
 	}
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--input: %w", err)}
+	}
+	if len(data) > MaxInput {
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--input: the input is larger than the %d MiB a run accepts", MaxInput>>20)}
 	}
 	return data, nil
 }

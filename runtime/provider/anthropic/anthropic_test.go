@@ -16,6 +16,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/limit"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 
@@ -640,5 +641,19 @@ func TestStrictToolAndPrompted(t *testing.T) {
 	}
 	if oc, ok := b["output_config"]; ok {
 		t.Errorf("prompted mode sent output_config %v", oc)
+	}
+}
+
+// TestResponseTooLarge: a server that sends more than limit.MaxResponse
+// fails the call with a clear error, once.
+func TestResponseTooLarge(t *testing.T) {
+	huge := strings.Repeat("x", limit.MaxResponse)
+	f := newFake(t, message(`[{"type": "text", "text": "`+huge+`"}]`, "end_turn", ""))
+	_, err := f.model(t, retry.Policy{}).Complete(t.Context(), &agentrt.Request{Model: "claude-sonnet-4-5", Messages: []agentrt.Message{{Role: agentrt.User, Content: "Hi."}}})
+	if err == nil || !strings.Contains(err.Error(), "anthropic: the response is larger than the 32 MiB agentc accepts from a provider") {
+		t.Fatalf("err = %v", err)
+	}
+	if f.attempts() != 1 {
+		t.Errorf("%d attempts, want 1", f.attempts())
 	}
 }

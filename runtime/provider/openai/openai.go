@@ -21,6 +21,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/limit"
 	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/redact"
 )
@@ -60,6 +61,8 @@ func New(cfg Config) (*Model, error) {
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
+	// A response past the limit fails the call rather than fill memory.
+	opts = append(opts, option.WithMiddleware(limit.Middleware("openai", limit.MaxResponse)))
 	p := cfg.Retry
 	if p.Attempts == 0 && p.Base == 0 && p.Max == 0 && p.RetryAfterCap == 0 {
 		onAttempt := p.OnAttempt

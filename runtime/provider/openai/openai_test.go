@@ -15,6 +15,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/limit"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 
@@ -614,4 +615,19 @@ func TestStrictTool(t *testing.T) {
 		"parameters": {"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}}}`)
 	equalJSON(t, "output tool", tools[1], `{"type": "function", "function": {"name": "answer", "description": "Give the answer.", "strict": true,
 		"parameters": {"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}}}`)
+}
+
+// TestResponseTooLarge: a server that sends more than limit.MaxResponse
+// fails the call with a clear error, once: another attempt would send as
+// much again.
+func TestResponseTooLarge(t *testing.T) {
+	huge := strings.Repeat("x", limit.MaxResponse)
+	f := newFake(t, completion(`{"role": "assistant", "content": "`+huge+`"}`, "stop", ""))
+	_, err := newModel(t, f, nil).Complete(t.Context(), request())
+	if err == nil || !strings.Contains(err.Error(), "openai: the response is larger than the 32 MiB agentc accepts from a provider") {
+		t.Fatalf("err = %v", err)
+	}
+	if f.requests() != 1 {
+		t.Errorf("%d requests, want 1", f.requests())
+	}
 }
