@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,9 +31,23 @@ func docsServer() {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
 				Text: fmt.Sprintf("No page matches %q.", in.Query)}}}, nil, nil
 		})
+	// DOCS_SERVER_STUBBORN makes a server that is slow to stop: it writes
+	// its pid to server.pid, ignores SIGTERM, and stays after its stdin
+	// closes, until it is killed.
+	stubborn := os.Getenv("DOCS_SERVER_STUBBORN") != ""
+	if stubborn {
+		signal.Ignore(syscall.SIGTERM)
+		if err := os.WriteFile("server.pid", []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if stubborn {
+		time.Sleep(time.Hour)
 	}
 	os.Exit(0)
 }

@@ -88,6 +88,30 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Fatalf("waitfor: %s did not match %q within 20s", args[0], args[1])
 			},
+			// gone FILE waits, up to 10 s, until the process whose pid the
+			// file holds has ended: it no longer exists, or is a zombie
+			// (which PID 1 in a container may never reap). With !, it
+			// checks at once that the process runs.
+			"gone": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: gone PIDFILE")
+				}
+				pid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+				if err != nil || pid <= 0 {
+					ts.Fatalf("gone: no pid in %s", args[0])
+				}
+				if neg {
+					if ended(pid) {
+						ts.Fatalf("process %d has ended", pid)
+					}
+					return
+				}
+				for deadline := time.Now().Add(10 * time.Second); !ended(pid); time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						ts.Fatalf("process %d still runs", pid)
+					}
+				}
+			},
 			// samejson A B FIELD... checks that two JSON objects have equal
 			// values (compared as JSON) in the named top-level fields.
 			"samejson": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -50,7 +50,7 @@ type Compiler struct {
 // process's arguments and streams, and returns the exit code.
 func Main(c *Compiler) int {
 	dir, _ := os.Getwd()
-	return Run(os.Args[1:], Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir}, c)
+	return Run(os.Args[1:], Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir, Program: true}, c)
 }
 
 // Run runs the command line args with c's verbs and run, and returns the

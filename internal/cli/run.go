@@ -51,11 +51,15 @@ contract or plan digest differs from its entry is refused (exit 1); one the
 lock does not hold runs, with a note. --require-lock refuses to run without
 a lock file, or an agent it does not hold.
 
+SIGINT, SIGTERM and SIGHUP stop the run at its next safe point, killing
+what its tools started; a second signal ends agentc at once.
+
 Exit codes: 0 answered; 1 failed (no valid answer, bad input, bad agent, an
 agent that differs from the lock); 2 usage error; 3 deadline; 4 tool budget;
 5 token budget or pool (an answer, if any, is still printed); 6 the run
-diverged from its journal; 130 interrupted (a journal holds every call that
-completed; run again with the same --record to resume).`,
+diverged from its journal; 7 rounds used up; 8 answering turns used up; 130
+interrupted, 143 and 129 stopped by SIGTERM and SIGHUP (a journal holds
+every call that completed; run again with the same --record to resume).`,
 		Example: `  agentc run examples/invoice-extractor.cue --model test --input @invoice.json
   agentc compile agent.cue -o plan.json && agentc run plan.json --input '{"id": 1}'`,
 		Args: cobra.MaximumNArgs(1),

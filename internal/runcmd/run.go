@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -34,8 +33,8 @@ const (
 
 // runExit maps a report to the exit code: 0 answered within every bound;
 // 3, 4, 5, 7, 8 the bound that ended the run (5 also when an answer
-// arrived and the token budget or pool was spent); 130 interrupted; 1
-// failed otherwise.
+// arrived and the token budget or pool was spent); 130 interrupted (129 or
+// 143 when SIGHUP or SIGTERM did it, see stopSignals); 1 failed otherwise.
 func runExit(rep *agentrt.Report) int {
 	switch {
 	case rep.Divergence != nil:
@@ -195,9 +194,15 @@ func runAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
-	// An interrupt stops starting tools' servers too.
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	defer stop()
+	// A stop signal stops starting tools' servers too.
+	ctx, sigs := onStopSignal(ctx, e)
+	defer sigs.stop()
+	if e.Program {
+		// What tools leave behind comes to this process, which kills it
+		// once the tools are closed.
+		release := tool.AdoptOrphans()
+		defer release()
+	}
 	// A called agent is checked against the run's lock before any of its
 	// tools is built.
 	resolve := func(path string) (*plan.Plan, string, error) {
@@ -223,6 +228,9 @@ func runAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 	var serverChanged *tool.ServerChangedError
 	if errors.As(err, &serverChanged) {
 		return &ExitError{Code: exitDiverged, Err: fmt.Errorf("the run diverged from its journal: %w", err)}
+	}
+	if code := sigs.code(); code != 0 && errors.Is(err, context.Canceled) {
+		return &ExitError{Code: code, Err: err}
 	}
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
@@ -260,6 +268,9 @@ func runAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 		}
 	}
 	code := runExit(rep)
+	if code == exitInterrupted && sigs.code() != 0 {
+		code = sigs.code()
+	}
 	if code == ExitOK {
 		return nil
 	}

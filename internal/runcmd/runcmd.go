@@ -59,6 +59,11 @@ type Env struct {
 	// HTTPTransport, when set, carries http tools' requests (tests answer
 	// them without a network).
 	HTTPTransport nethttp.RoundTripper
+	// Program says the command is the process's own program, not code in
+	// a test or a host: a run then adopts what its tools' processes leave
+	// behind (Linux) and kills it when it ends, and a second stop signal
+	// ends the process at once.
+	Program bool
 }
 
 // The programs' names, as the agentc command starts them.
@@ -72,7 +77,7 @@ const (
 // place.
 func Main() int {
 	dir, _ := os.Getwd()
-	e := Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir}
+	e := Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir, Program: true}
 	return Run(os.Args[1:], e, func() error {
 		path, err := launch.Find(CompilerProgram)
 		if err != nil {

@@ -40,15 +40,23 @@
 //
 // The program gets an empty stdin and an environment of only PATH and the
 // variables the tool's env lists, copied from agentc's environment where
-// they are set. Nothing else passes: not HOME, not LANG, and above all no
-// provider key, unless the manifest names it.
+// they are set, and AGENTC_TOOL_PROCESS, a random value of the call's own
+// that marks what the call starts. Nothing else passes: not HOME, not
+// LANG, and above all no provider key, unless the manifest names it.
 //
 // The program runs in a process group of its own (on Unix). When the
-// timeout passes or the call's context ends, the whole group is killed;
-// when the program exits, whatever it left running in its group is killed
-// too, so nothing it started outlives the call. A process that leaves the
-// group (setsid) escapes this; the call stops waiting for its output a
-// second after the program exits. Elsewhere only the program is killed.
+// timeout passes or the call's context ends, the whole group is killed.
+// When the program has exited, whatever it left running in its group is
+// killed too and, on Linux, every process that still carries the call's
+// mark, wherever it moved (setsid included), with all their descendants;
+// those this process adopted (a child subreaper, see
+// [agentc.dev/agentc/runtime/tool.AdoptOrphans]) are reaped. So nothing
+// the program started outlives the call, unless it both left the group
+// and replaced its environment (env -i), or runs as another user; the
+// call stops waiting for such a process's output a second after the
+// program exits. On Linux the program is also killed if this process
+// dies (even by kill -9). On other Unix systems only the group is
+// killed; elsewhere only the program.
 //
 // stdout and stderr are captured apart, each cut at max_bytes with a note
 // (the rest is read and discarded, so the program is never blocked on a
@@ -95,8 +103,8 @@ const DefaultMaxBytes = 1 << 20
 const DefaultTimeout = 30 * time.Second
 
 // waitDelay is how long a call waits for the output pipes to close after
-// the program exits and its group is killed; a process that left the
-// group can hold them open no longer than this.
+// the program exits and what it started is killed; a process that escaped
+// (see the package documentation) can hold them open no longer than this.
 const waitDelay = time.Second
 
 // noValue is what text/template prints for a missing or null value.
@@ -408,9 +416,13 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	cmd.Dir = dir
 	cmd.Env = t.environ()
 	cmd.Stdout, cmd.Stderr = wOut, wErr
-	proc.OwnGroup(cmd)
+	group := proc.New(cmd)
 
-	err = cmd.Start()
+	// The program dies with the thread that starts it (Linux): this one,
+	// until the program has exited.
+	goruntime.LockOSThread()
+	defer goruntime.UnlockOSThread()
+	err = group.Start()
 	wOut.Close()
 	wErr.Close()
 	if err != nil {
@@ -439,7 +451,7 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	go func() {
 		select {
 		case <-tctx.Done():
-			proc.KillGroup(cmd.Process)
+			group.Kill()
 			killed <- true
 		case <-exited:
 			killed <- false
@@ -448,14 +460,14 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	waitErr := cmd.Wait()
 	close(exited)
 	byUs := <-killed
-	proc.KillGroup(cmd.Process) // whatever the program left running
+	group.Sweep() // whatever the program left running
 
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
 	select {
 	case <-drained:
 	case <-time.After(waitDelay):
-		// A process outside the group holds a pipe open.
+		// A process that escaped the sweep holds a pipe open.
 	}
 	rOut.Close()
 	rErr.Close()

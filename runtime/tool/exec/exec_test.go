@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -272,26 +273,37 @@ func TestNUL(t *testing.T) {
 	}
 }
 
+// TestEnvironment: the program sees PATH, the variables env lists, and
+// the call's own mark (MARK here), which a manifest cannot set.
 func TestEnvironment(t *testing.T) {
 	t.Setenv("AGENTC_TEST_SECRET", "xyz")
 	t.Setenv("AGENTC_TEST_SHARED", "shared value")
+	t.Setenv("AGENTC_TOOL_PROCESS", "forged")
 	base := t.TempDir()
 	tests := []struct {
 		name string
 		env  []string
 		want []string
 	}{
-		{"nothing listed", nil, []string{"PATH=" + os.Getenv("PATH")}},
-		{"listed", []string{"AGENTC_TEST_SHARED", "AGENTC_TEST_UNSET"}, []string{"PATH=" + os.Getenv("PATH"), "AGENTC_TEST_SHARED=shared value"}},
-		{"PATH listed twice", []string{"PATH", "AGENTC_TEST_SECRET", "AGENTC_TEST_SECRET"}, []string{"PATH=" + os.Getenv("PATH"), "AGENTC_TEST_SECRET=xyz"}},
+		{"nothing listed", nil, []string{"PATH=" + os.Getenv("PATH"), "MARK"}},
+		{"listed", []string{"AGENTC_TEST_SHARED", "AGENTC_TEST_UNSET"}, []string{"PATH=" + os.Getenv("PATH"), "AGENTC_TEST_SHARED=shared value", "MARK"}},
+		{"PATH listed twice", []string{"PATH", "AGENTC_TEST_SECRET", "AGENTC_TEST_SECRET"}, []string{"PATH=" + os.Getenv("PATH"), "AGENTC_TEST_SECRET=xyz", "MARK"}},
+		{"the mark listed", []string{"AGENTC_TOOL_PROCESS"}, []string{"PATH=" + os.Getenv("PATH"), "MARK"}},
 	}
+	mark := regexp.MustCompile(`(?m)^AGENTC_TOOL_PROCESS=[A-Z2-7]{26}$`)
+	marks := map[string]bool{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := call(t, newTool(t, base, plan.Tool{Argv: []string{"env"}, Env: tt.env}), `{}`)
+			marks[mark.FindString(got)] = true
+			got = mark.ReplaceAllString(got, "MARK")
 			if want := strings.Join(tt.want, "\n") + "\n"; got != want {
 				t.Errorf("got\n%s\nwant\n%s", got, want)
 			}
 		})
+	}
+	if len(marks) != len(tests) {
+		t.Errorf("%d calls had %d marks; each call needs its own", len(tests), len(marks))
 	}
 }
 

@@ -18,17 +18,20 @@
 //
 // A stdio server (command) runs with an empty environment but for PATH and
 // the variables env lists, copied from agentc's environment where they are
-// set: no HOME, no provider key, unless the manifest names it. Its working
-// directory is the base directory (the manifest's or plan's directory). A
-// program written without a slash is looked up on PATH, and one found
-// through a relative PATH entry (such as ".") is refused; a relative path
-// with a slash resolves against the base directory. The server runs in a
-// process group of its own (on Unix); Close closes its stdin, gives it two
-// seconds to exit, sends SIGTERM, gives it two more, then kills it, and
-// kills whatever it left running in its group. The last 2 KiB it wrote to
-// stderr end the errors of a failed start, of a call that finds the
-// server gone, and of Close after the server died: the server's own
-// output, passed on as it is.
+// set, and AGENTC_TOOL_PROCESS, a random value of its own that marks what
+// it starts: no HOME, no provider key, unless the manifest names it. Its
+// working directory is the base directory (the manifest's or plan's
+// directory). A program written without a slash is looked up on PATH, and
+// one found through a relative PATH entry (such as ".") is refused; a
+// relative path with a slash resolves against the base directory. The
+// server runs in a process group of its own (on Unix); Close closes its
+// stdin, gives it two seconds to exit, sends SIGTERM, gives it two more,
+// then kills it, and kills whatever it left running in its group and, on
+// Linux, every process that still carries its mark, as the exec tool does
+// after a call. On Linux the server is also killed if this process dies.
+// The last 2 KiB it wrote to stderr end the errors of a failed start, of a
+// call that finds the server gone, and of Close after the server died: the
+// server's own output, passed on as it is.
 //
 // A streamable HTTP server (url) is reached with the client WithHTTPClient
 // gives, or http.DefaultClient. agentc opens no standalone event stream:
@@ -138,7 +141,9 @@ type Server struct {
 	name        string
 	session     *mcp.ClientSession
 	cmd         *osexec.Cmd // nil for a streamable HTTP server
+	group       *proc.Group // nil for a streamable HTTP server
 	stderr      *tail       // nil for a streamable HTTP server
+	thread      func()      // releases the thread that started the server
 	tools       []*Tool     // sorted by name
 	allowed     map[string]bool
 	fingerprint string
@@ -202,7 +207,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		if err != nil {
 			return fail("%v", err)
 		}
-		s.cmd = cmd
+		s.cmd, s.group = cmd, proc.New(cmd)
 		s.stderr = &tail{max: stderrTail}
 		cmd.Stderr = s.stderr
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: closeGrace}
@@ -211,7 +216,18 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 	sctx, cancel := context.WithTimeout(ctx, o.startTimeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentc", Version: version()}, nil)
-	session, err := client.Connect(sctx, transport, nil)
+	var session *mcp.ClientSession
+	var err error
+	connect := func() { session, err = client.Connect(sctx, transport, nil) }
+	if s.group != nil {
+		// The server dies with the thread that starts it (Linux): one
+		// kept for it until Close.
+		started := s.group.Starting()
+		s.thread = proc.OnThread(connect)
+		started()
+	} else {
+		connect()
+	}
 	if err != nil {
 		s.reap()
 		switch {
@@ -290,7 +306,6 @@ func command(t plan.Tool, baseDir string) (*osexec.Cmd, error) {
 	// The stderr copier must not wait for a process that left the group
 	// and holds the pipe open.
 	cmd.WaitDelay = time.Second
-	proc.OwnGroup(cmd)
 	return cmd, nil
 }
 
@@ -457,10 +472,14 @@ func (s *Server) Close() error {
 	return s.closeErr
 }
 
-// reap kills what is left of a stdio server's process group.
+// reap kills what is left of a stdio server: its process group and, on
+// Linux, whatever it started that left the group.
 func (s *Server) reap() {
-	if s.cmd != nil && s.cmd.Process != nil {
-		proc.KillGroup(s.cmd.Process)
+	if s.group != nil {
+		s.group.Sweep()
+	}
+	if s.thread != nil {
+		s.thread()
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -108,6 +110,13 @@ func testServer(variant string) *sdk.Server {
 			&sdk.ImageContent{Data: []byte("\x89PNG"), MIMEType: "image/png"},
 			&sdk.TextContent{Text: "a caption"},
 		}}, nil, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "spawn", Description: "Start a process in a session of its own; return its pid."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+		cmd := exec.Command("setsid", "sleep", "300")
+		if err := cmd.Start(); err != nil {
+			return nil, nil, err
+		}
+		return text(strconv.Itoa(cmd.Process.Pid)), nil, nil
 	})
 	sdk.AddTool(s, &sdk.Tool{Name: "big", Description: "Return a lot of text."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
 		return text(strings.Repeat("é", bigBytes/2)), nil, nil

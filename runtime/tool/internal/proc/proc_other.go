@@ -1,7 +1,5 @@
 //go:build !unix
 
-// Package proc runs tool programs in process groups of their own, so that
-// stopping one stops everything it started.
 package proc
 
 import (
@@ -9,10 +7,10 @@ import (
 	"os/exec"
 )
 
-// OwnGroup does nothing where there are no Unix process groups.
-func OwnGroup(*exec.Cmd) {}
+// setAttr does nothing where there are no Unix process groups.
+func setAttr(*exec.Cmd) {}
 
-// KillGroup kills the process itself; what it started may outlive it.
-func KillGroup(p *os.Process) {
+// killGroup kills the process itself; what it started may outlive it.
+func killGroup(p *os.Process, _ int) {
 	_ = p.Kill()
 }

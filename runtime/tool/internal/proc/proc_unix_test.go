@@ -8,22 +8,24 @@ import (
 	"time"
 )
 
-// TestKillGroup: killing the group stops what the process started too.
-func TestKillGroup(t *testing.T) {
+// TestKill: killing the group stops what the program started too.
+func TestKill(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "sleep 30 & wait")
-	OwnGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	cmd.Env = []string{}
+	g := New(cmd)
+	if err := g.Start(); err != nil {
 		t.Skipf("no sh here: %v", err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	KillGroup(cmd.Process)
+	g.Kill()
 	select {
 	case err := <-done:
 		if err == nil {
-			t.Error("the process exited cleanly; it should have been killed")
+			t.Error("the program exited cleanly; it should have been killed")
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("the process group outlived KillGroup")
+		t.Fatal("the process group outlived Kill")
 	}
+	g.Sweep()
 }

@@ -1,0 +1,106 @@
+package runcmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"agentc.dev/agentc/runtime/tool"
+)
+
+// stopSignal is a signal that stops a run as an interrupt does, with the
+// exit code of a run it stopped: 128 plus its number, as a shell reports
+// a process the signal ended.
+type stopSignal struct {
+	sig  os.Signal
+	name string
+	code int
+}
+
+// stopSignals are the signals a run handles. Windows delivers SIGTERM
+// when its console closes, and never SIGHUP.
+var stopSignals = []stopSignal{
+	{os.Interrupt, "SIGINT", 130},
+	{syscall.SIGTERM, "SIGTERM", 143},
+	{syscall.SIGHUP, "SIGHUP", 129},
+}
+
+// signals turns stop signals into the cancellation of a run.
+type signals struct {
+	ch    chan os.Signal
+	done  chan struct{}
+	mu    sync.Mutex
+	first *stopSignal
+}
+
+// onStopSignal returns ctx, cancelled at the first stop signal: the run
+// stops at its next safe point, ending its tools' calls, and returns. In
+// a program (Env.Program), a second stop signal kills the tools'
+// processes and exits at once, with the first one's code.
+func onStopSignal(ctx context.Context, e Env) (context.Context, *signals) {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &signals{ch: make(chan os.Signal, 1), done: make(chan struct{})}
+	for _, ss := range stopSignals {
+		// One the process started with ignored (nohup, a background job
+		// of a script) stays so.
+		if !signal.Ignored(ss.sig) {
+			signal.Notify(s.ch, ss.sig)
+		}
+	}
+	go func() {
+		var first stopSignal
+		select {
+		case got := <-s.ch:
+			first = lookupSignal(got)
+		case <-s.done:
+			return
+		}
+		s.mu.Lock()
+		s.first = &first
+		s.mu.Unlock()
+		if e.Program {
+			fmt.Fprintf(e.Stderr, "agentc: %s: stopping the run (a second signal stops at once)\n", first.name)
+		}
+		cancel()
+		if !e.Program {
+			return
+		}
+		select {
+		case got := <-s.ch:
+			fmt.Fprintf(e.Stderr, "agentc: %s again: killing the tools' processes and exiting\n", lookupSignal(got).name)
+			tool.KillProcesses()
+			os.Exit(first.code)
+		case <-s.done:
+		}
+	}()
+	return ctx, s
+}
+
+// stop stops handling the signals: from then on they act as they would
+// without a run.
+func (s *signals) stop() {
+	signal.Stop(s.ch)
+	close(s.done)
+}
+
+// code is the exit code of the first stop signal received, or 0.
+func (s *signals) code() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first == nil {
+		return 0
+	}
+	return s.first.code
+}
+
+func lookupSignal(sig os.Signal) stopSignal {
+	for _, ss := range stopSignals {
+		if ss.sig == sig {
+			return ss
+		}
+	}
+	return stopSignal{sig, sig.String(), exitInterrupted}
+}
