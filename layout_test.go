@@ -15,27 +15,49 @@ import (
 
 const module = "agentc.dev/agentc"
 
-// allowed lists, for each top-level package, the agentc packages it may
-// import. A package not listed here may import nothing of ours.
+// allowed lists, for each package (and the packages below it, unless one
+// of those has an entry of its own), the agentc packages it may import,
+// with the packages below them. A package with no entry may import
+// nothing of ours but itself.
 var allowed = map[string][]string{
-	"cmd":       {"*"},
-	"internal":  {"*"}, // the command line's packages; which program links what, internal/dispatch tests
-	"manifest":  {},
-	"compile":   {"manifest", "digest", "plan", "inclusion"},
-	"digest":    {},
-	"inclusion": {},
-	"plan":      {"digest"},
-	"runtime":   {"runtime", "plan", "digest", "inclusion"},
+	"cmd/agentc":         {"internal/cli", "internal/gcpace"},
+	"cmd/agentc-runtime": {"internal/runcmd", "internal/gcpace"},
+	"internal/cli":       {"*"},
+	"internal/runcmd":    {"runtime", "plan", "digest", "inclusion"},
+	"internal/gcpace":    {},
+	"internal/vetcase":   {},
+	"manifest":           {},
+	"compile":            {"manifest", "digest", "plan", "inclusion"},
+	"digest":             {},
+	"inclusion":          {},
+	"plan":               {"digest"},
+	"runtime":            {"runtime", "plan", "digest", "inclusion"},
 }
 
 // forbidden lists imports outside agentc a package must not have.
 var forbidden = map[string][]string{
-	"runtime":   {"cuelang.org/go", "github.com/spf13/cobra"},
-	"plan":      {"cuelang.org/go", "github.com/spf13/cobra"},
-	"digest":    {"cuelang.org/go", "github.com/spf13/cobra"},
-	"inclusion": {"cuelang.org/go", "github.com/spf13/cobra"},
-	"manifest":  {"github.com/spf13/cobra"},
-	"compile":   {"github.com/spf13/cobra"},
+	"internal/runcmd": {"cuelang.org/go", "github.com/spf13/cobra"},
+	"runtime":         {"cuelang.org/go", "github.com/spf13/cobra"},
+	"plan":            {"cuelang.org/go", "github.com/spf13/cobra"},
+	"digest":          {"cuelang.org/go", "github.com/spf13/cobra"},
+	"inclusion":       {"cuelang.org/go", "github.com/spf13/cobra"},
+	"manifest":        {"github.com/spf13/cobra"},
+	"compile":         {"github.com/spf13/cobra"},
+}
+
+// under tells whether the package path p is pkg or below it.
+func under(p, pkg string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/") }
+
+// owner returns the key of rules that governs the package path p: the
+// longest that p is, or is below; "" for none.
+func owner[V any](rules map[string]V, p string) string {
+	best := ""
+	for k := range rules {
+		if under(p, k) && len(k) > len(best) {
+			best = k
+		}
+	}
+	return best
 }
 
 func TestImportDirection(t *testing.T) {
@@ -50,8 +72,8 @@ func TestImportDirection(t *testing.T) {
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		top := strings.Split(filepath.ToSlash(path), "/")[0]
-		if top == path {
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		if pkg == "." {
 			return nil // this file
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
@@ -61,27 +83,27 @@ func TestImportDirection(t *testing.T) {
 		checked++
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			for _, bad := range forbidden[top] {
-				if p == bad || strings.HasPrefix(p, bad+"/") {
-					t.Errorf("%s imports %s; package %s must not", path, p, top)
+			for _, bad := range forbidden[owner(forbidden, pkg)] {
+				if under(p, bad) {
+					t.Errorf("%s imports %s; package %s must not", path, p, pkg)
 				}
 			}
-			rest, ours := strings.CutPrefix(p, module+"/")
+			target, ours := strings.CutPrefix(p, module+"/")
 			if !ours {
 				continue
 			}
-			target := strings.Split(rest, "/")[0]
-			if target == top && top != "runtime" {
-				continue
+			key := owner(allowed, pkg)
+			if key == "" {
+				key = pkg
 			}
-			ok := false
-			for _, a := range allowed[top] {
-				if a == "*" || a == target {
+			ok := under(target, key)
+			for _, a := range allowed[key] {
+				if a == "*" || under(target, a) {
 					ok = true
 				}
 			}
 			if !ok {
-				t.Errorf("%s imports %s; package %s may import only %v", path, p, top, allowed[top])
+				t.Errorf("%s imports %s; package %s may import only %v", path, p, pkg, allowed[key])
 			}
 		}
 		return nil

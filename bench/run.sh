@@ -2,7 +2,7 @@
 # bench/run.sh times agentc side by side with what it is measured against:
 #   1. agentc vet of one example       vs cue vet of the same manifest with the #Manifest schema
 #   2. agentc vet of 200 manifests      vs cue vet ./... over them, one package a directory
-#   3. agentc run plan.json             vs bench/floor, one request through the same SDK
+#   3. agentc-runtime run plan.json     vs bench/floor, one request through the same SDK
 #   4. agentc run manifest.cue          vs bench/floor
 # It measures wall time with hyperfine (medians) and peak memory with
 # /usr/bin/time -v (the largest of a few runs); the model is bench/server, a
@@ -104,8 +104,8 @@ work=$tmp/work
 res=$tmp/results
 mkdir -p "$work" "$res"
 
-log "building agentc (its three programs), the server, the floor and the generator"
-go build -o "$tmp/" ./cmd/agentc ./cmd/agentc-compiler ./cmd/agentc-runtime
+log "building agentc and agentc-runtime, the server, the floor and the generator"
+go build -o "$tmp/" ./cmd/agentc ./cmd/agentc-runtime
 for prog in server floor gen report; do
 	go build -o "$tmp/$prog" "./bench/$prog"
 done
@@ -147,7 +147,7 @@ start_server -same
 want=$(cat bench/testdata/answer.json)
 for cmd in plan manifest floor; do
 	case $cmd in
-	plan) got=$("$tmp/agentc" run "$work/plan.json" --input "$input" --base-url "$base" 2>>"$tmp/run.log") ;;
+	plan) got=$("$tmp/agentc-runtime" run "$work/plan.json" --input "$input" --base-url "$base" 2>>"$tmp/run.log") ;;
 	manifest) got=$("$tmp/agentc" run bench/testdata/agent.cue --input "$input" --base-url "$base" 2>>"$tmp/run.log") ;;
 	floor) got=$("${floor[@]}" -base-url "$base" 2>>"$tmp/run.log") ;;
 	esac || fail "$cmd failed: $(cat "$tmp/run.log" "$tmp/server.log")"
@@ -190,6 +190,7 @@ pair() {
 }
 
 agentc_q=$(q "$tmp/agentc")
+runtime_q=$(q "$tmp/agentc-runtime")
 cue_q=$(q "$tmp/cue")
 floor_q="$(q "$tmp/floor") -request $(q "$root/bench/testdata/floor.json") -schema $(q "$root/bench/testdata/schema.json") -base-url $base_q"
 pair vet-example "$work/example" "$runs" \
@@ -199,7 +200,7 @@ pair vet-dir200 "$work/tree" "$runs_dir" \
 	"$agentc_q vet ../flat" \
 	"$cue_q vet -c ./..."
 pair run-plan "$root" "$runs" \
-	"$agentc_q run $(q "$work/plan.json") --input $(q "$input") --base-url $base_q" \
+	"$runtime_q run $(q "$work/plan.json") --input $(q "$input") --base-url $base_q" \
 	"$floor_q"
 pair run-manifest "$root" "$runs" \
 	"$agentc_q run bench/testdata/agent.cue --input $(q "$input") --base-url $base_q" \

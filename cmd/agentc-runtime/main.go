@@ -1,8 +1,8 @@
-// Command agentc-runtime is agentc's run verb without the compiler: it runs
-// compiled plans, and starts without loading CUE or the command tree of
-// the other verbs. The agentc command starts it for a run of a plan; a
-// command line that turns out to need more (a manifest, a plan calling
-// one, help) is passed to agentc-compiler before anything is read.
+// Command agentc-runtime is agentc's run verb without the compiler, for
+// hosts and containers that only run plans: it runs plans written by
+// agentc compile, with the flags of agentc run, and links neither CUE nor
+// the other verbs. A manifest, or a plan that calls one, is refused before
+// anything is read.
 package main
 
 import (

@@ -1,16 +1,15 @@
 // Command agentc compiles, checks and runs declarative LLM agents written as
-// CUE manifests.
-//
-// agentc is three programs installed together (go install
-// agentc.dev/agentc/cmd/...): this command, which starts the one a command
-// line needs in its own place; agentc-compiler, which has every verb; and
-// agentc-runtime, which runs compiled plans without loading the compiler.
+// CUE manifests: every verb (vet, digest, compile, run) in one program.
+// agentc-runtime is its run verb alone, for hosts that only run plans.
 package main
 
 import (
+	_ "agentc.dev/agentc/internal/gcpace" // before the libraries initialise
+
 	"os"
 
-	"agentc.dev/agentc/internal/dispatch"
+	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/cli/cuecmd"
 )
 
-func main() { os.Exit(dispatch.Main()) }
+func main() { os.Exit(cli.Main(cuecmd.Compiler())) }

@@ -20,19 +20,16 @@ import (
 
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/cli/cuecmd"
-	"agentc.dev/agentc/internal/dispatch"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/plan"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		// agentc is the real command: it starts the two programs below,
-		// found on PATH as testscript installs them there.
-		"agentc":               func() { os.Exit(dispatch.Main()) },
-		runcmd.CompilerProgram: func() { os.Exit(cli.Main(cuecmd.Compiler())) },
-		runcmd.RuntimeProgram:  func() { os.Exit(runcmd.Main()) },
-		"docs-mcp-server":      docsServer,
+		// The two programs, as their mains run them, installed on PATH.
+		"agentc":              func() { os.Exit(cli.Main(cuecmd.Compiler())) },
+		runcmd.RuntimeProgram: func() { os.Exit(runcmd.Main()) },
+		"docs-mcp-server":     docsServer,
 	})
 }
 
@@ -197,7 +194,7 @@ func TestScripts(t *testing.T) {
 }
 
 // run runs the command line args in this process with every verb, as the
-// compiler program does, and returns the exit code.
+// agentc program does, and returns the exit code.
 func run(args []string, e cli.Env) int { return cli.Run(args, e, cuecmd.Compiler()) }
 
 func editPlan(ts *testscript.TestScript, neg bool, args []string, reseal bool) {

@@ -1,7 +1,7 @@
-// Package cli is the agentc-compiler program's command line: the command
-// tree of every verb. It does not read CUE itself: the verbs that do (vet,
-// digest, compile) and the compiling of a manifest given to run come from
-// a [Compiler] (package cuecmd). The run verb is package runcmd's, which
+// Package cli is the agentc program's command line: the command tree of
+// every verb. It does not read CUE itself: the verbs that do (vet, digest,
+// compile) and the compiling of a manifest given to run come from a
+// [Compiler] (package cuecmd). The run verb is package runcmd's, which
 // the agentc-runtime program runs without this package.
 package cli
 
@@ -46,7 +46,7 @@ type Compiler struct {
 	IsArgError func(error) bool
 }
 
-// Main runs the compiler program, with c's verbs and run, over the
+// Main runs the agentc program, with c's verbs and run, over the
 // process's arguments and streams, and returns the exit code.
 func Main(c *Compiler) int {
 	dir, _ := os.Getwd()
@@ -133,7 +133,3 @@ manifest); 2 usage error.`,
 	}
 	return root
 }
-
-// NewRunCmd returns the run verb, for tests that compare its flags with
-// the agentc command's reading of them.
-func NewRunCmd() *cobra.Command { return newRunCmd(Env{}, &Compiler{}) }

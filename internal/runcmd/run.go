@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -132,10 +133,10 @@ func runAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 	if f.dir != "" {
 		dir = f.dir
 	}
-	// Without a compiler, every agent the run may call must be a plan
-	// too; if one is not, the compiler program takes the run over now,
-	// before it has read its input or written anything.
-	if err := ld.callees(e, p, dir, map[string]bool{}); err != nil {
+	// Without the compiler, every agent the run may call must be a plan
+	// too; if one is not, the run fails now, before it has read its input
+	// or written anything.
+	if err := ld.callees(e, p, path, dir, map[string]bool{}); err != nil {
 		return err
 	}
 	input, err := readInput(e, f.input, p)
@@ -296,19 +297,16 @@ type LoadFunc func(e Env, path string) (*plan.Plan, string, error)
 
 // Loader reads the plans of a run: the agent's, and those of the agents
 // it calls, each read once. A manifest is compiled by its LoadFunc;
-// without one (in the runtime program), the run is handed over to the
-// compiler program.
+// without one (in the runtime program), a manifest is an error.
 type Loader struct {
-	compile  LoadFunc
-	handover func() error
-	plans    map[string]loaded
+	compile LoadFunc
+	plans   map[string]loaded
 }
 
-// NewLoader returns a loader that compiles manifests with compile or,
-// when it is nil, hands the run over with handover (which returns only if
-// it fails; nil: the run fails with a message saying what to run).
-func NewLoader(compile LoadFunc, handover func() error) *Loader {
-	return &Loader{compile: compile, handover: handover}
+// NewLoader returns a loader that compiles manifests with compile, or
+// refuses them when it is nil.
+func NewLoader(compile LoadFunc) *Loader {
+	return &Loader{compile: compile}
 }
 
 type loaded struct {
@@ -348,40 +346,44 @@ func (ld *Loader) read(e Env, path string) (*plan.Plan, string, error) {
 		}
 	}
 	if ld.compile == nil {
-		return nil, "", ld.handOver(path)
+		return nil, "", &ExitError{Code: ExitFindings, Err: &notPlanError{path: path}}
 	}
 	return ld.compile(e, path)
 }
 
-// handOver passes the run to the compiler program, which runs it from the
-// start; it returns only if that fails.
-func (ld *Loader) handOver(path string) error {
-	err := errors.New("run it with agentc")
-	if ld.handover != nil {
-		err = ld.handover()
+// notPlanError is an agent that is not a compiled plan, in a program
+// without the compiler.
+type notPlanError struct {
+	path   string
+	caller string // the plan that calls it, if any
+	tool   string // and the tool it is called by
+}
+
+func (e *notPlanError) Error() string {
+	what := e.path + " is not a compiled plan"
+	fix := "compile it with agentc compile, or run it with agentc"
+	if e.caller != "" {
+		what = fmt.Sprintf("%s calls %s (tool %s), which is not a compiled plan", e.caller, e.path, e.tool)
+		fix = "point the tool at a plan compiled with agentc compile, or run it with agentc"
 	}
-	return &ExitError{Code: ExitFindings, Err: &handoverError{path: path, err: err}}
+	return fmt.Sprintf("%s; %s runs only plans: %s", what, RuntimeProgram, fix)
 }
 
-// handoverError is a run that needs the compiler in a program without
-// one, which could not pass it on.
-type handoverError struct {
-	path string
-	err  error
-}
-
-func (e *handoverError) Error() string {
-	return fmt.Sprintf("%s is not a compiled plan, and %s runs only plans: %v", e.path, RuntimeProgram, e.err)
-}
-
-// callees checks, in a program without a compiler, that every agent p
-// calls, and every agent those call, is a plan, reading each; dir is
-// where p's relative paths resolve.
-func (ld *Loader) callees(e Env, p *plan.Plan, dir string, seen map[string]bool) error {
+// callees checks, in a program without the compiler, that every agent p
+// calls, and every agent those call, is a plan, reading each: a run fails
+// on a manifest before it reads its input. dir is where p's relative
+// paths resolve; name is how p was named.
+func (ld *Loader) callees(e Env, p *plan.Plan, name, dir string, seen map[string]bool) error {
 	if ld.compile != nil {
 		return nil
 	}
-	for _, t := range p.Agent.Capabilities.Tools {
+	tools := make([]string, 0, len(p.Agent.Capabilities.Tools))
+	for t := range p.Agent.Capabilities.Tools {
+		tools = append(tools, t)
+	}
+	sort.Strings(tools)
+	for _, tname := range tools {
+		t := p.Agent.Capabilities.Tools[tname]
 		if t.Kind != "agent" {
 			continue
 		}
@@ -394,16 +396,16 @@ func (ld *Loader) callees(e Env, p *plan.Plan, dir string, seen map[string]bool)
 		}
 		seen[path] = true
 		callee, cdir, err := ld.load(e, path)
-		var he *handoverError
-		if errors.As(err, &he) {
-			return err
+		var np *notPlanError
+		if errors.As(err, &np) {
+			return &ExitError{Code: ExitFindings, Err: &notPlanError{path: relPath(path, e.Dir), caller: name, tool: tname}}
 		}
 		if err != nil {
 			// A callee that is missing or broken fails the run when its
-			// tool is built, as it does in the compiler program.
+			// tool is built, as it does in agentc.
 			continue
 		}
-		if err := ld.callees(e, callee, cdir, seen); err != nil {
+		if err := ld.callees(e, callee, relPath(path, e.Dir), cdir, seen); err != nil {
 			return err
 		}
 	}

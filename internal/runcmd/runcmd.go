@@ -15,8 +15,6 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
-
-	"agentc.dev/agentc/internal/launch"
 )
 
 // Exit codes shared by every verb; the run codes are in run.go.
@@ -66,55 +64,117 @@ type Env struct {
 	Program bool
 }
 
-// The programs' names, as the agentc command starts them.
-const (
-	CompilerProgram = launch.CompilerProgram
-	RuntimeProgram  = launch.RuntimeProgram
-)
+// RuntimeProgram is the name of the program that runs plans without the
+// compiler.
+const RuntimeProgram = "agentc-runtime"
 
-// Main is the runtime program: it runs the process's command line if it
-// is a run of a plan, and otherwise executes the compiler program in its
-// place.
+// Help says what the run verb does, after the paragraph on what it runs:
+// both programs print it.
+const Help = `Input: --input JSON, --input @file.json, or --input - for standard input.
+Without --input, an agent that declares an input schema reads standard input.
+The input is validated against the input schema before any model call.
+
+Standard output holds only the validated answer (JSON); with --report it holds
+the run report instead, a JSON object whose "answer" is the answer. Progress
+goes to standard error; --events writes every event as JSON lines.
+
+--model test runs the agent against the offline test model, which needs no
+provider and no key: it calls each tool once with arguments made from its
+schema, then answers with a value made from the output schema. Otherwise the
+manifest's provider is used: keys come from OPENAI_API_KEY and
+ANTHROPIC_API_KEY only; the base URL from --base-url, OPENAI_BASE_URL or
+ANTHROPIC_BASE_URL, or the manifest's model.base_url (any OpenAI-compatible
+server, which may need no key). A key goes to a manifest's base_url only if
+you name its host in AGENTC_KEY_HOSTS (e.g. localhost,gateway.internal:8443).
+
+Keys, and the values of the variables tools' env names, are replaced by
+[redacted] in everything the run writes and everything sent to the model.
+
+Relative paths in the agent (an fs tool's root) resolve against the
+manifest's directory, or the plan's; --dir names another.
+
+--record FILE journals every model call and tool call, one line each, synced
+as it completes. If FILE exists, the run it holds is resumed: what completed
+is served from it, and the run goes on live from there. --replay FILE serves
+every call from the journal and makes none: no network, no tool side effects.
+A request that is not the one recorded (the manifest changed under the
+journal) stops the run with exit 6 and the fields that changed.
+
+Before anything is read or sent, the agent, and each agent it calls, is
+checked against the lock file agentc digest --write keeps: --lock FILE, else
+the nearest agentc.sum in the agent's directory or above it. An agent whose
+contract or plan digest differs from its entry is refused (exit 1); one the
+lock does not hold runs, with a note. --require-lock refuses to run without
+a lock file, or an agent it does not hold.
+
+SIGINT, SIGTERM and SIGHUP stop the run at its next safe point, killing
+what its tools started; a second signal ends agentc at once.
+
+Exit codes: 0 answered; 1 failed (no valid answer, bad input, bad agent, an
+agent that differs from the lock); 2 usage error; 3 deadline; 4 tool budget;
+5 token budget or pool (an answer, if any, is still printed); 6 the run
+diverged from its journal; 7 rounds used up; 8 answering turns used up; 130
+interrupted, 143 and 129 stopped by SIGTERM and SIGHUP (a journal holds
+every call that completed; run again with the same --record to resume).`
+
+// runtimeHelp is the runtime program's help: what it runs, how to call
+// it, then its flags and Help.
+const runtimeHelp = `agentc-runtime runs agents compiled by agentc compile: it is agentc's run
+verb without the compiler, for hosts and containers that only run plans.
+The path is a plan file; a manifest, or a plan that calls an agent that is
+not a plan, is refused before anything is read (exit 1): compile it with
+agentc compile, or run it with agentc.
+
+Usage:
+  agentc-runtime run [flags] plan.json
+
+Flags:
+`
+
+// Main is the runtime program: it runs the process's command line and
+// returns the exit code.
 func Main() int {
 	dir, _ := os.Getwd()
-	e := Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir, Program: true}
-	return Run(os.Args[1:], e, func() error {
-		path, err := launch.Find(CompilerProgram)
-		if err != nil {
-			return err
-		}
-		return launch.Exec(path, os.Args[1:])
-	})
+	return Run(os.Args[1:], Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir, Program: true})
 }
 
 // Run runs the command line args as the runtime program does and returns
-// the exit code. Anything but a well-formed run (another verb, help, a
-// flag it does not know, flags that exclude each other) and any run that
-// needs compiling is passed to
-// handover, untouched, before anything is read or written: the compiler
-// program answers it, with its own messages. handover returns only if it
-// fails.
-func Run(args []string, e Env, handover func() error) int {
-	fail := func(err error) int {
-		fmt.Fprintf(e.Stderr, "agentc: %v\n", err)
-		return ExitFindings
-	}
-	pass := func() int {
-		err := errors.New("no handover")
-		if handover != nil {
-			err = handover()
-		}
-		return fail(fmt.Errorf("%s runs only plans, and could not pass this command line on: %w", RuntimeProgram, err))
-	}
-	if len(args) == 0 || args[0] != "run" {
-		return pass()
-	}
+// the exit code. Its one verb is run, with the flags agentc's run verb
+// has; a path that is not a plan, or a plan that calls an agent that is
+// not one, fails before the input is read.
+func Run(args []string, e Env) int {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var f Flags
 	f.Register(fs)
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 1 || fs.Changed("record") && fs.Changed("replay") {
-		return pass()
+	help := func() int {
+		fmt.Fprint(e.Stdout, runtimeHelp+fs.FlagUsages()+"\n"+Help+"\n")
+		return ExitOK
+	}
+	usage := func(format string, args ...any) int {
+		fmt.Fprintf(e.Stderr, "agentc: %s\nRun '%s --help' for usage.\n", fmt.Sprintf(format, args...), RuntimeProgram)
+		return ExitUsage
+	}
+	if len(args) == 0 {
+		return usage("%s runs plans: %s run plan.json", RuntimeProgram, RuntimeProgram)
+	}
+	switch args[0] {
+	case "run":
+	case "-h", "--help", "help":
+		return help()
+	default:
+		return usage("unknown command %q: %s has only run, for compiled plans; agentc has every verb", args[0], RuntimeProgram)
+	}
+	err := fs.Parse(args[1:])
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		return help()
+	case err != nil:
+		return usage("%v", err)
+	case fs.NArg() > 1:
+		return usage("run takes one plan, not %d paths", fs.NArg())
+	case fs.Changed("record") && fs.Changed("replay"):
+		return usage("--record and --replay exclude each other")
 	}
 	path := "."
 	if fs.NArg() == 1 {
@@ -124,13 +184,16 @@ func Run(args []string, e Env, handover func() error) int {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	err := RunAgent(ctx, e, NewLoader(nil, handover), path, f, fs.Changed)
-	return ExitCode(err, e.Stderr)
+	return exitCode(RunAgent(ctx, e, NewLoader(nil), path, f, fs.Changed), e.Stderr, RuntimeProgram)
 }
 
 // ExitCode prints what err says went wrong on stderr and returns the exit
 // code for it: an ExitError's, else 1.
-func ExitCode(err error, stderr io.Writer) int {
+func ExitCode(err error, stderr io.Writer) int { return exitCode(err, stderr, "agentc") }
+
+// exitCode is ExitCode for the program named prog, whose help a usage
+// error points to.
+func exitCode(err error, stderr io.Writer, prog string) int {
 	if err == nil {
 		return ExitOK
 	}
@@ -140,7 +203,7 @@ func ExitCode(err error, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "agentc: %v\n", xe.Err)
 		}
 		if xe.Code == ExitUsage {
-			fmt.Fprintln(stderr, "Run 'agentc --help' for usage.")
+			fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", prog)
 		}
 		return xe.Code
 	}

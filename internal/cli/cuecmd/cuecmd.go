@@ -1,7 +1,7 @@
 // Package cuecmd holds the verbs of agentc's command line that read CUE:
 // vet, digest and compile, and the compiling of a manifest that run is
-// given. The agentc-compiler program adds them to package cli's command
-// line; the agentc-runtime program goes without them.
+// given. The agentc program adds them to package cli's command line; the
+// agentc-runtime program goes without them.
 package cuecmd
 
 import (
