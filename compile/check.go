@@ -64,6 +64,10 @@ func (cp *Compiler) Check(inst *manifest.Instance) []Diagnostic {
 
 func (cp *Compiler) check(inst *manifest.Instance) *checker {
 	c := &checker{comp: cp, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}}
+	if inst.NotAgent {
+		c.add(inst.Value.Pos(), Note, CodeNotAgent, "not an agent (it declares fewer than two of name, model and instructions): skipped; name it on its own to check it as one")
+		return c
+	}
 	for _, e := range inst.Errors {
 		c.ds = append(c.ds, Diagnostic{Pos: e.Pos, Severity: Error, Code: e.Code, Message: e.Msg})
 		c.errPaths[e.Path] = true

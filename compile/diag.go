@@ -134,6 +134,7 @@ var Rules = []Rule{
 	{CodeSchemaNumberRange, Error, "a number in a schema beyond what a double holds, which canonical JSON cannot write"},
 	{CodeProviderUnenforced, Note, "a constraint of the output schema the provider cannot enforce during generation (an error with output.enforce \"provider\")"},
 	{CodeOutputMode, Error, "an output mode the provider cannot serve for this schema"},
+	{CodeNotAgent, Note, "a file or package found in a directory is not an agent, and is skipped"},
 	{CodeKeepsToolsNoTools, Warning, "output.keeps_tools is set but the agent has no tools"},
 }
 
@@ -153,6 +154,7 @@ const (
 	CodeBudgetReserve             = "BUDGET_RESERVE"
 	CodeBudgetMaxOutput           = "BUDGET_MAX_OUTPUT"
 	CodeBudgetAnswerRoom          = "BUDGET_ANSWER_ROOM"
+	CodeNotAgent                  = "NOT_AN_AGENT"
 	CodeBudgetUnbounded           = "BUDGET_UNBOUNDED"
 	CodeToolCollision             = "TOOL_NAME_COLLISION"
 	CodeToolInvalid               = "TOOL_INVALID"

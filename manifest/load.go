@@ -44,6 +44,35 @@ type Instance struct {
 	Manifest *Manifest
 	// Errors are the problems that kept the manifest from loading.
 	Errors []*Error
+	// NotAgent says a file or package found by expanding a directory is
+	// not an agent (see IsAgent): it has no Errors and is skipped.
+	NotAgent bool
+}
+
+// agentFields are the manifest's required top-level fields; a value that
+// declares two of them is an agent, even one that misses the third.
+var agentFields = []string{"name", "model", "instructions"}
+
+// IsAgent says whether a loaded value is meant as an agent: it declares
+// at least two of the manifest's required top-level fields (name, model,
+// instructions), or it is a compiled plan (a "format" naming one). Files
+// and packages found by expanding a directory that are not agents, such as
+// CUE packages of definitions or other configuration, are skipped; a path
+// named on its own is always checked.
+func IsAgent(v cue.Value) bool {
+	if !v.Exists() {
+		return true // it did not parse: report that
+	}
+	if f, err := v.LookupPath(cue.ParsePath("format")).String(); err == nil && strings.HasPrefix(f, "agentc.plan/") {
+		return true
+	}
+	n := 0
+	for _, f := range agentFields {
+		if v.LookupPath(cue.ParsePath(f)).Exists() {
+			n++
+		}
+	}
+	return n >= 2
 }
 
 // Loader loads manifests. One Loader compiles the schema once and may load
@@ -119,7 +148,11 @@ func (l *Loader) Each(args []string, fn func(*Instance)) error {
 		units = append(units, us...)
 	}
 	for _, u := range units {
-		fn(l.bounded(u.source, u.files, func(w *Loader) *Instance { return w.loadUnit(u) }))
+		inst := l.bounded(u.source, u.files, func(w *Loader) *Instance { return w.loadUnit(u) })
+		if u.found && !IsAgent(inst.Value) {
+			inst.NotAgent, inst.Errors = true, nil
+		}
+		fn(inst)
 	}
 	return nil
 }
@@ -129,6 +162,7 @@ type unit struct {
 	source string
 	files  []string
 	stdin  bool
+	found  bool // by expanding a directory, not named
 }
 
 func (l *Loader) expand(arg string) ([]unit, error) {
@@ -149,6 +183,9 @@ func (l *Loader) expand(arg string) ([]unit, error) {
 		units, err := expandDir(arg)
 		if err != nil {
 			return nil, &ArgError{Arg: arg, Err: err}
+		}
+		for i := range units {
+			units[i].found = true
 		}
 		if len(units) == 0 {
 			return nil, &ArgError{Arg: arg, Err: fmt.Errorf("no manifest files (.cue, .json, .yaml) in directory")}
@@ -182,7 +219,10 @@ func expandTree(arg, root string) ([]unit, error) {
 			return filepath.SkipDir
 		}
 		us, err := expandDir(path)
-		units = append(units, us...)
+		for _, u := range us {
+			u.found = true
+			units = append(units, u)
+		}
 		return err
 	})
 	if err != nil {

@@ -32,6 +32,9 @@ func buildAll(e cli.Env, args []string, w io.Writer, plans bool) ([]built, error
 	var out []built
 	failed := false
 	for _, inst := range insts {
+		if inst.NotAgent {
+			continue
+		}
 		if plans {
 			if p, ok, err := readPlan(inst); ok {
 				if err != nil {
