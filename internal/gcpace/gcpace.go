@@ -7,9 +7,13 @@
 // a vet of 200 manifests peaks 11% higher (BENCHMARKS.md). A GOGC in the
 // environment is left to rule.
 //
-// Import it first (blank) in a program's main package: packages are
-// initialised in order of import path among those ready, and this one,
-// needing only the runtime, is ready before the libraries that allocate.
+// Import it (blank) in a program's main package; where the import is
+// written does not matter. Go initialises a package after every package
+// it imports and, among those ready, in order of import path (the Go
+// specification, since Go 1.21): this one imports only the standard
+// library's runtime parts, and its path, agentc.dev/..., sorts before
+// every library that allocates at start-up (cuelang.org, github.com,
+// golang.org), so it runs before they do.
 package gcpace
 
 import (
