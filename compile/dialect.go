@@ -3,6 +3,8 @@ package compile
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -174,7 +176,7 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 	out := map[string]any{}
 	extras := map[string]any{}
 	_, hasRef := m["$ref"]
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
 		kp, klp := ptr+"/"+plan.EscapePointer(k), lptr+"/"+plan.EscapePointer(k)
 		switch {
@@ -183,7 +185,7 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 		case k == "$defs" || k == "definitions":
 			defs, _ := v.(map[string]any)
 			lowered := map[string]any{}
-			for _, name := range sortedKeys(defs) {
+			for _, name := range slices.Sorted(maps.Keys(defs)) {
 				lowered[name] = lw.lower(defs[name], kp+"/"+plan.EscapePointer(name), klp+"/"+plan.EscapePointer(name), depth, true)
 			}
 			out[k] = lowered
@@ -309,7 +311,7 @@ func (lw *lowerer) object(m, out map[string]any, ptr, lptr string, depth int) {
 	}
 	lowered := map[string]any{}
 	var names []any
-	for _, name := range sortedKeys(props) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		pp, lpp := ptr+"/properties/"+plan.EscapePointer(name), lptr+"/properties/"+plan.EscapePointer(name)
 		names = append(names, name)
 		if !lw.prof.RequireAll || required[name] || acceptsNull(props[name]) {
@@ -440,7 +442,7 @@ func nullable(node any) any {
 // schema's description, so the model still reads them.
 func withExtras(desc any, extras map[string]any) string {
 	var parts []string
-	for _, k := range sortedKeys(extras) {
+	for _, k := range slices.Sorted(maps.Keys(extras)) {
 		b, _ := json.Marshal(extras[k])
 		parts = append(parts, k+": "+string(b))
 	}

@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,7 +210,7 @@ func checkSchema(s *Schema) []Diagnostic {
 		if !isObj {
 			return
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			kp := ptr + "/" + plan.EscapePointer(k)
 			if !plan.IsKeyword(k) && !strings.HasPrefix(k, "x-") && !holdsTarget(targets, kp) {
 				add(kp, Warning, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
@@ -312,12 +313,12 @@ func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, sev Sev
 			}
 		}
 		if props, ok := m["properties"].(map[string]any); ok {
-			for _, k := range sortedKeys(props) {
+			for _, k := range slices.Sorted(maps.Keys(props)) {
 				value(place{ptr: ptr + "/properties/" + plan.EscapePointer(k), instance: instance, member: k, required: required[k]})
 			}
 		}
 		if pp, ok := m["patternProperties"].(map[string]any); ok {
-			for _, k := range sortedKeys(pp) {
+			for _, k := range slices.Sorted(maps.Keys(pp)) {
 				value(place{ptr: ptr + "/patternProperties/" + plan.EscapePointer(k), open: true})
 			}
 		}
@@ -431,7 +432,7 @@ func walkValues(doc any, ptr string, fn func(ptr string, v any)) {
 	fn(ptr, doc)
 	switch d := doc.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(d) {
+		for _, k := range slices.Sorted(maps.Keys(d)) {
 			walkValues(d[k], ptr+"/"+plan.EscapePointer(k), fn)
 		}
 	case []any:
@@ -456,17 +457,8 @@ func walkSchema(doc any, fn func(ptr, parentKeyword string, sub any)) { inclusio
 
 func isList(v any) bool { _, ok := v.([]any); return ok }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func keywordList(m map[string]any) string {
-	keys := sortedKeys(m)
+	keys := slices.Sorted(maps.Keys(m))
 	for i, k := range keys {
 		keys[i] = fmt.Sprintf("%q", k)
 	}

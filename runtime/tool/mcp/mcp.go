@@ -70,6 +70,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -349,7 +350,7 @@ func (s *Server) listTools(ctx context.Context, t plan.Tool) error {
 	}
 	var entries []entry
 	var errs []error
-	for _, name := range sortedKeys(s.allowed) {
+	for _, name := range slices.Sorted(maps.Keys(s.allowed)) {
 		tool := listed[name]
 		schema, err := inputSchema(tool.InputSchema)
 		if err != nil {
@@ -394,15 +395,6 @@ func inputSchema(v any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("does not compile: %w", err)
 	}
 	return data, nil
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func quoteAll(names []string) string {
