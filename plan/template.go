@@ -791,6 +791,11 @@ func printArgs(args []any) string {
 	return fmt.Sprint(args...)
 }
 
+// htmlEscape and jsEscape write what text/template's HTMLEscapeString
+// and JSEscapeString write (TestEscapersMatchTextTemplate and FuzzEscapers compare them). They
+// are not called from there: a program that links text/template keeps every
+// exported method of every type, since templates call methods by name, and
+// the runtime program must stay free of it (its deps_test).
 func htmlEscape(s string) string {
 	if !strings.ContainsAny(s, "\x00\"'&<>") {
 		return s
