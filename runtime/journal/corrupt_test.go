@@ -108,6 +108,22 @@ func TestCorrupt(t *testing.T) {
 		{"not an object", func(t *testing.T, l []string) []string { l[2] = `[1]`; return l }, 3, "not a JSON object"},
 		{"data after", func(t *testing.T, l []string) []string { l[3] += " {}"; return l }, 4, "not a JSON object: invalid character '{' after top-level value"},
 		{"blank line", func(t *testing.T, l []string) []string { return slices.Insert(l, 2, "") }, 3, "empty line"},
+		{"line of white space", func(t *testing.T, l []string) []string { return slices.Insert(l, 2, " \t\r") }, 3, "empty line"},
+		{"blank last line", func(t *testing.T, l []string) []string { return append(l, "\r") }, 5, "empty line"},
+		{"object across lines", func(t *testing.T, l []string) []string {
+			l[3] = strings.Replace(l[3], `,"kind"`, ",\n\"kind\"", 1)
+			return l
+		}, 4, "not a JSON object: the line ends inside it"},
+		{"CR line ends", func(t *testing.T, l []string) []string { return []string{strings.Join(l, "\r")} }, 1,
+			"no journal header: not a JSON object: invalid character '{' after top-level value"},
+		{"byte order mark", func(t *testing.T, l []string) []string { l[0] = "\ufeff" + l[0]; return l }, 1,
+			"no journal header: not a JSON object: invalid character 'ï' looking for beginning of value"},
+		{"no-break space", func(t *testing.T, l []string) []string {
+			l[3] = strings.Replace(l[3], `,"kind"`, ",\u00a0\"kind\"", 1)
+			return l
+		}, 4, "not a JSON object: invalid character 'Â' looking for beginning of object key string"},
+		{"form feed", func(t *testing.T, l []string) []string { l[3] = "\f" + l[3]; return l }, 4,
+			`not a JSON object: invalid character '\f' looking for beginning of value`},
 		{"repeated field", func(t *testing.T, l []string) []string {
 			l[3] = `{"kind":"tool",` + l[3][1:]
 			return l
@@ -161,6 +177,14 @@ func TestCorrupt(t *testing.T) {
 			l[3] = edit(t, l[3], map[string]any{"request": raw(`{"messages":[1,{"$value":"` + zeros + `"}]}`)})
 			return l
 		}, 4, `effect 1.1: request member "messages" element 1 refers to value ` + zeros + ", which no earlier line holds"},
+		{"malformed reference at element 0", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"request": raw(`{"messages":[{"$value":5}]}`)})
+			return l
+		}, 4, `effect 1.1: request member "messages" element 0 holds a malformed value reference {"$value":5}`},
+		{"empty reference", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"request": raw(`{"a":{"$value":""}}`)})
+			return l
+		}, 4, `effect 1.1: request member "a" holds a malformed value reference: "" is not a digest`},
 		{"malformed reference", func(t *testing.T, l []string) []string {
 			l[3] = edit(t, l[3], map[string]any{"request": raw(`{"a":{"$value":5}}`)})
 			return l
@@ -221,6 +245,14 @@ func TestCorrupt(t *testing.T) {
 			l[3] = edit(t, l[3], map[string]any{"duration_ms": 1.5})
 			return l
 		}, 4, `field "duration_ms": want an integer, found 1.5`},
+		{"wrong type, shown whole", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"duration_ms": strings.Repeat("8", 78)})
+			return l
+		}, 4, `field "duration_ms": want an integer, found "` + strings.Repeat("8", 78) + `"`},
+		{"wrong type, cut short", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"duration_ms": "x" + strings.Repeat("é", 50)})
+			return l
+		}, 4, `field "duration_ms": want an integer, found "x` + strings.Repeat("é", 37) + `...`},
 		{"null duration", func(t *testing.T, l []string) []string {
 			l[3] = edit(t, l[3], map[string]any{"duration_ms": raw("null")})
 			return l
@@ -258,6 +290,97 @@ func TestCorrupt(t *testing.T) {
 			}
 			if tt.line > 0 && !strings.HasPrefix(err.Error(), "journal:"+strconv.Itoa(tt.line)+": ") {
 				t.Errorf("error %q does not start with its position", err)
+			}
+		})
+	}
+}
+
+// spaced returns a line with before and after around each of its
+// structural characters, as another JSON writer might space it.
+func spaced(line, before, after string) string {
+	var b strings.Builder
+	inString, escaped := false, false
+	for _, c := range []byte(line) {
+		switch {
+		case inString:
+			b.WriteByte(c)
+			if escaped {
+				escaped = false
+			} else if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+			b.WriteByte(c)
+		case strings.IndexByte("{}[]:,", c) >= 0:
+			b.WriteString(before)
+			b.WriteByte(c)
+			b.WriteString(after)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// TestReadSpacing: a journal another program wrote, or an editor saved,
+// reads as the one the Writer wrote: with CRLF line ends, white space
+// (space, tab, CR) between the tokens of a line, before and after its
+// object; a last line cut short after its CR is left out as torn.
+func TestReadSpacing(t *testing.T) {
+	base := baseLines(t)
+	want, err := journal.Read(strings.NewReader(strings.Join(base, "\n") + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	each := func(f func(string) string) func([]string) string {
+		return func(ls []string) string {
+			var b strings.Builder
+			for _, l := range ls {
+				b.WriteString(f(l))
+			}
+			return b.String()
+		}
+	}
+	tests := []struct {
+		name    string
+		file    func([]string) string
+		entries int
+		torn    bool
+	}{
+		{"CRLF", each(func(l string) string { return l + "\r\n" }), 2, false},
+		{"after separators", each(func(l string) string { return spaced(l, "", " ") + "\n" }), 2, false},
+		{"spaces", each(func(l string) string { return spaced(l, " ", " ") + "\n" }), 2, false},
+		{"tabs", each(func(l string) string { return spaced(l, "\t", "\t") + "\n" }), 2, false},
+		{"CRs", each(func(l string) string { return spaced(l, "\r", "\r") + "\n" }), 2, false},
+		{"mixed, CRLF", each(func(l string) string { return spaced(l, " \t", "\r ") + "\r\n" }), 2, false},
+		{"around the object", each(func(l string) string { return " \t\r" + l + "\t \r\n" }), 2, false},
+		{"torn after CR", func(ls []string) string {
+			return each(func(l string) string { return l + "\r\n" })(ls[:3]) + ls[3] + "\r"
+		}, 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := tt.file(base)
+			j, err := journal.Read(strings.NewReader(data))
+			if err != nil {
+				t.Fatalf("%v\n%q", err, data)
+			}
+			valid := len(data)
+			if tt.torn {
+				valid = strings.LastIndexByte(data, '\n') + 1
+			}
+			if j.Truncated != tt.torn || j.ValidBytes != int64(valid) || len(j.Entries) != tt.entries {
+				t.Fatalf("Truncated %v, ValidBytes %d, %d entries; want %v, %d, %d", j.Truncated, j.ValidBytes, len(j.Entries), tt.torn, valid, tt.entries)
+			}
+			if g, w := j.Header, want.Header; g.Plan != w.Plan || g.Run != w.Run || g.OutputSuffix != w.OutputSuffix || g.Agent != w.Agent ||
+				!g.Started.Equal(w.Started) || canonical(t, g.Tools) != canonical(t, w.Tools) {
+				t.Errorf("header %+v, want %+v", g, w)
+			}
+			for i, e := range j.Entries {
+				sameEntry(t, e, want.Entries[i])
 			}
 		})
 	}

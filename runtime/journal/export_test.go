@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"errors"
 	"io"
 )
 
@@ -24,8 +25,9 @@ func CloseFile(w *Writer) error { return w.f.Close() }
 
 type memFile struct{ io.Writer }
 
-func (memFile) Sync() error  { return nil }
-func (memFile) Close() error { return nil }
+func (memFile) Truncate(int64) error { return errors.ErrUnsupported }
+func (memFile) Sync() error          { return nil }
+func (memFile) Close() error         { return nil }
 
 // CreateMemory returns a Writer that writes a journal to b.
 func CreateMemory(b *bytes.Buffer, h Header) (*Writer, error) {

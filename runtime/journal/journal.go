@@ -41,7 +41,16 @@
 // Every Append ends with an fsync, and a line counts only once its newline
 // is written: a final line without one is what a crash mid-write leaves,
 // and the reader drops it (Journal.Truncated) instead of failing, so a
-// journal survives kill -9 up to its last completed effect.
+// journal survives kill -9 up to its last completed effect. Create syncs
+// the header, then the directory it renamed the journal into; Resume
+// syncs the cut it makes. A failed write or sync is Append's error, and
+// every later Append's: what the file holds is then known only up to the
+// last effect acknowledged. The tests hold all this against a disk that
+// loses every write not yet synced when the machine stops.
+//
+// Lines are read as JSON, white space between tokens and around the
+// object included (CRLF line ends read); a blank line, an object over
+// two lines or a byte order mark is an error at its line.
 //
 // # One writer
 //

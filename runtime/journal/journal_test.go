@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -452,6 +454,9 @@ func TestFingerprint(t *testing.T) {
 		if _, err := journal.Fingerprint(json.RawMessage(bad)); err == nil {
 			t.Errorf("Fingerprint(%s) succeeded", bad)
 		}
+		if _, err := journal.ValueDigest(json.RawMessage(bad)); err == nil || !strings.HasPrefix(err.Error(), "journal: value digest: ") {
+			t.Errorf("ValueDigest(%s): %v, want an error", bad, err)
+		}
 	}
 }
 
@@ -547,6 +552,32 @@ func TestCreateRejects(t *testing.T) {
 	}
 	if _, err := journal.Create(filepath.Join(dir, "no", "such", "dir"), testHeader()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Create in a missing directory: %v", err)
+	}
+}
+
+// TestHeaderWithoutTools: a run that saw no tool set at its start has a
+// header without "tools".
+func TestHeaderWithoutTools(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	h := testHeader()
+	h.Tools = nil
+	w, err := journal.Create(path, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"journal":"agentc.journal/v2","plan":"` + testPlan + `","run":"run-7","output_suffix":"1a2b3c4d","agent":"triage","started":"2026-11-30T09:15:00.123456789Z"}` + "\n"
+	if got := string(readFile(t, path)); got != want {
+		t.Errorf("journal:\n%s\nwant:\n%s", got, want)
+	}
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Header.Tools != nil {
+		t.Errorf("tools %s, want none", j.Header.Tools)
 	}
 }
 
@@ -660,4 +691,74 @@ func TestLongLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameEntry(t, j.Entries[0], e)
+}
+
+// TestKeyBounds: Append takes a key's round and ordinal up to the largest
+// ParseKey reads, 2147483647, and refuses one past either end, with the
+// key in its message.
+func TestKeyBounds(t *testing.T) {
+	const maxKey = math.MaxInt32
+	path := filepath.Join(t.TempDir(), "j")
+	w := create(t, path)
+	defer w.Close()
+	good := []journal.Key{
+		{Round: maxKey},
+		{Ordinal: maxKey},
+		{Path: "2147483647.2147483647", Round: maxKey, Ordinal: maxKey},
+	}
+	for _, k := range good {
+		if err := w.Append(toolEntry(t, k, `1`)); err != nil {
+			t.Errorf("Append with key %s: %v", k, err)
+		}
+	}
+	bad := []journal.Key{{Round: -1}, {Ordinal: -1}, {Path: "1.0", Round: -1}}
+	if strconv.IntSize > 32 {
+		past := maxKey // a variable: a 32-bit int cannot hold the constant one past
+		past++
+		bad = append(bad, journal.Key{Round: past}, journal.Key{Ordinal: past}, journal.Key{Round: past, Ordinal: past})
+	}
+	for _, k := range bad {
+		want := fmt.Sprintf("journal: effect %s: malformed effect key %[1]s: round and ordinal must be in 0…2147483647", k)
+		if err := w.Append(toolEntry(t, k, `1`)); err == nil || err.Error() != want {
+			t.Errorf("Append with key %s: %v, want %q", k, err, want)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Entries) != len(good) {
+		t.Fatalf("%d entries, want %d", len(j.Entries), len(good))
+	}
+	for i, k := range good {
+		if j.Entries[i].Key != k {
+			t.Errorf("entry %d: key %#v, want %#v", i, j.Entries[i].Key, k)
+		}
+	}
+}
+
+// TestEdgeValues: the first and last times a journal holds and a duration
+// of zero read back; a request part of 64 bytes, the longest kept inline,
+// is inline, and one of 65 is a value line.
+func TestEdgeValues(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	first := toolEntry(t, journal.Key{}, `"`+strings.Repeat("a", 62)+`"`) // 64 bytes: inline
+	first.Started, first.DurationMS = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), 0
+	last := toolEntry(t, journal.Key{Round: 1}, `"`+strings.Repeat("b", 63)+`"`) // 65 bytes: a value line
+	last.Started = time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)
+	write(t, path, []journal.Entry{first, last})
+	data := readFile(t, path)
+	if !bytes.Contains(data, []byte(`"input":"`+strings.Repeat("a", 62)+`"`)) || len(valueLines(t, data)) != 1 {
+		t.Errorf("want the 64-byte input inline and the 65-byte one in a value line:\n%s", data)
+	}
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range []journal.Entry{first, last} {
+		sameEntry(t, j.Entries[i], e)
+	}
 }

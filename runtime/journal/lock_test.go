@@ -197,3 +197,39 @@ func TestLockOtherProcess(t *testing.T) {
 	}
 	w.Close()
 }
+
+// TestLockedErrorUnknownHolder: a holder that has not named itself in the
+// lock file yet is "another process".
+func TestLockedErrorUnknownHolder(t *testing.T) {
+	err := &journal.LockedError{Path: "run.jsonl"}
+	if got, want := err.Error(), "journal run.jsonl is being recorded by another process"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// TestReleaseLockFileGone: a lock file removed while held is reported on
+// Release, and on the Close of a Writer that holds it: another process
+// may have taken a lock of its own meanwhile.
+func TestReleaseLockFileGone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	l, err := journal.Acquire(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other.jsonl")
+	w := create(t, other)
+	for _, name := range []string{journal.LockFile(path), journal.LockFile(other)} {
+		if err := os.Remove(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for what, release := range map[string]func() error{"Release": l.Release, "Close": w.Close} {
+		err := release()
+		if !errors.Is(err, os.ErrNotExist) || !strings.HasPrefix(err.Error(), "journal: releasing the lock of ") {
+			t.Errorf("%s: %v, want the lock file missing", what, err)
+		}
+		if err := release(); err != nil {
+			t.Errorf("a second %s: %v", what, err)
+		}
+	}
+}

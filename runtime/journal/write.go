@@ -34,9 +34,16 @@ var errClosed = errors.New("journal: writer is closed")
 // file is what a Writer needs of an *os.File.
 type file interface {
 	io.Writer
+	Truncate(size int64) error
 	Sync() error
 	Close() error
 }
+
+// onDisk is the writer's one seam with the file system: every file it
+// writes or syncs, a journal's directory included, goes through it. Tests
+// replace it with one that keeps only what was synced when they simulate
+// a crash.
+var onDisk = func(f *os.File) file { return f }
 
 // Create creates or replaces a journal file, writes its header and syncs
 // it, under the journal's lock (see Lock), which it fails at once with a
@@ -66,23 +73,24 @@ func create(l *Lock, h Header, sync bool) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
+	f := onDisk(tmp)
 	if _, err = f.Write(line); err == nil && sync {
 		err = f.Sync()
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), path)
+		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
 		f.Close()
-		os.Remove(f.Name())
+		os.Remove(tmp.Name())
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	if sync {
-		syncDir(path)
+		syncDir(filepath.Dir(path))
 	}
 	w := newWriter(f)
 	w.noSync = !sync
@@ -90,14 +98,15 @@ func create(l *Lock, h Header, sync bool) (*Writer, error) {
 	return w, nil
 }
 
-// syncDir makes a new file's directory entry durable. It is best effort:
-// some file systems refuse to sync a directory, and the file's own sync
-// has succeeded.
-func syncDir(path string) {
-	d, err := os.Open(filepath.Dir(path))
+// syncDir makes the entries of a directory, such as a file renamed into
+// it, durable. It is best effort: some file systems refuse to sync a
+// directory, and the file's own sync has succeeded.
+func syncDir(dir string) {
+	od, err := os.Open(dir)
 	if err != nil {
 		return
 	}
+	d := onDisk(od)
 	d.Sync()
 	d.Close()
 }
@@ -129,10 +138,11 @@ func resume(l *Lock) (*Journal, *Writer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0)
+	of, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
+	f := onDisk(of)
 	if err = f.Truncate(j.ValidBytes); err == nil {
 		err = f.Sync()
 	}
