@@ -390,7 +390,10 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			e.Response, _ = json.Marshal(FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline()})
 		}
 		if werr := j.Writer.Append(e); werr != nil {
-			return nil, false, fmt.Errorf("journal: %w", werr)
+			if !strings.HasPrefix(werr.Error(), "journal: ") {
+				werr = fmt.Errorf("journal: %w", werr) // a host's writer may not say whose error it is
+			}
+			return nil, false, werr
 		}
 	}
 	return resp, false, err
