@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"internal/runcmd":    {"runtime", "plan", "digest", "inclusion"},
 	"internal/gcpace":    {},
 	"internal/vetcase":   {},
-	"manifest":           {},
+	"manifest":           {"plan"},
 	"compile":            {"manifest", "digest", "plan", "inclusion"},
 	"digest":             {},
 	"inclusion":          {},

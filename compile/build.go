@@ -1,10 +1,9 @@
 package compile
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,19 +70,12 @@ func (cp *Compiler) Build(inst *manifest.Instance) (*plan.Plan, []Diagnostic, er
 	return p, ds, nil
 }
 
-// toAgent converts a decoded manifest into the plan's agent, normalising
-// what may be written several ways with one meaning: durations.
+// toAgent returns the plan's agent for a decoded manifest (the same type),
+// with what may be written several ways with one meaning normalised:
+// durations. The manifest is left as it was.
 func toAgent(m *manifest.Manifest) (*plan.Agent, error) {
-	data, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("encoding agent: %w", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var a plan.Agent
-	if err := dec.Decode(&a); err != nil {
-		return nil, fmt.Errorf("the plan's agent type lags the manifest's: %w", err)
-	}
+	a := *m
+	a.Capabilities.Tools = maps.Clone(m.Capabilities.Tools)
 	norm := func(field string, s *string) error {
 		if *s == "" {
 			return nil
