@@ -2,9 +2,10 @@ package plan
 
 import "encoding/json"
 
-// Agent is the resolved agent a plan runs: the manifest with every default
-// applied. Its shape is the manifest's (package manifest's Manifest); a test
-// in package compile keeps the two in step.
+// Agent is an agent: the resolved agent a plan runs, the manifest with
+// every default applied. These types are the only ones of the agent:
+// package manifest decodes manifests into them (its Manifest is this type),
+// and its TestSchemaMatchesGoTypes ties them to the CUE schema.
 type Agent struct {
 	Name         string       `json:"name"`
 	Description  string       `json:"description,omitempty"`
