@@ -65,7 +65,7 @@ func (cp *Compiler) Check(inst *manifest.Instance) []Diagnostic {
 func (cp *Compiler) check(inst *manifest.Instance) *checker {
 	c := &checker{comp: cp, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}}
 	if inst.NotAgent {
-		c.add(inst.Value.Pos(), Note, CodeNotAgent, "not an agent (it declares fewer than two of name, model and instructions): skipped; name it on its own to check it as one")
+		c.add(inst.Value.Pos(), Note, CodeNotAgent, "not an agent manifest (it declares fewer than two of name, model and instructions; a compiled plan is read by digest only): skipped; name it on its own to check it as one")
 		return c
 	}
 	for _, e := range inst.Errors {

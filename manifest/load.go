@@ -53,18 +53,15 @@ type Instance struct {
 // declares two of them is an agent, even one that misses the third.
 var agentFields = []string{"name", "model", "instructions"}
 
-// IsAgent says whether a loaded value is meant as an agent: it declares
-// at least two of the manifest's required top-level fields (name, model,
-// instructions), or it is a compiled plan (a "format" naming one). Files
-// and packages found by expanding a directory that are not agents, such as
-// CUE packages of definitions or other configuration, are skipped; a path
+// IsAgent says whether a loaded value is meant as an agent manifest: it
+// declares at least two of the manifest's required top-level fields (name,
+// model, instructions). Files and packages found by expanding a directory
+// that are not, such as CUE packages of definitions, other configuration
+// or compiled plans (which digest reads as plans), are skipped; a path
 // named on its own is always checked.
 func IsAgent(v cue.Value) bool {
 	if !v.Exists() {
 		return true // it did not parse: report that
-	}
-	if f, err := v.LookupPath(cue.ParsePath("format")).String(); err == nil && strings.HasPrefix(f, "agentc.plan/") {
-		return true
 	}
 	n := 0
 	for _, f := range agentFields {

@@ -77,6 +77,7 @@ func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 	if len(j.Header.Tools) > 0 {
 		var ht headerTools
 		if err := json.Unmarshal(j.Header.Tools, &ht); err != nil {
+			jn.close(e)
 			return nil, &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s: the header's tools: %v", file, err)}
 		}
 		jn.servers = ht.Servers

@@ -32,9 +32,6 @@ func buildAll(e cli.Env, args []string, w io.Writer, plans bool) ([]built, error
 	var out []built
 	failed := false
 	for _, inst := range insts {
-		if inst.NotAgent {
-			continue
-		}
 		if plans {
 			if p, ok, err := readPlan(inst); ok {
 				if err != nil {
@@ -45,6 +42,9 @@ func buildAll(e cli.Env, args []string, w io.Writer, plans bool) ([]built, error
 				out = append(out, built{inst: inst, plan: p})
 				continue
 			}
+		}
+		if inst.NotAgent {
+			continue // found in a directory, and neither a plan nor a manifest
 		}
 		p, ds, err := comp.Build(inst)
 		for _, d := range ds {
