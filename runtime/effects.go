@@ -531,6 +531,10 @@ func (x *run) complete(round int, req *Request, call func() (*Response, error)) 
 	call = func() (*Response, error) {
 		resp, err := live()
 		if resp != nil {
+			// Arguments are made canonical first: a secret the model
+			// wrote with escapes ("\u0073k-…") is found only once they
+			// are gone.
+			canonicalCalls(resp)
 			resp.Message = redactMessage(x.opts.Secrets, resp.Message)
 		}
 		return resp, x.opts.Secrets.Error(err)

@@ -36,6 +36,9 @@ func TestSecretsRedacted(t *testing.T) {
 	turns := func() *scripted {
 		return &scripted{turns: []turn{
 			call(10, "search", `{"q":"`+planted+`"}`),
+			// The key again, written with a JSON escape: found once the
+			// arguments are canonical.
+			call(10, "search", `{"q":"\u0073`+planted[1:]+`"}`),
 			prose("The key was "+planted+".", 10),
 			answer(`{"label":"bug"}`, 10),
 		}}
@@ -73,7 +76,7 @@ func TestSecretsRedacted(t *testing.T) {
 	if last, _ := json.Marshal(model.reqs[len(model.reqs)-1].Messages); !strings.Contains(string(last), "found [redacted]") || !strings.Contains(string(last), "my key is [redacted]") {
 		t.Errorf("the model did not get the redacted texts: %s", last)
 	}
-	if len(toolGot) != 1 || toolGot[0] != `{"q":"[redacted]"}` {
+	if len(toolGot) != 2 || toolGot[0] != `{"q":"[redacted]"}` || toolGot[1] != `{"q":"[redacted]"}` {
 		t.Errorf("the tool got %q", toolGot)
 	}
 	evs, _ := json.Marshal(events)
