@@ -30,10 +30,11 @@ var stopSignals = []stopSignal{
 
 // signals turns stop signals into the cancellation of a run.
 type signals struct {
-	ch    chan os.Signal
-	done  chan struct{}
-	mu    sync.Mutex
-	first *stopSignal
+	ch     chan os.Signal
+	done   chan struct{}
+	mu     sync.Mutex
+	first  *stopSignal
+	cancel context.CancelFunc
 }
 
 // onStopSignal returns ctx, cancelled at the first stop signal: the run
@@ -42,7 +43,7 @@ type signals struct {
 // processes and exits at once, with the first one's code.
 func onStopSignal(ctx context.Context, e Env) (context.Context, *signals) {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &signals{ch: make(chan os.Signal, 1), done: make(chan struct{})}
+	s := &signals{ch: make(chan os.Signal, 1), done: make(chan struct{}), cancel: cancel}
 	for _, ss := range stopSignals {
 		// One the process started with ignored (nohup, a background job
 		// of a script) stays so.
@@ -84,6 +85,7 @@ func onStopSignal(ctx context.Context, e Env) (context.Context, *signals) {
 func (s *signals) stop() {
 	signal.Stop(s.ch)
 	close(s.done)
+	s.cancel() // the context goes with the run, whatever its parent
 }
 
 // code is the exit code of the first stop signal received, or 0.

@@ -3,6 +3,7 @@
 package proc
 
 import (
+	"bytes"
 	"os/exec"
 	"testing"
 	"time"
@@ -12,6 +13,9 @@ import (
 func TestKill(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "sleep 30 & wait")
 	cmd.Env = []string{}
+	// The sleep holds the output pipe, so Wait returns only once it too
+	// has died, not when sh alone is killed.
+	cmd.Stdout = new(bytes.Buffer)
 	g := New(cmd)
 	if err := g.Start(); err != nil {
 		t.Skipf("no sh here: %v", err)
