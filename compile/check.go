@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"maps"
 	"net/textproto"
 	neturl "net/url"
 	"path/filepath"
@@ -294,9 +295,6 @@ func (c *checker) checkTools() {
 
 func quoteName(n string) string { return fmt.Sprintf("%q", n) }
 
-// providerKeys are the variables agentc reads its providers' keys from.
-var providerKeys = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
-
 func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by string, pos token.Pos)) {
 	path := "capabilities.tools." + name
 	for _, f := range []string{"timeout"} {
@@ -308,7 +306,7 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 		}
 	}
 	for i, ev := range elems(lookup(t, "env")) {
-		if v, ok := str(ev); ok && slices.Contains(providerKeys, v) {
+		if v, ok := str(ev); ok && slices.Contains(slices.Collect(maps.Values(plan.ProviderKeyVars)), v) {
 			c.add(ev.Pos(), Warning, CodeToolEnvProviderKey, "%s.env[%d]: %s is the key agentc sends to its provider; the tool's program can read it and send it anywhere (what it prints is redacted, not what it sends): give the tool a key of its own", path, i, v)
 		}
 	}

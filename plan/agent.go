@@ -63,6 +63,11 @@ type Budgets struct {
 	AnswerReserve int    `json:"answer_reserve,omitempty"`
 }
 
+// ProviderKeyVars names, by provider, the environment variable a run reads
+// the provider's key from: the runtime reads it, and vet warns when a tool
+// is given it.
+var ProviderKeyVars = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
 // The bounds every run has, whatever its manifest says: a run ends by
 // itself however a model behaves.
 const (

@@ -40,8 +40,8 @@ type provider struct {
 }
 
 var providers = map[string]provider{
-	"openai":    {"OPENAI_API_KEY", "OPENAI_BASE_URL", "api.openai.com"},
-	"anthropic": {"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "api.anthropic.com"},
+	"openai":    {plan.ProviderKeyVars["openai"], "OPENAI_BASE_URL", "api.openai.com"},
+	"anthropic": {plan.ProviderKeyVars["anthropic"], "ANTHROPIC_BASE_URL", "api.anthropic.com"},
 }
 
 // keyHosts reads the hosts that may be sent a key from the value of
