@@ -48,9 +48,11 @@ type Config struct {
 
 // Model is a runtime.Model over the Anthropic Messages API.
 type Model struct {
-	client sdk.Client
-	key    *redact.Set // the API key, for errors that echo it
-	retry  retry.Policy
+	// messages is the one service used, not the whole client: see the
+	// openai package's Model for why that keeps agentc smaller.
+	messages sdk.MessageService
+	key      *redact.Set // the API key, for errors that echo it
+	retry    retry.Policy
 }
 
 var _ agentrt.Model = (*Model)(nil)
@@ -83,7 +85,7 @@ func New(cfg Config) (*Model, error) {
 		p = retry.Default
 		p.OnAttempt = on
 	}
-	return &Model{client: sdk.NewClient(opts...), key: keySet(cfg.APIKey), retry: p}, nil
+	return &Model{messages: sdk.NewClient(opts...).Messages, key: keySet(cfg.APIKey), retry: p}, nil
 }
 
 // Complete sends one request, retrying as the policy allows, and returns
@@ -110,7 +112,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 			return m.classify(ctx, err)
 		}
 		var err error
-		msg, err = m.client.Messages.New(ctx, params, opts...)
+		msg, err = m.messages.New(ctx, params, opts...)
 		return m.classify(ctx, err)
 	})
 	if err != nil {
@@ -370,7 +372,7 @@ func statusText(code int) string {
 // stream makes one streamed request and accumulates its events into the
 // message a plain request would have returned.
 func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption) (*sdk.Message, error) {
-	st := m.client.Messages.NewStreaming(ctx, params, opts...)
+	st := m.messages.NewStreaming(ctx, params, opts...)
 	defer st.Close()
 	var msg sdk.Message
 	for st.Next() {
