@@ -252,17 +252,31 @@ func build(ctx context.Context, p *plan.Plan, env Env) (map[string]agentrt.Tool,
 }
 
 // secretEnv adds to the run's secrets the values of the variables a tool
-// is given: whatever the tool prints of them is redacted. PATH, which
-// every tool gets, is not a secret.
+// is given: whatever the tool prints of them is redacted. The variables
+// that name the system's places and settings (NotSecret) are not secrets.
 func (env Env) secretEnv(names []string) {
 	if env.Secrets == nil {
 		return
 	}
 	for _, name := range names {
-		if v, ok := os.LookupEnv(name); ok && name != "PATH" {
+		if v, ok := os.LookupEnv(name); ok && !NotSecret(name) {
 			env.Secrets.Add(v)
 		}
 	}
+}
+
+// NotSecret tells whether a tool's variable is one that names a place or
+// a setting of the system (PATH, HOME, the locale, the terminal, the
+// temporary directory, the XDG directories) rather than a credential. Its
+// value is not redacted: a home directory of 8 bytes or more would
+// otherwise be replaced in every path a tool prints.
+func NotSecret(name string) bool {
+	switch name {
+	case "PATH", "HOME", "USER", "LOGNAME", "SHELL", "PWD", "TMPDIR", "TMP", "TEMP",
+		"LANG", "LANGUAGE", "TERM", "TZ", "COLORTERM", "NO_COLOR":
+		return true
+	}
+	return strings.HasPrefix(name, "LC_") || strings.HasPrefix(name, "XDG_")
 }
 
 // redactSpec returns t, with the secrets redacted from its description and

@@ -32,3 +32,14 @@ func TestBuild(t *testing.T) {
 		t.Errorf("a missing fs root: got %v", err)
 	}
 }
+
+func TestNotSecret(t *testing.T) {
+	for name, want := range map[string]bool{
+		"PATH": true, "HOME": true, "LANG": true, "LC_ALL": true, "XDG_CONFIG_HOME": true, "TMPDIR": true,
+		"GITHUB_TOKEN": false, "SOME_SECRET": false, "HOMEBREW_GITHUB_API_TOKEN": false, "home": false, "": false, "PATHS": false,
+	} {
+		if got := tool.NotSecret(name); got != want {
+			t.Errorf("NotSecret(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
