@@ -31,7 +31,10 @@ type CrashDisk struct {
 	// SyncErr, if set, is what every Sync returns, having synced nothing,
 	// as a disk that fails to write.
 	SyncErr error
-	syncs   int
+	// DirSyncErr, if set, is what a directory's Sync returns, having
+	// synced nothing.
+	DirSyncErr error
+	syncs      int
 	down    bool
 	files   []*crashFile
 	dirs    map[string]map[string]os.FileInfo // the synced entries of each directory
@@ -199,6 +202,9 @@ func (f *crashFile) Sync() error {
 	}
 	if f.d.SyncErr != nil {
 		return f.d.SyncErr
+	}
+	if f.id.IsDir() && f.d.DirSyncErr != nil {
+		return f.d.DirSyncErr
 	}
 	if f.id.IsDir() {
 		f.d.dirs[f.dir] = f.d.entries(f.dir)

@@ -231,3 +231,28 @@ func TestSyncFails(t *testing.T) {
 		t.Errorf("Append after a failed sync wrote to the journal:\n%s", after[len(written):])
 	}
 }
+
+// TestDirSyncFails: a directory sync that fails to write fails Create,
+// leaving no file; one the file system refuses (EINVAL, as some network
+// file systems answer) does not.
+func TestDirSyncFails(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.journal")
+	d := journal.UseCrashDisk(t, dir)
+	d.DirSyncErr = &fs.PathError{Op: "sync", Path: dir, Err: syscall.EIO}
+	if w, err := journal.Create(path, testHeader()); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Create with a directory that fails to sync: %v, %v; want EIO", w, err)
+	}
+	if names := dirNames(t, dir); len(names) > 0 {
+		t.Errorf("a failed Create left %q", names)
+	}
+	d.DirSyncErr = &fs.PathError{Op: "sync", Path: dir, Err: syscall.EINVAL}
+	w, err := journal.Create(path, testHeader())
+	if err != nil {
+		t.Fatalf("Create with a directory the file system will not sync: %v", err)
+	}
+	w.Close()
+	if _, err := journal.Open(path); err != nil {
+		t.Errorf("the journal Create wrote does not read: %v", err)
+	}
+}

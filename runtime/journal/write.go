@@ -90,7 +90,11 @@ func create(l *Lock, h Header, sync bool) (*Writer, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	if sync {
-		syncDir(filepath.Dir(path))
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			os.Remove(path)
+			return nil, fmt.Errorf("journal: %w", err)
+		}
 	}
 	w := newWriter(f)
 	w.noSync = !sync
@@ -99,16 +103,21 @@ func create(l *Lock, h Header, sync bool) (*Writer, error) {
 }
 
 // syncDir makes the entries of a directory, such as a file renamed into
-// it, durable. It is best effort: some file systems refuse to sync a
-// directory, and the file's own sync has succeeded.
-func syncDir(dir string) {
+// it, durable. A file system that cannot sync a directory (dirSyncRefused)
+// or a directory that cannot be opened to sync is not an error: the
+// file's own sync has succeeded. A sync that fails is.
+func syncDir(dir string) error {
 	od, err := os.Open(dir)
 	if err != nil {
-		return
+		return nil
 	}
 	d := onDisk(od)
-	d.Sync()
+	err = d.Sync()
 	d.Close()
+	if err != nil && !dirSyncRefused(err) {
+		return err
+	}
+	return nil
 }
 
 func newWriter(f file) *Writer {
