@@ -35,9 +35,9 @@ type CrashDisk struct {
 	// synced nothing.
 	DirSyncErr error
 	syncs      int
-	down    bool
-	files   []*crashFile
-	dirs    map[string]map[string]os.FileInfo // the synced entries of each directory
+	down       bool
+	files      []*crashFile
+	dirs       map[string]map[string]os.FileInfo // the synced entries of each directory
 }
 
 // ErrCrashed is what a CrashDisk's files return once the machine stopped.

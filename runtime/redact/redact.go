@@ -36,6 +36,13 @@ type Set struct {
 	forms  []string // every form of every value, longest first
 }
 
+// Of returns a set of values, as Add adds them.
+func Of(values ...string) *Set {
+	var s Set
+	s.Add(values...)
+	return &s
+}
+
 // Add adds values to the set; those shorter than MinLen, and those Marker
 // holds (redacting them would never end), are left out.
 func (s *Set) Add(values ...string) {

@@ -85,7 +85,7 @@ func New(cfg Config) (*Model, error) {
 		p = retry.Default
 		p.OnAttempt = on
 	}
-	return &Model{messages: sdk.NewClient(opts...).Messages, key: keySet(cfg.APIKey), retry: p}, nil
+	return &Model{messages: sdk.NewClient(opts...).Messages, key: redact.Of(cfg.APIKey), retry: p}, nil
 }
 
 // Complete sends one request, retrying as the policy allows, and returns
@@ -323,12 +323,6 @@ func parseMessage(msg *sdk.Message) (*agentrt.Response, error) {
 			Cached: int(u.CacheReadInputTokens),
 		},
 	}, nil
-}
-
-func keySet(key string) *redact.Set {
-	var s redact.Set
-	s.Add(key)
-	return &s
 }
 
 // StatusError is an error response of the API. It keeps the provider's own

@@ -74,7 +74,7 @@ func New(cfg Config) (*Model, error) {
 		p = retry.Default
 		p.OnAttempt = onAttempt
 	}
-	return &Model{chat: sdk.NewClient(opts...).Chat.Completions, key: keySet(cfg.APIKey), retry: p}, nil
+	return &Model{chat: sdk.NewClient(opts...).Chat.Completions, key: redact.Of(cfg.APIKey), retry: p}, nil
 }
 
 // Complete sends req as one chat completion, retrying under the Model's
@@ -269,12 +269,6 @@ func connectionError(err error) bool {
 }
 
 func (m *Model) redact(s string) string { return m.key.String(s) }
-
-func keySet(key string) *redact.Set {
-	var s redact.Set
-	s.Add(key)
-	return &s
-}
 
 // StatusError is an error status from the server. Its message is the
 // provider's own, with the API key redacted should it echo it.
