@@ -14,26 +14,61 @@ import (
 // items contains asks for first.
 func (g *gen) array(atoms []*jsonschema.Schema, v, depth int) (any, error) {
 	at := firstOr(atoms)
-	minI, maxI := 0, -1
-	unique := false
-	var uniqueAt *jsonschema.Schema
-	type containsRule struct {
-		s        *jsonschema.Schema
-		min, max int // max -1: none
-		at       *jsonschema.Schema
+	r := arrayRulesOf(atoms)
+	lower, upper, err := r.length(at)
+	if err != nil {
+		return nil, err
 	}
-	var contains []containsRule
-	limit, limitKw := -1, ""
-	var limitAt *jsonschema.Schema
+	n, childV := g.itemCount(lower, upper, v, depth)
+	items := make([]any, 0, n)
+	seen := map[string]bool{}
+	for i := range n {
+		if err := g.step("minItems", at); err != nil {
+			return nil, err
+		}
+		item, err := g.item(atoms, &r, i, childV, depth, seen)
+		if err != nil {
+			return nil, err
+		}
+		if r.unique {
+			seen[key(item)] = true
+		}
+		items = append(items, item)
+	}
+	return items, nil
+}
+
+// containsRule is one contains keyword with its bounds.
+type containsRule struct {
+	s        *jsonschema.Schema
+	min, max int // max -1: none
+	at       *jsonschema.Schema
+}
+
+// arrayRules are the array keywords of a value's atoms, combined.
+type arrayRules struct {
+	minI, maxI int // maxI -1: none
+	unique     bool
+	uniqueAt   *jsonschema.Schema
+	contains   []containsRule
+	limit      int // the first item index an items keyword forbids; -1: none
+	limitKw    string
+	limitAt    *jsonschema.Schema
+}
+
+// arrayRulesOf combines the array keywords of atoms: the tightest bounds
+// and every contains.
+func arrayRulesOf(atoms []*jsonschema.Schema) arrayRules {
+	r := arrayRules{maxI: -1, limit: -1}
 	for _, a := range atoms {
 		if a.MinItems != nil {
-			minI = max(minI, *a.MinItems)
+			r.minI = max(r.minI, *a.MinItems)
 		}
-		if a.MaxItems != nil && (maxI < 0 || *a.MaxItems < maxI) {
-			maxI = *a.MaxItems
+		if a.MaxItems != nil && (r.maxI < 0 || *a.MaxItems < r.maxI) {
+			r.maxI = *a.MaxItems
 		}
 		if a.UniqueItems {
-			unique, uniqueAt = true, a
+			r.unique, r.uniqueAt = true, a
 		}
 		if a.Contains != nil {
 			c := containsRule{s: a.Contains, min: 1, max: -1, at: a}
@@ -43,39 +78,52 @@ func (g *gen) array(atoms []*jsonschema.Schema, v, depth int) (any, error) {
 			if a.MaxContains != nil {
 				c.max = *a.MaxContains
 			}
-			contains = append(contains, c)
+			r.contains = append(r.contains, c)
 		}
-		if k, kw := forbiddenFrom(a); k >= 0 && (limit < 0 || k < limit) {
-			limit, limitKw, limitAt = k, kw, a
+		if k, kw := forbiddenFrom(a); k >= 0 && (r.limit < 0 || k < r.limit) {
+			r.limit, r.limitKw, r.limitAt = k, kw, a
 		}
 	}
+	return r
+}
+
+// length returns the least and the most items the rules allow (upper -1:
+// no most), or names the keywords that contradict each other.
+func (r *arrayRules) length(at *jsonschema.Schema) (lower, upper int, err error) {
 	needC := 0
-	for _, c := range contains {
+	for _, c := range r.contains {
 		if c.max >= 0 && c.min > c.max {
-			return nil, unsat("minContains", c.at, "minContains %d exceeds maxContains %d", c.min, c.max)
+			return 0, 0, unsat("minContains", c.at, "minContains %d exceeds maxContains %d", c.min, c.max)
 		}
 		needC = max(needC, c.min)
 	}
-	lower := max(minI, needC)
-	upper := maxI
-	if limit >= 0 && (upper < 0 || limit < upper) {
-		upper = limit
+	lower = max(r.minI, needC)
+	upper = r.maxI
+	if r.limit >= 0 && (upper < 0 || r.limit < upper) {
+		upper = r.limit
 	}
 	if lower > maxItemsCap {
-		return nil, unsat("minItems", at, "asks for %d items, more than the %d this model builds", lower, maxItemsCap)
+		return 0, 0, unsat("minItems", at, "asks for %d items, more than the %d this model builds", lower, maxItemsCap)
 	}
 	if upper >= 0 && lower > upper {
 		switch {
-		case maxI >= 0 && minI > maxI:
-			return nil, unsat("minItems", at, "minItems %d exceeds maxItems %d", minI, maxI)
-		case limit >= 0 && minI > limit:
-			return nil, unsat(limitKw, limitAt, "allows at most %d items, fewer than minItems %d", limit, minI)
+		case r.maxI >= 0 && r.minI > r.maxI:
+			return 0, 0, unsat("minItems", at, "minItems %d exceeds maxItems %d", r.minI, r.maxI)
+		case r.limit >= 0 && r.minI > r.limit:
+			return 0, 0, unsat(r.limitKw, r.limitAt, "allows at most %d items, fewer than minItems %d", r.limit, r.minI)
 		default:
-			return nil, unsat("contains", at, "contains needs %d items where at most %d are allowed", needC, upper)
+			return 0, 0, unsat("contains", at, "contains needs %d items where at most %d are allowed", needC, upper)
 		}
 	}
-	n := lower
-	childV := v
+	return lower, upper, nil
+}
+
+// itemCount chooses how many items to build, and the variant to ask of
+// them: the least allowed in the simplest value, save that a later variant
+// of an array that may be empty gets one item; a few more in a varied
+// value near the top.
+func (g *gen) itemCount(lower, upper, v, depth int) (n, childV int) {
+	n, childV = lower, v
 	switch {
 	case g.simple && v > 0 && lower == 0 && upper != 0:
 		n, childV = 1, v-1
@@ -86,91 +134,87 @@ func (g *gen) array(atoms []*jsonschema.Schema, v, depth int) (any, error) {
 		}
 		n += g.rng.IntN(room + 1)
 	}
-	items := make([]any, 0, n)
-	seen := map[string]bool{}
-	for i := range n {
-		if err := g.step("minItems", at); err != nil {
-			return nil, err
+	return n, childV
+}
+
+// item builds item i: valid against its item schemas and the contains
+// schemas it is among the first to satisfy, clear of the contains schemas
+// whose maxContains it could exceed, and, under uniqueItems, unlike the
+// items before it (seen holds their keys).
+func (g *gen) item(atoms []*jsonschema.Schema, r *arrayRules, i, childV, depth int, seen map[string]bool) (any, error) {
+	roots, forbidden := itemSchemas(atoms, i)
+	if forbidden != nil {
+		return nil, forbidden
+	}
+	var avoid []containsRule
+	for _, c := range r.contains {
+		if i < c.min {
+			roots = append(roots, c.s)
+		} else if c.max >= 0 {
+			avoid = append(avoid, c)
 		}
-		roots, forbidden := itemSchemas(atoms, i)
-		if forbidden != nil {
-			return nil, forbidden
+	}
+	tries := 1
+	if r.unique || len(avoid) > 0 {
+		tries = uniqueTries
+	}
+	var firstErr error
+	for k := range tries {
+		iv := childV
+		if r.unique {
+			iv = childV + i + k
+		} else {
+			iv = childV + k
 		}
-		var avoid []containsRule
-		for _, c := range contains {
-			if i < c.min {
-				roots = append(roots, c.s)
-			} else if c.max >= 0 {
-				avoid = append(avoid, c)
+		// After a few random clashes, enumerate: the simplest choices
+		// with variant iv differ from those with other variants.
+		saved := g.simple
+		g.simple = g.simple || k >= 4
+		val, err := g.value(roots, nil, iv, depth+1)
+		g.simple = saved
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
 			}
-		}
-		tries := 1
-		if unique || len(avoid) > 0 {
-			tries = uniqueTries
-		}
-		var (
-			got      any
-			ok       bool
-			firstErr error
-		)
-		for k := range tries {
-			iv := childV
-			if unique {
-				iv = childV + i + k
-			} else {
-				iv = childV + k
-			}
-			// After a few random clashes, enumerate: the simplest choices
-			// with variant iv differ from those with other variants.
-			saved := g.simple
-			g.simple = g.simple || k >= 4
-			val, err := g.value(roots, nil, iv, depth+1)
-			g.simple = saved
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
-				if k == 0 {
-					break
-				}
-				continue
-			}
-			clash := false
-			for _, c := range avoid {
-				if err := g.charge(visits(c.s, val, g.steps), "maxContains", c.at); err != nil {
-					return nil, err
-				}
-				if c.s.Validate(val) == nil {
-					clash = true
-					if firstErr == nil {
-						firstErr = unsat("maxContains", c.at, "every item found matches contains")
-					}
-				}
-			}
-			if unique && seen[key(val)] {
-				clash = true
-				if firstErr == nil {
-					firstErr = unsat("uniqueItems", uniqueAt, "found no item %d unlike the ones before it", i)
-				}
-			}
-			if !clash {
-				got, ok = val, true
+			if k == 0 {
 				break
 			}
+			continue
 		}
-		if !ok {
-			var ue *UnsatisfiableError
-			if unique && g.steps > 0 && errors.As(firstErr, &ue) && ue.Keyword != "uniqueItems" && i > 0 {
-				firstErr = unsat("uniqueItems", uniqueAt, "found no item %d unlike the ones before it", i)
-			}
-			return nil, firstErr
+		why, err := g.clash(val, avoid, r, seen, i)
+		if err != nil {
+			return nil, err
 		}
-		if unique {
-			seen[key(got)] = true
+		if why == nil {
+			return val, nil
 		}
-		items = append(items, got)
+		if firstErr == nil {
+			firstErr = why
+		}
 	}
-	return items, nil
+	var ue *UnsatisfiableError
+	if r.unique && g.steps > 0 && errors.As(firstErr, &ue) && ue.Keyword != "uniqueItems" && i > 0 {
+		firstErr = unsat("uniqueItems", r.uniqueAt, "found no item %d unlike the ones before it", i)
+	}
+	return nil, firstErr
+}
+
+// clash returns why item i, val, cannot be taken: it matches a contains
+// schema in avoid, or repeats an item under uniqueItems; nil if it can.
+// Every schema in avoid is charged for, clash or not.
+func (g *gen) clash(val any, avoid []containsRule, r *arrayRules, seen map[string]bool, i int) (why, err error) {
+	for _, c := range avoid {
+		if err := g.charge(visits(c.s, val, g.steps), "maxContains", c.at); err != nil {
+			return nil, err
+		}
+		if c.s.Validate(val) == nil && why == nil {
+			why = unsat("maxContains", c.at, "every item found matches contains")
+		}
+	}
+	if r.unique && seen[key(val)] && why == nil {
+		why = unsat("uniqueItems", r.uniqueAt, "found no item %d unlike the ones before it", i)
+	}
+	return why, nil
 }
 
 // forbiddenFrom returns the first item index a schema forbids (items,

@@ -11,103 +11,104 @@ import (
 // multipleOf: the one nearest zero in the simplest value. Arithmetic is
 // exact (big.Rat), as the validator's is.
 func (g *gen) number(atoms []*jsonschema.Schema, integer bool, v int) (any, error) {
-	at := firstOr(atoms)
-	var (
-		lo, hi       *big.Rat
-		loX, hiX     bool
-		loKw, hiKw   = "minimum", "maximum"
-		loAt, stepAt *jsonschema.Schema
-		step         *big.Rat
-	)
-	raise := func(r *big.Rat, excl bool, kw string, a *jsonschema.Schema) {
-		if lo == nil || r.Cmp(lo) > 0 || (r.Cmp(lo) == 0 && excl) {
-			lo, loX, loKw, loAt = r, excl, kw, a
-		}
-	}
-	lower := func(r *big.Rat, excl bool, kw string) {
-		if hi == nil || r.Cmp(hi) < 0 || (r.Cmp(hi) == 0 && excl) {
-			hi, hiX, hiKw = r, excl, kw
-		}
-	}
-	for _, a := range atoms {
-		if a.Minimum != nil {
-			raise(a.Minimum, false, "minimum", a)
-		}
-		if a.ExclusiveMinimum != nil {
-			raise(a.ExclusiveMinimum, true, "exclusiveMinimum", a)
-		}
-		if a.Maximum != nil {
-			lower(a.Maximum, false, "maximum")
-		}
-		if a.ExclusiveMaximum != nil {
-			lower(a.ExclusiveMaximum, true, "exclusiveMaximum")
-		}
-		if a.MultipleOf != nil && a.MultipleOf.Sign() > 0 {
-			step, stepAt = lcm(step, a.MultipleOf), a
-		}
-	}
-	if lo != nil && hi != nil {
-		if c := lo.Cmp(hi); c > 0 || (c == 0 && (loX || hiX)) {
-			return nil, unsat(loKw, loAt, "no number is both %s %s and %s %s", loKw, lo.RatString(), hiKw, hi.RatString())
+	r := numberRulesOf(atoms)
+	if r.lo != nil && r.hi != nil {
+		if c := r.lo.Cmp(r.hi); c > 0 || (c == 0 && (r.loX || r.hiX)) {
+			return nil, unsat(r.loKw, r.loAt, "no number is both %s %s and %s %s", r.loKw, r.lo.RatString(), r.hiKw, r.hi.RatString())
 		}
 	}
 	one := big.NewRat(1, 1)
-	intStep := step
+	intStep := r.step
 	if integer {
-		intStep = lcm(step, one)
+		intStep = lcm(r.step, one)
 	}
 	if intStep != nil || !integer {
 		s := intStep
 		if s == nil {
 			s = one // try whole numbers first
 		}
-		if k, ok := g.multiple(s, lo, hi, loX, hiX, v); ok {
+		if k, ok := g.multiple(s, &r, v); ok {
 			return ratNumber(new(big.Rat).Mul(new(big.Rat).SetInt(k), s)), nil
 		}
 		if intStep != nil {
-			if step == nil {
-				return nil, unsat("type", at, "no integer lies between the bounds")
+			if r.step == nil {
+				return nil, unsat("type", firstOr(atoms), "no integer lies between the bounds")
 			}
-			return nil, unsat("multipleOf", stepAt, "no multiple of %s lies between the bounds", step.RatString())
+			return nil, unsat("multipleOf", r.stepAt, "no multiple of %s lies between the bounds", r.step.RatString())
 		}
 	}
 	// Numbers between two bounds with no whole number in between.
-	if lo == nil || hi == nil {
-		return nil, unsat(loKw, loAt, "no number found within the bounds")
+	if r.lo == nil || r.hi == nil {
+		return nil, unsat(r.loKw, r.loAt, "no number found within the bounds")
 	}
-	// lo + (hi-lo) * 1/(v+2): distinct for each variant, strictly inside.
-	width := new(big.Rat).Sub(hi, lo)
+	return g.fraction(&r, v), nil
+}
+
+// numberRules are the numeric keywords of a value's atoms, combined.
+type numberRules struct {
+	lo, hi       *big.Rat // nil: no bound
+	loX, hiX     bool     // the bound is exclusive
+	loKw, hiKw   string
+	loAt, stepAt *jsonschema.Schema
+	step         *big.Rat // the least common multiple of every multipleOf; nil: none
+}
+
+// numberRulesOf combines the numeric keywords of atoms: the tightest
+// bounds, and a step every multipleOf divides.
+func numberRulesOf(atoms []*jsonschema.Schema) numberRules {
+	r := numberRules{loKw: "minimum", hiKw: "maximum"}
+	for _, a := range atoms {
+		if a.Minimum != nil {
+			r.raise(a.Minimum, false, "minimum", a)
+		}
+		if a.ExclusiveMinimum != nil {
+			r.raise(a.ExclusiveMinimum, true, "exclusiveMinimum", a)
+		}
+		if a.Maximum != nil {
+			r.lower(a.Maximum, false, "maximum")
+		}
+		if a.ExclusiveMaximum != nil {
+			r.lower(a.ExclusiveMaximum, true, "exclusiveMaximum")
+		}
+		if a.MultipleOf != nil && a.MultipleOf.Sign() > 0 {
+			r.step, r.stepAt = lcm(r.step, a.MultipleOf), a
+		}
+	}
+	return r
+}
+
+// raise takes lower bound b (of keyword kw in a) if it is tighter.
+func (r *numberRules) raise(b *big.Rat, excl bool, kw string, a *jsonschema.Schema) {
+	if r.lo == nil || b.Cmp(r.lo) > 0 || (b.Cmp(r.lo) == 0 && excl) {
+		r.lo, r.loX, r.loKw, r.loAt = b, excl, kw, a
+	}
+}
+
+// lower takes upper bound b (of keyword kw) if it is tighter.
+func (r *numberRules) lower(b *big.Rat, excl bool, kw string) {
+	if r.hi == nil || b.Cmp(r.hi) < 0 || (b.Cmp(r.hi) == 0 && excl) {
+		r.hi, r.hiX, r.hiKw = b, excl, kw
+	}
+}
+
+// fraction returns a number strictly between the two bounds:
+// lo + (hi-lo) * 1/(v+2), distinct for each variant, in the simplest value;
+// a random tenth of the way in a varied one.
+func (g *gen) fraction(r *numberRules, v int) json.Number {
+	width := new(big.Rat).Sub(r.hi, r.lo)
 	frac := new(big.Rat).SetFrac64(1, int64(v)+2)
 	if !g.simple {
 		frac.SetFrac64(int64(g.rng.IntN(8))+1, 10)
 	}
-	r := new(big.Rat).Add(lo, new(big.Rat).Mul(width, frac))
-	return ratNumber(r), nil
+	return ratNumber(new(big.Rat).Add(r.lo, new(big.Rat).Mul(width, frac)))
 }
 
 // multiple returns k such that k*step lies within the bounds: the k nearest
 // zero, moved v places (alternately up and down) for variant v.
-func (g *gen) multiple(step, lo, hi *big.Rat, loX, hiX bool, v int) (*big.Int, bool) {
-	var kmin, kmax *big.Int
-	if lo != nil {
-		q := new(big.Rat).Quo(lo, step)
-		kmin = ceil(q)
-		if loX && q.IsInt() {
-			kmin.Add(kmin, big.NewInt(1))
-		}
-	}
-	if hi != nil {
-		q := new(big.Rat).Quo(hi, step)
-		kmax = floor(q)
-		if hiX && q.IsInt() {
-			kmax.Sub(kmax, big.NewInt(1))
-		}
-	}
+func (g *gen) multiple(step *big.Rat, r *numberRules, v int) (*big.Int, bool) {
+	kmin, kmax := multiples(step, r)
 	if kmin != nil && kmax != nil && kmin.Cmp(kmax) > 0 {
 		return nil, false
-	}
-	in := func(k *big.Int) bool {
-		return (kmin == nil || k.Cmp(kmin) >= 0) && (kmax == nil || k.Cmp(kmax) <= 0)
 	}
 	base := big.NewInt(0)
 	switch {
@@ -117,30 +118,66 @@ func (g *gen) multiple(step, lo, hi *big.Rat, loX, hiX bool, v int) (*big.Int, b
 		base.Set(kmax)
 	}
 	if !g.simple {
-		// A random start within a hundred steps of the simplest one.
-		var off *big.Int
-		switch {
-		case kmin != nil && kmax == nil:
-			off = big.NewInt(int64(g.rng.IntN(101)))
-		case kmax != nil && kmin == nil:
-			off = big.NewInt(-int64(g.rng.IntN(101)))
-		default:
-			off = big.NewInt(int64(g.rng.IntN(201) - 100))
-		}
-		if kmin != nil && kmax != nil {
-			width := new(big.Int).Sub(kmax, kmin)
-			if width.Cmp(big.NewInt(200)) <= 0 {
-				off = big.NewInt(g.rng.Int64N(width.Int64() + 1))
-				base.Set(kmin)
-			}
-		}
-		if c := new(big.Int).Add(base, off); in(c) {
-			base = c
+		base = g.randomBase(base, kmin, kmax)
+	}
+	return nthMultiple(base, kmin, kmax, v)
+}
+
+// multiples returns the least and the greatest k for which k*step lies
+// within the bounds; nil where there is no bound.
+func multiples(step *big.Rat, r *numberRules) (kmin, kmax *big.Int) {
+	if r.lo != nil {
+		q := new(big.Rat).Quo(r.lo, step)
+		kmin = ceil(q)
+		if r.loX && q.IsInt() {
+			kmin.Add(kmin, big.NewInt(1))
 		}
 	}
-	// The v-th member of base, base+1, base-1, base+2, ... within bounds:
-	// alternate while both sides have room, then go on along the side that
-	// has.
+	if r.hi != nil {
+		q := new(big.Rat).Quo(r.hi, step)
+		kmax = floor(q)
+		if r.hiX && q.IsInt() {
+			kmax.Sub(kmax, big.NewInt(1))
+		}
+	}
+	return kmin, kmax
+}
+
+// randomBase moves base, the simplest k, to a random one within a hundred
+// steps of it (anywhere in a range of at most 200), staying within
+// kmin..kmax.
+func (g *gen) randomBase(base, kmin, kmax *big.Int) *big.Int {
+	var off *big.Int
+	switch {
+	case kmin != nil && kmax == nil:
+		off = big.NewInt(int64(g.rng.IntN(101)))
+	case kmax != nil && kmin == nil:
+		off = big.NewInt(-int64(g.rng.IntN(101)))
+	default:
+		off = big.NewInt(int64(g.rng.IntN(201) - 100))
+	}
+	if kmin != nil && kmax != nil {
+		width := new(big.Int).Sub(kmax, kmin)
+		if width.Cmp(big.NewInt(200)) <= 0 {
+			off = big.NewInt(g.rng.Int64N(width.Int64() + 1))
+			base.Set(kmin)
+		}
+	}
+	if c := new(big.Int).Add(base, off); within(c, kmin, kmax) {
+		return c
+	}
+	return base
+}
+
+// within tells whether k lies in kmin..kmax (nil: no bound).
+func within(k, kmin, kmax *big.Int) bool {
+	return (kmin == nil || k.Cmp(kmin) >= 0) && (kmax == nil || k.Cmp(kmax) <= 0)
+}
+
+// nthMultiple returns the v-th member of base, base+1, base-1, base+2, ...
+// within kmin..kmax: it alternates while both sides have room, then goes
+// on along the side that has; false when v runs past both.
+func nthMultiple(base, kmin, kmax *big.Int, v int) (*big.Int, bool) {
 	vv := big.NewInt(int64(v))
 	up, down := new(big.Int).Set(vv), new(big.Int).Set(vv) // room on each side, capped at v
 	if kmax != nil {

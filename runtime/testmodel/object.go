@@ -11,35 +11,69 @@ import (
 // seed and variant choose, more if minProperties asks for them.
 func (g *gen) object(atoms, negs []*jsonschema.Schema, v, depth int) (any, error) {
 	at := firstOr(atoms)
-	minP, maxP := 0, -1
-	var required []string
-	optionalSet := map[string]bool{}
+	r := objectRulesOf(atoms)
+	if r.minP > maxItemsCap {
+		return nil, unsat("minProperties", at, "asks for %d members, more than the %d this model builds", r.minP, maxItemsCap)
+	}
+	if r.maxP >= 0 && r.minP > r.maxP {
+		return nil, unsat("minProperties", at, "minProperties %d exceeds maxProperties %d", r.minP, r.maxP)
+	}
+	optional := r.optional(atoms, negs)
+	names, err := g.memberNames(atoms, negs, &r, optional, v, depth)
+	if err != nil {
+		return nil, err
+	}
+	deps, err := dependents(atoms, names)
+	if err != nil {
+		return nil, err
+	}
+	if len(deps) > 0 {
+		return g.withDependents(atoms, negs, deps, v, depth)
+	}
+	childV := v
+	if g.simple && v > 0 && len(r.required) == 0 && len(optional) > 0 {
+		childV = (v - 1) / len(optional)
+	}
+	return g.members(atoms, names, childV, depth)
+}
+
+// objectRules are the object keywords of a value's atoms, combined.
+type objectRules struct {
+	minP, maxP int             // maxP -1: none
+	required   []string        // in the order the atoms name them
+	declared   map[string]bool // the names of properties
+}
+
+// objectRulesOf combines the object keywords of atoms: the tightest
+// bounds, every required and every declared member.
+func objectRulesOf(atoms []*jsonschema.Schema) objectRules {
+	r := objectRules{maxP: -1, declared: map[string]bool{}}
 	for _, a := range atoms {
 		if a.MinProperties != nil {
-			minP = max(minP, *a.MinProperties)
+			r.minP = max(r.minP, *a.MinProperties)
 		}
-		if a.MaxProperties != nil && (maxP < 0 || *a.MaxProperties < maxP) {
-			maxP = *a.MaxProperties
+		if a.MaxProperties != nil && (r.maxP < 0 || *a.MaxProperties < r.maxP) {
+			r.maxP = *a.MaxProperties
 		}
-		for _, r := range a.Required {
-			if !slices.Contains(required, r) {
-				required = append(required, r)
+		for _, req := range a.Required {
+			if !slices.Contains(r.required, req) {
+				r.required = append(r.required, req)
 			}
 		}
 		for name := range a.Properties {
-			optionalSet[name] = true
+			r.declared[name] = true
 		}
 	}
-	if minP > maxItemsCap {
-		return nil, unsat("minProperties", at, "asks for %d members, more than the %d this model builds", minP, maxItemsCap)
-	}
-	if maxP >= 0 && minP > maxP {
-		return nil, unsat("minProperties", at, "minProperties %d exceeds maxProperties %d", minP, maxP)
-	}
+	return r
+}
+
+// optional lists, sorted, the declared members that are not required and
+// may be present: no keyword forbids them and no negation requires them.
+func (r *objectRules) optional(atoms, negs []*jsonschema.Schema) []string {
 	avoid := avoided(negs)
 	var optional []string
-	for name := range optionalSet {
-		if slices.Contains(required, name) || avoid[name] {
+	for name := range r.declared {
+		if slices.Contains(r.required, name) || avoid[name] {
 			continue
 		}
 		if _, forbidden := memberSchemas(atoms, name); forbidden == nil {
@@ -47,10 +81,18 @@ func (g *gen) object(atoms, negs []*jsonschema.Schema, v, depth int) (any, error
 		}
 	}
 	sort.Strings(optional)
+	return optional
+}
 
-	names := slices.Clone(required)
+// memberNames chooses the members of the object: the required ones; one
+// optional member per later variant of the simplest value, or a random
+// choice of them in a varied value near the top; those negations and
+// dependencies ask for; then enough for minProperties, or only the
+// required ones if maxProperties allows no more.
+func (g *gen) memberNames(atoms, negs []*jsonschema.Schema, r *objectRules, optional []string, v, depth int) ([]string, error) {
+	names := slices.Clone(r.required)
 	switch {
-	case g.simple && v > 0 && len(required) == 0 && len(optional) > 0:
+	case g.simple && v > 0 && len(r.required) == 0 && len(optional) > 0:
 		names = append(names, optional[(v-1)%len(optional)])
 	case !g.simple && depth < softDepth:
 		for _, name := range optional {
@@ -63,24 +105,28 @@ func (g *gen) object(atoms, negs []*jsonschema.Schema, v, depth int) (any, error
 		names = extraForNegs(atoms, negs, names)
 	}
 	names = addDependencies(atoms, names)
-	if maxP >= 0 && len(names) > maxP {
+	if r.maxP >= 0 && len(names) > r.maxP {
 		// Drop the optional members.
-		names = addDependencies(atoms, slices.Clone(required))
-		if len(names) > maxP {
-			return nil, unsat("maxProperties", at, "the required members number %d, more than maxProperties %d", len(names), maxP)
+		names = addDependencies(atoms, slices.Clone(r.required))
+		if len(names) > r.maxP {
+			return nil, unsat("maxProperties", firstOr(atoms), "the required members number %d, more than maxProperties %d", len(names), r.maxP)
 		}
 	}
-	if len(names) < minP {
+	if len(names) < r.minP {
 		var err error
-		names, err = g.moreNames(atoms, names, optional, minP, v, depth)
+		names, err = g.moreNames(atoms, names, optional, r.minP, v, depth)
 		if err != nil {
 			return nil, err
 		}
 		names = addDependencies(atoms, names)
 	}
+	return names, nil
+}
 
-	// A dependent schema of a present member applies to the whole object:
-	// expand it into the atoms and build the object again.
+// dependents lists the dependent schemas (dependentSchemas, or a draft-7
+// dependencies schema) of the members in names that are not among the
+// atoms yet; a member whose dependent schema is false is an error.
+func dependents(atoms []*jsonschema.Schema, names []string) ([]*jsonschema.Schema, error) {
 	var deps []*jsonschema.Schema
 	for _, a := range atoms {
 		for _, name := range names {
@@ -99,46 +145,52 @@ func (g *gen) object(atoms, negs []*jsonschema.Schema, v, depth int) (any, error
 			}
 		}
 	}
-	if len(deps) > 0 {
-		var (
-			out    any
-			outErr error
-			combos int
-		)
-		x := &expansion{g: g, fail: func(err error) {
-			if outErr == nil {
-				outErr = err
-			}
-		}}
-		x.emit = func(more []*jsonschema.Schema, moreNegs []*jsonschema.Schema) bool {
-			if err := conflict(more); err != nil {
-				x.fail(err)
-				return false
-			}
-			combos++
-			o, err := g.object(more, moreNegs, v, depth)
-			if err != nil {
-				x.fail(err)
-				return combos >= maxCombos || g.steps <= 0
-			}
-			out = o
-			return true
-		}
-		if x.run(deps, nil, atoms, negs) && out != nil {
-			return out, nil
-		}
-		if outErr == nil {
-			outErr = unsat("dependentSchemas", at, "no value satisfies the dependent schemas")
-		}
-		return nil, outErr
-	}
+	return deps, nil
+}
 
+// withDependents builds the object again with deps expanded into its
+// atoms: a dependent schema of a present member applies to the whole
+// object.
+func (g *gen) withDependents(atoms, negs, deps []*jsonschema.Schema, v, depth int) (any, error) {
+	var (
+		out    any
+		outErr error
+		combos int
+	)
+	x := &expansion{g: g, fail: func(err error) {
+		if outErr == nil {
+			outErr = err
+		}
+	}}
+	x.emit = func(more []*jsonschema.Schema, moreNegs []*jsonschema.Schema) bool {
+		if err := conflict(more); err != nil {
+			x.fail(err)
+			return false
+		}
+		combos++
+		o, err := g.object(more, moreNegs, v, depth)
+		if err != nil {
+			x.fail(err)
+			return combos >= maxCombos || g.steps <= 0
+		}
+		out = o
+		return true
+	}
+	if x.run(deps, nil, atoms, negs) && out != nil {
+		return out, nil
+	}
+	if outErr == nil {
+		outErr = unsat("dependentSchemas", firstOr(atoms), "no value satisfies the dependent schemas")
+	}
+	return nil, outErr
+}
+
+// members builds the object with the members in names, each valid against
+// every schema that applies to it.
+func (g *gen) members(atoms []*jsonschema.Schema, names []string, childV, depth int) (any, error) {
+	at := firstOr(atoms)
 	obj := make(map[string]any, len(names))
 	sort.Strings(names)
-	childV := v
-	if g.simple && v > 0 && len(required) == 0 && len(optional) > 0 {
-		childV = (v - 1) / len(optional)
-	}
 	for _, name := range names {
 		if err := g.step("properties", at); err != nil {
 			return nil, err

@@ -16,67 +16,96 @@ import (
 // letters, within minLength and maxLength (counted in characters, as the
 // validator counts them).
 func (g *gen) str(atoms []*jsonschema.Schema, v int) (any, error) {
-	at := firstOr(atoms)
-	minL, maxL := 0, -1
-	var minAt, patAt, fmtAt *jsonschema.Schema
-	var patterns []jsonschema.Regexp
-	var formats []*jsonschema.Format
+	r := stringRulesOf(atoms)
+	if r.minL > maxLengthCap {
+		return nil, unsat("minLength", r.minAt, "asks for %d characters, more than the %d this model builds", r.minL, maxLengthCap)
+	}
+	if r.maxL >= 0 && r.minL > r.maxL {
+		return nil, unsat("minLength", r.minAt, "minLength %d exceeds maxLength %d", r.minL, r.maxL)
+	}
+	if s, ok := g.described(&r, v); ok {
+		return s, nil
+	}
+	switch {
+	case len(r.formats) > 0:
+		return nil, unsat("format", r.fmtAt, "found no %q string that meets the other constraints", r.formats[0].Name)
+	case len(r.patterns) > 0:
+		return nil, unsat("pattern", r.patAt, "found no string matching %q that meets the other constraints", r.patterns[0].String())
+	}
+	return g.letters(&r, firstOr(atoms), v)
+}
+
+// stringRules are the string keywords of a value's atoms, combined.
+type stringRules struct {
+	minL, maxL          int // maxL -1: none
+	minAt, patAt, fmtAt *jsonschema.Schema
+	patterns            []jsonschema.Regexp
+	formats             []*jsonschema.Format
+}
+
+// stringRulesOf combines the string keywords of atoms: the tightest
+// lengths, every pattern and every format.
+func stringRulesOf(atoms []*jsonschema.Schema) stringRules {
+	r := stringRules{maxL: -1}
 	for _, a := range atoms {
-		if a.MinLength != nil && *a.MinLength > minL {
-			minL, minAt = *a.MinLength, a
+		if a.MinLength != nil && *a.MinLength > r.minL {
+			r.minL, r.minAt = *a.MinLength, a
 		}
-		if a.MaxLength != nil && (maxL < 0 || *a.MaxLength < maxL) {
-			maxL = *a.MaxLength
+		if a.MaxLength != nil && (r.maxL < 0 || *a.MaxLength < r.maxL) {
+			r.maxL = *a.MaxLength
 		}
 		if a.Pattern != nil {
-			patterns = append(patterns, a.Pattern)
-			patAt = a
+			r.patterns = append(r.patterns, a.Pattern)
+			r.patAt = a
 		}
 		if a.Format != nil {
-			formats = append(formats, a.Format)
-			fmtAt = a
+			r.formats = append(r.formats, a.Format)
+			r.fmtAt = a
 		}
 	}
-	if minL > maxLengthCap {
-		return nil, unsat("minLength", minAt, "asks for %d characters, more than the %d this model builds", minL, maxLengthCap)
+	return r
+}
+
+// fits tells whether s meets every rule.
+func (r *stringRules) fits(s string) bool {
+	n := utf8.RuneCountInString(s)
+	if n < r.minL || (r.maxL >= 0 && n > r.maxL) {
+		return false
 	}
-	if maxL >= 0 && minL > maxL {
-		return nil, unsat("minLength", minAt, "minLength %d exceeds maxLength %d", minL, maxL)
-	}
-	fits := func(s string) bool {
-		n := utf8.RuneCountInString(s)
-		if n < minL || (maxL >= 0 && n > maxL) {
+	for _, p := range r.patterns {
+		if !p.MatchString(s) {
 			return false
 		}
-		for _, p := range patterns {
-			if !p.MatchString(s) {
-				return false
-			}
-		}
-		for _, f := range formats {
-			if f.Validate(s) != nil {
-				return false
-			}
-		}
-		return true
 	}
-	for _, f := range formats {
+	for _, f := range r.formats {
+		if f.Validate(s) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// described returns a string that meets every rule, from a format's
+// samples, else from a pattern, else from all the patterns joined; false
+// if none fits, as always without a format or pattern.
+func (g *gen) described(r *stringRules, v int) (string, bool) {
+	for _, f := range r.formats {
 		for i := range 4 {
-			if s, ok := g.formatted(f.Name, v+i*7); ok && fits(s) {
-				return s, nil
+			if s, ok := g.formatted(f.Name, v+i*7); ok && r.fits(s) {
+				return s, true
 			}
 		}
 	}
-	for _, p := range patterns {
+	for _, p := range r.patterns {
 		for i := range 4 {
-			if s, ok := g.fromPattern(p.String(), minL, maxL, v+i*11); ok && fits(s) {
-				return s, nil
+			if s, ok := g.fromPattern(p.String(), r.minL, r.maxL, v+i*11); ok && r.fits(s) {
+				return s, true
 			}
 		}
 	}
-	if len(patterns) > 1 {
+	if len(r.patterns) > 1 {
 		// Patterns anchored at different ends may both match a joint string.
-		for _, order := range [][]jsonschema.Regexp{patterns, reversed(patterns)} {
+		for _, order := range [][]jsonschema.Regexp{r.patterns, reversed(r.patterns)} {
 			joint := ""
 			for _, p := range order {
 				s, ok := g.fromPattern(p.String(), 0, -1, v)
@@ -85,29 +114,29 @@ func (g *gen) str(atoms []*jsonschema.Schema, v int) (any, error) {
 				}
 				joint += s
 			}
-			if fits(joint) {
-				return joint, nil
+			if r.fits(joint) {
+				return joint, true
 			}
 		}
 	}
-	switch {
-	case len(formats) > 0:
-		return nil, unsat("format", fmtAt, "found no %q string that meets the other constraints", formats[0].Name)
-	case len(patterns) > 0:
-		return nil, unsat("pattern", patAt, "found no string matching %q that meets the other constraints", patterns[0].String())
-	}
-	n := minL
+	return "", false
+}
+
+// letters builds a string of lower-case letters within the lengths: the
+// v-th plain string in the simplest value, random letters otherwise.
+func (g *gen) letters(r *stringRules, at *jsonschema.Schema, v int) (any, error) {
+	n := r.minL
 	if !g.simple {
 		room := 12
-		if maxL >= 0 {
-			room = min(room, maxL-minL)
+		if r.maxL >= 0 {
+			room = min(room, r.maxL-r.minL)
 		}
 		n += g.rng.IntN(room + 1)
 	}
 	if g.simple {
 		s := plainString(v, n)
-		if maxL >= 0 && utf8.RuneCountInString(s) > maxL {
-			return nil, unsat("maxLength", at, "no more strings of at most %d characters", maxL)
+		if r.maxL >= 0 && utf8.RuneCountInString(s) > r.maxL {
+			return nil, unsat("maxLength", at, "no more strings of at most %d characters", r.maxL)
 		}
 		return s, nil
 	}

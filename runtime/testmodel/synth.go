@@ -151,76 +151,92 @@ func (g *gen) charge(n int, kw string, s *jsonschema.Schema) *UnsatisfiableError
 // the validator's applicators: a schema that refers to itself from several
 // places (oneOf, if, not) costs exponentially in the depth of the value.
 func visits(s *jsonschema.Schema, v any, limit int) int {
-	n := 0
-	// here holds the schemas applied in place to the current value, so
-	// that a $ref cycle that does not descend counts once, as the
-	// validator refuses to loop on it.
-	var walk func(s *jsonschema.Schema, v any, here []*jsonschema.Schema)
-	walk = func(s *jsonschema.Schema, v any, here []*jsonschema.Schema) {
-		if s == nil || n > limit || slices.Contains(here, s) {
-			return
+	c := visitCount{limit: limit}
+	c.walk(s, v, nil)
+	return min(c.n, limit+1)
+}
+
+// visitCount counts the pairs visits visits, until there are more than
+// limit.
+type visitCount struct {
+	n, limit int
+}
+
+// walk counts s applied to v and what s applies. here holds the schemas
+// applied in place to v, so that a $ref cycle that does not descend counts
+// once, as the validator refuses to loop on it.
+func (c *visitCount) walk(s *jsonschema.Schema, v any, here []*jsonschema.Schema) {
+	if s == nil || c.n > c.limit || slices.Contains(here, s) {
+		return
+	}
+	c.n++
+	if s.Bool != nil {
+		return
+	}
+	here = append(here[:len(here):len(here)], s)
+	inPlace := []*jsonschema.Schema{s.Ref, s.RecursiveRef, s.Not, s.If, s.Then, s.Else}
+	if s.DynamicRef != nil {
+		inPlace = append(inPlace, s.DynamicRef.Ref)
+	}
+	inPlace = append(append(append(inPlace, s.AllOf...), s.AnyOf...), s.OneOf...)
+	for _, sub := range inPlace {
+		c.walk(sub, v, here)
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		c.members(s, v, here)
+	case []any:
+		c.items(s, v)
+	}
+}
+
+// members counts what s's object keywords apply to the members of v.
+func (c *visitCount) members(s *jsonschema.Schema, v map[string]any, here []*jsonschema.Schema) {
+	for name, member := range v {
+		matched := false
+		if p := s.Properties[name]; p != nil {
+			c.walk(p, member, nil)
+			matched = true
 		}
-		n++
-		if s.Bool != nil {
-			return
-		}
-		here = append(here[:len(here):len(here)], s)
-		inPlace := []*jsonschema.Schema{s.Ref, s.RecursiveRef, s.Not, s.If, s.Then, s.Else}
-		if s.DynamicRef != nil {
-			inPlace = append(inPlace, s.DynamicRef.Ref)
-		}
-		inPlace = append(append(append(inPlace, s.AllOf...), s.AnyOf...), s.OneOf...)
-		for _, sub := range inPlace {
-			walk(sub, v, here)
-		}
-		switch v := v.(type) {
-		case map[string]any:
-			for name, member := range v {
-				matched := false
-				if p := s.Properties[name]; p != nil {
-					walk(p, member, nil)
-					matched = true
-				}
-				for re, p := range s.PatternProperties {
-					if re.MatchString(name) {
-						walk(p, member, nil)
-						matched = true
-					}
-				}
-				if ap, ok := s.AdditionalProperties.(*jsonschema.Schema); ok && !matched {
-					walk(ap, member, nil)
-				}
-				walk(s.UnevaluatedProperties, member, nil)
-				walk(s.PropertyNames, name, nil)
-				walk(s.DependentSchemas[name], v, here)
-				if d, ok := s.Dependencies[name].(*jsonschema.Schema); ok {
-					walk(d, v, here)
-				}
+		for re, p := range s.PatternProperties {
+			if re.MatchString(name) {
+				c.walk(p, member, nil)
+				matched = true
 			}
-		case []any:
-			for i, item := range v {
-				if i < len(s.PrefixItems) {
-					walk(s.PrefixItems[i], item, nil)
-				} else {
-					walk(s.Items2020, item, nil)
-				}
-				switch items := s.Items.(type) {
-				case *jsonschema.Schema:
-					walk(items, item, nil)
-				case []*jsonschema.Schema:
-					if i < len(items) {
-						walk(items[i], item, nil)
-					} else if ai, ok := s.AdditionalItems.(*jsonschema.Schema); ok {
-						walk(ai, item, nil)
-					}
-				}
-				walk(s.Contains, item, nil)
-				walk(s.UnevaluatedItems, item, nil)
-			}
+		}
+		if ap, ok := s.AdditionalProperties.(*jsonschema.Schema); ok && !matched {
+			c.walk(ap, member, nil)
+		}
+		c.walk(s.UnevaluatedProperties, member, nil)
+		c.walk(s.PropertyNames, name, nil)
+		c.walk(s.DependentSchemas[name], v, here)
+		if d, ok := s.Dependencies[name].(*jsonschema.Schema); ok {
+			c.walk(d, v, here)
 		}
 	}
-	walk(s, v, nil)
-	return min(n, limit+1)
+}
+
+// items counts what s's array keywords apply to the items of v.
+func (c *visitCount) items(s *jsonschema.Schema, v []any) {
+	for i, item := range v {
+		if i < len(s.PrefixItems) {
+			c.walk(s.PrefixItems[i], item, nil)
+		} else {
+			c.walk(s.Items2020, item, nil)
+		}
+		switch items := s.Items.(type) {
+		case *jsonschema.Schema:
+			c.walk(items, item, nil)
+		case []*jsonschema.Schema:
+			if i < len(items) {
+				c.walk(items[i], item, nil)
+			} else if ai, ok := s.AdditionalItems.(*jsonschema.Schema); ok {
+				c.walk(ai, item, nil)
+			}
+		}
+		c.walk(s.Contains, item, nil)
+		c.walk(s.UnevaluatedItems, item, nil)
+	}
 }
 
 func unsat(kw string, s *jsonschema.Schema, format string, args ...any) *UnsatisfiableError {
@@ -349,14 +365,43 @@ type branch struct {
 	kw string
 }
 
+// run expands pending into atoms, then takes the branches one at a time,
+// depth first, emitting each full combination; it returns true once emit
+// has said stop.
 func (x *expansion) run(pending []*jsonschema.Schema, branches []branch, atoms, negs []*jsonschema.Schema) bool {
+	atoms, negs, branches, ok := x.flatten(pending, branches, atoms, negs)
+	if !ok {
+		return false
+	}
+	if len(branches) == 0 {
+		return x.emit(atoms, negs)
+	}
+	if err := conflict(atoms); err != nil {
+		x.fail(err) // no branch can mend it
+		return false
+	}
+	if err := x.g.step(branches[0].kw, branches[0].s); err != nil {
+		x.fail(err)
+		return true
+	}
+	b, rest := branches[0], branches[1:]
+	if b.kw == "if" {
+		return x.ifThenElse(b.s, rest, atoms, negs)
+	}
+	return x.alternatives(b, rest, atoms, negs)
+}
+
+// flatten adds pending and what they apply in place ($ref, allOf) to the
+// atoms, their not to negs, and their anyOf, oneOf and if to the branches
+// still to take, and returns the three; false if a schema is false.
+func (x *expansion) flatten(pending []*jsonschema.Schema, branches []branch, atoms, negs []*jsonschema.Schema) ([]*jsonschema.Schema, []*jsonschema.Schema, []branch, bool) {
 	for len(pending) > 0 {
 		s := pending[0]
 		pending = pending[1:]
 		if s.Bool != nil {
 			if !*s.Bool {
 				x.fail(unsat("false", s, "the schema false admits no value"))
-				return false
+				return nil, nil, nil, false
 			}
 			continue
 		}
@@ -391,143 +436,166 @@ func (x *expansion) run(pending []*jsonschema.Schema, branches []branch, atoms, 
 			branches = append(branches[:len(branches):len(branches)], branch{s, "if"})
 		}
 	}
-	if len(branches) == 0 {
-		return x.emit(atoms, negs)
+	return atoms, negs, branches, true
+}
+
+// alternatives runs each alternative of an anyOf or oneOf in turn, from
+// one the generator picks; a oneOf's other alternatives become negations.
+func (x *expansion) alternatives(b branch, rest []branch, atoms, negs []*jsonschema.Schema) bool {
+	alts := b.s.AnyOf
+	if b.kw == "oneOf" {
+		alts = b.s.OneOf
 	}
-	if err := conflict(atoms); err != nil {
-		x.fail(err) // no branch can mend it
-		return false
-	}
-	if err := x.g.step(branches[0].kw, branches[0].s); err != nil {
-		x.fail(err)
-		return true
-	}
-	b, rest := branches[0], branches[1:]
-	switch b.kw {
-	case "anyOf", "oneOf":
-		alts := b.s.AnyOf
+	n := len(alts)
+	start := x.g.pick(n, 0)
+	for i := range n {
+		k := (start + i) % n
+		next := negs
 		if b.kw == "oneOf" {
-			alts = b.s.OneOf
-		}
-		n := len(alts)
-		start := x.g.pick(n, 0)
-		for i := range n {
-			k := (start + i) % n
-			next := negs
-			if b.kw == "oneOf" {
-				next = slices.Clip(negs)
-				for j, alt := range alts {
-					if j != k {
-						next = append(next, alt)
-					}
+			next = slices.Clip(negs)
+			for j, alt := range alts {
+				if j != k {
+					next = append(next, alt)
 				}
 			}
-			if x.run([]*jsonschema.Schema{alts[k]}, rest, atoms, next) {
-				return true
-			}
 		}
-		return false
-	default: // if
-		s := b.s
-		thenBranch := []*jsonschema.Schema{s.If}
-		if s.Then != nil {
-			thenBranch = append(thenBranch, s.Then)
+		if x.run([]*jsonschema.Schema{alts[k]}, rest, atoms, next) {
+			return true
 		}
-		elseNegs := append(slices.Clip(negs), s.If)
-		var elseBranch []*jsonschema.Schema
-		if s.Else != nil {
-			elseBranch = []*jsonschema.Schema{s.Else}
-		}
-		order := [2]bool{true, false}
-		if x.g.pick(2, 0) == 1 {
-			order = [2]bool{false, true}
-		}
-		for _, then := range order {
-			if then {
-				if x.run(thenBranch, rest, atoms, negs) {
-					return true
-				}
-			} else if x.run(elseBranch, rest, atoms, elseNegs) {
-				return true
-			}
-		}
-		return false
 	}
+	return false
+}
+
+// ifThenElse runs the two ways through s's if: the if and its then, or
+// the else with the if negated; which first, the generator picks.
+func (x *expansion) ifThenElse(s *jsonschema.Schema, rest []branch, atoms, negs []*jsonschema.Schema) bool {
+	thenBranch := []*jsonschema.Schema{s.If}
+	if s.Then != nil {
+		thenBranch = append(thenBranch, s.Then)
+	}
+	elseNegs := append(slices.Clip(negs), s.If)
+	var elseBranch []*jsonschema.Schema
+	if s.Else != nil {
+		elseBranch = []*jsonschema.Schema{s.Else}
+	}
+	order := [2]bool{true, false}
+	if x.g.pick(2, 0) == 1 {
+		order = [2]bool{false, true}
+	}
+	for _, then := range order {
+		if then {
+			if x.run(thenBranch, rest, atoms, negs) {
+				return true
+			}
+		} else if x.run(elseBranch, rest, atoms, elseNegs) {
+			return true
+		}
+	}
+	return false
 }
 
 // fromAtoms tries candidates for one combination of atoms, in the order
 // const, enum, examples and default, then by type, and returns the first
 // that every root accepts.
 func (g *gen) fromAtoms(roots, atoms, negs []*jsonschema.Schema, v, depth int) (any, error) {
-	var at *jsonschema.Schema
-	if len(atoms) > 0 {
-		at = atoms[0]
-	}
-	var firstErr error
-	try := func(val any) (bool, error) {
-		for _, r := range roots {
-			// A validation costs what it visits, which can grow
-			// exponentially with the depth of the value.
-			if err := g.charge(visits(r, val, g.steps), "", nil); err != nil {
-				// Name what the candidates so far failed on.
-				var ue *UnsatisfiableError
-				if errors.As(firstErr, &ue) {
-					err.Keyword, err.Location = ue.Keyword, ue.Location
-				}
-				return false, err
-			}
-			if err := r.Validate(val); err != nil {
-				if firstErr == nil {
-					firstErr = fromValidation(err)
-				}
-				return false, nil
-			}
-		}
-		return true, nil
-	}
-	fail := func(err error) {
-		if firstErr == nil {
-			firstErr = err
-		}
-	}
-
+	t := &trial{g: g, roots: roots}
 	// const and enum leave no other choice.
 	for _, a := range atoms {
 		if a.Const != nil {
-			ok, err := try(*a.Const)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return *a.Const, nil
-			}
-			return nil, firstErr
+			return t.only([]any{*a.Const}, 0, 1)
 		}
 	}
 	for _, a := range atoms {
 		if a.Enum == nil {
 			continue
 		}
-		vals := a.Enum.Values
-		n := len(vals)
+		n := len(a.Enum.Values)
 		if n == 0 {
 			return nil, unsat("enum", a, "the enum is empty")
 		}
-		start := g.pick(n, v)
-		for i := range min(n, enumTries) {
-			val := vals[(start+i)%n]
-			ok, err := try(val)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return val, nil
-			}
-		}
-		return nil, firstErr
+		return t.only(a.Enum.Values, g.pick(n, v), min(n, enumTries))
 	}
+	if offered := offeredValues(atoms); v < len(offered) {
+		// The first valid one, from the v-th on.
+		val, ok, err := t.first(offered, g.pick(len(offered), v), len(offered))
+		if err != nil || ok {
+			return val, err
+		}
+	}
+	return g.fromTypes(t, atoms, negs, v, depth)
+}
 
-	// Values the schema offers: examples, then defaults.
+// trial checks candidate values against the roots, and keeps the first
+// reason a candidate failed.
+type trial struct {
+	g        *gen
+	roots    []*jsonschema.Schema
+	firstErr error
+}
+
+// fail keeps err if it is the first failure.
+func (t *trial) fail(err error) {
+	if t.firstErr == nil {
+		t.firstErr = err
+	}
+}
+
+// try tells whether every root accepts val. The error is not a rejection
+// but the end of the work bound.
+func (t *trial) try(val any) (bool, error) {
+	for _, r := range t.roots {
+		// A validation costs what it visits, which can grow
+		// exponentially with the depth of the value.
+		if err := t.g.charge(visits(r, val, t.g.steps), "", nil); err != nil {
+			// Name what the candidates so far failed on.
+			var ue *UnsatisfiableError
+			if errors.As(t.firstErr, &ue) {
+				err.Keyword, err.Location = ue.Keyword, ue.Location
+			}
+			return false, err
+		}
+		if err := r.Validate(val); err != nil {
+			if t.firstErr == nil {
+				t.firstErr = fromValidation(err)
+			}
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// first tries n of vals, from vals[start] on and round to the beginning,
+// and returns the first accepted.
+func (t *trial) first(vals []any, start, n int) (any, bool, error) {
+	for i := range n {
+		val := vals[(start+i)%len(vals)]
+		ok, err := t.try(val)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			return val, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// only is first for values that leave no other choice (const, enum): when
+// none is accepted, the error says why.
+func (t *trial) only(vals []any, start, n int) (any, error) {
+	val, ok, err := t.first(vals, start, n)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, t.firstErr
+	}
+	return val, nil
+}
+
+// offeredValues lists the values the atoms offer: their examples, then
+// their defaults.
+func offeredValues(atoms []*jsonschema.Schema) []any {
 	var offered []any
 	for _, a := range atoms {
 		offered = append(offered, a.Examples...)
@@ -537,36 +605,27 @@ func (g *gen) fromAtoms(roots, atoms, negs []*jsonschema.Schema, v, depth int) (
 			offered = append(offered, *a.Default)
 		}
 	}
-	if v < len(offered) {
-		// The first valid one, from the v-th on.
-		start := g.pick(len(offered), v)
-		for i := range offered {
-			val := offered[(start+i)%len(offered)]
-			ok, err := try(val)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return val, nil
-			}
-		}
-	}
+	return offered
+}
 
+// fromTypes builds candidates of each type the atoms allow, in typeOrder,
+// a few variants of each, and returns the first accepted.
+func (g *gen) fromTypes(t *trial, atoms, negs []*jsonschema.Schema, v, depth int) (any, error) {
 	types, err := typesOf(atoms)
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range g.typeOrder(types, atoms, depth) {
+	for _, jt := range g.typeOrder(types, atoms, depth) {
 		for i := range typeTries {
-			val, err := g.ofType(t, atoms, negs, v+i, depth)
+			val, err := g.ofType(jt, atoms, negs, v+i, depth)
 			if err != nil {
 				if g.steps <= 0 {
 					return nil, err
 				}
-				fail(err)
+				t.fail(err)
 				break // another variant of this type will not do better
 			}
-			ok, err := try(val)
+			ok, err := t.try(val)
 			if err != nil {
 				return nil, err
 			}
@@ -575,10 +634,10 @@ func (g *gen) fromAtoms(roots, atoms, negs []*jsonschema.Schema, v, depth int) (
 			}
 		}
 	}
-	if firstErr == nil {
-		firstErr = unsat("type", at, "no type admits a value")
+	if t.firstErr == nil {
+		t.firstErr = unsat("type", firstOr(atoms), "no type admits a value")
 	}
-	return nil, firstErr
+	return nil, t.firstErr
 }
 
 // JSON types, with integer apart from the other numbers.
