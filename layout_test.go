@@ -27,11 +27,14 @@ var allowed = map[string][]string{
 	"internal/gcpace":    {},
 	"internal/vetcase":   {},
 	"manifest":           {"plan"},
-	"compile":            {"manifest", "digest", "plan", "inclusion"},
+	"compile":            {"manifest", "digest", "plan", "inclusion", "internal/jsonpointer"},
 	"digest":             {},
-	"inclusion":          {},
-	"plan":               {"digest"},
-	"runtime":            {"runtime", "plan", "digest", "inclusion"},
+	"inclusion":          {"internal/jsonpointer"},
+	"plan":               {"digest", "internal/jsonpointer"},
+	"runtime":            {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer"},
+
+	// A leaf the library packages share.
+	"internal/jsonpointer": {},
 }
 
 // forbidden lists imports outside agentc a package must not have.
@@ -43,6 +46,8 @@ var forbidden = map[string][]string{
 	"inclusion":       {"cuelang.org/go", "github.com/spf13/cobra"},
 	"manifest":        {"github.com/spf13/cobra"},
 	"compile":         {"github.com/spf13/cobra"},
+
+	"internal/jsonpointer": {"cuelang.org/go", "github.com/spf13/cobra"},
 }
 
 // under tells whether the package path p is pkg or below it.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/jsonpointer"
 	"agentc.dev/agentc/plan"
 )
 
@@ -155,7 +156,7 @@ func (lw *lowerer) fail(ptr, why string) {
 }
 
 func (lw *lowerer) drop(ptr, k, value string) {
-	lw.local = append(lw.local, plan.Constraint{Pointer: ptr + "/" + plan.EscapePointer(k), Keyword: k, Value: value})
+	lw.local = append(lw.local, plan.Constraint{Pointer: ptr + "/" + jsonpointer.Escape(k), Keyword: k, Value: value})
 }
 
 // lower returns the lowered form of the schema node at ptr (in the
@@ -178,7 +179,7 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 	_, hasRef := m["$ref"]
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
-		kp, klp := ptr+"/"+plan.EscapePointer(k), lptr+"/"+plan.EscapePointer(k)
+		kp, klp := ptr+"/"+jsonpointer.Escape(k), lptr+"/"+jsonpointer.Escape(k)
 		switch {
 		case kept[k]:
 			out[k] = v
@@ -186,7 +187,7 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 			defs, _ := v.(map[string]any)
 			lowered := map[string]any{}
 			for _, name := range slices.Sorted(maps.Keys(defs)) {
-				lowered[name] = lw.lower(defs[name], kp+"/"+plan.EscapePointer(name), klp+"/"+plan.EscapePointer(name), depth, true)
+				lowered[name] = lw.lower(defs[name], kp+"/"+jsonpointer.Escape(name), klp+"/"+jsonpointer.Escape(name), depth, true)
 			}
 			out[k] = lowered
 		case !plan.IsConstraintKeyword(k):
@@ -312,7 +313,7 @@ func (lw *lowerer) object(m, out map[string]any, ptr, lptr string, depth int) {
 	lowered := map[string]any{}
 	var names []any
 	for _, name := range slices.Sorted(maps.Keys(props)) {
-		pp, lpp := ptr+"/properties/"+plan.EscapePointer(name), lptr+"/properties/"+plan.EscapePointer(name)
+		pp, lpp := ptr+"/properties/"+jsonpointer.Escape(name), lptr+"/properties/"+jsonpointer.Escape(name)
 		names = append(names, name)
 		if !lw.prof.RequireAll || required[name] || acceptsNull(props[name]) {
 			lowered[name] = lw.lower(props[name], pp, lpp, depth+1, true)

@@ -19,6 +19,7 @@ import (
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/inclusion"
+	"agentc.dev/agentc/internal/jsonpointer"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
@@ -62,7 +63,7 @@ func (s *Schema) where(ptr string) string {
 	b.WriteString(s.Path)
 	cur := s.Doc
 	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		tok = jsonpointer.Unescape(tok)
 		switch c := cur.(type) {
 		case []any:
 			fmt.Fprintf(&b, "[%s]", tok)
@@ -128,7 +129,7 @@ func (s *Schema) read(v cue.Value, ptr string) (any, *Diagnostic) {
 		}
 		for it.Next() {
 			key := it.Selector().Unquoted()
-			child, d := s.read(it.Value(), ptr+"/"+plan.EscapePointer(key))
+			child, d := s.read(it.Value(), ptr+"/"+jsonpointer.Escape(key))
 			if d != nil {
 				return nil, d
 			}
@@ -211,7 +212,7 @@ func checkSchema(s *Schema) []Diagnostic {
 			return
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			kp := ptr + "/" + plan.EscapePointer(k)
+			kp := ptr + "/" + jsonpointer.Escape(k)
 			if !plan.IsKeyword(k) && !strings.HasPrefix(k, "x-") && !holdsTarget(targets, kp) {
 				add(kp, Warning, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
 			}
@@ -314,12 +315,12 @@ func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, sev Sev
 		}
 		if props, ok := m["properties"].(map[string]any); ok {
 			for _, k := range slices.Sorted(maps.Keys(props)) {
-				value(place{ptr: ptr + "/properties/" + plan.EscapePointer(k), instance: instance, member: k, required: required[k]})
+				value(place{ptr: ptr + "/properties/" + jsonpointer.Escape(k), instance: instance, member: k, required: required[k]})
 			}
 		}
 		if pp, ok := m["patternProperties"].(map[string]any); ok {
 			for _, k := range slices.Sorted(maps.Keys(pp)) {
-				value(place{ptr: ptr + "/patternProperties/" + plan.EscapePointer(k), open: true})
+				value(place{ptr: ptr + "/patternProperties/" + jsonpointer.Escape(k), open: true})
 			}
 		}
 		for _, k := range []string{"additionalProperties", "additionalItems"} {
@@ -433,7 +434,7 @@ func walkValues(doc any, ptr string, fn func(ptr string, v any)) {
 	switch d := doc.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(d)) {
-			walkValues(d[k], ptr+"/"+plan.EscapePointer(k), fn)
+			walkValues(d[k], ptr+"/"+jsonpointer.Escape(k), fn)
 		}
 	case []any:
 		for i, v := range d {
@@ -538,7 +539,7 @@ func explain(err error, doc any) (ptr, msg string) {
 		var ve *jsonschema.ValidationError
 		if errors.As(sve.Err, &ve) {
 			leaf := deepest(ve)
-			return pointer(leaf.InstanceLocation), "the meta-schema rejects it: " + leaf.ErrorKind.LocalizedString(printer)
+			return jsonpointer.Join(leaf.InstanceLocation), "the meta-schema rejects it: " + leaf.ErrorKind.LocalizedString(printer)
 		}
 		return "", sve.Err.Error()
 	}
@@ -589,7 +590,7 @@ func refPointer(doc any, target string) string {
 		for _, k := range []string{"$ref", "$dynamicRef"} {
 			ref, ok := m[k].(string)
 			if ok && ref != "" && (ref == target || strings.HasSuffix(target, ref) || strings.HasSuffix(target, strings.TrimPrefix(ref, "#"))) {
-				found = ptr + "/" + plan.EscapePointer(k)
+				found = ptr + "/" + jsonpointer.Escape(k)
 				return
 			}
 		}
@@ -602,15 +603,6 @@ func deepest(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
 		ve = ve.Causes[0]
 	}
 	return ve
-}
-
-func pointer(loc []string) string {
-	var b strings.Builder
-	for _, tok := range loc {
-		b.WriteByte('/')
-		b.WriteString(plan.EscapePointer(tok))
-	}
-	return b.String()
 }
 
 // fragment returns the JSON pointer in a URL's fragment, or "".

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"agentc.dev/agentc/internal/jsonpointer"
 )
 
 // dir says which way a schema is approximated where a Set cannot hold it
@@ -157,7 +159,7 @@ func (b *builder) scan(v any, ptr string, isRoot bool) {
 			}
 		}
 		for k, v := range x {
-			p := ptr + "/" + escape(k)
+			p := ptr + "/" + jsonpointer.Escape(k)
 			_, isList := v.([]any)
 			switch {
 			case schemaOne[k] && !isList:
@@ -175,7 +177,7 @@ func (b *builder) scanAll(v any, ptr string) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, sub := range x {
-			b.scan(sub, ptr+"/"+escape(k), false)
+			b.scan(sub, ptr+"/"+jsonpointer.Escape(k), false)
 		}
 	case []any:
 		for i, sub := range x {
@@ -197,7 +199,7 @@ func Walk(doc any, fn func(ptr, keyword string, sub any)) {
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			val := m[k]
-			kp := ptr + "/" + escape(k)
+			kp := ptr + "/" + jsonpointer.Escape(k)
 			list, isList := val.([]any)
 			switch {
 			case schemaList[k] && isList:
@@ -215,7 +217,7 @@ func Walk(doc any, fn func(ptr, keyword string, sub any)) {
 					if _, names := sm[name].([]any); k == "dependencies" && names {
 						continue // the property-dependency form lists names
 					}
-					walk(sm[name], kp+"/"+escape(name), k)
+					walk(sm[name], kp+"/"+jsonpointer.Escape(name), k)
 				}
 			}
 		}
@@ -243,10 +245,6 @@ func wordSet(words ...string) map[string]bool {
 	return m
 }
 
-func escape(tok string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
-}
-
 func (b *builder) at(ptr string) (any, bool) { return At(b.root, ptr) }
 
 // At returns the value at a JSON pointer in a document, and whether there
@@ -260,7 +258,7 @@ func At(doc any, ptr string) (any, bool) {
 		return nil, false
 	}
 	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		tok = jsonpointer.Unescape(tok)
 		switch c := cur.(type) {
 		case map[string]any:
 			v, ok := c[tok]
@@ -367,7 +365,7 @@ func (b *builder) ref(ref string, d dir) *Set {
 
 func sub(ptr string, keys ...string) string {
 	for _, k := range keys {
-		ptr += "/" + escape(k)
+		ptr += "/" + jsonpointer.Escape(k)
 	}
 	return ptr
 }

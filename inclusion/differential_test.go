@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"agentc.dev/agentc/inclusion"
+	"agentc.dev/agentc/internal/jsonpointer"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/testmodel"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -231,10 +232,6 @@ func isSchema(v any) bool {
 	return false
 }
 
-func pointerToken(tok string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
-}
-
 // subschemas lists the JSON pointers of a document's schemas, the root
 // first, and groups of pointers of sibling schemas (members of one
 // properties, one anyOf, ...).
@@ -248,7 +245,7 @@ func subschemas(doc any) (ptrs []string, siblings [][]string) {
 		}
 		for _, k := range schemaKeywords {
 			if x, ok := m[k]; ok && isSchema(x) {
-				walk(x, ptr+"/"+pointerToken(k))
+				walk(x, ptr+"/"+jsonpointer.Escape(k))
 			}
 		}
 		for _, k := range schemaListKeywords {
@@ -256,7 +253,7 @@ func subschemas(doc any) (ptrs []string, siblings [][]string) {
 			var group []string
 			for i, x := range list {
 				if isSchema(x) {
-					p := ptr + "/" + pointerToken(k) + "/" + strconv.Itoa(i)
+					p := ptr + "/" + jsonpointer.Escape(k) + "/" + strconv.Itoa(i)
 					group = append(group, p)
 					walk(x, p)
 				}
@@ -275,7 +272,7 @@ func subschemas(doc any) (ptrs []string, siblings [][]string) {
 			var group []string
 			for _, name := range names {
 				if isSchema(mm[name]) {
-					p := ptr + "/" + pointerToken(k) + "/" + pointerToken(name)
+					p := ptr + "/" + jsonpointer.Escape(k) + "/" + jsonpointer.Escape(name)
 					group = append(group, p)
 					walk(mm[name], p)
 				}
@@ -296,7 +293,7 @@ func at(doc any, ptr string) any {
 	}
 	cur := doc
 	for _, tok := range strings.Split(ptr[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		tok = jsonpointer.Unescape(tok)
 		switch c := cur.(type) {
 		case map[string]any:
 			cur = c[tok]

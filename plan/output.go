@@ -10,6 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/jsonpointer"
 )
 
 // Output modes: how the answer travels from the model.
@@ -181,7 +182,7 @@ func (r *raiser) walk(node any, ptr string, val any, hops int) bool {
 			if !ok {
 				continue
 			}
-			pp := ptr + "/properties/" + EscapePointer(k)
+			pp := ptr + "/properties/" + jsonpointer.Escape(k)
 			if pv == nil && r.nullable[pp] {
 				delete(v, k)
 				changed = true
@@ -278,7 +279,7 @@ func (r *raiser) resolve(ref string) (any, string, bool) {
 		if !ok {
 			return nil, "", false
 		}
-		node, ok = m[strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")]
+		node, ok = m[jsonpointer.Unescape(tok)]
 		if !ok {
 			return nil, "", false
 		}
@@ -325,10 +326,4 @@ func jsonType(v any) string {
 	default:
 		return "number"
 	}
-}
-
-// EscapePointer escapes a member name as a JSON Pointer (RFC 6901)
-// reference token.
-func EscapePointer(tok string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1")
 }

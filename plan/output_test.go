@@ -98,22 +98,6 @@ func TestRaiseDeep(t *testing.T) {
 	}
 }
 
-func TestEscapePointer(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"", ""},
-		{"name", "name"},
-		{"a/b", "a~1b"},
-		{"m~n", "m~0n"},
-		{"~1", "~01"},
-		{"/~", "~1~0"},
-		{"~~//", "~0~0~1~1"},
-	} {
-		if got := EscapePointer(tt.in); got != tt.want {
-			t.Errorf("EscapePointer(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 // TestTypeAdmits: how a branch's type is judged against an answer's value,
 // numbers as UnmarshalJSONValue keeps them. Through Raise only an object's
 // or an array's type can change what is raised, so the rest is told here.

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"agentc.dev/agentc/internal/jsonpointer"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
@@ -1098,7 +1099,10 @@ func validationText(err error) string {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			at := "/" + strings.Join(e.InstanceLocation, "/")
+			at := jsonpointer.Join(e.InstanceLocation)
+			if at == "" {
+				at = "/" // the whole value
+			}
 			parts = append(parts, fmt.Sprintf("at %s: %s", at, e.ErrorKind.LocalizedString(printer)))
 			return
 		}

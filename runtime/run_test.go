@@ -466,6 +466,28 @@ func TestInput(t *testing.T) {
 	}
 }
 
+// TestInputErrorPointer: an input error names the member as a JSON
+// Pointer, its "/" and "~" escaped, and the whole value as "/".
+func TestInputErrorPointer(t *testing.T) {
+	p := agent(t, func(a *plan.Agent) {
+		a.Input = &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"a/b~c":{"type":"integer"}}}`)}
+	})
+	r, err := agentrt.New(p, agentrt.Options{Model: &scripted{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for input, want := range map[string]string{
+		`{"a/b~c": "x"}`: "at /a~1b~0c: got string, want integer",
+		`[]`:             "at /: got array, want object",
+	} {
+		_, err := r.Run(context.Background(), json.RawMessage(input))
+		var ie *agentrt.InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), want) {
+			t.Errorf("input %s: got %v, want an InputError with %q", input, err, want)
+		}
+	}
+}
+
 func TestNewRefuses(t *testing.T) {
 	if _, err := agentrt.New(agent(t, withTool), agentrt.Options{Model: &scripted{}}); err == nil || !strings.Contains(err.Error(), `tool "search"`) {
 		t.Errorf("a plan tool with no implementation: got %v", err)

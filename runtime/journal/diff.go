@@ -6,9 +6,9 @@ import (
 	"io"
 	"sort"
 	"strconv"
-	"strings"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/jsonpointer"
 )
 
 // Change is one difference between two JSON values.
@@ -118,7 +118,7 @@ func (d *differ) compare(path string, was, now any) {
 				if !inN {
 					nv = absent{}
 				}
-				d.compare(path+"/"+escapePointer(k), wv, nv)
+				d.compare(path+"/"+jsonpointer.Escape(k), wv, nv)
 			}
 			return
 		}
@@ -174,11 +174,4 @@ func encode(v any) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-func escapePointer(name string) string {
-	if !strings.ContainsAny(name, "~/") {
-		return name
-	}
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
 }
