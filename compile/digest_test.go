@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
+
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
 
-// The digest tests check DESIGN.md "Digests" end to end, from manifest
+// The digest tests check docs/digests.md end to end, from manifest
 // files through Loader.Load and Compiler.Build to the sealed plan:
 //
 //   - the same agent written differently (field order, layout, comments,
@@ -28,621 +30,44 @@ import (
 //     prompt, model, budgets, tools, strategy, output mode and retries)
 //     moves the plan digest and leaves the contract digest alone.
 //
-// Variants of the base agent are written as edits of baseCUE that must each
+// Variants of the base agent are written as edits of base.cue that must each
 // match exactly once, so that no case can silently turn into a no-op, or as
-// whole sources where the change touches every line.
+// whole files of agentsFile where the change touches every line.
 
-// baseCUE is a realistic agent: an fs tool and an http tool with an input
-// schema, an input schema, a prompt template, and an output schema with
-// nested properties, enum, required, $defs/$ref and numbers (1.50, 10).
-const baseCUE = `name:        "ticket-triage"
-description: "Classifies a support ticket and proposes a refund."
+// agentsFile holds the base agent (base.cue) and the same agent written
+// in other ways, as its comment lists.
+var agentsFile = filepath.Join("testdata", "digest", "agents.txtar")
 
-model: {
-	provider:    "openai"
-	name:        "gpt-4o-2024-08-06"
-	temperature: 0.2
-}
-
-instructions: """
-	You triage support tickets. Check the refund policy with the docs tool
-	and look the customer up with get_customer before you answer.
-	"""
-
-prompt: "Triage ticket {{.id}} from {{.customer}}: {{.body}}"
-
-input: schema: {
-	type: "object"
-	required: ["id", "customer", "body"]
-	additionalProperties: false
-	properties: {
-		id: {type: "integer", minimum: 1}
-		customer: {type: "string", pattern: "^c-[0-9]+$"}
-		body: {type: "string", maxLength: 4000}
+// readArchive returns the files of a txtar archive, name → content, and
+// their names in the archive's order.
+func readArchive(t *testing.T, file string) (map[string]string, []string) {
+	t.Helper()
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-capabilities: {
-	provides: "support.triage"
-	tools: {
-		docs: {
-			kind:        "fs"
-			description: "Read or list the refund policy documents."
-			root:        "policies"
+	files := map[string]string{}
+	var names []string
+	for _, f := range ar.Files {
+		if _, dup := files[f.Name]; dup {
+			t.Fatalf("%s: %s appears twice", file, f.Name)
 		}
-		get_customer: {
-			kind:        "http"
-			description: "Fetch one customer record by id."
-			url:         "https://crm.example.com/customers/{{.id}}"
-			allow: ["https://crm.example.com/customers/"]
-			input: schema: {
-				type: "object"
-				required: ["id"]
-				properties: id: {type: "string", pattern: "^c-[0-9]{1,12}$"}
-			}
-		}
+		files[f.Name] = string(f.Data)
+		names = append(names, f.Name)
 	}
+	return files, names
 }
 
-output: {
-	name:        "file_triage"
-	description: "Submit the triage once you have read the ticket and the policy."
-	schema: {
-		type: "object"
-		required: ["category", "urgency", "refund"]
-		properties: {
-			category: {
-				type: "string"
-				enum: ["billing", "bug", "question"]
-			}
-			urgency: {
-				type:    "integer"
-				minimum: 1
-				maximum: 10
-			}
-			refund: $ref: "#/$defs/money"
-			summary: {
-				type:        "string"
-				description: "One sentence for the person on duty."
-			}
-		}
-		$defs: money: {
-			type: "object"
-			required: ["amount", "currency"]
-			properties: {
-				amount: {
-					type:    "number"
-					minimum: 1.50
-					maximum: 500
-				}
-				currency: {
-					type: "string"
-					enum: ["EUR", "USD"]
-				}
-			}
-		}
+// agentSource returns one file of agentsFile.
+func agentSource(t *testing.T, name string) string {
+	t.Helper()
+	files, _ := readArchive(t, agentsFile)
+	src, ok := files[name]
+	if !ok {
+		t.Fatalf("%s holds no %s", agentsFile, name)
 	}
+	return src
 }
-
-budgets: {
-	deadline: "60s"
-	tokens:   20000
-	tools:    8
-}
-
-strategy: on_prose: "remind"
-`
-
-// reorderedCUE is baseCUE with the fields of every struct in reverse
-// order: top level, model, schemas, properties, $defs, tools and budgets.
-const reorderedCUE = `strategy: on_prose: "remind"
-
-budgets: {
-	tools:    8
-	tokens:   20000
-	deadline: "60s"
-}
-
-output: {
-	schema: {
-		$defs: money: {
-			properties: {
-				currency: {
-					enum: ["EUR", "USD"]
-					type: "string"
-				}
-				amount: {
-					maximum: 500
-					minimum: 1.50
-					type:    "number"
-				}
-			}
-			required: ["amount", "currency"]
-			type: "object"
-		}
-		properties: {
-			summary: {
-				description: "One sentence for the person on duty."
-				type:        "string"
-			}
-			refund: $ref: "#/$defs/money"
-			urgency: {
-				maximum: 10
-				minimum: 1
-				type:    "integer"
-			}
-			category: {
-				enum: ["billing", "bug", "question"]
-				type: "string"
-			}
-		}
-		required: ["category", "urgency", "refund"]
-		type: "object"
-	}
-	description: "Submit the triage once you have read the ticket and the policy."
-	name:        "file_triage"
-}
-
-capabilities: {
-	tools: {
-		get_customer: {
-			input: schema: {
-				properties: id: {pattern: "^c-[0-9]{1,12}$", type: "string"}
-				required: ["id"]
-				type: "object"
-			}
-			allow: ["https://crm.example.com/customers/"]
-			url:         "https://crm.example.com/customers/{{.id}}"
-			description: "Fetch one customer record by id."
-			kind:        "http"
-		}
-		docs: {
-			root:        "policies"
-			description: "Read or list the refund policy documents."
-			kind:        "fs"
-		}
-	}
-	provides: "support.triage"
-}
-
-input: schema: {
-	properties: {
-		body: {maxLength: 4000, type: "string"}
-		customer: {pattern: "^c-[0-9]+$", type: "string"}
-		id: {minimum: 1, type: "integer"}
-	}
-	additionalProperties: false
-	required: ["id", "customer", "body"]
-	type: "object"
-}
-
-prompt: "Triage ticket {{.id}} from {{.customer}}: {{.body}}"
-
-instructions: """
-	You triage support tickets. Check the refund policy with the docs tool
-	and look the customer up with get_customer before you answer.
-	"""
-
-model: {
-	temperature: 0.2
-	name:        "gpt-4o-2024-08-06"
-	provider:    "openai"
-}
-
-description: "Classifies a support ticket and proposes a refund."
-name:        "ticket-triage"
-`
-
-// reformattedCUE is baseCUE laid out differently: one-line structs, commas,
-// two-space and no indentation, blank lines, quoted labels, and the
-// multi-line instructions as one string with an escaped newline.
-const reformattedCUE = `"name": "ticket-triage", description: "Classifies a support ticket and proposes a refund."
-model: {provider: "openai", name: "gpt-4o-2024-08-06", temperature: 0.2}
-instructions: "You triage support tickets. Check the refund policy with the docs tool\nand look the customer up with get_customer before you answer."
-prompt: "Triage ticket {{.id}} from {{.customer}}: {{.body}}"
-input: {schema: {type: "object", required: ["id", "customer", "body"], additionalProperties: false, properties: {id: {type: "integer", minimum: 1}, customer: {type: "string", pattern: "^c-[0-9]+$"}, body: {type: "string", maxLength: 4000}}}}
-capabilities: {
-  provides: "support.triage"
-  tools: {
-    docs: {kind: "fs", description: "Read or list the refund policy documents.", root: "policies"}
-
-
-    get_customer: {
-    kind: "http"
-    description: "Fetch one customer record by id."
-    url: "https://crm.example.com/customers/{{.id}}"
-    allow: [
-      "https://crm.example.com/customers/",
-    ]
-    input: {schema: {type: "object", required: [ "id" ], properties: {id: {type: "string", pattern: "^c-[0-9]{1,12}$"}}}}
-    }
-  }
-}
-output: {name: "file_triage", description: "Submit the triage once you have read the ticket and the policy.", schema: {
-type: "object"
-required: [
-"category",
-"urgency",
-"refund",
-]
-properties: {category: {type: "string", enum: ["billing", "bug", "question"]}, urgency: {type: "integer", minimum: 1, maximum: 10}, refund: {"$ref": "#/$defs/money"}, summary: {type: "string", description: "One sentence for the person on duty."}}
-"$defs": {money: {type: "object", required: ["amount", "currency"], properties: {amount: {type: "number", minimum: 1.50, maximum: 500}, currency: {type: "string", enum: ["EUR", "USD"]}}}}
-}}
-budgets: {deadline: "60s", tokens: 20000, tools: 8}
-strategy: {on_prose: "remind"}
-`
-
-// Package variant: the agent split over three files of package triage,
-// with model, output and budgets each spread over more than one file.
-const (
-	pkgAgentCUE = `package triage
-
-// The agent's identity, model and prompts.
-name:        "ticket-triage"
-description: "Classifies a support ticket and proposes a refund."
-model: {
-	provider: "openai"
-	name:     "gpt-4o-2024-08-06"
-}
-instructions: """
-	You triage support tickets. Check the refund policy with the docs tool
-	and look the customer up with get_customer before you answer.
-	"""
-prompt: "Triage ticket {{.id}} from {{.customer}}: {{.body}}"
-budgets: deadline: "60s"
-`
-	pkgSchemasCUE = `package triage
-
-model: temperature: 0.2
-
-input: schema: {
-	type: "object"
-	required: ["id", "customer", "body"]
-	additionalProperties: false
-	properties: {
-		id: {type: "integer", minimum: 1}
-		customer: {type: "string", pattern: "^c-[0-9]+$"}
-		body: {type: "string", maxLength: 4000}
-	}
-}
-
-output: schema: {
-	type: "object"
-	required: ["category", "urgency", "refund"]
-	properties: {
-		category: {type: "string", enum: ["billing", "bug", "question"]}
-		urgency: {type: "integer", minimum: 1, maximum: 10}
-		refund: $ref: "#/$defs/money"
-		summary: {type: "string", description: "One sentence for the person on duty."}
-	}
-	$defs: money: {
-		type: "object"
-		required: ["amount", "currency"]
-		properties: {
-			amount: {type: "number", minimum: 1.50, maximum: 500}
-			currency: {type: "string", enum: ["EUR", "USD"]}
-		}
-	}
-}
-`
-	pkgToolsCUE = `package triage
-
-capabilities: provides: "support.triage"
-capabilities: tools: docs: {
-	kind:        "fs"
-	description: "Read or list the refund policy documents."
-	root:        "policies"
-}
-capabilities: tools: get_customer: {
-	kind:        "http"
-	description: "Fetch one customer record by id."
-	url:         "https://crm.example.com/customers/{{.id}}"
-	allow: ["https://crm.example.com/customers/"]
-	input: schema: {
-		type: "object"
-		required: ["id"]
-		properties: id: {type: "string", pattern: "^c-[0-9]{1,12}$"}
-	}
-}
-
-output: {
-	name:        "file_triage"
-	description: "Submit the triage once you have read the ticket and the policy."
-}
-
-budgets: {tokens: 20000, tools: 8}
-strategy: on_prose: "remind"
-`
-)
-
-// baseJSON is baseCUE written as JSON.
-const baseJSON = `{
-  "name": "ticket-triage",
-  "description": "Classifies a support ticket and proposes a refund.",
-  "model": {"provider": "openai", "name": "gpt-4o-2024-08-06", "temperature": 0.2},
-  "instructions": "You triage support tickets. Check the refund policy with the docs tool\nand look the customer up with get_customer before you answer.",
-  "prompt": "Triage ticket {{.id}} from {{.customer}}: {{.body}}",
-  "input": {
-    "schema": {
-      "type": "object",
-      "required": ["id", "customer", "body"],
-      "additionalProperties": false,
-      "properties": {
-        "id": {"type": "integer", "minimum": 1},
-        "customer": {"type": "string", "pattern": "^c-[0-9]+$"},
-        "body": {"type": "string", "maxLength": 4000}
-      }
-    }
-  },
-  "capabilities": {
-    "provides": "support.triage",
-    "tools": {
-      "docs": {
-        "kind": "fs",
-        "description": "Read or list the refund policy documents.",
-        "root": "policies"
-      },
-      "get_customer": {
-        "kind": "http",
-        "description": "Fetch one customer record by id.",
-        "url": "https://crm.example.com/customers/{{.id}}",
-        "allow": ["https://crm.example.com/customers/"],
-        "input": {
-          "schema": {
-            "type": "object",
-            "required": ["id"],
-            "properties": {"id": {"type": "string", "pattern": "^c-[0-9]{1,12}$"}}
-          }
-        }
-      }
-    }
-  },
-  "output": {
-    "name": "file_triage",
-    "description": "Submit the triage once you have read the ticket and the policy.",
-    "schema": {
-      "type": "object",
-      "required": ["category", "urgency", "refund"],
-      "properties": {
-        "category": {"type": "string", "enum": ["billing", "bug", "question"]},
-        "urgency": {"type": "integer", "minimum": 1, "maximum": 10},
-        "refund": {"$ref": "#/$defs/money"},
-        "summary": {"type": "string", "description": "One sentence for the person on duty."}
-      },
-      "$defs": {
-        "money": {
-          "type": "object",
-          "required": ["amount", "currency"],
-          "properties": {
-            "amount": {"type": "number", "minimum": 1.50, "maximum": 500},
-            "currency": {"type": "string", "enum": ["EUR", "USD"]}
-          }
-        }
-      }
-    }
-  },
-  "budgets": {"deadline": "60s", "tokens": 20000, "tools": 8},
-  "strategy": {"on_prose": "remind"}
-}
-`
-
-// baseYAML is baseCUE written as YAML, block and flow styles mixed.
-const baseYAML = `# The ticket triage agent, as YAML.
-name: ticket-triage
-description: Classifies a support ticket and proposes a refund.
-model:
-  provider: openai
-  name: gpt-4o-2024-08-06
-  temperature: 0.2
-instructions: |-
-  You triage support tickets. Check the refund policy with the docs tool
-  and look the customer up with get_customer before you answer.
-prompt: "Triage ticket {{.id}} from {{.customer}}: {{.body}}"
-input:
-  schema:
-    type: object
-    required: [id, customer, body]
-    additionalProperties: false
-    properties:
-      id: {type: integer, minimum: 1}
-      customer: {type: string, pattern: "^c-[0-9]+$"}
-      body: {type: string, maxLength: 4000}
-capabilities:
-  provides: support.triage
-  tools:
-    docs:
-      kind: fs
-      description: Read or list the refund policy documents.
-      root: policies
-    get_customer:
-      kind: http
-      description: Fetch one customer record by id.
-      url: "https://crm.example.com/customers/{{.id}}"
-      allow:
-        - https://crm.example.com/customers/
-      input:
-        schema:
-          type: object
-          required: [id]
-          properties:
-            id: {type: string, pattern: "^c-[0-9]{1,12}$"}
-output:
-  name: file_triage
-  description: Submit the triage once you have read the ticket and the policy.
-  schema:
-    type: object
-    required:
-      - category
-      - urgency
-      - refund
-    properties:
-      category:
-        type: string
-        enum: [billing, bug, question]
-      urgency: {type: integer, minimum: 1, maximum: 10}
-      refund:
-        $ref: "#/$defs/money"
-      summary:
-        type: string
-        description: One sentence for the person on duty.
-    $defs:
-      money:
-        type: object
-        required: [amount, currency]
-        properties:
-          amount: {type: number, minimum: 1.50, maximum: 500}
-          currency: {type: string, enum: [EUR, USD]}
-budgets:
-  deadline: 60s
-  tokens: 20000
-  tools: 8
-strategy:
-  on_prose: remind
-`
-
-// definitionsCUE builds the enums of the output schema from a definition,
-// #Enum, reused twice.
-const definitionsCUE = `#Enum: {
-	type: "string"
-	enum: [...string]
-}
-
-name:        "ticket-triage"
-description: "Classifies a support ticket and proposes a refund."
-model: {
-	provider:    "openai"
-	name:        "gpt-4o-2024-08-06"
-	temperature: 0.2
-}
-instructions: """
-	You triage support tickets. Check the refund policy with the docs tool
-	and look the customer up with get_customer before you answer.
-	"""
-prompt: "Triage ticket {{.id}} from {{.customer}}: {{.body}}"
-input: schema: {
-	type: "object"
-	required: ["id", "customer", "body"]
-	additionalProperties: false
-	properties: {
-		id: {type: "integer", minimum: 1}
-		customer: {type: "string", pattern: "^c-[0-9]+$"}
-		body: {type: "string", maxLength: 4000}
-	}
-}
-capabilities: {
-	provides: "support.triage"
-	tools: {
-		docs: {kind: "fs", description: "Read or list the refund policy documents.", root: "policies"}
-		get_customer: {
-			kind:        "http"
-			description: "Fetch one customer record by id."
-			url:         "https://crm.example.com/customers/{{.id}}"
-			allow: ["https://crm.example.com/customers/"]
-			input: schema: {
-				type: "object"
-				required: ["id"]
-				properties: id: {type: "string", pattern: "^c-[0-9]{1,12}$"}
-			}
-		}
-	}
-}
-output: {
-	name:        "file_triage"
-	description: "Submit the triage once you have read the ticket and the policy."
-	schema: {
-		type: "object"
-		required: ["category", "urgency", "refund"]
-		properties: {
-			category: #Enum & {enum: ["billing", "bug", "question"]}
-			urgency: {type: "integer", minimum: 1, maximum: 10}
-			refund: $ref: "#/$defs/money"
-			summary: {type: "string", description: "One sentence for the person on duty."}
-		}
-		$defs: money: {
-			type: "object"
-			required: ["amount", "currency"]
-			properties: {
-				amount: {type: "number", minimum: 1.50, maximum: 500}
-				currency: #Enum & {enum: ["EUR", "USD"]}
-			}
-		}
-	}
-}
-budgets: {deadline: "60s", tokens: 20000, tools: 8}
-strategy: on_prose: "remind"
-`
-
-// referencesCUE computes parts of the manifest: hidden fields and a let
-// referenced from several places, string interpolation, arithmetic, and a
-// reference from one schema into another.
-const referencesCUE = `let customerPattern = "^c-[0-9]+$"
-_crm:   "https://crm.example.com/customers/"
-_money: "money"
-
-name:        "ticket-triage"
-description: "Classifies a support ticket and proposes a refund."
-model: {
-	provider:    "openai"
-	name:        "gpt-4o-2024-08-06"
-	temperature: 0.2
-}
-instructions: """
-	You triage support tickets. Check the refund policy with the docs tool
-	and look the customer up with get_customer before you answer.
-	"""
-prompt: "Triage ticket {{.id}} from {{.customer}}: {{.body}}"
-input: schema: {
-	type: "object"
-	required: ["id", "customer", "body"]
-	additionalProperties: false
-	properties: {
-		id: {type: "integer", minimum: 1}
-		customer: {type: "string", pattern: customerPattern}
-		body: {type: "string", maxLength: 4 * 1000}
-	}
-}
-capabilities: {
-	provides: "support.triage"
-	tools: {
-		docs: {kind: "fs", description: "Read or list the refund policy documents.", root: "policies"}
-		get_customer: {
-			kind:        "http"
-			description: "Fetch one customer record by id."
-			url:         _crm + "{{.id}}"
-			allow: [_crm]
-			input: schema: {
-				type: "object"
-				required: ["id"]
-				properties: id: {type: "string", pattern: "^c-[0-9]{1,12}$"}
-			}
-		}
-	}
-}
-output: {
-	name:        "file_triage"
-	description: "Submit the triage once you have read the ticket and the policy."
-	schema: {
-		type: "object"
-		required: ["category", "urgency", "refund"]
-		properties: {
-			category: {type: "string", enum: ["billing", "bug", "question"]}
-			urgency: {type: input.schema.properties.id.type, minimum: input.schema.properties.id.minimum, maximum: 10}
-			refund: $ref: "#/$defs/\(_money)"
-			summary: {type: "string", description: "One sentence for the person on duty."}
-		}
-		$defs: (_money): {
-			type: "object"
-			required: ["amount", "currency"]
-			properties: {
-				amount: {type: "number", minimum: 1.50, maximum: 500}
-				currency: {type: "string", enum: ["EUR", "USD"]}
-			}
-		}
-	}
-}
-budgets: {deadline: "60s", tokens: 20 * 1000, tools: 2 * 4}
-strategy: on_prose: "remind"
-`
 
 // edit replaces old, which must occur exactly once, with new.
 type edit struct{ old, new string }
@@ -723,10 +148,10 @@ func buildDigests(t *testing.T, cp *compile.Compiler, path string) digests {
 	return got
 }
 
-// baseDigests writes baseCUE into dir and returns its digests.
+// baseDigests writes base.cue into dir and returns its digests.
 func baseDigests(t *testing.T, cp *compile.Compiler, dir string) digests {
 	t.Helper()
-	writeFiles(t, dir, map[string]string{"base.cue": baseCUE})
+	writeFiles(t, dir, map[string]string{"base.cue": agentSource(t, "base.cue")})
 	d := buildDigests(t, cp, filepath.Join(dir, "base.cue"))
 	t.Logf("base: contract %s plan %s", d.contract, d.plan)
 	return d
@@ -758,15 +183,15 @@ func TestDigestInvariance(t *testing.T) {
 
 	tests := []struct {
 		name string
-		// Either edits of baseCUE, written to <name>.cue, or files
-		// (relative name → content) with load, the path to load relative
-		// to the case's directory.
+		// Either edits of base.cue, written to <name>.cue, or files
+		// (relative name → the file of agentsFile written there) with
+		// load, the path to load relative to the case's directory.
 		edits []edit
 		files map[string]string
 		load  string
 	}{
-		{name: "reordered at every level", files: map[string]string{"reordered.cue": reorderedCUE}, load: "reordered.cue"},
-		{name: "reformatted", files: map[string]string{"layout.cue": reformattedCUE}, load: "layout.cue"},
+		{name: "reordered at every level", files: map[string]string{"reordered.cue": "reordered.cue"}, load: "reordered.cue"},
+		{name: "reformatted", files: map[string]string{"layout.cue": "layout.cue"}, load: "layout.cue"},
 		{name: "comments", edits: []edit{
 			{`name:        "ticket-triage"`, "// ticket-triage triages support tickets.\n// It is a test agent.\nname:        \"ticket-triage\" // the agent's name"},
 			{"model: {\n", "// The model.\nmodel: { // the model block\n\t// a dated snapshot\n"},
@@ -777,13 +202,13 @@ func TestDigestInvariance(t *testing.T) {
 			{"\ttools:    8\n}\n", "\ttools:    8\n\t// no rounds cap\n}\n// trailing comment\n"},
 		}},
 		{name: "package of three files", files: map[string]string{
-			"pkg/agent.cue":   pkgAgentCUE,
-			"pkg/schemas.cue": pkgSchemasCUE,
-			"pkg/tools.cue":   pkgToolsCUE,
+			"pkg/agent.cue":   "pkg/agent.cue",
+			"pkg/schemas.cue": "pkg/schemas.cue",
+			"pkg/tools.cue":   "pkg/tools.cue",
 		}, load: "pkg"},
-		{name: "JSON", files: map[string]string{"agent.json": baseJSON}, load: "agent.json"},
-		{name: "YAML", files: map[string]string{"agent.yaml": baseYAML}, load: "agent.yaml"},
-		{name: "YAML .yml", files: map[string]string{"agent.yml": baseYAML}, load: "agent.yml"},
+		{name: "JSON", files: map[string]string{"agent.json": "agent.json"}, load: "agent.json"},
+		{name: "YAML", files: map[string]string{"agent.yaml": "agent.yaml"}, load: "agent.yaml"},
+		{name: "YAML .yml", files: map[string]string{"agent.yml": "agent.yaml"}, load: "agent.yml"},
 		{name: "number 1.5", edits: []edit{{"minimum: 1.50\n", "minimum: 1.5\n"}}},
 		{name: "number 15e-1", edits: []edit{{"minimum: 1.50\n", "minimum: 15e-1\n"}}},
 		{name: "number 150e-2 and 5e2", edits: []edit{{"minimum: 1.50\n", "minimum: 150e-2\n"}, {"maximum: 500\n", "maximum: 5e2\n"}}},
@@ -810,16 +235,19 @@ func TestDigestInvariance(t *testing.T) {
 			"\t\t\tallow: [\"https://crm.example.com/customers/\"]\n",
 			"\t\t\tallow: [\"https://crm.example.com/customers/\"]\n\t\t\ttimeout: \"0.5m\"\n",
 		}}},
-		{name: "definition #Enum reused", files: map[string]string{"defs.cue": definitionsCUE}, load: "defs.cue"},
-		{name: "let, hidden fields, interpolation, arithmetic, references", files: map[string]string{"refs.cue": referencesCUE}, load: "refs.cue"},
+		{name: "definition #Enum reused", files: map[string]string{"defs.cue": "defs.cue"}, load: "defs.cue"},
+		{name: "let, hidden fields, interpolation, arithmetic, references", files: map[string]string{"refs.cue": "refs.cue"}, load: "refs.cue"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(root, fmt.Sprintf("case%02d", i))
-			files, load := tt.files, tt.load
+			files, load := map[string]string{}, tt.load
+			for name, from := range tt.files {
+				files[name] = agentSource(t, from)
+			}
 			if tt.edits != nil {
 				load = strings.NewReplacer(" ", "-", ",", "").Replace(tt.name) + ".cue"
-				files = map[string]string{load: applyEdits(t, baseCUE, tt.edits...)}
+				files = map[string]string{load: applyEdits(t, agentSource(t, "base.cue"), tt.edits...)}
 			}
 			writeFiles(t, dir, files)
 			got := buildDigests(t, cp, filepath.Join(dir, load))
@@ -838,8 +266,9 @@ func TestDigestInvariance(t *testing.T) {
 func TestDigestDefaultOutputName(t *testing.T) {
 	cp := compile.New(manifest.NewLoader())
 	dir := t.TempDir()
-	omitted := applyEdits(t, baseCUE, edit{"\tname:        \"file_triage\"\n", ""})
-	written := applyEdits(t, baseCUE, edit{"\tname:        \"file_triage\"\n", "\tname:        \"answer\"\n"})
+	base := agentSource(t, "base.cue")
+	omitted := applyEdits(t, base, edit{"\tname:        \"file_triage\"\n", ""})
+	written := applyEdits(t, base, edit{"\tname:        \"file_triage\"\n", "\tname:        \"answer\"\n"})
 	writeFiles(t, dir, map[string]string{"omitted.cue": omitted, "written.cue": written})
 	a := buildDigests(t, cp, filepath.Join(dir, "omitted.cue"))
 	b := buildDigests(t, cp, filepath.Join(dir, "written.cue"))
@@ -947,7 +376,7 @@ func runSensitivity(t *testing.T, cases []sensitivityCase, contractMoves bool) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			name := filepath.Join(dir, fmt.Sprintf("change%02d.cue", i))
-			writeFiles(t, dir, map[string]string{filepath.Base(name): applyEdits(t, baseCUE, tc.edits...)})
+			writeFiles(t, dir, map[string]string{filepath.Base(name): applyEdits(t, agentSource(t, "base.cue"), tc.edits...)})
 			got := buildDigests(t, cp, name)
 			t.Logf("contract %s plan %s", got.contract, got.plan)
 			if got.plan == base.plan {
@@ -993,22 +422,22 @@ func TestDigestSensitivityPlanOnly(t *testing.T) {
 // TestDigestStrategyDefault: leaving the strategy block out means the
 // default strategy, so it digests as writing the defaults does.
 func TestDigestStrategyDefault(t *testing.T) {
-	base := `name: "s"
-model: {provider: "test", name: "test"}
-instructions: "Answer."
-output: {description: "The answer.", schema: {type: "string"}}
-budgets: tokens: 100
-`
-	var digests []plan.Digests
-	for _, src := range []string{base, base + "strategy: {}\n", base + `strategy: {on_prose: "remind", reminders: 2}` + "\n"} {
-		l := manifest.NewLoader()
-		p, ds, err := compile.New(l).Build(l.LoadBytes("s.cue", []byte(src)))
-		if err != nil || p == nil {
-			t.Fatalf("build: %v %v", err, ds)
-		}
-		digests = append(digests, p.Digests)
+	file := filepath.Join("testdata", "digest", "strategy.txtar")
+	srcs, names := readArchive(t, file)
+	if len(names) < 3 {
+		t.Fatalf("%s holds %d agents, want 3", file, len(names))
 	}
-	if digests[0] != digests[1] || digests[0] != digests[2] {
-		t.Errorf("digests differ: %v", digests)
+	var first plan.Digests
+	for i, name := range names {
+		l := manifest.NewLoader()
+		p, ds, err := compile.New(l).Build(l.LoadBytes("s.cue", []byte(srcs[name])))
+		if err != nil || p == nil {
+			t.Fatalf("%s: build: %v %v", name, err, ds)
+		}
+		if i == 0 {
+			first = p.Digests
+		} else if p.Digests != first {
+			t.Errorf("%s digests to %v, %s to %v", name, p.Digests, names[0], first)
+		}
 	}
 }
