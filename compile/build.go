@@ -17,12 +17,19 @@ import (
 )
 
 // Build checks an agent and compiles it into a sealed plan. It returns the
-// diagnostics of Check; the plan is nil when any of them is an error. The
-// error result is for what the checks cannot foresee: a callee that changed
-// between check and build, or a defect in agentc.
+// diagnostics of Check but for those the agent's configuration silences
+// (its ignore list does not apply: that is what vet leaves alone); the
+// plan is nil when any of them is an error. The error result is for a
+// configuration file that does not read (a *ConfigError) and what the
+// checks cannot foresee: a callee that changed between check and build,
+// or a defect in agentc.
 func (cp *Compiler) Build(inst *manifest.Instance) (*plan.Plan, []Diagnostic, error) {
+	cfg, err := cp.configFor(inst.Files)
+	if err != nil {
+		return nil, nil, err
+	}
 	c := cp.check(inst)
-	ds := c.ds
+	ds, _ := cfg.filter(c.ds)
 	if hasError(ds) {
 		return nil, ds, nil
 	}

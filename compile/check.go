@@ -22,33 +22,75 @@ import (
 type Result struct {
 	// Source names the agent as the caller spelled it: a file, a package
 	// directory or "-".
-	Source      string
+	Source string
+	// Diagnostics are the findings, but for those Config silenced.
 	Diagnostics []Diagnostic
+	// Config is the configuration file that applied to the agent, or ""
+	// for none.
+	Config string
+	// Silenced counts the findings Config silenced.
+	Silenced int
+	// Ignored says Config leaves the agent unvetted: it was not loaded,
+	// and has no findings.
+	Ignored bool
+	// NotAgent says the file or package, found by expanding a directory,
+	// is not an agent: its one finding says so (a note).
+	NotAgent bool
 }
 
 // Compiler checks and compiles agents. It loads the agents that agent
-// tools call through its Loader, once each. Like the Loader, it is not safe
-// for concurrent use.
+// tools call through its Loader, once each, and honours the configuration
+// (see Config) nearest each agent. Like the Loader, it is not safe for
+// concurrent use.
 type Compiler struct {
 	loader  *manifest.Loader
-	callees map[string]calleeInfo // by cleaned path
+	callees map[string]calleeInfo  // by cleaned path
+	configs map[string]configEntry // by absolute directory
 }
 
 // New returns a Compiler that loads through l.
 func New(l *manifest.Loader) *Compiler {
-	return &Compiler{loader: l, callees: map[string]calleeInfo{}}
+	return &Compiler{loader: l, callees: map[string]calleeInfo{}, configs: map[string]configEntry{}}
 }
 
 // Loader returns the loader the compiler loads agents with.
 func (cp *Compiler) Loader() *manifest.Loader { return cp.loader }
 
 // Vet loads every agent the arguments name (see manifest.Loader.Load) and
-// checks each. The error is only for arguments that name nothing loadable.
+// checks each, but for those its configuration ignores, and leaves out the
+// findings the configuration silences. The error is for arguments that
+// name nothing loadable (a *manifest.ArgError) and for a configuration
+// file that does not read (a *ConfigError).
 func (cp *Compiler) Vet(args []string) ([]Result, error) {
 	var out []Result
-	err := cp.loader.Each(args, func(inst *manifest.Instance) {
-		out = append(out, Result{Source: inst.Source, Diagnostics: cp.Check(inst)})
+	var cfgErr error
+	skip := func(source string, files []string) bool {
+		if cfgErr != nil {
+			return true // the command fails; load nothing more
+		}
+		cfg, err := cp.configFor(files)
+		if err != nil {
+			cfgErr = err
+			return true
+		}
+		if cfg.Ignores(files) {
+			out = append(out, Result{Source: source, Config: cfg.Path, Ignored: true})
+			return true
+		}
+		return false
+	}
+	err := cp.loader.EachExcept(args, skip, func(inst *manifest.Instance) {
+		cfg, _ := cp.configFor(inst.Files) // read by skip
+		r := Result{Source: inst.Source, NotAgent: inst.NotAgent}
+		r.Diagnostics, r.Silenced = cfg.filter(cp.Check(inst))
+		if cfg != nil {
+			r.Config = cfg.Path
+		}
+		out = append(out, r)
 	})
+	if err == nil {
+		err = cfgErr
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +100,8 @@ func (cp *Compiler) Vet(args []string) ([]Result, error) {
 // Check runs every check on a loaded agent: the loader's findings first,
 // then the checks that still make sense on what loaded. It looks at the
 // manifest as written, not only at the decoded Manifest, so that one pass
-// reports as much as it can.
+// reports as much as it can. It reports every finding: configuration is
+// for Vet and Build.
 func (cp *Compiler) Check(inst *manifest.Instance) []Diagnostic {
 	return cp.check(inst).ds
 }
@@ -66,11 +109,11 @@ func (cp *Compiler) Check(inst *manifest.Instance) []Diagnostic {
 func (cp *Compiler) check(inst *manifest.Instance) *checker {
 	c := &checker{comp: cp, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}}
 	if inst.NotAgent {
-		c.add(inst.Value.Pos(), Note, CodeNotAgent, "not an agent manifest (it declares fewer than two of name, model and instructions; a compiled plan is read by digest only): skipped; name it on its own to check it as one")
+		c.add(inst.Value.Pos(), CodeNotAgent, "not an agent manifest (it declares fewer than two of name, model and instructions; a compiled plan is read by digest only): skipped; name it on its own to check it as one")
 		return c
 	}
 	for _, e := range inst.Errors {
-		c.ds = append(c.ds, Diagnostic{Pos: e.Pos, Severity: Error, Code: e.Code, Message: e.Msg})
+		c.ds = append(c.ds, diag(e.Pos, e.Code, e.Msg))
 		c.errPaths[e.Path] = true
 	}
 	if c.v.Exists() && c.v.Err() == nil && c.v.IncompleteKind() == cue.StructKind {
@@ -89,11 +132,11 @@ type checker struct {
 	lowering *plan.Lowering     // the output schema lowered to the provider's dialect
 }
 
-func (c *checker) add(pos token.Pos, sev Severity, code, format string, args ...any) {
+func (c *checker) add(pos token.Pos, code, format string, args ...any) {
 	if !pos.IsValid() {
 		pos = c.v.Pos()
 	}
-	c.ds = append(c.ds, Diagnostic{Pos: pos, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
+	c.ds = append(c.ds, diag(pos, code, fmt.Sprintf(format, args...)))
 }
 
 // reported says whether the loader found a problem at or below a path; a
@@ -210,9 +253,9 @@ func (c *checker) checkBudgets() {
 		d, err := time.ParseDuration(s)
 		switch {
 		case err != nil:
-			c.add(deadline.Pos(), Error, manifest.CodeBudget, "budgets.deadline: %q is not a duration (write e.g. \"90s\", \"5m\" or \"1h30m\")", s)
+			c.add(deadline.Pos(), manifest.CodeBudget, "budgets.deadline: %q is not a duration (write e.g. \"90s\", \"5m\" or \"1h30m\")", s)
 		case d <= 0:
-			c.add(deadline.Pos(), Error, manifest.CodeBudget, "budgets.deadline: %q must be positive", s)
+			c.add(deadline.Pos(), manifest.CodeBudget, "budgets.deadline: %q must be positive", s)
 		}
 	}
 	tokensV, reserveV := lookup(b, "tokens"), lookup(b, "answer_reserve")
@@ -220,29 +263,29 @@ func (c *checker) checkBudgets() {
 	reserve, hasReserve := integer(reserveV)
 	switch {
 	case hasReserve && !lookup(c.v, "output").Exists():
-		c.add(reserveV.Pos(), Error, CodeBudgetReserve, "budgets.answer_reserve: the agent has no output to reserve tokens for")
+		c.add(reserveV.Pos(), CodeBudgetReserve, "budgets.answer_reserve: the agent has no output to reserve tokens for")
 	case hasReserve && !hasTokens:
-		c.add(reserveV.Pos(), Error, CodeBudgetReserve, "budgets.answer_reserve: a reserve is a part of budgets.tokens, which is not set")
+		c.add(reserveV.Pos(), CodeBudgetReserve, "budgets.answer_reserve: a reserve is a part of budgets.tokens, which is not set")
 	case hasReserve && reserve >= tokens:
-		c.add(reserveV.Pos(), Error, CodeBudgetReserve, "budgets.answer_reserve: %d must be less than budgets.tokens (%d)", reserve, tokens)
+		c.add(reserveV.Pos(), CodeBudgetReserve, "budgets.answer_reserve: %d must be less than budgets.tokens (%d)", reserve, tokens)
 	}
 	maxOutV := lookup(c.v, "model", "max_output_tokens")
 	maxOut, hasMaxOut := integer(maxOutV)
 	hasOutput := lookup(c.v, "output").Exists()
 	switch {
 	case hasMaxOut && hasTokens && maxOut > tokens:
-		c.add(maxOutV.Pos(), Error, CodeBudgetMaxOutput, "model.max_output_tokens: one call may produce %d tokens, more than the run's budgets.tokens (%d)", maxOut, tokens)
+		c.add(maxOutV.Pos(), CodeBudgetMaxOutput, "model.max_output_tokens: one call may produce %d tokens, more than the run's budgets.tokens (%d)", maxOut, tokens)
 	case hasMaxOut && hasReserve && hasOutput && reserve < maxOut && reserve < tokens:
-		c.add(reserveV.Pos(), Warning, CodeBudgetAnswerRoom, "budgets.answer_reserve: %d tokens is less than one answering turn may produce (model.max_output_tokens, %d): the answer may be cut short", reserve, maxOut)
+		c.add(reserveV.Pos(), CodeBudgetAnswerRoom, "budgets.answer_reserve: %d tokens is less than one answering turn may produce (model.max_output_tokens, %d): the answer may be cut short", reserve, maxOut)
 	case hasMaxOut && hasTokens && hasOutput && !hasReserve && 2*maxOut > tokens:
-		c.add(tokensV.Pos(), Warning, CodeBudgetAnswerRoom, "budgets.tokens: %d tokens leave no room for one turn and one answering turn of up to %d tokens each (model.max_output_tokens); the run may be asked for its answer at once", tokens, maxOut)
+		c.add(tokensV.Pos(), CodeBudgetAnswerRoom, "budgets.tokens: %d tokens leave no room for one turn and one answering turn of up to %d tokens each (model.max_output_tokens); the run may be asked for its answer at once", tokens, maxOut)
 	}
 	if !deadline.Exists() && !tokensV.Exists() && !c.reported("budgets") {
 		pos := b.Pos()
 		if !b.Exists() {
 			pos = c.v.Pos()
 		}
-		c.add(pos, Warning, CodeBudgetUnbounded, "budgets: neither a deadline nor a token budget bounds a run of this agent; set budgets.deadline or budgets.tokens")
+		c.add(pos, CodeBudgetUnbounded, "budgets: neither a deadline nor a token budget bounds a run of this agent; set budgets.deadline or budgets.tokens")
 	}
 }
 
@@ -272,11 +315,11 @@ func (c *checker) checkTools() {
 		case !taken:
 			owner[name] = by
 		case prev == by:
-			c.add(pos, Error, CodeToolCollision, "%s is listed twice", by)
+			c.add(pos, CodeToolCollision, "%s is listed twice", by)
 		case prev == "the output tool":
-			c.add(pos, Error, CodeToolCollision, "%s: the name %q is already taken by the output tool; rename the tool or the output (output.name)", by, name)
+			c.add(pos, CodeToolCollision, "%s: the name %q is already taken by the output tool; rename the tool or the output (output.name)", by, name)
 		default:
-			c.add(pos, Error, CodeToolCollision, "%s: the name %q is already taken by %s", by, name, prev)
+			c.add(pos, CodeToolCollision, "%s: the name %q is already taken by %s", by, name, prev)
 		}
 	}
 	for _, name := range c.toolNames() {
@@ -301,13 +344,13 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 		fv := lookup(t, f)
 		if s, ok := str(fv); ok {
 			if d, err := time.ParseDuration(s); err != nil || d <= 0 {
-				c.add(fv.Pos(), Error, CodeToolInvalid, "%s.%s: %q is not a positive duration (write e.g. \"30s\")", path, f, s)
+				c.add(fv.Pos(), CodeToolInvalid, "%s.%s: %q is not a positive duration (write e.g. \"30s\")", path, f, s)
 			}
 		}
 	}
 	for i, ev := range elems(lookup(t, "env")) {
 		if v, ok := str(ev); ok && slices.Contains(slices.Collect(maps.Values(plan.ProviderKeyVars)), v) {
-			c.add(ev.Pos(), Warning, CodeToolEnvProviderKey, "%s.env[%d]: %s is the key agentc sends to its provider; the tool's program can read it and send it anywhere (what it prints is redacted, not what it sends): give the tool a key of its own", path, i, v)
+			c.add(ev.Pos(), CodeToolEnvProviderKey, "%s.env[%d]: %s is the key agentc sends to its provider; the tool's program can read it and send it anywhere (what it prints is redacted, not what it sends): give the tool a key of its own", path, i, v)
 		}
 	}
 	var input any
@@ -320,7 +363,7 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			return
 		}
 		for _, p := range checkTemplate(path+"."+field, text, input, "tool input") {
-			c.add(fv.Pos(), Error, p.code, "%s", p.msg)
+			c.add(fv.Pos(), p.code, "%s", p.msg)
 		}
 	}
 	switch kind {
@@ -336,7 +379,7 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 		for i, av := range elems(lookup(t, "allow")) {
 			if a, ok := str(av); ok {
 				if _, err := plan.ParseURLPrefix(a); err != nil {
-					c.add(av.Pos(), Error, CodeToolInvalid, "%s.allow[%d]: %q is not a URL prefix the tool can match: %v", path, i, a, err)
+					c.add(av.Pos(), CodeToolInvalid, "%s.allow[%d]: %q is not a URL prefix the tool can match: %v", path, i, a, err)
 				}
 			}
 		}
@@ -350,18 +393,18 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 				}
 			}
 			if len(allow) > 0 && !anyPrefix(static, allow) {
-				c.add(urlV.Pos(), Error, CodeToolInvalid, "%s.url: %q can never be reached: it starts outside every allowed prefix (%s)", path, u, strings.Join(allow, ", "))
+				c.add(urlV.Pos(), CodeToolInvalid, "%s.url: %q can never be reached: it starts outside every allowed prefix (%s)", path, u, strings.Join(allow, ", "))
 			}
 		}
 	case "exec":
 		for i, av := range elems(lookup(t, "argv")) {
 			a, _ := str(av)
 			if i == 0 && strings.Contains(a, "{{") {
-				c.add(av.Pos(), Error, CodeToolInvalid, "%s.argv[0]: the program must be fixed, not a template", path)
+				c.add(av.Pos(), CodeToolInvalid, "%s.argv[0]: the program must be fixed, not a template", path)
 				continue
 			}
 			if i == 0 && strings.IndexByte(a, 0) >= 0 {
-				c.add(av.Pos(), Error, CodeToolInvalid, "%s.argv[0]: the program contains a NUL byte, which no program name can hold", path)
+				c.add(av.Pos(), CodeToolInvalid, "%s.argv[0]: the program contains a NUL byte, which no program name can hold", path)
 				continue
 			}
 			checkTmpl(fmt.Sprintf("argv[%d]", i), av)
@@ -371,25 +414,25 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			// The runtime refuses these before any call (runtime/tool/exec).
 			switch fd := filepath.FromSlash(d); {
 			case strings.IndexByte(d, 0) >= 0:
-				c.add(dv.Pos(), Error, CodeToolInvalid, "%s.dir: the directory contains a NUL byte, which no path can hold", path)
+				c.add(dv.Pos(), CodeToolInvalid, "%s.dir: the directory contains a NUL byte, which no path can hold", path)
 			case fd != "" && !filepath.IsAbs(fd) && !filepath.IsLocal(fd):
-				c.add(dv.Pos(), Error, CodeToolInvalid, "%s.dir: %q leaves the manifest's directory; a relative dir must stay under it (write an absolute path to run elsewhere)", path, d)
+				c.add(dv.Pos(), CodeToolInvalid, "%s.dir: %q leaves the manifest's directory; a relative dir must stay under it (write an absolute path to run elsewhere)", path, d)
 			}
 		}
 	case "mcp":
 		cmd, url := lookup(t, "command").Exists(), lookup(t, "url").Exists()
 		if cmd == url {
-			c.add(t.Pos(), Error, CodeToolInvalid, "%s: an mcp tool needs exactly one of command (a server over stdio) and url (streamable HTTP)", path)
+			c.add(t.Pos(), CodeToolInvalid, "%s: an mcp tool needs exactly one of command (a server over stdio) and url (streamable HTTP)", path)
 		}
 		for i, av := range elems(lookup(t, "command")) {
 			if a, ok := str(av); ok && strings.IndexByte(a, 0) >= 0 {
-				c.add(av.Pos(), Error, CodeToolInvalid, "%s.command[%d]: contains a NUL byte, which no program or argument can hold", path, i)
+				c.add(av.Pos(), CodeToolInvalid, "%s.command[%d]: contains a NUL byte, which no program or argument can hold", path, i)
 			}
 		}
 		uv := lookup(t, "url")
 		if u, ok := str(uv); ok {
 			if pu, err := neturl.Parse(u); err != nil || pu.Host == "" {
-				c.add(uv.Pos(), Error, CodeToolInvalid, "%s.url: %q is not an http or https URL with a host", path, u)
+				c.add(uv.Pos(), CodeToolInvalid, "%s.url: %q is not an http or https URL with a host", path, u)
 			}
 		}
 		for _, nv := range elems(lookup(t, "allow")) {
@@ -400,7 +443,7 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 	case "fs":
 		rv := lookup(t, "root")
 		if r, ok := str(rv); ok && strings.IndexByte(r, 0) >= 0 {
-			c.add(rv.Pos(), Error, CodeToolInvalid, "%s.root: the directory contains a NUL byte, which no path can hold", path)
+			c.add(rv.Pos(), CodeToolInvalid, "%s.root: the directory contains a NUL byte, which no path can hold", path)
 		}
 	case "agent":
 		pv := lookup(t, "path")
@@ -410,17 +453,17 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 				full = filepath.Join(baseDir(pv.Pos().Filename()), p)
 			}
 			if self := pv.Pos().Filename(); self != "" && self != "-" && (filepath.Clean(full) == filepath.Clean(self) || filepath.Clean(full) == filepath.Dir(self)) {
-				c.add(pv.Pos(), Error, CodeToolInvalid, "%s.path: the agent calls itself; agents may not call each other in a cycle", path)
+				c.add(pv.Pos(), CodeToolInvalid, "%s.path: the agent calls itself; agents may not call each other in a cycle", path)
 				return
 			}
 			callee, err := c.comp.callee(full)
 			if err != nil {
-				c.add(pv.Pos(), Error, CodeToolInvalid, "%s.path: the called agent %q: %v", path, p, err)
+				c.add(pv.Pos(), CodeToolInvalid, "%s.path: the called agent %q: %v", path, p, err)
 				return
 			}
 			pinV := lookup(t, "pin")
 			if pin, ok := str(pinV); ok && digest.Digest(pin) != callee.contract {
-				c.add(pinV.Pos(), Error, CodeAgentPin, "%s.pin: the called agent's contract moved: pinned %s, found %s; review the change, then update the pin", path, pin, callee.contract)
+				c.add(pinV.Pos(), CodeAgentPin, "%s.pin: the called agent's contract moved: pinned %s, found %s; review the change, then update the pin", path, pin, callee.contract)
 			}
 		}
 	}
@@ -440,12 +483,12 @@ func (c *checker) checkHeaders(path string, hv cue.Value) {
 		pos := it.Value().Pos()
 		canon := textproto.CanonicalMIMEHeaderKey(name)
 		if err := plan.CheckHeaderName(name); err != nil {
-			c.add(pos, Error, CodeToolInvalid, "%s.headers: %v", path, err)
+			c.add(pos, CodeToolInvalid, "%s.headers: %v", path, err)
 			continue
 		}
 		switch {
 		case seen[canon] != "":
-			c.add(pos, Error, CodeToolInvalid, "%s.headers: %q and %q are the same header (names are case-insensitive)", path, seen[canon], name)
+			c.add(pos, CodeToolInvalid, "%s.headers: %q and %q are the same header (names are case-insensitive)", path, seen[canon], name)
 		default:
 			seen[canon] = name
 		}
@@ -487,13 +530,13 @@ func (c *checker) checkPrompt() {
 		return // the input schema is broken and reported; nothing to check against
 	}
 	for _, p := range checkTemplate("prompt", text, input, "input") {
-		c.add(pv.Pos(), Error, p.code, "%s", p.msg)
+		c.add(pv.Pos(), p.code, "%s", p.msg)
 	}
 }
 
 func (c *checker) checkOutput() {
 	kv := lookup(c.v, "output", "keeps_tools")
 	if keeps, err := kv.Bool(); err == nil && keeps && len(c.toolNames()) == 0 {
-		c.add(kv.Pos(), Warning, CodeKeepsToolsNoTools, "output.keeps_tools: the agent has no tools to keep; drop keeps_tools or declare tools")
+		c.add(kv.Pos(), CodeKeepsToolsNoTools, "output.keeps_tools: the agent has no tools to keep; drop keeps_tools or declare tools")
 	}
 }

@@ -90,52 +90,100 @@ func (d Diagnostic) JSON(dir string) JSON {
 	return j
 }
 
-// Rule describes one diagnostic code.
+// Rule describes one diagnostic code: the severity every finding of it
+// has, and whether a project may silence it (see Config).
 type Rule struct {
 	Code     string
 	Severity Severity
 	Summary  string
+	// Refusal says what refuses an agent that breaks the rule: the rule
+	// guards that refusal rather than give advice, so it cannot be
+	// silenced. Empty for a rule a project may silence.
+	Refusal string
 }
 
-// Rules lists every diagnostic code agentc vet reports. Codes are stable:
-// a code is never reused for another meaning.
+// Why a rule cannot be silenced: what refuses an agent that breaks it.
+const (
+	refusedLoad     = "an agent that does not load has no plan to compile or run"
+	refusedSchema   = "the runtime compiles every schema before a run and refuses one that does not compile"
+	refusedObject   = "the runtime refuses a schema that does not compile, and only an object or a boolean compiles"
+	refusedSize     = "the runtime refuses a plan with a schema past the size limit"
+	refusedDigest   = "no digest, and so no plan, can be computed over such a number"
+	refusedTool     = "the runtime refuses to build such a tool, before any call"
+	refusedTemplate = "the runtime parses every template before a run and refuses one that does not parse"
+	refusedName     = "the runtime refuses two tools of one name, and a tool named as the output tool"
+	refusedPin      = "the runtime refuses to call an agent whose contract moved from its pin"
+	refusedMode     = "the provider's API refuses the request"
+)
+
+// Rules lists every diagnostic code agentc vet reports. A check reports a
+// finding by its code alone, and the finding's severity is the one here,
+// the loader's findings included. Codes are stable: a code is never reused
+// for another meaning.
 var Rules = []Rule{
-	{manifest.CodeSyntax, Error, "the manifest does not parse as CUE, JSON or YAML"},
-	{manifest.CodeUnknownField, Error, "a field the manifest schema does not declare"},
-	{manifest.CodeMissingField, Error, "a required field is absent"},
-	{manifest.CodeType, Error, "a value of the wrong type or outside its allowed values"},
-	{manifest.CodeIncomplete, Error, "a value that is not concrete data (a CUE type or constraint left open)"},
-	{manifest.CodeConflict, Error, "the manifest's own values contradict each other"},
-	{manifest.CodeTooComplex, Error, "evaluating the manifest took longer or more memory than vet allows"},
-	{manifest.CodeName, Error, "the agent name is not lower-case letters, digits and dashes"},
-	{manifest.CodeToolName, Error, "a tool or output name is not a valid function name"},
-	{manifest.CodeBudget, Error, "a budget is malformed or out of range"},
-	{CodeSchemaNotObject, Error, "a schema is not a JSON object (true, false or another value)"},
-	{CodeSchemaEmpty, Error, "a schema is {}, which accepts anything"},
-	{CodeSchemaUnconstrained, Error, "a schema holds only annotations or vacuous keywords and accepts anything"},
-	{CodeSchemaNestedUnconstrained, Error, "a subschema describing part of the value accepts anything"},
-	{CodeSchemaUnsatisfiable, Error, "no value satisfies a schema, or a required member's schema"},
-	{CodeSchemaNoEffect, Warning, "an anyOf with an alternative that accepts anything, which has no effect"},
-	{CodeSchemaInvalid, Error, "a schema does not compile as JSON Schema"},
-	{CodeSchemaTooLarge, Error, "a schema holds more JSON values than agentc accepts (plan.MaxSchemaValues)"},
-	{CodeSchemaUnknownKeyword, Warning, "a keyword JSON Schema does not know, ignored by validation"},
-	{CodeSchemaUnknownFormat, Warning, "a format the validator does not know, which checks nothing"},
-	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for"},
-	{CodeBudgetMaxOutput, Error, "one call may produce more tokens than the whole run may spend"},
-	{CodeBudgetAnswerRoom, Warning, "the token budget or answer_reserve leaves less than one answering turn (model.max_output_tokens)"},
-	{CodeBudgetUnbounded, Warning, "neither a deadline nor a token budget bounds the run"},
-	{CodeToolCollision, Error, "two tools, or a tool and the output tool, share a name"},
-	{CodeToolInvalid, Error, "a tool's fields are inconsistent"},
-	{CodeToolEnvProviderKey, Warning, "a tool's env passes it a provider key (OPENAI_API_KEY, ANTHROPIC_API_KEY)"},
-	{CodeTemplateSyntax, Error, "a template does not parse"},
-	{CodeTemplateRef, Error, "a template refers to a field its schema does not declare"},
-	{CodeAgentPin, Error, "an agent tool's pin does not match the called agent's contract digest"},
-	{CodeSchemaNumber, Warning, "a number in a schema more precise than a double: the digests see it rounded"},
-	{CodeSchemaNumberRange, Error, "a number in a schema beyond what a double holds, which canonical JSON cannot write"},
-	{CodeProviderUnenforced, Note, "a constraint of the output schema the provider cannot enforce during generation (an error with output.enforce \"provider\")"},
-	{CodeOutputMode, Error, "an output mode the provider cannot serve for this schema"},
-	{CodeNotAgent, Note, "a file or package found in a directory is not an agent, and is skipped"},
-	{CodeKeepsToolsNoTools, Warning, "output.keeps_tools is set but the agent has no tools"},
+	{manifest.CodeSyntax, Error, "the manifest does not parse as CUE, JSON or YAML", refusedLoad},
+	{manifest.CodeUnknownField, Error, "a field the manifest schema does not declare", refusedLoad},
+	{manifest.CodeMissingField, Error, "a required field is absent", refusedLoad},
+	{manifest.CodeType, Error, "a value of the wrong type or outside its allowed values", refusedLoad},
+	{manifest.CodeIncomplete, Error, "a value that is not concrete data (a CUE type or constraint left open)", refusedLoad},
+	{manifest.CodeConflict, Error, "the manifest's own values contradict each other", refusedLoad},
+	{manifest.CodeTooComplex, Error, "evaluating the manifest took longer or more memory than vet allows", refusedLoad},
+	{manifest.CodeName, Error, "the agent name is not lower-case letters, digits and dashes", refusedLoad},
+	{manifest.CodeToolName, Error, "a tool or output name is not a valid function name", refusedLoad},
+	{manifest.CodeBudget, Error, "a budget is malformed or out of range", refusedLoad},
+	{CodeSchemaNotObject, Error, "a schema is not a JSON object (true, false or another value)", refusedObject},
+	{CodeSchemaEmpty, Error, "a schema is {}, which accepts anything", ""},
+	{CodeSchemaUnconstrained, Error, "a schema holds only annotations or vacuous keywords and accepts anything", ""},
+	{CodeSchemaNestedUnconstrained, Error, "a subschema describing part of the value accepts anything", ""},
+	{CodeSchemaUnsatisfiable, Error, "no value satisfies a schema, or a required member's schema", ""},
+	{CodeSchemaNoEffect, Warning, "an anyOf with an alternative that accepts anything, which has no effect", ""},
+	{CodeSchemaInvalid, Error, "a schema does not compile as JSON Schema", refusedSchema},
+	{CodeSchemaTooLarge, Error, "a schema holds more JSON values than agentc accepts (plan.MaxSchemaValues)", refusedSize},
+	{CodeSchemaUnknownKeyword, Warning, "a keyword JSON Schema does not know, ignored by validation", ""},
+	{CodeSchemaUnknownFormat, Warning, "a format the validator does not know, which checks nothing", ""},
+	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for", ""},
+	{CodeBudgetMaxOutput, Error, "one call may produce more tokens than the whole run may spend", ""},
+	{CodeBudgetAnswerRoom, Warning, "the token budget or answer_reserve leaves less than one answering turn (model.max_output_tokens)", ""},
+	{CodeBudgetUnbounded, Warning, "neither a deadline nor a token budget bounds the run", ""},
+	{CodeToolCollision, Error, "two tools, or a tool and the output tool, share a name", refusedName},
+	{CodeToolInvalid, Error, "a tool's fields are inconsistent", refusedTool},
+	{CodeToolEnvProviderKey, Warning, "a tool's env passes it a provider key (OPENAI_API_KEY, ANTHROPIC_API_KEY)", ""},
+	{CodeTemplateSyntax, Error, "a template does not parse", refusedTemplate},
+	{CodeTemplateRef, Error, "a template refers to a field its schema does not declare", ""},
+	{CodeAgentPin, Error, "an agent tool's pin does not match the called agent's contract digest", refusedPin},
+	{CodeSchemaNumber, Warning, "a number in a schema more precise than a double: the digests see it rounded", ""},
+	{CodeSchemaNumberRange, Error, "a number in a schema beyond what a double holds, which canonical JSON cannot write", refusedDigest},
+	{CodeProviderUnenforced, Note, "a constraint of the output schema the provider cannot enforce during generation", ""},
+	{CodeOutputEnforce, Error, "output.enforce is \"provider\", and the provider cannot enforce a constraint of the output schema during generation", ""},
+	{CodeOutputMode, Error, "an output mode the provider cannot serve for this schema", refusedMode},
+	{CodeNotAgent, Note, "a file or package found in a directory is not an agent, and is skipped", ""},
+	{CodeKeepsToolsNoTools, Warning, "output.keeps_tools is set but the agent has no tools", ""},
+}
+
+// rulesByCode indexes Rules.
+var rulesByCode = func() map[string]Rule {
+	m := make(map[string]Rule, len(Rules))
+	for _, r := range Rules {
+		m[r.Code] = r
+	}
+	return m
+}()
+
+// RuleOf returns the rule of a diagnostic code.
+func RuleOf(code string) (Rule, bool) {
+	r, ok := rulesByCode[code]
+	return r, ok
+}
+
+// diag returns a finding of a code, with the code's severity. A code
+// missing from Rules is a defect that TestRulesComplete catches; should
+// one slip through, its findings are errors, never silently dropped.
+func diag(pos token.Pos, code, msg string) Diagnostic {
+	sev := Error
+	if r, ok := rulesByCode[code]; ok {
+		sev = r.Severity
+	}
+	return Diagnostic{Pos: pos, Severity: sev, Code: code, Message: msg}
 }
 
 // Codes of the checks this package runs; the loader's codes are in package
@@ -163,6 +211,7 @@ const (
 	CodeTemplateRef               = "TEMPLATE_REF"
 	CodeKeepsToolsNoTools         = "KEEPS_TOOLS_NO_TOOLS"
 	CodeProviderUnenforced        = "PROVIDER_UNENFORCED"
+	CodeOutputEnforce             = "OUTPUT_ENFORCE"
 	CodeOutputMode                = "OUTPUT_MODE"
 	CodeAgentPin                  = "AGENT_PIN"
 	CodeSchemaNumber              = "SCHEMA_NUMBER"

@@ -497,8 +497,9 @@ func recursive(root any) (string, bool) {
 
 // checkDialect lowers the output schema to the agent's provider and
 // reports each constraint the provider cannot enforce while generating: a
-// note (shown with --verbose), or an error when output.enforce is
-// "provider". A native mode the provider cannot serve is an error.
+// note (shown with --verbose), or, when output.enforce is "provider", an
+// error of its own code. A native mode the provider cannot serve is an
+// error.
 func (c *checker) checkDialect() {
 	s := c.schemaOf("output.schema")
 	provider, _ := str(lookup(c.v, "model", "provider"))
@@ -512,22 +513,18 @@ func (c *checker) checkDialect() {
 		return // SCHEMA_NUMBER reports it
 	}
 	c.lowering = l // Build puts it in the plan
-	sev := Note
+	code, tail := CodeProviderUnenforced, "it is enforced only by local validation of the answer"
 	if enforce, _ := str(lookup(c.v, "output", "enforce")); enforce == "provider" {
-		sev = Error
-	}
-	tail := "it is enforced only by local validation of the answer"
-	if sev == Error {
-		tail = `output.enforce is "provider", which demands that generation enforce the whole contract`
+		code, tail = CodeOutputEnforce, `output.enforce is "provider", which demands that generation enforce the whole contract`
 	}
 	if !l.Strict {
 		if l.Mode == plan.ModeNative && prof.NativeNeedsStrict {
-			c.ds = append(c.ds, Diagnostic{Pos: s.Pos(""), Severity: Error, Code: CodeOutputMode,
-				Message: fmt.Sprintf("output.mode is \"native\", but %s's structured output cannot take this schema (%s); use mode \"tool\" or \"prompted\"", prof.Provider, l.Reason)})
+			c.ds = append(c.ds, diag(s.Pos(""), CodeOutputMode,
+				fmt.Sprintf("output.mode is \"native\", but %s's structured output cannot take this schema (%s); use mode \"tool\" or \"prompted\"", prof.Provider, l.Reason)))
 			return
 		}
-		c.ds = append(c.ds, Diagnostic{Pos: s.Pos(""), Severity: sev, Code: CodeProviderUnenforced,
-			Message: fmt.Sprintf("%s: %s cannot enforce this schema while generating (%s); %s", s.where(""), prof.Provider, l.Reason, tail)})
+		c.ds = append(c.ds, diag(s.Pos(""), code,
+			fmt.Sprintf("%s: %s cannot enforce this schema while generating (%s); %s", s.where(""), prof.Provider, l.Reason, tail)))
 		return
 	}
 	local := append([]plan.Constraint(nil), l.Local...)
@@ -542,7 +539,7 @@ func (c *checker) checkDialect() {
 		case u.Value != "":
 			what = fmt.Sprintf("%q of %s", u.Keyword, u.Value)
 		}
-		c.ds = append(c.ds, Diagnostic{Pos: s.Pos(u.Pointer), Severity: sev, Code: CodeProviderUnenforced,
-			Message: fmt.Sprintf("%s: %s cannot enforce %s; %s", s.where(u.Pointer), prof.Provider, what, tail)})
+		c.ds = append(c.ds, diag(s.Pos(u.Pointer), code,
+			fmt.Sprintf("%s: %s cannot enforce %s; %s", s.where(u.Pointer), prof.Provider, what, tail)))
 	}
 }

@@ -15,7 +15,8 @@ func checkSchemaSize(s *Schema) *Diagnostic {
 	if plan.SchemaValues(s.Doc, plan.MaxSchemaValues) <= plan.MaxSchemaValues {
 		return nil
 	}
-	return &Diagnostic{Pos: s.Pos(""), Severity: Error, Code: CodeSchemaTooLarge, Message: fmt.Sprintf(
+	d := diag(s.Pos(""), CodeSchemaTooLarge, fmt.Sprintf(
 		"%s: the schema holds more than %d JSON values (objects, arrays and scalars at every depth); agentc refuses schemas this large, which would take minutes to compile: split the contract, or share repeated parts through $defs and $ref",
-		s.Path, plan.MaxSchemaValues)}
+		s.Path, plan.MaxSchemaValues))
+	return &d
 }

@@ -117,8 +117,8 @@ func (s *Schema) read(v cue.Value, ptr string) (any, *Diagnostic) {
 	v, _ = v.Default()
 	s.pos[ptr] = v.Pos()
 	notConcrete := func() *Diagnostic {
-		return &Diagnostic{Pos: s.Pos(ptr), Severity: Error, Code: manifest.CodeIncomplete,
-			Message: fmt.Sprintf("%s: %v is not concrete JSON (a schema is data: write a value, not a CUE type)", s.where(ptr), v)}
+		d := diag(s.Pos(ptr), manifest.CodeIncomplete, fmt.Sprintf("%s: %v is not concrete JSON (a schema is data: write a value, not a CUE type)", s.where(ptr), v))
+		return &d
 	}
 	switch v.Kind() {
 	case cue.StructKind:
@@ -193,16 +193,16 @@ func isEmpty(doc any) bool {
 // only when it proves them.
 func checkSchema(s *Schema) []Diagnostic {
 	var ds []Diagnostic
-	add := func(ptr string, sev Severity, code, format string, args ...any) {
-		ds = append(ds, Diagnostic{Pos: s.Pos(ptr), Severity: sev, Code: code, Message: s.where(ptr) + ": " + fmt.Sprintf(format, args...)})
+	add := func(ptr string, code, format string, args ...any) {
+		ds = append(ds, diag(s.Pos(ptr), code, s.where(ptr)+": "+fmt.Sprintf(format, args...)))
 	}
 	root, ok := s.Doc.(map[string]any)
 	switch {
 	case !ok:
-		add("", Error, CodeSchemaNotObject, "a schema must be a JSON object that constrains the value, not %s", describe(s.Doc))
+		add("", CodeSchemaNotObject, "a schema must be a JSON object that constrains the value, not %s", describe(s.Doc))
 		return ds
 	case len(root) == 0:
-		add("", Error, CodeSchemaEmpty, "the empty schema {} accepts anything: declare at least a type")
+		add("", CodeSchemaEmpty, "the empty schema {} accepts anything: declare at least a type")
 		return ds
 	}
 	targets := refTargets(root)
@@ -214,11 +214,11 @@ func checkSchema(s *Schema) []Diagnostic {
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			kp := ptr + "/" + jsonpointer.Escape(k)
 			if !plan.IsKeyword(k) && !strings.HasPrefix(k, "x-") && !holdsTarget(targets, kp) {
-				add(kp, Warning, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
+				add(kp, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
 			}
 		}
 		if f, ok := m["format"].(string); ok && !knownFormat(f) {
-			add(ptr+"/format", Warning, CodeSchemaUnknownFormat, "format %q is unknown to the validator and checks nothing", f)
+			add(ptr+"/format", CodeSchemaUnknownFormat, "format %q is unknown to the validator and checks nothing", f)
 		}
 	})
 	walkValues(root, "", func(ptr string, v any) {
@@ -226,9 +226,9 @@ func checkSchema(s *Schema) []Diagnostic {
 			canon, exact, err := digest.CanonicalNumber(string(n))
 			switch {
 			case err != nil:
-				add(ptr, Error, CodeSchemaNumberRange, "%v", err)
+				add(ptr, CodeSchemaNumberRange, "%v", err)
 			case !exact:
-				add(ptr, Warning, CodeSchemaNumber, "%s has more precision than a double holds: the digests see %s (validation uses the number as written)", n, canon)
+				add(ptr, CodeSchemaNumber, "%s has more precision than a double holds: the digests see %s (validation uses the number as written)", n, canon)
 			}
 		}
 	})
@@ -240,13 +240,13 @@ func checkSchema(s *Schema) []Diagnostic {
 	}
 	an := inclusion.Analyze(root)
 	if an.Vacuous("") == inclusion.Yes {
-		add("", Error, CodeSchemaUnconstrained, "the schema accepts anything: %s; declare at least a type", keywordList(root))
+		add("", CodeSchemaUnconstrained, "the schema accepts anything: %s; declare at least a type", keywordList(root))
 		return ds
 	}
 	nested := len(ds)
 	checkValues(s, an, add)
 	if len(ds) == nested && an.Unsatisfiable("") == inclusion.Yes {
-		add("", Error, CodeSchemaUnsatisfiable, "no value satisfies the schema: %s", conflict(an.Conflict("")))
+		add("", CodeSchemaUnsatisfiable, "no value satisfies the schema: %s", conflict(an.Conflict("")))
 	}
 	return ds
 }
@@ -260,7 +260,7 @@ func checkSchema(s *Schema) []Diagnostic {
 // elsewhere (a oneOf or anyOf branch, under not, if, then, else or
 // contains, a $defs entry) carries meaning and is not reported; a $defs
 // entry is judged where a $ref uses it.
-func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, sev Severity, code, format string, args ...any)) {
+func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, code, format string, args ...any)) {
 	type place struct {
 		ptr      string // the subschema
 		instance string // the schema that describes the same value as a whole
@@ -278,19 +278,19 @@ func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, sev Sev
 			}
 			switch {
 			case !isObj:
-				add(p.ptr, Error, CodeSchemaNestedUnconstrained, "true accepts anything here: declare at least a type")
+				add(p.ptr, CodeSchemaNestedUnconstrained, "true accepts anything here: declare at least a type")
 			case len(m) == 0:
-				add(p.ptr, Error, CodeSchemaNestedUnconstrained, "the empty schema {} accepts anything here: declare at least a type")
+				add(p.ptr, CodeSchemaNestedUnconstrained, "the empty schema {} accepts anything here: declare at least a type")
 			default:
-				add(p.ptr, Error, CodeSchemaNestedUnconstrained, "this schema accepts anything: %s; declare at least a type", keywordList(m))
+				add(p.ptr, CodeSchemaNestedUnconstrained, "this schema accepts anything: %s; declare at least a type", keywordList(m))
 			}
 		case an.Unsatisfiable(p.ptr) == inclusion.Yes:
 			switch {
 			case !p.required:
 			case !isObj:
-				add(p.ptr, Error, CodeSchemaUnsatisfiable, "the member %q is required, but its schema is false, which no value satisfies", p.member)
+				add(p.ptr, CodeSchemaUnsatisfiable, "the member %q is required, but its schema is false, which no value satisfies", p.member)
 			default:
-				add(p.ptr, Error, CodeSchemaUnsatisfiable, "the member %q is required, but no value satisfies its schema: %s", p.member, conflict(an.Conflict(p.ptr)))
+				add(p.ptr, CodeSchemaUnsatisfiable, "the member %q is required, but no value satisfies its schema: %s", p.member, conflict(an.Conflict(p.ptr)))
 			}
 		case isObj:
 			visit(p.ptr, p.ptr)
@@ -347,7 +347,7 @@ func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, sev Sev
 		if list, ok := m["anyOf"].([]any); ok {
 			for i := range list {
 				if p := fmt.Sprintf("%s/anyOf/%d", ptr, i); an.Vacuous(p) == inclusion.Yes {
-					add(p, Warning, CodeSchemaNoEffect, "this alternative accepts anything, so the anyOf around it has no effect")
+					add(p, CodeSchemaNoEffect, "this alternative accepts anything, so the anyOf around it has no effect")
 					break
 				}
 			}
@@ -527,8 +527,8 @@ func compileSchema(s *Schema) *Diagnostic {
 		return nil
 	}
 	ptr, msg := explain(err, s.Doc)
-	return &Diagnostic{Pos: s.Pos(ptr), Severity: Error, Code: CodeSchemaInvalid,
-		Message: fmt.Sprintf("%s: not a valid JSON Schema: %s", s.where(ptr), msg)}
+	d := diag(s.Pos(ptr), CodeSchemaInvalid, fmt.Sprintf("%s: not a valid JSON Schema: %s", s.where(ptr), msg))
+	return &d
 }
 
 // explain finds where in the schema a compile error lies (a JSON pointer)

@@ -81,6 +81,9 @@ func TestVetCases(t *testing.T) {
 			var got strings.Builder
 			for _, r := range results {
 				for _, d := range r.Diagnostics {
+					if rule, ok := compile.RuleOf(d.Code); !ok || rule.Severity != d.Severity {
+						t.Errorf("%s: a %v of code %s, which compile.Rules gives as %v (listed: %v)", d, d.Severity, d.Code, rule.Severity, ok)
+					}
 					if d.Severity == compile.Note && !verbose {
 						continue
 					}

@@ -113,6 +113,11 @@ type ArgError struct {
 func (e *ArgError) Error() string { return fmt.Sprintf("%s: %v", e.Arg, e.Err) }
 func (e *ArgError) Unwrap() error { return e.Err }
 
+// ConfigFile is the name of a project's agentc configuration (read by
+// package compile): it is never an agent, and expanding a directory
+// leaves it out.
+const ConfigFile = "agentc.yaml"
+
 // manifestExts are the file name extensions a manifest may have.
 var manifestExts = map[string]bool{".cue": true, ".json": true, ".yaml": true, ".yml": true}
 
@@ -135,7 +140,12 @@ func (l *Loader) Load(args []string) ([]*Instance, error) {
 // to fn as soon as it is loaded, so a caller that is done with one need
 // not hold them all. Every argument is expanded before any agent is
 // loaded: an argument that names nothing loadable fails the call first.
-func (l *Loader) Each(args []string, fn func(*Instance)) error {
+func (l *Loader) Each(args []string, fn func(*Instance)) error { return l.EachExcept(args, nil, fn) }
+
+// EachExcept is Each without the agents skip says to leave out, given the
+// agent's source and files before it is loaded: they are not loaded at
+// all. A nil skip leaves out none.
+func (l *Loader) EachExcept(args []string, skip func(source string, files []string) bool, fn func(*Instance)) error {
 	var units []unit
 	for _, arg := range args {
 		us, err := l.expand(arg)
@@ -145,6 +155,9 @@ func (l *Loader) Each(args []string, fn func(*Instance)) error {
 		units = append(units, us...)
 	}
 	for _, u := range units {
+		if skip != nil && skip(u.source, u.files) {
+			continue
+		}
 		inst := l.bounded(u.source, u.files, func(w *Loader) *Instance { return w.loadUnit(u) })
 		if u.found && !IsAgent(inst.Value) {
 			inst.NotAgent, inst.Errors = true, nil
@@ -242,7 +255,7 @@ func expandDir(dir string) ([]unit, error) {
 	var pkgOrder []string
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+		if e.IsDir() || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == ConfigFile {
 			continue
 		}
 		ext := strings.ToLower(filepath.Ext(name))

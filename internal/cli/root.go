@@ -41,8 +41,10 @@ type Compiler struct {
 	// e.Stderr; it returns the plan and the directory its relative paths
 	// resolve against.
 	Load runcmd.LoadFunc
-	// IsArgError tells a path argument that names nothing loadable: exit
-	// 2, with no pointer to the help.
+	// IsArgError tells an input the command could not use, which is no
+	// finding: a path argument that names nothing loadable, a
+	// configuration file that does not read. Exit 2, with no pointer to
+	// the help.
 	IsArgError func(error) bool
 }
 

@@ -1,6 +1,7 @@
 package cuecmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -47,6 +48,10 @@ func buildAll(e cli.Env, args []string, w io.Writer, plans bool) ([]built, error
 			continue // found in a directory, and neither a plan nor a manifest
 		}
 		p, ds, err := comp.Build(inst)
+		var ce *compile.ConfigError
+		if errors.As(err, &ce) {
+			return nil, err
+		}
 		for _, d := range ds {
 			if d.Severity != compile.Note {
 				fmt.Fprintln(w, d.Format(e.Dir))

@@ -21,12 +21,14 @@ the agents it calls, and where each part was written. The same agent compiles
 to the same bytes on every machine.
 
 The path names one agent, as for vet (default "."). Findings are printed on
-standard error; with any error, no plan is written. The plan goes to the -o
+standard error, but for those agentc.yaml turns off (see vet's help); with any
+error, no plan is written. The plan goes to the -o
 file, written whole or not at all, or to standard output. A last line on
 standard error says how the answer will come: the output tool's name, which
 is the same on every run, or the mode that offers none.
 
-Exit codes: 0 the plan was written; 1 findings; 2 usage error.`,
+Exit codes: 0 the plan was written; 1 findings; 2 usage error, or an
+agentc.yaml that does not read.`,
 		Example: `  agentc compile examples/issue-triage.cue -o triage.plan.json`,
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -23,9 +23,12 @@ func Compiler() *cli.Compiler {
 			return []*cobra.Command{newVetCmd(e), newDigestCmd(e), newCompileCmd(e)}
 		},
 		Load: load,
+		// A bad agentc.yaml, like a bad argument, means the command did
+		// not do what was asked: exit 2, not the 1 of findings.
 		IsArgError: func(err error) bool {
 			var ae *manifest.ArgError
-			return errors.As(err, &ae)
+			var ce *compile.ConfigError
+			return errors.As(err, &ae) || errors.As(err, &ce)
 		},
 	}
 }

@@ -39,10 +39,11 @@ Paths are as for vet, and may name plans written by agentc compile too: a
 plan's recorded digests are used once its content is verified against them
 (a plan edited after it was compiled, or cut short, is reported). A plan and
 the manifest it was compiled from may be given together when their digests
-agree. Agents with findings are reported on standard error and not digested.
+agree. Agents with findings are reported on standard error and not digested;
+findings agentc.yaml turns off (see vet's help) do not count.
 
 Exit codes: 0 success; 1 findings, or --check found a moved digest; 2 usage
-error.`,
+error, or an agentc.yaml that does not read.`,
 		Example: `  agentc digest examples/
   agentc digest --write examples/
   agentc digest --check ./...`,

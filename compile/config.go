@@ -1,0 +1,381 @@
+package compile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/token"
+	cueyaml "cuelang.org/go/encoding/yaml"
+
+	"agentc.dev/agentc/manifest"
+)
+
+// Config is a project's choice of vet rules, read from the file
+// agentc.yaml (manifest.ConfigFile) nearest an agent: in the agent's
+// directory or one above it, up to the module root. Like buf's lint
+// configuration, it can turn a rule off everywhere (except), leave paths
+// unvetted (ignore), or turn a rule off for some paths (ignore_only):
+//
+//	vet:
+//	  except: [SCHEMA_NUMBER]
+//	  ignore: [drafts]
+//	  ignore_only:
+//	    BUDGET_UNBOUNDED: [agents/batch, agents/nightly.cue]
+//
+// Paths are relative to the file's directory; a directory covers every
+// file below it. A rule with a Refusal cannot be silenced. The zero
+// Config, and a nil one, silence nothing.
+type Config struct {
+	// Path is the file the configuration was read from.
+	Path       string
+	dir        string              // absolute
+	except     map[string]bool     // by code
+	ignore     []string            // relative to dir, cleaned
+	ignoreOnly map[string][]string // by code: paths relative to dir, cleaned
+}
+
+// ConfigError is a problem in a configuration file, at a position in it.
+type ConfigError struct {
+	// File is named as the working directory sees it.
+	File         string
+	Line, Column int // zero when not known
+	Msg          string
+}
+
+func (e *ConfigError) Error() string {
+	switch {
+	case e.Line == 0:
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	case e.Column == 0:
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+}
+
+// configErrorAt returns a ConfigError at pos, or about file as a whole
+// when pos is not valid.
+func configErrorAt(file string, pos token.Pos, msg string) *ConfigError {
+	if !pos.IsValid() || pos.Line() == 0 {
+		return &ConfigError{File: file, Msg: msg}
+	}
+	return &ConfigError{File: pos.Filename(), Line: pos.Line(), Column: pos.Column(), Msg: msg}
+}
+
+// moduleMarkers mark the root of a module, above which no configuration
+// is looked for: a CUE module, a lock file of digests, a repository.
+var moduleMarkers = []string{"cue.mod", "agentc.sum", ".git"}
+
+// configIn returns the configuration that applies to agents in dir (an
+// absolute directory): its own agentc.yaml, else that of the nearest
+// directory above, stopping at the module root. nil means none. Answers
+// are kept for every directory asked.
+func (cp *Compiler) configIn(dir string) (*Config, error) {
+	if e, ok := cp.configs[dir]; ok {
+		return e.cfg, e.err
+	}
+	cfg, err := readConfigIn(dir)
+	if cfg == nil && err == nil && !isModuleRoot(dir) {
+		if parent := filepath.Dir(dir); parent != dir {
+			cfg, err = cp.configIn(parent)
+		}
+	}
+	cp.configs[dir] = configEntry{cfg, err}
+	return cfg, err
+}
+
+type configEntry struct {
+	cfg *Config
+	err error
+}
+
+// configFor returns the configuration that applies to an agent read from
+// files; standard input ("-") is an agent of the working directory.
+func (cp *Compiler) configFor(files []string) (*Config, error) {
+	name := "-"
+	if len(files) > 0 {
+		name = files[0]
+	}
+	dir := "."
+	if name != "-" {
+		dir = filepath.Dir(name)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return cp.configIn(abs)
+}
+
+func isModuleRoot(dir string) bool {
+	for _, m := range moduleMarkers {
+		if _, err := os.Stat(filepath.Join(dir, m)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// readConfigIn reads dir's configuration file; nil when it has none.
+func readConfigIn(dir string) (*Config, error) {
+	path := filepath.Join(dir, manifest.ConfigFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &ConfigError{File: displayName(path), Msg: unwrapPath(err).Error()}
+	}
+	return ParseConfig(path, data)
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// displayName names a file as the working directory sees it: relative
+// when it lies below, absolute otherwise.
+func displayName(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return path
+}
+
+// ParseConfig reads a configuration file's content (YAML). path names the
+// file; its directory is what the paths in it are relative to, and must
+// hold every path named.
+func ParseConfig(path string, data []byte) (*Config, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	name := displayName(abs)
+	c := &Config{Path: abs, dir: filepath.Dir(abs), except: map[string]bool{}, ignoreOnly: map[string][]string{}}
+	f, err := cueyaml.Extract(name, data)
+	if err != nil {
+		return nil, yamlError(name, err)
+	}
+	if len(f.Decls) == 0 {
+		return c, nil // empty, or comments only
+	}
+	v := cuecontext.New().BuildFile(f)
+	fail := func(v cue.Value, format string, args ...any) error {
+		return configErrorAt(name, v.Pos(), fmt.Sprintf(format, args...))
+	}
+	err = fields(v, "the file", []string{"vet"}, fail, func(_ string, vet cue.Value) error {
+		return fields(vet, "vet", []string{"except", "ignore", "ignore_only"}, fail, func(key string, w cue.Value) error {
+			switch key {
+			case "except":
+				return list(w, "vet.except", fail, func(e cue.Value, s string) error {
+					if err := checkCode(e, s, "vet.except", fail); err != nil {
+						return err
+					}
+					c.except[s] = true
+					return nil
+				})
+			case "ignore":
+				return list(w, "vet.ignore", fail, func(e cue.Value, s string) error {
+					p, err := c.checkPath(e, s, "vet.ignore", fail)
+					c.ignore = append(c.ignore, p)
+					return err
+				})
+			default:
+				return fields(w, "vet.ignore_only", nil, fail, func(code string, paths cue.Value) error {
+					where := "vet.ignore_only." + code
+					if err := checkCode(paths, code, "vet.ignore_only", fail); err != nil {
+						return err
+					}
+					return list(paths, where, fail, func(e cue.Value, s string) error {
+						p, err := c.checkPath(e, s, where, fail)
+						c.ignoreOnly[code] = append(c.ignoreOnly[code], p)
+						return err
+					})
+				})
+			}
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// yamlError positions an error of the YAML parser, which says
+// "file:line: message" (or "file: message"), with no column.
+func yamlError(name string, err error) *ConfigError {
+	e := &ConfigError{File: name}
+	msg := strings.TrimPrefix(err.Error(), name+":")
+	if l, rest, ok := strings.Cut(msg, ":"); ok {
+		if n, err := strconv.Atoi(l); err == nil {
+			e.Line, msg = n, rest
+		}
+	}
+	e.Msg = "not YAML: " + strings.TrimSpace(msg)
+	return e
+}
+
+type failFunc func(v cue.Value, format string, args ...any) error
+
+// fields calls fn for each field of a mapping, in order; keys, when not
+// nil, are the fields allowed. A null value is an empty mapping.
+func fields(v cue.Value, where string, keys []string, fail failFunc, fn func(key string, v cue.Value) error) error {
+	if v.IsNull() {
+		return nil
+	}
+	it, err := v.Fields()
+	if err != nil || v.Kind() != cue.StructKind {
+		return fail(v, "%s: want a mapping, not %v", where, v)
+	}
+	for it.Next() {
+		key := it.Selector().Unquoted()
+		if keys != nil && !slices.Contains(keys, key) {
+			hint := ""
+			if best := manifest.Closest(key, keys); best != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", best)
+			}
+			return fail(it.Value(), "%s: unknown field %q%s; want %s", where, key, hint, strings.Join(keys, ", "))
+		}
+		if err := fn(key, it.Value()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// list calls fn for each string of a sequence. A null value is empty.
+func list(v cue.Value, where string, fail failFunc, fn func(e cue.Value, s string) error) error {
+	if v.IsNull() {
+		return nil
+	}
+	it, err := v.List()
+	if err != nil {
+		return fail(v, "%s: want a list, not %v", where, v)
+	}
+	for i := 0; it.Next(); i++ {
+		s, err := it.Value().String()
+		if err != nil {
+			return fail(it.Value(), "%s[%d]: want a string, not %v", where, i, it.Value())
+		}
+		if err := fn(it.Value(), s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkCode refuses a code vet does not report, and one that cannot be
+// silenced.
+func checkCode(v cue.Value, code, where string, fail failFunc) error {
+	r, ok := RuleOf(code)
+	if !ok {
+		codes := make([]string, len(Rules))
+		for i, r := range Rules {
+			codes[i] = r.Code
+		}
+		hint := ""
+		if best := manifest.Closest(code, codes); best != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", best)
+		}
+		return fail(v, "%s: %q is not a code agentc vet reports%s", where, code, hint)
+	}
+	if r.Refusal != "" {
+		return fail(v, "%s: %s cannot be silenced: %s", where, code, r.Refusal)
+	}
+	return nil
+}
+
+// checkPath refuses a path that is not relative, leaves the file's
+// directory, or names nothing, and returns it cleaned.
+func (c *Config) checkPath(v cue.Value, p, where string, fail failFunc) (string, error) {
+	fp := filepath.Clean(filepath.FromSlash(p))
+	switch {
+	case p == "":
+		return "", fail(v, "%s: an empty path", where)
+	case filepath.IsAbs(fp) || strings.HasPrefix(p, "/"):
+		return "", fail(v, "%s: %q is absolute; write it relative to the directory of %s", where, p, manifest.ConfigFile)
+	case !filepath.IsLocal(fp) && fp != ".":
+		return "", fail(v, "%s: %q leaves the directory of %s", where, p, manifest.ConfigFile)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, fp)); err != nil {
+		return "", fail(v, "%s: %q: %v", where, p, unwrapPath(err))
+	}
+	return fp, nil
+}
+
+// covers reports whether one of paths is file or a directory above it.
+func (c *Config) covers(paths []string, file string) bool {
+	if file == "" || file == "-" || len(paths) == 0 {
+		return false
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(c.dir, abs)
+	if err != nil || !filepath.IsLocal(rel) {
+		return false
+	}
+	for _, p := range paths {
+		if p == "." || rel == p || strings.HasPrefix(rel, p+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Ignores reports whether the configuration leaves an agent read from
+// files unvetted: ignore covers every one of them.
+func (c *Config) Ignores(files []string) bool {
+	if c == nil || len(files) == 0 {
+		return false
+	}
+	for _, f := range files {
+		if !c.covers(c.ignore, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// Silences reports whether the configuration turns a finding off: its
+// rule is excepted, or ignored for a path that covers its file.
+func (c *Config) Silences(d Diagnostic) bool {
+	if c == nil {
+		return false
+	}
+	if r, ok := RuleOf(d.Code); !ok || r.Refusal != "" {
+		return false
+	}
+	return c.except[d.Code] || d.Pos.IsValid() && c.covers(c.ignoreOnly[d.Code], d.Pos.Filename())
+}
+
+// filter returns the findings the configuration leaves, and how many it
+// silenced.
+func (c *Config) filter(ds []Diagnostic) ([]Diagnostic, int) {
+	if c == nil {
+		return ds, 0
+	}
+	var kept []Diagnostic
+	for _, d := range ds {
+		if !c.Silences(d) {
+			kept = append(kept, d)
+		}
+	}
+	return kept, len(ds) - len(kept)
+}
