@@ -6,29 +6,33 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"cuelang.org/go/cue"
 
-	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
 
-// Build checks an agent and compiles it into a sealed plan. It returns the
-// diagnostics of Check but for those the agent's configuration silences
-// (its ignore list does not apply: that is what vet leaves alone); the
-// plan is nil when any of them is an error. The error result is for a
-// configuration file that does not read (a *ConfigError) and what the
-// checks cannot foresee: a callee that changed between check and build,
-// or a defect in agentc.
+// Build checks an agent and compiles it into a sealed plan, with the plans
+// of the agents it calls compiled into it. It returns the diagnostics of
+// Check but for those the agent's configuration silences (its ignore list
+// does not apply: that is what vet leaves alone); the plan is nil when any
+// of them is an error. The error result is for a configuration file that
+// does not read (a *ConfigError) and what the checks cannot foresee: a
+// defect in agentc.
 func (cp *Compiler) Build(inst *manifest.Instance) (*plan.Plan, []Diagnostic, error) {
+	return cp.build(inst, cp.check(inst))
+}
+
+// build compiles an agent that c checked, under its configuration.
+func (cp *Compiler) build(inst *manifest.Instance, c *checker) (*plan.Plan, []Diagnostic, error) {
 	cfg, err := cp.configFor(inst.Files)
 	if err != nil {
 		return nil, nil, err
 	}
-	c := cp.check(inst)
 	ds, _ := cfg.filter(c.ds)
 	if hasError(ds) {
 		return nil, ds, nil
@@ -45,18 +49,14 @@ func (cp *Compiler) Build(inst *manifest.Instance) (*plan.Plan, []Diagnostic, er
 		if t.Kind != "agent" {
 			continue
 		}
-		full := t.Path
-		if !filepath.IsAbs(full) {
-			full = filepath.Join(baseDir(inst.Value.LookupPath(cue.MakePath(cue.Str("capabilities"), cue.Str("tools"), cue.Str(name), cue.Str("path"))).Pos().Filename()), full)
-		}
-		callee, err := cp.callee(full)
-		if err != nil {
-			return fail(fmt.Errorf("tool %q: %v", name, err))
+		callee, ok := c.callees[name]
+		if !ok {
+			return fail(fmt.Errorf("tool %q: the called agent was not compiled", name))
 		}
 		if p.Callees == nil {
 			p.Callees = map[string]plan.Callee{}
 		}
-		p.Callees[name] = plan.Callee{Path: t.Path, Contract: callee.contract}
+		p.Callees[name] = plan.Callee{Path: t.Path, Dir: callee.dir(t.Path), Contract: callee.plan.Digests.Contract, Plan: callee.plan}
 	}
 	if agent.Output != nil {
 		if _, ok := Profiles[agent.Model.Provider]; ok {
@@ -149,27 +149,60 @@ func sources(inst *manifest.Instance) map[string]string {
 	return out
 }
 
-// calleeInfo is what a caller needs of an agent it calls.
+// calleeInfo is an agent called as a tool, compiled.
 type calleeInfo struct {
-	contract digest.Digest
-	err      error
+	plan  *plan.Plan
+	isDir bool // a package directory, not a file
+	err   error
 }
 
-// callee loads the agent at a path (a manifest, a package directory or a
-// compiled plan) and returns its contract digest. Results are cached per
-// path. Only the callee's own contract matters, so callees of callees are
-// not loaded and a cycle of agents calling each other cannot loop.
+// cycleError is an agent that reaches itself through agent tools: the
+// chain of paths, from it back to it.
+type cycleError struct{ chain []string }
+
+func (e *cycleError) Error() string {
+	return "agents call each other in a cycle: " + strings.Join(e.chain, " → ")
+}
+
+// dir is the directory a callee's relative paths resolve against, given
+// as the tool's path is, relative to the caller's: the directory of its
+// file, or the package directory it names.
+func (ci calleeInfo) dir(toolPath string) string {
+	if ci.isDir {
+		return filepath.ToSlash(filepath.Clean(toolPath))
+	}
+	return filepath.ToSlash(filepath.Dir(toolPath))
+}
+
+// callee compiles the agent at a path (a manifest, a package directory or
+// a compiled plan), with the agents it calls compiled into it, and caches
+// the result by absolute path: an agent called from many places is
+// compiled once. An agent that reaches one still being compiled calls
+// itself in a cycle, an error.
 func (cp *Compiler) callee(path string) (calleeInfo, error) {
-	key := filepath.Clean(path)
+	key, err := filepath.Abs(path)
+	if err != nil {
+		return calleeInfo{}, err
+	}
 	if ci, ok := cp.callees[key]; ok {
 		return ci, ci.err
 	}
-	ci := cp.loadCallee(key)
+	if i := slices.Index(cp.compiling, key); i >= 0 {
+		chain := append(slices.Clone(cp.compiling[i:]), key)
+		base := filepath.Dir(key)
+		for j, p := range chain {
+			if rel, err := filepath.Rel(base, p); err == nil {
+				chain[j] = filepath.ToSlash(rel)
+			}
+		}
+		return calleeInfo{}, &cycleError{chain: chain}
+	}
+	ci := cp.compileCallee(key)
 	cp.callees[key] = ci
 	return ci, ci.err
 }
 
-func (cp *Compiler) loadCallee(path string) calleeInfo {
+func (cp *Compiler) compileCallee(path string) calleeInfo {
 	fi, err := os.Stat(path)
 	if err != nil {
 		var pe *os.PathError
@@ -178,6 +211,7 @@ func (cp *Compiler) loadCallee(path string) calleeInfo {
 		}
 		return calleeInfo{err: fmt.Errorf("cannot be read: %w", err)}
 	}
+	noOutput := calleeInfo{err: errors.New("it declares no output, so it has no answer to return")}
 	if !fi.IsDir() && strings.EqualFold(filepath.Ext(path), ".json") {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -189,9 +223,9 @@ func (cp *Compiler) loadCallee(path string) calleeInfo {
 				return calleeInfo{err: err}
 			}
 			if p.Agent.Output == nil {
-				return calleeInfo{err: errors.New("it declares no output, so it has no answer to return")}
+				return noOutput
 			}
-			return calleeInfo{contract: p.Digests.Contract}
+			return calleeInfo{plan: p}
 		}
 	}
 	insts, err := cp.loader.Load([]string{path})
@@ -206,15 +240,25 @@ func (cp *Compiler) loadCallee(path string) calleeInfo {
 		return calleeInfo{err: fmt.Errorf("it does not load (run agentc vet on it): %s", inst.Errors[0].Msg)}
 	}
 	if inst.Manifest.Output == nil {
-		return calleeInfo{err: errors.New("it declares no output, so it has no answer to return")}
+		return noOutput
 	}
-	agent, err := toAgent(inst.Manifest)
+	c := cp.check(inst)
+	if c.cycle != nil {
+		// It fails because it is in a cycle: say which, as its callers do.
+		return calleeInfo{err: c.cycle}
+	}
+	p, ds, err := cp.build(inst, c)
 	if err != nil {
 		return calleeInfo{err: err}
 	}
-	d, err := plan.ContractDigest(agent)
-	if err != nil {
-		return calleeInfo{err: err}
+	if p == nil {
+		msg := "it does not compile (run agentc vet on it)"
+		if i := slices.IndexFunc(ds, func(d Diagnostic) bool { return d.Severity == Error }); i >= 0 {
+			// Named as vet, run here, would name it.
+			wd, _ := os.Getwd()
+			msg += fmt.Sprintf(": %s: %s", posString(ds[i].Pos, wd), ds[i].Message)
+		}
+		return calleeInfo{err: errors.New(msg)}
 	}
-	return calleeInfo{contract: d}
+	return calleeInfo{plan: p, isDir: fi.IsDir()}
 }

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/textproto"
@@ -38,14 +39,17 @@ type Result struct {
 	NotAgent bool
 }
 
-// Compiler checks and compiles agents. It loads the agents that agent
-// tools call through its Loader, once each, and honours the configuration
-// (see Config) nearest each agent. Like the Loader, it is not safe for
-// concurrent use.
+// Compiler checks and compiles agents. It compiles the agents that agent
+// tools call, loading them through its Loader, once each, and honours the
+// configuration (see Config) nearest each agent. Like the Loader, it is
+// not safe for concurrent use.
 type Compiler struct {
 	loader  *manifest.Loader
-	callees map[string]calleeInfo  // by cleaned path
+	callees map[string]calleeInfo  // by absolute path
 	configs map[string]configEntry // by absolute directory
+	// compiling are the absolute paths of the agents being checked, each
+	// calling the next: one called again is a cycle.
+	compiling []string
 }
 
 // New returns a Compiler that loads through l.
@@ -107,10 +111,16 @@ func (cp *Compiler) Check(inst *manifest.Instance) []Diagnostic {
 }
 
 func (cp *Compiler) check(inst *manifest.Instance) *checker {
-	c := &checker{comp: cp, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}}
+	c := &checker{comp: cp, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}, callees: map[string]calleeInfo{}}
 	if inst.NotAgent {
 		c.add(inst.Value.Pos(), CodeNotAgent, "not an agent manifest (it declares fewer than two of name, model and instructions; a compiled plan is read by digest only): skipped; name it on its own to check it as one")
 		return c
+	}
+	if inst.Source != "-" {
+		if abs, err := filepath.Abs(inst.Source); err == nil {
+			cp.compiling = append(cp.compiling, abs)
+			defer func() { cp.compiling = cp.compiling[:len(cp.compiling)-1] }()
+		}
 	}
 	for _, e := range inst.Errors {
 		c.ds = append(c.ds, diag(e.Pos, e.Code, e.Msg))
@@ -128,8 +138,11 @@ type checker struct {
 	v        cue.Value
 	errPaths map[string]bool // paths the loader already reported
 	ds       []Diagnostic
-	schemas  map[string]*Schema // the schemas that read, by manifest path
-	lowering *plan.Lowering     // the output schema lowered to the provider's dialect
+	schemas  map[string]*Schema    // the schemas that read, by manifest path
+	lowering *plan.Lowering        // the output schema lowered to the provider's dialect
+	callees  map[string]calleeInfo // the agents agent tools call, compiled, by tool name
+	agents   int                   // the agents the callees' plans hold
+	cycle    *cycleError           // a cycle an agent tool closes, if any
 }
 
 func (c *checker) add(pos token.Pos, code, format string, args ...any) {
@@ -459,12 +472,25 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			callee, err := c.comp.callee(full)
 			if err != nil {
 				c.add(pv.Pos(), CodeToolInvalid, "%s.path: the called agent %q: %v", path, p, err)
+				if ce := (*cycleError)(nil); errors.As(err, &ce) && c.cycle == nil {
+					c.cycle = ce
+				}
 				return
 			}
+			found := callee.plan.Digests.Contract
 			pinV := lookup(t, "pin")
-			if pin, ok := str(pinV); ok && digest.Digest(pin) != callee.contract {
-				c.add(pinV.Pos(), CodeAgentPin, "%s.pin: the called agent's contract moved: pinned %s, found %s; review the change, then update the pin", path, pin, callee.contract)
+			if pin, ok := str(pinV); ok && digest.Digest(pin) != found {
+				c.add(pinV.Pos(), CodeAgentPin, "%s.pin: the called agent's contract moved: pinned %s, found %s; review the change, then update the pin", path, pin, found)
 			}
+			depth, agents := plan.Nesting(callee.plan)
+			c.agents += agents
+			switch {
+			case depth+1 > plan.MaxCalleeDepth:
+				c.add(pv.Pos(), CodeToolInvalid, "%s.path: through the called agent %q, agents would call agents %d deep, more than the %d a plan may hold", path, p, depth+1, plan.MaxCalleeDepth)
+			case 1+c.agents > plan.MaxAgents:
+				c.add(pv.Pos(), CodeToolInvalid, "%s.path: with the called agent %q, this agent's plan would hold %d agents (callees of callees counted each time they are called), more than the %d a plan may hold", path, p, 1+c.agents, plan.MaxAgents)
+			}
+			c.callees[name] = callee
 		}
 	}
 }

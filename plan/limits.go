@@ -96,3 +96,39 @@ func CheckLimits(p *Plan) error {
 	}
 	return nil
 }
+
+// MaxCalleeDepth is how deep agents may call agents in one plan: a plan
+// holds the plans of the agents it calls, and theirs, down to this many
+// levels. Real chains are two or three deep; the bound keeps a plan, and
+// the work of reading and running it, bounded.
+const MaxCalleeDepth = 8
+
+// MaxAgents is the most agents one plan may hold, itself included, an
+// agent called from two places counting twice: agents that call the same
+// agents at every level would otherwise make a plan that grows
+// exponentially with its depth.
+const MaxAgents = 64
+
+// Nesting returns how deep agents call agents in a plan (0 when it calls
+// none) and how many agents it holds, itself included.
+func Nesting(p *Plan) (depth, agents int) {
+	agents = 1
+	for _, c := range p.Callees {
+		if c.Plan == nil {
+			continue
+		}
+		d, n := Nesting(c.Plan)
+		depth = max(depth, d+1)
+		agents += n
+	}
+	return depth, agents
+}
+
+// nestingProblem says why a plan that calls agents too deep, or holds too
+// many, is refused.
+func nestingProblem(depth, agents int) string {
+	if depth > MaxCalleeDepth {
+		return fmt.Sprintf("agents call agents %d deep in this plan, more than the %d agentc allows", depth, MaxCalleeDepth)
+	}
+	return fmt.Sprintf("the plan holds %d agents (callees of callees counted each time they are called), more than the %d agentc allows", agents, MaxAgents)
+}

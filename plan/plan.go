@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -13,11 +14,12 @@ import (
 )
 
 // Format is the plan format this package writes and reads.
-const Format = "agentc.plan/v3"
+const Format = "agentc.plan/v4"
 
 // olderFormats are the formats earlier agentc versions wrote: a plan of
-// one is compiled again, not read.
-var olderFormats = []string{"agentc.plan/v1", "agentc.plan/v2"}
+// one is compiled again, not read. Format 3 named the agents it called by
+// path, for the runtime to find beside it; format 4 carries their plans.
+var olderFormats = []string{"agentc.plan/v1", "agentc.plan/v2", "agentc.plan/v3"}
 
 // Plan is a compiled agent: everything the runtime needs, with the digests
 // that identify it.
@@ -28,7 +30,7 @@ type Plan struct {
 	// normalised.
 	Agent Agent `json:"agent"`
 	// Callees are the agents this one calls through agent tools, by tool
-	// name, with the contract digest each had when the plan was compiled.
+	// name, each compiled into the plan: a run needs no other file.
 	Callees map[string]Callee `json:"callees,omitempty"`
 	// Output says how the answer is asked of the provider: the resolved
 	// output mode, the output tool's name, and the contract schema lowered
@@ -48,11 +50,19 @@ type Digests struct {
 	Plan     digest.Digest `json:"plan"`
 }
 
-// Callee is an agent called as a tool.
+// Callee is an agent called as a tool, compiled into its caller's plan.
 type Callee struct {
-	// Path is the callee's manifest or plan, as the tool declares it.
-	Path     string        `json:"path"`
+	// Path is the callee's manifest or plan, as the tool declares it, for
+	// messages.
+	Path string `json:"path"`
+	// Dir is the directory the callee's own relative paths (an fs root,
+	// say) resolve against, relative to its caller's, slash-separated:
+	// its manifest's or plan's directory, as when it runs on its own.
+	Dir string `json:"dir"`
+	// Contract is the callee's contract digest, which a pin fixes.
 	Contract digest.Digest `json:"contract"`
+	// Plan is the callee's sealed plan, with its own callees in it.
+	Plan *Plan `json:"plan"`
 }
 
 // contract is what a consumer of an agent depends on.
@@ -89,16 +99,35 @@ func ContractDigest(a *Agent) (digest.Digest, error) {
 	return d, nil
 }
 
+// calleeDigest is what the plan digest covers of a callee: its place, its
+// contract, and its whole plan through the plan's own digest, so that any
+// change to what a callee does moves its callers' plan digests.
+type calleeDigest struct {
+	Path     string        `json:"path"`
+	Dir      string        `json:"dir"`
+	Contract digest.Digest `json:"contract"`
+	Plan     digest.Digest `json:"plan"`
+}
+
 // planDigest covers everything that drives behaviour: the format, the
 // contract digest, the agent, its callees and how its answer is asked for.
+// A callee's plan counts through its recorded plan digest, which must be
+// verified first.
 func planDigest(p *Plan) (digest.Digest, error) {
+	var callees map[string]calleeDigest
+	for name, c := range p.Callees {
+		if callees == nil {
+			callees = map[string]calleeDigest{}
+		}
+		callees[name] = calleeDigest{Path: c.Path, Dir: c.Dir, Contract: c.Contract, Plan: c.Plan.Digests.Plan}
+	}
 	v := struct {
-		Format   string            `json:"format"`
-		Contract digest.Digest     `json:"contract"`
-		Agent    *Agent            `json:"agent"`
-		Callees  map[string]Callee `json:"callees,omitempty"`
-		Output   *Lowering         `json:"output,omitempty"`
-	}{p.Format, p.Digests.Contract, &p.Agent, p.Callees, p.Output}
+		Format   string                  `json:"format"`
+		Contract digest.Digest           `json:"contract"`
+		Agent    *Agent                  `json:"agent"`
+		Callees  map[string]calleeDigest `json:"callees,omitempty"`
+		Output   *Lowering               `json:"output,omitempty"`
+	}{p.Format, p.Digests.Contract, &p.Agent, callees, p.Output}
 	d, err := digest.Plan.OfValue(v)
 	if err != nil {
 		return "", fmt.Errorf("plan digest: %w", err)
@@ -106,8 +135,13 @@ func planDigest(p *Plan) (digest.Digest, error) {
 	return d, nil
 }
 
-// Seal sets the plan's format and computes both digests.
+// Seal sets the plan's format and computes both digests, once it has
+// checked that the callees are the agent's agent tools (see checkCallees).
+// The callees' plans must be sealed already.
 func (p *Plan) Seal() error {
+	if err := p.checkCallees(); err != nil {
+		return err
+	}
 	p.Format = Format
 	c, err := ContractDigest(&p.Agent)
 	if err != nil {
@@ -161,8 +195,9 @@ func (e *Error) Error() string {
 }
 
 // Read decodes a plan and verifies it: a format this package knows, no
-// field it does not know, and digests that match the content. A plan that
-// was edited after it was compiled, or cut short, is refused.
+// field it does not know, and digests that match the content, those of the
+// plans of the agents it calls (and of theirs) included. A plan that was
+// edited after it was compiled, or cut short, is refused.
 func Read(file string, data []byte) (*Plan, error) {
 	var head struct {
 		Format string `json:"format"`
@@ -171,13 +206,7 @@ func Read(file string, data []byte) (*Plan, error) {
 		return nil, jsonError(file, data, err)
 	}
 	if head.Format != Format {
-		if head.Format == "" {
-			return nil, &Error{File: file, Msg: fmt.Sprintf("not an agentc plan: no \"format\" field (want %q)", Format)}
-		}
-		if slices.Contains(olderFormats, head.Format) {
-			return nil, &Error{File: file, Msg: fmt.Sprintf("the plan is of format %q, older than the %q this agentc reads: compile the agent again (agentc compile)", head.Format, Format)}
-		}
-		return nil, &Error{File: file, Msg: fmt.Sprintf("unknown plan format %q: this agentc reads %q; recompile the plan", head.Format, Format)}
+		return nil, &Error{File: file, Msg: formatProblem(head.Format)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -186,9 +215,55 @@ func Read(file string, data []byte) (*Plan, error) {
 	if err := dec.Decode(&p); err != nil {
 		return nil, jsonError(file, data, err)
 	}
+	if depth, agents := Nesting(&p); depth > MaxCalleeDepth || agents > MaxAgents {
+		return nil, &Error{File: file, Msg: nestingProblem(depth, agents)}
+	}
+	if err := verify(file, data, &p, nil); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// formatProblem says why a plan of a format other than Format is not read.
+func formatProblem(format string) string {
+	switch {
+	case format == "":
+		return fmt.Sprintf("not an agentc plan: no \"format\" field (want %q)", Format)
+	case slices.Contains(olderFormats, format):
+		return fmt.Sprintf("the plan is of format %q, older than the %q this agentc reads: compile the agent again (agentc compile)", format, Format)
+	}
+	return fmt.Sprintf("unknown plan format %q: this agentc reads %q; recompile the plan", format, Format)
+}
+
+// verify checks a decoded plan found at a path of object keys in the file
+// (none for the file's own plan): the plans of its callees first, each as
+// a plan of its own, then its digests against its content. An embedded
+// plan's problem is positioned where that plan begins.
+func verify(file string, data []byte, p *Plan, at []string) error {
+	fail := func(keys []string, msg string) error {
+		if len(at) == 0 {
+			return &Error{File: file, Msg: msg}
+		}
+		e := &Error{File: file, Msg: strings.Join(at, ".") + ": " + msg}
+		if off := offsetOf(data, keys); off >= 0 {
+			e.Line, e.Column = lineCol(data, off)
+		}
+		return e
+	}
+	if len(at) > 0 && p.Format != Format {
+		return fail(append(slices.Clip(at), "format"), formatProblem(p.Format))
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Callees)) {
+		// A callee without a plan is Seal's to report, naming its tool.
+		if c := p.Callees[name]; c.Plan != nil {
+			if err := verify(file, data, c.Plan, append(slices.Clip(at), "callees", name, "plan")); err != nil {
+				return err
+			}
+		}
+	}
 	recorded := p.Digests
 	if err := p.Seal(); err != nil {
-		return nil, &Error{File: file, Msg: err.Error()}
+		return fail(at, err.Error())
 	}
 	if p.Digests != recorded {
 		moved := []string{}
@@ -198,9 +273,9 @@ func Read(file string, data []byte) (*Plan, error) {
 		if p.Digests.Plan != recorded.Plan {
 			moved = append(moved, fmt.Sprintf("plan: recorded %s, content %s", recorded.Plan, p.Digests.Plan))
 		}
-		return nil, &Error{File: file, Msg: "the plan's content does not match its digests; it was changed after it was compiled (" + strings.Join(moved, "; ") + ")"}
+		return fail(at, "the plan's content does not match its digests; it was changed after it was compiled ("+strings.Join(moved, "; ")+")")
 	}
-	return &p, nil
+	return nil
 }
 
 // jsonError positions a decoding error in the file. encoding/json's

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func testPlan(t *testing.T) *Plan {
+func testPlan(t testing.TB) *Plan {
 	t.Helper()
 	tools := 3
 	p := &Plan{
@@ -125,7 +125,12 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Add(data)
 	f.Add(data[:len(data)/3])
-	f.Add([]byte(`{"format":"agentc.plan/v3"}`))
+	f.Add([]byte(`{"format":"` + Format + `"}`))
+	caller, err := mustCall(f, label(f, "Label the issue.", `{"enum":["bug","feature"]}`)).Encode()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(caller)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Read("plan.json", data)
 		if err != nil {

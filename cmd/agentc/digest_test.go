@@ -13,7 +13,7 @@ import (
 )
 
 // TestGoldenDigests pins the digests of fixed agents (format
-// agentc.plan/v3). If it fails, the digest algorithm, what it covers or the
+// agentc.plan/v4). If it fails, the digest algorithm, what it covers or the
 // normalisation changed: that breaks every consumer's pins and is a format
 // version bump, not a golden file update.
 func TestGoldenDigests(t *testing.T) {

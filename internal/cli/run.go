@@ -23,7 +23,7 @@ manifest (compiled on the fly, as agentc compile would); default ".".
 			if len(args) == 1 {
 				path = args[0]
 			}
-			return runcmd.RunAgent(cmd.Context(), e, runcmd.NewLoader(c.Load), path, f, cmd.Flags().Changed)
+			return runcmd.RunAgent(cmd.Context(), e, c.Load, path, f, cmd.Flags().Changed)
 		},
 	}
 	f.Register(cmd.Flags())

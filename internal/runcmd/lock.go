@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
@@ -76,6 +78,29 @@ func (l *runLock) check(p *plan.Plan, path string) error {
 	if len(moved) > 0 {
 		return fail("is not the agent %s records: %s. If the change is meant, record it with agentc digest --write %s; if not, do not run this copy: rebuild it from the reviewed manifest",
 			l.path, moved, path)
+	}
+	return nil
+}
+
+// checkCallees checks every agent a plan calls, and every agent those
+// call, as check does the plan's own agent. dir is the caller's directory,
+// which callees' paths are relative to, for messages.
+func (l *runLock) checkCallees(p *plan.Plan, dir string) error {
+	for _, name := range slices.Sorted(maps.Keys(p.Callees)) {
+		c := p.Callees[name]
+		path := filepath.Join(dir, filepath.FromSlash(c.Path))
+		err := l.check(c.Plan, path)
+		if err == nil {
+			err = l.checkCallees(c.Plan, filepath.Join(dir, filepath.FromSlash(c.Dir)))
+		}
+		if err != nil {
+			code := ExitFindings
+			var xe *ExitError
+			if errors.As(err, &xe) {
+				code, err = xe.Code, xe.Err
+			}
+			return &ExitError{Code: code, Err: fmt.Errorf("tool %q: the called agent %q: %w", name, c.Path, err)}
+		}
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -88,18 +87,19 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to run an agent the lock file does not hold, or without a lock file")
 }
 
-// RunAgent runs the agent at path (a plan, or a manifest compiled by ld)
-// with the flags; changed says which flags were given. Every secret the
+// RunAgent runs the agent at path (a plan, or a manifest compiled by
+// compile; nil in the program without the compiler) with the flags;
+// changed says which flags were given. Every secret the
 // run reads — the provider keys, the variables its tools are given — is
 // redacted from what it writes: standard output and error, the events
 // file, the journal, the report and the error it returns.
-func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, changed func(name string) bool) error {
+func RunAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags, changed func(name string) bool) error {
 	secrets := &redact.Set{}
 	for _, pr := range providers {
 		secrets.Add(os.Getenv(pr.keyVar))
 	}
 	e.Stdout, e.Stderr = secrets.Writer(e.Stdout), secrets.Writer(e.Stderr)
-	err := runAgent(ctx, e, ld, path, f, changed, secrets)
+	err := runAgent(ctx, e, compile, path, f, changed, secrets)
 	var xe *ExitError
 	if errors.As(err, &xe) && xe.Err != nil {
 		return &ExitError{Code: xe.Code, Err: secrets.Error(xe.Err)}
@@ -107,7 +107,7 @@ func RunAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 	return secrets.Error(err)
 }
 
-func runAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, changed func(name string) bool, secrets *redact.Set) error {
+func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags, changed func(name string) bool, secrets *redact.Set) error {
 	hosts, err := keyHosts(os.Getenv(KeyHostsVar))
 	if err != nil {
 		return err
@@ -117,12 +117,13 @@ func runAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 			return UsageError("--events names the journal %s (%s): events would overwrite it", j.file, j.flag)
 		}
 	}
-	p, dir, err := ld.load(e, path)
+	p, dir, err := load(e, compile, path)
 	if err != nil {
 		return err
 	}
 	// The lock is found from the agent's own directory, whatever --dir
-	// says, and checked before anything else is read.
+	// says, and checked, for the agent and every agent it calls, before
+	// anything else is read.
 	lock, err := openLock(e, f, dir)
 	if err != nil {
 		return err
@@ -130,14 +131,11 @@ func runAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 	if err := lock.check(p, path); err != nil {
 		return err
 	}
+	if err := lock.checkCallees(p, dir); err != nil {
+		return err
+	}
 	if f.dir != "" {
 		dir = f.dir
-	}
-	// Without the compiler, every agent the run may call must be a plan
-	// too; if one is not, the run fails now, before it has read its input
-	// or written anything.
-	if err := ld.callees(e, p, path, dir, map[string]bool{}); err != nil {
-		return err
 	}
 	input, err := readInput(e, f.input, p)
 	if err != nil {
@@ -204,19 +202,9 @@ func runAgent(ctx context.Context, e Env, ld *Loader, path string, f Flags, chan
 		release := tool.AdoptOrphans()
 		defer release()
 	}
-	// A called agent is checked against the run's lock before any of its
-	// tools is built.
-	resolve := func(path string) (*plan.Plan, string, error) {
-		p, dir, err := ld.resolve(e, path)
-		if err == nil {
-			err = lock.check(p, relPath(path, e.Dir))
-		}
-		return p, dir, err
-	}
 	tools, closeTools, err := tool.Build(ctx, p, tool.Env{
 		BaseDir:  dir,
 		ModelFor: modelFor,
-		Resolve:  resolve,
 		Events:   opts.Events,
 		// Tests answer http tools' requests without a network.
 		HTTPTransport: e.HTTPTransport,
@@ -290,48 +278,15 @@ func compact(b json.RawMessage) []byte {
 	return out.Bytes()
 }
 
-// LoadFunc compiles the agent at path for a run, printing its findings on
-// e.Stderr; it returns the plan and the directory its relative paths
-// resolve against.
+// LoadFunc compiles the agent at path for a run, with the agents it calls
+// compiled into its plan, printing its findings on e.Stderr; it returns
+// the plan and the directory its relative paths resolve against.
 type LoadFunc func(e Env, path string) (*plan.Plan, string, error)
 
-// Loader reads the plans of a run: the agent's, and those of the agents
-// it calls, each read once. A manifest is compiled by its LoadFunc;
-// without one (in the runtime program), a manifest is an error.
-type Loader struct {
-	compile LoadFunc
-	plans   map[string]loaded
-}
-
-// NewLoader returns a loader that compiles manifests with compile, or
-// refuses them when it is nil.
-func NewLoader(compile LoadFunc) *Loader {
-	return &Loader{compile: compile}
-}
-
-type loaded struct {
-	p   *plan.Plan
-	dir string
-}
-
-// load reads a plan file, or compiles a manifest; it returns the plan and
-// the directory its relative paths resolve against.
-func (ld *Loader) load(e Env, path string) (*plan.Plan, string, error) {
-	if l, ok := ld.plans[path]; ok {
-		return l.p, l.dir, nil
-	}
-	p, dir, err := ld.read(e, path)
-	if err != nil {
-		return nil, "", err
-	}
-	if ld.plans == nil {
-		ld.plans = map[string]loaded{}
-	}
-	ld.plans[path] = loaded{p, dir}
-	return p, dir, nil
-}
-
-func (ld *Loader) read(e Env, path string) (*plan.Plan, string, error) {
+// load reads a plan file, or compiles a manifest with compile; it returns
+// the plan and the directory its relative paths resolve against. Without
+// compile (in the runtime program), a manifest is an error.
+func load(e Env, compile LoadFunc, path string) (*plan.Plan, string, error) {
 	if strings.EqualFold(filepath.Ext(path), ".json") {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -345,86 +300,10 @@ func (ld *Loader) read(e Env, path string) (*plan.Plan, string, error) {
 			return p, filepath.Dir(path), nil
 		}
 	}
-	if ld.compile == nil {
-		return nil, "", &ExitError{Code: ExitFindings, Err: &notPlanError{path: path}}
+	if compile == nil {
+		return nil, "", &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s is not a compiled plan; %s runs only plans: compile it with agentc compile, or run it with agentc", path, RuntimeProgram)}
 	}
-	return ld.compile(e, path)
-}
-
-// notPlanError is an agent that is not a compiled plan, in a program
-// without the compiler.
-type notPlanError struct {
-	path   string
-	caller string // the plan that calls it, if any
-	tool   string // and the tool it is called by
-}
-
-func (e *notPlanError) Error() string {
-	what := e.path + " is not a compiled plan"
-	fix := "compile it with agentc compile, or run it with agentc"
-	if e.caller != "" {
-		what = fmt.Sprintf("%s calls %s (tool %s), which is not a compiled plan", e.caller, e.path, e.tool)
-		fix = "point the tool at a plan compiled with agentc compile, or run it with agentc"
-	}
-	return fmt.Sprintf("%s; %s runs only plans: %s", what, RuntimeProgram, fix)
-}
-
-// callees checks, in a program without the compiler, that every agent p
-// calls, and every agent those call, is a plan, reading each: a run fails
-// on a manifest before it reads its input. dir is where p's relative
-// paths resolve; name is how p was named.
-func (ld *Loader) callees(e Env, p *plan.Plan, name, dir string, seen map[string]bool) error {
-	if ld.compile != nil {
-		return nil
-	}
-	tools := make([]string, 0, len(p.Agent.Capabilities.Tools))
-	for t := range p.Agent.Capabilities.Tools {
-		tools = append(tools, t)
-	}
-	sort.Strings(tools)
-	for _, tname := range tools {
-		t := p.Agent.Capabilities.Tools[tname]
-		if t.Kind != "agent" {
-			continue
-		}
-		path := t.Path
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		if seen[path] {
-			continue
-		}
-		seen[path] = true
-		callee, cdir, err := ld.load(e, path)
-		var np *notPlanError
-		if errors.As(err, &np) {
-			return &ExitError{Code: ExitFindings, Err: &notPlanError{path: relPath(path, e.Dir), caller: name, tool: tname}}
-		}
-		if err != nil {
-			// A callee that is missing or broken fails the run when its
-			// tool is built, as it does in agentc.
-			continue
-		}
-		if err := ld.callees(e, callee, relPath(path, e.Dir), cdir, seen); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// resolve loads a called agent's plan like load, with its findings in the
-// error rather than on standard error.
-func (ld *Loader) resolve(e Env, path string) (*plan.Plan, string, error) {
-	var findings bytes.Buffer
-	e.Stderr = &findings
-	p, dir, err := ld.load(e, path)
-	if err != nil {
-		if msg := strings.TrimSpace(findings.String()); msg != "" {
-			return nil, "", fmt.Errorf("%s", msg)
-		}
-		return nil, "", err
-	}
-	return p, dir, nil
+	return compile(e, path)
 }
 
 // MaxInput is the largest run input, in bytes: a run's first message is

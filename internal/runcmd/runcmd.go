@@ -121,9 +121,9 @@ every call that completed; run again with the same --record to resume).`
 // it, then its flags and Help.
 const runtimeHelp = `agentc-runtime runs agents compiled by agentc compile: it is agentc's run
 verb without the compiler, for hosts and containers that only run plans.
-The path is a plan file; a manifest, or a plan that calls an agent that is
-not a plan, is refused before anything is read (exit 1): compile it with
-agentc compile, or run it with agentc.
+The path is a plan file, which holds the plans of the agents it calls: no
+other file is read for them. A manifest is refused before anything is read
+(exit 1): compile it with agentc compile, or run it with agentc.
 
 Usage:
   agentc-runtime run [flags] plan.json
@@ -140,8 +140,7 @@ func Main() int {
 
 // Run runs the command line args as the runtime program does and returns
 // the exit code. Its one verb is run, with the flags agentc's run verb
-// has; a path that is not a plan, or a plan that calls an agent that is
-// not one, fails before the input is read.
+// has; a path that is not a plan fails before the input is read.
 func Run(args []string, e Env) int {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -184,7 +183,7 @@ func Run(args []string, e Env) int {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return exitCode(RunAgent(ctx, e, NewLoader(nil), path, f, fs.Changed), e.Stderr, RuntimeProgram)
+	return exitCode(RunAgent(ctx, e, nil, path, f, fs.Changed), e.Stderr, RuntimeProgram)
 }
 
 // ExitCode prints what err says went wrong on stderr and returns the exit

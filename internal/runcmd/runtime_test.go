@@ -40,9 +40,9 @@ type stdin struct {
 func (s *stdin) Read(p []byte) (int, error) { s.read = true; return s.r.Read(p) }
 
 // TestRuntimeRunsOnlyPlans: the runtime program (no compiler) runs plans,
-// and plans calling plans; a manifest, or a plan calling one, fails with
-// exit 1 before the run reads its input or writes anything, and agentc
-// runs the same command line.
+// and plans calling agents, which carry them, alone in a directory; a
+// manifest fails with exit 1 before the run reads its input or writes
+// anything, and agentc runs the same command line.
 func TestRuntimeRunsOnlyPlans(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) {
@@ -65,6 +65,17 @@ func TestRuntimeRunsOnlyPlans(t *testing.T) {
 	compile("label.cue", "label.plan.json")
 	compile("caller-manifest.cue", "calls-manifest.plan.json")
 	compile("caller-plan.cue", "calls-plan.plan.json")
+	// A plan needs no other file: the callee is in it.
+	if err := os.Mkdir(filepath.Join(dir, "alone"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "calls-manifest.plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "alone", "plan.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		path string
@@ -72,13 +83,14 @@ func TestRuntimeRunsOnlyPlans(t *testing.T) {
 	}{
 		{"label.plan.json", ""},
 		{"calls-plan.plan.json", ""},
-		{"calls-manifest.plan.json", "calls-manifest.plan.json calls label.cue (tool label), which is not a compiled plan; agentc-runtime runs only plans: point the tool at a plan compiled with agentc compile, or run it with agentc"},
+		{"calls-manifest.plan.json", ""},
+		{"alone/plan.json", ""},
 		{"label.cue", "label.cue is not a compiled plan; agentc-runtime runs only plans: compile it with agentc compile, or run it with agentc"},
 		{"agent.json", "agent.json is not a compiled plan; agentc-runtime runs only plans"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			events := filepath.Join(dir, "events-"+tt.path)
+			events := filepath.Join(dir, "events-"+filepath.Base(tt.path))
 			args := []string{"run", tt.path, "--model", "test", "--input", "-", "--events", events}
 			in := &stdin{r: strings.NewReader(`{"title": "t"}`)}
 			var stdout, stderr bytes.Buffer

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"agentc.dev/agentc/plan"
@@ -28,34 +27,25 @@ type agentTool struct {
 var openObject = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
 
 func newAgent(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env Env) (agentrt.Tool, error) {
-	if env.Resolve == nil || env.ModelFor == nil {
+	if env.ModelFor == nil {
 		return nil, errors.New("this host does not run agents as tools")
 	}
-	path := t.Path
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(env.BaseDir, path)
+	// The plan carries the callee, checked when it was sealed.
+	c, ok := p.Callees[name]
+	if !ok || c.Plan == nil {
+		return nil, fmt.Errorf("the called agent %q is not compiled into the plan; compile the agent again", t.Path)
 	}
-	callee, dir, err := env.Resolve(path)
-	if err != nil {
-		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
+	// Plans read from files are bounded; one built in memory may not be.
+	if env.depth >= plan.MaxCalleeDepth {
+		return nil, fmt.Errorf("agents call agents more than %d deep", plan.MaxCalleeDepth)
 	}
-	if callee.Agent.Output == nil {
-		return nil, fmt.Errorf("the called agent %q declares no output, so it has no answer to return", t.Path)
-	}
-	// The contract checked at compile time, and the pin, must still hold.
-	found := callee.Digests.Contract
-	if t.Pin != "" && string(found) != t.Pin {
-		return nil, fmt.Errorf("the called agent's contract moved: pinned %s, found %s", t.Pin, found)
-	}
-	if c, ok := p.Callees[name]; ok && c.Contract != found {
-		return nil, fmt.Errorf("the called agent's contract changed since the plan was compiled: compiled against %s, found %s; recompile", c.Contract, found)
-	}
-	if slices.Contains(env.stack, callee.Digests.Plan) || callee.Digests.Plan == p.Digests.Plan {
-		return nil, fmt.Errorf("agents call each other in a cycle through %q", t.Path)
-	}
+	callee := c.Plan
 	child := env
-	child.BaseDir = dir
-	child.stack = append(slices.Clip(env.stack), p.Digests.Plan)
+	child.BaseDir = filepath.Join(env.BaseDir, filepath.FromSlash(c.Dir))
+	if filepath.IsAbs(filepath.FromSlash(c.Dir)) {
+		child.BaseDir = filepath.FromSlash(c.Dir)
+	}
+	child.depth = env.depth + 1
 	child.path = strings.TrimPrefix(env.path+"/"+name, "/")
 	tools, err := build(ctx, callee, child)
 	if err != nil {

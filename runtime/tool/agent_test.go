@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/testmodel"
@@ -36,29 +37,29 @@ func labeller(t *testing.T) *plan.Plan {
 	}, nil)
 }
 
-func caller(t *testing.T, path, pin string, callees map[string]plan.Callee) *plan.Plan {
-	return sealed(t, plan.Agent{
+// triage is the agent that calls the agent of label.cue, as its tool
+// "label".
+func triage() plan.Agent {
+	return plan.Agent{
 		Name: "triage", Model: plan.Model{Provider: "test", Name: "test"}, Instructions: "Triage.",
 		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{
-			"label": {Kind: "agent", Description: "Label an issue.", Path: path, Pin: pin},
+			"label": {Kind: "agent", Description: "Label an issue.", Path: "label.cue"},
 		}},
 		Output:   &plan.Output{Name: "answer", Description: "The verdict.", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`), Retries: 2},
 		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
-	}, callees)
+	}
 }
 
-func env(plans map[string]*plan.Plan, events func(agentrt.Event)) tool.Env {
+// caller is triage's plan, with child compiled into it.
+func caller(t *testing.T, child *plan.Plan) *plan.Plan {
+	return sealed(t, triage(), map[string]plan.Callee{"label": {Path: "label.cue", Dir: ".", Contract: child.Digests.Contract, Plan: child}})
+}
+
+func env(events func(agentrt.Event)) tool.Env {
 	return tool.Env{
 		BaseDir:  "/agents",
 		ModelFor: func(*plan.Plan) (agentrt.Model, error) { return testmodel.Model{}, nil },
-		Resolve: func(path string) (*plan.Plan, string, error) {
-			p, ok := plans[path]
-			if !ok {
-				return nil, "", fmt.Errorf("no agent at %s", path)
-			}
-			return p, "/agents", nil
-		},
-		Events: events,
+		Events:   events,
 	}
 }
 
@@ -66,10 +67,10 @@ func env(plans map[string]*plan.Plan, events func(agentrt.Event)) tool.Env {
 // charged to the caller, and its events carry its place.
 func TestAgentTool(t *testing.T) {
 	child := labeller(t)
-	parent := caller(t, "label.cue", string(child.Digests.Contract), map[string]plan.Callee{"label": {Path: "label.cue", Contract: child.Digests.Contract}})
+	parent := caller(t, child)
 	var mu sync.Mutex
 	var nested []agentrt.Event
-	e := env(map[string]*plan.Plan{"/agents/label.cue": child}, func(ev agentrt.Event) {
+	e := env(func(ev agentrt.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		if ev.Agent != "" {
@@ -120,32 +121,68 @@ func TestAgentTool(t *testing.T) {
 	}
 }
 
+// TestAgentToolRefuses: an agent tool whose callee the plan does not
+// carry, a host without models for callees, and agents nested past the
+// limit (a plan built in memory may call itself) are refused when the
+// tools are built.
 func TestAgentToolRefuses(t *testing.T) {
-	child := labeller(t)
-	noOutput := sealed(t, plan.Agent{Name: "quiet", Model: plan.Model{Provider: "test", Name: "test"}, Instructions: "x"}, nil)
+	// Plans built in memory, unsealed: Seal would refuse the first.
+	bare := &plan.Plan{Agent: triage()}
+	self := &plan.Plan{Agent: triage()}
+	self.Callees = map[string]plan.Callee{"label": {Path: "label.cue", Dir: ".", Plan: self}}
+	noModels := env(nil)
+	noModels.ModelFor = nil
 	tests := []struct {
-		name   string
-		parent *plan.Plan
-		plans  map[string]*plan.Plan
-		want   string
+		name string
+		p    *plan.Plan
+		env  tool.Env
+		want string
 	}{
-		{"pin moved", caller(t, "label.cue", "blake3:"+strings.Repeat("0", 64), nil), map[string]*plan.Plan{"/agents/label.cue": child}, "contract moved: pinned blake3:000"},
-		{"changed since compile", caller(t, "label.cue", "", map[string]plan.Callee{"label": {Path: "label.cue", Contract: digest.Digest("blake3:" + strings.Repeat("1", 64))}}),
-			map[string]*plan.Plan{"/agents/label.cue": child}, "changed since the plan was compiled"},
-		{"missing", caller(t, "nope.cue", "", nil), map[string]*plan.Plan{}, "no agent at /agents/nope.cue"},
-		{"no output", caller(t, "quiet.cue", "", nil), map[string]*plan.Plan{"/agents/quiet.cue": noOutput}, "declares no output"},
+		{"not compiled in", bare, env(nil), `the called agent "label.cue" is not compiled into the plan; compile the agent again`},
+		{"no models", caller(t, labeller(t)), noModels, "this host does not run agents as tools"},
+		{"calls itself", self, env(nil), fmt.Sprintf("agents call agents more than %d deep", plan.MaxCalleeDepth)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := tool.Build(context.Background(), tt.parent, env(tt.plans, nil))
+			_, _, err := tool.Build(context.Background(), tt.p, tt.env)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want an error containing %q", err, tt.want)
 			}
 		})
 	}
-	// A cycle: an agent whose tool calls itself.
-	self := caller(t, "self.cue", "", nil)
-	if _, _, err := tool.Build(context.Background(), self, env(map[string]*plan.Plan{"/agents/self.cue": self}, nil)); err == nil {
-		t.Error("an agent calling itself was built")
+}
+
+// TestAgentToolDir: a called agent's relative paths resolve against its
+// own directory, the caller's joined with the callee's Dir, as when it
+// runs on its own.
+func TestAgentToolDir(t *testing.T) {
+	base := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(base, "agents", "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := labeller(t).Agent
+	a.Capabilities.Tools = map[string]plan.Tool{"docs": {Kind: "fs", Description: "Docs.", Root: "docs"}}
+	child := sealed(t, a, nil)
+	for _, tt := range []struct {
+		dir  string
+		want string // the error, if any
+	}{
+		{"agents", ""},
+		{".", `root "docs" (` + filepath.Join(base, "docs") + ") does not exist"},
+		{filepath.ToSlash(filepath.Join(base, "agents")), ""},
+	} {
+		p := sealed(t, triage(), map[string]plan.Callee{"label": {Path: "label.cue", Dir: tt.dir, Contract: child.Digests.Contract, Plan: child}})
+		e := env(nil)
+		e.BaseDir = base
+		_, closeTools, err := tool.Build(context.Background(), p, e)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("dir %s: %v", tt.dir, err)
+				continue
+			}
+			closeTools()
+		} else if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("dir %s: got %v, want an error containing %q", tt.dir, err, tt.want)
+		}
 	}
 }

@@ -24,11 +24,11 @@ func (refusing) Complete(context.Context, *agentrt.Request) (*agentrt.Response, 
 	return nil, errors.New("the model was asked during a replay")
 }
 
-// nestedRun runs parent, whose tool "label" is the agent child, with its
-// own model and the child's, journaled through jn.
-func nestedRun(t *testing.T, parent, child *plan.Plan, model, childModel agentrt.Model, jn *agentrt.Journal) *agentrt.Report {
+// nestedRun runs parent, whose tool "label" is an agent compiled into it,
+// with its own model and the child's, journaled through jn.
+func nestedRun(t *testing.T, parent *plan.Plan, model, childModel agentrt.Model, jn *agentrt.Journal) *agentrt.Report {
 	t.Helper()
-	e := env(map[string]*plan.Plan{"/agents/label.cue": child}, nil)
+	e := env(nil)
 	e.ModelFor = func(*plan.Plan) (agentrt.Model, error) { return childModel, nil }
 	tools, closeTools, err := tool.Build(context.Background(), parent, e)
 	if err != nil {
@@ -44,11 +44,6 @@ func nestedRun(t *testing.T, parent, child *plan.Plan, model, childModel agentrt
 		t.Fatal(err)
 	}
 	return rep
-}
-
-// labelCaller is the caller of child through the tool "label".
-func labelCaller(t *testing.T, child *plan.Plan) *plan.Plan {
-	return caller(t, "label.cue", "", map[string]plan.Callee{"label": {Path: "label.cue", Contract: child.Digests.Contract}})
 }
 
 // newJournal creates a journal file for a record.
@@ -69,7 +64,7 @@ func newJournal(t *testing.T) (string, *journal.Writer) {
 func TestNestedJournal(t *testing.T) {
 	file, w := newJournal(t)
 	child := labeller(t)
-	rec := nestedRun(t, labelCaller(t, child), child, testmodel.Model{}, testmodel.Model{}, &agentrt.Journal{Writer: w})
+	rec := nestedRun(t, caller(t, child), testmodel.Model{}, testmodel.Model{}, &agentrt.Journal{Writer: w})
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -90,14 +85,14 @@ func TestNestedJournal(t *testing.T) {
 		t.Errorf("journal keys: %s", got)
 	}
 
-	rep := nestedRun(t, labelCaller(t, child), child, refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
+	rep := nestedRun(t, caller(t, child), refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
 	if rep.Outcome != "ok" || string(rep.Answer) != string(rec.Answer) || rep.Usage != rec.Usage || rep.Replayed != 4 {
 		t.Fatalf("replay: %s %s, answer %s (recorded %s), usage %+v (recorded %+v), replayed %d", rep.Outcome, rep.Error, rep.Answer, rec.Answer, rep.Usage, rec.Usage, rep.Replayed)
 	}
 
 	changed := child.Agent
 	changed.Instructions = "Label it, carefully."
-	rep = nestedRun(t, labelCaller(t, child), sealed(t, changed, nil), refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
+	rep = nestedRun(t, caller(t, sealed(t, changed, nil)), refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
 	d := rep.Divergence
 	if d == nil || d.Effect != "1.1/1.0" || len(d.Changes) != 1 || !strings.HasPrefix(d.Changes[0], "/messages/0/content: ") {
 		t.Fatalf("divergence %+v; want the child's first call, its instructions", d)
@@ -109,7 +104,7 @@ func TestNestedJournal(t *testing.T) {
 func TestReplayLacksAndLeaves(t *testing.T) {
 	file, w := newJournal(t)
 	child := labeller(t)
-	nestedRun(t, labelCaller(t, child), child, testmodel.Model{}, testmodel.Model{}, &agentrt.Journal{Writer: w})
+	nestedRun(t, caller(t, child), testmodel.Model{}, testmodel.Model{}, &agentrt.Journal{Writer: w})
 	w.Close()
 	j, err := journal.Open(file)
 	if err != nil {
@@ -123,7 +118,7 @@ func TestReplayLacksAndLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := nestedRun(t, labelCaller(t, child), child, refusing{}, refusing{}, &agentrt.Journal{Recorded: cut, Replay: true})
+	rep := nestedRun(t, caller(t, child), refusing{}, refusing{}, &agentrt.Journal{Recorded: cut, Replay: true})
 	if d := rep.Divergence; d == nil || d.Effect != last.Key.String() || !strings.Contains(d.Reason, "the journal lacks effect 3.0 (model call)") {
 		t.Errorf("divergence %+v", rep.Divergence)
 	}
@@ -136,7 +131,7 @@ func TestReplayLacksAndLeaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep = nestedRun(t, labelCaller(t, child), child, refusing{}, refusing{}, &agentrt.Journal{Recorded: more, Replay: true})
+	rep = nestedRun(t, caller(t, child), refusing{}, refusing{}, &agentrt.Journal{Recorded: more, Replay: true})
 	if d := rep.Divergence; d == nil || !strings.Contains(d.Reason, "without reaching 1 recorded effect") || len(d.Changes) != 1 || d.Changes[0] != "9.0 (model call)" {
 		t.Errorf("divergence %+v", rep.Divergence)
 	}
@@ -182,11 +177,11 @@ func (blocking) Complete(ctx context.Context, _ *agentrt.Request) (*agentrt.Resp
 // an interrupt, so a replay ends the same way.
 func TestNestedDeadlineReplayed(t *testing.T) {
 	child := labeller(t)
-	a := caller(t, "label.cue", "", map[string]plan.Callee{"label": {Path: "label.cue", Contract: child.Digests.Contract}}).Agent
+	a := triage()
 	a.Budgets.Deadline = "100ms"
-	parent := sealed(t, a, map[string]plan.Callee{"label": {Path: "label.cue", Contract: child.Digests.Contract}})
+	parent := sealed(t, a, caller(t, child).Callees)
 	file, w := newJournal(t)
-	rec := nestedRun(t, parent, child, testmodel.Model{}, blocking{}, &agentrt.Journal{Writer: w})
+	rec := nestedRun(t, parent, testmodel.Model{}, blocking{}, &agentrt.Journal{Writer: w})
 	w.Close()
 	if rec.Bound != agentrt.BoundDeadline || rec.Interrupted {
 		t.Fatalf("record: %s %s %s, interrupted %v", rec.Outcome, rec.Bound, rec.Error, rec.Interrupted)
@@ -195,7 +190,7 @@ func TestNestedDeadlineReplayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := nestedRun(t, parent, child, refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
+	rep := nestedRun(t, parent, refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
 	if rep.Divergence != nil || rep.Bound != agentrt.BoundDeadline {
 		t.Fatalf("replay: %s %s %s, divergence %+v", rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
 	}

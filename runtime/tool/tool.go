@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
@@ -25,16 +24,13 @@ import (
 
 // Env is what building tools needs from the host.
 type Env struct {
-	// BaseDir is what relative paths in tools (an fs root, a called
-	// agent's path) resolve against.
+	// BaseDir is what relative paths in tools (an fs root, say) resolve
+	// against; a called agent's resolve against its own directory
+	// (plan.Callee.Dir) below it.
 	BaseDir string
-	// ModelFor returns the model a called agent runs against.
+	// ModelFor returns the model a called agent runs against; without it,
+	// agent tools are not built.
 	ModelFor func(p *plan.Plan) (agentrt.Model, error)
-	// Resolve returns the plan of a called agent, by path, and the
-	// directory its own relative paths resolve against. Plans compiled from
-	// manifests need the compiler, which the runtime does not link: the
-	// host provides it.
-	Resolve func(path string) (*plan.Plan, string, error)
 	// Pool and Events are shared with called agents' runs.
 	Pool   *agentrt.Pool
 	Events func(agentrt.Event)
@@ -64,7 +60,7 @@ type Env struct {
 	Secrets *redact.Set
 
 	path    string          // the agent tools that led here, for events
-	stack   []digest.Digest // plan digests of the callers, to refuse cycles
+	depth   int             // how many agent tools led here
 	closers *[]func() error // what Build's closer closes, shared with callees
 }
 
