@@ -24,7 +24,7 @@ import (
 // tool call. The MCP server the release-notes example declares is a real
 // one built from this package's test code (docsServer), on PATH.
 func TestRunExamples(t *testing.T) {
-	names, err := filepath.Glob("../../examples/*")
+	names, err := filepath.Glob("../../examples/*.*") // the manifests, not examples/input
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
