@@ -5,10 +5,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 
 	"agentc.dev/agentc/digest"
 )
+
+// Within returns where the callee is when its caller's directory is dir:
+// the file or directory its tool names, and the directory its own relative
+// paths resolve against. An absolute Path or Dir stands as it is.
+func (c Callee) Within(dir string) (path, calleeDir string) {
+	at := func(p string) string {
+		p = filepath.FromSlash(p)
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	return at(c.Path), at(c.Dir)
+}
 
 // checkCallees says what is wrong with a plan's callees: each agent tool
 // has one, of its path, holding a plan with an answer to return, whose

@@ -55,17 +55,17 @@ func openLock(e Env, f Flags, dir string) (*runLock, error) {
 // check compares an agent the run loaded from path with its lock entry:
 // a digest that moved is an error, and so, under --require-lock, is no
 // lock or no entry; an agent the lock does not hold is otherwise run with
-// a note.
-func (l *runLock) check(p *plan.Plan, path string) error {
+// a note. It reports whether the agent's entry matched.
+func (l *runLock) check(p *plan.Plan, path string) (bool, error) {
 	name := p.Agent.Name
-	fail := func(format string, args ...any) error {
-		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("agent %q (%s) "+format, append([]any{name, path}, args...)...)}
+	fail := func(format string, args ...any) (bool, error) {
+		return false, &ExitError{Code: ExitFindings, Err: fmt.Errorf("agent %q (%s) "+format, append([]any{name, path}, args...)...)}
 	}
 	if l.lock == nil {
 		if l.require {
 			return fail("has no lock file: no %s beside it or in a directory above, and --require-lock requires one; record its digests with agentc digest --write, or name a lock with --lock", digest.LockFile)
 		}
-		return nil
+		return false, nil
 	}
 	moved, ok := l.lock.Compare(digest.Entry{Name: name, Contract: p.Digests.Contract, Plan: p.Digests.Plan})
 	if !ok {
@@ -73,25 +73,27 @@ func (l *runLock) check(p *plan.Plan, path string) error {
 			return fail("has no entry in %s, and --require-lock requires one; record it with agentc digest --write %s", l.path, path)
 		}
 		fmt.Fprintf(l.stderr, "agentc: %s holds no agent %q: %s runs unchecked\n", l.path, name, path)
-		return nil
+		return false, nil
 	}
 	if len(moved) > 0 {
 		return fail("is not the agent %s records: %s. If the change is meant, record it with agentc digest --write %s; if not, do not run this copy: rebuild it from the reviewed manifest",
 			l.path, moved, path)
 	}
-	return nil
+	return true, nil
 }
 
-// checkCallees checks every agent a plan calls, and every agent those
-// call, as check does the plan's own agent. dir is the caller's directory,
-// which callees' paths are relative to, for messages.
+// checkCallees checks the agents a plan calls whose caller's entry did not
+// match (the lock does not hold it), as check does the plan's own agent,
+// and so on down: a caller's plan digest covers its callees' plans, so an
+// entry that matched has checked everything below it. dir is the caller's
+// directory, which callees' paths are relative to, for messages.
 func (l *runLock) checkCallees(p *plan.Plan, dir string) error {
 	for _, name := range slices.Sorted(maps.Keys(p.Callees)) {
 		c := p.Callees[name]
-		path := filepath.Join(dir, filepath.FromSlash(c.Path))
-		err := l.check(c.Plan, path)
-		if err == nil {
-			err = l.checkCallees(c.Plan, filepath.Join(dir, filepath.FromSlash(c.Dir)))
+		path, cdir := c.Within(dir)
+		matched, err := l.check(c.Plan, path)
+		if err == nil && !matched {
+			err = l.checkCallees(c.Plan, cdir)
 		}
 		if err != nil {
 			code := ExitFindings

@@ -128,11 +128,14 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if err != nil {
 		return err
 	}
-	if err := lock.check(p, path); err != nil {
+	matched, err := lock.check(p, path)
+	if err != nil {
 		return err
 	}
-	if err := lock.checkCallees(p, dir); err != nil {
-		return err
+	if !matched {
+		if err := lock.checkCallees(p, dir); err != nil {
+			return err
+		}
 	}
 	if f.dir != "" {
 		dir = f.dir

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"agentc.dev/agentc/plan"
@@ -41,10 +40,7 @@ func newAgent(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env E
 	}
 	callee := c.Plan
 	child := env
-	child.BaseDir = filepath.Join(env.BaseDir, filepath.FromSlash(c.Dir))
-	if filepath.IsAbs(filepath.FromSlash(c.Dir)) {
-		child.BaseDir = filepath.FromSlash(c.Dir)
-	}
+	_, child.BaseDir = c.Within(env.BaseDir)
 	child.depth = env.depth + 1
 	child.path = strings.TrimPrefix(env.path+"/"+name, "/")
 	tools, err := build(ctx, callee, child)
