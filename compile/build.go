@@ -24,12 +24,17 @@ import (
 // does not read (a *ConfigError) and what the checks cannot foresee: a
 // defect in agentc.
 func (cp *Compiler) Build(inst *manifest.Instance) (*plan.Plan, []Diagnostic, error) {
+	// The configuration first: one that does not read fails before any
+	// agent, this one's callees included, is checked.
+	if _, err := cp.configFor(inst.Files); err != nil {
+		return nil, nil, err
+	}
 	return cp.build(inst, cp.check(inst))
 }
 
 // build compiles an agent that c checked, under its configuration.
 func (cp *Compiler) build(inst *manifest.Instance, c *checker) (*plan.Plan, []Diagnostic, error) {
-	cfg, err := cp.configFor(inst.Files)
+	cfg, err := cp.configFor(inst.Files) // kept: read once
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,15 +194,26 @@ func (cp *Compiler) callee(path string) (calleeInfo, error) {
 	}
 	if i := slices.Index(cp.compiling, key); i >= 0 {
 		chain := append(slices.Clone(cp.compiling[i:]), key)
-		base := filepath.Dir(key)
-		for j, p := range chain {
-			if rel, err := filepath.Rel(base, p); err == nil {
-				chain[j] = filepath.ToSlash(rel)
+		// Named as the paths the command was given are: from the working
+		// directory, where they lie below it.
+		if wd, err := os.Getwd(); err == nil {
+			for j, p := range chain {
+				if rel, err := filepath.Rel(wd, p); err == nil && filepath.IsLocal(rel) {
+					chain[j] = filepath.ToSlash(rel)
+				}
 			}
 		}
 		return calleeInfo{}, &cycleError{chain: chain}
 	}
-	ci := cp.compileCallee(key)
+	// Read by its path from the working directory where it lies below it,
+	// so that messages name it as the command's paths are; cached by the
+	// absolute one.
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, key); err == nil && filepath.IsLocal(rel) {
+			path = rel
+		}
+	}
+	ci := cp.compileCallee(path)
 	cp.callees[key] = ci
 	return ci, ci.err
 }

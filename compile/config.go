@@ -70,8 +70,9 @@ func configErrorAt(file string, pos token.Pos, msg string) *ConfigError {
 }
 
 // moduleMarkers mark the root of a module, above which no configuration
-// is looked for: a CUE module, a lock file of digests, a repository.
-var moduleMarkers = []string{"cue.mod", "agentc.sum", ".git"}
+// is looked for: a CUE module, a Go module, a repository (as for the
+// lock file agentc digest writes).
+var moduleMarkers = []string{"cue.mod", "go.mod", ".git"}
 
 // configIn returns the configuration that applies to agents in dir (an
 // absolute directory): its own agentc.yaml, else that of the nearest

@@ -112,7 +112,8 @@ const (
 	refusedTool     = "the runtime refuses to build such a tool, before any call"
 	refusedTemplate = "the runtime parses every template before a run and refuses one that does not parse"
 	refusedName     = "the runtime refuses two tools of one name, and a tool named as the output tool"
-	refusedPin      = "the runtime refuses to call an agent whose contract moved from its pin"
+	refusedPin      = "a plan whose called agent's contract is not the one pinned is refused when it is sealed and when it is read"
+	refusedEnforce  = "the agent demands that generation enforce the whole contract (output.enforce \"provider\"), which this provider cannot: a plan would promise what no run keeps"
 	refusedMode     = "the provider's API refuses the request"
 )
 
@@ -154,7 +155,7 @@ var Rules = []Rule{
 	{CodeSchemaNumber, Warning, "a number in a schema more precise than a double: the digests see it rounded", ""},
 	{CodeSchemaNumberRange, Error, "a number in a schema beyond what a double holds, which canonical JSON cannot write", refusedDigest},
 	{CodeProviderUnenforced, Note, "a constraint of the output schema the provider cannot enforce during generation", ""},
-	{CodeOutputEnforce, Error, "output.enforce is \"provider\", and the provider cannot enforce a constraint of the output schema during generation", ""},
+	{CodeOutputEnforce, Error, "output.enforce is \"provider\", and the provider cannot enforce a constraint of the output schema during generation", refusedEnforce},
 	{CodeOutputMode, Error, "an output mode the provider cannot serve for this schema", refusedMode},
 	{CodeNotAgent, Note, "a file or package found in a directory is not an agent, and is skipped", ""},
 	{CodeKeepsToolsNoTools, Warning, "output.keeps_tools is set but the agent has no tools", ""},
