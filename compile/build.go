@@ -228,19 +228,14 @@ func (cp *Compiler) compileCallee(path string) calleeInfo {
 		return calleeInfo{err: fmt.Errorf("cannot be read: %w", err)}
 	}
 	noOutput := calleeInfo{err: errors.New("it declares no output, so it has no answer to return")}
-	if !fi.IsDir() && strings.EqualFold(filepath.Ext(path), ".json") {
-		data, err := os.ReadFile(path)
-		if err != nil {
+	if !fi.IsDir() {
+		p, isPlan, err := plan.ReadFile(path)
+		switch {
+		case err != nil:
 			return calleeInfo{err: err}
-		}
-		if plan.IsPlan(data) {
-			p, err := plan.Read(path, data)
-			if err != nil {
-				return calleeInfo{err: err}
-			}
-			if p.Agent.Output == nil {
-				return noOutput
-			}
+		case isPlan && p.Agent.Output == nil:
+			return noOutput
+		case isPlan:
 			return calleeInfo{plan: p}
 		}
 	}

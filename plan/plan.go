@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -178,6 +180,25 @@ func IsPlan(data []byte) bool {
 		Format string `json:"format"`
 	}
 	return json.Unmarshal(data, &head) == nil && strings.HasPrefix(head.Format, "agentc.plan/")
+}
+
+// ReadFile reads the file at path as a plan when it is one: a .json file
+// whose format field names a plan format (IsPlan). isPlan is false, with a
+// nil error, for any other file, which the caller reads as a manifest; a
+// file that cannot be read is an error either way.
+func ReadFile(path string) (p *Plan, isPlan bool, err error) {
+	if !strings.EqualFold(filepath.Ext(path), ".json") {
+		return nil, false, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, err
+	}
+	if !IsPlan(data) {
+		return nil, false, nil
+	}
+	p, err = Read(path, data)
+	return p, true, err
 }
 
 // Error is a problem with a plan file, with a position where there is one.

@@ -290,18 +290,14 @@ type LoadFunc func(e Env, path string) (*plan.Plan, string, error)
 // the plan and the directory its relative paths resolve against. Without
 // compile (in the runtime program), a manifest is an error.
 func load(e Env, compile LoadFunc, path string) (*plan.Plan, string, error) {
-	if strings.EqualFold(filepath.Ext(path), ".json") {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, "", &ExitError{Code: ExitUsage, Err: err}
-		}
-		if plan.IsPlan(data) {
-			p, err := plan.Read(path, data)
-			if err != nil {
-				return nil, "", &ExitError{Code: ExitFindings, Err: err}
-			}
-			return p, filepath.Dir(path), nil
-		}
+	p, isPlan, err := plan.ReadFile(path)
+	switch {
+	case isPlan && err != nil:
+		return nil, "", &ExitError{Code: ExitFindings, Err: err}
+	case err != nil:
+		return nil, "", &ExitError{Code: ExitUsage, Err: err}
+	case isPlan:
+		return p, filepath.Dir(path), nil
 	}
 	if compile == nil {
 		return nil, "", &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s is not a compiled plan; %s runs only plans: compile it with agentc compile, or run it with agentc", path, RuntimeProgram)}

@@ -4,9 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/internal/cli"
@@ -77,13 +74,12 @@ func buildAll(e cli.Env, args []string, w io.Writer, plans bool) ([]built, error
 // says why a plan does not read (cut short, say, or content that does not
 // match its digests).
 func readPlan(inst *manifest.Instance) (p *plan.Plan, ok bool, err error) {
-	if len(inst.Files) != 1 || !strings.EqualFold(filepath.Ext(inst.Files[0]), ".json") {
+	if len(inst.Files) != 1 {
 		return nil, false, nil
 	}
-	data, err := os.ReadFile(inst.Files[0])
-	if err != nil || !plan.IsPlan(data) {
-		return nil, false, nil
+	p, ok, err = plan.ReadFile(inst.Files[0])
+	if !ok {
+		return nil, false, nil // the loader reports a file it cannot read
 	}
-	p, err = plan.Read(inst.Files[0], data)
 	return p, true, err
 }
