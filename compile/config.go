@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
 	"cuelang.org/go/cue/token"
 	cueyaml "cuelang.org/go/encoding/yaml"
@@ -175,6 +176,16 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	if len(f.Decls) == 0 {
 		return c, nil // empty, or comments only
 	}
+	if e, ok := f.Decls[0].(*ast.EmbedDecl); ok && len(f.Decls) == 1 {
+		// Documents come as a list of no position of its own, which a
+		// list written in the file has.
+		if l, ok := e.Expr.(*ast.ListLit); ok && !l.Pos().IsValid() && len(l.Elts) > 1 {
+			return nil, configErrorAt(name, l.Elts[1].Pos(), fmt.Sprintf("the file holds %d YAML documents (separated by ---); want one", len(l.Elts)))
+		}
+	}
+	if err := duplicateKey(name, f.Decls, ""); err != nil {
+		return nil, err
+	}
 	v := cuecontext.New().BuildFile(f)
 	fail := func(v cue.Value, format string, args ...any) error {
 		return configErrorAt(name, v.Pos(), fmt.Sprintf(format, args...))
@@ -215,6 +226,37 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// duplicateKey finds a key written twice in one mapping, which YAML
+// forbids and which would otherwise be merged, or refused with a message
+// about values rather than keys.
+func duplicateKey(name string, decls []ast.Decl, prefix string) error {
+	seen := map[string]token.Pos{}
+	for _, d := range decls {
+		f, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		key, _, err := ast.LabelName(f.Label)
+		if err != nil {
+			continue
+		}
+		path := key
+		if prefix != "" {
+			path = prefix + "." + key
+		}
+		if first, dup := seen[key]; dup {
+			return configErrorAt(name, f.Pos(), fmt.Sprintf("%q is given twice (first on line %d): give each key once", path, first.Line()))
+		}
+		seen[key] = f.Pos()
+		if sl, ok := f.Value.(*ast.StructLit); ok {
+			if err := duplicateKey(name, sl.Elts, path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // yamlError positions an error of the YAML parser, which says
