@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"testing"
+	"time"
 
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/manifest"
@@ -35,8 +38,69 @@ func BenchmarkVetExample(b *testing.B) {
 
 // BenchmarkVetDir200 vets a directory of 200 manifests, one agent a file.
 func BenchmarkVetDir200(b *testing.B) {
+	dir := manifestDir(b, 200)
+	for b.Loop() {
+		vet(b, dir)
+	}
+}
+
+// BenchmarkVetDir vets directories of 100 and 1,000 manifests and reports
+// the heap's high-water mark (peak-heap-MiB, sampled every millisecond) and
+// the largest live heap a collection found (peak-live-MiB): vet lets each
+// agent go once it is checked, so both stay flat as the number grows.
+func BenchmarkVetDir(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dir := manifestDir(b, n)
+			runtime.GC()
+			peak := watchHeap()
+			for b.Loop() {
+				vet(b, dir)
+			}
+			heap, live := peak()
+			b.ReportMetric(float64(heap)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(live)/(1<<20), "peak-live-MiB")
+		})
+	}
+}
+
+// watchHeap samples the heap every millisecond until the function it
+// returns is called, which returns the largest heap (live objects and
+// garbage not yet swept) and the largest live heap seen.
+func watchHeap() func() (heap, live uint64) {
+	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	var heap, live uint64
+	read := func() {
+		metrics.Read(samples)
+		heap = max(heap, samples[0].Value.Uint64())
+		live = max(live, samples[1].Value.Uint64())
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				read()
+				return
+			case <-tick.C:
+				read()
+			}
+		}
+	}()
+	return func() (uint64, uint64) {
+		close(stop)
+		<-done
+		return heap, live
+	}
+}
+
+// manifestDir writes n manifests, one agent a file, into a new directory.
+func manifestDir(b *testing.B, n int) string {
 	dir := b.TempDir()
-	for i := range 200 {
+	for i := range n {
 		src := fmt.Sprintf(`name: "agent-%03d"
 model: {provider: "openai", name: "gpt-4o-2024-08-06", temperature: 0}
 instructions: "Classify the ticket you are given by area and urgency."
@@ -65,9 +129,7 @@ budgets: {deadline: "60s", tokens: 20000}
 			b.Fatal(err)
 		}
 	}
-	for b.Loop() {
-		vet(b, dir)
-	}
+	return dir
 }
 
 // BenchmarkDigestExample computes both digests of each example, from the

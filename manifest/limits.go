@@ -40,6 +40,10 @@ const heapMetric = "/memory/classes/heap/objects:bytes"
 // abandoned agent holds one CodeTooComplex error and no value, so no
 // later check evaluates it again.
 func (l *Loader) bounded(source string, files []string, load func(*Loader) *Instance) *Instance {
+	if l.built >= agentsPerContext {
+		l.renew()
+	}
+	l.built++
 	timeout := cmp.Or(l.EvalTimeout, DefaultEvalTimeout)
 	if timeout < 0 {
 		return load(l)
@@ -74,11 +78,12 @@ func (l *Loader) bounded(source string, files []string, load func(*Loader) *Inst
 	}
 }
 
-// abandon replaces the loader's CUE context, which the abandoned
-// goroutine goes on using, and returns the instance that reports why.
+// abandon replaces the loader's CUE context and module answers, which the
+// abandoned goroutine goes on using, and returns the instance that reports
+// why.
 func (l *Loader) abandon(source string, files []string, why string) *Instance {
-	fresh := NewLoader()
-	l.ctx, l.schema, l.top, l.module = fresh.ctx, fresh.schema, fresh.top, nil
+	l.renew()
+	l.module = nil
 	l.abandoned++
 	return &Instance{Source: source, Files: files, Errors: []*Error{{Code: CodeTooComplex, Pos: filePos(files[0]), Msg: why}}}
 }

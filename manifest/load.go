@@ -72,12 +72,13 @@ func IsAgent(v cue.Value) bool {
 	return n >= 2
 }
 
-// Loader loads manifests. One Loader compiles the schema once and may load
-// any number of manifests; it is not safe for concurrent use.
+// Loader loads manifests. One Loader may load any number of manifests; it
+// is not safe for concurrent use.
 type Loader struct {
 	ctx    *cue.Context
 	schema cue.Value
 	top    cue.Value       // _, to instantiate pattern and required fields of the schema
+	built  int             // agents built in ctx
 	module map[string]bool // whether a directory lies in a CUE module, by directory
 	// Stdin is read for the path "-"; nil means os.Stdin.
 	Stdin io.Reader
@@ -91,8 +92,25 @@ type Loader struct {
 	abandoned  int // evaluations given up on, still running
 }
 
+// agentsPerContext is how many agents the loader builds in one CUE context
+// before it starts a fresh one. A cue.Context keeps every instance built in
+// it for as long as it lives, so one context for a whole directory would
+// hold every agent to the end: memory would grow with the number of
+// manifests. A fresh context lets the agents of the last one go (those a
+// caller still holds keep theirs) and costs compiling #Manifest again,
+// under a millisecond, shared by this many agents.
+const agentsPerContext = 64
+
 // NewLoader returns a Loader with the embedded #Manifest schema compiled.
 func NewLoader() *Loader {
+	l := &Loader{}
+	l.renew()
+	return l
+}
+
+// renew gives the loader a fresh CUE context with #Manifest compiled in
+// it; values of different contexts are never combined.
+func (l *Loader) renew() {
 	ctx := cuecontext.New()
 	v := ctx.CompileBytes(SchemaSource, cue.Filename(SchemaFile))
 	if err := v.Err(); err != nil {
@@ -100,7 +118,7 @@ func NewLoader() *Loader {
 		// is a build defect, not an input error.
 		panic(fmt.Sprintf("agentc: embedded manifest schema does not compile: %v", err))
 	}
-	return &Loader{ctx: ctx, schema: v.LookupPath(cue.MakePath(cue.Def("Manifest"))), top: ctx.CompileString("_")}
+	l.ctx, l.schema, l.top, l.built = ctx, v.LookupPath(cue.MakePath(cue.Def("Manifest"))), ctx.CompileString("_"), 0
 }
 
 // ArgError reports a path argument that names nothing loadable. Callers
