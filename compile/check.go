@@ -50,11 +50,12 @@ type Compiler struct {
 	// compiling are the absolute paths of the agents being checked, each
 	// calling the next: one called again is a cycle.
 	compiling []string
+	compiled  compiledSchemas
 }
 
 // New returns a Compiler that loads through l.
 func New(l *manifest.Loader) *Compiler {
-	return &Compiler{loader: l, callees: map[string]calleeInfo{}, configs: map[string]configEntry{}}
+	return &Compiler{loader: l, callees: map[string]calleeInfo{}, configs: map[string]configEntry{}, compiled: compiledSchemas{}}
 }
 
 // Loader returns the loader the compiler loads agents with.
@@ -247,14 +248,14 @@ func (c *checker) readSchemaAt(path ...string) *Schema {
 
 func (c *checker) checkSchemas() {
 	if s := c.readSchemaAt("input", "schema"); s != nil {
-		c.ds = append(c.ds, checkSchema(s)...)
+		c.ds = append(c.ds, checkSchema(s, c.comp.compiled.compile)...)
 	}
 	if s := c.readSchemaAt("output", "schema"); s != nil {
-		c.ds = append(c.ds, checkSchema(s)...)
+		c.ds = append(c.ds, checkSchema(s, c.comp.compiled.compile)...)
 	}
 	for _, name := range c.toolNames() {
 		if s := c.readSchemaAt("capabilities", "tools", name, "input", "schema"); s != nil {
-			c.ds = append(c.ds, checkSchema(s)...)
+			c.ds = append(c.ds, checkSchema(s, c.comp.compiled.compile)...)
 		}
 	}
 }

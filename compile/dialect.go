@@ -86,6 +86,11 @@ var kept = set("title", "description")
 // Lower resolves an output's mode for a profile and lowers its contract
 // schema (JSON values as read from the manifest) to the profile's dialect.
 func Lower(prof Profile, mode string, schema any) (*plan.Lowering, error) {
+	return lower(prof, mode, schema, func(doc any) error { _, err := plan.CompileSchema(doc); return err })
+}
+
+// lower is Lower, with compile reporting whether a schema compiles.
+func lower(prof Profile, mode string, schema any, compile func(doc any) error) (*plan.Lowering, error) {
 	l := &plan.Lowering{Provider: prof.Provider}
 	var sent any
 	if prof.Everything {
@@ -104,7 +109,7 @@ func Lower(prof Profile, mode string, schema any) (*plan.Lowering, error) {
 		if lw.reason == "" {
 			// A lowered schema that does not compile (a $ref that no
 			// longer resolves) would be refused by the provider.
-			if _, err := plan.CompileSchema(sent); err != nil {
+			if err := compile(sent); err != nil {
 				lw.fail("", fmt.Sprintf("the lowered schema does not compile: %v", err))
 			}
 		}
@@ -508,7 +513,7 @@ func (c *checker) checkDialect() {
 		return
 	}
 	mode, _ := str(lookup(c.v, "output", "mode"))
-	l, err := Lower(prof, mode, s.Doc)
+	l, err := lower(prof, mode, s.Doc, c.comp.compiled.compile)
 	if err != nil {
 		return // SCHEMA_NUMBER reports it
 	}

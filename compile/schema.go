@@ -1,6 +1,8 @@
 package compile
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -190,8 +192,9 @@ func isEmpty(doc any) bool {
 // neither vacuous nor unsatisfiable as a whole, with no open or impossible
 // part where the value is described, use only known keywords and compile.
 // Vacuous and unsatisfiable are verdicts of the inclusion engine, given
-// only when it proves them.
-func checkSchema(s *Schema) []Diagnostic {
+// only when it proves them. compile says whether a schema document
+// compiles (see CompileSchema).
+func checkSchema(s *Schema, compile func(doc any) error) []Diagnostic {
 	var ds []Diagnostic
 	add := func(ptr string, code, format string, args ...any) {
 		ds = append(ds, diag(s.Pos(ptr), code, s.where(ptr)+": "+fmt.Sprintf(format, args...)))
@@ -212,8 +215,10 @@ func checkSchema(s *Schema) []Diagnostic {
 			return
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
-			kp := ptr + "/" + jsonpointer.Escape(k)
-			if !plan.IsKeyword(k) && !strings.HasPrefix(k, "x-") && !holdsTarget(targets, kp) {
+			if plan.IsKeyword(k) || strings.HasPrefix(k, "x-") {
+				continue
+			}
+			if kp := ptr + "/" + jsonpointer.Escape(k); !holdsTarget(targets, kp) {
 				add(kp, CodeSchemaUnknownKeyword, "unknown keyword %q is ignored by JSON Schema validation%s", k, keywordHint(k))
 			}
 		}
@@ -221,21 +226,19 @@ func checkSchema(s *Schema) []Diagnostic {
 			add(ptr+"/format", CodeSchemaUnknownFormat, "format %q is unknown to the validator and checks nothing", f)
 		}
 	})
-	walkValues(root, "", func(ptr string, v any) {
-		if n, ok := v.(json.Number); ok {
-			canon, exact, err := digest.CanonicalNumber(string(n))
-			switch {
-			case err != nil:
-				add(ptr, CodeSchemaNumberRange, "%v", err)
-			case !exact:
-				add(ptr, CodeSchemaNumber, "%s has more precision than a double holds: the digests see %s (validation uses the number as written)", n, canon)
-			}
+	walkNumbers(root, "", func(ptr string, n json.Number) {
+		canon, exact, err := digest.CanonicalNumber(string(n))
+		switch {
+		case err != nil:
+			add(ptr, CodeSchemaNumberRange, "%v", err)
+		case !exact:
+			add(ptr, CodeSchemaNumber, "%s has more precision than a double holds: the digests see %s (validation uses the number as written)", n, canon)
 		}
 	})
 	if hasError(ds) {
 		return ds
 	}
-	if d := compileSchema(s); d != nil {
+	if d := compileSchema(s, compile); d != nil {
 		return append(ds, *d)
 	}
 	an := inclusion.Analyze(root)
@@ -428,17 +431,31 @@ func conflict(keys []string) string {
 	return strings.Join(keys[:len(keys)-1], ", ") + " and " + keys[len(keys)-1] + " conflict"
 }
 
-// walkValues calls fn for every JSON value in a document, schema or data.
-func walkValues(doc any, ptr string, fn func(ptr string, v any)) {
-	fn(ptr, doc)
+// walkNumbers calls fn for every number in a JSON document, schema or
+// data, members in sorted order.
+func walkNumbers(doc any, ptr string, fn func(ptr string, n json.Number)) {
+	// Pointers are built only on the way to a number or a container.
+	holds := func(v any) bool {
+		switch v.(type) {
+		case json.Number, map[string]any, []any:
+			return true
+		}
+		return false
+	}
 	switch d := doc.(type) {
+	case json.Number:
+		fn(ptr, d)
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(d)) {
-			walkValues(d[k], ptr+"/"+jsonpointer.Escape(k), fn)
+			if holds(d[k]) {
+				walkNumbers(d[k], ptr+"/"+jsonpointer.Escape(k), fn)
+			}
 		}
 	case []any:
 		for i, v := range d {
-			walkValues(v, fmt.Sprintf("%s/%d", ptr, i), fn)
+			if holds(v) {
+				walkNumbers(v, ptr+"/"+strconv.Itoa(i), fn)
+			}
 		}
 	}
 }
@@ -504,6 +521,76 @@ func CompileSchema(doc any) (*jsonschema.Schema, error) { return plan.CompileSch
 
 var printer = message.NewPrinter(language.English)
 
+// compiledSchemas are the schema documents that compiled, by the SHA-256
+// of their text (appendDoc): the agents of one directory often share schemas, and
+// compiling one, validation against its meta-schema included, costs more
+// than every other check of it.
+type compiledSchemas map[[sha256.Size]byte]struct{}
+
+// maxCompiledSchemas bounds how many hashes a Compiler keeps (32 bytes
+// each).
+const maxCompiledSchemas = 4096
+
+// compile reports whether a schema document compiles, as CompileSchema
+// does, from memory when the same document compiled before.
+func (cs compiledSchemas) compile(doc any) error {
+	text, hashable := appendDoc(nil, doc)
+	key := sha256.Sum256(text)
+	if _, ok := cs[key]; hashable && ok {
+		return nil
+	}
+	if _, err := CompileSchema(doc); err != nil {
+		return err
+	}
+	if hashable && len(cs) < maxCompiledSchemas {
+		cs[key] = struct{}{}
+	}
+	return nil
+}
+
+// appendDoc appends a JSON document to b so that two documents append the
+// same bytes only when they are equal, number for number as written. It
+// reports false for a value that is not a JSON value as readSchema and
+// lowering make them.
+func appendDoc(b []byte, doc any) ([]byte, bool) {
+	str := func(b []byte, tag byte, s string) []byte {
+		return append(binary.AppendUvarint(append(b, tag), uint64(len(s))), s...)
+	}
+	ok := true
+	switch d := doc.(type) {
+	case nil:
+		b = append(b, 'n')
+	case bool:
+		if d {
+			b = append(b, 't')
+		} else {
+			b = append(b, 'f')
+		}
+	case json.Number:
+		b = str(b, '#', string(d))
+	case string:
+		b = str(b, '"', d)
+	case []any:
+		b = binary.AppendUvarint(append(b, '['), uint64(len(d)))
+		for _, v := range d {
+			if b, ok = appendDoc(b, v); !ok {
+				break
+			}
+		}
+	case map[string]any:
+		b = binary.AppendUvarint(append(b, '{'), uint64(len(d)))
+		for _, k := range slices.Sorted(maps.Keys(d)) {
+			b = str(b, '"', k)
+			if b, ok = appendDoc(b, d[k]); !ok {
+				break
+			}
+		}
+	default:
+		ok = false
+	}
+	return b, ok
+}
+
 // knownFormats caches, per format name, whether the validator asserts it.
 var knownFormats sync.Map
 
@@ -521,8 +608,8 @@ func knownFormat(name string) bool {
 
 // compileSchema reports the first reason a schema does not compile, at the
 // keyword responsible.
-func compileSchema(s *Schema) *Diagnostic {
-	_, err := CompileSchema(s.Doc)
+func compileSchema(s *Schema, compile func(doc any) error) *Diagnostic {
+	err := compile(s.Doc)
 	if err == nil {
 		return nil
 	}

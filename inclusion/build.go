@@ -198,6 +198,9 @@ func Walk(doc any, fn func(ptr, keyword string, sub any)) {
 			return
 		}
 		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if !schemaList[k] && !schemaOne[k] && !schemaMap[k] {
+				continue
+			}
 			val := m[k]
 			kp := ptr + "/" + jsonpointer.Escape(k)
 			list, isList := val.([]any)
@@ -257,7 +260,9 @@ func At(doc any, ptr string) (any, bool) {
 	if !strings.HasPrefix(ptr, "/") {
 		return nil, false
 	}
-	for _, tok := range strings.Split(ptr[1:], "/") {
+	for rest, more := ptr[1:], true; more; {
+		var tok string
+		tok, rest, more = strings.Cut(rest, "/")
 		tok = jsonpointer.Unescape(tok)
 		switch c := cur.(type) {
 		case map[string]any:

@@ -32,13 +32,13 @@ const heapMetric = "/memory/classes/heap/objects:bytes"
 
 // bounded loads one unit within the loader's bounds. CUE cannot be
 // interrupted while it evaluates (cuelang.org/go v0.17 has no limits and
-// takes no context), so the unit is loaded on a goroutine of its own, by a
-// copy of the loader. When a bound is passed, that goroutine is abandoned:
-// it runs on until it ends or the process exits, holding the CUE context
-// it started with, and the loader goes on with a fresh context, so later
-// agents are loaded and reported as usual. The instance returned for the
-// abandoned agent holds one CodeTooComplex error and no value, so no
-// later check evaluates it again.
+// takes no context), so the unit is loaded on another goroutine (see
+// evaluate), by a copy of the loader. When a bound is passed, that
+// goroutine is abandoned: it runs on until it ends or the process exits,
+// holding the CUE context it started with, and the loader goes on with a
+// fresh context, so later agents are loaded and reported as usual. The
+// instance returned for the abandoned agent holds one CodeTooComplex error
+// and no value, so no later check evaluates it again.
 func (l *Loader) bounded(source string, files []string, load func(*Loader) *Instance) *Instance {
 	if l.built >= agentsPerContext {
 		l.renew()
@@ -51,7 +51,7 @@ func (l *Loader) bounded(source string, files []string, load func(*Loader) *Inst
 	memory := cmp.Or(l.EvalMemory, DefaultEvalMemory)
 	work := *l
 	done := make(chan *Instance, 1)
-	go func() { done <- load(&work) }()
+	evaluate(func() { done <- load(&work) })
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	tick := time.NewTicker(watchEvery)
@@ -74,6 +74,42 @@ func (l *Loader) bounded(source string, files []string, load func(*Loader) *Inst
 				why = fmt.Sprintf("not loaded: the memory limit (%d MiB) was reached while the evaluation of an earlier manifest, given up, still runs", memory>>20)
 			}
 			return l.abandon(source, files, why)
+		}
+	}
+}
+
+// evalIdle is how long an evaluator goroutine waits for another agent to
+// load before it ends.
+const evalIdle = 5 * time.Second
+
+// evalJobs hands a job to an idle evaluator.
+var evalJobs = make(chan func())
+
+// evaluate runs job on an evaluator, a goroutine that runs bounded's loads
+// one after another: an idle one if there is one, else a new one. CUE's
+// evaluation recurses deeply, and growing a new goroutine's stack to fit
+// it costs about a tenth of loading a small agent; an evaluator's stack
+// has grown already. One left behind by a passed bound is busy, so the
+// next load goes to another.
+func evaluate(job func()) {
+	select {
+	case evalJobs <- job:
+	default:
+		go evaluator(job)
+	}
+}
+
+func evaluator(job func()) {
+	idle := time.NewTimer(evalIdle)
+	defer idle.Stop()
+	for {
+		job()
+		job = nil // what it holds is the loader's to keep, not ours
+		idle.Reset(evalIdle)
+		select {
+		case job = <-evalJobs:
+		case <-idle.C:
+			return
 		}
 	}
 }

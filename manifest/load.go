@@ -51,7 +51,7 @@ type Instance struct {
 
 // agentFields are the manifest's required top-level fields; a value that
 // declares two of them is an agent, even one that misses the third.
-var agentFields = []string{"name", "model", "instructions"}
+var agentFields = []cue.Path{cue.MakePath(cue.Str("name")), cue.MakePath(cue.Str("model")), cue.MakePath(cue.Str("instructions"))}
 
 // IsAgent says whether a loaded value is meant as an agent manifest: it
 // declares at least two of the manifest's required top-level fields (name,
@@ -65,7 +65,7 @@ func IsAgent(v cue.Value) bool {
 	}
 	n := 0
 	for _, f := range agentFields {
-		if v.LookupPath(cue.ParsePath(f)).Exists() {
+		if v.LookupPath(f).Exists() {
 			n++
 		}
 	}
@@ -112,8 +112,15 @@ func NewLoader() *Loader {
 // it; values of different contexts are never combined.
 func (l *Loader) renew() {
 	ctx := cuecontext.New()
-	v := ctx.CompileBytes(SchemaSource, cue.Filename(SchemaFile))
-	if err := v.Err(); err != nil {
+	// Parsed without its comments, which nothing reads, and parsed anew
+	// for each context: a syntax tree built twice grows.
+	f, err := parser.ParseFile(SchemaFile, SchemaSource)
+	var v cue.Value
+	if err == nil {
+		v = ctx.BuildFile(f)
+		err = v.Err()
+	}
+	if err != nil {
 		// The schema is embedded and covered by tests; failing to compile it
 		// is a build defect, not an input error.
 		panic(fmt.Sprintf("agentc: embedded manifest schema does not compile: %v", err))
