@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/run.sh times agentc side by side with what it is measured against:
 #   1. agentc vet of one example       vs cue vet of the same manifest with the #Manifest schema
-#   2. agentc vet of 200 manifests      vs cue vet ./... over them, one package a directory
+#   2. agentc vet of 1,000 manifests    vs cue vet ./... over them, one package a directory
+#      (and 2a, of 100: beside 2, whether peak memory grows with their number)
 #   3. agentc-runtime run plan.json     vs bench/floor, one request through the same SDK
 #   4. agentc run manifest.cue          vs bench/floor
 # It measures wall time with hyperfine (medians) and peak memory with
@@ -113,8 +114,9 @@ cue_version=$(go list -m -f '{{.Version}}' cuelang.org/go)
 log "installing cue $cue_version (go install cuelang.org/go/cmd/cue@$cue_version)"
 GOBIN=$tmp go install "cuelang.org/go/cmd/cue@$cue_version"
 
-log "generating 200 manifests"
-"$tmp/gen" -schema manifest/schema.cue -example examples/issue-triage.cue -n 200 -out "$work"
+log "generating 1,000 manifests, and 100"
+"$tmp/gen" -schema manifest/schema.cue -example examples/issue-triage.cue -n 1000 -out "$work"
+"$tmp/gen" -schema manifest/schema.cue -example examples/issue-triage.cue -n 100 -out "$work/n100"
 "$tmp/agentc" compile bench/testdata/agent.cue -o "$work/plan.json"
 
 # start_server [-same]: starts bench/server on a free loopback port and
@@ -155,8 +157,9 @@ for cmd in plan manifest floor; do
 done
 stop_server
 (cd "$work/example" && "$tmp/cue" vet -c schema.cue agent.cue) || fail "cue vet of the example failed"
-(cd "$work/tree" && "$tmp/cue" vet -c ./...) || fail "cue vet of the 200 manifests failed"
-"$tmp/agentc" vet examples/issue-triage.cue "$work/flat" >&2 || fail "agentc vet failed"
+(cd "$work/tree" && "$tmp/cue" vet -c ./...) || fail "cue vet of the 1,000 manifests failed"
+(cd "$work/n100/tree" && "$tmp/cue" vet -c ./...) || fail "cue vet of the 100 manifests failed"
+"$tmp/agentc" vet examples/issue-triage.cue "$work/flat" "$work/n100/flat" >&2 || fail "agentc vet failed"
 
 start_server
 base_q=$(q "$base")
@@ -196,7 +199,10 @@ floor_q="$(q "$tmp/floor") -request $(q "$root/bench/testdata/floor.json") -sche
 pair vet-example "$work/example" "$runs" \
 	"$agentc_q vet $(q "$root/examples/issue-triage.cue")" \
 	"$cue_q vet -c schema.cue agent.cue"
-pair vet-dir200 "$work/tree" "$runs_dir" \
+pair vet-dir100 "$work/n100/tree" "$runs_dir" \
+	"$agentc_q vet ../flat" \
+	"$cue_q vet -c ./..."
+pair vet-dir1000 "$work/tree" "$runs_dir" \
 	"$agentc_q vet ../flat" \
 	"$cue_q vet -c ./..."
 pair run-plan "$root" "$runs" \
@@ -224,7 +230,7 @@ command="bash bench/run.sh"
 [ "$write" = 1 ] && command="$command --write"
 {
 	echo "Date: $(date -u +%Y-%m-%d)"
-	echo "Mode: $mode: each command timed $(count "$runs" time) ($runs_dir for pair 2) in $(count "$blocks" block) alternating with its floor's, after $(count "$warmup" "warm-up run"); peak RSS the largest of $(count "$rss_runs" run)"
+	echo "Mode: $mode: each command timed $(count "$runs" time) ($runs_dir for pairs 2 and 2a) in $(count "$blocks" block) alternating with its floor's, after $(count "$warmup" "warm-up run"); peak RSS the largest of $(count "$rss_runs" run)"
 	echo "Machine: $(uname -srm), $(nproc) cores${cpu:+, $cpu}; 1-minute load average $load_before before timing, $load_after after"
 	echo "Versions: $(go env GOVERSION), cue $cue_version, $(hyperfine --version)${commit:+, agentc at $commit}"
 	echo "Command: \`$command\`"

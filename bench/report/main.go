@@ -32,20 +32,24 @@ import (
 	"strings"
 )
 
-// Pair is one side-by-side comparison and its target.
+// Pair is one side-by-side comparison and its targets: the largest
+// acceptable ratios of agentc's measure to the floor's, 0 for none.
 type Pair struct {
 	ID     string  // the results' file names
 	Name   string  // what the table calls it
 	Floor  string  // what agentc is compared with
-	Wall   float64 // the largest acceptable ratio of the medians
-	Memory float64 // the largest acceptable ratio of the peak RSS; 0: no target
+	Wall   float64 // of the median wall times
+	CPU    float64 // of the mean CPU times
+	Memory float64 // of the peak RSS
 }
 
 // Pairs are the comparisons, in the order of the issue that set the
-// targets.
+// targets. 2a has none: beside 2, it shows whether vet's peak memory
+// grows with the number of manifests.
 var Pairs = []Pair{
 	{ID: "vet-example", Name: "1. `vet` one example", Floor: "`cue vet`", Wall: 1.2},
-	{ID: "vet-dir200", Name: "2. `vet` 200 manifests", Floor: "`cue vet ./...`", Wall: 2},
+	{ID: "vet-dir100", Name: "2a. `vet` 100 manifests", Floor: "`cue vet ./...`"},
+	{ID: "vet-dir1000", Name: "2. `vet` 1,000 manifests", Floor: "`cue vet ./...`", CPU: 1.5, Memory: 1},
 	{ID: "run-plan", Name: "3. `run plan.json`", Floor: "floor", Wall: 1.5, Memory: 1.5},
 	{ID: "run-manifest", Name: "4. `run manifest.cue`", Floor: "floor", Wall: 2.5},
 }
@@ -128,7 +132,26 @@ func (r Row) MemoryRatio() float64 { return float64(r.AgentcPeak) / float64(r.Fl
 
 // Met reports whether the row meets every target of its pair.
 func (r Row) Met() bool {
-	return r.WallRatio() <= r.Wall && (r.Memory == 0 || r.MemoryRatio() <= r.Memory)
+	return (r.Wall == 0 || r.WallRatio() <= r.Wall) &&
+		(r.CPU == 0 || r.CPURatio() <= r.CPU) &&
+		(r.Memory == 0 || r.MemoryRatio() <= r.Memory)
+}
+
+// Target says the pair's targets, "–" for none.
+func (p Pair) Target() string {
+	var ts []string
+	for _, t := range []struct {
+		ratio float64
+		what  string
+	}{{p.Wall, "wall"}, {p.CPU, "CPU"}, {p.Memory, "memory"}} {
+		if t.ratio > 0 {
+			ts = append(ts, fmt.Sprintf("≤%s× %s", num(t.ratio), t.what))
+		}
+	}
+	if len(ts) == 0 {
+		return "–"
+	}
+	return strings.Join(ts, ", ")
 }
 
 // Measure reads one pair's results from dir: ID.json, or the blocks
@@ -278,12 +301,11 @@ func Section(rows []Row, env []byte) []byte {
 	b.WriteString("| pair | agentc median | floor | floor median | ratio | CPU ratio | agentc peak RSS | floor peak RSS | RSS ratio | target | met |\n")
 	b.WriteString("|---|--:|---|--:|--:|--:|--:|--:|--:|---|---|\n")
 	for _, r := range rows {
-		target := fmt.Sprintf("≤%s× wall", num(r.Wall))
-		if r.Memory > 0 {
-			target += fmt.Sprintf(", ≤%s× memory", num(r.Memory))
-		}
-		met := "met"
-		if !r.Met() {
+		target, met := r.Target(), "met"
+		switch {
+		case target == "–":
+			met = "–"
+		case !r.Met():
 			met = "**not met**"
 		}
 		cpu := "–"

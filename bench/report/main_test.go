@@ -56,19 +56,32 @@ func results(t *testing.T, ratios map[string]float64) string {
 	return dir
 }
 
+// pair returns the pair with an ID.
+func pair(t *testing.T, id string) Pair {
+	t.Helper()
+	for _, p := range Pairs {
+		if p.ID == id {
+			return p
+		}
+	}
+	t.Fatalf("no pair %s", id)
+	return Pair{}
+}
+
 func TestMeasure(t *testing.T) {
-	dir := results(t, map[string]float64{"vet-example": 1.5, "vet-dir200": 1, "run-plan": 1.2, "run-manifest": 2.5})
+	dir := results(t, map[string]float64{"vet-example": 1.5, "vet-dir100": 1, "vet-dir1000": 1, "run-plan": 1.2, "run-manifest": 2.5})
 	for _, tc := range []struct {
-		pair      int
+		pair      string
 		wallRatio float64
 		met       bool
 	}{
-		{0, 1.5, false}, // wall 1.5× > 1.2×
-		{1, 1, true},    // wall within 2×
-		{2, 1.2, false}, // wall within 1.5×, memory 2× > 1.5×
-		{3, 2.5, true},  // wall exactly at 2.5×, no memory target
+		{"vet-example", 1.5, false}, // wall 1.5× > 1.2×
+		{"vet-dir100", 1, true},     // no target
+		{"vet-dir1000", 1, false},   // CPU 2× > 1.5×, memory 2× > 1×
+		{"run-plan", 1.2, false},    // wall within 1.5×, memory 2× > 1.5×
+		{"run-manifest", 2.5, true}, // wall exactly at 2.5×, no memory target
 	} {
-		p := Pairs[tc.pair]
+		p := pair(t, tc.pair)
 		r, err := Measure(dir, p)
 		if err != nil {
 			t.Fatal(err)
@@ -96,6 +109,7 @@ func TestMeasure(t *testing.T) {
 func TestMeasureBlocks(t *testing.T) {
 	dir := results(t, map[string]float64{"run-plan": 1})
 	os.Remove(filepath.Join(dir, "run-plan.json"))
+	runPlan := pair(t, "run-plan")
 	block := func(agentc, floor []float64, cpu float64) string {
 		a, _ := json.Marshal(agentc)
 		f, _ := json.Marshal(floor)
@@ -105,7 +119,7 @@ func TestMeasureBlocks(t *testing.T) {
 	}
 	write(t, dir, "run-plan.1.json", block([]float64{0.1, 0.2, 0.3}, []float64{0.1, 0.1, 0.1}, 0.2))
 	write(t, dir, "run-plan.2.json", block([]float64{0.4, 0.5, 0.6}, []float64{0.2, 0.2, 0.2}, 0.4))
-	r, err := Measure(dir, Pairs[2])
+	r, err := Measure(dir, runPlan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +131,7 @@ func TestMeasureBlocks(t *testing.T) {
 		t.Errorf("agentc's CPU time %g, want 0.3", r.AgentcCPU)
 	}
 	write(t, dir, "run-plan.3.json", `{"results": [{"command": "agentc", "median": 1}]}`)
-	if _, err := Measure(dir, Pairs[2]); err == nil {
+	if _, err := Measure(dir, runPlan); err == nil {
 		t.Error("a block with one command was taken")
 	}
 }
@@ -137,7 +151,7 @@ func TestMeasureRefuses(t *testing.T) {
 	} {
 		dir := results(t, map[string]float64{"vet-example": 1})
 		spoil(dir)
-		if _, err := Measure(dir, Pairs[0]); err == nil {
+		if _, err := Measure(dir, pair(t, "vet-example")); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -160,9 +174,10 @@ func TestMedian(t *testing.T) {
 
 func TestSection(t *testing.T) {
 	rows := []Row{
-		{Pair: Pairs[0], AgentcMedian: 0.0853, FloorMedian: 0.0412, AgentcCPU: 0.08, FloorCPU: 0.05, AgentcPeak: 61440, FloorPeak: 40960},
-		{Pair: Pairs[2], AgentcMedian: 0.012, FloorMedian: 0.010, AgentcPeak: 20480, FloorPeak: 15360},
-		{Pair: Pairs[1], AgentcMedian: 1.25, FloorMedian: 0.75, AgentcCPU: 1.2, FloorCPU: 0.4, AgentcPeak: 204800, FloorPeak: 102400},
+		{Pair: pair(t, "vet-example"), AgentcMedian: 0.0853, FloorMedian: 0.0412, AgentcCPU: 0.08, FloorCPU: 0.05, AgentcPeak: 61440, FloorPeak: 40960},
+		{Pair: pair(t, "run-plan"), AgentcMedian: 0.012, FloorMedian: 0.010, AgentcPeak: 20480, FloorPeak: 15360},
+		{Pair: pair(t, "vet-dir1000"), AgentcMedian: 1.25, FloorMedian: 1.5, AgentcCPU: 1.2, FloorCPU: 1, AgentcPeak: 61440, FloorPeak: 102400},
+		{Pair: pair(t, "vet-dir100"), AgentcMedian: 0.25, FloorMedian: 0.2, AgentcCPU: 0.2, FloorCPU: 0.1, AgentcPeak: 51200, FloorPeak: 40960},
 	}
 	env := "Date: 2026-12-01\nMode: full\nempty: \nnot a pair\nCommand: `bash bench/run.sh --write`\n"
 	want := StartMarker + `
@@ -170,7 +185,8 @@ func TestSection(t *testing.T) {
 |---|--:|---|--:|--:|--:|--:|--:|--:|---|---|
 | 1. ` + "`vet` one example | 85.3 ms | `cue vet` | 41.2 ms | 2.07× | 1.60× | 60.0 MiB | 40.0 MiB | 1.50× | ≤1.2× wall | **not met** |" + `
 | 3. ` + "`run plan.json` | 12.0 ms | floor | 10.0 ms | 1.20× | – | 20.0 MiB | 15.0 MiB | 1.33× | ≤1.5× wall, ≤1.5× memory | met |" + `
-| 2. ` + "`vet` 200 manifests | 1.250 s | `cue vet ./...` | 750.0 ms | 1.67× | 3.00× | 200.0 MiB | 100.0 MiB | 2.00× | ≤2× wall | met |" + `
+| 2. ` + "`vet` 1,000 manifests | 1.250 s | `cue vet ./...` | 1.500 s | 0.83× | 1.20× | 60.0 MiB | 100.0 MiB | 0.60× | ≤1.5× CPU, ≤1× memory | met |" + `
+| 2a. ` + "`vet` 100 manifests | 250.0 ms | `cue vet ./...` | 200.0 ms | 1.25× | 2.00× | 50.0 MiB | 40.0 MiB | 1.25× | – | – |" + `
 
 - Date: 2026-12-01
 - Mode: full
@@ -213,7 +229,7 @@ func TestReplace(t *testing.T) {
 }
 
 func TestRun(t *testing.T) {
-	dir := results(t, map[string]float64{"vet-example": 1, "vet-dir200": 1, "run-plan": 1, "run-manifest": 1})
+	dir := results(t, map[string]float64{"vet-example": 1, "vet-dir100": 1, "vet-dir1000": 1, "run-plan": 1, "run-manifest": 1})
 	env := filepath.Join(dir, "env")
 	write(t, dir, "env", "Mode: short\n")
 	doc := filepath.Join(dir, "BENCHMARKS.md")
