@@ -522,9 +522,9 @@ func CompileSchema(doc any) (*jsonschema.Schema, error) { return plan.CompileSch
 var printer = message.NewPrinter(language.English)
 
 // compiledSchemas are the schema documents that compiled, by the SHA-256
-// of their text (appendDoc): the agents of one directory often share schemas, and
-// compiling one, validation against its meta-schema included, costs more
-// than every other check of it.
+// of their text (appendDoc): the agents of one directory often share
+// schemas, and compiling one, validation against its meta-schema
+// included, costs more than every other check of it.
 type compiledSchemas map[[sha256.Size]byte]struct{}
 
 // maxCompiledSchemas bounds how many hashes a Compiler keeps (32 bytes
