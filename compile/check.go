@@ -55,7 +55,7 @@ type Compiler struct {
 
 // New returns a Compiler that loads through l.
 func New(l *manifest.Loader) *Compiler {
-	return &Compiler{loader: l, callees: map[string]calleeInfo{}, configs: map[string]configEntry{}, compiled: compiledSchemas{}}
+	return &Compiler{loader: l, callees: map[string]calleeInfo{}, configs: map[string]configEntry{}}
 }
 
 // Loader returns the loader the compiler loads agents with.

@@ -521,11 +521,15 @@ func CompileSchema(doc any) (*jsonschema.Schema, error) { return plan.CompileSch
 
 var printer = message.NewPrinter(language.English)
 
-// compiledSchemas are the schema documents that compiled, by the SHA-256
-// of their text (appendDoc): the agents of one directory often share
-// schemas, and compiling one, validation against its meta-schema
+// compiledSchemas remembers the schema documents that compiled, by the
+// SHA-256 of their text (appendDoc): the agents of one directory often
+// share schemas, and compiling one, validation against its meta-schema
 // included, costs more than every other check of it.
-type compiledSchemas map[[sha256.Size]byte]struct{}
+type compiledSchemas struct {
+	seen map[[sha256.Size]byte]struct{}
+	text []byte   // a document's text, reused
+	keys []string // members' names, a stack reused
+}
 
 // maxCompiledSchemas bounds how many hashes a Compiler keeps (32 bytes
 // each).
@@ -533,17 +537,21 @@ const maxCompiledSchemas = 4096
 
 // compile reports whether a schema document compiles, as CompileSchema
 // does, from memory when the same document compiled before.
-func (cs compiledSchemas) compile(doc any) error {
-	text, hashable := appendDoc(nil, doc)
+func (cs *compiledSchemas) compile(doc any) error {
+	text, hashable := cs.appendDoc(cs.text[:0], doc)
+	cs.text = text
 	key := sha256.Sum256(text)
-	if _, ok := cs[key]; hashable && ok {
+	if _, ok := cs.seen[key]; hashable && ok {
 		return nil
 	}
 	if _, err := CompileSchema(doc); err != nil {
 		return err
 	}
-	if hashable && len(cs) < maxCompiledSchemas {
-		cs[key] = struct{}{}
+	if hashable && len(cs.seen) < maxCompiledSchemas {
+		if cs.seen == nil {
+			cs.seen = map[[sha256.Size]byte]struct{}{}
+		}
+		cs.seen[key] = struct{}{}
 	}
 	return nil
 }
@@ -552,7 +560,7 @@ func (cs compiledSchemas) compile(doc any) error {
 // same bytes only when they are equal, number for number as written. It
 // reports false for a value that is not a JSON value as readSchema and
 // lowering make them.
-func appendDoc(b []byte, doc any) ([]byte, bool) {
+func (cs *compiledSchemas) appendDoc(b []byte, doc any) ([]byte, bool) {
 	str := func(b []byte, tag byte, s string) []byte {
 		return append(binary.AppendUvarint(append(b, tag), uint64(len(s))), s...)
 	}
@@ -573,18 +581,23 @@ func appendDoc(b []byte, doc any) ([]byte, bool) {
 	case []any:
 		b = binary.AppendUvarint(append(b, '['), uint64(len(d)))
 		for _, v := range d {
-			if b, ok = appendDoc(b, v); !ok {
+			if b, ok = cs.appendDoc(b, v); !ok {
 				break
 			}
 		}
 	case map[string]any:
 		b = binary.AppendUvarint(append(b, '{'), uint64(len(d)))
-		for _, k := range slices.Sorted(maps.Keys(d)) {
+		from := len(cs.keys)
+		cs.keys = slices.AppendSeq(cs.keys, maps.Keys(d))
+		slices.Sort(cs.keys[from:])
+		for i := from; i < from+len(d); i++ {
+			k := cs.keys[i]
 			b = str(b, '"', k)
-			if b, ok = appendDoc(b, d[k]); !ok {
+			if b, ok = cs.appendDoc(b, d[k]); !ok {
 				break
 			}
 		}
+		cs.keys = cs.keys[:from]
 	default:
 		ok = false
 	}

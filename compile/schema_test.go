@@ -25,7 +25,8 @@ func TestAppendDoc(t *testing.T) {
 		{`{"a":{"b":1},"c":2}`, `{"a":{"b":1,"c":2}}`},
 	}
 	text := func(s string) []byte {
-		b, ok := appendDoc(nil, mustDoc(t, s))
+		var cs compiledSchemas
+		b, ok := cs.appendDoc(nil, mustDoc(t, s))
 		if !ok {
 			t.Fatalf("%s: not a JSON document", s)
 		}
@@ -41,7 +42,8 @@ func TestAppendDoc(t *testing.T) {
 			t.Errorf("%s and %s are the same", p[0], p[1])
 		}
 	}
-	if _, ok := appendDoc(nil, map[string]any{"a": 1}); ok {
+	var cs compiledSchemas
+	if _, ok := cs.appendDoc(nil, map[string]any{"a": 1}); ok {
 		t.Error("a Go int is taken for a JSON value")
 	}
 }
@@ -49,15 +51,15 @@ func TestAppendDoc(t *testing.T) {
 // TestCompiledSchemas: a schema that compiled is not compiled again, and
 // one that does not compile says why every time.
 func TestCompiledSchemas(t *testing.T) {
-	cs := compiledSchemas{}
+	var cs compiledSchemas
 	good := `{"type":"object","properties":{"a":{"type":"string","pattern":"^x"}}}`
 	for range 2 {
 		if err := cs.compile(mustDoc(t, good)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(cs) != 1 {
-		t.Errorf("%d schemas remembered, want 1", len(cs))
+	if len(cs.seen) != 1 {
+		t.Errorf("%d schemas remembered, want 1", len(cs.seen))
 	}
 	bad := `{"type":"object","properties":{"a":{"type":"string","pattern":"("}}}`
 	for range 2 {
@@ -65,10 +67,10 @@ func TestCompiledSchemas(t *testing.T) {
 			t.Fatal("an invalid pattern compiled")
 		}
 	}
-	if len(cs) != 1 {
-		t.Errorf("%d schemas remembered, want only the one that compiled", len(cs))
+	if len(cs.seen) != 1 {
+		t.Errorf("%d schemas remembered, want only the one that compiled", len(cs.seen))
 	}
-	if err := cs.compile(map[string]any{"minLength": 1}); err != nil || len(cs) != 1 {
-		t.Errorf("a document with a Go int: %v, %d remembered; want it compiled and not remembered", err, len(cs))
+	if err := cs.compile(map[string]any{"minLength": 1}); err != nil || len(cs.seen) != 1 {
+		t.Errorf("a document with a Go int: %v, %d remembered; want it compiled and not remembered", err, len(cs.seen))
 	}
 }

@@ -183,6 +183,14 @@ func (a ivals) hasInteger() bool {
 		if iv.lo.v == nil || iv.hi.v == nil {
 			return true
 		}
+		if lo, ok := iv.lo.least(); ok {
+			if hi, ok := iv.hi.greatest(); ok {
+				if lo <= hi {
+					return true
+				}
+				continue
+			}
+		}
 		n := ceil(iv.lo.v)
 		if iv.lo.open && isInt(iv.lo.v) {
 			n.Add(n, big.NewInt(1))
@@ -213,6 +221,18 @@ func (a ivals) hasNatural(from int64) bool {
 	for _, iv := range a {
 		if iv.hi.v == nil {
 			return true
+		}
+		if hi, ok := iv.hi.greatest(); ok {
+			lo, ok := iv.lo.least()
+			if iv.lo.v == nil {
+				lo, ok = from, true
+			}
+			if ok {
+				if max(lo, from) <= hi {
+					return true
+				}
+				continue
+			}
 		}
 		// the least integer in the interval that is at least from
 		n := big.NewInt(from)
@@ -253,6 +273,38 @@ func (a ivals) contains(r *big.Rat) bool {
 }
 
 func isInt(r *big.Rat) bool { return r.IsInt() }
+
+// smallInt is the bound below which least and greatest answer without
+// big numbers: far from overflowing when one is added.
+const smallInt = 1 << 62
+
+// least returns the least integer a lower bound admits, when the bound is
+// a small integer: most bounds are, and big numbers allocate.
+func (b bound) least() (int64, bool) {
+	n, ok := smallValue(b.v)
+	if ok && b.open {
+		n++
+	}
+	return n, ok
+}
+
+// greatest returns the greatest integer an upper bound admits, when the
+// bound is a small integer.
+func (b bound) greatest() (int64, bool) {
+	n, ok := smallValue(b.v)
+	if ok && b.open {
+		n--
+	}
+	return n, ok
+}
+
+func smallValue(r *big.Rat) (int64, bool) {
+	if r == nil || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	n := r.Num().Int64()
+	return n, n > -smallInt && n < smallInt
+}
 
 func ceil(r *big.Rat) *big.Int {
 	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
