@@ -178,6 +178,13 @@ func TestReadCallees(t *testing.T) {
 		{"callee without a format", bytes.Replace(data, []byte(`"format": "`+Format+`"`), []byte(`"format": ""`), 1),
 			formatAt + `callees.label.plan: not an agentc plan: no "format" field`},
 		{"callee without its plan", dropCalleePlan(t, data), `plan.json: tool "label": the plan holds no compiled agent for it; compile the agent again (agentc compile)`},
+		// encoding/json matches keys in any case, and takes the last of
+		// two: where the file's keys do not lead to the callee's plan as
+		// written, its problem is not positioned.
+		{"callees under a key in other case", bytes.Replace(replace("Label the issue.", "Close the issue."), []byte(`"callees": {`), []byte(`"Callees": {`), 1),
+			"plan.json: callees.label.plan: the plan's content does not match its digests"},
+		{"callees twice, null first", bytes.Replace(replace("Label the issue.", "Close the issue."), []byte(`"callees": {`), []byte(`"callees": null, "callees": {`), 1),
+			"plan.json: callees.label.plan: the plan's content does not match its digests"},
 		{"resealed callee", resealCallee(t, data), "plan.json: the plan's content does not match its digests; it was changed after it was compiled (plan: recorded " + string(p.Digests.Plan)},
 		{"callee's contract", replace(`"contract": "`+string(child.Digests.Contract)+`",
       "dir"`, `"contract": "`+string(testPlan(t).Digests.Contract)+`",
@@ -257,14 +264,22 @@ func TestReadNesting(t *testing.T) {
 		deep = wrap(deep, 1)
 	}
 	wide := wrap(wrap(leaf, 8), 8) // 1 + 8 + 64 agents
+	// As deep as allowed, and too many: 1 + 1 + 10 × 7 agents.
+	shallower := leaf
+	for range MaxCalleeDepth - 2 {
+		shallower = wrap(shallower, 1)
+	}
+	deepAndWide := wrap(wrap(shallower, 10), 1)
 	tests := []struct {
 		name string
 		p    *Plan
 		want string // "" when it reads
 	}{
 		{"deepest allowed", deep, ""},
+		{"most agents allowed", wrap(leaf, MaxAgents-1), ""},
 		{"one deeper", wrap(deep, 1), fmt.Sprintf("plan.json: agents call agents %d deep in this plan, more than the %d agentc allows", MaxCalleeDepth+1, MaxCalleeDepth)},
 		{"too many", wide, fmt.Sprintf("plan.json: the plan holds 73 agents (callees of callees counted each time they are called), more than the %d agentc allows", MaxAgents)},
+		{"too many at the deepest allowed", deepAndWide, fmt.Sprintf("plan.json: the plan holds 72 agents (callees of callees counted each time they are called), more than the %d agentc allows", MaxAgents)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -219,3 +219,20 @@ func TestOutputToolName(t *testing.T) {
 		t.Errorf("renaming the output tool: digests %+v, then %+v; want the plan digest alone to move", sealed, p.Digests)
 	}
 }
+
+// TestWay: each output mode says how its answer comes back, naming the
+// output tool in tool mode.
+func TestWay(t *testing.T) {
+	for _, tt := range []struct {
+		l    Lowering
+		want string
+	}{
+		{Lowering{Mode: ModeTool, Tool: "answer_806676ea"}, "output tool answer_806676ea"},
+		{Lowering{Mode: ModeNative}, "answer in the provider's response format (native mode), no output tool"},
+		{Lowering{Mode: ModePrompted}, "answer as JSON in the reply's text (prompted mode), no output tool"},
+	} {
+		if got := tt.l.Way(); got != tt.want {
+			t.Errorf("mode %s: %q, want %q", tt.l.Mode, got, tt.want)
+		}
+	}
+}

@@ -149,3 +149,28 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestIsPlan: a plan of any format version is told from a manifest by its
+// format field; text that is not JSON is no plan.
+func TestIsPlan(t *testing.T) {
+	data, err := testPlan(t).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		data string
+		want bool
+	}{
+		{string(data), true},
+		{`{"format": "agentc.plan/v1"}`, true},
+		{`{"format": "agentc.plan/v99", "agent": 1}`, true},
+		{`{"name": "triage", "instructions": "Triage the issue."}`, false},
+		{`{"format": "agentc.manifest/v1"}`, false},
+		{`{"format": "agentc.plan/v4"`, false},
+		{`["agentc.plan/v4"]`, false},
+	} {
+		if got := IsPlan([]byte(tt.data)); got != tt.want {
+			t.Errorf("IsPlan(%.40q) = %v, want %v", tt.data, got, tt.want)
+		}
+	}
+}

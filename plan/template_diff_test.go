@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,7 +19,9 @@ import (
 // The tests in this file run a template through ParseTemplate and through
 // text/template and require the two to agree: both parse or neither does;
 // both execute or neither does; and when both execute, they write the same
-// bytes. Error messages may differ.
+// bytes. TestTemplateAgainstTextTemplate also requires the same error
+// messages, but where messageDisagreement allows them to differ;
+// FuzzTemplate does not compare messages.
 
 // diffName is the name every compared template is parsed under.
 const diffName = "t"
@@ -1029,6 +1032,53 @@ var diffDeepTemplates = []string{
 	`{{template "t" .}}`,
 }
 
+// diffGoSeven is what diffGoData's pointer points to.
+var diffGoSeven = 7
+
+// diffGoData holds Go values no JSON decoder makes: unsigned integers,
+// pointers and comparable structs. The runtime renders templates over
+// JSON alone, but Execute takes any value, and compares and prints these
+// as text/template does.
+var diffGoData = map[string]any{
+	"u0": uint(0), "u3": uint(3), "u8": uint8(200), "i0": 0, "i3": 3, "neg": -1,
+	"p": &diffGoSeven, "pnil": (*int)(nil),
+	"st": struct{ A int }{1}, "st2": struct{ A int }{1}, "st3": struct{ A int }{2},
+	"xs": []any{"a", "b", "c", "d"},
+}
+
+// diffGoTemplates are rendered over diffGoData by TestTemplateOverGoValues.
+// They read no field of a struct, which text/template reads and
+// ParseTemplate does not.
+var diffGoTemplates = []string{
+	`{{if .u0}}t{{else}}f{{end}}`,
+	`{{if .u3}}t{{else}}f{{end}}`,
+	`{{not .u0}} {{not .u3}} {{and .u3 .u0}} {{or .u0 .u3}}`,
+	`{{.u3}} {{.u8}} {{print .u3 .u8}} {{printf "%d" .u8}}`,
+	`{{.p}} {{.pnil}} {{html .p}} {{urlquery .p .pnil}}`,
+	`{{range .u3}}{{.}},{{end}}`,
+	`{{range .u0}}x{{else}}none{{end}}`,
+	`{{index .xs .u3}}`,
+	`{{index .xs .u8}}`,
+	`{{slice .xs .u0 .u3}}`,
+	`{{len .p}}`,
+	`{{if .p}}t{{end}}{{if .pnil}}t{{else}}f{{end}}`,
+	`{{eq .u3 .u3}} {{eq .u0 .u3}} {{eq .u3 .u8}} {{ne .u3 .u0}}`,
+	`{{eq .i0 .u0}} {{eq .u0 .i0}} {{eq .i3 .u3}} {{eq .u3 .i3}} {{eq .neg .u3}} {{eq .u3 .neg}} {{eq .i0 .u3}} {{eq .u3 .i0}}`,
+	`{{eq .u3 3}} {{eq 3 .u3}} {{eq .u0 0}} {{eq 0 .u0}} {{eq .u3 1 2 3}}`,
+	`{{lt .u0 .u3}} {{lt .u3 .u3}} {{lt .u8 .u3}} {{le .u3 .u3}} {{gt .u8 .u3}} {{ge .u0 .u3}}`,
+	`{{lt .i0 .u0}} {{lt .i3 .u3}} {{lt .neg .u0}} {{lt .i0 .u3}} {{lt 4 .u3}}`,
+	`{{lt .u0 .i0}} {{lt .u3 .i3}} {{lt .u0 .neg}} {{lt .u0 .i3}} {{lt .u3 4}} {{lt .u3 2}}`,
+	`{{le .i3 .u3}} {{ge .u3 .i3}} {{gt .u3 .neg}} {{gt .neg .u3}}`,
+	`{{eq .st .st2}} {{eq .st .st3}} {{ne .st .st3}}`,
+	`{{eq .st .u3}}`,
+	`{{eq .st .xs}}`,
+	`{{eq .xs .st}}`,
+	`{{eq .p .p}}`,
+	`{{eq .pnil nil}}`,
+	`{{lt .st .st2}}`,
+	`{{lt .p .p}}`,
+}
+
 // diffNumberMethods are the methods of json.Number. text/template calls a
 // method named by a field (.n.String); ParseTemplate's evaluator does not,
 // so templates naming one are compared only over data decoded without
@@ -1093,6 +1143,7 @@ type diffParsed struct {
 	planPanicked          bool
 	refPanicked           bool
 	namesNumberMethod     bool
+	hasChain              bool // a field of a parenthesised value, (.x).y
 	refTrees              map[string]*parse.Tree
 }
 
@@ -1134,6 +1185,7 @@ func diffParse(text string) *diffParsed {
 					idents = n.Ident
 				case *parse.ChainNode:
 					idents = n.Field
+					p.hasChain = true
 				case *parse.VariableNode:
 					idents = n.Ident[1:]
 				}
@@ -1164,10 +1216,11 @@ func (p *diffParsed) parseDisagreement() string {
 }
 
 // executeDisagreement renders p over data with both, with missing keys an
-// error if missingKeyErr, and describes how they disagree, or is "". skip
+// error if missingKeyErr, and describes how they disagree, or is "": in
+// the messages of failures too if messages (see messageDisagreement). skip
 // says the case could not be compared: text/template panicked or wrote
 // more than diffOutputLimit.
-func (p *diffParsed) executeDisagreement(data any, missingKeyErr bool) (msg string, skip bool) {
+func (p *diffParsed) executeDisagreement(data any, missingKeyErr, messages bool) (msg string, skip bool) {
 	ref, eval := p.ref, p.plan
 	if missingKeyErr {
 		ref, eval = p.refMissingKeyErr, eval.MissingKeyError()
@@ -1185,8 +1238,32 @@ func (p *diffParsed) executeDisagreement(data any, missingKeyErr bool) (msg stri
 			got.err = errDiffOutputLimit
 		}
 		return fmt.Sprintf("text/template: %v\nParseTemplate: %v", want, got), false
+	case messages && want.err != nil:
+		return p.messageDisagreement(want.err, got.err), false
 	}
 	return "", false
+}
+
+// messageDisagreement describes how two failures' messages differ, or is
+// "". They must be the same words, but in three places where
+// ParseTemplate says more, or says it elsewhere: where text/template
+// reports a panic of package reflect, ParseTemplate names the problem
+// (len of no value, an index out of range); a failure in a chain,
+// (.x).y, is placed at the chain, not at its operand; and call does not
+// name its argument as it is written.
+func (p *diffParsed) messageDisagreement(want, got error) string {
+	w, g := want.Error(), got.Error()
+	switch {
+	case w == g, strings.Contains(w, ": reflect: "), strings.Contains(w, "error calling call: "):
+		return ""
+	case p.hasChain:
+		_, wTail, _ := strings.Cut(w, ">: ")
+		_, gTail, _ := strings.Cut(g, ">: ")
+		if wTail == gTail {
+			return ""
+		}
+	}
+	return fmt.Sprintf("text/template fails with\n  %s\nParseTemplate with\n  %s", w, g)
 }
 
 // diffDecode decodes a JSON value, with numbers as json.Number if
@@ -1228,7 +1305,8 @@ func diffClip(v any) any {
 // over every value of diffData, decoded with and without UseNumber, with
 // missing keys allowed and an error, through ParseTemplate and through
 // text/template, and reports every case where they disagree on whether
-// parsing fails, whether executing fails, or what an execution writes.
+// parsing fails, whether executing fails, what an execution writes, or
+// the message of a failed execution (see messageDisagreement).
 func TestTemplateAgainstTextTemplate(t *testing.T) {
 	type decoded struct {
 		name      string
@@ -1272,7 +1350,7 @@ func TestTemplateAgainstTextTemplate(t *testing.T) {
 					skipped++
 					continue
 				}
-				msg, skip := p.executeDisagreement(d.value, missingKeyErr)
+				msg, skip := p.executeDisagreement(d.value, missingKeyErr, true)
 				if skip {
 					skipped++
 					t.Errorf("template %q over %s: text/template panicked or wrote more than %d bytes", text, d.name, diffOutputLimit)
@@ -1291,6 +1369,25 @@ func TestTemplateAgainstTextTemplate(t *testing.T) {
 	}
 	if len(disagreements) > 0 {
 		t.Errorf("%d of %d cases disagree with text/template", len(disagreements), cases)
+	}
+}
+
+// TestTemplateOverGoValues renders every template of diffGoTemplates over
+// diffData's Go values, as TestTemplateAgainstTextTemplate renders its
+// own, messages of failures compared.
+func TestTemplateOverGoValues(t *testing.T) {
+	for _, text := range diffGoTemplates {
+		p := diffParse(text)
+		if p.refErr != nil || p.planErr != nil {
+			t.Errorf("template %q: parse errors %v and %v", text, p.refErr, p.planErr)
+			continue
+		}
+		for _, missingKeyErr := range []bool{false, true} {
+			msg, skip := p.executeDisagreement(diffGoData, missingKeyErr, true)
+			if skip || msg != "" {
+				t.Errorf("template %q, missingkey=error %v: %s", text, missingKeyErr, cmp.Or(msg, "text/template panicked"))
+			}
+		}
 	}
 }
 
@@ -1489,7 +1586,7 @@ func FuzzTemplate(f *testing.F) {
 				t.Fatalf("decoding valid JSON %q: %v", data, err)
 			}
 			for _, missingKeyErr := range []bool{false, true} {
-				if msg, _ := p.executeDisagreement(v, missingKeyErr); msg != "" {
+				if msg, _ := p.executeDisagreement(v, missingKeyErr, false); msg != "" {
 					t.Errorf("template %q\ndata %q (UseNumber %v), missingkey=error %v\n%s",
 						text, data, useNumber, missingKeyErr, msg)
 				}

@@ -68,3 +68,24 @@ func TestTemplateErrorForm(t *testing.T) {
 		t.Errorf("error %v, want %q", err, want)
 	}
 }
+
+// TestTemplateNamesProblems: where text/template reports a panic of
+// package reflect (an index past the end, len of a missing value),
+// ParseTemplate names the problem.
+func TestTemplateNamesProblems(t *testing.T) {
+	data := map[string]any{"xs": []any{json.Number("1"), json.Number("2"), json.Number("3")}, "ea": []any{}}
+	for _, tt := range []struct{ text, want string }{
+		{`{{index .xs 3}}`, `template: t:1:2: executing "t" at <index .xs 3>: error calling index: index out of range: 3`},
+		{`{{index .ea 0}}`, `template: t:1:2: executing "t" at <index .ea 0>: error calling index: index out of range: 0`},
+		{`{{len .missing}}`, `template: t:1:2: executing "t" at <len .missing>: error calling len: len of no value`},
+	} {
+		tmpl, err := ParseTemplate("t", tt.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		if err := tmpl.Execute(&b, data); err == nil || err.Error() != tt.want {
+			t.Errorf("%s: %v, want %s", tt.text, err, tt.want)
+		}
+	}
+}

@@ -21,6 +21,9 @@ func TestParseURLPrefix(t *testing.T) {
 		{"https://[0::1]:8443/", URLPrefix{Scheme: "https", Host: "::1", IP: netip.MustParseAddr("::1"), Port: 8443, Path: "/"}},
 		{"https://xn--bcher-kva.example/", URLPrefix{Scheme: "https", Host: "xn--bcher-kva.example", Port: 443, Path: "/"}},
 		{"https://api.example.com/re%70os/a%2fb/%7e", URLPrefix{Scheme: "https", Host: "api.example.com", Port: 443, Path: "/repos/a%2Fb/~"}},
+		{"https://az-AZ_09.example:1/", URLPrefix{Scheme: "https", Host: "az-az_09.example", Port: 1, Path: "/"}},
+		{"https://api.example.com/%41%4a%4A%7a%7A%30%39%3a%3A%2F%2f%60", URLPrefix{Scheme: "https", Host: "api.example.com", Port: 443, Path: "/AJJzz09%3A%3A%2F%2F%60"}},
+		{"http://api.example.com:65535/a%20b", URLPrefix{Scheme: "http", Host: "api.example.com", Port: 65535, Path: "/a%20b"}},
 	} {
 		got, err := ParseURLPrefix(tt.raw)
 		tt.want.Raw = tt.raw
@@ -54,6 +57,8 @@ func TestParseURLPrefixRefuses(t *testing.T) {
 		{"https://api.example.com/a b", "must be percent-encoded"},
 		{`https://api.example.com\@evil.com/`, "must be percent-encoded"},
 		{"https://api.example.com/%zz", `"%" at offset`},
+		{"https://api.example.com/%4", `the "%" at offset 24 does not start a percent-encoded byte`},
+		{"https://api.example.com/%", `the "%" at offset 24 does not start a percent-encoded byte`},
 		{"https:///x", "no host"},
 		{"https://:443/x", "no host"},
 		{"https://api.example.com:0/", "port"},
