@@ -21,6 +21,7 @@ func TestBudgetDefaults(t *testing.T) {
 		want              int
 	}{
 		{Budgets{}, 0, 4000, 0},                         // no token budget, no reserve
+		{Budgets{AnswerReserve: 500}, 0, 0, 0},          // not even a declared one
 		{Budgets{AnswerReserve: 500}, 10000, 4000, 500}, // declared
 		{Budgets{}, 10000, 4000, 4000},                  // one answering turn's output
 		{Budgets{}, 10000, 9999, 9999},                  // still below the budget

@@ -22,7 +22,7 @@ func TestParseURLPrefix(t *testing.T) {
 		{"https://xn--bcher-kva.example/", URLPrefix{Scheme: "https", Host: "xn--bcher-kva.example", Port: 443, Path: "/"}},
 		{"https://api.example.com/re%70os/a%2fb/%7e", URLPrefix{Scheme: "https", Host: "api.example.com", Port: 443, Path: "/repos/a%2Fb/~"}},
 		{"https://az-AZ_09.example:1/", URLPrefix{Scheme: "https", Host: "az-az_09.example", Port: 1, Path: "/"}},
-		{"https://api.example.com/%41%4a%4A%7a%7A%30%39%3a%3A%2F%2f%60", URLPrefix{Scheme: "https", Host: "api.example.com", Port: 443, Path: "/AJJzz09%3A%3A%2F%2F%60"}},
+		{"https://api.example.com/%41%4a%4A%4f%4F%7a%7A%30%39%3a%3A%2F%2f%60", URLPrefix{Scheme: "https", Host: "api.example.com", Port: 443, Path: "/AJJOOzz09%3A%3A%2F%2F%60"}},
 		{"http://api.example.com:65535/a%20b", URLPrefix{Scheme: "http", Host: "api.example.com", Port: 65535, Path: "/a%20b"}},
 	} {
 		got, err := ParseURLPrefix(tt.raw)
@@ -55,6 +55,7 @@ func TestParseURLPrefixRefuses(t *testing.T) {
 		{"https://api.example.com/a%" + strings.Repeat("25", 9) + "41", "more than 8 times"},
 		{"https://bücher.example/", "must be percent-encoded"},
 		{"https://api.example.com/a b", "must be percent-encoded"},
+		{"https://api.example.com/\x80", "the character '\uFFFD' at offset 24 must be percent-encoded"},
 		{`https://api.example.com\@evil.com/`, "must be percent-encoded"},
 		{"https://api.example.com/%zz", `"%" at offset`},
 		{"https://api.example.com/%4", `the "%" at offset 24 does not start a percent-encoded byte`},
