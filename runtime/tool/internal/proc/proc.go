@@ -38,6 +38,9 @@ var reg struct {
 	// starting counts starts under way in other packages' code, whose
 	// process is not known yet (see Starting).
 	starting int
+	// ever says a Group has started, or begun to: before that this
+	// process has no descendant, and Release has nothing to look for.
+	ever bool
 }
 
 // New prepares cmd, not yet started, to run as a Group: in a process
@@ -72,6 +75,7 @@ func (g *Group) Start() error {
 func (g *Group) Starting() (started func()) {
 	reg.mu.Lock()
 	reg.starting++
+	reg.ever = true
 	reg.mu.Unlock()
 	var once sync.Once
 	return func() {
@@ -88,6 +92,7 @@ func (g *Group) Starting() (started func()) {
 
 func (g *Group) addLocked() {
 	g.pid = g.cmd.Process.Pid
+	reg.ever = true
 	if reg.live == nil {
 		reg.live = map[*Group]bool{}
 	}

@@ -53,14 +53,18 @@ func sweep(mark string) {
 }
 
 // release kills every process adopted, with its descendants, and reaps
-// them.
+// them. A process that never started a Group has none, and is spared the
+// look through every process of the system.
 func release() {
 	if !adopted.Load() {
 		return
 	}
 	reg.mu.Lock()
-	owned := ownedLocked()
+	ever, owned := reg.ever, ownedLocked()
 	reg.mu.Unlock()
+	if !ever {
+		return
+	}
 	settle(killTrees(func(s stat) bool { return s.ppid == self && !owned[s.pid] }))
 	reapStray()
 }
