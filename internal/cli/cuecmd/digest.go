@@ -39,7 +39,7 @@ Paths are as for vet, and may name plans written by agentc compile too: a
 plan's recorded digests are used once its content is verified against them
 (a plan edited after it was compiled, or cut short, is reported). A plan and
 the manifest it was compiled from may be given together when their digests
-agree. Agents with findings are reported on standard error and not digested;
+agree: they are one agent, printed once (--json names each source). Agents with findings are reported on standard error and not digested;
 findings agentc.yaml turns off (see vet's help) do not count.
 
 Exit codes: 0 success; 1 findings, or --check found a moved digest; 2 usage
@@ -98,6 +98,7 @@ error, or an agentc.yaml that does not read.`,
 
 func printDigests(e cli.Env, bs []built, asJSON bool) error {
 	enc := json.NewEncoder(e.Stdout)
+	printed := map[string]bool{}
 	for _, b := range bs {
 		if asJSON {
 			err := enc.Encode(map[string]string{
@@ -111,7 +112,13 @@ func printDigests(e cli.Env, bs []built, asJSON bool) error {
 			}
 			continue
 		}
-		fmt.Fprintf(e.Stdout, "%s %s %s\n", b.plan.Agent.Name, b.plan.Digests.Contract, b.plan.Digests.Plan)
+		line := fmt.Sprintf("%s %s %s\n", b.plan.Agent.Name, b.plan.Digests.Contract, b.plan.Digests.Plan)
+		// A manifest and the plan compiled from it are one agent, one
+		// line; JSON names each source.
+		if !printed[line] {
+			printed[line] = true
+			fmt.Fprint(e.Stdout, line)
+		}
 	}
 	return nil
 }
