@@ -194,25 +194,15 @@ func (cp *Compiler) callee(path string) (calleeInfo, error) {
 	}
 	if i := slices.Index(cp.compiling, key); i >= 0 {
 		chain := append(slices.Clone(cp.compiling[i:]), key)
-		// Named as the paths the command was given are: from the working
-		// directory, where they lie below it.
-		if wd, err := os.Getwd(); err == nil {
-			for j, p := range chain {
-				if rel, err := filepath.Rel(wd, p); err == nil && filepath.IsLocal(rel) {
-					chain[j] = filepath.ToSlash(rel)
-				}
-			}
+		// Named as the paths the command was given are (displayName).
+		for j, p := range chain {
+			chain[j] = filepath.ToSlash(displayName(p))
 		}
 		return calleeInfo{}, &cycleError{chain: chain}
 	}
-	// Read by its path from the working directory where it lies below it,
-	// so that messages name it as the command's paths are; cached by the
-	// absolute one.
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, key); err == nil && filepath.IsLocal(rel) {
-			path = rel
-		}
-	}
+	// Read by the path displayName gives, so that messages name it as the
+	// command's paths are; cached by the absolute one.
+	path = displayName(key)
 	ci := cp.compileCallee(path)
 	cp.callees[key] = ci
 	return ci, ci.err
