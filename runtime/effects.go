@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/zeebo/blake3"
 
@@ -95,24 +94,6 @@ func (d *Divergence) Error() string {
 		s += ": " + strings.Join(d.Changes, "; ")
 	}
 	return s
-}
-
-type journalScope struct {
-	j    *Journal
-	path string
-}
-
-type scopeKey struct{}
-
-// withScope gives the runs a tool call starts (an agent called as a tool)
-// the journal and the key they nest under.
-func withScope(ctx context.Context, s journalScope) context.Context {
-	return context.WithValue(ctx, scopeKey{}, s)
-}
-
-func scopeFrom(ctx context.Context) (journalScope, bool) {
-	s, ok := ctx.Value(scopeKey{}).(journalScope)
-	return s, ok
 }
 
 // NestedTool is implemented by a tool whose work is a nested run with
@@ -316,6 +297,9 @@ type ident struct {
 	stored any    // nil: the full request
 	fp     string // "": computed from the full request
 	what   string // "model call", "call of tool X"
+	// effect is the call as a host's Effector makes it; nil for one the
+	// run makes itself whatever the host (a deadline marked in a journal).
+	effect *Effect
 }
 
 // effect performs one effect: served from the journal when the journal
@@ -324,7 +308,8 @@ type ident struct {
 // the run.
 func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.RawMessage, error)) (resp json.RawMessage, replayed bool, err error) {
 	j := x.journal
-	if j == nil {
+	remote := x.effector != nil && id.effect != nil
+	if j == nil && !remote {
 		resp, err = live()
 		return resp, false, err
 	}
@@ -338,7 +323,7 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			return nil, false, fmt.Errorf("journal: effect %s: %w", k, err)
 		}
 	}
-	if j.Recorded != nil {
+	if j != nil && j.Recorded != nil {
 		// A failed effect is served in a replay, made again in a resume.
 		e, ok := j.Recorded.Lookup(k)
 		if ok && e.Error != "" && !j.Replay {
@@ -359,30 +344,38 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			return e.Response, true, nil
 		}
 	}
-	if j.Replay {
+	if j != nil && j.Replay {
 		return nil, false, &Divergence{Effect: k.String(), Kind: kind,
 			Reason: fmt.Sprintf("the journal lacks effect %s (%s): the run went where the recorded one did not", k, id.what)}
 	}
-	started := time.Now()
-	resp, err = live()
+	stored := id.stored
+	if stored == nil {
+		stored = id.full
+	}
+	b, err := json.Marshal(stored)
+	if err != nil {
+		return nil, false, fmt.Errorf("journal: encoding the request of effect %s: %w", k, err)
+	}
+	// Every request a journal or a host holds has the secrets replaced;
+	// the fingerprint is the request's as it was sent.
+	s := x.opts.Secrets
+	request := s.JSON(b)
+	started := x.now()
+	if remote {
+		e := *id.effect
+		e.Key, e.Kind, e.Agent, e.Fingerprint, e.Request = k.String(), kind, x.opts.Agent, id.fp, request
+		e.Deadline = x.effectDeadline()
+		resp, err = x.effector.Make(x.runCtx, &e)
+	} else {
+		resp, err = live()
+	}
 	if err != nil && x.cancelled() {
 		// Interrupted: not an outcome to keep; a resume makes it again.
 		return nil, false, err
 	}
-	if j.Writer != nil {
-		stored := id.stored
-		if stored == nil {
-			stored = id.full
-		}
-		b, merr := json.Marshal(stored)
-		if merr != nil {
-			return nil, false, fmt.Errorf("journal: encoding the request of effect %s: %w", k, merr)
-		}
-		// Every line of the journal is written here, with the secrets
-		// replaced; the fingerprint is the request's as it was sent.
-		s := x.opts.Secrets
-		e := journal.Entry{Key: k, Kind: kind, Fingerprint: id.fp, Request: s.JSON(b), Response: s.JSON(resp),
-			Started: started, DurationMS: time.Since(started).Milliseconds()}
+	if j != nil && j.Writer != nil {
+		e := journal.Entry{Key: k, Kind: kind, Fingerprint: id.fp, Request: request, Response: s.JSON(resp),
+			Started: started, DurationMS: x.now().Sub(started).Milliseconds()}
 		if err != nil {
 			// A failure is an outcome a replay must reproduce: the run
 			// ended on it, or a nested run's failure became a tool error.
@@ -417,7 +410,7 @@ func (x *run) isDeadline(err error) bool {
 	if errors.As(err, &f) {
 		return f.Deadline
 	}
-	return errors.Is(err, context.DeadlineExceeded) || x.pastDeadline()
+	return errors.Is(err, context.DeadlineExceeded) || x.pastDeadline() || x.callerPast()
 }
 
 // markDeadline journals a deadline that passed between effects, as the
@@ -521,27 +514,16 @@ func recordedMessages(j *journal.Journal, e *journal.Entry, depth int) ([]json.R
 // complete asks the model for a turn, through the journal; call makes the
 // call live (nil: the run's model).
 func (x *run) complete(round int, req *Request, call func() (*Response, error)) (*Response, bool, error) {
+	var remote *Effect
 	if call == nil {
-		call = func() (*Response, error) { return x.opts.Model.Complete(x.runCtx, req) }
-	}
-	// What the model says, and a provider's error, have the secrets
-	// replaced before the run, its journal or its report holds them: a
-	// replay then serves what the recorded run went on with.
-	live := call
-	call = func() (*Response, error) {
-		resp, err := live()
-		if resp != nil {
-			// Arguments are made canonical first: a secret the model
-			// wrote with escapes ("\u0073k-…") is found only once they
-			// are gone.
-			canonicalCalls(resp)
-			resp.Message = redactMessage(x.opts.Secrets, resp.Message)
+		remote = &Effect{Model: req}
+		call = func() (*Response, error) {
+			_, resp, err := performModel(x.runCtx, x.opts.Model, req, x.opts.Secrets)
+			return resp, err
 		}
-		return resp, x.opts.Secrets.Error(err)
 	}
-	if x.journal == nil {
+	if x.journal == nil && x.effector == nil {
 		resp, err := call()
-		canonicalCalls(resp)
 		return resp, false, err
 	}
 	full := identify(req, x.provider)
@@ -554,7 +536,7 @@ func (x *run) complete(round int, req *Request, call func() (*Response, error)) 
 		modelRequest
 		Messages storedMessages `json:"messages"`
 	}{full, storedMessages{After: after, New: full.Messages[after:]}}
-	id := ident{full: full, stored: stored, fp: fp, what: "model call"}
+	id := ident{full: full, stored: stored, fp: fp, what: "model call", effect: remote}
 	x.stored = len(full.Messages)
 	var out *Response
 	raw, replayed, err := x.effect(journal.Key{Round: round}, journal.KindModel, id, func() (json.RawMessage, error) {
@@ -566,16 +548,21 @@ func (x *run) complete(round int, req *Request, call func() (*Response, error)) 
 		out = resp
 		return json.Marshal(storedResponse{identifyMessage(resp.Message), resp.Usage})
 	})
-	if err != nil || !replayed {
+	if err != nil || out != nil {
 		return out, replayed, err
 	}
+	// Served from the journal, or made by the host's effector.
 	var rec storedResponse
 	if err := json.Unmarshal(raw, &rec); err != nil {
-		return nil, true, fmt.Errorf("journal: the recorded response of model call %d.0 is not a response: %w", round, err)
+		what := "recorded response"
+		if !replayed {
+			what = "response the host returned"
+		}
+		return nil, replayed, fmt.Errorf("journal: the %s of model call %d.0 is not a response: %w", what, round, err)
 	}
 	resp := &Response{Message: rec.Message.message(), Usage: rec.Usage}
 	canonicalCalls(resp)
-	return resp, true, nil
+	return resp, replayed, nil
 }
 
 // modelFingerprint is a model call's fingerprint: blake3 over the canonical

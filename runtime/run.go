@@ -55,6 +55,16 @@ type Options struct {
 	// in every message sent to the model, tool result, event, journal
 	// entry and in the report. Nil redacts nothing.
 	Secrets *redact.Set
+	// Clock, when set, is the run's time, and the host owns its deadline
+	// (see Clock); nil is the process's clock. Nested runs take their
+	// caller's.
+	Clock Clock
+	// Effector, when set, makes the run's model and tool calls (see
+	// Effector); Model and Tools are then only what the run asks of them
+	// in its own process: nothing of a model, and each tool's Spec, and
+	// Call for agents called as tools, whose runs are nested in this one.
+	// Nested runs take their caller's.
+	Effector Effector
 }
 
 // Overrides replace budgets of the plan. A nil field keeps the plan's.
@@ -252,6 +262,9 @@ type run struct {
 	calls      int // tool calls made, the output tool's excluded
 	journal    *Journal
 	jpath      string         // the key nested runs' effects go under
+	clock      Clock          // nil: the process's
+	effector   Effector       // nil: effects are made in process
+	outer      time.Time      // the caller's deadline, on clock; zero for none
 	chain      *blake3.Hasher // the hash chain of msgs, for fingerprints
 	chained    int            // the messages in chain
 	stored     int            // the messages earlier model calls journaled
@@ -263,25 +276,32 @@ type run struct {
 // (*InputError); everything that happens in the run, bounds included, is
 // in the report.
 func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error) {
-	started := time.Now()
 	x := &run{Runner: r, ctx: ctx, runCtx: ctx, model: r.agent.Model.Name, reason: r.agent.Model.Reasoning}
-	x.rep = &Report{Agent: r.agent.Name, Digests: r.plan.Digests, OutputTool: r.outputTool, Started: started, Rounds: []RoundReport{}}
-	x.journal, x.provider = r.opts.Journal, r.opts.Provider
+	x.journal, x.provider, x.clock, x.effector = r.opts.Journal, r.opts.Provider, r.opts.Clock, r.opts.Effector
 	if x.provider == "" {
 		x.provider = r.agent.Model.Provider
 	}
-	if s, ok := scopeFrom(ctx); ok && x.journal == nil {
-		x.journal, x.jpath = s.j, s.path
+	if s, ok := scopeFrom(ctx); ok {
+		if x.journal == nil {
+			x.journal, x.jpath = s.j, s.path
+		}
+		if x.clock == nil && x.effector == nil {
+			x.clock, x.effector, x.outer = s.clock, s.effector, s.deadline
+		}
 	}
+	started := x.now()
+	x.rep = &Report{Agent: r.agent.Name, Digests: r.plan.Digests, OutputTool: r.outputTool, Started: started, Rounds: []RoundReport{}}
 	user, err := r.userMessage(input)
 	if err != nil {
 		return nil, err
 	}
 	if r.deadline > 0 {
-		var cancel context.CancelFunc
 		x.deadline = started.Add(r.deadline)
-		x.runCtx, cancel = context.WithDeadline(ctx, x.deadline)
-		defer cancel()
+		if x.clock == nil {
+			var cancel context.CancelFunc
+			x.runCtx, cancel = context.WithDeadline(ctx, x.deadline)
+			defer cancel()
+		}
 	}
 	x.say(Message{Role: System, Content: r.instructions()}, Message{Role: User, Content: user})
 	x.shape = r.output != nil && len(r.specs) == 0
@@ -298,7 +318,7 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 		}
 		x.rep.Replayed = x.journal.Served()
 	}
-	x.rep.DurationMS = ms(time.Since(started))
+	x.rep.DurationMS = ms(x.now().Sub(started))
 	x.redactReport()
 	x.emit(Event{Type: EventRunEnd, Outcome: x.rep.Outcome, Bound: x.rep.Bound, Usage: &x.rep.Usage, Message: x.rep.Error})
 	return x.rep, nil
@@ -385,7 +405,7 @@ func (x *run) emit(e Event) {
 		return
 	}
 	e.Message = x.opts.Secrets.String(e.Message)
-	e.Time = time.Now()
+	e.Time = x.now()
 	e.Agent = x.opts.Agent
 	x.opts.Events(e)
 }
@@ -412,8 +432,32 @@ func (x *run) interrupted() bool {
 	return true
 }
 
+// now is the time on the run's clock.
+func (x *run) now() time.Time {
+	if x.clock != nil {
+		return x.clock.Now()
+	}
+	return time.Now()
+}
+
 func (x *run) pastDeadline() bool {
-	return !x.deadline.IsZero() && !time.Now().Before(x.deadline)
+	return !x.deadline.IsZero() && !x.now().Before(x.deadline)
+}
+
+// callerPast reports whether the caller's deadline passed: its context's,
+// or, on a host's clock, the calling run's.
+func (x *run) callerPast() bool {
+	return errors.Is(x.ctx.Err(), context.DeadlineExceeded) || !x.outer.IsZero() && !x.now().Before(x.outer)
+}
+
+// effectDeadline is when an effect must end: the run's deadline or its
+// caller's, whichever comes first; zero for none.
+func (x *run) effectDeadline() time.Time {
+	d := x.deadline
+	if !x.outer.IsZero() && (d.IsZero() || x.outer.Before(d)) {
+		d = x.outer
+	}
+	return d
 }
 
 // checks runs the checks every round starts with; it reports whether the
@@ -422,7 +466,7 @@ func (x *run) checks(round int) bool {
 	switch {
 	case x.interrupted():
 		return false
-	case x.pastDeadline() || errors.Is(x.ctx.Err(), context.DeadlineExceeded):
+	case x.pastDeadline() || x.callerPast():
 		x.end(OutcomeError, BoundDeadline, x.deadlineText("before an answer", x.pastDeadline()))
 		return false
 	case round > x.rounds:
@@ -455,7 +499,7 @@ func (x *run) loop() {
 			return
 		}
 		rr := RoundReport{Round: round, Model: x.shown(), Shaping: x.shape}
-		roundStart := time.Now()
+		roundStart := x.now()
 		req := x.request()
 		x.emit(Event{Type: EventModelCall, Round: round, Model: x.shown()})
 		resp, replayed, err := x.complete(round, req, nil)
@@ -504,7 +548,7 @@ func (x *run) loop() {
 		if answering && !attempted && !done {
 			x.unanswered++
 			if x.unanswered >= x.answerTurns {
-				rr.DurationMS = ms(time.Since(roundStart))
+				rr.DurationMS = ms(x.now().Sub(roundStart))
 				x.rep.Rounds = append(x.rep.Rounds, rr)
 				x.end(OutcomeError, BoundAnswerTurns, fmt.Sprintf("%d answering turns passed with no answer (budgets.answer_turns)", x.unanswered))
 				return
@@ -514,7 +558,7 @@ func (x *run) loop() {
 			rr.Decision = d.Action.String()
 			done = x.apply(d)
 		}
-		rr.DurationMS = ms(time.Since(roundStart))
+		rr.DurationMS = ms(x.now().Sub(roundStart))
 		x.rep.Rounds = append(x.rep.Rounds, rr)
 		if done {
 			x.finish()
@@ -854,7 +898,7 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 // for what ends the run: a divergence, a journal that cannot be written.
 func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallReport, stop error) {
 	cr = callReport(c)
-	start := time.Now()
+	start := x.now()
 	replayed := false
 	x.emit(Event{Type: EventToolCall, Round: round, Tool: c.Name, CallID: c.ID})
 	defer func() {
@@ -864,7 +908,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		} else {
 			cr.Result = bounded(res.Content, MaxReportedResult)
 		}
-		cr.DurationMS = ms(time.Since(start))
+		cr.DurationMS = ms(x.now().Sub(start))
 		msg := cr.Error + cr.Result
 		if replayed {
 			msg = strings.TrimSpace(replayedNote(true) + " " + msg)
@@ -894,14 +938,14 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	if isNested(t) {
 		// Not an effect: the nested run journals its own, under this key.
 		ctx := x.runCtx
-		if x.journal != nil {
-			ctx = withScope(ctx, journalScope{j: x.journal, path: key.Child()})
+		if x.journal != nil || x.effector != nil || x.clock != nil {
+			ctx = withScope(ctx, scope{j: x.journal, path: key.Child(), clock: x.clock, effector: x.effector, deadline: x.effectDeadline()})
 		}
 		res, stop = invoke(ctx, t, c, x.opts.Secrets)
 		x.charge(res.Usage, false)
 		return res, cr, stop
 	}
-	if x.journal == nil {
+	if x.journal == nil && x.effector == nil {
 		res, _ = invoke(x.runCtx, t, c, x.opts.Secrets)
 		x.charge(res.Usage, false)
 		return res, cr, nil
@@ -910,15 +954,9 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	if decl, ok := x.agent.Capabilities.Tools[c.Name]; ok {
 		req.Declaration = &decl
 	}
-	raw, replayed, err := x.effect(journal.Key{Round: round, Ordinal: ordinal}, journal.KindTool, ident{full: req, what: "call of tool " + c.Name}, func() (json.RawMessage, error) {
-		res, _ := invoke(x.runCtx, t, c, x.opts.Secrets)
-		if err := x.runCtx.Err(); err != nil {
-			// Cut off by an interrupt or the deadline, not the tool's own
-			// result: the first is made again on resume, the second ends
-			// the run (and a replay) here.
-			return nil, err
-		}
-		return json.Marshal(res)
+	remote := &Effect{Tool: c.Name, Arguments: c.Arguments}
+	raw, replayed, err := x.effect(journal.Key{Round: round, Ordinal: ordinal}, journal.KindTool, ident{full: req, what: "call of tool " + c.Name, effect: remote}, func() (json.RawMessage, error) {
+		return performTool(x.runCtx, t, c, x.opts.Secrets)
 	})
 	if err != nil {
 		return ToolResult{Content: "the call was not made: " + err.Error(), IsError: true}, cr, err
