@@ -32,6 +32,8 @@ var allowed = map[string][]string{
 	"inclusion":          {"internal/jsonpointer"},
 	"plan":               {"digest", "internal/jsonpointer"},
 	"runtime":            {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer"},
+	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer"},
+	"internal/devserver": {},
 
 	// A leaf the library packages share.
 	"internal/jsonpointer": {},
@@ -46,6 +48,7 @@ var forbidden = map[string][]string{
 	"inclusion":       {"cuelang.org/go", "github.com/spf13/cobra"},
 	"manifest":        {"github.com/spf13/cobra"},
 	"compile":         {"github.com/spf13/cobra"},
+	"temporal":        {"cuelang.org/go", "github.com/spf13/cobra"},
 
 	"internal/jsonpointer": {"cuelang.org/go", "github.com/spf13/cobra"},
 }

@@ -1,0 +1,146 @@
+// Package devserver starts Temporal's development server for tests: the
+// real server, from the Temporal command-line program, on loopback ports
+// of its own, with its state in memory.
+//
+// The program is found at $AGENTC_TEMPORAL_CLI, else as temporal on the
+// PATH (scripts/install-temporal.sh installs it). Where neither is there
+// a test that needs the server is skipped with a loud message, unless
+// AGENTC_REQUIRE_TEMPORAL is set (the test script sets it), which makes
+// it fail.
+package devserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+)
+
+// Server is a running dev server.
+type Server struct {
+	// HostPort is the address of its front end, for clients and workers.
+	HostPort string
+	cmd      *exec.Cmd
+	out      *bytes.Buffer
+}
+
+// Program returns the path of the temporal program, or "" with the
+// reason it is not there.
+func Program() (string, string) {
+	if p := os.Getenv("AGENTC_TEMPORAL_CLI"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Sprintf("AGENTC_TEMPORAL_CLI names %s: %v", p, err)
+		}
+		return p, ""
+	}
+	p, err := exec.LookPath("temporal")
+	if err != nil {
+		return "", "the temporal program is not on the PATH and AGENTC_TEMPORAL_CLI is not set; install it with scripts/install-temporal.sh"
+	}
+	return p, ""
+}
+
+// Start starts a dev server for t, stopped when t ends; it skips t (or
+// fails it, with AGENTC_REQUIRE_TEMPORAL set) when the program is
+// missing.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s, err := start()
+	if err != nil {
+		if s == nil && os.Getenv("AGENTC_REQUIRE_TEMPORAL") == "" {
+			t.Skipf("SKIPPED: no Temporal dev server: %v", err)
+		}
+		t.Fatalf("the Temporal dev server: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+var shared struct {
+	once sync.Once
+	s    *Server
+	err  error
+}
+
+// Shared starts one dev server for every caller in the process (a test
+// binary's); Stop it from TestMain. Its error is Start's.
+func Shared() (*Server, error) {
+	shared.once.Do(func() { shared.s, shared.err = start() })
+	return shared.s, shared.err
+}
+
+// start starts a server; on an error, a nil Server means the program is
+// missing.
+func start() (*Server, error) {
+	prog, why := Program()
+	if prog == "" {
+		return nil, fmt.Errorf("%s", why)
+	}
+	port, err := freePort()
+	if err != nil {
+		return &Server{}, err
+	}
+	s := &Server{HostPort: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &bytes.Buffer{}}
+	// The default poll rate makes each round trip of a workflow take about
+	// 250 ms; this makes it tens.
+	s.cmd = exec.Command(prog, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--log-level", "error", "--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000")
+	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := s.cmd.Start(); err != nil {
+		return &Server{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		c, err := client.DialContext(ctx, client.Options{HostPort: s.HostPort, Logger: quiet{}})
+		if err == nil {
+			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
+			c.Close()
+			if err == nil {
+				return s, nil
+			}
+		}
+		if ctx.Err() != nil {
+			s.Stop()
+			return &Server{}, fmt.Errorf("it did not answer on %s within a minute: %v\n%s", s.HostPort, err, s.out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// Stop stops the server and waits for it.
+func (s *Server) Stop() {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// quiet drops the SDK's log lines while the server starts.
+type quiet struct{}
+
+func (quiet) Debug(string, ...any) {}
+func (quiet) Info(string, ...any)  {}
+func (quiet) Warn(string, ...any)  {}
+func (quiet) Error(string, ...any) {}

@@ -1,0 +1,193 @@
+package temporal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+)
+
+// Dial connects to a Temporal server. The SDK's own log lines go to
+// logw, at warning level and above (nil: nowhere).
+func Dial(ctx context.Context, hostPort, namespace string, logw io.Writer) (client.Client, error) {
+	if namespace == "" {
+		namespace = DefaultNamespace
+	}
+	if logw == nil {
+		logw = io.Discard
+	}
+	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	c, err := client.DialContext(ctx, client.Options{HostPort: hostPort, Namespace: namespace, Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("temporal: connecting to %s: %w", hostPort, err)
+	}
+	return c, nil
+}
+
+// SubmitOptions name where a run goes.
+type SubmitOptions struct {
+	TaskQueue string // DefaultTaskQueue if empty
+	// WorkflowID, when set, is the run's workflow ID; else one is made
+	// from the agent's name.
+	WorkflowID string
+}
+
+// Submit starts a run of the plan file data with in's input and budgets,
+// and waits for its report. It returns the workflow's ID with it (also
+// when the run fails, once started).
+func Submit(ctx context.Context, c client.Client, data []byte, in RunInput, opts SubmitOptions) (*agentrt.Report, string, error) {
+	p, err := plan.Read("plan", data)
+	if err != nil {
+		return nil, "", err
+	}
+	in.Plan, in.Digest = data, string(p.Digests.Plan)
+	id := opts.WorkflowID
+	if id == "" {
+		b := make([]byte, 6)
+		_, _ = rand.Read(b)
+		id = "agentc-" + p.Agent.Name + "-" + hex.EncodeToString(b)
+	}
+	queue := opts.TaskQueue
+	if queue == "" {
+		queue = DefaultTaskQueue
+	}
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, Workflow, in)
+	if err != nil {
+		return nil, id, fmt.Errorf("temporal: starting the run: %w", err)
+	}
+	var rep agentrt.Report
+	if err := run.Get(ctx, &rep); err != nil {
+		return nil, id, fmt.Errorf("temporal: run %s: %w", id, err)
+	}
+	return &rep, id, nil
+}
+
+// Export reads a run workflow's history and returns it as a journal: its
+// header and, for each effect activity that completed, its entry. A call
+// an activity made more than once (its worker lost) appears once, with
+// the result the workflow went on with.
+func Export(ctx context.Context, c client.Client, workflowID, runID string) (journal.Header, []journal.Entry, error) {
+	var h journal.Header
+	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	dc := converter.GetDefaultDataConverter()
+	scheduled := map[int64]EffectInput{}
+	var entries []journal.Entry
+	var serversAt int64 = -1
+	first := true
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return h, nil, fmt.Errorf("workflow %s: reading its history: %w", workflowID, err)
+		}
+		if first {
+			first = false
+			started := ev.GetWorkflowExecutionStartedEventAttributes()
+			if started == nil || started.GetWorkflowType().GetName() != Workflow {
+				return h, nil, fmt.Errorf("workflow %s is not an agentc run (%s)", workflowID, Workflow)
+			}
+			var in RunInput
+			if err := dc.FromPayloads(started.GetInput(), &in); err != nil {
+				return h, nil, fmt.Errorf("workflow %s: its input is not a run's: %w", workflowID, err)
+			}
+			p, err := plan.Read("the workflow's plan", in.Plan)
+			if err != nil {
+				return h, nil, fmt.Errorf("workflow %s: %w", workflowID, err)
+			}
+			h = journal.Header{Plan: string(p.Digests.Plan), Run: workflowID, OutputSuffix: outputSuffix(p),
+				Agent: p.Agent.Name, Started: ev.GetEventTime().AsTime().UTC()}
+			continue
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			switch name := a.GetActivityType().GetName(); name {
+			case ServersActivity:
+				serversAt = ev.GetEventId()
+			case EffectActivity:
+				var in EffectInput
+				if err := dc.FromPayloads(a.GetInput(), &in); err != nil {
+					return h, nil, fmt.Errorf("workflow %s: event %d: %w", workflowID, ev.GetEventId(), err)
+				}
+				scheduled[ev.GetEventId()] = in
+			default:
+				return h, nil, fmt.Errorf("workflow %s: event %d schedules activity %s, which agentc does not know", workflowID, ev.GetEventId(), name)
+			}
+			continue
+		}
+		a := ev.GetActivityTaskCompletedEventAttributes()
+		if a == nil {
+			continue
+		}
+		if a.GetScheduledEventId() == serversAt {
+			// The tools the run's mcp servers offered, as a local run's
+			// journal header records them.
+			var servers map[string]json.RawMessage
+			if err := dc.FromPayloads(a.GetResult(), &servers); err != nil {
+				return h, nil, fmt.Errorf("workflow %s: the servers' tools: %w", workflowID, err)
+			}
+			if h.Tools, err = json.Marshal(struct {
+				Servers map[string]json.RawMessage `json:"servers"`
+			}{servers}); err != nil {
+				return h, nil, err
+			}
+			continue
+		}
+		in, ok := scheduled[a.GetScheduledEventId()]
+		if !ok {
+			return h, nil, fmt.Errorf("workflow %s: event %d completes an activity never scheduled", workflowID, ev.GetEventId())
+		}
+		var res EffectResult
+		if err := dc.FromPayloads(a.GetResult(), &res); err != nil {
+			return h, nil, fmt.Errorf("workflow %s: event %d: %w", workflowID, ev.GetEventId(), err)
+		}
+		e, err := entry(in.Effect, res)
+		if err != nil {
+			return h, nil, fmt.Errorf("workflow %s: event %d: %w", workflowID, ev.GetEventId(), err)
+		}
+		entries = append(entries, e)
+	}
+	if first {
+		return h, nil, fmt.Errorf("workflow %s has no history", workflowID)
+	}
+	return h, entries, nil
+}
+
+// entry is an effect activity as a journal entry.
+func entry(ef agentrt.Effect, res EffectResult) (journal.Entry, error) {
+	k, err := journal.ParseKey(ef.Key)
+	if err != nil {
+		return journal.Entry{}, err
+	}
+	e := journal.Entry{Key: k, Kind: ef.Kind, Fingerprint: ef.Fingerprint, Request: ef.Request, Response: res.Response,
+		Started: res.Started, DurationMS: res.DurationMS}
+	if res.Error != "" {
+		e.Error = res.Error
+		e.Response, _ = json.Marshal(agentrt.FailedEffect{Deadline: res.Deadline, Own: res.Deadline})
+	}
+	if e.Started.IsZero() {
+		return e, errors.New("the effect's result has no start time")
+	}
+	e.Started = e.Started.Truncate(time.Millisecond)
+	return e, nil
+}
+
+// outputSuffix is the suffix of the plan's output tool, for a journal's
+// header; empty when the plan offers none.
+func outputSuffix(p *plan.Plan) string {
+	if p.Output == nil || p.Agent.Output == nil || len(p.Output.Tool) <= len(p.Agent.Output.Name)+1 {
+		return ""
+	}
+	return p.Output.Tool[len(p.Agent.Output.Name)+1:]
+}

@@ -1,0 +1,105 @@
+// Package temporal runs plans on Temporal, a durable workflow engine: a
+// run is a workflow, and each model call and tool call an activity, so a
+// run outlives the worker that started it and runs spread over many
+// machines.
+//
+// The run loop is the runtime's own. The workflow gives it the workflow's
+// clock and an effector (runtime.Effector) that schedules an activity for
+// each effect, with the effect's journal key as the activity's ID; the
+// activity makes the call with runtime.Perform on whichever worker takes
+// it. The workflow's history therefore holds every effect in the form a
+// journal records it, and Export turns it into a journal that replays
+// offline like a local run's.
+package temporal
+
+import (
+	"encoding/json"
+	"time"
+
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// Names on the Temporal side: a worker registers them, a client starts
+// them.
+const (
+	// Workflow is the workflow type of a run.
+	Workflow = "agentc.run"
+	// EffectActivity makes one model or tool call.
+	EffectActivity = "agentc.effect"
+	// ServersActivity starts a plan's mcp servers on a worker and
+	// returns the tools they offer, which the workflow shows the model.
+	ServersActivity = "agentc.servers"
+	// DefaultTaskQueue is the task queue workers poll and runs are
+	// submitted to unless told otherwise.
+	DefaultTaskQueue = "agentc"
+	// DefaultNamespace is Temporal's default namespace.
+	DefaultNamespace = "default"
+)
+
+// Error types of the failures a workflow ends with, which are not
+// retried: a plan a worker cannot run, an input the agent refuses.
+const (
+	ErrPlan  = "agentc.plan"
+	ErrInput = "agentc.input"
+)
+
+// RunInput is a run workflow's input: the plan as compiled, and what a
+// local run takes on its command line.
+type RunInput struct {
+	// Plan is the plan file, byte for byte; it holds the plans of the
+	// agents it calls.
+	Plan []byte `json:"plan"`
+	// Digest is the plan digest the run was submitted for: a worker runs
+	// the plan only if it is this one.
+	Digest string `json:"digest"`
+	// Input is the run's input (JSON); empty for none.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Budgets override the plan's where set.
+	Budgets Budgets `json:"budgets,omitzero"`
+	// Provider, when set, answers in place of the plan's ("test": the
+	// offline test model).
+	Provider string `json:"provider,omitempty"`
+	// Seed varies the test model's values.
+	Seed int64 `json:"seed,omitempty"`
+}
+
+// Budgets are a run's budget overrides, as a workflow's input carries
+// them.
+type Budgets struct {
+	Deadline string `json:"deadline,omitempty"` // a Go duration
+	Tools    *int   `json:"tools,omitempty"`
+	Tokens   *int   `json:"tokens,omitempty"`
+	Rounds   *int   `json:"rounds,omitempty"`
+}
+
+// overrides returns the budgets as the runtime takes them.
+func (b Budgets) overrides() (agentrt.Overrides, error) {
+	o := agentrt.Overrides{Tools: b.Tools, Tokens: b.Tokens, Rounds: b.Rounds}
+	if b.Deadline != "" {
+		d, err := time.ParseDuration(b.Deadline)
+		if err != nil {
+			return o, err
+		}
+		o.Deadline = &d
+	}
+	return o, nil
+}
+
+// EffectInput is an effect activity's input.
+type EffectInput struct {
+	Effect agentrt.Effect `json:"effect"`
+}
+
+// EffectResult is what an effect activity returns: the effect's result
+// as a journal records it, or its failure. A failure of the call itself
+// (a provider's error after agentc's own retries, a tool's deadline) is
+// a result, not an activity failure: Temporal retries only what failed
+// around the call (a worker lost, a heartbeat missed).
+type EffectResult struct {
+	Response json.RawMessage `json:"response,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	// Deadline says the call failed because the run's deadline passed.
+	Deadline   bool      `json:"deadline,omitempty"`
+	Started    time.Time `json:"started"`
+	DurationMS int64     `json:"duration_ms"`
+}

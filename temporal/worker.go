@@ -1,0 +1,282 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	nethttp "net/http"
+	"strings"
+	"sync"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/runtime/tool"
+)
+
+// WorkerOptions are what a worker runs plans with.
+type WorkerOptions struct {
+	// ModelFor returns the model a plan's calls go to, given the provider
+	// the run names in place of the plan's ("" for the plan's own) and the
+	// test model's seed. Required.
+	ModelFor func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error)
+	// Dir is what relative paths in tools resolve against (a called
+	// agent's, against its own directory below it).
+	Dir string
+	// Secrets are the secret values the worker read (provider keys):
+	// redacted from everything a run sends, records and reports.
+	Secrets []string
+	// Events, when set, receives the events of the runs this worker
+	// advances (a workflow replayed on another worker emits there).
+	Events func(agentrt.Event)
+	// HTTPTransport, when set, carries http tools' requests.
+	HTTPTransport nethttp.RoundTripper
+}
+
+// Worker serves runs: the run workflow and the activities that make its
+// effects. Register it on a Temporal worker; Close it when the worker
+// has stopped.
+type Worker struct {
+	opts   WorkerOptions
+	client client.Client
+
+	mu    sync.Mutex
+	runs  map[string]*workerRun  // by workflow and run ID
+	built map[string]*builtAgent // by plan digest, provider, seed and agent path
+}
+
+// workerRun is what a worker knows of a run it makes effects for.
+type workerRun struct {
+	plan *plan.Plan
+	in   RunInput
+}
+
+// builtAgent is one agent's model and tools on this worker, shared by
+// the runs of its plan.
+type builtAgent struct {
+	once    sync.Once
+	model   agentrt.Model
+	tools   map[string]agentrt.Tool
+	close   func() error
+	secrets *redact.Set
+	servers map[string]tool.ServerRecord
+	err     error
+}
+
+// NewWorker returns a Worker whose activities read runs' plans through c.
+func NewWorker(c client.Client, opts WorkerOptions) (*Worker, error) {
+	if opts.ModelFor == nil {
+		return nil, errors.New("temporal: a worker needs ModelFor")
+	}
+	return &Worker{opts: opts, client: c, runs: map[string]*workerRun{}, built: map[string]*builtAgent{}}, nil
+}
+
+// Register registers the run workflow and its activities on r.
+func (w *Worker) Register(r worker.Registry) {
+	w.RegisterWorkflow(r)
+	r.RegisterActivityWithOptions(w.effect, activity.RegisterOptions{Name: EffectActivity})
+	r.RegisterActivityWithOptions(w.servers, activity.RegisterOptions{Name: ServersActivity})
+}
+
+// RegisterWorkflow registers the run workflow alone, as a replayer of
+// histories needs it.
+func (w *Worker) RegisterWorkflow(r worker.WorkflowRegistry) {
+	r.RegisterWorkflowWithOptions(w.run, workflow.RegisterOptions{Name: Workflow})
+}
+
+// Close closes what the worker's activities started: mcp servers, tool
+// processes.
+func (w *Worker) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var errs []error
+	for _, b := range w.built {
+		if b.close != nil {
+			errs = append(errs, b.close())
+		}
+	}
+	w.built = map[string]*builtAgent{}
+	return errors.Join(errs...)
+}
+
+// effect is the effect activity: it makes the call on this worker, with
+// the model and tools of the agent the effect belongs to, heartbeating
+// while the call lasts.
+func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, error) {
+	run, err := w.runOf(ctx)
+	if err != nil {
+		return EffectResult{}, err
+	}
+	b, err := w.agent(ctx, run, in.Effect.Agent)
+	if err != nil {
+		return EffectResult{}, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+	}
+	stop := heartbeat(ctx)
+	defer stop()
+	started := time.Now()
+	resp, err := agentrt.Perform(ctx, &in.Effect, b.model, b.tools, b.secrets)
+	res := EffectResult{Response: resp, Started: started.UTC(), DurationMS: time.Since(started).Milliseconds()}
+	if err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			// The activity was cancelled or its worker is stopping: no
+			// outcome to record.
+			return EffectResult{}, ctx.Err()
+		}
+		res.Response = nil
+		res.Error = b.secrets.String(err.Error())
+		res.Deadline = errors.Is(err, context.DeadlineExceeded)
+	}
+	return res, nil
+}
+
+// servers is the servers activity: it starts the run's mcp servers on
+// this worker and returns the tools each offers, by server path.
+func (w *Worker) servers(ctx context.Context) (map[string]tool.ServerRecord, error) {
+	run, err := w.runOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b, err := w.agent(ctx, run, "")
+	if err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+	}
+	return b.servers, nil
+}
+
+// heartbeat records the activity's heartbeat until stopped, so that a
+// worker lost during a long call is noticed within heartbeatTimeout.
+func heartbeat(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(heartbeatTimeout / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// runOf returns the run an activity belongs to, reading its workflow's
+// input from the history the first time.
+func (w *Worker) runOf(ctx context.Context) (*workerRun, error) {
+	exec := activity.GetInfo(ctx).WorkflowExecution
+	id := exec.ID + "\x00" + exec.RunID
+	w.mu.Lock()
+	run, ok := w.runs[id]
+	w.mu.Unlock()
+	if ok {
+		return run, nil
+	}
+	in, err := ReadInput(ctx, w.client, exec.ID, exec.RunID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := plan.Read("the workflow's plan", in.Plan)
+	if err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+	}
+	run = &workerRun{plan: p, in: *in}
+	w.mu.Lock()
+	w.runs[id] = run
+	w.mu.Unlock()
+	return run, nil
+}
+
+// ReadInput reads a run workflow's input from its history.
+func ReadInput(ctx context.Context, c client.Client, workflowID, runID string) (*RunInput, error) {
+	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return nil, fmt.Errorf("workflow %s has no history", workflowID)
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: reading its history: %w", workflowID, err)
+	}
+	started := ev.GetWorkflowExecutionStartedEventAttributes()
+	if started == nil {
+		return nil, fmt.Errorf("workflow %s: its history does not start with the workflow's start", workflowID)
+	}
+	if t := started.GetWorkflowType().GetName(); t != Workflow {
+		return nil, fmt.Errorf("workflow %s is a %s, not an agentc run (%s)", workflowID, t, Workflow)
+	}
+	var in RunInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(started.GetInput(), &in); err != nil {
+		return nil, fmt.Errorf("workflow %s: its input is not a run's: %w", workflowID, err)
+	}
+	return &in, nil
+}
+
+// agent returns the model and tools of the agent at path in a run's plan
+// ("" for the plan's own agent, "a/b" for b called by a), built once on
+// this worker for every run of the plan.
+func (w *Worker) agent(ctx context.Context, run *workerRun, path string) (*builtAgent, error) {
+	key := strings.Join([]string{string(run.plan.Digests.Plan), run.in.Provider, fmt.Sprint(run.in.Seed), path}, "\x00")
+	w.mu.Lock()
+	b, ok := w.built[key]
+	if !ok {
+		b = &builtAgent{}
+		w.built[key] = b
+	}
+	w.mu.Unlock()
+	b.once.Do(func() { b.err = w.build(ctx, run, path, b) })
+	return b, b.err
+}
+
+func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *builtAgent) error {
+	p, dir := run.plan, w.opts.Dir
+	if path != "" {
+		for _, name := range strings.Split(path, "/") {
+			c, ok := p.Callees[name]
+			if !ok || c.Plan == nil {
+				return fmt.Errorf("the plan has no called agent %q (effect of agent %s)", name, path)
+			}
+			_, dir = c.Within(dir)
+			p = c.Plan
+		}
+	}
+	b.secrets = w.secrets()
+	modelFor := func(p *plan.Plan) (agentrt.Model, error) { return w.opts.ModelFor(p, run.in.Provider, run.in.Seed) }
+	model, err := modelFor(p)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	b.servers = map[string]tool.ServerRecord{}
+	// Started outside the activity's context: the tools outlive the
+	// activity, for every run of the plan on this worker.
+	tools, closeTools, err := tool.Build(context.WithoutCancel(ctx), p, tool.Env{
+		BaseDir:       dir,
+		ModelFor:      modelFor,
+		Events:        w.opts.Events,
+		HTTPTransport: w.opts.HTTPTransport,
+		OnServer: func(path string, rec tool.ServerRecord) {
+			mu.Lock()
+			b.servers[path] = rec
+			mu.Unlock()
+		},
+		Provider: run.in.Provider,
+		Secrets:  b.secrets,
+	})
+	if err != nil {
+		return err
+	}
+	b.model, b.tools, b.close = model, tools, closeTools
+	return nil
+}

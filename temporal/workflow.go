@@ -1,0 +1,190 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/runtime/tool"
+)
+
+// Timing of effect activities.
+const (
+	// callTimeout bounds one attempt of a call when the run has no
+	// deadline nearer.
+	callTimeout = 10 * time.Minute
+	// heartbeatTimeout is how soon a lost worker's call is given to
+	// another: activities heartbeat several times within it.
+	heartbeatTimeout = 10 * time.Second
+	// attempts bounds how often a call is given to a worker again after
+	// the worker was lost or the attempt timed out.
+	attempts = 5
+)
+
+// run is the run workflow: it reads the plan from its input, builds the
+// tools' specs (calls go to activities), and runs the runtime's loop on
+// the workflow's clock with an effector that makes each effect an
+// activity.
+func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error) {
+	p, err := plan.Read("the workflow's plan", in.Plan)
+	if err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+	}
+	if string(p.Digests.Plan) != in.Digest {
+		return nil, sdktemporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the plan's digest is %s, but the run was submitted for %s", p.Digests.Plan, in.Digest), ErrPlan, nil)
+	}
+	budgets, err := in.Budgets.overrides()
+	if err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("budgets.deadline: %v", err), ErrPlan, nil)
+	}
+	var servers map[string]tool.ServerRecord
+	if hasServers(p) {
+		ao := workflow.ActivityOptions{ActivityID: "servers", StartToCloseTimeout: time.Minute, HeartbeatTimeout: heartbeatTimeout,
+			RetryPolicy: &sdktemporal.RetryPolicy{MaximumAttempts: attempts}}
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), ServersActivity).Get(ctx, &servers); err != nil {
+			return nil, err
+		}
+	}
+	secrets := w.secrets()
+	events := func(ev agentrt.Event) {
+		if w.opts.Events != nil && !workflow.IsReplaying(ctx) {
+			w.opts.Events(ev)
+		}
+	}
+	// The tools as the model sees them. The workflow calls none of them:
+	// the effector's activities do, but for agents called as tools, whose
+	// runs are nested in this workflow.
+	tools, closeTools, err := tool.Build(context.Background(), p, tool.Env{
+		BaseDir:  w.opts.Dir,
+		ModelFor: func(*plan.Plan) (agentrt.Model, error) { return workerOnly{}, nil },
+		Events:   events,
+		Servers:  servers,
+		Offline:  true,
+		Provider: in.Provider,
+		Secrets:  secrets,
+	})
+	if err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+	}
+	defer closeTools()
+	// The run's context is cancelled when the workflow is.
+	rctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	workflow.Go(ctx, func(c workflow.Context) {
+		c.Done().Receive(c, nil)
+		cancel()
+	})
+	r, err := agentrt.New(p, agentrt.Options{
+		Model:    workerOnly{},
+		Tools:    tools,
+		Budgets:  budgets,
+		Events:   events,
+		Provider: in.Provider,
+		Secrets:  secrets,
+		Clock:    clock{ctx},
+		Effector: &effector{ctx: ctx, cancel: cancel},
+	})
+	if err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+	}
+	rep, err := r.Run(rctx, in.Input)
+	if err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrInput, nil)
+	}
+	return rep, nil
+}
+
+// hasServers reports whether a plan, or an agent it calls, declares an
+// mcp server.
+func hasServers(p *plan.Plan) bool {
+	for _, t := range p.Agent.Capabilities.Tools {
+		if t.Kind == "mcp" {
+			return true
+		}
+	}
+	for _, c := range p.Callees {
+		if c.Plan != nil && hasServers(c.Plan) {
+			return true
+		}
+	}
+	return false
+}
+
+// clock is the workflow's clock: the same on every replay of its history.
+type clock struct{ ctx workflow.Context }
+
+func (c clock) Now() time.Time { return workflow.Now(c.ctx) }
+
+// workerOnly stands in for the model in the workflow, where the effector
+// makes every call.
+type workerOnly struct{}
+
+func (workerOnly) Complete(context.Context, *agentrt.Request) (*agentrt.Response, error) {
+	return nil, errors.New("a workflow makes no model call itself: its effector schedules an activity")
+}
+
+// effector makes each effect an activity, whose ID is the effect's key.
+type effector struct {
+	ctx    workflow.Context
+	cancel context.CancelFunc
+}
+
+func (e *effector) Make(_ context.Context, ef *agentrt.Effect) (json.RawMessage, error) {
+	ao := workflow.ActivityOptions{
+		ActivityID:          ef.Key,
+		StartToCloseTimeout: callTimeout,
+		HeartbeatTimeout:    heartbeatTimeout,
+		// The call's own failures come back as results (EffectResult):
+		// what Temporal retries is a worker lost or an attempt timed out.
+		RetryPolicy: &sdktemporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+			MaximumInterval: 10 * time.Second, MaximumAttempts: attempts, NonRetryableErrorTypes: []string{ErrPlan}},
+	}
+	if !ef.Deadline.IsZero() {
+		left := ef.Deadline.Sub(workflow.Now(e.ctx))
+		if left <= 0 {
+			return nil, fmt.Errorf("the deadline passed before the call: %w", context.DeadlineExceeded)
+		}
+		ao.ScheduleToCloseTimeout = left
+		ao.StartToCloseTimeout = min(callTimeout, left)
+	}
+	var out EffectResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(e.ctx, ao), EffectActivity, EffectInput{Effect: *ef}).Get(e.ctx, &out)
+	var canceled *sdktemporal.CanceledError
+	var timeout *sdktemporal.TimeoutError
+	switch {
+	case err == nil:
+	case errors.As(err, &canceled):
+		e.cancel()
+		return nil, fmt.Errorf("the workflow was cancelled: %w", context.Canceled)
+	case errors.As(err, &timeout) && !ef.Deadline.IsZero() && !workflow.Now(e.ctx).Before(ef.Deadline):
+		return nil, fmt.Errorf("the call did not end before the deadline: %w", context.DeadlineExceeded)
+	default:
+		return nil, fmt.Errorf("the call failed on its workers: %w", err)
+	}
+	if out.Error != "" {
+		if out.Deadline {
+			return nil, fmt.Errorf("%s: %w", out.Error, context.DeadlineExceeded)
+		}
+		return nil, errors.New(out.Error)
+	}
+	return out.Response, nil
+}
+
+// secrets is a new set of the secrets the worker read: each run adds its
+// tools' own.
+func (w *Worker) secrets() *redact.Set {
+	s := &redact.Set{}
+	for _, v := range w.opts.Secrets {
+		s.Add(v)
+	}
+	return s
+}
