@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The tests, as CI runs them (.ci/run): the module's tidiness, go vet, every
+# test with the race detector, and the benchmark harness in its short mode
+# (which never fails on timings). The Temporal tests start the Temporal dev
+# server from the program scripts/install-temporal.sh installs; here they
+# fail, rather than skip, when it cannot be started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+AGENTC_TEMPORAL_CLI="$(bash scripts/install-temporal.sh)"
+export AGENTC_TEMPORAL_CLI AGENTC_REQUIRE_TEMPORAL=1
+go mod tidy -diff
+go vet ./...
+go test -race ./...
+bash bench/run.sh --short
