@@ -46,13 +46,11 @@ type SubmitOptions struct {
 	WorkflowID string
 }
 
-// Submit starts a run of the plan file data with in's input and budgets,
-// and waits for its report. It returns the workflow's ID with it (also
-// when the run fails, once started).
-func Submit(ctx context.Context, c client.Client, data []byte, in RunInput, opts SubmitOptions) (*agentrt.Report, string, error) {
+// Start starts a run of the plan file data with in's input and budgets.
+func Start(ctx context.Context, c client.Client, data []byte, in RunInput, opts SubmitOptions) (client.WorkflowRun, error) {
 	p, err := plan.Read("plan", data)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	in.Plan, in.Digest = data, string(p.Digests.Plan)
 	id := opts.WorkflowID
@@ -67,13 +65,42 @@ func Submit(ctx context.Context, c client.Client, data []byte, in RunInput, opts
 	}
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, Workflow, in)
 	if err != nil {
-		return nil, id, fmt.Errorf("temporal: starting the run: %w", err)
+		return nil, fmt.Errorf("temporal: starting the run: %w", err)
 	}
+	return run, nil
+}
+
+// cancelWait bounds the wait for a cancelled run's report.
+const cancelWait = time.Minute
+
+// Wait waits for a run's report. When ctx ends first, the run is
+// cancelled, as an interrupt cancels a local run, and its report (which
+// says it was interrupted) is waited for a while longer.
+func Wait(ctx context.Context, c client.Client, run client.WorkflowRun) (*agentrt.Report, error) {
 	var rep agentrt.Report
-	if err := run.Get(ctx, &rep); err != nil {
-		return nil, id, fmt.Errorf("temporal: run %s: %w", id, err)
+	err := run.Get(ctx, &rep)
+	if err != nil && ctx.Err() != nil {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
+		defer cancel()
+		if cerr := c.CancelWorkflow(wctx, run.GetID(), run.GetRunID()); cerr != nil {
+			return nil, fmt.Errorf("temporal: run %s: cancelling it: %w", run.GetID(), cerr)
+		}
+		err = run.Get(wctx, &rep)
 	}
-	return &rep, id, nil
+	if err != nil {
+		return nil, fmt.Errorf("temporal: run %s: %w", run.GetID(), err)
+	}
+	return &rep, nil
+}
+
+// Submit starts a run and waits for its report (Start, then Wait).
+func Submit(ctx context.Context, c client.Client, data []byte, in RunInput, opts SubmitOptions) (*agentrt.Report, string, error) {
+	run, err := Start(ctx, c, data, in, opts)
+	if err != nil {
+		return nil, "", err
+	}
+	rep, err := Wait(ctx, c, run)
+	return rep, run.GetID(), err
 }
 
 // Export reads a run workflow's history and returns it as a journal: its

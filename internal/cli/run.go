@@ -8,13 +8,20 @@ import (
 
 func newRunCmd(e Env, c *Compiler) *cobra.Command {
 	var f runcmd.Flags
+	var t temporalFlags
+	var workflowID string
 	cmd := &cobra.Command{
 		Use:   "run [path]",
 		Short: "Run an agent: a compiled plan, or a manifest compiled on the fly",
 		Long: `Run executes an agent. The path is a plan written by agentc compile, or a
 manifest (compiled on the fly, as agentc compile would); default ".".
 
-` + runcmd.Help,
+` + runcmd.Help + `
+
+--temporal HOST:PORT submits the run to a Temporal server instead, where
+workers (agentc worker) make it, and waits for it: the output and the exit
+code are a local run's. The run is checked, and its input read, here first.
+A stop signal cancels it. Its history is its journal: agentc journal export.`,
 		Example: `  agentc run examples/invoice-extractor.cue --model test --input @invoice.json
   agentc compile agent.cue -o plan.json && agentc run plan.json --input '{"id": 1}'`,
 		Args: cobra.MaximumNArgs(1),
@@ -23,10 +30,21 @@ manifest (compiled on the fly, as agentc compile would); default ".".
 			if len(args) == 1 {
 				path = args[0]
 			}
+			if t.hostPort != "" {
+				f.SetRemote(t.remote(e, &workflowID))
+			} else {
+				for _, name := range []string{"namespace", "task-queue", "workflow-id"} {
+					if cmd.Flags().Changed(name) {
+						return UsageError("--%s goes with --temporal", name)
+					}
+				}
+			}
 			return runcmd.RunAgent(cmd.Context(), e, c.Load, path, f, cmd.Flags().Changed)
 		},
 	}
 	f.Register(cmd.Flags())
+	t.register(cmd.Flags(), false)
+	cmd.Flags().StringVar(&workflowID, "workflow-id", "", "with --temporal: the run's workflow ID (default: made from the agent's name)")
 	cmd.MarkFlagsMutuallyExclusive("record", "replay")
 	return cmd
 }

@@ -66,6 +66,7 @@ type Flags struct {
 	report, requireLock                bool
 	deadline                           time.Duration
 	toolBudget, tokenBudget, rounds    int
+	remote                             Remote // nil: the run is made here
 }
 
 // Register defines the flags on fs.
@@ -169,6 +170,21 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		}
 		opts.Budgets.Rounds = &f.rounds
 	}
+	if f.remote != nil {
+		for _, fl := range []string{"record", "replay", "events", "dir", "base-url"} {
+			if changed(fl) {
+				return UsageError("--%s does not go with a run elsewhere: the workers read and write their own files (a run's history is its journal: agentc journal export)", fl)
+			}
+		}
+		// A stop signal cancels the run where it runs.
+		ctx, sigs := onStopSignal(ctx, e)
+		defer sigs.stop()
+		rep, err := f.remote(ctx, p, input, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed})
+		if err != nil {
+			return &ExitError{Code: ExitFindings, Err: err}
+		}
+		return finish(e, f, rep, sigs.code())
+	}
 	// The journal's lock comes first, before anything is written.
 	jn, err := openJournal(e, p, f)
 	if err != nil {
@@ -244,6 +260,13 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
+	return finish(e, f, rep, sigs.code())
+}
+
+// finish prints a run's report, or its answer, and what diverged, and
+// returns the exit code's error; signal is the exit code of the stop
+// signal that interrupted the run, or 0.
+func finish(e Env, f Flags, rep *agentrt.Report, signal int) error {
 	if f.report {
 		out, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
@@ -260,8 +283,8 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		}
 	}
 	code := runExit(rep)
-	if code == exitInterrupted && sigs.code() != 0 {
-		code = sigs.code()
+	if code == exitInterrupted && signal != 0 {
+		code = signal
 	}
 	if code == ExitOK {
 		return nil

@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.temporal.io/sdk/worker"
+
+	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/temporal"
+)
+
+// temporalFlags say which Temporal server, namespace and task queue a
+// command talks to.
+type temporalFlags struct {
+	hostPort, namespace, taskQueue string
+}
+
+func (t *temporalFlags) register(fs *pflag.FlagSet, required bool) {
+	what := "run on the Temporal server at HOST:PORT, on a worker (agentc worker), instead of here"
+	if required {
+		what = "the Temporal server, HOST:PORT"
+	}
+	fs.StringVar(&t.hostPort, "temporal", "", what)
+	fs.StringVar(&t.namespace, "namespace", temporal.DefaultNamespace, "the Temporal namespace")
+	fs.StringVar(&t.taskQueue, "task-queue", temporal.DefaultTaskQueue, "the task queue agentc's workers poll")
+}
+
+// remote is the run verb's Remote on Temporal: it submits the run and
+// waits for its report.
+func (t *temporalFlags) remote(e Env, workflowID *string) runcmd.Remote {
+	return func(ctx context.Context, p *plan.Plan, input json.RawMessage, r runcmd.RemoteRun) (*agentrt.Report, error) {
+		c, err := temporal.Dial(ctx, t.hostPort, t.namespace, e.Stderr)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		data, err := p.Encode()
+		if err != nil {
+			return nil, err
+		}
+		in := temporal.RunInput{Input: input, Provider: r.Provider, Seed: r.Seed,
+			Budgets: temporal.Budgets{Tools: r.Budgets.Tools, Tokens: r.Budgets.Tokens, Rounds: r.Budgets.Rounds}}
+		if d := r.Budgets.Deadline; d != nil {
+			in.Budgets.Deadline = d.String()
+		}
+		run, err := temporal.Start(ctx, c, data, in, temporal.SubmitOptions{TaskQueue: t.taskQueue, WorkflowID: *workflowID})
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(e.Stderr, "agentc: run %s submitted to %s (namespace %s, task queue %s)\n", run.GetID(), t.hostPort, t.namespace, t.taskQueue)
+		return temporal.Wait(ctx, c, run)
+	}
+}
+
+func newWorkerCmd(e Env) *cobra.Command {
+	var t temporalFlags
+	var dir, baseURL string
+	cmd := &cobra.Command{
+		Use:   "worker --temporal HOST:PORT",
+		Short: "Serve runs submitted to a Temporal server (agentc run --temporal)",
+		Long: `Worker serves agentc runs on a Temporal server: it polls the task queue for
+runs (workflows) and their model and tool calls (activities), and makes them.
+Any number of workers may serve one queue, on any number of machines; a run
+goes on on another worker when its worker stops or dies, and no model or tool
+call that completed is made again.
+
+A worker reads the provider keys from its own environment (OPENAI_API_KEY,
+ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
+(default: the working directory). It stops on SIGINT or SIGTERM.`,
+		Example: `  agentc worker --temporal localhost:7233
+  agentc run examples/issue-triage.cue --temporal localhost:7233 --input @issue.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if t.hostPort == "" {
+				return UsageError("worker needs --temporal HOST:PORT")
+			}
+			if dir == "" {
+				dir = e.Dir
+			}
+			ctx := cmd.Context()
+			secrets := runcmd.ProviderSecrets()
+			events := runcmd.EventPrinter(e.Stderr, secrets)
+			models, err := runcmd.WorkerModels(baseURL, events)
+			if err != nil {
+				return err
+			}
+			c, err := temporal.Dial(ctx, t.hostPort, t.namespace, e.Stderr)
+			if err != nil {
+				return &ExitError{Code: ExitFindings, Err: err}
+			}
+			defer c.Close()
+			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport})
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			tw := worker.New(c, t.taskQueue, worker.Options{})
+			w.Register(tw)
+			if err := tw.Start(); err != nil {
+				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("temporal: starting the worker: %w", err)}
+			}
+			fmt.Fprintf(e.Stderr, "agentc: worker serving task queue %s on %s (namespace %s)\n", t.taskQueue, t.hostPort, t.namespace)
+			stop := stopSignals(ctx)
+			<-stop.Done()
+			fmt.Fprintln(e.Stderr, "agentc: worker stopping")
+			tw.Stop()
+			return nil
+		},
+	}
+	t.register(cmd.Flags(), true)
+	cmd.Flags().StringVar(&dir, "dir", "", "resolve the agents' relative paths against this directory (default: the working directory)")
+	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the manifest's model.base_url)")
+	return cmd
+}
+
+func newJournalCmd(e Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "journal",
+		Short: "Work with run journals",
+	}
+	var t temporalFlags
+	var out, runID string
+	export := &cobra.Command{
+		Use:   "export --temporal HOST:PORT WORKFLOW_ID",
+		Short: "Write a run's journal from its Temporal workflow history",
+		Long: `Export reads the history of a run made on Temporal (agentc run --temporal)
+and writes it as a journal: one entry for each model and tool call the run
+made, as a local run's --record writes them. agentc run --replay then replays
+it offline, and reports, as for a local run, where the agent changed since.`,
+		Example: `  agentc journal export --temporal localhost:7233 agentc-triage-3f2a9c0d1e4b > run.jsonl
+  agentc run examples/issue-triage.cue --replay run.jsonl`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if t.hostPort == "" {
+				return UsageError("journal export needs --temporal HOST:PORT")
+			}
+			ctx := cmd.Context()
+			c, err := temporal.Dial(ctx, t.hostPort, t.namespace, e.Stderr)
+			if err != nil {
+				return &ExitError{Code: ExitFindings, Err: err}
+			}
+			defer c.Close()
+			h, entries, err := temporal.Export(ctx, c, args[0], runID)
+			if err != nil {
+				return &ExitError{Code: ExitFindings, Err: err}
+			}
+			return writeJournal(e, out, h, entries)
+		},
+	}
+	t.register(export.Flags(), true)
+	export.Flags().StringVarP(&out, "output", "o", "-", "write the journal to this file (- for standard output)")
+	export.Flags().StringVar(&runID, "run-id", "", "the workflow's run ID (default: its latest run)")
+	cmd.AddCommand(export)
+	return cmd
+}
+
+// writeJournal writes a journal to the file out, or to standard output:
+// through a file of its own beside it (or in the temporary directory),
+// which the journal writer syncs, renamed into place once complete.
+func writeJournal(e Env, out string, h journal.Header, entries []journal.Entry) error {
+	dir := os.TempDir()
+	if out != "-" {
+		if !filepath.IsAbs(out) {
+			out = filepath.Join(e.Dir, out)
+		}
+		dir = filepath.Dir(out)
+	}
+	tmp, err := os.MkdirTemp(dir, ".agentc-export-")
+	if err != nil {
+		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	defer os.RemoveAll(tmp)
+	file := filepath.Join(tmp, "journal.jsonl")
+	w, err := journal.Create(file, h)
+	if err != nil {
+		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	for _, en := range entries {
+		if err := w.Append(en); err != nil {
+			w.Close()
+			return &ExitError{Code: ExitFindings, Err: err}
+		}
+	}
+	if err := w.Close(); err != nil {
+		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	if out != "-" {
+		if err := os.Rename(file, out); err != nil {
+			return &ExitError{Code: ExitFindings, Err: err}
+		}
+		fmt.Fprintf(e.Stderr, "agentc: wrote %s: %d effects of run %s\n", out, len(entries), h.Run)
+		return nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	defer f.Close()
+	_, err = io.Copy(e.Stdout, f)
+	return err
+}
+
+// stopSignals returns a context that ends at SIGINT or SIGTERM, or when
+// ctx does.
+func stopSignals(ctx context.Context) context.Context {
+	ctx, _ = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	return ctx
+}

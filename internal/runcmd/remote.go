@@ -1,0 +1,68 @@
+package runcmd
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
+)
+
+// Remote runs a plan somewhere other than this process (agentc's Temporal
+// client) and returns its report. The run verb hands it the plan, the
+// input and the overrides it read and checked as for a local run, and
+// prints the report as it prints a local one.
+type Remote func(ctx context.Context, p *plan.Plan, input json.RawMessage, r RemoteRun) (*agentrt.Report, error)
+
+// RemoteRun is what a remote run takes from the command line besides the
+// plan and the input.
+type RemoteRun struct {
+	Budgets  agentrt.Overrides
+	Provider string // --model: the provider that answers in place of the plan's
+	Seed     int64
+}
+
+// SetRemote makes the run verb run its plan with r. The flags that only
+// mean something in this process (--record, --replay, --events) are
+// refused with it.
+func (f *Flags) SetRemote(r Remote) { f.remote = r }
+
+// WorkerModels returns the function a worker picks each agent's model
+// with, as the run verb does: the provider named in place of the plan's
+// ("test" for the test model) or the plan's own, configured from the
+// environment, with baseURL in place of the providers' base URL variables
+// when set. Events receives the providers' retries.
+func WorkerModels(baseURL string, events func(agentrt.Event)) (func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error), error) {
+	hosts, err := keyHosts(os.Getenv(KeyHostsVar))
+	if err != nil {
+		return nil, err
+	}
+	return func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error) {
+		return newModelFor(providerFlags{model: provider, seed: seed, baseURL: baseURL, keyHosts: hosts}, os.Getenv, events)(p)
+	}, nil
+}
+
+// ProviderSecrets returns the provider keys set in the environment: the
+// secrets every run redacts.
+func ProviderSecrets() []string {
+	var out []string
+	for _, pr := range providers {
+		if v := os.Getenv(pr.keyVar); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// EventPrinter writes events as the run verb's progress lines on w, with
+// the secrets redacted.
+func EventPrinter(w io.Writer, secrets []string) func(agentrt.Event) {
+	s := &redact.Set{}
+	for _, v := range secrets {
+		s.Add(v)
+	}
+	return eventPrinter(s.Writer(w), nil, s)
+}
