@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	nethttp "net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/cli/cuecmd"
+	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/plan"
 )
@@ -49,8 +51,36 @@ func TestScripts(t *testing.T) {
 			e.Setenv("EXAMPLES", examples)
 			return nil
 		},
+		// [temporal]: the temporal program is there to start a dev server
+		// with, or it must be (AGENTC_REQUIRE_TEMPORAL), so that a script
+		// fails for its lack rather than skips.
+		Condition: func(cond string) (bool, error) {
+			if cond != "temporal" {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			prog, why := devserver.Program()
+			if prog == "" && os.Getenv("AGENTC_REQUIRE_TEMPORAL") == "" {
+				fmt.Fprintf(os.Stderr, "SKIPPED: scripts that need a Temporal dev server: %s\n", why)
+				return false, nil
+			}
+			return true, nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakeprovider": fakeProvider,
+			// temporal starts a Temporal dev server for the script, stopped
+			// when it ends, and sets $TEMPORAL to its address. Scripts that
+			// use it skip first where the [temporal] condition is false.
+			"temporal": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 0 {
+					ts.Fatalf("usage: temporal")
+				}
+				s, err := devserver.New()
+				if err != nil {
+					ts.Fatalf("the Temporal dev server: %v", err)
+				}
+				ts.Defer(s.Stop)
+				ts.Setenv("TEMPORAL", s.HostPort)
+			},
 			// serve FILE... starts an HTTP server on loopback that answers
 			// every request with a JSON echo of its method, path and body,
 			// and writes its URL over "http://SERVER" in the files.

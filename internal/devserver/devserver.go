@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -65,18 +64,9 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
-var shared struct {
-	once sync.Once
-	s    *Server
-	err  error
-}
-
-// Shared starts one dev server for every caller in the process (a test
-// binary's); Stop it from TestMain. Its error is Start's.
-func Shared() (*Server, error) {
-	shared.once.Do(func() { shared.s, shared.err = start() })
-	return shared.s, shared.err
-}
+// New starts a server; the caller stops it. On an error, a nil Server
+// means the program is missing.
+func New() (*Server, error) { return start() }
 
 // start starts a server; on an error, a nil Server means the program is
 // missing.
