@@ -224,3 +224,48 @@ type refusing struct{}
 func (refusing) Complete(context.Context, *agentrt.Request) (*agentrt.Response, error) {
 	return nil, fmt.Errorf("a replay makes no model call")
 }
+
+// TestWorkerRefuses: a worker runs only a plan it can read whose digest
+// is the one the run was submitted for; anything else ends the workflow
+// at once with a failure that says why, never retried.
+func TestWorkerRefuses(t *testing.T) {
+	s := devserver.Start(t)
+	c := dial(t, s)
+	startWorker(t, c, "refuse", &counting{calls: map[string]int{}})
+	good := labeller(t, labelSchema)
+	p, err := plan.Read("plan", good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(good, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["format"] = "agentc.plan/v99"
+	future, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := labeller(t, strings.Replace(labelSchema, `"feature"`, `"feature","question"`, 1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, c2 := range []struct {
+		name string
+		in   temporal.RunInput
+		want string
+	}{
+		{"unknown format", temporal.RunInput{Plan: future, Digest: string(p.Digests.Plan)}, "agentc.plan/v99"},
+		{"other digest", temporal.RunInput{Plan: other, Digest: string(p.Digests.Plan)}, "but the run was submitted for " + string(p.Digests.Plan)},
+		{"bad deadline", temporal.RunInput{Plan: good, Digest: string(p.Digests.Plan), Budgets: temporal.Budgets{Deadline: "soon"}}, "budgets.deadline"},
+	} {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "refuse"}, temporal.Workflow, c2.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep agentrt.Report
+		err = run.Get(ctx, &rep)
+		if err == nil || !strings.Contains(err.Error(), c2.want) {
+			t.Errorf("%s: %v; want an error that says %q", c2.name, err, c2.want)
+		}
+	}
+}
