@@ -26,7 +26,7 @@ const labelSchema = `{"type":"object","properties":{"label":{"enum":["bug","feat
 
 // labeller is a plan whose agent looks a file up with a tool, then
 // labels the issue.
-func labeller(t *testing.T, schema string) []byte {
+func labeller(t testing.TB, schema string) []byte {
 	t.Helper()
 	p := &plan.Plan{Agent: plan.Agent{
 		Name:         "label",
@@ -92,7 +92,7 @@ func (m *counting) total() int {
 }
 
 // startWorker runs a worker on queue whose model is m.
-func startWorker(t *testing.T, c client.Client, queue string, m agentrt.Model) worker.Worker {
+func startWorker(t testing.TB, c client.Client, queue string, m agentrt.Model) worker.Worker {
 	t.Helper()
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
 		ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
@@ -114,7 +114,7 @@ func startWorker(t *testing.T, c client.Client, queue string, m agentrt.Model) w
 	return tw
 }
 
-func dial(t *testing.T, s *devserver.Server) client.Client {
+func dial(t testing.TB, s *devserver.Server) client.Client {
 	t.Helper()
 	c, err := temporal.Dial(context.Background(), s.HostPort, "", nil)
 	if err != nil {
