@@ -1,26 +1,272 @@
 package runtime
 
-import "sync/atomic"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"agentc.dev/agentc/runtime/journal"
+)
 
 // Pool is a token allowance shared by many runs, which may run
-// concurrently. A run checks the pool before each model call and is
-// refused once it is dry (before it sends anything, if it is dry from the
-// start); it charges the pool with the tokens each call used. A call in
-// flight may take the pool below zero: calls are not cut short.
+// concurrently. Before each model call it sends, a run reserves the call's
+// worst case (see InputBound and Reserve); after the call the reservation
+// is settled to the tokens the call used. Calls in flight therefore never
+// take the pool below zero: a call that does not fit waits for calls in
+// flight to settle, and is refused, ending its run with the token_budget
+// bound, once nothing in flight could make room. Calls a journal serves
+// cost nothing and draw nothing from the pool. The zero Pool is dry.
 type Pool struct {
-	remaining atomic.Int64
+	mu       sync.Mutex
+	limit    int64
+	spent    int64 // settled
+	held     int64 // reserved by calls in flight
+	inflight int
+	queue    []*poolWaiter // first come, first served
+}
+
+// poolWaiter is a reservation waiting its turn.
+type poolWaiter struct {
+	n    int64 // the worst case; with rest, the least it may be
+	rest bool
+	done chan struct{} // closed once res or err is set
+	res  *Reservation
+	err  error
 }
 
 // NewPool returns a pool of tokens.
-func NewPool(tokens int64) *Pool {
-	p := &Pool{}
-	p.remaining.Store(tokens)
-	return p
+func NewPool(tokens int64) *Pool { return &Pool{limit: tokens} }
+
+// Remaining returns the tokens left once the calls in flight have
+// settled, counting none of what they hold; zero or less means the pool
+// is dry.
+func (p *Pool) Remaining() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.limit - p.spent
 }
 
-// Remaining returns the tokens left; zero or less means the pool is dry.
-func (p *Pool) Remaining() int64 { return p.remaining.Load() }
+// Spent returns the tokens the settled calls used.
+func (p *Pool) Spent() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.spent
+}
 
-func (p *Pool) dry() bool { return p.remaining.Load() <= 0 }
+// Reserved returns the tokens the calls in flight hold.
+func (p *Pool) Reserved() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.held
+}
 
-func (p *Pool) spend(n int) { p.remaining.Add(-int64(n)) }
+func (p *Pool) dry() bool { return p.Remaining() <= 0 }
+
+// PoolError is a reservation the pool can never grant: what it asks for
+// exceeds what is left even if every call in flight used nothing.
+type PoolError struct {
+	Need int64 // the call's worst case; for a call without max_output_tokens, its input's
+	Left int64 // what is left once the calls in flight settle
+	Rest bool  // the call has no output bound and reserves all that is left
+}
+
+func (e *PoolError) Error() string {
+	if e.Rest {
+		return fmt.Sprintf("the shared token pool has %d tokens left, fewer than the call's input may take (%d)", e.Left, e.Need)
+	}
+	return fmt.Sprintf("the shared token pool has %d tokens left, fewer than the call may use (%d: its input's bound plus max_output_tokens)", e.Left, e.Need)
+}
+
+// Reservation is tokens of a pool held by one call in flight.
+type Reservation struct {
+	p    *Pool
+	n    int64
+	once sync.Once
+}
+
+// Tokens returns the tokens the reservation holds.
+func (r *Reservation) Tokens() int64 { return r.n }
+
+// Reserve holds n tokens, a call's worst case, until Settle. When they
+// are not free it waits, first come first served, while calls in flight
+// hold what it needs; it fails with a *PoolError at once when n exceeds
+// what is left even if they all used nothing, and with ctx's error when
+// ctx ends first.
+func (p *Pool) Reserve(ctx context.Context, n int64) (*Reservation, error) {
+	return p.reserve(ctx, &poolWaiter{n: max(n, 1)})
+}
+
+// ReserveRest holds everything left, for a call with no bound on its
+// output: it waits until no other call is in flight, so such calls go one
+// at a time, and fails with a *PoolError when less than atLeast (the
+// call's input bound) is left. The pool's guarantee then rests on the
+// reply fitting in what was left.
+func (p *Pool) ReserveRest(ctx context.Context, atLeast int64) (*Reservation, error) {
+	return p.reserve(ctx, &poolWaiter{n: max(atLeast, 1), rest: true})
+}
+
+func (p *Pool) reserve(ctx context.Context, w *poolWaiter) (*Reservation, error) {
+	w.done = make(chan struct{})
+	p.mu.Lock()
+	p.queue = append(p.queue, w)
+	p.grant()
+	p.mu.Unlock()
+	select {
+	case <-w.done:
+		return w.res, w.err
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-w.done:
+		// Granted as ctx ended: the call is not made, so it goes back.
+		if w.res != nil {
+			p.release(w.res.n, 0)
+		}
+	default:
+		for i, q := range p.queue {
+			if q == w {
+				p.queue = append(p.queue[:i], p.queue[i+1:]...)
+				break
+			}
+		}
+		p.grant() // those behind it may fit
+	}
+	return nil, ctx.Err()
+}
+
+// grant serves the queue from its head as far as what is free allows;
+// it refuses a head that can never fit. p.mu is held.
+func (p *Pool) grant() {
+	for len(p.queue) > 0 {
+		w := p.queue[0]
+		left := p.limit - p.spent
+		switch {
+		case w.n > left:
+			w.err = &PoolError{Need: w.n, Left: left, Rest: w.rest}
+		case w.rest && p.inflight == 0:
+			w.res = &Reservation{p: p, n: left}
+		case !w.rest && w.n <= left-p.held:
+			w.res = &Reservation{p: p, n: w.n}
+		default:
+			return // it waits for calls in flight to settle
+		}
+		if w.res != nil {
+			p.held += w.res.n
+			p.inflight++
+		}
+		p.queue = p.queue[1:]
+		close(w.done)
+	}
+}
+
+// release gives back n reserved tokens, used of which were spent. p.mu is
+// held.
+func (p *Pool) release(n, used int64) {
+	p.held -= n
+	p.inflight--
+	p.spent += used
+	p.grant()
+}
+
+// Settle ends the reservation: the pool is charged the tokens the call
+// used (0 for a call that failed without usage) and the rest is free
+// again. Only the first Settle counts.
+func (r *Reservation) Settle(used int) {
+	r.once.Do(func() {
+		r.p.mu.Lock()
+		defer r.p.mu.Unlock()
+		r.p.release(r.n, int64(used))
+	})
+}
+
+// Per-request allowances of InputBound, in tokens: what a provider adds
+// to each message (role markers, separators) and to a request (the
+// template its tools or answer format are rendered into; Anthropic
+// documents up to 346 tokens of system prompt for tool use).
+const (
+	boundPerMessage = 8
+	boundPerRequest = 512
+)
+
+// InputBound is an upper bound on the input tokens of a request: one
+// token per byte of its JSON (messages, tools and answer schema), since
+// every token of the byte-level tokenisers providers use covers at least
+// one byte, plus what providers add per message and per request. It is
+// about four times the real count, and only ever reserved, never charged.
+func InputBound(req *Request) int {
+	size := func(v any) int {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return 0 // nothing in a Request fails to encode but a raw schema already checked
+		}
+		return len(b)
+	}
+	n := size(req.Messages) + size(req.Tools) + boundPerRequest + boundPerMessage*len(req.Messages)
+	if req.Answer != nil {
+		n += len(req.Answer.Schema) + len(req.Answer.Description) + len(req.Answer.Name)
+	}
+	return n
+}
+
+// live reports whether a round's model call will be made rather than
+// served from the run's journal: only a live call draws on the pool.
+func (x *run) live(round int) bool {
+	j := x.journal
+	switch {
+	case j == nil:
+		return true
+	case j.Replay:
+		return false
+	case j.Recorded == nil:
+		return true
+	}
+	e, ok := j.Recorded.Lookup(journal.Key{Path: x.jpath, Round: round})
+	return !ok || e.Error != "" // a failed call is made again
+}
+
+// reserve reserves a live model call's worst case in the pool, waiting
+// for room; it reports whether the call may go, and else has ended the
+// run: the pool cannot hold the call, or the wait was interrupted or
+// outlived the deadline.
+func (x *run) reserve(round int, req *Request) (*Reservation, bool) {
+	p := x.opts.Pool
+	if p == nil || !x.live(round) {
+		return nil, true
+	}
+	in := int64(InputBound(req))
+	var res *Reservation
+	var err error
+	if out := req.MaxOutputTokens; out > 0 {
+		res, err = p.Reserve(x.runCtx, in+int64(out))
+	} else {
+		res, err = p.ReserveRest(x.runCtx, in)
+	}
+	var pe *PoolError
+	switch {
+	case err == nil:
+		return res, true
+	case errors.As(err, &pe):
+		msg := pe.Error()
+		if round == 1 {
+			msg += "; the run was refused before it sent anything"
+		}
+		x.end(OutcomeError, BoundTokenBudget, msg)
+	case x.interrupted():
+	default:
+		x.end(OutcomeError, BoundDeadline, x.deadlineText("while the call waited for the shared token pool", x.pastDeadline()))
+		x.markDeadline(round)
+	}
+	return nil, false
+}
+
+// settle ends a model call's reservation at the tokens it used; a call
+// made without one (served from the journal, or no pool) changes nothing.
+func (x *run) settle(res *Reservation, used Usage) {
+	if res != nil {
+		res.Settle(used.Total())
+	}
+}

@@ -475,7 +475,7 @@ func (x *run) checks(round int) bool {
 	case x.tokens > 0 && x.rep.Usage.Total() >= x.tokens:
 		x.end(OutcomeError, BoundTokenBudget, fmt.Sprintf("the token budget (%d) is spent (%d used) without an answer", x.tokens, x.rep.Usage.Total()))
 		return false
-	case x.opts.Pool != nil && x.opts.Pool.dry():
+	case x.opts.Pool != nil && x.live(round) && x.opts.Pool.dry():
 		msg := "the shared token pool is dry"
 		if round == 1 {
 			msg += "; the run was refused before it sent anything"
@@ -501,9 +501,14 @@ func (x *run) loop() {
 		rr := RoundReport{Round: round, Model: x.shown(), Shaping: x.shape}
 		roundStart := x.now()
 		req := x.request()
+		res, ok := x.reserve(round, req)
+		if !ok {
+			return
+		}
 		x.emit(Event{Type: EventModelCall, Round: round, Model: x.shown()})
 		resp, replayed, err := x.complete(round, req, nil)
 		if err != nil {
+			x.settle(res, Usage{})
 			x.rep.Rounds = append(x.rep.Rounds, rr)
 			x.failed(err, "a model call", fmt.Sprintf("model %s: %v", x.shown(), err))
 			return
@@ -513,9 +518,7 @@ func (x *run) loop() {
 		x.rep.UsageEstimated = x.rep.UsageEstimated || odd != ""
 		x.charge(usage, replayed)
 		rr.Replayed = replayed
-		if x.opts.Pool != nil {
-			x.opts.Pool.spend(usage.Total())
-		}
+		x.settle(res, usage)
 		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.shown(), Usage: &usage, Message: strings.TrimSpace(replayedNote(replayed) + " " + odd)})
 		msg := resp.Message
 		msg.Role = Assistant
@@ -568,7 +571,8 @@ func (x *run) loop() {
 }
 
 // finish sets the bound of a run that ended on its own: a run that
-// answered may still have spent its token budget or the pool.
+// answered may still have spent its token budget. It cannot have overspent
+// the pool, whose calls reserve before they are sent.
 func (x *run) finish() {
 	if x.rep.Outcome != OutcomeOK || x.rep.Bound != "" && x.rep.Bound != BoundNone {
 		return
@@ -577,9 +581,6 @@ func (x *run) finish() {
 	case x.tokens > 0 && x.rep.Usage.Total() > x.tokens:
 		x.rep.Bound = BoundTokenBudget
 		x.rep.Error = fmt.Sprintf("answered, but used %d tokens of a budget of %d", x.rep.Usage.Total(), x.tokens)
-	case x.opts.Pool != nil && x.opts.Pool.dry():
-		x.rep.Bound = BoundTokenBudget
-		x.rep.Error = "answered, but the shared token pool is dry"
 	}
 }
 

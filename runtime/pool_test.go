@@ -1,0 +1,264 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/openai"
+)
+
+// TestPoolReserve: a reservation that fits is granted at once; one that
+// does not waits for a call in flight to settle; one that cannot fit even
+// if everything in flight used nothing is refused at once.
+func TestPoolReserve(t *testing.T) {
+	ctx := context.Background()
+	p := agentrt.NewPool(1000)
+	a, err := p.Reserve(ctx, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Reserve(ctx, 1001); !isPoolError(err, 1001, 1000) {
+		t.Fatalf("a reservation past the pool: %v", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		b, err := p.Reserve(ctx, 500)
+		if err == nil {
+			b.Settle(400)
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("500 tokens were granted with 600 of 1000 held: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	a.Settle(450) // 550 left, none held: the waiter fits
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if p.Remaining() != 150 || p.Spent() != 850 || p.Reserved() != 0 {
+		t.Errorf("remaining %d, spent %d, reserved %d; want 150, 850, 0", p.Remaining(), p.Spent(), p.Reserved())
+	}
+	a.Settle(1000) // a second settle changes nothing
+	if p.Remaining() != 150 {
+		t.Errorf("a second Settle charged the pool: %d left", p.Remaining())
+	}
+}
+
+// TestPoolWaiterRefused: a call waiting for room is refused once the
+// calls in flight have settled and what is left cannot hold it.
+func TestPoolWaiterRefused(t *testing.T) {
+	ctx := context.Background()
+	p := agentrt.NewPool(1000)
+	a, _ := p.Reserve(ctx, 700)
+	got := make(chan error, 1)
+	go func() { _, err := p.Reserve(ctx, 500); got <- err }()
+	time.Sleep(20 * time.Millisecond)
+	a.Settle(700)
+	if err := <-got; !isPoolError(err, 500, 300) {
+		t.Fatalf("got %v, want a refusal of 500 with 300 left", err)
+	}
+}
+
+// TestPoolRest: a call without an output bound waits for every call in
+// flight and then holds everything left, so the calls behind it wait too
+// (first come, first served: it is not starved by small ones).
+func TestPoolRest(t *testing.T) {
+	ctx := context.Background()
+	p := agentrt.NewPool(1000)
+	a, _ := p.Reserve(ctx, 100)
+	rest := make(chan *agentrt.Reservation, 1)
+	go func() {
+		r, err := p.ReserveRest(ctx, 50)
+		if err != nil {
+			t.Error(err)
+		}
+		rest <- r
+	}()
+	time.Sleep(20 * time.Millisecond)
+	small := make(chan error, 1)
+	go func() {
+		r, err := p.Reserve(ctx, 10)
+		if err == nil {
+			r.Settle(10)
+		}
+		small <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case r := <-rest:
+		t.Fatalf("the rest (%d) was granted while a call was in flight", r.Tokens())
+	case err := <-small:
+		t.Fatalf("a small call jumped the queue: %v", err)
+	default:
+	}
+	a.Settle(100)
+	r := <-rest
+	if r.Tokens() != 900 {
+		t.Errorf("the rest holds %d, want 900", r.Tokens())
+	}
+	select {
+	case err := <-small:
+		t.Fatalf("a call was granted while the rest was held: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	r.Settle(300)
+	if err := <-small; err != nil {
+		t.Fatal(err)
+	}
+	if p.Remaining() != 590 {
+		t.Errorf("%d left, want 590", p.Remaining())
+	}
+}
+
+// TestPoolCancel: a waiting reservation ends with its context, and the
+// reservations behind it are served.
+func TestPoolCancel(t *testing.T) {
+	p := agentrt.NewPool(1000)
+	a, _ := p.Reserve(context.Background(), 900)
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan error, 1)
+	go func() { _, err := p.Reserve(ctx, 500); got <- err }()
+	time.Sleep(20 * time.Millisecond)
+	after := make(chan error, 1)
+	go func() {
+		r, err := p.Reserve(context.Background(), 50)
+		if err == nil {
+			r.Settle(0)
+		}
+		after <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if err := <-after; err != nil {
+		t.Fatalf("the reservation behind a cancelled one: %v", err)
+	}
+	a.Settle(0)
+	if p.Reserved() != 0 || p.Remaining() != 1000 {
+		t.Errorf("reserved %d, remaining %d; want 0, 1000", p.Reserved(), p.Remaining())
+	}
+}
+
+// TestPoolConcurrentNeverOverspent: many goroutines reserving and settling
+// at random never hold more than the pool, and the pool ends at or above
+// zero (run with -race).
+func TestPoolConcurrentNeverOverspent(t *testing.T) {
+	p := agentrt.NewPool(10000)
+	var wg sync.WaitGroup
+	var refused atomic.Int64
+	for g := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				n := int64(50 + (g*7+i*13)%400)
+				r, err := p.Reserve(context.Background(), n)
+				if err != nil {
+					var pe *agentrt.PoolError
+					if !errors.As(err, &pe) {
+						t.Error(err)
+					}
+					refused.Add(1)
+					return
+				}
+				if held := p.Reserved(); held > p.Remaining() {
+					t.Errorf("%d reserved with %d left", held, p.Remaining())
+				}
+				r.Settle(int(n) / 2)
+			}
+		}()
+	}
+	wg.Wait()
+	if p.Remaining() < 0 || refused.Load() == 0 {
+		t.Errorf("remaining %d, %d refused; want >= 0 and some refused", p.Remaining(), refused.Load())
+	}
+}
+
+func isPoolError(err error, need, left int64) bool {
+	var pe *agentrt.PoolError
+	return errors.As(err, &pe) && pe.Need == need && pe.Left == left
+}
+
+// TestPoolRunsNeverOverspend: 8 runs at once on a 1,200-token pool,
+// against a server speaking the Chat Completions wire format, whose calls
+// each report 150 tokens of input and up to max_output_tokens of output:
+// the pool ends at or above zero (it used to end at -800), the runs that
+// did not fit end with the token_budget bound, and the requests the
+// server saw add up to what the pool was charged.
+func TestPoolRunsNeverOverspend(t *testing.T) {
+	var charged atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Messages   []json.RawMessage `json:"messages"`
+			ToolChoice struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tool_choice"`
+			MaxTokens int `json:"max_completion_tokens"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil || req.ToolChoice.Function.Name == "" {
+			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, 400)
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // calls overlap
+		in, out := 150, req.MaxTokens
+		charged.Add(int64(in + out))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m1",
+"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
+"tool_calls":[{"id":"call_1","type":"function","function":{"name":%q,"arguments":"{\"label\":\"bug\"}"}}]}}],
+"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, req.ToolChoice.Function.Name, in, out, in+out)
+	}))
+	defer srv.Close()
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := agent(t, func(a *plan.Agent) { a.Model.Provider = "openai"; a.Model.MaxOutputTokens = 100 })
+	pool := agentrt.NewPool(1200)
+	r, err := agentrt.New(p, agentrt.Options{Model: m, Pool: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps := make([]*agentrt.Report, 8)
+	var wg sync.WaitGroup
+	for i := range reps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i], _ = r.Run(context.Background(), nil)
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, rep := range reps {
+		switch {
+		case rep.Outcome == "ok" && rep.Bound == "none":
+			ok++
+		case rep.Bound == "token_budget" && strings.Contains(rep.Error, "tokens left, fewer than the call may use"):
+		default:
+			t.Errorf("a run ended %s/%s: %s", rep.Outcome, rep.Bound, rep.Error)
+		}
+	}
+	if pool.Remaining() < 0 || pool.Spent() != charged.Load() || ok == 0 || ok == 8 {
+		t.Errorf("pool: %d left, %d spent, the server charged %d, %d of 8 runs answered", pool.Remaining(), pool.Spent(), charged.Load(), ok)
+	}
+}
