@@ -16,6 +16,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/batch"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
 )
@@ -66,7 +67,13 @@ type Flags struct {
 	report, requireLock                bool
 	deadline                           time.Duration
 	toolBudget, tokenBudget, rounds    int
-	remote                             Remote // nil: the run is made here
+	// A batch's: see batch.go.
+	batch         string
+	parallel      int
+	poolTokens    int64
+	quiet         bool
+	progressEvery time.Duration
+	remote        Remote // nil: the run is made here
 }
 
 // Register defines the flags on fs.
@@ -86,6 +93,11 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.replay, "replay", "", "serve every model and tool call from this journal: no network, no tool side effects")
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above the agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to run an agent the lock file does not hold, or without a lock file")
+	fs.StringVar(&f.batch, "batch", "", "run the agent once per line of this JSON lines file (- for standard input); --record and --replay then name a directory")
+	fs.IntVar(&f.parallel, "parallel", batch.DefaultParallel, "with --batch, how many runs go at once")
+	fs.Int64Var(&f.poolTokens, "pool-tokens", 0, "one token pool for every run (a batch's items, agents called as tools); calls reserve their worst case before they are sent")
+	fs.BoolVar(&f.quiet, "quiet", false, "with --batch, print no progress")
+	fs.DurationVar(&f.progressEvery, "progress-every", 10*time.Second, "with --batch, how often a progress line is printed when standard error is not a terminal")
 }
 
 // RunAgent runs the agent at path (a plan, or a manifest compiled by
@@ -99,6 +111,7 @@ func RunAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	for _, pr := range providers {
 		secrets.Add(os.Getenv(pr.keyVar))
 	}
+	e.stderrTTY, e.rawStderr = isTerminal(e.Stderr), e.Stderr
 	e.Stdout, e.Stderr = secrets.Writer(e.Stdout), secrets.Writer(e.Stderr)
 	err := runAgent(ctx, e, compile, path, f, changed, secrets)
 	var xe *ExitError
@@ -141,9 +154,14 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if f.dir != "" {
 		dir = f.dir
 	}
-	input, err := readInput(e, f.input, p)
-	if err != nil {
+	if err := checkBatchFlags(f, changed); err != nil {
 		return err
+	}
+	var input json.RawMessage
+	if f.batch == "" {
+		if input, err = readInput(e, f.input, p); err != nil {
+			return err
+		}
 	}
 	opts := agentrt.Options{}
 	if changed("deadline") {
@@ -171,6 +189,11 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		opts.Budgets.Rounds = &f.rounds
 	}
 	if f.remote != nil {
+		for _, fl := range []string{"batch", "pool-tokens"} {
+			if changed(fl) {
+				return UsageError("--%s does not go with --temporal yet: a batch runs here, or each of its inputs is submitted as a run of its own", fl)
+			}
+		}
 		for _, fl := range []string{"record", "replay", "events", "dir", "base-url"} {
 			if changed(fl) {
 				return UsageError("--%s does not go with a run elsewhere: the workers read and write their own files (a run's history is its journal: agentc journal export)", fl)
@@ -184,6 +207,12 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
 		return finish(e, f, rep, sigs.code())
+	}
+	if f.poolTokens > 0 {
+		opts.Pool = agentrt.NewPool(f.poolTokens)
+	}
+	if f.batch != "" {
+		return runBatch(ctx, e, p, dir, f, opts, hosts, secrets)
 	}
 	// The journal's lock comes first, before anything is written.
 	jn, err := openJournal(e, p, f)
@@ -232,6 +261,7 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		OnServer:      jn.onServer,
 		Provider:      f.model,
 		Secrets:       secrets,
+		Pool:          opts.Pool,
 	})
 	var serverChanged *tool.ServerChangedError
 	if errors.As(err, &serverChanged) {

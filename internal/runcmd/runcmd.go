@@ -62,6 +62,11 @@ type Env struct {
 	// behind (Linux) and kills it when it ends, and a second stop signal
 	// ends the process at once.
 	Program bool
+	// stderrTTY says Stderr is a terminal, where a batch draws a
+	// progress bar on rawStderr, Stderr before the secrets are redacted
+	// from it (the bar holds only counts); RunAgent sets both.
+	stderrTTY bool
+	rawStderr io.Writer
 }
 
 // RuntimeProgram is the name of the program that runs plans without the

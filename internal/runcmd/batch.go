@@ -1,0 +1,308 @@
+package runcmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/batch"
+	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/runtime/tool"
+)
+
+// maxParallel bounds --parallel: past it, runs only wait on each other
+// and on the provider's rate limits.
+const maxParallel = 1024
+
+// checkBatchFlags refuses flags that do not go together with --batch, or
+// only go with it.
+func checkBatchFlags(f Flags, changed func(string) bool) error {
+	if changed("pool-tokens") && f.poolTokens <= 0 {
+		return UsageError("--pool-tokens must be positive")
+	}
+	if f.batch == "" {
+		for _, name := range []string{"parallel", "quiet", "progress-every"} {
+			if changed(name) {
+				return UsageError("--%s goes with --batch", name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case changed("input"):
+		return UsageError("--input and --batch exclude each other: a batch's inputs are the lines of its file")
+	case f.report:
+		return UsageError("--report is for a single run: each result line of a batch holds its item's outcome, bound, answer and usage")
+	case f.parallel < 1 || f.parallel > maxParallel:
+		return UsageError("--parallel must be between 1 and %d", maxParallel)
+	case f.progressEvery < 0:
+		return UsageError("--progress-every must not be negative")
+	}
+	for _, j := range []struct{ flag, dir string }{{"--record", f.record}, {"--replay", f.replay}} {
+		if j.dir == "" {
+			continue
+		}
+		if fi, err := os.Stat(j.dir); err == nil && !fi.IsDir() {
+			return UsageError("%s %s: a batch keeps its journals in a directory, one per item, and %s is a file", j.flag, j.dir, j.dir)
+		}
+	}
+	return nil
+}
+
+// runBatch runs the agent once per line of --batch, printing a result line
+// per item on stdout in input order, and a summary on stderr.
+func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts agentrt.Options, hosts []string, secrets *redact.Set) error {
+	in, total, closeIn, err := batchInput(e, f.batch)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	events, closeEvents, err := batchEvents(f.events, secrets)
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
+	toolEvents := func(ev agentrt.Event) { events(-1, ev) }
+	var journals *batch.Journals
+	var servers map[string]tool.ServerRecord
+	if d := f.record + f.replay; d != "" {
+		journals = &batch.Journals{Dir: d, Replay: f.replay != ""}
+		if h, err := batch.FirstHeader(d); err != nil {
+			return &ExitError{Code: ExitFindings, Err: err}
+		} else if h != nil && len(h.Tools) > 0 {
+			var ht headerTools
+			if err := json.Unmarshal(h.Tools, &ht); err != nil {
+				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s: a journal's header's tools: %v", d, err)}
+			}
+			servers = ht.Servers
+		}
+		if journals.Replay {
+			if _, err := os.Stat(d); err != nil {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--replay: %w", err)}
+			}
+		}
+	}
+	opts.Secrets = secrets
+	opts.Provider = f.model
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts}, os.Getenv, toolEvents)
+	if f.replay != "" {
+		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
+	}
+	if opts.Model, err = modelFor(p); err != nil {
+		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	ctx, sigs := onStopSignal(ctx, e)
+	defer sigs.stop()
+	if e.Program {
+		release := tool.AdoptOrphans()
+		defer release()
+	}
+	var seenMu sync.Mutex
+	seen := map[string]tool.ServerRecord{}
+	tools, closeTools, err := tool.Build(ctx, p, tool.Env{
+		BaseDir: dir, ModelFor: modelFor, Events: toolEvents, HTTPTransport: e.HTTPTransport,
+		Servers: servers, Offline: f.replay != "", Provider: f.model, Secrets: secrets, Pool: opts.Pool,
+		OnServer: func(path string, rec tool.ServerRecord) {
+			seenMu.Lock()
+			defer seenMu.Unlock()
+			seen[path] = rec
+		},
+	})
+	var serverChanged *tool.ServerChangedError
+	if errors.As(err, &serverChanged) {
+		return &ExitError{Code: exitDiverged, Err: fmt.Errorf("the batch diverged from its journals: %w", err)}
+	}
+	if code := sigs.code(); code != 0 && errors.Is(err, context.Canceled) {
+		return &ExitError{Code: code, Err: err}
+	}
+	if err != nil {
+		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	defer func() {
+		if err := closeTools(); err != nil {
+			fmt.Fprintf(e.Stderr, "agentc: closing tools: %v\n", err)
+		}
+	}()
+	opts.Tools = tools
+	r, err := agentrt.New(p, opts)
+	if err != nil {
+		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	if journals != nil {
+		ht, err := json.Marshal(headerTools{Servers: seen})
+		if err != nil {
+			return err
+		}
+		journals.Header = journal.Header{Plan: string(p.Digests.Plan), OutputSuffix: outputSuffix(p), Agent: p.Agent.Name, Tools: ht}
+	}
+	if opts.Pool != nil && p.Agent.Model.MaxOutputTokens == 0 {
+		fmt.Fprintf(e.Stderr, "agentc: agent %s declares no model.max_output_tokens: each call reserves all the pool has left, so calls go one at a time, and a reply longer than that could still overspend it\n", p.Agent.Name)
+	}
+	b := batch.New(r, batch.Options{
+		Parallel: f.parallel,
+		Journals: journals,
+		Events:   events,
+		Notes:    func(s string) { fmt.Fprintf(e.Stderr, "agentc: %s\n", s) },
+		MaxLine:  MaxInput,
+	})
+	prog := startProgress(e, f, b, total)
+	var exit batchExit
+	enc := json.NewEncoder(e.Stdout)
+	enc.SetEscapeHTML(false)
+	sum, err := b.Run(ctx, in, func(res batch.Result) error {
+		exit.add(res.Report)
+		return enc.Encode(res)
+	})
+	prog.stop()
+	if err != nil {
+		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	printSummary(e.Stderr, sum, opts.Pool, f.poolTokens)
+	code := exit.code()
+	if sum.Interrupted {
+		code = exitInterrupted
+		if c := sigs.code(); c != 0 {
+			code = c
+		}
+		fmt.Fprintf(e.Stderr, "agentc: the batch was interrupted; %s\n", map[bool]string{
+			true:  "run the same command again to go on: what completed is served from the journals",
+			false: "with --record DIR, running it again would go on where it stopped"}[journals != nil && !journals.Replay])
+	}
+	if code == ExitOK {
+		return nil
+	}
+	return &ExitError{Code: code}
+}
+
+// batchInput opens the batch's input: a file, or standard input for "-".
+// total is the number of items a file holds (its lines that are not
+// blank), for the progress bar; 0 when it is not known.
+func batchInput(e Env, name string) (in io.Reader, total int64, closeIn func(), err error) {
+	if name == "-" {
+		return e.Stdin, 0, func() {}, nil
+	}
+	file, err := os.Open(name)
+	if err != nil {
+		return nil, 0, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--batch: %w", err)}
+	}
+	if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
+		total = countItems(file)
+		if _, err := file.Seek(0, io.SeekStart); err != nil {
+			file.Close()
+			return nil, 0, nil, &ExitError{Code: ExitFindings, Err: err}
+		}
+	}
+	return file, total, func() { file.Close() }, nil
+}
+
+// countItems counts the lines of r that are not blank.
+func countItems(r io.Reader) int64 {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var n int64
+	blank := true
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(bytes.TrimSpace(frag)) > 0 {
+			blank = false
+		}
+		if err == nil || err == io.EOF && len(frag) > 0 {
+			if !blank {
+				n++
+			}
+			blank = true
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return n
+		}
+	}
+}
+
+// batchEvents returns where a batch's events go: --events FILE, as JSON
+// lines with the item's index (none for events of no item: tools'
+// servers, provider retries), or nowhere. Progress on stderr stands in
+// for a single run's event lines.
+func batchEvents(name string, secrets *redact.Set) (func(int, agentrt.Event), func(), error) {
+	if name == "" {
+		return func(int, agentrt.Event) {}, func() {}, nil
+	}
+	file, err := os.Create(name)
+	if err != nil {
+		return nil, nil, &ExitError{Code: ExitFindings, Err: err}
+	}
+	var mu sync.Mutex
+	enc := json.NewEncoder(secrets.Writer(file))
+	type indexed struct {
+		Index *int `json:"index,omitempty"`
+		agentrt.Event
+	}
+	return func(i int, ev agentrt.Event) {
+		ev.Message = secrets.String(ev.Message)
+		line := indexed{Event: ev}
+		if i >= 0 {
+			line.Index = &i
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(line)
+	}, func() { file.Close() }, nil
+}
+
+// batchExit is a batch's exit code: 0 when every item answered within
+// every bound; 6 when an item diverged from its journal; else the code a
+// single run of the failed items exits with, when they all agree on it,
+// and 1 when they do not.
+type batchExit struct {
+	failed, diverged, mixed bool
+	first                   int
+}
+
+func (x *batchExit) add(rep *agentrt.Report) {
+	code := runExit(rep)
+	if code == ExitOK {
+		return
+	}
+	x.diverged = x.diverged || code == exitDiverged
+	x.mixed = x.mixed || x.failed && code != x.first
+	if !x.failed {
+		x.failed, x.first = true, code
+	}
+}
+
+func (x *batchExit) code() int {
+	switch {
+	case x.diverged:
+		return exitDiverged
+	case !x.failed:
+		return ExitOK
+	case x.mixed:
+		return ExitFindings
+	}
+	return x.first
+}
+
+var numbers = message.NewPrinter(language.English)
+
+// printSummary says on w what the batch did.
+func printSummary(w io.Writer, s batch.Summary, pool *agentrt.Pool, poolTokens int64) {
+	bad := ""
+	if s.BadLines > 0 {
+		bad = numbers.Sprintf(" (%d of them bad input lines)", s.BadLines)
+	}
+	numbers.Fprintf(w, "agentc: batch: %d items: %d succeeded, %d failed%s; %d tokens (%d paid, %d served from journals); %s\n",
+		s.Done, s.Done-s.Failed, s.Failed, bad, s.Tokens, s.Paid, s.Tokens-s.Paid, s.Duration.Round(1e6))
+	if pool != nil {
+		numbers.Fprintf(w, "agentc: pool: %d tokens: %d spent, %d left\n", poolTokens, pool.Spent(), pool.Remaining())
+	}
+}

@@ -1,0 +1,348 @@
+// Package batch runs one agent over many inputs: JSON lines in, one result
+// per input out, in input order. A bounded number of runs go at once, and
+// a bounded number of results wait for a slower earlier one, so memory
+// stays flat however many inputs there are. Each item may keep a journal
+// of its own (Journals), so a batch that was interrupted or killed is run
+// again paying for nothing twice, and replayed offline.
+package batch
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// DefaultParallel is how many runs go at once unless Options says: enough
+// to hide a provider's latency, few enough to stay under the rate limits
+// of an ordinary account.
+const DefaultParallel = 4
+
+// DefaultMaxLine is the longest input line, in bytes: a single run's
+// largest input.
+const DefaultMaxLine = 8 << 20
+
+// Options configure a Batch.
+type Options struct {
+	// Parallel is how many runs go at once; 0 means DefaultParallel.
+	Parallel int
+	// Journals, when set, keeps one journal per item.
+	Journals *Journals
+	// Events, when set, receives every event of every item's run, with
+	// the item's index, from the goroutine running it.
+	Events func(index int, e agentrt.Event)
+	// Notes, when set, receives what the batch says about its journals
+	// (an input changed since its journal was recorded), one line each.
+	Notes func(string)
+	// MaxLine bounds an input line, in bytes; 0 means DefaultMaxLine.
+	MaxLine int
+}
+
+// Result is the outcome of one item: a line of the batch's output.
+type Result struct {
+	// Index is the item's place among the batch's items, from 0; Line is
+	// its line in the input, from 1 (blank lines are not items).
+	Index   int             `json:"index"`
+	Line    int             `json:"line"`
+	Outcome string          `json:"outcome"`
+	Bound   string          `json:"bound"`
+	Answer  json.RawMessage `json:"answer,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Usage   agentrt.Usage   `json:"usage"`
+	// Report is the item's run report; for an input line that was not
+	// run (not JSON, failing the input schema) it holds only the outcome
+	// and the error.
+	Report *agentrt.Report `json:"-"`
+	bad    bool // the line is not an input
+}
+
+// Progress is a batch's counts so far.
+type Progress struct {
+	Read     int // items read from the input
+	InFlight int // items running
+	Done     int // items with a result, failed ones included
+	Failed   int // items whose outcome is error, or that tripped a bound
+	// Tokens is the usage of the items done; Paid the part
+	// sent to a provider by this batch (the rest was served from
+	// journals).
+	Tokens, Paid int64
+}
+
+// Summary is what a batch did, once it is over.
+type Summary struct {
+	Progress
+	// BadLines counts the items whose line was not an input (not JSON,
+	// failing the input schema, too long).
+	BadLines int
+	// Interrupted says the context ended the batch before every item ran.
+	Interrupted bool
+	Duration    time.Duration
+}
+
+// Batch runs a runner over inputs.
+type Batch struct {
+	r    *agentrt.Runner
+	opts Options
+
+	read, inflight, done, failed atomic.Int64
+	tokens, paid                 atomic.Int64
+}
+
+// New returns a batch of the runner's plan. The runner's own events and
+// journal are replaced by the batch's, per item.
+func New(r *agentrt.Runner, opts Options) *Batch {
+	if opts.Parallel <= 0 {
+		opts.Parallel = DefaultParallel
+	}
+	if opts.MaxLine <= 0 {
+		opts.MaxLine = DefaultMaxLine
+	}
+	return &Batch{r: r, opts: opts}
+}
+
+// Progress returns the counts so far; it may be called at any time, from
+// any goroutine.
+func (b *Batch) Progress() Progress {
+	return Progress{Read: int(b.read.Load()), InFlight: int(b.inflight.Load()), Done: int(b.done.Load()),
+		Failed: int(b.failed.Load()), Tokens: b.tokens.Load(), Paid: b.paid.Load()}
+}
+
+// item is one input of the batch.
+type item struct {
+	index, line int
+	input       []byte
+	err         string // why the line is not an input
+}
+
+// Run reads JSON lines from in, one input a line, runs the runner on each,
+// Parallel at once, and passes each result to out in input order, from the
+// goroutine that called Run. A blank line is not an item. A line that is
+// not an input is that item's error, never the batch's. At most four times
+// Parallel items are read ahead of the first whose result is not out yet.
+// When ctx ends, no more items start; those running end interrupted, and
+// out has the results of every item that started. The error is the
+// input's (unreadable), a journal directory's, or out's.
+func (b *Batch) Run(ctx context.Context, in io.Reader, out func(Result) error) (Summary, error) {
+	started := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if j := b.opts.Journals; j != nil {
+		if err := j.open(); err != nil {
+			return Summary{}, err
+		}
+		defer j.close()
+	}
+	window := make(chan struct{}, 4*b.opts.Parallel)
+	work := make(chan item)
+	results := make(chan Result)
+	var readErr error
+	go func() {
+		defer close(work)
+		readErr = b.readItems(ctx, in, window, work)
+	}()
+	var wg sync.WaitGroup
+	for range b.opts.Parallel {
+		wg.Go(func() {
+			for it := range work {
+				if ctx.Err() != nil {
+					results <- Result{Index: it.index, Line: it.line, Report: nil} // not started
+					continue
+				}
+				results <- b.runItem(ctx, it)
+			}
+		})
+	}
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+	var sum Summary
+	var outErr error
+	pending := map[int]Result{}
+	next := 0
+	for res := range results {
+		pending[res.Index] = res
+		for {
+			r, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			<-window
+			if r.Report == nil || outErr != nil {
+				continue // not started, or out failed
+			}
+			sum.count(r)
+			if err := out(r); err != nil {
+				outErr = err
+				cancel()
+			}
+		}
+	}
+	sum.Progress = b.Progress()
+	sum.Interrupted = ctx.Err() != nil && outErr == nil
+	sum.Duration = time.Since(started)
+	switch {
+	case outErr != nil:
+		return sum, outErr
+	case readErr != nil:
+		return sum, readErr
+	}
+	return sum, nil
+}
+
+func (s *Summary) count(r Result) {
+	if r.bad {
+		s.BadLines++
+	}
+}
+
+// readItems reads the input's lines into items, each after taking a place
+// in the window, until the input ends or ctx does.
+func (b *Batch) readItems(ctx context.Context, in io.Reader, window chan struct{}, work chan<- item) error {
+	br := bufio.NewReaderSize(in, 64<<10)
+	index := 0
+	for line := 1; ; line++ {
+		text, long, err := readLine(br, b.opts.MaxLine)
+		if len(bytes.TrimSpace(text)) > 0 || long {
+			it := item{index: index, line: line, input: text}
+			if long {
+				it.input, it.err = nil, fmt.Sprintf("line %d: the input is longer than the %d bytes a line may hold", line, b.opts.MaxLine)
+			}
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return nil
+			}
+			select {
+			case work <- it:
+				index++
+				b.read.Add(1)
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading the batch's input at line %d: %w", line, err)
+		}
+	}
+}
+
+// readLine reads a line without its end (\n or \r\n); a line longer than
+// max is read to its end but not kept, and long says so.
+func readLine(br *bufio.Reader, max int) (text []byte, long bool, err error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		if !long {
+			if len(text)+len(frag) > max+2 { // room for the line's end
+				long, text = true, nil
+			} else {
+				text = append(text, frag...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		text = bytes.TrimSuffix(bytes.TrimSuffix(text, []byte("\n")), []byte("\r"))
+		if !long && len(text) > max {
+			long, text = true, nil
+		}
+		return text, long, err
+	}
+}
+
+// runItem runs one item and makes its result.
+func (b *Batch) runItem(ctx context.Context, it item) Result {
+	b.inflight.Add(1)
+	defer b.inflight.Add(-1)
+	res := Result{Index: it.index, Line: it.line}
+	rep, bad := b.run(ctx, it)
+	res.Report, res.bad = rep, bad
+	res.Outcome, res.Bound, res.Answer, res.Error, res.Usage = rep.Outcome, rep.Bound, rep.Answer, rep.Error, rep.Usage
+	if res.Bound == "" {
+		res.Bound = agentrt.BoundNone
+	}
+	b.done.Add(1)
+	if res.Outcome != agentrt.OutcomeOK || res.Bound != agentrt.BoundNone {
+		b.failed.Add(1)
+	}
+	return res
+}
+
+// run runs an item, through its journal if the batch keeps them; an input
+// that cannot run is a report of that error, and bad says so.
+func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, bad bool) {
+	failed := func(msg string) *agentrt.Report {
+		return &agentrt.Report{Outcome: agentrt.OutcomeError, Bound: agentrt.BoundNone, Error: msg}
+	}
+	if it.err != "" {
+		return failed(it.err), true
+	}
+	if err := checkJSON(it.input); err != nil {
+		return failed(fmt.Sprintf("line %d, %v", it.line, err)), true
+	}
+	r := b.r
+	if b.opts.Events != nil {
+		r = r.WithEvents(func(e agentrt.Event) { b.opts.Events(it.index, e) })
+	} else {
+		r = r.WithEvents(nil)
+	}
+	var ij *itemJournal
+	missing := ""
+	if j := b.opts.Journals; j != nil {
+		var err error
+		if ij, missing, err = j.item(it, b.opts.Notes); err != nil {
+			return failed(fmt.Sprintf("line %d: %v", it.line, err)), false
+		}
+	}
+	rep, err := r.WithJournal(ij.runtime()).Run(ctx, it.input)
+	ij.close(err != nil, b.opts.Notes)
+	if err != nil {
+		return failed(fmt.Sprintf("line %d: %v", it.line, err)), true
+	}
+	if d := rep.Divergence; d != nil && missing != "" {
+		d.Reason, d.Changes = missing, nil
+		rep.Error = d.Error()
+	}
+	b.tokens.Add(int64(rep.Usage.Total()))
+	b.paid.Add(int64(rep.UsagePaid.Total()))
+	return rep, false
+}
+
+// checkJSON reports a line that is not one JSON value, with the column
+// where it stops being one.
+func checkJSON(line []byte) error {
+	if json.Valid(line) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	var v json.RawMessage
+	err := dec.Decode(&v)
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("column %d: not JSON: %v", column(line, se.Offset), se)
+	case err != nil:
+		return fmt.Errorf("column %d: not JSON: %v", column(line, int64(len(line))), err)
+	}
+	return fmt.Errorf("column %d: data after the JSON value", column(line, dec.InputOffset()+1))
+}
+
+// column is the column, from 1, of the byte at offset off (from 1) in line,
+// counted in characters.
+func column(line []byte, off int64) int {
+	off = min(max(off, 1), int64(len(line))+1)
+	return len(bytes.Runes(line[:off-1])) + 1
+}

@@ -1,0 +1,246 @@
+package batch
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+)
+
+// Journals keeps one journal per item of a batch in a directory, named by
+// the item's index and the digest of its input (blake3 of its canonical
+// JSON, 16 hex digits): 000042-1a2b3c4d5e6f7a8b.jsonl. Recording, an
+// item whose journal exists is resumed: a finished item is served whole
+// from it, with no call made; an interrupted one goes on live where its
+// journal ends. An item whose input changed (its index has a journal
+// under another digest) runs afresh, and the old journal is kept. In a
+// replay every item is served from its journal, and an item without one
+// diverges.
+type Journals struct {
+	Dir    string
+	Replay bool
+	// Header is each new journal's header; the batch sets Run and
+	// Started. Its Plan is compared with each resumed journal's.
+	Header journal.Header
+
+	lock    *journal.Lock    // the directory's, while recording
+	byIndex map[int][]string // the journals found at the start
+	planMsg sync.Once
+}
+
+// lockName is the name, in the directory, of the journal whose lock
+// excludes a second batch: no journal is ever written under it.
+const lockName = "batch"
+
+// open takes the directory's lock (recording), creating it if need be,
+// and lists the journals it holds.
+func (j *Journals) open() error {
+	if !j.Replay {
+		if err := os.MkdirAll(j.Dir, 0o755); err != nil {
+			return fmt.Errorf("the batch's journal directory: %w", err)
+		}
+		l, err := journal.Acquire(filepath.Join(j.Dir, lockName))
+		var le *journal.LockedError
+		if errors.As(err, &le) {
+			who := "another process"
+			if le.PID > 0 {
+				who = "process " + strconv.Itoa(le.PID)
+			}
+			return fmt.Errorf("the batch's journal directory %s is being recorded by %s", j.Dir, who)
+		}
+		if err != nil {
+			return err
+		}
+		j.lock = l
+	}
+	entries, err := os.ReadDir(j.Dir)
+	if err != nil {
+		j.close()
+		return fmt.Errorf("the batch's journal directory: %w", err)
+	}
+	j.byIndex = map[int][]string{}
+	for _, e := range entries {
+		name := e.Name()
+		num, rest, ok := strings.Cut(name, "-")
+		if !ok || !strings.HasSuffix(rest, ".jsonl") {
+			continue
+		}
+		if i, err := strconv.Atoi(num); err == nil {
+			j.byIndex[i] = append(j.byIndex[i], name)
+		}
+	}
+	return nil
+}
+
+func (j *Journals) close() {
+	if j.lock != nil {
+		_ = j.lock.Release()
+		j.lock = nil
+	}
+}
+
+// name is an item's journal's file name.
+func name(it item) (string, error) {
+	d, err := journal.ValueDigest(it.input)
+	if err != nil {
+		return "", err
+	}
+	_, hexd, _ := strings.Cut(d, ":")
+	return fmt.Sprintf("%06d-%s.jsonl", it.index, hexd[:16]), nil
+}
+
+// itemJournal is the journal of one item's run.
+type itemJournal struct {
+	rt    *agentrt.Journal
+	lock  *journal.Lock // recording
+	path  string
+	fresh bool
+}
+
+func (ij *itemJournal) runtime() *agentrt.Journal {
+	if ij == nil {
+		return nil
+	}
+	return ij.rt
+}
+
+// item opens an item's journal: created, resumed or, in a replay, read.
+// An item a replay has no journal for gets an empty one, and missing
+// says why: its input may still fail before any call, and a call is a
+// divergence.
+func (j *Journals) item(it item, notes func(string)) (ij *itemJournal, missing string, err error) {
+	file, err := name(it)
+	if err != nil {
+		return nil, "", err
+	}
+	ij = &itemJournal{path: filepath.Join(j.Dir, file)}
+	other := ""
+	for _, n := range j.byIndex[it.index] {
+		if n != file {
+			other = filepath.Join(j.Dir, n)
+		}
+	}
+	if j.Replay {
+		rec, err := journal.OpenShared(ij.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			why := "it was never recorded"
+			if other != "" {
+				why = "its input changed since " + other + " was recorded"
+			}
+			ij.rt = &agentrt.Journal{Replay: true}
+			return ij, fmt.Sprintf("item %d (line %d) has no journal in %s: %s", it.index, it.line, j.Dir, why), nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		j.checkPlan(rec, notes)
+		ij.rt = &agentrt.Journal{Recorded: rec, Replay: true}
+		return ij, "", nil
+	}
+	if ij.lock, err = journal.Acquire(ij.path); err != nil {
+		return nil, "", err
+	}
+	if _, err := os.Stat(ij.path); errors.Is(err, fs.ErrNotExist) {
+		if other != "" {
+			say(notes, "item %d (line %d): its input changed since %s was recorded: it runs afresh, and that journal is kept", it.index, it.line, other)
+		}
+		h := j.Header
+		h.Run, h.Started = runID(), time.Now().UTC()
+		w, err := ij.lock.Create(h)
+		if err != nil {
+			_ = ij.lock.Release()
+			return nil, "", err
+		}
+		ij.rt, ij.fresh = &agentrt.Journal{Writer: w}, true
+		return ij, "", nil
+	}
+	rec, w, err := ij.lock.Resume()
+	if err != nil {
+		_ = ij.lock.Release()
+		return nil, "", err
+	}
+	if rec.Truncated {
+		say(notes, "%s: its last line was cut short (a crash during a write) and is left out", ij.path)
+	}
+	j.checkPlan(rec, notes)
+	ij.rt = &agentrt.Journal{Recorded: rec, Writer: w}
+	return ij, "", nil
+}
+
+// checkPlan says, once a batch, that its journals were recorded with
+// another plan.
+func (j *Journals) checkPlan(rec *journal.Journal, notes func(string)) {
+	if rec.Header.Plan == j.Header.Plan || j.Header.Plan == "" {
+		return
+	}
+	j.planMsg.Do(func() {
+		say(notes, "the plan changed since %s's journals were recorded (plan %s then, %s now); each call is compared with its record", j.Dir, rec.Header.Plan, j.Header.Plan)
+	})
+}
+
+// close closes an item's journal; a new one whose run never started (its
+// input failed the input schema) is removed.
+func (ij *itemJournal) close(notRun bool, notes func(string)) {
+	if ij == nil || ij.lock == nil {
+		return
+	}
+	if w := ij.rt.Writer; w != nil {
+		if err := w.Close(); err != nil {
+			say(notes, "closing %s: %v", ij.path, err)
+		}
+	}
+	if ij.fresh && notRun {
+		_ = os.Remove(ij.path)
+	}
+	if err := ij.lock.Release(); err != nil {
+		say(notes, "%v", err)
+	}
+}
+
+func say(notes func(string), format string, args ...any) {
+	if notes != nil {
+		notes(fmt.Sprintf(format, args...))
+	}
+}
+
+func runID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// FirstHeader returns the header of a journal the directory holds, or nil
+// when it holds none: the items of a batch share their tools, so any
+// item's header records the tool sets (an mcp server's) a replay offers.
+func FirstHeader(dir string) (*journal.Header, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if num, rest, ok := strings.Cut(e.Name(), "-"); ok && strings.HasSuffix(rest, ".jsonl") {
+			if _, err := strconv.Atoi(num); err != nil {
+				continue
+			}
+			rec, err := journal.OpenShared(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			return &rec.Header, nil
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,18 @@
+package runtime
+
+// WithJournal returns a runner of the same plan whose runs use journal j
+// (nil: none) in place of Options.Journal: a batch gives each item its own.
+// The two share everything compiled.
+func (r *Runner) WithJournal(j *Journal) *Runner {
+	c := *r
+	c.opts.Journal = j
+	return &c
+}
+
+// WithEvents returns a runner of the same plan whose runs send their
+// events to f (nil: dropped) in place of Options.Events.
+func (r *Runner) WithEvents(f func(Event)) *Runner {
+	c := *r
+	c.opts.Events = f
+	return &c
+}
