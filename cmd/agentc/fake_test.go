@@ -2,14 +2,19 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	nethttp "net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -22,6 +27,10 @@ import (
 func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
 		ts.Fatalf("usage: fakeprovider openai|anthropic[-MODE] ANSWER-JSON [FILE...]")
+	}
+	if rest, ok := strings.CutPrefix(args[0], "openai-batch"); ok {
+		batchProvider(ts, rest, args[2:])
+		return
 	}
 	provider, answer := args[0], json.RawMessage(args[1])
 	// "openai-flaky" is openai whose first request fails with 503.
@@ -335,4 +344,116 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv("ANTHROPIC_BASE_URL", srv.URL)
 		ts.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-secret")
 	}
+}
+
+// batchProvider is the fake for batches, "openai-batch": an OpenAI server
+// whose answer to a forced function call is {"echo": the last user
+// message}, so each item's answer names its input. A user message holding
+// "sleep=N" is answered after N ms, one holding "fail" with a final 400.
+// Usage is what a real server could report at most: a quarter of the
+// body's bytes in, and max_completion_tokens out (20 without). With the
+// suffix "-holdN" ("openai-batch-hold100"), every request after the Nth
+// is held unanswered until the client goes away (a batch to kill).
+//
+// Each request is one line of fake-requests.log, written when its fate
+// is known: "n=K fp=F USER answered|failed|held", K its number in
+// arrival order, F the first 16 hex digits of the SHA-256 of its body (a
+// request sent again has the same), USER the last user message.
+func batchProvider(ts *testscript.TestScript, mode string, files []string) {
+	hold := -1
+	if n, ok := strings.CutPrefix(mode, "-hold"); ok {
+		var err error
+		if hold, err = strconv.Atoi(n); err != nil {
+			ts.Fatalf("fakeprovider: openai-batch-holdN: %v", err)
+		}
+	} else if mode != "" {
+		ts.Fatalf("fakeprovider: unknown mode openai-batch%s", mode)
+	}
+	logFile := ts.MkAbs("fake-requests.log")
+	ts.Check(os.WriteFile(logFile, nil, 0o644))
+	var mu sync.Mutex
+	requests := 0
+	logLine := func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if f, err := os.OpenFile(logFile, os.O_APPEND|os.O_WRONLY, 0); err == nil {
+			_, _ = f.WriteString(line + "\n")
+			f.Close()
+		}
+	}
+	sleep := regexp.MustCompile(`sleep=(\d+)`)
+	h := func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+			ToolChoice struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tool_choice"`
+			MaxTokens int `json:"max_completion_tokens"`
+		}
+		if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil || req.ToolChoice.Function.Name == "" {
+			nethttp.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, 400)
+			return
+		}
+		user := ""
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				_ = json.Unmarshal(m.Content, &user)
+			}
+		}
+		sum := sha256.Sum256(body)
+		mu.Lock()
+		requests++
+		n := requests
+		mu.Unlock()
+		line := fmt.Sprintf("n=%d fp=%s %s", n, hex.EncodeToString(sum[:8]), user)
+		if hold >= 0 && n > hold {
+			logLine(line + " held")
+			<-r.Context().Done()
+			return
+		}
+		if m := sleep.FindStringSubmatch(user); m != nil {
+			ms, _ := strconv.Atoi(m[1])
+			select {
+			case <-time.After(time.Duration(ms) * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(user, "fail") {
+			logLine(line + " failed")
+			w.WriteHeader(400)
+			_, _ = io.WriteString(w, `{"error":{"message":"This request was refused.","type":"invalid_request_error"}}`)
+			return
+		}
+		in, out := len(body)/4, req.MaxTokens
+		if out == 0 {
+			out = 20
+		}
+		args, _ := json.Marshal(map[string]string{"echo": user})
+		logLine(line + " answered")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "tool_calls", "message": map[string]any{
+				"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "call_1", "type": "function",
+					"function": map[string]any{"name": req.ToolChoice.Function.Name, "arguments": string(args)}}}}}},
+			"usage": map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out},
+		})
+	}
+	srv := httptest.NewServer(nethttp.HandlerFunc(h))
+	ts.Defer(srv.Close)
+	for _, f := range files {
+		data, err := os.ReadFile(ts.MkAbs(f))
+		ts.Check(err)
+		ts.Check(os.WriteFile(ts.MkAbs(f), bytes.ReplaceAll(data, []byte("http://PROVIDER"), []byte(srv.URL+"/v1/")), 0o644))
+	}
+	ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1/")
+	ts.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
 }

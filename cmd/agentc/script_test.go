@@ -198,6 +198,25 @@ func TestScripts(t *testing.T) {
 				data[0], data[n-1] = '"', '"'
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 			},
+			// ordered FILE N checks that FILE holds N JSON lines whose
+			// "index" members are 0, 1, … N-1 in that order: a batch's
+			// results, each item once, in input order.
+			"ordered": func(ts *testscript.TestScript, neg bool, args []string) {
+				n, err := strconv.Atoi(args[len(args)-1])
+				if neg || len(args) != 2 || err != nil {
+					ts.Fatalf("usage: ordered FILE N")
+				}
+				lines := strings.Split(strings.TrimSuffix(ts.ReadFile(args[0]), "\n"), "\n")
+				if len(lines) != n {
+					ts.Fatalf("%s holds %d lines, want %d", args[0], len(lines), n)
+				}
+				for i, line := range lines {
+					var r struct{ Index *int }
+					if err := json.Unmarshal([]byte(line), &r); err != nil || r.Index == nil || *r.Index != i {
+						ts.Fatalf("%s line %d is not item %d: %s", args[0], i+1, i, line)
+					}
+				}
+			},
 			// exits N cmd args... runs a command and checks its exit code,
 			// keeping its output for stdout and stderr.
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {

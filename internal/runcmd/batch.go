@@ -79,7 +79,17 @@ func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opt
 	var servers map[string]tool.ServerRecord
 	if d := f.record + f.replay; d != "" {
 		journals = &batch.Journals{Dir: d, Replay: f.replay != ""}
-		if h, err := batch.FirstHeader(d); err != nil {
+		if journals.Replay {
+			if _, err := os.Stat(d); err != nil {
+				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--replay: %w", err)}
+			}
+		}
+		// The directory's lock comes first, before anything is read.
+		if err := journals.Open(); err != nil {
+			return &ExitError{Code: ExitFindings, Err: err}
+		}
+		defer journals.Close()
+		if h, err := journals.FirstHeader(); err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		} else if h != nil && len(h.Tools) > 0 {
 			var ht headerTools
@@ -87,11 +97,6 @@ func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opt
 				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s: a journal's header's tools: %v", d, err)}
 			}
 			servers = ht.Servers
-		}
-		if journals.Replay {
-			if _, err := os.Stat(d); err != nil {
-				return &ExitError{Code: ExitUsage, Err: fmt.Errorf("--replay: %w", err)}
-			}
 		}
 	}
 	opts.Secrets = secrets

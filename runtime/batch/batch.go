@@ -134,11 +134,11 @@ func (b *Batch) Run(ctx context.Context, in io.Reader, out func(Result) error) (
 	started := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if j := b.opts.Journals; j != nil {
-		if err := j.open(); err != nil {
+	if j := b.opts.Journals; j != nil && j.byIndex == nil {
+		if err := j.Open(); err != nil {
 			return Summary{}, err
 		}
-		defer j.close()
+		defer j.Close()
 	}
 	window := make(chan struct{}, 4*b.opts.Parallel)
 	work := make(chan item)

@@ -42,9 +42,14 @@ type Journals struct {
 // excludes a second batch: no journal is ever written under it.
 const lockName = "batch"
 
-// open takes the directory's lock (recording), creating it if need be,
-// and lists the journals it holds.
-func (j *Journals) open() error {
+// Open takes the directory's lock (recording), creating the directory if
+// need be, and lists the journals it holds; a second batch recording the
+// directory is refused at once. Run opens the journals itself when the
+// host has not; Close releases the lock.
+func (j *Journals) Open() error {
+	if j.byIndex != nil {
+		return nil
+	}
 	if !j.Replay {
 		if err := os.MkdirAll(j.Dir, 0o755); err != nil {
 			return fmt.Errorf("the batch's journal directory: %w", err)
@@ -65,7 +70,7 @@ func (j *Journals) open() error {
 	}
 	entries, err := os.ReadDir(j.Dir)
 	if err != nil {
-		j.close()
+		j.Close()
 		return fmt.Errorf("the batch's journal directory: %w", err)
 	}
 	j.byIndex = map[int][]string{}
@@ -82,11 +87,13 @@ func (j *Journals) open() error {
 	return nil
 }
 
-func (j *Journals) close() {
+// Close releases the directory's lock.
+func (j *Journals) Close() {
 	if j.lock != nil {
 		_ = j.lock.Release()
 		j.lock = nil
 	}
+	j.byIndex = nil
 }
 
 // name is an item's journal's file name.
@@ -219,28 +226,17 @@ func runID() string {
 	return hex.EncodeToString(b)
 }
 
-// FirstHeader returns the header of a journal the directory holds, or nil
-// when it holds none: the items of a batch share their tools, so any
-// item's header records the tool sets (an mcp server's) a replay offers.
-func FirstHeader(dir string) (*journal.Header, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		if num, rest, ok := strings.Cut(e.Name(), "-"); ok && strings.HasSuffix(rest, ".jsonl") {
-			if _, err := strconv.Atoi(num); err != nil {
-				continue
-			}
-			rec, err := journal.OpenShared(filepath.Join(dir, e.Name()))
-			if err != nil {
-				return nil, err
-			}
-			return &rec.Header, nil
+// FirstHeader returns the header of a journal the opened directory holds,
+// or nil when it holds none: the items of a batch share their tools, so
+// any item's header records the tool sets (an mcp server's) a replay
+// offers.
+func (j *Journals) FirstHeader() (*journal.Header, error) {
+	for _, names := range j.byIndex {
+		rec, err := journal.OpenShared(filepath.Join(j.Dir, names[0]))
+		if err != nil {
+			return nil, err
 		}
+		return &rec.Header, nil
 	}
 	return nil, nil
 }
