@@ -61,7 +61,7 @@ type Result struct {
 	// run (not JSON, failing the input schema) it holds only the outcome
 	// and the error.
 	Report *agentrt.Report `json:"-"`
-	bad    bool // the line is not an input
+	bad    bool            // the line is not an input
 }
 
 // Progress is a batch's counts so far.

@@ -1,0 +1,232 @@
+package batch_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/batch"
+	"agentc.dev/agentc/runtime/provider/openai"
+	"agentc.dev/agentc/runtime/testmodel"
+)
+
+// echoPlan is an agent that answers with its input's prompt.
+func echoPlan(tb testing.TB) *plan.Plan {
+	tb.Helper()
+	p := &plan.Plan{Agent: plan.Agent{
+		Name:         "echo",
+		Model:        plan.Model{Provider: "openai", Name: "m1", MaxOutputTokens: 50},
+		Instructions: "Echo the item.",
+		Prompt:       "item-{{.id}}",
+		Input:        &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`)},
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}},
+		Output: &plan.Output{Name: "answer", Description: "The echo.", Mode: "tool", Enforce: "local",
+			Schema: json.RawMessage(`{"type":"object","properties":{"echo":{"type":"string"}},"required":["echo"]}`)},
+		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
+	}}
+	if err := p.Seal(); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// chatServer speaks the Chat Completions wire format: it answers a forced
+// function call with {"echo": the user message}, after hold returns.
+func chatServer(tb testing.TB, hold func(user string)) *openai.Model {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+			ToolChoice struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tool_choice"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil || req.ToolChoice.Function.Name == "" {
+			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, 400)
+			return
+		}
+		user := req.Messages[len(req.Messages)-1].Content
+		if hold != nil {
+			hold(user)
+		}
+		args, _ := json.Marshal(map[string]string{"echo": user})
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"finish_reason":"tool_calls",
+"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":%q,"arguments":%q}}]}}],
+"usage":{"prompt_tokens":40,"completion_tokens":10,"total_tokens":50}}`, req.ToolChoice.Function.Name, args)
+	}))
+	tb.Cleanup(srv.Close)
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+func inputs(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "{\"id\":%d}\n", i)
+	}
+	return b.String()
+}
+
+// TestOrderAndReadAhead: while the first item's call is held, the batch
+// reads at most four times Parallel items and runs the rest of them; the
+// results come out in input order once it is answered.
+func TestOrderAndReadAhead(t *testing.T) {
+	release := make(chan struct{})
+	m := chatServer(t, func(user string) {
+		if user == "item-0" {
+			<-release
+		}
+	})
+	r, err := agentrt.New(echoPlan(t), agentrt.Options{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const parallel, n = 3, 100
+	b := batch.New(r, batch.Options{Parallel: parallel})
+	var got []batch.Result
+	done := make(chan batch.Summary)
+	go func() {
+		sum, err := b.Run(context.Background(), strings.NewReader(inputs(n)), func(res batch.Result) error {
+			got = append(got, res)
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- sum
+	}()
+	for deadline := time.Now().Add(10 * time.Second); b.Progress().Done < 4*parallel-1; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stuck at %+v", b.Progress())
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // a reader running ahead would show by now
+	if p := b.Progress(); p.Read != 4*parallel || p.Done != 4*parallel-1 || p.InFlight != 1 {
+		t.Errorf("with item 0 held: %+v; want %d read, %d done, 1 in flight", p, 4*parallel, 4*parallel-1)
+	}
+	close(release)
+	sum := <-done
+	if len(got) != n || sum.Done != n || sum.Failed != 0 {
+		t.Fatalf("%d results, summary %+v", len(got), sum)
+	}
+	for i, res := range got {
+		if res.Index != i || res.Line != i+1 || string(res.Answer) != fmt.Sprintf(`{"echo":"item-%d"}`, i) {
+			t.Fatalf("result %d: %+v %s", i, res, res.Answer)
+		}
+	}
+}
+
+// TestCancel: a cancelled batch stops reading, and says it was
+// interrupted; the results it gives are still in order.
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var calls atomic.Int64
+	m := chatServer(t, func(string) {
+		if calls.Add(1) == 5 {
+			cancel()
+		}
+	})
+	r, _ := agentrt.New(echoPlan(t), agentrt.Options{Model: m})
+	last := -1
+	sum, err := batch.New(r, batch.Options{Parallel: 2}).Run(ctx, strings.NewReader(inputs(1000)), func(res batch.Result) error {
+		if res.Index <= last {
+			t.Errorf("result %d after %d", res.Index, last)
+		}
+		last = res.Index
+		return nil
+	})
+	if err != nil || !sum.Interrupted || sum.Read > 20 || calls.Load() > 20 {
+		t.Errorf("err %v, summary %+v, %d calls", err, sum, calls.Load())
+	}
+}
+
+// benchBatch runs a batch of n items on model m, b.N times, and reports
+// the time and allocated bytes per item.
+func benchBatch(b *testing.B, m agentrt.Model, parallel, n int) {
+	r, err := agentrt.New(echoPlan(b), agentrt.Options{Model: m, Provider: "openai"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := inputs(n)
+	runtime.GC()
+	var ms runtime.MemStats
+	var peak uint64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		sum, err := batch.New(r, batch.Options{Parallel: parallel}).Run(context.Background(), strings.NewReader(in), func(res batch.Result) error {
+			if res.Index%50 == 0 {
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapAlloc)
+			}
+			return nil
+		})
+		if err != nil || sum.Done != n || sum.Failed != 0 {
+			b.Fatalf("err %v, summary %+v", err, sum)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/item")
+	b.ReportMetric(float64(peak), "peak-heap-B")
+}
+
+// BenchmarkRunLoop is the baseline of BenchmarkBatchOverhead: the same
+// runs one after another, with no batch.
+func BenchmarkRunLoop(b *testing.B) {
+	r, err := agentrt.New(echoPlan(b), agentrt.Options{Model: testmodel.Model{}, Provider: "openai"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 1000
+	lines := strings.Split(strings.TrimSpace(inputs(n)), "\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, line := range lines {
+			if rep, err := r.Run(context.Background(), json.RawMessage(line)); err != nil || rep.Outcome != "ok" {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/item")
+}
+
+// BenchmarkBatch is batch throughput against a zero-latency server
+// speaking the Chat Completions wire format (the HTTP client, the request
+// and response JSON included), at 1, 8 and 64 runs at once.
+func BenchmarkBatch(b *testing.B) {
+	m := chatServer(b, nil)
+	for _, parallel := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("parallel=%d", parallel), func(b *testing.B) { benchBatch(b, m, parallel, 1000) })
+	}
+}
+
+// BenchmarkBatchOverhead isolates the batch's own cost per item: the test
+// model answers in process, so what is left is the run (validation,
+// prompt, the output tool) and the batch (reading, scheduling, ordering).
+// B/op divided by the items is the memory per item, flat from 100 to
+// 1,000 items.
+func BenchmarkBatchOverhead(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		for _, parallel := range []int{1, 8, 64} {
+			b.Run(fmt.Sprintf("items=%d/parallel=%d", n, parallel), func(b *testing.B) { benchBatch(b, testmodel.Model{}, parallel, n) })
+		}
+	}
+}
