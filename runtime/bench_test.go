@@ -45,7 +45,7 @@ func benchRunner(b *testing.B, rounds int, pool *agentrt.Pool) *agentrt.Runner {
 // model and tools default to the zero-latency ones.
 func benchRunnerWith(b *testing.B, rounds int, opts agentrt.Options) *agentrt.Runner {
 	p := &plan.Plan{Agent: plan.Agent{
-		Name: "label", Model: plan.Model{Provider: "test", Name: "m"}, Instructions: "Label.",
+		Name: "label", Model: plan.Model{Provider: "test", Name: "m", MaxOutputTokens: 100}, Instructions: "Label.",
 		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"search": {Kind: "exec", Description: "Search."}}},
 		Output:       &plan.Output{Name: "answer", Description: "The label.", Schema: json.RawMessage(labelSchema), KeepsTools: true, Retries: 2},
 		Strategy:     plan.Strategy{OnProse: "remind", Reminders: 2},
@@ -94,7 +94,8 @@ func BenchmarkRun1000Rounds(b *testing.B) {
 }
 
 // BenchmarkConcurrentPool is 1,000 concurrent runs of 10 rounds sharing
-// one pool large enough for all.
+// one pool large enough for all; each call reserves its worst case (the
+// agent declares max_output_tokens) and settles after.
 func BenchmarkConcurrentPool(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -184,30 +183,35 @@ func (r *Reservation) Settle(used int) {
 }
 
 // Per-request allowances of InputBound, in tokens: what a provider adds
-// to each message (role markers, separators) and to a request (the
-// template its tools or answer format are rendered into; Anthropic
-// documents up to 346 tokens of system prompt for tool use).
+// to each message, tool call and tool (role markers, separators, the JSON
+// keys it may render them with) and to a request (the template its tools
+// or answer format are rendered into; Anthropic documents up to 346
+// tokens of system prompt for tool use).
 const (
-	boundPerMessage = 8
+	boundPerPart    = 64
 	boundPerRequest = 512
 )
 
 // InputBound is an upper bound on the input tokens of a request: one
-// token per byte of its JSON (messages, tools and answer schema), since
-// every token of the byte-level tokenisers providers use covers at least
-// one byte, plus what providers add per message and per request. It is
-// about four times the real count, and only ever reserved, never charged.
+// token per byte of the text it sends (messages, tool calls, tool specs
+// and the answer's schema), since every token of the byte-level
+// tokenisers providers use covers at least one byte, plus what providers
+// add per message, call and tool and per request. It is about four times
+// the real count, and only ever reserved, never charged. It allocates
+// nothing: a run computes it before every call.
 func InputBound(req *Request) int {
-	size := func(v any) int {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return 0 // nothing in a Request fails to encode but a raw schema already checked
+	n := boundPerRequest
+	for _, m := range req.Messages {
+		n += boundPerPart + len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Name)
+		for _, c := range m.ToolCalls {
+			n += boundPerPart + len(c.ID) + len(c.Name) + len(c.Arguments)
 		}
-		return len(b)
 	}
-	n := size(req.Messages) + size(req.Tools) + boundPerRequest + boundPerMessage*len(req.Messages)
-	if req.Answer != nil {
-		n += len(req.Answer.Schema) + len(req.Answer.Description) + len(req.Answer.Name)
+	for _, t := range req.Tools {
+		n += boundPerPart + len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	if a := req.Answer; a != nil {
+		n += boundPerPart + len(a.Name) + len(a.Description) + len(a.Schema)
 	}
 	return n
 }
