@@ -112,6 +112,16 @@ contract or plan digest differs from its entry is refused (exit 1); one the
 lock does not hold runs, with a note. --require-lock refuses to run without
 a lock file, or an agent it does not hold.
 
+--batch FILE runs the agent once per line of a JSON lines file (- for
+standard input), --parallel at once: one result line per input on standard
+output, in input order, {"index","line","outcome","bound","answer"|"error",
+"usage"}, and progress and a summary on standard error. --record DIR and
+--replay DIR then keep one journal per item in a directory: the same command
+run again serves finished items from them and resumes the rest. A batch exits
+0 when every item succeeded, 6 when one diverged, the code its failed items
+agree on, else 1. --pool-tokens N shares one token pool among every run; each
+call reserves its worst case before it is sent.
+
 SIGINT, SIGTERM and SIGHUP stop the run at its next safe point, killing
 what its tools started; a second signal ends agentc at once.
 
