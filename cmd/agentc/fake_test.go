@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -353,7 +354,9 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 // Usage is what a real server could report at most: a quarter of the
 // body's bytes in, and max_completion_tokens out (20 without). With the
 // suffix "-holdN" ("openai-batch-hold100"), every request after the Nth
-// is held unanswered until the client goes away (a batch to kill).
+// is held unanswered until the client goes away (a batch to kill), or
+// until a file fake-release appears in the script's directory, when it
+// is answered.
 //
 // Each request is one line of fake-requests.log, written when its fate
 // is known: "n=K fp=F USER answered|failed|held", K its number in
@@ -369,7 +372,7 @@ func batchProvider(ts *testscript.TestScript, mode string, files []string) {
 	} else if mode != "" {
 		ts.Fatalf("fakeprovider: unknown mode openai-batch%s", mode)
 	}
-	logFile := ts.MkAbs("fake-requests.log")
+	logFile, releaseFile := ts.MkAbs("fake-requests.log"), ts.MkAbs("fake-release")
 	ts.Check(os.WriteFile(logFile, nil, 0o644))
 	var mu sync.Mutex
 	requests := 0
@@ -415,8 +418,9 @@ func batchProvider(ts *testscript.TestScript, mode string, files []string) {
 		line := fmt.Sprintf("n=%d fp=%s %s", n, hex.EncodeToString(sum[:8]), user)
 		if hold >= 0 && n > hold {
 			logLine(line + " held")
-			<-r.Context().Done()
-			return
+			if !released(r.Context(), releaseFile) {
+				return
+			}
 		}
 		if m := sleep.FindStringSubmatch(user); m != nil {
 			ms, _ := strconv.Atoi(m[1])
@@ -456,4 +460,21 @@ func batchProvider(ts *testscript.TestScript, mode string, files []string) {
 	}
 	ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1/")
 	ts.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+}
+
+// released waits until the file exists, and reports true, or until ctx
+// ends, and reports false.
+func released(ctx context.Context, file string) bool {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if _, err := os.Stat(file); err == nil {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
 }

@@ -31,7 +31,7 @@ A stop signal cancels it. Its history is its journal: agentc journal export.`,
 				path = args[0]
 			}
 			if t.hostPort != "" {
-				f.SetRemote(t.remote(e, &workflowID))
+				f.SetRemote(t.remote(e, &workflowID), t.remoteBatch(e, &workflowID))
 			} else {
 				for _, name := range []string{"namespace", "task-queue", "workflow-id"} {
 					if cmd.Flags().Changed(name) {
@@ -44,7 +44,7 @@ A stop signal cancels it. Its history is its journal: agentc journal export.`,
 	}
 	f.Register(cmd.Flags())
 	t.register(cmd.Flags(), false)
-	cmd.Flags().StringVar(&workflowID, "workflow-id", "", "with --temporal: the run's workflow ID (default: made from the agent's name)")
+	cmd.Flags().StringVar(&workflowID, "workflow-id", "", "with --temporal: the run's workflow ID, or with --batch the batch's, which its runs' IDs start with (default: made from the agent's name)")
 	cmd.MarkFlagsMutuallyExclusive("record", "replay")
 	return cmd
 }

@@ -17,6 +17,7 @@ import (
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/batch"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/temporal"
 )
@@ -50,11 +51,8 @@ func (t *temporalFlags) remote(e Env, workflowID *string) runcmd.Remote {
 		if err != nil {
 			return nil, err
 		}
-		in := temporal.RunInput{Input: input, Provider: r.Provider, Seed: r.Seed,
-			Budgets: temporal.Budgets{Tools: r.Budgets.Tools, Tokens: r.Budgets.Tokens, Rounds: r.Budgets.Rounds}}
-		if d := r.Budgets.Deadline; d != nil {
-			in.Budgets.Deadline = d.String()
-		}
+		in := runInput(r)
+		in.Input = input
 		run, err := temporal.Start(ctx, c, data, in, temporal.SubmitOptions{TaskQueue: t.taskQueue, WorkflowID: *workflowID})
 		if err != nil {
 			return nil, err
@@ -62,6 +60,46 @@ func (t *temporalFlags) remote(e Env, workflowID *string) runcmd.Remote {
 		fmt.Fprintf(e.Stderr, "agentc: run %s submitted to %s (namespace %s, task queue %s)\n", run.GetID(), t.hostPort, t.namespace, t.taskQueue)
 		return temporal.Wait(ctx, c, run)
 	}
+}
+
+// remoteBatch is the run verb's RemoteBatch on Temporal: each item is a
+// run of its own, named from the batch's ID (--workflow-id, else a new
+// one, printed), so that the same command run again collects the runs it
+// started instead of starting them again.
+func (t *temporalFlags) remoteBatch(e Env, workflowID *string) runcmd.RemoteBatch {
+	return func(ctx context.Context, p *plan.Plan, r runcmd.RemoteRun, w io.Writer) (batch.RunFunc, func(), error) {
+		c, err := temporal.Dial(ctx, t.hostPort, t.namespace, e.Stderr)
+		if err != nil {
+			return nil, nil, err
+		}
+		data, err := p.Encode()
+		if err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+		id := *workflowID
+		if id == "" {
+			id = temporal.NewBatchID(p.Agent.Name)
+		}
+		run, err := temporal.BatchRunner(c, data, runInput(r), temporal.SubmitOptions{TaskQueue: t.taskQueue}, id)
+		if err != nil {
+			c.Close()
+			return nil, nil, err
+		}
+		fmt.Fprintf(w, "agentc: batch %s: each input is a run on %s (namespace %s, task queue %s), workflow ID %s/INDEX-DIGEST; to go on after a stop, run the same command with --workflow-id %s\n",
+			id, t.hostPort, t.namespace, t.taskQueue, id, id)
+		return run, c.Close, nil
+	}
+}
+
+// runInput is a run's input on Temporal, but for the plan and the input.
+func runInput(r runcmd.RemoteRun) temporal.RunInput {
+	in := temporal.RunInput{Provider: r.Provider, Seed: r.Seed,
+		Budgets: temporal.Budgets{Tools: r.Budgets.Tools, Tokens: r.Budgets.Tokens, Rounds: r.Budgets.Rounds}}
+	if d := r.Budgets.Deadline; d != nil {
+		in.Budgets.Deadline = d.String()
+	}
+	return in
 }
 
 func newWorkerCmd(e Env) *cobra.Command {

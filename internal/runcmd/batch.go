@@ -162,6 +162,17 @@ func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opt
 		Notes:    func(s string) { fmt.Fprintf(e.Stderr, "agentc: %s\n", s) },
 		MaxLine:  MaxInput,
 	})
+	again := "with --record DIR, running it again would go on where it stopped"
+	if journals != nil && !journals.Replay {
+		again = "run the same command again to go on: what completed is served from the journals"
+	}
+	return driveBatch(ctx, e, f, b, in, total, sigs, opts.Pool, again)
+}
+
+// driveBatch runs a batch, printing its result lines in input order on
+// stdout, its progress and summary on stderr, and returns the exit code's
+// error; again says how to go on after an interrupt.
+func driveBatch(ctx context.Context, e Env, f Flags, b *batch.Batch, in io.Reader, total int64, sigs *signals, pool *agentrt.Pool, again string) error {
 	prog := startProgress(e, f, b, total)
 	var exit batchExit
 	enc := json.NewEncoder(e.Stdout)
@@ -174,16 +185,14 @@ func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opt
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
-	printSummary(e.Stderr, sum, opts.Pool, f.poolTokens)
+	printSummary(e.Stderr, sum, pool, f.poolTokens)
 	code := exit.code()
 	if sum.Interrupted {
 		code = exitInterrupted
 		if c := sigs.code(); c != 0 {
 			code = c
 		}
-		fmt.Fprintf(e.Stderr, "agentc: the batch was interrupted; %s\n", map[bool]string{
-			true:  "run the same command again to go on: what completed is served from the journals",
-			false: "with --record DIR, running it again would go on where it stopped"}[journals != nil && !journals.Replay])
+		fmt.Fprintf(e.Stderr, "agentc: the batch was interrupted; %s\n", again)
 	}
 	if code == ExitOK {
 		return nil

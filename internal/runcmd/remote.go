@@ -8,6 +8,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/batch"
 	"agentc.dev/agentc/runtime/redact"
 )
 
@@ -25,10 +26,36 @@ type RemoteRun struct {
 	Seed     int64
 }
 
-// SetRemote makes the run verb run its plan with r. The flags that only
-// mean something in this process (--record, --replay, --events) are
-// refused with it.
-func (f *Flags) SetRemote(r Remote) { f.remote = r }
+// RemoteBatch returns the function that runs each item of a batch of the
+// plan somewhere other than this process, and what to call when the batch
+// is over; it names the batch on w.
+type RemoteBatch func(ctx context.Context, p *plan.Plan, r RemoteRun, w io.Writer) (batch.RunFunc, func(), error)
+
+// SetRemote makes the run verb run its plan with r, and a batch's items
+// with b. The flags that only mean something in this process (--record,
+// --replay, --events, --dir, --base-url, --pool-tokens) are refused with
+// them.
+func (f *Flags) SetRemote(r Remote, b RemoteBatch) { f.remote, f.remoteBatch = r, b }
+
+// runRemoteBatch runs a batch whose items run elsewhere: read, ordered,
+// counted and printed here as a local batch is.
+func runRemoteBatch(ctx context.Context, e Env, p *plan.Plan, f Flags, r RemoteRun) error {
+	in, total, closeIn, err := batchInput(e, f.batch)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+	ctx, sigs := onStopSignal(ctx, e)
+	defer sigs.stop()
+	run, done, err := f.remoteBatch(ctx, p, r, e.Stderr)
+	if err != nil {
+		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	defer done()
+	b := batch.NewFunc(run, batch.Options{Parallel: f.parallel, MaxLine: MaxInput})
+	return driveBatch(ctx, e, f, b, in, total, sigs, nil,
+		"the runs it started go on; run the same command again, with the same --workflow-id, to collect them and go on")
+}
 
 // WorkerModels returns the function a worker picks each agent's model
 // with, as the run verb does: the provider named in place of the plan's

@@ -73,7 +73,8 @@ type Flags struct {
 	poolTokens    int64
 	quiet         bool
 	progressEvery time.Duration
-	remote        Remote // nil: the run is made here
+	remote        Remote      // nil: the run is made here
+	remoteBatch   RemoteBatch // nil: a batch's items are run here
 }
 
 // Register defines the flags on fs.
@@ -189,15 +190,16 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		opts.Budgets.Rounds = &f.rounds
 	}
 	if f.remote != nil {
-		for _, fl := range []string{"batch", "pool-tokens"} {
-			if changed(fl) {
-				return UsageError("--%s does not go with --temporal yet: a batch runs here, or each of its inputs is submitted as a run of its own", fl)
-			}
+		if changed("pool-tokens") {
+			return UsageError("--pool-tokens does not go with a run elsewhere: a pool is shared by the runs of one process")
 		}
 		for _, fl := range []string{"record", "replay", "events", "dir", "base-url"} {
 			if changed(fl) {
 				return UsageError("--%s does not go with a run elsewhere: the workers read and write their own files (a run's history is its journal: agentc journal export)", fl)
 			}
+		}
+		if f.batch != "" {
+			return runRemoteBatch(ctx, e, p, f, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed})
 		}
 		// A stop signal cancels the run where it runs.
 		ctx, sigs := onStopSignal(ctx, e)

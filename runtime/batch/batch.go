@@ -90,6 +90,7 @@ type Summary struct {
 // Batch runs a runner over inputs.
 type Batch struct {
 	r    *agentrt.Runner
+	fn   RunFunc // instead of r
 	opts Options
 
 	read, inflight, done, failed atomic.Int64
@@ -106,6 +107,21 @@ func New(r *agentrt.Runner, opts Options) *Batch {
 		opts.MaxLine = DefaultMaxLine
 	}
 	return &Batch{r: r, opts: opts}
+}
+
+// RunFunc runs one item's input somewhere other than this process (a
+// Temporal worker) and returns its report. index and line name the item.
+// An error is the item's: an *agentrt.InputError counts the item among
+// the bad input lines.
+type RunFunc func(ctx context.Context, index, line int, input json.RawMessage) (*agentrt.Report, error)
+
+// NewFunc returns a batch that runs each item with run. It keeps no
+// journals (Options.Journals is ignored) and has no events of its own:
+// where run runs, they are kept.
+func NewFunc(run RunFunc, opts Options) *Batch {
+	b := New(nil, opts)
+	b.fn, b.opts.Journals, b.opts.Events = run, nil, nil
+	return b
 }
 
 // Progress returns the counts so far; it may be called at any time, from
@@ -292,6 +308,16 @@ func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, bad bool
 	}
 	if err := checkJSON(it.input); err != nil {
 		return failed(fmt.Sprintf("line %d, %v", it.line, err)), true
+	}
+	if b.fn != nil {
+		rep, err := b.fn(ctx, it.index, it.line, it.input)
+		if err != nil {
+			var ie *agentrt.InputError
+			return failed(fmt.Sprintf("line %d: %v", it.line, err)), errors.As(err, &ie)
+		}
+		b.tokens.Add(int64(rep.Usage.Total()))
+		b.paid.Add(int64(rep.UsagePaid.Total()))
+		return rep, false
 	}
 	r := b.r
 	if b.opts.Events != nil {
