@@ -380,7 +380,8 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			// A failure is an outcome a replay must reproduce: the run
 			// ended on it, or a nested run's failure became a tool error.
 			e.Error = s.String(err.Error())
-			e.Response, _ = json.Marshal(FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline()})
+			var f *FailedEffect
+			e.Response, _ = json.Marshal(FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline(), Pool: errors.As(err, &f) && f.Pool})
 		}
 		if werr := j.Writer.Append(e); werr != nil {
 			if !strings.HasPrefix(werr.Error(), "journal: ") {
@@ -400,6 +401,9 @@ type FailedEffect struct {
 	// deadline rather than its caller's.
 	Deadline bool `json:"deadline"`
 	Own      bool `json:"own,omitempty"`
+	// Pool says the call was not made: the shared token pool could never
+	// hold it.
+	Pool bool `json:"pool,omitempty"`
 }
 
 func (e *FailedEffect) Error() string { return e.Msg }

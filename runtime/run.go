@@ -1085,9 +1085,13 @@ func (x *run) redactReport() {
 // journal, an interrupt, the deadline (during what), or else msg.
 func (x *run) failed(err error, during, msg string) {
 	var d *Divergence
+	var f *FailedEffect
 	switch {
 	case errors.As(err, &d):
 		x.diverged(d)
+	case errors.As(err, &f) && f.Pool:
+		// A host's pool could never hold the call (see Pool).
+		x.end(OutcomeError, BoundTokenBudget, f.Msg)
 	case x.interrupted():
 	case x.isDeadline(err):
 		// A replayed failure says whose deadline it was, as recorded: the

@@ -44,15 +44,41 @@ func ItemID(batchID string, index int, input []byte) string {
 // read from its history, so a batch submitted again after its client
 // stopped pays for nothing twice. When ctx ends, the runs go on; the
 // item's report then says it was not waited for.
-func BatchRunner(c client.Client, data []byte, base RunInput, opts SubmitOptions, batchID string) (batch.RunFunc, error) {
+//
+// With poolTokens above zero, the batch's runs share a token pool of
+// that many tokens, a workflow of its own (PoolWorkflow, ID BATCH/pool)
+// that lives until close is called; a batch submitted again while its
+// pool still runs shares it. close returns what the pool holds at the end
+// (nil without a pool).
+func BatchRunner(ctx context.Context, c client.Client, data []byte, base RunInput, opts SubmitOptions, batchID string, poolTokens int64) (run batch.RunFunc, close func() (*PoolState, error), err error) {
 	p, err := plan.Read("plan", data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	base.Plan, base.Digest = data, string(p.Digests.Plan)
 	queue := opts.TaskQueue
 	if queue == "" {
 		queue = DefaultTaskQueue
+	}
+	close = func() (*PoolState, error) { return nil, nil }
+	if poolTokens > 0 {
+		base.Pool = batchID + "/pool"
+		pool, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: base.Pool, TaskQueue: queue}, PoolWorkflow, PoolInput{Tokens: poolTokens})
+		if err != nil {
+			return nil, nil, fmt.Errorf("temporal: starting the batch's token pool: %w", err)
+		}
+		close = func() (*PoolState, error) {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
+			defer cancel()
+			if err := c.SignalWorkflow(cctx, pool.GetID(), pool.GetRunID(), poolClose, nil); err != nil {
+				return nil, fmt.Errorf("temporal: closing the batch's token pool: %w", err)
+			}
+			var st PoolState
+			if err := pool.Get(cctx, &st); err != nil {
+				return nil, fmt.Errorf("temporal: the batch's token pool: %w", err)
+			}
+			return &st, nil
+		}
 	}
 	return func(ctx context.Context, index, line int, input json.RawMessage) (*agentrt.Report, error) {
 		in := base
@@ -87,7 +113,7 @@ func BatchRunner(c client.Client, data []byte, base RunInput, opts SubmitOptions
 			return nil, &agentrt.InputError{Msg: strings.TrimPrefix(app.Message(), "input: ")}
 		}
 		return nil, fmt.Errorf("temporal: run %s: %w", id, err)
-	}, nil
+	}, close, nil
 }
 
 // notWaited is the report of an item whose run the batch stopped waiting

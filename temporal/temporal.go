@@ -61,6 +61,9 @@ type RunInput struct {
 	Provider string `json:"provider,omitempty"`
 	// Seed varies the test model's values.
 	Seed int64 `json:"seed,omitempty"`
+	// Pool, when set, is the workflow ID of the token pool (PoolWorkflow)
+	// the run's model calls reserve in: its batch's.
+	Pool string `json:"pool,omitempty"`
 }
 
 // Budgets are a run's budget overrides, as a workflow's input carries
@@ -98,8 +101,11 @@ type EffectInput struct {
 type EffectResult struct {
 	Response json.RawMessage `json:"response,omitempty"`
 	Error    string          `json:"error,omitempty"`
-	// Deadline says the call failed because the run's deadline passed.
+	// Deadline says the call failed because the run's deadline passed;
+	// Pool, that it was not made because the token pool could never hold
+	// it.
 	Deadline   bool      `json:"deadline,omitempty"`
+	Pool       bool      `json:"pool,omitempty"`
 	Started    time.Time `json:"started"`
 	DurationMS int64     `json:"duration_ms"`
 }

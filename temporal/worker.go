@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	nethttp "net/http"
@@ -91,6 +92,7 @@ func (w *Worker) Register(r worker.Registry) {
 // histories needs it.
 func (w *Worker) RegisterWorkflow(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(w.run, workflow.RegisterOptions{Name: Workflow})
+	r.RegisterWorkflowWithOptions(w.pool, workflow.RegisterOptions{Name: PoolWorkflow})
 }
 
 // Close closes what the worker's activities started: mcp servers, tool
@@ -123,7 +125,20 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 	stop := heartbeat(ctx)
 	defer stop()
 	started := time.Now()
+	settle := func(int64) {}
+	if run.in.Pool != "" && in.Effect.Model != nil {
+		exec := activity.GetInfo(ctx).WorkflowExecution
+		settle, err = w.reserveCall(ctx, run.in.Pool, exec.ID+"/"+in.Effect.Key, in.Effect.Model)
+		var pe *agentrt.PoolError
+		switch {
+		case errors.As(err, &pe):
+			return EffectResult{Error: pe.Error(), Pool: true, Started: started.UTC()}, nil
+		case err != nil:
+			return EffectResult{}, err // Temporal tries the call again
+		}
+	}
 	resp, err := agentrt.Perform(ctx, &in.Effect, b.model, b.tools, b.secrets)
+	settle(usedTokens(resp))
 	res := EffectResult{Response: resp, Started: started.UTC(), DurationMS: time.Since(started).Milliseconds()}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {
@@ -279,4 +294,16 @@ func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *buil
 	}
 	b.model, b.tools, b.close = model, tools, closeTools
 	return nil
+}
+
+// usedTokens is the usage a model call's response reports, as a journal
+// stores it; 0 for none.
+func usedTokens(resp json.RawMessage) int64 {
+	var r struct {
+		Usage agentrt.Usage `json:"usage"`
+	}
+	if json.Unmarshal(resp, &r) != nil {
+		return 0
+	}
+	return int64(r.Usage.Total())
 }

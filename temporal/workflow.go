@@ -171,6 +171,9 @@ func (e *effector) Make(_ context.Context, ef *agentrt.Effect) (json.RawMessage,
 		return nil, fmt.Errorf("the call failed on its workers: %w", err)
 	}
 	if out.Error != "" {
+		if out.Pool {
+			return nil, &agentrt.FailedEffect{Msg: out.Error, Pool: true}
+		}
 		if out.Deadline {
 			return nil, fmt.Errorf("%s: %w", out.Error, context.DeadlineExceeded)
 		}

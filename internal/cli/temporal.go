@@ -81,14 +81,24 @@ func (t *temporalFlags) remoteBatch(e Env, workflowID *string) runcmd.RemoteBatc
 		if id == "" {
 			id = temporal.NewBatchID(p.Agent.Name)
 		}
-		run, err := temporal.BatchRunner(c, data, runInput(r), temporal.SubmitOptions{TaskQueue: t.taskQueue}, id)
+		run, closePool, err := temporal.BatchRunner(ctx, c, data, runInput(r), temporal.SubmitOptions{TaskQueue: t.taskQueue}, id, r.PoolTokens)
 		if err != nil {
 			c.Close()
 			return nil, nil, err
 		}
 		fmt.Fprintf(w, "agentc: batch %s: each input is a run on %s (namespace %s, task queue %s), workflow ID %s/INDEX-DIGEST; to go on after a stop, run the same command with --workflow-id %s\n",
 			id, t.hostPort, t.namespace, t.taskQueue, id, id)
-		return run, c.Close, nil
+		done := func() {
+			defer c.Close()
+			st, err := closePool()
+			switch {
+			case err != nil:
+				fmt.Fprintf(w, "agentc: %v\n", err)
+			case st != nil:
+				fmt.Fprintf(w, "agentc: pool: %d tokens: %d spent, %d left\n", st.Tokens, st.Spent, st.Tokens-st.Spent)
+			}
+		}
+		return run, done, nil
 	}
 }
 

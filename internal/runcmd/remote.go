@@ -24,6 +24,8 @@ type RemoteRun struct {
 	Budgets  agentrt.Overrides
 	Provider string // --model: the provider that answers in place of the plan's
 	Seed     int64
+	// PoolTokens, for a batch, is --pool-tokens: a pool its runs share.
+	PoolTokens int64
 }
 
 // RemoteBatch returns the function that runs each item of a batch of the

@@ -190,8 +190,8 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		opts.Budgets.Rounds = &f.rounds
 	}
 	if f.remote != nil {
-		if changed("pool-tokens") {
-			return UsageError("--pool-tokens does not go with a run elsewhere: a pool is shared by the runs of one process")
+		if changed("pool-tokens") && f.batch == "" {
+			return UsageError("--pool-tokens goes with --batch for a run elsewhere: a pool is shared by a batch's runs")
 		}
 		for _, fl := range []string{"record", "replay", "events", "dir", "base-url"} {
 			if changed(fl) {
@@ -199,7 +199,7 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 			}
 		}
 		if f.batch != "" {
-			return runRemoteBatch(ctx, e, p, f, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed})
+			return runRemoteBatch(ctx, e, p, f, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed, PoolTokens: f.poolTokens})
 		}
 		// A stop signal cancels the run where it runs.
 		ctx, sigs := onStopSignal(ctx, e)

@@ -1,0 +1,186 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// A batch's token pool on Temporal is a workflow of its own (type
+// agentc.pool), which every model call of the batch's runs, on whichever
+// worker makes it, asks for its worst case before it is sent and settles
+// with what it used after: runtime.Pool's rule, kept by Temporal, so that
+// calls in flight on many workers never overspend it.
+const (
+	// PoolWorkflow is the workflow type of a batch's pool.
+	PoolWorkflow = "agentc.pool"
+	// ErrPool is the failure of a reservation the pool can never grant.
+	ErrPool = "agentc.pool"
+
+	poolReserve = "reserve"
+	poolSettle  = "settle"
+	poolClose   = "close"
+	poolState   = "state"
+)
+
+// PoolInput is a pool workflow's input.
+type PoolInput struct {
+	Tokens int64 `json:"tokens"`
+}
+
+// PoolState is what a pool holds.
+type PoolState struct {
+	Tokens   int64 `json:"tokens"`
+	Spent    int64 `json:"spent"`    // by calls that settled
+	Held     int64 `json:"held"`     // by calls in flight
+	InFlight int   `json:"inflight"` // calls in flight
+}
+
+// poolAsk is a call's reservation: its key (unique in the batch, the
+// same for every attempt of the call) and its worst case, or, with Rest,
+// the least it may be, for a call that holds all that is left.
+type poolAsk struct {
+	Key  string `json:"key"`
+	N    int64  `json:"n"`
+	Rest bool   `json:"rest,omitempty"`
+}
+
+type poolSettlement struct {
+	Key  string `json:"key"`
+	Used int64  `json:"used"`
+}
+
+// ledger is a pool's books: runtime.Pool's rule, first come first served,
+// without its locks and channels, which workflow code may not block on.
+type ledger struct {
+	PoolState
+	holds map[string]int64 // by key
+	queue []*poolWaiter
+}
+
+type poolWaiter struct {
+	ask     poolAsk
+	decided bool
+	granted int64
+	err     *agentrt.PoolError
+}
+
+// grant serves the queue from its head as far as what is free allows.
+func (l *ledger) grant() {
+	for len(l.queue) > 0 {
+		w := l.queue[0]
+		left := l.Tokens - l.Spent
+		switch {
+		case w.ask.N > left:
+			w.err = &agentrt.PoolError{Need: w.ask.N, Left: left, Rest: w.ask.Rest}
+		case w.ask.Rest && l.InFlight == 0:
+			w.granted = left
+		case !w.ask.Rest && w.ask.N <= left-l.Held:
+			w.granted = w.ask.N
+		default:
+			return // it waits for calls in flight to settle
+		}
+		if w.err == nil {
+			l.holds[w.ask.Key] = w.granted
+			l.Held += w.granted
+			l.InFlight++
+		}
+		w.decided = true
+		l.queue = l.queue[1:]
+	}
+}
+
+// pool is the pool workflow: it grants and settles reservations until
+// its batch closes it, and returns what it holds then.
+func (w *Worker) pool(ctx workflow.Context, in PoolInput) (PoolState, error) {
+	l := &ledger{PoolState: PoolState{Tokens: in.Tokens}, holds: map[string]int64{}}
+	err := workflow.SetUpdateHandler(ctx, poolReserve, func(ctx workflow.Context, a poolAsk) (int64, error) {
+		if n, ok := l.holds[a.Key]; ok {
+			return n, nil // a call attempted again: it holds what it held
+		}
+		pw := &poolWaiter{ask: a}
+		l.queue = append(l.queue, pw)
+		l.grant()
+		if err := workflow.Await(ctx, func() bool { return pw.decided }); err != nil {
+			return 0, err
+		}
+		if pw.err != nil {
+			details, _ := json.Marshal(pw.err)
+			return 0, sdktemporal.NewNonRetryableApplicationError(pw.err.Error(), ErrPool, nil, string(details))
+		}
+		return pw.granted, nil
+	})
+	if err != nil {
+		return l.PoolState, err
+	}
+	err = workflow.SetUpdateHandler(ctx, poolSettle, func(ctx workflow.Context, s poolSettlement) (PoolState, error) {
+		if n, ok := l.holds[s.Key]; ok {
+			delete(l.holds, s.Key)
+			l.Held -= n
+			l.InFlight--
+			l.Spent += s.Used
+			l.grant()
+		}
+		return l.PoolState, nil
+	})
+	if err != nil {
+		return l.PoolState, err
+	}
+	if err := workflow.SetQueryHandler(ctx, poolState, func() (PoolState, error) { return l.PoolState, nil }); err != nil {
+		return l.PoolState, err
+	}
+	workflow.GetSignalChannel(ctx, poolClose).Receive(ctx, nil)
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return l.PoolState, err
+	}
+	return l.PoolState, nil
+}
+
+// reserveCall reserves a model call's worst case in the run's pool, from
+// an effect activity; settle gives back what the call did not use. A
+// *agentrt.PoolError is a reservation the pool can never grant.
+func (w *Worker) reserveCall(ctx context.Context, poolID, key string, req *agentrt.Request) (settle func(used int64), err error) {
+	ask := poolAsk{Key: key, N: int64(agentrt.InputBound(req))}
+	if out := req.MaxOutputTokens; out > 0 {
+		ask.N += int64(out)
+	} else {
+		ask.Rest = true
+	}
+	h, err := w.client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: poolID, UpdateName: poolReserve,
+		UpdateID: "reserve " + key, Args: []any{ask}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		var granted int64
+		err = h.Get(ctx, &granted)
+	}
+	var app *sdktemporal.ApplicationError
+	if errors.As(err, &app) && app.Type() == ErrPool {
+		pe := &agentrt.PoolError{}
+		var details string
+		if app.Details(&details) == nil {
+			_ = json.Unmarshal([]byte(details), pe)
+		}
+		return nil, pe
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the batch's token pool %s: %w", poolID, err)
+	}
+	return func(used int64) {
+		// Settled even when the activity's context has ended.
+		sctx := context.WithoutCancel(ctx)
+		h, err := w.client.UpdateWorkflow(sctx, client.UpdateWorkflowOptions{WorkflowID: poolID, UpdateName: poolSettle,
+			UpdateID: "settle " + key, Args: []any{poolSettlement{Key: key, Used: used}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err == nil {
+			err = h.Get(sctx, nil)
+		}
+		if err != nil && w.opts.Events != nil {
+			w.opts.Events(agentrt.Event{Type: agentrt.EventModelError, Message: fmt.Sprintf("settling call %s with the batch's token pool: %v", key, err)})
+		}
+	}, nil
+}
