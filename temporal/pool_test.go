@@ -29,7 +29,7 @@ func TestPoolWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw := worker.New(c, "pool", worker.Options{})
+	tw := worker.New(c, "pool", Options())
 	w.Register(tw)
 	if err := tw.Start(); err != nil {
 		t.Fatal(err)

@@ -102,7 +102,7 @@ func startWorker(t testing.TB, c client.Client, queue string, m agentrt.Model) w
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw := worker.New(c, queue, worker.Options{})
+	tw := worker.New(c, queue, temporal.Options())
 	w.Register(tw)
 	if err := tw.Start(); err != nil {
 		t.Fatal(err)

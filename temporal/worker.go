@@ -81,6 +81,14 @@ func NewWorker(c client.Client, opts WorkerOptions) (*Worker, error) {
 	return &Worker{opts: opts, client: c, runs: map[string]*workerRun{}, built: map[string]*builtAgent{}}, nil
 }
 
+// Options returns the options of a Temporal worker that serves agentc's
+// runs. A workflow task may take a while on a loaded machine (the first
+// compiles the plan's schemas and builds its tools' specs), longer than
+// the SDK's default of a second before it calls a task deadlocked.
+func Options() worker.Options {
+	return worker.Options{DeadlockDetectionTimeout: 30 * time.Second}
+}
+
 // Register registers the run workflow and its activities on r.
 func (w *Worker) Register(r worker.Registry) {
 	w.RegisterWorkflow(r)

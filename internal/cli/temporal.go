@@ -154,7 +154,7 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
 				return err
 			}
 			defer w.Close()
-			tw := worker.New(c, t.taskQueue, worker.Options{})
+			tw := worker.New(c, t.taskQueue, temporal.Options())
 			w.Register(tw)
 			if err := tw.Start(); err != nil {
 				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("temporal: starting the worker: %w", err)}
