@@ -182,12 +182,6 @@ func set(words ...string) map[string]bool {
 	return m
 }
 
-// isEmpty reports whether a schema is the empty object.
-func isEmpty(doc any) bool {
-	m, ok := doc.(map[string]any)
-	return ok && len(m) == 0
-}
-
 // checkSchema runs the schema rules on one schema: it must be an object,
 // neither vacuous nor unsatisfiable as a whole, with no open or impossible
 // part where the value is described, use only known keywords and compile.

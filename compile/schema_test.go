@@ -3,6 +3,8 @@ package compile
 import (
 	"bytes"
 	"testing"
+
+	"cuelang.org/go/cue/token"
 )
 
 // TestAppendDoc: two documents get the same text exactly when they are the
@@ -72,5 +74,59 @@ func TestCompiledSchemas(t *testing.T) {
 	}
 	if err := cs.compile(map[string]any{"minLength": 1}); err != nil || len(cs.seen) != 1 {
 		t.Errorf("a document with a Go int: %v, %d remembered; want it compiled and not remembered", err, len(cs.seen))
+	}
+}
+
+// TestSchemaPos: a pointer with no position of its own takes that of its
+// nearest ancestor that has one.
+func TestSchemaPos(t *testing.T) {
+	at := func(name string) token.Pos { return token.NewFile(name, -1, 1).Pos(0, token.NoRelPos) }
+	s := &Schema{Path: "output.schema", pos: map[string]token.Pos{
+		"":                at("root"),
+		"/properties":     at("properties"),
+		"/properties/a":   token.NoPos,
+		"/properties/a/b": at("b"),
+	}}
+	for _, tc := range []struct{ ptr, want string }{
+		{"", "root"},
+		{"/properties", "properties"},
+		{"/properties/a/b", "b"},
+		{"/properties/a", "properties"},
+		{"/properties/a/minLength", "properties"},
+		{"/items/0", "root"},
+	} {
+		if got := s.Pos(tc.ptr); !got.IsValid() || got.Filename() != tc.want {
+			t.Fatalf("Pos(%q) = %v, want the position in %s", tc.ptr, got, tc.want)
+		}
+	}
+	none := &Schema{Path: "output.schema", pos: map[string]token.Pos{"": token.NoPos}}
+	if got := none.Pos("/type"); got.IsValid() {
+		t.Errorf("Pos in a schema with no positions = %v, want none", got)
+	}
+}
+
+// TestSchemaWhere renders JSON pointers as manifest paths: elements of
+// lists in brackets, members that are not identifiers quoted, and a
+// pointer past the end of a list as well as one into it.
+func TestSchemaWhere(t *testing.T) {
+	s := &Schema{Path: "output.schema", Doc: mustDoc(t, `{
+		"allOf": [{"prefixItems": [{"type": "string"}, {}]}],
+		"properties": {"a-b": {"items": [true]}, "_x1": {"enum": [[1, 2]]}},
+		"$defs": {"x/y": {}}
+	}`)}
+	for _, tc := range []struct{ ptr, want string }{
+		{"", "output.schema"},
+		{"/allOf/0/prefixItems/1", "output.schema.allOf[0].prefixItems[1]"},
+		{"/properties/a-b/items/0", `output.schema.properties."a-b".items[0]`},
+		{"/properties/_x1/enum/0/1", "output.schema.properties._x1.enum[0][1]"},
+		{"/$defs/x~1y", `output.schema.$defs."x/y"`},
+		{"/allOf/1/type", "output.schema.allOf[1].type"},
+		{"/allOf/0/prefixItems/2/type", "output.schema.allOf[0].prefixItems[2].type"},
+		{"/allOf/-1", "output.schema.allOf[-1]"},
+		{"/properties/1a", `output.schema.properties."1a"`},
+	} {
+		if got := s.where(tc.ptr); got != tc.want {
+			t.Errorf("where(%q) = %s, want %s", tc.ptr, got, tc.want)
+		}
 	}
 }
