@@ -25,7 +25,7 @@ const (
 var severityNames = [...]string{Error: "error", Warning: "warning", Note: "note"}
 
 func (s Severity) String() string {
-	if int(s) < len(severityNames) {
+	if s >= 0 && int(s) < len(severityNames) {
 		return severityNames[s]
 	}
 	return fmt.Sprintf("severity(%d)", int(s))

@@ -130,3 +130,20 @@ func TestSchemaWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestIsIdent: a member written bare in a manifest path is a CUE
+// identifier: ASCII letters, '_' and '$', and digits after the first
+// character; anything else is quoted. Each bound of each range is taken,
+// and the character past it.
+func TestIsIdent(t *testing.T) {
+	for _, s := range []string{"a", "z", "A", "Z", "_", "$", "$defs", "_0", "a0", "a9", "aZ", "Za"} {
+		if !isIdent(s) {
+			t.Errorf("isIdent(%q) = false, want true", s)
+		}
+	}
+	for _, s := range []string{"", "0", "9", "0a", "`", "{", "@", "[", "a/", "a:", "a-b", "é", "a b"} {
+		if isIdent(s) {
+			t.Errorf("isIdent(%q) = true, want false", s)
+		}
+	}
+}

@@ -104,3 +104,36 @@ func TestVetCases(t *testing.T) {
 		})
 	}
 }
+
+// TestVetResults checks what Vet says of each agent beside its findings,
+// over the case config-nearest: the configuration that applied, and how
+// many findings it silenced.
+func TestVetResults(t *testing.T) {
+	dir := t.TempDir()
+	c, err := vetcase.Read(filepath.Join("testdata", "vet", "config-nearest.txtar"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	l := manifest.NewLoader()
+	l.EvalTimeout = -1
+	results, err := compile.New(l).Vet(c.Args[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "project", "agentc.yaml")
+	want := []compile.Result{
+		{Source: "top.cue"},
+		{Source: "project/a.cue", Config: cfg, Silenced: 1},
+		{Source: "project/sub/b.cue", Config: cfg, Silenced: 1},
+		{Source: "project/mod/c.cue"},
+	}
+	if len(results) != len(want) {
+		t.Fatalf("%d results, want %d", len(results), len(want))
+	}
+	for i, r := range results {
+		if r.Source != want[i].Source || r.Config != want[i].Config || r.Silenced != want[i].Silenced || r.Ignored || r.NotAgent {
+			t.Errorf("result %d: source %s, config %q, %d silenced (ignored %v, not an agent %v); want %s, %q, %d", i, r.Source, r.Config, r.Silenced, r.Ignored, r.NotAgent, want[i].Source, want[i].Config, want[i].Silenced)
+		}
+	}
+}
