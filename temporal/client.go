@@ -70,6 +70,31 @@ func Start(ctx context.Context, c client.Client, data []byte, in RunInput, opts 
 	return run, nil
 }
 
+// WatchWorkers says on w, once, when no worker has polled the task queue
+// a while after a run was submitted to it (a run then waits for one),
+// and how to start one; hostPort names the server in the hint. It stops
+// when ctx ends.
+func WatchWorkers(ctx context.Context, c client.Client, hostPort, queue string, w io.Writer) {
+	if queue == "" {
+		queue = DefaultTaskQueue
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(workersHint):
+		}
+		resp, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err == nil && len(resp.GetPollers()) == 0 && ctx.Err() == nil {
+			fmt.Fprintf(w, "agentc: no worker serves task queue %s yet; the run waits for one: agentc worker --temporal %s --task-queue %s\n", queue, hostPort, queue)
+		}
+	}()
+}
+
+// workersHint is how long a run waits for a worker before WatchWorkers
+// says so.
+const workersHint = 5 * time.Second
+
 // cancelWait bounds the wait for a cancelled run's report.
 const cancelWait = time.Minute
 

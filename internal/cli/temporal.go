@@ -58,6 +58,9 @@ func (t *temporalFlags) remote(e Env, workflowID *string) runcmd.Remote {
 			return nil, err
 		}
 		fmt.Fprintf(e.Stderr, "agentc: run %s submitted to %s (namespace %s, task queue %s)\n", run.GetID(), t.hostPort, t.namespace, t.taskQueue)
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, e.Stderr)
 		return temporal.Wait(ctx, c, run)
 	}
 }
@@ -88,7 +91,10 @@ func (t *temporalFlags) remoteBatch(e Env, workflowID *string) runcmd.RemoteBatc
 		}
 		fmt.Fprintf(w, "agentc: batch %s: each input is a run on %s (namespace %s, task queue %s), workflow ID %s/INDEX-DIGEST; to go on after a stop, run the same command with --workflow-id %s\n",
 			id, t.hostPort, t.namespace, t.taskQueue, id, id)
+		wctx, stop := context.WithCancel(ctx)
+		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, w)
 		done := func() {
+			stop()
 			defer c.Close()
 			st, err := closePool()
 			switch {
