@@ -125,21 +125,10 @@ func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opt
 			seen[path] = rec
 		},
 	})
-	var serverChanged *tool.ServerChangedError
-	if errors.As(err, &serverChanged) {
-		return &ExitError{Code: exitDiverged, Err: fmt.Errorf("the batch diverged from its journals: %w", err)}
-	}
-	if code := sigs.code(); code != 0 && errors.Is(err, context.Canceled) {
-		return &ExitError{Code: code, Err: err}
-	}
 	if err != nil {
-		return &ExitError{Code: ExitFindings, Err: err}
+		return toolsError(err, sigs, "the batch diverged from its journals")
 	}
-	defer func() {
-		if err := closeTools(); err != nil {
-			fmt.Fprintf(e.Stderr, "agentc: closing tools: %v\n", err)
-		}
-	}()
+	defer closing(e, closeTools)
 	opts.Tools = tools
 	r, err := agentrt.New(p, opts)
 	if err != nil {

@@ -265,24 +265,13 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		Secrets:       secrets,
 		Pool:          opts.Pool,
 	})
-	var serverChanged *tool.ServerChangedError
-	if errors.As(err, &serverChanged) {
-		return &ExitError{Code: exitDiverged, Err: fmt.Errorf("the run diverged from its journal: %w", err)}
-	}
-	if code := sigs.code(); code != 0 && errors.Is(err, context.Canceled) {
-		return &ExitError{Code: code, Err: err}
-	}
 	if err != nil {
-		return &ExitError{Code: ExitFindings, Err: err}
+		return toolsError(err, sigs, "the run diverged from its journal")
 	}
 	if err := jn.start(p); err != nil {
 		return err
 	}
-	defer func() {
-		if err := closeTools(); err != nil {
-			fmt.Fprintf(e.Stderr, "agentc: closing tools: %v\n", err)
-		}
-	}()
+	defer closing(e, closeTools)
 	opts.Tools = tools
 	r, err := agentrt.New(p, opts)
 	if err != nil {
@@ -437,4 +426,26 @@ func oneLine(s string, max int) string {
 		return first + " …"
 	}
 	return first
+}
+
+// toolsError is the error of a run or a batch whose tools could not be
+// built: a divergence (diverged says whose) when an mcp server offers
+// other tools than its journal recorded, the stop signal's code when one
+// cut the build short, else 1.
+func toolsError(err error, sigs *signals, diverged string) error {
+	var serverChanged *tool.ServerChangedError
+	switch {
+	case errors.As(err, &serverChanged):
+		return &ExitError{Code: exitDiverged, Err: fmt.Errorf("%s: %w", diverged, err)}
+	case sigs.code() != 0 && errors.Is(err, context.Canceled):
+		return &ExitError{Code: sigs.code(), Err: err}
+	}
+	return &ExitError{Code: ExitFindings, Err: err}
+}
+
+// closing closes a run's tools, saying on stderr what went wrong.
+func closing(e Env, closeTools func() error) {
+	if err := closeTools(); err != nil {
+		fmt.Fprintf(e.Stderr, "agentc: closing tools: %v\n", err)
+	}
 }
