@@ -142,24 +142,41 @@ func (p *Pool) reserve(ctx context.Context, w *poolWaiter) (*Reservation, error)
 func (p *Pool) grant() {
 	for len(p.queue) > 0 {
 		w := p.queue[0]
-		left := p.limit - p.spent
-		switch {
-		case w.n > left:
-			w.err = &PoolError{Need: w.n, Left: left, Rest: w.rest}
-		case w.rest && p.inflight == 0:
-			w.res = &Reservation{p: p, n: left}
-		case !w.rest && w.n <= left-p.held:
-			w.res = &Reservation{p: p, n: w.n}
-		default:
+		n, err, wait := PoolRule(p.limit, p.spent, p.held, p.inflight, w.n, w.rest)
+		if wait {
 			return // it waits for calls in flight to settle
 		}
-		if w.res != nil {
-			p.held += w.res.n
+		if err != nil {
+			w.err = err
+		} else {
+			w.res = &Reservation{p: p, n: n}
+			p.held += n
 			p.inflight++
 		}
 		p.queue = p.queue[1:]
 		close(w.done)
 	}
+}
+
+// PoolRule is a pool's rule for the reservation at the head of its
+// queue: of limit tokens, spent settled, held by inflight calls in
+// flight, a call asks for n (with rest, all that is left, n being the
+// least it may be). It grants the tokens returned; or refuses, when n
+// exceeds what is left even if the calls in flight used nothing; or
+// says the call waits, while they hold what it needs (a call asking for
+// all that is left waits until none is in flight). A host that keeps a
+// pool elsewhere (a durable workflow) keeps it by the same rule.
+func PoolRule(limit, spent, held int64, inflight int, n int64, rest bool) (grant int64, refuse *PoolError, wait bool) {
+	left := limit - spent
+	switch {
+	case n > left:
+		return 0, &PoolError{Need: n, Left: left, Rest: rest}, false
+	case rest && inflight == 0:
+		return left, nil, false
+	case !rest && n <= left-held:
+		return n, nil, false
+	}
+	return 0, nil, true
 }
 
 // release gives back n reserved tokens, used of which were spent. p.mu is

@@ -57,8 +57,9 @@ type poolSettlement struct {
 	Used int64  `json:"used"`
 }
 
-// ledger is a pool's books: runtime.Pool's rule, first come first served,
-// without its locks and channels, which workflow code may not block on.
+// ledger is a pool's books: runtime.Pool's rule (agentrt.PoolRule), first
+// come first served, without its locks and channels, which workflow code
+// may not block on.
 type ledger struct {
 	PoolState
 	holds map[string]int64 // by key
@@ -76,20 +77,14 @@ type poolWaiter struct {
 func (l *ledger) grant() {
 	for len(l.queue) > 0 {
 		w := l.queue[0]
-		left := l.Tokens - l.Spent
-		switch {
-		case w.ask.N > left:
-			w.err = &agentrt.PoolError{Need: w.ask.N, Left: left, Rest: w.ask.Rest}
-		case w.ask.Rest && l.InFlight == 0:
-			w.granted = left
-		case !w.ask.Rest && w.ask.N <= left-l.Held:
-			w.granted = w.ask.N
-		default:
+		n, err, wait := agentrt.PoolRule(l.Tokens, l.Spent, l.Held, l.InFlight, w.ask.N, w.ask.Rest)
+		if wait {
 			return // it waits for calls in flight to settle
 		}
-		if w.err == nil {
-			l.holds[w.ask.Key] = w.granted
-			l.Held += w.granted
+		if w.err = err; err == nil {
+			w.granted = n
+			l.holds[w.ask.Key] = n
+			l.Held += n
 			l.InFlight++
 		}
 		w.decided = true
