@@ -131,14 +131,16 @@ func Submit(ctx context.Context, c client.Client, data []byte, in RunInput, opts
 // Export reads a run workflow's history and returns it as a journal: its
 // header and, for each effect activity that completed, its entry. A call
 // an activity made more than once (its worker lost) appears once, with
-// the result the workflow went on with.
-func Export(ctx context.Context, c client.Client, workflowID, runID string) (journal.Header, []journal.Entry, error) {
+// the result the workflow went on with; notes, when set, is told of it
+// (the history keeps only the count of such attempts).
+func Export(ctx context.Context, c client.Client, workflowID, runID string, notes func(string)) (journal.Header, []journal.Entry, error) {
 	var h journal.Header
 	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	dc := converter.GetDefaultDataConverter()
 	scheduled := map[int64]EffectInput{}
 	var entries []journal.Entry
 	var serversAt int64 = -1
+	attempts := map[int64]int32{} // by the scheduling event
 	first := true
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -178,6 +180,10 @@ func Export(ctx context.Context, c client.Client, workflowID, runID string) (jou
 			}
 			continue
 		}
+		if st := ev.GetActivityTaskStartedEventAttributes(); st != nil {
+			attempts[st.GetScheduledEventId()] = st.GetAttempt()
+			continue
+		}
 		a := ev.GetActivityTaskCompletedEventAttributes()
 		if a == nil {
 			continue
@@ -209,6 +215,9 @@ func Export(ctx context.Context, c client.Client, workflowID, runID string) (jou
 			return h, nil, fmt.Errorf("workflow %s: event %d: %w", workflowID, ev.GetEventId(), err)
 		}
 		entries = append(entries, e)
+		if n := attempts[a.GetScheduledEventId()]; n > 1 && notes != nil {
+			notes(fmt.Sprintf("effect %s (%s) was made %d times: the attempts before the last were lost with their workers, and the call may have reached the provider or tool each time", in.Effect.Key, in.Effect.Kind, n))
+		}
 	}
 	if first {
 		return h, nil, fmt.Errorf("workflow %s has no history", workflowID)

@@ -162,7 +162,7 @@ func TestRun(t *testing.T) {
 	}
 
 	// Exported, the history is a journal.
-	h, entries, err := temporal.Export(ctx, c, id, "")
+	h, entries, err := temporal.Export(ctx, c, id, "", func(n string) { t.Errorf("a note on a run whose calls each took one attempt: %s", n) })
 	if err != nil {
 		t.Fatal(err)
 	}

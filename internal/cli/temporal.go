@@ -206,7 +206,7 @@ it offline, and reports, as for a local run, where the agent changed since.`,
 				return &ExitError{Code: ExitFindings, Err: err}
 			}
 			defer c.Close()
-			h, entries, err := temporal.Export(ctx, c, args[0], runID)
+			h, entries, err := temporal.Export(ctx, c, args[0], runID, func(note string) { fmt.Fprintf(e.Stderr, "agentc: %s\n", note) })
 			if err != nil {
 				return &ExitError{Code: ExitFindings, Err: err}
 			}
