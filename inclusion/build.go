@@ -28,7 +28,12 @@ type dir struct {
 }
 
 // work is what an analysis may still spend; a nil *work has no limit.
-type work struct{ left int }
+// names are member names a search for a counterexample tries where a
+// schema closes an object (see Witness).
+type work struct {
+	left  int
+	names []string
+}
 
 func (d dir) isOver() bool  { return !d.u }
 func (d dir) isUnder() bool { return d.u }

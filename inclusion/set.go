@@ -781,6 +781,15 @@ func (o *objShape) negate(d dir) []*objShape {
 	if o.max >= 0 {
 		out = append(out, &objShape{min: o.max + 1, max: -1})
 	}
+	// An object with a member the shape does not name, whose value
+	// additional rejects: one shape per name the search tries.
+	if d.isUnder() && d.w != nil && !full(o.additional) {
+		for _, k := range d.w.names {
+			if _, named := o.props[k]; !named {
+				out = append(out, &objShape{max: -1, required: map[string]bool{k: true}, props: map[string]*Set{k: complement(o.additional, d)}})
+			}
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(o.depReq)) {
 		for _, dep := range o.depReq[k] {
 			out = append(out, &objShape{max: -1, required: map[string]bool{k: true}, props: map[string]*Set{dep: none()}})
