@@ -29,6 +29,7 @@ var allowed = map[string][]string{
 	"manifest":           {"plan"},
 	"compile":            {"manifest", "digest", "plan", "inclusion", "internal/jsonpointer"},
 	"digest":             {},
+	"contractdiff":       {"plan", "inclusion", "digest", "internal/jsonpointer"},
 	"inclusion":          {"internal/jsonpointer"},
 	"plan":               {"digest", "internal/jsonpointer"},
 	"runtime":            {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer"},
@@ -49,6 +50,7 @@ var forbidden = map[string][]string{
 	"manifest":        {"github.com/spf13/cobra"},
 	"compile":         {"github.com/spf13/cobra"},
 	"temporal":        {"cuelang.org/go", "github.com/spf13/cobra"},
+	"contractdiff":    {"cuelang.org/go", "github.com/spf13/cobra"},
 
 	"internal/jsonpointer": {"cuelang.org/go", "github.com/spf13/cobra"},
 }

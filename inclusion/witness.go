@@ -27,8 +27,8 @@ func Witness(sub, super any) (v any, ok bool) {
 // its super closes: each is a shape of the complement.
 const maxNames = 8
 
-// memberNames lists the member names a schema document declares, the
-// ones a counterexample to a closed object can use.
+// memberNames lists the member names a schema document declares, and one
+// it does not: the ones a counterexample to a closed object can use.
 func memberNames(doc any) []string {
 	seen := map[string]bool{}
 	Walk(doc, func(_, _ string, sub any) {
@@ -39,7 +39,13 @@ func memberNames(doc any) []string {
 		}
 	})
 	names := slices.Sorted(maps.Keys(seen))
-	return names[:min(len(names), maxNames)]
+	names = names[:min(len(names), maxNames-1)]
+	// and one the document does not declare
+	fresh := "x"
+	for seen[fresh] {
+		fresh += "x"
+	}
+	return append(names, fresh)
 }
 
 // maxSampleDepth bounds how deep sample goes into nested arrays and

@@ -1,0 +1,441 @@
+// Package contractdiff compares two versions of an agent's contract and
+// classifies each change by the direction data flows: the output is
+// produced by the agent and read by consumers, so it may narrow; the input
+// is produced by callers, so it may widen. The class of a schema change is
+// a proof from the inclusion engine (the changed schema included in the
+// old one, or a value that shows it is not), or "undecided" where the
+// engine has neither; the rules (see Rules) explain the change to a person.
+package contractdiff
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/big"
+	"slices"
+	"strconv"
+
+	"agentc.dev/agentc/inclusion"
+	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/plan"
+)
+
+// Finding is one change of a contract.
+type Finding struct {
+	Rule  string `json:"rule"`
+	Class Class  `json:"class"`
+	// Pointer is where the change is, a JSON Pointer into the agent as a
+	// plan holds it (/output/schema/properties/a/maxLength).
+	Pointer string `json:"pointer"`
+	// Old and New are the values before and after; nil where absent.
+	Old any `json:"old,omitempty"`
+	New any `json:"new,omitempty"`
+	// Example is, for a breaking schema change, a value that shows it: one
+	// the new output schema accepts and the old rejects, or one the old
+	// input schema accepts and the new rejects.
+	Example any `json:"example,omitempty"`
+	// HasExample tells an Example of null from none.
+	HasExample bool `json:"-"`
+}
+
+// AnyBreaking reports whether any finding is breaking.
+func AnyBreaking(fs []Finding) bool {
+	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Class == Breaking })
+}
+
+// Compare returns the changes from the contract of old to that of new, in
+// the order of their pointers within each part of the contract.
+func Compare(old, new *plan.Agent) ([]Finding, error) {
+	var out []Finding
+	add := func(rule, ptr string, o, n any) {
+		r, _ := RuleOf(rule)
+		out = append(out, Finding{Rule: rule, Class: r.Output, Pointer: ptr, Old: o, New: n})
+	}
+	if o, n := old.Capabilities.Provides, new.Capabilities.Provides; o != n {
+		add(ProvidesChanged, "/capabilities/provides", o, n)
+	}
+	oldIn, err := inputSchema(old)
+	if err != nil {
+		return nil, err
+	}
+	newIn, err := inputSchema(new)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, schemaChanges(oldIn, newIn, "/input/schema", input)...)
+	switch o, n := old.Output, new.Output; {
+	case o != nil && n == nil:
+		add(OutputRemoved, "/output", o.Name, nil)
+	case o == nil && n != nil:
+		add(OutputAdded, "/output", nil, n.Name)
+	case o != nil && n != nil:
+		if o.Name != n.Name {
+			add(OutputRenamed, "/output/name", o.Name, n.Name)
+		}
+		if o.Description != n.Description {
+			add(OutputDescriptionChanged, "/output/description", o.Description, n.Description)
+		}
+		if o.KeepsTools != n.KeepsTools {
+			add(KeepsToolsChanged, "/output/keeps_tools", o.KeepsTools, n.KeepsTools)
+		}
+		oldOut, err := decode(o.Schema, "output schema")
+		if err != nil {
+			return nil, err
+		}
+		newOut, err := decode(n.Schema, "output schema")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, schemaChanges(oldOut, newOut, "/output/schema", output)...)
+	}
+	return out, nil
+}
+
+// inputSchema is the agent's input schema; an agent that declares none
+// takes any value, as the schema true does.
+func inputSchema(a *plan.Agent) (any, error) {
+	if a.Input == nil {
+		return true, nil
+	}
+	return decode(a.Input.Schema, "input schema")
+}
+
+func decode(data json.RawMessage, what string) (any, error) {
+	v, err := plan.UnmarshalJSONValue(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return v, nil
+}
+
+// direction is the way data flows through a schema.
+type direction bool
+
+const (
+	output direction = false
+	input  direction = true
+)
+
+// edit is one change to a schema document: key of the object at ptr set
+// to val, or removed.
+type edit struct {
+	ptr, key string
+	val      any
+	remove   bool
+}
+
+// differ collects the changes between two schema documents.
+type differ struct {
+	old, new any
+	prefix   string
+	dir      direction
+	out      []Finding
+}
+
+// schemaChanges returns the findings between two versions of a schema.
+func schemaChanges(old, new any, prefix string, dir direction) []Finding {
+	d := &differ{old: old, new: new, prefix: prefix, dir: dir}
+	d.walk(old, new, "")
+	return d.out
+}
+
+// Keywords by how a change of them is explained.
+var (
+	annotations = wordSet("title", "description", "$comment", "examples", "default", "deprecated", "readOnly", "writeOnly")
+	// lower and upper bounds: raising a lower one narrows.
+	lower   = wordSet("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
+	upper   = wordSet("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
+	oneSub  = wordSet("items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames", "additionalProperties", "unevaluatedItems", "unevaluatedProperties")
+	listSub = wordSet("allOf", "anyOf", "oneOf", "prefixItems")
+	mapSub  = wordSet("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+)
+
+func wordSet(words ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// walk compares the schemas at ptr in the two documents.
+func (d *differ) walk(o, n any, ptr string) {
+	om, ook := o.(map[string]any)
+	nm, nok := n.(map[string]any)
+	if !ook || !nok {
+		if !equal(o, n) {
+			d.schemaEdit(SchemaChanged, ptr, o, n, d.replace(ptr, n))
+		}
+		return
+	}
+	keys := slices.Sorted(maps.Keys(union(om, nm)))
+	for _, k := range keys {
+		ov, inOld := om[k]
+		nv, inNew := nm[k]
+		if inOld && inNew && equal(ov, nv) {
+			continue
+		}
+		kp := ptr + "/" + jsonpointer.Escape(k)
+		set := edit{ptr: ptr, key: k, val: nv, remove: !inNew}
+		switch {
+		case annotations[k]:
+			d.add(AnnotationChanged, Compatible, kp, ov, nv, nil, false)
+		case k == "required":
+			d.members(ptr, k, ov, nv, RequiredRemoved, RequiredAdded)
+		case k == "enum":
+			d.members(ptr, k, ov, nv, EnumValueRemoved, EnumValueAdded)
+		case k == "properties":
+			d.properties(ptr, ov, nv)
+		case lower[k] || upper[k]:
+			d.schemaEdit(boundRule(k, ov, nv, inOld, inNew), kp, ov, nv, set)
+		case k == "type":
+			d.schemaEdit(TypeChanged, kp, ov, nv, set)
+		case k == "pattern" || k == "format":
+			d.schemaEdit(PatternChanged, kp, ov, nv, set)
+		case k == "$ref":
+			d.schemaEdit(RefChanged, kp, ov, nv, set)
+		case oneSub[k] && inOld && inNew:
+			d.walk(ov, nv, kp)
+		case listSub[k] && inOld && inNew && sameLen(ov, nv):
+			for i := range ov.([]any) {
+				d.walk(ov.([]any)[i], nv.([]any)[i], kp+"/"+strconv.Itoa(i))
+			}
+		case mapSub[k] && inOld && inNew && isMap(ov) && isMap(nv):
+			om, nm := ov.(map[string]any), nv.(map[string]any)
+			for _, name := range slices.Sorted(maps.Keys(union(om, nm))) {
+				sp := kp + "/" + jsonpointer.Escape(name)
+				x, inO := om[name]
+				y, inN := nm[name]
+				switch {
+				case inO && inN:
+					d.walk(x, y, sp)
+				case !equal(x, y):
+					d.schemaEdit(SchemaChanged, sp, x, y, edit{ptr: kp, key: name, val: y, remove: !inN})
+				}
+			}
+		default:
+			d.schemaEdit(SchemaChanged, kp, ov, nv, set)
+		}
+	}
+}
+
+// boundRule tells whether a change of a bound keyword widens or narrows.
+func boundRule(k string, ov, nv any, inOld, inNew bool) string {
+	widens := !inNew // a bound removed
+	if inOld && inNew {
+		a, b := num(ov), num(nv)
+		if a == nil || b == nil {
+			return SchemaChanged
+		}
+		widens = lower[k] == (b.Cmp(a) < 0)
+	}
+	if widens {
+		return BoundWidened
+	}
+	return BoundNarrowed
+}
+
+func num(v any) *big.Rat {
+	n, ok := v.(json.Number)
+	if !ok {
+		return nil
+	}
+	r, ok := new(big.Rat).SetString(string(n))
+	if !ok {
+		return nil
+	}
+	return r
+}
+
+// members reports the values added to and removed from a list keyword
+// (required, enum), one finding each.
+func (d *differ) members(ptr, k string, ov, nv any, removedRule, addedRule string) {
+	ol, _ := ov.([]any)
+	nl, _ := nv.([]any)
+	kp := ptr + "/" + jsonpointer.Escape(k)
+	if ov != nil && ol == nil || nv != nil && nl == nil {
+		d.schemaEdit(SchemaChanged, kp, ov, nv, edit{ptr: ptr, key: k, val: nv, remove: nv == nil})
+		return
+	}
+	for _, x := range ol {
+		if !slices.ContainsFunc(nl, func(y any) bool { return equal(x, y) }) {
+			rest := slices.DeleteFunc(slices.Clone(ol), func(y any) bool { return equal(x, y) })
+			d.schemaEdit(removedRule, kp, x, nil, edit{ptr: ptr, key: k, val: rest, remove: len(rest) == 0 && k == "required"})
+		}
+	}
+	for _, y := range nl {
+		if !slices.ContainsFunc(ol, func(x any) bool { return equal(x, y) }) {
+			d.schemaEdit(addedRule, kp, nil, y, edit{ptr: ptr, key: k, val: append(slices.Clone(ol), y)})
+		}
+	}
+}
+
+// properties reports the properties added and removed, and walks the ones
+// both versions declare.
+func (d *differ) properties(ptr string, ov, nv any) {
+	om, _ := ov.(map[string]any)
+	nm, _ := nv.(map[string]any)
+	kp := ptr + "/properties"
+	if ov != nil && om == nil || nv != nil && nm == nil {
+		d.schemaEdit(SchemaChanged, kp, ov, nv, edit{ptr: ptr, key: "properties", val: nv, remove: nv == nil})
+		return
+	}
+	if om == nil {
+		// The edits below add members to an object that must exist.
+		d.old = d.apply(edit{ptr: ptr, key: "properties", val: map[string]any{}})
+	}
+	for _, name := range slices.Sorted(maps.Keys(union(om, nm))) {
+		x, inO := om[name]
+		y, inN := nm[name]
+		sp := kp + "/" + jsonpointer.Escape(name)
+		switch {
+		case inO && inN:
+			d.walk(x, y, sp)
+		case inO:
+			d.schemaEdit(PropertyRemoved, sp, x, nil, edit{ptr: kp, key: name, remove: true})
+		default:
+			d.schemaEdit(PropertyAdded, sp, nil, y, edit{ptr: kp, key: name, val: y})
+		}
+	}
+}
+
+// replace is the edit that puts n in place of the schema at ptr.
+func (d *differ) replace(ptr string, n any) edit {
+	if ptr == "" {
+		return edit{val: n}
+	}
+	parent, last := splitPointer(ptr)
+	return edit{ptr: parent, key: last, val: n}
+}
+
+// schemaEdit reports a change of the schema, classified by the engine's
+// verdict on that change alone, applied to the old document.
+func (d *differ) schemaEdit(rule, ptr string, o, n any, e edit) {
+	changed := d.apply(e)
+	sub, super := changed, d.old // what the agent now produces must be in what consumers read
+	if d.dir == input {
+		sub, super = d.old, changed // what callers send must still be accepted
+	}
+	if inclusion.Includes(sub, super) == inclusion.Yes {
+		d.add(rule, Compatible, ptr, o, n, nil, false)
+		return
+	}
+	if w, ok := inclusion.Witness(sub, super); ok && confirmed(w, sub, super) {
+		d.add(rule, Breaking, ptr, o, n, w, true)
+		return
+	}
+	d.add(rule, Undecided, ptr, o, n, nil, false)
+}
+
+// confirmed checks a counterexample with the validator the runtime uses,
+// so a verdict of breaking never rests on the engine alone.
+func confirmed(w, sub, super any) bool {
+	s, err := plan.CompileSchema(sub)
+	if err != nil {
+		return false
+	}
+	t, err := plan.CompileSchema(super)
+	if err != nil {
+		return false
+	}
+	return s.Validate(w) == nil && t.Validate(w) != nil
+}
+
+func (d *differ) add(rule string, c Class, ptr string, o, n, example any, hasExample bool) {
+	d.out = append(d.out, Finding{Rule: rule, Class: c, Pointer: d.prefix + ptr, Old: o, New: n, Example: example, HasExample: hasExample})
+}
+
+// apply returns a copy of the old document with e made.
+func (d *differ) apply(e edit) any {
+	doc := clone(d.old)
+	if e.ptr == "" && e.key == "" {
+		return clone(e.val)
+	}
+	parent, ok := inclusion.At(doc, e.ptr)
+	m, isObj := parent.(map[string]any)
+	if !ok || !isObj {
+		return doc // the walk only edits objects both versions have
+	}
+	if e.remove {
+		delete(m, e.key)
+	} else {
+		m[e.key] = clone(e.val)
+	}
+	return doc
+}
+
+func clone(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, y := range x {
+			m[k] = clone(y)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, y := range x {
+			l[i] = clone(y)
+		}
+		return l
+	}
+	return v
+}
+
+func splitPointer(ptr string) (parent, last string) {
+	i := len(ptr) - 1
+	for i >= 0 && ptr[i] != '/' {
+		i--
+	}
+	return ptr[:i], jsonpointer.Unescape(ptr[i+1:])
+}
+
+func union(a, b map[string]any) map[string]any {
+	m := maps.Clone(a)
+	if m == nil {
+		m = map[string]any{}
+	}
+	maps.Copy(m, b)
+	return m
+}
+
+func isMap(v any) bool { _, ok := v.(map[string]any); return ok }
+
+func sameLen(a, b any) bool {
+	x, ok1 := a.([]any)
+	y, ok2 := b.([]any)
+	return ok1 && ok2 && len(x) == len(y)
+}
+
+// equal compares JSON values, numbers by value.
+func equal(a, b any) bool {
+	if x, y := num(a), num(b); x != nil && y != nil {
+		return x.Cmp(y) == 0
+	}
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !equal(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}

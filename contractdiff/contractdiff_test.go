@@ -1,0 +1,123 @@
+package contractdiff_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"testing"
+
+	"agentc.dev/agentc/contractdiff"
+	"agentc.dev/agentc/plan"
+)
+
+// readJSONL reads one JSON object per line, numbers kept exact.
+func readJSONL(t *testing.T, path string, each func(line int, raw []byte, v map[string]any)) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		v, err := plan.UnmarshalJSONValue(sc.Bytes())
+		if err != nil {
+			t.Fatalf("%s:%d: %v", path, n, err)
+		}
+		each(n, bytes.Clone(sc.Bytes()), v.(map[string]any))
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// agentWith returns an agent whose output schema or input schema is s.
+func agentWith(t *testing.T, s any, asInput bool) *plan.Agent {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asInput {
+		return &plan.Agent{Input: &plan.Input{Schema: raw}}
+	}
+	return &plan.Agent{Output: &plan.Output{Name: "answer", Description: "d", Schema: raw}}
+}
+
+// TestSchemaRules checks each schema rule on a change of the output
+// schema and the same change of the input schema: the one finding, its
+// pointer and its class, and that a breaking one carries its example.
+func TestSchemaRules(t *testing.T) {
+	seen := map[string]bool{}
+	readJSONL(t, "testdata/rules.jsonl", func(line int, _ []byte, c map[string]any) {
+		for _, dir := range []struct {
+			name, prefix string
+			input        bool
+		}{{"output", "/output/schema", false}, {"input", "/input/schema", true}} {
+			fs, err := contractdiff.Compare(agentWith(t, c["old"], dir.input), agentWith(t, c["new"], dir.input))
+			if err != nil {
+				t.Fatalf("rules.jsonl:%d: %v", line, err)
+			}
+			if len(fs) != 1 {
+				t.Errorf("rules.jsonl:%d: %s (%s): %d findings %+v, want one", line, c["why"], dir.name, len(fs), fs)
+				continue
+			}
+			f := fs[0]
+			want := contractdiff.Finding{Rule: c["rule"].(string), Class: contractdiff.Class(c[dir.name].(string)), Pointer: dir.prefix + c["pointer"].(string)}
+			if f.Rule != want.Rule || f.Class != want.Class || f.Pointer != want.Pointer {
+				t.Errorf("rules.jsonl:%d: %s (%s): got %s %s at %s, want %s %s at %s", line, c["why"], dir.name, f.Rule, f.Class, f.Pointer, want.Rule, want.Class, want.Pointer)
+			}
+			if f.HasExample != (f.Class == contractdiff.Breaking) {
+				t.Errorf("rules.jsonl:%d: %s (%s): %s finding with example %v", line, c["why"], dir.name, f.Class, f.HasExample)
+			}
+			seen[f.Rule] = true
+		}
+	})
+	for _, r := range contractdiff.Rules {
+		if r.Category == contractdiff.CategorySchema && !seen[r.ID] {
+			t.Errorf("rule %s has no case in rules.jsonl", r.ID)
+		}
+	}
+}
+
+// TestContractRules checks the rules on the contract outside its
+// schemas, each on agents that differ in that one field.
+func TestContractRules(t *testing.T) {
+	seen := map[string]bool{}
+	readJSONL(t, "testdata/contract.jsonl", func(line int, raw []byte, _ map[string]any) {
+		var c struct {
+			Rule, Pointer, Class string
+			Old, New             plan.Agent
+		}
+		if err := json.Unmarshal(raw, &c); err != nil {
+			t.Fatalf("contract.jsonl:%d: %v", line, err)
+		}
+		fs, err := contractdiff.Compare(&c.Old, &c.New)
+		if err != nil {
+			t.Fatalf("contract.jsonl:%d: %v", line, err)
+		}
+		if len(fs) != 1 || fs[0].Rule != c.Rule || fs[0].Pointer != c.Pointer || string(fs[0].Class) != c.Class {
+			t.Errorf("contract.jsonl:%d: got %+v, want one %s %s at %s", line, fs, c.Rule, c.Class, c.Pointer)
+		}
+		seen[c.Rule] = true
+	})
+	for _, r := range contractdiff.Rules {
+		if r.Category != contractdiff.CategorySchema && r.ID != contractdiff.AnnotationChanged && !seen[r.ID] {
+			t.Errorf("rule %s has no case in contract.jsonl", r.ID)
+		}
+	}
+}
+
+// TestUnchanged checks that an agent compared with itself has no finding.
+func TestUnchanged(t *testing.T) {
+	readJSONL(t, "testdata/rules.jsonl", func(line int, _ []byte, c map[string]any) {
+		a := agentWith(t, c["new"], false)
+		if fs, err := contractdiff.Compare(a, a); err != nil || len(fs) != 0 {
+			t.Errorf("rules.jsonl:%d: %v %+v, want no finding", line, err, fs)
+		}
+	})
+}

@@ -1,0 +1,98 @@
+package contractdiff
+
+// Class says what a change means to the programs on the other side of a
+// contract.
+type Class string
+
+const (
+	// Breaking: some value a consumer or caller relied on is no longer
+	// accepted where it was; for a schema change, the engine named one.
+	Breaking Class = "breaking"
+	// Compatible: every party keeps working; for a schema change, the
+	// engine proved it.
+	Compatible Class = "compatible"
+	// Undecided: the engine could prove neither.
+	Undecided Class = "undecided"
+)
+
+// Categories of rules.
+const (
+	// CategorySchema rules explain a change of the input or output schema;
+	// the class of each finding is the inclusion engine's verdict on that
+	// change alone, and the rule's classes are what a plain case gets.
+	CategorySchema = "schema"
+	// CategoryAnnotation rules report a change of text no validator reads.
+	CategoryAnnotation = "annotation"
+	// CategoryContract rules report a change of the contract outside its
+	// schemas; their class is the rule's.
+	CategoryContract = "contract"
+)
+
+// Rule describes one kind of finding.
+type Rule struct {
+	ID       string
+	Category string
+	// Output and Input are the class of the change in the output schema
+	// (data the agent produces) and in the input schema (data callers
+	// produce). For a schema rule they are the usual verdict, and each
+	// finding carries the engine's own.
+	Output, Input Class
+	Doc           string
+}
+
+// Rules lists every finding agentc diff reports. IDs are stable: an ID
+// is never reused for another meaning.
+var Rules = []Rule{
+	{RequiredAdded, CategorySchema, Compatible, Breaking, "a member is now required"},
+	{RequiredRemoved, CategorySchema, Breaking, Compatible, "a member is no longer required"},
+	{EnumValueAdded, CategorySchema, Breaking, Compatible, "an enum admits a new value"},
+	{EnumValueRemoved, CategorySchema, Compatible, Breaking, "an enum no longer admits a value"},
+	{PropertyAdded, CategorySchema, Breaking, Compatible, "a property is declared that was not (widening where additionalProperties held it out)"},
+	{PropertyRemoved, CategorySchema, Compatible, Breaking, "a declared property is gone (narrowing where additionalProperties holds it out)"},
+	{BoundWidened, CategorySchema, Breaking, Compatible, "a minimum, maximum, length, size or count bound is loosened or removed"},
+	{BoundNarrowed, CategorySchema, Compatible, Breaking, "a minimum, maximum, length, size or count bound is tightened or added"},
+	{TypeChanged, CategorySchema, Breaking, Compatible, "the type keyword changed"},
+	{PatternChanged, CategorySchema, Undecided, Undecided, "a pattern or format changed, added or removed, which the engine cannot compare"},
+	{RefChanged, CategorySchema, Undecided, Undecided, "a $ref points elsewhere"},
+	{SchemaChanged, CategorySchema, Undecided, Undecided, "any other constraint keyword added, removed or changed, or a schema replaced"},
+	{AnnotationChanged, CategoryAnnotation, Compatible, Compatible, "a title, description, examples, default or comment changed"},
+	{ProvidesChanged, CategoryContract, Breaking, Breaking, "capabilities.provides changed: callers find the agent by it"},
+	{OutputRenamed, CategoryContract, Breaking, Breaking, "output.name changed"},
+	{OutputDescriptionChanged, CategoryAnnotation, Compatible, Compatible, "output.description changed"},
+	{OutputRemoved, CategoryContract, Breaking, Breaking, "the agent no longer has an output contract"},
+	{OutputAdded, CategoryContract, Compatible, Compatible, "the agent now has an output contract"},
+	{KeepsToolsChanged, CategoryContract, Compatible, Compatible, "output.keeps_tools changed: how the agent works, not what it answers"},
+}
+
+// Rule IDs.
+const (
+	RequiredAdded            = "REQUIRED_ADDED"
+	RequiredRemoved          = "REQUIRED_REMOVED"
+	EnumValueAdded           = "ENUM_VALUE_ADDED"
+	EnumValueRemoved         = "ENUM_VALUE_REMOVED"
+	PropertyAdded            = "PROPERTY_ADDED"
+	PropertyRemoved          = "PROPERTY_REMOVED"
+	BoundWidened             = "BOUND_WIDENED"
+	BoundNarrowed            = "BOUND_NARROWED"
+	TypeChanged              = "TYPE_CHANGED"
+	PatternChanged           = "PATTERN_CHANGED"
+	RefChanged               = "REF_CHANGED"
+	SchemaChanged            = "SCHEMA_CHANGED"
+	AnnotationChanged        = "ANNOTATION_CHANGED"
+	ProvidesChanged          = "PROVIDES_CHANGED"
+	OutputRenamed            = "OUTPUT_RENAMED"
+	OutputDescriptionChanged = "OUTPUT_DESCRIPTION_CHANGED"
+	OutputRemoved            = "OUTPUT_REMOVED"
+	OutputAdded              = "OUTPUT_ADDED"
+	KeepsToolsChanged        = "KEEPS_TOOLS_CHANGED"
+)
+
+// RuleOf returns the rule of an ID.
+func RuleOf(id string) (Rule, bool) {
+	for _, r := range Rules {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
