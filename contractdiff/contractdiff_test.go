@@ -54,6 +54,11 @@ func agentWith(t *testing.T, s any, asInput bool) *plan.Agent {
 func TestSchemaRules(t *testing.T) {
 	seen := map[string]bool{}
 	readJSONL(t, "testdata/rules.jsonl", func(line int, _ []byte, c map[string]any) {
+		// A rule's first case is its plain one: the classes its table row
+		// and docs/diff.md give.
+		if r, _ := contractdiff.RuleOf(c["rule"].(string)); !seen[r.ID] && (string(r.Output) != c["output"] || string(r.Input) != c["input"]) {
+			t.Errorf("rules.jsonl:%d: %s: the rule's classes are %s and %s, its first case's %s and %s", line, r.ID, r.Output, r.Input, c["output"], c["input"])
+		}
 		for _, dir := range []struct {
 			name, prefix string
 			input        bool
@@ -120,4 +125,17 @@ func TestUnchanged(t *testing.T) {
 			t.Errorf("rules.jsonl:%d: %v %+v, want no finding", line, err, fs)
 		}
 	})
+}
+
+// TestRulesDocumented checks that docs/diff.md has a section per rule.
+func TestRulesDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/diff.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range contractdiff.Rules {
+		if !bytes.Contains(doc, []byte("\n### "+r.ID+"\n")) {
+			t.Errorf("docs/diff.md has no section for %s", r.ID)
+		}
+	}
 }
