@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"manifest":           {"plan"},
 	"compile":            {"manifest", "digest", "plan", "inclusion", "internal/jsonpointer"},
 	"digest":             {},
-	"contractdiff":       {"plan", "inclusion", "digest", "internal/jsonpointer"},
+	"contractdiff":       {"plan", "inclusion", "digest", "internal/jsonpointer", "runtime/testmodel"},
 	"inclusion":          {"internal/jsonpointer"},
 	"plan":               {"digest", "internal/jsonpointer"},
 	"runtime":            {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer"},

@@ -324,6 +324,24 @@ func (d *differ) schemaEdit(rule, ptr string, o, n any, e edit) {
 		d.add(rule, Breaking, ptr, o, n, w, true)
 		return
 	}
+	// Decided by the object the change is made in, where the whole is
+	// beyond the engine (see local.go).
+	if before, after, node, ok := d.local(e, changed); ok {
+		lsub, lsuper := after, before
+		if d.dir == input {
+			lsub, lsuper = before, after
+		}
+		if inclusion.Includes(lsub, lsuper) == inclusion.Yes {
+			d.add(rule, Compatible, ptr, o, n, nil, false)
+			return
+		}
+		if w, ok := inclusion.Witness(lsub, lsuper); ok {
+			if x, ok := lift(sub, node, w); ok && confirmed(x, sub, super) {
+				d.add(rule, Breaking, ptr, o, n, x, true)
+				return
+			}
+		}
+	}
 	d.add(rule, Undecided, ptr, o, n, nil, false)
 }
 

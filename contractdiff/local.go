@@ -1,0 +1,261 @@
+package contractdiff
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"agentc.dev/agentc/inclusion"
+	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/runtime/testmodel"
+)
+
+// A change made in one schema object, reached from the root through
+// positions where a narrower schema can only narrow the whole (properties,
+// items, allOf, then, ...), is decided by the part of that object it
+// touches: the keywords of an object hold together (a value must satisfy
+// each), so when the changed keyword, with the keywords it works with,
+// narrows, the object narrows, and so does the document. The engine then
+// compares two small schemas instead of two whole documents, whose other
+// parts (a pattern, a format) it may not be able to compare even with
+// themselves.
+
+// positive are the keywords whose schema a narrower one narrows the whole
+// with, and whether a member name or an index follows them.
+var positive = map[string]bool{
+	"properties": true, "patternProperties": true, "dependentSchemas": true,
+	"allOf": true, "anyOf": true, "prefixItems": true,
+	"items": false, "additionalItems": false, "additionalProperties": false,
+	"contains": false, "propertyNames": false, "then": false, "else": false,
+}
+
+// together are the keywords that decide a value together with a keyword:
+// each is compared with the others of its group.
+var together = [][]string{
+	{"properties", "patternProperties", "additionalProperties"},
+	{"prefixItems", "items", "additionalItems"},
+	{"contains", "minContains", "maxContains"},
+	{"if", "then", "else"},
+}
+
+// local returns, for an edit of the old document (changed is the document
+// with it made), the object the edit is made in, cut to the changed
+// keyword and those it works with, before and after; ok is false when the
+// edit cannot be decided there.
+func (d *differ) local(e edit, changed any) (before, after any, node string, ok bool) {
+	node, kw := e.ptr, e.key
+	if node != "" {
+		if parent, last := splitPointer(node); mapSub[last] || listSub[last] {
+			node, kw = parent, last // a member of properties, an item of allOf
+		}
+	}
+	if kw == "" || !positivePath(node) || !refsClear(d.old, node) || !refsClear(changed, node) {
+		return nil, nil, "", false
+	}
+	o, ok1 := inclusion.At(d.old, node)
+	n, ok2 := inclusion.At(changed, node)
+	om, isO := o.(map[string]any)
+	nm, isN := n.(map[string]any)
+	if !ok1 || !ok2 || !isO || !isN {
+		return nil, nil, "", false
+	}
+	keep := map[string]bool{"type": true, kw: true}
+	for _, g := range together {
+		for _, k := range g {
+			if k == kw {
+				for _, k2 := range g {
+					keep[k2] = true
+				}
+			}
+		}
+	}
+	cut := func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			if keep[k] {
+				out[k] = v
+			}
+		}
+		if root, ok := d.old.(map[string]any); ok && root["$schema"] != nil {
+			out["$schema"] = root["$schema"]
+		}
+		return out
+	}
+	before, after = cut(om), cut(nm)
+	// What is cut away must be the same in both, and what is kept must
+	// stand alone.
+	for k := range union(om, nm) {
+		if !keep[k] && !equal(om[k], nm[k]) {
+			return nil, nil, "", false
+		}
+	}
+	if hasRef(before) || hasRef(after) {
+		return nil, nil, "", false
+	}
+	return before, after, node, true
+}
+
+// positivePath reports whether the schema at ptr is reached from the root
+// through positive keywords only.
+func positivePath(ptr string) bool {
+	segs := segments(ptr)
+	for i := 0; i < len(segs); i++ {
+		member, ok := positive[segs[i]]
+		if !ok {
+			return false
+		}
+		if member {
+			i++
+			if i == len(segs) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func segments(ptr string) []string {
+	if ptr == "" {
+		return nil
+	}
+	parts := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, p := range parts {
+		parts[i] = jsonpointer.Unescape(p)
+	}
+	return parts
+}
+
+// refsClear reports whether no reference in the document could reach the
+// schema at ptr, or one around it, from elsewhere (where it might count
+// against the whole, under a not), and nothing makes what a subschema
+// evaluated matter to another (unevaluated*).
+func refsClear(doc any, ptr string) bool {
+	clear := true
+	var visit func(v any)
+	visit = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, y := range x {
+				switch k {
+				case "$dynamicRef", "$recursiveRef", "unevaluatedProperties", "unevaluatedItems", "$anchor", "$dynamicAnchor", "$id":
+					clear = false
+				case "$ref":
+					s, _ := y.(string)
+					target, local := strings.CutPrefix(s, "#")
+					if !local || strings.HasPrefix(ptr, target) || strings.HasPrefix(target, ptr) {
+						clear = false
+					}
+				}
+				visit(y)
+			}
+		case []any:
+			for _, y := range x {
+				visit(y)
+			}
+		}
+	}
+	visit(doc)
+	return clear
+}
+
+func hasRef(v any) bool {
+	found := false
+	var visit func(v any)
+	visit = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, y := range x {
+				if k == "$ref" || k == "$dynamicRef" || k == "$recursiveRef" {
+					found = true
+				}
+				visit(y)
+			}
+		case []any:
+			for _, y := range x {
+				visit(y)
+			}
+		}
+	}
+	visit(v)
+	return found
+}
+
+// lift makes a whole example from one for the object at node: a value the
+// document sub accepts (made by the test model's generator), with w put
+// where node's values go. The caller confirms it with the validator.
+func lift(sub any, node string, w any) (any, bool) {
+	schema, err := json.Marshal(sub)
+	if err != nil {
+		return nil, false
+	}
+	for seed := int64(0); seed < 4; seed++ {
+		raw, err := testmodel.Synthesize(schema, seed)
+		if err != nil {
+			return nil, false
+		}
+		var inst any
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.UseNumber()
+		if dec.Decode(&inst) != nil {
+			return nil, false
+		}
+		if out, ok := place(inst, segments(node), w); ok {
+			return out, true
+		}
+	}
+	return nil, false
+}
+
+// place puts w in inst where the schema path segs leads; false when the
+// path goes where an instance has no one place (patternProperties,
+// contains, ...).
+func place(inst any, segs []string, w any) (any, bool) {
+	if len(segs) == 0 {
+		return w, true
+	}
+	switch segs[0] {
+	case "allOf", "anyOf":
+		return place(inst, segs[2:], w)
+	case "then", "else":
+		return place(inst, segs[1:], w)
+	case "properties":
+		m, ok := inst.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		v, ok := place(m[segs[1]], segs[2:], w)
+		if ok {
+			m[segs[1]] = v
+		}
+		return m, ok
+	case "prefixItems", "items":
+		l, ok := inst.([]any)
+		if !ok {
+			return nil, false
+		}
+		i := 0
+		rest := segs[1:]
+		if segs[0] == "prefixItems" {
+			var err error
+			if i, err = strconv.Atoi(segs[1]); err != nil {
+				return nil, false
+			}
+			rest = segs[2:]
+		} else if p, ok := prefixLen(l); ok {
+			i = p
+		}
+		for len(l) <= i {
+			l = append(l, nil)
+		}
+		v, ok := place(l[i], rest, w)
+		if ok {
+			l[i] = v
+		}
+		return l, ok
+	}
+	return nil, false
+}
+
+// prefixLen is where items' values start in an array made for a schema
+// without prefixItems: at 0.
+func prefixLen([]any) (int, bool) { return 0, true }
