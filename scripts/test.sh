@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tests, as CI runs them (.ci/run): the module's tidiness, go vet, every
+# The tests, as CI runs them (.ci/run): the module's tidiness, gofmt, go vet, every
 # test with the race detector, and the benchmark harness in its short mode
 # (which never fails on timings). The Temporal tests start the Temporal dev
 # server from the program scripts/install-temporal.sh installs; here they
@@ -9,6 +9,12 @@ cd "$(dirname "$0")/.."
 AGENTC_TEMPORAL_CLI="$(bash scripts/install-temporal.sh)"
 export AGENTC_TEMPORAL_CLI AGENTC_REQUIRE_TEMPORAL=1
 go mod tidy -diff
+unformatted="$(gofmt -l .)"
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change these files:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
 go vet ./...
 go test -race ./...
 bash bench/run.sh --short
