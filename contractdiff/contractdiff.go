@@ -136,6 +136,15 @@ type differ struct {
 func schemaChanges(old, new any, prefix string, dir direction) []Finding {
 	d := &differ{old: old, new: new, prefix: prefix, dir: dir}
 	d.walk(old, new, "")
+	if len(d.out) > 0 && !slices.ContainsFunc(d.out, func(f Finding) bool { return f.Class != Compatible }) {
+		// Each change was judged alone; together they may still widen
+		// an output (or narrow an input), as when each frees a value
+		// only the other kept out. The whole change must be proved too.
+		d.schemaEdit(ChangesCombined, "", nil, nil, edit{val: new})
+		if last := d.out[len(d.out)-1]; last.Class == Compatible {
+			d.out = d.out[:len(d.out)-1]
+		}
+	}
 	return d.out
 }
 
@@ -253,7 +262,9 @@ func (d *differ) members(ptr, k string, ov, nv any, removedRule, addedRule strin
 	ol, _ := ov.([]any)
 	nl, _ := nv.([]any)
 	kp := ptr + "/" + jsonpointer.Escape(k)
-	if ov != nil && ol == nil || nv != nil && nl == nil {
+	// An enum gone altogether admits every value, where removing its
+	// values one by one would seem to narrow it.
+	if ov != nil && ol == nil || nv != nil && nl == nil || k == "enum" && nv == nil {
 		d.schemaEdit(SchemaChanged, kp, ov, nv, edit{ptr: ptr, key: k, val: nv, remove: nv == nil})
 		return
 	}

@@ -111,8 +111,45 @@ func TestContractRules(t *testing.T) {
 		seen[c.Rule] = true
 	})
 	for _, r := range contractdiff.Rules {
-		if r.Category != contractdiff.CategorySchema && r.ID != contractdiff.AnnotationChanged && !seen[r.ID] {
+		if (r.Category == contractdiff.CategoryContract || r.Category == contractdiff.CategoryAnnotation && r.ID != contractdiff.AnnotationChanged) && !seen[r.ID] {
 			t.Errorf("rule %s has no case in contract.jsonl", r.ID)
+		}
+	}
+}
+
+// TestChangesCombined checks two changes of a schema each proved
+// compatible alone, that together widen an output, and in a not, narrow
+// an input: each is listed, and the whole is breaking, with its example.
+func TestChangesCombined(t *testing.T) {
+	// Alone, the type changed leaves no value (t must be a string in an
+	// empty enum); alone, the enum dropped leaves any number.
+	old := map[string]any{"type": "number", "properties": map[string]any{"t": map[string]any{"type": "string", "enum": []any{nil}}}, "required": []any{"t"}}
+	new := map[string]any{"type": "object", "properties": map[string]any{"t": map[string]any{"type": "string"}}, "required": []any{"t"}}
+	for _, c := range []struct {
+		name    string
+		old     any
+		new     any
+		asInput bool
+		prefix  string
+	}{
+		{"output", old, new, false, "/output/schema"},
+		{"input", map[string]any{"not": old}, map[string]any{"not": new}, true, "/input/schema"},
+	} {
+		fs, err := contractdiff.Compare(agentWith(t, c.old, c.asInput), agentWith(t, c.new, c.asInput))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(fs) != 3 {
+			t.Fatalf("%s: %d findings %+v, want the two changes and their combination", c.name, len(fs), fs)
+		}
+		for _, f := range fs[:2] {
+			if f.Class != contractdiff.Compatible {
+				t.Errorf("%s: %+v, want compatible alone", c.name, f)
+			}
+		}
+		f := fs[2]
+		if f.Rule != contractdiff.ChangesCombined || f.Class != contractdiff.Breaking || f.Pointer != c.prefix || !f.HasExample {
+			t.Errorf("%s: %+v, want %s breaking at %s with an example", c.name, f, contractdiff.ChangesCombined, c.prefix)
 		}
 	}
 }

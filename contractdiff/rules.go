@@ -21,6 +21,9 @@ const (
 	// the class of each finding is the inclusion engine's verdict on that
 	// change alone, and the rule's classes are what a plain case gets.
 	CategorySchema = "schema"
+	// CategoryCombined rules report what the changes of one schema do
+	// together, where each alone was proved compatible.
+	CategoryCombined = "combined"
 	// CategoryAnnotation rules report a change of text no validator reads.
 	CategoryAnnotation = "annotation"
 	// CategoryContract rules report a change of the contract outside its
@@ -55,6 +58,7 @@ var Rules = []Rule{
 	{PatternChanged, CategorySchema, Undecided, Undecided, "a pattern or format changed, added or removed, which the engine cannot compare"},
 	{RefChanged, CategorySchema, Undecided, Undecided, "a $ref points elsewhere"},
 	{SchemaChanged, CategorySchema, Undecided, Undecided, "any other constraint keyword added, removed or changed, or a schema replaced"},
+	{ChangesCombined, CategoryCombined, Breaking, Breaking, "changes each compatible alone are not together"},
 	{AnnotationChanged, CategoryAnnotation, Compatible, Compatible, "a title, description, examples, default or comment changed"},
 	{ProvidesChanged, CategoryContract, Breaking, Breaking, "capabilities.provides changed: callers find the agent by it"},
 	{OutputRenamed, CategoryContract, Breaking, Breaking, "output.name changed"},
@@ -78,6 +82,7 @@ const (
 	PatternChanged           = "PATTERN_CHANGED"
 	RefChanged               = "REF_CHANGED"
 	SchemaChanged            = "SCHEMA_CHANGED"
+	ChangesCombined          = "CHANGES_COMBINED"
 	AnnotationChanged        = "ANNOTATION_CHANGED"
 	ProvidesChanged          = "PROVIDES_CHANGED"
 	OutputRenamed            = "OUTPUT_RENAMED"

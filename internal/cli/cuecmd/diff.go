@@ -83,7 +83,10 @@ func printFindings(e cli.Env, fs []contractdiff.Finding, asJSON bool) error {
 			continue
 		}
 		r, _ := contractdiff.RuleOf(f.Rule)
-		line := fmt.Sprintf("%s: %s: %s: %s -> %s", f.Pointer, f.Class, r.Doc, shown(f.Old), shown(f.New))
+		line := fmt.Sprintf("%s: %s: %s", f.Pointer, f.Class, r.Doc)
+		if f.Old != nil || f.New != nil {
+			line += fmt.Sprintf(": %s -> %s", shown(f.Old), shown(f.New))
+		}
 		if f.HasExample {
 			line += fmt.Sprintf(" (for instance %s)", shown(f.Example))
 		}
