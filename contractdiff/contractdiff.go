@@ -44,8 +44,13 @@ func AnyBreaking(fs []Finding) bool {
 }
 
 // Compare returns the changes from the contract of old to that of new, in
-// the order of their pointers within each part of the contract.
+// the order of their pointers within each part of the contract. A nil old
+// is an agent that did not exist: one finding, AGENT_ADDED, since no
+// program can have relied on it.
 func Compare(old, new *plan.Agent) ([]Finding, error) {
+	if old == nil {
+		return []Finding{{Rule: AgentAdded, Class: Compatible, Pointer: "", New: new.Name}}, nil
+	}
 	var out []Finding
 	add := func(rule, ptr string, o, n any) {
 		r, _ := RuleOf(rule)

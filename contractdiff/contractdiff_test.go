@@ -96,12 +96,12 @@ func TestContractRules(t *testing.T) {
 	readJSONL(t, "testdata/contract.jsonl", func(line int, raw []byte, _ map[string]any) {
 		var c struct {
 			Rule, Pointer, Class string
-			Old, New             plan.Agent
+			Old, New             *plan.Agent
 		}
 		if err := json.Unmarshal(raw, &c); err != nil {
 			t.Fatalf("contract.jsonl:%d: %v", line, err)
 		}
-		fs, err := contractdiff.Compare(&c.Old, &c.New)
+		fs, err := contractdiff.Compare(c.Old, c.New)
 		if err != nil {
 			t.Fatalf("contract.jsonl:%d: %v", line, err)
 		}

@@ -65,6 +65,7 @@ var Rules = []Rule{
 	{OutputDescriptionChanged, CategoryAnnotation, Compatible, Compatible, "output.description changed"},
 	{OutputRemoved, CategoryContract, Breaking, Breaking, "the agent no longer has an output contract"},
 	{OutputAdded, CategoryContract, Compatible, Compatible, "the agent now has an output contract"},
+	{AgentAdded, CategoryContract, Compatible, Compatible, "the agent did not exist: every part of its contract is new"},
 	{KeepsToolsChanged, CategoryContract, Compatible, Compatible, "output.keeps_tools changed: how the agent works, not what it answers"},
 }
 
@@ -90,6 +91,7 @@ const (
 	OutputRemoved            = "OUTPUT_REMOVED"
 	OutputAdded              = "OUTPUT_ADDED"
 	KeepsToolsChanged        = "KEEPS_TOOLS_CHANGED"
+	AgentAdded               = "AGENT_ADDED"
 )
 
 // RuleOf returns the rule of an ID.

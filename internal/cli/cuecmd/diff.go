@@ -12,14 +12,22 @@ import (
 )
 
 func newDiffCmd(e cli.Env) *cobra.Command {
-	var asJSON bool
+	var (
+		asJSON  bool
+		against string
+	)
 	cmd := &cobra.Command{
-		Use:   "diff OLD NEW",
+		Use:   "diff OLD NEW | diff --against REF [PATH]",
 		Short: "Classify the changes between two versions of an agent's contract",
 		Long: `Diff compares the contract of two versions of an agent, each a manifest or a
 plan written by agentc compile, and prints one finding per change: where it is
 (a JSON Pointer into the plan's agent), the rule that explains it, the old and
 new value, and its class.
+
+With --against REF, the old version is PATH (the current directory by
+default) as it is at the git revision REF of the repository PATH is in, and
+the new version PATH as it is now. An agent that did not exist at REF is
+reported as added.
 
 The class follows the direction data flows. The output is produced by the
 agent and read by consumers: a change that only narrows it is compatible, one
@@ -31,20 +39,47 @@ undecided. Annotations (title, description, examples) are compatible, and
 listed. See docs/diff.md for every rule.
 
 Exit codes: 0 no breaking change; 1 a breaking change, or an agent that does
-not compile; 2 usage error.`,
+not compile; 2 usage error (with --against: not a git repository, no such
+revision).`,
 		Example: `  agentc diff old/triage.cue triage.cue
-  agentc diff --json triage.plan.json triage.cue`,
-		Args: cobra.ExactArgs(2),
+  agentc diff --json triage.plan.json triage.cue
+  agentc diff --against main triage.cue`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if against != "" {
+				if len(args) > 1 {
+					return cli.UsageError("diff --against REF takes one path, the agent now; got %d", len(args))
+				}
+				return nil
+			}
+			return cobra.ExactArgs(2)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			old, err := diffSide(e, args[0])
-			if err != nil {
-				return err
+			var old, new *plan.Plan
+			var err error
+			if against != "" {
+				path := "."
+				if len(args) == 1 {
+					path = args[0]
+				}
+				if new, err = diffSide(e, path); err != nil {
+					return err
+				}
+				if old, err = revisionSide(e, against, path); err != nil {
+					return err
+				}
+			} else {
+				if old, err = diffSide(e, args[0]); err != nil {
+					return err
+				}
+				if new, err = diffSide(e, args[1]); err != nil {
+					return err
+				}
 			}
-			new, err := diffSide(e, args[1])
-			if err != nil {
-				return err
+			var oldAgent *plan.Agent
+			if old != nil {
+				oldAgent = &old.Agent
 			}
-			fs, err := contractdiff.Compare(&old.Agent, &new.Agent)
+			fs, err := contractdiff.Compare(oldAgent, &new.Agent)
 			if err != nil {
 				return err
 			}
@@ -58,6 +93,7 @@ not compile; 2 usage error.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON objects, one per line")
+	cmd.Flags().StringVar(&against, "against", "", "compare PATH with PATH as it is at this git revision")
 	return cmd
 }
 
@@ -83,7 +119,11 @@ func printFindings(e cli.Env, fs []contractdiff.Finding, asJSON bool) error {
 			continue
 		}
 		r, _ := contractdiff.RuleOf(f.Rule)
-		line := fmt.Sprintf("%s: %s: %s", f.Pointer, f.Class, r.Doc)
+		ptr := f.Pointer
+		if ptr == "" {
+			ptr = "(root)" // the whole agent
+		}
+		line := fmt.Sprintf("%s: %s: %s", ptr, f.Class, r.Doc)
 		if f.Old != nil || f.New != nil {
 			line += fmt.Sprintf(": %s -> %s", shown(f.Old), shown(f.New))
 		}
