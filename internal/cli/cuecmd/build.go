@@ -13,8 +13,9 @@ import (
 
 // built is one agent compiled for digest or compile.
 type built struct {
-	inst *manifest.Instance
-	plan *plan.Plan
+	inst   *manifest.Instance
+	plan   *plan.Plan
+	isPlan bool // read from a plan file, not compiled from a manifest
 }
 
 // buildAll loads and compiles every agent args name; with plans, an agent
@@ -37,7 +38,7 @@ func buildAll(e cli.Env, args []string, w io.Writer, plans bool) ([]built, error
 					failed = true
 					continue
 				}
-				out = append(out, built{inst: inst, plan: p})
+				out = append(out, built{inst: inst, plan: p, isPlan: true})
 				continue
 			}
 		}

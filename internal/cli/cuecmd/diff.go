@@ -3,18 +3,26 @@ package cuecmd
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/token"
 
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/jsonpointer"
 	"agentc.dev/agentc/plan"
 )
 
 func newDiffCmd(e cli.Env) *cobra.Command {
 	var (
-		asJSON  bool
-		against string
+		asJSON                  bool
+		against, format, failOn string
 	)
 	cmd := &cobra.Command{
 		Use:   "diff OLD NEW | diff --against REF [PATH]",
@@ -38,12 +46,21 @@ break; where it can do neither (a changed pattern, say) the change is
 undecided. Annotations (title, description, examples) are compatible, and
 listed. See docs/diff.md for every rule.
 
-Exit codes: 0 no breaking change; 1 a breaking change, or an agent that does
-not compile; 2 usage error (with --against: not a git repository, no such
-revision).`,
+--format chooses how findings are printed: text (the default), json (one
+JSON object a line; --json is short for it) or github-actions (workflow
+commands that annotate the new version's file on the line of the change:
+breaking as an error, undecided as a warning, compatible as a notice).
+
+--fail-on names the least class that fails the command: breaking (the
+default), undecided (undecided or breaking) or compatible (any finding).
+
+Exit codes: 0 no finding of the --fail-on class or above; 1 one, or an agent
+that does not compile; 2 usage error (with --against: not a git repository,
+no such revision).`,
 		Example: `  agentc diff old/triage.cue triage.cue
   agentc diff --json triage.plan.json triage.cue
-  agentc diff --against main triage.cue`,
+  agentc diff --against main triage.cue
+  agentc diff --against origin/main --format github-actions --fail-on undecided agents/triage`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if against != "" {
 				if len(args) > 1 {
@@ -54,7 +71,20 @@ revision).`,
 			return cobra.ExactArgs(2)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var old, new *plan.Plan
+			if asJSON {
+				if cmd.Flags().Changed("format") && format != "json" {
+					return cli.UsageError("--json is --format json; it excludes --format %s", format)
+				}
+				format = "json"
+			}
+			if !slices.Contains(diffFormats, format) {
+				return cli.UsageError("--format %q: want one of %s", format, strings.Join(diffFormats, ", "))
+			}
+			least, ok := classRank[contractdiff.Class(failOn)]
+			if !ok {
+				return cli.UsageError("--fail-on %q: want one of breaking, undecided, compatible", failOn)
+			}
+			var old, new *built
 			var err error
 			if against != "" {
 				path := "."
@@ -77,28 +107,36 @@ revision).`,
 			}
 			var oldAgent *plan.Agent
 			if old != nil {
-				oldAgent = &old.Agent
+				oldAgent = &old.plan.Agent
 			}
-			fs, err := contractdiff.Compare(oldAgent, &new.Agent)
+			fs, err := contractdiff.Compare(oldAgent, &new.plan.Agent)
 			if err != nil {
 				return err
 			}
-			if err := printFindings(e, fs, asJSON); err != nil {
+			if err := printFindings(e, fs, format, new); err != nil {
 				return err
 			}
-			if contractdiff.AnyBreaking(fs) {
+			if slices.ContainsFunc(fs, func(f contractdiff.Finding) bool { return classRank[f.Class] >= least }) {
 				return &cli.ExitError{Code: cli.ExitFindings}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON objects, one per line")
+	cmd.Flags().StringVar(&format, "format", "text", "how to print findings: "+strings.Join(diffFormats, ", "))
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print findings as JSON objects, one per line (--format json)")
+	cmd.Flags().StringVar(&failOn, "fail-on", string(contractdiff.Breaking), "the least class of finding that exits 1: breaking, undecided or compatible")
 	cmd.Flags().StringVar(&against, "against", "", "compare PATH with PATH as it is at this git revision")
 	return cmd
 }
 
+// diffFormats are the ways diff prints its findings, by --format name.
+var diffFormats = []string{"text", "json", "github-actions"}
+
+// classRank orders the classes for --fail-on.
+var classRank = map[contractdiff.Class]int{contractdiff.Compatible: 0, contractdiff.Undecided: 1, contractdiff.Breaking: 2}
+
 // diffSide compiles, or reads, the one agent at path.
-func diffSide(e cli.Env, path string) (*plan.Plan, error) {
+func diffSide(e cli.Env, path string) (*built, error) {
 	bs, err := buildAll(e, []string{path}, e.Stderr, true)
 	if err != nil {
 		return nil, err
@@ -106,33 +144,116 @@ func diffSide(e cli.Env, path string) (*plan.Plan, error) {
 	if len(bs) != 1 {
 		return nil, cli.UsageError("diff compares one agent with one agent; %s holds %d", path, len(bs))
 	}
-	return bs[0].plan, nil
+	return &bs[0], nil
 }
 
-func printFindings(e cli.Env, fs []contractdiff.Finding, asJSON bool) error {
+// printFindings prints the findings in a format of diffFormats; new is
+// the side whose files a github-actions annotation points at.
+func printFindings(e cli.Env, fs []contractdiff.Finding, format string, new *built) error {
 	enc := json.NewEncoder(e.Stdout)
 	for _, f := range fs {
-		if asJSON {
-			if err := enc.Encode(f); err != nil {
-				return err
-			}
-			continue
+		var err error
+		switch format {
+		case "json":
+			err = enc.Encode(f)
+		case "github-actions":
+			err = writeFindingAction(e, f, new)
+		default:
+			_, err = fmt.Fprintf(e.Stdout, "%s [%s]\n", findingText(f), f.Rule)
 		}
-		r, _ := contractdiff.RuleOf(f.Rule)
-		ptr := f.Pointer
-		if ptr == "" {
-			ptr = "(root)" // the whole agent
+		if err != nil {
+			return err
 		}
-		line := fmt.Sprintf("%s: %s: %s", ptr, f.Class, r.Doc)
-		if f.Old != nil || f.New != nil {
-			line += fmt.Sprintf(": %s -> %s", shown(f.Old), shown(f.New))
-		}
-		if f.HasExample {
-			line += fmt.Sprintf(" (for instance %s)", shown(f.Example))
-		}
-		fmt.Fprintf(e.Stdout, "%s [%s]\n", line, f.Rule)
 	}
 	return nil
+}
+
+// findingText says a finding in a line: where, its class, what the rule
+// says, the old and new value, and the example.
+func findingText(f contractdiff.Finding) string {
+	r, _ := contractdiff.RuleOf(f.Rule)
+	ptr := f.Pointer
+	if ptr == "" {
+		ptr = "(root)" // the whole agent
+	}
+	line := fmt.Sprintf("%s: %s: %s", ptr, f.Class, r.Doc)
+	if f.Old != nil || f.New != nil {
+		line += fmt.Sprintf(": %s -> %s", shown(f.Old), shown(f.New))
+	}
+	if f.HasExample {
+		line += fmt.Sprintf(" (for instance %s)", shown(f.Example))
+	}
+	return line
+}
+
+// classCommands are the GitHub Actions workflow commands that annotate
+// a file with a finding of each class.
+var classCommands = map[contractdiff.Class]string{contractdiff.Breaking: "error", contractdiff.Undecided: "warning", contractdiff.Compatible: "notice"}
+
+// writeFindingAction prints a finding as vet's github-actions format
+// does: ::error file=F,line=L,col=C,title=RULE::message, at the place in
+// the new version's files that holds the changed value, or the nearest
+// value around it written there.
+func writeFindingAction(e cli.Env, f contractdiff.Finding, new *built) error {
+	var props []string
+	if file, line, col := findingPos(e, f.Pointer, new); file != "" {
+		props = append(props, "file="+escapeProperty(filepath.ToSlash(file)))
+		if line > 0 {
+			props = append(props, "line="+strconv.Itoa(line), "col="+strconv.Itoa(col))
+		}
+	}
+	props = append(props, "title="+escapeProperty(f.Rule))
+	_, err := fmt.Fprintf(e.Stdout, "::%s %s::%s\n", classCommands[f.Class], strings.Join(props, ","), escapeData(findingText(f)))
+	return err
+}
+
+// findingPos is where the manifest of b wrote the value at ptr, a pointer
+// into its agent: the value itself, or where it is gone or was not
+// written (a default), the nearest value around it that was. In a plan
+// file, the agent is its member "agent".
+func findingPos(e cli.Env, ptr string, b *built) (file string, line, col int) {
+	if b.inst == nil || len(b.inst.Files) == 0 || b.inst.Files[0] == "-" {
+		return "", 0, 0
+	}
+	file = b.inst.Files[0]
+	v := b.inst.Value
+	if b.isPlan {
+		v = v.LookupPath(cue.MakePath(cue.Str("agent")))
+	}
+	var pos token.Pos
+	if v.Exists() {
+		var toks []string
+		if ptr != "" {
+			toks = strings.Split(ptr[1:], "/")
+		}
+		for _, tok := range toks {
+			tok = jsonpointer.Unescape(tok)
+			var next cue.Value
+			if v.IncompleteKind() == cue.ListKind {
+				i, err := strconv.Atoi(tok)
+				if err != nil {
+					break
+				}
+				next = v.LookupPath(cue.MakePath(cue.Index(i)))
+			} else {
+				next = v.LookupPath(cue.MakePath(cue.Str(tok)))
+			}
+			if !next.Exists() {
+				break
+			}
+			v = next
+			if p := v.Pos(); p.IsValid() {
+				pos = p
+			}
+		}
+	}
+	if pos.IsValid() {
+		file, line, col = pos.Filename(), pos.Line(), pos.Column()
+	}
+	if rel, err := filepath.Rel(e.Dir, file); err == nil && filepath.IsAbs(file) && filepath.IsLocal(rel) {
+		file = rel
+	}
+	return file, line, col
 }
 
 // shown writes a value of a finding as JSON; an absent one as "none".

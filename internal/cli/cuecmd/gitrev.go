@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"agentc.dev/agentc/internal/cli"
-	"agentc.dev/agentc/plan"
 )
 
 // revisionSide returns the agent at path as it is at the git revision
@@ -21,7 +20,7 @@ import (
 // The repository's tree at rev is written to a temporary directory, so
 // that a manifest reads the files beside it (and the CUE module above it)
 // as they were.
-func revisionSide(e cli.Env, rev, path string) (*plan.Plan, error) {
+func revisionSide(e cli.Env, rev, path string) (*built, error) {
 	abs := path
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(e.Dir, path)
