@@ -65,11 +65,20 @@ func revisionSide(e cli.Env, rev, path string) (*built, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	var archive bytes.Buffer
-	if _, err := git(ctx, top, &archive, "archive", "--format=tar", commit); err != nil {
-		return nil, fmt.Errorf("diff --against: reading %s at %s: %w", path, rev, err)
+	// The archive streams into the directory, never whole in memory.
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := untar(pr, tmp)
+		pr.CloseWithError(err) // git stops writing where the tree cannot be written
+		done <- err
+	}()
+	_, err = git(ctx, top, pw, "archive", "--format=tar", commit)
+	pw.CloseWithError(err)
+	if uerr := <-done; uerr != nil {
+		err = uerr // the cause, where git only saw its pipe closed
 	}
-	if err := untar(&archive, tmp); err != nil {
+	if err != nil {
 		return nil, fmt.Errorf("diff --against: reading %s at %s: %w", path, rev, err)
 	}
 	return diffSide(e, filepath.Join(tmp, rel))
@@ -96,13 +105,14 @@ func git(ctx context.Context, dir string, out io.Writer, args ...string) (string
 }
 
 // untar writes the files and links of a tar stream under dir, refusing a
-// name that would leave it.
+// name that would leave it, and reads the stream to its end.
 func untar(r io.Reader, dir string) error {
 	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return nil
+			_, err = io.Copy(io.Discard, r) // the padding after the end, so git exits
+			return err
 		}
 		if err != nil {
 			return err
@@ -118,8 +128,10 @@ func untar(r io.Reader, dir string) error {
 		case tar.TypeReg:
 			err = writeFile(target, tr, os.FileMode(h.Mode).Perm())
 		case tar.TypeSymlink:
+			// Kept where the system lets a link be made (Windows may not);
+			// a manifest that reads through a missing one says so.
 			if err = os.MkdirAll(filepath.Dir(target), 0o755); err == nil {
-				err = os.Symlink(h.Linkname, target)
+				_ = os.Symlink(h.Linkname, target)
 			}
 		}
 		if err != nil {
