@@ -21,7 +21,7 @@ import (
 // values synthesized per schema and derived from them.
 const (
 	changesPerBase = 12
-	seedsPerSchema = 16
+	seedsPerSchema = 12
 	derivedPerSeed = 3
 )
 
