@@ -141,10 +141,17 @@ type differ struct {
 func schemaChanges(old, new any, prefix string, dir direction) []Finding {
 	d := &differ{old: old, new: new, prefix: prefix, dir: dir}
 	d.walk(old, new, "")
-	if len(d.out) > 0 && !slices.ContainsFunc(d.out, func(f Finding) bool { return f.Class != Compatible }) {
+	semantic := 0 // the changes that can change what is valid
+	for _, f := range d.out {
+		if f.Rule != AnnotationChanged {
+			semantic++
+		}
+	}
+	if semantic > 1 && !slices.ContainsFunc(d.out, func(f Finding) bool { return f.Class != Compatible }) {
 		// Each change was judged alone; together they may still widen
 		// an output (or narrow an input), as when each frees a value
 		// only the other kept out. The whole change must be proved too.
+		// One change, with annotations, is the whole change.
 		d.schemaEdit(ChangesCombined, "", nil, nil, edit{val: new})
 		if last := d.out[len(d.out)-1]; last.Class == Compatible {
 			d.out = d.out[:len(d.out)-1]
