@@ -135,6 +135,9 @@ type differ struct {
 	prefix   string
 	dir      direction
 	out      []Finding
+	// proofs has, for each change found compatible, whether and where it
+	// was also proved in the object it is made in.
+	proofs []localProof
 }
 
 // schemaChanges returns the findings between two versions of a schema.
@@ -147,7 +150,9 @@ func schemaChanges(old, new any, prefix string, dir direction) []Finding {
 			semantic++
 		}
 	}
-	if semantic > 1 && !slices.ContainsFunc(d.out, func(f Finding) bool { return f.Class != Compatible }) {
+	// The changes each proved in their own object, apart, are proved
+	// together (composable), one after another.
+	if semantic > 1 && !(len(d.proofs) == semantic && composable(d.proofs)) && !slices.ContainsFunc(d.out, func(f Finding) bool { return f.Class != Compatible }) {
 		// Each change was judged alone; together they may still widen
 		// an output (or narrow an input), as when each frees a value
 		// only the other kept out. The whole change must be proved too.
@@ -339,25 +344,25 @@ func (d *differ) schemaEdit(rule, ptr string, o, n any, e edit) {
 	if d.dir == input {
 		sub, super = d.old, changed // what callers send must still be accepted
 	}
-	if inclusion.Includes(sub, super) == inclusion.Yes {
+	// The change in the object it is made in (see local.go): what decides
+	// it where the whole is beyond the engine, and what lets several
+	// changes proved so be proved together.
+	before, after, node, kept, isLocal := d.local(e, changed)
+	lsub, lsuper := after, before
+	if d.dir == input {
+		lsub, lsuper = before, after
+	}
+	localYes := isLocal && inclusion.Includes(lsub, lsuper) == inclusion.Yes
+	if inclusion.Includes(sub, super) == inclusion.Yes || localYes {
 		d.add(rule, Compatible, ptr, o, n, nil, false)
+		d.proofs = append(d.proofs, localProof{node: node, kept: kept, ok: localYes})
 		return
 	}
 	if w, ok := inclusion.Witness(sub, super); ok && confirmed(w, sub, super) {
 		d.add(rule, Breaking, ptr, o, n, w, true)
 		return
 	}
-	// Decided by the object the change is made in, where the whole is
-	// beyond the engine (see local.go).
-	if before, after, node, ok := d.local(e, changed); ok {
-		lsub, lsuper := after, before
-		if d.dir == input {
-			lsub, lsuper = before, after
-		}
-		if inclusion.Includes(lsub, lsuper) == inclusion.Yes {
-			d.add(rule, Compatible, ptr, o, n, nil, false)
-			return
-		}
+	if isLocal {
 		if w, ok := inclusion.Witness(lsub, lsuper); ok {
 			if x, ok := lift(sub, node, w); ok && confirmed(x, sub, super) {
 				d.add(rule, Breaking, ptr, o, n, x, true)

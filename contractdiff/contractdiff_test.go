@@ -154,6 +154,53 @@ func TestChangesCombined(t *testing.T) {
 	}
 }
 
+// TestChangesComposed checks changes each proved compatible in its own
+// object, apart from one another, on a schema the engine cannot compare
+// whole (a pattern): they are proved together, with no combined finding;
+// two changes that touch one proof's keywords are not.
+func TestChangesComposed(t *testing.T) {
+	schema := func(maxLen int, levels []any, required []any) map[string]any {
+		return map[string]any{"type": "object", "required": required, "properties": map[string]any{
+			"code":  map[string]any{"type": "string", "pattern": "^[a-z]+$", "maxLength": maxLen},
+			"level": map[string]any{"enum": levels},
+		}}
+	}
+	old := schema(40, []any{"low", "high"}, []any{"code"})
+	for _, c := range []struct {
+		name     string
+		new      any
+		combined bool
+	}{
+		{"a bound tightened and a value removed, in two members", schema(30, []any{"low"}, []any{"code"}), false},
+		{"and a member required at the root", schema(30, []any{"low"}, []any{"code", "level"}), false},
+	} {
+		fs, err := contractdiff.Compare(agentWith(t, old, false), agentWith(t, c.new, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			if f.Class != contractdiff.Compatible || f.Rule == contractdiff.ChangesCombined {
+				t.Errorf("%s: %+v, want each change compatible and no combined finding", c.name, f)
+			}
+		}
+		if len(fs) < 2 {
+			t.Errorf("%s: %d findings, want each change", c.name, len(fs))
+		}
+	}
+	// The bound and the pattern of one member are compared by one proof
+	// each, both keeping type: a type change beside a bound change in
+	// the same object is not composed.
+	typed := map[string]any{"type": "object", "properties": map[string]any{"code": map[string]any{"type": []any{"string", "integer"}, "pattern": "^[a-z]+$", "maxLength": 40}}}
+	retyped := map[string]any{"type": "object", "properties": map[string]any{"code": map[string]any{"type": "string", "pattern": "^[a-z]+$", "maxLength": 30}}}
+	fs, err := contractdiff.Compare(agentWith(t, typed, false), agentWith(t, retyped, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := fs[len(fs)-1]; last.Rule != contractdiff.ChangesCombined {
+		t.Errorf("a type change beside a bound change in one object: %+v, want the combination judged whole", fs)
+	}
+}
+
 // TestUnchanged checks that an agent compared with itself has no finding.
 func TestUnchanged(t *testing.T) {
 	readJSONL(t, "testdata/rules.jsonl", func(line int, _ []byte, c map[string]any) {

@@ -42,7 +42,7 @@ var together = [][]string{
 // with it made), the object the edit is made in, cut to the changed
 // keyword and those it works with, before and after; ok is false when the
 // edit cannot be decided there.
-func (d *differ) local(e edit, changed any) (before, after any, node string, ok bool) {
+func (d *differ) local(e edit, changed any) (before, after any, node string, kept map[string]bool, ok bool) {
 	node, kw := e.ptr, e.key
 	if node != "" {
 		if parent, last := splitPointer(node); mapSub[last] || listSub[last] {
@@ -50,14 +50,14 @@ func (d *differ) local(e edit, changed any) (before, after any, node string, ok 
 		}
 	}
 	if kw == "" || !positivePath(node) || !refsClear(d.old, node) || !refsClear(changed, node) {
-		return nil, nil, "", false
+		return nil, nil, "", nil, false
 	}
 	o, ok1 := inclusion.At(d.old, node)
 	n, ok2 := inclusion.At(changed, node)
 	om, isO := o.(map[string]any)
 	nm, isN := n.(map[string]any)
 	if !ok1 || !ok2 || !isO || !isN {
-		return nil, nil, "", false
+		return nil, nil, "", nil, false
 	}
 	keep := map[string]bool{"type": true, kw: true}
 	for _, g := range together {
@@ -86,13 +86,64 @@ func (d *differ) local(e edit, changed any) (before, after any, node string, ok 
 	// stand alone.
 	for k := range union(om, nm) {
 		if !keep[k] && !equal(om[k], nm[k]) {
-			return nil, nil, "", false
+			return nil, nil, "", nil, false
 		}
 	}
 	if hasRef(before) || hasRef(after) {
-		return nil, nil, "", false
+		return nil, nil, "", nil, false
 	}
-	return before, after, node, true
+	return before, after, node, keep, true
+}
+
+// localProof is a change proved compatible in the object it is made in:
+// the object, and the keywords its proof compared (type among them).
+type localProof struct {
+	node string
+	kept map[string]bool
+	ok   bool
+}
+
+// composable reports whether changes each proved in their own object
+// make, together, a change proved too: made one after another, none
+// touches what another's proof compared, so each proof holds after the
+// others and every step narrows. Two changes in one object must compare
+// different keywords (type aside, which no such pair may change); a
+// change in an object below another's must not lie inside a keyword the
+// other's proof compared.
+func composable(ps []localProof) bool {
+	for i, a := range ps {
+		if !a.ok {
+			return false
+		}
+		for _, b := range ps[i+1:] {
+			if !b.ok || !apart(a, b) || !apart(b, a) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// apart reports whether b's change leaves a's proof as it was.
+func apart(a, b localProof) bool {
+	if a.node == b.node {
+		for k := range a.kept {
+			if b.kept[k] && k != "type" {
+				return false
+			}
+		}
+		// type is compared by both: neither may be a change of it.
+		return !(len(a.kept) == 1 || len(b.kept) == 1)
+	}
+	rest, below := strings.CutPrefix(b.node, a.node+"/")
+	if a.node == "" {
+		rest, below = strings.TrimPrefix(b.node, "/"), b.node != ""
+	}
+	if !below {
+		return true
+	}
+	first, _, _ := strings.Cut(rest, "/")
+	return !a.kept[jsonpointer.Unescape(first)]
 }
 
 // positivePath reports whether the schema at ptr is reached from the root
