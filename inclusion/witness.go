@@ -49,10 +49,13 @@ func memberNames(doc any) []string {
 }
 
 // maxSampleDepth bounds how deep sample goes into nested arrays and
-// objects; maxSampleLen how long a string or array it builds.
+// objects; maxSampleLen how long an array it builds, maxSampleString how
+// long a string (a bound such as maxLength 1500 raised to 3000 needs one
+// of 1501 bytes to show).
 const (
-	maxSampleDepth = 32
-	maxSampleLen   = 1000
+	maxSampleDepth  = 32
+	maxSampleLen    = 1000
+	maxSampleString = 1 << 16
 )
 
 // sample returns a value in s, when a simple one is found; every value it
@@ -163,7 +166,7 @@ func (p strPart) candidates() []any {
 		if iv.lo.v == nil || n.Sign() < 0 {
 			n, ok = big.NewInt(0), (ivals{iv}).contains(new(big.Rat))
 		}
-		if !ok || !n.IsInt64() || n.Int64() > maxSampleLen {
+		if !ok || !n.IsInt64() || n.Int64() > maxSampleString {
 			continue
 		}
 		for _, c := range []string{"a", "b", "c", "d"} {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
@@ -181,7 +182,7 @@ func findingText(f contractdiff.Finding) string {
 		line += fmt.Sprintf(": %s -> %s", shown(f.Old), shown(f.New))
 	}
 	if f.HasExample {
-		line += fmt.Sprintf(" (for instance %s)", shown(f.Example))
+		line += fmt.Sprintf(" (for instance %s)", clipped(shown(f.Example), maxShownExample))
 	}
 	return line
 }
@@ -257,6 +258,23 @@ func findingPos(e cli.Env, ptr string, b *built) (file string, line, col int) {
 }
 
 // shown writes a value of a finding as JSON; an absent one as "none".
+// maxShownExample is the most of an example a line of text shows, in
+// bytes; --json carries it whole.
+const maxShownExample = 300
+
+// clipped cuts s to at most max bytes, on a rune boundary, saying how
+// long it was.
+func clipped(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all; --json shows it whole)", s[:cut], len(s))
+}
+
 func shown(v any) string {
 	if v == nil {
 		return "none"
