@@ -81,7 +81,45 @@ func revisionSide(e cli.Env, rev, path string) (*built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("diff --against: reading %s at %s: %w", path, rev, err)
 	}
-	return diffSide(e, filepath.Join(tmp, rel))
+	// What is said of the old side names its files as git does, REV:path,
+	// not by the temporary directory they were read from.
+	names := strings.NewReplacer(tmp+string(filepath.Separator), rev+":")
+	if real, err := filepath.EvalSymlinks(tmp); err == nil && real != tmp {
+		names = strings.NewReplacer(real+string(filepath.Separator), rev+":", tmp+string(filepath.Separator), rev+":")
+	}
+	old := e
+	old.Stderr = renamer{w: e.Stderr, r: names}
+	b, err := diffSide(old, filepath.Join(tmp, rel))
+	if err != nil {
+		return nil, renamed(err, names)
+	}
+	return b, nil
+}
+
+// renamer writes through r's replacements: what vet says of the old side
+// comes a finding to a write.
+type renamer struct {
+	w io.Writer
+	r *strings.Replacer
+}
+
+func (n renamer) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(n.w, n.r.Replace(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// renamed is err with its text through r, its exit code kept.
+func renamed(err error, r *strings.Replacer) error {
+	var xe *cli.ExitError
+	if errors.As(err, &xe) {
+		if xe.Err == nil {
+			return xe
+		}
+		return &cli.ExitError{Code: xe.Code, Err: errors.New(r.Replace(xe.Err.Error()))}
+	}
+	return errors.New(r.Replace(err.Error()))
 }
 
 // git runs git in dir and returns its output, trimmed, or writes it to
