@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math/big"
 	"slices"
 	"strconv"
 
@@ -189,7 +188,7 @@ func (d *differ) walk(o, n any, ptr string) {
 	om, ook := o.(map[string]any)
 	nm, nok := n.(map[string]any)
 	if !ook || !nok {
-		if !equal(o, n) {
+		if !inclusion.Equal(o, n) {
 			d.schemaEdit(SchemaChanged, ptr, o, n, d.replace(ptr, n))
 		}
 		return
@@ -198,7 +197,7 @@ func (d *differ) walk(o, n any, ptr string) {
 	for _, k := range keys {
 		ov, inOld := om[k]
 		nv, inNew := nm[k]
-		if inOld && inNew && equal(ov, nv) {
+		if inOld && inNew && inclusion.Equal(ov, nv) {
 			continue
 		}
 		kp := ptr + "/" + jsonpointer.Escape(k)
@@ -235,7 +234,7 @@ func (d *differ) walk(o, n any, ptr string) {
 				switch {
 				case inO && inN:
 					d.walk(x, y, sp)
-				case !equal(x, y):
+				case !inclusion.Equal(x, y):
 					d.schemaEdit(SchemaChanged, sp, x, y, edit{ptr: kp, key: name, val: y, remove: !inN})
 				}
 			}
@@ -249,7 +248,7 @@ func (d *differ) walk(o, n any, ptr string) {
 func boundRule(k string, ov, nv any, inOld, inNew bool) string {
 	widens := !inNew // a bound removed
 	if inOld && inNew {
-		a, b := num(ov), num(nv)
+		a, b := inclusion.Number(ov), inclusion.Number(nv)
 		if a == nil || b == nil {
 			return SchemaChanged
 		}
@@ -259,18 +258,6 @@ func boundRule(k string, ov, nv any, inOld, inNew bool) string {
 		return BoundWidened
 	}
 	return BoundNarrowed
-}
-
-func num(v any) *big.Rat {
-	n, ok := v.(json.Number)
-	if !ok {
-		return nil
-	}
-	r, ok := new(big.Rat).SetString(string(n))
-	if !ok {
-		return nil
-	}
-	return r
 }
 
 // members reports the values added to and removed from a list keyword
@@ -286,13 +273,13 @@ func (d *differ) members(ptr, k string, ov, nv any, removedRule, addedRule strin
 		return
 	}
 	for _, x := range ol {
-		if !slices.ContainsFunc(nl, func(y any) bool { return equal(x, y) }) {
-			rest := slices.DeleteFunc(slices.Clone(ol), func(y any) bool { return equal(x, y) })
+		if !slices.ContainsFunc(nl, func(y any) bool { return inclusion.Equal(x, y) }) {
+			rest := slices.DeleteFunc(slices.Clone(ol), func(y any) bool { return inclusion.Equal(x, y) })
 			d.schemaEdit(removedRule, kp, x, nil, edit{ptr: ptr, key: k, val: rest, remove: len(rest) == 0 && k == "required"})
 		}
 	}
 	for _, y := range nl {
-		if !slices.ContainsFunc(ol, func(x any) bool { return equal(x, y) }) {
+		if !slices.ContainsFunc(ol, func(x any) bool { return inclusion.Equal(x, y) }) {
 			d.schemaEdit(addedRule, kp, nil, y, edit{ptr: ptr, key: k, val: append(slices.Clone(ol), y)})
 		}
 	}
@@ -451,37 +438,4 @@ func sameLen(a, b any) bool {
 	x, ok1 := a.([]any)
 	y, ok2 := b.([]any)
 	return ok1 && ok2 && len(x) == len(y)
-}
-
-// equal compares JSON values, numbers by value.
-func equal(a, b any) bool {
-	if x, y := num(a), num(b); x != nil && y != nil {
-		return x.Cmp(y) == 0
-	}
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !equal(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equal(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return a == b
 }

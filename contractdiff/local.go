@@ -85,7 +85,7 @@ func (d *differ) local(e edit, changed any) (before, after any, node string, kep
 	// What is cut away must be the same in both, and what is kept must
 	// stand alone.
 	for k := range union(om, nm) {
-		if !keep[k] && !equal(om[k], nm[k]) {
+		if !keep[k] && !inclusion.Equal(om[k], nm[k]) {
 			return nil, nil, "", nil, false
 		}
 	}

@@ -523,7 +523,7 @@ func values(list []any, d dir) *Set {
 		case map[string]any:
 			u.obj = append(u.obj, &objShape{exact: true, val: x, max: -1})
 		default:
-			r := number(v)
+			r := Number(v)
 			if r == nil {
 				return approx(d)
 			}
@@ -548,7 +548,7 @@ func (b *builder) numbers(m map[string]any, d dir) *Set {
 	restrict := func(iv ivals) { s.num = s.num.restrict(iv) }
 	lower := func(k string, open bool) {
 		if v, ok := m[k]; ok {
-			if r := number(v); r != nil {
+			if r := Number(v); r != nil {
 				restrict(atLeast(r, open))
 			} else if _, isBool := v.(bool); !isBool {
 				s = intersect(s, opaque(d, "number"), d)
@@ -557,7 +557,7 @@ func (b *builder) numbers(m map[string]any, d dir) *Set {
 	}
 	upper := func(k string, open bool) {
 		if v, ok := m[k]; ok {
-			if r := number(v); r != nil {
+			if r := Number(v); r != nil {
 				restrict(atMost(r, open))
 			} else if _, isBool := v.(bool); !isBool {
 				s = intersect(s, opaque(d, "number"), d)
@@ -574,7 +574,7 @@ func (b *builder) numbers(m map[string]any, d dir) *Set {
 		upper("exclusiveMaximum", true)
 	}
 	if v, ok := m["multipleOf"]; ok {
-		r := number(v)
+		r := Number(v)
 		switch {
 		case r != nil && r.Cmp(big.NewRat(1, 1)) == 0:
 			s.num.frac = nil
@@ -610,7 +610,7 @@ func (b *builder) strings(m map[string]any, d dir) *Set {
 
 // count reads a non-negative integer keyword value.
 func count(v any) (int64, bool) {
-	r := number(v)
+	r := Number(v)
 	if r == nil || !r.IsInt() || r.Sign() < 0 || !r.Num().IsInt64() {
 		return 0, false
 	}
@@ -854,9 +854,9 @@ func hasAny(m map[string]any, keys ...string) bool {
 	return false
 }
 
-// number reads a JSON number exactly; nil for anything else, and for a
+// Number reads a JSON number exactly; nil for anything else, and for a
 // number whose exponent is too large to hold cheaply.
-func number(v any) *big.Rat {
+func Number(v any) *big.Rat {
 	var text string
 	switch x := v.(type) {
 	case json.Number:

@@ -134,7 +134,7 @@ func valueSet(v any) *Set {
 	case map[string]any:
 		s.obj = []*objShape{{exact: true, val: x, max: -1}}
 	default:
-		r := number(v)
+		r := Number(v)
 		if r == nil {
 			return nil
 		}
@@ -371,7 +371,7 @@ func (s *Set) has(v any) bool {
 	case map[string]any:
 		return slices.ContainsFunc(s.obj, func(o *objShape) bool { return o.has(x) })
 	}
-	if r := number(v); r != nil {
+	if r := Number(v); r != nil {
 		return s.num.has(r)
 	}
 	return false
@@ -475,7 +475,7 @@ func (a *arrShape) isEmpty() bool {
 
 func (a *arrShape) has(v []any) bool {
 	if a.exact {
-		return jsonEqual(a.val, v)
+		return Equal(a.val, v)
 	}
 	if len(v) < a.min || a.max >= 0 && len(v) > a.max {
 		return false
@@ -689,7 +689,7 @@ func (o *objShape) isEmpty() bool {
 
 func (o *objShape) has(v map[string]any) bool {
 	if o.exact {
-		return jsonEqual(o.val, v)
+		return Equal(o.val, v)
 	}
 	if len(v) < o.min || o.max >= 0 && len(v) > o.max {
 		return false
@@ -863,9 +863,10 @@ func minBound(a, b int) int {
 	return min(a, b)
 }
 
-// jsonEqual is JSON Schema's equality: numbers by value, arrays item by
-// item, objects member by member.
-func jsonEqual(a, b any) bool {
+// Equal is JSON Schema's equality of two JSON values (as encoding/json
+// decodes them, with UseNumber or without): numbers by value, arrays item
+// by item, objects member by member.
+func Equal(a, b any) bool {
 	switch x := a.(type) {
 	case nil:
 		return b == nil
@@ -881,7 +882,7 @@ func jsonEqual(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !jsonEqual(x[i], y[i]) {
+			if !Equal(x[i], y[i]) {
 				return false
 			}
 		}
@@ -893,12 +894,12 @@ func jsonEqual(a, b any) bool {
 		}
 		for k, v := range x {
 			w, ok := y[k]
-			if !ok || !jsonEqual(v, w) {
+			if !ok || !Equal(v, w) {
 				return false
 			}
 		}
 		return true
 	}
-	r, s := number(a), number(b)
+	r, s := Number(a), Number(b)
 	return r != nil && s != nil && r.Cmp(s) == 0
 }
