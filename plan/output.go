@@ -327,3 +327,13 @@ func jsonType(v any) string {
 		return "number"
 	}
 }
+
+// OutputSuffix is the suffix of the plan's output tool after the output's
+// name and "_" (what OutputToolName drew), which a journal's header
+// records; empty when the plan offers no output tool.
+func (p *Plan) OutputSuffix() string {
+	if p.Output == nil || p.Agent.Output == nil {
+		return ""
+	}
+	return strings.TrimPrefix(p.Output.Tool, p.Agent.Output.Name+"_")
+}

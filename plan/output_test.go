@@ -236,3 +236,19 @@ func TestWay(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputSuffix: the suffix a journal's header records is what follows
+// the output's name and "_" in the output tool's name; none without an
+// output tool.
+func TestOutputSuffix(t *testing.T) {
+	p := &Plan{Agent: Agent{Output: &Output{Name: "answer"}}, Output: &Lowering{Tool: "answer_22c1c95f"}}
+	if got := p.OutputSuffix(); got != "22c1c95f" {
+		t.Errorf("suffix %q, want 22c1c95f", got)
+	}
+	if got := (&Plan{Agent: Agent{Output: &Output{Name: "answer"}}}).OutputSuffix(); got != "" {
+		t.Errorf("without an output tool: %q", got)
+	}
+	if got := (&Plan{Output: &Lowering{Tool: "x_1"}}).OutputSuffix(); got != "" {
+		t.Errorf("without an output: %q", got)
+	}
+}

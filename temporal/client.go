@@ -161,7 +161,7 @@ func Export(ctx context.Context, c client.Client, workflowID, runID string, note
 			if err != nil {
 				return h, nil, fmt.Errorf("workflow %s: %w", workflowID, err)
 			}
-			h = journal.Header{Plan: string(p.Digests.Plan), Run: workflowID, OutputSuffix: outputSuffix(p),
+			h = journal.Header{Plan: string(p.Digests.Plan), Run: workflowID, OutputSuffix: p.OutputSuffix(),
 				Agent: p.Agent.Name, Started: ev.GetEventTime().AsTime().UTC()}
 			continue
 		}
@@ -242,13 +242,4 @@ func entry(ef agentrt.Effect, res EffectResult) (journal.Entry, error) {
 	}
 	e.Started = e.Started.Truncate(time.Millisecond)
 	return e, nil
-}
-
-// outputSuffix is the suffix of the plan's output tool, for a journal's
-// header; empty when the plan offers none.
-func outputSuffix(p *plan.Plan) string {
-	if p.Output == nil || p.Agent.Output == nil || len(p.Output.Tool) <= len(p.Agent.Output.Name)+1 {
-		return ""
-	}
-	return p.Output.Tool[len(p.Agent.Output.Name)+1:]
 }

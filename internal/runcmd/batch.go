@@ -139,7 +139,7 @@ func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opt
 		if err != nil {
 			return err
 		}
-		journals.Header = journal.Header{Plan: string(p.Digests.Plan), OutputSuffix: outputSuffix(p), Agent: p.Agent.Name, Tools: ht}
+		journals.Header = journal.Header{Plan: string(p.Digests.Plan), OutputSuffix: p.OutputSuffix(), Agent: p.Agent.Name, Tools: ht}
 	}
 	if opts.Pool != nil && p.Agent.Model.MaxOutputTokens == 0 {
 		fmt.Fprintf(e.Stderr, "agentc: agent %s declares no model.max_output_tokens: each call reserves all the pool has left, so calls go one at a time, and a reply longer than that could still overspend it\n", p.Agent.Name)

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -120,7 +119,7 @@ func (jn *runJournal) start(p *plan.Plan) error {
 	if err != nil {
 		return err
 	}
-	h := journal.Header{Plan: string(p.Digests.Plan), Run: newRunID(), OutputSuffix: outputSuffix(p), Agent: p.Agent.Name,
+	h := journal.Header{Plan: string(p.Digests.Plan), Run: newRunID(), OutputSuffix: p.OutputSuffix(), Agent: p.Agent.Name,
 		Started: time.Now().UTC(), Tools: ht}
 	w, err := jn.lock.Create(h)
 	if err != nil {
@@ -168,15 +167,6 @@ func resolved(path string) string {
 }
 
 func newRunID() string { return randomHex(8) }
-
-// outputSuffix is the suffix of the plan's output tool, for the journal's
-// header; empty when the plan offers none.
-func outputSuffix(p *plan.Plan) string {
-	if p.Output == nil || p.Agent.Output == nil {
-		return ""
-	}
-	return strings.TrimPrefix(p.Output.Tool, p.Agent.Output.Name+"_")
-}
 
 func randomHex(n int) string {
 	b := make([]byte, n)
