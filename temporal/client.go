@@ -149,13 +149,9 @@ func Export(ctx context.Context, c client.Client, workflowID, runID string, note
 		}
 		if first {
 			first = false
-			started := ev.GetWorkflowExecutionStartedEventAttributes()
-			if started == nil || started.GetWorkflowType().GetName() != Workflow {
-				return h, nil, fmt.Errorf("workflow %s is not an agentc run (%s)", workflowID, Workflow)
-			}
-			var in RunInput
-			if err := dc.FromPayloads(started.GetInput(), &in); err != nil {
-				return h, nil, fmt.Errorf("workflow %s: its input is not a run's: %w", workflowID, err)
+			in, err := runInputOf(workflowID, ev)
+			if err != nil {
+				return h, nil, err
 			}
 			p, err := plan.Read("the workflow's plan", in.Plan)
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -232,6 +233,11 @@ func ReadInput(ctx context.Context, c client.Client, workflowID, runID string) (
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s: reading its history: %w", workflowID, err)
 	}
+	return runInputOf(workflowID, ev)
+}
+
+// runInputOf reads a run's input from the first event of its history.
+func runInputOf(workflowID string, ev *historypb.HistoryEvent) (*RunInput, error) {
 	started := ev.GetWorkflowExecutionStartedEventAttributes()
 	if started == nil {
 		return nil, fmt.Errorf("workflow %s: its history does not start with the workflow's start", workflowID)
