@@ -223,3 +223,27 @@ func TestRulesDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalRefused checks that a change is not decided in its object when
+// a reference elsewhere reaches it: under a not, the value removed from
+// level makes x: "high" valid again, so the output widens.
+func TestLocalRefused(t *testing.T) {
+	schema := func(levels ...any) map[string]any {
+		return map[string]any{"type": "object", "properties": map[string]any{
+			"code":  map[string]any{"type": "string", "pattern": "^[a-z]+$"},
+			"level": map[string]any{"enum": levels},
+		}, "not": map[string]any{"properties": map[string]any{"x": map[string]any{"$ref": "#/properties/level"}}, "required": []any{"x"}}}
+	}
+	fs, err := contractdiff.Compare(agentWith(t, schema("low", "high"), false), agentWith(t, schema("low"), false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs {
+		if f.Class == contractdiff.Compatible {
+			t.Errorf("%+v: a change a reference under a not reaches was called compatible", f)
+		}
+	}
+	if len(fs) == 0 {
+		t.Error("no finding")
+	}
+}

@@ -181,54 +181,46 @@ func segments(ptr string) []string {
 // against the whole, under a not), and nothing makes what a subschema
 // evaluated matter to another (unevaluated*).
 func refsClear(doc any, ptr string) bool {
-	clear := true
-	var visit func(v any)
-	visit = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, y := range x {
-				switch k {
-				case "$dynamicRef", "$recursiveRef", "unevaluatedProperties", "unevaluatedItems", "$anchor", "$dynamicAnchor", "$id":
-					clear = false
-				case "$ref":
-					s, _ := y.(string)
-					target, local := strings.CutPrefix(s, "#")
-					if !local || strings.HasPrefix(ptr, target) || strings.HasPrefix(target, ptr) {
-						clear = false
-					}
-				}
-				visit(y)
-			}
-		case []any:
-			for _, y := range x {
-				visit(y)
-			}
+	targets, entangled := refsOf(doc)
+	if entangled {
+		return false
+	}
+	for _, t := range targets {
+		if strings.HasPrefix(ptr, t) || strings.HasPrefix(t, ptr) {
+			return false
 		}
 	}
-	visit(doc)
-	return clear
+	return true
 }
 
+// hasRef reports whether a schema refers to anything outside itself.
 func hasRef(v any) bool {
-	found := false
-	var visit func(v any)
-	visit = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for k, y := range x {
-				if k == "$ref" || k == "$dynamicRef" || k == "$recursiveRef" {
-					found = true
+	targets, entangled := refsOf(v)
+	return len(targets) > 0 || entangled
+}
+
+// refsOf returns the pointers the $refs of a schema document's subschemas
+// name within it, and whether anything ties the meaning of a subschema to
+// another's beyond those: a $ref elsewhere, $dynamicRef, $recursiveRef, an
+// anchor or $id, unevaluatedProperties or unevaluatedItems.
+func refsOf(doc any) (targets []string, entangled bool) {
+	inclusion.Walk(doc, func(_, _ string, sub any) {
+		m, _ := sub.(map[string]any)
+		for k, y := range m {
+			switch k {
+			case "$dynamicRef", "$recursiveRef", "unevaluatedProperties", "unevaluatedItems", "$anchor", "$dynamicAnchor", "$id":
+				entangled = true
+			case "$ref":
+				s, _ := y.(string)
+				if t, local := strings.CutPrefix(s, "#"); local {
+					targets = append(targets, t)
+				} else {
+					entangled = true
 				}
-				visit(y)
-			}
-		case []any:
-			for _, y := range x {
-				visit(y)
 			}
 		}
-	}
-	visit(v)
-	return found
+	})
+	return targets, entangled
 }
 
 // lift makes a whole example from one for the object at node: a value the
