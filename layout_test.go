@@ -32,12 +32,13 @@ var allowed = map[string][]string{
 	"contractdiff":       {"plan", "inclusion", "digest", "internal/jsonpointer", "runtime/testmodel"},
 	"inclusion":          {"internal/jsonpointer"},
 	"plan":               {"digest", "internal/jsonpointer"},
-	"runtime":            {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer"},
+	"runtime":            {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "internal/textcut"},
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer"},
 	"internal/devserver": {},
 
 	// A leaf the library packages share.
 	"internal/jsonpointer": {},
+	"internal/textcut":     {},
 }
 
 // forbidden lists imports outside agentc a package must not have.

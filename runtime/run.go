@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/zeebo/blake3"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/text/message"
 
 	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/textcut"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
@@ -989,11 +989,7 @@ func bounded(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes in all)", s[:cut], len(s))
+	return fmt.Sprintf("%s… (%d bytes in all)", textcut.Prefix(s, max), len(s))
 }
 
 func callReport(c ToolCall) CallReport {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
@@ -17,6 +16,7 @@ import (
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/textcut"
 	"agentc.dev/agentc/plan"
 )
 
@@ -268,11 +268,7 @@ func clipped(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… (%d bytes in all; --json shows it whole)", s[:cut], len(s))
+	return fmt.Sprintf("%s… (%d bytes in all; --json shows it whole)", textcut.Prefix(s, max), len(s))
 }
 
 func shown(v any) string {

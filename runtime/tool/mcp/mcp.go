@@ -90,6 +90,7 @@ import (
 	"github.com/zeebo/blake3"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/textcut"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
@@ -609,11 +610,8 @@ func cut(text string, max int) string {
 	if len(text) <= max {
 		return text
 	}
-	n := max
-	for n > 0 && !utf8.RuneStart(text[n]) {
-		n--
-	}
-	kept := text[:n]
+	kept := textcut.Prefix(text, max)
+	n := len(kept)
 	if !strings.HasSuffix(kept, "\n") {
 		kept += "\n"
 	}
