@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"sync"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -37,72 +40,221 @@ func ItemID(batchID string, index int, input []byte) string {
 	return fmt.Sprintf("%s/%06d-%s", batchID, index, hex.EncodeToString(sum[:8]))
 }
 
-// BatchRunner returns the function that runs each item of a batch of the
-// plan file data as a run of its own on Temporal (workflow ID ItemID) and
-// waits for its report. A run of that ID that already exists is not
-// started again: a running one is waited for, a finished one's report is
-// read from its history, so a batch submitted again after its client
-// stopped pays for nothing twice. When ctx ends, the runs go on; the
-// item's report then says it was not waited for.
-//
-// With poolTokens above zero, the batch's runs share a token pool of
-// that many tokens, a workflow of its own (PoolWorkflow, ID BATCH/pool)
-// that lives until close is called; a batch submitted again while its
-// pool still runs shares it. close returns what the pool holds at the end
-// (nil without a pool).
-func BatchRunner(ctx context.Context, c client.Client, data []byte, base RunInput, opts SubmitOptions, batchID string, poolTokens int64) (run batch.RunFunc, close func() (*PoolState, error), err error) {
+// maxItem bounds an item's input, in bytes: a run's input is a
+// workflow's, which Temporal bounds to 2 MB with the rest of the run's.
+const maxItem = 1536 << 10
+
+// chunk bounds the items handed to a batch in one update, in bytes.
+const chunk = 256 << 10
+
+// BatchSpec is a batch as its client submits it.
+type BatchSpec struct {
+	// ID is the batch's workflow ID; its runs' IDs start with it.
+	ID string
+	// Run is every item's run input but for the item's own input.
+	Run RunInput
+	// Parallel is how many runs go at once; PoolTokens, above zero, the
+	// size of the batch's token pool.
+	Parallel   int
+	PoolTokens int64
+	// Items opens the batch's input (JSON lines) to hand its items over;
+	// MaxLine bounds a line, as batch.Scan does.
+	Items   func() (io.ReadCloser, error)
+	MaxLine int
+	// Handed, when set, is told once every item was handed over: the
+	// batch then goes on without its client.
+	Handed func(items int)
+}
+
+// BatchClient is a batch submitted to Temporal, from its client's side:
+// it hands the batch its items, and waits for each item's run.
+type BatchClient struct {
+	c     client.Client
+	spec  BatchSpec
+	queue string
+	since time.Time // runs that ended before are served, not paid for
+
+	mu       sync.Mutex
+	fed      error // why handing over the items stopped, once it has
+	ended    bool  // the batch workflow has ended
+	cancel   context.CancelFunc
+	feedDone chan struct{}
+}
+
+// SubmitBatch submits a batch of the plan file data, or joins the batch
+// of that ID if it is still going (it must run the same plan), and starts
+// handing it the items. A batch of that ID that has ended is started
+// again: the items whose runs exist are not run again, and their reports
+// are read from their histories.
+func SubmitBatch(ctx context.Context, c client.Client, data []byte, spec BatchSpec, opts SubmitOptions) (*BatchClient, error) {
 	p, err := plan.Read("plan", data)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	base.Plan, base.Digest = data, string(p.Digests.Plan)
-	queue := opts.TaskQueue
-	if queue == "" {
-		queue = DefaultTaskQueue
+	spec.Run.Plan, spec.Run.Digest, spec.Run.Input = data, string(p.Digests.Plan), nil
+	if spec.Parallel <= 0 {
+		spec.Parallel = batch.DefaultParallel
 	}
-	close = func() (*PoolState, error) { return nil, nil }
-	if poolTokens > 0 {
-		base.Pool = batchID + "/pool"
-		pool, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: base.Pool, TaskQueue: queue}, PoolWorkflow, PoolInput{Tokens: poolTokens})
-		if err != nil {
-			return nil, nil, fmt.Errorf("temporal: starting the batch's token pool: %w", err)
+	b := &BatchClient{c: c, spec: spec, queue: opts.TaskQueue, since: time.Now(), feedDone: make(chan struct{})}
+	if b.queue == "" {
+		b.queue = DefaultTaskQueue
+	}
+	if err := b.start(ctx); err != nil {
+		return nil, err
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	b.cancel = cancel
+	go func() {
+		defer close(b.feedDone)
+		err := b.feed(fctx)
+		b.mu.Lock()
+		if err == nil {
+			err = errFed
 		}
-		close = func() (*PoolState, error) {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
-			defer cancel()
-			if err := c.SignalWorkflow(cctx, pool.GetID(), pool.GetRunID(), poolClose, nil); err != nil {
-				return nil, fmt.Errorf("temporal: closing the batch's token pool: %w", err)
+		b.fed = err
+		b.mu.Unlock()
+	}()
+	return b, nil
+}
+
+// errFed says every item was handed over.
+var errFed = errors.New("every item was handed over")
+
+// start starts the batch workflow, or joins the run of it that is going,
+// which must run this plan.
+func (b *BatchClient) start(ctx context.Context) error {
+	in := BatchInput{Run: b.spec.Run, Parallel: b.spec.Parallel, PoolTokens: b.spec.PoolTokens}
+	run, err := b.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: b.spec.ID, TaskQueue: b.queue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, BatchWorkflow, in)
+	if err != nil {
+		return fmt.Errorf("temporal: starting batch %s: %w", b.spec.ID, err)
+	}
+	got, err := ReadBatchInput(ctx, b.c, b.spec.ID, run.GetRunID())
+	if err != nil {
+		return fmt.Errorf("temporal: batch %s: %w", b.spec.ID, err)
+	}
+	if got.Run.Digest != b.spec.Run.Digest {
+		return fmt.Errorf("temporal: batch %s is going with plan %s, and this is plan %s: give this batch another --workflow-id, or let that one end first", b.spec.ID, got.Run.Digest, b.spec.Run.Digest)
+	}
+	b.mu.Lock()
+	b.ended = false
+	b.mu.Unlock()
+	go func() {
+		// The batch ends once every item it was handed has ended; Get
+		// follows it when it continues as new.
+		if run.Get(ctx, nil) != nil && ctx.Err() != nil {
+			return
+		}
+		b.mu.Lock()
+		b.ended = true
+		b.mu.Unlock()
+	}()
+	return nil
+}
+
+// feed hands the batch its items, a chunk at a time, as it has room, and
+// then says there are no more. Lines that are not inputs stay here: the
+// batch's runner reports them.
+func (b *BatchClient) feed(ctx context.Context) error {
+	in, err := b.spec.Items()
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	var items []BatchItem
+	size, handed := 0, 0
+	send := func() error {
+		if len(items) == 0 {
+			return nil
+		}
+		err := b.update(ctx, batchAdd, fmt.Sprintf("add %d-%d", items[0].Index, items[len(items)-1].Index), items)
+		items, size = nil, 0
+		return err
+	}
+	err = batch.Scan(in, b.spec.MaxLine, func(it batch.Item) error {
+		if it.Err != "" || len(it.Input) > maxItem {
+			return nil
+		}
+		items = append(items, BatchItem{Index: it.Index, ID: ItemID(b.spec.ID, it.Index, it.Input), Input: it.Input})
+		handed++
+		if size += len(it.Input); size >= chunk {
+			return send()
+		}
+		return nil
+	})
+	if err == nil {
+		err = send()
+	}
+	if err == nil {
+		err = b.update(ctx, batchEnd, "end", nil)
+	}
+	if err == nil && b.spec.Handed != nil {
+		b.spec.Handed(handed)
+	}
+	return err
+}
+
+// update sends an update to the batch and waits for it to complete;
+// args nil for none. A batch that ended meanwhile (every item it had was
+// done) is started again, and a failure tried again a few times.
+func (b *BatchClient) update(ctx context.Context, name, id string, args any) error {
+	var err error
+	for try := range 5 {
+		if try > 0 {
+			select {
+			case <-time.After(time.Duration(try) * time.Second):
+			case <-ctx.Done():
+				return ctx.Err()
 			}
-			var st PoolState
-			if err := pool.Get(cctx, &st); err != nil {
-				return nil, fmt.Errorf("temporal: the batch's token pool: %w", err)
+		}
+		uo := client.UpdateWorkflowOptions{WorkflowID: b.spec.ID, UpdateName: name, UpdateID: id, WaitForStage: client.WorkflowUpdateStageCompleted}
+		if args != nil {
+			uo.Args = []any{args}
+		}
+		var h client.WorkflowUpdateHandle
+		if h, err = b.c.UpdateWorkflow(ctx, uo); err == nil {
+			if err = h.Get(ctx, nil); err == nil {
+				return nil
 			}
-			return &st, nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			if err = b.start(ctx); err != nil {
+				return err
+			}
 		}
 	}
+	return fmt.Errorf("temporal: handing batch %s its items: %w", b.spec.ID, err)
+}
+
+// RunFunc returns the function that waits for an item's run, as the
+// batch's runner calls it: the run the batch started for it, or that an
+// earlier submission of the batch did (its report read from its
+// history, its tokens served rather than paid if it ended before this
+// submission). When ctx ends, the run goes on; the item's report then
+// says it was not waited for.
+func (b *BatchClient) RunFunc() batch.RunFunc {
 	return func(ctx context.Context, index, line int, input json.RawMessage) (*agentrt.Report, error) {
-		in := base
-		in.Input = input
-		id := ItemID(batchID, index, input)
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue,
-			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			WorkflowExecutionErrorWhenAlreadyStarted: true}, Workflow, in)
-		var started *serviceerror.WorkflowExecutionAlreadyStarted
-		before := errors.As(err, &started)
+		if len(input) > maxItem {
+			return nil, fmt.Errorf("the input is %d bytes, more than the %d a run's input may hold on Temporal", len(input), maxItem)
+		}
+		id := ItemID(b.spec.ID, index, input)
+		before, err := b.await(ctx, id)
 		switch {
-		case before:
-			run = c.GetWorkflow(ctx, id, "") // it ran before: its report is in its history
 		case err != nil && ctx.Err() != nil:
 			return notWaited(id), nil
 		case err != nil:
-			return nil, fmt.Errorf("temporal: starting run %s: %w", id, err)
+			return nil, err
 		}
 		var rep agentrt.Report
-		err = run.Get(ctx, &rep)
+		err = b.c.GetWorkflow(ctx, id, "").Get(ctx, &rep)
 		var app *sdktemporal.ApplicationError
 		switch {
 		case err == nil && before:
-			// Paid for when it ran, not by this batch.
+			// Paid for when it ran, not by this submission.
 			rep.UsagePaid, rep.UsageReplayed = agentrt.Usage{}, rep.Usage
 			return &rep, nil
 		case err == nil:
@@ -113,7 +265,82 @@ func BatchRunner(ctx context.Context, c client.Client, data []byte, base RunInpu
 			return nil, &agentrt.InputError{Msg: strings.TrimPrefix(app.Message(), "input: ")}
 		}
 		return nil, fmt.Errorf("temporal: run %s: %w", id, err)
-	}, close, nil
+	}
+}
+
+// await waits until the run of ID exists, and reports whether it ended
+// before this submission of the batch.
+func (b *BatchClient) await(ctx context.Context, id string) (before bool, err error) {
+	wait := 100 * time.Millisecond
+	for {
+		d, err := b.c.DescribeWorkflowExecution(ctx, id, "")
+		var nf *serviceerror.NotFound
+		switch {
+		case err == nil:
+			closed := d.GetWorkflowExecutionInfo().GetCloseTime()
+			return closed != nil && closed.AsTime().Before(b.since), nil
+		case !errors.As(err, &nf):
+			return false, fmt.Errorf("temporal: run %s: %w", id, err)
+		}
+		b.mu.Lock()
+		fed, ended := b.fed, b.ended
+		b.mu.Unlock()
+		switch {
+		case fed != nil && fed != errFed:
+			return false, fed
+		case ended && fed == errFed:
+			// Look once more: the batch may have ended after the look.
+			if _, err := b.c.DescribeWorkflowExecution(ctx, id, ""); err == nil {
+				continue
+			}
+			return false, fmt.Errorf("temporal: batch %s ended without starting run %s", b.spec.ID, id)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
+// Close stops handing items over and, unless ctx has ended, waits a while
+// for the batch to end and for its pool's final count (nil without a
+// pool).
+func (b *BatchClient) Close(ctx context.Context) (*PoolState, error) {
+	defer b.cancel()
+	// Every item may have had its report before the batch had them all
+	// (their runs existed): the batch ends once it has.
+	select {
+	case <-b.feedDone:
+	case <-ctx.Done():
+	case <-time.After(cancelWait):
+	}
+	b.cancel()
+	<-b.feedDone
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	b.mu.Lock()
+	fed := b.fed
+	b.mu.Unlock()
+	if fed != errFed {
+		return nil, fed
+	}
+	wctx, cancel := context.WithTimeout(ctx, cancelWait)
+	defer cancel()
+	var st BatchState
+	if err := b.c.GetWorkflow(wctx, b.spec.ID, "").Get(wctx, &st); err != nil {
+		return nil, fmt.Errorf("temporal: batch %s: %w", b.spec.ID, err)
+	}
+	if st.Pool == "" {
+		return nil, nil
+	}
+	var ps PoolState
+	if err := b.c.GetWorkflow(wctx, st.Pool, "").Get(wctx, &ps); err != nil {
+		return nil, fmt.Errorf("temporal: the batch's token pool: %w", err)
+	}
+	return &ps, nil
 }
 
 // notWaited is the report of an item whose run the batch stopped waiting

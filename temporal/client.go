@@ -153,6 +153,11 @@ func Export(ctx context.Context, c client.Client, workflowID, runID string, note
 			if err != nil {
 				return h, nil, err
 			}
+			if in.Batch != nil {
+				if in.Plan, err = BatchPlan(ctx, c, *in.Batch, in.Digest); err != nil {
+					return h, nil, fmt.Errorf("workflow %s: %w", workflowID, err)
+				}
+			}
 			p, err := plan.Read("the workflow's plan", in.Plan)
 			if err != nil {
 				return h, nil, fmt.Errorf("workflow %s: %w", workflowID, err)

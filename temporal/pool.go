@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
@@ -33,7 +35,20 @@ const (
 // PoolInput is a pool workflow's input.
 type PoolInput struct {
 	Tokens int64 `json:"tokens"`
+	// Carry is what a pool that continued as new carries over: its counts
+	// and the reservations of the calls in flight.
+	Carry *PoolCarry `json:"carry,omitempty"`
 }
+
+// PoolCarry is a pool's books as it continues as new.
+type PoolCarry struct {
+	State PoolState        `json:"state"`
+	Holds map[string]int64 `json:"holds,omitempty"`
+}
+
+// poolMoving is the error type of a reservation refused for a moment
+// while the pool continues as new: the call asks again.
+const poolMoving = "agentc.pool.moving"
 
 // PoolState is what a pool holds.
 type PoolState struct {
@@ -96,7 +111,12 @@ func (l *ledger) grant() {
 // its batch closes it, and returns what it holds then.
 func (w *Worker) pool(ctx workflow.Context, in PoolInput) (PoolState, error) {
 	l := &ledger{PoolState: PoolState{Tokens: in.Tokens}, holds: map[string]int64{}}
-	err := workflow.SetUpdateHandler(ctx, poolReserve, func(ctx workflow.Context, a poolAsk) (int64, error) {
+	if c := in.Carry; c != nil {
+		l.PoolState = c.State
+		maps.Copy(l.holds, c.Holds)
+	}
+	moving := false
+	err := workflow.SetUpdateHandlerWithOptions(ctx, poolReserve, func(ctx workflow.Context, a poolAsk) (int64, error) {
 		if n, ok := l.holds[a.Key]; ok {
 			return n, nil // a call attempted again: it holds what it held
 		}
@@ -111,7 +131,12 @@ func (w *Worker) pool(ctx workflow.Context, in PoolInput) (PoolState, error) {
 			return 0, sdktemporal.NewNonRetryableApplicationError(pw.err.Error(), ErrPool, nil, string(details))
 		}
 		return pw.granted, nil
-	})
+	}, workflow.UpdateHandlerOptions{Validator: func(a poolAsk) error {
+		if _, ok := l.holds[a.Key]; !ok && moving {
+			return sdktemporal.NewApplicationError("the pool is continuing as new", poolMoving)
+		}
+		return nil
+	}})
 	if err != nil {
 		return l.PoolState, err
 	}
@@ -131,9 +156,24 @@ func (w *Worker) pool(ctx workflow.Context, in PoolInput) (PoolState, error) {
 	if err := workflow.SetQueryHandler(ctx, poolState, func() (PoolState, error) { return l.PoolState, nil }); err != nil {
 		return l.PoolState, err
 	}
-	workflow.GetSignalChannel(ctx, poolClose).Receive(ctx, nil)
+	closing := workflow.GetSignalChannel(ctx, poolClose)
+	moveOn := func() bool {
+		info := workflow.GetInfo(ctx)
+		return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > maxHistory
+	}
+	if err := workflow.Await(ctx, func() bool { return closing.Len() > 0 || moveOn() }); err != nil {
+		return l.PoolState, err
+	}
+	closed := closing.ReceiveAsync(nil)
+	// New reservations wait (they are refused, and asked again) until the
+	// pool's next run; those in the queue are granted as calls settle.
+	moving = !closed
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return l.PoolState, err
+	}
+	if moving && !closed {
+		return l.PoolState, workflow.NewContinueAsNewError(ctx, PoolWorkflow,
+			PoolInput{Tokens: in.Tokens, Carry: &PoolCarry{State: l.PoolState, Holds: l.holds}})
 	}
 	return l.PoolState, nil
 }
@@ -148,13 +188,24 @@ func (w *Worker) reserveCall(ctx context.Context, poolID, key string, req *agent
 	} else {
 		ask.Rest = true
 	}
-	h, err := w.client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: poolID, UpdateName: poolReserve,
-		UpdateID: "reserve " + key, Args: []any{ask}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err == nil {
-		var granted int64
-		err = h.Get(ctx, &granted)
-	}
 	var app *sdktemporal.ApplicationError
+	for {
+		var h client.WorkflowUpdateHandle
+		h, err = w.client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: poolID, UpdateName: poolReserve,
+			UpdateID: "reserve " + key, Args: []any{ask}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err == nil {
+			var granted int64
+			err = h.Get(ctx, &granted)
+		}
+		if !errors.As(err, &app) || app.Type() != poolMoving {
+			break
+		}
+		select { // the pool is continuing as new: ask its next run
+		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	if errors.As(err, &app) && app.Type() == ErrPool {
 		pe := &agentrt.PoolError{}
 		var details string

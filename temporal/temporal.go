@@ -47,8 +47,11 @@ const (
 // local run takes on its command line.
 type RunInput struct {
 	// Plan is the plan file, byte for byte; it holds the plans of the
-	// agents it calls.
-	Plan []byte `json:"plan"`
+	// agents it calls. A batch's run has none: its plan is its batch's.
+	Plan []byte `json:"plan,omitempty"`
+	// Batch, when set, is the batch the run is an item of: the plan is in
+	// its input, and it is told when the run ends.
+	Batch *BatchRef `json:"batch,omitempty"`
 	// Digest is the plan digest the run was submitted for: a worker runs
 	// the plan only if it is this one.
 	Digest string `json:"digest"`

@@ -51,9 +51,10 @@ type Worker struct {
 	opts   WorkerOptions
 	client client.Client
 
-	mu    sync.Mutex
-	runs  map[string]*workerRun  // by workflow and run ID
-	built map[string]*builtAgent // by plan digest, provider, seed and agent path
+	mu      sync.Mutex
+	runs    map[string]*workerRun  // by workflow and run ID
+	built   map[string]*builtAgent // by plan digest, provider, seed and agent path
+	batches map[BatchRef][]byte    // the plans of batches, by the batch run whose input holds it
 }
 
 // workerRun is what a worker knows of a run it makes effects for.
@@ -79,7 +80,7 @@ func NewWorker(c client.Client, opts WorkerOptions) (*Worker, error) {
 	if opts.ModelFor == nil {
 		return nil, errors.New("temporal: a worker needs ModelFor")
 	}
-	return &Worker{opts: opts, client: c, runs: map[string]*workerRun{}, built: map[string]*builtAgent{}}, nil
+	return &Worker{opts: opts, client: c, runs: map[string]*workerRun{}, built: map[string]*builtAgent{}, batches: map[BatchRef][]byte{}}, nil
 }
 
 // Options returns the options of a Temporal worker that serves agentc's
@@ -95,6 +96,7 @@ func (w *Worker) Register(r worker.Registry) {
 	w.RegisterWorkflow(r)
 	r.RegisterActivityWithOptions(w.effect, activity.RegisterOptions{Name: EffectActivity})
 	r.RegisterActivityWithOptions(w.servers, activity.RegisterOptions{Name: ServersActivity})
+	r.RegisterActivityWithOptions(w.batchPlan, activity.RegisterOptions{Name: planActivity})
 }
 
 // RegisterWorkflow registers the run workflow alone, as a replayer of
@@ -102,6 +104,7 @@ func (w *Worker) Register(r worker.Registry) {
 func (w *Worker) RegisterWorkflow(r worker.WorkflowRegistry) {
 	r.RegisterWorkflowWithOptions(w.run, workflow.RegisterOptions{Name: Workflow})
 	r.RegisterWorkflowWithOptions(w.pool, workflow.RegisterOptions{Name: PoolWorkflow})
+	r.RegisterWorkflowWithOptions(w.batch, workflow.RegisterOptions{Name: BatchWorkflow})
 }
 
 // Close closes what the worker's activities started: mcp servers, tool
@@ -212,6 +215,11 @@ func (w *Worker) runOf(ctx context.Context) (*workerRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if in.Batch != nil {
+		if in.Plan, err = w.batchPlan(ctx, *in.Batch, in.Digest); err != nil {
+			return nil, err
+		}
+	}
 	p, err := plan.Read("the workflow's plan", in.Plan)
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
@@ -234,6 +242,64 @@ func ReadInput(ctx context.Context, c client.Client, workflowID, runID string) (
 		return nil, fmt.Errorf("workflow %s: reading its history: %w", workflowID, err)
 	}
 	return runInputOf(workflowID, ev)
+}
+
+// batchPlan returns the plan of a batch's runs, read from the input of
+// the batch run that started them, once on this worker; it must be the
+// plan of digest.
+func (w *Worker) batchPlan(ctx context.Context, ref BatchRef, digest string) ([]byte, error) {
+	w.mu.Lock()
+	data, ok := w.batches[ref]
+	w.mu.Unlock()
+	if !ok {
+		var err error
+		if data, err = BatchPlan(ctx, w.client, ref, digest); err != nil {
+			return nil, err
+		}
+		w.mu.Lock()
+		w.batches[ref] = data
+		w.mu.Unlock()
+	}
+	return data, nil
+}
+
+// BatchPlan reads the plan of a batch's runs from the input of the batch
+// run that started them; it must be the plan of digest.
+func BatchPlan(ctx context.Context, c client.Client, ref BatchRef, digest string) ([]byte, error) {
+	in, err := ReadBatchInput(ctx, c, ref.Workflow, ref.Run)
+	if err != nil {
+		return nil, err
+	}
+	if in.Run.Digest != digest {
+		return nil, sdktemporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("batch %s runs plan %s, not %s", ref.Workflow, in.Run.Digest, digest), ErrPlan, nil)
+	}
+	return in.Run.Plan, nil
+}
+
+// ReadBatchInput reads a batch workflow's input from its history (runID
+// empty: its latest run's).
+func ReadBatchInput(ctx context.Context, c client.Client, workflowID, runID string) (*BatchInput, error) {
+	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return nil, fmt.Errorf("workflow %s has no history", workflowID)
+	}
+	ev, err := it.Next()
+	if err != nil {
+		return nil, fmt.Errorf("workflow %s: reading its history: %w", workflowID, err)
+	}
+	started := ev.GetWorkflowExecutionStartedEventAttributes()
+	if started == nil {
+		return nil, fmt.Errorf("workflow %s: its history does not start with the workflow's start", workflowID)
+	}
+	if t := started.GetWorkflowType().GetName(); t != BatchWorkflow {
+		return nil, fmt.Errorf("workflow %s is a %s, not an agentc batch (%s)", workflowID, t, BatchWorkflow)
+	}
+	var in BatchInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(started.GetInput(), &in); err != nil {
+		return nil, fmt.Errorf("workflow %s: its input is not a batch's: %w", workflowID, err)
+	}
+	return &in, nil
 }
 
 // runInputOf reads a run's input from the first event of its history.

@@ -34,6 +34,15 @@ const (
 // the workflow's clock with an effector that makes each effect an
 // activity.
 func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error) {
+	if in.Batch != nil {
+		// Its batch is told when it ends, however it ends.
+		defer tellBatch(ctx, in.Batch)
+		lao := workflow.LocalActivityOptions{StartToCloseTimeout: planTimeout,
+			RetryPolicy: &sdktemporal.RetryPolicy{MaximumAttempts: attempts, NonRetryableErrorTypes: []string{ErrPlan}}}
+		if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, lao), planActivity, *in.Batch, in.Digest).Get(ctx, &in.Plan); err != nil {
+			return nil, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("reading the plan of batch %s: %v", in.Batch.Workflow, err), ErrPlan, nil)
+		}
+	}
 	p, err := plan.Read("the workflow's plan", in.Plan)
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)

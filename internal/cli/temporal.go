@@ -65,12 +65,13 @@ func (t *temporalFlags) remote(e Env, workflowID *string) runcmd.Remote {
 	}
 }
 
-// remoteBatch is the run verb's RemoteBatch on Temporal: each item is a
-// run of its own, named from the batch's ID (--workflow-id, else a new
-// one, printed), so that the same command run again collects the runs it
-// started instead of starting them again.
+// remoteBatch is the run verb's RemoteBatch on Temporal: the batch is a
+// workflow that runs each item as a run of its own, named from the
+// batch's ID (--workflow-id, else a new one, printed), so that the same
+// command run again collects the runs it started instead of starting them
+// again.
 func (t *temporalFlags) remoteBatch(e Env, workflowID *string) runcmd.RemoteBatch {
-	return func(ctx context.Context, p *plan.Plan, r runcmd.RemoteRun, w io.Writer) (batch.RunFunc, func(), error) {
+	return func(ctx context.Context, p *plan.Plan, r runcmd.RemoteRun, w io.Writer, items func() (io.ReadCloser, error)) (batch.RunFunc, func(), error) {
 		c, err := temporal.Dial(ctx, t.hostPort, t.namespace, e.Stderr)
 		if err != nil {
 			return nil, nil, err
@@ -84,19 +85,23 @@ func (t *temporalFlags) remoteBatch(e Env, workflowID *string) runcmd.RemoteBatc
 		if id == "" {
 			id = temporal.NewBatchID(p.Agent.Name)
 		}
-		run, closePool, err := temporal.BatchRunner(ctx, c, data, runInput(r), temporal.SubmitOptions{TaskQueue: t.taskQueue}, id, r.PoolTokens)
+		b, err := temporal.SubmitBatch(ctx, c, data, temporal.BatchSpec{ID: id, Run: runInput(r), Parallel: r.Parallel,
+			PoolTokens: r.PoolTokens, Items: items, MaxLine: runcmd.MaxInput,
+			Handed: func(n int) {
+				fmt.Fprintf(w, "agentc: batch %s: all %d inputs handed over; the batch goes on if this command stops\n", id, n)
+			}}, temporal.SubmitOptions{TaskQueue: t.taskQueue})
 		if err != nil {
 			c.Close()
 			return nil, nil, err
 		}
-		fmt.Fprintf(w, "agentc: batch %s: each input is a run on %s (namespace %s, task queue %s), workflow ID %s/INDEX-DIGEST; to go on after a stop, run the same command with --workflow-id %s\n",
+		fmt.Fprintf(w, "agentc: batch %s submitted to %s (namespace %s, task queue %s): each input is a run, workflow ID %s/INDEX-DIGEST; the batch goes on without this command once every input is handed over; to collect it, run the same command with --workflow-id %s\n",
 			id, t.hostPort, t.namespace, t.taskQueue, id, id)
 		wctx, stop := context.WithCancel(ctx)
 		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, w)
 		done := func() {
 			stop()
 			defer c.Close()
-			st, err := closePool()
+			st, err := b.Close(ctx)
 			switch {
 			case err != nil:
 				fmt.Fprintf(w, "agentc: %v\n", err)
@@ -104,7 +109,7 @@ func (t *temporalFlags) remoteBatch(e Env, workflowID *string) runcmd.RemoteBatc
 				fmt.Fprintf(w, "agentc: pool: %d tokens: %d spent, %d left\n", st.Tokens, st.Spent, st.Tokens-st.Spent)
 			}
 		}
-		return run, done, nil
+		return b.RunFunc(), done, nil
 	}
 }
 

@@ -3,6 +3,7 @@ package runcmd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 
@@ -24,14 +25,18 @@ type RemoteRun struct {
 	Budgets  agentrt.Overrides
 	Provider string // --model: the provider that answers in place of the plan's
 	Seed     int64
-	// PoolTokens, for a batch, is --pool-tokens: a pool its runs share.
+	// PoolTokens, for a batch, is --pool-tokens: a pool its runs share;
+	// Parallel is --parallel.
 	PoolTokens int64
+	Parallel   int
 }
 
-// RemoteBatch returns the function that runs each item of a batch of the
-// plan somewhere other than this process, and what to call when the batch
-// is over; it names the batch on w.
-type RemoteBatch func(ctx context.Context, p *plan.Plan, r RemoteRun, w io.Writer) (batch.RunFunc, func(), error)
+// RemoteBatch submits a batch of the plan to run somewhere other than
+// this process, handing it the items it reads from what items opens (the
+// batch's input, which it may read while the batch's runner reads it
+// too). It returns the function that waits for each item's run, and what
+// to call when the batch is over; it names the batch on w.
+type RemoteBatch func(ctx context.Context, p *plan.Plan, r RemoteRun, w io.Writer, items func() (io.ReadCloser, error)) (batch.RunFunc, func(), error)
 
 // SetRemote makes the run verb run its plan with r, and a batch's items
 // with b. The flags that only mean something in this process (--record,
@@ -42,14 +47,26 @@ func (f *Flags) SetRemote(r Remote, b RemoteBatch) { f.remote, f.remoteBatch = r
 // runRemoteBatch runs a batch whose items run elsewhere: read, ordered,
 // counted and printed here as a local batch is.
 func runRemoteBatch(ctx context.Context, e Env, p *plan.Plan, f Flags, r RemoteRun) error {
-	in, total, closeIn, err := batchInput(e, f.batch)
+	name := f.batch
+	if name == "-" {
+		// Read twice: once to hand the items over, once to wait for them.
+		spool, err := spoolInput(e.Stdin)
+		if err != nil {
+			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--batch -: %w", err)}
+		}
+		defer os.Remove(spool)
+		name = spool
+	}
+	in, total, closeIn, err := batchInput(e, name)
 	if err != nil {
 		return err
 	}
 	defer closeIn()
 	ctx, sigs := onStopSignal(ctx, e)
 	defer sigs.stop()
-	run, done, err := f.remoteBatch(ctx, p, r, e.Stderr)
+	r.Parallel = f.parallel
+	items := func() (io.ReadCloser, error) { return os.Open(name) }
+	run, done, err := f.remoteBatch(ctx, p, r, e.Stderr, items)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
@@ -57,6 +74,24 @@ func runRemoteBatch(ctx context.Context, e Env, p *plan.Plan, f Flags, r RemoteR
 	b := batch.NewFunc(run, batch.Options{Parallel: f.parallel, MaxLine: MaxInput})
 	return driveBatch(ctx, e, f, b, in, total, sigs, nil,
 		"the runs it started go on; run the same command again, with the same --workflow-id, to collect them and go on")
+}
+
+// spoolInput copies standard input to a temporary file and returns its
+// name.
+func spoolInput(in io.Reader) (string, error) {
+	f, err := os.CreateTemp("", "agentc-batch-*.jsonl")
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(f, in)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }
 
 // WorkerModels returns the function a worker picks each agent's model

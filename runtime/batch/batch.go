@@ -225,27 +225,64 @@ func (s *Summary) count(r Result) {
 // readItems reads the input's lines into items, each after taking a place
 // in the window, until the input ends or ctx does.
 func (b *Batch) readItems(ctx context.Context, in io.Reader, window chan struct{}, work chan<- item) error {
+	err := Scan(in, b.opts.MaxLine, func(it Item) error {
+		select {
+		case window <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case work <- item{index: it.Index, line: it.Line, input: it.Input, err: it.Err}:
+			b.read.Add(1)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	return err
+}
+
+// Item is one item of a batch's input, as Scan reads it.
+type Item struct {
+	// Index is the item's place among the batch's items, from 0; Line its
+	// line in the input, from 1.
+	Index, Line int
+	// Input is the line, without its end; nil for a line too long.
+	Input []byte
+	// Err says why the line is not an input: too long, or not one JSON
+	// value (with its column).
+	Err string
+}
+
+// Scan reads a batch's input as Run does, calling fn with each item in
+// order: blank lines are not items, and a line longer than maxLine (0:
+// DefaultMaxLine) is an item without input. fn's error ends the scan and
+// is returned; so is a read error.
+func Scan(in io.Reader, maxLine int, fn func(Item) error) error {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
 	br := bufio.NewReaderSize(in, 64<<10)
 	index := 0
 	for line := 1; ; line++ {
-		text, long, err := readLine(br, b.opts.MaxLine)
+		text, long, err := readLine(br, maxLine)
 		if len(bytes.TrimSpace(text)) > 0 || long {
-			it := item{index: index, line: line, input: text}
-			if long {
-				it.input, it.err = nil, fmt.Sprintf("line %d: the input is longer than the %d bytes a line may hold", line, b.opts.MaxLine)
+			it := Item{Index: index, Line: line, Input: text}
+			switch {
+			case long:
+				it.Input, it.Err = nil, fmt.Sprintf("line %d: the input is longer than the %d bytes a line may hold", line, maxLine)
+			default:
+				if cerr := checkJSON(text); cerr != nil {
+					it.Err = fmt.Sprintf("line %d, %v", line, cerr)
+				}
 			}
-			select {
-			case window <- struct{}{}:
-			case <-ctx.Done():
-				return nil
+			if ferr := fn(it); ferr != nil {
+				return ferr
 			}
-			select {
-			case work <- it:
-				index++
-				b.read.Add(1)
-			case <-ctx.Done():
-				return nil
-			}
+			index++
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -305,9 +342,6 @@ func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, bad bool
 	}
 	if it.err != "" {
 		return failed(it.err), true
-	}
-	if err := checkJSON(it.input); err != nil {
-		return failed(fmt.Sprintf("line %d, %v", it.line, err)), true
 	}
 	if b.fn != nil {
 		rep, err := b.fn(ctx, it.index, it.line, it.input)

@@ -1,0 +1,194 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"agentc.dev/agentc/internal/devserver"
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// answering is a model that answers at once, counting the calls it is
+// sent by their user message.
+type answering struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (m *answering) Complete(_ context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	m.mu.Lock()
+	m.calls[req.Messages[len(req.Messages)-1].Content]++
+	m.mu.Unlock()
+	return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: "a1", Name: req.OutputTool, Arguments: json.RawMessage(`{"label":"bug"}`)}}},
+		Usage: agentrt.Usage{Input: 20, Output: 5}}, nil
+}
+
+// TestBatchContinuesAsNew: a batch, and its token pool, whose histories
+// outgrow their bound continue as new, carrying what they hold: every
+// item is run once, the pool's books come out right, and the batch
+// submitted again runs nothing.
+func TestBatchContinuesAsNew(t *testing.T) {
+	defer func(h, p int) { maxHistory, maxPending = h, p }(maxHistory, maxPending)
+	maxHistory, maxPending = 60, 200
+
+	s := devserver.Start(t)
+	c, err := Dial(context.Background(), s.HostPort, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m := &answering{calls: map[string]int{}}
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := worker.New(c, "batch", Options())
+	w.Register(tw)
+	if err := tw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Stop()
+
+	p := &plan.Plan{Agent: plan.Agent{
+		Name:         "label",
+		Model:        plan.Model{Provider: "openai", Name: "m1", MaxOutputTokens: 50},
+		Instructions: "Label the issue.",
+		Prompt:       "issue {{.n}}",
+		Input:        &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)},
+		Output: &plan.Output{Name: "answer", Description: "The label.", Mode: "auto", Enforce: "local", Retries: 2,
+			Schema: json.RawMessage(`{"type":"object","properties":{"label":{"enum":["bug","feature"]}},"required":["label"],"additionalProperties":false}`)},
+		Budgets: plan.Budgets{Deadline: "5m"},
+	}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 25
+	var lines strings.Builder
+	for i := range n {
+		fmt.Fprintf(&lines, "{\"n\": %d}\n", i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	submit := func() *BatchClient {
+		b, err := SubmitBatch(ctx, c, data, BatchSpec{ID: "cont", Parallel: 3, PoolTokens: 100_000,
+			Items: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(lines.String())), nil }},
+			SubmitOptions{TaskQueue: "batch"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run := b.RunFunc()
+		for i := range n {
+			input := json.RawMessage(fmt.Sprintf(`{"n": %d}`, i))
+			rep, err := run(ctx, i, i+1, input)
+			if err != nil {
+				t.Fatalf("item %d: %v", i, err)
+			}
+			if rep.Outcome != agentrt.OutcomeOK || string(rep.Answer) != `{"label":"bug"}` {
+				t.Fatalf("item %d: %s %s %s", i, rep.Outcome, rep.Answer, rep.Error)
+			}
+		}
+		return b
+	}
+	b := submit()
+	pool, err := b.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (PoolState{Tokens: 100_000, Spent: n * 25}); pool == nil || *pool != want {
+		t.Errorf("the pool at its end: %+v; want %+v", pool, want)
+	}
+	for i := range n {
+		if got := m.calls[fmt.Sprintf("issue %d", i)]; got != 1 {
+			t.Errorf("item %d: its model call was made %d times", i, got)
+		}
+	}
+	// The batch and its pool each continued as new, more than once, and
+	// every run's history replays as workflow code: deterministic.
+	replayer := worker.NewWorkflowReplayer()
+	w.RegisterWorkflow(replayer)
+	for _, id := range []string{"cont", "cont/pool"} {
+		runs := chain(ctx, t, c, id)
+		if len(runs) < 3 {
+			t.Errorf("%s had %d runs; want it to continue as new more than once", id, len(runs))
+		}
+		for _, run := range runs {
+			if err := replayer.ReplayWorkflowExecution(ctx, c.WorkflowService(), nil, "default", workflow.Execution{ID: id, RunID: run}); err != nil {
+				t.Errorf("replaying %s run %s: %v", id, run, err)
+			}
+		}
+	}
+	var st BatchState
+	if err := c.GetWorkflow(ctx, "cont", "").Get(ctx, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Started+st.Existing != n || st.Existing != 0 {
+		t.Errorf("the batch's count at its end: %d started, %d existing; want %d started", st.Started, st.Existing, n)
+	}
+
+	// Submitted again, the batch finds every item's run and runs none.
+	b = submit()
+	if _, err := b.Close(ctx); err != nil {
+		it := c.GetWorkflowHistory(ctx, "cont", "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, _ := it.Next()
+			t.Log(ev.GetEventId(), ev.GetEventType())
+		}
+		q, qerr := c.QueryWorkflow(ctx, "cont", "", batchState)
+		var st BatchState
+		if qerr == nil {
+			qerr = q.Get(&st)
+		}
+		t.Logf("state %+v %v", st, qerr)
+		t.Fatal(err)
+	}
+	if err := c.GetWorkflow(ctx, "cont", "").Get(ctx, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Existing != n {
+		t.Errorf("submitted again, the batch found %d runs existing; want %d", st.Existing, n)
+	}
+	for i := range n {
+		if got := m.calls[fmt.Sprintf("issue %d", i)]; got != 1 {
+			t.Errorf("item %d: its model call was made %d times", i, got)
+		}
+	}
+}
+
+// chain returns the run IDs of a workflow, from its latest back through
+// the runs it continued.
+func chain(ctx context.Context, t *testing.T, c client.Client, id string) []string {
+	t.Helper()
+	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := []string{d.GetWorkflowExecutionInfo().GetExecution().GetRunId()}
+	for {
+		it := c.GetWorkflowHistory(ctx, id, runs[len(runs)-1], false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := ev.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+		if prev == "" {
+			return runs
+		}
+		runs = append(runs, prev)
+	}
+}

@@ -1,0 +1,301 @@
+package temporal
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	sdktemporal "go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"agentc.dev/agentc/plan"
+)
+
+// A batch on Temporal is a workflow of its own (type agentc.batch, its ID
+// the batch's): its client hands it the batch's items, and it starts each
+// as a child run (agentc.run, ID ItemID), Parallel at once, and starts and
+// closes the batch's token pool. Once every item is handed over, the batch
+// goes on without its client.
+//
+// Temporal bounds a workflow's input (2 MB) and its history (50,000
+// events), so the batch holds few items at a time and continues as new
+// when its history grows: the client hands items over as the batch has
+// room (maxPending bytes waiting), the children read the plan from the
+// batch's input rather than carrying it in their own (which the batch's
+// history would record for each), and each child tells the batch, by a
+// signal, when it ends, so that the batch's count of runs going outlives
+// its continuing as new.
+const (
+	// BatchWorkflow is the workflow type of a batch.
+	BatchWorkflow = "agentc.batch"
+
+	batchAdd   = "add"   // update: items to start
+	batchEnd   = "end"   // update: no more items
+	batchDone  = "done"  // signal: a child run ended
+	batchState = "state" // query
+
+)
+
+// Bounds of a batch's and a pool's workflow (variables for tests).
+var (
+	// maxPending bounds the inputs a batch holds, not yet started, in
+	// bytes: they are carried into its next run when it continues as new.
+	maxPending = 1 << 20
+	// maxHistory is the history length at which a batch or pool
+	// continues as new if the server has not suggested it before.
+	maxHistory = 20000
+)
+
+// BatchInput is a batch workflow's input.
+type BatchInput struct {
+	// Run is every item's run input but for the item's own input: the
+	// plan, its digest, the budgets and provider.
+	Run RunInput `json:"run"`
+	// Parallel is how many of the batch's runs go at once.
+	Parallel int `json:"parallel"`
+	// PoolTokens, above zero, is the size of the batch's token pool.
+	PoolTokens int64 `json:"pool_tokens,omitempty"`
+	// State is what a batch that continued as new carries over.
+	State *BatchState `json:"state,omitempty"`
+}
+
+// BatchItem is one input of a batch, as its client hands it over.
+type BatchItem struct {
+	Index int             `json:"index"`
+	ID    string          `json:"id"` // its run's workflow ID: ItemID
+	Input json.RawMessage `json:"input"`
+}
+
+// BatchState is what a batch holds.
+type BatchState struct {
+	// Digest is the plan digest of the batch's runs.
+	Digest string `json:"digest"`
+	// Pending are the items handed over and not started yet; Running the
+	// IDs of the runs started and not ended.
+	Pending []BatchItem `json:"pending,omitempty"`
+	Running []string    `json:"running,omitempty"`
+	// Ended says the client has handed over every item.
+	Ended bool `json:"ended,omitempty"`
+	// Started counts the runs the batch started; Existing the items whose
+	// run existed already (an earlier submission of the batch started it).
+	Started  int `json:"started"`
+	Existing int `json:"existing"`
+	// Pool is the token pool's workflow ID, once started.
+	Pool string `json:"pool,omitempty"`
+}
+
+// BatchRef names the batch a run belongs to: the batch run whose input
+// holds the plan, and the batch to tell when the run ends.
+type BatchRef struct {
+	Workflow string `json:"workflow"`
+	Run      string `json:"run"`
+}
+
+// batch is the batch workflow.
+func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error) {
+	p, err := plan.Read("the batch's plan", in.Run.Plan)
+	if err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+	}
+	if string(p.Digests.Plan) != in.Run.Digest {
+		return nil, sdktemporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the plan's digest is %s, but the batch was submitted for %s", p.Digests.Plan, in.Run.Digest), ErrPlan, nil)
+	}
+	if in.Parallel <= 0 {
+		return nil, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("parallel is %d, not a number of runs", in.Parallel), ErrPlan, nil)
+	}
+	self := workflow.GetInfo(ctx).WorkflowExecution
+	st := in.State
+	if st == nil {
+		st = &BatchState{Digest: in.Run.Digest}
+	}
+	running := map[string]bool{}
+	for _, id := range st.Running {
+		running[id] = true
+	}
+	pendingBytes := 0
+	known := map[string]bool{}
+	for _, it := range st.Pending {
+		pendingBytes += len(it.Input)
+		known[it.ID] = true
+	}
+	if in.PoolTokens > 0 && st.Pool == "" {
+		st.Pool = self.ID + "/pool"
+		co := workflow.ChildWorkflowOptions{WorkflowID: st.Pool, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}
+		f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, co), PoolWorkflow, PoolInput{Tokens: in.PoolTokens})
+		// A pool of this batch still open (its batch was submitted again)
+		// is shared.
+		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil && !sdktemporal.IsWorkflowExecutionAlreadyStartedError(err) {
+			return nil, fmt.Errorf("starting the batch's token pool: %w", err)
+		}
+	}
+	draining := false
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, batchAdd, func(ctx workflow.Context, items []BatchItem) (int, error) {
+		// Room first: the items wait in the client until the batch can
+		// hold them. A batch about to continue as new takes them anyway.
+		if err := workflow.Await(ctx, func() bool { return pendingBytes < maxPending || draining }); err != nil {
+			return 0, err
+		}
+		n := 0
+		for _, it := range items {
+			if known[it.ID] || running[it.ID] {
+				continue // handed over twice: a client's retry
+			}
+			known[it.ID] = true
+			st.Pending = append(st.Pending, it)
+			pendingBytes += len(it.Input)
+			n++
+		}
+		return n, nil
+	}, workflow.UpdateHandlerOptions{Validator: func(items []BatchItem) error {
+		// The client names the runs (ItemID, from the input's line as
+		// read, which the payload's JSON need not keep byte for byte).
+		for _, it := range items {
+			if !strings.HasPrefix(it.ID, self.ID+"/") {
+				return fmt.Errorf("item %d: its run's ID %q is not in batch %s", it.Index, it.ID, self.ID)
+			}
+		}
+		return nil
+	}}); err != nil {
+		return nil, err
+	}
+	if err := workflow.SetUpdateHandler(ctx, batchEnd, func(ctx workflow.Context) error {
+		st.Ended = true
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if err := workflow.SetQueryHandler(ctx, batchState, func() (BatchState, error) {
+		now := *st
+		now.Running = keys(running)
+		return now, nil
+	}); err != nil {
+		return nil, err
+	}
+	// The runs that ended are read from the main loop only: a value a
+	// goroutine blocked in Receive was handed is lost if the run continues
+	// as new before that goroutine runs.
+	done := workflow.GetSignalChannel(ctx, batchDone)
+	ended := func() {
+		var id string
+		for done.ReceiveAsync(&id) {
+			delete(running, id)
+		}
+	}
+
+	ref := &BatchRef{Workflow: self.ID, Run: self.RunID}
+	starting := 0 // children whose start is not known yet
+	start := func(it BatchItem) {
+		run := in.Run
+		run.Plan, run.Input, run.Batch, run.Pool = nil, it.Input, ref, st.Pool
+		co := workflow.ChildWorkflowOptions{WorkflowID: it.ID,
+			// The run outlives this run of the batch when it continues as
+			// new; it tells the batch when it ends.
+			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE}
+		running[it.ID] = true
+		starting++
+		f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, co), Workflow, run)
+		workflow.Go(ctx, func(c workflow.Context) {
+			defer func() { starting-- }()
+			err := f.GetChildWorkflowExecution().Get(c, nil)
+			switch {
+			case err == nil:
+				st.Started++
+			case sdktemporal.IsWorkflowExecutionAlreadyStartedError(err):
+				// Its run exists: an earlier submission of the batch started
+				// it, and its client reads its report from its history.
+				st.Existing++
+				delete(running, it.ID)
+			default:
+				// Not started: it stays pending.
+				delete(running, it.ID)
+				st.Pending = append(st.Pending, it)
+				pendingBytes += len(it.Input)
+			}
+		})
+	}
+	for {
+		moveOn := func() bool {
+			info := workflow.GetInfo(ctx)
+			return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > maxHistory
+		}
+		ended()
+		if err := workflow.Await(ctx, func() bool {
+			return done.Len() > 0 ||
+				len(st.Pending) > 0 && len(running) < in.Parallel ||
+				st.Ended && len(st.Pending) == 0 && len(running) == 0 && starting == 0 ||
+				moveOn()
+		}); err != nil {
+			return st, err
+		}
+		ended()
+		switch {
+		case moveOn():
+			draining = true
+			if err := workflow.Await(ctx, func() bool { return starting == 0 && workflow.AllHandlersFinished(ctx) }); err != nil {
+				return st, err
+			}
+			ended()
+			st.Running = keys(running)
+			next := in
+			next.State = st
+			return nil, workflow.NewContinueAsNewError(ctx, BatchWorkflow, next)
+		case len(st.Pending) > 0 && len(running) < in.Parallel:
+			it := st.Pending[0]
+			st.Pending = st.Pending[1:]
+			pendingBytes -= len(it.Input)
+			delete(known, it.ID)
+			start(it)
+		default:
+			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+				return st, err
+			}
+			ended()
+			if st.Ended && len(st.Pending) == 0 && len(running) == 0 && starting == 0 {
+				if st.Pool != "" {
+					dctx, cancel := workflow.NewDisconnectedContext(ctx)
+					err := workflow.SignalExternalWorkflow(dctx, st.Pool, "", poolClose, nil).Get(dctx, nil)
+					cancel()
+					if err != nil {
+						workflow.GetLogger(ctx).Warn("closing the batch's token pool", "pool", st.Pool, "error", err)
+					}
+				}
+				st.Running = nil
+				return st, nil
+			}
+		}
+	}
+}
+
+// tellBatch tells a run's batch that the run ended, so that the batch
+// starts another.
+func tellBatch(ctx workflow.Context, b *BatchRef) {
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	id := workflow.GetInfo(ctx).WorkflowExecution.ID
+	// A batch gone (terminated) has no one to tell.
+	_ = workflow.SignalExternalWorkflow(dctx, b.Workflow, "", batchDone, id).Get(dctx, nil)
+}
+
+// keys returns a set's members, sorted (workflow code must not depend on
+// a map's order).
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// planActivity is the local activity that reads the plan of a batch's
+// run (Worker.batchPlan).
+const planActivity = "agentc.plan"
+
+// planTimeout bounds reading a batch's plan.
+const planTimeout = time.Minute
