@@ -217,7 +217,7 @@ func Export(ctx context.Context, c client.Client, workflowID, runID string, note
 		}
 		entries = append(entries, e)
 		if n := attempts[a.GetScheduledEventId()]; n > 1 && notes != nil {
-			notes(fmt.Sprintf("effect %s (%s) was made %d times: the attempts before the last were lost with their workers, and the call may have reached the provider or tool each time", in.Effect.Key, in.Effect.Kind, n))
+			notes(fmt.Sprintf("effect %s (%s) was made %d times: the attempts before the last were lost with their workers (the journal lists those it knows under \"lost\"), and the call may have reached the provider or tool each time", in.Effect.Key, in.Effect.Kind, n))
 		}
 	}
 	if first {
@@ -233,7 +233,7 @@ func entry(ef agentrt.Effect, res EffectResult) (journal.Entry, error) {
 		return journal.Entry{}, err
 	}
 	e := journal.Entry{Key: k, Kind: ef.Kind, Fingerprint: ef.Fingerprint, Request: ef.Request, Response: res.Response,
-		Started: res.Started, DurationMS: res.DurationMS}
+		Started: res.Started, DurationMS: res.DurationMS, Lost: res.Lost}
 	if res.Error != "" {
 		e.Error = res.Error
 		e.Response, _ = json.Marshal(agentrt.FailedEffect{Deadline: res.Deadline, Own: res.Deadline})

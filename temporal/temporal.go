@@ -17,6 +17,7 @@ import (
 	"time"
 
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
 )
 
 // Names on the Temporal side: a worker registers them, a client starts
@@ -111,4 +112,7 @@ type EffectResult struct {
 	Pool       bool      `json:"pool,omitempty"`
 	Started    time.Time `json:"started"`
 	DurationMS int64     `json:"duration_ms"`
+	// Lost are the attempts at the call before this one that did not
+	// complete (their workers lost), as the journal records them.
+	Lost []journal.Attempt `json:"lost,omitempty"`
 }

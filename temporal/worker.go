@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	nethttp "net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
 )
@@ -134,9 +136,19 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 	if err != nil {
 		return EffectResult{}, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
 	}
-	stop := heartbeat(ctx)
-	defer stop()
+	// Each attempt heartbeats the attempts made before it and its own,
+	// so that the next attempt, should this one's worker be lost, knows
+	// them: the history keeps no event of an attempt that did not
+	// complete.
 	started := time.Now()
+	var lost []journal.Attempt
+	if activity.HasHeartbeatDetails(ctx) {
+		if err := activity.GetHeartbeatDetails(ctx, &lost); err != nil {
+			lost = nil
+		}
+	}
+	stop := heartbeat(ctx, append(slices.Clip(lost), journal.Attempt{Attempt: int(activity.GetInfo(ctx).Attempt), Started: started.UTC()}))
+	defer stop()
 	settle := func(int64) {}
 	if run.in.Pool != "" && in.Effect.Model != nil {
 		exec := activity.GetInfo(ctx).WorkflowExecution
@@ -144,14 +156,14 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 		var pe *agentrt.PoolError
 		switch {
 		case errors.As(err, &pe):
-			return EffectResult{Error: pe.Error(), Pool: true, Started: started.UTC()}, nil
+			return EffectResult{Error: pe.Error(), Pool: true, Started: started.UTC(), Lost: lost}, nil
 		case err != nil:
 			return EffectResult{}, err // Temporal tries the call again
 		}
 	}
 	resp, err := agentrt.Perform(ctx, &in.Effect, b.model, b.tools, b.secrets)
 	settle(usedTokens(resp))
-	res := EffectResult{Response: resp, Started: started.UTC(), DurationMS: time.Since(started).Milliseconds()}
+	res := EffectResult{Response: resp, Started: started.UTC(), DurationMS: time.Since(started).Milliseconds(), Lost: lost}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {
 			// The activity was cancelled or its worker is stopping: no
@@ -179,10 +191,12 @@ func (w *Worker) servers(ctx context.Context) (map[string]tool.ServerRecord, err
 	return b.servers, nil
 }
 
-// heartbeat records the activity's heartbeat until stopped, so that a
-// worker lost during a long call is noticed within heartbeatTimeout.
-func heartbeat(ctx context.Context) (stop func()) {
+// heartbeat records the activity's heartbeat, with details, at once and
+// until stopped, so that a worker lost during a long call is noticed
+// within heartbeatTimeout.
+func heartbeat(ctx context.Context, details any) (stop func()) {
 	done := make(chan struct{})
+	activity.RecordHeartbeat(ctx, details)
 	go func() {
 		t := time.NewTicker(heartbeatTimeout / 4)
 		defer t.Stop()
@@ -193,7 +207,7 @@ func heartbeat(ctx context.Context) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				activity.RecordHeartbeat(ctx, details)
 			}
 		}
 	}()

@@ -237,6 +237,30 @@ func TestCorrupt(t *testing.T) {
 			l[3] = edit(t, l[3], map[string]any{"started": "2026-13-01T00:00:00Z"})
 			return l
 		}, 4, `effect 1.1: started: "2026-13-01T00:00:00Z" is not an RFC 3339 time`},
+		{"lost not an array", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"lost": map[string]int{"attempt": 1}})
+			return l
+		}, 4, `effect 1.1: lost: want an array of attempts, found {"attempt":1}`},
+		{"lost null", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"lost": raw("null")})
+			return l
+		}, 4, `effect 1.1: lost: want an array of attempts, found null`},
+		{"lost attempt zero", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"lost": raw(`[{"attempt":0,"started":"2026-12-01T00:00:00Z"}]`)})
+			return l
+		}, 4, `effect 1.1: lost: attempt 1: its number 0 is not from 1`},
+		{"lost attempt without start", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"lost": raw(`[{"attempt":2}]`)})
+			return l
+		}, 4, `effect 1.1: lost: attempt 1: missing field "started" in an attempt`},
+		{"lost attempt with more", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"lost": raw(`[{"attempt":2,"started":"2026-12-01T00:00:00Z","worker":"w1"}]`)})
+			return l
+		}, 4, `effect 1.1: lost: attempt 1: unknown field "worker" in an attempt`},
+		{"lost attempt bad time", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"lost": raw(`[{"attempt":2,"started":"yesterday"}]`)})
+			return l
+		}, 4, `effect 1.1: lost: attempt 1: started: "yesterday" is not an RFC 3339 time`},
 		{"negative duration", func(t *testing.T, l []string) []string {
 			l[3] = edit(t, l[3], map[string]any{"duration_ms": -5})
 			return l

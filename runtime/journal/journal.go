@@ -12,8 +12,9 @@
 //     it;
 //   - entry lines, {"effect":"1.0","kind":"model","fingerprint":…,
 //     "request":…,"response":…,"error":…,"usage":…,"started":…,
-//     "duration_ms":…}, one per effect; "response" is left out only for
-//     an effect that failed without one, "error" and "usage" when empty.
+//     "duration_ms":…,"lost":[{"attempt":1,"started":…}]}, one per
+//     effect; "response" is left out only for an effect that failed
+//     without one, "error", "usage" and "lost" when empty.
 //
 // # Request storage
 //
@@ -152,6 +153,16 @@ type Entry struct {
 	Usage      json.RawMessage // optional
 	Started    time.Time
 	DurationMS int64
+	// Lost are the attempts at the effect made before this one that did
+	// not complete: their worker was lost mid-call (a run on Temporal).
+	// Each may have reached the provider or run the tool.
+	Lost []Attempt
+}
+
+// Attempt is an attempt at an effect that did not complete.
+type Attempt struct {
+	Attempt int // from 1
+	Started time.Time
 }
 
 // Key is an effect's place in a run: the round, and the effect's ordinal

@@ -147,6 +147,14 @@ func sameEntry(t testing.TB, got, want journal.Entry) {
 	if g, w := compactJSON(t, got.Usage), compactJSON(t, want.Usage); g != w {
 		t.Errorf("entry %s: usage %s, want %s", want.Key, g, w)
 	}
+	if len(got.Lost) != len(want.Lost) {
+		t.Errorf("entry %s: lost attempts %+v, want %+v", want.Key, got.Lost, want.Lost)
+	}
+	for i := range min(len(got.Lost), len(want.Lost)) {
+		if g, w := got.Lost[i], want.Lost[i]; g.Attempt != w.Attempt || !g.Started.Equal(w.Started) {
+			t.Errorf("entry %s: lost attempt %d: %+v, want %+v", want.Key, i, g, w)
+		}
+	}
 }
 
 // valueLines returns the digests of a journal's value lines, in order.
@@ -188,6 +196,10 @@ func TestRoundTrip(t *testing.T) {
 	failed := toolEntry(t, journal.Key{Path: "3.1", Round: 0, Ordinal: 0}, `{"q":"a query long enough to be stored once as a value of its own"}`)
 	failed.Response, failed.Error = nil, "exit status 2: <no such index> & more"
 	entries = append(entries, failed)
+	// A call made a third time, its first two attempts lost with their
+	// workers.
+	entries[5].Lost = []journal.Attempt{{Attempt: 1, Started: entries[5].Started.Add(-30 * time.Second)},
+		{Attempt: 2, Started: entries[5].Started.Add(-15 * time.Second)}}
 	write(t, path, entries)
 
 	data, err := os.ReadFile(path)
@@ -520,6 +532,8 @@ func TestAppendRejects(t *testing.T) {
 		{"nothing", func(e *journal.Entry) { e.Response = nil }, "neither a response nor an error"},
 		{"duration", func(e *journal.Entry) { e.DurationMS = -1 }, "negative duration"},
 		{"year", func(e *journal.Entry) { e.Started = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "outside the years"},
+		{"lost attempt number", func(e *journal.Entry) { e.Lost = []journal.Attempt{{Attempt: 0, Started: e.Started}} }, "lost attempt 0: its number is below 1"},
+		{"lost attempt year", func(e *journal.Entry) { e.Lost = []journal.Attempt{{Attempt: 1, Started: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}} }, "lost attempt 1: started:"},
 	}
 	for i, tt := range tests {
 		e := good

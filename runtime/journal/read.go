@@ -296,20 +296,59 @@ func (j *Journal) value(ms []member) error {
 	return nil
 }
 
+// lostAttempts reads an entry's "lost" member: an array of objects, each
+// with exactly an attempt number (from 1) and a start time.
+func lostAttempts(v json.RawMessage) ([]Attempt, error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(v, &raw); err != nil || raw == nil {
+		return nil, fmt.Errorf("want an array of attempts, found %s", short(v))
+	}
+	out := make([]Attempt, 0, len(raw))
+	for i, r := range raw {
+		ms, err := members(r)
+		if err != nil {
+			return nil, fmt.Errorf("attempt %d: %v", i+1, err)
+		}
+		var (
+			n       int64
+			started string
+		)
+		if err := fields("an attempt", ms, field{"attempt", &n, false}, field{"started", &started, false}); err != nil {
+			return nil, fmt.Errorf("attempt %d: %v", i+1, err)
+		}
+		if n < 1 || n > 1<<31-1 {
+			return nil, fmt.Errorf("attempt %d: its number %d is not from 1", i+1, n)
+		}
+		t, err := parseTime(started)
+		if err != nil {
+			return nil, fmt.Errorf("attempt %d: started: %v", i+1, err)
+		}
+		out = append(out, Attempt{Attempt: int(n), Started: t})
+	}
+	return out, nil
+}
+
 func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	var (
 		key, started string
+		lost         json.RawMessage
 		e            Entry
 	)
 	err := fields("an entry", ms,
 		field{"effect", &key, false}, field{"kind", &e.Kind, false}, field{"fingerprint", &e.Fingerprint, false},
 		field{"request", &e.Request, false}, field{"response", &e.Response, true}, field{"error", &e.Error, true},
-		field{"usage", &e.Usage, true}, field{"started", &started, false}, field{"duration_ms", &e.DurationMS, false})
+		field{"usage", &e.Usage, true}, field{"started", &started, false}, field{"duration_ms", &e.DurationMS, false},
+		field{"lost", &lost, true})
 	if err != nil {
 		return err
 	}
 	if e.Key, err = ParseKey(key); err != nil {
 		return err
+	}
+	if lost != nil {
+		if e.Lost, err = lostAttempts(lost); err != nil {
+			return fmt.Errorf("effect %s: lost: %v", key, err)
+		}
 	}
 	// An effect that failed may be made again: a later entry supersedes
 	// it. One that completed is there once.

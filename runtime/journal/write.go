@@ -358,5 +358,27 @@ func encodeEntry(e Entry) ([]byte, []part, error) {
 	b = append(b, started...)
 	b = append(b, `","duration_ms":`...)
 	b = strconv.AppendInt(b, e.DurationMS, 10)
+	for i, a := range e.Lost {
+		if a.Attempt < 1 {
+			return nil, nil, fmt.Errorf("lost attempt %d: its number is below 1", a.Attempt)
+		}
+		t, err := formatTime(a.Started)
+		if err != nil {
+			return nil, nil, fmt.Errorf("lost attempt %d: started: %v", a.Attempt, err)
+		}
+		if i == 0 {
+			b = append(b, `,"lost":[`...)
+		} else {
+			b = append(b, ',')
+		}
+		b = append(b, `{"attempt":`...)
+		b = strconv.AppendInt(b, int64(a.Attempt), 10)
+		b = append(b, `,"started":"`...)
+		b = append(b, t...)
+		b = append(b, `"}`...)
+		if i == len(e.Lost)-1 {
+			b = append(b, ']')
+		}
+	}
 	return append(b, "}\n"...), parts, nil
 }
