@@ -533,7 +533,9 @@ func TestAppendRejects(t *testing.T) {
 		{"duration", func(e *journal.Entry) { e.DurationMS = -1 }, "negative duration"},
 		{"year", func(e *journal.Entry) { e.Started = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "outside the years"},
 		{"lost attempt number", func(e *journal.Entry) { e.Lost = []journal.Attempt{{Attempt: 0, Started: e.Started}} }, "lost attempt 0: its number is below 1"},
-		{"lost attempt year", func(e *journal.Entry) { e.Lost = []journal.Attempt{{Attempt: 1, Started: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}} }, "lost attempt 1: started:"},
+		{"lost attempt year", func(e *journal.Entry) {
+			e.Lost = []journal.Attempt{{Attempt: 1, Started: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}
+		}, "lost attempt 1: started:"},
 	}
 	for i, tt := range tests {
 		e := good
