@@ -76,8 +76,18 @@ func TestParseLockErrors(t *testing.T) {
 			`locks/agentc.sum:4: agent "x" is listed twice`},
 		{"duplicate, same digests", line3("x", dA, dB) + line3("x", dA, dB),
 			`locks/agentc.sum:2: agent "x" is listed twice`},
-		{"line too long", strings.Repeat("x", 70000) + "\n",
+		{"line too long", strings.Repeat("x", maxLockLine+1) + "\n",
 			"locks/agentc.sum: bufio.Scanner: token too long"},
+		{"contract edited", line3("x", dA, dB) + string(cD) + ` {"provides":"y.z"}` + "\n",
+			"locks/agentc.sum:2: contract " + string(cD) + ": the JSON does not match its digest (it is " + string(mustContract(`{"provides":"y.z"}`)) + "): the line was edited; delete it, and agentc digest --write records the contracts of the agents as they are"},
+		{"contract not canonical", string(cD) + ` {"provides": "x.y"}` + "\n",
+			"locks/agentc.sum:1: contract " + string(cD) + ": the JSON is not in canonical form (RFC 8785), as agentc digest --write writes it"},
+		{"contract not JSON", string(cD) + ` {"provides":` + "\n",
+			"locks/agentc.sum:1: contract " + string(cD) + ": canonical JSON: unexpected end of input"},
+		{"contract without JSON", string(cD) + "\n",
+			"locks/agentc.sum:1: contract " + string(cD) + ": want CONTRACT-DIGEST CANONICAL-JSON, found no JSON"},
+		{"contract digest bad", "blake3:12 {}\n",
+			`locks/agentc.sum:1: contract: "blake3:12" is not a digest: want blake3: followed by 64 hex digits`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,6 +126,57 @@ func TestLockFormat(t *testing.T) {
 	}
 	if got := string((&Lock{}).Format()); got != lockHeader {
 		t.Errorf("empty lock: %q, want the header alone", got)
+	}
+}
+
+// cJSON is a contract's canonical JSON, and cD its digest.
+const cJSON = `{"output":{"description":"The label.","keeps_tools":false,"name":"answer","schema":{"enum":["bug","feature"]}},"provides":"x.y"}`
+
+var cD = mustContract(cJSON)
+
+func mustContract(js string) Digest {
+	d, err := Contract.Of([]byte(js))
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// TestLockContracts: contracts follow the agent lines, sorted by digest,
+// and read back verified; a lock without them reads as before.
+func TestLockContracts(t *testing.T) {
+	l := &Lock{Entries: map[string]Entry{"a": {"a", cD, dB}}}
+	if d := l.AddContract([]byte(cJSON)); d != cD {
+		t.Fatalf("AddContract = %s, want %s", d, cD)
+	}
+	other := `{"provides":"q.r"}`
+	dO := l.AddContract([]byte(other))
+	first, second := cD, dO
+	firstJ, secondJ := cJSON, other
+	if second < first {
+		first, second, firstJ, secondJ = second, first, secondJ, firstJ
+	}
+	want := lockHeader + line3("a", cD, dB) + "\n" + contractsHeader + string(first) + " " + firstJ + "\n" + string(second) + " " + secondJ + "\n"
+	if got := string(l.Format()); got != want {
+		t.Errorf("Format:\n%s\nwant\n%s", got, want)
+	}
+	again, err := ParseLock(LockFile, l.Format())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(again.Entries, l.Entries) {
+		t.Errorf("entries read back %v, want %v", again.Entries, l.Entries)
+	}
+	if c, ok := again.Contract(cD); !ok || string(c) != cJSON {
+		t.Errorf("Contract(%s) = %s, %v; want %s", cD, c, ok, cJSON)
+	}
+	if _, ok := again.Contract(dA); ok {
+		t.Errorf("Contract(%s): found one the lock does not hold", dA)
+	}
+	// The same contract twice (two merged branches that each added it).
+	twice, err := ParseLock(LockFile, []byte(string(cD)+" "+cJSON+"\n"+string(cD)+" "+cJSON+"\n"))
+	if err != nil || len(twice.Contracts) != 1 {
+		t.Errorf("a contract listed twice: %v, %d contracts", err, len(twice.Contracts))
 	}
 }
 

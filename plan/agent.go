@@ -162,4 +162,8 @@ type Tool struct {
 	// agent
 	Path string `json:"path,omitempty"`
 	Pin  string `json:"pin,omitempty"`
+	// CompatibleWith is a contract digest of the callee from which its
+	// contract may only have changed compatibly; vet proves it against
+	// the contract a lock file keeps. The run does not read it.
+	CompatibleWith string `json:"compatible_with,omitempty"`
 }

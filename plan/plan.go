@@ -86,6 +86,17 @@ type outputContract struct {
 // and keeps_tools. Instructions, model, tools and budgets are not part of
 // it.
 func ContractDigest(a *Agent) (digest.Digest, error) {
+	c, err := ContractJSON(a)
+	if err != nil {
+		return "", err
+	}
+	return digest.Contract.OfCanonical(c), nil
+}
+
+// ContractJSON returns the canonical JSON of an agent's contract, the
+// bytes its contract digest is computed over. A lock file keeps them, so
+// that a later version of the agent can be compared with this one.
+func ContractJSON(a *Agent) ([]byte, error) {
 	var c contract
 	c.Provides = a.Capabilities.Provides
 	if a.Input != nil {
@@ -94,11 +105,32 @@ func ContractDigest(a *Agent) (digest.Digest, error) {
 	if o := a.Output; o != nil {
 		c.Output = &outputContract{Name: o.Name, Description: o.Description, Schema: o.Schema, KeepsTools: o.KeepsTools}
 	}
-	d, err := digest.Contract.OfValue(c)
+	b, err := digest.CanonicalValue(c)
 	if err != nil {
-		return "", fmt.Errorf("contract digest: %w", err)
+		return nil, fmt.Errorf("contract digest: %w", err)
 	}
-	return d, nil
+	return b, nil
+}
+
+// ContractAgent returns an agent holding only the contract ContractJSON
+// wrote (provides, input, and the output's contract members): enough to
+// compare with another version of the agent, and nothing else.
+func ContractAgent(data []byte) (*Agent, error) {
+	var c contract
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("contract: %w", err)
+	}
+	a := &Agent{}
+	a.Capabilities.Provides = c.Provides
+	if c.Input != nil {
+		a.Input = &Input{Schema: c.Input}
+	}
+	if o := c.Output; o != nil {
+		a.Output = &Output{Name: o.Name, Description: o.Description, Schema: o.Schema, KeepsTools: o.KeepsTools}
+	}
+	return a, nil
 }
 
 // calleeDigest is what the plan digest covers of a callee: its place, its

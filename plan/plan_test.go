@@ -174,3 +174,31 @@ func TestIsPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestContractAgent: the contract JSON a lock keeps reads back as an
+// agent with the same contract, and nothing else of the agent.
+func TestContractAgent(t *testing.T) {
+	p := testPlan(t)
+	p.Agent.Input = &Input{Schema: json.RawMessage(`{"type":"object"}`)}
+	want, err := ContractDigest(&p.Agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ContractJSON(&p.Agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ContractAgent(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ContractDigest(a); err != nil || got != want {
+		t.Errorf("contract digest read back %s (%v), want %s", got, err, want)
+	}
+	if a.Name != "" || a.Instructions != "" || len(a.Capabilities.Tools) != 0 {
+		t.Errorf("more than the contract read back: %+v", a)
+	}
+	if _, err := ContractAgent([]byte(`{"provides":"x","model":{}}`)); err == nil {
+		t.Error("a contract with a member no contract has read without error")
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/plan"
 )
 
 func newDigestCmd(e cli.Env) *cobra.Command {
@@ -83,6 +84,9 @@ error, or an agentc.yaml that does not read.`,
 			if write {
 				for n, en := range entries {
 					lock.Entries[n] = en
+				}
+				if err := keepContracts(lock, bs); err != nil {
+					return err
 				}
 				return writeFileAtomic(lockPath, lock.Format())
 			}
@@ -162,6 +166,65 @@ func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string
 	}
 	if moved {
 		return &cli.ExitError{Code: cli.ExitFindings}
+	}
+	return nil
+}
+
+// keepContracts leaves in the lock the contracts a later check or pin may
+// diff against: each entry's (the agents given, as they are now; the
+// others', where the lock held them), and each one a compatible_with pin
+// of the agents given, or of the agents they call, names (where the lock
+// held it, or the called agent has it now). Others are dropped.
+func keepContracts(lock *digest.Lock, bs []built) error {
+	old := lock.Contracts
+	lock.Contracts = map[digest.Digest][]byte{}
+	keep := func(d digest.Digest) {
+		if c, ok := old[d]; ok {
+			lock.Contracts[d] = c
+		}
+	}
+	for _, en := range lock.Entries {
+		keep(en.Contract)
+	}
+	var walk func(p *plan.Plan) error
+	walk = func(p *plan.Plan) error {
+		for name, t := range p.Agent.Capabilities.Tools {
+			if t.CompatibleWith == "" {
+				continue
+			}
+			keep(digest.Digest(t.CompatibleWith))
+			if c, ok := p.Callees[name]; ok && c.Plan != nil && string(c.Contract) == t.CompatibleWith {
+				if err := addContract(lock, c.Plan); err != nil {
+					return err
+				}
+			}
+		}
+		for _, c := range p.Callees {
+			if err := walk(c.Plan); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, b := range bs {
+		if err := addContract(lock, b.plan); err != nil {
+			return err
+		}
+		if err := walk(b.plan); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addContract records the contract of a plan's agent in the lock.
+func addContract(lock *digest.Lock, p *plan.Plan) error {
+	c, err := plan.ContractJSON(&p.Agent)
+	if err != nil {
+		return err
+	}
+	if d := lock.AddContract(c); d != p.Digests.Contract {
+		return fmt.Errorf("agent %q: its contract digest is %s, its recorded one %s", p.Agent.Name, d, p.Digests.Contract)
 	}
 	return nil
 }
