@@ -160,13 +160,19 @@ func printFindings(e cli.Env, fs []contractdiff.Finding, format string, new *bui
 		case "github-actions":
 			err = writeFindingAction(e, f, new)
 		default:
-			_, err = fmt.Fprintf(e.Stdout, "%s [%s]\n", findingText(f), f.Rule)
+			_, err = fmt.Fprintln(e.Stdout, findingLine(f))
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// findingLine is a finding as the text format prints it: its text and
+// its rule's ID.
+func findingLine(f contractdiff.Finding) string {
+	return fmt.Sprintf("%s [%s]", findingText(f), f.Rule)
 }
 
 // findingText says a finding in a line: where, its class, what the rule

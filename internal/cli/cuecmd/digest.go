@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/plan"
@@ -19,7 +20,7 @@ import (
 
 func newDigestCmd(e cli.Env) *cobra.Command {
 	var asJSON, write, check bool
-	var lockPath string
+	var lockPath, failOn string
 	cmd := &cobra.Command{
 		Use:   "digest [paths...]",
 		Short: "Print, record or check the contract and plan digests of agents",
@@ -32,7 +33,15 @@ comments, formatting or how the manifest is split over files.
 --write records them in the lock file, one agent a line, sorted by name;
 agents not named by the paths keep their lines. --check compares them with the
 lock file and names each agent whose contract or plan digest moved, or that
-the lock lacks. The lock file is agentc.sum: the nearest one in the working
+the lock lacks. Where a contract moved and the lock holds the old one (by its
+digest: --write records the contracts), the change is classified as agentc
+diff does, a line a finding, and the agent's verdict says whether it is
+compatible (update the lock with --write), undecided or breaking. With
+--fail-on CLASS (as diff's: breaking, undecided or compatible), --check fails
+only on a contract change of that class or above, or one the lock cannot
+classify (its old contract missing); a moved plan digest alone, or an agent
+the lock lacks (AGENT_ADDED, compatible), is then reported without failing.
+The lock file is agentc.sum: the nearest one in the working
 directory or above it, else one at the module root (the nearest directory
 above holding cue.mod, go.mod or .git); --lock names another.
 
@@ -43,14 +52,27 @@ the manifest it was compiled from may be given together when their digests
 agree: they are one agent, printed once (--json names each source). Agents with findings are reported on standard error and not digested;
 findings agentc.yaml turns off (see vet's help) do not count.
 
-Exit codes: 0 success; 1 findings, or --check found a moved digest; 2 usage
-error, or an agentc.yaml that does not read.`,
+Exit codes: 0 success; 1 findings, or --check found a moved digest (with
+--fail-on: a contract change of that class or above, or one it cannot
+classify); 2 usage error, or an agentc.yaml that does not read.`,
 		Example: `  agentc digest examples/
   agentc digest --write examples/
-  agentc digest --check ./...`,
+  agentc digest --check ./...
+  agentc digest --check --fail-on breaking ./...`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if write && check {
 				return cli.UsageError("--write and --check exclude each other")
+			}
+			least := -1 // any move fails
+			if cmd.Flags().Changed("fail-on") {
+				if !check {
+					return cli.UsageError("--fail-on goes with --check")
+				}
+				r, ok := classRank[contractdiff.Class(failOn)]
+				if !ok {
+					return cli.UsageError("--fail-on %q: want one of breaking, undecided, compatible", failOn)
+				}
+				least = r
 			}
 			if len(args) == 0 {
 				args = []string{"."}
@@ -60,6 +82,7 @@ error, or an agentc.yaml that does not read.`,
 				return err
 			}
 			entries := map[string]digest.Entry{}
+			agents := map[string]*plan.Agent{}
 			sources := map[string]string{}
 			for _, b := range bs {
 				name := b.plan.Agent.Name
@@ -70,6 +93,7 @@ error, or an agentc.yaml that does not read.`,
 				}
 				sources[name] = b.inst.Source
 				entries[name] = en
+				agents[name] = &b.plan.Agent
 			}
 			if !write && !check {
 				return printDigests(e, bs, asJSON)
@@ -77,7 +101,7 @@ error, or an agentc.yaml that does not read.`,
 			if lockPath == "" {
 				lockPath = findLock(e.Dir)
 			}
-			lock, err := readLock(lockPath, write)
+			lock, err := readLock(lockPath, relPath(lockPath, e.Dir), write)
 			if err != nil {
 				return &cli.ExitError{Code: cli.ExitFindings, Err: err}
 			}
@@ -90,12 +114,13 @@ error, or an agentc.yaml that does not read.`,
 				}
 				return writeFileAtomic(lockPath, lock.Format())
 			}
-			return checkLock(e, lock, lockPath, entries)
+			return checkLock(e, lock, lockPath, entries, agents, least)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print digests as JSON objects, one per line")
 	cmd.Flags().BoolVar(&write, "write", false, "record the digests in the lock file")
 	cmd.Flags().BoolVar(&check, "check", false, "fail if a digest differs from the lock file")
+	cmd.Flags().StringVar(&failOn, "fail-on", string(contractdiff.Breaking), "with --check, fail only on a contract change of this class or above: breaking, undecided or compatible")
 	cmd.Flags().StringVar(&lockPath, "lock", "", "the lock file (default: agentc.sum, found as described above)")
 	return cmd
 }
@@ -136,7 +161,7 @@ func relPath(p, dir string) string {
 
 // readLock reads a lock file; a missing one is empty when it is about to
 // be written, and an error when it is to be checked.
-func readLock(path string, missingOK bool) (*digest.Lock, error) {
+func readLock(path, name string, missingOK bool) (*digest.Lock, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if missingOK {
@@ -147,27 +172,70 @@ func readLock(path string, missingOK bool) (*digest.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return digest.ParseLock(path, data)
+	return digest.ParseLock(name, data)
 }
 
-func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string]digest.Entry) error {
-	moved := false
+// checkLock compares the agents with the lock: each moved digest is
+// named, and a moved contract whose old version the lock holds is
+// classified by contractdiff. least is the rank of the least class that
+// fails the check (--fail-on), or -1 when any move fails it.
+func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string]digest.Entry, agents map[string]*plan.Agent, least int) error {
+	failed := false
 	for _, name := range sortedNames(entries) {
 		m, ok := lock.Compare(entries[name])
 		if !ok {
 			fmt.Fprintf(e.Stdout, "%s: not in %s\n", name, relPath(lockPath, e.Dir))
-			moved = true
+			failed = failed || least < 0 || least <= classRank[contractdiff.Compatible]
 			continue
 		}
-		if len(m) > 0 {
-			fmt.Fprintf(e.Stdout, "%s: %s\n", name, m)
-			moved = true
+		if len(m) == 0 {
+			continue
 		}
+		fmt.Fprintf(e.Stdout, "%s: %s\n", name, m)
+		if least < 0 {
+			failed = true
+		}
+		if m[0].Kind != digest.Contract.Name {
+			continue // the plan alone: behaviour, not the contract
+		}
+		data, held := lock.Contract(m[0].Locked)
+		if !held {
+			fmt.Fprintf(e.Stdout, "%s: the lock does not hold the old contract %s, so the change is not classified (digests compared only); agentc digest --write records the contracts\n", name, m[0].Locked)
+			failed = true
+			continue
+		}
+		old, err := plan.ContractAgent(data)
+		if err != nil {
+			return fmt.Errorf("%s: contract %s: %w", relPath(lockPath, e.Dir), m[0].Locked, err)
+		}
+		fs, err := contractdiff.Compare(old, agents[name])
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		worst := contractdiff.Compatible
+		for _, f := range fs {
+			fmt.Fprintf(e.Stdout, "  %s\n", findingLine(f))
+			if classRank[f.Class] > classRank[worst] {
+				worst = f.Class
+			}
+		}
+		if least >= 0 && slices.ContainsFunc(fs, func(f contractdiff.Finding) bool { return classRank[f.Class] >= least }) {
+			failed = true
+		}
+		fmt.Fprintf(e.Stdout, "%s: %s\n", name, verdicts[worst])
 	}
-	if moved {
+	if failed {
 		return &cli.ExitError{Code: cli.ExitFindings}
 	}
 	return nil
+}
+
+// verdicts say, by the worst class of its findings, what an agent whose
+// contract moved means for the lock.
+var verdicts = map[contractdiff.Class]string{
+	contractdiff.Compatible: "compatible: update the lock with agentc digest --write",
+	contractdiff.Undecided:  "undecided: review the undecided findings; agentc digest --write records the change",
+	contractdiff.Breaking:   "breaking: consumers or callers may fail; agentc digest --write records the change once it is meant",
 }
 
 // keepContracts leaves in the lock the contracts a later check or pin may
