@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/textproto"
 	neturl "net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,11 +52,29 @@ type Compiler struct {
 	// calling the next: one called again is a cycle.
 	compiling []string
 	compiled  compiledSchemas
+	locks     map[string]lockEntry // by absolute path
+
+	// CheckContract proves compatible_with pins: the changes from a
+	// called agent's contract as the lock keeps it to the one it has now
+	// that are not proved compatible. Package compile cannot link the
+	// differ (contractdiff.Unproved is one), so the caller sets it;
+	// without it, a compatible_with pin holds only when it is the called
+	// agent's contract digest.
+	CheckContract ContractCheck
+}
+
+// ContractCheck returns, a line each, the changes from an old contract to
+// an agent's that are not proved compatible (breaking or undecided).
+type ContractCheck func(old, new *plan.Agent) (unproved []string, err error)
+
+type lockEntry struct {
+	lock *digest.Lock
+	err  error
 }
 
 // New returns a Compiler that loads through l.
 func New(l *manifest.Loader) *Compiler {
-	return &Compiler{loader: l, callees: map[string]calleeInfo{}, configs: map[string]configEntry{}}
+	return &Compiler{loader: l, callees: map[string]calleeInfo{}, configs: map[string]configEntry{}, locks: map[string]lockEntry{}}
 }
 
 // Loader returns the loader the compiler loads agents with.
@@ -483,6 +502,10 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			if pin, ok := str(pinV); ok && digest.Digest(pin) != found {
 				c.add(pinV.Pos(), CodeAgentPin, "%s.pin: the called agent's contract moved: pinned %s, found %s; review the change, then update the pin", path, pin, found)
 			}
+			cwV := lookup(t, "compatible_with")
+			if cw, ok := str(cwV); ok && digest.Digest(cw) != found {
+				c.checkCompatible(cwV.Pos(), path, digest.Digest(cw), &callee.plan.Agent, found)
+			}
 			depth, agents := plan.Nesting(callee.plan)
 			c.agents += agents
 			switch {
@@ -494,6 +517,63 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			c.callees[name] = callee
 		}
 	}
+}
+
+// checkCompatible checks an agent tool's compatible_with pin, cw, which is
+// not the called agent's contract digest (found): the contract of cw, as
+// the lock file nearest the caller keeps it, must have changed into the
+// called agent's only compatibly.
+func (c *checker) checkCompatible(pos token.Pos, path string, cw digest.Digest, callee *plan.Agent, found digest.Digest) {
+	dir, err := filepath.Abs(baseDir(pos.Filename()))
+	if err != nil {
+		c.add(pos, CodeAgentCompatible, "%s.compatible_with: %v", path, err)
+		return
+	}
+	lockPath := digest.FindLock(dir)
+	if lockPath == "" {
+		c.add(pos, CodeAgentCompatible, "%s.compatible_with: the called agent's contract moved from %s to %s, and no lock file (%s) above the agent holds the old contract to compare; record it with agentc digest --write before the called agent changes, or review the change and pin %s", path, cw, found, digest.LockFile, found)
+		return
+	}
+	lock, err := c.comp.lock(lockPath)
+	if err != nil {
+		c.add(pos, CodeAgentCompatible, "%s.compatible_with: %v", path, err)
+		return
+	}
+	data, ok := lock.Contract(cw)
+	if !ok {
+		c.add(pos, CodeAgentCompatible, "%s.compatible_with: the called agent's contract moved from %s to %s, and the lock file %s does not hold the old contract to compare; run agentc digest --write before changing the called agent, or review the change and pin %s", path, cw, found, displayName(lockPath), found)
+		return
+	}
+	if c.comp.CheckContract == nil {
+		c.add(pos, CodeAgentCompatible, "%s.compatible_with: the called agent's contract moved from %s to %s, and this compiler has no contract differ to prove the change compatible", path, cw, found)
+		return
+	}
+	old, err := plan.ContractAgent(data)
+	if err == nil {
+		var unproved []string
+		if unproved, err = c.comp.CheckContract(old, callee); err == nil && len(unproved) > 0 {
+			c.add(pos, CodeAgentCompatible, "%s.compatible_with: the called agent's contract changed since %s in ways not proved compatible: %s; review them (agentc diff), then pin the contract it has now, %s", path, cw, strings.Join(unproved, "; "), found)
+		}
+	}
+	if err != nil {
+		c.add(pos, CodeAgentCompatible, "%s.compatible_with: the contract %s in %s: %v", path, cw, displayName(lockPath), err)
+	}
+}
+
+// lock reads a lock file once.
+func (cp *Compiler) lock(path string) (*digest.Lock, error) {
+	if e, ok := cp.locks[path]; ok {
+		return e.lock, e.err
+	}
+	var e lockEntry
+	data, err := os.ReadFile(path)
+	if err != nil {
+		e.err = err
+	} else {
+		e.lock, e.err = digest.ParseLock(displayName(path), data)
+	}
+	cp.locks[path] = e
+	return e.lock, e.err
 }
 
 // checkHeaders reports what the http tool refuses when it is built: a

@@ -92,8 +92,8 @@ func TestSilencedErrorsBuild(t *testing.T) {
 				if err != nil || p == nil || len(ds) > 0 {
 					t.Fatalf("with %s silenced, %s did not compile: plan %v, findings %v, error %v", strings.Join(codes, ", "), inst.Source, p != nil, ds, err)
 				}
-				if slices.ContainsFunc(slices.Collect(maps.Values(p.Agent.Capabilities.Tools)), func(t plan.Tool) bool { return t.Kind == "mcp" }) {
-					continue // an mcp server is the machine's, not the plan's
+				if slices.ContainsFunc(slices.Collect(maps.Values(p.Agent.Capabilities.Tools)), func(t plan.Tool) bool { return t.Kind == "mcp" || t.Kind == "agent" }) {
+					continue // an mcp server is the machine's, not the plan's; an agent tool is run by its host's runner
 				}
 				tools, closeTools, err := tool.Build(t.Context(), p, tool.Env{BaseDir: dir})
 				if err != nil {

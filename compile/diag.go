@@ -152,6 +152,7 @@ var Rules = []Rule{
 	{CodeTemplateSyntax, Error, "a template does not parse", refusedTemplate},
 	{CodeTemplateRef, Error, "a template refers to a field its schema does not declare", ""},
 	{CodeAgentPin, Error, "an agent tool's pin does not match the called agent's contract digest", refusedPin},
+	{CodeAgentCompatible, Error, "an agent tool's compatible_with is not proved: the called agent's contract changed since that digest in a way not proved compatible, or the lock file does not hold that contract", ""},
 	{CodeSchemaNumber, Warning, "a number in a schema more precise than a double: the digests see it rounded", ""},
 	{CodeSchemaNumberRange, Error, "a number in a schema beyond what a double holds, which canonical JSON cannot write", refusedDigest},
 	{CodeProviderUnenforced, Note, "a constraint of the output schema the provider cannot enforce during generation", ""},
@@ -215,6 +216,7 @@ const (
 	CodeOutputEnforce             = "OUTPUT_ENFORCE"
 	CodeOutputMode                = "OUTPUT_MODE"
 	CodeAgentPin                  = "AGENT_PIN"
+	CodeAgentCompatible           = "AGENT_COMPATIBLE"
 	CodeSchemaNumber              = "SCHEMA_NUMBER"
 	CodeSchemaNumberRange         = "SCHEMA_NUMBER_RANGE"
 )

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/internal/vetcase"
 	"agentc.dev/agentc/manifest"
 )
@@ -76,7 +77,9 @@ func TestVetCases(t *testing.T) {
 				}
 			}
 			t.Chdir(dir)
-			results, err := compile.New(l).Vet(paths)
+			comp := compile.New(l)
+			comp.CheckContract = contractdiff.Unproved
+			results, err := comp.Vet(paths)
 			var got strings.Builder
 			switch ce := (*compile.ConfigError)(nil); {
 			case c.Exit == 2 && errors.As(err, &ce):

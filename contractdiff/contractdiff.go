@@ -42,6 +42,30 @@ func AnyBreaking(fs []Finding) bool {
 	return slices.ContainsFunc(fs, func(f Finding) bool { return f.Class == Breaking })
 }
 
+// Unproved returns, a line each ("breaking ENUM_VALUE_ADDED at
+// /output/schema/enum"), the changes from old to new that are not proved
+// compatible: what keeps a caller's compatible_with pin from holding. A
+// caller both produces the input and consumes the output, so both
+// directions count, each as Compare classifies it.
+func Unproved(old, new *plan.Agent) ([]string, error) {
+	fs, err := Compare(old, new)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range fs {
+		if f.Class == Compatible {
+			continue
+		}
+		ptr := f.Pointer
+		if ptr == "" {
+			ptr = "(root)"
+		}
+		out = append(out, fmt.Sprintf("%s %s at %s", f.Class, f.Rule, ptr))
+	}
+	return out, nil
+}
+
 // Compare returns the changes from the contract of old to that of new, in
 // the order of their pointers within each part of the contract. A nil old
 // is an agent that did not exist: one finding, AGENT_ADDED, since no

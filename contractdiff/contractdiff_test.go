@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"slices"
 	"testing"
 
 	"agentc.dev/agentc/contractdiff"
@@ -245,5 +246,35 @@ func TestLocalRefused(t *testing.T) {
 	}
 	if len(fs) == 0 {
 		t.Error("no finding")
+	}
+}
+
+// TestUnproved: what keeps a compatible_with pin from holding is every
+// change not proved compatible, in either direction, said in a line.
+func TestUnproved(t *testing.T) {
+	old := agentWith(t, map[string]any{"enum": []any{"a", "b"}}, false)
+	old.Input = &plan.Input{Schema: []byte(`{"type":"object"}`)}
+	tests := []struct {
+		name   string
+		output any
+		input  string
+		want   []string
+	}{
+		{"output narrowed, input the same", map[string]any{"enum": []any{"a"}}, `{"type":"object"}`, nil},
+		{"output widened", map[string]any{"enum": []any{"a", "b", "c"}}, `{"type":"object"}`, []string{"breaking ENUM_VALUE_ADDED at /output/schema/enum"}},
+		{"input narrowed", map[string]any{"enum": []any{"a", "b"}}, `{"type":"object","required":["x"]}`, []string{"breaking REQUIRED_ADDED at /input/schema/required"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			new := agentWith(t, tt.output, false)
+			new.Input = &plan.Input{Schema: []byte(tt.input)}
+			got, err := contractdiff.Unproved(old, new)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Unproved = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

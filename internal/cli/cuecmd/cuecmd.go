@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
@@ -37,7 +38,9 @@ func Compiler() *cli.Compiler {
 func newCompiler(e cli.Env) *compile.Compiler {
 	l := manifest.NewLoader()
 	l.Stdin = e.Stdin
-	return compile.New(l)
+	c := compile.New(l)
+	c.CheckContract = contractdiff.Unproved
+	return c
 }
 
 // load compiles the one agent at path for a run, its findings on
