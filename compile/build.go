@@ -26,7 +26,7 @@ import (
 func (cp *Compiler) Build(inst *manifest.Instance) (*plan.Plan, []Diagnostic, error) {
 	// The configuration first: one that does not read fails before any
 	// agent, this one's callees included, is checked.
-	if _, err := cp.configFor(inst.Files); err != nil {
+	if _, err := cp.ConfigFor(inst.Files); err != nil {
 		return nil, nil, err
 	}
 	return cp.build(inst, cp.check(inst))
@@ -34,7 +34,7 @@ func (cp *Compiler) Build(inst *manifest.Instance) (*plan.Plan, []Diagnostic, er
 
 // build compiles an agent that c checked, under its configuration.
 func (cp *Compiler) build(inst *manifest.Instance, c *checker) (*plan.Plan, []Diagnostic, error) {
-	cfg, err := cp.configFor(inst.Files) // kept: read once
+	cfg, err := cp.ConfigFor(inst.Files) // kept: read once
 	if err != nil {
 		return nil, nil, err
 	}

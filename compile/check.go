@@ -61,6 +61,10 @@ type Compiler struct {
 	// without it, a compatible_with pin holds only when it is the called
 	// agent's contract digest.
 	CheckContract ContractCheck
+	// DiffRules are the rule IDs of agentc diff (contractdiff.Rules),
+	// which an agentc.yaml's diff section may name; nil leaves the
+	// section's IDs unchecked.
+	DiffRules []string
 }
 
 // ContractCheck returns, a line each, the changes from an old contract to
@@ -92,7 +96,7 @@ func (cp *Compiler) Vet(args []string) ([]Result, error) {
 		if cfgErr != nil {
 			return true // the command fails; load nothing more
 		}
-		cfg, err := cp.configFor(files)
+		cfg, err := cp.ConfigFor(files)
 		if err != nil {
 			cfgErr = err
 			return true
@@ -104,7 +108,7 @@ func (cp *Compiler) Vet(args []string) ([]Result, error) {
 		return false
 	}
 	err := cp.loader.EachExcept(args, skip, func(inst *manifest.Instance) {
-		cfg, _ := cp.configFor(inst.Files) // read by skip
+		cfg, _ := cp.ConfigFor(inst.Files) // read by skip
 		r := Result{Source: inst.Source, NotAgent: inst.NotAgent}
 		r.Diagnostics, r.Silenced = cfg.filter(cp.Check(inst))
 		if cfg != nil {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,14 @@ import (
 // Paths are relative to the file's directory; a directory covers every
 // file below it. A rule with a Refusal cannot be silenced. The zero
 // Config, and a nil one, silence nothing.
+//
+// Its diff section turns agentc diff's rules off the same way, by rule
+// ID, everywhere (except) or for the agents of some paths (ignore_only):
+//
+//	diff:
+//	  except: [OUTPUT_DESCRIPTION_CHANGED]
+//	  ignore_only:
+//	    ANNOTATION_CHANGED: [agents/triage.cue]
 type Config struct {
 	// Path is the file the configuration was read from.
 	Path       string
@@ -41,6 +50,18 @@ type Config struct {
 	except     map[string]bool     // by code
 	ignore     []string            // relative to dir, cleaned
 	ignoreOnly map[string][]string // by code: paths relative to dir, cleaned
+
+	diffExcept     map[string]bool     // by diff rule ID
+	diffIgnoreOnly map[string][]string // by diff rule ID: paths as ignoreOnly's
+	// diffRules is where each diff rule ID is named, to check against
+	// the differ's rules (see Compiler.DiffRule).
+	diffRules []namedRule
+	name      string // the file, as the working directory sees it
+}
+
+type namedRule struct {
+	id, where string
+	pos       token.Pos
 }
 
 // ConfigError is a problem in a configuration file, at a position in it.
@@ -84,6 +105,11 @@ func (cp *Compiler) configIn(dir string) (*Config, error) {
 		return e.cfg, e.err
 	}
 	cfg, err := readConfigIn(dir)
+	if cfg != nil && err == nil && cp.DiffRules != nil {
+		if err = cfg.CheckDiffRules(cp.DiffRules); err != nil {
+			cfg = nil
+		}
+	}
 	if cfg == nil && err == nil && !isModuleRoot(dir) {
 		if parent := filepath.Dir(dir); parent != dir {
 			cfg, err = cp.configIn(parent)
@@ -98,9 +124,10 @@ type configEntry struct {
 	err error
 }
 
-// configFor returns the configuration that applies to an agent read from
-// files; standard input ("-") is an agent of the working directory.
-func (cp *Compiler) configFor(files []string) (*Config, error) {
+// ConfigFor returns the configuration that applies to an agent read from
+// files; standard input ("-") is an agent of the working directory. nil
+// means none.
+func (cp *Compiler) ConfigFor(files []string) (*Config, error) {
 	name := "-"
 	if len(files) > 0 {
 		name = files[0]
@@ -168,7 +195,8 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	name := displayName(abs)
-	c := &Config{Path: abs, dir: filepath.Dir(abs), except: map[string]bool{}, ignoreOnly: map[string][]string{}}
+	c := &Config{Path: abs, dir: filepath.Dir(abs), except: map[string]bool{}, ignoreOnly: map[string][]string{},
+		diffExcept: map[string]bool{}, diffIgnoreOnly: map[string][]string{}, name: name}
 	f, err := cueyaml.Extract(name, data)
 	if err != nil {
 		return nil, yamlError(name, err)
@@ -190,7 +218,10 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	fail := func(v cue.Value, format string, args ...any) error {
 		return configErrorAt(name, v.Pos(), fmt.Sprintf(format, args...))
 	}
-	err = fields(v, "the file", []string{"vet"}, fail, func(_ string, vet cue.Value) error {
+	err = fields(v, "the file", []string{"vet", "diff"}, fail, func(section string, vet cue.Value) error {
+		if section == "diff" {
+			return c.parseDiff(vet, fail)
+		}
 		return fields(vet, "vet", []string{"except", "ignore", "ignore_only"}, fail, func(key string, w cue.Value) error {
 			switch key {
 			case "except":
@@ -226,6 +257,73 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// parseDiff reads the diff section: rule IDs to turn off everywhere, or
+// for paths. Whether agentc diff has such a rule is checked later (see
+// CheckDiffRules): the differ is not this package's.
+func (c *Config) parseDiff(v cue.Value, fail failFunc) error {
+	rule := func(v cue.Value, id, where string) error {
+		if !ruleForm.MatchString(id) {
+			return fail(v, "%s: %q is not a rule ID (upper-case words joined by _)", where, id)
+		}
+		c.diffRules = append(c.diffRules, namedRule{id, where, v.Pos()})
+		return nil
+	}
+	return fields(v, "diff", []string{"except", "ignore_only"}, fail, func(key string, w cue.Value) error {
+		if key == "except" {
+			return list(w, "diff.except", fail, func(e cue.Value, s string) error {
+				c.diffExcept[s] = true
+				return rule(e, s, "diff.except")
+			})
+		}
+		return fields(w, "diff.ignore_only", nil, fail, func(id string, paths cue.Value) error {
+			where := "diff.ignore_only." + id
+			if err := rule(paths, id, "diff.ignore_only"); err != nil {
+				return err
+			}
+			return list(paths, where, fail, func(e cue.Value, s string) error {
+				p, err := c.checkPath(e, s, where, fail)
+				c.diffIgnoreOnly[id] = append(c.diffIgnoreOnly[id], p)
+				return err
+			})
+		})
+	})
+}
+
+// ruleForm is the form of rule IDs and codes.
+var ruleForm = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
+
+// CheckDiffRules refuses a rule ID in the diff section that known, the
+// differ's table, does not have, naming the nearest one it does.
+func (c *Config) CheckDiffRules(known []string) error {
+	if c == nil {
+		return nil
+	}
+	for _, r := range c.diffRules {
+		if slices.Contains(known, r.id) {
+			continue
+		}
+		hint := ""
+		if best := manifest.Closest(r.id, known); best != "" {
+			hint = fmt.Sprintf(" (did you mean %s?)", best)
+		}
+		return configErrorAt(c.name, r.pos, fmt.Sprintf("%s: %q is not a rule agentc diff reports%s", r.where, r.id, hint))
+	}
+	return nil
+}
+
+// SilencesDiff reports whether the configuration turns off a finding of
+// agentc diff's rule id about an agent read from files: the rule is
+// excepted, or ignored for a path that covers one of them.
+func (c *Config) SilencesDiff(id string, files []string) bool {
+	if c == nil {
+		return false
+	}
+	if c.diffExcept[id] {
+		return true
+	}
+	return slices.ContainsFunc(files, func(f string) bool { return c.covers(c.diffIgnoreOnly[id], f) })
 }
 
 // duplicateKey finds a key written twice in one mapping, which YAML

@@ -243,3 +243,55 @@ func filePos(t *testing.T, name string) cuetoken.Pos {
 	}
 	return p
 }
+
+// TestConfigSilencesDiff checks which findings of agentc diff the diff
+// section turns off: by rule ID everywhere, by rule ID for the agents of
+// a path; and that a rule ID the differ lacks is refused with its place.
+func TestConfigSilencesDiff(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.MkdirAll("a/b", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := compile.ParseConfig(manifest.ConfigFile, []byte(`diff:
+  except: [OUTPUT_DESCRIPTION_CHANGED]
+  ignore_only:
+    ANNOTATION_CHANGED: [a/b]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		id    string
+		files []string
+		want  bool
+	}{
+		{"OUTPUT_DESCRIPTION_CHANGED", nil, true},
+		{"OUTPUT_DESCRIPTION_CHANGED", []string{"x.cue"}, true},
+		{"ANNOTATION_CHANGED", []string{"a/b/x.cue"}, true},
+		{"ANNOTATION_CHANGED", []string{"a/x.cue", "a/b/y.cue"}, true},
+		{"ANNOTATION_CHANGED", []string{"a/x.cue"}, false},
+		{"ANNOTATION_CHANGED", []string{"-"}, false},
+		{"ENUM_VALUE_ADDED", []string{"a/b/x.cue"}, false},
+		{"SCHEMA_NUMBER", nil, false}, // a vet code is not a diff rule
+	} {
+		if got := cfg.SilencesDiff(tc.id, tc.files); got != tc.want {
+			t.Errorf("SilencesDiff(%s, %q) = %v, want %v", tc.id, tc.files, got, tc.want)
+		}
+	}
+	if cfg.Silences(compile.Diagnostic{Code: "OUTPUT_DESCRIPTION_CHANGED"}) {
+		t.Error("a diff rule ID silences a vet finding")
+	}
+	if err := cfg.CheckDiffRules([]string{"OUTPUT_DESCRIPTION_CHANGED", "ANNOTATION_CHANGED"}); err != nil {
+		t.Errorf("CheckDiffRules: %v", err)
+	}
+	err = cfg.CheckDiffRules([]string{"OUTPUT_DESCRIPTION_CHANGED", "ANNOTATIONS_CHANGED"})
+	want := `agentc.yaml:4:5: diff.ignore_only: "ANNOTATION_CHANGED" is not a rule agentc diff reports (did you mean ANNOTATIONS_CHANGED?)`
+	if err == nil || err.Error() != want {
+		t.Errorf("CheckDiffRules with a rule the differ lacks: %v, want %s", err, want)
+	}
+	var nilCfg *compile.Config
+	if nilCfg.SilencesDiff("OUTPUT_DESCRIPTION_CHANGED", nil) || nilCfg.CheckDiffRules(nil) != nil {
+		t.Error("a nil Config silences or refuses something")
+	}
+}

@@ -40,6 +40,9 @@ func newCompiler(e cli.Env) *compile.Compiler {
 	l.Stdin = e.Stdin
 	c := compile.New(l)
 	c.CheckContract = contractdiff.Unproved
+	for _, r := range contractdiff.Rules {
+		c.DiffRules = append(c.DiffRules, r.ID)
+	}
 	return c
 }
 

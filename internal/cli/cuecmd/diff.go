@@ -114,6 +114,9 @@ no such revision).`,
 			if err != nil {
 				return err
 			}
+			if fs, err = silenceFindings(e, fs, new.inst.Files); err != nil {
+				return err
+			}
 			if err := printFindings(e, fs, format, new); err != nil {
 				return err
 			}
@@ -146,6 +149,25 @@ func diffSide(e cli.Env, path string) (*built, error) {
 		return nil, cli.UsageError("diff compares one agent with one agent; %s holds %d", path, len(bs))
 	}
 	return &bs[0], nil
+}
+
+// silenceFindings leaves out the findings the agentc.yaml that applies to
+// an agent read from files turns off (its diff section), and says on
+// standard error how many it did.
+func silenceFindings(e cli.Env, fs []contractdiff.Finding, files []string) ([]contractdiff.Finding, error) {
+	cfg, err := newCompiler(e).ConfigFor(files)
+	if err != nil || cfg == nil {
+		return fs, err
+	}
+	kept := slices.DeleteFunc(slices.Clone(fs), func(f contractdiff.Finding) bool { return cfg.SilencesDiff(f.Rule, files) })
+	if n := len(fs) - len(kept); n > 0 {
+		s := "s"
+		if n == 1 {
+			s = ""
+		}
+		fmt.Fprintf(e.Stderr, "agentc: %d finding%s silenced by %s\n", n, s, relPath(cfg.Path, e.Dir))
+	}
+	return kept, nil
 }
 
 // printFindings prints the findings in a format of diffFormats; new is

@@ -82,7 +82,7 @@ classify); 2 usage error, or an agentc.yaml that does not read.`,
 				return err
 			}
 			entries := map[string]digest.Entry{}
-			agents := map[string]*plan.Agent{}
+			agents := map[string]*built{}
 			sources := map[string]string{}
 			for _, b := range bs {
 				name := b.plan.Agent.Name
@@ -93,7 +93,7 @@ classify); 2 usage error, or an agentc.yaml that does not read.`,
 				}
 				sources[name] = b.inst.Source
 				entries[name] = en
-				agents[name] = &b.plan.Agent
+				agents[name] = &b
 			}
 			if !write && !check {
 				return printDigests(e, bs, asJSON)
@@ -179,7 +179,7 @@ func readLock(path, name string, missingOK bool) (*digest.Lock, error) {
 // named, and a moved contract whose old version the lock holds is
 // classified by contractdiff. least is the rank of the least class that
 // fails the check (--fail-on), or -1 when any move fails it.
-func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string]digest.Entry, agents map[string]*plan.Agent, least int) error {
+func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string]digest.Entry, agents map[string]*built, least int) error {
 	failed := false
 	for _, name := range sortedNames(entries) {
 		m, ok := lock.Compare(entries[name])
@@ -208,9 +208,12 @@ func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string
 		if err != nil {
 			return fmt.Errorf("%s: contract %s: %w", relPath(lockPath, e.Dir), m[0].Locked, err)
 		}
-		fs, err := contractdiff.Compare(old, agents[name])
+		fs, err := contractdiff.Compare(old, &agents[name].plan.Agent)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
+		}
+		if fs, err = silenceFindings(e, fs, agents[name].inst.Files); err != nil {
+			return err
 		}
 		worst := contractdiff.Compatible
 		for _, f := range fs {
