@@ -69,10 +69,15 @@ func Unproved(old, new *plan.Agent) ([]string, error) {
 // Compare returns the changes from the contract of old to that of new, in
 // the order of their pointers within each part of the contract. A nil old
 // is an agent that did not exist: one finding, AGENT_ADDED, since no
-// program can have relied on it.
+// program can have relied on it; a nil new one that is gone, AGENT_REMOVED.
 func Compare(old, new *plan.Agent) ([]Finding, error) {
-	if old == nil {
+	switch {
+	case old == nil && new == nil:
+		return nil, nil
+	case old == nil:
 		return []Finding{{Rule: AgentAdded, Class: Compatible, Pointer: "", New: new.Name}}, nil
+	case new == nil:
+		return []Finding{{Rule: AgentRemoved, Class: Breaking, Pointer: "", Old: old.Name}}, nil
 	}
 	var out []Finding
 	add := func(rule, ptr string, o, n any) {

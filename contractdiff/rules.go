@@ -66,6 +66,7 @@ var Rules = []Rule{
 	{OutputRemoved, CategoryContract, Breaking, Breaking, "the agent no longer has an output contract"},
 	{OutputAdded, CategoryContract, Compatible, Compatible, "the agent now has an output contract"},
 	{AgentAdded, CategoryContract, Compatible, Compatible, "the agent did not exist: every part of its contract is new"},
+	{AgentRemoved, CategoryContract, Breaking, Breaking, "the agent is gone: nothing answers its callers and consumers"},
 	{KeepsToolsChanged, CategoryContract, Compatible, Compatible, "output.keeps_tools changed: how the agent works, not what it answers"},
 }
 
@@ -92,6 +93,7 @@ const (
 	OutputAdded              = "OUTPUT_ADDED"
 	KeepsToolsChanged        = "KEEPS_TOOLS_CHANGED"
 	AgentAdded               = "AGENT_ADDED"
+	AgentRemoved             = "AGENT_REMOVED"
 )
 
 // RuleOf returns the rule of an ID.

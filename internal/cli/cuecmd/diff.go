@@ -3,6 +3,8 @@ package cuecmd
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -33,6 +35,14 @@ plan written by agentc compile, and prints one finding per change: where it is
 (a JSON Pointer into the plan's agent), the rule that explains it, the old and
 new value, and its class.
 
+Where a side holds several agents (a directory, or dir/... as for vet), or both
+are directories of one agent each, named differently, the agents are paired by
+name: one only on the new side is added (AGENT_ADDED), one only on the old side
+removed (AGENT_REMOVED, breaking), and each finding names its agent.
+
+agentc.yaml's diff section turns rules off by ID (except, ignore_only), as its
+vet section does vet's; silenced findings are counted on standard error.
+
 With --against REF, the old version is PATH (the current directory by
 default) as it is at the git revision REF of the repository PATH is in, and
 the new version PATH as it is now. An agent that did not exist at REF is
@@ -57,10 +67,12 @@ default), undecided (undecided or breaking) or compatible (any finding).
 
 Exit codes: 0 no finding of the --fail-on class or above; 1 one, or an agent
 that does not compile; 2 usage error (with --against: not a git repository,
-no such revision).`,
+no such revision; two agents of one name on one side; an agentc.yaml that does
+not read).`,
 		Example: `  agentc diff old/triage.cue triage.cue
   agentc diff --json triage.plan.json triage.cue
   agentc diff --against main triage.cue
+  agentc diff v1/agents v2/agents
   agentc diff --against origin/main --format github-actions --fail-on undecided agents/triage`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if against != "" {
@@ -85,42 +97,61 @@ no such revision).`,
 			if !ok {
 				return cli.UsageError("--fail-on %q: want one of breaking, undecided, compatible", failOn)
 			}
-			var old, new *built
+			var olds, news []built
+			var dirs bool // both sides are directories
 			var err error
 			if against != "" {
 				path := "."
 				if len(args) == 1 {
 					path = args[0]
 				}
-				if new, err = diffSide(e, path); err != nil {
+				if news, err = diffAgents(e, path); err != nil {
 					return err
 				}
-				if old, err = revisionSide(e, against, path); err != nil {
+				if olds, err = revisionSide(e, against, path); err != nil {
 					return err
 				}
+				dirs = isDir(e, path)
 			} else {
-				if old, err = diffSide(e, args[0]); err != nil {
+				if olds, err = diffAgents(e, args[0]); err != nil {
 					return err
 				}
-				if new, err = diffSide(e, args[1]); err != nil {
+				if news, err = diffAgents(e, args[1]); err != nil {
 					return err
 				}
+				dirs = isDir(e, args[0]) && isDir(e, args[1])
 			}
-			var oldAgent *plan.Agent
-			if old != nil {
-				oldAgent = &old.plan.Agent
-			}
-			fs, err := contractdiff.Compare(oldAgent, &new.plan.Agent)
+			pairs, named, err := pairAgents(olds, news, dirs)
 			if err != nil {
 				return err
 			}
-			if fs, err = silenceFindings(e, fs, new.inst.Files); err != nil {
-				return err
+			silenced := silenceCount{}
+			failed := false
+			for _, p := range pairs {
+				fs, err := contractdiff.Compare(p.old.agent(), p.new.agent())
+				if err != nil {
+					return err
+				}
+				side := p.new
+				if side == nil {
+					side = p.old
+				}
+				if fs, err = silenced.filter(e, fs, side.inst.Files); err != nil {
+					return err
+				}
+				agent := ""
+				if named {
+					agent = side.plan.Agent.Name
+				}
+				if err := printFindings(e, fs, format, p.new, agent); err != nil {
+					return err
+				}
+				if slices.ContainsFunc(fs, func(f contractdiff.Finding) bool { return classRank[f.Class] >= least }) {
+					failed = true
+				}
 			}
-			if err := printFindings(e, fs, format, new); err != nil {
-				return err
-			}
-			if slices.ContainsFunc(fs, func(f contractdiff.Finding) bool { return classRank[f.Class] >= least }) {
+			silenced.report(e)
+			if failed {
 				return &cli.ExitError{Code: cli.ExitFindings}
 			}
 			return nil
@@ -139,50 +170,138 @@ var diffFormats = []string{"text", "json", "github-actions"}
 // classRank orders the classes for --fail-on.
 var classRank = map[contractdiff.Class]int{contractdiff.Compatible: 0, contractdiff.Undecided: 1, contractdiff.Breaking: 2}
 
-// diffSide compiles, or reads, the one agent at path.
-func diffSide(e cli.Env, path string) (*built, error) {
-	bs, err := buildAll(e, []string{path}, e.Stderr, true)
-	if err != nil {
-		return nil, err
-	}
-	if len(bs) != 1 {
-		return nil, cli.UsageError("diff compares one agent with one agent; %s holds %d", path, len(bs))
-	}
-	return &bs[0], nil
+// diffAgents compiles, or reads, the agents at path: one, or, in a
+// directory, each it holds.
+func diffAgents(e cli.Env, path string) ([]built, error) {
+	return buildAll(e, []string{path}, e.Stderr, true)
 }
 
-// silenceFindings leaves out the findings the agentc.yaml that applies to
-// an agent read from files turns off (its diff section), and says on
-// standard error how many it did.
-func silenceFindings(e cli.Env, fs []contractdiff.Finding, files []string) ([]contractdiff.Finding, error) {
+// isDir reports whether path names a directory (dir/... does).
+func isDir(e cli.Env, path string) bool {
+	if p, ok := strings.CutSuffix(filepath.ToSlash(path), "..."); ok && (p == "" || strings.HasSuffix(p, "/")) {
+		return true
+	}
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(e.Dir, path)
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// agentPair is an agent's old and new version; either may be nil (the
+// agent added, or removed).
+type agentPair struct{ old, new *built }
+
+func (b *built) agent() *plan.Agent {
+	if b == nil {
+		return nil
+	}
+	return &b.plan.Agent
+}
+
+// pairAgents pairs the two sides' agents. One agent on each side (or
+// none on the old, where --against found no path) is compared with the
+// other whatever their names, unless both sides are directories and the
+// names differ; otherwise agents are paired by name (named is true), and
+// one on a side alone is added or removed.
+func pairAgents(olds, news []built, dirs bool) (pairs []agentPair, named bool, err error) {
+	if len(news) == 1 && len(olds) <= 1 {
+		if len(olds) == 0 {
+			return []agentPair{{nil, &news[0]}}, false, nil
+		}
+		if !dirs || olds[0].plan.Agent.Name == news[0].plan.Agent.Name {
+			return []agentPair{{&olds[0], &news[0]}}, false, nil
+		}
+	}
+	byName := map[string]*agentPair{}
+	var names []string
+	for i, side := range [][]built{olds, news} {
+		for j := range side {
+			b := &side[j]
+			name := b.plan.Agent.Name
+			p := byName[name]
+			if p == nil {
+				p = &agentPair{}
+				byName[name] = p
+				names = append(names, name)
+			}
+			slot := &p.old
+			if i == 1 {
+				slot = &p.new
+			}
+			if *slot != nil {
+				// A manifest and the plan compiled from it are one agent.
+				if (*slot).plan.Digests == b.plan.Digests {
+					continue
+				}
+				return nil, false, cli.UsageError("two agents are named %q (%s and %s); diff pairs agents by name", name, (*slot).inst.Source, b.inst.Source)
+			}
+			*slot = b
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		pairs = append(pairs, *byName[n])
+	}
+	return pairs, true, nil
+}
+
+// silenceCount counts the findings each agentc.yaml silenced.
+type silenceCount map[string]int
+
+// filter leaves out the findings the agentc.yaml that applies to an agent
+// read from files turns off (its diff section), and counts them.
+func (sc silenceCount) filter(e cli.Env, fs []contractdiff.Finding, files []string) ([]contractdiff.Finding, error) {
 	cfg, err := newCompiler(e).ConfigFor(files)
 	if err != nil || cfg == nil {
 		return fs, err
 	}
 	kept := slices.DeleteFunc(slices.Clone(fs), func(f contractdiff.Finding) bool { return cfg.SilencesDiff(f.Rule, files) })
 	if n := len(fs) - len(kept); n > 0 {
-		s := "s"
-		if n == 1 {
-			s = ""
-		}
-		fmt.Fprintf(e.Stderr, "agentc: %d finding%s silenced by %s\n", n, s, relPath(cfg.Path, e.Dir))
+		sc[cfg.Path] += n
 	}
 	return kept, nil
 }
 
+// report says on standard error how many findings each agentc.yaml
+// silenced, as vet does.
+func (sc silenceCount) report(e cli.Env) {
+	for _, path := range slices.Sorted(maps.Keys(sc)) {
+		n, s := sc[path], "s"
+		if n == 1 {
+			s = ""
+		}
+		fmt.Fprintf(e.Stderr, "agentc: %d finding%s silenced by %s\n", n, s, relPath(path, e.Dir))
+	}
+}
+
 // printFindings prints the findings in a format of diffFormats; new is
-// the side whose files a github-actions annotation points at.
-func printFindings(e cli.Env, fs []contractdiff.Finding, format string, new *built) error {
+// the side whose files a github-actions annotation points at (nil for an
+// agent removed). agent, when not "", names the agent of the findings,
+// where diff compares several: a text line starts with it, a JSON object
+// has it as "agent".
+func printFindings(e cli.Env, fs []contractdiff.Finding, format string, new *built, agent string) error {
 	enc := json.NewEncoder(e.Stdout)
+	prefix := ""
+	if agent != "" {
+		prefix = agent + ": "
+	}
 	for _, f := range fs {
 		var err error
 		switch format {
 		case "json":
-			err = enc.Encode(f)
+			if agent == "" {
+				err = enc.Encode(f)
+			} else {
+				err = enc.Encode(struct {
+					Agent string `json:"agent"`
+					contractdiff.Finding
+				}{agent, f})
+			}
 		case "github-actions":
-			err = writeFindingAction(e, f, new)
+			err = writeFindingAction(e, f, new, prefix)
 		default:
-			_, err = fmt.Fprintln(e.Stdout, findingLine(f))
+			_, err = fmt.Fprintln(e.Stdout, prefix+findingLine(f))
 		}
 		if err != nil {
 			return err
@@ -223,7 +342,7 @@ var classCommands = map[contractdiff.Class]string{contractdiff.Breaking: "error"
 // does: ::error file=F,line=L,col=C,title=RULE::message, at the place in
 // the new version's files that holds the changed value, or the nearest
 // value around it written there.
-func writeFindingAction(e cli.Env, f contractdiff.Finding, new *built) error {
+func writeFindingAction(e cli.Env, f contractdiff.Finding, new *built, prefix string) error {
 	var props []string
 	if file, line, col := findingPos(e, f.Pointer, new); file != "" {
 		props = append(props, "file="+escapeProperty(filepath.ToSlash(file)))
@@ -232,7 +351,7 @@ func writeFindingAction(e cli.Env, f contractdiff.Finding, new *built) error {
 		}
 	}
 	props = append(props, "title="+escapeProperty(f.Rule))
-	_, err := fmt.Fprintf(e.Stdout, "::%s %s::%s\n", classCommands[f.Class], strings.Join(props, ","), escapeData(findingText(f)))
+	_, err := fmt.Fprintf(e.Stdout, "::%s %s::%s\n", classCommands[f.Class], strings.Join(props, ","), escapeData(prefix+findingText(f)))
 	return err
 }
 
@@ -241,7 +360,7 @@ func writeFindingAction(e cli.Env, f contractdiff.Finding, new *built) error {
 // written (a default), the nearest value around it that was. In a plan
 // file, the agent is its member "agent".
 func findingPos(e cli.Env, ptr string, b *built) (file string, line, col int) {
-	if b.inst == nil || len(b.inst.Files) == 0 || b.inst.Files[0] == "-" {
+	if b == nil || b.inst == nil || len(b.inst.Files) == 0 || b.inst.Files[0] == "-" {
 		return "", 0, 0
 	}
 	file = b.inst.Files[0]

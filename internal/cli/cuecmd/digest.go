@@ -181,6 +181,7 @@ func readLock(path, name string, missingOK bool) (*digest.Lock, error) {
 // fails the check (--fail-on), or -1 when any move fails it.
 func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string]digest.Entry, agents map[string]*built, least int) error {
 	failed := false
+	silenced := silenceCount{}
 	for _, name := range sortedNames(entries) {
 		m, ok := lock.Compare(entries[name])
 		if !ok {
@@ -212,7 +213,7 @@ func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if fs, err = silenceFindings(e, fs, agents[name].inst.Files); err != nil {
+		if fs, err = silenced.filter(e, fs, agents[name].inst.Files); err != nil {
 			return err
 		}
 		worst := contractdiff.Compatible
@@ -227,6 +228,7 @@ func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string
 		}
 		fmt.Fprintf(e.Stdout, "%s: %s\n", name, verdicts[worst])
 	}
+	silenced.report(e)
 	if failed {
 		return &cli.ExitError{Code: cli.ExitFindings}
 	}

@@ -15,12 +15,12 @@ import (
 	"agentc.dev/agentc/internal/cli"
 )
 
-// revisionSide returns the agent at path as it is at the git revision
-// rev of the repository path is in, or nil where path did not exist then.
+// revisionSide returns the agents at path as they are at the git revision
+// rev of the repository path is in, or none where path did not exist then.
 // The repository's tree at rev is written to a temporary directory, so
 // that a manifest reads the files beside it (and the CUE module above it)
 // as they were.
-func revisionSide(e cli.Env, rev, path string) (*built, error) {
+func revisionSide(e cli.Env, rev, path string) ([]built, error) {
 	abs := path
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(e.Dir, path)
@@ -89,11 +89,11 @@ func revisionSide(e cli.Env, rev, path string) (*built, error) {
 	}
 	old := e
 	old.Stderr = renamer{w: e.Stderr, r: names}
-	b, err := diffSide(old, filepath.Join(tmp, rel))
+	bs, err := diffAgents(old, filepath.Join(tmp, rel))
 	if err != nil {
 		return nil, renamed(err, names)
 	}
-	return b, nil
+	return bs, nil
 }
 
 // renamer writes through r's replacements: what vet says of the old side
