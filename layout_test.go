@@ -35,6 +35,7 @@ var allowed = map[string][]string{
 	"runtime":            {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "internal/textcut"},
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer"},
 	"internal/devserver": {},
+	"agenttest":          {"plan", "runtime"},
 
 	// A leaf the library packages share.
 	"internal/jsonpointer": {},

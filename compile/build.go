@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/token"
 
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
@@ -49,7 +50,7 @@ func (cp *Compiler) build(inst *manifest.Instance, c *checker) (*plan.Plan, []Di
 	if err != nil {
 		return fail(err)
 	}
-	p := &plan.Plan{Agent: *agent, Sources: sources(inst)}
+	p := &plan.Plan{Agent: *agent, Sources: sources(inst), Tests: inst.Tests}
 	for name, t := range agent.Capabilities.Tools {
 		if t.Kind != "agent" {
 			continue
@@ -134,10 +135,17 @@ func sources(inst *manifest.Instance) map[string]string {
 		}
 	}
 	out := map[string]string{}
+	at := map[string]token.Pos{}
 	for _, p := range paths {
-		v := inst.Value.LookupPath(cue.ParsePath(p))
-		pos := v.Pos()
-		if !v.Exists() || !pos.IsValid() {
+		if v := inst.Value.LookupPath(cue.ParsePath(p)); v.Exists() {
+			at[p] = v.Pos()
+		}
+	}
+	// A test's constraints, where their text starts: agentc test positions
+	// what fails in them.
+	maps.Copy(at, inst.TestSources)
+	for p, pos := range at {
+		if !pos.IsValid() {
 			continue
 		}
 		name := pos.Filename()

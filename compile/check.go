@@ -194,6 +194,7 @@ func (c *checker) run() {
 	c.checkPrompt()
 	c.checkOutput()
 	c.checkDialect()
+	c.checkTests()
 }
 
 func lookup(v cue.Value, path ...string) cue.Value {

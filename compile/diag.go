@@ -160,6 +160,8 @@ var Rules = []Rule{
 	{CodeOutputMode, Error, "an output mode the provider cannot serve for this schema", refusedMode},
 	{CodeNotAgent, Note, "a file or package found in a directory is not an agent, and is skipped", ""},
 	{CodeKeepsToolsNoTools, Warning, "output.keeps_tools is set but the agent has no tools", ""},
+	{CodeTestInput, Error, "a test case's input fails the agent's input schema", ""},
+	{CodeTestTool, Error, "a test case expects a call of a tool the agent does not have", ""},
 }
 
 // rulesByCode indexes Rules.
@@ -219,6 +221,8 @@ const (
 	CodeAgentCompatible           = "AGENT_COMPATIBLE"
 	CodeSchemaNumber              = "SCHEMA_NUMBER"
 	CodeSchemaNumberRange         = "SCHEMA_NUMBER_RANGE"
+	CodeTestInput                 = "TEST_INPUT"
+	CodeTestTool                  = "TEST_TOOL"
 )
 
 // SortDiagnostics orders diagnostics by file, line and column, keeping the

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"cuelang.org/go/cue"
+
+	"agentc.dev/agentc/plan"
 )
 
 // TestSchemaMatchesGoTypes fails when #Manifest and the Go types drift
@@ -17,6 +19,18 @@ import (
 func TestSchemaMatchesGoTypes(t *testing.T) {
 	l := NewLoader()
 	compareStruct(t, l, "#Manifest", l.schema, reflect.TypeFor[Manifest](), true)
+}
+
+// TestTestsMatchGoType ties a test case of #Manifest to plan.Test, which
+// the loader decodes by hand: a case's constraints are CUE, not data.
+func TestTestsMatchGoType(t *testing.T) {
+	l := NewLoader()
+	tests := l.schema.LookupPath(cue.MakePath(cue.Str("tests").Optional()))
+	if !tests.Exists() {
+		t.Fatal("#Manifest has no tests field")
+	}
+	c := tests.FillPath(cue.MakePath(cue.Str("x")), l.top).LookupPath(cue.MakePath(cue.Str("x")))
+	compareStruct(t, l, "#Manifest.tests[]", c, reflect.TypeFor[plan.Test](), true)
 }
 
 // TestToolKindsMatchGoType checks the kind-dependent fields of #Tool: the
@@ -111,6 +125,9 @@ func compareStruct(t *testing.T, l *Loader, path string, v cue.Value, typ reflec
 	}
 	for it.Next() {
 		name := label(it.Selector())
+		if path == "#Manifest" && name == "tests" {
+			continue // decoded apart, as plan.Test: TestTestsMatchGoType
+		}
 		seen[name] = true
 		f, ok := goFields[name]
 		if !ok {
@@ -139,6 +156,12 @@ func compareKind(t *testing.T, l *Loader, path string, v cue.Value, typ reflect.
 		typ = typ.Elem()
 	}
 	k := v.IncompleteKind()
+	if typ == reflect.TypeFor[plan.CUEConstraint]() {
+		if k != cue.TopKind {
+			t.Errorf("%s: Go CUEConstraint holds any CUE, CUE allows only %v", path, k)
+		}
+		return
+	}
 	if typ == rawMessage {
 		if k != cue.TopKind {
 			t.Errorf("%s: Go json.RawMessage holds any JSON, CUE allows only %v", path, k)

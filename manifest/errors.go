@@ -107,10 +107,16 @@ func (l *Loader) validate(u, v cue.Value) []*Error {
 		if it.FieldType()&(cue.OptionalConstraint|cue.RequiredConstraint) != 0 {
 			continue
 		}
-		err := it.Value().Validate(cue.Concrete(true), cue.All(), cue.Final())
-		for _, e := range l.classify(v, err) {
-			add(e)
+		report := func(err error) {
+			for _, e := range l.classify(v, err) {
+				add(e)
+			}
 		}
+		if it.Selector().String() == "tests" {
+			l.validateTests(it.Value(), v.LookupPath(cue.MakePath(it.Selector())), []cue.Selector{it.Selector()}, report)
+			continue
+		}
+		report(it.Value().Validate(cue.Concrete(true), cue.All(), cue.Final()))
 	}
 	return errs
 }

@@ -25,6 +25,8 @@ import (
 	"cuelang.org/go/cue/token"
 	cuejson "cuelang.org/go/encoding/json"
 	cueyaml "cuelang.org/go/encoding/yaml"
+
+	"agentc.dev/agentc/plan"
 )
 
 // Instance is one agent as loaded: a CUE file, a CUE package, a JSON or YAML
@@ -47,6 +49,12 @@ type Instance struct {
 	// NotAgent says a file or package found by expanding a directory is
 	// not an agent (see IsAgent): it has no Errors and is skipped.
 	NotAgent bool
+	// Tests are the manifest's test cases, by name, decoded apart from
+	// Manifest: their constraints are CUE as written, not data.
+	// TestSources says where each constraint was written, by manifest
+	// path (see decodeTests).
+	Tests       map[string]plan.Test
+	TestSources map[string]token.Pos
 }
 
 // agentFields are the manifest's required top-level fields; a value that
@@ -471,7 +479,7 @@ const maxInteger = 1<<53 - 1
 // (vet checks numbers there), too large to count with: a budget of 10^21
 // tokens is a mistake, and would not survive the plan's canonical JSON.
 func bigIntegers(v cue.Value, path []cue.Selector) []*Error {
-	if isSchemaPath(path) {
+	if isSchemaPath(path) || isConstraintPath(path) {
 		return nil
 	}
 	switch v.IncompleteKind() {
@@ -566,6 +574,12 @@ func (l *Loader) finish(inst *Instance, v cue.Value) {
 	if m.Capabilities.Tools == nil {
 		m.Capabilities.Tools = map[string]Tool{}
 	}
+	tests, at, err := decodeTests(u, v)
+	if err != nil {
+		inst.Errors = append(inst.Errors, l.classify(v, err)...)
+		return
+	}
+	inst.Tests, inst.TestSources = tests, at
 	inst.Manifest = &m
 }
 

@@ -44,6 +44,10 @@ type Plan struct {
 	// directory, for run-time messages. They are outside the plan digest:
 	// where an agent is written does not change what it does.
 	Sources map[string]string `json:"sources,omitempty"`
+	// Tests are the agent's test cases, by name. They count in the plan
+	// digest; a plan without them has the digest it had before they
+	// existed.
+	Tests map[string]Test `json:"tests,omitempty"`
 }
 
 // Digests identify a plan.
@@ -144,7 +148,8 @@ type calleeDigest struct {
 }
 
 // planDigest covers everything that drives behaviour: the format, the
-// contract digest, the agent, its callees and how its answer is asked for.
+// contract digest, the agent, its callees and how its answer is asked for;
+// and the agent's test cases.
 // A callee's plan counts through its recorded plan digest, which must be
 // verified first.
 func planDigest(p *Plan) (digest.Digest, error) {
@@ -161,7 +166,8 @@ func planDigest(p *Plan) (digest.Digest, error) {
 		Agent    *Agent                  `json:"agent"`
 		Callees  map[string]calleeDigest `json:"callees,omitempty"`
 		Output   *Lowering               `json:"output,omitempty"`
-	}{p.Format, p.Digests.Contract, &p.Agent, callees, p.Output}
+		Tests    map[string]Test         `json:"tests,omitempty"`
+	}{p.Format, p.Digests.Contract, &p.Agent, callees, p.Output, p.Tests}
 	d, err := digest.Plan.OfValue(v)
 	if err != nil {
 		return "", fmt.Errorf("plan digest: %w", err)

@@ -216,17 +216,28 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if f.batch != "" {
 		return runBatch(ctx, e, p, dir, f, opts, hosts, secrets)
 	}
+	rep, signal, err := runOne(ctx, e, p, dir, f, opts, hosts, secrets, input)
+	if err != nil {
+		return err
+	}
+	return finish(e, f, rep, signal)
+}
+
+// runOne makes one run of a plan here, with the flags' journal, events and
+// model; it returns the report and the exit code of the stop signal that
+// interrupted the run, or 0.
+func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts agentrt.Options, hosts []string, secrets *redact.Set, input json.RawMessage) (*agentrt.Report, int, error) {
 	// The journal's lock comes first, before anything is written.
 	jn, err := openJournal(e, p, f)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	defer jn.close(e)
 	var eventsFile *os.File
 	if f.events != "" {
 		eventsFile, err = os.Create(f.events)
 		if err != nil {
-			return &ExitError{Code: ExitFindings, Err: err}
+			return nil, 0, &ExitError{Code: ExitFindings, Err: err}
 		}
 		defer eventsFile.Close()
 	}
@@ -241,7 +252,7 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	}
 	opts.Model, err = modelFor(p)
 	if err != nil {
-		return &ExitError{Code: ExitFindings, Err: err}
+		return nil, 0, &ExitError{Code: ExitFindings, Err: err}
 	}
 	// A stop signal stops starting tools' servers too.
 	ctx, sigs := onStopSignal(ctx, e)
@@ -266,22 +277,22 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		Pool:          opts.Pool,
 	})
 	if err != nil {
-		return toolsError(err, sigs, "the run diverged from its journal")
+		return nil, 0, toolsError(err, sigs, "the run diverged from its journal")
 	}
 	if err := jn.start(p); err != nil {
-		return err
+		return nil, 0, err
 	}
 	defer closing(e, closeTools)
 	opts.Tools = tools
 	r, err := agentrt.New(p, opts)
 	if err != nil {
-		return &ExitError{Code: ExitFindings, Err: err}
+		return nil, 0, &ExitError{Code: ExitFindings, Err: err}
 	}
 	rep, err := r.Run(ctx, input)
 	if err != nil {
-		return &ExitError{Code: ExitFindings, Err: err}
+		return nil, 0, &ExitError{Code: ExitFindings, Err: err}
 	}
-	return finish(e, f, rep, sigs.code())
+	return rep, sigs.code(), nil
 }
 
 // finish prints a run's report, or its answer, and what diverged, and

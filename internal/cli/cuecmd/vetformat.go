@@ -110,6 +110,7 @@ type (
 	junitCase struct {
 		Name      string         `xml:"name,attr"`
 		ClassName string         `xml:"classname,attr"`
+		Time      string         `xml:"time,attr,omitempty"`
 		Skipped   *junitSkipped  `xml:"skipped"`
 		Failures  []junitFailure `xml:"failure"`
 		SystemOut string         `xml:"system-out,omitempty"`

@@ -1,0 +1,345 @@
+// Package agenttest checks the runs of an agent's test cases (the
+// manifest's tests) against what each case expects: the answer unified
+// with the case's CUE constraint, and the run's outcome, bound and tool
+// calls read from its report. The cases come from the plan, which keeps
+// each constraint as the CUE its manifest wrote; this package compiles
+// them, so the runtime, which runs plans, never links CUE.
+package agenttest
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+	cuejson "cuelang.org/go/encoding/json"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// Failure is one expectation a run did not meet.
+type Failure struct {
+	// Pos is where the expectation was written, "file:line:col" with the
+	// file as the checker was told to name it; empty when it has none.
+	Pos string `json:"pos,omitempty"`
+	Msg string `json:"message"`
+}
+
+func (f Failure) String() string {
+	if f.Pos == "" {
+		return f.Msg
+	}
+	return f.Pos + ": " + f.Msg
+}
+
+// Checker checks runs of one plan's cases. Its zero value is not usable:
+// make one with New.
+type Checker struct {
+	ctx  *cue.Context
+	p    *plan.Plan
+	base string // the directory the plan's source file names are relative to, as messages name it
+}
+
+// New returns a Checker of the cases of p. base is the directory p's
+// Sources are relative to (its manifest's), as positions should name it:
+// relative to the working directory, say.
+func New(p *plan.Plan, base string) *Checker {
+	return &Checker{ctx: cuecontext.New(), p: p, base: base}
+}
+
+// Options say what a run can tell. The test model answers with values made
+// from the schema, not from the input: with ShapeOnly, the answer's values
+// and the tools' arguments are not checked, only that it answered as the
+// contract says (the runtime validated it) and which tools it called.
+type Options struct {
+	ShapeOnly bool
+}
+
+// Check returns the expectations of the case name that the run rep did not
+// meet; none when it passed.
+func (c *Checker) Check(name string, rep *agentrt.Report, o Options) []Failure {
+	t, ok := c.p.Tests[name]
+	if !ok {
+		return []Failure{{Msg: fmt.Sprintf("the agent has no test case %q", name)}}
+	}
+	var out []Failure
+	fail := func(pos, format string, args ...any) {
+		out = append(out, Failure{Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	}
+	want := t.Outcome
+	if want == "" {
+		want = agentrt.OutcomeOK
+	}
+	if rep.Outcome != want {
+		msg := fmt.Sprintf("outcome: the run ended %s (bound %s), want %s", rep.Outcome, rep.Bound, want)
+		if rep.Error != "" {
+			msg += ": " + rep.Error
+		}
+		fail("", "%s", msg)
+	}
+	if t.Bound != "" && rep.Bound != t.Bound {
+		fail("", "bound: the run ended with bound %s, want %s", rep.Bound, t.Bound)
+	}
+	calls := toolCalls(rep)
+	if t.MaxToolCalls != nil && len(calls) > *t.MaxToolCalls {
+		fail("", "max_tool_calls: the run made %d tool calls (%s), want at most %d", len(calls), callNames(calls), *t.MaxToolCalls)
+	}
+	for i, want := range t.ToolCalls {
+		out = append(out, c.checkCall(name, i, want, calls, o)...)
+	}
+	if t.Expect != nil && !o.ShapeOnly && rep.Outcome == agentrt.OutcomeOK {
+		out = append(out, c.checkValue("tests."+name+".expect", "expect", t.Expect, rep.Answer)...)
+	}
+	return out
+}
+
+// toolCalls are the calls of the agent's tools a run made, the output
+// tool's left out.
+func toolCalls(rep *agentrt.Report) []agentrt.CallReport {
+	var out []agentrt.CallReport
+	for _, r := range rep.Rounds {
+		for _, call := range r.ToolCalls {
+			if call.Name != rep.OutputTool {
+				out = append(out, call)
+			}
+		}
+	}
+	return out
+}
+
+func callNames(calls []agentrt.CallReport) string {
+	if len(calls) == 0 {
+		return "none"
+	}
+	names := make([]string, len(calls))
+	for i, call := range calls {
+		names[i] = call.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkCall checks that some call of the run is of the tool want names,
+// with arguments its constraint accepts.
+func (c *Checker) checkCall(name string, i int, want plan.ToolCallExpect, calls []agentrt.CallReport, o Options) []Failure {
+	path := fmt.Sprintf("tests.%s.tool_calls.%d.arguments", name, i)
+	var last []Failure
+	n := 0
+	for _, call := range calls {
+		if call.Name != want.Name {
+			continue
+		}
+		n++
+		if want.Arguments == nil || o.ShapeOnly {
+			return nil
+		}
+		last = c.checkValue(path, fmt.Sprintf("tool_calls[%d].arguments", i), want.Arguments, call.Arguments)
+		if len(last) == 0 {
+			return nil
+		}
+	}
+	if n == 0 {
+		return []Failure{{Msg: fmt.Sprintf("tool_calls[%d]: the run made no call of %s (it called: %s)", i, want.Name, callNames(calls))}}
+	}
+	// Every call of the tool failed the constraint: the last one's
+	// failures say how.
+	return last
+}
+
+// checkValue unifies a constraint with a JSON value the run gave and
+// reports every way the value falls short: a conflict, positioned at the
+// constraint's part that rejected it, and each field the constraint
+// requires that the value lacks.
+func (c *Checker) checkValue(path, what string, con *plan.CUEConstraint, data []byte) []Failure {
+	at := c.pos(path)
+	v, err := c.Compile(con, at)
+	if err != nil {
+		pos := at
+		if errs := cueerrors.Errors(err); len(errs) > 0 {
+			pos = constraintPos(errs[0], at)
+		}
+		return []Failure{{Pos: pos.String(), Msg: fmt.Sprintf("%s does not compile: %v", what, oneLine(err))}}
+	}
+	if len(data) == 0 {
+		return []Failure{{Pos: at.String(), Msg: what + ": the run gave no value to check"}}
+	}
+	expr, err := cuejson.Extract("answer", data)
+	if err != nil {
+		return []Failure{{Pos: at.String(), Msg: fmt.Sprintf("%s: the run's value is not JSON: %v", what, err)}}
+	}
+	got := c.ctx.BuildExpr(expr)
+	u := v.Unify(got)
+	var out []Failure
+	seen := map[string]bool{}
+	add := func(f Failure) {
+		if !seen[f.String()] {
+			seen[f.String()] = true
+			out = append(out, f)
+		}
+	}
+	absent := missing(v, got, nil)
+	if err := u.Validate(cue.Concrete(true), cue.All()); err != nil {
+		for _, e := range cueerrors.Errors(err) {
+			format, args := e.Msg()
+			msg := fmt.Sprintf(format, args...)
+			p := strings.Join(e.Path(), ".")
+			if slices.ContainsFunc(absent, func(m missingField) bool { return p == m.path || strings.HasPrefix(p, m.path+".") }) {
+				continue // reported as absent below
+			}
+			if p != "" {
+				msg = p + ": " + msg
+			}
+			add(Failure{Pos: constraintPos(e, at).String(), Msg: what + ": " + msg})
+		}
+	}
+	for _, m := range absent {
+		add(Failure{Pos: m.pos.String(), Msg: fmt.Sprintf("%s: %s: the value has no such field (want %v)", what, m.path, m.want)})
+	}
+	return out
+}
+
+// Compile compiles a constraint of the plan, positioned where its manifest
+// wrote it (at: the start of its text), so that what fails in it is
+// reported at its place in the manifest.
+func (c *Checker) Compile(con *plan.CUEConstraint, at token.Position) (cue.Value, error) {
+	file := at.Filename
+	if file == "" {
+		file = "expect"
+	}
+	src := con.CUE
+	if at.Line > 0 {
+		src = strings.Repeat("\n", at.Line-1) + strings.Repeat(" ", max(at.Column-1, 0)) + src
+	}
+	expr, err := parser.ParseExpr(file, src)
+	if err != nil {
+		// Fields without braces, as in expect: urgency: "high".
+		f, ferr := parser.ParseFile(file, src)
+		if ferr != nil {
+			return cue.Value{}, err
+		}
+		expr = &ast.StructLit{Elts: f.Decls}
+	}
+	f := &ast.File{Filename: file}
+	for _, id := range slices.Sorted(maps.Keys(con.Imports)) {
+		p := con.Imports[id]
+		var name *ast.Ident
+		if id != importName(p) {
+			name = ast.NewIdent(id)
+		}
+		f.Decls = append(f.Decls, &ast.ImportDecl{Specs: []*ast.ImportSpec{ast.NewImport(name, p)}})
+	}
+	f.Decls = append(f.Decls, &ast.EmbedDecl{Expr: expr})
+	v := c.ctx.BuildFile(f)
+	if err := v.Err(); err != nil {
+		return cue.Value{}, err
+	}
+	return v, nil
+}
+
+// importName is the name a file uses an import by when it gives none.
+func importName(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		path = path[i+1:]
+	}
+	if i := strings.IndexByte(path, ':'); i >= 0 {
+		path = path[i+1:]
+	}
+	return path
+}
+
+// pos is where a constraint's text starts, from the plan's Sources, with
+// its file under the checker's base directory.
+func (c *Checker) pos(path string) token.Position {
+	s, ok := c.p.Sources[path]
+	if !ok {
+		return token.Position{Filename: path}
+	}
+	parts := strings.Split(s, ":")
+	if len(parts) < 3 {
+		return token.Position{Filename: s}
+	}
+	line, _ := strconv.Atoi(parts[len(parts)-2])
+	col, _ := strconv.Atoi(parts[len(parts)-1])
+	file := strings.Join(parts[:len(parts)-2], ":")
+	if c.base != "" && !filepath.IsAbs(file) {
+		file = filepath.Join(c.base, filepath.FromSlash(file))
+	}
+	return token.Position{Filename: file, Line: line, Column: col}
+}
+
+// constraintPos is the position in the constraint an error names: where
+// the constraint says what the value broke, rather than where the value is.
+func constraintPos(e cueerrors.Error, at token.Position) token.Position {
+	for _, p := range append([]token.Pos{e.Position()}, e.InputPositions()...) {
+		if p.IsValid() && p.Filename() == at.Filename {
+			return p.Position()
+		}
+	}
+	return at
+}
+
+type missingField struct {
+	path string
+	want cue.Value
+	pos  token.Position
+}
+
+// missing finds the fields of the constraint u that the value lacks:
+// unification completes a value with what a constraint declares, so a
+// field the answer lacks would otherwise pass.
+func missing(u, got cue.Value, path []string) []missingField {
+	var out []missingField
+	switch u.IncompleteKind() {
+	case cue.StructKind:
+		it, err := u.Fields()
+		if err != nil {
+			return nil
+		}
+		for it.Next() {
+			sel := it.Selector()
+			p := append(slices.Clip(path), sel.String())
+			g := got.LookupPath(cue.MakePath(sel))
+			if !g.Exists() {
+				out = append(out, missingField{path: strings.Join(p, "."), want: it.Value(), pos: it.Value().Pos().Position()})
+				continue
+			}
+			out = append(out, missing(it.Value(), g, p)...)
+		}
+	case cue.ListKind:
+		it, err := u.List()
+		if err != nil {
+			return nil
+		}
+		for i := 0; it.Next(); i++ {
+			g := got.LookupPath(cue.MakePath(cue.Index(i)))
+			if g.Exists() {
+				out = append(out, missing(it.Value(), g, append(slices.Clip(path), strconv.Itoa(i)))...)
+			}
+		}
+	}
+	return out
+}
+
+func oneLine(err error) string {
+	var msgs []string
+	for _, e := range cueerrors.Errors(err) {
+		format, args := e.Msg()
+		msg := fmt.Sprintf(format, args...)
+		if p := strings.Join(e.Path(), "."); p != "" {
+			msg = p + ": " + msg
+		}
+		msgs = append(msgs, msg)
+	}
+	if len(msgs) == 0 {
+		return err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}

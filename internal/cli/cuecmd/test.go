@@ -1,0 +1,328 @@
+package cuecmd
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"agentc.dev/agentc/agenttest"
+	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/runcmd"
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// How a case ran.
+const (
+	modeReplay    = "replay"     // from its recorded journal
+	modeTestModel = "test-model" // no journal: the offline test model
+	modeLive      = "live"       // against the agent's provider
+	modeRecord    = "record"     // live, and journaled
+)
+
+// Statuses of a case.
+const (
+	statusPass     = "PASS"
+	statusFail     = "FAIL"
+	statusDiverged = "DIVERGED"
+)
+
+func newTestCmd(e cli.Env) *cobra.Command {
+	var record, live, asJSON bool
+	var samples int
+	var format, run string
+	cmd := &cobra.Command{
+		Use:   "test [paths...]",
+		Short: "Run the test cases agents declare in their manifests",
+		Long: `Test runs every case of the tests each agent declares, and checks the answer
+against the case's expect (a CUE constraint unified with it) and the run
+against its outcome, bound, max_tool_calls and tool_calls. Paths are vet's.
+
+Offline by default: a case whose journal testdata/<agent>/<case>.jsonl (beside
+the manifest) exists is replayed from it, with no network call and no tool
+run; a journal the agent no longer matches (a changed prompt, schema or tool)
+is DIVERGED, never a pass. A case without a journal runs against the offline
+test model, which checks only what it can: that the agent answers in the
+contract's shape and calls the tools a case expects, not the answer's values.
+
+--record runs each case against the agent's real provider and writes its
+journal (whole or not at all); --live runs against it without recording;
+--samples N runs each case N times live and passes it when the share of
+runs that pass is at least its min_pass (default 1).
+
+One line a case (PASS, FAIL or DIVERGED agent/case (time)), what failed
+below it, then a summary; --json prints one object a case, --format junit a
+JUnit XML report.
+
+Exit codes: 0 every case passed; 1 a case failed or diverged, or an agent
+does not compile; 2 usage error.`,
+		Example: `  agentc test examples/
+  agentc test --record --run 'issue-triage/.*' ./agents/...
+  agentc test --samples 5 agent.cue`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON {
+				if cmd.Flags().Changed("format") && format != "json" {
+					return cli.UsageError("--json is --format json; it excludes --format %s", format)
+				}
+				format = "json"
+			}
+			write, ok := testFormats[format]
+			if !ok {
+				return cli.UsageError("--format %q: want one of %s", format, strings.Join(slices.Sorted(maps.Keys(testFormats)), ", "))
+			}
+			mode := ""
+			switch {
+			case cmd.Flags().Changed("samples") && samples < 1:
+				return cli.UsageError("--samples must be at least 1")
+			case record && (live || cmd.Flags().Changed("samples")):
+				return cli.UsageError("--record records one run of each case: it excludes --live and --samples")
+			case record:
+				mode = modeRecord
+			case live || cmd.Flags().Changed("samples"):
+				mode = modeLive
+			}
+			if samples < 1 {
+				samples = 1
+			}
+			var filter *regexp.Regexp
+			if run != "" {
+				var err error
+				if filter, err = regexp.Compile(run); err != nil {
+					return cli.UsageError("--run: %v", err)
+				}
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			bs, err := buildAll(e, args, e.Stderr, false)
+			if err != nil {
+				return err
+			}
+			var results []caseResult
+			for _, b := range bs {
+				dir := "."
+				if files := b.inst.Files; len(files) > 0 && files[0] != "-" {
+					dir = filepath.Dir(files[0])
+				}
+				chk := agenttest.New(b.plan, relPath(absPath(dir), e.Dir))
+				for _, name := range slices.Sorted(maps.Keys(b.plan.Tests)) {
+					id := b.plan.Agent.Name + "/" + name
+					if filter != nil && !filter.MatchString(id) {
+						continue
+					}
+					r := runTestCase(cmd, e, b, dir, chk, name, mode, samples)
+					results = append(results, r)
+					if format == "text" {
+						writeCaseText(e.Stdout, r)
+					}
+				}
+			}
+			if err := write(e, results); err != nil {
+				return err
+			}
+			if slices.ContainsFunc(results, func(r caseResult) bool { return r.Status != statusPass }) {
+				return &cli.ExitError{Code: cli.ExitFindings}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&record, "record", false, "run each case against the agent's provider and record its journal in testdata/<agent>/<case>.jsonl")
+	cmd.Flags().BoolVar(&live, "live", false, "run each case against the agent's provider, recording nothing")
+	cmd.Flags().IntVar(&samples, "samples", 1, "run each case this many times live; it passes when the share that pass is at least its min_pass")
+	cmd.Flags().StringVar(&run, "run", "", "run only the cases whose agent/case matches this regular expression")
+	cmd.Flags().StringVar(&format, "format", "text", "how to print results: text, json or junit")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a case (--format json)")
+	return cmd
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// caseResult is what agentc test says of one case.
+type caseResult struct {
+	Agent      string              `json:"agent"`
+	Case       string              `json:"case"`
+	Status     string              `json:"status"`
+	Mode       string              `json:"mode"`
+	Journal    string              `json:"journal,omitempty"`
+	Samples    int                 `json:"samples,omitempty"`
+	Passed     int                 `json:"passed,omitempty"`
+	MinPass    float64             `json:"min_pass,omitempty"`
+	DurationMS float64             `json:"duration_ms"`
+	Failures   []agenttest.Failure `json:"failures,omitempty"`
+}
+
+// runTestCase runs one case as mode says ("" for offline) and checks it.
+func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttest.Checker, name, mode string, samples int) (r caseResult) {
+	t := b.plan.Tests[name]
+	journal := filepath.Join(dir, "testdata", b.plan.Agent.Name, name+".jsonl")
+	r = caseResult{Agent: b.plan.Agent.Name, Case: name, Mode: mode, Journal: relPath(absPath(journal), e.Dir)}
+	c := runcmd.Case{Input: t.Input}
+	switch mode {
+	case modeRecord:
+		c.Record = journal
+	case modeLive:
+		r.Journal = ""
+	default:
+		if _, err := os.Stat(journal); err == nil {
+			r.Mode, c.Replay = modeReplay, journal
+		} else if errors.Is(err, fs.ErrNotExist) {
+			r.Mode, c.Model, r.Journal = modeTestModel, "test", ""
+		} else {
+			r.Status, r.Failures = statusFail, []agenttest.Failure{{Msg: err.Error()}}
+			return r
+		}
+	}
+	start := time.Now()
+	defer func() { r.DurationMS = float64(time.Since(start).Microseconds()) / 1000 }()
+	if mode != modeLive {
+		samples = 1
+	}
+	var last []agenttest.Failure
+	for range samples {
+		rep, err := runcmd.RunCase(cmd.Context(), e, b.plan, dir, c)
+		var fails []agenttest.Failure
+		switch {
+		case err != nil:
+			fails = []agenttest.Failure{{Msg: err.Error()}}
+		case rep.Divergence != nil:
+			r.Status = statusDiverged
+			r.Failures = divergence(rep.Divergence)
+			return r
+		default:
+			fails = chk.Check(name, rep, agenttest.Options{ShapeOnly: r.Mode == modeTestModel})
+		}
+		if len(fails) == 0 {
+			r.Passed++
+		} else {
+			last = fails
+		}
+	}
+	r.Status = statusPass
+	if samples > 1 {
+		r.Samples, r.MinPass = samples, t.MinPass
+		if float64(r.Passed) < t.MinPass*float64(samples) {
+			r.Status, r.Failures = statusFail, last
+		}
+		return r
+	}
+	r.Passed = 0
+	if len(last) > 0 {
+		r.Status, r.Failures = statusFail, last
+	}
+	return r
+}
+
+// divergence says how a replay departed from its journal, and what to do.
+func divergence(d *agentrt.Divergence) []agenttest.Failure {
+	out := []agenttest.Failure{{Msg: d.Reason}}
+	for _, c := range d.Changes {
+		out = append(out, agenttest.Failure{Msg: "  " + c})
+	}
+	return append(out, agenttest.Failure{Msg: "the agent no longer makes the recorded requests: re-record with agentc test --record"})
+}
+
+// note says what a case's line leaves out.
+func (r caseResult) note() string {
+	switch {
+	case r.Mode == modeTestModel:
+		return " (test model: shape only)"
+	case r.Samples > 1:
+		return fmt.Sprintf(" (%d/%d samples passed, min_pass %g)", r.Passed, r.Samples, r.MinPass)
+	case r.Mode == modeRecord:
+		return " (recorded " + r.Journal + ")"
+	case r.Mode == modeLive:
+		return " (live)"
+	}
+	return ""
+}
+
+func writeCaseText(w io.Writer, r caseResult) {
+	fmt.Fprintf(w, "%s %s/%s (%.2fs)%s\n", r.Status, r.Agent, r.Case, r.DurationMS/1000, r.note())
+	for _, f := range r.Failures {
+		fmt.Fprintf(w, "    %s\n", f)
+	}
+}
+
+var testFormats = map[string]func(cli.Env, []caseResult) error{
+	"text":  writeTestSummary,
+	"json":  writeTestJSON,
+	"junit": writeTestJUnit,
+}
+
+// writeTestSummary ends the text output: the cases' lines are written as
+// they end.
+func writeTestSummary(e cli.Env, rs []caseResult) error {
+	if len(rs) == 0 {
+		fmt.Fprintln(e.Stderr, "agentc: no test cases: an agent declares them in its manifest's tests")
+		return nil
+	}
+	n := map[string]int{}
+	total := 0.0
+	for _, r := range rs {
+		n[r.Status]++
+		total += r.DurationMS
+	}
+	word := "ok"
+	if n[statusPass] < len(rs) {
+		word = statusFail
+	}
+	fmt.Fprintf(e.Stdout, "%s: %d passed, %d failed, %d diverged (%.2fs)\n", word, n[statusPass], n[statusFail], n[statusDiverged], total/1000)
+	return nil
+}
+
+func writeTestJSON(e cli.Env, rs []caseResult) error {
+	enc := json.NewEncoder(e.Stdout)
+	for _, r := range rs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeTestJUnit(e cli.Env, rs []caseResult) error {
+	suite := junitSuite{Name: "agentc test"}
+	for _, r := range rs {
+		c := junitCase{Name: r.Case, ClassName: r.Agent, Time: fmt.Sprintf("%.3f", r.DurationMS/1000)}
+		suite.Tests++
+		if r.Status != statusPass {
+			suite.Failures++
+			var text strings.Builder
+			for _, f := range r.Failures {
+				text.WriteString(f.String() + "\n")
+			}
+			msg := r.Status
+			if len(r.Failures) > 0 {
+				msg = r.Failures[0].String()
+			}
+			c.Failures = append(c.Failures, junitFailure{Message: msg, Type: r.Status, Text: text.String()})
+		}
+		if note := strings.TrimSpace(r.note()); note != "" {
+			c.SystemOut = strings.Trim(note, "()")
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	doc := junitSuites{Name: suite.Name, Tests: suite.Tests, Failures: suite.Failures, Suite: suite}
+	data, err := xml.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(e.Stdout, xml.Header+string(data)+"\n")
+	return err
+}

@@ -1,0 +1,234 @@
+package manifest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/format"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
+
+	"agentc.dev/agentc/plan"
+)
+
+// A test case's expect, and a tool call's arguments, are CUE constraints
+// that agentc test unifies with what a run gave: the manifest keeps them
+// as written, not as data, and they need not be concrete.
+
+// isConstraintPath reports whether a path is, or lies below, one of a test
+// case's constraints: tests.<case>.expect or
+// tests.<case>.tool_calls[i].arguments.
+func isConstraintPath(path []cue.Selector) bool {
+	if len(path) < 3 || path[0].String() != "tests" {
+		return false
+	}
+	if path[2].String() == "expect" {
+		return true
+	}
+	return len(path) >= 5 && path[2].String() == "tool_calls" && path[4].String() == "arguments"
+}
+
+// validateTests validates the tests field u, written as v: concrete data
+// but for its constraints, which must only not contradict themselves. It
+// walks the fields as written, so that one case in error does not hide
+// the others' problems.
+func (l *Loader) validateTests(u, v cue.Value, path []cue.Selector, report func(error)) {
+	if isConstraintPath(path) {
+		report(u.Validate(cue.All()))
+		return
+	}
+	switch v.IncompleteKind() {
+	case cue.StructKind:
+		it, err := v.Fields()
+		if err != nil {
+			report(u.Validate(cue.Concrete(true), cue.All(), cue.Final()))
+			return
+		}
+		for it.Next() {
+			sel := it.Selector()
+			l.validateTests(u.LookupPath(cue.MakePath(sel)), it.Value(), appendPath(path, sel), report)
+		}
+	case cue.ListKind:
+		it, err := v.List()
+		if err != nil {
+			report(u.Validate(cue.Concrete(true), cue.All(), cue.Final()))
+			return
+		}
+		for i := 0; it.Next(); i++ {
+			l.validateTests(u.LookupPath(cue.MakePath(cue.Index(i))), it.Value(), appendPath(path, cue.Index(i)), report)
+		}
+	default:
+		report(u.Validate(cue.Concrete(true), cue.All(), cue.Final()))
+	}
+}
+
+// decodeTests decodes the tests of a valid manifest: the unified value u
+// gives the data, the value as written v the constraints' source. It
+// returns the cases by name and where each constraint was written, by
+// manifest path (tests.<case>.expect, tests.<case>.tool_calls.<i>.arguments).
+func decodeTests(u, v cue.Value) (map[string]plan.Test, map[string]token.Pos, error) {
+	tu := u.LookupPath(cue.MakePath(cue.Str("tests")))
+	if !tu.Exists() {
+		return nil, nil, nil
+	}
+	it, err := tu.Fields()
+	if err != nil {
+		return nil, nil, err
+	}
+	tests := map[string]plan.Test{}
+	pos := map[string]token.Pos{}
+	for it.Next() {
+		name := it.Selector().Unquoted()
+		c := it.Value()
+		field := func(f string) cue.Value { return c.LookupPath(cue.MakePath(cue.Str(f))) }
+		written := func(p ...cue.Selector) cue.Value {
+			return v.LookupPath(cue.MakePath(append([]cue.Selector{cue.Str("tests"), it.Selector()}, p...)...))
+		}
+		var t plan.Test
+		in, err := field("input").MarshalJSON()
+		if err != nil {
+			return nil, nil, fmt.Errorf("tests.%s.input: %w", name, err)
+		}
+		t.Input = in
+		if w := written(cue.Str("expect")); w.Exists() {
+			c, at := constraintOf(w)
+			t.Expect = c
+			pos["tests."+name+".expect"] = at
+		}
+		if o := field("outcome"); o.Exists() {
+			t.Outcome, _ = o.String()
+		}
+		if b := field("bound"); b.Exists() {
+			t.Bound, _ = b.String()
+		}
+		if m := field("max_tool_calls"); m.Exists() {
+			n, err := m.Int64()
+			if err != nil {
+				return nil, nil, fmt.Errorf("tests.%s.max_tool_calls: %w", name, err)
+			}
+			k := int(n)
+			t.MaxToolCalls = &k
+		}
+		if tc := field("tool_calls"); tc.Exists() {
+			lit, err := tc.List()
+			if err != nil {
+				return nil, nil, fmt.Errorf("tests.%s.tool_calls: %w", name, err)
+			}
+			for i := 0; lit.Next(); i++ {
+				var call plan.ToolCallExpect
+				call.Name, _ = lit.Value().LookupPath(cue.MakePath(cue.Str("name"))).String()
+				if w := written(cue.Str("tool_calls"), cue.Index(i), cue.Str("arguments")); w.Exists() {
+					c, at := constraintOf(w)
+					call.Arguments = c
+					pos[fmt.Sprintf("tests.%s.tool_calls.%d.arguments", name, i)] = at
+				}
+				t.ToolCalls = append(t.ToolCalls, call)
+			}
+		}
+		if t.MinPass, err = field("min_pass").Float64(); err != nil {
+			return nil, nil, fmt.Errorf("tests.%s.min_pass: %w", name, err)
+		}
+		tests[name] = t
+	}
+	return tests, pos, nil
+}
+
+// constraintOf returns a constraint as written and where it starts. The
+// text is the bytes of the file between the expression's start and end
+// where the file is CUE or JSON and reads, so positions in it are the
+// file's; else (YAML, standard input, a value written in several places)
+// the expression formatted, positioned at its start.
+func constraintOf(w cue.Value) (*plan.CUEConstraint, token.Pos) {
+	node := w.Source()
+	if f, ok := node.(*ast.Field); ok {
+		node = f.Value
+	}
+	if node == nil {
+		node = w.Syntax(cue.Raw())
+	}
+	c := &plan.CUEConstraint{}
+	start := node.Pos()
+	if text, ok := sourceText(node); ok {
+		c.CUE = text
+	} else {
+		b, err := format.Node(node)
+		if err != nil {
+			b = fmt.Appendf(nil, "%v", w)
+		}
+		c.CUE = string(b)
+	}
+	if !start.IsValid() {
+		start = w.Pos()
+	}
+	imports := fileImports(start.Filename())
+	ast.Walk(node, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if p, ok := imports[id.Name]; ok {
+				if c.Imports == nil {
+					c.Imports = map[string]string{}
+				}
+				c.Imports[id.Name] = p
+			}
+		}
+		return true
+	}, nil)
+	return c, start
+}
+
+// sourceText reads an expression's text from its file.
+func sourceText(node ast.Node) (string, bool) {
+	start, end := node.Pos(), node.End()
+	name := start.Filename()
+	ext := strings.ToLower(filepath.Ext(name))
+	if !start.IsValid() || !end.IsValid() || end.Filename() != name || ext != ".cue" && ext != ".json" {
+		return "", false
+	}
+	data, err := os.ReadFile(name)
+	if err != nil || end.Offset() > len(data) || start.Offset() >= end.Offset() {
+		return "", false
+	}
+	text := string(data[start.Offset():end.Offset()])
+	if _, err := parser.ParseExpr(name, text); err == nil {
+		return text, true
+	}
+	// Fields without braces (expect: urgency: "high") read as a file's.
+	if _, err := parser.ParseFile(name, text); err == nil {
+		return text, true
+	}
+	return "", false
+}
+
+// fileImports returns the imports of a CUE file by the name a file uses
+// them by; none for a file that does not read.
+func fileImports(name string) map[string]string {
+	if strings.ToLower(filepath.Ext(name)) != ".cue" {
+		return nil
+	}
+	f, err := parser.ParseFile(name, nil, parser.ImportsOnly)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for imp := range f.ImportSpecs() {
+		p := importPath(imp)
+		if p == "" {
+			continue
+		}
+		id := p
+		if i := strings.LastIndexAny(id, "/"); i >= 0 {
+			id = id[i+1:]
+		}
+		if j := strings.IndexByte(id, ':'); j >= 0 {
+			id = id[j+1:]
+		}
+		if imp.Name != nil {
+			id = imp.Name.Name
+		}
+		out[id] = p
+	}
+	return out
+}
