@@ -219,6 +219,20 @@ func TestScripts(t *testing.T) {
 			},
 			// exits N cmd args... runs a command and checks its exit code,
 			// keeping its output for stdout and stderr.
+			// replace FILE OLD NEW replaces the one occurrence of OLD in
+			// FILE with NEW; OLD not there, or there more than once, fails.
+			"replace": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 3 {
+					ts.Fatalf("usage: replace FILE OLD NEW")
+				}
+				file := ts.MkAbs(args[0])
+				data, err := os.ReadFile(file)
+				ts.Check(err)
+				if n := strings.Count(string(data), args[1]); n != 1 {
+					ts.Fatalf("replace: %q occurs %d times in %s, want once", args[1], n, args[0])
+				}
+				ts.Check(os.WriteFile(file, []byte(strings.Replace(string(data), args[1], args[2], 1)), 0o644))
+			},
 			"exits": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) < 2 {
 					ts.Fatalf("usage: exits CODE command [args...]")
