@@ -110,6 +110,7 @@ does not compile; 2 usage error.`,
 				return err
 			}
 			var results []caseResult
+		agents:
 			for _, b := range bs {
 				dir := "."
 				if files := b.inst.Files; len(files) > 0 && files[0] != "-" {
@@ -126,10 +127,16 @@ does not compile; 2 usage error.`,
 					if format == "text" {
 						writeCaseText(e.Stdout, r)
 					}
+					if r.interrupted {
+						break agents
+					}
 				}
 			}
 			if err := write(e, results); err != nil {
 				return err
+			}
+			if len(results) > 0 && results[len(results)-1].interrupted {
+				return &cli.ExitError{Code: 130}
 			}
 			if slices.ContainsFunc(results, func(r caseResult) bool { return r.Status != statusPass }) {
 				return &cli.ExitError{Code: cli.ExitFindings}
@@ -165,6 +172,9 @@ type caseResult struct {
 	MinPass    float64             `json:"min_pass,omitempty"`
 	DurationMS float64             `json:"duration_ms"`
 	Failures   []agenttest.Failure `json:"failures,omitempty"`
+	// interrupted says a stop signal ended the case's run: agentc test
+	// stops there.
+	interrupted bool
 }
 
 // runTestCase runs one case as mode says ("" for offline) and checks it.
@@ -200,6 +210,9 @@ func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agentt
 		switch {
 		case err != nil:
 			fails = []agenttest.Failure{{Msg: err.Error()}}
+		case rep.Interrupted:
+			r.Status, r.Failures, r.interrupted = statusFail, []agenttest.Failure{{Msg: "interrupted"}}, true
+			return r
 		case rep.Divergence != nil:
 			r.Status = statusDiverged
 			r.Failures = divergence(rep.Divergence)
