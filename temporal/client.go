@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 
@@ -21,21 +23,62 @@ import (
 	"agentc.dev/agentc/runtime/journal"
 )
 
-// Dial connects to a Temporal server. The SDK's own log lines go to
-// logw, at warning level and above (nil: nowhere).
+// Dial connects to the Temporal server at hostPort, in namespace. Both
+// may be empty: they then come from Temporal's own client configuration,
+// as the temporal command reads it (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+// or the profile of its configuration file), the namespace defaulting to
+// DefaultNamespace. So does everything else about the connection: TLS,
+// client certificates, an API key (TEMPORAL_API_KEY, TEMPORAL_TLS,
+// TEMPORAL_TLS_CLIENT_CERT_PATH and the rest; TEMPORAL_CONFIG_FILE and
+// TEMPORAL_PROFILE name the file and profile). The SDK's own log lines go
+// to logw, at warning level and above (nil: nowhere).
 func Dial(ctx context.Context, hostPort, namespace string, logw io.Writer) (client.Client, error) {
-	if namespace == "" {
-		namespace = DefaultNamespace
+	opts, err := clientOptions(hostPort, namespace)
+	if err != nil {
+		return nil, err
 	}
 	if logw == nil {
 		logw = io.Discard
 	}
-	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	c, err := client.DialContext(ctx, client.Options{HostPort: hostPort, Namespace: namespace, Logger: logger})
+	opts.Logger = log.NewStructuredLogger(slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	c, err := client.DialContext(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("temporal: connecting to %s: %w", hostPort, err)
+		return nil, fmt.Errorf("temporal: connecting to %s: %w", opts.HostPort, err)
 	}
 	return c, nil
+}
+
+// Resolve returns the server address and namespace Dial connects to,
+// given the same arguments.
+func Resolve(hostPort, namespace string) (string, string, error) {
+	opts, err := clientOptions(hostPort, namespace)
+	return opts.HostPort, opts.Namespace, err
+}
+
+// clientOptions reads Temporal's client configuration, with hostPort and
+// namespace in place of its own where set.
+func clientOptions(hostPort, namespace string) (client.Options, error) {
+	opts, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{})
+	if err != nil {
+		file := os.Getenv("TEMPORAL_CONFIG_FILE")
+		if file == "" {
+			file = envconfig.DefaultConfigFilePath()
+		}
+		return opts, fmt.Errorf("temporal: reading the client configuration (%s): %w", file, err)
+	}
+	if hostPort != "" {
+		opts.HostPort = hostPort
+	}
+	if opts.HostPort == "" {
+		return opts, errors.New("temporal: no server address: give --temporal HOST:PORT, or set TEMPORAL_ADDRESS")
+	}
+	switch {
+	case namespace != "":
+		opts.Namespace = namespace
+	case opts.Namespace == "":
+		opts.Namespace = DefaultNamespace
+	}
+	return opts, nil
 }
 
 // SubmitOptions name where a run goes.

@@ -31,6 +31,9 @@ A stop signal cancels it. Its history is its journal: agentc journal export.`,
 				path = args[0]
 			}
 			if t.hostPort != "" {
+				if err := t.resolve(); err != nil {
+					return err
+				}
 				f.SetRemote(t.remote(e, &workflowID), t.remoteBatch(e, &workflowID))
 			} else {
 				for _, name := range []string{"namespace", "task-queue", "workflow-id"} {

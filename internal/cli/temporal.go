@@ -31,11 +31,23 @@ type temporalFlags struct {
 func (t *temporalFlags) register(fs *pflag.FlagSet, required bool) {
 	what := "run on the Temporal server at HOST:PORT, on a worker (agentc worker), instead of here"
 	if required {
-		what = "the Temporal server, HOST:PORT"
+		what = "the Temporal server, HOST:PORT (default: TEMPORAL_ADDRESS, or the temporal configuration profile's)"
 	}
 	fs.StringVar(&t.hostPort, "temporal", "", what)
-	fs.StringVar(&t.namespace, "namespace", temporal.DefaultNamespace, "the Temporal namespace")
+	fs.StringVar(&t.namespace, "namespace", "", "the Temporal namespace (default: TEMPORAL_NAMESPACE, or the temporal configuration profile's, else default)")
 	fs.StringVar(&t.taskQueue, "task-queue", temporal.DefaultTaskQueue, "the task queue agentc's workers poll")
+}
+
+// resolve fills in the server and namespace the flags leave to Temporal's
+// client configuration (its environment variables and profile), which
+// also holds the connection's TLS and API key settings.
+func (t *temporalFlags) resolve() error {
+	hostPort, namespace, err := temporal.Resolve(t.hostPort, t.namespace)
+	if err != nil {
+		return UsageError("%v", err)
+	}
+	t.hostPort, t.namespace = hostPort, namespace
+	return nil
 }
 
 // remote is the run verb's Remote on Temporal: it submits the run and
@@ -142,8 +154,8 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
   agentc run examples/issue-triage.cue --temporal localhost:7233 --input @issue.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if t.hostPort == "" {
-				return UsageError("worker needs --temporal HOST:PORT")
+			if err := t.resolve(); err != nil {
+				return err
 			}
 			if dir == "" {
 				dir = e.Dir
@@ -202,8 +214,8 @@ it offline, and reports, as for a local run, where the agent changed since.`,
   agentc run examples/issue-triage.cue --replay run.jsonl`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if t.hostPort == "" {
-				return UsageError("journal export needs --temporal HOST:PORT")
+			if err := t.resolve(); err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			c, err := temporal.Dial(ctx, t.hostPort, t.namespace, e.Stderr)

@@ -118,8 +118,18 @@ func ProviderSecrets() []string {
 			out = append(out, v)
 		}
 	}
+	for _, name := range otherSecretVars {
+		if v := os.Getenv(name); v != "" {
+			out = append(out, v)
+		}
+	}
 	return out
 }
+
+// otherSecretVars name the variables besides the provider keys whose
+// values are secrets wherever agentc reads them: the Temporal client's
+// API key.
+var otherSecretVars = []string{"TEMPORAL_API_KEY"}
 
 // EventPrinter writes events as the run verb's progress lines on w, with
 // the secrets redacted.

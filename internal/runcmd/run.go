@@ -109,8 +109,8 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 // file, the journal, the report and the error it returns.
 func RunAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags, changed func(name string) bool) error {
 	secrets := &redact.Set{}
-	for _, pr := range providers {
-		secrets.Add(os.Getenv(pr.keyVar))
+	for _, v := range ProviderSecrets() {
+		secrets.Add(v)
 	}
 	e.stderrTTY, e.rawStderr = isTerminal(e.Stderr), e.Stderr
 	e.Stdout, e.Stderr = secrets.Writer(e.Stdout), secrets.Writer(e.Stderr)
