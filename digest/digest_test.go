@@ -60,6 +60,10 @@ func TestDigestForm(t *testing.T) {
 // formats to a file that reads back the same.
 func FuzzParseLock(f *testing.F) {
 	f.Add([]byte("x blake3:" + strings.Repeat("a", 64) + " blake3:" + strings.Repeat("b", 64) + "\n"))
+	// A contract line, whose JSON matches its digest.
+	contract := []byte(`{"output":{"schema":{"type":"object"}},"provides":"x"}`)
+	f.Add([]byte("x " + string(Contract.OfCanonical(contract)) + " blake3:" + strings.Repeat("b", 64) + "\n\n" +
+		string(Contract.OfCanonical(contract)) + " " + string(contract) + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := ParseLock("agentc.sum", data)
 		if err != nil {
@@ -75,6 +79,14 @@ func FuzzParseLock(f *testing.F) {
 		for n, e := range l.Entries {
 			if again.Entries[n] != e {
 				t.Fatalf("entry %q changed: %v, then %v", n, e, again.Entries[n])
+			}
+		}
+		if len(again.Contracts) != len(l.Contracts) {
+			t.Fatalf("contracts %d, then %d", len(l.Contracts), len(again.Contracts))
+		}
+		for d, c := range l.Contracts {
+			if string(again.Contracts[d]) != string(c) {
+				t.Fatalf("contract %s changed: %s, then %s", d, c, again.Contracts[d])
 			}
 		}
 	})
