@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The tests, as CI runs them (.ci/run): the module's tidiness, gofmt, go vet, every
 # test with the race detector, and the benchmark harness in its short mode
-# (which never fails on timings). The Temporal tests start the Temporal dev
+# (which never fails on timings); the race detector makes the command-line scripts
+# slow, so the tests get more than go test's default ten minutes. The Temporal tests start the Temporal dev
 # server from the program scripts/install-temporal.sh installs; here they
 # fail, rather than skip, when it cannot be started.
 set -euo pipefail
@@ -16,5 +17,5 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
-go test -race ./...
+go test -race -timeout 25m ./...
 bash bench/run.sh --short

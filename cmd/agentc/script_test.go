@@ -100,7 +100,7 @@ func TestScripts(t *testing.T) {
 					ts.Check(os.WriteFile(ts.MkAbs(f), bytes.ReplaceAll(data, []byte("http://SERVER"), []byte(srv.URL)), 0o644))
 				}
 			},
-			// waitfor FILE REGEXP waits, up to 20 s, until the file
+			// waitfor FILE REGEXP waits, up to 60 s (a loaded machine is slow), until the file
 			// matches: for synchronising with a command in the background.
 			"waitfor": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 2 {
@@ -110,12 +110,12 @@ func TestScripts(t *testing.T) {
 				if err != nil {
 					ts.Fatalf("waitfor: %v", err)
 				}
-				for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 					if data, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && re.Match(data) {
 						return
 					}
 				}
-				ts.Fatalf("waitfor: %s did not match %q within 20s", args[0], args[1])
+				ts.Fatalf("waitfor: %s did not match %q within 60s", args[0], args[1])
 			},
 			// gone FILE waits, up to 10 s, until the process whose pid the
 			// file holds has ended: it no longer exists, or is a zombie

