@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The tests, as CI runs them (.ci/run): the module's tidiness, gofmt, go vet, every
-# test with the race detector, and the benchmark harness in its short mode
-# (which never fails on timings); the race detector makes the command-line scripts
-# slow, so the tests get more than go test's default ten minutes. The Temporal tests start the Temporal dev
-# server from the program scripts/install-temporal.sh installs; here they
-# fail, rather than skip, when it cannot be started.
+# The tests, as CI runs them (.ci/run): the module's tidiness, gofmt, go vet,
+# every test with the race detector, and the benchmark harness in its short
+# mode (which never fails on timings). The race detector makes the
+# command-line scripts slow, so the tests get more than go test's default ten
+# minutes. The Temporal tests start the Temporal dev server from the program
+# scripts/install-temporal.sh installs; here they fail, rather than skip, when
+# it cannot be started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AGENTC_TEMPORAL_CLI="$(bash scripts/install-temporal.sh)"
