@@ -132,6 +132,19 @@ func decodeTests(u, v cue.Value) (map[string]plan.Test, map[string]token.Pos, er
 		if t.MinPass, err = field("min_pass").Float64(); err != nil {
 			return nil, nil, fmt.Errorf("tests.%s.min_pass: %w", name, err)
 		}
+		if fv := field("faults"); fv.Exists() {
+			if err := fv.Decode(&t.Faults); err != nil {
+				return nil, nil, fmt.Errorf("tests.%s.faults: %w", name, err)
+			}
+			if len(t.Faults) == 0 {
+				t.Faults = nil
+			}
+			for f := range t.Faults {
+				if w := written(cue.Str("faults"), cue.Str(f)); w.Exists() {
+					pos["tests."+name+".faults."+f] = w.Pos()
+				}
+			}
+		}
 		tests[name] = t
 	}
 	return tests, pos, nil

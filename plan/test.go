@@ -19,6 +19,10 @@ type Test struct {
 	ToolCalls []ToolCallExpect `json:"tool_calls,omitempty"`
 	// MinPass is the share of samples that must pass, in (0, 1].
 	MinPass float64 `json:"min_pass"`
+	// Faults are how the run must end under agentc test --faults' faults,
+	// by fault name: "recovered", "error" or a bound's name. A fault left
+	// out has its default.
+	Faults map[string]string `json:"faults,omitempty"`
 }
 
 // ToolCallExpect is a call a test's run must make: of the tool Name, with

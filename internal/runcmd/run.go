@@ -17,6 +17,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
+	"agentc.dev/agentc/runtime/fault"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
 )
@@ -75,6 +76,10 @@ type Flags struct {
 	progressEvery time.Duration
 	remote        Remote      // nil: the run is made here
 	remoteBatch   RemoteBatch // nil: a batch's items are run here
+	// fault, when set, plays a journal back with a fault injected: the
+	// model is the fault layer's server, tools are answered from the
+	// journal (see RunCase).
+	fault *faultRun
 }
 
 // Register defines the flags on fs.
@@ -246,7 +251,12 @@ func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts 
 	opts.Journal = jn.rt
 	// The provider that answers, which a journal's fingerprints name.
 	opts.Provider = f.model
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts}, os.Getenv, opts.Events)
+	getenv := os.Getenv
+	if f.fault != nil {
+		// The fault layer's server is sent no key.
+		getenv = func(string) string { return "" }
+	}
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts}, getenv, opts.Events)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}
@@ -263,14 +273,18 @@ func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts 
 		release := tool.AdoptOrphans()
 		defer release()
 	}
+	servers := jn.servers
+	if f.fault != nil {
+		servers = f.fault.servers
+	}
 	tools, closeTools, err := tool.Build(ctx, p, tool.Env{
 		BaseDir:  dir,
 		ModelFor: modelFor,
 		Events:   opts.Events,
 		// Tests answer http tools' requests without a network.
 		HTTPTransport: e.HTTPTransport,
-		Servers:       jn.servers,
-		Offline:       f.replay != "",
+		Servers:       servers,
+		Offline:       f.replay != "" || f.fault != nil,
 		OnServer:      jn.onServer,
 		Provider:      f.model,
 		Secrets:       secrets,
@@ -283,6 +297,9 @@ func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts 
 		return nil, 0, err
 	}
 	defer closing(e, closeTools)
+	if f.fault != nil {
+		tools = fault.Tools(tools, f.fault.script, f.fault.kind, p)
+	}
 	opts.Tools = tools
 	r, err := agentrt.New(p, opts)
 	if err != nil {

@@ -8,10 +8,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/fault"
 	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/runtime/tool"
 )
 
 // Case is one run of an agent's test case, as agentc test makes them.
@@ -26,6 +29,13 @@ type Case struct {
 	Record, Replay string
 	// BaseURL overrides the provider's base URL, as --base-url does.
 	BaseURL string
+	// Fault, when set, names the fault (package fault) injected into a
+	// play-back of the journal Replay names: the agent's provider client
+	// talks to the fault layer's loopback server, in its wire format
+	// (OpenAI's for the test provider); tools are answered from the
+	// journal; nothing is recorded. A timeout run's deadline is at most
+	// fault.HangDeadline.
+	Fault string
 }
 
 // RunCase makes one run of a compiled plan for a test case, with dir the
@@ -44,6 +54,24 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 	quiet := e
 	quiet.Stdout, quiet.Stderr = io.Discard, io.Discard
 	f := Flags{model: c.Model, replay: c.Replay, baseURL: c.BaseURL}
+	opts := agentrt.Options{}
+	if c.Fault != "" {
+		fr, err := startFault(p, c.Replay, c.Fault)
+		if err != nil {
+			return nil, err
+		}
+		defer fr.server.Close()
+		f = Flags{model: fr.wire, baseURL: fr.server.URL, fault: fr}
+		if c.Fault == fault.Timeout {
+			d := fault.HangDeadline
+			if p.Agent.Budgets.Deadline != "" {
+				if own, err := time.ParseDuration(p.Agent.Budgets.Deadline); err == nil && own < d {
+					d = own
+				}
+			}
+			opts.Budgets.Deadline = &d
+		}
+	}
 	tmp := ""
 	if c.Record != "" {
 		if err := os.MkdirAll(filepath.Dir(c.Record), 0o755); err != nil {
@@ -55,7 +83,7 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		f.record = tmp
 		defer os.Remove(tmp)
 	}
-	rep, _, err := runOne(ctx, quiet, p, dir, f, agentrt.Options{}, hosts, secrets, c.Input)
+	rep, _, err := runOne(ctx, quiet, p, dir, f, opts, hosts, secrets, c.Input)
 	if err != nil {
 		var xe *ExitError
 		if errors.As(err, &xe) && xe.Err != nil {
@@ -69,4 +97,40 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		}
 	}
 	return rep, nil
+}
+
+// faultRun is a play-back of a journal with a fault injected.
+type faultRun struct {
+	kind    fault.Kind
+	script  *fault.Script
+	servers map[string]tool.ServerRecord
+	wire    string
+	server  *fault.Server
+}
+
+// startFault loads the journal and starts the fault layer's server.
+func startFault(p *plan.Plan, journal, name string) (*faultRun, error) {
+	k, ok := fault.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown fault %q", name)
+	}
+	s, err := fault.Load(journal)
+	if err != nil {
+		return nil, err
+	}
+	fr := &faultRun{kind: k, script: s, wire: p.Agent.Model.Provider}
+	if len(s.Servers) > 0 {
+		var h headerTools
+		if err := json.Unmarshal(s.Servers, &h); err != nil {
+			return nil, fmt.Errorf("%s: the header's tools: %w", journal, err)
+		}
+		fr.servers = h.Servers
+	}
+	if fr.wire != fault.WireAnthropic {
+		fr.wire = fault.WireOpenAI
+	}
+	if fr.server, err = fault.NewServer(fr.wire, s, k, p); err != nil {
+		return nil, err
+	}
+	return fr, nil
 }

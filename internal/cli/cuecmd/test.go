@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ import (
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/runcmd"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/fault"
 )
 
 // How a case ran.
@@ -36,10 +38,11 @@ const (
 	statusPass     = "PASS"
 	statusFail     = "FAIL"
 	statusDiverged = "DIVERGED"
+	statusNA       = "n/a" // a fault run that does not apply
 )
 
 func newTestCmd(e cli.Env) *cobra.Command {
-	var record, live, asJSON bool
+	var record, live, asJSON, faults bool
 	var samples int
 	var format, run string
 	cmd := &cobra.Command{
@@ -61,9 +64,16 @@ journal (whole or not at all); --live runs against it without recording;
 --samples N runs each case N times live and passes it when the share of
 runs that pass is at least its min_pass (default 1).
 
+--faults runs each case again once per fault (a 429, a 500, a dropped
+connection, a timeout, a truncated body, an invalid answer, an answer in
+prose, a tool error, a tool that hangs), played back from its journal (or,
+without one, from its test model run) by a fault layer between the agent's
+provider client and tools; each run must end as the case's faults declare,
+else as the fault's default. The fault x case table follows the cases.
+
 One line a case (PASS, FAIL or DIVERGED agent/case (time)), what failed
-below it, then a summary; --json prints one object a case, --format junit a
-JUnit XML report.
+below it, then a summary; --json prints one object a case (and a fault
+run), --format junit a JUnit XML report.
 
 Exit codes: 0 every case passed; 1 a case failed or diverged, or an agent
 does not compile; 2 usage error.`,
@@ -85,6 +95,8 @@ does not compile; 2 usage error.`,
 			switch {
 			case cmd.Flags().Changed("samples") && samples < 1:
 				return cli.UsageError("--samples must be at least 1")
+			case faults && (live || cmd.Flags().Changed("samples")):
+				return cli.UsageError("--faults plays back recorded runs: it excludes --live and --samples")
 			case record && (live || cmd.Flags().Changed("samples")):
 				return cli.UsageError("--record records one run of each case: it excludes --live and --samples")
 			case record:
@@ -110,6 +122,15 @@ does not compile; 2 usage error.`,
 				return err
 			}
 			var results []caseResult
+			tmp := ""
+			if faults {
+				// A case without a journal is played back from its test
+				// model run, journaled here.
+				if tmp, err = os.MkdirTemp("", "agentc-test-"); err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+			}
 		agents:
 			for _, b := range bs {
 				dir := "."
@@ -122,13 +143,20 @@ does not compile; 2 usage error.`,
 					if filter != nil && !filter.MatchString(id) {
 						continue
 					}
-					r := runTestCase(cmd, e, b, dir, chk, name, mode, samples)
+					r, rep, journal := runTestCase(cmd, e, b, dir, chk, name, mode, samples, tmp)
 					results = append(results, r)
 					if format == "text" {
 						writeCaseText(e.Stdout, r)
 					}
 					if r.interrupted {
 						break agents
+					}
+					if faults {
+						fs := runFaults(cmd, e, b, dir, chk, name, r, rep, journal)
+						results = append(results, fs...)
+						if len(fs) > 0 && fs[len(fs)-1].interrupted {
+							break agents
+						}
 					}
 				}
 			}
@@ -138,7 +166,7 @@ does not compile; 2 usage error.`,
 			if len(results) > 0 && results[len(results)-1].interrupted {
 				return &cli.ExitError{Code: 130}
 			}
-			if slices.ContainsFunc(results, func(r caseResult) bool { return r.Status != statusPass }) {
+			if slices.ContainsFunc(results, func(r caseResult) bool { return r.Status != statusPass && r.Status != statusNA }) {
 				return &cli.ExitError{Code: cli.ExitFindings}
 			}
 			return nil
@@ -149,6 +177,7 @@ does not compile; 2 usage error.`,
 	cmd.Flags().IntVar(&samples, "samples", 1, "run each case this many times live; it passes when the share that pass is at least its min_pass")
 	cmd.Flags().StringVar(&run, "run", "", "run only the cases whose agent/case matches this regular expression")
 	cmd.Flags().StringVar(&format, "format", "text", "how to print results: text, json or junit")
+	cmd.Flags().BoolVar(&faults, "faults", false, "run each case again under each fault of the fault matrix, and print its table")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object a case (--format json)")
 	return cmd
 }
@@ -164,7 +193,11 @@ func absPath(p string) string {
 type caseResult struct {
 	Agent      string              `json:"agent"`
 	Case       string              `json:"case"`
+	Fault      string              `json:"fault,omitempty"`
 	Status     string              `json:"status"`
+	// Expected is how a fault run must end; Reason, why it is n/a.
+	Expected   string              `json:"expected,omitempty"`
+	Reason     string              `json:"reason,omitempty"`
 	Mode       string              `json:"mode"`
 	Journal    string              `json:"journal,omitempty"`
 	Samples    int                 `json:"samples,omitempty"`
@@ -178,7 +211,9 @@ type caseResult struct {
 }
 
 // runTestCase runs one case as mode says ("" for offline) and checks it.
-func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttest.Checker, name, mode string, samples int) (r caseResult) {
+// With tmp set (--faults), a test model run is journaled there; it returns
+// the report of the (last) run, and the journal of the run, if any.
+func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttest.Checker, name, mode string, samples int, tmp string) (r caseResult, rep *agentrt.Report, played string) {
 	t := b.plan.Tests[name]
 	journal := filepath.Join(dir, "testdata", b.plan.Agent.Name, name+".jsonl")
 	r = caseResult{Agent: b.plan.Agent.Name, Case: name, Mode: mode, Journal: relPath(absPath(journal), e.Dir)}
@@ -195,8 +230,16 @@ func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agentt
 			r.Mode, c.Model, r.Journal = modeTestModel, "test", ""
 		} else {
 			r.Status, r.Failures = statusFail, []agenttest.Failure{{Msg: err.Error()}}
-			return r
+			return r, nil, ""
 		}
+	}
+	played = c.Replay
+	switch {
+	case mode == modeRecord:
+		played = journal
+	case r.Mode == modeTestModel && tmp != "":
+		c.Record = filepath.Join(tmp, b.plan.Agent.Name, name+".jsonl")
+		played = c.Record
 	}
 	start := time.Now()
 	defer func() { r.DurationMS = float64(time.Since(start).Microseconds()) / 1000 }()
@@ -205,18 +248,19 @@ func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agentt
 	}
 	var last []agenttest.Failure
 	for range samples {
-		rep, err := runcmd.RunCase(cmd.Context(), e, b.plan, dir, c)
+		var err error
+		rep, err = runcmd.RunCase(cmd.Context(), e, b.plan, dir, c)
 		var fails []agenttest.Failure
 		switch {
 		case err != nil:
 			fails = []agenttest.Failure{{Msg: err.Error()}}
 		case rep.Interrupted:
 			r.Status, r.Failures, r.interrupted = statusFail, []agenttest.Failure{{Msg: "interrupted"}}, true
-			return r
+			return r, rep, played
 		case rep.Divergence != nil:
 			r.Status = statusDiverged
 			r.Failures = divergence(rep.Divergence)
-			return r
+			return r, rep, played
 		default:
 			fails = chk.Check(name, rep, agenttest.Options{ShapeOnly: r.Mode == modeTestModel})
 		}
@@ -232,13 +276,67 @@ func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agentt
 		if float64(r.Passed) < t.MinPass*float64(samples) {
 			r.Status, r.Failures = statusFail, last
 		}
-		return r
+		return r, rep, played
 	}
 	r.Passed = 0
 	if len(last) > 0 {
 		r.Status, r.Failures = statusFail, last
 	}
-	return r
+	return r, rep, played
+}
+
+// runFaults runs the case name again under each fault, played back from
+// the journal of its run base (whose report is rep), and checks how each
+// run ends. A case that did not pass has no fault runs to compare.
+func runFaults(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttest.Checker, name string, base caseResult, rep *agentrt.Report, journal string) []caseResult {
+	t := b.plan.Tests[name]
+	var script *fault.Script
+	var loadErr error
+	if base.Status == statusPass && journal != "" {
+		script, loadErr = fault.Load(journal)
+	}
+	var out []caseResult
+	for _, k := range fault.Kinds {
+		r := caseResult{Agent: base.Agent, Case: name, Fault: k.Name, Mode: base.Mode, Journal: base.Journal, Expected: t.Faults[k.Name]}
+		if r.Expected == "" {
+			r.Expected = fault.Default(k, b.plan)
+		}
+		applies, why := false, ""
+		switch {
+		case base.Status != statusPass:
+			why = "the case did not pass"
+		case journal == "":
+			why = "the case has no recorded run to play back"
+		case loadErr != nil:
+			r.Status, r.Failures = statusFail, []agenttest.Failure{{Msg: loadErr.Error()}}
+			out = append(out, r)
+			continue
+		default:
+			applies, why = fault.Applies(k, b.plan, script)
+		}
+		if !applies {
+			r.Status, r.Reason = statusNA, why
+			out = append(out, r)
+			continue
+		}
+		start := time.Now()
+		got, err := runcmd.RunCase(cmd.Context(), e, b.plan, dir, runcmd.Case{Input: t.Input, Replay: journal, Fault: k.Name})
+		r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+		switch {
+		case err != nil:
+			r.Status, r.Failures = statusFail, []agenttest.Failure{{Msg: err.Error()}}
+		case got.Interrupted:
+			r.Status, r.Failures, r.interrupted = statusFail, []agenttest.Failure{{Msg: "interrupted"}}, true
+			return append(out, r)
+		default:
+			r.Status, r.Failures = statusPass, chk.CheckFault(name, k.Name, r.Expected, rep, got)
+			if len(r.Failures) > 0 {
+				r.Status = statusFail
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // divergence says how a replay departed from its journal, and what to do.
@@ -265,8 +363,16 @@ func (r caseResult) note() string {
 	return ""
 }
 
+// id names a case, or a fault run of it.
+func (r caseResult) id() string {
+	if r.Fault != "" {
+		return r.Agent + "/" + r.Case + " [" + r.Fault + "]"
+	}
+	return r.Agent + "/" + r.Case
+}
+
 func writeCaseText(w io.Writer, r caseResult) {
-	fmt.Fprintf(w, "%s %s/%s (%.2fs)%s\n", r.Status, r.Agent, r.Case, r.DurationMS/1000, r.note())
+	fmt.Fprintf(w, "%s %s (%.2fs)%s\n", r.Status, r.id(), r.DurationMS/1000, r.note())
 	for _, f := range r.Failures {
 		fmt.Fprintf(w, "    %s\n", f)
 	}
@@ -285,18 +391,62 @@ func writeTestSummary(e cli.Env, rs []caseResult) error {
 		fmt.Fprintln(e.Stderr, "agentc: no test cases: an agent declares them in its manifest's tests")
 		return nil
 	}
-	n := map[string]int{}
+	n, nf := map[string]int{}, map[string]int{}
 	total := 0.0
+	var cases, faults []caseResult
 	for _, r := range rs {
-		n[r.Status]++
+		if r.Fault == "" {
+			n[r.Status]++
+			cases = append(cases, r)
+		} else {
+			nf[r.Status]++
+			faults = append(faults, r)
+		}
 		total += r.DurationMS
 	}
 	word := "ok"
-	if n[statusPass] < len(rs) {
+	if n[statusPass] < len(cases) || nf[statusFail] > 0 {
 		word = statusFail
 	}
-	fmt.Fprintf(e.Stdout, "%s: %d passed, %d failed, %d diverged (%.2fs)\n", word, n[statusPass], n[statusFail], n[statusDiverged], total/1000)
+	counts := ""
+	if len(faults) > 0 {
+		writeFaultTable(e.Stdout, cases, faults)
+		counts = fmt.Sprintf("; faults: %d passed, %d failed, %d n/a", nf[statusPass], nf[statusFail], nf[statusNA])
+	}
+	fmt.Fprintf(e.Stdout, "%s: %d passed, %d failed, %d diverged%s (%.2fs)\n", word, n[statusPass], n[statusFail], n[statusDiverged], counts, total/1000)
 	return nil
+}
+
+// writeFaultTable prints the fault x case table, then each fault run that
+// failed, with what it did against what was expected.
+func writeFaultTable(w io.Writer, cases, faults []caseResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "fault")
+	for _, c := range cases {
+		fmt.Fprintf(tw, "\t%s/%s", c.Agent, c.Case)
+	}
+	fmt.Fprintln(tw)
+	status := map[string]string{}
+	for _, f := range faults {
+		status[f.Agent+"/"+f.Case+"/"+f.Fault] = f.Status
+	}
+	for _, k := range fault.Kinds {
+		fmt.Fprint(tw, k.Name)
+		for _, c := range cases {
+			s, ok := status[c.Agent+"/"+c.Case+"/"+k.Name]
+			if !ok {
+				s = "-"
+			}
+			fmt.Fprintf(tw, "\t%s", s)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	for _, f := range faults {
+		if f.Status == statusFail {
+			writeCaseText(w, f)
+		}
+	}
 }
 
 func writeTestJSON(e cli.Env, rs []caseResult) error {
@@ -313,8 +463,14 @@ func writeTestJUnit(e cli.Env, rs []caseResult) error {
 	suite := junitSuite{Name: "agentc test"}
 	for _, r := range rs {
 		c := junitCase{Name: r.Case, ClassName: r.Agent, Time: fmt.Sprintf("%.3f", r.DurationMS/1000)}
+		if r.Fault != "" {
+			c.Name += " [" + r.Fault + "]"
+		}
 		suite.Tests++
-		if r.Status != statusPass {
+		if r.Status == statusNA {
+			suite.Skipped++
+			c.Skipped = &junitSkipped{Message: r.Reason}
+		} else if r.Status != statusPass {
 			suite.Failures++
 			var text strings.Builder
 			for _, f := range r.Failures {
@@ -331,7 +487,7 @@ func writeTestJUnit(e cli.Env, rs []caseResult) error {
 		}
 		suite.Cases = append(suite.Cases, c)
 	}
-	doc := junitSuites{Name: suite.Name, Tests: suite.Tests, Failures: suite.Failures, Suite: suite}
+	doc := junitSuites{Name: suite.Name, Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suite: suite}
 	data, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err

@@ -1,0 +1,170 @@
+// Package fault is the fault layer of agentc test --faults: it plays a
+// recorded run back to the runtime with one fault injected. Model calls
+// reach a loopback HTTP server that answers in the provider's own wire
+// format (OpenAI Chat Completions, Anthropic Messages) with the journal's
+// responses, so the real provider client, with its retries, meets the
+// fault; tool calls are answered from the journal by a wrapper around the
+// run's tools, which fails or holds the first of them.
+package fault
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+)
+
+// The faults, by name: names are part of the docs, the manifest and the
+// output.
+const (
+	RateLimit     = "rate_limit"
+	ServerError   = "server_error"
+	Dropped       = "dropped"
+	Timeout       = "timeout"
+	Truncated     = "truncated"
+	InvalidAnswer = "invalid_answer"
+	Prose         = "prose"
+	ToolError     = "tool_error"
+	ToolHang      = "tool_hang"
+)
+
+// Where a fault is injected.
+const (
+	onFirstCall = iota // the first model call
+	onAnswer           // the model call the journal answered with the answer
+	onTool             // the first tool call
+)
+
+// Kind is a fault: its name, where it is injected, and what it does.
+type Kind struct {
+	Name  string
+	where int
+	// Does says what the fault does, for help and docs.
+	Does string
+}
+
+// Kinds are the faults, in the order the matrix shows them.
+var Kinds = []Kind{
+	{RateLimit, onFirstCall, "the first model call is answered 429 with Retry-After: 1"},
+	{ServerError, onFirstCall, "the first model call is answered 500"},
+	{Dropped, onFirstCall, "the connection of the first model call is dropped halfway through the response"},
+	{Timeout, onFirstCall, "the first model call is never answered"},
+	{Truncated, onFirstCall, "the first model call is answered 200 with its JSON body cut in half"},
+	{InvalidAnswer, onAnswer, "the answer is first given as a value the output schema rejects"},
+	{Prose, onAnswer, "the answer is first given in prose"},
+	{ToolError, onTool, "the first tool call fails"},
+	{ToolHang, onTool, "the first tool call hangs until its timeout"},
+}
+
+// Lookup returns the fault named name.
+func Lookup(name string) (Kind, bool) {
+	i := slices.IndexFunc(Kinds, func(k Kind) bool { return k.Name == name })
+	if i < 0 {
+		return Kind{}, false
+	}
+	return Kinds[i], true
+}
+
+// Expectations of a fault run, besides the bound names of a report.
+const (
+	// Recovered: the run answers, within every bound, the answer it gives
+	// without the fault.
+	Recovered = "recovered"
+	// Failed: the run ends with outcome error and no bound.
+	Failed = "error"
+)
+
+// HangDeadline is the deadline a timeout or tool_hang run is given when
+// its own is longer or it has none: the hang would only be waited for.
+const HangDeadline = time.Second
+
+// Script is what a journal recorded of a run's own effects (not those of
+// agents it called): its model responses and tool results, in order.
+type Script struct {
+	Models []agentrt.Response
+	Tools  []ToolResult
+	// Servers is the journal header's tools: mcp servers' tool sets.
+	Servers json.RawMessage
+}
+
+// ToolResult is a tool call a journal recorded.
+type ToolResult struct {
+	Tool      string
+	Arguments json.RawMessage
+	Result    agentrt.ToolResult
+}
+
+// Load reads the script of the run a journal recorded.
+func Load(path string) (*Script, error) {
+	j, err := journal.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Script{Servers: j.Header.Tools}
+	for _, e := range j.Entries {
+		if e.Key.Path != "" {
+			continue
+		}
+		if e.Response == nil {
+			return nil, fmt.Errorf("%s: effect %s failed when it was recorded (%s): the fault layer plays back only runs whose calls succeeded", path, e.Key, e.Error)
+		}
+		switch e.Kind {
+		case journal.KindModel:
+			var r agentrt.Response
+			if err := json.Unmarshal(e.Response, &r); err != nil {
+				return nil, fmt.Errorf("%s: effect %s: %w", path, e.Key, err)
+			}
+			s.Models = append(s.Models, r)
+		case journal.KindTool:
+			var req struct {
+				Tool      string          `json:"tool"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			var res agentrt.ToolResult
+			if err := json.Unmarshal(e.Request, &req); err != nil {
+				return nil, fmt.Errorf("%s: effect %s: %w", path, e.Key, err)
+			}
+			if err := json.Unmarshal(e.Response, &res); err != nil {
+				return nil, fmt.Errorf("%s: effect %s: %w", path, e.Key, err)
+			}
+			s.Tools = append(s.Tools, ToolResult{Tool: req.Tool, Arguments: req.Arguments, Result: res})
+		}
+	}
+	if len(s.Models) == 0 {
+		return nil, fmt.Errorf("%s: the journal recorded no model call", path)
+	}
+	return s, nil
+}
+
+// Applies reports whether a fault can be injected into the run a script
+// recorded, and if not, why: a tool fault needs a tool call, an answer
+// fault an output contract.
+func Applies(k Kind, p *plan.Plan, s *Script) (bool, string) {
+	switch {
+	case k.where == onTool && len(s.Tools) == 0:
+		return false, "the run calls no tool"
+	case k.where == onAnswer && p.Agent.Output == nil:
+		return false, "the agent has no output contract"
+	}
+	return true, ""
+}
+
+// Default is what a run with the fault k is expected to end with when its
+// case does not say: see docs/testing.md for why each holds.
+func Default(k Kind, p *plan.Plan) string {
+	switch k.Name {
+	case Timeout:
+		// The clients set no per-attempt timeout: a call never answered
+		// waits for the run's deadline.
+		return string(agentrt.BoundDeadline)
+	case InvalidAnswer:
+		if p.Agent.Output != nil && p.Agent.Output.Retries == 0 {
+			return Failed
+		}
+	}
+	return Recovered
+}

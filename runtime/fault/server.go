@@ -1,0 +1,376 @@
+package fault
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// Wire formats the server speaks.
+const (
+	WireOpenAI    = "openai"    // Chat Completions, POST /chat/completions
+	WireAnthropic = "anthropic" // Messages, POST /v1/messages
+)
+
+// proseAnswer is the prose fault's answer.
+const proseAnswer = "I looked into it and everything is in order; I would rather explain in words than fill in a form."
+
+// Server is a loopback provider that answers a run's model calls with a
+// script's responses, in order, in one provider's wire format, and
+// injects a model fault once. It ignores what the requests say: the run
+// without the fault has already been checked against the journal.
+type Server struct {
+	// URL is the base URL a provider client is given.
+	URL string
+
+	wire    string
+	script  *Script
+	kind    Kind
+	invalid json.RawMessage // the invalid_answer fault's answer
+
+	srv  *http.Server
+	ln   net.Listener
+	done chan struct{}
+
+	mu       sync.Mutex
+	next     int  // the next script response
+	injected bool // the fault was injected
+	calls    int
+}
+
+// NewServer starts a server on the loopback interface that plays s back in
+// wire's format with the fault k (a model fault; any other injects
+// nothing). p is the agent's plan, from which an answer its contract
+// rejects is made.
+func NewServer(wire string, s *Script, k Kind, p *plan.Plan) (*Server, error) {
+	if wire != WireOpenAI && wire != WireAnthropic {
+		return nil, fmt.Errorf("fault: unknown wire format %q", wire)
+	}
+	sv := &Server{wire: wire, script: s, kind: k, done: make(chan struct{})}
+	if k.Name == InvalidAnswer {
+		v, err := Invalid(p)
+		if err != nil {
+			return nil, err
+		}
+		sv.invalid = v
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("fault: %w", err)
+	}
+	sv.ln = ln
+	sv.srv = &http.Server{Handler: sv, ReadHeaderTimeout: 10 * time.Second}
+	sv.URL = "http://" + ln.Addr().String()
+	if wire == WireOpenAI {
+		sv.URL += "/v1"
+	}
+	go sv.srv.Serve(ln)
+	return sv, nil
+}
+
+// Close stops the server, and ends the calls it holds.
+func (sv *Server) Close() error {
+	close(sv.done)
+	return sv.srv.Close()
+}
+
+// Calls is how many model calls reached the server.
+func (sv *Server) Calls() int {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	return sv.calls
+}
+
+// take decides what a call gets: the fault to inject ("" for none), and
+// otherwise the script's next response (nil once they are all served).
+func (sv *Server) take() (string, *agentrt.Response) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	sv.calls++
+	if !sv.injected {
+		switch {
+		case sv.kind.where == onFirstCall && sv.kind.Name != "",
+			sv.kind.where == onAnswer && sv.next == len(sv.script.Models)-1:
+			// The response the call would have had, which the fault cuts
+			// or replaces; it is served again to the call after.
+			sv.injected = true
+			return sv.kind.Name, &sv.script.Models[sv.next]
+		}
+	}
+	if sv.next >= len(sv.script.Models) {
+		return "", nil
+	}
+	r := &sv.script.Models[sv.next]
+	sv.next++
+	return "", r
+}
+
+func (sv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	want := "/v1/chat/completions"
+	if sv.wire == WireAnthropic {
+		want = "/v1/messages"
+	}
+	if r.Method != http.MethodPost || r.URL.Path != want {
+		sv.apiError(w, http.StatusNotFound, "not_found", fmt.Sprintf("agentc's fault layer serves POST %s, not %s %s", want, r.Method, r.URL.Path))
+		return
+	}
+	var req struct {
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil {
+		sv.apiError(w, http.StatusBadRequest, "invalid_request_error", "the request is not JSON: "+err.Error())
+		return
+	}
+	fault, resp := sv.take()
+	switch fault {
+	case RateLimit:
+		w.Header().Set("Retry-After", "1")
+		sv.apiError(w, http.StatusTooManyRequests, "rate_limit", "Rate limit reached (agentc fault layer)")
+		return
+	case ServerError:
+		sv.apiError(w, http.StatusInternalServerError, "server_error", "The server had an error while processing your request (agentc fault layer)")
+		return
+	case Timeout:
+		select {
+		case <-r.Context().Done():
+		case <-sv.done:
+		}
+		return
+	case InvalidAnswer:
+		resp = withAnswer(resp, sv.invalid)
+	case Prose:
+		resp = &agentrt.Response{Message: agentrt.Message{Role: agentrt.Assistant, Content: proseAnswer}, Usage: resp.Usage}
+	}
+	if resp == nil {
+		sv.apiError(w, http.StatusBadRequest, "invalid_request_error",
+			fmt.Sprintf("agentc's fault layer: the run made more model calls than the journal recorded (%d)", len(sv.script.Models)))
+		return
+	}
+	if req.Stream {
+		sv.stream(w, req.Model, resp, fault)
+		return
+	}
+	var out []byte
+	if sv.wire == WireOpenAI {
+		out, err = openAIResponse(req.Model, resp)
+	} else {
+		out, err = anthropicResponse(req.Model, resp)
+	}
+	if err != nil {
+		sv.apiError(w, http.StatusInternalServerError, "server_error", err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	switch fault {
+	case Truncated:
+		out = out[:len(out)/2]
+	case Dropped:
+		// The length promised is the whole body's; half of it arrives,
+		// then the connection goes.
+		w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+		w.Write(out[:len(out)/2])
+		http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.Write(out)
+}
+
+// apiError answers with an error in the provider's shape.
+func (sv *Server) apiError(w http.ResponseWriter, status int, typ, msg string) {
+	var body any
+	if sv.wire == WireOpenAI {
+		body = map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": typ}}
+	} else {
+		switch status {
+		case http.StatusTooManyRequests:
+			typ = "rate_limit_error"
+		case http.StatusInternalServerError:
+			typ = "api_error"
+		case http.StatusNotFound:
+			typ = "not_found_error"
+		}
+		body = map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
+	}
+	out, _ := json.Marshal(body)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(out)
+}
+
+// withAnswer returns r with its answer replaced by v: the arguments of
+// its first tool call (the output tool's), or else its text.
+func withAnswer(r *agentrt.Response, v json.RawMessage) *agentrt.Response {
+	c := *r
+	c.Message.ToolCalls = slicesClone(r.Message.ToolCalls)
+	if len(c.Message.ToolCalls) > 0 {
+		c.Message.ToolCalls[0].Arguments = v
+	} else {
+		c.Message.Content = string(v)
+	}
+	return &c
+}
+
+func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }
+
+// Invalid returns an answer the agent's contract rejects: the first of a
+// few values of other types than an answer's that its schema does not
+// accept.
+func Invalid(p *plan.Plan) (json.RawMessage, error) {
+	if p.Agent.Output == nil {
+		return nil, errors.New("fault: the agent has no output contract")
+	}
+	s, err := plan.CompileSchemaJSON(p.Agent.Output.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("fault: the output schema: %w", err)
+	}
+	for _, c := range []string{`{}`, `[]`, `"an answer"`, `0`, `null`, `{"agentc_fault": true}`} {
+		v, _ := plan.UnmarshalJSONValue([]byte(c))
+		if s.Validate(v) != nil {
+			return json.RawMessage(c), nil
+		}
+	}
+	return nil, errors.New("fault: the output schema accepts every value tried")
+}
+
+// openAIResponse is a chat.completion object.
+func openAIResponse(model string, r *agentrt.Response) ([]byte, error) {
+	type function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type call struct {
+		ID       string   `json:"id"`
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}
+	msg := struct {
+		Role      string  `json:"role"`
+		Content   *string `json:"content"`
+		Refusal   *string `json:"refusal"`
+		ToolCalls []call  `json:"tool_calls,omitempty"`
+	}{Role: "assistant"}
+	if r.Message.Content != "" {
+		msg.Content = &r.Message.Content
+	}
+	finish := "stop"
+	for _, c := range r.Message.ToolCalls {
+		msg.ToolCalls = append(msg.ToolCalls, call{ID: c.ID, Type: "function", Function: function{Name: c.Name, Arguments: string(c.Arguments)}})
+		finish = "tool_calls"
+	}
+	u := r.Usage
+	return json.Marshal(map[string]any{
+		"id":      "chatcmpl-agentc-fault",
+		"object":  "chat.completion",
+		"created": time.Now().Unix(),
+		"model":   model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finish}},
+		"usage": map[string]any{
+			"prompt_tokens":         u.Input,
+			"completion_tokens":     u.Output,
+			"total_tokens":          u.Input + u.Output,
+			"prompt_tokens_details": map[string]any{"cached_tokens": u.Cached},
+		},
+	})
+}
+
+// anthropicContent is a message's content blocks, and its stop reason.
+func anthropicContent(r *agentrt.Response) ([]map[string]any, string) {
+	var blocks []map[string]any
+	if r.Message.Content != "" {
+		blocks = append(blocks, map[string]any{"type": "text", "text": r.Message.Content})
+	}
+	stop := "end_turn"
+	for _, c := range r.Message.ToolCalls {
+		args := c.Arguments
+		if !json.Valid(args) {
+			args = json.RawMessage("{}")
+		}
+		blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": args})
+		stop = "tool_use"
+	}
+	return blocks, stop
+}
+
+// anthropicUsage splits the runtime's usage as Anthropic reports it: its
+// input tokens leave the cached ones out.
+func anthropicUsage(u agentrt.Usage) map[string]any {
+	return map[string]any{"input_tokens": u.Input - u.Cached, "output_tokens": u.Output, "cache_read_input_tokens": u.Cached, "cache_creation_input_tokens": 0}
+}
+
+// anthropicResponse is a Messages API message.
+func anthropicResponse(model string, r *agentrt.Response) ([]byte, error) {
+	blocks, stop := anthropicContent(r)
+	if blocks == nil {
+		blocks = []map[string]any{}
+	}
+	return json.Marshal(map[string]any{
+		"id": "msg_agentc_fault", "type": "message", "role": "assistant", "model": model,
+		"content": blocks, "stop_reason": stop, "stop_sequence": nil, "usage": anthropicUsage(r.Usage),
+	})
+}
+
+// stream answers a streamed Messages request with its server-sent events;
+// dropped cuts the connection after the first content block starts;
+// truncated ends the stream there, cleanly, before the message ends.
+func (sv *Server) stream(w http.ResponseWriter, model string, r *agentrt.Response, fault string) {
+	if sv.wire != WireAnthropic {
+		sv.apiError(w, http.StatusBadRequest, "invalid_request_error", "agentc's fault layer does not stream Chat Completions")
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	rc := http.NewResponseController(w)
+	send := func(event string, data any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
+		rc.Flush()
+	}
+	blocks, stop := anthropicContent(r)
+	u := anthropicUsage(r.Usage)
+	start := map[string]any{"input_tokens": u["input_tokens"], "output_tokens": 1, "cache_read_input_tokens": u["cache_read_input_tokens"], "cache_creation_input_tokens": 0}
+	send("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_agentc_fault", "type": "message", "role": "assistant", "model": model,
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": start}})
+	for i, b := range blocks {
+		var first, delta map[string]any
+		if b["type"] == "text" {
+			first = map[string]any{"type": "text", "text": ""}
+			delta = map[string]any{"type": "text_delta", "text": b["text"]}
+		} else {
+			first = map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}
+			delta = map[string]any{"type": "input_json_delta", "partial_json": string(b["input"].(json.RawMessage))}
+		}
+		send("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": first})
+		switch fault {
+		case Dropped:
+			panic(http.ErrAbortHandler)
+		case Truncated:
+			return
+		}
+		send("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": delta})
+		send("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	}
+	switch fault {
+	case Dropped:
+		panic(http.ErrAbortHandler)
+	case Truncated:
+		return
+	}
+	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": r.Usage.Output}})
+	send("message_stop", map[string]any{"type": "message_stop"})
+}
