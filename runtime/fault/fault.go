@@ -39,25 +39,25 @@ const (
 	onTool             // the first tool call
 )
 
-// Kind is a fault: its name, where it is injected, and what it does.
+// Kind is a fault: its name, and where it is injected.
 type Kind struct {
 	Name  string
 	where int
-	// Does says what the fault does, for help and docs.
-	Does string
 }
 
-// Kinds are the faults, in the order the matrix shows them.
+// Kinds are the faults, in the order the matrix shows them. What each
+// does on the wire is in Server.ServeHTTP and Tools, and in
+// docs/testing.md.
 var Kinds = []Kind{
-	{RateLimit, onFirstCall, "the first model call is answered 429 with Retry-After: 1"},
-	{ServerError, onFirstCall, "the first model call is answered 500"},
-	{Dropped, onFirstCall, "the connection of the first model call is dropped halfway through the response"},
-	{Timeout, onFirstCall, "the first model call is never answered"},
-	{Truncated, onFirstCall, "the first model call is answered 200 with its JSON body cut in half"},
-	{InvalidAnswer, onAnswer, "the answer is first given as a value the output schema rejects"},
-	{Prose, onAnswer, "the answer is first given in prose"},
-	{ToolError, onTool, "the first tool call fails"},
-	{ToolHang, onTool, "the first tool call hangs until its timeout"},
+	{RateLimit, onFirstCall},   // 429 with Retry-After: 1
+	{ServerError, onFirstCall}, // 500
+	{Dropped, onFirstCall},     // half the response, then the connection is reset
+	{Timeout, onFirstCall},     // no answer
+	{Truncated, onFirstCall},   // 200 with half the JSON body
+	{InvalidAnswer, onAnswer},  // an answer the contract rejects
+	{Prose, onAnswer},          // an answer in prose
+	{ToolError, onTool},        // the tool fails
+	{ToolHang, onTool},         // the tool hangs until its timeout
 }
 
 // Lookup returns the fault named name.
@@ -162,7 +162,15 @@ func Default(k Kind, p *plan.Plan) string {
 		// waits for the run's deadline.
 		return string(agentrt.BoundDeadline)
 	case InvalidAnswer:
+		// The answer is sent back with what is wrong, retries times.
 		if p.Agent.Output != nil && p.Agent.Output.Retries == 0 {
+			return Failed
+		}
+	case Prose:
+		// An answer in the text (native, prompted) that is prose is an
+		// invalid answer; in tool mode the strategy has the model answer
+		// through the output tool again.
+		if p.Agent.Output != nil && p.Agent.Output.Retries == 0 && p.Output != nil && p.Output.Mode != plan.ModeTool {
 			return Failed
 		}
 	}

@@ -319,7 +319,16 @@ func TestExpectations(t *testing.T) {
 	if k, _ := fault.Lookup(fault.InvalidAnswer); fault.Default(k, p) != fault.Failed {
 		t.Errorf("invalid_answer with no retries is not expected to fail the run")
 	}
-	k, _ := fault.Lookup(fault.ToolError)
+	k, _ := fault.Lookup(fault.Prose)
+	p.Output = &plan.Lowering{Mode: plan.ModeTool}
+	if fault.Default(k, p) != fault.Recovered {
+		t.Errorf("prose in tool mode is not expected to recover")
+	}
+	p.Output.Mode = plan.ModeNative
+	if fault.Default(k, p) != fault.Failed {
+		t.Errorf("prose as a native answer with no retries is not expected to fail the run")
+	}
+	k, _ = fault.Lookup(fault.ToolError)
 	if ok, why := fault.Applies(k, p, &fault.Script{}); ok || why != "the run calls no tool" {
 		t.Errorf("Applies(tool_error) to a run without tools: %v %q", ok, why)
 	}

@@ -44,7 +44,6 @@ type Server struct {
 	mu       sync.Mutex
 	next     int  // the next script response
 	injected bool // the fault was injected
-	calls    int
 }
 
 // NewServer starts a server on the loopback interface that plays s back in
@@ -83,19 +82,11 @@ func (sv *Server) Close() error {
 	return sv.srv.Close()
 }
 
-// Calls is how many model calls reached the server.
-func (sv *Server) Calls() int {
-	sv.mu.Lock()
-	defer sv.mu.Unlock()
-	return sv.calls
-}
-
 // take decides what a call gets: the fault to inject ("" for none), and
 // otherwise the script's next response (nil once they are all served).
 func (sv *Server) take() (string, *agentrt.Response) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
-	sv.calls++
 	if !sv.injected {
 		switch {
 		case sv.kind.where == onFirstCall && sv.kind.Name != "",

@@ -191,10 +191,10 @@ func absPath(p string) string {
 
 // caseResult is what agentc test says of one case.
 type caseResult struct {
-	Agent      string              `json:"agent"`
-	Case       string              `json:"case"`
-	Fault      string              `json:"fault,omitempty"`
-	Status     string              `json:"status"`
+	Agent  string `json:"agent"`
+	Case   string `json:"case"`
+	Fault  string `json:"fault,omitempty"`
+	Status string `json:"status"`
 	// Expected is how a fault run must end; Reason, why it is n/a.
 	Expected   string              `json:"expected,omitempty"`
 	Reason     string              `json:"reason,omitempty"`
