@@ -75,9 +75,10 @@ One line a case (PASS, FAIL or DIVERGED agent/case (time)), what failed
 below it, then a summary; --json prints one object a case (and a fault
 run), --format junit a JUnit XML report.
 
-Exit codes: 0 every case passed; 1 a case failed or diverged, or an agent
-does not compile; 2 usage error.`,
+Exit codes: 0 every case passed; 1 a case failed or diverged, a fault run
+failed, or an agent does not compile; 2 usage error.`,
 		Example: `  agentc test examples/
+  agentc test --faults examples/
   agentc test --record --run 'issue-triage/.*' ./agents/...
   agentc test --samples 5 agent.cue`,
 		RunE: func(cmd *cobra.Command, args []string) error {
