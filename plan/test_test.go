@@ -31,6 +31,23 @@ func TestTestsInPlanDigestOnly(t *testing.T) {
 	if edited.Digests.Plan == with.Digests.Plan {
 		t.Error("changing an expect left the plan digest where it was")
 	}
+	// A case's faults count in the plan digest, and only when declared.
+	faults := testPlan(t)
+	faults.Tests = map[string]Test{"bug": {Input: json.RawMessage(`{"title":"crash"}`), Expect: &CUEConstraint{CUE: `"bug"`}, MinPass: 1, Faults: map[string]string{"timeout": "deadline"}}}
+	if err := faults.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if faults.Digests.Plan == with.Digests.Plan || faults.Digests.Contract != with.Digests.Contract {
+		t.Errorf("a case's faults: plan digest %s (was %s), contract %s (was %s)", faults.Digests.Plan, with.Digests.Plan, faults.Digests.Contract, with.Digests.Contract)
+	}
+	empty := testPlan(t)
+	empty.Tests = map[string]Test{"bug": {Input: json.RawMessage(`{"title":"crash"}`), Expect: &CUEConstraint{CUE: `"bug"`}, MinPass: 1, Faults: map[string]string{}}}
+	if err := empty.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if empty.Digests.Plan != with.Digests.Plan {
+		t.Error("an empty faults moved the plan digest")
+	}
 	data, err := with.Encode()
 	if err != nil {
 		t.Fatal(err)
