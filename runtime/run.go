@@ -380,7 +380,7 @@ func (r *Runner) userMessage(input json.RawMessage) (string, error) {
 			return "", &InputError{err.Error()}
 		}
 		if err := r.input.Validate(v); err != nil {
-			return "", &InputError{validationText(err)}
+			return "", &InputError{ValidationText(err)}
 		}
 	}
 	if r.prompt != nil {
@@ -832,7 +832,7 @@ func (x *run) validate(answer json.RawMessage) error {
 		return fmt.Errorf("not JSON: %v", err)
 	}
 	if err := x.output.Validate(v); err != nil {
-		return errors.New(validationText(err))
+		return errors.New(ValidationText(err))
 	}
 	return nil
 }
@@ -932,7 +932,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		return ToolResult{Content: fmt.Sprintf("arguments are not JSON: %v", err), IsError: true}, cr, nil
 	}
 	if err := x.argSchemas[c.Name].Validate(v); err != nil {
-		return ToolResult{Content: "arguments do not match the tool's schema: " + validationText(err), IsError: true}, cr, nil
+		return ToolResult{Content: "arguments do not match the tool's schema: " + ValidationText(err), IsError: true}, cr, nil
 	}
 	x.calls++
 	key := journal.Key{Path: x.jpath, Round: round, Ordinal: ordinal}
@@ -1127,9 +1127,9 @@ func replayedNote(replayed bool) string {
 
 var printer = message.NewPrinter(language.English)
 
-// validationText renders a validation error as one line per failed
+// ValidationText renders a validation error as one line per failed
 // keyword: "at /path: message".
-func validationText(err error) string {
+func ValidationText(err error) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		return err.Error()

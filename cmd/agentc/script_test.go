@@ -53,8 +53,12 @@ func TestScripts(t *testing.T) {
 		},
 		// [temporal]: the temporal program is there to start a dev server
 		// with, or it must be (AGENTC_REQUIRE_TEMPORAL), so that a script
-		// fails for its lack rather than skips.
+		// fails for its lack rather than skips. [chromium]: the same for a
+		// browser (AGENTC_REQUIRE_CHROMIUM).
 		Condition: func(cond string) (bool, error) {
+			if cond == "chromium" {
+				return chromiumCondition(), nil
+			}
 			if cond != "temporal" {
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}
@@ -67,6 +71,8 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakeprovider": fakeProvider,
+			"screenshot":   screenshot,
+			"dom":          dom,
 			// temporal starts a Temporal dev server for the script, stopped
 			// when it ends, and sets $TEMPORAL to its address. Scripts that
 			// use it skip first where the [temporal] condition is false.

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/png"
+	"net/url"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The scripts' browser is headless Chromium, from Debian's chromium
+// package (scripts/install-chromium.sh installs it): $AGENTC_CHROMIUM, else
+// chromium on the PATH. Where there is none, the scripts that need one
+// skip, saying so, unless AGENTC_REQUIRE_CHROMIUM is set (the test script
+// sets it), which makes them fail.
+
+// screenSize is the browser window's, and so a screenshot's.
+const screenWidth, screenHeight = 1280, 800
+
+func chromium() (string, string) {
+	if p := os.Getenv("AGENTC_CHROMIUM"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Sprintf("AGENTC_CHROMIUM names %s: %v", p, err)
+		}
+		return p, ""
+	}
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		return "", "chromium is not on the PATH and AGENTC_CHROMIUM is not set; install it with scripts/install-chromium.sh"
+	}
+	return p, ""
+}
+
+// chromiumCondition is the [chromium] condition: a browser is there, or
+// must be.
+func chromiumCondition() bool {
+	prog, why := chromium()
+	if prog == "" && os.Getenv("AGENTC_REQUIRE_CHROMIUM") == "" {
+		fmt.Fprintf(os.Stderr, "SKIPPED: scripts that need a browser: %s\n", why)
+		return false
+	}
+	return true
+}
+
+// browse opens the page file in a headless browser, waits for it to load
+// (its scripts have run then), and does what do says.
+func browse(ts *testscript.TestScript, page string, do func(ctx context.Context) error) {
+	prog, why := chromium()
+	if prog == "" {
+		ts.Fatalf("no browser: %s", why)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(prog),
+		chromedp.WindowSize(screenWidth, screenHeight), chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(ts.MkAbs(".chromium")))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium's sandbox refuses to run as root
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ctx, stop := chromedp.NewExecAllocator(ctx, opts...)
+	defer stop()
+	ctx, closeTab := chromedp.NewContext(ctx)
+	defer closeTab()
+	u := url.URL{Scheme: "file", Path: ts.MkAbs(page)}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(screenWidth, screenHeight), chromedp.Navigate(u.String())); err != nil {
+		ts.Fatalf("opening %s in %s: %v", page, prog, err)
+	}
+	if err := do(ctx); err != nil {
+		ts.Fatalf("%s: %v", page, err)
+	}
+}
+
+// screenshot PAGE PNG takes a screenshot of the page's window with its
+// timeline (#timeline) scrolled to the top, writes it to PNG, and fails
+// unless it is a PNG of the window's size in which the timeline is drawn:
+// a part of its area is not the page's background, and its bars (the only
+// saturated colour there) cover some of it.
+func screenshot(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: screenshot PAGE PNG")
+	}
+	browse(ts, args[0], func(ctx context.Context) error {
+		r, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+			const t = document.querySelector("#timeline");
+			t.scrollIntoView();
+			const r = t.getBoundingClientRect();
+			return [r.left, r.top, r.right, r.bottom];
+		})()`))
+		if err != nil {
+			return err
+		}
+		shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(ts.MkAbs(args[1]), shot, 0o644); err != nil {
+			return err
+		}
+		img, err := png.Decode(bytes.NewReader(shot))
+		if err != nil {
+			return fmt.Errorf("the screenshot is not a PNG: %v", err)
+		}
+		if b := img.Bounds(); b.Dx() != screenWidth || b.Dy() != screenHeight {
+			return fmt.Errorf("the screenshot is %dx%d, want %dx%d", b.Dx(), b.Dy(), screenWidth, screenHeight)
+		}
+		region := image.Rect(int(r[0]), int(r[1]), int(r[2]), int(r[3])).Intersect(img.Bounds())
+		if region.Dx() < 100 || region.Dy() < 100 {
+			return fmt.Errorf("the timeline is %v on the screen: too small to see", region)
+		}
+		bg := img.At(region.Min.X, region.Min.Y)
+		inked, bars := 0, 0
+		for y := region.Min.Y; y < region.Max.Y; y++ {
+			for x := region.Min.X; x < region.Max.X; x++ {
+				c := img.At(x, y)
+				if c != bg {
+					inked++
+				}
+				if saturated(c) {
+					bars++
+				}
+			}
+		}
+		area := region.Dx() * region.Dy()
+		ts.Logf("timeline %v: %d of %d pixels not background, %d in bars", region, inked, area, bars)
+		if inked*100 < area {
+			return fmt.Errorf("the timeline is blank: %d of its %d pixels are not background", inked, area)
+		}
+		if bars < 50 {
+			return fmt.Errorf("the timeline has no bars: %d pixels of a bar's colour", bars)
+		}
+		return nil
+	})
+}
+
+// saturated tells a bar's colour from text, lines and tracks, which are
+// grey.
+func saturated(c interface{ RGBA() (r, g, b, a uint32) }) bool {
+	r, g, b, _ := c.RGBA()
+	hi, lo := max(r, g, b)>>8, min(r, g, b)>>8
+	return hi-lo > 80
+}
+
+// dom PAGE FILE writes the page's document, as it is once its scripts
+// ran, to FILE.
+func dom(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: dom PAGE FILE")
+	}
+	browse(ts, args[0], func(ctx context.Context) error {
+		html, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.documentElement.outerHTML"))
+		if err != nil {
+			return err
+		}
+		title, err := chromedp.Run(ctx, chromedp.Title())
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(ts.MkAbs(args[1]), []byte("title: "+title+"\n"+html+"\n"), 0o644)
+	})
+}

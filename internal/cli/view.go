@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/runview"
+)
+
+func newViewCmd(e Env) *cobra.Command {
+	var out, report string
+	cmd := &cobra.Command{
+		Use:   "view JOURNAL",
+		Short: "Write a run's journal as one HTML page: a timeline of its calls, the answer, any divergence",
+		Long: `View reads a run's journal (agentc run --record) and writes one HTML page that
+needs nothing else, opens from disk and loads nothing: a timeline of the run's
+rounds, model calls and tool calls (a called agent's run nested under the call
+that ran it), with their durations and tokens, the messages and arguments as
+the journal holds them (secrets already redacted), and the answer, checked
+against the contract recorded with the call that gave it.
+
+--report FILE adds what the run's report (agentc run --report) says: the
+outcome and bound, the answer, and for a replay that diverged, the effect at
+which it departed from the journal and the fields that changed.
+
+The page goes to standard output, or with -o to a file, written whole or not
+at all. A journal that does not read is an error naming its line (exit 1).`,
+		Example: `  agentc run agent.cue --model test --record run.jsonl
+  agentc view run.jsonl -o run.html
+  agentc run agent.cue --replay run.jsonl --report > replay.json
+  agentc view run.jsonl --report replay.json -o run.html`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			j, err := journal.Open(inDir(e, args[0]))
+			var je *journal.Error
+			if errors.As(err, &je) {
+				je.File = args[0] // as the command line names it
+			}
+			if err != nil {
+				return err
+			}
+			var rep *agentrt.Report
+			if report != "" {
+				if rep, err = readReport(inDir(e, report), report); err != nil {
+					return err
+				}
+			}
+			p, err := runview.Build(j, rep)
+			if err != nil {
+				return err
+			}
+			var page bytes.Buffer
+			if err := p.Write(&page); err != nil {
+				return err
+			}
+			if out == "" || out == "-" {
+				_, err := e.Stdout.Write(page.Bytes())
+				return err
+			}
+			return writeAtomic(inDir(e, out), page.Bytes())
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "-", "write the page to this file (- for standard output)")
+	cmd.Flags().StringVar(&report, "report", "", "the run's report (agentc run --report), for its outcome, answer and divergence")
+	return cmd
+}
+
+// readReport reads a run report, naming the line and column (of name,
+// the file as the command line names it) where it is not one.
+func readReport(path, name string) (*agentrt.Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	path = name
+	var rep agentrt.Report
+	err = json.Unmarshal(data, &rep)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		line, col := position(data, se.Offset)
+		return nil, fmt.Errorf("%s:%d:%d: not a run report: %v", path, line, col, err)
+	case errors.As(err, &te):
+		line, col := position(data, te.Offset)
+		return nil, fmt.Errorf("%s:%d:%d: not a run report: %s holds %s, want %s", path, line, col, te.Field, te.Value, te.Type)
+	case err != nil:
+		return nil, fmt.Errorf("%s: not a run report: %v", path, err)
+	case rep.Agent == "" || rep.Outcome == "":
+		return nil, fmt.Errorf("%s: not a run report: it has no agent or outcome (write one with agentc run --report)", path)
+	}
+	return &rep, nil
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = len(before) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// inDir resolves a path of the command line against e's directory.
+func inDir(e Env, path string) string {
+	if filepath.IsAbs(path) || e.Dir == "" {
+		return path
+	}
+	return filepath.Join(e.Dir, path)
+}
+
+// writeAtomic writes data to a file of its own beside path, synced, then
+// renames it into place: path holds the whole page or what it held
+// before. The file is the owner's alone (mode 0600), as a journal is: it
+// holds whole conversations.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}

@@ -1,0 +1,93 @@
+package runview
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strconv"
+	"time"
+
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+var (
+	//go:embed page.html.tmpl
+	pageText string
+	//go:embed page.js
+	script string
+	//go:embed page.css
+	style string
+
+	page = template.Must(template.New("page").Funcs(template.FuncMap{
+		"ms":     formatMS,
+		"tokens": formatTokens,
+		"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
+		"indent": func(depth int) string { return strconv.FormatFloat(float64(depth)*1.25, 'f', 2, 64) },
+	}).Parse(pageText))
+)
+
+// The page's content security policy lets nothing load and no script
+// run but its own, named by its digest: were a value from the journal
+// ever to escape its escaping, it still could not run. Inline styles are
+// allowed (the bars of the timeline are placed by them); with nothing
+// allowed to load, a style cannot send anything anywhere.
+var policy = "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-" + digest(script) + "'"
+
+func digest(s string) string {
+	d := sha256.Sum256([]byte(s))
+	return base64.StdEncoding.EncodeToString(d[:])
+}
+
+// Write writes the page: one HTML document that needs nothing else. It
+// writes nothing when the page fails to render.
+func (p *Page) Write(w io.Writer) error {
+	var buf bytes.Buffer
+	err := page.Execute(&buf, struct {
+		*Page
+		Policy string
+		Script template.JS
+		Style  template.CSS
+	}{p, policy, template.JS(script), template.CSS(style)})
+	if err != nil {
+		return fmt.Errorf("the page: %w", err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+func formatMS(v float64) string {
+	switch {
+	case v >= 60000:
+		return fmt.Sprintf("%.1f min", v/60000)
+	case v >= 1000:
+		return fmt.Sprintf("%.2f s", v/1000)
+	default:
+		return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) + " ms"
+	}
+}
+
+// formatTokens says what a Usage or *Usage holds; nothing for nil.
+func formatTokens(v any) string {
+	var u agentrt.Usage
+	switch v := v.(type) {
+	case agentrt.Usage:
+		u = v
+	case *agentrt.Usage:
+		if v == nil {
+			return ""
+		}
+		u = *v
+	default:
+		return ""
+	}
+	s := fmt.Sprintf("%d in, %d out", u.Input, u.Output)
+	if u.Cached > 0 {
+		s += fmt.Sprintf(" (%d cached)", u.Cached)
+	}
+	return s
+}

@@ -1,0 +1,529 @@
+// Package runview turns the journal of a run (and, when there is one, its
+// report) into one self-contained HTML page: a timeline of the run's
+// rounds, model calls and tool calls, with the runs of called agents
+// nested under the calls that ran them, their durations and tokens, the
+// messages and arguments, the answer and its validation, and where the
+// run departed from its journal.
+//
+// A journal is untrusted input: the page is written with html/template,
+// which escapes every value for where it appears, and its content
+// security policy lets only the page's own script run.
+package runview
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+)
+
+// Page is what the page shows of a run.
+type Page struct {
+	Agent, Run, Plan string
+	Started          time.Time
+	// Truncated says the journal's last line was cut short (a crash
+	// during a write) and is left out.
+	Truncated bool
+	Effects   int
+	// SpanMS is the time from the run's start to the end of its last
+	// effect.
+	SpanMS float64
+	// Usage is the tokens of every model call, the called agents' too.
+	Usage agentrt.Usage
+	// Rows are the timeline, in the order the run made its effects: a
+	// row for each round, then its model call and tool calls, a called
+	// agent's rounds after the call that ran it, one level deeper.
+	Rows []*Row
+	// Answer is the run's answer, nil when the journal holds none.
+	Answer *Answer
+	// Attempts are the answers the model gave before it, which the run
+	// sent back as invalid.
+	Attempts []Attempt
+	// Report is what the run's report adds, nil without one.
+	Report *ReportSummary
+}
+
+// Row is one line of the timeline: a round, a model call, a tool call or
+// a call of an agent.
+type Row struct {
+	Kind  string // "round", "model", "tool" or "agent"
+	Key   string // the effect's key; for a round, the key of its model call
+	Depth int    // how deeply the run it belongs to is nested
+	Round int
+	Name  string // the model, or the tool
+	// StartMS is when the row began, after the run's start; DurationMS
+	// how long it took.
+	StartMS, DurationMS float64
+	// Usage is the tokens the row spent; nil where none is known.
+	Usage *agentrt.Usage
+	// Error is the effect's error, or the tool's failure as the model
+	// was told it.
+	Error string
+	// Lost counts attempts at the effect whose worker was lost.
+	Lost int
+	// Messages are, for a model call, the messages sent that no earlier
+	// call of its run sent; Reply is what the model answered.
+	Messages []Message
+	Reply    *Message
+	// Arguments and Result are a tool call's.
+	Arguments string
+	Result    string
+	// Diverged marks the effect at which a replay departed from the
+	// journal; Changes lists its fields that changed.
+	Diverged bool
+	Changes  []string
+	// Raw is the entry's request and response as JSON, shown where the
+	// page does not know their shape.
+	Raw string
+}
+
+// Left and Width place the row's bar on the timeline, in percent of the
+// run's span: a bar is never so thin it cannot be seen, nor runs past the
+// timeline's end.
+func (r *Row) Left(span float64) float64 {
+	return round2(min(100*r.StartMS/span, 100-r.Width(span)))
+}
+
+func (r *Row) Width(span float64) float64 { return round2(min(max(100*r.DurationMS/span, 1), 100)) }
+
+func round2(f float64) float64 { return math.Round(f*100) / 100 }
+
+// Message is one message of a conversation.
+type Message struct {
+	Role    string
+	Content string
+	// Calls are the tool calls an assistant message asks for.
+	Calls []Call
+	// CallID and Name say which call a tool message answers.
+	CallID, Name string
+	IsError      bool
+}
+
+// Call is a tool call a model asked for.
+type Call struct {
+	ID, Name  string
+	Arguments string // indented JSON, or the text the model wrote
+}
+
+// Answer is a run's answer and whether it holds to the contract.
+type Answer struct {
+	JSON string // indented
+	// Key is the model call that gave it.
+	Key string
+	// Contract is whether the answer is valid against the contract
+	// schema the call recorded: "valid", "invalid" or "" when the call
+	// recorded none.
+	Contract string
+	Errors   []string
+}
+
+// Attempt is an answer the run sent back to the model as invalid.
+type Attempt struct {
+	Key       string
+	Arguments string
+	Reason    string // what the run told the model
+}
+
+// ReportSummary is what a run's report adds to its journal.
+type ReportSummary struct {
+	Outcome, Bound, Error string
+	Interrupted           bool
+	InvalidAnswers        int
+	Replayed              int
+	// PlanChanged says the report is of another plan than the journal
+	// recorded: a replay of a changed agent.
+	PlanChanged bool
+	Divergence  *agentrt.Divergence
+}
+
+// Build reads a run from its journal and, when rep is not nil, its report:
+// the report's answer, outcome and divergence win over what the journal
+// alone shows.
+func Build(j *journal.Journal, rep *agentrt.Report) (*Page, error) {
+	p := &Page{Agent: j.Header.Agent, Run: j.Header.Run, Plan: j.Header.Plan, Started: j.Header.Started,
+		Truncated: j.Truncated, Effects: len(j.Entries)}
+	t0 := j.Header.Started
+	for _, e := range j.Entries {
+		if e.Started.Before(t0) {
+			t0 = e.Started
+		}
+	}
+	b := builder{page: p, t0: t0, entries: j.Entries, results: map[string]*Message{}}
+	b.collect()
+	b.run("", 0)
+	if rep != nil {
+		b.report(rep)
+	}
+	for _, r := range p.Rows {
+		p.SpanMS = max(p.SpanMS, r.StartMS+r.DurationMS)
+	}
+	if p.SpanMS == 0 {
+		p.SpanMS = 1
+	}
+	return p, nil
+}
+
+type builder struct {
+	page    *Page
+	t0      time.Time
+	entries []journal.Entry
+	// results are the tool messages of every run's conversations, by
+	// the run's path and the call's id: what each call returned, as the
+	// model was told.
+	results map[string]*Message
+}
+
+// modelRequest is what a model call's request holds that the page shows.
+type modelRequest struct {
+	Model      string          `json:"model"`
+	OutputTool string          `json:"output_tool"`
+	Contract   json.RawMessage `json:"contract"`
+	Messages   json.RawMessage `json:"messages"`
+}
+
+type modelResponse struct {
+	Message *wireMessage   `json:"message"`
+	Usage   *agentrt.Usage `json:"usage"`
+}
+
+type wireMessage struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []wireCall `json:"tool_calls"`
+	ToolCallID string     `json:"tool_call_id"`
+	Name       string     `json:"name"`
+	IsError    bool       `json:"is_error"`
+}
+
+type wireCall struct {
+	ID            string          `json:"id"`
+	Name          string          `json:"name"`
+	Arguments     json.RawMessage `json:"arguments"`
+	ArgumentsText *string         `json:"arguments_text"`
+}
+
+func (c wireCall) args() string {
+	if c.ArgumentsText != nil {
+		return *c.ArgumentsText
+	}
+	return indent(c.Arguments)
+}
+
+// newMessages reads the messages a model call stored: those after the
+// ones earlier calls stored ({"after":N,"new":[…]}), or all of them.
+func newMessages(raw json.RawMessage) []wireMessage {
+	var stored struct {
+		New []wireMessage `json:"new"`
+	}
+	if json.Unmarshal(raw, &stored) == nil && stored.New != nil {
+		return stored.New
+	}
+	var all []wireMessage
+	_ = json.Unmarshal(raw, &all)
+	return all
+}
+
+func resultKey(path, id string) string { return path + "\x00" + id }
+
+// collect finds every tool message of every conversation.
+func (b *builder) collect() {
+	for _, e := range b.entries {
+		if e.Kind != journal.KindModel {
+			continue
+		}
+		var req modelRequest
+		if json.Unmarshal(e.Request, &req) != nil {
+			continue
+		}
+		for _, m := range newMessages(req.Messages) {
+			if m.Role == "tool" && m.ToolCallID != "" {
+				b.results[resultKey(e.Key.Path, m.ToolCallID)] = message(m)
+			}
+		}
+	}
+}
+
+func message(m wireMessage) *Message {
+	out := &Message{Role: m.Role, Content: m.Content, CallID: m.ToolCallID, Name: m.Name, IsError: m.IsError}
+	for _, c := range m.ToolCalls {
+		out.Calls = append(out.Calls, Call{ID: c.ID, Name: c.Name, Arguments: c.args()})
+	}
+	return out
+}
+
+// run adds the rows of the run at path, nested depth deep: its rounds, in
+// order, each with its model call and tool calls, and under each call of
+// an agent that agent's run.
+func (b *builder) run(path string, depth int) {
+	var rounds []int
+	byRound := map[int][]journal.Entry{}
+	for _, e := range b.entries {
+		if e.Key.Path != path {
+			continue
+		}
+		if _, ok := byRound[e.Key.Round]; !ok {
+			rounds = append(rounds, e.Key.Round)
+		}
+		byRound[e.Key.Round] = append(byRound[e.Key.Round], e)
+	}
+	slices.Sort(rounds)
+	for _, n := range rounds {
+		b.round(path, depth, n, byRound[n])
+	}
+}
+
+func (b *builder) round(path string, depth, n int, entries []journal.Entry) {
+	round := &Row{Kind: "round", Key: journal.Key{Path: path, Round: n}.String(), Depth: depth, Round: n}
+	b.page.Rows = append(b.page.Rows, round)
+	first := len(b.page.Rows)
+	var calls []wireCall // the model's tool calls, by ordinal-1
+	var output string
+	for _, e := range entries {
+		if e.Kind != journal.KindModel {
+			continue
+		}
+		row, resp, req := b.model(e, depth)
+		round.Name = row.Name
+		if resp.Message != nil {
+			calls = resp.Message.ToolCalls
+		}
+		output = req.OutputTool
+		if path == "" {
+			b.answer(e, req, resp)
+		}
+	}
+	// Tool calls: an effect each, but a call of an agent, which is not an
+	// effect: its run's effects are journaled under its key.
+	done := map[int]bool{}
+	for _, e := range entries {
+		if e.Kind == journal.KindTool {
+			b.tool(e, depth, calls)
+			done[e.Key.Ordinal] = true
+		}
+	}
+	for i, c := range calls {
+		k := journal.Key{Path: path, Round: n, Ordinal: i + 1}
+		if done[k.Ordinal] || c.Name == output || !b.nested(k.Child()) {
+			continue
+		}
+		b.agent(k, depth, c)
+	}
+	// A round spans its rows.
+	if rows := b.page.Rows[first:]; len(rows) > 0 {
+		start, end := math.Inf(1), 0.0
+		for _, r := range rows {
+			start = min(start, r.StartMS)
+			end = max(end, r.StartMS+r.DurationMS)
+		}
+		round.StartMS, round.DurationMS = start, end-start
+	}
+	for _, r := range b.page.Rows[first:] {
+		if r.Kind == "model" && r.Depth == depth {
+			round.Usage = r.Usage
+		}
+	}
+}
+
+// nested tells whether the journal holds effects of a run under path.
+func (b *builder) nested(path string) bool {
+	for _, e := range b.entries {
+		if e.Key.Path == path || strings.HasPrefix(e.Key.Path, path+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *builder) row(e journal.Entry, kind string, depth int) *Row {
+	r := &Row{Kind: kind, Key: e.Key.String(), Depth: depth, Round: e.Key.Round,
+		StartMS: ms(e.Started.Sub(b.t0)), DurationMS: float64(e.DurationMS), Error: e.Error, Lost: len(e.Lost)}
+	b.page.Rows = append(b.page.Rows, r)
+	return r
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func (b *builder) model(e journal.Entry, depth int) (*Row, modelResponse, modelRequest) {
+	r := b.row(e, "model", depth)
+	var req modelRequest
+	var resp modelResponse
+	errReq := json.Unmarshal(e.Request, &req)
+	errResp := json.Unmarshal(orNull(e.Response), &resp)
+	if errReq != nil || errResp != nil {
+		r.Raw = raw(e)
+		return r, modelResponse{}, modelRequest{}
+	}
+	r.Name = req.Model
+	for _, m := range newMessages(req.Messages) {
+		r.Messages = append(r.Messages, *message(m))
+	}
+	if resp.Message != nil {
+		r.Reply = message(*resp.Message)
+	}
+	if resp.Usage != nil {
+		r.Usage = resp.Usage
+		b.page.Usage = b.page.Usage.Add(*resp.Usage)
+	}
+	return r, resp, req
+}
+
+func (b *builder) tool(e journal.Entry, depth int, calls []wireCall) {
+	r := b.row(e, "tool", depth)
+	var req struct {
+		Tool string `json:"tool"`
+		wireCall
+	}
+	var resp struct {
+		Content *string `json:"content"`
+		IsError bool    `json:"is_error"`
+	}
+	if json.Unmarshal(e.Request, &req) != nil || json.Unmarshal(orNull(e.Response), &resp) != nil {
+		r.Raw = raw(e)
+		return
+	}
+	r.Name, r.Arguments = req.Tool, req.args()
+	if resp.Content != nil {
+		r.Result = *resp.Content
+	}
+	if resp.IsError && r.Error == "" {
+		r.Error = r.Result
+	}
+	if r.Name == "" && e.Key.Ordinal-1 < len(calls) {
+		r.Name = calls[e.Key.Ordinal-1].Name
+	}
+}
+
+// agent adds the row of a call of an agent, which spans its run's
+// effects, and then that run's rows.
+func (b *builder) agent(k journal.Key, depth int, c wireCall) {
+	r := &Row{Kind: "agent", Key: k.String(), Depth: depth, Round: k.Round, Name: c.Name, Arguments: c.args()}
+	b.page.Rows = append(b.page.Rows, r)
+	if m := b.results[resultKey(k.Path, c.ID)]; m != nil {
+		r.Result = m.Content
+		if m.IsError {
+			r.Error = m.Content
+		}
+	}
+	first := len(b.page.Rows)
+	b.run(k.Child(), depth+1)
+	start, end := math.Inf(1), 0.0
+	var u agentrt.Usage
+	for _, c := range b.page.Rows[first:] {
+		start = min(start, c.StartMS)
+		end = max(end, c.StartMS+c.DurationMS)
+		if c.Kind == "model" && c.Usage != nil {
+			u = u.Add(*c.Usage)
+		}
+	}
+	if !math.IsInf(start, 1) {
+		r.StartMS, r.DurationMS = start, end-start
+	}
+	r.Usage = &u
+}
+
+// answer notes the answers a model call of the top run gave: a call of
+// the output tool, or, where the answer is asked for as the message
+// itself (native and prompted modes), the reply of the last call.
+func (b *builder) answer(e journal.Entry, req modelRequest, resp modelResponse) {
+	if resp.Message == nil {
+		return
+	}
+	var given []wireCall
+	if req.OutputTool != "" {
+		for _, c := range resp.Message.ToolCalls {
+			if c.Name == req.OutputTool {
+				given = append(given, c)
+			}
+		}
+	} else if len(resp.Message.ToolCalls) == 0 && json.Valid([]byte(resp.Message.Content)) {
+		given = append(given, wireCall{Arguments: json.RawMessage(resp.Message.Content)})
+	}
+	for _, c := range given {
+		if m := b.results[resultKey("", c.ID)]; c.ID != "" && m != nil && m.IsError {
+			b.page.Attempts = append(b.page.Attempts, Attempt{Key: e.Key.String(), Arguments: c.args(), Reason: m.Content})
+			continue
+		}
+		b.page.Answer = &Answer{JSON: c.args(), Key: e.Key.String()}
+		b.validate(c, req.Contract)
+	}
+}
+
+// validate checks the answer against the contract schema its call
+// recorded, as the run did.
+func (b *builder) validate(c wireCall, contract json.RawMessage) {
+	a := b.page.Answer
+	if len(contract) == 0 || string(contract) == "null" {
+		return
+	}
+	s, err := plan.CompileSchemaJSON(contract)
+	if err != nil {
+		a.Contract, a.Errors = "invalid", []string{"the recorded contract does not compile: " + err.Error()}
+		return
+	}
+	if c.ArgumentsText != nil || len(c.Arguments) == 0 {
+		a.Contract, a.Errors = "invalid", []string{"the answer is not JSON"}
+		return
+	}
+	v, err := plan.UnmarshalJSONValue(c.Arguments)
+	if err == nil {
+		err = s.Validate(v)
+	}
+	if err != nil {
+		a.Contract, a.Errors = "invalid", strings.Split(agentrt.ValidationText(err), "; ")
+		return
+	}
+	a.Contract = "valid"
+}
+
+func (b *builder) report(rep *agentrt.Report) {
+	p := b.page
+	p.Report = &ReportSummary{Outcome: rep.Outcome, Bound: rep.Bound, Error: rep.Error, Interrupted: rep.Interrupted,
+		InvalidAnswers: rep.InvalidAnswers, Replayed: rep.Replayed, Divergence: rep.Divergence,
+		PlanChanged: rep.Digests.Plan != "" && string(rep.Digests.Plan) != p.Plan}
+	if len(rep.Answer) > 0 && (p.Answer == nil || !sameJSON(p.Answer.JSON, rep.Answer)) {
+		p.Answer = &Answer{JSON: indent(rep.Answer)}
+	}
+	if d := rep.Divergence; d != nil && d.Effect != "" {
+		for _, r := range p.Rows {
+			if r.Key == d.Effect && r.Kind != "round" {
+				r.Diverged, r.Changes = true, d.Changes
+			}
+		}
+	}
+}
+
+func sameJSON(a string, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal(b, &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
+}
+
+func orNull(v json.RawMessage) json.RawMessage {
+	if len(v) == 0 {
+		return json.RawMessage("null")
+	}
+	return v
+}
+
+// indent returns JSON indented for reading; what is not JSON, as it is.
+func indent(v json.RawMessage) string {
+	var out bytes.Buffer
+	if err := json.Indent(&out, v, "", "  "); err != nil {
+		return string(v)
+	}
+	return out.String()
+}
+
+func raw(e journal.Entry) string {
+	s := "request: " + indent(e.Request)
+	if len(e.Response) > 0 {
+		s += "\nresponse: " + indent(e.Response)
+	}
+	return s
+}

@@ -1,0 +1,244 @@
+package runview
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+	"golang.org/x/net/html"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+)
+
+var update = flag.Bool("update", os.Getenv("AGENTC_UPDATE") != "", "rewrite the want.txt sections of testdata")
+
+// TestPages builds the page of each case in testdata (a journal, and a
+// report where there is one) and compares what it shows, row by row,
+// with the case's want.txt. AGENTC_UPDATE=1 rewrites them.
+func TestPages(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no cases in testdata")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, page := build(t, ar)
+			got := describe(p)
+			if *update {
+				setFile(ar, "want.txt", got)
+				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if want := section(ar, "want.txt"); got != want {
+				t.Errorf("the page shows\n%s\nwant\n%s", got, want)
+			}
+			checkHTML(t, page)
+		})
+	}
+}
+
+func build(t *testing.T, ar *txtar.Archive) (*Page, string) {
+	t.Helper()
+	j, err := journal.Read(strings.NewReader(section(ar, "journal.jsonl")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep *agentrt.Report
+	if r := section(ar, "report.json"); r != "" {
+		rep = new(agentrt.Report)
+		if err := json.Unmarshal([]byte(r), rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := Build(j, rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return p, buf.String()
+}
+
+// checkHTML holds what every page must: its elements are the template's
+// own, it has one script, the page's, which its content security policy
+// names by digest and which loads nothing, no handler attribute, and no
+// link but to a place on the page.
+func checkHTML(t *testing.T, page string) {
+	t.Helper()
+	allowed := map[string]bool{}
+	for _, tag := range strings.Fields("html head meta title style body header h1 h2 h3 h4 dl dt dd code p main section a ul li pre div span button details summary script") {
+		allowed[tag] = true
+	}
+	z := html.NewTokenizer(strings.NewReader(page))
+	scripts, policy, inScript := 0, "", false
+	var script string
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			break
+		}
+		tok := z.Token()
+		switch tt {
+		case html.StartTagToken, html.SelfClosingTagToken:
+			if !allowed[tok.Data] {
+				t.Errorf("the page has a <%s> element", tok.Data)
+			}
+			for _, a := range tok.Attr {
+				switch {
+				case strings.HasPrefix(a.Key, "on"), a.Key == "src":
+					t.Errorf("<%s> has an attribute %s=%q", tok.Data, a.Key, a.Val)
+				case a.Key == "href" && !strings.HasPrefix(a.Val, "#"):
+					t.Errorf("<%s> links to %q", tok.Data, a.Val)
+				case tok.Data == "meta" && a.Key == "content" && strings.Contains(a.Val, "script-src"):
+					policy = a.Val
+				}
+			}
+			if tok.Data == "script" {
+				scripts++
+				inScript = true
+			}
+		case html.TextToken:
+			if inScript {
+				script += tok.Data
+			}
+		case html.EndTagToken:
+			inScript = false
+		}
+	}
+	if scripts != 1 {
+		t.Errorf("the page has %d script elements, want 1 (its own)", scripts)
+	}
+	d := sha256.Sum256([]byte(script))
+	for _, want := range []string{"default-src 'none'", "script-src 'sha256-" + base64.StdEncoding.EncodeToString(d[:]) + "'"} {
+		if !strings.Contains(policy, want) {
+			t.Errorf("the page's policy %q lacks %q", policy, want)
+		}
+	}
+}
+
+// TestInjection: markup in a tool's result is text on the page.
+func TestInjection(t *testing.T) {
+	ar, err := txtar.ParseFile("testdata/injection.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, page := build(t, ar)
+	const escaped = `&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;&lt;img src=x onerror=&#34;document.title=&#39;pwned&#39;&#34;&gt;&lt;/pre&gt;&lt;/details&gt;`
+	if !strings.Contains(page, escaped) {
+		t.Errorf("the tool's result is not on the page as text:\n%s", page)
+	}
+	if !strings.Contains(page, "&lt;b&gt;yes&lt;/b&gt;") {
+		t.Error("the answer's markup is not on the page as text")
+	}
+}
+
+// TestWidth: a bar is never thinner than can be seen, nor runs past the
+// end of the timeline.
+func TestWidth(t *testing.T) {
+	for _, c := range []struct {
+		start, dur, span float64
+		left, width      float64
+	}{
+		{0, 0, 100, 0, 1},
+		{50, 25, 100, 50, 25},
+		{100, 0, 100, 99, 1},
+		{0, 100, 100, 0, 100},
+		{99.9, 0.1, 100, 99, 1},
+		{10, 200, 100, 0, 100},
+	} {
+		r := &Row{StartMS: c.start, DurationMS: c.dur}
+		if l, w := r.Left(c.span), r.Width(c.span); l != c.left || w != c.width {
+			t.Errorf("start %v, duration %v of %v: left %v, width %v; want %v, %v", c.start, c.dur, c.span, l, w, c.left, c.width)
+		}
+	}
+}
+
+// describe renders what the page shows as text, one line a row.
+func describe(p *Page) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agent %s, run %s, %d effects, tokens %s\n", p.Agent, p.Run, p.Effects, formatTokens(p.Usage))
+	if r := p.Report; r != nil {
+		fmt.Fprintf(&b, "report: outcome %s, bound %s, plan changed %v\n", r.Outcome, r.Bound, r.PlanChanged)
+		if d := r.Divergence; d != nil {
+			fmt.Fprintf(&b, "divergence at %q: %s\n", d.Effect, d.Reason)
+		}
+	}
+	for _, r := range p.Rows {
+		fmt.Fprintf(&b, "%s%s %s %s", strings.Repeat("  ", r.Depth), r.Kind, r.Key, r.Name)
+		if r.Usage != nil {
+			fmt.Fprintf(&b, " [%s]", formatTokens(r.Usage))
+		}
+		if r.Kind == "model" {
+			fmt.Fprintf(&b, " %d new message(s)", len(r.Messages))
+			if r.Reply != nil {
+				fmt.Fprintf(&b, ", reply with %d call(s)", len(r.Reply.Calls))
+			}
+		}
+		if r.Arguments != "" {
+			fmt.Fprintf(&b, " args %s", oneLine(r.Arguments))
+		}
+		if r.Result != "" {
+			fmt.Fprintf(&b, " -> %s", oneLine(r.Result))
+		}
+		if r.Error != "" {
+			fmt.Fprintf(&b, " ERROR %s", oneLine(r.Error))
+		}
+		if r.Diverged {
+			fmt.Fprintf(&b, " DIVERGED %s", strings.Join(r.Changes, "; "))
+		}
+		b.WriteString("\n")
+	}
+	if a := p.Answer; a != nil {
+		fmt.Fprintf(&b, "answer from %q: %s, contract %q %s\n", a.Key, oneLine(a.JSON), a.Contract, strings.Join(a.Errors, "; "))
+	} else {
+		b.WriteString("no answer\n")
+	}
+	for _, a := range p.Attempts {
+		fmt.Fprintf(&b, "sent back from %s: %s: %s\n", a.Key, oneLine(a.Arguments), a.Reason)
+	}
+	return b.String()
+}
+
+func oneLine(s string) string {
+	var out bytes.Buffer
+	if json.Compact(&out, []byte(s)) == nil {
+		return out.String()
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func section(ar *txtar.Archive, name string) string {
+	for _, f := range ar.Files {
+		if f.Name == name {
+			return string(f.Data)
+		}
+	}
+	return ""
+}
+
+func setFile(ar *txtar.Archive, name, data string) {
+	for i := range ar.Files {
+		if ar.Files[i].Name == name {
+			ar.Files[i].Data = []byte(data)
+			return
+		}
+	}
+	ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(data)})
+}
