@@ -36,6 +36,7 @@ var allowed = map[string][]string{
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer"},
 	"internal/devserver": {},
 	"agenttest":          {"plan", "runtime"},
+	"runview":            {"runtime", "plan"},
 
 	// A leaf the library packages share.
 	"internal/jsonpointer": {},
@@ -53,6 +54,7 @@ var forbidden = map[string][]string{
 	"compile":         {"github.com/spf13/cobra"},
 	"temporal":        {"cuelang.org/go", "github.com/spf13/cobra"},
 	"contractdiff":    {"cuelang.org/go", "github.com/spf13/cobra"},
+	"runview":         {"cuelang.org/go", "github.com/spf13/cobra"},
 
 	"internal/jsonpointer": {"cuelang.org/go", "github.com/spf13/cobra"},
 }
