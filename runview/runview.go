@@ -285,12 +285,14 @@ func (b *builder) round(path string, depth, n int, entries []journal.Entry) {
 	first := len(b.page.Rows)
 	var calls []wireCall // the model's tool calls, by ordinal-1
 	var output string
+	var modelEnd float64
 	for _, e := range entries {
 		if e.Kind != journal.KindModel {
 			continue
 		}
 		row, resp, req := b.model(e, depth)
 		round.Name = row.Name
+		modelEnd = row.StartMS + row.DurationMS
 		if resp.Message != nil {
 			calls = resp.Message.ToolCalls
 		}
@@ -310,10 +312,13 @@ func (b *builder) round(path string, depth, n int, entries []journal.Entry) {
 	}
 	for i, c := range calls {
 		k := journal.Key{Path: path, Round: n, Ordinal: i + 1}
-		if done[k.Ordinal] || c.Name == output || !b.nested(k.Child()) {
-			continue
+		switch {
+		case done[k.Ordinal] || c.Name == output:
+		case b.nested(k.Child()):
+			b.agent(k, depth, c)
+		default:
+			b.refused(k, depth, c, modelEnd)
 		}
-		b.agent(k, depth, c)
 	}
 	// A round spans its rows.
 	if rows := b.page.Rows[first:]; len(rows) > 0 {
@@ -426,6 +431,20 @@ func (b *builder) agent(k journal.Key, depth int, c wireCall) {
 		r.StartMS, r.DurationMS = start, end-start
 	}
 	r.Usage = &u
+}
+
+// refused adds the row of a tool call that was no effect: the run
+// answered it itself (an unknown tool, arguments the tool's schema
+// rejects, a spent tool budget), as the conversation after it shows.
+func (b *builder) refused(k journal.Key, depth int, c wireCall, at float64) {
+	r := &Row{Kind: "tool", Key: k.String(), Depth: depth, Round: k.Round, Name: c.Name, Arguments: c.args(), StartMS: at}
+	if m := b.results[resultKey(k.Path, c.ID)]; m != nil {
+		r.Result = m.Content
+		if m.IsError {
+			r.Error = m.Content
+		}
+	}
+	b.page.Rows = append(b.page.Rows, r)
 }
 
 // answer notes the answers a model call of the top run gave: a call of
