@@ -41,10 +41,14 @@ at all. A journal that does not read is an error naming its line (exit 1).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			j, err := journal.Open(inDir(e, args[0]))
 			var je *journal.Error
-			if errors.As(err, &je) {
+			var pe *os.PathError
+			switch {
+			case errors.As(err, &je):
 				je.File = args[0] // as the command line names it
-			}
-			if err != nil {
+				return err
+			case errors.As(err, &pe):
+				return fmt.Errorf("journal %s: %w", args[0], pe.Err)
+			case err != nil:
 				return err
 			}
 			var rep *agentrt.Report
@@ -65,7 +69,14 @@ at all. A journal that does not read is an error naming its line (exit 1).`,
 				_, err := e.Stdout.Write(page.Bytes())
 				return err
 			}
-			return writeAtomic(inDir(e, out), page.Bytes())
+			if err := writeAtomic(inDir(e, out), page.Bytes()); err != nil {
+				var pe *os.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err // its path is the temporary file's
+				}
+				return fmt.Errorf("writing %s: %w", out, err)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "-", "write the page to this file (- for standard output)")
@@ -77,6 +88,10 @@ at all. A journal that does not read is an error naming its line (exit 1).`,
 // the file as the command line names it) where it is not one.
 func readReport(path, name string) (*agentrt.Report, error) {
 	data, err := os.ReadFile(path)
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return nil, fmt.Errorf("report %s: %w", name, pe.Err)
+	}
 	if err != nil {
 		return nil, err
 	}
