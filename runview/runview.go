@@ -400,7 +400,7 @@ func (b *builder) tool(e journal.Entry, depth int, calls []wireCall) {
 	if resp.IsError && r.Error == "" {
 		r.Error = r.Result
 	}
-	if r.Name == "" && e.Key.Ordinal-1 < len(calls) {
+	if r.Name == "" && e.Key.Ordinal >= 1 && e.Key.Ordinal <= len(calls) {
 		r.Name = calls[e.Key.Ordinal-1].Name
 	}
 }

@@ -242,3 +242,31 @@ func setFile(ar *txtar.Archive, name, data string) {
 	}
 	ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(data)})
 }
+
+// FuzzPage: every journal the reader accepts makes a page, without a
+// panic, whose only script is its own.
+func FuzzPage(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.txtar")
+	for _, file := range files {
+		ar, err := txtar.ParseFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(section(ar, "journal.jsonl"))
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		j, err := journal.Read(strings.NewReader(data))
+		if err != nil {
+			return
+		}
+		p, err := Build(j, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := p.Write(&buf); err != nil {
+			t.Fatal(err)
+		}
+		checkHTML(t, buf.String())
+	})
+}
