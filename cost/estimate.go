@@ -1,0 +1,205 @@
+package cost
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"agentc.dev/agentc/plan"
+)
+
+// Estimate is the worst case one run of a plan may spend, from its
+// budgets and the price table, before it makes any call. It is an upper
+// bound on what the runtime lets a run spend, given providers that keep
+// to the context windows and output limits the table records.
+type Estimate struct {
+	Agent    string `json:"agent"`
+	Tool     string `json:"tool,omitempty"` // for a called agent: the caller's tool
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Tokens is the most the run may be charged, called agents included;
+	// nil when nothing bounds it (see Unbounded).
+	Tokens *int64 `json:"tokens"`
+	// USD is the most the run may cost; nil when nothing bounds it, or
+	// a model has no price.
+	USD *float64 `json:"usd"`
+	// Decides says which bound gives Tokens.
+	Decides string `json:"decides"`
+	// Assumptions are the steps of the arithmetic, in words.
+	Assumptions []string `json:"assumptions"`
+	// Unbounded says what leaves the run unbounded and what to set.
+	Unbounded []string `json:"unbounded,omitempty"`
+	// Prices are the table entries the run's models matched.
+	Prices  []Price     `json:"prices,omitempty"`
+	Callees []*Estimate `json:"callees,omitempty"`
+	// perToken is the dearest rate any token of the run is charged at,
+	// called agents' included.
+	perToken float64
+}
+
+// CostUnbounded reports whether nothing bounds what a run may cost.
+func (e *Estimate) CostUnbounded() bool { return e.USD == nil }
+
+// Worst returns the worst case of one run of p, priced by t:
+//
+//	one call   ≤ the model's context window (input and output together),
+//	             priced with its output at max_output_tokens (or the
+//	             model's max_output) and every input token uncached
+//	model      ≤ min(rounds × one call, budgets.tokens − 1 + one call)
+//	             (a round starts only while less than budgets.tokens is
+//	             spent, so the last may pass it by one call)
+//	called     ≤ budgets.tools × the dearest agent tool's own worst case
+//	run        = model + called
+//
+// An escalation model counts as the run's model where it costs more.
+func Worst(p *plan.Plan, t *Table) *Estimate { return estimate(p, t, "") }
+
+func estimate(p *plan.Plan, t *Table, tool string) *Estimate {
+	a := &p.Agent
+	prov := a.Model.Provider
+	e := &Estimate{Agent: a.Name, Tool: tool, Provider: prov, Model: a.Model.Name, Assumptions: []string{}}
+	say := func(format string, args ...any) { e.Assumptions = append(e.Assumptions, fmt.Sprintf(format, args...)) }
+	unbounded := func(format string, args ...any) { e.Unbounded = append(e.Unbounded, fmt.Sprintf(format, args...)) }
+
+	models := []string{a.Model.Name}
+	if esc := a.Strategy.Escalate; esc != nil && esc.Model != "" && esc.Model != a.Model.Name {
+		models = append(models, esc.Model)
+	}
+	var call int64 // tokens of one call
+	var callUSD float64
+	callOK, priced := true, true
+	for _, m := range models {
+		pr, ok := t.Lookup(prov, m)
+		if !ok {
+			callOK, priced = false, false
+			unbounded("%s/%s has no entry in the price table: nothing bounds one call's input or prices it; add it, with its context_window, to a price file (--prices or %s)", prov, m, EnvPrices)
+			continue
+		}
+		e.Prices = append(e.Prices, pr)
+		e.perToken = max(e.perToken, pr.perToken())
+		if pr.ContextWindow == 0 {
+			callOK = false
+			if pr.perToken() > 0 {
+				priced = false
+			}
+			unbounded("the price table gives no context_window for %s/%s: nothing bounds one call's input; add it in a price file (--prices or %s)", prov, m, EnvPrices)
+			continue
+		}
+		ctx := pr.ContextWindow
+		out, why := a.Model.MaxOutputTokens, "model.max_output_tokens"
+		if out == 0 || pr.MaxOutput > 0 && pr.MaxOutput < out {
+			out, why = pr.MaxOutput, "the model's max_output"
+		}
+		if out == 0 || out > ctx {
+			out, why = ctx, "the context window"
+		}
+		call = max(call, int64(ctx))
+		callUSD = max(callUSD, pr.USD(ctx, 0, 0), pr.USD(ctx-out, 0, out))
+		say("one call of %s/%s (priced as %s): at most its context window, %d tokens in and out together; at most %d out (%s)", prov, m, pr.Key, ctx, out, why)
+	}
+
+	rounds := a.Budgets.RoundLimit()
+	if a.Budgets.Rounds > 0 {
+		say("at most %d model calls (budgets.rounds)", rounds)
+	} else {
+		say("at most %d model calls (the default of budgets.rounds)", rounds)
+	}
+	tokens := int64(a.Budgets.Tokens)
+	var modelTok int64
+	modelUSD := math.Inf(1)
+	if callOK {
+		modelTok, e.Decides = mul(int64(rounds), call), "budgets.rounds × one call"
+	}
+	if priced {
+		modelUSD = float64(rounds) * callUSD
+	}
+	if tokens > 0 {
+		say("budgets.tokens %d: a round starts only while fewer are spent, so the last round may pass it by one call (%d − 1 + one call)", tokens, tokens)
+		if r := a.Budgets.Reserve(a.Budgets.Tokens, a.Model.MaxOutputTokens); r > 0 {
+			say("the answer reserve (%d) is kept inside budgets.tokens: it changes what the last rounds ask for, not the total", r)
+		}
+		if callOK && tokens-1+call < modelTok {
+			modelTok, e.Decides = tokens-1+call, "budgets.tokens − 1 + one call"
+		}
+	} else {
+		say("no budgets.tokens: rounds alone bound the model calls")
+	}
+	if a.Budgets.Deadline != "" {
+		say("budgets.deadline %s bounds time, not tokens", a.Budgets.Deadline)
+	}
+
+	// Called agents: their runs are charged to this one.
+	var agentTools []string
+	for _, name := range slices.Sorted(maps.Keys(a.Capabilities.Tools)) {
+		if a.Capabilities.Tools[name].Kind == "agent" {
+			agentTools = append(agentTools, name)
+		}
+	}
+	var nestTok int64
+	var nestUSD float64
+	nestTokOK, nestUSDOK := true, true
+	for _, name := range agentTools {
+		c, ok := p.Callees[name]
+		if !ok || c.Plan == nil {
+			nestTokOK, nestUSDOK = false, false
+			unbounded("agent tool %s: the plan holds no compiled agent for it", name)
+			continue
+		}
+		ce := estimate(c.Plan, t, name)
+		e.Callees = append(e.Callees, ce)
+		e.perToken = max(e.perToken, ce.perToken)
+		if ce.Tokens == nil {
+			nestTokOK = false
+		} else {
+			nestTok = max(nestTok, *ce.Tokens)
+		}
+		if ce.USD == nil {
+			nestUSDOK = false
+		} else {
+			nestUSD = max(nestUSD, *ce.USD)
+		}
+	}
+	if len(agentTools) > 0 {
+		switch b := a.Budgets.Tools; {
+		case b == nil:
+			nestTokOK = false
+			if nestUSD > 0 || !nestUSDOK {
+				nestUSDOK = false
+			}
+			unbounded("agent tools %v: nothing bounds how often they are called; set budgets.tools", agentTools)
+		default:
+			say("budgets.tools %d: each call may be of the agent tool whose run may spend the most", *b)
+			nestTok, nestUSD = mul(int64(*b), nestTok), float64(*b)*nestUSD
+			if e.Decides != "" {
+				e.Decides += " + budgets.tools × the dearest called agent"
+			}
+		}
+	}
+	if tokens > 0 && priced && callOK && nestUSDOK {
+		// Before the last round, fewer than budgets.tokens tokens, each at
+		// the dearest rate of any model of the run.
+		modelUSD = min(modelUSD, float64(tokens-1)*e.perToken+callUSD)
+	}
+	if callOK && nestTokOK {
+		e.Tokens = ptr(modelTok + nestTok)
+	} else {
+		e.Decides = "unbounded"
+	}
+	if !math.IsInf(modelUSD, 1) && nestUSDOK {
+		e.USD = ptr(modelUSD + nestUSD) // free models cost nothing, bounded or not
+	}
+	say("prices: every input token uncached; tokens before the last round at the dearest rate of the run's models")
+	return e
+}
+
+// mul multiplies, saturating far below overflow.
+func mul(a, b int64) int64 {
+	const most = 1 << 62
+	if a != 0 && b > most/a {
+		return most
+	}
+	return a * b
+}
+
+func ptr[T any](v T) *T { return &v }
