@@ -135,7 +135,9 @@ type ToolResult struct {
 	IsError bool   `json:"is_error,omitempty"`
 	// Usage is the tokens the tool itself spent on models (an agent
 	// called as a tool); the run's token budget is charged with them.
+	// Cost is what they cost.
 	Usage Usage `json:"usage,omitzero"`
+	Cost  Cost  `json:"cost,omitzero"`
 }
 
 // Tool is a capability an agent may use. Call receives arguments that

@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"encoding/json"
+	"math"
+	"slices"
 	"time"
 
+	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/plan"
 )
 
@@ -50,7 +53,10 @@ type Report struct {
 	UsageReplayed Usage `json:"usage_replayed"`
 	// UsageEstimated says some round's usage was counted from a local
 	// estimate, the provider's report being missing or implausible.
-	UsageEstimated bool          `json:"usage_estimated,omitempty"`
+	UsageEstimated bool `json:"usage_estimated,omitempty"`
+	// Cost is what Usage costs by the price table (see Options.Prices):
+	// the sum of the rounds' costs.
+	Cost           Cost          `json:"cost"`
 	ToolCalls      int           `json:"tool_calls"`
 	InvalidAnswers int           `json:"invalid_answers"`
 	Rounds         []RoundReport `json:"rounds"`
@@ -72,10 +78,13 @@ type RoundReport struct {
 	// Replayed says the model's reply was served from the journal.
 	Replayed bool `json:"replayed,omitempty"`
 	// UsageEstimated says Usage is a local estimate (see EstimateUsage).
-	UsageEstimated bool         `json:"usage_estimated,omitempty"`
-	ToolCalls      []CallReport `json:"tool_calls,omitempty"`
-	Decision       string       `json:"decision,omitempty"`
-	DurationMS     float64      `json:"duration_ms"`
+	UsageEstimated bool `json:"usage_estimated,omitempty"`
+	// Cost is what the round's model call and the agents its tools called
+	// cost.
+	Cost       Cost         `json:"cost"`
+	ToolCalls  []CallReport `json:"tool_calls,omitempty"`
+	Decision   string       `json:"decision,omitempty"`
+	DurationMS float64      `json:"duration_ms"`
 }
 
 // CallReport is one tool call of a round, the output tool's included.
@@ -101,12 +110,14 @@ type Event struct {
 	Time time.Time `json:"time"`
 	Type string    `json:"type"`
 	// Agent is the path of a nested run: the agent tools that led to it.
-	Agent   string `json:"agent,omitempty"`
-	Round   int    `json:"round,omitempty"`
-	Model   string `json:"model,omitempty"`
-	Tool    string `json:"tool,omitempty"`
-	CallID  string `json:"call_id,omitempty"`
-	Usage   *Usage `json:"usage,omitempty"`
+	Agent  string `json:"agent,omitempty"`
+	Round  int    `json:"round,omitempty"`
+	Model  string `json:"model,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	CallID string `json:"call_id,omitempty"`
+	Usage  *Usage `json:"usage,omitempty"`
+	// Cost goes with Usage: a model call's, or the whole run's at its end.
+	Cost    *Cost  `json:"cost,omitempty"`
 	Outcome string `json:"outcome,omitempty"`
 	Bound   string `json:"bound,omitempty"`
 	Message string `json:"message,omitempty"`
@@ -129,5 +140,37 @@ const (
 	EventToolServer     = "tool_server"  // a tool server connected, with its fingerprint
 	EventKeyWithheld    = "key_withheld" // a provider key was not sent to the server a manifest named
 )
+
+// Cost is what tokens cost, in US dollars, by a price table.
+type Cost struct {
+	USD float64 `json:"usd"`
+	// Estimated says USD is not exact: a model has no price in the table
+	// (its tokens are counted at nothing; Unpriced names it), or usage
+	// was counted from a local estimate.
+	Estimated bool     `json:"estimated,omitempty"`
+	Unpriced  []string `json:"unpriced,omitempty"`
+}
+
+// Add returns the sum of two costs, rounded to a billionth of a dollar
+// so that sums print as they would on paper.
+func (c Cost) Add(d Cost) Cost {
+	s := Cost{USD: math.Round((c.USD+d.USD)*1e9) / 1e9, Estimated: c.Estimated || d.Estimated, Unpriced: c.Unpriced}
+	for _, m := range d.Unpriced {
+		if !slices.Contains(s.Unpriced, m) {
+			s.Unpriced = append(slices.Clip(s.Unpriced), m)
+		}
+	}
+	return s
+}
+
+// price is what a model call's usage costs by a table; estimated says the
+// usage was a local estimate.
+func price(t *cost.Table, provider, model string, u Usage, estimated bool) Cost {
+	p, ok := t.Lookup(provider, model)
+	if !ok {
+		return Cost{Estimated: true, Unpriced: []string{provider + "/" + model}}
+	}
+	return Cost{Estimated: estimated}.Add(Cost{USD: p.USD(u.Input, u.Cached, u.Output)})
+}
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/internal/jsonpointer"
 	"agentc.dev/agentc/internal/textcut"
 	"agentc.dev/agentc/plan"
@@ -34,6 +36,9 @@ type Options struct {
 	Strategy RoundStrategy
 	// Pool, when set, is a token allowance shared with other runs.
 	Pool *Pool
+	// Prices price the run's usage in its report and events; nil is the
+	// table embedded in package cost.
+	Prices *cost.Table
 	// Budgets override the plan's budgets where set.
 	Budgets Overrides
 	// Events receives every event of a run, synchronously, from the
@@ -269,6 +274,7 @@ type run struct {
 	chained    int            // the messages in chain
 	stored     int            // the messages earlier model calls journaled
 	provider   string
+	roundCost  Cost // the current round's, so far
 }
 
 // Run runs the plan once with an input (JSON; nil for none) and returns
@@ -320,7 +326,7 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	}
 	x.rep.DurationMS = ms(x.now().Sub(started))
 	x.redactReport()
-	x.emit(Event{Type: EventRunEnd, Outcome: x.rep.Outcome, Bound: x.rep.Bound, Usage: &x.rep.Usage, Message: x.rep.Error})
+	x.emit(Event{Type: EventRunEnd, Outcome: x.rep.Outcome, Bound: x.rep.Bound, Usage: &x.rep.Usage, Cost: &x.rep.Cost, Message: x.rep.Error})
 	return x.rep, nil
 }
 
@@ -499,6 +505,7 @@ func (x *run) loop() {
 			return
 		}
 		rr := RoundReport{Round: round, Model: x.shown(), Shaping: x.shape}
+		x.roundCost = Cost{}
 		roundStart := x.now()
 		req := x.request()
 		res, ok := x.reserve(round, req)
@@ -509,7 +516,7 @@ func (x *run) loop() {
 		resp, replayed, err := x.complete(round, req, nil)
 		if err != nil {
 			x.settle(res, Usage{})
-			x.rep.Rounds = append(x.rep.Rounds, rr)
+			x.addRound(rr)
 			x.failed(err, "a model call", fmt.Sprintf("model %s: %v", x.shown(), err))
 			return
 		}
@@ -519,7 +526,9 @@ func (x *run) loop() {
 		x.charge(usage, replayed)
 		rr.Replayed = replayed
 		x.settle(res, usage)
-		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.shown(), Usage: &usage, Message: strings.TrimSpace(replayedNote(replayed) + " " + odd)})
+		c := price(x.prices(), x.provider, x.model, usage, odd != "")
+		x.roundCost = x.roundCost.Add(c)
+		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.shown(), Usage: &usage, Cost: &c, Message: strings.TrimSpace(replayedNote(replayed) + " " + odd)})
 		msg := resp.Message
 		msg.Role = Assistant
 		x.say(msg)
@@ -552,7 +561,7 @@ func (x *run) loop() {
 			x.unanswered++
 			if x.unanswered >= x.answerTurns {
 				rr.DurationMS = ms(x.now().Sub(roundStart))
-				x.rep.Rounds = append(x.rep.Rounds, rr)
+				x.addRound(rr)
 				x.end(OutcomeError, BoundAnswerTurns, fmt.Sprintf("%d answering turns passed with no answer (budgets.answer_turns)", x.unanswered))
 				return
 			}
@@ -562,13 +571,30 @@ func (x *run) loop() {
 			done = x.apply(d)
 		}
 		rr.DurationMS = ms(x.now().Sub(roundStart))
-		x.rep.Rounds = append(x.rep.Rounds, rr)
+		x.addRound(rr)
 		if done {
 			x.finish()
 			return
 		}
 	}
 }
+
+// addRound adds a round to the report, with its cost.
+func (x *run) addRound(rr RoundReport) {
+	rr.Cost = x.roundCost
+	x.rep.Cost = x.rep.Cost.Add(rr.Cost)
+	x.rep.Rounds = append(x.rep.Rounds, rr)
+}
+
+// prices is the run's price table.
+func (x *run) prices() *cost.Table {
+	if x.opts.Prices != nil {
+		return x.opts.Prices
+	}
+	return embeddedPrices()
+}
+
+var embeddedPrices = sync.OnceValue(cost.Embedded)
 
 // finish sets the bound of a run that ended on its own: a run that
 // answered may still have spent its token budget. It cannot have overspent
@@ -944,11 +970,13 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		}
 		res, stop = invoke(ctx, t, c, x.opts.Secrets)
 		x.charge(res.Usage, false)
+		x.roundCost = x.roundCost.Add(res.Cost)
 		return res, cr, stop
 	}
 	if x.journal == nil && x.effector == nil {
 		res, _ = invoke(x.runCtx, t, c, x.opts.Secrets)
 		x.charge(res.Usage, false)
+		x.roundCost = x.roundCost.Add(res.Cost)
 		return res, cr, nil
 	}
 	req := toolRequest{Tool: c.Name, Spec: t.Spec(), callArgs: argsOf(c.Arguments)}
@@ -966,6 +994,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		return ToolResult{IsError: true, Content: "the recorded result is not a tool result"}, cr, fmt.Errorf("journal: the recorded result of effect %s is not a tool result: %w", key, err)
 	}
 	x.charge(res.Usage, replayed)
+	x.roundCost = x.roundCost.Add(res.Cost)
 	return res, cr, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"golang.org/x/text/language"
@@ -118,7 +119,7 @@ func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opt
 	seen := map[string]tool.ServerRecord{}
 	tools, closeTools, err := tool.Build(ctx, p, tool.Env{
 		BaseDir: dir, ModelFor: modelFor, Events: toolEvents, HTTPTransport: e.HTTPTransport,
-		Servers: servers, Offline: f.replay != "", Provider: f.model, Secrets: secrets, Pool: opts.Pool,
+		Servers: servers, Offline: f.replay != "", Provider: f.model, Secrets: secrets, Pool: opts.Pool, Prices: opts.Prices,
 		OnServer: func(path string, rec tool.ServerRecord) {
 			seenMu.Lock()
 			defer seenMu.Unlock()
@@ -297,14 +298,27 @@ func (x *batchExit) code() int {
 
 var numbers = message.NewPrinter(language.English)
 
+// CostText says what a cost is, in words: "$0.0123", marked when it is
+// an estimate and naming the models with no price.
+func CostText(c agentrt.Cost) string {
+	s := fmt.Sprintf("$%.4f", c.USD)
+	switch {
+	case len(c.Unpriced) > 0:
+		s += fmt.Sprintf(" (estimated: no price for %s)", strings.Join(c.Unpriced, ", "))
+	case c.Estimated:
+		s += " (estimated: usage counted locally)"
+	}
+	return s
+}
+
 // printSummary says on w what the batch did.
 func printSummary(w io.Writer, s batch.Summary, pool *agentrt.Pool, poolTokens int64) {
 	bad := ""
 	if s.BadLines > 0 {
 		bad = numbers.Sprintf(" (%d of them bad input lines)", s.BadLines)
 	}
-	numbers.Fprintf(w, "agentc: batch: %d items: %d succeeded, %d failed%s; %d tokens (%d paid, %d served from journals); %s\n",
-		s.Done, s.Done-s.Failed, s.Failed, bad, s.Tokens, s.Paid, s.Tokens-s.Paid, s.Duration.Round(1e6))
+	numbers.Fprintf(w, "agentc: batch: %d items: %d succeeded, %d failed%s; %d tokens (%d paid, %d served from journals); %s; %s\n",
+		s.Done, s.Done-s.Failed, s.Failed, bad, s.Tokens, s.Paid, s.Tokens-s.Paid, CostText(s.Cost), s.Duration.Round(1e6))
 	if pool != nil {
 		numbers.Fprintf(w, "agentc: pool: %d tokens: %d spent, %d left\n", poolTokens, pool.Spent(), pool.Remaining())
 	}

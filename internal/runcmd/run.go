@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
@@ -62,6 +63,7 @@ func runExit(rep *agentrt.Report) int {
 // Flags are the run verb's flags.
 type Flags struct {
 	input, model, events, dir, baseURL string
+	prices                             string
 	record, replay                     string
 	lock                               string
 	seed                               int64
@@ -97,6 +99,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.rounds, "rounds", 0, "override budgets.rounds (model calls)")
 	fs.StringVar(&f.record, "record", "", "journal every model and tool call to this file; an existing journal is resumed")
 	fs.StringVar(&f.replay, "replay", "", "serve every model and tool call from this journal: no network, no tool side effects")
+	fs.StringVar(&f.prices, "prices", "", "price usage with this price file over the embedded table (default: $"+cost.EnvPrices+")")
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above the agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to run an agent the lock file does not hold, or without a lock file")
 	fs.StringVar(&f.batch, "batch", "", "run the agent once per line of this JSON lines file (- for standard input); --record and --replay then name a directory")
@@ -170,6 +173,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		}
 	}
 	opts := agentrt.Options{}
+	if opts.Prices, err = LoadPrices(f.prices); err != nil {
+		return err
+	}
 	if changed("deadline") {
 		if f.deadline <= 0 {
 			return UsageError("--deadline must be positive")
@@ -289,6 +295,7 @@ func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts 
 		Provider:      f.model,
 		Secrets:       secrets,
 		Pool:          opts.Pool,
+		Prices:        opts.Prices,
 	})
 	if err != nil {
 		return nil, 0, toolsError(err, sigs, "the run diverged from its journal")
@@ -310,6 +317,21 @@ func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts 
 		return nil, 0, &ExitError{Code: ExitFindings, Err: err}
 	}
 	return rep, sigs.code(), nil
+}
+
+// LoadPrices reads the price table: the embedded one, extended by the
+// file a --prices flag names (flag), else by the file $AGENTC_PRICES
+// names. A file that does not read is a usage error.
+func LoadPrices(flag string) (*cost.Table, error) {
+	path, from := flag, "--prices"
+	if path == "" {
+		path, from = os.Getenv(cost.EnvPrices), cost.EnvPrices
+	}
+	t, err := cost.Load(path)
+	if err != nil {
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: %w", from, err)}
+	}
+	return t, nil
 }
 
 // finish prints a run's report, or its answer, and what diverged, and
@@ -432,7 +454,11 @@ func eventPrinter(w io.Writer, f *os.File, secrets *redact.Set) func(agentrt.Eve
 				b.WriteString(" " + s)
 			}
 		}
-		if ev.Usage != nil {
+		switch {
+		case ev.Usage != nil && ev.Cost != nil && (ev.Cost.USD > 0 || ev.Cost.Estimated):
+			// A free run (the test model) prints no cost.
+			fmt.Fprintf(&b, " (%d tokens, %s)", ev.Usage.Total(), CostText(*ev.Cost))
+		case ev.Usage != nil:
 			fmt.Fprintf(&b, " (%d tokens)", ev.Usage.Total())
 		}
 		if ev.Message != "" {

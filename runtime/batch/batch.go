@@ -85,6 +85,8 @@ type Summary struct {
 	// Interrupted says the context ended the batch before every item ran.
 	Interrupted bool
 	Duration    time.Duration
+	// Cost is what the items' runs cost, in input order's sum.
+	Cost agentrt.Cost
 }
 
 // Batch runs a runner over inputs.
@@ -217,6 +219,7 @@ func (b *Batch) Run(ctx context.Context, in io.Reader, out func(Result) error) (
 }
 
 func (s *Summary) count(r Result) {
+	s.Cost = s.Cost.Add(r.Report.Cost)
 	if r.bad {
 		s.BadLines++
 	}

@@ -51,7 +51,7 @@ func newAgent(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env E
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
 	}
-	r, err := agentrt.New(callee, agentrt.Options{Model: model, Tools: tools, Pool: env.Pool, Events: env.Events, Agent: child.path, Provider: env.Provider, Secrets: env.Secrets})
+	r, err := agentrt.New(callee, agentrt.Options{Model: model, Tools: tools, Pool: env.Pool, Prices: env.Prices, Events: env.Events, Agent: child.path, Provider: env.Provider, Secrets: env.Secrets})
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
 	}
@@ -80,11 +80,11 @@ func (a *agentTool) Call(ctx context.Context, args json.RawMessage) (agentrt.Too
 	}
 	if rep.Divergence != nil {
 		// The called agent changed under the journal: the whole run stops.
-		return agentrt.ToolResult{Usage: rep.Usage}, rep.Divergence
+		return agentrt.ToolResult{Usage: rep.Usage, Cost: rep.Cost}, rep.Divergence
 	}
 	if rep.Outcome != agentrt.OutcomeOK {
-		return agentrt.ToolResult{Usage: rep.Usage, IsError: true,
+		return agentrt.ToolResult{Usage: rep.Usage, Cost: rep.Cost, IsError: true,
 			Content: fmt.Sprintf("the called agent %s failed (bound %s): %s", rep.Agent, rep.Bound, rep.Error)}, nil
 	}
-	return agentrt.ToolResult{Usage: rep.Usage, Content: string(rep.Answer)}, nil
+	return agentrt.ToolResult{Usage: rep.Usage, Cost: rep.Cost, Content: string(rep.Answer)}, nil
 }

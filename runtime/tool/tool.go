@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
@@ -31,8 +32,9 @@ type Env struct {
 	// ModelFor returns the model a called agent runs against; without it,
 	// agent tools are not built.
 	ModelFor func(p *plan.Plan) (agentrt.Model, error)
-	// Pool and Events are shared with called agents' runs.
+	// Pool, Prices and Events are shared with called agents' runs.
 	Pool   *agentrt.Pool
+	Prices *cost.Table
 	Events func(agentrt.Event)
 	// HTTPTransport, when set, carries the requests of http tools, after
 	// their allowlist checks: a host routes them through a proxy, or a
