@@ -15,6 +15,7 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/token"
 
+	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
@@ -53,6 +54,10 @@ type Compiler struct {
 	compiling []string
 	compiled  compiledSchemas
 	locks     map[string]lockEntry // by absolute path
+
+	// Prices bound what a run may cost, for COST_UNBOUNDED; nil is the
+	// table embedded in package cost.
+	Prices *cost.Table
 
 	// CheckContract proves compatible_with pins: the changes from a
 	// called agent's contract as the lock keeps it to the one it has now
@@ -152,6 +157,7 @@ func (cp *Compiler) check(inst *manifest.Instance) *checker {
 	}
 	if c.v.Exists() && c.v.Err() == nil && c.v.IncompleteKind() == cue.StructKind {
 		c.run()
+		c.checkCost(inst.Manifest)
 	}
 	SortDiagnostics(c.ds)
 	return c
@@ -325,6 +331,43 @@ func (c *checker) checkBudgets() {
 		}
 		c.add(pos, CodeBudgetUnbounded, "budgets: neither a deadline nor a token budget bounds a run of this agent; set budgets.deadline or budgets.tokens")
 	}
+}
+
+// checkCost warns when nothing bounds what a run may cost: the worst
+// case agentc estimate prints is unbounded. It needs the agent decoded
+// and its callees compiled; where they are not, other findings say why.
+func (c *checker) checkCost(m *manifest.Manifest) {
+	if m == nil || hasError(c.ds) {
+		return
+	}
+	a, err := toAgent(m)
+	if err != nil {
+		return
+	}
+	p := &plan.Plan{Agent: *a, Callees: map[string]plan.Callee{}}
+	for name, t := range a.Capabilities.Tools {
+		if t.Kind != "agent" {
+			continue
+		}
+		ci, ok := c.callees[name]
+		if !ok || ci.plan == nil {
+			return
+		}
+		p.Callees[name] = plan.Callee{Path: t.Path, Plan: ci.plan}
+	}
+	prices := c.comp.Prices
+	if prices == nil {
+		prices = cost.Embedded()
+	}
+	e := cost.Worst(p, prices)
+	if !e.CostUnbounded() {
+		return
+	}
+	pos := lookup(c.v, "budgets").Pos()
+	if !lookup(c.v, "budgets").Exists() {
+		pos = c.v.Pos()
+	}
+	c.add(pos, CodeCostUnbounded, "budgets: nothing bounds what a run of this agent may cost: %s (agentc estimate shows the worst case)", strings.Join(e.Why(), "; "))
 }
 
 // outputName is the name the model sees for the output tool: output.name

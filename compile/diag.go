@@ -146,6 +146,7 @@ var Rules = []Rule{
 	{CodeBudgetMaxOutput, Error, "one call may produce more tokens than the whole run may spend", ""},
 	{CodeBudgetAnswerRoom, Warning, "the token budget or answer_reserve leaves less than one answering turn (model.max_output_tokens)", ""},
 	{CodeBudgetUnbounded, Warning, "neither a deadline nor a token budget bounds the run", ""},
+	{CodeCostUnbounded, Warning, "nothing bounds what a run may cost (agentc estimate): a model without a price or context window, or agent tools without budgets.tools", ""},
 	{CodeToolCollision, Error, "two tools, or a tool and the output tool, share a name", refusedName},
 	{CodeToolInvalid, Error, "a tool's fields are inconsistent", refusedTool},
 	{CodeToolEnvProviderKey, Warning, "a tool's env passes it a provider key (OPENAI_API_KEY, ANTHROPIC_API_KEY)", ""},
@@ -208,6 +209,7 @@ const (
 	CodeBudgetAnswerRoom          = "BUDGET_ANSWER_ROOM"
 	CodeNotAgent                  = "NOT_AN_AGENT"
 	CodeBudgetUnbounded           = "BUDGET_UNBOUNDED"
+	CodeCostUnbounded             = "COST_UNBOUNDED"
 	CodeToolCollision             = "TOOL_NAME_COLLISION"
 	CodeToolInvalid               = "TOOL_INVALID"
 	CodeToolEnvProviderKey        = "TOOL_ENV_PROVIDER_KEY"

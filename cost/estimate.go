@@ -38,6 +38,18 @@ type Estimate struct {
 	perToken float64
 }
 
+// Why lists what leaves the run unbounded, its called agents' included
+// (each named by the tools that lead to it).
+func (e *Estimate) Why() []string {
+	out := append([]string(nil), e.Unbounded...)
+	for _, c := range e.Callees {
+		for _, w := range c.Why() {
+			out = append(out, "agent tool "+c.Tool+": "+w)
+		}
+	}
+	return out
+}
+
 // CostUnbounded reports whether nothing bounds what a run may cost.
 func (e *Estimate) CostUnbounded() bool { return e.USD == nil }
 
@@ -100,11 +112,7 @@ func estimate(p *plan.Plan, t *Table, tool string) *Estimate {
 	}
 
 	rounds := a.Budgets.RoundLimit()
-	if a.Budgets.Rounds > 0 {
-		say("at most %d model calls (budgets.rounds)", rounds)
-	} else {
-		say("at most %d model calls (the default of budgets.rounds)", rounds)
-	}
+	say("at most %d model calls (budgets.rounds)", rounds)
 	tokens := int64(a.Budgets.Tokens)
 	var modelTok int64
 	modelUSD := math.Inf(1)
@@ -187,7 +195,9 @@ func estimate(p *plan.Plan, t *Table, tool string) *Estimate {
 		e.Decides = "unbounded"
 	}
 	if !math.IsInf(modelUSD, 1) && nestUSDOK {
-		e.USD = ptr(modelUSD + nestUSD) // free models cost nothing, bounded or not
+		// Free models cost nothing, bounded or not. Rounded up to a
+		// millionth of a dollar, so it stays a bound.
+		e.USD = ptr(math.Ceil((modelUSD+nestUSD)*1e6-1e-6) / 1e6)
 	}
 	say("prices: every input token uncached; tokens before the last round at the dearest rate of the run's models")
 	return e

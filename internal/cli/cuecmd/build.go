@@ -7,6 +7,7 @@ import (
 
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
@@ -24,6 +25,15 @@ type built struct {
 // returns an exit error after printing them.
 func buildAll(e cli.Env, args []string, w io.Writer, plans bool) ([]built, error) {
 	comp := newCompiler(e)
+	var err error
+	if comp.Prices, err = runcmd.LoadPrices(""); err != nil {
+		return nil, err
+	}
+	return buildWith(e, comp, args, w, plans)
+}
+
+// buildWith is buildAll with a compiler of the caller's.
+func buildWith(e cli.Env, comp *compile.Compiler, args []string, w io.Writer, plans bool) ([]built, error) {
 	insts, err := comp.Loader().Load(args)
 	if err != nil {
 		return nil, err

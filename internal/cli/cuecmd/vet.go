@@ -10,6 +10,7 @@ import (
 
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/manifest"
 )
 
@@ -68,6 +69,10 @@ Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 			}
 			comp := newCompiler(e)
 			comp.Loader().EvalTimeout = evalTimeout
+			var err error
+			if comp.Prices, err = runcmd.LoadPrices(""); err != nil {
+				return err
+			}
 			results, err := comp.Vet(args)
 			if err != nil {
 				return err

@@ -1,0 +1,196 @@
+package cost_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/cost"
+	"agentc.dev/agentc/manifest"
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/testmodel"
+	"agentc.dev/agentc/runtime/tool"
+)
+
+// TestExamples: the worst case of every example, by the embedded table,
+// worked out by hand. A call of a model takes at most its context window
+// (ctx); its price is the dearer of ctx all input, or out (the output
+// bound) at the output price and ctx − out at the input price; the model
+// calls spend at most min(rounds × ctx, tokens − 1 + ctx), the tokens
+// before the last round at the dearest rate; agent tools add
+// budgets.tools × the callee's worst case. Money is rounded up to a
+// millionth of a dollar.
+func TestExamples(t *testing.T) {
+	for _, c := range []struct {
+		file   string
+		tokens int64
+		usd    float64
+	}{
+		// o4-mini: ctx 200000, out 16000 (max_output_tokens), $1.10 in, $4.40 out;
+		// tokens 200000, rounds 50.
+		// tokens: min(50 × 200000, 199999 + 200000) = 399999
+		// a call: max(200000 × 1.1e-6 = 0.22, 184000 × 1.1e-6 + 16000 × 4.4e-6 = 0.2728) = 0.2728
+		// money: min(50 × 0.2728, 199999 × 4.4e-6 + 0.2728 = 1.1527956) → 1.152796
+		{"code-reviewer.cue", 399999, 1.152796},
+		// gpt-4o: ctx 128000, out 8192, $2.50 in, $10 out; tokens 40000, rounds 50.
+		// tokens: min(50 × 128000, 39999 + 128000) = 167999
+		// a call: max(0.32, 119808 × 2.5e-6 + 8192 × 1e-5 = 0.38144) = 0.38144
+		// money: min(19.072, 39999 × 1e-5 + 0.38144 = 0.78143)
+		{"invoice-extractor.cue", 167999, 0.78143},
+		// claude-sonnet-4 ($3/$15), escalating to claude-opus-4 ($15/$75): ctx
+		// 200000, out 4096; tokens 60000, rounds 10.
+		// tokens: min(10 × 200000, 59999 + 200000) = 259999
+		// a call, the dearer model: max(3, 195904 × 15e-6 + 4096 × 75e-6 = 3.24576) = 3.24576
+		// money: min(32.4576, 59999 × 75e-6 + 3.24576 = 7.745685)
+		{"issue-triage.cue", 259999, 7.745685},
+		// claude-sonnet-4-5 ($3/$15): ctx 200000, out 8192; tokens 250000,
+		// rounds 20, tools 30, calling code-reviewer (399999 tokens, $1.152796).
+		// tokens: min(20 × 200000, 249999 + 200000) + 30 × 399999 = 449999 + 11999970 = 12449969
+		// a call: max(0.6, 191808 × 3e-6 + 8192 × 15e-6 = 0.698304) = 0.698304
+		// money: min(13.96608, 249999 × 15e-6 + 0.698304 = 4.448289) + 30 × 1.152796 = 39.032169
+		{"release-notes.cue", 12449969, 39.032169},
+		// gpt-4.1-mini ($0.40/$1.60): ctx 1047576, out 2048; tokens 30000, rounds 6.
+		// tokens: min(6 × 1047576, 29999 + 1047576) = 1077575
+		// a call: max(0.4190304, 1045528 × 0.4e-6 + 2048 × 1.6e-6 = 0.421488) = 0.421488
+		// money: min(2.528928, 29999 × 1.6e-6 + 0.421488 = 0.4694864) → 0.469487
+		{"support-reply.json", 1077575, 0.469487},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			e := cost.Worst(compilePlan(t, filepath.Join("..", "examples", c.file)), cost.Embedded())
+			if e.Tokens == nil || *e.Tokens != c.tokens {
+				t.Errorf("tokens = %v, want %d (%v)", deref(e.Tokens), c.tokens, e.Unbounded)
+			}
+			if e.USD == nil || *e.USD != c.usd {
+				t.Errorf("usd = %v, want %v", deref(e.USD), c.usd)
+			}
+		})
+	}
+}
+
+func deref[T any](p *T) any {
+	if p == nil {
+		return "unbounded"
+	}
+	return *p
+}
+
+func compilePlan(t *testing.T, path string) *plan.Plan {
+	t.Helper()
+	comp := compile.New(manifest.NewLoader())
+	insts, err := comp.Loader().Load([]string{path})
+	if err != nil || len(insts) != 1 {
+		t.Fatalf("loading %s: %v (%d agents)", path, err, len(insts))
+	}
+	p, ds, err := comp.Build(insts[0])
+	if err != nil || p == nil {
+		t.Fatalf("compiling %s: %v %v", path, err, ds)
+	}
+	return p
+}
+
+// TestRunWithinEstimate: with the test model answering in place of the
+// plan's and random budgets, a run, called agents included, never spends
+// more tokens than its estimate, nor costs more at the plan's prices. The
+// table gives the model a small context window, so that the budgets, not
+// the window, decide; the test model's calls must fit in it, which the
+// test checks first.
+func TestRunWithinEstimate(t *testing.T) {
+	const window = 400
+	table, err := cost.Parse("prices.json", []byte(fmt.Sprintf(`{"as_of": "2025-01-01", "models": {"openai": {
+		"small": {"input": 1, "cached_input": 0.5, "output": 4, "context_window": %d, "max_output": 500},
+		"big": {"input": 3, "output": 15, "context_window": %d, "max_output": 500}}}}`, window, window)), "prices.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(19, 1))
+	schema := json.RawMessage(`{"type":"object","properties":{"label":{"enum":["bug","feature"]},"why":{"type":"string"}},"required":["label","why"]}`)
+	budgets := func() plan.Budgets {
+		b := plan.Budgets{Rounds: 1 + rng.IntN(4), AnswerTurns: 1 + rng.IntN(3)}
+		if rng.IntN(4) > 0 {
+			b.Tokens = 1 + rng.IntN(600)
+		}
+		tools := rng.IntN(4)
+		b.Tools = &tools
+		return b
+	}
+	model := func() string { return []string{"small", "big"}[rng.IntN(2)] }
+	bounded, overshot := 0, 0
+	for i := range 150 {
+		callee := &plan.Plan{Agent: plan.Agent{
+			Name: "labeller", Model: plan.Model{Provider: "openai", Name: model()}, Instructions: "Label the issue.",
+			Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}},
+			Output:       &plan.Output{Name: "answer", Description: "The label.", Schema: schema, Mode: "tool", Retries: rng.IntN(3)},
+			Budgets:      budgets(), Strategy: plan.Strategy{OnProse: "remind", Reminders: 1},
+		}}
+		if err := callee.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		caller := &plan.Plan{Agent: plan.Agent{
+			Name: "triage", Model: plan.Model{Provider: "openai", Name: model()}, Instructions: "Triage the issue with your tools.",
+			Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{
+				"label":  {Kind: "agent", Description: "Label an issue.", Path: "label.cue"},
+				"label2": {Kind: "agent", Description: "Label it again.", Path: "label.cue"},
+			}},
+			Output:   &plan.Output{Name: "answer", Description: "The triage.", Schema: schema, Mode: "tool", Retries: rng.IntN(3)},
+			Budgets:  budgets(),
+			Strategy: plan.Strategy{OnProse: "remind", Reminders: 1},
+		}, Callees: map[string]plan.Callee{
+			"label":  {Path: "label.cue", Dir: ".", Contract: callee.Digests.Contract, Plan: callee},
+			"label2": {Path: "label.cue", Dir: ".", Contract: callee.Digests.Contract, Plan: callee},
+		}}
+		if rng.IntN(3) == 0 {
+			caller.Agent.Capabilities.Tools, caller.Callees = map[string]plan.Tool{}, nil // no called agents to add slack
+		}
+		if err := caller.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		est := cost.Worst(caller, table)
+		if est.Tokens == nil || est.USD == nil {
+			t.Fatalf("case %d: unbounded: %v", i, est.Why())
+		}
+		var rounds []agentrt.Usage
+		events := func(e agentrt.Event) {
+			if e.Type == agentrt.EventModelResponse {
+				rounds = append(rounds, *e.Usage)
+			}
+		}
+		modelFor := func(*plan.Plan) (agentrt.Model, error) { return testmodel.Model{Seed: int64(i)}, nil }
+		tools, closeTools, err := tool.Build(context.Background(), caller, tool.Env{BaseDir: t.TempDir(), ModelFor: modelFor, Prices: table, Events: events})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := agentrt.New(caller, agentrt.Options{Model: testmodel.Model{Seed: int64(i)}, Tools: tools, Prices: table, Events: events})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := r.Run(context.Background(), nil)
+		closeTools()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range rounds {
+			if u.Total() > window {
+				t.Fatalf("case %d: a call of the test model took %d tokens, more than the window the test assumes", i, u.Total())
+			}
+		}
+		if got := int64(rep.Usage.Total()); got > *est.Tokens {
+			t.Errorf("case %d: the run spent %d tokens, more than its estimate %d (%s)\nbudgets %+v, callee %+v", i, got, *est.Tokens, est.Decides, caller.Agent.Budgets, callee.Agent.Budgets)
+		}
+		if rep.Cost.USD > *est.USD || rep.Cost.Estimated {
+			t.Errorf("case %d: the run cost %+v, more than its estimate $%v", i, rep.Cost, *est.USD)
+		}
+		if b := caller.Agent.Budgets.Tokens; b > 0 && rep.Usage.Total() > b {
+			overshot++ // a run that passed its token budget, which the estimate must allow
+		}
+		bounded++
+	}
+	if overshot == 0 {
+		t.Errorf("no run of %d passed its token budget: the test does not try the bound's last call", bounded)
+	}
+	t.Logf("%d runs, %d passed their token budget", bounded, overshot)
+}

@@ -1,0 +1,148 @@
+package cuecmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"agentc.dev/agentc/cost"
+	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/runcmd"
+)
+
+func newEstimateCmd(e cli.Env) *cobra.Command {
+	var asJSON bool
+	var n int64
+	var prices string
+	cmd := &cobra.Command{
+		Use:   "estimate [path...] [--batch N] [--json]",
+		Short: "Print the most a run of an agent may spend, in tokens and money",
+		Long: `Estimate prints, before any call, the worst case one run of each agent may
+spend: tokens, called agents' included, and their price by the price table
+(the table embedded in agentc, extended by --prices FILE or $AGENTC_PRICES).
+Each line after the total is a step of the arithmetic: the bound one call
+has (the model's context window), the rounds, budgets.tokens (which a run
+may pass by one call: budgets are checked before each round), budgets.tools
+times the dearest called agent. Where nothing bounds a run it says
+"unbounded" and what to set. With --batch N it also prints N runs' worth.
+
+The paths name agents as for vet (files, package directories, "-" for
+standard input, default "."), manifests or compiled plans.
+
+Exit codes: 0 the estimate was printed, bounded or not; 1 an agent does
+not compile; 2 usage error, or a price file that does not read.`,
+		Example: `  agentc estimate examples/issue-triage.cue
+  agentc estimate examples/ --batch 1000 --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if n < 1 {
+				return cli.UsageError("--batch must be at least 1")
+			}
+			if len(args) == 0 {
+				args = []string{"."}
+			}
+			table, err := runcmd.LoadPrices(prices)
+			if err != nil {
+				return err
+			}
+			comp := newCompiler(e)
+			comp.Prices = table
+			bs, err := buildWith(e, comp, args, e.Stderr, true)
+			if err != nil {
+				return err
+			}
+			out := estimates{AsOf: table.AsOf, Files: table.Files, Batch: n, Agents: []agentEstimate{}}
+			for _, b := range bs {
+				est := cost.Worst(b.plan, table)
+				a := agentEstimate{Estimate: est}
+				if est.Tokens != nil {
+					a.BatchTokens = ptr(*est.Tokens * n)
+				}
+				if est.USD != nil {
+					a.BatchUSD = ptr(math.Round(*est.USD*float64(n)*1e6) / 1e6)
+				}
+				out.Agents = append(out.Agents, a)
+			}
+			if asJSON {
+				enc := json.NewEncoder(e.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(out)
+			}
+			out.text(e.Stdout)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the estimates as JSON")
+	cmd.Flags().Int64Var(&n, "batch", 1, "also print the worst case of a batch of N runs")
+	cmd.Flags().StringVar(&prices, "prices", "", "extend the embedded price table with this file (default: $"+cost.EnvPrices+")")
+	return cmd
+}
+
+// estimates is estimate's output.
+type estimates struct {
+	AsOf   string          `json:"prices_as_of"`
+	Files  []string        `json:"price_files,omitempty"`
+	Batch  int64           `json:"batch"`
+	Agents []agentEstimate `json:"agents"`
+}
+
+type agentEstimate struct {
+	*cost.Estimate
+	BatchTokens *int64   `json:"batch_tokens"`
+	BatchUSD    *float64 `json:"batch_usd"`
+}
+
+var printer = message.NewPrinter(language.English)
+
+func (o estimates) text(w io.Writer) {
+	for _, a := range o.Agents {
+		writeEstimate(w, a.Estimate, "")
+		if o.Batch > 1 {
+			printer.Fprintf(w, "  a batch of %d runs: %s\n", o.Batch, amount(a.BatchTokens, a.BatchUSD))
+		}
+	}
+	src := "the embedded table"
+	if len(o.Files) > 0 {
+		src += ", extended by " + strings.Join(o.Files, ", ")
+	}
+	fmt.Fprintf(w, "prices: %s, as of %s\n", src, o.AsOf)
+}
+
+func writeEstimate(w io.Writer, e *cost.Estimate, indent string) {
+	who := e.Agent
+	if e.Tool != "" {
+		who = fmt.Sprintf("agent tool %s (%s)", e.Tool, e.Agent)
+	}
+	printer.Fprintf(w, "%s%s: %s/%s: at most %s a run\n", indent, who, e.Provider, e.Model, amount(e.Tokens, e.USD))
+	if e.Tokens != nil {
+		fmt.Fprintf(w, "%s  bound: %s\n", indent, e.Decides)
+	}
+	for _, u := range e.Unbounded {
+		fmt.Fprintf(w, "%s  unbounded: %s\n", indent, u)
+	}
+	for _, s := range e.Assumptions {
+		fmt.Fprintf(w, "%s  - %s\n", indent, s)
+	}
+	for _, c := range e.Callees {
+		writeEstimate(w, c, indent+"  ")
+	}
+}
+
+// amount says a worst case in tokens and dollars.
+func amount(tokens *int64, usd *float64) string {
+	t, d := "unbounded tokens", "unbounded cost"
+	if tokens != nil {
+		t = printer.Sprintf("%d tokens", *tokens)
+	}
+	if usd != nil {
+		d = printer.Sprintf("$%.4f", *usd)
+	}
+	return t + ", " + d
+}
+
+func ptr[T any](v T) *T { return &v }
