@@ -40,7 +40,7 @@ type RemoteBatch func(ctx context.Context, p *plan.Plan, r RemoteRun, w io.Write
 
 // SetRemote makes the run verb run its plan with r, and a batch's items
 // with b. The flags that only mean something in this process (--record,
-// --replay, --events, --dir, --base-url, --pool-tokens) are refused with
+// --replay, --events, --dir, --base-url, --prices, --pool-tokens) are refused with
 // them.
 func (f *Flags) SetRemote(r Remote, b RemoteBatch) { f.remote, f.remoteBatch = r, b }
 

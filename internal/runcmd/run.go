@@ -173,9 +173,6 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		}
 	}
 	opts := agentrt.Options{}
-	if opts.Prices, err = LoadPrices(f.prices); err != nil {
-		return err
-	}
 	if changed("deadline") {
 		if f.deadline <= 0 {
 			return UsageError("--deadline must be positive")
@@ -204,7 +201,7 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		if changed("pool-tokens") && f.batch == "" {
 			return UsageError("--pool-tokens goes with --batch for a run elsewhere: a pool is shared by a batch's runs")
 		}
-		for _, fl := range []string{"record", "replay", "events", "dir", "base-url"} {
+		for _, fl := range []string{"record", "replay", "events", "dir", "base-url", "prices"} {
 			if changed(fl) {
 				return UsageError("--%s does not go with a run elsewhere: the workers read and write their own files (a run's history is its journal: agentc journal export)", fl)
 			}
@@ -220,6 +217,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
 		return finish(e, f, rep, sigs.code())
+	}
+	if opts.Prices, err = LoadPrices(f.prices); err != nil {
+		return err
 	}
 	if f.poolTokens > 0 {
 		opts.Pool = agentrt.NewPool(f.poolTokens)

@@ -118,7 +118,7 @@ func writeEstimate(w io.Writer, e *cost.Estimate, indent string) {
 	if e.Tool != "" {
 		who = fmt.Sprintf("agent tool %s (%s)", e.Tool, e.Agent)
 	}
-	printer.Fprintf(w, "%s%s: %s/%s: at most %s a run\n", indent, who, e.Provider, e.Model, amount(e.Tokens, e.USD))
+	printer.Fprintf(w, "%s%s: %s/%s: worst case %s a run\n", indent, who, e.Provider, e.Model, amount(e.Tokens, e.USD))
 	if e.Tokens != nil {
 		fmt.Fprintf(w, "%s  bound: %s\n", indent, e.Decides)
 	}
