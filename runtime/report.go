@@ -53,10 +53,8 @@ type Report struct {
 	UsageReplayed Usage `json:"usage_replayed"`
 	// UsageEstimated says some round's usage was counted from a local
 	// estimate, the provider's report being missing or implausible.
-	UsageEstimated bool `json:"usage_estimated,omitempty"`
-	// Cost is what Usage costs by the price table (see Options.Prices):
-	// the sum of the rounds' costs.
-	Cost           Cost          `json:"cost"`
+	UsageEstimated bool          `json:"usage_estimated,omitempty"`
+	Cost           Cost          `json:"cost"` // what Usage costs by the price table: the rounds' costs summed
 	ToolCalls      int           `json:"tool_calls"`
 	InvalidAnswers int           `json:"invalid_answers"`
 	Rounds         []RoundReport `json:"rounds"`
@@ -78,13 +76,11 @@ type RoundReport struct {
 	// Replayed says the model's reply was served from the journal.
 	Replayed bool `json:"replayed,omitempty"`
 	// UsageEstimated says Usage is a local estimate (see EstimateUsage).
-	UsageEstimated bool `json:"usage_estimated,omitempty"`
-	// Cost is what the round's model call and the agents its tools called
-	// cost.
-	Cost       Cost         `json:"cost"`
-	ToolCalls  []CallReport `json:"tool_calls,omitempty"`
-	Decision   string       `json:"decision,omitempty"`
-	DurationMS float64      `json:"duration_ms"`
+	UsageEstimated bool         `json:"usage_estimated,omitempty"`
+	Cost           Cost         `json:"cost"` // of the round's model call and of the agents its tools called
+	ToolCalls      []CallReport `json:"tool_calls,omitempty"`
+	Decision       string       `json:"decision,omitempty"`
+	DurationMS     float64      `json:"duration_ms"`
 }
 
 // CallReport is one tool call of a round, the output tool's included.
@@ -110,14 +106,13 @@ type Event struct {
 	Time time.Time `json:"time"`
 	Type string    `json:"type"`
 	// Agent is the path of a nested run: the agent tools that led to it.
-	Agent  string `json:"agent,omitempty"`
-	Round  int    `json:"round,omitempty"`
-	Model  string `json:"model,omitempty"`
-	Tool   string `json:"tool,omitempty"`
-	CallID string `json:"call_id,omitempty"`
-	Usage  *Usage `json:"usage,omitempty"`
-	// Cost goes with Usage: a model call's, or the whole run's at its end.
-	Cost    *Cost  `json:"cost,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+	Round   int    `json:"round,omitempty"`
+	Model   string `json:"model,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	CallID  string `json:"call_id,omitempty"`
+	Usage   *Usage `json:"usage,omitempty"`
+	Cost    *Cost  `json:"cost,omitempty"` // with Usage: a model call's, or the run's at run_end
 	Outcome string `json:"outcome,omitempty"`
 	Bound   string `json:"bound,omitempty"`
 	Message string `json:"message,omitempty"`
