@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"internal/gcpace":    {},
 	"internal/vetcase":   {},
 	"manifest":           {"plan"},
-	"compile":            {"manifest", "digest", "plan", "inclusion", "internal/jsonpointer", "cost"},
+	"compile":            {"manifest", "digest", "plan", "inclusion", "internal/jsonpointer", "cost", "internal/constraint"},
 	"cost":               {"plan"},
 	"digest":             {},
 	"contractdiff":       {"plan", "inclusion", "digest", "internal/jsonpointer", "runtime/testmodel"},
@@ -36,12 +36,15 @@ var allowed = map[string][]string{
 	"runtime":            {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "internal/textcut", "cost"},
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer"},
 	"internal/devserver": {},
-	"agenttest":          {"plan", "runtime"},
+	"agenttest":          {"plan", "runtime", "internal/constraint"},
 	"runview":            {"runtime", "plan"},
+	"approval":           {"plan", "runtime", "digest", "internal/constraint"},
 
 	// A leaf the library packages share.
 	"internal/jsonpointer": {},
 	"internal/textcut":     {},
+	// CUE constraints a plan keeps as written, compiled (vet, test, run).
+	"internal/constraint": {"plan"},
 }
 
 // forbidden lists imports outside agentc a package must not have.

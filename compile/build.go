@@ -141,9 +141,9 @@ func sources(inst *manifest.Instance) map[string]string {
 			at[p] = v.Pos()
 		}
 	}
-	// A test's constraints, where their text starts: agentc test positions
-	// what fails in them.
-	maps.Copy(at, inst.TestSources)
+	// The constraints of tests and tools, where their text starts: what
+	// fails in them is positioned there.
+	maps.Copy(at, inst.ConstraintSources)
 	for p, pos := range at {
 		if !pos.IsValid() {
 			continue

@@ -414,6 +414,7 @@ func (c *checker) checkTools() {
 			continue
 		}
 		c.checkTool(name, kind, t, claim)
+		c.checkApproval(name, kind, t)
 	}
 }
 

@@ -163,6 +163,9 @@ var Rules = []Rule{
 	{CodeKeepsToolsNoTools, Warning, "output.keeps_tools is set but the agent has no tools", ""},
 	{CodeTestInput, Error, "a test case's input fails the agent's input schema", ""},
 	{CodeTestTool, Error, "a test case expects a call of a tool the agent does not have", ""},
+	{CodeApproveTool, Error, "an mcp tool's approve_tools names a tool its allow list does not", ""},
+	{CodeApproveIf, Error, "an approve_if constraint does not compile on its own (it refers to something outside itself)", ""},
+	{CodeApproveIfUnused, Warning, "an approve_if of a tool whose approve is \"never\" or \"always\", which decides nothing", ""},
 }
 
 // rulesByCode indexes Rules.
@@ -225,6 +228,9 @@ const (
 	CodeSchemaNumberRange         = "SCHEMA_NUMBER_RANGE"
 	CodeTestInput                 = "TEST_INPUT"
 	CodeTestTool                  = "TEST_TOOL"
+	CodeApproveTool               = "APPROVE_TOOL"
+	CodeApproveIf                 = "APPROVE_IF"
+	CodeApproveIfUnused           = "APPROVE_IF_UNUSED"
 )
 
 // SortDiagnostics orders diagnostics by file, line and column, keeping the

@@ -112,8 +112,8 @@ func (l *Loader) validate(u, v cue.Value) []*Error {
 				add(e)
 			}
 		}
-		if it.Selector().String() == "tests" {
-			l.validateTests(it.Value(), v.LookupPath(cue.MakePath(it.Selector())), []cue.Selector{it.Selector()}, report)
+		if sel := it.Selector().String(); sel == "tests" || sel == "capabilities" {
+			l.validateData(it.Value(), v.LookupPath(cue.MakePath(it.Selector())), []cue.Selector{it.Selector()}, report)
 			continue
 		}
 		report(it.Value().Validate(cue.Concrete(true), cue.All(), cue.Final()))
@@ -132,7 +132,7 @@ func isSchemaPath(path []cue.Selector) bool {
 // It asks the schema, not the unified value: CUE answers Allows for a field
 // already present in a value with true.
 func (l *Loader) walk(s, v cue.Value, path []cue.Selector, add func(*Error)) {
-	if isSchemaPath(path) {
+	if isSchemaPath(path) || isConstraintPath(path) {
 		return
 	}
 	// A tool's fields depend on its kind: refine the schema by it.

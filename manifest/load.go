@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,10 +52,11 @@ type Instance struct {
 	NotAgent bool
 	// Tests are the manifest's test cases, by name, decoded apart from
 	// Manifest: their constraints are CUE as written, not data.
-	// TestSources says where each constraint was written, by manifest
-	// path (see decodeTests).
-	Tests       map[string]plan.Test
-	TestSources map[string]token.Pos
+	// ConstraintSources says where each constraint, a test's or a
+	// tool's approve_if, was written, by manifest path (see decodeTests
+	// and decodeApprovals).
+	Tests             map[string]plan.Test
+	ConstraintSources map[string]token.Pos
 }
 
 // agentFields are the manifest's required top-level fields; a value that
@@ -579,7 +581,14 @@ func (l *Loader) finish(inst *Instance, v cue.Value) {
 		inst.Errors = append(inst.Errors, l.classify(v, err)...)
 		return
 	}
-	inst.Tests, inst.TestSources = tests, at
+	if ap := decodeApprovals(m.Capabilities.Tools, v); len(ap) > 0 {
+		if at == nil {
+			at = ap
+		} else {
+			maps.Copy(at, ap)
+		}
+	}
+	inst.Tests, inst.ConstraintSources = tests, at
 	inst.Manifest = &m
 }
 

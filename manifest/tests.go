@@ -20,9 +20,15 @@ import (
 // as written, not as data, and they need not be concrete.
 
 // isConstraintPath reports whether a path is, or lies below, one of a test
-// case's constraints: tests.<case>.expect or
-// tests.<case>.tool_calls[i].arguments.
+// case's constraints, tests.<case>.expect or
+// tests.<case>.tool_calls[i].arguments, or one of a tool's,
+// capabilities.tools.<tool>.approve_if or
+// capabilities.tools.<tool>.approve_tools.<name>.approve_if.
 func isConstraintPath(path []cue.Selector) bool {
+	if len(path) >= 4 && path[0].String() == "capabilities" && path[1].String() == "tools" {
+		return path[3].String() == "approve_if" ||
+			len(path) >= 6 && path[3].String() == "approve_tools" && path[5].String() == "approve_if"
+	}
 	if len(path) < 3 || path[0].String() != "tests" {
 		return false
 	}
@@ -32,11 +38,11 @@ func isConstraintPath(path []cue.Selector) bool {
 	return len(path) >= 5 && path[2].String() == "tool_calls" && path[4].String() == "arguments"
 }
 
-// validateTests validates the tests field u, written as v: concrete data
-// but for its constraints, which must only not contradict themselves. It
-// walks the fields as written, so that one case in error does not hide
-// the others' problems.
-func (l *Loader) validateTests(u, v cue.Value, path []cue.Selector, report func(error)) {
+// validateData validates a field u, written as v, that holds constraints
+// (tests, capabilities): concrete data but for its constraints, which must
+// only not contradict themselves. It walks the fields as written, so that
+// one case in error does not hide the others' problems.
+func (l *Loader) validateData(u, v cue.Value, path []cue.Selector, report func(error)) {
 	if isConstraintPath(path) {
 		report(u.Validate(cue.All()))
 		return
@@ -50,16 +56,18 @@ func (l *Loader) validateTests(u, v cue.Value, path []cue.Selector, report func(
 		}
 		for it.Next() {
 			sel := it.Selector()
-			l.validateTests(u.LookupPath(cue.MakePath(sel)), it.Value(), appendPath(path, sel), report)
+			l.validateData(u.LookupPath(cue.MakePath(sel)), it.Value(), appendPath(path, sel), report)
 		}
 	case cue.ListKind:
 		it, err := v.List()
-		if err != nil {
+		if err != nil || path[0].String() == "capabilities" {
+			// No constraint lies in a list of capabilities: the list
+			// is data, validated whole.
 			report(u.Validate(cue.Concrete(true), cue.All(), cue.Final()))
 			return
 		}
 		for i := 0; it.Next(); i++ {
-			l.validateTests(u.LookupPath(cue.MakePath(cue.Index(i))), it.Value(), appendPath(path, cue.Index(i)), report)
+			l.validateData(u.LookupPath(cue.MakePath(cue.Index(i))), it.Value(), appendPath(path, cue.Index(i)), report)
 		}
 	default:
 		report(u.Validate(cue.Concrete(true), cue.All(), cue.Final()))
@@ -149,6 +157,10 @@ func decodeTests(u, v cue.Value) (map[string]plan.Test, map[string]token.Pos, er
 	}
 	return tests, pos, nil
 }
+
+// ConstraintOf returns a constraint as written and where it starts, as
+// a plan keeps it (see constraintOf).
+func ConstraintOf(w cue.Value) (*plan.CUEConstraint, token.Pos) { return constraintOf(w) }
 
 // constraintOf returns a constraint as written and where it starts. The
 // text is the bytes of the file between the expression's start and end
@@ -244,4 +256,35 @@ func fileImports(name string) map[string]string {
 		out[id] = p
 	}
 	return out
+}
+
+// decodeApprovals replaces the approve_if constraints of the decoded tools
+// by the constraints as written in v, and returns where each was written,
+// by manifest path (capabilities.tools.<tool>.approve_if,
+// capabilities.tools.<tool>.approve_tools.<name>.approve_if).
+func decodeApprovals(tools map[string]plan.Tool, v cue.Value) map[string]token.Pos {
+	pos := map[string]token.Pos{}
+	written := func(sels ...cue.Selector) (*plan.CUEConstraint, bool) {
+		w := v.LookupPath(cue.MakePath(sels...))
+		if !w.Exists() {
+			return nil, false
+		}
+		c, at := constraintOf(w)
+		path := "capabilities.tools"
+		for _, s := range sels[2:] {
+			path += "." + s.Unquoted()
+		}
+		pos[path] = at
+		return c, true
+	}
+	for name, t := range tools {
+		base := []cue.Selector{cue.Str("capabilities"), cue.Str("tools"), cue.Str(name)}
+		t.ApproveIf, _ = written(append(base, cue.Str("approve_if"))...)
+		for n, a := range t.ApproveTools {
+			a.ApproveIf, _ = written(append(base, cue.Str("approve_tools"), cue.Str(n), cue.Str("approve_if"))...)
+			t.ApproveTools[n] = a
+		}
+		tools[name] = t
+	}
+	return pos
 }

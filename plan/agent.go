@@ -166,4 +166,21 @@ type Tool struct {
 	// contract may only have changed compatibly; vet proves it against
 	// the contract a lock file keeps. The run does not read it.
 	CompatibleWith string `json:"compatible_with,omitempty"`
+
+	// Approve says whether a call needs a person's approval (Approve*);
+	// empty means the kind's default (see Approval). ApproveIf is a CUE
+	// constraint over a call's arguments that approves, without asking, a
+	// call whose arguments unify with it.
+	Approve   string         `json:"approve,omitempty"`
+	ApproveIf *CUEConstraint `json:"approve_if,omitempty"`
+	// mcp: Approve and ApproveIf of the server's tools, by name, where
+	// they differ from the server's.
+	ApproveTools map[string]ToolApproval `json:"approve_tools,omitempty"`
+}
+
+// ToolApproval is what an mcp tool's approval is, where it differs from
+// its server's.
+type ToolApproval struct {
+	Approve   string         `json:"approve,omitempty"`
+	ApproveIf *CUEConstraint `json:"approve_if,omitempty"`
 }

@@ -277,6 +277,9 @@ func identify(req *Request, provider string) modelRequest {
 // describeEffect names an effect for messages: "model call" or "call of
 // tool X".
 func describeEffect(kind string, request json.RawMessage) string {
+	if kind == journal.KindApproval {
+		return "approval of a call"
+	}
 	if kind == journal.KindTool {
 		var r struct {
 			Tool string `json:"tool"`
@@ -313,7 +316,9 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 		resp, err = live()
 		return resp, false, err
 	}
-	k.Path = x.jpath
+	if k.Path == "" {
+		k.Path = x.jpath // an approval names its own, under its call's
+	}
 	if id.fp == "" {
 		b, err := json.Marshal(id.full)
 		if err != nil {
@@ -381,7 +386,9 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			// ended on it, or a nested run's failure became a tool error.
 			e.Error = s.String(err.Error())
 			var f *FailedEffect
-			e.Response, _ = json.Marshal(FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline(), Pool: errors.As(err, &f) && f.Pool})
+			var refused *ApprovalRefused
+			e.Response, _ = json.Marshal(FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline(), Pool: errors.As(err, &f) && f.Pool,
+				Unapproved: errors.As(err, &refused) || errors.As(err, &f) && f.Unapproved})
 		}
 		if werr := j.Writer.Append(e); werr != nil {
 			if !strings.HasPrefix(werr.Error(), "journal: ") {
@@ -404,6 +411,8 @@ type FailedEffect struct {
 	// Pool says the call was not made: the shared token pool could never
 	// hold it.
 	Pool bool `json:"pool,omitempty"`
+	// Unapproved says no one could approve the call (ApprovalRefused).
+	Unapproved bool `json:"unapproved,omitempty"`
 }
 
 func (e *FailedEffect) Error() string { return e.Msg }

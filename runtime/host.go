@@ -125,6 +125,7 @@ type scope struct {
 	clock    Clock
 	effector Effector
 	deadline time.Time // on clock; zero for none
+	approver Approver
 }
 
 type scopeKey struct{}

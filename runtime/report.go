@@ -62,7 +62,13 @@ type Report struct {
 	// from the journal it replayed.
 	Divergence *Divergence `json:"divergence,omitempty"`
 	// Replayed counts the effects served from a journal.
-	Replayed   int       `json:"replayed,omitempty"`
+	Replayed int `json:"replayed,omitempty"`
+	// Approvals are the decisions about calls that needed approval, in
+	// the order they were made.
+	Approvals []ApprovalReport `json:"approvals,omitempty"`
+	// Unapproved says the run ended on a call no one could approve (see
+	// ApprovalRefused).
+	Unapproved bool      `json:"unapproved,omitempty"`
 	Started    time.Time `json:"started"`
 	DurationMS float64   `json:"duration_ms"`
 }
@@ -116,6 +122,8 @@ type Event struct {
 	Outcome string `json:"outcome,omitempty"`
 	Bound   string `json:"bound,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Approval is the decision of an approval event.
+	Approval *ApprovalReport `json:"approval,omitempty"`
 }
 
 // Event types.
@@ -132,8 +140,10 @@ const (
 	EventDecision       = "decision"
 	EventReserve        = "answer_reserve"
 	EventRunEnd         = "run_end"
-	EventToolServer     = "tool_server"  // a tool server connected, with its fingerprint
-	EventKeyWithheld    = "key_withheld" // a provider key was not sent to the server a manifest named
+	EventToolServer     = "tool_server"    // a tool server connected, with its fingerprint
+	EventKeyWithheld    = "key_withheld"   // a provider key was not sent to the server a manifest named
+	EventApprovalAsked  = "approval_asked" // a call waits for approval (Message: why)
+	EventApproval       = "approval"       // a call was approved or denied, and by whom
 )
 
 // Cost is what tokens cost, in US dollars, by a price table.

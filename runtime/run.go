@@ -70,6 +70,9 @@ type Options struct {
 	// Call for agents called as tools, whose runs are nested in this one.
 	// Nested runs take their caller's.
 	Effector Effector
+	// Approver decides the calls that need approval (see Approver); nil
+	// asks nothing. Nested runs take their caller's.
+	Approver Approver
 }
 
 // Overrides replace budgets of the plan. A nil field keeps the plan's.
@@ -274,7 +277,9 @@ type run struct {
 	chained    int            // the messages in chain
 	stored     int            // the messages earlier model calls journaled
 	provider   string
-	roundCost  Cost // the current round's, so far
+	roundCost  Cost            // the current round's, so far
+	approver   Approver        // nil: no call is asked about
+	forRun     map[string]bool // tools approved for the rest of the run
 }
 
 // Run runs the plan once with an input (JSON; nil for none) and returns
@@ -283,7 +288,7 @@ type run struct {
 // in the report.
 func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error) {
 	x := &run{Runner: r, ctx: ctx, runCtx: ctx, model: r.agent.Model.Name, reason: r.agent.Model.Reasoning}
-	x.journal, x.provider, x.clock, x.effector = r.opts.Journal, r.opts.Provider, r.opts.Clock, r.opts.Effector
+	x.journal, x.provider, x.clock, x.effector, x.approver = r.opts.Journal, r.opts.Provider, r.opts.Clock, r.opts.Effector, r.opts.Approver
 	if x.provider == "" {
 		x.provider = r.agent.Model.Provider
 	}
@@ -293,6 +298,9 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 		}
 		if x.clock == nil && x.effector == nil {
 			x.clock, x.effector, x.outer = s.clock, s.effector, s.deadline
+		}
+		if x.approver == nil {
+			x.approver = s.approver
 		}
 	}
 	started := x.now()
@@ -961,12 +969,18 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		return ToolResult{Content: "arguments do not match the tool's schema: " + ValidationText(err), IsError: true}, cr, nil
 	}
 	x.calls++
+	if ap, ok := x.agent.ApprovalOf(c.Name); ok && ap.Mode != plan.ApproveNever {
+		denied, ok, err := x.approve(round, ordinal, c, ap)
+		if !ok {
+			return denied, cr, err
+		}
+	}
 	key := journal.Key{Path: x.jpath, Round: round, Ordinal: ordinal}
 	if isNested(t) {
 		// Not an effect: the nested run journals its own, under this key.
 		ctx := x.runCtx
-		if x.journal != nil || x.effector != nil || x.clock != nil {
-			ctx = withScope(ctx, scope{j: x.journal, path: key.Child(), clock: x.clock, effector: x.effector, deadline: x.effectDeadline()})
+		if x.journal != nil || x.effector != nil || x.clock != nil || x.approver != nil {
+			ctx = withScope(ctx, scope{j: x.journal, path: key.Child(), clock: x.clock, effector: x.effector, deadline: x.effectDeadline(), approver: x.approver})
 		}
 		res, stop = invoke(ctx, t, c, x.opts.Secrets)
 		x.charge(res.Usage, false)

@@ -224,7 +224,11 @@ func TestCorrupt(t *testing.T) {
 		{"unknown kind", func(t *testing.T, l []string) []string {
 			l[3] = edit(t, l[3], map[string]any{"kind": "plugin"})
 			return l
-		}, 4, `effect 1.1: unknown kind "plugin", want "model" or "tool"`},
+		}, 4, `effect 1.1: unknown kind "plugin", want "model", "tool" or "approval"`},
+		{"approval not under a call", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"kind": "approval"})
+			return l
+		}, 4, `effect 1.1: an approval is under its call's key, at PATH/0.0`},
 		{"kind not a string", func(t *testing.T, l []string) []string {
 			l[3] = edit(t, l[3], map[string]any{"kind": 3})
 			return l

@@ -81,6 +81,10 @@ const Format = "agentc.journal/v2"
 const (
 	KindModel = "model"
 	KindTool  = "tool"
+	// KindApproval is the decision about a tool call that needed
+	// approval, under the key of the call's nested effects (Round and
+	// Ordinal 0: no nested run has a round 0).
+	KindApproval = "approval"
 )
 
 // refLimit is the longest canonical value a shredded request keeps inline.
@@ -245,6 +249,18 @@ func (k Key) check() error {
 		if _, err := ParseKey(k.Path); err != nil {
 			return fmt.Errorf("effect key path: %v", err)
 		}
+	}
+	return nil
+}
+
+// checkKind reports an effect of an unknown kind, or an approval at a key
+// other than PATH/0.0, under its call's key (a run's rounds count from 1).
+func checkKind(k Key, kind string) error {
+	switch {
+	case kind != KindModel && kind != KindTool && kind != KindApproval:
+		return fmt.Errorf("unknown kind %q, want %q, %q or %q", kind, KindModel, KindTool, KindApproval)
+	case kind == KindApproval && (k.Path == "" || k.Round != 0 || k.Ordinal != 0):
+		return fmt.Errorf("an approval is under its call's key, at PATH/0.0")
 	}
 	return nil
 }

@@ -355,8 +355,8 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	if first, dup := lines[e.Key]; dup && j.Entries[j.index[e.Key]].Error == "" {
 		return fmt.Errorf("effect %s appears twice, first on line %d", key, first)
 	}
-	if e.Kind != KindModel && e.Kind != KindTool {
-		return fmt.Errorf("effect %s: unknown kind %q, want %q or %q", key, e.Kind, KindModel, KindTool)
+	if err := checkKind(e.Key, e.Kind); err != nil {
+		return fmt.Errorf("effect %s: %v", key, err)
 	}
 	if _, err := digest.Parse(e.Fingerprint); err != nil {
 		return fmt.Errorf("effect %s: fingerprint: %v", key, err)

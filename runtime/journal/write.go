@@ -292,8 +292,8 @@ func encodeEntry(e Entry) ([]byte, []part, error) {
 	if err := e.Key.check(); err != nil {
 		return nil, nil, err
 	}
-	if e.Kind != KindModel && e.Kind != KindTool {
-		return nil, nil, fmt.Errorf("kind %q: want %q or %q", e.Kind, KindModel, KindTool)
+	if err := checkKind(e.Key, e.Kind); err != nil {
+		return nil, nil, err
 	}
 	c, err := digest.CanonicalExact(e.Request)
 	if err != nil {
