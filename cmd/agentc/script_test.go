@@ -73,6 +73,7 @@ func TestScripts(t *testing.T) {
 			"fakeprovider": fakeProvider,
 			"screenshot":   screenshot,
 			"dom":          dom,
+			"ptyexec":      ptyExec,
 			// temporal starts a Temporal dev server for the script, stopped
 			// when it ends, and sets $TEMPORAL to its address. Scripts that
 			// use it skip first where the [temporal] condition is false.

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"agentc.dev/agentc/approval"
 	"agentc.dev/agentc/internal/runcmd"
 )
 
@@ -46,6 +47,9 @@ A stop signal cancels it. Its history is its journal: agentc journal export.`,
 		},
 	}
 	f.Register(cmd.Flags())
+	// approve_if decides before --approve does: it needs CUE, which
+	// agentc-runtime does not link.
+	f.SetApproveRules(approval.Rules)
 	t.register(cmd.Flags(), false)
 	cmd.Flags().StringVar(&workflowID, "workflow-id", "", "with --temporal: the run's workflow ID, or with --batch the batch's, which its runs' IDs start with (default: made from the agent's name)")
 	cmd.MarkFlagsMutuallyExclusive("record", "replay")

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -165,10 +166,14 @@ func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opt
 func driveBatch(ctx context.Context, e Env, f Flags, b *batch.Batch, in io.Reader, total int64, sigs *signals, pool *agentrt.Pool, again string) error {
 	prog := startProgress(e, f, b, total)
 	var exit batchExit
+	var unapproved []string // the lines of items that ended on a call no one approved
 	enc := json.NewEncoder(e.Stdout)
 	enc.SetEscapeHTML(false)
 	sum, err := b.Run(ctx, in, func(res batch.Result) error {
 		exit.add(res.Report)
+		if res.Report != nil && res.Report.Unapproved {
+			unapproved = append(unapproved, strconv.Itoa(res.Line))
+		}
 		return enc.Encode(res)
 	})
 	prog.stop()
@@ -176,6 +181,9 @@ func driveBatch(ctx context.Context, e Env, f Flags, b *batch.Batch, in io.Reade
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	printSummary(e.Stderr, sum, pool, f.poolTokens)
+	if len(unapproved) > 0 {
+		fmt.Fprintf(e.Stderr, "agentc: batch: %d items stopped at a call that needed approval no one could give (lines %s): run them on a terminal, or with --approve yes or no\n", len(unapproved), strings.Join(unapproved, ", "))
+	}
 	code := exit.code()
 	if sum.Interrupted {
 		code = exitInterrupted

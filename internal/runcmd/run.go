@@ -36,14 +36,17 @@ const (
 
 // runExit maps a report to the exit code: 0 answered within every bound;
 // 3, 4, 5, 7, 8 the bound that ended the run (5 also when an answer
-// arrived and the token budget or pool was spent); 130 interrupted (129 or
-// 143 when SIGHUP or SIGTERM did it, see stopSignals); 1 failed otherwise.
+// arrived and the token budget or pool was spent); 9 a call needed
+// approval no one could give; 130 interrupted (129 or 143 when SIGHUP or
+// SIGTERM did it, see stopSignals); 1 failed otherwise.
 func runExit(rep *agentrt.Report) int {
 	switch {
 	case rep.Divergence != nil:
 		return exitDiverged
 	case rep.Interrupted:
 		return exitInterrupted
+	case rep.Unapproved:
+		return exitUnapproved
 	case rep.Bound == agentrt.BoundDeadline:
 		return exitDeadline
 	case rep.Bound == agentrt.BoundToolBudget:
@@ -82,6 +85,9 @@ type Flags struct {
 	// model is the fault layer's server, tools are answered from the
 	// journal (see RunCase).
 	fault *faultRun
+	// approve is --approve; rules, what decides before it (approve.go).
+	approve string
+	rules   RulesFunc
 }
 
 // Register defines the flags on fs.
@@ -106,6 +112,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.parallel, "parallel", batch.DefaultParallel, "with --batch, how many runs go at once")
 	fs.Int64Var(&f.poolTokens, "pool-tokens", 0, "one token pool for every run (a batch's items, agents called as tools); calls reserve their worst case before they are sent")
 	fs.BoolVar(&f.quiet, "quiet", false, "with --batch, print no progress")
+	fs.StringVar(&f.approve, "approve", approveAsk, "calls that need approval: ask (on a terminal; refused off one), yes (approve them all) or no (deny them all)")
 	fs.DurationVar(&f.progressEvery, "progress-every", 10*time.Second, "with --batch, how often a progress line is printed when standard error is not a terminal")
 }
 
@@ -223,6 +230,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	}
 	if f.poolTokens > 0 {
 		opts.Pool = agentrt.NewPool(f.poolTokens)
+	}
+	if opts.Approver, err = approver(e, f); err != nil {
+		return err
 	}
 	if f.batch != "" {
 		return runBatch(ctx, e, p, dir, f, opts, hosts, secrets)

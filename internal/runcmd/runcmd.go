@@ -122,13 +122,21 @@ run again serves finished items from them and resumes the rest. A batch exits
 agree on, else 1. --pool-tokens N shares one token pool among every run; each
 call reserves its worst case before it is sent.
 
+A call of a tool that needs approval (its approve: exec, mcp and http other
+than GET ask by default) is first checked against the tool's approve_if
+(agentc only); else --approve decides: ask (the default) prompts on a
+terminal for yes, no (with a reason the model reads) or always for this run,
+and off a terminal ends the run with exit 9; yes approves and no denies every
+such call. Each decision is journaled: a replay asks nothing.
+
 SIGINT, SIGTERM and SIGHUP stop the run at its next safe point, killing
 what its tools started; a second signal ends agentc at once.
 
 Exit codes: 0 answered; 1 failed (no valid answer, bad input, bad agent, an
 agent that differs from the lock); 2 usage error; 3 deadline; 4 tool budget;
 5 token budget or pool (an answer, if any, is still printed); 6 the run
-diverged from its journal; 7 rounds used up; 8 answering turns used up; 130
+diverged from its journal; 7 rounds used up; 8 answering turns used up; 9 a
+call needed approval no one could give (no terminal, no --approve); 130
 interrupted, 143 and 129 stopped by SIGTERM and SIGHUP (a journal holds
 every call that completed; run again with the same --record to resume).`
 

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package main
+
+import "github.com/rogpeppe/go-internal/testscript"
+
+// ptyExec needs a pseudo terminal, which only Unix has: a script that
+// uses it skips.
+func ptyExec(ts *testscript.TestScript, neg bool, args []string) {
+	ts.Skip("ptyexec: no pseudo terminal on this system")
+}

@@ -1,0 +1,112 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// ptyExec runs a program of the script with its standard input and error
+// on a pseudo terminal, as a person runs it, and answers its approval
+// prompts with the lines of a file, one a prompt; standard output is
+// the command's, and what the terminal showed (the prompts, the answers
+// echoed, the program's stderr) is its stderr. Usage:
+//
+//	ptyexec ANSWERS-FILE PROGRAM [ARGS...]
+func ptyExec(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: ptyexec ANSWERS-FILE PROGRAM [ARGS...]")
+	}
+	answers := strings.Split(strings.TrimRight(ts.ReadFile(args[0]), "\n"), "\n")
+	prog := ""
+	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+		if p := filepath.Join(dir, args[1]); fileExists(p) {
+			prog = p
+			break
+		}
+	}
+	if prog == "" {
+		ts.Fatalf("ptyexec: no program %s on the script's PATH", args[1])
+	}
+	ptmx, tty, err := pty.Open()
+	ts.Check(err)
+	defer ptmx.Close()
+	cmd := exec.Command(prog, args[2:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	for _, v := range []string{"PATH", "HOME", "TMPDIR", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GOCOVERDIR"} {
+		if val := ts.Getenv(v); val != "" {
+			cmd.Env = append(cmd.Env, v+"="+val)
+		}
+	}
+	var stdout bytes.Buffer
+	cmd.Stdin, cmd.Stderr, cmd.Stdout = tty, tty, &stdout
+	ts.Check(cmd.Start())
+	tty.Close()
+
+	var mu sync.Mutex
+	var shown bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			mu.Lock()
+			shown.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// Each prompt gets the next answer once it is shown.
+	go func() {
+		next := 0
+		for next < len(answers) {
+			mu.Lock()
+			prompts := strings.Count(shown.String(), "approve? ")
+			mu.Unlock()
+			if prompts > next {
+				if _, err := io.WriteString(ptmx, answers[next]+"\n"); err != nil {
+					return
+				}
+				next++
+				continue
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	werr := cmd.Wait()
+	<-done
+	ts.Stdout().Write(stdout.Bytes())
+	mu.Lock()
+	ts.Stderr().Write(bytes.ReplaceAll(shown.Bytes(), []byte("\r\n"), []byte("\n")))
+	mu.Unlock()
+	var xe *exec.ExitError
+	if werr != nil && !errors.As(werr, &xe) {
+		ts.Fatalf("ptyexec: %v", werr)
+	}
+	if failed := werr != nil; failed != neg {
+		ts.Fatalf("ptyexec %s: %v (negated: %v)", args[1], werr, neg)
+	}
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
+}

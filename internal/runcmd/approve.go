@@ -1,0 +1,134 @@
+package runcmd
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// exitUnapproved is the exit code of a run that ended on a call that
+// needed approval no one could give: no terminal to ask on and no
+// --approve policy.
+const exitUnapproved = 9
+
+// The values of --approve.
+const (
+	approveAsk = "ask" // ask on a terminal; refuse off one
+	approveYes = "yes" // approve every call that needs approval
+	approveNo  = "no"  // deny every call that needs approval
+)
+
+// RulesFunc puts the decisions a program makes without asking (agentc's
+// approve_if, which needs CUE) before next.
+type RulesFunc func(next agentrt.Approver) agentrt.Approver
+
+// SetApproveRules sets what decides calls before --approve does; nil (the
+// runtime program) asks about every call that needs approval.
+func (f *Flags) SetApproveRules(r RulesFunc) { f.rules = r }
+
+// approver is the run's approver for --approve: a policy, or a prompt
+// on the terminal (standard input and standard error), serialised across
+// the runs of a batch.
+func approver(e Env, f Flags) (agentrt.Approver, error) {
+	var a agentrt.Approver
+	switch f.approve {
+	case approveYes:
+		a = func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+			return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByPolicy, Reason: "--approve yes"}, nil
+		}
+	case approveNo:
+		a = func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+			return agentrt.ApprovalDecision{By: agentrt.ByPolicy, Reason: "agentc run --approve no denies every call that needs approval"}, nil
+		}
+	case approveAsk, "":
+		in, ok := e.Stdin.(*os.File)
+		if !ok || !isTerminal(in) || !e.stderrTTY {
+			a = func(_ context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+				return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key,
+					Msg: req.Why + "; there is no terminal to ask on: run it on one, or pass --approve yes or --approve no"}
+			}
+		} else {
+			a = (&prompter{in: in, out: e.Stderr}).ask
+		}
+	default:
+		return nil, UsageError("--approve %q: want ask, yes or no", f.approve)
+	}
+	if f.rules != nil {
+		a = f.rules(a)
+	}
+	return a, nil
+}
+
+// prompter asks the person at the terminal, one call at a time.
+type prompter struct {
+	in    io.Reader
+	out   io.Writer
+	mu    sync.Mutex
+	once  sync.Once
+	lines chan string // closed at the end of the input
+}
+
+func (p *prompter) ask(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.once.Do(func() {
+		p.lines = make(chan string)
+		go func() {
+			defer close(p.lines)
+			sc := bufio.NewScanner(p.in)
+			for sc.Scan() {
+				p.lines <- sc.Text()
+			}
+		}()
+	})
+	args := string(req.Arguments)
+	if req.ArgumentsText != nil {
+		args = *req.ArgumentsText + " (not JSON)"
+	}
+	who := ""
+	if req.Agent != "" {
+		who = " (agent " + req.Agent + ")"
+	}
+	fmt.Fprintf(p.out, "agentc: call %s of tool %s%s needs approval: %s\nagentc:   arguments: %s\n", req.Key, req.Tool, who, req.Why, args)
+	choices := "[y]es, [n]o (optionally with a reason), [a]lways for this run"
+	if req.Mode == plan.ApproveAlways {
+		choices = "[y]es, [n]o (optionally with a reason)"
+	}
+	for {
+		fmt.Fprintf(p.out, "agentc: approve? %s: ", choices)
+		var line string
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(p.out)
+			return agentrt.ApprovalDecision{}, ctx.Err()
+		case l, ok := <-p.lines:
+			if !ok {
+				fmt.Fprintln(p.out)
+				return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; the terminal's input ended before an answer"}
+			}
+			line = l
+		}
+		word, reason, _ := strings.Cut(strings.TrimSpace(line), " ")
+		switch strings.ToLower(word) {
+		case "y", "yes":
+			return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByPerson}, nil
+		case "a", "always":
+			if req.Mode != plan.ApproveAlways {
+				return agentrt.ApprovalDecision{Approved: true, ForRun: true, By: agentrt.ByPerson}, nil
+			}
+		case "n", "no":
+			reason = strings.TrimSpace(reason)
+			if reason == "" {
+				reason = "the person running agentc said no"
+			}
+			return agentrt.ApprovalDecision{By: agentrt.ByPerson, Reason: reason}, nil
+		}
+	}
+}
