@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"
@@ -44,6 +45,10 @@ type ApprovalRequest struct {
 	// Sources, for positions.
 	If       *plan.CUEConstraint `json:"-"`
 	IfSource string              `json:"-"`
+	// Deadline is when the run must end, on its clock (see Clock); zero
+	// for none. An approver that waits stops then, with an error that
+	// wraps context.DeadlineExceeded: the run ends with its deadline.
+	Deadline time.Time `json:"-"`
 }
 
 // Who decided a call.
@@ -122,7 +127,7 @@ func (x *run) approve(round, ordinal int, c ToolCall, ap plan.Approval) (res Too
 	}
 	args := argsOf(x.opts.Secrets.JSON(c.Arguments))
 	req := &ApprovalRequest{Key: call.String(), Agent: x.opts.Agent, Tool: c.Name, Arguments: args.JSON, ArgumentsText: args.Text,
-		Why: ap.Why, Mode: ap.Mode, If: ap.If, IfSource: ap.Source}
+		Why: ap.Why, Mode: ap.Mode, If: ap.If, IfSource: ap.Source, Deadline: x.effectDeadline()}
 	id := approvalRequest{Tool: c.Name, Why: ap.Why, Mode: ap.Mode, callArgs: argsOf(c.Arguments)}
 	started := x.now()
 	var d ApprovalDecision
@@ -130,7 +135,8 @@ func (x *run) approve(round, ordinal int, c ToolCall, ap plan.Approval) (res Too
 		if ap.Mode != plan.ApproveAlways && x.forRun[c.Name] {
 			d = ApprovalDecision{Approved: true, By: ByRun}
 		} else {
-			x.emit(Event{Type: EventApprovalAsked, Round: round, Tool: c.Name, CallID: c.ID, Message: ap.Why})
+			x.emit(Event{Type: EventApprovalAsked, Round: round, Tool: c.Name, CallID: c.ID, Message: ap.Why,
+				Approval: &ApprovalReport{Key: call.String(), Tool: c.Name, CallID: c.ID, Why: ap.Why}})
 			var err error
 			if d, err = x.approver(x.runCtx, req); err != nil {
 				return nil, err

@@ -32,7 +32,7 @@ func labeller(t testing.TB, schema string) []byte {
 		Name:         "label",
 		Model:        plan.Model{Provider: "openai", Name: "m1"},
 		Instructions: "Label the issue.",
-		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"search": {Kind: "exec", Description: "Search.",
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"search": {Kind: "exec", Description: "Search.", Approve: plan.ApproveNever,
 			Argv: []string{"echo", "found {{.q}}"}, Timeout: "10s", MaxBytes: 4096,
 			Input: &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)}}}},
 		Output: &plan.Output{Name: "answer", Description: "The label.", Schema: json.RawMessage(schema),

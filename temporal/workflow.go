@@ -101,6 +101,8 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		Secrets:  secrets,
 		Clock:    clock{ctx},
 		Effector: &effector{ctx: ctx, cancel: cancel},
+		// A call that needs approval waits for a signal (agentc approve).
+		Approver: newSignalApprover(ctx).approve,
 	})
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)

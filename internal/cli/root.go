@@ -128,7 +128,7 @@ manifest); 2 usage error.`,
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
 	root.CompletionOptions.DisableDefaultCmd = true
-	cmds := append(c.Verbs(e), newRunCmd(e, c), newWorkerCmd(e), newJournalCmd(e), newViewCmd(e))
+	cmds := append(c.Verbs(e), newRunCmd(e, c), newWorkerCmd(e), newJournalCmd(e), newViewCmd(e), newApproveCmd(e))
 	for _, cmd := range cmds {
 		jobErrors(cmd, c)
 		root.AddCommand(cmd)

@@ -289,3 +289,52 @@ func stopSignals(ctx context.Context) context.Context {
 	ctx, _ = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	return ctx
 }
+
+// newApproveCmd is agentc approve: it decides a call that a run on
+// Temporal waits to have approved.
+func newApproveCmd(e Env) *cobra.Command {
+	var t temporalFlags
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "approve WORKFLOW_ID CALL_KEY yes|no",
+		Short: "Approve or deny a call that a run on Temporal waits for",
+		Long: `Approve decides a call of a run on Temporal (agentc run --temporal) that waits
+for approval: the run's workflow waits for this signal, across worker restarts,
+until the run's deadline. CALL_KEY is the call's effect key, as the worker's
+approval_asked event shows it (e.g. 2.1). A decision sent before the call asks
+is kept for it. --reason says why, for a denial: the model reads it.`,
+		Example: `  agentc approve --temporal localhost:7233 triage-1 2.1 yes
+  agentc approve --temporal localhost:7233 triage-1 3.1 no --reason "not on main"`,
+		Args: cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := t.resolve(); err != nil {
+				return err
+			}
+			if _, err := journal.ParseKey(args[1]); err != nil {
+				return UsageError("CALL_KEY: %v", err)
+			}
+			s := temporal.Approval{Key: args[1], Reason: reason}
+			switch args[2] {
+			case "yes", "y":
+				s.Approved = true
+			case "no", "n":
+			default:
+				return UsageError("the decision %q: want yes or no", args[2])
+			}
+			ctx := cmd.Context()
+			c, err := temporal.Dial(ctx, t.hostPort, t.namespace, e.Stderr)
+			if err != nil {
+				return &ExitError{Code: ExitFindings, Err: err}
+			}
+			defer c.Close()
+			if err := c.SignalWorkflow(ctx, args[0], "", temporal.SignalApprove, s); err != nil {
+				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("temporal: signalling run %s: %w", args[0], err)}
+			}
+			fmt.Fprintf(e.Stderr, "agentc: call %s of run %s: %s sent\n", args[1], args[0], args[2])
+			return nil
+		},
+	}
+	t.register(cmd.Flags(), true)
+	cmd.Flags().StringVar(&reason, "reason", "", "why: the model reads it with a denial")
+	return cmd
+}

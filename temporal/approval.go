@@ -1,0 +1,72 @@
+package temporal
+
+import (
+	"context"
+	"fmt"
+
+	"go.temporal.io/sdk/workflow"
+
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// SignalApprove is the signal that decides a call of a run waiting for
+// approval (agentc approve WORKFLOW_ID CALL_KEY yes|no).
+const SignalApprove = "approve"
+
+// Approval is the payload of SignalApprove: the decision about the call
+// whose effect key is Key.
+type Approval struct {
+	Key      string `json:"key"`
+	Approved bool   `json:"approved"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// signalApprover is a run workflow's approver: a call that needs approval
+// waits for its signal, as long as the run's deadline allows. The wait
+// is the workflow's: it outlives any worker, and a signal sent while no
+// worker runs is kept in the history. A signal for a call not yet asked
+// about is kept for it.
+type signalApprover struct {
+	ctx workflow.Context
+	ch  workflow.ReceiveChannel
+	got map[string]Approval
+}
+
+func newSignalApprover(ctx workflow.Context) *signalApprover {
+	return &signalApprover{ctx: ctx, ch: workflow.GetSignalChannel(ctx, SignalApprove), got: map[string]Approval{}}
+}
+
+func (a *signalApprover) approve(_ context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+	for {
+		if s, ok := a.got[req.Key]; ok {
+			delete(a.got, req.Key)
+			return agentrt.ApprovalDecision{Approved: s.Approved, By: agentrt.ByPerson, Reason: s.Reason}, nil
+		}
+		var err error
+		tctx, cancelTimer := workflow.WithCancel(a.ctx)
+		sel := workflow.NewSelector(a.ctx)
+		sel.AddReceive(a.ch, func(c workflow.ReceiveChannel, _ bool) {
+			var s Approval
+			c.Receive(a.ctx, &s)
+			a.got[s.Key] = s
+		})
+		sel.AddReceive(a.ctx.Done(), func(workflow.ReceiveChannel, bool) {
+			err = fmt.Errorf("the workflow was cancelled waiting for approval: %w", context.Canceled)
+		})
+		if !req.Deadline.IsZero() {
+			left := req.Deadline.Sub(workflow.Now(a.ctx))
+			if left <= 0 {
+				cancelTimer()
+				return agentrt.ApprovalDecision{}, fmt.Errorf("the deadline passed waiting for approval of call %s: %w", req.Key, context.DeadlineExceeded)
+			}
+			sel.AddFuture(workflow.NewTimer(tctx, left), func(workflow.Future) {
+				err = fmt.Errorf("the deadline passed waiting for approval of call %s: %w", req.Key, context.DeadlineExceeded)
+			})
+		}
+		sel.Select(a.ctx)
+		cancelTimer()
+		if err != nil {
+			return agentrt.ApprovalDecision{}, err
+		}
+	}
+}
