@@ -48,7 +48,9 @@ func TestRunExamples(t *testing.T) {
 			// answered here: tests send no traffic off this machine.
 			answered := &localTransport{}
 			var stdout, stderr bytes.Buffer
-			code := run([]string{"run", name, "--model", "test", "--report", "--input", input},
+			// The test model calls every tool once: those that ask for
+			// approval are approved (there is no terminal to ask on).
+			code := run([]string{"run", name, "--model", "test", "--report", "--input", input, "--approve", "yes"},
 				cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Dir: dir, HTTPTransport: answered})
 			ran++
 			if code != 0 {
