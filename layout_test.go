@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"cmd/agentc":         {"internal/cli", "internal/gcpace"},
 	"cmd/agentc-runtime": {"internal/runcmd", "internal/gcpace"},
 	"internal/cli":       {"*"},
-	"internal/runcmd":    {"runtime", "plan", "digest", "inclusion", "cost"},
+	"internal/runcmd":    {"runtime", "plan", "digest", "inclusion", "cost", "telemetry"},
 	"internal/gcpace":    {},
 	"internal/vetcase":   {},
 	"manifest":           {"plan"},
@@ -39,6 +39,8 @@ var allowed = map[string][]string{
 	"agenttest":          {"plan", "runtime", "internal/constraint"},
 	"runview":            {"runtime", "plan"},
 	"approval":           {"plan", "runtime", "digest", "internal/constraint"},
+	"telemetry":          {"runtime"},
+	"telemetry/otlp":     {"runtime", "telemetry"},
 
 	// A leaf the library packages share.
 	"internal/jsonpointer": {},
@@ -60,6 +62,10 @@ var forbidden = map[string][]string{
 	"contractdiff":    {"cuelang.org/go", "github.com/spf13/cobra"},
 	"runview":         {"cuelang.org/go", "github.com/spf13/cobra"},
 	"cost":            {"cuelang.org/go", "github.com/spf13/cobra", "text/template"},
+	// The SDK and its exporters are for the agentc program alone: the
+	// runtime program links the recorder, which needs only the API.
+	"telemetry":      {"cuelang.org/go", "github.com/spf13/cobra", "go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters"},
+	"telemetry/otlp": {"cuelang.org/go", "github.com/spf13/cobra"},
 
 	"internal/jsonpointer": {"cuelang.org/go", "github.com/spf13/cobra"},
 }

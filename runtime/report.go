@@ -124,6 +124,20 @@ type Event struct {
 	Message string `json:"message,omitempty"`
 	// Approval is the decision of an approval event.
 	Approval *ApprovalReport `json:"approval,omitempty"`
+	// Name and Provider, on run_start, are the agent's name and the
+	// provider that answers it.
+	Name     string `json:"name,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	// IsError, on tool_result, says the call failed; Message holds the
+	// error.
+	IsError bool `json:"is_error,omitempty"`
+	// Messages and Arguments are the conversation, set only when
+	// Options.Content asks for it (telemetry that records content):
+	// on model_call the messages sent, on model_response the reply, and
+	// on tool_call the call's arguments; secrets redacted. Events files
+	// never hold them.
+	Messages  []Message       `json:"-"`
+	Arguments json.RawMessage `json:"-"`
 }
 
 // Event types.

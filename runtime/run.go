@@ -73,6 +73,10 @@ type Options struct {
 	// Approver decides the calls that need approval (see Approver); nil
 	// asks nothing. Nested runs take their caller's.
 	Approver Approver
+	// Content puts the conversation in events (Event.Messages and
+	// Arguments), for telemetry that records it; off, events carry none
+	// and nothing is copied.
+	Content bool
 }
 
 // Overrides replace budgets of the plan. A nil field keeps the plan's.
@@ -324,7 +328,7 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	if x.offline() {
 		start = fmt.Sprintf("offline: the test model answers in place of %s %s; %s", r.agent.Model.Provider, r.agent.Model.Name, start)
 	}
-	x.emit(Event{Type: EventRunStart, Model: x.shown(), Message: start})
+	x.emit(Event{Type: EventRunStart, Model: x.shown(), Message: start, Name: r.agent.Name, Provider: x.provider})
 	x.loop()
 	if x.journal != nil && x.jpath == "" {
 		if d := x.unreachedDivergence(); d != nil && x.rep.Divergence == nil && !x.rep.Interrupted {
@@ -520,7 +524,11 @@ func (x *run) loop() {
 		if !ok {
 			return
 		}
-		x.emit(Event{Type: EventModelCall, Round: round, Model: x.shown()})
+		call := Event{Type: EventModelCall, Round: round, Model: x.shown()}
+		if x.opts.Content {
+			call.Messages = req.Messages
+		}
+		x.emit(call)
 		resp, replayed, err := x.complete(round, req, nil)
 		if err != nil {
 			x.settle(res, Usage{})
@@ -536,9 +544,13 @@ func (x *run) loop() {
 		x.settle(res, usage)
 		c := price(x.prices(), x.provider, x.model, usage, odd != "")
 		x.roundCost = x.roundCost.Add(c)
-		x.emit(Event{Type: EventModelResponse, Round: round, Model: x.shown(), Usage: &usage, Cost: &c, Message: strings.TrimSpace(replayedNote(replayed) + " " + odd)})
 		msg := resp.Message
 		msg.Role = Assistant
+		reply := Event{Type: EventModelResponse, Round: round, Model: x.shown(), Usage: &usage, Cost: &c, Message: strings.TrimSpace(replayedNote(replayed) + " " + odd)}
+		if x.opts.Content {
+			reply.Messages = []Message{redactMessage(x.opts.Secrets, msg)}
+		}
+		x.emit(reply)
 		x.say(msg)
 		// An answering turn, one where only the answer may be given, that
 		// ends with no attempt at one counts against answer_turns.
@@ -935,7 +947,11 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	cr = callReport(c)
 	start := x.now()
 	replayed := false
-	x.emit(Event{Type: EventToolCall, Round: round, Tool: c.Name, CallID: c.ID})
+	call := Event{Type: EventToolCall, Round: round, Tool: c.Name, CallID: c.ID}
+	if x.opts.Content {
+		call.Arguments = x.opts.Secrets.JSON(c.Arguments)
+	}
+	x.emit(call)
 	defer func() {
 		cr.IsError = res.IsError
 		if res.IsError {
@@ -948,7 +964,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		if replayed {
 			msg = strings.TrimSpace(replayedNote(true) + " " + msg)
 		}
-		x.emit(Event{Type: EventToolResult, Round: round, Tool: c.Name, CallID: c.ID, Message: msg})
+		x.emit(Event{Type: EventToolResult, Round: round, Tool: c.Name, CallID: c.ID, Message: msg, IsError: res.IsError})
 	}()
 	t, ok := x.opts.Tools[c.Name]
 	switch {

@@ -74,6 +74,9 @@ func TestScripts(t *testing.T) {
 			"screenshot":   screenshot,
 			"dom":          dom,
 			"ptyexec":      ptyExec,
+			// otlpreceiver starts a collector that takes OTLP over HTTP
+			// (see otlp_test.go).
+			"otlpreceiver": otlpReceiver,
 			// temporal starts a Temporal dev server for the script, stopped
 			// when it ends, and sets $TEMPORAL to its address. Scripts that
 			// use it skip first where the [temporal] condition is false.

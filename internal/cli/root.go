@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/telemetry/otlp"
 )
 
 // The command line's environment, errors and exit codes are the run
@@ -52,7 +53,7 @@ type Compiler struct {
 // process's arguments and streams, and returns the exit code.
 func Main(c *Compiler) int {
 	dir, _ := os.Getwd()
-	return Run(os.Args[1:], Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir, Program: true}, c)
+	return Run(os.Args[1:], Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir, Program: true, Telemetry: otlp.FromEnv}, c)
 }
 
 // Run runs the command line args with c's verbs and run, and returns the

@@ -22,6 +22,7 @@ import (
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
+	"agentc.dev/agentc/telemetry"
 )
 
 // maxParallel bounds --parallel: past it, runs only wait on each other
@@ -65,7 +66,7 @@ func checkBatchFlags(f Flags, changed func(string) bool) error {
 
 // runBatch runs the agent once per line of --batch, printing a result line
 // per item on stdout in input order, and a summary on stderr.
-func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts agentrt.Options, hosts []string, secrets *redact.Set) error {
+func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts agentrt.Options, hosts []string, secrets *redact.Set, tel *telemetry.Telemetry) error {
 	in, total, closeIn, err := batchInput(e, f.batch)
 	if err != nil {
 		return err
@@ -76,6 +77,10 @@ func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opt
 		return err
 	}
 	defer closeEvents()
+	if tel != nil {
+		events = batchTelemetry(ctx, tel, events)
+		opts.Content = tel.Content()
+	}
 	toolEvents := func(ev agentrt.Event) { events(-1, ev) }
 	var journals *batch.Journals
 	var servers map[string]tool.ServerRecord
@@ -238,6 +243,31 @@ func countItems(r io.Reader) int64 {
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return n
 		}
+	}
+}
+
+// batchTelemetry records each item's run as a trace of its own, then
+// passes its events on to next. Events of no item (called agents' runs,
+// provider retries: the tools and models are shared by the items) are
+// not traced.
+func batchTelemetry(ctx context.Context, tel *telemetry.Telemetry, next func(int, agentrt.Event)) func(int, agentrt.Event) {
+	var mu sync.Mutex
+	recs := map[int]*telemetry.Recorder{}
+	return func(i int, ev agentrt.Event) {
+		if i >= 0 {
+			mu.Lock()
+			rec := recs[i]
+			if rec == nil {
+				rec = tel.Recorder(ctx)
+				recs[i] = rec
+			}
+			if ev.Type == agentrt.EventRunEnd && ev.Agent == "" {
+				delete(recs, i)
+			}
+			mu.Unlock()
+			rec.Event(ev)
+		}
+		next(i, ev)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"agentc.dev/agentc/runtime/fault"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
+	"agentc.dev/agentc/telemetry"
 )
 
 // Exit codes of a run, a contract scripts branch on.
@@ -129,7 +130,17 @@ func RunAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	}
 	e.stderrTTY, e.rawStderr = isTerminal(e.Stderr), e.Stderr
 	e.Stdout, e.Stderr = secrets.Writer(e.Stdout), secrets.Writer(e.Stderr)
-	err := runAgent(ctx, e, compile, path, f, changed, secrets)
+	var tel *telemetry.Telemetry
+	if e.Telemetry != nil {
+		t, flush, err := e.Telemetry(ctx, e.Stderr, secrets)
+		if err != nil {
+			return &ExitError{Code: ExitUsage, Err: secrets.Error(err)}
+		}
+		// Flushed on every way out: an error, a bound, an interrupt.
+		defer flush()
+		tel = t
+	}
+	err := runAgent(ctx, e, compile, path, f, changed, secrets, tel)
 	var xe *ExitError
 	if errors.As(err, &xe) && xe.Err != nil {
 		return &ExitError{Code: xe.Code, Err: secrets.Error(xe.Err)}
@@ -137,7 +148,7 @@ func RunAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	return secrets.Error(err)
 }
 
-func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags, changed func(name string) bool, secrets *redact.Set) error {
+func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags, changed func(name string) bool, secrets *redact.Set, tel *telemetry.Telemetry) error {
 	hosts, err := keyHosts(os.Getenv(KeyHostsVar))
 	if err != nil {
 		return err
@@ -235,9 +246,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		return err
 	}
 	if f.batch != "" {
-		return runBatch(ctx, e, p, dir, f, opts, hosts, secrets)
+		return runBatch(ctx, e, p, dir, f, opts, hosts, secrets, tel)
 	}
-	rep, signal, err := runOne(ctx, e, p, dir, f, opts, hosts, secrets, input)
+	rep, signal, err := runOne(ctx, e, p, dir, f, opts, hosts, secrets, input, tel)
 	if err != nil {
 		return err
 	}
@@ -247,7 +258,7 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 // runOne makes one run of a plan here, with the flags' journal, events and
 // model; it returns the report and the exit code of the stop signal that
 // interrupted the run, or 0.
-func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts agentrt.Options, hosts []string, secrets *redact.Set, input json.RawMessage) (*agentrt.Report, int, error) {
+func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts agentrt.Options, hosts []string, secrets *redact.Set, input json.RawMessage, tel *telemetry.Telemetry) (*agentrt.Report, int, error) {
 	// The journal's lock comes first, before anything is written.
 	jn, err := openJournal(e, p, f)
 	if err != nil {
@@ -263,6 +274,14 @@ func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts 
 		defer eventsFile.Close()
 	}
 	opts.Events = eventPrinter(e.Stderr, eventsFile, secrets)
+	if tel != nil {
+		rec, printer := tel.Recorder(ctx), opts.Events
+		opts.Events = func(ev agentrt.Event) {
+			rec.Event(ev)
+			printer(ev)
+		}
+		opts.Content = tel.Content()
+	}
 	opts.Secrets = secrets
 	opts.Journal = jn.rt
 	// The provider that answers, which a journal's fingerprints name.
@@ -304,6 +323,7 @@ func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts 
 		OnServer:      jn.onServer,
 		Provider:      f.model,
 		Secrets:       secrets,
+		Content:       opts.Content,
 		Pool:          opts.Pool,
 		Prices:        opts.Prices,
 	})

@@ -15,6 +15,9 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+
+	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/telemetry"
 )
 
 // Exit codes shared by every verb; the run codes are in run.go.
@@ -62,12 +65,21 @@ type Env struct {
 	// behind (Linux) and kills it when it ends, and a second stop signal
 	// ends the process at once.
 	Program bool
+	// Telemetry, when set, starts telemetry from the environment (see
+	// package telemetry/otlp) for the runs a command makes: it returns
+	// nil when telemetry is off, and the function that exports what is
+	// left when the command ends.
+	Telemetry TelemetryFunc
 	// stderrTTY says Stderr is a terminal, where a batch draws a
 	// progress bar on rawStderr, Stderr before the secrets are redacted
 	// from it (the bar holds only counts); RunAgent sets both.
 	stderrTTY bool
 	rawStderr io.Writer
 }
+
+// TelemetryFunc starts telemetry; warn is where export failures are
+// reported.
+type TelemetryFunc func(ctx context.Context, warn io.Writer, secrets *redact.Set) (*telemetry.Telemetry, func(), error)
 
 // RuntimeProgram is the name of the program that runs plans without the
 // compiler.

@@ -60,6 +60,9 @@ type Env struct {
 	// on from agentc's environment (an exec or mcp tool's env), and is
 	// shared with called agents' runs (runtime.Options.Secrets).
 	Secrets *redact.Set
+	// Content is shared with called agents' runs
+	// (runtime.Options.Content).
+	Content bool
 
 	path    string          // the agent tools that led here, for events
 	depth   int             // how many agent tools led here

@@ -1,0 +1,213 @@
+// Package otlp starts OpenTelemetry's SDK for agentc from the standard
+// OTEL_* environment variables: traces and metrics exported over OTLP
+// (HTTP/protobuf by default, or gRPC). When none of the variables is set,
+// nothing is started.
+package otlp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/telemetry"
+)
+
+// Vars are the variables any one of which turns telemetry on.
+var Vars = []string{
+	"OTEL_EXPORTER_OTLP_ENDPOINT",
+	"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+	"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+	"OTEL_EXPORTER_OTLP_PROTOCOL",
+	"OTEL_SERVICE_NAME",
+	"OTEL_TRACES_EXPORTER",
+	"OTEL_METRICS_EXPORTER",
+}
+
+// FlushTimeout bounds the export of what is left when a program ends: an
+// unreachable collector delays the exit by at most this.
+const FlushTimeout = 5 * time.Second
+
+// ConfigError reports an OTEL_* variable with a value agentc cannot use.
+type ConfigError struct{ Var, Value, Want string }
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("%s=%q: agentc supports %s", e.Var, e.Value, e.Want)
+}
+
+// Session is the SDK started for one program: the Telemetry that records
+// runs, and the providers it exports through.
+type Session struct {
+	*telemetry.Telemetry
+	shutdown []func(context.Context) error
+	warn     func(error) // says, once, that an export failed
+}
+
+// FromEnv is Start with the process's environment, for a command line
+// (internal/runcmd's Env.Telemetry): it returns nil when telemetry is
+// off, and the function that exports what is left, reporting a failure on
+// warn.
+func FromEnv(ctx context.Context, warn io.Writer, secrets *redact.Set) (*telemetry.Telemetry, func(), error) {
+	s, err := Start(ctx, os.Getenv, warn, secrets)
+	if err != nil || s == nil {
+		return nil, func() {}, err
+	}
+	return s.Telemetry, func() {
+		if err := s.Shutdown(); err != nil {
+			s.warn(err)
+		}
+	}, nil
+}
+
+// Start reads the environment through getenv and, when any of Vars is set
+// (and OTEL_SDK_DISABLED is not "true"), starts the SDK's tracer and meter
+// providers with OTLP exporters, which read the rest of the OTEL_*
+// variables (endpoints, headers, timeouts, resource attributes, sampler)
+// themselves. It returns nil when telemetry is off. Export failures are
+// reported once on warn, and never fail a run. Content is recorded when
+// telemetry.CaptureVar is "true", with secrets redacted.
+func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secrets *redact.Set) (*Session, error) {
+	on := false
+	for _, v := range Vars {
+		on = on || getenv(v) != ""
+	}
+	if !on || strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
+		return nil, nil
+	}
+	traces, err := exporterKind(getenv, "OTEL_TRACES_EXPORTER")
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := exporterKind(getenv, "OTEL_METRICS_EXPORTER")
+	if err != nil {
+		return nil, err
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(semconv.ServiceName("agentc")),
+		resource.WithTelemetrySDK(),
+		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+	)
+	if err != nil && res == nil {
+		return nil, fmt.Errorf("telemetry: the resource: %w", err)
+	}
+	s := &Session{}
+	var once sync.Once
+	s.warn = func(err error) {
+		once.Do(func() {
+			fmt.Fprintf(warn, "agentc: warning: telemetry could not be exported (the run goes on): %v\n", secrets.Error(err))
+		})
+	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(s.warn))
+	var tracerProvider trace.TracerProvider = tracenoop.NewTracerProvider()
+	var meterProvider metric.MeterProvider = metricnoop.NewMeterProvider()
+	if traces {
+		proto, err := protocol(getenv, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+		if err != nil {
+			return nil, err
+		}
+		var exp sdktrace.SpanExporter
+		// No retries: a program flushes at its end, where a collector
+		// that does not answer must not hold it up.
+		if proto == "grpc" {
+			exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
+		} else {
+			exp, err = otlptracehttp.New(ctx, otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: the trace exporter: %w", err)
+		}
+		p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		tracerProvider, s.shutdown = p, append(s.shutdown, p.Shutdown)
+	}
+	if metrics {
+		proto, err := protocol(getenv, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
+		if err != nil {
+			return nil, err
+		}
+		var exp sdkmetric.Exporter
+		if proto == "grpc" {
+			exp, err = otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: false}))
+		} else {
+			exp, err = otlpmetrichttp.New(ctx, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: the metric exporter: %w", err)
+		}
+		p := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
+		meterProvider, s.shutdown = p, append(s.shutdown, p.Shutdown)
+	}
+	s.Telemetry, err = telemetry.New(tracerProvider, meterProvider, telemetry.Options{
+		Content: getenv(telemetry.CaptureVar) == "true",
+		Secrets: secrets,
+	})
+	if err != nil {
+		_ = s.Shutdown()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Shutdown exports what is left and stops the providers, within
+// FlushTimeout whatever the collector does. A nil Session has nothing to
+// do.
+func (s *Session) Shutdown() error {
+	if s == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), FlushTimeout)
+	defer cancel()
+	var errs []error
+	for _, f := range s.shutdown {
+		errs = append(errs, f(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// exporterKind reads OTEL_TRACES_EXPORTER or OTEL_METRICS_EXPORTER: on
+// for "otlp" or unset, off for "none".
+func exporterKind(getenv func(string) string, name string) (bool, error) {
+	switch v := getenv(name); v {
+	case "", "otlp":
+		return true, nil
+	case "none":
+		return false, nil
+	default:
+		return false, &ConfigError{name, v, `"otlp" or "none"`}
+	}
+}
+
+// protocol reads the signal's OTLP protocol, else the general one:
+// "http/protobuf" (the default) or "grpc".
+func protocol(getenv func(string) string, signal string) (string, error) {
+	name, v := signal, getenv(signal)
+	if v == "" {
+		name, v = "OTEL_EXPORTER_OTLP_PROTOCOL", getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	switch v {
+	case "", "http/protobuf":
+		return "http/protobuf", nil
+	case "grpc":
+		return "grpc", nil
+	}
+	return "", &ConfigError{name, v, `"http/protobuf" or "grpc"`}
+}

@@ -1,0 +1,275 @@
+package telemetry_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/runtime/testmodel"
+	"agentc.dev/agentc/runtime/tool"
+	"agentc.dev/agentc/telemetry"
+)
+
+const secret = "sk-test-0123456789abcdef"
+
+func sealed(t testing.TB, a plan.Agent, callees map[string]plan.Callee) *plan.Plan {
+	t.Helper()
+	p := &plan.Plan{Agent: a, Callees: callees}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// lookup is a tool whose arguments (the test model writes the const) and
+// result hold the secret.
+type lookup struct{}
+
+func (lookup) Spec() agentrt.ToolSpec {
+	return agentrt.ToolSpec{Name: "lookup", Description: "Look up.", Schema: json.RawMessage(`{"type":"object","properties":{"key":{"const":"` + secret + `"}},"required":["key"]}`)}
+}
+
+func (lookup) Call(context.Context, json.RawMessage) (agentrt.ToolResult, error) {
+	return agentrt.ToolResult{Content: "found for " + secret}, nil
+}
+
+// triage calls a tool and, as its tool "label", the agent labeller.
+func triage(t testing.TB) *plan.Plan {
+	child := sealed(t, plan.Agent{
+		Name: "labeller", Model: plan.Model{Provider: "test", Name: "small-1"}, Instructions: "Label.",
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}},
+		Input:        &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`)},
+		Output:       &plan.Output{Name: "answer", Description: "The label.", Schema: json.RawMessage(`{"enum":["bug","feature"]}`), Retries: 2},
+		Strategy:     plan.Strategy{OnProse: "remind", Reminders: 2},
+	}, nil)
+	return sealed(t, plan.Agent{
+		Name: "triage", Model: plan.Model{Provider: "test", Name: "big-2"}, Instructions: "Triage.",
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{
+			"label":  {Kind: "agent", Description: "Label an issue.", Path: "label.cue"},
+			"lookup": {Kind: "exec", Description: "Look up."},
+		}},
+		Output:   &plan.Output{Name: "answer", Description: "The verdict.", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`), Retries: 2},
+		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
+	}, map[string]plan.Callee{"label": {Path: "label.cue", Dir: ".", Contract: child.Digests.Contract, Plan: child}})
+}
+
+// record runs triage with a recorder and returns its spans and metrics.
+func record(t *testing.T, content bool) (tracetest.SpanStubs, metricdata.ResourceMetrics) {
+	t.Helper()
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	secrets := &redact.Set{}
+	secrets.Add(secret)
+	tel, err := telemetry.New(tp, mp, telemetry.Options{Content: content, Secrets: secrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tel.Recorder(context.Background())
+	p := triage(t)
+	env := tool.Env{
+		BaseDir:  t.TempDir(),
+		ModelFor: func(*plan.Plan) (agentrt.Model, error) { return testmodel.Model{}, nil },
+		Events:   rec.Event,
+		Secrets:  secrets,
+		Content:  tel.Content(),
+	}
+	tools, closeTools, err := tool.Build(context.Background(), &plan.Plan{Agent: plan.Agent{Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"label": p.Agent.Capabilities.Tools["label"]}}}, Callees: p.Callees}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTools()
+	tools["lookup"] = lookup{}
+	r, err := agentrt.New(p, agentrt.Options{Model: testmodel.Model{}, Tools: tools, Events: rec.Event, Secrets: secrets, Content: tel.Content()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), nil)
+	if err != nil || rep.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("the run: %v %+v", err, rep)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	return spans.GetSpans(), rm
+}
+
+func attrs(s tracetest.SpanStub) map[string]string {
+	m := map[string]string{}
+	for _, kv := range s.Attributes {
+		m[string(kv.Key)] = kv.Value.Emit()
+	}
+	return m
+}
+
+// TestSpans: a run with a tool and a called agent is a tree of spans
+// named and attributed by the GenAI conventions, the called agent's run
+// under the tool call that ran it.
+func TestSpans(t *testing.T) {
+	spans, _ := record(t, false)
+	byID := map[string]tracetest.SpanStub{}
+	for _, s := range spans {
+		byID[s.SpanContext.SpanID().String()] = s
+		if !s.SpanContext.TraceID().IsValid() || s.SpanContext.TraceID() != spans[0].SpanContext.TraceID() {
+			t.Errorf("span %s is not in the run's trace", s.Name)
+		}
+	}
+	parent := func(s tracetest.SpanStub) string {
+		if p, ok := byID[s.Parent.SpanID().String()]; ok {
+			return p.Name
+		}
+		return ""
+	}
+	// Each span's name, its parent's, and the attributes it must have.
+	want := []struct {
+		name, parent string
+		attrs        map[string]string
+	}{
+		{"invoke_agent triage", "", map[string]string{"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "triage", "gen_ai.provider.name": "test", "gen_ai.request.model": "big-2", "agentc.outcome": "ok", "agentc.bound": "none"}},
+		{"round 1", "invoke_agent triage", map[string]string{"agentc.round": "1"}},
+		{"chat big-2", "round 1", map[string]string{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "test", "gen_ai.request.model": "big-2"}},
+		{"execute_tool label", "round 1", map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "label"}},
+		{"invoke_agent labeller", "execute_tool label", map[string]string{"gen_ai.agent.name": "labeller", "agentc.agent.path": "label", "gen_ai.request.model": "small-1"}},
+		{"chat small-1", "round 1", map[string]string{"gen_ai.operation.name": "chat", "gen_ai.request.model": "small-1"}},
+		{"execute_tool lookup", "round 1", map[string]string{"gen_ai.tool.name": "lookup"}},
+		{"round 2", "invoke_agent triage", nil},
+	}
+	for _, w := range want {
+		found := false
+		for _, s := range spans {
+			if s.Name != w.name || parent(s) != w.parent {
+				continue
+			}
+			found = true
+			got := attrs(s)
+			for k, v := range w.attrs {
+				if got[k] != v {
+					t.Errorf("span %s: %s = %q, want %q", w.name, k, got[k], v)
+				}
+			}
+			if strings.HasPrefix(w.name, "chat") && (got["gen_ai.usage.input_tokens"] == "" || got["gen_ai.usage.input_tokens"] == "0") {
+				t.Errorf("span %s has no input tokens: %v", w.name, got)
+			}
+			if strings.HasPrefix(w.name, "execute_tool") && got["gen_ai.tool.call.id"] == "" {
+				t.Errorf("span %s has no call id", w.name)
+			}
+			if s.EndTime.Before(s.StartTime) || s.EndTime.IsZero() {
+				t.Errorf("span %s ends %v, before it starts %v", w.name, s.EndTime, s.StartTime)
+			}
+		}
+		if !found {
+			var have []string
+			for _, s := range spans {
+				have = append(have, s.Name+" < "+parent(s))
+			}
+			t.Errorf("no span %q under %q; spans: %s", w.name, w.parent, strings.Join(have, ", "))
+		}
+	}
+}
+
+// TestContent: content is recorded only when asked for, and a secret is
+// never recorded, in an attribute or an event.
+func TestContent(t *testing.T) {
+	contentKeys := []string{"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"}
+	for _, on := range []bool{false, true} {
+		spans, _ := record(t, on)
+		seen := map[string]string{}
+		for _, s := range spans {
+			var all []attribute.KeyValue
+			all = append(all, s.Attributes...)
+			for _, e := range s.Events {
+				all = append(all, e.Attributes...)
+			}
+			for _, kv := range all {
+				if strings.Contains(kv.Value.Emit(), secret) {
+					t.Errorf("content %v: span %s: %s holds the secret: %s", on, s.Name, kv.Key, kv.Value.Emit())
+				}
+				seen[string(kv.Key)+" "+s.Name] = kv.Value.Emit()
+			}
+		}
+		for _, k := range contentKeys {
+			n := 0
+			for key := range seen {
+				if strings.HasPrefix(key, k+" ") {
+					n++
+				}
+			}
+			if on != (n > 0) {
+				t.Errorf("content %v: %s recorded on %d spans", on, k, n)
+			}
+		}
+		if on {
+			if a := seen["gen_ai.tool.call.arguments execute_tool lookup"]; !strings.Contains(a, redact.Marker) {
+				t.Errorf("the lookup's arguments are %q, not redacted", a)
+			}
+			if in := seen["gen_ai.input.messages chat big-2"]; !strings.Contains(in, `"role":"user"`) {
+				t.Errorf("the input messages are %q", in)
+			}
+			if sys := seen["gen_ai.system_instructions chat big-2"]; !strings.Contains(sys, "Triage.") {
+				t.Errorf("the system instructions are %q", sys)
+			}
+		}
+	}
+}
+
+// TestMetrics: tokens by type, operation duration and agentc's counters,
+// by agent and model.
+func TestMetrics(t *testing.T) {
+	spans, rm := record(t, false)
+	chats := int64(0)
+	for _, s := range spans {
+		if strings.HasPrefix(s.Name, "chat ") {
+			chats++
+		}
+	}
+	got := map[string]metricdata.Aggregation{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			got[m.Name] = m.Data
+		}
+	}
+	tokens, ok := got["gen_ai.client.token.usage"].(metricdata.Histogram[int64])
+	if !ok {
+		t.Fatalf("no token usage histogram; metrics: %v", got)
+	}
+	types := map[string]bool{}
+	for _, dp := range tokens.DataPoints {
+		v, _ := dp.Attributes.Value("gen_ai.token.type")
+		a, _ := dp.Attributes.Value("gen_ai.agent.name")
+		m, _ := dp.Attributes.Value("gen_ai.request.model")
+		types[v.AsString()+" "+a.AsString()+" "+m.AsString()] = dp.Sum > 0
+	}
+	for _, k := range []string{"input triage big-2", "output triage big-2", "input labeller small-1", "output labeller small-1"} {
+		if !types[k] {
+			t.Errorf("no tokens recorded for %s: %v", k, types)
+		}
+	}
+	if _, ok := got["gen_ai.client.operation.duration"].(metricdata.Histogram[float64]); !ok {
+		t.Errorf("no operation duration histogram")
+	}
+	calls, ok := got["agentc.model.calls"].(metricdata.Sum[int64])
+	total := int64(0)
+	for _, dp := range calls.DataPoints {
+		total += dp.Value
+	}
+	if !ok || total != chats || chats < 2 {
+		t.Errorf("agentc.model.calls counted %d calls; the trace has %d", total, chats)
+	}
+	for _, name := range []string{"agentc.tool.calls", "agentc.runs"} {
+		if _, ok := got[name].(metricdata.Sum[int64]); !ok {
+			t.Errorf("no %s counter", name)
+		}
+	}
+}
