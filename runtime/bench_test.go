@@ -56,6 +56,10 @@ func benchRunnerWith(b *testing.B, rounds int, opts agentrt.Options) *agentrt.Ru
 	if opts.Model == nil {
 		opts.Model = newLoopModel(rounds)
 	}
+	if opts.Budgets.Rounds == nil {
+		// The run must not end on the default rounds bound first.
+		opts.Budgets.Rounds = &rounds
+	}
 	if opts.Tools == nil {
 		opts.Tools = map[string]agentrt.Tool{"search": &echoTool{name: "search"}}
 	}

@@ -3,10 +3,12 @@ package telemetry_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -31,19 +33,29 @@ func sealed(t testing.TB, a plan.Agent, callees map[string]plan.Callee) *plan.Pl
 	return p
 }
 
-// lookup is a tool whose arguments (the test model writes the const) and
-// result hold the secret.
+// lookup is a tool whose result holds the secret.
 type lookup struct{}
 
 func (lookup) Spec() agentrt.ToolSpec {
-	return agentrt.ToolSpec{Name: "lookup", Description: "Look up.", Schema: json.RawMessage(`{"type":"object","properties":{"key":{"const":"` + secret + `"}},"required":["key"]}`)}
+	return agentrt.ToolSpec{Name: "lookup", Description: "Look up.", Schema: json.RawMessage(`{"type":"object","properties":{"key":{"type":"string"}},"required":["key"]}`)}
 }
 
 func (lookup) Call(context.Context, json.RawMessage) (agentrt.ToolResult, error) {
 	return agentrt.ToolResult{Content: "found for " + secret}, nil
 }
 
-// triage calls a tool and, as its tool "label", the agent labeller.
+// broken is a tool that fails.
+type broken struct{}
+
+func (broken) Spec() agentrt.ToolSpec {
+	return agentrt.ToolSpec{Name: "broken", Description: "Fails.", Schema: json.RawMessage(`{"type":"object"}`)}
+}
+
+func (broken) Call(context.Context, json.RawMessage) (agentrt.ToolResult, error) {
+	return agentrt.ToolResult{}, errors.New("out of order")
+}
+
+// triage calls tools and, as its tool "label", the agent labeller.
 func triage(t testing.TB) *plan.Plan {
 	child := sealed(t, plan.Agent{
 		Name: "labeller", Model: plan.Model{Provider: "test", Name: "small-1"}, Instructions: "Label.",
@@ -57,6 +69,7 @@ func triage(t testing.TB) *plan.Plan {
 		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{
 			"label":  {Kind: "agent", Description: "Label an issue.", Path: "label.cue"},
 			"lookup": {Kind: "exec", Description: "Look up."},
+			"broken": {Kind: "exec", Description: "Fails."},
 		}},
 		Output:   &plan.Output{Name: "answer", Description: "The verdict.", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`), Retries: 2},
 		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
@@ -90,7 +103,7 @@ func record(t *testing.T, content bool) (tracetest.SpanStubs, metricdata.Resourc
 		t.Fatal(err)
 	}
 	defer closeTools()
-	tools["lookup"] = lookup{}
+	tools["lookup"], tools["broken"] = lookup{}, broken{}
 	r, err := agentrt.New(p, agentrt.Options{Model: testmodel.Model{}, Tools: tools, Events: rec.Event, Secrets: secrets, Content: tel.Content()})
 	if err != nil {
 		t.Fatal(err)
@@ -144,6 +157,7 @@ func TestSpans(t *testing.T) {
 		{"invoke_agent labeller", "execute_tool label", map[string]string{"gen_ai.agent.name": "labeller", "agentc.agent.path": "label", "gen_ai.request.model": "small-1"}},
 		{"chat small-1", "round 1", map[string]string{"gen_ai.operation.name": "chat", "gen_ai.request.model": "small-1"}},
 		{"execute_tool lookup", "round 1", map[string]string{"gen_ai.tool.name": "lookup"}},
+		{"execute_tool broken", "round 1", map[string]string{"gen_ai.tool.name": "broken", "error.type": "tool_error"}},
 		{"round 2", "invoke_agent triage", nil},
 	}
 	for _, w := range want {
@@ -164,6 +178,9 @@ func TestSpans(t *testing.T) {
 			}
 			if strings.HasPrefix(w.name, "execute_tool") && got["gen_ai.tool.call.id"] == "" {
 				t.Errorf("span %s has no call id", w.name)
+			}
+			if failed := w.attrs["error.type"] != ""; failed != (s.Status.Code == codes.Error) {
+				t.Errorf("span %s has status %v", w.name, s.Status)
 			}
 			if s.EndTime.Before(s.StartTime) || s.EndTime.IsZero() {
 				t.Errorf("span %s ends %v, before it starts %v", w.name, s.EndTime, s.StartTime)
@@ -211,8 +228,11 @@ func TestContent(t *testing.T) {
 			}
 		}
 		if on {
-			if a := seen["gen_ai.tool.call.arguments execute_tool lookup"]; !strings.Contains(a, redact.Marker) {
-				t.Errorf("the lookup's arguments are %q, not redacted", a)
+			if a := seen["gen_ai.tool.call.arguments execute_tool lookup"]; !strings.Contains(a, `"key"`) {
+				t.Errorf("the lookup's arguments are %q", a)
+			}
+			if r := seen["gen_ai.tool.call.result execute_tool lookup"]; r != "found for "+redact.Marker {
+				t.Errorf("the lookup's result is %q, not redacted", r)
 			}
 			if in := seen["gen_ai.input.messages chat big-2"]; !strings.Contains(in, `"role":"user"`) {
 				t.Errorf("the input messages are %q", in)

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	nethttp "net/http"
 	"net/http/httptest"
 	"os"
@@ -15,31 +17,41 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	v1 "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 )
 
 // otlpReceiver starts, for a testscript, a collector on loopback that
-// takes OTLP over HTTP (protobuf) and points OTEL_EXPORTER_OTLP_ENDPOINT
-// at itself. It writes the spans it received to otlp-spans.txt, one a
-// line: the name, "<" and the parent's name (or "-"), then the
-// attributes as key=value, sorted (newlines in values as \n); span events follow as "  event NAME".
-// The names of the metrics go to otlp-metrics.txt, one a line.
+// takes OTLP over HTTP (protobuf), or with "grpc" over gRPC, and points
+// OTEL_EXPORTER_OTLP_ENDPOINT (and the protocol) at itself. It writes the
+// spans it received to otlp-spans.txt, one a line: the name, "<" and the
+// parent's name (or "-"), then the attributes as key=value, sorted
+// (newlines in values as \n); span events follow as "  event NAME". The
+// names of the metrics go to otlp-metrics.txt, one a line.
 func otlpReceiver(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 0 {
-		ts.Fatalf("usage: otlpreceiver")
+	if neg || len(args) > 1 || len(args) == 1 && args[0] != "grpc" {
+		ts.Fatalf("usage: otlpreceiver [grpc]")
 	}
-	spansFile, metricsFile := ts.MkAbs("otlp-spans.txt"), ts.MkAbs("otlp-metrics.txt")
-	var mu sync.Mutex
-	var spans []*v1.Span
-	metrics := map[string]bool{}
+	c := &collector{spansFile: ts.MkAbs("otlp-spans.txt"), metricsFile: ts.MkAbs("otlp-metrics.txt"), metrics: map[string]bool{}}
+	if len(args) == 1 {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		ts.Check(err)
+		srv := grpc.NewServer()
+		tracepb.RegisterTraceServiceServer(srv, grpcTraces{c: c})
+		metricpb.RegisterMetricsServiceServer(srv, grpcMetrics{c: c})
+		go func() { _ = srv.Serve(lis) }()
+		ts.Defer(srv.Stop)
+		ts.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://"+lis.Addr().String())
+		ts.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+		return
+	}
 	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil || r.Header.Get("Content-Type") != "application/x-protobuf" {
 			nethttp.Error(w, "not OTLP protobuf", nethttp.StatusBadRequest)
 			return
 		}
-		mu.Lock()
-		defer mu.Unlock()
+		var resp proto.Message
 		switch r.URL.Path {
 		case "/v1/traces":
 			var req tracepb.ExportTraceServiceRequest
@@ -47,43 +59,83 @@ func otlpReceiver(ts *testscript.TestScript, neg bool, args []string) {
 				nethttp.Error(w, err.Error(), nethttp.StatusBadRequest)
 				return
 			}
-			for _, rs := range req.ResourceSpans {
-				for _, ss := range rs.ScopeSpans {
-					spans = append(spans, ss.Spans...)
-				}
-			}
-			_ = os.WriteFile(spansFile, []byte(spanLines(spans)), 0o644)
-			out, _ := proto.Marshal(&tracepb.ExportTraceServiceResponse{})
-			w.Header().Set("Content-Type", "application/x-protobuf")
-			_, _ = w.Write(out)
+			c.traces(&req)
+			resp = &tracepb.ExportTraceServiceResponse{}
 		case "/v1/metrics":
 			var req metricpb.ExportMetricsServiceRequest
 			if err := proto.Unmarshal(body, &req); err != nil {
 				nethttp.Error(w, err.Error(), nethttp.StatusBadRequest)
 				return
 			}
-			for _, rm := range req.ResourceMetrics {
-				for _, sm := range rm.ScopeMetrics {
-					for _, m := range sm.Metrics {
-						metrics[m.Name] = true
-					}
-				}
-			}
-			var names []string
-			for n := range metrics {
-				names = append(names, n+"\n")
-			}
-			sort.Strings(names)
-			_ = os.WriteFile(metricsFile, []byte(strings.Join(names, "")), 0o644)
-			out, _ := proto.Marshal(&metricpb.ExportMetricsServiceResponse{})
-			w.Header().Set("Content-Type", "application/x-protobuf")
-			_, _ = w.Write(out)
+			c.metricsIn(&req)
+			resp = &metricpb.ExportMetricsServiceResponse{}
 		default:
 			nethttp.NotFound(w, r)
+			return
 		}
+		out, _ := proto.Marshal(resp)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+}
+
+// collector keeps what a receiver was sent, and writes it to its files.
+type collector struct {
+	spansFile, metricsFile string
+	mu                     sync.Mutex
+	spans                  []*v1.Span
+	metrics                map[string]bool
+}
+
+func (c *collector) traces(req *tracepb.ExportTraceServiceRequest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, rs := range req.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			c.spans = append(c.spans, ss.Spans...)
+		}
+	}
+	_ = os.WriteFile(c.spansFile, []byte(spanLines(c.spans)), 0o644)
+}
+
+func (c *collector) metricsIn(req *metricpb.ExportMetricsServiceRequest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, rm := range req.ResourceMetrics {
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				c.metrics[m.Name] = true
+			}
+		}
+	}
+	var names []string
+	for n := range c.metrics {
+		names = append(names, n+"\n")
+	}
+	sort.Strings(names)
+	_ = os.WriteFile(c.metricsFile, []byte(strings.Join(names, "")), 0o644)
+}
+
+type grpcTraces struct {
+	tracepb.UnimplementedTraceServiceServer
+	c *collector
+}
+
+func (g grpcTraces) Export(_ context.Context, req *tracepb.ExportTraceServiceRequest) (*tracepb.ExportTraceServiceResponse, error) {
+	g.c.traces(req)
+	return &tracepb.ExportTraceServiceResponse{}, nil
+}
+
+type grpcMetrics struct {
+	metricpb.UnimplementedMetricsServiceServer
+	c *collector
+}
+
+func (g grpcMetrics) Export(_ context.Context, req *metricpb.ExportMetricsServiceRequest) (*metricpb.ExportMetricsServiceResponse, error) {
+	g.c.metricsIn(req)
+	return &metricpb.ExportMetricsServiceResponse{}, nil
 }
 
 func spanLines(spans []*v1.Span) string {
