@@ -372,7 +372,12 @@ func parts(m agentrt.Message) []part {
 		ps = append(ps, part{Type: "text", Content: m.Content})
 	}
 	for _, c := range m.ToolCalls {
-		ps = append(ps, part{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		args := c.Arguments
+		if !json.Valid(args) {
+			// A model may write arguments that are not JSON: kept as text.
+			args, _ = json.Marshal(string(args))
+		}
+		ps = append(ps, part{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: args})
 	}
 	return ps
 }
