@@ -121,6 +121,9 @@ func (u Usage) Add(v Usage) Usage {
 type Response struct {
 	Message Message `json:"message"`
 	Usage   Usage   `json:"usage"`
+	// Model is the model that answered, as the provider names it; empty
+	// when it does not say, and in a response served from a journal.
+	Model string `json:"model,omitempty"`
 }
 
 // Model is a language model. Providers, the offline test model and

@@ -128,6 +128,10 @@ type Event struct {
 	// provider that answers it.
 	Name     string `json:"name,omitempty"`
 	Provider string `json:"provider,omitempty"`
+	// ResponseModel, on model_response, is the model that answered, as
+	// the provider names it (a dated snapshot, say); empty when it does
+	// not say, and for a response served from a journal.
+	ResponseModel string `json:"response_model,omitempty"`
 	// IsError, on tool_result, says the call failed; Message holds the
 	// error.
 	IsError bool `json:"is_error,omitempty"`

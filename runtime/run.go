@@ -546,7 +546,7 @@ func (x *run) loop() {
 		x.roundCost = x.roundCost.Add(c)
 		msg := resp.Message
 		msg.Role = Assistant
-		reply := Event{Type: EventModelResponse, Round: round, Model: x.shown(), Usage: &usage, Cost: &c, Message: strings.TrimSpace(replayedNote(replayed) + " " + odd)}
+		reply := Event{Type: EventModelResponse, Round: round, Model: x.shown(), Usage: &usage, Cost: &c, Message: strings.TrimSpace(replayedNote(replayed) + " " + odd), ResponseModel: resp.Model}
 		if x.opts.Content {
 			reply.Messages = []Message{redactMessage(x.opts.Secrets, msg)}
 		}

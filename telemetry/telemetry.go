@@ -192,6 +192,9 @@ func (r *Recorder) Event(ev agentrt.Event) {
 			r.t.tokens.Record(r.ctx, int64(u.Input), genaiconv.OperationNameChat, prov, genaiconv.TokenTypeInput, attrs...)
 			r.t.tokens.Record(r.ctx, int64(u.Output), genaiconv.OperationNameChat, prov, genaiconv.TokenTypeOutput, attrs...)
 		}
+		if ev.ResponseModel != "" {
+			x.chat.SetAttributes(semconv.GenAIResponseModel(ev.ResponseModel))
+		}
 		if r.t.opts.Content && len(ev.Messages) > 0 {
 			x.chat.SetAttributes(semconv.GenAIOutputMessagesKey.String(r.output(ev.Messages)))
 		}

@@ -315,6 +315,7 @@ func parseMessage(msg *sdk.Message) (*agentrt.Response, error) {
 	}
 	u := msg.Usage
 	return &agentrt.Response{
+		Model:   string(msg.Model),
 		Message: out,
 		Usage: agentrt.Usage{
 			// Anthropic's input_tokens leave out the cached tokens.

@@ -155,6 +155,7 @@ func TestPlainAnswer(t *testing.T) {
 	want := agentrt.Response{
 		Message: agentrt.Message{Role: agentrt.Assistant, Content: "Paris is the capital."},
 		Usage:   agentrt.Usage{Input: 25, Output: 12},
+		Model:   "claude-sonnet-4-5-20250929",
 	}
 	if !reflect.DeepEqual(*resp, want) {
 		t.Errorf("response %+v, want %+v", *resp, want)

@@ -220,6 +220,7 @@ func parseResponse(c *sdk.ChatCompletion) (*agentrt.Response, error) {
 		return nil, fmt.Errorf("openai: the output was cut at the token limit (finish_reason %q)", ch.FinishReason)
 	}
 	return &agentrt.Response{
+		Model:   c.Model,
 		Message: msg,
 		Usage: agentrt.Usage{
 			Input:  int(c.Usage.PromptTokens),
