@@ -416,6 +416,9 @@ func (l *Loader) loadBytes(name string, data []byte) *Instance {
 			inst.Errors = append(inst.Errors, contentErrors(err, name, data)...)
 			return inst
 		}
+		if st, ok := expr.(*ast.StructLit); ok {
+			st.Elts = dropSchemaField(st.Elts)
+		}
 		v = l.ctx.BuildExpr(expr)
 	case ".yaml", ".yml":
 		f, err := cueyaml.Extract(name, data)
@@ -423,6 +426,7 @@ func (l *Loader) loadBytes(name string, data []byte) *Instance {
 			inst.Errors = append(inst.Errors, contentErrors(err, name, data)...)
 			return inst
 		}
+		f.Decls = dropSchemaField(f.Decls)
 		v = l.ctx.BuildFile(f)
 	default:
 		if len(bytes.TrimSpace(data)) == 0 {

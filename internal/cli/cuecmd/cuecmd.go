@@ -21,7 +21,7 @@ import (
 func Compiler() *cli.Compiler {
 	return &cli.Compiler{
 		Verbs: func(e cli.Env) []*cobra.Command {
-			return []*cobra.Command{newVetCmd(e), newDigestCmd(e), newDiffCmd(e), newCompileCmd(e), newTestCmd(e), newEstimateCmd(e)}
+			return []*cobra.Command{newVetCmd(e), newDigestCmd(e), newDiffCmd(e), newCompileCmd(e), newTestCmd(e), newEstimateCmd(e), newSchemaCmd(e)}
 		},
 		Load: load,
 		// A bad agentc.yaml, like a bad argument, means the command did
