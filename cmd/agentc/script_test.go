@@ -91,6 +91,21 @@ func TestScripts(t *testing.T) {
 				ts.Defer(s.Stop)
 				ts.Setenv("TEMPORAL", s.HostPort)
 			},
+			// cue ARGS... runs the cue command of the CUE version agentc
+			// builds with (built the first time, see tools_test.go).
+			"cue": func(ts *testscript.TestScript, neg bool, args []string) {
+				prog, err := cueTool.program()
+				if err != nil {
+					ts.Fatalf("the cue command: %v", err)
+				}
+				err = ts.Exec(prog, args...)
+				if err != nil && !neg {
+					ts.Fatalf("cue %s: %v", strings.Join(args, " "), err)
+				}
+				if err == nil && neg {
+					ts.Fatalf("cue %s: unexpected success", strings.Join(args, " "))
+				}
+			},
 			// serve FILE... starts an HTTP server on loopback that answers
 			// every request with a JSON echo of its method, path and body,
 			// and writes its URL over "http://SERVER" in the files.
