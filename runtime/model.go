@@ -1,8 +1,3 @@
-// Package runtime runs compiled agents: the round loop, budgets and bounds,
-// strategies, the output tool and local validation of every answer. It
-// talks to models and tools through the interfaces in this package and
-// imports neither CUE nor the compiler. Callers alias it (agentrt), since
-// its name shadows the standard library's.
 package runtime
 
 import (

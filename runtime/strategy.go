@@ -109,6 +109,13 @@ type RoundStrategy interface {
 	Decide(ctx context.Context, s *State) Decision
 }
 
+// StrategyFunc is a RoundStrategy written as a function, such as a host's
+// that watches or overrides Builtin.
+type StrategyFunc func(ctx context.Context, s *State) Decision
+
+// Decide calls f.
+func (f StrategyFunc) Decide(ctx context.Context, s *State) Decision { return f(ctx, s) }
+
 // Builtin returns the strategy a manifest declares:
 //   - after tool results and after an invalid text answer: continue,
 //     switching to the escalation model once the answers that failed
