@@ -128,11 +128,26 @@ manifest); 2 usage error.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
-	root.CompletionOptions.DisableDefaultCmd = true
 	cmds := append(c.Verbs(e), newRunCmd(e, c), newWorkerCmd(e), newJournalCmd(e), newViewCmd(e), newApproveCmd(e))
 	for _, cmd := range cmds {
 		jobErrors(cmd, c)
 		root.AddCommand(cmd)
+	}
+	// cobra's completion command: agentc completion bash|zsh|fish|powershell
+	// prints the shell's script (docs/ci.md says how to install it). Made
+	// here rather than when the tree runs, so that a shell it does not
+	// know is a usage error, not its help and exit 0.
+	root.InitDefaultCompletionCmd()
+	for _, cmd := range root.Commands() {
+		if cmd.Name() == "completion" {
+			cmd.Args = cobra.ArbitraryArgs
+			cmd.RunE = func(_ *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return UsageError("completion: name a shell: bash, zsh, fish or powershell")
+				}
+				return UsageError("completion: unknown shell %q: want bash, zsh, fish or powershell", args[0])
+			}
+		}
 	}
 	return root
 }
