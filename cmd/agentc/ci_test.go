@@ -60,7 +60,7 @@ func TestPreCommitHooks(t *testing.T) {
 	}
 	var hooks []struct {
 		ID, Entry, Language string
-		PassFilenames      bool `yaml:"pass_filenames"`
+		PassFilenames       bool `yaml:"pass_filenames"`
 	}
 	if err := yaml.Unmarshal(data, &hooks); err != nil {
 		t.Fatal(err)
