@@ -36,11 +36,12 @@ const CaptureVar = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 // agentc's own attributes, beside the conventions'.
 const (
-	attrOutcome = attribute.Key("agentc.outcome")
-	attrBound   = attribute.Key("agentc.bound")
-	attrRound   = attribute.Key("agentc.round")
-	attrPath    = attribute.Key("agentc.agent.path")
-	attrMessage = attribute.Key("agentc.message")
+	attrOutcome       = attribute.Key("agentc.outcome")
+	attrBound         = attribute.Key("agentc.bound")
+	attrCostEstimated = attribute.Key("agentc.cost.estimated")
+	attrRound         = attribute.Key("agentc.round")
+	attrPath          = attribute.Key("agentc.agent.path")
+	attrMessage       = attribute.Key("agentc.message")
 )
 
 // Options configure a Telemetry.
@@ -67,6 +68,7 @@ type Telemetry struct {
 	tools    metric.Int64Counter
 	runs     metric.Int64Counter
 	bounds   metric.Int64Counter
+	cost     metric.Float64Counter
 }
 
 // New makes a Telemetry from a tracer provider and a meter provider.
@@ -93,6 +95,10 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, opts Options) (*Telem
 		if *c.dst, err = m.Int64Counter(c.name, metric.WithDescription(c.desc), metric.WithUnit(c.unit)); err != nil {
 			return nil, err
 		}
+	}
+	if t.cost, err = m.Float64Counter("agentc.cost", metric.WithUnit("USD"),
+		metric.WithDescription("What model calls cost by the price table, each counted once, by the agent that made it; agentc.cost.estimated marks a model without a price or usage counted locally.")); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -191,6 +197,9 @@ func (r *Recorder) Event(ev agentrt.Event) {
 			attrs := append(x.metricAttrs(), semconv.GenAIRequestModel(x.chatModel))
 			r.t.tokens.Record(r.ctx, int64(u.Input), genaiconv.OperationNameChat, prov, genaiconv.TokenTypeInput, attrs...)
 			r.t.tokens.Record(r.ctx, int64(u.Output), genaiconv.OperationNameChat, prov, genaiconv.TokenTypeOutput, attrs...)
+			if c := ev.Cost; c != nil {
+				r.t.cost.Add(r.ctx, c.USD, metric.WithAttributes(append(attrs, attrCostEstimated.Bool(c.Estimated))...))
+			}
 		}
 		if ev.ResponseModel != "" {
 			x.chat.SetAttributes(semconv.GenAIResponseModel(ev.ResponseModel))
@@ -346,8 +355,6 @@ func (r *Recorder) end(ev agentrt.Event, x *runSpans, msg string) {
 	if ev.Bound != "" && ev.Bound != agentrt.BoundNone {
 		r.t.bounds.Add(r.ctx, 1, metric.WithAttributes(append(m, attrBound.String(ev.Bound))...))
 	}
-	// Cost: when the report and run_end carry a run's cost, it is
-	// recorded here, as a counter by agent and model.
 }
 
 // part is one part of a message, in the conventions' JSON shape.

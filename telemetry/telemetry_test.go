@@ -292,4 +292,21 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("no %s counter", name)
 		}
 	}
+	// Cost, by the agent whose call it was (the test model's calls cost
+	// nothing, exactly).
+	costs, ok := got["agentc.cost"].(metricdata.Sum[float64])
+	if !ok {
+		t.Fatalf("no agentc.cost counter; metrics: %v", got)
+	}
+	estimated := map[string]bool{}
+	for _, dp := range costs.DataPoints {
+		a, _ := dp.Attributes.Value("gen_ai.agent.name")
+		e, _ := dp.Attributes.Value("agentc.cost.estimated")
+		estimated[a.AsString()] = e.AsBool()
+	}
+	for _, a := range []string{"triage", "labeller"} {
+		if e, ok := estimated[a]; !ok || e {
+			t.Errorf("agentc.cost by agent, estimated: %v; want %s, not estimated", estimated, a)
+		}
+	}
 }
