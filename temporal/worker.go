@@ -44,6 +44,12 @@ type WorkerOptions struct {
 	Events func(agentrt.Event)
 	// HTTPTransport, when set, carries http tools' requests.
 	HTTPTransport nethttp.RoundTripper
+	// Rules, when set, wraps the approver of runs: what it decides, a
+	// run's workflow does not wait for a signal about. agentc passes
+	// approval.Rules, which evaluates a tool's approve_if (CUE, which this
+	// package does not link). It runs in workflow code, so it must decide
+	// the same way every time it is given the same call.
+	Rules func(next agentrt.Approver) agentrt.Approver
 }
 
 // Worker serves runs: the run workflow and the activities that make its

@@ -102,7 +102,7 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		Clock:    clock{ctx},
 		Effector: &effector{ctx: ctx, cancel: cancel},
 		// A call that needs approval waits for a signal (agentc approve).
-		Approver: newSignalApprover(ctx).approve,
+		Approver: w.approver(ctx),
 	})
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
@@ -112,6 +112,16 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrInput, nil)
 	}
 	return rep, nil
+}
+
+// approver is a run workflow's approver: the worker's rules, if any, then
+// a signal.
+func (w *Worker) approver(ctx workflow.Context) agentrt.Approver {
+	a := agentrt.Approver(newSignalApprover(ctx).approve)
+	if w.opts.Rules != nil {
+		a = w.opts.Rules(a)
+	}
+	return a
 }
 
 // hasServers reports whether a plan, or an agent it calls, declares an

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/worker"
 
+	"agentc.dev/agentc/approval"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -172,7 +173,7 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
 				return &ExitError{Code: ExitFindings, Err: err}
 			}
 			defer c.Close()
-			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport})
+			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: approval.Rules})
 			if err != nil {
 				return err
 			}
