@@ -253,6 +253,15 @@ func (w *Worker) runOf(ctx context.Context) (*workerRun, error) {
 
 // ReadInput reads a run workflow's input from its history.
 func ReadInput(ctx context.Context, c client.Client, workflowID, runID string) (*RunInput, error) {
+	ev, err := firstEvent(ctx, c, workflowID, runID)
+	if err != nil {
+		return nil, err
+	}
+	return runInputOf(workflowID, ev)
+}
+
+// firstEvent reads the first event of a workflow's history.
+func firstEvent(ctx context.Context, c client.Client, workflowID, runID string) (*historypb.HistoryEvent, error) {
 	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	if !it.HasNext() {
 		return nil, fmt.Errorf("workflow %s has no history", workflowID)
@@ -261,7 +270,7 @@ func ReadInput(ctx context.Context, c client.Client, workflowID, runID string) (
 	if err != nil {
 		return nil, fmt.Errorf("workflow %s: reading its history: %w", workflowID, err)
 	}
-	return runInputOf(workflowID, ev)
+	return ev, nil
 }
 
 // batchPlan returns the plan of a batch's runs, read from the input of
@@ -300,42 +309,40 @@ func BatchPlan(ctx context.Context, c client.Client, ref BatchRef, digest string
 // ReadBatchInput reads a batch workflow's input from its history (runID
 // empty: its latest run's).
 func ReadBatchInput(ctx context.Context, c client.Client, workflowID, runID string) (*BatchInput, error) {
-	it := c.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	if !it.HasNext() {
-		return nil, fmt.Errorf("workflow %s has no history", workflowID)
-	}
-	ev, err := it.Next()
+	ev, err := firstEvent(ctx, c, workflowID, runID)
 	if err != nil {
-		return nil, fmt.Errorf("workflow %s: reading its history: %w", workflowID, err)
-	}
-	started := ev.GetWorkflowExecutionStartedEventAttributes()
-	if started == nil {
-		return nil, fmt.Errorf("workflow %s: its history does not start with the workflow's start", workflowID)
-	}
-	if t := started.GetWorkflowType().GetName(); t != BatchWorkflow {
-		return nil, fmt.Errorf("workflow %s is a %s, not an agentc batch (%s)", workflowID, t, BatchWorkflow)
+		return nil, err
 	}
 	var in BatchInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(started.GetInput(), &in); err != nil {
-		return nil, fmt.Errorf("workflow %s: its input is not a batch's: %w", workflowID, err)
+	if err := inputOf(workflowID, ev, BatchWorkflow, "batch", &in); err != nil {
+		return nil, err
 	}
 	return &in, nil
 }
 
 // runInputOf reads a run's input from the first event of its history.
 func runInputOf(workflowID string, ev *historypb.HistoryEvent) (*RunInput, error) {
-	started := ev.GetWorkflowExecutionStartedEventAttributes()
-	if started == nil {
-		return nil, fmt.Errorf("workflow %s: its history does not start with the workflow's start", workflowID)
-	}
-	if t := started.GetWorkflowType().GetName(); t != Workflow {
-		return nil, fmt.Errorf("workflow %s is a %s, not an agentc run (%s)", workflowID, t, Workflow)
-	}
 	var in RunInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(started.GetInput(), &in); err != nil {
-		return nil, fmt.Errorf("workflow %s: its input is not a run's: %w", workflowID, err)
+	if err := inputOf(workflowID, ev, Workflow, "run", &in); err != nil {
+		return nil, err
 	}
 	return &in, nil
+}
+
+// inputOf reads the input of an agentc workflow of type typ (a run or a
+// batch, as noun says) from the first event of its history into in.
+func inputOf(workflowID string, ev *historypb.HistoryEvent, typ, noun string, in any) error {
+	started := ev.GetWorkflowExecutionStartedEventAttributes()
+	if started == nil {
+		return fmt.Errorf("workflow %s: its history does not start with the workflow's start", workflowID)
+	}
+	if t := started.GetWorkflowType().GetName(); t != typ {
+		return fmt.Errorf("workflow %s is a %s, not an agentc %s (%s)", workflowID, t, noun, typ)
+	}
+	if err := converter.GetDefaultDataConverter().FromPayloads(started.GetInput(), in); err != nil {
+		return fmt.Errorf("workflow %s: its input is not a %s's: %w", workflowID, noun, err)
+	}
+	return nil
 }
 
 // agent returns the model and tools of the agent at path in a run's plan
