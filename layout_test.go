@@ -45,6 +45,7 @@ var allowed = map[string][]string{
 	// A leaf the library packages share.
 	"internal/jsonpointer": {},
 	"internal/textcut":     {},
+	"internal/atomicfile":  {},
 	// CUE constraints a plan keeps as written, compiled (vet, test, run).
 	"internal/constraint": {"plan"},
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"agentc.dev/agentc/internal/atomicfile"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runview"
@@ -69,7 +70,7 @@ at all. A journal that does not read is an error naming its line (exit 1).`,
 				_, err := e.Stdout.Write(page.Bytes())
 				return err
 			}
-			if err := writeAtomic(inDir(e, out), page.Bytes()); err != nil {
+			if err := atomicfile.Write(inDir(e, out), page.Bytes(), 0o600); err != nil {
 				var pe *os.PathError
 				if errors.As(err, &pe) {
 					err = pe.Err // its path is the temporary file's
@@ -130,30 +131,4 @@ func inDir(e Env, path string) string {
 		return path
 	}
 	return filepath.Join(e.Dir, path)
-}
-
-// writeAtomic writes data to a file of its own beside path, synced, then
-// renames it into place: path holds the whole page or what it held
-// before. The file is the owner's alone (mode 0600), as a journal is: it
-// holds whole conversations.
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }

@@ -2,11 +2,10 @@ package cuecmd
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"agentc.dev/agentc/internal/atomicfile"
 	"agentc.dev/agentc/internal/cli"
 )
 
@@ -68,30 +67,7 @@ agentc.yaml that does not read.`,
 	return cmd
 }
 
-// writeFileAtomic writes a file whole or not at all: into a temporary file
-// beside it, synced, then renamed over it.
+// writeFileAtomic writes a file whole or not at all, readable by all.
 func writeFileAtomic(name string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return nil
+	return atomicfile.Write(name, data, 0o644)
 }

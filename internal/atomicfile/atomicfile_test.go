@@ -1,0 +1,59 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// TestWrite: the file holds the new content with the mode asked for, and
+// nothing else is left beside it.
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plan.json")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, []byte("new"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "new" {
+		t.Fatalf("the file holds %q (%v), want new", got, err)
+	}
+	if runtime.GOOS != "windows" {
+		if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+			t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the directory holds %d files, want the one", len(ents))
+	}
+}
+
+// TestWriteFails: a write that cannot be made leaves the old content and
+// no temporary file, and its error names the path.
+func TestWriteFails(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out")
+	// A directory where the file should go: the rename fails.
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(path, "keep"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := Write(path, []byte("new"), 0o644)
+	if err == nil || !strings.Contains(err.Error(), "writing "+path) {
+		t.Fatalf("Write over a directory: %v", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("the directory holds %d entries after a failed write, want 1", len(ents))
+	}
+	if err := Write(filepath.Join(dir, "missing", "f"), nil, 0o644); err == nil {
+		t.Error("Write into a directory that does not exist succeeded")
+	}
+}
