@@ -404,7 +404,6 @@ func findingPos(e cli.Env, ptr string, b *built) (file string, line, col int) {
 	return file, line, col
 }
 
-// shown writes a value of a finding as JSON; an absent one as "none".
 // maxShownExample is the most of an example a line of text shows, in
 // bytes; --json carries it whole.
 const maxShownExample = 300
@@ -418,6 +417,7 @@ func clipped(s string, max int) string {
 	return fmt.Sprintf("%s… (%d bytes in all; --json shows it whole)", textcut.Prefix(s, max), len(s))
 }
 
+// shown writes a value of a finding as JSON; an absent one as "none".
 func shown(v any) string {
 	if v == nil {
 		return "none"

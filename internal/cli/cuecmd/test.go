@@ -2,7 +2,6 @@ package cuecmd
 
 import (
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -488,11 +487,5 @@ func writeTestJUnit(e cli.Env, rs []caseResult) error {
 		}
 		suite.Cases = append(suite.Cases, c)
 	}
-	doc := junitSuites{Name: suite.Name, Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suite: suite}
-	data, err := xml.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = io.WriteString(e.Stdout, xml.Header+string(data)+"\n")
-	return err
+	return encodeJUnit(e.Stdout, suite)
 }

@@ -155,11 +155,17 @@ func writeJUnit(e cli.Env, r vetReport) error {
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
+	return encodeJUnit(e.Stdout, suite)
+}
+
+// encodeJUnit writes a JUnit XML report of one suite, the counts of the
+// document the suite's own.
+func encodeJUnit(w io.Writer, suite junitSuite) error {
 	doc := junitSuites{Name: suite.Name, Tests: suite.Tests, Failures: suite.Failures, Skipped: suite.Skipped, Suite: suite}
 	data, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
 	}
-	_, err = io.WriteString(e.Stdout, xml.Header+string(data)+"\n")
+	_, err = io.WriteString(w, xml.Header+string(data)+"\n")
 	return err
 }
