@@ -390,7 +390,15 @@ func schemaText(s cue.Value) string {
 	if err != nil {
 		return ""
 	}
-	return strings.Join(strings.Fields(string(b)), " ")
+	text := strings.Join(strings.Fields(string(b)), " ")
+	if id, ok := n.(*ast.Ident); ok && strings.HasPrefix(id.Name, "#") {
+		// A definition's name says less than what it allows, when that
+		// is short: an enumeration, say.
+		if v := fmt.Sprint(s); !strings.Contains(v, "\n") && len(v) <= 200 {
+			return v
+		}
+	}
+	return text
 }
 
 // lookupSchema finds the schema constraint for a path, following pattern

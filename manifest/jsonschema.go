@@ -8,7 +8,10 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/cuecontext"
+	"cuelang.org/go/cue/format"
+	"cuelang.org/go/cue/literal"
 	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/cue/token"
 	"cuelang.org/go/encoding/jsonschema"
 )
 
@@ -16,11 +19,20 @@ import (
 // indented. It is generated from the embedded #Manifest, so editors check
 // YAML and JSON manifests against the definition vet checks them with;
 // the one field it adds is "$schema", where a JSON or YAML manifest names
-// the schema for its editor (the loader ignores it). What JSON Schema
-// cannot say (the fields a tool's kind allows, say) vet still checks.
+// the schema for its editor (the loader ignores it).
+//
+// #Tool declares the fields of each kind in an if clause on the kind,
+// which CUE's generator cannot follow (it would generate a schema that
+// accepts any tool). The generator is given the same schema with #Tool
+// restated as a disjunction of one closed definition per kind, its common
+// fields and its kind's clause; see toolsByKind.
 func JSONSchema() ([]byte, error) {
+	src, err := toolsByKind(SchemaSource)
+	if err != nil {
+		return nil, fmt.Errorf("generating the manifest's JSON Schema: %w", err)
+	}
 	ctx := cuecontext.New()
-	f, err := parser.ParseFile(SchemaFile, SchemaSource, parser.ParseComments)
+	f, err := parser.ParseFile(SchemaFile, src, parser.ParseComments)
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +58,130 @@ func JSONSchema() ([]byte, error) {
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), nil
+}
+
+// toolsByKind rewrites the schema's #Tool, a struct of common fields and
+// one `if kind == "K" {...}` clause per kind, as the disjunction of
+// definitions #K_tool, each closed, holding the common fields with kind
+// fixed to K and the fields of K's clause. What it describes is the same;
+// only its form differs. Anything else in #Tool is an error, so the
+// schema cannot grow a form this rewrite would silently drop.
+func toolsByKind(src []byte) ([]byte, error) {
+	f, err := parser.ParseFile(SchemaFile, src, parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	tool, body, err := toolStruct(f)
+	if err != nil {
+		return nil, err
+	}
+	var kinds []string
+	for _, d := range body.Elts {
+		if c, ok := d.(*ast.Comprehension); ok {
+			k, _, err := kindClause(c)
+			if err != nil {
+				return nil, err
+			}
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		return nil, fmt.Errorf("#Tool has no if clause on its kind")
+	}
+	var alts []ast.Expr
+	for _, k := range kinds {
+		// Each definition is built from a parse of its own, so that no
+		// node is shared between two places of the tree.
+		g, err := parser.ParseFile(SchemaFile, src, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		_, b, err := toolStruct(g)
+		if err != nil {
+			return nil, err
+		}
+		def := &ast.StructLit{}
+		for _, d := range b.Elts {
+			switch d := d.(type) {
+			case *ast.Field:
+				if name, _, _ := ast.LabelName(d.Label); name == "kind" {
+					d.Value = ast.NewString(k)
+				}
+				def.Elts = append(def.Elts, d)
+			case *ast.Comprehension:
+				if ck, fields, _ := kindClause(d); ck == k {
+					def.Elts = append(def.Elts, fields.Elts...)
+				}
+			}
+		}
+		name := "#" + k + "_tool"
+		field := &ast.Field{Label: ast.NewIdent(name), Value: def}
+		ast.AddComment(field, &ast.CommentGroup{Doc: true, List: []*ast.Comment{{Text: fmt.Sprintf("// %s is a tool of kind %q.", name, k)}}})
+		f.Decls = append(f.Decls, field)
+		alts = append(alts, ast.NewIdent(name))
+	}
+	tool.Value = ast.NewBinExpr(token.OR, alts...)
+	out, err := format.Node(f)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// toolStruct finds the field #Tool of the schema and its struct.
+func toolStruct(f *ast.File) (*ast.Field, *ast.StructLit, error) {
+	for _, d := range f.Decls {
+		field, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		if name, _, _ := ast.LabelName(field.Label); name != "#Tool" {
+			continue
+		}
+		body, ok := field.Value.(*ast.StructLit)
+		if !ok {
+			return nil, nil, fmt.Errorf("#Tool is not a struct")
+		}
+		for _, d := range body.Elts {
+			switch d.(type) {
+			case *ast.Field, *ast.Comprehension, *ast.CommentGroup:
+			default:
+				return nil, nil, fmt.Errorf("%s: #Tool holds a %T, which the JSON Schema's generation does not restate", d.Pos(), d)
+			}
+		}
+		return field, body, nil
+	}
+	return nil, nil, fmt.Errorf("the schema has no #Tool")
+}
+
+// kindClause reads `if kind == "K" {...}`, returning K and the struct.
+func kindClause(c *ast.Comprehension) (string, *ast.StructLit, error) {
+	bad := fmt.Errorf("%s: a clause of #Tool that is not `if kind == \"...\" {...}`", c.Pos())
+	if len(c.Clauses) != 1 || c.Fallback != nil {
+		return "", nil, bad
+	}
+	cl, ok := c.Clauses[0].(*ast.IfClause)
+	if !ok {
+		return "", nil, bad
+	}
+	cond, ok := cl.Condition.(*ast.BinaryExpr)
+	if !ok || cond.Op != token.EQL {
+		return "", nil, bad
+	}
+	id, ok := cond.X.(*ast.Ident)
+	lit, ok2 := cond.Y.(*ast.BasicLit)
+	if !ok || !ok2 || id.Name != "kind" || lit.Kind != token.STRING {
+		return "", nil, bad
+	}
+	k, err := literal.Unquote(lit.Value)
+	if err != nil {
+		return "", nil, bad
+	}
+	body, ok := c.Value.(*ast.StructLit)
+	if !ok {
+		return "", nil, bad
+	}
+	return k, body, nil
 }
 
 // dropSchemaField removes a top-level "$schema" field, which names the

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 )
@@ -121,29 +122,144 @@ func asJSON(t *testing.T, file string, v cue.Value) any {
 }
 
 // TestJSONSchemaRejectsMisspelling checks that the schema is closed where
-// #Manifest is: a misspelt field fails, as vet fails it.
+// #Manifest is, tools and test cases included: a misspelt field fails, a
+// field of another kind of tool fails, a malformed name fails, as vet
+// fails each.
 func TestJSONSchemaRejectsMisspelling(t *testing.T) {
 	s := compileJSONSchema(t)
-	data, err := os.ReadFile("testdata/editor/triage.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ from, to string }{
-		{`"budgets"`, `"budget"`},
-		{`"provider"`, `"provide"`},
-		{`"tools": {}`, `"tool": {}`},
-		{`"tools": 0`, `"tool": 0`},
+	for _, tc := range []struct{ file, from, to string }{
+		{"triage.json", `"budgets"`, `"budget"`},
+		{"triage.json", `"provider"`, `"provide"`},
+		{"triage.json", `"tools": {}`, `"tool": {}`},
+		{"triage.json", `"tools": 0`, `"tool": 0`},
+		{"tools.yaml", "      max_bytes: 65536", "      max_byte: 65536"},
+		{"tools.yaml", "      ops: [read]", "      ops: [read]\n      url: https://example.com/"},
+		{"tools.yaml", "      kind: exec", "      kind: shell"},
+		{"tools.yaml", "      method: POST", "      method: POTS"},
+		{"tools.yaml", "      env: [HOME, PATH]", "      environment: [HOME, PATH]"},
+		{"tools.yaml", "        lookup: {approve: never}", "        lookup: {approve: nope}"},
+		{"tools.yaml", "      pin: blake3:", "      pinned: blake3:"},
+		{"tools.yaml", "    summarize:", "    " + strings.Repeat("s", 65) + ":"},
+		{"tools.yaml", "    expect: {verdict", "    expects: {verdict"},
+		{"tools.yaml", "  clean-change:", "  Clean-Change:"},
 	} {
-		bad := strings.Replace(string(data), tc.from, tc.to, 1)
-		if bad == string(data) {
-			t.Fatalf("%s is not in triage.json", tc.from)
-		}
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(bad))
+		data, err := os.ReadFile(filepath.Join("testdata/editor", tc.file))
 		if err != nil {
 			t.Fatal(err)
 		}
+		bad := strings.Replace(string(data), tc.from, tc.to, 1)
+		if bad == string(data) {
+			t.Fatalf("%q is not in %s", tc.from, tc.file)
+		}
+		doc := decodeManifest(t, tc.file, []byte(bad))
 		if err := s.Validate(doc); err == nil {
-			t.Errorf("with %s for %s, triage.json validates; want an error", tc.to, tc.from)
+			t.Errorf("with %q for %q, %s validates; want an error", tc.to, tc.from, tc.file)
+		}
+		if inst := NewLoader().LoadBytes(tc.file, []byte(bad)); len(inst.Errors) == 0 {
+			t.Errorf("with %q for %q, %s loads; the JSON Schema rejects what the loader accepts", tc.to, tc.from, tc.file)
+		}
+	}
+}
+
+// decodeManifest decodes a JSON or YAML manifest for validating.
+func decodeManifest(t *testing.T, name string, data []byte) any {
+	t.Helper()
+	if filepath.Ext(name) == ".yaml" {
+		var y any
+		if err := yaml.Unmarshal(data, &y); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		if data, err = json.Marshal(y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+// TestToolsByKindSameTools checks that #Tool restated by kind, as the
+// JSON Schema is generated from, accepts exactly the tools #Tool accepts,
+// and fills the same defaults.
+func TestToolsByKindSameTools(t *testing.T) {
+	src, err := toolsByKind(SchemaSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := cuecontext.New()
+	orig := ctx.CompileBytes(SchemaSource).LookupPath(cue.MakePath(cue.Def("Tool")))
+	restated := ctx.CompileBytes(src).LookupPath(cue.MakePath(cue.Def("Tool")))
+	if err := restated.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{
+		`{kind: "fs", description: "d", root: "."}`,
+		`{kind: "fs", description: "d", root: ".", ops: ["read"], max_bytes: 10, approve: "never"}`,
+		`{kind: "fs", description: "d", root: "", }`,
+		`{kind: "fs", description: "d", root: ".", url: "https://a.example/"}`,
+		`{kind: "fs", description: "d", root: ".", max_bytes: 0}`,
+		`{kind: "fs", description: "d"}`,
+		`{kind: "http", description: "d", url: "https://a.example/", allow: ["https://a.example/"], input: schema: {}}`,
+		`{kind: "http", description: "d", url: "https://a.example/", allow: ["https://a.example/"], input: schema: {}, method: "POST", approve_if: {n: 7}}`,
+		`{kind: "http", description: "d", url: "https://a.example/", allow: [], input: schema: {}}`,
+		`{kind: "http", description: "d", url: "https://a.example/", allow: ["https://a.example/"], input: schema: {}, method: "GETT"}`,
+		`{kind: "exec", description: "d", argv: ["true"], input: schema: {}}`,
+		`{kind: "exec", description: "d", argv: [""], input: schema: {}}`,
+		`{kind: "exec", description: "d", argv: ["true"], input: schema: {}, root: "."}`,
+		`{kind: "mcp", description: "d", command: ["srv"], allow: ["a"], approve_tools: a: {approve: "never"}}`,
+		`{kind: "mcp", description: "d", command: ["srv"], allow: ["a"], approve_tools: a: {approve: "nope"}}`,
+		`{kind: "agent", description: "d", path: "b.cue"}`,
+		`{kind: "agent", description: "d", path: "b.cue", pin: "sha256:00"}`,
+		`{kind: "shell", description: "d"}`,
+		`{description: "d", root: "."}`,
+	} {
+		v := ctx.CompileString(tool)
+		a, b := orig.Unify(v), restated.Unify(v)
+		errA := a.Validate(cue.Concrete(true), cue.Final())
+		errB := b.Validate(cue.Concrete(true), cue.Final())
+		if (errA == nil) != (errB == nil) {
+			t.Errorf("%s: #Tool says %v, restated %v", tool, errA, errB)
+			continue
+		}
+		if errA != nil {
+			continue
+		}
+		ja, _ := a.MarshalJSON()
+		jb, _ := b.MarshalJSON()
+		if !bytes.Equal(ja, jb) {
+			t.Errorf("%s: #Tool gives %s, restated %s", tool, ja, jb)
+		}
+	}
+}
+
+// TestToolsByKindRefusesOtherForms checks that a #Tool the restatement
+// does not understand is an error, not a JSON Schema that checks less.
+func TestToolsByKindRefusesOtherForms(t *testing.T) {
+	for _, tc := range []struct{ from, to string }{
+		{`if kind == "fs" {`, `if kind != "fs" {`},
+		{`if kind == "fs" {`, `for x in [kind] if x == "fs" {`},
+		{`if kind == "fs" {`, `if description == "fs" {`},
+		{`#Tool: {`, `#Tool: close({`},
+	} {
+		src := strings.Replace(string(SchemaSource), tc.from, tc.to, 1)
+		if src == string(SchemaSource) {
+			t.Fatalf("%q is not in the schema", tc.from)
+		}
+		if tc.from == `#Tool: {` {
+			// #Tool is the schema's last definition: close its call.
+			end := strings.LastIndex(src, "\n}")
+			src = src[:end] + "\n})" + src[end+2:]
+		}
+		_, err := toolsByKind([]byte(src))
+		if err == nil {
+			t.Errorf("with %q for %q, the restatement succeeds; want an error", tc.to, tc.from)
+			continue
+		}
+		if !strings.Contains(err.Error(), "#Tool") {
+			t.Errorf("with %q for %q: %v; want an error about #Tool", tc.to, tc.from, err)
 		}
 	}
 }
