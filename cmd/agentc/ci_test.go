@@ -109,3 +109,55 @@ func TestPreCommitHooks(t *testing.T) {
 		}
 	}
 }
+
+// TestPreCommitLocalHooks: the local hooks docs/ci.md shows run what
+// .pre-commit-hooks.yaml declares, with agentc built from this module.
+func TestPreCommitLocalHooks(t *testing.T) {
+	type hook struct {
+		ID, Name, Entry, Language, Files string
+		PassFilenames                    bool     `yaml:"pass_filenames"`
+		Deps                             []string `yaml:"additional_dependencies"`
+	}
+	var declared []hook
+	data, err := os.ReadFile("../../.pre-commit-hooks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &declared); err != nil {
+		t.Fatal(err)
+	}
+	var config struct {
+		Repos []struct {
+			Repo  string
+			Hooks []hook
+		}
+	}
+	data, err = os.ReadFile("../../docs/ci/pre-commit-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, &config); err != nil {
+		t.Fatal(err)
+	}
+	if len(config.Repos) != 1 || config.Repos[0].Repo != "local" {
+		t.Fatalf("want one local repo, got %+v", config.Repos)
+	}
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	module, _, _ := strings.Cut(strings.TrimPrefix(string(mod), "module "), "\n")
+	local := config.Repos[0].Hooks
+	if len(local) != len(declared) {
+		t.Fatalf("%d local hooks, %d declared", len(local), len(declared))
+	}
+	for i, h := range local {
+		d := declared[i]
+		if h.ID != d.ID || h.Name != d.Name || h.Entry != d.Entry || h.Language != d.Language || h.Files != d.Files || h.PassFilenames != d.PassFilenames {
+			t.Errorf("local hook %+v differs from the declared %+v", h, d)
+		}
+		if want := module + "/cmd/agentc@latest"; len(h.Deps) != 1 || h.Deps[0] != want {
+			t.Errorf("hook %s: additional_dependencies %v, want [%s]", h.ID, h.Deps, want)
+		}
+	}
+}
