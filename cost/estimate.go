@@ -33,9 +33,47 @@ type Estimate struct {
 	// Prices are the table entries the run's models matched.
 	Prices  []Price     `json:"prices,omitempty"`
 	Callees []*Estimate `json:"callees,omitempty"`
+	// Pool is the token pool the run draws from (agentc run
+	// --pool-tokens), 0 for none: it bounds the run, and a batch, too.
+	Pool int64 `json:"pool_tokens,omitempty"`
 	// perToken is the dearest rate any token of the run is charged at,
-	// called agents' included.
+	// called agents' included; priced says every model of the run and
+	// its called agents has a price.
 	perToken float64
+	priced   bool
+}
+
+// Overrides replace budgets of the run's own agent, as agentc run's flags
+// do (--tool-budget, --token-budget, --rounds): a nil field keeps the
+// plan's. Called agents keep their own budgets, as at run time. Pool is
+// the tokens of one pool every run and called agent draws from
+// (--pool-tokens), 0 for none.
+type Overrides struct {
+	Tools, Tokens, Rounds *int
+	Pool                  int64
+}
+
+// Batch returns the worst case of n runs: n times one run's, and at most
+// the pool's tokens (priced at the dearest rate) when the runs share one.
+// A nil result is unbounded.
+func (e *Estimate) Batch(n int64) (tokens *int64, usd *float64) {
+	if e.Tokens != nil {
+		tokens = ptr(mul(*e.Tokens, n))
+	}
+	if e.USD != nil {
+		usd = ptr(math.Round(*e.USD*float64(n)*1e6) / 1e6)
+	}
+	if e.Pool > 0 {
+		if tokens == nil || *tokens > e.Pool {
+			tokens = ptr(e.Pool)
+		}
+		if e.priced {
+			if most := math.Ceil(float64(e.Pool)*e.perToken*1e6-1e-6) / 1e6; usd == nil || *usd > most {
+				usd = ptr(most)
+			}
+		}
+	}
+	return tokens, usd
 }
 
 // Why lists what leaves the run unbounded, its called agents' included
@@ -65,9 +103,28 @@ func (e *Estimate) CostUnbounded() bool { return e.USD == nil }
 //	run        = model + called
 //
 // An escalation model counts as the run's model where it costs more.
-func Worst(p *plan.Plan, t *Table) *Estimate { return estimate(p, t, "") }
+func Worst(p *plan.Plan, t *Table) *Estimate { return WorstWith(p, t, Overrides{}) }
 
-func estimate(p *plan.Plan, t *Table, tool string) *Estimate {
+// WorstWith is Worst for a run whose budgets the overrides replace, and
+// whose tokens a pool may bound.
+func WorstWith(p *plan.Plan, t *Table, o Overrides) *Estimate {
+	e := estimate(p, t, "", o)
+	if o.Pool > 0 {
+		e.Pool = o.Pool
+		if e.Tokens == nil || *e.Tokens > o.Pool {
+			e.Tokens, e.Decides = ptr(o.Pool), "--pool-tokens"
+		}
+		if e.priced {
+			if most := math.Ceil(float64(o.Pool)*e.perToken*1e6-1e-6) / 1e6; e.USD == nil || *e.USD > most {
+				e.USD = ptr(most)
+			}
+		}
+		e.Assumptions = append(e.Assumptions, fmt.Sprintf("--pool-tokens %d: every call, called agents' too, reserves its worst case from the pool before it is sent, so the pool's tokens bound the run and a batch of runs, priced at the dearest rate", o.Pool))
+	}
+	return e
+}
+
+func estimate(p *plan.Plan, t *Table, tool string, o Overrides) *Estimate {
 	a := &p.Agent
 	prov := a.Model.Provider
 	e := &Estimate{Agent: a.Name, Tool: tool, Provider: prov, Model: a.Model.Name, Assumptions: []string{}}
@@ -81,10 +138,11 @@ func estimate(p *plan.Plan, t *Table, tool string) *Estimate {
 	var call int64 // tokens of one call
 	var callUSD float64
 	callOK, priced := true, true
+	e.priced = true
 	for _, m := range models {
 		pr, ok := t.Lookup(prov, m)
 		if !ok {
-			callOK, priced = false, false
+			callOK, priced, e.priced = false, false, false
 			unbounded("%s/%s has no entry in the price table: nothing bounds one call's input or prices it; add it, with its context_window, to a price file (--prices or %s)", prov, m, EnvPrices)
 			continue
 		}
@@ -111,24 +169,34 @@ func estimate(p *plan.Plan, t *Table, tool string) *Estimate {
 		say("one call of %s/%s (priced as %s): at most its context window, %d tokens in and out together; at most %d out (%s)", prov, m, pr.Key, ctx, out, why)
 	}
 
-	rounds := a.Budgets.RoundLimit()
-	say("at most %d model calls (budgets.rounds)", rounds)
-	tokens := int64(a.Budgets.Tokens)
+	rounds, roundsFrom := a.Budgets.RoundLimit(), "budgets.rounds"
+	if o.Rounds != nil {
+		rounds, roundsFrom = *o.Rounds, "--rounds"
+	}
+	say("at most %d model calls (%s)", rounds, roundsFrom)
+	tokens, tokensFrom := int64(a.Budgets.Tokens), "budgets.tokens"
+	if o.Tokens != nil {
+		tokens, tokensFrom = int64(*o.Tokens), "--token-budget"
+	}
+	toolBudget, toolsFrom := a.Budgets.Tools, "budgets.tools"
+	if o.Tools != nil {
+		toolBudget, toolsFrom = o.Tools, "--tool-budget"
+	}
 	var modelTok int64
 	modelUSD := math.Inf(1)
 	if callOK {
-		modelTok, e.Decides = mul(int64(rounds), call), "budgets.rounds × one call"
+		modelTok, e.Decides = mul(int64(rounds), call), roundsFrom+" × one call"
 	}
 	if priced {
 		modelUSD = float64(rounds) * callUSD
 	}
 	if tokens > 0 {
-		say("budgets.tokens %d: a round starts only while fewer are spent, so the last round may pass it by one call (%d − 1 + one call)", tokens, tokens)
-		if r := a.Budgets.Reserve(a.Budgets.Tokens, a.Model.MaxOutputTokens); r > 0 {
-			say("the answer reserve (%d) is kept inside budgets.tokens: it changes what the last rounds ask for, not the total", r)
+		say("%s %d: a round starts only while fewer are spent, so the last round may pass it by one call (%d − 1 + one call)", tokensFrom, tokens, tokens)
+		if r := a.Budgets.Reserve(int(tokens), a.Model.MaxOutputTokens); r > 0 {
+			say("the answer reserve (%d) is kept inside %s: it changes what the last rounds ask for, not the total", r, tokensFrom)
 		}
 		if callOK && tokens-1+call < modelTok {
-			modelTok, e.Decides = tokens-1+call, "budgets.tokens − 1 + one call"
+			modelTok, e.Decides = tokens-1+call, tokensFrom+" − 1 + one call"
 		}
 	} else {
 		say("no budgets.tokens: rounds alone bound the model calls")
@@ -154,9 +222,10 @@ func estimate(p *plan.Plan, t *Table, tool string) *Estimate {
 			unbounded("agent tool %s: the plan holds no compiled agent for it", name)
 			continue
 		}
-		ce := estimate(c.Plan, t, name)
+		ce := estimate(c.Plan, t, name, Overrides{})
 		e.Callees = append(e.Callees, ce)
 		e.perToken = max(e.perToken, ce.perToken)
+		e.priced = e.priced && ce.priced
 		if ce.Tokens == nil {
 			nestTokOK = false
 		} else {
@@ -169,7 +238,7 @@ func estimate(p *plan.Plan, t *Table, tool string) *Estimate {
 		}
 	}
 	if len(agentTools) > 0 {
-		switch b := a.Budgets.Tools; {
+		switch b := toolBudget; {
 		case b == nil:
 			nestTokOK = false
 			if nestUSD > 0 || !nestUSDOK {
@@ -177,15 +246,15 @@ func estimate(p *plan.Plan, t *Table, tool string) *Estimate {
 			}
 			unbounded("agent tools %v: nothing bounds how often they are called; set budgets.tools", agentTools)
 		default:
-			say("budgets.tools %d: each call may be of the agent tool whose run may spend the most", *b)
+			say("%s %d: each call may be of the agent tool whose run may spend the most", toolsFrom, *b)
 			nestTok, nestUSD = mul(int64(*b), nestTok), float64(*b)*nestUSD
 			if e.Decides != "" {
-				e.Decides += " + budgets.tools × the dearest called agent"
+				e.Decides += " + " + toolsFrom + " × the dearest called agent"
 			}
 		}
 	}
 	if tokens > 0 && priced && callOK && nestUSDOK {
-		// Before the last round, fewer than budgets.tokens tokens, each at
+		// Before the last round, fewer than the token budget's tokens, each at
 		// the dearest rate of any model of the run.
 		modelUSD = min(modelUSD, float64(tokens-1)*e.perToken+callUSD)
 	}

@@ -119,7 +119,7 @@ func TestRunWithinEstimate(t *testing.T) {
 		return b
 	}
 	model := func() string { return []string{"small", "big"}[rng.IntN(2)] }
-	bounded, overshot := 0, 0
+	bounded, overshot, overridden, pooled := 0, 0, 0, 0
 	for i := range 150 {
 		callee := &plan.Plan{Agent: plan.Agent{
 			Name: "labeller", Model: plan.Model{Provider: "openai", Name: model()}, Instructions: "Label the issue.",
@@ -149,7 +149,27 @@ func TestRunWithinEstimate(t *testing.T) {
 		if err := caller.Seal(); err != nil {
 			t.Fatal(err)
 		}
-		est := cost.Worst(caller, table)
+		// One case in two replaces the caller's budgets as agentc run's
+		// flags do, one in four shares a pool.
+		var o cost.Overrides
+		var ro agentrt.Overrides
+		if rng.IntN(2) == 0 {
+			// Looser than the plan's, so that an estimate that kept the
+			// plan's budgets would fall short of some runs.
+			b := caller.Agent.Budgets
+			rounds, tools := b.Rounds+1+rng.IntN(4), *b.Tools+1+rng.IntN(3)
+			o.Rounds, o.Tools, ro.Rounds, ro.Tools = &rounds, &tools, &rounds, &tools
+			if b.Tokens > 0 {
+				tokens := b.Tokens + 100 + rng.IntN(600)
+				o.Tokens, ro.Tokens = &tokens, &tokens
+			}
+		}
+		var pool *agentrt.Pool
+		if rng.IntN(4) == 0 {
+			o.Pool = int64(100 + rng.IntN(1500))
+			pool = agentrt.NewPool(o.Pool)
+		}
+		est := cost.WorstWith(caller, table, o)
 		if est.Tokens == nil || est.USD == nil {
 			t.Fatalf("case %d: unbounded: %v", i, est.Why())
 		}
@@ -160,11 +180,11 @@ func TestRunWithinEstimate(t *testing.T) {
 			}
 		}
 		modelFor := func(*plan.Plan) (agentrt.Model, error) { return testmodel.Model{Seed: int64(i)}, nil }
-		tools, closeTools, err := tool.Build(context.Background(), caller, tool.Env{BaseDir: t.TempDir(), ModelFor: modelFor, Prices: table, Events: events})
+		tools, closeTools, err := tool.Build(context.Background(), caller, tool.Env{BaseDir: t.TempDir(), ModelFor: modelFor, Prices: table, Events: events, Pool: pool})
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := agentrt.New(caller, agentrt.Options{Model: testmodel.Model{Seed: int64(i)}, Tools: tools, Prices: table, Events: events})
+		r, err := agentrt.New(caller, agentrt.Options{Model: testmodel.Model{Seed: int64(i)}, Tools: tools, Prices: table, Events: events, Budgets: ro, Pool: pool})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +204,17 @@ func TestRunWithinEstimate(t *testing.T) {
 		if rep.Cost.USD > *est.USD || rep.Cost.Estimated {
 			t.Errorf("case %d: the run cost %+v, more than its estimate $%v", i, rep.Cost, *est.USD)
 		}
-		if b := caller.Agent.Budgets.Tokens; b > 0 && rep.Usage.Total() > b {
+		if pool != nil {
+			pooled++
+		}
+		if o.Rounds != nil {
+			overridden++
+		}
+		b := caller.Agent.Budgets.Tokens
+		if o.Tokens != nil {
+			b = *o.Tokens
+		}
+		if b > 0 && rep.Usage.Total() > b {
 			overshot++ // a run that passed its token budget, which the estimate must allow
 		}
 		bounded++
@@ -192,5 +222,8 @@ func TestRunWithinEstimate(t *testing.T) {
 	if overshot == 0 {
 		t.Errorf("no run of %d passed its token budget: the test does not try the bound's last call", bounded)
 	}
-	t.Logf("%d runs, %d passed their token budget", bounded, overshot)
+	if overridden == 0 || pooled == 0 {
+		t.Errorf("%d runs with budgets overridden, %d with a pool: want some of each", overridden, pooled)
+	}
+	t.Logf("%d runs, %d passed their token budget, %d with budgets overridden, %d with a pool", bounded, overshot, overridden, pooled)
 }

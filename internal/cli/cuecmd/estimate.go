@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,10 +17,11 @@ import (
 
 func newEstimateCmd(e cli.Env) *cobra.Command {
 	var asJSON bool
-	var n int64
+	var n, pool int64
 	var prices string
+	var toolBudget, tokenBudget, rounds int
 	cmd := &cobra.Command{
-		Use:   "estimate [path...] [--batch N] [--json]",
+		Use:   "estimate [path...] [--batch N] [--json] [budget flags]",
 		Short: "Print the most a run of an agent may spend, in tokens and money",
 		Long: `Estimate prints, before any call, the worst case one run of each agent may
 spend: tokens, called agents' included, and their price by the price table
@@ -32,16 +32,48 @@ may pass by one call: budgets are checked before each round), budgets.tools
 times the dearest called agent. Where nothing bounds a run it says
 "unbounded" and what to set. With --batch N it also prints N runs' worth.
 
+--tool-budget, --token-budget and --rounds replace the agent's own budgets
+(not its called agents'), and --pool-tokens bounds its runs together, as
+they do for agentc run: estimate the run you are about to make with the
+flags you will make it with.
+
 The paths name agents as for vet (files, package directories, "-" for
 standard input, default "."), manifests or compiled plans.
 
 Exit codes: 0 the estimate was printed, bounded or not; 1 an agent does
 not compile; 2 usage error, or a price file that does not read.`,
 		Example: `  agentc estimate examples/issue-triage.cue
-  agentc estimate examples/ --batch 1000 --json`,
+  agentc estimate examples/ --batch 1000 --json
+  agentc estimate examples/issue-triage.cue --batch 1000 --pool-tokens 2000000`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n < 1 {
 				return cli.UsageError("--batch must be at least 1")
+			}
+			var o cost.Overrides
+			flags := cmd.Flags()
+			if flags.Changed("tool-budget") {
+				if toolBudget < 0 {
+					return cli.UsageError("--tool-budget must not be negative")
+				}
+				o.Tools = &toolBudget
+			}
+			if flags.Changed("token-budget") {
+				if tokenBudget <= 0 {
+					return cli.UsageError("--token-budget must be positive")
+				}
+				o.Tokens = &tokenBudget
+			}
+			if flags.Changed("rounds") {
+				if rounds <= 0 {
+					return cli.UsageError("--rounds must be positive")
+				}
+				o.Rounds = &rounds
+			}
+			if flags.Changed("pool-tokens") {
+				if pool <= 0 {
+					return cli.UsageError("--pool-tokens must be positive")
+				}
+				o.Pool = pool
 			}
 			if len(args) == 0 {
 				args = []string{"."}
@@ -58,14 +90,9 @@ not compile; 2 usage error, or a price file that does not read.`,
 			}
 			out := estimates{AsOf: table.AsOf, Files: table.Files, Batch: n, Agents: []agentEstimate{}}
 			for _, b := range bs {
-				est := cost.Worst(b.plan, table)
+				est := cost.WorstWith(b.plan, table, o)
 				a := agentEstimate{Estimate: est}
-				if est.Tokens != nil {
-					a.BatchTokens = ptr(*est.Tokens * n)
-				}
-				if est.USD != nil {
-					a.BatchUSD = ptr(math.Round(*est.USD*float64(n)*1e6) / 1e6)
-				}
+				a.BatchTokens, a.BatchUSD = est.Batch(n)
 				out.Agents = append(out.Agents, a)
 			}
 			if asJSON {
@@ -79,6 +106,10 @@ not compile; 2 usage error, or a price file that does not read.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the estimates as JSON")
 	cmd.Flags().Int64Var(&n, "batch", 1, "also print the worst case of a batch of N runs")
+	cmd.Flags().IntVar(&toolBudget, "tool-budget", -1, "estimate with this budgets.tools, as agentc run --tool-budget")
+	cmd.Flags().IntVar(&tokenBudget, "token-budget", 0, "estimate with this budgets.tokens, as agentc run --token-budget")
+	cmd.Flags().IntVar(&rounds, "rounds", 0, "estimate with this budgets.rounds, as agentc run --rounds")
+	cmd.Flags().Int64Var(&pool, "pool-tokens", 0, "estimate runs that share one token pool, as agentc run --pool-tokens")
 	cmd.Flags().StringVar(&prices, "prices", "", "extend the embedded price table with this file (default: $"+cost.EnvPrices+")")
 	return cmd
 }
