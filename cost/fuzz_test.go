@@ -1,0 +1,56 @@
+package cost
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// FuzzParse: a price file either reads, and then it was JSON and every
+// price is a finite number of at least 0, or it is refused with an error
+// positioned inside the file; never a panic.
+func FuzzParse(f *testing.F) {
+	f.Add(embedded)
+	f.Add([]byte(`{"as_of": "2025-01-01", "models": {"openai": {"m": {"input": 1, "output": 2}}}}`))
+	f.Add([]byte(`{"as_of": "2025-01-01", "models": {"openai": {"m": {"input": 1, "output": 2, "cached_input": 0.5, "context_window": 8192, "max_output": 1024}}}}`))
+	f.Add([]byte(`{"as_of": "2025-01-01", "models": {"openai": {"m": {"input": -1, "output": 2}}}}`))
+	f.Add([]byte(`{"as_of": "2025-01-01", "as_of": "2025-01-02", "models": {}}`))
+	f.Add([]byte("{\"as_of\": \"2025-01-01\",\n \"models\": {\"x\": {\"m\": {\"input\": 1e400, \"output\": 0}}}} trailing"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tab, err := Parse("prices.json", data, "prices.json")
+		if err != nil {
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v (%T) is not a FileError", err, err)
+			}
+			if fe.File != "prices.json" || !strings.HasPrefix(err.Error(), "prices.json:") {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			if fe.Line != 0 && (fe.Line < 1 || fe.Line > strings.Count(string(data), "\n")+1 || fe.Col < 1 || fe.Col > len(data)+1) {
+				t.Fatalf("error %q is positioned outside the file (%d lines, %d bytes)", err, strings.Count(string(data), "\n")+1, len(data))
+			}
+			return
+		}
+		if !json.Valid(data) {
+			t.Fatalf("Parse accepted what is not JSON: %q", data)
+		}
+		for prov, models := range tab.models {
+			for model := range models {
+				pr, ok := tab.Lookup(prov, model)
+				if !ok {
+					t.Fatalf("%s/%s does not look up", prov, model)
+				}
+				for _, v := range []float64{pr.Input, pr.CachedInput, pr.Output} {
+					if v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+						t.Fatalf("%s/%s has the price %v", prov, model, v)
+					}
+				}
+				if pr.ContextWindow < 0 || pr.MaxOutput < 0 {
+					t.Fatalf("%s/%s has limits %d, %d", prov, model, pr.ContextWindow, pr.MaxOutput)
+				}
+			}
+		}
+	})
+}
