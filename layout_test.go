@@ -34,7 +34,7 @@ var allowed = map[string][]string{
 	"inclusion":          {"internal/jsonpointer"},
 	"plan":               {"digest", "internal/jsonpointer"},
 	"runtime":            {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "internal/textcut", "cost"},
-	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer"},
+	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "telemetry"},
 	"internal/devserver": {},
 	"agenttest":          {"plan", "runtime", "internal/constraint"},
 	"runview":            {"runtime", "plan"},

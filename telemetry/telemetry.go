@@ -10,10 +10,13 @@ package telemetry
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -43,6 +46,11 @@ const (
 	attrPath          = attribute.Key("agentc.agent.path")
 	attrMessage       = attribute.Key("agentc.message")
 )
+
+// AttrReplayed marks a span that ended while a Temporal workflow replayed
+// its history: the worker that first ran that part exported it, and a
+// span processor drops it (package telemetry/otlp does).
+const AttrReplayed = attribute.Key("agentc.replayed")
 
 // Options configure a Telemetry.
 type Options struct {
@@ -113,6 +121,50 @@ func (t *Telemetry) Recorder(ctx context.Context) *Recorder {
 	return &Recorder{t: t, ctx: ctx, runs: map[string]*runSpans{}}
 }
 
+// WorkflowRecorder records the run tree of a Temporal workflow, whose
+// events are emitted again each time a worker replays its history. It is
+// Recorder with two differences: spans take IDs drawn in order from
+// seed (the workflow's IDs), so that a replay opens the same spans a
+// first run opened, and the spans that end while replaying says the
+// workflow replays are marked with AttrReplayed (to be dropped, having
+// been exported already) and counted in no metric. The IDs are drawn by
+// the tracer provider's ID generator, from what IDSequenceFrom finds in
+// the context (package telemetry/otlp's generator does).
+func (t *Telemetry) WorkflowRecorder(seed string, replaying func() bool) *Recorder {
+	ctx := context.WithValue(context.Background(), idSeqKey{}, &IDSequence{seed: sha256.Sum256([]byte(seed))})
+	return &Recorder{t: t, ctx: ctx, runs: map[string]*runSpans{}, replaying: replaying}
+}
+
+// IDSequence draws trace and span IDs in order from a seed.
+type IDSequence struct {
+	seed [32]byte
+	n    atomic.Uint64
+}
+
+type idSeqKey struct{}
+
+// IDSequenceFrom returns the sequence a WorkflowRecorder's spans draw
+// their IDs from, if ctx is one of theirs.
+func IDSequenceFrom(ctx context.Context) (*IDSequence, bool) {
+	s, ok := ctx.Value(idSeqKey{}).(*IDSequence)
+	return s, ok
+}
+
+// TraceID is the trace every span of the sequence belongs to.
+func (s *IDSequence) TraceID() trace.TraceID {
+	h := sha256.Sum256(append(s.seed[:], "trace"...))
+	return trace.TraceID(h[:16])
+}
+
+// NextSpanID is the next span's ID.
+func (s *IDSequence) NextSpanID() trace.SpanID {
+	var b [40]byte
+	copy(b[:], s.seed[:])
+	binary.BigEndian.PutUint64(b[32:], s.n.Add(1))
+	h := sha256.Sum256(b[:])
+	return trace.SpanID(h[:8])
+}
+
 // Recorder records one run tree; Event is its runtime.Options.Events.
 type Recorder struct {
 	t    *Telemetry
@@ -120,6 +172,20 @@ type Recorder struct {
 	mu   sync.Mutex
 	runs map[string]*runSpans // by Event.Agent
 	chat *runSpans            // the run whose model call is in flight
+	// replaying, when set, says the events come again from a replayed
+	// history (see WorkflowRecorder).
+	replaying func() bool
+}
+
+// live says the events are new: not a replay's.
+func (r *Recorder) live() bool { return r.replaying == nil || !r.replaying() }
+
+// end ends a span, marked when it ends in a replay.
+func (r *Recorder) endSpan(span trace.Span, at time.Time) {
+	if !r.live() {
+		span.SetAttributes(AttrReplayed.Bool(true))
+	}
+	span.End(trace.WithTimestamp(at))
 }
 
 // runSpans are the open spans of one run.
@@ -162,7 +228,9 @@ func (r *Recorder) Event(ev agentrt.Event) {
 		}
 		x.chat.AddEvent(ev.Type, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrMessage.String(msg)))
 		if ev.Type == agentrt.EventModelRetry {
-			r.t.retries.Add(r.ctx, 1, metric.WithAttributes(x.attrs...))
+			if r.live() {
+				r.t.retries.Add(r.ctx, 1, metric.WithAttributes(x.attrs...))
+			}
 			return
 		}
 		x.chat.SetStatus(codes.Error, msg)
@@ -174,7 +242,7 @@ func (r *Recorder) Event(ev agentrt.Event) {
 	}
 	switch ev.Type {
 	case agentrt.EventModelCall:
-		x.enterRound(r.t, ev)
+		r.enterRound(x, ev)
 		model := ev.Model
 		attrs := []attribute.KeyValue{semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(x.provider), semconv.GenAIRequestModel(model)}
 		if r.t.opts.Content && len(ev.Messages) > 0 {
@@ -193,6 +261,8 @@ func (r *Recorder) Event(ev agentrt.Event) {
 		}
 		if u := ev.Usage; u != nil {
 			x.chat.SetAttributes(semconv.GenAIUsageInputTokens(u.Input), semconv.GenAIUsageOutputTokens(u.Output), semconv.GenAIUsageCacheReadInputTokens(u.Cached))
+		}
+		if u := ev.Usage; u != nil && r.live() {
 			prov := genaiconv.ProviderNameAttr(x.provider)
 			attrs := append(x.metricAttrs(), semconv.GenAIRequestModel(x.chatModel))
 			r.t.tokens.Record(r.ctx, int64(u.Input), genaiconv.OperationNameChat, prov, genaiconv.TokenTypeInput, attrs...)
@@ -212,7 +282,7 @@ func (r *Recorder) Event(ev agentrt.Event) {
 		}
 		r.endChat(x, ev.Time, "")
 	case agentrt.EventToolCall:
-		x.enterRound(r.t, ev)
+		r.enterRound(x, ev)
 		attrs := []attribute.KeyValue{semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(ev.Tool), semconv.GenAIToolCallID(ev.CallID)}
 		if r.t.opts.Content && len(ev.Arguments) > 0 {
 			attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(r.t.opts.Secrets.String(string(ev.Arguments))))
@@ -231,9 +301,11 @@ func (r *Recorder) Event(ev agentrt.Event) {
 			} else if r.t.opts.Content {
 				c.span.SetAttributes(semconv.GenAIToolCallResultKey.String(msg))
 			}
-			c.span.End(trace.WithTimestamp(ev.Time))
+			r.endSpan(c.span, ev.Time)
 			x.tools = append(x.tools[:i], x.tools[i+1:]...)
-			r.t.tools.Add(r.ctx, 1, metric.WithAttributes(append(x.metricAttrs(), semconv.GenAIToolName(ev.Tool))...))
+			if r.live() {
+				r.t.tools.Add(r.ctx, 1, metric.WithAttributes(append(x.metricAttrs(), semconv.GenAIToolName(ev.Tool))...))
+			}
 			break
 		}
 	case agentrt.EventRunEnd:
@@ -243,7 +315,7 @@ func (r *Recorder) Event(ev agentrt.Event) {
 		// did between calls, on its round.
 		span := x.span
 		if ev.Round > 0 {
-			x.enterRound(r.t, ev)
+			r.enterRound(x, ev)
 			span = x.roundSpan
 		}
 		attrs := []attribute.KeyValue{}
@@ -288,15 +360,15 @@ func (x *runSpans) metricAttrs() []attribute.KeyValue {
 }
 
 // enterRound opens the round of ev, ending the one before.
-func (x *runSpans) enterRound(t *Telemetry, ev agentrt.Event) {
+func (r *Recorder) enterRound(x *runSpans, ev agentrt.Event) {
 	if ev.Round == x.round || ev.Round == 0 {
 		return
 	}
 	if x.roundSpan != nil {
-		x.roundSpan.End(trace.WithTimestamp(ev.Time))
+		r.endSpan(x.roundSpan, ev.Time)
 	}
 	x.round = ev.Round
-	x.roundCtx, x.roundSpan = t.tracer.Start(x.ctx, "round "+strconv.Itoa(ev.Round), trace.WithTimestamp(ev.Time), trace.WithAttributes(attrRound.Int(ev.Round)))
+	x.roundCtx, x.roundSpan = r.t.tracer.Start(x.ctx, "round "+strconv.Itoa(ev.Round), trace.WithTimestamp(ev.Time), trace.WithAttributes(attrRound.Int(ev.Round)))
 }
 
 // endChat ends the model call in flight, failed with errType unless it
@@ -307,11 +379,13 @@ func (r *Recorder) endChat(x *runSpans, at time.Time, errType string) {
 		x.chat.SetStatus(codes.Error, errType)
 		x.chat.SetAttributes(semconv.ErrorTypeKey.String(errType))
 		attrs = append(attrs, semconv.ErrorTypeKey.String(errType))
-	} else {
+	} else if r.live() {
 		r.t.calls.Add(r.ctx, 1, metric.WithAttributes(attrs...))
 	}
-	r.t.duration.Record(r.ctx, at.Sub(x.chatStart).Seconds(), genaiconv.OperationNameChat, genaiconv.ProviderNameAttr(x.provider), attrs...)
-	x.chat.End(trace.WithTimestamp(at))
+	if r.live() {
+		r.t.duration.Record(r.ctx, at.Sub(x.chatStart).Seconds(), genaiconv.OperationNameChat, genaiconv.ProviderNameAttr(x.provider), attrs...)
+	}
+	r.endSpan(x.chat, at)
 	x.chat = nil
 	if r.chat == x {
 		r.chat = nil
@@ -331,11 +405,11 @@ func (r *Recorder) end(ev agentrt.Event, x *runSpans, msg string) {
 	}
 	for _, c := range x.tools {
 		c.span.SetStatus(codes.Error, "the run ended during the call")
-		c.span.End(trace.WithTimestamp(ev.Time))
+		r.endSpan(c.span, ev.Time)
 	}
 	x.tools = nil
 	if x.roundSpan != nil {
-		x.roundSpan.End(trace.WithTimestamp(ev.Time))
+		r.endSpan(x.roundSpan, ev.Time)
 	}
 	attrs := []attribute.KeyValue{attrOutcome.String(ev.Outcome), attrBound.String(ev.Bound)}
 	if u := ev.Usage; u != nil {
@@ -348,8 +422,11 @@ func (r *Recorder) end(ev agentrt.Event, x *runSpans, msg string) {
 	if failed {
 		x.span.SetStatus(codes.Error, msg)
 	}
-	x.span.End(trace.WithTimestamp(ev.Time))
+	r.endSpan(x.span, ev.Time)
 	delete(r.runs, ev.Agent)
+	if !r.live() {
+		return
+	}
 	m := x.metricAttrs()
 	r.t.runs.Add(r.ctx, 1, metric.WithAttributes(append(m, attrOutcome.String(ev.Outcome))...))
 	if ev.Bound != "" && ev.Bound != agentrt.BoundNone {

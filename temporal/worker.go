@@ -25,6 +25,7 @@ import (
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
+	"agentc.dev/agentc/telemetry"
 )
 
 // WorkerOptions are what a worker runs plans with.
@@ -50,6 +51,13 @@ type WorkerOptions struct {
 	// package does not link). It runs in workflow code, so it must decide
 	// the same way every time it is given the same call.
 	Rules func(next agentrt.Approver) agentrt.Approver
+	// Telemetry, when set, records the runs this worker advances as
+	// spans and metrics (telemetry.WorkflowRecorder): a run replayed on
+	// another worker goes on in the same trace there, and what a replay
+	// goes over again is neither exported nor counted twice. Its tracer
+	// provider must draw IDs as package telemetry/otlp's does
+	// (otlp.TracerOptions).
+	Telemetry *telemetry.Telemetry
 }
 
 // Worker serves runs: the run workflow and the activities that make its

@@ -14,6 +14,7 @@ import (
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
+	"agentc.dev/agentc/telemetry"
 )
 
 // Timing of effect activities.
@@ -64,7 +65,17 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		}
 	}
 	secrets := w.secrets()
+	var rec *telemetry.Recorder
+	content := false
+	if t := w.opts.Telemetry; t != nil {
+		exec := workflow.GetInfo(ctx).WorkflowExecution
+		rec = t.WorkflowRecorder(exec.ID+"\x00"+exec.RunID, func() bool { return workflow.IsReplaying(ctx) })
+		content = t.Content()
+	}
 	events := func(ev agentrt.Event) {
+		if rec != nil {
+			rec.Event(ev) // replayed events too: see WorkflowRecorder
+		}
 		if w.opts.Events != nil && !workflow.IsReplaying(ctx) {
 			w.opts.Events(ev)
 		}
@@ -80,6 +91,7 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		Offline:  true,
 		Provider: in.Provider,
 		Secrets:  secrets,
+		Content:  content,
 	})
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
@@ -101,6 +113,7 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		Secrets:  secrets,
 		Clock:    clock{ctx},
 		Effector: &effector{ctx: ctx, cancel: cancel},
+		Content:  content,
 		// A call that needs approval waits for a signal (agentc approve).
 		Approver: w.approver(ctx),
 	})

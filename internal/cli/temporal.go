@@ -20,6 +20,8 @@ import (
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
 	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/telemetry"
 	"agentc.dev/agentc/temporal"
 )
 
@@ -164,6 +166,20 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
 			ctx := cmd.Context()
 			secrets := runcmd.ProviderSecrets()
 			events := runcmd.EventPrinter(e.Stderr, secrets)
+			var tel *telemetry.Telemetry
+			if e.Telemetry != nil {
+				set := &redact.Set{}
+				for _, v := range secrets {
+					set.Add(v)
+				}
+				t, flush, err := e.Telemetry(ctx, e.Stderr, set)
+				if err != nil {
+					return UsageError("%v", set.Error(err))
+				}
+				// Flushed once the worker has stopped.
+				defer flush()
+				tel = t
+			}
 			models, err := runcmd.WorkerModels(baseURL, events)
 			if err != nil {
 				return err
@@ -173,7 +189,7 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
 				return &ExitError{Code: ExitFindings, Err: err}
 			}
 			defer c.Close()
-			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: approval.Rules})
+			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: approval.Rules, Telemetry: tel})
 			if err != nil {
 				return err
 			}

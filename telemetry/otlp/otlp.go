@@ -136,7 +136,7 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: the trace exporter: %w", err)
 		}
-		p := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		p := sdktrace.NewTracerProvider(append(TracerOptions(sdktrace.NewBatchSpanProcessor(exp)), sdktrace.WithResource(res))...)
 		tracerProvider, s.shutdown = p, append(s.shutdown, p.Shutdown)
 	}
 	if metrics {
