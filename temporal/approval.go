@@ -3,6 +3,8 @@ package temporal
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -13,12 +15,29 @@ import (
 // approval (agentc approve WORKFLOW_ID CALL_KEY yes|no).
 const SignalApprove = "approve"
 
+// QueryApprovals is the query that returns the calls a run waits to have
+// approved ([]Pending), in the order they were asked.
+const QueryApprovals = "approvals"
+
 // Approval is the payload of SignalApprove: the decision about the call
-// whose effect key is Key.
+// whose effect key is Key. ForRun, with Approved, approves every later
+// call of the tool in the run too, but for a tool whose approve is
+// "always".
 type Approval struct {
 	Key      string `json:"key"`
 	Approved bool   `json:"approved"`
+	ForRun   bool   `json:"for_run,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+}
+
+// Pending is a call a run waits to have approved, as QueryApprovals
+// returns it: what a person needs to decide it.
+type Pending struct {
+	agentrt.ApprovalRequest
+	// Asked is when the run asked, on the workflow's clock; Until when
+	// its deadline ends the wait (zero for none).
+	Asked time.Time `json:"asked"`
+	Until time.Time `json:"until,omitzero"`
 }
 
 // signalApprover is a run workflow's approver: a call that needs approval
@@ -27,20 +46,30 @@ type Approval struct {
 // worker runs is kept in the history. A signal for a call not yet asked
 // about is kept for it.
 type signalApprover struct {
-	ctx workflow.Context
-	ch  workflow.ReceiveChannel
-	got map[string]Approval
+	ctx     workflow.Context
+	ch      workflow.ReceiveChannel
+	got     map[string]Approval
+	pending []Pending // the calls waiting, for QueryApprovals
 }
 
 func newSignalApprover(ctx workflow.Context) *signalApprover {
 	return &signalApprover{ctx: ctx, ch: workflow.GetSignalChannel(ctx, SignalApprove), got: map[string]Approval{}}
 }
 
+// waiting returns the calls waiting for approval (QueryApprovals).
+func (a *signalApprover) waiting() ([]Pending, error) {
+	return append([]Pending{}, a.pending...), nil
+}
+
 func (a *signalApprover) approve(_ context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+	a.pending = append(a.pending, Pending{ApprovalRequest: *req, Asked: workflow.Now(a.ctx), Until: req.Deadline})
+	defer func() {
+		a.pending = slices.DeleteFunc(a.pending, func(p Pending) bool { return p.Key == req.Key })
+	}()
 	for {
 		if s, ok := a.got[req.Key]; ok {
 			delete(a.got, req.Key)
-			return agentrt.ApprovalDecision{Approved: s.Approved, By: agentrt.ByPerson, Reason: s.Reason}, nil
+			return agentrt.ApprovalDecision{Approved: s.Approved, ForRun: s.Approved && s.ForRun, By: agentrt.ByPerson, Reason: s.Reason}, nil
 		}
 		var err error
 		tctx, cancelTimer := workflow.WithCancel(a.ctx)

@@ -104,6 +104,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		c.Done().Receive(c, nil)
 		cancel()
 	})
+	approver, err := w.approver(ctx)
+	if err != nil {
+		return nil, err
+	}
 	r, err := agentrt.New(p, agentrt.Options{
 		Model:    workerOnly{},
 		Tools:    tools,
@@ -115,7 +119,7 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		Effector: &effector{ctx: ctx, cancel: cancel},
 		Content:  content,
 		// A call that needs approval waits for a signal (agentc approve).
-		Approver: w.approver(ctx),
+		Approver: approver,
 	})
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
@@ -128,13 +132,17 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 }
 
 // approver is a run workflow's approver: the worker's rules, if any, then
-// a signal.
-func (w *Worker) approver(ctx workflow.Context) agentrt.Approver {
-	a := agentrt.Approver(newSignalApprover(ctx).approve)
+// a signal. The calls waiting for a signal answer QueryApprovals.
+func (w *Worker) approver(ctx workflow.Context) (agentrt.Approver, error) {
+	sa := newSignalApprover(ctx)
+	if err := workflow.SetQueryHandler(ctx, QueryApprovals, sa.waiting); err != nil {
+		return nil, err
+	}
+	a := agentrt.Approver(sa.approve)
 	if w.opts.Rules != nil {
 		a = w.opts.Rules(a)
 	}
-	return a
+	return a, nil
 }
 
 // hasServers reports whether a plan, or an agent it calls, declares an

@@ -3,15 +3,19 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"agentc.dev/agentc/approval"
@@ -307,36 +311,67 @@ func stopSignals(ctx context.Context) context.Context {
 	return ctx
 }
 
-// newApproveCmd is agentc approve: it decides a call that a run on
-// Temporal waits to have approved.
+// newApproveCmd is agentc approve: it lists the calls a run on Temporal
+// waits to have approved, and decides one.
 func newApproveCmd(e Env) *cobra.Command {
 	var t temporalFlags
 	var reason string
+	var asJSON bool
+	var wait time.Duration
 	cmd := &cobra.Command{
-		Use:   "approve WORKFLOW_ID CALL_KEY yes|no",
-		Short: "Approve or deny a call that a run on Temporal waits for",
+		Use:   "approve WORKFLOW_ID [CALL_KEY yes|no|always]",
+		Short: "List the calls a run on Temporal waits to have approved, or decide one",
 		Long: `Approve decides a call of a run on Temporal (agentc run --temporal) that waits
 for approval: the run's workflow waits for this signal, across worker restarts,
-until the run's deadline. CALL_KEY is the call's effect key, as the worker's
-approval_asked event shows it (e.g. 2.1). A decision sent before the call asks
-is kept for it. --reason says why, for a denial: the model reads it.`,
-		Example: `  agentc approve --temporal localhost:7233 triage-1 2.1 yes
+until the run's deadline. CALL_KEY is the call's effect key (e.g. 2.1). A
+decision sent before the call asks is kept for it. "always" approves the call
+and every later call of its tool in the run, but for a tool whose approve is
+"always". --reason says why, for a denial: the model reads it.
+
+With WORKFLOW_ID alone it lists the calls the run waits on: key, tool, why it
+asks, the arguments (secrets redacted), since when and until when (the run's
+deadline); --json prints them as JSON. --wait D waits up to D for a call to
+wait (and for the run to start), for a script that decides calls as they
+come. A worker must be running to answer.
+
+Exit codes: 0 the decision was sent, or the list printed (empty or not); 1 the
+server could not be reached or the run is not there; 2 usage error.`,
+		Example: `  agentc approve --temporal localhost:7233 triage-1
+  agentc approve --temporal localhost:7233 triage-1 2.1 yes
   agentc approve --temporal localhost:7233 triage-1 3.1 no --reason "not on main"`,
-		Args: cobra.ExactArgs(3),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 && len(args) != 3 {
+				return UsageError("want WORKFLOW_ID to list the calls waiting, or WORKFLOW_ID CALL_KEY yes|no|always to decide one")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := t.resolve(); err != nil {
 				return err
 			}
-			if _, err := journal.ParseKey(args[1]); err != nil {
-				return UsageError("CALL_KEY: %v", err)
+			var s temporal.Approval
+			if len(args) == 3 {
+				if _, err := journal.ParseKey(args[1]); err != nil {
+					return UsageError("CALL_KEY: %v", err)
+				}
+				s = temporal.Approval{Key: args[1], Reason: reason}
+				switch args[2] {
+				case "yes", "y":
+					s.Approved = true
+				case "always", "a":
+					s.Approved, s.ForRun = true, true
+				case "no", "n":
+				default:
+					return UsageError("the decision %q: want yes, no or always", args[2])
+				}
+			} else if reason != "" {
+				return UsageError("--reason goes with a decision")
 			}
-			s := temporal.Approval{Key: args[1], Reason: reason}
-			switch args[2] {
-			case "yes", "y":
-				s.Approved = true
-			case "no", "n":
-			default:
-				return UsageError("the decision %q: want yes or no", args[2])
+			if len(args) == 3 && (asJSON || wait != 0) {
+				return UsageError("--json and --wait go with a list (WORKFLOW_ID alone)")
+			}
+			if wait < 0 {
+				return UsageError("--wait must not be negative")
 			}
 			ctx := cmd.Context()
 			c, err := temporal.Dial(ctx, t.hostPort, t.namespace, e.Stderr)
@@ -344,6 +379,9 @@ is kept for it. --reason says why, for a denial: the model reads it.`,
 				return &ExitError{Code: ExitFindings, Err: err}
 			}
 			defer c.Close()
+			if len(args) == 1 {
+				return listApprovals(ctx, e, c, args[0], asJSON, wait)
+			}
 			if err := c.SignalWorkflow(ctx, args[0], "", temporal.SignalApprove, s); err != nil {
 				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("temporal: signalling run %s: %w", args[0], err)}
 			}
@@ -353,5 +391,63 @@ is kept for it. --reason says why, for a denial: the model reads it.`,
 	}
 	t.register(cmd.Flags(), true)
 	cmd.Flags().StringVar(&reason, "reason", "", "why: the model reads it with a denial")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "list the calls waiting as JSON")
+	cmd.Flags().DurationVar(&wait, "wait", 0, "list: wait up to this long for a call to wait")
 	return cmd
+}
+
+// listApprovals prints the calls a run waits to have approved, once some
+// wait or wait has passed.
+func listApprovals(ctx context.Context, e Env, c client.Client, id string, asJSON bool, wait time.Duration) error {
+	until := time.Now().Add(wait)
+	var pending []temporal.Pending
+	for {
+		v, err := c.QueryWorkflow(ctx, id, "", temporal.QueryApprovals)
+		var notFound *serviceerror.NotFound
+		switch {
+		case errors.As(err, &notFound) && time.Now().Before(until):
+			// A run about to start: wait for it too.
+		case err != nil:
+			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("temporal: asking run %s for the calls it waits on: %w", id, err)}
+		default:
+			if err := v.Get(&pending); err != nil {
+				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("temporal: run %s: the calls it waits on: %w", id, err)}
+			}
+		}
+		if len(pending) > 0 || !time.Now().Before(until) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(500*time.Millisecond, time.Until(until))):
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(e.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(pending)
+	}
+	if len(pending) == 0 {
+		fmt.Fprintf(e.Stderr, "agentc: no call of run %s waits for approval\n", id)
+		return nil
+	}
+	for _, p := range pending {
+		who := p.Tool
+		if p.Agent != "" {
+			who = p.Agent + ": " + p.Tool
+		}
+		fmt.Fprintf(e.Stdout, "%s  %s  (%s)\n", p.Key, who, p.Why)
+		args := string(p.Arguments)
+		if p.ArgumentsText != nil {
+			args = *p.ArgumentsText
+		}
+		fmt.Fprintf(e.Stdout, "  arguments: %s\n", args)
+		fmt.Fprintf(e.Stdout, "  asked %s", p.Asked.UTC().Format(time.RFC3339))
+		if !p.Until.IsZero() {
+			fmt.Fprintf(e.Stdout, ", until %s", p.Until.UTC().Format(time.RFC3339))
+		}
+		fmt.Fprintln(e.Stdout)
+	}
+	return nil
 }

@@ -1,0 +1,99 @@
+package temporal_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"agentc.dev/agentc/internal/devserver"
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/temporal"
+)
+
+// searchTwice searches in each of its first two rounds, then answers.
+type searchTwice struct{ n atomic.Int32 }
+
+func (m *searchTwice) Complete(_ context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	if n := m.n.Add(1); n <= 2 {
+		return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: "c" + string(rune('0'+n)), Name: "search", Arguments: json.RawMessage(`{"q":"disk"}`)}}},
+			Usage: agentrt.Usage{Input: 20, Output: 5}}, nil
+	}
+	return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: "a1", Name: req.OutputTool, Arguments: json.RawMessage(`{"label":"bug"}`)}}},
+		Usage: agentrt.Usage{Input: 40, Output: 5}}, nil
+}
+
+// TestApprovalQueryAndAlways: a run waiting for approval answers which
+// call it waits on (key, tool, why, arguments, its deadline); "always"
+// approves that call and the tool's next without asking again; once
+// decided, nothing waits.
+func TestApprovalQueryAndAlways(t *testing.T) {
+	s := devserver.Start(t)
+	c := dial(t, s)
+	startWorker(t, c, "approve", &searchTwice{})
+	p, err := plan.Read("plan", labeller(t, labelSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := p.Agent.Capabilities.Tools["search"]
+	search.Approve = plan.ApproveAsk
+	p.Agent.Capabilities.Tools["search"] = search
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := temporal.Start(ctx, c, data, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "approve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := func() []temporal.Pending {
+		t.Helper()
+		v, err := c.QueryWorkflow(ctx, run.GetID(), "", temporal.QueryApprovals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps []temporal.Pending
+		if err := v.Get(&ps); err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	var ps []temporal.Pending
+	for ps = list(); len(ps) == 0; ps = list() {
+		if ctx.Err() != nil {
+			t.Fatal("the run never asked for approval")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := ps[0]
+	if len(ps) != 1 || got.Key != "1.1" || got.Tool != "search" || !strings.Contains(string(got.Arguments), `"disk"`) || got.Why == "" || got.Asked.IsZero() {
+		t.Fatalf("waiting: %+v", ps)
+	}
+	if d := got.Until.Sub(got.Asked); d <= 4*time.Minute || d > 5*time.Minute {
+		t.Errorf("the wait ends %v after it began, want the run's deadline (5m from its start)", d)
+	}
+	if err := c.SignalWorkflow(ctx, run.GetID(), "", temporal.SignalApprove, temporal.Approval{Key: "1.1", Approved: true, ForRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := temporal.Wait(ctx, c, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Outcome != agentrt.OutcomeOK || len(rep.Approvals) != 2 {
+		t.Fatalf("report: %s %s, approvals %+v", rep.Outcome, rep.Error, rep.Approvals)
+	}
+	if a, b := rep.Approvals[0], rep.Approvals[1]; a.By != agentrt.ByPerson || !a.ForRun || b.By != agentrt.ByRun || !b.Approved || b.Key != "2.1" {
+		t.Errorf("decisions: %+v", rep.Approvals)
+	}
+	if ps := list(); len(ps) != 0 {
+		t.Errorf("after the run, still waiting: %+v", ps)
+	}
+}
