@@ -34,7 +34,9 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 		return
 	}
 	provider, answer := args[0], json.RawMessage(args[1])
-	// "openai-flaky" is openai whose first request fails with 503.
+	// "openai-flaky" is openai whose first request fails with 503;
+	// "openai-stall" is openai that sends nothing at all for its first
+	// request, until the client goes.
 	// "openai-tools" calls every tool the request offers, with {}, until
 	// the conversation holds a tool result; "openai-tools-hang" does too,
 	// but holds every request after its first unanswered (a run to kill).
@@ -55,6 +57,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	unauthorized := strings.HasSuffix(provider, "-401")
 	provider = strings.TrimSuffix(provider, "-401")
 	flaky := provider == "openai-flaky"
+	stallFirst := provider == "openai-stall"
 	// "openai-429" answers every request 429 with a Retry-After of two
 	// minutes.
 	status := map[string]int{"openai-429": 429}[provider]
@@ -74,7 +77,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	callTools := provider == "openai-tools" || provider == "openai-tools-hang"
 	hang := provider == "openai-tools-hang"
 	scripted := provider == "openai-args"
-	if flaky || callTools || scripted || provider == "openai-prose" || loop || status != 0 {
+	if flaky || stallFirst || callTools || scripted || provider == "openai-prose" || loop || status != 0 {
 		provider = "openai"
 	}
 	if provider == "anthropic-prose" {
@@ -148,7 +151,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				f.Close()
 			}
 			logMu.Unlock()
-			if hang && n > 1 {
+			if hang && n > 1 || stallFirst && n == 1 {
 				<-r.Context().Done() // until the client goes away
 				return
 			}

@@ -108,7 +108,7 @@ func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opt
 	}
 	opts.Secrets = secrets
 	opts.Provider = f.model
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts}, os.Getenv, toolEvents)
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall}, os.Getenv, toolEvents)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}

@@ -26,6 +26,9 @@ type providerFlags struct {
 	// keyHosts are the hosts a manifest's base URL may name and still be
 	// sent the key (KeyHostsVar).
 	keyHosts []string
+	// stall gives up a provider call's attempt when its server sends
+	// nothing for so long (--stall-timeout); 0 never does.
+	stall time.Duration
 }
 
 // KeyHostsVar lists, comma-separated, the hosts a manifest's
@@ -127,18 +130,27 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			if key == "" && base == "" {
 				return nil, fmt.Errorf("agent %s: OPENAI_API_KEY is not set (an OpenAI-compatible server without a key needs a base URL); or run with --model test", p.Agent.Name)
 			}
-			m, err = openai.New(openai.Config{APIKey: key, BaseURL: base, Retry: policy})
+			m, err = openai.New(openai.Config{APIKey: key, BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)})
 		case "anthropic":
 			if key == "" && base == "" {
 				return nil, fmt.Errorf("agent %s: ANTHROPIC_API_KEY is not set; or run with --model test", p.Agent.Name)
 			}
-			m, err = anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Retry: policy})
+			m, err = anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)})
 		}
 		if err != nil || hint == "" {
 			return m, err
 		}
 		return withheld{m, hint}, nil
 	}
+}
+
+// stallConfig is --stall-timeout as the providers' Config.Stall: 0, for
+// never, is negative there.
+func stallConfig(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // keyAllowed reports whether a manifest's base URL may be sent the key:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -98,14 +99,15 @@ func spoolInput(in io.Reader) (string, error) {
 // with, as the run verb does: the provider named in place of the plan's
 // ("test" for the test model) or the plan's own, configured from the
 // environment, with baseURL in place of the providers' base URL variables
-// when set. Events receives the providers' retries.
-func WorkerModels(baseURL string, events func(agentrt.Event)) (func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error), error) {
+// when set, and stall as --stall-timeout. Events receives the providers'
+// retries.
+func WorkerModels(baseURL string, stall time.Duration, events func(agentrt.Event)) (func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error), error) {
 	hosts, err := keyHosts(os.Getenv(KeyHostsVar))
 	if err != nil {
 		return nil, err
 	}
 	return func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error) {
-		return newModelFor(providerFlags{model: provider, seed: seed, baseURL: baseURL, keyHosts: hosts}, os.Getenv, events)(p)
+		return newModelFor(providerFlags{model: provider, seed: seed, baseURL: baseURL, keyHosts: hosts, stall: stall}, os.Getenv, events)(p)
 	}, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
 	"agentc.dev/agentc/runtime/fault"
+	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
 	"agentc.dev/agentc/telemetry"
@@ -72,7 +73,7 @@ type Flags struct {
 	lock                               string
 	seed                               int64
 	report, requireLock                bool
-	deadline                           time.Duration
+	deadline, stall                    time.Duration
 	toolBudget, tokenBudget, rounds    int
 	// A batch's: see batch.go.
 	batch         string
@@ -100,6 +101,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
 	fs.StringVar(&f.dir, "dir", "", "resolve the agent's relative paths against this directory")
 	fs.StringVar(&f.baseURL, "base-url", "", "the provider's base URL (default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the manifest's model.base_url)")
+	fs.DurationVar(&f.stall, "stall-timeout", retry.DefaultStall, "give up an attempt at a model call when the provider sends nothing for this long, and try again (0: wait for ever)")
 	fs.DurationVar(&f.deadline, "deadline", 0, "override budgets.deadline (e.g. 90s)")
 	fs.IntVar(&f.toolBudget, "tool-budget", -1, "override budgets.tools")
 	fs.IntVar(&f.tokenBudget, "token-budget", 0, "override budgets.tokens")
@@ -197,6 +199,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		}
 		opts.Budgets.Deadline = &f.deadline
 	}
+	if f.stall < 0 {
+		return UsageError("--stall-timeout must not be negative (0 waits for ever)")
+	}
 	if changed("tool-budget") {
 		if f.toolBudget < 0 {
 			return UsageError("--tool-budget must not be negative")
@@ -219,7 +224,7 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		if changed("pool-tokens") && f.batch == "" {
 			return UsageError("--pool-tokens goes with --batch for a run elsewhere: a pool is shared by a batch's runs")
 		}
-		for _, fl := range []string{"record", "replay", "events", "dir", "base-url", "prices"} {
+		for _, fl := range []string{"record", "replay", "events", "dir", "base-url", "prices", "stall-timeout"} {
 			if changed(fl) {
 				return UsageError("--%s does not go with a run elsewhere: the workers read and write their own files (a run's history is its journal: agentc journal export)", fl)
 			}
@@ -291,7 +296,7 @@ func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts 
 		// The fault layer's server is sent no key.
 		getenv = func(string) string { return "" }
 	}
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts}, getenv, opts.Events)
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall}, getenv, opts.Events)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}

@@ -44,6 +44,11 @@ type Config struct {
 	// Retry bounds the attempts of a call. Attempts zero means retry.Default
 	// (keeping OnAttempt).
 	Retry retry.Policy
+	// Stall gives up an attempt when the server sends nothing for this
+	// long, a stream's events included (see retry.DefaultStall, the
+	// default when zero); negative waits for ever. A given-up attempt is
+	// retried as the policy allows.
+	Stall time.Duration
 }
 
 // Model is a runtime.Model over the Anthropic Messages API.
@@ -78,7 +83,8 @@ func New(cfg Config) (*Model, error) {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
 	// A response past the limit fails the call rather than fill memory.
-	opts = append(opts, option.WithMiddleware(limit.Middleware("anthropic", limit.MaxResponse)))
+	opts = append(opts, option.WithMiddleware(limit.Middleware("anthropic", limit.MaxResponse)),
+		option.WithMiddleware(limit.Stall("anthropic", stallOf(cfg.Stall))))
 	p := cfg.Retry
 	if p.Attempts == 0 {
 		on := p.OnAttempt
@@ -438,11 +444,21 @@ type wrapError struct {
 func (e *wrapError) Error() string { return e.msg }
 func (e *wrapError) Unwrap() error { return e.err }
 
-// transient reports a connection failure or a per-attempt timeout: the
-// request may not have been served, and another attempt may be.
+// stallOf is Config.Stall's meaning: zero for the default.
+func stallOf(d time.Duration) time.Duration {
+	if d == 0 {
+		return retry.DefaultStall
+	}
+	return d
+}
+
+// transient reports a connection failure or a per-attempt timeout (a
+// server that stopped sending among them): the request may not have been
+// served, and another attempt may be.
 func transient(err error) bool {
 	var netErr net.Error
-	return errors.As(err, &netErr) ||
+	var stalled *limit.StalledError
+	return errors.As(err, &netErr) || errors.As(err, &stalled) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded)

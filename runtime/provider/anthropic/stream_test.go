@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/retry"
@@ -134,5 +136,48 @@ func TestStreamErrorFinal(t *testing.T) {
 	var se *StatusError
 	if !errors.As(err, &se) || err.Error() != "anthropic: error event in the stream: invalid_request_error: prompt is too long (request-id req_011CTest)" || f.attempts() != 1 {
 		t.Errorf("err %v, attempts %d", err, f.attempts())
+	}
+}
+
+// stalledStream sends the stream's first events, then nothing until the
+// client goes.
+func stalledStream(events []string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, ev := range events {
+			var head struct {
+				Type string `json:"type"`
+			}
+			_ = json.Unmarshal([]byte(ev), &head)
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", head.Type, ev)
+		}
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+// TestStreamStalled: a stream that stops sending for Config.Stall is
+// given up and asked again (package limit's tests show that a stream
+// that keeps sending may take longer than that in all).
+func TestStreamStalled(t *testing.T) {
+	const d = 500 * time.Millisecond
+	var failed []error
+	p := fastRetry
+	p.OnAttempt = func(_ int, err error, _ time.Duration) { failed = append(failed, err) }
+	f := newFake(t, stalledStream(streamed[:4]), sse(streamed, 0))
+	m, err := New(Config{APIKey: secretKey, BaseURL: f.srv.URL, HTTPClient: f.srv.Client(), Retry: p, Stall: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Complete(context.Background(), longRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.attempts() != 2 || len(resp.Message.ToolCalls) != 1 || len(failed) != 1 || !strings.Contains(failed[0].Error(), "the server sent nothing for 500ms") {
+		t.Errorf("attempts %d, message %+v, failed attempts %v", f.attempts(), resp.Message, failed)
 	}
 }

@@ -32,6 +32,10 @@ type Config struct {
 	BaseURL    string       // "" = the SDK's default
 	HTTPClient *http.Client // optional
 	Retry      retry.Policy // zero value = retry.Default
+	// Stall gives up an attempt when the server sends nothing for this
+	// long (see retry.DefaultStall, the default when zero); negative
+	// waits for ever. A given-up attempt is retried as the policy allows.
+	Stall time.Duration
 }
 
 // Model is a runtime.Model over Chat Completions. It is safe for
@@ -67,7 +71,8 @@ func New(cfg Config) (*Model, error) {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
 	// A response past the limit fails the call rather than fill memory.
-	opts = append(opts, option.WithMiddleware(limit.Middleware("openai", limit.MaxResponse)))
+	opts = append(opts, option.WithMiddleware(limit.Middleware("openai", limit.MaxResponse)),
+		option.WithMiddleware(limit.Stall("openai", stallOf(cfg.Stall))))
 	p := cfg.Retry
 	if p.Attempts == 0 && p.Base == 0 && p.Max == 0 && p.RetryAfterCap == 0 {
 		onAttempt := p.OnAttempt
@@ -260,11 +265,21 @@ func (m *Model) classify(ctx context.Context, err error, raw *http.Response) err
 	return &retry.Error{Err: &wrapError{msg: "openai: " + m.redact(err.Error()), err: err}, Retryable: connectionError(err)}
 }
 
+// stallOf is Config.Stall's meaning: zero for the default.
+func stallOf(d time.Duration) time.Duration {
+	if d == 0 {
+		return retry.DefaultStall
+	}
+	return d
+}
+
 // connectionError reports whether err is a transport failure another
-// attempt may not meet: a dropped or refused connection, a timeout.
+// attempt may not meet: a dropped or refused connection, a timeout, a
+// server that stopped sending.
 func connectionError(err error) bool {
 	var ne net.Error
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+	var stalled *limit.StalledError
+	return errors.As(err, &stalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
 }

@@ -631,3 +631,63 @@ func TestResponseTooLarge(t *testing.T) {
 		t.Errorf("%d requests, want 1", f.requests())
 	}
 }
+
+// stall reads the request and sends raw (a response's first bytes, or
+// nothing), then nothing more until the client goes.
+func stall(raw string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if raw != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			_, _ = io.WriteString(w, raw)
+			w.(http.Flusher).Flush()
+		}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}
+}
+
+// TestStalled: an attempt whose server sends nothing for Config.Stall,
+// before its response or within it, is given up and made again; one that
+// stalls every time fails saying so, before the caller's deadline.
+func TestStalled(t *testing.T) {
+	const d = 500 * time.Millisecond
+	// The fake checks each request against the OpenAPI spec, which takes
+	// longer than d to load the first time.
+	if _, err := requestSchema(); err != nil {
+		t.Fatal(err)
+	}
+	model := func(f *fake, a *attempts) *Model {
+		m, err := New(Config{APIKey: testKey, BaseURL: f.srv.URL, Retry: a.policy(), Stall: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for _, first := range []http.HandlerFunc{stall(""), stall(`{"id": "chatcmpl-1", "object": "chat.com`)} {
+		a := &attempts{}
+		f := newFake(t, first, okAnswer)
+		resp, err := model(f, a).Complete(t.Context(), request())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Message.Content != "Paris." || f.requests() != 2 || len(a.errs) != 1 {
+			t.Fatalf("content %q, %d requests, %d failed attempts", resp.Message.Content, f.requests(), len(a.errs))
+		}
+		var re *retry.Error
+		if !errors.As(a.errs[0], &re) || !re.Retryable || !strings.Contains(a.errs[0].Error(), "the server sent nothing for 500ms") {
+			t.Errorf("the stalled attempt: %v", a.errs[0])
+		}
+	}
+	a := &attempts{}
+	f := newFake(t, stall(""), stall(""), stall(""), stall(""))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, err := model(f, a).Complete(ctx, request())
+	if err == nil || !strings.Contains(err.Error(), "the server sent nothing for 500ms") || f.requests() != 4 {
+		t.Errorf("a server that never answers: %v after %d requests", err, f.requests())
+	}
+}

@@ -31,6 +31,15 @@ type Policy struct {
 	OnAttempt func(attempt int, err error, wait time.Duration)
 }
 
+// DefaultStall is how long a provider's server may send nothing, waiting
+// for a response or within one, before the providers give up the attempt
+// and, as the policy allows, make it again: a connection a server or a
+// proxy holds open without answering must not hold a run until its
+// deadline, or for ever when it has none. Ten minutes is what the
+// providers' own SDKs allow a request by default; a slow local server
+// that answers only once it has generated the whole reply may need more.
+const DefaultStall = 10 * time.Minute
+
 // Default is the policy the providers use unless a host sets another.
 var Default = Policy{Attempts: 5, Base: 500 * time.Millisecond, Max: 20 * time.Second, RetryAfterCap: 60 * time.Second}
 
