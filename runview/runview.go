@@ -265,7 +265,7 @@ func (b *builder) run(path string, depth int) {
 	var rounds []int
 	byRound := map[int][]journal.Entry{}
 	for _, e := range b.entries {
-		if e.Key.Path != path {
+		if e.Key.Path != path || e.Kind == journal.KindApproval {
 			continue
 		}
 		if _, ok := byRound[e.Key.Round]; !ok {
@@ -337,8 +337,12 @@ func (b *builder) round(path string, depth, n int, entries []journal.Entry) {
 }
 
 // nested tells whether the journal holds effects of a run under path.
+// The decision about a call is under its key too, but is no run.
 func (b *builder) nested(path string) bool {
 	for _, e := range b.entries {
+		if e.Kind == journal.KindApproval && e.Key.Path == path {
+			continue
+		}
 		if e.Key.Path == path || strings.HasPrefix(e.Key.Path, path+"/") {
 			return true
 		}

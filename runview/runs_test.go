@@ -1,0 +1,256 @@
+package runview
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/manifest"
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/runtime/provider/openai"
+	"agentc.dev/agentc/runtime/tool"
+)
+
+// TestRuns runs each case of testdata/runs with the real runtime: its
+// agent.cue, compiled, against an OpenAI Chat Completions server scripted
+// by fake.json, its calls that need approval decided as approvals.json
+// says, on a clock that moves only as those files say, recorded in a
+// journal. The page of that journal and the run's report must show what
+// want.txt says.
+func TestRuns(t *testing.T) {
+	files, _ := filepath.Glob("testdata/runs/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no cases in testdata/runs")
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, rep := record(t, ar)
+			p, err := Build(j, rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := describe(p), section(ar, "want.txt"); got != want {
+				t.Errorf("the page shows\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}
+
+// clock is a run's clock: it moves only when the fake server or the
+// approver says.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(ms int) {
+	c.mu.Lock()
+	c.now = c.now.Add(time.Duration(ms) * time.Millisecond)
+	c.mu.Unlock()
+}
+
+// turn is one reply of the fake server: tool calls, or an answer (a call
+// of the output tool), after ms milliseconds, with the usage reported.
+type turn struct {
+	MS     int `json:"ms"`
+	Calls  []struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"calls"`
+	Answer json.RawMessage `json:"answer"`
+	Usage  struct {
+		Prompt     int `json:"prompt_tokens"`
+		Cached     int `json:"cached_tokens"`
+		Completion int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// decision is what approvals.json says of a call: the decision, after
+// wait_ms milliseconds.
+type decision struct {
+	WaitMS   int                      `json:"wait_ms"`
+	Decision agentrt.ApprovalDecision `json:"decision"`
+}
+
+// record runs the case's agent and returns its journal and report.
+func record(t *testing.T, ar *txtar.Archive) (*journal.Journal, *agentrt.Report) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range ar.Files {
+		path := filepath.Join(dir, f.Name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var script map[string][]turn // by the agent's instructions
+	if err := json.Unmarshal([]byte(section(ar, "fake.json")), &script); err != nil {
+		t.Fatalf("fake.json: %v", err)
+	}
+	var decisions map[string]decision // by the call's key
+	if err := json.Unmarshal([]byte(section(ar, "approvals.json")), &decisions); err != nil {
+		t.Fatalf("approvals.json: %v", err)
+	}
+	clk := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	srv := httptest.NewServer(fakeOpenAI(t, script, clk))
+	t.Cleanup(srv.Close)
+
+	comp := compile.New(manifest.NewLoader())
+	insts, err := comp.Loader().Load([]string{filepath.Join(dir, "agent.cue")})
+	if err != nil || len(insts) != 1 {
+		t.Fatalf("loading agent.cue: %v (%d agents)", err, len(insts))
+	}
+	p, ds, err := comp.Build(insts[0])
+	if err != nil || p == nil {
+		t.Fatalf("compiling agent.cue: %v %v", err, ds)
+	}
+	model, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, closeTools, err := tool.Build(context.Background(), p, tool.Env{BaseDir: dir,
+		ModelFor: func(*plan.Plan) (agentrt.Model, error) { return model, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTools()
+	approver := func(_ context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+		d, ok := decisions[req.Key]
+		if !ok {
+			t.Errorf("call %s of %s asked for approval; approvals.json does not decide it", req.Key, req.Tool)
+			return agentrt.ApprovalDecision{By: agentrt.ByHost, Reason: "not in approvals.json"}, nil
+		}
+		clk.advance(d.WaitMS)
+		return d.Decision, nil
+	}
+	file := filepath.Join(dir, "run.jsonl")
+	w, err := journal.Create(file, journal.Header{Plan: string(p.Digests.Plan), Run: "r1", OutputSuffix: p.OutputSuffix(),
+		Agent: p.Agent.Name, Started: clk.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(p, agentrt.Options{Model: model, Tools: tools, Approver: approver, Clock: clk,
+		Journal: &agentrt.Journal{Writer: w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, rep
+}
+
+// fakeOpenAI is a Chat Completions server that answers each agent (known
+// by its instructions, the system message) with the turns of its script,
+// the Nth reply of a conversation being its Nth turn.
+func fakeOpenAI(t *testing.T, script map[string][]turn, clk *clock) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct {
+				Role    string `json:"role"`
+				Content any    `json:"content"`
+			} `json:"messages"`
+			Tools []struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tools"`
+		}
+		if !strings.HasSuffix(r.URL.Path, "/chat/completions") || json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
+			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, 400)
+			return
+		}
+		instructions, _ := req.Messages[0].Content.(string)
+		n := 0
+		for _, m := range req.Messages {
+			if m.Role == "assistant" {
+				n++
+			}
+		}
+		turns := script[instructions]
+		if n >= len(turns) {
+			t.Errorf("fake.json has no turn %d for %q", n+1, instructions)
+			http.Error(w, `{"error":{"message":"unscripted","type":"invalid_request_error"}}`, 400)
+			return
+		}
+		tr := turns[n]
+		clk.advance(tr.MS)
+		type call struct {
+			ID       string `json:"id"`
+			Type     string `json:"type"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		}
+		var calls []call
+		add := func(name string, args json.RawMessage) {
+			c := call{ID: fmt.Sprintf("call_%d_%d", n+1, len(calls)+1), Type: "function"}
+			c.Function.Name, c.Function.Arguments = name, string(args)
+			calls = append(calls, c)
+		}
+		for _, c := range tr.Calls {
+			add(c.Name, c.Arguments)
+		}
+		msg := map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}
+		finish := "tool_calls"
+		if tr.Answer != nil {
+			// The output tool, or, in native mode, structured output.
+			for _, tl := range req.Tools {
+				if strings.HasPrefix(tl.Function.Name, "answer") {
+					add(tl.Function.Name, tr.Answer)
+				}
+			}
+			if len(calls) == 0 {
+				msg, finish = map[string]any{"role": "assistant", "content": string(tr.Answer)}, "stop"
+			} else {
+				msg["tool_calls"] = calls
+			}
+		}
+		resp := map[string]any{
+			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
+			"usage": map[string]any{"prompt_tokens": tr.Usage.Prompt, "completion_tokens": tr.Usage.Completion,
+				"total_tokens": tr.Usage.Prompt + tr.Usage.Completion,
+				"prompt_tokens_details": map[string]any{"cached_tokens": tr.Usage.Cached}},
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(resp)
+	}
+}
