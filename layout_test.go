@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "telemetry"},
 	"internal/devserver": {},
 	"agenttest":          {"plan", "runtime", "internal/constraint"},
-	"runview":            {"runtime", "plan"},
+	"runview":            {"runtime", "plan", "cost"},
 	"approval":           {"plan", "runtime", "digest", "internal/constraint"},
 	"telemetry":          {"runtime"},
 	"telemetry/otlp":     {"runtime", "telemetry"},

@@ -10,7 +10,11 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
+
+	"golang.org/x/text/language"
+	textmessage "golang.org/x/text/message"
 
 	agentrt "agentc.dev/agentc/runtime"
 )
@@ -26,8 +30,16 @@ var (
 	page = template.Must(template.New("page").Funcs(template.FuncMap{
 		"ms":     formatMS,
 		"tokens": formatTokens,
+		"cost":   formatCostOf,
 		"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
 		"indent": func(depth int) string { return strconv.FormatFloat(float64(depth)*1.25, 'f', 2, 64) },
+		// A report marks a cost it estimated.
+		"reportCost": func(c agentrt.Cost) string {
+			if c.Estimated {
+				return formatCost(c) + ", estimated"
+			}
+			return formatCost(c)
+		},
 	}).Parse(pageText))
 )
 
@@ -90,4 +102,41 @@ func formatTokens(v any) string {
 		s += fmt.Sprintf(" (%d cached)", u.Cached)
 	}
 	return s
+}
+
+var printer = textmessage.NewPrinter(language.English)
+
+// formatUSD says an amount of dollars as agentc estimate does, to four
+// decimals; an amount too small to show so is "<$0.0001".
+func formatUSD(usd float64) string {
+	if usd > 0 && usd < 0.0001 {
+		return "<$0.0001"
+	}
+	return printer.Sprintf("$%.4f", usd)
+}
+
+// formatCost says what a cost is: dollars, or, where a model has no
+// price, "unpriced" and the model, after the dollars of those priced.
+func formatCost(c agentrt.Cost) string {
+	if len(c.Unpriced) == 0 {
+		return formatUSD(c.USD)
+	}
+	u := "unpriced (" + strings.Join(c.Unpriced, ", ") + ")"
+	if c.USD > 0 {
+		return formatUSD(c.USD) + " + " + u
+	}
+	return u
+}
+
+// formatCostOf says what a Cost or *Cost is; nothing for nil.
+func formatCostOf(v any) string {
+	switch v := v.(type) {
+	case agentrt.Cost:
+		return formatCost(v)
+	case *agentrt.Cost:
+		if v != nil {
+			return formatCost(*v)
+		}
+	}
+	return ""
 }

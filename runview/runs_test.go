@@ -1,6 +1,7 @@
 package runview
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -28,9 +31,11 @@ import (
 // TestRuns runs each case of testdata/runs with the real runtime: its
 // agent.cue, compiled, against an OpenAI Chat Completions server scripted
 // by fake.json, its calls that need approval decided as approvals.json
-// says, on a clock that moves only as those files say, recorded in a
-// journal. The page of that journal and the run's report must show what
-// want.txt says.
+// says, on a clock that moves only as those files say, priced by
+// prices.json, recorded in a journal. The page of that journal and the
+// run's report, priced by each prices*.json, must show what the
+// want*.txt of the same suffix says, and its HTML must match each line
+// of the html*.txt of that suffix (regular expressions).
 func TestRuns(t *testing.T) {
 	files, _ := filepath.Glob("testdata/runs/*.txtar")
 	if len(files) == 0 {
@@ -42,16 +47,50 @@ func TestRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			j, rep := record(t, ar)
-			p, err := Build(j, rep)
-			if err != nil {
-				t.Fatal(err)
+			j, rep := record(t, ar, prices(t, ar, "prices.json"))
+			variants := 0
+			for _, f := range ar.Files {
+				suffix, ok := strings.CutPrefix(f.Name, "prices")
+				if !ok || !strings.HasSuffix(suffix, ".json") {
+					continue
+				}
+				variants++
+				suffix = strings.TrimSuffix(suffix, ".json")
+				p, err := Build(j, rep, prices(t, ar, f.Name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := describe(p), section(ar, "want"+suffix+".txt"); got != want {
+					t.Errorf("priced by %s, the page shows\n%s\nwant\n%s", f.Name, got, want)
+				}
+				var buf bytes.Buffer
+				if err := p.Write(&buf); err != nil {
+					t.Fatal(err)
+				}
+				checkHTML(t, buf.String())
+				for _, re := range strings.Split(strings.TrimSpace(section(ar, "html"+suffix+".txt")), "\n") {
+					if !regexp.MustCompile(re).MatchString(buf.String()) {
+						t.Errorf("priced by %s, the page does not match %s", f.Name, re)
+					}
+				}
 			}
-			if got, want := describe(p), section(ar, "want.txt"); got != want {
-				t.Errorf("the page shows\n%s\nwant\n%s", got, want)
+			if variants == 0 {
+				t.Fatal("the case has no prices.json")
 			}
 		})
 	}
+}
+
+// prices is the embedded price table extended by the case's file name.
+func prices(t *testing.T, ar *txtar.Archive, name string) *cost.Table {
+	t.Helper()
+	u, err := cost.Parse(name, []byte(section(ar, name)), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := cost.Embedded()
+	table.Extend(u)
+	return table
 }
 
 // clock is a run's clock: it moves only when the fake server or the
@@ -74,10 +113,11 @@ func (c *clock) advance(ms int) {
 }
 
 // turn is one reply of the fake server: tool calls, or an answer (a call
-// of the output tool), after ms milliseconds, with the usage reported.
+// of the output tool, or in native mode the reply's text), after ms
+// milliseconds, with the usage reported.
 type turn struct {
-	MS     int `json:"ms"`
-	Calls  []struct {
+	MS    int `json:"ms"`
+	Calls []struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"calls"`
@@ -90,14 +130,15 @@ type turn struct {
 }
 
 // decision is what approvals.json says of a call: the decision, after
-// wait_ms milliseconds.
+// wait_ms milliseconds; or, with refuse, that no one could decide.
 type decision struct {
 	WaitMS   int                      `json:"wait_ms"`
 	Decision agentrt.ApprovalDecision `json:"decision"`
+	Refuse   string                   `json:"refuse"`
 }
 
 // record runs the case's agent and returns its journal and report.
-func record(t *testing.T, ar *txtar.Archive) (*journal.Journal, *agentrt.Report) {
+func record(t *testing.T, ar *txtar.Archive, table *cost.Table) (*journal.Journal, *agentrt.Report) {
 	t.Helper()
 	dir := t.TempDir()
 	for _, f := range ar.Files {
@@ -135,7 +176,7 @@ func record(t *testing.T, ar *txtar.Archive) (*journal.Journal, *agentrt.Report)
 		t.Fatal(err)
 	}
 	tools, closeTools, err := tool.Build(context.Background(), p, tool.Env{BaseDir: dir,
-		ModelFor: func(*plan.Plan) (agentrt.Model, error) { return model, nil }})
+		ModelFor: func(*plan.Plan) (agentrt.Model, error) { return model, nil }, Prices: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +188,9 @@ func record(t *testing.T, ar *txtar.Archive) (*journal.Journal, *agentrt.Report)
 			return agentrt.ApprovalDecision{By: agentrt.ByHost, Reason: "not in approvals.json"}, nil
 		}
 		clk.advance(d.WaitMS)
+		if d.Refuse != "" {
+			return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: d.Refuse}
+		}
 		return d.Decision, nil
 	}
 	file := filepath.Join(dir, "run.jsonl")
@@ -155,7 +199,7 @@ func record(t *testing.T, ar *txtar.Archive) (*journal.Journal, *agentrt.Report)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := agentrt.New(p, agentrt.Options{Model: model, Tools: tools, Approver: approver, Clock: clk,
+	r, err := agentrt.New(p, agentrt.Options{Model: model, Tools: tools, Approver: approver, Clock: clk, Prices: table,
 		Journal: &agentrt.Journal{Writer: w}})
 	if err != nil {
 		t.Fatal(err)
@@ -247,8 +291,7 @@ func fakeOpenAI(t *testing.T, script map[string][]turn, clk *clock) http.Handler
 			"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
 			"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
 			"usage": map[string]any{"prompt_tokens": tr.Usage.Prompt, "completion_tokens": tr.Usage.Completion,
-				"total_tokens": tr.Usage.Prompt + tr.Usage.Completion,
-				"prompt_tokens_details": map[string]any{"cached_tokens": tr.Usage.Cached}},
+				"total_tokens": tr.Usage.Prompt + tr.Usage.Completion, "prompt_tokens_details": map[string]any{"cached_tokens": tr.Usage.Cached}},
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(resp)

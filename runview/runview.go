@@ -1,9 +1,10 @@
 // Package runview turns the journal of a run (and, when there is one, its
 // report) into one self-contained HTML page: a timeline of the run's
-// rounds, model calls and tool calls, with the runs of called agents
-// nested under the calls that ran them, their durations and tokens, the
-// messages and arguments, the answer and its validation, and where the
-// run departed from its journal.
+// rounds, model calls, tool calls and the decisions about calls that
+// needed approval, with the runs of called agents nested under the calls
+// that ran them, their durations, tokens and cost, the messages and
+// arguments, the answer and its validation, and where the run departed
+// from its journal.
 //
 // A journal is untrusted input: the page is written with html/template,
 // which escapes every value for where it appears, and its content
@@ -16,9 +17,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
@@ -37,6 +40,14 @@ type Page struct {
 	SpanMS float64
 	// Usage is the tokens of every model call, the called agents' too.
 	Usage agentrt.Usage
+	// Cost is what those tokens cost by the page's price table: the
+	// model calls' costs summed.
+	Cost agentrt.Cost
+	// Prices says which price table: its date and the files that
+	// extended it.
+	Prices string
+	// Approved and Denied count the decisions about calls.
+	Approved, Denied int
 	// Rows are the timeline, in the order the run made its effects: a
 	// row for each round, then its model call and tool calls, a called
 	// agent's rounds after the call that ran it, one level deeper.
@@ -50,19 +61,31 @@ type Page struct {
 	Report *ReportSummary
 }
 
-// Row is one line of the timeline: a round, a model call, a tool call or
-// a call of an agent.
+// Row is one line of the timeline: a round, a model call, a tool call, a
+// call of an agent, or the decision about a call that needed approval,
+// just before the call.
 type Row struct {
-	Kind  string // "round", "model", "tool" or "agent"
+	Kind  string // "round", "model", "tool", "agent" or "approval"
 	Key   string // the effect's key; for a round, the key of its model call
 	Depth int    // how deeply the run it belongs to is nested
 	Round int
-	Name  string // the model, or the tool
+	Name  string // the model, or the tool (an approval's: the call's)
 	// StartMS is when the row began, after the run's start; DurationMS
 	// how long it took.
 	StartMS, DurationMS float64
 	// Usage is the tokens the row spent; nil where none is known.
 	Usage *agentrt.Usage
+	// Cost is what Usage cost: a model call's, a round's (its model call
+	// and the agents its tools called), an agent call's (its run's model
+	// calls); nil where no usage is known.
+	Cost *agentrt.Cost
+	// Price says how a model call was priced.
+	Price string
+	// Approval is the decision an approval row shows, and the call it
+	// decided says; nil for a call that needed none. Denied marks a
+	// call that was not made: the model read the denial instead.
+	Approval *Decision
+	Denied   bool
 	// Error is the effect's error, or the tool's failure as the model
 	// was told it.
 	Error string
@@ -94,6 +117,24 @@ func (r *Row) Left(span float64) float64 {
 func (r *Row) Width(span float64) float64 { return round2(min(max(100*r.DurationMS/span, 1), 100)) }
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
+
+// Decision is what was decided about a call that needed approval.
+type Decision struct {
+	// Key is the approval's effect key, Call the key of the call.
+	Key, Call string
+	Approved  bool
+	// ForRun says the person approved every later call of the tool in
+	// the run (they answered "always").
+	ForRun bool
+	// By says who decided: a person, a rule, a policy, the host, or the
+	// run (an earlier "always").
+	By     string
+	Reason string
+	// Why says why the call needed approval: the tool's approve mode,
+	// and whether the manifest declared it.
+	Why string
+	end float64 // when it was decided, after the run's start
+}
 
 // Message is one message of a conversation.
 type Message struct {
@@ -141,21 +182,30 @@ type ReportSummary struct {
 	// recorded: a replay of a changed agent.
 	PlanChanged bool
 	Divergence  *agentrt.Divergence
+	// Cost is the run's cost as the report priced it. CostDiffers says
+	// the page's own sum is another (priced by other prices).
+	Cost        agentrt.Cost
+	CostDiffers bool
 }
 
 // Build reads a run from its journal and, when rep is not nil, its report:
 // the report's answer, outcome and divergence win over what the journal
-// alone shows.
-func Build(j *journal.Journal, rep *agentrt.Report) (*Page, error) {
+// alone shows. Model calls are priced by prices; nil is the embedded
+// table, as for a run.
+func Build(j *journal.Journal, rep *agentrt.Report, prices *cost.Table) (*Page, error) {
+	if prices == nil {
+		prices = cost.Embedded()
+	}
 	p := &Page{Agent: j.Header.Agent, Run: j.Header.Run, Plan: j.Header.Plan, Started: j.Header.Started,
-		Truncated: j.Truncated, Effects: len(j.Entries)}
+		Truncated: j.Truncated, Effects: len(j.Entries), Prices: pricesText(prices)}
 	t0 := j.Header.Started
 	for _, e := range j.Entries {
 		if e.Started.Before(t0) {
 			t0 = e.Started
 		}
 	}
-	b := builder{page: p, t0: t0, entries: j.Entries, results: map[string]*Message{}}
+	b := builder{page: p, t0: t0, entries: j.Entries, prices: prices, results: map[string]*Message{},
+		approvals: map[string]journal.Entry{}, shown: map[string]bool{}}
 	b.collect()
 	b.run("", 0)
 	if rep != nil {
@@ -178,10 +228,16 @@ type builder struct {
 	// the run's path and the call's id: what each call returned, as the
 	// model was told.
 	results map[string]*Message
+	prices  *cost.Table
+	// approvals are the decisions about calls, by the call's key; shown
+	// those that have their row.
+	approvals map[string]journal.Entry
+	shown     map[string]bool
 }
 
 // modelRequest is what a model call's request holds that the page shows.
 type modelRequest struct {
+	Provider   string          `json:"provider"`
 	Model      string          `json:"model"`
 	OutputTool string          `json:"output_tool"`
 	Contract   json.RawMessage `json:"contract"`
@@ -232,9 +288,13 @@ func newMessages(raw json.RawMessage) []wireMessage {
 
 func resultKey(path, id string) string { return path + "\x00" + id }
 
-// collect finds every tool message of every conversation.
+// collect finds every tool message of every conversation, and every
+// decision about a call.
 func (b *builder) collect() {
 	for _, e := range b.entries {
+		if e.Kind == journal.KindApproval {
+			b.approvals[e.Key.Path] = e
+		}
 		if e.Kind != journal.KindModel {
 			continue
 		}
@@ -302,11 +362,13 @@ func (b *builder) round(path string, depth, n int, entries []journal.Entry) {
 		}
 	}
 	// Tool calls: an effect each, but a call of an agent, which is not an
-	// effect: its run's effects are journaled under its key.
+	// effect: its run's effects are journaled under its key. Each
+	// decision about a call comes just before it.
 	done := map[int]bool{}
 	for _, e := range entries {
 		if e.Kind == journal.KindTool {
-			b.tool(e, depth, calls)
+			d := b.approval(e.Key, depth)
+			b.tool(e, depth, calls).Approval = d
 			done[e.Key.Ordinal] = true
 		}
 	}
@@ -315,9 +377,19 @@ func (b *builder) round(path string, depth, n int, entries []journal.Entry) {
 		switch {
 		case done[k.Ordinal] || c.Name == output:
 		case b.nested(k.Child()):
-			b.agent(k, depth, c)
+			b.agent(k, depth, c, b.approval(k, depth))
 		default:
-			b.refused(k, depth, c, modelEnd)
+			b.refused(k, depth, c, modelEnd, b.approval(k, depth))
+		}
+	}
+	// Decisions about calls the page does not know (the model call that
+	// asked for them does not read) still have their rows.
+	for _, e := range b.entries {
+		if e.Kind != journal.KindApproval || b.shown[e.Key.Path] {
+			continue
+		}
+		if k, err := journal.ParseKey(e.Key.Path); err == nil && k.Path == path && k.Round == n {
+			b.approval(k, depth)
 		}
 	}
 	// A round spans its rows.
@@ -329,11 +401,28 @@ func (b *builder) round(path string, depth, n int, entries []journal.Entry) {
 		}
 		round.StartMS, round.DurationMS = start, end-start
 	}
+	// A round costs its model call and the runs of the agents its tools
+	// called.
 	for _, r := range b.page.Rows[first:] {
 		if r.Kind == "model" && r.Depth == depth {
 			round.Usage = r.Usage
 		}
+		if (r.Kind == "model" || r.Kind == "agent") && r.Depth == depth {
+			round.Cost = addCost(round.Cost, r.Cost)
+		}
 	}
+}
+
+func addCost(sum, c *agentrt.Cost) *agentrt.Cost {
+	switch {
+	case c == nil:
+		return sum
+	case sum == nil:
+		s := *c
+		return &s
+	}
+	s := sum.Add(*c)
+	return &s
 }
 
 // nested tells whether the journal holds effects of a run under path.
@@ -379,11 +468,44 @@ func (b *builder) model(e journal.Entry, depth int) (*Row, modelResponse, modelR
 	if resp.Usage != nil {
 		r.Usage = resp.Usage
 		b.page.Usage = b.page.Usage.Add(*resp.Usage)
+		c, price := b.price(req.Provider, req.Model, *resp.Usage)
+		r.Cost, r.Price = &c, price
+		b.page.Cost = b.page.Cost.Add(c)
 	}
 	return r, resp, req
 }
 
-func (b *builder) tool(e journal.Entry, depth int, calls []wireCall) {
+// price is what a model call's usage costs by the page's prices, as the
+// runtime prices it, and how it was priced.
+func (b *builder) price(provider, model string, u agentrt.Usage) (agentrt.Cost, string) {
+	p, ok := b.prices.Lookup(provider, model)
+	if !ok {
+		return agentrt.Cost{Estimated: true, Unpriced: []string{provider + "/" + model}},
+			fmt.Sprintf("The price table has no price for %s/%s.", provider, model)
+	}
+	if provider == "test" && p.AsOf == "" { // no entry: the test model is free
+		return agentrt.Cost{}, "The test model runs offline and costs nothing."
+	}
+	from := "the built-in table"
+	if p.From != "" {
+		from = p.From
+	}
+	per := func(f float64) string { return "$" + strconv.FormatFloat(f, 'f', -1, 64) }
+	return agentrt.Cost{}.Add(agentrt.Cost{USD: p.USD(u.Input, u.Cached, u.Output)}),
+		fmt.Sprintf("Priced as %s/%s (%s, as of %s): %s input, %s cached input, %s output per million tokens.",
+			provider, p.Key, from, p.AsOf, per(p.Input), per(p.CachedInput), per(p.Output))
+}
+
+// pricesText says which price table priced the page.
+func pricesText(t *cost.Table) string {
+	s := "as of " + t.AsOf
+	if len(t.Files) > 0 {
+		s += ", extended by " + strings.Join(t.Files, ", ")
+	}
+	return s
+}
+
+func (b *builder) tool(e journal.Entry, depth int, calls []wireCall) *Row {
 	r := b.row(e, "tool", depth)
 	var req struct {
 		Tool string `json:"tool"`
@@ -395,7 +517,7 @@ func (b *builder) tool(e journal.Entry, depth int, calls []wireCall) {
 	}
 	if json.Unmarshal(e.Request, &req) != nil || json.Unmarshal(orNull(e.Response), &resp) != nil {
 		r.Raw = raw(e)
-		return
+		return r
 	}
 	r.Name, r.Arguments = req.Tool, req.args()
 	if resp.Content != nil {
@@ -407,12 +529,47 @@ func (b *builder) tool(e journal.Entry, depth int, calls []wireCall) {
 	if r.Name == "" && e.Key.Ordinal >= 1 && e.Key.Ordinal <= len(calls) {
 		r.Name = calls[e.Key.Ordinal-1].Name
 	}
+	return r
+}
+
+// approval adds the row of the decision about the call at key k, if the
+// journal holds one, and returns the decision, nil when it does not read
+// as one (its row then shows the entry as it is).
+func (b *builder) approval(k journal.Key, depth int) *Decision {
+	e, ok := b.approvals[k.String()]
+	if !ok || b.shown[k.String()] {
+		return nil
+	}
+	b.shown[k.String()] = true
+	r := b.row(e, "approval", depth)
+	r.Round = k.Round
+	var req struct {
+		Tool string `json:"tool"`
+		Why  string `json:"why"`
+		wireCall
+	}
+	var d agentrt.ApprovalDecision
+	dec := json.NewDecoder(bytes.NewReader(orNull(e.Response)))
+	dec.DisallowUnknownFields()
+	if json.Unmarshal(e.Request, &req) != nil || e.Error != "" || dec.Decode(&d) != nil || d.By == "" {
+		r.Name, r.Raw = req.Tool, raw(e)
+		return nil
+	}
+	r.Name, r.Arguments = req.Tool, req.args()
+	r.Approval = &Decision{Key: e.Key.String(), Call: k.String(), Approved: d.Approved, ForRun: d.ForRun, By: d.By,
+		Reason: d.Reason, Why: req.Why, end: r.StartMS + r.DurationMS}
+	if d.Approved {
+		b.page.Approved++
+	} else {
+		b.page.Denied++
+	}
+	return r.Approval
 }
 
 // agent adds the row of a call of an agent, which spans its run's
 // effects, and then that run's rows.
-func (b *builder) agent(k journal.Key, depth int, c wireCall) {
-	r := &Row{Kind: "agent", Key: k.String(), Depth: depth, Round: k.Round, Name: c.Name, Arguments: c.args()}
+func (b *builder) agent(k journal.Key, depth int, c wireCall, d *Decision) {
+	r := &Row{Kind: "agent", Key: k.String(), Depth: depth, Round: k.Round, Name: c.Name, Arguments: c.args(), Approval: d}
 	b.page.Rows = append(b.page.Rows, r)
 	if m := b.results[resultKey(k.Path, c.ID)]; m != nil {
 		r.Result = m.Content
@@ -429,6 +586,7 @@ func (b *builder) agent(k journal.Key, depth int, c wireCall) {
 		end = max(end, c.StartMS+c.DurationMS)
 		if c.Kind == "model" && c.Usage != nil {
 			u = u.Add(*c.Usage)
+			r.Cost = addCost(r.Cost, c.Cost)
 		}
 	}
 	if !math.IsInf(start, 1) {
@@ -439,14 +597,24 @@ func (b *builder) agent(k journal.Key, depth int, c wireCall) {
 
 // refused adds the row of a tool call that was no effect: the run
 // answered it itself (an unknown tool, arguments the tool's schema
-// rejects, a spent tool budget), as the conversation after it shows.
-func (b *builder) refused(k journal.Key, depth int, c wireCall, at float64) {
-	r := &Row{Kind: "tool", Key: k.String(), Depth: depth, Round: k.Round, Name: c.Name, Arguments: c.args(), StartMS: at}
+// rejects, a spent tool budget, a denial, which d says), as the
+// conversation after it shows.
+func (b *builder) refused(k journal.Key, depth int, c wireCall, at float64, d *Decision) {
+	r := &Row{Kind: "tool", Key: k.String(), Depth: depth, Round: k.Round, Name: c.Name, Arguments: c.args(), StartMS: at,
+		Approval: d, Denied: d != nil && !d.Approved}
+	if r.Denied {
+		r.StartMS = d.end
+	}
 	if m := b.results[resultKey(k.Path, c.ID)]; m != nil {
 		r.Result = m.Content
 		if m.IsError {
 			r.Error = m.Content
 		}
+	}
+	// No one could decide: the run ended there.
+	if e, ok := b.approvals[k.String()]; ok && e.Error != "" && r.Error == "" {
+		r.Error = "the call was not made: " + e.Error
+		r.StartMS = ms(e.Started.Sub(b.t0)) + float64(e.DurationMS)
 	}
 	b.page.Rows = append(b.page.Rows, r)
 }
@@ -509,7 +677,8 @@ func (b *builder) report(rep *agentrt.Report) {
 	p := b.page
 	p.Report = &ReportSummary{Outcome: rep.Outcome, Bound: rep.Bound, Error: rep.Error, Interrupted: rep.Interrupted,
 		InvalidAnswers: rep.InvalidAnswers, Replayed: rep.Replayed, Divergence: rep.Divergence,
-		PlanChanged: rep.Digests.Plan != "" && string(rep.Digests.Plan) != p.Plan}
+		PlanChanged: rep.Digests.Plan != "" && string(rep.Digests.Plan) != p.Plan, Cost: rep.Cost,
+		CostDiffers: formatCost(rep.Cost) != formatCost(p.Cost)}
 	if len(rep.Answer) > 0 && (p.Answer == nil || !sameJSON(p.Answer.JSON, rep.Answer)) {
 		p.Answer = &Answer{JSON: indent(rep.Answer)}
 	}

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,7 +67,7 @@ func build(t *testing.T, ar *txtar.Archive) (*Page, string) {
 			t.Fatal(err)
 		}
 	}
-	p, err := Build(j, rep)
+	p, err := Build(j, rep, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,17 +175,55 @@ func TestWidth(t *testing.T) {
 // describe renders what the page shows as text, one line a row.
 func describe(p *Page) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "agent %s, run %s, %d effects, tokens %s\n", p.Agent, p.Run, p.Effects, formatTokens(p.Usage))
+	fmt.Fprintf(&b, "agent %s, run %s, %d effects, tokens %s, cost %s\n", p.Agent, p.Run, p.Effects, formatTokens(p.Usage), formatCost(p.Cost))
+	if p.Approved+p.Denied > 0 {
+		fmt.Fprintf(&b, "approvals: %d approved, %d denied\n", p.Approved, p.Denied)
+	}
 	if r := p.Report; r != nil {
-		fmt.Fprintf(&b, "report: outcome %s, bound %s, plan changed %v\n", r.Outcome, r.Bound, r.PlanChanged)
+		fmt.Fprintf(&b, "report: outcome %s, bound %s, plan changed %v, cost %s", r.Outcome, r.Bound, r.PlanChanged, formatCostOf(r.Cost))
+		if r.Cost.Estimated {
+			b.WriteString(" estimated")
+		}
+		if r.CostDiffers {
+			b.WriteString(", not the page's")
+		}
+		b.WriteString("\n")
 		if d := r.Divergence; d != nil {
 			fmt.Fprintf(&b, "divergence at %q: %s\n", d.Effect, d.Reason)
 		}
 	}
 	for _, r := range p.Rows {
-		fmt.Fprintf(&b, "%s%s %s %s", strings.Repeat("  ", r.Depth), r.Kind, r.Key, r.Name)
+		fmt.Fprintf(&b, "%s%s %s %s @%s+%s", strings.Repeat("  ", r.Depth), r.Kind, r.Key, r.Name,
+			msText(r.StartMS), msText(r.DurationMS))
 		if r.Usage != nil {
 			fmt.Fprintf(&b, " [%s]", formatTokens(r.Usage))
+		}
+		if r.Cost != nil {
+			fmt.Fprintf(&b, " %s", formatCost(*r.Cost))
+		}
+		if d := r.Approval; d != nil {
+			verdict := "approved"
+			if !d.Approved {
+				verdict = "denied"
+			}
+			fmt.Fprintf(&b, " %s by %s", verdict, d.By)
+			if d.ForRun {
+				b.WriteString(" for the run")
+			}
+			if d.Reason != "" {
+				fmt.Fprintf(&b, ": %s", d.Reason)
+			}
+			if r.Kind == "approval" {
+				fmt.Fprintf(&b, " (%s)", d.Why)
+			} else {
+				fmt.Fprintf(&b, " at %s", d.Key)
+			}
+		}
+		if r.Denied {
+			b.WriteString(" NOT MADE")
+		}
+		if r.Raw != "" {
+			b.WriteString(" RAW")
 		}
 		if r.Kind == "model" {
 			fmt.Fprintf(&b, " %d new message(s)", len(r.Messages))
@@ -215,6 +255,9 @@ func describe(p *Page) string {
 	}
 	return b.String()
 }
+
+// msText is milliseconds to the microsecond.
+func msText(v float64) string { return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) }
 
 func oneLine(s string) string {
 	var out bytes.Buffer
@@ -259,7 +302,7 @@ func FuzzPage(f *testing.F) {
 		if err != nil {
 			return
 		}
-		p, err := Build(j, nil)
+		p, err := Build(j, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,4 +312,28 @@ func FuzzPage(f *testing.F) {
 		}
 		checkHTML(t, buf.String())
 	})
+}
+
+// TestFormatCost: dollars as agentc estimate prints them, to four
+// decimals; less than can be shown so is "<$0.0001", never $0; a model
+// with no price is named, after what the priced ones cost.
+func TestFormatCost(t *testing.T) {
+	for _, c := range []struct {
+		cost agentrt.Cost
+		want string
+	}{
+		{agentrt.Cost{}, "$0.0000"},
+		{agentrt.Cost{USD: 0.00004}, "<$0.0001"},
+		{agentrt.Cost{USD: 0.0000999}, "<$0.0001"},
+		{agentrt.Cost{USD: 0.0001}, "$0.0001"},
+		{agentrt.Cost{USD: 0.123456}, "$0.1235"},
+		{agentrt.Cost{USD: 1234.5}, "$1,234.5000"},
+		{agentrt.Cost{Estimated: true, Unpriced: []string{"openai/m1"}}, "unpriced (openai/m1)"},
+		{agentrt.Cost{USD: 0.02, Estimated: true, Unpriced: []string{"openai/m1", "anthropic/m2"}}, "$0.0200 + unpriced (openai/m1, anthropic/m2)"},
+		{agentrt.Cost{USD: 0.00001, Estimated: true, Unpriced: []string{"openai/m1"}}, "<$0.0001 + unpriced (openai/m1)"},
+	} {
+		if got := formatCost(c.cost); got != c.want {
+			t.Errorf("formatCost(%+v) = %q, want %q", c.cost, got, c.want)
+		}
+	}
 }

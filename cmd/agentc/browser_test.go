@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -77,14 +78,17 @@ func browse(ts *testscript.TestScript, page string, do func(ctx context.Context)
 	}
 }
 
-// screenshot PAGE PNG takes a screenshot of the page's window with its
-// timeline (#timeline) scrolled to the top, writes it to PNG, and fails
-// unless it is a PNG of the window's size in which the timeline is drawn:
-// a part of its area is not the page's background, and its bars (the only
-// saturated colour there) cover some of it.
+// screenshot PAGE PNG [SELECTOR...] takes a screenshot of the page's
+// window with its timeline (#timeline) scrolled to the top, writes it to
+// PNG, and fails unless it is a PNG of the window's size in which the
+// timeline is drawn: a part of its area is not the page's background, and
+// its bars (the only saturated colour there) cover some of it. Each
+// SELECTOR (a CSS selector) must name an element drawn in that window: its
+// box is on the screen, and not of one colour (text, or a bar on its
+// track).
 func screenshot(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: screenshot PAGE PNG")
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: screenshot PAGE PNG [SELECTOR...]")
 	}
 	browse(ts, args[0], func(ctx context.Context) error {
 		r, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
@@ -95,6 +99,22 @@ func screenshot(ts *testscript.TestScript, neg bool, args []string) {
 		})()`))
 		if err != nil {
 			return err
+		}
+		var boxes [][]float64
+		for _, sel := range args[2:] {
+			box, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+				const e = document.querySelector(`+strconv.Quote(sel)+`);
+				if (!e) return [];
+				const r = e.getBoundingClientRect();
+				return [r.left, r.top, r.right, r.bottom];
+			})()`))
+			if err != nil {
+				return err
+			}
+			if len(box) != 4 {
+				return fmt.Errorf("no element is %s", sel)
+			}
+			boxes = append(boxes, box)
 		}
 		shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
@@ -134,6 +154,25 @@ func screenshot(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if bars < 50 {
 			return fmt.Errorf("the timeline has no bars: %d pixels of a bar's colour", bars)
+		}
+		for i, box := range boxes {
+			sel := args[2+i]
+			on := image.Rect(int(box[0]), int(box[1]), int(box[2]), int(box[3])).Intersect(img.Bounds())
+			if on.Empty() {
+				return fmt.Errorf("%s is at %v, not on the screen", sel, box)
+			}
+			corner, drawn := img.At(on.Min.X, on.Min.Y), 0
+			for y := on.Min.Y; y < on.Max.Y; y++ {
+				for x := on.Min.X; x < on.Max.X; x++ {
+					if img.At(x, y) != corner {
+						drawn++
+					}
+				}
+			}
+			ts.Logf("%s at %v: %d pixels drawn", sel, on, drawn)
+			if drawn == 0 {
+				return fmt.Errorf("%s at %v is not drawn: its pixels are all of one colour", sel, on)
+			}
 		}
 		return nil
 	})

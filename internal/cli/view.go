@@ -10,36 +10,51 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/internal/atomicfile"
+	"agentc.dev/agentc/internal/runcmd"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runview"
 )
 
 func newViewCmd(e Env) *cobra.Command {
-	var out, report string
+	var out, report, prices string
 	cmd := &cobra.Command{
 		Use:   "view JOURNAL",
-		Short: "Write a run's journal as one HTML page: a timeline of its calls, the answer, any divergence",
+		Short: "Write a run's journal as one HTML page: a timeline of its calls, their cost, approvals, the answer, any divergence",
 		Long: `View reads a run's journal (agentc run --record) and writes one HTML page that
 needs nothing else, opens from disk and loads nothing: a timeline of the run's
 rounds, model calls and tool calls (a called agent's run nested under the call
-that ran it), with their durations and tokens, the messages and arguments as
-the journal holds them (secrets already redacted), and the answer, checked
-against the contract recorded with the call that gave it.
+that ran it), with their durations, tokens and cost, the decisions about calls
+that needed approval (who decided, why; a denied call was not made), the
+messages and arguments as the journal holds them (secrets already redacted),
+and the answer, checked against the contract recorded with the call that gave
+it.
+
+Model calls are priced by the price table agentc run uses: the one built in,
+extended by --prices FILE or $` + cost.EnvPrices + `. A model the table does not
+know is shown as unpriced, naming it.
 
 --report FILE adds what the run's report (agentc run --report) says: the
-outcome and bound, the answer, and for a replay that diverged, the effect at
-which it departed from the journal and the fields that changed.
+outcome and bound, its cost (both, where the page's prices give another),
+the answer, and for a replay that diverged, the effect at which it departed
+from the journal and the fields that changed.
 
 The page goes to standard output, or with -o to a file, written whole or not
-at all. A journal that does not read is an error naming its line (exit 1).`,
+at all. A journal that does not read is an error naming its line (exit 1); a
+price file that does not read, one naming its line and column (exit 2).`,
 		Example: `  agentc run agent.cue --model test --record run.jsonl
   agentc view run.jsonl -o run.html
   agentc run agent.cue --replay run.jsonl --report > replay.json
-  agentc view run.jsonl --report replay.json -o run.html`,
+  agentc view run.jsonl --report replay.json -o run.html
+  agentc view run.jsonl --prices my-prices.json -o run.html`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			table, err := runcmd.LoadPrices(prices)
+			if err != nil {
+				return err
+			}
 			j, err := journal.Open(inDir(e, args[0]))
 			var je *journal.Error
 			var pe *os.PathError
@@ -58,7 +73,7 @@ at all. A journal that does not read is an error naming its line (exit 1).`,
 					return err
 				}
 			}
-			p, err := runview.Build(j, rep)
+			p, err := runview.Build(j, rep, table)
 			if err != nil {
 				return err
 			}
@@ -81,7 +96,8 @@ at all. A journal that does not read is an error naming its line (exit 1).`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "-", "write the page to this file (- for standard output)")
-	cmd.Flags().StringVar(&report, "report", "", "the run's report (agentc run --report), for its outcome, answer and divergence")
+	cmd.Flags().StringVar(&report, "report", "", "the run's report (agentc run --report), for its outcome, cost, answer and divergence")
+	cmd.Flags().StringVar(&prices, "prices", "", "extend the embedded price table with this file (default: $"+cost.EnvPrices+")")
 	return cmd
 }
 
