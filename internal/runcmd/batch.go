@@ -66,7 +66,8 @@ func checkBatchFlags(f Flags, changed func(string) bool) error {
 
 // runBatch runs the agent once per line of --batch, printing a result line
 // per item on stdout in input order, and a summary on stderr.
-func runBatch(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts agentrt.Options, hosts []string, secrets *redact.Set, tel *telemetry.Telemetry) error {
+func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options) error {
+	e, dir, f, hosts, secrets, tel := s.e, s.dir, s.f, s.hosts, s.secrets, s.tel
 	in, total, closeIn, err := batchInput(e, f.batch)
 	if err != nil {
 		return err

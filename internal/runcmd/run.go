@@ -250,20 +250,34 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if opts.Approver, err = approver(e, f); err != nil {
 		return err
 	}
+	sess := session{e: e, dir: dir, f: f, hosts: hosts, secrets: secrets, tel: tel}
 	if f.batch != "" {
-		return runBatch(ctx, e, p, dir, f, opts, hosts, secrets, tel)
+		return runBatch(ctx, sess, p, opts)
 	}
-	rep, signal, err := runOne(ctx, e, p, dir, f, opts, hosts, secrets, input, tel)
+	rep, signal, err := runOne(ctx, sess, p, opts, input)
 	if err != nil {
 		return err
 	}
 	return finish(e, f, rep, signal)
 }
 
+// session is what one agentc run command was given and set up: where it
+// writes, the agent's directory, its flags, the hosts provider keys may be
+// sent to, the secrets it redacts, and telemetry (nil when off).
+type session struct {
+	e       Env
+	dir     string
+	f       Flags
+	hosts   []string
+	secrets *redact.Set
+	tel     *telemetry.Telemetry
+}
+
 // runOne makes one run of a plan here, with the flags' journal, events and
 // model; it returns the report and the exit code of the stop signal that
 // interrupted the run, or 0.
-func runOne(ctx context.Context, e Env, p *plan.Plan, dir string, f Flags, opts agentrt.Options, hosts []string, secrets *redact.Set, input json.RawMessage, tel *telemetry.Telemetry) (*agentrt.Report, int, error) {
+func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, input json.RawMessage) (*agentrt.Report, int, error) {
+	e, dir, f, hosts, secrets, tel := s.e, s.dir, s.f, s.hosts, s.secrets, s.tel
 	// The journal's lock comes first, before anything is written.
 	jn, err := openJournal(e, p, f)
 	if err != nil {

@@ -83,7 +83,7 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		f.record = tmp
 		defer os.Remove(tmp)
 	}
-	rep, _, err := runOne(ctx, quiet, p, dir, f, opts, hosts, secrets, c.Input, nil)
+	rep, _, err := runOne(ctx, session{e: quiet, dir: dir, f: f, hosts: hosts, secrets: secrets}, p, opts, c.Input)
 	if err != nil {
 		var xe *ExitError
 		if errors.As(err, &xe) && xe.Err != nil {
