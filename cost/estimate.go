@@ -41,6 +41,12 @@ type Estimate struct {
 	// its called agents has a price.
 	perToken float64
 	priced   bool
+	// capped says every model call of the run and its called agents has
+	// a bound on its output (model.max_output_tokens), which it reserves
+	// from a pool; bigCall is the most one call of any of them may take,
+	// 0 when one has no bound.
+	capped  bool
+	bigCall int64
 }
 
 // Overrides replace budgets of the run's own agent, as agentc run's flags
@@ -63,15 +69,36 @@ func (e *Estimate) Batch(n int64) (tokens *int64, usd *float64) {
 	if e.USD != nil {
 		usd = ptr(math.Round(*e.USD*float64(n)*1e6) / 1e6)
 	}
-	if e.Pool > 0 {
-		if tokens == nil || *tokens > e.Pool {
-			tokens = ptr(e.Pool)
+	if t, u := e.poolBound(); t != nil {
+		if tokens == nil || *tokens > *t {
+			tokens = t
 		}
-		if e.priced {
-			if most := math.Ceil(float64(e.Pool)*e.perToken*1e6-1e-6) / 1e6; usd == nil || *usd > most {
-				usd = ptr(most)
-			}
+		if u != nil && (usd == nil || *usd > *u) {
+			usd = u
 		}
+	}
+	return tokens, usd
+}
+
+// poolBound is what the pool lets all its runs spend together: its tokens
+// where every call reserves its worst case; where a call has no bound on
+// its output it reserves all that is left (one such call at a time) and
+// may pass it by one call, so the pool's tokens − 1 + the largest call.
+// Priced at the dearest rate of any model; nil where it bounds nothing.
+func (e *Estimate) poolBound() (tokens *int64, usd *float64) {
+	if e.Pool <= 0 {
+		return nil, nil
+	}
+	n := e.Pool
+	if !e.capped {
+		if e.bigCall == 0 {
+			return nil, nil
+		}
+		n = e.Pool - 1 + e.bigCall
+	}
+	tokens = &n
+	if e.priced {
+		usd = ptr(math.Ceil(float64(n)*e.perToken*1e6-1e-6) / 1e6)
 	}
 	return tokens, usd
 }
@@ -111,15 +138,21 @@ func WorstWith(p *plan.Plan, t *Table, o Overrides) *Estimate {
 	e := estimate(p, t, "", o)
 	if o.Pool > 0 {
 		e.Pool = o.Pool
-		if e.Tokens == nil || *e.Tokens > o.Pool {
-			e.Tokens, e.Decides = ptr(o.Pool), "--pool-tokens"
+		tokens, usd := e.poolBound()
+		if tokens != nil && (e.Tokens == nil || *e.Tokens > *tokens) {
+			e.Tokens, e.Decides = tokens, "--pool-tokens"
 		}
-		if e.priced {
-			if most := math.Ceil(float64(o.Pool)*e.perToken*1e6-1e-6) / 1e6; e.USD == nil || *e.USD > most {
-				e.USD = ptr(most)
-			}
+		if usd != nil && (e.USD == nil || *e.USD > *usd) {
+			e.USD = usd
 		}
-		e.Assumptions = append(e.Assumptions, fmt.Sprintf("--pool-tokens %d: every call, called agents' too, reserves its worst case from the pool before it is sent, so the pool's tokens bound the run and a batch of runs, priced at the dearest rate", o.Pool))
+		switch {
+		case e.capped:
+			e.Assumptions = append(e.Assumptions, fmt.Sprintf("--pool-tokens %d: every call, called agents' too, reserves its worst case from the pool before it is sent, so the pool's tokens bound the run and a batch of runs, priced at the dearest rate", o.Pool))
+		case tokens != nil:
+			e.Assumptions = append(e.Assumptions, fmt.Sprintf("--pool-tokens %d: a call without model.max_output_tokens reserves all the pool has left and may pass it by one call, so the pool bounds the run and a batch of runs at %d − 1 + the largest call, %d, priced at the dearest rate", o.Pool, o.Pool, *tokens))
+		default:
+			e.Assumptions = append(e.Assumptions, fmt.Sprintf("--pool-tokens %d: a call without model.max_output_tokens may pass the pool by one call, which nothing bounds", o.Pool))
+		}
 	}
 	return e
 }
@@ -138,7 +171,7 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides) *Estimate {
 	var call int64 // tokens of one call
 	var callUSD float64
 	callOK, priced := true, true
-	e.priced = true
+	e.priced, e.capped = true, a.Model.MaxOutputTokens > 0
 	for _, m := range models {
 		pr, ok := t.Lookup(prov, m)
 		if !ok {
@@ -215,10 +248,13 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides) *Estimate {
 	var nestTok int64
 	var nestUSD float64
 	nestTokOK, nestUSDOK := true, true
+	// The largest call of the run or its called agents, for a pool's bound.
+	big, bigOK := call, callOK
 	for _, name := range agentTools {
 		c, ok := p.Callees[name]
 		if !ok || c.Plan == nil {
 			nestTokOK, nestUSDOK = false, false
+			e.priced, e.capped, bigOK = false, false, false
 			unbounded("agent tool %s: the plan holds no compiled agent for it", name)
 			continue
 		}
@@ -226,6 +262,9 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides) *Estimate {
 		e.Callees = append(e.Callees, ce)
 		e.perToken = max(e.perToken, ce.perToken)
 		e.priced = e.priced && ce.priced
+		e.capped = e.capped && ce.capped
+		bigOK = bigOK && ce.bigCall > 0
+		big = max(big, ce.bigCall)
 		if ce.Tokens == nil {
 			nestTokOK = false
 		} else {
@@ -257,6 +296,9 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides) *Estimate {
 		// Before the last round, fewer than the token budget's tokens, each at
 		// the dearest rate of any model of the run.
 		modelUSD = min(modelUSD, float64(tokens-1)*e.perToken+callUSD)
+	}
+	if bigOK {
+		e.bigCall = big
 	}
 	if callOK && nestTokOK {
 		e.Tokens = ptr(modelTok + nestTok)

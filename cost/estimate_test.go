@@ -166,7 +166,7 @@ func TestRunWithinEstimate(t *testing.T) {
 		}
 		var pool *agentrt.Pool
 		if rng.IntN(4) == 0 {
-			o.Pool = int64(100 + rng.IntN(1500))
+			o.Pool = int64(50 + rng.IntN(400))
 			pool = agentrt.NewPool(o.Pool)
 		}
 		est := cost.WorstWith(caller, table, o)

@@ -15,6 +15,8 @@ import (
 	"agentc.dev/agentc/runtime/fault"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
+
+	"agentc.dev/agentc/runtime/provider/retry"
 )
 
 // Case is one run of an agent's test case, as agentc test makes them.
@@ -53,7 +55,7 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 	}
 	quiet := e
 	quiet.Stdout, quiet.Stderr = io.Discard, io.Discard
-	f := Flags{model: c.Model, replay: c.Replay, baseURL: c.BaseURL}
+	f := Flags{model: c.Model, replay: c.Replay, baseURL: c.BaseURL, stall: retry.DefaultStall}
 	opts := agentrt.Options{}
 	if c.Fault != "" {
 		fr, err := startFault(p, c.Replay, c.Fault)
@@ -61,7 +63,7 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 			return nil, err
 		}
 		defer fr.server.Close()
-		f = Flags{model: fr.wire, baseURL: fr.server.URL, fault: fr}
+		f = Flags{model: fr.wire, baseURL: fr.server.URL, fault: fr, stall: retry.DefaultStall}
 		if c.Fault == fault.Timeout {
 			d := fault.HangDeadline
 			if p.Agent.Budgets.Deadline != "" {

@@ -36,6 +36,7 @@ func Stall(provider string, d time.Duration) func(*http.Request, func(*http.Requ
 		resp, err := next(req.WithContext(ctx))
 		if err != nil {
 			w.stop()
+			cancel()
 			if w.stalled() && req.Context().Err() == nil {
 				return nil, w.err
 			}
@@ -43,8 +44,10 @@ func Stall(provider string, d time.Duration) func(*http.Request, func(*http.Requ
 		}
 		if resp.Body == nil {
 			w.stop()
+			cancel()
 			return resp, nil
 		}
+		w.heard() // the response's head restarts the wait for its body
 		resp.Body = &watchedBody{rc: resp.Body, w: w, outer: req.Context()}
 		return resp, nil
 	}

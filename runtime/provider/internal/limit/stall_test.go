@@ -87,6 +87,20 @@ func TestStall(t *testing.T) {
 		t.Errorf("a steady stream of %v: %q, %v", time.Duration(len(parts))*d/3, body, err)
 	}
 
+	// The response's head restarts the wait: a server that answers just
+	// within d, and sends its body just within d after, is waited for.
+	body, err = get(t, context.Background(), d, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		time.Sleep(d * 2 / 3)
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		time.Sleep(d * 2 / 3)
+		_, _ = io.WriteString(w, "done")
+	})
+	if err != nil || body != "done" {
+		t.Errorf("a head and a body each within d: %q, %v", body, err)
+	}
+
 	// The caller's own cancellation is not a stall.
 	ctx, cancel := context.WithTimeout(context.Background(), d/3)
 	defer cancel()
