@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -88,6 +89,16 @@ func toolsByKind(src []byte) ([]byte, error) {
 	if len(kinds) == 0 {
 		return nil, fmt.Errorf("#Tool has no if clause on its kind")
 	}
+	// The clauses must be exactly the kinds kind allows: a kind without
+	// one would be generated as a tool with the common fields alone, a
+	// clause of no kind as a tool vet refuses.
+	allowed, err := kindValues(body)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(kinds)), slices.Sorted(slices.Values(allowed))) {
+		return nil, fmt.Errorf("#Tool's kind allows %v, but its if clauses are for %v", allowed, kinds)
+	}
 	var alts []ast.Expr
 	for _, k := range kinds {
 		// Each definition is built from a parse of its own, so that no
@@ -126,6 +137,42 @@ func toolsByKind(src []byte) ([]byte, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// kindValues reads the kinds #Tool's kind allows: a disjunction of
+// strings.
+func kindValues(body *ast.StructLit) ([]string, error) {
+	for _, d := range body.Elts {
+		f, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		if name, _, _ := ast.LabelName(f.Label); name != "kind" {
+			continue
+		}
+		var out []string
+		var walk func(e ast.Expr) error
+		walk = func(e ast.Expr) error {
+			if b, ok := e.(*ast.BinaryExpr); ok && b.Op == token.OR {
+				if err := walk(b.X); err != nil {
+					return err
+				}
+				return walk(b.Y)
+			}
+			lit, ok := e.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return fmt.Errorf("%s: #Tool's kind is not a disjunction of strings", e.Pos())
+			}
+			k, err := literal.Unquote(lit.Value)
+			if err != nil {
+				return err
+			}
+			out = append(out, k)
+			return nil
+		}
+		return out, walk(f.Value)
+	}
+	return nil, fmt.Errorf("#Tool has no kind")
 }
 
 // toolStruct finds the field #Tool of the schema and its struct.

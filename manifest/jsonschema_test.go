@@ -243,6 +243,8 @@ func TestToolsByKindRefusesOtherForms(t *testing.T) {
 		{`if kind == "fs" {`, `for x in [kind] if x == "fs" {`},
 		{`if kind == "fs" {`, `if description == "fs" {`},
 		{`#Tool: {`, `#Tool: close({`},
+		{`"fs" | "http" | "exec" | "mcp" | "agent"`, `"fs" | "http" | "exec" | "mcp" | "agent" | "grpc"`},
+		{`"fs" | "http" | "exec" | "mcp" | "agent"`, `"http" | "exec" | "mcp" | "agent"`},
 	} {
 		src := strings.Replace(string(SchemaSource), tc.from, tc.to, 1)
 		if src == string(SchemaSource) {
