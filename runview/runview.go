@@ -678,7 +678,7 @@ func (b *builder) report(rep *agentrt.Report) {
 	p.Report = &ReportSummary{Outcome: rep.Outcome, Bound: rep.Bound, Error: rep.Error, Interrupted: rep.Interrupted,
 		InvalidAnswers: rep.InvalidAnswers, Replayed: rep.Replayed, Divergence: rep.Divergence,
 		PlanChanged: rep.Digests.Plan != "" && string(rep.Digests.Plan) != p.Plan, Cost: rep.Cost,
-		CostDiffers: formatCost(rep.Cost) != formatCost(p.Cost)}
+		CostDiffers: costsDiffer(rep.Cost, p.Cost)}
 	if len(rep.Answer) > 0 && (p.Answer == nil || !sameJSON(p.Answer.JSON, rep.Answer)) {
 		p.Answer = &Answer{JSON: indent(rep.Answer)}
 	}
@@ -689,6 +689,14 @@ func (b *builder) report(rep *agentrt.Report) {
 			}
 		}
 	}
+}
+
+// costsDiffer says whether two costs differ as shown, by more than the
+// order of their sums can make them (the report adds by round, a called
+// agent's run within its call; the page by call).
+func costsDiffer(a, b agentrt.Cost) bool {
+	return math.Abs(a.USD-b.USD) > 1e-9 && formatCost(a) != formatCost(b) ||
+		!slices.Equal(slices.Sorted(slices.Values(a.Unpriced)), slices.Sorted(slices.Values(b.Unpriced)))
 }
 
 func sameJSON(a string, b json.RawMessage) bool {
