@@ -35,6 +35,12 @@ const (
 // the workflow's clock with an effector that makes each effect an
 // activity.
 func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error) {
+	// The calls waiting for approval answer QueryApprovals from the run's
+	// first task on, so that a query does not meet an unknown type.
+	sa := newSignalApprover(ctx)
+	if err := workflow.SetQueryHandler(ctx, QueryApprovals, sa.waiting); err != nil {
+		return nil, err
+	}
 	if in.Batch != nil {
 		// Its batch is told when it ends, however it ends.
 		defer tellBatch(ctx, in.Batch)
@@ -104,10 +110,6 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		c.Done().Receive(c, nil)
 		cancel()
 	})
-	approver, err := w.approver(ctx)
-	if err != nil {
-		return nil, err
-	}
 	r, err := agentrt.New(p, agentrt.Options{
 		Model:    workerOnly{},
 		Tools:    tools,
@@ -119,7 +121,7 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		Effector: &effector{ctx: ctx, cancel: cancel},
 		Content:  content,
 		// A call that needs approval waits for a signal (agentc approve).
-		Approver: approver,
+		Approver: w.approver(sa),
 	})
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
@@ -132,17 +134,13 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 }
 
 // approver is a run workflow's approver: the worker's rules, if any, then
-// a signal. The calls waiting for a signal answer QueryApprovals.
-func (w *Worker) approver(ctx workflow.Context) (agentrt.Approver, error) {
-	sa := newSignalApprover(ctx)
-	if err := workflow.SetQueryHandler(ctx, QueryApprovals, sa.waiting); err != nil {
-		return nil, err
-	}
+// a signal.
+func (w *Worker) approver(sa *signalApprover) agentrt.Approver {
 	a := agentrt.Approver(sa.approve)
 	if w.opts.Rules != nil {
 		a = w.opts.Rules(a)
 	}
-	return a, nil
+	return a
 }
 
 // hasServers reports whether a plan, or an agent it calls, declares an

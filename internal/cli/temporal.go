@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -407,12 +408,15 @@ server could not be reached or the run is not there; 2 usage error.`,
 func listApprovals(ctx context.Context, e Env, c client.Client, id string, asJSON bool, wait time.Duration) error {
 	until := time.Now().Add(wait)
 	var pending []temporal.Pending
+	ended := false
 	for {
 		v, err := c.QueryWorkflow(ctx, id, "", temporal.QueryApprovals)
 		var notFound *serviceerror.NotFound
+		var notReady *serviceerror.WorkflowNotReady
 		switch {
-		case errors.As(err, &notFound) && time.Now().Before(until):
-			// A run about to start: wait for it too.
+		case (errors.As(err, &notFound) || errors.As(err, &notReady)) && time.Now().Before(until):
+			// A run about to start, or not yet begun by a worker: wait
+			// for it too.
 		case err != nil:
 			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("temporal: asking run %s for the calls it waits on: %w", id, err)}
 		default:
@@ -422,6 +426,14 @@ func listApprovals(ctx context.Context, e Env, c client.Client, id string, asJSO
 		}
 		if len(pending) > 0 || !time.Now().Before(until) {
 			break
+		}
+		if err == nil {
+			// Nothing waits: an ended run never will.
+			d, err := c.DescribeWorkflowExecution(ctx, id, "")
+			if err == nil && d.WorkflowExecutionInfo.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				ended = true
+				break
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -435,6 +447,10 @@ func listApprovals(ctx context.Context, e Env, c client.Client, id string, asJSO
 		return enc.Encode(pending)
 	}
 	if len(pending) == 0 {
+		if ended {
+			fmt.Fprintf(e.Stderr, "agentc: run %s has ended: no call of it waits for approval\n", id)
+			return nil
+		}
 		fmt.Fprintf(e.Stderr, "agentc: no call of run %s waits for approval\n", id)
 		return nil
 	}
