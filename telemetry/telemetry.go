@@ -47,11 +47,6 @@ const (
 	attrMessage       = attribute.Key("agentc.message")
 )
 
-// AttrReplayed marks a span that ended while a Temporal workflow replayed
-// its history: the worker that first ran that part exported it, and a
-// span processor drops it (package telemetry/otlp does).
-const AttrReplayed = attribute.Key("agentc.replayed")
-
 // Options configure a Telemetry.
 type Options struct {
 	// Content records prompts, answers, tool arguments and results in
@@ -125,11 +120,11 @@ func (t *Telemetry) Recorder(ctx context.Context) *Recorder {
 // events are emitted again each time a worker replays its history. It is
 // Recorder with two differences: spans take IDs drawn in order from
 // seed (the workflow's IDs), so that a replay opens the same spans a
-// first run opened, and the spans that end while replaying says the
-// workflow replays are marked with AttrReplayed (to be dropped, having
-// been exported already) and counted in no metric. The IDs are drawn by
-// the tracer provider's ID generator, from what IDSequenceFrom finds in
-// the context (package telemetry/otlp's generator does).
+// first run opened, and a span is not ended, so never exported, while
+// replaying says the workflow replays (the worker that first ran that
+// part ended it), nor counted in a metric. The IDs are drawn by the
+// tracer provider's ID generator, from what IDSequenceFrom finds in the
+// context (package telemetry/otlp's generator does).
 func (t *Telemetry) WorkflowRecorder(seed string, replaying func() bool) *Recorder {
 	ctx := context.WithValue(context.Background(), idSeqKey{}, &IDSequence{seed: sha256.Sum256([]byte(seed))})
 	return &Recorder{t: t, ctx: ctx, runs: map[string]*runSpans{}, replaying: replaying}
@@ -180,12 +175,12 @@ type Recorder struct {
 // live says the events are new: not a replay's.
 func (r *Recorder) live() bool { return r.replaying == nil || !r.replaying() }
 
-// end ends a span, marked when it ends in a replay.
+// endSpan ends a span, but one that ends in a replay: that one was
+// ended, and exported, by the worker that first ran that part.
 func (r *Recorder) endSpan(span trace.Span, at time.Time) {
-	if !r.live() {
-		span.SetAttributes(AttrReplayed.Bool(true))
+	if r.live() {
+		span.End(trace.WithTimestamp(at))
 	}
-	span.End(trace.WithTimestamp(at))
 }
 
 // runSpans are the open spans of one run.

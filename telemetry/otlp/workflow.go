@@ -14,14 +14,13 @@ import (
 )
 
 // TracerOptions are what a tracer provider needs to record the runs of
-// Temporal workflows (telemetry.WorkflowRecorder): spans draw their IDs
-// from the workflow's sequence, so that the spans a replay opens are the
-// ones the first run opened, and spans that ended in a replay, exported
-// already by the worker that first ran them, are dropped before next.
+// Temporal workflows (telemetry.WorkflowRecorder), with next processing
+// its spans: spans draw their IDs from the workflow's sequence, so that
+// the spans a replay opens are the ones the first run opened.
 func TracerOptions(next sdktrace.SpanProcessor) []sdktrace.TracerProviderOption {
 	return []sdktrace.TracerProviderOption{
 		sdktrace.WithIDGenerator(newIDs()),
-		sdktrace.WithSpanProcessor(dropReplayed{next}),
+		sdktrace.WithSpanProcessor(next),
 	}
 }
 
@@ -68,21 +67,3 @@ func (g *ids) NewSpanID(ctx context.Context, traceID trace.TraceID) trace.SpanID
 	}
 	return sp
 }
-
-// dropReplayed passes on the spans next should export: not those marked
-// telemetry.AttrReplayed.
-type dropReplayed struct{ next sdktrace.SpanProcessor }
-
-func (d dropReplayed) OnStart(ctx context.Context, s sdktrace.ReadWriteSpan) { d.next.OnStart(ctx, s) }
-
-func (d dropReplayed) OnEnd(s sdktrace.ReadOnlySpan) {
-	for _, a := range s.Attributes() {
-		if a.Key == telemetry.AttrReplayed {
-			return
-		}
-	}
-	d.next.OnEnd(s)
-}
-
-func (d dropReplayed) Shutdown(ctx context.Context) error   { return d.next.Shutdown(ctx) }
-func (d dropReplayed) ForceFlush(ctx context.Context) error { return d.next.ForceFlush(ctx) }
