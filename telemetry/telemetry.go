@@ -125,15 +125,28 @@ func (t *Telemetry) Recorder(ctx context.Context) *Recorder {
 // part ended it), nor counted in a metric. The IDs are drawn by the
 // tracer provider's ID generator, from what IDSequenceFrom finds in the
 // context (package telemetry/otlp's generator does).
-func (t *Telemetry) WorkflowRecorder(seed string, replaying func() bool) *Recorder {
-	ctx := context.WithValue(context.Background(), idSeqKey{}, &IDSequence{seed: sha256.Sum256([]byte(seed))})
+//
+// A valid parent (the span of the client that started the run, which
+// the workflow's input carries) is the run's span's parent, and its trace
+// the run's; without one the trace's ID is drawn from seed too.
+func (t *Telemetry) WorkflowRecorder(seed string, parent trace.SpanContext, replaying func() bool) *Recorder {
+	s := &IDSequence{seed: sha256.Sum256([]byte(seed))}
+	h := sha256.Sum256(append(s.seed[:], "trace"...))
+	s.trace = trace.TraceID(h[:16])
+	ctx := context.Background()
+	if parent.IsValid() {
+		s.trace = parent.TraceID()
+		ctx = trace.ContextWithRemoteSpanContext(ctx, parent)
+	}
+	ctx = context.WithValue(ctx, idSeqKey{}, s)
 	return &Recorder{t: t, ctx: ctx, runs: map[string]*runSpans{}, replaying: replaying}
 }
 
 // IDSequence draws trace and span IDs in order from a seed.
 type IDSequence struct {
-	seed [32]byte
-	n    atomic.Uint64
+	seed  [32]byte
+	trace trace.TraceID
+	n     atomic.Uint64
 }
 
 type idSeqKey struct{}
@@ -146,10 +159,7 @@ func IDSequenceFrom(ctx context.Context) (*IDSequence, bool) {
 }
 
 // TraceID is the trace every span of the sequence belongs to.
-func (s *IDSequence) TraceID() trace.TraceID {
-	h := sha256.Sum256(append(s.seed[:], "trace"...))
-	return trace.TraceID(h[:16])
-}
+func (s *IDSequence) TraceID() trace.TraceID { return s.trace }
 
 // NextSpanID is the next span's ID.
 func (s *IDSequence) NextSpanID() trace.SpanID {
@@ -158,6 +168,27 @@ func (s *IDSequence) NextSpanID() trace.SpanID {
 	binary.BigEndian.PutUint64(b[32:], s.n.Add(1))
 	h := sha256.Sum256(b[:])
 	return trace.SpanID(h[:8])
+}
+
+// RemoteRun opens the span of a run a client submits to run elsewhere
+// (agentc run --temporal): the parent of the run's own spans, which the
+// workers record. end closes it, failed when err is not nil or the run's
+// outcome is not ok.
+func (t *Telemetry) RemoteRun(ctx context.Context, agent string) (context.Context, func(rep *agentrt.Report, err error)) {
+	ctx, span := t.tracer.Start(ctx, "agentc.run "+agent, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(semconv.GenAIAgentName(agent)))
+	return ctx, func(rep *agentrt.Report, err error) {
+		switch {
+		case err != nil:
+			span.SetStatus(codes.Error, t.opts.Secrets.String(err.Error()))
+		case rep != nil:
+			span.SetAttributes(attrOutcome.String(rep.Outcome), attrBound.String(rep.Bound))
+			if rep.Outcome != agentrt.OutcomeOK {
+				span.SetStatus(codes.Error, t.opts.Secrets.String(rep.Error))
+			}
+		}
+		span.End()
+	}
 }
 
 // Recorder records one run tree; Event is its runtime.Options.Events.

@@ -12,6 +12,8 @@ import (
 	"os"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
@@ -90,12 +92,20 @@ type SubmitOptions struct {
 }
 
 // Start starts a run of the plan file data with in's input and budgets.
+// A span in ctx is the parent of the run's spans, which workers with
+// telemetry record (RunInput.TraceParent).
 func Start(ctx context.Context, c client.Client, data []byte, in RunInput, opts SubmitOptions) (client.WorkflowRun, error) {
 	p, err := plan.Read("plan", data)
 	if err != nil {
 		return nil, err
 	}
 	in.Plan, in.Digest = data, string(p.Digests.Plan)
+	if in.TraceParent == "" && trace.SpanContextFromContext(ctx).IsValid() {
+		// The run's spans go under the caller's.
+		carrier := propagation.MapCarrier{}
+		propagation.TraceContext{}.Inject(ctx, carrier)
+		in.TraceParent = carrier.Get("traceparent")
+	}
 	id := opts.WorkflowID
 	if id == "" {
 		b := make([]byte, 6)

@@ -229,3 +229,57 @@ func TestTelemetryAcrossWorkers(t *testing.T) {
 		t.Errorf("a replay opened other spans than the run:\nrun:    %s\nreplay: %s", strings.Join(ids, "\n        "), strings.Join(replayed, "\n        "))
 	}
 }
+
+// TestTelemetryUnderClientSpan: a run started under a span (the client's)
+// records its spans under it, in its trace, and a replay of its history
+// opens the same spans.
+func TestTelemetryUnderClientSpan(t *testing.T) {
+	s := devserver.Start(t)
+	c := dial(t, s)
+	w := newTraced(t)
+	tracedWorker(t, c, "client-span", &counting{calls: map[string]int{}}, w)
+	client := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(client))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ctx, span := tp.Tracer("test").Start(ctx, "client")
+	rep, id, err := temporal.Submit(ctx, c, labeller(t, labelSchema), temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "client-span"})
+	span.End()
+	if err != nil || rep.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("run: %v %+v", err, rep)
+	}
+	parent := span.SpanContext()
+	var ids []string
+	for _, sp := range w.exported.GetSpans() {
+		ids = append(ids, stubID(sp))
+		if sp.SpanContext.TraceID() != parent.TraceID() {
+			t.Errorf("span %s is in trace %s, not the client's %s", sp.Name, sp.SpanContext.TraceID(), parent.TraceID())
+		}
+		if sp.Name == "invoke_agent label" && sp.Parent.SpanID() != parent.SpanID() {
+			t.Errorf("the run's span has parent %s, not the client's span %s", sp.Parent.SpanID(), parent.SpanID())
+		}
+	}
+	if len(ids) != 6 {
+		t.Fatalf("the worker exported %d spans, want 6: %v", len(ids), ids)
+	}
+
+	r := newTraced(t)
+	replayer := worker.NewWorkflowReplayer()
+	rw, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return &counting{}, nil }, Telemetry: r.tel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw.RegisterWorkflow(replayer)
+	if err := replayer.ReplayWorkflowExecution(ctx, c.WorkflowService(), nil, "default", workflow.Execution{ID: id}); err != nil {
+		t.Fatalf("replaying the history: %v", err)
+	}
+	var replayed []string
+	for _, sp := range r.all.Started() {
+		replayed = append(replayed, spanID(sp))
+	}
+	sort.Strings(ids)
+	sort.Strings(replayed)
+	if !slices.Equal(ids, replayed) {
+		t.Errorf("a replay opened other spans than the run:\nrun:    %s\nreplay: %s", strings.Join(ids, "\n        "), strings.Join(replayed, "\n        "))
+	}
+}

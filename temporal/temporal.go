@@ -68,6 +68,10 @@ type RunInput struct {
 	// Pool, when set, is the workflow ID of the token pool (PoolWorkflow)
 	// the run's model calls reserve in: its batch's.
 	Pool string `json:"pool,omitempty"`
+	// TraceParent, when set, is the W3C traceparent of the span the run
+	// was submitted under (Start takes it from its context): the run's
+	// spans, recorded by the workers, go under it.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // Budgets are a run's budget overrides, as a workflow's input carries

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -75,7 +77,7 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	content := false
 	if t := w.opts.Telemetry; t != nil {
 		exec := workflow.GetInfo(ctx).WorkflowExecution
-		rec = t.WorkflowRecorder(exec.ID+"\x00"+exec.RunID, func() bool { return workflow.IsReplaying(ctx) })
+		rec = t.WorkflowRecorder(exec.ID+"\x00"+exec.RunID, traceParent(in.TraceParent), func() bool { return workflow.IsReplaying(ctx) })
 		content = t.Content()
 	}
 	events := func(ev agentrt.Event) {
@@ -131,6 +133,15 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrInput, nil)
 	}
 	return rep, nil
+}
+
+// traceParent reads a W3C traceparent; an invalid one is no parent.
+func traceParent(tp string) trace.SpanContext {
+	if tp == "" {
+		return trace.SpanContext{}
+	}
+	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": tp})
+	return trace.SpanContextFromContext(ctx)
 }
 
 // approver is a run workflow's approver: the worker's rules, if any, then

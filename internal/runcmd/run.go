@@ -235,7 +235,13 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		// A stop signal cancels the run where it runs.
 		ctx, sigs := onStopSignal(ctx, e)
 		defer sigs.stop()
+		end := func(*agentrt.Report, error) {}
+		if tel != nil {
+			// The workers record the run's spans under this one.
+			ctx, end = tel.RemoteRun(ctx, p.Agent.Name)
+		}
 		rep, err := f.remote(ctx, p, input, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed})
+		end(rep, err)
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
