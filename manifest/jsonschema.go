@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
@@ -26,7 +27,8 @@ import (
 // which CUE's generator cannot follow (it would generate a schema that
 // accepts any tool). The generator is given the same schema with #Tool
 // restated as a disjunction of one closed definition per kind, its common
-// fields and its kind's clause; see toolsByKind.
+// fields and its kind's clause (see toolsByKind); the generated anyOf is
+// then made a choice by kind (see toolByKind).
 func JSONSchema() ([]byte, error) {
 	src, err := toolsByKind(SchemaSource)
 	if err != nil {
@@ -45,6 +47,9 @@ func JSONSchema() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generating the manifest's JSON Schema: %w", err)
 	}
+	if err := toolByKind(ctx, expr); err != nil {
+		return nil, fmt.Errorf("generating the manifest's JSON Schema: %w", err)
+	}
 	js := ctx.BuildExpr(expr).FillPath(cue.MakePath(cue.Str("properties"), cue.Str("$schema")), map[string]string{
 		"type":        "string",
 		"description": "$schema names this JSON Schema for editors; agentc ignores it.",
@@ -59,6 +64,88 @@ func JSONSchema() ([]byte, error) {
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), nil
+}
+
+// toolByKind turns the generated Tool, an anyOf of the kinds' schemas,
+// into a choice by kind: kind is required and one of the kinds, and the
+// schema of the kind written applies. Both accept the same tools, but
+// with anyOf an editor reports a mistake in a tool once for each kind it
+// is not; by kind, once, against the kind written.
+func toolByKind(ctx *cue.Context, expr ast.Expr) error {
+	root, ok := expr.(*ast.StructLit)
+	if !ok {
+		return fmt.Errorf("the generated schema is not an object")
+	}
+	defs, ok := structField(root, "$defs")
+	if !ok {
+		return fmt.Errorf("the generated schema has no $defs")
+	}
+	toolDef, ok := structField(defs, "Tool")
+	if !ok {
+		return fmt.Errorf("the generated schema has no Tool")
+	}
+	generated := ctx.BuildExpr(expr)
+	refs, err := generated.LookupPath(cue.ParsePath(`"$defs".Tool.anyOf`)).List()
+	if err != nil {
+		return fmt.Errorf("the generated Tool is not an anyOf: %w", err)
+	}
+	var kinds []string
+	var cases []map[string]any
+	for refs.Next() {
+		ref, err := refs.Value().LookupPath(cue.ParsePath(`"$ref"`)).String()
+		name, ok := strings.CutPrefix(ref, "#/$defs/")
+		if err != nil || !ok {
+			return fmt.Errorf("an alternative of the generated Tool is not a reference to a definition")
+		}
+		k, err := generated.LookupPath(cue.MakePath(cue.Str("$defs"), cue.Str(name), cue.Str("properties"), cue.Str("kind"), cue.Str("const"))).String()
+		if err != nil {
+			return fmt.Errorf("the generated %s has no constant kind: %w", name, err)
+		}
+		kinds = append(kinds, k)
+		cases = append(cases, map[string]any{
+			"if":   map[string]any{"properties": map[string]any{"kind": map[string]any{"const": k}}},
+			"then": map[string]any{"$ref": ref},
+		})
+	}
+	choice, err := json.Marshal(map[string]any{
+		"type":       "object",
+		"required":   []string{"kind"},
+		"properties": map[string]any{"kind": map[string]any{"enum": kinds}},
+		"allOf":      cases,
+	})
+	if err != nil {
+		return err
+	}
+	x, err := parser.ParseExpr("Tool", choice)
+	if err != nil {
+		return err
+	}
+	var elts []ast.Decl
+	for _, d := range toolDef.Elts {
+		if f, ok := d.(*ast.Field); ok {
+			if name, _, _ := ast.LabelName(f.Label); name == "anyOf" {
+				continue
+			}
+		}
+		elts = append(elts, d)
+	}
+	toolDef.Elts = append(elts, x.(*ast.StructLit).Elts...)
+	return nil
+}
+
+// structField returns the object a field of s holds.
+func structField(s *ast.StructLit, name string) (*ast.StructLit, bool) {
+	for _, d := range s.Elts {
+		f, ok := d.(*ast.Field)
+		if !ok {
+			continue
+		}
+		if n, _, _ := ast.LabelName(f.Label); n == name {
+			v, ok := f.Value.(*ast.StructLit)
+			return v, ok
+		}
+	}
+	return nil, false
 }
 
 // toolsByKind rewrites the schema's #Tool, a struct of common fields and

@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -263,5 +264,28 @@ func TestToolsByKindRefusesOtherForms(t *testing.T) {
 		if !strings.Contains(err.Error(), "#Tool") {
 			t.Errorf("with %q for %q: %v; want an error about #Tool", tc.to, tc.from, err)
 		}
+	}
+}
+
+// TestJSONSchemaToolErrorsByKind: a mistake in a tool is reported against
+// the schema of the kind written, not once for every kind.
+func TestJSONSchemaToolErrorsByKind(t *testing.T) {
+	s := compileJSONSchema(t)
+	data, err := os.ReadFile("testdata/editor/tools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(data), "      max_bytes: 65536", "      max_byte: 65536", 1)
+	err = s.Validate(decodeManifest(t, "tools.yaml", []byte(bad)))
+	if err == nil {
+		t.Fatal("a misspelt field of an fs tool validates")
+	}
+	msg := fmt.Sprintf("%v", err)
+	if !strings.Contains(msg, "additional properties 'max_byte' not allowed") {
+		t.Errorf("the error does not name the misspelt field:\n%s", msg)
+	}
+	// One complaint, under the tool: not one for each kind it is not.
+	if n := strings.Count(msg, "- at "); n != 2 {
+		t.Errorf("%d complaints, want the tool's and its field's:\n%s", n, msg)
 	}
 }
