@@ -84,7 +84,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	// A response past the limit fails the call rather than fill memory.
 	opts = append(opts, option.WithMiddleware(limit.Middleware("anthropic", limit.MaxResponse)),
-		option.WithMiddleware(limit.Stall("anthropic", stallOf(cfg.Stall))))
+		option.WithMiddleware(limit.Stall("anthropic", cfg.Stall)))
 	p := cfg.Retry
 	if p.Attempts == 0 {
 		on := p.OnAttempt
@@ -443,14 +443,6 @@ type wrapError struct {
 
 func (e *wrapError) Error() string { return e.msg }
 func (e *wrapError) Unwrap() error { return e.err }
-
-// stallOf is Config.Stall's meaning: zero for the default.
-func stallOf(d time.Duration) time.Duration {
-	if d == 0 {
-		return retry.DefaultStall
-	}
-	return d
-}
 
 // transient reports a connection failure or a per-attempt timeout (a
 // server that stopped sending among them): the request may not have been

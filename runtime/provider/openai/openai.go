@@ -72,7 +72,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	// A response past the limit fails the call rather than fill memory.
 	opts = append(opts, option.WithMiddleware(limit.Middleware("openai", limit.MaxResponse)),
-		option.WithMiddleware(limit.Stall("openai", stallOf(cfg.Stall))))
+		option.WithMiddleware(limit.Stall("openai", cfg.Stall)))
 	p := cfg.Retry
 	if p.Attempts == 0 && p.Base == 0 && p.Max == 0 && p.RetryAfterCap == 0 {
 		onAttempt := p.OnAttempt
@@ -263,14 +263,6 @@ func (m *Model) classify(ctx context.Context, err error, raw *http.Response) err
 		return &retry.Error{Err: se, Retryable: retryable, RetryAfter: retry.ParseRetryAfter(header, time.Now())}
 	}
 	return &retry.Error{Err: &wrapError{msg: "openai: " + m.redact(err.Error()), err: err}, Retryable: connectionError(err)}
-}
-
-// stallOf is Config.Stall's meaning: zero for the default.
-func stallOf(d time.Duration) time.Duration {
-	if d == 0 {
-		return retry.DefaultStall
-	}
-	return d
 }
 
 // connectionError reports whether err is a transport failure another

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"agentc.dev/agentc/runtime/provider/retry"
 )
 
 // StalledError is an attempt given up because the server sent nothing
@@ -24,10 +26,14 @@ func (e *StalledError) Error() string {
 // server sends nothing for d: no response, or no byte of its body (each
 // byte read restarts the wait, so a stream that keeps sending may take as
 // long as it needs). The attempt fails with a *StalledError naming
-// provider. d <= 0 waits for ever.
+// provider. d is a provider Config's Stall: zero means retry.DefaultStall,
+// and a negative d waits for ever.
 func Stall(provider string, d time.Duration) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	if d == 0 {
+		d = retry.DefaultStall
+	}
 	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-		if d <= 0 {
+		if d < 0 {
 			return next(req)
 		}
 		ctx, cancel := context.WithCancel(req.Context())

@@ -109,8 +109,8 @@ func TestStall(t *testing.T) {
 		t.Errorf("the caller's deadline: %v, want it, not a stall", err)
 	}
 
-	// d <= 0 waits for ever: here, for a slow answer.
-	body, err = get(t, context.Background(), 0, func(w http.ResponseWriter, r *http.Request) {
+	// A negative d waits for ever: here, for a slow answer.
+	body, err = get(t, context.Background(), -1, func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(d / 2)
 		_, _ = io.WriteString(w, "late")
 	})
