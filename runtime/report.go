@@ -189,11 +189,20 @@ func (c Cost) Add(d Cost) Cost {
 // price is what a model call's usage costs by a table; estimated says the
 // usage was a local estimate.
 func price(t *cost.Table, provider, model string, u Usage, estimated bool) Cost {
+	c := PriceUsage(t, provider, model, u)
+	c.Estimated = c.Estimated || estimated
+	return c
+}
+
+// PriceUsage is what usage of a model costs by the price table t, as a
+// run prices its model calls: a model t has no price for is counted at
+// nothing, Estimated and named in Unpriced.
+func PriceUsage(t *cost.Table, provider, model string, u Usage) Cost {
 	p, ok := t.Lookup(provider, model)
 	if !ok {
 		return Cost{Estimated: true, Unpriced: []string{provider + "/" + model}}
 	}
-	return Cost{Estimated: estimated}.Add(Cost{USD: p.USD(u.Input, u.Cached, u.Output)})
+	return Cost{}.Add(Cost{USD: p.USD(u.Input, u.Cached, u.Output)})
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -478,10 +478,10 @@ func (b *builder) model(e journal.Entry, depth int) (*Row, modelResponse, modelR
 // price is what a model call's usage costs by the page's prices, as the
 // runtime prices it, and how it was priced.
 func (b *builder) price(provider, model string, u agentrt.Usage) (agentrt.Cost, string) {
+	c := agentrt.PriceUsage(b.prices, provider, model, u)
 	p, ok := b.prices.Lookup(provider, model)
 	if !ok {
-		return agentrt.Cost{Estimated: true, Unpriced: []string{provider + "/" + model}},
-			fmt.Sprintf("The price table has no price for %s/%s.", provider, model)
+		return c, fmt.Sprintf("The price table has no price for %s/%s.", provider, model)
 	}
 	if provider == "test" && p.AsOf == "" { // no entry: the test model is free
 		return agentrt.Cost{}, "The test model runs offline and costs nothing."
@@ -491,9 +491,8 @@ func (b *builder) price(provider, model string, u agentrt.Usage) (agentrt.Cost, 
 		from = p.From
 	}
 	per := func(f float64) string { return "$" + strconv.FormatFloat(f, 'f', -1, 64) }
-	return agentrt.Cost{}.Add(agentrt.Cost{USD: p.USD(u.Input, u.Cached, u.Output)}),
-		fmt.Sprintf("Priced as %s/%s (%s, as of %s): %s input, %s cached input, %s output per million tokens.",
-			provider, p.Key, from, p.AsOf, per(p.Input), per(p.CachedInput), per(p.Output))
+	return c, fmt.Sprintf("Priced as %s/%s (%s, as of %s): %s input, %s cached input, %s output per million tokens.",
+		provider, p.Key, from, p.AsOf, per(p.Input), per(p.CachedInput), per(p.Output))
 }
 
 // pricesText says which price table priced the page.
