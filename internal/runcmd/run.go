@@ -119,6 +119,32 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.progressEvery, "progress-every", 10*time.Second, "with --batch, how often a progress line is printed when standard error is not a terminal")
 }
 
+// BudgetOverrides checks the budget flags agentc run and agentc estimate
+// share, --tool-budget, --token-budget and --rounds, and returns the ones
+// given (changed) as overrides of the plan's budgets.
+func BudgetOverrides(changed func(name string) bool, tools, tokens, rounds int) (agentrt.Overrides, error) {
+	var o agentrt.Overrides
+	if changed("tool-budget") {
+		if tools < 0 {
+			return o, UsageError("--tool-budget must not be negative")
+		}
+		o.Tools = &tools
+	}
+	if changed("token-budget") {
+		if tokens <= 0 {
+			return o, UsageError("--token-budget must be positive")
+		}
+		o.Tokens = &tokens
+	}
+	if changed("rounds") {
+		if rounds <= 0 {
+			return o, UsageError("--rounds must be positive")
+		}
+		o.Rounds = &rounds
+	}
+	return o, nil
+}
+
 // RunAgent runs the agent at path (a plan, or a manifest compiled by
 // compile; nil in the program without the compiler) with the flags;
 // changed says which flags were given. Every secret the
@@ -193,6 +219,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		}
 	}
 	opts := agentrt.Options{}
+	if opts.Budgets, err = BudgetOverrides(changed, f.toolBudget, f.tokenBudget, f.rounds); err != nil {
+		return err
+	}
 	if changed("deadline") {
 		if f.deadline <= 0 {
 			return UsageError("--deadline must be positive")
@@ -201,24 +230,6 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	}
 	if f.stall < 0 {
 		return UsageError("--stall-timeout must not be negative (0 waits for ever)")
-	}
-	if changed("tool-budget") {
-		if f.toolBudget < 0 {
-			return UsageError("--tool-budget must not be negative")
-		}
-		opts.Budgets.Tools = &f.toolBudget
-	}
-	if changed("token-budget") {
-		if f.tokenBudget <= 0 {
-			return UsageError("--token-budget must be positive")
-		}
-		opts.Budgets.Tokens = &f.tokenBudget
-	}
-	if changed("rounds") {
-		if f.rounds <= 0 {
-			return UsageError("--rounds must be positive")
-		}
-		opts.Budgets.Rounds = &f.rounds
 	}
 	if f.remote != nil {
 		if changed("pool-tokens") && f.batch == "" {

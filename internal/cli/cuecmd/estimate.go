@@ -49,26 +49,12 @@ not compile; 2 usage error, or a price file that does not read.`,
 			if n < 1 {
 				return cli.UsageError("--batch must be at least 1")
 			}
-			var o cost.Overrides
 			flags := cmd.Flags()
-			if flags.Changed("tool-budget") {
-				if toolBudget < 0 {
-					return cli.UsageError("--tool-budget must not be negative")
-				}
-				o.Tools = &toolBudget
+			b, err := runcmd.BudgetOverrides(flags.Changed, toolBudget, tokenBudget, rounds)
+			if err != nil {
+				return err
 			}
-			if flags.Changed("token-budget") {
-				if tokenBudget <= 0 {
-					return cli.UsageError("--token-budget must be positive")
-				}
-				o.Tokens = &tokenBudget
-			}
-			if flags.Changed("rounds") {
-				if rounds <= 0 {
-					return cli.UsageError("--rounds must be positive")
-				}
-				o.Rounds = &rounds
-			}
+			o := cost.Overrides{Tools: b.Tools, Tokens: b.Tokens, Rounds: b.Rounds}
 			if flags.Changed("pool-tokens") {
 				if pool <= 0 {
 					return cli.UsageError("--pool-tokens must be positive")
