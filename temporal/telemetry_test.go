@@ -92,6 +92,41 @@ func (m *secondHeld) Complete(ctx context.Context, req *agentrt.Request) (*agent
 	return nil, ctx.Err()
 }
 
+// replayTraced replays a run's history on a worker with telemetry: it
+// must open the spans ids names (as spanID and stubID name them), end and
+// export none, and count no model call.
+func replayTraced(t *testing.T, ctx context.Context, c client.Client, id string, ids []string) {
+	t.Helper()
+	r := newTraced(t)
+	replayer := worker.NewWorkflowReplayer()
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return &counting{}, nil }, Telemetry: r.tel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.RegisterWorkflow(replayer)
+	if err := replayer.ReplayWorkflowExecution(ctx, c.WorkflowService(), nil, "default", workflow.Execution{ID: id}); err != nil {
+		t.Fatalf("replaying the history: %v", err)
+	}
+	if n := len(r.exported.GetSpans()); n != 0 {
+		t.Errorf("a replay exported %d spans", n)
+	}
+	if n := r.calls(t); n != 0 {
+		t.Errorf("a replay counted %d model calls", n)
+	}
+	if n := len(r.all.Ended()); n != 0 {
+		t.Errorf("a replay ended %d spans", n)
+	}
+	var replayed []string
+	for _, sp := range r.all.Started() {
+		replayed = append(replayed, spanID(sp))
+	}
+	ids = slices.Sorted(slices.Values(ids))
+	sort.Strings(replayed)
+	if !slices.Equal(ids, replayed) {
+		t.Errorf("a replay opened other spans than the run:\nrun:    %s\nreplay: %s", strings.Join(ids, "\n        "), strings.Join(replayed, "\n        "))
+	}
+}
+
 // tracedWorker runs a worker with telemetry; stop stops it.
 func tracedWorker(t *testing.T, c client.Client, queue string, m agentrt.Model, tr *traced) (stop func()) {
 	t.Helper()
@@ -200,34 +235,7 @@ func TestTelemetryAcrossWorkers(t *testing.T) {
 	}
 
 	// A replay of the whole history opens the same spans and exports none.
-	r := newTraced(t)
-	replayer := worker.NewWorkflowReplayer()
-	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil }, Telemetry: r.tel})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.RegisterWorkflow(replayer)
-	if err := replayer.ReplayWorkflowExecution(ctx, c.WorkflowService(), nil, "default", workflow.Execution{ID: run.GetID()}); err != nil {
-		t.Fatalf("replaying the history: %v", err)
-	}
-	if n := len(r.exported.GetSpans()); n != 0 {
-		t.Errorf("a replay exported %d spans", n)
-	}
-	if n := r.calls(t); n != 0 {
-		t.Errorf("a replay counted %d model calls", n)
-	}
-	if n := len(r.all.Ended()); n != 0 {
-		t.Errorf("a replay ended %d spans", n)
-	}
-	var replayed []string
-	for _, sp := range r.all.Started() {
-		replayed = append(replayed, spanID(sp))
-	}
-	sort.Strings(ids)
-	sort.Strings(replayed)
-	if !slices.Equal(ids, replayed) {
-		t.Errorf("a replay opened other spans than the run:\nrun:    %s\nreplay: %s", strings.Join(ids, "\n        "), strings.Join(replayed, "\n        "))
-	}
+	replayTraced(t, ctx, c, run.GetID(), ids)
 }
 
 // TestTelemetryUnderClientSpan: a run started under a span (the client's)
@@ -263,23 +271,5 @@ func TestTelemetryUnderClientSpan(t *testing.T) {
 		t.Fatalf("the worker exported %d spans, want 6: %v", len(ids), ids)
 	}
 
-	r := newTraced(t)
-	replayer := worker.NewWorkflowReplayer()
-	rw, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return &counting{}, nil }, Telemetry: r.tel})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rw.RegisterWorkflow(replayer)
-	if err := replayer.ReplayWorkflowExecution(ctx, c.WorkflowService(), nil, "default", workflow.Execution{ID: id}); err != nil {
-		t.Fatalf("replaying the history: %v", err)
-	}
-	var replayed []string
-	for _, sp := range r.all.Started() {
-		replayed = append(replayed, spanID(sp))
-	}
-	sort.Strings(ids)
-	sort.Strings(replayed)
-	if !slices.Equal(ids, replayed) {
-		t.Errorf("a replay opened other spans than the run:\nrun:    %s\nreplay: %s", strings.Join(ids, "\n        "), strings.Join(replayed, "\n        "))
-	}
+	replayTraced(t, ctx, c, id, ids)
 }
