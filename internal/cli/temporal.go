@@ -25,7 +25,6 @@ import (
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
 	"agentc.dev/agentc/runtime/journal"
-	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/telemetry"
 	"agentc.dev/agentc/temporal"
@@ -170,9 +169,6 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
 			if dir == "" {
 				dir = e.Dir
 			}
-			if stall < 0 {
-				return UsageError("--stall-timeout must not be negative (0 waits for ever)")
-			}
 			ctx := cmd.Context()
 			secrets := runcmd.ProviderSecrets()
 			events := runcmd.EventPrinter(e.Stderr, secrets)
@@ -220,7 +216,7 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
 	t.register(cmd.Flags(), true)
 	cmd.Flags().StringVar(&dir, "dir", "", "resolve the agents' relative paths against this directory (default: the working directory)")
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the manifest's model.base_url)")
-	cmd.Flags().DurationVar(&stall, "stall-timeout", retry.DefaultStall, "give up an attempt at a model call when the provider sends nothing for this long, and try again (0: wait for ever)")
+	runcmd.RegisterStall(cmd.Flags(), &stall)
 	return cmd
 }
 

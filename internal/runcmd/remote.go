@@ -102,6 +102,9 @@ func spoolInput(in io.Reader) (string, error) {
 // when set, and stall as --stall-timeout. Events receives the providers'
 // retries.
 func WorkerModels(baseURL string, stall time.Duration, events func(agentrt.Event)) (func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error), error) {
+	if err := checkStall(stall); err != nil {
+		return nil, err
+	}
 	hosts, err := keyHosts(os.Getenv(KeyHostsVar))
 	if err != nil {
 		return nil, err

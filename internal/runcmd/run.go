@@ -101,7 +101,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
 	fs.StringVar(&f.dir, "dir", "", "resolve the agent's relative paths against this directory")
 	fs.StringVar(&f.baseURL, "base-url", "", "the provider's base URL (default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the manifest's model.base_url)")
-	fs.DurationVar(&f.stall, "stall-timeout", retry.DefaultStall, "give up an attempt at a model call when the provider sends nothing for this long, and try again (0: wait for ever)")
+	RegisterStall(fs, &f.stall)
 	fs.DurationVar(&f.deadline, "deadline", 0, "override budgets.deadline (e.g. 90s)")
 	fs.IntVar(&f.toolBudget, "tool-budget", -1, "override budgets.tools")
 	fs.IntVar(&f.tokenBudget, "token-budget", 0, "override budgets.tokens")
@@ -117,6 +117,19 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.quiet, "quiet", false, "with --batch, print no progress")
 	fs.StringVar(&f.approve, "approve", approveAsk, "calls that need approval: ask (on a terminal; refused off one), yes (approve them all) or no (deny them all)")
 	fs.DurationVar(&f.progressEvery, "progress-every", 10*time.Second, "with --batch, how often a progress line is printed when standard error is not a terminal")
+}
+
+// RegisterStall defines --stall-timeout, of agentc run and agentc worker,
+// on fs.
+func RegisterStall(fs *pflag.FlagSet, d *time.Duration) {
+	fs.DurationVar(d, "stall-timeout", retry.DefaultStall, "give up an attempt at a model call when the provider sends nothing for this long, and try again (0: wait for ever)")
+}
+
+func checkStall(d time.Duration) error {
+	if d < 0 {
+		return UsageError("--stall-timeout must not be negative (0 waits for ever)")
+	}
+	return nil
 }
 
 // BudgetOverrides checks the budget flags agentc run and agentc estimate
@@ -228,8 +241,8 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		}
 		opts.Budgets.Deadline = &f.deadline
 	}
-	if f.stall < 0 {
-		return UsageError("--stall-timeout must not be negative (0 waits for ever)")
+	if err := checkStall(f.stall); err != nil {
+		return err
 	}
 	if f.remote != nil {
 		if changed("pool-tokens") && f.batch == "" {
