@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"agentc.dev/agentc/approval"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
@@ -196,7 +195,7 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
 				return &ExitError{Code: ExitFindings, Err: err}
 			}
 			defer c.Close()
-			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: approval.Rules, Telemetry: tel})
+			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: rules(), Telemetry: tel})
 			if err != nil {
 				return err
 			}
