@@ -91,8 +91,10 @@ func (p Program) Run(ctx context.Context, job string, in, out any) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, Wall)
 	defer cancel()
-	cmd := exec.CommandContext(wctx, p.Path, p.Args[1:]...)
-	cmd.Args[0] = p.Args[0]
+	cmd := exec.CommandContext(wctx, p.Path)
+	if len(p.Args) > 0 {
+		cmd.Args = p.Args
+	}
 	cmd.Env = []string{}
 	if v, ok := os.LookupEnv("GOCOVERDIR"); ok {
 		cmd.Env = append(cmd.Env, "GOCOVERDIR="+v)
