@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"cmd/agentc":         {"internal/cli", "internal/gcpace"},
 	"cmd/agentc-runtime": {"internal/runcmd", "internal/gcpace"},
 	"internal/cli":       {"*"},
-	"internal/runcmd":    {"runtime", "plan", "digest", "inclusion", "cost", "telemetry"},
+	"internal/runcmd":    {"runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext"},
 	"internal/gcpace":    {},
 	"internal/vetcase":   {},
 	"manifest":           {"plan"},
@@ -36,9 +36,9 @@ var allowed = map[string][]string{
 	"runtime":            {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "internal/textcut", "cost"},
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "telemetry"},
 	"internal/devserver": {},
-	"agenttest":          {"plan", "runtime", "internal/constraint"},
+	"agenttest":          {"plan", "runtime", "internal/constraint", "internal/cueproc"},
 	"runview":            {"runtime", "plan", "cost"},
-	"approval":           {"plan", "runtime", "digest", "internal/constraint"},
+	"approval":           {"plan", "runtime", "digest", "internal/constraint", "internal/cueproc"},
 	"telemetry":          {"runtime"},
 	"telemetry/otlp":     {"runtime", "telemetry"},
 
@@ -46,6 +46,10 @@ var allowed = map[string][]string{
 	"internal/jsonpointer": {},
 	"internal/textcut":     {},
 	"internal/atomicfile":  {},
+	// Text from parties agentc does not trust, made safe for a terminal.
+	"internal/termtext": {"digest"},
+	// CUE over a model's values, evaluated in a bounded child process.
+	"internal/cueproc": {},
 	// CUE constraints a plan keeps as written, compiled (vet, test, run).
 	"internal/constraint": {"plan"},
 }
@@ -69,6 +73,8 @@ var forbidden = map[string][]string{
 	"telemetry/otlp": {"cuelang.org/go", "github.com/spf13/cobra"},
 
 	"internal/jsonpointer": {"cuelang.org/go", "github.com/spf13/cobra"},
+	"internal/termtext":    {"cuelang.org/go", "github.com/spf13/cobra"},
+	"internal/cueproc":     {"cuelang.org/go", "github.com/spf13/cobra"},
 }
 
 // under tells whether the package path p is pkg or below it.

@@ -7,6 +7,9 @@
 package agenttest
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -20,6 +23,7 @@ import (
 	cuejson "cuelang.org/go/encoding/json"
 
 	"agentc.dev/agentc/internal/constraint"
+	"agentc.dev/agentc/internal/cueproc"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )
@@ -42,16 +46,19 @@ func (f Failure) String() string {
 // Checker checks runs of one plan's cases. Its zero value is not usable:
 // make one with New.
 type Checker struct {
-	ctx  *cue.Context
+	prog cueproc.Program
 	p    *plan.Plan
 	base string // the directory the plan's source file names are relative to, as messages name it
 }
 
 // New returns a Checker of the cases of p. base is the directory p's
 // Sources are relative to (its manifest's), as positions should name it:
-// relative to the working directory, say.
-func New(p *plan.Plan, base string) *Checker {
-	return &Checker{ctx: cuecontext.New(), p: p, base: base}
+// relative to the working directory, say. The constraints are unified
+// with what a run gave in children of prog (cueproc.Self for agentc),
+// bounded: a run's answer is the model's, and a comprehension over it
+// could take unbounded time and memory.
+func New(p *plan.Plan, base string, prog cueproc.Program) *Checker {
+	return &Checker{prog: prog, p: p, base: base}
 }
 
 // Options say what a run can tell. The test model answers with values made
@@ -64,7 +71,7 @@ type Options struct {
 
 // Check returns the expectations of the case name that the run rep did not
 // meet; none when it passed.
-func (c *Checker) Check(name string, rep *agentrt.Report, o Options) []Failure {
+func (c *Checker) Check(ctx context.Context, name string, rep *agentrt.Report, o Options) []Failure {
 	t, ok := c.p.Tests[name]
 	if !ok {
 		return []Failure{{Msg: fmt.Sprintf("the agent has no test case %q", name)}}
@@ -92,10 +99,10 @@ func (c *Checker) Check(name string, rep *agentrt.Report, o Options) []Failure {
 		fail("", "max_tool_calls: the run made %d tool calls (%s), want at most %d", len(calls), callNames(calls), *t.MaxToolCalls)
 	}
 	for i, want := range t.ToolCalls {
-		out = append(out, c.checkCall(name, i, want, calls, o)...)
+		out = append(out, c.checkCall(ctx, name, i, want, calls, o)...)
 	}
 	if t.Expect != nil && !o.ShapeOnly && rep.Outcome == agentrt.OutcomeOK {
-		out = append(out, c.checkValue("tests."+name+".expect", "expect", t.Expect, rep.Answer)...)
+		out = append(out, c.checkValue(ctx, "tests."+name+".expect", "expect", t.Expect, rep.Answer)...)
 	}
 	return out
 }
@@ -127,7 +134,7 @@ func callNames(calls []agentrt.CallReport) string {
 
 // checkCall checks that some call of the run is of the tool want names,
 // with arguments its constraint accepts.
-func (c *Checker) checkCall(name string, i int, want plan.ToolCallExpect, calls []agentrt.CallReport, o Options) []Failure {
+func (c *Checker) checkCall(ctx context.Context, name string, i int, want plan.ToolCallExpect, calls []agentrt.CallReport, o Options) []Failure {
 	path := fmt.Sprintf("tests.%s.tool_calls.%d.arguments", name, i)
 	var last []Failure
 	n := 0
@@ -139,7 +146,7 @@ func (c *Checker) checkCall(name string, i int, want plan.ToolCallExpect, calls 
 		if want.Arguments == nil || o.ShapeOnly {
 			return nil
 		}
-		last = c.checkValue(path, fmt.Sprintf("tool_calls[%d].arguments", i), want.Arguments, call.Arguments)
+		last = c.checkValue(ctx, path, fmt.Sprintf("tool_calls[%d].arguments", i), want.Arguments, call.Arguments)
 		if len(last) == 0 {
 			return nil
 		}
@@ -152,13 +159,62 @@ func (c *Checker) checkCall(name string, i int, want plan.ToolCallExpect, calls 
 	return last
 }
 
-// checkValue unifies a constraint with a JSON value the run gave and
-// reports every way the value falls short: a conflict, positioned at the
-// constraint's part that rejected it, and each field the constraint
-// requires that the value lacks.
-func (c *Checker) checkValue(path, what string, con *plan.CUEConstraint, data []byte) []Failure {
+// checkValue checks a JSON value the run gave against a constraint
+// (CheckValue), in a child: a value that cannot be decided within the
+// child's bounds fails, saying why.
+func (c *Checker) checkValue(ctx context.Context, path, what string, con *plan.CUEConstraint, data []byte) []Failure {
 	at := c.pos(path)
-	v, err := c.Compile(con, at)
+	if len(data) > cueproc.MaxInput {
+		return []Failure{{Pos: at.String(), Msg: fmt.Sprintf("%s: the run's value is larger than a constraint is checked against (%d bytes)", what, cueproc.MaxInput)}}
+	}
+	var out []Failure
+	j := valueJob{File: at.Filename, Line: at.Line, Column: at.Column, What: what, Constraint: con, Value: data}
+	if err := c.prog.Run(ctx, Job, j, &out); err != nil {
+		return []Failure{{Pos: at.String(), Msg: fmt.Sprintf("%s: could not be checked: %v", what, err)}}
+	}
+	return out
+}
+
+// Job is the name of a constraint's check in a child (cueproc.Serve).
+const Job = "expect"
+
+type valueJob struct {
+	File       string              `json:"file"`
+	Line       int                 `json:"line"`
+	Column     int                 `json:"column"`
+	What       string              `json:"what"`
+	Constraint *plan.CUEConstraint `json:"constraint"`
+	Value      json.RawMessage     `json:"value"`
+}
+
+// Serve is a constraint's check in the child: CheckValue, over what a
+// Checker sent.
+func Serve(in json.RawMessage) (any, error) {
+	var j valueJob
+	if err := json.Unmarshal(in, &j); err != nil {
+		return nil, err
+	}
+	if j.Constraint == nil {
+		return nil, errors.New("no constraint to check")
+	}
+	out := CheckValue(token.Position{Filename: j.File, Line: j.Line, Column: j.Column}, j.What, j.Constraint, j.Value)
+	if out == nil {
+		out = []Failure{}
+	}
+	return out, nil
+}
+
+// CheckValue unifies a constraint, written at at, with a JSON value a run
+// gave and reports every way the value falls short: a conflict,
+// positioned at the constraint's part that rejected it, and each field
+// the constraint requires that the value lacks. It evaluates in this
+// process, without bound: a Checker runs it in a child.
+func CheckValue(at token.Position, what string, con *plan.CUEConstraint, data []byte) []Failure {
+	ctx := cuecontext.New()
+	if at.Filename == "" {
+		at.Filename = "expect"
+	}
+	v, err := constraint.Compile(ctx, con, at)
 	if err != nil {
 		pos := at
 		if errs := cueerrors.Errors(err); len(errs) > 0 {
@@ -173,7 +229,7 @@ func (c *Checker) checkValue(path, what string, con *plan.CUEConstraint, data []
 	if err != nil {
 		return []Failure{{Pos: at.String(), Msg: fmt.Sprintf("%s: the run's value is not JSON: %v", what, err)}}
 	}
-	got := c.ctx.BuildExpr(expr)
+	got := ctx.BuildExpr(expr)
 	u := v.Unify(got)
 	var out []Failure
 	seen := map[string]bool{}
@@ -202,16 +258,6 @@ func (c *Checker) checkValue(path, what string, con *plan.CUEConstraint, data []
 		add(Failure{Pos: m.pos.String(), Msg: fmt.Sprintf("%s: %s: the value has no such field (want %v)", what, m.path, m.want)})
 	}
 	return out
-}
-
-// Compile compiles a constraint of the plan, positioned where its manifest
-// wrote it (at: the start of its text), so that what fails in it is
-// reported at its place in the manifest.
-func (c *Checker) Compile(con *plan.CUEConstraint, at token.Position) (cue.Value, error) {
-	if at.Filename == "" {
-		at.Filename = "expect"
-	}
-	return constraint.Compile(c.ctx, con, at)
 }
 
 // pos is where a constraint's text starts, from the plan's Sources, with

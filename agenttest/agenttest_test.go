@@ -1,13 +1,38 @@
 package agenttest
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
+	"agentc.dev/agentc/internal/cueproc"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )
+
+// TestMain makes the test binary the child that checks constraints, as
+// agentc is (cueproc.Verb).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == cueproc.Verb {
+		if err := cueproc.Serve(os.Stdin, os.Stdout, map[string]cueproc.Job{Job: Serve}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func self(t testing.TB) cueproc.Program {
+	p, err := cueproc.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 func report(answer string, calls ...agentrt.CallReport) *agentrt.Report {
 	return &agentrt.Report{Outcome: agentrt.OutcomeOK, Bound: agentrt.BoundNone, OutputTool: "answer_x",
@@ -97,7 +122,7 @@ func TestCheck(t *testing.T) {
 				"tests.c.expect":                 "agent.cue:10:11",
 				"tests.c.tool_calls.0.arguments": "agent.cue:12:4",
 			}}
-			got := New(p, "dir").Check("c", c.rep, c.opts)
+			got := New(p, "dir", self(t)).Check(context.Background(), "c", c.rep, c.opts)
 			if len(got) != len(c.want) {
 				t.Fatalf("failures %q, want %q", got, c.want)
 			}

@@ -12,7 +12,7 @@ import (
 // is positioned where the manifest declares it.
 func TestCheckFault(t *testing.T) {
 	p := &plan.Plan{Tests: map[string]plan.Test{"disk": {}}, Sources: map[string]string{"tests.disk.faults.timeout": "agent.cue:12:13"}}
-	c := New(p, "dir")
+	c := New(p, "dir", self(t))
 	base := report(`{"urgency":"high"}`)
 	same := report("{\n  \"urgency\": \"high\"\n}")
 	other := report(`{"urgency":"low"}`)

@@ -9,8 +9,9 @@ package approval
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
-	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
@@ -19,62 +20,93 @@ import (
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/constraint"
+	"agentc.dev/agentc/internal/cueproc"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
-// Rules returns an Approver that approves, by rule, a call whose arguments
+// Rules returns, for the program prog (cueproc.Self for agentc), what
+// wraps an Approver: the result approves, by rule, a call whose arguments
 // its tool's approve_if accepts, and passes every other call to next, the
 // constraint's verdict added to why it needs approval. A tool whose
-// approve is "always" is always passed on.
-func Rules(next agentrt.Approver) agentrt.Approver {
-	r := &rules{ctx: cuecontext.New(), compiled: map[string]compiled{}}
-	return func(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
-		if req.If != nil && req.Mode != plan.ApproveAlways && req.Arguments != nil {
-			ok, why := r.accepts(req.If, req.Arguments)
-			if ok {
-				return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByRule}, nil
+// approve is "always" is always passed on. The constraint is evaluated in
+// a child of prog, bounded (package cueproc): one that does not decide
+// within its bounds, as a comprehension over a model's arguments may not,
+// approves nothing, and the call is passed on, saying so.
+func Rules(prog cueproc.Program) func(next agentrt.Approver) agentrt.Approver {
+	return func(next agentrt.Approver) agentrt.Approver {
+		return func(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+			if req.If != nil && req.Mode != plan.ApproveAlways && req.Arguments != nil {
+				ok, why, err := decide(ctx, prog, req.If, req.Arguments)
+				if err != nil && ctx.Err() != nil {
+					return agentrt.ApprovalDecision{}, err
+				}
+				if ok {
+					return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByRule}, nil
+				}
+				q := *req
+				q.Why += "; " + why
+				req = &q
 			}
-			q := *req
-			q.Why += "; " + why
-			req = &q
+			return next(ctx, req)
 		}
-		return next(ctx, req)
 	}
 }
 
-type rules struct {
-	mu       sync.Mutex // CUE values are not safe for concurrent use
-	ctx      *cue.Context
-	compiled map[string]compiled // by the constraint's text and imports
+// Job is the name of approve_if's evaluation in a child (cueproc.Serve).
+const Job = "approve_if"
+
+type job struct {
+	If        *plan.CUEConstraint `json:"if"`
+	Arguments json.RawMessage     `json:"arguments"`
 }
 
-type compiled struct {
-	v   cue.Value
-	err error
+type verdict struct {
+	OK  bool   `json:"ok"`
+	Why string `json:"why,omitempty"`
 }
 
-// accepts reports whether args (JSON) are an instance of the constraint:
+func decide(ctx context.Context, prog cueproc.Program, con *plan.CUEConstraint, args json.RawMessage) (bool, string, error) {
+	if len(args) > cueproc.MaxInput {
+		return false, fmt.Sprintf("approve_if was not evaluated: the arguments are larger than %d bytes", cueproc.MaxInput), nil
+	}
+	var v verdict
+	if err := prog.Run(ctx, Job, job{If: con, Arguments: args}, &v); err != nil {
+		return false, "approve_if did not decide: " + err.Error(), err
+	}
+	return v.OK, v.Why, nil
+}
+
+// Serve is approve_if's evaluation in the child: Accepts, over what
+// Rules sent.
+func Serve(in json.RawMessage) (any, error) {
+	var j job
+	if err := json.Unmarshal(in, &j); err != nil {
+		return nil, err
+	}
+	if j.If == nil {
+		return nil, errors.New("no approve_if to evaluate")
+	}
+	ok, why := Accepts(j.If, j.Arguments)
+	return verdict{OK: ok, Why: why}, nil
+}
+
+// Accepts reports whether args (JSON) are an instance of the constraint:
 // they unify with it, and the unified value is args itself (a field the
 // constraint requires that args lack is a refusal, not a default). Else it
-// says why not.
-func (r *rules) accepts(con *plan.CUEConstraint, args []byte) (bool, string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	key := fmt.Sprint(con.CUE, con.Imports)
-	c, ok := r.compiled[key]
-	if !ok {
-		c.v, c.err = constraint.Compile(r.ctx, con, token.Position{Filename: "approve_if"})
-		r.compiled[key] = c
-	}
-	if c.err != nil {
-		return false, fmt.Sprintf("approve_if does not compile: %v", c.err)
+// says why not. It evaluates in this process, without bound: Rules runs
+// it in a child.
+func Accepts(con *plan.CUEConstraint, args []byte) (bool, string) {
+	ctx := cuecontext.New()
+	v, err := constraint.Compile(ctx, con, token.Position{Filename: "approve_if"})
+	if err != nil {
+		return false, fmt.Sprintf("approve_if does not compile: %v", err)
 	}
 	expr, err := cuejson.Extract("arguments", args)
 	if err != nil {
 		return false, fmt.Sprintf("the arguments are not JSON: %v", err)
 	}
-	u := c.v.Unify(r.ctx.BuildExpr(expr))
+	u := v.Unify(ctx.BuildExpr(expr))
 	if err := u.Validate(cue.Concrete(true)); err != nil {
 		return false, "approve_if does not accept the arguments"
 	}

@@ -106,20 +106,32 @@ type approvalRequest struct {
 	callArgs
 }
 
-// approve decides a call of a tool that needs approval, through the
-// journal: a decision it holds is served, a call it holds made without
-// one (recorded by a run that asked nothing) needs none, and a new one is
-// asked of the Approver, or, after an answer for the run, decided by it.
-// ok says whether the call may run; res, when it may not, is what the
-// model reads. stop ends the run.
+// approve decides a call of a tool that needs approval. A journal is
+// data on disk, not a person: a decision read back from it is never
+// authority for a call that runs live. So a call the journal serves (its
+// result recorded, or any call in a replay) is decided as recorded, or
+// needs no decision when it was recorded by a run that asked nothing; a
+// call that will run live (in a resume: never made, or made and failed)
+// is asked of the Approver afresh, whatever the journal holds at its
+// decision's key, and an answer "for the run" holds only for the live
+// calls after it. ok says whether the call may run; res, when it may not,
+// is what the model reads. stop ends the run.
 func (x *run) approve(round, ordinal int, c ToolCall, ap plan.Approval) (res ToolResult, ok bool, stop error) {
 	call := journal.Key{Path: x.jpath, Round: round, Ordinal: ordinal}
 	key := journal.Key{Path: call.Child()}
-	var recorded bool
+	var recorded, fresh bool
 	if j := x.journal; j != nil && j.Recorded != nil {
 		_, recorded = j.Recorded.Lookup(key)
-		if _, made := j.Recorded.Lookup(call); made && !recorded {
+		e, made := j.Recorded.Lookup(call)
+		served := made && (e.Error == "" || j.Replay)
+		switch {
+		case served && !recorded:
 			return ToolResult{}, true, nil
+		case !served && !j.Replay:
+			fresh, recorded = recorded, false
+			if made {
+				j.reach(call, false) // to be made again, once decided
+			}
 		}
 	}
 	if !recorded && x.approver == nil {
@@ -131,7 +143,7 @@ func (x *run) approve(round, ordinal int, c ToolCall, ap plan.Approval) (res Too
 	id := approvalRequest{Tool: c.Name, Why: ap.Why, Mode: ap.Mode, callArgs: argsOf(c.Arguments)}
 	started := x.now()
 	var d ApprovalDecision
-	raw, replayed, err := x.effect(key, journal.KindApproval, ident{full: id, what: "approval of call " + call.String() + " of tool " + c.Name}, func() (json.RawMessage, error) {
+	raw, replayed, err := x.effect(key, journal.KindApproval, ident{full: id, what: "approval of call " + call.String() + " of tool " + c.Name, fresh: fresh}, func() (json.RawMessage, error) {
 		if ap.Mode != plan.ApproveAlways && x.forRun[c.Name] {
 			d = ApprovalDecision{Approved: true, By: ByRun}
 		} else {
@@ -157,7 +169,7 @@ func (x *run) approve(round, ordinal int, c ToolCall, ap plan.Approval) (res Too
 			return ToolResult{}, false, fmt.Errorf("journal: the recorded decision of effect %s is not an approval: %w", key, err)
 		}
 	}
-	if d.Approved && d.ForRun {
+	if d.Approved && d.ForRun && !replayed {
 		if x.forRun == nil {
 			x.forRun = map[string]bool{}
 		}

@@ -303,6 +303,9 @@ type ident struct {
 	// effect is the call as a host's Effector makes it; nil for one the
 	// run makes itself whatever the host (a deadline marked in a journal).
 	effect *Effect
+	// fresh: make the effect live even though the journal holds one at
+	// its key (an approval asked again in a resume), recording it anew.
+	fresh bool
 }
 
 // effect performs one effect: served from the journal when the journal
@@ -331,7 +334,7 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 	if j != nil && j.Recorded != nil {
 		// A failed effect is served in a replay, made again in a resume.
 		e, ok := j.Recorded.Lookup(k)
-		if ok && e.Error != "" && !j.Replay {
+		if ok && (id.fresh || e.Error != "") && !j.Replay {
 			j.reach(k, false)
 		} else if ok {
 			if e.Kind != kind || e.Fingerprint != id.fp {

@@ -4,7 +4,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/approval"
+	"agentc.dev/agentc/internal/cueproc"
 	"agentc.dev/agentc/internal/runcmd"
+	agentrt "agentc.dev/agentc/runtime"
 )
 
 func newRunCmd(e Env, c *Compiler) *cobra.Command {
@@ -49,9 +51,18 @@ A stop signal cancels it. Its history is its journal: agentc journal export.`,
 	f.Register(cmd.Flags())
 	// approve_if decides before --approve does: it needs CUE, which
 	// agentc-runtime does not link.
-	f.SetApproveRules(approval.Rules)
+	f.SetApproveRules(rules())
 	t.register(cmd.Flags(), false)
 	cmd.Flags().StringVar(&workflowID, "workflow-id", "", "with --temporal: the run's workflow ID, or with --batch the batch's, which its runs' IDs start with (default: made from the agent's name)")
 	cmd.MarkFlagsMutuallyExclusive("record", "replay")
 	return cmd
+}
+
+// rules is what decides calls by approve_if, in bounded children of this
+// program (the hidden verb cueproc.Verb, which agentc serves); where the
+// program cannot be found, approve_if decides nothing and the call is
+// asked about.
+func rules() func(next agentrt.Approver) agentrt.Approver {
+	prog, _ := cueproc.Self()
+	return approval.Rules(prog)
 }

@@ -19,8 +19,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"agentc.dev/agentc/approval"
 	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
@@ -195,7 +195,7 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
 				return &ExitError{Code: ExitFindings, Err: err}
 			}
 			defer c.Close()
-			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: approval.Rules, Telemetry: tel})
+			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: rules(), Telemetry: tel})
 			if err != nil {
 				return err
 			}
@@ -455,12 +455,8 @@ func listApprovals(ctx context.Context, e Env, c client.Client, id string, asJSO
 		if p.Agent != "" {
 			who = p.Agent + ": " + p.Tool
 		}
-		fmt.Fprintf(e.Stdout, "%s  %s  (%s)\n", p.Key, who, p.Why)
-		args := string(p.Arguments)
-		if p.ArgumentsText != nil {
-			args = *p.ArgumentsText
-		}
-		fmt.Fprintf(e.Stdout, "  arguments: %s\n", args)
+		fmt.Fprintf(e.Stdout, "%s  %s  (%s)\n", termtext.Escape(p.Key), termtext.Escape(who), termtext.Escape(p.Why))
+		fmt.Fprintf(e.Stdout, "  arguments: %s\n", runcmd.ShownArguments(p.Arguments, p.ArgumentsText))
 		fmt.Fprintf(e.Stdout, "  asked %s", p.Asked.UTC().Format(time.RFC3339))
 		if !p.Until.IsZero() {
 			fmt.Fprintf(e.Stdout, ", until %s", p.Until.UTC().Format(time.RFC3339))

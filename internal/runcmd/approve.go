@@ -3,12 +3,14 @@ package runcmd
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
 
+	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )
@@ -66,6 +68,21 @@ func approver(e Env, f Flags) (agentrt.Approver, error) {
 	return a, nil
 }
 
+// ShownArguments is a call's arguments as a person deciding it reads
+// them (the prompt, agentc approve's listing): canonical JSON on one line,
+// with nothing a terminal would act on or hide; text that is not JSON is
+// shown as a JSON string, so marked.
+func ShownArguments(args json.RawMessage, text *string) string {
+	if text != nil {
+		args = json.RawMessage(*text)
+	}
+	s, ok := termtext.JSON(args)
+	if !ok {
+		s += " (not JSON)"
+	}
+	return s
+}
+
 // prompter asks the person at the terminal, one call at a time.
 type prompter struct {
 	in    io.Reader
@@ -88,15 +105,13 @@ func (p *prompter) ask(ctx context.Context, req *agentrt.ApprovalRequest) (agent
 			}
 		}()
 	})
-	args := string(req.Arguments)
-	if req.ArgumentsText != nil {
-		args = *req.ArgumentsText + " (not JSON)"
-	}
+	args := ShownArguments(req.Arguments, req.ArgumentsText)
 	who := ""
 	if req.Agent != "" {
-		who = " (agent " + req.Agent + ")"
+		who = " (agent " + termtext.Escape(req.Agent) + ")"
 	}
-	fmt.Fprintf(p.out, "agentc: call %s of tool %s%s needs approval: %s\nagentc:   arguments: %s\n", req.Key, req.Tool, who, req.Why, args)
+	fmt.Fprintf(p.out, "agentc: call %s of tool %s%s needs approval: %s\nagentc:   arguments: %s\n",
+		termtext.Escape(req.Key), termtext.Escape(req.Tool), who, termtext.Escape(req.Why), args)
 	choices := "[y]es, [n]o (optionally with a reason), [a]lways for this run"
 	if req.Mode == plan.ApproveAlways {
 		choices = "[y]es, [n]o (optionally with a reason)"

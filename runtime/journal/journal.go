@@ -83,7 +83,8 @@ const (
 	KindTool  = "tool"
 	// KindApproval is the decision about a tool call that needed
 	// approval, under the key of the call's nested effects (Round and
-	// Ordinal 0: no nested run has a round 0).
+	// Ordinal 0: no nested run has a round 0). A resume asks again about
+	// a call it makes live, so a later decision may supersede one.
 	KindApproval = "approval"
 )
 

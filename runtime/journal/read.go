@@ -350,9 +350,10 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 			return fmt.Errorf("effect %s: lost: %v", key, err)
 		}
 	}
-	// An effect that failed may be made again: a later entry supersedes
-	// it. One that completed is there once.
-	if first, dup := lines[e.Key]; dup && j.Entries[j.index[e.Key]].Error == "" {
+	// An effect that failed may be made again, and a decision asked
+	// again (a resume asks about every call it makes live): a later entry
+	// supersedes it. Any other effect that completed is there once.
+	if first, dup := lines[e.Key]; dup && !supersedable(&j.Entries[j.index[e.Key]]) {
 		return fmt.Errorf("effect %s appears twice, first on line %d", key, first)
 	}
 	if err := checkKind(e.Key, e.Kind); err != nil {
@@ -385,6 +386,9 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	j.Entries = append(j.Entries, e)
 	return nil
 }
+
+// supersedable reports whether a later entry of the same effect may follow e.
+func supersedable(e *Entry) bool { return e.Error != "" || e.Kind == KindApproval }
 
 // short returns a JSON text for a message, cut to about 80 bytes.
 func short(v []byte) string {

@@ -165,7 +165,7 @@ func resume(l *Lock) (*Journal, *Writer, error) {
 		w.values[d] = true
 	}
 	for k, i := range j.index {
-		w.keys[k] = j.Entries[i].Error == ""
+		w.keys[k] = !supersedable(&j.Entries[i])
 	}
 	return j, w, nil
 }

@@ -10,9 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"agentc.dev/agentc/agenttest"
+	"agentc.dev/agentc/approval"
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/cueproc"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
@@ -21,7 +24,7 @@ import (
 func Compiler() *cli.Compiler {
 	return &cli.Compiler{
 		Verbs: func(e cli.Env) []*cobra.Command {
-			return []*cobra.Command{newVetCmd(e), newDigestCmd(e), newDiffCmd(e), newCompileCmd(e), newTestCmd(e), newEstimateCmd(e), newSchemaCmd(e)}
+			return []*cobra.Command{newVetCmd(e), newDigestCmd(e), newDiffCmd(e), newCompileCmd(e), newTestCmd(e), newEstimateCmd(e), newSchemaCmd(e), newEvalCmd(e)}
 		},
 		Load: load,
 		// A bad agentc.yaml, like a bad argument, means the command did
@@ -30,6 +33,20 @@ func Compiler() *cli.Compiler {
 			var ae *manifest.ArgError
 			var ce *compile.ConfigError
 			return errors.As(err, &ae) || errors.As(err, &ce)
+		},
+	}
+}
+
+// newEvalCmd is the hidden verb a child of agentc runs to evaluate CUE
+// over a model's values (approve_if, a test's expect), bounded (package
+// cueproc).
+func newEvalCmd(e cli.Env) *cobra.Command {
+	return &cobra.Command{
+		Use:    cueproc.Verb,
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return cueproc.Serve(e.Stdin, e.Stdout, map[string]cueproc.Job{approval.Job: approval.Serve, agenttest.Job: agenttest.Serve})
 		},
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"agentc.dev/agentc/agenttest"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/cueproc"
 	"agentc.dev/agentc/internal/runcmd"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/fault"
@@ -131,13 +132,16 @@ failed, or an agent does not compile; 2 usage error.`,
 				}
 				defer os.RemoveAll(tmp)
 			}
+			// The constraints are checked in bounded children of this
+			// program: a model's answer must not buy unbounded work.
+			prog, _ := cueproc.Self()
 		agents:
 			for _, b := range bs {
 				dir := "."
 				if files := b.inst.Files; len(files) > 0 && files[0] != "-" {
 					dir = filepath.Dir(files[0])
 				}
-				chk := agenttest.New(b.plan, relPath(absPath(dir), e.Dir))
+				chk := agenttest.New(b.plan, relPath(absPath(dir), e.Dir), prog)
 				for _, name := range slices.Sorted(maps.Keys(b.plan.Tests)) {
 					id := b.plan.Agent.Name + "/" + name
 					if filter != nil && !filter.MatchString(id) {
@@ -262,7 +266,7 @@ func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agentt
 			r.Failures = divergence(rep.Divergence)
 			return r, rep, played
 		default:
-			fails = chk.Check(name, rep, agenttest.Options{ShapeOnly: r.Mode == modeTestModel})
+			fails = chk.Check(cmd.Context(), name, rep, agenttest.Options{ShapeOnly: r.Mode == modeTestModel})
 		}
 		if len(fails) == 0 {
 			r.Passed++

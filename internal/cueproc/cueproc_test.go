@@ -1,0 +1,81 @@
+package cueproc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestMain makes the test binary the child, with jobs that answer, spin
+// and allocate without end.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == Verb {
+		err := Serve(os.Stdin, os.Stdout, map[string]Job{
+			"echo": func(in json.RawMessage) (any, error) { return in, nil },
+			"fail": func(json.RawMessage) (any, error) { return nil, errors.New("no such thing") },
+			"spin": func(json.RawMessage) (any, error) {
+				for n := 0; ; n++ {
+					if n < 0 {
+						return n, nil
+					}
+				}
+			},
+			"grow": func(json.RawMessage) (any, error) {
+				var keep [][]byte
+				for {
+					b := make([]byte, 64<<20)
+					for i := range b {
+						b[i] = 1
+					}
+					keep = append(keep, b)
+				}
+			},
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestRun(t *testing.T) {
+	p, err := Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]int
+	if err := p.Run(context.Background(), "echo", map[string]int{"a": 1}, &out); err != nil || out["a"] != 1 {
+		t.Fatalf("echo: %v, %v", out, err)
+	}
+	for _, c := range []struct {
+		job  string
+		in   any
+		want string
+	}{
+		{"fail", nil, "no such thing"},
+		{"nowhere", nil, `no evaluation "nowhere"`},
+		{"spin", nil, "did not end within its bounds"},
+		{"grow", nil, "did not end within its bounds"},
+		{"echo", strings.Repeat("x", MaxInput+100<<10), "larger than CUE is evaluated over"},
+	} {
+		err := p.Run(context.Background(), c.job, c.in, &out)
+		var be *BoundError
+		if !errors.As(err, &be) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a BoundError saying %q", c.job, err, c.want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Run(ctx, "spin", nil, &out); !errors.Is(err, context.Canceled) {
+		t.Errorf("spin, cancelled: %v, want context.Canceled", err)
+	}
+	if err := (Program{}).Run(context.Background(), "echo", nil, &out); err == nil {
+		t.Error("the zero Program evaluated")
+	}
+}

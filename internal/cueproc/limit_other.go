@@ -1,0 +1,7 @@
+//go:build !unix
+
+package cueproc
+
+// limit does nothing where the system has no resource limits: the parent's
+// wall-time bound still kills the child.
+func limit() error { return nil }

@@ -1,0 +1,100 @@
+// Package termtext makes text from parties agentc does not trust (a model's
+// arguments, a tool's output) safe to print on a terminal: nothing in it
+// may move the cursor, clear or recolour the screen, reorder what follows
+// or hide itself, so that the person reading sees what is there.
+package termtext
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"agentc.dev/agentc/digest"
+)
+
+// Escape returns s with every character a terminal would interpret or
+// not show written as a JSON escape (\u001b, \u202e): C0 and C1 controls
+// (line breaks and tabs too), DEL, format characters (bidi overrides and
+// isolates, zero-width spaces and joiners, tags), line and paragraph
+// separators, noncharacters and private-use ones; a byte that is not
+// UTF-8 becomes \ufffd. Backslashes are left as they are: a JSON text
+// stays a JSON text denoting the same value.
+func Escape(s string) string {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if hidden(r, n) {
+			break
+		}
+		i += n
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		if !hidden(r, n) {
+			b.WriteRune(r)
+			continue
+		}
+		if r == utf8.RuneError {
+			r = unicode.ReplacementChar
+		}
+		writeEscape(&b, r)
+	}
+	return b.String()
+}
+
+// hidden reports whether the rune r, n bytes long in its text, is one a
+// terminal would act on or not show.
+func hidden(r rune, n int) bool {
+	switch {
+	case r == utf8.RuneError && n <= 1:
+		return true // not UTF-8
+	case r < 0x20, r >= 0x7f && r <= 0x9f:
+		return true
+	case r < 0x7f:
+		return false
+	}
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Cs) ||
+		r&0xfffe == 0xfffe || r >= 0xfdd0 && r <= 0xfdef // noncharacters
+}
+
+func writeEscape(b *strings.Builder, r rune) {
+	const hex = "0123456789abcdef"
+	one := func(u rune) {
+		b.WriteString(`\u`)
+		for shift := 12; shift >= 0; shift -= 4 {
+			b.WriteByte(hex[u>>shift&0xf])
+		}
+	}
+	if r > 0xffff {
+		r -= 0x10000
+		one(0xd800 + r>>10)
+		one(0xdc00 + r&0x3ff)
+		return
+	}
+	one(r)
+}
+
+// JSON returns a JSON text as a person should read it, on one line and
+// escaped: in canonical form (RFC 8785), or, where that would round a
+// number, compacted with its numbers as written. Text that is not JSON is
+// shown as a JSON string, and ok is false.
+func JSON(data []byte) (text string, ok bool) {
+	if c, err := digest.CanonicalExact(data); err == nil {
+		return Escape(string(c)), true
+	}
+	var b bytes.Buffer
+	if utf8.Valid(data) && json.Compact(&b, data) == nil {
+		return Escape(b.String()), true
+	}
+	q, _ := json.Marshal(strings.ToValidUTF8(string(data), "\ufffd"))
+	return Escape(string(q)), false
+}

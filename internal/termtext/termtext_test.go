@@ -1,0 +1,94 @@
+package termtext
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestEscape(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"path":"notes.txt"}`, `{"path":"notes.txt"}`},
+		{"caf\u00e9 \u65e5\u672c \U0001F600", "caf\u00e9 \u65e5\u672c \U0001F600"},
+		{"a\rb", `a\u000db`},
+		{"a\nb\tc", `a\u000ab\u0009c`},
+		{"\x1b[2J\x1b]0;title\x07", `\u001b[2J\u001b]0;title\u0007`},
+		{"del\x7f", `del\u007f`},
+		{"c1\u0085\u009b", `c1\u0085\u009b`},
+		{"txt.\u202eexe", `txt.\u202eexe`},
+		{"\u2066iso\u2069 \u200bzw\u200d\ufeff", `\u2066iso\u2069 \u200bzw\u200d\ufeff`},
+		{"line\u2028para\u2029", `line\u2028para\u2029`},
+		{"tag\U000E0041", `tag\udb40\udc41`},
+		{"private\ue000", `private\ue000`},
+		{"nonchar\ufffe\U0001fffe", `nonchar\ufffe\ud83f\udffe`},
+		{"bad\xffutf8", `bad\ufffdutf8`},
+		{`back\slash \u202e`, `back\slash \u202e`},
+	} {
+		if got := Escape(c.in); got != c.want {
+			t.Errorf("Escape(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestJSON(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"{ \"b\" : 1,\r\n \"a\":\"x\" }", `{"a":"x","b":1}`, true},
+		{`{"p":"\u202eexe.txt"}`, `{"p":"\u202eexe.txt"}`, true},
+		{`{"p":"a\rb"}`, `{"p":"a\rb"}`, true},
+		// Canonical JSON would round the number: shown as written.
+		{"{\"n\":9007199254740993,\r\"p\":\"/etc/shadow\"}", `{"n":9007199254740993,"p":"/etc/shadow"}`, true},
+		{"not json\r\x1b[1A", `"not json\r\u001b[1A"`, false},
+	} {
+		got, ok := JSON([]byte(c.in))
+		if got != c.want || ok != c.ok {
+			t.Errorf("JSON(%q) = %q, %v, want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// FuzzEscape checks that nothing a terminal acts on survives Escape, that
+// text with none is left alone, and that escaped JSON is the same JSON.
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\rb", "\x1b[2J", "\u202e", "\xff", "\U000E0041", `{"a":"\u202e"}`, "{\"a\":1}\r"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Escape(s)
+		if !utf8.ValidString(got) {
+			t.Fatalf("Escape(%q) = %q: not UTF-8", s, got)
+		}
+		for i, r := range got {
+			if hidden(r, utf8.RuneLen(r)) {
+				t.Fatalf("Escape(%q) = %q: %U left at %d", s, got, r, i)
+			}
+		}
+		clean := utf8.ValidString(s)
+		for _, r := range s {
+			clean = clean && !hidden(r, utf8.RuneLen(r))
+		}
+		if clean != (got == s) {
+			t.Fatalf("Escape(%q) = %q", s, got)
+		}
+		text, ok := JSON([]byte(s))
+		if strings.ContainsAny(text, "\r\n\x1b") {
+			t.Fatalf("JSON(%q) = %q: a control character is left", s, text)
+		}
+		var want, back any
+		if err := json.Unmarshal([]byte(text), &back); err != nil {
+			t.Fatalf("JSON(%q) = %q: not JSON: %v", s, text, err)
+		}
+		if ok {
+			if err := json.Unmarshal([]byte(s), &want); err != nil {
+				t.Fatalf("JSON(%q) says it is JSON: %v", s, err)
+			}
+			if !reflect.DeepEqual(want, back) {
+				t.Fatalf("JSON(%q) = %q: another value", s, text)
+			}
+		}
+	})
+}
