@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/telemetry/otlp"
 )
 
@@ -73,17 +74,19 @@ func Run(args []string, e Env, c *Compiler) int {
 	// code, else 1.
 	var xe *ExitError
 	var re *runError
+	// An error may quote a manifest, a file or a tool's output.
+	stderr := termtext.Writer(e.Stderr)
 	switch {
 	case errors.As(err, &xe):
-		return runcmd.ExitCode(xe, e.Stderr)
+		return runcmd.ExitCode(xe, stderr)
 	case c.IsArgError != nil && c.IsArgError(err):
-		fmt.Fprintf(e.Stderr, "agentc: %v\n", err)
+		fmt.Fprintf(stderr, "agentc: %v\n", err)
 		return ExitUsage
 	case errors.As(err, &re):
-		return runcmd.ExitCode(re.err, e.Stderr)
+		return runcmd.ExitCode(re.err, stderr)
 	}
 	// What is left is cobra's own: unknown commands, wrong arguments.
-	fmt.Fprintf(e.Stderr, "agentc: %v\nRun 'agentc --help' for usage.\n", err)
+	fmt.Fprintf(stderr, "agentc: %v\nRun 'agentc --help' for usage.\n", err)
 	return ExitUsage
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"agentc.dev/agentc/cost"
+	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
@@ -170,7 +171,9 @@ func RunAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		secrets.Add(v)
 	}
 	e.stderrTTY, e.rawStderr = isTerminal(e.Stderr), e.Stderr
-	e.Stdout, e.Stderr = secrets.Writer(e.Stdout), secrets.Writer(e.Stderr)
+	// Progress and errors quote tools' output and the model's text: what
+	// a terminal would act on in them is shown escaped, after redaction.
+	e.Stdout, e.Stderr = secrets.Writer(e.Stdout), secrets.Writer(termtext.Writer(e.Stderr))
 	var tel *telemetry.Telemetry
 	if e.Telemetry != nil {
 		t, flush, err := e.Telemetry(ctx, e.Stderr, secrets)

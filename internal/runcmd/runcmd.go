@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/telemetry"
 )
@@ -231,6 +232,7 @@ func exitCode(err error, stderr io.Writer, prog string) int {
 	if err == nil {
 		return ExitOK
 	}
+	stderr = termtext.Writer(stderr)
 	var xe *ExitError
 	if errors.As(err, &xe) {
 		if xe.Err != nil {

@@ -7,6 +7,7 @@ package termtext
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -21,11 +22,34 @@ import (
 // separators, noncharacters and private-use ones; a byte that is not
 // UTF-8 becomes \ufffd. Backslashes are left as they are: a JSON text
 // stays a JSON text denoting the same value.
-func Escape(s string) string {
+func Escape(s string) string { return escape(s, false) }
+
+// Lines is Escape for text of several lines, such as an error message that
+// quotes a tool's output: line feeds and tabs are left as they are, and
+// everything else a terminal would interpret is escaped, a carriage return
+// too, so no line can be written over another.
+func Lines(s string) string { return escape(s, true) }
+
+// Writer returns a writer that writes what it is given to w as Lines
+// escapes it: for a stream of messages, each written whole (a character
+// split across two writes is shown as \ufffd).
+func Writer(w io.Writer) io.Writer { return &writer{w} }
+
+type writer struct{ w io.Writer }
+
+func (w *writer) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(w.w, Lines(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func escape(s string, lines bool) string {
+	shown := func(r rune, n int) bool { return !hidden(r, n) || lines && (r == '\n' || r == '\t') }
 	i := 0
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if hidden(r, n) {
+		if !shown(r, n) {
 			break
 		}
 		i += n
@@ -39,7 +63,7 @@ func Escape(s string) string {
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		i += n
-		if !hidden(r, n) {
+		if shown(r, n) {
 			b.WriteRune(r)
 			continue
 		}

@@ -92,3 +92,21 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+func TestLines(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"stdout:\n\tok\n", "stdout:\n\tok\n"},
+		{"a\rb\n", `a\u000db` + "\n"},
+		{"\x1b[1A\x1b[2Kdone\u202e\n", `\u001b[1A\u001b[2Kdone\u202e` + "\n"},
+		{"crlf\r\n", `crlf\u000d` + "\n"},
+	} {
+		if got := Lines(c.in); got != c.want {
+			t.Errorf("Lines(%q) = %q, want %q", c.in, got, c.want)
+		}
+		var b strings.Builder
+		n, err := Writer(&b).Write([]byte(c.in))
+		if err != nil || n != len(c.in) || b.String() != c.want {
+			t.Errorf("Writer wrote %q (%d, %v) for %q, want %q", b.String(), n, err, c.in, c.want)
+		}
+	}
+}
