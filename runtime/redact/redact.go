@@ -3,23 +3,47 @@
 // by Marker: in the text that leaves the process (output, events, the
 // report, the journal) and in what is sent to a model.
 //
-// A secret is found as written and in the forms JSON gives it inside a
-// string (escaped quotes, backslashes and control characters, with or
-// without Go's HTML escapes), since journals, events and reports are JSON.
-// Overlapping occurrences of several secrets are replaced as one span, so
-// no part of either is left. Values shorter than MinLen bytes are not
-// secrets here: replacing every "1" or "dev" would garble all text and
-// hide nothing worth hiding.
+// A secret is found in these forms:
+//   - as written, and as JSON writes it inside a string (escaped quotes,
+//     backslashes and control characters, with or without Go's HTML
+//     escapes, and as canonical JSON does), since journals, events and
+//     reports are JSON;
+//   - in any letter case (ASCII), and so are the forms below but base64,
+//     which is read in the case it is written;
+//   - hex-encoded; percent-encoded as a URL path, a query or a form
+//     writes it, and with every byte percent-encoded;
+//   - base64-encoded, in the standard and the URL alphabet, padded or
+//     not, whole or inside a longer base64 text at any of the three byte
+//     alignments (there, with the character it shares with each
+//     neighbour); the base64 of the secret upper- and lower-cased too;
+//   - split by line breaks (CR, LF, and JSON's \n and \r) and by
+//     Unicode format characters (zero-width spaces and joiners, the byte
+//     order mark, soft hyphens: category Cf), raw or as JSON \u escapes,
+//     which are left out before matching and replaced with the secret.
+//
+// Other disguises are not found: a part of a secret, one split by spaces
+// or other characters, spread over several texts, reversed, or in another
+// encoding (base32, compression, encryption). Overlapping occurrences of
+// several secrets are replaced as one span, so no part of either is left.
+// Values shorter than MinLen bytes are not secrets here: replacing every
+// "1" or "dev" would garble all text and hide nothing worth hiding.
 package redact
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"io"
-	"slices"
+	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"agentc.dev/agentc/internal/textcut"
 )
 
 // Marker replaces every secret.
@@ -31,9 +55,17 @@ const MinLen = 8
 // Set is a set of secret values. The zero value is an empty set, and a nil
 // *Set redacts nothing. It is safe for concurrent use.
 type Set struct {
-	mu     sync.RWMutex
-	values map[string]bool
-	forms  []string // every form of every value, longest first
+	mu      sync.RWMutex
+	values  map[string]bool
+	forms   []form // every form of every value
+	longest int    // the length of the longest form
+}
+
+// form is one way a secret may be written.
+type form struct {
+	text string // lower-cased when fold
+	fold bool   // matched in any ASCII letter case
+	b64  bool   // a base64 text: its neighbours share a character with it
 }
 
 // Of returns a set of values, as Add adds them.
@@ -43,15 +75,20 @@ func Of(values ...string) *Set {
 	return &s
 }
 
-// Add adds values to the set; those shorter than MinLen, and those Marker
-// holds (redacting them would never end), are left out.
+// Add adds values to the set; those shorter than MinLen without their line
+// breaks and format characters, and those Marker holds in any case
+// (redacting them would never end), are left out.
 func (s *Set) Add(values ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// A new slice: readers may hold the old one.
-	all := slices.Clone(s.forms)
+	all := append([]form(nil), s.forms...)
+	seen := map[form]bool{}
+	for _, f := range all {
+		seen[f] = true
+	}
 	for _, v := range values {
-		if len(v) < MinLen || strings.Contains(Marker, v) || s.values[v] {
+		if len(normalize(v).text) < MinLen || strings.Contains(lower(Marker), lower(v)) || s.values[v] {
 			continue
 		}
 		if s.values == nil {
@@ -59,12 +96,13 @@ func (s *Set) Add(values ...string) {
 		}
 		s.values[v] = true
 		for _, f := range forms(v) {
-			if !slices.Contains(all, f) {
+			if !seen[f] {
+				seen[f] = true
 				all = append(all, f)
+				s.longest = max(s.longest, len(f.text))
 			}
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
 	s.forms = all
 }
 
@@ -78,31 +116,112 @@ func (s *Set) Len() int {
 	return len(s.values)
 }
 
-// forms returns how v may be written: as it is, and inside a JSON string
-// as encoding/json writes it (HTML escapes on and off) and as canonical
-// JSON (RFC 8785) does.
-func forms(v string) []string {
-	out := []string{v}
-	add := func(f string) {
-		if !slices.Contains(out, f) {
+// Lookahead returns how many bytes past a cut a text must hold for a
+// secret that starts before the cut to be seen whole (see Prefix): the
+// length of the longest form of a secret in the set.
+func (s *Set) Lookahead() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.longest
+}
+
+// forms returns how v may be written (see the package documentation).
+func forms(v string) []form {
+	var out []form
+	add := func(f form) {
+		// Texts are matched without what may split a secret; so are
+		// its forms.
+		f.text = normalize(f.text).text
+		if f.fold {
+			f.text = lower(f.text)
+		}
+		if len(f.text) > 0 && !containsForm(out, f) {
 			out = append(out, f)
 		}
 	}
+	for _, j := range jsonForms(v) {
+		add(form{text: j, fold: true})
+	}
+	for _, c := range []string{v, strings.ToUpper(v), strings.ToLower(v)} {
+		add(form{text: c, fold: true})
+		add(form{text: hex.EncodeToString([]byte(c)), fold: true})
+		add(form{text: url.PathEscape(c), fold: true})
+		add(form{text: url.QueryEscape(c), fold: true})
+		add(form{text: percentAll(c), fold: true})
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			for a := range 3 {
+				add(form{text: base64Core(enc, c, a), b64: true})
+			}
+		}
+	}
+	return out
+}
+
+func containsForm(fs []form, f form) bool {
+	for _, g := range fs {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonForms returns how v is written inside a JSON string: as
+// encoding/json writes it (HTML escapes on and off) and as canonical JSON
+// (RFC 8785) does.
+func jsonForms(v string) []string {
 	html, _ := json.Marshal(v)
-	add(string(html[1 : len(html)-1]))
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	plain := strings.TrimSuffix(b.String(), "\n")
 	plain = plain[1 : len(plain)-1]
-	add(plain)
 	// Canonical JSON leaves U+2028 and U+2029 as they are.
-	add(strings.NewReplacer(`\u2028`, "\u2028", `\u2029`, "\u2029").Replace(plain))
-	return out
+	canonical := strings.NewReplacer(`\u2028`, "\u2028", `\u2029`, "\u2029").Replace(plain)
+	return []string{string(html[1 : len(html)-1]), plain, canonical}
 }
 
-func (s *Set) snapshot() []string {
+// percentAll returns v with every byte percent-encoded.
+func percentAll(v string) string {
+	const digits = "0123456789ABCDEF"
+	b := make([]byte, 0, 3*len(v))
+	for i := 0; i < len(v); i++ {
+		b = append(b, '%', digits[v[i]>>4], digits[v[i]&15])
+	}
+	return string(b)
+}
+
+// base64Core returns the characters of the base64 encoding of v that
+// depend on v alone when v starts a bytes into a longer text (after
+// (3-a)%3 bytes of the text's group): the characters that mix v's first
+// or last bits with its neighbours' are left out.
+func base64Core(enc *base64.Encoding, v string, a int) string {
+	e := enc.EncodeToString(append(make([]byte, a), v...))
+	first, end := (8*a+5)/6, (8*a+8*len(v))/6
+	return e[first:end]
+}
+
+// lower returns s with its ASCII letters in lower case.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+func (s *Set) snapshot() []form {
 	if s == nil {
 		return nil
 	}
@@ -117,36 +236,315 @@ func (s *Set) String(t string) string {
 	if len(forms) == 0 || len(t) < MinLen {
 		return t
 	}
+	spans := find(forms, t)
+	if len(spans) == 0 {
+		return t
+	}
+	return replace(t, spans)
+}
+
+// Prefix returns the start of t that a cut at max bytes keeps, with every
+// secret replaced, and how many bytes of t that start stands for. The cut
+// is on a rune boundary and never reveals part of a secret: a secret that
+// starts before max and that t holds whole is replaced whole (the count
+// then passes max), and text just before the cut that could begin a
+// secret t does not hold whole is left out. Give t, where there is more,
+// Lookahead bytes past max.
+func (s *Set) Prefix(t string, max int) (string, int) {
+	n := len(textcut.Prefix(t, max))
+	forms := s.snapshot()
+	if len(forms) == 0 {
+		return t[:n], n
+	}
+	spans := find(forms, t)
+	from := 0 // where text after the last secret before the cut starts
+	for _, sp := range spans {
+		if sp[0] < n && sp[1] > n {
+			n = sp[1]
+		}
+		if sp[1] <= n {
+			from = sp[1]
+		}
+	}
+	if n < len(t) {
+		n = partial(forms, t, from, n)
+	}
+	var kept [][2]int
+	for _, sp := range spans {
+		if sp[1] <= n {
+			kept = append(kept, sp)
+		}
+	}
+	return replace(t[:n], kept), n
+}
+
+// Suffix is Prefix for the end of t: it returns the end of t that a cut
+// keeping its last keep bytes leaves, with every secret replaced, and how
+// many bytes of t that end stands for. Give t, where there is more,
+// Lookahead bytes before its last keep.
+func (s *Set) Suffix(t string, keep int) (string, int) {
+	from := max(len(t)-keep, 0)
+	for from < len(t) && !utf8.RuneStart(t[from]) {
+		from++
+	}
+	forms := s.snapshot()
+	if len(forms) == 0 {
+		return t[from:], len(t) - from
+	}
+	spans := find(forms, t)
+	to := len(t) // where text before the first secret after the cut ends
+	for i := len(spans) - 1; i >= 0; i-- {
+		sp := spans[i]
+		if sp[0] < from && sp[1] > from {
+			from = sp[0]
+		}
+		if sp[0] >= from {
+			to = sp[0]
+		}
+	}
+	if from > 0 {
+		from = partialEnd(forms, t, from, to)
+	}
+	var kept [][2]int
+	for _, sp := range spans {
+		if sp[0] >= from {
+			kept = append(kept, [2]int{sp[0] - from, sp[1] - from})
+		}
+	}
+	return replace(t[from:], kept), len(t) - from
+}
+
+// partialEnd returns where the end of a secret's form that t[from:] may
+// start with ends (from if it starts with none), looking no further on
+// than to.
+func partialEnd(forms []form, t string, from, to int) int {
+	longest := 0
+	for _, f := range forms {
+		longest = max(longest, len(f.text))
+	}
+	hi := min(to, from+8*longest)
+	v := normalize(t[from:hi])
+	folded := lower(v.text)
+	cut := 0
+	for _, f := range forms {
+		hay := v.text
+		if f.fold {
+			hay = folded
+		}
+		for k := min(len(f.text)-1, len(hay)); k > 0; k-- {
+			if strings.HasPrefix(hay, f.text[len(f.text)-k:]) {
+				at := k
+				if f.b64 && at < len(hay) && isBase64(hay[at]) {
+					at++
+				}
+				cut = max(cut, at)
+				break
+			}
+		}
+	}
+	if cut == 0 {
+		return from
+	}
+	n := from + v.orig(cut-1) + 1
+	for n < len(t) && !utf8.RuneStart(t[n]) {
+		n++
+	}
+	return n
+}
+
+// partial returns where the start of a secret's form that t[:n] may end
+// with begins (n if it ends with none), looking no further back than
+// from.
+func partial(forms []form, t string, from, n int) int {
+	longest := 0
+	for _, f := range forms {
+		longest = max(longest, len(f.text))
+	}
+	// A form split by characters left out before matching takes up to
+	// seven bytes for each of its own (a \u escape after each byte).
+	lo := max(from, n-8*longest)
+	v := normalize(t[lo:n])
+	folded := lower(v.text)
+	cut := len(v.text)
+	for _, f := range forms {
+		hay := v.text
+		if f.fold {
+			hay = folded
+		}
+		for k := min(len(f.text)-1, len(hay)); k > 0; k-- {
+			if strings.HasSuffix(hay, f.text[:k]) {
+				at := len(hay) - k
+				if f.b64 && at > 0 && isBase64(hay[at-1]) {
+					at--
+				}
+				cut = min(cut, at)
+				break
+			}
+		}
+	}
+	if cut == len(v.text) {
+		return n
+	}
+	n = lo + v.orig(cut)
+	for n > 0 && !utf8.RuneStart(t[n]) {
+		n--
+	}
+	return n
+}
+
+// find returns the spans of t that hold a secret, in order, overlapping
+// ones merged.
+func find(forms []form, t string) [][2]int {
+	v := normalize(t)
+	var folded string
 	var spans [][2]int
 	for _, f := range forms {
-		for i := 0; i <= len(t)-len(f); {
-			j := strings.Index(t[i:], f)
+		hay := v.text
+		if f.fold {
+			if folded == "" {
+				folded = lower(v.text)
+			}
+			hay = folded
+		}
+		for i := 0; i <= len(hay)-len(f.text); {
+			j := strings.Index(hay[i:], f.text)
 			if j < 0 {
 				break
 			}
-			spans = append(spans, [2]int{i + j, i + j + len(f)})
+			start, end := i+j, i+j+len(f.text)
+			if f.b64 {
+				if start > 0 && isBase64(hay[start-1]) {
+					start--
+				}
+				if end < len(hay) && isBase64(hay[end]) {
+					end++
+				}
+			}
+			spans = append(spans, [2]int{v.orig(start), v.orig(end-1) + 1})
 			i += j + 1
 		}
 	}
 	if len(spans) == 0 {
-		return t
+		return nil
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if sp[0] < last[1] {
+			last[1] = max(last[1], sp[1])
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	return merged
+}
+
+// replace returns t with each of the ordered, disjoint spans replaced by
+// Marker.
+func replace(t string, spans [][2]int) string {
+	if len(spans) == 0 {
+		return t
+	}
 	var b strings.Builder
 	b.Grow(len(t))
 	at := 0
-	for i := 0; i < len(spans); {
-		start, end := spans[i][0], spans[i][1]
-		// Spans that overlap this one are one secret to hide.
-		for i++; i < len(spans) && spans[i][0] < end; i++ {
-			end = max(end, spans[i][1])
-		}
-		b.WriteString(t[at:start])
+	for _, sp := range spans {
+		b.WriteString(t[at:sp[0]])
 		b.WriteString(Marker)
-		at = end
+		at = sp[1]
 	}
 	b.WriteString(t[at:])
 	return b.String()
+}
+
+func isBase64(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
+}
+
+// view is a text with the characters that may split a secret left out,
+// and the way back to the text's offsets.
+type view struct {
+	text string
+	gaps []gap
+}
+
+// gap says that before the view's byte at, cum bytes of the text in all
+// were left out.
+type gap struct{ at, cum int }
+
+// orig returns the offset in the text of the view's byte i.
+func (v view) orig(i int) int {
+	k := sort.Search(len(v.gaps), func(k int) bool { return v.gaps[k].at > i })
+	if k == 0 {
+		return i
+	}
+	return i + v.gaps[k-1].cum
+}
+
+// normalize returns the view of t without its line breaks and format
+// characters, raw or as JSON escapes.
+func normalize(t string) view {
+	var b []byte
+	var gaps []gap
+	copied, removed := 0, 0
+	for i := 0; i < len(t); {
+		c := t[i]
+		if c != '\n' && c != '\r' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		n := skip(t, i)
+		if n == 0 {
+			i++
+			if c == '\\' && i < len(t) && t[i] == '\\' {
+				i++ // an escaped backslash escapes nothing after it
+			}
+			continue
+		}
+		if b == nil {
+			b = make([]byte, 0, len(t))
+		}
+		b = append(b, t[copied:i]...)
+		removed += n
+		if len(gaps) > 0 && gaps[len(gaps)-1].at == len(b) {
+			gaps[len(gaps)-1].cum = removed
+		} else {
+			gaps = append(gaps, gap{len(b), removed})
+		}
+		i += n
+		copied = i
+	}
+	if b == nil {
+		return view{text: t}
+	}
+	b = append(b, t[copied:]...)
+	return view{text: string(b), gaps: gaps}
+}
+
+// skip returns how many bytes of what may split a secret start t[i:]: a
+// line break or a format character, raw or escaped as JSON escapes it.
+func skip(t string, i int) int {
+	switch c := t[i]; {
+	case c == '\n' || c == '\r':
+		return 1
+	case c == '\\' && i+1 < len(t):
+		switch t[i+1] {
+		case 'n', 'r':
+			return 2
+		case 'u':
+			if i+6 <= len(t) {
+				if r, err := strconv.ParseUint(t[i+2:i+6], 16, 32); err == nil && unicode.Is(unicode.Cf, rune(r)) {
+					return 6
+				}
+			}
+		}
+	case c >= utf8.RuneSelf:
+		if r, n := utf8.DecodeRuneInString(t[i:]); r != utf8.RuneError && unicode.Is(unicode.Cf, r) {
+			return n
+		}
+	}
+	return 0
 }
 
 // Bytes is String for bytes; it returns b itself when it holds no secret.
