@@ -113,12 +113,18 @@ func TestScripts(t *testing.T) {
 			},
 			// serve FILE... starts an HTTP server on loopback that answers
 			// every request with a JSON echo of its method, path and body,
-			// and writes its URL over "http://SERVER" in the files.
+			// but a GET of /file/NAME with the script's file NAME, and
+			// writes its URL over "http://SERVER" in the files.
 			"serve": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) == 0 {
 					ts.Fatalf("usage: serve FILE...")
 				}
 				srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+					if name, ok := strings.CutPrefix(r.URL.Path, "/file/"); ok && r.Method == nethttp.MethodGet {
+						data, _ := os.ReadFile(ts.MkAbs(name))
+						_, _ = w.Write(data)
+						return
+					}
 					body, _ := io.ReadAll(r.Body)
 					w.Header().Set("Content-Type", "application/json")
 					_ = json.NewEncoder(w).Encode(map[string]string{"method": r.Method, "path": r.URL.Path, "body": string(body)})

@@ -10,8 +10,9 @@
 //     reports are JSON;
 //   - in any letter case (ASCII), and so are the forms below but base64,
 //     which is read in the case it is written;
-//   - hex-encoded; percent-encoded as a URL path, a query or a form
-//     writes it, and with every byte percent-encoded;
+//   - hex-encoded; percent-encoded as Go writes a URL path or a query
+//     (a form), with every byte but ASCII letters and digits encoded, and
+//     with every byte encoded;
 //   - base64-encoded, in the standard and the URL alphabet, padded or
 //     not, whole or inside a longer base64 text at any of the three byte
 //     alignments (there, with the character it shares with each
@@ -150,7 +151,8 @@ func forms(v string) []form {
 		add(form{text: hex.EncodeToString([]byte(c)), fold: true})
 		add(form{text: url.PathEscape(c), fold: true})
 		add(form{text: url.QueryEscape(c), fold: true})
-		add(form{text: percentAll(c), fold: true})
+		add(form{text: percentAll(c, false), fold: true})
+		add(form{text: percentAll(c, true), fold: true})
 		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
 			for a := range 3 {
 				add(form{text: base64Core(enc, c, a), b64: true})
@@ -185,12 +187,18 @@ func jsonForms(v string) []string {
 	return []string{string(html[1 : len(html)-1]), plain, canonical}
 }
 
-// percentAll returns v with every byte percent-encoded.
-func percentAll(v string) string {
+// percentAll returns v with every byte percent-encoded, or, with
+// alnum, every byte but ASCII letters and digits.
+func percentAll(v string, alnum bool) string {
 	const digits = "0123456789ABCDEF"
 	b := make([]byte, 0, 3*len(v))
 	for i := 0; i < len(v); i++ {
-		b = append(b, '%', digits[v[i]>>4], digits[v[i]&15])
+		c := v[i]
+		if alnum && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', digits[c>>4], digits[c&15])
 	}
 	return string(b)
 }
