@@ -89,8 +89,8 @@ import (
 	"unicode/utf8"
 
 	"agentc.dev/agentc/plan"
-	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
 	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )

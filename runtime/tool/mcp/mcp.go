@@ -90,8 +90,8 @@ import (
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
-	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
 	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
