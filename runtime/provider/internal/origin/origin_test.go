@@ -36,7 +36,7 @@ func TestRedirectKeepsTheKey(t *testing.T) {
 	sinkPort := sink.URL[strings.LastIndex(sink.URL, ":")+1:]
 
 	targets := map[string]string{
-		"another port":   sink.URL,                         // 127.0.0.1, another port
+		"another port":   sink.URL,                        // 127.0.0.1, another port
 		"another host":   "http://localhost:" + sinkPort,  // the same listener, by another name
 		"another scheme": "https://127.0.0.1:" + sinkPort, // refused before any connection
 	}
