@@ -449,6 +449,9 @@ func (e *wrapError) Unwrap() error { return e.err }
 // server that stopped sending among them): the request may not have been
 // served, and another attempt may be.
 func transient(err error) bool {
+	if errors.Is(err, origin.ErrRedirect) {
+		return false // the same request meets the same redirect
+	}
 	var netErr net.Error
 	var stalled *limit.StalledError
 	return errors.As(err, &netErr) || errors.As(err, &stalled) ||

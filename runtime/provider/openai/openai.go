@@ -270,6 +270,9 @@ func (m *Model) classify(ctx context.Context, err error, raw *http.Response) err
 // attempt may not meet: a dropped or refused connection, a timeout, a
 // server that stopped sending.
 func connectionError(err error) bool {
+	if errors.Is(err, origin.ErrRedirect) {
+		return false // the same request meets the same redirect
+	}
 	var ne net.Error
 	var stalled *limit.StalledError
 	return errors.As(err, &stalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
