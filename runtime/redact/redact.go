@@ -60,6 +60,7 @@ type Set struct {
 	values  map[string]bool
 	forms   []form // every form of every value
 	longest int    // the length of the longest form
+	ix      *index // forms, indexed; nil when there are none
 }
 
 // form is one way a secret may be written.
@@ -105,6 +106,9 @@ func (s *Set) Add(values ...string) {
 		}
 	}
 	s.forms = all
+	if len(all) > 0 {
+		s.ix = newIndex(all)
+	}
 }
 
 // Len returns the number of secret values in the set.
@@ -229,22 +233,112 @@ func lower(s string) string {
 	return s
 }
 
-func (s *Set) snapshot() []form {
+func (s *Set) snapshot() *index {
 	if s == nil {
 		return nil
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.forms
+	return s.ix
+}
+
+// index finds every form of a set in one pass over a text: a rolling
+// hash of each position's first bytes, in lower case, is looked up in a
+// bit set, then in a table of the forms that start so, each then compared
+// in any case (fold) or as written (base64).
+type index struct {
+	forms  []form
+	n      int    // the bytes hashed: the length of the shortest form
+	pow    uint32 // hashBase to the power n
+	bits   []uint64
+	byHash map[uint32][]int // indices in forms
+}
+
+const hashBase = 16777619
+
+func hashOf(s string) uint32 {
+	var h uint32
+	for i := 0; i < len(s); i++ {
+		h = h*hashBase + uint32(folded[s[i]])
+	}
+	return h
+}
+
+func newIndex(forms []form) *index {
+	ix := &index{forms: forms, n: len(forms[0].text), pow: 1, bits: make([]uint64, 1<<16/64), byHash: map[uint32][]int{}}
+	for _, f := range forms {
+		ix.n = min(ix.n, len(f.text))
+	}
+	for range ix.n {
+		ix.pow *= hashBase
+	}
+	for i, f := range forms {
+		h := hashOf(f.text[:ix.n])
+		ix.bits[(h&0xffff)/64] |= 1 << (h & 63)
+		ix.byHash[h] = append(ix.byHash[h], i)
+	}
+	return ix
+}
+
+// each calls found with the start and end in hay of each occurrence of a
+// form.
+func (ix *index) each(hay string, found func(f form, start, end int)) {
+	n := ix.n
+	if len(hay) < n {
+		return
+	}
+	h := hashOf(hay[:n])
+	for i := 0; ; i++ {
+		if ix.bits[(h&0xffff)/64]&(1<<(h&63)) != 0 {
+			for _, k := range ix.byHash[h] {
+				f := ix.forms[k]
+				tab := &same
+				if f.fold {
+					tab = &folded
+				}
+				if matches(tab, hay[i:], f.text) {
+					found(f, i, i+len(f.text))
+				}
+			}
+		}
+		if i+n >= len(hay) {
+			return
+		}
+		h = h*hashBase + uint32(folded[hay[i+n]]) - ix.pow*uint32(folded[hay[i]])
+	}
+}
+
+// same maps each byte to itself, folded each to its ASCII lower case.
+var same, folded = func() (s, f [256]byte) {
+	for i := range 256 {
+		s[i], f[i] = byte(i), byte(i)
+		if 'A' <= i && i <= 'Z' {
+			f[i] += 'a' - 'A'
+		}
+	}
+	return s, f
+}()
+
+// matches tells whether t starts with f, each byte of t mapped by tab.
+func matches(tab *[256]byte, t, f string) bool {
+	if len(t) < len(f) {
+		return false
+	}
+	for i := 0; i < len(f); i++ {
+		if tab[t[i]] != f[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // String returns t with every secret replaced by Marker.
 func (s *Set) String(t string) string {
-	forms := s.snapshot()
-	if len(forms) == 0 || len(t) < MinLen {
+	ix := s.snapshot()
+	if ix == nil || len(t) < MinLen {
 		return t
 	}
-	spans := find(forms, t)
+	spans := find(ix, t)
 	if len(spans) == 0 {
 		return t
 	}
@@ -260,11 +354,11 @@ func (s *Set) String(t string) string {
 // Lookahead bytes past max.
 func (s *Set) Prefix(t string, max int) (string, int) {
 	n := len(textcut.Prefix(t, max))
-	forms := s.snapshot()
-	if len(forms) == 0 {
+	ix := s.snapshot()
+	if ix == nil {
 		return t[:n], n
 	}
-	spans := find(forms, t)
+	spans := find(ix, t)
 	from := 0 // where text after the last secret before the cut starts
 	for _, sp := range spans {
 		if sp[0] < n && sp[1] > n {
@@ -275,7 +369,7 @@ func (s *Set) Prefix(t string, max int) (string, int) {
 		}
 	}
 	if n < len(t) {
-		n = partial(forms, t, from, n)
+		n = partial(ix.forms, t, from, n)
 	}
 	var kept [][2]int
 	for _, sp := range spans {
@@ -295,11 +389,11 @@ func (s *Set) Suffix(t string, keep int) (string, int) {
 	for from < len(t) && !utf8.RuneStart(t[from]) {
 		from++
 	}
-	forms := s.snapshot()
-	if len(forms) == 0 {
+	ix := s.snapshot()
+	if ix == nil {
 		return t[from:], len(t) - from
 	}
-	spans := find(forms, t)
+	spans := find(ix, t)
 	to := len(t) // where text before the first secret after the cut ends
 	for i := len(spans) - 1; i >= 0; i-- {
 		sp := spans[i]
@@ -311,7 +405,7 @@ func (s *Set) Suffix(t string, keep int) (string, int) {
 		}
 	}
 	if from > 0 {
-		from = partialEnd(forms, t, from, to)
+		from = partialEnd(ix.forms, t, from, to)
 	}
 	var kept [][2]int
 	for _, sp := range spans {
@@ -402,24 +496,11 @@ func partial(forms []form, t string, from, n int) int {
 
 // find returns the spans of t that hold a secret, in order, overlapping
 // ones merged.
-func find(forms []form, t string) [][2]int {
+func find(ix *index, t string) [][2]int {
 	v := normalize(t)
-	var folded string
 	var spans [][2]int
-	for _, f := range forms {
-		hay := v.text
-		if f.fold {
-			if folded == "" {
-				folded = lower(v.text)
-			}
-			hay = folded
-		}
-		for i := 0; i <= len(hay)-len(f.text); {
-			j := strings.Index(hay[i:], f.text)
-			if j < 0 {
-				break
-			}
-			start, end := i+j, i+j+len(f.text)
+	add := func(hay string) func(f form, start, end int) {
+		return func(f form, start, end int) {
 			if f.b64 {
 				if start > 0 && isBase64(hay[start-1]) {
 					start--
@@ -429,9 +510,9 @@ func find(forms []form, t string) [][2]int {
 				}
 			}
 			spans = append(spans, [2]int{v.orig(start), v.orig(end-1) + 1})
-			i += j + 1
 		}
 	}
+	ix.each(v.text, add(v.text))
 	if len(spans) == 0 {
 		return nil
 	}
@@ -497,11 +578,13 @@ func normalize(t string) view {
 	var gaps []gap
 	copied, removed := 0, 0
 	for i := 0; i < len(t); {
-		c := t[i]
-		if c != '\n' && c != '\r' && c != '\\' && c < utf8.RuneSelf {
+		for i < len(t) && !special[t[i]] {
 			i++
-			continue
 		}
+		if i == len(t) {
+			break
+		}
+		c := t[i]
 		n := skip(t, i)
 		if n == 0 {
 			i++
@@ -530,6 +613,14 @@ func normalize(t string) view {
 	return view{text: string(b), gaps: gaps}
 }
 
+// special holds the bytes that may start what normalize leaves out.
+var special = func() (s [256]bool) {
+	for i := range 256 {
+		s[i] = i == '\n' || i == '\r' || i == '\\' || i >= utf8.RuneSelf
+	}
+	return s
+}()
+
 // skip returns how many bytes of what may split a secret start t[i:]: a
 // line break or a format character, raw or escaped as JSON escapes it.
 func skip(t string, i int) int {
@@ -557,7 +648,7 @@ func skip(t string, i int) int {
 
 // Bytes is String for bytes; it returns b itself when it holds no secret.
 func (s *Set) Bytes(b []byte) []byte {
-	if len(s.snapshot()) == 0 {
+	if s.snapshot() == nil {
 		return b
 	}
 	r := s.String(string(b))
