@@ -22,7 +22,10 @@
 //     order mark, soft hyphens: category Cf), raw or as JSON \u escapes,
 //     which are left out before matching and replaced with the secret.
 //
-// Other disguises are not found: a part of a secret, one split by spaces
+// A backslash in plain text before a secret that starts with n, r or u
+// reads as a JSON escape; the text is matched with JSON escapes left in
+// as well, so such a secret is found, but not when it is also split by
+// JSON escapes. Other disguises are not found: a part of a secret, one split by spaces
 // or other characters, spread over several texts, reversed, or in another
 // encoding (base32, compression, encryption). Overlapping occurrences of
 // several secrets are replaced as one span, so no part of either is left.
@@ -425,7 +428,17 @@ func partialEnd(forms []form, t string, from, to int) int {
 		longest = max(longest, len(f.text))
 	}
 	hi := min(to, from+8*longest)
-	v := normalize(t[from:hi])
+	cut := partialEndIn(forms, t, from, hi, true)
+	if e := partialEndIn(forms, t, from, hi, false); e > cut {
+		cut = e
+	}
+	return cut
+}
+
+// partialEndIn is partialEnd for the text up to hi, JSON escapes left
+// out or not.
+func partialEndIn(forms []form, t string, from, hi int, escapes bool) int {
+	v := normalizing(t[from:hi], escapes)
 	folded := lower(v.text)
 	cut := 0
 	for _, f := range forms {
@@ -434,7 +447,8 @@ func partialEnd(forms []form, t string, from, to int) int {
 			hay = folded
 		}
 		for k := min(len(f.text)-1, len(hay)); k > 0; k-- {
-			if strings.HasPrefix(hay, f.text[len(f.text)-k:]) {
+			// The first byte first: most k fail there.
+			if hay[0] == f.text[len(f.text)-k] && strings.HasPrefix(hay, f.text[len(f.text)-k:]) {
 				at := k
 				if f.b64 && at < len(hay) && isBase64(hay[at]) {
 					at++
@@ -465,7 +479,17 @@ func partial(forms []form, t string, from, n int) int {
 	// A form split by characters left out before matching takes up to
 	// seven bytes for each of its own (a \u escape after each byte).
 	lo := max(from, n-8*longest)
-	v := normalize(t[lo:n])
+	cut := partialIn(forms, t, lo, n, true)
+	if e := partialIn(forms, t, lo, n, false); e < cut {
+		cut = e
+	}
+	return cut
+}
+
+// partialIn is partial for the text from lo on, JSON escapes left out or
+// not.
+func partialIn(forms []form, t string, lo, n int, escapes bool) int {
+	v := normalizing(t[lo:n], escapes)
 	folded := lower(v.text)
 	cut := len(v.text)
 	for _, f := range forms {
@@ -474,7 +498,8 @@ func partial(forms []form, t string, from, n int) int {
 			hay = folded
 		}
 		for k := min(len(f.text)-1, len(hay)); k > 0; k-- {
-			if strings.HasSuffix(hay, f.text[:k]) {
+			// The last byte first: most k fail there.
+			if hay[len(hay)-1] == f.text[k-1] && strings.HasSuffix(hay, f.text[:k]) {
 				at := len(hay) - k
 				if f.b64 && at > 0 && isBase64(hay[at-1]) {
 					at--
@@ -497,22 +522,12 @@ func partial(forms []form, t string, from, n int) int {
 // find returns the spans of t that hold a secret, in order, overlapping
 // ones merged.
 func find(ix *index, t string) [][2]int {
-	v := normalize(t)
 	var spans [][2]int
-	add := func(hay string) func(f form, start, end int) {
-		return func(f form, start, end int) {
-			if f.b64 {
-				if start > 0 && isBase64(hay[start-1]) {
-					start--
-				}
-				if end < len(hay) && isBase64(hay[end]) {
-					end++
-				}
-			}
-			spans = append(spans, [2]int{v.orig(start), v.orig(end-1) + 1})
-		}
+	v := normalize(t)
+	spans = ix.spans(v, spans)
+	if v.escaped {
+		spans = ix.spans(normalizing(t, false), spans)
 	}
-	ix.each(v.text, add(v.text))
 	if len(spans) == 0 {
 		return nil
 	}
@@ -527,6 +542,25 @@ func find(ix *index, t string) [][2]int {
 		merged = append(merged, sp)
 	}
 	return merged
+}
+
+// spans appends to spans those of the text v views that hold a form.
+func (ix *index) spans(v view, spans [][2]int) [][2]int {
+	add := func(hay string) func(f form, start, end int) {
+		return func(f form, start, end int) {
+			if f.b64 {
+				if start > 0 && isBase64(hay[start-1]) {
+					start--
+				}
+				if end < len(hay) && isBase64(hay[end]) {
+					end++
+				}
+			}
+			spans = append(spans, [2]int{v.orig(start), v.orig(end-1) + 1})
+		}
+	}
+	ix.each(v.text, add(v.text))
+	return spans
 }
 
 // replace returns t with each of the ordered, disjoint spans replaced by
@@ -554,8 +588,9 @@ func isBase64(c byte) bool {
 // view is a text with the characters that may split a secret left out,
 // and the way back to the text's offsets.
 type view struct {
-	text string
-	gaps []gap
+	text    string
+	gaps    []gap
+	escaped bool // a JSON escape was left out
 }
 
 // gap says that before the view's byte at, cum bytes of the text in all
@@ -573,9 +608,15 @@ func (v view) orig(i int) int {
 
 // normalize returns the view of t without its line breaks and format
 // characters, raw or as JSON escapes.
-func normalize(t string) view {
+func normalize(t string) view { return normalizing(t, true) }
+
+// normalizing is normalize, leaving JSON escapes in the text unless
+// escapes: a backslash in plain text may stand before a secret that starts
+// with n, r or u.
+func normalizing(t string, escapes bool) view {
 	var b []byte
 	var gaps []gap
+	escaped := false
 	copied, removed := 0, 0
 	for i := 0; i < len(t); {
 		for i < len(t) && !special[t[i]] {
@@ -586,6 +627,13 @@ func normalize(t string) view {
 		}
 		c := t[i]
 		n := skip(t, i)
+		if n > 1 && c == '\\' {
+			if !escapes {
+				n = 0
+			} else {
+				escaped = true
+			}
+		}
 		if n == 0 {
 			i++
 			if c == '\\' && i < len(t) && t[i] == '\\' {
@@ -610,7 +658,7 @@ func normalize(t string) view {
 		return view{text: t}
 	}
 	b = append(b, t[copied:]...)
-	return view{text: string(b), gaps: gaps}
+	return view{text: string(b), gaps: gaps, escaped: escaped}
 }
 
 // special holds the bytes that may start what normalize leaves out.
