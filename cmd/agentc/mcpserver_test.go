@@ -28,6 +28,11 @@ func docsServer() {
 	}
 	sdk.AddTool(s, &sdk.Tool{Name: "search_docs", Description: desc},
 		func(_ context.Context, _ *sdk.CallToolRequest, in query) (*sdk.CallToolResult, any, error) {
+			// DOCS_SERVER_RESULT names a file whose text is every result.
+			if f := os.Getenv("DOCS_SERVER_RESULT"); f != "" {
+				data, err := os.ReadFile(f)
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(data)}}}, nil, err
+			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{
 				Text: fmt.Sprintf("No page matches %q.", in.Query)}}}, nil, nil
 		})

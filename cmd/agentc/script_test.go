@@ -8,6 +8,7 @@ import (
 	"io"
 	nethttp "net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,12 +114,18 @@ func TestScripts(t *testing.T) {
 			},
 			// serve FILE... starts an HTTP server on loopback that answers
 			// every request with a JSON echo of its method, path and body,
-			// and writes its URL over "http://SERVER" in the files.
+			// but a GET of /file/NAME with the script's file NAME, and
+			// writes its URL over "http://SERVER" in the files.
 			"serve": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) == 0 {
 					ts.Fatalf("usage: serve FILE...")
 				}
 				srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+					if name, ok := strings.CutPrefix(r.URL.Path, "/file/"); ok && r.Method == nethttp.MethodGet {
+						data, _ := os.ReadFile(ts.MkAbs(name))
+						_, _ = w.Write(data)
+						return
+					}
 					body, _ := io.ReadAll(r.Body)
 					w.Header().Set("Content-Type", "application/json")
 					_ = json.NewEncoder(w).Encode(map[string]string{"method": r.Method, "path": r.URL.Path, "body": string(body)})
@@ -128,6 +135,49 @@ func TestScripts(t *testing.T) {
 					data, err := os.ReadFile(ts.MkAbs(f))
 					ts.Check(err)
 					ts.Check(os.WriteFile(ts.MkAbs(f), bytes.ReplaceAll(data, []byte("http://SERVER"), []byte(srv.URL)), 0o644))
+				}
+			},
+			// redirect [-chain] CODE port|host|scheme VAR FILE... starts an
+			// HTTP server on loopback that answers every request with a
+			// redirect CODE to the origin $VAR names (a fake provider's base
+			// URL) on another port (its own), another host (localhost for
+			// 127.0.0.1) or another scheme (https), the request's path kept;
+			// with -chain, first to /hop on its own origin. It writes its URL
+			// over "http://REDIRECT" in the files.
+			"redirect": func(ts *testscript.TestScript, neg bool, args []string) {
+				chain := len(args) > 0 && args[0] == "-chain"
+				if chain {
+					args = args[1:]
+				}
+				if neg || len(args) < 3 {
+					ts.Fatalf("usage: redirect [-chain] CODE port|host|scheme VAR FILE...")
+				}
+				code, err := strconv.Atoi(args[0])
+				ts.Check(err)
+				to, err := url.Parse(ts.Getenv(args[2]))
+				ts.Check(err)
+				switch args[1] {
+				case "port":
+				case "host":
+					to.Host = strings.Replace(to.Host, "127.0.0.1", "localhost", 1)
+				case "scheme":
+					to.Scheme = "https"
+				default:
+					ts.Fatalf("redirect: %q is not port, host or scheme", args[1])
+				}
+				var srv *httptest.Server
+				srv = httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+					if chain && !strings.HasPrefix(r.URL.Path, "/hop/") {
+						nethttp.Redirect(w, r, srv.URL+"/hop"+r.URL.Path, code)
+						return
+					}
+					nethttp.Redirect(w, r, to.Scheme+"://"+to.Host+strings.TrimPrefix(r.URL.Path, "/hop"), code)
+				}))
+				ts.Defer(srv.Close)
+				for _, f := range args[3:] {
+					data, err := os.ReadFile(ts.MkAbs(f))
+					ts.Check(err)
+					ts.Check(os.WriteFile(ts.MkAbs(f), bytes.ReplaceAll(data, []byte("http://REDIRECT"), []byte(srv.URL)), 0o644))
 				}
 			},
 			// waitfor FILE REGEXP waits, up to 60 s (a loaded machine is slow), until the file

@@ -544,7 +544,9 @@ func eventPrinter(w io.Writer, f *os.File, secrets *redact.Set) func(agentrt.Eve
 			fmt.Fprintf(&b, " (%d tokens)", ev.Usage.Total())
 		}
 		if ev.Message != "" {
-			b.WriteString(": " + oneLine(ev.Message, 200))
+			// Redacted before the cut, which would leave a secret's
+			// prefix for w's redaction to miss.
+			b.WriteString(": " + oneLine(secrets.String(ev.Message), 200))
 		}
 		fmt.Fprintln(w, b.String())
 	}

@@ -3,23 +3,51 @@
 // by Marker: in the text that leaves the process (output, events, the
 // report, the journal) and in what is sent to a model.
 //
-// A secret is found as written and in the forms JSON gives it inside a
-// string (escaped quotes, backslashes and control characters, with or
-// without Go's HTML escapes), since journals, events and reports are JSON.
-// Overlapping occurrences of several secrets are replaced as one span, so
-// no part of either is left. Values shorter than MinLen bytes are not
-// secrets here: replacing every "1" or "dev" would garble all text and
-// hide nothing worth hiding.
+// A secret is found in these forms:
+//   - as written, and as JSON writes it inside a string (escaped quotes,
+//     backslashes and control characters, with or without Go's HTML
+//     escapes, and as canonical JSON does), since journals, events and
+//     reports are JSON;
+//   - in any letter case (ASCII), and so are the forms below but base64,
+//     which is read in the case it is written;
+//   - hex-encoded; percent-encoded as Go writes a URL path or a query
+//     (a form), with every byte but ASCII letters and digits encoded, and
+//     with every byte encoded;
+//   - base64-encoded, in the standard and the URL alphabet, padded or
+//     not, whole or inside a longer base64 text at any of the three byte
+//     alignments (there, with the character it shares with each
+//     neighbour); the base64 of the secret upper- and lower-cased too;
+//   - split by line breaks (CR, LF, and JSON's \n and \r) and by
+//     Unicode format characters (zero-width spaces and joiners, the byte
+//     order mark, soft hyphens: category Cf), raw or as JSON \u escapes,
+//     which are left out before matching and replaced with the secret.
+//
+// A backslash in plain text before a secret that starts with n, r or u
+// reads as a JSON escape; the text is matched with JSON escapes left in
+// as well, so such a secret is found, but not when it is also split by
+// JSON escapes. Other disguises are not found: a part of a secret, one split by spaces
+// or other characters, spread over several texts, reversed, or in another
+// encoding (base32, compression, encryption). Overlapping occurrences of
+// several secrets are replaced as one span, so no part of either is left.
+// Values shorter than MinLen bytes are not secrets here: replacing every
+// "1" or "dev" would garble all text and hide nothing worth hiding.
 package redact
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"io"
-	"slices"
+	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"agentc.dev/agentc/internal/textcut"
 )
 
 // Marker replaces every secret.
@@ -31,9 +59,18 @@ const MinLen = 8
 // Set is a set of secret values. The zero value is an empty set, and a nil
 // *Set redacts nothing. It is safe for concurrent use.
 type Set struct {
-	mu     sync.RWMutex
-	values map[string]bool
-	forms  []string // every form of every value, longest first
+	mu      sync.RWMutex
+	values  map[string]bool
+	forms   []form // every form of every value
+	longest int    // the length of the longest form
+	ix      *index // forms, indexed; nil when there are none
+}
+
+// form is one way a secret may be written.
+type form struct {
+	text string // lower-cased when fold
+	fold bool   // matched in any ASCII letter case
+	b64  bool   // a base64 text: its neighbours share a character with it
 }
 
 // Of returns a set of values, as Add adds them.
@@ -43,15 +80,20 @@ func Of(values ...string) *Set {
 	return &s
 }
 
-// Add adds values to the set; those shorter than MinLen, and those Marker
-// holds (redacting them would never end), are left out.
+// Add adds values to the set; those shorter than MinLen without their line
+// breaks and format characters, and those Marker holds in any case
+// (redacting them would never end), are left out.
 func (s *Set) Add(values ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// A new slice: readers may hold the old one.
-	all := slices.Clone(s.forms)
+	all := append([]form(nil), s.forms...)
+	seen := map[form]bool{}
+	for _, f := range all {
+		seen[f] = true
+	}
 	for _, v := range values {
-		if len(v) < MinLen || strings.Contains(Marker, v) || s.values[v] {
+		if len(normalize(v).text) < MinLen || strings.Contains(lower(Marker), lower(v)) || s.values[v] {
 			continue
 		}
 		if s.values == nil {
@@ -59,13 +101,17 @@ func (s *Set) Add(values ...string) {
 		}
 		s.values[v] = true
 		for _, f := range forms(v) {
-			if !slices.Contains(all, f) {
+			if !seen[f] {
+				seen[f] = true
 				all = append(all, f)
+				s.longest = max(s.longest, len(f.text))
 			}
 		}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
 	s.forms = all
+	if len(all) > 0 {
+		s.ix = newIndex(all)
+	}
 }
 
 // Len returns the number of secret values in the set.
@@ -78,80 +124,579 @@ func (s *Set) Len() int {
 	return len(s.values)
 }
 
-// forms returns how v may be written: as it is, and inside a JSON string
-// as encoding/json writes it (HTML escapes on and off) and as canonical
-// JSON (RFC 8785) does.
-func forms(v string) []string {
-	out := []string{v}
-	add := func(f string) {
-		if !slices.Contains(out, f) {
+// Lookahead returns how many bytes past a cut a text must hold for a
+// secret that starts before the cut to be seen whole (see Prefix): the
+// length of the longest form of a secret in the set.
+func (s *Set) Lookahead() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.longest
+}
+
+// forms returns how v may be written (see the package documentation).
+func forms(v string) []form {
+	var out []form
+	add := func(f form) {
+		// Texts are matched without what may split a secret; so are
+		// its forms.
+		f.text = normalize(f.text).text
+		if f.fold {
+			f.text = lower(f.text)
+		}
+		if len(f.text) > 0 && !containsForm(out, f) {
 			out = append(out, f)
 		}
 	}
+	for _, j := range jsonForms(v) {
+		add(form{text: j, fold: true})
+	}
+	for _, c := range []string{v, strings.ToUpper(v), strings.ToLower(v)} {
+		add(form{text: c, fold: true})
+		add(form{text: hex.EncodeToString([]byte(c)), fold: true})
+		add(form{text: url.PathEscape(c), fold: true})
+		add(form{text: url.QueryEscape(c), fold: true})
+		add(form{text: percentAll(c, false), fold: true})
+		add(form{text: percentAll(c, true), fold: true})
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			for a := range 3 {
+				add(form{text: base64Core(enc, c, a), b64: true})
+			}
+		}
+	}
+	return out
+}
+
+func containsForm(fs []form, f form) bool {
+	for _, g := range fs {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonForms returns how v is written inside a JSON string: as
+// encoding/json writes it (HTML escapes on and off) and as canonical JSON
+// (RFC 8785) does.
+func jsonForms(v string) []string {
 	html, _ := json.Marshal(v)
-	add(string(html[1 : len(html)-1]))
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 	plain := strings.TrimSuffix(b.String(), "\n")
 	plain = plain[1 : len(plain)-1]
-	add(plain)
 	// Canonical JSON leaves U+2028 and U+2029 as they are.
-	add(strings.NewReplacer(`\u2028`, "\u2028", `\u2029`, "\u2029").Replace(plain))
-	return out
+	canonical := strings.NewReplacer(`\u2028`, "\u2028", `\u2029`, "\u2029").Replace(plain)
+	return []string{string(html[1 : len(html)-1]), plain, canonical}
 }
 
-func (s *Set) snapshot() []string {
+// percentAll returns v with every byte percent-encoded, or, with
+// alnum, every byte but ASCII letters and digits.
+func percentAll(v string, alnum bool) string {
+	const digits = "0123456789ABCDEF"
+	b := make([]byte, 0, 3*len(v))
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if alnum && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', digits[c>>4], digits[c&15])
+	}
+	return string(b)
+}
+
+// base64Core returns the characters of the base64 encoding of v that
+// depend on v alone when v starts a bytes into a longer text (after
+// (3-a)%3 bytes of the text's group): the characters that mix v's first
+// or last bits with its neighbours' are left out.
+func base64Core(enc *base64.Encoding, v string, a int) string {
+	e := enc.EncodeToString(append(make([]byte, a), v...))
+	first, end := (8*a+5)/6, (8*a+8*len(v))/6
+	return e[first:end]
+}
+
+// lower returns s with its ASCII letters in lower case.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+func (s *Set) snapshot() *index {
 	if s == nil {
 		return nil
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.forms
+	return s.ix
+}
+
+// index finds every form of a set in one pass over a text: a rolling
+// hash of each position's first bytes, in lower case, is looked up in a
+// bit set, then in a table of the forms that start so, each then compared
+// in any case (fold) or as written (base64).
+type index struct {
+	forms  []form
+	n      int    // the bytes hashed: the length of the shortest form
+	pow    uint32 // hashBase to the power n
+	bits   []uint64
+	byHash map[uint32][]int // indices in forms
+}
+
+const hashBase = 16777619
+
+func hashOf(s string) uint32 {
+	var h uint32
+	for i := 0; i < len(s); i++ {
+		h = h*hashBase + uint32(folded[s[i]])
+	}
+	return h
+}
+
+func newIndex(forms []form) *index {
+	ix := &index{forms: forms, n: len(forms[0].text), pow: 1, bits: make([]uint64, 1<<16/64), byHash: map[uint32][]int{}}
+	for _, f := range forms {
+		ix.n = min(ix.n, len(f.text))
+	}
+	for range ix.n {
+		ix.pow *= hashBase
+	}
+	for i, f := range forms {
+		h := hashOf(f.text[:ix.n])
+		ix.bits[(h&0xffff)/64] |= 1 << (h & 63)
+		ix.byHash[h] = append(ix.byHash[h], i)
+	}
+	return ix
+}
+
+// each calls found with the start and end in hay of each occurrence of a
+// form.
+func (ix *index) each(hay string, found func(f form, start, end int)) {
+	n := ix.n
+	if len(hay) < n {
+		return
+	}
+	h := hashOf(hay[:n])
+	for i := 0; ; i++ {
+		if ix.bits[(h&0xffff)/64]&(1<<(h&63)) != 0 {
+			for _, k := range ix.byHash[h] {
+				f := ix.forms[k]
+				tab := &same
+				if f.fold {
+					tab = &folded
+				}
+				if matches(tab, hay[i:], f.text) {
+					found(f, i, i+len(f.text))
+				}
+			}
+		}
+		if i+n >= len(hay) {
+			return
+		}
+		h = h*hashBase + uint32(folded[hay[i+n]]) - ix.pow*uint32(folded[hay[i]])
+	}
+}
+
+// same maps each byte to itself, folded each to its ASCII lower case.
+var same, folded = func() (s, f [256]byte) {
+	for i := range 256 {
+		s[i], f[i] = byte(i), byte(i)
+		if 'A' <= i && i <= 'Z' {
+			f[i] += 'a' - 'A'
+		}
+	}
+	return s, f
+}()
+
+// matches tells whether t starts with f, each byte of t mapped by tab.
+func matches(tab *[256]byte, t, f string) bool {
+	if len(t) < len(f) {
+		return false
+	}
+	for i := 0; i < len(f); i++ {
+		if tab[t[i]] != f[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // String returns t with every secret replaced by Marker.
 func (s *Set) String(t string) string {
-	forms := s.snapshot()
-	if len(forms) == 0 || len(t) < MinLen {
+	ix := s.snapshot()
+	if ix == nil || len(t) < MinLen {
 		return t
 	}
-	var spans [][2]int
-	for _, f := range forms {
-		for i := 0; i <= len(t)-len(f); {
-			j := strings.Index(t[i:], f)
-			if j < 0 {
-				break
-			}
-			spans = append(spans, [2]int{i + j, i + j + len(f)})
-			i += j + 1
-		}
-	}
+	spans := find(ix, t)
 	if len(spans) == 0 {
 		return t
 	}
+	return replace(t, spans)
+}
+
+// Prefix returns the start of t that a cut at max bytes keeps, with every
+// secret replaced, and how many bytes of t that start stands for. The cut
+// is on a rune boundary and never reveals part of a secret: a secret that
+// starts before max and that t holds whole is replaced whole (the count
+// then passes max), and text just before the cut that could begin a
+// secret t does not hold whole is left out. Give t, where there is more,
+// Lookahead bytes past max.
+func (s *Set) Prefix(t string, max int) (string, int) {
+	n := len(textcut.Prefix(t, max))
+	ix := s.snapshot()
+	if ix == nil {
+		return t[:n], n
+	}
+	spans := find(ix, t)
+	from := 0 // where text after the last secret before the cut starts
+	for _, sp := range spans {
+		if sp[0] < n && sp[1] > n {
+			n = sp[1]
+		}
+		if sp[1] <= n {
+			from = sp[1]
+		}
+	}
+	if n < len(t) {
+		n = partial(ix.forms, t, from, n)
+	}
+	var kept [][2]int
+	for _, sp := range spans {
+		if sp[1] <= n {
+			kept = append(kept, sp)
+		}
+	}
+	return replace(t[:n], kept), n
+}
+
+// Suffix is Prefix for the end of t: it returns the end of t that a cut
+// keeping its last keep bytes leaves, with every secret replaced, and how
+// many bytes of t that end stands for. Give t, where there is more,
+// Lookahead bytes before its last keep.
+func (s *Set) Suffix(t string, keep int) (string, int) {
+	from := max(len(t)-keep, 0)
+	for from < len(t) && !utf8.RuneStart(t[from]) {
+		from++
+	}
+	ix := s.snapshot()
+	if ix == nil {
+		return t[from:], len(t) - from
+	}
+	spans := find(ix, t)
+	to := len(t) // where text before the first secret after the cut ends
+	for i := len(spans) - 1; i >= 0; i-- {
+		sp := spans[i]
+		if sp[0] < from && sp[1] > from {
+			from = sp[0]
+		}
+		if sp[0] >= from {
+			to = sp[0]
+		}
+	}
+	if from > 0 {
+		from = partialEnd(ix.forms, t, from, to)
+	}
+	var kept [][2]int
+	for _, sp := range spans {
+		if sp[0] >= from {
+			kept = append(kept, [2]int{sp[0] - from, sp[1] - from})
+		}
+	}
+	return replace(t[from:], kept), len(t) - from
+}
+
+// partialEnd returns where the end of a secret's form that t[from:] may
+// start with ends (from if it starts with none), looking no further on
+// than to.
+func partialEnd(forms []form, t string, from, to int) int {
+	longest := 0
+	for _, f := range forms {
+		longest = max(longest, len(f.text))
+	}
+	hi := min(to, from+8*longest)
+	cut := partialEndIn(forms, t, from, hi, true)
+	if e := partialEndIn(forms, t, from, hi, false); e > cut {
+		cut = e
+	}
+	return cut
+}
+
+// partialEndIn is partialEnd for the text up to hi, JSON escapes left
+// out or not.
+func partialEndIn(forms []form, t string, from, hi int, escapes bool) int {
+	v := normalizing(t[from:hi], escapes)
+	folded := lower(v.text)
+	cut := 0
+	for _, f := range forms {
+		hay := v.text
+		if f.fold {
+			hay = folded
+		}
+		for k := min(len(f.text)-1, len(hay)); k > 0; k-- {
+			// The first byte first: most k fail there.
+			if hay[0] == f.text[len(f.text)-k] && strings.HasPrefix(hay, f.text[len(f.text)-k:]) {
+				at := k
+				if f.b64 && at < len(hay) && isBase64(hay[at]) {
+					at++
+				}
+				cut = max(cut, at)
+				break
+			}
+		}
+	}
+	if cut == 0 {
+		return from
+	}
+	n := from + v.orig(cut-1) + 1
+	for n < len(t) && !utf8.RuneStart(t[n]) {
+		n++
+	}
+	return n
+}
+
+// partial returns where the start of a secret's form that t[:n] may end
+// with begins (n if it ends with none), looking no further back than
+// from.
+func partial(forms []form, t string, from, n int) int {
+	longest := 0
+	for _, f := range forms {
+		longest = max(longest, len(f.text))
+	}
+	// A form split by characters left out before matching takes up to
+	// seven bytes for each of its own (a \u escape after each byte).
+	lo := max(from, n-8*longest)
+	cut := partialIn(forms, t, lo, n, true)
+	if e := partialIn(forms, t, lo, n, false); e < cut {
+		cut = e
+	}
+	return cut
+}
+
+// partialIn is partial for the text from lo on, JSON escapes left out or
+// not.
+func partialIn(forms []form, t string, lo, n int, escapes bool) int {
+	v := normalizing(t[lo:n], escapes)
+	folded := lower(v.text)
+	cut := len(v.text)
+	for _, f := range forms {
+		hay := v.text
+		if f.fold {
+			hay = folded
+		}
+		for k := min(len(f.text)-1, len(hay)); k > 0; k-- {
+			// The last byte first: most k fail there.
+			if hay[len(hay)-1] == f.text[k-1] && strings.HasSuffix(hay, f.text[:k]) {
+				at := len(hay) - k
+				if f.b64 && at > 0 && isBase64(hay[at-1]) {
+					at--
+				}
+				cut = min(cut, at)
+				break
+			}
+		}
+	}
+	if cut == len(v.text) {
+		return n
+	}
+	n = lo + v.orig(cut)
+	for n > 0 && !utf8.RuneStart(t[n]) {
+		n--
+	}
+	return n
+}
+
+// find returns the spans of t that hold a secret, in order, overlapping
+// ones merged.
+func find(ix *index, t string) [][2]int {
+	var spans [][2]int
+	v := normalize(t)
+	spans = ix.spans(v, spans)
+	if v.escaped {
+		spans = ix.spans(normalizing(t, false), spans)
+	}
+	if len(spans) == 0 {
+		return nil
+	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		last := &merged[len(merged)-1]
+		if sp[0] < last[1] {
+			last[1] = max(last[1], sp[1])
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	return merged
+}
+
+// spans appends to spans those of the text v views that hold a form.
+func (ix *index) spans(v view, spans [][2]int) [][2]int {
+	add := func(hay string) func(f form, start, end int) {
+		return func(f form, start, end int) {
+			if f.b64 {
+				if start > 0 && isBase64(hay[start-1]) {
+					start--
+				}
+				if end < len(hay) && isBase64(hay[end]) {
+					end++
+				}
+			}
+			spans = append(spans, [2]int{v.orig(start), v.orig(end-1) + 1})
+		}
+	}
+	ix.each(v.text, add(v.text))
+	return spans
+}
+
+// replace returns t with each of the ordered, disjoint spans replaced by
+// Marker.
+func replace(t string, spans [][2]int) string {
+	if len(spans) == 0 {
+		return t
+	}
 	var b strings.Builder
 	b.Grow(len(t))
 	at := 0
-	for i := 0; i < len(spans); {
-		start, end := spans[i][0], spans[i][1]
-		// Spans that overlap this one are one secret to hide.
-		for i++; i < len(spans) && spans[i][0] < end; i++ {
-			end = max(end, spans[i][1])
-		}
-		b.WriteString(t[at:start])
+	for _, sp := range spans {
+		b.WriteString(t[at:sp[0]])
 		b.WriteString(Marker)
-		at = end
+		at = sp[1]
 	}
 	b.WriteString(t[at:])
 	return b.String()
 }
 
+func isBase64(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
+}
+
+// view is a text with the characters that may split a secret left out,
+// and the way back to the text's offsets.
+type view struct {
+	text    string
+	gaps    []gap
+	escaped bool // a JSON escape was left out
+}
+
+// gap says that before the view's byte at, cum bytes of the text in all
+// were left out.
+type gap struct{ at, cum int }
+
+// orig returns the offset in the text of the view's byte i.
+func (v view) orig(i int) int {
+	k := sort.Search(len(v.gaps), func(k int) bool { return v.gaps[k].at > i })
+	if k == 0 {
+		return i
+	}
+	return i + v.gaps[k-1].cum
+}
+
+// normalize returns the view of t without its line breaks and format
+// characters, raw or as JSON escapes.
+func normalize(t string) view { return normalizing(t, true) }
+
+// normalizing is normalize, leaving JSON escapes in the text unless
+// escapes: a backslash in plain text may stand before a secret that starts
+// with n, r or u.
+func normalizing(t string, escapes bool) view {
+	var b []byte
+	var gaps []gap
+	escaped := false
+	copied, removed := 0, 0
+	for i := 0; i < len(t); {
+		for i < len(t) && !special[t[i]] {
+			i++
+		}
+		if i == len(t) {
+			break
+		}
+		c := t[i]
+		n := skip(t, i)
+		if n > 1 && c == '\\' {
+			if !escapes {
+				n = 0
+			} else {
+				escaped = true
+			}
+		}
+		if n == 0 {
+			i++
+			if c == '\\' && i < len(t) && t[i] == '\\' {
+				i++ // an escaped backslash escapes nothing after it
+			}
+			continue
+		}
+		if b == nil {
+			b = make([]byte, 0, len(t))
+		}
+		b = append(b, t[copied:i]...)
+		removed += n
+		if len(gaps) > 0 && gaps[len(gaps)-1].at == len(b) {
+			gaps[len(gaps)-1].cum = removed
+		} else {
+			gaps = append(gaps, gap{len(b), removed})
+		}
+		i += n
+		copied = i
+	}
+	if b == nil {
+		return view{text: t}
+	}
+	b = append(b, t[copied:]...)
+	return view{text: string(b), gaps: gaps, escaped: escaped}
+}
+
+// special holds the bytes that may start what normalize leaves out.
+var special = func() (s [256]bool) {
+	for i := range 256 {
+		s[i] = i == '\n' || i == '\r' || i == '\\' || i >= utf8.RuneSelf
+	}
+	return s
+}()
+
+// skip returns how many bytes of what may split a secret start t[i:]: a
+// line break or a format character, raw or escaped as JSON escapes it.
+func skip(t string, i int) int {
+	switch c := t[i]; {
+	case c == '\n' || c == '\r':
+		return 1
+	case c == '\\' && i+1 < len(t):
+		switch t[i+1] {
+		case 'n', 'r':
+			return 2
+		case 'u':
+			if i+6 <= len(t) {
+				if r, err := strconv.ParseUint(t[i+2:i+6], 16, 32); err == nil && unicode.Is(unicode.Cf, rune(r)) {
+					return 6
+				}
+			}
+		}
+	case c >= utf8.RuneSelf:
+		if r, n := utf8.DecodeRuneInString(t[i:]); r != utf8.RuneError && unicode.Is(unicode.Cf, r) {
+			return n
+		}
+	}
+	return 0
+}
+
 // Bytes is String for bytes; it returns b itself when it holds no secret.
 func (s *Set) Bytes(b []byte) []byte {
-	if len(s.snapshot()) == 0 {
+	if s.snapshot() == nil {
 		return b
 	}
 	r := s.String(string(b))

@@ -114,13 +114,14 @@ var kinds = map[string]constructorFunc{
 		return one(fs.New(name, t, env.BaseDir))
 	},
 	"exec": func(_ context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
-		return one(exec.New(name, t, env.BaseDir))
+		return one(exec.New(name, t, env.BaseDir, exec.WithSecrets(env.Secrets)))
 	},
 	"http": func(_ context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
+		opts := []http.Option{http.WithSecrets(env.Secrets)}
 		if env.HTTPTransport != nil {
-			return one(http.New(name, t, http.WithTransport(env.HTTPTransport)))
+			opts = append(opts, http.WithTransport(env.HTTPTransport))
 		}
-		return one(http.New(name, t))
+		return one(http.New(name, t, opts...))
 	},
 	"mcp": func(ctx context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
 		path := strings.TrimPrefix(env.path+"/"+name, "/")
@@ -144,7 +145,7 @@ var kinds = map[string]constructorFunc{
 			}
 			return out, nil
 		}
-		var opts []mcp.Option
+		opts := []mcp.Option{mcp.WithSecrets(env.Secrets)}
 		if env.MCPHTTPClient != nil {
 			opts = append(opts, mcp.WithHTTPClient(env.MCPHTTPClient))
 		}

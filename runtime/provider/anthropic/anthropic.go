@@ -22,6 +22,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
+	"agentc.dev/agentc/runtime/provider/internal/origin"
 	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/redact"
 )
@@ -79,9 +80,9 @@ func New(cfg Config) (*Model, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	// The key goes to the base URL's origin only: a redirect elsewhere
+	// is refused (see package origin).
+	opts = append(opts, option.WithHTTPClient(origin.Client(cfg.HTTPClient)))
 	// A response past the limit fails the call rather than fill memory.
 	opts = append(opts, option.WithMiddleware(limit.Middleware("anthropic", limit.MaxResponse)),
 		option.WithMiddleware(limit.Stall("anthropic", cfg.Stall)))
@@ -448,6 +449,9 @@ func (e *wrapError) Unwrap() error { return e.err }
 // server that stopped sending among them): the request may not have been
 // served, and another attempt may be.
 func transient(err error) bool {
+	if errors.Is(err, origin.ErrRedirect) {
+		return false // the same request meets the same redirect
+	}
 	var netErr net.Error
 	var stalled *limit.StalledError
 	return errors.As(err, &netErr) || errors.As(err, &stalled) ||

@@ -22,6 +22,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
+	"agentc.dev/agentc/runtime/provider/internal/origin"
 	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/redact"
 )
@@ -67,9 +68,9 @@ func New(cfg Config) (*Model, error) {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	// The key goes to the base URL's origin only: a redirect elsewhere
+	// is refused (see package origin).
+	opts = append(opts, option.WithHTTPClient(origin.Client(cfg.HTTPClient)))
 	// A response past the limit fails the call rather than fill memory.
 	opts = append(opts, option.WithMiddleware(limit.Middleware("openai", limit.MaxResponse)),
 		option.WithMiddleware(limit.Stall("openai", cfg.Stall)))
@@ -269,6 +270,9 @@ func (m *Model) classify(ctx context.Context, err error, raw *http.Response) err
 // attempt may not meet: a dropped or refused connection, a timeout, a
 // server that stopped sending.
 func connectionError(err error) bool {
+	if errors.Is(err, origin.ErrRedirect) {
+		return false // the same request meets the same redirect
+	}
 	var ne net.Error
 	var stalled *limit.StalledError
 	return errors.As(err, &stalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||

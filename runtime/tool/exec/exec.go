@@ -90,6 +90,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
 	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
@@ -125,6 +126,17 @@ type Tool struct {
 	timeout  time.Duration
 	maxBytes int
 	spec     runtime.ToolSpec
+	secrets  *redact.Set // replaced before an output is cut
+}
+
+// Option configures New.
+type Option func(*Tool)
+
+// WithSecrets gives the secrets to replace in an output before it is cut
+// at max_bytes, so that a cut never shows part of one (the run replaces
+// them in what is not cut).
+func WithSecrets(s *redact.Set) Option {
+	return func(t *Tool) { t.secrets = s }
 }
 
 var _ runtime.Tool = (*Tool)(nil)
@@ -134,7 +146,7 @@ var _ runtime.Tool = (*Tool)(nil)
 // the declaration: the program and the working directory are found when
 // the tool is called. t.Timeout "" means DefaultTimeout and t.MaxBytes 0
 // means DefaultMaxBytes.
-func New(name string, t plan.Tool, baseDir string) (*Tool, error) {
+func New(name string, t plan.Tool, baseDir string, opts ...Option) (*Tool, error) {
 	fail := func(format string, args ...any) (*Tool, error) {
 		return nil, fmt.Errorf("exec tool %q: "+format, append([]any{name}, args...)...)
 	}
@@ -196,6 +208,9 @@ func New(name string, t plan.Tool, baseDir string) (*Tool, error) {
 	}
 	tool.base = base
 	tool.spec = runtime.ToolSpec{Name: name, Description: t.Description, Schema: bytes.Clone(t.Input.Schema)}
+	for _, o := range opts {
+		o(tool)
+	}
 	return tool, nil
 }
 
@@ -435,7 +450,12 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 		return runtime.ToolResult{}, fmt.Errorf("starting %q: %s", t.program, reason(err))
 	}
 
-	stdout, stderr := &capped{max: t.maxBytes}, &capped{max: t.maxBytes}
+	// Past the cap, as much more as a secret's longest form, so that one
+	// starting before the cap is replaced whole, and a rune, to see
+	// whether the cap splits one.
+	look := t.secrets.Lookahead() + utf8.UTFMax
+	stdout := &capped{max: t.maxBytes, keep: t.maxBytes + look, secrets: t.secrets}
+	stderr := &capped{max: t.maxBytes, keep: t.maxBytes + look, secrets: t.secrets}
 	var readers sync.WaitGroup
 	for _, c := range []struct {
 		w *capped
@@ -533,44 +553,35 @@ func newline(b *strings.Builder) {
 	}
 }
 
-// capped keeps the first max bytes written to it and counts the rest.
+// capped keeps the first keep bytes written to it (max and what a secret
+// needs past it) and counts the rest.
 type capped struct {
-	max   int
-	buf   []byte
-	total int64
+	max, keep int
+	secrets   *redact.Set
+	buf       []byte
+	total     int64
 }
 
 func (c *capped) Write(p []byte) (int, error) {
 	c.total += int64(len(p))
-	if room := c.max - len(c.buf); room > 0 {
+	if room := c.keep - len(c.buf); room > 0 {
 		c.buf = append(c.buf, p[:min(room, len(p))]...)
 	}
 	return len(p), nil
 }
 
-// text returns what was kept as UTF-8, with a note when it was cut.
+// text returns what was kept as UTF-8, with a note when it was cut. The
+// secrets are replaced before the cut, which never shows part of one.
 func (c *capped) text(name string) string {
-	b := c.buf
-	cut := c.total > int64(len(b))
-	if cut {
-		// Drop a rune the cap split, rather than show it as invalid.
-		for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-			if utf8.RuneStart(b[i]) {
-				if !utf8.FullRune(b[i:]) {
-					b = b[:i]
-				}
-				break
-			}
-		}
+	if c.total <= int64(c.max) {
+		return strings.ToValidUTF8(string(c.buf), "\uFFFD")
 	}
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	if cut {
-		if s != "" && !strings.HasSuffix(s, "\n") {
-			s += "\n"
-		}
-		s += fmt.Sprintf("[%s cut: the first %d of %d bytes are shown (max_bytes)]\n", name, len(b), c.total)
+	kept, n := c.secrets.Prefix(string(c.buf), c.max)
+	s := strings.ToValidUTF8(kept, "\uFFFD")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		s += "\n"
 	}
-	return s
+	return s + fmt.Sprintf("[%s cut: the first %d of %d bytes are shown (max_bytes)]\n", name, n, c.total)
 }
 
 // reason says why an operation failed without the path: errors from the

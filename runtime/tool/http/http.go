@@ -61,6 +61,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
 
@@ -81,6 +82,14 @@ type Option func(*options)
 
 type options struct {
 	transport nethttp.RoundTripper
+	secrets   *redact.Set
+}
+
+// WithSecrets gives the secrets to replace in a response before it is
+// cut at max_bytes, so that a cut never shows part of one (the run
+// replaces them in what is not cut).
+func WithSecrets(s *redact.Set) Option {
+	return func(o *options) { o.secrets = s }
 }
 
 // WithTransport makes the tool send its requests through rt instead of a
@@ -102,6 +111,7 @@ type Tool struct {
 	timeout  time.Duration
 	maxBytes int
 	client   *nethttp.Client
+	secrets  *redact.Set
 }
 
 type header struct {
@@ -181,6 +191,7 @@ func New(name string, t plan.Tool, opts ...Option) (*Tool, error) {
 		}
 	}
 
+	tool.secrets = o.secrets
 	rt := o.transport
 	if rt == nil {
 		rt = newTransport(tool.timeout)
@@ -323,7 +334,9 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 		return runtime.ToolResult{}, t.failed(ctx, rawURL, err)
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxBytes)+1))
+	// Past the cap, as much more as a secret's longest form, so that one
+	// starting before the cap is replaced whole.
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxBytes+t.secrets.Lookahead())+1))
 	if err != nil {
 		if ctx.Err() == nil && callCtx.Err() != nil {
 			return runtime.ToolResult{}, fmt.Errorf("%s %s: the response was not complete within %s (the tool's timeout)", t.method, rawURL, t.timeout)
@@ -364,26 +377,20 @@ func (t *Tool) failed(ctx context.Context, rawURL string, err error) error {
 	return fmt.Errorf("%s %s failed: %v", t.method, rawURL, err)
 }
 
-// describeBody renders a body read up to maxBytes+1 bytes: as text, cut
-// at maxBytes with a note, or, when it is not UTF-8 text, as a line
-// naming its content type and size.
+// describeBody renders a body read past maxBytes: as text, cut at
+// maxBytes with a note (the secrets replaced first, so that the cut never
+// shows part of one), or, when it is not UTF-8 text, as a line naming its
+// content type and size.
 func (t *Tool) describeBody(b []byte, resp *nethttp.Response) string {
 	cut := len(b) > t.maxBytes
+	s := string(b)
 	if cut {
-		b = b[:t.maxBytes]
-		// Do not split the last character.
-		i := len(b) - 1
-		for i > 0 && i > len(b)-utf8.UTFMax && !utf8.RuneStart(b[i]) {
-			i--
-		}
-		if i >= 0 && !utf8.FullRune(b[i:]) {
-			b = b[:i]
-		}
+		s, _ = t.secrets.Prefix(s, t.maxBytes)
 	}
-	if len(b) == 0 && !cut {
+	if len(s) == 0 && !cut {
 		return "(empty body)\n"
 	}
-	if !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0 {
+	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 		ct := resp.Header.Get("Content-Type")
 		if ct == "" {
 			ct = "no content type"
@@ -397,7 +404,6 @@ func (t *Tool) describeBody(b []byte, resp *nethttp.Response) string {
 		}
 		return fmt.Sprintf("[binary response (%s, %s); not shown: this tool returns only UTF-8 text]\n", ct, size)
 	}
-	s := string(b)
 	if cut {
 		if !strings.HasSuffix(s, "\n") {
 			s += "\n"

@@ -84,15 +84,14 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zeebo/blake3"
 
 	"agentc.dev/agentc/digest"
-	"agentc.dev/agentc/internal/textcut"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
 	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
@@ -123,6 +122,14 @@ type Option func(*options)
 type options struct {
 	httpClient   *http.Client
 	startTimeout time.Duration
+	secrets      *redact.Set
+}
+
+// WithSecrets gives the secrets to replace in a result, and in what a
+// stdio server wrote to stderr, before they are cut, so that a cut never
+// shows part of one (the run replaces them in what is not cut).
+func WithSecrets(s *redact.Set) Option {
+	return func(o *options) { o.secrets = s }
 }
 
 // WithHTTPClient sets the client that carries a streamable HTTP server's
@@ -149,6 +156,7 @@ type Server struct {
 	tools       []*Tool     // sorted by name
 	allowed     map[string]bool
 	fingerprint string
+	secrets     *redact.Set
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -192,7 +200,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 			return fail("allow holds an empty name")
 		}
 	}
-	s := &Server{name: name, allowed: map[string]bool{}}
+	s := &Server{name: name, allowed: map[string]bool{}, secrets: o.secrets}
 	for _, a := range t.Allow {
 		s.allowed[a] = true
 	}
@@ -210,7 +218,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 			return fail("%v", err)
 		}
 		s.cmd, s.group = cmd, proc.New(cmd)
-		s.stderr = &tail{max: stderrTail}
+		s.stderr = &tail{max: stderrTail, secrets: o.secrets}
 		cmd.Stderr = s.stderr
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: closeGrace}
 	}
@@ -533,11 +541,12 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 		}
 		return fail("%v", err)
 	}
-	return runtime.ToolResult{Content: render(res, MaxResultBytes), IsError: res.IsError}, nil
+	return runtime.ToolResult{Content: render(res, MaxResultBytes, s.secrets), IsError: res.IsError}, nil
 }
 
-// render turns a result into the text a model reads, cut at max bytes.
-func render(res *mcp.CallToolResult, max int) string {
+// render turns a result into the text a model reads, cut at max bytes
+// with the secrets replaced first.
+func render(res *mcp.CallToolResult, max int, secrets *redact.Set) string {
 	var parts []string
 	for _, c := range res.Content {
 		parts = append(parts, part(c))
@@ -551,7 +560,7 @@ func render(res *mcp.CallToolResult, max int) string {
 	if text == "" {
 		return "(no content)"
 	}
-	return cut(text, max)
+	return cut(text, max, secrets)
 }
 
 // part renders one content block.
@@ -605,46 +614,51 @@ func mimeOr(m string) string {
 	return m
 }
 
-// cut shortens text to at most max bytes, on a rune boundary, with a note.
-func cut(text string, max int) string {
+// cut shortens text to at most max bytes, on a rune boundary, with a
+// note. The secrets are replaced first: the cut never shows part of one.
+func cut(text string, max int, secrets *redact.Set) string {
 	if len(text) <= max {
 		return text
 	}
-	kept := textcut.Prefix(text, max)
-	n := len(kept)
+	kept, n := secrets.Prefix(text, max)
 	if !strings.HasSuffix(kept, "\n") {
 		kept += "\n"
 	}
 	return kept + fmt.Sprintf("[result cut: the first %d of %d bytes are shown]", n, len(text))
 }
 
-// tail keeps the last max bytes written to it.
+// tail keeps the last max bytes written to it, and before them as much
+// as a secret's longest form, so that one ending in them is replaced
+// whole.
 type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
+	mu      sync.Mutex
+	max     int
+	secrets *redact.Set
+	buf     []byte
+	cut     bool // bytes before buf were dropped
 }
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
+	if over := len(t.buf) - t.max - t.secrets.Lookahead(); over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
+		t.cut = true
 	}
 	return len(p), nil
 }
 
-// String returns what was kept as UTF-8, without a rune the cut split and
-// without trailing white space.
+// String returns what was kept as UTF-8, its secrets replaced, without a
+// rune or a secret the cut split and without trailing white space.
 func (t *tail) String() string {
 	t.mu.Lock()
-	b := bytes.Clone(t.buf)
+	text, cut := string(t.buf), t.cut
 	t.mu.Unlock()
-	i := 0
-	for i < len(b) && i < utf8.UTFMax && !utf8.RuneStart(b[i]) {
-		i++
+	if cut || len(text) > t.max {
+		text, _ = t.secrets.Suffix(text, t.max)
+	} else {
+		text = t.secrets.String(text)
 	}
-	b = b[i:]
-	return strings.TrimRight(strings.ToValidUTF8(string(b), "\uFFFD"), " \t\r\n")
+	return strings.TrimRight(strings.ToValidUTF8(text, "\uFFFD"), " \t\r\n")
 }

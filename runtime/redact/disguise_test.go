@@ -1,0 +1,300 @@
+package redact
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// disguises are the ways a secret is written that the set must see
+// through (see the package documentation); each takes the secret and
+// the text around it, and returns the text and what of it must not
+// survive redaction.
+var disguises = []struct {
+	name string
+	hide func(secret, before, after string) (text string, leaks []string)
+}{
+	{"as written", plain(func(s string) string { return s })},
+	{"upper case", plain(strings.ToUpper)},
+	{"lower case", plain(strings.ToLower)},
+	{"hex", plain(func(s string) string { return hex.EncodeToString([]byte(s)) })},
+	{"HEX", plain(func(s string) string { return strings.ToUpper(hex.EncodeToString([]byte(s))) })},
+	{"hex of upper case", plain(func(s string) string { return hex.EncodeToString([]byte(strings.ToUpper(s))) })},
+	{"URL path", plain(url.PathEscape)},
+	{"URL query", plain(url.QueryEscape)},
+	{"every byte percent-encoded", plain(func(s string) string { return percentAll(s, false) })},
+	{"all but letters and digits percent-encoded", plain(func(s string) string { return percentAll(s, true) })},
+	{"percent-encoded, lower-case hex", plain(func(s string) string { return strings.ToLower(percentAll(s, false)) })},
+	{"base64", plain(b64(base64.StdEncoding))},
+	{"base64 unpadded", plain(b64(base64.RawStdEncoding))},
+	{"base64url", plain(b64(base64.URLEncoding))},
+	{"base64url unpadded", plain(b64(base64.RawURLEncoding))},
+	{"base64 of upper case", plain(func(s string) string { return base64.StdEncoding.EncodeToString([]byte(strings.ToUpper(s))) })},
+	{"base64 blob", blob(base64.StdEncoding)},
+	{"base64url blob", blob(base64.RawURLEncoding)},
+	{"split by newlines", plain(func(s string) string { return splitEvery(s, 3, "\n") })},
+	{"split by CRLF", plain(func(s string) string { return splitEvery(s, 5, "\r\n") })},
+	{"split by JSON newlines", jsonSplit(4, `\n`)},
+	{"split by zero-width spaces", plain(func(s string) string { return splitEvery(s, 1, "\u200b") })},
+	{"split by zero-width joiners", plain(func(s string) string { return splitEvery(s, 2, "\u200d\u2060") })},
+	{"split by a BOM, JSON-escaped", jsonSplit(2, `\ufeff`)},
+	{"base64 wrapped", plain(func(s string) string { return splitEvery(base64.StdEncoding.EncodeToString([]byte(s)), 4, "\n") })},
+}
+
+// plain hides the secret by enc alone: the encoded secret must go.
+func plain(enc func(string) string) func(secret, before, after string) (string, []string) {
+	return func(secret, before, after string) (string, []string) {
+		e := enc(secret)
+		return before + e + after, []string{e}
+	}
+}
+
+// blob writes the secret inside a base64 text with what is around it:
+// at each of the three alignments as before's length varies. The
+// characters that hold only the secret's bits must go.
+func blob(enc *base64.Encoding) func(secret, before, after string) (string, []string) {
+	return func(secret, before, after string) (string, []string) {
+		a := len(before) % 3
+		core := base64Core(enc.WithPadding(base64.NoPadding), secret, (3-a)%3)
+		return enc.EncodeToString([]byte(before + secret + after)), []string{core}
+	}
+}
+
+// jsonSplit splits the secret, as a JSON string holds it, by a JSON
+// escape every n characters (never inside an escape).
+func jsonSplit(n int, sep string) func(secret, before, after string) (string, []string) {
+	return func(secret, before, after string) (string, []string) {
+		var b strings.Builder
+		for i, r := range []rune(secret) {
+			if i > 0 && i%n == 0 {
+				b.WriteString(sep)
+			}
+			e, _ := json.Marshal(string(r))
+			b.Write(e[1 : len(e)-1])
+		}
+		if strings.HasSuffix(before, `\`) {
+			// A backslash before a split secret makes its first
+			// character an escape: not covered (see the package
+			// documentation).
+			return before + b.String() + after, nil
+		}
+		return before + b.String() + after, []string{b.String()}
+	}
+}
+
+// locate returns where in text the part of leak that is the secret's
+// starts, and its length: leak as planted after before, else its first
+// occurrence.
+func locate(text, before, leak string) (int, int) {
+	p := len(before)
+	if !strings.HasPrefix(text[min(p, len(text)):], leak) {
+		p = strings.Index(text, leak)
+	}
+	if p < 0 {
+		return -1, 0
+	}
+	inner := edges(leak)
+	return p + strings.Index(leak, inner), len(inner)
+}
+
+// edges trims from a leak what is not a secret's: base64's padding, and
+// the line breaks and format characters that matching leaves out.
+func edges(leak string) string {
+	for {
+		t := strings.TrimFunc(strings.TrimRight(leak, "="), func(r rune) bool {
+			return r == '\r' || r == '\n' || unicode.Is(unicode.Cf, r)
+		})
+		for _, esc := range []string{`\r`, `\n`, `\ufeff`, `\u200b`} {
+			t = strings.TrimSuffix(strings.TrimPrefix(t, esc), esc)
+		}
+		if t == leak {
+			return t
+		}
+		leak = t
+	}
+}
+
+func b64(enc *base64.Encoding) func(string) string {
+	return func(s string) string { return enc.EncodeToString([]byte(s)) }
+}
+
+func splitEvery(s string, n int, sep string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && i%n == 0 {
+			b.WriteString(sep)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// TestDisguised: a secret is gone from text around it in every disguise
+// covered, at every alignment a base64 text gives it.
+func TestDisguised(t *testing.T) {
+	secrets := []string{"sk-live-0123456789abcdefghij", "tok/with+base64?chars&=", "clé-secrète-ключ"}
+	s := Of(secrets...)
+	for _, d := range disguises {
+		for _, secret := range secrets {
+			for _, before := range []string{"", "x", "xy", "some text: ", "some text:: ", "some text::: "} {
+				text, leaks := d.hide(secret, before, " and after")
+				got := s.String(text)
+				for _, leak := range leaks {
+					if strings.Contains(got, leak) {
+						t.Errorf("%s, %q after %q: %q survives in %q", d.name, secret, before, leak, got)
+					}
+				}
+				if !strings.Contains(got, Marker) {
+					t.Errorf("%s, %q after %q: no marker in %q", d.name, secret, before, got)
+				}
+			}
+		}
+	}
+}
+
+// TestNormalizingKeepsText: what is left out to match is kept where no
+// secret is.
+func TestNormalizingKeepsText(t *testing.T) {
+	s := Of("sk-live-0123456789")
+	in := "a\u200bb\r\nc\\nd\\ufeff é \\\\n sk-live-\u200b0123456789\nend"
+	want := "a\u200bb\r\nc\\nd\\ufeff é \\\\n [redacted]\nend"
+	if got := s.String(in); got != want {
+		t.Errorf("String(%q) = %q, want %q", in, got, want)
+	}
+}
+
+// TestPrefix: a cut never shows part of a secret: one that starts before
+// the cut is replaced whole, and text that could start one the text does
+// not hold whole is left out.
+func TestPrefix(t *testing.T) {
+	secret := "tok-planted-exec-Hn4r6Ty2-0123456789abcdef" // 42 bytes
+	s := Of(secret)
+	tests := []struct {
+		name  string
+		text  string
+		max   int
+		want  string
+		wantN int
+	}{
+		{"fits", "a " + secret + " b", 100, "a [redacted] b", 46},
+		{"straddles the cut", "0123456789" + secret + " and more", 50, "0123456789[redacted]", 52},
+		{"starts at the cut", "0123456789" + secret, 10, "0123456789", 10},
+		{"held in part", "0123456789" + secret[:30], 35, "0123456789", 10},
+		{"split, held in part", "0123456789" + splitEvery(secret[:30], 1, "\u200b"), 60, "0123456789", 10},
+		{"hex, straddles the cut", "0123456789" + hex.EncodeToString([]byte(secret)), 50, "0123456789[redacted]", 94},
+		{"base64, held in part", "0123456789 " + base64.StdEncoding.EncodeToString([]byte(secret))[:30], 35, "0123456789 ", 11},
+		// Next to base64, the character it shares with a neighbour goes.
+		{"base64 after base64 characters", "0123456789" + base64.StdEncoding.EncodeToString([]byte(secret))[:30], 35, "012345678", 9},
+		{"before a secret", "0123456789 " + secret, 11, "0123456789 ", 11},
+		{"a rune at the cut", "........é.", 9, "........", 8},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, n := s.Prefix(tt.text, tt.max)
+			if got != tt.want || n != tt.wantN {
+				t.Errorf("Prefix(%q, %d) = %q, %d; want %q, %d", tt.text, tt.max, got, n, tt.want, tt.wantN)
+			}
+		})
+	}
+	// Without secrets, a cut is textcut's.
+	var none *Set
+	if got, n := none.Prefix("01234567é9", 9); got != "01234567" || n != 8 {
+		t.Errorf("nil set: Prefix = %q, %d", got, n)
+	}
+}
+
+// FuzzDisguised plants a secret in random text under each disguise: it
+// must not survive String, nor show through a cut at any place.
+func FuzzDisguised(f *testing.F) {
+	f.Add("sk-live-0123456789abcdef", "before ", " after", 10)
+	f.Add("tok/with+base64?chars&=", "x", "", 3)
+	f.Add("clé-secrète-ключ", "\u200b\n", "\\n", 0)
+	f.Fuzz(func(t *testing.T, secret, before, after string, cut int) {
+		if len(secret) < MinLen || len(secret) > 200 || !utf8.ValidString(secret) {
+			return
+		}
+		s := Of(secret)
+		if s.Len() == 0 {
+			return
+		}
+		for _, d := range disguises {
+			text, leaks := d.hide(secret, before, after)
+			got := s.String(text)
+			for _, leak := range leaks {
+				if strings.Contains(got, leak) {
+					t.Fatalf("%s: %q survives in %q", d.name, leak, got)
+				}
+			}
+			if cut < 0 || cut > len(text) {
+				continue
+			}
+			shown, n := s.Prefix(text, cut)
+			for _, leak := range leaks {
+				if strings.Contains(shown, leak) {
+					t.Fatalf("%s: %q survives a cut at %d: %q", d.name, leak, cut, shown)
+				}
+				// A cut inside the secret shows a part of it (base64's
+				// padding is not the secret's).
+				if p, l := locate(text, before, leak); p >= 0 && p < n && n < p+l {
+					t.Fatalf("%s: a cut at %d stands for %d bytes, inside %q at %d: %q", d.name, cut, n, leak, p, shown)
+				}
+			}
+			end, n := s.Suffix(text, len(text)-cut)
+			for _, leak := range leaks {
+				if strings.Contains(end, leak) {
+					t.Fatalf("%s: %q survives keeping the last %d bytes: %q", d.name, leak, len(text)-cut, end)
+				}
+				if p, l := locate(text, before, leak); p >= 0 && p < len(text)-n && len(text)-n < p+l {
+					t.Fatalf("%s: the last %d bytes kept start inside %q at %d: %q", d.name, n, leak, p, end)
+				}
+			}
+		}
+	})
+}
+
+// TestSuffix: the same for a cut that keeps a text's end.
+func TestSuffix(t *testing.T) {
+	secret := "tok-planted-exec-Hn4r6Ty2-0123456789abcdef" // 42 bytes
+	s := Of(secret)
+	tests := []struct {
+		name  string
+		text  string
+		keep  int
+		want  string
+		wantN int
+	}{
+		{"fits", "a " + secret + " b", 100, "a [redacted] b", 46},
+		{"straddles the cut", "more " + secret + "0123456789", 30, "[redacted]0123456789", 52},
+		{"held in part", secret[12:] + " 0123456789", 35, " 0123456789", 11},
+		{"split, held in part", splitEvery(secret[12:], 1, "\u200b") + " 0123456789", 60, " 0123456789", 11},
+		{"after a secret", secret + " 0123456789", 11, " 0123456789", 11},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, n := s.Suffix(tt.text, tt.keep)
+			if got != tt.want || n != tt.wantN {
+				t.Errorf("Suffix(%q, %d) = %q, %d; want %q, %d", tt.text, tt.keep, got, n, tt.want, tt.wantN)
+			}
+		})
+	}
+}
+
+// TestBackslashBefore: a backslash before a secret that starts with n, r
+// or u, which reads as a JSON escape, does not hide it.
+func TestBackslashBefore(t *testing.T) {
+	for _, secret := range []string{"rk_live_0123456789", "n0123456789", "u200b0123456789"} {
+		s := Of(secret)
+		in := `x\` + secret + " y"
+		if got, want := s.String(in), `x\[redacted] y`; got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+		if got, n := s.Prefix(in, 5); strings.Contains(got, secret[:3]) {
+			t.Errorf("Prefix(%q, 5) = %q, %d: shows the secret's start", in, got, n)
+		}
+	}
+}
