@@ -16,6 +16,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/proto"
 
 	"agentc.dev/agentc/digest"
@@ -189,5 +190,61 @@ func TestNewWorkerNeedsAllowlist(t *testing.T) {
 		if _, err := temporal.NewWorker(nil, opts); err != nil {
 			t.Errorf("%+v: %v", opts.Allowed, err)
 		}
+	}
+}
+
+// TestEffectActivityChecksPlan: the effect activity reads its run's plan
+// from the history and checks it itself, so a workflow that schedules it
+// without the run workflow's check (one served by another program polling
+// the queue) still gets no program of a plan the worker did not allow run.
+func TestEffectActivityChecksPlan(t *testing.T) {
+	s := devserver.Start(t)
+	c := dial(t, s)
+	dir := t.TempDir()
+	stranger := grabbing(t, "stranger", "ran-stranger", "HOME")
+	good := labeller(t, labelSchema)
+	m := &counting{calls: map[string]int{}}
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
+		ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
+		Dir:      dir,
+		Allowed:  digests(t, good),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The worker serves queue acts; the run's workflow tasks go to
+	// another program, on queue rogue, whose agentc.run schedules the tool
+	// call on acts straight away.
+	acts := worker.New(c, "acts", temporal.Options())
+	w.Register(acts)
+	rogue := worker.New(c, "rogue", worker.Options{})
+	rogue.RegisterWorkflowWithOptions(func(ctx workflow.Context, in temporal.RunInput) (temporal.EffectResult, error) {
+		ao := workflow.ActivityOptions{TaskQueue: "acts", StartToCloseTimeout: time.Minute, RetryPolicy: &sdktemporal.RetryPolicy{MaximumAttempts: 1}}
+		var out temporal.EffectResult
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), temporal.EffectActivity, temporal.EffectInput{Effect: agentrt.Effect{
+			Key: "1.1", Kind: "tool", Tool: "search", Arguments: json.RawMessage(`{"q":"x"}`)}}).Get(ctx, &out)
+		return out, err
+	}, workflow.RegisterOptions{Name: temporal.Workflow})
+	for _, tw := range []worker.Worker{acts, rogue} {
+		if err := tw.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tw.Stop)
+	}
+	t.Cleanup(func() { w.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := temporal.Start(ctx, c, stranger, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "rogue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out temporal.EffectResult
+	err = run.Get(ctx, &out)
+	var app *sdktemporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != temporal.ErrRefused || !strings.Contains(app.Message(), "this worker does not run plan "+string(digests(t, stranger)[0])) {
+		t.Errorf("the tool call of a plan not allowed: %v, %+v; want a refusal", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran-stranger")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the plan's program ran (%v)", err)
 	}
 }
