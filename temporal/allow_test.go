@@ -248,3 +248,58 @@ func TestEffectActivityChecksPlan(t *testing.T) {
 		t.Errorf("the plan's program ran (%v)", err)
 	}
 }
+
+// TestWorkerRedactsFailures: a failure that leaves the worker is
+// redacted of its secrets: an mcp server given a token of the worker's
+// that fails to start, printing the token, fails the run with its stderr
+// in the error, the token replaced, in the client's error and the history.
+func TestWorkerRedactsFailures(t *testing.T) {
+	const token = "tok-worker-0123456789abcdef"
+	t.Setenv("SERVER_TOKEN", token)
+	s := devserver.Start(t)
+	c := dial(t, s)
+	p := &plan.Plan{Agent: plan.Agent{
+		Name:         "docs",
+		Model:        plan.Model{Provider: "openai", Name: "m1"},
+		Instructions: "Read.",
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"docs": {Kind: "mcp", Description: "Docs.", Approve: plan.ApproveNever,
+			Command: []string{"sh", "-c", `echo "cannot start with $SERVER_TOKEN" >&2; exit 1`}, Env: []string{"SERVER_TOKEN"}, Allow: []string{"search"}}}},
+		Output: &plan.Output{Name: "answer", Description: "The label.", Schema: json.RawMessage(labelSchema),
+			Mode: "auto", Enforce: "local", Retries: 2},
+		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
+		Budgets:  plan.Budgets{Deadline: "5m"},
+	}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, c, "redact", &counting{calls: map[string]int{}}, data)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := temporal.Start(ctx, c, data, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "redact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep agentrt.Report
+	err = run.Get(ctx, &rep)
+	if err == nil || !strings.Contains(err.Error(), "cannot start with [redacted]") || strings.Contains(err.Error(), token) {
+		t.Errorf("the run's failure: %v; want the server's stderr with the token redacted", err)
+	}
+	it := c.GetWorkflowHistory(ctx, run.GetID(), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := proto.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, []byte(token)) {
+			t.Errorf("event %d (%s) holds the worker's token", ev.GetEventId(), ev.GetEventType())
+		}
+	}
+}
