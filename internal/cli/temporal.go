@@ -81,7 +81,7 @@ func (t *temporalFlags) remote(e Env, workflowID *string) runcmd.Remote {
 		fmt.Fprintf(e.Stderr, "agentc: run %s submitted to %s (namespace %s, task queue %s)\n", run.GetID(), t.hostPort, t.namespace, t.taskQueue)
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
-		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, e.Stderr)
+		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, string(p.Digests.Plan), e.Stderr)
 		return temporal.Wait(ctx, c, run)
 	}
 }
@@ -118,7 +118,7 @@ func (t *temporalFlags) remoteBatch(e Env, workflowID *string) runcmd.RemoteBatc
 		fmt.Fprintf(w, "agentc: batch %s submitted to %s (namespace %s, task queue %s): each input is a run, workflow ID %s/INDEX-DIGEST; the batch goes on without this command once every input is handed over; to collect it, run the same command with --workflow-id %s\n",
 			id, t.hostPort, t.namespace, t.taskQueue, id, id)
 		wctx, stop := context.WithCancel(ctx)
-		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, w)
+		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, string(p.Digests.Plan), w)
 		done := func() {
 			stop()
 			defer c.Close()
