@@ -3,7 +3,6 @@ package compile
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"net/textproto"
 	neturl "net/url"
 	"os"
@@ -431,8 +430,8 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 		}
 	}
 	for i, ev := range elems(lookup(t, "env")) {
-		if v, ok := str(ev); ok && slices.Contains(slices.Collect(maps.Values(plan.ProviderKeyVars)), v) {
-			c.add(ev.Pos(), CodeToolEnvProviderKey, "%s.env[%d]: %s is the key agentc sends to its provider; the tool's program can read it and send it anywhere (what it prints is redacted, not what it sends): give the tool a key of its own", path, i, v)
+		if v, ok := str(ev); ok && slices.Contains(plan.KeyVars(), v) {
+			c.add(ev.Pos(), CodeToolEnvProviderKey, "%s.env[%d]: %s is a key agentc reads for itself; the tool's program can read it and send it anywhere (what it prints is redacted, not what it sends), and a Temporal worker refuses the plan: give the tool a key of its own", path, i, v)
 		}
 	}
 	var input any

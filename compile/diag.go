@@ -149,7 +149,7 @@ var Rules = []Rule{
 	{CodeCostUnbounded, Warning, "nothing bounds what a run may cost (agentc estimate): a model without a price or context window, or agent tools without budgets.tools", ""},
 	{CodeToolCollision, Error, "two tools, or a tool and the output tool, share a name", refusedName},
 	{CodeToolInvalid, Error, "a tool's fields are inconsistent", refusedTool},
-	{CodeToolEnvProviderKey, Warning, "a tool's env passes it a provider key (OPENAI_API_KEY, ANTHROPIC_API_KEY)", ""},
+	{CodeToolEnvProviderKey, Warning, "a tool's env passes it one of agentc's own keys (OPENAI_API_KEY, ANTHROPIC_API_KEY, TEMPORAL_API_KEY)", ""},
 	{CodeTemplateSyntax, Error, "a template does not parse", refusedTemplate},
 	{CodeTemplateRef, Error, "a template refers to a field its schema does not declare", ""},
 	{CodeAgentPin, Error, "an agent tool's pin does not match the called agent's contract digest", refusedPin},

@@ -1,6 +1,10 @@
 package plan
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+)
 
 // Agent is an agent: the resolved agent a plan runs, the manifest with
 // every default applied. These types are the only ones of the agent:
@@ -64,9 +68,17 @@ type Budgets struct {
 }
 
 // ProviderKeyVars names, by provider, the environment variable a run reads
-// the provider's key from: the runtime reads it, and vet warns when a tool
-// is given it.
+// the provider's key from.
 var ProviderKeyVars = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+// KeyVars names, sorted, every environment variable agentc reads a
+// credential of its own from: the providers' keys (ProviderKeyVars) and
+// the Temporal client's API key. Their values are secrets every run
+// redacts; vet warns when a tool's env names one, and a Temporal worker
+// refuses a plan whose tool's env names one.
+func KeyVars() []string {
+	return slices.Sorted(slices.Values(append(slices.Collect(maps.Values(ProviderKeyVars)), "TEMPORAL_API_KEY")))
+}
 
 // The bounds every run has, whatever its manifest says: a run ends by
 // itself however a model behaves.

@@ -33,7 +33,6 @@ func (m *searchTwice) Complete(_ context.Context, req *agentrt.Request) (*agentr
 func TestApprovalQueryAndAlways(t *testing.T) {
 	s := devserver.Start(t)
 	c := dial(t, s)
-	startWorker(t, c, "approve", &searchTwice{})
 	p, err := plan.Read("plan", labeller(t, labelSchema))
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +47,7 @@ func TestApprovalQueryAndAlways(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	startWorker(t, c, "approve", &searchTwice{}, data)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run, err := temporal.Start(ctx, c, data, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "approve"})

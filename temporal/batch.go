@@ -220,6 +220,9 @@ func (b *BatchClient) update(ctx context.Context, name, id string, args any) err
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if ferr := b.failed(ctx); ferr != nil {
+			return ferr
+		}
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
 			if err = b.start(ctx); err != nil {
@@ -228,6 +231,22 @@ func (b *BatchClient) update(ctx context.Context, name, id string, args any) err
 		}
 	}
 	return fmt.Errorf("temporal: handing batch %s its items: %w", b.spec.ID, err)
+}
+
+// failed returns the failure the batch's latest run ended with if it is
+// one starting it again cannot mend (its plan refused by the workers, or
+// one they cannot run), else nil.
+func (b *BatchClient) failed(ctx context.Context) error {
+	d, err := b.c.DescribeWorkflowExecution(ctx, b.spec.ID, "")
+	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
+		return nil
+	}
+	err = b.c.GetWorkflow(ctx, b.spec.ID, "").Get(ctx, nil)
+	var app *sdktemporal.ApplicationError
+	if errors.As(err, &app) && (app.Type() == ErrRefused || app.Type() == ErrPlan) {
+		return fmt.Errorf("temporal: batch %s: %w", b.spec.ID, err)
+	}
+	return nil
 }
 
 // RunFunc returns the function that waits for an item's run, as the

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -50,16 +51,6 @@ func TestBatchContinuesAsNew(t *testing.T) {
 	}
 	defer c.Close()
 	m := &answering{calls: map[string]int{}}
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := worker.New(c, "batch", Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer tw.Stop()
 
 	p := &plan.Plan{Agent: plan.Agent{
 		Name:         "label",
@@ -78,6 +69,17 @@ func TestBatchContinuesAsNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
+		Allowed: []digest.Digest{p.Digests.Plan}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := worker.New(c, "batch", Options())
+	w.Register(tw)
+	if err := tw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Stop()
 	const n = 25
 	var lines strings.Builder
 	for i := range n {

@@ -104,6 +104,10 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 		return nil, sdktemporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("the plan's digest is %s, but the batch was submitted for %s", p.Digests.Plan, in.Run.Digest), ErrPlan, nil)
 	}
+	// Refused before any of its runs starts; each run checks again.
+	if err := w.checkPlan(p); err != nil {
+		return nil, err
+	}
 	if in.Parallel <= 0 {
 		return nil, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("parallel is %d, not a number of runs", in.Parallel), ErrPlan, nil)
 	}

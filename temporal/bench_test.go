@@ -44,8 +44,8 @@ func BenchmarkRunLocal(b *testing.B) {
 func BenchmarkRunTemporal(b *testing.B) {
 	s := devserver.Start(b)
 	c := dial(b, s)
-	startWorker(b, c, "bench", &counting{calls: map[string]int{}})
 	data := labeller(b, labelSchema)
+	startWorker(b, c, "bench", &counting{calls: map[string]int{}}, data)
 	b.ReportAllocs()
 	for b.Loop() {
 		rep, _, err := temporal.Submit(context.Background(), c, data, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "bench"})

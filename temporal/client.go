@@ -124,10 +124,10 @@ func Start(ctx context.Context, c client.Client, data []byte, in RunInput, opts 
 }
 
 // WatchWorkers says on w, once, when no worker has polled the task queue
-// a while after a run was submitted to it (a run then waits for one),
-// and how to start one; hostPort names the server in the hint. It stops
-// when ctx ends.
-func WatchWorkers(ctx context.Context, c client.Client, hostPort, queue string, w io.Writer) {
+// a while after a run of the plan of digest was submitted to it (a run
+// then waits for one), and how to start one that runs it; hostPort names
+// the server in the hint. It stops when ctx ends.
+func WatchWorkers(ctx context.Context, c client.Client, hostPort, queue, digest string, w io.Writer) {
 	if queue == "" {
 		queue = DefaultTaskQueue
 	}
@@ -139,7 +139,7 @@ func WatchWorkers(ctx context.Context, c client.Client, hostPort, queue string, 
 		}
 		resp, err := c.DescribeTaskQueue(ctx, queue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 		if err == nil && len(resp.GetPollers()) == 0 && ctx.Err() == nil {
-			fmt.Fprintf(w, "agentc: no worker serves task queue %s yet; the run waits for one: agentc worker --temporal %s --task-queue %s\n", queue, hostPort, queue)
+			fmt.Fprintf(w, "agentc: no worker serves task queue %s yet; the run waits for one: agentc worker --temporal %s --task-queue %s --allow %s\n", queue, hostPort, queue, digest)
 		}
 	}()
 }

@@ -38,10 +38,14 @@ const (
 )
 
 // Error types of the failures a workflow ends with, which are not
-// retried: a plan a worker cannot run, an input the agent refuses.
+// retried: a plan a worker cannot run or refuses, an input the agent
+// refuses.
 const (
 	ErrPlan  = "agentc.plan"
 	ErrInput = "agentc.input"
+	// ErrRefused is a plan the worker does not run: not one its operator
+	// allowed, or one whose tools ask for the worker's keys.
+	ErrRefused = "agentc.refused"
 )
 
 // RunInput is a run workflow's input: the plan as compiled, and what a

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -91,13 +92,30 @@ func (m *counting) total() int {
 	return n
 }
 
-// startWorker runs a worker on queue whose model is m.
-func startWorker(t testing.TB, c client.Client, queue string, m agentrt.Model) worker.Worker {
+// digests returns the plan digests of plan files, as a worker's
+// operator allows them.
+func digests(t testing.TB, plans ...[]byte) []digest.Digest {
+	t.Helper()
+	var out []digest.Digest
+	for _, data := range plans {
+		p, err := plan.Read("plan", data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p.Digests.Plan)
+	}
+	return out
+}
+
+// startWorker runs a worker on queue whose model is m, which runs the
+// plans given.
+func startWorker(t testing.TB, c client.Client, queue string, m agentrt.Model, allowed ...[]byte) worker.Worker {
 	t.Helper()
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
 		ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
 		Dir:      t.TempDir(),
 		Secrets:  []string{"sk-worker-secret"},
+		Allowed:  digests(t, allowed...),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -132,8 +150,8 @@ func TestRun(t *testing.T) {
 	s := devserver.Start(t)
 	c := dial(t, s)
 	m := &counting{calls: map[string]int{}}
-	startWorker(t, c, "run", m)
 	data := labeller(t, labelSchema)
+	startWorker(t, c, "run", m, data)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	rep, id, err := temporal.Submit(ctx, c, data, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "run"})
@@ -152,7 +170,7 @@ func TestRun(t *testing.T) {
 
 	// The history replays as workflow code: the run loop is deterministic.
 	replayer := worker.NewWorkflowReplayer()
-	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil }})
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil }, Allowed: digests(t, data)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,8 +249,8 @@ func (refusing) Complete(context.Context, *agentrt.Request) (*agentrt.Response, 
 func TestWorkerRefuses(t *testing.T) {
 	s := devserver.Start(t)
 	c := dial(t, s)
-	startWorker(t, c, "refuse", &counting{calls: map[string]int{}})
 	good := labeller(t, labelSchema)
+	startWorker(t, c, "refuse", &counting{calls: map[string]int{}}, good)
 	p, err := plan.Read("plan", good)
 	if err != nil {
 		t.Fatal(err)

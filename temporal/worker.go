@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
@@ -37,8 +38,20 @@ type WorkerOptions struct {
 	// Dir is what relative paths in tools resolve against (a called
 	// agent's, against its own directory below it).
 	Dir string
+	// Allowed are the plan digests of the plans the worker runs. A run or
+	// batch of any other plan fails before any effect, never retried,
+	// with an error (type ErrRefused) that names its digest. A caller's
+	// digest covers the agents it calls. NewWorker refuses a worker that
+	// allows nothing unless AllowAnyPlan is set.
+	Allowed []digest.Digest
+	// AllowAnyPlan runs whatever plan a client sends: any program, as the
+	// worker's user, for anyone who can start a workflow on its task
+	// queue. For development on a server no one else reaches.
+	AllowAnyPlan bool
 	// Secrets are the secret values the worker read (provider keys):
-	// redacted from everything a run sends, records and reports.
+	// redacted from everything a run sends, records and reports. A plan
+	// whose tool's env would hand one to a program is refused, as is one
+	// naming a key variable (plan.KeyVars).
 	Secrets []string
 	// Events, when set, receives the events of the runs this worker
 	// advances (a workflow replayed on another worker emits there).
@@ -64,8 +77,9 @@ type WorkerOptions struct {
 // effects. Register it on a Temporal worker; Close it when the worker
 // has stopped.
 type Worker struct {
-	opts   WorkerOptions
-	client client.Client
+	opts    WorkerOptions
+	client  client.Client
+	allowed map[digest.Digest]bool
 
 	mu      sync.Mutex
 	runs    map[string]*workerRun  // by workflow and run ID
@@ -91,12 +105,21 @@ type builtAgent struct {
 	err     error
 }
 
+// fail is the failure, never retried, of an activity that could not build
+// the agent: its message redacted of the worker's secrets and its tools'.
+func (b *builtAgent) fail(err error) error {
+	return sdktemporal.NewNonRetryableApplicationError(b.secrets.String(err.Error()), ErrPlan, nil)
+}
+
 // NewWorker returns a Worker whose activities read runs' plans through c.
 func NewWorker(c client.Client, opts WorkerOptions) (*Worker, error) {
 	if opts.ModelFor == nil {
 		return nil, errors.New("temporal: a worker needs ModelFor")
 	}
-	return &Worker{opts: opts, client: c, runs: map[string]*workerRun{}, built: map[string]*builtAgent{}, batches: map[BatchRef][]byte{}}, nil
+	if len(opts.Allowed) == 0 && !opts.AllowAnyPlan {
+		return nil, errors.New("temporal: a worker needs the plans it may run (WorkerOptions.Allowed), or AllowAnyPlan")
+	}
+	return &Worker{opts: opts, client: c, allowed: allowSet(opts.Allowed), runs: map[string]*workerRun{}, built: map[string]*builtAgent{}, batches: map[BatchRef][]byte{}}, nil
 }
 
 // Options returns the options of a Temporal worker that serves agentc's
@@ -148,7 +171,7 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 	}
 	b, err := w.agent(ctx, run, in.Effect.Agent)
 	if err != nil {
-		return EffectResult{}, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+		return EffectResult{}, b.fail(err)
 	}
 	// Each attempt heartbeats the attempts made before it and its own,
 	// so that the next attempt, should this one's worker be lost, knows
@@ -200,7 +223,7 @@ func (w *Worker) servers(ctx context.Context) (map[string]tool.ServerRecord, err
 	}
 	b, err := w.agent(ctx, run, "")
 	if err != nil {
-		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+		return nil, b.fail(err)
 	}
 	return b.servers, nil
 }
@@ -251,6 +274,12 @@ func (w *Worker) runOf(ctx context.Context) (*workerRun, error) {
 	p, err := plan.Read("the workflow's plan", in.Plan)
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+	}
+	// The workflow checked the plan before it scheduled this activity;
+	// the activity reads the plan from the history itself, and checks
+	// again what it is about to run.
+	if err := w.checkPlan(p); err != nil {
+		return nil, err
 	}
 	run = &workerRun{plan: p, in: *in}
 	w.mu.Lock()
@@ -365,7 +394,10 @@ func (w *Worker) agent(ctx context.Context, run *workerRun, path string) (*built
 		w.built[key] = b
 	}
 	w.mu.Unlock()
-	b.once.Do(func() { b.err = w.build(ctx, run, path, b) })
+	b.once.Do(func() {
+		b.secrets = w.secrets()
+		b.err = w.build(ctx, run, path, b)
+	})
 	return b, b.err
 }
 
@@ -381,7 +413,6 @@ func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *buil
 			p = c.Plan
 		}
 	}
-	b.secrets = w.secrets()
 	modelFor := func(p *plan.Plan) (agentrt.Model, error) { return w.opts.ModelFor(p, run.in.Provider, run.in.Seed) }
 	model, err := modelFor(p)
 	if err != nil {

@@ -43,26 +43,34 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	if err := workflow.SetQueryHandler(ctx, QueryApprovals, sa.waiting); err != nil {
 		return nil, err
 	}
+	// Whatever the run fails with goes to the client: redacted first.
+	secrets := w.secrets()
+	fail := func(typ string, err error) error {
+		return sdktemporal.NewNonRetryableApplicationError(secrets.String(err.Error()), typ, nil)
+	}
 	if in.Batch != nil {
 		// Its batch is told when it ends, however it ends.
 		defer tellBatch(ctx, in.Batch)
 		lao := workflow.LocalActivityOptions{StartToCloseTimeout: planTimeout,
 			RetryPolicy: &sdktemporal.RetryPolicy{MaximumAttempts: attempts, NonRetryableErrorTypes: []string{ErrPlan}}}
 		if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, lao), planActivity, *in.Batch, in.Digest).Get(ctx, &in.Plan); err != nil {
-			return nil, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("reading the plan of batch %s: %v", in.Batch.Workflow, err), ErrPlan, nil)
+			return nil, fail(ErrPlan, fmt.Errorf("reading the plan of batch %s: %v", in.Batch.Workflow, err))
 		}
 	}
 	p, err := plan.Read("the workflow's plan", in.Plan)
 	if err != nil {
-		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+		return nil, fail(ErrPlan, err)
 	}
 	if string(p.Digests.Plan) != in.Digest {
-		return nil, sdktemporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("the plan's digest is %s, but the run was submitted for %s", p.Digests.Plan, in.Digest), ErrPlan, nil)
+		return nil, fail(ErrPlan, fmt.Errorf("the plan's digest is %s, but the run was submitted for %s", p.Digests.Plan, in.Digest))
+	}
+	// Before anything of the plan is built or run.
+	if err := w.checkPlan(p); err != nil {
+		return nil, err
 	}
 	budgets, err := in.Budgets.overrides()
 	if err != nil {
-		return nil, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("budgets.deadline: %v", err), ErrPlan, nil)
+		return nil, fail(ErrPlan, fmt.Errorf("budgets.deadline: %v", err))
 	}
 	var servers map[string]tool.ServerRecord
 	if hasServers(p) {
@@ -72,7 +80,6 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 			return nil, err
 		}
 	}
-	secrets := w.secrets()
 	var rec *telemetry.Recorder
 	content := false
 	if t := w.opts.Telemetry; t != nil {
@@ -102,7 +109,7 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		Content:  content,
 	})
 	if err != nil {
-		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+		return nil, fail(ErrPlan, err)
 	}
 	defer closeTools()
 	// The run's context is cancelled when the workflow is.
@@ -126,11 +133,11 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		Approver: w.approver(sa),
 	})
 	if err != nil {
-		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+		return nil, fail(ErrPlan, err)
 	}
 	rep, err := r.Run(rctx, in.Input)
 	if err != nil {
-		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrInput, nil)
+		return nil, fail(ErrInput, err)
 	}
 	return rep, nil
 }

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
@@ -80,7 +81,7 @@ func (t *temporalFlags) remote(e Env, workflowID *string) runcmd.Remote {
 		fmt.Fprintf(e.Stderr, "agentc: run %s submitted to %s (namespace %s, task queue %s)\n", run.GetID(), t.hostPort, t.namespace, t.taskQueue)
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
-		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, e.Stderr)
+		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, string(p.Digests.Plan), e.Stderr)
 		return temporal.Wait(ctx, c, run)
 	}
 }
@@ -117,7 +118,7 @@ func (t *temporalFlags) remoteBatch(e Env, workflowID *string) runcmd.RemoteBatc
 		fmt.Fprintf(w, "agentc: batch %s submitted to %s (namespace %s, task queue %s): each input is a run, workflow ID %s/INDEX-DIGEST; the batch goes on without this command once every input is handed over; to collect it, run the same command with --workflow-id %s\n",
 			id, t.hostPort, t.namespace, t.taskQueue, id, id)
 		wctx, stop := context.WithCancel(ctx)
-		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, w)
+		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, string(p.Digests.Plan), w)
 		done := func() {
 			stop()
 			defer c.Close()
@@ -147,8 +148,10 @@ func newWorkerCmd(e Env) *cobra.Command {
 	var t temporalFlags
 	var dir, baseURL string
 	var stall time.Duration
+	var allow []string
+	var anyPlan bool
 	cmd := &cobra.Command{
-		Use:   "worker --temporal HOST:PORT",
+		Use:   "worker --temporal HOST:PORT --allow PLAN_DIGEST|PLAN_FILE|LOCK_FILE...",
 		Short: "Serve runs submitted to a Temporal server (agentc run --temporal)",
 		Long: `Worker serves agentc runs on a Temporal server: it polls the task queue for
 runs (workflows) and their model and tool calls (activities), and makes them.
@@ -156,10 +159,23 @@ Any number of workers may serve one queue, on any number of machines; a run
 goes on on another worker when its worker stops or dies, and no model or tool
 call that completed is made again.
 
+A run's plan comes from whoever started it, and names the programs the worker
+runs, as the worker's user: a worker runs only the plans its operator allows
+with --allow, given once or more, each a plan digest (blake3:...), a plan file
+(agentc compile) or a lock file (agentc.sum: every agent it holds). A caller's
+digest covers the agents it calls. A run of any other plan fails at once,
+before any model or tool call, naming its digest. A worker with no --allow
+does not start; --insecure-allow-any-plan runs any plan anyone who can start a
+workflow on its task queue sends, for development on a server no one else
+reaches.
+
 A worker reads the provider keys from its own environment (OPENAI_API_KEY,
-ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
-(default: the working directory). It stops on SIGINT or SIGTERM.`,
-		Example: `  agentc worker --temporal localhost:7233
+ANTHROPIC_API_KEY), and never passes them to a tool: a plan whose tool's env
+names one of agentc's keys (or a variable holding one) is refused, allowed or
+not. Its tools' relative paths resolve against --dir (default: the working
+directory). It stops on SIGINT or SIGTERM.`,
+		Example: `  agentc digest --write examples/issue-triage.cue
+  agentc worker --temporal localhost:7233 --allow agentc.sum
   agentc run examples/issue-triage.cue --temporal localhost:7233 --input @issue.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -190,12 +206,27 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
 			if err != nil {
 				return err
 			}
+			var allowed []digest.Digest
+			switch {
+			case anyPlan && len(allow) > 0:
+				return UsageError("--allow and --insecure-allow-any-plan do not go together: give one")
+			case !anyPlan && len(allow) == 0:
+				return UsageError("agentc worker needs --allow: a worker runs only the plans its operator allows (a plan digest, a plan file, or a lock file such as agentc.sum; agentc digest --write makes one), or --insecure-allow-any-plan, which runs any plan anyone who can start a workflow on the task queue sends")
+			}
+			for _, a := range allow {
+				ds, err := temporal.ReadAllowed(a)
+				if err != nil {
+					return UsageError("--allow %s: %v", a, err)
+				}
+				allowed = append(allowed, ds...)
+			}
 			c, err := temporal.Dial(ctx, t.hostPort, t.namespace, e.Stderr)
 			if err != nil {
 				return &ExitError{Code: ExitFindings, Err: err}
 			}
 			defer c.Close()
-			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: rules(), Telemetry: tel})
+			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: rules(), Telemetry: tel,
+				Allowed: allowed, AllowAnyPlan: anyPlan})
 			if err != nil {
 				return err
 			}
@@ -205,7 +236,10 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
 			if err := tw.Start(); err != nil {
 				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("temporal: starting the worker: %w", err)}
 			}
-			fmt.Fprintf(e.Stderr, "agentc: worker serving task queue %s on %s (namespace %s)\n", t.taskQueue, t.hostPort, t.namespace)
+			if anyPlan {
+				fmt.Fprintf(e.Stderr, "agentc: WARNING: --insecure-allow-any-plan: this worker runs any plan, and so any program, as this user, for anyone who can start a workflow on task queue %s\n", t.taskQueue)
+			}
+			fmt.Fprintf(e.Stderr, "agentc: worker serving task queue %s on %s (namespace %s)%s\n", t.taskQueue, t.hostPort, t.namespace, allowedNote(allowed))
 			stop := stopSignals(ctx)
 			<-stop.Done()
 			fmt.Fprintln(e.Stderr, "agentc: worker stopping")
@@ -217,7 +251,24 @@ ANTHROPIC_API_KEY), and its tools' relative paths resolve against --dir
 	cmd.Flags().StringVar(&dir, "dir", "", "resolve the agents' relative paths against this directory (default: the working directory)")
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the manifest's model.base_url)")
 	runcmd.RegisterStall(cmd.Flags(), &stall)
+	cmd.Flags().StringArrayVar(&allow, "allow", nil, "run the plans of this plan digest, plan file or lock file (agentc.sum), and no other (repeatable)")
+	cmd.Flags().BoolVar(&anyPlan, "insecure-allow-any-plan", false, "run any plan a client sends: any program, as this user (development only)")
 	return cmd
+}
+
+// allowedNote is what a worker's start line says of the plans it runs.
+func allowedNote(ds []digest.Digest) string {
+	if len(ds) == 0 {
+		return ""
+	}
+	seen := map[digest.Digest]bool{}
+	for _, d := range ds {
+		seen[d] = true
+	}
+	if len(seen) == 1 {
+		return ", running plan " + string(ds[0])
+	}
+	return fmt.Sprintf(", running %d plans", len(seen))
 }
 
 func newJournalCmd(e Env) *cobra.Command {

@@ -114,27 +114,18 @@ func WorkerModels(baseURL string, stall time.Duration, events func(agentrt.Event
 	}, nil
 }
 
-// ProviderSecrets returns the provider keys set in the environment: the
-// secrets every run redacts.
+// ProviderSecrets returns the values of agentc's own keys set in the
+// environment (plan.KeyVars: the provider keys, the Temporal client's API
+// key): the secrets every run redacts.
 func ProviderSecrets() []string {
 	var out []string
-	for _, pr := range providers {
-		if v := os.Getenv(pr.keyVar); v != "" {
-			out = append(out, v)
-		}
-	}
-	for _, name := range otherSecretVars {
+	for _, name := range plan.KeyVars() {
 		if v := os.Getenv(name); v != "" {
 			out = append(out, v)
 		}
 	}
 	return out
 }
-
-// otherSecretVars name the variables besides the provider keys whose
-// values are secrets wherever agentc reads them: the Temporal client's
-// API key.
-var otherSecretVars = []string{"TEMPORAL_API_KEY"}
 
 // EventPrinter writes events as the run verb's progress lines on w, with
 // the secrets redacted.
