@@ -152,13 +152,72 @@ func traceParent(tp string) trace.SpanContext {
 }
 
 // approver is a run workflow's approver: the worker's rules, if any, then
-// a signal.
+// a signal. The rules are evaluated in a local activity, never in the
+// workflow's code: an approve_if runs in a bounded child process whose
+// verdict at its bound could differ between the first run and a replay,
+// so the verdict is recorded in the history and a replay reads it back.
 func (w *Worker) approver(sa *signalApprover) agentrt.Approver {
-	a := agentrt.Approver(sa.approve)
-	if w.opts.Rules != nil {
-		a = w.opts.Rules(a)
+	if w.opts.Rules == nil {
+		return sa.approve
 	}
-	return a
+	return func(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+		if req.If == nil || req.Mode == plan.ApproveAlways || req.Arguments == nil {
+			return sa.approve(ctx, req)
+		}
+		lao := workflow.LocalActivityOptions{StartToCloseTimeout: rulesTimeout,
+			RetryPolicy: &sdktemporal.RetryPolicy{MaximumAttempts: 1}}
+		var v ruleVerdict
+		err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(sa.ctx, lao), w.rules, ruleCall{*req, req.If}).Get(sa.ctx, &v)
+		switch {
+		case err != nil:
+			q := *req
+			q.Why += "; approve_if did not decide: " + err.Error()
+			req = &q
+		case v.Approved:
+			return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByRule}, nil
+		default:
+			q := *req
+			q.Why = v.Why
+			req = &q
+		}
+		return sa.approve(ctx, req)
+	}
+}
+
+// rulesTimeout bounds a local activity that evaluates an approve_if; the
+// evaluation's own bounds (package cueproc) are tighter.
+const rulesTimeout = time.Minute
+
+// ruleCall is what the rules' local activity is given: the request and
+// its constraint, which a request does not carry in JSON.
+type ruleCall struct {
+	Request agentrt.ApprovalRequest `json:"request"`
+	If      *plan.CUEConstraint     `json:"if"`
+}
+
+// ruleVerdict is what the worker's rules decided about a call: approved,
+// or why it goes on to be asked.
+type ruleVerdict struct {
+	Approved bool   `json:"approved,omitempty"`
+	Why      string `json:"why,omitempty"`
+}
+
+// rules is the local activity that evaluates the worker's rules on a call.
+func (w *Worker) rules(ctx context.Context, c ruleCall) (ruleVerdict, error) {
+	req := c.Request
+	req.If = c.If
+	var passed *agentrt.ApprovalRequest
+	d, err := w.opts.Rules(func(_ context.Context, r *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+		passed = r
+		return agentrt.ApprovalDecision{}, nil
+	})(ctx, &req)
+	switch {
+	case err != nil:
+		return ruleVerdict{}, err
+	case passed != nil:
+		return ruleVerdict{Why: passed.Why}, nil
+	}
+	return ruleVerdict{Approved: d.Approved}, nil
 }
 
 // hasServers reports whether a plan, or an agent it calls, declares an
