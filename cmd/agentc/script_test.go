@@ -24,6 +24,7 @@ import (
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/plan"
+	tooling "agentc.dev/agentc/runtime/tool"
 )
 
 func TestMain(m *testing.M) {
@@ -31,6 +32,8 @@ func TestMain(m *testing.M) {
 		// The two programs, as their mains run them, installed on PATH.
 		"agentc":              func() { os.Exit(cli.Main(cuecmd.Compiler())) },
 		runcmd.RuntimeProgram: func() { os.Exit(runcmd.Main()) },
+		// What both start to confine a tool's program.
+		tooling.ConfinedProgram: func() { code, _ := tooling.RunConfined(); os.Exit(code) },
 		"docs-mcp-server":     docsServer,
 	})
 }

@@ -90,6 +90,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/tool/internal/confine"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
 	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
@@ -124,6 +125,7 @@ type Tool struct {
 	env      []string         // names to pass, without PATH
 	timeout  time.Duration
 	maxBytes int
+	confine  confine.Policy
 	spec     runtime.ToolSpec
 }
 
@@ -195,6 +197,9 @@ func New(name string, t plan.Tool, baseDir string) (*Tool, error) {
 		return fail("base directory: %v", err)
 	}
 	tool.base = base
+	if tool.confine, err = Confinement(name, t, base); err != nil {
+		return fail("%v", err)
+	}
 	tool.spec = runtime.ToolSpec{Name: name, Description: t.Description, Schema: bytes.Clone(t.Input.Schema)}
 	return tool, nil
 }
@@ -417,12 +422,21 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	cmd.Env = t.environ()
 	cmd.Stdout, cmd.Stderr = wOut, wErr
 	group := proc.New(cmd)
+	confined, err := t.confine.Wrap(cmd)
+	if err != nil {
+		rOut.Close()
+		rErr.Close()
+		wOut.Close()
+		wErr.Close()
+		return runtime.ToolResult{}, fmt.Errorf("starting %q: %s", t.program, reason(err))
+	}
 
 	// The program dies with the thread that starts it (Linux): this one,
 	// until the program has exited.
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
 	err = group.Start()
+	confined.Started()
 	wOut.Close()
 	wErr.Close()
 	if err != nil {
@@ -473,7 +487,17 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	rErr.Close()
 	<-drained
 
+	// Through the trampoline, the program's own status is reported apart.
+	state := ""
+	if cmd.ProcessState != nil {
+		state = cmd.ProcessState.String()
+	}
 	succeeded := cmd.ProcessState != nil && cmd.ProcessState.Success()
+	if st, err := confined.Result(); err != nil {
+		return runtime.ToolResult{}, fmt.Errorf("starting %q: %s", t.program, strings.TrimPrefix(err.Error(), confine.ErrStart.Error()+": "))
+	} else if st.Known {
+		state, succeeded, waitErr = st.Text, st.Success, nil
+	}
 	if byUs && !succeeded {
 		if err := ctx.Err(); err != nil {
 			return runtime.ToolResult{}, err
@@ -482,8 +506,8 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	}
 	var exitErr *osexec.ExitError
 	switch {
-	case errors.As(waitErr, &exitErr):
-		return runtime.ToolResult{Content: failure("the program failed: "+exitErr.ProcessState.String(), stdout, stderr), IsError: true}, nil
+	case !succeeded && (waitErr == nil || errors.As(waitErr, &exitErr)):
+		return runtime.ToolResult{Content: failure("the program failed: "+state, stdout, stderr), IsError: true}, nil
 	case waitErr != nil:
 		return runtime.ToolResult{}, fmt.Errorf("running %q: %s", t.program, reason(waitErr))
 	}
@@ -576,3 +600,34 @@ func (c *capped) text(name string) string {
 // reason says why an operation failed without the path: errors from the
 // os package carry host paths.
 func reason(err error) string { return toolio.Reason(err) }
+
+// Confinement is the policy that t declares for the program of the tool
+// called name (an exec tool's, or a stdio mcp server's), with base the
+// manifest's directory; it reports on standard error, once for each tool,
+// what this system cannot enforce of it, and fails when t requires it.
+func Confinement(name string, t plan.Tool, base string) (confine.Policy, error) {
+	var c plan.Confine
+	if t.Confine != nil {
+		c = *t.Confine
+	}
+	p, err := confine.Resolve(c.Read, c.Write, c.Network, c.Enforce, base)
+	if err != nil {
+		return confine.Policy{}, err
+	}
+	warnings, err := p.Check()
+	if err != nil {
+		return confine.Policy{}, err
+	}
+	for _, w := range warnings {
+		warn(name, w)
+	}
+	return p, nil
+}
+
+var warned sync.Map // tool name and warning → true
+
+func warn(name, w string) {
+	if _, dup := warned.LoadOrStore(name+"\x00"+w, true); !dup {
+		fmt.Fprintf(os.Stderr, "agentc: warning: tool %q is not wholly confined: %s (set confine.enforce to \"require\" to refuse to run so, or \"off\" to run unconfined without this warning)\n", name, w)
+	}
+}
