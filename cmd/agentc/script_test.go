@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		runcmd.RuntimeProgram: func() { os.Exit(runcmd.Main()) },
 		// What both start to confine a tool's program.
 		tooling.ConfinedProgram: func() { code, _ := tooling.RunConfined(); os.Exit(code) },
-		"docs-mcp-server":     docsServer,
+		"docs-mcp-server":       docsServer,
 	})
 }
 

@@ -18,7 +18,6 @@ import (
 
 const schema = `{"type":"object"}`
 
-//
 // These tests are of what runs a program, not of its confinement (see
 // confine_linux_test.go): a tool that declares no confine runs unconfined.
 func newTool(t testing.TB, base string, pt plan.Tool) *Tool {
