@@ -197,7 +197,7 @@ func New(name string, t plan.Tool, baseDir string) (*Tool, error) {
 		return fail("base directory: %v", err)
 	}
 	tool.base = base
-	if tool.confine, err = Confinement(name, t, base); err != nil {
+	if tool.confine, err = confine.ForTool(name, t.Confine, base); err != nil {
 		return fail("%v", err)
 	}
 	tool.spec = runtime.ToolSpec{Name: name, Description: t.Description, Schema: bytes.Clone(t.Input.Schema)}
@@ -600,34 +600,3 @@ func (c *capped) text(name string) string {
 // reason says why an operation failed without the path: errors from the
 // os package carry host paths.
 func reason(err error) string { return toolio.Reason(err) }
-
-// Confinement is the policy that t declares for the program of the tool
-// called name (an exec tool's, or a stdio mcp server's), with base the
-// manifest's directory; it reports on standard error, once for each tool,
-// what this system cannot enforce of it, and fails when t requires it.
-func Confinement(name string, t plan.Tool, base string) (confine.Policy, error) {
-	var c plan.Confine
-	if t.Confine != nil {
-		c = *t.Confine
-	}
-	p, err := confine.Resolve(c.Read, c.Write, c.Network, c.Enforce, base)
-	if err != nil {
-		return confine.Policy{}, err
-	}
-	warnings, err := p.Check()
-	if err != nil {
-		return confine.Policy{}, err
-	}
-	for _, w := range warnings {
-		warn(name, w)
-	}
-	return p, nil
-}
-
-var warned sync.Map // tool name and warning → true
-
-func warn(name, w string) {
-	if _, dup := warned.LoadOrStore(name+"\x00"+w, true); !dup {
-		fmt.Fprintf(os.Stderr, "agentc: warning: tool %q is not wholly confined: %s (set confine.enforce to \"require\" to refuse to run so, or \"off\" to run unconfined without this warning)\n", name, w)
-	}
-}

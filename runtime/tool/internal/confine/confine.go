@@ -31,6 +31,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+
+	"agentc.dev/agentc/plan"
 )
 
 // Program is the trampoline's os.Args[0].
@@ -106,7 +109,10 @@ type spec struct {
 
 // Run is one program started through the trampoline.
 type Run struct {
-	r, w *os.File
+	r, w   *os.File
+	once   sync.Once
+	status Status
+	err    error
 }
 
 // Started closes this process's end of the status pipe once the command
@@ -117,6 +123,10 @@ func (r *Run) Started() {
 		r.w = nil
 	}
 }
+
+// Close reads the status pipe and closes it, for a program whose status
+// is not asked for; call it once the program has ended.
+func (r *Run) Close() { r.Result() }
 
 // ErrStart is the error Result returns when the trampoline could not
 // start the program; its text says why, without the base directory.
@@ -136,6 +146,11 @@ func (r *Run) Result() (Status, error) {
 	if r == nil {
 		return Status{}, nil
 	}
+	r.once.Do(func() { r.status, r.err = r.read() })
+	return r.status, r.err
+}
+
+func (r *Run) read() (Status, error) {
 	r.Started()
 	defer r.r.Close()
 	b := make([]byte, 4096)
@@ -225,3 +240,30 @@ func Describe(read, write []string, network bool, enforce string) string {
 	return fmt.Sprintf("runs confined: it reads the system's programs and libraries and %s, writes %s, and reaches %s%s",
 		list(read), list(write), net, req)
 }
+
+// ForTool is the policy c declares for the program of the tool called
+// name (an exec tool's, or a stdio mcp server's), with base the
+// manifest's directory; nil c is the default. It reports on standard
+// error, once for each tool and reason, what this system cannot enforce,
+// and fails instead when c requires it.
+func ForTool(name string, c *plan.Confine, base string) (Policy, error) {
+	if c == nil {
+		c = &plan.Confine{}
+	}
+	p, err := Resolve(c.Read, c.Write, c.Network, c.Enforce, base)
+	if err != nil {
+		return Policy{}, err
+	}
+	warnings, err := p.Check()
+	if err != nil {
+		return Policy{}, err
+	}
+	for _, w := range warnings {
+		if _, dup := warned.LoadOrStore(name+"\x00"+w, true); !dup {
+			fmt.Fprintf(os.Stderr, "agentc: warning: tool %q is not wholly confined: %s (set confine.enforce to \"require\" to refuse to run so, or \"off\" to run unconfined without this warning)\n", name, w)
+		}
+	}
+	return p, nil
+}
+
+var warned sync.Map // tool name and warning → true
