@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 		// What both start to confine a tool's program.
 		tooling.ConfinedProgram: func() { code, _ := tooling.RunConfined(); os.Exit(code) },
 		"docs-mcp-server":       docsServer,
+		"tcpconnect":            tcpConnect,
 	})
 }
 
@@ -67,6 +68,9 @@ func TestScripts(t *testing.T) {
 			if cond == "chromium" {
 				return chromiumCondition(), nil
 			}
+			if cond == "landlock" || cond == "userns" {
+				return confineCondition(cond), nil
+			}
 			if cond != "temporal" {
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}
@@ -79,6 +83,9 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakeprovider": fakeProvider,
+			"tcplisten":    tcpListen,
+			"tcpaccepted":  tcpAccepted,
+			"procgone":     procGone,
 			"screenshot":   screenshot,
 			"dom":          dom,
 			"ptyexec":      ptyExec,
