@@ -214,33 +214,6 @@ func (p Policy) shownPaths() []string {
 	return out
 }
 
-// Describe says in a line what p lets a program reach, for vet.
-func Describe(read, write []string, network bool, enforce string) string {
-	if enforce == Off {
-		return "runs unconfined (confine.enforce is \"off\"): it can reach every file and host the user can"
-	}
-	list := func(l []string) string {
-		if len(l) == 0 {
-			return "nothing more"
-		}
-		q := make([]string, len(l))
-		for i, s := range l {
-			q[i] = strconv.Quote(s)
-		}
-		return strings.Join(q, ", ")
-	}
-	net := "no network"
-	if network {
-		net = "the network"
-	}
-	req := ""
-	if enforce == Require {
-		req = "; it refuses to run where the kernel cannot confine it"
-	}
-	return fmt.Sprintf("runs confined: it reads the system's programs and libraries and %s, writes %s, and reaches %s%s",
-		list(read), list(write), net, req)
-}
-
 // ForTool is the policy c declares for the program of the tool called
 // name (an exec tool's, or a stdio mcp server's), with base the
 // manifest's directory; nil c is the default. It reports on standard
