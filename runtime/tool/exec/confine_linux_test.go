@@ -216,7 +216,7 @@ func BenchmarkCall(b *testing.B) {
 	for _, c := range []struct {
 		name    string
 		confine *plan.Confine
-	}{{"unconfined", &plan.Confine{Enforce: "off"}}, {"confined", &plan.Confine{}}} {
+	}{{"unconfined", &plan.Confine{Enforce: "off"}}, {"confined", &plan.Confine{}}, {"confined with network", &plan.Confine{Network: true}}} {
 		b.Run(c.name, func(b *testing.B) {
 			tool := newTool(b, b.TempDir(), plan.Tool{Argv: []string{"true"}, Confine: c.confine})
 			for b.Loop() {
