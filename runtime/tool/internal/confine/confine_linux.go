@@ -26,7 +26,7 @@ import (
 var system = []string{
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
-	"/etc/localtime", "/etc/alternatives", "/nix/store", "/gnu/store",
+	"/etc/localtime", "/etc/alternatives", "/etc/gitconfig", "/nix/store", "/gnu/store",
 	"/dev/zero", "/dev/random", "/dev/urandom", "/dev/full",
 }
 
