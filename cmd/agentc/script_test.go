@@ -24,7 +24,6 @@ import (
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/plan"
-	tooling "agentc.dev/agentc/runtime/tool"
 )
 
 func TestMain(m *testing.M) {
@@ -32,10 +31,8 @@ func TestMain(m *testing.M) {
 		// The two programs, as their mains run them, installed on PATH.
 		"agentc":              func() { os.Exit(cli.Main(cuecmd.Compiler())) },
 		runcmd.RuntimeProgram: func() { os.Exit(runcmd.Main()) },
-		// What both start to confine a tool's program.
-		tooling.ConfinedProgram: func() { code, _ := tooling.RunConfined(); os.Exit(code) },
-		"docs-mcp-server":       docsServer,
-		"tcpconnect":            tcpConnect,
+		"docs-mcp-server":     docsServer,
+		"tcpconnect":          tcpConnect,
 	})
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/internal/runcmd"
-	"agentc.dev/agentc/runtime/tool"
 	"agentc.dev/agentc/telemetry/otlp"
 )
 
@@ -53,9 +52,6 @@ type Compiler struct {
 // Main runs the agentc program, with c's verbs and run, over the
 // process's arguments and streams, and returns the exit code.
 func Main(c *Compiler) int {
-	if code, ok := tool.RunConfined(); ok {
-		return code
-	}
 	dir, _ := os.Getwd()
 	return Run(os.Args[1:], Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir, Program: true, Telemetry: otlp.FromEnv}, c)
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"agentc.dev/agentc/runtime/redact"
-	"agentc.dev/agentc/runtime/tool"
 	"agentc.dev/agentc/telemetry"
 )
 
@@ -170,9 +169,6 @@ Flags:
 // Main is the runtime program: it runs the process's command line and
 // returns the exit code.
 func Main() int {
-	if code, ok := tool.RunConfined(); ok {
-		return code
-	}
 	dir, _ := os.Getwd()
 	return Run(os.Args[1:], Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir, Program: true})
 }

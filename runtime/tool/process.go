@@ -30,18 +30,6 @@ func AdoptOrphans() (release func()) {
 // program about to exit without closing its tools.
 func KillProcesses() { proc.KillAll() }
 
-// ConfinedProgram is the name (os.Args[0]) under which a program that runs
-// exec tools or mcp servers starts itself again to confine one: see
-// RunConfined.
-const ConfinedProgram = confine.Program
-
-// RunConfined makes this process, when it was started to confine a tool's
-// program, restrict itself, run the program, and report how it ended; it
-// returns the exit code and true then, and false otherwise. A program
-// that runs exec tools or stdio mcp servers calls it before anything
-// else, since it starts itself again (os.Executable) for each of them.
-func RunConfined() (code int, ok bool) { return confine.Main() }
-
 // Confinement says what this system offers to confine a tool's program:
 // Landlock's ABI version (0 without it) and whether new user, PID and
 // network namespaces can be made. It is 0 and false but on Linux.

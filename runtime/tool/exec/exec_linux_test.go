@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"agentc.dev/agentc/plan"
-	"agentc.dev/agentc/runtime/tool/internal/confine"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
 )
 
@@ -21,9 +20,6 @@ import (
 // does, so that what a call kills is reaped here rather than by PID 1;
 // as a helper (see TestParentDeath) it runs one call and waits.
 func TestMain(m *testing.M) {
-	if code, ok := confine.Main(); ok {
-		os.Exit(code)
-	}
 	if addr := os.Getenv("EXEC_TEST_CONNECT"); addr != "" {
 		os.Exit(connectHelper(addr))
 	}

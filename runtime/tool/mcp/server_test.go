@@ -12,8 +12,6 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"agentc.dev/agentc/runtime/tool/internal/confine"
 )
 
 // The test binary is also the MCP server the tests start: with
@@ -25,9 +23,6 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if code, ok := confine.Main(); ok {
-		os.Exit(code)
-	}
 	if os.Getenv(serverVar) == "1" {
 		os.Exit(serveStdio(os.Getenv(variantVar)))
 	}

@@ -9,9 +9,8 @@
 // Go cannot run code between fork and exec, so the restrictions are
 // applied by a trampoline: this program started again under the name
 // Program, which restricts itself, starts the tool's program as its child,
-// waits for it, reports its exit status on a pipe and exits. A program
-// that can run tools calls Main first thing, so that it becomes the
-// trampoline when started as one.
+// waits for it, reports its exit status on a pipe and exits. The package's
+// init makes any program that links it the trampoline when started as one.
 //
 // Where the kernel lacks a part (Landlock, or user namespaces), the
 // program runs with what is left and New says so in a warning; a policy
@@ -165,6 +164,15 @@ func (r *Run) read() (Status, error) {
 		return Status{}, fmt.Errorf("%w: %s", ErrStart, msg[len("error "):])
 	}
 	return Status{}, nil
+}
+
+// Every program that links this package (agentc, agentc-runtime, a Go
+// host that runs exec tools, their tests) starts itself again as the
+// trampoline, so each must become it before its own main runs.
+func init() {
+	if code, ok := Main(); ok {
+		os.Exit(code)
+	}
 }
 
 // Main runs this process as the trampoline when it was started as one,
