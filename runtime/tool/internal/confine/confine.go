@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,9 +153,13 @@ func (r *Run) Result() (Status, error) {
 func (r *Run) read() (Status, error) {
 	r.Started()
 	defer r.r.Close()
-	b := make([]byte, 4096)
-	n, _ := r.r.Read(b)
-	msg := string(b[:n])
+	b, _ := io.ReadAll(io.LimitReader(r.r, 4096))
+	return parseStatus(string(b))
+}
+
+// parseStatus reads the trampoline's report: "status N" (a wait status)
+// or "error REASON".
+func parseStatus(msg string) (Status, error) {
 	switch {
 	case strings.HasPrefix(msg, "status "):
 		if s, err := strconv.Atoi(msg[len("status "):]); err == nil {
