@@ -44,6 +44,15 @@
 // that marks what the call starts. Nothing else passes: not HOME, not
 // LANG, and above all no provider key, unless the manifest names it.
 //
+// The program runs confined, as the tool's confine block declares (nil:
+// the defaults): on Linux, it reads only the system's programs and
+// libraries and the declared paths, writes only those declared writable,
+// has no network unless declared, and is the second process of a PID
+// namespace of its own, so that the kernel kills all it started when it
+// exits; where the kernel lacks a part, New warns, or fails when the tool
+// requires confinement (see the internal confine package). What follows
+// holds of a program that runs unconfined.
+//
 // The program runs in a process group of its own (on Unix). When the
 // timeout passes or the call's context ends, the whole group is killed.
 // When the program has exited, whatever it left running in its group is
