@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -490,6 +491,7 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			}
 			checkTmpl(fmt.Sprintf("argv[%d]", i), av)
 		}
+		c.checkConfine(path, t)
 		dv := lookup(t, "dir")
 		if d, ok := str(dv); ok {
 			// The runtime refuses these before any call (runtime/tool/exec).
@@ -509,6 +511,9 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			if a, ok := str(av); ok && strings.IndexByte(a, 0) >= 0 {
 				c.add(av.Pos(), CodeToolInvalid, "%s.command[%d]: contains a NUL byte, which no program or argument can hold", path, i)
 			}
+		}
+		if cmd {
+			c.checkConfine(path, t)
 		}
 		uv := lookup(t, "url")
 		if u, ok := str(uv); ok {
@@ -694,4 +699,50 @@ func (c *checker) checkOutput() {
 	if keeps, err := kv.Bool(); err == nil && keeps && len(c.toolNames()) == 0 {
 		c.add(kv.Pos(), CodeKeepsToolsNoTools, "output.keeps_tools: the agent has no tools to keep; drop keeps_tools or declare tools")
 	}
+}
+
+// checkConfine says, as a note, what an exec tool's program or a stdio
+// mcp server may reach (its confine block, or the default), and refuses a
+// path no file system can hold.
+func (c *checker) checkConfine(path string, t cue.Value) {
+	cv := lookup(t, "confine")
+	var read, write []string
+	for _, l := range []struct {
+		field string
+		out   *[]string
+	}{{"read", &read}, {"write", &write}} {
+		for i, pv := range elems(lookup(cv, l.field)) {
+			p, _ := str(pv)
+			if strings.IndexByte(p, 0) >= 0 {
+				c.add(pv.Pos(), CodeToolInvalid, "%s.confine.%s[%d]: the path contains a NUL byte, which no path can hold", path, l.field, i)
+				continue
+			}
+			*l.out = append(*l.out, strconv.Quote(p))
+		}
+	}
+	network, _ := lookup(cv, "network").Bool()
+	enforce, _ := str(lookup(cv, "enforce"))
+	pos := t.Pos()
+	if cv.Exists() {
+		pos = cv.Pos()
+	}
+	if enforce == "off" {
+		c.add(pos, CodeToolConfined, "%s runs unconfined (confine.enforce is \"off\"): it reaches every file and host the user can", path)
+		return
+	}
+	list := func(l []string) string {
+		if len(l) == 0 {
+			return "nothing"
+		}
+		return strings.Join(l, ", ")
+	}
+	net := "no network"
+	if network {
+		net = "the network"
+	}
+	how := "where the system cannot confine it, it runs with a warning"
+	if enforce == "require" {
+		how = "where the system cannot confine it, it does not run"
+	}
+	c.add(pos, CodeToolConfined, "%s runs confined: it reads the system's programs and libraries and %s, writes %s, and reaches %s; %s", path, list(read), list(write), net, how)
 }

@@ -171,6 +171,9 @@ type Tool struct {
 	Env []string `json:"env,omitempty"`
 	// mcp
 	Command []string `json:"command,omitempty"`
+	// exec, mcp over stdio: what the program may reach; nil confines it
+	// with the defaults (see Confine).
+	Confine *Confine `json:"confine,omitempty"`
 	// agent
 	Path string `json:"path,omitempty"`
 	Pin  string `json:"pin,omitempty"`
@@ -188,6 +191,23 @@ type Tool struct {
 	// mcp: Approve and ApproveIf of the server's tools, by name, where
 	// they differ from the server's.
 	ApproveTools map[string]ToolApproval `json:"approve_tools,omitempty"`
+}
+
+// Confine is what an exec tool's program or a stdio mcp server may
+// reach. Left out, it is confined with nothing but the system's programs
+// and libraries to read, and no network.
+type Confine struct {
+	// Read lists the files and directories the program may read (and
+	// execute); Write those it may also write. Each is relative to the
+	// manifest's directory unless absolute.
+	Read  []string `json:"read,omitempty"`
+	Write []string `json:"write,omitempty"`
+	// Network lets the program use the network.
+	Network bool `json:"network,omitempty"`
+	// Enforce is "best" (or empty: confine as far as the system allows,
+	// and warn of the rest), "require" (refuse to run where the system
+	// cannot confine wholly) or "off" (run unconfined).
+	Enforce string `json:"enforce,omitempty"`
 }
 
 // ToolApproval is what an mcp tool's approval is, where it differs from

@@ -33,6 +33,7 @@ func TestMain(m *testing.M) {
 		"agentc":              func() { os.Exit(cli.Main(cuecmd.Compiler())) },
 		runcmd.RuntimeProgram: func() { os.Exit(runcmd.Main()) },
 		"docs-mcp-server":     docsServer,
+		"tcpconnect":          tcpConnect,
 	})
 }
 
@@ -65,6 +66,9 @@ func TestScripts(t *testing.T) {
 			if cond == "chromium" {
 				return chromiumCondition(), nil
 			}
+			if cond == "landlock" || cond == "userns" {
+				return confineCondition(cond), nil
+			}
 			if cond != "temporal" {
 				return false, fmt.Errorf("unknown condition %q", cond)
 			}
@@ -77,6 +81,9 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakeprovider": fakeProvider,
+			"tcplisten":    tcpListen,
+			"tcpaccepted":  tcpAccepted,
+			"procgone":     procGone,
 			"screenshot":   screenshot,
 			"dom":          dom,
 			"ptyexec":      ptyExec,

@@ -1,6 +1,9 @@
 package tool
 
-import "agentc.dev/agentc/runtime/tool/internal/proc"
+import (
+	"agentc.dev/agentc/runtime/tool/internal/confine"
+	"agentc.dev/agentc/runtime/tool/internal/proc"
+)
 
 // AdoptOrphans makes this process, on Linux, the parent of every orphan
 // among its descendants (a child subreaper), where the kernel allows it;
@@ -26,3 +29,8 @@ func AdoptOrphans() (release func()) {
 // every descendant of this process, without waiting for any: for a
 // program about to exit without closing its tools.
 func KillProcesses() { proc.KillAll() }
+
+// Confinement says what this system offers to confine a tool's program:
+// Landlock's ABI version (0 without it) and whether new user, PID and
+// network namespaces can be made. It is 0 and false but on Linux.
+func Confinement() (landlockABI int, namespaces bool) { return confine.Support() }

@@ -44,6 +44,15 @@
 // that marks what the call starts. Nothing else passes: not HOME, not
 // LANG, and above all no provider key, unless the manifest names it.
 //
+// The program runs confined, as the tool's confine block declares (nil:
+// the defaults): on Linux, it reads only the system's programs and
+// libraries and the declared paths, writes only those declared writable,
+// has no network unless declared, and is the second process of a PID
+// namespace of its own, so that the kernel kills all it started when it
+// exits; where the kernel lacks a part, New warns, or fails when the tool
+// requires confinement (see the internal confine package). What follows
+// holds of a program that runs unconfined.
+//
 // The program runs in a process group of its own (on Unix). When the
 // timeout passes or the call's context ends, the whole group is killed.
 // When the program has exited, whatever it left running in its group is
@@ -91,6 +100,7 @@ import (
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/runtime/tool/internal/confine"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
 	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
@@ -125,6 +135,7 @@ type Tool struct {
 	env      []string         // names to pass, without PATH
 	timeout  time.Duration
 	maxBytes int
+	confine  confine.Policy
 	spec     runtime.ToolSpec
 	secrets  *redact.Set // replaced before an output is cut
 }
@@ -207,6 +218,9 @@ func New(name string, t plan.Tool, baseDir string, opts ...Option) (*Tool, error
 		return fail("base directory: %v", err)
 	}
 	tool.base = base
+	if tool.confine, err = confine.ForTool(name, t.Confine, base); err != nil {
+		return fail("%v", err)
+	}
 	tool.spec = runtime.ToolSpec{Name: name, Description: t.Description, Schema: bytes.Clone(t.Input.Schema)}
 	for _, o := range opts {
 		o(tool)
@@ -432,12 +446,21 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	cmd.Env = t.environ()
 	cmd.Stdout, cmd.Stderr = wOut, wErr
 	group := proc.New(cmd)
+	confined, err := t.confine.Wrap(cmd)
+	if err != nil {
+		rOut.Close()
+		rErr.Close()
+		wOut.Close()
+		wErr.Close()
+		return runtime.ToolResult{}, fmt.Errorf("starting %q: %s", t.program, reason(err))
+	}
 
 	// The program dies with the thread that starts it (Linux): this one,
 	// until the program has exited.
 	goruntime.LockOSThread()
 	defer goruntime.UnlockOSThread()
 	err = group.Start()
+	confined.Started()
 	wOut.Close()
 	wErr.Close()
 	if err != nil {
@@ -493,7 +516,17 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	rErr.Close()
 	<-drained
 
+	// Through the trampoline, the program's own status is reported apart.
+	state := ""
+	if cmd.ProcessState != nil {
+		state = cmd.ProcessState.String()
+	}
 	succeeded := cmd.ProcessState != nil && cmd.ProcessState.Success()
+	if st, err := confined.Result(); err != nil {
+		return runtime.ToolResult{}, fmt.Errorf("starting %q: %s", t.program, strings.TrimPrefix(err.Error(), confine.ErrStart.Error()+": "))
+	} else if st.Known {
+		state, succeeded, waitErr = st.Text, st.Success, nil
+	}
 	if byUs && !succeeded {
 		if err := ctx.Err(); err != nil {
 			return runtime.ToolResult{}, err
@@ -502,8 +535,8 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	}
 	var exitErr *osexec.ExitError
 	switch {
-	case errors.As(waitErr, &exitErr):
-		return runtime.ToolResult{Content: failure("the program failed: "+exitErr.ProcessState.String(), stdout, stderr), IsError: true}, nil
+	case !succeeded && (waitErr == nil || errors.As(waitErr, &exitErr)):
+		return runtime.ToolResult{Content: failure("the program failed: "+state, stdout, stderr), IsError: true}, nil
 	case waitErr != nil:
 		return runtime.ToolResult{}, fmt.Errorf("running %q: %s", t.program, reason(waitErr))
 	}

@@ -18,9 +18,14 @@ import (
 
 const schema = `{"type":"object"}`
 
+// These tests are of what runs a program, not of its confinement (see
+// confine_linux_test.go): a tool that declares no confine runs unconfined.
 func newTool(t testing.TB, base string, pt plan.Tool) *Tool {
 	t.Helper()
 	pt.Kind, pt.Description = "exec", "Run the program."
+	if pt.Confine == nil {
+		pt.Confine = &plan.Confine{Enforce: "off"}
+	}
 	if pt.Input == nil {
 		pt.Input = &plan.Input{Schema: json.RawMessage(schema)}
 	}

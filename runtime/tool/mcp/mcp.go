@@ -92,6 +92,7 @@ import (
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/runtime/tool/internal/confine"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
 	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
@@ -149,11 +150,12 @@ func WithStartTimeout(d time.Duration) Option {
 type Server struct {
 	name        string
 	session     *mcp.ClientSession
-	cmd         *osexec.Cmd // nil for a streamable HTTP server
-	group       *proc.Group // nil for a streamable HTTP server
-	stderr      *tail       // nil for a streamable HTTP server
-	thread      func()      // releases the thread that started the server
-	tools       []*Tool     // sorted by name
+	cmd         *osexec.Cmd  // nil for a streamable HTTP server
+	group       *proc.Group  // nil for a streamable HTTP server
+	stderr      *tail        // nil for a streamable HTTP server
+	thread      func()       // releases the thread that started the server
+	confined    *confine.Run // nil for an unconfined or HTTP server
+	tools       []*Tool      // sorted by name
 	allowed     map[string]bool
 	fingerprint string
 	secrets     *redact.Set
@@ -218,6 +220,14 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 			return fail("%v", err)
 		}
 		s.cmd, s.group = cmd, proc.New(cmd)
+		base, _ := filepath.Abs(baseDir) // command has checked it
+		policy, err := confine.ForTool(name, t.Confine, base)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if s.confined, err = policy.Wrap(cmd); err != nil {
+			return fail("starting %q: %s", t.Command[0], toolio.Reason(err))
+		}
 		s.stderr = &tail{max: stderrTail, secrets: o.secrets}
 		cmd.Stderr = s.stderr
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: closeGrace}
@@ -235,11 +245,15 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		started := s.group.Starting()
 		s.thread = proc.OnThread(connect)
 		started()
+		s.confined.Started()
 	} else {
 		connect()
 	}
 	if err != nil {
 		s.reap()
+		if _, cerr := s.confined.Result(); cerr != nil {
+			return fail("starting %q: %s", t.Command[0], strings.TrimPrefix(cerr.Error(), confine.ErrStart.Error()+": "))
+		}
 		switch {
 		case s.cmd != nil && s.cmd.Process == nil:
 			return fail("starting %q: %s", t.Command[0], toolio.Reason(unwrapExec(err)))
@@ -482,6 +496,7 @@ func (s *Server) reap() {
 	if s.thread != nil {
 		s.thread()
 	}
+	s.confined.Close()
 }
 
 // stderrNote is what a stdio server last wrote to stderr, for an error.

@@ -42,6 +42,9 @@ func stdio(t *testing.T, variant string, allow ...string) plan.Tool {
 		Command:     []string{exe},
 		Env:         []string{serverVar, variantVar, "GORACE"},
 		Allow:       allow,
+		// These tests are of the session and the process; confined.go's
+		// of its confinement.
+		Confine: &plan.Confine{Enforce: "off"},
 	}
 }
 

@@ -1,0 +1,229 @@
+package exec
+
+import (
+	"context"
+	"crypto/rand"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/tool/internal/confine"
+)
+
+// needConfinement skips a test where the kernel lacks Landlock or refuses
+// new user namespaces, saying which.
+func needConfinement(t *testing.T, namespaces bool) {
+	t.Helper()
+	abi, ns := confine.Support()
+	if abi < 1 {
+		t.Skip("this kernel has no Landlock")
+	}
+	if namespaces && !ns {
+		t.Skip("this kernel refuses unprivileged user namespaces")
+	}
+}
+
+// TestConfinedRead: a tool declared with one readable directory reads
+// in it, and nothing outside it: not /etc/hostname, not a file beside the
+// directory, not through a symbolic link out of it; it writes nothing.
+func TestConfinedRead(t *testing.T) {
+	needConfinement(t, false)
+	base := t.TempDir()
+	data := filepath.Join(base, "data")
+	if err := os.Mkdir(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"data/in.txt": "inside\n", "secret.txt": "beside\n"} {
+		if err := os.WriteFile(filepath.Join(base, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("../secret.txt", filepath.Join(data, "link")); err != nil {
+		t.Fatal(err)
+	}
+	cat := newTool(t, base, plan.Tool{Argv: []string{"cat", "{{.p}}"}, Confine: &plan.Confine{Read: []string{"data"}}})
+	if got := call(t, cat, `{"p":"data/in.txt"}`); got != "inside\n" {
+		t.Errorf("reading inside: got %q", got)
+	}
+	for _, p := range []string{"/etc/hostname", "secret.txt", "data/link", "/proc/self/environ"} {
+		got := call(t, cat, `{"p":"`+p+`"}`)
+		if !strings.HasPrefix(got, "failed: ") || !strings.Contains(got, "Permission denied") || strings.Contains(got, "beside") {
+			t.Errorf("reading %s: got %q, want permission denied", p, got)
+		}
+	}
+	touch := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", "echo x > data/new"}, Confine: &plan.Confine{Read: []string{"data"}}})
+	if got := call(t, touch, `{}`); !strings.Contains(got, "Permission denied") {
+		t.Errorf("writing in a readable directory: got %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(data, "new")); err == nil {
+		t.Error("the confined program wrote in a directory declared readable only")
+	}
+	write := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", "echo x > data/new"}, Confine: &plan.Confine{Write: []string{"data"}}})
+	if got := call(t, write, `{}`); got != "(no output)" {
+		t.Errorf("writing in a writable directory: got %q", got)
+	}
+}
+
+// TestConfinedMissingPath: a declared path that does not exist is an
+// error of the call, naming the path as declared, not the base directory.
+func TestConfinedMissingPath(t *testing.T) {
+	needConfinement(t, false)
+	base := t.TempDir()
+	tool := newTool(t, base, plan.Tool{Argv: []string{"true"}, Confine: &plan.Confine{Read: []string{"nowhere"}}})
+	got := call(t, tool, `{}`)
+	if !strings.HasPrefix(got, "error: ") || !strings.Contains(got, `confine.read path "nowhere"`) || strings.Contains(got, base) {
+		t.Errorf("got %q", got)
+	}
+}
+
+// TestConfinedNetwork: a tool that declares no network cannot connect to
+// a listener on the loopback interface, which sees no connection; one
+// that declares network can.
+func TestConfinedNetwork(t *testing.T) {
+	needConfinement(t, false)
+	if _, ns := confine.Support(); !ns {
+		if abi, _ := confine.Support(); abi < 4 {
+			t.Skip("this kernel neither makes network namespaces nor has Landlock 4 to refuse TCP")
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EXEC_TEST_CONNECT", l.Addr().String())
+	base := t.TempDir()
+	tool := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_CONNECT"}, Confine: &plan.Confine{}})
+	got := call(t, tool, `{}`)
+	if !strings.HasPrefix(got, "failed: ") || !strings.Contains(got, "connect") {
+		t.Errorf("connecting without network: got %q", got)
+	}
+	// The program has exited: a connection it made is queued already.
+	if acceptNow(t, l) {
+		t.Fatal("the listener saw a connection from a program declared without network")
+	}
+
+	open := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_CONNECT"}, Confine: &plan.Confine{Network: true}})
+	if got := call(t, open, `{}`); got != "connected\n" {
+		t.Errorf("connecting with network: got %q", got)
+	}
+	if !acceptNow(t, l) {
+		t.Error("the listener saw no connection from a program declared with network")
+	}
+}
+
+// acceptNow accepts a connection the kernel has queued, without waiting
+// for one (a deadline in the past would not even look; the
+// listener's descriptor does not block).
+func acceptNow(t *testing.T, l net.Listener) bool {
+	t.Helper()
+	rc, err := l.(*net.TCPListener).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var aerr error
+	err = rc.Control(func(fd uintptr) {
+		var nfd int
+		nfd, _, aerr = syscall.Accept4(int(fd), syscall.SOCK_CLOEXEC)
+		if aerr == nil {
+			syscall.Close(nfd)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aerr == nil
+}
+
+// connectHelper is the program TestConfinedNetwork runs: it connects to
+// the address EXEC_TEST_CONNECT names.
+func connectHelper(addr string) int {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	c.Close()
+	os.Stdout.WriteString("connected\n")
+	return 0
+}
+
+// TestConfinedForkingOrphan: a process that leaves the call's session
+// (setsid), replaces its environment (env -i) and forks every millisecond
+// is gone, with everything it forked, when the call returns.
+func TestConfinedForkingOrphan(t *testing.T) {
+	needConfinement(t, true)
+	base := t.TempDir()
+	tag := "forker-" + rand.Text()
+	// /proc/self, read by the shell itself, names its pid as this
+	// process sees it, outside the call's PID namespace.
+	bomb := "setsid env -i sh -c 'read pid rest < /proc/self/stat; echo $pid > p.tmp; mv p.tmp p; while :; do sleep 300 & sleep 0.001; done' " + tag + " & " +
+		"while [ ! -e p ]; do sleep 0.01; done; sleep 0.05"
+	tool := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", bomb}, Timeout: "20s",
+		Confine: &plan.Confine{Write: []string{"."}, Read: []string{"/proc"}}})
+	if got := call(t, tool, `{}`); got != "(no output)" {
+		t.Fatalf("got %q", got)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(base, "p"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExited(t, "the forking orphan", pid)
+	if left := tagged(tag); len(left) > 0 {
+		t.Errorf("processes of the call remain after it: %v", left)
+	}
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// tagged lists the live processes whose command line holds tag.
+func tagged(tag string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), tag) && state(pid) != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// BenchmarkCall measures a call of true, confined and not: the cost of the
+// trampoline and the namespaces.
+func BenchmarkCall(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		confine *plan.Confine
+	}{{"unconfined", &plan.Confine{Enforce: "off"}}, {"confined", &plan.Confine{}}, {"confined with network", &plan.Confine{Network: true}}} {
+		b.Run(c.name, func(b *testing.B) {
+			tool := newTool(b, b.TempDir(), plan.Tool{Argv: []string{"true"}, Confine: c.confine})
+			for b.Loop() {
+				if _, err := tool.Call(context.Background(), nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,255 @@
+// Package confine runs a tool's program confined: on Linux, in a new user,
+// PID and (unless the tool declares network) network namespace, under a
+// Landlock ruleset that lets it read only the system's programs and
+// libraries and the paths the tool declares, and write only those it
+// declares writable. When the program exits, everything it started ends
+// with it: the kernel kills every process of the PID namespace when the
+// namespace's first process ends.
+//
+// Go cannot run code between fork and exec, so the restrictions are
+// applied by a trampoline: this program started again under the name
+// Program, which restricts itself, starts the tool's program as its child,
+// waits for it, reports its exit status on a pipe and exits. The package's
+// init makes any program that links it the trampoline when started as one.
+//
+// Where the kernel lacks a part (Landlock, or user namespaces), the
+// program runs with what is left and New says so in a warning; a policy
+// that requires confinement refuses to run instead. Without user
+// namespaces the trampoline is a child subreaper that kills everything the
+// program left, and Landlock (ABI 4 and later) refuses TCP connect and
+// bind when the tool declares no network. On other systems the program
+// runs unconfined, with a warning.
+package confine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"agentc.dev/agentc/plan"
+)
+
+// Program is the trampoline's os.Args[0].
+const Program = "agentc-confine"
+
+// marker is the trampoline's os.Args[1]; with Program it tells the
+// trampoline from a command line a person typed.
+const marker = "--agentc-confine-v1"
+
+// Enforce levels, as a manifest's confine.enforce spells them.
+const (
+	Best    = "best"    // confine as far as the kernel allows; warn of the rest
+	Require = "require" // refuse to run where the kernel cannot confine wholly
+	Off     = "off"     // run unconfined
+)
+
+// Policy is what a tool's program may reach. The zero Policy confines
+// with the defaults: the system's files readable, nothing else, no
+// network.
+type Policy struct {
+	// Read and Write are absolute paths, files or directories: Read
+	// readable (and executable), Write readable and writable.
+	Read, Write []string
+	// Shown is how each path of Read and Write is written in the
+	// manifest, for errors, which never show the base directory.
+	Shown   map[string]string
+	Network bool
+	Enforce string // Best ("" too), Require or Off
+}
+
+// Resolve makes a Policy of the paths a manifest declares, relative to
+// base unless absolute.
+func Resolve(read, write []string, network bool, enforce, base string) (Policy, error) {
+	p := Policy{Network: network, Enforce: enforce, Shown: map[string]string{}}
+	switch enforce {
+	case "", Best, Require, Off:
+	default:
+		return Policy{}, fmt.Errorf("confine.enforce is %q; it must be %q, %q or %q", enforce, Best, Require, Off)
+	}
+	for _, list := range []struct {
+		name  string
+		given []string
+		out   *[]string
+	}{{"read", read, &p.Read}, {"write", write, &p.Write}} {
+		for _, g := range list.given {
+			if g == "" || strings.IndexByte(g, 0) >= 0 {
+				return Policy{}, fmt.Errorf("confine.%s: %q is not a path", list.name, g)
+			}
+			abs := filepath.FromSlash(g)
+			if !filepath.IsAbs(abs) {
+				abs = filepath.Join(base, abs)
+			}
+			abs = filepath.Clean(abs)
+			*list.out = append(*list.out, abs)
+			p.Shown[abs] = g
+		}
+	}
+	return p, nil
+}
+
+// spec is what the trampoline is told, as JSON in os.Args[2].
+type spec struct {
+	Path    string   `json:"path"`
+	Argv    []string `json:"argv"`
+	Read    []string `json:"read,omitempty"`
+	Write   []string `json:"write,omitempty"`
+	Shown   []string `json:"shown,omitempty"` // Read then Write, as written
+	Program string   `json:"program"`         // the program's path, readable
+	Network bool     `json:"network,omitempty"`
+	NS      bool     `json:"ns,omitempty"` // in new namespaces
+	Status  int      `json:"status"`       // the status pipe's descriptor
+}
+
+// Run is one program started through the trampoline.
+type Run struct {
+	r, w   *os.File
+	once   sync.Once
+	status Status
+	err    error
+}
+
+// Started closes this process's end of the status pipe once the command
+// has started (or failed to).
+func (r *Run) Started() {
+	if r != nil && r.w != nil {
+		r.w.Close()
+		r.w = nil
+	}
+}
+
+// Close reads the status pipe and closes it, for a program whose status
+// is not asked for; call it once the program has ended.
+func (r *Run) Close() { r.Result() }
+
+// ErrStart is the error Result returns when the trampoline could not
+// start the program; its text says why, without the base directory.
+var ErrStart = errors.New("the confined program did not start")
+
+// Status is how the program ended, as the trampoline reported it.
+type Status struct {
+	Known   bool   // the trampoline reported it (it was not killed first)
+	Success bool   // it exited with status 0
+	Text    string // as os.ProcessState.String says it
+}
+
+// Result reads, once the command has been waited for, what the
+// trampoline reported: how the program ended, or why it could not start
+// it (an error wrapping ErrStart).
+func (r *Run) Result() (Status, error) {
+	if r == nil {
+		return Status{}, nil
+	}
+	r.once.Do(func() { r.status, r.err = r.read() })
+	return r.status, r.err
+}
+
+func (r *Run) read() (Status, error) {
+	r.Started()
+	defer r.r.Close()
+	b, _ := io.ReadAll(io.LimitReader(r.r, 4096))
+	return parseStatus(string(b))
+}
+
+// parseStatus reads the trampoline's report: "status N" (a wait status)
+// or "error REASON".
+func parseStatus(msg string) (Status, error) {
+	switch {
+	case strings.HasPrefix(msg, "status "):
+		if s, err := strconv.Atoi(msg[len("status "):]); err == nil {
+			return describe(s), nil
+		}
+	case strings.HasPrefix(msg, "error "):
+		return Status{}, fmt.Errorf("%w: %s", ErrStart, msg[len("error "):])
+	}
+	return Status{}, nil
+}
+
+// Every program that links this package (agentc, agentc-runtime, a Go
+// host that runs exec tools, their tests) starts itself again as the
+// trampoline, so each must become it before its own main runs.
+func init() {
+	if code, ok := Main(); ok {
+		os.Exit(code)
+	}
+}
+
+// Main runs this process as the trampoline when it was started as one,
+// and returns the exit code; ok is false otherwise.
+func Main() (code int, ok bool) {
+	if len(os.Args) != 3 || filepath.Base(os.Args[0]) != Program || os.Args[1] != marker {
+		return 0, false
+	}
+	var s spec
+	if err := json.Unmarshal([]byte(os.Args[2]), &s); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", Program, err)
+		return 125, true
+	}
+	return trampoline(s), true
+}
+
+// wrap makes cmd start the trampoline, which runs cmd's program under s.
+func wrap(cmd *exec.Cmd, s spec) (*Run, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this program, to confine the tool: %v", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	s.Path, s.Argv, s.Program = cmd.Path, cmd.Args, cmd.Path
+	s.Status = 3 + len(cmd.ExtraFiles)
+	b, err := json.Marshal(s)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
+	cmd.Path = exe
+	cmd.Args = []string{Program, marker, string(b)}
+	return &Run{r: r, w: w}, nil
+}
+
+// shownPaths lists how each path of p is written, Read then Write.
+func (p Policy) shownPaths() []string {
+	var out []string
+	for _, a := range append(append([]string{}, p.Read...), p.Write...) {
+		out = append(out, p.Shown[a])
+	}
+	return out
+}
+
+// ForTool is the policy c declares for the program of the tool called
+// name (an exec tool's, or a stdio mcp server's), with base the
+// manifest's directory; nil c is the default. It reports on standard
+// error, once for each tool and reason, what this system cannot enforce,
+// and fails instead when c requires it.
+func ForTool(name string, c *plan.Confine, base string) (Policy, error) {
+	if c == nil {
+		c = &plan.Confine{}
+	}
+	p, err := Resolve(c.Read, c.Write, c.Network, c.Enforce, base)
+	if err != nil {
+		return Policy{}, err
+	}
+	warnings, err := p.Check()
+	if err != nil {
+		return Policy{}, err
+	}
+	for _, w := range warnings {
+		if _, dup := warned.LoadOrStore(name+"\x00"+w, true); !dup {
+			fmt.Fprintf(os.Stderr, "agentc: warning: tool %q is not wholly confined: %s (set confine.enforce to \"require\" to refuse to run so, or \"off\" to run unconfined without this warning)\n", name, w)
+		}
+	}
+	return p, nil
+}
+
+var warned sync.Map // tool name and warning → true

@@ -1,0 +1,341 @@
+//go:build linux
+
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// system is what every confined program may read and execute: the
+// system's programs and libraries, and what the dynamic loader reads.
+// Paths missing here are skipped. /etc as a whole, /home, /root, /tmp and
+// /proc (which shows every process's environment) are left out.
+var system = []string{
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ld.so.preload",
+	"/etc/localtime", "/etc/alternatives", "/etc/gitconfig", "/nix/store", "/gnu/store",
+	"/dev/zero", "/dev/random", "/dev/urandom", "/dev/full",
+}
+
+// systemWrite is what every confined program may write.
+var systemWrite = []string{"/dev/null"}
+
+// network is what a program that may use the network also reads: name
+// resolution and certificates.
+var network = []string{
+	"/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/services",
+	"/etc/host.conf", "/etc/ssl", "/etc/pki", "/etc/ca-certificates", "/etc/crypto-policies",
+}
+
+// kernel is what this kernel offers, probed once.
+var kernel struct {
+	once sync.Once
+	abi  int  // Landlock's ABI version; 0 without Landlock
+	ns   bool // a new user, PID and network namespace can be made
+}
+
+func probe() {
+	kernel.once.Do(func() {
+		if v, err := llsys.LandlockGetABIVersion(); err == nil {
+			kernel.abi = v
+		}
+		kernel.ns = probeNS()
+	})
+}
+
+// probeNS starts true in new namespaces, as a tool would be started.
+func probeNS() bool {
+	path, err := exec.LookPath("true")
+	if err != nil {
+		path = "/bin/true"
+	}
+	cmd := exec.Command(path)
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	setNS(cmd.SysProcAttr, false)
+	return cmd.Run() == nil
+}
+
+// setNS puts the process in new user, PID and (unless network) network
+// namespaces, as the same user and group as this process.
+func setNS(a *syscall.SysProcAttr, network bool) {
+	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
+	if !network {
+		a.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+}
+
+// Check says what of p this kernel cannot enforce: warnings when p's
+// Enforce is Best, an error when it is Require.
+func (p Policy) Check() (warnings []string, err error) {
+	if p.Enforce == Off {
+		return nil, nil
+	}
+	probe()
+	var missing []string
+	if kernel.abi < 1 {
+		missing = append(missing, "this kernel has no Landlock, so the program can read and write every file the user can")
+	}
+	if !kernel.ns {
+		what := "this kernel refuses unprivileged user namespaces, so processes the program leaves are killed by a subreaper, which a process that also escapes it outlives"
+		if !p.Network {
+			if kernel.abi >= 4 {
+				what += ", and only TCP is kept from the network (by Landlock), not UDP"
+			} else {
+				what += ", and the program can reach the network"
+			}
+		}
+		missing = append(missing, what)
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	if p.Enforce == Require {
+		return nil, fmt.Errorf("confine.enforce is %q, but %s", Require, strings.Join(missing, "; and "))
+	}
+	return missing, nil
+}
+
+// Wrap makes cmd, prepared and not started, run its program under p
+// through the trampoline; it returns nil when p is Off. cmd's
+// SysProcAttr, set already, gets the namespaces.
+func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
+	if p.Enforce == Off {
+		return nil, nil
+	}
+	probe()
+	s := spec{Read: p.Read, Write: p.Write, Shown: p.shownPaths(), Network: p.Network, NS: kernel.ns}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	if kernel.ns {
+		setNS(cmd.SysProcAttr, p.Network)
+	}
+	return wrap(cmd, s)
+}
+
+// trampoline restricts this process, runs the program as its child and
+// reports how it ended.
+func trampoline(s spec) int {
+	runtime.LockOSThread() // the program dies with the thread that starts it
+	status := os.NewFile(uintptr(s.Status), "status")
+	syscall.CloseOnExec(s.Status)
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(status, "error "+format, args...)
+		return 127
+	}
+	if !s.NS {
+		// Orphans become this process's children, to be killed at the end.
+		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	}
+	// The ruleset restricts this thread alone, which starts the program:
+	// another thread of this process may be busy in the runtime, and
+	// the program inherits the restrictions of the thread that forks it.
+	fd, flags, err := ruleset(s)
+	if err != nil {
+		return fail("%s", err)
+	}
+	if fd >= 0 {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fail("no_new_privs: %s", err)
+		}
+		if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+			return fail("landlock: %s", err)
+		}
+		unix.Close(fd)
+	}
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	pid, err := syscall.ForkExec(s.Path, s.Argv, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: []uintptr{0, 1, 2},
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return fail("%s", reason(err))
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				_ = syscall.Kill(pid, sig.(syscall.Signal))
+			case <-done:
+				return
+			}
+		}
+	}()
+	var ws syscall.WaitStatus
+	for {
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil || got == pid {
+			break
+		}
+	}
+	close(done)
+	signal.Stop(sigs)
+	if !s.NS {
+		killChildren()
+	}
+	// In its PID namespace, this process is the first: when it exits,
+	// the kernel kills every other process there before the parent
+	// learns of it.
+	fmt.Fprintf(status, "status %d", int(ws))
+	return 0
+}
+
+// ruleset makes the Landlock ruleset: the system's files and the program
+// readable, s.Read readable, s.Write writable and, without a network
+// namespace, TCP refused unless s.Network. Its descriptor is -1 where the
+// kernel has no Landlock (the parent warned of it).
+func ruleset(s spec) (fd int, flags uint32, err error) {
+	if v, err := llsys.LandlockGetABIVersion(); err != nil || v < 1 {
+		return -1, 0, nil
+	}
+	rules := append(existing(system, false), existing(systemWrite, true)...)
+	rules = append(rules, landlock.ROFiles(s.Program))
+	if s.Network {
+		rules = append(rules, existing(network, false)...)
+	}
+	for i, list := range [][]string{s.Read, s.Write} {
+		for j, p := range list {
+			fi, err := os.Stat(p)
+			if err != nil {
+				shown := p
+				if k := j + i*len(s.Read); k < len(s.Shown) {
+					shown = s.Shown[k]
+				}
+				which := "read"
+				if i == 1 {
+					which = "write"
+				}
+				return -1, 0, fmt.Errorf("confine.%s path %q: %s", which, shown, reason(err))
+			}
+			rules = append(rules, rule(p, fi.IsDir(), i == 1))
+		}
+	}
+	cfg := landlock.V7.BestEffort().EnableLoggingForSubprocesses()
+	if s.Network || s.NS {
+		// The network is allowed, or kept out by the namespace.
+		cfg.HandledAccessNet = 0
+	}
+	return cfg.NewRulesetFD(rules...)
+}
+
+func rule(p string, dir, write bool) landlock.FSRule {
+	switch {
+	case dir && write:
+		return landlock.RWDirs(p)
+	case dir:
+		return landlock.RODirs(p)
+	case write:
+		return landlock.RWFiles(p)
+	}
+	return landlock.ROFiles(p)
+}
+
+// existing is the rules for those of paths that exist, directories
+// and files apart.
+func existing(paths []string, write bool) []landlock.Rule {
+	var out []landlock.Rule
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			out = append(out, rule(p, fi.IsDir(), write))
+		}
+	}
+	return out
+}
+
+// killChildren kills this process's children until it has none: a
+// child subreaper's orphans become its children as their parents die.
+func killChildren() {
+	self := os.Getpid()
+	for {
+		for _, pid := range children(self) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.ECHILD) {
+			return
+		}
+	}
+}
+
+// children lists the processes whose parent is pid.
+func children(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// reason is an error's text without the path os errors carry.
+func reason(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return err.Error()
+}
+
+// describe says how a program ended from its wait status.
+func describe(status int) Status {
+	ws := syscall.WaitStatus(status)
+	st := Status{Known: true, Success: ws.Exited() && ws.ExitStatus() == 0}
+	switch {
+	case ws.Exited():
+		st.Text = "exit status " + strconv.Itoa(ws.ExitStatus())
+	case ws.Signaled():
+		st.Text = "signal: " + ws.Signal().String()
+		if ws.CoreDump() {
+			st.Text += " (core dumped)"
+		}
+	default:
+		st.Text = fmt.Sprintf("wait status %d", status)
+	}
+	return st
+}
+
+// Support says what this kernel offers: Landlock's ABI version (0 without
+// it) and whether new user, PID and network namespaces can be made.
+func Support() (landlockABI int, namespaces bool) {
+	probe()
+	return kernel.abi, kernel.ns
+}
