@@ -22,12 +22,19 @@ import (
 
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/cli/cuecmd"
+	"agentc.dev/agentc/internal/cueproc"
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/plan"
 )
 
 func TestMain(m *testing.M) {
+	// The tests that run agentc in this process (cli.Run) check
+	// constraints in children of this program, as agentc does in children
+	// of itself: the test binary serves them too.
+	if len(os.Args) > 1 && os.Args[1] == cueproc.Verb {
+		os.Exit(cli.Main(cuecmd.Compiler()))
+	}
 	testscript.Main(m, map[string]func(){
 		// The two programs, as their mains run them, installed on PATH.
 		"agentc":              func() { os.Exit(cli.Main(cuecmd.Compiler())) },
