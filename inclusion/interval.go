@@ -86,7 +86,8 @@ func cmpHi(a, b bound) int {
 	return 1
 }
 
-// Both lists are made normal (sorted, apart) and swept together, so the
+// intersect is exact. Both lists are made normal (sorted, apart) and swept
+// together, so the
 // cost is linear in their lengths past the sort: an enum of thousands of
 // numbers on each side of an inclusion costs thousands of steps, not
 // millions.
