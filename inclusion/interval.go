@@ -86,11 +86,10 @@ func cmpHi(a, b bound) int {
 	return 1
 }
 
-// intersect is exact. Both lists are made normal (sorted, apart) and swept
-// together, so the
-// cost is linear in their lengths past the sort: an enum of thousands of
-// numbers on each side of an inclusion costs thousands of steps, not
-// millions.
+// intersect is exact. Both lists are made normal (sorted, apart) and
+// swept together, so the cost is linear in their lengths past the sort: an
+// enum of thousands of numbers on each side of an inclusion costs
+// thousands of steps, not millions.
 func (a ivals) intersect(b ivals) ivals {
 	a, b = a.normal(), b.normal()
 	var out ivals
