@@ -168,3 +168,38 @@ func TestReadRefusesDeepSchema(t *testing.T) {
 		t.Errorf("a plan %d deep: %v", MaxSchemaDepth, err)
 	}
 }
+
+// FuzzSchemaDepth: SchemaDepth with a limit is the full depth, or one past
+// the limit where the full depth passes it.
+func FuzzSchemaDepth(f *testing.F) {
+	f.Add(`{"type": "string"}`, 0)
+	f.Add(`{"enum": [[1], 2]}`, 2)
+	f.Add(nots(70), MaxSchemaDepth)
+	f.Add(`[[[], {"a": [{}]}], 3]`, 3)
+	f.Fuzz(func(t *testing.T, text string, limit int) {
+		doc, err := UnmarshalJSONValue([]byte(text))
+		if err != nil || limit < 0 {
+			return
+		}
+		var full func(v any) int
+		full = func(v any) int {
+			d := 0
+			switch v := v.(type) {
+			case map[string]any:
+				for _, sub := range v {
+					d = max(d, full(sub))
+				}
+				return d + 1
+			case []any:
+				for _, sub := range v {
+					d = max(d, full(sub))
+				}
+				return d + 1
+			}
+			return 0
+		}
+		if got, want := SchemaDepth(doc, limit), min(full(doc), limit+1); got != want {
+			t.Fatalf("SchemaDepth(%s, %d) = %d, want %d", text, limit, got, want)
+		}
+	})
+}
