@@ -108,6 +108,7 @@ const (
 	refusedSchema   = "the runtime compiles every schema before a run and refuses one that does not compile"
 	refusedObject   = "the runtime refuses a schema that does not compile, and only an object or a boolean compiles"
 	refusedSize     = "the runtime refuses a plan with a schema past the size limit"
+	refusedDepth    = "the runtime refuses a plan with a schema past the depth limit"
 	refusedDigest   = "no digest, and so no plan, can be computed over such a number"
 	refusedTool     = "the runtime refuses to build such a tool, before any call"
 	refusedTemplate = "the runtime parses every template before a run and refuses one that does not parse"
@@ -140,6 +141,7 @@ var Rules = []Rule{
 	{CodeSchemaNoEffect, Warning, "an anyOf with an alternative that accepts anything, which has no effect", ""},
 	{CodeSchemaInvalid, Error, "a schema does not compile as JSON Schema", refusedSchema},
 	{CodeSchemaTooLarge, Error, "a schema holds more JSON values than agentc accepts (plan.MaxSchemaValues)", refusedSize},
+	{CodeSchemaTooDeep, Error, "a schema's objects and arrays nest deeper than agentc accepts (plan.MaxSchemaDepth)", refusedDepth},
 	{CodeSchemaUnknownKeyword, Warning, "a keyword JSON Schema does not know, ignored by validation", ""},
 	{CodeSchemaUnknownFormat, Warning, "a format the validator does not know, which checks nothing", ""},
 	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for", ""},
@@ -206,6 +208,7 @@ const (
 	CodeSchemaNoEffect            = "SCHEMA_NO_EFFECT"
 	CodeSchemaInvalid             = "SCHEMA_INVALID"
 	CodeSchemaTooLarge            = "SCHEMA_TOO_LARGE"
+	CodeSchemaTooDeep             = "SCHEMA_TOO_DEEP"
 	CodeSchemaUnknownKeyword      = "SCHEMA_UNKNOWN_KEYWORD"
 	CodeSchemaUnknownFormat       = "SCHEMA_UNKNOWN_FORMAT"
 	CodeBudgetReserve             = "BUDGET_RESERVE"

@@ -105,9 +105,13 @@ func isIdent(s string) bool {
 
 // readSchema converts the CUE value of a schema into JSON values. A value
 // that is not concrete data is reported where it stands.
+// Objects and arrays nested past plan.MaxSchemaDepth are reported
+// (SCHEMA_TOO_DEEP) at the first value past the limit, and read no further:
+// every later check, reading included, costs more than linear time in the
+// depth.
 func readSchema(v cue.Value, path string) (*Schema, *Diagnostic) {
 	s := &Schema{Path: path, pos: map[string]token.Pos{}}
-	doc, d := s.read(v, "")
+	doc, d := s.read(v, "", 0)
 	if d != nil {
 		return nil, d
 	}
@@ -115,12 +119,18 @@ func readSchema(v cue.Value, path string) (*Schema, *Diagnostic) {
 	return s, nil
 }
 
-func (s *Schema) read(v cue.Value, ptr string) (any, *Diagnostic) {
+func (s *Schema) read(v cue.Value, ptr string, depth int) (any, *Diagnostic) {
 	v, _ = v.Default()
 	s.pos[ptr] = v.Pos()
 	notConcrete := func() *Diagnostic {
 		d := diag(s.Pos(ptr), manifest.CodeIncomplete, fmt.Sprintf("%s: %v is not concrete JSON (a schema is data: write a value, not a CUE type)", s.where(ptr), v))
 		return &d
+	}
+	if k := v.Kind(); (k == cue.StructKind || k == cue.ListKind) && depth == plan.MaxSchemaDepth {
+		d := diag(s.Pos(ptr), CodeSchemaTooDeep, fmt.Sprintf(
+			"%s: the schema's objects and arrays nest more than %d deep; agentc refuses schemas this deep, which take time that grows with the cube of the depth to compile: flatten the contract, or share repeated parts through $defs and $ref",
+			s.Path, plan.MaxSchemaDepth))
+		return nil, &d
 	}
 	switch v.Kind() {
 	case cue.StructKind:
@@ -131,7 +141,7 @@ func (s *Schema) read(v cue.Value, ptr string) (any, *Diagnostic) {
 		}
 		for it.Next() {
 			key := it.Selector().Unquoted()
-			child, d := s.read(it.Value(), ptr+"/"+jsonpointer.Escape(key))
+			child, d := s.read(it.Value(), ptr+"/"+jsonpointer.Escape(key), depth+1)
 			if d != nil {
 				return nil, d
 			}
@@ -145,7 +155,7 @@ func (s *Schema) read(v cue.Value, ptr string) (any, *Diagnostic) {
 			return nil, notConcrete()
 		}
 		for i := 0; it.Next(); i++ {
-			child, d := s.read(it.Value(), fmt.Sprintf("%s/%d", ptr, i))
+			child, d := s.read(it.Value(), fmt.Sprintf("%s/%d", ptr, i), depth+1)
 			if d != nil {
 				return nil, d
 			}

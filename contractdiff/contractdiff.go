@@ -13,6 +13,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"agentc.dev/agentc/inclusion"
 	"agentc.dev/agentc/internal/jsonpointer"
@@ -35,6 +36,35 @@ type Finding struct {
 	Example any `json:"example,omitempty"`
 	// HasExample tells an Example of null from none.
 	HasExample bool `json:"-"`
+	// Unexamined marks an undecided change that was not examined: the
+	// comparison had spent its work budget (MaxWork) on the changes
+	// before it.
+	Unexamined bool `json:"unexamined,omitempty"`
+}
+
+// MaxWork is the work one comparison (Compare) may spend deciding schema
+// changes, counted in JSON values: deciding a change compiles, copies and
+// analyses the whole schema before and after it, so it costs the values of
+// both. A change found once the budget is spent is undecided, and marked
+// Unexamined: running out never gives a verdict, only the absence of one.
+// Without a bound, a schema of thousands of properties each changed costs
+// thousands of whole-schema compilations (400 took 44 s, 5,000 hours); with
+// it, a comparison costs about five changes of the largest schema vet
+// accepts (plan.MaxSchemaValues), and hundreds of a schema of a few
+// hundred values.
+const MaxWork = 200000
+
+// budget is what a comparison may still spend.
+type budget struct{ left int }
+
+// spend takes the cost of deciding a change between two documents, and
+// reports whether there was enough left.
+func (b *budget) spend(x, y any) bool {
+	if b.left <= 0 {
+		return false
+	}
+	b.left -= plan.SchemaValues(x, b.left) + plan.SchemaValues(y, b.left)
+	return b.left >= 0
 }
 
 // AnyBreaking reports whether any finding is breaking.
@@ -80,6 +110,7 @@ func Compare(old, new *plan.Agent) ([]Finding, error) {
 		return []Finding{{Rule: AgentRemoved, Class: Breaking, Pointer: "", Old: old.Name}}, nil
 	}
 	var out []Finding
+	work := &budget{left: MaxWork}
 	add := func(rule, ptr string, o, n any) {
 		r, _ := RuleOf(rule)
 		out = append(out, Finding{Rule: rule, Class: r.Output, Pointer: ptr, Old: o, New: n})
@@ -95,7 +126,7 @@ func Compare(old, new *plan.Agent) ([]Finding, error) {
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, schemaChanges(oldIn, newIn, "/input/schema", input)...)
+	out = append(out, schemaChanges(oldIn, newIn, "/input/schema", input, work)...)
 	switch o, n := old.Output, new.Output; {
 	case o != nil && n == nil:
 		add(OutputRemoved, "/output", o.Name, nil)
@@ -119,7 +150,7 @@ func Compare(old, new *plan.Agent) ([]Finding, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, schemaChanges(oldOut, newOut, "/output/schema", output)...)
+		out = append(out, schemaChanges(oldOut, newOut, "/output/schema", output, work)...)
 	}
 	return out, nil
 }
@@ -162,6 +193,7 @@ type differ struct {
 	old, new any
 	prefix   string
 	dir      direction
+	work     *budget
 	out      []Finding
 	// proofs has, for each change found compatible, whether and where it
 	// was also proved in the object it is made in.
@@ -169,8 +201,8 @@ type differ struct {
 }
 
 // schemaChanges returns the findings between two versions of a schema.
-func schemaChanges(old, new any, prefix string, dir direction) []Finding {
-	d := &differ{old: old, new: new, prefix: prefix, dir: dir}
+func schemaChanges(old, new any, prefix string, dir direction, work *budget) []Finding {
+	d := &differ{old: old, new: new, prefix: prefix, dir: dir, work: work}
 	d.walk(old, new, "")
 	semantic := 0 // the changes that can change what is valid
 	for _, f := range d.out {
@@ -301,16 +333,29 @@ func (d *differ) members(ptr, k string, ov, nv any, removedRule, addedRule strin
 		d.schemaEdit(SchemaChanged, kp, ov, nv, edit{ptr: ptr, key: k, val: nv, remove: nv == nil})
 		return
 	}
-	for _, x := range ol {
-		if !slices.ContainsFunc(nl, func(y any) bool { return inclusion.Equal(x, y) }) {
-			rest := slices.DeleteFunc(slices.Clone(ol), func(y any) bool { return inclusion.Equal(x, y) })
-			d.schemaEdit(removedRule, kp, x, nil, edit{ptr: ptr, key: k, val: rest, remove: len(rest) == 0 && k == "required"})
+	// Members are matched by key, not pairwise: an enum of thousands of
+	// values on each side costs thousands of steps.
+	okeys, nkeys := memberKeys(ol), memberKeys(nl)
+	inOld, inNew := keySet(okeys), keySet(nkeys)
+	for i, x := range ol {
+		if okeys[i] != "" && inNew[okeys[i]] || !d.spend(removedRule, kp, x, nil) {
+			continue
 		}
+		// ol without every member equal to x (none, when x is equal to
+		// nothing, itself included)
+		var rest []any
+		for j, y := range ol {
+			if okeys[i] == "" || okeys[j] != okeys[i] {
+				rest = append(rest, y)
+			}
+		}
+		d.decide(removedRule, kp, x, nil, edit{ptr: ptr, key: k, val: rest, remove: len(rest) == 0 && k == "required"})
 	}
-	for _, y := range nl {
-		if !slices.ContainsFunc(ol, func(x any) bool { return inclusion.Equal(x, y) }) {
-			d.schemaEdit(addedRule, kp, nil, y, edit{ptr: ptr, key: k, val: append(slices.Clone(ol), y)})
+	for i, y := range nl {
+		if nkeys[i] != "" && inOld[nkeys[i]] || !d.spend(addedRule, kp, nil, y) {
+			continue
 		}
+		d.decide(addedRule, kp, nil, y, edit{ptr: ptr, key: k, val: append(slices.Clone(ol), y)})
 	}
 }
 
@@ -355,6 +400,24 @@ func (d *differ) replace(ptr string, n any) edit {
 // schemaEdit reports a change of the schema, classified by the engine's
 // verdict on that change alone, applied to the old document.
 func (d *differ) schemaEdit(rule, ptr string, o, n any, e edit) {
+	if d.spend(rule, ptr, o, n) {
+		d.decide(rule, ptr, o, n, e)
+	}
+}
+
+// spend takes the work of deciding a change from the comparison's budget;
+// once it is spent, the change is reported undecided and unexamined, and
+// spend reports false.
+func (d *differ) spend(rule, ptr string, o, n any) bool {
+	if d.work.spend(d.old, d.new) {
+		return true
+	}
+	d.out = append(d.out, Finding{Rule: rule, Class: Undecided, Pointer: d.prefix + ptr, Old: o, New: n, Unexamined: true})
+	return false
+}
+
+// decide classifies a change whose work is paid for (see schemaEdit).
+func (d *differ) decide(rule, ptr string, o, n any, e edit) {
 	changed := d.apply(e)
 	sub, super := changed, d.old // what the agent now produces must be in what consumers read
 	if d.dir == input {
@@ -467,4 +530,71 @@ func sameLen(a, b any) bool {
 	x, ok1 := a.([]any)
 	y, ok2 := b.([]any)
 	return ok1 && ok2 && len(x) == len(y)
+}
+
+// memberKeys returns, for each member of a list, a string two members
+// share exactly when inclusion.Equal holds between them; "" for a member
+// equal to nothing, not even itself (a number beyond what the engine
+// reads).
+func memberKeys(l []any) []string {
+	keys := make([]string, len(l))
+	var b strings.Builder
+	for i, v := range l {
+		b.Reset()
+		if appendKey(&b, v) {
+			keys[i] = b.String()
+		}
+	}
+	return keys
+}
+
+func keySet(keys []string) map[string]bool {
+	m := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		if k != "" {
+			m[k] = true
+		}
+	}
+	return m
+}
+
+// appendKey writes v's key (see memberKeys), and reports false for a
+// value equal to nothing.
+func appendKey(b *strings.Builder, v any) bool {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("z")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case string:
+		b.WriteString(strconv.Quote(x))
+	case []any:
+		b.WriteByte('[')
+		for _, e := range x {
+			if !appendKey(b, e) {
+				return false
+			}
+			b.WriteByte(',')
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		b.WriteByte('{')
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			b.WriteString(strconv.Quote(k))
+			b.WriteByte(':')
+			if !appendKey(b, x[k]) {
+				return false
+			}
+			b.WriteByte(',')
+		}
+		b.WriteByte('}')
+	default:
+		r := inclusion.Number(v)
+		if r == nil {
+			return false
+		}
+		b.WriteByte('n')
+		b.WriteString(r.RatString())
+	}
+	return true
 }

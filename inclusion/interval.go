@@ -2,6 +2,7 @@ package inclusion
 
 import (
 	"math/big"
+	"slices"
 )
 
 // A bound is one end of an interval: a value, or infinity when v is nil.
@@ -85,20 +86,34 @@ func cmpHi(a, b bound) int {
 	return 1
 }
 
+// intersect is exact. Both lists are made normal (sorted, apart) and
+// swept together, so the cost is linear in their lengths past the sort: an
+// enum of thousands of numbers on each side of an inclusion costs
+// thousands of steps, not millions.
 func (a ivals) intersect(b ivals) ivals {
+	a, b = a.normal(), b.normal()
 	var out ivals
-	for _, x := range a {
-		for _, y := range b {
-			iv := interval{lo: x.lo, hi: x.hi}
-			if cmpLo(y.lo, iv.lo) > 0 {
-				iv.lo = y.lo
-			}
-			if cmpHi(y.hi, iv.hi) < 0 {
-				iv.hi = y.hi
-			}
-			if !iv.empty() {
-				out = append(out, iv)
-			}
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		x, y := a[i], b[j]
+		iv := x
+		if cmpLo(y.lo, iv.lo) > 0 {
+			iv.lo = y.lo
+		}
+		if cmpHi(y.hi, iv.hi) < 0 {
+			iv.hi = y.hi
+		}
+		if !iv.empty() {
+			out = append(out, iv)
+		}
+		// The interval that ends first meets nothing after the other.
+		switch c := cmpHi(x.hi, y.hi); {
+		case c < 0:
+			i++
+		case c > 0:
+			j++
+		default:
+			i++
+			j++
 		}
 	}
 	return out.normal()
@@ -145,12 +160,7 @@ func (a ivals) normal() ivals {
 	if len(in) < 2 {
 		return in
 	}
-	// insertion sort: the lists are short
-	for i := 1; i < len(in); i++ {
-		for j := i; j > 0 && cmpLo(in[j].lo, in[j-1].lo) < 0; j-- {
-			in[j], in[j-1] = in[j-1], in[j]
-		}
-	}
+	slices.SortStableFunc(in, func(x, y interval) int { return cmpLo(x.lo, y.lo) })
 	out := ivals{in[0]}
 	for _, iv := range in[1:] {
 		last := &out[len(out)-1]

@@ -280,7 +280,28 @@ func Read(file string, data []byte) (*Plan, error) {
 	if err := verify(file, data, &p, nil); err != nil {
 		return nil, err
 	}
+	// Every reader of a plan (run, diff, digest, a caller's compile) may
+	// compile or compare its schemas: they are held to the limits vet
+	// holds a manifest's to, the called agents' included.
+	if err := checkAllLimits(&p); err != nil {
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
 	return &p, nil
+}
+
+// checkAllLimits runs CheckLimits on a plan and the plans it calls.
+func checkAllLimits(p *Plan) error {
+	if err := CheckLimits(p); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Callees)) {
+		if c := p.Callees[name]; c.Plan != nil {
+			if err := checkAllLimits(c.Plan); err != nil {
+				return fmt.Errorf("agent tool %q: %w", name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // formatProblem says why a plan of a format other than Format is not read.

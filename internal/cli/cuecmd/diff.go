@@ -331,6 +331,9 @@ func findingText(f contractdiff.Finding) string {
 	if f.HasExample {
 		line += fmt.Sprintf(" (for instance %s)", clipped(shown(f.Example), maxShownExample))
 	}
+	if f.Unexamined {
+		line += " (not examined: the comparison spent its work budget on the changes before it)"
+	}
 	return line
 }
 
