@@ -247,6 +247,15 @@ func TestScripts(t *testing.T) {
 					}
 				}
 			},
+			// hardlink OLD NEW makes NEW another name of the file OLD.
+			"hardlink": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: hardlink OLD NEW")
+				}
+				ts.Check(os.Link(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
+			},
+			// mkfifo FILE makes a named pipe, which nothing writes.
+			"mkfifo": mkfifo,
 			// exits N cmd args... runs a command and checks its exit code,
 			// keeping its output for stdout and stderr.
 			// replace FILE OLD NEW replaces the one occurrence of OLD in
