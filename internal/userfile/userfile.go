@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,11 +18,12 @@ import (
 // TooLargeError is a file or stream longer than its bound.
 type TooLargeError struct {
 	Name  string // the path, or what the stream is
+	What  string // what it is read as: "a manifest", "a lock file"
 	Limit int64  // bytes
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s is larger than the %s agentc reads", e.Name, Size(e.Limit))
+	return fmt.Sprintf("%s is larger than the %s %s may be", e.Name, Size(e.Limit), e.What)
 }
 
 // Size writes a number of bytes as people read it: 8 MiB, 512 KiB, 100 bytes.
@@ -88,8 +90,9 @@ func Open(path string) (*os.File, error) {
 
 // Read reads the regular file at path whole, failing with a
 // *TooLargeError, having read no more than limit+1 bytes, when it holds
-// more than limit.
-func Read(path string, limit int64) ([]byte, error) {
+// more than limit; what says what it is read as, for the message ("a
+// manifest").
+func Read(path string, limit int64, what string) ([]byte, error) {
 	f, err := Open(path)
 	if err != nil {
 		return nil, err
@@ -100,18 +103,18 @@ func Read(path string, limit int64) ([]byte, error) {
 		size = fi.Size()
 	}
 	if size > limit {
-		return nil, &TooLargeError{Name: path, Limit: limit}
+		return nil, &TooLargeError{Name: path, What: what, Limit: limit}
 	}
-	return readAll(f, limit, path, size)
+	return readAll(f, limit, path, what, size)
 }
 
 // ReadFrom reads r to its end, as io.ReadAll does, failing with a
 // *TooLargeError named name once more than limit bytes arrive.
-func ReadFrom(r io.Reader, limit int64, name string) ([]byte, error) {
-	return readAll(r, limit, name, 512)
+func ReadFrom(r io.Reader, limit int64, name, what string) ([]byte, error) {
+	return readAll(r, limit, name, what, 512)
 }
 
-func readAll(r io.Reader, limit int64, name string, hint int64) ([]byte, error) {
+func readAll(r io.Reader, limit int64, name, what string, hint int64) ([]byte, error) {
 	// The file may have grown since its size was taken: the bound is on
 	// what is read, not on what stat said.
 	data := make([]byte, 0, min(hint, limit)+1)
@@ -120,7 +123,7 @@ func readAll(r io.Reader, limit int64, name string, hint int64) ([]byte, error) 
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, &TooLargeError{Name: name, Limit: limit}
+		return nil, &TooLargeError{Name: name, What: what, Limit: limit}
 	}
 	return data, nil
 }
@@ -220,4 +223,39 @@ func Resolve(path string) string {
 		return filepath.Join(d, base)
 	}
 	return abs
+}
+
+// Rename gives the errors of this package, and a *fs.PathError, the name a
+// file has on the command line in place of the path it was opened by.
+func Rename(err error, name string) error {
+	var tl *TooLargeError
+	var nr *NotRegularError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &tl):
+		tl.Name = name
+	case errors.As(err, &nr):
+		nr.Path = name
+	case errors.As(err, &pe):
+		pe.Path = name
+	}
+	return err
+}
+
+// Reason is the message of an error of this package, or of a
+// *fs.PathError, without the file's name, for a message that names it
+// already ("agentc.yaml: ...").
+func Reason(err error) string {
+	var tl *TooLargeError
+	var nr *NotRegularError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &tl):
+		return fmt.Sprintf("larger than the %s %s may be", Size(tl.Limit), tl.What)
+	case errors.As(err, &nr):
+		return "not a regular file (" + kind(nr.Mode) + ")"
+	case errors.As(err, &pe):
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

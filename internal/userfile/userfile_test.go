@@ -16,22 +16,22 @@ func TestReadBound(t *testing.T) {
 	if err := os.WriteFile(p, []byte("12345"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := userfile.Read(p, 5); err != nil || string(b) != "12345" {
+	if b, err := userfile.Read(p, 5, "a test file"); err != nil || string(b) != "12345" {
 		t.Errorf("Read at the bound: %q, %v", b, err)
 	}
 	var tl *userfile.TooLargeError
-	if _, err := userfile.Read(p, 4); !errors.As(err, &tl) || tl.Limit != 4 {
+	if _, err := userfile.Read(p, 4, "a test file"); !errors.As(err, &tl) || tl.Limit != 4 {
 		t.Errorf("Read past the bound: %v", err)
 	}
-	if _, err := userfile.ReadFrom(strings.NewReader("123456"), 5, "standard input"); !errors.As(err, &tl) || tl.Name != "standard input" {
+	if _, err := userfile.ReadFrom(strings.NewReader("123456"), 5, "standard input", "an input"); !errors.As(err, &tl) || tl.Name != "standard input" {
 		t.Errorf("ReadFrom past the bound: %v", err)
 	}
 	var nr *userfile.NotRegularError
-	if _, err := userfile.Read(dir, 10); !errors.As(err, &nr) {
+	if _, err := userfile.Read(dir, 10, "a test file"); !errors.As(err, &nr) {
 		t.Errorf("Read of a directory: %v", err)
 	}
 	if _, err := os.Stat("/dev/zero"); err == nil {
-		if _, err := userfile.Read("/dev/zero", 10); !errors.As(err, &nr) || !strings.Contains(err.Error(), "character device") {
+		if _, err := userfile.Read("/dev/zero", 10, "a test file"); !errors.As(err, &nr) || !strings.Contains(err.Error(), "character device") {
 			t.Errorf("Read of /dev/zero: %v", err)
 		}
 	}

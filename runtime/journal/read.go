@@ -69,7 +69,7 @@ func Open(path string) (*Journal, error) {
 }
 
 func read(f *os.File, path string) (*Journal, error) {
-	data, err := userfile.ReadFrom(f, MaxFile, path)
+	data, err := userfile.ReadFrom(f, MaxFile, path, "a journal")
 	var tl *userfile.TooLargeError
 	if errors.As(err, &tl) {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("the file is larger than the %s a journal may be", userfile.Size(MaxFile))}
@@ -87,7 +87,7 @@ func read(f *os.File, path string) (*Journal, error) {
 // Read reads a journal, of at most MaxFile bytes. Its errors are *Error,
 // or those of r.
 func Read(r io.Reader) (*Journal, error) {
-	data, err := userfile.ReadFrom(r, MaxFile, "journal")
+	data, err := userfile.ReadFrom(r, MaxFile, "journal", "a journal")
 	var tl *userfile.TooLargeError
 	if errors.As(err, &tl) {
 		return nil, &Error{Msg: fmt.Sprintf("larger than the %s a journal may be", userfile.Size(MaxFile))}
