@@ -57,15 +57,15 @@ price file that does not read, one naming its line and column (exit 2).`,
 			if err != nil {
 				return err
 			}
-			ins := []userfile.Named{{What: "the journal", Path: inDir(e, args[0])}}
+			ins := []userfile.Named{{What: "the journal", Path: inDir(e, args[0]), Shown: args[0]}}
 			if report != "" {
-				ins = append(ins, userfile.Named{What: "--report", Path: inDir(e, report)})
+				ins = append(ins, userfile.Named{What: "--report", Path: inDir(e, report), Shown: report})
 			}
 			if prices != "" {
-				ins = append(ins, userfile.Named{What: "--prices", Path: inDir(e, prices)})
+				ins = append(ins, userfile.Named{What: "--prices", Path: inDir(e, prices), Shown: prices})
 			}
 			if out != "" && out != "-" {
-				if err := userfile.CheckOutputs([]userfile.Named{{What: "-o", Path: inDir(e, out)}}, ins); err != nil {
+				if err := userfile.CheckOutputs([]userfile.Named{{What: "-o", Path: inDir(e, out), Shown: out}}, ins); err != nil {
 					return runcmd.UsageError("%v", err)
 				}
 			}

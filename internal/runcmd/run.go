@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"agentc.dev/agentc/cost"
+	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
@@ -194,10 +195,8 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if err != nil {
 		return err
 	}
-	for _, j := range []struct{ flag, file string }{{"--record", f.record}, {"--replay", f.replay}} {
-		if f.events != "" && j.file != "" && sameFile(f.events, j.file) {
-			return UsageError("--events names the journal %s (%s): events would overwrite it", j.file, j.flag)
-		}
+	if err := checkOutputs(path, f); err != nil {
+		return err
 	}
 	p, dir, err := load(e, compile, path)
 	if err != nil {
@@ -581,4 +580,25 @@ func closing(e Env, closeTools func() error) {
 	if err := closeTools(); err != nil {
 		fmt.Fprintf(e.Stderr, "agentc: closing tools: %v\n", err)
 	}
+}
+
+// checkOutputs refuses, as a usage error before anything is read or
+// written, a file the run writes that is a file it reads, or the other
+// file it writes, or that is in a batch's --record directory.
+func checkOutputs(path string, f Flags) error {
+	outs := []userfile.Named{{What: "--events", Path: f.events}}
+	ins := []userfile.Named{{What: "the agent", Path: path}, {What: "--replay", Path: f.replay},
+		{What: "--prices", Path: f.prices}, {What: "--lock", Path: f.lock}}
+	if name, ok := strings.CutPrefix(f.input, "@"); ok {
+		ins = append(ins, userfile.Named{What: "--input", Path: name})
+	}
+	if f.batch != "" {
+		ins = append(ins, userfile.Named{What: "--batch", Path: f.batch}, userfile.Named{What: "--record", Path: f.record, Dir: true})
+	} else {
+		outs = append(outs, userfile.Named{What: "--record", Path: f.record})
+	}
+	if err := userfile.CheckOutputs(outs, ins); err != nil {
+		return UsageError("%v", err)
+	}
+	return nil
 }

@@ -149,6 +149,12 @@ func appendAll(b []byte, r io.Reader) ([]byte, error) {
 type Named struct {
 	What string // "--events", "the journal", "the manifest"
 	Path string
+	// Shown is the name in messages, when not Path: the name on the
+	// command line of a path made absolute.
+	Shown string
+	// Dir says Path is a directory agentc writes files in (a batch's
+	// --record DIR): an output may not go in it either.
+	Dir bool
 }
 
 // CheckOutputs fails when an output is the same file as an input or as
@@ -156,8 +162,8 @@ type Named struct {
 // bind mounts and any spelling of its path, for those that exist; the
 // same path with its directory's links resolved, for those that do not
 // yet. An empty path is skipped, and "-" (standard output or input) too.
-// An input may also be a directory another program holds (a batch's
-// --record DIR): then an output in it is refused too.
+// An input may also be a directory agentc writes in (Named.Dir): then an
+// output in it is refused too.
 func CheckOutputs(outputs, inputs []Named) error {
 	for i, o := range outputs {
 		if o.Path == "" || o.Path == "-" {
@@ -168,14 +174,21 @@ func CheckOutputs(outputs, inputs []Named) error {
 				continue
 			}
 			if Same(o.Path, in.Path) {
-				return fmt.Errorf("%s %s is the same file as %s %s: writing it would overwrite it", o.What, o.Path, in.What, in.Path)
+				return fmt.Errorf("%s %s is the same file as %s %s: writing it would overwrite it", o.What, o.shown(), in.What, in.shown())
 			}
-			if fi, err := os.Stat(in.Path); err == nil && fi.IsDir() && Same(filepath.Dir(o.Path), in.Path) {
-				return fmt.Errorf("%s %s is in %s %s, which agentc writes: writing it there could overwrite what is written", o.What, o.Path, in.What, in.Path)
+			if in.Dir && Same(filepath.Dir(o.Path), in.Path) {
+				return fmt.Errorf("%s %s is in %s %s, which agentc writes: writing it there could overwrite what is written", o.What, o.shown(), in.What, in.shown())
 			}
 		}
 	}
 	return nil
+}
+
+func (n Named) shown() string {
+	if n.Shown != "" {
+		return n.Shown
+	}
+	return n.Path
 }
 
 // Same reports whether two paths name one file: the same file (device

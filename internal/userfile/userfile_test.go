@@ -68,11 +68,11 @@ func TestSame(t *testing.T) {
 			t.Errorf("Same(%s, %s) = %v, want %v", c.a, c.b, got, c.same)
 		}
 	}
-	err := userfile.CheckOutputs([]userfile.Named{{"-o", filepath.Join(dir, "h")}}, []userfile.Named{{"the journal", a}})
+	err := userfile.CheckOutputs([]userfile.Named{{What: "-o", Path: filepath.Join(dir, "h")}}, []userfile.Named{{What: "the journal", Path: a}})
 	if err == nil || !strings.Contains(err.Error(), "is the same file as the journal") {
 		t.Errorf("CheckOutputs of a hard link: %v", err)
 	}
-	if err := userfile.CheckOutputs([]userfile.Named{{"-o", filepath.Join(dir, "b")}}, []userfile.Named{{"the journal", a}}); err != nil {
+	if err := userfile.CheckOutputs([]userfile.Named{{What: "-o", Path: filepath.Join(dir, "b")}}, []userfile.Named{{What: "the journal", Path: a}}); err != nil {
 		t.Errorf("CheckOutputs of another file: %v", err)
 	}
 }
