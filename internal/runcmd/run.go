@@ -488,21 +488,23 @@ func readInput(e Env, flag string, p *plan.Plan) (json.RawMessage, error) {
 	var err error
 	switch {
 	case flag == "-" || flag == "" && p.Agent.Input != nil:
-		data, err = io.ReadAll(io.LimitReader(e.Stdin, MaxInput+1))
+		data, err = userfile.ReadFrom(e.Stdin, MaxInput, "standard input", "a run's input")
 	case strings.HasPrefix(flag, "@"):
+		// A FIFO is read too (--input @<(command)), within the bound.
 		var f *os.File
 		if f, err = os.Open(flag[1:]); err == nil {
-			data, err = io.ReadAll(io.LimitReader(f, MaxInput+1))
+			data, err = userfile.ReadFrom(f, MaxInput, flag[1:], "a run's input")
 			f.Close()
 		}
 	default:
 		data = []byte(flag)
 	}
+	var tl *userfile.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--input: the input is larger than the %d MiB a run accepts", MaxInput>>20)}
+	}
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--input: %w", err)}
-	}
-	if len(data) > MaxInput {
-		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--input: the input is larger than the %d MiB a run accepts", MaxInput>>20)}
 	}
 	return data, nil
 }
