@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/textproto"
 	neturl "net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 
 	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
@@ -619,7 +619,7 @@ func (cp *Compiler) lock(path string) (*digest.Lock, error) {
 		return e.lock, e.err
 	}
 	var e lockEntry
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, plan.MaxLockBytes, "a lock file")
 	if err != nil {
 		e.err = err
 	} else {

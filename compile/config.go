@@ -17,7 +17,9 @@ import (
 	"cuelang.org/go/cue/token"
 	cueyaml "cuelang.org/go/encoding/yaml"
 
+	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/manifest"
+	"agentc.dev/agentc/plan"
 )
 
 // Config is a project's choice of vet rules, read from the file
@@ -155,12 +157,12 @@ func isModuleRoot(dir string) bool {
 // readConfigIn reads dir's configuration file; nil when it has none.
 func readConfigIn(dir string) (*Config, error) {
 	path := filepath.Join(dir, manifest.ConfigFile)
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, plan.MaxConfigBytes, "a configuration file")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &ConfigError{File: displayName(path), Msg: unwrapPath(err).Error()}
+		return nil, &ConfigError{File: displayName(path), Msg: userfile.Reason(err)}
 	}
 	return ParseConfig(path, data)
 }

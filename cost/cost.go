@@ -11,12 +11,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/plan"
 )
 
 //go:embed prices.json
@@ -80,7 +82,7 @@ func Load(path string) (*Table, error) {
 	if path == "" {
 		return t, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, plan.MaxPriceBytes, "a price file")
 	if err != nil {
 		return nil, fmt.Errorf("price file: %w", err)
 	}

@@ -27,6 +27,7 @@ import (
 	cuejson "cuelang.org/go/encoding/json"
 	cueyaml "cuelang.org/go/encoding/yaml"
 
+	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/plan"
 )
 
@@ -343,7 +344,7 @@ func (l *Loader) loadUnit(u unit) *Instance {
 		if r == nil {
 			r = os.Stdin
 		}
-		data, err := io.ReadAll(r)
+		data, err := userfile.ReadFrom(r, plan.MaxManifestBytes, "standard input", "a manifest")
 		if err != nil {
 			inst := &Instance{Source: "-", Files: []string{"-"}}
 			inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos("-"), Msg: fmt.Sprintf("reading standard input: %v", err)})
@@ -361,7 +362,7 @@ func (l *Loader) loadUnit(u unit) *Instance {
 			// name it as cue/load would, by its absolute path.
 			abs, err := filepath.Abs(u.files[0])
 			if err == nil && !l.inModule(filepath.Dir(abs)) {
-				if data, err := os.ReadFile(abs); err == nil && selfContained(abs, data) {
+				if data, err := userfile.Read(abs, plan.MaxManifestBytes, "a manifest"); err == nil && selfContained(abs, data) {
 					inst := l.loadBytes(abs, data)
 					inst.Source, inst.Files = u.source, u.files
 					return inst
@@ -369,7 +370,7 @@ func (l *Loader) loadUnit(u unit) *Instance {
 			}
 		}
 		if ext == ".json" || ext == ".yaml" || ext == ".yml" {
-			data, err := os.ReadFile(u.files[0])
+			data, err := userfile.Read(u.files[0], plan.MaxManifestBytes, "a manifest")
 			if err != nil {
 				inst := &Instance{Source: u.source, Files: u.files}
 				inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(u.files[0]), Msg: unwrapPathError(err).Error()})
@@ -381,7 +382,20 @@ func (l *Loader) loadUnit(u unit) *Instance {
 		}
 	}
 	inst := &Instance{Source: u.source, Files: u.files}
-	bis := load.Instances(u.files, &load.Config{})
+	// CUE's loader reads the files named itself, without a bound: they
+	// are read here, each within its bound, and handed to it.
+	overlay := map[string]load.Source{}
+	for _, f := range u.files {
+		data, err := userfile.Read(f, plan.MaxManifestBytes, "a manifest")
+		if err != nil {
+			inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(f), Msg: unwrapPathError(err).Error()})
+			return inst
+		}
+		if abs, err := filepath.Abs(f); err == nil {
+			overlay[abs] = load.FromBytes(data)
+		}
+	}
+	bis := load.Instances(u.files, &load.Config{Overlay: overlay})
 	if len(bis) != 1 {
 		inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(u.files[0]), Msg: fmt.Sprintf("expected one CUE instance, found %d", len(bis))})
 		return inst

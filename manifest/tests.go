@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -12,6 +11,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
+	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/plan"
 )
 
@@ -212,7 +212,7 @@ func sourceText(node ast.Node) (string, bool) {
 	if !start.IsValid() || !end.IsValid() || end.Filename() != name || ext != ".cue" && ext != ".json" {
 		return "", false
 	}
-	data, err := os.ReadFile(name)
+	data, err := userfile.Read(name, plan.MaxManifestBytes, "a manifest")
 	if err != nil || end.Offset() > len(data) || start.Offset() >= end.Offset() {
 		return "", false
 	}

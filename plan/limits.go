@@ -7,6 +7,27 @@ import (
 	"slices"
 )
 
+// The bounds on the files agentc reads, each read whole: a file past its
+// bound is refused, naming it, having read no more than the bound (a link
+// to /dev/zero, a file that grows as it is read). Only regular files are
+// read; standard input ("-") is bounded the same way. The others: a run's
+// --input, 8 MiB (runcmd.MaxInput); a journal, runtime/journal.MaxFile.
+const (
+	// MaxManifestBytes bounds a manifest file (.cue, .json, .yaml), and
+	// each file of a CUE package named on the command line.
+	MaxManifestBytes = 4 << 20
+	// MaxPlanBytes bounds a plan file.
+	MaxPlanBytes = 16 << 20
+	// MaxLockBytes bounds a lock file (agentc.sum).
+	MaxLockBytes = 4 << 20
+	// MaxConfigBytes bounds a configuration file (agentc.yaml).
+	MaxConfigBytes = 1 << 20
+	// MaxPriceBytes bounds a price file (--prices, $AGENTC_PRICES).
+	MaxPriceBytes = 4 << 20
+	// MaxReportBytes bounds a run's report read back (agentc view --report).
+	MaxReportBytes = 64 << 20
+)
+
 // MaxSchemaValues is the most JSON values (objects, arrays, strings,
 // numbers, booleans and nulls, counted at every depth) one schema may
 // hold. The validator's compiler takes time that grows faster than the

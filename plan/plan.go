@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/userfile"
 )
 
 // Format is the plan format this package writes and reads.
@@ -228,7 +228,7 @@ func ReadFile(path string) (p *Plan, isPlan bool, err error) {
 	if !strings.EqualFold(filepath.Ext(path), ".json") {
 		return nil, false, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, MaxPlanBytes, "a plan")
 	if err != nil {
 		return nil, false, err
 	}

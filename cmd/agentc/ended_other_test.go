@@ -2,7 +2,11 @@
 
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
 
 // ended reports whether a process has ended: it can no longer be found.
 func ended(pid int) bool {
@@ -12,4 +16,8 @@ func ended(pid int) bool {
 	}
 	p.Release()
 	return false
+}
+
+func mkfifo(ts *testscript.TestScript, _ bool, _ []string) {
+	ts.Skip("no named pipes here")
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // ended reports whether a process has ended: it no longer exists, or is a
@@ -21,4 +23,11 @@ func ended(pid int) bool {
 		return b[i+2] == 'Z' || b[i+2] == 'X'
 	}
 	return false
+}
+
+func mkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkfifo FILE")
+	}
+	ts.Check(syscall.Mkfifo(ts.MkAbs(args[0]), 0o644))
 }

@@ -26,6 +26,7 @@ import (
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/journal"
 )
 
 func TestMain(m *testing.M) {
@@ -311,6 +312,20 @@ func TestScripts(t *testing.T) {
 					}
 				}
 			},
+			// hardlink OLD NEW makes NEW another name of the file OLD.
+			"hardlink": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: hardlink OLD NEW")
+				}
+				ts.Check(os.Link(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
+			},
+			// valuebomb OUT SIZE REFS ENTRIES array|members writes a journal
+			// whose one value line holds a string of SIZE bytes, which each
+			// of its ENTRIES model calls references REFS times: in one array
+			// member of the request, or in as many members.
+			"valuebomb": valueBomb,
+			// mkfifo FILE makes a named pipe, which nothing writes.
+			"mkfifo": mkfifo,
 			// exits N cmd args... runs a command and checks its exit code,
 			// keeping its output for stdout and stderr.
 			// replace FILE OLD NEW replaces the one occurrence of OLD in
@@ -355,6 +370,44 @@ func TestScripts(t *testing.T) {
 // run runs the command line args in this process with every verb, as the
 // agentc program does, and returns the exit code.
 func run(args []string, e cli.Env) int { return cli.Run(args, e, cuecmd.Compiler()) }
+
+func valueBomb(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 5 || (args[4] != "array" && args[4] != "members") {
+		ts.Fatalf("usage: valuebomb OUT SIZE REFS ENTRIES array|members")
+	}
+	var n [3]int
+	for i, a := range args[1:4] {
+		var err error
+		if n[i], err = strconv.Atoi(a); err != nil || n[i] < 1 {
+			ts.Fatalf("valuebomb: %q is not a positive number", a)
+		}
+	}
+	size, refs, entries := n[0], n[1], n[2]
+	value := make([]byte, size)
+	for i := range value {
+		value[i] = 'a'
+	}
+	value[0], value[size-1] = '"', '"'
+	d, err := journal.ValueDigest(value)
+	ts.Check(err)
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"journal":%q,"plan":"blake3:%s","run":"bomb","output_suffix":"1a2b3c4d","agent":"bomb","started":"2026-12-01T00:00:00Z"}`+"\n", journal.Format, strings.Repeat("0", 64))
+	fmt.Fprintf(&b, `{"value":%q,"json":%s}`+"\n", d, value)
+	ref := fmt.Sprintf(`{"$value":%q}`, d)
+	for e := range entries {
+		var req []string
+		if args[4] == "array" {
+			req = append(req, `"messages":[`+strings.Repeat(ref+",", refs-1)+ref+`]`)
+		} else {
+			for i := range refs {
+				req = append(req, fmt.Sprintf(`"m%06d":%s`, i, ref))
+			}
+		}
+		fmt.Fprintf(&b, `{"effect":"%d.0","kind":"model","fingerprint":%q,"request":{%s},"response":{"message":{"role":"assistant","content":"ok"}},"started":"2026-12-01T00:00:01Z","duration_ms":1}`+"\n",
+			e+1, d, strings.Join(req, ","))
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o644))
+}
 
 func editPlan(ts *testscript.TestScript, neg bool, args []string, reseal bool) {
 	if neg || len(args) != 3 {

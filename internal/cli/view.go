@@ -13,6 +13,8 @@ import (
 	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/internal/atomicfile"
 	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runview"
@@ -55,15 +57,31 @@ price file that does not read, one naming its line and column (exit 2).`,
 			if err != nil {
 				return err
 			}
+			ins := []userfile.Named{{What: "the journal", Path: inDir(e, args[0]), Shown: args[0]}}
+			if report != "" {
+				ins = append(ins, userfile.Named{What: "--report", Path: inDir(e, report), Shown: report})
+			}
+			if prices != "" {
+				ins = append(ins, userfile.Named{What: "--prices", Path: inDir(e, prices), Shown: prices})
+			}
+			if out != "" && out != "-" {
+				if err := userfile.CheckOutputs([]userfile.Named{{What: "-o", Path: inDir(e, out), Shown: out}}, ins); err != nil {
+					return runcmd.UsageError("%v", err)
+				}
+			}
 			j, err := journal.Open(inDir(e, args[0]))
 			var je *journal.Error
 			var pe *os.PathError
+			var nr *userfile.NotRegularError
 			switch {
 			case errors.As(err, &je):
 				je.File = args[0] // as the command line names it
 				return err
 			case errors.As(err, &pe):
 				return fmt.Errorf("journal %s: %w", args[0], pe.Err)
+			case errors.As(err, &nr):
+				nr.Path = args[0]
+				return fmt.Errorf("journal %s: %w", args[0], nr)
 			case err != nil:
 				return err
 			}
@@ -104,13 +122,13 @@ price file that does not read, one naming its line and column (exit 2).`,
 // readReport reads a run report, naming the line and column (of name,
 // the file as the command line names it) where it is not one.
 func readReport(path, name string) (*agentrt.Report, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, plan.MaxReportBytes, "a run's report")
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return nil, fmt.Errorf("report %s: %w", name, pe.Err)
 	}
 	if err != nil {
-		return nil, err
+		return nil, runcmd.UsageError("--report: %v", userfile.Rename(err, name))
 	}
 	path = name
 	var rep agentrt.Report

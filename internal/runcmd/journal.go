@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -141,29 +140,6 @@ func (jn *runJournal) close(e Env) {
 			fmt.Fprintf(e.Stderr, "agentc: %v\n", err)
 		}
 	}
-}
-
-// sameFile reports whether two paths name one file: the same file, when
-// both exist (through links too), else the same path once made absolute
-// and clean, with the symbolic links of its directory resolved.
-func sameFile(a, b string) bool {
-	ia, errA := os.Stat(a)
-	ib, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(ia, ib)
-	}
-	return resolved(a) == resolved(b)
-}
-
-func resolved(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return filepath.Clean(path)
-	}
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
-		return filepath.Join(dir, filepath.Base(abs))
-	}
-	return abs
 }
 
 func newRunID() string { return randomHex(8) }

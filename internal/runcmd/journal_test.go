@@ -95,7 +95,7 @@ func TestEventsIsJournal(t *testing.T) {
 		return code, stderr.String()
 	}
 	// A journal not yet written, named two ways.
-	if code, stderr := run("--record", "run.jsonl", "--events", "sub/../run.jsonl"); code != 2 || !strings.Contains(stderr, "--events names the journal") {
+	if code, stderr := run("--record", "run.jsonl", "--events", "sub/../run.jsonl"); code != 2 || !strings.Contains(stderr, "is the same file as") {
 		t.Fatalf("exit %d, want 2:\n%s", code, stderr)
 	}
 	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
@@ -113,7 +113,7 @@ func TestEventsIsJournal(t *testing.T) {
 		{"--replay", "run.jsonl", "--events", file},
 		{"--replay", "run.jsonl", "--events", "link.jsonl"},
 	} {
-		if code, stderr := run(args...); code != 2 || !strings.Contains(stderr, "--events names the journal") {
+		if code, stderr := run(args...); code != 2 || !strings.Contains(stderr, "is the same file as") {
 			t.Errorf("%q: exit %d, want 2:\n%s", args, code, stderr)
 		}
 	}

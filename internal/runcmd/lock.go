@@ -6,11 +6,11 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/plan"
 )
 
@@ -39,7 +39,7 @@ func openLock(e Env, f Flags, dir string) (*runLock, error) {
 		}
 		l.path = relPath(l.path, e.Dir)
 	}
-	data, err := os.ReadFile(l.path)
+	data, err := userfile.Read(l.path, plan.MaxLockBytes, "a lock file")
 	if err != nil {
 		if f.lock != "" && errors.Is(err, fs.ErrNotExist) {
 			return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--lock: %w", err)}

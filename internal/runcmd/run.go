@@ -16,6 +16,7 @@ import (
 
 	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/internal/termtext"
+	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
@@ -197,10 +198,8 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if err != nil {
 		return err
 	}
-	for _, j := range []struct{ flag, file string }{{"--record", f.record}, {"--replay", f.replay}} {
-		if f.events != "" && j.file != "" && sameFile(f.events, j.file) {
-			return UsageError("--events names the journal %s (%s): events would overwrite it", j.file, j.flag)
-		}
+	if err := checkOutputs(path, f); err != nil {
+		return err
 	}
 	p, dir, err := load(e, compile, path)
 	if err != nil {
@@ -492,21 +491,23 @@ func readInput(e Env, flag string, p *plan.Plan) (json.RawMessage, error) {
 	var err error
 	switch {
 	case flag == "-" || flag == "" && p.Agent.Input != nil:
-		data, err = io.ReadAll(io.LimitReader(e.Stdin, MaxInput+1))
+		data, err = userfile.ReadFrom(e.Stdin, MaxInput, "standard input", "a run's input")
 	case strings.HasPrefix(flag, "@"):
+		// A FIFO is read too (--input @<(command)), within the bound.
 		var f *os.File
 		if f, err = os.Open(flag[1:]); err == nil {
-			data, err = io.ReadAll(io.LimitReader(f, MaxInput+1))
+			data, err = userfile.ReadFrom(f, MaxInput, flag[1:], "a run's input")
 			f.Close()
 		}
 	default:
 		data = []byte(flag)
 	}
+	var tl *userfile.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--input: the input is larger than the %d MiB a run accepts", MaxInput>>20)}
+	}
 	if err != nil {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--input: %w", err)}
-	}
-	if len(data) > MaxInput {
-		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--input: the input is larger than the %d MiB a run accepts", MaxInput>>20)}
 	}
 	return data, nil
 }
@@ -586,4 +587,25 @@ func closing(e Env, closeTools func() error) {
 	if err := closeTools(); err != nil {
 		fmt.Fprintf(e.Stderr, "agentc: closing tools: %v\n", err)
 	}
+}
+
+// checkOutputs refuses, as a usage error before anything is read or
+// written, a file the run writes that is a file it reads, or the other
+// file it writes, or that is in a batch's --record directory.
+func checkOutputs(path string, f Flags) error {
+	outs := []userfile.Named{{What: "--events", Path: f.events}}
+	ins := []userfile.Named{{What: "the agent", Path: path}, {What: "--replay", Path: f.replay},
+		{What: "--prices", Path: f.prices}, {What: "--lock", Path: f.lock}}
+	if name, ok := strings.CutPrefix(f.input, "@"); ok {
+		ins = append(ins, userfile.Named{What: "--input", Path: name})
+	}
+	if f.batch != "" {
+		ins = append(ins, userfile.Named{What: "--batch", Path: f.batch}, userfile.Named{What: "--record", Path: f.record, Dir: true})
+	} else {
+		outs = append(outs, userfile.Named{What: "--record", Path: f.record})
+	}
+	if err := userfile.CheckOutputs(outs, ins); err != nil {
+		return UsageError("%v", err)
+	}
+	return nil
 }

@@ -137,7 +137,7 @@ func TestRuntimeCommandLine(t *testing.T) {
 		{[]string{"run", "p.json", "--input"}, 2, "agentc: flag needs an argument: --input\n"},
 		{[]string{"run", "a.json", "b.json"}, 2, "agentc: run takes one plan, not 2 paths\n"},
 		{[]string{"run", "p.json", "--record=", "--replay="}, 2, "agentc: --record and --replay exclude each other\n"},
-		{[]string{"run", "p.json", "--record", "j", "--events", "j"}, 2, "agentc: --events names the journal j (--record): events would overwrite it\nRun 'agentc-runtime --help' for usage.\n"},
+		{[]string{"run", "p.json", "--record", "j", "--events", "j"}, 2, "agentc: --record j is the same file as --events j: writing it would overwrite it\nRun 'agentc-runtime --help' for usage.\n"},
 		{[]string{"--help"}, 0, "Usage:\n  agentc-runtime run [flags] plan.json"},
 		{[]string{"help"}, 0, "      --require-lock "},
 		{[]string{"run", "-h"}, 0, "Exit codes: 0 answered"},

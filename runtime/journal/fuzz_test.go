@@ -8,11 +8,28 @@ import (
 	"agentc.dev/agentc/runtime/journal"
 )
 
-// FuzzRead: Read never panics, fails only with *journal.Error, and what it
-// accepts the Writer writes again, to a journal that reads back the same.
+// FuzzRead: Read never panics, fails only with *journal.Error, keeps its
+// requests within MaxRequest each and MaxRequests in all (made small
+// here, so that the seed corpus's value-reference bombs pass them), and
+// what it accepts the Writer writes again, to a journal that reads back
+// the same.
 func FuzzRead(f *testing.F) {
+	defer func(r, rs, fl int64) { journal.MaxRequest, journal.MaxRequests, journal.MaxFile = r, rs, fl }(journal.MaxRequest, journal.MaxRequests, journal.MaxFile)
+	journal.MaxRequest, journal.MaxRequests, journal.MaxFile = 4<<10, 16<<10, 1<<20
 	f.Fuzz(func(t *testing.T, data []byte) {
 		j, err := journal.Read(bytes.NewReader(data))
+		if err == nil {
+			var all int64
+			for _, e := range j.Entries {
+				if int64(len(e.Request)) > journal.MaxRequest {
+					t.Fatalf("entry %s: a request of %d bytes, past MaxRequest %d", e.Key, len(e.Request), journal.MaxRequest)
+				}
+				all += int64(len(e.Request))
+			}
+			if all > journal.MaxRequests {
+				t.Fatalf("requests of %d bytes in all, past MaxRequests %d", all, journal.MaxRequests)
+			}
+		}
 		if err != nil {
 			var je *journal.Error
 			if !errors.As(err, &je) {

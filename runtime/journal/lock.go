@@ -3,10 +3,13 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+
+	"agentc.dev/agentc/internal/userfile"
 )
 
 // Lock is the right to write a journal, held for a run's life: an
@@ -23,12 +26,22 @@ import (
 // released; one left by a process that died (kill -9) holds no lock, and
 // the next holder takes it over.
 //
+// The lock is on the journal's identity, not on the name it was given: the
+// path is resolved (symbolic links, "..", relative or absolute) before its
+// lock file is named, and the journal there, when there is one, is itself
+// locked (flock on its inode), so a hard link or a bind mount of it meets
+// the same lock. The lock file is opened without following a link, and
+// one that is a link, a FIFO or a device is refused, never written
+// through.
+//
 // On systems without flock(2) (Windows, AIX), the lock file is written
 // and removed, but it excludes nothing.
 type Lock struct {
-	path string // the journal's
+	path string // the journal's, as given
+	real string // the journal's, resolved
 	mu   sync.Mutex
 	f    *os.File // nil once released
+	jf   *os.File // the journal there when the lock was taken, locked; or nil
 }
 
 // LockedError is a journal another process is recording.
@@ -45,15 +58,17 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("journal %s is being recorded by %s", e.Path, who)
 }
 
-// LockFile is the name of the lock file of the journal at path.
-func LockFile(path string) string { return path + ".lock" }
+// LockFile is the name of the lock file of the journal at path: beside
+// the file path names once its links are resolved.
+func LockFile(path string) string { return userfile.Resolve(path) + ".lock" }
 
 // Acquire takes the lock of the journal at path, which need not exist. It
 // fails at once with a *LockedError while another process holds it.
 func Acquire(path string) (*Lock, error) {
-	name := LockFile(path)
+	real := userfile.Resolve(path)
+	name := real + ".lock"
 	for range 100 {
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := openLockFile(name, lockName(path, real), os.O_RDWR|os.O_CREATE)
 		if err != nil {
 			return nil, fmt.Errorf("journal: locking %s: %w", path, err)
 		}
@@ -71,7 +86,7 @@ func Acquire(path string) (*Lock, error) {
 		// it, and a third process locked a new one: ours must be the one
 		// at the name.
 		if fi, err := f.Stat(); err == nil {
-			if now, err := os.Stat(name); err == nil && os.SameFile(fi, now) {
+			if now, err := os.Lstat(name); err == nil && os.SameFile(fi, now) {
 				pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
 				if err = f.Truncate(0); err == nil {
 					_, err = f.WriteAt(pid, 0)
@@ -80,12 +95,83 @@ func Acquire(path string) (*Lock, error) {
 					f.Close()
 					return nil, fmt.Errorf("journal: locking %s: %w", path, err)
 				}
-				return &Lock{path: path, f: f}, nil
+				l := &Lock{path: path, real: real, f: f}
+				if l.jf, err = lockJournal(path, real, false); errors.Is(err, fs.ErrNotExist) {
+					l.jf = nil
+				} else if err != nil {
+					l.Release()
+					return nil, err
+				}
+				return l, nil
 			}
 		}
 		f.Close()
 	}
 	return nil, fmt.Errorf("journal: locking %s: its lock file %s keeps being replaced", path, name)
+}
+
+// openLockFile opens a lock file without following a link, and refuses
+// one that is not a regular file of one name: writing it must never
+// write another file.
+func openLockFile(name, shown string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(name, flag|noFollow|nonBlock, 0o644)
+	if err != nil {
+		if fi, lerr := os.Lstat(name); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("its lock file %s is a symbolic link, which agentc does not follow: remove it", shown)
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("its lock file %s is not a regular file (%v): remove it", shown, fi.Mode().Type())
+	}
+	if links(fi) > 1 {
+		f.Close()
+		return nil, fmt.Errorf("its lock file %s has another name (a hard link), which agentc would write through: remove it", shown)
+	}
+	return f, nil
+}
+
+// lockName is the lock file's name for messages: beside the name the
+// journal was given, unless that is a link to a journal elsewhere.
+func lockName(path, real string) string {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return real + ".lock"
+	}
+	return path + ".lock"
+}
+
+// lockJournal locks the journal file at real, so that every name of it
+// (a hard link, a bind mount) meets the lock, and returns it. Its errors
+// name path.
+func lockJournal(path, real string, shared bool) (*os.File, error) {
+	jf, err := userfile.Open(real)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Path = path
+		}
+		var nr *userfile.NotRegularError
+		if errors.As(err, &nr) {
+			nr.Path = path
+		}
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	held, err := tryLock(jf, shared)
+	if err != nil {
+		jf.Close()
+		return nil, fmt.Errorf("journal: locking %s: %w", path, err)
+	}
+	if !held {
+		jf.Close()
+		return nil, &LockedError{Path: path}
+	}
+	return jf, nil
 }
 
 func readPID(f *os.File) int {
@@ -133,11 +219,14 @@ func (l *Lock) Release() error {
 	// Removed while held: a process that opened it before waits on a
 	// file no longer at the name, sees so once it holds it, and tries
 	// again.
-	err := os.Remove(LockFile(l.path))
+	err := os.Remove(l.real + ".lock")
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}
-	l.f = nil
+	if l.jf != nil {
+		l.jf.Close()
+	}
+	l.f, l.jf = nil, nil
 	if err != nil {
 		return fmt.Errorf("journal: releasing the lock of %s: %w", l.path, err)
 	}
@@ -150,8 +239,10 @@ func (l *Lock) Release() error {
 // one, and nothing is created: a journal may be read where nothing can be
 // written.
 func OpenShared(path string) (*Journal, error) {
-	f, err := os.Open(LockFile(path))
-	if err == nil {
+	real := userfile.Resolve(path)
+	f, err := openLockFile(real+".lock", lockName(path, real), os.O_RDONLY)
+	switch {
+	case err == nil:
 		defer f.Close()
 		held, err := tryLock(f, true)
 		if err != nil {
@@ -160,6 +251,13 @@ func OpenShared(path string) (*Journal, error) {
 		if !held {
 			return nil, &LockedError{Path: path, PID: readPID(f)}
 		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("journal: locking %s: %w", path, err)
 	}
-	return Open(path)
+	jf, err := lockJournal(path, real, true)
+	if err != nil {
+		return nil, err
+	}
+	defer jf.Close()
+	return read(jf, path)
 }

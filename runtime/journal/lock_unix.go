@@ -4,9 +4,25 @@ package journal
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"syscall"
 )
+
+// noFollow and nonBlock open a lock file without following a link at its
+// name, and without waiting on a FIFO there (which is then refused).
+const (
+	noFollow = syscall.O_NOFOLLOW
+	nonBlock = syscall.O_NONBLOCK
+)
+
+// links is the number of names a file has.
+func links(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
 
 // tryLock takes flock(2) on f, exclusive or shared, without waiting; it
 // returns false when another open file holds a lock that excludes it.

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/userfile"
 )
 
 // Journal is a journal file, read.
@@ -25,9 +26,25 @@ type Journal struct {
 	// next line goes.
 	ValidBytes int64
 
-	index  map[Key]int       // into Entries
-	values map[string][]byte // canonical JSON by digest
+	index    map[Key]int       // into Entries
+	values   map[string][]byte // canonical JSON by digest
+	expanded int64             // bytes of the requests, their references replaced
 }
+
+// The bounds on what a journal may make a reader hold. A request's value
+// references are replaced by the values they name as the journal is
+// read, so a journal of a few megabytes could otherwise name gigabytes:
+// one large value referenced a thousand times.
+var (
+	// MaxFile bounds the journal file itself.
+	MaxFile int64 = 256 << 20
+	// MaxRequest bounds one request, its references replaced: as large
+	// as a provider accepts (32 MB at Anthropic).
+	MaxRequest int64 = 32 << 20
+	// MaxRequests bounds the requests of a whole journal, their
+	// references replaced.
+	MaxRequests int64 = 256 << 20
+)
 
 // Lookup returns the entry of an effect: the last, where a failed attempt
 // was made again.
@@ -41,8 +58,22 @@ func (j *Journal) Lookup(k Key) (*Entry, bool) {
 
 // Open reads a journal file. Its errors are *Error, naming the file, or
 // errors of the file system.
+// Only a regular file is read, of at most MaxFile bytes.
 func Open(path string) (*Journal, error) {
-	data, err := os.ReadFile(path)
+	f, err := userfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	defer f.Close()
+	return read(f, path)
+}
+
+func read(f *os.File, path string) (*Journal, error) {
+	data, err := userfile.ReadFrom(f, MaxFile, path, "a journal")
+	var tl *userfile.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("the file is larger than the %s a journal may be", userfile.Size(MaxFile))}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -53,9 +84,14 @@ func Open(path string) (*Journal, error) {
 	return j, err
 }
 
-// Read reads a journal. Its errors are *Error, or those of r.
+// Read reads a journal, of at most MaxFile bytes. Its errors are *Error,
+// or those of r.
 func Read(r io.Reader) (*Journal, error) {
-	data, err := io.ReadAll(r)
+	data, err := userfile.ReadFrom(r, MaxFile, "journal", "a journal")
+	var tl *userfile.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, &Error{Msg: fmt.Sprintf("larger than the %s a journal may be", userfile.Size(MaxFile))}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -378,9 +414,10 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	if c[0] != '{' {
 		return fmt.Errorf("effect %s: request: want a JSON object, found %s", key, short(c))
 	}
-	if e.Request, err = unshred(c, j.values); err != nil {
+	if e.Request, err = unshred(c, j.values, j.expanded); err != nil {
 		return fmt.Errorf("effect %s: %v", key, err)
 	}
+	j.expanded += int64(len(e.Request))
 	lines[e.Key] = n
 	j.index[e.Key] = len(j.Entries)
 	j.Entries = append(j.Entries, e)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/userfile"
 )
 
 // The functions here walk valid JSON, so a value's end is found by
@@ -151,18 +152,26 @@ func shred(c []byte) ([]byte, []part) {
 }
 
 // unshred replaces the references of a canonical shredded request by the
-// values they name.
-func unshred(c []byte, values map[string][]byte) ([]byte, error) {
+// values they name, within MaxRequest for the request and MaxRequests for
+// it and the journal's requests before it (before, bytes): the size is
+// counted before anything is made.
+func unshred(c []byte, values map[string][]byte, before int64) ([]byte, error) {
 	// Resolve first, to make the request in one allocation of its size.
 	var resolved [][]byte
-	size := len(c)
+	size := int64(len(c))
 	_, err := slots(c, make([]byte, 0, 128), func(out []byte, at slot, v []byte) ([]byte, error) {
 		if !refShaped(v) {
 			return out[:0], nil
 		}
 		val, err := resolve(at, v, values)
 		resolved = append(resolved, val)
-		size += len(val) - len(v)
+		size += int64(len(val) - len(v))
+		if err == nil && size > MaxRequest {
+			err = fmt.Errorf("%s: the request, its value references replaced, is larger than the %s a request may be", at, userfile.Size(MaxRequest))
+		}
+		if err == nil && before+size > MaxRequests {
+			err = fmt.Errorf("%s: the journal's requests, their value references replaced, are larger than the %s a journal's requests may be", at, userfile.Size(MaxRequests))
+		}
 		return out[:0], err
 	})
 	if err != nil {

@@ -68,7 +68,7 @@ func create(l *Lock, h Header, sync bool) (*Writer, error) {
 	if !l.held() {
 		return nil, errReleased
 	}
-	path := l.path
+	path := l.real
 	line, err := encodeHeader(h)
 	if err != nil {
 		return nil, err
@@ -78,7 +78,16 @@ func create(l *Lock, h Header, sync bool) (*Writer, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	f := onDisk(tmp)
-	if _, err = f.Write(line); err == nil && sync {
+	// The new journal is locked before it takes the name, so that every
+	// name it gets meets the lock (see Lock).
+	held, err := tryLock(tmp, false)
+	if err == nil && !held {
+		err = &LockedError{Path: l.path}
+	}
+	if err == nil {
+		_, err = f.Write(line)
+	}
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if err == nil {
@@ -143,11 +152,14 @@ func Resume(path string) (*Journal, *Writer, error) {
 }
 
 func resume(l *Lock) (*Journal, *Writer, error) {
-	j, err := Open(l.path)
+	j, err := Open(l.real)
+	if e, ok := err.(*Error); ok {
+		e.File = l.path
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	of, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND, 0)
+	of, err := os.OpenFile(l.real, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"agentc.dev/agentc/internal/atomicfile"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/userfile"
 )
 
 func newCompileCmd(e cli.Env) *cobra.Command {
@@ -42,6 +43,15 @@ agentc.yaml that does not read.`,
 				return cli.UsageError("compile takes one agent; %s holds %d", args[0], len(bs))
 			}
 			p := bs[0].plan
+			if out != "" && out != "-" {
+				var ins []userfile.Named
+				for _, f := range bs[0].inst.Files {
+					ins = append(ins, userfile.Named{What: "the agent's file", Path: f})
+				}
+				if err := userfile.CheckOutputs([]userfile.Named{{What: "-o", Path: out}}, append(ins, userfile.Named{What: "the agent", Path: args[0]})); err != nil {
+					return cli.UsageError("%v", err)
+				}
+			}
 			data, err := p.Encode()
 			if err != nil {
 				return err

@@ -15,6 +15,7 @@ import (
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/plan"
 )
 
@@ -162,7 +163,7 @@ func relPath(p, dir string) string {
 // readLock reads a lock file; a missing one is empty when it is about to
 // be written, and an error when it is to be checked.
 func readLock(path, name string, missingOK bool) (*digest.Lock, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, plan.MaxLockBytes, "a lock file")
 	if errors.Is(err, fs.ErrNotExist) {
 		if missingOK {
 			return &digest.Lock{Entries: map[string]digest.Entry{}}, nil
@@ -170,7 +171,7 @@ func readLock(path, name string, missingOK bool) (*digest.Lock, error) {
 		return nil, fmt.Errorf("no lock file %s: record the digests first with agentc digest --write", path)
 	}
 	if err != nil {
-		return nil, err
+		return nil, userfile.Rename(err, name)
 	}
 	return digest.ParseLock(name, data)
 }

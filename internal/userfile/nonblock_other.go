@@ -1,0 +1,5 @@
+//go:build !unix
+
+package userfile
+
+const nonblock = 0

@@ -1,0 +1,274 @@
+// Package userfile reads and writes the files a user names on agentc's
+// command line or in a manifest: each read is whole but within a bound
+// checked as the bytes arrive (a file may grow, or be a device that never
+// ends), only from a regular file unless the caller takes a stream; and
+// no output is the same file as an input.
+package userfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// TooLargeError is a file or stream longer than its bound.
+type TooLargeError struct {
+	Name  string // the path, or what the stream is
+	What  string // what it is read as: "a manifest", "a lock file"
+	Limit int64  // bytes
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is larger than the %s %s may be", e.Name, Size(e.Limit), e.What)
+}
+
+// Size writes a number of bytes as people read it: 8 MiB, 512 KiB, 100 bytes.
+func Size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + " GiB"
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// NotRegularError is a path that names a directory, a FIFO, a device or a
+// socket where a file is read.
+type NotRegularError struct {
+	Path string
+	Mode os.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s is not a regular file (%s)", e.Path, kind(e.Mode))
+}
+
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "not a regular file"
+}
+
+// Open opens the regular file at path for reading, following links. A
+// FIFO, device, socket or directory is refused without blocking: the
+// file is opened without waiting for a FIFO's writer, then checked.
+func Open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	return f, nil
+}
+
+// Read reads the regular file at path whole, failing with a
+// *TooLargeError, having read no more than limit+1 bytes, when it holds
+// more than limit; what says what it is read as, for the message ("a
+// manifest").
+func Read(path string, limit int64, what string) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	if size > limit {
+		return nil, &TooLargeError{Name: path, What: what, Limit: limit}
+	}
+	return readAll(f, limit, path, what, size)
+}
+
+// ReadFrom reads r to its end, as io.ReadAll does, failing with a
+// *TooLargeError named name once more than limit bytes arrive.
+func ReadFrom(r io.Reader, limit int64, name, what string) ([]byte, error) {
+	return readAll(r, limit, name, what, 512)
+}
+
+func readAll(r io.Reader, limit int64, name, what string, hint int64) ([]byte, error) {
+	// The file may have grown since its size was taken: the bound is on
+	// what is read, not on what stat said.
+	data := make([]byte, 0, min(hint, limit)+1)
+	data, err := appendAll(data, io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, &TooLargeError{Name: name, What: what, Limit: limit}
+	}
+	return data, nil
+}
+
+func appendAll(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return b, nil
+			}
+			return b, err
+		}
+	}
+}
+
+// Named is a file a command was given, and the flag or argument that
+// named it, for messages.
+type Named struct {
+	What string // "--events", "the journal", "the manifest"
+	Path string
+	// Shown is the name in messages, when not Path: the name on the
+	// command line of a path made absolute.
+	Shown string
+	// Dir says Path is a directory agentc writes files in (a batch's
+	// --record DIR): an output may not go in it either.
+	Dir bool
+}
+
+// CheckOutputs fails when an output is the same file as an input or as
+// another output: the same file, through symbolic links, hard links,
+// bind mounts and any spelling of its path, for those that exist; the
+// same path with its directory's links resolved, for those that do not
+// yet. An empty path is skipped, and "-" (standard output or input) too.
+// An input may also be a directory agentc writes in (Named.Dir): then an
+// output in it is refused too.
+func CheckOutputs(outputs, inputs []Named) error {
+	for i, o := range outputs {
+		if o.Path == "" || o.Path == "-" {
+			continue
+		}
+		for _, in := range append(inputs, outputs[:i]...) {
+			if in.Path == "" || in.Path == "-" {
+				continue
+			}
+			if Same(o.Path, in.Path) {
+				return fmt.Errorf("%s %s is the same file as %s %s: writing it would overwrite it", o.What, o.shown(), in.What, in.shown())
+			}
+			if in.Dir && Same(filepath.Dir(o.Path), in.Path) {
+				return fmt.Errorf("%s %s is in %s %s, which agentc writes: writing it there could overwrite what is written", o.What, o.shown(), in.What, in.shown())
+			}
+		}
+	}
+	return nil
+}
+
+func (n Named) shown() string {
+	if n.Shown != "" {
+		return n.Shown
+	}
+	return n.Path
+}
+
+// Same reports whether two paths name one file: the same file (device
+// and inode), when both exist, following links; else the same path once
+// made absolute and clean, with its links resolved as far as they exist.
+func Same(a, b string) bool {
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(ia, ib)
+	}
+	if errA == nil || errB == nil {
+		return false // one exists, the other not
+	}
+	return Resolve(a) == Resolve(b)
+}
+
+// Resolve returns path absolute, clean and with its symbolic links
+// resolved, a link that names a file not there yet (a dangling link)
+// included; what does not exist is kept as written.
+func Resolve(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	for range 40 {
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			return r
+		}
+		fi, err := os.Lstat(abs)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			break
+		}
+		target, err := os.Readlink(abs)
+		if err != nil {
+			break
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(abs), target)
+		}
+		abs = filepath.Clean(target)
+	}
+	dir, base := filepath.Split(abs)
+	if d, err := filepath.EvalSymlinks(dir); err == nil {
+		return filepath.Join(d, base)
+	}
+	return abs
+}
+
+// Rename gives the errors of this package, and a *fs.PathError, the name a
+// file has on the command line in place of the path it was opened by.
+func Rename(err error, name string) error {
+	var tl *TooLargeError
+	var nr *NotRegularError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &tl):
+		tl.Name = name
+	case errors.As(err, &nr):
+		nr.Path = name
+	case errors.As(err, &pe):
+		pe.Path = name
+	}
+	return err
+}
+
+// Reason is the message of an error of this package, or of a
+// *fs.PathError, without the file's name, for a message that names it
+// already ("agentc.yaml: ...").
+func Reason(err error) string {
+	var tl *TooLargeError
+	var nr *NotRegularError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &tl):
+		return fmt.Sprintf("larger than the %s %s may be", Size(tl.Limit), tl.What)
+	case errors.As(err, &nr):
+		return "not a regular file (" + kind(nr.Mode) + ")"
+	case errors.As(err, &pe):
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,78 @@
+package userfile_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/internal/userfile"
+)
+
+func TestReadBound(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	if err := os.WriteFile(p, []byte("12345"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := userfile.Read(p, 5, "a test file"); err != nil || string(b) != "12345" {
+		t.Errorf("Read at the bound: %q, %v", b, err)
+	}
+	var tl *userfile.TooLargeError
+	if _, err := userfile.Read(p, 4, "a test file"); !errors.As(err, &tl) || tl.Limit != 4 {
+		t.Errorf("Read past the bound: %v", err)
+	}
+	if _, err := userfile.ReadFrom(strings.NewReader("123456"), 5, "standard input", "an input"); !errors.As(err, &tl) || tl.Name != "standard input" {
+		t.Errorf("ReadFrom past the bound: %v", err)
+	}
+	var nr *userfile.NotRegularError
+	if _, err := userfile.Read(dir, 10, "a test file"); !errors.As(err, &nr) {
+		t.Errorf("Read of a directory: %v", err)
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if _, err := userfile.Read("/dev/zero", 10, "a test file"); !errors.As(err, &nr) || !strings.Contains(err.Error(), "character device") {
+			t.Errorf("Read of /dev/zero: %v", err)
+		}
+	}
+}
+
+func TestSame(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a")
+	if err := os.WriteFile(a, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a", filepath.Join(dir, "s")); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	if err := os.Link(a, filepath.Join(dir, "h")); err != nil {
+		t.Skip("no hard links:", err)
+	}
+	if err := os.Symlink("missing", filepath.Join(dir, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"a", "s", true},
+		{"a", "h", true},
+		{"a", "./a", true},
+		{"dangling", "missing", true},
+		{"new", "./new", true},
+		{"new", "other", false},
+		{"a", "new", false},
+	} {
+		if got := userfile.Same(filepath.Join(dir, c.a), filepath.Join(dir, c.b)); got != c.same {
+			t.Errorf("Same(%s, %s) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+	err := userfile.CheckOutputs([]userfile.Named{{What: "-o", Path: filepath.Join(dir, "h")}}, []userfile.Named{{What: "the journal", Path: a}})
+	if err == nil || !strings.Contains(err.Error(), "is the same file as the journal") {
+		t.Errorf("CheckOutputs of a hard link: %v", err)
+	}
+	if err := userfile.CheckOutputs([]userfile.Named{{What: "-o", Path: filepath.Join(dir, "b")}}, []userfile.Named{{What: "the journal", Path: a}}); err != nil {
+		t.Errorf("CheckOutputs of another file: %v", err)
+	}
+}
