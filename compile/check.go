@@ -359,13 +359,18 @@ func (c *checker) checkCost(m *manifest.Manifest) {
 	if prices == nil {
 		prices = cost.Embedded()
 	}
-	e := cost.Worst(p, prices)
-	if !e.CostUnbounded() {
+	e, err := cost.Worst(p, prices)
+	if err == nil && !e.CostUnbounded() {
 		return
 	}
 	pos := lookup(c.v, "budgets").Pos()
 	if !lookup(c.v, "budgets").Exists() {
 		pos = c.v.Pos()
+	}
+	if err != nil {
+		// A worst case past what a number holds bounds nothing a user can rely on.
+		c.add(pos, CodeCostUnbounded, "budgets: nothing bounds what a run of this agent may cost: %v", err)
+		return
 	}
 	c.add(pos, CodeCostUnbounded, "budgets: nothing bounds what a run of this agent may cost: %s (agentc estimate shows the worst case)", strings.Join(e.Why(), "; "))
 }

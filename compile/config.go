@@ -99,11 +99,29 @@ func configErrorAt(file string, pos token.Pos, msg string) *ConfigError {
 var moduleMarkers = []string{"cue.mod", "go.mod", ".git"}
 
 // configIn returns the configuration that applies to agents in dir (an
-// absolute directory): its own agentc.yaml, else that of the nearest
-// directory above, stopping at the module root. nil means none. Answers
-// are kept for every directory asked.
+// absolute directory): the agentc.yaml of the nearest of configDirs(dir)
+// that has one. nil means none. Answers are kept for every directory
+// asked, and each file is read once.
 func (cp *Compiler) configIn(dir string) (*Config, error) {
 	if e, ok := cp.configs[dir]; ok {
+		return e.cfg, e.err
+	}
+	var cfg *Config
+	var err error
+	for _, d := range configDirs(dir) {
+		if cfg, err = cp.configAt(d); cfg != nil || err != nil {
+			break
+		}
+	}
+	cp.configs[dir] = configEntry{cfg, err}
+	return cfg, err
+}
+
+// configAt returns the configuration file of dir itself, nil when it has
+// none; read once.
+func (cp *Compiler) configAt(dir string) (*Config, error) {
+	key := filepath.Join(dir, manifest.ConfigFile)
+	if e, ok := cp.configs[key]; ok {
 		return e.cfg, e.err
 	}
 	cfg, err := readConfigIn(dir)
@@ -112,13 +130,28 @@ func (cp *Compiler) configIn(dir string) (*Config, error) {
 			cfg = nil
 		}
 	}
-	if cfg == nil && err == nil && !isModuleRoot(dir) {
-		if parent := filepath.Dir(dir); parent != dir {
-			cfg, err = cp.configIn(parent)
-		}
-	}
-	cp.configs[dir] = configEntry{cfg, err}
+	cp.configs[key] = configEntry{cfg, err}
 	return cfg, err
+}
+
+// configDirs are the directories whose agentc.yaml may apply to agents in
+// dir, nearest first: dir, and each above it up to the project root (the
+// first that holds cue.mod, go.mod or .git). The search never enters a
+// directory the user running does not own: a shared or system directory
+// above a project is no part of it. With no project root above dir
+// (none, or none before such a directory), only dir's own file applies:
+// an agentc.yaml in /tmp or a home directory silences nothing below it.
+func configDirs(dir string) []string {
+	dirs := []string{dir}
+	for d := dir; !isModuleRoot(d); {
+		parent := filepath.Dir(d)
+		if parent == d || !ownedByUser(parent) {
+			return dirs[:1]
+		}
+		d = parent
+		dirs = append(dirs, d)
+	}
+	return dirs
 }
 
 type configEntry struct {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/bits"
 	"slices"
 
 	"agentc.dev/agentc/plan"
@@ -61,31 +62,47 @@ type Overrides struct {
 
 // Batch returns the worst case of n runs: n times one run's, and at most
 // the pool's tokens (priced at the dearest rate) when the runs share one.
-// A nil result is unbounded.
-func (e *Estimate) Batch(n int64) (tokens *int64, usd *float64) {
+// A nil result is unbounded. It fails with an *OverflowError where the
+// worst case is more than an int64 of tokens or a finite float64 of
+// dollars holds.
+func (e *Estimate) Batch(n int64) (tokens *int64, usd *float64, err error) {
+	c := checked{agent: e.Agent}
+	pt, pu := e.poolBound(&c)
 	if e.Tokens != nil {
-		tokens = ptr(mul(*e.Tokens, n))
+		if t, ok := product(*e.Tokens, n); ok {
+			tokens = &t
+		} else {
+			c.fail(fmt.Sprintf("%d runs × %d tokens", n, *e.Tokens))
+		}
 	}
 	if e.USD != nil {
-		usd = ptr(math.Round(*e.USD*float64(n)*1e6) / 1e6)
-	}
-	if t, u := e.poolBound(); t != nil {
-		if tokens == nil || *tokens > *t {
-			tokens = t
-		}
-		if u != nil && (usd == nil || *usd > *u) {
-			usd = u
+		if v := math.Ceil(*e.USD*float64(n)*1e6-1e-6) / 1e6; finite(v) {
+			usd = &v
+		} else {
+			c.fail(fmt.Sprintf("%d runs × $%g", n, *e.USD))
 		}
 	}
-	return tokens, usd
+	// What the pool bounds is the batch's bound, whatever n runs' worth
+	// would be.
+	if pt != nil && (tokens == nil || *tokens > *pt) {
+		tokens = pt
+	}
+	if pu != nil && (usd == nil || *usd > *pu) {
+		usd = pu
+	}
+	if e.Tokens != nil && tokens == nil || e.USD != nil && usd == nil {
+		return nil, nil, c.err
+	}
+	return tokens, usd, nil
 }
 
 // poolBound is what the pool lets all its runs spend together: its tokens
 // where every call reserves its worst case; where a call has no bound on
 // its output it reserves all that is left (one such call at a time) and
 // may pass it by one call, so the pool's tokens − 1 + the largest call.
-// Priced at the dearest rate of any model; nil where it bounds nothing.
-func (e *Estimate) poolBound() (tokens *int64, usd *float64) {
+// Priced at the dearest rate of any model; nil where it bounds nothing,
+// or where it is past what a number holds (which c records).
+func (e *Estimate) poolBound(c *checked) (tokens *int64, usd *float64) {
 	if e.Pool <= 0 {
 		return nil, nil
 	}
@@ -94,11 +111,19 @@ func (e *Estimate) poolBound() (tokens *int64, usd *float64) {
 		if e.bigCall == 0 {
 			return nil, nil
 		}
-		n = e.Pool - 1 + e.bigCall
+		var ok bool
+		if n, ok = sum(e.Pool-1, e.bigCall); !ok {
+			c.fail(fmt.Sprintf("--pool-tokens %d − 1 + the largest call (%d)", e.Pool, e.bigCall))
+			return nil, nil
+		}
 	}
 	tokens = &n
 	if e.priced {
-		usd = ptr(math.Ceil(float64(n)*e.perToken*1e6-1e-6) / 1e6)
+		if v := math.Ceil(float64(n)*e.perToken*1e6-1e-6) / 1e6; finite(v) {
+			usd = &v
+		} else {
+			c.fail(fmt.Sprintf("%d pool tokens at the dearest rate ($%g a million)", n, e.perToken*1e6))
+		}
 	}
 	return tokens, usd
 }
@@ -130,15 +155,28 @@ func (e *Estimate) CostUnbounded() bool { return e.USD == nil }
 //	run        = model + called
 //
 // An escalation model counts as the run's model where it costs more.
-func Worst(p *plan.Plan, t *Table) *Estimate { return WorstWith(p, t, Overrides{}) }
+//
+// Every step is checked: a worst case past what an int64 of tokens or a
+// finite float64 of dollars holds fails with an *OverflowError, never a
+// smaller number.
+func Worst(p *plan.Plan, t *Table) (*Estimate, error) { return WorstWith(p, t, Overrides{}) }
 
 // WorstWith is Worst for a run whose budgets the overrides replace, and
 // whose tokens a pool may bound.
-func WorstWith(p *plan.Plan, t *Table, o Overrides) *Estimate {
-	e := estimate(p, t, "", o)
+func WorstWith(p *plan.Plan, t *Table, o Overrides) (*Estimate, error) {
+	c := &checked{agent: p.Agent.Name}
+	e := estimate(p, t, "", o, c)
+	if c.err != nil {
+		return nil, c.err
+	}
 	if o.Pool > 0 {
 		e.Pool = o.Pool
-		tokens, usd := e.poolBound()
+		tokens, usd := e.poolBound(c)
+		// A pool's bound past what a number holds matters only where
+		// nothing else bounds the run.
+		if c.err != nil && (e.Tokens == nil && tokens == nil || e.USD == nil && usd == nil && e.priced) {
+			return nil, c.err
+		}
 		if tokens != nil && (e.Tokens == nil || *e.Tokens > *tokens) {
 			e.Tokens, e.Decides = tokens, "--pool-tokens"
 		}
@@ -154,10 +192,12 @@ func WorstWith(p *plan.Plan, t *Table, o Overrides) *Estimate {
 			e.Assumptions = append(e.Assumptions, fmt.Sprintf("--pool-tokens %d: a call without model.max_output_tokens may pass the pool by one call, which nothing bounds", o.Pool))
 		}
 	}
-	return e
+	return e, nil
 }
 
-func estimate(p *plan.Plan, t *Table, tool string, o Overrides) *Estimate {
+// estimate is the worst case of one run of p; ch records the first step
+// that overflows, after which the numbers mean nothing.
+func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Estimate {
 	a := &p.Agent
 	prov := a.Model.Provider
 	e := &Estimate{Agent: a.Name, Tool: tool, Provider: prov, Model: a.Model.Name, Assumptions: []string{}}
@@ -198,7 +238,8 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides) *Estimate {
 			out, why = ctx, "the context window"
 		}
 		call = max(call, int64(ctx))
-		callUSD = max(callUSD, pr.USD(ctx, 0, 0), pr.USD(ctx-out, 0, out))
+		callUSD = max(callUSD, ch.usd(pr.USD(ctx, 0, 0), fmt.Sprintf("one call of %s/%s, %d tokens at $%g/$%g per million", prov, m, ctx, pr.Input, pr.Output)),
+			ch.usd(pr.USD(ctx-out, 0, out), fmt.Sprintf("one call of %s/%s, %d tokens at $%g/$%g per million", prov, m, ctx, pr.Input, pr.Output)))
 		say("one call of %s/%s (priced as %s): at most its context window, %d tokens in and out together; at most %d out (%s)", prov, m, pr.Key, ctx, out, why)
 	}
 
@@ -215,21 +256,22 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides) *Estimate {
 	if o.Tools != nil {
 		toolBudget, toolsFrom = o.Tools, "--tool-budget"
 	}
-	var modelTok int64
-	modelUSD := math.Inf(1)
+	// The model's tokens and dollars are the least of two bounds, either
+	// of which may be past what a number holds: only where both are is
+	// it an overflow.
+	modelTok, tokOK := product(int64(rounds), call)
+	modelUSD := float64(rounds) * callUSD
+	usdOK := finite(modelUSD)
 	if callOK {
-		modelTok, e.Decides = mul(int64(rounds), call), roundsFrom+" × one call"
-	}
-	if priced {
-		modelUSD = float64(rounds) * callUSD
+		e.Decides = roundsFrom + " × one call"
 	}
 	if tokens > 0 {
 		say("%s %d: a round starts only while fewer are spent, so the last round may pass it by one call (%d − 1 + one call)", tokensFrom, tokens, tokens)
 		if r := a.Budgets.Reserve(int(tokens), a.Model.MaxOutputTokens); r > 0 {
 			say("the answer reserve (%d) is kept inside %s: it changes what the last rounds ask for, not the total", r, tokensFrom)
 		}
-		if callOK && tokens-1+call < modelTok {
-			modelTok, e.Decides = tokens-1+call, tokensFrom+" − 1 + one call"
+		if n, ok := sum(tokens-1, call); callOK && ok && (!tokOK || n < modelTok) {
+			modelTok, tokOK, e.Decides = n, true, tokensFrom+" − 1 + one call"
 		}
 	} else {
 		say("no budgets.tokens: rounds alone bound the model calls")
@@ -258,7 +300,7 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides) *Estimate {
 			unbounded("agent tool %s: the plan holds no compiled agent for it", name)
 			continue
 		}
-		ce := estimate(c.Plan, t, name, Overrides{})
+		ce := estimate(c.Plan, t, name, Overrides{}, ch)
 		e.Callees = append(e.Callees, ce)
 		e.perToken = max(e.perToken, ce.perToken)
 		e.priced = e.priced && ce.priced
@@ -286,7 +328,8 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides) *Estimate {
 			unbounded("agent tools %v: nothing bounds how often they are called; set budgets.tools", agentTools)
 		default:
 			say("%s %d: each call may be of the agent tool whose run may spend the most", toolsFrom, *b)
-			nestTok, nestUSD = mul(int64(*b), nestTok), float64(*b)*nestUSD
+			nestTok = ch.mul(int64(*b), nestTok, fmt.Sprintf("%s %d × the dearest called agent (%d tokens)", toolsFrom, *b, nestTok))
+			nestUSD = ch.usd(float64(*b)*nestUSD, fmt.Sprintf("%s %d × the dearest called agent ($%g)", toolsFrom, *b, nestUSD))
 			if e.Decides != "" {
 				e.Decides += " + " + toolsFrom + " × the dearest called agent"
 			}
@@ -295,32 +338,103 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides) *Estimate {
 	if tokens > 0 && priced && callOK && nestUSDOK {
 		// Before the last round, fewer than the token budget's tokens, each at
 		// the dearest rate of any model of the run.
-		modelUSD = min(modelUSD, float64(tokens-1)*e.perToken+callUSD)
+		if v := float64(tokens-1)*e.perToken + callUSD; finite(v) && (!usdOK || v < modelUSD) {
+			modelUSD, usdOK = v, true
+		}
+	}
+	if callOK && !tokOK {
+		ch.fail(fmt.Sprintf("%s %d × one call (%d tokens), with no budgets.tokens below it", roundsFrom, rounds, call))
+	}
+	if priced && nestUSDOK && !usdOK {
+		ch.fail(fmt.Sprintf("%s %d × one call ($%g)", roundsFrom, rounds, callUSD))
 	}
 	if bigOK {
 		e.bigCall = big
 	}
 	if callOK && nestTokOK {
-		e.Tokens = ptr(modelTok + nestTok)
+		e.Tokens = ptr(ch.add(modelTok, nestTok, fmt.Sprintf("the model's %d tokens + the called agents' %d", modelTok, nestTok)))
 	} else {
 		e.Decides = "unbounded"
 	}
-	if !math.IsInf(modelUSD, 1) && nestUSDOK {
+	if priced && nestUSDOK {
 		// Free models cost nothing, bounded or not. Rounded up to a
 		// millionth of a dollar, so it stays a bound.
-		e.USD = ptr(math.Ceil((modelUSD+nestUSD)*1e6-1e-6) / 1e6)
+		e.USD = ptr(ch.usd(math.Ceil((modelUSD+nestUSD)*1e6-1e-6)/1e6, fmt.Sprintf("the model's $%g + the called agents' $%g", modelUSD, nestUSD)))
 	}
 	say("prices: every input token uncached; tokens before the last round at the dearest rate of the run's models")
 	return e
 }
 
-// mul multiplies, saturating far below overflow.
-func mul(a, b int64) int64 {
-	const most = 1 << 62
-	if a != 0 && b > most/a {
-		return most
+// OverflowError is a worst case past what an estimate can hold: more
+// tokens than an int64, or dollars that are not a finite float64.
+type OverflowError struct {
+	Agent string
+	Step  string // the step of the arithmetic that overflowed, in words
+}
+
+func (e *OverflowError) Error() string {
+	return fmt.Sprintf("agent %q: the worst case overflows at %s: no estimate can be given; lower the budgets, the batch or the prices", e.Agent, e.Step)
+}
+
+// checked does an estimate's arithmetic on non-negative numbers and
+// keeps the first step that overflows.
+type checked struct {
+	agent string
+	err   error
+}
+
+func (c *checked) fail(step string) {
+	if c.err == nil {
+		c.err = &OverflowError{Agent: c.agent, Step: step}
 	}
-	return a * b
+}
+
+func (c *checked) mul(a, b int64, step string) int64 {
+	n, ok := product(a, b)
+	if !ok {
+		c.fail(step)
+		return math.MaxInt64
+	}
+	return n
+}
+
+// product multiplies two non-negative numbers; ok is false where the
+// product is past an int64.
+func product(a, b int64) (n int64, ok bool) {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if a < 0 || b < 0 || hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(lo), true
+}
+
+func (c *checked) add(a, b int64, step string) int64 {
+	n, ok := sum(a, b)
+	if !ok {
+		c.fail(step)
+		return math.MaxInt64
+	}
+	return n
+}
+
+// sum adds two non-negative numbers; ok is false where the sum is past
+// an int64.
+func sum(a, b int64) (n int64, ok bool) {
+	s, carry := bits.Add64(uint64(a), uint64(b), 0)
+	if a < 0 || b < 0 || carry != 0 || s > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(s), true
+}
+
+func finite(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
+
+func (c *checked) usd(v float64, step string) float64 {
+	if !finite(v) {
+		c.fail(step)
+		return math.MaxFloat64
+	}
+	return v
 }
 
 func ptr[T any](v T) *T { return &v }

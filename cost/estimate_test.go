@@ -61,7 +61,10 @@ func TestExamples(t *testing.T) {
 		{"support-reply.json", 1077575, 0.469487},
 	} {
 		t.Run(c.file, func(t *testing.T) {
-			e := cost.Worst(compilePlan(t, filepath.Join("..", "examples", c.file)), cost.Embedded())
+			e, err := cost.Worst(compilePlan(t, filepath.Join("..", "examples", c.file)), cost.Embedded())
+			if err != nil {
+				t.Fatal(err)
+			}
 			if e.Tokens == nil || *e.Tokens != c.tokens {
 				t.Errorf("tokens = %v, want %d (%v)", deref(e.Tokens), c.tokens, e.Unbounded)
 			}
@@ -169,7 +172,10 @@ func TestRunWithinEstimate(t *testing.T) {
 			o.Pool = int64(50 + rng.IntN(400))
 			pool = agentrt.NewPool(o.Pool)
 		}
-		est := cost.WorstWith(caller, table, o)
+		est, err := cost.WorstWith(caller, table, o)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if est.Tokens == nil || est.USD == nil {
 			t.Fatalf("case %d: unbounded: %v", i, est.Why())
 		}

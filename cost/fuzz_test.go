@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,34 @@ func FuzzParse(f *testing.F) {
 				if pr.ContextWindow < 0 || pr.MaxOutput < 0 {
 					t.Fatalf("%s/%s has limits %d, %d", prov, model, pr.ContextWindow, pr.MaxOutput)
 				}
+			}
+		}
+	})
+}
+
+// FuzzChecked: the estimate's arithmetic gives the exact product and sum
+// of two non-negative numbers wherever it fits an int64, and says it does
+// not everywhere else.
+func FuzzChecked(f *testing.F) {
+	f.Add(int64(3), int64(1)<<40)
+	f.Add(int64(math.MaxInt64), int64(1))
+	f.Add(int64(1)<<32, int64(1)<<31)
+	f.Add(int64(-1), int64(2))
+	f.Fuzz(func(t *testing.T, a, b int64) {
+		ba, bb := big.NewInt(a), big.NewInt(b)
+		maxI := big.NewInt(math.MaxInt64)
+		for _, c := range []struct {
+			name string
+			got  func(a, b int64) (int64, bool)
+			want *big.Int
+		}{
+			{"product", product, new(big.Int).Mul(ba, bb)},
+			{"sum", sum, new(big.Int).Add(ba, bb)},
+		} {
+			n, ok := c.got(a, b)
+			fits := a >= 0 && b >= 0 && c.want.Cmp(maxI) <= 0
+			if ok != fits || ok && big.NewInt(n).Cmp(c.want) != 0 {
+				t.Errorf("%s(%d, %d) = %d, %v; want %v, fits %v", c.name, a, b, n, ok, c.want, fits)
 			}
 		}
 	})

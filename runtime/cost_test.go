@@ -23,25 +23,27 @@ func TestReportCost(t *testing.T) {
 	r := runWith(t, p, agentrt.Options{Provider: "openai", Prices: tab},
 		func(req *agentrt.Request) (*agentrt.Response, error) {
 			resp, err := call(0, "search", `{"q":"x"}`)(req)
-			resp.Usage = agentrt.Usage{Input: 1_000_000, Cached: 500_000, Output: 250_000}
+			resp.Usage = agentrt.Usage{Input: 500, Cached: 250, Output: 125}
 			return resp, err
 		},
-		answer(`{"label":"bug"}`, 2_000_000),
+		answer(`{"label":"bug"}`, 2_000),
 	)
-	// Round 1: 5e5 × $2 + 5e5 × $1 + 2.5e5 × $8 per million = 1 + 0.5 + 2 = $3.5.
-	// Round 2: usage(2e6) is 1e6 in, 1e6 out: $2 + $8 = $10.
-	want := []float64{3.5, 10}
+	// Usage a request this small could have used (a report past the
+	// call's bound would be cut to it).
+	// Round 1: 250 × $2 + 250 × $1 + 125 × $8 per million = $0.00175.
+	// Round 2: usage(2000) is 1000 in, 1000 out: $0.002 + $0.008 = $0.01.
+	want := []float64{0.00175, 0.01}
 	for i, rr := range r.rep.Rounds {
 		if rr.Cost.USD != want[i] || rr.Cost.Estimated {
 			t.Errorf("round %d: cost %+v, want $%v", i+1, rr.Cost, want[i])
 		}
 	}
-	if c := r.rep.Cost; c.USD != 13.5 || c.Estimated || len(r.rep.Rounds) != 2 {
-		t.Errorf("report cost %+v over %d rounds, want $13.5 over 2", c, len(r.rep.Rounds))
+	if c := r.rep.Cost; c.USD != 0.01175 || c.Estimated || len(r.rep.Rounds) != 2 {
+		t.Errorf("report cost %+v over %d rounds, want $0.01175 over 2", c, len(r.rep.Rounds))
 	}
 	var seen int
 	for _, e := range r.events {
-		if e.Type == agentrt.EventModelResponse && e.Cost != nil || e.Type == agentrt.EventRunEnd && e.Cost != nil && e.Cost.USD == 13.5 {
+		if e.Type == agentrt.EventModelResponse && e.Cost != nil || e.Type == agentrt.EventRunEnd && e.Cost != nil && e.Cost.USD == 0.01175 {
 			seen++
 		}
 	}

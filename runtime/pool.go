@@ -61,6 +61,21 @@ func (p *Pool) Reserved() int64 {
 	return p.held
 }
 
+// PoolState is a pool's books at one moment.
+type PoolState struct {
+	Limit    int64 // the pool's tokens
+	Spent    int64 // settled
+	Held     int64 // reserved by the calls in flight
+	InFlight int
+}
+
+// State returns the pool's books, read at one moment.
+func (p *Pool) State() PoolState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return PoolState{Limit: p.limit, Spent: p.spent, Held: p.held, InFlight: p.inflight}
+}
+
 func (p *Pool) dry() bool { return p.Remaining() <= 0 }
 
 // PoolError is a reservation the pool can never grant: what it asks for
@@ -190,12 +205,14 @@ func (p *Pool) release(n, used int64) {
 
 // Settle ends the reservation: the pool is charged the tokens the call
 // used (0 for a call that failed without usage) and the rest is free
-// again. Only the first Settle counts.
+// again. A call is charged no more than it held, whatever its provider
+// reports, so the pool never goes below zero. Only the first Settle
+// counts.
 func (r *Reservation) Settle(used int) {
 	r.once.Do(func() {
 		r.p.mu.Lock()
 		defer r.p.mu.Unlock()
-		r.p.release(r.n, int64(used))
+		r.p.release(r.n, min(max(int64(used), 0), r.n))
 	})
 }
 

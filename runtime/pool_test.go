@@ -177,8 +177,8 @@ func TestPoolConcurrentNeverOverspent(t *testing.T) {
 					refused.Add(1)
 					return
 				}
-				if held := p.Reserved(); held > p.Remaining() {
-					t.Errorf("%d reserved with %d left", held, p.Remaining())
+				if s := p.State(); s.Held > s.Limit-s.Spent {
+					t.Errorf("%d reserved with %d left", s.Held, s.Limit-s.Spent)
 				}
 				r.Settle(int(n) / 2)
 			}
@@ -187,6 +187,45 @@ func TestPoolConcurrentNeverOverspent(t *testing.T) {
 	wg.Wait()
 	if p.Remaining() < 0 || refused.Load() == 0 {
 		t.Errorf("remaining %d, %d refused; want >= 0 and some refused", p.Remaining(), refused.Load())
+	}
+}
+
+// TestPoolOverReportedNeverOverspent: calls settling at many times what
+// they held, from many goroutines, charge the pool what they held and no
+// more, so it never goes below zero (run with -race).
+func TestPoolOverReportedNeverOverspent(t *testing.T) {
+	p := agentrt.NewPool(10000)
+	var wg sync.WaitGroup
+	var charged atomic.Int64
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				n := int64(100 + (g*11+i*17)%300)
+				r, err := p.Reserve(context.Background(), n)
+				if err != nil {
+					return
+				}
+				charged.Add(n)
+				r.Settle(int(n)*100 + i) // a provider over-reporting
+				if s := p.State(); s.Spent > s.Limit || s.Held > s.Limit-s.Spent {
+					t.Errorf("pool overspent: %+v", s)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	s := p.State()
+	if s.Spent != charged.Load() || s.Spent > s.Limit || s.Held != 0 || s.InFlight != 0 {
+		t.Errorf("pool %+v; want %d spent (what the calls held), at most the limit, nothing held", s, charged.Load())
+	}
+	// A negative report charges nothing.
+	p = agentrt.NewPool(100)
+	r, _ := p.Reserve(context.Background(), 50)
+	r.Settle(-1 << 40)
+	if p.Spent() != 0 || p.Remaining() != 100 {
+		t.Errorf("a negative report: %d spent, %d left", p.Spent(), p.Remaining())
 	}
 }
 

@@ -51,8 +51,10 @@ type Report struct {
 	Usage         Usage `json:"usage"`
 	UsagePaid     Usage `json:"usage_paid"`
 	UsageReplayed Usage `json:"usage_replayed"`
-	// UsageEstimated says some round's usage was counted from a local
-	// estimate, the provider's report being missing or implausible.
+	// UsageEstimated says some round's usage is not what the provider
+	// reported: it was missing or implausible (counted from a local
+	// estimate), or more than the call could have used (cut to the call's
+	// bound); the round's UsageNote says which.
 	UsageEstimated bool          `json:"usage_estimated,omitempty"`
 	Cost           Cost          `json:"cost"` // what Usage costs by the price table: the rounds' costs summed
 	ToolCalls      int           `json:"tool_calls"`
@@ -81,12 +83,16 @@ type RoundReport struct {
 	Usage   Usage  `json:"usage"`
 	// Replayed says the model's reply was served from the journal.
 	Replayed bool `json:"replayed,omitempty"`
-	// UsageEstimated says Usage is a local estimate (see EstimateUsage).
-	UsageEstimated bool         `json:"usage_estimated,omitempty"`
-	Cost           Cost         `json:"cost"` // of the round's model call and of the agents its tools called
-	ToolCalls      []CallReport `json:"tool_calls,omitempty"`
-	Decision       string       `json:"decision,omitempty"`
-	DurationMS     float64      `json:"duration_ms"`
+	// UsageEstimated says Usage is not the provider's report: a local
+	// estimate (see EstimateUsage), or cut to what the call could use.
+	UsageEstimated bool `json:"usage_estimated,omitempty"`
+	// UsageNote says what the provider reported and why it was not
+	// counted as it was.
+	UsageNote  string       `json:"usage_note,omitempty"`
+	Cost       Cost         `json:"cost"` // of the round's model call and of the agents its tools called
+	ToolCalls  []CallReport `json:"tool_calls,omitempty"`
+	Decision   string       `json:"decision,omitempty"`
+	DurationMS float64      `json:"duration_ms"`
 }
 
 // CallReport is one tool call of a round, the output tool's included.

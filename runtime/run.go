@@ -537,7 +537,17 @@ func (x *run) loop() {
 			return
 		}
 		usage, odd := counted(req, resp)
-		rr.Usage, rr.UsageEstimated = usage, odd != ""
+		if res != nil {
+			var over string
+			switch usage, over = capped(usage, res.Tokens()); {
+			case over == "":
+			case odd == "":
+				odd = over
+			default:
+				odd += "; " + over
+			}
+		}
+		rr.Usage, rr.UsageEstimated, rr.UsageNote = usage, odd != "", odd
 		x.rep.UsageEstimated = x.rep.UsageEstimated || odd != ""
 		x.charge(usage, replayed)
 		rr.Replayed = replayed

@@ -37,28 +37,45 @@ const plausibleShare = 8
 // counted is the usage a run is charged for a turn: what the provider
 // reported where it is plausible, and else the local estimate, so that a
 // provider reporting nothing (or zero, a negative number, an overflow)
-// cannot keep a token budget from ever running out. why says what was
-// replaced, empty when nothing was.
+// cannot keep a token budget from ever running out; and never more than
+// the call could have used (its input's bound, InputBound, and its
+// max_output_tokens), so that a provider over-reporting cannot drain a
+// budget or a shared pool past what was reserved. why says what was
+// replaced or cut, empty when nothing was.
 func counted(req *Request, resp *Response) (u Usage, why string) {
 	est := EstimateUsage(req, resp.Message)
 	u = resp.Usage
 	var odd []string
-	check := func(name string, got *int, want int) {
-		if *got < 0 || *got > maxPlausible || *got < want/plausibleShare {
+	estimated, cut := false, false
+	check := func(name string, got *int, want, most int) {
+		switch {
+		case *got < 0 || *got > maxPlausible || *got < want/plausibleShare:
 			odd = append(odd, fmt.Sprintf("%s %d", name, *got))
-			*got = want
+			*got, estimated = min(want, most), true
+		case *got > most:
+			odd = append(odd, fmt.Sprintf("%s %d, more than the call could use (%d)", name, *got, most))
+			*got, cut = most, true
 		}
 	}
-	check("input", &u.Input, est.Input)
-	check("output", &u.Output, est.Output)
+	outMost := maxPlausible
+	if req.MaxOutputTokens > 0 {
+		outMost = req.MaxOutputTokens
+	}
+	check("input", &u.Input, est.Input, InputBound(req))
+	check("output", &u.Output, est.Output, outMost)
 	if u.Cached < 0 || u.Cached > u.Input {
 		u.Cached = 0
 	}
 	if len(odd) == 0 {
 		return u, ""
 	}
-	why = "the provider reported implausible usage ("
-	if resp.Usage == (Usage{}) {
+	return u, implausible(resp.Usage == (Usage{}), odd, estimated, cut, u)
+}
+
+// implausible says why a turn's usage is not the provider's.
+func implausible(none bool, odd []string, estimated, cut bool, u Usage) string {
+	why := "the provider reported implausible usage ("
+	if none {
 		why = "the provider reported no usage ("
 	}
 	for i, s := range odd {
@@ -67,5 +84,28 @@ func counted(req *Request, resp *Response) (u Usage, why string) {
 		}
 		why += s
 	}
-	return u, why + fmt.Sprintf("); counted from the request and response size: %d in, %d out", u.Input, u.Output)
+	how := "counted from the request and response size"
+	switch {
+	case estimated && cut:
+		how = "counted from the request and response size and cut to the call's bound"
+	case cut:
+		how = "counted at the call's bound"
+	}
+	return why + fmt.Sprintf("); %s: %d in, %d out", how, u.Input, u.Output)
+}
+
+// capped cuts a turn's usage to the tokens its pool reservation held, n,
+// output first, and says so; a call that reserved everything a pool had
+// left may use no more than that. why is empty when nothing was cut.
+func capped(u Usage, n int64) (Usage, string) {
+	if n <= 0 || int64(u.Total()) <= n {
+		return u, ""
+	}
+	was := u
+	over := int64(u.Total()) - n
+	cutOut := min(over, int64(u.Output))
+	u.Output -= int(cutOut)
+	u.Input -= int(over - cutOut)
+	u.Cached = min(u.Cached, u.Input)
+	return u, fmt.Sprintf("the provider reported %d tokens, more than the %d the call held in the shared pool; counted at the pool's reservation: %d in, %d out", was.Total(), n, u.Input, u.Output)
 }

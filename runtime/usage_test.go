@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -25,7 +26,9 @@ func TestCountedUsage(t *testing.T) {
 		{"negative", Usage{Input: -20, Output: -5}, est, "implausible"},
 		{"overflowing", Usage{Input: 1 << 62, Output: 1 << 62}, est, "implausible"},
 		{"just past the bound", Usage{Input: maxPlausible + 1, Output: 60}, Usage{Input: est.Input, Output: 60}, "input"},
-		{"at the bound", Usage{Input: maxPlausible, Output: 60}, Usage{Input: maxPlausible, Output: 60}, ""},
+		{"at the plausible bound, past the call's", Usage{Input: maxPlausible, Output: 60}, Usage{Input: InputBound(req), Output: 60}, "more than the call could use"},
+		{"input past the call's bound", Usage{Input: InputBound(req) + 1, Output: 60}, Usage{Input: InputBound(req), Output: 60}, "input " + strconv.Itoa(InputBound(req)+1) + ", more than the call could use"},
+		{"input at the call's bound", Usage{Input: InputBound(req), Output: 60}, Usage{Input: InputBound(req), Output: 60}, ""},
 		{"under-reported input", Usage{Input: est.Input/plausibleShare - 1, Output: 60}, Usage{Input: est.Input, Output: 60}, "input"},
 		{"output missing", Usage{Input: 350}, Usage{Input: 350, Output: est.Output}, "output 0"},
 		{"cached above input", Usage{Input: 350, Output: 60, Cached: 400}, Usage{Input: 350, Output: 60}, ""},
@@ -41,6 +44,41 @@ func TestCountedUsage(t *testing.T) {
 				t.Errorf("reason %q, want one saying %q", why, tt.estimated)
 			}
 		})
+	}
+}
+
+// TestCountedUsageOutputBound: output past max_output_tokens is cut to
+// it, and said so; at it, it stands.
+func TestCountedUsageOutputBound(t *testing.T) {
+	req := &Request{Messages: []Message{{Role: User, Content: "Begin."}}, MaxOutputTokens: 100}
+	msg := Message{Role: Assistant, Content: "an answer"}
+	for _, tt := range []struct {
+		out, want int
+		why       string
+	}{{100, 100, ""}, {101, 100, "output 101, more than the call could use (100)"}, {1 << 30, 100, "counted at the call's bound"}} {
+		got, why := counted(req, &Response{Message: msg, Usage: Usage{Input: 20, Output: tt.out}})
+		if got.Output != tt.want || tt.why == "" && why != "" || !strings.Contains(why, tt.why) {
+			t.Errorf("output %d: counted %+v, %q; want %d, %q", tt.out, got, why, tt.want, tt.why)
+		}
+	}
+}
+
+// TestCapped: usage past a pool reservation is cut to it, output first.
+func TestCapped(t *testing.T) {
+	for _, tt := range []struct {
+		u    Usage
+		n    int64
+		want Usage
+		cut  bool
+	}{
+		{Usage{Input: 10, Output: 20}, 30, Usage{Input: 10, Output: 20}, false},
+		{Usage{Input: 10, Output: 20}, 25, Usage{Input: 10, Output: 15}, true},
+		{Usage{Input: 40, Output: 20, Cached: 40}, 25, Usage{Input: 25, Output: 0, Cached: 25}, true},
+	} {
+		got, why := capped(tt.u, tt.n)
+		if got != tt.want || (why != "") != tt.cut || got.Total() > int(tt.n) {
+			t.Errorf("capped(%+v, %d) = %+v, %q; want %+v", tt.u, tt.n, got, why, tt.want)
+		}
 	}
 }
 

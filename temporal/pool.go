@@ -145,7 +145,7 @@ func (w *Worker) pool(ctx workflow.Context, in PoolInput) (PoolState, error) {
 			delete(l.holds, s.Key)
 			l.Held -= n
 			l.InFlight--
-			l.Spent += s.Used
+			l.Spent += min(max(s.Used, 0), n) // no more than it held, whatever its provider reported
 			l.grant()
 		}
 		return l.PoolState, nil

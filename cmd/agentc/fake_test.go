@@ -359,7 +359,9 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 // suffix "-holdN" ("openai-batch-hold100"), every request after the Nth
 // is held unanswered until the client goes away (a batch to kill), or
 // until a file fake-release appears in the script's directory, when it
-// is answered.
+// is answered. With the suffix "-overreport", every answer reports a
+// hundred times the body's bytes as input tokens, as a provider
+// over-charging would.
 //
 // Each request is one line of fake-requests.log, written when its fate
 // is known: "n=K fp=F USER answered|failed|held", K its number in
@@ -367,12 +369,13 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 // request sent again has the same), USER the last user message.
 func batchProvider(ts *testscript.TestScript, mode string, files []string) {
 	hold := -1
+	overreport := mode == "-overreport"
 	if n, ok := strings.CutPrefix(mode, "-hold"); ok {
 		var err error
 		if hold, err = strconv.Atoi(n); err != nil {
 			ts.Fatalf("fakeprovider: openai-batch-holdN: %v", err)
 		}
-	} else if mode != "" {
+	} else if mode != "" && !overreport {
 		ts.Fatalf("fakeprovider: unknown mode openai-batch%s", mode)
 	}
 	logFile, releaseFile := ts.MkAbs("fake-requests.log"), ts.MkAbs("fake-release")
@@ -443,6 +446,9 @@ func batchProvider(ts *testscript.TestScript, mode string, files []string) {
 		in, out := len(body)/4, req.MaxTokens
 		if out == 0 {
 			out = 20
+		}
+		if overreport {
+			in = len(body) * 100
 		}
 		args, _ := json.Marshal(map[string]string{"echo": user})
 		logLine(line + " answered")

@@ -14,10 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"agentc.dev/agentc/digest"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -385,9 +387,16 @@ func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, bad bool
 }
 
 // checkJSON reports a line that is not one JSON value, with the column
-// where it stops being one.
+// where it stops being one, or that is not I-JSON (RFC 7493): duplicate
+// member names, lone surrogates, a number no double holds exactly. A
+// journal records and digests an input exactly and cannot hold such a
+// one, so it is refused whether or not the batch records: recording never
+// changes what an item does.
 func checkJSON(line []byte) error {
 	if json.Valid(line) {
+		if _, err := digest.CanonicalExact(line); err != nil {
+			return fmt.Errorf("not I-JSON (RFC 7493), which every input must be: %v", strings.TrimPrefix(err.Error(), "canonical JSON: "))
+		}
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))

@@ -76,9 +76,14 @@ not compile; 2 usage error, or a price file that does not read.`,
 			}
 			out := estimates{AsOf: table.AsOf, Files: table.Files, Batch: n, Agents: []agentEstimate{}}
 			for _, b := range bs {
-				est := cost.WorstWith(b.plan, table, o)
+				est, err := cost.WorstWith(b.plan, table, o)
+				if err != nil {
+					return err
+				}
 				a := agentEstimate{Estimate: est}
-				a.BatchTokens, a.BatchUSD = est.Batch(n)
+				if a.BatchTokens, a.BatchUSD, err = est.Batch(n); err != nil {
+					return err
+				}
 				out.Agents = append(out.Agents, a)
 			}
 			if asJSON {

@@ -1,7 +1,7 @@
 package cuecmd
 
 import (
-	"archive/tar"
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -9,8 +9,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"agentc.dev/agentc/internal/cli"
 )
@@ -65,20 +68,7 @@ func revisionSide(e cli.Env, rev, path string) ([]built, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	// The archive streams into the directory, never whole in memory.
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := untar(pr, tmp)
-		pr.CloseWithError(err) // git stops writing where the tree cannot be written
-		done <- err
-	}()
-	_, err = git(ctx, top, pw, "archive", "--format=tar", commit)
-	pw.CloseWithError(err)
-	if uerr := <-done; uerr != nil {
-		err = uerr // the cause, where git only saw its pipe closed
-	}
-	if err != nil {
+	if err := readTree(ctx, top, commit, tmp, e.Stderr, rev); err != nil {
 		return nil, fmt.Errorf("diff --against: reading %s at %s: %w", path, rev, err)
 	}
 	// What is said of the old side names its files as git does, REV:path,
@@ -142,53 +132,183 @@ func git(ctx context.Context, dir string, out io.Writer, args ...string) (string
 	return strings.TrimSpace(stdout.String()), nil
 }
 
-// untar writes the files and links of a tar stream under dir, refusing a
-// name that would leave it, and reads the stream to its end.
-func untar(r io.Reader, dir string) error {
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			_, err = io.Copy(io.Discard, r) // the padding after the end, so git exits
-			return err
-		}
-		if err != nil {
-			return err
-		}
-		name := filepath.FromSlash(strings.TrimSuffix(h.Name, "/"))
-		if !filepath.IsLocal(name) {
-			return fmt.Errorf("archive member %q is outside the tree", h.Name)
-		}
-		target := filepath.Join(dir, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(target, 0o755)
-		case tar.TypeReg:
-			err = writeFile(target, tr, os.FileMode(h.Mode).Perm())
-		case tar.TypeSymlink:
-			// Kept where the system lets a link be made (Windows may not);
-			// a manifest that reads through a missing one says so.
-			if err = os.MkdirAll(filepath.Dir(target), 0o755); err == nil {
-				_ = os.Symlink(h.Linkname, target)
-			}
-		}
-		if err != nil {
-			return err
-		}
-	}
+// Bounds on the tree of a revision diff --against reads: the files it
+// lists, the bytes of one file and of them all.
+const (
+	maxTreeEntries = 100_000
+	maxTreeFile    = 64 << 20
+	maxTreeBytes   = 512 << 20
+)
+
+// treeEntry is one file of a git tree, as git ls-tree -r -l lists it.
+type treeEntry struct {
+	mode, kind, oid string
+	size            int64
+	path            string // with /, from the top of the tree
 }
 
-func writeFile(name string, r io.Reader, mode os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+// readTree writes the files of commit's tree under dir, read with git
+// itself (ls-tree, then cat-file --batch), never by extracting an
+// archive. Every name must stay inside the tree and appear once; files
+// are created beneath dir through an os.Root, which no name or link can
+// lead out of. A symbolic link in the tree is not followed and not made:
+// it is left out, and said so on stderr (a manifest that reads through
+// one says the file is missing). Submodules are left out too. The tree is
+// bounded: maxTreeEntries files, maxTreeFile bytes each, maxTreeBytes in
+// all.
+func readTree(ctx context.Context, top, commit, dir string, stderr io.Writer, rev string) error {
+	var list bytes.Buffer
+	if _, err := git(ctx, top, &limitWriter{w: &list, n: maxTreeEntries * 4096}, "ls-tree", "-r", "-z", "-l", "--full-tree", commit); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode|0o600)
+	entries, err := parseTree(list.Bytes())
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
 		return err
 	}
-	return f.Close()
+	defer root.Close()
+	var blobs []treeEntry
+	for _, en := range entries {
+		switch en.mode {
+		case "100644", "100755":
+			blobs = append(blobs, en)
+		case "120000":
+			fmt.Fprintf(stderr, "agentc: diff --against: %s:%s is a symbolic link; links in a revision's tree are not followed, and it is left out\n", rev, en.path)
+		}
+	}
+	if len(blobs) == 0 {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
+	cmd.Dir = top
+	var in bytes.Buffer
+	for _, b := range blobs {
+		in.WriteString(b.oid + "\n")
+	}
+	cmd.Stdin = &in
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	var errBuf bytes.Buffer
+	cmd.Stderr = &errBuf
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	werr := writeBlobs(bufio.NewReader(out), root, blobs)
+	if werr != nil {
+		_ = cmd.Process.Kill()
+	}
+	if err := cmd.Wait(); werr == nil && err != nil {
+		werr = fmt.Errorf("git cat-file: %v %s", err, strings.TrimSpace(errBuf.String()))
+	}
+	return werr
+}
+
+// parseTree reads git ls-tree -r -z -l output, refusing a tree that
+// names a file outside itself, names one twice or as both a file and a
+// directory, or passes the bounds.
+func parseTree(data []byte) ([]treeEntry, error) {
+	var entries []treeEntry
+	seen := map[string]bool{}
+	var total int64
+	for rec := range bytes.SplitSeq(data, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		meta, name, ok := bytes.Cut(rec, []byte{'\t'})
+		f := strings.Fields(string(meta))
+		if !ok || len(f) != 4 {
+			return nil, fmt.Errorf("git ls-tree: unexpected line %q", rec)
+		}
+		en := treeEntry{mode: f[0], kind: f[1], oid: f[2], path: string(name)}
+		if !utf8.ValidString(en.path) || !filepath.IsLocal(filepath.FromSlash(en.path)) || path.Clean(en.path) != en.path || strings.Contains(en.path, "\\") {
+			return nil, fmt.Errorf("the tree names a file outside itself: %q", en.path)
+		}
+		if en.kind == "blob" {
+			n, err := strconv.ParseInt(f[3], 10, 64)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("git ls-tree: unexpected size %q", f[3])
+			}
+			if n > maxTreeFile {
+				return nil, fmt.Errorf("%s is %d bytes, more than the %d a file of a revision may be", en.path, n, maxTreeFile)
+			}
+			if total += n; total > maxTreeBytes {
+				return nil, fmt.Errorf("the tree holds more than the %d bytes a revision may", maxTreeBytes)
+			}
+			en.size = n
+		}
+		if seen[en.path] {
+			return nil, fmt.Errorf("the tree names %s twice", en.path)
+		}
+		seen[en.path] = true
+		if entries = append(entries, en); len(entries) > maxTreeEntries {
+			return nil, fmt.Errorf("the tree holds more than the %d files a revision may", maxTreeEntries)
+		}
+	}
+	for _, en := range entries {
+		for d := path.Dir(en.path); d != "."; d = path.Dir(d) {
+			if seen[d] {
+				return nil, fmt.Errorf("the tree names %s both as a file and as a directory", d)
+			}
+		}
+	}
+	return entries, nil
+}
+
+// writeBlobs writes git cat-file --batch's answers for blobs, in order,
+// as files beneath root.
+func writeBlobs(r *bufio.Reader, root *os.Root, blobs []treeEntry) error {
+	for _, b := range blobs {
+		head, err := r.ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("git cat-file: %v", err)
+		}
+		f := strings.Fields(head)
+		if len(f) != 3 || f[0] != b.oid || f[1] != "blob" || f[2] != strconv.FormatInt(b.size, 10) {
+			return fmt.Errorf("git cat-file: unexpected answer %q for %s", strings.TrimSpace(head), b.path)
+		}
+		name := filepath.FromSlash(b.path)
+		if d := filepath.Dir(name); d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return err
+			}
+		}
+		mode := os.FileMode(0o644)
+		if b.mode == "100755" {
+			mode = 0o755
+		}
+		out, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		if err != nil {
+			return err
+		}
+		_, err = io.CopyN(out, r, b.size)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := r.Discard(1); err != nil { // the newline after the content
+			return err
+		}
+	}
+	return nil
+}
+
+// limitWriter writes at most n bytes to w, and fails past them.
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.n {
+		return 0, errors.New("git ls-tree: the tree's listing is too long")
+	}
+	l.n -= int64(len(p))
+	return l.w.Write(p)
 }
