@@ -23,11 +23,11 @@ var allowed = map[string][]string{
 	"cmd/agentc":         {"internal/cli", "internal/gcpace"},
 	"cmd/agentc-runtime": {"internal/runcmd", "internal/gcpace"},
 	"internal/cli":       {"*"},
-	"internal/runcmd":    {"internal/userfile", "runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext"},
+	"internal/runcmd":    {"internal/project", "internal/userfile", "runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext"},
 	"internal/gcpace":    {},
 	"internal/vetcase":   {},
 	"manifest":           {"internal/userfile", "plan"},
-	"compile":            {"internal/userfile", "manifest", "digest", "plan", "inclusion", "internal/jsonpointer", "cost", "internal/constraint"},
+	"compile":            {"internal/project", "internal/userfile", "manifest", "digest", "plan", "inclusion", "internal/jsonpointer", "cost", "internal/constraint"},
 	"cost":               {"internal/userfile", "plan"},
 	"digest":             {},
 	"contractdiff":       {"plan", "inclusion", "digest", "internal/jsonpointer", "runtime/testmodel"},
@@ -47,6 +47,8 @@ var allowed = map[string][]string{
 	"internal/textcut":     {},
 	"internal/atomicfile":  {},
 	"internal/userfile":    {},
+	// The directories of the project a directory belongs to.
+	"internal/project": {},
 	// Text from parties agentc does not trust, made safe for a terminal.
 	"internal/termtext": {"digest"},
 	// CUE over a model's values, evaluated in a bounded child process.

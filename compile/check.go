@@ -16,6 +16,7 @@ import (
 
 	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/project"
 	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
@@ -587,9 +588,9 @@ func (c *checker) checkCompatible(pos token.Pos, path string, cw digest.Digest, 
 		c.add(pos, CodeAgentCompatible, "%s.compatible_with: %v", path, err)
 		return
 	}
-	lockPath := digest.FindLock(dir)
+	lockPath := digest.FindLock(project.Dirs(dir)...)
 	if lockPath == "" {
-		c.add(pos, CodeAgentCompatible, "%s.compatible_with: the called agent's contract moved from %s to %s, and no lock file (%s) above the agent holds the old contract to compare; record it with agentc digest --write before the called agent changes, or review the change and pin %s", path, cw, found, digest.LockFile, found)
+		c.add(pos, CodeAgentCompatible, "%s.compatible_with: the called agent's contract moved from %s to %s, and no lock file (%s) in the agent's project holds the old contract to compare; record it with agentc digest --write before the called agent changes, or review the change and pin %s", path, cw, found, digest.LockFile, found)
 		return
 	}
 	lock, err := c.comp.lock(lockPath)

@@ -17,6 +17,7 @@ import (
 	"cuelang.org/go/cue/token"
 	cueyaml "cuelang.org/go/encoding/yaml"
 
+	"agentc.dev/agentc/internal/project"
 	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
@@ -93,13 +94,8 @@ func configErrorAt(file string, pos token.Pos, msg string) *ConfigError {
 	return &ConfigError{File: pos.Filename(), Line: pos.Line(), Column: pos.Column(), Msg: msg}
 }
 
-// moduleMarkers mark the root of a module, above which no configuration
-// is looked for: a CUE module, a Go module, a repository (as for the
-// lock file agentc digest writes).
-var moduleMarkers = []string{"cue.mod", "go.mod", ".git"}
-
 // configIn returns the configuration that applies to agents in dir (an
-// absolute directory): the agentc.yaml of the nearest of configDirs(dir)
+// absolute directory): the agentc.yaml of the nearest of project.Dirs(dir)
 // that has one. nil means none. Answers are kept for every directory
 // asked, and each file is read once.
 func (cp *Compiler) configIn(dir string) (*Config, error) {
@@ -108,7 +104,7 @@ func (cp *Compiler) configIn(dir string) (*Config, error) {
 	}
 	var cfg *Config
 	var err error
-	for _, d := range configDirs(dir) {
+	for _, d := range project.Dirs(dir) {
 		if cfg, err = cp.configAt(d); cfg != nil || err != nil {
 			break
 		}
@@ -134,26 +130,6 @@ func (cp *Compiler) configAt(dir string) (*Config, error) {
 	return cfg, err
 }
 
-// configDirs are the directories whose agentc.yaml may apply to agents in
-// dir, nearest first: dir, and each above it up to the project root (the
-// first that holds cue.mod, go.mod or .git). The search never enters a
-// directory the user running does not own: a shared or system directory
-// above a project is no part of it. With no project root above dir
-// (none, or none before such a directory), only dir's own file applies:
-// an agentc.yaml in /tmp or a home directory silences nothing below it.
-func configDirs(dir string) []string {
-	dirs := []string{dir}
-	for d := dir; !isModuleRoot(d); {
-		parent := filepath.Dir(d)
-		if parent == d || !ownedByUser(parent) {
-			return dirs[:1]
-		}
-		d = parent
-		dirs = append(dirs, d)
-	}
-	return dirs
-}
-
 type configEntry struct {
 	cfg *Config
 	err error
@@ -176,15 +152,6 @@ func (cp *Compiler) ConfigFor(files []string) (*Config, error) {
 		return nil, err
 	}
 	return cp.configIn(abs)
-}
-
-func isModuleRoot(dir string) bool {
-	for _, m := range moduleMarkers {
-		if _, err := os.Stat(filepath.Join(dir, m)); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // readConfigIn reads dir's configuration file; nil when it has none.

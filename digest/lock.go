@@ -195,19 +195,16 @@ func (l *Lock) Compare(e Entry) (moved Moves, ok bool) {
 	return moved, true
 }
 
-// FindLock returns the nearest lock file in dir or a directory above it,
-// or "" when there is none. dir should be absolute: a relative one is
-// searched only as far up as it reaches.
-func FindLock(dir string) string {
-	for d := dir; ; {
+// FindLock returns the lock file of the first of dirs that holds one, or
+// "" when none does. Callers pass the directories of a project, nearest
+// first (package internal/project), so that a lock file above the project
+// applies to nothing in it.
+func FindLock(dirs ...string) string {
+	for _, d := range dirs {
 		path := filepath.Join(d, LockFile)
 		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
 			return path
 		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return ""
-		}
-		d = parent
 	}
+	return ""
 }

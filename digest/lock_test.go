@@ -214,23 +214,33 @@ func TestLockCompare(t *testing.T) {
 	}
 }
 
-// TestFindLock: the nearest lock file at or above a directory; a
-// directory of the lock file's name is not one.
+// TestFindLock: the lock file of the first directory given that holds
+// one; a directory of the lock file's name is not one, and a directory
+// not given is not searched.
 func TestFindLock(t *testing.T) {
 	root := t.TempDir()
-	deep := filepath.Join(root, "a", "b", "c")
+	b := filepath.Join(root, "a", "b")
+	deep := filepath.Join(b, "c")
 	if err := os.MkdirAll(filepath.Join(deep, LockFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if got := FindLock(deep); got != "" && !strings.HasPrefix(root, filepath.Dir(got)) {
-		t.Errorf("no lock below the temporary directory: found %s", got)
+	dirs := []string{deep, b, filepath.Join(root, "a")}
+	if got := FindLock(dirs...); got != "" {
+		t.Errorf("no lock in the directories: found %s", got)
 	}
-	for _, at := range []string{root, filepath.Join(root, "a", "b")} {
-		if err := os.WriteFile(filepath.Join(at, LockFile), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if got, want := FindLock(deep), filepath.Join(at, LockFile); got != want {
-			t.Errorf("FindLock = %q, want %q", got, want)
-		}
+	if err := os.WriteFile(filepath.Join(root, LockFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := FindLock(dirs...); got != "" {
+		t.Errorf("a lock above the directories given: found %s", got)
+	}
+	if got, want := FindLock(append(dirs, root)...), filepath.Join(root, LockFile); got != want {
+		t.Errorf("FindLock = %q, want %q", got, want)
+	}
+	if err := os.WriteFile(filepath.Join(b, LockFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := FindLock(append(dirs, root)...), filepath.Join(b, LockFile); got != want {
+		t.Errorf("FindLock = %q, want %q", got, want)
 	}
 }

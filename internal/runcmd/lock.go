@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/project"
 	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/plan"
 )
@@ -25,7 +26,8 @@ type runLock struct {
 }
 
 // openLock reads the lock file named by --lock or, without it, the nearest
-// agentc.sum in dir (the agent's directory) or a directory above it.
+// agentc.sum in dir (the agent's directory) or a directory above it in its
+// project (package internal/project).
 func openLock(e Env, f Flags, dir string) (*runLock, error) {
 	l := &runLock{path: f.lock, require: f.requireLock, stderr: e.Stderr}
 	if l.path == "" {
@@ -33,7 +35,7 @@ func openLock(e Env, f Flags, dir string) (*runLock, error) {
 		if err != nil {
 			return nil, &ExitError{Code: ExitFindings, Err: err}
 		}
-		if l.path = digest.FindLock(abs); l.path == "" {
+		if l.path = digest.FindLock(project.Dirs(abs)...); l.path == "" {
 			// Under --require-lock, the agent's check says what is missing.
 			return l, nil
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -15,6 +14,7 @@ import (
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/project"
 	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/plan"
 )
@@ -306,23 +306,15 @@ func addContract(lock *digest.Lock, p *plan.Plan) error {
 func sortedNames(m map[string]digest.Entry) []string { return slices.Sorted(maps.Keys(m)) }
 
 // findLock returns the lock file for a working directory: the nearest
-// agentc.sum at or above it, else agentc.sum at the module root, else in
-// the directory itself.
+// agentc.sum in its project (package internal/project), else agentc.sum
+// at the project root, else in the directory itself.
 func findLock(dir string) string {
-	if path := digest.FindLock(dir); path != "" {
+	dirs := project.Dirs(dir)
+	if path := digest.FindLock(dirs...); path != "" {
 		return path
 	}
-	for d := dir; ; {
-		for _, marker := range []string{"cue.mod", "go.mod", ".git"} {
-			if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
-				return filepath.Join(d, digest.LockFile)
-			}
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			break
-		}
-		d = parent
+	if root := dirs[len(dirs)-1]; project.IsRoot(root) {
+		return filepath.Join(root, digest.LockFile)
 	}
 	return filepath.Join(dir, digest.LockFile)
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package compile
+package project
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package compile
+package project
 
 // ownedByUser reports whether dir belongs to the user running agentc;
 // where the system has no owner IDs to compare, every directory counts

@@ -1,6 +1,6 @@
 //go:build unix
 
-package compile
+package project
 
 import (
 	"os"
@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-// TestConfigDirsOwner: the search for agentc.yaml stops below a directory
+// TestDirsOwner: the search for a project's files stops below a directory
 // the user does not own, even where a project root lies above it; with
 // no root reached, only the agent's own directory counts.
-func TestConfigDirsOwner(t *testing.T) {
+func TestDirsOwner(t *testing.T) {
 	top := t.TempDir()
 	proj := filepath.Join(top, "proj")
 	shared := filepath.Join(proj, "shared")
@@ -23,7 +23,7 @@ func TestConfigDirsOwner(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(proj, "go.mod"), []byte("module example.com/p\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := configDirs(mine); !slices.Equal(got, []string{mine, shared, proj}) {
+	if got := Dirs(mine); !slices.Equal(got, []string{mine, shared, proj}) {
 		t.Fatalf("owned all the way: %v", got)
 	}
 	if os.Geteuid() != 0 {
@@ -32,10 +32,10 @@ func TestConfigDirsOwner(t *testing.T) {
 	if err := os.Chown(shared, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
-	if got := configDirs(mine); !slices.Equal(got, []string{mine}) {
+	if got := Dirs(mine); !slices.Equal(got, []string{mine}) {
 		t.Errorf("past a directory another user owns: %v, want only %s", got, mine)
 	}
-	if got := configDirs(shared); !slices.Equal(got, []string{shared, proj}) {
+	if got := Dirs(shared); !slices.Equal(got, []string{shared, proj}) {
 		t.Errorf("from the other user's directory itself: %v", got)
 	}
 }
