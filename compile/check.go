@@ -750,5 +750,9 @@ func (c *checker) checkConfine(path string, t cue.Value) {
 	if enforce == "require" {
 		how = "where the system cannot confine it, it does not run"
 	}
-	c.add(pos, CodeToolConfined, "%s runs confined: it reads the system's programs and libraries and %s, writes %s, and reaches %s; %s", path, list(read), list(write), net, how)
+	reads := "only the system's programs and libraries"
+	if len(read) > 0 {
+		reads = "the system's programs and libraries and " + list(read)
+	}
+	c.add(pos, CodeToolConfined, "%s runs confined: it reads %s, writes %s, and reaches %s; %s", path, reads, list(write), net, how)
 }

@@ -83,6 +83,11 @@ func TestSilencedErrorsBuild(t *testing.T) {
 			if err := os.WriteFile(manifest.ConfigFile, []byte(cfg), 0o644); err != nil {
 				t.Fatal(err)
 			}
+			// The case's directory is a project, whose configuration
+			// applies to the agents below it.
+			if err := os.WriteFile("go.mod", []byte("module example.com/vetcase\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			comp := compile.New(l)
 			for _, inst := range insts {
 				if inst.NotAgent {
