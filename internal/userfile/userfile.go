@@ -272,3 +272,34 @@ func Reason(err error) string {
 	}
 	return err.Error()
 }
+
+// Beneath fails when writing path would write outside root: path, with
+// the links of the part of it that exists resolved (a link at path itself
+// too, dangling or not), must lie beneath root resolved. For files agentc
+// names itself inside a tree someone else may have written (a test case's
+// journal under testdata), where a planted link must not lead a write out.
+func Beneath(root, path string) error {
+	r := Resolve(root)
+	p := Resolve(path)
+	// Resolve keeps what does not exist as written: resolve the deepest
+	// directory above p that does.
+	rest := ""
+	for d := p; ; {
+		if _, err := os.Lstat(d); err == nil {
+			if e, err := filepath.EvalSymlinks(d); err == nil {
+				p = filepath.Join(e, rest)
+			}
+			break
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+		d = parent
+	}
+	if rel, err := filepath.Rel(r, p); err != nil || !filepath.IsLocal(rel) {
+		return fmt.Errorf("%s leads out of %s through a symbolic link: agentc does not write there", path, root)
+	}
+	return nil
+}

@@ -76,3 +76,47 @@ func TestSame(t *testing.T) {
 		t.Errorf("CheckOutputs of another file: %v", err)
 	}
 }
+
+func TestBeneath(t *testing.T) {
+	top := t.TempDir()
+	root := filepath.Join(top, "root")
+	out := filepath.Join(top, "out")
+	for _, d := range []string{filepath.Join(root, "in"), out} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"up":      "..",
+		"outdir":  "../out",
+		"abs":     out,
+		"inside":  "in",
+		"dangle":  "../out/new.txt",
+		"in/back": "../in",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		path string
+		ok   bool
+	}{
+		{"a.jsonl", true},
+		{"in/a.jsonl", true},
+		{"new/deeper/a.jsonl", true},
+		{"inside/a.jsonl", true},
+		{"in/back/x/a.jsonl", true},
+		{"up/a.jsonl", false},
+		{"outdir/a.jsonl", false},
+		{"outdir/new/a.jsonl", false},
+		{"abs/a.jsonl", false},
+		{"dangle", false},
+		{"../a.jsonl", false},
+	} {
+		err := userfile.Beneath(root, filepath.Join(root, c.path))
+		if (err == nil) != c.ok {
+			t.Errorf("Beneath(%s) = %v, want ok %v", c.path, err, c.ok)
+		}
+	}
+}

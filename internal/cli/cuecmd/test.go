@@ -21,6 +21,7 @@ import (
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/cueproc"
 	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/internal/userfile"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/fault"
 )
@@ -224,6 +225,12 @@ func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agentt
 	c := runcmd.Case{Input: t.Input}
 	switch mode {
 	case modeRecord:
+		// The tree may come from elsewhere: a link planted at the journal,
+		// or above it, must not lead the write out of the agent's directory.
+		if err := userfile.Beneath(dir, journal); err != nil {
+			r.Status, r.Failures = statusFail, []agenttest.Failure{{Msg: err.Error()}}
+			return r, nil, ""
+		}
 		c.Record = journal
 	case modeLive:
 		r.Journal = ""
