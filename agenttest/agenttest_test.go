@@ -3,7 +3,6 @@ package agenttest
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -16,13 +15,7 @@ import (
 // TestMain makes the test binary the child that checks constraints, as
 // agentc is (cueproc.Verb).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == cueproc.Verb {
-		if err := cueproc.Serve(os.Stdin, os.Stdout, map[string]cueproc.Job{Job: Serve}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	cueproc.ServeChild(map[string]cueproc.Job{Job: Serve})
 	os.Exit(m.Run())
 }
 

@@ -78,30 +78,22 @@ const MaxSchemaDepth = 64
 func SchemaDepth(doc any, limit int) int {
 	var walk func(v any, d int) int
 	walk = func(v any, d int) int {
-		deepest := d
+		var subs []any
 		switch v := v.(type) {
 		case map[string]any:
-			d++
-			deepest = d
-			if d > limit {
-				return d
-			}
-			for _, sub := range v {
-				if deepest = max(deepest, walk(sub, d)); deepest > limit {
-					return deepest
-				}
-			}
+			subs = slices.Collect(maps.Values(v))
 		case []any:
-			d++
-			deepest = d
-			if d > limit {
-				return d
+			subs = v
+		default:
+			return d
+		}
+		d++
+		deepest := d
+		for _, sub := range subs {
+			if deepest > limit {
+				break
 			}
-			for _, sub := range v {
-				if deepest = max(deepest, walk(sub, d)); deepest > limit {
-					return deepest
-				}
-			}
+			deepest = max(deepest, walk(sub, d))
 		}
 		return deepest
 	}

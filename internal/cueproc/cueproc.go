@@ -127,6 +127,21 @@ func (p Program) Run(ctx context.Context, job string, in, out any) error {
 // returns what to answer.
 type Job func(in json.RawMessage) (any, error)
 
+// ServeChild makes this process the child when it was started as one
+// (its first argument is Verb): it serves jobs on standard input and
+// output and exits. A program that links its own main, such as a test
+// binary, calls it first; agentc serves Verb as a hidden command instead.
+func ServeChild(jobs map[string]Job) {
+	if len(os.Args) < 2 || os.Args[1] != Verb {
+		return
+	}
+	if err := Serve(os.Stdin, os.Stdout, jobs); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
 // Serve is the child: it limits its own CPU time and memory, reads one
 // request from r, runs the job it names and writes the answer to w.
 func Serve(r io.Reader, w io.Writer, jobs map[string]Job) error {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -13,34 +12,27 @@ import (
 // TestMain makes the test binary the child, with jobs that answer, spin
 // and allocate without end.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == Verb {
-		err := Serve(os.Stdin, os.Stdout, map[string]Job{
-			"echo": func(in json.RawMessage) (any, error) { return in, nil },
-			"fail": func(json.RawMessage) (any, error) { return nil, errors.New("no such thing") },
-			"spin": func(json.RawMessage) (any, error) {
-				for n := 0; ; n++ {
-					if n < 0 {
-						return n, nil
-					}
+	ServeChild(map[string]Job{
+		"echo": func(in json.RawMessage) (any, error) { return in, nil },
+		"fail": func(json.RawMessage) (any, error) { return nil, errors.New("no such thing") },
+		"spin": func(json.RawMessage) (any, error) {
+			for n := 0; ; n++ {
+				if n < 0 {
+					return n, nil
 				}
-			},
-			"grow": func(json.RawMessage) (any, error) {
-				var keep [][]byte
-				for {
-					b := make([]byte, 64<<20)
-					for i := range b {
-						b[i] = 1
-					}
-					keep = append(keep, b)
+			}
+		},
+		"grow": func(json.RawMessage) (any, error) {
+			var keep [][]byte
+			for {
+				b := make([]byte, 64<<20)
+				for i := range b {
+					b[i] = 1
 				}
-			},
-		})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+				keep = append(keep, b)
+			}
+		},
+	})
 	os.Exit(m.Run())
 }
 
