@@ -382,26 +382,56 @@ func (l *Loader) loadUnit(u unit) *Instance {
 		}
 	}
 	inst := &Instance{Source: u.source, Files: u.files}
-	// CUE's loader reads the files named itself, without a bound: they
-	// are read here, each within its bound, and handed to it.
-	overlay := map[string]load.Source{}
-	for _, f := range u.files {
-		data, err := userfile.Read(f, plan.MaxManifestBytes, "a manifest")
-		if err != nil {
-			inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(f), Msg: unwrapPathError(err).Error()})
-			return inst
-		}
-		if abs, err := filepath.Abs(f); err == nil {
-			overlay[abs] = load.FromBytes(data)
-		}
+	cfg, files, err := loadConfig(u.files)
+	if err != nil {
+		inst.Errors = append(inst.Errors, err)
+		return inst
 	}
-	bis := load.Instances(u.files, &load.Config{Overlay: overlay})
+	bis := load.Instances(files, cfg)
 	if len(bis) != 1 {
 		inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(u.files[0]), Msg: fmt.Sprintf("expected one CUE instance, found %d", len(bis))})
 		return inst
 	}
 	l.buildInstance(inst, bis[0])
 	return inst
+}
+
+// loadConfig returns the configuration under which CUE's loader loads the
+// files named, and their names as it is to be given them. The loader
+// reads every file it opens through a userfile.FS rooted at the host's
+// root: the files named, read here first so that one that does not read
+// is reported as before, and every file it finds on its own (the
+// module's cue.mod/module.cue, the packages a manifest imports from the
+// module or cue.mod/pkg), each a regular file within MaxManifestBytes and
+// all together within MaxLoadBytes. The root is the host's, not the
+// module's, so that every name the loader shows is the host path it
+// would show reading the host itself.
+func loadConfig(names []string) (*load.Config, []string, *Error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, nil, &Error{Code: CodeSyntax, Pos: filePos(names[0]), Msg: err.Error()}
+	}
+	fsys := &userfile.FS{Root: userfile.RootOf(wd), PerFile: plan.MaxManifestBytes, Total: plan.MaxLoadBytes, What: "a manifest", Files: map[string][]byte{}}
+	dir, ok := fsys.FSPath(wd)
+	if !ok {
+		return nil, nil, &Error{Code: CodeSyntax, Pos: filePos(names[0]), Msg: fmt.Sprintf("the working directory %s cannot be read through the loader", wd)}
+	}
+	files := make([]string, len(names))
+	for i, f := range names {
+		data, err := userfile.Read(f, plan.MaxManifestBytes, "a manifest")
+		if err != nil {
+			return nil, nil, &Error{Code: CodeSyntax, Pos: filePos(f), Msg: unwrapPathError(err).Error()}
+		}
+		abs, err := filepath.Abs(f)
+		if err == nil {
+			files[i], ok = fsys.FSPath(abs)
+		}
+		if err != nil || !ok {
+			return nil, nil, &Error{Code: CodeSyntax, Pos: filePos(f), Msg: fmt.Sprintf("%s is on another volume than the working directory: load it from there", f)}
+		}
+		fsys.Files[abs] = data
+	}
+	return &load.Config{FS: fsys, Dir: dir, FromFSPath: fsys.HostPath}, files, nil
 }
 
 func (l *Loader) buildInstance(inst *Instance, bi *build.Instance) {

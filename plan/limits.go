@@ -16,6 +16,11 @@ const (
 	// MaxManifestBytes bounds a manifest file (.cue, .json, .yaml), and
 	// each file of a CUE package named on the command line.
 	MaxManifestBytes = 4 << 20
+	// MaxLoadBytes bounds what CUE's loader reads for one agent in all:
+	// the files named, cue.mod/module.cue, and every file of the
+	// packages it imports from the module (each file also within
+	// MaxManifestBytes). A file read twice counts twice.
+	MaxLoadBytes = 64 << 20
 	// MaxPlanBytes bounds a plan file.
 	MaxPlanBytes = 16 << 20
 	// MaxLockBytes bounds a lock file (agentc.sum).

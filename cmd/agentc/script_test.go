@@ -293,6 +293,19 @@ func TestScripts(t *testing.T) {
 				data[0], data[n-1] = '"', '"'
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 			},
+			// sparse FILE N makes a file of N zero bytes that takes no
+			// room on disk (where the file system allows): a file too
+			// large to read, cheap to make.
+			"sparse": func(ts *testscript.TestScript, neg bool, args []string) {
+				n, err := strconv.ParseInt(args[len(args)-1], 10, 64)
+				if neg || len(args) != 2 || err != nil || n < 0 {
+					ts.Fatalf("usage: sparse FILE N")
+				}
+				f, err := os.Create(ts.MkAbs(args[0]))
+				ts.Check(err)
+				ts.Check(f.Truncate(n))
+				ts.Check(f.Close())
+			},
 			// ordered FILE N checks that FILE holds N JSON lines whose
 			// "index" members are 0, 1, … N-1 in that order: a batch's
 			// results, each item once, in input order.

@@ -3,6 +3,10 @@ package userfile_test
 import (
 	"bytes"
 	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 	"testing/iotest"
 
@@ -45,4 +49,60 @@ func iotestReader(r *bytes.Reader, oneByte bool) interface{ Read([]byte) (int, e
 		return iotest.OneByteReader(r)
 	}
 	return r
+}
+
+// FuzzFS: a file read through an FS, opened and read or read whole, is
+// its bytes whole when it holds no more than the file bound and, with
+// what was read before, the total bound; else a *TooLargeError or a
+// *BudgetError, never more bytes than the bound.
+func FuzzFS(f *testing.F) {
+	f.Add([]byte("12345"), int64(5), int64(10), false)
+	f.Add([]byte("123456"), int64(5), int64(100), true)
+	f.Add([]byte("12345"), int64(5), int64(7), true)
+	f.Add([]byte{}, int64(0), int64(0), false)
+	f.Fuzz(func(t *testing.T, data []byte, limit, total int64, open bool) {
+		if limit < 0 || limit > 1<<20 || total < 0 {
+			t.Skip()
+		}
+		dir := t.TempDir()
+		p := filepath.Join(dir, "f")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fsys := &userfile.FS{Root: userfile.RootOf(dir), PerFile: limit, Total: total, What: "a test file"}
+		name := fsName(t, fsys, p)
+		for i := range 2 { // the second read counts the first
+			var got []byte
+			var err error
+			if open {
+				var file fs.File
+				if file, err = fsys.Open(name); err == nil {
+					got, err = io.ReadAll(file)
+					file.Close()
+				}
+			} else {
+				got, err = fsys.ReadFile(name)
+			}
+			n := int64(len(data))
+			switch {
+			case n > limit:
+				var tl *userfile.TooLargeError
+				if !errors.As(err, &tl) {
+					t.Fatalf("read %d of %d bytes past %d: %v", i, n, limit, err)
+				}
+			case n*int64(i+1) > total:
+				var be *userfile.BudgetError
+				if !errors.As(err, &be) {
+					t.Fatalf("read %d of %d bytes past %d in all: %v", i, n, total, err)
+				}
+			default:
+				if err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("read %d of %d bytes within bounds: %q, %v", i, n, got, err)
+				}
+			}
+			if int64(len(got)) > limit {
+				t.Fatalf("got %d bytes with a bound of %d", len(got), limit)
+			}
+		}
+	})
 }

@@ -1,0 +1,93 @@
+package userfile_test
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/internal/userfile"
+)
+
+// fsName returns the fs.FS name of a host path in f.
+func fsName(t testing.TB, f *userfile.FS, host string) string {
+	p, ok := f.FSPath(host)
+	if !ok {
+		t.Fatalf("%s is not in the FS rooted at %s", host, f.Root)
+	}
+	return strings.TrimPrefix(p, "/")
+}
+
+func TestFS(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	small, big := write("small", "0123456789"), write("big", "0123456789A")
+	f := &userfile.FS{Root: userfile.RootOf(dir), PerFile: 10, Total: 25, What: "a test file"}
+	if got := f.HostPath("/" + fsName(t, f, small)); got != small {
+		t.Errorf("HostPath(FSPath(%s)) = %s", small, got)
+	}
+	if b, err := f.ReadFile(fsName(t, f, small)); err != nil || string(b) != "0123456789" {
+		t.Errorf("ReadFile at the bound: %q, %v", b, err)
+	}
+	var tl *userfile.TooLargeError
+	if _, err := f.ReadFile(fsName(t, f, big)); !errors.As(err, &tl) || tl.Name != big {
+		t.Errorf("ReadFile past the bound: %v", err)
+	}
+	if _, err := f.Open(fsName(t, f, big)); !errors.As(err, &tl) || tl.Name != big {
+		t.Errorf("Open past the bound: %v", err)
+	}
+	file, err := f.Open(fsName(t, f, small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(file); err != nil || string(b) != "0123456789" {
+		t.Errorf("reading an opened file at the bound: %q, %v", b, err)
+	}
+	file.Close()
+	// 20 bytes read so far: the next 10 pass the 25 in all.
+	var be *userfile.BudgetError
+	if _, err := f.ReadFile(fsName(t, f, small)); !errors.As(err, &be) || be.Name != small || !strings.Contains(err.Error(), "past 25 bytes in all") {
+		t.Errorf("ReadFile past the total: %v", err)
+	}
+	if entries, err := fs.ReadDir(f, fsName(t, f, dir)); err != nil || len(entries) != 2 {
+		t.Errorf("ReadDir: %v, %v", entries, err)
+	}
+
+	// Contents given are served, not read.
+	g := &userfile.FS{Root: userfile.RootOf(dir), PerFile: 10, Total: 100, What: "a test file", Files: map[string][]byte{big: []byte("given")}}
+	if b, err := fs.ReadFile(g, fsName(t, g, big)); err != nil || string(b) != "given" {
+		t.Errorf("ReadFile of a given file: %q, %v", b, err)
+	}
+
+	// A link to a device, a directory and a FIFO are not read.
+	var nr *userfile.NotRegularError
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		zero := filepath.Join(dir, "zero.cue")
+		if err := os.Symlink("/dev/zero", zero); err != nil {
+			t.Fatal(err)
+		}
+		for _, read := range []func(string) error{
+			func(n string) error { _, err := g.ReadFile(n); return err },
+			func(n string) error { _, err := g.Open(n); return err },
+		} {
+			if err := read(fsName(t, g, zero)); !errors.As(err, &nr) || nr.Path != zero || !strings.Contains(err.Error(), "character device") {
+				t.Errorf("reading a link to /dev/zero: %v", err)
+			}
+		}
+	}
+	if _, err := g.ReadFile(fsName(t, g, dir)); !errors.As(err, &nr) {
+		t.Errorf("ReadFile of a directory: %v", err)
+	}
+	if _, err := g.Open("../x"); err == nil {
+		t.Error("Open of an invalid name succeeded")
+	}
+}
