@@ -388,8 +388,24 @@ func (l *Loader) loadUnit(u unit) *Instance {
 		return inst
 	}
 	bis := load.Instances(files, cfg)
+	if fsys := cfg.FS.(*userfile.FS); fsys.Refused() == nil {
+		if root, ok := legacyModule(u.files[0]); ok {
+			overlay, err := legacyOverlay(fsys, root)
+			if err != nil {
+				inst.Errors = append(inst.Errors, err)
+				return inst
+			}
+			bis = load.Instances(u.files, &load.Config{Overlay: overlay})
+		}
+	}
 	if len(bis) != 1 {
 		inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(u.files[0]), Msg: fmt.Sprintf("expected one CUE instance, found %d", len(bis))})
+		return inst
+	}
+	// A file refused fails the load, even where CUE's loader takes the
+	// failure to read it for the file's absence (cue.mod/module.cue).
+	if err := cfg.FS.(*userfile.FS).Refused(); err != nil && (bis[0].Err == nil || !strings.Contains(bis[0].Err.Error(), err.Error())) {
+		inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(refusedPath(err)), Msg: err.Error()})
 		return inst
 	}
 	l.buildInstance(inst, bis[0])
@@ -411,7 +427,7 @@ func loadConfig(names []string) (*load.Config, []string, *Error) {
 	if err != nil {
 		return nil, nil, &Error{Code: CodeSyntax, Pos: filePos(names[0]), Msg: err.Error()}
 	}
-	fsys := &userfile.FS{Root: userfile.RootOf(wd), PerFile: plan.MaxManifestBytes, Total: plan.MaxLoadBytes, What: "a manifest", Files: map[string][]byte{}}
+	fsys := &userfile.FS{Root: userfile.RootOf(wd), PerFile: plan.MaxManifestBytes, Total: plan.MaxLoadBytes, What: "a manifest", Files: map[string][]byte{}, Kept: map[string][]byte{}}
 	dir, ok := fsys.FSPath(wd)
 	if !ok {
 		return nil, nil, &Error{Code: CodeSyntax, Pos: filePos(names[0]), Msg: fmt.Sprintf("the working directory %s cannot be read through the loader", wd)}
@@ -432,6 +448,100 @@ func loadConfig(names []string) (*load.Config, []string, *Error) {
 		fsys.Files[abs] = data
 	}
 	return &load.Config{FS: fsys, Dir: dir, FromFSPath: fsys.HostPath}, files, nil
+}
+
+// refusedPath is the path of the file a userfile.FS refused.
+func refusedPath(err error) string {
+	var nr *userfile.NotRegularError
+	var tl *userfile.TooLargeError
+	var be *userfile.BudgetError
+	switch {
+	case errors.As(err, &nr):
+		return nr.Path
+	case errors.As(err, &tl):
+		return tl.Name
+	case errors.As(err, &be):
+		return be.Name
+	}
+	return ""
+}
+
+// legacyDirs are the directories of cue.mod that hold packages by their
+// import path, as CUE's modules did before registries.
+var legacyDirs = []string{"pkg", "usr", "gen"}
+
+// legacyModule returns the root of the CUE module a file lies in, when
+// its cue.mod holds packages in legacyDirs. CUE v0.17.1 cannot load those
+// from a Config.FS (it asks their file system for a host directory, which
+// only the host's own has), so such a module is loaded from the host with
+// an overlay of every file read within the bounds (see legacyOverlay).
+func legacyModule(file string) (string, bool) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", false
+	}
+	for dir := filepath.Dir(abs); ; {
+		if fi, err := os.Stat(filepath.Join(dir, "cue.mod")); err == nil && fi.IsDir() {
+			for _, d := range legacyDirs {
+				if fi, err := os.Stat(filepath.Join(dir, "cue.mod", d)); err == nil && fi.IsDir() {
+					return dir, true
+				}
+			}
+			return "", false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// legacyOverlay returns, for loading from the host, the contents of every
+// file the load through fsys read (the files named, and the module's
+// packages they import), of cue.mod/module.cue, and of each .cue file in
+// the module's legacyDirs, each read through fsys and so within its
+// bounds: the loader finds every file it reads in the overlay. A
+// directory linked into them is not walked, and its files are read by
+// the loader itself.
+func legacyOverlay(fsys *userfile.FS, root string) (map[string]load.Source, *Error) {
+	read := func(path string) *Error {
+		name, ok := fsys.FSPath(path)
+		if !ok {
+			return nil
+		}
+		if _, err := fsys.ReadFile(strings.TrimPrefix(name, "/")); err != nil {
+			return &Error{Code: CodeSyntax, Pos: filePos(path), Msg: unwrapPathError(err).Error()}
+		}
+		return nil
+	}
+	if err := read(filepath.Join(root, "cue.mod", "module.cue")); err != nil {
+		return nil, err
+	}
+	for _, d := range legacyDirs {
+		var walkErr *Error
+		filepath.WalkDir(filepath.Join(root, "cue.mod", d), func(path string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() || filepath.Ext(path) != ".cue" {
+				return nil
+			}
+			walkErr = read(path)
+			if walkErr != nil {
+				return filepath.SkipAll
+			}
+			return nil
+		})
+		if walkErr != nil {
+			return nil, walkErr
+		}
+	}
+	overlay := map[string]load.Source{}
+	for path, data := range fsys.Files {
+		overlay[path] = load.FromBytes(data)
+	}
+	for path, data := range fsys.Kept {
+		overlay[path] = load.FromBytes(data)
+	}
+	return overlay, nil
 }
 
 func (l *Loader) buildInstance(inst *Instance, bi *build.Instance) {

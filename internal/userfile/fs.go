@@ -2,6 +2,7 @@ package userfile
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -41,8 +42,31 @@ type FS struct {
 	// from memory (and count toward Total), not read again.
 	Files map[string][]byte
 
+	// Kept, when not nil, is where ReadFile keeps what it read, by host
+	// path, for a caller that hands the contents on.
+	Kept map[string][]byte
+
 	mu   sync.Mutex
 	read int64
+	// refused is the first file refused for a bound, a kind or the total.
+	refused error
+}
+
+// Refused returns the first refusal of a file for its kind or a bound,
+// or nil: a reader that turns errors into its own may lose which.
+func (f *FS) Refused() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.refused
+}
+
+func (f *FS) refuse(err error) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.refused == nil {
+		f.refused = err
+	}
+	return err
 }
 
 // RootOf returns the root an FS needs for a host path to lie in it: the
@@ -97,7 +121,11 @@ func (f *FS) charge(path string, n int64) error {
 	defer f.mu.Unlock()
 	if f.read+n > f.Total {
 		f.read = f.Total + 1 // later reads fail too
-		return &BudgetError{Name: path, What: f.What, Limit: f.Total}
+		err := &BudgetError{Name: path, What: f.What, Limit: f.Total}
+		if f.refused == nil {
+			f.refused = err
+		}
+		return err
 	}
 	f.read += n
 	return nil
@@ -129,10 +157,10 @@ func (f *FS) Open(name string) (fs.File, error) {
 		return file, nil
 	case !fi.Mode().IsRegular():
 		file.Close()
-		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+		return nil, f.refuse(&NotRegularError{Path: path, Mode: fi.Mode()})
 	case fi.Size() > f.PerFile:
 		file.Close()
-		return nil, &TooLargeError{Name: path, What: f.What, Limit: f.PerFile}
+		return nil, f.refuse(&TooLargeError{Name: path, What: f.What, Limit: f.PerFile})
 	}
 	return &boundedFile{File: file, fs: f, path: path, left: f.PerFile}, nil
 }
@@ -146,11 +174,21 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 	data, ok := f.Files[path]
 	if !ok {
 		if data, err = Read(path, f.PerFile, f.What); err != nil {
+			var nr *NotRegularError
+			var tl *TooLargeError
+			if errors.As(err, &nr) || errors.As(err, &tl) {
+				f.refuse(err)
+			}
 			return nil, err
 		}
 	}
 	if err := f.charge(path, int64(len(data))); err != nil {
 		return nil, err
+	}
+	if f.Kept != nil {
+		f.mu.Lock()
+		f.Kept[path] = data
+		f.mu.Unlock()
 	}
 	return data, nil
 }
@@ -208,7 +246,7 @@ func (b *boundedFile) Read(p []byte) (int, error) {
 	}
 	n, err := b.File.Read(p)
 	if int64(n) > b.left {
-		return 0, &TooLargeError{Name: b.path, What: b.fs.What, Limit: b.fs.PerFile}
+		return 0, b.fs.refuse(&TooLargeError{Name: b.path, What: b.fs.What, Limit: b.fs.PerFile})
 	}
 	b.left -= int64(n)
 	if cerr := b.fs.charge(b.path, int64(n)); cerr != nil {
