@@ -15,14 +15,18 @@ import (
 	tooling "agentc.dev/agentc/runtime/tool"
 )
 
-// confineCondition answers [landlock] (the kernel has Landlock) and
-// [userns] (it makes new user, PID and network namespaces), saying on
-// standard error why a script that needs them skips.
+// confineCondition answers [landlock] (the kernel has Landlock),
+// [landlocktcp] (its Landlock rules TCP, ABI 4) and [userns] (it makes
+// new user, PID and network namespaces), saying on standard error why a
+// script that needs them skips.
 func confineCondition(cond string) bool {
 	abi, ns := tooling.Confinement()
 	switch {
 	case cond == "landlock" && abi < 1:
 		fmt.Fprintln(os.Stderr, "SKIPPED: scripts that need Landlock: this kernel has none")
+		return false
+	case cond == "landlocktcp" && abi < 4:
+		fmt.Fprintf(os.Stderr, "SKIPPED: the parts of scripts that need Landlock to rule TCP: this kernel's ABI is %d, not 4 or later\n", abi)
 		return false
 	case cond == "userns" && !ns:
 		fmt.Fprintln(os.Stderr, "SKIPPED: scripts that need user namespaces: this kernel refuses them")

@@ -42,6 +42,8 @@ func TestMain(m *testing.M) {
 		runcmd.RuntimeProgram: func() { os.Exit(runcmd.Main()) },
 		"docs-mcp-server":     docsServer,
 		"tcpconnect":          tcpConnect,
+		"nolandlock":          nolandlock,
+		"nouserns":            nouserns,
 	})
 }
 
@@ -74,8 +76,11 @@ func TestScripts(t *testing.T) {
 			if cond == "chromium" {
 				return chromiumCondition(), nil
 			}
-			if cond == "landlock" || cond == "userns" {
+			if cond == "landlock" || cond == "landlocktcp" || cond == "userns" {
 				return confineCondition(cond), nil
+			}
+			if cond == "refuse" {
+				return refuseCondition(), nil
 			}
 			if cond != "temporal" {
 				return false, fmt.Errorf("unknown condition %q", cond)

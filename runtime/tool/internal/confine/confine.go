@@ -8,8 +8,9 @@
 //
 // Go cannot run code between fork and exec, so the restrictions are
 // applied by a trampoline: this program started again under the name
-// Program, which restricts itself, starts the tool's program as its child,
-// waits for it, reports its exit status on a pipe and exits. The package's
+// Program, which restricts one of its threads, starts the tool's program
+// from it as its child, waits for it, reports its exit status on a pipe
+// and exits. The package's
 // init makes any program that links it the trampoline when started as one.
 //
 // Where the kernel lacks a part (Landlock, or user namespaces), the

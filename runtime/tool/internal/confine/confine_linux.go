@@ -129,48 +129,77 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 	return wrap(cmd, s)
 }
 
-// trampoline restricts this process, runs the program as its child and
-// reports how it ended.
+// trampoline runs the program confined, as its child, and reports how it
+// ended.
 func trampoline(s spec) int {
-	runtime.LockOSThread() // the program dies with the thread that starts it
 	status := os.NewFile(uintptr(s.Status), "status")
 	syscall.CloseOnExec(s.Status)
-	fail := func(format string, args ...any) int {
-		fmt.Fprintf(status, "error "+format, args...)
-		return 127
-	}
 	if !s.NS {
 		// Orphans become this process's children, to be killed at the end.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	}
-	// The ruleset restricts this thread alone, which starts the program:
-	// another thread of this process may be busy in the runtime, and
-	// the program inherits the restrictions of the thread that forks it.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// The restrictions are the thread's that starts the program, alone:
+	// the subreaper, on another thread, can still list its children in
+	// /proc, which the program may not read. A goroutine that ends locked
+	// to its thread ends the thread, so no other code ever runs there.
+	ended := make(chan outcome, 1)
+	go func() {
+		runtime.LockOSThread()
+		ended <- confined(s, sigs)
+	}()
+	out := <-ended
+	signal.Stop(sigs)
+	if !s.NS {
+		killChildren()
+	}
+	if out.fail != "" {
+		fmt.Fprintf(status, "error %s", out.fail)
+		return 127
+	}
+	// In its PID namespace, this process is the first: when it exits,
+	// the kernel kills every other process there before the parent
+	// learns of it.
+	fmt.Fprintf(status, "status %d", int(out.ws))
+	return 0
+}
+
+// outcome is how the program ended, or why it could not start.
+type outcome struct {
+	ws   syscall.WaitStatus
+	fail string
+}
+
+// confined restricts the calling thread, locked to it, starts the program
+// from it, passes sigs on to it and waits for it.
+func confined(s spec, sigs <-chan os.Signal) outcome {
+	// Another thread of this process may be busy in the runtime; the
+	// program inherits the restrictions of the thread that forks it, and
+	// dies with it (Pdeathsig).
 	fd, flags, err := ruleset(s)
 	if err != nil {
-		return fail("%s", err)
+		return outcome{fail: err.Error()}
 	}
 	if fd >= 0 {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return fail("no_new_privs: %s", err)
+			return outcome{fail: "no_new_privs: " + err.Error()}
 		}
 		if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
-			return fail("landlock: %s", err)
+			return outcome{fail: "landlock: " + err.Error()}
 		}
 		unix.Close(fd)
 	}
-
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	pid, err := syscall.ForkExec(s.Path, s.Argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: []uintptr{0, 1, 2},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
-		return fail("%s", reason(err))
+		return outcome{fail: reason(err)}
 	}
 	done := make(chan struct{})
+	defer close(done)
 	go func() {
 		for {
 			select {
@@ -188,19 +217,9 @@ func trampoline(s spec) int {
 			continue
 		}
 		if err != nil || got == pid {
-			break
+			return outcome{ws: ws}
 		}
 	}
-	close(done)
-	signal.Stop(sigs)
-	if !s.NS {
-		killChildren()
-	}
-	// In its PID namespace, this process is the first: when it exits,
-	// the kernel kills every other process there before the parent
-	// learns of it.
-	fmt.Fprintf(status, "status %d", int(ws))
-	return 0
 }
 
 // ruleset makes the Landlock ruleset: the system's files and the program
