@@ -486,9 +486,9 @@ type storedMessages struct {
 
 // recordedRequest reads back the full request of a recorded effect: for a
 // model call, the conversation is put together again from the messages
-// each earlier model call of the same run stored. Like any request sent,
-// it is at most journal.MaxRequest, conversation included: each earlier
-// call's messages are counted before they are made.
+// each earlier model call of the same run stored. The conversation, like
+// any request sent, is at most journal.MaxRequest: each earlier call's
+// messages are counted before they are made.
 func recordedRequest(j *journal.Journal, e *journal.Entry) (json.RawMessage, error) {
 	whole, err := e.ExpandRequest(nil)
 	if err != nil || e.Kind != journal.KindModel {
@@ -498,7 +498,7 @@ func recordedRequest(j *journal.Journal, e *journal.Entry) (json.RawMessage, err
 	if err := json.Unmarshal(whole, &m); err != nil {
 		return nil, err
 	}
-	b := &journal.Budget{Max: journal.MaxRequest - int64(len(whole)), What: "the request's conversation, put together again,"}
+	b := &journal.Budget{Max: journal.MaxRequest, What: "the request's conversation put together again"}
 	msgs, err := recordedMessages(j, e, b, 0)
 	if err != nil {
 		return nil, err
