@@ -34,8 +34,10 @@
 //
 // Value digests are blake3 in derive-key mode over the RFC 8785 canonical
 // JSON, with their own context string, distinct from the fingerprint's.
-// The reader checks every value line against its digest, and reads a
-// request back in canonical form.
+// The reader checks every value line against its digest, and keeps each
+// request as stored, its size with the references replaced counted
+// (MaxRequest): Entry.ExpandRequest puts it together, in canonical form,
+// when asked.
 //
 // # Durability
 //
