@@ -67,7 +67,7 @@ func (j *Journal) unreached() []string {
 	var out []string
 	for _, e := range j.Recorded.Entries {
 		if !j.reached[e.Key.String()] {
-			out = append(out, fmt.Sprintf("%s (%s)", e.Key, describeEffect(e.Kind, e.Request)))
+			out = append(out, fmt.Sprintf("%s (%s)", e.Key, describeRecorded(&e)))
 		}
 	}
 	return out
@@ -292,6 +292,17 @@ func describeEffect(kind string, request json.RawMessage) string {
 	return "model call"
 }
 
+// describeRecorded names a recorded effect for messages. A tool's name
+// too long for one is left out before it is made: a journal's value
+// references could name gigabytes.
+func describeRecorded(e *journal.Entry) string {
+	var tool json.RawMessage
+	if e.Kind == journal.KindTool {
+		tool, _ = e.ExpandRequest(&journal.Budget{Max: 1 << 10, What: "a tool's name"}, "tool")
+	}
+	return describeEffect(e.Kind, tool)
+}
+
 // ident is how an effect identifies itself to the journal: its full
 // request (compared field by field when it diverges), the form written to
 // the journal, and its fingerprint.
@@ -446,7 +457,7 @@ func (x *run) markDeadline(round int) {
 func (x *run) divergence(k journal.Key, kind string, id ident, e *journal.Entry) *Divergence {
 	d := &Divergence{Effect: k.String(), Kind: kind, Reason: fmt.Sprintf("effect %s (%s) is not the request recorded", k, id.what)}
 	if e.Kind != kind {
-		d.Reason = fmt.Sprintf("effect %s is a %s now, recorded as %s", k, id.what, describeEffect(e.Kind, e.Request))
+		d.Reason = fmt.Sprintf("effect %s is a %s now, recorded as %s", k, id.what, describeRecorded(e))
 		return d
 	}
 	now, err := json.Marshal(id.full)
@@ -475,35 +486,43 @@ type storedMessages struct {
 
 // recordedRequest reads back the full request of a recorded effect: for a
 // model call, the conversation is put together again from the messages
-// each earlier model call of the same run stored.
+// each earlier model call of the same run stored. The conversation, like
+// any request sent, is at most journal.MaxRequest: each earlier call's
+// messages are counted before they are made.
 func recordedRequest(j *journal.Journal, e *journal.Entry) (json.RawMessage, error) {
-	if e.Kind != journal.KindModel {
-		return e.Request, nil
+	whole, err := e.ExpandRequest(nil)
+	if err != nil || e.Kind != journal.KindModel {
+		return whole, err
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(e.Request, &m); err != nil {
+	if err := json.Unmarshal(whole, &m); err != nil {
 		return nil, err
 	}
-	msgs, err := recordedMessages(j, e, 0)
+	b := &journal.Budget{Max: journal.MaxRequest, What: "the request's conversation put together again"}
+	msgs, err := recordedMessages(j, e, b, 0)
 	if err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(msgs)
+	enc, err := json.Marshal(msgs)
 	if err != nil {
 		return nil, err
 	}
-	m["messages"] = b
+	m["messages"] = enc
 	return json.Marshal(m)
 }
 
-func recordedMessages(j *journal.Journal, e *journal.Entry, depth int) ([]json.RawMessage, error) {
+func recordedMessages(j *journal.Journal, e *journal.Entry, b *journal.Budget, depth int) ([]json.RawMessage, error) {
+	stored, err := e.ExpandRequest(b, "messages")
+	if err != nil {
+		return nil, err
+	}
 	var r struct {
 		Messages struct {
 			After int               `json:"after"`
 			New   []json.RawMessage `json:"new"`
 		} `json:"messages"`
 	}
-	if err := json.Unmarshal(e.Request, &r); err != nil {
+	if err := json.Unmarshal(stored, &r); err != nil {
 		return nil, err
 	}
 	if r.Messages.After == 0 {
@@ -515,7 +534,7 @@ func recordedMessages(j *journal.Journal, e *journal.Entry, depth int) ([]json.R
 		if !ok || prev.Kind != journal.KindModel {
 			continue
 		}
-		before, err := recordedMessages(j, prev, depth+1)
+		before, err := recordedMessages(j, prev, b, depth+1)
 		if err != nil {
 			return nil, err
 		}

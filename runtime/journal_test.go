@@ -262,3 +262,26 @@ func sameRun(t *testing.T, what string, want, got *agentrt.Report) {
 		t.Errorf("replay: paid %+v, first round replayed %v; a replay pays for nothing", got.UsagePaid, got.Rounds[0].Replayed)
 	}
 }
+
+// TestLongRunReplays: a run whose requests, their value references
+// replaced, come to more than 256 MiB in all (70 rounds, each sending the
+// same 4 MiB of tool specs) replays from its journal, every effect served.
+func TestLongRunReplays(t *testing.T) {
+	const rounds = 70
+	p := agent(t, func(a *plan.Agent) {
+		keepsTools(a)
+		a.Capabilities.Tools["search"] = plan.Tool{Kind: "exec", Description: strings.Repeat("Search the tracker. ", 4<<20/20)}
+	})
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	n := rounds
+	opts := agentrt.Options{Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}}}
+	opts.Budgets.Rounds = &n
+	rec := journaled(t, p, file, false, newLoopModel(rounds), opts)
+	if rec.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("record: %s %s", rec.Outcome, rec.Error)
+	}
+	rep := replay(t, p, file, opts)
+	if rep.Outcome != agentrt.OutcomeOK || rep.Divergence != nil || rep.Replayed != 2*rounds-1 || string(rep.Answer) != string(rec.Answer) {
+		t.Fatalf("replay: %s %s, divergence %+v, %d replayed, answer %s", rep.Outcome, rep.Error, rep.Divergence, rep.Replayed, rep.Answer)
+	}
+}

@@ -27,6 +27,13 @@ import (
 	"agentc.dev/agentc/runtime/journal"
 )
 
+// MaxShown bounds what a page shows of a journal's requests, their value
+// references replaced: a journal of a few megabytes could name gigabytes
+// (one large value referenced a thousand times). A run's journal stores
+// each message once, so the page of a real run shows about what its file
+// holds, and a file holds at most journal.MaxFile.
+var MaxShown int64 = 256 << 20
+
 // Page is what the page shows of a run.
 type Page struct {
 	Agent, Run, Plan string
@@ -205,9 +212,13 @@ func Build(j *journal.Journal, rep *agentrt.Report, prices *cost.Table) (*Page, 
 		}
 	}
 	b := builder{page: p, t0: t0, entries: j.Entries, prices: prices, results: map[string]*Message{},
-		approvals: map[string]journal.Entry{}, shown: map[string]bool{}}
+		approvals: map[string]journal.Entry{}, shown: map[string]bool{}, models: map[*journal.Entry]modelRequest{},
+		budget: &journal.Budget{Max: MaxShown, What: "the requests the page shows"}}
 	b.collect()
 	b.run("", 0)
+	if b.err != nil {
+		return nil, b.err
+	}
 	if rep != nil {
 		b.report(rep)
 	}
@@ -233,6 +244,30 @@ type builder struct {
 	// those that have their row.
 	approvals map[string]journal.Entry
 	shown     map[string]bool
+	// models are the model calls' requests, as far as the page reads
+	// them, each expanded once.
+	models map[*journal.Entry]modelRequest
+	budget *journal.Budget
+	err    error // the first request that did not expand
+}
+
+// modelMembers are the members of a model call's request the page reads;
+// the rest (tools, schemas) it never expands.
+var modelMembers = []string{"provider", "model", "output_tool", "messages"}
+
+// request returns the named members of an entry's request (all, when none
+// is named), expanded within the page's budget; nil once a request did not
+// expand, which is then the page's error.
+func (b *builder) request(e *journal.Entry, members ...string) json.RawMessage {
+	if b.err != nil {
+		return nil
+	}
+	r, err := e.ExpandRequest(b.budget, members...)
+	if err != nil {
+		b.err = err
+		return nil
+	}
+	return r
 }
 
 // modelRequest is what a model call's request holds that the page shows.
@@ -240,8 +275,8 @@ type modelRequest struct {
 	Provider   string          `json:"provider"`
 	Model      string          `json:"model"`
 	OutputTool string          `json:"output_tool"`
-	Contract   json.RawMessage `json:"contract"`
 	Messages   json.RawMessage `json:"messages"`
+	ok         bool            // the request read as one
 }
 
 type modelResponse struct {
@@ -291,15 +326,18 @@ func resultKey(path, id string) string { return path + "\x00" + id }
 // collect finds every tool message of every conversation, and every
 // decision about a call.
 func (b *builder) collect() {
-	for _, e := range b.entries {
+	for i := range b.entries {
+		e := &b.entries[i]
 		if e.Kind == journal.KindApproval {
-			b.approvals[e.Key.Path] = e
+			b.approvals[e.Key.Path] = *e
 		}
 		if e.Kind != journal.KindModel {
 			continue
 		}
 		var req modelRequest
-		if json.Unmarshal(e.Request, &req) != nil {
+		req.ok = json.Unmarshal(b.request(e, modelMembers...), &req) == nil
+		b.models[e] = req
+		if !req.ok {
 			continue
 		}
 		for _, m := range newMessages(req.Messages) {
@@ -323,8 +361,9 @@ func message(m wireMessage) *Message {
 // an agent that agent's run.
 func (b *builder) run(path string, depth int) {
 	var rounds []int
-	byRound := map[int][]journal.Entry{}
-	for _, e := range b.entries {
+	byRound := map[int][]*journal.Entry{}
+	for i := range b.entries {
+		e := &b.entries[i]
 		if e.Key.Path != path || e.Kind == journal.KindApproval {
 			continue
 		}
@@ -339,7 +378,7 @@ func (b *builder) run(path string, depth int) {
 	}
 }
 
-func (b *builder) round(path string, depth, n int, entries []journal.Entry) {
+func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 	round := &Row{Kind: "round", Key: journal.Key{Path: path, Round: n}.String(), Depth: depth, Round: n}
 	b.page.Rows = append(b.page.Rows, round)
 	first := len(b.page.Rows)
@@ -439,7 +478,7 @@ func (b *builder) nested(path string) bool {
 	return false
 }
 
-func (b *builder) row(e journal.Entry, kind string, depth int) *Row {
+func (b *builder) row(e *journal.Entry, kind string, depth int) *Row {
 	r := &Row{Kind: kind, Key: e.Key.String(), Depth: depth, Round: e.Key.Round,
 		StartMS: ms(e.Started.Sub(b.t0)), DurationMS: float64(e.DurationMS), Error: e.Error, Lost: len(e.Lost)}
 	b.page.Rows = append(b.page.Rows, r)
@@ -448,14 +487,13 @@ func (b *builder) row(e journal.Entry, kind string, depth int) *Row {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func (b *builder) model(e journal.Entry, depth int) (*Row, modelResponse, modelRequest) {
+func (b *builder) model(e *journal.Entry, depth int) (*Row, modelResponse, modelRequest) {
 	r := b.row(e, "model", depth)
-	var req modelRequest
+	req := b.models[e]
 	var resp modelResponse
-	errReq := json.Unmarshal(e.Request, &req)
 	errResp := json.Unmarshal(orNull(e.Response), &resp)
-	if errReq != nil || errResp != nil {
-		r.Raw = raw(e)
+	if !req.ok || errResp != nil {
+		r.Raw = b.raw(e)
 		return r, modelResponse{}, modelRequest{}
 	}
 	r.Name = req.Model
@@ -504,7 +542,7 @@ func pricesText(t *cost.Table) string {
 	return s
 }
 
-func (b *builder) tool(e journal.Entry, depth int, calls []wireCall) *Row {
+func (b *builder) tool(e *journal.Entry, depth int, calls []wireCall) *Row {
 	r := b.row(e, "tool", depth)
 	var req struct {
 		Tool string `json:"tool"`
@@ -514,8 +552,8 @@ func (b *builder) tool(e journal.Entry, depth int, calls []wireCall) *Row {
 		Content *string `json:"content"`
 		IsError bool    `json:"is_error"`
 	}
-	if json.Unmarshal(e.Request, &req) != nil || json.Unmarshal(orNull(e.Response), &resp) != nil {
-		r.Raw = raw(e)
+	if json.Unmarshal(b.request(e, "tool", "arguments", "arguments_text"), &req) != nil || json.Unmarshal(orNull(e.Response), &resp) != nil {
+		r.Raw = b.raw(e)
 		return r
 	}
 	r.Name, r.Arguments = req.Tool, req.args()
@@ -540,7 +578,7 @@ func (b *builder) approval(k journal.Key, depth int) *Decision {
 		return nil
 	}
 	b.shown[k.String()] = true
-	r := b.row(e, "approval", depth)
+	r := b.row(&e, "approval", depth)
 	r.Round = k.Round
 	var req struct {
 		Tool string `json:"tool"`
@@ -550,8 +588,8 @@ func (b *builder) approval(k journal.Key, depth int) *Decision {
 	var d agentrt.ApprovalDecision
 	dec := json.NewDecoder(bytes.NewReader(orNull(e.Response)))
 	dec.DisallowUnknownFields()
-	if json.Unmarshal(e.Request, &req) != nil || e.Error != "" || dec.Decode(&d) != nil || d.By == "" {
-		r.Name, r.Raw = req.Tool, raw(e)
+	if json.Unmarshal(b.request(&e, "tool", "why", "arguments", "arguments_text"), &req) != nil || e.Error != "" || dec.Decode(&d) != nil || d.By == "" {
+		r.Name, r.Raw = req.Tool, b.raw(&e)
 		return nil
 	}
 	r.Name, r.Arguments = req.Tool, req.args()
@@ -621,7 +659,7 @@ func (b *builder) refused(k journal.Key, depth int, c wireCall, at float64, d *D
 // answer notes the answers a model call of the top run gave: a call of
 // the output tool, or, where the answer is asked for as the message
 // itself (native and prompted modes), the reply of the last call.
-func (b *builder) answer(e journal.Entry, req modelRequest, resp modelResponse) {
+func (b *builder) answer(e *journal.Entry, req modelRequest, resp modelResponse) {
 	if resp.Message == nil {
 		return
 	}
@@ -641,7 +679,11 @@ func (b *builder) answer(e journal.Entry, req modelRequest, resp modelResponse) 
 			continue
 		}
 		b.page.Answer = &Answer{JSON: c.args(), Key: e.Key.String()}
-		b.validate(c, req.Contract)
+		var recorded struct {
+			Contract json.RawMessage `json:"contract"`
+		}
+		_ = json.Unmarshal(b.request(e, "contract"), &recorded)
+		b.validate(c, recorded.Contract)
 	}
 }
 
@@ -719,8 +761,8 @@ func indent(v json.RawMessage) string {
 	return out.String()
 }
 
-func raw(e journal.Entry) string {
-	s := "request: " + indent(e.Request)
+func (b *builder) raw(e *journal.Entry) string {
+	s := "request: " + indent(b.request(e))
 	if len(e.Response) > 0 {
 		s += "\nresponse: " + indent(e.Response)
 	}

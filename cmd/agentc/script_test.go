@@ -337,10 +337,12 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(os.Link(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
 			},
-			// valuebomb OUT SIZE REFS ENTRIES array|members writes a journal
-			// whose one value line holds a string of SIZE bytes, which each
-			// of its ENTRIES model calls references REFS times: in one array
-			// member of the request, or in as many members.
+			// valuebomb OUT SIZE REFS ENTRIES array|members|run writes a
+			// journal whose one value line holds a string of SIZE bytes,
+			// which each of its ENTRIES model calls references REFS times: in
+			// one array member of the request, or in as many members, or, as
+			// a long run's tool specs, in the array "tools", beside the
+			// call's own new message.
 			"valuebomb": valueBomb,
 			// mkfifo FILE makes a named pipe, which nothing writes.
 			"mkfifo": mkfifo,
@@ -390,8 +392,8 @@ func TestScripts(t *testing.T) {
 func run(args []string, e cli.Env) int { return cli.Run(args, e, cuecmd.Compiler()) }
 
 func valueBomb(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 5 || (args[4] != "array" && args[4] != "members") {
-		ts.Fatalf("usage: valuebomb OUT SIZE REFS ENTRIES array|members")
+	if neg || len(args) != 5 || (args[4] != "array" && args[4] != "members" && args[4] != "run") {
+		ts.Fatalf("usage: valuebomb OUT SIZE REFS ENTRIES array|members|run")
 	}
 	var n [3]int
 	for i, a := range args[1:4] {
@@ -414,9 +416,13 @@ func valueBomb(ts *testscript.TestScript, neg bool, args []string) {
 	ref := fmt.Sprintf(`{"$value":%q}`, d)
 	for e := range entries {
 		var req []string
-		if args[4] == "array" {
+		switch args[4] {
+		case "array":
 			req = append(req, `"messages":[`+strings.Repeat(ref+",", refs-1)+ref+`]`)
-		} else {
+		case "run":
+			req = append(req, fmt.Sprintf(`"messages":{"after":%d,"new":[{"role":"user","content":"turn %d"}]}`, 2*e, e),
+				`"tools":[`+strings.Repeat(ref+",", refs-1)+ref+`]`)
+		default:
 			for i := range refs {
 				req = append(req, fmt.Sprintf(`"m%06d":%s`, i, ref))
 			}

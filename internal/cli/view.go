@@ -92,6 +92,9 @@ price file that does not read, one naming its line and column (exit 2).`,
 				}
 			}
 			p, err := runview.Build(j, rep, table)
+			if errors.As(err, &je) {
+				je.File = args[0]
+			}
 			if err != nil {
 				return err
 			}

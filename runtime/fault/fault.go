@@ -105,7 +105,12 @@ func Load(path string) (*Script, error) {
 		return nil, err
 	}
 	s := &Script{Servers: j.Header.Tools}
-	for _, e := range j.Entries {
+	// The script keeps every tool call's arguments: bounded as a whole,
+	// since a journal's value references could name far more than its
+	// file holds. A run's journal stores each call's arguments once.
+	budget := &journal.Budget{Max: journal.MaxFile, What: "the tool calls' arguments"}
+	for i := range j.Entries {
+		e := &j.Entries[i]
 		if e.Key.Path != "" {
 			continue
 		}
@@ -125,7 +130,11 @@ func Load(path string) (*Script, error) {
 				Arguments json.RawMessage `json:"arguments"`
 			}
 			var res agentrt.ToolResult
-			if err := json.Unmarshal(e.Request, &req); err != nil {
+			r, err := e.ExpandRequest(budget, "tool", "arguments")
+			if err != nil {
+				return nil, err
+			}
+			if err := json.Unmarshal(r, &req); err != nil {
 				return nil, fmt.Errorf("%s: effect %s: %w", path, e.Key, err)
 			}
 			if err := json.Unmarshal(e.Response, &res); err != nil {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,5 +135,54 @@ func BenchmarkRead1000(b *testing.B) {
 		if len(j.Entries) != 1000 {
 			b.Fatalf("%d entries", len(j.Entries))
 		}
+	}
+}
+
+// BenchmarkReadLongRun reads the journal of a long run as the runtime
+// records it: each model call stores its one new message and sends the
+// same 128 KiB of tool specs (an MCP server's worth), stored once, so the
+// requests name far more than the file holds (250 MiB once expanded, for
+// 2,000 calls). held-MiB is the heap the journal read holds.
+func BenchmarkReadLongRun(b *testing.B) {
+	for _, rounds := range []int{1000, 2000} {
+		b.Run(strconv.Itoa(rounds), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "j")
+			w, err := journal.CreateNoSync(path, testHeader())
+			if err != nil {
+				b.Fatal(err)
+			}
+			tools := `[{"name":"search","description":"` + strings.Repeat("Search the tracker. ", 128<<10/20) + `"}]`
+			c := &conversation{}
+			for i := range rounds {
+				c.add()
+				req := `{"provider":"openai","model":"gpt-a","messages":{"after":` + strconv.Itoa(i) + `,"new":[` + c.msgs[i] + `]},"tools":` + tools + `}`
+				e := journal.Entry{Key: journal.Key{Round: i + 1}, Kind: journal.KindModel, Request: json.RawMessage(req),
+					Response: json.RawMessage(`{"message":{"role":"assistant","content":"ok"}}`), Started: testStart, DurationMS: 850}
+				if err := w.Append(e); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			data := readFile(b, path)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			var held uint64
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				j, err := journal.Read(bytes.NewReader(data))
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				held = max(held, after.HeapAlloc-min(after.HeapAlloc, before.HeapAlloc))
+				runtime.KeepAlive(j)
+			}
+			b.ReportMetric(float64(held)/(1<<20), "held-MiB")
+		})
 	}
 }

@@ -2,32 +2,61 @@ package journal_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 
 	"agentc.dev/agentc/runtime/journal"
 )
 
-// FuzzRead: Read never panics, fails only with *journal.Error, keeps its
-// requests within MaxRequest each and MaxRequests in all (made small
-// here, so that the seed corpus's value-reference bombs pass them), and
-// what it accepts the Writer writes again, to a journal that reads back
-// the same.
+// FuzzRead: Read never panics, fails only with *journal.Error, and what
+// it accepts expands, request by request, within MaxRequest (made small
+// here, so that the seed corpus's value-reference bombs pass it), and
+// within a budget or with a *journal.Error at the entry's line; a request's
+// members expand as they are in the whole; and the Writer writes it again,
+// to a journal that reads back the same.
 func FuzzRead(f *testing.F) {
-	defer func(r, rs, fl int64) { journal.MaxRequest, journal.MaxRequests, journal.MaxFile = r, rs, fl }(journal.MaxRequest, journal.MaxRequests, journal.MaxFile)
-	journal.MaxRequest, journal.MaxRequests, journal.MaxFile = 4<<10, 16<<10, 1<<20
+	defer func(r, fl int64) { journal.MaxRequest, journal.MaxFile = r, fl }(journal.MaxRequest, journal.MaxFile)
+	journal.MaxRequest, journal.MaxFile = 4<<10, 1<<20
 	f.Fuzz(func(t *testing.T, data []byte) {
 		j, err := journal.Read(bytes.NewReader(data))
 		if err == nil {
+			budget := &journal.Budget{Max: 16 << 10, What: "the requests"}
 			var all int64
-			for _, e := range j.Entries {
-				if int64(len(e.Request)) > journal.MaxRequest {
-					t.Fatalf("entry %s: a request of %d bytes, past MaxRequest %d", e.Key, len(e.Request), journal.MaxRequest)
+			for i := range j.Entries {
+				e := &j.Entries[i]
+				r, err := e.ExpandRequest(nil)
+				if err != nil {
+					t.Fatalf("entry %s read, but does not expand: %v", e.Key, err)
 				}
-				all += int64(len(e.Request))
+				if int64(len(r)) > journal.MaxRequest {
+					t.Fatalf("entry %s: a request of %d bytes, past MaxRequest %d", e.Key, len(r), journal.MaxRequest)
+				}
+				var whole map[string]json.RawMessage
+				if err := json.Unmarshal(r, &whole); err != nil {
+					t.Fatalf("entry %s: %v", e.Key, err)
+				}
+				for name, v := range whole {
+					m, err := e.ExpandRequest(nil, name)
+					var one map[string]json.RawMessage
+					if err == nil {
+						err = json.Unmarshal(m, &one)
+					}
+					if err != nil || len(one) != 1 || string(one[name]) != string(v) {
+						t.Fatalf("entry %s: member %q expands to %s, %v; in the whole, %s", e.Key, name, m, err, v)
+					}
+				}
+				_, err = e.ExpandRequest(budget)
+				var je *journal.Error
+				switch {
+				case err == nil:
+					all += int64(len(r))
+				case !errors.As(err, &je) || je.Line < 2:
+					t.Fatalf("entry %s: past the budget: %v, not a *journal.Error at its line", e.Key, err)
+				}
 			}
-			if all > journal.MaxRequests {
-				t.Fatalf("requests of %d bytes in all, past MaxRequests %d", all, journal.MaxRequests)
+			if all > budget.Max {
+				t.Fatalf("requests of %d bytes in all made, past the budget of %d", all, budget.Max)
 			}
 		}
 		if err != nil {
@@ -72,8 +101,8 @@ func FuzzRead(f *testing.F) {
 		}
 		for i, e := range j.Entries {
 			sameEntry(t, again.Entries[i], e)
-			if string(again.Entries[i].Request) != string(e.Request) {
-				t.Errorf("entry %s: request %s, written again %s", e.Key, e.Request, again.Entries[i].Request)
+			if r, r2 := expand(t, &e), expand(t, &again.Entries[i]); string(r) != string(r2) {
+				t.Errorf("entry %s: request %s, written again %s", e.Key, r, r2)
 			}
 		}
 	})

@@ -34,8 +34,10 @@
 //
 // Value digests are blake3 in derive-key mode over the RFC 8785 canonical
 // JSON, with their own context string, distinct from the fingerprint's.
-// The reader checks every value line against its digest, and reads a
-// request back in canonical form.
+// The reader checks every value line against its digest, and keeps each
+// request as stored, its size with the references replaced counted
+// (MaxRequest): Entry.ExpandRequest puts it together, in canonical form,
+// when asked.
 //
 // # Durability
 //
@@ -149,7 +151,11 @@ type Entry struct {
 	Kind string // KindModel or KindTool
 	// Fingerprint is Fingerprint(Request); Append fills it in if empty.
 	Fingerprint string
-	// Request is a JSON object; read back, it is in canonical form.
+	// Request is the request given to Append, a JSON object. An entry
+	// read back leaves it nil: it keeps the request as the journal stores
+	// it, its large parts references to values, and ExpandRequest puts it
+	// together when asked, so that a journal costs a reader what its file
+	// holds, not what it names.
 	Request json.RawMessage
 	// Response is the effect's result; it may be nil only when Error is
 	// set.
@@ -162,6 +168,47 @@ type Entry struct {
 	// not complete: their worker was lost mid-call (a run on Temporal).
 	// Each may have reached the provider or run the tool.
 	Lost []Attempt
+
+	// Read back: the request as stored (canonical, shredded), its line,
+	// and the journal's values.
+	stored []byte
+	line   int
+	from   *store
+}
+
+// ExpandRequest returns the entry's request in canonical form, its value
+// references replaced by the values they name: the whole request, or,
+// when members are named, the object of those of its members it has. It
+// counts the size before it makes anything, and refuses a request larger
+// than MaxRequest, or, given a budget, one larger than what the budget
+// has left, which it then spends. For an entry read back its errors are
+// *Error, at the entry's line.
+func (e *Entry) ExpandRequest(b *Budget, members ...string) (json.RawMessage, error) {
+	c := e.stored
+	var values map[string][]byte
+	if e.from != nil {
+		values = e.from.values
+	}
+	if c == nil {
+		var err error
+		if c, err = digest.CanonicalExact(e.Request); err != nil {
+			return nil, fmt.Errorf("journal: effect %s: request: %w", e.Key, err)
+		}
+		if c[0] != '{' {
+			return nil, fmt.Errorf("journal: effect %s: request: want a JSON object, found %s", e.Key, short(c))
+		}
+	}
+	if len(members) > 0 {
+		c = pick(c, members)
+	}
+	out, err := unshred(c, values, b)
+	switch {
+	case err != nil && e.from != nil:
+		return nil, &Error{File: e.from.file, Line: e.line, Msg: fmt.Sprintf("effect %s: %v", e.Key, err)}
+	case err != nil:
+		return nil, fmt.Errorf("journal: effect %s: %w", e.Key, err)
+	}
+	return out, nil
 }
 
 // Attempt is an attempt at an effect that did not complete.

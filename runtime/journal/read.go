@@ -17,8 +17,10 @@ import (
 
 // Journal is a journal file, read.
 type Journal struct {
-	Header  Header
-	Entries []Entry // in file order, requests whole again
+	Header Header
+	// Entries are in file order, their requests as the journal stores
+	// them: see Entry.ExpandRequest.
+	Entries []Entry
 	// Truncated says the file ended in an incomplete line, which was left
 	// out: what a crash during a write leaves.
 	Truncated bool
@@ -26,24 +28,29 @@ type Journal struct {
 	// next line goes.
 	ValidBytes int64
 
-	index    map[Key]int       // into Entries
-	values   map[string][]byte // canonical JSON by digest
-	expanded int64             // bytes of the requests, their references replaced
+	index map[Key]int // into Entries
+	store *store
 }
 
-// The bounds on what a journal may make a reader hold. A request's value
-// references are replaced by the values they name as the journal is
-// read, so a journal of a few megabytes could otherwise name gigabytes:
-// one large value referenced a thousand times.
+// store is what the entries of a journal read back share: the values
+// their requests refer to, and where they were read, for errors.
+type store struct {
+	values map[string][]byte // canonical JSON by digest
+	file   string
+}
+
+// The bounds on what a journal may make a reader hold. A journal of a few
+// megabytes could name gigabytes: one large value referenced a thousand
+// times. So a reader keeps each request as the journal stores it, and
+// replaces its value references only when asked (Entry.ExpandRequest),
+// one request at a time; a reader that keeps what it expands of many
+// requests bounds that with a Budget.
 var (
 	// MaxFile bounds the journal file itself.
 	MaxFile int64 = 256 << 20
 	// MaxRequest bounds one request, its references replaced: as large
 	// as a provider accepts (32 MB at Anthropic).
 	MaxRequest int64 = 32 << 20
-	// MaxRequests bounds the requests of a whole journal, their
-	// references replaced.
-	MaxRequests int64 = 256 << 20
 )
 
 // Lookup returns the entry of an effect: the last, where a failed attempt
@@ -81,6 +88,9 @@ func read(f *os.File, path string) (*Journal, error) {
 	if e, ok := err.(*Error); ok {
 		e.File = path
 	}
+	if j != nil {
+		j.store.file = path
+	}
 	return j, err
 }
 
@@ -102,7 +112,7 @@ func parse(data []byte) (*Journal, error) {
 	if len(data) == 0 {
 		return nil, &Error{Msg: "empty file, not a journal"}
 	}
-	j := &Journal{index: map[Key]int{}, values: map[string][]byte{}}
+	j := &Journal{index: map[Key]int{}, store: &store{values: map[string][]byte{}}}
 	lines := map[Key]int{} // where each effect is, for errors
 	pos := 0
 	for n := 1; pos < len(data); n++ {
@@ -328,7 +338,7 @@ func (j *Journal) value(ms []member) error {
 	if got := sum(valueHash, c); got != d {
 		return fmt.Errorf("value line %s: its JSON has digest %s; the line is corrupt", d, got)
 	}
-	j.values[d] = c
+	j.store.values[d] = c
 	return nil
 }
 
@@ -414,10 +424,12 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	if c[0] != '{' {
 		return fmt.Errorf("effect %s: request: want a JSON object, found %s", key, short(c))
 	}
-	if e.Request, err = unshred(c, j.values, j.expanded); err != nil {
+	// Counted now, so that a request too large to expand is an error at
+	// its line, whoever reads the journal; made only when asked.
+	if _, err := expandedSize(c, j.store.values, nil); err != nil {
 		return fmt.Errorf("effect %s: %v", key, err)
 	}
-	j.expanded += int64(len(e.Request))
+	e.Request, e.stored, e.line, e.from = nil, c, n, j.store
 	lines[e.Key] = n
 	j.index[e.Key] = len(j.Entries)
 	j.Entries = append(j.Entries, e)

@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/userfile"
@@ -151,38 +152,97 @@ func shred(c []byte) ([]byte, []part) {
 	return out, parts
 }
 
-// unshred replaces the references of a canonical shredded request by the
-// values they name, within MaxRequest for the request and MaxRequests for
-// it and the journal's requests before it (before, bytes): the size is
-// counted before anything is made.
-func unshred(c []byte, values map[string][]byte, before int64) ([]byte, error) {
-	// Resolve first, to make the request in one allocation of its size.
-	var resolved [][]byte
+// A Budget bounds the bytes of requests, their value references
+// replaced, that a reader expands of many entries and keeps (a page that
+// shows every model call's messages): each ExpandRequest given it spends
+// what it makes. A reader that expands one request at a time and lets it
+// go needs none: MaxRequest bounds each.
+type Budget struct {
+	Max int64
+	// What names what is bounded, for errors: "the requests a page
+	// shows".
+	What string
+	used int64
+}
+
+// pick returns the object of the members of a canonical object that are
+// named, in canonical form too.
+func pick(c []byte, names []string) []byte {
+	out := []byte{'{'}
+	for i := 1; c[i] != '}'; {
+		if c[i] == ',' {
+			i++
+		}
+		k := stringEnd(c, i)
+		end := valueEnd(c, k+1)
+		if name, err := unquote(c[i:k]); err == nil && slices.Contains(names, name) {
+			if len(out) > 1 {
+				out = append(out, ',')
+			}
+			out = append(out, c[i:end]...)
+		}
+		i = end
+	}
+	return append(out, '}')
+}
+
+// expandedSize returns the size of a canonical shredded request, its
+// references replaced by the values they name, refusing a reference to a
+// value not among values, a request larger than MaxRequest, and one larger
+// than what b, if not nil, has left. With values nil, the request holds
+// no references: an object with the single member "$value" is data.
+func expandedSize(c []byte, values map[string][]byte, b *Budget) (int64, error) {
 	size := int64(len(c))
+	if values == nil {
+		return size, checkSize(slot{}, size, b)
+	}
 	_, err := slots(c, make([]byte, 0, 128), func(out []byte, at slot, v []byte) ([]byte, error) {
 		if !refShaped(v) {
 			return out[:0], nil
 		}
 		val, err := resolve(at, v, values)
-		resolved = append(resolved, val)
+		if err != nil {
+			return nil, err
+		}
 		size += int64(len(val) - len(v))
-		if err == nil && size > MaxRequest {
-			err = fmt.Errorf("%s: the request, its value references replaced, is larger than the %s a request may be", at, userfile.Size(MaxRequest))
-		}
-		if err == nil && before+size > MaxRequests {
-			err = fmt.Errorf("%s: the journal's requests, their value references replaced, are larger than the %s a journal's requests may be", at, userfile.Size(MaxRequests))
-		}
-		return out[:0], err
+		return out[:0], checkSize(at, size, b)
 	})
+	return size, err
+}
+
+func checkSize(at slot, size int64, b *Budget) error {
+	where := ""
+	if at.name != nil {
+		where = at.String() + ": "
+	}
+	if size > MaxRequest {
+		return fmt.Errorf("%sthe request, its value references replaced, is larger than the %s a request may be", where, userfile.Size(MaxRequest))
+	}
+	if b != nil && b.used+size > b.Max {
+		return fmt.Errorf("%s%s, their value references replaced, come to more than %s", where, b.What, userfile.Size(b.Max))
+	}
+	return nil
+}
+
+// unshred replaces the references of a canonical shredded request by the
+// values they name (see expandedSize), counting the size before anything
+// is made, and spends it from b.
+func unshred(c []byte, values map[string][]byte, b *Budget) ([]byte, error) {
+	size, err := expandedSize(c, values, b)
 	if err != nil {
 		return nil, err
+	}
+	if b != nil {
+		b.used += size
+	}
+	if values == nil {
+		return c, nil
 	}
 	return slots(c, make([]byte, 0, size), func(out []byte, _ slot, v []byte) ([]byte, error) {
 		if !refShaped(v) {
 			return append(out, v...), nil
 		}
-		val := resolved[0]
-		resolved = resolved[1:]
+		val, _ := resolve(slot{}, v, values) // found by expandedSize
 		return append(out, val...), nil
 	})
 }

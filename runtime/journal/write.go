@@ -173,7 +173,8 @@ func resume(l *Lock) (*Journal, *Writer, error) {
 	}
 	w := newWriter(f)
 	w.lock = l
-	for d := range j.values {
+	j.store.file = l.path
+	for d := range j.store.values {
 		w.values[d] = true
 	}
 	for k, i := range j.index {
@@ -307,7 +308,14 @@ func encodeEntry(e Entry) ([]byte, []part, error) {
 	if err := checkKind(e.Key, e.Kind); err != nil {
 		return nil, nil, err
 	}
-	c, err := digest.CanonicalExact(e.Request)
+	request := e.Request
+	if request == nil && e.stored != nil { // an entry read back
+		var err error
+		if request, err = e.ExpandRequest(nil); err != nil {
+			return nil, nil, err
+		}
+	}
+	c, err := digest.CanonicalExact(request)
 	if err != nil {
 		return nil, nil, fmt.Errorf("request: %v", err)
 	}
