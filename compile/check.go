@@ -322,8 +322,12 @@ func (c *checker) checkBudgets() {
 		c.add(maxOutV.Pos(), CodeBudgetMaxOutput, "model.max_output_tokens: one call may produce %d tokens, more than the run's budgets.tokens (%d)", maxOut, tokens)
 	case hasMaxOut && hasReserve && hasOutput && reserve < maxOut && reserve < tokens:
 		c.add(reserveV.Pos(), CodeBudgetAnswerRoom, "budgets.answer_reserve: %d tokens is less than one answering turn may produce (model.max_output_tokens, %d): the answer may be cut short", reserve, maxOut)
-	case hasMaxOut && hasTokens && hasOutput && !hasReserve && 2*maxOut > tokens:
-		c.add(tokensV.Pos(), CodeBudgetAnswerRoom, "budgets.tokens: %d tokens leave no room for one turn and one answering turn of up to %d tokens each (model.max_output_tokens); the run may be asked for its answer at once", tokens, maxOut)
+	case hasTokens && hasOutput && !hasReserve && tokens > 0:
+		out := int64(plan.Budgets{}.Reserve(int(tokens), int(maxOut)))
+		first, answer := c.turnFloors()
+		if need := first + answer + 2*out; tokens < need {
+			c.add(tokensV.Pos(), CodeBudgetAnswerRoom, "budgets.tokens: %d tokens cannot hold one turn and one answering turn, which need at least %d: about %d and %d tokens sent (what vet can see of them) and %d out each (%s); the run may be asked for its answer at once", tokens, need, first, answer, out, outFrom(maxOut, tokens))
+		}
 	}
 	if !deadline.Exists() && !tokensV.Exists() && !c.reported("budgets") {
 		pos := b.Pos()
@@ -332,6 +336,52 @@ func (c *checker) checkBudgets() {
 		}
 		c.add(pos, CodeBudgetUnbounded, "budgets: neither a deadline nor a token budget bounds a run of this agent; set budgets.deadline or budgets.tokens")
 	}
+}
+
+// outFrom says where a turn's output figure (plan.Budgets.Reserve's)
+// comes from.
+func outFrom(maxOut, tokens int64) string {
+	switch {
+	case maxOut > 0 && maxOut < tokens:
+		return "model.max_output_tokens"
+	case maxOut > 0:
+		return "half the budget, as model.max_output_tokens is not below it"
+	}
+	return "the default answer reserve's output"
+}
+
+// turnFloors is what vet can see of the input of a run's first turn and
+// of an answering turn, in tokens at four bytes a token: the instructions,
+// and the tools' names and descriptions (a first turn with tools) or the
+// output's name, description and schema (an answering turn, and the
+// first turn of an agent without tools). The run's input, the tools'
+// argument schemas and their results are known only at run time, so
+// these are floors; the runtime's estimate of the same turns is never
+// below them.
+func (c *checker) turnFloors() (first, answer int64) {
+	instr, _ := str(lookup(c.v, "instructions"))
+	name, ok := str(lookup(c.v, "output", "name"))
+	if !ok {
+		name = "answer"
+	}
+	desc, _ := str(lookup(c.v, "output", "description"))
+	answer = int64(len(instr) + len(name) + len(desc))
+	if schema, err := lookup(c.v, "output", "schema").MarshalJSON(); err == nil {
+		answer += int64(len(schema))
+	}
+	first = answer
+	if it, err := lookup(c.v, "capabilities", "tools").Fields(); err == nil {
+		tools, some := int64(len(instr)), false
+		for it.Next() {
+			some = true
+			d, _ := str(it.Value().LookupPath(cue.ParsePath("description")))
+			tools += int64(len(it.Selector().Unquoted()) + len(d))
+		}
+		if some {
+			first = tools
+		}
+	}
+	return (first + 3) / 4, (answer + 3) / 4
 }
 
 // checkCost warns when nothing bounds what a run may cost: the worst

@@ -146,7 +146,7 @@ var Rules = []Rule{
 	{CodeSchemaUnknownFormat, Warning, "a format the validator does not know, which checks nothing", ""},
 	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for", ""},
 	{CodeBudgetMaxOutput, Error, "one call may produce more tokens than the whole run may spend", ""},
-	{CodeBudgetAnswerRoom, Warning, "the token budget or answer_reserve leaves less than one answering turn (model.max_output_tokens)", ""},
+	{CodeBudgetAnswerRoom, Warning, "the token budget cannot hold a turn and an answering turn (what vet can see of their input, and their output), or answer_reserve is below one answering turn's output", ""},
 	{CodeBudgetUnbounded, Warning, "neither a deadline nor a token budget bounds the run", ""},
 	{CodeCostUnbounded, Warning, "nothing bounds what a run may cost (agentc estimate): a model without a price or context window, or agent tools without budgets.tools", ""},
 	{CodeToolCollision, Error, "two tools, or a tool and the output tool, share a name", refusedName},

@@ -267,8 +267,11 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 	}
 	if tokens > 0 {
 		say("%s %d: a round starts only while fewer are spent, so the last round may pass it by one call (%d − 1 + one call)", tokensFrom, tokens, tokens)
-		if r := a.Budgets.Reserve(int(tokens), a.Model.MaxOutputTokens); r > 0 {
+		switch r := a.Budgets.Reserve(int(tokens), a.Model.MaxOutputTokens); {
+		case r > 0 && a.Budgets.AnswerReserve > 0:
 			say("the answer reserve (%d) is kept inside %s: it changes what the last rounds ask for, not the total", r, tokensFrom)
+		case r > 0:
+			say("the answer reserve (one answering turn: the conversation it sends and %d out) is kept inside %s: it changes what the last rounds ask for, not the total", r, tokensFrom)
 		}
 		if n, ok := sum(tokens-1, call); callOK && ok && (!tokOK || n < modelTok) {
 			modelTok, tokOK, e.Decides = n, true, tokensFrom+" − 1 + one call"

@@ -88,9 +88,10 @@ const (
 	// DefaultAnswerTurns is the answering turns a run may spend without
 	// an answer when it declares none.
 	DefaultAnswerTurns = 3
-	// DefaultAnswerReserve is the tokens kept for the answer, with a token
-	// budget, when neither answer_reserve nor model.max_output_tokens is
-	// declared (at most a quarter of the budget).
+	// DefaultAnswerReserve is the answering turn's output a run keeps
+	// tokens for, with a token budget, when neither answer_reserve nor
+	// model.max_output_tokens is declared (at most a quarter of the
+	// budget).
 	DefaultAnswerReserve = 1024
 )
 
@@ -110,11 +111,13 @@ func (b Budgets) AnswerTurnLimit() int {
 	return DefaultAnswerTurns
 }
 
-// Reserve is the tokens a run with a budget of tokens keeps for its
-// answer: the declared answer_reserve, else one answering turn's output
-// (maxOutput, the model's max_output_tokens, when set and below the
-// budget; else half the budget), else DefaultAnswerReserve but at most a
-// quarter of the budget. Zero means no reserve (no token budget).
+// Reserve is the declared answer_reserve of a run with a budget of
+// tokens or, when none is declared, one answering turn's output: maxOutput,
+// the model's max_output_tokens, when set and below the budget; else half
+// the budget; else DefaultAnswerReserve but at most a quarter of the
+// budget. A run adds to the latter the conversation the answering turn
+// sends, which only the run knows. Zero means no reserve (no token
+// budget).
 func (b Budgets) Reserve(tokens, maxOutput int) int {
 	switch {
 	case tokens <= 0:

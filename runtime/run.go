@@ -284,6 +284,9 @@ type run struct {
 	roundCost  Cost            // the current round's, so far
 	approver   Approver        // nil: no call is asked about
 	forRun     map[string]bool // tools approved for the rest of the run
+	// lastInput is the input tokens the last model call was charged, and
+	// lastBound its request's InputBound: they calibrate inputEstimate.
+	lastInput, lastBound int
 }
 
 // Run runs the plan once with an input (JSON; nil for none) and returns
@@ -501,11 +504,49 @@ func (x *run) checks(round int) bool {
 		x.end(OutcomeError, BoundTokenBudget, msg)
 		return false
 	}
-	if r := x.agent.Budgets.Reserve(x.tokens, x.agent.Model.MaxOutputTokens); r > 0 && x.output != nil && !x.shape && x.tokens-x.rep.Usage.Total() <= r {
-		x.shape = true
-		x.emit(Event{Type: EventReserve, Round: round, Message: fmt.Sprintf("%d tokens left of %d: asking for the answer", x.tokens-x.rep.Usage.Total(), x.tokens)})
+	if x.tokens > 0 && x.output != nil && !x.shape {
+		if left, why, answer := x.reserveReached(); answer {
+			x.shape = true
+			x.emit(Event{Type: EventReserve, Round: round, Message: fmt.Sprintf("%d tokens left of %d: asking for the answer%s", left, x.tokens, why)})
+		}
 	}
 	return true
+}
+
+// reserveReached reports whether the token budget's remainder, left, has
+// fallen to the answer reserve, so that the next turn must ask for the
+// answer; why says, for the default reserve, what no longer fits. A
+// declared answer_reserve is kept as it is. The default one holds the
+// answering turn's whole cost, the conversation it sends and its output,
+// and a gathering turn goes only while it and the answering turn after it
+// both fit: the conversation only grows, so a run that waited until the
+// remainder fell below one answering turn could no longer afford it.
+func (x *run) reserveReached() (left int, why string, answer bool) {
+	left = x.tokens - x.rep.Usage.Total()
+	b := x.agent.Budgets
+	out := b.Reserve(x.tokens, x.agent.Model.MaxOutputTokens)
+	if b.AnswerReserve > 0 {
+		return left, "", left <= out
+	}
+	gather := x.inputEstimate(x.requestFor(false)) + out
+	answerCost := x.inputEstimate(x.requestFor(true)) + out
+	if left >= gather+answerCost {
+		return left, "", false
+	}
+	return left, fmt.Sprintf(" (one more turn would take about %d and the answer about %d)", gather, answerCost), true
+}
+
+// inputEstimate is the input tokens a request will likely be charged: its
+// bound (InputBound) scaled by what the last model call was charged
+// against its own request's bound, the provider's tokeniser measured on
+// this conversation; before any call, a quarter of the bound, which is
+// about four times the real count.
+func (x *run) inputEstimate(req *Request) int {
+	n := int64(InputBound(req))
+	if x.lastBound > 0 && x.lastInput > 0 {
+		return int((n*int64(x.lastInput) + int64(x.lastBound) - 1) / int64(x.lastBound))
+	}
+	return int((n + 3) / 4)
 }
 
 func (x *run) loop() {
@@ -550,6 +591,7 @@ func (x *run) loop() {
 		rr.Usage, rr.UsageEstimated, rr.UsageNote = usage, odd != "", odd
 		x.rep.UsageEstimated = x.rep.UsageEstimated || odd != ""
 		x.charge(usage, replayed)
+		x.lastInput, x.lastBound = usage.Input, InputBound(req)
 		rr.Replayed = replayed
 		x.settle(res, usage)
 		c := price(x.prices(), x.provider, x.model, usage, odd != "")
@@ -650,7 +692,11 @@ func (x *run) callsOutput(calls []ToolCall) bool {
 	return false
 }
 
-func (x *run) request() *Request {
+func (x *run) request() *Request { return x.requestFor(x.shape) }
+
+// requestFor builds the next request as a gathering turn or, with shape,
+// an answering turn.
+func (x *run) requestFor(shape bool) *Request {
 	req := &Request{
 		Model:           x.model,
 		Reasoning:       x.reason,
@@ -664,9 +710,9 @@ func (x *run) request() *Request {
 		req.Contract = x.agent.Output.Schema
 	}
 	switch {
-	case x.shape && x.answerFmt != nil:
+	case shape && x.answerFmt != nil:
 		req.Answer = x.answerFmt
-	case x.shape:
+	case shape:
 		req.Tools = []ToolSpec{x.outSpec}
 		req.ToolChoice = ToolChoice{Mode: ChooseTool, Name: x.outputTool}
 	case x.output != nil && x.agent.Output.KeepsTools && x.answerFmt != nil:

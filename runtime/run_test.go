@@ -309,6 +309,43 @@ func TestTokenBudget(t *testing.T) {
 	})
 }
 
+// TestDefaultReserve is a model that gathers for as long as it may, in
+// calls that grow with the conversation (usage counted at four bytes a
+// token, as EstimateUsage does): the default reserve, one answering
+// turn's whole cost, asks for the answer while the budget still holds it.
+func TestDefaultReserve(t *testing.T) {
+	q := `{"q":"` + strings.Repeat("a", 280) + `"}`
+	gather := func(req *agentrt.Request) (*agentrt.Response, error) {
+		msg := agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: fmt.Sprintf("c%d", len(req.Messages)), Name: "search", Arguments: json.RawMessage(q)}}}
+		if req.ToolChoice.Mode == agentrt.ChooseTool {
+			msg = agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: "a", Name: req.OutputTool, Arguments: json.RawMessage(`{"label":"bug"}`)}}}
+		}
+		return &agentrt.Response{Message: msg, Usage: agentrt.EstimateUsage(req, msg)}, nil
+	}
+	turns := make([]turn, 20)
+	for i := range turns {
+		turns[i] = gather
+	}
+	p := agent(t, func(a *plan.Agent) { keepsTools(a); a.Budgets.Tokens = 2000; a.Model.MaxOutputTokens = 100 })
+	res := runWith(t, p, agentrt.Options{}, turns...)
+	expect(t, res.rep, "ok", "none", `{"label":"bug"}`)
+	if res.rep.Usage.Total() > 2000 {
+		t.Errorf("used %d tokens of 2000", res.rep.Usage.Total())
+	}
+	var reserve []agentrt.Event
+	for _, e := range res.events {
+		if e.Type == agentrt.EventReserve {
+			reserve = append(reserve, e)
+		}
+	}
+	if len(reserve) != 1 || !strings.Contains(reserve[0].Message, "asking for the answer (one more turn would take about") {
+		t.Errorf("reserve events %+v; want one that says what no longer fits", reserve)
+	}
+	if n := len(res.model.reqs); n < 3 {
+		t.Errorf("%d model calls; the budget holds two gathering turns before the answer", n)
+	}
+}
+
 func TestDeadline(t *testing.T) {
 	d := 50 * time.Millisecond
 	m := &blockingModel{}

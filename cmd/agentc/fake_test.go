@@ -49,6 +49,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// tool offered, with {}, in every turn it is not forced (then prose);
 	// all three report usage as broken servers do, in turn: none, zeros,
 	// negative counts, counts that overflow.
+	// "openai-gather" calls every tool offered, with {}, in every turn it
+	// is not forced, answers when it is, and reports usage as a tokeniser
+	// of four bytes a token would count the request and the reply: each
+	// call costs more than the one before, as a conversation grows.
 	// "openai-401" and "anthropic-401" refuse every request with 401,
 	// echoing the key they were sent, as some servers do.
 	// Each request is logged to fake-requests.log as "messages=N", its
@@ -63,6 +67,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	status := map[string]int{"openai-429": 429}[provider]
 	prose := provider == "openai-prose" || provider == "anthropic-prose" || provider == "openai-loop"
 	loop := provider == "openai-loop"
+	gather := provider == "openai-gather"
 	brokenUsage := func(n int, in, out string) map[string]any {
 		switch n % 4 {
 		case 1:
@@ -77,7 +82,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	callTools := provider == "openai-tools" || provider == "openai-tools-hang"
 	hang := provider == "openai-tools-hang"
 	scripted := provider == "openai-args"
-	if flaky || stallFirst || callTools || scripted || provider == "openai-prose" || loop || status != 0 {
+	if flaky || stallFirst || callTools || scripted || provider == "openai-prose" || loop || gather || status != 0 {
 		provider = "openai"
 	}
 	if provider == "anthropic-prose" {
@@ -167,7 +172,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			args := "{}"
 			mayCall := len(req.Tools) > 0 && len(req.ToolChoice) == 0 || string(req.ToolChoice) == `"auto"`
-			call := callTools && !toolResult && mayCall
+			call := callTools && !toolResult && mayCall || gather && mayCall
 			if scripted {
 				data, _ := os.ReadFile(ts.MkAbs("fake-args.txt"))
 				lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
@@ -179,7 +184,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				var calls []any
 				for i, t := range req.Tools {
 					id := fmt.Sprintf("call_%d", i+1)
-					if scripted {
+					if scripted || gather {
 						id = fmt.Sprintf("call_%d_%d", callRounds+1, i+1)
 					}
 					calls = append(calls, map[string]any{"id": id, "type": "function",
@@ -197,6 +202,11 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				finish = "tool_calls"
 			}
 			usage := map[string]any{"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+			if gather {
+				out, _ := json.Marshal(msg)
+				in, outN := (len(body)+3)/4, (len(out)+3)/4
+				usage = map[string]any{"prompt_tokens": in, "completion_tokens": outN, "total_tokens": in + outN}
+			}
 			if prose {
 				msg = map[string]any{"role": "assistant", "content": "Let me think about this some more before I answer."}
 				finish = "stop"
