@@ -116,3 +116,32 @@ func TestRecentBounded(t *testing.T) {
 		t.Errorf("count %d", Undecided())
 	}
 }
+
+// FuzzMatch compiles any pattern and matches any string: no panic, every
+// match decided or undecided within the bound, and a pattern quoting a
+// string literally matches it.
+func FuzzMatch(f *testing.F) {
+	for _, seed := range [][2]string{
+		{`^(?=.*\d)[a-z\d]+$`, "abc1"}, {`^(a+)+$`, "aaaaaaaaaaaaaaaaaaaaaaaaa!"}, {`(?<y>\d)\k<y>`, "11"},
+		{`(?<=\$)\d+`, "$12"}, {`^\p{Letter}+$`, "école"}, {`[`, ""}, {`\cC`, "\x03"}, {`\u{1F600}`, "😀"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, p, s string) {
+		if len(p) > 256 || len(s) > 256 {
+			return
+		}
+		if re, err := Compile(p); err == nil {
+			if _, err := re.Match(s); err != nil && !errors.Is(err, ErrTimeout) {
+				t.Logf("%q against %q: %v", p, s, err) // a regexp2 panic, turned into no match
+			}
+		}
+		lit, err := Compile(regexp.QuoteMeta(s))
+		if err != nil {
+			return // not UTF-8, or a character ECMA-262 cannot escape
+		}
+		if ok, err := lit.Match(s); err == nil && !ok {
+			t.Errorf("%q does not match itself quoted", s)
+		}
+	})
+}
