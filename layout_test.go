@@ -31,8 +31,8 @@ var allowed = map[string][]string{
 	"cost":               {"internal/userfile", "plan"},
 	"digest":             {},
 	"contractdiff":       {"plan", "inclusion", "digest", "internal/jsonpointer", "runtime/testmodel"},
-	"inclusion":          {"internal/jsonpointer"},
-	"plan":               {"internal/userfile", "digest", "internal/jsonpointer"},
+	"inclusion":          {"internal/jsonpointer", "internal/pattern"},
+	"plan":               {"internal/userfile", "digest", "internal/jsonpointer", "internal/pattern"},
 	"runtime":            {"internal/userfile", "runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "internal/textcut", "cost"},
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "telemetry"},
 	"internal/devserver": {},
@@ -47,6 +47,8 @@ var allowed = map[string][]string{
 	"internal/textcut":     {},
 	"internal/atomicfile":  {},
 	"internal/userfile":    {},
+	// JSON Schema's regular expressions, read as ECMA-262, matched in bounded time.
+	"internal/pattern": {},
 	// The directories of the project a directory belongs to.
 	"internal/project": {},
 	// Text from parties agentc does not trust, made safe for a terminal.

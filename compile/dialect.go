@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp/syntax"
 	"slices"
 	"sort"
 	"strconv"
@@ -51,6 +52,12 @@ type Profile struct {
 	// NativeNeedsStrict: its native structured output refuses a schema
 	// outside the dialect, where other providers only loosen enforcement.
 	NativeNeedsStrict bool
+	// RegularPatterns: it compiles a pattern into its grammar only when
+	// the pattern is regular (Go's RE2 reads it: no lookaround, no
+	// backreference); another pattern is dropped and enforced locally.
+	RegularPatterns bool
+	// NoWordBoundary: its patterns may not use \b or \B either.
+	NoWordBoundary bool
 }
 
 // Profiles are the providers' structured-output dialects as each documents
@@ -66,7 +73,7 @@ var Profiles = map[string]Profile{
 			"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems"),
 		Formats:      set("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"),
 		CloseObjects: true, RequireAll: true, RootObject: true, OneOfAsAnyOf: true, MinItemsMax: -1,
-		MaxDepth: 10, MaxProperties: 5000,
+		MaxDepth: 10, MaxProperties: 5000, RegularPatterns: true,
 	},
 	"anthropic": {
 		Provider: "anthropic", Auto: plan.ModeTool, AutoFallback: plan.ModeTool,
@@ -74,7 +81,7 @@ var Profiles = map[string]Profile{
 			"anyOf", "allOf", "$ref", "items", "minItems", "pattern", "format"),
 		Formats:      set("date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"),
 		CloseObjects: true, RefAlone: true, NoRecursion: true, OneOfAsAnyOf: true, MinItemsMax: 1,
-		NativeNeedsStrict: true,
+		NativeNeedsStrict: true, RegularPatterns: true, NoWordBoundary: true,
 	},
 	"test": {Provider: "test", Auto: plan.ModeTool, AutoFallback: plan.ModeTool, Everything: true, MinItemsMax: -1},
 }
@@ -227,6 +234,13 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 				continue
 			}
 			out[k] = v
+		case k == "pattern":
+			if p, _ := v.(string); !lw.prof.acceptsPattern(p) {
+				lw.drop(ptr, k, p)
+				extras[k] = v
+				continue
+			}
+			out[k] = v
 		case k == "minItems" && lw.prof.MinItemsMax >= 0:
 			if n, err := strconv.ParseFloat(fmt.Sprint(v), 64); err != nil || n > float64(lw.prof.MinItemsMax) {
 				lw.drop(ptr, k, fmt.Sprint(v))
@@ -271,6 +285,32 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 		out["description"] = withExtras(out["description"], extras)
 	}
 	return out
+}
+
+// acceptsPattern reports whether the provider compiles a pattern into its
+// grammar. A pattern RE2 cannot read is ECMA-262 beyond a regular
+// language (lookaround, backreferences) or syntax no grammar takes.
+func (p Profile) acceptsPattern(pat string) bool {
+	if !p.RegularPatterns {
+		return true
+	}
+	re, err := syntax.Parse(pat, syntax.Perl)
+	if err != nil {
+		return false
+	}
+	return !p.NoWordBoundary || !hasWordBoundary(re)
+}
+
+func hasWordBoundary(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpWordBoundary || re.Op == syntax.OpNoWordBoundary {
+		return true
+	}
+	for _, sub := range re.Sub {
+		if hasWordBoundary(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 func lowerableRef(r string) bool {
@@ -539,6 +579,12 @@ func (c *checker) checkDialect() {
 		switch {
 		case u.Keyword == "format":
 			what = fmt.Sprintf("format %q", u.Value)
+		case u.Keyword == "pattern":
+			refused := "lookaround or backreference"
+			if prof.NoWordBoundary {
+				refused = "lookaround, backreference or word boundary"
+			}
+			what = fmt.Sprintf("pattern %q (its patterns take no %s)", u.Value, refused)
 		case u.Keyword == "oneOf":
 			what = `"oneOf" (it is sent as anyOf; that exactly one branch matches)`
 		case u.Value != "":

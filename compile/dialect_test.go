@@ -53,6 +53,13 @@ func TestLowerLocal(t *testing.T) {
 			[]string{"minLength", "not"}, []string{"minLength", "not"}},
 		{`{"type":"object","properties":{"a":{"$ref":"#/$defs/d","maxLength":4}},"$defs":{"d":{"type":"string"}}}`,
 			[]string{"maxLength"}, []string{"maxLength"}},
+		// Patterns: a regular one goes to both; lookaround and
+		// backreferences to neither; a word boundary not to Anthropic.
+		{`{"type":"object","properties":{"a":{"type":"string","pattern":"^[A-Z]{3}-\\d{4}$"}}}`, nil, nil},
+		{`{"type":"object","properties":{"a":{"type":"string","pattern":"^(?=.*\\d)[a-z\\d]+$"}}}`, []string{"pattern"}, []string{"pattern"}},
+		{`{"type":"object","properties":{"a":{"type":"string","pattern":"^(?<!x)y"}}}`, []string{"pattern"}, []string{"pattern"}},
+		{`{"type":"object","properties":{"a":{"type":"string","pattern":"^(a)\\1$"}}}`, []string{"pattern"}, []string{"pattern"}},
+		{`{"type":"object","properties":{"a":{"type":"string","pattern":"\\bword\\b"}}}`, nil, []string{"pattern"}},
 	}
 	for _, tt := range tests {
 		for provider, want := range map[string][]string{"openai": tt.openai, "anthropic": tt.anthropic} {

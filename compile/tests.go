@@ -56,7 +56,7 @@ func (c *checker) checkTestInput(name string, in cue.Value) {
 	if err != nil {
 		return
 	}
-	if err := sch.Validate(val); err != nil {
+	if err := plan.Validate(sch, val); err != nil {
 		msg := err.Error()
 		if ve, ok := asValidation(err); ok {
 			leaf := deepest(ve)

@@ -9,11 +9,14 @@ package contractdiff
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"agentc.dev/agentc/inclusion"
 	"agentc.dev/agentc/internal/jsonpointer"
@@ -463,7 +466,19 @@ func confirmed(w, sub, super any) bool {
 	if err != nil {
 		return false
 	}
-	return s.Validate(w) == nil && t.Validate(w) != nil
+	return confirms(s, t, w)
+}
+
+// confirms reports whether s accepts w and t rejects it. A rejection
+// because a pattern's match could not be decided in time is no
+// rejection: the witness is not confirmed.
+func confirms(s, t *jsonschema.Schema, w any) bool {
+	if plan.Validate(s, w) != nil {
+		return false
+	}
+	err := plan.Validate(t, w)
+	var ue *plan.UndecidedError
+	return err != nil && !errors.As(err, &ue)
 }
 
 func (d *differ) add(rule string, c Class, ptr string, o, n, example any, hasExample bool) {

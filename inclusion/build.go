@@ -6,12 +6,12 @@ import (
 	"math"
 	"math/big"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/pattern"
 )
 
 // dir says which way a schema is approximated where a Set cannot hold it
@@ -742,12 +742,19 @@ func (b *builder) objects(m map[string]any, ptr string, d dir) *Set {
 			if ps.isFull() {
 				continue
 			}
-			re, err := regexp.Compile(p)
+			// The validator's engine decides which declared members a
+			// pattern holds; a pattern it cannot read, or a match it
+			// cannot decide in time, leaves the object opaque.
+			re, err := pattern.Compile(p)
 			if err != nil || len(p) > maxPattern {
 				return opaque(d, "object")
 			}
 			for k, v := range o.props {
-				if re.MatchString(k) {
+				matched, err := re.Match(k)
+				if err != nil {
+					return opaque(d, "object")
+				}
+				if matched {
 					o.props[k] = intersect(v, ps, d)
 				}
 			}

@@ -19,7 +19,11 @@
 // as github.com/santhosh-tekuri/jsonschema/v6 does): map[string]any, []any,
 // string, json.Number, bool and nil. Semantics are those of the validator
 // agentc uses: draft 2020-12 unless $schema names draft 4, 6, 7 or 2019-09,
-// and patterns as Go's regexp reads them.
+// and patterns as the validator reads them (package internal/pattern:
+// ECMA-262). The engine reads a pattern only to tell which declared members
+// a patternProperties entry holds; a pattern it cannot read, or a match it
+// cannot decide in time, makes the object opaque, which only widens the
+// over set and narrows the under set.
 package inclusion
 
 import (

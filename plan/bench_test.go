@@ -94,3 +94,39 @@ func BenchmarkRaise(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkValidatePatterns validates an answer whose strings are mostly
+// checked by patterns: 100 records of four patterned fields, as a
+// contract for extracted identifiers would hold, so that the cost of the
+// regular-expression engine dominates.
+func BenchmarkValidatePatterns(b *testing.B) {
+	schema := `{"type":"array","items":{"type":"object","required":["id","sku","phone","slug"],"properties":{
+	  "id":{"type":"string","pattern":"^[A-Z]{3}-[0-9]{4,8}$"},
+	  "sku":{"type":"string","pattern":"^[a-z0-9]+(?:-[a-z0-9]+)*$"},
+	  "phone":{"type":"string","pattern":"^\\+?[0-9 ()-]{7,20}$"},
+	  "slug":{"type":"string","pattern":"[a-z]"}}}}`
+	var a strings.Builder
+	a.WriteByte('[')
+	for i := range 100 {
+		if i > 0 {
+			a.WriteByte(',')
+		}
+		fmt.Fprintf(&a, `{"id":"INV-%06d","sku":"widget-%d-blue","phone":"+49 (30) 555-%04d","slug":"Part number %d of the order"}`, i, i, i, i)
+	}
+	a.WriteByte(']')
+	s, err := CompileSchemaJSON([]byte(schema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := []byte(a.String())
+	b.ReportAllocs()
+	for b.Loop() {
+		v, err := UnmarshalJSONValue(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Validate(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -132,9 +132,7 @@ func Raise(lowered json.RawMessage, nullable []string, answer json.RawMessage) j
 	for _, p := range nullable {
 		r.nullable[p] = true
 	}
-	r.compiler = jsonschema.NewCompiler()
-	r.compiler.DefaultDraft(jsonschema.Draft2020)
-	r.compiler.UseLoader(hermeticLoader{})
+	r.compiler = newCompiler()
 	if err := r.compiler.AddResource(SchemaURL, doc); err != nil {
 		r.compiler = nil
 	}

@@ -3,9 +3,15 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/pattern"
 )
 
 // SchemaURL is the base URL a schema is compiled under. It is never
@@ -21,19 +27,110 @@ func (hermeticLoader) Load(u string) (any, error) {
 }
 
 // CompileSchema compiles a schema document under JSON Schema 2020-12 (or
-// the draft its $schema declares) with a loader that reads nothing, and
-// with format asserted: a contract that says "format": "date" means it.
-// The compiler and the runtime both compile schemas here, so a value is
-// valid to one exactly when it is valid to the other.
+// the draft its $schema declares) with a loader that reads nothing, with
+// format asserted (a contract that says "format": "date" means it), and
+// with patterns read as ECMA-262 (package internal/pattern), the dialect
+// JSON Schema names. The compiler and the runtime both compile schemas
+// here, so a value is valid to one exactly when it is valid to the other.
 func CompileSchema(doc any) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(hermeticLoader{})
+	c := newCompiler()
 	c.AssertFormat()
 	if err := c.AddResource(SchemaURL, doc); err != nil {
 		return nil, err
 	}
 	return c.Compile(SchemaURL)
+}
+
+// newCompiler returns a compiler of 2020-12 by default, hermetic, that
+// reads patterns as ECMA-262.
+func newCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(hermeticLoader{})
+	c.UseRegexpEngine(compilePattern)
+	return c
+}
+
+func compilePattern(s string) (jsonschema.Regexp, error) {
+	re, err := pattern.Compile(s)
+	if err != nil {
+		return nil, err
+	}
+	return re, nil
+}
+
+// Validate validates a value against a compiled schema, as every part of
+// agentc that decides whether a value is valid does. A value is rejected
+// with an *UndecidedError when a pattern could not be matched against one
+// of its strings within pattern.Timeout while it was validated: an
+// undecided match is no match, which under "not", in a oneOf or in
+// patternProperties could otherwise accept the value.
+func Validate(s *jsonschema.Schema, v any) error {
+	before := pattern.Undecided()
+	err := s.Validate(v)
+	n := pattern.Undecided() - before
+	if n == 0 {
+		return err
+	}
+	if ue := undecidedIn(v, ""); ue != nil {
+		return ue
+	}
+	if n > pattern.Recent {
+		// So many undecided matches that the record of them may have
+		// lost this value's: reject rather than risk accepting.
+		return &UndecidedError{}
+	}
+	return err // another validation's undecided match
+}
+
+// undecidedIn finds a string of v (a value or a member name) whose match
+// against a pattern recently could not be decided.
+func undecidedIn(v any, at string) *UndecidedError {
+	switch v := v.(type) {
+	case string:
+		if p, ok := pattern.UndecidedOn(v); ok {
+			return &UndecidedError{At: at, Pattern: p}
+		}
+	case []any:
+		for i, e := range v {
+			if ue := undecidedIn(e, at+"/"+strconv.Itoa(i)); ue != nil {
+				return ue
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			member := at + "/" + jsonpointer.Escape(k)
+			if p, ok := pattern.UndecidedOn(k); ok {
+				return &UndecidedError{At: member, Pattern: p, Name: true}
+			}
+			if ue := undecidedIn(v[k], member); ue != nil {
+				return ue
+			}
+		}
+	}
+	return nil
+}
+
+// UndecidedError rejects a value one of whose strings could not be matched
+// against a pattern within pattern.Timeout.
+type UndecidedError struct {
+	At      string // JSON pointer of the string in the value
+	Pattern string // "" when too many matches went undecided to tell which
+	Name    bool   // the string is the member name at At, not its value
+}
+
+func (e *UndecidedError) Error() string {
+	if e.Pattern == "" {
+		return fmt.Sprintf("a pattern could not be matched against the value within %s (the bound on one match, against catastrophic backtracking), so the value is rejected", pattern.Timeout)
+	}
+	at, what := e.At, "the string"
+	if at == "" {
+		at = "/"
+	}
+	if e.Name {
+		what = "the member name"
+	}
+	return fmt.Sprintf("at %s: %s could not be matched against pattern %q within %s (the bound on one match, against catastrophic backtracking), so the value is rejected", at, what, e.Pattern, pattern.Timeout)
 }
 
 // CompileSchemaJSON compiles a schema held as JSON text.

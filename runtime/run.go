@@ -400,7 +400,7 @@ func (r *Runner) userMessage(input json.RawMessage) (string, error) {
 		if err != nil {
 			return "", &InputError{err.Error()}
 		}
-		if err := r.input.Validate(v); err != nil {
+		if err := plan.Validate(r.input, v); err != nil {
 			return "", &InputError{ValidationText(err)}
 		}
 	}
@@ -933,7 +933,7 @@ func (x *run) validate(answer json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("not JSON: %v", err)
 	}
-	if err := x.output.Validate(v); err != nil {
+	if err := plan.Validate(x.output, v); err != nil {
 		return errors.New(ValidationText(err))
 	}
 	return nil
@@ -1037,7 +1037,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	if err != nil {
 		return ToolResult{Content: fmt.Sprintf("arguments are not JSON: %v", err), IsError: true}, cr, nil
 	}
-	if err := x.argSchemas[c.Name].Validate(v); err != nil {
+	if err := plan.Validate(x.argSchemas[c.Name], v); err != nil {
 		return ToolResult{Content: "arguments do not match the tool's schema: " + ValidationText(err), IsError: true}, cr, nil
 	}
 	x.calls++

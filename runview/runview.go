@@ -705,7 +705,7 @@ func (b *builder) validate(c wireCall, contract json.RawMessage) {
 	}
 	v, err := plan.UnmarshalJSONValue(c.Arguments)
 	if err == nil {
-		err = s.Validate(v)
+		err = plan.Validate(s, v)
 	}
 	if err != nil {
 		a.Contract, a.Errors = "invalid", strings.Split(agentrt.ValidationText(err), "; ")

@@ -231,7 +231,7 @@ func Invalid(p *plan.Plan) (json.RawMessage, error) {
 	}
 	for _, c := range []string{`{}`, `[]`, `"an answer"`, `0`, `null`, `{"agentc_fault": true}`} {
 		v, _ := plan.UnmarshalJSONValue([]byte(c))
-		if s.Validate(v) != nil {
+		if plan.Validate(s, v) != nil {
 			return json.RawMessage(c), nil
 		}
 	}

@@ -119,6 +119,16 @@ func (g *gen) described(r *stringRules, v int) (string, bool) {
 			}
 		}
 	}
+	if len(r.patterns) > 0 {
+		// The sampler reads patterns as Go's regexp/syntax does; an
+		// ECMA-262 pattern beyond it (lookaround, backreferences) may
+		// still accept a plain string.
+		for i := range 8 {
+			if s := plainString(v+i, max(r.minL, 1)+i%4); r.fits(s) {
+				return s, true
+			}
+		}
+	}
 	return "", false
 }
 

@@ -121,7 +121,7 @@ func (g *gen) top(root *jsonschema.Schema) (json.RawMessage, error) {
 	if err != nil {
 		return nil, &UnsatisfiableError{Keyword: "type", Location: "", Reason: "the value does not decode: " + err.Error()}
 	}
-	if err := root.Validate(back); err != nil {
+	if err := plan.Validate(root, back); err != nil {
 		return nil, fromValidation(err)
 	}
 	return json.RawMessage(out), nil

@@ -251,7 +251,7 @@ func TestSynthesizeLocation(t *testing.T) {
 }
 
 func TestSynthesizeBadSchema(t *testing.T) {
-	for _, schema := range []string{`{`, `{"type":"strin"}`, `{"$ref":"https://example.com/x.json"}`, `{"pattern":"(?!x)"}`} {
+	for _, schema := range []string{`{`, `{"type":"strin"}`, `{"$ref":"https://example.com/x.json"}`, `{"pattern":"a++"}`} {
 		_, err := Synthesize([]byte(schema), 0)
 		if err == nil {
 			t.Errorf("%s: no error", schema)
