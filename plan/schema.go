@@ -3,7 +3,9 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"sort"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -26,6 +28,14 @@ func (hermeticLoader) Load(u string) (any, error) {
 // The compiler and the runtime both compile schemas here, so a value is
 // valid to one exactly when it is valid to the other.
 func CompileSchema(doc any) (*jsonschema.Schema, error) {
+	c, err := schemaCompiler(doc)
+	if err != nil {
+		return nil, err
+	}
+	return c.Compile(SchemaURL)
+}
+
+func schemaCompiler(doc any) (*jsonschema.Compiler, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(hermeticLoader{})
@@ -33,7 +43,30 @@ func CompileSchema(doc any) (*jsonschema.Schema, error) {
 	if err := c.AddResource(SchemaURL, doc); err != nil {
 		return nil, err
 	}
-	return c.Compile(SchemaURL)
+	return c, nil
+}
+
+// CompileSubschemas compiles a schema document as CompileSchema does, and
+// returns what compiles the subschema at a JSON pointer of it, alone: the
+// schema that validates a value in its place, with the same references.
+func CompileSubschemas(doc any) (func(ptr string) (*jsonschema.Schema, error), error) {
+	c, err := schemaCompiler(doc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Compile(SchemaURL); err != nil {
+		return nil, err
+	}
+	return func(ptr string) (*jsonschema.Schema, error) {
+		if ptr == "" {
+			return c.Compile(SchemaURL)
+		}
+		toks := strings.Split(ptr, "/")
+		for i, tok := range toks {
+			toks[i] = url.PathEscape(tok)
+		}
+		return c.Compile(SchemaURL + "#" + strings.Join(toks, "/"))
+	}, nil
 }
 
 // CompileSchemaJSON compiles a schema held as JSON text.
