@@ -152,6 +152,9 @@ func (a *Analysis) Conflict(ptr string) []string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if annotation(k) {
+			continue // $schema and $defs stay: the trials keep the draft and the definitions
+		}
 		trial := map[string]any{}
 		for kk, v := range keep {
 			if kk != k {
