@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	"cost":               {"internal/userfile", "plan"},
 	"digest":             {},
 	"contractdiff":       {"plan", "inclusion", "digest", "internal/jsonpointer", "runtime/testmodel"},
-	"inclusion":          {"internal/jsonpointer", "internal/pattern"},
+	"inclusion":          {"internal/jsonpointer", "internal/pattern", "plan"},
 	"plan":               {"internal/userfile", "digest", "internal/jsonpointer", "internal/pattern"},
 	"runtime":            {"internal/userfile", "runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "internal/textcut", "cost"},
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "telemetry"},

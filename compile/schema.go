@@ -235,7 +235,7 @@ func checkSchema(s *Schema, compile func(doc any) error) []Diagnostic {
 		switch {
 		case err != nil:
 			add(ptr, CodeSchemaNumberRange, "%v", err)
-		case !exact:
+		case !exact && !isDouble(n):
 			add(ptr, CodeSchemaNumber, "%s has more precision than a double holds: the digests see %s (validation uses the number as written)", n, canon)
 		}
 	})
@@ -272,6 +272,7 @@ func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, code, f
 		ptr      string // the subschema
 		instance string // the schema that describes the same value as a whole
 		member   string // the member it describes, for a property
+		item     bool   // it describes items of an array
 		required bool
 		open     bool // where an open schema is a permission, not a hole
 	}
@@ -280,8 +281,9 @@ func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, code, f
 		m, isObj := s.lookup(p.ptr).(map[string]any)
 		switch {
 		case an.Vacuous(p.ptr) == inclusion.Yes:
-			if p.open || p.member != "" && (!an.MemberFree(p.instance, p.member) || s.evaluatesLater(p.instance)) {
-				return // constrained elsewhere, or it marks the member as evaluated
+			if p.open || p.member != "" && (!an.MemberFree(p.instance, p.member) || s.evaluatesLater(p.instance, "unevaluatedProperties")) ||
+				p.item && s.evaluatesLater(p.instance, "unevaluatedItems") {
+				return // constrained elsewhere, or it marks the member or item as evaluated
 			}
 			switch {
 			case !isObj:
@@ -339,11 +341,11 @@ func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, code, f
 			switch v := m[k].(type) {
 			case []any:
 				for i := range v {
-					value(place{ptr: fmt.Sprintf("%s/%s/%d", ptr, k, i)})
+					value(place{ptr: fmt.Sprintf("%s/%s/%d", ptr, k, i), instance: instance, item: true})
 				}
 			case nil:
 			default:
-				value(place{ptr: ptr + "/" + k})
+				value(place{ptr: ptr + "/" + k, instance: instance, item: true})
 			}
 		}
 		if list, ok := m["allOf"].([]any); ok {
@@ -364,9 +366,9 @@ func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, code, f
 }
 
 // evaluatesLater reports whether the schema at ptr, or an allOf member
-// within it, has unevaluatedProperties: a member declared {} there is
-// what makes the member evaluated.
-func (s *Schema) evaluatesLater(ptr string) bool {
+// within it, has the keyword (unevaluatedProperties or unevaluatedItems):
+// a member or an item declared {} there is what makes it evaluated.
+func (s *Schema) evaluatesLater(ptr, keyword string) bool {
 	found := false
 	var look func(p string)
 	look = func(p string) {
@@ -374,7 +376,7 @@ func (s *Schema) evaluatesLater(ptr string) bool {
 		if !ok {
 			return
 		}
-		if _, ok := m["unevaluatedProperties"]; ok {
+		if _, ok := m[keyword]; ok {
 			found = true
 		}
 		if list, ok := m["allOf"].([]any); ok {
@@ -462,6 +464,19 @@ func walkNumbers(doc any, ptr string, fn func(ptr string, n json.Number)) {
 			}
 		}
 	}
+}
+
+// isDouble reports whether a number's decimal value is exactly that of an
+// IEEE-754 double, such as -2^63: the digests write it in fewer digits
+// (-9223372036854776000), but the double they read back is the number
+// written, so no two schemas that validation tells apart share a digest.
+func isDouble(n json.Number) bool {
+	r := inclusion.Number(n)
+	if r == nil {
+		return false
+	}
+	_, exact := r.Float64()
+	return exact
 }
 
 func hasError(ds []Diagnostic) bool {

@@ -2,6 +2,11 @@ package compile
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
 	"testing"
 
 	"cuelang.org/go/cue/token"
@@ -146,4 +151,52 @@ func TestIsIdent(t *testing.T) {
 			t.Errorf("isIdent(%q) = true, want false", s)
 		}
 	}
+}
+
+// TestIsDouble: a number is exactly a double when its decimal value is the
+// double's, however many digits its canonical form drops (2^63, -2^63, the
+// smallest subnormal written out in full), and not when a digit more or a
+// range too wide for a double changes it.
+func TestIsDouble(t *testing.T) {
+	// The smallest subnormal, 2^-1074, written out exactly: 751 digits.
+	tiny := new(big.Rat).SetFloat64(math.SmallestNonzeroFloat64).FloatString(1074)
+	digits := strings.TrimLeft(strings.TrimPrefix(tiny, "0."), "0")
+	exp := len(strings.TrimPrefix(tiny, "0.")) - len(digits)
+	tinyLit := "0." + digits + "e-" + strconv.Itoa(exp)
+	for _, tc := range []struct {
+		lit  string
+		want bool
+	}{
+		{"0", true},
+		{"-0", true},
+		{"1.5", true},
+		{"0.1", false}, // 0.1 has no double; 0.1000000000000000055511151231257827 is the nearest
+		{"9007199254740992", true},
+		{"9007199254740993", false}, // 2^53 + 1
+		{"9223372036854775808", true},   // 2^63
+		{"-9223372036854775808", true},  // -2^63
+		{"9223372036854775807", false},  // 2^63 - 1
+		{"-9223372036854775809", false}, // -2^63 - 1
+		{"9223372036854775808.0", true},
+		{"92233720368547758.08e2", true},
+		{"1.7976931348623157e308", false}, // the shortest form of the largest double, not its value
+		{"179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368", true},
+		{"1e400", false},
+		{"-1e400", false},
+		{"1e-400", false}, // underflows to 0
+		{"5e-324", false}, // rounds to the smallest subnormal, which is not 5e-324
+		{tinyLit, true},
+		{strings.Replace(tinyLit, "625e-", "626e-", 1), false},
+	} {
+		if got := isDouble(json.Number(tc.lit)); got != tc.want {
+			t.Errorf("isDouble(%s) = %v, want %v", clipLit(tc.lit), got, tc.want)
+		}
+	}
+}
+
+func clipLit(s string) string {
+	if len(s) > 40 {
+		return s[:20] + "..." + s[len(s)-12:]
+	}
+	return s
 }

@@ -2,6 +2,7 @@ package inclusion
 
 import (
 	"encoding/json"
+	"errors"
 	"maps"
 	"math"
 	"math/big"
@@ -12,6 +13,8 @@ import (
 
 	"agentc.dev/agentc/internal/jsonpointer"
 	"agentc.dev/agentc/internal/pattern"
+	"agentc.dev/agentc/plan"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // dir says which way a schema is approximated where a Set cannot hold it
@@ -110,6 +113,10 @@ type builder struct {
 	depth   int
 	cuts    int // cycles cut so far; a result built across a cut is not memoised
 	work    work
+	// validator compiles subschemas with the validator agentc uses, once
+	// asked; nil when the document does not compile.
+	validator func(ptr string) (*jsonschema.Schema, error)
+	compiled  bool
 }
 
 func (b *builder) over() dir  { return dir{false, &b.work} }
@@ -383,6 +390,9 @@ func sub(ptr string, keys ...string) string {
 // object builds a schema object: the intersection of what its keywords
 // accept.
 func (b *builder) object(m map[string]any, ptr string, d dir) *Set {
+	if s := b.constants(m, ptr, d); s != nil {
+		return s
+	}
 	if ref, ok := m["$ref"].(string); ok && b.draft <= draft7 {
 		// Siblings of $ref are ignored before 2019-09, but for const,
 		// which the validator reads all the same in drafts 6 and 7.
@@ -459,6 +469,58 @@ func (b *builder) object(m map[string]any, ptr string, d dir) *Set {
 		add(union(intersect(yes, then, d), intersect(no, els, d), d))
 	}
 	return orAll(s)
+}
+
+// maxConstants bounds the enum members checked one by one.
+const maxConstants = 256
+
+// constants is the exact set of values a schema object with an enum or a
+// const in force accepts: the members the validator accepts against the
+// whole object, every sibling keyword, reference and unevaluated* with it,
+// however the other keywords would be approximated. nil when it cannot
+// tell: the object is not at a place in a document of one resource (the
+// validator resolves a subschema alone as it does in place only then), the
+// document does not compile, or the list is long.
+func (b *builder) constants(m map[string]any, ptr string, d dir) *Set {
+	if ptr == noPtr || !b.refs {
+		return nil
+	}
+	_, isRef := m["$ref"]
+	list, ok := m["enum"].([]any)
+	if !ok || isRef && b.draft <= draft7 {
+		// Beside a $ref of an older draft only const is read.
+		v, has := m["const"]
+		if !has || b.draft < draft6 {
+			return nil
+		}
+		list = []any{v}
+	}
+	if len(list) > maxConstants || !d.spend(len(list)) {
+		return nil
+	}
+	if !b.compiled {
+		b.compiled = true
+		b.validator, _ = plan.CompileSubschemas(b.root)
+	}
+	if b.validator == nil {
+		return nil
+	}
+	sch, err := b.validator(ptr)
+	if err != nil {
+		return nil
+	}
+	var kept []any
+	for _, v := range list {
+		err := sch.Validate(v)
+		var ve *jsonschema.ValidationError
+		if err != nil && !errors.As(err, &ve) {
+			return nil // not a value the validator reads: no verdict
+		}
+		if err == nil {
+			kept = append(kept, v)
+		}
+	}
+	return values(kept, d)
 }
 
 func (b *builder) oneOf(list []any, ptr string, d dir) *Set {
@@ -574,15 +636,10 @@ func (b *builder) numbers(m map[string]any, d dir) *Set {
 		upper("exclusiveMaximum", true)
 	}
 	if v, ok := m["multipleOf"]; ok {
-		r := Number(v)
-		switch {
-		case r != nil && r.Cmp(big.NewRat(1, 1)) == 0:
-			s.num.frac = nil
-		case d.isOver():
-		case r != nil && r.Sign() > 0 && new(big.Rat).Inv(r).IsInt():
-			s.num.frac = nil // every integer is a multiple of 1/n
-		default:
-			s.num = s.num.restrict(point(new(big.Rat)))
+		if r := Number(v); r != nil && r.Sign() > 0 {
+			s.num = s.num.multiples(r, d)
+		} else if d.isUnder() {
+			s.num = s.num.restrict(point(new(big.Rat))) // 0 is a multiple of anything
 		}
 	}
 	return s
@@ -689,6 +746,10 @@ func (b *builder) arrays(m map[string]any, ptr string, d dir) *Set {
 			if n, ok := smallCount(m["maxContains"]); ok {
 				mx = n
 			}
+		}
+		if mx >= 0 && mn > mx {
+			// No count of items is both at least mn and at most mx.
+			a.min, a.max = 1, 0
 		}
 		if mn > 0 {
 			a.contains = append(a.contains, containsRule{s: b.child(x, p, d), min: mn, max: -1})

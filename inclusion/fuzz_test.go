@@ -61,7 +61,7 @@ var (
 	fuzzDrafts = []string{"", "https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema#",
 		"https://json-schema.org/draft/2019-09/schema", "http://json-schema.org/draft-06/schema#", "http://json-schema.org/draft-04/schema#"}
 	fuzzValues = []string{`null`, `true`, `false`, `0`, `1`, `-1`, `2`, `0.5`, `1.5`, `1.0`, `""`, `"a"`, `"ab"`, `"abc"`,
-		`[]`, `[1]`, `["a"]`, `[1,1]`, `{}`, `{"a":1}`, `{"b":"x"}`, `1e300`}
+		`[]`, `[1]`, `["a"]`, `[1,1]`, `{}`, `{"a":1}`, `{"b":"x"}`, `1e300`, `"A1"`, `4`, `0.3`, `["a",1]`, `[1,2]`, `{"a":"b","c":[]}`}
 	fuzzNumbers  = []string{"0", "1", "-1", "2", "3", "0.5", "1.5", "10", "-0.5", "1e300", "2.5", "0.1"}
 	fuzzCounts   = []string{"0", "1", "2", "3"}
 	fuzzNames    = []string{"a", "b", "c"}
@@ -171,7 +171,7 @@ func (g *schemaGen) schemas(depth int) []any {
 // keyword adds one keyword to a schema object; past depth 3 only those
 // without subschemas.
 func (g *schemaGen) keyword(m map[string]any, depth int) {
-	k := g.pick(40)
+	k := g.pick(44)
 	if depth >= 3 {
 		k %= 16
 	}
@@ -296,6 +296,65 @@ func (g *schemaGen) keyword(m map[string]any, depth int) {
 		m["type"] = "object"
 		m["properties"] = map[string]any{g.name(): g.schema(depth + 1)}
 		m["additionalProperties"] = false
+	case 40:
+		// A short interval and a multipleOf: often no multiple in it.
+		lo, _ := new(big.Rat).SetString(fuzzNumbers[g.pick(len(fuzzNumbers))])
+		hi := new(big.Rat).Add(lo, big.NewRat(int64(g.pick(5)), int64(1+g.pick(4))))
+		lower, upper := "minimum", "maximum"
+		if g.draft != 5 && g.pick(2) == 1 {
+			lower = "exclusiveMinimum"
+		}
+		if g.draft != 5 && g.pick(2) == 1 {
+			upper = "exclusiveMaximum"
+		}
+		m[lower] = json.Number(lo.FloatString(3))
+		m[upper] = json.Number(hi.FloatString(3))
+		if g.draft == 5 {
+			m["exclusiveMinimum"] = g.pick(2) == 1
+			m["exclusiveMaximum"] = g.pick(2) == 1
+		}
+		m["multipleOf"] = json.Number([]string{"2", "0.5", "3", "0.1", "1.5", "0.3", "7"}[g.pick(7)])
+	case 41:
+		// An enum or a const beside keywords that may reject every member.
+		if g.pick(2) == 0 {
+			m["enum"] = []any{g.value(), g.value(), g.value()}
+		} else {
+			m["const"] = g.value()
+		}
+		g.keyword(m, depth+1)
+	case 42:
+		// contains against items, prefixItems closed by items false, and
+		// counts.
+		m["contains"] = g.schema(depth + 1)
+		switch g.pick(3) {
+		case 0:
+			m["items"] = g.schema(depth + 1)
+		case 1:
+			if g.draft <= 1 {
+				m["prefixItems"] = g.schemas(depth)
+				m["items"] = false
+			} else {
+				m["items"] = g.schemas(depth)
+				m["additionalItems"] = false
+			}
+		}
+		for _, k := range []string{"minContains", "maxContains", "maxItems", "minItems"} {
+			if g.pick(3) == 0 {
+				m[k] = g.count()
+			}
+		}
+	case 43:
+		// Several contains through allOf, within a length.
+		var list []any
+		for range 2 + g.pick(2) {
+			c := map[string]any{"contains": g.schema(depth + 1)}
+			if g.pick(2) == 1 {
+				c[[]string{"minContains", "maxContains"}[g.pick(2)]] = g.count()
+			}
+			list = append(list, c)
+		}
+		m["allOf"] = list
+		m["maxItems"] = g.count()
 	}
 }
 

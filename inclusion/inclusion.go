@@ -27,9 +27,13 @@
 package inclusion
 
 import (
+	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+
+	"agentc.dev/agentc/internal/jsonpointer"
 )
 
 // Verdict is the answer to a question about schemas.
@@ -152,14 +156,16 @@ func (a *Analysis) Conflict(ptr string) []string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if annotation(k) {
+			continue // $schema and $defs stay: the trials keep the draft and the definitions
+		}
 		trial := map[string]any{}
 		for kk, v := range keep {
 			if kk != k {
 				trial[kk] = v
 			}
 		}
-		a.b.depth = 0
-		if a.b.build(trial, noPtr, a.b.over()).isEmpty() {
+		if a.unsatisfiableWith(ptr, trial) {
 			keep = trial
 		}
 	}
@@ -171,6 +177,59 @@ func (a *Analysis) Conflict(ptr string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// unsatisfiableWith reports whether the schema object trial, put at ptr in
+// place of the one there, is proven to accept no value: in a copy of the
+// document, so that the validator can check an enum against the trial's
+// keywords (see constants).
+func (a *Analysis) unsatisfiableWith(ptr string, trial map[string]any) bool {
+	doc, ok := replace(a.b.root, ptr, trial)
+	if !ok {
+		a.b.depth = 0
+		return a.b.build(trial, noPtr, a.b.over()).isEmpty()
+	}
+	return Analyze(doc).Unsatisfiable(ptr) == Yes
+}
+
+// replace returns a copy of doc with the value at ptr replaced by v; the
+// containers on the way are copied, the rest is shared.
+func replace(doc any, ptr string, v any) (any, bool) {
+	if ptr == "" {
+		return v, true
+	}
+	head, rest, more := strings.Cut(ptr[1:], "/")
+	tok := jsonpointer.Unescape(head)
+	if more {
+		rest = "/" + rest
+	}
+	switch c := doc.(type) {
+	case map[string]any:
+		child, ok := c[tok]
+		if !ok {
+			return nil, false
+		}
+		nv, ok := replace(child, rest, v)
+		if !ok {
+			return nil, false
+		}
+		out := maps.Clone(c)
+		out[tok] = nv
+		return out, true
+	case []any:
+		i, err := strconv.Atoi(tok)
+		if err != nil || i < 0 || i >= len(c) {
+			return nil, false
+		}
+		nv, ok := replace(c[i], rest, v)
+		if !ok {
+			return nil, false
+		}
+		out := slices.Clone(c)
+		out[i] = nv
+		return out, true
+	}
+	return nil, false
 }
 
 // annotation reports keywords that never reject a value but may stay in a

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"agentc.dev/agentc/inclusion"
@@ -53,4 +54,27 @@ func TestVerdicts(t *testing.T) {
 			t.Errorf("verdicts.jsonl:%d: %s: got %s, want %s", line, c["why"], got, c["verdict"])
 		}
 	})
+}
+
+// TestConflict: the keywords named are a smallest set that accepts no
+// value, the values of an enum judged against the keywords of each trial.
+func TestConflict(t *testing.T) {
+	for _, tc := range []struct {
+		schema string
+		want   string
+	}{
+		{`{"type": "string", "enum": ["x", "y"], "pattern": "^a"}`, "enum pattern"},
+		{`{"$schema": "http://json-schema.org/draft-07/schema#", "type": "string", "enum": ["x"], "pattern": "^a"}`, "enum pattern"},
+		{`{"type": "integer", "multipleOf": 2, "minimum": 3, "maximum": 3, "title": "t"}`, "maximum minimum multipleOf type"},
+		{`{"type": "array", "items": {"type": "string"}, "contains": {"type": "integer"}, "maxItems": 3}`, "contains items type"},
+		{`{"type": "string", "enum": ["x", "ab"], "pattern": "^a"}`, ""},
+	} {
+		doc, err := decodeJSON(tc.schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(inclusion.Analyze(doc).Conflict(""), " "); got != tc.want {
+			t.Errorf("Conflict(%s) = %q, want %q", tc.schema, got, tc.want)
+		}
+	}
 }

@@ -323,3 +323,87 @@ func ceil(r *big.Rat) *big.Int {
 	}
 	return q
 }
+
+// maxMultiples bounds the multiples of a multipleOf an interval lists one
+// by one.
+const maxMultiples = 64
+
+// multiples keeps the numbers of n that are multiples of m (m > 0). An
+// integer is a multiple of p/q (in lowest terms) exactly when it is one of
+// p, so integers and fractions are kept apart. Where an interval holds at
+// most maxMultiples multiples they are listed, exactly; elsewhere the
+// interval's ends move in to the multiples nearest inside them, which
+// keeps every multiple (over), or one multiple stands for them all (under),
+// unless every integer is a multiple.
+func (n numPart) multiples(m *big.Rat, d dir) numPart {
+	p := new(big.Rat).SetInt(m.Num())
+	out := numPart{ints: multiplesIn(n.ints, p, d, true)}
+	if !m.IsInt() {
+		out.frac = multiplesIn(n.frac, m, d, false)
+	}
+	return out
+}
+
+// multiplesIn is multiples for the integers (ints) or the fractions of a.
+func multiplesIn(a ivals, m *big.Rat, d dir, ints bool) ivals {
+	everyInt := ints && m.Cmp(big.NewRat(1, 1)) == 0
+	var out ivals
+	for _, iv := range a {
+		// The multiples in iv are k·m for lo <= k <= hi (nil: unbounded).
+		var lo, hi *big.Int
+		if iv.lo.v != nil {
+			q := new(big.Rat).Quo(iv.lo.v, m)
+			lo = ceil(q)
+			if iv.lo.open && q.IsInt() {
+				lo.Add(lo, big.NewInt(1))
+			}
+		}
+		if iv.hi.v != nil {
+			q := new(big.Rat).Quo(iv.hi.v, m)
+			hi = ceil(q.Neg(q))
+			hi.Neg(hi)
+			if iv.hi.open && q.IsInt() {
+				hi.Sub(hi, big.NewInt(1))
+			}
+		}
+		at := func(k *big.Int) *big.Rat { return new(big.Rat).Mul(new(big.Rat).SetInt(k), m) }
+		if lo != nil && hi != nil {
+			span := new(big.Int).Sub(hi, lo)
+			if span.Sign() < 0 {
+				continue // no multiple
+			}
+			if span.IsInt64() && span.Int64() < maxMultiples {
+				for k := new(big.Int).Set(lo); k.Cmp(hi) <= 0; k.Add(k, big.NewInt(1)) {
+					if x := at(k); ints || !x.IsInt() {
+						out = append(out, point(x)...)
+					}
+				}
+				continue
+			}
+		}
+		if d.isOver() || everyInt {
+			var t interval
+			if lo != nil {
+				t.lo = bound{v: at(lo)}
+			}
+			if hi != nil {
+				t.hi = bound{v: at(hi)}
+			}
+			out = append(out, t)
+			continue
+		}
+		var one *big.Rat
+		switch {
+		case lo != nil:
+			one = at(lo)
+		case hi != nil:
+			one = at(hi)
+		default:
+			one = new(big.Rat)
+		}
+		if ints || !one.IsInt() {
+			out = append(out, point(one)...)
+		}
+	}
+	return out.normal()
+}

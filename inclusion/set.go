@@ -470,7 +470,229 @@ func (a *arrShape) isEmpty() bool {
 			return true
 		}
 	}
+	return len(a.contains) > 0 && a.countsConflict(mx)
+}
+
+// maxCounted bounds the contains rules whose counts are weighed together.
+const maxCounted = 8
+
+// countsConflict reports whether the contains rules ask for more items
+// than an array of the shape can have. Rules whose sets are disjoint count
+// different items, so their minimums add up, and each item must sit at a
+// position whose schema lets such an item be; a rule that allows at most n
+// items of its set is broken by the minimums of disjoint rules whose sets
+// lie within it, and by the positions every array has whose schema lies
+// within it.
+func (a *arrShape) countsConflict(mx int) bool {
+	var need []containsRule
+	for _, c := range a.contains {
+		if c.min > 0 && len(need) < maxCounted {
+			need = append(need, c)
+		}
+	}
+	apart := make([][]bool, len(need))
+	for i := range need {
+		apart[i] = make([]bool, len(need))
+		for j := range i {
+			apart[i][j] = disjoint(need[i].s, need[j].s)
+			apart[j][i] = apart[i][j]
+		}
+	}
+	// sets lists the rules of a group of pairwise disjoint sets, or nil.
+	group := func(mask int) []int {
+		var out []int
+		for i := range need {
+			if mask&(1<<i) == 0 {
+				continue
+			}
+			for _, j := range out {
+				if !apart[i][j] {
+					return nil
+				}
+			}
+			out = append(out, i)
+		}
+		return out
+	}
+	var within [][]int // for each at-most rule, the at-least rules it counts
+	for _, c := range a.contains {
+		if c.max < 0 {
+			continue
+		}
+		var in []int
+		for i, n := range need {
+			if within1(n.s, c.s) {
+				in = append(in, i)
+			}
+		}
+		within = append(within, in)
+		// The positions every array has, filled by items c counts.
+		forced := 0
+		for i := range a.min {
+			if i > len(a.prefix) {
+				break // every later position is the one of items
+			}
+			if within1(orAll(a.at(i)), c.s) {
+				if i == len(a.prefix) {
+					forced += a.min - i
+				} else {
+					forced++
+				}
+			}
+		}
+		if forced > c.max {
+			return true
+		}
+	}
+	for mask := 1; mask < 1<<len(need); mask++ {
+		g := group(mask)
+		if g == nil {
+			continue
+		}
+		sum := 0
+		for _, i := range g {
+			sum += need[i].min
+		}
+		if room := a.room(need, g, mx); room >= 0 && sum > room {
+			return true
+		}
+		j := 0
+		for _, c := range a.contains {
+			if c.max < 0 {
+				continue
+			}
+			if sum > c.max && allIn(g, within[j]) {
+				return true
+			}
+			j++
+		}
+	}
 	return false
+}
+
+func allIn(g, in []int) bool {
+	for _, i := range g {
+		if !slices.Contains(in, i) {
+			return false
+		}
+	}
+	return true
+}
+
+// room is how many positions of an array of the shape may hold an item of
+// one of the sets of the rules g, or -1 for no bound; mx is the longest
+// array the shape allows (-1: no bound).
+func (a *arrShape) room(need []containsRule, g []int, mx int) int {
+	meets := func(s *Set) bool {
+		for _, i := range g {
+			if !disjoint(s, need[i].s) {
+				return true
+			}
+		}
+		return false
+	}
+	n := 0
+	for i, p := range a.prefix {
+		if mx >= 0 && i >= mx {
+			return n
+		}
+		if meets(p) {
+			n++
+		}
+	}
+	if !meets(a.items) {
+		return n
+	}
+	if mx < 0 {
+		return -1
+	}
+	return n + max(0, mx-len(a.prefix))
+}
+
+// within1 reports whether every value of a is in b: sound, not complete,
+// and cheap, as disjoint is: arrays and objects of a must be single values
+// b holds, or b must hold every array (object).
+func within1(a, b *Set) bool {
+	if a.null && !b.null || a.bools&^b.bools != 0 {
+		return false
+	}
+	if !(numPart{ints: a.num.ints.intersect(b.num.ints.complement()), frac: a.num.frac.intersect(b.num.frac.complement())}).isEmpty() {
+		return false
+	}
+	if !a.str.combine(b.str.complement(), func(x, y bool) bool { return x && y }).isEmpty() {
+		return false
+	}
+	allArr := slices.ContainsFunc(b.arr, (*arrShape).isAll)
+	for _, x := range a.arr {
+		if !allArr && !(x.exact && slices.ContainsFunc(b.arr, func(y *arrShape) bool { return y.has(x.val) })) {
+			return false
+		}
+	}
+	allObj := slices.ContainsFunc(b.obj, (*objShape).isAll)
+	for _, x := range a.obj {
+		if !allObj && !(x.exact && slices.ContainsFunc(b.obj, func(y *objShape) bool { return y.has(x.val) })) {
+			return false
+		}
+	}
+	return true
+}
+
+// disjoint reports whether no value is in both sets (nil is every value).
+// It is sound, not complete, and cheap: two sets that hold arrays (or
+// objects) are taken to share one unless one is a single value the other
+// does not hold.
+func disjoint(a, b *Set) bool {
+	a, b = orAll(a), orAll(b)
+	if a.null && b.null || a.bools&b.bools != 0 {
+		return false
+	}
+	if !(numPart{ints: a.num.ints.intersect(b.num.ints), frac: a.num.frac.intersect(b.num.frac)}).isEmpty() {
+		return false
+	}
+	if !a.str.combine(b.str, func(x, y bool) bool { return x && y }).isEmpty() {
+		return false
+	}
+	for _, x := range a.arr {
+		for _, y := range b.arr {
+			switch {
+			case x.exact && y.exact:
+				if Equal(x.val, y.val) {
+					return false
+				}
+			case x.exact:
+				if y.has(x.val) {
+					return false
+				}
+			case y.exact:
+				if x.has(y.val) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	for _, x := range a.obj {
+		for _, y := range b.obj {
+			switch {
+			case x.exact && y.exact:
+				if Equal(x.val, y.val) {
+					return false
+				}
+			case x.exact:
+				if y.has(x.val) {
+					return false
+				}
+			case y.exact:
+				if x.has(y.val) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (a *arrShape) has(v []any) bool {

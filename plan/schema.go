@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -33,12 +35,43 @@ func (hermeticLoader) Load(u string) (any, error) {
 // JSON Schema names. The compiler and the runtime both compile schemas
 // here, so a value is valid to one exactly when it is valid to the other.
 func CompileSchema(doc any) (*jsonschema.Schema, error) {
+	c, err := schemaCompiler(doc)
+	if err != nil {
+		return nil, err
+	}
+	return c.Compile(SchemaURL)
+}
+
+func schemaCompiler(doc any) (*jsonschema.Compiler, error) {
 	c := newCompiler()
 	c.AssertFormat()
 	if err := c.AddResource(SchemaURL, doc); err != nil {
 		return nil, err
 	}
-	return c.Compile(SchemaURL)
+	return c, nil
+}
+
+// CompileSubschemas compiles a schema document as CompileSchema does, and
+// returns what compiles the subschema at a JSON pointer of it, alone: the
+// schema that validates a value in its place, with the same references.
+func CompileSubschemas(doc any) (func(ptr string) (*jsonschema.Schema, error), error) {
+	c, err := schemaCompiler(doc)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Compile(SchemaURL); err != nil {
+		return nil, err
+	}
+	return func(ptr string) (*jsonschema.Schema, error) {
+		if ptr == "" {
+			return c.Compile(SchemaURL)
+		}
+		toks := strings.Split(ptr, "/")
+		for i, tok := range toks {
+			toks[i] = url.PathEscape(tok)
+		}
+		return c.Compile(SchemaURL + "#" + strings.Join(toks, "/"))
+	}, nil
 }
 
 // newCompiler returns a compiler of 2020-12 by default, hermetic, that
