@@ -47,6 +47,7 @@ func (g *Gen) draftOf(doc any) {
 func (g *Gen) Edit(rng *rand.Rand, doc any) any {
 	doc = Clone(doc)
 	g.draftOf(doc)
+	defer func() { g.repair(doc) }()
 	ns := nodes(doc)
 	if len(ns) == 0 {
 		return g.root()
@@ -265,4 +266,60 @@ func setAt(doc any, ptr string, v any) {
 
 func unescape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+}
+
+// repair makes a document one the validator compiles: a missing
+// definition is made, a reference to a missing anchor points at the root
+// instead, of several schemas with the same anchor only the first keeps
+// it, and a draft 4 exclusive flag gets the bound it qualifies.
+func (g *Gen) repair(doc any) any {
+	root, ok := doc.(map[string]any)
+	if !ok {
+		return doc
+	}
+	anchors := !Draft4to7(doc)
+	seen := false
+	for _, n := range nodes(doc) {
+		if _, has := n.m["$anchor"]; has {
+			if seen || !anchors {
+				delete(n.m, "$anchor")
+			}
+			seen = true
+		}
+	}
+	seen = seen && anchors
+	if Draft04(doc) {
+		for _, n := range nodes(doc) {
+			for _, fb := range [][2]string{{"exclusiveMinimum", "minimum"}, {"exclusiveMaximum", "maximum"}} {
+				if _, has := n.m[fb[1]]; n.m[fb[0]] != nil && !has {
+					n.m[fb[1]] = g.number()
+				}
+			}
+		}
+	}
+	for _, n := range nodes(doc) {
+		ref, ok := n.m["$ref"].(string)
+		if !ok {
+			continue
+		}
+		if ref == "#x" && !seen {
+			n.m["$ref"] = "#"
+			continue
+		}
+		for _, key := range []string{"$defs", "definitions"} {
+			name, ok := strings.CutPrefix(ref, "#/"+key+"/")
+			if !ok {
+				continue
+			}
+			defs, _ := root[key].(map[string]any)
+			if defs == nil {
+				defs = map[string]any{}
+				root[key] = defs
+			}
+			if _, has := defs[name]; !has {
+				defs[name] = g.schema(3)
+			}
+		}
+	}
+	return doc
 }

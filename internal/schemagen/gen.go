@@ -116,7 +116,7 @@ func (g *Gen) Pair() (any, any) {
 // Root makes a schema document of a draft picked at random.
 func (g *Gen) Root() any {
 	g.draft = g.pick(len(Drafts))
-	return g.root()
+	return g.repair(g.root())
 }
 
 func (g *Gen) root() any {

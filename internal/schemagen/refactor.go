@@ -41,7 +41,20 @@ var rewrites = []rewrite{
 // copy with one meaning-preserving rewrite made, as new, and the rewrite's
 // name; ok is false when none applies.
 func Refactor(rng *rand.Rand, doc any) (old, new any, name string, ok bool) {
+	// The rewrites that plant their form apply everywhere: they go first
+	// only in one refactor of three, so the others get their turn.
 	order := rng.Perm(len(rewrites))
+	plantFirst := rng.IntN(3) == 0
+	slices.SortStableFunc(order, func(a, b int) int {
+		pa, pb := rewrites[a].plant != nil, rewrites[b].plant != nil
+		switch {
+		case pa == pb:
+			return 0
+		case pa == plantFirst:
+			return -1
+		}
+		return 1
+	})
 	for _, i := range order {
 		rw := rewrites[i]
 		old = Clone(doc)
