@@ -94,8 +94,8 @@ func Derived(docs ...any) []any {
 	walk = func(v any, key string) {
 		switch x := v.(type) {
 		case map[string]any:
-			for k, y := range x {
-				walk(y, k)
+			for _, k := range slices.Sorted(maps.Keys(x)) {
+				walk(x[k], k)
 			}
 		case []any:
 			for _, y := range x {
