@@ -57,6 +57,8 @@ var allowed = map[string][]string{
 	"internal/cueproc": {},
 	// CUE constraints a plan keeps as written, compiled (vet, test, run).
 	"internal/constraint": {"plan"},
+	// Random schemas, changes of them and values near them, for tests.
+	"internal/schemagen": {"inclusion", "plan", "runtime/testmodel"},
 }
 
 // forbidden lists imports outside agentc a package must not have.

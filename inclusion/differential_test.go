@@ -16,8 +16,8 @@ import (
 
 	"agentc.dev/agentc/inclusion"
 	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/schemagen"
 	"agentc.dev/agentc/plan"
-	"agentc.dev/agentc/runtime/testmodel"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -83,71 +83,6 @@ func raceEnabled() bool {
 type corpusDoc struct {
 	name string
 	doc  any
-}
-
-// instance is one JSON value of the instance corpus, as the validator
-// reads it, with its canonical text.
-type instance struct {
-	text string
-	v    any
-}
-
-// instanceSet is an instance corpus, deduplicated by canonical JSON.
-type instanceSet struct {
-	list []instance
-	seen map[string]bool
-}
-
-func (s *instanceSet) add(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return
-	}
-	if s.seen == nil {
-		s.seen = map[string]bool{}
-	}
-	if s.seen[string(b)] {
-		return
-	}
-	s.seen[string(b)] = true
-	s.list = append(s.list, instance{string(b), v})
-}
-
-func (s *instanceSet) addJSON(data []byte) {
-	if v, err := plan.UnmarshalJSONValue(data); err == nil {
-		s.add(v)
-	}
-}
-
-// sorted orders the instances shortest first, so that the first
-// counterexample found is a small one.
-func (s *instanceSet) sorted() []instance {
-	sort.SliceStable(s.list, func(i, j int) bool {
-		if len(s.list[i].text) != len(s.list[j].text) {
-			return len(s.list[i].text) < len(s.list[j].text)
-		}
-		return s.list[i].text < s.list[j].text
-	})
-	return s.list
-}
-
-// synthesized adds what the test model's generator makes for a schema.
-func (s *instanceSet) synthesized(schema any, seeds ...int64) {
-	s.synthesizedUpTo(schema, -1, seeds...)
-}
-
-// synthesizedUpTo is synthesized for a schema of at most size bytes of
-// JSON (when size >= 0).
-func (s *instanceSet) synthesizedUpTo(schema any, size int, seeds ...int64) {
-	data, err := json.Marshal(schema)
-	if err != nil || size >= 0 && len(data) > size {
-		return
-	}
-	for _, seed := range seeds {
-		if out, err := testmodel.Synthesize(data, seed); err == nil {
-			s.addJSON(out)
-		}
-	}
 }
 
 // edgeValues reads testdata/edge-values.jsonl, one JSON value a line.
@@ -305,21 +240,6 @@ func at(doc any, ptr string) any {
 	return cur
 }
 
-// schemaKey is the draft a document declares.
-func schemaKey(root any) string {
-	if m, ok := root.(map[string]any); ok {
-		if s, ok := m["$schema"].(string); ok {
-			return s
-		}
-	}
-	return ""
-}
-
-func isDraft4to7(root any) bool {
-	s := schemaKey(root)
-	return strings.Contains(s, "draft-04") || strings.Contains(s, "draft-06") || strings.Contains(s, "draft-07")
-}
-
 // standalone is the subschema at ptr as a document of its own: the
 // definitions of the root and its $schema go with it, so references into
 // them still resolve. It need not mean what the subschema means in place;
@@ -348,53 +268,6 @@ func standalone(root any, ptr string) any {
 	return out
 }
 
-// combined is one document whose root is the conjunction of parts, each
-// of them a document, with the others negated when neg says so: a schema
-// for the test model's generator to find a counterexample with.
-func combined(draftOf any, parts []any, neg []bool) any {
-	defsKey := "$defs"
-	idKey := "$id"
-	if isDraft4to7(draftOf) {
-		defsKey = "definitions"
-	}
-	if strings.Contains(schemaKey(draftOf), "draft-04") {
-		idKey = "id"
-	}
-	defs := map[string]any{}
-	var all []any
-	for i, p := range parts {
-		id := fmt.Sprintf("agentc:///part%d.json", i)
-		var body any = p
-		wrap := map[string]any{idKey: id}
-		if m, ok := p.(map[string]any); ok {
-			c := make(map[string]any, len(m))
-			for k, v := range m {
-				if k != "$schema" && k != "$id" && k != "id" {
-					c[k] = v
-				}
-			}
-			body = c
-			for _, k := range []string{"definitions", "$defs"} {
-				if v, ok := m[k]; ok {
-					wrap[k] = v
-				}
-			}
-		}
-		wrap["allOf"] = []any{body}
-		defs[fmt.Sprintf("part%d", i)] = wrap
-		var ref any = map[string]any{"$ref": id}
-		if neg[i] {
-			ref = map[string]any{"not": ref}
-		}
-		all = append(all, ref)
-	}
-	out := map[string]any{defsKey: defs, "allOf": all}
-	if s := schemaKey(draftOf); s != "" {
-		out["$schema"] = s
-	}
-	return out
-}
-
 // cacheKey names a subschema whose meaning does not depend on where it is:
 // it refers to nothing. "" when it may.
 func cacheKey(root, sub any) string {
@@ -407,7 +280,7 @@ func cacheKey(root, sub any) string {
 			return ""
 		}
 	}
-	return schemaKey(root) + "\x00" + string(b)
+	return schemagen.SchemaKey(root) + "\x00" + string(b)
 }
 
 // tally counts one corpus.
@@ -428,7 +301,7 @@ func (c *tally) log(t testing.TB, name string) {
 // differ checks verdicts against the validator over an instance corpus.
 type differ struct {
 	t           testing.TB
-	inst        []instance
+	inst        []schemagen.Instance
 	targetedMax int             // see diffBudget
 	done        map[string]bool // verdicts already checked, by kind and cacheKey
 	// wrongs lists each wrong verdict found.
@@ -452,11 +325,11 @@ func (d *differ) report(c *tally, format string, args ...any) {
 
 // candidates is the instance corpus with values made for one question
 // first.
-func (d *differ) candidates(extra *instanceSet) []instance {
-	if extra == nil || len(extra.list) == 0 {
+func (d *differ) candidates(extra *schemagen.Set) []schemagen.Instance {
+	if extra == nil || len(extra.List) == 0 {
 		return d.inst
 	}
-	return append(extra.sorted(), d.inst...)
+	return append(extra.Sorted(), d.inst...)
 }
 
 // document checks the verdicts on every schema of one document.
@@ -498,13 +371,13 @@ func (d *differ) document(c *tally, name string, doc any) {
 		sub := at(doc, ptr)
 		key := cacheKey(doc, sub)
 		if vac == inclusion.Yes {
-			d.check(c, name, ptr, "vacuous", sub, sch, key, false, func(extra *instanceSet) {
-				extra.synthesizedUpTo(combined(doc, []any{standalone(doc, ptr)}, []bool{true}), d.targetedMax, 0)
+			d.check(c, name, ptr, "vacuous", sub, sch, key, false, func(extra *schemagen.Set) {
+				extra.SynthesizedUpTo(schemagen.Combined(doc, []any{standalone(doc, ptr)}, []bool{true}), d.targetedMax, 0)
 			})
 		}
 		if uns == inclusion.Yes {
-			d.check(c, name, ptr, "unsatisfiable", sub, sch, key, true, func(extra *instanceSet) {
-				extra.synthesizedUpTo(standalone(doc, ptr), d.targetedMax, 0, 1)
+			d.check(c, name, ptr, "unsatisfiable", sub, sch, key, true, func(extra *schemagen.Set) {
+				extra.SynthesizedUpTo(standalone(doc, ptr), d.targetedMax, 0, 1)
 			})
 		}
 	}
@@ -512,7 +385,7 @@ func (d *differ) document(c *tally, name string, doc any) {
 
 // check holds one verdict: the schema accepts every candidate (vacuous) or
 // none (unsatisfiable).
-func (d *differ) check(c *tally, name, ptr, verdict string, sub any, sch *jsonschema.Schema, key string, wantReject bool, targeted func(*instanceSet)) {
+func (d *differ) check(c *tally, name, ptr, verdict string, sub any, sch *jsonschema.Schema, key string, wantReject bool, targeted func(*schemagen.Set)) {
 	if key != "" {
 		if d.done[verdict+key] {
 			c.cached++
@@ -520,16 +393,16 @@ func (d *differ) check(c *tally, name, ptr, verdict string, sub any, sch *jsonsc
 		}
 		d.done[verdict+key] = true
 	}
-	extra := &instanceSet{}
+	extra := &schemagen.Set{}
 	targeted(extra)
 	for _, in := range d.candidates(extra) {
-		err := sch.Validate(in.v)
+		err := sch.Validate(in.V)
 		if (err == nil) == wantReject {
 			what := "rejects"
 			if err == nil {
 				what = "accepts"
 			}
-			d.report(c, "%s at %q: proved %s, but the validator %s %s\n\tschema: %s\n\tvalidator: %v", name, ptr, verdict, what, in.text, short(sub), err)
+			d.report(c, "%s at %q: proved %s, but the validator %s %s\n\tschema: %s\n\tvalidator: %v", name, ptr, verdict, what, in.Text, short(sub), err)
 			return
 		}
 	}
@@ -564,80 +437,17 @@ func (d *differ) pair(c *tally, name string, sub, super any) {
 		}
 		d.done["included"+key] = true
 	}
-	extra := &instanceSet{}
-	extra.synthesizedUpTo(combined(sub, []any{sub, super}, []bool{false, true}), d.targetedMax, 0)
+	extra := &schemagen.Set{}
+	extra.SynthesizedUpTo(schemagen.Combined(sub, []any{sub, super}, []bool{false, true}), d.targetedMax, 0)
 	for _, in := range d.candidates(extra) {
-		if oa.root.Validate(in.v) != nil {
+		if oa.root.Validate(in.V) != nil {
 			continue
 		}
-		if err := ob.root.Validate(in.v); err != nil {
-			d.report(c, "%s: proved %s ⊆ %s, but the validator accepts %s under the first and not under the second\n\tvalidator: %v", name, short(sub), short(super), in.text, err)
+		if err := ob.root.Validate(in.V); err != nil {
+			d.report(c, "%s: proved %s ⊆ %s, but the validator accepts %s under the first and not under the second\n\tvalidator: %v", name, short(sub), short(super), in.Text, err)
 			return
 		}
 	}
-}
-
-// Mutations made of a schema, to ask whether it includes them or they it.
-var (
-	removableKeywords = []string{"type", "enum", "const", "required", "properties", "additionalProperties",
-		"items", "prefixItems", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
-		"minItems", "maxItems", "minProperties", "maxProperties", "pattern", "format", "allOf", "anyOf", "oneOf",
-		"not", "if", "then", "else", "$ref", "contains", "uniqueItems", "multipleOf", "patternProperties",
-		"propertyNames", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedProperties",
-		"unevaluatedItems", "minContains", "maxContains"}
-	addedKeywords = []map[string]any{
-		{"minLength": json.Number("2")},
-		{"maxItems": json.Number("1")},
-		{"minimum": json.Number("1")},
-		{"required": []any{"a"}},
-		{"type": "object"},
-		{"not": map[string]any{"type": "null"}},
-		{"uniqueItems": true},
-		{"maxProperties": json.Number("1")},
-		{"multipleOf": json.Number("2")},
-		{"additionalProperties": false},
-	}
-)
-
-// mutants are a schema with one keyword removed, and with one added.
-func mutants(doc any, limit int) []any {
-	m, ok := doc.(map[string]any)
-	if !ok {
-		return nil
-	}
-	var out []any
-	for _, k := range removableKeywords {
-		if _, has := m[k]; !has {
-			continue
-		}
-		c := make(map[string]any, len(m))
-		for kk, v := range m {
-			if kk != k {
-				c[kk] = v
-			}
-		}
-		out = append(out, c)
-	}
-	for _, add := range addedKeywords {
-		c := make(map[string]any, len(m)+1)
-		for kk, v := range m {
-			c[kk] = v
-		}
-		fresh := true
-		for k, v := range add {
-			if _, has := m[k]; has {
-				fresh = false
-			}
-			c[k] = v
-		}
-		if fresh {
-			out = append(out, c)
-		}
-	}
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out
 }
 
 // pairs asks about a document against itself, its mutants, and its
@@ -650,7 +460,7 @@ func (d *differ) pairs(c *tally, name string, doc any, maxSiblings, maxMutants, 
 		return
 	}
 	d.pair(c, name, doc, doc)
-	for _, m := range mutants(doc, maxMutants) {
+	for _, m := range schemagen.Mutants(doc, maxMutants) {
 		d.pair(c, name, doc, m)
 		d.pair(c, name, m, doc)
 	}
@@ -753,24 +563,24 @@ func TestDifferential(t *testing.T) {
 	suite, data := loadSuite(t)
 	store := loadSchemaStore(t)
 
-	var corpus instanceSet
+	var corpus schemagen.Set
 	for _, v := range edgeValues(t) {
-		corpus.add(v)
+		corpus.Add(v)
 	}
 	for _, v := range data {
-		corpus.add(v)
+		corpus.Add(v)
 	}
 	for i, doc := range suite {
 		if i%b.every == 0 {
-			corpus.synthesized(doc.doc, b.suiteSeeds...)
+			corpus.Synthesized(doc.doc, b.suiteSeeds...)
 		}
 	}
 	for i, doc := range store {
 		if i%b.every == 0 {
-			corpus.synthesized(doc.doc, b.storeSeeds...)
+			corpus.Synthesized(doc.doc, b.storeSeeds...)
 		}
 	}
-	d := &differ{t: t, inst: corpus.sorted(), done: map[string]bool{}, targetedMax: b.targetedMax}
+	d := &differ{t: t, inst: corpus.Sorted(), done: map[string]bool{}, targetedMax: b.targetedMax}
 	t.Logf("instance corpus: %d distinct values", len(d.inst))
 
 	var cs, cst tally

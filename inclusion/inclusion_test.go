@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"agentc.dev/agentc/inclusion"
+	"agentc.dev/agentc/plan"
 )
 
 // readJSONL reads one JSON value per line, numbers kept exact.
@@ -69,7 +70,7 @@ func TestConflict(t *testing.T) {
 		{`{"type": "array", "items": {"type": "string"}, "contains": {"type": "integer"}, "maxItems": 3}`, "contains items type"},
 		{`{"type": "string", "enum": ["x", "ab"], "pattern": "^a"}`, ""},
 	} {
-		doc, err := decodeJSON(tc.schema)
+		doc, err := plan.UnmarshalJSONValue([]byte(tc.schema))
 		if err != nil {
 			t.Fatal(err)
 		}
