@@ -30,12 +30,16 @@ type Finding struct {
 	// Pointer is where the change is, a JSON Pointer into the agent as a
 	// plan holds it (/output/schema/properties/a/maxLength).
 	Pointer string `json:"pointer"`
-	// Old and New are the values before and after; nil where absent.
-	Old any `json:"old,omitempty"`
-	New any `json:"new,omitempty"`
+	// Old and New are the values before and after; HasOld and HasNew
+	// tell a null value from an absent one (in JSON, an absent value has
+	// no member).
+	Old    any  `json:"old,omitempty"`
+	New    any  `json:"new,omitempty"`
+	HasOld bool `json:"-"`
+	HasNew bool `json:"-"`
 	// Example is, for a breaking schema change, a value that shows it: one
 	// the new output schema accepts and the old rejects, or one the old
-	// input schema accepts and the new rejects.
+	// input schema accepts and the new rejects, each whole.
 	Example any `json:"example,omitempty"`
 	// HasExample tells an Example of null from none.
 	HasExample bool `json:"-"`
@@ -43,6 +47,38 @@ type Finding struct {
 	// comparison had spent its work budget (MaxWork) on the changes
 	// before it.
 	Unexamined bool `json:"unexamined,omitempty"`
+}
+
+// MarshalJSON writes a finding with its members old, new and example
+// where they are present, null included.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type plain Finding // without this method
+	type withValues struct {
+		plain
+		Old     any `json:"old,omitempty"`
+		New     any `json:"new,omitempty"`
+		Example any `json:"example,omitempty"`
+	}
+	v := withValues{plain: plain(f)}
+	if f.HasOld {
+		v.Old = json.RawMessage(mustJSON(f.Old))
+	}
+	if f.HasNew {
+		v.New = json.RawMessage(mustJSON(f.New))
+	}
+	if f.HasExample {
+		v.Example = json.RawMessage(mustJSON(f.Example))
+	}
+	return json.Marshal(v)
+}
+
+// mustJSON encodes a JSON value decoded from JSON, which cannot fail.
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte("null")
+	}
+	return b
 }
 
 // MaxWork is the work one comparison (Compare) may spend deciding schema
@@ -108,15 +144,15 @@ func Compare(old, new *plan.Agent) ([]Finding, error) {
 	case old == nil && new == nil:
 		return nil, nil
 	case old == nil:
-		return []Finding{{Rule: AgentAdded, Class: Compatible, Pointer: "", New: new.Name}}, nil
+		return []Finding{{Rule: AgentAdded, Class: Compatible, Pointer: "", New: new.Name, HasNew: true}}, nil
 	case new == nil:
-		return []Finding{{Rule: AgentRemoved, Class: Breaking, Pointer: "", Old: old.Name}}, nil
+		return []Finding{{Rule: AgentRemoved, Class: Breaking, Pointer: "", Old: old.Name, HasOld: true}}, nil
 	}
 	var out []Finding
 	work := &budget{left: MaxWork}
 	add := func(rule, ptr string, o, n any) {
 		r, _ := RuleOf(rule)
-		out = append(out, Finding{Rule: rule, Class: r.Output, Pointer: ptr, Old: o, New: n})
+		out = append(out, Finding{Rule: rule, Class: r.Output, Pointer: ptr, Old: o, New: n, HasOld: o != nil, HasNew: n != nil})
 	}
 	if o, n := old.Capabilities.Provides, new.Capabilities.Provides; o != n {
 		add(ProvidesChanged, "/capabilities/provides", o, n)
@@ -197,33 +233,106 @@ type differ struct {
 	prefix   string
 	dir      direction
 	work     *budget
-	out      []Finding
+	// changes are the changes the walk found, decided once the whole
+	// comparison is known (see schemaChanges).
+	changes []change
+	out     []Finding
+	// sub and super are the whole documents the verdict compares: what
+	// must be included, and what must include it.
+	sub, super any
 	// proofs has, for each change found compatible, whether and where it
 	// was also proved in the object it is made in.
 	proofs []localProof
 }
 
+// change is one change the walk found: its rule and place, its values
+// before and after (absent where the keyword is not there), and the edit
+// of the old document that makes it.
+type change struct {
+	rule, ptr string
+	o, n      any
+	e         edit
+	// annotation marks a change no validator reads.
+	annotation bool
+}
+
+// absent stands, during a walk, for a value that is not there: the
+// finding then has no Old or New, where a JSON null is a value.
+type absentValue struct{}
+
+var absent any = absentValue{}
+
 // schemaChanges returns the findings between two versions of a schema.
+//
+// The class of the whole change (the verdict, the highest class among
+// the findings) is a proof about the whole schema, never about one
+// change alone: compatible when the engine proves the new output within
+// the old (the old input within the new) comparing the whole documents,
+// or when every change is proved in its own object and the proofs hold
+// together (see local.go); breaking when a value is found, and confirmed
+// by the validator against both whole documents, that the new output
+// accepts and the old rejects (the old input accepts and the new
+// rejects); undecided otherwise. Each change is still listed, as
+// explanation: its class is what it does alone, except that a change is
+// breaking only with an example confirmed against the whole documents.
 func schemaChanges(old, new any, prefix string, dir direction, work *budget) []Finding {
-	d := &differ{old: old, new: new, prefix: prefix, dir: dir, work: work}
+	d := &differ{old: old, new: new, prefix: prefix, dir: dir, work: work, sub: new, super: old}
+	if dir == input {
+		d.sub, d.super = old, new
+	}
 	d.walk(old, new, "")
-	semantic := 0 // the changes that can change what is valid
-	for _, f := range d.out {
-		if f.Rule != AnnotationChanged {
-			semantic++
+	var semantic []change
+	for _, c := range d.changes {
+		if c.annotation {
+			d.add(c.rule, Compatible, c.ptr, c.o, c.n, nil, false)
+		} else {
+			semantic = append(semantic, c)
 		}
 	}
-	// The changes each proved in their own object, apart, are proved
-	// together (composable), one after another.
-	if semantic > 1 && !(len(d.proofs) == semantic && composable(d.proofs)) && !slices.ContainsFunc(d.out, func(f Finding) bool { return f.Class != Compatible }) {
-		// Each change was judged alone; together they may still widen
-		// an output (or narrow an input), as when each frees a value
-		// only the other kept out. The whole change must be proved too.
-		// One change, with annotations, is the whole change.
-		d.schemaEdit(ChangesCombined, "", nil, nil, edit{val: new})
-		if last := d.out[len(d.out)-1]; last.Class == Compatible {
-			d.out = d.out[:len(d.out)-1]
+	if len(semantic) == 0 {
+		return d.out
+	}
+	// The whole change first: when it is proved, every change is part of
+	// a compatible whole.
+	if !d.work.spend(d.sub, d.super) {
+		for _, c := range semantic {
+			d.out = append(d.out, d.finding(c.rule, Undecided, c.ptr, c.o, c.n, nil, false))
+			d.out[len(d.out)-1].Unexamined = true
 		}
+		return d.out
+	}
+	if inclusion.Includes(d.sub, d.super) == inclusion.Yes {
+		for _, c := range semantic {
+			d.add(c.rule, Compatible, c.ptr, c.o, c.n, nil, false)
+		}
+		return d.out
+	}
+	witness, hasWitness := inclusion.Witness(d.sub, d.super)
+	hasWitness = hasWitness && confirmed(witness, d.sub, d.super)
+	for _, c := range semantic {
+		if d.spend(c.rule, c.ptr, c.o, c.n) {
+			d.decide(c.rule, c.ptr, c.o, c.n, c.e)
+		}
+	}
+	if slices.ContainsFunc(d.out, func(f Finding) bool { return f.Class == Breaking }) {
+		return d.out
+	}
+	if hasWitness {
+		// No change alone shows the value the whole change lets through.
+		d.add(ChangesCombined, Breaking, "", absent, absent, witness, true)
+		return d.out
+	}
+	if len(semantic) > 1 && !(len(d.proofs) == len(semantic) && composable(d.proofs)) && !slices.ContainsFunc(d.out, func(f Finding) bool { return f.Class != Compatible }) {
+		// Each change was judged alone; together they may still widen an
+		// output (or narrow an input), as when each frees a value only
+		// the other kept out, and the whole is not proved.
+		d.add(ChangesCombined, Undecided, "", absent, absent, nil, false)
+	}
+	if len(semantic) == 1 && len(d.proofs) == 1 && !d.proofs[0].ok {
+		// One change, proved compatible only as the whole it is: the whole
+		// proof above would have held. A proof that is not the whole's nor
+		// its object's is no proof of the whole.
+		d.out[len(d.out)-1].Class = Undecided
 	}
 	return d.out
 }
@@ -266,9 +375,11 @@ func (d *differ) walk(o, n any, ptr string) {
 		}
 		kp := ptr + "/" + jsonpointer.Escape(k)
 		set := edit{ptr: ptr, key: k, val: nv, remove: !inNew}
+		// What a finding shows: the values, or their absence.
+		so, sn := present(ov, inOld), present(nv, inNew)
 		switch {
 		case annotations[k]:
-			d.add(AnnotationChanged, Compatible, kp, ov, nv, nil, false)
+			d.changes = append(d.changes, change{rule: AnnotationChanged, ptr: kp, o: so, n: sn, annotation: true})
 		case k == "required":
 			d.members(ptr, k, ov, nv, RequiredRemoved, RequiredAdded)
 		case k == "enum":
@@ -276,13 +387,13 @@ func (d *differ) walk(o, n any, ptr string) {
 		case k == "properties":
 			d.properties(ptr, ov, nv)
 		case lower[k] || upper[k]:
-			d.schemaEdit(boundRule(k, ov, nv, inOld, inNew), kp, ov, nv, set)
+			d.schemaEdit(boundRule(k, ov, nv, inOld, inNew), kp, so, sn, set)
 		case k == "type":
-			d.schemaEdit(TypeChanged, kp, ov, nv, set)
+			d.schemaEdit(TypeChanged, kp, so, sn, set)
 		case k == "pattern" || k == "format":
-			d.schemaEdit(PatternChanged, kp, ov, nv, set)
+			d.schemaEdit(PatternChanged, kp, so, sn, set)
 		case k == "$ref":
-			d.schemaEdit(RefChanged, kp, ov, nv, set)
+			d.schemaEdit(RefChanged, kp, so, sn, set)
 		case oneSub[k] && inOld && inNew:
 			d.walk(ov, nv, kp)
 		case listSub[k] && inOld && inNew && sameLen(ov, nv):
@@ -299,11 +410,11 @@ func (d *differ) walk(o, n any, ptr string) {
 				case inO && inN:
 					d.walk(x, y, sp)
 				case !inclusion.Equal(x, y):
-					d.schemaEdit(SchemaChanged, sp, x, y, edit{ptr: kp, key: name, val: y, remove: !inN})
+					d.schemaEdit(SchemaChanged, sp, present(x, inO), present(y, inN), edit{ptr: kp, key: name, val: y, remove: !inN})
 				}
 			}
 		default:
-			d.schemaEdit(SchemaChanged, kp, ov, nv, set)
+			d.schemaEdit(SchemaChanged, kp, so, sn, set)
 		}
 	}
 }
@@ -333,7 +444,7 @@ func (d *differ) members(ptr, k string, ov, nv any, removedRule, addedRule strin
 	// An enum gone altogether admits every value, where removing its
 	// values one by one would seem to narrow it.
 	if ov != nil && ol == nil || nv != nil && nl == nil || k == "enum" && nv == nil {
-		d.schemaEdit(SchemaChanged, kp, ov, nv, edit{ptr: ptr, key: k, val: nv, remove: nv == nil})
+		d.schemaEdit(SchemaChanged, kp, present(ov, ov != nil), present(nv, nv != nil), edit{ptr: ptr, key: k, val: nv, remove: nv == nil})
 		return
 	}
 	// Members are matched by key, not pairwise: an enum of thousands of
@@ -341,7 +452,7 @@ func (d *differ) members(ptr, k string, ov, nv any, removedRule, addedRule strin
 	okeys, nkeys := memberKeys(ol), memberKeys(nl)
 	inOld, inNew := keySet(okeys), keySet(nkeys)
 	for i, x := range ol {
-		if okeys[i] != "" && inNew[okeys[i]] || !d.spend(removedRule, kp, x, nil) {
+		if okeys[i] != "" && inNew[okeys[i]] {
 			continue
 		}
 		// ol without every member equal to x (none, when x is equal to
@@ -352,13 +463,13 @@ func (d *differ) members(ptr, k string, ov, nv any, removedRule, addedRule strin
 				rest = append(rest, y)
 			}
 		}
-		d.decide(removedRule, kp, x, nil, edit{ptr: ptr, key: k, val: rest, remove: len(rest) == 0 && k == "required"})
+		d.schemaEdit(removedRule, kp, x, absent, edit{ptr: ptr, key: k, val: rest, remove: len(rest) == 0 && k == "required"})
 	}
 	for i, y := range nl {
-		if nkeys[i] != "" && inOld[nkeys[i]] || !d.spend(addedRule, kp, nil, y) {
+		if nkeys[i] != "" && inOld[nkeys[i]] {
 			continue
 		}
-		d.decide(addedRule, kp, nil, y, edit{ptr: ptr, key: k, val: append(slices.Clone(ol), y)})
+		d.schemaEdit(addedRule, kp, absent, y, edit{ptr: ptr, key: k, val: append(slices.Clone(ol), y)})
 	}
 }
 
@@ -369,7 +480,7 @@ func (d *differ) properties(ptr string, ov, nv any) {
 	nm, _ := nv.(map[string]any)
 	kp := ptr + "/properties"
 	if ov != nil && om == nil || nv != nil && nm == nil {
-		d.schemaEdit(SchemaChanged, kp, ov, nv, edit{ptr: ptr, key: "properties", val: nv, remove: nv == nil})
+		d.schemaEdit(SchemaChanged, kp, present(ov, ov != nil), present(nv, nv != nil), edit{ptr: ptr, key: "properties", val: nv, remove: nv == nil})
 		return
 	}
 	if om == nil {
@@ -384,9 +495,9 @@ func (d *differ) properties(ptr string, ov, nv any) {
 		case inO && inN:
 			d.walk(x, y, sp)
 		case inO:
-			d.schemaEdit(PropertyRemoved, sp, x, nil, edit{ptr: kp, key: name, remove: true})
+			d.schemaEdit(PropertyRemoved, sp, x, absent, edit{ptr: kp, key: name, remove: true})
 		default:
-			d.schemaEdit(PropertyAdded, sp, nil, y, edit{ptr: kp, key: name, val: y})
+			d.schemaEdit(PropertyAdded, sp, absent, y, edit{ptr: kp, key: name, val: y})
 		}
 	}
 }
@@ -400,12 +511,18 @@ func (d *differ) replace(ptr string, n any) edit {
 	return edit{ptr: parent, key: last, val: n}
 }
 
-// schemaEdit reports a change of the schema, classified by the engine's
-// verdict on that change alone, applied to the old document.
+// schemaEdit records a change of the schema, made by an edit of the old
+// document; schemaChanges decides it.
 func (d *differ) schemaEdit(rule, ptr string, o, n any, e edit) {
-	if d.spend(rule, ptr, o, n) {
-		d.decide(rule, ptr, o, n, e)
+	d.changes = append(d.changes, change{rule: rule, ptr: ptr, o: o, n: n, e: e})
+}
+
+// present is v where it is there, else absent.
+func present(v any, there bool) any {
+	if !there {
+		return absent
 	}
+	return v
 }
 
 // spend takes the work of deciding a change from the comparison's budget;
@@ -415,11 +532,15 @@ func (d *differ) spend(rule, ptr string, o, n any) bool {
 	if d.work.spend(d.old, d.new) {
 		return true
 	}
-	d.out = append(d.out, Finding{Rule: rule, Class: Undecided, Pointer: d.prefix + ptr, Old: o, New: n, Unexamined: true})
+	f := d.finding(rule, Undecided, ptr, o, n, nil, false)
+	f.Unexamined = true
+	d.out = append(d.out, f)
 	return false
 }
 
-// decide classifies a change whose work is paid for (see schemaEdit).
+// decide classifies a change whose work is paid for, alone: made to the
+// old document. An example of a breaking change is confirmed against the
+// whole documents, so that it shows what the whole change breaks.
 func (d *differ) decide(rule, ptr string, o, n any, e edit) {
 	changed := d.apply(e)
 	sub, super := changed, d.old // what the agent now produces must be in what consumers read
@@ -440,13 +561,13 @@ func (d *differ) decide(rule, ptr string, o, n any, e edit) {
 		d.proofs = append(d.proofs, localProof{node: node, kept: kept, ok: localYes})
 		return
 	}
-	if w, ok := inclusion.Witness(sub, super); ok && confirmed(w, sub, super) {
+	if w, ok := inclusion.Witness(sub, super); ok && confirmed(w, d.sub, d.super) {
 		d.add(rule, Breaking, ptr, o, n, w, true)
 		return
 	}
 	if isLocal {
 		if w, ok := inclusion.Witness(lsub, lsuper); ok {
-			if x, ok := lift(sub, node, w); ok && confirmed(x, sub, super) {
+			if x, ok := lift(d.sub, node, w); ok && confirmed(x, d.sub, d.super) {
 				d.add(rule, Breaking, ptr, o, n, x, true)
 				return
 			}
@@ -482,7 +603,19 @@ func confirms(s, t *jsonschema.Schema, w any) bool {
 }
 
 func (d *differ) add(rule string, c Class, ptr string, o, n, example any, hasExample bool) {
-	d.out = append(d.out, Finding{Rule: rule, Class: c, Pointer: d.prefix + ptr, Old: o, New: n, Example: example, HasExample: hasExample})
+	d.out = append(d.out, d.finding(rule, c, ptr, o, n, example, hasExample))
+}
+
+// finding makes a finding; o and n are absent or a value.
+func (d *differ) finding(rule string, c Class, ptr string, o, n, example any, hasExample bool) Finding {
+	f := Finding{Rule: rule, Class: c, Pointer: d.prefix + ptr, Example: example, HasExample: hasExample}
+	if o != absent {
+		f.Old, f.HasOld = o, true
+	}
+	if n != absent {
+		f.New, f.HasNew = n, true
+	}
+	return f
 }
 
 // apply returns a copy of the old document with e made.

@@ -31,11 +31,17 @@ var positive = map[string]bool{
 
 // together are the keywords that decide a value together with a keyword:
 // each is compared with the others of its group.
+// Every pair of keywords whose meaning depends on the other must be in
+// one group, in every draft the validator reads: a keyword compared
+// without its partner is compared with a different meaning (draft 4's
+// exclusiveMaximum is a flag that changes what maximum means).
 var together = [][]string{
 	{"properties", "patternProperties", "additionalProperties"},
 	{"prefixItems", "items", "additionalItems"},
 	{"contains", "minContains", "maxContains"},
 	{"if", "then", "else"},
+	{"minimum", "exclusiveMinimum"},
+	{"maximum", "exclusiveMaximum"},
 }
 
 // local returns, for an edit of the old document (changed is the document
@@ -49,7 +55,7 @@ func (d *differ) local(e edit, changed any) (before, after any, node string, kep
 			node, kw = parent, last // a member of properties, an item of allOf
 		}
 	}
-	if kw == "" || !positivePath(node) || !refsClear(d.old, node) || !refsClear(changed, node) {
+	if kw == "" || !positivePath(d.old, node) || !positivePath(changed, node) || !refsClear(d.old, node) || !refsClear(changed, node) {
 		return nil, nil, "", nil, false
 	}
 	o, ok1 := inclusion.At(d.old, node)
@@ -146,14 +152,27 @@ func apart(a, b localProof) bool {
 	return !a.kept[jsonpointer.Unescape(first)]
 }
 
-// positivePath reports whether the schema at ptr is reached from the root
-// through positive keywords only.
-func positivePath(ptr string) bool {
+// positivePath reports whether the schema at ptr in doc is reached from
+// the root through positive keywords only. contains is positive only
+// where no maxContains stands beside it: a narrower contains matches
+// fewer items, so more arrays keep under the most it allows.
+func positivePath(doc any, ptr string) bool {
 	segs := segments(ptr)
+	at := doc
 	for i := 0; i < len(segs); i++ {
 		member, ok := positive[segs[i]]
 		if !ok {
 			return false
+		}
+		if segs[i] == "contains" {
+			m, isObj := at.(map[string]any)
+			if _, bounded := m["maxContains"]; !isObj || bounded {
+				return false
+			}
+		}
+		at = step(at, segs[i])
+		if member && i+1 < len(segs) {
+			at = step(at, segs[i+1])
 		}
 		if member {
 			i++
@@ -163,6 +182,20 @@ func positivePath(ptr string) bool {
 		}
 	}
 	return true
+}
+
+// step is the value of a member of an object, or an item of a list; nil
+// where there is none.
+func step(v any, seg string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return x[seg]
+	case []any:
+		if i, err := strconv.Atoi(seg); err == nil && i >= 0 && i < len(x) {
+			return x[i]
+		}
+	}
+	return nil
 }
 
 func segments(ptr string) []string {

@@ -325,11 +325,11 @@ func findingText(f contractdiff.Finding) string {
 		ptr = "(root)" // the whole agent
 	}
 	line := fmt.Sprintf("%s: %s: %s", ptr, f.Class, r.Doc)
-	if f.Old != nil || f.New != nil {
-		line += fmt.Sprintf(": %s -> %s", shown(f.Old), shown(f.New))
+	if f.HasOld || f.HasNew {
+		line += fmt.Sprintf(": %s -> %s", shown(f.Old, f.HasOld), shown(f.New, f.HasNew))
 	}
 	if f.HasExample {
-		line += fmt.Sprintf(" (for instance %s)", clipped(shown(f.Example), maxShownExample))
+		line += fmt.Sprintf(" (for instance %s)", clipped(shown(f.Example, true), maxShownExample))
 	}
 	if f.Unexamined {
 		line += " (not examined: the comparison spent its work budget on the changes before it)"
@@ -420,9 +420,10 @@ func clipped(s string, max int) string {
 	return fmt.Sprintf("%s… (%d bytes in all; --json shows it whole)", textcut.Prefix(s, max), len(s))
 }
 
-// shown writes a value of a finding as JSON; an absent one as "none".
-func shown(v any) string {
-	if v == nil {
+// shown writes a value of a finding as JSON (null as null); an absent
+// one as "none".
+func shown(v any, present bool) string {
+	if !present {
 		return "none"
 	}
 	b, err := json.Marshal(v)
