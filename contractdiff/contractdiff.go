@@ -1,10 +1,13 @@
 // Package contractdiff compares two versions of an agent's contract and
 // classifies each change by the direction data flows: the output is
 // produced by the agent and read by consumers, so it may narrow; the input
-// is produced by callers, so it may widen. The class of a schema change is
-// a proof from the inclusion engine (the changed schema included in the
-// old one, or a value that shows it is not), or "undecided" where the
-// engine has neither; the rules (see Rules) explain the change to a person.
+// is produced by callers, so it may widen. The verdict on a schema is a
+// proof about the whole documents: compatible when the inclusion engine
+// proves the new output within the old (the old input within the new),
+// breaking only with a value the validator confirms against both whole
+// documents, and undecided where there is neither. The findings list each
+// change to explain the verdict (see schemaChanges), and the rules (see
+// Rules) explain a change to a person.
 package contractdiff
 
 import (

@@ -18,11 +18,13 @@ const (
 // Categories of rules.
 const (
 	// CategorySchema rules explain a change of the input or output schema;
-	// the class of each finding is the inclusion engine's verdict on that
-	// change alone, and the rule's classes are what a plain case gets.
+	// the class of each finding is the inclusion engine's verdict on the
+	// whole change where it proves it compatible, else on that change
+	// alone (breaking only with an example confirmed against the whole),
+	// and the rule's classes are what a plain case gets.
 	CategorySchema = "schema"
 	// CategoryCombined rules report what the changes of one schema do
-	// together, where each alone was proved compatible.
+	// together, where no change alone says it.
 	CategoryCombined = "combined"
 	// CategoryAnnotation rules report a change of text no validator reads.
 	CategoryAnnotation = "annotation"
@@ -58,7 +60,7 @@ var Rules = []Rule{
 	{PatternChanged, CategorySchema, Undecided, Undecided, "a pattern or format changed, added or removed, which the engine cannot compare"},
 	{RefChanged, CategorySchema, Undecided, Undecided, "a $ref points elsewhere"},
 	{SchemaChanged, CategorySchema, Undecided, Undecided, "any other constraint keyword added, removed or changed, or a schema replaced"},
-	{ChangesCombined, CategoryCombined, Breaking, Breaking, "changes each compatible alone are not together"},
+	{ChangesCombined, CategoryCombined, Breaking, Breaking, "the whole change breaks where no change alone shows it, or is not proved where each change alone is"},
 	{AnnotationChanged, CategoryAnnotation, Compatible, Compatible, "a title, description, examples, default or comment changed"},
 	{ProvidesChanged, CategoryContract, Breaking, Breaking, "capabilities.provides changed: callers find the agent by it"},
 	{OutputRenamed, CategoryContract, Breaking, Breaking, "output.name changed"},
