@@ -293,10 +293,21 @@ func printFindings(e cli.Env, fs []contractdiff.Finding, format string, new *bui
 			if agent == "" {
 				err = enc.Encode(f)
 			} else {
-				err = enc.Encode(struct {
-					Agent string `json:"agent"`
-					contractdiff.Finding
-				}{agent, f})
+				// The finding's own members after the agent's: a struct
+				// embedding Finding would take its MarshalJSON and lose
+				// the agent.
+				var name, body []byte
+				if name, err = json.Marshal(agent); err == nil {
+					if body, err = json.Marshal(f); err == nil {
+						line := append([]byte(`{"agent":`), name...)
+						if len(body) > 2 {
+							line = append(append(line, ','), body[1:]...)
+						} else {
+							line = append(line, '}')
+						}
+						_, err = fmt.Fprintf(e.Stdout, "%s\n", line)
+					}
+				}
 			}
 		case "github-actions":
 			err = writeFindingAction(e, f, new, prefix)
