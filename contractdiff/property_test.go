@@ -12,6 +12,7 @@ import (
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/inclusion"
+	"agentc.dev/agentc/internal/schemagen"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/testmodel"
@@ -112,7 +113,7 @@ func counterexample(t *testing.T, rng *rand.Rand, sub, super any) (int, any) {
 				return n, bad
 			}
 			for range derivedPerSeed {
-				if bad := try(changeValue(rng, v, consts)); bad != nil {
+				if bad := try(schemagen.Mutate(rng, v, consts)); bad != nil {
 					return n, bad
 				}
 			}
@@ -173,7 +174,7 @@ func outputOf(a plan.Agent) json.RawMessage {
 // changeSchema returns a copy of doc with one or two of the changes the
 // rules name made at subschemas picked at random.
 func changeSchema(rng *rand.Rand, doc any) any {
-	doc = cloneJSON(doc)
+	doc = schemagen.Clone(doc)
 	for range 1 + rng.IntN(2) {
 		var nodes []map[string]any
 		inclusion.Walk(doc, func(_, _ string, sub any) {
@@ -302,59 +303,7 @@ func constants(docs ...any) []any {
 	return out
 }
 
-// changeValue returns a copy of v with one member, item or the whole
-// replaced, added or removed, from consts.
-func changeValue(rng *rand.Rand, v any, consts []any) any {
-	v = cloneJSON(v)
-	switch x := v.(type) {
-	case map[string]any:
-		keys := slices.Sorted(maps.Keys(x))
-		switch {
-		case len(keys) > 0 && rng.IntN(3) == 0:
-			delete(x, pick(rng, keys))
-		case len(keys) > 0 && rng.IntN(2) == 0:
-			k := pick(rng, keys)
-			x[k] = changeValue(rng, x[k], consts)
-		default:
-			if name, ok := pick(rng, consts).(string); ok {
-				x[name] = cloneJSON(pick(rng, consts))
-			}
-		}
-		return x
-	case []any:
-		switch {
-		case len(x) > 0 && rng.IntN(3) == 0:
-			return x[:len(x)-1]
-		case len(x) > 0 && rng.IntN(2) == 0:
-			i := rng.IntN(len(x))
-			x[i] = changeValue(rng, x[i], consts)
-			return x
-		default:
-			return append(x, cloneJSON(pick(rng, consts)))
-		}
-	}
-	return cloneJSON(pick(rng, consts))
-}
-
 func pick[T any](rng *rand.Rand, l []T) T { return l[rng.IntN(len(l))] }
-
-func cloneJSON(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, y := range x {
-			m[k] = cloneJSON(y)
-		}
-		return m
-	case []any:
-		l := make([]any, len(x))
-		for i, y := range x {
-			l[i] = cloneJSON(y)
-		}
-		return l
-	}
-	return v
-}
 
 func equalJSON(a, b any) bool { return js(a) == js(b) }
 
