@@ -143,13 +143,8 @@ func (f *FS) Open(name string) (fs.File, error) {
 		}
 		return &memFile{name: name, data: data, r: bytes.NewReader(data)}, nil
 	}
-	file, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
+	file, fi, err := openStat(path)
 	if err != nil {
-		return nil, err
-	}
-	fi, err := file.Stat()
-	if err != nil {
-		file.Close()
 		return nil, err
 	}
 	switch {

@@ -72,13 +72,8 @@ func kind(m os.FileMode) string {
 // FIFO, device, socket or directory is refused without blocking: the
 // file is opened without waiting for a FIFO's writer, then checked.
 func Open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
+	f, fi, err := openStat(path)
 	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
@@ -86,6 +81,21 @@ func Open(path string) (*os.File, error) {
 		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 	return f, nil
+}
+
+// openStat opens path for reading without waiting for a FIFO's writer,
+// and says what it opened: the caller refuses what it must not read.
+func openStat(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
 
 // Read reads the regular file at path whole, failing with a
