@@ -23,40 +23,32 @@ var allowed = map[string][]string{
 	"cmd/agentc":         {"internal/cli", "internal/gcpace"},
 	"cmd/agentc-runtime": {"internal/runcmd", "internal/gcpace"},
 	"internal/cli":       {"*"},
-	"internal/runcmd":    {"internal/project", "internal/userfile", "runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext"},
+	"internal/runcmd":    {"internal/leaf/project", "internal/leaf/userfile", "runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext"},
 	"internal/gcpace":    {},
 	"internal/vetcase":   {},
-	"manifest":           {"internal/userfile", "plan"},
-	"compile":            {"internal/project", "internal/userfile", "manifest", "digest", "plan", "inclusion", "internal/jsonpointer", "cost", "internal/constraint"},
-	"cost":               {"internal/userfile", "plan"},
+	"manifest":           {"internal/leaf/userfile", "plan"},
+	"compile":            {"internal/leaf/project", "internal/leaf/userfile", "manifest", "digest", "plan", "inclusion", "internal/leaf/jsonpointer", "cost", "constraint"},
+	"cost":               {"internal/leaf/userfile", "plan"},
 	"digest":             {},
-	"contractdiff":       {"plan", "inclusion", "digest", "internal/jsonpointer", "runtime/testmodel"},
-	"inclusion":          {"internal/jsonpointer", "internal/pattern", "plan"},
-	"plan":               {"internal/userfile", "digest", "internal/jsonpointer", "internal/pattern"},
-	"runtime":            {"internal/userfile", "runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "internal/textcut", "cost"},
-	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/jsonpointer", "telemetry"},
+	"contractdiff":       {"plan", "inclusion", "digest", "internal/leaf/jsonpointer", "runtime/testmodel"},
+	"inclusion":          {"internal/leaf/jsonpointer", "internal/leaf/pattern", "plan"},
+	"plan":               {"internal/leaf/userfile", "digest", "internal/leaf/jsonpointer", "internal/leaf/pattern"},
+	"runtime":            {"internal/leaf/userfile", "runtime", "plan", "digest", "inclusion", "internal/leaf/jsonpointer", "internal/leaf/textcut", "cost"},
+	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/leaf/jsonpointer", "telemetry"},
 	"internal/devserver": {},
-	"agenttest":          {"internal/userfile", "plan", "runtime", "internal/constraint", "internal/cueproc"},
-	"runview":            {"internal/userfile", "runtime", "plan", "cost"},
-	"approval":           {"plan", "runtime", "digest", "internal/constraint", "internal/cueproc"},
+	"agenttest":          {"internal/leaf/userfile", "plan", "runtime", "constraint", "internal/leaf/cueproc"},
+	"runview":            {"internal/leaf/userfile", "runtime", "plan", "cost"},
+	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime"},
 	"telemetry/otlp":     {"runtime", "telemetry"},
 
-	// A leaf the library packages share.
-	"internal/jsonpointer": {},
-	"internal/textcut":     {},
-	"internal/atomicfile":  {},
-	"internal/userfile":    {},
-	// JSON Schema's regular expressions, read as ECMA-262, matched in bounded time.
-	"internal/pattern": {},
-	// The directories of the project a directory belongs to.
-	"internal/project": {},
+	// The leaves: small packages any layer may use, which import nothing
+	// of agentc's (TestImportDirection holds them to it).
+	"internal/leaf": {},
 	// Text from parties agentc does not trust, made safe for a terminal.
 	"internal/termtext": {"digest"},
-	// CUE over a model's values, evaluated in a bounded child process.
-	"internal/cueproc": {},
 	// CUE constraints a plan keeps as written, compiled (vet, test, run).
-	"internal/constraint": {"plan"},
+	"constraint": {"plan"},
 	// Random schemas, changes of them and values near them, for tests.
 	"internal/schemagen": {"inclusion", "plan", "runtime/testmodel"},
 }
@@ -79,9 +71,10 @@ var forbidden = map[string][]string{
 	"telemetry":      {"cuelang.org/go", "github.com/spf13/cobra", "go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters"},
 	"telemetry/otlp": {"cuelang.org/go", "github.com/spf13/cobra"},
 
-	"internal/jsonpointer": {"cuelang.org/go", "github.com/spf13/cobra"},
-	"internal/termtext":    {"cuelang.org/go", "github.com/spf13/cobra"},
-	"internal/cueproc":     {"cuelang.org/go", "github.com/spf13/cobra"},
+	"internal/leaf/jsonpointer": {"cuelang.org/go", "github.com/spf13/cobra"},
+	"internal/leaf/textcut":     {"cuelang.org/go", "github.com/spf13/cobra"},
+	"internal/leaf/cueproc":     {"cuelang.org/go", "github.com/spf13/cobra"},
+	"internal/termtext":         {"cuelang.org/go", "github.com/spf13/cobra"},
 }
 
 // under tells whether the package path p is pkg or below it.
@@ -136,6 +129,9 @@ func TestImportDirection(t *testing.T) {
 				key = pkg
 			}
 			ok := under(target, key)
+			if key == "internal/leaf" {
+				ok = under(target, pkg) // a leaf uses no other leaf either
+			}
 			for _, a := range allowed[key] {
 				if a == "*" || under(target, a) {
 					ok = true

@@ -22,8 +22,8 @@ import (
 	"cuelang.org/go/cue/token"
 	cuejson "cuelang.org/go/encoding/json"
 
-	"agentc.dev/agentc/internal/constraint"
-	"agentc.dev/agentc/internal/cueproc"
+	"agentc.dev/agentc/constraint"
+	"agentc.dev/agentc/internal/leaf/cueproc"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"agentc.dev/agentc/internal/cueproc"
+	"agentc.dev/agentc/internal/leaf/cueproc"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )

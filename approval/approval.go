@@ -18,9 +18,9 @@ import (
 	"cuelang.org/go/cue/token"
 	cuejson "cuelang.org/go/encoding/json"
 
+	"agentc.dev/agentc/constraint"
 	"agentc.dev/agentc/digest"
-	"agentc.dev/agentc/internal/constraint"
-	"agentc.dev/agentc/internal/cueproc"
+	"agentc.dev/agentc/internal/leaf/cueproc"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )

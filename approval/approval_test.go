@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"agentc.dev/agentc/approval"
-	"agentc.dev/agentc/internal/cueproc"
+	"agentc.dev/agentc/internal/leaf/cueproc"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )

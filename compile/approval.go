@@ -5,7 +5,7 @@ import (
 
 	"cuelang.org/go/cue"
 
-	"agentc.dev/agentc/internal/constraint"
+	"agentc.dev/agentc/constraint"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )

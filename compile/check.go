@@ -16,8 +16,8 @@ import (
 
 	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/digest"
-	"agentc.dev/agentc/internal/project"
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/project"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )

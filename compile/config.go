@@ -17,8 +17,8 @@ import (
 	"cuelang.org/go/cue/token"
 	cueyaml "cuelang.org/go/encoding/yaml"
 
-	"agentc.dev/agentc/internal/project"
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/project"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )

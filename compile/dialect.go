@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"agentc.dev/agentc/digest"
-	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/plan"
 )
 

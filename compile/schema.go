@@ -21,7 +21,7 @@ import (
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/inclusion"
-	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )

@@ -9,7 +9,7 @@ import (
 	"cuelang.org/go/cue"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/plan"
 )
 

@@ -22,7 +22,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"agentc.dev/agentc/inclusion"
-	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/plan"
 )
 

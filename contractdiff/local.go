@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"agentc.dev/agentc/inclusion"
-	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/runtime/testmodel"
 )
 

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 )
 

@@ -197,7 +197,7 @@ func (l *Lock) Compare(e Entry) (moved Moves, ok bool) {
 
 // FindLock returns the lock file of the first of dirs that holds one, or
 // "" when none does. Callers pass the directories of a project, nearest
-// first (package internal/project), so that a lock file above the project
+// first (package internal/leaf/project), so that a lock file above the project
 // applies to nothing in it.
 func FindLock(dirs ...string) string {
 	for _, d := range dirs {

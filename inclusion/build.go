@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"agentc.dev/agentc/internal/jsonpointer"
-	"agentc.dev/agentc/internal/pattern"
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/pattern"
 	"agentc.dev/agentc/plan"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )

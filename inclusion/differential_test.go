@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"agentc.dev/agentc/inclusion"
-	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/internal/schemagen"
 	"agentc.dev/agentc/plan"
 	"github.com/santhosh-tekuri/jsonschema/v6"

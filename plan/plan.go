@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"agentc.dev/agentc/digest"
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 // Format is the plan format this package writes and reads.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"agentc.dev/agentc/internal/jsonpointer"
-	"agentc.dev/agentc/internal/pattern"
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/pattern"
 )
 
 // SchemaURL is the base URL a schema is compiled under. It is never
@@ -31,7 +31,7 @@ func (hermeticLoader) Load(u string) (any, error) {
 // CompileSchema compiles a schema document under JSON Schema 2020-12 (or
 // the draft its $schema declares) with a loader that reads nothing, with
 // format asserted (a contract that says "format": "date" means it), and
-// with patterns read as ECMA-262 (package internal/pattern), the dialect
+// with patterns read as ECMA-262 (package internal/leaf/pattern), the dialect
 // JSON Schema names. The compiler and the runtime both compile schemas
 // here, so a value is valid to one exactly when it is valid to the other.
 func CompileSchema(doc any) (*jsonschema.Schema, error) {

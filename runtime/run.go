@@ -17,8 +17,8 @@ import (
 	"golang.org/x/text/message"
 
 	"agentc.dev/agentc/cost"
-	"agentc.dev/agentc/internal/jsonpointer"
-	"agentc.dev/agentc/internal/textcut"
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"

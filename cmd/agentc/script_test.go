@@ -22,8 +22,8 @@ import (
 
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/cli/cuecmd"
-	"agentc.dev/agentc/internal/cueproc"
 	"agentc.dev/agentc/internal/devserver"
+	"agentc.dev/agentc/internal/leaf/cueproc"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/approval"
-	"agentc.dev/agentc/internal/cueproc"
+	"agentc.dev/agentc/internal/leaf/cueproc"
 	"agentc.dev/agentc/internal/runcmd"
 	agentrt "agentc.dev/agentc/runtime"
 )

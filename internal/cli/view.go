@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/cost"
-	"agentc.dev/agentc/internal/atomicfile"
+	"agentc.dev/agentc/internal/leaf/atomicfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/internal/runcmd"
-	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"

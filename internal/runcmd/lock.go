@@ -10,8 +10,8 @@ import (
 	"slices"
 
 	"agentc.dev/agentc/digest"
-	"agentc.dev/agentc/internal/project"
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/project"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 )
 
@@ -27,7 +27,7 @@ type runLock struct {
 
 // openLock reads the lock file named by --lock or, without it, the nearest
 // agentc.sum in dir (the agent's directory) or a directory above it in its
-// project (package internal/project).
+// project (package internal/leaf/project).
 func openLock(e Env, f Flags, dir string) (*runLock, error) {
 	l := &runLock{path: f.lock, require: f.requireLock, stderr: e.Stderr}
 	if l.path == "" {

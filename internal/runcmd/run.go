@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"agentc.dev/agentc/cost"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/internal/termtext"
-	"agentc.dev/agentc/internal/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"

@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"agentc.dev/agentc/digest"
-	"agentc.dev/agentc/internal/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
 )
 
 // Change is one difference between two JSON values.

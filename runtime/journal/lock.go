@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 // Lock is the right to write a journal, held for a run's life: an

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"agentc.dev/agentc/digest"
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 // Journal is a journal file, read.

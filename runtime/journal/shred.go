@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"agentc.dev/agentc/digest"
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 // The functions here walk valid JSON, so a value's end is found by

@@ -47,7 +47,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"agentc.dev/agentc/internal/textcut"
+	"agentc.dev/agentc/internal/leaf/textcut"
 )
 
 // Marker replaces every secret.

@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"agentc.dev/agentc/internal/atomicfile"
 	"agentc.dev/agentc/internal/cli"
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/atomicfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 func newCompileCmd(e cli.Env) *cobra.Command {

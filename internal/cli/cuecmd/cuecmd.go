@@ -15,7 +15,7 @@ import (
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/internal/cli"
-	"agentc.dev/agentc/internal/cueproc"
+	"agentc.dev/agentc/internal/leaf/cueproc"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )

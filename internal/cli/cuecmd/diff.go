@@ -17,8 +17,8 @@ import (
 
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/internal/cli"
-	"agentc.dev/agentc/internal/jsonpointer"
-	"agentc.dev/agentc/internal/textcut"
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/plan"
 )
 

@@ -16,8 +16,8 @@ import (
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/cli"
-	"agentc.dev/agentc/internal/project"
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/project"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
@@ -520,7 +520,7 @@ func addContract(lock *digest.Lock, p *plan.Plan) error {
 func sortedNames(m map[string]digest.Entry) []string { return slices.Sorted(maps.Keys(m)) }
 
 // findLock returns the lock file for a working directory: the nearest
-// agentc.sum in its project (package internal/project), else agentc.sum
+// agentc.sum in its project (package internal/leaf/project), else agentc.sum
 // at the project root, else in the directory itself.
 func findLock(dir string) string {
 	dirs := project.Dirs(dir)

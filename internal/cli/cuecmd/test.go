@@ -19,9 +19,9 @@ import (
 
 	"agentc.dev/agentc/agenttest"
 	"agentc.dev/agentc/internal/cli"
-	"agentc.dev/agentc/internal/cueproc"
+	"agentc.dev/agentc/internal/leaf/cueproc"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/internal/runcmd"
-	"agentc.dev/agentc/internal/userfile"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/fault"
 )

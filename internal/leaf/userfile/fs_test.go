@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 // fsName returns the fs.FS name of a host path in f.

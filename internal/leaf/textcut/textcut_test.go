@@ -3,7 +3,7 @@ package textcut_test
 import (
 	"testing"
 
-	"agentc.dev/agentc/internal/textcut"
+	"agentc.dev/agentc/internal/leaf/textcut"
 )
 
 func TestPrefix(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 // FuzzReadFrom: ReadFrom returns the bytes whole when there are no more

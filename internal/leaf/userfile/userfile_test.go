@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"agentc.dev/agentc/internal/userfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 func TestReadBound(t *testing.T) {
