@@ -270,6 +270,11 @@ func (b *BatchClient) RunFunc() batch.RunFunc {
 		}
 		var rep agentrt.Report
 		err = b.c.GetWorkflow(ctx, id, "").Get(ctx, &rep)
+		if r := EndedReport(err); r != nil {
+			// A run that failed, or was cancelled: its report is the
+			// failure's details.
+			rep, err = *r, nil
+		}
 		var app *sdktemporal.ApplicationError
 		switch {
 		case err == nil && before:

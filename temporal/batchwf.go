@@ -96,7 +96,11 @@ type BatchRef struct {
 
 // batch is the batch workflow.
 func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error) {
-	p, err := plan.Read("the batch's plan", in.Run.Plan)
+	data, err := planJSON(in.Run.Plan)
+	if err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+	}
+	p, err := plan.Read("the batch's plan", data)
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
 	}

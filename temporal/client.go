@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -19,6 +20,7 @@ import (
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
+	sdktemporal "go.temporal.io/sdk/temporal"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -154,9 +156,16 @@ const cancelWait = time.Minute
 // Wait waits for a run's report. When ctx ends first, the run is
 // cancelled, as an interrupt cancels a local run, and its report (which
 // says it was interrupted) is waited for a while longer.
+//
+// A run that failed (FailureType) or was cancelled ends its workflow so,
+// with its report in the failure's details: Wait returns that report, as
+// it returns a succeeding run's, and a nil error.
 func Wait(ctx context.Context, c client.Client, run client.WorkflowRun) (*agentrt.Report, error) {
 	var rep agentrt.Report
 	err := run.Get(ctx, &rep)
+	if r := EndedReport(err); r != nil {
+		return r, nil
+	}
 	if err != nil && ctx.Err() != nil {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
 		defer cancel()
@@ -164,11 +173,44 @@ func Wait(ctx context.Context, c client.Client, run client.WorkflowRun) (*agentr
 			return nil, fmt.Errorf("temporal: run %s: cancelling it: %w", run.GetID(), cerr)
 		}
 		err = run.Get(wctx, &rep)
+		if r := EndedReport(err); r != nil {
+			return r, nil
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("temporal: run %s: %w", run.GetID(), err)
 	}
 	return &rep, nil
+}
+
+// EndedReport returns the report a run's workflow failed or was cancelled
+// with, given the error reading its result returned; nil for any other
+// error (a plan refused, an input the agent refuses, the server out of
+// reach), which holds no report.
+func EndedReport(err error) *agentrt.Report {
+	if err == nil {
+		return nil
+	}
+	var app *sdktemporal.ApplicationError
+	var canceled *sdktemporal.CanceledError
+	var rep agentrt.Report
+	switch {
+	case errors.As(err, &app) && isRunFailure(app.Type()) && app.HasDetails():
+		if app.Details(&rep) == nil {
+			return &rep
+		}
+	case errors.As(err, &canceled) && canceled.HasDetails():
+		if canceled.Details(&rep) == nil {
+			return &rep
+		}
+	}
+	return nil
+}
+
+// isRunFailure reports whether typ is the type of a run's failure
+// (FailureType), which carries the run's report.
+func isRunFailure(typ string) bool {
+	return typ == FailUnapproved || strings.HasPrefix(typ, FailBound) || strings.HasPrefix(typ, FailOutcome)
 }
 
 // Submit starts a run and waits for its report (Start, then Wait).
@@ -211,7 +253,11 @@ func Export(ctx context.Context, c client.Client, workflowID, runID string, note
 					return h, nil, fmt.Errorf("workflow %s: %w", workflowID, err)
 				}
 			}
-			p, err := plan.Read("the workflow's plan", in.Plan)
+			data, err := planJSON(in.Plan)
+			if err != nil {
+				return h, nil, fmt.Errorf("workflow %s: %w", workflowID, err)
+			}
+			p, err := plan.Read("the workflow's plan", data)
 			if err != nil {
 				return h, nil, fmt.Errorf("workflow %s: %w", workflowID, err)
 			}
@@ -223,7 +269,7 @@ func Export(ctx context.Context, c client.Client, workflowID, runID string, note
 			switch name := a.GetActivityType().GetName(); name {
 			case ServersActivity:
 				serversAt = ev.GetEventId()
-			case EffectActivity:
+			case ModelActivity, ToolActivity, EffectActivity:
 				var in EffectInput
 				if err := dc.FromPayloads(a.GetInput(), &in); err != nil {
 					return h, nil, fmt.Errorf("workflow %s: event %d: %w", workflowID, ev.GetEventId(), err)

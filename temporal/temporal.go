@@ -13,7 +13,9 @@
 package temporal
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	agentrt "agentc.dev/agentc/runtime"
@@ -25,7 +27,14 @@ import (
 const (
 	// Workflow is the workflow type of a run.
 	Workflow = "agentc.run"
-	// EffectActivity makes one model or tool call.
+	// ModelActivity makes one model call, ToolActivity one tool call: an
+	// activity's type says which kind of effect it makes, so that a
+	// history and the SDK's metrics tell them apart.
+	ModelActivity = "agentc.model"
+	ToolActivity  = "agentc.tool"
+	// EffectActivity made either kind of call in the runs a worker
+	// started before activity types said the kind: workers still serve
+	// it, and the runs started then still schedule it.
 	EffectActivity = "agentc.effect"
 	// ServersActivity starts a plan's mcp servers on a worker and
 	// returns the tools they offer, which the workflow shows the model.
@@ -48,12 +57,69 @@ const (
 	ErrRefused = "agentc.refused"
 )
 
+// A run that ends without succeeding (FailureType) ends its workflow as
+// failed, with an ApplicationError whose type is one of these, whose
+// message says why, and whose details are the run's report: Temporal's
+// UI and ExecutionStatus='Failed' find it, and the client still gets the
+// whole report (Wait). A run's workflow is never retried: it has no
+// retry policy, and the error is non-retryable.
+const (
+	// FailBound is the prefix of the type of a run that a bound ended
+	// (a budget, the deadline, its rounds): "agentc.bound.deadline",
+	// "agentc.bound.tool_budget", "agentc.bound.token_budget" (even when
+	// an answer arrived), "agentc.bound.rounds", "agentc.bound.answer_turns".
+	FailBound = "agentc.bound."
+	// FailUnapproved is a run that ended on a call no one could approve.
+	FailUnapproved = "agentc.unapproved"
+	// FailOutcome is the prefix of the type of a run that ended without
+	// an answer, no bound tripped: "agentc.outcome.error" (the answer
+	// broke its contract past its retries, a provider or tool failed it).
+	FailOutcome = "agentc.outcome."
+)
+
+// FailureType returns the type of the ApplicationError a run's workflow
+// fails with, given the run's report; "" for a run that succeeded, which
+// is one whose exit code, run here, would be 0: an answer, no bound
+// tripped. An interrupted run is neither: its workflow was cancelled, and
+// ends as cancelled with the report as the cancellation's details.
+func FailureType(rep *agentrt.Report) string {
+	switch {
+	case rep.Unapproved:
+		return FailUnapproved
+	case rep.Bound != "" && rep.Bound != agentrt.BoundNone:
+		return FailBound + rep.Bound
+	case rep.Outcome != agentrt.OutcomeOK:
+		return FailOutcome + rep.Outcome
+	}
+	return ""
+}
+
+// Search attributes a run's workflow sets, each a Keyword, when the
+// worker found them registered on its namespace
+// (Worker.CheckSearchAttributes): the agent and digests when the run
+// starts, its outcome and bound when it ends.
+const (
+	SearchAgent    = "AgentcAgent"
+	SearchPlan     = "AgentcPlan"
+	SearchContract = "AgentcContract"
+	SearchOutcome  = "AgentcOutcome"
+	SearchBound    = "AgentcBound"
+)
+
+// SearchAttributes are the names of the search attributes a run sets, in
+// the order an operator registers them.
+func SearchAttributes() []string {
+	return []string{SearchAgent, SearchPlan, SearchContract, SearchOutcome, SearchBound}
+}
+
 // RunInput is a run workflow's input: the plan as compiled, and what a
 // local run takes on its command line.
 type RunInput struct {
-	// Plan is the plan file, byte for byte; it holds the plans of the
-	// agents it calls. A batch's run has none: its plan is its batch's.
-	Plan []byte `json:"plan,omitempty"`
+	// Plan is the plan file, a JSON object, as it reads in the history;
+	// it holds the plans of the agents it calls. A batch's run has none:
+	// its plan is its batch's. (Runs started before the plan was an
+	// object hold it as a base64 string, which planJSON reads too.)
+	Plan json.RawMessage `json:"plan,omitempty"`
 	// Batch, when set, is the batch the run is an item of: the plan is in
 	// its input, and it is told when the run ends.
 	Batch *BatchRef `json:"batch,omitempty"`
@@ -76,6 +142,20 @@ type RunInput struct {
 	// was submitted under (Start takes it from its context): the run's
 	// spans, recorded by the workers, go under it.
 	TraceParent string `json:"traceparent,omitempty"`
+}
+
+// planJSON returns the plan a workflow's input holds: the object itself,
+// or the bytes of the base64 string an older input holds.
+func planJSON(raw json.RawMessage) ([]byte, error) {
+	t := bytes.TrimLeft(raw, " \t\r\n")
+	if len(t) == 0 || t[0] != '"' {
+		return raw, nil
+	}
+	var b []byte
+	if err := json.Unmarshal(t, &b); err != nil {
+		return nil, fmt.Errorf("the plan is a string, but not one in base64: %v", err)
+	}
+	return b, nil
 }
 
 // Budgets are a run's budget overrides, as a workflow's input carries

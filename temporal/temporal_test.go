@@ -120,6 +120,11 @@ func startWorker(t testing.TB, c client.Client, queue string, m agentrt.Model, a
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The dev server has agentc's search attributes: the worker's runs
+	// set them.
+	if missing, err := w.CheckSearchAttributes(context.Background(), "default"); err != nil || len(missing) > 0 {
+		t.Fatalf("the dev server's search attributes: %v missing (%v)", missing, err)
+	}
 	tw := worker.New(c, queue, temporal.Options())
 	w.Register(tw)
 	if err := tw.Start(); err != nil {

@@ -82,9 +82,10 @@ type Worker struct {
 	allowed map[digest.Digest]bool
 
 	mu      sync.Mutex
-	runs    map[string]*workerRun  // by workflow and run ID
-	built   map[string]*builtAgent // by plan digest, provider, seed and agent path
-	batches map[BatchRef][]byte    // the plans of batches, by the batch run whose input holds it
+	runs    map[string]*workerRun        // by workflow and run ID
+	built   map[string]*builtAgent       // by plan digest, provider, seed and agent path
+	batches map[BatchRef]json.RawMessage // the plans of batches, by the batch run whose input holds it
+	search  searchSet                    // the search attributes registered (CheckSearchAttributes)
 }
 
 // workerRun is what a worker knows of a run it makes effects for.
@@ -119,7 +120,7 @@ func NewWorker(c client.Client, opts WorkerOptions) (*Worker, error) {
 	if len(opts.Allowed) == 0 && !opts.AllowAnyPlan {
 		return nil, errors.New("temporal: a worker needs the plans it may run (WorkerOptions.Allowed), or AllowAnyPlan")
 	}
-	return &Worker{opts: opts, client: c, allowed: allowSet(opts.Allowed), runs: map[string]*workerRun{}, built: map[string]*builtAgent{}, batches: map[BatchRef][]byte{}}, nil
+	return &Worker{opts: opts, client: c, allowed: allowSet(opts.Allowed), runs: map[string]*workerRun{}, built: map[string]*builtAgent{}, batches: map[BatchRef]json.RawMessage{}}, nil
 }
 
 // Options returns the options of a Temporal worker that serves agentc's
@@ -133,6 +134,8 @@ func Options() worker.Options {
 // Register registers the run workflow and its activities on r.
 func (w *Worker) Register(r worker.Registry) {
 	w.RegisterWorkflow(r)
+	r.RegisterActivityWithOptions(w.effect, activity.RegisterOptions{Name: ModelActivity})
+	r.RegisterActivityWithOptions(w.effect, activity.RegisterOptions{Name: ToolActivity})
 	r.RegisterActivityWithOptions(w.effect, activity.RegisterOptions{Name: EffectActivity})
 	r.RegisterActivityWithOptions(w.servers, activity.RegisterOptions{Name: ServersActivity})
 	r.RegisterActivityWithOptions(w.batchPlan, activity.RegisterOptions{Name: planActivity})
@@ -271,6 +274,9 @@ func (w *Worker) runOf(ctx context.Context) (*workerRun, error) {
 			return nil, err
 		}
 	}
+	if in.Plan, err = planJSON(in.Plan); err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
+	}
 	p, err := plan.Read("the workflow's plan", in.Plan)
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
@@ -313,7 +319,7 @@ func firstEvent(ctx context.Context, c client.Client, workflowID, runID string) 
 // batchPlan returns the plan of a batch's runs, read from the input of
 // the batch run that started them, once on this worker; it must be the
 // plan of digest.
-func (w *Worker) batchPlan(ctx context.Context, ref BatchRef, digest string) ([]byte, error) {
+func (w *Worker) batchPlan(ctx context.Context, ref BatchRef, digest string) (json.RawMessage, error) {
 	w.mu.Lock()
 	data, ok := w.batches[ref]
 	w.mu.Unlock()
@@ -331,7 +337,7 @@ func (w *Worker) batchPlan(ctx context.Context, ref BatchRef, digest string) ([]
 
 // BatchPlan reads the plan of a batch's runs from the input of the batch
 // run that started them; it must be the plan of digest.
-func BatchPlan(ctx context.Context, c client.Client, ref BatchRef, digest string) ([]byte, error) {
+func BatchPlan(ctx context.Context, c client.Client, ref BatchRef, digest string) (json.RawMessage, error) {
 	in, err := ReadBatchInput(ctx, c, ref.Workflow, ref.Run)
 	if err != nil {
 		return nil, err
@@ -340,7 +346,11 @@ func BatchPlan(ctx context.Context, c client.Client, ref BatchRef, digest string
 		return nil, sdktemporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("batch %s runs plan %s, not %s", ref.Workflow, in.Run.Digest, digest), ErrPlan, nil)
 	}
-	return in.Run.Plan, nil
+	data, err := planJSON(in.Run.Plan)
+	if err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("batch %s: %v", ref.Workflow, err), ErrPlan, nil)
+	}
+	return data, nil
 }
 
 // ReadBatchInput reads a batch workflow's input from its history (runID

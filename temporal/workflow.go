@@ -14,6 +14,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
 	"agentc.dev/agentc/telemetry"
@@ -48,6 +49,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	fail := func(typ string, err error) error {
 		return sdktemporal.NewNonRetryableApplicationError(secrets.String(err.Error()), typ, nil)
 	}
+	// Runs started before version 1 (opsVersion) schedule every call as
+	// EffectActivity, set no search attribute, and complete whatever
+	// their outcome: their histories replay as they were made.
+	ops := workflow.GetVersion(ctx, opsChange, workflow.DefaultVersion, opsVersion) >= opsVersion
 	if in.Batch != nil {
 		// Its batch is told when it ends, however it ends.
 		defer tellBatch(ctx, in.Batch)
@@ -57,12 +62,29 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 			return nil, fail(ErrPlan, fmt.Errorf("reading the plan of batch %s: %v", in.Batch.Workflow, err))
 		}
 	}
-	p, err := plan.Read("the workflow's plan", in.Plan)
+	data, err := planJSON(in.Plan)
+	if err != nil {
+		return nil, fail(ErrPlan, err)
+	}
+	p, err := plan.Read("the workflow's plan", data)
 	if err != nil {
 		return nil, fail(ErrPlan, err)
 	}
 	if string(p.Digests.Plan) != in.Digest {
 		return nil, fail(ErrPlan, fmt.Errorf("the plan's digest is %s, but the run was submitted for %s", p.Digests.Plan, in.Digest))
+	}
+	// The search attributes this run sets: those the worker that first
+	// ran this code found registered, recorded in the history so that a
+	// replay on any worker sets the same (an unregistered one would fail
+	// the workflow task).
+	var search searchSet
+	if ops {
+		if err := workflow.SideEffect(ctx, func(workflow.Context) any { return w.registered() }).Get(&search); err != nil {
+			return nil, err
+		}
+		if err := search.upsert(ctx, SearchAgent, p.Agent.Name, SearchPlan, string(p.Digests.Plan), SearchContract, string(p.Digests.Contract)); err != nil {
+			return nil, err
+		}
 	}
 	// Before anything of the plan is built or run.
 	if err := w.checkPlan(p); err != nil {
@@ -127,7 +149,7 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		Provider: in.Provider,
 		Secrets:  secrets,
 		Clock:    clock{ctx},
-		Effector: &effector{ctx: ctx, cancel: cancel},
+		Effector: &effector{ctx: ctx, cancel: cancel, typed: ops},
 		Content:  content,
 		// A call that needs approval waits for a signal (agentc approve).
 		Approver: w.approver(sa),
@@ -139,7 +161,45 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	if err != nil {
 		return nil, fail(ErrInput, err)
 	}
+	if !ops {
+		return rep, nil
+	}
+	if err := search.upsert(ctx, SearchOutcome, rep.Outcome, SearchBound, rep.Bound); err != nil {
+		return nil, err
+	}
+	if err := ended(ctx, rep, secrets); err != nil {
+		return nil, err
+	}
 	return rep, nil
+}
+
+// opsChange and opsVersion name the change, in workflow.GetVersion's
+// terms, that gave runs what operators read: activity types by kind,
+// search attributes, and a failed workflow for a failed run.
+const (
+	opsChange  = "agentc.operators"
+	opsVersion = workflow.Version(1)
+)
+
+// ended is how a run's workflow ends, given the run's report: nil, to
+// complete with the report as its result, when the run succeeded; cancelled, with
+// the report as the details, when it was cancelled; failed otherwise,
+// never retried, with an ApplicationError whose type is FailureType's and
+// whose details are the report. The report is the runtime's, redacted of
+// the run's secrets; the message is redacted again.
+func ended(ctx workflow.Context, rep *agentrt.Report, secrets *redact.Set) error {
+	if rep.Interrupted && ctx.Err() != nil {
+		return sdktemporal.NewCanceledError(rep)
+	}
+	typ := FailureType(rep)
+	if typ == "" {
+		return nil
+	}
+	msg := fmt.Sprintf("the run ended with outcome %s, bound %s", rep.Outcome, rep.Bound)
+	if rep.Error != "" {
+		msg += ": " + rep.Error
+	}
+	return sdktemporal.NewNonRetryableApplicationError(secrets.String(msg), typ, nil, rep)
 }
 
 // traceParent reads a W3C traceparent; an invalid one is no parent.
@@ -253,6 +313,20 @@ func (workerOnly) Complete(context.Context, *agentrt.Request) (*agentrt.Response
 type effector struct {
 	ctx    workflow.Context
 	cancel context.CancelFunc
+	// typed schedules each call as the activity of its kind
+	// (activityOf); else as EffectActivity, as runs did before.
+	typed bool
+}
+
+// activityOf is the activity type of an effect of kind.
+func activityOf(kind string) string {
+	switch kind {
+	case journal.KindModel:
+		return ModelActivity
+	case journal.KindTool:
+		return ToolActivity
+	}
+	return EffectActivity
 }
 
 func (e *effector) Make(_ context.Context, ef *agentrt.Effect) (json.RawMessage, error) {
@@ -273,8 +347,12 @@ func (e *effector) Make(_ context.Context, ef *agentrt.Effect) (json.RawMessage,
 		ao.ScheduleToCloseTimeout = left
 		ao.StartToCloseTimeout = min(callTimeout, left)
 	}
+	name := EffectActivity
+	if e.typed {
+		name = activityOf(ef.Kind)
+	}
 	var out EffectResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(e.ctx, ao), EffectActivity, EffectInput{Effect: *ef}).Get(e.ctx, &out)
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(e.ctx, ao), name, EffectInput{Effect: *ef}).Get(e.ctx, &out)
 	var canceled *sdktemporal.CanceledError
 	var timeout *sdktemporal.TimeoutError
 	switch {

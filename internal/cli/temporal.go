@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -231,6 +232,15 @@ directory). It stops on SIGINT or SIGTERM.`,
 				return err
 			}
 			defer w.Close()
+			// Runs set agentc's search attributes only where the namespace
+			// has them: a worker says which it lacks, and goes on without.
+			switch missing, err := w.CheckSearchAttributes(ctx, t.namespace); {
+			case err != nil:
+				fmt.Fprintf(e.Stderr, "agentc: WARNING: runs will set no search attribute (AgentcAgent, ...): %v\n", err)
+			case len(missing) > 0:
+				fmt.Fprintf(e.Stderr, "agentc: WARNING: namespace %s lacks the search attributes %s: runs will not set them until they are registered, by an operator of the cluster, and the worker started again: %s\n",
+					t.namespace, joinMissing(missing), temporal.RegisterCommand(t.namespace, missing))
+			}
 			tw := worker.New(c, t.taskQueue, temporal.Options())
 			w.Register(tw)
 			if err := tw.Start(); err != nil {
@@ -254,6 +264,15 @@ directory). It stops on SIGINT or SIGTERM.`,
 	cmd.Flags().StringArrayVar(&allow, "allow", nil, "run the plans of this plan digest, plan file or lock file (agentc.sum), and no other (repeatable)")
 	cmd.Flags().BoolVar(&anyPlan, "insecure-allow-any-plan", false, "run any plan a client sends: any program, as this user (development only)")
 	return cmd
+}
+
+// joinMissing lists search attributes a namespace lacks.
+func joinMissing(missing []temporal.MissingSearchAttribute) string {
+	names := make([]string, len(missing))
+	for i, m := range missing {
+		names[i] = m.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 // allowedNote is what a worker's start line says of the plans it runs.

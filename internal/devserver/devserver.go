@@ -24,6 +24,11 @@ import (
 	"go.temporal.io/sdk/client"
 )
 
+// SearchAttributes are the search attributes a server has registered on
+// its default namespace: those of package temporal, which a test there
+// holds to this list.
+var SearchAttributes = []string{"AgentcAgent", "AgentcPlan", "AgentcContract", "AgentcOutcome", "AgentcBound"}
+
 // Server is a running dev server.
 type Server struct {
 	// HostPort is the address of its front end, for clients and workers.
@@ -82,8 +87,14 @@ func start() (*Server, error) {
 	s := &Server{HostPort: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &bytes.Buffer{}}
 	// The default poll rate makes each round trip of a workflow take about
 	// 250 ms; this makes it tens.
-	s.cmd = exec.Command(prog, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--log-level", "error", "--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000")
+	args := []string{"server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--log-level", "error", "--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000"}
+	// The search attributes agentc's runs set (temporal.SearchAttributes),
+	// registered on the default namespace as an operator registers them.
+	for _, name := range SearchAttributes {
+		args = append(args, "--search-attribute", name+"=Keyword")
+	}
+	s.cmd = exec.Command(prog, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
