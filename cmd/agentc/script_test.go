@@ -104,7 +104,8 @@ func TestScripts(t *testing.T) {
 			// (see otlp_test.go).
 			"otlpreceiver": otlpReceiver,
 			// temporal starts a Temporal dev server for the script, stopped
-			// when it ends, and sets $TEMPORAL to its address. Scripts that
+			// when it ends, and sets $TEMPORAL to its address and
+			// $TEMPORAL_CLI to the temporal program. Scripts that
 			// use it skip first where the [temporal] condition is false.
 			"temporal": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 0 {
@@ -116,6 +117,8 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Defer(s.Stop)
 				ts.Setenv("TEMPORAL", s.HostPort)
+				prog, _ := devserver.Program()
+				ts.Setenv("TEMPORAL_CLI", prog)
 			},
 			// cue ARGS... runs the cue command of the CUE version agentc
 			// builds with (built the first time, see tools_test.go).
