@@ -273,6 +273,14 @@ func TestOperatorsFindRuns(t *testing.T) {
 	}
 }
 
+// TestDevServerSearchAttributes: the dev server the tests start registers
+// the search attributes runs set, every one.
+func TestDevServerSearchAttributes(t *testing.T) {
+	if !slices.Equal(devserver.SearchAttributes, temporal.SearchAttributes()) {
+		t.Errorf("the dev server registers %v; runs set %v", devserver.SearchAttributes, temporal.SearchAttributes())
+	}
+}
+
 // searchAttrs reads a workflow's search attributes, each a Keyword.
 func searchAttrs(t *testing.T, fields map[string]*commonpb.Payload) map[string]string {
 	t.Helper()
