@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -386,5 +387,54 @@ func noSecretInHistory(t *testing.T, ctx context.Context, c client.Client, id, s
 	}
 	if n == 0 {
 		t.Errorf("%s: no history", id)
+	}
+}
+
+// holding is a model whose calls wait until their context ends; called
+// is closed at the first.
+type holding struct {
+	once   sync.Once
+	called chan struct{}
+}
+
+func (m *holding) Complete(ctx context.Context, _ *agentrt.Request) (*agentrt.Response, error) {
+	m.once.Do(func() { close(m.called) })
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestCancelledRun: a client that stops waiting cancels its run, which
+// ends interrupted, its workflow cancelled (not completed, not failed)
+// with the report as the cancellation's details, which the client gets.
+func TestCancelledRun(t *testing.T) {
+	s := devserver.Start(t)
+	c := dial(t, s)
+	data := labeller(t, labelSchema)
+	m := &holding{called: make(chan struct{})}
+	startWorker(t, c, "cancel", m, data)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := temporal.Start(ctx, c, data, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "cancel", WorkflowID: "cancel-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-m.called:
+		case <-ctx.Done():
+		}
+		stop()
+	}()
+	rep, err := temporal.Wait(wctx, c, run)
+	if err != nil || !rep.Interrupted || rep.Agent != "label" {
+		t.Fatalf("the cancelled run's report: %+v, %v; want it interrupted", rep, err)
+	}
+	d, err := c.DescribeWorkflowExecution(ctx, "cancel-1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := d.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED {
+		t.Errorf("the cancelled run's status: %s", st)
 	}
 }
