@@ -174,7 +174,15 @@ A worker reads the provider keys from its own environment (OPENAI_API_KEY,
 ANTHROPIC_API_KEY), and never passes them to a tool: a plan whose tool's env
 names one of agentc's keys (or a variable holding one) is refused, allowed or
 not. Its tools' relative paths resolve against --dir (default: the working
-directory). It stops on SIGINT or SIGTERM.`,
+directory). It stops on SIGINT or SIGTERM.
+
+A run that does not succeed (any exit code but 0 had it run here) ends its
+workflow as failed, with the bound or outcome as the error's type and the
+report as its details; the client still prints the report and exits as a
+local run. Runs set the search attributes AgentcAgent, AgentcPlan,
+AgentcContract, AgentcOutcome and AgentcBound (Keywords) where the namespace
+has them registered: the worker checks at start, and says which are missing
+and the command that registers them.`,
 		Example: `  agentc digest --write examples/issue-triage.cue
   agentc worker --temporal localhost:7233 --allow agentc.sum
   agentc run examples/issue-triage.cue --temporal localhost:7233 --input @issue.json`,
