@@ -441,3 +441,26 @@ func TestCancelledRun(t *testing.T) {
 		t.Errorf("the cancelled run's status: %s", st)
 	}
 }
+
+// TestReplayBefore: histories recorded by the run workflow as it was
+// before activity types by kind, search attributes and failed workflows
+// (testdata/history: a run that answered, and one its tool budget ended;
+// every call an agentc.effect, the plan in base64, the workflow completed)
+// replay on today's code, so that runs started then go on once their
+// workers are upgraded.
+func TestReplayBefore(t *testing.T) {
+	w, err := temporal.NewWorker(nil, temporal.WorkerOptions{
+		ModelFor:     func(*plan.Plan, string, int64) (agentrt.Model, error) { return refusing{}, nil },
+		AllowAnyPlan: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"before-ops-ok", "before-ops-budget"} {
+		replayer := worker.NewWorkflowReplayer()
+		w.RegisterWorkflow(replayer)
+		if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "history", name+".json")); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
