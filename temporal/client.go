@@ -118,6 +118,8 @@ func Start(ctx context.Context, c client.Client, data []byte, in RunInput, opts 
 	if queue == "" {
 		queue = DefaultTaskQueue
 	}
+	// No retry policy: Temporal runs the workflow once, and a run that
+	// failed (FailureType) stays failed until it is submitted again.
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, Workflow, in)
 	if err != nil {
 		return nil, fmt.Errorf("temporal: starting the run: %w", err)

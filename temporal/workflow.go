@@ -182,11 +182,12 @@ const (
 )
 
 // ended is how a run's workflow ends, given the run's report: nil, to
-// complete with the report as its result, when the run succeeded; cancelled, with
-// the report as the details, when it was cancelled; failed otherwise,
-// never retried, with an ApplicationError whose type is FailureType's and
-// whose details are the report. The report is the runtime's, redacted of
-// the run's secrets; the message is redacted again.
+// complete with the report as its result, when the run succeeded;
+// cancelled, with the report as the details, when it was cancelled;
+// failed otherwise, never retried, with an ApplicationError whose type is
+// FailureType's and whose details are the report. The report is the
+// runtime's, redacted of the run's secrets; the message is redacted
+// again.
 func ended(ctx workflow.Context, rep *agentrt.Report, secrets *redact.Set) error {
 	if rep.Interrupted && ctx.Err() != nil {
 		return sdktemporal.NewCanceledError(rep)
