@@ -154,8 +154,13 @@ func TestOperatorsFindRuns(t *testing.T) {
 		if err := app.Details(&details); err != nil || details.Outcome != r.outcome || details.Bound != r.bound || details.Agent != "label" {
 			t.Errorf("%s: the failure's details: %+v (%v); want the report", r.id, details, err)
 		}
-		if d.GetWorkflowExecutionInfo().GetHistoryLength() == 0 || d.GetExecutionConfig().GetTaskQueue().GetName() != "ops" {
-			t.Errorf("%s: %v", r.id, d)
+		// Started with no retry policy: it ran once, and stays failed.
+		start, err := c.GetWorkflowHistory(ctx, r.id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT).Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := start.GetWorkflowExecutionStartedEventAttributes(); a.GetRetryPolicy() != nil || a.GetAttempt() != 1 {
+			t.Errorf("%s: retry policy %v, attempt %d; want none, the first", r.id, a.GetRetryPolicy(), a.GetAttempt())
 		}
 	}
 
