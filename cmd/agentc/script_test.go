@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 		"tcpconnect":          tcpConnect,
 		"nolandlock":          nolandlock,
 		"nouserns":            nouserns,
+		"hupdefault":          hupdefault,
 	})
 }
 
