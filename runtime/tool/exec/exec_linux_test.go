@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"agentc.dev/agentc/internal/await"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
 )
@@ -55,15 +56,16 @@ func needSetsid(t *testing.T) {
 // readPID waits, up to 10 s, for a script to write a pid to the file.
 func readPID(t *testing.T, file string) int {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(file); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
-				return pid
-			}
-		}
+	isPID := func(b []byte) bool {
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
 	}
-	t.Fatalf("no pid in %s", filepath.Base(file))
-	return 0
+	b, err := await.File(file, isPID, 10*time.Second)
+	if err != nil {
+		t.Fatalf("no pid in %s: %v", filepath.Base(file), err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
 }
 
 // state is a process's state as /proc shows it: 'Z' a zombie, 0 none.
@@ -184,11 +186,9 @@ func TestParentDeath(t *testing.T) {
 	pid := readPID(t, filepath.Join(base, "pid"))
 	helper.Process.Kill()
 	helper.Wait()
-	for deadline := time.Now().Add(5 * time.Second); !gone(pid); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the program (%d) outlived the process that ran it\n%s", pid, stderr.String())
-		}
+	if err := await.ProcessEnd(pid, 5*time.Second); err != nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the program outlived the process that ran it: %v\n%s", err, stderr.String())
 	}
 	// Orphaned, it came to this process, which reaps it.
 	var ws syscall.WaitStatus
