@@ -54,7 +54,7 @@ func checkJUnitRoot(t *testing.T, report []byte) {
 			}
 			for _, a := range se.Attr {
 				if !slices.Contains(junitRootAttrs, a.Name.Local) {
-					t.Errorf("testsuites carries %s=%q, which the schema does not allow it", a.Name.Local, a.Value)
+					t.Errorf("testsuites carries %s=%q, which the schema does not allow there", a.Name.Local, a.Value)
 				}
 			}
 			return
