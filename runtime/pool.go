@@ -24,6 +24,7 @@ type Pool struct {
 	held     int64 // reserved by calls in flight
 	inflight int
 	queue    []*poolWaiter // first come, first served
+	waiting  func()        // the tests': called, p.mu held, when a reservation starts to wait
 }
 
 // poolWaiter is a reservation waiting its turn.
@@ -126,6 +127,9 @@ func (p *Pool) reserve(ctx context.Context, w *poolWaiter) (*Reservation, error)
 	p.mu.Lock()
 	p.queue = append(p.queue, w)
 	p.grant()
+	if p.waiting != nil && w.res == nil && w.err == nil {
+		p.waiting()
+	}
 	p.mu.Unlock()
 	select {
 	case <-w.done:

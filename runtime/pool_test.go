@@ -25,6 +25,7 @@ import (
 func TestPoolReserve(t *testing.T) {
 	ctx := context.Background()
 	p := agentrt.NewPool(1000)
+	waits := agentrt.PoolWaits(p)
 	a, err := p.Reserve(ctx, 600)
 	if err != nil {
 		t.Fatal(err)
@@ -40,11 +41,7 @@ func TestPoolReserve(t *testing.T) {
 		}
 		got <- err
 	}()
-	select {
-	case err := <-got:
-		t.Fatalf("500 tokens were granted with 600 of 1000 held: %v", err)
-	case <-time.After(50 * time.Millisecond):
-	}
+	waiting(t, waits, got, "500 tokens with 600 of 1000 held")
 	a.Settle(450) // 550 left, none held: the waiter fits
 	if err := <-got; err != nil {
 		t.Fatal(err)
@@ -63,10 +60,11 @@ func TestPoolReserve(t *testing.T) {
 func TestPoolWaiterRefused(t *testing.T) {
 	ctx := context.Background()
 	p := agentrt.NewPool(1000)
+	waits := agentrt.PoolWaits(p)
 	a, _ := p.Reserve(ctx, 700)
 	got := make(chan error, 1)
 	go func() { _, err := p.Reserve(ctx, 500); got <- err }()
-	time.Sleep(20 * time.Millisecond)
+	waiting(t, waits, got, "500 tokens with 700 of 1000 held")
 	a.Settle(700)
 	if err := <-got; !isPoolError(err, 500, 300) {
 		t.Fatalf("got %v, want a refusal of 500 with 300 left", err)
@@ -79,6 +77,7 @@ func TestPoolWaiterRefused(t *testing.T) {
 func TestPoolRest(t *testing.T) {
 	ctx := context.Background()
 	p := agentrt.NewPool(1000)
+	waits := agentrt.PoolWaits(p)
 	a, _ := p.Reserve(ctx, 100)
 	rest := make(chan *agentrt.Reservation, 1)
 	go func() {
@@ -88,7 +87,7 @@ func TestPoolRest(t *testing.T) {
 		}
 		rest <- r
 	}()
-	time.Sleep(20 * time.Millisecond)
+	waiting(t, waits, rest, "the rest while a call is in flight")
 	small := make(chan error, 1)
 	go func() {
 		r, err := p.Reserve(ctx, 10)
@@ -97,23 +96,16 @@ func TestPoolRest(t *testing.T) {
 		}
 		small <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
-	select {
-	case r := <-rest:
-		t.Fatalf("the rest (%d) was granted while a call was in flight", r.Tokens())
-	case err := <-small:
-		t.Fatalf("a small call jumped the queue: %v", err)
-	default:
-	}
+	waiting(t, waits, small, "a small call behind the rest")
 	a.Settle(100)
 	r := <-rest
 	if r.Tokens() != 900 {
 		t.Errorf("the rest holds %d, want 900", r.Tokens())
 	}
-	select {
-	case err := <-small:
-		t.Fatalf("a call was granted while the rest was held: %v", err)
-	case <-time.After(20 * time.Millisecond):
+	// The settle granted, under the pool's lock, all it would: the small
+	// call waits still.
+	if s := p.State(); s.InFlight != 1 || s.Held != 900 {
+		t.Fatalf("a call was granted while the rest was held: %+v", s)
 	}
 	r.Settle(300)
 	if err := <-small; err != nil {
@@ -128,11 +120,12 @@ func TestPoolRest(t *testing.T) {
 // reservations behind it are served.
 func TestPoolCancel(t *testing.T) {
 	p := agentrt.NewPool(1000)
+	waits := agentrt.PoolWaits(p)
 	a, _ := p.Reserve(context.Background(), 900)
 	ctx, cancel := context.WithCancel(context.Background())
 	got := make(chan error, 1)
 	go func() { _, err := p.Reserve(ctx, 500); got <- err }()
-	time.Sleep(20 * time.Millisecond)
+	waiting(t, waits, got, "500 tokens with 900 of 1000 held")
 	after := make(chan error, 1)
 	go func() {
 		r, err := p.Reserve(context.Background(), 50)
@@ -141,7 +134,7 @@ func TestPoolCancel(t *testing.T) {
 		}
 		after <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	waiting(t, waits, after, "50 tokens behind a waiting call")
 	cancel()
 	if err := <-got; !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
@@ -226,6 +219,17 @@ func TestPoolOverReportedNeverOverspent(t *testing.T) {
 	r.Settle(-1 << 40)
 	if p.Spent() != 0 || p.Remaining() != 100 {
 		t.Errorf("a negative report: %d spent, %d left", p.Spent(), p.Remaining())
+	}
+}
+
+// waiting waits until a reservation starts to wait in the pool, and fails
+// if the goroutine making it reports first: it was granted or refused.
+func waiting[T any](t *testing.T, waits <-chan struct{}, reported <-chan T, what string) {
+	t.Helper()
+	select {
+	case <-waits:
+	case v := <-reported:
+		t.Fatalf("%s did not wait: %v", what, v)
 	}
 }
 

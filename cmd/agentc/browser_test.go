@@ -51,7 +51,7 @@ func chromiumCondition() bool {
 }
 
 // browse opens the page file in a headless browser, waits for it to load
-// (its scripts have run then), and does what do says.
+// and for its script to mark it ready, and does what do says.
 func browse(ts *testscript.TestScript, page string, do func(ctx context.Context) error) {
 	prog, why := chromium()
 	if prog == "" {
@@ -73,6 +73,11 @@ func browse(ts *testscript.TestScript, page string, do func(ctx context.Context)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(screenWidth, screenHeight), chromedp.Navigate(u.String())); err != nil {
 		ts.Fatalf("opening %s in %s: %v", page, prog, err)
 	}
+	// The page says it is ready: its script, the last thing it runs,
+	// counts its calls on the body.
+	if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS("body[data-calls]"))); err != nil {
+		ts.Fatalf("%s: its script never marked it ready: %v", page, err)
+	}
 	if err := do(ctx); err != nil {
 		ts.Fatalf("%s: %v", page, err)
 	}
@@ -91,12 +96,17 @@ func screenshot(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: screenshot PAGE PNG [SELECTOR...]")
 	}
 	browse(ts, args[0], func(ctx context.Context) error {
-		r, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+		// The screenshot is of the frame last painted: the promise
+		// resolves once a frame after the scroll has been (the second
+		// animation frame after it starts when the first is painted).
+		r, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`new Promise(done => {
 			const t = document.querySelector("#timeline");
 			t.scrollIntoView();
-			const r = t.getBoundingClientRect();
-			return [r.left, r.top, r.right, r.bottom];
-		})()`))
+			requestAnimationFrame(() => requestAnimationFrame(() => {
+				const r = t.getBoundingClientRect();
+				done([r.left, r.top, r.right, r.bottom]);
+			}));
+		})`, chromedp.EvalAwaitPromise))
 		if err != nil {
 			return err
 		}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -111,7 +113,7 @@ func TestPreCommitHooks(t *testing.T) {
 }
 
 // TestPreCommitLocalHooks: the local hooks docs/ci.md shows run what
-// .pre-commit-hooks.yaml declares, with agentc built from this module.
+// .pre-commit-hooks.yaml declares, with the agentc on the PATH.
 func TestPreCommitLocalHooks(t *testing.T) {
 	type hook struct {
 		ID, Name, Entry, Language, Files string
@@ -142,22 +144,67 @@ func TestPreCommitLocalHooks(t *testing.T) {
 	if len(config.Repos) != 1 || config.Repos[0].Repo != "local" {
 		t.Fatalf("want one local repo, got %+v", config.Repos)
 	}
-	mod, err := os.ReadFile("../../go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	module, _, _ := strings.Cut(strings.TrimPrefix(string(mod), "module "), "\n")
 	local := config.Repos[0].Hooks
 	if len(local) != len(declared) {
 		t.Fatalf("%d local hooks, %d declared", len(local), len(declared))
 	}
 	for i, h := range local {
 		d := declared[i]
-		if h.ID != d.ID || h.Name != d.Name || h.Entry != d.Entry || h.Language != d.Language || h.Files != d.Files || h.PassFilenames != d.PassFilenames {
+		if h.ID != d.ID || h.Name != d.Name || h.Entry != d.Entry || h.Files != d.Files || h.PassFilenames != d.PassFilenames {
 			t.Errorf("local hook %+v differs from the declared %+v", h, d)
 		}
-		if want := module + "/cmd/agentc@latest"; len(h.Deps) != 1 || h.Deps[0] != want {
-			t.Errorf("hook %s: additional_dependencies %v, want [%s]", h.ID, h.Deps, want)
+		// No module proxy serves agentc's module, so a local hook cannot
+		// have pre-commit build it: it runs the agentc on the PATH.
+		if h.Language != "system" || len(h.Deps) != 0 {
+			t.Errorf("hook %s: language %s, additional_dependencies %v; want language system and none", h.ID, h.Language, h.Deps)
 		}
+	}
+}
+
+// installByPath is an install or run of one of this module's packages by
+// module path and version, which no module proxy serves.
+var installByPath = regexp.MustCompile(`agentc\.dev/agentc[\w./-]*@`)
+
+// TestNoInstallByModulePath: no document, hook or workflow of the
+// repository tells anyone to install agentc by module path and version
+// (go install agentc.dev/agentc/cmd/agentc@latest, or a hook's
+// additional_dependencies): nothing serves that path, and agentc is
+// installed from a clone.
+func TestNoInstallByModulePath(t *testing.T) {
+	checked := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); name == ".git" || path == filepath.Join("../..", "testdata", "corpora") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".md", ".yaml", ".yml", ".sh":
+		default:
+			if filepath.Base(filepath.Dir(path)) != "ci" { // docs/ci/pre-commit
+				return nil
+			}
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		checked++
+		for i, line := range strings.Split(string(data), "\n") {
+			if m := installByPath.FindString(line); m != "" {
+				t.Errorf("%s:%d: %s names a version of agentc's module path, which nothing serves: install from a clone (go install ./cmd/agentc)", path, i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 10 {
+		t.Fatalf("checked %d files; the walk missed the documents", checked)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/creack/pty"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -57,6 +56,7 @@ func ptyExec(ts *testscript.TestScript, neg bool, args []string) {
 	var mu sync.Mutex
 	var shown bytes.Buffer
 	done := make(chan struct{})
+	more := make(chan struct{}, 1) // something more was shown
 	go func() {
 		defer close(done)
 		buf := make([]byte, 4096)
@@ -65,6 +65,10 @@ func ptyExec(ts *testscript.TestScript, neg bool, args []string) {
 			mu.Lock()
 			shown.Write(buf[:n])
 			mu.Unlock()
+			select {
+			case more <- struct{}{}:
+			default:
+			}
 			if err != nil {
 				return
 			}
@@ -87,7 +91,7 @@ func ptyExec(ts *testscript.TestScript, neg bool, args []string) {
 			select {
 			case <-done:
 				return
-			case <-time.After(20 * time.Millisecond):
+			case <-more:
 			}
 		}
 	}()

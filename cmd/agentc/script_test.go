@@ -20,6 +20,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"agentc.dev/agentc/internal/await"
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/cli/cuecmd"
 	"agentc.dev/agentc/internal/devserver"
@@ -44,6 +45,7 @@ func TestMain(m *testing.M) {
 		"tcpconnect":          tcpConnect,
 		"nolandlock":          nolandlock,
 		"nouserns":            nouserns,
+		"hupdefault":          hupdefault,
 	})
 }
 
@@ -204,7 +206,8 @@ func TestScripts(t *testing.T) {
 				}
 			},
 			// waitfor FILE REGEXP waits, up to 60 s (a loaded machine is slow), until the file
-			// matches: for synchronising with a command in the background.
+			// matches: for synchronising with a command in the background. It waits on the
+			// writes to the file's directory (package await), not for a while.
 			"waitfor": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 2 {
 					ts.Fatalf("usage: waitfor FILE REGEXP")
@@ -213,12 +216,9 @@ func TestScripts(t *testing.T) {
 				if err != nil {
 					ts.Fatalf("waitfor: %v", err)
 				}
-				for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-					if data, err := os.ReadFile(ts.MkAbs(args[0])); err == nil && re.Match(data) {
-						return
-					}
+				if _, err := await.File(ts.MkAbs(args[0]), re.Match, 60*time.Second); err != nil {
+					ts.Fatalf("waitfor: %s did not match %q: %v", args[0], args[1], err)
 				}
-				ts.Fatalf("waitfor: %s did not match %q within 60s", args[0], args[1])
 			},
 			// gone FILE waits, up to 10 s, until the process whose pid the
 			// file holds has ended: it no longer exists, or is a zombie
@@ -238,10 +238,8 @@ func TestScripts(t *testing.T) {
 					}
 					return
 				}
-				for deadline := time.Now().Add(10 * time.Second); !ended(pid); time.Sleep(10 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						ts.Fatalf("process %d still runs", pid)
-					}
+				if err := await.ProcessEnd(pid, 10*time.Second); err != nil {
+					ts.Fatalf("gone: %v", err)
 				}
 			},
 			// samejson A B FIELD... checks that two JSON objects have equal

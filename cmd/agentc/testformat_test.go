@@ -38,6 +38,7 @@ func TestTestJUnit(t *testing.T) {
 	if err := xml.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("the report is not XML: %v\n%s", err, stdout.String())
 	}
+	checkJUnitRoot(t, stdout.Bytes())
 	if rep.Tests != 2 || rep.Failures != 1 || len(rep.Suites) != 1 || len(rep.Suites[0].Cases) != 2 {
 		t.Fatalf("tests=%d failures=%d suites=%d, want 2 cases, 1 failure, 1 suite:\n%s", rep.Tests, rep.Failures, len(rep.Suites), stdout.String())
 	}

@@ -33,6 +33,35 @@ type junitReport struct {
 	} `xml:"testsuite"`
 }
 
+// junitRootAttrs are the attributes the JUnit schema Jenkins (xunit)
+// checks reports against allows on testsuites: not skipped, which only a
+// testsuite may carry.
+var junitRootAttrs = []string{"name", "time", "tests", "failures", "disabled", "errors"}
+
+// checkJUnitRoot fails unless the report's root is testsuites with only
+// the attributes the schema allows it.
+func checkJUnitRoot(t *testing.T, report []byte) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(report))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			t.Fatalf("no root element: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			if se.Name.Local != "testsuites" {
+				t.Fatalf("the root is %s, want testsuites", se.Name.Local)
+			}
+			for _, a := range se.Attr {
+				if !slices.Contains(junitRootAttrs, a.Name.Local) {
+					t.Errorf("testsuites carries %s=%q, which the schema does not allow there", a.Name.Local, a.Value)
+				}
+			}
+			return
+		}
+	}
+}
+
 // TestVetJUnit runs every case of testdata/vet again with --format junit
 // and reads the report as XML: one test suite; the same exit code; a
 // failure for each finding of the text output that fails vet, carrying the
@@ -64,6 +93,7 @@ func TestVetJUnit(t *testing.T) {
 			if err := xml.Unmarshal(stdout.Bytes(), &rep); err != nil {
 				t.Fatalf("the report is not XML: %v\n%s", err, stdout.String())
 			}
+			checkJUnitRoot(t, stdout.Bytes())
 			if len(rep.Suites) != 1 {
 				t.Fatalf("%d test suites, want 1", len(rep.Suites))
 			}

@@ -78,7 +78,7 @@ func (l *runLock) check(p *plan.Plan, path string) (bool, error) {
 		return false, nil
 	}
 	if len(moved) > 0 {
-		return fail("is not the agent %s records: %s. If the change is meant, record it with agentc digest --write %s; if not, do not run this copy: rebuild it from the reviewed manifest",
+		return fail("is not the agent %s records: %s. The lock pins each agent's digests, and a run refuses an agent that moved from them, whatever its model. If the change is meant, record it with agentc digest --write %s and run again; if not, run the version that was reviewed",
 			l.path, moved, path)
 	}
 	return true, nil

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -101,7 +100,16 @@ func TestOrderAndReadAhead(t *testing.T) {
 		t.Fatal(err)
 	}
 	const parallel, n = 3, 100
-	b := batch.New(r, batch.Options{Parallel: parallel})
+	// Each run's end, with what the batch had read by then: the reader
+	// may never be more than four times Parallel items ahead of item 0.
+	type end struct{ index, read int }
+	ended := make(chan end, n)
+	var b *batch.Batch
+	b = batch.New(r, batch.Options{Parallel: parallel, Events: func(i int, e agentrt.Event) {
+		if e.Type == agentrt.EventRunEnd && e.Agent == "" {
+			ended <- end{i, b.Progress().Read}
+		}
+	}})
 	var got []batch.Result
 	done := make(chan batch.Summary)
 	go func() {
@@ -114,14 +122,20 @@ func TestOrderAndReadAhead(t *testing.T) {
 		}
 		done <- sum
 	}()
-	for deadline := time.Now().Add(10 * time.Second); b.Progress().Done < 4*parallel-1; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("stuck at %+v", b.Progress())
+	// Items 1 to 11 end while item 0 is held; the window holds no more.
+	for range 4*parallel - 1 {
+		e := <-ended
+		if e.index == 0 || e.index >= 4*parallel {
+			t.Fatalf("item %d ran while item 0 was held, with %d read ahead", e.index, 4*parallel)
+		}
+		if e.read > 4*parallel {
+			t.Errorf("with item 0 held, %d items were read, more than %d", e.read, 4*parallel)
 		}
 	}
-	time.Sleep(50 * time.Millisecond) // a reader running ahead would show by now
-	if p := b.Progress(); p.Read != 4*parallel || p.Done != 4*parallel-1 || p.InFlight != 1 {
-		t.Errorf("with item 0 held: %+v; want %d read, %d done, 1 in flight", p, 4*parallel, 4*parallel-1)
+	// Every place in the window is held until item 0's result is out, so
+	// this count cannot grow before close(release).
+	if p := b.Progress(); p.Read != 4*parallel || p.InFlight < 1 {
+		t.Errorf("with item 0 held: %+v; want %d read, item 0 in flight", p, 4*parallel)
 	}
 	close(release)
 	sum := <-done

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"agentc.dev/agentc/internal/await"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
 )
@@ -55,15 +56,16 @@ func needSetsid(t *testing.T) {
 // readPID waits, up to 10 s, for a script to write a pid to the file.
 func readPID(t *testing.T, file string) int {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if b, err := os.ReadFile(file); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
-				return pid
-			}
-		}
+	isPID := func(b []byte) bool {
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
 	}
-	t.Fatalf("no pid in %s", filepath.Base(file))
-	return 0
+	b, err := await.File(file, isPID, 10*time.Second)
+	if err != nil {
+		t.Fatalf("no pid in %s: %v", filepath.Base(file), err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
 }
 
 // state is a process's state as /proc shows it: 'Z' a zombie, 0 none.
@@ -98,10 +100,11 @@ func checkRunning(t *testing.T, what string, pid int) {
 
 // script is the body of a sh -c that starts, in the background, a
 // process that leaves the call's process group and session (setsid),
-// waits until it has written its pid to file, and returns.
+// waits until it has written its pid to file (it says so through a FIFO),
+// and goes on with then.
 func script(file, then string) string {
-	return "setsid sh -c 'echo $$ > " + file + ".tmp && mv " + file + ".tmp " + file + "; exec sleep 300' & " +
-		"while [ ! -e " + file + " ]; do sleep 0.01; done; " + then
+	return "mkfifo " + file + ".ready; setsid sh -c 'echo $$ > " + file + "; echo > " + file + ".ready; exec sleep 300' & " +
+		"read r < " + file + ".ready; " + then
 }
 
 // TestSetsid: what a call starts in a session of its own is killed when
@@ -116,10 +119,10 @@ func TestSetsid(t *testing.T) {
 		{"setsid", script("a", ""), []string{"a"}},
 		{"output redirected", script("a", "") + " >/dev/null 2>&1", []string{"a"}},
 		{"a grandchild with its environment replaced",
-			"setsid sh -c 'env -i sh -c \"echo \\$\\$ > b.tmp && mv b.tmp b; exec sleep 300\" & echo $$ > a.tmp && mv a.tmp a; wait' & " +
-				"while [ ! -e a ] || [ ! -e b ]; do sleep 0.01; done",
+			"mkfifo a.ready b.ready; setsid sh -c 'env -i sh -c \"echo \\$\\$ > b; echo > b.ready; exec sleep 300\" & echo $$ > a; echo > a.ready; wait' & " +
+				"read r < a.ready; read r < b.ready",
 			[]string{"a", "b"}},
-		{"double fork", "(setsid sh -c 'echo $$ > a.tmp && mv a.tmp a; exec sleep 300' &) ; while [ ! -e a ]; do sleep 0.01; done", []string{"a"}},
+		{"double fork", "mkfifo a.ready; (setsid sh -c 'echo $$ > a; echo > a.ready; exec sleep 300' &) ; read r < a.ready", []string{"a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,7 +147,11 @@ func TestSetsid(t *testing.T) {
 func TestConcurrentOrphans(t *testing.T) {
 	needSetsid(t)
 	base := t.TempDir()
-	long := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", script("long", "while [ ! -e release ]; do sleep 0.01; done")}, Timeout: "20s"})
+	// The long call ends when the test writes a line to the FIFO release.
+	if err := syscall.Mkfifo(filepath.Join(base, "release"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	long := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", script("long", "read r < release")}, Timeout: "20s"})
 	short := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", script("short", "")}, Timeout: "20s"})
 	done := make(chan string, 1)
 	go func() { done <- call(t, long, `{}`) }()
@@ -156,7 +163,7 @@ func TestConcurrentOrphans(t *testing.T) {
 	checkExited(t, "the short call's orphan", readPID(t, filepath.Join(base, "short")))
 	checkRunning(t, "the long call's orphan", longPID)
 
-	if err := os.WriteFile(filepath.Join(base, "release"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(base, "release"), []byte("go\n"), 0); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -184,11 +191,9 @@ func TestParentDeath(t *testing.T) {
 	pid := readPID(t, filepath.Join(base, "pid"))
 	helper.Process.Kill()
 	helper.Wait()
-	for deadline := time.Now().Add(5 * time.Second); !gone(pid); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("the program (%d) outlived the process that ran it\n%s", pid, stderr.String())
-		}
+	if err := await.ProcessEnd(pid, 5*time.Second); err != nil {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("the program outlived the process that ran it: %v\n%s", err, stderr.String())
 	}
 	// Orphaned, it came to this process, which reaps it.
 	var ws syscall.WaitStatus

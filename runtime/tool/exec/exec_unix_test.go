@@ -3,28 +3,15 @@
 package exec
 
 import (
-	"bytes"
-	"errors"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"agentc.dev/agentc/internal/await"
 	"agentc.dev/agentc/plan"
 )
-
-// gone reports whether a process has ended: it no longer exists, or is a
-// zombie that nobody has reaped yet (in a container, PID 1 may never).
-func gone(pid int) bool {
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
-			return b[i+2] == 'Z' || b[i+2] == 'X'
-		}
-	}
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
-}
 
 // TestProcessGroup checks that what a program starts does not outlive
 // the call: on a timeout, on cancellation, and when the program exits
@@ -61,13 +48,9 @@ func TestProcessGroup(t *testing.T) {
 			if err != nil {
 				t.Fatalf("no pid in %q", got)
 			}
-			deadline := time.Now().Add(2 * time.Second)
-			for !gone(pid) {
-				if time.Now().After(deadline) {
-					syscall.Kill(pid, syscall.SIGKILL)
-					t.Fatalf("the background process %d outlived the call", pid)
-				}
-				time.Sleep(10 * time.Millisecond)
+			if err := await.ProcessEnd(pid, 2*time.Second); err != nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("the background process outlived the call: %v", err)
 			}
 		})
 	}

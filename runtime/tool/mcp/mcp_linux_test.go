@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"agentc.dev/agentc/internal/await"
 )
 
 // ended reports whether a process has ended: it no longer exists, or is a
@@ -52,9 +54,7 @@ func TestCloseKillsEscaped(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); !ended(pid); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d, started by the server in a session of its own, outlived it", pid)
-		}
+	if err := await.ProcessEnd(pid, 5*time.Second); err != nil {
+		t.Fatalf("the process started by the server in a session of its own outlived it: %v", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"agentc.dev/agentc/internal/await"
 )
 
 // run runs script as a Group's program to its end, and sweeps.
@@ -40,16 +42,6 @@ func readPID(t *testing.T, file string) int {
 	return pid
 }
 
-// wait polls, up to 5 s, until cond holds.
-func wait(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 5s", what)
-		}
-	}
-}
-
 func exited(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
 
 // TestAdopted: a process that escapes its Group's sweep (a new session and
@@ -65,18 +57,26 @@ func TestAdopted(t *testing.T) {
 	}
 	dir := t.TempDir()
 
-	run(t, dir, `setsid env -i sh -c 'echo $$ > e.tmp && mv e.tmp e; exec sleep 300' & while [ ! -e e ]; do sleep 0.01; done`)
+	// Each escaped process says it has written its pid through a FIFO the
+	// script reads: the script ends once the pid is there.
+	run(t, dir, `mkfifo e.ready; setsid env -i sh -c 'echo $$ > e; echo > e.ready; exec sleep 300' & read r < e.ready`)
 	escaped := readPID(t, filepath.Join(dir, "e"))
 	if s, ok := readStat(escaped); !ok || s.dead() || s.ppid != self {
 		t.Fatalf("the escaped process is %+v (found: %v); want it running, adopted by %d", s, ok, self)
 	}
 
-	run(t, dir, `setsid env -i sh -c 'echo $$ > q.tmp && mv q.tmp q; sleep 0.5' & while [ ! -e q ]; do sleep 0.01; done`)
+	// This one exits by itself once the test writes a line to q.go.
+	run(t, dir, `mkfifo q.ready q.go; setsid env -i sh -c 'echo $$ > q; echo > q.ready; read x < q.go' & read r < q.ready`)
 	quitter := readPID(t, filepath.Join(dir, "q"))
 	if exited(quitter) {
 		t.Fatal("the second escaped process is gone before it exits")
 	}
-	wait(t, "the orphan exits", func() bool { s, _ := readStat(quitter); return s.dead() })
+	if err := os.WriteFile(filepath.Join(dir, "q.go"), []byte("quit\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := await.ProcessEnd(quitter, 5*time.Second); err != nil {
+		t.Fatalf("the orphan: %v", err)
+	}
 	run(t, dir, "true")
 	if !exited(quitter) {
 		t.Errorf("the adopted orphan that exited by itself was not reaped by the next sweep (state %q)", stateOf(quitter))
