@@ -177,7 +177,10 @@ type checker struct {
 }
 
 func (c *checker) add(pos token.Pos, code, format string, args ...any) {
-	if !pos.IsValid() {
+	// A field the manifest leaves out has the position of the schema's
+	// declaration, in the imported #Manifest of a CUE module: the finding
+	// is the manifest's.
+	if !pos.IsValid() || manifest.IsSchemaFile(pos.Filename()) {
 		pos = c.v.Pos()
 	}
 	c.ds = append(c.ds, diag(pos, code, fmt.Sprintf(format, args...)))
