@@ -156,7 +156,10 @@ func (cp *Compiler) check(inst *manifest.Instance) *checker {
 		c.ds = append(c.ds, diag(e.Pos, e.Code, e.Msg))
 		c.errPaths[e.Path] = true
 	}
-	if c.v.Exists() && c.v.Err() == nil && c.v.IncompleteKind() == cue.StructKind {
+	// A manifest that unifies the imported #Manifest itself is in error
+	// as a whole when a field is (the loader reported it); its other
+	// fields are checked as they are without the import.
+	if c.v.Exists() && (c.v.Err() == nil && c.v.IncompleteKind() == cue.StructKind || c.v.Err() != nil && manifest.HasFields(c.v)) {
 		c.run()
 		c.checkCost(inst.Manifest)
 	}

@@ -525,6 +525,26 @@ func lookupUser(v cue.Value, path string) cue.Value {
 	return written(v.LookupPath(p))
 }
 
+// WrittenPos is the position of a value of a manifest as written in the
+// manifest: its own, or, where that is in the #Manifest a CUE module
+// imports (a schema's value unified with the declaration of its field),
+// that of the conjunct the manifest holds. It is invalid where the
+// manifest holds none.
+func WrittenPos(v cue.Value) token.Pos {
+	p := v.Pos()
+	if !p.IsValid() || !IsSchemaFile(p.Filename()) {
+		return p
+	}
+	if op, parts := v.Expr(); op == cue.AndOp {
+		for _, x := range parts {
+			if q := x.Pos(); q.IsValid() && !IsSchemaFile(q.Filename()) {
+				return q
+			}
+		}
+	}
+	return token.NoPos
+}
+
 // written is the part of an erroneous value that the user wrote, when it
 // is a conjunct of a concrete value and constraints of the schema; else
 // the value.

@@ -702,7 +702,7 @@ func importPath(imp *ast.ImportSpec) string {
 // finish checks a built value against #Manifest and decodes it.
 func (l *Loader) finish(inst *Instance, v cue.Value) {
 	inst.Value = v
-	if err := v.Err(); err != nil && !hasFields(v) {
+	if err := v.Err(); err != nil && !HasFields(v) {
 		inst.Errors = append(inst.Errors, l.classify(v, err)...)
 		return
 	}
@@ -753,11 +753,11 @@ func (l *Loader) finish(inst *Instance, v cue.Value) {
 	inst.Manifest = &m
 }
 
-// hasFields reports whether an erroneous value is a struct whose fields
+// HasFields reports whether an erroneous value is a struct whose fields
 // are there to check one by one: a manifest that unifies the imported
 // #Manifest itself is in error as a whole when any field is, and its
 // fields say each what is wrong, as they do without the import.
-func hasFields(v cue.Value) bool {
+func HasFields(v cue.Value) bool {
 	it, err := v.Fields(cue.Optional(true))
 	return err == nil && it.Next()
 }
