@@ -22,8 +22,18 @@ if [ -f "$dest/node_modules/ajv/dist/2020.js" ] &&
   exit 0
 fi
 if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-  echo "install-editor-tools.sh: node and npm are needed (Node.js 20 or later)" >&2
-  exit 1
+  # Node.js from the distribution's packages, as install-chromium.sh
+  # installs Chromium.
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    sudo=(sudo)
+  fi
+  echo "installing node and npm from the distribution's packages" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  if ! "${sudo[@]}" apt-get install -y --no-install-recommends nodejs npm >&2; then
+    "${sudo[@]}" apt-get update >&2
+    "${sudo[@]}" apt-get install -y --no-install-recommends nodejs npm >&2
+  fi
 fi
 mkdir -p "$dest"
 echo "installing $want into $dest" >&2
