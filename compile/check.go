@@ -156,7 +156,10 @@ func (cp *Compiler) check(inst *manifest.Instance) *checker {
 		c.ds = append(c.ds, diag(e.Pos, e.Code, e.Msg))
 		c.errPaths[e.Path] = true
 	}
-	if c.v.Exists() && c.v.Err() == nil && c.v.IncompleteKind() == cue.StructKind {
+	// A manifest that unifies the imported #Manifest itself is in error
+	// as a whole when a field is (the loader reported it); its other
+	// fields are checked as they are without the import.
+	if c.v.Exists() && (c.v.Err() == nil && c.v.IncompleteKind() == cue.StructKind || c.v.Err() != nil && manifest.HasFields(c.v)) {
 		c.run()
 		c.checkCost(inst.Manifest)
 	}
@@ -177,7 +180,10 @@ type checker struct {
 }
 
 func (c *checker) add(pos token.Pos, code, format string, args ...any) {
-	if !pos.IsValid() {
+	// A field the manifest leaves out has the position of the schema's
+	// declaration, in the imported #Manifest of a CUE module: the finding
+	// is the manifest's.
+	if !pos.IsValid() || manifest.IsSchemaFile(pos.Filename()) {
 		pos = c.v.Pos()
 	}
 	c.ds = append(c.ds, diag(pos, code, fmt.Sprintf(format, args...)))

@@ -121,7 +121,7 @@ func readSchema(v cue.Value, path string) (*Schema, *Diagnostic) {
 
 func (s *Schema) read(v cue.Value, ptr string, depth int) (any, *Diagnostic) {
 	v, _ = v.Default()
-	s.pos[ptr] = v.Pos()
+	s.pos[ptr] = manifest.WrittenPos(v)
 	notConcrete := func() *Diagnostic {
 		d := diag(s.Pos(ptr), manifest.CodeIncomplete, fmt.Sprintf("%s: %v is not concrete JSON (a schema is data: write a value, not a CUE type)", s.where(ptr), v))
 		return &d

@@ -2,7 +2,9 @@ package manifest
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -326,11 +328,27 @@ func (l *Loader) classify(v cue.Value, err error) []*Error {
 // opposed to the user's own values contradicting each other.
 func (l *Loader) fromSchema(e cueerrors.Error) bool {
 	for _, p := range e.InputPositions() {
-		if p.Filename() == SchemaFile {
+		if IsSchemaFile(p.Filename()) {
 			return true
 		}
 	}
-	return e.Position().Filename() == SchemaFile
+	return IsSchemaFile(e.Position().Filename())
+}
+
+// IsSchemaFile reports whether a file holds the #Manifest schema: the
+// embedded one, or a copy a CUE module imports (agentc schema --vendor
+// writes it into cue.mod/pkg). No file under cue.mod is the manifest, so
+// a position there is never the one to show.
+func IsSchemaFile(name string) bool {
+	if name == SchemaFile {
+		return true
+	}
+	for _, part := range strings.Split(filepath.ToSlash(name), "/") {
+		if part == "cue.mod" {
+			return true
+		}
+	}
+	return false
 }
 
 // disjunctionMsg describes a value that matched none of the alternatives
@@ -349,7 +367,13 @@ func (l *Loader) disjunctionMsg(v cue.Value, path string, rest []cueerrors.Error
 			}
 			format, args := e.Msg()
 			if strings.HasPrefix(format, "conflicting values") && len(args) >= 2 {
-				alts = append(alts, fmt.Sprint(args[0]))
+				// One of the two is the value written; the other is
+				// the alternative.
+				alt := fmt.Sprint(args[0])
+				if alt == got {
+					alt = fmt.Sprint(args[1])
+				}
+				alts = append(alts, alt)
 			}
 		}
 		want = strings.Join(alts, " | ")
@@ -490,21 +514,78 @@ func parsePath(path string) (cue.Path, bool) {
 	return cue.MakePath(sels...), true
 }
 
-// lookupUser returns the user's value at a rendered path.
+// lookupUser returns the user's value at a rendered path: as written,
+// where the manifest unifies it with the imported #Manifest itself (its
+// value there is the error).
 func lookupUser(v cue.Value, path string) cue.Value {
 	p, ok := parsePath(path)
 	if !ok {
 		return cue.Value{}
 	}
-	return v.LookupPath(p)
+	return written(v.LookupPath(p))
+}
+
+// WrittenPos is the position of a value of a manifest as written in the
+// manifest: its own, or, where that is in the #Manifest a CUE module
+// imports (a schema's value unified with the declaration of its field),
+// that of the conjunct the manifest holds. It is invalid where the
+// manifest holds none.
+func WrittenPos(v cue.Value) token.Pos {
+	p := v.Pos()
+	if !p.IsValid() || !IsSchemaFile(p.Filename()) {
+		return p
+	}
+	if op, parts := v.Expr(); op == cue.AndOp {
+		for _, x := range parts {
+			if q := x.Pos(); q.IsValid() && !IsSchemaFile(q.Filename()) {
+				return q
+			}
+		}
+	}
+	return token.NoPos
+}
+
+// written is the part of an erroneous value that the user wrote, when it
+// is a conjunct of a concrete value and constraints of the schema; else
+// the value.
+func written(w cue.Value) cue.Value {
+	if w.Err() == nil {
+		return w
+	}
+	op, parts := w.Expr()
+	if op != cue.AndOp {
+		return w
+	}
+	var found cue.Value
+	for _, x := range parts {
+		if !x.Pos().IsValid() || IsSchemaFile(x.Pos().Filename()) {
+			continue
+		}
+		if found.Exists() || !x.IsConcrete() {
+			return w
+		}
+		found = x
+	}
+	if !found.Exists() {
+		return w
+	}
+	return found
 }
 
 // userPos finds a position in the user's files for an error: one the error
 // carries, else the erroneous field's, else its nearest ancestor's.
 func (l *Loader) userPos(v cue.Value, e cueerrors.Error, path string) token.Pos {
 	cands := append([]token.Pos{e.Position()}, e.InputPositions()...)
+	if l.fromSchema(e) && path != "" {
+		// The error's own positions in the user's file may be those of
+		// the struct the imported #Manifest is embedded in; the value
+		// written at the path is the one at fault.
+		if w := lookupUser(v, path); w.Exists() && w.Pos().IsValid() && !IsSchemaFile(w.Pos().Filename()) && slices.ContainsFunc(cands, func(p token.Pos) bool { return IsSchemaFile(p.Filename()) && p.Filename() != SchemaFile }) {
+			return valuePos(w)
+		}
+	}
 	for _, p := range cands {
-		if p.IsValid() && p.Filename() != SchemaFile {
+		if p.IsValid() && !IsSchemaFile(p.Filename()) {
 			return p
 		}
 	}
@@ -514,8 +595,8 @@ func (l *Loader) userPos(v cue.Value, e cueerrors.Error, path string) token.Pos 
 	}
 	sels := p.Selectors()
 	for n := len(sels); n >= 0; n-- {
-		w := v.LookupPath(cue.MakePath(sels[:n]...))
-		if w.Exists() && w.Pos().IsValid() {
+		w := written(v.LookupPath(cue.MakePath(sels[:n]...)))
+		if w.Exists() && w.Pos().IsValid() && !IsSchemaFile(w.Pos().Filename()) {
 			return valuePos(w)
 		}
 	}

@@ -50,6 +50,9 @@ func JSONSchema() ([]byte, error) {
 	if err := toolByKind(ctx, expr); err != nil {
 		return nil, fmt.Errorf("generating the manifest's JSON Schema: %w", err)
 	}
+	if err := tidy(expr); err != nil {
+		return nil, fmt.Errorf("generating the manifest's JSON Schema: %w", err)
+	}
 	js := ctx.BuildExpr(expr).FillPath(cue.MakePath(cue.Str("properties"), cue.Str("$schema")), map[string]string{
 		"type":        "string",
 		"description": "$schema names this JSON Schema for editors; agentc ignores it.",
@@ -103,7 +106,10 @@ func toolByKind(ctx *cue.Context, expr ast.Expr) error {
 		}
 		kinds = append(kinds, k)
 		cases = append(cases, map[string]any{
-			"if":   map[string]any{"properties": map[string]any{"kind": map[string]any{"const": k}}},
+			// required, so that a tool without a kind, which the
+			// required below marks, is not also checked against every
+			// kind: a property's schema holds when it is absent.
+			"if":   map[string]any{"required": []string{"kind"}, "properties": map[string]any{"kind": map[string]any{"const": k}}},
 			"then": map[string]any{"$ref": ref},
 		})
 	}
@@ -332,4 +338,138 @@ func dropSchemaField(decls []ast.Decl) []ast.Decl {
 		out = append(out, d)
 	}
 	return out
+}
+
+// tidy rewrites two forms of the generated schema that validators in
+// their strict modes, and editors, take badly, into forms that mean the
+// same or (where JSON Schema has no other form) a little less:
+//
+//   - CUE's `int & >0` is generated as allOf [{type: number}, {type:
+//     integer, ...}], which marks a string there twice, once per member.
+//     The number member says nothing the integer one does not; without it
+//     the one member left takes the allOf's place.
+//   - CUE's `[X, ...Y]` is generated as prefixItems [X] with items Y and
+//     minItems 1: an open tuple, which strict validators refuse (ajv's
+//     strictTuples wants every tuple closed). Where X is Y the tuple says
+//     nothing minItems does not and goes. Where it differs (an exec
+//     tool's argv and an mcp tool's command: the first element not
+//     empty), JSON Schema can say it with an open tuple only, so it goes
+//     too and vet alone checks the first element.
+func tidy(e ast.Expr) error {
+	switch e := e.(type) {
+	case *ast.ListLit:
+		for _, x := range e.Elts {
+			if err := tidy(x); err != nil {
+				return err
+			}
+		}
+	case *ast.StructLit:
+		for _, d := range e.Elts {
+			if f, ok := d.(*ast.Field); ok {
+				if err := tidy(f.Value); err != nil {
+					return err
+				}
+			}
+		}
+		e.Elts = mergeIntegerAllOf(e.Elts)
+		var err error
+		if e.Elts, err = dropTuple(e.Elts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeIntegerAllOf drops {type: number} from an allOf that has a member
+// of type integer, and puts a lone member left in the allOf's place when
+// none of its fields is already there.
+func mergeIntegerAllOf(elts []ast.Decl) []ast.Decl {
+	at, f := fieldOf(elts, "allOf")
+	if f == nil {
+		return elts
+	}
+	list, ok := f.Value.(*ast.ListLit)
+	if !ok {
+		return elts
+	}
+	integer, number := false, -1
+	for i, x := range list.Elts {
+		s, ok := x.(*ast.StructLit)
+		if !ok {
+			return elts
+		}
+		t := stringField(s, "type")
+		integer = integer || t == "integer"
+		if t == "number" && len(s.Elts) == 1 {
+			number = i
+		}
+	}
+	if !integer || number < 0 {
+		return elts
+	}
+	list.Elts = slices.Delete(list.Elts, number, number+1)
+	if len(list.Elts) != 1 {
+		return elts
+	}
+	member := list.Elts[0].(*ast.StructLit)
+	for _, d := range member.Elts {
+		mf, ok := d.(*ast.Field)
+		if !ok {
+			return elts
+		}
+		name, _, _ := ast.LabelName(mf.Label)
+		if _, g := fieldOf(elts, name); g != nil {
+			return elts
+		}
+	}
+	return slices.Concat(elts[:at], member.Elts, elts[at+1:])
+}
+
+// dropTuple removes prefixItems where items and minItems are there to say
+// what the list holds and how long it is at least.
+func dropTuple(elts []ast.Decl) ([]ast.Decl, error) {
+	at, f := fieldOf(elts, "prefixItems")
+	if f == nil {
+		return elts, nil
+	}
+	prefix, ok := f.Value.(*ast.ListLit)
+	_, items := fieldOf(elts, "items")
+	_, min := fieldOf(elts, "minItems")
+	if !ok || items == nil || min == nil {
+		return nil, fmt.Errorf("a prefixItems without items and minItems, which the JSON Schema's generation does not restate")
+	}
+	n, ok := min.Value.(*ast.BasicLit)
+	if !ok || n.Value != fmt.Sprint(len(prefix.Elts)) {
+		return nil, fmt.Errorf("a prefixItems of %d whose minItems is not %d, which the JSON Schema's generation does not restate", len(prefix.Elts), len(prefix.Elts))
+	}
+	return slices.Delete(elts, at, at+1), nil
+}
+
+// fieldOf finds the field of a struct's elements by name.
+func fieldOf(elts []ast.Decl, name string) (int, *ast.Field) {
+	for i, d := range elts {
+		if f, ok := d.(*ast.Field); ok {
+			if n, _, _ := ast.LabelName(f.Label); n == name {
+				return i, f
+			}
+		}
+	}
+	return -1, nil
+}
+
+// stringField is the string a struct's field holds, or "".
+func stringField(s *ast.StructLit, name string) string {
+	_, f := fieldOf(s.Elts, name)
+	if f == nil {
+		return ""
+	}
+	lit, ok := f.Value.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return ""
+	}
+	v, err := literal.Unquote(lit.Value)
+	if err != nil {
+		return ""
+	}
+	return v
 }

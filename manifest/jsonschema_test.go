@@ -289,3 +289,68 @@ func TestJSONSchemaToolErrorsByKind(t *testing.T) {
 		t.Errorf("%d complaints, want the tool's and its field's:\n%s", n, msg)
 	}
 }
+
+// TestJSONSchemaNoOpenTuples: the generated schema holds no tuple (which
+// strict validators refuse open) and no {type: number} beside an integer
+// (which marks a mistake twice). Where the tuple said more than items, the
+// first element of an exec tool's argv and an mcp tool's command, the
+// JSON Schema accepts what vet refuses; this test says so, so that no
+// other place loses a check unnoticed.
+func TestJSONSchemaNoOpenTuples(t *testing.T) {
+	b, err := JSONSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, x any)
+	walk = func(path string, x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			if _, ok := x["prefixItems"]; ok {
+				t.Errorf("%s holds prefixItems", path)
+			}
+			if all, ok := x["allOf"].([]any); ok {
+				for _, m := range all {
+					if m, ok := m.(map[string]any); ok && len(m) == 1 && m["type"] == "number" {
+						t.Errorf("%s holds allOf [{type: number}, ...]", path)
+					}
+				}
+			}
+			for k, v := range x {
+				walk(path+"/"+k, v)
+			}
+		case []any:
+			for i, v := range x {
+				walk(fmt.Sprintf("%s/%d", path, i), v)
+			}
+		}
+	}
+	walk("#", doc)
+	s := compileJSONSchema(t)
+	for _, tc := range []struct {
+		tool string
+		want bool // the JSON Schema accepts it; vet never does
+	}{
+		{`{"kind": "exec", "description": "d", "argv": [""], "input": {"schema": {}}}`, true},
+		{`{"kind": "exec", "description": "d", "argv": [], "input": {"schema": {}}}`, false},
+		{`{"kind": "exec", "description": "d", "argv": [1], "input": {"schema": {}}}`, false},
+		{`{"kind": "mcp", "description": "d", "command": [""], "allow": ["a"]}`, true},
+		{`{"kind": "mcp", "description": "d", "command": ["s"], "allow": [""]}`, false},
+		{`{"kind": "http", "description": "d", "url": "https://a.example/", "allow": ["ftp://a"], "input": {"schema": {}}}`, false},
+	} {
+		m := `{"name": "t", "model": {"provider": "test", "name": "test"}, "instructions": "i", "capabilities": {"tools": {"t": ` + tc.tool + `}}}`
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Validate(doc); (err == nil) != tc.want {
+			t.Errorf("%s: the JSON Schema says %v, want accepted %v", tc.tool, err, tc.want)
+		}
+		if inst := NewLoader().LoadBytes("t.json", []byte(m)); len(inst.Errors) == 0 {
+			t.Errorf("%s: vet accepts it", tc.tool)
+		}
+	}
+}

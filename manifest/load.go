@@ -702,17 +702,20 @@ func importPath(imp *ast.ImportSpec) string {
 // finish checks a built value against #Manifest and decodes it.
 func (l *Loader) finish(inst *Instance, v cue.Value) {
 	inst.Value = v
-	if err := v.Err(); err != nil {
+	if err := v.Err(); err != nil && !HasFields(v) {
 		inst.Errors = append(inst.Errors, l.classify(v, err)...)
 		return
 	}
-	if k := v.IncompleteKind(); k != cue.StructKind {
+	if k := v.IncompleteKind(); k != cue.StructKind && v.Err() == nil {
 		inst.Errors = append(inst.Errors, &Error{Code: CodeType, Pos: startPos(v, inst.Files), Msg: fmt.Sprintf("a manifest must be a struct of fields (an object in JSON, a mapping in YAML), not a %v", k)})
 		return
 	}
 	u := l.schema.Unify(v)
 	inst.Unified = u
 	inst.Errors = append(inst.Errors, l.validate(u, v)...)
+	if err := v.Err(); err != nil && len(inst.Errors) == 0 {
+		inst.Errors = append(inst.Errors, l.classify(v, err)...)
+	}
 	if len(inst.Errors) > 0 {
 		for _, e := range inst.Errors {
 			if !e.Pos.IsValid() {
@@ -748,6 +751,15 @@ func (l *Loader) finish(inst *Instance, v cue.Value) {
 	}
 	inst.Tests, inst.ConstraintSources = tests, at
 	inst.Manifest = &m
+}
+
+// HasFields reports whether an erroneous value is a struct whose fields
+// are there to check one by one: a manifest that unifies the imported
+// #Manifest itself is in error as a whole when any field is, and its
+// fields say each what is wrong, as they do without the import.
+func HasFields(v cue.Value) bool {
+	it, err := v.Fields(cue.Optional(true))
+	return err == nil && it.Next()
 }
 
 func startPos(v cue.Value, files []string) token.Pos {

@@ -6,14 +6,18 @@
 # minutes. The Temporal tests start the Temporal dev server from the program
 # scripts/install-temporal.sh installs, and the tests of agentc view's page
 # open it in the headless Chromium that scripts/install-chromium.sh installs
-# from the distribution's packages; here both fail, rather than skip, when
-# their program is missing.
+# from the distribution's packages; the editor tests check the editor's
+# JSON Schema with ajv and the YAML language server, which
+# scripts/install-editor-tools.sh installs with npm. Here all fail, rather
+# than skip, when their program is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AGENTC_TEMPORAL_CLI="$(bash scripts/install-temporal.sh)"
 export AGENTC_TEMPORAL_CLI AGENTC_REQUIRE_TEMPORAL=1
 AGENTC_CHROMIUM="$(bash scripts/install-chromium.sh)"
 export AGENTC_CHROMIUM AGENTC_REQUIRE_CHROMIUM=1
+AGENTC_EDITOR_TOOLS="$(bash scripts/install-editor-tools.sh)"
+export AGENTC_EDITOR_TOOLS AGENTC_REQUIRE_EDITOR_TOOLS=1
 go mod tidy -diff
 unformatted="$(gofmt -l .)"
 if [ -n "$unformatted" ]; then
