@@ -73,7 +73,7 @@ func TestPoolWorkflow(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatalf("b after a settled: %v", err)
 	}
-	settleB(100)                                          // 300 spent
+	settleB(100)                                                    // 300 spent
 	_, err = w.reserveCall(ctx, "b/pool", "c", "openai", req(1000)) // 1600 > 700 left
 	var pe *agentrt.PoolError
 	if !errors.As(err, &pe) || pe.Need != 1600 || pe.Left != 700 {
