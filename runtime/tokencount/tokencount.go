@@ -13,6 +13,8 @@ package tokencount
 import (
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer/codec"
 )
@@ -112,7 +114,7 @@ func (c Counter) Text(s string) int {
 	if s == "" {
 		return 0
 	}
-	if c.p == nil || c.p.Encoding == "" {
+	if c.p == nil || c.p.Encoding == "" || len(s) > whole {
 		return len(s)
 	}
 	return encodings[c.p.Encoding].count(s)
@@ -150,9 +152,16 @@ func (e *encoding) count(s string) int {
 			return n
 		}
 	}
-	n, err := e.load().Count(s)
-	if err != nil {
-		return len(s) // the tokeniser failed: no count a byte-level one could pass
+	n := 0
+	c := e.load()
+	for rest := s; rest != ""; {
+		part, extra := cut(rest)
+		k, err := c.Count(part)
+		if err != nil {
+			k = len(part) // the tokeniser failed: no count a byte-level one could pass
+		}
+		n += k + extra
+		rest = rest[len(part):]
 	}
 	if len(s) >= memoFrom {
 		e.mu.Lock()
@@ -166,4 +175,63 @@ func (e *encoding) count(s string) int {
 		e.mu.Unlock()
 	}
 	return n
+}
+
+// The tokeniser's pre-tokenising pattern takes time quadratic in the
+// length of some pieces (a run of blanks and newlines), so a text is
+// counted in parts of at most window bytes, cut where both OpenAI
+// patterns end a piece (see cuttable): the parts then count as the whole
+// does. A window holding no such place is cut at short bytes, on a
+// character's start, and the part counts one token more, as a margin for
+// the piece the cut may split (which, split, takes more tokens, not
+// fewer, in every text TestParts counts).
+const (
+	window = 4096
+	short  = 256
+)
+
+// Texts longer than whole are counted a token a byte, bounding the time
+// one count takes: so long a text is more than the context window of
+// OpenAI's models holds.
+const whole = 1 << 20
+
+// cut returns the first part of s to count, and the tokens to add to its
+// count.
+func cut(s string) (part string, extra int) {
+	if len(s) <= window {
+		return s, 0
+	}
+	for i := window - 1; i > 0; i-- {
+		if utf8.RuneStart(s[i]) && cuttable(s, i) {
+			return s[:i], 0
+		}
+	}
+	i := short
+	for !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i], 1
+}
+
+// cuttable reports whether o200k_base's and cl100k_base's patterns both
+// end a piece at s[i], a character's start: after a newline before a
+// character that is not blank (nor a slash, which o200k_base's piece of
+// punctuation takes after newlines); before a space between a character
+// that is not blank and a letter (the space starts the word's piece);
+// after a letter or digit before a character that is neither, nor a mark
+// or an apostrophe (which a word's piece may take).
+func cuttable(s string, i int) bool {
+	p, _ := utf8.DecodeLastRuneInString(s[:i])
+	r, n := utf8.DecodeRuneInString(s[i:])
+	switch {
+	case p == '\n':
+		return !unicode.IsSpace(r) && r != '/'
+	case r == ' ':
+		next, _ := utf8.DecodeRuneInString(s[i+n:])
+		if !unicode.IsSpace(p) && unicode.IsLetter(next) {
+			return true
+		}
+	}
+	return (unicode.IsLetter(p) || unicode.IsNumber(p)) &&
+		!unicode.IsLetter(r) && !unicode.IsNumber(r) && !unicode.IsMark(r) && r != '\'' && r != '’'
 }
