@@ -596,7 +596,10 @@ func (x *run) loop() {
 		rr.Usage, rr.UsageEstimated, rr.UsageNote = usage, odd != "", odd
 		x.rep.UsageEstimated = x.rep.UsageEstimated || odd != ""
 		x.charge(usage, replayed)
-		x.lastInput, x.lastCount = usage.Input, InputTokens(x.provider, req)
+		if x.tokens > 0 && x.output != nil && !x.shape && x.agent.Budgets.AnswerReserve == 0 {
+			// Only reserveReached's estimate reads them.
+			x.lastInput, x.lastCount = usage.Input, InputTokens(x.provider, req)
+		}
 		rr.Replayed = replayed
 		x.settle(res, usage)
 		c := price(x.prices(), x.provider, x.model, usage, odd != "")
