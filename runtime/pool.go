@@ -117,7 +117,7 @@ func (p *Pool) Reserve(ctx context.Context, n int64) (*Reservation, error) {
 // ReserveRest holds everything left, for a call with no bound on its
 // output: it waits until no other call is in flight, so such calls go one
 // at a time, and fails with a *PoolError when less than atLeast (the
-// call's input bound) is left. The pool's guarantee then rests on the
+// call's input count) is left. The pool's guarantee then rests on the
 // reply fitting in what was left.
 func (p *Pool) ReserveRest(ctx context.Context, atLeast int64) (*Reservation, error) {
 	return p.reserve(ctx, &poolWaiter{n: max(atLeast, 1), rest: true})
