@@ -53,8 +53,8 @@ var (
 )
 
 // openAIModels maps the start of an OpenAI model's name to its profile;
-// the first that matches counts. A gateway's prefix ("openai/") is
-// dropped first.
+// the first that matches counts. A gateway's prefix ("openai/") and a
+// fine-tuned model's ("ft:") are dropped first.
 var openAIModels = []struct {
 	prefix string
 	p      *Profile
@@ -82,7 +82,7 @@ func For(provider, model string) Counter {
 		return Counter{&anthropic}
 	case "openai":
 		name := strings.ToLower(model)
-		name = strings.TrimPrefix(name, "openai/")
+		name = strings.TrimPrefix(strings.TrimPrefix(name, "openai/"), "ft:")
 		for _, m := range openAIModels {
 			if strings.HasPrefix(name, m.prefix) {
 				return Counter{m.p}
@@ -105,8 +105,8 @@ func (c Counter) Profile() Profile {
 }
 
 // Exact reports whether the counter uses the model's own tokeniser, so
-// that its count is the one the provider charges rather than a bound
-// several times it.
+// that its count is close above what the provider charges rather than a
+// bound several times it.
 func (c Counter) Exact() bool { return c.p != nil && c.p.Encoding != "" }
 
 // Text returns the tokens of s.

@@ -22,6 +22,7 @@ func TestFor(t *testing.T) {
 		{"openai", "o4-mini", "openai o200k_base", true},
 		{"openai", "openai/gpt-4o", "openai o200k_base", true},
 		{"openai", "GPT-4o", "openai o200k_base", true},
+		{"openai", "ft:gpt-4o-mini-2024-07-18:acme::abc123", "openai o200k_base", true},
 		{"openai", "gpt-4-turbo", "openai cl100k_base", true},
 		{"openai", "gpt-3.5-turbo", "openai cl100k_base", true},
 		{"openai", "llama3.1:8b", "a token a byte", false},
