@@ -7,11 +7,13 @@ import (
 	"sync"
 
 	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/runtime/tokencount"
 )
 
 // Pool is a token allowance shared by many runs, which may run
 // concurrently. Before each model call it sends, a run reserves the call's
-// worst case (see InputBound and Reserve); after the call the reservation
+// worst case, its input's count and its output allowance (see InputTokens
+// and Reserve); after the call the reservation
 // is settled to the tokens the call used. Calls in flight therefore never
 // take the pool below zero: a call that does not fit waits for calls in
 // flight to settle, and is refused, ending its run with the token_budget
@@ -91,7 +93,7 @@ func (e *PoolError) Error() string {
 	if e.Rest {
 		return fmt.Sprintf("the shared token pool has %d tokens left, fewer than the call's input may take (%d)", e.Left, e.Need)
 	}
-	return fmt.Sprintf("the shared token pool has %d tokens left, fewer than the call may use (%d: its input's bound plus max_output_tokens)", e.Left, e.Need)
+	return fmt.Sprintf("the shared token pool has %d tokens left, fewer than the call may use (%d: its input's count plus max_output_tokens)", e.Left, e.Need)
 }
 
 // Reservation is tokens of a pool held by one call in flight.
@@ -116,7 +118,7 @@ func (p *Pool) Reserve(ctx context.Context, n int64) (*Reservation, error) {
 // ReserveRest holds everything left, for a call with no bound on its
 // output: it waits until no other call is in flight, so such calls go one
 // at a time, and fails with a *PoolError when less than atLeast (the
-// call's input bound) is left. The pool's guarantee then rests on the
+// call's input count) is left. The pool's guarantee then rests on the
 // reply fitting in what was left.
 func (p *Pool) ReserveRest(ctx context.Context, atLeast int64) (*Reservation, error) {
 	return p.reserve(ctx, &poolWaiter{n: max(atLeast, 1), rest: true})
@@ -230,13 +232,13 @@ const (
 	boundPerRequest = 512
 )
 
-// InputBound is an upper bound on the input tokens of a request: one
-// token per byte of the text it sends (messages, tool calls, tool specs
-// and the answer's schema), since every token of the byte-level
-// tokenisers providers use covers at least one byte, plus what providers
-// add per message, call and tool and per request. It is about four times
-// the real count, and only ever reserved, never charged. It allocates
-// nothing: a run computes it before every call.
+// InputBound is a ceiling on the input tokens of a request, whatever
+// model it goes to: one token per byte of the text it sends (messages,
+// tool calls, tool specs and the answer's schema), since every token of
+// the byte-level tokenisers providers use covers at least one byte, plus
+// generous allowances per message, call and tool and per request. A
+// provider reporting more input than this is not believed (see counted).
+// It allocates nothing.
 func InputBound(req *Request) int {
 	n := boundPerRequest
 	for _, m := range req.Messages {
@@ -250,6 +252,41 @@ func InputBound(req *Request) int {
 	}
 	if a := req.Answer; a != nil {
 		n += boundPerPart + len(a.Name) + len(a.Description) + len(a.Schema)
+	}
+	return n
+}
+
+// InputTokens counts the input tokens of a request to a provider's model
+// (req.Model), what a call reserves in a pool before its output
+// allowance: every text it sends (messages, tool calls, tool specs, the
+// answer's name, description and schema), counted by the model's
+// tokeniser where one is public and else a token a byte (package
+// tokencount), plus what the provider adds per message, call, tool and
+// request. Where the tokeniser is the model's the count is the provider's
+// but for those allowances, which are upper bounds; elsewhere it is
+// several times the real count. For the test model it is what the test
+// model charges (EstimateUsage). docs/tokens.md gives the figures.
+func InputTokens(provider string, req *Request) int {
+	if provider == "test" {
+		return EstimateUsage(req, Message{}).Input
+	}
+	c := tokencount.For(provider, req.Model)
+	p := c.Profile()
+	n := p.Reply
+	for _, m := range req.Messages {
+		n += p.Message + c.Text(string(m.Role)) + c.Text(m.Content) + c.Text(m.ToolCallID) + c.Text(m.Name)
+		for _, tc := range m.ToolCalls {
+			n += p.Call + c.Text(tc.ID) + c.Text(tc.Name) + c.Text(string(tc.Arguments))
+		}
+	}
+	if len(req.Tools) > 0 {
+		n += p.Tools
+	}
+	for _, t := range req.Tools {
+		n += p.Tool + c.Text(t.Name) + c.Text(t.Description) + c.Text(string(t.Schema))
+	}
+	if a := req.Answer; a != nil {
+		n += p.Tool + c.Text(a.Name) + c.Text(a.Description) + c.Text(string(a.Schema))
 	}
 	return n
 }
@@ -279,7 +316,7 @@ func (x *run) reserve(round int, req *Request) (*Reservation, bool) {
 	if p == nil || !x.live(round) {
 		return nil, true
 	}
-	in := int64(InputBound(req))
+	in := int64(InputTokens(x.provider, req))
 	var res *Reservation
 	var err error
 	if out := req.MaxOutputTokens; out > 0 {

@@ -305,3 +305,82 @@ func TestPoolRunsNeverOverspend(t *testing.T) {
 		t.Errorf("pool: %d left, %d spent, the server charged %d, %d of 8 runs answered", pool.Remaining(), pool.Spent(), charged.Load(), ok)
 	}
 }
+
+// TestPoolAdmitsByCount: 8 runs of a gpt-4o-mini agent at once on a pool
+// with 850 tokens left, each call using 92 and reserving its
+// input's count (o200k_base) and its 40 tokens of output, not a token a
+// byte and 512 more: all but at most one are admitted (a call used to
+// reserve 996 tokens, and every run was refused), each call holds less
+// than 200, and the pool still never overspends.
+func TestPoolAdmitsByCount(t *testing.T) {
+	var charged, maxHold atomic.Int64
+	var pool *agentrt.Pool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ToolChoice struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tool_choice"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.ToolChoice.Function.Name == "" {
+			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, 400)
+			return
+		}
+		if s := pool.State(); s.InFlight > 0 {
+			for h := s.Held / int64(s.InFlight); ; {
+				m := maxHold.Load()
+				if h <= m || maxHold.CompareAndSwap(m, h) {
+					break
+				}
+			}
+		}
+		in, out := 80, 12
+		charged.Add(int64(in + out))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-mini",
+"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
+"tool_calls":[{"id":"call_1","type":"function","function":{"name":%q,"arguments":"{\"label\":\"bug\"}"}}]}}],
+"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, req.ToolChoice.Function.Name, in, out, in+out)
+	}))
+	defer srv.Close()
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := agent(t, func(a *plan.Agent) {
+		a.Model = plan.Model{Provider: "openai", Name: "gpt-4o-mini", MaxOutputTokens: 40}
+		a.Prompt = "Issue: the export button does nothing on Firefox."
+	})
+	pool = agentrt.NewPool(850)
+	r, err := agentrt.New(p, agentrt.Options{Model: m, Pool: pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps := make([]*agentrt.Report, 8)
+	var wg sync.WaitGroup
+	for i := range reps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[i], _ = r.Run(context.Background(), nil)
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, rep := range reps {
+		switch {
+		case rep.Outcome == "ok" && rep.Bound == "none":
+			ok++
+		case rep.Bound == "token_budget" && strings.Contains(rep.Error, "tokens left, fewer than the call may use"):
+		default:
+			t.Errorf("a run ended %s/%s: %s", rep.Outcome, rep.Bound, rep.Error)
+		}
+	}
+	if h := maxHold.Load(); ok < 7 || h >= 200 || h < 100 {
+		t.Errorf("%d of 8 runs admitted, a call held up to %d tokens; want at least 7, and between 100 (what a call used) and 200", ok, h)
+	}
+	if pool.Remaining() < 0 || pool.Spent() != charged.Load() {
+		t.Errorf("pool: %d left, %d spent, the server charged %d", pool.Remaining(), pool.Spent(), charged.Load())
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/runtime/tokencount"
 )
 
 // Options configure a Runner.
@@ -285,8 +286,8 @@ type run struct {
 	approver   Approver        // nil: no call is asked about
 	forRun     map[string]bool // tools approved for the rest of the run
 	// lastInput is the input tokens the last model call was charged, and
-	// lastBound its request's InputBound: they calibrate inputEstimate.
-	lastInput, lastBound int
+	// lastCount its request's InputTokens: they calibrate inputEstimate.
+	lastInput, lastCount int
 }
 
 // Run runs the plan once with an input (JSON; nil for none) and returns
@@ -537,14 +538,18 @@ func (x *run) reserveReached() (left int, why string, answer bool) {
 }
 
 // inputEstimate is the input tokens a request will likely be charged: its
-// bound (InputBound) scaled by what the last model call was charged
-// against its own request's bound, the provider's tokeniser measured on
-// this conversation; before any call, a quarter of the bound, which is
-// about four times the real count.
+// count (InputTokens) scaled by what the last model call was charged
+// against its own request's count, the provider's tokeniser measured on
+// this conversation; before any call, the count where it is the model's
+// tokeniser's (or the test model's), and else a quarter of it, a token a
+// byte being about four times the real count.
 func (x *run) inputEstimate(req *Request) int {
-	n := int64(InputBound(req))
-	if x.lastBound > 0 && x.lastInput > 0 {
-		return int((n*int64(x.lastInput) + int64(x.lastBound) - 1) / int64(x.lastBound))
+	n := int64(InputTokens(x.provider, req))
+	if x.lastCount > 0 && x.lastInput > 0 {
+		return int((n*int64(x.lastInput) + int64(x.lastCount) - 1) / int64(x.lastCount))
+	}
+	if x.provider == "test" || tokencount.For(x.provider, req.Model).Exact() {
+		return int(n)
 	}
 	return int((n + 3) / 4)
 }
@@ -591,7 +596,10 @@ func (x *run) loop() {
 		rr.Usage, rr.UsageEstimated, rr.UsageNote = usage, odd != "", odd
 		x.rep.UsageEstimated = x.rep.UsageEstimated || odd != ""
 		x.charge(usage, replayed)
-		x.lastInput, x.lastBound = usage.Input, InputBound(req)
+		if x.tokens > 0 && x.output != nil && !x.shape && x.agent.Budgets.AnswerReserve == 0 {
+			// Only reserveReached's estimate reads them.
+			x.lastInput, x.lastCount = usage.Input, InputTokens(x.provider, req)
+		}
 		rr.Replayed = replayed
 		x.settle(res, usage)
 		c := price(x.prices(), x.provider, x.model, usage, odd != "")

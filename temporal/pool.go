@@ -178,11 +178,12 @@ func (w *Worker) pool(ctx workflow.Context, in PoolInput) (PoolState, error) {
 	return l.PoolState, nil
 }
 
-// reserveCall reserves a model call's worst case in the run's pool, from
-// an effect activity; settle gives back what the call did not use. A
+// reserveCall reserves a model call's worst case, its input's count for
+// the provider and its output allowance, in the run's pool, from an
+// effect activity; settle gives back what the call did not use. A
 // *agentrt.PoolError is a reservation the pool can never grant.
-func (w *Worker) reserveCall(ctx context.Context, poolID, key string, req *agentrt.Request) (settle func(used int64), err error) {
-	ask := poolAsk{Key: key, N: int64(agentrt.InputBound(req))}
+func (w *Worker) reserveCall(ctx context.Context, poolID, key, provider string, req *agentrt.Request) (settle func(used int64), err error) {
+	ask := poolAsk{Key: key, N: int64(agentrt.InputTokens(provider, req))}
 	if out := req.MaxOutputTokens; out > 0 {
 		ask.N += int64(out)
 	} else {

@@ -42,25 +42,26 @@ func TestPoolWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A request whose input bound is about 600 tokens, plus 0 or 100 out.
+	// A request whose input counts 600 tokens (a model with no public
+	// tokeniser: a token a byte), plus 0 or 100 out.
 	req := func(out int) *agentrt.Request {
-		return &agentrt.Request{MaxOutputTokens: out, Messages: []agentrt.Message{{Role: agentrt.User, Content: string(make([]byte, 600-512-64-4))}}}
+		return &agentrt.Request{MaxOutputTokens: out, Messages: []agentrt.Message{{Role: agentrt.User, Content: string(make([]byte, 600-8-8-4))}}}
 	}
-	if n := agentrt.InputBound(req(0)); n != 600 {
-		t.Fatalf("input bound %d, want 600", n)
+	if n := agentrt.InputTokens("openai", req(0)); n != 600 {
+		t.Fatalf("input count %d, want 600", n)
 	}
-	settleA, err := w.reserveCall(ctx, "b/pool", "a", req(100)) // 700 of 1000
+	settleA, err := w.reserveCall(ctx, "b/pool", "a", "openai", req(100)) // 700 of 1000
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := w.reserveCall(ctx, "b/pool", "a", req(100)); err != nil || again == nil {
+	if again, err := w.reserveCall(ctx, "b/pool", "a", "openai", req(100)); err != nil || again == nil {
 		t.Fatalf("asking again with the same key: %v", err)
 	}
 	got := make(chan error, 1)
 	var settleB func(int64)
 	go func() {
 		var err error
-		settleB, err = w.reserveCall(ctx, "b/pool", "b", req(100)) // waits: 300 free
+		settleB, err = w.reserveCall(ctx, "b/pool", "b", "openai", req(100)) // waits: 300 free
 		got <- err
 	}()
 	select {
@@ -72,8 +73,8 @@ func TestPoolWorkflow(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatalf("b after a settled: %v", err)
 	}
-	settleB(100)                                          // 300 spent
-	_, err = w.reserveCall(ctx, "b/pool", "c", req(1000)) // 1600 > 700 left
+	settleB(100)                                                    // 300 spent
+	_, err = w.reserveCall(ctx, "b/pool", "c", "openai", req(1000)) // 1600 > 700 left
 	var pe *agentrt.PoolError
 	if !errors.As(err, &pe) || pe.Need != 1600 || pe.Left != 700 {
 		t.Fatalf("c: %v; want a pool error, need 1600, left 700", err)

@@ -97,13 +97,14 @@ type workerRun struct {
 // builtAgent is one agent's model and tools on this worker, shared by
 // the runs of its plan.
 type builtAgent struct {
-	once    sync.Once
-	model   agentrt.Model
-	tools   map[string]agentrt.Tool
-	close   func() error
-	secrets *redact.Set
-	servers map[string]tool.ServerRecord
-	err     error
+	once     sync.Once
+	model    agentrt.Model
+	provider string // the provider its calls go to, which counts their tokens
+	tools    map[string]agentrt.Tool
+	close    func() error
+	secrets  *redact.Set
+	servers  map[string]tool.ServerRecord
+	err      error
 }
 
 // fail is the failure, never retried, of an activity that could not build
@@ -192,7 +193,7 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 	settle := func(int64) {}
 	if run.in.Pool != "" && in.Effect.Model != nil {
 		exec := activity.GetInfo(ctx).WorkflowExecution
-		settle, err = w.reserveCall(ctx, run.in.Pool, exec.ID+"/"+in.Effect.Key, in.Effect.Model)
+		settle, err = w.reserveCall(ctx, run.in.Pool, exec.ID+"/"+in.Effect.Key, b.provider, in.Effect.Model)
 		var pe *agentrt.PoolError
 		switch {
 		case errors.As(err, &pe):
@@ -424,6 +425,10 @@ func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *buil
 		}
 	}
 	modelFor := func(p *plan.Plan) (agentrt.Model, error) { return w.opts.ModelFor(p, run.in.Provider, run.in.Seed) }
+	b.provider = run.in.Provider
+	if b.provider == "" {
+		b.provider = p.Agent.Model.Provider
+	}
 	model, err := modelFor(p)
 	if err != nil {
 		return err

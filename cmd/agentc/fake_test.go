@@ -364,8 +364,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 // whose answer to a forced function call is {"echo": the last user
 // message}, so each item's answer names its input. A user message holding
 // "sleep=N" is answered after N ms, one holding "fail" with a final 400.
-// Usage is what a real server could report at most: a quarter of the
-// body's bytes in, and max_completion_tokens out (20 without). With the
+// Usage is a quarter of the body's bytes in, more than a real server
+// charges (the count of the messages' text, about half as much for the
+// scripts' agents), and max_completion_tokens out (20 without): a call in
+// a pool is charged at most its reservation. With the
 // suffix "-holdN" ("openai-batch-hold100"), every request after the Nth
 // is held unanswered until the client goes away (a batch to kill), or
 // until a file fake-release appears in the script's directory, when it
