@@ -47,9 +47,9 @@ func TestGenerate(t *testing.T) {
 	}
 	for _, c := range []struct {
 		prov, model, key string // key "": no entry
-		in, cached, out      float64
-		ctx, maxOut          int
-		tiers                int
+		in, cached, out  float64
+		ctx, maxOut      int
+		tiers            int
 	}{
 		// Tiers kept; the larger context window of the two sources.
 		{"anthropic", "claude-sonnet-4-5-20250929", "claude-sonnet-4-5", 3, 0.3, 15, 1000000, 64000, 1},
@@ -63,7 +63,7 @@ func TestGenerate(t *testing.T) {
 		{"openai", "gpt-4o-mini", "gpt-4o-mini", 0.15, 0.075, 0.6, 0, 0, 0}, // the id wins over another's equals
 		{"openai", "gpt-4o-mini-2024-07-18", "gpt-4o-mini", 0.15, 0.075, 0.6, 0, 0, 0},
 		{"openai", "o3-2025-04-16", "o3", 2, 0.5, 8, 200000, 100000, 0}, // the price in force, not the first
-		{"openai", "text-embedding-3-small", "", 0, 0, 0, 0, 0, 0},     // no output price: not a chat model
+		{"openai", "text-embedding-3-small", "", 0, 0, 0, 0, 0, 0},      // no output price: not a chat model
 		{"bedrock", "amazon.nova-lite", "amazon.nova-lite-v1:0", 0.06, 0.015, 0.24, 0, 0, 0},
 		{"groq", "llama-3.1-8b", "", 0, 0, 0, 0, 0, 0}, // a provider agentc does not serve
 	} {
