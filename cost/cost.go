@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"agentc.dev/agentc/internal/leaf/userfile"
@@ -96,13 +97,34 @@ type Table struct {
 	aliases map[string]map[string]string
 }
 
-// Embedded returns the table shipped in the binary.
-func Embedded() *Table {
+// Embedded returns the table shipped in the binary: a copy of its own,
+// which the caller may extend.
+func Embedded() *Table { return embeddedTable().clone() }
+
+// embeddedTable is the shipped table, read once: reading it takes
+// milliseconds, copying it microseconds.
+var embeddedTable = sync.OnceValue(func() *Table {
 	t, err := Parse("prices.json", embedded, "")
 	if err != nil {
 		panic(err) // the shipped table is checked by its tests
 	}
 	return t
+})
+
+// clone copies the table's maps and lists; the prices themselves, which
+// nothing changes, are shared.
+func (t *Table) clone() *Table {
+	c := *t
+	c.Files, c.Dates = slices.Clone(t.Files), slices.Clone(t.Dates)
+	c.models = make(map[string]map[string]Price, len(t.models))
+	for prov, ms := range t.models {
+		c.models[prov] = maps.Clone(ms)
+	}
+	c.aliases = make(map[string]map[string]string, len(t.aliases))
+	for prov, as := range t.aliases {
+		c.aliases[prov] = maps.Clone(as)
+	}
+	return &c
 }
 
 // Load returns the embedded table extended by the price file at path, if

@@ -172,6 +172,10 @@ func TestExtend(t *testing.T) {
 	if p, _ := tab.Lookup("openai", "gpt-4o-mini"); p.Input != 0.15 || p.From != "" {
 		t.Errorf("gpt-4o-mini after Extend: %+v", p)
 	}
+	// Each Embedded is a table of its own: the one extended changed no other.
+	if p, _ := Embedded().Lookup("openai", "gpt-4o-2024-11-20"); p.Input != 2.5 || p.From != "" || len(Embedded().Files) != 0 {
+		t.Errorf("another Embedded after Extend: %+v", p)
+	}
 }
 
 // TestTiers: a tier's prices apply to every token of a call whose input is
