@@ -74,11 +74,14 @@ func (p Price) USD(input, cached, output int) float64 {
 	return (float64(input-cached)*in + float64(cached)*ci + float64(output)*out) / 1e6
 }
 
-// perToken is the most the model charges for any one token, at any tier.
+// perToken is the most the model charges for any one token, at any tier
+// a call can reach: none past the context window.
 func (p Price) perToken() float64 {
 	m := max(p.Input, p.CachedInput, p.Output)
 	for _, t := range p.Tiers {
-		m = max(m, t.Input, t.CachedInput, t.Output)
+		if p.ContextWindow == 0 || t.Above < p.ContextWindow {
+			m = max(m, t.Input, t.CachedInput, t.Output)
+		}
 	}
 	return m / 1e6
 }

@@ -17,8 +17,8 @@ func TestLookup(t *testing.T) {
 		provider, model, key string // key "": no price
 	}{
 		{"openai", "gpt-4o", "gpt-4o"},
-		{"openai", "gpt-4o-2024-08-06", "gpt-4o"}, // a dated snapshot
-		{"openai", "gpt-4o-2024-05-13", "gpt-4o"}, // an alias
+		{"openai", "gpt-4o-2024-08-06", "gpt-4o"},            // a dated snapshot
+		{"openai", "gpt-4o-2024-05-13", "gpt-4o-2024-05-13"}, // an exact entry wins
 		{"openai", "gpt-4o-mini", "gpt-4o-mini"},
 		{"openai", "gpt-4o-mini-2024-07-18", "gpt-4o-mini"},
 		{"openai", "o4-mini-2025-04-16", "o4-mini"},
@@ -201,6 +201,15 @@ func TestTiers(t *testing.T) {
 	}
 	if got := p.perToken(); got != 22.5e-6 {
 		t.Errorf("perToken = %v, want the tier's output price", got)
+	}
+	// A tier no call can reach, past the context window, prices nothing.
+	p.ContextWindow = 200000
+	if got := p.perToken(); got != 15e-6 {
+		t.Errorf("perToken with a 200000-token window = %v, want the base output price", got)
+	}
+	p.ContextWindow = 200001
+	if got := p.perToken(); got != 22.5e-6 {
+		t.Errorf("perToken with a 200001-token window = %v, want the tier's output price", got)
 	}
 }
 

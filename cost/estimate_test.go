@@ -48,13 +48,14 @@ func TestExamples(t *testing.T) {
 		// a call, the dearer model: max(3, 195904 × 15e-6 + 4096 × 75e-6 = 3.24576) = 3.24576
 		// money: min(32.4576, 59999 × 75e-6 + 3.24576 = 7.745685)
 		{"issue-triage.cue", 259999, 7.745685},
-		// claude-sonnet-4-5 ($3/$15, and $6/$22.50 for every token of a call
-		// of more than 200000 in): ctx 1000000, out 8192; tokens 250000,
-		// rounds 20, tools 30, calling code-reviewer (399999 tokens, $1.152796).
-		// tokens: min(20 × 1000000, 249999 + 1000000) + 30 × 399999 = 1249999 + 11999970 = 13249969
-		// a call: max(6, 991808 × 6e-6 + 8192 × 22.5e-6 = 6.135168) = 6.135168
-		// money: min(122.70336, 249999 × 22.5e-6 + 6.135168 = 11.7601455) + 30 × 1.152796 = 46.3440255 → 46.344026
-		{"release-notes.cue", 13249969, 46.344026},
+		// claude-sonnet-4-5 ($3/$15; its tier, $6/$22.50 for a call of more
+		// than 200000 in, is past its window): ctx 200000, out 8192; tokens
+		// 250000, rounds 20, tools 30, calling code-reviewer (399999 tokens,
+		// $1.152796).
+		// tokens: min(20 × 200000, 249999 + 200000) + 30 × 399999 = 449999 + 11999970 = 12449969
+		// a call: max(0.6, 191808 × 3e-6 + 8192 × 15e-6 = 0.698304) = 0.698304
+		// money: min(13.96608, 249999 × 15e-6 + 0.698304 = 4.448289) + 30 × 1.152796 = 39.032169
+		{"release-notes.cue", 12449969, 39.032169},
 		// gpt-4.1-mini ($0.40/$1.60): ctx 1047576, out 2048; tokens 30000, rounds 6.
 		// tokens: min(6 × 1047576, 29999 + 1047576) = 1077575
 		// a call: max(0.4190304, 1045528 × 0.4e-6 + 2048 × 1.6e-6 = 0.421488) = 0.421488

@@ -34,7 +34,7 @@ type srcProvider struct {
 type srcModel struct {
 	ID            string          `json:"id"`
 	Match         json.RawMessage `json:"match"`
-	ContextWindow int             `json:"context_window"`
+	ContextWindow float64         `json:"context_window"` // a whole number, which JavaScript may write 2e5
 	Prices        json.RawMessage `json:"prices"`
 }
 
@@ -87,6 +87,14 @@ func maxStep(a, b step) step {
 	return out
 }
 
+// whole is f as a count of tokens, if it is one.
+func whole(f float64) (int, bool) {
+	if f < 0 || f > 1<<40 || f != float64(int(f)) {
+		return 0, false
+	}
+	return int(f), true
+}
+
 func readStep(raw json.RawMessage) (step, error) {
 	var f float64
 	if err := json.Unmarshal(raw, &f); err == nil {
@@ -95,7 +103,7 @@ func readStep(raw json.RawMessage) (step, error) {
 	var t struct {
 		Base  *float64 `json:"base"`
 		Tiers []struct {
-			Start int     `json:"start"`
+			Start float64 `json:"start"`
 			Price float64 `json:"price"`
 		} `json:"tiers"`
 	}
@@ -104,7 +112,11 @@ func readStep(raw json.RawMessage) (step, error) {
 	}
 	s := step{base: *t.Base}
 	for _, x := range t.Tiers {
-		s.tiers = append(s.tiers, tierAt{x.Start, x.Price})
+		n, ok := whole(x.Start)
+		if !ok {
+			return step{}, fmt.Errorf("a tier's start is not a whole number of tokens: %v", x.Start)
+		}
+		s.tiers = append(s.tiers, tierAt{n, x.Price})
 	}
 	sort.SliceStable(s.tiers, func(i, j int) bool { return s.tiers[i].start < s.tiers[j].start })
 	return s, nil
@@ -151,15 +163,23 @@ func modelPrices(raw json.RawMessage, date string) (prices, bool, error) {
 	inForce := -1
 	var also []int
 	for i, c := range conds {
+		// A start date, written {"start_date": D} or with "type":
+		// "start_date" too; any other constraint (a time of day) holds
+		// only at times, and counts as a later price.
 		start, dated := "", false
-		if s, ok := c.Constraint["start_date"]; ok {
+		var typ string
+		if t, ok := c.Constraint["type"]; ok && json.Unmarshal(t, &typ) != nil {
+			return prices{}, false, fmt.Errorf("constraint type: %s", t)
+		}
+		if s, ok := c.Constraint["start_date"]; ok && (typ == "" || typ == "start_date") {
 			if err := json.Unmarshal(s, &start); err != nil {
 				return prices{}, false, fmt.Errorf("start_date: %s", s)
 			}
-			dated = true
+			_, typed := c.Constraint["type"]
+			dated = len(c.Constraint) == 1 || typed && len(c.Constraint) == 2
 		}
 		switch {
-		case len(c.Constraint) == 0 || dated && len(c.Constraint) == 1 && start <= date:
+		case len(c.Constraint) == 0 || dated && start <= date:
 			inForce = i // the last in force is the one that holds
 		default:
 			also = append(also, i)
@@ -270,7 +290,11 @@ func Generate(data, limitsData []byte, date, origin string) ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s/%s: %v", sp.ID, m.ID, err)
 			}
-			e := &entry{key: m.ID, p: p, contextWindow: m.ContextWindow}
+			ctx, ok := whole(m.ContextWindow)
+			if !ok {
+				return nil, fmt.Errorf("%s/%s: context_window is not a whole number of tokens: %v", sp.ID, m.ID, m.ContextWindow)
+			}
+			e := &entry{key: m.ID, p: p, contextWindow: ctx}
 			for _, n := range names {
 				if !taken[n] { // a name two models match goes to the first
 					taken[n] = true

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,7 +104,8 @@ func TestRun(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-from", "testdata/data.json"}, "-from, -date and -origin are required"},
+		{[]string{"-from", "testdata/data.json"}, "-from and -date are required"},
+		{[]string{"-from", "testdata/data.json", "-date", "2026-08-21"}, "-origin is required for a data file"},
 		{[]string{"-from", "testdata/data.json", "-date", "21/08/2026", "-origin", "x"}, `-date "21/08/2026": want YYYY-MM-DD`},
 		{[]string{"-from", "testdata/limits.json", "-limits", "testdata/limits.json", "-date", "2026-08-21", "-origin", "x", "-o", out}, "the data file:"},
 		{[]string{"-from", "testdata/data.json", "-limits", bad, "-date", "2026-08-21", "-origin", "x", "-o", out}, "the limits file: openai/gpt-9 matches no model of the data file"},
@@ -120,4 +123,71 @@ func read(t *testing.T, name string) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// TestTarball: the npm package's tarball (a small one: testdata/npm, its
+// data the fixture's, written as the package's bundle writes it, with
+// bare keys, !0, 2e5, .5 and three kinds of quotes) gives the table the
+// data file gives, its origin the package and version.
+func TestTarball(t *testing.T) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, f := range []struct{ name, file string }{
+		{"package/LICENSE", "testdata/npm/LICENSE"},
+		{"package/package.json", "testdata/npm/package.json"},
+		{"package/dist/index.cjs", "testdata/npm/index.cjs"},
+	} {
+		data := read(t, f.file)
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(data))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	tgz := filepath.Join(dir, "pydantic-genai-prices-0.0.1-fixture.tgz")
+	if err := os.WriteFile(tgz, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "prices.json")
+	if err := run([]string{"-from", tgz, "-limits", "testdata/limits.json", "-date", "2026-08-21", "-o", out}); err != nil {
+		t.Fatal(err)
+	}
+	const pkgOrigin = "the npm package @pydantic/genai-prices 0.0.1-fixture"
+	want := bytes.Replace(read(t, "testdata/prices.json"), []byte(origin), []byte(pkgOrigin), 1)
+	if got := read(t, out); !bytes.Equal(got, want) {
+		t.Errorf("the tarball gave another table than the data file:\n%s", got)
+	}
+
+	// A tarball of another package, or a bundle that is not the data, is
+	// refused, saying so.
+	for _, c := range []struct {
+		pkg, bundle, want string
+	}{
+		{`{"name": "left-pad", "version": "1.0.0"}`, "const E=[]", `not the package @pydantic/genai-prices (package.json names "left-pad")`},
+		{`{"name": "@pydantic/genai-prices", "version": "9"}`, "const E=[1]", "holds no array of providers"},
+		{`{"name": "@pydantic/genai-prices", "version": "9"}`, "const E=[{id:\"openai\",models:[{id:\"m\",prices:{input_mtok:f()}}]}]", "offset 57: unexpected 'f' in the data"},
+		{`{"name": "@pydantic/genai-prices", "version": "9"}`, "const E=[{id:\"openai\",name:`a ${b}`}]", "a template with a substitution"},
+	} {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(zw)
+		for name, data := range map[string]string{"package/package.json": c.pkg, "package/dist/index.cjs": c.bundle} {
+			_ = tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data))})
+			_, _ = tw.Write([]byte(data))
+		}
+		_ = tw.Close()
+		_ = zw.Close()
+		if _, _, err := readTarball(&buf); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("a tarball of %s, %s: %v; want an error with %q", c.pkg, c.bundle, err, c.want)
+		}
+	}
 }

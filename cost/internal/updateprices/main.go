@@ -1,18 +1,21 @@
 // Command updateprices regenerates agentc's embedded price table
-// (cost/prices.json) from a copy of genai-prices' data file
-// (pydantic/genai-prices, MIT: prices/new_data/v2/data.json, or its
-// data_slim.json) and the context windows and output limits agentc keeps by
-// hand (cost/limits.json). It is run by hand, from the module's root, after
-// downloading the data file; nothing runs it at build or run time:
+// (cost/prices.json) from genai-prices' data (Pydantic, MIT) and the
+// context windows and output limits agentc keeps by hand
+// (cost/limits.json). The data is the npm package's tarball
+// (@pydantic/genai-prices, as npm pack downloads it), or the repository's
+// data file (pydantic/genai-prices: prices/new_data/v2/data.json, or its
+// data_slim.json). It is run by hand, from the module's root, after
+// downloading either; nothing runs it at build or run time:
 //
-//	go run ./cost/internal/updateprices -from data.json -date 2026-08-21 \
-//		-origin 'pydantic/genai-prices prices/new_data/v2/data.json at commit 47df840'
+//	npm pack @pydantic/genai-prices
+//	go run ./cost/internal/updateprices -from pydantic-genai-prices-0.1.8.tgz -date 2026-09-23
 //
 // The same inputs give the same table, byte for byte. See docs/cost.md for
 // how tiered and dated prices are reduced to what agentc's table holds.
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,16 +32,16 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("updateprices", flag.ContinueOnError)
-	from := fs.String("from", "", "genai-prices' data file (data.json or data_slim.json, format v2)")
-	date := fs.String("date", "", "the data's own date, YYYY-MM-DD: when the data file was last changed")
-	origin := fs.String("origin", "", "where the data file came from: repository, path and commit, or package and version")
+	from := fs.String("from", "", "the npm package's tarball (.tgz), or genai-prices' data file (data.json or data_slim.json, format v2)")
+	date := fs.String("date", "", "the data's own date, YYYY-MM-DD: when the package was published, or the data file last changed")
+	origin := fs.String("origin", "", "where the data came from (for a data file: repository, path and commit; a tarball's is its package and version)")
 	limits := fs.String("limits", "cost/limits.json", "the context windows and output limits kept by hand")
 	out := fs.String("o", "cost/prices.json", "the table to write")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *from == "" || *date == "" || *origin == "" {
-		return errors.New("-from, -date and -origin are required")
+	if *from == "" || *date == "" {
+		return errors.New("-from and -date are required")
 	}
 	if _, err := time.Parse(time.DateOnly, *date); err != nil {
 		return fmt.Errorf("-date %q: want YYYY-MM-DD", *date)
@@ -46,6 +49,18 @@ func run(args []string) error {
 	data, err := os.ReadFile(*from)
 	if err != nil {
 		return err
+	}
+	if bytes.HasPrefix(data, []byte{0x1f, 0x8b}) { // gzip: the npm package
+		var version string
+		if data, version, err = readTarball(bytes.NewReader(data)); err != nil {
+			return fmt.Errorf("%s: %v", *from, err)
+		}
+		if *origin == "" {
+			*origin = "the npm package " + npmName + " " + version
+		}
+	}
+	if *origin == "" {
+		return errors.New("-origin is required for a data file")
 	}
 	lim, err := os.ReadFile(*limits)
 	if err != nil {
