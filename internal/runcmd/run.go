@@ -304,15 +304,16 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 }
 
 // WarnStalePrices warns on w of the price tables, among those that price
-// the models of p and of the agents it calls, dated more than maxAge days
-// before now. It warns, never fails: old prices still price.
+// the models of p and of the agents it calls (at more than nothing), dated
+// more than maxAge days before now. It warns, never fails: old prices
+// still price.
 func WarnStalePrices(w io.Writer, t *cost.Table, p *plan.Plan, now time.Time, maxAge int) {
 	var used []cost.Price
 	var walk func(p *plan.Plan)
 	walk = func(p *plan.Plan) {
 		m := p.Agent.Model
 		for _, name := range []string{m.Name, escalation(p)} {
-			if pr, ok := t.Lookup(m.Provider, name); ok && name != "" {
+			if pr, ok := t.Lookup(m.Provider, name); ok && name != "" && max(pr.Input, pr.CachedInput, pr.Output) > 0 {
 				used = append(used, pr)
 			}
 		}
