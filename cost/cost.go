@@ -11,10 +11,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"agentc.dev/agentc/internal/leaf/userfile"
@@ -39,6 +41,10 @@ type Price struct {
 	ContextWindow int `json:"context_window,omitempty"`
 	// MaxOutput bounds the output of one call; 0 when the table does not say.
 	MaxOutput int `json:"max_output,omitempty"`
+	// Tiers are the prices of calls with more input: each applies to
+	// every token of a call whose input is more than its Above. In order
+	// of Above.
+	Tiers []Tier `json:"tiers,omitempty"`
 	// Key is the table entry the model matched; From the file it came
 	// from ("" for the embedded table) and AsOf that file's date.
 	Key  string `json:"key"`
@@ -46,32 +52,82 @@ type Price struct {
 	AsOf string `json:"as_of"`
 }
 
-// USD is the price of input tokens (cached of them read from a cache),
-// and output tokens.
-func (p Price) USD(input, cached, output int) float64 {
-	cached = min(max(cached, 0), input)
-	return (float64(input-cached)*p.Input + float64(cached)*p.CachedInput + float64(output)*p.Output) / 1e6
+// Tier is what a model charges, in USD per million tokens, for every token
+// of a call whose input is more than Above tokens.
+type Tier struct {
+	Above       int     `json:"above"`
+	Input       float64 `json:"input"`
+	CachedInput float64 `json:"cached_input"`
+	Output      float64 `json:"output"`
 }
 
-// perToken is the most the model charges for any one token.
-func (p Price) perToken() float64 { return max(p.Input, p.CachedInput, p.Output) / 1e6 }
+// USD is the price of one call's input tokens (cached of them read from a
+// cache), and output tokens: at the tier the input reaches.
+func (p Price) USD(input, cached, output int) float64 {
+	cached = min(max(cached, 0), input)
+	in, ci, out := p.Input, p.CachedInput, p.Output
+	for _, t := range p.Tiers {
+		if input > t.Above {
+			in, ci, out = t.Input, t.CachedInput, t.Output
+		}
+	}
+	return (float64(input-cached)*in + float64(cached)*ci + float64(output)*out) / 1e6
+}
+
+// perToken is the most the model charges for any one token, at any tier
+// a call can reach: none past the context window.
+func (p Price) perToken() float64 {
+	m := max(p.Input, p.CachedInput, p.Output)
+	for _, t := range p.Tiers {
+		if p.ContextWindow == 0 || t.Above < p.ContextWindow {
+			m = max(m, t.Input, t.CachedInput, t.Output)
+		}
+	}
+	return m / 1e6
+}
 
 // Table holds prices by provider and model. The zero Table holds none.
 type Table struct {
 	AsOf   string // the embedded table's date, or the first file's
 	Source string // where the prices were taken, in words
-	// Files are the price files that extended the embedded table.
+	// Files are the price files that extended the embedded table, and
+	// Dates their as_of, in the same order.
 	Files  []string
+	Dates  []string
 	models map[string]map[string]Price
+	// aliases are other names of a provider's models, by the name, each
+	// to its entry's key.
+	aliases map[string]map[string]string
 }
 
-// Embedded returns the table shipped in the binary.
-func Embedded() *Table {
+// Embedded returns the table shipped in the binary: a copy of its own,
+// which the caller may extend.
+func Embedded() *Table { return embeddedTable().clone() }
+
+// embeddedTable is the shipped table, read once: reading it takes
+// milliseconds, copying it microseconds.
+var embeddedTable = sync.OnceValue(func() *Table {
 	t, err := Parse("prices.json", embedded, "")
 	if err != nil {
 		panic(err) // the shipped table is checked by its tests
 	}
 	return t
+})
+
+// clone copies the table's maps and lists; the prices themselves, which
+// nothing changes, are shared.
+func (t *Table) clone() *Table {
+	c := *t
+	c.Files, c.Dates = slices.Clone(t.Files), slices.Clone(t.Dates)
+	c.models = make(map[string]map[string]Price, len(t.models))
+	for prov, ms := range t.models {
+		c.models[prov] = maps.Clone(ms)
+	}
+	c.aliases = make(map[string]map[string]string, len(t.aliases))
+	for prov, as := range t.aliases {
+		c.aliases[prov] = maps.Clone(as)
+	}
+	return &c
 }
 
 // Load returns the embedded table extended by the price file at path, if
@@ -100,15 +156,25 @@ func (t *Table) Extend(u *Table) {
 	if t.models == nil {
 		t.models = map[string]map[string]Price{}
 	}
+	if t.aliases == nil {
+		t.aliases = map[string]map[string]string{}
+	}
 	for prov, ms := range u.models {
 		if t.models[prov] == nil {
 			t.models[prov] = map[string]Price{}
 		}
+		if t.aliases[prov] == nil {
+			t.aliases[prov] = map[string]string{}
+		}
 		for k, p := range ms {
 			t.models[prov][k] = p
 		}
+		for a, k := range u.aliases[prov] {
+			t.aliases[prov][a] = k
+		}
 	}
 	t.Files = append(t.Files, u.Files...)
+	t.Dates = append(t.Dates, u.Dates...)
 }
 
 // dateSuffix is a dated snapshot's suffix: OpenAI's -2024-08-06,
@@ -116,18 +182,29 @@ func (t *Table) Extend(u *Table) {
 var dateSuffix = regexp.MustCompile(`-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$`)
 
 // Lookup returns the price of a provider's model: the entry named
-// exactly, else the entry of the name without its date suffix
-// (gpt-4o-2024-08-06 is priced as gpt-4o, claude-sonnet-4-5-20250929 as
-// claude-sonnet-4-5, claude-3-5-haiku-latest as claude-3-5-haiku). No
-// other prefix matches: gpt-4o-mini is never priced as gpt-4o. The test
-// model, which runs offline, costs nothing unless the table prices it.
+// exactly, else the entry with the name among its aliases, else the same
+// for the name without its date suffix (gpt-4o-2024-08-06 is priced as
+// gpt-4o, claude-sonnet-4-5-20250929 as claude-sonnet-4-5,
+// claude-3-5-haiku-latest as claude-3-5-haiku). No other prefix matches:
+// gpt-4o-mini is never priced as gpt-4o. The test model, which runs
+// offline, costs nothing unless the table prices it.
 func (t *Table) Lookup(provider, model string) (Price, bool) {
 	ms := t.models[provider]
-	if p, ok := ms[model]; ok {
+	find := func(name string) (Price, bool) {
+		if p, ok := ms[name]; ok {
+			return p, true
+		}
+		if k, ok := t.aliases[provider][name]; ok {
+			p, ok := ms[k]
+			return p, ok
+		}
+		return Price{}, false
+	}
+	if p, ok := find(model); ok {
 		return p, true
 	}
 	if base := dateSuffix.ReplaceAllString(model, ""); base != model {
-		if p, ok := ms[base]; ok {
+		if p, ok := find(base); ok {
 			return p, true
 		}
 	}
@@ -179,10 +256,7 @@ func Parse(name string, data []byte, from string) (*Table, error) {
 	if rest := bytes.TrimLeft(data[p.dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		return nil, p.errAt(len(data)-len(rest), "data after the price table's JSON object")
 	}
-	t := &Table{models: map[string]map[string]Price{}}
-	if from != "" {
-		t.Files = []string{from}
-	}
+	t := &Table{models: map[string]map[string]Price{}, aliases: map[string]map[string]string{}}
 	if err := p.fields(root, "the price table", map[string]bool{"as_of": true, "models": true, "source": false}, func(k string, v *node) error {
 		switch k {
 		case "as_of":
@@ -200,15 +274,31 @@ func Parse(name string, data []byte, from string) (*Table, error) {
 		case "models":
 			return p.fields(v, "models", nil, func(prov string, pv *node) error {
 				t.models[prov] = map[string]Price{}
-				return p.fields(pv, "models."+prov, nil, func(model string, mv *node) error {
-					pr, err := p.price(prov+"."+model, mv)
+				t.aliases[prov] = map[string]string{}
+				aliasAt := map[string]int{}
+				if err := p.fields(pv, "models."+prov, nil, func(model string, mv *node) error {
+					pr, aliases, err := p.price(prov+"."+model, mv)
 					if err != nil {
 						return err
 					}
 					pr.Key, pr.From = model, from
 					t.models[prov][model] = pr
+					for _, a := range aliases {
+						if _, dup := t.aliases[prov][a.name]; dup {
+							return p.errAt(a.off, "models.%s.%s.aliases: %q is already another name of %s", prov, model, a.name, t.aliases[prov][a.name])
+						}
+						t.aliases[prov][a.name], aliasAt[a.name] = model, a.off
+					}
 					return nil
-				})
+				}); err != nil {
+					return err
+				}
+				for _, a := range slices.Sorted(maps.Keys(aliasAt)) {
+					if _, ok := t.models[prov][a]; ok {
+						return p.errAt(aliasAt[a], "models.%s.%s.aliases: %q is the name of an entry", prov, t.aliases[prov][a], a)
+					}
+				}
+				return nil
 			})
 		}
 		return nil
@@ -221,46 +311,107 @@ func Parse(name string, data []byte, from string) (*Table, error) {
 			t.models[prov][k] = pr
 		}
 	}
+	if from != "" {
+		t.Files, t.Dates = []string{from}, []string{t.AsOf}
+	}
 	return t, nil
 }
 
+// alias is one of an entry's other names, and where it is written.
+type alias struct {
+	name string
+	off  int
+}
+
 // price reads one model's entry.
-func (p *parser) price(what string, v *node) (Price, error) {
+func (p *parser) price(what string, v *node) (Price, []alias, error) {
 	var pr Price
-	cached := false
-	err := p.fields(v, "models."+what, map[string]bool{"input": true, "output": true, "cached_input": false, "context_window": false, "max_output": false}, func(k string, fv *node) error {
-		n, ok := fv.v.(json.Number)
-		if !ok {
-			return p.errAt(fv.off, "models.%s.%s: want a number", what, k)
-		}
-		f, err := n.Float64()
-		if err != nil || f < 0 {
-			return p.errAt(fv.off, "models.%s.%s: want a number of at least 0, not %s", what, k, n)
-		}
+	var aliases []alias
+	err := p.fields(v, "models."+what, map[string]bool{"input": true, "output": true, "cached_input": false, "context_window": false, "max_output": false, "tiers": false, "aliases": false}, func(k string, fv *node) error {
 		switch k {
-		case "input":
-			pr.Input = f
-		case "output":
-			pr.Output = f
-		case "cached_input":
-			pr.CachedInput, cached = f, true
-		default:
-			i, err := n.Int64()
-			if err != nil || i > 1<<40 {
-				return p.errAt(fv.off, "models.%s.%s: want a whole number of tokens, not %s", what, k, n)
+		case "tiers":
+			return p.tiers(what, fv, &pr)
+		case "aliases":
+			if !fv.arr {
+				return p.errAt(fv.off, "models.%s.aliases: want a list of model names", what)
 			}
-			if k == "context_window" {
-				pr.ContextWindow = int(i)
-			} else {
-				pr.MaxOutput = int(i)
+			for _, a := range fv.vals {
+				s, ok := a.v.(string)
+				if !ok || s == "" {
+					return p.errAt(a.off, "models.%s.aliases: want a model name", what)
+				}
+				aliases = append(aliases, alias{s, a.off})
 			}
+			return nil
 		}
-		return nil
+		return p.rates(what, k, fv, &pr.Input, &pr.CachedInput, &pr.Output, &pr.ContextWindow, &pr.MaxOutput)
 	})
-	if !cached {
+	if err != nil {
+		return pr, nil, err
+	}
+	if !slices.Contains(v.keys, "cached_input") {
 		pr.CachedInput = pr.Input
 	}
-	return pr, err
+	return pr, aliases, nil
+}
+
+// tiers reads an entry's tiers: a list of objects, each with above (more
+// than the last's), input, output and optionally cached_input (the tier's
+// input when absent).
+func (p *parser) tiers(what string, v *node, pr *Price) error {
+	if !v.arr {
+		return p.errAt(v.off, "models.%s.tiers: want a list of tiers", what)
+	}
+	for i, tv := range v.vals {
+		var t Tier
+		tw := fmt.Sprintf("%s.tiers[%d]", what, i)
+		if err := p.fields(tv, "models."+tw, map[string]bool{"above": true, "input": true, "output": true, "cached_input": false}, func(k string, fv *node) error {
+			return p.rates(tw, k, fv, &t.Input, &t.CachedInput, &t.Output, &t.Above, nil)
+		}); err != nil {
+			return err
+		}
+		if !slices.Contains(tv.keys, "cached_input") {
+			t.CachedInput = t.Input
+		}
+		if i > 0 && t.Above <= pr.Tiers[i-1].Above {
+			return p.errAt(tv.off, "models.%s.above: want more than the tier before's (%d)", tw, pr.Tiers[i-1].Above)
+		}
+		pr.Tiers = append(pr.Tiers, t)
+	}
+	return nil
+}
+
+// rates reads one number of an entry or a tier into its field: a price
+// (input, cached_input, output) or a count of tokens (context_window or
+// above into tokens, max_output into maxOut).
+func (p *parser) rates(what, k string, fv *node, input, cached, output *float64, tokens, maxOut *int) error {
+	n, ok := fv.v.(json.Number)
+	if !ok {
+		return p.errAt(fv.off, "models.%s.%s: want a number", what, k)
+	}
+	f, err := n.Float64()
+	if err != nil || f < 0 {
+		return p.errAt(fv.off, "models.%s.%s: want a number of at least 0, not %s", what, k, n)
+	}
+	switch k {
+	case "input":
+		*input = f
+	case "output":
+		*output = f
+	case "cached_input":
+		*cached = f
+	default:
+		i, err := n.Int64()
+		if err != nil || i > 1<<40 {
+			return p.errAt(fv.off, "models.%s.%s: want a whole number of tokens, not %s", what, k, n)
+		}
+		if k == "max_output" {
+			*maxOut = int(i)
+		} else {
+			*tokens = int(i)
+		}
+	}
+	return nil
 }
 
 // node is a JSON value with the offset it starts at; an object keeps its
@@ -269,6 +420,7 @@ type node struct {
 	off  int
 	v    any // string, json.Number, bool, nil; or nil with members
 	obj  bool
+	arr  bool // a list: its values are vals
 	keys []string
 	koff []int
 	vals []*node
@@ -343,9 +495,7 @@ func (p *parser) value() (*node, error) {
 		if _, err := p.dec.Token(); err != nil {
 			return nil, p.errAt(p.start(), "not JSON: %v", err)
 		}
-		if !n.obj {
-			n.v = "array" // not an object: fields refuses it
-		}
+		n.arr = !n.obj
 	default:
 		n.v = tok
 	}

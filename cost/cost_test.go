@@ -2,8 +2,13 @@ package cost
 
 import (
 	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestLookup(t *testing.T) {
@@ -17,15 +22,18 @@ func TestLookup(t *testing.T) {
 		{"openai", "gpt-4o-mini", "gpt-4o-mini"},
 		{"openai", "gpt-4o-mini-2024-07-18", "gpt-4o-mini"},
 		{"openai", "o4-mini-2025-04-16", "o4-mini"},
-		{"openai", "gpt-4o-audio-preview", ""}, // no prefix match
-		{"openai", "gpt-4", ""},
+		{"openai", "o4-mini-high", "o4-mini"},
+		{"openai", "gpt-4o-audio-preview-2025-06-03", "gpt-4o-audio-preview"},
+		{"openai", "gpt-4o-mini-x", ""}, // no prefix match
 		{"openai", "llama3.1:8b", ""},
 		{"openai", "claude-sonnet-4-5", ""}, // another provider's model
 		{"anthropic", "claude-sonnet-4-5-20250929", "claude-sonnet-4-5"},
-		{"anthropic", "claude-sonnet-4-20250514", "claude-sonnet-4"},
-		{"anthropic", "claude-3-5-haiku-latest", "claude-3-5-haiku"},
-		{"anthropic", "claude-sonnet-4-5-2025", ""}, // not a date
-		{"test", "anything", "test"},                // the offline model is free
+		{"anthropic", "claude-sonnet-4-20250514", "claude-sonnet-4-0"}, // an alias, itself dated
+		{"anthropic", "claude-sonnet-4", "claude-sonnet-4-0"},
+		{"anthropic", "claude-3-5-haiku-latest", "claude-3-5-haiku-latest"},
+		{"anthropic", "claude-3-5-haiku-20241022", "claude-3-5-haiku-latest"}, // an alias without its date
+		{"anthropic", "claude-sonnet-4-5-2025", ""},                           // not a date
+		{"test", "anything", "test"},                                          // the offline model is free
 	} {
 		p, ok := tab.Lookup(c.provider, c.model)
 		if ok != (c.key != "") || p.Key != c.key {
@@ -34,16 +42,70 @@ func TestLookup(t *testing.T) {
 	}
 }
 
+// TestEmbedded: the vendored table reads, says its date and origin, and
+// every entry is a plausible price.
 func TestEmbedded(t *testing.T) {
 	tab := Embedded()
-	if tab.AsOf == "" || tab.Source == "" {
-		t.Fatalf("the embedded table lacks its date or source: %+v", tab)
+	if _, err := time.Parse(time.DateOnly, tab.AsOf); err != nil || !strings.HasPrefix(tab.Source, "genai-prices (MIT") {
+		t.Fatalf("the embedded table lacks its date or origin: %q, %q", tab.AsOf, tab.Source)
+	}
+	if got := tab.Describe(); got != "the built-in table (genai-prices), as of "+tab.AsOf {
+		t.Errorf("Describe() = %q", got)
+	}
+	for _, prov := range []string{"openai", "anthropic", "google", "bedrock", "azure"} {
+		if _, ok := tab.models[prov]; !ok {
+			t.Errorf("no prices for %s", prov)
+		}
 	}
 	for _, e := range tab.Entries() {
 		prov, model, _ := strings.Cut(e, "/")
 		p, _ := tab.Lookup(prov, model)
-		if p.Input <= 0 || p.Output < p.Input || p.CachedInput > p.Input || p.ContextWindow <= 0 || p.MaxOutput <= 0 || p.MaxOutput > p.ContextWindow {
+		if p.Input <= 0 || p.Output <= 0 || p.CachedInput > p.Input || p.MaxOutput > 0 && p.ContextWindow > 0 && p.MaxOutput > p.ContextWindow {
 			t.Errorf("%s: implausible entry %+v", e, p)
+		}
+		for _, tier := range p.Tiers {
+			if tier.Input < p.Input || tier.Output < p.Output {
+				t.Errorf("%s: a tier cheaper than the base price: %+v", e, p)
+			}
+		}
+	}
+}
+
+// modelName is a model of OpenAI's or Anthropic's as the docs write it.
+var modelName = regexp.MustCompile(`\b(gpt-[0-9][a-z0-9.-]*[a-z0-9]|o[134](-mini)?(-[0-9]{4}-[0-9]{2}-[0-9]{2})?|claude-[a-z0-9.-]*[a-z0-9])\b`)
+
+// TestCoversDocs: every model the examples, the README and the docs name
+// has a price, a context window and an output limit, so that an estimate
+// of it is bounded.
+func TestCoversDocs(t *testing.T) {
+	files, _ := filepath.Glob("../docs/*.md")
+	more, _ := filepath.Glob("../examples/*.*")
+	files = append(append(files, "../README.md"), more...)
+	tab := Embedded()
+	seen := map[string]bool{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range modelName.FindAllString(string(data), -1) {
+			prov := "openai"
+			if strings.HasPrefix(m, "claude-") {
+				prov = "anthropic"
+			}
+			if seen[m] {
+				continue
+			}
+			seen[m] = true
+			p, ok := tab.Lookup(prov, m)
+			if !ok || p.ContextWindow == 0 || p.MaxOutput == 0 {
+				t.Errorf("%s names %s/%s, which the table prices as %+v, %v", f, prov, m, p, ok)
+			}
+		}
+	}
+	for _, m := range []string{"gpt-4o-2024-08-06", "claude-sonnet-4-5-20250929", "o4-mini-2025-04-16", "claude-sonnet-4-20250514"} {
+		if !seen[m] {
+			t.Errorf("the docs and examples name no %s: the scan missed it", m)
 		}
 	}
 }
@@ -70,6 +132,12 @@ func TestParseErrors(t *testing.T) {
 		{"{\"as_of\": \"2025-01-01\", \"as_of\": \"2025-01-02\", \"models\": {}}", `p.json:1:25: "as_of" appears twice`},
 		{"{\"as_of\": \"2025-01-01\",\n \"models\": {,}}", "p.json:2:"},
 		{"{} {}", "p.json:1:4: data after"},
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"output\": 2, \"tiers\": {}}}}}", "p.json:1:87: models.openai.m.tiers: want a list of tiers"},
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"output\": 2, \"tiers\": [{\"above\": 10, \"input\": 2, \"output\": 4}, {\"above\": 10, \"input\": 3, \"output\": 5}]}}}}", "p.json:1:128: models.openai.m.tiers[1].above: want more than the tier before's (10)"},
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"output\": 2, \"tiers\": [{\"input\": 2, \"output\": 4}]}}}}", "models.openai.m.tiers[0]: missing above"},
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"output\": 2, \"aliases\": [\"n\", 3]}}}}", "p.json:1:95: models.openai.m.aliases: want a model name"},
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"output\": 2, \"aliases\": [\"n\"]}, \"k\": {\"input\": 1, \"output\": 2, \"aliases\": [\"n\"]}}}}", `models.openai.k.aliases: "n" is already another name of m`},
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"output\": 2, \"aliases\": [\"k\"]}, \"k\": {\"input\": 1, \"output\": 2}}}}", `p.json:1:90: models.openai.m.aliases: "k" is the name of an entry`},
 		{"", "p.json:1:1: not JSON"},
 	} {
 		_, err := Parse("p.json", []byte(c.data), "p.json")
@@ -97,7 +165,81 @@ func TestExtend(t *testing.T) {
 	if p, ok := tab.Lookup("openai", "llama3.1:8b"); !ok || p.ContextWindow != 8192 {
 		t.Errorf("llama3.1:8b after Extend: %+v, %v", p, ok)
 	}
+	// An alias of the embedded entry names the file's entry of its key.
+	if p, _ := tab.Lookup("openai", "gpt-4o-2024-11-20"); p.Input != 1 || p.From != "mine.json" {
+		t.Errorf("gpt-4o-2024-11-20 after Extend: %+v", p)
+	}
 	if p, _ := tab.Lookup("openai", "gpt-4o-mini"); p.Input != 0.15 || p.From != "" {
 		t.Errorf("gpt-4o-mini after Extend: %+v", p)
+	}
+	// Each Embedded is a table of its own: the one extended changed no other.
+	if p, _ := Embedded().Lookup("openai", "gpt-4o-2024-11-20"); p.Input != 2.5 || p.From != "" || len(Embedded().Files) != 0 {
+		t.Errorf("another Embedded after Extend: %+v", p)
+	}
+}
+
+// TestTiers: a tier's prices apply to every token of a call whose input is
+// more than its above, and the dearest rate of any tier bounds a token.
+func TestTiers(t *testing.T) {
+	tab, err := Parse("p.json", []byte(`{"as_of": "2025-01-01", "models": {"anthropic": {"m": {"input": 3, "cached_input": 0.3, "output": 15,
+		"tiers": [{"above": 200000, "input": 6, "output": 22.5}]}}}}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := tab.Lookup("anthropic", "m")
+	for _, c := range []struct {
+		in, cached, out int
+		want            float64
+	}{
+		{200000, 0, 1000, 0.6 + 0.015},                 // at the threshold: the base price
+		{200001, 0, 1000, 200001*6e-6 + 1000*22.5e-6},  // past it: the tier's, for every token
+		{300000, 100000, 0, 200000*6e-6 + 100000*6e-6}, // cached_input absent from the tier: its input's
+	} {
+		if got := p.USD(c.in, c.cached, c.out); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("USD(%d, %d, %d) = %v, want %v", c.in, c.cached, c.out, got, c.want)
+		}
+	}
+	if got := p.perToken(); got != 22.5e-6 {
+		t.Errorf("perToken = %v, want the tier's output price", got)
+	}
+	// A tier no call can reach, past the context window, prices nothing.
+	p.ContextWindow = 200000
+	if got := p.perToken(); got != 15e-6 {
+		t.Errorf("perToken with a 200000-token window = %v, want the base output price", got)
+	}
+	p.ContextWindow = 200001
+	if got := p.perToken(); got != 22.5e-6 {
+		t.Errorf("perToken with a 200001-token window = %v, want the tier's output price", got)
+	}
+}
+
+// TestStale: a table dated more than the bound before now is warned of,
+// once, the built-in table first; a bound of 0 warns of nothing.
+func TestStale(t *testing.T) {
+	tab := Embedded()
+	u, err := Parse("mine.json", []byte(`{"as_of": "2020-01-01", "models": {"openai": {"gpt-test-1": {"input": 1, "output": 2}}}}`), "mine.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.Extend(u)
+	mine, _ := tab.Lookup("openai", "gpt-test-1")
+	built, _ := tab.Lookup("openai", "gpt-4o")
+	free, _ := tab.Lookup("test", "x")
+	asOf, _ := time.Parse(time.DateOnly, tab.AsOf)
+	prices := []Price{mine, free, built, mine, built}
+	fresh := asOf.AddDate(0, 0, MaxAge)
+	if got := Stale(prices, fresh, MaxAge); len(got) != 1 || !strings.HasPrefix(got[0], "the price file mine.json is dated 2020-01-01, more than 120 days ago") {
+		t.Errorf("on the last fresh day: %q", got)
+	}
+	old := fresh.Add(24 * time.Hour)
+	got := Stale(prices, old, MaxAge)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "the built-in price table is dated "+tab.AsOf+", more than 120 days ago") || !strings.Contains(got[1], "mine.json") {
+		t.Errorf("a day later: %q", got)
+	}
+	if got := Stale(prices, old, 0); got != nil {
+		t.Errorf("with the warning off: %q", got)
+	}
+	if got := tab.Describe(); got != "the built-in table (genai-prices), as of "+tab.AsOf+", extended by mine.json (as of 2020-01-01)" {
+		t.Errorf("Describe() = %q", got)
 	}
 }

@@ -48,8 +48,10 @@ func TestExamples(t *testing.T) {
 		// a call, the dearer model: max(3, 195904 × 15e-6 + 4096 × 75e-6 = 3.24576) = 3.24576
 		// money: min(32.4576, 59999 × 75e-6 + 3.24576 = 7.745685)
 		{"issue-triage.cue", 259999, 7.745685},
-		// claude-sonnet-4-5 ($3/$15): ctx 200000, out 8192; tokens 250000,
-		// rounds 20, tools 30, calling code-reviewer (399999 tokens, $1.152796).
+		// claude-sonnet-4-5 ($3/$15; its tier, $6/$22.50 for a call of more
+		// than 200000 in, is past its window): ctx 200000, out 8192; tokens
+		// 250000, rounds 20, tools 30, calling code-reviewer (399999 tokens,
+		// $1.152796).
 		// tokens: min(20 × 200000, 249999 + 200000) + 30 × 399999 = 449999 + 11999970 = 12449969
 		// a call: max(0.6, 191808 × 3e-6 + 8192 × 15e-6 = 0.698304) = 0.698304
 		// money: min(13.96608, 249999 × 15e-6 + 0.698304 = 4.448289) + 30 × 1.152796 = 39.032169

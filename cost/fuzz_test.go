@@ -17,6 +17,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"as_of": "2025-01-01", "models": {"openai": {"m": {"input": 1, "output": 2}}}}`))
 	f.Add([]byte(`{"as_of": "2025-01-01", "models": {"openai": {"m": {"input": 1, "output": 2, "cached_input": 0.5, "context_window": 8192, "max_output": 1024}}}}`))
 	f.Add([]byte(`{"as_of": "2025-01-01", "models": {"openai": {"m": {"input": -1, "output": 2}}}}`))
+	f.Add([]byte(`{"as_of": "2025-01-01", "models": {"openai": {"m": {"input": 1, "output": 2, "tiers": [{"above": 10, "input": 2, "output": 3}], "aliases": ["n", "m-1"]}}}}`))
 	f.Add([]byte(`{"as_of": "2025-01-01", "as_of": "2025-01-02", "models": {}}`))
 	f.Add([]byte("{\"as_of\": \"2025-01-01\",\n \"models\": {\"x\": {\"m\": {\"input\": 1e400, \"output\": 0}}}} trailing"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -43,13 +44,25 @@ func FuzzParse(f *testing.F) {
 				if !ok {
 					t.Fatalf("%s/%s does not look up", prov, model)
 				}
-				for _, v := range []float64{pr.Input, pr.CachedInput, pr.Output} {
+				rates := []float64{pr.Input, pr.CachedInput, pr.Output}
+				for i, tier := range pr.Tiers {
+					rates = append(rates, tier.Input, tier.CachedInput, tier.Output)
+					if tier.Above < 0 || i > 0 && tier.Above <= pr.Tiers[i-1].Above {
+						t.Fatalf("%s/%s has tiers out of order: %+v", prov, model, pr.Tiers)
+					}
+				}
+				for _, v := range rates {
 					if v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 						t.Fatalf("%s/%s has the price %v", prov, model, v)
 					}
 				}
 				if pr.ContextWindow < 0 || pr.MaxOutput < 0 {
 					t.Fatalf("%s/%s has limits %d, %d", prov, model, pr.ContextWindow, pr.MaxOutput)
+				}
+			}
+			for a, k := range tab.aliases[prov] {
+				if pr, ok := tab.Lookup(prov, a); !ok || pr.Key != k {
+					t.Fatalf("the alias %s/%s does not look up %s: %+v", prov, a, k, pr)
 				}
 			}
 		}

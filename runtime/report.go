@@ -55,8 +55,11 @@ type Report struct {
 	// reported: it was missing or implausible (counted from a local
 	// estimate), or more than the call could have used (cut to the call's
 	// bound); the round's UsageNote says which.
-	UsageEstimated bool          `json:"usage_estimated,omitempty"`
-	Cost           Cost          `json:"cost"` // what Usage costs by the price table: the rounds' costs summed
+	UsageEstimated bool `json:"usage_estimated,omitempty"`
+	Cost           Cost `json:"cost"` // what Usage costs by the price table: the rounds' costs summed
+	// Prices says which price table priced Cost, and its date (see
+	// cost.Table.Describe); empty when the run cost nothing.
+	Prices         string        `json:"prices,omitempty"`
 	ToolCalls      int           `json:"tool_calls"`
 	InvalidAnswers int           `json:"invalid_answers"`
 	Rounds         []RoundReport `json:"rounds"`

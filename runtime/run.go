@@ -340,6 +340,9 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 		}
 		x.rep.Replayed = x.journal.Served()
 	}
+	if x.rep.Cost.USD > 0 || len(x.rep.Cost.Unpriced) > 0 {
+		x.rep.Prices = x.prices().Describe()
+	}
 	x.rep.DurationMS = ms(x.now().Sub(started))
 	x.redactReport()
 	x.emit(Event{Type: EventRunEnd, Outcome: x.rep.Outcome, Bound: x.rep.Bound, Usage: &x.rep.Usage, Cost: &x.rep.Cost, Message: x.rep.Error})

@@ -50,9 +50,12 @@ type Page struct {
 	// Cost is what those tokens cost by the page's price table: the
 	// model calls' costs summed.
 	Cost agentrt.Cost
-	// Prices says which price table: its date and the files that
-	// extended it.
+	// Prices says which price table: its origin and date, and the files
+	// that extended it with theirs.
 	Prices string
+	// Priced are the table's entries that priced the page's model calls,
+	// in the order they first did (for cost.Stale).
+	Priced []cost.Price
 	// Approved and Denied count the decisions about calls.
 	Approved, Denied int
 	// Rows are the timeline, in the order the run made its effects: a
@@ -204,7 +207,7 @@ func Build(j *journal.Journal, rep *agentrt.Report, prices *cost.Table) (*Page, 
 		prices = cost.Embedded()
 	}
 	p := &Page{Agent: j.Header.Agent, Run: j.Header.Run, Plan: j.Header.Plan, Started: j.Header.Started,
-		Truncated: j.Truncated, Effects: len(j.Entries), Prices: pricesText(prices)}
+		Truncated: j.Truncated, Effects: len(j.Entries), Prices: prices.Describe()}
 	t0 := j.Header.Started
 	for _, e := range j.Entries {
 		if e.Started.Before(t0) {
@@ -521,6 +524,9 @@ func (b *builder) price(provider, model string, u agentrt.Usage) (agentrt.Cost, 
 	if !ok {
 		return c, fmt.Sprintf("The price table has no price for %s/%s.", provider, model)
 	}
+	if !slices.ContainsFunc(b.page.Priced, func(q cost.Price) bool { return q.Key == p.Key && q.From == p.From }) {
+		b.page.Priced = append(b.page.Priced, p)
+	}
 	if provider == "test" && p.AsOf == "" { // no entry: the test model is free
 		return agentrt.Cost{}, "The test model runs offline and costs nothing."
 	}
@@ -531,15 +537,6 @@ func (b *builder) price(provider, model string, u agentrt.Usage) (agentrt.Cost, 
 	per := func(f float64) string { return "$" + strconv.FormatFloat(f, 'f', -1, 64) }
 	return c, fmt.Sprintf("Priced as %s/%s (%s, as of %s): %s input, %s cached input, %s output per million tokens.",
 		provider, p.Key, from, p.AsOf, per(p.Input), per(p.CachedInput), per(p.Output))
-}
-
-// pricesText says which price table priced the page.
-func pricesText(t *cost.Table) string {
-	s := "as of " + t.AsOf
-	if len(t.Files) > 0 {
-		s += ", extended by " + strings.Join(t.Files, ", ")
-	}
-	return s
 }
 
 func (b *builder) tool(e *journal.Entry, depth int, calls []wireCall) *Row {

@@ -68,6 +68,10 @@ func TestScripts(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("EXAMPLES", examples)
 			e.Setenv("DOCS", docs)
+			// The built-in price table's age depends on the day the
+			// scripts run: no script sees its warning unless it asks
+			// (price-date.txtar).
+			e.Setenv("AGENTC_PRICES_MAX_AGE", "0")
 			return nil
 		},
 		// [temporal]: the temporal program is there to start a dev server

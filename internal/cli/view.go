@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -97,6 +98,13 @@ price file that does not read, one naming its line and column (exit 2).`,
 			}
 			if err != nil {
 				return err
+			}
+			maxAge, err := runcmd.PricesMaxAge()
+			if err != nil {
+				return err
+			}
+			for _, w := range cost.Stale(p.Priced, time.Now(), maxAge) {
+				fmt.Fprintf(e.Stderr, "agentc: warning: %s\n", w)
 			}
 			var page bytes.Buffer
 			if err := p.Write(&page); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -159,6 +160,14 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 		Notes:    func(s string) { fmt.Fprintf(e.Stderr, "agentc: %s\n", s) },
 		MaxLine:  MaxInput,
 	})
+	maxAge, err := PricesMaxAge()
+	if err != nil {
+		return err
+	}
+	if f.model != "test" {
+		// The summary prices the batch: its table's age is said first.
+		WarnStalePrices(e.Stderr, opts.Prices, p, time.Now(), maxAge)
+	}
 	again := "with --record DIR, running it again would go on where it stopped"
 	if journals != nil && !journals.Replay {
 		again = "run the same command again to go on: what completed is served from the journals"

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -286,11 +289,51 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if f.batch != "" {
 		return runBatch(ctx, sess, p, opts)
 	}
+	maxAge, err := PricesMaxAge()
+	if err != nil {
+		return err
+	}
 	rep, signal, err := runOne(ctx, sess, p, opts, input)
 	if err != nil {
 		return err
 	}
+	if rep.Prices != "" {
+		WarnStalePrices(e.Stderr, opts.Prices, p, time.Now(), maxAge)
+	}
 	return finish(e, f, rep, signal)
+}
+
+// WarnStalePrices warns on w of the price tables, among those that price
+// the models of p and of the agents it calls (at more than nothing), dated
+// more than maxAge days before now. It warns, never fails: old prices
+// still price.
+func WarnStalePrices(w io.Writer, t *cost.Table, p *plan.Plan, now time.Time, maxAge int) {
+	var used []cost.Price
+	var walk func(p *plan.Plan)
+	walk = func(p *plan.Plan) {
+		m := p.Agent.Model
+		for _, name := range []string{m.Name, escalation(p)} {
+			if pr, ok := t.Lookup(m.Provider, name); ok && name != "" && max(pr.Input, pr.CachedInput, pr.Output) > 0 {
+				used = append(used, pr)
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(p.Callees)) {
+			if c := p.Callees[name]; c.Plan != nil {
+				walk(c.Plan)
+			}
+		}
+	}
+	walk(p)
+	for _, s := range cost.Stale(used, now, maxAge) {
+		fmt.Fprintf(w, "agentc: warning: %s\n", s)
+	}
+}
+
+func escalation(p *plan.Plan) string {
+	if esc := p.Agent.Strategy.Escalate; esc != nil {
+		return esc.Model
+	}
+	return ""
 }
 
 // session is what one agentc run command was given and set up: where it
@@ -413,6 +456,22 @@ func LoadPrices(flag string) (*cost.Table, error) {
 		return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s: %w", from, err)}
 	}
 	return t, nil
+}
+
+// PricesMaxAge is how many days old a price table may be before a command
+// warns of it: $AGENTC_PRICES_MAX_AGE, else cost.MaxAge; 0 turns the
+// warning off. A value that is not a whole number of days is a usage
+// error.
+func PricesMaxAge() (int, error) {
+	v := os.Getenv(cost.EnvMaxAge)
+	if v == "" {
+		return cost.MaxAge, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, &ExitError{Code: ExitUsage, Err: fmt.Errorf("%s=%q: want a whole number of days, 0 for no warning", cost.EnvMaxAge, v)}
+	}
+	return n, nil
 }
 
 // finish prints a run's report, or its answer, and what diverged, and

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
+	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/text/language"
@@ -74,7 +75,11 @@ not compile; 2 usage error, or a price file that does not read.`,
 			if err != nil {
 				return err
 			}
-			out := estimates{AsOf: table.AsOf, Files: table.Files, Batch: n, Agents: []agentEstimate{}}
+			maxAge, err := runcmd.PricesMaxAge()
+			if err != nil {
+				return err
+			}
+			out := estimates{AsOf: table.AsOf, Source: table.Source, Files: table.Files, FileDates: table.Dates, Batch: n, Agents: []agentEstimate{}, table: table}
 			for _, b := range bs {
 				est, err := cost.WorstWith(b.plan, table, o)
 				if err != nil {
@@ -85,6 +90,13 @@ not compile; 2 usage error, or a price file that does not read.`,
 					return err
 				}
 				out.Agents = append(out.Agents, a)
+			}
+			var used []cost.Price
+			for _, a := range out.Agents {
+				used = append(used, allPrices(a.Estimate)...)
+			}
+			for _, w := range cost.Stale(used, time.Now(), maxAge) {
+				fmt.Fprintf(e.Stderr, "agentc: warning: %s\n", w)
 			}
 			if asJSON {
 				enc := json.NewEncoder(e.Stdout)
@@ -107,10 +119,13 @@ not compile; 2 usage error, or a price file that does not read.`,
 
 // estimates is estimate's output.
 type estimates struct {
-	AsOf   string          `json:"prices_as_of"`
-	Files  []string        `json:"price_files,omitempty"`
-	Batch  int64           `json:"batch"`
-	Agents []agentEstimate `json:"agents"`
+	AsOf      string          `json:"prices_as_of"`
+	Source    string          `json:"prices_source"`
+	Files     []string        `json:"price_files,omitempty"`
+	FileDates []string        `json:"price_files_as_of,omitempty"`
+	Batch     int64           `json:"batch"`
+	Agents    []agentEstimate `json:"agents"`
+	table     *cost.Table
 }
 
 type agentEstimate struct {
@@ -128,11 +143,16 @@ func (o estimates) text(w io.Writer) {
 			printer.Fprintf(w, "  a batch of %d runs: %s\n", o.Batch, amount(a.BatchTokens, a.BatchUSD))
 		}
 	}
-	src := "the embedded table"
-	if len(o.Files) > 0 {
-		src += ", extended by " + strings.Join(o.Files, ", ")
+	fmt.Fprintf(w, "prices: %s\n", o.table.Describe())
+}
+
+// allPrices are the prices an estimate and its called agents' used.
+func allPrices(e *cost.Estimate) []cost.Price {
+	out := e.Prices
+	for _, c := range e.Callees {
+		out = append(slices.Clip(out), allPrices(c)...)
 	}
-	fmt.Fprintf(w, "prices: %s, as of %s\n", src, o.AsOf)
+	return out
 }
 
 func writeEstimate(w io.Writer, e *cost.Estimate, indent string) {
