@@ -84,6 +84,9 @@ func TestCoversDocs(t *testing.T) {
 	tab := Embedded()
 	seen := map[string]bool{}
 	for _, f := range files {
+		if filepath.Base(f) == "tokens.md" {
+			continue // names the prefixes a tokeniser is chosen by, not models
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
