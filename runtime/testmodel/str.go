@@ -32,7 +32,67 @@ func (g *gen) str(atoms []*jsonschema.Schema, v int) (any, error) {
 	case len(r.patterns) > 0:
 		return nil, unsat("pattern", r.patAt, "found no string matching %q that meets the other constraints", r.patterns[0].String())
 	}
+	if s, ok := g.labelled(&r, v); ok {
+		return s, nil
+	}
 	return g.letters(&r, firstOr(atoms), v)
+}
+
+// labelled returns, in the simplest value, a string that names the member
+// it is for, as a placeholder a person would write: "example invoice
+// number" for invoice_number (the v-th variant numbered after it); false
+// outside a member, or where the label does not meet the rules.
+func (g *gen) labelled(r *stringRules, v int) (string, bool) {
+	if !g.simple || g.member == "" {
+		return "", false
+	}
+	words := memberWords(g.member)
+	if words == "" {
+		return "", false
+	}
+	s := "example " + words
+	if v > 0 {
+		s += fmt.Sprintf(" %d", v+1)
+	}
+	return s, r.fits(s)
+}
+
+// memberWords splits a member name into lower-case words: invoice_number,
+// invoice-number and invoiceNumber give "invoice number". Names of
+// anything but letters and digits give "".
+func memberWords(name string) string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, string(cur))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, c := range name {
+		switch {
+		case c == '_' || c == '-' || c == ' ' || c == '.':
+			flush()
+			prevLower = false
+		case c >= 'A' && c <= 'Z':
+			if prevLower {
+				flush()
+			}
+			cur = append(cur, c-'A'+'a')
+			prevLower = false
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			cur = append(cur, c)
+			prevLower = true
+		default:
+			return ""
+		}
+		if len(words) > 8 {
+			return ""
+		}
+	}
+	flush()
+	return strings.Join(words, " ")
 }
 
 // stringRules are the string keywords of a value's atoms, combined.
@@ -307,6 +367,7 @@ type walker struct {
 	grow  int        // repetitions still to add to unbounded repeats
 	out   []rune
 	limit int
+	picks int // classes picked from so far: the simplest value steps through a class, ABC rather than AAA
 }
 
 func (w *walker) walk(re *syntax.Regexp) bool {
@@ -323,10 +384,11 @@ func (w *walker) walk(re *syntax.Regexp) bool {
 		w.out = append(w.out, re.Rune...)
 		return true
 	case syntax.OpCharClass:
-		r, ok := pickRune(re.Rune, w.rng)
+		r, ok := pickRune(re.Rune, w.rng, w.picks)
 		if !ok {
 			return false
 		}
+		w.picks++
 		w.out = append(w.out, r)
 		return true
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
@@ -401,8 +463,10 @@ var runePreference = [][2]rune{
 	{0xA1, 0xD7FF}, {0xE000, 0xFFFD}, {0x10000, 0x10FFFF}, {0, 0x1F}, {0x7F, 0xA0},
 }
 
-// pickRune picks a rune from a character class given as sorted lo-hi pairs.
-func pickRune(class []rune, rng *rand.Rand) (rune, bool) {
+// pickRune picks a rune from a character class given as sorted lo-hi
+// pairs: at random with rng, else the n-th of the best range it shares
+// (counted round), so that consecutive picks read like a code: ABC, 012.
+func pickRune(class []rune, rng *rand.Rand, n int) (rune, bool) {
 	for _, pref := range runePreference {
 		var parts [][2]rune
 		total := 0
@@ -417,7 +481,8 @@ func pickRune(class []rune, rng *rand.Rand) (rune, bool) {
 			continue
 		}
 		if rng == nil {
-			return parts[0][0], true
+			p := parts[0]
+			return p[0] + rune(n%(int(p[1]-p[0])+1)), true
 		}
 		k := rng.IntN(total)
 		for _, p := range parts {
