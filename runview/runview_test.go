@@ -195,6 +195,9 @@ func describe(p *Page) string {
 	for _, r := range p.Rows {
 		fmt.Fprintf(&b, "%s%s %s %s @%s+%s", strings.Repeat("  ", r.Depth), r.Kind, r.Key, r.Name,
 			msText(r.StartMS), msText(r.DurationMS))
+		if r.StandsIn != "" {
+			fmt.Fprintf(&b, " (in place of %s)", r.StandsIn)
+		}
 		if r.Usage != nil {
 			fmt.Fprintf(&b, " [%s]", formatTokens(r.Usage))
 		}
