@@ -252,9 +252,9 @@ func (g *gen) formatted(name string, v int) (string, bool) {
 	case "date":
 		return day.Format("2006-01-02"), true
 	case "date-time":
-		return day.Add(time.Duration(v) * time.Minute).Format("2006-01-02T15:04:05Z"), true
+		return day.Add(officeHour + time.Duration(v)*time.Minute).Format("2006-01-02T15:04:05Z"), true
 	case "time":
-		return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(v) * time.Second).Format("15:04:05Z"), true
+		return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(officeHour + time.Duration(v)*time.Second).Format("15:04:05Z"), true
 	case "email", "idn-email":
 		if v == 0 {
 			return "user@example.com", true
@@ -282,7 +282,10 @@ func (g *gen) formatted(name string, v int) (string, bool) {
 	case "uri-template":
 		return fmt.Sprintf("https://example.com/%d/{id}", v), true
 	case "uuid":
-		return fmt.Sprintf("00000000-0000-4000-8000-%012x", v), true
+		// A version 4 UUID whose random bits are the v-th of a fixed
+		// sequence: it reads like one, and every variant differs.
+		hi, lo := splitmix(uint64(v)), splitmix(uint64(v)+1<<32)
+		return fmt.Sprintf("%08x-%04x-4%03x-%x%03x-%012x", hi>>32, hi>>16&0xffff, hi&0xfff, 8|lo>>62, lo>>48&0xfff, lo&0xffffffffffff), true
 	case "duration":
 		return fmt.Sprintf("P%dD", v+1), true
 	case "period":
@@ -300,6 +303,19 @@ func (g *gen) formatted(name string, v int) (string, bool) {
 		return plainString(v, 1), true
 	}
 	return "", false
+}
+
+// officeHour is the time of day of a date-time or time: a plausible one,
+// not midnight.
+const officeHour = 9*time.Hour + 30*time.Minute
+
+// splitmix is SplitMix64's output function: a fixed bijection that
+// scatters consecutive numbers.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // parsedRegexp is a pattern parsed once per attempt.

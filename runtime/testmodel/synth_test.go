@@ -89,8 +89,8 @@ var satisfiable = []struct {
 	{"semver pattern", `{"type":"string","pattern":"^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)$"}`, `"0.0.0"`},
 	// formats
 	{"date", `{"type":"string","format":"date"}`, `"2024-01-01"`},
-	{"date-time", `{"type":"string","format":"date-time"}`, `"2024-01-01T00:00:00Z"`},
-	{"time", `{"type":"string","format":"time"}`, `"00:00:00Z"`},
+	{"date-time", `{"type":"string","format":"date-time"}`, `"2024-01-01T09:30:00Z"`},
+	{"time", `{"type":"string","format":"time"}`, `"09:30:00Z"`},
 	{"email", `{"type":"string","format":"email"}`, `"user@example.com"`},
 	{"uri", `{"type":"string","format":"uri"}`, `"https://example.com/"`},
 	{"uri-reference", `{"type":"string","format":"uri-reference"}`, ``},
@@ -169,7 +169,7 @@ var satisfiable = []struct {
 	{"member labels", `{"type":"object","required":["invoice_number","supplierName","tax-id"],"properties":{"invoice_number":{"type":"string","minLength":1},"supplierName":{"type":"string"},"tax-id":{"type":["string","null"]}}}`, `{"invoice_number":"example invoice number","supplierName":"example supplier name","tax-id":"example tax id"}`},
 	{"label too long", `{"type":"object","required":["code"],"properties":{"code":{"type":"string","maxLength":4}}}`, `{"code":""}`},
 	{"labels of unique items", `{"type":"object","required":["tags"],"properties":{"tags":{"type":"array","items":{"type":"string"},"minItems":2,"uniqueItems":true}}}`, `{"tags":["example tags","example tags 2"]}`},
-	{"formats of a record", `{"type":"object","required":["on","at","mail","site","id","ip"],"properties":{"on":{"type":"string","format":"date"},"at":{"type":"string","format":"date-time"},"mail":{"type":"string","format":"email"},"site":{"type":"string","format":"uri"},"id":{"type":"string","format":"uuid"},"ip":{"type":"string","format":"ipv4"}}}`, `{"at":"2024-01-01T00:00:00Z","id":"00000000-0000-4000-8000-000000000000","ip":"192.0.2.1","mail":"user@example.com","on":"2024-01-01","site":"https://example.com/"}`},
+	{"formats of a record", `{"type":"object","required":["on","at","mail","site","id","ip"],"properties":{"on":{"type":"string","format":"date"},"at":{"type":"string","format":"date-time"},"mail":{"type":"string","format":"email"},"site":{"type":"string","format":"uri"},"id":{"type":"string","format":"uuid"},"ip":{"type":"string","format":"ipv4"}}}`, `{"at":"2024-01-01T09:30:00Z","id":"e220a839-7b1d-4daf-b42c-5a1aa3820138","ip":"192.0.2.1","mail":"user@example.com","on":"2024-01-01","site":"https://example.com/"}`},
 	{"tool arguments", `{"type":"object","additionalProperties":false,"required":["query","limit"],"properties":{"query":{"type":"string","minLength":1,"description":"what to search"},"limit":{"type":"integer","minimum":1,"maximum":50},"sort":{"enum":["asc","desc"]}}}`, `{"limit":1,"query":"example query"}`},
 }
 
