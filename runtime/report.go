@@ -32,11 +32,14 @@ type Report struct {
 	Agent string `json:"agent"`
 	// Provider is the provider that answered: the plan's, or "test" when
 	// the test model ran in its place.
-	Provider   string       `json:"provider"`
-	Digests    plan.Digests `json:"digests"`
-	OutputTool string       `json:"output_tool,omitempty"`
-	Outcome    string       `json:"outcome"`
-	Bound      string       `json:"bound"`
+	Provider string `json:"provider"`
+	// StandsInFor is, when the test model answered in place of the
+	// provider the plan names (--model test), that provider and model.
+	StandsInFor *ModelRef    `json:"stands_in_for,omitempty"`
+	Digests     plan.Digests `json:"digests"`
+	OutputTool  string       `json:"output_tool,omitempty"`
+	Outcome     string       `json:"outcome"`
+	Bound       string       `json:"bound"`
 	// Interrupted says the run was cancelled from outside (an interrupt),
 	// not by one of its own bounds.
 	Interrupted bool   `json:"interrupted,omitempty"`
@@ -76,6 +79,12 @@ type Report struct {
 	Unapproved bool      `json:"unapproved,omitempty"`
 	Started    time.Time `json:"started"`
 	DurationMS float64   `json:"duration_ms"`
+}
+
+// ModelRef names a model: its provider and its name.
+type ModelRef struct {
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
 }
 
 // RoundReport is the account of one round.

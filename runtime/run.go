@@ -328,6 +328,9 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	x.say(Message{Role: System, Content: r.instructions()}, Message{Role: User, Content: user})
 	x.shape = r.output != nil && len(r.specs) == 0
 	x.rep.Provider = x.provider
+	if x.offline() {
+		x.rep.StandsInFor = &ModelRef{Provider: r.agent.Model.Provider, Model: r.agent.Model.Name}
+	}
 	start := r.answerWay()
 	if x.offline() {
 		start = fmt.Sprintf("offline: the test model answers in place of %s %s; %s", r.agent.Model.Provider, r.agent.Model.Name, start)

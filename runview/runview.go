@@ -80,6 +80,9 @@ type Row struct {
 	Depth int    // how deeply the run it belongs to is nested
 	Round int
 	Name  string // the model, or the tool (an approval's: the call's)
+	// StandsIn is, where the offline test model answered (Name "test"),
+	// the model the request named, which it answered in place of.
+	StandsIn string
 	// StartMS is when the row began, after the run's start; DurationMS
 	// how long it took.
 	StartMS, DurationMS float64
@@ -393,7 +396,7 @@ func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 			continue
 		}
 		row, resp, req := b.model(e, depth)
-		round.Name = row.Name
+		round.Name, round.StandsIn = row.Name, row.StandsIn
 		modelEnd = row.StartMS + row.DurationMS
 		if resp.Message != nil {
 			calls = resp.Message.ToolCalls
@@ -500,6 +503,11 @@ func (b *builder) model(e *journal.Entry, depth int) (*Row, modelResponse, model
 		return r, modelResponse{}, modelRequest{}
 	}
 	r.Name = req.Model
+	if req.Provider == "test" && req.Model != "test" {
+		// The request keeps the plan's model, which the test model
+		// answered in place of: the page names who answered.
+		r.Name, r.StandsIn = "test", req.Model
+	}
 	for _, m := range newMessages(req.Messages) {
 		r.Messages = append(r.Messages, *message(m))
 	}

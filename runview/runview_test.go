@@ -50,6 +50,11 @@ func TestPages(t *testing.T) {
 				t.Errorf("the page shows\n%s\nwant\n%s", got, want)
 			}
 			checkHTML(t, page)
+			for _, r := range p.Rows {
+				if r.StandsIn != "" && !strings.Contains(page, ">in place of "+r.StandsIn+"<") {
+					t.Errorf("row %s names %s, but the page does not say it is in place of %s", r.Key, r.Name, r.StandsIn)
+				}
+			}
 		})
 	}
 }
@@ -195,6 +200,9 @@ func describe(p *Page) string {
 	for _, r := range p.Rows {
 		fmt.Fprintf(&b, "%s%s %s %s @%s+%s", strings.Repeat("  ", r.Depth), r.Kind, r.Key, r.Name,
 			msText(r.StartMS), msText(r.DurationMS))
+		if r.StandsIn != "" {
+			fmt.Fprintf(&b, " (in place of %s)", r.StandsIn)
+		}
 		if r.Usage != nil {
 			fmt.Fprintf(&b, " [%s]", formatTokens(r.Usage))
 		}

@@ -150,6 +150,10 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 		}
 		journals.Header = journal.Header{Plan: string(p.Digests.Plan), OutputSuffix: p.OutputSuffix(), Agent: p.Agent.Name, Tools: ht}
 	}
+	if f.model == "test" && p.Agent.Model.Provider != "test" && f.replay == "" {
+		// The items' events are not printed: say once who answers.
+		fmt.Fprintf(e.Stderr, "agentc: batch: offline: the test model answers in place of %s %s\n", p.Agent.Model.Provider, p.Agent.Model.Name)
+	}
 	if opts.Pool != nil && p.Agent.Model.MaxOutputTokens == 0 {
 		fmt.Fprintf(e.Stderr, "agentc: agent %s declares no model.max_output_tokens: each call reserves all the pool has left, so calls go one at a time, and a reply longer than that could still overspend it\n", p.Agent.Name)
 	}

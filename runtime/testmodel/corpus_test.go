@@ -106,7 +106,7 @@ func (r *corpusResult) report(t *testing.T, name string) {
 }
 
 // synthesizeChecked runs Synthesize and fails the test on any invalid
-// value; it returns the keyword of an UnsatisfiableError, "" on success.
+// value, or one a second call does not repeat; it returns the keyword of an UnsatisfiableError, "" on success.
 func synthesizeChecked(t *testing.T, name string, schema []byte, compiled *jsonschema.Schema, seed int64) string {
 	t.Helper()
 	out, err := Synthesize(schema, seed)
@@ -120,6 +120,9 @@ func synthesizeChecked(t *testing.T, name string, schema []byte, compiled *jsons
 			t.Errorf("%s: seed %d: UnsatisfiableError names no keyword: %v", name, seed, err)
 		}
 		return ue.Keyword
+	}
+	if again, err := Synthesize(schema, seed); err != nil || string(again) != string(out) {
+		t.Errorf("%s: seed %d: a second call gave %s (%v), not the same %s", name, seed, again, err, out)
 	}
 	v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(out)))
 	if err != nil {

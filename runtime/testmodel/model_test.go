@@ -83,7 +83,7 @@ func TestConversation(t *testing.T) {
 	if first.Message.ToolCalls[0].ID != "call_1" || first.Message.ToolCalls[1].ID != "call_2" {
 		t.Errorf("call IDs %q, %q; want call_1, call_2", first.Message.ToolCalls[0].ID, first.Message.ToolCalls[1].ID)
 	}
-	if got, want := string(first.Message.ToolCalls[0].Arguments), `{"query":"aaa"}`; got != want {
+	if got, want := string(first.Message.ToolCalls[0].Arguments), `{"query":"example query"}`; got != want {
 		t.Errorf("search arguments %s, want the simplest %s", got, want)
 	}
 

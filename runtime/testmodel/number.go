@@ -8,8 +8,9 @@ import (
 )
 
 // number builds a number within every bound and a multiple of every
-// multipleOf: the one nearest zero in the simplest value. Arithmetic is
-// exact (big.Rat), as the validator's is.
+// multipleOf: in the simplest value the one nearest a typical value (see
+// typical), rather than a bare 0. Arithmetic is exact (big.Rat), as the
+// validator's is.
 func (g *gen) number(atoms []*jsonschema.Schema, integer bool, v int) (any, error) {
 	r := numberRulesOf(atoms)
 	if r.lo != nil && r.hi != nil {
@@ -18,6 +19,14 @@ func (g *gen) number(atoms []*jsonschema.Schema, integer bool, v int) (any, erro
 		}
 	}
 	one := big.NewRat(1, 1)
+	if types, _ := typesOf(atoms); g.simple && v == 0 && types&tNumber != 0 && r.step == nil && r.lo != nil && r.hi != nil {
+		// A fraction range such as [0, 1] is typically met inside, not at
+		// an end: 0.5 rather than 0.
+		if w := new(big.Rat).Sub(r.hi, r.lo); w.Sign() > 0 && w.Cmp(one) <= 0 {
+			t, _ := r.typical()
+			return ratNumber(t), nil
+		}
+	}
 	intStep := r.step
 	if integer {
 		intStep = lcm(r.step, one)
@@ -103,18 +112,43 @@ func (g *gen) fraction(r *numberRules, v int) json.Number {
 	return ratNumber(new(big.Rat).Add(r.lo, new(big.Rat).Mul(width, frac)))
 }
 
+// typical is the number a value within the bounds typically takes, as a
+// person filling in the field would: the middle of a narrow closed range
+// (a rating 1..5 gives 3, a fraction 0..1 gives 0.5), else 1 (a count, a
+// price, an amount), which multiple moves into the bounds. mid tells
+// which.
+func (r *numberRules) typical() (t *big.Rat, mid bool) {
+	if r.lo != nil && r.hi != nil {
+		if w := new(big.Rat).Sub(r.hi, r.lo); w.Cmp(big.NewRat(narrowRange, 1)) <= 0 {
+			m := new(big.Rat).Add(r.lo, r.hi)
+			return m.Quo(m, big.NewRat(2, 1)), true
+		}
+	}
+	return big.NewRat(1, 1), false
+}
+
+// narrowRange is the widest closed range whose middle is its typical value.
+const narrowRange = 10
+
 // multiple returns k such that k*step lies within the bounds: the k nearest
-// zero, moved v places (alternately up and down) for variant v.
+// the typical value, moved v places (alternately up and down) for variant v.
 func (g *gen) multiple(step *big.Rat, r *numberRules, v int) (*big.Int, bool) {
 	kmin, kmax := multiples(step, r)
 	if kmin != nil && kmax != nil && kmin.Cmp(kmax) > 0 {
 		return nil, false
 	}
-	base := big.NewInt(0)
+	// The multiple nearest the middle of a narrow range (halves round up),
+	// else the least multiple not below 1, within the bounds.
+	t, mid := r.typical()
+	q := new(big.Rat).Quo(t, step)
+	base := ceil(q)
+	if mid {
+		base = floor(q.Add(q, big.NewRat(1, 2)))
+	}
 	switch {
-	case kmin != nil && kmin.Sign() > 0:
+	case kmin != nil && base.Cmp(kmin) < 0:
 		base.Set(kmin)
-	case kmax != nil && kmax.Sign() < 0:
+	case kmax != nil && base.Cmp(kmax) > 0:
 		base.Set(kmax)
 	}
 	if !g.simple {

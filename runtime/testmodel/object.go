@@ -199,7 +199,10 @@ func (g *gen) members(atoms []*jsonschema.Schema, names []string, childV, depth 
 		if forbidden != nil {
 			return nil, forbidden
 		}
+		outer := g.member
+		g.member = name
 		val, err := g.value(schemas, nil, childV, depth+1)
+		g.member = outer
 		if err != nil {
 			return nil, err
 		}
@@ -387,7 +390,10 @@ func (g *gen) moreNames(atoms []*jsonschema.Schema, names, optional []string, mi
 			}
 			name = s
 		case len(nameSchemas) > 0:
+			outer := g.member
+			g.member = "" // a name is not a member's value
 			val, err := g.value(nameSchemas, nil, i+v, depth+1)
+			g.member = outer
 			if err != nil {
 				return nil, err
 			}

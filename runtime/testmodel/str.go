@@ -32,7 +32,67 @@ func (g *gen) str(atoms []*jsonschema.Schema, v int) (any, error) {
 	case len(r.patterns) > 0:
 		return nil, unsat("pattern", r.patAt, "found no string matching %q that meets the other constraints", r.patterns[0].String())
 	}
+	if s, ok := g.labelled(&r, v); ok {
+		return s, nil
+	}
 	return g.letters(&r, firstOr(atoms), v)
+}
+
+// labelled returns, in the simplest value, a string that names the member
+// it is for, as a placeholder a person would write: "example invoice
+// number" for invoice_number (the v-th variant numbered after it); false
+// outside a member, or where the label does not meet the rules.
+func (g *gen) labelled(r *stringRules, v int) (string, bool) {
+	if !g.simple || g.member == "" {
+		return "", false
+	}
+	words := memberWords(g.member)
+	if words == "" {
+		return "", false
+	}
+	s := "example " + words
+	if v > 0 {
+		s += fmt.Sprintf(" %d", v+1)
+	}
+	return s, r.fits(s)
+}
+
+// memberWords splits a member name into lower-case words: invoice_number,
+// invoice-number and invoiceNumber give "invoice number". Names of
+// anything but letters and digits give "".
+func memberWords(name string) string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, string(cur))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, c := range name {
+		switch {
+		case c == '_' || c == '-' || c == ' ' || c == '.':
+			flush()
+			prevLower = false
+		case c >= 'A' && c <= 'Z':
+			if prevLower {
+				flush()
+			}
+			cur = append(cur, c-'A'+'a')
+			prevLower = false
+		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9':
+			cur = append(cur, c)
+			prevLower = true
+		default:
+			return ""
+		}
+		if len(words) > 8 {
+			return ""
+		}
+	}
+	flush()
+	return strings.Join(words, " ")
 }
 
 // stringRules are the string keywords of a value's atoms, combined.
@@ -192,9 +252,9 @@ func (g *gen) formatted(name string, v int) (string, bool) {
 	case "date":
 		return day.Format("2006-01-02"), true
 	case "date-time":
-		return day.Add(time.Duration(v) * time.Minute).Format("2006-01-02T15:04:05Z"), true
+		return day.Add(officeHour + time.Duration(v)*time.Minute).Format("2006-01-02T15:04:05Z"), true
 	case "time":
-		return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(v) * time.Second).Format("15:04:05Z"), true
+		return time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(officeHour + time.Duration(v)*time.Second).Format("15:04:05Z"), true
 	case "email", "idn-email":
 		if v == 0 {
 			return "user@example.com", true
@@ -222,7 +282,10 @@ func (g *gen) formatted(name string, v int) (string, bool) {
 	case "uri-template":
 		return fmt.Sprintf("https://example.com/%d/{id}", v), true
 	case "uuid":
-		return fmt.Sprintf("00000000-0000-4000-8000-%012x", v), true
+		// A version 4 UUID whose random bits are the v-th of a fixed
+		// sequence: it reads like one, and every variant differs.
+		hi, lo := splitmix(uint64(v)), splitmix(uint64(v)+1<<32)
+		return fmt.Sprintf("%08x-%04x-4%03x-%x%03x-%012x", hi>>32, hi>>16&0xffff, hi&0xfff, 8|lo>>62, lo>>48&0xfff, lo&0xffffffffffff), true
 	case "duration":
 		return fmt.Sprintf("P%dD", v+1), true
 	case "period":
@@ -240,6 +303,19 @@ func (g *gen) formatted(name string, v int) (string, bool) {
 		return plainString(v, 1), true
 	}
 	return "", false
+}
+
+// officeHour is the time of day of a date-time or time: a plausible one,
+// not midnight.
+const officeHour = 9*time.Hour + 30*time.Minute
+
+// splitmix is SplitMix64's output function: a fixed bijection that
+// scatters consecutive numbers.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // parsedRegexp is a pattern parsed once per attempt.
@@ -307,6 +383,7 @@ type walker struct {
 	grow  int        // repetitions still to add to unbounded repeats
 	out   []rune
 	limit int
+	picks int // classes picked from so far: the simplest value steps through a class, ABC rather than AAA
 }
 
 func (w *walker) walk(re *syntax.Regexp) bool {
@@ -323,10 +400,11 @@ func (w *walker) walk(re *syntax.Regexp) bool {
 		w.out = append(w.out, re.Rune...)
 		return true
 	case syntax.OpCharClass:
-		r, ok := pickRune(re.Rune, w.rng)
+		r, ok := pickRune(re.Rune, w.rng, w.picks)
 		if !ok {
 			return false
 		}
+		w.picks++
 		w.out = append(w.out, r)
 		return true
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
@@ -401,8 +479,10 @@ var runePreference = [][2]rune{
 	{0xA1, 0xD7FF}, {0xE000, 0xFFFD}, {0x10000, 0x10FFFF}, {0, 0x1F}, {0x7F, 0xA0},
 }
 
-// pickRune picks a rune from a character class given as sorted lo-hi pairs.
-func pickRune(class []rune, rng *rand.Rand) (rune, bool) {
+// pickRune picks a rune from a character class given as sorted lo-hi
+// pairs: at random with rng, else the n-th of the best range it shares
+// (counted round), so that consecutive picks read like a code: ABC, 012.
+func pickRune(class []rune, rng *rand.Rand, n int) (rune, bool) {
 	for _, pref := range runePreference {
 		var parts [][2]rune
 		total := 0
@@ -417,7 +497,8 @@ func pickRune(class []rune, rng *rand.Rand) (rune, bool) {
 			continue
 		}
 		if rng == nil {
-			return parts[0][0], true
+			p := parts[0]
+			return p[0] + rune(n%(int(p[1]-p[0])+1)), true
 		}
 		k := rng.IntN(total)
 		for _, p := range parts {

@@ -90,6 +90,7 @@ type gen struct {
 	steps        int
 	preferObject bool
 	regexps      map[string]*parsedRegexp
+	member       string // the name of the member being built ("": none), for a string's label
 	busyKw       string // the keyword being worked on, for an error
 	busyAt       *jsonschema.Schema
 }
