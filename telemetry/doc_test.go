@@ -123,7 +123,7 @@ func (c *check) point(where string, set attribute.Set, failed bool) {
 	}
 	for k, v := range c.p.every {
 		if got, ok := have[k]; !ok || v != "" && got != v {
-			c.t.Errorf("docs/observability.md:%d: %s %s has %s=%q, want it set%s", c.p.line, c.what, where, k, got, map[bool]string{true: " to " + v}[v != ""])
+			c.t.Errorf("docs/observability.md:%d: %s %s has %s=%q, want %s", c.p.line, c.what, where, k, got, promised(k, v))
 		}
 	}
 }
@@ -135,9 +135,17 @@ func (c *check) done(n int) {
 	}
 	for k, v := range c.p.some {
 		if !slices.ContainsFunc(c.seen[k], func(got string) bool { return v == "" || got == v }) {
-			c.t.Errorf("docs/observability.md:%d: no %s %s has %s%s; seen %v", c.p.line, c.what, c.p.name, k, map[bool]string{true: "=" + v}[v != ""], c.seen[k])
+			c.t.Errorf("docs/observability.md:%d: no %s %s has %s; seen %v", c.p.line, c.what, c.p.name, promised(k, v), c.seen[k])
 		}
 	}
+}
+
+// promised says what a row promises of an attribute.
+func promised(key, value string) string {
+	if value == "" {
+		return key + " set"
+	}
+	return key + "=" + value
 }
 
 // TestDocumented holds the spans and metrics of runs that cover what the
@@ -178,7 +186,11 @@ func TestDocumented(t *testing.T) {
 			}
 			n++
 			c.point(s.Name, attribute.NewSet(s.Attributes...), s.Status.Code == codes.Error)
-			if want := map[bool]trace.SpanKind{true: trace.SpanKindClient, false: trace.SpanKindInternal}[p.client]; s.SpanKind != want {
+			want := trace.SpanKindInternal
+			if p.client {
+				want = trace.SpanKindClient
+			}
+			if s.SpanKind != want {
 				t.Errorf("docs/observability.md:%d: span %s is of kind %v, want %v", p.line, s.Name, s.SpanKind, want)
 			}
 		}
@@ -240,12 +252,19 @@ func points(data metricdata.Aggregation) (kind string, sets []attribute.Set) {
 		for _, dp := range d.DataPoints {
 			sets = append(sets, dp.Attributes)
 		}
-		return map[bool]string{true: "counter", false: "up-down counter"}[d.IsMonotonic], sets
+		return sumKind(d.IsMonotonic), sets
 	case metricdata.Sum[float64]:
 		for _, dp := range d.DataPoints {
 			sets = append(sets, dp.Attributes)
 		}
-		return map[bool]string{true: "counter", false: "up-down counter"}[d.IsMonotonic], sets
+		return sumKind(d.IsMonotonic), sets
 	}
 	return "something else", nil
+}
+
+func sumKind(monotonic bool) string {
+	if monotonic {
+		return "counter"
+	}
+	return "up-down counter"
 }
