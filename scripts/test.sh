@@ -4,12 +4,14 @@
 # mode (which never fails on timings). The race detector makes the
 # command-line scripts slow, so the tests get more than go test's default ten
 # minutes. The Temporal tests start the Temporal dev server from the program
-# scripts/install-temporal.sh installs, and the tests of agentc view's page
+# scripts/install-temporal.sh installs, the tests of agentc view's page
 # open it in the headless Chromium that scripts/install-chromium.sh installs
-# from the distribution's packages; the editor tests check the editor's
+# from the distribution's packages, the editor tests check the editor's
 # JSON Schema with ajv and the YAML language server, which
-# scripts/install-editor-tools.sh installs with npm. Here all fail, rather
-# than skip, when their program is missing.
+# scripts/install-editor-tools.sh installs with npm, and the telemetry
+# scenario exports to the OpenTelemetry Collector that
+# scripts/install-otelcol.sh builds. Here all fail, rather than skip, when
+# their program is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 AGENTC_TEMPORAL_CLI="$(bash scripts/install-temporal.sh)"
@@ -18,6 +20,8 @@ AGENTC_CHROMIUM="$(bash scripts/install-chromium.sh)"
 export AGENTC_CHROMIUM AGENTC_REQUIRE_CHROMIUM=1
 AGENTC_EDITOR_TOOLS="$(bash scripts/install-editor-tools.sh)"
 export AGENTC_EDITOR_TOOLS AGENTC_REQUIRE_EDITOR_TOOLS=1
+AGENTC_OTELCOL="$(bash scripts/install-otelcol.sh)"
+export AGENTC_OTELCOL AGENTC_REQUIRE_OTELCOL=1
 go mod tidy -diff
 unformatted="$(gofmt -l .)"
 if [ -n "$unformatted" ]; then

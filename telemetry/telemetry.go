@@ -47,6 +47,15 @@ const (
 	attrMessage       = attribute.Key("agentc.message")
 )
 
+// The bucket boundaries the GenAI conventions advise for their two
+// histograms, given as the instruments' advice so that any SDK uses them
+// unless a view says otherwise: durations from 10 ms to 82 s, and token
+// counts from 1 to 67,108,864, each bucket four times the one before.
+var (
+	durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92}
+	tokenBuckets    = []float64{1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864}
+)
+
 // Options configure a Telemetry.
 type Options struct {
 	// Content records prompts, answers, tool arguments and results in
@@ -79,10 +88,10 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider, opts Options) (*Telem
 	t := &Telemetry{tracer: tp.Tracer(ScopeName), opts: opts}
 	m := mp.Meter(ScopeName)
 	var err error
-	if t.tokens, err = genaiconv.NewClientTokenUsage(m); err != nil {
+	if t.tokens, err = genaiconv.NewClientTokenUsage(m, metric.WithExplicitBucketBoundaries(tokenBuckets...)); err != nil {
 		return nil, err
 	}
-	if t.duration, err = genaiconv.NewClientOperationDuration(m); err != nil {
+	if t.duration, err = genaiconv.NewClientOperationDuration(m, metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
 		return nil, err
 	}
 	for _, c := range []struct {
@@ -220,6 +229,7 @@ type runSpans struct {
 	span           trace.Span
 	attrs          []attribute.KeyValue // agent, provider, model: on every metric
 	name, provider string
+	model          string // the run's, which its tool calls count under
 	round          int
 	roundCtx       context.Context
 	roundSpan      trace.Span
@@ -255,7 +265,7 @@ func (r *Recorder) Event(ev agentrt.Event) {
 		x.chat.AddEvent(ev.Type, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrMessage.String(msg)))
 		if ev.Type == agentrt.EventModelRetry {
 			if r.live() {
-				r.t.retries.Add(r.ctx, 1, metric.WithAttributes(x.attrs...))
+				r.t.retries.Add(r.ctx, 1, metric.WithAttributes(append(x.metricAttrs(), semconv.GenAIRequestModel(x.chatModel))...))
 			}
 			return
 		}
@@ -330,7 +340,7 @@ func (r *Recorder) Event(ev agentrt.Event) {
 			r.endSpan(c.span, ev.Time)
 			x.tools = append(x.tools[:i], x.tools[i+1:]...)
 			if r.live() {
-				r.t.tools.Add(r.ctx, 1, metric.WithAttributes(append(x.metricAttrs(), semconv.GenAIToolName(ev.Tool))...))
+				r.t.tools.Add(r.ctx, 1, metric.WithAttributes(append(x.metricAttrs(), semconv.GenAIRequestModel(x.model), semconv.GenAIToolName(ev.Tool))...))
 			}
 			break
 		}
@@ -370,7 +380,7 @@ func (r *Recorder) start(ev agentrt.Event) {
 			}
 		}
 	}
-	x := &runSpans{name: ev.Name, provider: ev.Provider}
+	x := &runSpans{name: ev.Name, provider: ev.Provider, model: ev.Model}
 	x.attrs = []attribute.KeyValue{semconv.GenAIAgentName(ev.Name), semconv.GenAIProviderNameKey.String(ev.Provider)}
 	attrs := append([]attribute.KeyValue{semconv.GenAIOperationNameInvokeAgent, semconv.GenAIRequestModel(ev.Model)}, x.attrs...)
 	if ev.Agent != "" {

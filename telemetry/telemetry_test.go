@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,27 +77,38 @@ func triage(t testing.TB) *plan.Plan {
 	}, map[string]plan.Callee{"label": {Path: "label.cue", Dir: ".", Contract: child.Digests.Contract, Plan: child}})
 }
 
-// record runs triage with a recorder and returns its spans and metrics.
-func record(t *testing.T, content bool) (tracetest.SpanStubs, metricdata.ResourceMetrics) {
+// recording is a Telemetry whose spans and metrics a test reads back.
+type recording struct {
+	tel     *telemetry.Telemetry
+	spans   *tracetest.InMemoryExporter
+	reader  *sdkmetric.ManualReader
+	secrets *redact.Set
+}
+
+func newRecording(t *testing.T, content bool) *recording {
 	t.Helper()
-	spans := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	secrets := &redact.Set{}
-	secrets.Add(secret)
-	tel, err := telemetry.New(tp, mp, telemetry.Options{Content: content, Secrets: secrets})
-	if err != nil {
+	r := &recording{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader(), secrets: &redact.Set{}}
+	r.secrets.Add(secret)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(r.spans))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.reader))
+	var err error
+	if r.tel, err = telemetry.New(tp, mp, telemetry.Options{Content: content, Secrets: r.secrets}); err != nil {
 		t.Fatal(err)
 	}
-	rec := tel.Recorder(context.Background())
+	return r
+}
+
+// runTriage runs triage with a recorder.
+func (r *recording) runTriage(t *testing.T) {
+	t.Helper()
+	rec := r.tel.Recorder(context.Background())
 	p := triage(t)
 	env := tool.Env{
 		BaseDir:  t.TempDir(),
 		ModelFor: func(*plan.Plan) (agentrt.Model, error) { return testmodel.Model{}, nil },
 		Events:   rec.Event,
-		Secrets:  secrets,
-		Content:  tel.Content(),
+		Secrets:  r.secrets,
+		Content:  r.tel.Content(),
 	}
 	tools, closeTools, err := tool.Build(context.Background(), &plan.Plan{Agent: plan.Agent{Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"label": p.Agent.Capabilities.Tools["label"]}}}, Callees: p.Callees}, env)
 	if err != nil {
@@ -104,19 +116,32 @@ func record(t *testing.T, content bool) (tracetest.SpanStubs, metricdata.Resourc
 	}
 	defer closeTools()
 	tools["lookup"], tools["broken"] = lookup{}, broken{}
-	r, err := agentrt.New(p, agentrt.Options{Model: testmodel.Model{}, Tools: tools, Events: rec.Event, Secrets: secrets, Content: tel.Content()})
+	run, err := agentrt.New(p, agentrt.Options{Model: testmodel.Model{}, Tools: tools, Events: rec.Event, Secrets: r.secrets, Content: r.tel.Content()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := r.Run(context.Background(), nil)
+	rep, err := run.Run(context.Background(), nil)
 	if err != nil || rep.Outcome != agentrt.OutcomeOK {
 		t.Fatalf("the run: %v %+v", err, rep)
 	}
+}
+
+// collect returns the spans and metrics recorded so far.
+func (r *recording) collect(t *testing.T) (tracetest.SpanStubs, metricdata.ResourceMetrics) {
+	t.Helper()
 	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
+	if err := r.reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
-	return spans.GetSpans(), rm
+	return r.spans.GetSpans(), rm
+}
+
+// record runs triage with a recorder and returns its spans and metrics.
+func record(t *testing.T, content bool) (tracetest.SpanStubs, metricdata.ResourceMetrics) {
+	t.Helper()
+	r := newRecording(t, content)
+	r.runTriage(t)
+	return r.collect(t)
 }
 
 func attrs(s tracetest.SpanStub) map[string]string {
@@ -276,8 +301,32 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("no tokens recorded for %s: %v", k, types)
 		}
 	}
-	if _, ok := got["gen_ai.client.operation.duration"].(metricdata.Histogram[float64]); !ok {
+	duration, ok := got["gen_ai.client.operation.duration"].(metricdata.Histogram[float64])
+	if !ok {
 		t.Errorf("no operation duration histogram")
+	}
+	// The buckets the conventions advise (gen-ai-metrics.md), not the
+	// SDK's default, which puts every call under 5 s in one bucket.
+	wantBounds := map[string][]float64{
+		"gen_ai.client.operation.duration": {0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92},
+		"gen_ai.client.token.usage":        {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864},
+	}
+	bounds := map[string][][]float64{}
+	for _, dp := range duration.DataPoints {
+		bounds["gen_ai.client.operation.duration"] = append(bounds["gen_ai.client.operation.duration"], dp.Bounds)
+	}
+	for _, dp := range tokens.DataPoints {
+		bounds["gen_ai.client.token.usage"] = append(bounds["gen_ai.client.token.usage"], dp.Bounds)
+	}
+	for name, want := range wantBounds {
+		if len(bounds[name]) == 0 {
+			t.Errorf("%s has no data points", name)
+		}
+		for _, b := range bounds[name] {
+			if !slices.Equal(b, want) {
+				t.Errorf("%s has the bucket boundaries %v, want %v", name, b, want)
+			}
+		}
 	}
 	calls, ok := got["agentc.model.calls"].(metricdata.Sum[int64])
 	total := int64(0)

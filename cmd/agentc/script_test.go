@@ -77,10 +77,14 @@ func TestScripts(t *testing.T) {
 		// [temporal]: the temporal program is there to start a dev server
 		// with, or it must be (AGENTC_REQUIRE_TEMPORAL), so that a script
 		// fails for its lack rather than skips. [chromium]: the same for a
-		// browser (AGENTC_REQUIRE_CHROMIUM).
+		// browser (AGENTC_REQUIRE_CHROMIUM); [otelcol] for an OpenTelemetry
+		// Collector (AGENTC_REQUIRE_OTELCOL).
 		Condition: func(cond string) (bool, error) {
 			if cond == "chromium" {
 				return chromiumCondition(), nil
+			}
+			if cond == "otelcol" {
+				return otelcolCondition(), nil
 			}
 			if cond == "landlock" || cond == "landlocktcp" || cond == "userns" {
 				return confineCondition(cond), nil
@@ -109,6 +113,10 @@ func TestScripts(t *testing.T) {
 			// otlpreceiver starts a collector that takes OTLP over HTTP
 			// (see otlp_test.go).
 			"otlpreceiver": otlpReceiver,
+			// otelcol starts a real OpenTelemetry Collector, and otelcolwait
+			// reads back what it wrote (see otelcol_test.go).
+			"otelcol":     otelcolStart,
+			"otelcolwait": otelcolWait,
 			// temporal starts a Temporal dev server for the script, stopped
 			// when it ends, and sets $TEMPORAL to its address and
 			// $TEMPORAL_CLI to the temporal program. Scripts that
