@@ -72,7 +72,7 @@ type BatchClient struct {
 	c     client.Client
 	spec  BatchSpec
 	queue string
-	since time.Time // runs that ended before are served, not paid for
+	since time.Time // runs started before are served, not paid for
 
 	mu       sync.Mutex
 	fed      error // why handing over the items stopped, once it has
@@ -252,8 +252,8 @@ func (b *BatchClient) failed(ctx context.Context) error {
 // RunFunc returns the function that waits for an item's run, as the
 // batch's runner calls it: the run the batch started for it, or that an
 // earlier submission of the batch did (its report read from its
-// history, its tokens served rather than paid if it ended before this
-// submission). When ctx ends, the run goes on; the item's report then
+// history, its tokens served rather than paid if an earlier submission
+// started it). When ctx ends, the run goes on; the item's report then
 // says it was not waited for.
 func (b *BatchClient) RunFunc() batch.RunFunc {
 	return func(ctx context.Context, index, line int, input json.RawMessage) (*agentrt.Report, error) {
@@ -292,8 +292,11 @@ func (b *BatchClient) RunFunc() batch.RunFunc {
 	}
 }
 
-// await waits until the run of ID exists, and reports whether it ended
-// before this submission of the batch.
+// await waits until the run of ID exists, and reports whether an earlier
+// submission of the batch started it: that submission paid for it, even
+// when the run ends only after this one began (its client interrupted,
+// say), so that whether its tokens count as paid here does not depend on
+// how long the run took to close.
 func (b *BatchClient) await(ctx context.Context, id string) (before bool, err error) {
 	wait := 100 * time.Millisecond
 	for {
@@ -301,8 +304,8 @@ func (b *BatchClient) await(ctx context.Context, id string) (before bool, err er
 		var nf *serviceerror.NotFound
 		switch {
 		case err == nil:
-			closed := d.GetWorkflowExecutionInfo().GetCloseTime()
-			return closed != nil && closed.AsTime().Before(b.since), nil
+			started := d.GetWorkflowExecutionInfo().GetStartTime()
+			return started != nil && started.AsTime().Before(b.since), nil
 		case !errors.As(err, &nf):
 			return false, fmt.Errorf("temporal: run %s: %w", id, err)
 		}
