@@ -281,26 +281,7 @@ func TestPoolRunsNeverOverspend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reps := make([]*agentrt.Report, 8)
-	var wg sync.WaitGroup
-	for i := range reps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reps[i], _ = r.Run(context.Background(), nil)
-		}()
-	}
-	wg.Wait()
-	ok := 0
-	for _, rep := range reps {
-		switch {
-		case rep.Outcome == "ok" && rep.Bound == "none":
-			ok++
-		case rep.Bound == "token_budget" && strings.Contains(rep.Error, "tokens left, fewer than the call may use"):
-		default:
-			t.Errorf("a run ended %s/%s: %s", rep.Outcome, rep.Bound, rep.Error)
-		}
-	}
+	ok := runAtOnce(t, r, 8)
 	if pool.Remaining() < 0 || pool.Spent() != charged.Load() || ok == 0 || ok == 8 {
 		t.Errorf("pool: %d left, %d spent, the server charged %d, %d of 8 runs answered", pool.Remaining(), pool.Spent(), charged.Load(), ok)
 	}
@@ -357,7 +338,20 @@ func TestPoolAdmitsByCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reps := make([]*agentrt.Report, 8)
+	ok := runAtOnce(t, r, 8)
+	if h := maxHold.Load(); ok < 7 || h >= 200 || h < 100 {
+		t.Errorf("%d of 8 runs admitted, a call held up to %d tokens; want at least 7, and between 100 (what a call used) and 200", ok, h)
+	}
+	if pool.Remaining() < 0 || pool.Spent() != charged.Load() {
+		t.Errorf("pool: %d left, %d spent, the server charged %d", pool.Remaining(), pool.Spent(), charged.Load())
+	}
+}
+
+// runAtOnce runs r n times at once and returns how many runs answered;
+// a run may otherwise only be refused by the pool, saying so.
+func runAtOnce(t *testing.T, r *agentrt.Runner, n int) int {
+	t.Helper()
+	reps := make([]*agentrt.Report, n)
 	var wg sync.WaitGroup
 	for i := range reps {
 		wg.Add(1)
@@ -377,10 +371,5 @@ func TestPoolAdmitsByCount(t *testing.T) {
 			t.Errorf("a run ended %s/%s: %s", rep.Outcome, rep.Bound, rep.Error)
 		}
 	}
-	if h := maxHold.Load(); ok < 7 || h >= 200 || h < 100 {
-		t.Errorf("%d of 8 runs admitted, a call held up to %d tokens; want at least 7, and between 100 (what a call used) and 200", ok, h)
-	}
-	if pool.Remaining() < 0 || pool.Spent() != charged.Load() {
-		t.Errorf("pool: %d left, %d spent, the server charged %d", pool.Remaining(), pool.Spent(), charged.Load())
-	}
+	return ok
 }
