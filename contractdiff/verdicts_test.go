@@ -1,6 +1,7 @@
 package contractdiff_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/inclusion"
@@ -28,6 +30,7 @@ var (
 	propSeed   = flag.Uint64("diffprop.seed", 1, "seed of TestVerdictsHold's pairs")
 	propPair   = flag.Int("diffprop.pair", -1, "run only this pair of TestVerdictsHold (with its seed)")
 	propShrink = flag.Int("diffprop.shrink", 1, "failing pairs of each kind TestVerdictsHold shrinks before printing")
+	propFirst  = flag.Int("diffprop.first", 0, "first pair of TestVerdictsHold (with -diffprop.pairs, a range of a long run split across processes)")
 )
 
 // A contract part is the input or the output schema of an agent, with the
@@ -138,13 +141,24 @@ func TestVerdictsHold(t *testing.T) {
 	seed := *propSeed
 	st := &propStats{verdicts: map[string]int{}, refactors: map[string]int{}}
 	var defects []defect
-	first, last := 0, *propPairs
+	first, last := *propFirst, *propFirst+*propPairs
 	if *propPair >= 0 {
 		first, last = *propPair, *propPair+1
 	}
+	// The slowest pairs are named at the end, so a long run that slows
+	// down says where.
+	type slowPair struct {
+		index int
+		took  time.Duration
+	}
+	var slowest []slowPair
 	for i := first; i < last; i++ {
 		p := genPair(seed, i)
+		start := time.Now()
 		ds, ok := checkPair(t, st, seed, i, p, checkOpts{count: true})
+		slowest = append(slowest, slowPair{i, time.Since(start)})
+		slices.SortFunc(slowest, func(a, b slowPair) int { return cmp.Compare(b.took, a.took) })
+		slowest = slowest[:min(len(slowest), 5)]
 		if !ok {
 			st.skipped++
 			continue
@@ -155,6 +169,9 @@ func TestVerdictsHold(t *testing.T) {
 	t.Logf("seed %d: %d pairs compared (%d skipped: a schema the validator refuses), %d values checked", seed, st.pairs, st.skipped, st.values)
 	for _, k := range slices.Sorted(maps.Keys(st.verdicts)) {
 		t.Logf("  %-22s %6d", k, st.verdicts[k])
+	}
+	for _, sp := range slowest {
+		t.Logf("  slow: -diffprop.pair=%d took %v", sp.index, sp.took.Round(time.Millisecond))
 	}
 	und := st.verdicts["output undecided"] + st.verdicts["input undecided"]
 	t.Logf("undecided: %d of %d verdicts (%.1f%%); the sampler found a counterexample to %d of them", und, 2*st.pairs, 100*float64(und)/float64(max(1, 2*st.pairs)), st.undecidedBreaking)
