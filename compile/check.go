@@ -205,6 +205,7 @@ func (c *checker) run() {
 	c.checkBudgets()
 	c.checkTools()
 	c.checkPrompt()
+	c.checkFiles()
 	c.checkOutput()
 	c.checkDialect()
 	c.checkTests()

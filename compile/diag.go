@@ -109,6 +109,7 @@ const (
 	refusedObject   = "the runtime refuses a schema that does not compile, and only an object or a boolean compiles"
 	refusedSize     = "the runtime refuses a plan with a schema past the size limit"
 	refusedDepth    = "the runtime refuses a plan with a schema past the depth limit"
+	refusedFile     = "the runtime reads every file input's declaration before a run and refuses one that does not read"
 	refusedDigest   = "no digest, and so no plan, can be computed over such a number"
 	refusedTool     = "the runtime refuses to build such a tool, before any call"
 	refusedTemplate = "the runtime parses every template before a run and refuses one that does not parse"
@@ -144,6 +145,10 @@ var Rules = []Rule{
 	{CodeSchemaTooDeep, Error, "a schema's objects and arrays nest deeper than agentc accepts (plan.MaxSchemaDepth)", refusedDepth},
 	{CodeSchemaUnknownKeyword, Warning, "a keyword JSON Schema does not know, ignored by validation", ""},
 	{CodeSchemaUnknownFormat, Warning, "a format the validator does not know, which checks nothing", ""},
+	{CodeInputFile, Error, "a file input's declaration does not read: another encoding than base64, or no media type or one agentc does not recognise", refusedFile},
+	{CodeInputFilePlace, Error, "content in base64 below the input's top level, where it is text, not a file", ""},
+	{CodeInputFileProvider, Error, "the agent's provider or model does not take a media type a file input declares", ""},
+	{CodeInputFileSize, Warning, "a file input allows files larger than the agent's provider takes of their media type", ""},
 	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for", ""},
 	{CodeBudgetMaxOutput, Error, "one call may produce more tokens than the whole run may spend", ""},
 	{CodeBudgetAnswerRoom, Warning, "the token budget cannot hold a turn and an answering turn (what vet can see of their input, and their output), or answer_reserve is below one answering turn's output", ""},
@@ -211,6 +216,10 @@ const (
 	CodeSchemaTooDeep             = "SCHEMA_TOO_DEEP"
 	CodeSchemaUnknownKeyword      = "SCHEMA_UNKNOWN_KEYWORD"
 	CodeSchemaUnknownFormat       = "SCHEMA_UNKNOWN_FORMAT"
+	CodeInputFile                 = "INPUT_FILE"
+	CodeInputFilePlace            = "INPUT_FILE_PLACE"
+	CodeInputFileProvider         = "INPUT_FILE_PROVIDER"
+	CodeInputFileSize             = "INPUT_FILE_SIZE"
 	CodeBudgetReserve             = "BUDGET_RESERVE"
 	CodeBudgetMaxOutput           = "BUDGET_MAX_OUTPUT"
 	CodeBudgetAnswerRoom          = "BUDGET_ANSWER_ROOM"

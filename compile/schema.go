@@ -353,7 +353,7 @@ func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, code, f
 				visit(fmt.Sprintf("%s/allOf/%d", ptr, i), instance)
 			}
 		}
-		if list, ok := m["anyOf"].([]any); ok {
+		if list, ok := m["anyOf"].([]any); ok && !mediaTypeList(list) {
 			for i := range list {
 				if p := fmt.Sprintf("%s/anyOf/%d", ptr, i); an.Vacuous(p) == inclusion.Yes {
 					add(p, CodeSchemaNoEffect, "this alternative accepts anything, so the anyOf around it has no effect")
@@ -363,6 +363,19 @@ func checkValues(s *Schema, an *inclusion.Analysis, add func(ptr string, code, f
 		}
 	}
 	visit("", "")
+}
+
+// mediaTypeList reports whether an anyOf lists media types, each branch
+// {"contentMediaType": ...} alone: a file input's declaration (see
+// plan.FileFields), which agentc asserts though JSON Schema does not.
+func mediaTypeList(list []any) bool {
+	for _, b := range list {
+		m, ok := b.(map[string]any)
+		if _, has := m["contentMediaType"]; !ok || len(m) != 1 || !has {
+			return false
+		}
+	}
+	return len(list) > 0
 }
 
 // evaluatesLater reports whether the schema at ptr, or an allOf member

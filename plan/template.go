@@ -71,9 +71,20 @@ func (t *Template) MissingKeyError() *Template {
 // maxDepth bounds {{template}} calls within calls, as text/template does.
 const maxDepth = 100000
 
+// TemplateFile is a file input in a template's data: printing it places
+// the file where the action is (see ExecuteFiles), not text.
+type TemplateFile struct{ Name string }
+
 // Execute renders t over data, writing to w.
-func (t *Template) Execute(w io.Writer, data any) (err error) {
-	s := &state{t: t, w: w, tree: t.Tree}
+func (t *Template) Execute(w io.Writer, data any) error {
+	return t.ExecuteFiles(w, data, nil)
+}
+
+// ExecuteFiles renders t over data, writing to w, and calls file where an
+// action prints a TemplateFile of data, in order with the writes; with no
+// file func, printing one is an error.
+func (t *Template) ExecuteFiles(w io.Writer, data any, file func(name string) error) (err error) {
+	s := &state{t: t, w: w, tree: t.Tree, file: file}
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(execError)
@@ -116,6 +127,7 @@ type state struct {
 	node  parse.Node // where the walk is, for errors
 	vars  []variable
 	depth int
+	file  func(name string) error
 }
 
 func (s *state) at(n parse.Node) { s.node = n }
@@ -535,6 +547,15 @@ func truth(v reflect.Value) (t, ok bool) {
 // print writes an action's value as fmt prints it.
 func (s *state) print(n parse.Node, v reflect.Value) {
 	s.at(n)
+	if f, ok := fileOf(v); ok {
+		if s.file == nil {
+			s.fail("file %q cannot be printed here", f.Name)
+		}
+		if err := s.file(f.Name); err != nil {
+			panic(execError{err})
+		}
+		return
+	}
 	p, ok := printable(v)
 	if !ok {
 		s.fail("can't print %s of type %s", n, v.Type())
@@ -542,6 +563,17 @@ func (s *state) print(n parse.Node, v reflect.Value) {
 	if _, err := fmt.Fprint(s.w, p); err != nil {
 		panic(execError{err})
 	}
+}
+
+func fileOf(v reflect.Value) (TemplateFile, bool) {
+	if v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer {
+		v, _ = indirect(v)
+	}
+	if !v.IsValid() || !v.CanInterface() {
+		return TemplateFile{}, false
+	}
+	f, ok := v.Interface().(TemplateFile)
+	return f, ok
 }
 
 func printable(v reflect.Value) (any, bool) {

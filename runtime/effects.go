@@ -121,6 +121,7 @@ type identMessage struct {
 	ToolCallID string      `json:"tool_call_id,omitempty"`
 	Name       string      `json:"name,omitempty"`
 	IsError    bool        `json:"is_error,omitempty"`
+	Parts      []Part      `json:"parts,omitempty"`
 }
 
 type identCall struct {
@@ -131,7 +132,7 @@ type identCall struct {
 
 func identifyMessage(m Message) identMessage {
 	im := identMessage{Role: m.Role, Content: m.Content, ToolCalls: make([]identCall, len(m.ToolCalls)),
-		ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError}
+		ToolCallID: m.ToolCallID, Name: m.Name, IsError: m.IsError, Parts: m.Parts}
 	for i, c := range m.ToolCalls {
 		im.ToolCalls[i] = identCall{ID: c.ID, Name: c.Name, callArgs: argsOf(c.Arguments)}
 	}
@@ -140,7 +141,7 @@ func identifyMessage(m Message) identMessage {
 
 // message is the message a journal stored.
 func (im identMessage) message() Message {
-	m := Message{Role: im.Role, Content: im.Content, ToolCallID: im.ToolCallID, Name: im.Name, IsError: im.IsError}
+	m := Message{Role: im.Role, Content: im.Content, ToolCallID: im.ToolCallID, Name: im.Name, IsError: im.IsError, Parts: im.Parts}
 	for _, c := range im.ToolCalls {
 		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: c.ID, Name: c.Name, Arguments: c.raw()})
 	}

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"strings"
 )
 
 // Role says who wrote a message.
@@ -27,6 +29,47 @@ type Message struct {
 	Name       string `json:"name,omitempty"`
 	// IsError marks a tool result that reports a failure.
 	IsError bool `json:"is_error,omitempty"`
+	// Parts, when there are any, are the message's content in order,
+	// text and files, and Content is empty: the first user message of an
+	// agent that takes files.
+	Parts []Part `json:"parts,omitempty"`
+}
+
+// Part is one part of a message's content: a text, or a file.
+type Part struct {
+	Text string `json:"text,omitempty"`
+	File *File  `json:"file,omitempty"`
+}
+
+// File is a file a message carries, by reference: its bytes are in the
+// run's file store under Digest, which identifies the request (a file
+// changed is a request changed), while the bytes go only to the provider.
+type File struct {
+	// Name is the input property it was given as.
+	Name string `json:"name"`
+	// FileName is its base name as it was handed in, when it had one.
+	FileName  string `json:"file_name,omitempty"`
+	MediaType string `json:"media_type"`
+	Size      int64  `json:"size"`
+	Digest    string `json:"digest"`
+}
+
+// FileReader reads the files a request's messages carry, by digest; a
+// reader fails at its end when the bytes are not the digest's.
+type FileReader interface {
+	Open(digest string) (io.ReadCloser, int64, error)
+}
+
+// Text is a message's text: its Content, or the text of its parts.
+func (m Message) Text() string {
+	if len(m.Parts) == 0 {
+		return m.Content
+	}
+	var b strings.Builder
+	for _, p := range m.Parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }
 
 // ToolCall is a model's request to call a tool.
@@ -81,6 +124,9 @@ type Request struct {
 	// its lowered form (in Answer or the output tool); it identifies the
 	// request, and a model that enforces everything answers by it.
 	Contract json.RawMessage `json:"contract,omitempty"`
+	// Files reads the files the messages carry (Message.Parts); nil when
+	// they carry none.
+	Files FileReader `json:"-"`
 }
 
 // AnswerFormat is an answer written as the text of a message.

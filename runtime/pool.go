@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"agentc.dev/agentc/runtime/journal"
@@ -243,6 +244,12 @@ func InputBound(req *Request) int {
 	n := boundPerRequest
 	for _, m := range req.Messages {
 		n += boundPerPart + len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Name)
+		for _, p := range m.Parts {
+			n += boundPerPart + len(p.Text)
+			if p.File != nil {
+				n += fileBound(p.File)
+			}
+		}
 		for _, c := range m.ToolCalls {
 			n += boundPerPart + len(c.ID) + len(c.Name) + len(c.Arguments)
 		}
@@ -275,6 +282,12 @@ func InputTokens(provider string, req *Request) int {
 	n := p.Reply
 	for _, m := range req.Messages {
 		n += p.Message + c.Text(string(m.Role)) + c.Text(m.Content) + c.Text(m.ToolCallID) + c.Text(m.Name)
+		for _, part := range m.Parts {
+			n += c.Text(part.Text)
+			if part.File != nil {
+				n += fileTokens(part.File)
+			}
+		}
 		for _, tc := range m.ToolCalls {
 			n += p.Call + c.Text(tc.ID) + c.Text(tc.Name) + c.Text(string(tc.Arguments))
 		}
@@ -348,4 +361,35 @@ func (x *run) settle(res *Reservation, used Usage) {
 	if res != nil {
 		res.Settle(used.Total())
 	}
+}
+
+// Tokens of files, which no tokeniser counts here: a coarse estimate for
+// reserving (fileTokens), and a bound past which a provider's count is not
+// believed (fileBound). docs/files.md gives the figures.
+const (
+	imageTokens      = 1600  // the most either provider charges for an image at its default size
+	imageTokensBound = 10000 // past any provider's charge for one image
+)
+
+func fileTokens(f *File) int {
+	switch {
+	case strings.HasPrefix(f.MediaType, "image/"):
+		return imageTokens
+	case f.MediaType == "application/pdf":
+		// A page is read as text and as an image: a page's image and a
+		// token for every 16 bytes of the file.
+		return imageTokens + int(f.Size/16)
+	}
+	return int(f.Size/2) + 1
+}
+
+func fileBound(f *File) int {
+	switch {
+	case strings.HasPrefix(f.MediaType, "image/"):
+		return imageTokensBound
+	case f.MediaType == "application/pdf":
+		// Compressed text expands, and each page is an image too.
+		return imageTokensBound + int(min(f.Size, 1<<40)*4)
+	}
+	return int(min(f.Size, 1<<40)) + boundPerPart
 }

@@ -20,6 +20,7 @@ import (
 	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tokencount"
@@ -74,6 +75,14 @@ type Options struct {
 	// Approver decides the calls that need approval (see Approver); nil
 	// asks nothing. Nested runs take their caller's.
 	Approver Approver
+	// Files is the store of the run's files: those its input names by
+	// digest, and those it gives in base64, which the run puts there. An
+	// agent that takes files (plan.FileFields) needs one; nested runs
+	// take their caller's.
+	Files *filestore.Store
+	// MaxFileBytes bounds the files of one run together; zero is
+	// plan.DefaultMaxRunFileBytes.
+	MaxFileBytes int64
 	// Content puts the conversation in events (Event.Messages and
 	// Arguments), for telemetry that records it; off, events carry none
 	// and nothing is copied.
@@ -99,6 +108,7 @@ type Runner struct {
 	outputTool  string
 	output      *jsonschema.Schema
 	input       *jsonschema.Schema
+	files       []plan.FileField // the file inputs
 	prompt      *plan.Template
 	argSchemas  map[string]*jsonschema.Schema // by tool name
 	specs       []ToolSpec                    // gathering tools, sorted by name
@@ -137,7 +147,18 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	if a.Input != nil {
-		s, err := plan.CompileSchemaJSON(a.Input.Schema)
+		schema := a.Input.Schema
+		files, err := plan.FileFields(schema)
+		if err != nil {
+			return nil, &ConfigError{fmt.Sprintf("input schema: %v", err)}
+		}
+		if len(files) > 0 {
+			if schema, err = schemaWithoutFiles(schema, files); err != nil {
+				return nil, &ConfigError{fmt.Sprintf("input schema: %v", err)}
+			}
+			r.files = files
+		}
+		s, err := plan.CompileSchemaJSON(schema)
 		if err != nil {
 			return nil, &ConfigError{fmt.Sprintf("input schema: %v", err)}
 		}
@@ -325,7 +346,7 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 			defer cancel()
 		}
 	}
-	x.say(Message{Role: System, Content: r.instructions()}, Message{Role: User, Content: user})
+	x.say(Message{Role: System, Content: r.instructions()}, user)
 	x.shape = r.output != nil && len(r.specs) == 0
 	x.rep.Provider = x.provider
 	if x.offline() {
@@ -387,45 +408,57 @@ func (r *Runner) instructions() string {
 }
 
 // userMessage validates the input and renders the first user message: the
-// prompt template over the input, or else the input itself.
-func (r *Runner) userMessage(input json.RawMessage) (string, error) {
+// prompt template over the input, or else the input itself; with the
+// input's files in it as parts.
+func (r *Runner) userMessage(input json.RawMessage) (Message, error) {
 	var data any
 	if len(bytes.TrimSpace(input)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(input))
 		dec.UseNumber() // so {{.id}} renders 1234567, not 1.234567e+06
 		if err := dec.Decode(&data); err != nil {
-			return "", &InputError{fmt.Sprintf("not JSON: %v", err)}
+			return Message{}, &InputError{fmt.Sprintf("not JSON: %v", err)}
 		}
 		if dec.More() {
-			return "", &InputError{"data after the JSON value"}
+			return Message{}, &InputError{"data after the JSON value"}
 		}
 	} else if r.input != nil {
-		return "", &InputError{"the agent declares an input schema, but no input was given"}
+		return Message{}, &InputError{"the agent declares an input schema, but no input was given"}
 	}
 	if r.input != nil {
 		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
 		if err != nil {
-			return "", &InputError{err.Error()}
+			return Message{}, &InputError{err.Error()}
 		}
 		if err := plan.Validate(r.input, v); err != nil {
-			return "", &InputError{ValidationText(err)}
+			return Message{}, &InputError{ValidationText(err)}
 		}
+	}
+	files, err := r.inputFiles(data)
+	if err != nil {
+		return Message{}, err
+	}
+	if len(files) > 0 {
+		parts, err := r.userParts(data, files)
+		if err != nil {
+			return Message{}, err
+		}
+		return Message{Role: User, Parts: parts}, nil
 	}
 	if r.prompt != nil {
 		var b strings.Builder
 		if err := r.prompt.Execute(&b, data); err != nil {
-			return "", &InputError{fmt.Sprintf("rendering the prompt: %v", err)}
+			return Message{}, &InputError{fmt.Sprintf("rendering the prompt: %v", err)}
 		}
-		return b.String(), nil
+		return Message{Role: User, Content: b.String()}, nil
 	}
 	if data != nil {
 		var b bytes.Buffer
 		if err := json.Compact(&b, input); err != nil {
-			return "", &InputError{err.Error()}
+			return Message{}, &InputError{err.Error()}
 		}
-		return b.String(), nil
+		return Message{Role: User, Content: b.String()}, nil
 	}
-	return "Begin.", nil
+	return Message{Role: User, Content: "Begin."}, nil
 }
 
 func (x *run) emit(e Event) {
@@ -719,6 +752,9 @@ func (x *run) requestFor(shape bool) *Request {
 		Messages:        x.msgs,
 		ToolChoice:      ToolChoice{Mode: ChooseAuto},
 		OutputTool:      x.outputTool,
+	}
+	if x.opts.Files != nil {
+		req.Files = x.opts.Files
 	}
 	if x.output != nil {
 		req.Contract = x.agent.Output.Schema

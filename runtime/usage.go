@@ -21,7 +21,15 @@ func EstimateUsage(req *Request, msg Message) Usage {
 	if req.Answer != nil {
 		in += len(req.Answer.Schema)
 	}
-	return Usage{Input: tokens(in), Output: tokens(size(msg))}
+	files := 0
+	for _, m := range req.Messages {
+		for _, p := range m.Parts {
+			if p.File != nil {
+				files += fileTokens(p.File)
+			}
+		}
+	}
+	return Usage{Input: tokens(in) + files, Output: tokens(size(msg))}
 }
 
 func tokens(bytes int) int { return max(1, (bytes+3)/4) }

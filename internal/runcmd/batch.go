@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +68,7 @@ func checkBatchFlags(f Flags, changed func(string) bool) error {
 
 // runBatch runs the agent once per line of --batch, printing a result line
 // per item on stdout in input order, and a summary on stderr.
-func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options) error {
+func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, files *fileInputs) error {
 	e, dir, f, hosts, secrets, tel := s.e, s.dir, s.f, s.hosts, s.secrets, s.tel
 	in, total, closeIn, err := batchInput(e, f.batch)
 	if err != nil {
@@ -157,13 +158,31 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 	if opts.Pool != nil && p.Agent.Model.MaxOutputTokens == 0 {
 		fmt.Fprintf(e.Stderr, "agentc: agent %s declares no model.max_output_tokens: each call reserves all the pool has left, so calls go one at a time, and a reply longer than that could still overspend it\n", p.Agent.Name)
 	}
-	b := batch.New(r, batch.Options{
+	bo := batch.Options{
 		Parallel: f.parallel,
 		Journals: journals,
 		Events:   events,
 		Notes:    func(s string) { fmt.Fprintf(e.Stderr, "agentc: %s\n", s) },
 		MaxLine:  MaxInput,
-	})
+	}
+	if len(files.fields) > 0 {
+		// A line's files are found beside the batch file.
+		base := "."
+		if f.batch != "-" {
+			base = filepath.Dir(f.batch)
+		}
+		bo.Prepare = func(line []byte) ([]byte, error) {
+			fi := *files
+			fi.stdin = nil
+			in, err := fi.resolve(line, nil, base)
+			var ee *ExitError
+			if errors.As(err, &ee) {
+				err = ee.Err
+			}
+			return in, err
+		}
+	}
+	b := batch.New(r, bo)
 	maxAge, err := PricesMaxAge()
 	if err != nil {
 		return err

@@ -73,6 +73,7 @@ func runExit(rep *agentrt.Report) int {
 // Flags are the run verb's flags.
 type Flags struct {
 	input, model, events, dir, baseURL string
+	inputFiles                         []string
 	prices                             string
 	record, replay                     string
 	lock                               string
@@ -100,6 +101,7 @@ type Flags struct {
 // Register defines the flags on fs.
 func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.input, "input", "", "the run's input: JSON, @file.json, or - for standard input")
+	fs.StringArrayVar(&f.inputFiles, "input-file", nil, "give a file input of the agent: NAME=PATH (PATH - for standard input); repeatable")
 	fs.StringVar(&f.model, "model", "", `run against another model; "test" is the offline test model`)
 	fs.Int64Var(&f.seed, "seed", 0, "vary the test model's values")
 	fs.BoolVar(&f.report, "report", false, "print the run report instead of the bare answer")
@@ -231,12 +233,37 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		return err
 	}
 	var input json.RawMessage
-	if f.batch == "" {
+	if f.batch == "" && (f.input != "" || len(f.inputFiles) == 0) {
 		if input, err = readInput(e, f.input, p); err != nil {
 			return err
 		}
 	}
 	opts := agentrt.Options{}
+	files, err := inputFileFields(p, f)
+	if err != nil {
+		return err
+	}
+	if len(files.fields) > 0 {
+		var done func()
+		if files.store, done, err = storeFor(f); err != nil {
+			return err
+		}
+		defer done()
+		opts.Files = files.store
+		if f.batch == "" {
+			// Standard input gives one file, unless it gave the input.
+			if stdinRead := f.input == "-" || f.input == "" && len(f.inputFiles) == 0; !stdinRead {
+				files.stdin = e.Stdin
+			}
+			if input, err = files.resolve(input, f.inputFiles, "."); err != nil {
+				return err
+			}
+		}
+	} else if len(f.inputFiles) > 0 {
+		if _, err := files.resolve(nil, f.inputFiles, "."); err != nil {
+			return err
+		}
+	}
 	if opts.Budgets, err = BudgetOverrides(changed, f.toolBudget, f.tokenBudget, f.rounds); err != nil {
 		return err
 	}
@@ -250,6 +277,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		return err
 	}
 	if f.remote != nil {
+		if len(files.fields) > 0 {
+			return UsageError("agent %s takes files, which a run elsewhere does not take yet: run it here", p.Agent.Name)
+		}
 		if changed("pool-tokens") && f.batch == "" {
 			return UsageError("--pool-tokens goes with --batch for a run elsewhere: a pool is shared by a batch's runs")
 		}
@@ -287,7 +317,7 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	}
 	sess := session{e: e, dir: dir, f: f, hosts: hosts, secrets: secrets, tel: tel}
 	if f.batch != "" {
-		return runBatch(ctx, sess, p, opts)
+		return runBatch(ctx, sess, p, opts, files)
 	}
 	maxAge, err := PricesMaxAge()
 	if err != nil {

@@ -46,6 +46,10 @@ type Options struct {
 	Notes func(string)
 	// MaxLine bounds an input line, in bytes; 0 means DefaultMaxLine.
 	MaxLine int
+	// Prepare, when set, makes an item's input of its line (puts the
+	// files it names in the run's file store); an error is the item's,
+	// a bad input.
+	Prepare func(line []byte) ([]byte, error)
 }
 
 // Result is the outcome of one item: a line of the batch's output.
@@ -347,6 +351,13 @@ func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, bad bool
 	}
 	if it.err != "" {
 		return failed(it.err), true
+	}
+	if b.opts.Prepare != nil {
+		in, err := b.opts.Prepare(it.input)
+		if err != nil {
+			return failed(fmt.Sprintf("line %d: %v", it.line, err)), true
+		}
+		it.input = in
 	}
 	if b.fn != nil {
 		rep, err := b.fn(ctx, it.index, it.line, it.input)

@@ -21,6 +21,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
 	"agentc.dev/agentc/runtime/provider/internal/origin"
 	"agentc.dev/agentc/runtime/provider/retry"
@@ -128,6 +129,45 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	return parseMessage(msg)
 }
 
+// Limits are the files the Messages API takes (plan.FileLimits).
+var Limits = files.Limits(plan.FileLimits["anthropic"])
+
+// partBlock is a part of a user message as a content block.
+func partBlock(part agentrt.Part, fr agentrt.FileReader) (sdk.ContentBlockParamUnion, error) {
+	f := part.File
+	if f == nil {
+		return sdk.NewTextBlock(part.Text), nil
+	}
+	if err := Limits.Check("anthropic", f); err != nil {
+		return sdk.ContentBlockParamUnion{}, err
+	}
+	title := func(b sdk.ContentBlockParamUnion) sdk.ContentBlockParamUnion {
+		if f.FileName != "" {
+			b.OfDocument.Title = sdk.String(f.FileName)
+		}
+		return b
+	}
+	switch f.MediaType {
+	case "text/plain":
+		text, err := files.Text(fr, f)
+		if err != nil {
+			return sdk.ContentBlockParamUnion{}, err
+		}
+		return title(sdk.NewDocumentBlock(sdk.PlainTextSourceParam{Data: text})), nil
+	case "application/pdf":
+		data, err := files.Base64(fr, f)
+		if err != nil {
+			return sdk.ContentBlockParamUnion{}, err
+		}
+		return title(sdk.NewDocumentBlock(sdk.Base64PDFSourceParam{Data: data})), nil
+	}
+	data, err := files.Base64(fr, f)
+	if err != nil {
+		return sdk.ContentBlockParamUnion{}, err
+	}
+	return sdk.NewImageBlockBase64(f.MediaType, data), nil
+}
+
 func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOption, error) {
 	p := sdk.MessageNewParams{
 		Model:     sdk.Model(req.Model),
@@ -167,6 +207,13 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 			role = agentrt.User
 			if msg.Content != "" {
 				blocks = append(blocks, sdk.NewTextBlock(msg.Content))
+			}
+			for _, part := range msg.Parts {
+				b, err := partBlock(part, req.Files)
+				if err != nil {
+					return p, nil, err
+				}
+				blocks = append(blocks, b)
 			}
 		case agentrt.Assistant:
 			role = agentrt.Assistant

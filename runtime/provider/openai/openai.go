@@ -21,6 +21,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
 	"agentc.dev/agentc/runtime/provider/internal/origin"
 	"agentc.dev/agentc/runtime/provider/retry"
@@ -112,7 +113,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, error) {
 	p := sdk.ChatCompletionNewParams{Model: req.Model}
 	for i, msg := range req.Messages {
-		mp, err := message(msg)
+		mp, err := message(msg, req.Files)
 		if err != nil {
 			return p, fmt.Errorf("openai: message %d: %w", i, err)
 		}
@@ -174,11 +175,61 @@ func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, error) {
 	return p, nil
 }
 
-func message(msg agentrt.Message) (sdk.ChatCompletionMessageParamUnion, error) {
+// Limits are the files Chat Completions takes (plan.FileLimits).
+var Limits = files.Limits(plan.FileLimits["openai"])
+
+// userParts are a user message's parts as Chat Completions content parts.
+func userParts(msg agentrt.Message, fr agentrt.FileReader) ([]sdk.ChatCompletionContentPartUnionParam, error) {
+	var out []sdk.ChatCompletionContentPartUnionParam
+	for _, p := range msg.Parts {
+		f := p.File
+		if f == nil {
+			out = append(out, sdk.TextContentPart(p.Text))
+			continue
+		}
+		if err := Limits.Check("openai", f); err != nil {
+			return nil, err
+		}
+		switch {
+		case f.MediaType == "text/plain":
+			text, err := files.Text(fr, f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sdk.TextContentPart(text))
+		case f.MediaType == "application/pdf":
+			url, err := files.DataURL(fr, f)
+			if err != nil {
+				return nil, err
+			}
+			name := f.FileName
+			if name == "" {
+				name = f.Name + ".pdf"
+			}
+			out = append(out, sdk.FileContentPart(sdk.ChatCompletionContentPartFileFileParam{FileData: sdk.String(url), Filename: sdk.String(name)}))
+		default:
+			url, err := files.DataURL(fr, f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: url}))
+		}
+	}
+	return out, nil
+}
+
+func message(msg agentrt.Message, fr agentrt.FileReader) (sdk.ChatCompletionMessageParamUnion, error) {
 	switch msg.Role {
 	case agentrt.System:
 		return sdk.SystemMessage(msg.Content), nil
 	case agentrt.User:
+		if len(msg.Parts) > 0 {
+			parts, err := userParts(msg, fr)
+			if err != nil {
+				return sdk.ChatCompletionMessageParamUnion{}, err
+			}
+			return sdk.UserMessage(parts), nil
+		}
 		return sdk.UserMessage(msg.Content), nil
 	case agentrt.ToolRole:
 		return sdk.ToolMessage(msg.Content, msg.ToolCallID), nil

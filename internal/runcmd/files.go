@@ -1,0 +1,189 @@
+package runcmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"agentc.dev/agentc/internal/leaf/userfile"
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
+)
+
+// A run's files: an agent whose input schema declares files (see
+// plan.FileFields) is given each one by path, with --input-file NAME=PATH
+// (PATH - for standard input), or as "@PATH" in the input's JSON at the
+// file's property (a batch line's paths are relative to the batch file).
+// Each file is put in the run's file store — beside the journal with
+// --record (FILE.files, or DIR/files for a batch), else a temporary one —
+// and the input names it there by digest. A file's media type, sniffed
+// from its bytes, and its size are checked against its declaration before
+// anything runs: a mismatch is a usage error (exit 2).
+
+// inputFileFields reads the file inputs the agent declares.
+func inputFileFields(p *plan.Plan, f Flags) (*fileInputs, error) {
+	if p.Agent.Input == nil {
+		return &fileInputs{}, nil
+	}
+	fields, err := plan.FileFields(p.Agent.Input.Schema)
+	if err != nil {
+		return nil, &ExitError{Code: ExitFindings, Err: fmt.Errorf("agent %s: input schema: %w", p.Agent.Name, err)}
+	}
+	return &fileInputs{fields: fields}, nil
+}
+
+// storeFor opens the file store of a run or a batch: beside what --record
+// names, else a temporary directory that done removes.
+func storeFor(f Flags) (store *filestore.Store, done func(), err error) {
+	dir := ""
+	switch {
+	case f.record != "" && f.batch != "":
+		dir = filepath.Join(f.record, "files")
+	case f.record != "":
+		dir = f.record + ".files"
+	}
+	if dir != "" {
+		s, err := filestore.Open(dir)
+		if err != nil {
+			return nil, nil, &ExitError{Code: ExitFindings, Err: err}
+		}
+		return s, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "agentc-files-")
+	if err != nil {
+		return nil, nil, &ExitError{Code: ExitFindings, Err: err}
+	}
+	s, err := filestore.Open(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, &ExitError{Code: ExitFindings, Err: err}
+	}
+	return s, func() { os.RemoveAll(tmp) }, nil
+}
+
+// fileInputs resolves the files of one input.
+type fileInputs struct {
+	fields []plan.FileField
+	store  *filestore.Store
+	stdin  io.Reader // nil once read, or when the input came from it
+}
+
+// resolve returns input with each file it names by path, and each
+// --input-file flag (given), put in the store and named by reference.
+// Paths in the input are relative to base. What a file is refused for is
+// an error naming the file; usage says it is the caller's mistake (exit 2)
+// rather than the file system's.
+func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string) (json.RawMessage, error) {
+	if len(fi.fields) == 0 {
+		if len(given) > 0 {
+			return nil, UsageError("--input-file: the agent declares no file input (a property of its input schema with contentEncoding base64 and a contentMediaType)")
+		}
+		return input, nil
+	}
+	obj := map[string]any{}
+	if len(bytes.TrimSpace(input)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(input))
+		dec.UseNumber()
+		if err := dec.Decode(&obj); err != nil {
+			return input, nil // not an object: the run says what is wrong with it
+		}
+	}
+	field := func(name string) (plan.FileField, bool) {
+		i := slices.IndexFunc(fi.fields, func(f plan.FileField) bool { return f.Name == name })
+		if i < 0 {
+			return plan.FileField{}, false
+		}
+		return fi.fields[i], true
+	}
+	names := func() string {
+		var n []string
+		for _, f := range fi.fields {
+			n = append(n, f.Name)
+		}
+		return strings.Join(n, ", ")
+	}
+	seen := map[string]bool{}
+	for _, g := range given {
+		name, path, ok := strings.Cut(g, "=")
+		if !ok || name == "" || path == "" {
+			return nil, UsageError("--input-file %q: give NAME=PATH, NAME a file input of the agent (%s)", g, names())
+		}
+		f, ok := field(name)
+		if !ok {
+			return nil, UsageError("--input-file %s: the agent has no file input %q (it has %s)", g, name, names())
+		}
+		if seen[name] {
+			return nil, UsageError("--input-file: %s is given twice", name)
+		}
+		seen[name] = true
+		ref, err := fi.put(f, path, "--input-file "+g)
+		if err != nil {
+			return nil, err
+		}
+		obj[name] = ref
+	}
+	for _, f := range fi.fields {
+		s, ok := obj[f.Name].(string)
+		if !ok || seen[f.Name] {
+			continue
+		}
+		path, ok := strings.CutPrefix(s, "@")
+		if !ok {
+			continue // base64: the run reads it
+		}
+		if path == "" {
+			return nil, UsageError("input %s: \"@\" names no file", f.Name)
+		}
+		if path != "-" && !filepath.IsAbs(path) {
+			path = filepath.Join(base, path)
+		}
+		ref, err := fi.put(f, path, "input "+f.Name+" "+s)
+		if err != nil {
+			return nil, err
+		}
+		obj[f.Name] = ref
+	}
+	return json.Marshal(obj)
+}
+
+// put stores the file at path ("-": standard input) for field f and
+// checks it against f.
+func (fi *fileInputs) put(f plan.FileField, path, what string) (agentrt.FileRef, error) {
+	var b filestore.Blob
+	var err error
+	name := filepath.Base(path)
+	if path == "-" {
+		if fi.stdin == nil {
+			return agentrt.FileRef{}, UsageError("%s: standard input is read already (by --input, or another file)", what)
+		}
+		b, err = fi.store.Put(fi.stdin, f.MaxBytes)
+		fi.stdin, name = nil, ""
+	} else {
+		b, err = fi.store.PutFile(path, f.MaxBytes)
+	}
+	var tl *filestore.TooLargeError
+	var nr *userfile.NotRegularError
+	switch {
+	case errors.As(err, &tl):
+		return agentrt.FileRef{}, UsageError("%s: the file is larger than the %s input %s takes", what, userfile.Size(f.MaxBytes), f.Name)
+	case errors.As(err, &nr), errors.Is(err, os.ErrNotExist):
+		return agentrt.FileRef{}, UsageError("%s: %s", what, userfile.Reason(err))
+	case err != nil:
+		return agentrt.FileRef{}, &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	if !f.Accepts(b.MediaType) {
+		is := "of no media type agentc recognises"
+		if b.MediaType != "" {
+			is = "a " + b.MediaType + " file"
+		}
+		return agentrt.FileRef{}, UsageError("%s: the file is %s, and input %s takes %s", what, is, f.Name, strings.Join(f.MediaTypes, " or "))
+	}
+	return agentrt.FileRef{Digest: b.Digest, FileName: name}, nil
+}

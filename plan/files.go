@@ -1,0 +1,253 @@
+package plan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// A file input is a property of the input schema written in JSON Schema's
+// content vocabulary: a string in base64 (contentEncoding) of a declared
+// media type (contentMediaType), or of one of several (an anyOf or oneOf
+// whose branches each name one):
+//
+//	"invoice": {"type": "string", "contentEncoding": "base64", "contentMediaType": "application/pdf", "maxLength": 14000000}
+//	"scan": {"type": "string", "contentEncoding": "base64", "anyOf": [{"contentMediaType": "image/png"}, {"contentMediaType": "image/jpeg"}]}
+//
+// The contract stays one JSON Schema: a program that calls the agent
+// sends the file's bytes in base64, as the schema says. agentc's own
+// command line takes paths instead, and the runtime takes a reference to
+// a file in its store (FileRef); either way the bytes are checked
+// against the declaration before any call: their media type, sniffed from
+// the bytes, must be one declared, and their size within the bound
+// maxLength sets (a base64 text of maxLength characters holds
+// maxLength/4*3 bytes), else DefaultMaxFileBytes.
+//
+// Files are properties of the input's top level only: the prompt places
+// each by name, and a reader of the schema finds them at a glance.
+
+// FileField is a file input an input schema declares.
+type FileField struct {
+	// Name is the property.
+	Name string `json:"name"`
+	// MediaTypes are the media types it accepts, as declared: each one
+	// of FileMediaTypes, or a wildcard of a family (image/*).
+	MediaTypes []string `json:"media_types"`
+	// MaxBytes bounds its size.
+	MaxBytes int64 `json:"max_bytes"`
+	// Required says the input must hold it.
+	Required bool `json:"required,omitempty"`
+}
+
+// Sizes of files.
+const (
+	// DefaultMaxFileBytes bounds a file input whose schema sets no
+	// maxLength: 20 MiB, what OpenAI takes in one image.
+	DefaultMaxFileBytes int64 = 20 << 20
+	// MaxFileBytes bounds every file input, whatever its schema says.
+	MaxFileBytes int64 = 256 << 20
+	// DefaultMaxRunFileBytes bounds the files of one run together: 32
+	// MiB, the largest request Anthropic's Messages API takes.
+	DefaultMaxRunFileBytes int64 = 32 << 20
+)
+
+// FileMediaTypes are the media types a file input may declare: those
+// agentc recognises from a file's bytes and some provider takes.
+var FileMediaTypes = []string{"application/pdf", "image/gif", "image/jpeg", "image/png", "image/webp", "text/plain"}
+
+// FileLimits are, by provider, the media types of files it takes, and the
+// largest file of each in bytes: OpenAI's Chat Completions takes images
+// as image parts (20 MiB each) and PDFs as file parts (32 MiB, the most it
+// takes in a request), and text as a text part; Anthropic's Messages API
+// takes images as image blocks (5 MiB each) and PDFs and text as document
+// blocks (32 MiB, its largest request). The test model takes every one.
+var FileLimits = map[string]map[string]int64{
+	"openai": {
+		"image/png": 20 << 20, "image/jpeg": 20 << 20, "image/gif": 20 << 20, "image/webp": 20 << 20,
+		"application/pdf": 32 << 20, "text/plain": 32 << 20,
+	},
+	"anthropic": {
+		"image/png": 5 << 20, "image/jpeg": 5 << 20, "image/gif": 5 << 20, "image/webp": 5 << 20,
+		"application/pdf": 32 << 20, "text/plain": 32 << 20,
+	},
+}
+
+// TextOnlyModels are models that take no file but text, by provider and
+// name prefix: a file input for one of them is a vet error.
+var TextOnlyModels = map[string][]string{
+	"openai": {"gpt-3.5-turbo", "gpt-4-0314", "gpt-4-0613", "gpt-4-32k", "o1-mini", "o3-mini"},
+}
+
+// TextOnly reports whether a provider's model takes no file but text.
+func TextOnly(provider, model string) bool {
+	for _, p := range TextOnlyModels[provider] {
+		if model == p || strings.HasPrefix(model, p+"-") {
+			return true
+		}
+	}
+	return provider == "openai" && model == "gpt-4"
+}
+
+// FileFields returns the file inputs an input schema declares, sorted by
+// name. A property in the content vocabulary that is not one as above
+// (another encoding, no media type, one agentc does not recognise) is an
+// error naming it; so is base64 content anywhere but a top-level
+// property, which the compiler reports with its position.
+func FileFields(schema json.RawMessage) ([]FileField, error) {
+	if len(schema) == 0 {
+		return nil, nil
+	}
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(schema, &doc) != nil {
+		return nil, nil // a boolean schema, or not one: no files
+	}
+	var props map[string]json.RawMessage
+	if raw, ok := doc["properties"]; ok && json.Unmarshal(raw, &props) != nil {
+		return nil, nil
+	}
+	var required []string
+	if raw, ok := doc["required"]; ok {
+		_ = json.Unmarshal(raw, &required)
+	}
+	var out []FileField
+	for name, raw := range props {
+		f, ok, err := ReadFileField(raw)
+		if err != nil {
+			return nil, fmt.Errorf("input property %q: %w", name, err)
+		}
+		if !ok {
+			continue
+		}
+		f.Name, f.Required = name, slices.Contains(required, name)
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b FileField) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// ReadFileField reads one property's schema as a file input (without its
+// Name and Required): ok is false when it is not in the content
+// vocabulary at all, and err says what is wrong with a declaration.
+func ReadFileField(raw json.RawMessage) (FileField, bool, error) {
+	var s struct {
+		Encoding  *string           `json:"contentEncoding"`
+		MediaType *string           `json:"contentMediaType"`
+		MaxLength *float64          `json:"maxLength"`
+		AnyOf     []json.RawMessage `json:"anyOf"`
+		OneOf     []json.RawMessage `json:"oneOf"`
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return FileField{}, false, nil
+	}
+	if s.Encoding == nil {
+		return FileField{}, false, nil
+	}
+	if *s.Encoding != "base64" {
+		return FileField{}, false, fmt.Errorf("contentEncoding %q: a file input is base64", *s.Encoding)
+	}
+	var f FileField
+	if s.MediaType != nil {
+		f.MediaTypes = []string{*s.MediaType}
+	} else {
+		branches := s.AnyOf
+		if len(branches) == 0 {
+			branches = s.OneOf
+		}
+		for _, b := range branches {
+			var br map[string]json.RawMessage
+			var mt string
+			if json.Unmarshal(b, &br) != nil || len(br) != 1 || json.Unmarshal(br["contentMediaType"], &mt) != nil {
+				return FileField{}, false, fmt.Errorf("a file input's anyOf or oneOf lists its media types, each branch {\"contentMediaType\": ...} alone")
+			}
+			f.MediaTypes = append(f.MediaTypes, mt)
+		}
+	}
+	if len(f.MediaTypes) == 0 {
+		return FileField{}, false, fmt.Errorf("a file input declares its media type: contentMediaType, or an anyOf of them")
+	}
+	for _, mt := range f.MediaTypes {
+		if err := checkMediaType(mt); err != nil {
+			return FileField{}, false, err
+		}
+	}
+	f.MaxBytes = DefaultMaxFileBytes
+	if s.MaxLength != nil {
+		if *s.MaxLength < 4 {
+			return FileField{}, false, fmt.Errorf("maxLength %v holds no byte of base64", *s.MaxLength)
+		}
+		f.MaxBytes = min(int64(*s.MaxLength)/4*3, MaxFileBytes)
+	}
+	return f, true, nil
+}
+
+func checkMediaType(mt string) error {
+	if slices.Contains(FileMediaTypes, mt) || mt == "image/*" {
+		return nil
+	}
+	if t, params, err := mime.ParseMediaType(mt); err == nil && (len(params) > 0 || t != mt) {
+		return fmt.Errorf("contentMediaType %q: name the media type alone (%s), without parameters", mt, t)
+	}
+	return fmt.Errorf("contentMediaType %q is not one agentc recognises from a file's bytes (%s, or image/* for any of the images)", mt, strings.Join(FileMediaTypes, ", "))
+}
+
+// Accepts reports whether a file of media type mt (as SniffMediaType
+// names it) is one f declares.
+func (f FileField) Accepts(mt string) bool {
+	for _, d := range f.MediaTypes {
+		if d == mt || d == "image/*" && strings.HasPrefix(mt, "image/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Expand lists the media types f declares, wildcards expanded.
+func (f FileField) Expand() []string {
+	var out []string
+	for _, mt := range FileMediaTypes {
+		if f.Accepts(mt) {
+			out = append(out, mt)
+		}
+	}
+	return out
+}
+
+// SniffLen is how many bytes of a file's start SniffMediaType reads.
+const SniffLen = 512
+
+// SniffMediaType names the media type of a file from its first bytes (up
+// to SniffLen of them), as one of FileMediaTypes, or "" when it is none of
+// them: the images and PDF by their signatures, and text/plain for UTF-8
+// text without the control characters binary data holds.
+func SniffMediaType(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("%PDF-")):
+		return "application/pdf"
+	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(head, []byte("\xff\xd8\xff")):
+		return "image/jpeg"
+	case bytes.HasPrefix(head, []byte("GIF87a")), bytes.HasPrefix(head, []byte("GIF89a")):
+		return "image/gif"
+	case len(head) >= 12 && bytes.HasPrefix(head, []byte("RIFF")) && string(head[8:12]) == "WEBP":
+		return "image/webp"
+	}
+	text := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	// A character cut at the end of the head is not a fault of the file.
+	for cut := 0; cut < utf8.UTFMax && len(text) > 0 && !utf8.Valid(text) && len(head) == SniffLen; cut++ {
+		text = text[:len(text)-1]
+	}
+	if !utf8.Valid(text) {
+		return ""
+	}
+	for _, c := range text {
+		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != 0x1b {
+			return ""
+		}
+	}
+	return "text/plain"
+}

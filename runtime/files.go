@@ -1,0 +1,195 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"agentc.dev/agentc/internal/leaf/userfile"
+	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/filestore"
+)
+
+// FileRef is how a run's input names a file the store holds, at a file
+// input's property (see plan.FileFields): {"digest": "blake3:…",
+// "file_name": "invoice.pdf"}. A property may instead hold the file's
+// bytes in base64, as the contract says, which the run puts in the store
+// first. Either way the bytes are checked before any call: their media
+// type, sniffed, must be one the property declares, and their size within
+// its bound and, with the run's other files, within the run's.
+type FileRef struct {
+	Digest   string `json:"digest"`
+	FileName string `json:"file_name,omitempty"`
+}
+
+// schemaWithoutFiles is the input schema with each file property's schema
+// made true: the runtime checks files itself, from their bytes, and the
+// value at a file property is a reference, not the base64 text the
+// contract describes.
+func schemaWithoutFiles(schema json.RawMessage, files []plan.FileField) (json.RawMessage, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(schema, &doc); err != nil {
+		return nil, err
+	}
+	props, _ := doc["properties"].(map[string]any)
+	for _, f := range files {
+		props[f.Name] = true
+	}
+	return json.Marshal(doc)
+}
+
+// inputFiles reads the file inputs of an input value: it replaces each
+// file property's value in data by a plan.TemplateFile and returns the
+// files, in the order of the properties' names.
+func (r *Runner) inputFiles(data any) ([]File, error) {
+	if len(r.files) == 0 {
+		return nil, nil
+	}
+	obj, ok := data.(map[string]any)
+	if !ok {
+		return nil, nil // the schema's type check says what is wrong
+	}
+	limit := r.opts.MaxFileBytes
+	if limit <= 0 {
+		limit = plan.DefaultMaxRunFileBytes
+	}
+	var out []File
+	var total int64
+	for _, f := range r.files {
+		v, ok := obj[f.Name]
+		if !ok {
+			continue
+		}
+		if r.opts.Files == nil {
+			return nil, &ConfigError{"runtime: the input holds a file, and the run has no file store (Options.Files)"}
+		}
+		file, err := r.inputFile(f, v)
+		if err != nil {
+			return nil, &InputError{fmt.Sprintf("file %s: %v", f.Name, err)}
+		}
+		if total += file.Size; total > limit {
+			return nil, &InputError{fmt.Sprintf("file %s: the run's files come to more than the %s a run takes", f.Name, userfile.Size(limit))}
+		}
+		obj[f.Name] = plan.TemplateFile{Name: f.Name}
+		out = append(out, file)
+	}
+	return out, nil
+}
+
+func (r *Runner) inputFile(f plan.FileField, v any) (File, error) {
+	store := r.opts.Files
+	var b filestore.Blob
+	var name string
+	switch v := v.(type) {
+	case string:
+		var err error
+		dec := base64.NewDecoder(base64.StdEncoding, strings.NewReader(v))
+		if b, err = store.Put(dec, f.MaxBytes); err != nil {
+			var tl *filestore.TooLargeError
+			if errors.As(err, &tl) {
+				return File{}, fmt.Errorf("%v (the bound its schema's maxLength sets)", err)
+			}
+			return File{}, fmt.Errorf("not base64: %v", err)
+		}
+	case map[string]any:
+		raw, _ := json.Marshal(v)
+		var ref FileRef
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&ref); err != nil {
+			return File{}, fmt.Errorf("a file reference is {\"digest\": \"blake3:…\", \"file_name\": \"…\"}: %v", err)
+		}
+		if strings.ContainsAny(ref.FileName, "/\\\x00") {
+			return File{}, fmt.Errorf("file_name %q is a base name, without a directory", ref.FileName)
+		}
+		var err error
+		if b, err = store.Stat(ref.Digest); err != nil {
+			return File{}, err
+		}
+		name = ref.FileName
+	default:
+		return File{}, fmt.Errorf("a file is its bytes in base64, or a reference {\"digest\": \"blake3:…\"}, not %s", jsonKind(v))
+	}
+	if b.Size > f.MaxBytes {
+		return File{}, fmt.Errorf("%s is larger than the %s its schema allows", userfile.Size(b.Size), userfile.Size(f.MaxBytes))
+	}
+	if !f.Accepts(b.MediaType) {
+		what := b.MediaType
+		if what == "" {
+			what = "none agentc recognises"
+		}
+		return File{}, fmt.Errorf("its media type is %s, not %s", what, strings.Join(f.MediaTypes, " or "))
+	}
+	return File{Name: f.Name, FileName: name, MediaType: b.MediaType, Size: b.Size, Digest: b.Digest}, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case json.Number, float64:
+		return "a number"
+	}
+	return "that"
+}
+
+// userParts makes the first user message's parts: the prompt's text with
+// each file where the prompt prints it, then the files it does not print.
+func (r *Runner) userParts(data any, files []File) ([]Part, error) {
+	byName := map[string]File{}
+	for _, f := range files {
+		byName[f.Name] = f
+	}
+	var parts []Part
+	var text strings.Builder
+	placed := map[string]bool{}
+	flush := func() {
+		if text.Len() > 0 {
+			parts = append(parts, Part{Text: text.String()})
+			text.Reset()
+		}
+	}
+	if r.prompt != nil {
+		err := r.prompt.ExecuteFiles(&text, data, func(name string) error {
+			flush()
+			f := byName[name]
+			parts = append(parts, Part{File: &f})
+			placed[name] = true
+			return nil
+		})
+		if err != nil {
+			return nil, &InputError{fmt.Sprintf("rendering the prompt: %v", err)}
+		}
+	} else {
+		// The input as JSON, each file named in its place and attached
+		// after it.
+		obj, _ := data.(map[string]any)
+		shown := map[string]any{}
+		for k, v := range obj {
+			if f, ok := v.(plan.TemplateFile); ok {
+				v = "(the file attached as " + f.Name + ")"
+			}
+			shown[k] = v
+		}
+		b, err := json.Marshal(shown)
+		if err != nil {
+			return nil, &InputError{err.Error()}
+		}
+		text.Write(b)
+	}
+	flush()
+	for _, f := range files {
+		if !placed[f.Name] {
+			parts = append(parts, Part{File: &f})
+		}
+	}
+	return slices.Clip(parts), nil
+}

@@ -1,0 +1,215 @@
+// Package filestore keeps the files a run is given, once each, by content:
+// a directory of blobs named by the blake3 digest of their bytes (plain
+// blake3, as b3sum prints it). Journals refer to files by digest and never
+// copy them; every journal of a batch shares one store, so a file named by
+// a thousand items is stored once.
+//
+// A blob is written whole or not at all (a temporary file, synced, then
+// renamed), and read back through a check of its digest: a blob changed on
+// disk fails its reader at the end rather than pass as the file it claims
+// to be. Digests are checked for form before they name a path, so a
+// journal or a host cannot reach outside the directory through one.
+package filestore
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/zeebo/blake3"
+
+	"agentc.dev/agentc/internal/leaf/userfile"
+	"agentc.dev/agentc/plan"
+)
+
+// Prefix begins every digest.
+const Prefix = "blake3:"
+
+// Store is a directory of blobs. It is safe for concurrent use, by one
+// process or several: blobs are only ever added, each by a rename.
+type Store struct {
+	dir string
+}
+
+// Open returns the store in dir, creating the directory if need be.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("file store: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("file store: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("file store: %s is not a directory", dir)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir is the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Blob is a file in the store.
+type Blob struct {
+	Digest string
+	Size   int64
+	// MediaType is what the bytes are, by plan.SniffMediaType: "" when
+	// none agentc recognises.
+	MediaType string
+}
+
+// TooLargeError is a file past the bound it was put under.
+type TooLargeError struct {
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("larger than %s", userfile.Size(e.Limit))
+}
+
+// Put stores what r holds, up to limit bytes: more is a *TooLargeError
+// and stores nothing. Memory stays a buffer's, whatever the size.
+func (s *Store) Put(r io.Reader, limit int64) (Blob, error) {
+	tmp, err := os.CreateTemp(s.dir, ".put-*")
+	if err != nil {
+		return Blob{}, fmt.Errorf("file store: %w", err)
+	}
+	name := tmp.Name()
+	keep := false
+	defer func() {
+		if !keep {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	h := blake3.New()
+	head := &headWriter{}
+	n, err := io.Copy(io.MultiWriter(tmp, h, head), io.LimitReader(r, limit+1))
+	if err != nil {
+		return Blob{}, err
+	}
+	if n > limit {
+		return Blob{}, &TooLargeError{Limit: limit}
+	}
+	if err := tmp.Sync(); err != nil {
+		return Blob{}, fmt.Errorf("file store: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return Blob{}, fmt.Errorf("file store: %w", err)
+	}
+	b := Blob{Digest: Prefix + hex.EncodeToString(h.Sum(nil)), Size: n, MediaType: plan.SniffMediaType(head.b)}
+	final := filepath.Join(s.dir, b.Digest[len(Prefix):])
+	if err := os.Chmod(name, 0o444); err != nil {
+		return Blob{}, fmt.Errorf("file store: %w", err)
+	}
+	if err := os.Rename(name, final); err != nil {
+		return Blob{}, fmt.Errorf("file store: %w", err)
+	}
+	keep = true
+	return b, nil
+}
+
+// PutFile stores the regular file at path (following links; a FIFO, a
+// device, a socket or a directory is refused without waiting on it), up
+// to limit bytes.
+func (s *Store) PutFile(path string, limit int64) (Blob, error) {
+	f, err := userfile.Open(path)
+	if err != nil {
+		return Blob{}, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
+		return Blob{}, &TooLargeError{Limit: limit}
+	}
+	return s.Put(f, limit)
+}
+
+// headWriter keeps the first bytes written to it, for sniffing.
+type headWriter struct{ b []byte }
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	if room := plan.SniffLen - len(w.b); room > 0 {
+		w.b = append(w.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// CheckDigest fails unless d is a digest in the store's form.
+func CheckDigest(d string) error {
+	hexPart, ok := strings.CutPrefix(d, Prefix)
+	if !ok || len(hexPart) != 64 || strings.ToLower(hexPart) != hexPart {
+		return fmt.Errorf("%q is not a file digest (blake3: and 64 lower-case hexadecimal digits)", d)
+	}
+	if _, err := hex.DecodeString(hexPart); err != nil {
+		return fmt.Errorf("%q is not a file digest (blake3: and 64 lower-case hexadecimal digits)", d)
+	}
+	return nil
+}
+
+// ErrNotStored is the error of Open and Stat for a digest the store does
+// not hold.
+var ErrNotStored = errors.New("not in the file store")
+
+// Stat returns the blob of a digest the store holds, its media type
+// sniffed from its first bytes.
+func (s *Store) Stat(digest string) (Blob, error) {
+	r, size, err := s.Open(digest)
+	if err != nil {
+		return Blob{}, err
+	}
+	defer r.Close()
+	head := make([]byte, plan.SniffLen)
+	n, err := io.ReadFull(r, head)
+	if err != nil && err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return Blob{}, err
+	}
+	return Blob{Digest: digest, Size: size, MediaType: plan.SniffMediaType(head[:n])}, nil
+}
+
+// Open returns a reader of a blob and its size. The reader fails at its
+// end if the bytes are not the digest's.
+func (s *Store) Open(digest string) (io.ReadCloser, int64, error) {
+	if err := CheckDigest(digest); err != nil {
+		return nil, 0, err
+	}
+	path := filepath.Join(s.dir, digest[len(Prefix):])
+	f, err := userfile.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, fmt.Errorf("file %s: %w (%s)", digest, ErrNotStored, s.dir)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("file %s: %w", digest, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return &checked{f: f, h: blake3.New(), want: digest}, fi.Size(), nil
+}
+
+// checked reads a blob and checks its digest at the end.
+type checked struct {
+	f    *os.File
+	h    hash.Hash
+	want string
+}
+
+func (c *checked) Read(p []byte) (int, error) {
+	n, err := c.f.Read(p)
+	c.h.Write(p[:n])
+	if err == io.EOF {
+		if got := Prefix + hex.EncodeToString(c.h.Sum(nil)); got != c.want {
+			return n, fmt.Errorf("file %s: the stored bytes are not the file's (their digest is %s): the store was changed", c.want, got)
+		}
+	}
+	return n, err
+}
+
+func (c *checked) Close() error { return c.f.Close() }

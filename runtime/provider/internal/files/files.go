@@ -1,0 +1,91 @@
+// Package files reads the files a request carries for the providers that
+// send them, within each provider's bounds, and says clearly, before any
+// call, what a provider does not take.
+package files
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"agentc.dev/agentc/internal/leaf/userfile"
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// Limits are what a provider takes, by media type: the largest file of
+// each, in bytes; a media type it does not list it does not take.
+type Limits map[string]int64
+
+// Check fails when the provider does not take f, or not at its size.
+func (l Limits) Check(provider string, f *agentrt.File) error {
+	max, ok := l[f.MediaType]
+	if !ok {
+		return fmt.Errorf("%s: file %s: %s does not take %s", provider, f.Name, provider, f.MediaType)
+	}
+	if f.Size > max {
+		return fmt.Errorf("%s: file %s: %s is larger than the %s %s takes in one %s", provider, f.Name, userfile.Size(f.Size), userfile.Size(max), provider, f.MediaType)
+	}
+	return nil
+}
+
+// Base64 reads a file whole and returns it in standard base64, encoding
+// as it reads: memory is the encoded text's and a buffer's.
+func Base64(files agentrt.FileReader, f *agentrt.File) (string, error) {
+	if files == nil {
+		return "", fmt.Errorf("file %s: no file store to read it from", f.Name)
+	}
+	r, size, err := files.Open(f.Digest)
+	if err != nil {
+		return "", fmt.Errorf("file %s: %w", f.Name, err)
+	}
+	defer r.Close()
+	if size != f.Size {
+		return "", fmt.Errorf("file %s: the store holds %d bytes under %s, not %d", f.Name, size, f.Digest, f.Size)
+	}
+	var b strings.Builder
+	b.Grow(base64.StdEncoding.EncodedLen(int(size)))
+	enc := base64.NewEncoder(base64.StdEncoding, &b)
+	if _, err := io.Copy(enc, r); err != nil {
+		return "", fmt.Errorf("file %s: %w", f.Name, err)
+	}
+	if err := enc.Close(); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// DataURL is a file as a data: URL, in base64.
+func DataURL(files agentrt.FileReader, f *agentrt.File) (string, error) {
+	data, err := Base64(files, f)
+	if err != nil {
+		return "", err
+	}
+	return "data:" + f.MediaType + ";base64," + data, nil
+}
+
+// Text reads a text file whole, as UTF-8: a byte sequence that is not
+// becomes U+FFFD.
+func Text(files agentrt.FileReader, f *agentrt.File) (string, error) {
+	if files == nil {
+		return "", fmt.Errorf("file %s: no file store to read it from", f.Name)
+	}
+	r, _, err := files.Open(f.Digest)
+	if err != nil {
+		return "", fmt.Errorf("file %s: %w", f.Name, err)
+	}
+	defer r.Close()
+	b, err := io.ReadAll(io.LimitReader(r, f.Size+1))
+	if err != nil {
+		return "", fmt.Errorf("file %s: %w", f.Name, err)
+	}
+	if int64(len(b)) != f.Size {
+		return "", fmt.Errorf("file %s: the store holds other than %d bytes under %s", f.Name, f.Size, f.Digest)
+	}
+	s := strings.TrimPrefix(string(b), "\ufeff")
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\ufffd")
+	}
+	return s, nil
+}
