@@ -1,0 +1,97 @@
+package plan_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/plan"
+)
+
+func TestFileFields(t *testing.T) {
+	schema := `{"type": "object", "required": ["scan"], "properties": {
+		"scan": {"type": "string", "contentEncoding": "base64", "anyOf": [{"contentMediaType": "image/png"}, {"contentMediaType": "application/pdf"}], "maxLength": 4000},
+		"note": {"type": "string", "contentEncoding": "base64", "contentMediaType": "text/plain"},
+		"photo": {"type": "string", "contentEncoding": "base64", "oneOf": [{"contentMediaType": "image/*"}]},
+		"title": {"type": "string"},
+		"json": {"type": "string", "contentMediaType": "application/json"}
+	}}`
+	got, err := plan.FileFields(json.RawMessage(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []plan.FileField{
+		{Name: "note", MediaTypes: []string{"text/plain"}, MaxBytes: plan.DefaultMaxFileBytes},
+		{Name: "photo", MediaTypes: []string{"image/*"}, MaxBytes: plan.DefaultMaxFileBytes},
+		{Name: "scan", MediaTypes: []string{"image/png", "application/pdf"}, MaxBytes: 3000, Required: true},
+	}
+	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
+		t.Errorf("got %s\nwant %s", g, w)
+	}
+	if e := got[1].Expand(); !slices.Equal(e, []string{"image/gif", "image/jpeg", "image/png", "image/webp"}) {
+		t.Errorf("image/* expands to %v", e)
+	}
+	if !got[2].Accepts("application/pdf") || got[2].Accepts("image/jpeg") || got[0].Accepts("") {
+		t.Error("Accepts takes what is not declared, or refuses what is")
+	}
+}
+
+func TestFileFieldsRefused(t *testing.T) {
+	for _, c := range []struct{ prop, want string }{
+		{`{"contentEncoding": "base16", "contentMediaType": "image/png"}`, "base64"},
+		{`{"contentEncoding": "base64"}`, "declares its media type"},
+		{`{"contentEncoding": "base64", "contentMediaType": "image/tiff"}`, "not one agentc recognises"},
+		{`{"contentEncoding": "base64", "contentMediaType": "text/plain; charset=utf-8"}`, "without parameters"},
+		{`{"contentEncoding": "base64", "anyOf": [{"contentMediaType": "image/png", "maxLength": 3}]}`, "each branch"},
+		{`{"contentEncoding": "base64", "contentMediaType": "image/png", "maxLength": 3}`, "holds no byte"},
+	} {
+		_, err := plan.FileFields(json.RawMessage(`{"properties": {"f": ` + c.prop + `}}`))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `"f"`) {
+			t.Errorf("%s: got %v, want an error naming f and saying %q", c.prop, err, c.want)
+		}
+	}
+	// A bound past MaxFileBytes is held to it.
+	fs, err := plan.FileFields(json.RawMessage(`{"properties": {"f": {"contentEncoding": "base64", "contentMediaType": "image/png", "maxLength": 1e12}}}`))
+	if err != nil || len(fs) != 1 || fs[0].MaxBytes != plan.MaxFileBytes {
+		t.Errorf("got %v, %v; want MaxBytes %d", fs, err, plan.MaxFileBytes)
+	}
+	// Not an object, or no properties: no files.
+	for _, s := range []string{``, `true`, `{"type": "string"}`, `{"properties": 3}`} {
+		if fs, err := plan.FileFields(json.RawMessage(s)); err != nil || len(fs) != 0 {
+			t.Errorf("%q: got %v, %v", s, fs, err)
+		}
+	}
+}
+
+func TestSniffMediaType(t *testing.T) {
+	long := strings.Repeat("é", plan.SniffLen) // a two-byte character cut at the end
+	for _, c := range []struct{ head, want string }{
+		{"%PDF-1.7\n", "application/pdf"},
+		{"\x89PNG\r\n\x1a\n\x00\x00", "image/png"},
+		{"\xff\xd8\xff\xe0", "image/jpeg"},
+		{"GIF89a", "image/gif"},
+		{"GIF87a", "image/gif"},
+		{"RIFF\x00\x00\x00\x00WEBPVP8 ", "image/webp"},
+		{"RIFF\x00\x00\x00\x00WAVE", ""},
+		{"Invoice 2041\n\ttotal: EUR 120\r\n", "text/plain"},
+		{"\xef\xbb\xbfwith a BOM", "text/plain"},
+		{long[:plan.SniffLen], "text/plain"},
+		{"binary\x00data", ""},
+		{"\xff\xfe not UTF-8", ""},
+		{"", "text/plain"},
+	} {
+		if got := plan.SniffMediaType([]byte(c.head)); got != c.want {
+			t.Errorf("%q: got %q, want %q", c.head, got, c.want)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,130 @@
+package filestore_test
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zeebo/blake3"
+
+	"agentc.dev/agentc/runtime/filestore"
+)
+
+func digestOf(b []byte) string {
+	h := blake3.Sum256(b)
+	return filestore.Prefix + hex.EncodeToString(h[:])
+}
+
+func TestPutOpen(t *testing.T) {
+	s, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte("%PDF-1.4\n" + strings.Repeat("x", 100000))
+	b, err := s.Put(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Digest != digestOf(data) || b.Size != int64(len(data)) || b.MediaType != "application/pdf" {
+		t.Fatalf("got %+v", b)
+	}
+	// The same bytes again are the same blob: one file in the store.
+	if b2, err := s.Put(bytes.NewReader(data), int64(len(data))); err != nil || b2 != b {
+		t.Fatalf("again: %+v, %v", b2, err)
+	}
+	ents, _ := os.ReadDir(s.Dir())
+	if len(ents) != 1 || ents[0].Name() != b.Digest[len(filestore.Prefix):] {
+		t.Fatalf("the store holds %v", ents)
+	}
+	r, size, err := s.Open(b.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || size != int64(len(data)) || !bytes.Equal(got, data) {
+		t.Fatalf("read back %d bytes (size %d), %v", len(got), size, err)
+	}
+	st, err := s.Stat(b.Digest)
+	if err != nil || st != b {
+		t.Fatalf("Stat: %+v, %v", st, err)
+	}
+}
+
+func TestPutTooLarge(t *testing.T) {
+	s, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Put(strings.NewReader("12345"), 4)
+	var tl *filestore.TooLargeError
+	if !errors.As(err, &tl) || tl.Limit != 4 {
+		t.Fatalf("got %v", err)
+	}
+	// An endless input stops at the bound, and leaves nothing behind.
+	_, err = s.Put(endless{}, 1<<20)
+	if !errors.As(err, &tl) {
+		t.Fatalf("endless: got %v", err)
+	}
+	if ents, _ := os.ReadDir(s.Dir()); len(ents) != 0 {
+		t.Fatalf("a refused file left %v", ents)
+	}
+}
+
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
+}
+
+func TestOpenChecksBytes(t *testing.T) {
+	s, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Put(strings.NewReader("Invoice 2041"), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(s.Dir(), b.Digest[len(filestore.Prefix):])
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("Invoice 9999"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := s.Open(b.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := io.ReadAll(r); err == nil || !strings.Contains(err.Error(), "store was changed") {
+		t.Fatalf("a changed blob read without error: %v", err)
+	}
+}
+
+func TestDigestsNameNoPath(t *testing.T) {
+	s, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{
+		"", "blake3:", "sha256:" + strings.Repeat("a", 64), "blake3:../../etc/passwd",
+		"blake3:" + strings.Repeat("A", 64), "blake3:" + strings.Repeat("g", 64), "blake3:" + strings.Repeat("a", 63) + "/",
+	} {
+		if _, _, err := s.Open(d); err == nil || !strings.Contains(err.Error(), "not a file digest") {
+			t.Errorf("%q: got %v", d, err)
+		}
+	}
+	if _, _, err := s.Open(digestOf([]byte("absent"))); !errors.Is(err, filestore.ErrNotStored) {
+		t.Errorf("an absent blob: got %v", err)
+	}
+}
