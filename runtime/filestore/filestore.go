@@ -37,16 +37,10 @@ type Store struct {
 	dir string
 }
 
-// Open returns the store in dir, creating the directory if need be.
+// Open returns the store in dir. The directory is made when the first
+// file is put in it: a run that is given none leaves none.
 func Open(dir string) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("file store: %w", err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("file store: %w", err)
-	}
-	if !fi.IsDir() {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("file store: %s is not a directory", dir)
 	}
 	return &Store{dir: dir}, nil
@@ -76,6 +70,9 @@ func (e *TooLargeError) Error() string {
 // Put stores what r holds, up to limit bytes: more is a *TooLargeError
 // and stores nothing. Memory stays a buffer's, whatever the size.
 func (s *Store) Put(r io.Reader, limit int64) (Blob, error) {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return Blob{}, fmt.Errorf("file store: %w", err)
+	}
 	tmp, err := os.CreateTemp(s.dir, ".put-*")
 	if err != nil {
 		return Blob{}, fmt.Errorf("file store: %w", err)
