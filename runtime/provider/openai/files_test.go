@@ -1,0 +1,315 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
+)
+
+// testImage is a small picture with a few colours, so the encoders have
+// something to encode.
+func testImage() image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	for x := range 4 {
+		for y := range 3 {
+			img.Set(x, y, color.RGBA{uint8(60 * x), uint8(80 * y), 200, 255})
+		}
+	}
+	return img
+}
+
+func pngBytes(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, testImage()); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func jpegBytes(t *testing.T) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, testImage(), &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// pdfBytes is a one-page PDF with a line of text, its cross-reference
+// table at the offsets its objects are at.
+func pdfBytes() []byte {
+	stream := "BT /F1 12 Tf 72 720 Td (Invoice 42) Tj ET"
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(stream), stream),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+	}
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return b.Bytes()
+}
+
+const (
+	plainText = "Grüße aus Köln — naïve café, 東京 ✓\nsecond line\n"
+	bomBody   = "Ünïcödé after a byte order mark\n"
+)
+
+// store is a file store in the test's temporary directory.
+func store(t *testing.T) *filestore.Store {
+	t.Helper()
+	s, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// put stores data and returns it as a file of the media type its bytes
+// are sniffed as, which must be want.
+func put(t *testing.T, s *filestore.Store, name, fileName string, data []byte, want string) *agentrt.File {
+	t.Helper()
+	return putReader(t, s, name, fileName, bytes.NewReader(data), want)
+}
+
+func putReader(t *testing.T, s *filestore.Store, name, fileName string, r io.Reader, want string) *agentrt.File {
+	t.Helper()
+	b, err := s.Put(r, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.MediaType != want {
+		t.Fatalf("%s is sniffed as %q, want %q", name, b.MediaType, want)
+	}
+	return &agentrt.File{Name: name, FileName: fileName, MediaType: b.MediaType, Size: b.Size, Digest: b.Digest}
+}
+
+// tamper overwrites a stored blob's bytes in place, its size kept.
+func tamper(t *testing.T, s *filestore.Store, f *agentrt.File) {
+	t.Helper()
+	path := filepath.Join(s.Dir(), strings.TrimPrefix(f.Digest, filestore.Prefix))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-2] ^= 0x01 // a byte near the end, after the sniffed head
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileRequest(fr agentrt.FileReader, parts ...agentrt.Part) *agentrt.Request {
+	return &agentrt.Request{
+		Model:    "gpt-test",
+		Files:    fr,
+		Messages: []agentrt.Message{{Role: agentrt.System, Content: "Read the files."}, {Role: agentrt.User, Parts: parts}},
+	}
+}
+
+func text(s string) agentrt.Part        { return agentrt.Part{Text: s} }
+func file(f *agentrt.File) agentrt.Part { return agentrt.Part{File: f} }
+func b64(data []byte) string            { return base64.StdEncoding.EncodeToString(data) }
+func imagePart(mt string, data []byte) any {
+	return map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:" + mt + ";base64," + b64(data)}}
+}
+
+// userContent is the content array of the user message of a request body.
+func userContent(t *testing.T, body map[string]any) []any {
+	t.Helper()
+	msgs, _ := body["messages"].([]any)
+	if len(msgs) != 2 {
+		t.Fatalf("messages = %v, want the system and the user message", body["messages"])
+	}
+	user, _ := msgs[1].(map[string]any)
+	if user["role"] != "user" {
+		t.Fatalf("second message = %v, want the user's", user)
+	}
+	content, ok := user["content"].([]any)
+	if !ok {
+		t.Fatalf("user content = %#v, want an array of parts", user["content"])
+	}
+	return content
+}
+
+// dataURL decodes a data: URL of media type mt in base64.
+func dataURL(t *testing.T, url any, mt string) []byte {
+	t.Helper()
+	s, _ := url.(string)
+	prefix := "data:" + mt + ";base64,"
+	if !strings.HasPrefix(s, prefix) {
+		t.Fatalf("data URL %.60q does not begin %q", s, prefix)
+	}
+	data, err := base64.StdEncoding.DecodeString(s[len(prefix):])
+	if err != nil {
+		t.Fatalf("data URL of %s: %v", mt, err)
+	}
+	return data
+}
+
+func TestFilePartsSent(t *testing.T) {
+	s := store(t)
+	pngData, jpegData, pdfData := pngBytes(t), jpegBytes(t), pdfBytes()
+	pngF := put(t, s, "photo", "photo.png", pngData, "image/png")
+	jpegF := put(t, s, "scan", "scan.jpg", jpegData, "image/jpeg")
+	pdfF := put(t, s, "invoice", "invoice-2024.pdf", pdfData, "application/pdf")
+	pdfNoName := put(t, s, "contract", "", append(pdfBytes(), "% copy\n"...), "application/pdf")
+	txtF := put(t, s, "notes", "notes.txt", []byte(plainText), "text/plain")
+	bomF := put(t, s, "memo", "memo.txt", []byte("\ufeff"+bomBody), "text/plain")
+
+	f := newFake(t, okAnswer)
+	m := newModel(t, f, nil)
+	resp, err := m.Complete(t.Context(), fileRequest(s,
+		text("Compare "), file(pngF), text(" with "), file(jpegF),
+		text(", then read "), file(pdfF), file(pdfNoName),
+		text(" and the notes: "), file(txtF), file(bomF), text("."),
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Content != "Paris." {
+		t.Errorf("answer = %q", resp.Message.Content)
+	}
+	if n := f.requests(); n != 1 {
+		t.Fatalf("%d requests, want 1", n)
+	}
+	got := userContent(t, f.body(0))
+	want := []any{
+		map[string]any{"type": "text", "text": "Compare "},
+		imagePart("image/png", pngData),
+		map[string]any{"type": "text", "text": " with "},
+		imagePart("image/jpeg", jpegData),
+		map[string]any{"type": "text", "text": ", then read "},
+		map[string]any{"type": "file", "file": map[string]any{"file_data": "data:application/pdf;base64," + b64(pdfData), "filename": "invoice-2024.pdf"}},
+		map[string]any{"type": "file", "file": map[string]any{"file_data": "data:application/pdf;base64," + b64(append(pdfBytes(), "% copy\n"...)), "filename": "contract.pdf"}},
+		map[string]any{"type": "text", "text": " and the notes: "},
+		map[string]any{"type": "text", "text": plainText},
+		map[string]any{"type": "text", "text": bomBody},
+		map[string]any{"type": "text", "text": "."},
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", "  ")
+		w, _ := json.MarshalIndent(want, "", "  ")
+		t.Fatalf("user content:\ngot  %s\nwant %s", g, w)
+	}
+	// The bytes come back whole from what the server received.
+	part := func(i int) map[string]any { return got[i].(map[string]any) }
+	if b := dataURL(t, part(1)["image_url"].(map[string]any)["url"], "image/png"); !bytes.Equal(b, pngData) {
+		t.Error("the PNG sent is not the PNG stored")
+	}
+	if _, err := png.Decode(bytes.NewReader(dataURL(t, part(1)["image_url"].(map[string]any)["url"], "image/png"))); err != nil {
+		t.Errorf("the PNG sent does not decode: %v", err)
+	}
+	if b := dataURL(t, part(3)["image_url"].(map[string]any)["url"], "image/jpeg"); !bytes.Equal(b, jpegData) {
+		t.Error("the JPEG sent is not the JPEG stored")
+	}
+	if _, err := jpeg.Decode(bytes.NewReader(dataURL(t, part(3)["image_url"].(map[string]any)["url"], "image/jpeg"))); err != nil {
+		t.Errorf("the JPEG sent does not decode: %v", err)
+	}
+	pdfSent := dataURL(t, part(5)["file"].(map[string]any)["file_data"], "application/pdf")
+	if !bytes.Equal(pdfSent, pdfData) || !bytes.HasPrefix(pdfSent, []byte("%PDF-1.4\n")) {
+		t.Error("the PDF sent is not the PDF stored")
+	}
+	for i := 8; i <= 9; i++ {
+		if s := part(i)["text"].(string); strings.HasPrefix(s, "\ufeff") || strings.ContainsRune(s, '\ufffd') {
+			t.Errorf("text part %d = %q: a byte order mark or a replaced byte was sent", i, s)
+		}
+	}
+}
+
+// TestFileRefused: files the request cannot carry fail Complete before any
+// request, with an error that says which file and why.
+func TestFileRefused(t *testing.T) {
+	s := store(t)
+	// A PNG one byte past OpenAI's 20 MiB for an image.
+	big := putReader(t, s, "poster", "poster.png", io.MultiReader(bytes.NewReader(pngBytes(t)), io.LimitReader(zeros{}, 20<<20+1-int64(len(pngBytes(t))))), "image/png")
+	if big.Size != 20<<20+1 {
+		t.Fatalf("stored %d bytes", big.Size)
+	}
+	pngF := put(t, s, "photo", "photo.png", pngBytes(t), "image/png")
+	tiff := &agentrt.File{Name: "fax", FileName: "fax.tif", MediaType: "image/tiff", Size: pngF.Size, Digest: pngF.Digest}
+
+	tamperedPNG := put(t, s, "altered", "altered.png", append(pngBytes(t), "trailing bytes to alter"...), "image/png")
+	tamper(t, s, tamperedPNG)
+	tamperedPDF := put(t, s, "forged", "forged.pdf", pdfBytes(), "application/pdf")
+	tamper(t, s, tamperedPDF)
+	tamperedText := put(t, s, "edited", "edited.txt", []byte(plainText+"and a third line\n"), "text/plain")
+	tamper(t, s, tamperedText)
+
+	txtF := put(t, s, "notes", "notes.txt", []byte(plainText), "text/plain")
+	with := func(f *agentrt.File, size int64) *agentrt.File { g := *f; g.Size = size; return &g }
+
+	for _, c := range []struct {
+		name  string
+		files agentrt.FileReader
+		file  *agentrt.File
+		want  []string
+	}{
+		{"too large", s, big, []string{"poster", "20971521 bytes", "20 MiB", "image/png"}},
+		{"media type not taken", s, tiff, []string{"fax", "openai does not take image/tiff"}},
+		{"tampered image", s, tamperedPNG, []string{"altered", "the store was changed"}},
+		{"tampered pdf", s, tamperedPDF, []string{"forged", "the store was changed"}},
+		{"tampered text", s, tamperedText, []string{"edited", "the store was changed"}},
+		{"no file store", nil, pngF, []string{"photo", "no file store"}},
+		{"image smaller than stored", s, with(pngF, pngF.Size-1), []string{"photo", fmt.Sprint(pngF.Size - 1)}},
+		{"image larger than stored", s, with(pngF, pngF.Size+1), []string{"photo", fmt.Sprint(pngF.Size + 1)}},
+		{"text smaller than stored", s, with(txtF, txtF.Size-1), []string{"notes", fmt.Sprint(txtF.Size - 1)}},
+		{"text larger than stored", s, with(txtF, txtF.Size+1), []string{"notes", fmt.Sprint(txtF.Size + 1)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFake(t, okAnswer)
+			m := newModel(t, f, nil)
+			_, err := m.Complete(t.Context(), fileRequest(c.files, text("Look: "), file(c.file)))
+			if err == nil {
+				t.Fatal("Complete succeeded")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if n := strings.Count(err.Error(), "openai:"); n != 1 {
+				t.Errorf("error %q names the provider %d times, want once", err, n)
+			}
+			if n := f.requests(); n != 0 {
+				t.Errorf("the server received %d requests, want none", n)
+			}
+		})
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
