@@ -23,6 +23,9 @@ func (g *gen) str(atoms []*jsonschema.Schema, v int) (any, error) {
 	if r.maxL >= 0 && r.minL > r.maxL {
 		return nil, unsat("minLength", r.minAt, "minLength %d exceeds maxLength %d", r.minL, r.maxL)
 	}
+	if s, ok := g.file(atoms); ok && r.fits(s) {
+		return s, nil
+	}
 	if s, ok := g.described(&r, v); ok {
 		return s, nil
 	}

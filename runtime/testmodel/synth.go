@@ -63,10 +63,13 @@ func synthesize(schema []byte, seed int64, preferObject bool) (json.RawMessage, 
 	if err != nil {
 		return nil, fmt.Errorf("schema does not compile: %w", err)
 	}
+	var doc any
+	_ = json.Unmarshal(schema, &doc) // it compiled: it is JSON
 	var first error
 	left := 2 * stepBudget // for all attempts; one may spend half of it
 	for a := range attempts {
 		g := newGen(seed, a, preferObject)
+		g.doc = doc
 		g.steps = min(left, stepBudget)
 		spent := g.steps
 		out, err := g.top(root)
@@ -93,6 +96,7 @@ type gen struct {
 	member       string // the name of the member being built ("": none), for a string's label
 	busyKw       string // the keyword being worked on, for an error
 	busyAt       *jsonschema.Schema
+	doc          any // the schema document, for what compiling it drops (see file)
 }
 
 func newGen(seed int64, attempt int, preferObject bool) *gen {
