@@ -470,10 +470,38 @@ func (x *run) divergence(k journal.Key, kind string, id ident, e *journal.Entry)
 		d.Changes = append(d.Changes, "(the recorded request cannot be read back: "+err.Error()+")")
 		return d
 	}
+	var files []string
 	for _, c := range journal.Diff(was, now) {
 		d.Changes = append(d.Changes, c.String())
+		if f := changedFile(id.full, c.Path); f != nil {
+			name := f.Name
+			if f.FileName != "" {
+				name += " (" + f.FileName + ")"
+			}
+			files = append(files, name)
+		}
+	}
+	if len(files) > 0 {
+		d.Reason += ": the file given as " + strings.Join(files, ", ") + " is not the one recorded"
 	}
 	return d
+}
+
+// changedFile is the file of a model call's request whose digest a
+// change's path names, or nil.
+func changedFile(full any, path string) *File {
+	req, ok := full.(modelRequest)
+	if !ok {
+		return nil
+	}
+	var m, p int
+	if n, err := fmt.Sscanf(path, "/messages/%d/parts/%d/file/digest", &m, &p); n != 2 || err != nil || !strings.HasSuffix(path, "/file/digest") {
+		return nil
+	}
+	if m < 0 || m >= len(req.Messages) || p < 0 || p >= len(req.Messages[m].Parts) {
+		return nil
+	}
+	return req.Messages[m].Parts[p].File
 }
 
 // storedMessages is how a model call's journal entry holds the

@@ -2,6 +2,7 @@ package runcmd
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -136,7 +137,13 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 		}
 		path, ok := strings.CutPrefix(s, "@")
 		if !ok {
-			continue // base64: the run reads it
+			// The file's bytes in base64, as the contract has it.
+			ref, err := fi.putReader(f, base64.NewDecoder(base64.StdEncoding, strings.NewReader(s)), "", "input "+f.Name)
+			if err != nil {
+				return nil, err
+			}
+			obj[f.Name] = ref
+			continue
 		}
 		if path == "" {
 			return nil, UsageError("input %s: \"@\" names no file", f.Name)
@@ -156,18 +163,31 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 // put stores the file at path ("-": standard input) for field f and
 // checks it against f.
 func (fi *fileInputs) put(f plan.FileField, path, what string) (agentrt.FileRef, error) {
-	var b filestore.Blob
-	var err error
-	name := filepath.Base(path)
 	if path == "-" {
 		if fi.stdin == nil {
 			return agentrt.FileRef{}, UsageError("%s: standard input is read already (by --input, or another file)", what)
 		}
-		b, err = fi.store.Put(fi.stdin, f.MaxBytes)
-		fi.stdin, name = nil, ""
-	} else {
-		b, err = fi.store.PutFile(path, f.MaxBytes)
+		in := fi.stdin
+		fi.stdin = nil
+		return fi.putReader(f, in, "", what)
 	}
+	b, err := fi.store.PutFile(path, f.MaxBytes)
+	return fi.check(f, b, filepath.Base(path), what, err)
+}
+
+// putReader stores what r holds for field f and checks it against f.
+func (fi *fileInputs) putReader(f plan.FileField, r io.Reader, name, what string) (agentrt.FileRef, error) {
+	b, err := fi.store.Put(r, f.MaxBytes)
+	var ce base64.CorruptInputError
+	if errors.As(err, &ce) {
+		return agentrt.FileRef{}, UsageError("%s: not base64 (at byte %d), nor \"@PATH\" naming a file", what, int64(ce))
+	}
+	return fi.check(f, b, name, what, err)
+}
+
+// check turns what storing a file for field f gave into its reference,
+// or the error that refuses it.
+func (fi *fileInputs) check(f plan.FileField, b filestore.Blob, name, what string, err error) (agentrt.FileRef, error) {
 	var tl *filestore.TooLargeError
 	var nr *userfile.NotRegularError
 	switch {

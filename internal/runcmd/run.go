@@ -232,6 +232,14 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if err := checkBatchFlags(f, changed); err != nil {
 		return err
 	}
+	for _, g := range f.inputFiles {
+		switch _, path, _ := strings.Cut(g, "="); {
+		case f.batch != "":
+			return UsageError("--input-file and --batch exclude each other: a batch's files are named in its lines, as \"@PATH\" at the file's property")
+		case path == "-" && f.input == "-":
+			return UsageError("--input-file %s: standard input is read already, by --input -", g)
+		}
+	}
 	var input json.RawMessage
 	if f.batch == "" && (f.input != "" || len(f.inputFiles) == 0) {
 		if input, err = readInput(e, f.input, p); err != nil {
