@@ -488,7 +488,9 @@ func (d *differ) properties(ptr string, ov, nv any) {
 	}
 	if om == nil {
 		// The edits below add members to an object that must exist.
-		d.old = d.apply(edit{ptr: ptr, key: "properties", val: map[string]any{}})
+		if doc, ok := d.apply(edit{ptr: ptr, key: "properties", val: map[string]any{}}); ok {
+			d.old = doc
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(union(om, nm))) {
 		x, inO := om[name]
@@ -545,7 +547,11 @@ func (d *differ) spend(rule, ptr string, o, n any) bool {
 // old document. An example of a breaking change is confirmed against the
 // whole documents, so that it shows what the whole change breaks.
 func (d *differ) decide(rule, ptr string, o, n any, e edit) {
-	changed := d.apply(e)
+	changed, ok := d.apply(e)
+	if !ok {
+		d.add(rule, Undecided, ptr, o, n, nil, false)
+		return
+	}
 	sub, super := changed, d.old // what the agent now produces must be in what consumers read
 	if d.dir == input {
 		sub, super = d.old, changed // what callers send must still be accepted
@@ -621,23 +627,33 @@ func (d *differ) finding(rule string, c Class, ptr string, o, n, example any, ha
 	return f
 }
 
-// apply returns a copy of the old document with e made.
-func (d *differ) apply(e edit) any {
-	doc := clone(d.old)
+// apply returns a copy of the old document with e made; ok is false for
+// an edit that cannot be made there, which must never pass for no change.
+func (d *differ) apply(e edit) (doc any, ok bool) {
+	doc = clone(d.old)
 	if e.ptr == "" && e.key == "" {
-		return clone(e.val)
+		return clone(e.val), true
 	}
 	parent, ok := inclusion.At(doc, e.ptr)
-	m, isObj := parent.(map[string]any)
-	if !ok || !isObj {
-		return doc // the walk only edits objects both versions have
+	if !ok {
+		return nil, false
 	}
-	if e.remove {
-		delete(m, e.key)
-	} else {
-		m[e.key] = clone(e.val)
+	switch p := parent.(type) {
+	case map[string]any:
+		if e.remove {
+			delete(p, e.key)
+		} else {
+			p[e.key] = clone(e.val)
+		}
+		return doc, true
+	case []any:
+		// An item of allOf, anyOf, oneOf or prefixItems, replaced.
+		if i, err := strconv.Atoi(e.key); err == nil && i >= 0 && i < len(p) && !e.remove {
+			p[i] = clone(e.val)
+			return doc, true
+		}
 	}
-	return doc
+	return nil, false
 }
 
 func clone(v any) any {
