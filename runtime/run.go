@@ -1199,6 +1199,21 @@ func redactMessage(s *redact.Set, m Message) Message {
 		return m
 	}
 	m.Content = s.String(m.Content)
+	if len(m.Parts) > 0 {
+		// A file's bytes go to the provider as they were given: only
+		// the text around them, and a file's name, are redacted.
+		parts := make([]Part, len(m.Parts))
+		for i, p := range m.Parts {
+			p.Text = s.String(p.Text)
+			if p.File != nil {
+				f := *p.File
+				f.FileName = s.String(f.FileName)
+				p.File = &f
+			}
+			parts[i] = p
+		}
+		m.Parts = parts
+	}
 	if len(m.ToolCalls) > 0 {
 		calls := make([]ToolCall, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {

@@ -1,0 +1,201 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
+	"agentc.dev/agentc/runtime/journal"
+)
+
+const fileSchema = `{"type": "object", "required": ["doc"], "properties": {
+	"doc": {"type": "string", "contentEncoding": "base64", "anyOf": [{"contentMediaType": "application/pdf"}, {"contentMediaType": "image/png"}], "maxLength": 400},
+	"extra": {"type": "string", "contentEncoding": "base64", "contentMediaType": "text/plain"},
+	"note": {"type": "string"}
+}}`
+
+const pdfBytes = "%PDF-1.4\n% a document\n"
+
+func fileAgent(t *testing.T, prompt string) *plan.Plan {
+	return agent(t, func(a *plan.Agent) {
+		a.Input = &plan.Input{Schema: json.RawMessage(fileSchema)}
+		a.Prompt = prompt
+	})
+}
+
+func storeWith(t *testing.T, files ...string) (*filestore.Store, []filestore.Blob) {
+	t.Helper()
+	s, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bs []filestore.Blob
+	for _, f := range files {
+		b, err := s.Put(strings.NewReader(f), 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs = append(bs, b)
+	}
+	return s, bs
+}
+
+// The prompt places each file where it prints it; a file it does not
+// print follows the text; the message's parts carry files by digest.
+func TestFilesPlaced(t *testing.T) {
+	store, bs := storeWith(t, pdfBytes, "some notes")
+	p := fileAgent(t, "Read {{.doc}} from {{.note}}.")
+	model := &scripted{turns: []turn{answer(`{"label":"bug"}`, 10)}}
+	r, err := agentrt.New(p, agentrt.Options{Model: model, Files: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := `{"doc": {"digest": "` + bs[0].Digest + `", "file_name": "a.pdf"}, "extra": {"digest": "` + bs[1].Digest + `"}, "note": "acme"}`
+	rep, err := r.Run(context.Background(), json.RawMessage(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, rep, agentrt.OutcomeOK, agentrt.BoundNone, `{"label":"bug"}`)
+	user := model.reqs[0].Messages[1]
+	got, _ := json.Marshal(user.Parts)
+	want := `[{"text":"Read "},{"file":{"name":"doc","file_name":"a.pdf","media_type":"application/pdf","size":22,"digest":"` + bs[0].Digest + `"}},{"text":" from acme."},` +
+		`{"file":{"name":"extra","media_type":"text/plain","size":10,"digest":"` + bs[1].Digest + `"}}]`
+	if string(got) != want || user.Content != "" {
+		t.Errorf("parts %s\nwant  %s (content %q)", got, want, user.Content)
+	}
+	if model.reqs[0].Files == nil {
+		t.Error("the request has no file reader")
+	}
+}
+
+// Without a prompt the input is the message, each file named in its
+// place and attached after it; bytes in base64 are put in the store.
+func TestFilesWithoutPrompt(t *testing.T) {
+	store, _ := storeWith(t)
+	model := &scripted{turns: []turn{answer(`{"label":"bug"}`, 10)}}
+	r, err := agentrt.New(fileAgent(t, ""), agentrt.Options{Model: model, Files: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := `{"doc": "` + base64.StdEncoding.EncodeToString([]byte(pdfBytes)) + `", "note": "x"}`
+	if _, err := r.Run(context.Background(), json.RawMessage(in)); err != nil {
+		t.Fatal(err)
+	}
+	parts := model.reqs[0].Messages[1].Parts
+	if len(parts) != 2 || parts[0].Text != `{"doc":"(the file attached as doc)","note":"x"}` || parts[1].File == nil || parts[1].File.MediaType != "application/pdf" {
+		b, _ := json.Marshal(parts)
+		t.Fatalf("parts %s", b)
+	}
+	if _, err := store.Stat(parts[1].File.Digest); err != nil {
+		t.Errorf("the file is not in the store: %v", err)
+	}
+}
+
+// Every file is checked before any call: a wrong media type, a file past
+// its schema's bound or the run's, a reference to nothing, bytes that are
+// not base64, a reference with other members, no store.
+func TestFilesRefused(t *testing.T) {
+	store, bs := storeWith(t, "plain text", "%PDF-"+strings.Repeat("x", 400), pdfBytes)
+	ref := func(i int) string { return `{"digest": "` + bs[i].Digest + `"}` }
+	for _, c := range []struct{ in, want string }{
+		{`{"doc": ` + ref(0) + `}`, "file doc: its media type is text/plain, not application/pdf or image/png"},
+		{`{"doc": ` + ref(1) + `}`, "file doc: 405 bytes is larger than the 300 bytes its schema allows"},
+		{`{"doc": {"digest": "blake3:` + strings.Repeat("0", 64) + `"}}`, "not in the file store"},
+		{`{"doc": {"digest": "../../etc/passwd"}}`, "is not a file digest"},
+		{`{"doc": {"digest": "` + bs[2].Digest + `", "path": "/etc/passwd"}}`, `unknown field "path"`},
+		{`{"doc": {"digest": "` + bs[2].Digest + `", "file_name": "../x.pdf"}}`, "is a base name"},
+		{`{"doc": "not base64!"}`, "file doc: not base64"},
+		{`{"doc": 3}`, "not a number"},
+	} {
+		r, err := agentrt.New(fileAgent(t, ""), agentrt.Options{Model: refusingModel{}, Files: store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Run(context.Background(), json.RawMessage(c.in))
+		var ie *agentrt.InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an input error saying %q", c.in, err, c.want)
+		}
+	}
+	// The run's files together, past the run's bound.
+	r, err := agentrt.New(fileAgent(t, ""), agentrt.Options{Model: refusingModel{}, Files: store, MaxFileBytes: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Run(context.Background(), json.RawMessage(`{"doc": `+ref(2)+`, "extra": `+ref(0)+`}`))
+	if err == nil || !strings.Contains(err.Error(), "the run's files come to more than the 30 bytes a run takes") {
+		t.Errorf("past the run's bound: %v", err)
+	}
+	// No store: the run says so, and sends nothing.
+	r, err = agentrt.New(fileAgent(t, ""), agentrt.Options{Model: refusingModel{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Run(context.Background(), json.RawMessage(`{"doc": `+ref(2)+`}`))
+	var ce *agentrt.ConfigError
+	if !errors.As(err, &ce) {
+		t.Errorf("no store: got %v", err)
+	}
+}
+
+// A journal holds a file's digest, never its bytes; the text beside a
+// file is redacted like any other; a replay with the same file is the
+// same run, and with another file diverges, naming it.
+func TestFilesJournaled(t *testing.T) {
+	store, bs := storeWith(t, pdfBytes, "%PDF-1.4\n% another\n")
+	p := fileAgent(t, "Read {{.doc}}: {{.note}}")
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	in := func(i int) json.RawMessage {
+		return json.RawMessage(`{"doc": {"digest": "` + bs[i].Digest + `", "file_name": "a.pdf"}, "note": "key ` + planted + `"}`)
+	}
+	w, err := journal.Create(file, benchHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := &scripted{turns: []turn{answer(`{"label":"bug"}`, 10)}}
+	r, err := agentrt.New(p, agentrt.Options{Model: model, Files: store, Secrets: withPlanted(), Journal: &agentrt.Journal{Writer: w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.Run(context.Background(), in(0))
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jn, _ := os.ReadFile(file)
+	if !strings.Contains(string(jn), bs[0].Digest) || strings.Contains(string(jn), "a document") ||
+		strings.Contains(string(jn), base64.StdEncoding.EncodeToString([]byte(pdfBytes))[:12]) || strings.Contains(string(jn), planted) {
+		t.Errorf("the journal holds the file's bytes or the secret, or not its digest:\n%s", jn)
+	}
+	if got := model.reqs[0].Messages[1].Parts[2].Text; got != ": key [redacted]" {
+		t.Errorf("the text after the file is %q", got)
+	}
+	replay := func(i int) *agentrt.Report {
+		j, err := journal.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := agentrt.New(p, agentrt.Options{Model: refusingModel{}, Files: store, Secrets: withPlanted(), Journal: &agentrt.Journal{Recorded: j, Replay: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := r.Run(context.Background(), in(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	sameRun(t, "replay", rec, replay(0))
+	d := replay(1).Divergence
+	if d == nil || !strings.Contains(d.Reason, "the file given as doc (a.pdf) is not the one recorded") {
+		t.Errorf("a changed file: divergence %+v", d)
+	}
+}
