@@ -169,6 +169,7 @@ func Compare(old, new *plan.Agent) ([]Finding, error) {
 		return nil, err
 	}
 	out = append(out, schemaChanges(oldIn, newIn, "/input/schema", input, work)...)
+	out = append(out, fileChanges(old, new)...)
 	switch o, n := old.Output, new.Output; {
 	case o != nil && n == nil:
 		add(OutputRemoved, "/output", o.Name, nil)
@@ -195,6 +196,74 @@ func Compare(old, new *plan.Agent) ([]Finding, error) {
 		out = append(out, schemaChanges(oldOut, newOut, "/output/schema", output, work)...)
 	}
 	return out, nil
+}
+
+// fileChanges compares the file inputs of two agents (plan.FileFields):
+// the media types each takes, which JSON Schema reads as annotations and
+// agentc asserts, and which properties are files at all.
+func fileChanges(old, new *plan.Agent) []Finding {
+	fields := func(a *plan.Agent) map[string]plan.FileField {
+		out := map[string]plan.FileField{}
+		if a.Input == nil {
+			return out
+		}
+		fs, _ := plan.FileFields(a.Input.Schema) // a declaration that does not read does not compile
+		for _, f := range fs {
+			out[f.Name] = f
+		}
+		return out
+	}
+	declared := func(a *plan.Agent, name string) bool {
+		if a.Input == nil {
+			return false
+		}
+		var s struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		_ = json.Unmarshal(a.Input.Schema, &s)
+		_, ok := s.Properties[name]
+		return ok
+	}
+	of, nf := fields(old), fields(new)
+	var out []Finding
+	add := func(rule, name string, o, n any) {
+		r, _ := RuleOf(rule)
+		out = append(out, Finding{Rule: rule, Class: r.Input, Pointer: "/input/schema/properties/" + jsonpointer.Escape(name), Old: o, New: n, HasOld: o != nil, HasNew: n != nil})
+	}
+	for _, name := range slices.Sorted(maps.Keys(union2(of, nf))) {
+		o, inO := of[name]
+		n, inN := nf[name]
+		switch {
+		case inO && inN:
+			ot, nt := o.Expand(), n.Expand()
+			for _, mt := range ot {
+				if !slices.Contains(nt, mt) {
+					add(FileTypeRemoved, name, mt, nil)
+				}
+			}
+			for _, mt := range nt {
+				if !slices.Contains(ot, mt) {
+					add(FileTypeAdded, name, nil, mt)
+				}
+			}
+		case inO && declared(new, name):
+			add(FileKindChanged, name, "file", "not a file")
+		case inN && declared(old, name):
+			add(FileKindChanged, name, "not a file", "file")
+		}
+	}
+	return out
+}
+
+func union2(a, b map[string]plan.FileField) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
 }
 
 // inputSchema is the agent's input schema; an agent that declares none

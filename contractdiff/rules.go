@@ -69,6 +69,9 @@ var Rules = []Rule{
 	{OutputAdded, CategoryContract, Compatible, Compatible, "the agent now has an output contract"},
 	{AgentAdded, CategoryContract, Compatible, Compatible, "the agent did not exist: every part of its contract is new"},
 	{AgentRemoved, CategoryContract, Breaking, Breaking, "the agent is gone: nothing answers its callers and consumers"},
+	{FileTypeRemoved, CategoryContract, Breaking, Breaking, "a file input no longer takes a media type it took: callers' files of it are refused"},
+	{FileTypeAdded, CategoryContract, Compatible, Compatible, "a file input takes a media type it did not"},
+	{FileKindChanged, CategoryContract, Breaking, Breaking, "a property became a file input, or stopped being one: what callers send there changes meaning"},
 	{KeepsToolsChanged, CategoryContract, Compatible, Compatible, "output.keeps_tools changed: how the agent works, not what it answers"},
 }
 
@@ -94,6 +97,9 @@ const (
 	OutputRemoved            = "OUTPUT_REMOVED"
 	OutputAdded              = "OUTPUT_ADDED"
 	KeepsToolsChanged        = "KEEPS_TOOLS_CHANGED"
+	FileTypeRemoved          = "FILE_TYPE_REMOVED"
+	FileTypeAdded            = "FILE_TYPE_ADDED"
+	FileKindChanged          = "FILE_KIND_CHANGED"
 	AgentAdded               = "AGENT_ADDED"
 	AgentRemoved             = "AGENT_REMOVED"
 )
