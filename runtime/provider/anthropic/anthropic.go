@@ -133,7 +133,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 var Limits = files.Limits(plan.FileLimits["anthropic"])
 
 // partBlock is a part of a user message as a content block.
-func partBlock(part agentrt.Part, fr agentrt.FileReader) (sdk.ContentBlockParamUnion, error) {
+func partBlock(part agentrt.Part, fr agentrt.FileReader, splice *files.Splice) (sdk.ContentBlockParamUnion, error) {
 	f := part.File
 	if f == nil {
 		return sdk.NewTextBlock(part.Text), nil
@@ -155,13 +155,13 @@ func partBlock(part agentrt.Part, fr agentrt.FileReader) (sdk.ContentBlockParamU
 		}
 		return title(sdk.NewDocumentBlock(sdk.PlainTextSourceParam{Data: text})), nil
 	case "application/pdf":
-		data, err := files.Base64(fr, f)
+		data, err := splice.Base64(f)
 		if err != nil {
 			return sdk.ContentBlockParamUnion{}, err
 		}
 		return title(sdk.NewDocumentBlock(sdk.Base64PDFSourceParam{Data: data})), nil
 	}
-	data, err := files.Base64(fr, f)
+	data, err := splice.Base64(f)
 	if err != nil {
 		return sdk.ContentBlockParamUnion{}, err
 	}
@@ -177,6 +177,8 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 		p.MaxTokens = int64(req.MaxOutputTokens)
 	}
 	var opts []option.RequestOption
+	// The files' bytes go in the body as it is sent (see files.Splice).
+	splice := files.NewSplice(req.Files)
 	if req.Temperature != nil {
 		// The v2 SDK's params have no temperature field; the API still reads it.
 		opts = append(opts, option.WithJSONSet("temperature", *req.Temperature))
@@ -209,7 +211,7 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 				blocks = append(blocks, sdk.NewTextBlock(msg.Content))
 			}
 			for _, part := range msg.Parts {
-				b, err := partBlock(part, req.Files)
+				b, err := partBlock(part, req.Files, splice)
 				if err != nil {
 					return p, nil, err
 				}
@@ -301,6 +303,9 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 		default:
 			return p, nil, fmt.Errorf("unknown tool choice mode %q", req.ToolChoice.Mode)
 		}
+	}
+	if !splice.Empty() {
+		opts = append(opts, option.WithMiddleware(splice.Middleware))
 	}
 	return p, opts, nil
 }

@@ -90,14 +90,18 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if req == nil {
 		return nil, errors.New("openai: no request")
 	}
-	params, err := buildParams(req)
+	params, splice, err := buildParams(req)
 	if err != nil {
 		return nil, err
 	}
 	var out *sdk.ChatCompletion
 	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
 		var raw *http.Response
-		c, err := m.chat.New(ctx, params, option.WithResponseInto(&raw))
+		opts := []option.RequestOption{option.WithResponseInto(&raw)}
+		if !splice.Empty() {
+			opts = append(opts, option.WithMiddleware(splice.Middleware))
+		}
+		c, err := m.chat.New(ctx, params, opts...)
 		if err != nil {
 			return m.classify(ctx, err, raw)
 		}
@@ -110,12 +114,15 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	return parseResponse(out)
 }
 
-func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, error) {
+// buildParams makes the request's parameters; the splice puts its files'
+// bytes in the body as it is sent.
+func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, *files.Splice, error) {
 	p := sdk.ChatCompletionNewParams{Model: req.Model}
+	splice := files.NewSplice(req.Files)
 	for i, msg := range req.Messages {
-		mp, err := message(msg, req.Files)
+		mp, err := message(msg, req.Files, splice)
 		if err != nil {
-			return p, fmt.Errorf("openai: message %d: %w", i, err)
+			return p, nil, fmt.Errorf("openai: message %d: %w", i, err)
 		}
 		p.Messages = append(p.Messages, mp)
 	}
@@ -126,7 +133,7 @@ func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, error) {
 		}
 		if len(t.Schema) > 0 {
 			if err := json.Unmarshal(t.Schema, &fn.Parameters); err != nil {
-				return p, fmt.Errorf("openai: tool %q: schema: %w", t.Name, err)
+				return p, nil, fmt.Errorf("openai: tool %q: schema: %w", t.Name, err)
 			}
 		}
 		if t.Strict {
@@ -143,7 +150,7 @@ func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, error) {
 			js.Strict = sdk.Bool(true)
 		}
 		if !json.Valid(a.Schema) {
-			return p, fmt.Errorf("openai: answer schema is not JSON")
+			return p, nil, fmt.Errorf("openai: answer schema is not JSON")
 		}
 		js.Schema = json.RawMessage(a.Schema)
 		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
@@ -156,7 +163,7 @@ func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, error) {
 		case agentrt.ChooseTool:
 			p.ToolChoice = sdk.ToolChoiceOptionFunctionToolChoice(sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice.Name})
 		default:
-			return p, fmt.Errorf("openai: unknown tool choice mode %q", req.ToolChoice.Mode)
+			return p, nil, fmt.Errorf("openai: unknown tool choice mode %q", req.ToolChoice.Mode)
 		}
 	}
 	if req.Temperature != nil {
@@ -170,16 +177,16 @@ func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, error) {
 	case "low", "medium", "high":
 		p.ReasoningEffort = shared.ReasoningEffort(req.Reasoning)
 	default:
-		return p, fmt.Errorf("openai: unknown reasoning effort %q (want low, medium, high or none)", req.Reasoning)
+		return p, nil, fmt.Errorf("openai: unknown reasoning effort %q (want low, medium, high or none)", req.Reasoning)
 	}
-	return p, nil
+	return p, splice, nil
 }
 
 // Limits are the files Chat Completions takes (plan.FileLimits).
 var Limits = files.Limits(plan.FileLimits["openai"])
 
 // userParts are a user message's parts as Chat Completions content parts.
-func userParts(msg agentrt.Message, fr agentrt.FileReader) ([]sdk.ChatCompletionContentPartUnionParam, error) {
+func userParts(msg agentrt.Message, fr agentrt.FileReader, splice *files.Splice) ([]sdk.ChatCompletionContentPartUnionParam, error) {
 	var out []sdk.ChatCompletionContentPartUnionParam
 	for _, p := range msg.Parts {
 		f := p.File
@@ -198,7 +205,7 @@ func userParts(msg agentrt.Message, fr agentrt.FileReader) ([]sdk.ChatCompletion
 			}
 			out = append(out, sdk.TextContentPart(text))
 		case f.MediaType == "application/pdf":
-			url, err := files.DataURL(fr, f)
+			url, err := splice.DataURL(f)
 			if err != nil {
 				return nil, err
 			}
@@ -208,7 +215,7 @@ func userParts(msg agentrt.Message, fr agentrt.FileReader) ([]sdk.ChatCompletion
 			}
 			out = append(out, sdk.FileContentPart(sdk.ChatCompletionContentPartFileFileParam{FileData: sdk.String(url), Filename: sdk.String(name)}))
 		default:
-			url, err := files.DataURL(fr, f)
+			url, err := splice.DataURL(f)
 			if err != nil {
 				return nil, err
 			}
@@ -218,13 +225,13 @@ func userParts(msg agentrt.Message, fr agentrt.FileReader) ([]sdk.ChatCompletion
 	return out, nil
 }
 
-func message(msg agentrt.Message, fr agentrt.FileReader) (sdk.ChatCompletionMessageParamUnion, error) {
+func message(msg agentrt.Message, fr agentrt.FileReader, splice *files.Splice) (sdk.ChatCompletionMessageParamUnion, error) {
 	switch msg.Role {
 	case agentrt.System:
 		return sdk.SystemMessage(msg.Content), nil
 	case agentrt.User:
 		if len(msg.Parts) > 0 {
-			parts, err := userParts(msg, fr)
+			parts, err := userParts(msg, fr, splice)
 			if err != nil {
 				return sdk.ChatCompletionMessageParamUnion{}, err
 			}

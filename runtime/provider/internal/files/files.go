@@ -4,7 +4,6 @@
 package files
 
 import (
-	"encoding/base64"
 	"fmt"
 	"io"
 	"strings"
@@ -30,41 +29,6 @@ func (l Limits) Check(provider string, f *agentrt.File) error {
 		return fmt.Errorf("file %s: %s is larger than the %s %s takes in one %s", f.Name, userfile.Size(f.Size), userfile.Size(max), provider, f.MediaType)
 	}
 	return nil
-}
-
-// Base64 reads a file whole and returns it in standard base64, encoding
-// as it reads: memory is the encoded text's and a buffer's.
-func Base64(files agentrt.FileReader, f *agentrt.File) (string, error) {
-	if files == nil {
-		return "", fmt.Errorf("file %s: no file store to read it from", f.Name)
-	}
-	r, size, err := files.Open(f.Digest)
-	if err != nil {
-		return "", fmt.Errorf("file %s: %w", f.Name, err)
-	}
-	defer r.Close()
-	if size != f.Size {
-		return "", fmt.Errorf("file %s: the store holds %d bytes under %s, not %d", f.Name, size, f.Digest, f.Size)
-	}
-	var b strings.Builder
-	b.Grow(base64.StdEncoding.EncodedLen(int(size)))
-	enc := base64.NewEncoder(base64.StdEncoding, &b)
-	if _, err := io.Copy(enc, r); err != nil {
-		return "", fmt.Errorf("file %s: %w", f.Name, err)
-	}
-	if err := enc.Close(); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
-
-// DataURL is a file as a data: URL, in base64.
-func DataURL(files agentrt.FileReader, f *agentrt.File) (string, error) {
-	data, err := Base64(files, f)
-	if err != nil {
-		return "", err
-	}
-	return "data:" + f.MediaType + ";base64," + data, nil
 }
 
 // Text reads a text file whole, as UTF-8: a byte sequence that is not

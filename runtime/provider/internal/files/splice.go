@@ -1,0 +1,211 @@
+package files
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// A Splice sends the bytes of a request's files in base64 without holding
+// them: the SDK is given a placeholder where each file's base64 goes (a
+// JSON string no text can hold by chance, a random nonce in it), and the
+// middleware streams the file from the store into the body in its place,
+// as the request is sent. The SDKs encode a request's strings once per
+// level of nesting, so a 10 MB file given to them whole costs some 160 MB
+// of heap; spliced, it costs a buffer. Each file is read once whole,
+// through the store's check of its digest, before its placeholder is
+// given, so a file changed in the store is an error before any request.
+type Splice struct {
+	fr    agentrt.FileReader
+	nonce string
+	parts map[string]splicePart // by placeholder
+}
+
+type splicePart struct {
+	f      *agentrt.File
+	prefix string // written before the base64: "data:image/png;base64," or ""
+}
+
+// NewSplice returns a splice reading files from fr.
+func NewSplice(fr agentrt.FileReader) *Splice {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return &Splice{fr: fr, nonce: hex.EncodeToString(b[:]), parts: map[string]splicePart{}}
+}
+
+// Base64 returns the placeholder that stands for f's bytes in base64.
+func (s *Splice) Base64(f *agentrt.File) (string, error) { return s.add(f, "") }
+
+// DataURL returns the placeholder that stands for f as a data: URL.
+func (s *Splice) DataURL(f *agentrt.File) (string, error) {
+	return s.add(f, "data:"+f.MediaType+";base64,")
+}
+
+func (s *Splice) add(f *agentrt.File, prefix string) (string, error) {
+	if s.fr == nil {
+		return "", fmt.Errorf("file %s: no file store to read it from", f.Name)
+	}
+	r, size, err := s.fr.Open(f.Digest)
+	if err != nil {
+		return "", fmt.Errorf("file %s: %w", f.Name, err)
+	}
+	n, err := io.Copy(io.Discard, r)
+	r.Close()
+	if err != nil {
+		return "", fmt.Errorf("file %s: %w", f.Name, err)
+	}
+	if size != f.Size || n != f.Size {
+		return "", fmt.Errorf("file %s: the store holds %d bytes under %s, not %d", f.Name, n, f.Digest, f.Size)
+	}
+	ph := fmt.Sprintf("agentc-file-%s-%d", s.nonce, len(s.parts))
+	s.parts[ph] = splicePart{f: f, prefix: prefix}
+	return ph, nil
+}
+
+// Empty reports whether the splice has no file.
+func (s *Splice) Empty() bool { return len(s.parts) == 0 }
+
+// maxBody bounds the body the SDK writes around the placeholders.
+const maxBody = 64 << 20
+
+// Middleware puts the files in the request body in place of their
+// placeholders (an SDK's option.WithMiddleware).
+func (s *Splice) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	if len(s.parts) == 0 || req.Body == nil {
+		return next(req)
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > maxBody {
+		return nil, errors.New("a request's text is larger than 64 MiB")
+	}
+	type at struct {
+		i  int
+		ph string
+	}
+	var ats []at
+	for ph := range s.parts {
+		quoted := []byte(`"` + ph + `"`)
+		i := bytes.Index(body, quoted)
+		if i < 0 || bytes.Index(body[i+1:], quoted) >= 0 {
+			return nil, fmt.Errorf("file %s: its place in the request is not found once", s.parts[ph].f.Name)
+		}
+		ats = append(ats, at{i + 1, ph}) // inside the quotes
+	}
+	sort.Slice(ats, func(a, b int) bool { return ats[a].i < ats[b].i })
+	var segs []segment
+	last := 0
+	length := int64(0)
+	for _, a := range ats {
+		p := s.parts[a.ph]
+		segs = append(segs, segment{text: body[last:a.i]}, segment{text: []byte(p.prefix)}, segment{file: p.f})
+		length += int64(a.i-last) + int64(len(p.prefix)) + int64(base64.StdEncoding.EncodedLen(int(p.f.Size)))
+		last = a.i + len(a.ph)
+	}
+	segs = append(segs, segment{text: body[last:]})
+	length += int64(len(body) - last)
+	open := func() (io.ReadCloser, error) { return &splicedBody{fr: s.fr, segs: segs}, nil }
+	req.Body, _ = open()
+	req.GetBody = open
+	req.ContentLength = length
+	req.Header.Set("Content-Length", fmt.Sprint(length))
+	return next(req)
+}
+
+type segment struct {
+	text []byte
+	file *agentrt.File
+}
+
+// splicedBody reads segments in turn: text as it is, a file from the
+// store in base64, opened when reached.
+type splicedBody struct {
+	fr   agentrt.FileReader
+	segs []segment
+	cur  io.Reader
+	file io.Closer
+}
+
+func (b *splicedBody) Read(p []byte) (int, error) {
+	for {
+		if b.cur == nil {
+			if len(b.segs) == 0 {
+				return 0, io.EOF
+			}
+			seg := b.segs[0]
+			b.segs = b.segs[1:]
+			if seg.file == nil {
+				b.cur = bytes.NewReader(seg.text)
+				continue
+			}
+			r, _, err := b.fr.Open(seg.file.Digest)
+			if err != nil {
+				return 0, err
+			}
+			b.file = r
+			b.cur = &base64Reader{src: r}
+		}
+		n, err := b.cur.Read(p)
+		if err == io.EOF {
+			b.cur = nil
+			if b.file != nil {
+				b.file.Close()
+				b.file = nil
+			}
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		return n, err
+	}
+}
+
+func (b *splicedBody) Close() error {
+	if b.file != nil {
+		return b.file.Close()
+	}
+	return nil
+}
+
+// base64Reader reads src in standard base64, a chunk at a time.
+type base64Reader struct {
+	src     io.Reader
+	raw     [3 * 16 << 10]byte
+	out     []byte
+	pending []byte
+	done    bool
+}
+
+func (r *base64Reader) Read(p []byte) (int, error) {
+	for len(r.pending) == 0 {
+		if r.done {
+			return 0, io.EOF
+		}
+		n, err := io.ReadFull(r.src, r.raw[:])
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			// The end, where the store's reader checked the digest.
+			r.done = true
+		case err != nil:
+			return 0, err
+		}
+		r.out = r.out[:0]
+		r.out = base64.StdEncoding.AppendEncode(r.out, r.raw[:n])
+		r.pending = r.out
+	}
+	n := copy(p, r.pending)
+	r.pending = r.pending[n:]
+	return n, nil
+}
