@@ -148,8 +148,17 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 		if path == "" {
 			return nil, UsageError("input %s: \"@\" names no file", f.Name)
 		}
-		if path != "-" && !filepath.IsAbs(path) {
-			path = filepath.Join(base, path)
+		// A path in the input names a file beneath the input's own
+		// directory (the batch file's, or the working directory): input
+		// written by someone else, a caller's request turned into a
+		// batch line, must not reach the rest of the machine's files.
+		// --input-file, which the person running types, takes any path.
+		if path == "-" || filepath.IsAbs(path) {
+			return nil, UsageError("input %s %q: a file named in the input is a path relative to %s, beneath it; give another with --input-file %s=PATH", f.Name, s, baseName(base), f.Name)
+		}
+		path = filepath.Join(base, path)
+		if err := userfile.Beneath(base, path); err != nil {
+			return nil, UsageError("input %s %q: a file named in the input lies beneath %s, and this one does not (its links followed); give it with --input-file %s=PATH", f.Name, s, baseName(base), f.Name)
 		}
 		ref, err := fi.put(f, path, "input "+f.Name+" "+s)
 		if err != nil {
@@ -158,6 +167,13 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 		obj[f.Name] = ref
 	}
 	return json.Marshal(obj)
+}
+
+func baseName(base string) string {
+	if base == "." {
+		return "the working directory"
+	}
+	return base
 }
 
 // put stores the file at path ("-": standard input) for field f and
