@@ -696,6 +696,11 @@ func checkOutputs(path string, f Flags) error {
 	if name, ok := strings.CutPrefix(f.input, "@"); ok {
 		ins = append(ins, userfile.Named{What: "--input", Path: name})
 	}
+	for _, g := range f.inputFiles {
+		if _, path, ok := strings.Cut(g, "="); ok && path != "-" && path != "" {
+			ins = append(ins, userfile.Named{What: "--input-file", Path: path})
+		}
+	}
 	if f.batch != "" {
 		ins = append(ins, userfile.Named{What: "--batch", Path: f.batch}, userfile.Named{What: "--record", Path: f.record, Dir: true})
 	} else {
