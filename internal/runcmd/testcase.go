@@ -85,7 +85,33 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		f.record = tmp
 		defer os.Remove(tmp)
 	}
-	rep, _, err := runOne(ctx, session{e: quiet, dir: dir, f: f, hosts: hosts, secrets: secrets}, p, opts, c.Input)
+	// A case's files are named as "@PATH" in its input, relative to the
+	// agent's directory; a recording keeps them beside its journal.
+	files, err := inputFileFields(p, f)
+	if err != nil {
+		return nil, err
+	}
+	input := c.Input
+	if len(files.fields) > 0 {
+		sf := Flags{}
+		if c.Record != "" {
+			sf.record = c.Record
+		}
+		var done func()
+		if files.store, done, err = storeFor(sf); err != nil {
+			return nil, err
+		}
+		defer done()
+		opts.Files = files.store
+		if input, err = files.resolve(input, nil, dir); err != nil {
+			var xe *ExitError
+			if errors.As(err, &xe) && xe.Err != nil {
+				err = xe.Err
+			}
+			return nil, err
+		}
+	}
+	rep, _, err := runOne(ctx, session{e: quiet, dir: dir, f: f, hosts: hosts, secrets: secrets}, p, opts, input)
 	if err != nil {
 		var xe *ExitError
 		if errors.As(err, &xe) && xe.Err != nil {
