@@ -29,6 +29,7 @@ var (
 
 	page = template.Must(template.New("page").Funcs(template.FuncMap{
 		"ms":     formatMS,
+		"size":   formatSize,
 		"tokens": formatTokens,
 		"cost":   formatCostOf,
 		"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
@@ -47,8 +48,10 @@ var (
 // run but its own, named by its digest: were a value from the journal
 // ever to escape its escaping, it still could not run. Inline styles are
 // allowed (the bars of the timeline are placed by them); with nothing
-// allowed to load, a style cannot send anything anywhere.
-var policy = "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-" + digest(script) + "'"
+// allowed to load, a style cannot send anything anywhere. Images may be
+// data: URLs only, the page's own bytes: the files a run was given, shown
+// from the store beside the journal.
+var policy = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'sha256-" + digest(script) + "'"
 
 func digest(s string) string {
 	d := sha256.Sum256([]byte(s))
@@ -81,6 +84,23 @@ func formatMS(v float64) string {
 	default:
 		return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) + " ms"
 	}
+}
+
+// formatSize says a file's size for reading: bytes, or KiB, MiB, GiB to
+// one decimal.
+func formatSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
+	v, prefix := float64(n)/unit, "KiB"
+	for _, p := range []string{"MiB", "GiB", "TiB"} {
+		if v < unit {
+			break
+		}
+		v, prefix = v/unit, p
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + prefix
 }
 
 // formatTokens says what a Usage or *Usage holds; nothing for nil.

@@ -23,6 +23,7 @@ import (
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/provider/openai"
 	"agentc.dev/agentc/runtime/tool"
@@ -56,7 +57,7 @@ func TestRuns(t *testing.T) {
 				}
 				variants++
 				suffix = strings.TrimSuffix(suffix, ".json")
-				p, err := Build(j, rep, prices(t, ar, f.Name))
+				p, err := Build(j, rep, prices(t, ar, f.Name), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -140,6 +141,16 @@ type decision struct {
 // record runs the case's agent and returns its journal and report.
 func record(t *testing.T, ar *txtar.Archive, table *cost.Table) (*journal.Journal, *agentrt.Report) {
 	t.Helper()
+	j, rep, _ := recordInput(t, ar, table, nil)
+	return j, rep
+}
+
+// recordInput runs the case's agent as record does, on the input that
+// input returns, when it is not nil, given the store beside the journal
+// (FILE.files, as agentc run --record keeps it) to put its files in; it
+// returns the journal's path too.
+func recordInput(t *testing.T, ar *txtar.Archive, table *cost.Table, input func(*filestore.Store) json.RawMessage) (*journal.Journal, *agentrt.Report, string) {
+	t.Helper()
 	dir := t.TempDir()
 	for _, f := range ar.Files {
 		path := filepath.Join(dir, f.Name)
@@ -199,12 +210,20 @@ func record(t *testing.T, ar *txtar.Archive, table *cost.Table) (*journal.Journa
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := agentrt.New(p, agentrt.Options{Model: model, Tools: tools, Approver: approver, Clock: clk, Prices: table,
-		Journal: &agentrt.Journal{Writer: w}})
+	store, err := filestore.Open(file + ".files")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := r.Run(context.Background(), nil)
+	var in json.RawMessage
+	if input != nil {
+		in = input(store)
+	}
+	r, err := agentrt.New(p, agentrt.Options{Model: model, Tools: tools, Approver: approver, Clock: clk, Prices: table,
+		Journal: &agentrt.Journal{Writer: w}, Files: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +234,7 @@ func record(t *testing.T, ar *txtar.Archive, table *cost.Table) (*journal.Journa
 	if err != nil {
 		t.Fatal(err)
 	}
-	return j, rep
+	return j, rep, file
 }
 
 // fakeOpenAI is a Chat Completions server that answers each agent (known

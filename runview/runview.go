@@ -8,13 +8,17 @@
 //
 // A journal is untrusted input: the page is written with html/template,
 // which escapes every value for where it appears, and its content
-// security policy lets only the page's own script run.
+// security policy lets only the page's own script run. The files a run
+// was given are shown as cards; a picture whose bytes the store beside
+// the journal holds, checked against its digest, is embedded as a data:
+// URL, the only images the policy allows.
 package runview
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"math"
 	"slices"
 	"strconv"
@@ -24,6 +28,7 @@ import (
 	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/journal"
 )
 
@@ -153,11 +158,37 @@ type Decision struct {
 type Message struct {
 	Role    string
 	Content string
+	// Parts are, where the message has them (the first user message of
+	// an agent given files), its content in order: texts and files.
+	Parts []Part
 	// Calls are the tool calls an assistant message asks for.
 	Calls []Call
 	// CallID and Name say which call a tool message answers.
 	CallID, Name string
 	IsError      bool
+}
+
+// Part is one part of a message: a text, or a file.
+type Part struct {
+	Text string
+	File *File
+}
+
+// File is a file a message carries, as the journal names it, and what
+// the store beside the journal holds of it.
+type File struct {
+	// Name is the input it was given as, FileName its base name as it
+	// was handed in; MediaType and Size are as the journal records them.
+	Name, FileName, MediaType string
+	Size                      int64
+	Digest                    string
+	// Thumbnail is the image itself as a data: URL, for the page to show
+	// scaled: set only for an image the store holds, whose bytes are the
+	// digest's, of at most MaxImage bytes.
+	Thumbnail template.URL
+	// Note says why an image is not shown, or what else the page found
+	// of the file in the store.
+	Note string
 }
 
 // Call is a tool call a model asked for.
@@ -205,7 +236,11 @@ type ReportSummary struct {
 // the report's answer, outcome and divergence win over what the journal
 // alone shows. Model calls are priced by prices; nil is the embedded
 // table, as for a run.
-func Build(j *journal.Journal, rep *agentrt.Report, prices *cost.Table) (*Page, error) {
+//
+// The files the messages carry are looked up in files, the store beside
+// the journal (see StoreBeside); nil is none, and every file is then shown
+// as not in it.
+func Build(j *journal.Journal, rep *agentrt.Report, prices *cost.Table, files *filestore.Store) (*Page, error) {
 	if prices == nil {
 		prices = cost.Embedded()
 	}
@@ -219,7 +254,8 @@ func Build(j *journal.Journal, rep *agentrt.Report, prices *cost.Table) (*Page, 
 	}
 	b := builder{page: p, t0: t0, entries: j.Entries, prices: prices, results: map[string]*Message{},
 		approvals: map[string]journal.Entry{}, shown: map[string]bool{}, models: map[*journal.Entry]modelRequest{},
-		budget: &journal.Budget{Max: MaxShown, What: "the requests the page shows"}}
+		budget: &journal.Budget{Max: MaxShown, What: "the requests the page shows"},
+		files:  files, images: map[string]stored{}}
 	b.collect()
 	b.run("", 0)
 	if b.err != nil {
@@ -255,6 +291,12 @@ type builder struct {
 	models map[*journal.Entry]modelRequest
 	budget *journal.Budget
 	err    error // the first request that did not expand
+	// files is the store beside the journal; images what the page found
+	// of each file in it, by digest; embedded the bytes of the images
+	// the page holds so far.
+	files    *filestore.Store
+	images   map[string]stored
+	embedded int64
 }
 
 // modelMembers are the members of a model call's request the page reads;
@@ -297,6 +339,10 @@ type wireMessage struct {
 	ToolCallID string     `json:"tool_call_id"`
 	Name       string     `json:"name"`
 	IsError    bool       `json:"is_error"`
+	Parts      []struct {
+		Text string        `json:"text"`
+		File *agentrt.File `json:"file"`
+	} `json:"parts"`
 }
 
 type wireCall struct {
@@ -358,6 +404,21 @@ func message(m wireMessage) *Message {
 	out := &Message{Role: m.Role, Content: m.Content, CallID: m.ToolCallID, Name: m.Name, IsError: m.IsError}
 	for _, c := range m.ToolCalls {
 		out.Calls = append(out.Calls, Call{ID: c.ID, Name: c.Name, Arguments: c.args()})
+	}
+	return out
+}
+
+// message is a message as the page shows it: with its parts, each file
+// looked up in the store.
+func (b *builder) message(m wireMessage) *Message {
+	out := message(m)
+	for _, p := range m.Parts {
+		part := Part{Text: p.Text}
+		if p.File != nil {
+			f := b.file(*p.File)
+			part.File = &f
+		}
+		out.Parts = append(out.Parts, part)
 	}
 	return out
 }
@@ -509,10 +570,10 @@ func (b *builder) model(e *journal.Entry, depth int) (*Row, modelResponse, model
 		r.Name, r.StandsIn = "test", req.Model
 	}
 	for _, m := range newMessages(req.Messages) {
-		r.Messages = append(r.Messages, *message(m))
+		r.Messages = append(r.Messages, *b.message(m))
 	}
 	if resp.Message != nil {
-		r.Reply = message(*resp.Message)
+		r.Reply = b.message(*resp.Message)
 	}
 	if resp.Usage != nil {
 		r.Usage = resp.Usage

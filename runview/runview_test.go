@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,7 +73,7 @@ func build(t *testing.T, ar *txtar.Archive) (*Page, string) {
 			t.Fatal(err)
 		}
 	}
-	p, err := Build(j, rep, nil)
+	p, err := Build(j, rep, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +86,13 @@ func build(t *testing.T, ar *txtar.Archive) (*Page, string) {
 
 // checkHTML holds what every page must: its elements are the template's
 // own, it has one script, the page's, which its content security policy
-// names by digest and which loads nothing, no handler attribute, and no
-// link but to a place on the page.
+// names by digest and which loads nothing, no handler attribute, no link
+// but to a place on the page, and no image but one the page holds, a
+// data: URL of an image type, which its policy allows and no other.
 func checkHTML(t *testing.T, page string) {
 	t.Helper()
 	allowed := map[string]bool{}
-	for _, tag := range strings.Fields("html head meta title style body header h1 h2 h3 h4 dl dt dd code p main section a ul li pre div span button details summary script") {
+	for _, tag := range strings.Fields("html head meta title style body header h1 h2 h3 h4 dl dt dd code p main section a ul li pre div span button details summary script img") {
 		allowed[tag] = true
 	}
 	z := html.NewTokenizer(strings.NewReader(page))
@@ -109,7 +111,8 @@ func checkHTML(t *testing.T, page string) {
 			}
 			for _, a := range tok.Attr {
 				switch {
-				case strings.HasPrefix(a.Key, "on"), a.Key == "src":
+				case tok.Data == "img" && a.Key == "src" && dataImage.MatchString(a.Val):
+				case strings.HasPrefix(a.Key, "on"), a.Key == "src", a.Key == "srcset":
 					t.Errorf("<%s> has an attribute %s=%q", tok.Data, a.Key, a.Val)
 				case a.Key == "href" && !strings.HasPrefix(a.Val, "#"):
 					t.Errorf("<%s> links to %q", tok.Data, a.Val)
@@ -133,12 +136,18 @@ func checkHTML(t *testing.T, page string) {
 		t.Errorf("the page has %d script elements, want 1 (its own)", scripts)
 	}
 	d := sha256.Sum256([]byte(script))
-	for _, want := range []string{"default-src 'none'", "script-src 'sha256-" + base64.StdEncoding.EncodeToString(d[:]) + "'"} {
+	for _, want := range []string{"default-src 'none'", "script-src 'sha256-" + base64.StdEncoding.EncodeToString(d[:]) + "'", "img-src data:;"} {
 		if !strings.Contains(policy, want) {
 			t.Errorf("the page's policy %q lacks %q", policy, want)
 		}
 	}
+	if strings.Count(policy, "img-src") != 1 || strings.Count(policy, "data:") != 1 {
+		t.Errorf("the page's policy %q lets images come from elsewhere than the page", policy)
+	}
 }
+
+// dataImage is an image the page holds.
+var dataImage = regexp.MustCompile(`^data:image/(png|jpeg|gif|webp);base64,[A-Za-z0-9+/]*={0,2}$`)
 
 // TestInjection: markup in a tool's result is text on the page.
 func TestInjection(t *testing.T) {
@@ -310,7 +319,7 @@ func FuzzPage(f *testing.F) {
 		if err != nil {
 			return
 		}
-		p, err := Build(j, nil, nil)
+		p, err := Build(j, nil, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

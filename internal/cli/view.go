@@ -33,7 +33,10 @@ that ran it), with their durations, tokens and cost, the decisions about calls
 that needed approval (who decided, why; a denied call was not made), the
 messages and arguments as the journal holds them (secrets already redacted),
 and the answer, checked against the contract recorded with the call that gave
-it.
+it. A file a run was given is shown as a card (its input, name, media type,
+size and digest), an image of up to 2 MiB with the image itself, read from the
+store beside the journal (JOURNAL.files, or the files directory beside a
+batch's journal) and checked against its digest.
 
 Model calls are priced by the price table agentc run uses: the one built in,
 extended by --prices FILE or $` + cost.EnvPrices + `. A model the table does not
@@ -92,7 +95,7 @@ price file that does not read, one naming its line and column (exit 2).`,
 					return err
 				}
 			}
-			p, err := runview.Build(j, rep, table)
+			p, err := runview.Build(j, rep, table, runview.StoreBeside(inDir(e, args[0])))
 			if errors.As(err, &je) {
 				je.File = args[0]
 			}
