@@ -176,17 +176,23 @@ func (s *Store) Open(digest string) (io.ReadCloser, int64, error) {
 		return nil, 0, err
 	}
 	path := filepath.Join(s.dir, digest[len(Prefix):])
-	f, err := userfile.Open(path)
+	// A blob is a regular file the store wrote: a link, a FIFO or a
+	// device in its place is refused, never followed or waited on.
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("file %s: %w (%s)", digest, ErrNotStored, s.dir)
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("file %s: %w", digest, err)
+		return nil, 0, fmt.Errorf("file %s: not a file the store wrote: %w", digest, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("file %s: not a file the store wrote (%s)", digest, fi.Mode().Type())
 	}
 	return &checked{f: f, h: blake3.New(), want: digest}, fi.Size(), nil
 }

@@ -46,3 +46,43 @@ func TestPutFileRefusesWhatIsNotAFile(t *testing.T) {
 		t.Errorf("a link to a file: %+v, %v", b, err)
 	}
 }
+
+// A link in a blob's place is never followed, even to the right bytes;
+// a FIFO there is refused without waiting.
+func TestOpenRefusesLinks(t *testing.T) {
+	dir := t.TempDir()
+	s, err := filestore.Open(filepath.Join(dir, "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.PutFile(writeFile(t, dir, "a.txt", "text"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := filepath.Join(s.Dir(), b.Digest[len(filestore.Prefix):])
+	if err := os.Rename(blob, filepath.Join(dir, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "moved"), blob); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Open(b.Digest); err == nil {
+		t.Error("a link in a blob's place was followed")
+	}
+	os.Remove(blob)
+	if err := syscall.Mkfifo(blob, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	if _, _, err := s.Open(b.Digest); err == nil {
+		t.Error("a FIFO in a blob's place was opened")
+	}
+}
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

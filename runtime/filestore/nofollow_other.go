@@ -1,0 +1,5 @@
+//go:build !unix
+
+package filestore
+
+const noFollow = 0
