@@ -77,8 +77,8 @@ type Options struct {
 	Approver Approver
 	// Files is the store of the run's files: those its input names by
 	// digest, and those it gives in base64, which the run puts there. An
-	// agent that takes files (plan.FileFields) needs one; nested runs
-	// take their caller's.
+	// input that holds a file needs one. A nested run (an agent called as
+	// a tool) has none: a model's arguments cannot name a file.
 	Files *filestore.Store
 	// MaxFileBytes bounds the files of one run together; zero is
 	// plan.DefaultMaxRunFileBytes.
