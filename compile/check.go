@@ -622,6 +622,11 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			if cw, ok := str(cwV); ok && digest.Digest(cw) != found {
 				c.checkCompatible(cwV.Pos(), path, digest.Digest(cw), &callee.plan.Agent, found)
 			}
+			if in := callee.plan.Agent.Input; in != nil {
+				if fs, err := plan.FileFields(in.Schema); err == nil && len(fs) > 0 {
+					c.add(pv.Pos(), CodeToolInvalid, "%s.path: the called agent %q takes a file (input %s), which a model's arguments cannot hand it: call it from a program, or give it the file's text", path, p, fs[0].Name)
+				}
+			}
 			depth, agents := plan.Nesting(callee.plan)
 			c.agents += agents
 			switch {
