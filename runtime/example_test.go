@@ -51,5 +51,5 @@ func Example() {
 	// Output:
 	// round 1, after_tool_results: continue
 	// round 2, after_prose: continue
-	// ok {"label":"bug"} 3 rounds, 1 tool call, 615 tokens
+	// ok {"label":"bug"} 3 rounds, 1 tool call, 646 tokens
 }

@@ -822,9 +822,25 @@ func (x *run) apply(d Decision) bool {
 	default:
 		if d.Shape && x.output != nil {
 			x.shape = true
+			if n := len(x.msgs); n > 0 && x.msgs[n-1].Role == Assistant {
+				// After prose the conversation ends with the model's own
+				// message: a request must end with the user's turn (two
+				// assistant messages in a row are refused by some
+				// servers, and Anthropic would read a trailing one as the
+				// start of its reply to continue).
+				x.say(Message{Role: User, Content: x.answerNow()})
+			}
 		}
 	}
 	return false
+}
+
+// answerNow asks for the answer in the shaping turn after prose.
+func (x *run) answerNow() string {
+	if x.low.Mode == plan.ModePrompted || x.low.Mode == plan.ModeNative {
+		return "Give your final answer now, as only a JSON value that satisfies the schema in your instructions."
+	}
+	return fmt.Sprintf("Give your answer now, by calling the tool %q with arguments that match its schema.", x.outputTool)
 }
 
 // acceptProse takes the last assistant message as the answer: the text

@@ -52,5 +52,5 @@ func Example() {
 	// 1 ok {"label":"bug"}
 	// 2 ok {"label":"bug"}
 	// 3 error: line 3: input: at /: missing property 'title'; at /: additional properties 'body' not allowed
-	// 3 done, 1 failed, 1 bad line, 1231 tokens
+	// 3 done, 1 failed, 1 bad line, 1294 tokens
 }
