@@ -546,3 +546,41 @@ func TestEvents(t *testing.T) {
 		t.Errorf("events:\n got %s\nwant %s", got, want)
 	}
 }
+
+// The shaping turn after prose ends with a user message asking for the
+// answer, never with the model's own prose: on_prose force, and remind
+// once its reminders are spent. (examples/testdata/code-reviewer holds
+// the same in native mode.)
+func TestShapingAfterProseEndsWithUser(t *testing.T) {
+	for _, c := range []struct {
+		onProse string
+		native  bool
+	}{{"force", false}, {"remind", false}} {
+		p := agent(t, func(a *plan.Agent) {
+			withTool(a)
+			a.Output.KeepsTools = true
+			a.Strategy.OnProse = c.onProse
+			a.Strategy.Reminders = 0
+		})
+		if c.native {
+			p.Output = &plan.Lowering{Mode: plan.ModeNative, Provider: "test", Schema: p.Agent.Output.Schema}
+		}
+		last := answer(`{"label":"bug"}`, 10)
+		if c.native {
+			last = func(*agentrt.Request) (*agentrt.Response, error) {
+				return &agentrt.Response{Message: agentrt.Message{Content: `{"label":"bug"}`}, Usage: usage(10)}, nil
+			}
+		}
+		res := runWith(t, p, agentrt.Options{}, prose("I think it is a bug.", 10), last)
+		model := res.model
+		expect(t, res.rep, agentrt.OutcomeOK, agentrt.BoundNone, `{"label":"bug"}`)
+		if len(model.reqs) != 2 {
+			t.Fatalf("%+v: %d requests", c, len(model.reqs))
+		}
+		msgs := model.reqs[1].Messages
+		end := msgs[len(msgs)-1]
+		if end.Role != agentrt.User || !strings.Contains(end.Content, "answer now") || msgs[len(msgs)-2].Role != agentrt.Assistant {
+			t.Errorf("%+v: the shaping turn ends with %s %q", c, end.Role, end.Content)
+		}
+	}
+}
