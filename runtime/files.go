@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,31 @@ import (
 type FileRef struct {
 	Digest   string `json:"digest"`
 	FileName string `json:"file_name,omitempty"`
+}
+
+type filesKey struct{}
+
+// FileStore is the file store of the run a tool is called by, for the
+// files its result carries (ToolResult.Files); nil when the run has none.
+func FileStore(ctx context.Context) *filestore.Store {
+	s, _ := ctx.Value(filesKey{}).(*filestore.Store)
+	return s
+}
+
+// WithFileStore returns ctx carrying a file store for the tools called
+// with it (FileStore); a run gives its tools its own (Options.Files).
+func WithFileStore(ctx context.Context, s *filestore.Store) context.Context {
+	return context.WithValue(ctx, filesKey{}, s)
+}
+
+// fileParts are a tool result's files as the parts of its message.
+func fileParts(files []File) []Part {
+	var parts []Part
+	for i := range files {
+		f := files[i]
+		parts = append(parts, Part{File: &f})
+	}
+	return parts
 }
 
 // schemaWithoutFiles is the input schema with each file property's schema

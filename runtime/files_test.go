@@ -199,3 +199,67 @@ func TestFilesJournaled(t *testing.T) {
 		t.Errorf("a changed file: divergence %+v", d)
 	}
 }
+
+// cameraTool returns a picture it puts in the run's file store.
+type cameraTool struct{}
+
+func (cameraTool) Spec() agentrt.ToolSpec {
+	return agentrt.ToolSpec{Name: "search", Description: "Take a picture.", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)}
+}
+
+func (cameraTool) Call(ctx context.Context, _ json.RawMessage) (agentrt.ToolResult, error) {
+	store := agentrt.FileStore(ctx)
+	if store == nil {
+		return agentrt.ToolResult{Content: "no store"}, nil
+	}
+	b, err := store.Put(strings.NewReader("\x89PNG\r\n\x1a\n a picture"), 1<<20)
+	if err != nil {
+		return agentrt.ToolResult{}, err
+	}
+	return agentrt.ToolResult{Content: "[a picture]", Files: []agentrt.File{{Name: "search", MediaType: b.MediaType, Size: b.Size, Digest: b.Digest}}}, nil
+}
+
+// A tool's files reach the model as parts of its result's message, are
+// journaled by digest with the result, and replay so.
+func TestToolFilesJournaled(t *testing.T) {
+	store, _ := storeWith(t)
+	p := agent(t, withTool)
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := journal.Create(file, benchHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := &scripted{turns: []turn{call(10, "search", `{"q":"x"}`), answer(`{"label":"bug"}`, 10)}}
+	r, err := agentrt.New(p, agentrt.Options{Model: model, Files: store, Tools: map[string]agentrt.Tool{"search": cameraTool{}}, Journal: &agentrt.Journal{Writer: w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.Run(context.Background(), nil)
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := model.reqs[1].Messages
+	res := msgs[len(msgs)-1]
+	if res.Role != agentrt.ToolRole || res.Content != "[a picture]" || len(res.Parts) != 1 || res.Parts[0].File.MediaType != "image/png" {
+		b, _ := json.Marshal(res)
+		t.Fatalf("the tool's message %s", b)
+	}
+	jn, _ := os.ReadFile(file)
+	if !strings.Contains(string(jn), res.Parts[0].File.Digest) || strings.Contains(string(jn), "a picture\"") && strings.Contains(string(jn), "PNG") {
+		t.Errorf("the journal does not hold the file by digest:\n%s", jn)
+	}
+	j, err := journal.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = agentrt.New(p, agentrt.Options{Model: refusingModel{}, Files: store, Tools: map[string]agentrt.Tool{"search": cameraTool{}}, Journal: &agentrt.Journal{Recorded: j, Replay: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, "replay", rec, rep)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"strings"
 )
 
 // Role says who wrote a message.
@@ -29,9 +28,10 @@ type Message struct {
 	Name       string `json:"name,omitempty"`
 	// IsError marks a tool result that reports a failure.
 	IsError bool `json:"is_error,omitempty"`
-	// Parts, when there are any, are the message's content in order,
-	// text and files, and Content is empty: the first user message of an
-	// agent that takes files.
+	// Parts, when there are any, carry files: in the first user message
+	// of an agent that takes files, they are its content in order, text
+	// and files, and Content is empty; in a tool's result, they are the
+	// files it returned, after its text in Content.
 	Parts []Part `json:"parts,omitempty"`
 }
 
@@ -58,18 +58,6 @@ type File struct {
 // reader fails at its end when the bytes are not the digest's.
 type FileReader interface {
 	Open(digest string) (io.ReadCloser, int64, error)
-}
-
-// Text is a message's text: its Content, or the text of its parts.
-func (m Message) Text() string {
-	if len(m.Parts) == 0 {
-		return m.Content
-	}
-	var b strings.Builder
-	for _, p := range m.Parts {
-		b.WriteString(p.Text)
-	}
-	return b.String()
 }
 
 // ToolCall is a model's request to call a tool.
@@ -182,6 +170,10 @@ type ToolResult struct {
 	// Cost is what they cost.
 	Usage Usage `json:"usage,omitzero"`
 	Cost  Cost  `json:"cost,omitzero"`
+	// Files are files the result carries (an MCP server's images), put in
+	// the run's file store (FileStore); the model is sent each where its
+	// provider takes it in a tool's result, and reads Content either way.
+	Files []File `json:"files,omitempty"`
 }
 
 // Tool is a capability an agent may use. Call receives arguments that

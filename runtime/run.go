@@ -317,6 +317,10 @@ type run struct {
 // in the report.
 func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error) {
 	x := &run{Runner: r, ctx: ctx, runCtx: ctx, model: r.agent.Model.Name, reason: r.agent.Model.Reasoning}
+	if r.opts.Files != nil {
+		// Tools put the files their results carry in the run's store.
+		x.runCtx = WithFileStore(x.runCtx, r.opts.Files)
+	}
 	x.journal, x.provider, x.clock, x.effector, x.approver = r.opts.Journal, r.opts.Provider, r.opts.Clock, r.opts.Effector, r.opts.Approver
 	if x.provider == "" {
 		x.provider = r.agent.Model.Provider
@@ -753,8 +757,10 @@ func (x *run) requestFor(shape bool) *Request {
 		ToolChoice:      ToolChoice{Mode: ChooseAuto},
 		OutputTool:      x.outputTool,
 	}
-	if x.opts.Files != nil {
-		req.Files = x.opts.Files
+	if fs := FileStore(x.runCtx); fs != nil {
+		// The run's store, or its caller's for a nested run: the files
+		// its tools return are there.
+		req.Files = fs
 	}
 	if x.output != nil {
 		req.Contract = x.agent.Output.Schema
@@ -1038,7 +1044,7 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 			x.failed(err, "a call of tool "+c.Name, err.Error())
 			return true
 		}
-		x.say(Message{Role: ToolRole, ToolCallID: c.ID, Name: c.Name, Content: res.Content, IsError: res.IsError})
+		x.say(Message{Role: ToolRole, ToolCallID: c.ID, Name: c.Name, Content: res.Content, IsError: res.IsError, Parts: fileParts(res.Files)})
 	}
 	x.rep.ToolCalls = x.calls
 	if answer == nil {

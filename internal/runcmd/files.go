@@ -40,6 +40,17 @@ func inputFileFields(p *plan.Plan, f Flags) (*fileInputs, error) {
 	return &fileInputs{fields: fields}, nil
 }
 
+// takesToolFiles reports whether the agent has a tool whose results may
+// carry files (an mcp server's images), which need the run's store.
+func takesToolFiles(p *plan.Plan) bool {
+	for _, t := range p.Agent.Capabilities.Tools {
+		if t.Kind == "mcp" {
+			return true
+		}
+	}
+	return false
+}
+
 // storeFor opens the file store of a run or a batch: beside what --record
 // names, else a temporary directory that done removes.
 func storeFor(f Flags) (store *filestore.Store, done func(), err error) {

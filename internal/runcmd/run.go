@@ -251,13 +251,15 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if err != nil {
 		return err
 	}
-	if len(files.fields) > 0 {
+	if len(files.fields) > 0 || takesToolFiles(p) {
 		var done func()
 		if files.store, done, err = storeFor(f); err != nil {
 			return err
 		}
 		defer done()
 		opts.Files = files.store
+	}
+	if len(files.fields) > 0 {
 		if f.batch == "" {
 			// Standard input gives one file, unless it gave the input.
 			if stdinRead := f.input == "-" || f.input == "" && len(f.inputFiles) == 0; !stdinRead {

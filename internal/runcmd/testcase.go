@@ -92,7 +92,7 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		return nil, err
 	}
 	input := c.Input
-	if len(files.fields) > 0 {
+	if len(files.fields) > 0 || takesToolFiles(p) {
 		sf := Flags{}
 		if c.Record != "" {
 			sf.record = c.Record

@@ -237,6 +237,18 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 			if msg.Content != "" {
 				r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: msg.Content}}}
 			}
+			// The files the tool returned follow its text; one the API
+			// does not take in a result is left to the text, which names it.
+			for _, part := range msg.Parts {
+				if part.File == nil || Limits.Check("anthropic", part.File) != nil {
+					continue
+				}
+				b, err := partBlock(part, req.Files, splice)
+				if err != nil {
+					return p, nil, fmt.Errorf("message %d: %w", i, err)
+				}
+				r.Content = append(r.Content, sdk.ToolResultBlockParamContentUnion{OfImage: b.OfImage, OfDocument: b.OfDocument})
+			}
 			if msg.IsError {
 				r.IsError = sdk.Bool(true)
 			}

@@ -304,3 +304,38 @@ func (zeroReader) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// TestToolFilesSent: the files a tool returned follow its text in the
+// tool_result block; a file the API does not take stays text.
+func TestToolFilesSent(t *testing.T) {
+	s := fileStore(t)
+	pngData, pdfData := pngBytes(t), pdfBytes()
+	pngF := putFile(t, s, "camera", "", pngData, "image/png")
+	pdfF := putFile(t, s, "camera", "", pdfData, "application/pdf")
+	tiff := &agentrt.File{Name: "camera", MediaType: "image/tiff", Size: pngF.Size, Digest: pngF.Digest}
+	f := newFake(t, okMessage)
+	req := &agentrt.Request{Model: "claude-test", Files: s, Messages: []agentrt.Message{
+		{Role: agentrt.User, Content: "Take a picture."},
+		{Role: agentrt.Assistant, ToolCalls: []agentrt.ToolCall{{ID: "c1", Name: "camera", Arguments: json.RawMessage(`{}`)}}},
+		{Role: agentrt.ToolRole, ToolCallID: "c1", Name: "camera", Content: "two files", Parts: []agentrt.Part{filePart(pngF), filePart(tiff), filePart(pdfF)}},
+	}}
+	if _, err := f.model(t, retry.Policy{}).Complete(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	msgs := f.body(0)["messages"].([]any)
+	last := msgs[len(msgs)-1].(map[string]any)
+	blocks := last["content"].([]any)
+	result := blocks[0].(map[string]any)
+	content := result["content"].([]any)
+	if result["type"] != "tool_result" || len(content) != 3 {
+		g, _ := json.Marshal(last)
+		t.Fatalf("tool result %s", g)
+	}
+	jsonEq(t, "text", content[0], `{"type": "text", "text": "two files"}`)
+	if c := content[1].(map[string]any); c["type"] != "image" || !bytes.Equal(sentBytes(t, c, "image/png"), pngData) {
+		t.Errorf("image block %v", c["type"])
+	}
+	if c := content[2].(map[string]any); c["type"] != "document" || !bytes.Equal(sentBytes(t, c, "application/pdf"), pdfData) {
+		t.Errorf("document block %v", c["type"])
+	}
+}

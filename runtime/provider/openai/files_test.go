@@ -313,3 +313,45 @@ func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+// TestToolFilesSent: a tool message holds only text, so the files tools
+// returned go in one user message after the turn's tool messages, each
+// named by its tool; a file Chat Completions does not take stays text.
+func TestToolFilesSent(t *testing.T) {
+	s := store(t)
+	pngData := pngBytes(t)
+	pngF := put(t, s, "camera", "", pngData, "image/png")
+	tiff := &agentrt.File{Name: "camera", MediaType: "image/tiff", Size: 4, Digest: pngF.Digest}
+	f := newFake(t, okAnswer)
+	m := newModel(t, f, nil)
+	req := &agentrt.Request{Model: "gpt-test", Files: s, Messages: []agentrt.Message{
+		{Role: agentrt.System, Content: "Look."},
+		{Role: agentrt.User, Content: "Take two pictures."},
+		{Role: agentrt.Assistant, ToolCalls: []agentrt.ToolCall{{ID: "c1", Name: "camera", Arguments: json.RawMessage(`{}`)}, {ID: "c2", Name: "camera", Arguments: json.RawMessage(`{}`)}}},
+		{Role: agentrt.ToolRole, ToolCallID: "c1", Name: "camera", Content: "[image content: image/png]", Parts: []agentrt.Part{file(pngF)}},
+		{Role: agentrt.ToolRole, ToolCallID: "c2", Name: "camera", Content: "[image content: image/tiff]", Parts: []agentrt.Part{file(tiff)}},
+	}}
+	if _, err := m.Complete(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	msgs := f.body(0)["messages"].([]any)
+	roles := []string{}
+	for _, m := range msgs {
+		roles = append(roles, m.(map[string]any)["role"].(string))
+	}
+	if strings.Join(roles, ",") != "system,user,assistant,tool,tool,user" {
+		t.Fatalf("roles %v", roles)
+	}
+	if c := msgs[3].(map[string]any)["content"]; c != "[image content: image/png]" {
+		t.Errorf("tool message content %v", c)
+	}
+	got := msgs[5].(map[string]any)["content"].([]any)
+	want := []any{
+		map[string]any{"type": "text", "text": "The tool camera returned this file (image/png):"},
+		imagePart("image/png", pngData),
+	}
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.Marshal(got)
+		t.Errorf("files message %s", g)
+	}
+}

@@ -119,12 +119,31 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, *files.Splice, error) {
 	p := sdk.ChatCompletionNewParams{Model: req.Model}
 	splice := files.NewSplice(req.Files)
+	// Files tools returned: a tool message holds only text, so they go in
+	// a user message after the turn's tool messages.
+	var returned []agentrt.Part
 	for i, msg := range req.Messages {
+		if msg.Role == agentrt.ToolRole {
+			for _, part := range msg.Parts {
+				if part.File != nil && Limits.Check("openai", part.File) == nil {
+					returned = append(returned, agentrt.Part{Text: fmt.Sprintf("The tool %s returned this file (%s):", msg.Name, part.File.MediaType)}, part)
+				}
+			}
+			msg.Parts = nil
+		}
 		mp, err := message(msg, req.Files, splice)
 		if err != nil {
 			return p, nil, fmt.Errorf("openai: message %d: %w", i, err)
 		}
 		p.Messages = append(p.Messages, mp)
+		if next := i + 1; len(returned) > 0 && (next == len(req.Messages) || req.Messages[next].Role != agentrt.ToolRole) {
+			parts, err := userParts(agentrt.Message{Role: agentrt.User, Parts: returned}, req.Files, splice)
+			if err != nil {
+				return p, nil, fmt.Errorf("openai: message %d: %w", i, err)
+			}
+			p.Messages = append(p.Messages, sdk.UserMessage(parts))
+			returned = nil
+		}
 	}
 	for _, t := range req.Tools {
 		fn := shared.FunctionDefinitionParam{Name: t.Name}

@@ -91,6 +91,7 @@ import (
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool/internal/confine"
 	"agentc.dev/agentc/runtime/tool/internal/proc"
@@ -556,7 +557,43 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 		}
 		return fail("%v", err)
 	}
-	return runtime.ToolResult{Content: render(res, MaxResultBytes, s.secrets), IsError: res.IsError}, nil
+	out := runtime.ToolResult{Content: render(res, MaxResultBytes, s.secrets), IsError: res.IsError}
+	if store := runtime.FileStore(ctx); store != nil {
+		out.Files = attach(res, store, name)
+	}
+	return out, nil
+}
+
+// attach puts the images and documents of a result in the run's file
+// store, for the model to be sent as files where its provider takes them:
+// image content, and embedded resources whose bytes are an image or a
+// PDF. Each is held to plan.DefaultMaxFileBytes and all of them to
+// plan.DefaultMaxRunFileBytes; what is past them, or of another type,
+// stays the text render describes.
+func attach(res *mcp.CallToolResult, store *filestore.Store, tool string) []runtime.File {
+	var out []runtime.File
+	var total int64
+	for _, c := range res.Content {
+		var data []byte
+		switch c := c.(type) {
+		case *mcp.ImageContent:
+			data = c.Data
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil {
+				data = c.Resource.Blob
+			}
+		}
+		if len(data) == 0 || int64(len(data)) > plan.DefaultMaxFileBytes || total+int64(len(data)) > plan.DefaultMaxRunFileBytes {
+			continue
+		}
+		b, err := store.Put(bytes.NewReader(data), plan.DefaultMaxFileBytes)
+		if err != nil || b.MediaType == "" || b.MediaType == "text/plain" {
+			continue
+		}
+		total += b.Size
+		out = append(out, runtime.File{Name: tool, MediaType: b.MediaType, Size: b.Size, Digest: b.Digest})
+	}
+	return out
 }
 
 // render turns a result into the text a model reads, cut at max bytes

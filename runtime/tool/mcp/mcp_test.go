@@ -19,6 +19,7 @@ import (
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/testmodel"
 )
 
@@ -461,5 +462,36 @@ func TestRun(t *testing.T) {
 				t.Errorf("%s failed: %s", c.Name, c.Error)
 			}
 		}
+	}
+}
+
+// TestCallFiles: a result's image, and an embedded resource whose bytes
+// are a PDF, go to the run's file store and come back as the result's
+// files; a text blob stays text. The text names every block either way.
+func TestCallFiles(t *testing.T) {
+	s := connect(t, stdio(t, "", "photo"))
+	store, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.call(agentrt.WithFileStore(context.Background(), store), "photo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 2 || res.Files[0].MediaType != "image/png" || res.Files[1].MediaType != "application/pdf" || res.Files[0].Name != "photo" {
+		t.Fatalf("files %+v", res.Files)
+	}
+	for _, f := range res.Files {
+		if b, err := store.Stat(f.Digest); err != nil || b.Size != f.Size {
+			t.Errorf("%+v not in the store: %v", f, err)
+		}
+	}
+	if !strings.Contains(res.Content, "[image content: image/png,") || !strings.Contains(res.Content, "a caption") {
+		t.Errorf("content %q", res.Content)
+	}
+	// Without a store the result is its text alone.
+	res, err = s.call(context.Background(), "photo", nil)
+	if err != nil || len(res.Files) != 0 {
+		t.Errorf("without a store: %+v, %v", res.Files, err)
 	}
 }

@@ -1,9 +1,12 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"os"
 	"os/exec"
@@ -21,6 +24,16 @@ const (
 	variantVar = "AGENTC_MCP_TEST_VARIANT" // "changed", "crash", "mute"
 	canaryVar  = "AGENTC_MCP_TEST_CANARY"  // set in the parent, never passed
 )
+
+// photoPNG is a real PNG, one pixel.
+var photoPNG = func() []byte {
+	var b bytes.Buffer
+	img := image.NewGray(image.Rect(0, 0, 1, 1))
+	if err := png.Encode(&b, img); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}()
 
 func TestMain(m *testing.M) {
 	if os.Getenv(serverVar) == "1" {
@@ -108,6 +121,14 @@ func testServer(variant string) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "image", Description: "Return an image and a caption."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.ImageContent{Data: []byte("\x89PNG"), MIMEType: "image/png"},
+			&sdk.TextContent{Text: "a caption"},
+		}}, nil, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "photo", Description: "Return a picture, a PDF, a text blob and a caption."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{
+			&sdk.ImageContent{Data: photoPNG, MIMEType: "image/png"},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///report.pdf", MIMEType: "application/pdf", Blob: []byte("%PDF-1.4\n% a report\n")}},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///notes.txt", MIMEType: "text/plain", Blob: []byte("plain notes")}},
 			&sdk.TextContent{Text: "a caption"},
 		}}, nil, nil
 	})
