@@ -184,7 +184,11 @@ func TestVerdictsHold(t *testing.T) {
 	}
 	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
 		ds := byKind[kind]
-		t.Errorf("%d %s verdicts", len(ds), kind)
+		var at []string
+		for _, d := range ds {
+			at = append(at, fmt.Sprint(d.index))
+		}
+		t.Errorf("%d %s verdicts, at -diffprop.pair=%s", len(ds), kind, strings.Join(at, ","))
 		for j, d := range ds {
 			if j >= *propShrink {
 				break
