@@ -1,0 +1,128 @@
+// Package filetest holds what the providers' tests of files share: small
+// real files of each media type, and a file store to put them in.
+package filetest
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
+)
+
+// Image is a small picture with a few colours, so the encoders have
+// something to encode.
+func Image() image.Image {
+	img := image.NewRGBA(image.Rect(0, 0, 4, 3))
+	for x := range 4 {
+		for y := range 3 {
+			img.Set(x, y, color.RGBA{uint8(60 * x), uint8(80 * y), 200, 255})
+		}
+	}
+	return img
+}
+
+func PNG(t testing.TB) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, Image()); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func JPEG(t testing.TB) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, Image(), &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// PDF is a one-page PDF with a line of text, its cross-reference
+// table at the offsets its objects are at.
+func PDF() []byte {
+	stream := "BT /F1 12 Tf 72 720 Td (Invoice 42) Tj ET"
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(stream), stream),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+	}
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	offsets := make([]int, len(objs))
+	for i, o := range objs {
+		offsets[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, off := range offsets {
+		fmt.Fprintf(&b, "%010d 00000 n \n", off)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return b.Bytes()
+}
+
+const (
+	PlainText = "Grüße aus Köln — naïve café, 東京 ✓\nsecond line\n"
+	BOMBody   = "Ünïcödé after a byte order mark\n"
+)
+
+// Store is a file store in the test's temporary directory.
+func Store(t testing.TB) *filestore.Store {
+	t.Helper()
+	s, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Put stores data and returns it as a file of the media type its bytes
+// are sniffed as, which must be want.
+func Put(t testing.TB, s *filestore.Store, name, fileName string, data []byte, want string) *agentrt.File {
+	t.Helper()
+	return PutReader(t, s, name, fileName, bytes.NewReader(data), want)
+}
+
+func PutReader(t testing.TB, s *filestore.Store, name, fileName string, r io.Reader, want string) *agentrt.File {
+	t.Helper()
+	b, err := s.Put(r, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.MediaType != want {
+		t.Fatalf("%s is sniffed as %q, want %q", name, b.MediaType, want)
+	}
+	return &agentrt.File{Name: name, FileName: fileName, MediaType: b.MediaType, Size: b.Size, Digest: b.Digest}
+}
+
+// Tamper overwrites a stored blob's bytes in place, its size kept.
+func Tamper(t testing.TB, s *filestore.Store, f *agentrt.File) {
+	t.Helper()
+	path := filepath.Join(s.Dir(), strings.TrimPrefix(f.Digest, filestore.Prefix))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-2] ^= 0x01 // a byte near the end, after the sniffed head
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
