@@ -23,6 +23,7 @@ import (
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
@@ -64,6 +65,15 @@ type WorkerOptions struct {
 	// package does not link). It runs in workflow code, so it must decide
 	// the same way every time it is given the same call.
 	Rules func(next agentrt.Approver) agentrt.Approver
+	// Files, when set, is the file store runs' files are read from: a
+	// directory every worker of the task queue can read, which clients
+	// put files in (agentc's AGENTC_FILES). A workflow's input names
+	// files by digest only, never holds their bytes. The store is read
+	// in workflow code to check a file's type and size, which is the same
+	// every time as long as the file is there: blobs are named by their
+	// content and never change. Runs whose input names files, and tools
+	// that return files, need one.
+	Files *filestore.Store
 	// Telemetry, when set, records the runs this worker advances as
 	// spans and metrics (telemetry.WorkflowRecorder): a run replayed on
 	// another worker goes on in the same trace there, and what a replay
@@ -200,6 +210,13 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 			return EffectResult{Error: pe.Error(), Pool: true, Started: started.UTC(), Lost: lost}, nil
 		case err != nil:
 			return EffectResult{}, err // Temporal tries the call again
+		}
+	}
+	if fs := w.opts.Files; fs != nil {
+		// The request's files are read from the store; a tool's go there.
+		ctx = agentrt.WithFileStore(ctx, fs)
+		if in.Effect.Model != nil {
+			in.Effect.Model.Files = fs
 		}
 	}
 	resp, err := agentrt.Perform(ctx, &in.Effect, b.model, b.tools, b.secrets)

@@ -153,6 +153,7 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		Content:  content,
 		// A call that needs approval waits for a signal (agentc approve).
 		Approver: w.approver(sa),
+		Files:    w.opts.Files,
 	})
 	if err != nil {
 		return nil, fail(ErrPlan, err)

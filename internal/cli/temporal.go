@@ -26,6 +26,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/telemetry"
@@ -151,6 +152,7 @@ func newWorkerCmd(e Env) *cobra.Command {
 	var stall time.Duration
 	var allow []string
 	var anyPlan bool
+	var filesDir string
 	cmd := &cobra.Command{
 		Use:   "worker --temporal HOST:PORT --allow PLAN_DIGEST|PLAN_FILE|LOCK_FILE...",
 		Short: "Serve runs submitted to a Temporal server (agentc run --temporal)",
@@ -174,7 +176,10 @@ A worker reads the provider keys from its own environment (OPENAI_API_KEY,
 ANTHROPIC_API_KEY), and never passes them to a tool: a plan whose tool's env
 names one of agentc's keys (or a variable holding one) is refused, allowed or
 not. Its tools' relative paths resolve against --dir (default: the working
-directory). It stops on SIGINT or SIGTERM.
+directory). Runs' files (documents and images an agent is given) are read from
+--files (default: $AGENTC_FILES), a directory every worker reads and clients
+write: a workflow names a file by digest, never carries its bytes. It stops on
+SIGINT or SIGTERM.
 
 A run that does not succeed (any exit code but 0 had it run here) ends its
 workflow as failed, with the bound or outcome as the error's type and the
@@ -234,8 +239,17 @@ and the command that registers them.`,
 				return &ExitError{Code: ExitFindings, Err: err}
 			}
 			defer c.Close()
+			if filesDir == "" {
+				filesDir = os.Getenv(runcmd.FilesVar)
+			}
+			var files *filestore.Store
+			if filesDir != "" {
+				if files, err = filestore.Open(filesDir); err != nil {
+					return UsageError("--files %s: %v", filesDir, err)
+				}
+			}
 			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: rules(), Telemetry: tel,
-				Allowed: allowed, AllowAnyPlan: anyPlan})
+				Allowed: allowed, AllowAnyPlan: anyPlan, Files: files})
 			if err != nil {
 				return err
 			}
@@ -270,6 +284,7 @@ and the command that registers them.`,
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the manifest's model.base_url)")
 	runcmd.RegisterStall(cmd.Flags(), &stall)
 	cmd.Flags().StringArrayVar(&allow, "allow", nil, "run the plans of this plan digest, plan file or lock file (agentc.sum), and no other (repeatable)")
+	cmd.Flags().StringVar(&filesDir, "files", "", "read runs' files from this directory, which clients write too (default: $"+runcmd.FilesVar+")")
 	cmd.Flags().BoolVar(&anyPlan, "insecure-allow-any-plan", false, "run any plan a client sends: any program, as this user (development only)")
 	return cmd
 }

@@ -28,6 +28,10 @@ import (
 // from its bytes, and its size are checked against its declaration before
 // anything runs: a mismatch is a usage error (exit 2).
 
+// FilesVar names the directory of the file store a run elsewhere (on
+// Temporal) puts its files in, and its workers read them from.
+const FilesVar = "AGENTC_FILES"
+
 // inputFileFields reads the file inputs the agent declares.
 func inputFileFields(p *plan.Plan, f Flags) (*fileInputs, error) {
 	if p.Agent.Input == nil {

@@ -22,6 +22,7 @@ import (
 	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/batch"
 	"agentc.dev/agentc/runtime/fault"
 	"agentc.dev/agentc/runtime/provider/retry"
@@ -251,7 +252,21 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if err != nil {
 		return err
 	}
-	if len(files.fields) > 0 || takesToolFiles(p) {
+	switch {
+	case f.remote != nil && len(files.fields) > 0:
+		// A run elsewhere names its files by digest in the store its
+		// workers read.
+		if f.batch != "" {
+			return UsageError("agent %s takes files, which a batch run elsewhere does not take yet: run the batch here, or each item with agentc run --temporal", p.Agent.Name)
+		}
+		dir := os.Getenv(FilesVar)
+		if dir == "" {
+			return UsageError("agent %s takes files: a run elsewhere puts them in the store its workers read, and $%s names none (a directory every worker reads, as agentc worker --files)", p.Agent.Name, FilesVar)
+		}
+		if files.store, err = filestore.Open(dir); err != nil {
+			return UsageError("$%s: %v", FilesVar, err)
+		}
+	case f.remote == nil && (len(files.fields) > 0 || takesToolFiles(p)):
 		var done func()
 		if files.store, done, err = storeFor(f); err != nil {
 			return err
@@ -287,9 +302,6 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		return err
 	}
 	if f.remote != nil {
-		if len(files.fields) > 0 {
-			return UsageError("agent %s takes files, which a run elsewhere does not take yet: run it here", p.Agent.Name)
-		}
 		if changed("pool-tokens") && f.batch == "" {
 			return UsageError("--pool-tokens goes with --batch for a run elsewhere: a pool is shared by a batch's runs")
 		}
