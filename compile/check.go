@@ -510,6 +510,9 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 		for _, p := range checkTemplate(path+"."+field, text, input, "tool input") {
 			c.add(fv.Pos(), p.code, "%s", p.msg)
 		}
+		for _, p := range checkFileCalls(path+"."+field, text, c.fileInputs(), kind == "exec" && strings.HasPrefix(field, "argv")) {
+			c.add(fv.Pos(), p.code, "%s", p.msg)
+		}
 	}
 	switch kind {
 	case "http":
@@ -756,6 +759,9 @@ func (c *checker) checkPrompt() {
 		input = s.Doc
 	} else if lookup(c.v, "input").Exists() {
 		return // the input schema is broken and reported; nothing to check against
+	}
+	for _, p := range checkFileCalls("prompt", text, nil, false) {
+		c.add(pv.Pos(), p.code, "%s", p.msg)
 	}
 	for _, p := range checkTemplate("prompt", text, input, "input") {
 		c.add(pv.Pos(), p.code, "%s", p.msg)

@@ -82,3 +82,21 @@ func mapKeys(m map[string]any) func(func(string) bool) {
 		}
 	}
 }
+
+// fileInputs are the names of the agent's file inputs.
+func (c *checker) fileInputs() []string {
+	s := c.schemaOf("input.schema")
+	if s == nil {
+		return nil
+	}
+	raw, err := json.Marshal(s.Doc)
+	if err != nil {
+		return nil
+	}
+	fs, _ := plan.FileFields(raw)
+	var names []string
+	for _, f := range fs {
+		names = append(names, f.Name)
+	}
+	return names
+}

@@ -132,3 +132,94 @@ func resolve(schema any, fields []string) (missing string, ok bool) {
 	}
 	return "", true
 }
+
+// checkFileCalls checks a template's calls of file, which gives the path
+// of a run's file input to an exec tool's program: only an exec tool's
+// argv may call it (exec is true there), with a literal naming one of the
+// agent's file inputs (files).
+func checkFileCalls(name, text string, files []string, exec bool) []templateProblem {
+	t, err := plan.ParseTemplate(name, text)
+	if err != nil {
+		return nil // checkTemplate reports it
+	}
+	line := func(pos parse.Pos) int { return 1 + strings.Count(text[:min(int(pos), len(text))], "\n") }
+	var out []templateProblem
+	var visit func(n parse.Node)
+	visit = func(n parse.Node) {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n != nil {
+				for _, c := range n.Nodes {
+					visit(c)
+				}
+			}
+		case *parse.ActionNode:
+			visit(n.Pipe)
+		case *parse.IfNode:
+			visit(n.Pipe)
+			visit(n.List)
+			visit(n.ElseList)
+		case *parse.RangeNode:
+			visit(n.Pipe)
+			visit(n.List)
+			visit(n.ElseList)
+		case *parse.WithNode:
+			visit(n.Pipe)
+			visit(n.List)
+			visit(n.ElseList)
+		case *parse.TemplateNode:
+			visit(n.Pipe)
+		case *parse.PipeNode:
+			if n == nil {
+				return
+			}
+			for _, c := range n.Cmds {
+				visit(c)
+			}
+		case *parse.CommandNode:
+			for i, a := range n.Args {
+				if id, ok := a.(*parse.IdentifierNode); ok && id.Ident == "file" && i == 0 {
+					out = append(out, fileCall(name, line(n.Position()), n.Args[1:], files, exec)...)
+				}
+				visit(a)
+			}
+		}
+	}
+	if t.Tree != nil {
+		visit(t.Tree.Root)
+	}
+	return out
+}
+
+func fileCall(name string, line int, args []parse.Node, files []string, exec bool) []templateProblem {
+	if !exec {
+		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: file gives a run's file input to an exec tool's program, by path, and is called only in an exec tool's argv", name, line)}}
+	}
+	var lit *parse.StringNode
+	if len(args) == 1 {
+		lit, _ = args[0].(*parse.StringNode)
+	}
+	switch {
+	case lit == nil:
+		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: file takes the name of one of the agent's file inputs, written as a literal (file \"document\"), never a value of the call", name, line)}}
+	case !slicesContains(files, lit.Text):
+		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: file %q: the agent has no file input %q (it has %s)", name, line, lit.Text, lit.Text, listOrNone(files))}}
+	}
+	return nil
+}
+
+func slicesContains(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return strings.Join(l, ", ")
+}

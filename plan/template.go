@@ -80,11 +80,22 @@ func (t *Template) Execute(w io.Writer, data any) error {
 	return t.ExecuteFiles(w, data, nil)
 }
 
+// ExecutePaths renders t over data, writing to w, where the function
+// file NAME gives the path path returns for the run's file input NAME:
+// an exec tool's argument vector. Elsewhere, file is an error.
+func (t *Template) ExecutePaths(w io.Writer, data any, path func(name string) (string, error)) (err error) {
+	s := &state{t: t, w: w, tree: t.Tree, path: path}
+	return t.execute(s, data)
+}
+
 // ExecuteFiles renders t over data, writing to w, and calls file where an
 // action prints a TemplateFile of data, in order with the writes; with no
 // file func, printing one is an error.
 func (t *Template) ExecuteFiles(w io.Writer, data any, file func(name string) error) (err error) {
-	s := &state{t: t, w: w, tree: t.Tree, file: file}
+	return t.execute(&state{t: t, w: w, tree: t.Tree, file: file}, data)
+}
+
+func (t *Template) execute(s *state, data any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(execError)
@@ -128,6 +139,7 @@ type state struct {
 	vars  []variable
 	depth int
 	file  func(name string) error
+	path  func(name string) (string, error)
 }
 
 func (s *state) at(n parse.Node) { s.node = n }
@@ -633,6 +645,14 @@ func newBuiltins() map[string]builtin {
 		"not": {fixed: []param{valueParam}, fn: func(_ *state, args []reflect.Value) (reflect.Value, error) {
 			t, _ := truth(elem(args[0]))
 			return reflect.ValueOf(!t), nil
+		}},
+		"file": {fixed: []param{stringParam}, fn: func(s *state, args []reflect.Value) (reflect.Value, error) {
+			name := args[0].String()
+			if s.path == nil {
+				return reflect.Value{}, fmt.Errorf("file %q: a run's files are given by path only to an exec tool's arguments", name)
+			}
+			p, err := s.path(name)
+			return reflect.ValueOf(p), err
 		}},
 		"len":      {fixed: []param{valueParam}, fn: length},
 		"index":    {fixed: []param{valueParam}, variadic: &pValue, fn: index},

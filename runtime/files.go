@@ -42,6 +42,39 @@ func WithFileStore(ctx context.Context, s *filestore.Store) context.Context {
 	return context.WithValue(ctx, filesKey{}, s)
 }
 
+type inputFilesKey struct{}
+
+// InputFilePath is the path an exec tool gives its program for the run's
+// file input name: the file's blob in the run's store, read-only. A name
+// that is no file the run was given is an error.
+func InputFilePath(ctx context.Context, name string) (string, error) {
+	files, _ := ctx.Value(inputFilesKey{}).(map[string]File)
+	f, ok := files[name]
+	if !ok {
+		return "", fmt.Errorf("the run was given no file %q", name)
+	}
+	store := FileStore(ctx)
+	if store == nil {
+		return "", fmt.Errorf("file %q: the run has no file store", name)
+	}
+	return store.Path(f.Digest)
+}
+
+// withInputFiles returns ctx carrying the files of the run's input, for
+// its tools (InputFilePath).
+func withInputFiles(ctx context.Context, user Message) context.Context {
+	files := map[string]File{}
+	for _, p := range user.Parts {
+		if p.File != nil {
+			files[p.File.Name] = *p.File
+		}
+	}
+	if len(files) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, inputFilesKey{}, files)
+}
+
 // fileParts are a tool result's files as the parts of its message.
 func fileParts(files []File) []Part {
 	var parts []Part

@@ -342,11 +342,12 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	if err != nil {
 		return nil, err
 	}
+	x.runCtx = withInputFiles(x.runCtx, user)
 	if r.deadline > 0 {
 		x.deadline = started.Add(r.deadline)
 		if x.clock == nil {
 			var cancel context.CancelFunc
-			x.runCtx, cancel = context.WithDeadline(ctx, x.deadline)
+			x.runCtx, cancel = context.WithDeadline(x.runCtx, x.deadline)
 			defer cancel()
 		}
 	}

@@ -169,6 +169,22 @@ func (s *Store) Stat(digest string) (Blob, error) {
 	return Blob{Digest: digest, Size: size, MediaType: plan.SniffMediaType(head[:n])}, nil
 }
 
+// Path returns the path of a blob the store holds, a regular file that
+// is read-only, for a program to read (an exec tool's argument). The
+// program reads it without the check of its digest Open makes.
+func (s *Store) Path(digest string) (string, error) {
+	r, _, err := s.Open(digest)
+	if err != nil {
+		return "", err
+	}
+	r.Close()
+	abs, err := filepath.Abs(filepath.Join(s.dir, digest[len(Prefix):]))
+	if err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
 // Open returns a reader of a blob and its size. The reader fails at its
 // end if the bytes are not the digest's.
 func (s *Store) Open(digest string) (io.ReadCloser, int64, error) {

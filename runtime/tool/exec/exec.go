@@ -85,6 +85,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -251,7 +252,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 	if err := ctx.Err(); err != nil {
 		return runtime.ToolResult{}, err
 	}
-	argv, err := t.render(args)
+	argv, files, err := t.render(ctx, args)
 	if err != nil {
 		return runtime.ToolResult{}, err
 	}
@@ -263,37 +264,48 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 	if err != nil {
 		return runtime.ToolResult{}, err
 	}
-	return t.run(ctx, path, dir, argv)
+	return t.run(ctx, path, dir, argv, files)
 }
 
 // render decodes the arguments and renders the argument vector, program
 // first. Its errors are meant for the model.
-func (t *Tool) render(raw json.RawMessage) ([]string, error) {
+//
+// {{file "NAME"}} in an element is the path of the run's file input NAME:
+// its blob in the run's file store, which agentc makes and the program
+// may read, never a path the model chose. files lists the blobs given.
+func (t *Tool) render(ctx context.Context, raw json.RawMessage) (argv, files []string, err error) {
 	data, err := decodeArgs(raw)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	argv := make([]string, 0, 1+len(t.args))
+	path := func(name string) (string, error) {
+		p, err := runtime.InputFilePath(ctx, name)
+		if err == nil {
+			files = append(files, p)
+		}
+		return p, err
+	}
+	argv = make([]string, 0, 1+len(t.args))
 	argv = append(argv, t.program)
 	var b strings.Builder
 	for i, tmpl := range t.args {
 		n := i + 1
 		b.Reset()
-		if err := tmpl.Execute(&b, data); err != nil {
-			return nil, fmt.Errorf("argument %d: %s", n, execReason(err))
+		if err := tmpl.ExecutePaths(&b, data, path); err != nil {
+			return nil, nil, fmt.Errorf("argument %d: %s", n, execReason(err))
 		}
 		s := b.String()
 		switch {
 		case strings.IndexByte(s, 0) >= 0:
-			return nil, fmt.Errorf("argument %d contains a NUL byte, which no program argument can hold", n)
+			return nil, nil, fmt.Errorf("argument %d contains a NUL byte, which no program argument can hold", n)
 		case strings.Contains(s, noValue):
-			return nil, fmt.Errorf("argument %d uses a value the call did not give, or gave as null (it rendered %q); give every value the tool's schema describes", n, noValue)
+			return nil, nil, fmt.Errorf("argument %d uses a value the call did not give, or gave as null (it rendered %q); give every value the tool's schema describes", n, noValue)
 		case t.bare[i] && strings.HasPrefix(s, "-"):
-			return nil, fmt.Errorf("argument %d (%s) would start with '-' and be read as an option; a value here must not start with '-'", n, quoteShort(s))
+			return nil, nil, fmt.Errorf("argument %d (%s) would start with '-' and be read as an option; a value here must not start with '-'", n, quoteShort(s))
 		}
 		argv = append(argv, s)
 	}
-	return argv, nil
+	return argv, files, nil
 }
 
 // decodeArgs decodes the call's arguments. Empty arguments are an empty
@@ -429,7 +441,7 @@ func (t *Tool) environ() []string {
 }
 
 // run starts the program and waits for it, its output and its group.
-func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtime.ToolResult, error) {
+func (t *Tool) run(ctx context.Context, path, dir string, argv, files []string) (runtime.ToolResult, error) {
 	rOut, wOut, err := os.Pipe()
 	if err != nil {
 		return runtime.ToolResult{}, fmt.Errorf("starting %q: %s", t.program, reason(err))
@@ -446,7 +458,19 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv []string) (runtim
 	cmd.Env = t.environ()
 	cmd.Stdout, cmd.Stderr = wOut, wErr
 	group := proc.New(cmd)
-	confined, err := t.confine.Wrap(cmd)
+	policy := t.confine
+	if len(files) > 0 {
+		// The program reads the run's files it is given, and no other.
+		policy.Read = append(slices.Clip(policy.Read), files...)
+		policy.Shown = maps.Clone(policy.Shown)
+		if policy.Shown == nil {
+			policy.Shown = map[string]string{}
+		}
+		for _, f := range files {
+			policy.Shown[f] = "a file of the run"
+		}
+	}
+	confined, err := policy.Wrap(cmd)
 	if err != nil {
 		rOut.Close()
 		rErr.Close()

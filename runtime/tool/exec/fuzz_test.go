@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func FuzzRender(f *testing.F) {
 	}
 	tool := newTool(f, f.TempDir(), plan.Tool{Argv: fuzzArgv})
 	check := func(t *testing.T, args []byte) {
-		argv, err := tool.render(args)
+		argv, _, err := tool.render(context.Background(), args)
 		if err != nil {
 			return
 		}
@@ -60,7 +61,7 @@ func FuzzRender(f *testing.F) {
 			t.Fatal(err)
 		}
 		check(t, args)
-		if _, err := tool.render(args); strings.HasPrefix(value, "-") && err == nil {
+		if _, _, err := tool.render(context.Background(), args); strings.HasPrefix(value, "-") && err == nil {
 			t.Fatalf("value %q was accepted by a bare placeholder", value)
 		}
 		check(t, []byte(value))
