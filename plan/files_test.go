@@ -95,3 +95,46 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// FuzzFileFields: any schema reads as file inputs or an error, never a
+// panic; what it reads is a declaration agentc can check (known media
+// types, a bound within MaxFileBytes), sorted by name.
+func FuzzFileFields(f *testing.F) {
+	for _, seed := range []string{
+		`{"properties": {"f": {"type": "string", "contentEncoding": "base64", "contentMediaType": "image/png", "maxLength": 4000}}}`,
+		`{"properties": {"f": {"contentEncoding": "base64", "anyOf": [{"contentMediaType": "application/pdf"}, {"contentMediaType": "image/*"}]}}, "required": ["f"]}`,
+		`{"properties": {"f": {"contentEncoding": "base64", "oneOf": [{"contentMediaType": "text/plain"}]}, "g": {"type": "string"}}}`,
+		`{"properties": {"f": {"contentEncoding": "base16"}}}`, `{"properties": {"f": {"contentEncoding": "base64", "maxLength": -1}}}`,
+		`{"properties": []}`, `true`, `{"required": 3, "properties": {"f": {"contentEncoding": "base64", "contentMediaType": "image/png"}}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, schema []byte) {
+		fs, err := plan.FileFields(schema)
+		if err != nil {
+			return
+		}
+		for i, x := range fs {
+			if i > 0 && fs[i-1].Name >= x.Name {
+				t.Fatalf("not sorted: %v", fs)
+			}
+			if x.MaxBytes <= 0 || x.MaxBytes > plan.MaxFileBytes || len(x.MediaTypes) == 0 || len(x.Expand()) == 0 {
+				t.Fatalf("a declaration agentc cannot check: %+v", x)
+			}
+		}
+	})
+}
+
+// FuzzSniffMediaType: any bytes sniff as one of FileMediaTypes or as
+// none, and a head of a file sniffs as the whole does.
+func FuzzSniffMediaType(f *testing.F) {
+	for _, seed := range []string{"%PDF-1.7\n", "\x89PNG\r\n\x1a\n", "\xff\xd8\xff\xe0", "GIF89a", "RIFF\x00\x00\x00\x00WEBPVP8 ", "plain text\n", "\xef\xbb\xbftext", "bin\x00ary", "é"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		mt := plan.SniffMediaType(data[:min(len(data), plan.SniffLen)])
+		if mt != "" && !slices.Contains(plan.FileMediaTypes, mt) {
+			t.Fatalf("%q sniffs as %q", data, mt)
+		}
+	})
+}
