@@ -28,6 +28,9 @@ func fileAgent(t *testing.T, prompt string) *plan.Plan {
 	return agent(t, func(a *plan.Agent) {
 		a.Input = &plan.Input{Schema: json.RawMessage(fileSchema)}
 		a.Prompt = prompt
+		// A deadline, whose context must keep what the run gives its
+		// requests and tools.
+		a.Budgets.Deadline = "30s"
 	})
 }
 
