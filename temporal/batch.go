@@ -64,6 +64,11 @@ type BatchSpec struct {
 	// Handed, when set, is told once every item was handed over: the
 	// batch then goes on without its client.
 	Handed func(items int)
+	// Prepare, when set, makes an item's input of its line (puts the
+	// files it names in the store the workers read); a line it fails is
+	// not handed over, and the batch's runner, preparing it alike,
+	// reports it.
+	Prepare func(line []byte) ([]byte, error)
 }
 
 // BatchClient is a batch submitted to Temporal, from its client's side:
@@ -172,7 +177,17 @@ func (b *BatchClient) feed(ctx context.Context) error {
 		return err
 	}
 	err = batch.Scan(in, b.spec.MaxLine, func(it batch.Item) error {
-		if it.Err != "" || len(it.Input) > maxItem {
+		if it.Err != "" {
+			return nil
+		}
+		if b.spec.Prepare != nil {
+			in, err := b.spec.Prepare(it.Input)
+			if err != nil {
+				return nil
+			}
+			it.Input = in
+		}
+		if len(it.Input) > maxItem {
 			return nil
 		}
 		items = append(items, BatchItem{Index: it.Index, ID: ItemID(b.spec.ID, it.Index, it.Input), Input: it.Input})

@@ -109,7 +109,7 @@ func (t *temporalFlags) remoteBatch(e Env, workflowID *string) runcmd.RemoteBatc
 			id = temporal.NewBatchID(p.Agent.Name)
 		}
 		b, err := temporal.SubmitBatch(ctx, c, data, temporal.BatchSpec{ID: id, Run: runInput(r), Parallel: r.Parallel,
-			PoolTokens: r.PoolTokens, Items: items, MaxLine: runcmd.MaxInput,
+			PoolTokens: r.PoolTokens, Items: items, MaxLine: runcmd.MaxInput, Prepare: r.Prepare,
 			Handed: func(n int) {
 				fmt.Fprintf(w, "agentc: batch %s: all %d inputs handed over; the batch goes on if this command stops\n", id, n)
 			}}, temporal.SubmitOptions{TaskQueue: t.taskQueue})

@@ -3,9 +3,11 @@ package runcmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"agentc.dev/agentc/plan"
@@ -30,6 +32,9 @@ type RemoteRun struct {
 	// Parallel is --parallel.
 	PoolTokens int64
 	Parallel   int
+	// Prepare, for a batch, makes an item's input of its line: the files
+	// it names put in the store the workers read, named by digest.
+	Prepare func(line []byte) ([]byte, error)
 }
 
 // RemoteBatch submits a batch of the plan to run somewhere other than
@@ -47,7 +52,7 @@ func (f *Flags) SetRemote(r Remote, b RemoteBatch) { f.remote, f.remoteBatch = r
 
 // runRemoteBatch runs a batch whose items run elsewhere: read, ordered,
 // counted and printed here as a local batch is.
-func runRemoteBatch(ctx context.Context, e Env, p *plan.Plan, f Flags, r RemoteRun) error {
+func runRemoteBatch(ctx context.Context, e Env, p *plan.Plan, f Flags, r RemoteRun, files *fileInputs) error {
 	name := f.batch
 	if name == "-" {
 		// Read twice: once to hand the items over, once to wait for them.
@@ -66,13 +71,32 @@ func runRemoteBatch(ctx context.Context, e Env, p *plan.Plan, f Flags, r RemoteR
 	ctx, sigs := onStopSignal(ctx, e)
 	defer sigs.stop()
 	r.Parallel = f.parallel
+	if len(files.fields) > 0 {
+		// A line's files are found beside the batch file, and put in the
+		// store the workers read: the same input whether the items are
+		// handed over or collected.
+		base := "."
+		if f.batch != "-" {
+			base = filepath.Dir(f.batch)
+		}
+		r.Prepare = func(line []byte) ([]byte, error) {
+			fi := *files
+			fi.stdin = nil
+			in, err := fi.resolve(line, nil, base)
+			var ee *ExitError
+			if errors.As(err, &ee) {
+				err = ee.Err
+			}
+			return in, err
+		}
+	}
 	items := func() (io.ReadCloser, error) { return os.Open(name) }
 	run, done, err := f.remoteBatch(ctx, p, r, e.Stderr, items)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	defer done()
-	b := batch.NewFunc(run, batch.Options{Parallel: f.parallel, MaxLine: MaxInput})
+	b := batch.NewFunc(run, batch.Options{Parallel: f.parallel, MaxLine: MaxInput, Prepare: r.Prepare})
 	return driveBatch(ctx, e, f, b, in, total, sigs, nil,
 		"the runs it started go on; run the same command again, with the same --workflow-id, to collect them and go on")
 }

@@ -256,9 +256,6 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	case f.remote != nil && len(files.fields) > 0:
 		// A run elsewhere names its files by digest in the store its
 		// workers read.
-		if f.batch != "" {
-			return UsageError("agent %s takes files, which a batch run elsewhere does not take yet: run the batch here, or each item with agentc run --temporal", p.Agent.Name)
-		}
 		dir := os.Getenv(FilesVar)
 		if dir == "" {
 			return UsageError("agent %s takes files: a run elsewhere puts them in the store its workers read, and $%s names none (a directory every worker reads, as agentc worker --files)", p.Agent.Name, FilesVar)
@@ -311,7 +308,7 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 			}
 		}
 		if f.batch != "" {
-			return runRemoteBatch(ctx, e, p, f, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed, PoolTokens: f.poolTokens})
+			return runRemoteBatch(ctx, e, p, f, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed, PoolTokens: f.poolTokens}, files)
 		}
 		// A stop signal cancels the run where it runs.
 		ctx, sigs := onStopSignal(ctx, e)
