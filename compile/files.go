@@ -3,6 +3,7 @@ package compile
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -43,7 +44,7 @@ func (c *checker) checkFiles() {
 	provider, _ := str(lookup(c.v, "model", "provider"))
 	model, _ := str(lookup(c.v, "model", "name"))
 	limits, known := plan.FileLimits[provider]
-	for _, name := range slices.Sorted(mapKeys(props)) {
+	for _, name := range slices.Sorted(maps.Keys(props)) {
 		ptr := "/properties/" + jsonpointer.Escape(name)
 		raw, err := json.Marshal(props[name])
 		if err != nil {
@@ -68,16 +69,6 @@ func (c *checker) checkFiles() {
 				add(ptr, CodeInputFileProvider, "%s does not take %s files", provider, mt)
 			case f.MaxBytes > max:
 				add(ptr, CodeInputFileSize, "%s files of up to %s are allowed, and %s takes them up to %s: set maxLength to %d or less (base64 of %d bytes)", mt, userfile.Size(f.MaxBytes), provider, userfile.Size(max), max/3*4, max/3*3)
-			}
-		}
-	}
-}
-
-func mapKeys(m map[string]any) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
 			}
 		}
 	}

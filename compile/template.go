@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/template/parse"
 
@@ -202,19 +203,10 @@ func fileCall(name string, line int, args []parse.Node, files []string, exec boo
 	switch {
 	case lit == nil:
 		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: file takes the name of one of the agent's file inputs, written as a literal (file \"document\"), never a value of the call", name, line)}}
-	case !slicesContains(files, lit.Text):
+	case !slices.Contains(files, lit.Text):
 		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: file %q: the agent has no file input %q (it has %s)", name, line, lit.Text, lit.Text, listOrNone(files))}}
 	}
 	return nil
-}
-
-func slicesContains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func listOrNone(l []string) string {

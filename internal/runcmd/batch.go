@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -165,23 +164,7 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 		Notes:    func(s string) { fmt.Fprintf(e.Stderr, "agentc: %s\n", s) },
 		MaxLine:  MaxInput,
 	}
-	if len(files.fields) > 0 {
-		// A line's files are found beside the batch file.
-		base := "."
-		if f.batch != "-" {
-			base = filepath.Dir(f.batch)
-		}
-		bo.Prepare = func(line []byte) ([]byte, error) {
-			fi := *files
-			fi.stdin = nil
-			in, err := fi.resolve(line, nil, base)
-			var ee *ExitError
-			if errors.As(err, &ee) {
-				err = ee.Err
-			}
-			return in, err
-		}
-	}
+	bo.Prepare = files.lines(f.batch)
 	b := batch.New(r, bo)
 	maxAge, err := PricesMaxAge()
 	if err != nil {

@@ -191,6 +191,29 @@ func baseName(base string) string {
 	return base
 }
 
+// lines returns what makes a batch line's input, its files named beside
+// the batch file (batchFile, "-" for standard input) put in the store;
+// nil when the agent takes no files. Its errors are the line's.
+func (fi *fileInputs) lines(batchFile string) func(line []byte) ([]byte, error) {
+	if len(fi.fields) == 0 {
+		return nil
+	}
+	base := "."
+	if batchFile != "-" {
+		base = filepath.Dir(batchFile)
+	}
+	return func(line []byte) ([]byte, error) {
+		one := *fi
+		one.stdin = nil
+		in, err := one.resolve(line, nil, base)
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			err = ee.Err
+		}
+		return in, err
+	}
+}
+
 // put stores the file at path ("-": standard input) for field f and
 // checks it against f.
 func (fi *fileInputs) put(f plan.FileField, path, what string) (agentrt.FileRef, error) {

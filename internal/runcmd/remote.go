@@ -3,11 +3,9 @@ package runcmd
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"agentc.dev/agentc/plan"
@@ -71,25 +69,8 @@ func runRemoteBatch(ctx context.Context, e Env, p *plan.Plan, f Flags, r RemoteR
 	ctx, sigs := onStopSignal(ctx, e)
 	defer sigs.stop()
 	r.Parallel = f.parallel
-	if len(files.fields) > 0 {
-		// A line's files are found beside the batch file, and put in the
-		// store the workers read: the same input whether the items are
-		// handed over or collected.
-		base := "."
-		if f.batch != "-" {
-			base = filepath.Dir(f.batch)
-		}
-		r.Prepare = func(line []byte) ([]byte, error) {
-			fi := *files
-			fi.stdin = nil
-			in, err := fi.resolve(line, nil, base)
-			var ee *ExitError
-			if errors.As(err, &ee) {
-				err = ee.Err
-			}
-			return in, err
-		}
-	}
+	// Items are prepared alike whether they are handed over or collected.
+	r.Prepare = files.lines(f.batch)
 	items := func() (io.ReadCloser, error) { return os.Open(name) }
 	run, done, err := f.remoteBatch(ctx, p, r, e.Stderr, items)
 	if err != nil {
