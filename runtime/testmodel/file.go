@@ -2,6 +2,7 @@ package testmodel
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
 )
 
 // samples are small real files of each media type a file input may
@@ -113,4 +115,92 @@ func (g *gen) at(location string) any {
 		}
 	}
 	return v
+}
+
+// facts are what the files a request carries say of themselves — their
+// names, sizes, media types and digests — under the member names an
+// output schema may give such fields, normalised by factKey. The test
+// model fills a member so named with its fact where the member's schema
+// accepts it: the one part of an answer it does not make up.
+type facts map[string]any
+
+// factNames lists, per fact, the last words of the member names that ask
+// for it. A member is named by a word alone (bare) or after a prefix: the
+// file input's own name ("document_size"), "file", "source" or "input".
+var factNames = []struct {
+	fact  string
+	words []string
+	bare  []string // the words that name the fact without a prefix
+}{
+	{"name", []string{"name", "filename"}, []string{"filename"}},
+	{"size", []string{"size", "bytes", "sizebytes", "sizeinbytes", "bytecount"}, []string{"sizebytes", "sizeinbytes", "bytecount"}},
+	{"media_type", []string{"mediatype", "mimetype", "contenttype", "type"}, []string{"mediatype", "mimetype", "contenttype"}},
+	{"digest", []string{"digest", "blake3", "hash", "checksum"}, []string{"digest", "blake3", "checksum"}},
+}
+
+// fileFacts reads the facts of the files in req's messages; where two
+// files answer to one name, the first in the conversation does.
+func fileFacts(req *agentrt.Request) facts {
+	f := facts{}
+	put := func(k string, v any) {
+		if _, ok := f[k]; !ok && v != nil {
+			f[k] = v
+		}
+	}
+	for _, msg := range req.Messages {
+		for _, p := range msg.Parts {
+			if p.File == nil {
+				continue
+			}
+			values := map[string]any{
+				"size":       json.Number(strconv.FormatInt(p.File.Size, 10)),
+				"media_type": p.File.MediaType,
+				"digest":     p.File.Digest,
+			}
+			if p.File.FileName != "" {
+				values["name"] = p.File.FileName
+			}
+			prefixes := []string{"file", "source", "input"}
+			if n := factKey(p.File.Name); n != "" {
+				prefixes = append([]string{n, n + "file"}, prefixes...)
+			}
+			for _, fn := range factNames {
+				v := values[fn.fact]
+				for _, w := range fn.words {
+					for _, pre := range prefixes {
+						put(pre+w, v)
+					}
+				}
+				for _, w := range fn.bare {
+					put(w, v)
+				}
+			}
+		}
+	}
+	if len(f) == 0 {
+		return nil
+	}
+	return f
+}
+
+// factKey is a member name as facts are keyed: lower case, letters and
+// digits only, so file_name, fileName and file-name are one.
+func factKey(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// fact returns the fact for the member whose value is being built at
+// depth, if the request's files have one.
+func (g *gen) fact(depth int) (any, bool) {
+	if g.facts == nil || g.member == "" || depth != g.memberDepth {
+		return nil, false
+	}
+	v, ok := g.facts[factKey(g.member)]
+	return v, ok
 }

@@ -38,6 +38,10 @@ var _ agentrt.Model = Model{}
 //     was not accepted;
 //   - else, with mode "required", a call of the first tool;
 //   - else the prose answer "Done.".
+//
+// An answer's members that ask for a file's name, size, media type or
+// digest (file_name, size_bytes, document_digest, ...) hold those of the
+// request's files where their schemas take them (see facts).
 func (m Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -87,7 +91,11 @@ func (m Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Res
 			// contract, not only what a provider's dialect could carry.
 			spec.Schema = req.Contract
 		}
-		args, err := toolArguments(spec, seed)
+		var f facts
+		if name == req.OutputTool {
+			f = fileFacts(req)
+		}
+		args, err := toolArguments(spec, seed, f)
 		if err != nil {
 			if name == req.OutputTool {
 				return nil, fmt.Errorf("testmodel: cannot synthesise an answer for output tool %q: %w", name, err)
@@ -104,7 +112,7 @@ func (m Model) textAnswer(req *agentrt.Request, conv *conversation) (*agentrt.Re
 	if len(req.Contract) > 0 {
 		schema = req.Contract
 	}
-	v, err := synthesize(schema, m.Seed+int64(conv.texts), true)
+	v, err := synthesize(schema, m.Seed+int64(conv.texts), true, fileFacts(req))
 	if err != nil {
 		return nil, fmt.Errorf("testmodel: cannot synthesise a %s answer: %w", req.Answer.Mode, err)
 	}
@@ -172,9 +180,9 @@ func findTool(tools []agentrt.ToolSpec, name string) (agentrt.ToolSpec, bool) {
 
 // toolArguments synthesises a tool's arguments; a tool without a schema
 // takes an empty object.
-func toolArguments(spec agentrt.ToolSpec, seed int64) (json.RawMessage, error) {
+func toolArguments(spec agentrt.ToolSpec, seed int64, f facts) (json.RawMessage, error) {
 	if len(spec.Schema) == 0 {
 		return json.RawMessage(`{}`), nil
 	}
-	return synthesize(spec.Schema, seed, true)
+	return synthesize(spec.Schema, seed, true, f)
 }

@@ -199,10 +199,10 @@ func (g *gen) members(atoms []*jsonschema.Schema, names []string, childV, depth 
 		if forbidden != nil {
 			return nil, forbidden
 		}
-		outer := g.member
-		g.member = name
+		outer, outerDepth := g.member, g.memberDepth
+		g.member, g.memberDepth = name, depth+1
 		val, err := g.value(schemas, nil, childV, depth+1)
-		g.member = outer
+		g.member, g.memberDepth = outer, outerDepth
 		if err != nil {
 			return nil, err
 		}

@@ -53,12 +53,13 @@ func (e *UnsatisfiableError) Error() string {
 // runtime uses (plan.CompileSchemaJSON); when none passes, the error is an
 // *UnsatisfiableError naming the keyword, never an invalid value.
 func Synthesize(schema []byte, seed int64) (json.RawMessage, error) {
-	return synthesize(schema, seed, false)
+	return synthesize(schema, seed, false, nil)
 }
 
 // synthesize is Synthesize; preferObject makes an object the first choice
-// where the root schema leaves the type open, as tool arguments must be.
-func synthesize(schema []byte, seed int64, preferObject bool) (json.RawMessage, error) {
+// where the root schema leaves the type open, as tool arguments must be;
+// members that ask for one of facts are offered it first.
+func synthesize(schema []byte, seed int64, preferObject bool, facts facts) (json.RawMessage, error) {
 	root, err := plan.CompileSchemaJSON(schema)
 	if err != nil {
 		return nil, fmt.Errorf("schema does not compile: %w", err)
@@ -70,6 +71,7 @@ func synthesize(schema []byte, seed int64, preferObject bool) (json.RawMessage, 
 	for a := range attempts {
 		g := newGen(seed, a, preferObject)
 		g.doc = doc
+		g.facts = facts
 		g.steps = min(left, stepBudget)
 		spent := g.steps
 		out, err := g.top(root)
@@ -97,6 +99,8 @@ type gen struct {
 	busyKw       string // the keyword being worked on, for an error
 	busyAt       *jsonschema.Schema
 	doc          any // the schema document, for what compiling it drops (see file)
+	facts        facts
+	memberDepth  int // the depth of the member's own value
 }
 
 func newGen(seed int64, attempt int, preferObject bool) *gen {
@@ -519,6 +523,13 @@ func (g *gen) fromAtoms(roots, atoms, negs []*jsonschema.Schema, v, depth int) (
 			return nil, unsat("enum", a, "the enum is empty")
 		}
 		return t.only(a.Enum.Values, g.pick(n, v), min(n, enumTries))
+	}
+	if f, ok := g.fact(depth); ok && v == 0 {
+		// A file's own name, size, type or digest, where the member
+		// asks for it and takes it.
+		if val, ok, err := t.first([]any{f}, 0, 1); err != nil || ok {
+			return val, err
+		}
 	}
 	if offered := offeredValues(atoms); v < len(offered) {
 		// The first valid one, from the v-th on.
