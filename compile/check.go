@@ -502,6 +502,10 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 	if s := c.schemaOf(path + ".input.schema"); s != nil {
 		input = s.Doc
 	}
+	paths := &pathCalls{files: c.fileInputs()}
+	if kind == "exec" {
+		paths.outputs = c.checkOutputFiles(path, lookup(t, "output_files"))
+	}
 	checkTmpl := func(field string, fv cue.Value) {
 		text, ok := str(fv)
 		if !ok {
@@ -510,7 +514,8 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 		for _, p := range checkTemplate(path+"."+field, text, input, "tool input") {
 			c.add(fv.Pos(), p.code, "%s", p.msg)
 		}
-		for _, p := range checkFileCalls(path+"."+field, text, c.fileInputs(), kind == "exec" && strings.HasPrefix(field, "argv")) {
+		paths.exec = kind == "exec" && strings.HasPrefix(field, "argv")
+		for _, p := range checkFileCalls(path+"."+field, text, paths) {
 			c.add(fv.Pos(), p.code, "%s", p.msg)
 		}
 	}
@@ -556,6 +561,12 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 				continue
 			}
 			checkTmpl(fmt.Sprintf("argv[%d]", i), av)
+		}
+		for _, n := range paths.outputs {
+			if !paths.used[n] {
+				ov := lookup(t, "output_files", n)
+				c.add(ov.Pos(), CodeToolInvalid, "%s.output_files.%s: argv never gives the program its path ({{output_file %q}}), so it can never be written", path, n, n)
+			}
 		}
 		c.checkConfine(path, t)
 		dv := lookup(t, "dir")
@@ -760,7 +771,7 @@ func (c *checker) checkPrompt() {
 	} else if lookup(c.v, "input").Exists() {
 		return // the input schema is broken and reported; nothing to check against
 	}
-	for _, p := range checkFileCalls("prompt", text, nil, false) {
+	for _, p := range checkFileCalls("prompt", text, &pathCalls{}) {
 		c.add(pv.Pos(), p.code, "%s", p.msg)
 	}
 	for _, p := range checkTemplate("prompt", text, input, "input") {

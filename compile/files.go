@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"cuelang.org/go/cue"
+
 	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
@@ -89,5 +91,28 @@ func (c *checker) fileInputs() []string {
 	for _, f := range fs {
 		names = append(names, f.Name)
 	}
+	return names
+}
+
+// checkOutputFiles checks an exec tool's output_files (ov) and returns
+// the names of those it declares, sorted.
+func (c *checker) checkOutputFiles(path string, ov cue.Value) []string {
+	var names []string
+	it, err := ov.Fields()
+	if err != nil {
+		return nil
+	}
+	for it.Next() {
+		name := it.Selector().Unquoted()
+		names = append(names, name)
+		var o plan.OutputFile
+		if err := it.Value().Decode(&o); err != nil {
+			continue // the manifest schema reports it
+		}
+		if err := plan.CheckOutputFile(name, o); err != nil {
+			c.add(it.Value().Pos(), CodeToolInvalid, "%s.output_files: %v", path, err)
+		}
+	}
+	slices.Sort(names)
 	return names
 }

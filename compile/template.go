@@ -134,11 +134,20 @@ func resolve(schema any, fields []string) (missing string, ok bool) {
 	return "", true
 }
 
-// checkFileCalls checks a template's calls of file, which gives the path
-// of a run's file input to an exec tool's program: only an exec tool's
-// argv may call it (exec is true there), with a literal naming one of the
-// agent's file inputs (files).
-func checkFileCalls(name, text string, files []string, exec bool) []templateProblem {
+// pathCalls are what a template's calls of file and output_file may
+// name: file gives an exec tool's program the path of a run's file input
+// (one of files), output_file a path to write one of the tool's output
+// files (one of outputs). Only an exec tool's argv may call them (exec is
+// true there), each with a literal name. used collects the output files
+// named.
+type pathCalls struct {
+	files, outputs []string
+	exec           bool
+	used           map[string]bool
+}
+
+// checkFileCalls checks a template's calls of file and output_file.
+func checkFileCalls(name, text string, pc *pathCalls) []templateProblem {
 	t, err := plan.ParseTemplate(name, text)
 	if err != nil {
 		return nil // checkTemplate reports it
@@ -179,8 +188,8 @@ func checkFileCalls(name, text string, files []string, exec bool) []templateProb
 			}
 		case *parse.CommandNode:
 			for i, a := range n.Args {
-				if id, ok := a.(*parse.IdentifierNode); ok && id.Ident == "file" && i == 0 {
-					out = append(out, fileCall(name, line(n.Position()), n.Args[1:], files, exec)...)
+				if id, ok := a.(*parse.IdentifierNode); ok && i == 0 && (id.Ident == "file" || id.Ident == "output_file") {
+					out = append(out, pc.call(id.Ident, name, line(n.Position()), n.Args[1:])...)
 				}
 				visit(a)
 			}
@@ -192,9 +201,14 @@ func checkFileCalls(name, text string, files []string, exec bool) []templateProb
 	return out
 }
 
-func fileCall(name string, line int, args []parse.Node, files []string, exec bool) []templateProblem {
-	if !exec {
-		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: file gives a run's file input to an exec tool's program, by path, and is called only in an exec tool's argv", name, line)}}
+// call checks one call of fn (file or output_file).
+func (pc *pathCalls) call(fn, name string, line int, args []parse.Node) []templateProblem {
+	what, owner, names, kind, example := "gives a run's file input to an exec tool's program, by path", "the agent", pc.files, "file input", `file "document"`
+	if fn == "output_file" {
+		what, owner, names, kind, example = "gives an exec tool's program a path to write one of its output files", "the tool", pc.outputs, "output file", `output_file "chart"`
+	}
+	if !pc.exec {
+		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: %s %s, and is called only in an exec tool's argv", name, line, fn, what)}}
 	}
 	var lit *parse.StringNode
 	if len(args) == 1 {
@@ -202,9 +216,15 @@ func fileCall(name string, line int, args []parse.Node, files []string, exec boo
 	}
 	switch {
 	case lit == nil:
-		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: file takes the name of one of the agent's file inputs, written as a literal (file \"document\"), never a value of the call", name, line)}}
-	case !slices.Contains(files, lit.Text):
-		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: file %q: the agent has no file input %q (it has %s)", name, line, lit.Text, lit.Text, listOrNone(files))}}
+		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: %s takes the name of one of %s's %ss, written as a literal (%s), never a value of the call", name, line, fn, owner, kind, example)}}
+	case !slices.Contains(names, lit.Text):
+		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: %s %q: %s has no %s %q (it has %s)", name, line, fn, lit.Text, owner, kind, lit.Text, listOrNone(names))}}
+	}
+	if fn == "output_file" {
+		if pc.used == nil {
+			pc.used = map[string]bool{}
+		}
+		pc.used[lit.Text] = true
 	}
 	return nil
 }

@@ -170,6 +170,9 @@ type Tool struct {
 	// exec
 	Argv []string `json:"argv,omitempty"`
 	Dir  string   `json:"dir,omitempty"`
+	// OutputFiles are the files the program writes for the model, by
+	// name (see OutputFile).
+	OutputFiles map[string]OutputFile `json:"output_files,omitempty"`
 	// exec, mcp
 	Env []string `json:"env,omitempty"`
 	// mcp
@@ -194,6 +197,21 @@ type Tool struct {
 	// mcp: Approve and ApproveIf of the server's tools, by name, where
 	// they differ from the server's.
 	ApproveTools map[string]ToolApproval `json:"approve_tools,omitempty"`
+}
+
+// OutputFile is a file an exec tool's program writes for the model: an
+// argument rendered by {{output_file "NAME"}} is a path in a directory
+// agentc makes for the call, which the program may write; when it has
+// exited, the file it left there is read, checked and stored, and the
+// call's result carries it (runtime.ToolResult.Files).
+type OutputFile struct {
+	// MediaTypes are the media types it may be: each one of
+	// FileMediaTypes, or image/* for any of the images. The first names
+	// the path's extension (.png, .pdf, ...), for programs that go by it.
+	MediaTypes []string `json:"media_types"`
+	// MaxBytes bounds its size; the manifest's default is
+	// DefaultMaxFileBytes, as is 0 in a plan.
+	MaxBytes int64 `json:"max_bytes"`
 }
 
 // Confine is what an exec tool's program or a stdio mcp server may

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"mime"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -250,4 +251,54 @@ func SniffMediaType(head []byte) string {
 		}
 	}
 	return "text/plain"
+}
+
+// outputFileName is the form of an exec tool's output file's name: it
+// names a file in the call's directory.
+var outputFileName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$`)
+
+// CheckOutputFile checks an exec tool's output file named name: its name
+// (letters, digits, _ and -), its media types (as a file input's) and its
+// bound.
+func CheckOutputFile(name string, o OutputFile) error {
+	if !outputFileName.MatchString(name) {
+		return fmt.Errorf("output file %q: a name is up to 64 letters, digits, _ and -, not starting with -", name)
+	}
+	if len(o.MediaTypes) == 0 {
+		return fmt.Errorf("output file %q: media_types names none", name)
+	}
+	for _, mt := range o.MediaTypes {
+		if err := checkMediaType(mt); err != nil {
+			return fmt.Errorf("output file %q: %s", name, strings.Replace(err.Error(), "contentMediaType", "media type", 1))
+		}
+	}
+	if o.MaxBytes < 0 || o.MaxBytes > DefaultMaxFileBytes {
+		return fmt.Errorf("output file %q: max_bytes %d is not between 1 and %d", name, o.MaxBytes, DefaultMaxFileBytes)
+	}
+	return nil
+}
+
+// Field is o as a file field, for Accepts and Expand, with MaxBytes
+// defaulted.
+func (o OutputFile) Field(name string) FileField {
+	f := FileField{Name: name, MediaTypes: o.MediaTypes, MaxBytes: o.MaxBytes}
+	if f.MaxBytes <= 0 {
+		f.MaxBytes = DefaultMaxFileBytes
+	}
+	return f
+}
+
+// extensions are the file name extensions of FileMediaTypes.
+var extensions = map[string]string{
+	"application/pdf": ".pdf", "image/gif": ".gif", "image/jpeg": ".jpg",
+	"image/png": ".png", "image/webp": ".webp", "text/plain": ".txt",
+}
+
+// Extension is the file name extension of the first media type f
+// declares (".png"), or "" when that is a wildcard (image/*).
+func (f FileField) Extension() string {
+	if len(f.MediaTypes) == 0 {
+		return ""
+	}
+	return extensions[f.MediaTypes[0]]
 }

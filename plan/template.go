@@ -80,11 +80,20 @@ func (t *Template) Execute(w io.Writer, data any) error {
 	return t.ExecuteFiles(w, data, nil)
 }
 
-// ExecutePaths renders t over data, writing to w, where the function
-// file NAME gives the path path returns for the run's file input NAME:
-// an exec tool's argument vector. Elsewhere, file is an error.
-func (t *Template) ExecutePaths(w io.Writer, data any, path func(name string) (string, error)) (err error) {
-	s := &state{t: t, w: w, tree: t.Tree, path: path}
+// Paths are what the functions that give an exec tool's program paths
+// return: file NAME, the path of the run's file input NAME (File), and
+// output_file NAME, the path where the program writes its output file
+// NAME (OutputFile).
+type Paths struct {
+	File       func(name string) (string, error)
+	OutputFile func(name string) (string, error)
+}
+
+// ExecutePaths renders t over data, writing to w, where the functions
+// file and output_file give the paths p returns: an exec tool's argument
+// vector. Elsewhere, or where p has no such func, they are an error.
+func (t *Template) ExecutePaths(w io.Writer, data any, p Paths) (err error) {
+	s := &state{t: t, w: w, tree: t.Tree, paths: p}
 	return t.execute(s, data)
 }
 
@@ -139,7 +148,7 @@ type state struct {
 	vars  []variable
 	depth int
 	file  func(name string) error
-	path  func(name string) (string, error)
+	paths Paths
 }
 
 func (s *state) at(n parse.Node) { s.node = n }
@@ -648,10 +657,18 @@ func newBuiltins() map[string]builtin {
 		}},
 		"file": {fixed: []param{stringParam}, fn: func(s *state, args []reflect.Value) (reflect.Value, error) {
 			name := args[0].String()
-			if s.path == nil {
+			if s.paths.File == nil {
 				return reflect.Value{}, fmt.Errorf("file %q: a run's files are given by path only to an exec tool's arguments", name)
 			}
-			p, err := s.path(name)
+			p, err := s.paths.File(name)
+			return reflect.ValueOf(p), err
+		}},
+		"output_file": {fixed: []param{stringParam}, fn: func(s *state, args []reflect.Value) (reflect.Value, error) {
+			name := args[0].String()
+			if s.paths.OutputFile == nil {
+				return reflect.Value{}, fmt.Errorf("output_file %q: a path to write a file is given only to an exec tool's program, in its arguments", name)
+			}
+			p, err := s.paths.OutputFile(name)
 			return reflect.ValueOf(p), err
 		}},
 		"len":      {fixed: []param{valueParam}, fn: length},

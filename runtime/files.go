@@ -75,6 +75,22 @@ func withInputFiles(ctx context.Context, user Message) context.Context {
 	return context.WithValue(ctx, inputFilesKey{}, files)
 }
 
+// usesInputFiles reports whether a tool's argv may give its program a
+// run's file (an exec tool's {{file "NAME"}}; an argument that merely
+// holds the word counts too): what decides whether a host that makes the
+// call elsewhere is told the run's files.
+func usesInputFiles(t plan.Tool) bool {
+	if t.Kind != "exec" {
+		return false
+	}
+	for _, a := range t.Argv {
+		if strings.Contains(a, "file") {
+			return true
+		}
+	}
+	return false
+}
+
 // fileParts are a tool result's files as the parts of its message.
 func fileParts(files []File) []Part {
 	var parts []Part

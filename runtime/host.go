@@ -58,6 +58,10 @@ type Effect struct {
 	// Tool and Arguments are a tool call's.
 	Tool      string          `json:"tool,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// InputFiles are a tool call's: the run's file inputs, by name, that
+	// an exec tool may give its program by path ({{file "NAME"}}), read
+	// from the host's own store. They go by digest, never by bytes.
+	InputFiles map[string]File `json:"input_files,omitempty"`
 	// Deadline is when the run's deadline, or its caller's, passes; zero
 	// for none. The host ends the effect by then, with an error that
 	// wraps context.DeadlineExceeded.
@@ -80,6 +84,9 @@ func Perform(ctx context.Context, e *Effect, model Model, tools map[string]Tool,
 		t, ok := tools[e.Tool]
 		if !ok {
 			return nil, fmt.Errorf("effect %s: there is no tool %q here", e.Key, e.Tool)
+		}
+		if len(e.InputFiles) > 0 {
+			ctx = context.WithValue(ctx, inputFilesKey{}, e.InputFiles)
 		}
 		return performTool(ctx, t, ToolCall{Name: e.Tool, Arguments: e.Arguments}, secrets)
 	}

@@ -1143,6 +1143,9 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		req.Declaration = &decl
 	}
 	remote := &Effect{Tool: c.Name, Arguments: c.Arguments}
+	if files, _ := x.runCtx.Value(inputFilesKey{}).(map[string]File); len(files) > 0 && usesInputFiles(x.agent.Capabilities.Tools[c.Name]) {
+		remote.InputFiles = files
+	}
 	raw, replayed, err := x.effect(journal.Key{Round: round, Ordinal: ordinal}, journal.KindTool, ident{full: req, what: "call of tool " + c.Name, effect: remote}, func() (json.RawMessage, error) {
 		return performTool(x.runCtx, t, c, x.opts.Secrets)
 	})

@@ -45,10 +45,11 @@ func inputFileFields(p *plan.Plan, f Flags) (*fileInputs, error) {
 }
 
 // takesToolFiles reports whether the agent has a tool whose results may
-// carry files (an mcp server's images), which need the run's store.
+// carry files (an mcp server's images, an exec tool's output files), which
+// need the run's store.
 func takesToolFiles(p *plan.Plan) bool {
 	for _, t := range p.Agent.Capabilities.Tools {
-		if t.Kind == "mcp" {
+		if t.Kind == "mcp" || len(t.OutputFiles) > 0 {
 			return true
 		}
 	}

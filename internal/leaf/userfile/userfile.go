@@ -47,10 +47,12 @@ type NotRegularError struct {
 }
 
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s is not a regular file (%s)", e.Path, kind(e.Mode))
+	return fmt.Sprintf("%s is not a regular file (%s)", e.Path, Kind(e.Mode))
 }
 
-func kind(m os.FileMode) string {
+// Kind names what a file that is not a regular one is: "a directory",
+// "a FIFO", "a symbolic link", ...
+func Kind(m os.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
@@ -276,7 +278,7 @@ func Reason(err error) string {
 	case errors.As(err, &tl):
 		return fmt.Sprintf("larger than the %s %s may be", Size(tl.Limit), tl.What)
 	case errors.As(err, &nr):
-		return "not a regular file (" + kind(nr.Mode) + ")"
+		return "not a regular file (" + Kind(nr.Mode) + ")"
 	case errors.As(err, &pe):
 		return pe.Err.Error()
 	}

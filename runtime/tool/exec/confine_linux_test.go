@@ -227,3 +227,23 @@ func BenchmarkCall(b *testing.B) {
 		})
 	}
 }
+
+// TestConfinedOutputFile: a confined program writes its output file in
+// the call's directory, and nowhere else: not beside it in the temporary
+// directory.
+func TestConfinedOutputFile(t *testing.T) {
+	needConfinement(t, false)
+	ctx, _ := storeCtx(t)
+	tool := newTool(t, t.TempDir(), plan.Tool{
+		Argv:        []string{"sh", "-c", `printf '` + png + `' > "$1" && echo x > "$(dirname "$(dirname "$1")")/beside-$$"; echo "status $?"`, "sh", `{{output_file "chart"}}`},
+		OutputFiles: map[string]plan.OutputFile{"chart": {MediaTypes: []string{"image/png"}}},
+		Confine:     &plan.Confine{},
+	})
+	res, err := tool.Call(ctx, nil)
+	if err != nil || res.IsError || len(res.Files) != 1 || res.Files[0].MediaType != "image/png" {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if strings.Contains(res.Content, "status 0") || !strings.Contains(res.Content, "Permission denied") {
+		t.Errorf("the program wrote beside its directory: %q", res.Content)
+	}
+}

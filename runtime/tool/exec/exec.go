@@ -139,6 +139,7 @@ type Tool struct {
 	confine  confine.Policy
 	spec     runtime.ToolSpec
 	secrets  *redact.Set // replaced before an output is cut
+	outputs  map[string]plan.FileField
 }
 
 // Option configures New.
@@ -222,6 +223,16 @@ func New(name string, t plan.Tool, baseDir string, opts ...Option) (*Tool, error
 	if tool.confine, err = confine.ForTool(name, t.Confine, base); err != nil {
 		return fail("%v", err)
 	}
+	for _, n := range slices.Sorted(maps.Keys(t.OutputFiles)) {
+		o := t.OutputFiles[n]
+		if err := plan.CheckOutputFile(n, o); err != nil {
+			return fail("%v", err)
+		}
+		if tool.outputs == nil {
+			tool.outputs = map[string]plan.FileField{}
+		}
+		tool.outputs[n] = o.Field(n)
+	}
 	tool.spec = runtime.ToolSpec{Name: name, Description: t.Description, Schema: bytes.Clone(t.Input.Schema)}
 	for _, o := range opts {
 		o(tool)
@@ -252,7 +263,9 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 	if err := ctx.Err(); err != nil {
 		return runtime.ToolResult{}, err
 	}
-	argv, files, err := t.render(ctx, args)
+	out := &outputs{tool: t}
+	defer out.remove()
+	argv, files, err := t.render(ctx, args, out)
 	if err != nil {
 		return runtime.ToolResult{}, err
 	}
@@ -264,7 +277,11 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 	if err != nil {
 		return runtime.ToolResult{}, err
 	}
-	return t.run(ctx, path, dir, argv, files)
+	res, err := t.run(ctx, path, dir, argv, files, out.dir)
+	if err != nil || res.IsError || len(out.names) == 0 {
+		return res, err
+	}
+	return out.collect(ctx, res)
 }
 
 // render decodes the arguments and renders the argument vector, program
@@ -273,17 +290,22 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 // {{file "NAME"}} in an element is the path of the run's file input NAME:
 // its blob in the run's file store, which agentc makes and the program
 // may read, never a path the model chose. files lists the blobs given.
-func (t *Tool) render(ctx context.Context, raw json.RawMessage) (argv, files []string, err error) {
+// {{output_file "NAME"}} is the path where the program writes its output
+// file NAME, in a directory of the call's own (out).
+func (t *Tool) render(ctx context.Context, raw json.RawMessage, out *outputs) (argv, files []string, err error) {
 	data, err := decodeArgs(raw)
 	if err != nil {
 		return nil, nil, err
 	}
-	path := func(name string) (string, error) {
-		p, err := runtime.InputFilePath(ctx, name)
-		if err == nil {
-			files = append(files, p)
-		}
-		return p, err
+	paths := plan.Paths{
+		File: func(name string) (string, error) {
+			p, err := runtime.InputFilePath(ctx, name)
+			if err == nil {
+				files = append(files, p)
+			}
+			return p, err
+		},
+		OutputFile: out.path,
 	}
 	argv = make([]string, 0, 1+len(t.args))
 	argv = append(argv, t.program)
@@ -291,7 +313,7 @@ func (t *Tool) render(ctx context.Context, raw json.RawMessage) (argv, files []s
 	for i, tmpl := range t.args {
 		n := i + 1
 		b.Reset()
-		if err := tmpl.ExecutePaths(&b, data, path); err != nil {
+		if err := tmpl.ExecutePaths(&b, data, paths); err != nil {
 			return nil, nil, fmt.Errorf("argument %d: %s", n, execReason(err))
 		}
 		s := b.String()
@@ -441,7 +463,9 @@ func (t *Tool) environ() []string {
 }
 
 // run starts the program and waits for it, its output and its group.
-func (t *Tool) run(ctx context.Context, path, dir string, argv, files []string) (runtime.ToolResult, error) {
+//
+// The program may read files and write in outDir, when they are given.
+func (t *Tool) run(ctx context.Context, path, dir string, argv, files []string, outDir string) (runtime.ToolResult, error) {
 	rOut, wOut, err := os.Pipe()
 	if err != nil {
 		return runtime.ToolResult{}, fmt.Errorf("starting %q: %s", t.program, reason(err))
@@ -469,6 +493,16 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv, files []string) 
 		for _, f := range files {
 			policy.Shown[f] = "a file of the run"
 		}
+	}
+	if outDir != "" {
+		// It writes its output files there, and nowhere else it was not
+		// let.
+		policy.Write = append(slices.Clip(policy.Write), outDir)
+		policy.Shown = maps.Clone(policy.Shown)
+		if policy.Shown == nil {
+			policy.Shown = map[string]string{}
+		}
+		policy.Shown[outDir] = "the call's output directory"
 	}
 	confined, err := policy.Wrap(cmd)
 	if err != nil {

@@ -33,7 +33,7 @@ func FuzzRender(f *testing.F) {
 	}
 	tool := newTool(f, f.TempDir(), plan.Tool{Argv: fuzzArgv})
 	check := func(t *testing.T, args []byte) {
-		argv, _, err := tool.render(context.Background(), args)
+		argv, _, err := tool.render(context.Background(), args, &outputs{tool: tool})
 		if err != nil {
 			return
 		}
@@ -61,7 +61,7 @@ func FuzzRender(f *testing.F) {
 			t.Fatal(err)
 		}
 		check(t, args)
-		if _, _, err := tool.render(context.Background(), args); strings.HasPrefix(value, "-") && err == nil {
+		if _, _, err := tool.render(context.Background(), args, &outputs{tool: tool}); strings.HasPrefix(value, "-") && err == nil {
 			t.Fatalf("value %q was accepted by a bare placeholder", value)
 		}
 		check(t, []byte(value))

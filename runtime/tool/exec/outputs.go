@@ -1,0 +1,147 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"agentc.dev/agentc/internal/leaf/userfile"
+	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
+)
+
+// outputs are the output files of one call: a directory of the call's
+// own, made when an argument first names one, and the names given.
+type outputs struct {
+	tool  *Tool
+	dir   string   // "" until an argument names an output file
+	names []string // in the order the arguments name them
+}
+
+// path is output_file NAME: the path of the output file NAME in the
+// call's directory, named NAME and the extension of its first media type,
+// for programs that choose a format by it.
+func (o *outputs) path(name string) (string, error) {
+	f, ok := o.tool.outputs[name]
+	if !ok {
+		return "", fmt.Errorf("the tool declares no output file %q", name)
+	}
+	if o.dir == "" {
+		dir, err := os.MkdirTemp("", "agentc-out-")
+		if err != nil {
+			return "", fmt.Errorf("making the call's output directory: %s", reason(err))
+		}
+		o.dir = dir
+	}
+	if !slices.Contains(o.names, name) {
+		o.names = append(o.names, name)
+	}
+	return filepath.Join(o.dir, name+f.Extension()), nil
+}
+
+// remove removes the call's directory, with all the program left in it.
+func (o *outputs) remove() {
+	if o.dir != "" {
+		os.RemoveAll(o.dir)
+	}
+}
+
+// collect reads the output files the program wrote into the run's file
+// store and adds them to res, whose text says what each is, or why it is
+// missing or was refused. A file that is not a regular file (a link, a
+// FIFO, a directory), is larger than its bound, or is not of a declared
+// media type is refused, and the result is an error: the program did not
+// do what the tool declares.
+func (o *outputs) collect(ctx context.Context, res runtime.ToolResult) (runtime.ToolResult, error) {
+	store := runtime.FileStore(ctx)
+	var notes []string
+	var total int64
+	for _, name := range o.names {
+		f := o.tool.outputs[name]
+		path := filepath.Join(o.dir, name+f.Extension())
+		b, err := o.read(store, path, f)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			notes = append(notes, fmt.Sprintf("[output file %s: the program wrote none]", name))
+			continue
+		case err != nil:
+			res.IsError = true
+			notes = append(notes, fmt.Sprintf("[output file %s: %s]", name, err))
+			continue
+		}
+		if total += b.Size; total > plan.DefaultMaxRunFileBytes {
+			res.IsError = true
+			notes = append(notes, fmt.Sprintf("[output file %s: the call's output files pass %s together]", name, userfile.Size(plan.DefaultMaxRunFileBytes)))
+			continue
+		}
+		res.Files = append(res.Files, runtime.File{Name: name, FileName: filepath.Base(path), MediaType: b.MediaType, Size: b.Size, Digest: b.Digest})
+		notes = append(notes, fmt.Sprintf("[output file %s: %s, %d bytes]", name, b.MediaType, b.Size))
+	}
+	if res.Content == "(no output)" {
+		res.Content = ""
+	}
+	if res.Content != "" && !strings.HasSuffix(res.Content, "\n") {
+		res.Content += "\n"
+	}
+	res.Content += strings.Join(notes, "\n")
+	return res, nil
+}
+
+// read stores the file at path, if it is a regular file, not a link, of
+// one of f's media types and at most f.MaxBytes.
+func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (filestore.Blob, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return filestore.Blob{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return filestore.Blob{}, fmt.Errorf("it is not a regular file (%s); the program must write the file itself", userfile.Kind(fi.Mode()))
+	}
+	if fi.Size() > f.MaxBytes {
+		return filestore.Blob{}, fmt.Errorf("it is %d bytes, more than the %d the tool takes", fi.Size(), f.MaxBytes)
+	}
+	if store == nil {
+		return filestore.Blob{}, fmt.Errorf("the run has no file store to keep it in")
+	}
+	file, err := userfile.Open(path)
+	if err != nil {
+		return filestore.Blob{}, fmt.Errorf("%s", reason(err))
+	}
+	defer file.Close()
+	// What was opened is what was looked at: not a link put in its
+	// place since.
+	if now, err := file.Stat(); err != nil || !os.SameFile(fi, now) {
+		return filestore.Blob{}, fmt.Errorf("it changed while it was read")
+	}
+	// Its type is known before it is stored: a file refused leaves
+	// nothing in the store.
+	head := make([]byte, plan.SniffLen)
+	n, err := io.ReadFull(file, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return filestore.Blob{}, fmt.Errorf("%s", reason(err))
+	}
+	head = head[:n]
+	switch mt := plan.SniffMediaType(head); {
+	case mt == "":
+		return filestore.Blob{}, fmt.Errorf("it is none of the media types agentc recognises, and the tool declares %s", strings.Join(f.MediaTypes, ", "))
+	case !f.Accepts(mt):
+		return filestore.Blob{}, fmt.Errorf("it is a %s file, and the tool declares %s", mt, strings.Join(f.MediaTypes, ", "))
+	}
+	b, err := store.Put(io.MultiReader(bytes.NewReader(head), file), f.MaxBytes)
+	var tl *filestore.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return filestore.Blob{}, fmt.Errorf("it is more than the %d bytes the tool takes", f.MaxBytes)
+	case err != nil:
+		return filestore.Blob{}, fmt.Errorf("storing it: %s", reason(err))
+	}
+	return b, nil
+}

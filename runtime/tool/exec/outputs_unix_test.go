@@ -1,0 +1,166 @@
+//go:build unix
+
+package exec
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
+)
+
+// png is the start of a PNG file: its signature and a header chunk,
+// enough for agentc to know it.
+const png = `\211PNG\r\n\032\n\000\000\000\rIHDR\000\000\000\001\000\000\000\001\010\000\000\000\000:~\233U`
+
+// outputTool is an exec tool whose shell script writes its output file
+// chart (declared as types) at "$1".
+func outputTool(t *testing.T, script string, chart plan.OutputFile) *Tool {
+	t.Helper()
+	return newTool(t, t.TempDir(), plan.Tool{
+		Argv:        []string{"sh", "-c", script, "sh", `{{output_file "chart"}}`},
+		OutputFiles: map[string]plan.OutputFile{"chart": chart},
+	})
+}
+
+func storeCtx(t *testing.T) (context.Context, *filestore.Store) {
+	t.Helper()
+	s, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runtime.WithFileStore(context.Background(), s), s
+}
+
+// A program's output file reaches the call's result from the run's store,
+// named and typed; the directory it was written in is gone after the call.
+func TestOutputFile(t *testing.T) {
+	ctx, store := storeCtx(t)
+	for _, c := range []struct {
+		types    []string
+		fileName string
+	}{
+		{[]string{"image/png"}, "chart.png"},
+		{[]string{"image/*"}, "chart"},
+		{[]string{"application/pdf", "image/png"}, "chart.pdf"},
+	} {
+		tool := outputTool(t, `printf '`+png+`' > "$1"; echo "wrote $(basename "$1")"; dirname "$1" > /dev/stderr`, plan.OutputFile{MediaTypes: c.types})
+		res, err := tool.Call(ctx, json.RawMessage(`{}`))
+		if err != nil || res.IsError {
+			t.Fatalf("%v: %v %+v", c.types, err, res)
+		}
+		if len(res.Files) != 1 {
+			t.Fatalf("%v: files %+v", c.types, res.Files)
+		}
+		f := res.Files[0]
+		if f.Name != "chart" || f.FileName != c.fileName || f.MediaType != "image/png" || f.Size != 33 {
+			t.Errorf("%v: file %+v", c.types, f)
+		}
+		if !strings.HasPrefix(res.Content, "wrote "+c.fileName+"\n") || !strings.HasSuffix(res.Content, "\n[output file chart: image/png, 33 bytes]") {
+			t.Errorf("%v: content %q", c.types, res.Content)
+		}
+		r, n, err := store.Open(f.Digest)
+		if err != nil || n != 33 {
+			t.Fatalf("%v: the stored file: %v, %d bytes", c.types, err, n)
+		}
+		b, err := io.ReadAll(r)
+		r.Close()
+		if err != nil || !strings.HasPrefix(string(b), "\x89PNG\r\n\x1a\n") {
+			t.Errorf("%v: stored %q, %v", c.types, b, err)
+		}
+		_, dir, _ := strings.Cut(res.Content, "stderr:\n")
+		dir = strings.TrimSpace(strings.Split(dir, "\n")[0])
+		if !strings.Contains(dir, "agentc-out-") {
+			t.Fatalf("%v: the program printed no directory: %q", c.types, res.Content)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%v: the call's directory %s is left behind: %v", c.types, dir, err)
+		}
+	}
+}
+
+// What the program leaves in the output file's place that is not a file
+// of a declared type within its bound is refused, and the call's result
+// is an error saying why; a file it does not write is said, and is no
+// error. None of it waits on a FIFO or follows a link.
+func TestOutputFileRefused(t *testing.T) {
+	ctx, store := storeCtx(t)
+	secret := filepath.Join(t.TempDir(), "secret.png")
+	if err := os.WriteFile(secret, []byte("\x89PNG\r\n\x1a\n a file beside"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, script string
+		max          int64
+		want         string
+		isError      bool
+	}{
+		{"none", `true`, 0, "[output file chart: the program wrote none]", false},
+		{"text", `echo hello > "$1"`, 0, "[output file chart: it is a text/plain file, and the tool declares image/png]", true},
+		{"binary", `printf '\000\001\002' > "$1"`, 0, "[output file chart: it is none of the media types agentc recognises, and the tool declares image/png]", true},
+		{"large", `printf '` + png + `' > "$1"`, 20, "[output file chart: it is 33 bytes, more than the 20 the tool takes]", true},
+		{"link", `ln -s '` + secret + `' "$1"`, 0, "[output file chart: it is not a regular file (a symbolic link); the program must write the file itself]", true},
+		{"fifo", `mkfifo "$1"`, 0, "[output file chart: it is not a regular file (a FIFO); the program must write the file itself]", true},
+		{"directory", `mkdir "$1"`, 0, "[output file chart: it is not a regular file (a directory); the program must write the file itself]", true},
+	} {
+		tool := outputTool(t, c.script, plan.OutputFile{MediaTypes: []string{"image/png"}, MaxBytes: c.max})
+		res, err := tool.Call(ctx, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if res.Content != c.want || res.IsError != c.isError || len(res.Files) != 0 {
+			t.Errorf("%s: got %q (error %v, files %v), want %q (error %v)", c.name, res.Content, res.IsError, res.Files, c.want, c.isError)
+		}
+	}
+	entries, err := os.ReadDir(store.Dir())
+	if err != nil && !os.IsNotExist(err) || len(entries) != 0 {
+		t.Errorf("the store holds %d blobs, want none: %v", len(entries), err)
+	}
+
+	// A program that fails is reported as ever; what it wrote is not read.
+	tool := outputTool(t, `printf '`+png+`' > "$1"; exit 3`, plan.OutputFile{MediaTypes: []string{"image/png"}})
+	if res, err := tool.Call(ctx, nil); err != nil || !res.IsError || len(res.Files) != 0 || !strings.Contains(res.Content, "exit status 3") {
+		t.Errorf("a failed program: %v %+v", err, res)
+	}
+
+	// Without a store, a written file cannot be kept: the result says so.
+	tool = outputTool(t, `printf '`+png+`' > "$1"`, plan.OutputFile{MediaTypes: []string{"image/png"}})
+	if res, err := tool.Call(context.Background(), nil); err != nil || !res.IsError || res.Content != "[output file chart: the run has no file store to keep it in]" {
+		t.Errorf("without a store: %v %+v", err, res)
+	}
+}
+
+// An output file the tool does not declare is an error of the call, and
+// so is a declaration New cannot take.
+func TestOutputFileDeclared(t *testing.T) {
+	tool := newTool(t, t.TempDir(), plan.Tool{
+		Argv:        []string{"echo", `{{output_file "plot"}}`},
+		OutputFiles: map[string]plan.OutputFile{"chart": {MediaTypes: []string{"image/png"}}},
+	})
+	if got := call(t, tool, `{}`); got != `error: argument 1: at <output_file "plot">: error calling output_file: the tool declares no output file "plot"` {
+		t.Errorf("got %q", got)
+	}
+	for _, c := range []struct {
+		name string
+		o    plan.OutputFile
+		want string
+	}{
+		{"../x", plan.OutputFile{MediaTypes: []string{"image/png"}}, `output file "../x": a name is up to 64 letters`},
+		{"x", plan.OutputFile{}, `output file "x": media_types names none`},
+		{"x", plan.OutputFile{MediaTypes: []string{"image/tiff"}}, `output file "x": media type "image/tiff" is not one agentc recognises`},
+		{"x", plan.OutputFile{MediaTypes: []string{"image/png"}, MaxBytes: plan.DefaultMaxFileBytes + 1}, `max_bytes 20971521 is not between 1 and 20971520`},
+	} {
+		_, err := New("run", plan.Tool{Kind: "exec", Description: "d", Input: &plan.Input{Schema: json.RawMessage(schema)},
+			Argv: []string{"echo"}, OutputFiles: map[string]plan.OutputFile{c.name: c.o}}, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %+v: got %v, want %q", c.name, c.o, err, c.want)
+		}
+	}
+}
