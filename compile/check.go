@@ -206,6 +206,7 @@ func (c *checker) run() {
 	c.checkTools()
 	c.checkPrompt()
 	c.checkFiles()
+	c.checkModelSettings()
 	c.checkOutput()
 	c.checkDialect()
 	c.checkTests()
@@ -834,4 +835,18 @@ func (c *checker) checkConfine(path string, t cue.Value) {
 		reads = "the system's programs and libraries and " + list(read)
 	}
 	c.add(pos, CodeToolConfined, "%s runs confined: it reads %s, writes %s, and reaches %s; %s", path, reads, list(write), net, how)
+}
+
+// checkModelSettings checks the model's settings against what its
+// provider documents for the model (plan.CheckModelSettings), each
+// finding at the setting.
+func (c *checker) checkModelSettings() {
+	var m plan.Model
+	mv := lookup(c.v, "model")
+	if err := mv.Decode(&m); err != nil {
+		return // the manifest schema reports it
+	}
+	for _, p := range plan.CheckModelSettings(m) {
+		c.add(lookup(mv, p.Field).Pos(), CodeModelSetting, "model.%s: %s", p.Field, p.Msg)
+	}
 }

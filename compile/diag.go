@@ -149,6 +149,7 @@ var Rules = []Rule{
 	{CodeInputFilePlace, Error, "content in base64 below the input's top level, where it is text, not a file", ""},
 	{CodeInputFileProvider, Error, "the agent's provider or model does not take a media type a file input declares", ""},
 	{CodeInputFileSize, Warning, "a file input allows files larger than the agent's provider takes of their media type", ""},
+	{CodeModelSetting, Error, "a model setting the provider refuses for the model: a temperature out of its range or one the model takes none of, a reasoning level it does not take", ""},
 	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for", ""},
 	{CodeBudgetMaxOutput, Error, "one call may produce more tokens than the whole run may spend", ""},
 	{CodeBudgetAnswerRoom, Warning, "the token budget cannot hold a turn and an answering turn (what vet can see of their input, and their output), or answer_reserve is below one answering turn's output", ""},
@@ -220,6 +221,7 @@ const (
 	CodeInputFilePlace            = "INPUT_FILE_PLACE"
 	CodeInputFileProvider         = "INPUT_FILE_PROVIDER"
 	CodeInputFileSize             = "INPUT_FILE_SIZE"
+	CodeModelSetting              = "MODEL_SETTING"
 	CodeBudgetReserve             = "BUDGET_RESERVE"
 	CodeBudgetMaxOutput           = "BUDGET_MAX_OUTPUT"
 	CodeBudgetAnswerRoom          = "BUDGET_ANSWER_ROOM"

@@ -1,0 +1,118 @@
+package plan
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// SettingProblem is a model setting its provider refuses for the model
+// (Warning false: the call would fail), or documents as deprecated, with
+// what replaces it (Warning true).
+type SettingProblem struct {
+	// Field is the setting: "temperature" or "reasoning".
+	Field   string
+	Warning bool
+	Msg     string
+}
+
+// CheckModelSettings checks m's settings against what its provider
+// documents for its model family: the temperature range, models that
+// take no temperature, and the reasoning levels a model takes. A model
+// agentc does not recognise by name (a server that copies a provider's
+// API, a model newer than these rules) is checked for its provider's
+// ranges only.
+func CheckModelSettings(m Model) []SettingProblem {
+	var out []SettingProblem
+	add := func(field string, warning bool, format string, args ...any) {
+		out = append(out, SettingProblem{Field: field, Warning: warning, Msg: fmt.Sprintf(format, args...)})
+	}
+	switch m.Provider {
+	case "openai":
+		r, known := openAIReasoning(m.Name)
+		thinking := m.Reasoning != "" && m.Reasoning != "none"
+		if known && !r.reasons && thinking {
+			add("reasoning", false, "OpenAI's %s is not a reasoning model and refuses reasoning_effort (here %q); leave reasoning out", m.Name, m.Reasoning)
+		}
+		if t := m.Temperature; t != nil && *t != 1 && known && r.reasons {
+			switch {
+			case r.temperatureWithoutReasoning && !thinking:
+			case r.temperatureWithoutReasoning:
+				add("temperature", false, "OpenAI's %s takes a temperature only without reasoning (reasoning \"none\" or left out); with reasoning %q it refuses any but 1 (here %v)", m.Name, m.Reasoning, *t)
+			default:
+				add("temperature", false, "OpenAI's %s is a reasoning model and refuses any temperature but 1 (here %v); leave temperature out, and steer it with reasoning", m.Name, *t)
+			}
+		}
+	case "anthropic":
+		if m.Reasoning == "none" {
+			add("reasoning", false, "Anthropic's effort takes low, medium or high, not \"none\"; leave reasoning out for the model's default")
+		}
+		if t := m.Temperature; t != nil {
+			switch {
+			case anthropicNoSampling(m.Name):
+				add("temperature", false, "Anthropic's %s takes no temperature (deprecated for it and the models after it, and refused); leave it out, and steer it with reasoning (its effort) instead", m.Name)
+			case *t > 1:
+				add("temperature", false, "Anthropic takes a temperature from 0 to 1, not %v", *t)
+			}
+		}
+	}
+	return out
+}
+
+// openAIModel is what agentc knows of an OpenAI model family's settings.
+type openAIModel struct {
+	// reasons: a reasoning model (the o-series, GPT-5), which takes
+	// reasoning_effort and no temperature but 1.
+	reasons bool
+	// temperatureWithoutReasoning: it takes a temperature when its
+	// reasoning is "none" or left out (GPT-5.1 and later, but their pro
+	// models).
+	temperatureWithoutReasoning bool
+}
+
+var (
+	gpt5      = regexp.MustCompile(`^gpt-5(?:\.(\d+))?(?:-|$)`)
+	oSeries   = regexp.MustCompile(`^o[1-9](?:-|$)`)
+	chatModel = regexp.MustCompile(`^(?:gpt-3\.5|gpt-4|chatgpt-|gpt-5(?:\.\d+)?-chat)`)
+)
+
+// openAIReasoning tells what an OpenAI model takes, by its name; false
+// for a name these rules do not know.
+func openAIReasoning(name string) (openAIModel, bool) {
+	switch {
+	case chatModel.MatchString(name):
+		return openAIModel{}, true
+	case oSeries.MatchString(name):
+		return openAIModel{reasons: true}, true
+	}
+	if m := gpt5.FindStringSubmatch(name); m != nil {
+		minor, _ := strconv.Atoi(m[1])
+		return openAIModel{reasons: true, temperatureWithoutReasoning: minor >= 1 && !strings.Contains(name, "-pro")}, true
+	}
+	return openAIModel{}, false
+}
+
+// claudeName reads a current Claude model name: family, then version
+// (claude-opus-4-7, claude-sonnet-4-5-20250929, claude-haiku-5).
+var claudeName = regexp.MustCompile(`^claude-(opus|sonnet|haiku|[a-z]+)-(\d+)(?:-(\d{1,2}))?(?:-|$)`)
+
+// anthropicNoSampling reports whether a Claude model refuses sampling
+// settings: Opus and Sonnet from 4.7, Haiku from 4.6, every model from 5,
+// and the families after those three. Older names (claude-3-5-sonnet) and
+// names these rules do not read take them.
+func anthropicNoSampling(name string) bool {
+	m := claudeName.FindStringSubmatch(name)
+	if m == nil {
+		return false
+	}
+	major, _ := strconv.Atoi(m[2])
+	minor, _ := strconv.Atoi(m[3])
+	switch m[1] {
+	case "opus", "sonnet":
+		return major > 4 || major == 4 && minor >= 7
+	case "haiku":
+		return major > 4 || major == 4 && minor >= 6
+	}
+	return major >= 4
+}
