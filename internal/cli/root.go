@@ -43,6 +43,8 @@ type Compiler struct {
 	// e.Stderr; it returns the plan and the directory its relative paths
 	// resolve against.
 	Load runcmd.LoadFunc
+	// Retarget makes a plan for the model a run's --model names.
+	Retarget runcmd.RetargetFunc
 	// IsArgError tells an input the command could not use, which is no
 	// finding: a path argument that names nothing loadable, a
 	// configuration file that does not read. Exit 2, with no pointer to

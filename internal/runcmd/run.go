@@ -79,6 +79,7 @@ type Flags struct {
 	record, replay                     string
 	lock                               string
 	seed                               int64
+	retarget                           RetargetFunc
 	report, requireLock                bool
 	deadline, stall                    time.Duration
 	toolBudget, tokenBudget, rounds    int
@@ -103,7 +104,7 @@ type Flags struct {
 func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.input, "input", "", "the run's input: JSON, @file.json, or - for standard input")
 	fs.StringArrayVar(&f.inputFiles, "input-file", nil, "give a file input of the agent: NAME=PATH (PATH - for standard input); repeatable")
-	fs.StringVar(&f.model, "model", "", `run against another model; "test" is the offline test model`)
+	fs.StringVar(&f.model, "model", "", `run against another model, PROVIDER:MODEL (anthropic:claude-sonnet-4-5), or a provider alone for the agent's own model name; "test" is the offline test model`)
 	fs.Int64Var(&f.seed, "seed", 0, "vary the test model's values")
 	fs.BoolVar(&f.report, "report", false, "print the run report instead of the bare answer")
 	fs.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
@@ -226,6 +227,11 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		if err := lock.checkCallees(p, dir); err != nil {
 			return err
 		}
+	}
+	// --model runs the agent against another model: the plan is made
+	// for it once the agent's own is checked against the lock.
+	if p, f, err = retarget(e, p, f); err != nil {
+		return err
 	}
 	if f.dir != "" {
 		dir = f.dir

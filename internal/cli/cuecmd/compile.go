@@ -2,16 +2,18 @@ package cuecmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/leaf/atomicfile"
 	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 func newCompileCmd(e cli.Env) *cobra.Command {
-	var out string
+	var out, model string
 	cmd := &cobra.Command{
 		Use:   "compile [path] [-o plan.json]",
 		Short: "Check one agent and write its plan",
@@ -26,6 +28,10 @@ error, no plan is written. The plan goes to the -o
 file, written whole or not at all, or to standard output. A last line on
 standard error says how the answer will come: the output tool's name, which
 is the same on every run, or the mode that offers none.
+
+--model PROVIDER:MODEL compiles the agent for another model, as if its
+manifest named it (as agentc run --model does): its answer format lowered
+for that provider, and what that model cannot take an error (exit 2).
 
 Exit codes: 0 the plan was written; 1 findings; 2 usage error, or an
 agentc.yaml that does not read.`,
@@ -43,6 +49,15 @@ agentc.yaml that does not read.`,
 				return cli.UsageError("compile takes one agent; %s holds %d", args[0], len(bs))
 			}
 			p := bs[0].plan
+			if model != "" {
+				provider, name, _ := strings.Cut(model, ":")
+				if name == "" || provider == "test" {
+					return cli.UsageError("--model %q: give PROVIDER:MODEL (anthropic:claude-sonnet-4-5)", model)
+				}
+				if p, err = compile.Retarget(p, provider, name); err != nil {
+					return cli.UsageError("--model %s: %v", model, err)
+				}
+			}
 			if out != "" && out != "-" {
 				var ins []userfile.Named
 				for _, f := range bs[0].inst.Files {
@@ -74,6 +89,7 @@ agentc.yaml that does not read.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the plan to this file (default: standard output)")
+	cmd.Flags().StringVar(&model, "model", "", "compile for another model, PROVIDER:MODEL")
 	return cmd
 }
 

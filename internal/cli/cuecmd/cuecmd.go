@@ -26,7 +26,8 @@ func Compiler() *cli.Compiler {
 		Verbs: func(e cli.Env) []*cobra.Command {
 			return []*cobra.Command{newVetCmd(e), newDigestCmd(e), newDiffCmd(e), newCompileCmd(e), newTestCmd(e), newEstimateCmd(e), newSchemaCmd(e), newEvalCmd(e)}
 		},
-		Load: load,
+		Load:     load,
+		Retarget: compile.Retarget,
 		// A bad agentc.yaml, like a bad argument, means the command did
 		// not do what was asked: exit 2, not the 1 of findings.
 		IsArgError: func(err error) bool {
