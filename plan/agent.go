@@ -71,13 +71,19 @@ type Budgets struct {
 // the provider's key from.
 var ProviderKeyVars = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
+// AzureKeyVars name the credentials of an Azure OpenAI resource, which
+// the openai provider reads when AZURE_OPENAI_ENDPOINT names one: its API
+// key, or a Microsoft Entra ID access token.
+var AzureKeyVars = []string{"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"}
+
 // KeyVars names, sorted, every environment variable agentc reads a
-// credential of its own from: the providers' keys (ProviderKeyVars) and
-// the Temporal client's API key. Their values are secrets every run
-// redacts; vet warns when a tool's env names one, and a Temporal worker
-// refuses a plan whose tool's env names one.
+// credential of its own from: the providers' keys (ProviderKeyVars,
+// AzureKeyVars) and the Temporal client's API key. Their values are
+// secrets every run redacts; vet warns when a tool's env names one, and a
+// Temporal worker refuses a plan whose tool's env names one.
 func KeyVars() []string {
-	return slices.Sorted(slices.Values(append(slices.Collect(maps.Values(ProviderKeyVars)), "TEMPORAL_API_KEY")))
+	vars := append(slices.Collect(maps.Values(ProviderKeyVars)), AzureKeyVars...)
+	return slices.Sorted(slices.Values(append(vars, "TEMPORAL_API_KEY")))
 }
 
 // The bounds every run has, whatever its manifest says: a run ends by

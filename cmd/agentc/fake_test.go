@@ -20,6 +20,9 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// azureChat is the path of an Azure OpenAI deployment's chat completions.
+var azureChat = regexp.MustCompile(`/openai/deployments/[^/]+/chat/completions$`)
+
 // fakeProvider starts, for a testscript, a server on loopback that speaks
 // a provider's wire format: asked to call a function (a shaping turn), it
 // calls it with the given answer; asked for structured output, the answer
@@ -139,7 +142,19 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				} `json:"response_format"`
 			}
 			body := logRequest(r)
-			if r.URL.Path != "/v1/chat/completions" || json.Unmarshal(body, &req) != nil {
+			// An Azure OpenAI resource's path for a deployment's chat
+			// completions is served too, and what it carried logged to
+			// fake-azure.log.
+			azure := azureChat.MatchString(r.URL.Path)
+			if azure {
+				logMu.Lock()
+				if f, err := os.OpenFile(ts.MkAbs("fake-azure.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+					fmt.Fprintf(f, "path=%s api-version=%s api-key=%s authorization=%s\n", r.URL.Path, r.URL.Query().Get("api-version"), r.Header.Get("Api-Key"), r.Header.Get("Authorization"))
+					f.Close()
+				}
+				logMu.Unlock()
+			}
+			if r.URL.Path != "/v1/chat/completions" && !azure || json.Unmarshal(body, &req) != nil {
 				nethttp.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, 400)
 				return
 			}

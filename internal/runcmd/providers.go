@@ -31,6 +31,16 @@ type providerFlags struct {
 	stall time.Duration
 }
 
+// The environment that sends the openai provider's requests to an Azure
+// OpenAI resource: its endpoint, the API version, and the deployment
+// every request goes to (else the model's name); the credential is
+// plan.AzureKeyVars'.
+const (
+	AzureEndpointVar   = "AZURE_OPENAI_ENDPOINT"
+	AzureVersionVar    = "OPENAI_API_VERSION"
+	AzureDeploymentVar = "AZURE_OPENAI_DEPLOYMENT"
+)
+
 // KeyHostsVar lists, comma-separated, the hosts a manifest's
 // model.base_url may name and still be sent the provider key.
 const KeyHostsVar = "AGENTC_KEY_HOSTS"
@@ -106,6 +116,21 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 		pr, ok := providers[name]
 		if !ok {
 			return nil, fmt.Errorf("agent %s: unknown provider %q", p.Agent.Name, name)
+		}
+		if endpoint := getenv(AzureEndpointVar); name == "openai" && endpoint != "" {
+			// The person running sends the requests to their Azure
+			// OpenAI resource, whatever base URL the manifest names.
+			if f.baseURL != "" || getenv(pr.baseVar) != "" {
+				return nil, fmt.Errorf("agent %s: %s and a base URL (--base-url or %s) both name the server; give one", p.Agent.Name, AzureEndpointVar, pr.baseVar)
+			}
+			m, err := openai.New(openai.Config{Retry: policy, Stall: stallConfig(f.stall), Azure: &openai.Azure{
+				Endpoint: endpoint, APIVersion: getenv(AzureVersionVar), Deployment: getenv(AzureDeploymentVar),
+				APIKey: getenv(plan.AzureKeyVars[0]), Token: getenv(plan.AzureKeyVars[1]),
+			}})
+			if err != nil {
+				return nil, fmt.Errorf("agent %s: %w (from %s, %s, and %s or %s)", p.Agent.Name, err, AzureEndpointVar, AzureVersionVar, plan.AzureKeyVars[0], plan.AzureKeyVars[1])
+			}
+			return m, nil
 		}
 		key, base := getenv(pr.keyVar), f.baseURL
 		if base == "" {

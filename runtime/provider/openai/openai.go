@@ -38,6 +38,26 @@ type Config struct {
 	// long (see retry.DefaultStall, the default when zero); negative
 	// waits for ever. A given-up attempt is retried as the policy allows.
 	Stall time.Duration
+	// Azure, when set, sends the requests to an Azure OpenAI resource
+	// instead, through the SDK's own Azure support; APIKey and BaseURL
+	// are then unused.
+	Azure *Azure
+}
+
+// Azure is an Azure OpenAI resource: its endpoint, the API version to
+// ask for, the deployment that serves the model, and one credential.
+type Azure struct {
+	// Endpoint is the resource's endpoint, https://RESOURCE.openai.azure.com
+	// (plain http only on loopback, for local servers).
+	Endpoint string
+	// APIVersion is the data-plane API version (2024-10-21).
+	APIVersion string
+	// Deployment names the deployment requests go to; "" sends each to
+	// the deployment named as the request's model.
+	Deployment string
+	// APIKey is the resource's key, sent as Api-Key; else Token, a
+	// Microsoft Entra ID access token, as a bearer token.
+	APIKey, Token string
 }
 
 // Model is a runtime.Model over Chat Completions. It is safe for
@@ -51,24 +71,34 @@ type Model struct {
 	chat  sdk.ChatCompletionService
 	key   *redact.Set // the API key, for errors that echo it
 	retry retry.Policy
+	// deployment, when set, is the Azure deployment every request names
+	// as its model.
+	deployment string
 }
 
 var _ agentrt.Model = (*Model)(nil)
 
 // New returns a Model for cfg.
 func New(cfg Config) (*Model, error) {
-	if cfg.APIKey == "" && cfg.BaseURL == "" {
+	var opts []option.RequestOption
+	switch a := cfg.Azure; {
+	case a != nil:
+		o, err := azureOptions(a)
+		if err != nil {
+			return nil, err
+		}
+		opts = o
+	case cfg.APIKey == "" && cfg.BaseURL == "":
 		return nil, errors.New("openai: no API key (one may be omitted only with a base URL)")
+	default:
+		// The explicit key overrides the SDK's OPENAI_API_KEY default; an
+		// empty one sends no Authorization header, as local servers expect.
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+		if cfg.BaseURL != "" {
+			opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+		}
 	}
-	// The explicit key overrides the SDK's OPENAI_API_KEY default; an empty
-	// one sends no Authorization header, as local servers expect.
-	opts := []option.RequestOption{
-		option.WithAPIKey(cfg.APIKey),
-		option.WithMaxRetries(0),
-	}
-	if cfg.BaseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
-	}
+	opts = append(opts, option.WithMaxRetries(0))
 	// The key goes to the base URL's origin only: a redirect elsewhere
 	// is refused (see package origin).
 	opts = append(opts, option.WithHTTPClient(origin.Client(cfg.HTTPClient)))
@@ -81,7 +111,12 @@ func New(cfg Config) (*Model, error) {
 		p = retry.Default
 		p.OnAttempt = onAttempt
 	}
-	return &Model{chat: sdk.NewClient(opts...).Chat.Completions, key: redact.Of(cfg.APIKey), retry: p}, nil
+	m := &Model{chat: sdk.NewClient(opts...).Chat.Completions, key: redact.Of(cfg.APIKey), retry: p}
+	if cfg.Azure != nil {
+		m.deployment = cfg.Azure.Deployment
+		m.key = redact.Of(cfg.Azure.APIKey, cfg.Azure.Token)
+	}
+	return m, nil
 }
 
 // Complete sends req as one chat completion, retrying under the Model's
@@ -93,6 +128,9 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	params, splice, err := buildParams(req)
 	if err != nil {
 		return nil, err
+	}
+	if m.deployment != "" {
+		params.Model = m.deployment
 	}
 	var out *sdk.ChatCompletion
 	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
