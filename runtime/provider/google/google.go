@@ -307,7 +307,9 @@ func (m *Model) generate(ctx context.Context, model string, b *built) (resp *gen
 // GenerateContentResponse.
 type shapeError struct{ what string }
 
-func (e *shapeError) Error() string { return "the response is not a GenerateContentResponse: " + e.what }
+func (e *shapeError) Error() string {
+	return "the response is not a GenerateContentResponse: " + e.what
+}
 
 // Limits are the files Gemini takes inline (plan.FileLimits).
 var Limits = files.Limits(plan.FileLimits["google"])
@@ -326,25 +328,22 @@ type built struct {
 	signed bool
 }
 
-// extras puts each file's placeholder where the SDK wrote its base64,
-// and the thought signatures in, in the body just before it is encoded.
+// extras puts each file's placeholder where the SDK wrote its base64, and
+// the thought signatures in (see skipSignature), in the body just before
+// it is encoded.
 func (b *built) extras(body map[string]any) map[string]any {
-	contents, _ := body["contents"].([]any)
-	for _, c := range contents {
-		cm, _ := c.(map[string]any)
-		parts, _ := cm["parts"].([]any)
-		for _, p := range parts {
-			pm, _ := p.(map[string]any)
-			if d, ok := pm["inlineData"].(map[string]any); ok {
+	for _, c := range objects(body["contents"]) {
+		for _, p := range objects(c["parts"]) {
+			if d, ok := p["inlineData"].(map[string]any); ok {
 				if s, ok := d["data"].(string); ok {
 					if ph, ok := b.placeholders[s]; ok {
 						d["data"] = ph
 					}
 				}
 			}
-			if _, ok := pm["functionCall"]; ok && b.signed && cm["role"] == "model" {
-				if _, has := pm["thoughtSignature"]; !has {
-					pm["thoughtSignature"] = skipSignature
+			if _, ok := p["functionCall"]; ok && b.signed && c["role"] == genai.RoleModel {
+				if _, has := p["thoughtSignature"]; !has {
+					p["thoughtSignature"] = skipSignature
 				}
 			}
 		}
@@ -352,10 +351,30 @@ func (b *built) extras(body map[string]any) map[string]any {
 	return body
 }
 
+// objects are the objects of an array in the SDK's body, whichever of
+// its two slice types holds them.
+func objects(v any) []map[string]any {
+	switch v := v.(type) {
+	case []map[string]any:
+		return v
+	case []any:
+		out := make([]map[string]any, 0, len(v))
+		for _, e := range v {
+			if m, ok := e.(map[string]any); ok {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // skipSignature is the value Google documents for a function call whose
 // thought signature was not kept (https://ai.google.dev/gemini-api/docs/thought-signatures):
 // runtime messages cannot carry the model's own, and Gemini 3 refuses a
-// history whose calls have none.
+// history whose calls have none. The field is bytes in base64, which the
+// API reads in either alphabet; the value is sent as written there, in
+// the URL-safe one, which the SDK's []byte would not write.
 const skipSignature = "skip_thought_signature_validator"
 
 // idPrefix begins the IDs this package gives function calls that came
