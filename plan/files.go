@@ -66,9 +66,9 @@ var FileMediaTypes = []string{"application/pdf", "image/gif", "image/jpeg", "ima
 // takes in a request), and text as a text part; Anthropic's Messages API
 // takes images as image blocks (5 MiB each) and PDFs and text as document
 // blocks (32 MiB, its largest request); Google's Gemini takes each as
-// inline data: PDFs and text up to 50 MB (its documented bound for a file
-// sent inline), images up to 7 MB (Vertex AI's bound for an inline image,
-// the lower of its two backends'). The test model takes every one.
+// inline data, within the lower of its two backends' bounds (Vertex AI's):
+// PDFs up to 50 MB, images and text up to 7 MB. The test model takes
+// every one.
 var FileLimits = map[string]map[string]int64{
 	"openai": {
 		"image/png": 20 << 20, "image/jpeg": 20 << 20, "image/gif": 20 << 20, "image/webp": 20 << 20,
@@ -80,7 +80,7 @@ var FileLimits = map[string]map[string]int64{
 	},
 	"google": {
 		"image/png": 7 << 20, "image/jpeg": 7 << 20, "image/webp": 7 << 20,
-		"application/pdf": 50 << 20, "text/plain": 50 << 20,
+		"application/pdf": 50 << 20, "text/plain": 7 << 20,
 	},
 }
 
