@@ -737,7 +737,7 @@ func (m *Model) classify(ctx context.Context, err error, a *attempt) error {
 		if a.status >= 400 {
 			status = a.status
 		}
-		se := &StatusError{StatusCode: status, Status: apiErr.Status, Message: m.redact(apiErr.Message)}
+		se := &StatusError{StatusCode: status, Status: apiErr.Status, Message: strings.TrimSpace(m.redact(apiErr.Message))}
 		if strings.HasPrefix(se.Status, fmt.Sprint(status)) {
 			se.Status = "" // the SDK's "429 Too Many Requests" for a body that was not JSON
 		}

@@ -645,7 +645,7 @@ func TestFinal(t *testing.T) {
 		{"404", apiError(404, "NOT_FOUND", "models/gemini-9 is not found for API version v1beta."),
 			"google: 404 Not Found (NOT_FOUND): models/gemini-9 is not found for API version v1beta."},
 		{"403 not JSON echoing the key", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "denied for key="+testKey, 403) },
-			"google: 403 Forbidden: denied for key=[redacted]\n"},
+			"google: 403 Forbidden: denied for key=[redacted]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := &attempts{}
