@@ -65,7 +65,10 @@ var FileMediaTypes = []string{"application/pdf", "image/gif", "image/jpeg", "ima
 // as image parts (20 MiB each) and PDFs as file parts (32 MiB, the most it
 // takes in a request), and text as a text part; Anthropic's Messages API
 // takes images as image blocks (5 MiB each) and PDFs and text as document
-// blocks (32 MiB, its largest request). The test model takes every one.
+// blocks (32 MiB, its largest request); Google's Gemini takes each as
+// inline data, within the lower of its two backends' bounds (Vertex AI's):
+// PDFs up to 50 MB, images and text up to 7 MB. The test model takes
+// every one.
 var FileLimits = map[string]map[string]int64{
 	"openai": {
 		"image/png": 20 << 20, "image/jpeg": 20 << 20, "image/gif": 20 << 20, "image/webp": 20 << 20,
@@ -74,6 +77,10 @@ var FileLimits = map[string]map[string]int64{
 	"anthropic": {
 		"image/png": 5 << 20, "image/jpeg": 5 << 20, "image/gif": 5 << 20, "image/webp": 5 << 20,
 		"application/pdf": 32 << 20, "text/plain": 32 << 20,
+	},
+	"google": {
+		"image/png": 7 << 20, "image/jpeg": 7 << 20, "image/webp": 7 << 20,
+		"application/pdf": 50 << 20, "text/plain": 7 << 20,
 	},
 }
 
