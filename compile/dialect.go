@@ -63,8 +63,9 @@ type Profile struct {
 // Profiles are the providers' structured-output dialects as each documents
 // them: OpenAI's strict structured outputs (closed objects, every property
 // required, no length constraints), Anthropic's structured outputs
-// (closed objects, no numeric or length constraints, no recursion), and
-// the test model, which enforces everything.
+// (closed objects, no numeric or length constraints, no recursion),
+// Gemini's JSON Schema subset, and the test model, which enforces
+// everything.
 var Profiles = map[string]Profile{
 	"openai": {
 		Provider: "openai", Auto: plan.ModeNative, AutoFallback: plan.ModeTool,
@@ -82,6 +83,21 @@ var Profiles = map[string]Profile{
 		Formats:      set("date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"),
 		CloseObjects: true, RefAlone: true, NoRecursion: true, OneOfAsAnyOf: true, MinItemsMax: 1,
 		NativeNeedsStrict: true, RegularPatterns: true, NoWordBoundary: true,
+	},
+	// Gemini's responseJsonSchema (and function parametersJsonSchema)
+	// enforce the keywords the SDK's ResponseJsonSchema documents: no
+	// string lengths or patterns, no const, allOf or exclusive bounds;
+	// oneOf is read as anyOf; a $ref takes no sibling keywords; a cycle
+	// is only unrolled a few times. Which formats it enforces is not
+	// documented: every format is enforced locally. A schema outside the
+	// dialect is still taken (what it does not know, it ignores), so
+	// native mode serves every schema.
+	"google": {
+		Provider: "google", Auto: plan.ModeNative, AutoFallback: plan.ModeNative,
+		Supported: set("type", "properties", "required", "additionalProperties", "enum",
+			"anyOf", "$ref", "items", "prefixItems", "minItems", "maxItems", "minimum", "maximum"),
+		Formats:  set(),
+		RefAlone: true, NoRecursion: true, OneOfAsAnyOf: true, MinItemsMax: -1,
 	},
 	"test": {Provider: "test", Auto: plan.ModeTool, AutoFallback: plan.ModeTool, Everything: true, MinItemsMax: -1},
 }
@@ -383,10 +399,14 @@ func (lw *lowerer) object(m, out map[string]any, ptr, lptr string, depth int) {
 	if _, typed := m["type"]; !typed {
 		out["type"] = "object" // an object schema said so only by its properties
 	}
-	if lw.prof.CloseObjects {
+	switch ap, ok := m["additionalProperties"]; {
+	case lw.prof.CloseObjects || ap == false:
 		out["additionalProperties"] = false
-	} else if ap, ok := m["additionalProperties"]; ok {
-		out["additionalProperties"] = ap
+	case !ok || ap == true:
+		// Undeclared members may be anything: nothing to send.
+	default:
+		// A schema every undeclared member meets, lowered as any other.
+		out["additionalProperties"] = lw.lower(ap, ptr+"/additionalProperties", lptr+"/additionalProperties", depth+1, true)
 	}
 }
 

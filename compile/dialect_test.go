@@ -302,7 +302,7 @@ func TestLowerCorpus(t *testing.T) {
 			continue // vet refuses it (SCHEMA_NUMBER); it is never lowered
 		}
 		name := filepath.Base(e.File)
-		for _, provider := range []string{"openai", "anthropic"} {
+		for _, provider := range []string{"openai", "anthropic", "google"} {
 			prof := Profiles[provider]
 			l, err := Lower(prof, "auto", doc)
 			if err != nil {

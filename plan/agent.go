@@ -69,7 +69,11 @@ type Budgets struct {
 
 // ProviderKeyVars names, by provider, the environment variable a run reads
 // the provider's key from.
-var ProviderKeyVars = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+var ProviderKeyVars = map[string]string{"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GEMINI_API_KEY"}
+
+// GoogleKeyVar is the other variable the google provider reads its key
+// from, when GEMINI_API_KEY is not set: the name Google's tools share.
+const GoogleKeyVar = "GOOGLE_API_KEY"
 
 // AzureKeyVars name the credentials of an Azure OpenAI resource, which
 // the openai provider reads when AZURE_OPENAI_ENDPOINT names one: its API
@@ -82,7 +86,7 @@ var AzureKeyVars = []string{"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"}
 // secrets every run redacts; vet warns when a tool's env names one, and a
 // Temporal worker refuses a plan whose tool's env names one.
 func KeyVars() []string {
-	vars := append(slices.Collect(maps.Values(ProviderKeyVars)), AzureKeyVars...)
+	vars := append(slices.Collect(maps.Values(ProviderKeyVars)), append(AzureKeyVars, GoogleKeyVar)...)
 	return slices.Sorted(slices.Values(append(vars, "TEMPORAL_API_KEY")))
 }
 

@@ -23,6 +23,9 @@ import (
 // azureChat is the path of an Azure OpenAI deployment's chat completions.
 var azureChat = regexp.MustCompile(`/openai/deployments/[^/]+/chat/completions$`)
 
+// geminiPath is generateContent's path on the Gemini API and on Vertex AI.
+var geminiPath = regexp.MustCompile(`^/(v1beta/models/[^/:]+|v1beta1/(?:projects/[^/]+/locations/[^/]+/)?publishers/google/models/[^/:]+):generateContent$`)
+
 // fakeProvider starts, for a testscript, a server on loopback that speaks
 // a provider's wire format: asked to call a function (a shaping turn), it
 // calls it with the given answer; asked for structured output, the answer
@@ -30,7 +33,7 @@ var azureChat = regexp.MustCompile(`/openai/deployments/[^/]+/chat/completions$`
 // the provider's environment variables at itself.
 func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: fakeprovider openai|anthropic[-MODE] ANSWER-JSON [FILE...]")
+		ts.Fatalf("usage: fakeprovider openai|anthropic|google[-MODE] ANSWER-JSON [FILE...]")
 	}
 	if rest, ok := strings.CutPrefix(args[0], "openai-batch"); ok {
 		batchProvider(ts, rest, args[2:])
@@ -298,6 +301,44 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(resp)
 		}
+	case "google":
+		// The Gemini API's generateContent: a forced function call
+		// (toolConfig ANY naming one function) is made with the answer;
+		// a JSON response format is answered with it; else prose. A
+		// Vertex AI path is served too.
+		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			var req struct {
+				GenerationConfig struct {
+					ResponseMIMEType string `json:"responseMimeType"`
+				} `json:"generationConfig"`
+				ToolConfig struct {
+					FunctionCallingConfig struct {
+						Mode                 string   `json:"mode"`
+						AllowedFunctionNames []string `json:"allowedFunctionNames"`
+					} `json:"functionCallingConfig"`
+				} `json:"toolConfig"`
+			}
+			body := logRequest(r)
+			if !geminiPath.MatchString(r.URL.Path) || json.Unmarshal(body, &req) != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(400)
+				_, _ = io.WriteString(w, `{"error":{"code":400,"message":"Invalid JSON payload received.","status":"INVALID_ARGUMENT"}}`)
+				return
+			}
+			part := map[string]any{"text": "Done."}
+			if req.GenerationConfig.ResponseMIMEType == "application/json" {
+				part = map[string]any{"text": string(answer)}
+			}
+			if fc := req.ToolConfig.FunctionCallingConfig; fc.Mode == "ANY" && len(fc.AllowedFunctionNames) == 1 {
+				part = map[string]any{"functionCall": map[string]any{"name": fc.AllowedFunctionNames[0], "args": answer}}
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{
+				"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+				"usageMetadata": map[string]any{"promptTokenCount": 20, "candidatesTokenCount": 5, "totalTokenCount": 25},
+				"modelVersion":  "gemini-test", "responseId": "resp-1",
+			})
+		}
 	default:
 		ts.Fatalf("fakeprovider: unknown provider %q", provider)
 	}
@@ -372,6 +413,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	case "anthropic":
 		ts.Setenv("ANTHROPIC_BASE_URL", srv.URL)
 		ts.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-secret")
+	case "google":
+		ts.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL)
+		ts.Setenv("GOOGLE_VERTEX_BASE_URL", srv.URL)
+		ts.Setenv("GEMINI_API_KEY", "gemini-test-not-a-secret")
 	}
 }
 

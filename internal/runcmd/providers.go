@@ -11,6 +11,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/anthropic"
+	"agentc.dev/agentc/runtime/provider/google"
 	"agentc.dev/agentc/runtime/provider/openai"
 	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/testmodel"
@@ -55,7 +56,20 @@ type provider struct {
 var providers = map[string]provider{
 	"openai":    {plan.ProviderKeyVars["openai"], "OPENAI_BASE_URL", "api.openai.com"},
 	"anthropic": {plan.ProviderKeyVars["anthropic"], "ANTHROPIC_BASE_URL", "api.anthropic.com"},
+	"google":    {plan.ProviderKeyVars["google"], "GOOGLE_GEMINI_BASE_URL", "generativelanguage.googleapis.com"},
 }
+
+// The environment that sends the google provider's requests to Vertex AI
+// rather than the Gemini API: the switch, as Google's tools name it
+// ("true" or "1"), the project and location, and another endpoint.
+// Credentials are the application-default ones, or, with no project, a
+// Vertex AI express-mode key from the key variables.
+const (
+	VertexVar         = "GOOGLE_GENAI_USE_VERTEXAI"
+	VertexProjectVar  = "GOOGLE_CLOUD_PROJECT"
+	VertexLocationVar = "GOOGLE_CLOUD_LOCATION"
+	VertexBaseVar     = "GOOGLE_VERTEX_BASE_URL"
+)
 
 // keyHosts reads the hosts that may be sent a key from the value of
 // KeyHostsVar: host names or addresses, with a port or without, separated
@@ -117,6 +131,9 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 		if !ok {
 			return nil, fmt.Errorf("agent %s: unknown provider %q", p.Agent.Name, name)
 		}
+		if v := strings.ToLower(getenv(VertexVar)); name == "google" && (v == "true" || v == "1") {
+			return vertexModel(p, f, getenv, policy)
+		}
 		if endpoint := getenv(AzureEndpointVar); name == "openai" && endpoint != "" {
 			// The person running sends the requests to their Azure
 			// OpenAI resource, whatever base URL the manifest names.
@@ -133,6 +150,9 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			return m, nil
 		}
 		key, base := getenv(pr.keyVar), f.baseURL
+		if key == "" && name == "google" {
+			key = getenv(plan.GoogleKeyVar)
+		}
 		if base == "" {
 			base = getenv(pr.baseVar)
 		}
@@ -161,12 +181,48 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 				return nil, fmt.Errorf("agent %s: ANTHROPIC_API_KEY is not set; or run with --model test", p.Agent.Name)
 			}
 			m, err = anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)})
+		case "google":
+			if key == "" {
+				return nil, fmt.Errorf("agent %s: GEMINI_API_KEY (or %s) is not set, and %s does not ask for Vertex AI; or run with --model test", p.Agent.Name, plan.GoogleKeyVar, VertexVar)
+			}
+			m, err = google.New(google.Config{APIKey: key, BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)})
 		}
 		if err != nil || hint == "" {
 			return m, err
 		}
 		return withheld{m, hint}, nil
 	}
+}
+
+// vertexModel is the google provider on Vertex AI. Its credentials go to
+// Google's endpoint or to a base URL the person running gives, never to a
+// manifest's base_url.
+func vertexModel(p *plan.Plan, f providerFlags, getenv func(string) string, policy retry.Policy) (agentrt.Model, error) {
+	base := f.baseURL
+	if base == "" {
+		base = getenv(VertexBaseVar)
+	}
+	if base == "" && p.Agent.Model.BaseURL != "" {
+		return nil, fmt.Errorf("agent %s: the manifest's base_url is not sent Vertex AI's credentials: leave %s unset to use the Gemini API there, or give the endpoint yourself (--base-url or %s)", p.Agent.Name, VertexVar, VertexBaseVar)
+	}
+	cfg := google.Config{Backend: google.BackendVertex, Project: getenv(VertexProjectVar), Location: getenv(VertexLocationVar), BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)}
+	if cfg.Project == "" {
+		// Express mode: a key stands for the project and credentials.
+		if cfg.APIKey = getenv(plan.ProviderKeyVars["google"]); cfg.APIKey == "" {
+			cfg.APIKey = getenv(plan.GoogleKeyVar)
+		}
+		if cfg.APIKey == "" {
+			return nil, fmt.Errorf("agent %s: Vertex AI needs %s (with the application-default credentials), or an express-mode key in GEMINI_API_KEY or %s", p.Agent.Name, VertexProjectVar, plan.GoogleKeyVar)
+		}
+		if cfg.Location != "" {
+			return nil, fmt.Errorf("agent %s: %s is set without %s: an express-mode key names no location", p.Agent.Name, VertexLocationVar, VertexProjectVar)
+		}
+	}
+	m, err := google.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", p.Agent.Name, err)
+	}
+	return m, nil
 }
 
 // stallConfig is --stall-timeout as the providers' Config.Stall: 0, for
