@@ -33,6 +33,20 @@ type Message struct {
 	// and files, and Content is empty; in a tool's result, they are the
 	// files it returned, after its text in Content.
 	Parts []Part `json:"parts,omitempty"`
+	// State is what a provider returned with an assistant message and
+	// asks to be sent back with it in later turns (the OpenAI Responses
+	// API's reasoning items, Gemini's thought signatures): opaque to
+	// agentc, journaled with the message, and read only by the provider
+	// that wrote it (ProviderState.Provider).
+	State *ProviderState `json:"state,omitempty"`
+}
+
+// ProviderState is a provider's opaque state of an assistant message.
+type ProviderState struct {
+	// Provider names the provider, and its API where it has several
+	// ("openai-responses", "google").
+	Provider string          `json:"provider"`
+	Data     json.RawMessage `json:"data"`
 }
 
 // Part is one part of a message's content: a text, or a file.
