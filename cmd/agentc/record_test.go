@@ -35,8 +35,9 @@ type fakeScript struct {
 
 // TestRecordExamples records the journals of the examples' test cases
 // (examples/testdata/<agent>/<case>.jsonl) with agentc test --record,
-// against a provider scripted by examples/testdata/fake-provider.json
-// that speaks the OpenAI wire format (Chat Completions). It writes into the
+// against providers scripted by examples/testdata/fake-provider.json
+// that speak OpenAI's (Chat Completions), Anthropic's and Gemini's wire
+// formats. It writes into the
 // repository, so it runs only when asked: AGENTC_RECORD_EXAMPLES=1. Every
 // case must pass as recorded.
 func TestRecordExamples(t *testing.T) {
@@ -133,6 +134,117 @@ func TestRecordExamples(t *testing.T) {
 	defer openai.Close()
 	t.Setenv("OPENAI_BASE_URL", openai.URL+"/v1/")
 	t.Setenv("OPENAI_API_KEY", "sk-fake-recording")
+	anthropic := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct {
+				Role string `json:"role"`
+			} `json:"messages"`
+			ToolChoice struct {
+				Type string `json:"type"`
+				Name string `json:"name"`
+			} `json:"tool_choice"`
+			OutputConfig struct {
+				Format struct {
+					Type string `json:"type"`
+				} `json:"format"`
+			} `json:"output_config"`
+		}
+		if r.URL.Path != "/v1/messages" || json.Unmarshal(body, &req) != nil {
+			nethttp.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"bad request"}}`, 400)
+			return
+		}
+		n := 0
+		for _, m := range req.Messages {
+			if m.Role == "assistant" {
+				n++
+			}
+		}
+		tr, ok := turnOf(body, n)
+		forced := req.ToolChoice.Type == "tool"
+		if !ok || tr.answer != nil && !forced && req.OutputConfig.Format.Type != "json_schema" {
+			problem("anthropic: no scripted turn %d for %s", n, body)
+			nethttp.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"unscripted"}}`, 400)
+			return
+		}
+		var content []any
+		stop := "end_turn"
+		switch {
+		case tr.answer != nil && forced:
+			content, stop = []any{map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d_1", n+1), "name": req.ToolChoice.Name, "input": tr.answer}}, "tool_use"
+		case tr.answer != nil:
+			content = []any{map[string]any{"type": "text", "text": string(tr.answer)}}
+		case tr.text != "":
+			content = []any{map[string]any{"type": "text", "text": tr.text}}
+		default:
+			for i, c := range tr.calls {
+				content = append(content, map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_%d_%d", n+1, i+1), "name": c["name"], "input": c["arguments"]})
+			}
+			stop = "tool_use"
+		}
+		reply(w, map[string]any{"id": fmt.Sprintf("msg_%d", n+1), "type": "message", "role": "assistant", "model": req.Model, "content": content,
+			"stop_reason": stop, "stop_sequence": nil, "usage": map[string]any{"input_tokens": len(body) / 4, "output_tokens": 60}})
+	}))
+	defer anthropic.Close()
+	t.Setenv("ANTHROPIC_BASE_URL", anthropic.URL)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-fake-recording")
+	gemini := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Contents []struct {
+				Role string `json:"role"`
+			} `json:"contents"`
+			GenerationConfig struct {
+				ResponseMIMEType string `json:"responseMimeType"`
+			} `json:"generationConfig"`
+			ToolConfig struct {
+				FunctionCallingConfig struct {
+					Mode                 string   `json:"mode"`
+					AllowedFunctionNames []string `json:"allowedFunctionNames"`
+				} `json:"functionCallingConfig"`
+			} `json:"toolConfig"`
+		}
+		if !geminiPath.MatchString(r.URL.Path) || json.Unmarshal(body, &req) != nil {
+			nethttp.Error(w, `{"error":{"code":400,"message":"bad request","status":"INVALID_ARGUMENT"}}`, 400)
+			return
+		}
+		n := 0
+		for _, c := range req.Contents {
+			if c.Role == "model" {
+				n++
+			}
+		}
+		tr, ok := turnOf(body, n)
+		fc := req.ToolConfig.FunctionCallingConfig
+		forced := fc.Mode == "ANY" && len(fc.AllowedFunctionNames) == 1
+		if !ok || tr.answer != nil && !forced && req.GenerationConfig.ResponseMIMEType != "application/json" {
+			problem("google: no scripted turn %d for %s", n, body)
+			nethttp.Error(w, `{"error":{"code":400,"message":"unscripted","status":"INVALID_ARGUMENT"}}`, 400)
+			return
+		}
+		var parts []any
+		switch {
+		case tr.answer != nil && forced:
+			parts = []any{map[string]any{"functionCall": map[string]any{"name": fc.AllowedFunctionNames[0], "args": tr.answer}}}
+		case tr.answer != nil:
+			parts = []any{map[string]any{"text": string(tr.answer)}}
+		case tr.text != "":
+			parts = []any{map[string]any{"text": tr.text}}
+		default:
+			for _, c := range tr.calls {
+				parts = append(parts, map[string]any{"functionCall": map[string]any{"name": c["name"], "args": c["arguments"]}})
+			}
+		}
+		reply(w, map[string]any{
+			"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
+			"usageMetadata": map[string]any{"promptTokenCount": len(body) / 4, "candidatesTokenCount": 60, "totalTokenCount": len(body)/4 + 60},
+			"modelVersion":  "gemini-2.5-flash", "responseId": fmt.Sprintf("resp-%d", n+1),
+		})
+	}))
+	defer gemini.Close()
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", gemini.URL)
+	t.Setenv("GEMINI_API_KEY", "gemini-fake-recording")
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)

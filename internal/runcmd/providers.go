@@ -182,8 +182,8 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			}
 			m, err = anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)})
 		case "google":
-			if key == "" {
-				return nil, fmt.Errorf("agent %s: GEMINI_API_KEY (or %s) is not set, and %s does not ask for Vertex AI; or run with --model test", p.Agent.Name, plan.GoogleKeyVar, VertexVar)
+			if key == "" && base == "" {
+				return nil, fmt.Errorf("agent %s: GEMINI_API_KEY (or %s) is not set (a server without a key needs a base URL), and %s does not ask for Vertex AI; or run with --model test", p.Agent.Name, plan.GoogleKeyVar, VertexVar)
 			}
 			m, err = google.New(google.Config{APIKey: key, BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)})
 		}

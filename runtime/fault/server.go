@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -19,7 +20,11 @@ import (
 const (
 	WireOpenAI    = "openai"    // Chat Completions, POST /chat/completions
 	WireAnthropic = "anthropic" // Messages, POST /v1/messages
+	WireGoogle    = "google"    // Gemini API, POST /v1beta/models/MODEL:generateContent
 )
+
+// geminiPath is the Gemini API's generateContent path.
+var geminiPath = regexp.MustCompile(`^/v1beta/models/([^/:]+):generateContent$`)
 
 // proseAnswer is the prose fault's answer.
 const proseAnswer = "I looked into it and everything is in order; I would rather explain in words than fill in a form."
@@ -51,7 +56,7 @@ type Server struct {
 // nothing). p is the agent's plan, from which an answer its contract
 // rejects is made.
 func NewServer(wire string, s *Script, k Kind, p *plan.Plan) (*Server, error) {
-	if wire != WireOpenAI && wire != WireAnthropic {
+	if wire != WireOpenAI && wire != WireAnthropic && wire != WireGoogle {
 		return nil, fmt.Errorf("fault: unknown wire format %q", wire)
 	}
 	sv := &Server{wire: wire, script: s, kind: k, done: make(chan struct{})}
@@ -107,8 +112,14 @@ func (sv *Server) take() (string, *agentrt.Response) {
 
 func (sv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	want := "/v1/chat/completions"
-	if sv.wire == WireAnthropic {
+	switch sv.wire {
+	case WireAnthropic:
 		want = "/v1/messages"
+	case WireGoogle:
+		want = "/v1beta/models/MODEL:generateContent"
+	}
+	if m := geminiPath.FindStringSubmatch(r.URL.Path); sv.wire == WireGoogle && m != nil && r.Method == http.MethodPost {
+		want = r.URL.Path
 	}
 	if r.Method != http.MethodPost || r.URL.Path != want {
 		sv.apiError(w, http.StatusNotFound, "not_found", fmt.Sprintf("agentc's fault layer serves POST %s, not %s %s", want, r.Method, r.URL.Path))
@@ -156,9 +167,12 @@ func (sv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var out []byte
-	if sv.wire == WireOpenAI {
+	switch sv.wire {
+	case WireOpenAI:
 		out, err = openAIResponse(req.Model, resp)
-	} else {
+	case WireGoogle:
+		out, err = googleResponse(resp)
+	default:
 		out, err = anthropicResponse(req.Model, resp)
 	}
 	if err != nil {
@@ -184,9 +198,16 @@ func (sv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // apiError answers with an error in the provider's shape.
 func (sv *Server) apiError(w http.ResponseWriter, status int, typ, msg string) {
 	var body any
-	if sv.wire == WireOpenAI {
+	switch sv.wire {
+	case WireOpenAI:
 		body = map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": typ}}
-	} else {
+	case WireGoogle:
+		st := map[int]string{http.StatusTooManyRequests: "RESOURCE_EXHAUSTED", http.StatusInternalServerError: "INTERNAL", http.StatusNotFound: "NOT_FOUND"}[status]
+		if st == "" {
+			st = "INVALID_ARGUMENT"
+		}
+		body = map[string]any{"error": map[string]any{"code": status, "message": msg, "status": st}}
+	default:
 		switch status {
 		case http.StatusTooManyRequests:
 			typ = "rate_limit_error"
@@ -276,6 +297,32 @@ func openAIResponse(model string, r *agentrt.Response) ([]byte, error) {
 			"total_tokens":          u.Input + u.Output,
 			"prompt_tokens_details": map[string]any{"cached_tokens": u.Cached},
 		},
+	})
+}
+
+// googleResponse is a generateContent response: the message's text and
+// function calls (their IDs kept, as the Gemini API may give them) as the
+// parts of its one candidate.
+func googleResponse(r *agentrt.Response) ([]byte, error) {
+	var parts []map[string]any
+	if r.Message.Content != "" {
+		parts = append(parts, map[string]any{"text": r.Message.Content})
+	}
+	for _, c := range r.Message.ToolCalls {
+		args := c.Arguments
+		if !json.Valid(args) {
+			args = json.RawMessage("{}")
+		}
+		parts = append(parts, map[string]any{"functionCall": map[string]any{"id": c.ID, "name": c.Name, "args": args}})
+	}
+	u := r.Usage
+	return json.Marshal(map[string]any{
+		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
+		"usageMetadata": map[string]any{
+			"promptTokenCount": u.Input, "candidatesTokenCount": u.Output,
+			"cachedContentTokenCount": u.Cached, "totalTokenCount": u.Input + u.Output,
+		},
+		"modelVersion": "agentc-fault", "responseId": "agentc-fault",
 	})
 }
 

@@ -121,13 +121,19 @@ func New(cfg Config) (*Model, error) {
 	}
 	switch cfg.Backend {
 	case "", BackendGemini:
-		if cfg.APIKey == "" {
-			return nil, errors.New("google: no API key (the Gemini API takes one)")
+		if cfg.APIKey == "" && cfg.BaseURL == "" {
+			return nil, errors.New("google: no API key (the Gemini API takes one; a server named by a base URL may take none)")
 		}
 		if cfg.Project != "" || cfg.Location != "" || cfg.Credentials != nil {
 			return nil, errors.New("google: a project, location or credentials are for the vertex backend, not gemini")
 		}
 		cc.Backend, cc.APIKey = genai.BackendGeminiAPI, cfg.APIKey
+		if cfg.APIKey == "" {
+			// The SDK insists on a key; a server that takes none (a
+			// local gateway) is sent no key header at all.
+			cc.APIKey = "none"
+			next = keyless{next}
+		}
 		cc.HTTPOptions.APIVersion = geminiVersion
 		if cc.HTTPOptions.BaseURL == "" {
 			cc.HTTPOptions.BaseURL = "https://generativelanguage.googleapis.com/"
@@ -754,7 +760,13 @@ func (m *Model) classify(ctx context.Context, err error, a *attempt) error {
 	switch {
 	case errors.As(err, &syn) || errors.As(err, &typ):
 		// The SDK's message holds the whole body; ours does not.
-		return &wrapError{msg: "google: the response is not JSON of a GenerateContentResponse: " + m.redact(firstLine(errors.Unwrap(err), err)), err: err}
+		w := &wrapError{msg: "google: the response is not JSON of a GenerateContentResponse: " + m.redact(firstLine(errors.Unwrap(err), err)), err: err}
+		if syn != nil && strings.Contains(syn.Error(), "unexpected end of JSON input") {
+			// A body cut short, as a dropped connection leaves it:
+			// another attempt may get it whole.
+			return &retry.Error{Err: w, Retryable: true}
+		}
+		return w
 	case errors.As(err, &shape):
 		return &wrapError{msg: "google: " + m.redact(shape.Error()), err: err}
 	case errors.As(err, &cred):
@@ -849,4 +861,13 @@ func transient(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// keyless sends requests without the API key header the SDK sets.
+type keyless struct{ next http.RoundTripper }
+
+func (k keyless) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Del("x-goog-api-key")
+	return k.next.RoundTrip(r)
 }

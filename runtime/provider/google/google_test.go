@@ -698,7 +698,6 @@ func TestMalformedBody(t *testing.T) {
 		name, body, want string
 	}{
 		{"not JSON", "<html>" + testKey + "</html>", "google: the response is not JSON of a GenerateContentResponse: "},
-		{"cut mid-way", `{"candidates": [{"content": {"parts": [{"text": "` + testKey, "google: the response is not JSON of a GenerateContentResponse: "},
 		{"wrong shape", `{"candidates": {"0": "x"}}`, "google: the response is not a GenerateContentResponse: "},
 		{"wrong type", `{"candidates": [{"content": {"parts": [{"text": 7}]}}]}`, "google: the response is not JSON of a GenerateContentResponse: "},
 	} {
@@ -713,6 +712,16 @@ func TestMalformedBody(t *testing.T) {
 			}
 			noSecret(t, err)
 		})
+	}
+}
+
+// A body cut mid-way, as a dropped connection leaves it, is retried, as
+// the other providers retry it.
+func TestCutBodyRetried(t *testing.T) {
+	f := newFake(t, reply(`{"candidates": [{"content": {"parts": [{"text": "`+testKey), okAnswer)
+	resp, err := newModel(t, f, nil).Complete(t.Context(), request())
+	if err != nil || resp == nil || f.requests() != 2 {
+		t.Fatalf("err = %v after %d requests, want an answer after 2", err, f.requests())
 	}
 }
 
