@@ -240,16 +240,16 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 			}
 			lw.drop(ptr, k, "") // exclusivity
 			out["anyOf"] = lw.lowerList(v, kp, lptr+"/anyOf", depth)
-		case !lw.prof.Supported[k]:
-			lw.drop(ptr, k, "")
-			extras[k] = v
 		case k == "format":
-			if f, _ := v.(string); !lw.prof.Formats[f] {
+			if f, _ := v.(string); !lw.prof.Supported[k] || !lw.prof.Formats[f] {
 				lw.drop(ptr, k, f)
 				extras[k] = v
 				continue
 			}
 			out[k] = v
+		case !lw.prof.Supported[k]:
+			lw.drop(ptr, k, "")
+			extras[k] = v
 		case k == "pattern":
 			if p, _ := v.(string); !lw.prof.acceptsPattern(p) {
 				lw.drop(ptr, k, p)
