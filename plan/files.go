@@ -67,8 +67,11 @@ var FileMediaTypes = []string{"application/pdf", "image/gif", "image/jpeg", "ima
 // takes images as image blocks (5 MiB each) and PDFs and text as document
 // blocks (32 MiB, its largest request); Google's Gemini takes each as
 // inline data, within the lower of its two backends' bounds (Vertex AI's):
-// PDFs up to 50 MB, images and text up to 7 MB. The test model takes
-// every one.
+// PDFs up to 50 MB, images and text up to 7 MB; Amazon Bedrock's Converse
+// API takes images (3.75 MB each) in image blocks and PDFs and text in
+// document blocks (4.5 MB each), the bounds its API reference gives for
+// every model (some models take larger PDFs; agentc keeps to the common
+// bound), in decimal megabytes. The test model takes every one.
 var FileLimits = map[string]map[string]int64{
 	"openai": {
 		"image/png": 20 << 20, "image/jpeg": 20 << 20, "image/gif": 20 << 20, "image/webp": 20 << 20,
@@ -81,6 +84,10 @@ var FileLimits = map[string]map[string]int64{
 	"google": {
 		"image/png": 7 << 20, "image/jpeg": 7 << 20, "image/webp": 7 << 20,
 		"application/pdf": 50 << 20, "text/plain": 7 << 20,
+	},
+	"bedrock": {
+		"image/png": 3_750_000, "image/jpeg": 3_750_000, "image/gif": 3_750_000, "image/webp": 3_750_000,
+		"application/pdf": 4_500_000, "text/plain": 4_500_000,
 	},
 }
 
