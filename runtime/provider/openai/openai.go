@@ -260,7 +260,8 @@ func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, *files.Spli
 	return p, splice, nil
 }
 
-// Limits are the files Chat Completions takes (plan.FileLimits).
+// Limits are the files Chat Completions and the Responses API take
+// (plan.FileLimits).
 var Limits = files.Limits(plan.FileLimits["openai"])
 
 // userParts are a user message's parts as Chat Completions content parts.
