@@ -67,17 +67,18 @@ type Azure struct {
 // Model is a runtime.Model over Chat Completions or the Responses API. It
 // is safe for concurrent use.
 type Model struct {
-	// chat, or responses, is the one service used, kept rather than the
-	// whole client: a
+	// chat is the one service used, kept rather than the whole client: a
 	// program that also links CUE keeps every exported method of every type
 	// a kept value reaches by reflection (CUE's evaluator reaches
 	// text/template), and the client reaches every API the SDK has. Keeping
 	// the client made agentc's text 28 MB larger (81 MB, not 53 MB).
-	chat      sdk.ChatCompletionService
-	responses responses.ResponseService // set when the Model speaks the Responses API
-	useResp   bool
-	key       *redact.Set // the API key, for errors that echo it
-	retry     retry.Policy
+	chat sdk.ChatCompletionService
+	// respond, for the same reason, is the one method of the Responses
+	// API used, not its service (whose methods cost 1.2 MB more text);
+	// nil when the Model speaks Chat Completions.
+	respond func(context.Context, responses.ResponseNewParams, ...option.RequestOption) (*responses.Response, error)
+	key     *redact.Set // the API key, for errors that echo it
+	retry   retry.Policy
 	// deployment, when set, is the Azure deployment every request names
 	// as its model.
 	deployment string
@@ -125,7 +126,8 @@ func New(cfg Config) (*Model, error) {
 	}
 	m := &Model{key: redact.Of(cfg.APIKey), retry: p}
 	if cfg.API == APIResponses {
-		m.responses, m.useResp = sdk.NewClient(opts...).Responses, true
+		c := sdk.NewClient(opts...)
+		m.respond = c.Responses.New
 	} else {
 		m.chat = sdk.NewClient(opts...).Chat.Completions
 	}
@@ -143,7 +145,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if req == nil {
 		return nil, errors.New("openai: no request")
 	}
-	if m.useResp {
+	if m.respond != nil {
 		return m.completeResponses(ctx, req)
 	}
 	params, splice, err := buildParams(req)

@@ -46,7 +46,7 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 		if !splice.Empty() {
 			opts = append(opts, option.WithMiddleware(splice.Middleware))
 		}
-		r, err := m.responses.New(ctx, params, opts...)
+		r, err := m.respond(ctx, params, opts...)
 		if err != nil {
 			return m.classify(ctx, err, raw)
 		}
