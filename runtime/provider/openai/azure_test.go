@@ -14,8 +14,9 @@ import (
 )
 
 // azureFake is an Azure OpenAI resource: it answers a chat completion at
-// /openai/deployments/DEPLOYMENT/chat/completions?api-version=VERSION, and
-// keeps what each request carried.
+// /openai/deployments/DEPLOYMENT/chat/completions?api-version=VERSION, a
+// response at /openai/responses?api-version=VERSION (the deployment named
+// as the model), and keeps what each request carried.
 type azureFake struct {
 	t       *testing.T
 	srv     *httptest.Server
@@ -37,11 +38,15 @@ func newAzureFake(t *testing.T, replies ...http.HandlerFunc) *azureFake {
 		n := len(f.seen)
 		f.seen = append(f.seen, azureRequest{r.URL.Path, r.URL.Query().Get("api-version"), r.Header.Get("Api-Key"), r.Header.Get("Authorization"), body})
 		f.mu.Unlock()
-		if !strings.HasPrefix(r.URL.Path, "/openai/deployments/") || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		switch {
+		case r.URL.Path == "/openai/responses":
+			checkResponsesSchema(t, body)
+		case strings.HasPrefix(r.URL.Path, "/openai/deployments/") && strings.HasSuffix(r.URL.Path, "/chat/completions"):
+			checkRequestSchema(t, body)
+		default:
 			http.Error(w, "no such path "+r.URL.Path, http.StatusNotFound)
 			return
 		}
-		checkRequestSchema(t, body)
 		if n >= len(f.replies) {
 			http.Error(w, "no more replies", http.StatusTeapot)
 			return

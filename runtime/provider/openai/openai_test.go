@@ -30,18 +30,26 @@ type fake struct {
 	bodies  [][]byte
 	auth    []string
 	srv     *httptest.Server
+	// path is the endpoint it answers; check validates each body.
+	path  string
+	check func(*testing.T, []byte)
 }
 
 func newFake(t *testing.T, replies ...http.HandlerFunc) *fake {
 	t.Helper()
-	f := &fake{t: t, replies: replies}
+	return newFakeAt(t, "/chat/completions", checkRequestSchema, replies...)
+}
+
+func newFakeAt(t *testing.T, path string, check func(*testing.T, []byte), replies ...http.HandlerFunc) *fake {
+	t.Helper()
+	f := &fake{t: t, replies: replies, path: path, check: check}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
 func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/chat/completions" {
+	if r.Method != http.MethodPost || r.URL.Path != f.path {
 		http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusNotFound)
 		return
 	}
@@ -51,7 +59,7 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	f.bodies = append(f.bodies, body)
 	f.auth = append(f.auth, r.Header.Get("Authorization"))
 	f.mu.Unlock()
-	checkRequestSchema(f.t, body)
+	f.check(f.t, body)
 	if n >= len(f.replies) {
 		http.Error(w, "no more replies", http.StatusTeapot)
 		return

@@ -1,0 +1,401 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/files"
+)
+
+// The APIs a Model may speak (Config.API).
+const (
+	APIChat      = "chat"      // Chat Completions, the default
+	APIResponses = "responses" // the Responses API
+)
+
+// StateProvider names the Responses API in a Message's State: the
+// reasoning items of an assistant message, sent back with it.
+const StateProvider = "openai-responses"
+
+// completeResponses sends req as one response of the Responses API,
+// retrying under the Model's policy.
+func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	params, splice, err := buildResponsesParams(req)
+	if err != nil {
+		return nil, err
+	}
+	if m.deployment != "" {
+		params.Model = m.deployment
+	}
+	var out *responses.Response
+	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
+		var raw *http.Response
+		opts := []option.RequestOption{option.WithResponseInto(&raw)}
+		if !splice.Empty() {
+			opts = append(opts, option.WithMiddleware(splice.Middleware))
+		}
+		r, err := m.respond(ctx, params, opts...)
+		if err != nil {
+			return m.classify(ctx, err, raw)
+		}
+		out = r
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return parseResponsesBody([]byte(out.RawJSON()))
+}
+
+// buildResponsesParams makes a stateless request: nothing is stored on
+// the server, and what the model reasoned in earlier turns goes back as
+// the encrypted reasoning items the assistant messages carry.
+func buildResponsesParams(req *agentrt.Request) (responses.ResponseNewParams, *files.Splice, error) {
+	p := responses.ResponseNewParams{Model: req.Model, Store: param.NewOpt(false)}
+	splice := files.NewSplice(req.Files)
+	var instructions []string
+	var input responses.ResponseInputParam
+	// Files tools returned: a function_call_output here holds only text
+	// as the chat path sends it, so they go in a user message after the
+	// turn's outputs.
+	var returned []agentrt.Part
+	for i, msg := range req.Messages {
+		switch msg.Role {
+		case agentrt.System:
+			instructions = append(instructions, msg.Content)
+		case agentrt.User:
+			parts := msg.Parts
+			if len(parts) == 0 {
+				parts = []agentrt.Part{{Text: msg.Content}}
+			}
+			item, err := responsesUser(parts, req.Files, splice)
+			if err != nil {
+				return p, nil, fmt.Errorf("openai: message %d: %w", i, err)
+			}
+			input = append(input, item)
+		case agentrt.Assistant:
+			items, err := responsesAssistant(msg)
+			if err != nil {
+				return p, nil, fmt.Errorf("openai: message %d: %w", i, err)
+			}
+			input = append(input, items...)
+		case agentrt.ToolRole:
+			for _, part := range msg.Parts {
+				if part.File != nil && Limits.Check("openai", part.File) == nil {
+					returned = append(returned, agentrt.Part{Text: fmt.Sprintf("The tool %s returned this file (%s):", msg.Name, part.File.MediaType)}, part)
+				}
+			}
+			input = append(input, responses.ResponseInputItemUnionParam{OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
+				CallID: param.NewOpt(msg.ToolCallID),
+				Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{OfString: param.NewOpt(msg.Content)},
+			}})
+		default:
+			return p, nil, fmt.Errorf("openai: message %d: unknown role %q", i, msg.Role)
+		}
+		if next := i + 1; len(returned) > 0 && (next == len(req.Messages) || req.Messages[next].Role != agentrt.ToolRole) {
+			item, err := responsesUser(returned, req.Files, splice)
+			if err != nil {
+				return p, nil, fmt.Errorf("openai: message %d: %w", i, err)
+			}
+			input = append(input, item)
+			returned = nil
+		}
+	}
+	if len(instructions) > 0 {
+		p.Instructions = param.NewOpt(strings.Join(instructions, "\n\n"))
+	}
+	p.Input.OfInputItemList = input
+	for _, t := range req.Tools {
+		tool, err := functionTool(t)
+		if err != nil {
+			return p, nil, err
+		}
+		p.Tools = append(p.Tools, tool)
+	}
+	if a := req.Answer; a != nil && a.Mode == plan.ModeNative {
+		if !json.Valid(a.Schema) {
+			return p, nil, fmt.Errorf("openai: answer schema is not JSON")
+		}
+		// Built as JSON, not as the SDK's map, so that the schema's
+		// properties keep their order: the model writes them in it.
+		format, err := json.Marshal(jsonSchemaFormat{Type: "json_schema", Name: a.Name, Description: a.Description, Schema: a.Schema, Strict: a.Strict})
+		if err != nil {
+			return p, nil, fmt.Errorf("openai: answer schema: %w", err)
+		}
+		p.Text.Format = param.Override[responses.ResponseFormatTextConfigUnionParam](json.RawMessage(format))
+	}
+	if len(req.Tools) > 0 {
+		switch req.ToolChoice.Mode {
+		case "":
+		case agentrt.ChooseAuto, agentrt.ChooseRequired, "none":
+			p.ToolChoice.OfToolChoiceMode = param.NewOpt(responses.ToolChoiceOptions(req.ToolChoice.Mode))
+		case agentrt.ChooseTool:
+			p.ToolChoice.OfFunctionTool = &responses.ToolChoiceFunctionParam{Name: req.ToolChoice.Name}
+		default:
+			return p, nil, fmt.Errorf("openai: unknown tool choice mode %q", req.ToolChoice.Mode)
+		}
+	}
+	if req.Temperature != nil {
+		p.Temperature = param.NewOpt(*req.Temperature)
+	}
+	if req.MaxOutputTokens > 0 {
+		p.MaxOutputTokens = param.NewOpt(int64(req.MaxOutputTokens))
+	}
+	switch req.Reasoning {
+	case "", "none":
+	case "low", "medium", "high":
+		p.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(req.Reasoning)}
+		// Only a reasoning model takes this: others refuse the request.
+		p.Include = []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent}
+	default:
+		return p, nil, fmt.Errorf("openai: unknown reasoning effort %q (want low, medium, high or none)", req.Reasoning)
+	}
+	return p, splice, nil
+}
+
+// jsonSchemaFormat is text.format for a native answer.
+type jsonSchemaFormat struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema"`
+	Strict      bool            `json:"strict"`
+}
+
+// functionToolJSON is a function tool. Strict is always sent: the
+// Responses API makes a function strict when it is not said, Chat
+// Completions does not, and agentc has decided for each tool.
+type functionToolJSON struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict"`
+}
+
+func functionTool(t agentrt.ToolSpec) (responses.ToolUnionParam, error) {
+	params := t.Schema
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	if !json.Valid(params) {
+		return responses.ToolUnionParam{}, fmt.Errorf("openai: tool %q: schema is not JSON", t.Name)
+	}
+	b, err := json.Marshal(functionToolJSON{Type: "function", Name: t.Name, Description: t.Description, Parameters: params, Strict: t.Strict})
+	if err != nil {
+		return responses.ToolUnionParam{}, fmt.Errorf("openai: tool %q: schema: %w", t.Name, err)
+	}
+	return param.Override[responses.ToolUnionParam](json.RawMessage(b)), nil
+}
+
+// responsesUser is a user message item of text and files.
+func responsesUser(parts []agentrt.Part, fr agentrt.FileReader, splice *files.Splice) (responses.ResponseInputItemUnionParam, error) {
+	var content responses.ResponseInputMessageContentListParam
+	textPart := func(s string) responses.ResponseInputContentUnionParam {
+		return responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: s}}
+	}
+	for _, p := range parts {
+		f := p.File
+		if f == nil {
+			content = append(content, textPart(p.Text))
+			continue
+		}
+		if err := Limits.Check("openai", f); err != nil {
+			return responses.ResponseInputItemUnionParam{}, err
+		}
+		switch {
+		case f.MediaType == "text/plain":
+			text, err := files.Text(fr, f)
+			if err != nil {
+				return responses.ResponseInputItemUnionParam{}, err
+			}
+			content = append(content, textPart(text))
+		case f.MediaType == "application/pdf":
+			url, err := splice.DataURL(f)
+			if err != nil {
+				return responses.ResponseInputItemUnionParam{}, err
+			}
+			name := f.FileName
+			if name == "" {
+				name = f.Name + ".pdf"
+			}
+			content = append(content, responses.ResponseInputContentUnionParam{OfInputFile: &responses.ResponseInputFileParam{FileData: param.NewOpt(url), Filename: param.NewOpt(name)}})
+		default:
+			url, err := splice.DataURL(f)
+			if err != nil {
+				return responses.ResponseInputItemUnionParam{}, err
+			}
+			content = append(content, responses.ResponseInputContentUnionParam{OfInputImage: &responses.ResponseInputImageParam{ImageURL: param.NewOpt(url), Detail: responses.ResponseInputImageDetailAuto}})
+		}
+	}
+	return responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
+		Type:    responses.EasyInputMessageTypeMessage,
+		Role:    responses.EasyInputMessageRoleUser,
+		Content: responses.EasyInputMessageContentUnionParam{OfInputItemContentList: content},
+	}}, nil
+}
+
+// responsesAssistant is an assistant message as the items the model
+// output: its reasoning, its text, its calls.
+func responsesAssistant(msg agentrt.Message) ([]responses.ResponseInputItemUnionParam, error) {
+	var items []responses.ResponseInputItemUnionParam
+	if s := msg.State; s != nil && s.Provider == StateProvider {
+		var reasoning []json.RawMessage
+		if err := json.Unmarshal(s.Data, &reasoning); err != nil {
+			return nil, fmt.Errorf("the state of an assistant message is not a list of items: %w", err)
+		}
+		for _, r := range reasoning {
+			items = append(items, param.Override[responses.ResponseInputItemUnionParam](r))
+		}
+	}
+	// An output message item needs the id the server gave it, which
+	// agentc does not keep; the assistant's text goes as an input
+	// message, which the API takes for earlier turns.
+	if msg.Content != "" {
+		items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
+			Type:    responses.EasyInputMessageTypeMessage,
+			Role:    responses.EasyInputMessageRoleAssistant,
+			Content: responses.EasyInputMessageContentUnionParam{OfString: param.NewOpt(msg.Content)},
+		}})
+	}
+	for _, tc := range msg.ToolCalls {
+		items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &responses.ResponseFunctionToolCallParam{
+			CallID: tc.ID, Name: tc.Name, Arguments: string(tc.Arguments),
+		}})
+	}
+	return items, nil
+}
+
+// responseBody is the part of a response object agentc reads.
+type responseBody struct {
+	Model             string `json:"model"`
+	Status            string `json:"status"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	Output []json.RawMessage `json:"output"`
+	Usage  *struct {
+		InputTokens        int `json:"input_tokens"`
+		OutputTokens       int `json:"output_tokens"`
+		InputTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+	} `json:"usage"`
+}
+
+// outputItem is one item of a response's output.
+type outputItem struct {
+	Type    string `json:"type"`
+	Content []struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+	} `json:"content"`
+	CallID           string  `json:"call_id"`
+	Name             string  `json:"name"`
+	Arguments        string  `json:"arguments"`
+	EncryptedContent *string `json:"encrypted_content"`
+}
+
+// parseResponsesBody reads a response object into the assistant's message.
+func parseResponsesBody(data []byte) (*agentrt.Response, error) {
+	var body responseBody
+	if err := json.Unmarshal(data, &body); err != nil {
+		return nil, fmt.Errorf("openai: the response is not a response object: %w", err)
+	}
+	msg := agentrt.Message{Role: agentrt.Assistant}
+	var text, refusal strings.Builder
+	var reasoning []json.RawMessage
+	for i, raw := range body.Output {
+		var it outputItem
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return nil, fmt.Errorf("openai: output item %d: %w", i, err)
+		}
+		switch it.Type {
+		case "message":
+			for _, c := range it.Content {
+				switch c.Type {
+				case "output_text":
+					text.WriteString(c.Text)
+				case "refusal":
+					refusal.WriteString(c.Refusal)
+				}
+			}
+		case "function_call":
+			// Invalid JSON is passed through: the runtime validates the
+			// arguments and asks the model again.
+			msg.ToolCalls = append(msg.ToolCalls, agentrt.ToolCall{ID: it.CallID, Name: it.Name, Arguments: json.RawMessage(it.Arguments)})
+		case "reasoning":
+			// Without its encrypted content an item can be sent back only
+			// to a server that stored it, and agentc stores nothing.
+			if it.EncryptedContent == nil || *it.EncryptedContent == "" {
+				continue
+			}
+			var b bytes.Buffer
+			if err := json.Compact(&b, raw); err != nil {
+				return nil, fmt.Errorf("openai: output item %d: %w", i, err)
+			}
+			reasoning = append(reasoning, b.Bytes())
+		}
+	}
+	msg.Content = text.String()
+	if msg.Content == "" && refusal.Len() > 0 {
+		msg.Content = refusal.String()
+	}
+	if len(reasoning) > 0 {
+		data, err := json.Marshal(reasoning)
+		if err != nil {
+			return nil, fmt.Errorf("openai: reasoning items: %w", err)
+		}
+		msg.State = &agentrt.ProviderState{Provider: StateProvider, Data: data}
+	}
+	switch body.Status {
+	case "completed", "":
+	case "incomplete":
+		reason := ""
+		if body.IncompleteDetails != nil {
+			reason = body.IncompleteDetails.Reason
+		}
+		switch {
+		case reason == "max_output_tokens" && len(msg.ToolCalls) > 0:
+		case reason == "max_output_tokens":
+			return nil, fmt.Errorf("openai: the output was cut at the token limit (incomplete_details.reason %q)", reason)
+		case reason == "content_filter":
+			return nil, fmt.Errorf("openai: %w (incomplete_details.reason %q)", ErrFiltered, reason)
+		default:
+			return nil, fmt.Errorf("openai: the response is incomplete (incomplete_details.reason %q)", reason)
+		}
+	case "failed":
+		if e := body.Error; e != nil {
+			return nil, fmt.Errorf("openai: the response failed (%s): %s", e.Code, e.Message)
+		}
+		return nil, errors.New("openai: the response failed")
+	default:
+		return nil, fmt.Errorf("openai: the response's status is %q", body.Status)
+	}
+	resp := &agentrt.Response{Model: body.Model, Message: msg}
+	if u := body.Usage; u != nil {
+		resp.Usage = agentrt.Usage{Input: u.InputTokens, Output: u.OutputTokens, Cached: u.InputTokensDetails.CachedTokens}
+	}
+	return resp, nil
+}
+
+// ErrFiltered reports that the provider's content filter stopped the
+// answer: there is no refusal of the model's own to return.
+var ErrFiltered = errors.New("the content filter stopped the answer")
