@@ -58,6 +58,10 @@ type Profile struct {
 	RegularPatterns bool
 	// NoWordBoundary: its patterns may not use \b or \B either.
 	NoWordBoundary bool
+	// Unenforced, when set, says why the provider is taken not to
+	// enforce any schema while generating (it serves model families that
+	// differ): every schema is sent as written and enforced locally.
+	Unenforced string
 }
 
 // Profiles are the providers' structured-output dialects as each documents
@@ -99,6 +103,12 @@ var Profiles = map[string]Profile{
 		Formats:  set(),
 		RefAlone: true, NoRecursion: true, OneOfAsAnyOf: true, MinItemsMax: -1,
 	},
+	// Bedrock serves families whose structured output differs (Claude 4.5
+	// and later enforce a schema; Amazon Nova and older Claude do not):
+	// the answer comes by a forced tool call, its schema sent as written
+	// and enforced locally.
+	"bedrock": {Provider: "bedrock", Auto: plan.ModeTool, AutoFallback: plan.ModeTool, MinItemsMax: -1,
+		Unenforced: "the models Bedrock serves do not all enforce a schema while generating"},
 	"test": {Provider: "test", Auto: plan.ModeTool, AutoFallback: plan.ModeTool, Everything: true, MinItemsMax: -1},
 }
 
@@ -116,9 +126,12 @@ func Lower(prof Profile, mode string, schema any) (*plan.Lowering, error) {
 func lower(prof Profile, mode string, schema any, compile func(doc any) error) (*plan.Lowering, error) {
 	l := &plan.Lowering{Provider: prof.Provider}
 	var sent any
-	if prof.Everything {
+	switch {
+	case prof.Everything:
 		l.Strict, sent = true, schema
-	} else {
+	case prof.Unenforced != "":
+		l.Reason, sent = prof.Unenforced, schema
+	default:
 		lw := &lowerer{prof: prof, root: schema}
 		sent = lw.lower(schema, "", "", 0, false)
 		if lw.reason == "" && prof.MaxProperties > 0 && lw.props > prof.MaxProperties {

@@ -18,8 +18,8 @@ import (
 // it: a setting the model does not take (MODEL_SETTING), a file input of
 // a type it does not take (INPUT_FILE_PROVIDER), an answer its
 // structured output cannot carry as the output asks (OUTPUT_MODE,
-// OUTPUT_ENFORCE). A manifest's base_url belongs to its own provider and
-// is dropped for another. The plan is sealed again: its plan digest is
+// OUTPUT_ENFORCE). A manifest's base_url and api belong to its own
+// provider and are dropped for another. The plan is sealed again: its plan digest is
 // the retargeted agent's; its contract digest does not change. The
 // agents p calls keep their own models.
 func Retarget(p *plan.Plan, provider, model string) (*plan.Plan, error) {
@@ -41,7 +41,8 @@ func Retarget(p *plan.Plan, provider, model string) (*plan.Plan, error) {
 	q.Agent = p.Agent
 	q.Agent.Model.Provider, q.Agent.Model.Name = provider, model
 	if provider != own.Provider {
-		q.Agent.Model.BaseURL = ""
+		// Both belong to the agent's own provider.
+		q.Agent.Model.BaseURL, q.Agent.Model.API = "", ""
 	}
 	target := provider + " " + model
 	var problems []string

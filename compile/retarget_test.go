@@ -55,7 +55,7 @@ func TestRetarget(t *testing.T) {
 		want            string
 	}{
 		{openai, "anthropic", "", "the agent's model is openai gpt-4o-2024-08-06; name a model of anthropic too"},
-		{openai, "mistral", "large", `unknown provider "mistral" (agentc runs anthropic, google, openai)`},
+		{openai, "mistral", "large", `unknown provider "mistral" (agentc runs anthropic, bedrock, google, openai)`},
 		{openai, "test", "x", `unknown provider "test"`},
 		{native, "anthropic", "claude-sonnet-4-5", `output.mode is "native", but anthropic's structured output cannot take this schema`},
 		{files, "openai", "gpt-3.5-turbo", "input scan: openai gpt-3.5-turbo takes no file but text [INPUT_FILE_PROVIDER]"},

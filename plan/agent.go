@@ -31,6 +31,9 @@ type Model struct {
 	Temperature     *float64 `json:"temperature,omitempty"`
 	MaxOutputTokens int      `json:"max_output_tokens,omitempty"`
 	Reasoning       string   `json:"reasoning,omitempty"`
+	// API is the provider's API where it has several: openai's "chat"
+	// (the default) or "responses".
+	API string `json:"api,omitempty"`
 }
 
 // Input declares the JSON Schema of a run's input.
@@ -80,6 +83,10 @@ const GoogleKeyVar = "GOOGLE_API_KEY"
 // key, or a Microsoft Entra ID access token.
 var AzureKeyVars = []string{"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"}
 
+// AWSKeyVars name the secrets of the AWS credentials the bedrock provider
+// may read from the environment (the standard chain reads the rest).
+var AWSKeyVars = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
+
 // KeyVars names, sorted, every environment variable agentc reads a
 // credential of its own from: the providers' keys (ProviderKeyVars,
 // AzureKeyVars) and the Temporal client's API key. Their values are
@@ -87,6 +94,7 @@ var AzureKeyVars = []string{"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"}
 // Temporal worker refuses a plan whose tool's env names one.
 func KeyVars() []string {
 	vars := append(slices.Collect(maps.Values(ProviderKeyVars)), append(AzureKeyVars, GoogleKeyVar)...)
+	vars = append(vars, AWSKeyVars...)
 	return slices.Sorted(slices.Values(append(vars, "TEMPORAL_API_KEY")))
 }
 

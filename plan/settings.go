@@ -28,6 +28,9 @@ func CheckModelSettings(m Model) []SettingProblem {
 	add := func(field string, warning bool, format string, args ...any) {
 		out = append(out, SettingProblem{Field: field, Warning: warning, Msg: fmt.Sprintf(format, args...)})
 	}
+	if m.API != "" && m.Provider != "openai" {
+		add("api", false, "api %q chooses among OpenAI's APIs; %s has one", m.API, m.Provider)
+	}
 	switch m.Provider {
 	case "openai":
 		r, known := openAIReasoning(m.Name)

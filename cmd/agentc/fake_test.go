@@ -23,6 +23,45 @@ import (
 // azureChat is the path of an Azure OpenAI deployment's chat completions.
 var azureChat = regexp.MustCompile(`/openai/deployments/[^/]+/chat/completions$`)
 
+// respond answers a request of OpenAI's Responses API: with the answer as
+// a forced function's call or as the text of a JSON format, else in prose.
+func respond(w nethttp.ResponseWriter, body []byte, answer json.RawMessage) {
+	var req struct {
+		Model      string          `json:"model"`
+		ToolChoice json.RawMessage `json:"tool_choice"`
+		Text       struct {
+			Format struct {
+				Type string `json:"type"`
+			} `json:"format"`
+		} `json:"text"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		nethttp.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, 400)
+		return
+	}
+	var forced struct {
+		Type, Name string
+	}
+	_ = json.Unmarshal(req.ToolChoice, &forced)
+	text := "Done."
+	if req.Text.Format.Type == "json_schema" {
+		text = string(answer)
+	}
+	item := map[string]any{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant",
+		"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
+	if forced.Type == "function" {
+		item = map[string]any{"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": forced.Name, "arguments": string(answer), "status": "completed"}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": "resp_1", "object": "response", "created_at": 1764700000, "status": "completed", "model": req.Model,
+		"output": []any{item}, "usage": map[string]any{"input_tokens": 20, "output_tokens": 5, "total_tokens": 25},
+	})
+}
+
+// converse is Bedrock's Converse path, the model ID escaped.
+var converse = regexp.MustCompile(`^/model/[^/]+/converse$`)
+
 // geminiPath is generateContent's path on the Gemini API and on Vertex AI.
 var geminiPath = regexp.MustCompile(`^/(v1beta/models/[^/:]+|v1beta1/(?:projects/[^/]+/locations/[^/]+/)?publishers/google/models/[^/:]+):generateContent$`)
 
@@ -33,7 +72,7 @@ var geminiPath = regexp.MustCompile(`^/(v1beta/models/[^/:]+|v1beta1/(?:projects
 // the provider's environment variables at itself.
 func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: fakeprovider openai|anthropic|google[-MODE] ANSWER-JSON [FILE...]")
+		ts.Fatalf("usage: fakeprovider openai|anthropic|google|bedrock[-MODE] ANSWER-JSON [FILE...]")
 	}
 	if rest, ok := strings.CutPrefix(args[0], "openai-batch"); ok {
 		batchProvider(ts, rest, args[2:])
@@ -145,6 +184,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				} `json:"response_format"`
 			}
 			body := logRequest(r)
+			if r.URL.Path == "/v1/responses" {
+				respond(w, body, answer)
+				return
+			}
 			// An Azure OpenAI resource's path for a deployment's chat
 			// completions is served too, and what it carried logged to
 			// fake-azure.log.
@@ -339,6 +382,40 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				"modelVersion":  "gemini-test", "responseId": "resp-1",
 			})
 		}
+	case "bedrock":
+		// Bedrock's Converse: a forced tool (toolChoice.tool) is called
+		// with the answer; else prose. What signed the request is logged
+		// to fake-auth.log.
+		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			var req struct {
+				ToolConfig struct {
+					ToolChoice struct {
+						Tool struct {
+							Name string `json:"name"`
+						} `json:"tool"`
+					} `json:"toolChoice"`
+				} `json:"toolConfig"`
+			}
+			body := logRequest(r)
+			if !converse.MatchString(r.URL.EscapedPath()) || json.Unmarshal(body, &req) != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("X-Amzn-Errortype", "ValidationException")
+				w.WriteHeader(400)
+				_, _ = io.WriteString(w, `{"message":"Malformed input request"}`)
+				return
+			}
+			content, stop := []any{map[string]any{"text": "Done."}}, "end_turn"
+			if name := req.ToolConfig.ToolChoice.Tool.Name; name != "" {
+				content, stop = []any{map[string]any{"toolUse": map[string]any{"toolUseId": "tooluse_1", "name": name, "input": answer}}}, "tool_use"
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{
+				"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
+				"stopReason": stop,
+				"usage":      map[string]any{"inputTokens": 20, "outputTokens": 5, "totalTokens": 25},
+				"metrics":    map[string]any{"latencyMs": 120},
+			})
+		}
 	default:
 		ts.Fatalf("fakeprovider: unknown provider %q", provider)
 	}
@@ -413,6 +490,14 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	case "anthropic":
 		ts.Setenv("ANTHROPIC_BASE_URL", srv.URL)
 		ts.Setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-secret")
+	case "bedrock":
+		ts.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", srv.URL)
+		ts.Setenv("AWS_REGION", "us-east-1")
+		ts.Setenv("AWS_ACCESS_KEY_ID", "AKIDFAKENOTASECRET")
+		ts.Setenv("AWS_SECRET_ACCESS_KEY", "fake-secret-planted-Qx81")
+		ts.Setenv("AWS_CONFIG_FILE", ts.MkAbs("no-aws-config"))
+		ts.Setenv("AWS_SHARED_CREDENTIALS_FILE", ts.MkAbs("no-aws-credentials"))
+		ts.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	case "google":
 		ts.Setenv("GOOGLE_GEMINI_BASE_URL", srv.URL)
 		ts.Setenv("GOOGLE_VERTEX_BASE_URL", srv.URL)

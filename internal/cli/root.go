@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"agentc.dev/agentc/internal/providers"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/telemetry/otlp"
@@ -62,6 +63,10 @@ func Main(c *Compiler) int {
 // Run runs the command line args with c's verbs and run, and returns the
 // exit code.
 func Run(args []string, e Env, c *Compiler) int {
+	if e.Providers == nil {
+		// agentc carries every provider.
+		e.Providers = providers.All()
+	}
 	root := newRootCmd(e, c)
 	root.SetArgs(args)
 	ctx := e.Ctx

@@ -216,7 +216,7 @@ and the command that registers them.`,
 				defer flush()
 				tel = t
 			}
-			models, err := runcmd.WorkerModels(baseURL, stall, events)
+			models, err := runcmd.WorkerModels(baseURL, stall, e.Providers, events)
 			if err != nil {
 				return err
 			}

@@ -11,11 +11,28 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/anthropic"
-	"agentc.dev/agentc/runtime/provider/google"
 	"agentc.dev/agentc/runtime/provider/openai"
 	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/testmodel"
 )
+
+// ModelRequest is what a provider a program links beyond runcmd's own
+// (Env.Providers) makes its client from: the agent's plan; the key and
+// base URL resolved as for every provider (the key from the provider's
+// variable, withheld from a manifest's base URL the person did not
+// allow); --base-url as given; the environment; and the retry policy and
+// stall bound of the run.
+type ModelRequest struct {
+	Plan         *plan.Plan
+	Key, BaseURL string
+	FlagBaseURL  string
+	Getenv       func(string) string
+	Retry        retry.Policy
+	Stall        time.Duration
+}
+
+// ProviderFunc makes a provider's client for a run.
+type ProviderFunc func(ModelRequest) (agentrt.Model, error)
 
 // providerFlags are the command-line settings of providers; keys come only
 // from the environment, never from manifests, plans or flags (which would
@@ -30,6 +47,9 @@ type providerFlags struct {
 	// stall gives up a provider call's attempt when its server sends
 	// nothing for so long (--stall-timeout); 0 never does.
 	stall time.Duration
+	// extra are the providers the program links beyond openai and
+	// anthropic (Env.Providers).
+	extra map[string]ProviderFunc
 }
 
 // The environment that sends the openai provider's requests to an Azure
@@ -57,19 +77,9 @@ var providers = map[string]provider{
 	"openai":    {plan.ProviderKeyVars["openai"], "OPENAI_BASE_URL", "api.openai.com"},
 	"anthropic": {plan.ProviderKeyVars["anthropic"], "ANTHROPIC_BASE_URL", "api.anthropic.com"},
 	"google":    {plan.ProviderKeyVars["google"], "GOOGLE_GEMINI_BASE_URL", "generativelanguage.googleapis.com"},
+	// Bedrock's credentials are the AWS chain's, read by its SDK.
+	"bedrock": {"", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", ""},
 }
-
-// The environment that sends the google provider's requests to Vertex AI
-// rather than the Gemini API: the switch, as Google's tools name it
-// ("true" or "1"), the project and location, and another endpoint.
-// Credentials are the application-default ones, or, with no project, a
-// Vertex AI express-mode key from the key variables.
-const (
-	VertexVar         = "GOOGLE_GENAI_USE_VERTEXAI"
-	VertexProjectVar  = "GOOGLE_CLOUD_PROJECT"
-	VertexLocationVar = "GOOGLE_CLOUD_LOCATION"
-	VertexBaseVar     = "GOOGLE_VERTEX_BASE_URL"
-)
 
 // keyHosts reads the hosts that may be sent a key from the value of
 // KeyHostsVar: host names or addresses, with a port or without, separated
@@ -131,16 +141,13 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 		if !ok {
 			return nil, fmt.Errorf("agent %s: unknown provider %q", p.Agent.Name, name)
 		}
-		if v := strings.ToLower(getenv(VertexVar)); name == "google" && (v == "true" || v == "1") {
-			return vertexModel(p, f, getenv, policy)
-		}
 		if endpoint := getenv(AzureEndpointVar); name == "openai" && endpoint != "" {
 			// The person running sends the requests to their Azure
 			// OpenAI resource, whatever base URL the manifest names.
 			if f.baseURL != "" || getenv(pr.baseVar) != "" {
 				return nil, fmt.Errorf("agent %s: %s and a base URL (--base-url or %s) both name the server; give one", p.Agent.Name, AzureEndpointVar, pr.baseVar)
 			}
-			m, err := openai.New(openai.Config{Retry: policy, Stall: stallConfig(f.stall), Azure: &openai.Azure{
+			m, err := openai.New(openai.Config{API: p.Agent.Model.API, Retry: policy, Stall: stallConfig(f.stall), Azure: &openai.Azure{
 				Endpoint: endpoint, APIVersion: getenv(AzureVersionVar), Deployment: getenv(AzureDeploymentVar),
 				APIKey: getenv(plan.AzureKeyVars[0]), Token: getenv(plan.AzureKeyVars[1]),
 			}})
@@ -175,54 +182,24 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			if key == "" && base == "" {
 				return nil, fmt.Errorf("agent %s: OPENAI_API_KEY is not set (an OpenAI-compatible server without a key needs a base URL); or run with --model test", p.Agent.Name)
 			}
-			m, err = openai.New(openai.Config{APIKey: key, BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)})
+			m, err = openai.New(openai.Config{APIKey: key, BaseURL: base, API: p.Agent.Model.API, Retry: policy, Stall: stallConfig(f.stall)})
 		case "anthropic":
 			if key == "" && base == "" {
 				return nil, fmt.Errorf("agent %s: ANTHROPIC_API_KEY is not set; or run with --model test", p.Agent.Name)
 			}
 			m, err = anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)})
-		case "google":
-			if key == "" && base == "" {
-				return nil, fmt.Errorf("agent %s: GEMINI_API_KEY (or %s) is not set (a server without a key needs a base URL), and %s does not ask for Vertex AI; or run with --model test", p.Agent.Name, plan.GoogleKeyVar, VertexVar)
+		default:
+			make, linked := f.extra[name]
+			if !linked {
+				return nil, fmt.Errorf("agent %s: this program does not carry the %s provider (its SDK); run the agent with agentc", p.Agent.Name, name)
 			}
-			m, err = google.New(google.Config{APIKey: key, BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)})
+			m, err = make(ModelRequest{Plan: p, Key: key, BaseURL: base, FlagBaseURL: f.baseURL, Getenv: getenv, Retry: policy, Stall: stallConfig(f.stall)})
 		}
 		if err != nil || hint == "" {
 			return m, err
 		}
 		return withheld{m, hint}, nil
 	}
-}
-
-// vertexModel is the google provider on Vertex AI. Its credentials go to
-// Google's endpoint or to a base URL the person running gives, never to a
-// manifest's base_url.
-func vertexModel(p *plan.Plan, f providerFlags, getenv func(string) string, policy retry.Policy) (agentrt.Model, error) {
-	base := f.baseURL
-	if base == "" {
-		base = getenv(VertexBaseVar)
-	}
-	if base == "" && p.Agent.Model.BaseURL != "" {
-		return nil, fmt.Errorf("agent %s: the manifest's base_url is not sent Vertex AI's credentials: leave %s unset to use the Gemini API there, or give the endpoint yourself (--base-url or %s)", p.Agent.Name, VertexVar, VertexBaseVar)
-	}
-	cfg := google.Config{Backend: google.BackendVertex, Project: getenv(VertexProjectVar), Location: getenv(VertexLocationVar), BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)}
-	if cfg.Project == "" {
-		// Express mode: a key stands for the project and credentials.
-		if cfg.APIKey = getenv(plan.ProviderKeyVars["google"]); cfg.APIKey == "" {
-			cfg.APIKey = getenv(plan.GoogleKeyVar)
-		}
-		if cfg.APIKey == "" {
-			return nil, fmt.Errorf("agent %s: Vertex AI needs %s (with the application-default credentials), or an express-mode key in GEMINI_API_KEY or %s", p.Agent.Name, VertexProjectVar, plan.GoogleKeyVar)
-		}
-		if cfg.Location != "" {
-			return nil, fmt.Errorf("agent %s: %s is set without %s: an express-mode key names no location", p.Agent.Name, VertexLocationVar, VertexProjectVar)
-		}
-	}
-	m, err := google.New(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", p.Agent.Name, err)
-	}
-	return m, nil
 }
 
 // stallConfig is --stall-timeout as the providers' Config.Stall: 0, for

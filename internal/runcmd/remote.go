@@ -106,7 +106,7 @@ func spoolInput(in io.Reader) (string, error) {
 // environment, with baseURL in place of the providers' base URL variables
 // when set, and stall as --stall-timeout. Events receives the providers'
 // retries.
-func WorkerModels(baseURL string, stall time.Duration, events func(agentrt.Event)) (func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error), error) {
+func WorkerModels(baseURL string, stall time.Duration, extra map[string]ProviderFunc, events func(agentrt.Event)) (func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error), error) {
 	if err := checkStall(stall); err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func WorkerModels(baseURL string, stall time.Duration, events func(agentrt.Event
 		return nil, err
 	}
 	return func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error) {
-		return newModelFor(providerFlags{model: provider, seed: seed, baseURL: baseURL, keyHosts: hosts, stall: stall}, os.Getenv, events)(p)
+		return newModelFor(providerFlags{model: provider, seed: seed, baseURL: baseURL, keyHosts: hosts, stall: stall, extra: extra}, os.Getenv, events)(p)
 	}, nil
 }
 

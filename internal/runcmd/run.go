@@ -440,7 +440,7 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 		// The fault layer's server is sent no key.
 		getenv = func(string) string { return "" }
 	}
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall}, getenv, opts.Events)
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall, extra: e.Providers}, getenv, opts.Events)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}

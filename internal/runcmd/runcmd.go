@@ -71,6 +71,10 @@ type Env struct {
 	// nil when telemetry is off, and the function that exports what is
 	// left when the command ends.
 	Telemetry TelemetryFunc
+	// Providers are the providers the program links beyond openai and
+	// anthropic, by name (agentc's: google, bedrock); a plan naming
+	// another is an error naming the program to run it with.
+	Providers map[string]ProviderFunc
 	// stderrTTY says Stderr is a terminal, where a batch draws a
 	// progress bar on rawStderr, Stderr before the secrets are redacted
 	// from it (the bar holds only counts); RunAgent sets both.

@@ -1,0 +1,123 @@
+// Package providers holds the providers agentc links beyond the two every
+// program of it carries (openai, anthropic): Google's Gemini and Amazon
+// Bedrock, whose SDKs bring gRPC, Google's and AWS's credential chains
+// and text/template, which agentc-runtime keeps out of its start-up and
+// size. agentc passes them to its commands (runcmd.Env.Providers).
+package providers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+
+	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/bedrock"
+	"agentc.dev/agentc/runtime/provider/google"
+)
+
+// All are the providers of this package, by name.
+func All() map[string]runcmd.ProviderFunc {
+	return map[string]runcmd.ProviderFunc{"google": Google, "bedrock": Bedrock}
+}
+
+// The environment that sends the google provider's requests to Vertex AI
+// rather than the Gemini API: the switch, as Google's tools name it
+// ("true" or "1"), the project and location, and another endpoint.
+// Credentials are the application-default ones, or, with no project, a
+// Vertex AI express-mode key from the key variables.
+const (
+	VertexVar         = "GOOGLE_GENAI_USE_VERTEXAI"
+	VertexProjectVar  = "GOOGLE_CLOUD_PROJECT"
+	VertexLocationVar = "GOOGLE_CLOUD_LOCATION"
+	VertexBaseVar     = "GOOGLE_VERTEX_BASE_URL"
+)
+
+// Google is Gemini: on the Gemini API with the key GEMINI_API_KEY (else
+// GOOGLE_API_KEY), or on Vertex AI when VertexVar says so.
+func Google(r runcmd.ModelRequest) (agentrt.Model, error) {
+	p := r.Plan
+	if v := strings.ToLower(r.Getenv(VertexVar)); v == "true" || v == "1" {
+		return vertex(r)
+	}
+	key := r.Key
+	if key == "" {
+		key = r.Getenv(plan.GoogleKeyVar)
+	}
+	if key == "" && r.BaseURL == "" {
+		return nil, fmt.Errorf("agent %s: GEMINI_API_KEY (or %s) is not set (a server without a key needs a base URL), and %s does not ask for Vertex AI; or run with --model test", p.Agent.Name, plan.GoogleKeyVar, VertexVar)
+	}
+	return google.New(google.Config{APIKey: key, BaseURL: r.BaseURL, Retry: r.Retry, Stall: r.Stall})
+}
+
+// vertex is the google provider on Vertex AI. Its credentials go to
+// Google's endpoint or to a base URL the person running gives, never to a
+// manifest's base_url.
+func vertex(r runcmd.ModelRequest) (agentrt.Model, error) {
+	p := r.Plan
+	base := r.FlagBaseURL
+	if base == "" {
+		base = r.Getenv(VertexBaseVar)
+	}
+	if base == "" && p.Agent.Model.BaseURL != "" {
+		return nil, fmt.Errorf("agent %s: the manifest's base_url is not sent Vertex AI's credentials: leave %s unset to use the Gemini API there, or give the endpoint yourself (--base-url or %s)", p.Agent.Name, VertexVar, VertexBaseVar)
+	}
+	cfg := google.Config{Backend: google.BackendVertex, Project: r.Getenv(VertexProjectVar), Location: r.Getenv(VertexLocationVar), BaseURL: base, Retry: r.Retry, Stall: r.Stall}
+	if cfg.Project == "" {
+		// Express mode: a key stands for the project and credentials.
+		if cfg.APIKey = r.Getenv(plan.ProviderKeyVars["google"]); cfg.APIKey == "" {
+			cfg.APIKey = r.Getenv(plan.GoogleKeyVar)
+		}
+		if cfg.APIKey == "" {
+			return nil, fmt.Errorf("agent %s: Vertex AI needs %s (with the application-default credentials), or an express-mode key in GEMINI_API_KEY or %s", p.Agent.Name, VertexProjectVar, plan.GoogleKeyVar)
+		}
+		if cfg.Location != "" {
+			return nil, fmt.Errorf("agent %s: %s is set without %s: an express-mode key names no location", p.Agent.Name, VertexLocationVar, VertexProjectVar)
+		}
+	}
+	m, err := google.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", p.Agent.Name, err)
+	}
+	return m, nil
+}
+
+// BedrockBaseVar names another endpoint for Bedrock's runtime, as the AWS
+// SDKs name it.
+const BedrockBaseVar = "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"
+
+// Bedrock is Amazon Bedrock, with the credentials and region of the
+// standard AWS chain (the environment, the shared files and their
+// profiles, SSO, the machine's role), as the AWS CLI finds them. They go
+// to Bedrock's endpoint for the region, or one the person running names
+// (--base-url or BedrockBaseVar), never to a manifest's base_url.
+func Bedrock(r runcmd.ModelRequest) (agentrt.Model, error) {
+	p := r.Plan
+	base := r.FlagBaseURL
+	if base == "" {
+		base = r.Getenv(BedrockBaseVar)
+	}
+	if base == "" && p.Agent.Model.BaseURL != "" {
+		return nil, fmt.Errorf("agent %s: the manifest's base_url is not sent AWS credentials: give the endpoint yourself (--base-url or %s)", p.Agent.Name, BedrockBaseVar)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ac, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: the AWS configuration: %w", p.Agent.Name, err)
+	}
+	if ac.Region == "" {
+		return nil, fmt.Errorf("agent %s: no AWS region: set AWS_REGION (or a profile's region)", p.Agent.Name)
+	}
+	cfg := bedrock.FromAWSConfig(ac)
+	cfg.BaseURL, cfg.Retry, cfg.Stall = base, r.Retry, r.Stall
+	m, err := bedrock.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", p.Agent.Name, err)
+	}
+	return m, nil
+}
