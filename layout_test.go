@@ -25,6 +25,8 @@ var allowed = map[string][]string{
 	"internal/cli":       {"*"},
 	"internal/runcmd":    {"internal/leaf/project", "internal/leaf/userfile", "runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext"},
 	"internal/gcpace":    {},
+	// The providers agentc carries beyond agentc-runtime's.
+	"internal/providers": {"internal/runcmd", "plan", "runtime"},
 	"internal/vetcase":   {},
 	"manifest":           {"internal/leaf/userfile", "plan"},
 	"compile":            {"internal/leaf/project", "internal/leaf/userfile", "manifest", "digest", "plan", "inclusion", "internal/leaf/jsonpointer", "cost", "constraint"},
@@ -55,7 +57,7 @@ var allowed = map[string][]string{
 
 // forbidden lists imports outside agentc a package must not have.
 var forbidden = map[string][]string{
-	"internal/runcmd": {"cuelang.org/go", "github.com/spf13/cobra"},
+	"internal/runcmd": {"cuelang.org/go", "github.com/spf13/cobra", "google.golang.org/genai", "github.com/aws/aws-sdk-go-v2"},
 	"runtime":         {"cuelang.org/go", "github.com/spf13/cobra"},
 	"plan":            {"cuelang.org/go", "github.com/spf13/cobra"},
 	"digest":          {"cuelang.org/go", "github.com/spf13/cobra"},
