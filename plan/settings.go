@@ -47,6 +47,32 @@ func CheckModelSettings(m Model) []SettingProblem {
 				add("temperature", false, "OpenAI's %s is a reasoning model and refuses any temperature but 1 (here %v); leave temperature out, and steer it with reasoning", m.Name, *t)
 			}
 		}
+	case "google":
+		if m.Reasoning == "none" && geminiAlwaysThinks(m.Name) {
+			add("reasoning", false, "Google's %s cannot stop thinking, and takes no reasoning \"none\"; ask for \"low\", its least", m.Name)
+		}
+	case "bedrock":
+		claude, isClaude := bedrockClaude(m.Name)
+		if t := m.Temperature; t != nil {
+			switch {
+			case isClaude && anthropicNoSampling(claude):
+				add("temperature", false, "%s (Anthropic's %s) takes no temperature (deprecated for it and the models after it, and refused); leave it out", m.Name, claude)
+			case (isClaude || strings.Contains(m.Name, "amazon.nova")) && *t > 1:
+				add("temperature", false, "%s takes a temperature from 0 to 1, not %v", m.Name, *t)
+			}
+		}
+		if m.Reasoning != "" && m.Reasoning != "none" {
+			switch {
+			case isClaude && (strings.HasPrefix(claude, "claude-3-") && !strings.HasPrefix(claude, "claude-3-7-")):
+				add("reasoning", false, "%s (Anthropic's %s) does not reason; leave reasoning out", m.Name, claude)
+			case isClaude && anthropicNoSampling(claude):
+				add("reasoning", false, "%s (Anthropic's %s) takes its effort, not the thinking budget agentc sends through Bedrock; leave reasoning out", m.Name, claude)
+			case isClaude:
+				add("reasoning", false, "%s (Anthropic's %s) thinks only without a forced tool call and a temperature, and an answer on Bedrock comes by a forced tool call; leave reasoning out", m.Name, claude)
+			case !isClaude && strings.Contains(m.Name, "amazon.nova-") && !strings.Contains(m.Name, "amazon.nova-2-"):
+				add("reasoning", false, "%s does not reason (Amazon Nova 2 does); leave reasoning out", m.Name)
+			}
+		}
 	case "anthropic":
 		if m.Reasoning == "none" {
 			add("reasoning", false, "Anthropic's effort takes low, medium or high, not \"none\"; leave reasoning out for the model's default")
@@ -118,4 +144,22 @@ func anthropicNoSampling(name string) bool {
 		return major > 4 || major == 4 && minor >= 6
 	}
 	return major >= 4
+}
+
+// geminiAlwaysThinks reports whether a Gemini model cannot be told not to
+// think: 2.5 Pro and the Pro models of Gemini 3.
+func geminiAlwaysThinks(name string) bool {
+	name = name[strings.LastIndex(name, "/")+1:]
+	return strings.HasPrefix(name, "gemini-2.5-pro") || strings.HasPrefix(name, "gemini-3-pro") || strings.HasPrefix(name, "gemini-3.1-pro")
+}
+
+// bedrockClaude reads the Claude model of a Bedrock model ID or inference
+// profile (us.anthropic.claude-sonnet-4-5-20250929-v1:0 gives
+// claude-sonnet-4-5-20250929-v1:0); false for another model.
+func bedrockClaude(id string) (string, bool) {
+	_, after, ok := strings.Cut(id, "anthropic.claude-")
+	if !ok {
+		return "", false
+	}
+	return "claude-" + after, true
 }

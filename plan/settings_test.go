@@ -36,6 +36,19 @@ func TestCheckModelSettings(t *testing.T) {
 		{Model{Provider: "anthropic", Name: "claude-sonnet-4-5", Reasoning: "none"}, "reasoning: Anthropic's effort takes low, medium or high"},
 		{Model{Provider: "anthropic", Name: "claude-sonnet-4-5", Reasoning: "high"}, ""},
 		{Model{Provider: "test", Name: "x", Temperature: temp(2), Reasoning: "none"}, ""},
+		{Model{Provider: "google", Name: "gemini-2.5-pro", Reasoning: "none"}, "reasoning: Google's gemini-2.5-pro cannot stop thinking"},
+		{Model{Provider: "google", Name: "publishers/google/models/gemini-3-pro-preview", Reasoning: "none"}, "reasoning: cannot stop thinking"},
+		{Model{Provider: "google", Name: "gemini-2.5-flash", Reasoning: "none", Temperature: temp(1.5)}, ""},
+		{Model{Provider: "bedrock", Name: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", Temperature: temp(0.2)}, ""},
+		{Model{Provider: "bedrock", Name: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", Reasoning: "high"}, "reasoning: thinks only without a forced tool call"},
+		{Model{Provider: "bedrock", Name: "anthropic.claude-3-5-sonnet-20240620-v1:0", Temperature: temp(1.5)}, "temperature: takes a temperature from 0 to 1, not 1.5"},
+		{Model{Provider: "bedrock", Name: "anthropic.claude-3-5-sonnet-20240620-v1:0", Reasoning: "low"}, "reasoning: does not reason"},
+		{Model{Provider: "bedrock", Name: "global.anthropic.claude-opus-4-7-v1:0", Temperature: temp(0)}, "temperature: takes no temperature"},
+		{Model{Provider: "bedrock", Name: "global.anthropic.claude-opus-4-7-v1:0", Reasoning: "high"}, "reasoning: takes its effort, not the thinking budget"},
+		{Model{Provider: "bedrock", Name: "us.amazon.nova-pro-v1:0", Reasoning: "low"}, "reasoning: does not reason (Amazon Nova 2 does)"},
+		{Model{Provider: "bedrock", Name: "us.amazon.nova-2-lite-v1:0", Reasoning: "low", Temperature: temp(0.7)}, ""},
+		{Model{Provider: "bedrock", Name: "meta.llama3-70b-instruct-v1:0", Temperature: temp(1.5)}, ""},
+		{Model{Provider: "anthropic", Name: "claude-sonnet-4-5", API: "responses"}, "api: chooses among OpenAI's APIs"},
 	} {
 		got := CheckModelSettings(c.m)
 		switch {
