@@ -8,6 +8,7 @@ import (
 	nethttp "net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -36,8 +37,8 @@ type fakeScript struct {
 // TestRecordExamples records the journals of the examples' test cases
 // (examples/testdata/<agent>/<case>.jsonl) with agentc test --record,
 // against providers scripted by examples/testdata/fake-provider.json
-// that speak OpenAI's (Chat Completions), Anthropic's and Gemini's wire
-// formats. It writes into the
+// that speak OpenAI's (Chat Completions), Anthropic's, Gemini's and
+// Bedrock's (Converse) wire formats. It writes into the
 // repository, so it runs only when asked: AGENTC_RECORD_EXAMPLES=1. Every
 // case must pass as recorded.
 func TestRecordExamples(t *testing.T) {
@@ -245,6 +246,63 @@ func TestRecordExamples(t *testing.T) {
 	defer gemini.Close()
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", gemini.URL)
 	t.Setenv("GEMINI_API_KEY", "gemini-fake-recording")
+	bedrock := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Messages []struct {
+				Role string `json:"role"`
+			} `json:"messages"`
+			ToolConfig struct {
+				ToolChoice struct {
+					Tool struct {
+						Name string `json:"name"`
+					} `json:"tool"`
+				} `json:"toolChoice"`
+			} `json:"toolConfig"`
+		}
+		if !converse.MatchString(r.URL.EscapedPath()) || json.Unmarshal(body, &req) != nil {
+			w.Header().Set("X-Amzn-Errortype", "ValidationException")
+			nethttp.Error(w, `{"message":"bad request"}`, 400)
+			return
+		}
+		n := 0
+		for _, m := range req.Messages {
+			if m.Role == "assistant" {
+				n++
+			}
+		}
+		tr, ok := turnOf(body, n)
+		forced := req.ToolConfig.ToolChoice.Tool.Name
+		if !ok || tr.answer != nil && forced == "" {
+			problem("bedrock: no scripted turn %d for %s", n, body)
+			w.Header().Set("X-Amzn-Errortype", "ValidationException")
+			nethttp.Error(w, `{"message":"unscripted"}`, 400)
+			return
+		}
+		var content []any
+		stop := "end_turn"
+		switch {
+		case tr.answer != nil:
+			content, stop = []any{map[string]any{"toolUse": map[string]any{"toolUseId": fmt.Sprintf("tooluse_%d_1", n+1), "name": forced, "input": tr.answer}}}, "tool_use"
+		case tr.text != "":
+			content = []any{map[string]any{"text": tr.text}}
+		default:
+			for i, c := range tr.calls {
+				content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": fmt.Sprintf("tooluse_%d_%d", n+1, i+1), "name": c["name"], "input": c["arguments"]}})
+			}
+			stop = "tool_use"
+		}
+		reply(w, map[string]any{"output": map[string]any{"message": map[string]any{"role": "assistant", "content": content}}, "stopReason": stop,
+			"usage": map[string]any{"inputTokens": len(body) / 4, "outputTokens": 60, "totalTokens": len(body)/4 + 60}, "metrics": map[string]any{"latencyMs": 100}})
+	}))
+	defer bedrock.Close()
+	t.Setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", bedrock.URL)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDFAKERECORDING")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake-recording-secret")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)

@@ -154,7 +154,7 @@ func startFault(p *plan.Plan, journal, name string) (*faultRun, error) {
 		}
 		fr.servers = h.Servers
 	}
-	if fr.wire != fault.WireAnthropic && fr.wire != fault.WireGoogle {
+	if fr.wire != fault.WireAnthropic && fr.wire != fault.WireGoogle && fr.wire != fault.WireBedrock {
 		fr.wire = fault.WireOpenAI
 	}
 	if fr.server, err = fault.NewServer(fr.wire, s, k, p); err != nil {

@@ -21,7 +21,11 @@ const (
 	WireOpenAI    = "openai"    // Chat Completions, POST /chat/completions
 	WireAnthropic = "anthropic" // Messages, POST /v1/messages
 	WireGoogle    = "google"    // Gemini API, POST /v1beta/models/MODEL:generateContent
+	WireBedrock   = "bedrock"   // Bedrock's Converse, POST /model/MODEL/converse
 )
+
+// conversePath is Bedrock's Converse path, the model ID escaped.
+var conversePath = regexp.MustCompile(`^/model/[^/]+/converse$`)
 
 // geminiPath is the Gemini API's generateContent path.
 var geminiPath = regexp.MustCompile(`^/v1beta/models/([^/:]+):generateContent$`)
@@ -56,7 +60,7 @@ type Server struct {
 // nothing). p is the agent's plan, from which an answer its contract
 // rejects is made.
 func NewServer(wire string, s *Script, k Kind, p *plan.Plan) (*Server, error) {
-	if wire != WireOpenAI && wire != WireAnthropic && wire != WireGoogle {
+	if wire != WireOpenAI && wire != WireAnthropic && wire != WireGoogle && wire != WireBedrock {
 		return nil, fmt.Errorf("fault: unknown wire format %q", wire)
 	}
 	sv := &Server{wire: wire, script: s, kind: k, done: make(chan struct{})}
@@ -121,6 +125,12 @@ func (sv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m := geminiPath.FindStringSubmatch(r.URL.Path); sv.wire == WireGoogle && m != nil && r.Method == http.MethodPost {
 		want = r.URL.Path
 	}
+	if sv.wire == WireBedrock {
+		want = "/model/MODEL/converse"
+		if conversePath.MatchString(r.URL.EscapedPath()) {
+			want = r.URL.Path
+		}
+	}
 	if r.Method != http.MethodPost || r.URL.Path != want {
 		sv.apiError(w, http.StatusNotFound, "not_found", fmt.Sprintf("agentc's fault layer serves POST %s, not %s %s", want, r.Method, r.URL.Path))
 		return
@@ -172,6 +182,8 @@ func (sv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out, err = openAIResponse(req.Model, resp)
 	case WireGoogle:
 		out, err = googleResponse(resp)
+	case WireBedrock:
+		out, err = converseResponse(resp)
 	default:
 		out, err = anthropicResponse(req.Model, resp)
 	}
@@ -201,6 +213,13 @@ func (sv *Server) apiError(w http.ResponseWriter, status int, typ, msg string) {
 	switch sv.wire {
 	case WireOpenAI:
 		body = map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": typ}}
+	case WireBedrock:
+		code := map[int]string{http.StatusTooManyRequests: "ThrottlingException", http.StatusInternalServerError: "InternalServerException", http.StatusNotFound: "ResourceNotFoundException"}[status]
+		if code == "" {
+			code = "ValidationException"
+		}
+		w.Header().Set("X-Amzn-Errortype", code)
+		body = map[string]any{"message": msg}
 	case WireGoogle:
 		st := map[int]string{http.StatusTooManyRequests: "RESOURCE_EXHAUSTED", http.StatusInternalServerError: "INTERNAL", http.StatusNotFound: "NOT_FOUND"}[status]
 		if st == "" {
@@ -297,6 +316,31 @@ func openAIResponse(model string, r *agentrt.Response) ([]byte, error) {
 			"total_tokens":          u.Input + u.Output,
 			"prompt_tokens_details": map[string]any{"cached_tokens": u.Cached},
 		},
+	})
+}
+
+// converseResponse is a Converse response: the message's text and tool
+// uses (their IDs kept) as its content blocks.
+func converseResponse(r *agentrt.Response) ([]byte, error) {
+	var content []map[string]any
+	if r.Message.Content != "" {
+		content = append(content, map[string]any{"text": r.Message.Content})
+	}
+	stop := "end_turn"
+	for _, c := range r.Message.ToolCalls {
+		args := c.Arguments
+		if !json.Valid(args) {
+			args = json.RawMessage("{}")
+		}
+		content = append(content, map[string]any{"toolUse": map[string]any{"toolUseId": c.ID, "name": c.Name, "input": args}})
+		stop = "tool_use"
+	}
+	u := r.Usage
+	return json.Marshal(map[string]any{
+		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
+		"stopReason": stop,
+		"usage":      map[string]any{"inputTokens": u.Input - u.Cached, "outputTokens": u.Output, "cacheReadInputTokens": u.Cached, "totalTokens": u.Input + u.Output},
+		"metrics":    map[string]any{"latencyMs": 1},
 	})
 }
 

@@ -786,7 +786,13 @@ func (m *Model) classify(ctx context.Context, err error) error {
 	case errors.As(err, &shape):
 		return &wrapError{msg: "bedrock: " + m.redact(shape.Error()), err: err}
 	case errors.As(err, &deser) && !transient(err):
-		return &wrapError{msg: "bedrock: the response is not JSON of a Converse response: " + m.redact(firstLine(deser.Err)), err: err}
+		w := &wrapError{msg: "bedrock: the response is not JSON of a Converse response: " + m.redact(firstLine(deser.Err)), err: err}
+		if cut := firstLine(deser.Err); strings.Contains(cut, "unexpected end of JSON input") || strings.Contains(cut, "unterminated") || strings.Contains(cut, "unexpected EOF") {
+			// A body cut short, as a dropped connection leaves it:
+			// another attempt may get it whole.
+			return &retry.Error{Err: w, Retryable: true}
+		}
+		return w
 	}
 	wrapped := &wrapError{msg: "bedrock: " + m.redact(err.Error()), err: err}
 	if transient(err) {

@@ -376,10 +376,14 @@ func TestErrors(t *testing.T) {
 }
 
 // A body that is not a Converse response fails clearly and is not
-// retried; one cut short is retried.
+// retried; one cut short, whatever its Content-Length says, is retried.
 func TestBadBodies(t *testing.T) {
 	req := &agentrt.Request{Model: nova, Messages: []agentrt.Message{{Role: agentrt.User, Content: "x"}}}
-	for _, body := range []string{`{"output":`, `not json ` + testSecret, `{"output":{"message":{"role":"assistant","content":"x"}}}`, `[]`} {
+	cut := newFake(t, ok(`{"output":`), ok(textReply("fine", "end_turn")))
+	if resp, err := newModel(t, cut, 3, nil).Complete(t.Context(), req); err != nil || resp.Message.Content != "fine" || len(cut.requests()) != 2 {
+		t.Errorf("a body cut short: %v, %d requests", err, len(cut.requests()))
+	}
+	for _, body := range []string{`not json ` + testSecret, `{"output":{"message":{"role":"assistant","content":"x"}}}`, `[]`} {
 		f := newFake(t, ok(body))
 		_, err := newModel(t, f, 3, nil).Complete(t.Context(), req)
 		if err == nil || len(f.requests()) != 1 {
