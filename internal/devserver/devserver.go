@@ -17,6 +17,8 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,7 +36,8 @@ type Server struct {
 	// HostPort is the address of its front end, for clients and workers.
 	HostPort string
 	cmd      *exec.Cmd
-	out      *bytes.Buffer
+	out      *syncBuffer
+	exited   chan struct{} // closed once the process is waited for
 }
 
 // Program returns the path of the temporal program, or "" with the
@@ -74,20 +77,41 @@ func Start(t testing.TB) *Server {
 func New() (*Server, error) { return start() }
 
 // start starts a server; on an error, a nil Server means the program is
-// missing.
+// missing. The ports are chosen free just before the server takes them,
+// so another process may take one in between: a server that exits saying
+// an address is in use is started again on other ports, up to three
+// times.
 func start() (*Server, error) {
 	prog, why := Program()
 	if prog == "" {
 		return nil, fmt.Errorf("%s", why)
 	}
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		var s *Server
+		var again bool
+		if s, again, err = startOnce(prog); err == nil || !again {
+			return s, err
+		}
+	}
+	return &Server{}, err
+}
+
+// startOnce starts a server on free ports and waits until it answers;
+// again says it exited because a port was taken.
+func startOnce(prog string) (*Server, bool, error) {
 	port, err := freePort()
 	if err != nil {
-		return &Server{}, err
+		return &Server{}, false, err
 	}
-	s := &Server{HostPort: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &bytes.Buffer{}}
+	httpPort, err := freePort()
+	if err != nil {
+		return &Server{}, false, err
+	}
+	s := &Server{HostPort: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), out: &syncBuffer{}}
 	// The default poll rate makes each round trip of a workflow take about
 	// 250 ms; this makes it tens.
-	args := []string{"server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
+	args := []string{"server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--http-port", strconv.Itoa(httpPort),
 		"--log-level", "error", "--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000"}
 	// The search attributes agentc's runs set (temporal.SearchAttributes),
 	// registered on the default namespace as an operator registers them.
@@ -98,8 +122,14 @@ func start() (*Server, error) {
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := s.cmd.Start(); err != nil {
-		return &Server{}, err
+		return &Server{}, false, err
 	}
+	exited := make(chan struct{})
+	go func() {
+		_ = s.cmd.Wait()
+		close(exited)
+	}()
+	s.exited = exited
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for {
@@ -108,15 +138,38 @@ func start() (*Server, error) {
 			_, err = c.CheckHealth(ctx, &client.CheckHealthRequest{})
 			c.Close()
 			if err == nil {
-				return s, nil
+				return s, false, nil
 			}
 		}
-		if ctx.Err() != nil {
+		select {
+		case <-exited:
+			out := s.out.String()
+			return &Server{}, strings.Contains(out, "address already in use"), fmt.Errorf("it exited before it answered on %s: %v\n%s", s.HostPort, err, out)
+		case <-ctx.Done():
 			s.Stop()
-			return &Server{}, fmt.Errorf("it did not answer on %s within a minute: %v\n%s", s.HostPort, err, s.out)
+			return &Server{}, false, fmt.Errorf("it did not answer on %s within a minute: %v\n%s", s.HostPort, err, s.out.String())
+		case <-time.After(200 * time.Millisecond):
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// syncBuffer is the server's output, written by the process's copier
+// and read when it fails.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // Stop stops the server and waits for it.
@@ -125,7 +178,7 @@ func (s *Server) Stop() {
 		return
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	_ = s.cmd.Wait()
+	<-s.exited
 	s.cmd = nil
 }
 
