@@ -361,8 +361,12 @@ func parseResponse(c *sdk.ChatCompletion) (*agentrt.Response, error) {
 		args := json.RawMessage(tc.Function.Arguments)
 		msg.ToolCalls = append(msg.ToolCalls, agentrt.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
 	}
-	if ch.FinishReason == "length" && len(msg.ToolCalls) == 0 {
+	switch {
+	case ch.FinishReason == "length" && len(msg.ToolCalls) == 0:
 		return nil, fmt.Errorf("openai: the output was cut at the token limit (finish_reason %q)", ch.FinishReason)
+	case ch.FinishReason == "content_filter":
+		// What came before the filter stopped it is no answer.
+		return nil, fmt.Errorf("openai: %w (finish_reason %q)", ErrFiltered, ch.FinishReason)
 	}
 	return &agentrt.Response{
 		Model:   c.Model,

@@ -331,6 +331,16 @@ func TestLengthTruncation(t *testing.T) {
 	}
 }
 
+// A completion the content filter stopped is no answer, whatever it holds,
+// and is not retried: the same request meets the same filter.
+func TestContentFilter(t *testing.T) {
+	f := newFake(t, completion(`{"role": "assistant", "content": "Here is how", "refusal": null}`, "content_filter", ""), okAnswer)
+	_, err := newModel(t, f, nil).Complete(t.Context(), request())
+	if !errors.Is(err, ErrFiltered) || err.Error() != `openai: the content filter stopped the answer (finish_reason "content_filter")` || f.requests() != 1 {
+		t.Fatalf("err = %v after %d requests", err, f.requests())
+	}
+}
+
 func TestLengthWithToolCallIsNotAnError(t *testing.T) {
 	f := newFake(t, completion(`{"role": "assistant", "content": null, "refusal": null, "tool_calls": [
 		{"id": "call_1", "type": "function", "function": {"name": "answer", "arguments": "{\"text\":\"Par"}}]}`, "length", ""))
