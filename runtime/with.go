@@ -1,5 +1,7 @@
 package runtime
 
+import "agentc.dev/agentc/plan"
+
 // WithJournal returns a runner of the same plan whose runs use journal j
 // (nil: none) in place of Options.Journal: a batch gives each item its own.
 // The two share everything compiled.
@@ -16,3 +18,7 @@ func (r *Runner) WithEvents(f func(Event)) *Runner {
 	c.opts.Events = f
 	return &c
 }
+
+// Plan returns the plan the runner runs. It is shared: the caller must
+// not change it.
+func (r *Runner) Plan() *plan.Plan { return r.plan }

@@ -22,8 +22,16 @@ import (
 	"agentc.dev/agentc/runtime/batch"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/runtime/tool"
 	"agentc.dev/agentc/telemetry"
+)
+
+// What a batch's line is (--batch-lines): the run's input, or an item
+// object holding it, with the model to run it against and an id.
+const (
+	linesInput = "input"
+	linesItem  = "item"
 )
 
 // maxParallel bounds --parallel: past it, runs only wait on each other
@@ -37,7 +45,7 @@ func checkBatchFlags(f Flags, changed func(string) bool) error {
 		return UsageError("--pool-tokens must be positive")
 	}
 	if f.batch == "" {
-		for _, name := range []string{"parallel", "quiet", "progress-every"} {
+		for _, name := range []string{"parallel", "quiet", "progress-every", "batch-lines"} {
 			if changed(name) {
 				return UsageError("--%s goes with --batch", name)
 			}
@@ -53,6 +61,8 @@ func checkBatchFlags(f Flags, changed func(string) bool) error {
 		return UsageError("--parallel must be between 1 and %d", maxParallel)
 	case f.progressEvery < 0:
 		return UsageError("--progress-every must not be negative")
+	case f.batchLines != linesInput && f.batchLines != linesItem:
+		return UsageError("--batch-lines %q: give input (each line is the run's input) or item (each line is {\"input\": …, \"model\": \"PROVIDER:MODEL\", \"id\": \"…\"})", f.batchLines)
 	}
 	for _, j := range []struct{ flag, dir string }{{"--record", f.record}, {"--replay", f.replay}} {
 		if j.dir == "" {
@@ -165,6 +175,10 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 		MaxLine:  MaxInput,
 	}
 	bo.Prepare = files.lines(f.batch)
+	if f.batchLines == linesItem {
+		bo.Items = true
+		bo.RunnerFor = itemRunners(e, p, f, opts, modelFor)
+	}
 	b := batch.New(r, bo)
 	maxAge, err := PricesMaxAge()
 	if err != nil {
@@ -376,4 +390,63 @@ func printSummary(w io.Writer, s batch.Summary, pool *agentrt.Pool, poolTokens i
 	if pool != nil {
 		numbers.Fprintf(w, "agentc: pool: %d tokens: %d spent, %d left\n", poolTokens, pool.Spent(), pool.Remaining())
 	}
+}
+
+// itemRunners returns what makes the runner of an item line that names a
+// model: the plan made for that model, as --model makes it, run with the
+// batch's options and tools. A model's runner is made once and shared by
+// its items; the first says on standard error which plan it runs. With
+// --model test (or --replay) the test model (or the journals) answer
+// every item, in place of the model its line names.
+func itemRunners(e Env, p *plan.Plan, f Flags, opts agentrt.Options, modelFor func(*plan.Plan) (agentrt.Model, error)) func(string) (*agentrt.Runner, error) {
+	type made struct {
+		r   *agentrt.Runner
+		err error
+	}
+	var mu sync.Mutex
+	runners := map[string]made{}
+	return func(name string) (*agentrt.Runner, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if m, ok := runners[name]; ok {
+			return m.r, m.err
+		}
+		r, err := itemRunner(e, p, f, opts, modelFor, name)
+		runners[name] = made{r, err}
+		return r, err
+	}
+}
+
+func itemRunner(e Env, p *plan.Plan, f Flags, opts agentrt.Options, modelFor func(*plan.Plan) (agentrt.Model, error), name string) (*agentrt.Runner, error) {
+	provider, model, err := parseModel(name)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %v", name, strings.TrimPrefix(err.Error(), fmt.Sprintf("--model %q: ", name)))
+	}
+	own := p.Agent.Model
+	q := p
+	switch {
+	case provider == "test":
+		if f.model == "" && f.replay == "" {
+			opts.Provider = "test"
+		}
+	case provider == own.Provider && (model == "" || model == own.Name):
+	case f.retarget == nil && f.model == "test":
+		// The test model answers in its place: the plan's own will do.
+	case f.retarget == nil:
+		return nil, fmt.Errorf("model %q: this plan was compiled for %s %s, and %s runs a plan only against its own model or the test model: compile the manifest for the model (agentc run)", name, own.Provider, own.Name, RuntimeProgram)
+	default:
+		if q, err = f.retarget(p, provider, model); err != nil {
+			return nil, fmt.Errorf("model %q: %v", name, err)
+		}
+		if f.model == "test" {
+			break // the test model answers in its place, as said
+		}
+		fmt.Fprintf(e.Stderr, "agentc: batch: items naming %s run against %s %s (plan %s)\n", name, q.Agent.Model.Provider, q.Agent.Model.Name, q.Digests.Plan)
+	}
+	if opts.Provider == "test" {
+		opts.Model = &testmodel.Model{Seed: f.seed}
+	} else if opts.Model, err = modelFor(q); err != nil {
+		return nil, fmt.Errorf("model %q: %v", name, err)
+	}
+	return agentrt.New(q, opts)
 }

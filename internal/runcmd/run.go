@@ -85,6 +85,7 @@ type Flags struct {
 	toolBudget, tokenBudget, rounds    int
 	// A batch's: see batch.go.
 	batch         string
+	batchLines    string // --batch-lines: input or item
 	parallel      int
 	poolTokens    int64
 	quiet         bool
@@ -121,6 +122,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above the agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to run an agent the lock file does not hold, or without a lock file")
 	fs.StringVar(&f.batch, "batch", "", "run the agent once per line of this JSON lines file (- for standard input); --record and --replay then name a directory")
+	fs.StringVar(&f.batchLines, "batch-lines", linesInput, `with --batch, what a line is: input (the run's input) or item ({"input": …, "model": "PROVIDER:MODEL", "id": "…"}, model and id optional)`)
 	fs.IntVar(&f.parallel, "parallel", batch.DefaultParallel, "with --batch, how many runs go at once")
 	fs.Int64Var(&f.poolTokens, "pool-tokens", 0, "one token pool for every run (a batch's items, agents called as tools); calls reserve their worst case before they are sent")
 	fs.BoolVar(&f.quiet, "quiet", false, "with --batch, print no progress")
@@ -312,6 +314,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 			if changed(fl) {
 				return UsageError("--%s does not go with a run elsewhere: the workers read and write their own files (a run's history is its journal: agentc journal export)", fl)
 			}
+		}
+		if f.batch != "" && f.batchLines == linesItem {
+			return UsageError("--batch-lines item does not go with a run elsewhere: its workers run each item against the agent's own model; give each line the input alone")
 		}
 		if f.batch != "" {
 			return runRemoteBatch(ctx, e, p, f, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed, PoolTokens: f.poolTokens}, files)

@@ -132,7 +132,9 @@ a lock file, or an agent it does not hold.
 --batch FILE runs the agent once per line of a JSON lines file (- for
 standard input), --parallel at once: one result line per input on standard
 output, in input order, {"index","line","outcome","bound","answer"|"error",
-"usage"}, and progress and a summary on standard error. --record DIR and
+"usage"}, and progress and a summary on standard error. --batch-lines item
+reads each line as {"input", "model": "PROVIDER:MODEL", "id"} instead: each
+item runs against the model it names, and its result says which. --record DIR and
 --replay DIR then keep one journal per item in a directory: the same command
 run again serves finished items from them and resumes the rest. A batch exits
 0 when every item succeeded, 6 when one diverged, the code its failed items

@@ -50,14 +50,30 @@ type Options struct {
 	// files it names in the run's file store); an error is the item's,
 	// a bad input.
 	Prepare func(line []byte) ([]byte, error)
+	// Items, when set, reads each line as an item rather than as an
+	// input: {"input": …, "model": "PROVIDER:MODEL", "id": "…"}, model
+	// and id optional. Each result then names the model that ran
+	// (Result.Model) and repeats the id.
+	Items bool
+	// RunnerFor returns the runner of an item line that names a model
+	// (Options.Items): the plan made for that model, sharing the batch
+	// runner's tools. Its error is the item's, a bad input. It is called
+	// from several goroutines at once. Nil refuses every item naming a
+	// model.
+	RunnerFor func(model string) (*agentrt.Runner, error)
 }
 
 // Result is the outcome of one item: a line of the batch's output.
 type Result struct {
 	// Index is the item's place among the batch's items, from 0; Line is
 	// its line in the input, from 1 (blank lines are not items).
-	Index   int             `json:"index"`
-	Line    int             `json:"line"`
+	Index int `json:"index"`
+	Line  int `json:"line"`
+	// ID is the item line's id (Options.Items), repeated.
+	ID string `json:"id,omitempty"`
+	// Model is the model an item line ran against (Options.Items), as
+	// PROVIDER:MODEL, or test; empty for a line that did not run.
+	Model   string          `json:"model,omitempty"`
 	Outcome string          `json:"outcome"`
 	Bound   string          `json:"bound"`
 	Answer  json.RawMessage `json:"answer,omitempty"`
@@ -144,6 +160,16 @@ type item struct {
 	index, line int
 	input       []byte
 	err         string // why the line is not an input
+	model, id   string // an item line's (Options.Items)
+	itemLine    bool   // the line is an item (Options.Items)
+}
+
+// what names what a journal of the item is recorded for.
+func (it item) what() string {
+	if it.itemLine {
+		return "input or model"
+	}
+	return "input"
 }
 
 // Run reads JSON lines from in, one input a line, runs the runner on each,
@@ -240,8 +266,16 @@ func (b *Batch) readItems(ctx context.Context, in io.Reader, window chan struct{
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+		next := item{index: it.Index, line: it.Line, input: it.Input, err: it.Err}
+		next.itemLine = b.opts.Items
+		if b.opts.Items && next.err == "" {
+			var err error
+			if next.input, next.model, next.id, err = parseItem(it.Input); err != nil {
+				next.input, next.err = nil, fmt.Sprintf("line %d: %v", it.Line, err)
+			}
+		}
 		select {
-		case work <- item{index: it.Index, line: it.Line, input: it.Input, err: it.Err}:
+		case work <- next:
 			b.read.Add(1)
 			return nil
 		case <-ctx.Done():
@@ -329,9 +363,12 @@ func readLine(br *bufio.Reader, max int) (text []byte, long bool, err error) {
 func (b *Batch) runItem(ctx context.Context, it item) Result {
 	b.inflight.Add(1)
 	defer b.inflight.Add(-1)
-	res := Result{Index: it.index, Line: it.line}
-	rep, bad := b.run(ctx, it)
+	res := Result{Index: it.index, Line: it.line, ID: it.id}
+	rep, r, bad := b.run(ctx, it)
 	res.Report, res.bad = rep, bad
+	if b.opts.Items && r != nil {
+		res.Model = modelLabel(r, rep)
+	}
 	res.Outcome, res.Bound, res.Answer, res.Error, res.Usage = rep.Outcome, rep.Bound, rep.Answer, rep.Error, rep.Usage
 	if res.Bound == "" {
 		res.Bound = agentrt.BoundNone
@@ -343,19 +380,33 @@ func (b *Batch) runItem(ctx context.Context, it item) Result {
 	return res
 }
 
-// run runs an item, through its journal if the batch keeps them; an input
-// that cannot run is a report of that error, and bad says so.
-func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, bad bool) {
+// run runs an item, through its journal if the batch keeps them, and
+// returns its report and the runner that ran it (nil when none did); an
+// input that cannot run is a report of that error, and bad says so.
+func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, r *agentrt.Runner, bad bool) {
 	failed := func(msg string) *agentrt.Report {
 		return &agentrt.Report{Outcome: agentrt.OutcomeError, Bound: agentrt.BoundNone, Error: msg}
 	}
 	if it.err != "" {
-		return failed(it.err), true
+		return failed(it.err), nil, true
+	}
+	r = b.r
+	if it.model != "" {
+		var err error
+		switch {
+		case b.fn != nil || b.opts.RunnerFor == nil:
+			err = fmt.Errorf("model %q: this batch runs every item against the agent's own model", it.model)
+		default:
+			r, err = b.opts.RunnerFor(it.model)
+		}
+		if err != nil {
+			return failed(fmt.Sprintf("line %d: %v", it.line, err)), nil, true
+		}
 	}
 	if b.opts.Prepare != nil {
 		in, err := b.opts.Prepare(it.input)
 		if err != nil {
-			return failed(fmt.Sprintf("line %d: %v", it.line, err)), true
+			return failed(fmt.Sprintf("line %d: %v", it.line, err)), nil, true
 		}
 		it.input = in
 	}
@@ -363,13 +414,13 @@ func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, bad bool
 		rep, err := b.fn(ctx, it.index, it.line, it.input)
 		if err != nil {
 			var ie *agentrt.InputError
-			return failed(fmt.Sprintf("line %d: %v", it.line, err)), errors.As(err, &ie)
+			return failed(fmt.Sprintf("line %d: %v", it.line, err)), nil, errors.As(err, &ie)
 		}
 		b.tokens.Add(int64(rep.Usage.Total()))
 		b.paid.Add(int64(rep.UsagePaid.Total()))
-		return rep, false
+		return rep, nil, false
 	}
-	r := b.r
+	ran := r
 	if b.opts.Events != nil {
 		r = r.WithEvents(func(e agentrt.Event) { b.opts.Events(it.index, e) })
 	} else {
@@ -379,14 +430,14 @@ func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, bad bool
 	missing := ""
 	if j := b.opts.Journals; j != nil {
 		var err error
-		if ij, missing, err = j.item(it, b.opts.Notes); err != nil {
-			return failed(fmt.Sprintf("line %d: %v", it.line, err)), false
+		if ij, missing, err = j.item(it, ran.Plan(), b.opts.Notes); err != nil {
+			return failed(fmt.Sprintf("line %d: %v", it.line, err)), nil, false
 		}
 	}
 	rep, err := r.WithJournal(ij.runtime()).Run(ctx, it.input)
 	ij.close(err != nil, b.opts.Notes)
 	if err != nil {
-		return failed(fmt.Sprintf("line %d: %v", it.line, err)), true
+		return failed(fmt.Sprintf("line %d: %v", it.line, err)), nil, true
 	}
 	if d := rep.Divergence; d != nil && missing != "" {
 		d.Reason, d.Changes = missing, nil
@@ -394,7 +445,7 @@ func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, bad bool
 	}
 	b.tokens.Add(int64(rep.Usage.Total()))
 	b.paid.Add(int64(rep.UsagePaid.Total()))
-	return rep, false
+	return rep, ran, false
 }
 
 // checkJSON reports a line that is not one JSON value, with the column

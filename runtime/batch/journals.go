@@ -3,16 +3,19 @@ package batch
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
 )
@@ -96,9 +99,19 @@ func (j *Journals) Close() {
 	j.byIndex = nil
 }
 
-// name is an item's journal's file name.
+// name is an item's journal's file name. An item line naming a model is
+// named by its input and its model together: the same input run against
+// another model is another run.
 func name(it item) (string, error) {
-	d, err := journal.ValueDigest(it.input)
+	v := it.input
+	if it.model != "" {
+		m, err := json.Marshal(it.model)
+		if err != nil {
+			return "", err
+		}
+		v = slices.Concat([]byte(`{"input":`), it.input, []byte(`,"model":`), m, []byte(`}`))
+	}
+	d, err := journal.ValueDigest(v)
 	if err != nil {
 		return "", err
 	}
@@ -121,11 +134,11 @@ func (ij *itemJournal) runtime() *agentrt.Journal {
 	return ij.rt
 }
 
-// item opens an item's journal: created, resumed or, in a replay, read.
-// An item a replay has no journal for gets an empty one, and missing
-// says why: its input may still fail before any call, and a call is a
-// divergence.
-func (j *Journals) item(it item, notes func(string)) (ij *itemJournal, missing string, err error) {
+// item opens an item's journal: created, resumed or, in a replay, read;
+// p is the plan the item runs. An item a replay has no journal for gets
+// an empty one, and missing says why: its input may still fail before
+// any call, and a call is a divergence.
+func (j *Journals) item(it item, p *plan.Plan, notes func(string)) (ij *itemJournal, missing string, err error) {
 	file, err := name(it)
 	if err != nil {
 		return nil, "", err
@@ -142,7 +155,7 @@ func (j *Journals) item(it item, notes func(string)) (ij *itemJournal, missing s
 		if errors.Is(err, fs.ErrNotExist) {
 			why := "it was never recorded"
 			if other != "" {
-				why = "its input changed since " + other + " was recorded"
+				why = "its " + it.what() + " changed since " + other + " was recorded"
 			}
 			ij.rt = &agentrt.Journal{Replay: true}
 			return ij, fmt.Sprintf("item %d (line %d) has no journal in %s: %s", it.index, it.line, j.Dir, why), nil
@@ -150,7 +163,7 @@ func (j *Journals) item(it item, notes func(string)) (ij *itemJournal, missing s
 		if err != nil {
 			return nil, "", err
 		}
-		j.checkPlan(rec, notes)
+		j.checkPlan(rec, p, notes)
 		ij.rt = &agentrt.Journal{Recorded: rec, Replay: true}
 		return ij, "", nil
 	}
@@ -159,9 +172,13 @@ func (j *Journals) item(it item, notes func(string)) (ij *itemJournal, missing s
 	}
 	if _, err := os.Stat(ij.path); errors.Is(err, fs.ErrNotExist) {
 		if other != "" {
-			say(notes, "item %d (line %d): its input changed since %s was recorded: it runs afresh, and that journal is kept", it.index, it.line, other)
+			say(notes, "item %d (line %d): its %s changed since %s was recorded: it runs afresh, and that journal is kept", it.index, it.line, it.what(), other)
 		}
 		h := j.Header
+		if p != nil && h.Plan != "" && string(p.Digests.Plan) != h.Plan {
+			// An item line's own model: its own plan.
+			h.Plan, h.OutputSuffix = string(p.Digests.Plan), p.OutputSuffix()
+		}
 		h.Run, h.Started = runID(), time.Now().UTC()
 		w, err := ij.lock.Create(h)
 		if err != nil {
@@ -179,19 +196,23 @@ func (j *Journals) item(it item, notes func(string)) (ij *itemJournal, missing s
 	if rec.Truncated {
 		say(notes, "%s: its last line was cut short (a crash during a write) and is left out", ij.path)
 	}
-	j.checkPlan(rec, notes)
+	j.checkPlan(rec, p, notes)
 	ij.rt = &agentrt.Journal{Recorded: rec, Writer: w}
 	return ij, "", nil
 }
 
 // checkPlan says, once a batch, that its journals were recorded with
-// another plan.
-func (j *Journals) checkPlan(rec *journal.Journal, notes func(string)) {
-	if rec.Header.Plan == j.Header.Plan || j.Header.Plan == "" {
+// another plan than p, the item's (nil: the batch's own).
+func (j *Journals) checkPlan(rec *journal.Journal, p *plan.Plan, notes func(string)) {
+	now := j.Header.Plan
+	if p != nil && now != "" {
+		now = string(p.Digests.Plan)
+	}
+	if rec.Header.Plan == now || now == "" {
 		return
 	}
 	j.planMsg.Do(func() {
-		say(notes, "the plan changed since %s's journals were recorded (plan %s then, %s now); each call is compared with its record", j.Dir, rec.Header.Plan, j.Header.Plan)
+		say(notes, "the plan changed since %s's journals were recorded (plan %s then, %s now); each call is compared with its record", j.Dir, rec.Header.Plan, now)
 	})
 }
 
