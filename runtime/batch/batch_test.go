@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -242,5 +243,80 @@ func BenchmarkBatchOverhead(b *testing.B) {
 		for _, parallel := range []int{1, 8, 64} {
 			b.Run(fmt.Sprintf("items=%d/parallel=%d", n, parallel), func(b *testing.B) { benchBatch(b, testmodel.Model{}, parallel, n) })
 		}
+	}
+}
+
+// TestItemsRunnerFor: item lines run, many at once, against the runner
+// of the model each names, or the batch's own; each result names the
+// model that ran and repeats the line's id, in input order.
+func TestItemsRunnerFor(t *testing.T) {
+	m := chatServer(t, nil)
+	own, err := agentrt.New(echoPlan(t), agentrt.Options{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2 := echoPlan(t)
+	p2.Agent.Model.Name = "m2"
+	if err := p2.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	other, err := agentrt.New(p2, agentrt.Options{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	asked := map[string]int{}
+	b := batch.New(own, batch.Options{Parallel: 8, Items: true, RunnerFor: func(model string) (*agentrt.Runner, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked[model]++
+		if model == "openai:m2" {
+			return other, nil
+		}
+		return nil, fmt.Errorf("no such model")
+	}})
+	var in strings.Builder
+	for i := range 40 {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&in, `{"input":{"id":%d},"id":"i%d"}`+"\n", i, i)
+		case 1:
+			fmt.Fprintf(&in, `{"id":"i%d","model":"openai:m2","input":{"id":%d}}`+"\n", i, i)
+		default:
+			fmt.Fprintf(&in, `{"input":{"id":%d},"model":"nope"}`+"\n", i)
+		}
+	}
+	var got []batch.Result
+	if _, err := b.Run(context.Background(), strings.NewReader(in.String()), func(r batch.Result) error {
+		got = append(got, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 40 {
+		t.Fatalf("%d results for 40 items", len(got))
+	}
+	for i, r := range got {
+		wantModel, wantID, ok := "openai:m1", fmt.Sprintf("i%d", i), true
+		switch i % 3 {
+		case 1:
+			wantModel = "openai:m2"
+		case 2:
+			wantModel, wantID, ok = "", "", false
+		}
+		if r.Index != i || r.Model != wantModel || r.ID != wantID || (r.Outcome == agentrt.OutcomeOK) != ok {
+			t.Errorf("item %d: index %d, model %q, id %q, outcome %s (%s); want model %q, id %q", i, r.Index, r.Model, r.ID, r.Outcome, r.Error, wantModel, wantID)
+		}
+		if ok && string(r.Answer) != fmt.Sprintf(`{"echo":"item-%d"}`, i) {
+			t.Errorf("item %d: answer %s", i, r.Answer)
+		}
+		if !ok && r.Error != fmt.Sprintf(`line %d: no such model`, i+1) {
+			t.Errorf("item %d: error %q", i, r.Error)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked["openai:m2"] != 13 || asked["nope"] != 13 {
+		t.Errorf("RunnerFor asked %v", asked)
 	}
 }
