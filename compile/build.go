@@ -77,6 +77,7 @@ func (cp *Compiler) build(inst *manifest.Instance, c *checker) (*plan.Plan, []Di
 			}
 		}
 	}
+	p.Fallbacks = c.fallbacks
 	if err := p.Seal(); err != nil {
 		return fail(err)
 	}

@@ -161,6 +161,7 @@ func (cp *Compiler) check(inst *manifest.Instance) *checker {
 	// fields are checked as they are without the import.
 	if c.v.Exists() && (c.v.Err() == nil && c.v.IncompleteKind() == cue.StructKind || c.v.Err() != nil && manifest.HasFields(c.v)) {
 		c.run()
+		c.checkFallbacks(inst.Manifest)
 		c.checkCost(inst.Manifest)
 	}
 	SortDiagnostics(c.ds)
@@ -177,6 +178,8 @@ type checker struct {
 	callees  map[string]calleeInfo // the agents agent tools call, compiled, by tool name
 	agents   int                   // the agents the callees' plans hold
 	cycle    *cycleError           // a cycle an agent tool closes, if any
+	// fallbacks are the model's fallbacks, compiled.
+	fallbacks []plan.FallbackModel
 }
 
 func (c *checker) add(pos token.Pos, code, format string, args ...any) {
@@ -835,6 +838,57 @@ func (c *checker) checkConfine(path string, t cue.Value) {
 		reads = "the system's programs and libraries and " + list(read)
 	}
 	c.add(pos, CodeToolConfined, "%s runs confined: it reads %s, writes %s, and reaches %s; %s", path, reads, list(write), net, how)
+}
+
+// checkFallbacks compiles the model's fallbacks as --model would make a
+// plan for each (Retarget), each finding at its entry: a fallback the
+// agent's contract, files or settings do not fit is refused before any
+// run needs it.
+func (c *checker) checkFallbacks(m *manifest.Manifest) {
+	fv := lookup(c.v, "model", "fallback", "models")
+	if m == nil || m.Model.Fallback == nil || !fv.Exists() || c.reported("model.fallback") {
+		return
+	}
+	a, err := toAgent(m)
+	if err != nil {
+		return // reported where durations are checked
+	}
+	base := &plan.Plan{Agent: *a, Output: c.lowering}
+	if a.Output != nil && c.lowering == nil {
+		return // the output's own findings come first
+	}
+	base.Agent.Model.Fallback = nil
+	if c.lowering != nil && c.lowering.Mode == plan.ModeTool && c.lowering.Tool == "" {
+		l := *c.lowering
+		var err error
+		if l.Tool, err = plan.OutputToolName(a); err != nil {
+			return
+		}
+		base.Output = &l
+	}
+	seen := map[string]bool{a.Model.Provider + ":" + a.Model.Name: true}
+	for i, ref := range a.Model.Fallback.Models {
+		pos := fv.LookupPath(cue.MakePath(cue.Index(i))).Pos()
+		provider, model, _ := strings.Cut(ref, ":")
+		switch {
+		case i >= plan.MaxFallbacks:
+			c.add(pos, CodeModelFallback, "model.fallback.models: at most %d fallbacks", plan.MaxFallbacks)
+			return
+		case seen[ref]:
+			c.add(pos, CodeModelFallback, "model.fallback.models[%d]: %s is the agent's own model or named before", i, ref)
+			continue
+		case provider == "test":
+			c.add(pos, CodeModelFallback, "model.fallback.models[%d]: the test model stands in for any model with --model test; it is no fallback", i)
+			continue
+		}
+		seen[ref] = true
+		q, err := Retarget(base, provider, model)
+		if err != nil {
+			c.add(pos, CodeModelFallback, "model.fallback.models[%d]: %v", i, err)
+			continue
+		}
+		c.fallbacks = append(c.fallbacks, plan.FallbackModel{Model: q.Agent.Model, Output: q.Output})
+	}
 }
 
 // checkModelSettings checks the model's settings against what its

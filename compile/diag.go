@@ -114,6 +114,7 @@ const (
 	refusedTool     = "the runtime refuses to build such a tool, before any call"
 	refusedTemplate = "the runtime parses every template before a run and refuses one that does not parse"
 	refusedName     = "the runtime refuses two tools of one name, and a tool named as the output tool"
+	refusedFallback = "the runtime refuses a plan that does not hold every fallback the manifest names, compiled"
 	refusedPin      = "a plan whose called agent's contract is not the one pinned is refused when it is sealed and when it is read"
 	refusedEnforce  = "the agent demands that generation enforce the whole contract (output.enforce \"provider\"), which this provider cannot: a plan would promise what no run keeps"
 	refusedMode     = "the provider's API refuses the request"
@@ -150,6 +151,7 @@ var Rules = []Rule{
 	{CodeInputFileProvider, Error, "the agent's provider or model does not take a media type a file input declares", ""},
 	{CodeInputFileSize, Warning, "a file input allows files larger than the agent's provider takes of their media type", ""},
 	{CodeModelSetting, Error, "a model setting the provider refuses for the model: a temperature out of its range or one the model takes none of, a reasoning level it does not take", ""},
+	{CodeModelFallback, Error, "a fallback model the agent cannot use: not PROVIDER:MODEL, the agent's own model or named twice, an unknown provider, or one its contract, files or settings do not fit", refusedFallback},
 	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for", ""},
 	{CodeBudgetMaxOutput, Error, "one call may produce more tokens than the whole run may spend", ""},
 	{CodeBudgetAnswerRoom, Warning, "the token budget cannot hold a turn and an answering turn (what vet can see of their input, and their output), or answer_reserve is below one answering turn's output", ""},
@@ -222,6 +224,7 @@ const (
 	CodeInputFileProvider         = "INPUT_FILE_PROVIDER"
 	CodeInputFileSize             = "INPUT_FILE_SIZE"
 	CodeModelSetting              = "MODEL_SETTING"
+	CodeModelFallback             = "MODEL_FALLBACK"
 	CodeBudgetReserve             = "BUDGET_RESERVE"
 	CodeBudgetMaxOutput           = "BUDGET_MAX_OUTPUT"
 	CodeBudgetAnswerRoom          = "BUDGET_ANSWER_ROOM"

@@ -34,7 +34,31 @@ type Model struct {
 	// API is the provider's API where it has several: openai's "chat"
 	// (the default) or "responses".
 	API string `json:"api,omitempty"`
+	// Fallback names the models a call goes to when this one fails in a
+	// way retrying it will not mend.
+	Fallback *Fallback `json:"fallback,omitempty"`
 }
+
+// Fallback is an ordered list of models, each PROVIDER:MODEL, that a
+// model call falls back to when the model before it fails for a reason
+// another model may not share: its retries spent on overload, 5xx or rate
+// limits, a model not found, a request too long for it; and, only when
+// AlsoOn says, a refused credential or an exhausted quota. A contract
+// failure (an invalid answer) never falls back.
+type Fallback struct {
+	Models []string `json:"models"`
+	AlsoOn []string `json:"also_on,omitempty"`
+}
+
+// What a fallback may also be taken on (Fallback.AlsoOn).
+const (
+	FallbackOnAuth  = "auth"
+	FallbackOnQuota = "quota"
+)
+
+// MaxFallbacks bounds a model's fallbacks: each is a lowering in the plan
+// and a call made in the worst case.
+const MaxFallbacks = 4
 
 // Input declares the JSON Schema of a run's input.
 type Input struct {

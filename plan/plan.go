@@ -39,6 +39,10 @@ type Plan struct {
 	// to the provider's dialect; nil for an agent without an output
 	// contract.
 	Output *Lowering `json:"output,omitempty"`
+	// Fallbacks are the model's fallbacks (Agent.Model.Fallback), in
+	// order, each with its settings and the answer format lowered to its
+	// dialect, as if the manifest named it.
+	Fallbacks []FallbackModel `json:"fallbacks,omitempty"`
 	// Sources maps manifest paths (e.g. "output.schema") to where they
 	// were written, "file:line:col" with the file relative to the agent's
 	// directory, for run-time messages. They are outside the plan digest:
@@ -49,6 +53,17 @@ type Plan struct {
 	// existed.
 	Tests map[string]Test `json:"tests,omitempty"`
 }
+
+// FallbackModel is one of a model's fallbacks, compiled: the model with
+// the agent's settings that go with it, and how the answer is asked of
+// it (nil for an agent without an output contract).
+type FallbackModel struct {
+	Model  Model     `json:"model"`
+	Output *Lowering `json:"output,omitempty"`
+}
+
+// Ref names the model as PROVIDER:MODEL.
+func (f FallbackModel) Ref() string { return f.Model.Provider + ":" + f.Model.Name }
 
 // Digests identify a plan.
 type Digests struct {
@@ -166,8 +181,9 @@ func planDigest(p *Plan) (digest.Digest, error) {
 		Agent    *Agent                  `json:"agent"`
 		Callees  map[string]calleeDigest `json:"callees,omitempty"`
 		Output   *Lowering               `json:"output,omitempty"`
+		Fallback []FallbackModel         `json:"fallbacks,omitempty"`
 		Tests    map[string]Test         `json:"tests,omitempty"`
-	}{p.Format, p.Digests.Contract, &p.Agent, callees, p.Output, p.Tests}
+	}{p.Format, p.Digests.Contract, &p.Agent, callees, p.Output, p.Fallbacks, p.Tests}
 	d, err := digest.Plan.OfValue(v)
 	if err != nil {
 		return "", fmt.Errorf("plan digest: %w", err)

@@ -402,8 +402,12 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			e.Error = s.String(err.Error())
 			var f *FailedEffect
 			var refused *ApprovalRefused
-			e.Response, _ = json.Marshal(FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline(), Pool: errors.As(err, &f) && f.Pool,
-				Unapproved: errors.As(err, &refused) || errors.As(err, &f) && f.Unapproved})
+			fe := FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline(), Pool: errors.As(err, &f) && f.Pool,
+				Unapproved: errors.As(err, &refused) || errors.As(err, &f) && f.Unapproved}
+			if kind == journal.KindModel {
+				fe.Class = FailureClassOf(err)
+			}
+			e.Response, _ = json.Marshal(fe)
 		}
 		if werr := j.Writer.Append(e); werr != nil {
 			if !strings.HasPrefix(werr.Error(), "journal: ") {
@@ -428,9 +432,15 @@ type FailedEffect struct {
 	Pool bool `json:"pool,omitempty"`
 	// Unapproved says no one could approve the call (ApprovalRefused).
 	Unapproved bool `json:"unapproved,omitempty"`
+	// Class is a failed model call's class (FailureClassOf), which
+	// decides whether a fallback served it.
+	Class string `json:"class,omitempty"`
 }
 
 func (e *FailedEffect) Error() string { return e.Msg }
+
+// FailureClass returns the recorded failure's class.
+func (e *FailedEffect) FailureClass() string { return e.Class }
 
 // isDeadline reports whether an effect's error is the run's deadline.
 func (x *run) isDeadline(err error) bool {
@@ -448,7 +458,7 @@ func (x *run) markDeadline(round int) {
 	if x.journal == nil || x.journal.Replay || x.journal.Writer == nil {
 		return
 	}
-	_, _, _ = x.complete(round, x.request(), func() (*Response, error) {
+	_, _, _ = x.complete(x.modelKey(round, false), x.request(), func() (*Response, error) {
 		return nil, fmt.Errorf("the deadline (%s) passed before the call: %w", x.Runner.deadline, context.DeadlineExceeded)
 	})
 }
@@ -575,9 +585,9 @@ func recordedMessages(j *journal.Journal, e *journal.Entry, b *journal.Budget, d
 	return nil, fmt.Errorf("effect %s stores messages after the first %d, but no earlier model call holds them", e.Key, r.Messages.After)
 }
 
-// complete asks the model for a turn, through the journal; call makes the
-// call live (nil: the run's model).
-func (x *run) complete(round int, req *Request, call func() (*Response, error)) (*Response, bool, error) {
+// complete asks the model for a turn, through the journal, as the effect
+// at k (modelKey); call makes the call live (nil: the run's model).
+func (x *run) complete(k journal.Key, req *Request, call func() (*Response, error)) (*Response, bool, error) {
 	var remote *Effect
 	if call == nil {
 		remote = &Effect{Model: req}
@@ -593,9 +603,14 @@ func (x *run) complete(round int, req *Request, call func() (*Response, error)) 
 	full := identify(req, x.provider)
 	fp, err := x.modelFingerprint(full)
 	if err != nil {
-		return nil, false, fmt.Errorf("journal: model call %d.0: %w", round, err)
+		return nil, false, fmt.Errorf("journal: model call %s: %w", k, err)
 	}
 	after := min(x.stored, len(full.Messages))
+	if k.Round == 0 {
+		// A fallback's call, under the failed call's key: it holds its
+		// whole conversation.
+		after = 0
+	}
 	stored := struct {
 		modelRequest
 		Messages storedMessages `json:"messages"`
@@ -603,7 +618,7 @@ func (x *run) complete(round int, req *Request, call func() (*Response, error)) 
 	id := ident{full: full, stored: stored, fp: fp, what: "model call", effect: remote}
 	x.stored = len(full.Messages)
 	var out *Response
-	raw, replayed, err := x.effect(journal.Key{Round: round}, journal.KindModel, id, func() (json.RawMessage, error) {
+	raw, replayed, err := x.effect(k, journal.KindModel, id, func() (json.RawMessage, error) {
 		resp, err := call()
 		if err != nil {
 			return nil, err
@@ -622,7 +637,7 @@ func (x *run) complete(round int, req *Request, call func() (*Response, error)) 
 		if !replayed {
 			what = "response the host returned"
 		}
-		return nil, replayed, fmt.Errorf("journal: the %s of model call %d.0 is not a response: %w", what, round, err)
+		return nil, replayed, fmt.Errorf("journal: the %s of model call %s is not a response: %w", what, k, err)
 	}
 	resp := &Response{Message: rec.Message.message(), Usage: rec.Usage}
 	canonicalCalls(resp)

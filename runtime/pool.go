@@ -304,9 +304,9 @@ func InputTokens(provider string, req *Request) int {
 	return n
 }
 
-// live reports whether a round's model call will be made rather than
+// live reports whether the model call at k will be made rather than
 // served from the run's journal: only a live call draws on the pool.
-func (x *run) live(round int) bool {
+func (x *run) live(k journal.Key) bool {
 	j := x.journal
 	switch {
 	case j == nil:
@@ -316,7 +316,7 @@ func (x *run) live(round int) bool {
 	case j.Recorded == nil:
 		return true
 	}
-	e, ok := j.Recorded.Lookup(journal.Key{Path: x.jpath, Round: round})
+	e, ok := j.Recorded.Lookup(k)
 	return !ok || e.Error != "" // a failed call is made again
 }
 
@@ -324,9 +324,9 @@ func (x *run) live(round int) bool {
 // for room; it reports whether the call may go, and else has ended the
 // run: the pool cannot hold the call, or the wait was interrupted or
 // outlived the deadline.
-func (x *run) reserve(round int, req *Request) (*Reservation, bool) {
+func (x *run) reserve(k journal.Key, round int, req *Request) (*Reservation, bool) {
 	p := x.opts.Pool
-	if p == nil || !x.live(round) {
+	if p == nil || !x.live(k) {
 		return nil, true
 	}
 	in := int64(InputTokens(x.provider, req))

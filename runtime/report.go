@@ -74,6 +74,10 @@ type Report struct {
 	// Approvals are the decisions about calls that needed approval, in
 	// the order they were made.
 	Approvals []ApprovalReport `json:"approvals,omitempty"`
+	// Fallbacks are the model calls that failed and went to the next
+	// model of the chain (model.fallback), in order: from the last one
+	// on, the run's calls went to its To.
+	Fallbacks []FallbackReport `json:"fallbacks,omitempty"`
 	// Unapproved says the run ended on a call no one could approve (see
 	// ApprovalRefused).
 	Unapproved bool      `json:"unapproved,omitempty"`
@@ -100,11 +104,15 @@ type RoundReport struct {
 	UsageEstimated bool `json:"usage_estimated,omitempty"`
 	// UsageNote says what the provider reported and why it was not
 	// counted as it was.
-	UsageNote  string       `json:"usage_note,omitempty"`
-	Cost       Cost         `json:"cost"` // of the round's model call and of the agents its tools called
-	ToolCalls  []CallReport `json:"tool_calls,omitempty"`
-	Decision   string       `json:"decision,omitempty"`
-	DurationMS float64      `json:"duration_ms"`
+	UsageNote string `json:"usage_note,omitempty"`
+	// Provider is the provider that answered the round when a fallback
+	// did (Fallbacks says which calls failed before it); empty otherwise.
+	Provider   string           `json:"provider,omitempty"`
+	Fallbacks  []FallbackReport `json:"fallbacks,omitempty"`
+	Cost       Cost             `json:"cost"` // of the round's model call and of the agents its tools called
+	ToolCalls  []CallReport     `json:"tool_calls,omitempty"`
+	Decision   string           `json:"decision,omitempty"`
+	DurationMS float64          `json:"duration_ms"`
 }
 
 // CallReport is one tool call of a round, the output tool's included.
@@ -180,6 +188,10 @@ const (
 	EventKeyWithheld    = "key_withheld"   // a provider key was not sent to the server a manifest named
 	EventApprovalAsked  = "approval_asked" // a call waits for approval (Message: why)
 	EventApproval       = "approval"       // a call was approved or denied, and by whom
+	// EventModelFallback is a call that failed and goes to the next model
+	// of the chain: Model is the one that failed, Provider and Name the
+	// fallback, Message why.
+	EventModelFallback = "model_fallback"
 )
 
 // Cost is what tokens cost, in US dollars, by a price table.

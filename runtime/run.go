@@ -30,6 +30,12 @@ import (
 type Options struct {
 	// Model answers every turn. Required.
 	Model Model
+	// FallbackModel makes the model of one of the plan's fallbacks
+	// (plan.Fallbacks), given the plan as if its manifest named that
+	// model: the models that answer in place of Model, in order, when a
+	// call fails in a way the fallbacks serve (plan.Fallback). A plan with
+	// fallbacks needs it, unless Provider is test.
+	FallbackModel func(fallback *plan.Plan) (Model, error)
 	// Tools holds the agent's tools by name; it must hold every tool the
 	// plan declares. The host builds them (package runtime/tool). A runner
 	// running concurrently calls them concurrently.
@@ -120,6 +126,9 @@ type Runner struct {
 	tokens      int // 0: none
 	rounds      int
 	answerTurns int
+	// lanes are the model chain, this runner first and then one per
+	// fallback model; nil without fallbacks.
+	lanes []*Runner
 }
 
 // ConfigError reports a plan and options that cannot run together.
@@ -231,6 +240,9 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 		}
 		r.outSpec = ToolSpec{Name: r.outputTool, Description: o.Description, Schema: r.low.Schema, Strict: r.low.Strict}
 	}
+	if err := r.makeLanes(p, opts); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -309,6 +321,11 @@ type run struct {
 	// lastInput is the input tokens the last model call was charged, and
 	// lastCount its request's InputTokens: they calibrate inputEstimate.
 	lastInput, lastCount int
+	// models are the run's model chain (Runner.lanes), and lane its
+	// place in it: 0 for the plan's model; each fallback moves it on for
+	// the rest of the run.
+	models []*Runner
+	lane   int
 }
 
 // Run runs the plan once with an input (JSON; nil for none) and returns
@@ -316,7 +333,7 @@ type run struct {
 // (*InputError); everything that happens in the run, bounds included, is
 // in the report.
 func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error) {
-	x := &run{Runner: r, ctx: ctx, runCtx: ctx, model: r.agent.Model.Name, reason: r.agent.Model.Reasoning}
+	x := &run{Runner: r, ctx: ctx, runCtx: ctx, model: r.agent.Model.Name, reason: r.agent.Model.Reasoning, models: r.lanes}
 	if r.opts.Files != nil {
 		// Tools put the files their results carry in the run's store.
 		x.runCtx = WithFileStore(x.runCtx, r.opts.Files)
@@ -541,7 +558,7 @@ func (x *run) checks(round int) bool {
 	case x.tokens > 0 && x.rep.Usage.Total() >= x.tokens:
 		x.end(OutcomeError, BoundTokenBudget, fmt.Sprintf("the token budget (%d) is spent (%d used) without an answer", x.tokens, x.rep.Usage.Total()))
 		return false
-	case x.opts.Pool != nil && x.live(round) && x.opts.Pool.dry():
+	case x.opts.Pool != nil && x.live(x.modelKey(round, false)) && x.opts.Pool.dry():
 		msg := "the shared token pool is dry"
 		if round == 1 {
 			msg += "; the run was refused before it sent anything"
@@ -607,24 +624,39 @@ func (x *run) loop() {
 			return
 		}
 		rr := RoundReport{Round: round, Model: x.shown(), Shaping: x.shape}
+		if x.lane > 0 {
+			rr.Provider = x.provider
+		}
 		x.roundCost = Cost{}
 		roundStart := x.now()
-		req := x.request()
-		res, ok := x.reserve(round, req)
-		if !ok {
-			return
-		}
-		call := Event{Type: EventModelCall, Round: round, Model: x.shown()}
-		if x.opts.Content {
-			call.Messages = req.Messages
-		}
-		x.emit(call)
-		resp, replayed, err := x.complete(round, req, nil)
-		if err != nil {
+		var req *Request
+		var res *Reservation
+		var resp *Response
+		var replayed bool
+		var err error
+		for fallback := false; ; fallback = true {
+			req = x.request()
+			k := x.modelKey(round, fallback)
+			var ok bool
+			if res, ok = x.reserve(k, round, req); !ok {
+				x.addRound(rr)
+				return
+			}
+			call := Event{Type: EventModelCall, Round: round, Model: x.shown()}
+			if x.opts.Content {
+				call.Messages = req.Messages
+			}
+			x.emit(call)
+			resp, replayed, err = x.complete(k, req, nil)
+			if err == nil {
+				break
+			}
 			x.settle(res, Usage{})
-			x.addRound(rr)
-			x.failed(err, "a model call", fmt.Sprintf("model %s: %v", x.shown(), err))
-			return
+			if !x.fallBack(round, &rr, err) {
+				x.addRound(rr)
+				x.failed(err, "a model call", fmt.Sprintf("model %s: %v", x.shown(), err))
+				return
+			}
 		}
 		usage, odd := counted(req, resp)
 		if res != nil {

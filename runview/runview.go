@@ -452,10 +452,23 @@ func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 	var calls []wireCall // the model's tool calls, by ordinal-1
 	var output string
 	var modelEnd float64
+	// The round's model call, and the calls fallback models made after
+	// it failed, journaled under its key, in the chain's order.
+	var models []*journal.Entry
 	for _, e := range entries {
-		if e.Kind != journal.KindModel {
-			continue
+		if e.Kind == journal.KindModel {
+			models = append(models, e)
 		}
+	}
+	under := journal.Key{Path: path, Round: n}.String()
+	var fallbacks []*journal.Entry
+	for i := range b.entries {
+		if e := &b.entries[i]; e.Kind == journal.KindModel && e.Key.Path == under && e.Key.Round == 0 {
+			fallbacks = append(fallbacks, e)
+		}
+	}
+	slices.SortFunc(fallbacks, func(x, y *journal.Entry) int { return x.Key.Ordinal - y.Key.Ordinal })
+	for _, e := range append(models, fallbacks...) {
 		row, resp, req := b.model(e, depth)
 		round.Name, round.StandsIn = row.Name, row.StandsIn
 		modelEnd = row.StartMS + row.DurationMS

@@ -142,15 +142,16 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		cancel()
 	})
 	r, err := agentrt.New(p, agentrt.Options{
-		Model:    workerOnly{},
-		Tools:    tools,
-		Budgets:  budgets,
-		Events:   events,
-		Provider: in.Provider,
-		Secrets:  secrets,
-		Clock:    clock{ctx},
-		Effector: &effector{ctx: ctx, cancel: cancel, typed: ops},
-		Content:  content,
+		Model:         workerOnly{},
+		FallbackModel: func(*plan.Plan) (agentrt.Model, error) { return workerOnly{}, nil },
+		Tools:         tools,
+		Budgets:       budgets,
+		Events:        events,
+		Provider:      in.Provider,
+		Secrets:       secrets,
+		Clock:         clock{ctx},
+		Effector:      &effector{ctx: ctx, cancel: cancel, typed: ops},
+		Content:       content,
 		// A call that needs approval waits for a signal (agentc approve).
 		Approver: w.approver(sa),
 		Files:    w.opts.Files,

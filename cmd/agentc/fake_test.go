@@ -109,7 +109,9 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	stallFirst := provider == "openai-stall"
 	// "openai-429" answers every request 429 with a Retry-After of two
 	// minutes.
-	status := map[string]int{"openai-429": 429}[provider]
+	// "openai-404" answers every request 404, the model not found, as
+	// OpenAI does for a model it does not serve.
+	status := map[string]int{"openai-429": 429, "openai-404": 404}[provider]
 	prose := provider == "openai-prose" || provider == "anthropic-prose" || provider == "openai-loop"
 	loop := provider == "openai-loop"
 	gather := provider == "openai-gather"
@@ -441,6 +443,11 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
 			logRequest(r)
 			w.Header().Set("Content-Type", "application/json")
+			if status == 404 {
+				w.WriteHeader(status)
+				_, _ = io.WriteString(w, `{"error":{"message":"The model `+"`gpt-4o-2024-08-06`"+` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`)
+				return
+			}
 			w.Header().Set("Retry-After", "120")
 			w.WriteHeader(status)
 			_, _ = io.WriteString(w, `{"error":{"message":"Rate limit reached for requests.","type":"requests","code":"rate_limit_exceeded"}}`)

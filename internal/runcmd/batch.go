@@ -127,6 +127,7 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 	if opts.Model, err = modelFor(p); err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
+	opts.FallbackModel = modelFor
 	ctx, sigs := onStopSignal(ctx, e)
 	defer sigs.stop()
 	if e.Program {

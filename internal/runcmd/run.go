@@ -453,6 +453,7 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 	if err != nil {
 		return nil, 0, &ExitError{Code: ExitFindings, Err: err}
 	}
+	opts.FallbackModel = modelFor
 	// A stop signal stops starting tools' servers too.
 	ctx, sigs := onStopSignal(ctx, e)
 	defer sigs.stop()

@@ -51,7 +51,7 @@ func newAgent(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env E
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
 	}
-	r, err := agentrt.New(callee, agentrt.Options{Model: model, Tools: tools, Pool: env.Pool, Prices: env.Prices, Events: env.Events, Agent: child.path, Provider: env.Provider, Secrets: env.Secrets, Content: env.Content})
+	r, err := agentrt.New(callee, agentrt.Options{Model: model, FallbackModel: env.ModelFor, Tools: tools, Pool: env.Pool, Prices: env.Prices, Events: env.Events, Agent: child.path, Provider: env.Provider, Secrets: env.Secrets, Content: env.Content})
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
 	}

@@ -523,3 +523,21 @@ func transient(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded)
 }
+
+// FailureClass classifies the error for a model's fallbacks: a prompt
+// past the model's context, a spent balance (billing_error), an
+// overloaded or failing server (an error event in a stream included),
+// else by status (retry.StatusClass).
+func (e *StatusError) FailureClass() string {
+	switch {
+	case e.Type == "billing_error":
+		return "quota"
+	case e.StatusCode == http.StatusBadRequest && strings.Contains(e.Message, "prompt is too long"):
+		return "too_long"
+	case e.Type == "overloaded_error", e.Type == "api_error", e.Type == "rate_limit_error":
+		return "unavailable"
+	case e.Type == "not_found_error":
+		return "not_found"
+	}
+	return retry.StatusClass(e.StatusCode)
+}

@@ -872,3 +872,24 @@ func transient(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded)
 }
+
+// FailureClass classifies the error for a model's fallbacks: a service
+// quota, an input past the model's context, credentials refused
+// (UnrecognizedClientException, AccessDeniedException), else by status
+// (retry.StatusClass).
+func (e *StatusError) FailureClass() string {
+	msg := strings.ToLower(e.Message)
+	switch {
+	case e.Code == "ServiceQuotaExceededException":
+		return "quota"
+	case e.Code == "ValidationException" && (strings.Contains(msg, "too long") || strings.Contains(msg, "too many input tokens")):
+		return "too_long"
+	case e.Code == "UnrecognizedClientException", e.Code == "AccessDeniedException":
+		return "auth"
+	case e.Code == "ResourceNotFoundException":
+		return "not_found"
+	case e.Code == "ModelNotReadyException", e.Code == "ServiceUnavailableException", e.Code == "ThrottlingException":
+		return "unavailable"
+	}
+	return retry.StatusClass(e.StatusCode)
+}

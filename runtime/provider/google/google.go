@@ -871,3 +871,14 @@ func (k keyless) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Del("x-goog-api-key")
 	return k.next.RoundTrip(r)
 }
+
+// FailureClass classifies the error for a model's fallbacks: an input
+// past the model's context, else by status (retry.StatusClass; Gemini
+// says RESOURCE_EXHAUSTED, 429, for rate limits and quotas alike, and it
+// is retried as a rate limit).
+func (e *StatusError) FailureClass() string {
+	if e.StatusCode == http.StatusBadRequest && strings.Contains(e.Message, "exceeds the maximum number of tokens") {
+		return "too_long"
+	}
+	return retry.StatusClass(e.StatusCode)
+}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"time"
 
@@ -458,3 +459,18 @@ type wrapError struct {
 
 func (e *wrapError) Error() string { return e.msg }
 func (e *wrapError) Unwrap() error { return e.err }
+
+// FailureClass classifies the error for a model's fallbacks: a quota or
+// balance spent ("insufficient_quota"), a request past the model's
+// context ("context_length_exceeded"), else by status (retry.StatusClass).
+func (e *StatusError) FailureClass() string {
+	switch {
+	case e.Code == "insufficient_quota":
+		return "quota"
+	case e.Code == "context_length_exceeded", e.StatusCode == http.StatusBadRequest && strings.Contains(e.Message, "maximum context length"):
+		return "too_long"
+	case e.Code == "model_not_found":
+		return "not_found"
+	}
+	return retry.StatusClass(e.StatusCode)
+}

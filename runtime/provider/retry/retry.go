@@ -162,3 +162,34 @@ func jitter(d time.Duration) time.Duration {
 	}
 	return d/2 + rand.N(d/2+1)
 }
+
+// FailureClass classifies the failure for a model's fallbacks (see
+// runtime.FailureClassOf): the class the error it wraps gives, else
+// "unavailable" for a failure worth another attempt (a connection that
+// failed, a server that stalled), whose attempts are spent.
+func (e *Error) FailureClass() string {
+	var c interface{ FailureClass() string }
+	if errors.As(e.Err, &c) {
+		return c.FailureClass()
+	}
+	if e.Retryable {
+		return "unavailable"
+	}
+	return ""
+}
+
+// StatusClass is the failure class of an HTTP status, for the providers'
+// errors: 401 and 403 "auth", 404 "not_found", what RetryableStatus
+// retries "unavailable"; "" for the rest (a request the server refused as
+// it was, which another model is as likely to refuse).
+func StatusClass(status int) string {
+	switch {
+	case status == http.StatusUnauthorized, status == http.StatusForbidden:
+		return "auth"
+	case status == http.StatusNotFound:
+		return "not_found"
+	case RetryableStatus(status):
+		return "unavailable"
+	}
+	return ""
+}
