@@ -160,4 +160,3 @@ func BenchmarkCachedRun(b *testing.B) {
 		})
 	}
 }
-
