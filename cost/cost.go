@@ -100,6 +100,20 @@ func (p Price) perToken(writes bool) float64 {
 	return m / 1e6
 }
 
+// writesDearer reports whether a cache write costs more than input, at
+// any tier a call can reach.
+func (p Price) writesDearer() bool {
+	if p.CacheWrite > p.Input {
+		return true
+	}
+	for _, t := range p.Tiers {
+		if (p.ContextWindow == 0 || t.Above < p.ContextWindow) && t.CacheWrite > t.Input {
+			return true
+		}
+	}
+	return false
+}
+
 // Table holds prices by provider and model. The zero Table holds none.
 type Table struct {
 	AsOf   string // the embedded table's date, or the first file's

@@ -233,7 +233,7 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 		}
 		e.Prices = append(e.Prices, pr)
 		e.perToken = max(e.perToken, pr.perToken(writes))
-		dearWrites = dearWrites || writes && pr.perToken(true) > pr.perToken(false)
+		dearWrites = dearWrites || writes && pr.writesDearer()
 		if pr.ContextWindow == 0 {
 			callOK = false
 			if pr.perToken(writes) > 0 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,6 +89,13 @@ func TestExamples(t *testing.T) {
 // and its run min(32.4576, 59999 × 75e-6 + 3.24576 = 7.745685).
 func TestEstimateCacheOff(t *testing.T) {
 	p := compilePlan(t, filepath.Join("..", "examples", "issue-triage.cue"))
+	on, err := cost.Worst(p, cost.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(on.Assumptions, func(a string) bool { return strings.Contains(a, "written to the prompt cache (model.cache)") }) {
+		t.Errorf("with caching on, no assumption says input may be written to the cache: %q", on.Assumptions)
+	}
 	off := false
 	p.Agent.Model.Cache = &off
 	e, err := cost.Worst(p, cost.Embedded())
