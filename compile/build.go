@@ -86,9 +86,13 @@ func (cp *Compiler) build(inst *manifest.Instance, c *checker) (*plan.Plan, []Di
 
 // toAgent returns the plan's agent for a decoded manifest (the same type),
 // with what may be written several ways with one meaning normalised:
-// durations. The manifest is left as it was.
+// durations, and model.cache true, which is what leaving it out means.
+// The manifest is left as it was.
 func toAgent(m *manifest.Manifest) (*plan.Agent, error) {
 	a := *m
+	if a.Model.Caches() {
+		a.Model.Cache = nil
+	}
 	a.Capabilities.Tools = maps.Clone(m.Capabilities.Tools)
 	norm := func(field string, s *string) error {
 		if *s == "" {

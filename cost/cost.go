@@ -35,7 +35,10 @@ const EnvPrices = "AGENTC_PRICES"
 type Price struct {
 	Input       float64 `json:"input"`
 	CachedInput float64 `json:"cached_input"`
-	Output      float64 `json:"output"`
+	// CacheWrite is what input written to the provider's prompt cache
+	// costs (Anthropic's cache writes, dearer than input).
+	CacheWrite float64 `json:"cache_write"`
+	Output     float64 `json:"output"`
 	// ContextWindow bounds the input and output of one call together; 0
 	// when the table does not say.
 	ContextWindow int `json:"context_window,omitempty"`
@@ -58,32 +61,57 @@ type Tier struct {
 	Above       int     `json:"above"`
 	Input       float64 `json:"input"`
 	CachedInput float64 `json:"cached_input"`
+	CacheWrite  float64 `json:"cache_write"`
 	Output      float64 `json:"output"`
 }
 
-// USD is the price of one call's input tokens (cached of them read from a
-// cache), and output tokens: at the tier the input reaches.
-func (p Price) USD(input, cached, output int) float64 {
+// USD is the price of one call's input tokens (cached of them read from
+// the provider's prompt cache, written of them written to it) and output
+// tokens: at the tier the input reaches. Reads and writes are parts of
+// the input apart from each other; what they claim past it is not priced.
+func (p Price) USD(input, cached, written, output int) float64 {
 	cached = min(max(cached, 0), input)
-	in, ci, out := p.Input, p.CachedInput, p.Output
+	written = min(max(written, 0), input-cached)
+	in, ci, cw, out := p.Input, p.CachedInput, p.CacheWrite, p.Output
 	for _, t := range p.Tiers {
 		if input > t.Above {
-			in, ci, out = t.Input, t.CachedInput, t.Output
+			in, ci, cw, out = t.Input, t.CachedInput, t.CacheWrite, t.Output
 		}
 	}
-	return (float64(input-cached)*in + float64(cached)*ci + float64(output)*out) / 1e6
+	return (float64(input-cached-written)*in + float64(cached)*ci + float64(written)*cw + float64(output)*out) / 1e6
 }
 
 // perToken is the most the model charges for any one token, at any tier
-// a call can reach: none past the context window.
-func (p Price) perToken() float64 {
+// a call can reach: none past the context window. writes says input may
+// be written to the prompt cache.
+func (p Price) perToken(writes bool) float64 {
 	m := max(p.Input, p.CachedInput, p.Output)
+	if writes {
+		m = max(m, p.CacheWrite)
+	}
 	for _, t := range p.Tiers {
 		if p.ContextWindow == 0 || t.Above < p.ContextWindow {
 			m = max(m, t.Input, t.CachedInput, t.Output)
+			if writes {
+				m = max(m, t.CacheWrite)
+			}
 		}
 	}
 	return m / 1e6
+}
+
+// writesDearer reports whether a cache write costs more than input, at
+// any tier a call can reach.
+func (p Price) writesDearer() bool {
+	if p.CacheWrite > p.Input {
+		return true
+	}
+	for _, t := range p.Tiers {
+		if (p.ContextWindow == 0 || t.Above < p.ContextWindow) && t.CacheWrite > t.Input {
+			return true
+		}
+	}
+	return false
 }
 
 // Table holds prices by provider and model. The zero Table holds none.
@@ -243,8 +271,8 @@ func (e *FileError) Error() string {
 // Parse reads a price file: a JSON object with as_of (a date,
 // YYYY-MM-DD), source (where the prices were taken) and models, by
 // provider and model, each with input, output and optionally
-// cached_input (USD per million tokens; input's when absent),
-// context_window and max_output (tokens). name is the file's name for
+// cached_input and cache_write (USD per million tokens; input's when
+// absent), context_window and max_output (tokens). name is the file's name for
 // errors, from what the prices record as their origin.
 func Parse(name string, data []byte, from string) (*Table, error) {
 	p := &parser{name: name, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
@@ -327,7 +355,7 @@ type alias struct {
 func (p *parser) price(what string, v *node) (Price, []alias, error) {
 	var pr Price
 	var aliases []alias
-	err := p.fields(v, "models."+what, map[string]bool{"input": true, "output": true, "cached_input": false, "context_window": false, "max_output": false, "tiers": false, "aliases": false}, func(k string, fv *node) error {
+	err := p.fields(v, "models."+what, map[string]bool{"input": true, "output": true, "cached_input": false, "cache_write": false, "context_window": false, "max_output": false, "tiers": false, "aliases": false}, func(k string, fv *node) error {
 		switch k {
 		case "tiers":
 			return p.tiers(what, fv, &pr)
@@ -344,7 +372,7 @@ func (p *parser) price(what string, v *node) (Price, []alias, error) {
 			}
 			return nil
 		}
-		return p.rates(what, k, fv, &pr.Input, &pr.CachedInput, &pr.Output, &pr.ContextWindow, &pr.MaxOutput)
+		return p.rates(what, k, fv, &pr.Input, &pr.CachedInput, &pr.CacheWrite, &pr.Output, &pr.ContextWindow, &pr.MaxOutput)
 	})
 	if err != nil {
 		return pr, nil, err
@@ -352,12 +380,15 @@ func (p *parser) price(what string, v *node) (Price, []alias, error) {
 	if !slices.Contains(v.keys, "cached_input") {
 		pr.CachedInput = pr.Input
 	}
+	if !slices.Contains(v.keys, "cache_write") {
+		pr.CacheWrite = pr.Input
+	}
 	return pr, aliases, nil
 }
 
 // tiers reads an entry's tiers: a list of objects, each with above (more
-// than the last's), input, output and optionally cached_input (the tier's
-// input when absent).
+// than the last's), input, output and optionally cached_input and
+// cache_write (the tier's input when absent).
 func (p *parser) tiers(what string, v *node, pr *Price) error {
 	if !v.arr {
 		return p.errAt(v.off, "models.%s.tiers: want a list of tiers", what)
@@ -365,13 +396,16 @@ func (p *parser) tiers(what string, v *node, pr *Price) error {
 	for i, tv := range v.vals {
 		var t Tier
 		tw := fmt.Sprintf("%s.tiers[%d]", what, i)
-		if err := p.fields(tv, "models."+tw, map[string]bool{"above": true, "input": true, "output": true, "cached_input": false}, func(k string, fv *node) error {
-			return p.rates(tw, k, fv, &t.Input, &t.CachedInput, &t.Output, &t.Above, nil)
+		if err := p.fields(tv, "models."+tw, map[string]bool{"above": true, "input": true, "output": true, "cached_input": false, "cache_write": false}, func(k string, fv *node) error {
+			return p.rates(tw, k, fv, &t.Input, &t.CachedInput, &t.CacheWrite, &t.Output, &t.Above, nil)
 		}); err != nil {
 			return err
 		}
 		if !slices.Contains(tv.keys, "cached_input") {
 			t.CachedInput = t.Input
+		}
+		if !slices.Contains(tv.keys, "cache_write") {
+			t.CacheWrite = t.Input
 		}
 		if i > 0 && t.Above <= pr.Tiers[i-1].Above {
 			return p.errAt(tv.off, "models.%s.above: want more than the tier before's (%d)", tw, pr.Tiers[i-1].Above)
@@ -382,9 +416,9 @@ func (p *parser) tiers(what string, v *node, pr *Price) error {
 }
 
 // rates reads one number of an entry or a tier into its field: a price
-// (input, cached_input, output) or a count of tokens (context_window or
-// above into tokens, max_output into maxOut).
-func (p *parser) rates(what, k string, fv *node, input, cached, output *float64, tokens, maxOut *int) error {
+// (input, cached_input, cache_write, output) or a count of tokens
+// (context_window or above into tokens, max_output into maxOut).
+func (p *parser) rates(what, k string, fv *node, input, cached, written, output *float64, tokens, maxOut *int) error {
 	n, ok := fv.v.(json.Number)
 	if !ok {
 		return p.errAt(fv.off, "models.%s.%s: want a number", what, k)
@@ -400,6 +434,8 @@ func (p *parser) rates(what, k string, fv *node, input, cached, output *float64,
 		*output = f
 	case "cached_input":
 		*cached = f
+	case "cache_write":
+		*written = f
 	default:
 		i, err := n.Int64()
 		if err != nil || i > 1<<40 {

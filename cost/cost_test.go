@@ -117,8 +117,54 @@ func TestUSD(t *testing.T) {
 	p := Price{Input: 2.5, CachedInput: 1.25, Output: 10}
 	// 1e6 input of which 4e5 cached, 1e5 output:
 	// 6e5×2.5/1e6 + 4e5×1.25/1e6 + 1e5×10/1e6 = 1.5 + 0.5 + 1 = 3.
-	if got := p.USD(1_000_000, 400_000, 100_000); got != 3 {
+	if got := p.USD(1_000_000, 400_000, 0, 100_000); got != 3 {
 		t.Errorf("USD = %v, want 3", got)
+	}
+}
+
+// TestUSDCacheWrites: input written to the prompt cache is priced at
+// cache_write, input's price when the file gives none; reads and writes
+// are apart, and what they claim past the input is not priced.
+func TestUSDCacheWrites(t *testing.T) {
+	tab, err := Parse("p.json", []byte(`{"as_of": "2025-01-01", "models": {"anthropic": {
+		"m": {"input": 3, "cached_input": 0.3, "cache_write": 3.75, "output": 15},
+		"plain": {"input": 2, "output": 8},
+		"tiered": {"input": 3, "cached_input": 0.3, "cache_write": 3.75, "output": 15,
+			"tiers": [{"above": 200000, "input": 6, "cached_input": 0.6, "cache_write": 7.5, "output": 22.5}, {"above": 500000, "input": 9, "output": 30}]}}}}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := tab.Lookup("anthropic", "m")
+	plain, _ := tab.Lookup("anthropic", "plain")
+	tiered, _ := tab.Lookup("anthropic", "tiered")
+	for _, c := range []struct {
+		p                        Price
+		in, cached, written, out int
+		want                     float64
+	}{
+		// 1e5 uncached × $3 + 7e5 read × $0.3 + 2e5 written × $3.75 + 1e4 out × $15, per million.
+		{m, 1_000_000, 700_000, 200_000, 10_000, 0.3 + 0.21 + 0.75 + 0.15},
+		{m, 1000, 0, 1000, 0, 1000 * 3.75e-6},
+		// Writes past the input that reads leave: only those priced.
+		{m, 1000, 800, 900, 0, 800*0.3e-6 + 200*3.75e-6},
+		{m, 1000, 0, -5, 0, 1000 * 3e-6},
+		{plain, 1000, 0, 1000, 0, 1000 * 2e-6},
+		{tiered, 300000, 100000, 200000, 0, 100000*0.6e-6 + 200000*7.5e-6},
+		{tiered, 600000, 0, 600000, 0, 600000 * 9e-6}, // the tier's input when it gives no cache_write
+	} {
+		if got := c.p.USD(c.in, c.cached, c.written, c.out); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: USD(%d, %d, %d, %d) = %v, want %v", c.p.Key, c.in, c.cached, c.written, c.out, got, c.want)
+		}
+	}
+	if m.CacheWrite != 3.75 || plain.CacheWrite != 2 || tiered.Tiers[1].CacheWrite != 9 {
+		t.Errorf("cache_write read as %v, %v, %v; want 3.75, 2 (input's) and 9 (the tier's input)", m.CacheWrite, plain.CacheWrite, tiered.Tiers[1].CacheWrite)
+	}
+	if got := m.perToken(true); got != 15e-6 {
+		t.Errorf("perToken = %v, want the output price", got)
+	}
+	hi := Price{Input: 3, CacheWrite: 20, Output: 15}
+	if got, off := hi.perToken(true), hi.perToken(false); got != 20e-6 || off != 15e-6 {
+		t.Errorf("perToken with writes %v, without %v; want 20e-6 and 15e-6", got, off)
 	}
 }
 
@@ -130,6 +176,8 @@ func TestParseErrors(t *testing.T) {
 		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"outptu\": 2}}}}", `p.json:1:65: models.openai.m: unknown field "outptu"`},
 		{"{\"as_of\": \"2025-01-01\",\n\"models\": {\"openai\": {\"m\": {\"input\": -1, \"output\": 2}}}}", "p.json:2:38: models.openai.m.input: want a number of at least 0, not -1"},
 		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1}}}}", "models.openai.m: missing output"},
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"anthropic\": {\"m\": {\"input\": 1, \"output\": 2, \"cache_write\": -1.25}}}}", "p.json:1:96: models.anthropic.m.cache_write: want a number of at least 0, not -1.25"},
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"anthropic\": {\"m\": {\"input\": 1, \"output\": 2, \"cache_write\": \"1.25\"}}}}", "models.anthropic.m.cache_write: want a number"},
 		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"output\": 1, \"context_window\": 1.5}}}}", "context_window: want a whole number"},
 		{"{\"as_of\": \"2025-01-01\",\n \"models\": {\"openai\": [1]}}", "p.json:2:23: models.openai: want an object"},
 		{"{\"as_of\": \"2025-01-01\", \"as_of\": \"2025-01-02\", \"models\": {}}", `p.json:1:25: "as_of" appears twice`},
@@ -198,20 +246,20 @@ func TestTiers(t *testing.T) {
 		{200001, 0, 1000, 200001*6e-6 + 1000*22.5e-6},  // past it: the tier's, for every token
 		{300000, 100000, 0, 200000*6e-6 + 100000*6e-6}, // cached_input absent from the tier: its input's
 	} {
-		if got := p.USD(c.in, c.cached, c.out); math.Abs(got-c.want) > 1e-12 {
+		if got := p.USD(c.in, c.cached, 0, c.out); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("USD(%d, %d, %d) = %v, want %v", c.in, c.cached, c.out, got, c.want)
 		}
 	}
-	if got := p.perToken(); got != 22.5e-6 {
+	if got := p.perToken(true); got != 22.5e-6 {
 		t.Errorf("perToken = %v, want the tier's output price", got)
 	}
 	// A tier no call can reach, past the context window, prices nothing.
 	p.ContextWindow = 200000
-	if got := p.perToken(); got != 15e-6 {
+	if got := p.perToken(true); got != 15e-6 {
 		t.Errorf("perToken with a 200000-token window = %v, want the base output price", got)
 	}
 	p.ContextWindow = 200001
-	if got := p.perToken(); got != 22.5e-6 {
+	if got := p.perToken(true); got != 22.5e-6 {
 		t.Errorf("perToken with a 200001-token window = %v, want the tier's output price", got)
 	}
 }

@@ -147,7 +147,9 @@ func (e *Estimate) CostUnbounded() bool { return e.USD == nil }
 //
 //	one call   ≤ the model's context window (input and output together),
 //	             priced with its output at max_output_tokens (or the
-//	             model's max_output) and every input token uncached
+//	             model's max_output) and every input token uncached,
+//	             and written to the prompt cache unless model.cache is
+//	             false, at the dearer of the input and cache write prices
 //	model      ≤ min(rounds × one call, budgets.tokens − 1 + one call)
 //	             (a round starts only while less than budgets.tokens is
 //	             spent, so the last may pass it by one call)
@@ -210,6 +212,16 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 	}
 	var call int64 // tokens of one call
 	var callUSD float64
+	// With prompt caching on, every input token of a call may be written
+	// to the cache, which some providers bill above input.
+	writes := a.Model.Caches()
+	written := func(in int) int {
+		if writes {
+			return in
+		}
+		return 0
+	}
+	dearWrites := false
 	callOK, priced := true, true
 	e.priced, e.capped = true, a.Model.MaxOutputTokens > 0
 	for _, m := range models {
@@ -220,10 +232,11 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 			continue
 		}
 		e.Prices = append(e.Prices, pr)
-		e.perToken = max(e.perToken, pr.perToken())
+		e.perToken = max(e.perToken, pr.perToken(writes))
+		dearWrites = dearWrites || writes && pr.writesDearer()
 		if pr.ContextWindow == 0 {
 			callOK = false
-			if pr.perToken() > 0 {
+			if pr.perToken(writes) > 0 {
 				priced = false
 			}
 			unbounded("the price table gives no context_window for %s/%s: nothing bounds one call's input; add it in a price file (--prices or %s)", prov, m, EnvPrices)
@@ -238,8 +251,8 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 			out, why = ctx, "the context window"
 		}
 		call = max(call, int64(ctx))
-		callUSD = max(callUSD, ch.usd(pr.USD(ctx, 0, 0), fmt.Sprintf("one call of %s/%s, %d tokens at $%g/$%g per million", prov, m, ctx, pr.Input, pr.Output)),
-			ch.usd(pr.USD(ctx-out, 0, out), fmt.Sprintf("one call of %s/%s, %d tokens at $%g/$%g per million", prov, m, ctx, pr.Input, pr.Output)))
+		callUSD = max(callUSD, ch.usd(pr.USD(ctx, 0, written(ctx), 0), fmt.Sprintf("one call of %s/%s, %d tokens at $%g/$%g per million", prov, m, ctx, pr.Input, pr.Output)),
+			ch.usd(pr.USD(ctx-out, 0, written(ctx-out), out), fmt.Sprintf("one call of %s/%s, %d tokens at $%g/$%g per million", prov, m, ctx, pr.Input, pr.Output)))
 		say("one call of %s/%s (priced as %s): at most its context window, %d tokens in and out together; at most %d out (%s)", prov, m, pr.Key, ctx, out, why)
 	}
 
@@ -364,7 +377,11 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 		// millionth of a dollar, so it stays a bound.
 		e.USD = ptr(ch.usd(math.Ceil((modelUSD+nestUSD)*1e6-1e-6)/1e6, fmt.Sprintf("the model's $%g + the called agents' $%g", modelUSD, nestUSD)))
 	}
-	say("prices: every input token uncached; tokens before the last round at the dearest rate of the run's models")
+	if dearWrites {
+		say("prices: every input token uncached and written to the prompt cache (model.cache), at the cache write price where it is above the input price; tokens before the last round at the dearest rate of the run's models")
+	} else {
+		say("prices: every input token uncached; tokens before the last round at the dearest rate of the run's models")
+	}
 	return e
 }
 

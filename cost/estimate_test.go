@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"agentc.dev/agentc/compile"
@@ -20,7 +22,9 @@ import (
 // TestExamples: the worst case of every example, by the embedded table,
 // worked out by hand. A call of a model takes at most its context window
 // (ctx); its price is the dearer of ctx all input, or out (the output
-// bound) at the output price and ctx − out at the input price; the model
+// bound) at the output price and ctx − out at the input price (with
+// prompt caching on, the default, at the dearer of the input and cache
+// write prices); the model
 // calls spend at most min(rounds × ctx, tokens − 1 + ctx), the tokens
 // before the last round at the dearest rate; agent tools add
 // budgets.tools × the callee's worst case. Money is rounded up to a
@@ -42,20 +46,22 @@ func TestExamples(t *testing.T) {
 		// a call: max(0.32, 119808 × 2.5e-6 + 8192 × 1e-5 = 0.38144) = 0.38144
 		// money: min(19.072, 39999 × 1e-5 + 0.38144 = 0.78143)
 		{"invoice-extractor.cue", 167999, 0.78143},
-		// claude-sonnet-4 ($3/$15), escalating to claude-opus-4 ($15/$75): ctx
-		// 200000, out 4096; tokens 60000, rounds 10.
+		// claude-sonnet-4 ($3/$15, cache writes $3.75), escalating to
+		// claude-opus-4 ($15/$75, cache writes $18.75): ctx 200000, out
+		// 4096; tokens 60000, rounds 10; caching on, so input at the
+		// cache write price.
 		// tokens: min(10 × 200000, 59999 + 200000) = 259999
-		// a call, the dearer model: max(3, 195904 × 15e-6 + 4096 × 75e-6 = 3.24576) = 3.24576
-		// money: min(32.4576, 59999 × 75e-6 + 3.24576 = 7.745685)
-		{"issue-triage.cue", 259999, 7.745685},
-		// claude-sonnet-4-5 ($3/$15; its tier, $6/$22.50 for a call of more
-		// than 200000 in, is past its window): ctx 200000, out 8192; tokens
-		// 250000, rounds 20, tools 30, calling code-reviewer (399999 tokens,
-		// $1.152796).
+		// a call, the dearer model: max(3.75, 195904 × 18.75e-6 + 4096 × 75e-6 = 3.9804) = 3.9804
+		// money: min(39.804, 59999 × 75e-6 + 3.9804 = 8.480325)
+		{"issue-triage.cue", 259999, 8.480325},
+		// claude-sonnet-4-5 ($3/$15, cache writes $3.75, caching on; its
+		// tier, for a call of more than 200000 in, is past its window): ctx
+		// 200000, out 8192; tokens 250000, rounds 20, tools 30, calling
+		// code-reviewer (399999 tokens, $1.152796).
 		// tokens: min(20 × 200000, 249999 + 200000) + 30 × 399999 = 449999 + 11999970 = 12449969
-		// a call: max(0.6, 191808 × 3e-6 + 8192 × 15e-6 = 0.698304) = 0.698304
-		// money: min(13.96608, 249999 × 15e-6 + 0.698304 = 4.448289) + 30 × 1.152796 = 39.032169
-		{"release-notes.cue", 12449969, 39.032169},
+		// a call: max(0.75, 191808 × 3.75e-6 + 8192 × 15e-6 = 0.84216) = 0.84216
+		// money: min(16.8432, 249999 × 15e-6 + 0.84216 = 4.592145) + 30 × 1.152796 = 39.176025
+		{"release-notes.cue", 12449969, 39.176025},
 		// gpt-4.1-mini ($0.40/$1.60): ctx 1047576, out 2048; tokens 30000, rounds 6.
 		// tokens: min(6 × 1047576, 29999 + 1047576) = 1077575
 		// a call: max(0.4190304, 1045528 × 0.4e-6 + 2048 × 1.6e-6 = 0.421488) = 0.421488
@@ -74,6 +80,35 @@ func TestExamples(t *testing.T) {
 				t.Errorf("usd = %v, want %v", deref(e.USD), c.usd)
 			}
 		})
+	}
+}
+
+// TestEstimateCacheOff: an agent that turns prompt caching off writes
+// nothing to the cache, and its input is priced at the input price:
+// issue-triage's call is max(3, 195904 × 15e-6 + 4096 × 75e-6 = 3.24576),
+// and its run min(32.4576, 59999 × 75e-6 + 3.24576 = 7.745685).
+func TestEstimateCacheOff(t *testing.T) {
+	p := compilePlan(t, filepath.Join("..", "examples", "issue-triage.cue"))
+	on, err := cost.Worst(p, cost.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(on.Assumptions, func(a string) bool { return strings.Contains(a, "written to the prompt cache (model.cache)") }) {
+		t.Errorf("with caching on, no assumption says input may be written to the cache: %q", on.Assumptions)
+	}
+	off := false
+	p.Agent.Model.Cache = &off
+	e, err := cost.Worst(p, cost.Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.USD == nil || *e.USD != 7.745685 {
+		t.Errorf("usd = %v, want 7.745685", deref(e.USD))
+	}
+	for _, a := range e.Assumptions {
+		if strings.Contains(a, "prompt cache") {
+			t.Errorf("assumption %q speaks of the cache", a)
+		}
 	}
 }
 

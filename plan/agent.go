@@ -34,10 +34,19 @@ type Model struct {
 	// API is the provider's API where it has several: openai's "chat"
 	// (the default) or "responses".
 	API string `json:"api,omitempty"`
+	// Cache, when false, turns prompt caching off (see Caches). A plan
+	// never holds true: the compiler leaves the default out, so that
+	// a plan that does not turn caching off has the digest it had before
+	// the setting existed.
+	Cache *bool `json:"cache,omitempty"`
 	// Fallback names the models a call goes to when this one fails in a
 	// way retrying it will not mend.
 	Fallback *Fallback `json:"fallback,omitempty"`
 }
+
+// Caches reports whether requests ask the provider to cache their
+// stable start: unless the manifest turned caching off.
+func (m Model) Caches() bool { return m.Cache == nil || *m.Cache }
 
 // Fallback is an ordered list of models, each PROVIDER:MODEL, that a
 // model call falls back to when the model before it fails for a reason

@@ -129,6 +129,15 @@ type Request struct {
 	// Files reads the files the messages carry (Message.Parts); nil when
 	// they carry none.
 	Files FileReader `json:"-"`
+	// Cache asks the provider to keep the request's stable start in its
+	// prompt cache where caching must be asked for (Anthropic's
+	// cache_control breakpoints); CacheKey, when Cache is set, names the
+	// requests that share that start (OpenAI's prompt_cache_key), in at
+	// most 64 characters. Neither changes what the model answers, so
+	// neither identifies the request: a cached run replays as an uncached
+	// one.
+	Cache    bool   `json:"cache,omitempty"`
+	CacheKey string `json:"cache_key,omitempty"`
 }
 
 // AnswerFormat is an answer written as the text of a message.
@@ -144,12 +153,15 @@ type AnswerFormat struct {
 	Strict bool `json:"strict,omitempty"`
 }
 
-// Usage counts tokens. Input includes cached input tokens; Cached says how
-// many of them were.
+// Usage counts tokens. Input includes cached input tokens: Cached says how
+// many of them were read from the provider's prompt cache, and CacheWrite
+// how many were written to it (Anthropic's cache creation, which is billed
+// at a rate of its own); the two are apart, and together at most Input.
 type Usage struct {
-	Input  int `json:"input"`
-	Output int `json:"output"`
-	Cached int `json:"cached,omitempty"`
+	Input      int `json:"input"`
+	Output     int `json:"output"`
+	Cached     int `json:"cached,omitempty"`
+	CacheWrite int `json:"cache_write,omitempty"`
 }
 
 // Total is the number of tokens a budget is charged.
@@ -157,7 +169,7 @@ func (u Usage) Total() int { return u.Input + u.Output }
 
 // Add returns the sum of two usages.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{Input: u.Input + v.Input, Output: u.Output + v.Output, Cached: u.Cached + v.Cached}
+	return Usage{Input: u.Input + v.Input, Output: u.Output + v.Output, Cached: u.Cached + v.Cached, CacheWrite: u.CacheWrite + v.CacheWrite}
 }
 
 // Response is a model's answer to a Request: one assistant message.

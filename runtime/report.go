@@ -232,7 +232,7 @@ func PriceUsage(t *cost.Table, provider, model string, u Usage) Cost {
 	if !ok {
 		return Cost{Estimated: true, Unpriced: []string{provider + "/" + model}}
 	}
-	return Cost{}.Add(Cost{USD: p.USD(u.Input, u.Cached, u.Output)})
+	return Cost{}.Add(Cost{USD: p.USD(u.Input, u.Cached, u.CacheWrite, u.Output)})
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/message"
 
 	"agentc.dev/agentc/cost"
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/plan"
@@ -790,6 +791,9 @@ func (x *run) requestFor(shape bool) *Request {
 		ToolChoice:      ToolChoice{Mode: ChooseAuto},
 		OutputTool:      x.outputTool,
 	}
+	if x.agent.Model.Caches() {
+		req.Cache, req.CacheKey = true, x.cacheKey()
+	}
 	if fs := FileStore(x.runCtx); fs != nil {
 		// The run's store, or its caller's for a nested run: the files
 		// its tools return are there.
@@ -813,6 +817,14 @@ func (x *run) requestFor(shape bool) *Request {
 		req.Tools = x.specs
 	}
 	return req
+}
+
+// cacheKey names the requests of the run's plan for a provider's prompt
+// cache: the plan digest's hex digits, which fit OpenAI's 64 characters.
+// Runs of one plan share their instructions and tools, and no two plans'
+// keys meet. It is empty for a plan that was not sealed.
+func (x *run) cacheKey() string {
+	return strings.TrimPrefix(string(x.plan.Digests.Plan), digest.Prefix)
 }
 
 func (x *run) decide(round int, b Boundary) Decision {

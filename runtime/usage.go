@@ -74,6 +74,9 @@ func counted(req *Request, resp *Response) (u Usage, why string) {
 	if u.Cached < 0 || u.Cached > u.Input {
 		u.Cached = 0
 	}
+	if u.CacheWrite < 0 || u.CacheWrite > u.Input-u.Cached {
+		u.CacheWrite = 0
+	}
 	if len(odd) == 0 {
 		return u, ""
 	}
@@ -115,5 +118,6 @@ func capped(u Usage, n int64) (Usage, string) {
 	u.Output -= int(cutOut)
 	u.Input -= int(over - cutOut)
 	u.Cached = min(u.Cached, u.Input)
+	u.CacheWrite = min(u.CacheWrite, u.Input-u.Cached)
 	return u, fmt.Sprintf("the provider reported %d tokens, more than the %d the call held in the shared pool; counted at the pool's reservation: %d in, %d out", was.Total(), n, u.Input, u.Output)
 }

@@ -33,6 +33,9 @@ func TestCountedUsage(t *testing.T) {
 		{"output missing", Usage{Input: 350}, Usage{Input: 350, Output: est.Output}, "output 0"},
 		{"cached above input", Usage{Input: 350, Output: 60, Cached: 400}, Usage{Input: 350, Output: 60}, ""},
 		{"cached negative", Usage{Input: 350, Output: 60, Cached: -1}, Usage{Input: 350, Output: 60}, ""},
+		{"cache reads and writes", Usage{Input: 350, Output: 60, Cached: 100, CacheWrite: 250}, Usage{Input: 350, Output: 60, Cached: 100, CacheWrite: 250}, ""},
+		{"cache writes past the uncached input", Usage{Input: 350, Output: 60, Cached: 100, CacheWrite: 251}, Usage{Input: 350, Output: 60, Cached: 100}, ""},
+		{"cache writes negative", Usage{Input: 350, Output: 60, CacheWrite: -1}, Usage{Input: 350, Output: 60}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +77,7 @@ func TestCapped(t *testing.T) {
 		{Usage{Input: 10, Output: 20}, 30, Usage{Input: 10, Output: 20}, false},
 		{Usage{Input: 10, Output: 20}, 25, Usage{Input: 10, Output: 15}, true},
 		{Usage{Input: 40, Output: 20, Cached: 40}, 25, Usage{Input: 25, Output: 0, Cached: 25}, true},
+		{Usage{Input: 40, Output: 20, Cached: 10, CacheWrite: 30}, 25, Usage{Input: 25, Output: 0, Cached: 10, CacheWrite: 15}, true},
 	} {
 		got, why := capped(tt.u, tt.n)
 		if got != tt.want || (why != "") != tt.cut || got.Total() > int(tt.n) {

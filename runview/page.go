@@ -118,8 +118,13 @@ func formatTokens(v any) string {
 		return ""
 	}
 	s := fmt.Sprintf("%d in, %d out", u.Input, u.Output)
-	if u.Cached > 0 {
+	switch {
+	case u.Cached > 0 && u.CacheWrite > 0:
+		s += fmt.Sprintf(" (%d cached, %d cache writes)", u.Cached, u.CacheWrite)
+	case u.Cached > 0:
 		s += fmt.Sprintf(" (%d cached)", u.Cached)
+	case u.CacheWrite > 0:
+		s += fmt.Sprintf(" (%d cache writes)", u.CacheWrite)
 	}
 	return s
 }

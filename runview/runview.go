@@ -617,8 +617,12 @@ func (b *builder) price(provider, model string, u agentrt.Usage) (agentrt.Cost, 
 		from = p.From
 	}
 	per := func(f float64) string { return "$" + strconv.FormatFloat(f, 'f', -1, 64) }
-	return c, fmt.Sprintf("Priced as %s/%s (%s, as of %s): %s input, %s cached input, %s output per million tokens.",
-		provider, p.Key, from, p.AsOf, per(p.Input), per(p.CachedInput), per(p.Output))
+	writes := "" // a cache write at input's price needs no words
+	if p.CacheWrite != p.Input {
+		writes = " " + per(p.CacheWrite) + " cache writes,"
+	}
+	return c, fmt.Sprintf("Priced as %s/%s (%s, as of %s): %s input, %s cached input,%s %s output per million tokens.",
+		provider, p.Key, from, p.AsOf, per(p.Input), per(p.CachedInput), writes, per(p.Output))
 }
 
 func (b *builder) tool(e *journal.Entry, depth int, calls []wireCall) *Row {

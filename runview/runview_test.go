@@ -18,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 	"golang.org/x/net/html"
 
+	"agentc.dev/agentc/cost"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
 )
@@ -352,5 +353,42 @@ func TestFormatCost(t *testing.T) {
 		if got := formatCost(c.cost); got != c.want {
 			t.Errorf("formatCost(%+v) = %q, want %q", c.cost, got, c.want)
 		}
+	}
+}
+
+// TestFormatTokens: cache reads and writes are said when there are any.
+func TestFormatTokens(t *testing.T) {
+	for _, c := range []struct {
+		u    agentrt.Usage
+		want string
+	}{
+		{agentrt.Usage{Input: 1000, Output: 200}, "1000 in, 200 out"},
+		{agentrt.Usage{Input: 1000, Output: 200, Cached: 400}, "1000 in, 200 out (400 cached)"},
+		{agentrt.Usage{Input: 1000, Output: 200, CacheWrite: 900}, "1000 in, 200 out (900 cache writes)"},
+		{agentrt.Usage{Input: 1000, Output: 200, Cached: 700, CacheWrite: 250}, "1000 in, 200 out (700 cached, 250 cache writes)"},
+	} {
+		if got := formatTokens(c.u); got != c.want {
+			t.Errorf("formatTokens(%+v) = %q, want %q", c.u, got, c.want)
+		}
+	}
+}
+
+// TestPriceCacheWrites: a call is priced with its cache writes at their
+// rate, and the page says that rate where it is not the input's.
+func TestPriceCacheWrites(t *testing.T) {
+	tab, err := cost.Parse("prices.json", []byte(`{"as_of": "2026-01-01", "models": {"anthropic": {
+		"claude-test": {"input": 3, "cached_input": 0.3, "cache_write": 3.75, "output": 15},
+		"claude-plain": {"input": 3, "cached_input": 0.3, "output": 15}}}}`), "prices.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &builder{page: &Page{}, prices: tab}
+	// 20 × $3 + 380 × $0.30 + 100 × $3.75 + 20 × $15 per million.
+	c, how := b.price("anthropic", "claude-test", agentrt.Usage{Input: 500, Cached: 380, CacheWrite: 100, Output: 20})
+	if math.Abs(c.USD-0.000849) > 1e-12 || how != "Priced as anthropic/claude-test (prices.json, as of 2026-01-01): $3 input, $0.3 cached input, $3.75 cache writes, $15 output per million tokens." {
+		t.Errorf("priced $%v: %s", c.USD, how)
+	}
+	if _, how := b.price("anthropic", "claude-plain", agentrt.Usage{Input: 500, Output: 20}); strings.Contains(how, "cache writes") {
+		t.Errorf("a cache write at the input's price is said: %s", how)
 	}
 }

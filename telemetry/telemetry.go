@@ -296,7 +296,7 @@ func (r *Recorder) Event(ev agentrt.Event) {
 			return
 		}
 		if u := ev.Usage; u != nil {
-			x.chat.SetAttributes(semconv.GenAIUsageInputTokens(u.Input), semconv.GenAIUsageOutputTokens(u.Output), semconv.GenAIUsageCacheReadInputTokens(u.Cached))
+			x.chat.SetAttributes(semconv.GenAIUsageInputTokens(u.Input), semconv.GenAIUsageOutputTokens(u.Output), semconv.GenAIUsageCacheReadInputTokens(u.Cached), semconv.GenAIUsageCacheCreationInputTokens(u.CacheWrite))
 		}
 		if u := ev.Usage; u != nil && r.live() {
 			prov := genaiconv.ProviderNameAttr(x.provider)

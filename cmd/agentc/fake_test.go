@@ -98,6 +98,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// is not forced, answers when it is, and reports usage as a tokeniser
 	// of four bytes a token would count the request and the reply: each
 	// call costs more than the one before, as a conversation grows.
+	// "anthropic-cache" keeps a prompt cache as the Messages API does (see
+	// promptCache) and reports the tokens it read from it and wrote to it;
+	// unforced, it calls the first tool offered, with {}, until the
+	// conversation holds a tool result.
 	// "openai-401" and "anthropic-401" refuse every request with 401,
 	// echoing the key they were sent, as some servers do.
 	// Each request is logged to fake-requests.log as "messages=N", its
@@ -132,7 +136,11 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	if flaky || stallFirst || callTools || scripted || provider == "openai-prose" || loop || gather || status != 0 {
 		provider = "openai"
 	}
-	if provider == "anthropic-prose" {
+	var cache *promptCache
+	if provider == "anthropic-cache" {
+		cache = &promptCache{held: map[[32]byte]bool{}}
+	}
+	if provider == "anthropic-prose" || provider == "anthropic-cache" {
 		provider = "anthropic"
 	}
 	logFile := ts.MkAbs("fake-requests.log")
@@ -307,6 +315,9 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 						Type string `json:"type"`
 					} `json:"format"`
 				} `json:"output_config"`
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
 			}
 			body := logRequest(r)
 			if r.URL.Path != "/v1/messages" || json.Unmarshal(body, &req) != nil {
@@ -323,6 +334,14 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				stop = "tool_use"
 			}
 			usage := map[string]any{"input_tokens": 20, "output_tokens": 5}
+			if cache != nil && req.ToolChoice.Type != "tool" && len(req.Tools) > 0 && !bytes.Contains(body, []byte(`"tool_result"`)) {
+				content = []any{map[string]any{"type": "tool_use", "id": "toolu_0", "name": req.Tools[0].Name, "input": map[string]any{}}}
+				stop = "tool_use"
+			}
+			if cache != nil {
+				in, read, written := cache.use(body)
+				usage = map[string]any{"input_tokens": in, "cache_read_input_tokens": read, "cache_creation_input_tokens": written, "output_tokens": 5}
+			}
 			if prose {
 				logMu.Lock()
 				requests++
@@ -650,4 +669,63 @@ func released(ctx context.Context, file string) bool {
 		case <-t.C:
 		}
 	}
+}
+
+// promptCache is the Messages API's prompt cache as Anthropic describes
+// it: a request's prompt is read in order (tools, system, messages) as
+// blocks; each cache_control breakpoint writes the prefix up to its block,
+// and a request reads the longest prefix held that ends at one of its
+// breakpoints or up to 20 blocks before one. A block's tokens are a
+// quarter of its JSON's bytes; there is no minimum length.
+type promptCache struct {
+	mu   sync.Mutex
+	held map[[32]byte]bool
+}
+
+// use serves one request body: the input tokens neither read nor
+// written, those read from the cache and those written to it.
+func (c *promptCache) use(body []byte) (in, read, written int) {
+	var req struct {
+		Tools    []map[string]any `json:"tools"`
+		System   []map[string]any `json:"system"`
+		Messages []struct {
+			Content []map[string]any `json:"content"`
+		} `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &req)
+	blocks := append(req.Tools, req.System...)
+	for _, m := range req.Messages {
+		blocks = append(blocks, m.Content...)
+	}
+	tokens := make([]int, len(blocks)+1)
+	keys := make([][32]byte, len(blocks)+1)
+	var marks []int
+	h := sha256.New()
+	for i, b := range blocks {
+		if _, ok := b["cache_control"]; ok {
+			marks = append(marks, i+1)
+			delete(b, "cache_control")
+		}
+		plain, _ := json.Marshal(b)
+		tokens[i+1] = tokens[i] + (len(plain)+3)/4
+		fmt.Fprintf(h, "%d:%s", len(plain), plain)
+		copy(keys[i+1][:], h.Sum(nil))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, end := range marks {
+		for at := end; at > max(0, end-20); at-- {
+			if c.held[keys[at]] {
+				read = max(read, tokens[at])
+				break
+			}
+		}
+	}
+	for _, end := range marks {
+		if !c.held[keys[end]] {
+			c.held[keys[end]] = true
+			written = max(written, tokens[end]-read)
+		}
+	}
+	return tokens[len(blocks)] - read - written, read, written
 }

@@ -339,7 +339,7 @@ func converseResponse(r *agentrt.Response) ([]byte, error) {
 	return json.Marshal(map[string]any{
 		"output":     map[string]any{"message": map[string]any{"role": "assistant", "content": content}},
 		"stopReason": stop,
-		"usage":      map[string]any{"inputTokens": u.Input - u.Cached, "outputTokens": u.Output, "cacheReadInputTokens": u.Cached, "totalTokens": u.Input + u.Output},
+		"usage":      map[string]any{"inputTokens": u.Input - u.Cached - u.CacheWrite, "outputTokens": u.Output, "cacheReadInputTokens": u.Cached, "cacheWriteInputTokens": u.CacheWrite, "totalTokens": u.Input + u.Output},
 		"metrics":    map[string]any{"latencyMs": 1},
 	})
 }
@@ -389,9 +389,9 @@ func anthropicContent(r *agentrt.Response) ([]map[string]any, string) {
 }
 
 // anthropicUsage splits the runtime's usage as Anthropic reports it: its
-// input tokens leave the cached ones out.
+// input tokens leave out those read from and written to the cache.
 func anthropicUsage(u agentrt.Usage) map[string]any {
-	return map[string]any{"input_tokens": u.Input - u.Cached, "output_tokens": u.Output, "cache_read_input_tokens": u.Cached, "cache_creation_input_tokens": 0}
+	return map[string]any{"input_tokens": u.Input - u.Cached - u.CacheWrite, "output_tokens": u.Output, "cache_read_input_tokens": u.Cached, "cache_creation_input_tokens": u.CacheWrite}
 }
 
 // anthropicResponse is a Messages API message.

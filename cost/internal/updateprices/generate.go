@@ -123,8 +123,13 @@ func readStep(raw json.RawMessage) (step, error) {
 }
 
 // prices are what agentc's table holds of one condition: input, cached
-// input (a cache read) and output.
-type prices struct{ input, cached, output step }
+// input (a cache read), a cache write and output; writes says the data
+// gives a cache write price (where it does not, a write is priced as
+// input, and the table leaves cache_write out).
+type prices struct {
+	input, cached, written, output step
+	writes                         bool
+}
 
 func readPrices(m map[string]json.RawMessage) (p prices, ok bool, err error) {
 	in, hasIn := m["input_mtok"]
@@ -143,6 +148,13 @@ func readPrices(m map[string]json.RawMessage) (p prices, ok bool, err error) {
 		if p.cached, err = readStep(c); err != nil {
 			return p, false, err
 		}
+	}
+	p.written = p.input // and a cache write likewise
+	if c, ok := m["cache_write_mtok"]; ok {
+		if p.written, err = readStep(c); err != nil {
+			return p, false, err
+		}
+		p.writes = true
 	}
 	return p, true, nil
 }
@@ -198,7 +210,7 @@ func modelPrices(raw json.RawMessage, date string) (prices, bool, error) {
 			return p, false, err
 		}
 		if ok {
-			p = prices{maxStep(p.input, q.input), maxStep(p.cached, q.cached), maxStep(p.output, q.output)}
+			p = prices{maxStep(p.input, q.input), maxStep(p.cached, q.cached), maxStep(p.written, q.written), maxStep(p.output, q.output), p.writes || q.writes}
 		}
 	}
 	return p, true, nil
@@ -350,7 +362,7 @@ func quote(s string) string {
 func render(table map[string][]*entry, date, origin string) []byte {
 	var b bytes.Buffer
 	source := "genai-prices (MIT, see genai-prices.LICENSE): " + origin + ", reduced by cost/internal/updateprices: " +
-		"USD per million tokens, cached input is a cache read; a tier applies to every token of a call whose input is more than its above; " +
+		"USD per million tokens, cached input is a cache read, cache write a cache write (input where absent); a tier applies to every token of a call whose input is more than its above; " +
 		"where a price changes after as_of, the higher of the two"
 	fmt.Fprintf(&b, "{\n  \"as_of\": %s,\n  \"source\": %s,\n  \"models\": {", quote(date), quote(source))
 	for i, prov := range slices.Sorted(maps.Keys(table)) {
@@ -362,7 +374,11 @@ func render(table map[string][]*entry, date, origin string) []byte {
 			if j > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, "\n      %s: {\"input\": %s, \"cached_input\": %s, \"output\": %s", quote(e.key), num(e.p.input.base), num(e.p.cached.base), num(e.p.output.base))
+			fmt.Fprintf(&b, "\n      %s: {\"input\": %s, \"cached_input\": %s, ", quote(e.key), num(e.p.input.base), num(e.p.cached.base))
+			if e.p.writes {
+				fmt.Fprintf(&b, "\"cache_write\": %s, ", num(e.p.written.base))
+			}
+			fmt.Fprintf(&b, "\"output\": %s", num(e.p.output.base))
 			if e.contextWindow > 0 {
 				fmt.Fprintf(&b, ", \"context_window\": %d", e.contextWindow)
 			}
@@ -370,10 +386,17 @@ func render(table map[string][]*entry, date, origin string) []byte {
 				fmt.Fprintf(&b, ", \"max_output\": %d", e.maxOutput)
 			}
 			starts := append(append(e.p.input.starts(), e.p.cached.starts()...), e.p.output.starts()...)
+			if e.p.writes {
+				starts = append(starts, e.p.written.starts()...)
+			}
 			slices.Sort(starts)
 			var tiers []string
 			for _, s := range slices.Compact(starts) {
-				tiers = append(tiers, fmt.Sprintf("{\"above\": %d, \"input\": %s, \"cached_input\": %s, \"output\": %s}", s, num(e.p.input.at(s+1)), num(e.p.cached.at(s+1)), num(e.p.output.at(s+1))))
+				written := ""
+				if e.p.writes {
+					written = fmt.Sprintf(", \"cache_write\": %s", num(e.p.written.at(s+1)))
+				}
+				tiers = append(tiers, fmt.Sprintf("{\"above\": %d, \"input\": %s, \"cached_input\": %s%s, \"output\": %s}", s, num(e.p.input.at(s+1)), num(e.p.cached.at(s+1)), written, num(e.p.output.at(s+1))))
 			}
 			if len(tiers) > 0 {
 				fmt.Fprintf(&b, ", \"tiers\": [%s]", strings.Join(tiers, ", "))

@@ -81,8 +81,13 @@ func TestGenerate(t *testing.T) {
 	// The tier of the later condition: every token of a call of more than
 	// 100000 in at $8; the cached ones at $4, the price in force (the
 	// input's, as it gives no cache read), dearer than the later $0.40.
-	if p, _ := tab.Lookup("anthropic", "claude-opus-9"); len(p.Tiers) != 1 || p.Tiers[0] != (cost.Tier{Above: 100000, Input: 8, CachedInput: 4, Output: 30}) {
-		t.Errorf("claude-opus-9's tiers: %+v", p.Tiers)
+	// A cache write the data gives none of is priced as input.
+	if p, _ := tab.Lookup("anthropic", "claude-opus-9"); len(p.Tiers) != 1 || p.Tiers[0] != (cost.Tier{Above: 100000, Input: 8, CachedInput: 4, CacheWrite: 8, Output: 30}) || p.CacheWrite != 4 {
+		t.Errorf("claude-opus-9: cache write %v, tiers %+v", p.CacheWrite, p.Tiers)
+	}
+	// cache_write_mtok is the cache write, at every tier.
+	if p, _ := tab.Lookup("anthropic", "claude-sonnet-4-5"); p.CacheWrite != 3.75 || len(p.Tiers) != 1 || p.Tiers[0].CacheWrite != 3.75 {
+		t.Errorf("claude-sonnet-4-5: cache write %v, tiers %+v", p.CacheWrite, p.Tiers)
 	}
 }
 

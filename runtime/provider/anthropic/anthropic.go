@@ -316,10 +316,44 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 			return p, nil, fmt.Errorf("unknown tool choice mode %q", req.ToolChoice.Mode)
 		}
 	}
+	if req.Cache {
+		cacheBreakpoints(&p)
+	}
 	if !splice.Empty() {
 		opts = append(opts, option.WithMiddleware(splice.Middleware))
 	}
 	return p, opts, nil
+}
+
+// cacheBreakpoints marks where the stable start of a request ends, for the
+// API to cache what comes before: the last tool definition (the tools
+// change only on the answering turn), the last system block (the
+// instructions) and the last block of the last message, so that each
+// round reads the conversation the round before wrote and writes only what
+// it adds. That is three breakpoints; the API takes at most four.
+func cacheBreakpoints(p *sdk.MessageNewParams) {
+	if n := len(p.Tools); n > 0 {
+		if cc := p.Tools[n-1].GetCacheControl(); cc != nil {
+			*cc = sdk.NewCacheControlEphemeralParam()
+		}
+	}
+	if n := len(p.System); n > 0 {
+		p.System[n-1].CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+	if n := len(p.Messages); n > 0 {
+		var blocks []sdk.ContentBlockParamUnion
+		switch m := p.Messages[n-1]; {
+		case m.OfUser != nil:
+			blocks = m.OfUser.Content
+		case m.OfAssistant != nil:
+			blocks = m.OfAssistant.Content
+		}
+		if len(blocks) > 0 {
+			if cc := blocks[len(blocks)-1].GetCacheControl(); cc != nil {
+				*cc = sdk.NewCacheControlEphemeralParam()
+			}
+		}
+	}
 }
 
 // inputSchema splits a JSON Schema into the SDK's input_schema parameter:
@@ -389,10 +423,12 @@ func parseMessage(msg *sdk.Message) (*agentrt.Response, error) {
 		Model:   string(msg.Model),
 		Message: out,
 		Usage: agentrt.Usage{
-			// Anthropic's input_tokens leave out the cached tokens.
-			Input:  int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens),
-			Output: int(u.OutputTokens),
-			Cached: int(u.CacheReadInputTokens),
+			// Anthropic's input_tokens leave out the tokens read from
+			// and written to the cache.
+			Input:      int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens),
+			Output:     int(u.OutputTokens),
+			Cached:     int(u.CacheReadInputTokens),
+			CacheWrite: int(u.CacheCreationInputTokens),
 		},
 	}, nil
 }

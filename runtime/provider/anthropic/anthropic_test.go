@@ -365,7 +365,7 @@ func TestUsageWithCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (agentrt.Usage{Input: 1050, Output: 20, Cached: 900}); resp.Usage != want {
+	if want := (agentrt.Usage{Input: 1050, Output: 20, Cached: 900, CacheWrite: 50}); resp.Usage != want {
 		t.Errorf("usage %+v, want %+v", resp.Usage, want)
 	}
 }

@@ -733,9 +733,10 @@ func parseOutput(o *bedrockruntime.ConverseOutput) (*agentrt.Response, error) {
 		// written to the cache, as Anthropic's API does.
 		read, write := int(aws.ToInt32(u.CacheReadInputTokens)), int(aws.ToInt32(u.CacheWriteInputTokens))
 		resp.Usage = agentrt.Usage{
-			Input:  int(aws.ToInt32(u.InputTokens)) + read + write,
-			Output: int(aws.ToInt32(u.OutputTokens)),
-			Cached: read,
+			Input:      int(aws.ToInt32(u.InputTokens)) + read + write,
+			Output:     int(aws.ToInt32(u.OutputTokens)),
+			Cached:     read,
+			CacheWrite: write,
 		}
 	}
 	return resp, nil

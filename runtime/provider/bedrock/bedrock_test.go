@@ -243,10 +243,10 @@ func TestStopReasons(t *testing.T) {
 	if err != nil || resp.Usage != (agentrt.Usage{}) || resp.Message.Content != "hi" {
 		t.Errorf("no usage: %+v %v", resp, err)
 	}
-	// Cached input is part of the input.
+	// Input read from and written to the cache is part of the input.
 	f = newFake(t, ok(`{"output":{"message":{"role":"assistant","content":[{"text":"hi"}]}},"stopReason":"end_turn","usage":{"inputTokens":10,"outputTokens":2,"totalTokens":312,"cacheReadInputTokens":200,"cacheWriteInputTokens":100}}`))
 	resp, err = newModel(t, f, 1, nil).Complete(t.Context(), &agentrt.Request{Model: claude, Messages: []agentrt.Message{{Role: agentrt.User, Content: "x"}}})
-	if err != nil || resp.Usage != (agentrt.Usage{Input: 310, Output: 2, Cached: 200}) {
+	if err != nil || resp.Usage != (agentrt.Usage{Input: 310, Output: 2, Cached: 200, CacheWrite: 100}) {
 		t.Errorf("cached usage: %+v %v", resp, err)
 	}
 }

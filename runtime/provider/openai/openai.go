@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"syscall"
 	"time"
@@ -83,6 +84,9 @@ type Model struct {
 	// deployment, when set, is the Azure deployment every request names
 	// as its model.
 	deployment string
+	// cacheKey says the server is OpenAI's own API, which takes a
+	// request's CacheKey as prompt_cache_key (see ownAPI).
+	cacheKey bool
 }
 
 var _ agentrt.Model = (*Model)(nil)
@@ -125,7 +129,7 @@ func New(cfg Config) (*Model, error) {
 		p = retry.Default
 		p.OnAttempt = onAttempt
 	}
-	m := &Model{key: redact.Of(cfg.APIKey), retry: p}
+	m := &Model{key: redact.Of(cfg.APIKey), retry: p, cacheKey: cfg.Azure == nil && ownAPI(cfg.BaseURL)}
 	if cfg.API == APIResponses {
 		c := sdk.NewClient(opts...)
 		m.respond = c.Responses.New
@@ -156,6 +160,9 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if m.deployment != "" {
 		params.Model = m.deployment
 	}
+	if m.cacheKey && req.Cache && req.CacheKey != "" {
+		params.PromptCacheKey = sdk.String(req.CacheKey)
+	}
 	var out *sdk.ChatCompletion
 	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
 		var raw *http.Response
@@ -174,6 +181,20 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 		return nil, err
 	}
 	return parseResponse(out)
+}
+
+// ownAPI reports whether a base URL is OpenAI's own API (or none, the
+// SDK's default, which is): the only server sent prompt_cache_key. OpenAI
+// routes requests that share a key to the machines that hold their cached
+// prefix; an OpenAI-compatible server may refuse a parameter it does not
+// know (as some gateways and strict servers do) and gains nothing by it,
+// and Azure OpenAI takes it only from some API versions on.
+func ownAPI(baseURL string) bool {
+	if baseURL == "" {
+		return true
+	}
+	u, err := url.Parse(baseURL)
+	return err == nil && u.Scheme == "https" && u.Host == "api.openai.com"
 }
 
 // buildParams makes the request's parameters; the splice puts its files'

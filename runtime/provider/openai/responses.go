@@ -39,6 +39,9 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 	if m.deployment != "" {
 		params.Model = m.deployment
 	}
+	if m.cacheKey && req.Cache && req.CacheKey != "" {
+		params.PromptCacheKey = param.NewOpt(req.CacheKey)
+	}
 	var out *responses.Response
 	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
 		var raw *http.Response
