@@ -206,9 +206,15 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 	say := func(format string, args ...any) { e.Assumptions = append(e.Assumptions, fmt.Sprintf(format, args...)) }
 	unbounded := func(format string, args ...any) { e.Unbounded = append(e.Unbounded, fmt.Sprintf(format, args...)) }
 
-	models := []string{a.Model.Name}
+	// Every model a call may go to: the agent's, the one it escalates to,
+	// and its fallbacks; one call is priced at the dearest of them.
+	type model struct{ prov, name string }
+	models := []model{{prov, a.Model.Name}}
 	if esc := a.Strategy.Escalate; esc != nil && esc.Model != "" && esc.Model != a.Model.Name {
-		models = append(models, esc.Model)
+		models = append(models, model{prov, esc.Model})
+	}
+	for _, fb := range p.Fallbacks {
+		models = append(models, model{fb.Model.Provider, fb.Model.Name})
 	}
 	var call int64 // tokens of one call
 	var callUSD float64
@@ -224,7 +230,8 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 	dearWrites := false
 	callOK, priced := true, true
 	e.priced, e.capped = true, a.Model.MaxOutputTokens > 0
-	for _, m := range models {
+	for _, mm := range models {
+		prov, m := mm.prov, mm.name
 		pr, ok := t.Lookup(prov, m)
 		if !ok {
 			callOK, priced, e.priced = false, false, false

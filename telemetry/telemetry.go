@@ -277,6 +277,16 @@ func (r *Recorder) Event(ev agentrt.Event) {
 		return // an event of a run that started before the recorder
 	}
 	switch ev.Type {
+	case agentrt.EventModelFallback:
+		// The call failed; the next goes to the fallback, whose provider
+		// names the calls from here on.
+		if x.chat != nil {
+			x.chat.AddEvent(ev.Type, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrMessage.String(msg)))
+			r.endChat(x, ev.Time, agentrt.EventModelFallback)
+		}
+		if ev.Provider != "" {
+			x.provider = ev.Provider
+		}
 	case agentrt.EventModelCall:
 		r.enterRound(x, ev)
 		model := ev.Model

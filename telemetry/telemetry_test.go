@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +20,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/openai"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/runtime/tool"
@@ -357,5 +361,65 @@ func TestMetrics(t *testing.T) {
 		if e, ok := estimated[a]; !ok || e {
 			t.Errorf("agentc.cost by agent, estimated: %v; want %s, not estimated", estimated, a)
 		}
+	}
+}
+
+// TestFallbackSpans: a call OpenAI does not serve (404, its wire format)
+// goes to the fallback model; its chat span ends with error.type
+// model_fallback and the event, and the fallback's call is a chat span
+// of its own, of the fallback's provider and model.
+func TestFallbackSpans(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(w, `{"error":{"message":"The model `+"`m1`"+` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`)
+	}))
+	defer srv.Close()
+	primary, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &plan.Output{Name: "answer", Description: "The verdict.", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`), Retries: 2}
+	p := &plan.Plan{Agent: plan.Agent{
+		Name: "triage", Model: plan.Model{Provider: "openai", Name: "m1", Fallback: &plan.Fallback{Models: []string{"anthropic:m2"}}}, Instructions: "Triage.",
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}},
+		Output:       out,
+		Strategy:     plan.Strategy{OnProse: "remind", Reminders: 2},
+	}, Fallbacks: []plan.FallbackModel{{Model: plan.Model{Provider: "anthropic", Name: "m2"}}}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r := newRecording(t, false)
+	rec := r.tel.Recorder(context.Background())
+	run, err := agentrt.New(p, agentrt.Options{Model: primary, Events: rec.Event,
+		FallbackModel: func(*plan.Plan) (agentrt.Model, error) { return testmodel.Model{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := run.Run(context.Background(), nil)
+	if err != nil || rep.Outcome != agentrt.OutcomeOK || len(rep.Fallbacks) != 1 {
+		t.Fatalf("the run: %v %+v", err, rep)
+	}
+	spans, _ := r.collect(t)
+	var failed, served *tracetest.SpanStub
+	for i, s := range spans {
+		switch s.Name {
+		case "chat m1":
+			failed = &spans[i]
+		case "chat m2":
+			served = &spans[i]
+		}
+	}
+	if failed == nil || served == nil {
+		t.Fatalf("no chat span of each model: %v", spans.Snapshots())
+	}
+	if got := attrs(*failed); got["error.type"] != agentrt.EventModelFallback || got["gen_ai.provider.name"] != "openai" || failed.Status.Code != codes.Error {
+		t.Errorf("the failed call's span: %v, status %v", got, failed.Status)
+	}
+	if len(failed.Events) == 0 || failed.Events[len(failed.Events)-1].Name != agentrt.EventModelFallback {
+		t.Errorf("the failed call's span has no model_fallback event: %v", failed.Events)
+	}
+	if got := attrs(*served); got["gen_ai.provider.name"] != "anthropic" || got["error.type"] != "" {
+		t.Errorf("the fallback's span: %v", got)
 	}
 }
