@@ -22,6 +22,10 @@ func (c *Checker) CheckFault(name, kind, want string, base, got *agentrt.Report)
 	switch want {
 	case fault.Recovered:
 		ok = got.Outcome == agentrt.OutcomeOK && got.Bound == agentrt.BoundNone && sameAnswer(base.Answer, got.Answer)
+		if kind == fault.Outage {
+			// Recovered from an outage: a fallback model served.
+			ok = ok && len(got.Fallbacks) > 0
+		}
 	case fault.Failed:
 		ok = got.Outcome == agentrt.OutcomeError && got.Bound == agentrt.BoundNone
 	default:
@@ -41,6 +45,10 @@ func Describe(base, got *agentrt.Report) string {
 		s += ", the same answer"
 	case got.Outcome == agentrt.OutcomeOK:
 		s += ", another answer: " + short(got.Answer)
+	}
+	if n := len(got.Fallbacks); n > 0 {
+		to := got.Fallbacks[n-1].To
+		s += fmt.Sprintf(", served by the fallback %s:%s", to.Provider, to.Model)
 	}
 	if got.Error != "" {
 		s += ": " + got.Error

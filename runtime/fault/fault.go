@@ -30,6 +30,7 @@ const (
 	Prose         = "prose"
 	ToolError     = "tool_error"
 	ToolHang      = "tool_hang"
+	Outage        = "outage"
 )
 
 // Where a fault is injected.
@@ -37,6 +38,7 @@ const (
 	onFirstCall = iota // the first model call
 	onAnswer           // the model call the journal answered with the answer
 	onTool             // the first tool call
+	onModel            // every call of the agent's own model
 )
 
 // Kind is a fault: its name, and where it is injected.
@@ -58,6 +60,7 @@ var Kinds = []Kind{
 	{Prose, onAnswer},          // an answer in prose
 	{ToolError, onTool},        // the tool fails
 	{ToolHang, onTool},         // the tool hangs until its timeout
+	{Outage, onModel},          // 503 for every call of the agent's model: a fallback must serve
 }
 
 // Lookup returns the fault named name.
@@ -158,6 +161,8 @@ func Applies(k Kind, p *plan.Plan, s *Script) (bool, string) {
 		return false, "the run calls no tool"
 	case k.where == onAnswer && p.Agent.Output == nil:
 		return false, "the agent has no output contract"
+	case k.where == onModel && len(p.Fallbacks) == 0:
+		return false, "the agent declares no fallback model (model.fallback)"
 	}
 	return true, ""
 }

@@ -338,3 +338,56 @@ func TestExpectations(t *testing.T) {
 		t.Errorf("prose applies to an agent without an output contract")
 	}
 }
+
+// TestOutage: in each wire format, a call of the agent's own model is
+// refused 503 with a Retry-After past what a call waits, the model named
+// in the body or (Gemini, Bedrock) the path; a call of another model, a
+// fallback's, is served the script.
+func TestOutage(t *testing.T) {
+	k, ok := fault.Lookup(fault.Outage)
+	if !ok {
+		t.Fatal("no outage fault")
+	}
+	p := agentPlan()
+	p.Agent.Model = plan.Model{Provider: "openai", Name: "own-1"}
+	for _, wire := range []string{fault.WireOpenAI, fault.WireAnthropic, fault.WireGoogle, fault.WireBedrock} {
+		t.Run(wire, func(t *testing.T) {
+			sv, err := fault.NewServer(wire, script(), k, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sv.Close()
+			call := func(model string) *http.Response {
+				t.Helper()
+				url := sv.URL + "/chat/completions"
+				switch wire {
+				case fault.WireAnthropic:
+					url = sv.URL + "/v1/messages"
+				case fault.WireGoogle:
+					url = sv.URL + "/v1beta/models/" + model + ":generateContent"
+				case fault.WireBedrock:
+					url = sv.URL + "/model/" + model + "/converse"
+				}
+				body := `{}`
+				if wire == fault.WireOpenAI || wire == fault.WireAnthropic {
+					body = `{"model":"` + model + `"}`
+				}
+				resp, err := http.Post(url, "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return resp
+			}
+			for range 2 {
+				if r := call("own-1"); r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "300" {
+					t.Errorf("the agent's own model: %d, Retry-After %q", r.StatusCode, r.Header.Get("Retry-After"))
+				}
+			}
+			if r := call("other-2"); r.StatusCode != http.StatusOK {
+				t.Errorf("a fallback's model: %d", r.StatusCode)
+			}
+		})
+	}
+}

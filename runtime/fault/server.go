@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -45,6 +46,7 @@ type Server struct {
 	script  *Script
 	kind    Kind
 	invalid json.RawMessage // the invalid_answer fault's answer
+	own     string          // the agent's own model, which an outage refuses
 
 	srv  *http.Server
 	ln   net.Listener
@@ -63,7 +65,7 @@ func NewServer(wire string, s *Script, k Kind, p *plan.Plan) (*Server, error) {
 	if wire != WireOpenAI && wire != WireAnthropic && wire != WireGoogle && wire != WireBedrock {
 		return nil, fmt.Errorf("fault: unknown wire format %q", wire)
 	}
-	sv := &Server{wire: wire, script: s, kind: k, done: make(chan struct{})}
+	sv := &Server{wire: wire, script: s, kind: k, done: make(chan struct{}), own: p.Agent.Model.Name}
 	if k.Name == InvalidAnswer {
 		v, err := Invalid(p)
 		if err != nil {
@@ -89,6 +91,20 @@ func NewServer(wire string, s *Script, k Kind, p *plan.Plan) (*Server, error) {
 func (sv *Server) Close() error {
 	close(sv.done)
 	return sv.srv.Close()
+}
+
+// ownModel reports whether a request calls the agent's own model: the
+// model its body names, or (Gemini, Bedrock) its path.
+func (sv *Server) ownModel(r *http.Request, model string) bool {
+	switch sv.wire {
+	case WireGoogle:
+		if m := geminiPath.FindStringSubmatch(r.URL.Path); m != nil {
+			model = m[1]
+		}
+	case WireBedrock:
+		model = strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/model/"), "/converse")
+	}
+	return model == sv.own
 }
 
 // take decides what a call gets: the fault to inject ("" for none), and
@@ -145,6 +161,13 @@ func (sv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		sv.apiError(w, http.StatusBadRequest, "invalid_request_error", "the request is not JSON: "+err.Error())
+		return
+	}
+	if sv.kind.Name == Outage && sv.ownModel(r, req.Model) {
+		// Down for five minutes: past what a call waits, so its attempts
+		// end at once, and the fallback serves.
+		w.Header().Set("Retry-After", "300")
+		sv.apiError(w, http.StatusServiceUnavailable, "server_error", "The service is temporarily unavailable (agentc fault layer: an outage)")
 		return
 	}
 	fault, resp := sv.take()
