@@ -62,6 +62,17 @@ type FallbackModel struct {
 	Output *Lowering `json:"output,omitempty"`
 }
 
+// FallbackPlan returns the plan as if its manifest named its i-th
+// fallback (from 0) as its model: that model's settings and answer
+// format, and no fallbacks of its own. It shares the rest with p, and
+// keeps p's digests: it is the same agent.
+func (p *Plan) FallbackPlan(i int) *Plan {
+	q := *p
+	q.Agent.Model = p.Fallbacks[i].Model
+	q.Output, q.Fallbacks = p.Fallbacks[i].Output, nil
+	return &q
+}
+
 // Ref names the model as PROVIDER:MODEL.
 func (f FallbackModel) Ref() string { return f.Model.Provider + ":" + f.Model.Name }
 

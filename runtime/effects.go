@@ -590,7 +590,7 @@ func recordedMessages(j *journal.Journal, e *journal.Entry, b *journal.Budget, d
 func (x *run) complete(k journal.Key, req *Request, call func() (*Response, error)) (*Response, bool, error) {
 	var remote *Effect
 	if call == nil {
-		remote = &Effect{Model: req}
+		remote = &Effect{Model: req, Fallback: x.lane}
 		call = func() (*Response, error) {
 			_, resp, err := performModel(x.runCtx, x.opts.Model, req, x.opts.Secrets)
 			return resp, err

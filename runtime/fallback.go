@@ -99,19 +99,17 @@ func (r *Runner) makeLanes(p *plan.Plan, opts Options) error {
 		if (fb.Output == nil) != (p.Output == nil) {
 			return &ConfigError{fmt.Sprintf("fallback %s: its answer format does not match the plan's", fb.Ref())}
 		}
-		q := *p
-		q.Agent.Model = fb.Model
-		q.Output, q.Fallbacks = fb.Output, nil
+		q := p.FallbackPlan(i)
 		o := opts
 		o.Provider, o.FallbackModel = "", nil
-		m, err := opts.FallbackModel(&q)
+		m, err := opts.FallbackModel(q)
 		if err != nil {
 			return &ConfigError{fmt.Sprintf("fallback %s: %v", fb.Ref(), err)}
 		}
 		if o.Model = m; m == nil {
 			return &ConfigError{fmt.Sprintf("fallback %s: no model", fb.Ref())}
 		}
-		lane, err := New(&q, o)
+		lane, err := New(q, o)
 		if err != nil {
 			return &ConfigError{fmt.Sprintf("fallback %s: %v", fb.Ref(), err)}
 		}

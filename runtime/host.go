@@ -53,8 +53,11 @@ type Effect struct {
 	// secrets replaced.
 	Fingerprint string          `json:"fingerprint"`
 	Request     json.RawMessage `json:"request"`
-	// Model is a model call's request, as the provider is sent it.
-	Model *Request `json:"model,omitempty"`
+	// Model is a model call's request, as the provider is sent it, and
+	// Fallback the place, in the plan's model chain, of the model it goes
+	// to: 0 for the plan's own, i for its i-th fallback (plan.Fallbacks).
+	Model    *Request `json:"model,omitempty"`
+	Fallback int      `json:"fallback,omitempty"`
 	// Tool and Arguments are a tool call's.
 	Tool      string          `json:"tool,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`

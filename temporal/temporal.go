@@ -196,8 +196,11 @@ type EffectResult struct {
 	// Deadline says the call failed because the run's deadline passed;
 	// Pool, that it was not made because the token pool could never hold
 	// it.
-	Deadline   bool      `json:"deadline,omitempty"`
-	Pool       bool      `json:"pool,omitempty"`
+	Deadline bool `json:"deadline,omitempty"`
+	Pool     bool `json:"pool,omitempty"`
+	// Class is a failed model call's class (agentrt.FailureClassOf),
+	// which decides whether the run's next model serves it.
+	Class      string    `json:"class,omitempty"`
 	Started    time.Time `json:"started"`
 	DurationMS int64     `json:"duration_ms"`
 	// Lost are the attempts at the call before this one that did not

@@ -107,14 +107,18 @@ type workerRun struct {
 // builtAgent is one agent's model and tools on this worker, shared by
 // the runs of its plan.
 type builtAgent struct {
-	once     sync.Once
-	model    agentrt.Model
-	provider string // the provider its calls go to, which counts their tokens
-	tools    map[string]agentrt.Tool
-	close    func() error
-	secrets  *redact.Set
-	servers  map[string]tool.ServerRecord
-	err      error
+	once  sync.Once
+	model agentrt.Model
+	// fallbacks are the models of the plan's fallbacks, in order, and
+	// fallbackProviders their providers.
+	fallbacks         []agentrt.Model
+	fallbackProviders []string
+	provider          string // the provider its calls go to, which counts their tokens
+	tools             map[string]agentrt.Tool
+	close             func() error
+	secrets           *redact.Set
+	servers           map[string]tool.ServerRecord
+	err               error
 }
 
 // fail is the failure, never retried, of an activity that could not build
@@ -200,10 +204,17 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 	}
 	stop := heartbeat(ctx, append(slices.Clip(lost), journal.Attempt{Attempt: int(activity.GetInfo(ctx).Attempt), Started: started.UTC()}))
 	defer stop()
+	model, provider := b.model, b.provider
+	if n := in.Effect.Fallback; in.Effect.Model != nil && n != 0 {
+		if n < 0 || n > len(b.fallbacks) {
+			return EffectResult{}, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("effect %s: the run has no fallback model %d", in.Effect.Key, n), ErrPlan, nil)
+		}
+		model, provider = b.fallbacks[n-1], b.fallbackProviders[n-1]
+	}
 	settle := func(int64) {}
 	if run.in.Pool != "" && in.Effect.Model != nil {
 		exec := activity.GetInfo(ctx).WorkflowExecution
-		settle, err = w.reserveCall(ctx, run.in.Pool, exec.ID+"/"+in.Effect.Key, b.provider, in.Effect.Model)
+		settle, err = w.reserveCall(ctx, run.in.Pool, exec.ID+"/"+in.Effect.Key, provider, in.Effect.Model)
 		var pe *agentrt.PoolError
 		switch {
 		case errors.As(err, &pe):
@@ -219,7 +230,7 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 			in.Effect.Model.Files = fs
 		}
 	}
-	resp, err := agentrt.Perform(ctx, &in.Effect, b.model, b.tools, b.secrets)
+	resp, err := agentrt.Perform(ctx, &in.Effect, model, b.tools, b.secrets)
 	settle(usedTokens(resp))
 	res := EffectResult{Response: resp, Started: started.UTC(), DurationMS: time.Since(started).Milliseconds(), Lost: lost}
 	if err != nil {
@@ -231,6 +242,9 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 		res.Response = nil
 		res.Error = b.secrets.String(err.Error())
 		res.Deadline = errors.Is(err, context.DeadlineExceeded)
+		if in.Effect.Model != nil {
+			res.Class = agentrt.FailureClassOf(err)
+		}
 	}
 	return res, nil
 }
@@ -449,6 +463,18 @@ func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *buil
 	model, err := modelFor(p)
 	if err != nil {
 		return err
+	}
+	if run.in.Provider != "test" {
+		// The models a run's calls fall back to, each made for its plan.
+		b.fallbacks, b.fallbackProviders = nil, nil
+		for i := range p.Fallbacks {
+			m, err := modelFor(p.FallbackPlan(i))
+			if err != nil {
+				return fmt.Errorf("fallback %s: %w", p.Fallbacks[i].Ref(), err)
+			}
+			b.fallbacks = append(b.fallbacks, m)
+			b.fallbackProviders = append(b.fallbackProviders, p.Fallbacks[i].Model.Provider)
+		}
 	}
 	var mu sync.Mutex
 	b.servers = map[string]tool.ServerRecord{}

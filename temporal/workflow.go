@@ -375,6 +375,9 @@ func (e *effector) Make(_ context.Context, ef *agentrt.Effect) (json.RawMessage,
 		if out.Deadline {
 			return nil, fmt.Errorf("%s: %w", out.Error, context.DeadlineExceeded)
 		}
+		if out.Class != "" {
+			return nil, &agentrt.FailedEffect{Msg: out.Error, Class: out.Class}
+		}
 		return nil, errors.New(out.Error)
 	}
 	return out.Response, nil
