@@ -138,6 +138,24 @@ type Request struct {
 	// one.
 	Cache    bool   `json:"cache,omitempty"`
 	CacheKey string `json:"cache_key,omitempty"`
+	// Stream, when set, asks for the reply as it is generated: a
+	// provider that streams calls it with each piece, from the goroutine
+	// that called Complete, and with Delta.Restart before an attempt
+	// that follows a failed one. What Complete returns is the whole
+	// reply, as without it. A provider that does not stream ignores it.
+	Stream func(Delta) `json:"-"`
+}
+
+// Delta is a piece of a reply as it streams in.
+type Delta struct {
+	// Text is more of the reply's text.
+	Text string
+	// Answer is more of the arguments of the output tool (Request's
+	// OutputTool): the answer as it forms, not yet validated.
+	Answer string
+	// Restart says the attempt failed: what came of it is void, and the
+	// reply starts again.
+	Restart bool
 }
 
 // AnswerFormat is an answer written as the text of a message.

@@ -168,7 +168,17 @@ type Event struct {
 	// never hold them.
 	Messages  []Message       `json:"-"`
 	Arguments json.RawMessage `json:"-"`
+	// Delta and Part are a model_delta's.
+	Delta string `json:"delta,omitempty"`
+	Part  string `json:"part,omitempty"`
 }
+
+// The parts of a reply a model_delta event carries (Event.Part).
+const (
+	PartText    = "text"
+	PartAnswer  = "answer"
+	PartRestart = "restart"
+)
 
 // Event types.
 const (
@@ -192,6 +202,11 @@ const (
 	// of the chain: Model is the one that failed, Provider and Name the
 	// fallback, Message why.
 	EventModelFallback = "model_fallback"
+	// EventModelDelta is a piece of a model's reply as it streams in
+	// (Options.Stream): Delta holds it, Part says what it is: text, the
+	// answer as it forms (not yet validated), or restart (the attempt
+	// failed, and what came of it is void).
+	EventModelDelta = "model_delta"
 )
 
 // Cost is what tokens cost, in US dollars, by a price table.

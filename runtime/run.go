@@ -94,6 +94,11 @@ type Options struct {
 	// Arguments), for telemetry that records it; off, events carry none
 	// and nothing is copied.
 	Content bool
+	// Stream asks providers for each reply as it is generated, and sends
+	// it on as model_delta events, with the secrets replaced. A reply
+	// that did not stream (a provider that does not, the test model, a
+	// journal's) is one delta when it is whole. Nothing recorded changes.
+	Stream bool
 }
 
 // Overrides replace budgets of the plan. A nil field keeps the plan's.
@@ -648,7 +653,10 @@ func (x *run) loop() {
 				call.Messages = req.Messages
 			}
 			x.emit(call)
+			st := x.streamer(round, req)
 			resp, replayed, err = x.complete(k, req, nil)
+			st.end(resp)
+			req.Stream = nil
 			if err == nil {
 				break
 			}

@@ -65,6 +65,42 @@ var converse = regexp.MustCompile(`^/model/[^/]+/converse$`)
 // geminiPath is generateContent's path on the Gemini API and on Vertex AI.
 var geminiPath = regexp.MustCompile(`^/(v1beta/models/[^/:]+|v1beta1/(?:projects/[^/]+/locations/[^/]+/)?publishers/google/models/[^/:]+):generateContent$`)
 
+// streamChat writes a chat completion as Chat Completions streams it:
+// chunks of its text and of each tool call's arguments, each cut in two,
+// then its finish reason, its usage, and [DONE].
+func streamChat(w nethttp.ResponseWriter, model string, msg map[string]any, finish string, usage map[string]any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(v map[string]any) {
+		v["id"], v["object"], v["created"], v["model"] = "chatcmpl-1", "chat.completion.chunk", 1, model
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		w.(nethttp.Flusher).Flush()
+	}
+	delta := func(d map[string]any, finish any) {
+		send(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": d, "finish_reason": finish}}})
+	}
+	delta(map[string]any{"role": "assistant", "content": ""}, nil)
+	if text, _ := msg["content"].(string); text != "" {
+		delta(map[string]any{"content": text[:len(text)/2]}, nil)
+		delta(map[string]any{"content": text[len(text)/2:]}, nil)
+	}
+	calls, _ := msg["tool_calls"].([]any)
+	for i, c := range calls {
+		fn := c.(map[string]any)["function"].(map[string]any)
+		args := fn["arguments"].(string)
+		delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.(map[string]any)["id"], "type": "function",
+			"function": map[string]any{"name": fn["name"], "arguments": ""}}}}, nil)
+		for _, part := range []string{args[:len(args)/2], args[len(args)/2:]} {
+			delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": part}}}}, nil)
+		}
+	}
+	delta(map[string]any{}, finish)
+	if usage != nil {
+		send(map[string]any{"choices": []any{}, "usage": usage})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
 // fakeProvider starts, for a testscript, a server on loopback that speaks
 // a provider's wire format: asked to call a function (a shaping turn), it
 // calls it with the given answer; asked for structured output, the answer
@@ -192,6 +228,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				ResponseFormat struct {
 					Type string `json:"type"`
 				} `json:"response_format"`
+				Stream bool `json:"stream"`
 			}
 			body := logRequest(r)
 			if r.URL.Path == "/v1/responses" {
@@ -298,6 +335,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			if usage != nil {
 				resp["usage"] = usage
+			}
+			if req.Stream {
+				streamChat(w, req.Model, msg, finish, usage)
+				return
 			}
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(resp)

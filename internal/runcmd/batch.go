@@ -57,6 +57,8 @@ func checkBatchFlags(f Flags, changed func(string) bool) error {
 		return UsageError("--input and --batch exclude each other: a batch's inputs are the lines of its file")
 	case f.report:
 		return UsageError("--report is for a single run: each result line of a batch holds its item's outcome, bound, answer and usage")
+	case f.stream:
+		return UsageError("--stream is for a single run: a batch's replies would interleave; each result line holds its item's answer")
 	case f.parallel < 1 || f.parallel > maxParallel:
 		return UsageError("--parallel must be between 1 and %d", maxParallel)
 	case f.progressEvery < 0:

@@ -86,6 +86,7 @@ type Flags struct {
 	// A batch's: see batch.go.
 	batch         string
 	batchLines    string // --batch-lines: input or item
+	stream        bool   // --stream
 	parallel      int
 	poolTokens    int64
 	quiet         bool
@@ -108,6 +109,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.model, "model", "", `run against another model, PROVIDER:MODEL (anthropic:claude-sonnet-4-5), or a provider alone for the agent's own model name; "test" is the offline test model`)
 	fs.Int64Var(&f.seed, "seed", 0, "vary the test model's values")
 	fs.BoolVar(&f.report, "report", false, "print the run report instead of the bare answer")
+	fs.BoolVar(&f.stream, "stream", false, "show each model reply on standard error as it arrives, an answer marked provisional until it validates (with --events, as model_delta events too)")
 	fs.StringVar(&f.events, "events", "", "write every event to this file as JSON lines")
 	fs.StringVar(&f.dir, "dir", "", "resolve the agent's relative paths against this directory")
 	fs.StringVar(&f.baseURL, "base-url", "", "the provider's base URL (default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the manifest's model.base_url)")
@@ -315,6 +317,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 				return UsageError("--%s does not go with a run elsewhere: the workers read and write their own files (a run's history is its journal: agentc journal export)", fl)
 			}
 		}
+		if f.stream {
+			return UsageError("--stream does not go with a run elsewhere: its replies are streamed to its workers")
+		}
 		if f.batch != "" && f.batchLines == linesItem {
 			return UsageError("--batch-lines item does not go with a run elsewhere: its workers run each item against the agent's own model; give each line the input alone")
 		}
@@ -428,6 +433,7 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 		defer eventsFile.Close()
 	}
 	opts.Events = eventPrinter(e.Stderr, eventsFile, secrets)
+	opts.Stream = f.stream
 	if tel != nil {
 		rec, printer := tel.Recorder(ctx), opts.Events
 		opts.Events = func(ev agentrt.Event) {
@@ -639,9 +645,40 @@ func eventPrinter(w io.Writer, f *os.File, secrets *redact.Set) func(agentrt.Eve
 	if f != nil {
 		enc = json.NewEncoder(secrets.Writer(f))
 	}
+	open := "" // the part of a streamed reply being shown, if any
 	return func(ev agentrt.Event) {
 		if enc != nil {
 			_ = enc.Encode(ev)
+		}
+		if ev.Type == agentrt.EventModelDelta {
+			// The pieces arrive redacted; they are shown as they come,
+			// after a line that says whose they are.
+			switch {
+			case ev.Part == agentrt.PartRestart:
+				if open != "" {
+					fmt.Fprintln(w)
+				}
+				fmt.Fprintf(w, "agentc: round %d: the reply was cut off; it starts again\n", ev.Round)
+				open = ""
+			case ev.Part != open:
+				if open != "" {
+					fmt.Fprintln(w)
+				}
+				if ev.Part == agentrt.PartAnswer {
+					fmt.Fprintf(w, "agentc: round %d: answer (provisional, not yet validated): ", ev.Round)
+				} else {
+					fmt.Fprintf(w, "agentc: round %d: %s: ", ev.Round, ev.Model)
+				}
+				open = ev.Part
+				fallthrough
+			default:
+				io.WriteString(w, ev.Delta)
+			}
+			return
+		}
+		if open != "" {
+			fmt.Fprintln(w)
+			open = ""
 		}
 		var b strings.Builder
 		b.WriteString("agentc: ")

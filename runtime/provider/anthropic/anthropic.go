@@ -110,13 +110,17 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	}
 	// A request whose max_tokens could take longer than the API lets a
 	// plain request run (the SDK's own rule) is streamed, and the message
-	// put together from its events.
+	// put together from its events; so is one whose caller asks for the
+	// reply as it comes.
 	_, long := sdk.CalculateNonStreamingTimeout(int(params.MaxTokens), params.Model, opts)
 	var msg *sdk.Message
-	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
-		if long != nil {
+	err = m.retry.Do(ctx, func(ctx context.Context, attempt int) error {
+		if long != nil || req.Stream != nil {
+			if attempt > 1 && req.Stream != nil {
+				req.Stream(agentrt.Delta{Restart: true})
+			}
 			var err error
-			msg, err = m.stream(ctx, params, opts)
+			msg, err = m.stream(ctx, params, opts, req.Stream, req.OutputTool)
 			return m.classify(ctx, err)
 		}
 		var err error
@@ -472,14 +476,35 @@ func statusText(code int) string {
 }
 
 // stream makes one streamed request and accumulates its events into the
-// message a plain request would have returned.
-func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption) (*sdk.Message, error) {
+// message a plain request would have returned; delta, when set, hears
+// each piece of text, and of the output tool's arguments, as it arrives.
+func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption, delta func(agentrt.Delta), outputTool string) (*sdk.Message, error) {
 	st := m.messages.NewStreaming(ctx, params, opts...)
 	defer st.Close()
 	var msg sdk.Message
+	answer := map[int64]bool{} // the content blocks that call the output tool
 	for st.Next() {
-		if err := msg.Accumulate(st.Current()); err != nil {
+		ev := st.Current()
+		if err := msg.Accumulate(ev); err != nil {
 			return nil, fmt.Errorf("reading the stream: %w", err)
+		}
+		if delta == nil {
+			continue
+		}
+		switch ev.Type {
+		case "content_block_start":
+			if b := ev.ContentBlock; b.Type == "tool_use" && outputTool != "" && b.Name == outputTool {
+				answer[ev.Index] = true
+			}
+		case "content_block_delta":
+			switch d := ev.Delta; d.Type {
+			case "text_delta":
+				delta(agentrt.Delta{Text: d.Text})
+			case "input_json_delta":
+				if answer[ev.Index] {
+					delta(agentrt.Delta{Answer: d.PartialJSON})
+				}
+			}
 		}
 	}
 	if msg.ID != "" && msg.StopReason != "" {

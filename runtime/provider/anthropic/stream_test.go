@@ -181,3 +181,39 @@ func TestStreamStalled(t *testing.T) {
 		t.Errorf("attempts %d, message %+v, failed attempts %v", f.attempts(), resp.Message, failed)
 	}
 }
+
+// TestStreamAsked: a short request whose caller asks for the reply as it
+// comes is streamed; the caller hears the text and the output tool's
+// input in pieces, in order; an attempt after a cut one is announced as
+// a restart, and the reply is the whole message.
+func TestStreamAsked(t *testing.T) {
+	f := newFake(t, sse(streamed, 3), sse(streamed, 0))
+	req := longRequest()
+	req.MaxOutputTokens = 1000
+	req.OutputTool = "weather" // its input is the answer as it forms
+	var text, answer strings.Builder
+	restarts := 0
+	req.Stream = func(d agentrt.Delta) {
+		if d.Restart {
+			restarts++
+			text.Reset()
+			answer.Reset()
+		}
+		text.WriteString(d.Text)
+		answer.WriteString(d.Answer)
+	}
+	resp, err := f.model(t, fastRetry).Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEq(t, "stream", f.body(0)["stream"], `true`)
+	if restarts != 1 || f.attempts() != 2 {
+		t.Errorf("%d restarts in %d attempts", restarts, f.attempts())
+	}
+	if text.String() != "Looking it up." || answer.String() != `{"city": "Paris"}` {
+		t.Errorf("deltas: text %q, answer %q", text.String(), answer.String())
+	}
+	if resp.Message.Content != "Looking it up." || len(resp.Message.ToolCalls) != 1 {
+		t.Errorf("message %+v", resp.Message)
+	}
+}

@@ -163,12 +163,26 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if m.cacheKey && req.Cache && req.CacheKey != "" {
 		params.PromptCacheKey = sdk.String(req.CacheKey)
 	}
+	if req.Stream != nil {
+		params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
+	}
 	var out *sdk.ChatCompletion
-	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
+	err = m.retry.Do(ctx, func(ctx context.Context, attempt int) error {
 		var raw *http.Response
 		opts := []option.RequestOption{option.WithResponseInto(&raw)}
 		if !splice.Empty() {
 			opts = append(opts, option.WithMiddleware(splice.Middleware))
+		}
+		if req.Stream != nil {
+			if attempt > 1 {
+				req.Stream(agentrt.Delta{Restart: true})
+			}
+			c, err := m.stream(ctx, params, opts, req.Stream, req.OutputTool)
+			if err != nil {
+				return m.classify(ctx, err, raw)
+			}
+			out = c
+			return nil
 		}
 		c, err := m.chat.New(ctx, params, opts...)
 		if err != nil {
@@ -181,6 +195,47 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 		return nil, err
 	}
 	return parseResponse(out)
+}
+
+// stream makes one streamed chat completion and puts the completion a
+// plain request would have returned together from its chunks; delta
+// hears each piece of the text, and of the output tool's arguments, as
+// it arrives. A stream that ends before a choice's finish_reason is cut:
+// a transport failure, tried again.
+func (m *Model) stream(ctx context.Context, params sdk.ChatCompletionNewParams, opts []option.RequestOption, delta func(agentrt.Delta), outputTool string) (*sdk.ChatCompletion, error) {
+	st := m.chat.NewStreaming(ctx, params, opts...)
+	defer st.Close()
+	var acc sdk.ChatCompletionAccumulator
+	answer := map[int64]bool{} // the tool calls, by index, that call the output tool
+	for st.Next() {
+		chunk := st.Current()
+		if !acc.AddChunk(chunk) {
+			return nil, fmt.Errorf("the stream's chunks do not add up (chunk %q)", chunk.ID)
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index != 0 {
+				continue
+			}
+			if ch.Delta.Content != "" {
+				delta(agentrt.Delta{Text: ch.Delta.Content})
+			}
+			for _, tc := range ch.Delta.ToolCalls {
+				if tc.Function.Name != "" {
+					answer[tc.Index] = outputTool != "" && tc.Function.Name == outputTool
+				}
+				if answer[tc.Index] && tc.Function.Arguments != "" {
+					delta(agentrt.Delta{Answer: tc.Function.Arguments})
+				}
+			}
+		}
+	}
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	if len(acc.Choices) == 0 || acc.Choices[0].FinishReason == "" {
+		return nil, fmt.Errorf("the stream ended before the completion did: %w", io.ErrUnexpectedEOF)
+	}
+	return &acc.ChatCompletion, nil
 }
 
 // ownAPI reports whether a base URL is OpenAI's own API (or none, the

@@ -1,0 +1,146 @@
+package openai
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// sse writes chunks as a Chat Completions stream: each a data line,
+// flushed; done ends it with [DONE]. hold, when set, is waited on after
+// the second chunk (the first with text).
+func sse(chunks []string, done bool, hold <-chan struct{}) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		for i, c := range chunks {
+			fmt.Fprintf(w, "data: %s\n\n", c)
+			w.(http.Flusher).Flush()
+			if i == 1 && hold != nil {
+				select {
+				case <-hold:
+				case <-r.Context().Done():
+					return
+				}
+			}
+		}
+		if done {
+			fmt.Fprint(w, "data: [DONE]\n\n")
+		}
+	}
+}
+
+// chunk is one chat.completion.chunk with a choice delta and finish
+// reason ("" for none).
+func chunk(delta, finish string) string {
+	f := "null"
+	if finish != "" {
+		f = fmt.Sprintf("%q", finish)
+	}
+	return fmt.Sprintf(`{"id":"chatcmpl-s","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","system_fingerprint":"fp_1","choices":[{"index":0,"delta":%s,"logprobs":null,"finish_reason":%s}]}`, delta, f)
+}
+
+var streamed = []string{
+	chunk(`{"role":"assistant","content":"","refusal":null}`, ""),
+	chunk(`{"content":"Let me "}`, ""),
+	chunk(`{"content":"answer."}`, ""),
+	chunk(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"answer","arguments":""}}]}`, ""),
+	chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"text\":"}}]}`, ""),
+	chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris.\"}"}}]}`, ""),
+	chunk(`{}`, "tool_calls"),
+	`{"id":"chatcmpl-s","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":12,"completion_tokens":9,"total_tokens":21}}`,
+}
+
+// TestStream: a request that asks for the reply as it comes is streamed
+// (stream and stream_options in a body valid by OpenAI's spec); each
+// piece of text and of the output tool's arguments reaches the caller
+// while the server still holds the rest, and the reply is the whole
+// completion, usage included.
+func TestStream(t *testing.T) {
+	release := make(chan struct{})
+	f := newFake(t, sse(streamed, true, release))
+	m := newModel(t, f, nil)
+	var got []agentrt.Delta
+	req := toolRequest()
+	req.Stream = func(d agentrt.Delta) {
+		if len(got) == 0 {
+			close(release) // the first piece came before the rest was sent
+		}
+		got = append(got, d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // a bound, not a measure
+	defer cancel()
+	resp, err := m.Complete(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text, answer strings.Builder
+	for _, d := range got {
+		text.WriteString(d.Text)
+		answer.WriteString(d.Answer)
+		if d.Restart {
+			t.Error("a restart in a stream that did not fail")
+		}
+	}
+	if text.String() != "Let me answer." || answer.String() != `{"text":"Paris."}` {
+		t.Errorf("deltas: text %q, answer %q", text.String(), answer.String())
+	}
+	if resp.Message.Content != "Let me answer." || len(resp.Message.ToolCalls) != 1 || string(resp.Message.ToolCalls[0].Arguments) != `{"text":"Paris."}` {
+		t.Errorf("message %+v", resp.Message)
+	}
+	if resp.Usage.Input != 12 || resp.Usage.Output != 9 {
+		t.Errorf("usage %+v", resp.Usage)
+	}
+	body := f.body(0)
+	equalJSON(t, "stream", body["stream"], `true`)
+	equalJSON(t, "stream_options", body["stream_options"], `{"include_usage":true}`)
+}
+
+// TestStreamCut: a stream that ends before its finish_reason is tried
+// again; the caller hears the restart, and the reply is the second
+// attempt's. A stream without usage is a reply without usage.
+func TestStreamCut(t *testing.T) {
+	a := &attempts{}
+	f := newFake(t, sse(streamed[:3], false, nil), sse(streamed[:7], true, nil))
+	m := newModel(t, f, a)
+	var restarts int
+	var text strings.Builder
+	req := toolRequest()
+	req.Stream = func(d agentrt.Delta) {
+		if d.Restart {
+			restarts++
+			text.Reset()
+		}
+		text.WriteString(d.Text)
+	}
+	resp, err := m.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restarts != 1 || f.requests() != 2 || len(a.errs) != 1 {
+		t.Errorf("%d restarts, %d requests, %d failed attempts; want 1, 2, 1", restarts, f.requests(), len(a.errs))
+	}
+	if text.String() != "Let me answer." || resp.Message.Content != "Let me answer." {
+		t.Errorf("text %q, message %q", text.String(), resp.Message.Content)
+	}
+	if resp.Usage != (agentrt.Usage{}) {
+		t.Errorf("usage %+v from a stream that sent none", resp.Usage)
+	}
+}
+
+// TestStreamError: an error status is the same error streamed or not.
+func TestStreamError(t *testing.T) {
+	f := newFake(t, apiError(401, "invalid_request_error", "invalid_api_key", "Incorrect API key provided: "+testKey))
+	m := newModel(t, f, nil)
+	req := request()
+	req.Stream = func(agentrt.Delta) { t.Error("a delta of a refused request") }
+	_, err := m.Complete(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "openai: 401") || strings.Contains(err.Error(), testKey) {
+		t.Errorf("error %v", err)
+	}
+}

@@ -1,0 +1,91 @@
+package runtime
+
+import "agentc.dev/agentc/plan"
+
+// streamer turns a call's deltas into model_delta events, with every
+// secret replaced: a piece is sent on only where no secret could begin in
+// it that the text so far does not hold whole (redact.Set.Prefix), so the
+// pieces shown trail what arrived by the longest secret's length.
+type streamer struct {
+	x     *run
+	round int
+	// textAnswer says the reply's text is the answer (native mode).
+	textAnswer bool
+	pending    [2]string // text, answer: received, not yet sent on
+	any        bool      // some delta came
+}
+
+// streamer sets req.Stream for a run that streams; its end flushes what
+// is pending. For a run that does not, it is nil, and end does nothing.
+func (x *run) streamer(round int, req *Request) *streamer {
+	if !x.opts.Stream {
+		return nil
+	}
+	s := &streamer{x: x, round: round, textAnswer: req.Answer != nil && req.Answer.Mode == plan.ModeNative}
+	req.Stream = s.delta
+	return s
+}
+
+func (s *streamer) delta(d Delta) {
+	s.any = true
+	if d.Restart {
+		s.pending = [2]string{}
+		s.x.emit(Event{Type: EventModelDelta, Round: s.round, Model: s.x.shown(), Part: PartRestart})
+		return
+	}
+	s.add(0, d.Text, false)
+	s.add(1, d.Answer, false)
+}
+
+// add sends on what of part i's text is safe to show.
+func (s *streamer) add(i int, more string, final bool) {
+	if more == "" && !final {
+		return
+	}
+	t := s.pending[i] + more
+	var out string
+	n := len(t)
+	if final {
+		out = s.x.opts.Secrets.String(t)
+	} else {
+		// The last Lookahead bytes wait for what follows them: a secret
+		// may begin there.
+		cut := len(t) - s.x.opts.Secrets.Lookahead()
+		if cut <= 0 {
+			s.pending[i] = t
+			return
+		}
+		out, n = s.x.opts.Secrets.Prefix(t, cut)
+	}
+	s.pending[i] = t[n:]
+	if out == "" {
+		return
+	}
+	part := PartText
+	if i == 1 || s.textAnswer {
+		part = PartAnswer
+	}
+	s.x.emit(Event{Type: EventModelDelta, Round: s.round, Model: s.x.shown(), Delta: out, Part: part})
+}
+
+// end sends on what is pending; a reply that came whole, with no delta
+// (a provider that does not stream, the test model, a journal), is sent
+// on whole.
+func (s *streamer) end(resp *Response) {
+	if s == nil {
+		return
+	}
+	if !s.any && resp != nil {
+		s.pending[0] = resp.Message.Content
+		for _, c := range resp.Message.ToolCalls {
+			if c.Name == s.x.outputTool && s.x.outputTool != "" {
+				s.pending[1] += string(c.Arguments)
+			}
+		}
+	}
+	if resp == nil {
+		return // the call failed: nothing more is shown of it
+	}
+	s.add(0, "", true)
+	s.add(1, "", true)
+}
