@@ -279,9 +279,19 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 		return nil, fmt.Errorf("google: %w", err)
 	}
 	var out *genai.GenerateContentResponse
-	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
+	err = m.retry.Do(ctx, func(ctx context.Context, n int) error {
 		a := &attempt{splice: b.splice}
-		resp, err := m.generate(context.WithValue(ctx, attemptKey{}, a), req.Model, b)
+		actx := context.WithValue(ctx, attemptKey{}, a)
+		var resp *genai.GenerateContentResponse
+		var err error
+		if req.Stream != nil {
+			if n > 1 {
+				req.Stream(agentrt.Delta{Restart: true})
+			}
+			resp, err = m.stream(actx, req.Model, b, req.Stream, req.OutputTool)
+		} else {
+			resp, err = m.generate(actx, req.Model, b)
+		}
 		if err != nil {
 			return m.classify(ctx, err, a)
 		}
@@ -307,6 +317,91 @@ func (m *Model) generate(ctx context.Context, model string, b *built) (resp *gen
 	config := *b.config
 	config.HTTPOptions = &genai.HTTPOptions{ExtrasRequestProvider: b.extras}
 	return m.models.GenerateContent(ctx, model, b.contents, &config)
+}
+
+// stream makes one streamGenerateContent request and puts the response a
+// plain request would have returned together from its chunks: their
+// text joined, their other parts kept, the last chunk's finish reason,
+// usage and model version. delta hears each piece of text, and each call
+// of the output tool's arguments, as it arrives. A stream that ends
+// before a finish reason is cut: a transport failure, tried again.
+func (m *Model) stream(ctx context.Context, model string, b *built, delta func(agentrt.Delta), outputTool string) (resp *genai.GenerateContentResponse, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp, err = nil, &shapeError{fmt.Sprint(r)}
+		}
+	}()
+	config := *b.config
+	config.HTTPOptions = &genai.HTTPOptions{ExtrasRequestProvider: b.extras}
+	var whole *genai.GenerateContentResponse
+	var parts []*genai.Part
+	var text strings.Builder
+	flush := func() {
+		if text.Len() > 0 {
+			parts = append(parts, &genai.Part{Text: text.String()})
+			text.Reset()
+		}
+	}
+	for chunk, err := range m.models.GenerateContentStream(ctx, model, b.contents, &config) {
+		if err != nil {
+			return nil, err
+		}
+		if whole == nil {
+			c := *chunk
+			whole = &c
+		}
+		if chunk.UsageMetadata != nil {
+			whole.UsageMetadata = chunk.UsageMetadata
+		}
+		if chunk.ModelVersion != "" {
+			whole.ModelVersion = chunk.ModelVersion
+		}
+		if chunk.PromptFeedback != nil {
+			whole.PromptFeedback = chunk.PromptFeedback
+		}
+		if len(chunk.Candidates) == 0 || chunk.Candidates[0] == nil {
+			continue
+		}
+		c := chunk.Candidates[0]
+		if len(whole.Candidates) == 0 || whole.Candidates[0] == nil {
+			cc := *c
+			whole.Candidates = []*genai.Candidate{&cc}
+		}
+		if c.FinishReason != "" {
+			whole.Candidates[0].FinishReason, whole.Candidates[0].FinishMessage = c.FinishReason, c.FinishMessage
+		}
+		if c.Content == nil {
+			continue
+		}
+		for _, p := range c.Content.Parts {
+			switch {
+			case p == nil:
+			case p.Text != "" && !p.Thought && p.ThoughtSignature == nil:
+				text.WriteString(p.Text)
+				delta(agentrt.Delta{Text: p.Text})
+			default:
+				flush()
+				parts = append(parts, p)
+				if fc := p.FunctionCall; fc != nil && outputTool != "" && fc.Name == outputTool && fc.Args != nil {
+					if args, err := json.Marshal(fc.Args); err == nil {
+						delta(agentrt.Delta{Answer: string(args)})
+					}
+				}
+			}
+		}
+	}
+	flush()
+	if whole == nil || len(whole.Candidates) == 0 || whole.Candidates[0] == nil {
+		if whole != nil && whole.PromptFeedback != nil {
+			return whole, nil // a prompt blocked: parseResponse says so
+		}
+		return nil, fmt.Errorf("the stream ended before the response did: %w", io.ErrUnexpectedEOF)
+	}
+	if whole.Candidates[0].FinishReason == "" {
+		return nil, fmt.Errorf("the stream ended before the response did: %w", io.ErrUnexpectedEOF)
+	}
+	whole.Candidates[0].Content = &genai.Content{Role: genai.RoleModel, Parts: parts}
+	return whole, nil
 }
 
 // shapeError is a response the SDK could not read: not the shape of a

@@ -1,0 +1,87 @@
+package google
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+const streamPath = "/v1beta/models/gemini-test:streamGenerateContent"
+
+// sse answers as streamGenerateContent does with alt=sse: a data line a
+// GenerateContentResponse chunk.
+func sse(chunks ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("alt") != "sse" {
+			http.Error(w, "want alt=sse", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, c := range chunks {
+			fmt.Fprintf(w, "data: %s\r\n\r\n", c)
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+var geminiChunks = []string{
+	`{"candidates":[{"content":{"parts":[{"text":"Let me "}],"role":"model"},"index":0}],"modelVersion":"gemini-test-001","responseId":"resp-s"}`,
+	`{"candidates":[{"content":{"parts":[{"text":"answer."}],"role":"model"},"index":0}],"modelVersion":"gemini-test-001","responseId":"resp-s"}`,
+	`{"candidates":[{"content":{"parts":[{"functionCall":{"name":"answer","args":{"text":"Paris."}}}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":12,"candidatesTokenCount":9,"totalTokenCount":21},"modelVersion":"gemini-test-001","responseId":"resp-s"}`,
+}
+
+// TestStream: a request whose caller asks for the reply as it comes goes
+// to streamGenerateContent; the text reaches the caller in its pieces,
+// and the output tool's arguments when its call comes; the reply is the
+// whole response, as a plain request's.
+func TestStream(t *testing.T) {
+	f := newFakeAt(t, streamPath, sse(geminiChunks...))
+	m := newModel(t, f, nil)
+	req := toolRequest()
+	var text, answer strings.Builder
+	pieces := 0
+	req.Stream = func(d agentrt.Delta) {
+		pieces++
+		text.WriteString(d.Text)
+		answer.WriteString(d.Answer)
+	}
+	resp, err := m.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pieces != 3 || text.String() != "Let me answer." || answer.String() != `{"text":"Paris."}` {
+		t.Errorf("%d pieces: text %q, answer %q", pieces, text.String(), answer.String())
+	}
+	if resp.Message.Content != "Let me answer." || len(resp.Message.ToolCalls) != 1 || string(resp.Message.ToolCalls[0].Arguments) != `{"text":"Paris."}` {
+		t.Errorf("message %+v", resp.Message)
+	}
+	if resp.Usage.Input != 12 || resp.Usage.Output != 9 || resp.Model != "gemini-test-001" {
+		t.Errorf("usage %+v, model %q", resp.Usage, resp.Model)
+	}
+}
+
+// TestStreamCut: a stream that ends before a finish reason is tried
+// again, and the caller hears the restart.
+func TestStreamCut(t *testing.T) {
+	a := &attempts{}
+	f := newFakeAt(t, streamPath, sse(geminiChunks[:2]...), sse(geminiChunks...))
+	m := newModel(t, f, a)
+	req := toolRequest()
+	restarts := 0
+	req.Stream = func(d agentrt.Delta) {
+		if d.Restart {
+			restarts++
+		}
+	}
+	resp, err := m.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restarts != 1 || f.requests() != 2 || resp.Message.Content != "Let me answer." {
+		t.Errorf("%d restarts, %d requests, message %+v", restarts, f.requests(), resp.Message)
+	}
+}
