@@ -19,6 +19,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
@@ -79,8 +80,10 @@ type Model struct {
 	// API used, not its service (whose methods cost 1.2 MB more text);
 	// nil when the Model speaks Chat Completions.
 	respond func(context.Context, responses.ResponseNewParams, ...option.RequestOption) (*responses.Response, error)
-	key     *redact.Set // the API key, for errors that echo it
-	retry   retry.Policy
+	// respondStream is the Responses API's streaming call.
+	respondStream func(context.Context, responses.ResponseNewParams, ...option.RequestOption) *ssestream.Stream[responses.ResponseStreamEventUnion]
+	key           *redact.Set // the API key, for errors that echo it
+	retry         retry.Policy
 	// deployment, when set, is the Azure deployment every request names
 	// as its model.
 	deployment string
@@ -132,7 +135,7 @@ func New(cfg Config) (*Model, error) {
 	m := &Model{key: redact.Of(cfg.APIKey), retry: p, cacheKey: cfg.Azure == nil && ownAPI(cfg.BaseURL)}
 	if cfg.API == APIResponses {
 		c := sdk.NewClient(opts...)
-		m.respond = c.Responses.New
+		m.respond, m.respondStream = c.Responses.New, c.Responses.NewStreaming
 	} else {
 		m.chat = sdk.NewClient(opts...).Chat.Completions
 	}

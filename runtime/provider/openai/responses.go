@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -43,11 +44,23 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 		params.PromptCacheKey = param.NewOpt(req.CacheKey)
 	}
 	var out *responses.Response
-	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
+	var streamed []byte // a streamed response, as its last event carried it
+	err = m.retry.Do(ctx, func(ctx context.Context, attempt int) error {
 		var raw *http.Response
 		opts := []option.RequestOption{option.WithResponseInto(&raw)}
 		if !splice.Empty() {
 			opts = append(opts, option.WithMiddleware(splice.Middleware))
+		}
+		if req.Stream != nil {
+			if attempt > 1 {
+				req.Stream(agentrt.Delta{Restart: true})
+			}
+			body, err := m.streamResponse(ctx, params, opts, req.Stream, req.OutputTool)
+			if err != nil {
+				return m.classify(ctx, err, raw)
+			}
+			streamed = body
+			return nil
 		}
 		r, err := m.respond(ctx, params, opts...)
 		if err != nil {
@@ -59,7 +72,56 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 	if err != nil {
 		return nil, err
 	}
+	if streamed != nil {
+		return parseResponsesBody(streamed)
+	}
 	return parseResponsesBody([]byte(out.RawJSON()))
+}
+
+// streamResponse makes one streamed Responses API request: delta hears
+// each piece of output text, and of the output tool's arguments, as it
+// arrives; the response is the one the response.completed event (or
+// response.incomplete, which the parse refuses as a plain one is)
+// carries whole. A stream that ends before it is cut: a transport
+// failure, tried again; a response.failed or error event is the API's
+// error.
+func (m *Model) streamResponse(ctx context.Context, params responses.ResponseNewParams, opts []option.RequestOption, delta func(agentrt.Delta), outputTool string) ([]byte, error) {
+	st := m.respondStream(ctx, params, opts...)
+	defer st.Close()
+	answer := map[int64]bool{} // output items, by index, that call the output tool
+	for st.Next() {
+		ev := st.Current()
+		switch ev.Type {
+		case "response.output_item.added":
+			answer[ev.OutputIndex] = outputTool != "" && ev.Item.Type == "function_call" && ev.Item.Name == outputTool
+		case "response.output_text.delta":
+			delta(agentrt.Delta{Text: ev.Delta})
+		case "response.function_call_arguments.delta":
+			if answer[ev.OutputIndex] {
+				delta(agentrt.Delta{Answer: ev.Delta})
+			}
+		case "response.completed", "response.incomplete":
+			var e struct {
+				Response json.RawMessage `json:"response"`
+			}
+			if err := json.Unmarshal([]byte(ev.RawJSON()), &e); err != nil || len(e.Response) == 0 {
+				return nil, fmt.Errorf("the %s event holds no response", ev.Type)
+			}
+			return e.Response, nil
+		case "response.failed":
+			msg := ev.Response.Error.Message
+			if msg == "" {
+				msg = "the response failed"
+			}
+			return nil, fmt.Errorf("%s (%s)", msg, ev.Response.Error.Code)
+		case "error":
+			return nil, fmt.Errorf("error event in the stream: %s (%s)", ev.Message, ev.Code)
+		}
+	}
+	if err := st.Err(); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("the stream ended before the response did: %w", io.ErrUnexpectedEOF)
 }
 
 // buildResponsesParams makes a stateless request: nothing is stored on

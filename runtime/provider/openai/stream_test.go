@@ -1,7 +1,9 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -143,4 +145,73 @@ func TestStreamError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "openai: 401") || strings.Contains(err.Error(), testKey) {
 		t.Errorf("error %v", err)
 	}
+}
+
+// responseEvents streams a Responses API reply: the output items added,
+// text and the output tool's arguments in deltas, and the response whole
+// in response.completed; cut leaves out the last n events.
+func responseEvents(cut int) http.HandlerFunc {
+	whole := `{"id":"resp_s","object":"response","created_at":1741476542,"status":"completed","error":null,"incomplete_details":null,` +
+		`"instructions":null,"max_output_tokens":null,"model":"gpt-test-2025-04-14","output":[` + textItem("Let me answer.") + `,` + callItem("call_1", "answer", `{"text":"Paris."}`) + `],` +
+		`"parallel_tool_calls":true,"previous_response_id":null,"reasoning":{"effort":null,"summary":null},"store":false,"temperature":1.0,` +
+		`"text":{"format":{"type":"text"}},"tool_choice":"auto","tools":[],"top_p":1.0,"truncation":"disabled","usage":` + defaultUsage + `,"user":null,"metadata":{}}`
+	events := []string{
+		`{"type":"response.created","sequence_number":0,"response":{"id":"resp_s","object":"response","created_at":1741476542,"status":"in_progress","output":[],"model":"gpt-test-2025-04-14"}}`,
+		`{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"message","id":"msg_1","status":"in_progress","role":"assistant","content":[]}}`,
+		`{"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Let me "}`,
+		`{"type":"response.output_text.delta","sequence_number":3,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"answer."}`,
+		`{"type":"response.output_item.added","sequence_number":4,"output_index":1,"item":{"type":"function_call","id":"fc_call_1","call_id":"call_1","name":"answer","arguments":"","status":"in_progress"}}`,
+		`{"type":"response.function_call_arguments.delta","sequence_number":5,"item_id":"fc_call_1","output_index":1,"delta":"{\"text\":"}`,
+		`{"type":"response.function_call_arguments.delta","sequence_number":6,"item_id":"fc_call_1","output_index":1,"delta":"\"Paris.\"}"}`,
+		`{"type":"response.completed","sequence_number":7,"response":` + whole + `}`,
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, ev := range events[:len(events)-cut] {
+			var head struct {
+				Type string `json:"type"`
+			}
+			_ = json.Unmarshal([]byte(ev), &head)
+			var line bytes.Buffer
+			_ = json.Compact(&line, []byte(ev)) // an event's data is one line
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", head.Type, line.Bytes())
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// TestResponsesStream: on the Responses API, a request that asks for the
+// reply as it comes is streamed (stream in a body valid by OpenAI's
+// spec); the text and the output tool's arguments reach the caller in
+// their pieces, and the reply is the response.completed event's; a
+// stream cut before it is tried again, the caller told.
+func TestResponsesStream(t *testing.T) {
+	f := newResponsesFake(t, responseEvents(1), responseEvents(0))
+	m := newResponsesModel(t, f, nil)
+	req := toolRequest()
+	var text, answer strings.Builder
+	restarts := 0
+	req.Stream = func(d agentrt.Delta) {
+		if d.Restart {
+			restarts++
+			text.Reset()
+			answer.Reset()
+		}
+		text.WriteString(d.Text)
+		answer.WriteString(d.Answer)
+	}
+	resp, err := m.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if restarts != 1 || f.requests() != 2 {
+		t.Errorf("%d restarts, %d requests", restarts, f.requests())
+	}
+	if text.String() != "Let me answer." || answer.String() != `{"text":"Paris."}` {
+		t.Errorf("deltas: text %q, answer %q", text.String(), answer.String())
+	}
+	if resp.Message.Content != "Let me answer." || len(resp.Message.ToolCalls) != 1 || resp.Usage.Input != 10 {
+		t.Errorf("response %+v", resp)
+	}
+	equalJSON(t, "stream", f.body(0)["stream"], `true`)
 }
