@@ -197,8 +197,18 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 		return nil, fmt.Errorf("bedrock: %w", err)
 	}
 	var out *bedrockruntime.ConverseOutput
-	err = m.retry.Do(ctx, func(ctx context.Context, _ int) error {
-		o, err := m.converse(ctx, in)
+	var streamed map[int][]byte
+	err = m.retry.Do(ctx, func(ctx context.Context, attempt int) error {
+		var o *bedrockruntime.ConverseOutput
+		var err error
+		if req.Stream != nil {
+			if attempt > 1 {
+				req.Stream(agentrt.Delta{Restart: true})
+			}
+			o, streamed, err = m.converseStream(ctx, in, req.Stream, req.OutputTool)
+		} else {
+			o, err = m.converse(ctx, in)
+		}
 		if err != nil {
 			return m.classify(ctx, err)
 		}
@@ -208,7 +218,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, err
 	}
-	return parseOutput(out)
+	return parseInputs(out, streamed)
 }
 
 // converse makes one request; the SDK gets a copy, as it may fill it in.
@@ -220,6 +230,114 @@ func (m *Model) converse(ctx context.Context, in *bedrockruntime.ConverseInput) 
 	}()
 	c := *in
 	return m.client.Converse(ctx, &c)
+}
+
+// converseStream makes one ConverseStream request and puts the output a
+// Converse request would have returned together from its events: each
+// content block's text, tool input and reasoning joined, the stop reason
+// and usage. delta hears each piece of text, and of the output tool's
+// input, as it arrives. A stream that ends before its messageStop is
+// cut: a transport failure, tried again.
+func (m *Model) converseStream(ctx context.Context, in *bedrockruntime.ConverseInput, delta func(agentrt.Delta), outputTool string) (out *bedrockruntime.ConverseOutput, inputs map[int][]byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, inputs, err = nil, nil, &shapeError{fmt.Sprint(r)}
+		}
+	}()
+	sin := &bedrockruntime.ConverseStreamInput{
+		ModelId: in.ModelId, Messages: in.Messages, System: in.System, InferenceConfig: in.InferenceConfig,
+		ToolConfig: in.ToolConfig, AdditionalModelRequestFields: in.AdditionalModelRequestFields, OutputConfig: in.OutputConfig,
+	}
+	o, err := m.client.ConverseStream(ctx, sin)
+	if err != nil {
+		return nil, nil, err
+	}
+	st := o.GetStream()
+	defer st.Close()
+	type block struct {
+		text, input, reasoning, signature strings.Builder
+		redacted                          []byte
+		toolID, name                      string
+		tool, thought                     bool
+	}
+	var blocks []*block
+	at := func(i *int32) *block {
+		n := int(aws.ToInt32(i))
+		if n < 0 || n > 1<<16 {
+			panic(fmt.Sprintf("content block index %d", n))
+		}
+		for len(blocks) <= n {
+			blocks = append(blocks, &block{})
+		}
+		return blocks[n]
+	}
+	out = &bedrockruntime.ConverseOutput{}
+	stopped := false
+	for ev := range st.Events() {
+		switch e := ev.(type) {
+		case *types.ConverseStreamOutputMemberContentBlockStart:
+			b := at(e.Value.ContentBlockIndex)
+			if t, ok := e.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
+				b.tool, b.toolID, b.name = true, aws.ToString(t.Value.ToolUseId), aws.ToString(t.Value.Name)
+			}
+		case *types.ConverseStreamOutputMemberContentBlockDelta:
+			b := at(e.Value.ContentBlockIndex)
+			switch d := e.Value.Delta.(type) {
+			case *types.ContentBlockDeltaMemberText:
+				b.text.WriteString(d.Value)
+				delta(agentrt.Delta{Text: d.Value})
+			case *types.ContentBlockDeltaMemberToolUse:
+				piece := aws.ToString(d.Value.Input)
+				b.input.WriteString(piece)
+				if b.tool && outputTool != "" && b.name == outputTool {
+					delta(agentrt.Delta{Answer: piece})
+				}
+			case *types.ContentBlockDeltaMemberReasoningContent:
+				b.thought = true
+				switch r := d.Value.(type) {
+				case *types.ReasoningContentBlockDeltaMemberText:
+					b.reasoning.WriteString(r.Value)
+				case *types.ReasoningContentBlockDeltaMemberSignature:
+					b.signature.WriteString(r.Value)
+				case *types.ReasoningContentBlockDeltaMemberRedactedContent:
+					b.redacted = append(b.redacted, r.Value...)
+				}
+			}
+		case *types.ConverseStreamOutputMemberMessageStop:
+			out.StopReason, stopped = e.Value.StopReason, true
+		case *types.ConverseStreamOutputMemberMetadata:
+			out.Usage = e.Value.Usage
+		}
+	}
+	if err := st.Err(); err != nil {
+		return nil, nil, err
+	}
+	if !stopped {
+		return nil, nil, fmt.Errorf("the stream ended before the message did: %w", io.ErrUnexpectedEOF)
+	}
+	var content []types.ContentBlock
+	inputs = map[int][]byte{}
+	for _, b := range blocks {
+		switch {
+		case b.tool:
+			in := strings.TrimSpace(b.input.String())
+			if in == "" {
+				in = "{}"
+			}
+			inputs[len(content)] = []byte(in)
+			content = append(content, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+				ToolUseId: aws.String(b.toolID), Name: aws.String(b.name)}})
+		case b.thought && b.redacted != nil:
+			content = append(content, &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberRedactedContent{Value: b.redacted}})
+		case b.thought:
+			content = append(content, &types.ContentBlockMemberReasoningContent{Value: &types.ReasoningContentBlockMemberReasoningText{
+				Value: types.ReasoningTextBlock{Text: aws.String(b.reasoning.String()), Signature: aws.String(b.signature.String())}}})
+		case b.text.Len() > 0:
+			content = append(content, &types.ContentBlockMemberText{Value: b.text.String()})
+		}
+	}
+	out.Output = &types.ConverseOutputMemberMessage{Value: types.Message{Role: types.ConversationRoleAssistant, Content: content}}
+	return out, inputs, nil
 }
 
 // shapeError is a response the SDK could not read without a panic.
@@ -664,6 +782,13 @@ func decodeState(data json.RawMessage) ([]types.ContentBlock, error) {
 
 // parseOutput reads a Converse response.
 func parseOutput(o *bedrockruntime.ConverseOutput) (*agentrt.Response, error) {
+	return parseInputs(o, nil)
+}
+
+// parseInputs is parseOutput of a message whose tool uses' inputs came as
+// JSON text, by content block (a stream's): streamed[i] stands for block
+// i's Input.
+func parseInputs(o *bedrockruntime.ConverseOutput, streamed map[int][]byte) (*agentrt.Response, error) {
 	if o == nil {
 		return nil, errors.New("bedrock: the response is empty")
 	}
@@ -677,7 +802,19 @@ func parseOutput(o *bedrockruntime.ConverseOutput) (*agentrt.Response, error) {
 				text = append(text, c.Value)
 			case *types.ContentBlockMemberToolUse:
 				args := []byte("{}")
-				if c.Value.Input != nil {
+				if raw, ok := streamed[i]; ok {
+					var v any
+					if err := json.Unmarshal(raw, &v); err != nil {
+						return nil, fmt.Errorf("bedrock: tool use %d: the input is not JSON: %w", i, err)
+					}
+					if _, ok := v.(map[string]any); !ok {
+						return nil, fmt.Errorf("bedrock: tool use %d (%s): the input is not a JSON object", i, aws.ToString(c.Value.Name))
+					}
+					var err error
+					if args, err = digest.CanonicalValue(v); err != nil {
+						return nil, fmt.Errorf("bedrock: tool use %d (%s): %w", i, aws.ToString(c.Value.Name), err)
+					}
+				} else if c.Value.Input != nil {
 					var v any
 					if err := c.Value.Input.UnmarshalSmithyDocument(&v); err != nil {
 						return nil, fmt.Errorf("bedrock: tool use %d: the input is not JSON: %w", i, err)

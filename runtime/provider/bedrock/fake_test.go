@@ -132,6 +132,7 @@ type reply struct {
 	status int
 	header map[string]string
 	body   string
+	stream bool // body is an event stream (ConverseStream)
 }
 
 // ok is a 200 with a Converse response body.
@@ -170,7 +171,7 @@ func newFake(t *testing.T, replies ...reply) *fake {
 	return f
 }
 
-var pathRE = regexp.MustCompile(`^/model/([^/]+)/converse$`)
+var pathRE = regexp.MustCompile(`^/model/([^/]+)/converse(-stream)?$`)
 
 func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
@@ -214,6 +215,9 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(k, v)
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if rep.stream {
+		w.Header().Set("Content-Type", "application/vnd.amazon.eventstream")
+	}
 	w.Header().Set("X-Amzn-RequestId", "req-0001")
 	w.WriteHeader(rep.status)
 	io.WriteString(w, rep.body)
