@@ -105,7 +105,7 @@ func TestFallbackAfter503(t *testing.T) {
 	}
 	var events []agentrt.Event
 	r, err := agentrt.New(p, agentrt.Options{Model: primary, Pool: pool, Journal: &agentrt.Journal{Writer: w},
-		Events:        func(e agentrt.Event) { events = append(events, e) },
+		Events: func(e agentrt.Event) { events = append(events, e) },
 		FallbackModel: func(q *plan.Plan) (agentrt.Model, error) {
 			if q.Agent.Model.Provider != "anthropic" || q.Agent.Model.Name != "claude-sonnet-4-5" {
 				t.Errorf("the fallback's plan names %s %s", q.Agent.Model.Provider, q.Agent.Model.Name)

@@ -54,7 +54,7 @@ func TestStream(t *testing.T) {
 	restarts := 0
 	req := &agentrt.Request{Model: claude, MaxOutputTokens: 300, OutputTool: "answer",
 		Messages: []agentrt.Message{{Role: agentrt.User, Content: "Weather in Paris?"}},
-		Tools: []agentrt.ToolSpec{weatherTool(), {Name: "answer", Description: "Answer.", Schema: []byte(`{"type":"object"}`)}},
+		Tools:    []agentrt.ToolSpec{weatherTool(), {Name: "answer", Description: "Answer.", Schema: []byte(`{"type":"object"}`)}},
 		Stream: func(d agentrt.Delta) {
 			if d.Restart {
 				restarts++
