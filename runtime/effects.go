@@ -259,18 +259,30 @@ type toolRequest struct {
 	callArgs
 }
 
-func identify(req *Request, provider string) modelRequest {
+// identify returns a model request's identity: what fingerprints it and
+// what a journal stores of it. The messages earlier calls identified are
+// kept: the conversation is only ever appended to, and a round costs its
+// new messages alone.
+func (x *run) identify(req *Request) modelRequest {
+	if len(req.Messages) < len(x.idents) {
+		x.idents = nil
+	}
+	for _, m := range req.Messages[len(x.idents):] {
+		x.idents = append(x.idents, identifyMessage(m))
+	}
+	return identifyWith(req, x.provider, x.idents[:len(req.Messages):len(req.Messages)])
+}
+
+// identifyWith is a request's identity, its messages already identified.
+func identifyWith(req *Request, provider string, msgs []identMessage) modelRequest {
 	id := modelRequest{
 		Provider: provider, Model: req.Model,
 		Sampling: sampling{Temperature: req.Temperature, MaxOutputTokens: req.MaxOutputTokens, Reasoning: req.Reasoning},
 		Tools:    req.Tools, ToolChoice: req.ToolChoice, OutputTool: req.OutputTool, Answer: req.Answer, Contract: req.Contract,
-		Messages: make([]identMessage, len(req.Messages)),
+		Messages: msgs,
 	}
 	if id.Tools == nil {
 		id.Tools = []ToolSpec{}
-	}
-	for i, m := range req.Messages {
-		id.Messages[i] = identifyMessage(m)
 	}
 	return id
 }
@@ -600,7 +612,7 @@ func (x *run) complete(k journal.Key, req *Request, call func() (*Response, erro
 		resp, err := call()
 		return resp, false, err
 	}
-	full := identify(req, x.provider)
+	full := x.identify(req)
 	fp, err := x.modelFingerprint(full)
 	if err != nil {
 		return nil, false, fmt.Errorf("journal: model call %s: %w", k, err)

@@ -332,6 +332,11 @@ type run struct {
 	// the rest of the run.
 	models []*Runner
 	lane   int
+	// sizes and idents are what earlier rounds measured and identified
+	// of the conversation, which only grows: a round's estimate and
+	// fingerprint cost its new messages, not the whole conversation.
+	sizes  convSizes
+	idents []identMessage
 }
 
 // Run runs the plan once with an input (JSON; nil for none) and returns
@@ -667,7 +672,7 @@ func (x *run) loop() {
 				return
 			}
 		}
-		usage, odd := counted(req, resp)
+		usage, odd := countedWith(req, resp, estimateUsage(req, resp.Message, &x.sizes))
 		if res != nil {
 			var over string
 			switch usage, over = capped(usage, res.Tokens()); {

@@ -9,27 +9,57 @@ import (
 // bytes of the JSON sent (messages and tools) and received (the
 // message), at least 1 each. It is what the test model reports, and what
 // a run counts when a provider reports usage that cannot be right.
-func EstimateUsage(req *Request, msg Message) Usage {
-	size := func(v any) int {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return 0 // nothing in a Request fails to encode but a raw schema already checked
-		}
-		return len(b)
-	}
-	in := size(req.Messages) + size(req.Tools)
+func EstimateUsage(req *Request, msg Message) Usage { return estimateUsage(req, msg, &convSizes{}) }
+
+// estimateUsage is EstimateUsage with the sizes of the conversation's
+// messages kept in c, which a run's conversation, only ever appended to,
+// extends: a round measures its new messages alone.
+func estimateUsage(req *Request, msg Message, c *convSizes) Usage {
+	bytes, files := c.of(req.Messages)
+	in := bytes + jsonSize(req.Tools)
 	if req.Answer != nil {
 		in += len(req.Answer.Schema)
 	}
-	files := 0
-	for _, m := range req.Messages {
+	return Usage{Input: tokens(in) + files, Output: tokens(jsonSize(msg))}
+}
+
+// jsonSize is the length of v's JSON.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0 // nothing in a Request fails to encode but a raw schema already checked
+	}
+	return len(b)
+}
+
+// convSizes are the JSON sizes and the files' tokens of the first
+// messages of a conversation.
+type convSizes struct {
+	sizes, files []int
+	bytes, toks  int // their sums
+}
+
+// of returns the JSON size of msgs, as one array, and the tokens of the
+// files they carry; msgs must begin with the messages c has measured.
+func (c *convSizes) of(msgs []Message) (bytes, files int) {
+	if msgs == nil {
+		return len("null"), 0
+	}
+	if len(msgs) < len(c.sizes) {
+		*c = convSizes{}
+	}
+	for _, m := range msgs[len(c.sizes):] {
+		n, f := jsonSize(m), 0
 		for _, p := range m.Parts {
 			if p.File != nil {
-				files += fileTokens(p.File)
+				f += fileTokens(p.File)
 			}
 		}
+		c.sizes, c.files = append(c.sizes, n), append(c.files, f)
+		c.bytes, c.toks = c.bytes+n, c.toks+f
 	}
-	return Usage{Input: tokens(in) + files, Output: tokens(size(msg))}
+	// "[", the messages with a comma between each two, "]".
+	return 2 + c.bytes + max(len(msgs)-1, 0), c.toks
 }
 
 func tokens(bytes int) int { return max(1, (bytes+3)/4) }
@@ -51,7 +81,11 @@ const plausibleShare = 8
 // budget or a shared pool past what was reserved. why says what was
 // replaced or cut, empty when nothing was.
 func counted(req *Request, resp *Response) (u Usage, why string) {
-	est := EstimateUsage(req, resp.Message)
+	return countedWith(req, resp, EstimateUsage(req, resp.Message))
+}
+
+// countedWith is counted with the turn's local estimate given.
+func countedWith(req *Request, resp *Response, est Usage) (u Usage, why string) {
 	u = resp.Usage
 	var odd []string
 	estimated, cut := false, false
