@@ -6,6 +6,7 @@ package cuecmd
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/leaf/cueproc"
+	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
@@ -26,8 +28,9 @@ func Compiler() *cli.Compiler {
 		Verbs: func(e cli.Env) []*cobra.Command {
 			return []*cobra.Command{newVetCmd(e), newDigestCmd(e), newDiffCmd(e), newCompileCmd(e), newTestCmd(e), newEstimateCmd(e), newSchemaCmd(e), newEvalCmd(e)}
 		},
-		Load:     load,
-		Retarget: compile.Retarget,
+		Load:         load,
+		Retarget:     compile.Retarget,
+		ConfigLimits: configLimits,
 		// A bad agentc.yaml, like a bad argument, means the command did
 		// not do what was asked: exit 2, not the 1 of findings.
 		IsArgError: func(err error) bool {
@@ -50,6 +53,24 @@ func newEvalCmd(e cli.Env) *cobra.Command {
 			return cueproc.Serve(e.Stdin, e.Stdout, map[string]cueproc.Job{approval.Job: approval.Serve, agenttest.Job: agenttest.Serve})
 		},
 	}
+}
+
+// configLimits reads the rate_limits of the agentc.yaml that applies to
+// the agent at path (a file, or a directory of one), as vet finds it.
+func configLimits(path string) ([]runcmd.ConfigLimit, error) {
+	file := path
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		file = filepath.Join(path, manifest.ConfigFile)
+	}
+	cfg, err := compile.New(manifest.NewLoader()).ConfigFor([]string{file})
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	var out []runcmd.ConfigLimit
+	for _, r := range cfg.RateLimits {
+		out = append(out, runcmd.ConfigLimit{Key: r.Key, Value: r.Value, File: r.File, Line: r.Line, Column: r.Column, KeyColumn: r.KeyColumn})
+	}
+	return out, nil
 }
 
 // newCompiler returns a compiler whose loader reads "-" from e's stdin.
