@@ -316,7 +316,10 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		if changed("pool-tokens") && f.batch == "" {
 			return UsageError("--pool-tokens goes with --batch for a run elsewhere: a pool is shared by a batch's runs")
 		}
-		for _, fl := range []string{"record", "replay", "events", "dir", "base-url", "prices", "stall-timeout", "rate-limit"} {
+		if changed("rate-limit") {
+			return UsageError("--rate-limit does not go with a run elsewhere: the workers pace their own calls (agentc worker --rate-limit)")
+		}
+		for _, fl := range []string{"record", "replay", "events", "dir", "base-url", "prices", "stall-timeout"} {
 			if changed(fl) {
 				return UsageError("--%s does not go with a run elsewhere: the workers read and write their own files (a run's history is its journal: agentc journal export)", fl)
 			}
