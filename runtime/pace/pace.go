@@ -174,7 +174,7 @@ func (e *WaitError) BeforeDeadline() bool { return true }
 func (l *Limiter) Wait(ctx context.Context, note func(string)) error {
 	for {
 		if d := l.held(); d > 0 {
-			if err := l.sleep(ctx, d, "a 429 from "+l.key+" to pass (its Retry-After)", note); err != nil {
+			if err := l.sleep(ctx, d, "the hold of a 429 from "+l.key+" to pass", note); err != nil {
 				return err
 			}
 		}

@@ -171,7 +171,7 @@ func TestWaitCancel(t *testing.T) {
 		done <- l.Wait(ctx, func(msg string) { notes <- msg })
 	}()
 	msg := <-notes
-	if want := " for a 429 from openai:gpt-4o to pass (its Retry-After)"; !strings.HasPrefix(msg, "waiting ") || !strings.HasSuffix(msg, want) {
+	if want := " for the hold of a 429 from openai:gpt-4o to pass"; !strings.HasPrefix(msg, "waiting ") || !strings.HasSuffix(msg, want) {
 		t.Errorf("note %q, want one of a wait%s", msg, want)
 	}
 	cancel()
