@@ -147,6 +147,14 @@ func (cp *Compiler) configAt(dir string) (*Config, error) {
 			cfg = nil
 		}
 	}
+	if cfg != nil && err == nil && cp.CheckRateLimit != nil {
+		for _, r := range cfg.RateLimits {
+			if ce := cp.CheckRateLimit(r); ce != nil {
+				cfg, err = nil, ce
+				break
+			}
+		}
+	}
 	cp.configs[key] = configEntry{cfg, err}
 	return cfg, err
 }

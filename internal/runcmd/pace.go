@@ -77,22 +77,44 @@ func ReadLimits(flags []string, env string, file []ConfigLimit, known func(strin
 	}
 	ls.File = pace.Limits{}
 	for _, c := range file {
-		key, err := pace.ParseKey(c.Key)
-		if err == nil {
-			err = knownProvider(key, 1, known)
+		key, l, err := ParseConfigLimit(c, known)
+		if err != nil {
+			return ls, &ExitError{Code: ExitUsage, Err: err}
 		}
-		var se *pace.SyntaxError
-		if errors.As(err, &se) {
-			return ls, UsageError("%s:%d:%d: rate_limits: %q: %s", c.File, c.Line, c.KeyColumn, c.Key, se.Msg)
-		}
-		l, err := pace.ParseLimit(c.Value)
-		if errors.As(err, &se) {
-			return ls, UsageError("%s:%d:%d: rate_limits.%s: %s", c.File, c.Line, c.Column+se.Column-1, c.Key, se.Msg)
-		}
-		l.From = fmt.Sprintf("%s:%d", c.File, c.Line)
 		ls.File[key] = l
 	}
 	return ls, nil
+}
+
+// ConfigLimitError is an entry of rate_limits that does not read, at the
+// line and column where it goes wrong.
+type ConfigLimitError struct {
+	File         string
+	Line, Column int
+	Msg          string
+}
+
+func (e *ConfigLimitError) Error() string {
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+}
+
+// ParseConfigLimit reads an entry of a project file's rate_limits; vet
+// checks them with it too. known says which providers agentc calls.
+func ParseConfigLimit(c ConfigLimit, known func(string) bool) (string, pace.Limit, *ConfigLimitError) {
+	key, err := pace.ParseKey(c.Key)
+	if err == nil {
+		err = knownProvider(key, 1, known)
+	}
+	var se *pace.SyntaxError
+	if errors.As(err, &se) {
+		return "", pace.Limit{}, &ConfigLimitError{File: c.File, Line: c.Line, Column: c.KeyColumn, Msg: fmt.Sprintf("rate_limits: %q: %s", c.Key, se.Msg)}
+	}
+	l, err := pace.ParseLimit(c.Value)
+	if errors.As(err, &se) {
+		return "", pace.Limit{}, &ConfigLimitError{File: c.File, Line: c.Line, Column: c.Column + se.Column - 1, Msg: fmt.Sprintf("rate_limits.%s: %s", c.Key, se.Msg)}
+	}
+	l.From = fmt.Sprintf("%s:%d", c.File, c.Line)
+	return key, l, nil
 }
 
 func knownProvider(key string, col int, known func(string) bool) error {
@@ -103,9 +125,9 @@ func knownProvider(key string, col int, known func(string) bool) error {
 	return &pace.SyntaxError{Column: col, Msg: fmt.Sprintf("%q is not a provider agentc calls", p)}
 }
 
-// knownProviders is the providers' names a limit may name: agentc's own
+// KnownProviders is the providers' names a limit may name: agentc's own
 // and those a program links (extra).
-func knownProviders(extra map[string]ProviderFunc) func(string) bool {
+func KnownProviders(extra map[string]ProviderFunc) func(string) bool {
 	return func(name string) bool {
 		_, own := providers[name]
 		_, linked := extra[name]

@@ -11,7 +11,7 @@ import (
 // TestReadLimits: the flag's, the environment's and the file's limits,
 // and where a bad one is said to be; each a usage error.
 func TestReadLimits(t *testing.T) {
-	known := knownProviders(nil)
+	known := KnownProviders(nil)
 	file := []ConfigLimit{
 		{Key: "openai:gpt-4o", Value: "5rpm", File: "agentc.yaml", Line: 2, Column: 18, KeyColumn: 3},
 		{Key: "anthropic", Value: "100tpm", File: "agentc.yaml", Line: 3, Column: 14, KeyColumn: 3},
@@ -58,7 +58,7 @@ func TestReadLimits(t *testing.T) {
 // TestFileLimitSaid: a limit from the project's file is said when it
 // first applies; one the person set is not.
 func TestFileLimitSaid(t *testing.T) {
-	ls, err := ReadLimits([]string{"openai:gpt-4o=5rpm"}, "", []ConfigLimit{{Key: "openai", Value: "6rpm", File: "agentc.yaml", Line: 2, Column: 11, KeyColumn: 3}}, knownProviders(nil))
+	ls, err := ReadLimits([]string{"openai:gpt-4o=5rpm"}, "", []ConfigLimit{{Key: "openai", Value: "6rpm", File: "agentc.yaml", Line: 2, Column: 11, KeyColumn: 3}}, KnownProviders(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,7 +116,7 @@ func WorkerModels(baseURL string, stall time.Duration, rateLimits []string, extr
 	if err != nil {
 		return nil, err
 	}
-	limits, err := ReadLimits(rateLimits, os.Getenv(RateLimitsVar), nil, knownProviders(extra))
+	limits, err := ReadLimits(rateLimits, os.Getenv(RateLimitsVar), nil, KnownProviders(extra))
 	if err != nil {
 		return nil, err
 	}

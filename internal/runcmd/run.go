@@ -360,7 +360,7 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 			return UsageError("%v", err)
 		}
 	}
-	limits, err := ReadLimits(f.rateLimits, os.Getenv(RateLimitsVar), fileLimits, knownProviders(e.Providers))
+	limits, err := ReadLimits(f.rateLimits, os.Getenv(RateLimitsVar), fileLimits, KnownProviders(e.Providers))
 	if err != nil {
 		return err
 	}

@@ -68,9 +68,13 @@ func configLimits(path string) ([]runcmd.ConfigLimit, error) {
 	}
 	var out []runcmd.ConfigLimit
 	for _, r := range cfg.RateLimits {
-		out = append(out, runcmd.ConfigLimit{Key: r.Key, Value: r.Value, File: r.File, Line: r.Line, Column: r.Column, KeyColumn: r.KeyColumn})
+		out = append(out, configLimit(r))
 	}
 	return out, nil
+}
+
+func configLimit(r compile.RateLimit) runcmd.ConfigLimit {
+	return runcmd.ConfigLimit{Key: r.Key, Value: r.Value, File: r.File, Line: r.Line, Column: r.Column, KeyColumn: r.KeyColumn}
 }
 
 // newCompiler returns a compiler whose loader reads "-" from e's stdin.
@@ -81,6 +85,14 @@ func newCompiler(e cli.Env) *compile.Compiler {
 	c.CheckContract = contractdiff.Unproved
 	for _, r := range contractdiff.Rules {
 		c.DiffRules = append(c.DiffRules, r.ID)
+	}
+	known := runcmd.KnownProviders(e.Providers)
+	c.CheckRateLimit = func(r compile.RateLimit) *compile.ConfigError {
+		_, _, err := runcmd.ParseConfigLimit(configLimit(r), known)
+		if err == nil {
+			return nil
+		}
+		return &compile.ConfigError{File: err.File, Line: err.Line, Column: err.Column, Msg: err.Msg}
 	}
 	return c
 }
