@@ -65,7 +65,7 @@ func (g gate) Wait(ctx context.Context) error { return said(g.l.Wait(ctx, g.note
 func said(err error, note func(string)) error {
 	var we *WaitError
 	if errors.As(err, &we) {
-		note(we.Error())
+		note(we.text(we.detail))
 	}
 	return err
 }

@@ -17,6 +17,7 @@ package pace
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -149,15 +150,20 @@ func (l *Limiter) Factor() float64 {
 
 // WaitError is a wait that would outlast the call's deadline: the call
 // ends at once rather than sleep until it. It is a
-// context.DeadlineExceeded.
+// context.DeadlineExceeded. It names no limit: it is journaled, and the
+// limits stay the process's (the event of the wait names it).
 type WaitError struct {
 	Key  string
 	Wait time.Duration
 	Why  string
+	// detail is Why with the limit, for the event of the wait.
+	detail string
 }
 
-func (e *WaitError) Error() string {
-	return fmt.Sprintf("%s: the call would wait %s for %s, past the deadline", e.Key, e.Wait.Round(time.Millisecond), e.Why)
+func (e *WaitError) Error() string { return e.text(e.Why) }
+
+func (e *WaitError) text(why string) string {
+	return fmt.Sprintf("%s: the call would wait %s for %s, past the deadline", e.Key, e.Wait.Round(time.Millisecond), why)
 }
 
 func (e *WaitError) Unwrap() error { return context.DeadlineExceeded }
@@ -329,7 +335,12 @@ func (l *Limiter) sleep(ctx context.Context, d time.Duration, why string, note f
 		return ctx.Err()
 	}
 	if dl, ok := ctx.Deadline(); ok && l.now().Add(d).After(dl) {
-		return &WaitError{Key: l.key, Wait: d, Why: why}
+		// The error is journaled and reported: it names no limit.
+		short := "its turn under the model's rate limit"
+		if strings.HasPrefix(why, "the hold") {
+			short = why
+		}
+		return &WaitError{Key: l.key, Wait: d, Why: short, detail: why}
 	}
 	if d >= NoteAfter && note != nil && l.mayNote() {
 		note(fmt.Sprintf("waiting %s for %s", d.Round(100*time.Millisecond), why))
