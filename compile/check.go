@@ -71,6 +71,10 @@ type Compiler struct {
 	// which an agentc.yaml's diff section may name; nil leaves the
 	// section's IDs unchecked.
 	DiffRules []string
+	// CheckRateLimit checks an entry of an agentc.yaml's rate_limits
+	// section, which agentc run reads (package runtime/pace is not this
+	// package's); nil leaves the entries unchecked.
+	CheckRateLimit func(RateLimit) *ConfigError
 }
 
 // ContractCheck returns, a line each, the changes from an old contract to

@@ -46,6 +46,14 @@ import (
 //	  except: [OUTPUT_DESCRIPTION_CHANGED]
 //	  ignore_only:
 //	    ANNOTATION_CHANGED: [agents/triage.cue]
+//
+// Its rate_limits section paces agentc run's calls to a provider, or to
+// one of its models, as --rate-limit does (which, like the environment,
+// overrides it; package runtime/pace reads the limits):
+//
+//	rate_limits:
+//	  openai:gpt-4o: 500rpm,30000tpm
+//	  anthropic: 50rpm
 type Config struct {
 	// Path is the file the configuration was read from.
 	Path       string
@@ -60,6 +68,19 @@ type Config struct {
 	// the differ's rules (see Compiler.DiffRule).
 	diffRules []namedRule
 	name      string // the file, as the working directory sees it
+	// RateLimits are the rate_limits section's entries, in order, as
+	// written: agentc run reads them.
+	RateLimits []RateLimit
+}
+
+// RateLimit is an entry of a configuration's rate_limits section: a
+// provider, or PROVIDER:MODEL, and its limits as written, with the file,
+// the line and column of the limits and the column of the key.
+type RateLimit struct {
+	Key, Value   string
+	File         string
+	Line, Column int
+	KeyColumn    int
 }
 
 type namedRule struct {
@@ -124,6 +145,14 @@ func (cp *Compiler) configAt(dir string) (*Config, error) {
 	if cfg != nil && err == nil && cp.DiffRules != nil {
 		if err = cfg.CheckDiffRules(cp.DiffRules); err != nil {
 			cfg = nil
+		}
+	}
+	if cfg != nil && err == nil && cp.CheckRateLimit != nil {
+		for _, r := range cfg.RateLimits {
+			if ce := cp.CheckRateLimit(r); ce != nil {
+				cfg, err = nil, ce
+				break
+			}
 		}
 	}
 	cp.configs[key] = configEntry{cfg, err}
@@ -220,9 +249,36 @@ func ParseConfig(path string, data []byte) (*Config, error) {
 	fail := func(v cue.Value, format string, args ...any) error {
 		return configErrorAt(name, v.Pos(), fmt.Sprintf(format, args...))
 	}
-	err = fields(v, "the file", []string{"vet", "diff"}, fail, func(section string, vet cue.Value) error {
-		if section == "diff" {
+	err = fields(v, "the file", []string{"vet", "diff", "rate_limits"}, fail, func(section string, vet cue.Value) error {
+		switch section {
+		case "diff":
 			return c.parseDiff(vet, fail)
+		case "rate_limits":
+			return fields(vet, "rate_limits", nil, fail, func(key string, w cue.Value) error {
+				s, err := w.String()
+				if err != nil {
+					what := map[cue.Kind]string{cue.StructKind: "a mapping", cue.ListKind: "a list", cue.IntKind: "a number", cue.FloatKind: "a number", cue.BoolKind: "a boolean", cue.NullKind: "null"}[w.Kind()]
+					if what == "" {
+						what = fmt.Sprint(w)
+					}
+					return fail(w, "rate_limits.%s: want a string of limits, as 500rpm,30000tpm, not %s", key, what)
+				}
+				r := RateLimit{Key: key, Value: s, File: name}
+				pos := w.Pos()
+				r.KeyColumn = pos.Column()
+				src := w.Source()
+				if f, ok := src.(*ast.Field); ok {
+					src = f.Value
+				}
+				if lit, ok := src.(*ast.BasicLit); ok && lit.Pos().IsValid() {
+					pos = lit.Pos() // the value's own, past the key
+				}
+				if pos.IsValid() {
+					r.File, r.Line, r.Column = pos.Filename(), pos.Line(), pos.Column()
+				}
+				c.RateLimits = append(c.RateLimits, r)
+				return nil
+			})
 		}
 		return fields(vet, "vet", []string{"except", "ignore", "ignore_only"}, fail, func(key string, w cue.Value) error {
 			switch key {

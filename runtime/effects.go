@@ -414,7 +414,7 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			e.Error = s.String(err.Error())
 			var f *FailedEffect
 			var refused *ApprovalRefused
-			fe := FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline(), Pool: errors.As(err, &f) && f.Pool,
+			fe := FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline(), Early: early(err), Pool: errors.As(err, &f) && f.Pool,
 				Unapproved: errors.As(err, &refused) || errors.As(err, &f) && f.Unapproved}
 			if kind == journal.KindModel {
 				fe.Class = FailureClassOf(err)
@@ -439,6 +439,9 @@ type FailedEffect struct {
 	// deadline rather than its caller's.
 	Deadline bool `json:"deadline"`
 	Own      bool `json:"own,omitempty"`
+	// Early says it ended before the deadline, as one it could not meet
+	// (see EarlyDeadline): its error says why.
+	Early bool `json:"early,omitempty"`
 	// Pool says the call was not made: the shared token pool could never
 	// hold it.
 	Pool bool `json:"pool,omitempty"`
@@ -453,6 +456,25 @@ func (e *FailedEffect) Error() string { return e.Msg }
 
 // FailureClass returns the recorded failure's class.
 func (e *FailedEffect) FailureClass() string { return e.Class }
+
+// EarlyDeadline is an error that ends an effect before a deadline it
+// could not meet: a wait for a rate limit that would outlast it (package
+// pace). It is a context.DeadlineExceeded, and the run ends with the
+// deadline bound and the error's own words.
+type EarlyDeadline interface {
+	error
+	BeforeDeadline() bool
+}
+
+// early reports whether err is an EarlyDeadline, or was recorded as one.
+func early(err error) bool {
+	var e EarlyDeadline
+	var f *FailedEffect
+	if errors.As(err, &f) {
+		return f.Early
+	}
+	return errors.As(err, &e) && e.BeforeDeadline()
+}
 
 // isDeadline reports whether an effect's error is the run's deadline.
 func (x *run) isDeadline(err error) bool {

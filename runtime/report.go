@@ -188,6 +188,7 @@ const (
 	EventModelRetry     = "model_retry"     // a failed attempt of a provider call, retried
 	EventModelError     = "model_error"     // a failed attempt that ends the call
 	EventModelCancelled = "model_cancelled" // a call cut off by an interrupt or a deadline
+	EventModelPaced     = "model_paced"     // a call waits for its model's rate limit, or a 429 held every call to it
 	EventToolCall       = "tool_call"
 	EventToolResult     = "tool_result"
 	EventAnswerInvalid  = "answer_invalid"

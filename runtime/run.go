@@ -1352,6 +1352,8 @@ func (x *run) failed(err error, during, msg string) {
 		// A host's pool could never hold the call (see Pool).
 		x.end(OutcomeError, BoundTokenBudget, f.Msg)
 	case x.interrupted():
+	case x.isDeadline(err) && early(err):
+		x.end(OutcomeError, BoundDeadline, msg)
 	case x.isDeadline(err):
 		// A replayed failure says whose deadline it was, as recorded: the
 		// replay runs faster than the run it replays.

@@ -585,20 +585,32 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 // until a file fake-release appears in the script's directory, when it
 // is answered. With the suffix "-overreport", every answer reports a
 // hundred times the body's bytes as input tokens, as a provider
-// over-charging would.
+// over-charging would. With the suffix "-rateN/W" ("openai-batch-rate60/1s"),
+// it refuses, as OpenAI does, with 429, a Retry-After-Ms and
+// OpenAI's error body, every request that arrives when N were answered
+// in the last W, a sliding window.
 //
 // Each request is one line of fake-requests.log, written when its fate
-// is known: "n=K fp=F USER answered|failed|held", K its number in
+// is known: "n=K fp=F USER answered|failed|held|refused", K its number in
 // arrival order, F the first 16 hex digits of the SHA-256 of its body (a
 // request sent again has the same), USER the last user message.
 func batchProvider(ts *testscript.TestScript, mode string, files []string) {
 	hold := -1
 	overreport := mode == "-overreport"
+	var limit *slidingWindow
 	if n, ok := strings.CutPrefix(mode, "-hold"); ok {
 		var err error
 		if hold, err = strconv.Atoi(n); err != nil {
 			ts.Fatalf("fakeprovider: openai-batch-holdN: %v", err)
 		}
+	} else if spec, ok := strings.CutPrefix(mode, "-rate"); ok {
+		n, w, _ := strings.Cut(spec, "/")
+		count, err := strconv.Atoi(n)
+		window, err2 := time.ParseDuration(w)
+		if err != nil || err2 != nil || count <= 0 || window <= 0 {
+			ts.Fatalf("fakeprovider: openai-batch-rateN/W: want a count and a duration, as rate60/1s")
+		}
+		limit = &slidingWindow{n: count, window: window}
 	} else if mode != "" && !overreport {
 		ts.Fatalf("fakeprovider: unknown mode openai-batch%s", mode)
 	}
@@ -661,6 +673,18 @@ func batchProvider(ts *testscript.TestScript, mode string, files []string) {
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if limit != nil {
+			if wait, ok := limit.admit(time.Now()); !ok {
+				logLine(line + " refused")
+				w.Header().Set("Retry-After-Ms", strconv.FormatInt(max(wait.Milliseconds(), 1), 10))
+				w.Header().Set("X-Ratelimit-Limit-Requests", strconv.Itoa(limit.n))
+				w.Header().Set("X-Ratelimit-Remaining-Requests", "0")
+				w.WriteHeader(429)
+				fmt.Fprintf(w, `{"error":{"message":"Rate limit reached for %s in organization org-test on requests per min (RPM): Limit %d, Used %d, Requested 1. Please try again in %dms. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`,
+					req.Model, limit.n, limit.n, wait.Milliseconds())
+				return
+			}
+		}
 		if strings.Contains(user, "fail") {
 			logLine(line + " failed")
 			w.WriteHeader(400)
@@ -693,6 +717,31 @@ func batchProvider(ts *testscript.TestScript, mode string, files []string) {
 	}
 	ts.Setenv("OPENAI_BASE_URL", srv.URL+"/v1/")
 	ts.Setenv("OPENAI_API_KEY", "sk-test-not-a-secret")
+}
+
+// slidingWindow admits at most n requests in any window of time.
+type slidingWindow struct {
+	mu       sync.Mutex
+	n        int
+	window   time.Duration
+	admitted []time.Time // in the last window, oldest first
+}
+
+// admit admits a request at now, or refuses it and says how long until
+// the window has room.
+func (s *slidingWindow) admit(now time.Time) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := 0
+	for i < len(s.admitted) && now.Sub(s.admitted[i]) >= s.window {
+		i++
+	}
+	s.admitted = s.admitted[i:]
+	if len(s.admitted) >= s.n {
+		return s.admitted[0].Add(s.window).Sub(now), false
+	}
+	s.admitted = append(s.admitted, now)
+	return 0, true
 }
 
 // released waits until the file exists, and reports true, or until ctx

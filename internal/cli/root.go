@@ -46,6 +46,9 @@ type Compiler struct {
 	Load runcmd.LoadFunc
 	// Retarget makes a plan for the model a run's --model names.
 	Retarget runcmd.RetargetFunc
+	// ConfigLimits reads the rate_limits of the agentc.yaml that applies
+	// to an agent a run is given.
+	ConfigLimits runcmd.ConfigLimitsFunc
 	// IsArgError tells an input the command could not use, which is no
 	// finding: a path argument that names nothing loadable, a
 	// configuration file that does not read. Exit 2, with no pointer to

@@ -53,6 +53,7 @@ A stop signal cancels it. Its history is its journal: agentc journal export.`,
 	// agentc-runtime does not link.
 	f.SetApproveRules(rules())
 	f.SetRetarget(c.Retarget)
+	f.SetConfigLimits(c.ConfigLimits)
 	t.register(cmd.Flags(), false)
 	cmd.Flags().StringVar(&workflowID, "workflow-id", "", "with --temporal: the run's workflow ID, or with --batch the batch's, which its runs' IDs start with (default: made from the agent's name)")
 	cmd.MarkFlagsMutuallyExclusive("record", "replay")

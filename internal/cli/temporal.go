@@ -150,6 +150,7 @@ func newWorkerCmd(e Env) *cobra.Command {
 	var t temporalFlags
 	var dir, baseURL string
 	var stall time.Duration
+	var rateLimits []string
 	var allow []string
 	var anyPlan bool
 	var filesDir string
@@ -171,6 +172,11 @@ before any model or tool call, naming its digest. A worker with no --allow
 does not start; --insecure-allow-any-plan runs any plan anyone who can start a
 workflow on its task queue sends, for development on a server no one else
 reaches.
+
+Every run a worker executes shares its pacing: --rate-limit (over
+$AGENTC_RATE_LIMITS) paces the calls to a provider, or one of its models,
+within requests and tokens a minute, and a 429 any of them meets holds
+every call to that model until its Retry-After has passed.
 
 A worker reads the provider keys from its own environment (OPENAI_API_KEY,
 ANTHROPIC_API_KEY), and never passes them to a tool: a plan whose tool's env
@@ -216,7 +222,7 @@ and the command that registers them.`,
 				defer flush()
 				tel = t
 			}
-			models, err := runcmd.WorkerModels(baseURL, stall, e.Providers, events)
+			models, err := runcmd.WorkerModels(baseURL, stall, rateLimits, e.Providers, events, e.Stderr)
 			if err != nil {
 				return err
 			}
@@ -283,6 +289,7 @@ and the command that registers them.`,
 	cmd.Flags().StringVar(&dir, "dir", "", "resolve the agents' relative paths against this directory (default: the working directory)")
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "the provider's base URL (default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the manifest's model.base_url)")
 	runcmd.RegisterStall(cmd.Flags(), &stall)
+	runcmd.RegisterRateLimit(cmd.Flags(), &rateLimits)
 	cmd.Flags().StringArrayVar(&allow, "allow", nil, "run the plans of this plan digest, plan file or lock file (agentc.sum), and no other (repeatable)")
 	cmd.Flags().StringVar(&filesDir, "files", "", "read runs' files from this directory, which clients write too (default: $"+runcmd.FilesVar+")")
 	cmd.Flags().BoolVar(&anyPlan, "insecure-allow-any-plan", false, "run any plan a client sends: any program, as this user (development only)")

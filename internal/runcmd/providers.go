@@ -10,6 +10,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/pace"
 	"agentc.dev/agentc/runtime/provider/anthropic"
 	"agentc.dev/agentc/runtime/provider/openai"
 	"agentc.dev/agentc/runtime/provider/retry"
@@ -50,6 +51,9 @@ type providerFlags struct {
 	// extra are the providers the program links beyond openai and
 	// anthropic (Env.Providers).
 	extra map[string]ProviderFunc
+	// pace, when set, paces the providers' calls (package pace): the
+	// limiters of the process, shared by all its runs.
+	pace *pace.Set
 }
 
 // The environment that sends the openai provider's requests to an Azure
@@ -154,6 +158,9 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			if err != nil {
 				return nil, fmt.Errorf("agent %s: %w (from %s, %s, and %s or %s)", p.Agent.Name, err, AzureEndpointVar, AzureVersionVar, plan.AzureKeyVars[0], plan.AzureKeyVars[1])
 			}
+			if f.pace != nil {
+				return pace.Model(m, name, f.pace, events), nil
+			}
 			return m, nil
 		}
 		key, base := getenv(pr.keyVar), f.baseURL
@@ -195,8 +202,14 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			}
 			m, err = make(ModelRequest{Plan: p, Key: key, BaseURL: base, FlagBaseURL: f.baseURL, Getenv: getenv, Retry: policy, Stall: stallConfig(f.stall)})
 		}
-		if err != nil || hint == "" {
-			return m, err
+		if err != nil {
+			return nil, err
+		}
+		if f.pace != nil {
+			m = pace.Model(m, name, f.pace, events)
+		}
+		if hint == "" {
+			return m, nil
 		}
 		return withheld{m, hint}, nil
 	}

@@ -104,9 +104,11 @@ func spoolInput(in io.Reader) (string, error) {
 // with, as the run verb does: the provider named in place of the plan's
 // ("test" for the test model) or the plan's own, configured from the
 // environment, with baseURL in place of the providers' base URL variables
-// when set, and stall as --stall-timeout. Events receives the providers'
-// retries.
-func WorkerModels(baseURL string, stall time.Duration, extra map[string]ProviderFunc, events func(agentrt.Event)) (func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error), error) {
+// when set, stall as --stall-timeout, and rateLimits as --rate-limit
+// (over RateLimitsVar): every run the worker executes shares one limiter
+// for each provider's model, and the 429s any of them meets. Events
+// receives the providers' retries and waits; warn, the worker's notes.
+func WorkerModels(baseURL string, stall time.Duration, rateLimits []string, extra map[string]ProviderFunc, events func(agentrt.Event), warn io.Writer) (func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error), error) {
 	if err := checkStall(stall); err != nil {
 		return nil, err
 	}
@@ -114,8 +116,13 @@ func WorkerModels(baseURL string, stall time.Duration, extra map[string]Provider
 	if err != nil {
 		return nil, err
 	}
+	limits, err := ReadLimits(rateLimits, os.Getenv(RateLimitsVar), nil, KnownProviders(extra))
+	if err != nil {
+		return nil, err
+	}
+	set := limits.Set(warn)
 	return func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error) {
-		return newModelFor(providerFlags{model: provider, seed: seed, baseURL: baseURL, keyHosts: hosts, stall: stall, extra: extra}, os.Getenv, events)(p)
+		return newModelFor(providerFlags{model: provider, seed: seed, baseURL: baseURL, keyHosts: hosts, stall: stall, extra: extra, pace: set}, os.Getenv, events)(p)
 	}, nil
 }
 

@@ -25,6 +25,7 @@ import (
 	"agentc.dev/agentc/runtime/batch"
 	"agentc.dev/agentc/runtime/fault"
 	"agentc.dev/agentc/runtime/filestore"
+	"agentc.dev/agentc/runtime/pace"
 	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
@@ -100,6 +101,10 @@ type Flags struct {
 	// approve is --approve; rules, what decides before it (approve.go).
 	approve string
 	rules   RulesFunc
+	// rateLimits are --rate-limit's; configLimits reads the project's
+	// (pace.go).
+	rateLimits   []string
+	configLimits ConfigLimitsFunc
 }
 
 // Register defines the flags on fs.
@@ -114,6 +119,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.dir, "dir", "", "resolve the agent's relative paths against this directory")
 	fs.StringVar(&f.baseURL, "base-url", "", "the provider's base URL (default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL, else the manifest's model.base_url)")
 	RegisterStall(fs, &f.stall)
+	RegisterRateLimit(fs, &f.rateLimits)
 	fs.DurationVar(&f.deadline, "deadline", 0, "override budgets.deadline (e.g. 90s)")
 	fs.IntVar(&f.toolBudget, "tool-budget", -1, "override budgets.tools")
 	fs.IntVar(&f.tokenBudget, "token-budget", 0, "override budgets.tokens")
@@ -312,6 +318,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		if changed("pool-tokens") && f.batch == "" {
 			return UsageError("--pool-tokens goes with --batch for a run elsewhere: a pool is shared by a batch's runs")
 		}
+		if changed("rate-limit") {
+			return UsageError("--rate-limit does not go with a run elsewhere: the workers pace their own calls (agentc worker --rate-limit)")
+		}
 		for _, fl := range []string{"record", "replay", "events", "dir", "base-url", "prices", "stall-timeout"} {
 			if changed(fl) {
 				return UsageError("--%s does not go with a run elsewhere: the workers read and write their own files (a run's history is its journal: agentc journal export)", fl)
@@ -350,7 +359,17 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if opts.Approver, err = approver(e, f); err != nil {
 		return err
 	}
-	sess := session{e: e, dir: dir, f: f, hosts: hosts, secrets: secrets, tel: tel}
+	var fileLimits []ConfigLimit
+	if f.configLimits != nil && f.replay == "" {
+		if fileLimits, err = f.configLimits(path); err != nil {
+			return UsageError("%v", err)
+		}
+	}
+	limits, err := ReadLimits(f.rateLimits, os.Getenv(RateLimitsVar), fileLimits, KnownProviders(e.Providers))
+	if err != nil {
+		return err
+	}
+	sess := session{e: e, dir: dir, f: f, hosts: hosts, secrets: secrets, tel: tel, pace: limits.Set(e.Stderr)}
 	if f.batch != "" {
 		return runBatch(ctx, sess, p, opts, files)
 	}
@@ -411,6 +430,8 @@ type session struct {
 	hosts   []string
 	secrets *redact.Set
 	tel     *telemetry.Telemetry
+	// pace is the limiters every run of the command shares.
+	pace *pace.Set
 }
 
 // runOne makes one run of a plan here, with the flags' journal, events and
@@ -447,11 +468,14 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 	// The provider that answers, which a journal's fingerprints name.
 	opts.Provider = f.model
 	getenv := os.Getenv
+	paced := s.pace
 	if f.fault != nil {
-		// The fault layer's server is sent no key.
+		// The fault layer's server is sent no key, and its 429s are the
+		// fault's, which the run meets alone.
 		getenv = func(string) string { return "" }
+		paced = nil
 	}
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall, extra: e.Providers}, getenv, opts.Events)
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: paced}, getenv, opts.Events)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}

@@ -109,6 +109,14 @@ ANTHROPIC_BASE_URL, or the manifest's model.base_url (any OpenAI-compatible
 server, which may need no key). A key goes to a manifest's base_url only if
 you name its host in AGENTC_KEY_HOSTS (e.g. localhost,gateway.internal:8443).
 
+--rate-limit PROVIDER[:MODEL]=Nrpm,Ntpm paces the calls of every run the
+command makes (a batch's items, the agents they call) within requests and
+tokens a minute; AGENTC_RATE_LIMITS gives the same entries, separated by
+';', and agentc.yaml's rate_limits section (agentc run only) a project's.
+The flag decides over the environment, which decides over the file. With
+or without limits, a 429 holds every call to that model until its
+Retry-After has passed.
+
 Keys, and the values of the variables tools' env names, are replaced by
 [redacted] in everything the run writes and everything sent to the model.
 

@@ -6,6 +6,7 @@ package cuecmd
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 	"agentc.dev/agentc/contractdiff"
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/leaf/cueproc"
+	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 )
@@ -26,8 +28,9 @@ func Compiler() *cli.Compiler {
 		Verbs: func(e cli.Env) []*cobra.Command {
 			return []*cobra.Command{newVetCmd(e), newDigestCmd(e), newDiffCmd(e), newCompileCmd(e), newTestCmd(e), newEstimateCmd(e), newSchemaCmd(e), newEvalCmd(e)}
 		},
-		Load:     load,
-		Retarget: compile.Retarget,
+		Load:         load,
+		Retarget:     compile.Retarget,
+		ConfigLimits: configLimits,
 		// A bad agentc.yaml, like a bad argument, means the command did
 		// not do what was asked: exit 2, not the 1 of findings.
 		IsArgError: func(err error) bool {
@@ -52,6 +55,28 @@ func newEvalCmd(e cli.Env) *cobra.Command {
 	}
 }
 
+// configLimits reads the rate_limits of the agentc.yaml that applies to
+// the agent at path (a file, or a directory of one), as vet finds it.
+func configLimits(path string) ([]runcmd.ConfigLimit, error) {
+	file := path
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		file = filepath.Join(path, manifest.ConfigFile)
+	}
+	cfg, err := compile.New(manifest.NewLoader()).ConfigFor([]string{file})
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	var out []runcmd.ConfigLimit
+	for _, r := range cfg.RateLimits {
+		out = append(out, configLimit(r))
+	}
+	return out, nil
+}
+
+func configLimit(r compile.RateLimit) runcmd.ConfigLimit {
+	return runcmd.ConfigLimit{Key: r.Key, Value: r.Value, File: r.File, Line: r.Line, Column: r.Column, KeyColumn: r.KeyColumn}
+}
+
 // newCompiler returns a compiler whose loader reads "-" from e's stdin.
 func newCompiler(e cli.Env) *compile.Compiler {
 	l := manifest.NewLoader()
@@ -60,6 +85,14 @@ func newCompiler(e cli.Env) *compile.Compiler {
 	c.CheckContract = contractdiff.Unproved
 	for _, r := range contractdiff.Rules {
 		c.DiffRules = append(c.DiffRules, r.ID)
+	}
+	known := runcmd.KnownProviders(e.Providers)
+	c.CheckRateLimit = func(r compile.RateLimit) *compile.ConfigError {
+		_, _, err := runcmd.ParseConfigLimit(configLimit(r), known)
+		if err == nil {
+			return nil
+		}
+		return &compile.ConfigError{File: err.File, Line: err.Line, Column: err.Column, Msg: err.Msg}
 	}
 	return c
 }

@@ -540,7 +540,7 @@ func (m *Model) classify(ctx context.Context, err error) error {
 			Message:    m.redact(apiErr.Message),
 			RequestID:  apiErr.RequestID,
 		}
-		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(apiErr.StatusCode)}
+		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(apiErr.StatusCode), Status: apiErr.StatusCode}
 		// An error event in a stream arrives on a 200 response; its type
 		// says whether another attempt may be served.
 		if t := se.Type; apiErr.StatusCode < 400 && (t == "overloaded_error" || t == "api_error") {

@@ -904,7 +904,7 @@ func (m *Model) classify(ctx context.Context, err error) error {
 		if errors.As(err, &awsErr) {
 			se.RequestID = m.redact(awsErr.ServiceRequestID())
 		}
-		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(status) || retryableCodes[se.Code]}
+		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(status) || retryableCodes[se.Code], Status: status}
 		if respErr.Response != nil {
 			re.RetryAfter = retry.ParseRetryAfter(respErr.Response.Header, time.Now())
 		}

@@ -842,7 +842,7 @@ func (m *Model) classify(ctx context.Context, err error, a *attempt) error {
 		if strings.HasPrefix(se.Status, fmt.Sprint(status)) {
 			se.Status = "" // the SDK's "429 Too Many Requests" for a body that was not JSON
 		}
-		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(status), RetryAfter: retry.ParseRetryAfter(a.header, time.Now())}
+		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(status), RetryAfter: retry.ParseRetryAfter(a.header, time.Now()), Status: status}
 		if re.RetryAfter == 0 {
 			re.RetryAfter = retryDelay(apiErr.Details)
 		}

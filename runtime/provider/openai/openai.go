@@ -484,7 +484,7 @@ func (m *Model) classify(ctx context.Context, err error, raw *http.Response) err
 			se.Message = m.redact(apiErr.Message)
 		}
 		retryable := retry.RetryableStatus(status) && se.Code != "insufficient_quota"
-		return &retry.Error{Err: se, Retryable: retryable, RetryAfter: retry.ParseRetryAfter(header, time.Now())}
+		return &retry.Error{Err: se, Retryable: retryable, RetryAfter: retry.ParseRetryAfter(header, time.Now()), Status: status}
 	}
 	return &retry.Error{Err: &wrapError{msg: "openai: " + m.redact(err.Error()), err: err}, Retryable: connectionError(err)}
 }

@@ -52,6 +52,45 @@ type Error struct {
 	Retryable bool
 	// RetryAfter is the server's requested wait, if it sent one.
 	RetryAfter time.Duration
+	// Status is the HTTP status of the response that failed, when one
+	// arrived: a Gate tells a refusal for rate (429) by it.
+	Status int
+}
+
+// RateLimited reports whether err is an attempt the server refused for
+// rate (HTTP 429) and that another attempt may pass: a quota spent,
+// which providers also answer with 429, is final and is not one.
+func RateLimited(err error) (*Error, bool) {
+	var re *Error
+	if errors.As(err, &re) && re.Status == http.StatusTooManyRequests && re.Retryable {
+		return re, true
+	}
+	return nil, false
+}
+
+// Gate paces the attempts of the calls whose context carries it (see
+// WithGate), as package net/http/httptrace carries its hooks: a limiter
+// shared by every call to one model, which the providers reach through
+// Do without knowing of it.
+type Gate interface {
+	// Wait is called before every attempt, and may hold it; an error it
+	// returns ends the call.
+	Wait(ctx context.Context) error
+	// Failed hears of every failed attempt.
+	Failed(err error)
+}
+
+type gateKey struct{}
+
+// WithGate returns ctx carrying g, which Do consults before and after
+// every attempt of a call made with it.
+func WithGate(ctx context.Context, g Gate) context.Context {
+	return context.WithValue(ctx, gateKey{}, g)
+}
+
+func gateOf(ctx context.Context) Gate {
+	g, _ := ctx.Value(gateKey{}).(Gate)
+	return g
 }
 
 func (e *Error) Error() string { return e.Err.Error() }
@@ -95,13 +134,27 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 // or ctx ends (a deadline included: no attempt is started that the
 // deadline would not let wait for). fn's errors that are not *Error are
 // final. The error returned is the last attempt's, wrapped with the count.
+// A Gate ctx carries (WithGate) is waited on before every attempt and told
+// of every failure.
 func (p Policy) Do(ctx context.Context, fn func(ctx context.Context, attempt int) error) error {
 	attempts := max(p.Attempts, 1)
 	wait := p.Base
+	gate := gateOf(ctx)
 	for attempt := 1; ; attempt++ {
+		if gate != nil {
+			if err := gate.Wait(ctx); err != nil {
+				if attempt > 1 {
+					err = fmt.Errorf("after %d attempts: %w", attempt-1, err)
+				}
+				return err
+			}
+		}
 		err := fn(ctx, attempt)
 		if err == nil {
 			return nil
+		}
+		if gate != nil {
+			gate.Failed(err)
 		}
 		var re *Error
 		final := !errors.As(err, &re) || !re.Retryable || attempt >= attempts || ctx.Err() != nil

@@ -119,3 +119,55 @@ func TestStatusAndHeader(t *testing.T) {
 		t.Errorf("none: %v", got)
 	}
 }
+
+// gateLog is a Gate that logs what it is asked, and may refuse.
+type gateLog struct {
+	log    []string
+	refuse error
+}
+
+func (g *gateLog) Wait(context.Context) error {
+	g.log = append(g.log, "wait")
+	return g.refuse
+}
+
+func (g *gateLog) Failed(err error) {
+	s := "failed"
+	if _, ok := RateLimited(err); ok {
+		s = "refused for rate"
+	}
+	g.log = append(g.log, s)
+}
+
+// TestGate: a Gate the context carries is waited on before every attempt
+// and hears of every failure; one that refuses ends the call before the
+// attempt.
+func TestGate(t *testing.T) {
+	g := &gateLog{}
+	errs := []error{
+		&Error{Err: errors.New("429"), Retryable: true, Status: 429},
+		&Error{Err: errors.New("503"), Retryable: true, Status: 503},
+		nil,
+	}
+	n := 0
+	err := fast.Do(WithGate(context.Background(), g), func(context.Context, int) error {
+		n++
+		return errs[n-1]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "wait refused for rate wait failed wait"
+	if got := strings.Join(g.log, " "); got != want {
+		t.Errorf("the gate heard %q, want %q", got, want)
+	}
+	g = &gateLog{refuse: errors.New("no")}
+	n = 0
+	err = fast.Do(WithGate(context.Background(), g), func(context.Context, int) error { n++; return nil })
+	if err == nil || err.Error() != "no" || n != 0 {
+		t.Errorf("a gate that refuses: %v after %d attempts, want its error before any", err, n)
+	}
+	if _, ok := RateLimited(&Error{Err: errors.New("quota"), Status: 429}); ok {
+		t.Error("a final 429 (a quota spent) counts as a refusal for rate")
+	}
+}
