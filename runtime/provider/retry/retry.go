@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -109,16 +110,19 @@ func RetryableStatus(status int) bool {
 	return false
 }
 
-// ParseRetryAfter reads a Retry-After header: seconds, or an HTTP date.
-// It returns zero when there is none or it does not parse.
+// ParseRetryAfter reads a server's requested wait: Retry-After-Ms where
+// it is sent, else Retry-After, seconds or an HTTP date. It returns zero
+// when there is none or it does not parse.
 func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
+	// Retry-After-Ms, where a server sends it beside Retry-After (as
+	// OpenAI does), is the finer of the two: 120 ms, not a whole second.
+	if ms := h.Get("Retry-After-Ms"); ms != "" {
+		if n, err := strconv.ParseFloat(ms, 64); err == nil && n > 0 && !math.IsInf(n, 0) {
+			return time.Duration(min(n, float64(math.MaxInt64/int64(time.Millisecond))) * float64(time.Millisecond))
+		}
+	}
 	v := h.Get("Retry-After")
 	if v == "" {
-		if ms := h.Get("Retry-After-Ms"); ms != "" {
-			if n, err := strconv.ParseFloat(ms, 64); err == nil && n > 0 {
-				return time.Duration(n * float64(time.Millisecond))
-			}
-		}
 		return 0
 	}
 	if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 {

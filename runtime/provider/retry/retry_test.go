@@ -115,6 +115,16 @@ func TestStatusAndHeader(t *testing.T) {
 	if got := ParseRetryAfter(h, now); got != 250*time.Millisecond {
 		t.Errorf("ms: %v", got)
 	}
+	// Both, as OpenAI sends them: the milliseconds are the finer.
+	h.Set("Retry-After", "1")
+	h.Set("Retry-After-Ms", "120")
+	if got := ParseRetryAfter(h, now); got != 120*time.Millisecond {
+		t.Errorf("both: %v", got)
+	}
+	h.Set("Retry-After-Ms", "1e400")
+	if got := ParseRetryAfter(h, now); got != time.Second {
+		t.Errorf("milliseconds past a float, with seconds beside: %v", got)
+	}
 	if got := ParseRetryAfter(http.Header{}, now); got != 0 {
 		t.Errorf("none: %v", got)
 	}
