@@ -215,3 +215,31 @@ func TestResponsesStream(t *testing.T) {
 	}
 	equalJSON(t, "stream", f.body(0)["stream"], `true`)
 }
+
+// TestStreamEndless: a server that streams text for ever (or past what
+// agentc takes of a response) fails the call at the response bound, not
+// at the deadline, and holds no more of it in memory.
+func TestStreamEndless(t *testing.T) {
+	piece := chunk(`{"content":"`+strings.Repeat("x", 4000)+`"}`, "")
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for r.Context().Err() == nil {
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", piece); err != nil {
+				return
+			}
+		}
+	})
+	m := newModel(t, f, nil)
+	req := request()
+	n := 0
+	req.Stream = func(d agentrt.Delta) { n += len(d.Text) }
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a bound, not a measure
+	defer cancel()
+	_, err := m.Complete(ctx, req)
+	if err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("error %v", err)
+	}
+	if n > 33<<20 {
+		t.Errorf("%d bytes of text were passed on", n)
+	}
+}
