@@ -321,7 +321,7 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 		}
 	}
 	if req.Cache {
-		cacheBreakpoints(&p)
+		cacheBreakpoints(&p, gathering(req))
 	}
 	if !splice.Empty() {
 		opts = append(opts, option.WithMiddleware(splice.Middleware))
@@ -332,10 +332,15 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 // cacheBreakpoints marks where the stable start of a request ends, for the
 // API to cache what comes before: the last tool definition (the tools
 // change only on the answering turn), the last system block (the
-// instructions) and the last block of the last message, so that each
-// round reads the conversation the round before wrote and writes only what
-// it adds. That is three breakpoints; the API takes at most four.
-func cacheBreakpoints(p *sdk.MessageNewParams) {
+// instructions) and, on a turn that may gather (call a tool other than
+// the output tool, after which the run goes on), the last block of the
+// last message, so that each round reads the conversation the round
+// before wrote and writes only what it adds. The answering turn's
+// conversation is not written: no call reads it after, and a write costs
+// more than input; an agent that only answers (one call, its input a
+// document as often as not) writes its tools and instructions alone, for
+// its next runs. That is three breakpoints; the API takes at most four.
+func cacheBreakpoints(p *sdk.MessageNewParams, gathering bool) {
 	if n := len(p.Tools); n > 0 {
 		if cc := p.Tools[n-1].GetCacheControl(); cc != nil {
 			*cc = sdk.NewCacheControlEphemeralParam()
@@ -344,7 +349,7 @@ func cacheBreakpoints(p *sdk.MessageNewParams) {
 	if n := len(p.System); n > 0 {
 		p.System[n-1].CacheControl = sdk.NewCacheControlEphemeralParam()
 	}
-	if n := len(p.Messages); n > 0 {
+	if n := len(p.Messages); n > 0 && gathering {
 		var blocks []sdk.ContentBlockParamUnion
 		switch m := p.Messages[n-1]; {
 		case m.OfUser != nil:
@@ -358,6 +363,20 @@ func cacheBreakpoints(p *sdk.MessageNewParams) {
 			}
 		}
 	}
+}
+
+// gathering reports whether a request lets the model call a tool other
+// than the output tool: a turn after which the run goes on.
+func gathering(req *agentrt.Request) bool {
+	if req.ToolChoice.Mode == agentrt.ChooseTool && req.ToolChoice.Name == req.OutputTool {
+		return false
+	}
+	for _, t := range req.Tools {
+		if t.Name != req.OutputTool || req.OutputTool == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // inputSchema splits a JSON Schema into the SDK's input_schema parameter:

@@ -79,12 +79,16 @@ func TestCacheBreakpoints(t *testing.T) {
 	}
 }
 
-// TestCacheBreakpointsFirstTurn: on the first turn the breakpoint of the
-// conversation is on the user's message; a request without tools or
-// instructions has that one alone.
+// TestCacheBreakpointsFirstTurn: a run's first call writes the tools and
+// the instructions to the cache, which the run's later calls and the next
+// runs of the agent read, but not its conversation: that is the run's own
+// input (a document, as often as not), which no other call reads, and a
+// write costs more than input. A request without tools or instructions
+// asks for nothing.
 func TestCacheBreakpointsFirstTurn(t *testing.T) {
-	f := newFake(t, message(`[{"type": "text", "text": "ok"}]`, "end_turn", ""))
-	_, err := f.model(t, retry.Policy{}).Complete(context.Background(), &agentrt.Request{
+	f := newFake(t, message(`[{"type": "text", "text": "ok"}]`, "end_turn", ""), message(`[{"type": "text", "text": "ok"}]`, "end_turn", ""))
+	m := f.model(t, retry.Policy{})
+	_, err := m.Complete(context.Background(), &agentrt.Request{
 		Model:    "claude-haiku-4-5",
 		Messages: []agentrt.Message{{Role: agentrt.User, Content: "hi"}},
 		Cache:    true,
@@ -93,9 +97,22 @@ func TestCacheBreakpointsFirstTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := f.body(0)
-	jsonEq(t, "messages", b["messages"], `[{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}]}]`)
+	jsonEq(t, "messages", b["messages"], `[{"role": "user", "content": [{"type": "text", "text": "hi"}]}]`)
+	if n := breakpoints(t, b); n != 0 {
+		t.Errorf("%d breakpoints, want 0", n)
+	}
+	_, err = m.Complete(context.Background(), &agentrt.Request{
+		Model:    "claude-haiku-4-5",
+		Messages: []agentrt.Message{{Role: agentrt.System, Content: "Be brief."}, {Role: agentrt.User, Content: "a long document"}},
+		Cache:    true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = f.body(1)
+	jsonEq(t, "messages", b["messages"], `[{"role": "user", "content": [{"type": "text", "text": "a long document"}]}]`)
 	if n := breakpoints(t, b); n != 1 {
-		t.Errorf("%d breakpoints, want 1", n)
+		t.Errorf("%d breakpoints, want 1: the instructions'", n)
 	}
 }
 
