@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"cmd/agentc":         {"internal/cli", "internal/gcpace"},
 	"cmd/agentc-runtime": {"internal/runcmd", "internal/gcpace"},
 	"internal/cli":       {"*"},
-	"internal/runcmd":    {"internal/leaf/project", "internal/leaf/userfile", "runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext"},
+	"internal/runcmd":    {"internal/leaf/project", "internal/leaf/userfile", "runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext", "serve"},
 	"internal/gcpace":    {},
 	// The providers agentc carries beyond agentc-runtime's.
 	"internal/providers": {"internal/runcmd", "plan", "runtime"},
@@ -42,6 +42,7 @@ var allowed = map[string][]string{
 	"runview":            {"internal/leaf/userfile", "runtime", "plan", "cost"},
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime"},
+	"serve":              {"plan", "runtime"},
 	"telemetry/otlp":     {"runtime", "telemetry"},
 
 	// The leaves: small packages any layer may use, which import nothing
@@ -67,6 +68,7 @@ var forbidden = map[string][]string{
 	"temporal":        {"cuelang.org/go", "github.com/spf13/cobra"},
 	"contractdiff":    {"cuelang.org/go", "github.com/spf13/cobra"},
 	"runview":         {"cuelang.org/go", "github.com/spf13/cobra"},
+	"serve":           {"cuelang.org/go", "github.com/spf13/cobra"},
 	"cost":            {"cuelang.org/go", "github.com/spf13/cobra", "text/template"},
 	// The SDK and its exporters are for the agentc program alone: the
 	// runtime program links the recorder, which needs only the API.

@@ -141,7 +141,7 @@ manifest); 2 usage error.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
-	cmds := append(c.Verbs(e), newRunCmd(e, c), newWorkerCmd(e), newJournalCmd(e), newViewCmd(e), newApproveCmd(e))
+	cmds := append(c.Verbs(e), newRunCmd(e, c), newServeCmd(e, c), newWorkerCmd(e), newJournalCmd(e), newViewCmd(e), newApproveCmd(e))
 	for _, cmd := range cmds {
 		jobErrors(cmd, c)
 		root.AddCommand(cmd)

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"agentc.dev/agentc/internal/runcmd"
+)
+
+func newServeCmd(e Env, c *Compiler) *cobra.Command {
+	var f runcmd.ServeFlags
+	cmd := &cobra.Command{
+		Use:   "serve path...",
+		Short: "Serve agents to other programs, each an MCP tool whose schemas are its contracts",
+		Long: `Serve offers each agent it is given (a manifest, compiled on the fly, or a
+plan) as a tool of one MCP server on standard input and output, the stdio
+transport: an editor's assistant or another agent lists the tools and
+calls them. A tool is named as its agent; its input schema is the agent's
+input contract (an object; an agent without input takes {}), its output
+schema the agent's output contract (where that is an object), and its
+_meta holds the contract and plan digests (agentc/contract, agentc/plan).
+A call runs the agent with the call's arguments as its input; the answer,
+validated against the contract, is the result's structured content and its
+text. Arguments the input contract refuses, and a run that ends without a
+valid answer or on a bound, are the call's error (isError), saying why;
+the result's _meta says the run's outcome, bound and usage.
+
+Each agent is checked against the lock file, as agentc run checks it, and
+its tools started, before anything is served; one that cannot be served
+(files in its input, an input that is not an object, two of one name) is an
+error, exit 1. Keys come from the environment, as for agentc run; --model
+test answers every call offline. A tool call that needs approval is denied
+(--approve no, the default; the model reads the denial) or approved
+(--approve yes): standard input is the client's, there is no terminal to
+ask on. What the runs say goes to standard error. The server ends when the
+client closes the connection, or on SIGINT or SIGTERM.`,
+		Example: `  agentc serve examples/issue-triage.cue examples/pr-description.cue
+  agentc serve --model test examples/`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			version := "(devel)"
+			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+				version = bi.Main.Version
+			}
+			return runcmd.Serve(cmd.Context(), e, c.Load, version, args, f)
+		},
+	}
+	f.Register(cmd.Flags())
+	f.SetApproveRules(rules())
+	f.SetRetarget(c.Retarget)
+	return cmd
+}

@@ -1,0 +1,153 @@
+package serve_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/testmodel"
+	"agentc.dev/agentc/serve"
+)
+
+const labelSchema = `{"type":"object","properties":{"label":{"enum":["bug","feature"]},"confidence":{"type":"number","minimum":0,"maximum":1}},"required":["label","confidence"],"additionalProperties":false}`
+
+// labeler is an agent with an object input and an object contract.
+func labeler(t *testing.T) serve.Agent {
+	t.Helper()
+	p := &plan.Plan{Agent: plan.Agent{
+		Name: "labeler", Description: "Labels an issue.", Model: plan.Model{Provider: "test", Name: "m"}, Instructions: "Label the issue.",
+		Input:        &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string","minLength":1}},"required":["title"]}`)},
+		Prompt:       "{{.title}}",
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}},
+		Output:       &plan.Output{Name: "answer", Description: "The label.", Mode: "tool", Enforce: "local", Retries: 2, Schema: json.RawMessage(labelSchema)},
+		Strategy:     plan.Strategy{OnProse: "remind", Reminders: 2},
+	}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(p, agentrt.Options{Model: &testmodel.Model{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve.Agent{Plan: p, Runner: r}
+}
+
+// connect serves agents and returns a session of the SDK's own client,
+// over the SDK's in-memory transports.
+func connect(t *testing.T, agents ...serve.Agent) *mcp.ClientSession {
+	t.Helper()
+	s, err := serve.MCP("test", agents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// TestToolsAreContracts: the client lists each agent as a tool whose
+// input schema is its input contract and whose output schema its output
+// contract, with the digests in _meta; a call's structured content is
+// the answer, valid by the contract, and its text the same JSON.
+func TestToolsAreContracts(t *testing.T) {
+	ag := labeler(t)
+	cs := connect(t, ag)
+	ctx := context.Background()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Tools) != 1 {
+		t.Fatalf("%d tools", len(list.Tools))
+	}
+	tool := list.Tools[0]
+	in, _ := json.Marshal(tool.InputSchema)
+	out, _ := json.Marshal(tool.OutputSchema)
+	if tool.Name != "labeler" || tool.Description != "Labels an issue." || !strings.Contains(string(in), `"minLength":1`) || !strings.Contains(string(out), `"maximum":1`) {
+		t.Errorf("tool %s: %q, input %s, output %s", tool.Name, tool.Description, in, out)
+	}
+	if tool.Meta[serve.MetaContract] != string(ag.Plan.Digests.Contract) || tool.Meta[serve.MetaPlan] != string(ag.Plan.Digests.Plan) {
+		t.Errorf("meta %v", tool.Meta)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "labeler", Arguments: map[string]any{"title": "Crash on start"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("error result: %+v", res.Content)
+	}
+	answer, _ := json.Marshal(res.StructuredContent)
+	schema, err := jsonschema.UnmarshalJSON(strings.NewReader(labelSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("label.json", schema); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("label.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(answer)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(v); err != nil {
+		t.Errorf("structured content %s: %v", answer, err)
+	}
+	if text, ok := res.Content[0].(*mcp.TextContent); !ok || text.Text != string(answer) {
+		t.Errorf("content %+v, structured %s", res.Content, answer)
+	}
+	if res.Meta[serve.MetaOutcome] != agentrt.OutcomeOK || res.Meta[serve.MetaBound] != agentrt.BoundNone {
+		t.Errorf("meta %v", res.Meta)
+	}
+}
+
+// TestBadArguments: arguments the input contract refuses are the call's
+// error, saying why; nothing runs.
+func TestBadArguments(t *testing.T) {
+	cs := connect(t, labeler(t))
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "labeler", Arguments: map[string]any{"title": ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := res.Content[0].(*mcp.TextContent)
+	if !res.IsError || text == nil || !strings.Contains(text.Text, "input:") {
+		t.Errorf("result %+v", res)
+	}
+}
+
+// TestRefusedAgents: an agent no MCP tool can stand for, and two agents
+// of one name, are refused before anything is served.
+func TestRefusedAgents(t *testing.T) {
+	ag := labeler(t)
+	if _, err := serve.MCP("test", []serve.Agent{ag, ag}); err == nil || !strings.Contains(err.Error(), "two agents are named labeler") {
+		t.Errorf("two of one name: %v", err)
+	}
+	p := *ag.Plan
+	p.Agent.Input = &plan.Input{Schema: json.RawMessage(`{"type":"string"}`)}
+	if _, err := serve.MCP("test", []serve.Agent{{Plan: &p, Runner: ag.Runner}}); err == nil || !strings.Contains(err.Error(), "not of type object") {
+		t.Errorf("a string input: %v", err)
+	}
+	p.Agent.Input = &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"doc":{"type":"string","contentEncoding":"base64","contentMediaType":"application/pdf"}}}`)}
+	if _, err := serve.MCP("test", []serve.Agent{{Plan: &p, Runner: ag.Runner}}); err == nil || !strings.Contains(err.Error(), "takes files") {
+		t.Errorf("a file input: %v", err)
+	}
+}
