@@ -3,6 +3,9 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -149,5 +152,66 @@ func TestRefusedAgents(t *testing.T) {
 	p.Agent.Input = &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"doc":{"type":"string","contentEncoding":"base64","contentMediaType":"application/pdf"}}}`)}
 	if _, err := serve.MCP("test", []serve.Agent{{Plan: &p, Runner: ag.Runner}}); err == nil || !strings.Contains(err.Error(), "takes files") {
 		t.Errorf("a file input: %v", err)
+	}
+}
+
+// bearer sends a token with each request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// TestHTTP: over the streamable HTTP transport, the SDK's client with
+// the server's token lists and calls the agent; a request without it, or
+// with another, is refused 401 and reaches no agent.
+func TestHTTP(t *testing.T) {
+	const token = "s3cret-token-of-the-server"
+	s, err := serve.MCP("test", []serve.Agent{labeler(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(serve.MCPHandler(s, token))
+	defer srv.Close()
+	ctx := context.Background()
+	client := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: client}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "labeler", Arguments: map[string]any{"title": "Crash on start"}})
+	if err != nil || res.IsError || res.StructuredContent == nil {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	for _, auth := range []string{"", "Bearer wrong-token-of-the-server", "Basic " + token, token} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(body), "labeler") {
+			t.Errorf("Authorization %q: %d %s", auth, resp.StatusCode, body)
+		}
+	}
+}
+
+func TestCheckToken(t *testing.T) {
+	for token, ok := range map[string]bool{"": false, "short": false, "sixteen-bytes-ok": true, "has a space in it!": false, "line\nbreak-in-the-token": false, "\xff\xfe-not-utf8-at-all": false} {
+		if err := serve.CheckToken(token); (err == nil) != ok {
+			t.Errorf("%q: %v", token, err)
+		}
 	}
 }

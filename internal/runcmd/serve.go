@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
 
+	"agentc.dev/agentc/internal/leaf/userfile"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/pace"
 	"agentc.dev/agentc/runtime/redact"
@@ -20,6 +25,7 @@ import (
 // ServeFlags are agentc serve's flags.
 type ServeFlags struct {
 	model, approve, lock string
+	http, tokenFile      string
 	requireLock          bool
 	rules                RulesFunc
 	retarget             RetargetFunc
@@ -31,6 +37,32 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.approve, "approve", approveNo, "tool calls that need approval: no (deny them all; the model reads the denial) or yes (approve them all); no client is asked yet")
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above each agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to serve an agent the lock file does not hold, or without a lock file")
+	fs.StringVar(&f.http, "http", "", "serve MCP's streamable HTTP transport on HOST:PORT (at /mcp) instead of standard input and output; clients send the token of $"+ServeTokenVar+" or --token-file")
+	fs.StringVar(&f.tokenFile, "token-file", "", "with --http, read the bearer token clients must send from this file (default: $"+ServeTokenVar+")")
+}
+
+// ServeTokenVar names the variable that holds agentc serve --http's
+// bearer token.
+const ServeTokenVar = "AGENTC_SERVE_TOKEN"
+
+// serveToken reads the bearer token --http requires: --token-file's, else
+// $AGENTC_SERVE_TOKEN's; a server on HTTP without one is not started.
+func serveToken(f ServeFlags) (string, error) {
+	token, from := os.Getenv(ServeTokenVar), "$"+ServeTokenVar
+	if f.tokenFile != "" {
+		b, err := userfile.Read(f.tokenFile, 4<<10, "a token file")
+		if err != nil {
+			return "", UsageError("--token-file: %v", err)
+		}
+		token, from = strings.TrimRight(string(b), "\r\n"), "--token-file "+f.tokenFile
+	}
+	if token == "" {
+		return "", UsageError("--http: clients must send a bearer token, and none is set: put one in $%s or a file named by --token-file", ServeTokenVar)
+	}
+	if err := serve.CheckToken(token); err != nil {
+		return "", UsageError("--http: the token of %s cannot protect a server: %v", from, err)
+	}
+	return token, nil
 }
 
 // SetApproveRules sets what decides calls by approve_if before --approve.
@@ -49,6 +81,23 @@ func (f *ServeFlags) SetRetarget(r RetargetFunc) { f.retarget = r }
 func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths []string, f ServeFlags) error {
 	if f.approve != approveNo && f.approve != approveYes {
 		return UsageError("--approve %q: want no or yes (there is no terminal to ask on: standard input is the client's)", f.approve)
+	}
+	var token string
+	switch {
+	case f.http != "":
+		var err error
+		if token, err = serveToken(f); err != nil {
+			return err
+		}
+		host, _, err := net.SplitHostPort(f.http)
+		if err != nil {
+			return UsageError("--http %q: give HOST:PORT (127.0.0.1:8080): %v", f.http, err)
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			fmt.Fprintf(e.Stderr, "agentc: --http %s listens beyond this machine: whoever reaches it with the token runs the agents, on your keys\n", f.http)
+		}
+	case f.tokenFile != "":
+		return UsageError("--token-file goes with --http")
 	}
 	secrets := &redact.Set{}
 	for _, v := range ProviderSecrets() {
@@ -116,12 +165,44 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	for i, a := range agents {
 		names[i] = a.Plan.Agent.Name
 	}
+	if f.http != "" {
+		return serveHTTP(ctx, e, f.http, serve.MCPHandler(s, token), names, sigs)
+	}
 	fmt.Fprintf(e.Stderr, "agentc: serving %d agents over MCP on standard input and output: %v\n", len(agents), names)
 	err = s.Run(ctx, &mcp.IOTransport{Reader: readCloser{e.Stdin}, Writer: writeCloser{e.Stdout}})
 	if c := sigs.code(); c != 0 {
 		return &ExitError{Code: c}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
+		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	return nil
+}
+
+// serveHTTP serves h at /mcp on addr until ctx ends (a stop signal): then
+// it takes no more requests, and gives those in flight a grace period.
+func serveHTTP(ctx context.Context, e Env, addr string, h http.Handler, names []string, sigs *signals) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--http: %w", err)}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(e.Stderr, "agentc: serving %d agents over MCP at http://%s/mcp: %v\n", len(names), ln.Addr(), names)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		err = srv.Shutdown(grace)
+	}
+	if c := sigs.code(); c != 0 {
+		return &ExitError{Code: c}
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	return nil

@@ -1,0 +1,52 @@
+package serve
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MinTokenLen is the shortest bearer token a server takes: a token a
+// person could guess protects nothing.
+const MinTokenLen = 16
+
+// MaxBodyBytes bounds an HTTP request's body.
+const MaxBodyBytes = 8 << 20
+
+// CheckToken reports why a bearer token cannot protect a server: too
+// short, or not printable on one line.
+func CheckToken(token string) error {
+	switch {
+	case len(token) < MinTokenLen:
+		return errors.New("the token is shorter than 16 bytes")
+	case !utf8.ValidString(token) || strings.ContainsFunc(token, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return errors.New("the token holds a space, a control character or bytes that are not UTF-8")
+	}
+	return nil
+}
+
+// MCPHandler serves s over MCP's streamable HTTP transport to clients
+// that send the bearer token (Authorization: Bearer TOKEN); any other
+// request is refused 401 before the server reads it. Request bodies are
+// bounded to MaxBodyBytes.
+func MCPHandler(s *mcp.Server, token string) http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: MaxBodyBytes})
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(got))
+		// The digests are compared, in constant time: neither the
+		// token's length nor its bytes show in how long a refusal takes.
+		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="agentc"`)
+			http.Error(w, `{"error":"unauthorized: send the server's token as Authorization: Bearer TOKEN"}`, http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
