@@ -50,3 +50,25 @@ func MCPHandler(s *mcp.Server, token string) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// Mux serves h at /mcp, and the probes an orchestrator asks without a
+// token: /healthz (200 while the process serves) and /readyz (200 until
+// draining says the server is stopping, then 503). They say nothing of
+// the agents.
+func Mux(h http.Handler, draining func() bool) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if draining() {
+			http.Error(w, "stopping", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+	return mux
+}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -213,5 +214,39 @@ func TestCheckToken(t *testing.T) {
 		if err := serve.CheckToken(token); (err == nil) != ok {
 			t.Errorf("%q: %v", token, err)
 		}
+	}
+}
+
+// TestProbes: /healthz and /readyz answer without a token and say nothing
+// of the agents; /readyz says 503 once the server is stopping.
+func TestProbes(t *testing.T) {
+	s, err := serve.MCP("test", []serve.Agent{labeler(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stopping atomic.Bool
+	srv := httptest.NewServer(serve.Mux(serve.MCPHandler(s, "s3cret-token-of-the-server"), stopping.Load))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("healthz %d %q", code, body)
+	}
+	if code, body := get("/readyz"); code != 200 || body != "ready\n" {
+		t.Errorf("readyz %d %q", code, body)
+	}
+	if code, _ := get("/mcp"); code != http.StatusUnauthorized {
+		t.Errorf("/mcp without a token: %d", code)
+	}
+	stopping.Store(true)
+	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("readyz while stopping: %d", code)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -186,15 +187,15 @@ func serveHTTP(ctx context.Context, e Env, addr string, h http.Handler, names []
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--http: %w", err)}
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", h)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	var stopping atomic.Bool
+	srv := &http.Server{Handler: serve.Mux(h, stopping.Load), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(e.Stderr, "agentc: serving %d agents over MCP at http://%s/mcp: %v\n", len(names), ln.Addr(), names)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
+		stopping.Store(true)
 		grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		err = srv.Shutdown(grace)
