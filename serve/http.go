@@ -36,6 +36,12 @@ func CheckToken(token string) error {
 // bounded to MaxBodyBytes.
 func MCPHandler(s *mcp.Server, token string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: MaxBodyBytes})
+	return authorized(h, token)
+}
+
+// authorized passes on to h the requests that carry the bearer token,
+// and refuses the rest 401 before h reads them.
+func authorized(h http.Handler, token string) http.Handler {
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -51,13 +57,18 @@ func MCPHandler(s *mcp.Server, token string) http.Handler {
 	})
 }
 
-// Mux serves h at /mcp, and the probes an orchestrator asks without a
-// token: /healthz (200 while the process serves) and /readyz (200 until
-// draining says the server is stopping, then 503). They say nothing of
-// the agents.
-func Mux(h http.Handler, draining func() bool) *http.ServeMux {
+// Mux serves h at /mcp, api (API's handler; nil for none) at /v1/ and
+// /openapi.json, and the probes an orchestrator asks without a token:
+// /healthz (200 while the process serves) and /readyz (200 until draining
+// says the server is stopping, then 503). The probes say nothing of the
+// agents.
+func Mux(h, api http.Handler, draining func() bool) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
+	if api != nil {
+		mux.Handle("/v1/", api)
+		mux.Handle("/openapi.json", api)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))

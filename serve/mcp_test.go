@@ -225,7 +225,7 @@ func TestProbes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stopping atomic.Bool
-	srv := httptest.NewServer(serve.Mux(serve.MCPHandler(s, "s3cret-token-of-the-server"), stopping.Load))
+	srv := httptest.NewServer(serve.Mux(serve.MCPHandler(s, "s3cret-token-of-the-server"), nil, stopping.Load))
 	defer srv.Close()
 	get := func(path string) (int, string) {
 		resp, err := http.Get(srv.URL + path)

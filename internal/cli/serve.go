@@ -34,9 +34,17 @@ test answers every call offline. A tool call that needs approval is denied
 (--approve no, the default; the model reads the denial) or approved
 (--approve yes): standard input is the client's, there is no terminal to
 ask on. What the runs say goes to standard error. The server ends when the
-client closes the connection, or on SIGINT or SIGTERM.`,
+client closes the connection, or on SIGINT or SIGTERM.
+
+--http HOST:PORT serves MCP's streamable HTTP transport at /mcp instead,
+and an HTTP API of the same agents: POST /v1/agents/NAME/runs (the body is
+the input; the answer is the run), GET /v1/agents, and GET /openapi.json,
+generated from the contracts. Every request must carry the bearer token of
+$AGENTC_SERVE_TOKEN or --token-file (at least 16 bytes); the server does not
+start without one. /healthz and /readyz need none.`,
 		Example: `  agentc serve examples/issue-triage.cue examples/pr-description.cue
-  agentc serve --model test examples/`,
+  agentc serve --model test examples/
+  AGENTC_SERVE_TOKEN=... agentc serve --http 127.0.0.1:8080 examples/issue-triage.cue`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			version := "(devel)"

@@ -167,7 +167,11 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		names[i] = a.Plan.Agent.Name
 	}
 	if f.http != "" {
-		return serveHTTP(ctx, e, f.http, serve.MCPHandler(s, token), names, sigs)
+		api, err := serve.API(agents, token)
+		if err != nil {
+			return &ExitError{Code: ExitFindings, Err: err}
+		}
+		return serveHTTP(ctx, e, f.http, serve.MCPHandler(s, token), api, names, sigs)
 	}
 	fmt.Fprintf(e.Stderr, "agentc: serving %d agents over MCP on standard input and output: %v\n", len(agents), names)
 	err = s.Run(ctx, &mcp.IOTransport{Reader: readCloser{e.Stdin}, Writer: writeCloser{e.Stdout}})
@@ -180,16 +184,17 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	return nil
 }
 
-// serveHTTP serves h at /mcp on addr until ctx ends (a stop signal): then
+// serveHTTP serves h at /mcp, and api at /v1/ and /openapi.json, on addr
+// until ctx ends (a stop signal): then
 // it takes no more requests, and gives those in flight a grace period.
-func serveHTTP(ctx context.Context, e Env, addr string, h http.Handler, names []string, sigs *signals) error {
+func serveHTTP(ctx context.Context, e Env, addr string, h, api http.Handler, names []string, sigs *signals) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--http: %w", err)}
 	}
 	var stopping atomic.Bool
-	srv := &http.Server{Handler: serve.Mux(h, stopping.Load), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.Stderr, "agentc: serving %d agents over MCP at http://%s/mcp: %v\n", len(names), ln.Addr(), names)
+	srv := &http.Server{Handler: serve.Mux(h, api, stopping.Load), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(e.Stderr, "agentc: serving %d agents at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json: %v\n", len(names), ln.Addr(), names)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

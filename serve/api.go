@@ -1,0 +1,185 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// RunResult is the body of a run the HTTP API made: the run's outcome and
+// bound, its answer (valid by the agent's contract) or its error, its
+// usage and the digests of the plan that ran.
+type RunResult struct {
+	Agent   string          `json:"agent"`
+	Outcome string          `json:"outcome"`
+	Bound   string          `json:"bound"`
+	Answer  json.RawMessage `json:"answer,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Usage   agentrt.Usage   `json:"usage"`
+	Digests plan.Digests    `json:"digests"`
+}
+
+// apiError is the body of a request the API refused.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+// API serves the agents over HTTP, to clients that send the bearer token
+// (as MCPHandler): POST /v1/agents/{name}/runs runs an agent with the
+// request's body, JSON, as its input, and answers with the run
+// (RunResult): 200 for a run that was made, whatever its outcome; 400 for
+// a body that is not one JSON value, 404 for no such agent, 413 for a body
+// past MaxBodyBytes, 422 for an input the agent's input contract refuses
+// (nothing ran). GET /v1/agents lists the agents, their digests and
+// schemas; GET /openapi.json is an OpenAPI document of the runs, one path
+// per agent, its request body the input contract and its answer the
+// output contract.
+func API(agents []Agent, token string) (http.Handler, error) {
+	byName := map[string]Agent{}
+	for _, a := range agents {
+		if _, dup := byName[a.Plan.Agent.Name]; dup {
+			return nil, fmt.Errorf("two agents are named %s", a.Plan.Agent.Name)
+		}
+		byName[a.Plan.Agent.Name] = a
+	}
+	doc, err := openAPI(agents)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/agents/{name}/runs", func(w http.ResponseWriter, r *http.Request) {
+		a, ok := byName[r.PathValue("name")]
+		if !ok {
+			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("no agent is named %q here", r.PathValue("name"))})
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			reply(w, http.StatusRequestEntityTooLarge, apiError{fmt.Sprintf("the body is larger than the %d bytes a run's input may be", MaxBodyBytes)})
+			return
+		case err != nil:
+			reply(w, http.StatusBadRequest, apiError{"reading the body: " + err.Error()})
+			return
+		case !json.Valid(body) && len(body) > 0:
+			reply(w, http.StatusBadRequest, apiError{"the body is not one JSON value: a run's input is JSON"})
+			return
+		}
+		var input json.RawMessage
+		if a.Plan.Agent.Input != nil {
+			input = body
+		}
+		rep, err := a.Runner.Run(r.Context(), input)
+		if err != nil {
+			var ie *agentrt.InputError
+			if errors.As(err, &ie) {
+				reply(w, http.StatusUnprocessableEntity, apiError{err.Error()})
+				return
+			}
+			reply(w, http.StatusInternalServerError, apiError{err.Error()})
+			return
+		}
+		bound := rep.Bound
+		if bound == "" {
+			bound = agentrt.BoundNone
+		}
+		reply(w, http.StatusOK, RunResult{Agent: a.Plan.Agent.Name, Outcome: rep.Outcome, Bound: bound, Answer: rep.Answer,
+			Error: rep.Error, Usage: rep.Usage, Digests: a.Plan.Digests})
+	})
+	mux.HandleFunc("GET /v1/agents", func(w http.ResponseWriter, r *http.Request) {
+		type listed struct {
+			Name    string          `json:"name"`
+			Digests plan.Digests    `json:"digests"`
+			Input   json.RawMessage `json:"input_schema,omitempty"`
+			Output  json.RawMessage `json:"output_schema,omitempty"`
+		}
+		out := []listed{}
+		for _, a := range agents {
+			l := listed{Name: a.Plan.Agent.Name, Digests: a.Plan.Digests}
+			if in := a.Plan.Agent.Input; in != nil {
+				l.Input = in.Schema
+			}
+			if o := a.Plan.Agent.Output; o != nil {
+				l.Output = o.Schema
+			}
+			out = append(out, l)
+		}
+		reply(w, http.StatusOK, map[string]any{"agents": out})
+	})
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(doc)
+	})
+	return authorized(mux, token), nil
+}
+
+// openAPI is the OpenAPI 3.1 document of the agents' runs.
+func openAPI(agents []Agent) ([]byte, error) {
+	paths := map[string]any{}
+	for _, a := range agents {
+		name := a.Plan.Agent.Name
+		in := json.RawMessage(`{}`)
+		if a.Plan.Agent.Input != nil {
+			in = a.Plan.Agent.Input.Schema
+		}
+		answer := json.RawMessage(`{"description": "the final text, as a JSON string"}`)
+		if o := a.Plan.Agent.Output; o != nil {
+			answer = o.Schema
+		}
+		result := map[string]any{"type": "object", "required": []string{"agent", "outcome", "bound", "usage", "digests"}, "properties": map[string]any{
+			"agent":   map[string]any{"const": name},
+			"outcome": map[string]any{"enum": []string{agentrt.OutcomeOK, agentrt.OutcomeError}},
+			"bound":   map[string]any{"type": "string"},
+			"answer":  answer,
+			"error":   map[string]any{"type": "string"},
+			"usage":   map[string]any{"type": "object"},
+			"digests": map[string]any{"type": "object", "properties": map[string]any{"contract": map[string]any{"const": string(a.Plan.Digests.Contract)}, "plan": map[string]any{"const": string(a.Plan.Digests.Plan)}}},
+		}}
+		errBody := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
+		paths["/v1/agents/"+name+"/runs"] = map[string]any{"post": map[string]any{
+			"operationId": "run_" + name,
+			"summary":     "Run " + name,
+			"description": a.Plan.Agent.Description,
+			"requestBody": map[string]any{"required": a.Plan.Agent.Input != nil, "content": map[string]any{"application/json": map[string]any{"schema": in}}},
+			"responses": map[string]any{
+				"200": map[string]any{"description": "the run was made; its outcome says how it ended", "content": map[string]any{"application/json": map[string]any{"schema": result}}},
+				"400": withDesc(errBody, "the body is not one JSON value"),
+				"401": withDesc(errBody, "no bearer token, or another"),
+				"413": withDesc(errBody, "the body is too large"),
+				"422": withDesc(errBody, "the input contract refuses the input; nothing ran"),
+			},
+			"x-agentc-contract": string(a.Plan.Digests.Contract),
+			"x-agentc-plan":     string(a.Plan.Digests.Plan),
+		}}
+	}
+	doc := map[string]any{
+		"openapi":    "3.1.0",
+		"info":       map[string]any{"title": "agentc agents", "version": "1"},
+		"paths":      paths,
+		"components": map[string]any{"schemas": map[string]any{"Error": map[string]any{"type": "object", "required": []string{"error"}, "properties": map[string]any{"error": map[string]any{"type": "string"}}}}, "securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
+		"security":   []any{map[string]any{"bearer": []string{}}},
+	}
+	return json.MarshalIndent(doc, "", "  ")
+}
+
+func withDesc(body map[string]any, desc string) map[string]any {
+	out := map[string]any{"description": desc}
+	for k, v := range body {
+		out[k] = v
+	}
+	return out
+}
+
+func reply(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

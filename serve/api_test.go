@@ -1,0 +1,133 @@
+package serve_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/serve"
+)
+
+const apiToken = "s3cret-token-of-the-api"
+
+// call makes a request of the API with the token (auth "" for none).
+func call(t *testing.T, srv *httptest.Server, method, path, auth, body string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", "Bearer "+auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// TestAPIRun: POST /v1/agents/{name}/runs runs the agent with the body as
+// its input and answers with the run; what the API refuses says why, with
+// the status that means it, and runs nothing.
+func TestAPIRun(t *testing.T) {
+	ag := labeler(t)
+	h, err := serve.API([]serve.Agent{ag}, apiToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	code, body := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": "Crash on start"}`)
+	var res serve.RunResult
+	if err := json.Unmarshal(body, &res); err != nil || code != 200 {
+		t.Fatalf("%d %s", code, body)
+	}
+	if res.Outcome != agentrt.OutcomeOK || res.Bound != agentrt.BoundNone || !strings.Contains(string(res.Answer), `"label":`) || res.Digests != ag.Plan.Digests {
+		t.Errorf("result %+v", res)
+	}
+	for _, tc := range []struct {
+		method, path, auth, body string
+		code                     int
+		says                     string
+	}{
+		{"POST", "/v1/agents/labeler/runs", "", `{"title": "x"}`, 401, "unauthorized"},
+		{"POST", "/v1/agents/labeler/runs", "another-token-entirely", `{"title": "x"}`, 401, "unauthorized"},
+		{"POST", "/v1/agents/nobody/runs", apiToken, `{}`, 404, `no agent is named \"nobody\"`},
+		{"POST", "/v1/agents/labeler/runs", apiToken, `{"title": `, 400, "not one JSON value"},
+		{"POST", "/v1/agents/labeler/runs", apiToken, `{"title": ""}`, 422, "input:"},
+		{"POST", "/v1/agents/labeler/runs", apiToken, `{"title": "` + strings.Repeat("x", serve.MaxBodyBytes) + `"}`, 413, "larger than"},
+	} {
+		code, body := call(t, srv, tc.method, tc.path, tc.auth, tc.body)
+		if code != tc.code || !strings.Contains(string(body), tc.says) {
+			t.Errorf("%s %s (auth %q): %d %.200s; want %d saying %q", tc.method, tc.path, tc.auth, code, body, tc.code, tc.says)
+		}
+	}
+}
+
+// TestOpenAPI: the OpenAPI document has a path per agent whose request
+// body is the input contract and whose answer is the output contract,
+// with the digests; the listing says the same.
+func TestOpenAPI(t *testing.T) {
+	ag := labeler(t)
+	h, err := serve.API([]serve.Agent{ag}, apiToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	code, body := call(t, srv, http.MethodGet, "/openapi.json", apiToken, "")
+	var doc struct {
+		OpenAPI string `json:"openapi"`
+		Paths   map[string]struct {
+			Post struct {
+				RequestBody struct {
+					Content map[string]struct {
+						Schema json.RawMessage `json:"schema"`
+					} `json:"content"`
+				} `json:"requestBody"`
+				Responses map[string]struct {
+					Content map[string]struct {
+						Schema struct {
+							Properties map[string]json.RawMessage `json:"properties"`
+						} `json:"schema"`
+					} `json:"content"`
+				} `json:"responses"`
+				Contract string `json:"x-agentc-contract"`
+			} `json:"post"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil || code != 200 || doc.OpenAPI != "3.1.0" {
+		t.Fatalf("%d %v %.300s", code, err, body)
+	}
+	op := doc.Paths["/v1/agents/labeler/runs"].Post
+	if in := compact(op.RequestBody.Content["application/json"].Schema); !strings.Contains(in, `"minLength":1`) {
+		t.Errorf("request schema %s", in)
+	}
+	if out := compact(op.Responses["200"].Content["application/json"].Schema.Properties["answer"]); !strings.Contains(out, `"maximum":1`) {
+		t.Errorf("answer schema %s", out)
+	}
+	if op.Contract != string(ag.Plan.Digests.Contract) {
+		t.Errorf("contract %q", op.Contract)
+	}
+	if code, body := call(t, srv, http.MethodGet, "/openapi.json", "", ""); code != 401 || strings.Contains(string(body), "labeler") {
+		t.Errorf("without the token: %d %s", code, body)
+	}
+	code, body = call(t, srv, http.MethodGet, "/v1/agents", apiToken, "")
+	if code != 200 || !strings.Contains(string(body), `"name":"labeler"`) || !strings.Contains(string(body), string(ag.Plan.Digests.Plan)) {
+		t.Errorf("listing: %d %s", code, body)
+	}
+}
+
+func compact(b []byte) string {
+	var out bytes.Buffer
+	_ = json.Compact(&out, b)
+	return out.String()
+}
