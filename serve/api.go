@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 )
 
 // RunResult is the body of a run the HTTP API made: the run's outcome and
@@ -75,22 +77,43 @@ func API(agents []Agent, token string) (http.Handler, error) {
 		if a.Plan.Agent.Input != nil {
 			input = body
 		}
-		rep, err := a.Runner.Run(r.Context(), input)
+		runner := a.Runner
+		var events *sseWriter
+		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			// The run's events as they happen, then the run.
+			events = &sseWriter{w: w, secrets: a.Secrets}
+			runner = runner.WithEvents(func(ev agentrt.Event) {
+				if a.Events != nil {
+					a.Events(ev)
+				}
+				events.send(ev.Type, ev)
+			})
+		}
+		rep, err := runner.Run(r.Context(), input)
 		if err != nil {
 			var ie *agentrt.InputError
+			status := http.StatusInternalServerError
 			if errors.As(err, &ie) {
-				reply(w, http.StatusUnprocessableEntity, apiError{err.Error()})
+				status = http.StatusUnprocessableEntity
+			}
+			if events.started() {
+				events.send("error", apiError{err.Error()})
 				return
 			}
-			reply(w, http.StatusInternalServerError, apiError{err.Error()})
+			reply(w, status, apiError{err.Error()})
 			return
 		}
 		bound := rep.Bound
 		if bound == "" {
 			bound = agentrt.BoundNone
 		}
-		reply(w, http.StatusOK, RunResult{Agent: a.Plan.Agent.Name, Outcome: rep.Outcome, Bound: bound, Answer: rep.Answer,
-			Error: rep.Error, Usage: rep.Usage, Digests: a.Plan.Digests})
+		res := RunResult{Agent: a.Plan.Agent.Name, Outcome: rep.Outcome, Bound: bound, Answer: rep.Answer,
+			Error: rep.Error, Usage: rep.Usage, Digests: a.Plan.Digests}
+		if events != nil {
+			events.send("result", res)
+			return
+		}
+		reply(w, http.StatusOK, res)
 	})
 	mux.HandleFunc("GET /v1/agents", func(w http.ResponseWriter, r *http.Request) {
 		type listed struct {
@@ -174,6 +197,37 @@ func withDesc(body map[string]any, desc string) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// sseWriter writes a run's events as server-sent events, each a JSON
+// object named by its type, with every secret replaced; the stream's
+// status, 200, is sent with its first event.
+type sseWriter struct {
+	w       http.ResponseWriter
+	secrets *redact.Set
+	sent    bool
+}
+
+func (s *sseWriter) started() bool { return s != nil && s.sent }
+
+func (s *sseWriter) send(name string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	if !s.sent {
+		s.w.Header().Set("Content-Type", "text/event-stream")
+		s.w.Header().Set("Cache-Control", "no-cache")
+		s.w.WriteHeader(http.StatusOK)
+		s.sent = true
+	}
+	if s.secrets != nil {
+		b = s.secrets.JSON(b)
+	}
+	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, b)
+	if f, ok := s.w.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 func reply(w http.ResponseWriter, status int, v any) {

@@ -131,3 +131,44 @@ func compact(b []byte) string {
 	_ = json.Compact(&out, b)
 	return out.String()
 }
+
+// TestAPIStream: with Accept: text/event-stream, a run's events come as
+// they happen, each named by its type, and the run last, as a result
+// event; an input refused before the run is still a 422.
+func TestAPIStream(t *testing.T) {
+	ag := labeler(t)
+	var heard []string
+	ag.Events = func(e agentrt.Event) { heard = append(heard, e.Type) }
+	h, err := serve.API([]serve.Agent{ag}, apiToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	stream := func(body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/agents/labeler/runs", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+apiToken)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	code, body := stream(`{"title": "Crash on start"}`)
+	if code != 200 || !strings.HasPrefix(body, "event: run_start\ndata: {") || !strings.Contains(body, "event: model_call\n") {
+		t.Fatalf("%d %.300s", code, body)
+	}
+	last := body[strings.LastIndex(body, "event: "):]
+	if !strings.HasPrefix(last, "event: result\ndata: ") || !strings.Contains(last, `"outcome":"ok"`) {
+		t.Errorf("the last event: %q", last)
+	}
+	if len(heard) == 0 || heard[0] != agentrt.EventRunStart {
+		t.Errorf("the server's own events: %v", heard)
+	}
+	if code, body := stream(`{"title": ""}`); code != 422 || !strings.Contains(body, "input:") {
+		t.Errorf("a refused input: %d %s", code, body)
+	}
+}

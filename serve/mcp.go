@@ -16,6 +16,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 )
 
 // Agent is an agent a server offers: its plan, and the runner that runs
@@ -23,6 +24,11 @@ import (
 type Agent struct {
 	Plan   *plan.Plan
 	Runner *agentrt.Runner
+	// Events, when set, hears the events of the runs the HTTP API
+	// streams, which go to their client too (the runner's own go
+	// nowhere else); Secrets are replaced in what a client is sent.
+	Events  func(agentrt.Event)
+	Secrets *redact.Set
 }
 
 // Meta keys of a tool and of a call's result.

@@ -156,7 +156,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
-		agents = append(agents, serve.Agent{Plan: p, Runner: r})
+		agents = append(agents, serve.Agent{Plan: p, Runner: r, Events: events, Secrets: secrets})
 	}
 	s, err := serve.MCP(version, agents)
 	if err != nil {
