@@ -6,6 +6,7 @@ require (
 	cloud.google.com/go/auth v0.20.0
 	cuelang.org/go v0.17.1
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3
+	github.com/a2aproject/a2a-go v0.3.3
 	github.com/anthropics/anthropic-sdk-go/v2 v2.15.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream v1.7.27

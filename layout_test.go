@@ -43,6 +43,7 @@ var allowed = map[string][]string{
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime"},
 	"serve":              {"plan", "runtime"},
+	"serve/a2a":          {"runtime", "serve", "plan"},
 	"telemetry/otlp":     {"runtime", "telemetry"},
 
 	// The leaves: small packages any layer may use, which import nothing

@@ -139,7 +139,7 @@ func API(agents []Agent, token string) (http.Handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(doc)
 	})
-	return authorized(mux, token), nil
+	return Authorized(mux, token), nil
 }
 
 // openAPI is the OpenAPI 3.1 document of the agents' runs.

@@ -36,12 +36,12 @@ func CheckToken(token string) error {
 // bounded to MaxBodyBytes.
 func MCPHandler(s *mcp.Server, token string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: MaxBodyBytes})
-	return authorized(h, token)
+	return Authorized(h, token)
 }
 
-// authorized passes on to h the requests that carry the bearer token,
+// Authorized passes on to h the requests that carry the bearer token,
 // and refuses the rest 401 before h reads them.
-func authorized(h http.Handler, token string) http.Handler {
+func Authorized(h http.Handler, token string) http.Handler {
 	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")

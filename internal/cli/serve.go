@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"net/http"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
 	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/serve"
+	"agentc.dev/agentc/serve/a2a"
 )
 
 func newServeCmd(e Env, c *Compiler) *cobra.Command {
@@ -39,7 +42,9 @@ client closes the connection, or on SIGINT or SIGTERM.
 --http HOST:PORT serves MCP's streamable HTTP transport at /mcp instead,
 and an HTTP API of the same agents: POST /v1/agents/NAME/runs (the body is
 the input; the answer is the run), GET /v1/agents, and GET /openapi.json,
-generated from the contracts. Every request must carry the bearer token of
+generated from the contracts, and A2A: an agent card per agent at
+/a2a/NAME/.well-known/agent-card.json and its JSON-RPC endpoint at
+/a2a/NAME. Every request must carry the bearer token of
 $AGENTC_SERVE_TOKEN or --token-file (at least 16 bytes); the server does not
 start without one. /healthz and /readyz need none.`,
 		Example: `  agentc serve examples/issue-triage.cue examples/pr-description.cue
@@ -57,5 +62,6 @@ start without one. /healthz and /readyz need none.`,
 	f.Register(cmd.Flags())
 	f.SetApproveRules(rules())
 	f.SetRetarget(c.Retarget)
+	f.SetA2A(func(agents []serve.Agent, base, token string) http.Handler { return a2a.Handler(agents, base, token) })
 	return cmd
 }

@@ -30,7 +30,17 @@ type ServeFlags struct {
 	requireLock          bool
 	rules                RulesFunc
 	retarget             RetargetFunc
+	a2a                  A2AFunc
 }
+
+// A2AFunc makes the handler that serves agents over A2A under /a2a/ (the
+// agentc program's, package serve/a2a), given the server's URL and the
+// bearer token.
+type A2AFunc func(agents []serve.Agent, base, token string) http.Handler
+
+// SetA2A sets what serves the agents over A2A beside MCP and the HTTP
+// API, under --http; nil serves no A2A.
+func (f *ServeFlags) SetA2A(a A2AFunc) { f.a2a = a }
 
 // Register defines the flags on fs.
 func (f *ServeFlags) Register(fs *pflag.FlagSet) {
@@ -171,7 +181,11 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
-		return serveHTTP(ctx, e, f.http, serve.MCPHandler(s, token), api, names, sigs)
+		var a2a func(base string) http.Handler
+		if f.a2a != nil {
+			a2a = func(base string) http.Handler { return f.a2a(agents, base, token) }
+		}
+		return serveHTTP(ctx, e, f.http, serve.MCPHandler(s, token), api, a2a, names, sigs)
 	}
 	fmt.Fprintf(e.Stderr, "agentc: serving %d agents over MCP on standard input and output: %v\n", len(agents), names)
 	err = s.Run(ctx, &mcp.IOTransport{Reader: readCloser{e.Stdin}, Writer: writeCloser{e.Stdout}})
@@ -187,14 +201,20 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 // serveHTTP serves h at /mcp, and api at /v1/ and /openapi.json, on addr
 // until ctx ends (a stop signal): then
 // it takes no more requests, and gives those in flight a grace period.
-func serveHTTP(ctx context.Context, e Env, addr string, h, api http.Handler, names []string, sigs *signals) error {
+func serveHTTP(ctx context.Context, e Env, addr string, h, api http.Handler, a2a func(base string) http.Handler, names []string, sigs *signals) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--http: %w", err)}
 	}
 	var stopping atomic.Bool
-	srv := &http.Server{Handler: serve.Mux(h, api, stopping.Load), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.Stderr, "agentc: serving %d agents at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json: %v\n", len(names), ln.Addr(), names)
+	mux := serve.Mux(h, api, stopping.Load)
+	also := ""
+	if a2a != nil {
+		mux.Handle("/a2a/", a2a("http://"+ln.Addr().String()))
+		also = ", A2A at /a2a/NAME"
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(e.Stderr, "agentc: serving %d agents at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json%s: %v\n", len(names), ln.Addr(), also, names)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

@@ -1,0 +1,100 @@
+package a2a_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/a2a"
+	"github.com/a2aproject/a2a-go/a2aclient"
+	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/testmodel"
+	"agentc.dev/agentc/serve"
+	a2aserve "agentc.dev/agentc/serve/a2a"
+)
+
+const token = "s3cret-token-of-the-a2a-server"
+
+type bearer struct{ next http.RoundTripper }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+token)
+	return b.next.RoundTrip(r)
+}
+
+func labeler(t *testing.T) serve.Agent {
+	t.Helper()
+	p := &plan.Plan{Agent: plan.Agent{
+		Name: "labeler", Description: "Labels an issue.", Model: plan.Model{Provider: "test", Name: "m"}, Instructions: "Label the issue.",
+		Input:        &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string","minLength":1}},"required":["title"]}`)},
+		Prompt:       "{{.title}}",
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}},
+		Output: &plan.Output{Name: "answer", Description: "The label.", Mode: "tool", Enforce: "local", Retries: 2,
+			Schema: json.RawMessage(`{"type":"object","properties":{"label":{"enum":["bug","feature"]}},"required":["label"],"additionalProperties":false}`)},
+		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
+	}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(p, agentrt.Options{Model: &testmodel.Model{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve.Agent{Plan: p, Runner: r}
+}
+
+// TestA2A: the A2A SDK's own client fetches the agent's card (the skill,
+// JSON modes, the bearer scheme, the digests) and sends it a message
+// holding the input; the reply holds the answer, valid by the contract,
+// as data. A message the input contract refuses is answered with the
+// reason; a client without the token is refused.
+func TestA2A(t *testing.T) {
+	ag := labeler(t)
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{ag}, srv.URL, token))
+	ctx := context.Background()
+	httpc := &http.Client{Transport: bearer{http.DefaultTransport}}
+	card, err := agentcard.NewResolver(httpc).Resolve(ctx, srv.URL+a2aserve.Prefix+"labeler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if card.Name != "labeler" || card.URL != srv.URL+"/a2a/labeler" || card.DefaultInputModes[0] != "application/json" || len(card.Skills) != 1 ||
+		!strings.Contains(strings.Join(card.Skills[0].Tags, " "), "contract:"+string(ag.Plan.Digests.Contract)) || card.SecuritySchemes["bearer"] == nil {
+		t.Errorf("card %+v", card)
+	}
+	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(httpc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Crash on start"}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, ok := res.(*a2a.Message)
+	if !ok || len(msg.Parts) != 2 {
+		t.Fatalf("result %#v", res)
+	}
+	data, ok := msg.Parts[0].(a2a.DataPart)
+	if !ok || (data.Data["label"] != "bug" && data.Data["label"] != "feature") || len(data.Data) != 1 {
+		t.Errorf("the answer %#v", msg.Parts[0])
+	}
+	res, err = client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: `{"title": ""}`})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg, ok := res.(*a2a.Message); !ok || len(msg.Parts) != 1 || !strings.Contains(msg.Parts[0].(a2a.TextPart).Text, "error: input:") {
+		t.Errorf("a refused input: %#v", res)
+	}
+	if _, err := agentcard.NewResolver(http.DefaultClient).Resolve(ctx, srv.URL+a2aserve.Prefix+"labeler"); err == nil {
+		t.Error("the card was given without the token")
+	}
+}
