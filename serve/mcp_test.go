@@ -3,18 +3,22 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/openai"
 	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/serve"
 )
@@ -248,5 +252,63 @@ func TestProbes(t *testing.T) {
 	stopping.Store(true)
 	if code, _ := get("/readyz"); code != http.StatusServiceUnavailable {
 		t.Errorf("readyz while stopping: %d", code)
+	}
+}
+
+// TestConcurrentCalls: two calls run at once: the provider (OpenAI's wire
+// format) answers neither until both have reached it.
+func TestConcurrentCalls(t *testing.T) {
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ToolChoice struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tool_choice"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &req)
+		arrived.Done()
+		arrived.Wait() // both calls are in flight
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":%q,"arguments":"{\"label\":\"bug\",\"confidence\":0.5}"}}]}}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, req.ToolChoice.Function.Name)
+	}))
+	defer srv.Close()
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := labeler(t)
+	p := *ag.Plan
+	p.Agent.Model = plan.Model{Provider: "openai", Name: "m"}
+	p.Output = nil
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(&p, agentrt.Options{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, serve.Agent{Plan: &p, Runner: r})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a bound, not a measure
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "labeler", Arguments: map[string]any{"title": "Crash"}})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("%+v", res.Content)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("call %d: %v", i, err)
+		}
 	}
 }
