@@ -17,7 +17,6 @@ import (
 
 	"agentc.dev/agentc/internal/leaf/userfile"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/pace"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
 	"agentc.dev/agentc/serve"
@@ -27,6 +26,7 @@ import (
 type ServeFlags struct {
 	model, approve, lock string
 	http, tokenFile      string
+	rateLimits           []string
 	requireLock          bool
 	rules                RulesFunc
 	retarget             RetargetFunc
@@ -49,6 +49,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above each agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to serve an agent the lock file does not hold, or without a lock file")
 	fs.StringVar(&f.http, "http", "", "serve MCP's streamable HTTP transport on HOST:PORT (at /mcp) instead of standard input and output; clients send the token of $"+ServeTokenVar+" or --token-file")
+	RegisterRateLimit(fs, &f.rateLimits)
 	fs.StringVar(&f.tokenFile, "token-file", "", "with --http, read the bearer token clients must send from this file (default: $"+ServeTokenVar+")")
 }
 
@@ -126,7 +127,11 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		return err
 	}
 	events := eventPrinter(secrets.Writer(e.Stderr), nil, secrets)
-	limits := pace.NewSet()
+	ls, err := ReadLimits(f.rateLimits, os.Getenv(RateLimitsVar), nil, KnownProviders(e.Providers))
+	if err != nil {
+		return err
+	}
+	limits := ls.Set(e.Stderr)
 	var agents []serve.Agent
 	for _, path := range paths {
 		p, dir, err := load(e, compile, path)
