@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"cmd/agentc":         {"internal/cli", "internal/gcpace"},
 	"cmd/agentc-runtime": {"internal/runcmd", "internal/gcpace"},
 	"internal/cli":       {"*"},
-	"internal/runcmd":    {"internal/leaf/project", "internal/leaf/userfile", "runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext", "serve"},
+	"internal/runcmd":    {"internal/leaf/project", "internal/leaf/userfile", "internal/leaf/atomicfile", "runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext", "serve"},
 	"internal/gcpace":    {},
 	// The providers agentc carries beyond agentc-runtime's.
 	"internal/providers": {"internal/runcmd", "plan", "runtime"},
@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	"runview":            {"internal/leaf/userfile", "runtime", "plan", "cost"},
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime"},
-	"serve":              {"plan", "runtime"},
+	"serve":              {"plan", "runtime", "internal/leaf/atomicfile"},
 	"serve/a2a":          {"runtime", "serve", "plan"},
 	"telemetry/otlp":     {"runtime", "telemetry"},
 

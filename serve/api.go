@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -17,6 +18,8 @@ import (
 // bound, its answer (valid by the agent's contract) or its error, its
 // usage and the digests of the plan that ran.
 type RunResult struct {
+	// ID is the run's id: GET /v1/runs/{id} returns its record.
+	ID      string          `json:"id,omitempty"`
 	Agent   string          `json:"agent"`
 	Outcome string          `json:"outcome"`
 	Bound   string          `json:"bound"`
@@ -25,6 +28,10 @@ type RunResult struct {
 	Usage   agentrt.Usage   `json:"usage"`
 	Digests plan.Digests    `json:"digests"`
 }
+
+// RunIDHeader is the response header that names a run's id, sent before
+// the run starts (an event stream's first bytes).
+const RunIDHeader = "Agentc-Run-Id"
 
 // apiError is the body of a request the API refused.
 type apiError struct {
@@ -41,7 +48,7 @@ type apiError struct {
 // schemas; GET /openapi.json is an OpenAPI document of the runs, one path
 // per agent, its request body the input contract and its answer the
 // output contract.
-func API(agents []Agent, token string) (http.Handler, error) {
+func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
 	byName := map[string]Agent{}
 	for _, a := range agents {
 		if _, dup := byName[a.Plan.Agent.Name]; dup {
@@ -77,19 +84,23 @@ func API(agents []Agent, token string) (http.Handler, error) {
 		if a.Plan.Agent.Input != nil {
 			input = body
 		}
-		runner := a.Runner
+		c := call{runner: a.Runner, input: input, started: func(id string) {
+			w.Header().Set("Location", "/v1/runs/"+id)
+			w.Header().Set(RunIDHeader, id)
+		}}
 		var events *sseWriter
 		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			// The run's events as they happen, then the run.
 			events = &sseWriter{w: w, secrets: a.Secrets}
-			runner = runner.WithEvents(func(ev agentrt.Event) {
+			c.runner = c.runner.WithEvents(func(ev agentrt.Event) {
 				if a.Events != nil {
 					a.Events(ev)
 				}
 				events.send(ev.Type, ev)
 			})
+			c.notify = events.send
 		}
-		rep, err := runner.Run(r.Context(), input)
+		rec, err := runs.run(r.Context(), a, c)
 		if err != nil {
 			var ie *agentrt.InputError
 			status := http.StatusInternalServerError
@@ -103,17 +114,53 @@ func API(agents []Agent, token string) (http.Handler, error) {
 			reply(w, status, apiError{err.Error()})
 			return
 		}
-		bound := rep.Bound
-		if bound == "" {
-			bound = agentrt.BoundNone
+		res := rec.Result
+		status := http.StatusOK
+		if rec.State == StateInterrupted {
+			// The server stopped under the run: 503, as for a request it
+			// would not take, with what the run got to.
+			status = http.StatusServiceUnavailable
 		}
-		res := RunResult{Agent: a.Plan.Agent.Name, Outcome: rep.Outcome, Bound: bound, Answer: rep.Answer,
-			Error: rep.Error, Usage: rep.Usage, Digests: a.Plan.Digests}
 		if events != nil {
 			events.send("result", res)
 			return
 		}
-		reply(w, http.StatusOK, res)
+		reply(w, status, res)
+	})
+	mux.HandleFunc("GET /v1/runs/{id}", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		if !idPattern.MatchString(id) {
+			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("%q is not a run's id (32 hex digits)", id)})
+			return
+		}
+		rec := runs.get(id, nil)
+		if rec == nil {
+			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("no run %s is kept here", id)})
+			return
+		}
+		reply(w, http.StatusOK, rec)
+	})
+	mux.HandleFunc("GET /v1/approvals", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, http.StatusOK, map[string]any{"approvals": runs.Pending()})
+	})
+	mux.HandleFunc("POST /v1/runs/{id}/approvals/{key...}", func(w http.ResponseWriter, r *http.Request) {
+		var d Decision
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&d); err != nil || d.Approve == nil {
+			why := "approve is missing"
+			if err != nil {
+				why = err.Error()
+			}
+			reply(w, http.StatusBadRequest, apiError{`a decision is {"approve": true|false, "for_run": bool, "reason": "..."}: ` + why})
+			return
+		}
+		p, ok := runs.Decide(r.PathValue("id"), r.PathValue("key"), d)
+		if !ok {
+			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("no call %s of run %s waits for approval (never asked, or decided already)", r.PathValue("key"), r.PathValue("id"))})
+			return
+		}
+		reply(w, http.StatusOK, map[string]any{"decided": p, "approved": *d.Approve})
 	})
 	mux.HandleFunc("GET /v1/agents", func(w http.ResponseWriter, r *http.Request) {
 		type listed struct {
@@ -203,18 +250,28 @@ func withDesc(body map[string]any, desc string) map[string]any {
 // object named by its type, with every secret replaced; the stream's
 // status, 200, is sent with its first event.
 type sseWriter struct {
+	mu      sync.Mutex
 	w       http.ResponseWriter
 	secrets *redact.Set
 	sent    bool
 }
 
-func (s *sseWriter) started() bool { return s != nil && s.sent }
+func (s *sseWriter) started() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent
+}
 
 func (s *sseWriter) send(name string, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !s.sent {
 		s.w.Header().Set("Content-Type", "text/event-stream")
 		s.w.Header().Set("Cache-Control", "no-cache")

@@ -35,6 +35,7 @@ type Agent struct {
 const (
 	MetaContract = "agentc/contract" // the tool's contract digest
 	MetaPlan     = "agentc/plan"     // the tool's plan digest
+	MetaRun      = "agentc/run"      // a call's run's id
 	MetaOutcome  = "agentc/outcome"  // a call's run's outcome
 	MetaBound    = "agentc/bound"    // the bound that ended it, "none" for none
 	MetaUsage    = "agentc/usage"    // the tokens it used
@@ -86,7 +87,7 @@ func objectSchema(s json.RawMessage) bool {
 // MCP returns a server offering each agent as a tool. version names the
 // server in its handshake. Two agents of one name are an error, as is an
 // agent no MCP tool can stand for (see Tool).
-func MCP(version string, agents []Agent) (*mcp.Server, error) {
+func MCP(version string, agents []Agent, runs *Runs) (*mcp.Server, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentc", Version: version}, nil)
 	seen := map[string]bool{}
 	for _, ag := range agents {
@@ -98,7 +99,7 @@ func MCP(version string, agents []Agent) (*mcp.Server, error) {
 			return nil, fmt.Errorf("two agents are named %s: an MCP server's tools have names of their own", t.Name)
 		}
 		seen[t.Name] = true
-		s.AddTool(t, handler(ag, t.OutputSchema != nil))
+		s.AddTool(t, handler(ag, runs, t.OutputSchema != nil))
 	}
 	return s, nil
 }
@@ -108,7 +109,7 @@ func MCP(version string, agents []Agent) (*mcp.Server, error) {
 // answer or on a bound, are the call's error (isError), saying why; a
 // valid answer is the result, as structured content where the contract
 // is an object, and as its JSON text for clients that read text alone.
-func handler(ag Agent, structured bool) mcp.ToolHandler {
+func handler(ag Agent, runs *Runs, structured bool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var input json.RawMessage
 		if ag.Plan.Agent.Input != nil {
@@ -117,7 +118,7 @@ func handler(ag Agent, structured bool) mcp.ToolHandler {
 				input = json.RawMessage("{}")
 			}
 		}
-		rep, err := ag.Runner.Run(ctx, input)
+		rec, err := runs.run(ctx, ag, call{runner: ag.Runner, input: input, elicit: elicitOf(req.Session)})
 		if err != nil {
 			var ie *agentrt.InputError
 			if errors.As(err, &ie) {
@@ -125,8 +126,9 @@ func handler(ag Agent, structured bool) mcp.ToolHandler {
 			}
 			return nil, err
 		}
-		meta := mcp.Meta{MetaOutcome: rep.Outcome, MetaBound: rep.Bound, MetaUsage: rep.Usage}
-		if rep.Outcome != agentrt.OutcomeOK || rep.Bound != agentrt.BoundNone && rep.Bound != "" {
+		rep := rec.Result
+		meta := mcp.Meta{MetaRun: rec.ID, MetaOutcome: rep.Outcome, MetaBound: rep.Bound, MetaUsage: rep.Usage}
+		if rep.Outcome != agentrt.OutcomeOK || rep.Bound != agentrt.BoundNone {
 			msg := rep.Error
 			if msg == "" {
 				msg = fmt.Sprintf("the run ended with outcome %s, bound %s", rep.Outcome, rep.Bound)
@@ -139,6 +141,68 @@ func handler(ag Agent, structured bool) mcp.ToolHandler {
 			res.StructuredContent = rep.Answer
 		}
 		return res, nil
+	}
+}
+
+// approvalSchema is the form a client shows its user to decide a call.
+var approvalSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"approve":{"type":"boolean","title":"Approve the call","description":"yes runs the call; no denies it, and the model reads the reason"},` +
+	`"reason":{"type":"string","title":"Reason","description":"why not, for a denial: the model reads it"}},"required":["approve"]}`)
+
+// maxShownArguments bounds the arguments an approval's message shows.
+const maxShownArguments = 4000
+
+// elicitOf asks the person at the MCP client of session s to decide a
+// call, where the client said it can be asked (elicitation, form mode).
+func elicitOf(s *mcp.ServerSession) elicitFunc {
+	if s == nil {
+		return nil
+	}
+	return func(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, bool, error) {
+		ip := s.InitializeParams()
+		if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil ||
+			ip.Capabilities.Elicitation.Form == nil && ip.Capabilities.Elicitation.URL != nil {
+			return agentrt.ApprovalDecision{}, false, nil
+		}
+		args := string(req.Arguments)
+		if req.ArgumentsText != nil {
+			b, _ := json.Marshal(*req.ArgumentsText)
+			args = string(b) + " (not JSON)"
+		}
+		if len(args) > maxShownArguments {
+			args = strings.ToValidUTF8(args[:maxShownArguments], "") + "…"
+		}
+		who := ""
+		if req.Agent != "" {
+			who = " (agent " + req.Agent + ")"
+		}
+		msg := fmt.Sprintf("The call %s of tool %s%s needs approval: %s.\nArguments: %s", req.Key, req.Tool, who, req.Why, args)
+		res, err := s.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: approvalSchema})
+		if err != nil {
+			if ctx.Err() != nil {
+				return agentrt.ApprovalDecision{}, true, ctx.Err()
+			}
+			return agentrt.ApprovalDecision{}, true, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; asking the client failed: " + err.Error()}
+		}
+		switch res.Action {
+		case "accept":
+			approve, ok := res.Content["approve"].(bool)
+			if !ok {
+				return agentrt.ApprovalDecision{}, true, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; the client accepted the form without a yes or no"}
+			}
+			reason, _ := res.Content["reason"].(string)
+			if !approve && reason == "" {
+				reason = "the person at the client said no"
+			}
+			if approve {
+				reason = ""
+			}
+			return agentrt.ApprovalDecision{Approved: approve, By: agentrt.ByPerson, Reason: reason}, true, nil
+		case "decline":
+			return agentrt.ApprovalDecision{By: agentrt.ByPerson, Reason: "the person at the client declined the call"}, true, nil
+		default:
+			return agentrt.ApprovalDecision{By: agentrt.ByPerson, Reason: "the person at the client dismissed the question without an answer"}, true, nil
+		}
 	}
 }
 

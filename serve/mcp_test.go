@@ -50,7 +50,7 @@ func labeler(t *testing.T) serve.Agent {
 // over the SDK's in-memory transports.
 func connect(t *testing.T, agents ...serve.Agent) *mcp.ClientSession {
 	t.Helper()
-	s, err := serve.MCP("test", agents)
+	s, err := serve.MCP("test", agents, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,16 +146,16 @@ func TestBadArguments(t *testing.T) {
 // of one name, are refused before anything is served.
 func TestRefusedAgents(t *testing.T) {
 	ag := labeler(t)
-	if _, err := serve.MCP("test", []serve.Agent{ag, ag}); err == nil || !strings.Contains(err.Error(), "two agents are named labeler") {
+	if _, err := serve.MCP("test", []serve.Agent{ag, ag}, nil); err == nil || !strings.Contains(err.Error(), "two agents are named labeler") {
 		t.Errorf("two of one name: %v", err)
 	}
 	p := *ag.Plan
 	p.Agent.Input = &plan.Input{Schema: json.RawMessage(`{"type":"string"}`)}
-	if _, err := serve.MCP("test", []serve.Agent{{Plan: &p, Runner: ag.Runner}}); err == nil || !strings.Contains(err.Error(), "not of type object") {
+	if _, err := serve.MCP("test", []serve.Agent{{Plan: &p, Runner: ag.Runner}}, nil); err == nil || !strings.Contains(err.Error(), "not of type object") {
 		t.Errorf("a string input: %v", err)
 	}
 	p.Agent.Input = &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"doc":{"type":"string","contentEncoding":"base64","contentMediaType":"application/pdf"}}}`)}
-	if _, err := serve.MCP("test", []serve.Agent{{Plan: &p, Runner: ag.Runner}}); err == nil || !strings.Contains(err.Error(), "takes files") {
+	if _, err := serve.MCP("test", []serve.Agent{{Plan: &p, Runner: ag.Runner}}, nil); err == nil || !strings.Contains(err.Error(), "takes files") {
 		t.Errorf("a file input: %v", err)
 	}
 }
@@ -177,7 +177,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // with another, is refused 401 and reaches no agent.
 func TestHTTP(t *testing.T) {
 	const token = "s3cret-token-of-the-server"
-	s, err := serve.MCP("test", []serve.Agent{labeler(t)})
+	s, err := serve.MCP("test", []serve.Agent{labeler(t)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestCheckToken(t *testing.T) {
 // TestProbes: /healthz and /readyz answer without a token and say nothing
 // of the agents; /readyz says 503 once the server is stopping.
 func TestProbes(t *testing.T) {
-	s, err := serve.MCP("test", []serve.Agent{labeler(t)})
+	s, err := serve.MCP("test", []serve.Agent{labeler(t)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

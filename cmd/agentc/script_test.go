@@ -104,12 +104,18 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"fakeprovider": fakeProvider,
-			"tcplisten":    tcpListen,
-			"tcpaccepted":  tcpAccepted,
-			"procgone":     procGone,
-			"screenshot":   screenshot,
-			"dom":          dom,
-			"ptyexec":      ptyExec,
+			// readyurl, http and capture talk to agentc serve --http (see
+			// httpcall_test.go).
+			"readyurl":    readyURL,
+			"http":        httpCall,
+			"capture":     captureVar,
+			"httpwait":    httpWait,
+			"tcplisten":   tcpListen,
+			"tcpaccepted": tcpAccepted,
+			"procgone":    procGone,
+			"screenshot":  screenshot,
+			"dom":         dom,
+			"ptyexec":     ptyExec,
 			// otlpreceiver starts a collector that takes OTLP over HTTP
 			// (see otlp_test.go).
 			"otlpreceiver": otlpReceiver,

@@ -62,6 +62,8 @@ start without one. /healthz and /readyz need none.`,
 	f.Register(cmd.Flags())
 	f.SetApproveRules(rules())
 	f.SetRetarget(c.Retarget)
-	f.SetA2A(func(agents []serve.Agent, base, token string) http.Handler { return a2a.Handler(agents, base, token) })
+	f.SetA2A(func(agents []serve.Agent, runs *serve.Runs, base, token string) http.Handler {
+		return a2a.Handler(agents, runs, base, token)
+	})
 	return cmd
 }

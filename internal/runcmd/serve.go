@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
 
+	"agentc.dev/agentc/internal/leaf/atomicfile"
 	"agentc.dev/agentc/internal/leaf/userfile"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
@@ -26,6 +27,8 @@ import (
 type ServeFlags struct {
 	model, approve, lock string
 	http, tokenFile      string
+	journalDir, ready    string
+	grace                time.Duration
 	rateLimits           []string
 	requireLock          bool
 	rules                RulesFunc
@@ -36,7 +39,7 @@ type ServeFlags struct {
 // A2AFunc makes the handler that serves agents over A2A under /a2a/ (the
 // agentc program's, package serve/a2a), given the server's URL and the
 // bearer token.
-type A2AFunc func(agents []serve.Agent, base, token string) http.Handler
+type A2AFunc func(agents []serve.Agent, runs *serve.Runs, base, token string) http.Handler
 
 // SetA2A sets what serves the agents over A2A beside MCP and the HTTP
 // API, under --http; nil serves no A2A.
@@ -45,7 +48,10 @@ func (f *ServeFlags) SetA2A(a A2AFunc) { f.a2a = a }
 // Register defines the flags on fs.
 func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.model, "model", "", `answer every call with another provider, or "test", the offline test model`)
-	fs.StringVar(&f.approve, "approve", approveNo, "tool calls that need approval: no (deny them all; the model reads the denial) or yes (approve them all); no client is asked yet")
+	fs.StringVar(&f.approve, "approve", approveNo, "tool calls that need approval: no (deny them all; the model reads the denial), yes (approve them all), or ask (the person at the MCP client, where it can be asked, else over the HTTP API: GET /v1/approvals, POST /v1/runs/ID/approvals/KEY)")
+	fs.StringVar(&f.journalDir, "journal-dir", "", "journal each run into DIR/ID.jsonl and keep its record in DIR/ID.json (replay, view and export any served run); runs a stop interrupted are resumed when the server starts again on DIR")
+	fs.StringVar(&f.ready, "ready-file", "", "with --http, once the server listens, write its URL to this file (whole), and remove it when the server stops: for scripts and supervisors that start it on port 0")
+	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGINT or SIGTERM, how long runs in flight may go on before they are interrupted (resumable with --journal-dir)")
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above each agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to serve an agent the lock file does not hold, or without a lock file")
 	fs.StringVar(&f.http, "http", "", "serve MCP's streamable HTTP transport on HOST:PORT (at /mcp) instead of standard input and output; clients send the token of $"+ServeTokenVar+" or --token-file")
@@ -91,8 +97,11 @@ func (f *ServeFlags) SetRetarget(r RetargetFunc) { f.retarget = r }
 // and nothing is served. What the runs say goes to standard error.
 // version names the server in its handshake.
 func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths []string, f ServeFlags) error {
-	if f.approve != approveNo && f.approve != approveYes {
-		return UsageError("--approve %q: want no or yes (there is no terminal to ask on: standard input is the client's)", f.approve)
+	if f.approve != approveNo && f.approve != approveYes && f.approve != approveAsk {
+		return UsageError("--approve %q: want no, yes or ask (there is no terminal to ask on: standard input is the client's)", f.approve)
+	}
+	if f.grace < 0 {
+		return UsageError("--grace %s: want a duration of 0 or more", f.grace)
 	}
 	var token string
 	switch {
@@ -110,6 +119,8 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		}
 	case f.tokenFile != "":
 		return UsageError("--token-file goes with --http")
+	case f.ready != "":
+		return UsageError("--ready-file goes with --http")
 	}
 	secrets := &redact.Set{}
 	for _, v := range ProviderSecrets() {
@@ -121,9 +132,19 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	}
 	ctx, sigs := onStopSignal(ctx, e)
 	defer sigs.stop()
-	rf := Flags{approve: f.approve, rules: f.rules, lock: f.lock, requireLock: f.requireLock, retarget: f.retarget, model: f.model}
-	approve, err := approver(e, rf)
+	runs, err := serve.NewRuns(f.journalDir, 0, f.http != "")
 	if err != nil {
+		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
+	}
+	rf := Flags{approve: f.approve, rules: f.rules, lock: f.lock, requireLock: f.requireLock, retarget: f.retarget, model: f.model}
+	var approve agentrt.Approver
+	if f.approve == approveAsk {
+		// The person at the client, or the API's: never the terminal.
+		approve = runs.Ask
+		if f.rules != nil {
+			approve = f.rules(approve)
+		}
+	} else if approve, err = approver(e, rf); err != nil {
 		return err
 	}
 	events := eventPrinter(secrets.Writer(e.Stderr), nil, secrets)
@@ -173,27 +194,40 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		}
 		agents = append(agents, serve.Agent{Plan: p, Runner: r, Events: events, Secrets: secrets})
 	}
-	s, err := serve.MCP(version, agents)
+	s, err := serve.MCP(version, agents, runs)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
+	}
+	// Runs a stop interrupted go on where their journals end; whatever
+	// ends the server, no run outlives it unrecorded.
+	defer func() { runs.Stop(); runs.Wait() }()
+	if err := runs.Resume(agents, func(msg string) { fmt.Fprintf(e.Stderr, "agentc: %s\n", msg) }); err != nil {
+		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
 	}
 	names := make([]string, len(agents))
 	for i, a := range agents {
 		names[i] = a.Plan.Agent.Name
 	}
 	if f.http != "" {
-		api, err := serve.API(agents, token)
+		api, err := serve.API(agents, runs, token)
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
 		var a2a func(base string) http.Handler
 		if f.a2a != nil {
-			a2a = func(base string) http.Handler { return f.a2a(agents, base, token) }
+			a2a = func(base string) http.Handler { return f.a2a(agents, runs, base, token) }
 		}
-		return serveHTTP(ctx, e, f.http, serve.MCPHandler(s, token), api, a2a, names, sigs)
+		return serveHTTP(ctx, e, f, serve.MCPHandler(s, token), api, a2a, names, runs, sigs)
 	}
 	fmt.Fprintf(e.Stderr, "agentc: serving %d agents over MCP on standard input and output: %v\n", len(agents), names)
-	err = s.Run(ctx, &mcp.IOTransport{Reader: readCloser{e.Stdin}, Writer: writeCloser{e.Stdout}})
+	// A stop signal interrupts the runs in flight (resumable with
+	// --journal-dir) before the session ends under them; the client's
+	// own end of the session cancels them.
+	sctx, end := context.WithCancel(context.WithoutCancel(ctx))
+	defer end()
+	defer context.AfterFunc(ctx, func() { runs.Stop(); end() })()
+	err = s.Run(sctx, &mcp.IOTransport{Reader: readCloser{e.Stdin}, Writer: writeCloser{e.Stdout}})
+	runs.Stop()
 	if c := sigs.code(); c != 0 {
 		return &ExitError{Code: c}
 	}
@@ -206,8 +240,8 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 // serveHTTP serves h at /mcp, and api at /v1/ and /openapi.json, on addr
 // until ctx ends (a stop signal): then
 // it takes no more requests, and gives those in flight a grace period.
-func serveHTTP(ctx context.Context, e Env, addr string, h, api http.Handler, a2a func(base string) http.Handler, names []string, sigs *signals) error {
-	ln, err := net.Listen("tcp", addr)
+func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2a func(base string) http.Handler, names []string, runs *serve.Runs, sigs *signals) error {
+	ln, err := net.Listen("tcp", f.http)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--http: %w", err)}
 	}
@@ -220,15 +254,43 @@ func serveHTTP(ctx context.Context, e Env, addr string, h, api http.Handler, a2a
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(e.Stderr, "agentc: serving %d agents at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json%s: %v\n", len(names), ln.Addr(), also, names)
+	if f.ready != "" {
+		if err := atomicfile.Write(f.ready, []byte("http://"+ln.Addr().String()+"\n"), 0o644); err != nil {
+			ln.Close()
+			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--ready-file: %w", err)}
+		}
+		defer os.Remove(f.ready)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err = <-done:
+		runs.Stop()
 	case <-ctx.Done():
 		stopping.Store(true)
-		grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.grace)
 		defer cancel()
+		// No new request is taken; those in flight, and runs resumed in
+		// the background, have the grace period to end.
 		err = srv.Shutdown(grace)
+		ended := make(chan struct{})
+		go func() { runs.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-grace.Done():
+		}
+		if errors.Is(err, context.DeadlineExceeded) || grace.Err() != nil {
+			err = nil
+			n := runs.InFlight()
+			runs.Stop()
+			fmt.Fprintf(e.Stderr, "agentc: the grace period (%s) is over: %d runs in flight interrupted%s\n", f.grace, n, resumeNote(f.journalDir))
+			// Their clients are told so before the connections close.
+			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if srv.Shutdown(last) != nil {
+				srv.Close()
+			}
+		}
 	}
 	if c := sigs.code(); c != 0 {
 		return &ExitError{Code: c}
@@ -237,6 +299,14 @@ func serveHTTP(ctx context.Context, e Env, addr string, h, api http.Handler, a2a
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	return nil
+}
+
+// resumeNote says what becomes of the runs a stop interrupted.
+func resumeNote(dir string) string {
+	if dir == "" {
+		return ", and lost: serve with --journal-dir to keep them resumable"
+	}
+	return "; each resumes when a server starts again with --journal-dir " + dir
 }
 
 // readCloser and writeCloser give the transport the process's standard

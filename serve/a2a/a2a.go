@@ -62,12 +62,12 @@ func Card(ag serve.Agent, base string) *a2a.AgentCard {
 // to clients that send the bearer token (serve.MCPHandler's rule); base
 // is the server's URL (http://HOST:PORT), from which the cards name their
 // endpoints.
-func Handler(agents []serve.Agent, base, token string) http.Handler {
+func Handler(agents []serve.Agent, runs *serve.Runs, base, token string) http.Handler {
 	mux := http.NewServeMux()
 	for _, ag := range agents {
 		path := Prefix + ag.Plan.Agent.Name
 		mux.Handle(path+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(Card(ag, strings.TrimSuffix(base, "/")+path)))
-		mux.Handle(path, a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag})))
+		mux.Handle(path, a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs})))
 	}
 	return serve.Authorized(mux, token)
 }
@@ -76,7 +76,10 @@ func Handler(agents []serve.Agent, base, token string) http.Handler {
 // object, or the first text part's text read as JSON; an agent without an
 // input takes none. The answer is the reply: a data part where it is an
 // object, and its JSON as a text part.
-type executor struct{ ag serve.Agent }
+type executor struct {
+	ag   serve.Agent
+	runs *serve.Runs
+}
 
 func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
 	reply := func(parts ...a2a.Part) error {
@@ -89,7 +92,7 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 			return reply(a2a.TextPart{Text: "error: " + err.Error()})
 		}
 	}
-	rep, err := x.ag.Runner.Run(ctx, input)
+	rec, err := x.runs.Run(ctx, x.ag, input)
 	if err != nil {
 		var ie *agentrt.InputError
 		if errors.As(err, &ie) {
@@ -97,14 +100,15 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		}
 		return err
 	}
+	rep := rec.Result
 	if rep.Outcome != agentrt.OutcomeOK || rep.Bound != "" && rep.Bound != agentrt.BoundNone {
 		msg := rep.Error
 		if msg == "" {
 			msg = fmt.Sprintf("the run ended with outcome %s, bound %s", rep.Outcome, rep.Bound)
 		}
-		return reply(a2a.TextPart{Text: "error: " + msg, Metadata: map[string]any{"outcome": rep.Outcome, "bound": rep.Bound}})
+		return reply(a2a.TextPart{Text: "error: " + msg, Metadata: map[string]any{"outcome": rep.Outcome, "bound": rep.Bound, "run": rec.ID}})
 	}
-	meta := map[string]any{"outcome": rep.Outcome, "bound": agentrt.BoundNone}
+	meta := map[string]any{"outcome": rep.Outcome, "bound": agentrt.BoundNone, "run": rec.ID}
 	var obj map[string]any
 	if json.Unmarshal(rep.Answer, &obj) == nil && obj != nil {
 		return reply(a2a.DataPart{Data: obj, Metadata: meta}, a2a.TextPart{Text: string(rep.Answer)})

@@ -60,7 +60,7 @@ func TestA2A(t *testing.T) {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{ag}, srv.URL, token))
+	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{ag}, nil, srv.URL, token))
 	ctx := context.Background()
 	httpc := &http.Client{Transport: bearer{http.DefaultTransport}}
 	card, err := agentcard.NewResolver(httpc).Resolve(ctx, srv.URL+a2aserve.Prefix+"labeler")

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	nethttp "net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"agentc.dev/agentc/internal/await"
+)
+
+// readyURL is the script command readyurl FILE: it waits, up to 60 s, for
+// a server's --ready-file, and sets $SERVE_URL to the URL it holds.
+func readyURL(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: readyurl FILE")
+	}
+	b, err := await.File(ts.MkAbs(args[0]), regexp.MustCompile(`^http://\S+\n$`).Match, 60*time.Second)
+	if err != nil {
+		ts.Fatalf("readyurl: %s: %v", args[0], err)
+	}
+	ts.Setenv("SERVE_URL", strings.TrimSpace(string(b)))
+}
+
+// httpCall is the script command
+//
+//	http [-notoken] [-token T] [-sse] [-to FILE] METHOD PATH [BODYFILE]
+//
+// It makes a request of the server at $SERVE_URL, with the bearer token
+// of $AGENTC_SERVE_TOKEN (-token: another; -notoken: none), and prints
+// "status: N", "run: ID" when the answer names a run, and the body. -sse
+// asks for an event stream. -to makes the request in the background and
+// writes the same, as it arrives, to FILE (waitfor reads it); the script
+// waits for it at its end.
+func httpCall(ts *testscript.TestScript, neg bool, args []string) {
+	fs := flag.NewFlagSet("http", flag.ContinueOnError)
+	notoken := fs.Bool("notoken", false, "")
+	token := fs.String("token", "", "")
+	sse := fs.Bool("sse", false, "")
+	to := fs.String("to", "", "")
+	if err := fs.Parse(args); err != nil || neg || fs.NArg() < 2 || fs.NArg() > 3 {
+		ts.Fatalf("usage: http [-notoken] [-token T] [-sse] [-to FILE] METHOD PATH [BODYFILE]")
+	}
+	base := ts.Getenv("SERVE_URL")
+	if base == "" {
+		ts.Fatalf("http: no $SERVE_URL: run readyurl first")
+	}
+	var body io.Reader
+	if fs.NArg() == 3 {
+		b, err := os.ReadFile(ts.MkAbs(fs.Arg(2)))
+		ts.Check(err)
+		body = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := nethttp.NewRequestWithContext(ctx, fs.Arg(0), base+fs.Arg(1), body)
+	ts.Check(err)
+	tok := ts.Getenv("AGENTC_SERVE_TOKEN")
+	if *token != "" {
+		tok = *token
+	}
+	if !*notoken {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if *sse {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	do := func(w io.Writer) error {
+		resp, err := nethttp.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		fmt.Fprintf(w, "status: %d\n", resp.StatusCode)
+		if id := resp.Header.Get("Agentc-Run-Id"); id != "" {
+			fmt.Fprintf(w, "run: %s\n", id)
+		}
+		_, err = io.Copy(w, resp.Body)
+		return err
+	}
+	if *to == "" {
+		defer cancel()
+		var out strings.Builder
+		if err := do(&out); err != nil {
+			ts.Fatalf("http: %v", err)
+		}
+		fmt.Fprint(ts.Stdout(), out.String())
+		return
+	}
+	f, err := os.Create(ts.MkAbs(*to))
+	ts.Check(err)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer f.Close()
+		w := f
+		if err := do(w); err != nil {
+			fmt.Fprintf(w, "\nerror: %v\n", err)
+		}
+		fmt.Fprintf(w, "\nended\n")
+	}()
+	ts.Defer(func() { cancel(); wg.Wait() })
+}
+
+// httpWait is the script command httpwait PATH REGEXP: it GETs PATH of
+// the server at $SERVE_URL, with the token, until the body matches, up
+// to 60 s: for what a server does in the background (a resumed run).
+func httpWait(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: httpwait PATH REGEXP")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(60 * time.Second)
+	var last []byte
+	for {
+		req, err := nethttp.NewRequest(nethttp.MethodGet, ts.Getenv("SERVE_URL")+args[0], nil)
+		ts.Check(err)
+		req.Header.Set("Authorization", "Bearer "+ts.Getenv("AGENTC_SERVE_TOKEN"))
+		if resp, err := nethttp.DefaultClient.Do(req); err == nil {
+			last, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if re.Match(last) {
+				fmt.Fprintf(ts.Stdout(), "%s", last)
+				return
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			ts.Fatalf("httpwait: %s did not match %q in 60 s; last: %s", args[0], args[1], last)
+		}
+	}
+}
+
+// captureVar is the script command capture FILE REGEXP VAR: it sets $VAR
+// to the first group of REGEXP's first match in FILE.
+func captureVar(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: capture FILE REGEXP VAR")
+	}
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	sc := bufio.NewScanner(strings.NewReader(ts.ReadFile(args[0])))
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); len(m) > 1 {
+			ts.Setenv(args[2], m[1])
+			return
+		}
+	}
+	ts.Fatalf("capture: nothing in %s matches %q", args[0], args[1])
+}

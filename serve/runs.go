@@ -1,0 +1,586 @@
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"agentc.dev/agentc/internal/leaf/atomicfile"
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
+)
+
+// The states of a served run.
+const (
+	StateRunning = "running"
+	StateDone    = "done" // ended; its result's outcome says how
+	// StateInterrupted: the server stopped before the run ended. With a
+	// journal directory, the run is resumed, from its journal, when a
+	// server starts again on that directory.
+	StateInterrupted = "interrupted"
+	// StateCancelled: its client went away before it ended (a closed
+	// connection, a cancelled MCP call). It is not resumed.
+	StateCancelled = "cancelled"
+)
+
+// Record is what a server keeps of a run: GET /v1/runs/{id}'s body, and,
+// with a journal directory, DIR/ID.json beside its journal DIR/ID.jsonl.
+type Record struct {
+	ID      string     `json:"id"`
+	Agent   string     `json:"agent"`
+	Plan    string     `json:"plan"` // the plan digest it ran
+	State   string     `json:"state"`
+	Started time.Time  `json:"started"`
+	Ended   *time.Time `json:"ended,omitempty"`
+	// Resumed counts the times a server resumed the run from its journal.
+	Resumed int `json:"resumed,omitempty"`
+	// Input is the run's input, as its client gave it: a resumed run
+	// starts from it again.
+	Input  json.RawMessage `json:"input,omitempty"`
+	Result *RunResult      `json:"result,omitempty"`
+	Report *agentrt.Report `json:"report,omitempty"`
+}
+
+// DefaultKeep is how many ended runs a server keeps in memory.
+const DefaultKeep = 1024
+
+// Runs keeps the runs a server makes, each under an id of its own: while
+// they run, and once they end, their records (the last Keep in memory;
+// every one on disk with a journal directory). It holds the calls they
+// wait on for a person's approval (see Ask), and ends the runs still in
+// flight when the server stops (Stop). Its methods are safe for
+// concurrent use. A nil *Runs keeps nothing: each run still gets an id.
+type Runs struct {
+	dir  string
+	keep int
+	// api says pending approvals are listed and decided over the HTTP API.
+	api bool
+
+	stopCtx context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+
+	mu      sync.Mutex
+	byID    map[string]*Record
+	ended   []string // ids of ended runs in memory, oldest first
+	pending map[string]*Pending
+}
+
+// NewRuns returns the runs of a server. dir, when not empty, is the
+// journal directory: each run is journaled into DIR/ID.jsonl, as agentc
+// run --record journals, and its record kept in DIR/ID.json, so that any
+// served run can be replayed, viewed and exported, and one the server's
+// stop interrupted is resumed (Resume). keep bounds the ended runs kept
+// in memory (0: DefaultKeep). api says the HTTP API is served, where
+// pending approvals are listed and decided.
+func NewRuns(dir string, keep int, api bool) (*Runs, error) {
+	if keep <= 0 {
+		keep = DefaultKeep
+	}
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("the journal directory: %w", err)
+		}
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Runs{dir: dir, keep: keep, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}}, nil
+}
+
+// Stop ends the runs in flight (they end interrupted, each journal holding
+// what completed), and Wait waits until each has kept its record.
+func (rs *Runs) Stop() {
+	if rs != nil {
+		rs.stop()
+	}
+}
+
+// Wait waits for the runs in flight, and those resumed, to end.
+func (rs *Runs) Wait() {
+	if rs != nil {
+		rs.wg.Wait()
+	}
+}
+
+// idPattern is what a run's id is: 32 lowercase hex digits. A request's
+// id is checked against it before it names a file.
+var idPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// runInfo is what a run's context carries for the approvals it asks: the
+// run's id and agent, where its events go, and the MCP call it serves.
+type runInfo struct {
+	id, agent string
+	notify    func(name string, v any)
+	elicit    elicitFunc
+}
+
+type runInfoKey struct{}
+
+func infoOf(ctx context.Context) *runInfo {
+	ri, _ := ctx.Value(runInfoKey{}).(*runInfo)
+	return ri
+}
+
+// call is one run's start: what the front (the HTTP API, an MCP call,
+// A2A) gives.
+type call struct {
+	runner *agentrt.Runner
+	input  json.RawMessage
+	// started hears the run's id before the run starts.
+	started func(id string)
+	// notify, when set, hears what the run asks while it runs
+	// (approval_pending), for the client's event stream.
+	notify func(name string, v any)
+	elicit elicitFunc
+}
+
+// Run runs agent a, by c, as a run of its own under a new id: journaled
+// and recorded with a journal directory, its record kept. An input the
+// agent's input contract refuses is an *agentrt.InputError and leaves
+// nothing. The run ends with ctx, as cancelled, or with the server's
+// Stop, as interrupted.
+func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
+	id := newID()
+	rec := &Record{ID: id, Agent: a.Plan.Agent.Name, Plan: string(a.Plan.Digests.Plan), State: StateRunning, Started: time.Now().UTC(), Input: c.input}
+	runner := c.runner
+	var w *journal.Writer
+	if rs != nil && rs.dir != "" {
+		if err := validateInput(runner, c.input); err != nil {
+			return nil, err
+		}
+		var err error
+		if w, err = rs.create(a, rec); err != nil {
+			return nil, err
+		}
+		runner = runner.WithJournal(&agentrt.Journal{Writer: w})
+	}
+	if c.started != nil {
+		c.started(id)
+	}
+	return rs.execute(ctx, runner, rec, w, c.notify, c.elicit)
+}
+
+// validateInput checks an input against the runner's input contract
+// before a journal is made for it, so that a refused input leaves no file.
+func validateInput(r *agentrt.Runner, input json.RawMessage) error {
+	if r.Plan().Agent.Input == nil {
+		return r.CheckInput(nil)
+	}
+	return r.CheckInput(input)
+}
+
+// create makes a new run's journal and first record in the directory.
+func (rs *Runs) create(a Agent, rec *Record) (*journal.Writer, error) {
+	lock, err := journal.Acquire(rs.journalPath(rec.ID))
+	if err != nil {
+		return nil, err
+	}
+	w, err := lock.Create(journal.Header{Plan: rec.Plan, Run: rec.ID, OutputSuffix: a.Plan.OutputSuffix(), Agent: rec.Agent, Started: rec.Started})
+	if err != nil {
+		_ = lock.Release()
+		return nil, err
+	}
+	if err := rs.save(rec); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// execute runs runner with rec's input, keeping rec as it goes.
+func (rs *Runs) execute(ctx context.Context, runner *agentrt.Runner, rec *Record, w *journal.Writer, notify func(string, any), elicit elicitFunc) (*Record, error) {
+	var stopped context.Context
+	if rs != nil {
+		rs.wg.Add(1)
+		defer rs.wg.Done()
+		stopped = rs.stopCtx
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(rs.stopCtx, cancel)()
+		rs.mu.Lock()
+		rs.byID[rec.ID] = rec
+		rs.mu.Unlock()
+	}
+	ctx = context.WithValue(ctx, runInfoKey{}, &runInfo{id: rec.ID, agent: rec.Agent, notify: notify, elicit: elicit})
+	var input json.RawMessage
+	if runner.Plan().Agent.Input != nil {
+		input = rec.Input
+	}
+	rep, err := runner.Run(ctx, input)
+	if w != nil {
+		if cerr := w.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("the run's journal: %w", cerr)
+		}
+	}
+	if err != nil {
+		rs.forget(rec)
+		return nil, err
+	}
+	end := time.Now().UTC()
+	p := runner.Plan()
+	bound := rep.Bound
+	if bound == "" {
+		bound = agentrt.BoundNone
+	}
+	res := &RunResult{ID: rec.ID, Agent: rec.Agent, Outcome: rep.Outcome, Bound: bound, Answer: rep.Answer, Error: rep.Error, Usage: rep.Usage, Digests: p.Digests}
+	state := StateDone
+	if rep.Interrupted {
+		state = StateCancelled
+		if stopped != nil && stopped.Err() != nil {
+			state = StateInterrupted
+			res.Error = rs.interruptedText(rec.ID)
+		}
+	}
+	rs.end(rec, func(r *Record) {
+		r.State, r.Ended, r.Result, r.Report = state, &end, res, rep
+	})
+	return rs.get(rec.ID, rec), nil
+}
+
+// end changes a run's record, under the lock, and keeps it: on disk, and
+// in memory among the last Keep ended.
+func (rs *Runs) end(rec *Record, change func(*Record)) {
+	if rs == nil {
+		change(rec)
+		return
+	}
+	rs.mu.Lock()
+	change(rec)
+	cp := *rec
+	rs.ended = append(rs.ended, rec.ID)
+	for len(rs.ended) > rs.keep {
+		delete(rs.byID, rs.ended[0])
+		rs.ended = rs.ended[1:]
+	}
+	rs.mu.Unlock()
+	if rs.dir != "" {
+		_ = rs.save(&cp)
+	}
+}
+
+// forget drops a run that never ran (its input refused) and its files.
+func (rs *Runs) forget(rec *Record) {
+	if rs == nil {
+		return
+	}
+	rs.mu.Lock()
+	delete(rs.byID, rec.ID)
+	rs.mu.Unlock()
+	if rs.dir != "" {
+		os.Remove(rs.journalPath(rec.ID))
+		os.Remove(rs.recordPath(rec.ID))
+	}
+}
+
+// get returns a copy of run id's record: from memory, else, with a
+// journal directory, from its file; rec, when not nil, is the fallback.
+func (rs *Runs) get(id string, rec *Record) *Record {
+	if rs == nil {
+		return rec
+	}
+	rs.mu.Lock()
+	if r, ok := rs.byID[id]; ok {
+		cp := *r
+		rs.mu.Unlock()
+		return &cp
+	}
+	rs.mu.Unlock()
+	if rec != nil {
+		return rec
+	}
+	if rs.dir == "" || !idPattern.MatchString(id) {
+		return nil
+	}
+	r, err := readRecord(rs.recordPath(id))
+	if err != nil || r.ID != id {
+		return nil
+	}
+	return r
+}
+
+func (rs *Runs) journalPath(id string) string { return filepath.Join(rs.dir, id+".jsonl") }
+func (rs *Runs) recordPath(id string) string  { return filepath.Join(rs.dir, id+".json") }
+
+// save writes a run's record whole, readable by the owner alone: it
+// holds the run's input.
+func (rs *Runs) save(rec *Record) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(rs.recordPath(rec.ID), append(b, '\n'), 0o600)
+}
+
+// maxRecordBytes bounds a record read back from the directory.
+const maxRecordBytes = 64 << 20
+
+func readRecord(path string) (*Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxRecordBytes {
+		return nil, fmt.Errorf("%s: not a run's record (a regular file of at most %d bytes)", path, maxRecordBytes)
+	}
+	b := make([]byte, st.Size())
+	if _, err := f.ReadAt(b, 0); err != nil {
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return &r, nil
+}
+
+// Resume starts again, in the background, every run in the journal
+// directory that a server's stop interrupted (or that was running when
+// its server died), each from its journal: what completed is served from
+// it, and the run goes on live where it ended. agents are the agents
+// served; a run of an agent not among them is left, and said so. A run
+// another process is resuming is left to it. note hears what is done.
+func (rs *Runs) Resume(agents []Agent, note func(string)) error {
+	if rs == nil || rs.dir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(rs.dir)
+	if err != nil {
+		return fmt.Errorf("the journal directory: %w", err)
+	}
+	byName := map[string]Agent{}
+	for _, a := range agents {
+		byName[a.Plan.Agent.Name] = a
+	}
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !idPattern.MatchString(id) || !e.Type().IsRegular() {
+			continue
+		}
+		rec, err := readRecord(rs.recordPath(id))
+		if err != nil {
+			note(fmt.Sprintf("left %s: %v", e.Name(), err))
+			continue
+		}
+		if rec.ID != id || (rec.State != StateRunning && rec.State != StateInterrupted) {
+			continue
+		}
+		a, ok := byName[rec.Agent]
+		if !ok {
+			note(fmt.Sprintf("left run %s: its agent, %s, is not served here", id, rec.Agent))
+			continue
+		}
+		lock, err := journal.Acquire(rs.journalPath(id))
+		var le *journal.LockedError
+		if errors.As(err, &le) {
+			continue
+		}
+		if err != nil {
+			note(fmt.Sprintf("left run %s: %v", id, err))
+			continue
+		}
+		j, w, err := lock.Resume()
+		if errors.Is(err, fs.ErrNotExist) {
+			// The run's journal was never made whole: the run starts afresh.
+			w, err = lock.Create(journal.Header{Plan: string(a.Plan.Digests.Plan), Run: id, OutputSuffix: a.Plan.OutputSuffix(), Agent: rec.Agent, Started: rec.Started})
+		}
+		if err != nil {
+			_ = lock.Release()
+			note(fmt.Sprintf("left run %s: %v", id, err))
+			continue
+		}
+		if rec.Plan != string(a.Plan.Digests.Plan) {
+			note(fmt.Sprintf("run %s was made by another plan of %s; each call is compared with its record", id, rec.Agent))
+		}
+		rec.State, rec.Plan = StateRunning, string(a.Plan.Digests.Plan)
+		rec.Resumed++
+		n := 0
+		if j != nil {
+			n = len(j.Entries)
+		}
+		note(fmt.Sprintf("resuming run %s of %s: %d effects recorded", id, rec.Agent, n))
+		runner := a.Runner.WithJournal(&agentrt.Journal{Recorded: j, Writer: w})
+		rs.wg.Add(1)
+		go func() {
+			defer rs.wg.Done()
+			_, err := rs.execute(rs.stopCtx, runner, rec, nil, nil, nil)
+			_ = w.Close()
+			if err != nil {
+				note(fmt.Sprintf("run %s: %v", id, err))
+			}
+		}()
+	}
+	return nil
+}
+
+// Pending is a call a run waits on for a person's approval, listed by
+// GET /v1/approvals and decided by POST /v1/runs/{run}/approvals/{key}.
+type Pending struct {
+	Run           string          `json:"run"`
+	Agent         string          `json:"agent"`
+	Key           string          `json:"key"`
+	Tool          string          `json:"tool"`
+	Why           string          `json:"why"`
+	Mode          string          `json:"mode"`
+	Arguments     json.RawMessage `json:"arguments,omitempty"`
+	ArgumentsText *string         `json:"arguments_text,omitempty"`
+	Asked         time.Time       `json:"asked"`
+
+	decided chan agentrt.ApprovalDecision
+}
+
+// Decision is the body of POST /v1/runs/{run}/approvals/{key}.
+type Decision struct {
+	Approve *bool  `json:"approve"`
+	ForRun  bool   `json:"for_run,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// elicitFunc asks the person at an MCP client to decide a call; ok false
+// says the client cannot be asked.
+type elicitFunc func(ctx context.Context, req *agentrt.ApprovalRequest) (d agentrt.ApprovalDecision, ok bool, err error)
+
+// Ask is the approver of the served runs for the calls that need a
+// person: it asks the person at the MCP client that made the call, where
+// the client can be asked (MCP elicitation), else lists the call as
+// pending over the HTTP API and waits for a decision there, until the
+// run's deadline or end; with neither, no one can decide, and the run
+// ends on it.
+func (rs *Runs) Ask(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+	ri := infoOf(ctx)
+	if ri != nil && ri.elicit != nil {
+		if d, ok, err := ri.elicit(ctx, req); ok || err != nil {
+			return d, err
+		}
+	}
+	if rs == nil || !rs.api || ri == nil {
+		return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key,
+			Msg: req.Why + "; no one can be asked: the client cannot be asked (MCP elicitation) and no HTTP API is served (--http) to decide it over; serve with --approve yes or --approve no"}
+	}
+	p := &Pending{Run: ri.id, Agent: ri.agent, Key: req.Key, Tool: req.Tool, Why: req.Why, Mode: req.Mode,
+		Arguments: req.Arguments, ArgumentsText: req.ArgumentsText, Asked: time.Now().UTC(), decided: make(chan agentrt.ApprovalDecision, 1)}
+	pk := ri.id + "/" + req.Key
+	rs.mu.Lock()
+	rs.pending[pk] = p
+	rs.mu.Unlock()
+	defer func() {
+		rs.mu.Lock()
+		delete(rs.pending, pk)
+		rs.mu.Unlock()
+	}()
+	if ri.notify != nil {
+		ri.notify("approval_pending", p)
+	}
+	if !req.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, req.Deadline)
+		defer cancel()
+	}
+	select {
+	case d := <-p.decided:
+		return d, nil
+	case <-ctx.Done():
+		return agentrt.ApprovalDecision{}, ctx.Err()
+	}
+}
+
+// Pending lists the calls waiting for approval, oldest first.
+func (rs *Runs) Pending() []*Pending {
+	if rs == nil {
+		return nil
+	}
+	rs.mu.Lock()
+	out := make([]*Pending, 0, len(rs.pending))
+	for _, p := range rs.pending {
+		out = append(out, p)
+	}
+	rs.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Asked.Equal(out[j].Asked) {
+			return out[i].Asked.Before(out[j].Asked)
+		}
+		return out[i].Run+out[i].Key < out[j].Run+out[j].Key
+	})
+	return out
+}
+
+// Decide decides the pending call key of run id; false says no such call
+// waits (never asked, or decided already).
+func (rs *Runs) Decide(id, key string, d Decision) (*Pending, bool) {
+	if rs == nil {
+		return nil, false
+	}
+	rs.mu.Lock()
+	p, ok := rs.pending[id+"/"+key]
+	if ok {
+		// Taken from the list at once: a second decision finds none.
+		delete(rs.pending, id+"/"+key)
+	}
+	rs.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	dec := agentrt.ApprovalDecision{Approved: *d.Approve, ForRun: d.ForRun && *d.Approve && p.Mode != plan.ApproveAlways, By: agentrt.ByPerson, Reason: d.Reason}
+	if !dec.Approved && dec.Reason == "" {
+		dec.Reason = "the person deciding over the server's API said no"
+	}
+	p.decided <- dec
+	return p, true
+}
+
+// interruptedText says what became of a run the server's stop
+// interrupted.
+func (rs *Runs) interruptedText(id string) string {
+	if rs != nil && rs.dir != "" {
+		return "the server stopped before the run ended; its journal holds what completed, and a server started again on the same journal directory resumes it (GET /v1/runs/" + id + " then)"
+	}
+	return "the server stopped before the run ended; it was served without a journal directory (--journal-dir), so it cannot be resumed"
+}
+
+// Run runs agent a with input as a served run, under a new id and kept
+// as the HTTP API's and MCP's runs are: for fronts of their own (A2A).
+// An input the agent's input contract refuses is an *agentrt.InputError.
+func (rs *Runs) Run(ctx context.Context, a Agent, input json.RawMessage) (*Record, error) {
+	if a.Plan.Agent.Input == nil {
+		input = nil
+	}
+	return rs.run(ctx, a, call{runner: a.Runner, input: input})
+}
+
+// InFlight counts the runs in flight.
+func (rs *Runs) InFlight() int {
+	if rs == nil {
+		return 0
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	n := 0
+	for _, r := range rs.byID {
+		if r.State == StateRunning {
+			n++
+		}
+	}
+	return n
+}
