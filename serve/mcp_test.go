@@ -26,7 +26,7 @@ import (
 const labelSchema = `{"type":"object","properties":{"label":{"enum":["bug","feature"]},"confidence":{"type":"number","minimum":0,"maximum":1}},"required":["label","confidence"],"additionalProperties":false}`
 
 // labeler is an agent with an object input and an object contract.
-func labeler(t *testing.T) serve.Agent {
+func labeler(t testing.TB) serve.Agent {
 	t.Helper()
 	p := &plan.Plan{Agent: plan.Agent{
 		Name: "labeler", Description: "Labels an issue.", Model: plan.Model{Provider: "test", Name: "m"}, Instructions: "Label the issue.",
