@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -90,6 +92,7 @@ func objectSchema(s json.RawMessage) bool {
 func MCP(version string, agents []Agent, runs *Runs) (*mcp.Server, error) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentc", Version: version}, nil)
 	seen := map[string]bool{}
+	waiting := &retries{calls: map[string]*mcpCall{}}
 	for _, ag := range agents {
 		t, err := Tool(ag.Plan)
 		if err != nil {
@@ -99,7 +102,7 @@ func MCP(version string, agents []Agent, runs *Runs) (*mcp.Server, error) {
 			return nil, fmt.Errorf("two agents are named %s: an MCP server's tools have names of their own", t.Name)
 		}
 		seen[t.Name] = true
-		s.AddTool(t, handler(ag, runs, t.OutputSchema != nil))
+		s.AddTool(t, handler(ag, runs, waiting, t.OutputSchema != nil))
 	}
 	return s, nil
 }
@@ -109,16 +112,8 @@ func MCP(version string, agents []Agent, runs *Runs) (*mcp.Server, error) {
 // answer or on a bound, are the call's error (isError), saying why; a
 // valid answer is the result, as structured content where the contract
 // is an object, and as its JSON text for clients that read text alone.
-func handler(ag Agent, runs *Runs, structured bool) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var input json.RawMessage
-		if ag.Plan.Agent.Input != nil {
-			input = req.Params.Arguments
-			if len(input) == 0 {
-				input = json.RawMessage("{}")
-			}
-		}
-		rec, err := runs.run(ctx, ag, call{runner: ag.Runner, input: input, elicit: elicitOf(req.Session)})
+func handler(ag Agent, runs *Runs, waiting *retries, structured bool) mcp.ToolHandler {
+	result := func(rec *Record, err error) (*mcp.CallToolResult, error) {
 		if err != nil {
 			var ie *agentrt.InputError
 			if errors.As(err, &ie) {
@@ -142,6 +137,55 @@ func handler(ag Agent, runs *Runs, structured bool) mcp.ToolHandler {
 		}
 		return res, nil
 	}
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if state := req.Params.RequestState; state != "" {
+			// The client's retry, with the answer to what the run asked.
+			return waiting.resume(ctx, state, req.Params.InputResponses)
+		}
+		var input json.RawMessage
+		if ag.Plan.Agent.Input != nil {
+			input = req.Params.Arguments
+			if len(input) == 0 {
+				input = json.RawMessage("{}")
+			}
+		}
+		c := call{runner: ag.Runner, input: input}
+		if !canElicit(req.ClientCapabilities()) {
+			return result(runs.run(ctx, ag, c))
+		}
+		if req.ProtocolVersion() < multiRoundTrip {
+			// An older client is asked in the middle of the call.
+			c.elicit = elicitDuring(req.Session)
+			return result(runs.run(ctx, ag, c))
+		}
+		// A client of the newer protocol is asked by the call's result
+		// (input required), and answers by calling again: the run goes on
+		// in the server across the calls.
+		mc := &mcpCall{asks: make(chan *ask), done: make(chan callEnd, 1)}
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		mc.cancel = cancel
+		c.elicit = mc.elicit
+		go func() {
+			defer cancel()
+			res, err := result(runs.run(runCtx, ag, c))
+			waiting.forget(mc)
+			mc.done <- callEnd{res, err}
+		}()
+		return waiting.next(ctx, mc)
+	}
+}
+
+// multiRoundTrip is the first MCP revision whose servers ask a client
+// for input by a call's result, not by a request in its middle.
+const multiRoundTrip = "2026-07-28"
+
+// canElicit reports whether a client can be asked to fill in a form.
+func canElicit(caps *mcp.ClientCapabilities) bool {
+	if caps == nil || caps.Elicitation == nil {
+		return false
+	}
+	// An empty elicitation capability is the form mode of older clients.
+	return caps.Elicitation.Form != nil || caps.Elicitation.URL == nil
 }
 
 // approvalSchema is the form a client shows its user to decide a call.
@@ -152,57 +196,185 @@ var approvalSchema = json.RawMessage(`{"type":"object","properties":{` +
 // maxShownArguments bounds the arguments an approval's message shows.
 const maxShownArguments = 4000
 
-// elicitOf asks the person at the MCP client of session s to decide a
-// call, where the client said it can be asked (elicitation, form mode).
-func elicitOf(s *mcp.ServerSession) elicitFunc {
-	if s == nil {
-		return nil
+// approvalForm is the form that asks the person at a client to decide a
+// call.
+func approvalForm(req *agentrt.ApprovalRequest) *mcp.ElicitParams {
+	args := string(req.Arguments)
+	if req.ArgumentsText != nil {
+		b, _ := json.Marshal(*req.ArgumentsText)
+		args = string(b) + " (not JSON)"
 	}
+	if len(args) > maxShownArguments {
+		args = strings.ToValidUTF8(args[:maxShownArguments], "") + "…"
+	}
+	who := ""
+	if req.Agent != "" {
+		who = " (agent " + req.Agent + ")"
+	}
+	msg := fmt.Sprintf("The call %s of tool %s%s needs approval: %s.\nArguments: %s", req.Key, req.Tool, who, req.Why, args)
+	return &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: approvalSchema}
+}
+
+// decisionOf reads the client's answer to approvalForm.
+func decisionOf(req *agentrt.ApprovalRequest, res *mcp.ElicitResult) (agentrt.ApprovalDecision, error) {
+	if res == nil {
+		return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; the client's answer is missing"}
+	}
+	switch res.Action {
+	case "accept":
+		approve, ok := res.Content["approve"].(bool)
+		if !ok {
+			return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; the client accepted the form without a yes or no"}
+		}
+		if approve {
+			return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByPerson}, nil
+		}
+		reason, _ := res.Content["reason"].(string)
+		if reason == "" {
+			reason = "the person at the client said no"
+		}
+		return agentrt.ApprovalDecision{By: agentrt.ByPerson, Reason: reason}, nil
+	case "decline":
+		return agentrt.ApprovalDecision{By: agentrt.ByPerson, Reason: "the person at the client declined the call"}, nil
+	default:
+		return agentrt.ApprovalDecision{By: agentrt.ByPerson, Reason: "the person at the client dismissed the question without an answer"}, nil
+	}
+}
+
+// elicitDuring asks the person at an older client (before
+// multiRoundTrip) to decide a call, by a request in the middle of the
+// call.
+func elicitDuring(s *mcp.ServerSession) elicitFunc {
 	return func(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, bool, error) {
-		ip := s.InitializeParams()
-		if ip == nil || ip.Capabilities == nil || ip.Capabilities.Elicitation == nil ||
-			ip.Capabilities.Elicitation.Form == nil && ip.Capabilities.Elicitation.URL != nil {
-			return agentrt.ApprovalDecision{}, false, nil
-		}
-		args := string(req.Arguments)
-		if req.ArgumentsText != nil {
-			b, _ := json.Marshal(*req.ArgumentsText)
-			args = string(b) + " (not JSON)"
-		}
-		if len(args) > maxShownArguments {
-			args = strings.ToValidUTF8(args[:maxShownArguments], "") + "…"
-		}
-		who := ""
-		if req.Agent != "" {
-			who = " (agent " + req.Agent + ")"
-		}
-		msg := fmt.Sprintf("The call %s of tool %s%s needs approval: %s.\nArguments: %s", req.Key, req.Tool, who, req.Why, args)
-		res, err := s.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: approvalSchema})
+		res, err := s.Elicit(ctx, approvalForm(req))
 		if err != nil {
 			if ctx.Err() != nil {
 				return agentrt.ApprovalDecision{}, true, ctx.Err()
 			}
 			return agentrt.ApprovalDecision{}, true, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; asking the client failed: " + err.Error()}
 		}
-		switch res.Action {
-		case "accept":
-			approve, ok := res.Content["approve"].(bool)
-			if !ok {
-				return agentrt.ApprovalDecision{}, true, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; the client accepted the form without a yes or no"}
-			}
-			reason, _ := res.Content["reason"].(string)
-			if !approve && reason == "" {
-				reason = "the person at the client said no"
-			}
-			if approve {
-				reason = ""
-			}
-			return agentrt.ApprovalDecision{Approved: approve, By: agentrt.ByPerson, Reason: reason}, true, nil
-		case "decline":
-			return agentrt.ApprovalDecision{By: agentrt.ByPerson, Reason: "the person at the client declined the call"}, true, nil
-		default:
-			return agentrt.ApprovalDecision{By: agentrt.ByPerson, Reason: "the person at the client dismissed the question without an answer"}, true, nil
-		}
+		d, err := decisionOf(req, res)
+		return d, true, err
+	}
+}
+
+// mcpCall is a call whose run goes on across the client's calls: each
+// approval it needs is the result of one call (input required), and the
+// client's next call, with the answer, takes it on.
+type mcpCall struct {
+	asks   chan *ask
+	done   chan callEnd
+	cancel context.CancelFunc
+	// Under retries' lock: the state the client was given, and what it
+	// answers.
+	state   string
+	pending *ask
+}
+
+// ask is an approval a run waits on, sent to the client.
+type ask struct {
+	req    *agentrt.ApprovalRequest
+	answer chan agentrt.ApprovalDecision
+	failed chan error
+}
+
+type callEnd struct {
+	res *mcp.CallToolResult
+	err error
+}
+
+// elicit is the approver's way to the client: it hands the request to
+// the call in flight, and waits for the answer of the client's next call.
+func (mc *mcpCall) elicit(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, bool, error) {
+	a := &ask{req: req, answer: make(chan agentrt.ApprovalDecision, 1), failed: make(chan error, 1)}
+	select {
+	case mc.asks <- a:
+	case <-ctx.Done():
+		return agentrt.ApprovalDecision{}, true, ctx.Err()
+	}
+	// A client that never calls again leaves the run waiting until its
+	// deadline, and at most answerWait.
+	wait := time.NewTimer(answerWait)
+	defer wait.Stop()
+	select {
+	case d := <-a.answer:
+		return d, true, nil
+	case err := <-a.failed:
+		return agentrt.ApprovalDecision{}, true, err
+	case <-wait.C:
+		return agentrt.ApprovalDecision{}, true, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key,
+			Msg: fmt.Sprintf("%s; the client was asked, and did not call again with an answer within %s", req.Why, answerWait)}
+	case <-ctx.Done():
+		return agentrt.ApprovalDecision{}, true, ctx.Err()
+	}
+}
+
+// answerWait bounds how long a run waits for a client to call again with
+// its answer.
+const answerWait = 15 * time.Minute
+
+// retries holds the calls waiting for a client's next call, by the
+// request state they gave it: 128 random bits, which only the client
+// that was given them (the server's token holder) has.
+type retries struct {
+	mu    sync.Mutex
+	calls map[string]*mcpCall
+}
+
+// answerKey names the one input a call asks for at a time.
+const answerKey = "approval"
+
+// next waits for what the call's run does next: ask (the result says
+// input is required, with the state to call again with), or end (its
+// result). A client that goes away cancels the run.
+func (w *retries) next(ctx context.Context, mc *mcpCall) (*mcp.CallToolResult, error) {
+	select {
+	case a := <-mc.asks:
+		state := newID()
+		w.mu.Lock()
+		mc.state, mc.pending = state, a
+		w.calls[state] = mc
+		w.mu.Unlock()
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{answerKey: approvalForm(a.req)}, RequestState: state}, nil
+	case e := <-mc.done:
+		return e.res, e.err
+	case <-ctx.Done():
+		mc.cancel()
+		return nil, ctx.Err()
+	}
+}
+
+// resume takes the call a client calls again for, gives its run the
+// answer, and waits for what it does next.
+func (w *retries) resume(ctx context.Context, state string, answers mcp.InputResponseMap) (*mcp.CallToolResult, error) {
+	w.mu.Lock()
+	mc := w.calls[state]
+	var a *ask
+	if mc != nil {
+		delete(w.calls, state)
+		a, mc.state, mc.pending = mc.pending, "", nil
+	}
+	w.mu.Unlock()
+	if mc == nil {
+		return failed("no call waits under this request state: it ended (its run's deadline passed), or the server restarted", nil), nil
+	}
+	res, _ := answers[answerKey].(*mcp.ElicitResult)
+	if d, err := decisionOf(a.req, res); err != nil {
+		a.failed <- err
+	} else {
+		a.answer <- d
+	}
+	return w.next(ctx, mc)
+}
+
+// forget drops a call whose run ended while the client had yet to call
+// again.
+func (w *retries) forget(mc *mcpCall) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if mc.state != "" {
+		delete(w.calls, mc.state)
+		mc.state = ""
 	}
 }
 

@@ -72,6 +72,8 @@ type Runs struct {
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
 
+	onPending func(*Pending)
+
 	mu      sync.Mutex
 	byID    map[string]*Record
 	ended   []string // ids of ended runs in memory, oldest first
@@ -97,6 +99,11 @@ func NewRuns(dir string, keep int, api bool) (*Runs, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	return &Runs{dir: dir, keep: keep, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}}, nil
 }
+
+// OnPending sets what hears each call that comes to wait for approval
+// over the API, once it can be decided (the server says so on standard
+// error). Set it before the server serves.
+func (rs *Runs) OnPending(f func(*Pending)) { rs.onPending = f }
 
 // Stop ends the runs in flight (they end interrupted, each journal holding
 // what completed), and Wait waits until each has kept its record.
@@ -492,6 +499,9 @@ func (rs *Runs) Ask(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.
 	}()
 	if ri.notify != nil {
 		ri.notify("approval_pending", p)
+	}
+	if rs.onPending != nil {
+		rs.onPending(p)
 	}
 	if !req.Deadline.IsZero() {
 		var cancel context.CancelFunc

@@ -1,0 +1,352 @@
+package serve_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/testmodel"
+	"agentc.dev/agentc/serve"
+)
+
+// shTool is a tool that needs approval (an exec tool asks by default),
+// counting its calls.
+type shTool struct{ calls atomic.Int32 }
+
+func (*shTool) Spec() agentrt.ToolSpec {
+	return agentrt.ToolSpec{Name: "sh", Description: "Runs a command.", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)}
+}
+
+func (t *shTool) Call(context.Context, json.RawMessage) (agentrt.ToolResult, error) {
+	t.calls.Add(1)
+	return agentrt.ToolResult{Content: "done"}, nil
+}
+
+// actor is an agent whose one tool needs approval; the test model calls
+// it, then answers. approve decides its calls.
+func actor(t *testing.T, approve agentrt.Approver) (serve.Agent, *shTool) {
+	t.Helper()
+	p := &plan.Plan{Agent: plan.Agent{
+		Name: "actor", Description: "Acts.", Model: plan.Model{Provider: "test", Name: "m"}, Instructions: "Run the command, then say so.",
+		Input:        &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"task":{"type":"string"}},"required":["task"]}`)},
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"sh": {Kind: "exec", Description: "Runs a command."}}},
+		Output:       &plan.Output{Name: "answer", Description: "What was done.", Mode: "tool", Enforce: "local", Retries: 2, KeepsTools: true, Schema: json.RawMessage(`{"type":"object","properties":{"done":{"type":"string"}},"required":["done"]}`)},
+		Strategy:     plan.Strategy{OnProse: "remind", Reminders: 2},
+		Budgets:      plan.Budgets{Deadline: "60s"},
+	}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	sh := &shTool{}
+	r, err := agentrt.New(p, agentrt.Options{Model: &testmodel.Model{}, Tools: map[string]agentrt.Tool{"sh": sh}, Approver: approve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve.Agent{Plan: p, Runner: r}, sh
+}
+
+func newRuns(t *testing.T, dir string, api bool) *serve.Runs {
+	t.Helper()
+	runs, err := serve.NewRuns(dir, 0, api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { runs.Stop(); runs.Wait() })
+	return runs
+}
+
+// pendings hears the calls that come to wait for approval.
+func pendings(runs *serve.Runs) <-chan *serve.Pending {
+	ch := make(chan *serve.Pending, 16)
+	runs.OnPending(func(p *serve.Pending) { ch <- p })
+	return ch
+}
+
+// TestRunsKept: a run the API makes is kept under its id: its record
+// (GET /v1/runs/ID) while the server lives, and with a journal directory
+// its journal and record on disk, readable by the owner alone, which a
+// later server finds. An input the contract refuses leaves nothing, and
+// an id that is not one names no file.
+func TestRunsKept(t *testing.T) {
+	dir := t.TempDir()
+	ag := labeler(t)
+	h, err := serve.API([]serve.Agent{ag}, newRuns(t, dir, true), apiToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	code, body := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": "Crash on start"}`)
+	var res serve.RunResult
+	if err := json.Unmarshal(body, &res); err != nil || code != 200 || len(res.ID) != 32 {
+		t.Fatalf("%d %s", code, body)
+	}
+	for _, name := range []string{res.ID + ".jsonl", res.ID + ".json"} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		if err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, mode %v, want a file for the owner alone", name, err, st.Mode())
+		}
+	}
+	code, body = call(t, srv, http.MethodGet, "/v1/runs/"+res.ID, apiToken, "")
+	var rec serve.Record
+	if err := json.Unmarshal(body, &rec); err != nil || code != 200 || rec.State != serve.StateDone || rec.Result == nil ||
+		rec.Result.Outcome != agentrt.OutcomeOK || rec.Report == nil || string(rec.Input) != `{"title":"Crash on start"}` {
+		t.Fatalf("GET the run: %d %s", code, body)
+	}
+	// A later server on the directory finds it on disk.
+	h2, err := serve.API([]serve.Agent{ag}, newRuns(t, dir, true), apiToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(h2)
+	defer srv2.Close()
+	if code, body := call(t, srv2, http.MethodGet, "/v1/runs/"+res.ID, apiToken, ""); code != 200 || !strings.Contains(string(body), `"state":"done"`) {
+		t.Errorf("a later server: %d %s", code, body)
+	}
+	for _, path := range []string{"/v1/runs/" + strings.ToUpper(res.ID), "/v1/runs/..%2F" + res.ID, "/v1/runs/0123456789abcdef0123456789abcdef"} {
+		if code, _ := call(t, srv2, http.MethodGet, path, apiToken, ""); code != 404 {
+			t.Errorf("GET %s: %d, want 404", path, code)
+		}
+	}
+	if code, _ := call(t, srv2, http.MethodGet, "/v1/runs/"+res.ID, "", ""); code != 401 {
+		t.Errorf("GET without the token: %d, want 401", code)
+	}
+	before, _ := os.ReadDir(dir)
+	if code, _ := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": ""}`); code != 422 {
+		t.Errorf("a refused input: %d, want 422", code)
+	}
+	if after, _ := os.ReadDir(dir); len(after) != len(before) {
+		t.Errorf("a refused input left files: %d entries, then %d", len(before), len(after))
+	}
+}
+
+// TestApprovalOverAPI: with the API's approvals, a call that needs one
+// waits, listed at /v1/approvals, until it is decided there; a decision
+// is taken once; one that is not a decision is refused, and decides
+// nothing.
+func TestApprovalOverAPI(t *testing.T) {
+	runs := newRuns(t, "", true)
+	waiting := pendings(runs)
+	ag, sh := actor(t, runs.Ask)
+	h, err := serve.API([]serve.Agent{ag}, runs, apiToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	for _, approve := range []bool{true, false} {
+		done := make(chan []byte, 1)
+		go func() {
+			_, body := call(t, srv, http.MethodPost, "/v1/agents/actor/runs", apiToken, `{"task": "list"}`)
+			done <- body
+		}()
+		var p *serve.Pending
+		select {
+		case body := <-done:
+			t.Fatalf("the run ended before it asked: %s", body)
+		case p = <-waiting:
+		}
+		code, body := call(t, srv, http.MethodGet, "/v1/approvals", apiToken, "")
+		if code != 200 || !strings.Contains(string(body), `"tool":"sh"`) || !strings.Contains(string(body), `"run":"`+p.Run+`"`) {
+			t.Fatalf("GET /v1/approvals: %d %s", code, body)
+		}
+		path := "/v1/runs/" + p.Run + "/approvals/" + p.Key
+		for _, bad := range []string{`{"approve": "yes"}`, `{}`, `{"approve": true, "also": 1}`, `not json`} {
+			if code, _ := call(t, srv, http.MethodPost, path, apiToken, bad); code != 400 {
+				t.Errorf("decision %s: %d, want 400", bad, code)
+			}
+		}
+		if code, _ := call(t, srv, http.MethodPost, path, "", `{"approve": true}`); code != 401 {
+			t.Errorf("a decision without the token: %d, want 401", code)
+		}
+		decision := `{"approve": true}`
+		if !approve {
+			decision = `{"approve": false, "reason": "not today"}`
+		}
+		if code, body := call(t, srv, http.MethodPost, path, apiToken, decision); code != 200 {
+			t.Fatalf("deciding: %d %s", code, body)
+		}
+		if code, _ := call(t, srv, http.MethodPost, path, apiToken, decision); code != 404 {
+			t.Errorf("a second decision: %d, want 404", code)
+		}
+		body = <-done
+		var res serve.RunResult
+		if err := json.Unmarshal(body, &res); err != nil || res.Outcome != agentrt.OutcomeOK {
+			t.Fatalf("the run: %s", body)
+		}
+		code, body = call(t, srv, http.MethodGet, "/v1/runs/"+res.ID, apiToken, "")
+		want := `"approved":true,"by":"person"`
+		if !approve {
+			want = `"approved":false,"by":"person","reason":"not today"`
+		}
+		if code != 200 || !strings.Contains(string(body), want) {
+			t.Errorf("the run's report: %d %s, want %s", code, body, want)
+		}
+	}
+	if n := sh.calls.Load(); n != 1 {
+		t.Errorf("the tool ran %d times, want once: approved, then denied", n)
+	}
+}
+
+// TestElicitation: over MCP, a call that needs approval is asked of the
+// client's user where the client can be asked (elicitation); an accepted
+// form decides it, a declined one denies it. A client that cannot be
+// asked, with no API to decide over, is refused: the run ends saying why.
+func TestElicitation(t *testing.T) {
+	runs := newRuns(t, "", false)
+	ag, sh := actor(t, runs.Ask)
+	s, err := serve.MCP("test", []serve.Agent{ag}, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var mu sync.Mutex
+	var asked []string
+	action, approve := "accept", true
+	connectWith := func(opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := s.Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ss.Close() })
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, opts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	form := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, req.Params.Message)
+		return &mcp.ElicitResult{Action: action, Content: map[string]any{"approve": approve}}, nil
+	}}
+	// The newest revision: the call's result asks, the client calls again.
+	cs := connectWith(form, "")
+	callActor := func(cs *mcp.ClientSession) *mcp.CallToolResult {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "actor", Arguments: map[string]any{"task": "list"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := callActor(cs); res.IsError || sh.calls.Load() != 1 {
+		t.Fatalf("approved: %s, the tool ran %d times", res.Content[0].(*mcp.TextContent).Text, sh.calls.Load())
+	}
+	mu.Lock()
+	if len(asked) != 1 || !strings.Contains(asked[0], "tool sh") || !strings.Contains(asked[0], `exec tool sh: approve "ask"`) || !strings.Contains(asked[0], "Arguments: {") {
+		t.Errorf("asked %q", asked)
+	}
+	action = "decline"
+	mu.Unlock()
+	if res := callActor(cs); res.IsError || sh.calls.Load() != 1 {
+		t.Fatalf("declined: %+v, the tool ran %d times, want not again", res.Content, sh.calls.Load())
+	}
+	// An older revision: the server asks in the middle of the call.
+	mu.Lock()
+	action, asked = "accept", nil
+	mu.Unlock()
+	old := connectWith(form, "2025-11-25")
+	if res := callActor(old); res.IsError || sh.calls.Load() != 2 {
+		t.Fatalf("an older client, approved: %+v, the tool ran %d times", res.Content, sh.calls.Load())
+	}
+	mu.Lock()
+	if len(asked) != 1 || !strings.Contains(asked[0], "tool sh") {
+		t.Errorf("an older client was asked %q", asked)
+	}
+	mu.Unlock()
+	// A state no call was given is refused, and runs nothing.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "actor", RequestState: "0123456789abcdef0123456789abcdef",
+		InputResponses: mcp.InputResponseMap{"approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "no call waits under this request state") || sh.calls.Load() != 2 {
+		t.Errorf("a made-up request state: %v %+v", err, res)
+	}
+	// A client without elicitation, and no API: no one can decide.
+	plain := connectWith(nil, "")
+	res = callActor(plain)
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.Contains(text, "no one can be asked") || sh.calls.Load() != 2 {
+		t.Errorf("a client that cannot be asked: %v %s", res.IsError, text)
+	}
+}
+
+// TestResumeInterrupted: a run the server's stop interrupts is kept as
+// interrupted, and a server started again on the directory resumes it
+// from its journal: the tool call it approved before does not run again,
+// and what the model said is served from the journal.
+func TestResumeInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	runs := newRuns(t, dir, true)
+	waiting := pendings(runs)
+	ag, sh := actor(t, runs.Ask)
+	h, err := serve.API([]serve.Agent{ag}, runs, apiToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	done := make(chan []byte, 1)
+	go func() {
+		_, body := call(t, srv, http.MethodPost, "/v1/agents/actor/runs", apiToken, `{"task": "list"}`)
+		done <- body
+	}()
+	id := (<-waiting).Run
+	runs.Stop()
+	body := <-done
+	if !strings.Contains(string(body), "the server stopped before the run ended") {
+		t.Fatalf("the client was told %s", body)
+	}
+	runs.Wait()
+	b, err := os.ReadFile(filepath.Join(dir, id+".json"))
+	if err != nil || !strings.Contains(string(b), `"state": "interrupted"`) {
+		t.Fatalf("the record: %v %s", err, b)
+	}
+
+	runs2 := newRuns(t, dir, true)
+	waiting2 := pendings(runs2)
+	ag2, sh2 := actor(t, runs2.Ask)
+	var notes []string
+	if err := runs2.Resume([]serve.Agent{ag2}, func(s string) { notes = append(notes, s) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "resuming run "+id+" of actor: 1 effects recorded") {
+		t.Fatalf("notes %q", notes)
+	}
+	p := <-waiting2
+	if p.Run != id {
+		t.Fatalf("pending %+v, want the resumed run %s", p, id)
+	}
+	runs2.Decide(p.Run, p.Key, serve.Decision{Approve: ptr(true)})
+	runs2.Wait()
+	b, err = os.ReadFile(filepath.Join(dir, id+".json"))
+	var rec serve.Record
+	if err != nil || json.Unmarshal(b, &rec) != nil || rec.State != serve.StateDone || rec.Resumed != 1 || rec.Result.Outcome != agentrt.OutcomeOK ||
+		rec.Report.Replayed != 1 {
+		t.Fatalf("the resumed run: %v %s", err, b)
+	}
+	if sh.calls.Load() != 0 || sh2.calls.Load() != 1 {
+		t.Errorf("the tool ran %d then %d times, want 0 then 1", sh.calls.Load(), sh2.calls.Load())
+	}
+	// Ended, it is not resumed again.
+	runs3 := newRuns(t, dir, true)
+	ag3, _ := actor(t, runs3.Ask)
+	notes = nil
+	if err := runs3.Resume([]serve.Agent{ag3}, func(s string) { notes = append(notes, s) }); err != nil || len(notes) != 0 {
+		t.Errorf("a third server: %v %q", err, notes)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
