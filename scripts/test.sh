@@ -8,7 +8,9 @@
 # open it in the headless Chromium that scripts/install-chromium.sh installs
 # from the distribution's packages, the editor tests check the editor's
 # JSON Schema with ajv and the YAML language server, which
-# scripts/install-editor-tools.sh installs with npm, and the telemetry
+# scripts/install-editor-tools.sh installs with npm, the tests of agentc
+# serve run the MCP Inspector's command-line client, which
+# scripts/install-mcp-inspector.sh installs with npm, and the telemetry
 # scenario exports to the OpenTelemetry Collector that
 # scripts/install-otelcol.sh builds. Here all fail, rather than skip, when
 # their program is missing.
@@ -20,6 +22,8 @@ AGENTC_CHROMIUM="$(bash scripts/install-chromium.sh)"
 export AGENTC_CHROMIUM AGENTC_REQUIRE_CHROMIUM=1
 AGENTC_EDITOR_TOOLS="$(bash scripts/install-editor-tools.sh)"
 export AGENTC_EDITOR_TOOLS AGENTC_REQUIRE_EDITOR_TOOLS=1
+AGENTC_MCP_INSPECTOR="$(bash scripts/install-mcp-inspector.sh)"
+export AGENTC_MCP_INSPECTOR AGENTC_REQUIRE_MCP_INSPECTOR=1
 AGENTC_OTELCOL="$(bash scripts/install-otelcol.sh)"
 export AGENTC_OTELCOL AGENTC_REQUIRE_OTELCOL=1
 go mod tidy -diff

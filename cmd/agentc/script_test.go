@@ -72,14 +72,20 @@ func TestScripts(t *testing.T) {
 			// scripts run: no script sees its warning unless it asks
 			// (price-date.txtar).
 			e.Setenv("AGENTC_PRICES_MAX_AGE", "0")
+			mcpInspectorSetup(e)
 			return nil
 		},
 		// [temporal]: the temporal program is there to start a dev server
 		// with, or it must be (AGENTC_REQUIRE_TEMPORAL), so that a script
 		// fails for its lack rather than skips. [chromium]: the same for a
 		// browser (AGENTC_REQUIRE_CHROMIUM); [otelcol] for an OpenTelemetry
-		// Collector (AGENTC_REQUIRE_OTELCOL).
+		// Collector (AGENTC_REQUIRE_OTELCOL); [mcpinspector] for the MCP
+		// Inspector (AGENTC_REQUIRE_MCP_INSPECTOR: an error where it is
+		// missing).
 		Condition: func(cond string) (bool, error) {
+			if cond == "mcpinspector" {
+				return mcpInspectorCondition()
+			}
 			if cond == "chromium" {
 				return chromiumCondition(), nil
 			}
@@ -123,6 +129,12 @@ func TestScripts(t *testing.T) {
 			// reads back what it wrote (see otelcol_test.go).
 			"otelcol":     otelcolStart,
 			"otelcolwait": otelcolWait,
+			// mcptool and mcpresult check what an MCP client printed of
+			// tools/list and tools/call, and servehttp starts agentc serve
+			// --http (see inspector_test.go).
+			"mcptool":   mcpTool,
+			"mcpresult": mcpResult,
+			"servehttp": serveHTTP,
 			// temporal starts a Temporal dev server for the script, stopped
 			// when it ends, and sets $TEMPORAL to its address and
 			// $TEMPORAL_CLI to the temporal program. Scripts that
