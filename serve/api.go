@@ -228,6 +228,40 @@ func openAPI(agents []Agent) ([]byte, error) {
 			"x-agentc-plan":     string(a.Plan.Digests.Plan),
 		}}
 	}
+	errBody := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
+	idParam := map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string", "pattern": "^[0-9a-f]{32}$"}}
+	paths["/v1/runs/{id}"] = map[string]any{"get": map[string]any{
+		"operationId": "get_run",
+		"summary":     "A run's record: its state, input, result and report",
+		"parameters":  []any{idParam},
+		"responses": map[string]any{
+			"200": map[string]any{"description": "the run's record", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "required": []string{"id", "agent", "plan", "state", "started"},
+				"properties": map[string]any{"state": map[string]any{"enum": []string{StateRunning, StateDone, StateInterrupted, StateCancelled}}}}}}},
+			"401": withDesc(errBody, "no bearer token, or another"),
+			"404": withDesc(errBody, "no such run is kept here"),
+		},
+	}}
+	paths["/v1/approvals"] = map[string]any{"get": map[string]any{
+		"operationId": "list_approvals",
+		"summary":     "The calls waiting for a person's approval",
+		"responses": map[string]any{
+			"200": map[string]any{"description": "the calls waiting, oldest first", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "properties": map[string]any{"approvals": map[string]any{"type": "array"}}}}}},
+			"401": withDesc(errBody, "no bearer token, or another"),
+		},
+	}}
+	paths["/v1/runs/{id}/approvals/{key}"] = map[string]any{"post": map[string]any{
+		"operationId": "decide_approval",
+		"summary":     "Decide a call waiting for approval",
+		"parameters":  []any{idParam, map[string]any{"name": "key", "in": "path", "required": true, "schema": map[string]any{"type": "string"}}},
+		"requestBody": map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "required": []string{"approve"}, "additionalProperties": false,
+			"properties": map[string]any{"approve": map[string]any{"type": "boolean"}, "for_run": map[string]any{"type": "boolean"}, "reason": map[string]any{"type": "string"}}}}}},
+		"responses": map[string]any{
+			"200": map[string]any{"description": "decided"},
+			"400": withDesc(errBody, "the body is not a decision"),
+			"401": withDesc(errBody, "no bearer token, or another"),
+			"404": withDesc(errBody, "no such call waits (never asked, or decided already)"),
+		},
+	}}
 	doc := map[string]any{
 		"openapi":    "3.1.0",
 		"info":       map[string]any{"title": "agentc agents", "version": "1"},

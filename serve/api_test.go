@@ -117,6 +117,11 @@ func TestOpenAPI(t *testing.T) {
 	if op.Contract != string(ag.Plan.Digests.Contract) {
 		t.Errorf("contract %q", op.Contract)
 	}
+	for _, path := range []string{"/v1/runs/{id}", "/v1/approvals", "/v1/runs/{id}/approvals/{key}"} {
+		if _, ok := doc.Paths[path]; !ok {
+			t.Errorf("the document has no path %s", path)
+		}
+	}
 	if code, body := call(t, srv, http.MethodGet, "/openapi.json", "", ""); code != 401 || strings.Contains(string(body), "labeler") {
 		t.Errorf("without the token: %d %s", code, body)
 	}

@@ -229,7 +229,7 @@ func serveHTTP(ts *testscript.TestScript, neg bool, args []string) {
 	go func() {
 		defer close(exited)
 		defer log.Close()
-		addr := regexp.MustCompile(`serving \d+ agents at (http://127\.0\.0\.1:\d+)`)
+		addr := regexp.MustCompile(`serving \d+ agents? at (http://127\.0\.0\.1:\d+)`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			fmt.Fprintln(log, sc.Text())

@@ -34,19 +34,29 @@ its tools started, before anything is served; one that cannot be served
 (files in its input, an input that is not an object, two of one name) is an
 error, exit 1. Keys come from the environment, as for agentc run; --model
 test answers every call offline. A tool call that needs approval is denied
-(--approve no, the default; the model reads the denial) or approved
-(--approve yes): standard input is the client's, there is no terminal to
-ask on. What the runs say goes to standard error. The server ends when the
-client closes the connection, or on SIGINT or SIGTERM.
+(--approve no, the default; the model reads the denial), approved
+(--approve yes), or asked (--approve ask) of the person at the MCP client
+where it can be asked (elicitation), else over the HTTP API: standard input
+is the client's, there is no terminal to ask on. What the runs say goes to
+standard error. The server ends when the client closes the connection, or
+on SIGINT or SIGTERM.
+
+Each run has an id, in the result's _meta (agentc/run) and the HTTP API's
+answer. --journal-dir DIR journals every run into DIR/ID.jsonl and keeps its
+record in DIR/ID.json; runs a stop interrupted (past --grace) are resumed
+from their journals when a server starts again on DIR.
 
 --http HOST:PORT serves MCP's streamable HTTP transport at /mcp instead,
 and an HTTP API of the same agents: POST /v1/agents/NAME/runs (the body is
 the input; the answer is the run), GET /v1/agents, and GET /openapi.json,
-generated from the contracts, and A2A: an agent card per agent at
+generated from the contracts, GET /v1/runs/ID (a run's record and report),
+GET /v1/approvals and POST /v1/runs/ID/approvals/KEY (decide a waiting
+call), and A2A: an agent card per agent at
 /a2a/NAME/.well-known/agent-card.json and its JSON-RPC endpoint at
 /a2a/NAME. Every request must carry the bearer token of
 $AGENTC_SERVE_TOKEN or --token-file (at least 16 bytes); the server does not
-start without one. /healthz and /readyz need none.`,
+start without one. /healthz and /readyz need none. --ready-file FILE gets
+the server's URL once it listens (for --http 127.0.0.1:0).`,
 		Example: `  agentc serve examples/issue-triage.cue examples/pr-description.cue
   agentc serve --model test examples/
   AGENTC_SERVE_TOKEN=... agentc serve --http 127.0.0.1:8080 examples/issue-triage.cue`,

@@ -136,6 +136,11 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
 	}
+	if f.http != "" {
+		runs.OnPending(func(p *serve.Pending) {
+			fmt.Fprintf(e.Stderr, "agentc: run %s: call %s of tool %s waits for approval: GET /v1/approvals, POST /v1/runs/%s/approvals/%s\n", p.Run, p.Key, p.Tool, p.Run, p.Key)
+		})
+	}
 	rf := Flags{approve: f.approve, rules: f.rules, lock: f.lock, requireLock: f.requireLock, retarget: f.retarget, model: f.model}
 	var approve agentrt.Approver
 	if f.approve == approveAsk {
@@ -219,7 +224,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		}
 		return serveHTTP(ctx, e, f, serve.MCPHandler(s, token), api, a2a, names, runs, sigs)
 	}
-	fmt.Fprintf(e.Stderr, "agentc: serving %d agents over MCP on standard input and output: %v\n", len(agents), names)
+	fmt.Fprintf(e.Stderr, "agentc: serving %s over MCP on standard input and output: %v\n", agentsText(len(agents)), names)
 	// A stop signal interrupts the runs in flight (resumable with
 	// --journal-dir) before the session ends under them; the client's
 	// own end of the session cancels them.
@@ -253,7 +258,7 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 		also = ", A2A at /a2a/NAME"
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.Stderr, "agentc: serving %d agents at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json%s: %v\n", len(names), ln.Addr(), also, names)
+	fmt.Fprintf(e.Stderr, "agentc: serving %s at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json%s: %v\n", agentsText(len(names)), ln.Addr(), also, names)
 	if f.ready != "" {
 		if err := atomicfile.Write(f.ready, []byte("http://"+ln.Addr().String()+"\n"), 0o644); err != nil {
 			ln.Close()
@@ -283,7 +288,11 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 			err = nil
 			n := runs.InFlight()
 			runs.Stop()
-			fmt.Fprintf(e.Stderr, "agentc: the grace period (%s) is over: %d runs in flight interrupted%s\n", f.grace, n, resumeNote(f.journalDir))
+			runsText := fmt.Sprintf("%d runs", n)
+			if n == 1 {
+				runsText = "1 run"
+			}
+			fmt.Fprintf(e.Stderr, "agentc: the grace period (%s) is over: %s in flight interrupted%s\n", f.grace, runsText, resumeNote(f.journalDir))
 			// Their clients are told so before the connections close.
 			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
@@ -299,6 +308,14 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	return nil
+}
+
+// agentsText is "1 agent" or "N agents".
+func agentsText(n int) string {
+	if n == 1 {
+		return "1 agent"
+	}
+	return fmt.Sprintf("%d agents", n)
 }
 
 // resumeNote says what becomes of the runs a stop interrupted.
