@@ -80,11 +80,16 @@ func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
 			reply(w, http.StatusBadRequest, apiError{"the body is not one JSON value: a run's input is JSON"})
 			return
 		}
+		budgets, err := budgetsOfQuery(r.URL.Query())
+		if err != nil {
+			reply(w, http.StatusBadRequest, apiError{err.Error()})
+			return
+		}
 		var input json.RawMessage
 		if a.Plan.Agent.Input != nil {
 			input = body
 		}
-		c := call{runner: a.Runner, input: input, started: func(id string) {
+		c := call{runner: a.Runner, input: input, budgets: budgets, started: func(id string) {
 			w.Header().Set("Location", "/v1/runs/"+id)
 			w.Header().Set(RunIDHeader, id)
 		}}
@@ -103,9 +108,13 @@ func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
 		rec, err := runs.run(r.Context(), a, c)
 		if err != nil {
 			var ie *agentrt.InputError
+			var be *BudgetsError
 			status := http.StatusInternalServerError
-			if errors.As(err, &ie) {
+			switch {
+			case errors.As(err, &ie):
 				status = http.StatusUnprocessableEntity
+			case errors.As(err, &be):
+				status = http.StatusBadRequest
 			}
 			if events.started() {
 				events.send("error", apiError{err.Error()})
@@ -189,6 +198,14 @@ func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
 	return Authorized(mux, token), nil
 }
 
+// budgetParams are the bounds a run's request may narrow.
+var budgetParams = []any{
+	map[string]any{"name": "deadline", "in": "query", "description": "narrows the agent's deadline: a Go duration, such as 30s", "schema": map[string]any{"type": "string"}},
+	map[string]any{"name": "tools", "in": "query", "description": "narrows the agent's tool budget (calls)", "schema": map[string]any{"type": "integer", "minimum": 0}},
+	map[string]any{"name": "tokens", "in": "query", "description": "narrows the agent's token budget", "schema": map[string]any{"type": "integer", "minimum": 1}},
+	map[string]any{"name": "rounds", "in": "query", "description": "narrows the agent's bound on model calls", "schema": map[string]any{"type": "integer", "minimum": 1}},
+}
+
 // openAPI is the OpenAPI 3.1 document of the agents' runs.
 func openAPI(agents []Agent) ([]byte, error) {
 	paths := map[string]any{}
@@ -214,6 +231,7 @@ func openAPI(agents []Agent) ([]byte, error) {
 		errBody := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
 		paths["/v1/agents/"+name+"/runs"] = map[string]any{"post": map[string]any{
 			"operationId": "run_" + name,
+			"parameters":  budgetParams,
 			"summary":     "Run " + name,
 			"description": a.Plan.Agent.Description,
 			"requestBody": map[string]any{"required": a.Plan.Agent.Input != nil, "content": map[string]any{"application/json": map[string]any{"schema": in}}},

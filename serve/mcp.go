@@ -116,7 +116,8 @@ func handler(ag Agent, runs *Runs, waiting *retries, structured bool) mcp.ToolHa
 	result := func(rec *Record, err error) (*mcp.CallToolResult, error) {
 		if err != nil {
 			var ie *agentrt.InputError
-			if errors.As(err, &ie) {
+			var be *BudgetsError
+			if errors.As(err, &ie) || errors.As(err, &be) {
 				return failed(err.Error(), nil), nil
 			}
 			return nil, err
@@ -149,7 +150,11 @@ func handler(ag Agent, runs *Runs, waiting *retries, structured bool) mcp.ToolHa
 				input = json.RawMessage("{}")
 			}
 		}
-		c := call{runner: ag.Runner, input: input}
+		budgets, err := budgetsOfMeta(req.Params.Meta)
+		if err != nil {
+			return failed(err.Error(), nil), nil
+		}
+		c := call{runner: ag.Runner, input: input, budgets: budgets}
 		if !canElicit(req.ClientCapabilities()) {
 			return result(runs.run(ctx, ag, c))
 		}

@@ -48,9 +48,12 @@ type Record struct {
 	Resumed int `json:"resumed,omitempty"`
 	// Input is the run's input, as its client gave it: a resumed run
 	// starts from it again.
-	Input  json.RawMessage `json:"input,omitempty"`
-	Result *RunResult      `json:"result,omitempty"`
-	Report *agentrt.Report `json:"report,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// Budgets are the bounds the client asked of the run, which narrowed
+	// the agent's; a resumed run keeps them.
+	Budgets *Budgets        `json:"budgets,omitempty"`
+	Result  *RunResult      `json:"result,omitempty"`
+	Report  *agentrt.Report `json:"report,omitempty"`
 }
 
 // DefaultKeep is how many ended runs a server keeps in memory.
@@ -156,6 +159,8 @@ type call struct {
 	// (approval_pending), for the client's event stream.
 	notify func(name string, v any)
 	elicit elicitFunc
+	// budgets narrow the run's bounds.
+	budgets Budgets
 }
 
 // Run runs agent a, by c, as a run of its own under a new id: journaled
@@ -166,13 +171,19 @@ type call struct {
 func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 	id := newID()
 	rec := &Record{ID: id, Agent: a.Plan.Agent.Name, Plan: string(a.Plan.Digests.Plan), State: StateRunning, Started: time.Now().UTC(), Input: c.input}
-	runner := c.runner
+	runner, err := c.budgets.apply(c.runner)
+	if err != nil {
+		return nil, err
+	}
+	if !c.budgets.isZero() {
+		b := c.budgets
+		rec.Budgets = &b
+	}
 	var w *journal.Writer
 	if rs != nil && rs.dir != "" {
 		if err := validateInput(runner, c.input); err != nil {
 			return nil, err
 		}
-		var err error
 		if w, err = rs.create(a, rec); err != nil {
 			return nil, err
 		}
@@ -428,7 +439,15 @@ func (rs *Runs) Resume(agents []Agent, note func(string)) error {
 			n = len(j.Entries)
 		}
 		note(fmt.Sprintf("resuming run %s of %s: %d effects recorded", id, rec.Agent, n))
-		runner := a.Runner.WithJournal(&agentrt.Journal{Recorded: j, Writer: w})
+		runner := a.Runner
+		if rec.Budgets != nil {
+			if runner, err = rec.Budgets.apply(runner); err != nil {
+				_ = w.Close()
+				note(fmt.Sprintf("left run %s: %v", id, err))
+				continue
+			}
+		}
+		runner = runner.WithJournal(&agentrt.Journal{Recorded: j, Writer: w})
 		rs.wg.Add(1)
 		go func() {
 			defer rs.wg.Done()
@@ -572,11 +591,11 @@ func (rs *Runs) interruptedText(id string) string {
 // Run runs agent a with input as a served run, under a new id and kept
 // as the HTTP API's and MCP's runs are: for fronts of their own (A2A).
 // An input the agent's input contract refuses is an *agentrt.InputError.
-func (rs *Runs) Run(ctx context.Context, a Agent, input json.RawMessage) (*Record, error) {
+func (rs *Runs) Run(ctx context.Context, a Agent, input json.RawMessage, b Budgets) (*Record, error) {
 	if a.Plan.Agent.Input == nil {
 		input = nil
 	}
-	return rs.run(ctx, a, call{runner: a.Runner, input: input})
+	return rs.run(ctx, a, call{runner: a.Runner, input: input, budgets: b})
 }
 
 // InFlight counts the runs in flight.

@@ -46,6 +46,11 @@ answer. --journal-dir DIR journals every run into DIR/ID.jsonl and keeps its
 record in DIR/ID.json; runs a stop interrupted (past --grace) are resumed
 from their journals when a server starts again on DIR.
 
+--deadline, --tool-budget, --token-budget and --rounds override the agents'
+budgets, as for agentc run; a client may narrow a run's further (the HTTP
+API's query: ?deadline=30s&tools=3&tokens=5000&rounds=4; MCP's _meta
+agentc/budgets: {"deadline": "30s", "tools": 3}), never widen them.
+
 --http HOST:PORT serves MCP's streamable HTTP transport at /mcp instead,
 and an HTTP API of the same agents: POST /v1/agents/NAME/runs (the body is
 the input; the answer is the run), GET /v1/agents, and GET /openapi.json,
@@ -66,6 +71,7 @@ the server's URL once it listens (for --http 127.0.0.1:0).`,
 			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 				version = bi.Main.Version
 			}
+			f.SetChanged(cmd.Flags().Changed)
 			return runcmd.Serve(cmd.Context(), e, c.Load, version, args, f)
 		},
 	}

@@ -28,7 +28,10 @@ type ServeFlags struct {
 	model, approve, lock string
 	http, tokenFile      string
 	journalDir, ready    string
-	grace                time.Duration
+	grace, deadline      time.Duration
+	toolBudget, tokens   int
+	rounds               int
+	changed              func(string) bool
 	rateLimits           []string
 	requireLock          bool
 	rules                RulesFunc
@@ -51,6 +54,10 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.approve, "approve", approveNo, "tool calls that need approval: no (deny them all; the model reads the denial), yes (approve them all), or ask (the person at the MCP client, where it can be asked, else over the HTTP API: GET /v1/approvals, POST /v1/runs/ID/approvals/KEY)")
 	fs.StringVar(&f.journalDir, "journal-dir", "", "journal each run into DIR/ID.jsonl and keep its record in DIR/ID.json (replay, view and export any served run); runs a stop interrupted are resumed when the server starts again on DIR")
 	fs.StringVar(&f.ready, "ready-file", "", "with --http, once the server listens, write its URL to this file (whole), and remove it when the server stops: for scripts and supervisors that start it on port 0")
+	fs.DurationVar(&f.deadline, "deadline", 0, "override every agent's budgets.deadline; a request may narrow it further")
+	fs.IntVar(&f.toolBudget, "tool-budget", -1, "override every agent's budgets.tools")
+	fs.IntVar(&f.tokens, "token-budget", 0, "override every agent's budgets.tokens")
+	fs.IntVar(&f.rounds, "rounds", 0, "override every agent's budgets.rounds (model calls)")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGINT or SIGTERM, how long runs in flight may go on before they are interrupted (resumable with --journal-dir)")
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above each agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to serve an agent the lock file does not hold, or without a lock file")
@@ -83,6 +90,9 @@ func serveToken(f ServeFlags) (string, error) {
 	return token, nil
 }
 
+// SetChanged sets what says whether a flag was given.
+func (f *ServeFlags) SetChanged(c func(string) bool) { f.changed = c }
+
 // SetApproveRules sets what decides calls by approve_if before --approve.
 func (f *ServeFlags) SetApproveRules(r RulesFunc) { f.rules = r }
 
@@ -102,6 +112,20 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	}
 	if f.grace < 0 {
 		return UsageError("--grace %s: want a duration of 0 or more", f.grace)
+	}
+	changed := f.changed
+	if changed == nil {
+		changed = func(string) bool { return false }
+	}
+	budgets, err := BudgetOverrides(changed, f.toolBudget, f.tokens, f.rounds)
+	if err != nil {
+		return err
+	}
+	if changed("deadline") {
+		if f.deadline <= 0 {
+			return UsageError("--deadline must be positive")
+		}
+		budgets.Deadline = &f.deadline
 	}
 	var token string
 	switch {
@@ -193,7 +217,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		}
 		defer closing(e, closeTools)
 		r, err := agentrt.New(p, agentrt.Options{Model: model, FallbackModel: modelFor, Tools: tools, Events: events,
-			Provider: af.model, Secrets: secrets, Approver: approve})
+			Provider: af.model, Secrets: secrets, Approver: approve, Budgets: budgets})
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
