@@ -83,3 +83,16 @@ func (r *Runner) tighten(b Overrides) {
 		r.rounds = *b.Rounds
 	}
 }
+
+// AlsoEvents returns a runner of the same plan whose runs send their
+// events to f as well as where the runner sends them.
+func (r *Runner) AlsoEvents(f func(Event)) *Runner {
+	prev := r.opts.Events
+	if prev == nil {
+		return r.WithEvents(f)
+	}
+	return r.WithEvents(func(ev Event) {
+		prev(ev)
+		f(ev)
+	})
+}

@@ -76,6 +76,7 @@ type Runs struct {
 	wg      sync.WaitGroup
 
 	onPending func(*Pending)
+	onRun     func(context.Context) func(agentrt.Event)
 
 	mu      sync.Mutex
 	byID    map[string]*Record
@@ -107,6 +108,11 @@ func NewRuns(dir string, keep int, api bool) (*Runs, error) {
 // over the API, once it can be decided (the server says so on standard
 // error). Set it before the server serves.
 func (rs *Runs) OnPending(f func(*Pending)) { rs.onPending = f }
+
+// OnRun sets what makes, for each run, a second sink of its events, given
+// the context the run is made in (an HTTP request's, with its span):
+// telemetry records each run so. Set it before the server serves.
+func (rs *Runs) OnRun(f func(context.Context) func(agentrt.Event)) { rs.onRun = f }
 
 // Stop ends the runs in flight (they end interrupted, each journal holding
 // what completed), and Wait waits until each has kept its record.
@@ -236,6 +242,11 @@ func (rs *Runs) execute(ctx context.Context, runner *agentrt.Runner, rec *Record
 		rs.mu.Lock()
 		rs.byID[rec.ID] = rec
 		rs.mu.Unlock()
+	}
+	if rs != nil && rs.onRun != nil {
+		if ev := rs.onRun(ctx); ev != nil {
+			runner = runner.AlsoEvents(ev)
+		}
 	}
 	ctx = context.WithValue(ctx, runInfoKey{}, &runInfo{id: rec.ID, agent: rec.Agent, notify: notify, elicit: elicit})
 	var input json.RawMessage

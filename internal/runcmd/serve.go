@@ -21,6 +21,7 @@ import (
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
 	"agentc.dev/agentc/serve"
+	"agentc.dev/agentc/telemetry"
 )
 
 // ServeFlags are agentc serve's flags.
@@ -160,6 +161,17 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
 	}
+	var tel *telemetry.Telemetry
+	if e.Telemetry != nil {
+		t, flush, err := e.Telemetry(ctx, e.Stderr, secrets)
+		if err != nil {
+			return &ExitError{Code: ExitUsage, Err: secrets.Error(err)}
+		}
+		defer flush()
+		if tel = t; tel != nil {
+			runs.OnRun(tel.RunEvents)
+		}
+	}
 	if f.http != "" {
 		runs.OnPending(func(p *serve.Pending) {
 			fmt.Fprintf(e.Stderr, "agentc: run %s: call %s of tool %s waits for approval: GET /v1/approvals, POST /v1/runs/%s/approvals/%s\n", p.Run, p.Key, p.Tool, p.Run, p.Key)
@@ -217,7 +229,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		}
 		defer closing(e, closeTools)
 		r, err := agentrt.New(p, agentrt.Options{Model: model, FallbackModel: modelFor, Tools: tools, Events: events,
-			Provider: af.model, Secrets: secrets, Approver: approve, Budgets: budgets})
+			Provider: af.model, Secrets: secrets, Approver: approve, Budgets: budgets, Content: tel != nil && tel.Content()})
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
@@ -246,7 +258,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		if f.a2a != nil {
 			a2a = func(base string) http.Handler { return f.a2a(agents, runs, base, token) }
 		}
-		return serveHTTP(ctx, e, f, serve.MCPHandler(s, token), api, a2a, names, runs, sigs)
+		return serveHTTP(ctx, e, f, serve.MCPHandler(s, token), api, a2a, names, runs, tel, sigs)
 	}
 	fmt.Fprintf(e.Stderr, "agentc: serving %s over MCP on standard input and output: %v\n", agentsText(len(agents)), names)
 	// A stop signal interrupts the runs in flight (resumable with
@@ -269,7 +281,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 // serveHTTP serves h at /mcp, and api at /v1/ and /openapi.json, on addr
 // until ctx ends (a stop signal): then
 // it takes no more requests, and gives those in flight a grace period.
-func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2a func(base string) http.Handler, names []string, runs *serve.Runs, sigs *signals) error {
+func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2a func(base string) http.Handler, names []string, runs *serve.Runs, tel *telemetry.Telemetry, sigs *signals) error {
 	ln, err := net.Listen("tcp", f.http)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--http: %w", err)}
@@ -281,7 +293,12 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 		mux.Handle("/a2a/", a2a("http://"+ln.Addr().String()))
 		also = ", A2A at /a2a/NAME"
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	var handler http.Handler = mux
+	if tel != nil {
+		// Each request a server span, its runs under it.
+		handler = tel.Server(mux)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(e.Stderr, "agentc: serving %s at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json%s: %v\n", agentsText(len(names)), ln.Addr(), also, names)
 	if f.ready != "" {
 		if err := atomicfile.Write(f.ready, []byte("http://"+ln.Addr().String()+"\n"), 0o644); err != nil {
