@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -27,6 +28,16 @@ type RunResult struct {
 	Error   string          `json:"error,omitempty"`
 	Usage   agentrt.Usage   `json:"usage"`
 	Digests plan.Digests    `json:"digests"`
+}
+
+// fileFieldsOf is an agent's file inputs; a plan's contract was checked
+// when its server was made.
+func fileFieldsOf(p *plan.Plan) []plan.FileField {
+	if p.Agent.Input == nil {
+		return nil
+	}
+	files, _ := plan.FileFields(p.Agent.Input.Schema)
+	return files
 }
 
 // RunIDHeader is the response header that names a run's id, sent before
@@ -67,18 +78,39 @@ func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
 			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("no agent is named %q here", r.PathValue("name"))})
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			reply(w, http.StatusRequestEntityTooLarge, apiError{fmt.Sprintf("the body is larger than the %d bytes a run's input may be", MaxBodyBytes)})
-			return
-		case err != nil:
-			reply(w, http.StatusBadRequest, apiError{"reading the body: " + err.Error()})
-			return
-		case !json.Valid(body) && len(body) > 0:
-			reply(w, http.StatusBadRequest, apiError{"the body is not one JSON value: a run's input is JSON"})
-			return
+		files := fileFieldsOf(a.Plan)
+		var body []byte
+		var err error
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+			if len(files) == 0 {
+				reply(w, http.StatusUnsupportedMediaType, apiError{fmt.Sprintf("agent %s takes no files: send its input as JSON", a.Plan.Agent.Name)})
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxMultipartBytes(files))
+			var status int
+			if body, status, err = multipartInput(r, files); err != nil {
+				reply(w, status, apiError{err.Error()})
+				return
+			}
+		} else {
+			limit := int64(MaxBodyBytes)
+			if len(files) > 0 {
+				// Files in base64 take a third more than their bytes.
+				limit = maxMultipartBytes(files)*4/3 + 4
+			}
+			body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+			var tooLarge *http.MaxBytesError
+			switch {
+			case errors.As(err, &tooLarge):
+				reply(w, http.StatusRequestEntityTooLarge, apiError{fmt.Sprintf("the body is larger than the %d bytes a run's input may be", limit)})
+				return
+			case err != nil:
+				reply(w, http.StatusBadRequest, apiError{"reading the body: " + err.Error()})
+				return
+			case !json.Valid(body) && len(body) > 0:
+				reply(w, http.StatusBadRequest, apiError{"the body is not one JSON value: a run's input is JSON"})
+				return
+			}
 		}
 		budgets, err := budgetsOfQuery(r.URL.Query())
 		if err != nil {

@@ -60,12 +60,8 @@ func Tool(p *plan.Plan) (*mcp.Tool, error) {
 	t := &mcp.Tool{Name: a.Name, Description: desc, InputSchema: noInput,
 		Meta: mcp.Meta{MetaContract: string(p.Digests.Contract), MetaPlan: string(p.Digests.Plan)}}
 	if in := a.Input; in != nil {
-		files, err := plan.FileFields(in.Schema)
-		if err != nil {
+		if _, err := plan.FileFields(in.Schema); err != nil {
 			return nil, fmt.Errorf("agent %s: input schema: %w", a.Name, err)
-		}
-		if len(files) > 0 {
-			return nil, fmt.Errorf("agent %s takes files (%s), which an MCP call cannot give it yet", a.Name, files[0].Name)
 		}
 		if !objectSchema(in.Schema) {
 			return nil, fmt.Errorf("agent %s: its input schema is not of type object, and an MCP tool's arguments are an object", a.Name)

@@ -181,6 +181,9 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkFiles(fileFieldsOf(a.Plan), c.input); err != nil {
+		return nil, err
+	}
 	if !c.budgets.isZero() {
 		b := c.budgets
 		rec.Budgets = &b

@@ -31,8 +31,9 @@ the result's _meta says the run's outcome, bound and usage.
 
 Each agent is checked against the lock file, as agentc run checks it, and
 its tools started, before anything is served; one that cannot be served
-(files in its input, an input that is not an object, two of one name) is an
-error, exit 1. Keys come from the environment, as for agentc run; --model
+(an input that is not an object, two of one name) is an error, exit 1. A
+file input is its bytes in base64, or, over the HTTP API, a multipart part
+(curl -F document=@invoice.pdf -F 'input={...}'). Keys come from the environment, as for agentc run; --model
 test answers every call offline. A tool call that needs approval is denied
 (--approve no, the default; the model reads the denial), approved
 (--approve yes), or asked (--approve ask) of the person at the MCP client

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,9 @@ import (
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
 	"agentc.dev/agentc/internal/leaf/userfile"
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
 	"agentc.dev/agentc/serve"
@@ -194,6 +197,36 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		return err
 	}
 	limits := ls.Set(e.Stderr)
+	// The files the runs are given, and their tools' results carry: beside
+	// the journals, else in a directory removed when the server ends;
+	// made for the first agent that needs one.
+	var store *filestore.Store
+	var stopping []func()
+	fileStore := func(p *plan.Plan) (*filestore.Store, error) {
+		if store != nil || !takesFiles(p) && !takesToolFiles(p) {
+			return store, nil
+		}
+		if f.journalDir != "" {
+			s, err := filestore.Open(filepath.Join(f.journalDir, "files"))
+			if err != nil {
+				return nil, &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
+			}
+			store = s
+			return store, nil
+		}
+		s, done, err := storeFor(Flags{})
+		if err != nil {
+			return nil, err
+		}
+		stopping = append(stopping, done)
+		store = s
+		return store, nil
+	}
+	defer func() {
+		for _, done := range stopping {
+			done()
+		}
+	}()
 	var agents []serve.Agent
 	for _, path := range paths {
 		p, dir, err := load(e, compile, path)
@@ -228,8 +261,12 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 			return toolsError(err, sigs, "the agent's tools changed")
 		}
 		defer closing(e, closeTools)
+		files, err := fileStore(p)
+		if err != nil {
+			return err
+		}
 		r, err := agentrt.New(p, agentrt.Options{Model: model, FallbackModel: modelFor, Tools: tools, Events: events,
-			Provider: af.model, Secrets: secrets, Approver: approve, Budgets: budgets, Content: tel != nil && tel.Content()})
+			Provider: af.model, Secrets: secrets, Approver: approve, Budgets: budgets, Content: tel != nil && tel.Content(), Files: files})
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
@@ -349,6 +386,15 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	return nil
+}
+
+// takesFiles reports whether an agent's input holds files.
+func takesFiles(p *plan.Plan) bool {
+	if p.Agent.Input == nil {
+		return false
+	}
+	files, _ := plan.FileFields(p.Agent.Input.Schema)
+	return len(files) > 0
 }
 
 // agentsText is "1 agent" or "N agents".
