@@ -129,12 +129,14 @@ func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
 		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			// The run's events as they happen, then the run.
 			events = &sseWriter{w: w, secrets: a.Secrets}
-			c.runner = c.runner.WithEvents(func(ev agentrt.Event) {
-				if a.Events != nil {
-					a.Events(ev)
-				}
-				events.send(ev.Type, ev)
-			})
+			if c.runner != nil {
+				c.runner = c.runner.WithEvents(func(ev agentrt.Event) {
+					if a.Events != nil {
+						a.Events(ev)
+					}
+					events.send(ev.Type, ev)
+				})
+			}
 			c.notify = events.send
 		}
 		rec, err := runs.run(r.Context(), a, c)

@@ -31,6 +31,11 @@ type Agent struct {
 	// nowhere else); Secrets are replaced in what a client is sent.
 	Events  func(agentrt.Event)
 	Secrets *redact.Set
+	// Remote, when set, runs the agent elsewhere (agentc serve
+	// --temporal): it starts the run under id there, with the bounds b,
+	// and waits for its report; Runner is then nil. A run elsewhere has no
+	// events here, and its approvals are decided there.
+	Remote func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides) (*agentrt.Report, error)
 }
 
 // Meta keys of a tool and of a call's result.

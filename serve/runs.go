@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -15,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
 	"agentc.dev/agentc/plan"
@@ -44,6 +47,9 @@ type Record struct {
 	State   string     `json:"state"`
 	Started time.Time  `json:"started"`
 	Ended   *time.Time `json:"ended,omitempty"`
+	// Workflow is the run's workflow ID, for a run on Temporal (agentc
+	// serve --temporal).
+	Workflow string `json:"workflow,omitempty"`
 	// Resumed counts the times a server resumed the run from its journal.
 	Resumed int `json:"resumed,omitempty"`
 	// Input is the run's input, as its client gave it: a resumed run
@@ -77,6 +83,8 @@ type Runs struct {
 
 	onPending func(*Pending)
 	onRun     func(context.Context) func(agentrt.Event)
+
+	schemas sync.Map // compiled input schemas, by plan digest
 
 	mu      sync.Mutex
 	byID    map[string]*Record
@@ -175,6 +183,9 @@ type call struct {
 // nothing. The run ends with ctx, as cancelled, or with the server's
 // Stop, as interrupted.
 func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
+	if a.Remote != nil {
+		return rs.runRemote(ctx, a, c)
+	}
 	id := newID()
 	rec := &Record{ID: id, Agent: a.Plan.Agent.Name, Plan: string(a.Plan.Digests.Plan), State: StateRunning, Started: time.Now().UTC(), Input: c.input}
 	runner, err := c.budgets.apply(c.runner)
@@ -420,6 +431,9 @@ func (rs *Runs) Resume(agents []Agent, note func(string)) error {
 			continue
 		}
 		a, ok := byName[rec.Agent]
+		if ok && a.Remote != nil {
+			ok = false
+		}
 		if !ok {
 			note(fmt.Sprintf("left run %s: its agent, %s, is not served here", id, rec.Agent))
 			continue
@@ -626,4 +640,114 @@ func (rs *Runs) InFlight() int {
 		}
 	}
 	return n
+}
+
+// runRemote runs agent a elsewhere (Agent.Remote) under a new id: its
+// input checked here first, its record kept as a run made here is, but
+// for its journal and events, which are where it runs. The server's stop
+// stops the wait, not the run.
+func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error) {
+	if err := rs.checkInput(a.Plan, c.input); err != nil {
+		return nil, err
+	}
+	if err := checkFiles(fileFieldsOf(a.Plan), c.input); err != nil {
+		return nil, err
+	}
+	o, err := c.budgets.overrides()
+	if err != nil {
+		return nil, err
+	}
+	id := newID()
+	rec := &Record{ID: id, Agent: a.Plan.Agent.Name, Plan: string(a.Plan.Digests.Plan), State: StateRunning, Started: time.Now().UTC(),
+		Input: c.input, Workflow: a.Plan.Agent.Name + "-" + id}
+	if !c.budgets.isZero() {
+		b := c.budgets
+		rec.Budgets = &b
+	}
+	if c.started != nil {
+		c.started(id)
+	}
+	var stopped context.Context
+	if rs != nil {
+		rs.wg.Add(1)
+		defer rs.wg.Done()
+		stopped = rs.stopCtx
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(rs.stopCtx, cancel)()
+		rs.mu.Lock()
+		rs.byID[rec.ID] = rec
+		rs.mu.Unlock()
+	}
+	var input json.RawMessage
+	if a.Plan.Agent.Input != nil {
+		input = c.input
+	}
+	rep, err := a.Remote(ctx, rec.Workflow, input, o)
+	end := time.Now().UTC()
+	res := &RunResult{ID: id, Agent: rec.Agent, Digests: a.Plan.Digests, Outcome: agentrt.OutcomeError, Bound: agentrt.BoundNone}
+	state := StateDone
+	switch {
+	case err != nil && ctx.Err() != nil:
+		state = StateCancelled
+		res.Error = "the client went away; the run goes on as workflow " + rec.Workflow
+		if stopped != nil && stopped.Err() != nil {
+			state = StateInterrupted
+			res.Error = "the server stopped waiting for the run; it goes on as workflow " + rec.Workflow
+		}
+	case err != nil:
+		rs.forget(rec)
+		return nil, fmt.Errorf("the run elsewhere: %w", err)
+	default:
+		res.Outcome, res.Answer, res.Error, res.Usage = rep.Outcome, rep.Answer, rep.Error, rep.Usage
+		if rep.Bound != "" {
+			res.Bound = rep.Bound
+		}
+	}
+	rs.end(rec, func(r *Record) {
+		r.State, r.Ended, r.Result, r.Report = state, &end, res, rep
+	})
+	return rs.get(rec.ID, rec), nil
+}
+
+// checkInput checks an input against an agent's input contract, as a
+// runner would, for a run made elsewhere.
+func (rs *Runs) checkInput(p *plan.Plan, input json.RawMessage) error {
+	if p.Agent.Input == nil {
+		return nil
+	}
+	if len(bytes.TrimSpace(input)) == 0 {
+		return &agentrt.InputError{Msg: "the agent declares an input schema, but no input was given"}
+	}
+	schema, err := rs.inputSchema(p)
+	if err != nil {
+		return err
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
+	if err != nil {
+		return &agentrt.InputError{Msg: err.Error()}
+	}
+	if err := plan.Validate(schema, v); err != nil {
+		return &agentrt.InputError{Msg: agentrt.ValidationText(err)}
+	}
+	return nil
+}
+
+// inputSchema is an agent's input contract, compiled once.
+func (rs *Runs) inputSchema(p *plan.Plan) (*jsonschema.Schema, error) {
+	key := string(p.Digests.Plan)
+	if rs != nil {
+		if s, ok := rs.schemas.Load(key); ok {
+			return s.(*jsonschema.Schema), nil
+		}
+	}
+	s, err := plan.CompileSchemaJSON(p.Agent.Input.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: input schema: %w", p.Agent.Name, err)
+	}
+	if rs != nil {
+		rs.schemas.Store(key, s)
+	}
+	return s, nil
 }

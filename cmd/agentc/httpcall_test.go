@@ -85,7 +85,9 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(mw.Close())
 		body, contentType = &b, mw.FormDataContentType()
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	// A bound, not a measure: a server that never answers fails the
+	// script instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	req, err := nethttp.NewRequestWithContext(ctx, fs.Arg(0), base+fs.Arg(1), body)
 	ts.Check(err)
 	if contentType != "" {

@@ -13,6 +13,7 @@ import (
 
 func newServeCmd(e Env, c *Compiler) *cobra.Command {
 	var f runcmd.ServeFlags
+	var t temporalFlags
 	cmd := &cobra.Command{
 		Use:   "serve path...",
 		Short: "Serve agents to other programs, each an MCP tool whose schemas are its contracts",
@@ -52,6 +53,12 @@ budgets, as for agentc run; a client may narrow a run's further (the HTTP
 API's query: ?deadline=30s&tools=3&tokens=5000&rounds=4; MCP's _meta
 agentc/budgets: {"deadline": "30s", "tools": 3}), never widen them.
 
+--temporal HOST:PORT starts each run as a workflow on the Temporal server,
+for agentc worker to run (the workflow ID is AGENT-RUNID), and waits for
+its report: the server is a stateless front for the workers, which hold
+the keys, run the tools, keep the journals and decide approvals (agentc
+approve). A server that stops stops waiting; the runs go on.
+
 --http HOST:PORT serves MCP's streamable HTTP transport at /mcp instead,
 and an HTTP API of the same agents: POST /v1/agents/NAME/runs (the body is
 the input; the answer is the run), GET /v1/agents, and GET /openapi.json,
@@ -73,10 +80,24 @@ the server's URL once it listens (for --http 127.0.0.1:0).`,
 				version = bi.Main.Version
 			}
 			f.SetChanged(cmd.Flags().Changed)
+			if t.hostPort != "" {
+				if err := t.resolve(); err != nil {
+					return err
+				}
+				none := ""
+				f.SetRemote(t.remote(e, &none))
+			} else {
+				for _, name := range []string{"namespace", "task-queue"} {
+					if cmd.Flags().Changed(name) {
+						return UsageError("--%s goes with --temporal", name)
+					}
+				}
+			}
 			return runcmd.Serve(cmd.Context(), e, c.Load, version, args, f)
 		},
 	}
 	f.Register(cmd.Flags())
+	t.register(cmd.Flags(), false)
 	f.SetApproveRules(rules())
 	f.SetRetarget(c.Retarget)
 	f.SetA2A(func(agents []serve.Agent, runs *serve.Runs, base, token string) http.Handler {

@@ -76,7 +76,11 @@ func (t *temporalFlags) remote(e Env, workflowID *string) runcmd.Remote {
 		}
 		in := runInput(r)
 		in.Input = input
-		run, err := temporal.Start(ctx, c, data, in, temporal.SubmitOptions{TaskQueue: t.taskQueue, WorkflowID: *workflowID})
+		id := *workflowID
+		if r.ID != "" {
+			id = r.ID
+		}
+		run, err := temporal.Start(ctx, c, data, in, temporal.SubmitOptions{TaskQueue: t.taskQueue, WorkflowID: id})
 		if err != nil {
 			return nil, err
 		}

@@ -23,6 +23,9 @@ type Remote func(ctx context.Context, p *plan.Plan, input json.RawMessage, r Rem
 // RemoteRun is what a remote run takes from the command line besides the
 // plan and the input.
 type RemoteRun struct {
+	// ID, when set, is the run's ID there (a served run's): the workflow ID
+	// on Temporal.
+	ID       string
 	Budgets  agentrt.Overrides
 	Provider string // --model: the provider that answers in place of the plan's
 	Seed     int64

@@ -2,6 +2,7 @@ package runcmd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,7 @@ type ServeFlags struct {
 	toolBudget, tokens   int
 	rounds               int
 	changed              func(string) bool
+	remote               Remote
 	rateLimits           []string
 	requireLock          bool
 	rules                RulesFunc
@@ -94,6 +96,10 @@ func serveToken(f ServeFlags) (string, error) {
 	return token, nil
 }
 
+// SetRemote makes the server run each agent elsewhere, with r (agentc's
+// Temporal client): the server is then a front for the workers.
+func (f *ServeFlags) SetRemote(r Remote) { f.remote = r }
+
 // SetChanged sets what says whether a flag was given.
 func (f *ServeFlags) SetChanged(c func(string) bool) { f.changed = c }
 
@@ -120,6 +126,13 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	changed := f.changed
 	if changed == nil {
 		changed = func(string) bool { return false }
+	}
+	if f.remote != nil {
+		for _, fl := range []string{"journal-dir", "approve", "model", "rate-limit"} {
+			if changed(fl) {
+				return UsageError("--%s does not go with --temporal: the workers run the agents, keep their histories and decide their approvals (agentc approve); pace and pick their models there (agentc worker)", fl)
+			}
+		}
 	}
 	budgets, err := BudgetOverrides(changed, f.toolBudget, f.tokens, f.rounds)
 	if err != nil {
@@ -249,6 +262,17 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		af := rf
 		if p, af, err = retarget(e, p, af); err != nil {
 			return err
+		}
+		if f.remote != nil {
+			// Run on the workers: nothing of the agent is made here.
+			if takesFiles(p) {
+				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("agent %s takes files: served with --temporal, a run's files would go in the store its workers read, which the server does not write yet", p.Agent.Name)}
+			}
+			p := p
+			agents = append(agents, serve.Agent{Plan: p, Secrets: secrets, Remote: func(ctx context.Context, id string, input json.RawMessage, o agentrt.Overrides) (*agentrt.Report, error) {
+				return f.remote(ctx, p, input, RemoteRun{ID: id, Budgets: narrowBudgets(p, budgets, o), Provider: af.model})
+			}})
+			continue
 		}
 		modelFor := newModelFor(providerFlags{model: af.model, keyHosts: hosts, extra: e.Providers, pace: limits}, os.Getenv, events)
 		model, err := modelFor(p)
@@ -386,6 +410,46 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	return nil
+}
+
+// narrowBudgets is what a run elsewhere is bound by, as overrides of its
+// plan's budgets: the plan's, overridden by the server's, narrowed by the
+// client's where those are tighter.
+func narrowBudgets(p *plan.Plan, server, client agentrt.Overrides) agentrt.Overrides {
+	out := server
+	b := p.Agent.Budgets
+	deadline := time.Duration(0)
+	if d, err := time.ParseDuration(b.Deadline); err == nil {
+		deadline = d
+	}
+	if server.Deadline != nil {
+		deadline = *server.Deadline
+	}
+	if client.Deadline != nil && (deadline == 0 || *client.Deadline < deadline) {
+		out.Deadline = client.Deadline
+	}
+	tools := b.Tools
+	if server.Tools != nil {
+		tools = server.Tools
+	}
+	if client.Tools != nil && (tools == nil || *client.Tools < *tools) {
+		out.Tools = client.Tools
+	}
+	tokens := b.Tokens
+	if server.Tokens != nil {
+		tokens = *server.Tokens
+	}
+	if client.Tokens != nil && (tokens == 0 || *client.Tokens < tokens) {
+		out.Tokens = client.Tokens
+	}
+	rounds := b.RoundLimit()
+	if server.Rounds != nil {
+		rounds = *server.Rounds
+	}
+	if client.Rounds != nil && *client.Rounds < rounds {
+		out.Rounds = client.Rounds
+	}
+	return out
 }
 
 // takesFiles reports whether an agent's input holds files.
