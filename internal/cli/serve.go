@@ -72,8 +72,8 @@ the server's URL once it listens (for --http 127.0.0.1:0).`,
 	f.Register(cmd.Flags())
 	f.SetApproveRules(rules())
 	f.SetRetarget(c.Retarget)
-	f.SetA2A(func(agents []serve.Agent, runs *serve.Runs, base, token string) http.Handler {
-		return a2a.Handler(agents, runs, base, token)
+	f.SetA2A(func(agents []serve.Agent, runs *serve.Runs, base string, tokens *serve.Tokens) http.Handler {
+		return a2a.Handler(agents, runs, base, tokens)
 	})
 	return cmd
 }
