@@ -52,9 +52,9 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGINT or SIGTERM, how long runs in flight may go on before they are interrupted (resumable with --journal-dir)")
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above each agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to serve an agent the lock file does not hold, or without a lock file")
-	fs.StringVar(&f.http, "http", "", "serve MCP's streamable HTTP transport on HOST:PORT (at /mcp) instead of standard input and output; clients send the token of $"+ServeTokenVar+" or --token-file")
+	fs.StringVar(&f.http, "http", "", "serve MCP's streamable HTTP transport on HOST:PORT (at /mcp) instead of standard input and output; clients send a token of $"+ServeTokenVar+" or --token-file")
 	RegisterRateLimit(fs, &f.rateLimits)
-	fs.StringVar(&f.tokenFile, "token-file", "", "with --http, read the bearer tokens clients must send from this file, one a line: TOKEN (every agent) or TOKEN AGENT,AGENT (those agents alone); # starts a comment (default: $"+ServeTokenVar+"'s one token, every agent)")
+	fs.StringVar(&f.tokenFile, "token-file", "", "with --http, read the bearer tokens clients must send from this file, one a line: TOKEN (every agent) or TOKEN AGENT,AGENT (those agents alone), lines starting with # skipped (default: $"+ServeTokenVar+"'s one token, every agent)")
 }
 
 // SetApproveRules sets what decides calls by approve_if before --approve.
