@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -27,6 +28,16 @@ type RunResult struct {
 	Error   string          `json:"error,omitempty"`
 	Usage   agentrt.Usage   `json:"usage"`
 	Digests plan.Digests    `json:"digests"`
+}
+
+// fileFieldsOf is an agent's file inputs; a plan's contract was checked
+// when its server was made.
+func fileFieldsOf(p *plan.Plan) []plan.FileField {
+	if p.Agent.Input == nil {
+		return nil
+	}
+	files, _ := plan.FileFields(p.Agent.Input.Schema)
+	return files
 }
 
 // RunIDHeader is the response header that names a run's id, sent before
@@ -74,24 +85,50 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("no agent is named %q here", r.PathValue("name"))})
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			reply(w, http.StatusRequestEntityTooLarge, apiError{fmt.Sprintf("the body is larger than the %d bytes a run's input may be", MaxBodyBytes)})
-			return
-		case err != nil:
-			reply(w, http.StatusBadRequest, apiError{"reading the body: " + err.Error()})
-			return
-		case !json.Valid(body) && len(body) > 0:
-			reply(w, http.StatusBadRequest, apiError{"the body is not one JSON value: a run's input is JSON"})
+		files := fileFieldsOf(a.Plan)
+		var body []byte
+		var err error
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+			if len(files) == 0 {
+				reply(w, http.StatusUnsupportedMediaType, apiError{fmt.Sprintf("agent %s takes no files: send its input as JSON", a.Plan.Agent.Name)})
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxMultipartBytes(files))
+			var status int
+			if body, status, err = multipartInput(r, files); err != nil {
+				reply(w, status, apiError{err.Error()})
+				return
+			}
+		} else {
+			limit := int64(MaxBodyBytes)
+			if len(files) > 0 {
+				// Files in base64 take a third more than their bytes.
+				limit = maxMultipartBytes(files)*4/3 + 4
+			}
+			body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+			var tooLarge *http.MaxBytesError
+			switch {
+			case errors.As(err, &tooLarge):
+				reply(w, http.StatusRequestEntityTooLarge, apiError{fmt.Sprintf("the body is larger than the %d bytes a run's input may be", limit)})
+				return
+			case err != nil:
+				reply(w, http.StatusBadRequest, apiError{"reading the body: " + err.Error()})
+				return
+			case !json.Valid(body) && len(body) > 0:
+				reply(w, http.StatusBadRequest, apiError{"the body is not one JSON value: a run's input is JSON"})
+				return
+			}
+		}
+		budgets, err := budgetsOfQuery(r.URL.Query())
+		if err != nil {
+			reply(w, http.StatusBadRequest, apiError{err.Error()})
 			return
 		}
 		var input json.RawMessage
 		if a.Plan.Agent.Input != nil {
 			input = body
 		}
-		c := call{runner: a.Runner, input: input, started: func(id string) {
+		c := call{runner: a.Runner, input: input, budgets: budgets, started: func(id string) {
 			w.Header().Set("Location", "/v1/runs/"+id)
 			w.Header().Set(RunIDHeader, id)
 		}}
@@ -110,9 +147,13 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		rec, err := runs.run(r.Context(), a, c)
 		if err != nil {
 			var ie *agentrt.InputError
+			var be *BudgetsError
 			status := http.StatusInternalServerError
-			if errors.As(err, &ie) {
+			switch {
+			case errors.As(err, &ie):
 				status = http.StatusUnprocessableEntity
+			case errors.As(err, &be):
+				status = http.StatusBadRequest
 			}
 			if events.started() {
 				events.send("error", apiError{err.Error()})
@@ -203,6 +244,14 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 	return Authorized(mux, tokens), nil
 }
 
+// budgetParams are the bounds a run's request may narrow.
+var budgetParams = []any{
+	map[string]any{"name": "deadline", "in": "query", "description": "narrows the agent's deadline: a Go duration, such as 30s", "schema": map[string]any{"type": "string"}},
+	map[string]any{"name": "tools", "in": "query", "description": "narrows the agent's tool budget (calls)", "schema": map[string]any{"type": "integer", "minimum": 0}},
+	map[string]any{"name": "tokens", "in": "query", "description": "narrows the agent's token budget", "schema": map[string]any{"type": "integer", "minimum": 1}},
+	map[string]any{"name": "rounds", "in": "query", "description": "narrows the agent's bound on model calls", "schema": map[string]any{"type": "integer", "minimum": 1}},
+}
+
 // openAPI is the OpenAPI 3.1 document of the agents' runs.
 func openAPI(agents []Agent) ([]byte, error) {
 	paths := map[string]any{}
@@ -228,6 +277,7 @@ func openAPI(agents []Agent) ([]byte, error) {
 		errBody := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
 		paths["/v1/agents/"+name+"/runs"] = map[string]any{"post": map[string]any{
 			"operationId": "run_" + name,
+			"parameters":  budgetParams,
 			"summary":     "Run " + name,
 			"description": a.Plan.Agent.Description,
 			"requestBody": map[string]any{"required": a.Plan.Agent.Input != nil, "content": map[string]any{"application/json": map[string]any{"schema": in}}},

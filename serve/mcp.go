@@ -60,12 +60,8 @@ func Tool(p *plan.Plan) (*mcp.Tool, error) {
 	t := &mcp.Tool{Name: a.Name, Description: desc, InputSchema: noInput,
 		Meta: mcp.Meta{MetaContract: string(p.Digests.Contract), MetaPlan: string(p.Digests.Plan)}}
 	if in := a.Input; in != nil {
-		files, err := plan.FileFields(in.Schema)
-		if err != nil {
+		if _, err := plan.FileFields(in.Schema); err != nil {
 			return nil, fmt.Errorf("agent %s: input schema: %w", a.Name, err)
-		}
-		if len(files) > 0 {
-			return nil, fmt.Errorf("agent %s takes files (%s), which an MCP call cannot give it yet", a.Name, files[0].Name)
 		}
 		if !objectSchema(in.Schema) {
 			return nil, fmt.Errorf("agent %s: its input schema is not of type object, and an MCP tool's arguments are an object", a.Name)
@@ -116,7 +112,8 @@ func handler(ag Agent, runs *Runs, waiting *retries, structured bool) mcp.ToolHa
 	result := func(rec *Record, err error) (*mcp.CallToolResult, error) {
 		if err != nil {
 			var ie *agentrt.InputError
-			if errors.As(err, &ie) {
+			var be *BudgetsError
+			if errors.As(err, &ie) || errors.As(err, &be) {
 				return failed(err.Error(), nil), nil
 			}
 			return nil, err
@@ -149,7 +146,11 @@ func handler(ag Agent, runs *Runs, waiting *retries, structured bool) mcp.ToolHa
 				input = json.RawMessage("{}")
 			}
 		}
-		c := call{runner: ag.Runner, input: input}
+		budgets, err := budgetsOfMeta(req.Params.Meta)
+		if err != nil {
+			return failed(err.Error(), nil), nil
+		}
+		c := call{runner: ag.Runner, input: input, budgets: budgets}
 		if !canElicit(req.ClientCapabilities()) {
 			return result(runs.run(ctx, ag, c))
 		}

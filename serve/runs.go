@@ -48,9 +48,12 @@ type Record struct {
 	Resumed int `json:"resumed,omitempty"`
 	// Input is the run's input, as its client gave it: a resumed run
 	// starts from it again.
-	Input  json.RawMessage `json:"input,omitempty"`
-	Result *RunResult      `json:"result,omitempty"`
-	Report *agentrt.Report `json:"report,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// Budgets are the bounds the client asked of the run, which narrowed
+	// the agent's; a resumed run keeps them.
+	Budgets *Budgets        `json:"budgets,omitempty"`
+	Result  *RunResult      `json:"result,omitempty"`
+	Report  *agentrt.Report `json:"report,omitempty"`
 }
 
 // DefaultKeep is how many ended runs a server keeps in memory.
@@ -73,6 +76,7 @@ type Runs struct {
 	wg      sync.WaitGroup
 
 	onPending func(*Pending)
+	onRun     func(context.Context) func(agentrt.Event)
 
 	mu      sync.Mutex
 	byID    map[string]*Record
@@ -104,6 +108,11 @@ func NewRuns(dir string, keep int, api bool) (*Runs, error) {
 // over the API, once it can be decided (the server says so on standard
 // error). Set it before the server serves.
 func (rs *Runs) OnPending(f func(*Pending)) { rs.onPending = f }
+
+// OnRun sets what makes, for each run, a second sink of its events, given
+// the context the run is made in (an HTTP request's, with its span):
+// telemetry records each run so. Set it before the server serves.
+func (rs *Runs) OnRun(f func(context.Context) func(agentrt.Event)) { rs.onRun = f }
 
 // Stop ends the runs in flight (they end interrupted, each journal holding
 // what completed), and Wait waits until each has kept its record.
@@ -156,6 +165,8 @@ type call struct {
 	// (approval_pending), for the client's event stream.
 	notify func(name string, v any)
 	elicit elicitFunc
+	// budgets narrow the run's bounds.
+	budgets Budgets
 }
 
 // Run runs agent a, by c, as a run of its own under a new id: journaled
@@ -166,13 +177,22 @@ type call struct {
 func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 	id := newID()
 	rec := &Record{ID: id, Agent: a.Plan.Agent.Name, Plan: string(a.Plan.Digests.Plan), State: StateRunning, Started: time.Now().UTC(), Input: c.input}
-	runner := c.runner
+	runner, err := c.budgets.apply(c.runner)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFiles(fileFieldsOf(a.Plan), c.input); err != nil {
+		return nil, err
+	}
+	if !c.budgets.isZero() {
+		b := c.budgets
+		rec.Budgets = &b
+	}
 	var w *journal.Writer
 	if rs != nil && rs.dir != "" {
 		if err := validateInput(runner, c.input); err != nil {
 			return nil, err
 		}
-		var err error
 		if w, err = rs.create(a, rec); err != nil {
 			return nil, err
 		}
@@ -225,6 +245,11 @@ func (rs *Runs) execute(ctx context.Context, runner *agentrt.Runner, rec *Record
 		rs.mu.Lock()
 		rs.byID[rec.ID] = rec
 		rs.mu.Unlock()
+	}
+	if rs != nil && rs.onRun != nil {
+		if ev := rs.onRun(ctx); ev != nil {
+			runner = runner.AlsoEvents(ev)
+		}
 	}
 	ctx = context.WithValue(ctx, runInfoKey{}, &runInfo{id: rec.ID, agent: rec.Agent, notify: notify, elicit: elicit})
 	var input json.RawMessage
@@ -428,7 +453,15 @@ func (rs *Runs) Resume(agents []Agent, note func(string)) error {
 			n = len(j.Entries)
 		}
 		note(fmt.Sprintf("resuming run %s of %s: %d effects recorded", id, rec.Agent, n))
-		runner := a.Runner.WithJournal(&agentrt.Journal{Recorded: j, Writer: w})
+		runner := a.Runner
+		if rec.Budgets != nil {
+			if runner, err = rec.Budgets.apply(runner); err != nil {
+				_ = w.Close()
+				note(fmt.Sprintf("left run %s: %v", id, err))
+				continue
+			}
+		}
+		runner = runner.WithJournal(&agentrt.Journal{Recorded: j, Writer: w})
 		rs.wg.Add(1)
 		go func() {
 			defer rs.wg.Done()
@@ -582,11 +615,11 @@ func (rs *Runs) interruptedText(id string) string {
 // Run runs agent a with input as a served run, under a new id and kept
 // as the HTTP API's and MCP's runs are: for fronts of their own (A2A).
 // An input the agent's input contract refuses is an *agentrt.InputError.
-func (rs *Runs) Run(ctx context.Context, a Agent, input json.RawMessage) (*Record, error) {
+func (rs *Runs) Run(ctx context.Context, a Agent, input json.RawMessage, b Budgets) (*Record, error) {
 	if a.Plan.Agent.Input == nil {
 		input = nil
 	}
-	return rs.run(ctx, a, call{runner: a.Runner, input: input})
+	return rs.run(ctx, a, call{runner: a.Runner, input: input, budgets: b})
 }
 
 // InFlight counts the runs in flight.

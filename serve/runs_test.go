@@ -350,3 +350,73 @@ func TestResumeInterrupted(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestBudgets: a client narrows a run's bounds, over the HTTP API (the
+// query) and MCP (_meta agentc/budgets); the run's record keeps them, and
+// bounds that are not bounds are refused before anything runs.
+func TestBudgets(t *testing.T) {
+	runs := newRuns(t, "", true)
+	ag, sh := actor(t, func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+		return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByPolicy}, nil
+	})
+	h, err := serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	code, body := call(t, srv, http.MethodPost, "/v1/agents/actor/runs?tools=0", apiToken, `{"task": "list"}`)
+	var res serve.RunResult
+	if err := json.Unmarshal(body, &res); err != nil || code != 200 || res.Bound != agentrt.BoundToolBudget || sh.calls.Load() != 0 {
+		t.Fatalf("tools=0: %d %s, the tool ran %d times", code, body, sh.calls.Load())
+	}
+	if code, body := call(t, srv, http.MethodGet, "/v1/runs/"+res.ID, apiToken, ""); code != 200 || !strings.Contains(string(body), `"budgets":{"tools":0}`) {
+		t.Errorf("the record: %d %s", code, body)
+	}
+	// Wider than the agent's: the agent's hold, and the run answers.
+	code, body = call(t, srv, http.MethodPost, "/v1/agents/actor/runs?rounds=1000&deadline=24h&tokens=100000000", apiToken, `{"task": "list"}`)
+	if code != 200 || !strings.Contains(string(body), `"outcome":"ok"`) {
+		t.Errorf("wide bounds: %d %s", code, body)
+	}
+	for _, q := range []string{"tools=-1", "rounds=0", "tokens=0", "deadline=soon", "deadline=-5s", "tools=many", "colour=red", "tools=1&tools=2", "tokens=99999999999999999999"} {
+		if code, body := call(t, srv, http.MethodPost, "/v1/agents/actor/runs?"+q, apiToken, `{"task": "list"}`); code != 400 || !strings.Contains(string(body), "budgets: ") {
+			t.Errorf("%s: %d %s, want 400", q, code, body)
+		}
+	}
+	s, err := serve.MCP("test", []serve.Agent{ag}, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callWith := func(meta mcp.Meta) *mcp.CallToolResult {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: "actor", Arguments: map[string]any{"task": "list"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := callWith(mcp.Meta{serve.MetaBudgets: map[string]any{"rounds": 1}}); !res.IsError || res.Meta[serve.MetaBound] != agentrt.BoundRounds {
+		t.Errorf("rounds 1 over MCP: %+v", res.Meta)
+	}
+	for _, bad := range []any{map[string]any{"rounds": 0}, map[string]any{"turns": 3}, "ten", map[string]any{"deadline": 30}} {
+		res := callWith(mcp.Meta{serve.MetaBudgets: bad})
+		if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "budgets: ") {
+			t.Errorf("_meta budgets %v: %v %s", bad, res.IsError, text)
+		}
+	}
+	// The wide run's call, and the first round's of the run bound to one.
+	if n := sh.calls.Load(); n != 2 {
+		t.Errorf("the tool ran %d times, want twice", n)
+	}
+}

@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"mime/multipart"
 	nethttp "net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -48,8 +50,10 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	token := fs.String("token", "", "")
 	sse := fs.Bool("sse", false, "")
 	to := fs.String("to", "", "")
-	if err := fs.Parse(args); err != nil || neg || fs.NArg() < 2 || fs.NArg() > 3 {
-		ts.Fatalf("usage: http [-notoken] [-token T] [-sse] [-to FILE] METHOD PATH [BODYFILE]")
+	var fields []string
+	fs.Func("F", "", func(v string) error { fields = append(fields, v); return nil })
+	if err := fs.Parse(args); err != nil || neg || fs.NArg() < 2 || fs.NArg() > 3 || len(fields) > 0 && fs.NArg() == 3 {
+		ts.Fatalf("usage: http [-notoken] [-token T] [-sse] [-to FILE] [-F NAME=VALUE|NAME=@FILE]... METHOD PATH [BODYFILE]")
 	}
 	base := ts.Getenv("SERVE_URL")
 	if base == "" {
@@ -61,9 +65,32 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(err)
 		body = bytes.NewReader(b)
 	}
+	contentType := ""
+	if len(fields) > 0 {
+		// A multipart form, as curl -F sends one.
+		var b bytes.Buffer
+		mw := multipart.NewWriter(&b)
+		for _, fl := range fields {
+			name, v, _ := strings.Cut(fl, "=")
+			if file, ok := strings.CutPrefix(v, "@"); ok {
+				data, err := os.ReadFile(ts.MkAbs(file))
+				ts.Check(err)
+				w, err := mw.CreateFormFile(name, filepath.Base(file))
+				ts.Check(err)
+				w.Write(data)
+			} else {
+				ts.Check(mw.WriteField(name, v))
+			}
+		}
+		ts.Check(mw.Close())
+		body, contentType = &b, mw.FormDataContentType()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := nethttp.NewRequestWithContext(ctx, fs.Arg(0), base+fs.Arg(1), body)
 	ts.Check(err)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	tok := ts.Getenv("AGENTC_SERVE_TOKEN")
 	if *token != "" {
 		tok = *token

@@ -31,8 +31,9 @@ the result's _meta says the run's outcome, bound and usage.
 
 Each agent is checked against the lock file, as agentc run checks it, and
 its tools started, before anything is served; one that cannot be served
-(files in its input, an input that is not an object, two of one name) is an
-error, exit 1. Keys come from the environment, as for agentc run; --model
+(an input that is not an object, two of one name) is an error, exit 1. A
+file input is its bytes in base64, or, over the HTTP API, a multipart part
+(curl -F document=@invoice.pdf -F 'input={...}'). Keys come from the environment, as for agentc run; --model
 test answers every call offline. A tool call that needs approval is denied
 (--approve no, the default; the model reads the denial), approved
 (--approve yes), or asked (--approve ask) of the person at the MCP client
@@ -45,6 +46,11 @@ Each run has an id, in the result's _meta (agentc/run) and the HTTP API's
 answer. --journal-dir DIR journals every run into DIR/ID.jsonl and keeps its
 record in DIR/ID.json; runs a stop interrupted (past --grace) are resumed
 from their journals when a server starts again on DIR.
+
+--deadline, --tool-budget, --token-budget and --rounds override the agents'
+budgets, as for agentc run; a client may narrow a run's further (the HTTP
+API's query: ?deadline=30s&tools=3&tokens=5000&rounds=4; MCP's _meta
+agentc/budgets: {"deadline": "30s", "tools": 3}), never widen them.
 
 --http HOST:PORT serves MCP's streamable HTTP transport at /mcp instead,
 and an HTTP API of the same agents: POST /v1/agents/NAME/runs (the body is
@@ -72,6 +78,7 @@ the server's URL once it listens (for --http 127.0.0.1:0).`,
 			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 				version = bi.Main.Version
 			}
+			f.SetChanged(cmd.Flags().Changed)
 			return runcmd.Serve(cmd.Context(), e, c.Load, version, args, f)
 		},
 	}

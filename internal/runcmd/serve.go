@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -15,10 +16,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
 	"agentc.dev/agentc/serve"
+	"agentc.dev/agentc/telemetry"
 )
 
 // ServeFlags are agentc serve's flags.
@@ -26,7 +30,10 @@ type ServeFlags struct {
 	model, approve, lock string
 	http, tokenFile      string
 	journalDir, ready    string
-	grace                time.Duration
+	grace, deadline      time.Duration
+	toolBudget, tokens   int
+	rounds               int
+	changed              func(string) bool
 	rateLimits           []string
 	requireLock          bool
 	rules                RulesFunc
@@ -49,6 +56,10 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.approve, "approve", approveNo, "tool calls that need approval: no (deny them all; the model reads the denial), yes (approve them all), or ask (the person at the MCP client, where it can be asked, else over the HTTP API: GET /v1/approvals, POST /v1/runs/ID/approvals/KEY)")
 	fs.StringVar(&f.journalDir, "journal-dir", "", "journal each run into DIR/ID.jsonl and keep its record in DIR/ID.json (replay, view and export any served run); runs a stop interrupted are resumed when the server starts again on DIR")
 	fs.StringVar(&f.ready, "ready-file", "", "with --http, once the server listens, write its URL to this file (whole), and remove it when the server stops: for scripts and supervisors that start it on port 0")
+	fs.DurationVar(&f.deadline, "deadline", 0, "override every agent's budgets.deadline; a request may narrow it further")
+	fs.IntVar(&f.toolBudget, "tool-budget", -1, "override every agent's budgets.tools")
+	fs.IntVar(&f.tokens, "token-budget", 0, "override every agent's budgets.tokens")
+	fs.IntVar(&f.rounds, "rounds", 0, "override every agent's budgets.rounds (model calls)")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGINT or SIGTERM, how long runs in flight may go on before they are interrupted (resumable with --journal-dir)")
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above each agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to serve an agent the lock file does not hold, or without a lock file")
@@ -56,6 +67,9 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	RegisterRateLimit(fs, &f.rateLimits)
 	fs.StringVar(&f.tokenFile, "token-file", "", "with --http, read the bearer tokens clients must send from this file, one a line: TOKEN (every agent) or TOKEN AGENT,AGENT (those agents alone), lines starting with # skipped (default: $"+ServeTokenVar+"'s one token, every agent)")
 }
+
+// SetChanged sets what says whether a flag was given.
+func (f *ServeFlags) SetChanged(c func(string) bool) { f.changed = c }
 
 // SetApproveRules sets what decides calls by approve_if before --approve.
 func (f *ServeFlags) SetApproveRules(r RulesFunc) { f.rules = r }
@@ -76,6 +90,20 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	}
 	if f.grace < 0 {
 		return UsageError("--grace %s: want a duration of 0 or more", f.grace)
+	}
+	changed := f.changed
+	if changed == nil {
+		changed = func(string) bool { return false }
+	}
+	budgets, err := BudgetOverrides(changed, f.toolBudget, f.tokens, f.rounds)
+	if err != nil {
+		return err
+	}
+	if changed("deadline") {
+		if f.deadline <= 0 {
+			return UsageError("--deadline must be positive")
+		}
+		budgets.Deadline = &f.deadline
 	}
 	var tokenLines []tokenLine
 	var tokensFrom string
@@ -111,6 +139,17 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
 	}
+	var tel *telemetry.Telemetry
+	if e.Telemetry != nil {
+		t, flush, err := e.Telemetry(ctx, e.Stderr, secrets)
+		if err != nil {
+			return &ExitError{Code: ExitUsage, Err: secrets.Error(err)}
+		}
+		defer flush()
+		if tel = t; tel != nil {
+			runs.OnRun(tel.RunEvents)
+		}
+	}
 	if f.http != "" {
 		runs.OnPending(func(p *serve.Pending) {
 			fmt.Fprintf(e.Stderr, "agentc: run %s: call %s of tool %s waits for approval: GET /v1/approvals, POST /v1/runs/%s/approvals/%s\n", p.Run, p.Key, p.Tool, p.Run, p.Key)
@@ -133,6 +172,36 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		return err
 	}
 	limits := ls.Set(e.Stderr)
+	// The files the runs are given, and their tools' results carry: beside
+	// the journals, else in a directory removed when the server ends;
+	// made for the first agent that needs one.
+	var store *filestore.Store
+	var stopping []func()
+	fileStore := func(p *plan.Plan) (*filestore.Store, error) {
+		if store != nil || !takesFiles(p) && !takesToolFiles(p) {
+			return store, nil
+		}
+		if f.journalDir != "" {
+			s, err := filestore.Open(filepath.Join(f.journalDir, "files"))
+			if err != nil {
+				return nil, &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
+			}
+			store = s
+			return store, nil
+		}
+		s, done, err := storeFor(Flags{})
+		if err != nil {
+			return nil, err
+		}
+		stopping = append(stopping, done)
+		store = s
+		return store, nil
+	}
+	defer func() {
+		for _, done := range stopping {
+			done()
+		}
+	}()
 	var agents []serve.Agent
 	for _, path := range paths {
 		p, dir, err := load(e, compile, path)
@@ -167,8 +236,12 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 			return toolsError(err, sigs, "the agent's tools changed")
 		}
 		defer closing(e, closeTools)
+		files, err := fileStore(p)
+		if err != nil {
+			return err
+		}
 		r, err := agentrt.New(p, agentrt.Options{Model: model, FallbackModel: modelFor, Tools: tools, Events: events,
-			Provider: af.model, Secrets: secrets, Approver: approve})
+			Provider: af.model, Secrets: secrets, Approver: approve, Budgets: budgets, Content: tel != nil && tel.Content(), Files: files})
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
@@ -207,7 +280,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		if f.a2a != nil {
 			a2a = func(base string) http.Handler { return f.a2a(agents, runs, base, tokens) }
 		}
-		return serveHTTP(ctx, e, f, h, api, a2a, names, runs, sigs)
+		return serveHTTP(ctx, e, f, h, api, a2a, names, runs, tel, sigs)
 	}
 	fmt.Fprintf(e.Stderr, "agentc: serving %s over MCP on standard input and output: %v\n", agentsText(len(agents)), names)
 	// A stop signal interrupts the runs in flight (resumable with
@@ -230,7 +303,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 // serveHTTP serves h at /mcp, and api at /v1/ and /openapi.json, on addr
 // until ctx ends (a stop signal): then
 // it takes no more requests, and gives those in flight a grace period.
-func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2a func(base string) http.Handler, names []string, runs *serve.Runs, sigs *signals) error {
+func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2a func(base string) http.Handler, names []string, runs *serve.Runs, tel *telemetry.Telemetry, sigs *signals) error {
 	ln, err := net.Listen("tcp", f.http)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--http: %w", err)}
@@ -242,7 +315,12 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 		mux.Handle("/a2a/", a2a("http://"+ln.Addr().String()))
 		also = ", A2A at /a2a/NAME"
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	var handler http.Handler = mux
+	if tel != nil {
+		// Each request a server span, its runs under it.
+		handler = tel.Server(mux)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(e.Stderr, "agentc: serving %s at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json%s: %v\n", agentsText(len(names)), ln.Addr(), also, names)
 	if f.ready != "" {
 		if err := atomicfile.Write(f.ready, []byte("http://"+ln.Addr().String()+"\n"), 0o644); err != nil {
@@ -293,6 +371,15 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	return nil
+}
+
+// takesFiles reports whether an agent's input holds files.
+func takesFiles(p *plan.Plan) bool {
+	if p.Agent.Input == nil {
+		return false
+	}
+	files, _ := plan.FileFields(p.Agent.Input.Schema)
+	return len(files) > 0
 }
 
 // agentsText is "1 agent" or "N agents".

@@ -107,7 +107,7 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 			return reply(a2a.TextPart{Text: "error: " + err.Error()})
 		}
 	}
-	rec, err := x.runs.Run(ctx, x.ag, input)
+	rec, err := x.runs.Run(ctx, x.ag, input, serve.Budgets{})
 	if err != nil {
 		var ie *agentrt.InputError
 		if errors.As(err, &ie) {

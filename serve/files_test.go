@@ -1,0 +1,163 @@
+package serve_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
+	"agentc.dev/agentc/runtime/testmodel"
+	"agentc.dev/agentc/serve"
+)
+
+// reader is an agent that takes a text file, of at most 64 bytes.
+func reader(t *testing.T) serve.Agent {
+	t.Helper()
+	p := &plan.Plan{Agent: plan.Agent{
+		Name: "reader", Description: "Reads a note.", Model: plan.Model{Provider: "test", Name: "m"}, Instructions: "Say what the note is about.",
+		Input: &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},` +
+			`"note":{"type":"string","contentEncoding":"base64","contentMediaType":"text/plain","maxLength":88}},"required":["note"]}`)},
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}},
+		Output:       &plan.Output{Name: "answer", Description: "The topic.", Mode: "tool", Enforce: "local", Retries: 2, Schema: json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string"}},"required":["topic"]}`)},
+		Strategy:     plan.Strategy{OnProse: "remind", Reminders: 2},
+	}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	store, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(p, agentrt.Options{Model: &testmodel.Model{}, Files: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve.Agent{Plan: p, Runner: r}
+}
+
+// form is a multipart body of parts, each a name and its content.
+func form(t *testing.T, parts ...string) (string, string) {
+	t.Helper()
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	for i := 0; i < len(parts); i += 2 {
+		var w interface{ Write([]byte) (int, error) }
+		var err error
+		if parts[i] == "input" {
+			w, err = mw.CreateFormField("input")
+		} else {
+			w, err = mw.CreateFormFile(parts[i], parts[i]+".txt")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(parts[i+1]))
+	}
+	mw.Close()
+	return b.String(), mw.FormDataContentType()
+}
+
+// TestFileInputs: an agent that takes a file is served: its file comes as
+// a multipart part or in base64 in JSON, over the HTTP API and MCP; a
+// reference to a stored file, a part that is not the agent's, a part
+// given twice and a file past its bound are refused before anything
+// runs, and an agent without files takes no multipart body.
+func TestFileInputs(t *testing.T) {
+	ag, lab := reader(t), labeler(t)
+	runs := newRuns(t, "", true)
+	h, err := serve.API([]serve.Agent{ag, lab}, runs, serve.AllAgents(apiToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	post := func(path, body, contentType string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+apiToken)
+		req.Header.Set("Content-Type", contentType)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	body, ct := form(t, "input", `{"title": "Lunch"}`, "note", "Lunch is at noon on Friday.")
+	if code, out := post("/v1/agents/reader/runs", body, ct); code != 200 || !strings.Contains(out, `"outcome":"ok"`) {
+		t.Fatalf("multipart: %d %s", code, out)
+	}
+	note := base64.StdEncoding.EncodeToString([]byte("Lunch is at noon."))
+	if code, out := post("/v1/agents/reader/runs", `{"note": "`+note+`"}`, "application/json"); code != 200 || !strings.Contains(out, `"outcome":"ok"`) {
+		t.Fatalf("base64: %d %s", code, out)
+	}
+	for _, tc := range []struct {
+		name, body, ct string
+		code           int
+		says           string
+	}{
+		{"a stored file's digest", `{"note": {"digest": "blake3:` + strings.Repeat("ab", 32) + `", "file_name": "x.txt"}}`, "application/json", 422, "give the file's bytes in base64"},
+		{"a part not the agent's", "", "", 400, `part \"photo\" is neither input nor one of the agent's file inputs`},
+		{"a part twice", "", "", 400, `part \"note\" is given twice`},
+		{"a file past its bound", "", "", 413, "file note is larger than the 66 bytes"},
+		{"a file both ways", "", "", 400, "file input note is given both as a part and in the input"},
+		{"input not an object", "", "", 400, "part input is not a JSON object"},
+		{"no boundary", "x", "multipart/form-data", 400, "needs a boundary"},
+	} {
+		body, ct := tc.body, tc.ct
+		switch tc.name {
+		case "a part not the agent's":
+			body, ct = form(t, "photo", "x")
+		case "a part twice":
+			body, ct = form(t, "note", "a", "note", "b")
+		case "a file past its bound":
+			body, ct = form(t, "note", strings.Repeat("a", 200))
+		case "a file both ways":
+			body, ct = form(t, "input", `{"note": "`+note+`"}`, "note", "b")
+		case "input not an object":
+			body, ct = form(t, "input", `[1]`, "note", "b")
+		}
+		if code, out := post("/v1/agents/reader/runs", body, ct); code != tc.code || !strings.Contains(out, tc.says) {
+			t.Errorf("%s: %d %s, want %d saying %q", tc.name, code, out, tc.code, tc.says)
+		}
+	}
+	if code, out := post("/v1/agents/labeler/runs", body, ct); code != 415 || !strings.Contains(out, "takes no files") {
+		t.Errorf("multipart to an agent without files: %d %s", code, out)
+	}
+
+	s, err := serve.MCP("test", []serve.Agent{ag}, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct2, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(ctx, ct2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "reader", Arguments: map[string]any{"note": note}})
+	if err != nil || res.IsError {
+		t.Fatalf("over MCP: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "reader", Arguments: map[string]any{"note": map[string]any{"digest": "blake3:" + strings.Repeat("ab", 32)}}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "give the file's bytes in base64") {
+		t.Errorf("a stored file's digest over MCP: %v %+v", err, res)
+	}
+}
