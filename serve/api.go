@@ -58,8 +58,10 @@ type apiError struct {
 // (nothing ran). GET /v1/agents lists the agents, their digests and
 // schemas; GET /openapi.json is an OpenAPI document of the runs, one path
 // per agent, its request body the input contract and its answer the
-// output contract.
-func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
+// output contract. A client sees only the agents its token admits to
+// (AccessOf): the others, their runs and their calls waiting for approval
+// are to it as if they did not exist (404, and left out of every list).
+func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 	byName := map[string]Agent{}
 	for _, a := range agents {
 		if _, dup := byName[a.Plan.Agent.Name]; dup {
@@ -67,14 +69,19 @@ func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
 		}
 		byName[a.Plan.Agent.Name] = a
 	}
-	doc, err := openAPI(agents)
-	if err != nil {
-		return nil, err
+	// The OpenAPI document of each set of agents a token admits to.
+	docs := map[*Access][]byte{}
+	for _, a := range tokens.sets {
+		doc, err := openAPI(a.Of(agents))
+		if err != nil {
+			return nil, err
+		}
+		docs[a] = doc
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/agents/{name}/runs", func(w http.ResponseWriter, r *http.Request) {
 		a, ok := byName[r.PathValue("name")]
-		if !ok {
+		if !ok || !AccessOf(r.Context()).Allows(a.Plan.Agent.Name) {
 			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("no agent is named %q here", r.PathValue("name"))})
 			return
 		}
@@ -177,14 +184,21 @@ func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
 			return
 		}
 		rec := runs.get(id, nil)
-		if rec == nil {
+		if rec == nil || !AccessOf(r.Context()).Allows(rec.Agent) {
 			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("no run %s is kept here", id)})
 			return
 		}
 		reply(w, http.StatusOK, rec)
 	})
 	mux.HandleFunc("GET /v1/approvals", func(w http.ResponseWriter, r *http.Request) {
-		reply(w, http.StatusOK, map[string]any{"approvals": runs.Pending()})
+		access := AccessOf(r.Context())
+		out := []*Pending{}
+		for _, p := range runs.Pending() {
+			if access.Allows(p.Agent) {
+				out = append(out, p)
+			}
+		}
+		reply(w, http.StatusOK, map[string]any{"approvals": out})
 	})
 	mux.HandleFunc("POST /v1/runs/{id}/approvals/{key...}", func(w http.ResponseWriter, r *http.Request) {
 		var d Decision
@@ -198,7 +212,7 @@ func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
 			reply(w, http.StatusBadRequest, apiError{`a decision is {"approve": true|false, "for_run": bool, "reason": "..."}: ` + why})
 			return
 		}
-		p, ok := runs.Decide(r.PathValue("id"), r.PathValue("key"), d)
+		p, ok := runs.decide(r.PathValue("id"), r.PathValue("key"), d, AccessOf(r.Context()).Allows)
 		if !ok {
 			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("no call %s of run %s waits for approval (never asked, or decided already)", r.PathValue("key"), r.PathValue("id"))})
 			return
@@ -213,7 +227,7 @@ func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
 			Output  json.RawMessage `json:"output_schema,omitempty"`
 		}
 		out := []listed{}
-		for _, a := range agents {
+		for _, a := range AccessOf(r.Context()).Of(agents) {
 			l := listed{Name: a.Plan.Agent.Name, Digests: a.Plan.Digests}
 			if in := a.Plan.Agent.Input; in != nil {
 				l.Input = in.Schema
@@ -227,9 +241,9 @@ func API(agents []Agent, runs *Runs, token string) (http.Handler, error) {
 	})
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(doc)
+		_, _ = w.Write(docs[AccessOf(r.Context())])
 	})
-	return Authorized(mux, token), nil
+	return Authorized(mux, tokens), nil
 }
 
 // budgetParams are the bounds a run's request may narrow.

@@ -39,7 +39,7 @@ func call(t *testing.T, srv *httptest.Server, method, path, auth, body string) (
 // the status that means it, and runs nothing.
 func TestAPIRun(t *testing.T) {
 	ag := labeler(t)
-	h, err := serve.API([]serve.Agent{ag}, nil, apiToken)
+	h, err := serve.API([]serve.Agent{ag}, nil, serve.AllAgents(apiToken))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestAPIRun(t *testing.T) {
 // with the digests; the listing says the same.
 func TestOpenAPI(t *testing.T) {
 	ag := labeler(t)
-	h, err := serve.API([]serve.Agent{ag}, nil, apiToken)
+	h, err := serve.API([]serve.Agent{ag}, nil, serve.AllAgents(apiToken))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestAPIStream(t *testing.T) {
 	ag := labeler(t)
 	var heard []string
 	ag.Events = func(e agentrt.Event) { heard = append(heard, e.Type) }
-	h, err := serve.API([]serve.Agent{ag}, nil, apiToken)
+	h, err := serve.API([]serve.Agent{ag}, nil, serve.AllAgents(apiToken))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func memRuns(tb testing.TB) *serve.Runs {
 
 // apiServer serves the agent's HTTP API on a loopback port.
 func apiServer(b *testing.B) *httptest.Server {
-	h, err := serve.API([]serve.Agent{benchAgent(b)}, memRuns(b), apiToken)
+	h, err := serve.API([]serve.Agent{benchAgent(b)}, memRuns(b), serve.AllAgents(apiToken))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestServeBenchProcess(t *testing.T) {
 	if os.Getenv(serveBenchProcess) != "1" {
 		t.Skip("the server process of BenchmarkAPIRun1000InFlightApart")
 	}
-	h, err := serve.API([]serve.Agent{benchAgent(t)}, memRuns(t), apiToken)
+	h, err := serve.API([]serve.Agent{benchAgent(t)}, memRuns(t), serve.AllAgents(apiToken))
 	if err != nil {
 		t.Fatal(err)
 	}

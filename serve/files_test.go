@@ -75,7 +75,7 @@ func form(t *testing.T, parts ...string) (string, string) {
 func TestFileInputs(t *testing.T) {
 	ag, lab := reader(t), labeler(t)
 	runs := newRuns(t, "", true)
-	h, err := serve.API([]serve.Agent{ag, lab}, runs, apiToken)
+	h, err := serve.API([]serve.Agent{ag, lab}, runs, serve.AllAgents(apiToken))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,13 @@
 package serve
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
+	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,30 +30,52 @@ func CheckToken(token string) error {
 	return nil
 }
 
-// MCPHandler serves s over MCP's streamable HTTP transport to clients
-// that send the bearer token (Authorization: Bearer TOKEN); any other
-// request is refused 401 before the server reads it. Request bodies are
-// bounded to MaxBodyBytes.
-func MCPHandler(s *mcp.Server, token string) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: MaxBodyBytes})
-	return Authorized(h, token)
+// MCPHandler serves the agents over MCP's streamable HTTP transport to
+// clients that send one of the bearer tokens (Authorization: Bearer
+// TOKEN); any other request is refused 401 before a server reads it. Each
+// set of agents a token admits to has an MCP server of its own (MCP's,
+// made once), holding only those agents' tools: a client lists and calls
+// those alone. An MCP session is bound to the token that opened it: a
+// request of another token is refused 403 in it. Request bodies are
+// bounded to MaxBodyBytes. version names the servers in their handshake.
+func MCPHandler(version string, agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
+	servers := map[*Access]*mcp.Server{}
+	for _, a := range tokens.sets {
+		s, err := MCP(version, a.Of(agents), runs)
+		if err != nil {
+			return nil, err
+		}
+		servers[a] = s
+	}
+	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		return servers[AccessOf(r.Context())] // nil, refused, for none
+	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: MaxBodyBytes})
+	// The SDK binds a session to the user its TokenInfo names, and
+	// refuses the session to a request of another.
+	bound := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		g := grantOf(ctx)
+		if g == nil {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: g.user}, nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	return Authorized(bound(h), tokens), nil
 }
 
-// Authorized passes on to h the requests that carry the bearer token,
-// and refuses the rest 401 before h reads them.
-func Authorized(h http.Handler, token string) http.Handler {
-	want := sha256.Sum256([]byte(token))
+// Authorized passes on to h the requests that carry one of the bearer
+// tokens, with what the token admits to in their context (AccessOf), and
+// refuses the rest 401 before h reads them.
+func Authorized(h http.Handler, tokens *Tokens) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		sum := sha256.Sum256([]byte(got))
-		// The digests are compared, in constant time: neither the
-		// token's length nor its bytes show in how long a refusal takes.
-		if !ok || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		// The digests are compared, in constant time: neither a token's
+		// length nor its bytes show in how long a refusal takes.
+		g := tokens.match(r)
+		if g == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentc"`)
 			http.Error(w, `{"error":"unauthorized: send the server's token as Authorization: Bearer TOKEN"}`, http.StatusUnauthorized)
 			return
 		}
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), grantKey{}, g)))
 	})
 }
 

@@ -174,11 +174,11 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // with another, is refused 401 and reaches no agent.
 func TestHTTP(t *testing.T) {
 	const token = "s3cret-token-of-the-server"
-	s, err := serve.MCP("test", []serve.Agent{labeler(t)}, nil)
+	h, err := serve.MCPHandler("test", []serve.Agent{labeler(t)}, nil, serve.AllAgents(token))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(serve.MCPHandler(s, token))
+	srv := httptest.NewServer(h)
 	defer srv.Close()
 	ctx := context.Background()
 	client := &http.Client{Transport: bearer{token, http.DefaultTransport}}
@@ -221,12 +221,12 @@ func TestCheckToken(t *testing.T) {
 // TestProbes: /healthz and /readyz answer without a token and say nothing
 // of the agents; /readyz says 503 once the server is stopping.
 func TestProbes(t *testing.T) {
-	s, err := serve.MCP("test", []serve.Agent{labeler(t)}, nil)
+	h, err := serve.MCPHandler("test", []serve.Agent{labeler(t)}, nil, serve.AllAgents("s3cret-token-of-the-server"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var stopping atomic.Bool
-	srv := httptest.NewServer(serve.Mux(serve.MCPHandler(s, "s3cret-token-of-the-server"), nil, stopping.Load))
+	srv := httptest.NewServer(serve.Mux(h, nil, stopping.Load))
 	defer srv.Close()
 	get := func(path string) (int, string) {
 		resp, err := http.Get(srv.URL + path)

@@ -586,11 +586,21 @@ func (rs *Runs) Pending() []*Pending {
 // Decide decides the pending call key of run id; false says no such call
 // waits (never asked, or decided already).
 func (rs *Runs) Decide(id, key string, d Decision) (*Pending, bool) {
+	return rs.decide(id, key, d, nil)
+}
+
+// decide is Decide of a call whose run's agent may says the decider may
+// reach (nil: any): a call of another agent is as if none waited, and
+// stays pending.
+func (rs *Runs) decide(id, key string, d Decision, may func(agent string) bool) (*Pending, bool) {
 	if rs == nil {
 		return nil, false
 	}
 	rs.mu.Lock()
 	p, ok := rs.pending[id+"/"+key]
+	if ok && may != nil && !may(p.Agent) {
+		ok = false
+	}
 	if ok {
 		// Taken from the list at once: a second decision finds none.
 		delete(rs.pending, id+"/"+key)

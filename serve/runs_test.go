@@ -81,7 +81,7 @@ func pendings(runs *serve.Runs) <-chan *serve.Pending {
 func TestRunsKept(t *testing.T) {
 	dir := t.TempDir()
 	ag := labeler(t)
-	h, err := serve.API([]serve.Agent{ag}, newRuns(t, dir, true), apiToken)
+	h, err := serve.API([]serve.Agent{ag}, newRuns(t, dir, true), serve.AllAgents(apiToken))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestRunsKept(t *testing.T) {
 		t.Fatalf("GET the run: %d %s", code, body)
 	}
 	// A later server on the directory finds it on disk.
-	h2, err := serve.API([]serve.Agent{ag}, newRuns(t, dir, true), apiToken)
+	h2, err := serve.API([]serve.Agent{ag}, newRuns(t, dir, true), serve.AllAgents(apiToken))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestApprovalOverAPI(t *testing.T) {
 	runs := newRuns(t, "", true)
 	waiting := pendings(runs)
 	ag, sh := actor(t, runs.Ask)
-	h, err := serve.API([]serve.Agent{ag}, runs, apiToken)
+	h, err := serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestResumeInterrupted(t *testing.T) {
 	runs := newRuns(t, dir, true)
 	waiting := pendings(runs)
 	ag, sh := actor(t, runs.Ask)
-	h, err := serve.API([]serve.Agent{ag}, runs, apiToken)
+	h, err := serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestBudgets(t *testing.T) {
 	ag, sh := actor(t, func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
 		return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByPolicy}, nil
 	})
-	h, err := serve.API([]serve.Agent{ag}, runs, apiToken)
+	h, err := serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,9 +66,15 @@ generated from the contracts, GET /v1/runs/ID (a run's record and report),
 GET /v1/approvals and POST /v1/runs/ID/approvals/KEY (decide a waiting
 call), and A2A: an agent card per agent at
 /a2a/NAME/.well-known/agent-card.json and its JSON-RPC endpoint at
-/a2a/NAME. Every request must carry the bearer token of
-$AGENTC_SERVE_TOKEN or --token-file (at least 16 bytes); the server does not
-start without one. /healthz and /readyz need none. --ready-file FILE gets
+/a2a/NAME. Every request must carry a bearer token (at least 16 bytes):
+$AGENTC_SERVE_TOKEN's, for every agent, or one of --token-file's, which
+wins when given: a token a line, alone (every agent) or followed by the
+agents it admits to (TOKEN labeler,act); blank lines and lines starting
+with # are skipped. A client sees only its token's agents: the others are
+not found over the API, MCP and A2A, and neither their runs nor their
+calls waiting for approval. The server does not start without a token, nor
+with a bad token file (said by line, never printing a token). /healthz and
+/readyz need none. --ready-file FILE gets
 the server's URL once it listens (for --http 127.0.0.1:0).`,
 		Example: `  agentc serve examples/issue-triage.cue examples/pr-description.cue
   agentc serve --model test examples/
@@ -100,8 +106,8 @@ the server's URL once it listens (for --http 127.0.0.1:0).`,
 	t.register(cmd.Flags(), false)
 	f.SetApproveRules(rules())
 	f.SetRetarget(c.Retarget)
-	f.SetA2A(func(agents []serve.Agent, runs *serve.Runs, base, token string) http.Handler {
-		return a2a.Handler(agents, runs, base, token)
+	f.SetA2A(func(agents []serve.Agent, runs *serve.Runs, base string, tokens *serve.Tokens) http.Handler {
+		return a2a.Handler(agents, runs, base, tokens)
 	})
 	return cmd
 }

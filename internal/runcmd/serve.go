@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
-	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
@@ -47,8 +45,8 @@ type ServeFlags struct {
 
 // A2AFunc makes the handler that serves agents over A2A under /a2a/ (the
 // agentc program's, package serve/a2a), given the server's URL and the
-// bearer token.
-type A2AFunc func(agents []serve.Agent, runs *serve.Runs, base, token string) http.Handler
+// bearer tokens.
+type A2AFunc func(agents []serve.Agent, runs *serve.Runs, base string, tokens *serve.Tokens) http.Handler
 
 // SetA2A sets what serves the agents over A2A beside MCP and the HTTP
 // API, under --http; nil serves no A2A.
@@ -67,33 +65,9 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGINT or SIGTERM, how long runs in flight may go on before they are interrupted (resumable with --journal-dir)")
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above each agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to serve an agent the lock file does not hold, or without a lock file")
-	fs.StringVar(&f.http, "http", "", "serve MCP's streamable HTTP transport on HOST:PORT (at /mcp) instead of standard input and output; clients send the token of $"+ServeTokenVar+" or --token-file")
+	fs.StringVar(&f.http, "http", "", "serve MCP's streamable HTTP transport on HOST:PORT (at /mcp) instead of standard input and output; clients send a token of $"+ServeTokenVar+" or --token-file")
 	RegisterRateLimit(fs, &f.rateLimits)
-	fs.StringVar(&f.tokenFile, "token-file", "", "with --http, read the bearer token clients must send from this file (default: $"+ServeTokenVar+")")
-}
-
-// ServeTokenVar names the variable that holds agentc serve --http's
-// bearer token.
-const ServeTokenVar = "AGENTC_SERVE_TOKEN"
-
-// serveToken reads the bearer token --http requires: --token-file's, else
-// $AGENTC_SERVE_TOKEN's; a server on HTTP without one is not started.
-func serveToken(f ServeFlags) (string, error) {
-	token, from := os.Getenv(ServeTokenVar), "$"+ServeTokenVar
-	if f.tokenFile != "" {
-		b, err := userfile.Read(f.tokenFile, 4<<10, "a token file")
-		if err != nil {
-			return "", UsageError("--token-file: %v", err)
-		}
-		token, from = strings.TrimRight(string(b), "\r\n"), "--token-file "+f.tokenFile
-	}
-	if token == "" {
-		return "", UsageError("--http: clients must send a bearer token, and none is set: put one in $%s or a file named by --token-file", ServeTokenVar)
-	}
-	if err := serve.CheckToken(token); err != nil {
-		return "", UsageError("--http: the token of %s cannot protect a server: %v", from, err)
-	}
-	return token, nil
+	fs.StringVar(&f.tokenFile, "token-file", "", "with --http, read the bearer tokens clients must send from this file, one a line: TOKEN (every agent) or TOKEN AGENT,AGENT (those agents alone), lines starting with # skipped (default: $"+ServeTokenVar+"'s one token, every agent)")
 }
 
 // SetRemote makes the server run each agent elsewhere, with r (agentc's
@@ -144,11 +118,12 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		}
 		budgets.Deadline = &f.deadline
 	}
-	var token string
+	var tokenLines []tokenLine
+	var tokensFrom string
 	switch {
 	case f.http != "":
 		var err error
-		if token, err = serveToken(f); err != nil {
+		if tokenLines, tokensFrom, err = serveTokens(f); err != nil {
 			return err
 		}
 		host, _, err := net.SplitHostPort(f.http)
@@ -296,6 +271,12 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		}
 		agents = append(agents, serve.Agent{Plan: p, Runner: r, Events: events, Secrets: secrets})
 	}
+	var tokens *serve.Tokens
+	if f.http != "" {
+		if tokens, err = serveTokenSet(tokenLines, tokensFrom, agents); err != nil {
+			return err
+		}
+	}
 	s, err := serve.MCP(version, agents, runs)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
@@ -311,15 +292,19 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		names[i] = a.Plan.Agent.Name
 	}
 	if f.http != "" {
-		api, err := serve.API(agents, runs, token)
+		api, err := serve.API(agents, runs, tokens)
+		if err != nil {
+			return &ExitError{Code: ExitFindings, Err: err}
+		}
+		h, err := serve.MCPHandler(version, agents, runs, tokens)
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
 		var a2a func(base string) http.Handler
 		if f.a2a != nil {
-			a2a = func(base string) http.Handler { return f.a2a(agents, runs, base, token) }
+			a2a = func(base string) http.Handler { return f.a2a(agents, runs, base, tokens) }
 		}
-		return serveHTTP(ctx, e, f, serve.MCPHandler(s, token), api, a2a, names, runs, tel, sigs)
+		return serveHTTP(ctx, e, f, h, api, a2a, names, runs, tel, sigs)
 	}
 	fmt.Fprintf(e.Stderr, "agentc: serving %s over MCP on standard input and output: %v\n", agentsText(len(agents)), names)
 	// A stop signal interrupts the runs in flight (resumable with

@@ -59,17 +59,32 @@ func Card(ag serve.Agent, base string) *a2a.AgentCard {
 }
 
 // Handler serves each agent's card and JSON-RPC endpoint under Prefix,
-// to clients that send the bearer token (serve.MCPHandler's rule); base
-// is the server's URL (http://HOST:PORT), from which the cards name their
-// endpoints.
-func Handler(agents []serve.Agent, runs *serve.Runs, base, token string) http.Handler {
+// to clients that send one of the bearer tokens (serve.MCPHandler's
+// rule); base is the server's URL (http://HOST:PORT), from which the cards
+// name their endpoints. A client reaches only the agents its token admits
+// to: another's card and endpoint are not found (404), as for an agent
+// not served.
+func Handler(agents []serve.Agent, runs *serve.Runs, base string, tokens *serve.Tokens) http.Handler {
 	mux := http.NewServeMux()
 	for _, ag := range agents {
-		path := Prefix + ag.Plan.Agent.Name
-		mux.Handle(path+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(Card(ag, strings.TrimSuffix(base, "/")+path)))
-		mux.Handle(path, a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs})))
+		name := ag.Plan.Agent.Name
+		path := Prefix + name
+		mux.Handle(path+a2asrv.WellKnownAgentCardPath, admitted(name, a2asrv.NewStaticAgentCardHandler(Card(ag, strings.TrimSuffix(base, "/")+path))))
+		mux.Handle(path, admitted(name, a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs}))))
 	}
-	return serve.Authorized(mux, token)
+	return serve.Authorized(mux, tokens)
+}
+
+// admitted serves h to the requests whose token admits to agent name, and
+// answers the rest as the mux answers a path it does not serve.
+func admitted(name string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !serve.AccessOf(r.Context()).Allows(name) {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // executor runs the agent with a message's input: the first data part's

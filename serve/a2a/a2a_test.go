@@ -3,6 +3,7 @@ package a2a_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
 	"github.com/a2aproject/a2a-go/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/a2asrv"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -60,7 +62,7 @@ func TestA2A(t *testing.T) {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{ag}, nil, srv.URL, token))
+	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{ag}, nil, srv.URL, serve.AllAgents(token)))
 	ctx := context.Background()
 	httpc := &http.Client{Transport: bearer{http.DefaultTransport}}
 	card, err := agentcard.NewResolver(httpc).Resolve(ctx, srv.URL+a2aserve.Prefix+"labeler")
@@ -96,5 +98,66 @@ func TestA2A(t *testing.T) {
 	}
 	if _, err := agentcard.NewResolver(http.DefaultClient).Resolve(ctx, srv.URL+a2aserve.Prefix+"labeler"); err == nil {
 		t.Error("the card was given without the token")
+	}
+}
+
+// TestA2ATokens: a token for some agents reaches their cards and
+// endpoints alone: another agent's card and endpoint are not found, as
+// those of an agent not served.
+func TestA2ATokens(t *testing.T) {
+	lab := labeler(t)
+	p := *lab.Plan
+	p.Agent.Name = "other"
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(&p, agentrt.Options{Model: &testmodel.Model{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const otherToken = "s3cret-token-of-the-other-agent"
+	tokens, err := serve.NewTokens([]serve.Token{{Token: token, Agents: []string{"labeler"}}, {Token: otherToken, Agents: []string{"other"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	runs, err := serve.NewRuns("", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{lab, {Plan: &p, Runner: r}}, runs, srv.URL, tokens))
+	do := func(method, path, tok, body string) (int, string) {
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	send := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"data","data":{"title":"Crash on start"}}]}}}`
+	card := a2asrv.WellKnownAgentCardPath
+	for _, tc := range []struct{ tok, reach, not string }{{token, "labeler", "other"}, {otherToken, "other", "labeler"}} {
+		if code, body := do(http.MethodGet, a2aserve.Prefix+tc.reach+card, tc.tok, ""); code != 200 || !strings.Contains(body, `"name":"`+tc.reach+`"`) {
+			t.Errorf("the card of %s, with its token: %d %s", tc.reach, code, body)
+		}
+		if code, body := do(http.MethodPost, a2aserve.Prefix+tc.reach, tc.tok, send); code != 200 || !strings.Contains(body, `"label"`) {
+			t.Errorf("a message to %s, with its token: %d %s", tc.reach, code, body)
+		}
+		noCode, noBody := do(http.MethodGet, a2aserve.Prefix+"nobody"+card, tc.tok, "")
+		for _, req := range [][2]string{{http.MethodGet, a2aserve.Prefix + tc.not + card}, {http.MethodPost, a2aserve.Prefix + tc.not}} {
+			body := ""
+			if req[0] == http.MethodPost {
+				body = send
+			}
+			if code, got := do(req[0], req[1], tc.tok, body); code != 404 || code != noCode || got != noBody {
+				t.Errorf("%s %s with the token of %s: %d %q; want %d %q, as for no such agent", req[0], req[1], tc.reach, code, got, noCode, noBody)
+			}
+		}
 	}
 }
