@@ -115,8 +115,9 @@ func budgetsOfQuery(q url.Values) (Budgets, error) {
 	return b, err
 }
 
-// budgetsOfMeta reads the bounds of an MCP call's _meta, MetaBudgets.
-func budgetsOfMeta(meta map[string]any) (Budgets, error) {
+// BudgetsOfMeta reads the bounds a client asked in metadata (an MCP
+// call's _meta, an A2A request's metadata), under MetaBudgets.
+func BudgetsOfMeta(meta map[string]any) (Budgets, error) {
 	var b Budgets
 	v, ok := meta[MetaBudgets]
 	if !ok {

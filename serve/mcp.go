@@ -151,7 +151,7 @@ func handler(ag Agent, runs *Runs, waiting *retries, structured bool) mcp.ToolHa
 				input = json.RawMessage("{}")
 			}
 		}
-		budgets, err := budgetsOfMeta(req.Params.Meta)
+		budgets, err := BudgetsOfMeta(req.Params.Meta)
 		if err != nil {
 			return failed(err.Error(), nil), nil
 		}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -50,6 +51,7 @@ func Card(ag serve.Agent, base string) *a2a.AgentCard {
 	return &a2a.AgentCard{
 		Name: a.Name, Description: desc, URL: base, Version: string(ag.Plan.Digests.Plan),
 		ProtocolVersion: ProtocolVersion, PreferredTransport: a2a.TransportProtocolJSONRPC,
+		Capabilities:      a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes: in, DefaultOutputModes: out,
 		Skills: []a2a.AgentSkill{{ID: a.Name, Name: a.Name, Description: desc, InputModes: in, OutputModes: out,
 			Tags: []string{"contract:" + string(ag.Plan.Digests.Contract), "plan:" + string(ag.Plan.Digests.Plan)}}},
@@ -70,7 +72,7 @@ func Handler(agents []serve.Agent, runs *serve.Runs, base string, tokens *serve.
 		name := ag.Plan.Agent.Name
 		path := Prefix + name
 		mux.Handle(path+a2asrv.WellKnownAgentCardPath, admitted(name, a2asrv.NewStaticAgentCardHandler(Card(ag, strings.TrimSuffix(base, "/")+path))))
-		mux.Handle(path, admitted(name, a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs}))))
+		mux.Handle(path, admitted(name, a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs, cancels: map[a2a.TaskID]*running{}}))))
 	}
 	return serve.Authorized(mux, tokens)
 }
@@ -87,52 +89,119 @@ func admitted(name string, h http.Handler) http.Handler {
 	})
 }
 
-// executor runs the agent with a message's input: the first data part's
-// object, or the first text part's text read as JSON; an agent without an
-// input takes none. The answer is the reply: a data part where it is an
-// object, and its JSON as a text part.
+// executor runs the agent, as a task, with a message's input: the first
+// data part's object, or the first text part's text read as JSON; an
+// agent without an input takes none. The task is submitted, then working
+// while the run runs, and ends completed, its artifact the answer (a data
+// part where it is an object, and its JSON as a text part); rejected, for
+// an input or bounds the server refuses before anything runs; failed,
+// for a run that ended without a valid answer or on a bound; or
+// canceled. The message's metadata may narrow the run's bounds, under
+// serve.MetaBudgets.
 type executor struct {
 	ag   serve.Agent
 	runs *serve.Runs
+
+	mu      sync.Mutex
+	cancels map[a2a.TaskID]*running
+}
+
+// running is a task's run in flight.
+type running struct {
+	cancel   context.CancelFunc
+	canceled bool
 }
 
 func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
-	reply := func(parts ...a2a.Part) error {
-		return q.Write(ctx, a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, parts...))
+	if rc.StoredTask == nil {
+		if err := q.Write(ctx, a2a.NewSubmittedTask(rc, rc.Message)); err != nil {
+			return err
+		}
+	}
+	end := func(state a2a.TaskState, text string, meta map[string]any) error {
+		ev := a2a.NewStatusUpdateEvent(rc, state, a2a.NewMessageForTask(a2a.MessageRoleAgent, rc, a2a.TextPart{Text: text, Metadata: meta}))
+		ev.Final = true
+		return q.Write(ctx, ev)
 	}
 	var input json.RawMessage
 	if x.ag.Plan.Agent.Input != nil {
 		var err error
 		if input, err = inputOf(rc.Message); err != nil {
-			return reply(a2a.TextPart{Text: "error: " + err.Error()})
+			return end(a2a.TaskStateRejected, "error: "+err.Error(), nil)
 		}
 	}
-	rec, err := x.runs.Run(ctx, x.ag, input, serve.Budgets{})
+	budgets, err := serve.BudgetsOfMeta(rc.Metadata)
+	if err != nil {
+		return end(a2a.TaskStateRejected, "error: "+err.Error(), nil)
+	}
+	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r := &running{cancel: cancel}
+	x.mu.Lock()
+	x.cancels[rc.TaskID] = r
+	x.mu.Unlock()
+	defer func() {
+		x.mu.Lock()
+		delete(x.cancels, rc.TaskID)
+		x.mu.Unlock()
+	}()
+	rec, err := x.runs.Run(runCtx, x.ag, input, budgets)
+	x.mu.Lock()
+	canceled := r.canceled
+	x.mu.Unlock()
+	if canceled {
+		return nil // Cancel said so
+	}
 	if err != nil {
 		var ie *agentrt.InputError
-		if errors.As(err, &ie) {
-			return reply(a2a.TextPart{Text: "error: " + err.Error()})
+		var be *serve.BudgetsError
+		if errors.As(err, &ie) || errors.As(err, &be) {
+			return end(a2a.TaskStateRejected, "error: "+err.Error(), nil)
 		}
 		return err
 	}
 	rep := rec.Result
+	info := map[string]any{"outcome": rep.Outcome, "bound": rep.Bound, "run": rec.ID}
 	if rep.Outcome != agentrt.OutcomeOK || rep.Bound != "" && rep.Bound != agentrt.BoundNone {
 		msg := rep.Error
 		if msg == "" {
 			msg = fmt.Sprintf("the run ended with outcome %s, bound %s", rep.Outcome, rep.Bound)
 		}
-		return reply(a2a.TextPart{Text: "error: " + msg, Metadata: map[string]any{"outcome": rep.Outcome, "bound": rep.Bound, "run": rec.ID}})
+		return end(a2a.TaskStateFailed, "error: "+msg, info)
 	}
-	meta := map[string]any{"outcome": rep.Outcome, "bound": agentrt.BoundNone, "run": rec.ID}
+	parts := []a2a.Part{a2a.TextPart{Text: string(rep.Answer)}}
 	var obj map[string]any
 	if json.Unmarshal(rep.Answer, &obj) == nil && obj != nil {
-		return reply(a2a.DataPart{Data: obj, Metadata: meta}, a2a.TextPart{Text: string(rep.Answer)})
+		parts = []a2a.Part{a2a.DataPart{Data: obj}, a2a.TextPart{Text: string(rep.Answer)}}
 	}
-	return reply(a2a.TextPart{Text: string(rep.Answer), Metadata: meta})
+	art := a2a.NewArtifactEvent(rc, parts...)
+	art.Artifact.Name = "answer"
+	art.Artifact.Metadata = info
+	if err := q.Write(ctx, art); err != nil {
+		return err
+	}
+	return end(a2a.TaskStateCompleted, "done", info)
 }
 
+// Cancel ends a task's run in flight; a task no run is making cannot be
+// canceled.
 func (x *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue) error {
-	return nil // a run in flight ends with its request's context
+	x.mu.Lock()
+	r, ok := x.cancels[rc.TaskID]
+	if ok {
+		r.canceled = true
+	}
+	x.mu.Unlock()
+	if !ok {
+		return a2a.ErrTaskNotCancelable
+	}
+	r.cancel()
+	ev := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCanceled, nil)
+	ev.Final = true
+	return q.Write(ctx, ev)
 }
 
 // inputOf reads a message's input: its first data part, else its first

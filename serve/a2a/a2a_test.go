@@ -77,24 +77,63 @@ func TestA2A(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !card.Capabilities.Streaming {
+		t.Errorf("the card does not say it streams")
+	}
 	res, err := client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Crash on start"}})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, ok := res.(*a2a.Message)
-	if !ok || len(msg.Parts) != 2 {
+	task, ok := res.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 || len(task.Artifacts[0].Parts) != 2 {
 		t.Fatalf("result %#v", res)
 	}
-	data, ok := msg.Parts[0].(a2a.DataPart)
-	if !ok || (data.Data["label"] != "bug" && data.Data["label"] != "feature") || len(data.Data) != 1 {
-		t.Errorf("the answer %#v", msg.Parts[0])
+	data, ok := task.Artifacts[0].Parts[0].(a2a.DataPart)
+	if !ok || (data.Data["label"] != "bug" && data.Data["label"] != "feature") || len(data.Data) != 1 || task.Artifacts[0].Name != "answer" {
+		t.Errorf("the answer %#v", task.Artifacts[0])
 	}
-	res, err = client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: `{"title": ""}`})})
-	if err != nil {
-		t.Fatal(err)
+	// The task is kept: tasks/get finds it, completed.
+	got, err := client.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("tasks/get: %v %+v", err, got)
 	}
-	if msg, ok := res.(*a2a.Message); !ok || len(msg.Parts) != 1 || !strings.Contains(msg.Parts[0].(a2a.TextPart).Text, "error: input:") {
-		t.Errorf("a refused input: %#v", res)
+	// Streamed: submitted, working, the answer, completed, in that order.
+	var states []string
+	for ev, err := range client.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Crash on start"}})}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.(type) {
+		case *a2a.Task:
+			states = append(states, "task:"+string(e.Status.State))
+		case *a2a.TaskStatusUpdateEvent:
+			states = append(states, string(e.Status.State))
+		case *a2a.TaskArtifactUpdateEvent:
+			states = append(states, "artifact:"+e.Artifact.Name)
+		}
+	}
+	if got := strings.Join(states, " "); got != "task:submitted working artifact:answer completed" {
+		t.Errorf("the stream: %s", got)
+	}
+	// Refused before anything runs: an input, and bounds.
+	for _, m := range []*a2a.MessageSendParams{
+		{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: `{"title": ""}`})},
+		{Message: withMeta(a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "x"}}), map[string]any{serve.MetaBudgets: map[string]any{"rounds": 0}})},
+	} {
+		res, err = client.SendMessage(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok || task.Status.State != a2a.TaskStateRejected || task.Status.Message == nil || !strings.Contains(task.Status.Message.Parts[0].(a2a.TextPart).Text, "error: ") {
+			t.Errorf("refused: %#v", res)
+		}
+	}
+	// Bounds narrowed: one token is spent at once, and the task fails.
+	res, err = client.SendMessage(ctx, &a2a.MessageSendParams{Message: withMeta(a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "x"}}),
+		map[string]any{serve.MetaBudgets: map[string]any{"tokens": 1}})})
+	if task, ok := res.(*a2a.Task); err != nil || !ok || task.Status.State != a2a.TaskStateFailed {
+		t.Errorf("tokens 1: %v %#v", err, res)
 	}
 	if _, err := agentcard.NewResolver(http.DefaultClient).Resolve(ctx, srv.URL+a2aserve.Prefix+"labeler"); err == nil {
 		t.Error("the card was given without the token")
@@ -159,5 +198,64 @@ func TestA2ATokens(t *testing.T) {
 				t.Errorf("%s %s with the token of %s: %d %q; want %d %q, as for no such agent", req[0], req[1], tc.reach, code, got, noCode, noBody)
 			}
 		}
+	}
+}
+
+func withMeta(m *a2a.Message, meta map[string]any) *a2a.Message {
+	m.Metadata = meta
+	return m
+}
+
+// stuck is a model that answers nothing until its call is cancelled,
+// saying when a call has reached it.
+type stuck struct{ reached chan struct{} }
+
+func (m stuck) Complete(ctx context.Context, _ *agentrt.Request) (*agentrt.Response, error) {
+	m.reached <- struct{}{}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestA2ACancel: tasks/cancel ends a task's run in flight, and the task
+// ends canceled.
+func TestA2ACancel(t *testing.T) {
+	ag := labeler(t)
+	m := stuck{reached: make(chan struct{}, 1)}
+	r, err := agentrt.New(ag.Plan, agentrt.Options{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag.Runner = r
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{ag}, nil, srv.URL, serve.AllAgents(token)))
+	ctx := context.Background()
+	httpc := &http.Client{Transport: bearer{http.DefaultTransport}}
+	card, err := agentcard.NewResolver(httpc).Resolve(ctx, srv.URL+a2aserve.Prefix+"labeler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(httpc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last a2a.TaskState
+	for ev, err := range client.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "x"}})}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+			last = e.Status.State
+			if last == a2a.TaskStateWorking {
+				<-m.reached // the run's model call is in flight
+				if _, err := client.CancelTask(ctx, &a2a.TaskIDParams{ID: e.TaskID}); err != nil {
+					t.Fatalf("tasks/cancel: %v", err)
+				}
+			}
+		}
+	}
+	if last != a2a.TaskStateCanceled {
+		t.Errorf("the task ended %s, want canceled", last)
 	}
 }
