@@ -174,6 +174,28 @@ func httpWait(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
+// fileGone is the script command filegone FILE: it waits, up to 60 s,
+// until FILE no longer exists (a server's --ready-file, removed when it
+// stops taking requests).
+func fileGone(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: filegone FILE")
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(60 * time.Second)
+	for {
+		if _, err := os.Stat(ts.MkAbs(args[0])); os.IsNotExist(err) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			ts.Fatalf("filegone: %s still exists after 60 s", args[0])
+		}
+	}
+}
+
 // captureVar is the script command capture FILE REGEXP VAR: it sets $VAR
 // to the first group of REGEXP's first match in FILE.
 func captureVar(ts *testscript.TestScript, neg bool, args []string) {

@@ -116,6 +116,7 @@ func TestScripts(t *testing.T) {
 			"http":        httpCall,
 			"capture":     captureVar,
 			"httpwait":    httpWait,
+			"filegone":    fileGone,
 			"tcplisten":   tcpListen,
 			"tcpaccepted": tcpAccepted,
 			"procgone":    procGone,

@@ -57,7 +57,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.model, "model", "", `answer every call with another provider, or "test", the offline test model`)
 	fs.StringVar(&f.approve, "approve", approveNo, "tool calls that need approval: no (deny them all; the model reads the denial), yes (approve them all), or ask (the person at the MCP client, where it can be asked, else over the HTTP API: GET /v1/approvals, POST /v1/runs/ID/approvals/KEY)")
 	fs.StringVar(&f.journalDir, "journal-dir", "", "journal each run into DIR/ID.jsonl and keep its record in DIR/ID.json (replay, view and export any served run); runs a stop interrupted are resumed when the server starts again on DIR")
-	fs.StringVar(&f.ready, "ready-file", "", "with --http, once the server listens, write its URL to this file (whole), and remove it when the server stops: for scripts and supervisors that start it on port 0")
+	fs.StringVar(&f.ready, "ready-file", "", "with --http, once the server listens, write its URL to this file (whole), and remove it when the server stops taking requests: for scripts and supervisors that start it on port 0")
 	fs.DurationVar(&f.deadline, "deadline", 0, "override every agent's budgets.deadline; a request may narrow it further")
 	fs.IntVar(&f.toolBudget, "tool-budget", -1, "override every agent's budgets.tools")
 	fs.IntVar(&f.tokens, "token-budget", 0, "override every agent's budgets.tokens")
@@ -360,6 +360,10 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 		runs.Stop()
 	case <-ctx.Done():
 		stopping.Store(true)
+		if f.ready != "" {
+			// No longer ready: it takes no new request.
+			os.Remove(f.ready)
+		}
 		grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.grace)
 		defer cancel()
 		// No new request is taken; those in flight, and runs resumed in
