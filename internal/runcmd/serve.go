@@ -36,6 +36,7 @@ type ServeFlags struct {
 	rounds               int
 	changed              func(string) bool
 	remote               Remote
+	poolTokens           int64
 	rateLimits           []string
 	requireLock          bool
 	rules                RulesFunc
@@ -62,6 +63,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.toolBudget, "tool-budget", -1, "override every agent's budgets.tools")
 	fs.IntVar(&f.tokens, "token-budget", 0, "override every agent's budgets.tokens")
 	fs.IntVar(&f.rounds, "rounds", 0, "override every agent's budgets.rounds (model calls)")
+	fs.Int64Var(&f.poolTokens, "pool-tokens", 0, "one token pool every served run draws on (and agents they call as tools); calls reserve their worst case before they are sent, and a run the pool cannot serve ends on it")
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGINT or SIGTERM, how long runs in flight may go on before they are interrupted (resumable with --journal-dir)")
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above each agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to serve an agent the lock file does not hold, or without a lock file")
@@ -102,11 +104,18 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		changed = func(string) bool { return false }
 	}
 	if f.remote != nil {
-		for _, fl := range []string{"journal-dir", "approve", "model", "rate-limit"} {
+		for _, fl := range []string{"journal-dir", "approve", "model", "rate-limit", "pool-tokens"} {
 			if changed(fl) {
 				return UsageError("--%s does not go with --temporal: the workers run the agents, keep their histories and decide their approvals (agentc approve); pace and pick their models there (agentc worker)", fl)
 			}
 		}
+	}
+	var pool *agentrt.Pool
+	if changed("pool-tokens") {
+		if f.poolTokens <= 0 {
+			return UsageError("--pool-tokens must be positive")
+		}
+		pool = agentrt.NewPool(f.poolTokens)
 	}
 	budgets, err := BudgetOverrides(changed, f.toolBudget, f.tokens, f.rounds)
 	if err != nil {
@@ -254,7 +263,10 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
-		tools, closeTools, err := tool.Build(ctx, p, tool.Env{BaseDir: dir, ModelFor: modelFor, Events: events,
+		if pool != nil && p.Agent.Model.MaxOutputTokens == 0 {
+			fmt.Fprintf(e.Stderr, "agentc: agent %s declares no model.max_output_tokens: each call reserves all the pool has left, so its calls go one at a time, and a reply longer than that could still overspend it\n", p.Agent.Name)
+		}
+		tools, closeTools, err := tool.Build(ctx, p, tool.Env{BaseDir: dir, ModelFor: modelFor, Events: events, Pool: pool,
 			HTTPTransport: e.HTTPTransport, Provider: af.model, Secrets: secrets})
 		if err != nil {
 			return toolsError(err, sigs, "the agent's tools changed")
@@ -265,7 +277,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 			return err
 		}
 		r, err := agentrt.New(p, agentrt.Options{Model: model, FallbackModel: modelFor, Tools: tools, Events: events,
-			Provider: af.model, Secrets: secrets, Approver: approve, Budgets: budgets, Content: tel != nil && tel.Content(), Files: files})
+			Provider: af.model, Secrets: secrets, Approver: approve, Budgets: budgets, Content: tel != nil && tel.Content(), Files: files, Pool: pool})
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
