@@ -28,6 +28,10 @@ type RunResult struct {
 	Error   string          `json:"error,omitempty"`
 	Usage   agentrt.Usage   `json:"usage"`
 	Digests plan.Digests    `json:"digests"`
+	// Exit is the exit code agentc run would have ended the run with
+	// (0 answered, 3 deadline, 4 tool budget, 5 token budget or pool, …,
+	// 130 interrupted), where the server knows its codes.
+	Exit *int `json:"exit,omitempty"`
 }
 
 // fileFieldsOf is an agent's file inputs; a plan's contract was checked
@@ -47,6 +51,10 @@ const RunIDHeader = "Agentc-Run-Id"
 // apiError is the body of a request the API refused.
 type apiError struct {
 	Error string `json:"error"`
+	// Exit is the exit code of the same refusal on the command line: 2
+	// for a request the server refuses (as a usage error), 1 for the
+	// server's own failure.
+	Exit int `json:"exit"`
 }
 
 // API serves the agents over HTTP, to clients that send the bearer token
@@ -82,7 +90,7 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 	mux.HandleFunc("POST /v1/agents/{name}/runs", func(w http.ResponseWriter, r *http.Request) {
 		a, ok := byName[r.PathValue("name")]
 		if !ok || !AccessOf(r.Context()).Allows(a.Plan.Agent.Name) {
-			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("no agent is named %q here", r.PathValue("name"))})
+			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no agent is named %q here", r.PathValue("name"))})
 			return
 		}
 		files := fileFieldsOf(a.Plan)
@@ -90,13 +98,13 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		var err error
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
 			if len(files) == 0 {
-				reply(w, http.StatusUnsupportedMediaType, apiError{fmt.Sprintf("agent %s takes no files: send its input as JSON", a.Plan.Agent.Name)})
+				reply(w, http.StatusUnsupportedMediaType, apiError{Error: fmt.Sprintf("agent %s takes no files: send its input as JSON", a.Plan.Agent.Name)})
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, maxMultipartBytes(files))
 			var status int
 			if body, status, err = multipartInput(r, files); err != nil {
-				reply(w, status, apiError{err.Error()})
+				reply(w, status, apiError{Error: err.Error()})
 				return
 			}
 		} else {
@@ -109,19 +117,19 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			var tooLarge *http.MaxBytesError
 			switch {
 			case errors.As(err, &tooLarge):
-				reply(w, http.StatusRequestEntityTooLarge, apiError{fmt.Sprintf("the body is larger than the %d bytes a run's input may be", limit)})
+				reply(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("the body is larger than the %d bytes a run's input may be", limit)})
 				return
 			case err != nil:
-				reply(w, http.StatusBadRequest, apiError{"reading the body: " + err.Error()})
+				reply(w, http.StatusBadRequest, apiError{Error: "reading the body: " + err.Error()})
 				return
 			case !json.Valid(body) && len(body) > 0:
-				reply(w, http.StatusBadRequest, apiError{"the body is not one JSON value: a run's input is JSON"})
+				reply(w, http.StatusBadRequest, apiError{Error: "the body is not one JSON value: a run's input is JSON"})
 				return
 			}
 		}
 		budgets, err := budgetsOfQuery(r.URL.Query())
 		if err != nil {
-			reply(w, http.StatusBadRequest, apiError{err.Error()})
+			reply(w, http.StatusBadRequest, apiError{Error: err.Error()})
 			return
 		}
 		var input json.RawMessage
@@ -158,10 +166,10 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 				status = http.StatusBadRequest
 			}
 			if events.started() {
-				events.send("error", apiError{err.Error()})
+				events.send("error", apiError{Error: err.Error(), Exit: 1})
 				return
 			}
-			reply(w, status, apiError{err.Error()})
+			reply(w, status, apiError{Error: err.Error()})
 			return
 		}
 		res := rec.Result
@@ -180,12 +188,12 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 	mux.HandleFunc("GET /v1/runs/{id}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		if !idPattern.MatchString(id) {
-			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("%q is not a run's id (32 hex digits)", id)})
+			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("%q is not a run's id (32 hex digits)", id)})
 			return
 		}
 		rec := runs.get(id, nil)
 		if rec == nil || !AccessOf(r.Context()).Allows(rec.Agent) {
-			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("no run %s is kept here", id)})
+			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no run %s is kept here", id)})
 			return
 		}
 		reply(w, http.StatusOK, rec)
@@ -209,12 +217,12 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			if err != nil {
 				why = err.Error()
 			}
-			reply(w, http.StatusBadRequest, apiError{`a decision is {"approve": true|false, "for_run": bool, "reason": "..."}: ` + why})
+			reply(w, http.StatusBadRequest, apiError{Error: `a decision is {"approve": true|false, "for_run": bool, "reason": "..."}: ` + why})
 			return
 		}
 		p, ok := runs.decide(r.PathValue("id"), r.PathValue("key"), d, AccessOf(r.Context()).Allows)
 		if !ok {
-			reply(w, http.StatusNotFound, apiError{fmt.Sprintf("no call %s of run %s waits for approval (never asked, or decided already)", r.PathValue("key"), r.PathValue("id"))})
+			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no call %s of run %s waits for approval (never asked, or decided already)", r.PathValue("key"), r.PathValue("id"))})
 			return
 		}
 		reply(w, http.StatusOK, map[string]any{"decided": p, "approved": *d.Approve})
@@ -273,6 +281,7 @@ func openAPI(agents []Agent) ([]byte, error) {
 			"bound":   map[string]any{"type": "string"},
 			"answer":  answer,
 			"error":   map[string]any{"type": "string"},
+			"exit":    map[string]any{"type": "integer", "description": "the exit code agentc run would have ended the run with"},
 			"usage":   map[string]any{"type": "object"},
 			"digests": map[string]any{"type": "object", "properties": map[string]any{"contract": map[string]any{"const": string(a.Plan.Digests.Contract)}, "plan": map[string]any{"const": string(a.Plan.Digests.Plan)}}},
 		}}
@@ -332,7 +341,7 @@ func openAPI(agents []Agent) ([]byte, error) {
 		"openapi":    "3.1.0",
 		"info":       map[string]any{"title": "agentc agents", "version": "1"},
 		"paths":      paths,
-		"components": map[string]any{"schemas": map[string]any{"Error": map[string]any{"type": "object", "required": []string{"error"}, "properties": map[string]any{"error": map[string]any{"type": "string"}}}}, "securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
+		"components": map[string]any{"schemas": map[string]any{"Error": map[string]any{"type": "object", "required": []string{"error", "exit"}, "properties": map[string]any{"error": map[string]any{"type": "string"}, "exit": map[string]any{"type": "integer", "description": "the exit code of the same refusal on the command line: 2 refused, 1 the server's failure"}}}}, "securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
 		"security":   []any{map[string]any{"bearer": []string{}}},
 	}
 	return json.MarshalIndent(doc, "", "  ")
@@ -388,6 +397,13 @@ func (s *sseWriter) send(name string, v any) {
 }
 
 func reply(w http.ResponseWriter, status int, v any) {
+	if e, ok := v.(apiError); ok && e.Exit == 0 {
+		e.Exit = 2
+		if status >= 500 {
+			e.Exit = 1
+		}
+		v = e
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)

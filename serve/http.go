@@ -72,7 +72,7 @@ func Authorized(h http.Handler, tokens *Tokens) http.Handler {
 		g := tokens.match(r)
 		if g == nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="agentc"`)
-			http.Error(w, `{"error":"unauthorized: send the server's token as Authorization: Bearer TOKEN"}`, http.StatusUnauthorized)
+			http.Error(w, `{"error":"unauthorized: send the server's token as Authorization: Bearer TOKEN","exit":2}`, http.StatusUnauthorized)
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), grantKey{}, g)))

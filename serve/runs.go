@@ -83,6 +83,7 @@ type Runs struct {
 
 	onPending func(*Pending)
 	onRun     func(context.Context) func(agentrt.Event)
+	exitOf    func(*agentrt.Report) int
 
 	schemas sync.Map // compiled input schemas, by plan digest
 
@@ -121,6 +122,19 @@ func (rs *Runs) OnPending(f func(*Pending)) { rs.onPending = f }
 // the context the run is made in (an HTTP request's, with its span):
 // telemetry records each run so. Set it before the server serves.
 func (rs *Runs) OnRun(f func(context.Context) func(agentrt.Event)) { rs.onRun = f }
+
+// SetExitCodes sets what gives a run's result the exit code agentc run
+// would have ended it with. Set it before the server serves.
+func (rs *Runs) SetExitCodes(f func(*agentrt.Report) int) { rs.exitOf = f }
+
+// exit is a report's exit code, where the server knows its codes.
+func (rs *Runs) exit(rep *agentrt.Report) *int {
+	if rs == nil || rs.exitOf == nil || rep == nil {
+		return nil
+	}
+	n := rs.exitOf(rep)
+	return &n
+}
 
 // Stop ends the runs in flight (they end interrupted, each journal holding
 // what completed), and Wait waits until each has kept its record.
@@ -283,7 +297,7 @@ func (rs *Runs) execute(ctx context.Context, runner *agentrt.Runner, rec *Record
 	if bound == "" {
 		bound = agentrt.BoundNone
 	}
-	res := &RunResult{ID: rec.ID, Agent: rec.Agent, Outcome: rep.Outcome, Bound: bound, Answer: rep.Answer, Error: rep.Error, Usage: rep.Usage, Digests: p.Digests}
+	res := &RunResult{ID: rec.ID, Agent: rec.Agent, Outcome: rep.Outcome, Bound: bound, Answer: rep.Answer, Error: rep.Error, Usage: rep.Usage, Digests: p.Digests, Exit: rs.exit(rep)}
 	state := StateDone
 	if rep.Interrupted {
 		state = StateCancelled
@@ -710,7 +724,7 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 		rs.forget(rec)
 		return nil, fmt.Errorf("the run elsewhere: %w", err)
 	default:
-		res.Outcome, res.Answer, res.Error, res.Usage = rep.Outcome, rep.Answer, rep.Error, rep.Usage
+		res.Outcome, res.Answer, res.Error, res.Usage, res.Exit = rep.Outcome, rep.Answer, rep.Error, rep.Usage, rs.exit(rep)
 		if rep.Bound != "" {
 			res.Bound = rep.Bound
 		}

@@ -161,6 +161,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
 	}
+	runs.SetExitCodes(runExit)
 	var tel *telemetry.Telemetry
 	if e.Telemetry != nil {
 		t, flush, err := e.Telemetry(ctx, e.Stderr, secrets)
