@@ -120,7 +120,9 @@ func Start(ctx context.Context, c client.Client, data []byte, in RunInput, opts 
 	}
 	// No retry policy: Temporal runs the workflow once, and a run that
 	// failed (FailureType) stays failed until it is submitted again.
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, Workflow, in)
+	// Eager start: where a worker of the queue runs in this process, it
+	// gets the first workflow task in the start's reply.
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, EnableEagerStart: true}, Workflow, in)
 	if err != nil {
 		return nil, fmt.Errorf("temporal: starting the run: %w", err)
 	}

@@ -112,7 +112,10 @@ func startOnce(prog string) (*Server, bool, error) {
 	// The default poll rate makes each round trip of a workflow take about
 	// 250 ms; this makes it tens.
 	args := []string{"server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port), "--http-port", strconv.Itoa(httpPort),
-		"--log-level", "error", "--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000"}
+		"--log-level", "error", "--dynamic-config-value", "history.transferProcessorMaxPollRPS=1000",
+		// Activities dispatched eagerly: the worker that completes a workflow
+		// task gets the activity it scheduled in the reply, without a poll.
+		"--dynamic-config-value", "system.enableActivityEagerExecution=true"}
 	// The search attributes agentc's runs set (temporal.SearchAttributes),
 	// registered on the default namespace as an operator registers them.
 	for _, name := range SearchAttributes {
