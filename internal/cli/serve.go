@@ -90,8 +90,12 @@ the server's URL once it listens (for --http 127.0.0.1:0).`,
 				if err := t.resolve(); err != nil {
 					return err
 				}
-				none := ""
-				f.SetRemote(t.remote(e, &none))
+				remote, done, err := t.served(cmd.Context(), e)
+				if err != nil {
+					return err
+				}
+				defer done()
+				f.SetRemote(remote)
 			} else {
 				for _, name := range []string{"namespace", "task-queue"} {
 					if cmd.Flags().Changed(name) {

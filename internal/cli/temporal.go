@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -90,6 +91,35 @@ func (t *temporalFlags) remote(e Env, workflowID *string) runcmd.Remote {
 		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, string(p.Digests.Plan), e.Stderr)
 		return temporal.Wait(ctx, c, run)
 	}
+}
+
+// served is agentc serve's Remote on Temporal: one client, dialled when
+// the server starts, for every run it starts; each plan's runs are
+// watched for a worker once, for as long as the server serves (ctx).
+// done closes the client.
+func (t *temporalFlags) served(ctx context.Context, e Env) (r runcmd.Remote, done func(), err error) {
+	c, err := temporal.Dial(ctx, t.hostPort, t.namespace, e.Stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	var watched sync.Map
+	r = func(rctx context.Context, p *plan.Plan, input json.RawMessage, rr runcmd.RemoteRun) (*agentrt.Report, error) {
+		data, err := p.Encode()
+		if err != nil {
+			return nil, err
+		}
+		in := runInput(rr)
+		in.Input = input
+		run, err := temporal.Start(rctx, c, data, in, temporal.SubmitOptions{TaskQueue: t.taskQueue, WorkflowID: rr.ID})
+		if err != nil {
+			return nil, err
+		}
+		if _, seen := watched.LoadOrStore(p.Digests.Plan, true); !seen {
+			temporal.WatchWorkers(ctx, c, t.hostPort, t.taskQueue, string(p.Digests.Plan), e.Stderr)
+		}
+		return temporal.Wait(rctx, c, run)
+	}
+	return r, c.Close, nil
 }
 
 // remoteBatch is the run verb's RemoteBatch on Temporal: the batch is a
