@@ -155,7 +155,11 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	if err != nil {
 		return err
 	}
-	ctx, sigs := onStopSignal(ctx, e)
+	does := "stopping the server"
+	if f.http != "" {
+		does = fmt.Sprintf("stopping the server: it takes no new request, and the runs in flight have %s to end", f.grace)
+	}
+	ctx, sigs := onStopSignalSaying(ctx, e, does)
 	defer sigs.stop()
 	runs, err := serve.NewRuns(f.journalDir, 0, f.http != "")
 	if err != nil {

@@ -42,6 +42,11 @@ type signals struct {
 // a program (Env.Program), a second stop signal kills the tools'
 // processes and exits at once, with the first one's code.
 func onStopSignal(ctx context.Context, e Env) (context.Context, *signals) {
+	return onStopSignalSaying(ctx, e, "stopping the run")
+}
+
+// onStopSignalSaying is onStopSignal, saying what the first signal does.
+func onStopSignalSaying(ctx context.Context, e Env, does string) (context.Context, *signals) {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &signals{ch: make(chan os.Signal, 1), done: make(chan struct{}), cancel: cancel}
 	for _, ss := range stopSignals {
@@ -63,7 +68,7 @@ func onStopSignal(ctx context.Context, e Env) (context.Context, *signals) {
 		s.first = &first
 		s.mu.Unlock()
 		if e.Program {
-			fmt.Fprintf(e.Stderr, "agentc: %s: stopping the run (a second signal stops at once)\n", first.name)
+			fmt.Fprintf(e.Stderr, "agentc: %s: %s (a second signal stops at once)\n", first.name, does)
 		}
 		cancel()
 		if !e.Program {
