@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -700,16 +701,91 @@ func (x *run) modelFingerprint(id modelRequest) (string, error) {
 	if x.chained != len(id.Messages) {
 		return "", fmt.Errorf("the conversation shrank from %d messages to %d", x.chained, len(id.Messages))
 	}
-	form := struct {
-		modelRequest
-		Messages string `json:"messages"`
-		Count    int    `json:"message_count"`
-	}{id, hex.EncodeToString(x.chain.Clone().Sum(nil)), len(id.Messages)}
-	b, err := json.Marshal(form)
-	if err != nil {
-		return "", err
+	// The canonical form of the request with its messages as their hash
+	// chain: its members, each canonical, in the canonical order of their
+	// keys (ASCII, so byte order), omitted where empty as encoding/json
+	// omits them. The tools, contract and answer format, the same round
+	// after round, are canonicalised once (canonicalMemo).
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	member := func(key string, v any, memo bool) error {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		var c []byte
+		if memo {
+			c, err = x.canonical.of(raw)
+		} else {
+			c, err = digest.CanonicalExact(raw)
+		}
+		if err != nil {
+			return fmt.Errorf("journal: fingerprint: %w", err)
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(`"` + key + `":`)
+		b.Write(c)
+		return nil
 	}
-	return journal.Fingerprint(b)
+	type part struct {
+		key  string
+		v    any
+		memo bool
+		omit bool
+	}
+	for _, m := range []part{
+		{key: "answer", v: id.Answer, memo: true, omit: id.Answer == nil},
+		{key: "contract", v: id.Contract, memo: true, omit: len(id.Contract) == 0},
+		{key: "message_count", v: len(id.Messages)},
+		{key: "messages", v: hex.EncodeToString(x.chain.Clone().Sum(nil))},
+		{key: "model", v: id.Model},
+		{key: "output_tool", v: id.OutputTool, omit: id.OutputTool == ""},
+		{key: "provider", v: id.Provider},
+		{key: "sampling", v: id.Sampling},
+		{key: "tool_choice", v: id.ToolChoice},
+		{key: "tools", v: id.Tools, memo: true},
+	} {
+		if m.omit {
+			continue
+		}
+		if err := member(m.key, m.v, m.memo); err != nil {
+			return "", err
+		}
+	}
+	b.WriteByte('}')
+	return journal.FingerprintCanonical(b.Bytes()), nil
+}
+
+// canonicalMemo keeps the canonical JSON of the few values a run's
+// requests repeat (its tools, contract and answer format), by their
+// encoding: a run's rounds canonicalise each once.
+type canonicalMemo struct {
+	raw, canon [][]byte
+}
+
+// memoSize bounds the values a run keeps: its tools with and without the
+// output tool, the contract, the answer format, a fallback's.
+const memoSize = 8
+
+func (m *canonicalMemo) of(raw []byte) ([]byte, error) {
+	for i, r := range m.raw {
+		if bytes.Equal(r, raw) {
+			return m.canon[i], nil
+		}
+	}
+	c, err := digest.CanonicalExact(raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.raw) == memoSize {
+		m.raw, m.canon = m.raw[1:], m.canon[1:]
+	}
+	m.raw, m.canon = append(m.raw, raw), append(m.canon, c)
+	return c, nil
 }
 
 // unreachedDivergence reports recorded effects a finished replay never

@@ -337,6 +337,9 @@ type run struct {
 	// fingerprint cost its new messages, not the whole conversation.
 	sizes  convSizes
 	idents []identMessage
+	// canonical keeps what model fingerprints canonicalise again and
+	// again.
+	canonical canonicalMemo
 }
 
 // Run runs the plan once with an input (JSON; nil for none) and returns

@@ -121,6 +121,13 @@ func Fingerprint(request json.RawMessage) (string, error) {
 	return sum(fingerprintHash, c), nil
 }
 
+// FingerprintCanonical is Fingerprint of a request already in canonical
+// JSON (digest.CanonicalExact's form): a caller that assembles the
+// canonical form from parts it keeps saves canonicalising it whole. The
+// caller must give exactly the canonical bytes, or the fingerprint is
+// another request's.
+func FingerprintCanonical(canonical []byte) string { return sum(fingerprintHash, canonical) }
+
 // ValueDigest returns the digest a journal stores a value under: blake3
 // in derive-key mode (a context of its own) over its canonical JSON. A
 // request may name its large parts by their value digests, so that its

@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"testing"
+
+	"github.com/zeebo/blake3"
+
+	"agentc.dev/agentc/runtime/journal"
+)
+
+// wholeFingerprint is a model call's fingerprint as it was first
+// defined: the request, its messages as their hash chain, encoded and
+// canonicalised whole. modelFingerprint assembles the same canonical
+// bytes from members it keeps; recorded journals hold these fingerprints,
+// so the two must agree on every request.
+func wholeFingerprint(t *testing.T, id modelRequest) string {
+	t.Helper()
+	chain := blake3.New()
+	for _, m := range id.Messages {
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := journal.ValueDigest(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chain.WriteString(d + "\n")
+	}
+	form := struct {
+		modelRequest
+		Messages string `json:"messages"`
+		Count    int    `json:"message_count"`
+	}{id, hex.EncodeToString(chain.Sum(nil)), len(id.Messages)}
+	b, err := json.Marshal(form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := journal.Fingerprint(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fp
+}
+
+// TestFingerprintAssembled: the fingerprint assembled member by member,
+// with the repeated values canonicalised once, is the one of the whole
+// request, whichever members are there or empty, and whatever their text
+// holds (HTML characters, which encoding/json escapes and canonical JSON
+// does not; non-ASCII; numbers), round after round.
+func TestFingerprintAssembled(t *testing.T) {
+	temp := 0.25
+	tools := []ToolSpec{
+		{Name: "search", Description: "Search <docs> & code — ünïcode", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","maxLength":100,"default":"a<b"},"n":{"type":"number","minimum":1e-7,"maximum":1E21}},"required":["q"]}`)},
+		{Name: "answer_1", Description: "The answer.", Schema: json.RawMessage(`{"type":"object"}`), Strict: true},
+	}
+	msgs := []identMessage{{Role: System, Content: "Be brief."}, {Role: User, Content: "Find <x> & y \u2028"}}
+	for i, id := range []modelRequest{
+		{Provider: "openai", Model: "gpt-4o", Messages: msgs, Tools: tools, ToolChoice: ToolChoice{Mode: ChooseAuto}, OutputTool: "answer_1", Contract: json.RawMessage(`{"type":"object","properties":{"label":{"enum":["bug","feature"]}}}`)},
+		{Provider: "anthropic", Model: "claude", Sampling: sampling{Temperature: &temp, MaxOutputTokens: 100, Reasoning: "low"}, Messages: msgs[:1], Tools: []ToolSpec{}, ToolChoice: ToolChoice{Mode: ChooseTool, Name: "answer_1"}},
+		{Provider: "test", Model: "m", Messages: msgs, Tools: tools[:1], ToolChoice: ToolChoice{Mode: ChooseRequired},
+			Answer: &AnswerFormat{Mode: "native", Name: "answer", Description: "é", Schema: json.RawMessage(`{"type":"string","pattern":"^<a>$"}`), Strict: true}},
+	} {
+		x := &run{}
+		for round := 1; round <= 3; round++ {
+			got, err := x.modelFingerprint(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := wholeFingerprint(t, id); got != want {
+				t.Errorf("request %d, round %d: assembled %s, whole %s", i, round, got, want)
+			}
+			id.Messages = append(id.Messages, identMessage{Role: Assistant, Content: "more <text>"})
+		}
+	}
+}
