@@ -701,43 +701,10 @@ func (x *run) modelFingerprint(id modelRequest) (string, error) {
 	if x.chained != len(id.Messages) {
 		return "", fmt.Errorf("the conversation shrank from %d messages to %d", x.chained, len(id.Messages))
 	}
-	// The canonical form of the request with its messages as their hash
-	// chain: its members, each canonical, in the canonical order of their
-	// keys (ASCII, so byte order), omitted where empty as encoding/json
-	// omits them. The tools, contract and answer format, the same round
-	// after round, are canonicalised once (canonicalMemo).
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	member := func(key string, v any, memo bool) error {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		var c []byte
-		if memo {
-			c, err = x.canonical.of(raw)
-		} else {
-			c, err = digest.CanonicalExact(raw)
-		}
-		if err != nil {
-			return fmt.Errorf("journal: fingerprint: %w", err)
-		}
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		b.WriteString(`"` + key + `":`)
-		b.Write(c)
-		return nil
-	}
-	type part struct {
-		key  string
-		v    any
-		memo bool
-		omit bool
-	}
-	for _, m := range []part{
+	// The request with its messages as their hash chain. The tools,
+	// contract and answer format, the same round after round, are
+	// canonicalised once (canonicalMemo).
+	c, err := x.canonical.object([]member{
 		{key: "answer", v: id.Answer, memo: true, omit: id.Answer == nil},
 		{key: "contract", v: id.Contract, memo: true, omit: len(id.Contract) == 0},
 		{key: "message_count", v: len(id.Messages)},
@@ -748,16 +715,75 @@ func (x *run) modelFingerprint(id modelRequest) (string, error) {
 		{key: "sampling", v: id.Sampling},
 		{key: "tool_choice", v: id.ToolChoice},
 		{key: "tools", v: id.Tools, memo: true},
-	} {
-		if m.omit {
+	})
+	if err != nil {
+		return "", err
+	}
+	return journal.FingerprintCanonical(c), nil
+}
+
+// toolFingerprint is a tool call's fingerprint: journal.Fingerprint of
+// the request, its spec and declaration, the same call after call,
+// canonicalised once (canonicalMemo).
+func (x *run) toolFingerprint(req toolRequest) (string, error) {
+	c, err := x.canonical.object([]member{
+		{key: "arguments", v: req.JSON, omit: len(req.JSON) == 0},
+		{key: "arguments_text", v: req.Text, omit: req.Text == nil},
+		{key: "declaration", v: req.Declaration, memo: true, omit: req.Declaration == nil},
+		{key: "spec", v: req.Spec, memo: true},
+		{key: "tool", v: req.Tool},
+	})
+	if err != nil {
+		return "", err
+	}
+	return journal.FingerprintCanonical(c), nil
+}
+
+// member is one member of an object whose canonical JSON is assembled:
+// its key, its value, whether its canonical form is kept for later
+// requests (memo), and whether it is left out, as encoding/json leaves
+// out an empty field marked omitempty.
+type member struct {
+	key  string
+	v    any
+	memo bool
+	omit bool
+}
+
+// object is the canonical JSON (digest.CanonicalExact's) of an object of
+// the members, which must be in their keys' canonical order (the keys
+// are ASCII: byte order) and need no escaping: each value canonical, the
+// members' canonical form the object's.
+func (m *canonicalMemo) object(members []member) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	first := true
+	for _, mb := range members {
+		if mb.omit {
 			continue
 		}
-		if err := member(m.key, m.v, m.memo); err != nil {
-			return "", err
+		raw, err := json.Marshal(mb.v)
+		if err != nil {
+			return nil, err
 		}
+		var c []byte
+		if mb.memo {
+			c, err = m.of(raw)
+		} else {
+			c, err = digest.CanonicalExact(raw)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("journal: fingerprint: %w", err)
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		b.WriteString(`"` + mb.key + `":`)
+		b.Write(c)
 	}
 	b.WriteByte('}')
-	return journal.FingerprintCanonical(b.Bytes()), nil
+	return b.Bytes(), nil
 }
 
 // canonicalMemo keeps the canonical JSON of the few values a run's
@@ -768,8 +794,9 @@ type canonicalMemo struct {
 }
 
 // memoSize bounds the values a run keeps: its tools with and without the
-// output tool, the contract, the answer format, a fallback's.
-const memoSize = 8
+// output tool, the contract, the answer format, a fallback's, and each
+// tool's spec and declaration.
+const memoSize = 32
 
 func (m *canonicalMemo) of(raw []byte) ([]byte, error) {
 	for i, r := range m.raw {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zeebo/blake3"
 
+	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"
 )
 
@@ -73,6 +74,39 @@ func TestFingerprintAssembled(t *testing.T) {
 				t.Errorf("request %d, round %d: assembled %s, whole %s", i, round, got, want)
 			}
 			id.Messages = append(id.Messages, identMessage{Role: Assistant, Content: "more <text>"})
+		}
+	}
+}
+
+// TestToolFingerprintAssembled: a tool call's fingerprint, assembled with
+// its spec and declaration canonicalised once, is journal.Fingerprint of
+// the whole request, with arguments as JSON or as text, with or without a
+// declaration.
+func TestToolFingerprintAssembled(t *testing.T) {
+	spec := ToolSpec{Name: "sh", Description: "Runs <a> & b — é", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)}
+	decl := plan.Tool{Kind: "exec", Description: "Runs a command & more.", Argv: []string{"sh", "-c", "echo {{.q}}"}}
+	text := "not <json> at all"
+	x := &run{}
+	for i, req := range []toolRequest{
+		{Tool: "sh", Spec: spec, Declaration: &decl, callArgs: argsOf(json.RawMessage(`{"q": "git log <x>", "n": 1e3}`))},
+		{Tool: "sh", Spec: spec, callArgs: callArgs{Text: &text}},
+		{Tool: "sh", Spec: spec, Declaration: &decl, callArgs: argsOf(json.RawMessage(`{}`))},
+		{Tool: "sh", Spec: spec, Declaration: &decl, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
+	} {
+		got, err := x.toolFingerprint(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := journal.Fingerprint(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("request %d: assembled %s, whole %s", i, got, want)
 		}
 	}
 }

@@ -1206,7 +1206,15 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	if files, _ := x.runCtx.Value(inputFilesKey{}).(map[string]File); len(files) > 0 && usesInputFiles(x.agent.Capabilities.Tools[c.Name]) {
 		remote.InputFiles = files
 	}
-	raw, replayed, err := x.effect(journal.Key{Round: round, Ordinal: ordinal}, journal.KindTool, ident{full: req, what: "call of tool " + c.Name, effect: remote}, func() (json.RawMessage, error) {
+	id := ident{full: req, what: "call of tool " + c.Name, effect: remote}
+	if x.journal != nil || x.effector != nil {
+		fp, err := x.toolFingerprint(req)
+		if err != nil {
+			return ToolResult{Content: "the call was not made: " + err.Error(), IsError: true}, cr, err
+		}
+		id.fp = fp
+	}
+	raw, replayed, err := x.effect(journal.Key{Round: round, Ordinal: ordinal}, journal.KindTool, id, func() (json.RawMessage, error) {
 		return performTool(x.runCtx, t, c, x.opts.Secrets)
 	})
 	if err != nil {
