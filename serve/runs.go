@@ -256,21 +256,32 @@ func (rs *Runs) create(a Agent, rec *Record) (*journal.Writer, error) {
 	return w, nil
 }
 
+// track keeps rec among the runs in flight, and ties ctx to the server's
+// stop: the context returned ends with either. stopped is the stop's own
+// context (nil for a nil Runs), which says, once the run has ended,
+// whether the stop ended it. done, called when the run's record is kept,
+// lets Wait return.
+func (rs *Runs) track(ctx context.Context, rec *Record) (runCtx, stopped context.Context, done func()) {
+	if rs == nil {
+		return ctx, nil, func() {}
+	}
+	rs.wg.Add(1)
+	runCtx, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(rs.stopCtx, cancel)
+	rs.mu.Lock()
+	rs.byID[rec.ID] = rec
+	rs.mu.Unlock()
+	return runCtx, rs.stopCtx, func() {
+		unhook()
+		cancel()
+		rs.wg.Done()
+	}
+}
+
 // execute runs runner with rec's input, keeping rec as it goes.
 func (rs *Runs) execute(ctx context.Context, runner *agentrt.Runner, rec *Record, w *journal.Writer, notify func(string, any), elicit elicitFunc) (*Record, error) {
-	var stopped context.Context
-	if rs != nil {
-		rs.wg.Add(1)
-		defer rs.wg.Done()
-		stopped = rs.stopCtx
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(rs.stopCtx, cancel)()
-		rs.mu.Lock()
-		rs.byID[rec.ID] = rec
-		rs.mu.Unlock()
-	}
+	ctx, stopped, done := rs.track(ctx, rec)
+	defer done()
 	if rs != nil && rs.onRun != nil {
 		if ev := rs.onRun(ctx); ev != nil {
 			runner = runner.AlsoEvents(ev)
@@ -691,19 +702,8 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 	if c.started != nil {
 		c.started(id)
 	}
-	var stopped context.Context
-	if rs != nil {
-		rs.wg.Add(1)
-		defer rs.wg.Done()
-		stopped = rs.stopCtx
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		defer context.AfterFunc(rs.stopCtx, cancel)()
-		rs.mu.Lock()
-		rs.byID[rec.ID] = rec
-		rs.mu.Unlock()
-	}
+	ctx, stopped, done := rs.track(ctx, rec)
+	defer done()
 	var input json.RawMessage
 	if a.Plan.Agent.Input != nil {
 		input = c.input
