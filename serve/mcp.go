@@ -36,6 +36,11 @@ type Agent struct {
 	// and waits for its report; Runner is then nil. A run elsewhere has no
 	// events here, and its approvals are decided there.
 	Remote func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides) (*agentrt.Report, error)
+	// JournalTools, when set, goes in each run's journal header as the
+	// tools it saw when it started (journal.Header.Tools): the tool sets
+	// its mcp servers offered, which a replay reads instead of starting
+	// them.
+	JournalTools json.RawMessage
 }
 
 // Meta keys of a tool and of a call's result.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -271,8 +272,17 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		if pool != nil && p.Agent.Model.MaxOutputTokens == 0 {
 			fmt.Fprintf(e.Stderr, "agentc: agent %s declares no model.max_output_tokens: each call reserves all the pool has left, so its calls go one at a time, and a reply longer than that could still overspend it\n", p.Agent.Name)
 		}
+		// What the agent's mcp servers offered, for its runs' journals: a
+		// replay reads them there instead of starting the servers.
+		var servedMu sync.Mutex
+		served := map[string]tool.ServerRecord{}
 		tools, closeTools, err := tool.Build(ctx, p, tool.Env{BaseDir: dir, ModelFor: modelFor, Events: events, Pool: pool,
-			HTTPTransport: e.HTTPTransport, Provider: af.model, Secrets: secrets})
+			HTTPTransport: e.HTTPTransport, Provider: af.model, Secrets: secrets,
+			OnServer: func(path string, rec tool.ServerRecord) {
+				servedMu.Lock()
+				defer servedMu.Unlock()
+				served[path] = rec
+			}})
 		if err != nil {
 			return toolsError(err, sigs, "the agent's tools changed")
 		}
@@ -286,7 +296,13 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
-		agents = append(agents, serve.Agent{Plan: p, Runner: r, Events: events, Secrets: secrets})
+		var journalTools json.RawMessage
+		if len(served) > 0 {
+			if journalTools, err = json.Marshal(headerTools{Servers: served}); err != nil {
+				return &ExitError{Code: ExitFindings, Err: err}
+			}
+		}
+		agents = append(agents, serve.Agent{Plan: p, Runner: r, Events: events, Secrets: secrets, JournalTools: journalTools})
 	}
 	var tokens *serve.Tokens
 	if f.http != "" {
