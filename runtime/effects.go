@@ -714,7 +714,7 @@ func (x *run) modelFingerprint(id modelRequest) (string, error) {
 		{key: "provider", v: id.Provider},
 		{key: "sampling", v: id.Sampling},
 		{key: "tool_choice", v: id.ToolChoice},
-		{key: "tools", v: id.Tools, memo: true},
+		{key: "tools", v: id.Tools, raw: x.sizes.toolsJSON(id.Tools), memo: true},
 	})
 	if err != nil {
 		return "", err
@@ -746,6 +746,7 @@ func (x *run) toolFingerprint(req toolRequest) (string, error) {
 type member struct {
 	key  string
 	v    any
+	raw  []byte // v's JSON, when the caller has it
 	memo bool
 	omit bool
 }
@@ -762,9 +763,11 @@ func (m *canonicalMemo) object(members []member) ([]byte, error) {
 		if mb.omit {
 			continue
 		}
-		raw, err := json.Marshal(mb.v)
-		if err != nil {
-			return nil, err
+		raw, err := mb.raw, error(nil)
+		if raw == nil {
+			if raw, err = json.Marshal(mb.v); err != nil {
+				return nil, err
+			}
 		}
 		var c []byte
 		if mb.memo {

@@ -125,6 +125,8 @@ type Runner struct {
 	argSchemas  map[string]*jsonschema.Schema // by tool name
 	specs       []ToolSpec                    // gathering tools, sorted by name
 	outSpec     ToolSpec
+	specsOut    []ToolSpec    // specs, then outSpec
+	outOnly     []ToolSpec    // outSpec alone
 	low         plan.Lowering // how the answer is asked for
 	answerFmt   *AnswerFormat // the answer in text (native, prompted); nil in tool mode
 	deadline    time.Duration
@@ -245,6 +247,10 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 			return nil, &ConfigError{fmt.Sprintf("output mode %q is not one this runtime knows (tool, native, prompted)", r.low.Mode)}
 		}
 		r.outSpec = ToolSpec{Name: r.outputTool, Description: o.Description, Schema: r.low.Schema, Strict: r.low.Strict}
+		// Made once: a request's tools are never changed, and a run's
+		// rounds encode each tool set once (convSizes.toolsJSON).
+		r.specsOut = append(append([]ToolSpec(nil), r.specs...), r.outSpec)
+		r.outOnly = []ToolSpec{r.outSpec}
 	}
 	if err := r.makeLanes(p, opts); err != nil {
 		return nil, err
@@ -822,13 +828,13 @@ func (x *run) requestFor(shape bool) *Request {
 	case shape && x.answerFmt != nil:
 		req.Answer = x.answerFmt
 	case shape:
-		req.Tools = []ToolSpec{x.outSpec}
+		req.Tools = x.outOnly
 		req.ToolChoice = ToolChoice{Mode: ChooseTool, Name: x.outputTool}
 	case x.output != nil && x.agent.Output.KeepsTools && x.answerFmt != nil:
 		req.Tools = x.specs
 		req.Answer = x.answerFmt
 	case x.output != nil && x.agent.Output.KeepsTools:
-		req.Tools = append(append([]ToolSpec(nil), x.specs...), x.outSpec)
+		req.Tools = x.specsOut
 	default:
 		req.Tools = x.specs
 	}

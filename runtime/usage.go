@@ -16,7 +16,7 @@ func EstimateUsage(req *Request, msg Message) Usage { return estimateUsage(req, 
 // extends: a round measures its new messages alone.
 func estimateUsage(req *Request, msg Message, c *convSizes) Usage {
 	bytes, files := c.of(req.Messages)
-	in := bytes + jsonSize(req.Tools)
+	in := bytes + len(c.toolsJSON(req.Tools))
 	if req.Answer != nil {
 		in += len(req.Answer.Schema)
 	}
@@ -33,10 +33,52 @@ func jsonSize(v any) int {
 }
 
 // convSizes are the JSON sizes and the files' tokens of the first
-// messages of a conversation.
+// messages of a conversation, and the JSON of the tool sets its requests
+// offered.
 type convSizes struct {
 	sizes, files []int
 	bytes, toks  int // their sums
+	tools        []toolsJSON
+}
+
+// toolsJSON is the JSON of a tool set, by the slice that holds it: a
+// runner's tool sets are made once and never changed, so a run's rounds
+// encode each once. The slice is held while it is kept, so its address
+// names it alone.
+type toolsJSON struct {
+	first *ToolSpec
+	n     int
+	json  []byte
+}
+
+// maxToolSets bounds the tool sets a run keeps the JSON of: with and
+// without the output tool, for each model of its chain.
+const maxToolSets = 8
+
+// toolsJSON returns the JSON of tools (null for none, as encoding/json
+// writes a nil slice).
+func (c *convSizes) toolsJSON(tools []ToolSpec) []byte {
+	if len(tools) == 0 {
+		if tools == nil {
+			return []byte("null")
+		}
+		return []byte("[]")
+	}
+	first := &tools[0]
+	for _, t := range c.tools {
+		if t.first == first && t.n == len(tools) {
+			return t.json
+		}
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return nil // nothing in a tool set fails to encode but a raw schema already checked
+	}
+	if len(c.tools) == maxToolSets {
+		c.tools = c.tools[1:]
+	}
+	c.tools = append(c.tools, toolsJSON{first: first, n: len(tools), json: b})
+	return b
 }
 
 // of returns the JSON size of msgs, as one array, and the tokens of the
