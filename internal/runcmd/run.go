@@ -43,6 +43,30 @@ const (
 	exitInterrupted = 130
 )
 
+// loadLocked loads the agent at path and checks it against its lock
+// file, found from the agent's own directory whatever --dir says, for the
+// agent and every agent it calls, before anything else is read.
+func loadLocked(e Env, compile LoadFunc, f Flags, path string) (*plan.Plan, string, error) {
+	p, dir, err := load(e, compile, path)
+	if err != nil {
+		return nil, "", err
+	}
+	lock, err := openLock(e, f, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	matched, err := lock.check(p, path)
+	if err != nil {
+		return nil, "", err
+	}
+	if !matched {
+		if err := lock.checkCallees(p, dir); err != nil {
+			return nil, "", err
+		}
+	}
+	return p, dir, nil
+}
+
 // runExit maps a report to the exit code: 0 answered within every bound;
 // 3, 4, 5, 7, 8 the bound that ended the run (5 also when an answer
 // arrived and the token budget or pool was spent); 9 a call needed
@@ -218,25 +242,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if err := checkOutputs(path, f); err != nil {
 		return err
 	}
-	p, dir, err := load(e, compile, path)
+	p, dir, err := loadLocked(e, compile, f, path)
 	if err != nil {
 		return err
-	}
-	// The lock is found from the agent's own directory, whatever --dir
-	// says, and checked, for the agent and every agent it calls, before
-	// anything else is read.
-	lock, err := openLock(e, f, dir)
-	if err != nil {
-		return err
-	}
-	matched, err := lock.check(p, path)
-	if err != nil {
-		return err
-	}
-	if !matched {
-		if err := lock.checkCallees(p, dir); err != nil {
-			return err
-		}
 	}
 	// --model runs the agent against another model: the plan is made
 	// for it once the agent's own is checked against the lock.

@@ -204,50 +204,29 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	// the journals, else in a directory removed when the server ends;
 	// made for the first agent that needs one.
 	var store *filestore.Store
-	var stopping []func()
+	removeStore := func() {}
+	defer func() { removeStore() }()
 	fileStore := func(p *plan.Plan) (*filestore.Store, error) {
 		if store != nil || !takesFiles(p) && !takesToolFiles(p) {
 			return store, nil
 		}
-		if f.journalDir != "" {
-			s, err := filestore.Open(filepath.Join(f.journalDir, "files"))
-			if err != nil {
-				return nil, &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
-			}
-			store = s
-			return store, nil
+		if f.journalDir == "" {
+			s, done, err := storeFor(Flags{})
+			store, removeStore = s, done
+			return s, err
 		}
-		s, done, err := storeFor(Flags{})
+		s, err := filestore.Open(filepath.Join(f.journalDir, "files"))
 		if err != nil {
-			return nil, err
+			return nil, &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
 		}
-		stopping = append(stopping, done)
 		store = s
-		return store, nil
+		return s, nil
 	}
-	defer func() {
-		for _, done := range stopping {
-			done()
-		}
-	}()
 	var agents []serve.Agent
 	for _, path := range paths {
-		p, dir, err := load(e, compile, path)
+		p, dir, err := loadLocked(e, compile, rf, path)
 		if err != nil {
 			return err
-		}
-		lock, err := openLock(e, rf, dir)
-		if err != nil {
-			return err
-		}
-		matched, err := lock.check(p, path)
-		if err != nil {
-			return err
-		}
-		if !matched {
-			if err := lock.checkCallees(p, dir); err != nil {
-				return err
-			}
 		}
 		af := rf
 		if p, af, err = retarget(e, p, af); err != nil {
