@@ -237,28 +237,39 @@ func (p *parser) object(b *bytes.Buffer, path *pathElem, depth int) error {
 	return nil
 }
 
-// lessUTF16 orders strings by their UTF-16 code units, as RFC 8785 sorts
-// member names, without converting them: the orders differ only where a
-// character beyond U+FFFF (a surrogate pair, D800–DBFF first) meets one
-// from U+E000 to U+FFFF.
-func lessUTF16(a, b string) bool {
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
-		if ra != rb {
-			return firstUnit(ra) < firstUnit(rb) || firstUnit(ra) == firstUnit(rb) && ra < rb
-		}
-		a, b = a[na:], b[nb:]
+// lessUTF16 orders strings of valid UTF-8 by their UTF-16 code units, as
+// RFC 8785 sorts member names, without converting them. UTF-8's byte order
+// is the order of code points; the UTF-16 order differs from it only where
+// a character beyond U+FFFF (a surrogate pair, D800–DBFF first; lead byte
+// F0–F4) meets one from U+E000 to U+FFFF (lead byte EE or EF). At the
+// first byte where the two differ, the characters it belongs to start at
+// the same place, and their lead bytes tell which case it is.
+func lessUTF16[T string | []byte](a, b T) bool {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
 	}
-	return len(a) < len(b)
+	if i == n {
+		return len(a) < len(b)
+	}
+	s := i
+	for s > 0 && !isRuneStart(a[s]) {
+		s--
+	}
+	if s == i { // the lead bytes differ
+		la, lb := a[i], b[i]
+		if la >= 0xF0 && (lb == 0xEE || lb == 0xEF) {
+			return true
+		}
+		if lb >= 0xF0 && (la == 0xEE || la == 0xEF) {
+			return false
+		}
+	}
+	return a[i] < b[i]
 }
 
-func firstUnit(r rune) rune {
-	if r >= 0x10000 {
-		return 0xD800 + (r-0x10000)>>10
-	}
-	return r
-}
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func (p *parser) array(b *bytes.Buffer, path *pathElem, depth int) error {
 	p.pos++ // [
@@ -393,6 +404,14 @@ func (p *parser) hex4() (rune, error) {
 // number reads a number literal as JSON's grammar allows it.
 func (p *parser) number() (string, error) {
 	start := p.pos
+	if err := p.scanNumber(); err != nil {
+		return "", err
+	}
+	return string(p.data[start:p.pos]), nil
+}
+
+// scanNumber moves past a number literal as JSON's grammar allows it.
+func (p *parser) scanNumber() error {
 	digits := func() int {
 		n := 0
 		for p.pos < len(p.data) && '0' <= p.data[p.pos] && p.data[p.pos] <= '9' {
@@ -407,15 +426,15 @@ func (p *parser) number() (string, error) {
 	if p.pos < len(p.data) && p.data[p.pos] == '0' {
 		p.pos++
 		if p.pos < len(p.data) && '0' <= p.data[p.pos] && p.data[p.pos] <= '9' {
-			return "", p.errorf("invalid number: leading zero")
+			return p.errorf("invalid number: leading zero")
 		}
 	} else if digits() == 0 {
-		return "", p.errorf("invalid number")
+		return p.errorf("invalid number")
 	}
 	if p.pos < len(p.data) && p.data[p.pos] == '.' {
 		p.pos++
 		if digits() == 0 {
-			return "", p.errorf("invalid number: no digits after '.'")
+			return p.errorf("invalid number: no digits after '.'")
 		}
 	}
 	if p.pos < len(p.data) && (p.data[p.pos] == 'e' || p.data[p.pos] == 'E') {
@@ -424,10 +443,10 @@ func (p *parser) number() (string, error) {
 			p.pos++
 		}
 		if digits() == 0 {
-			return "", p.errorf("invalid number: no digits in the exponent")
+			return p.errorf("invalid number: no digits in the exponent")
 		}
 	}
-	return string(p.data[start:p.pos]), nil
+	return nil
 }
 
 // writeString writes a string as RFC 8785 requires: only '"', '\' and

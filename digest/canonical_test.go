@@ -299,15 +299,9 @@ func TestLessUTF16(t *testing.T) {
 			if got, want := lessUTF16(b, a), lessUTF16Ref(b, a); got != want {
 				t.Fatalf("lessUTF16(%+q, %+q) = %v, want %v", b, a, got, want)
 			}
-		}
-	}
-}
-
-func TestFirstUnit(t *testing.T) {
-	for _, r := range orderRunes {
-		want := utf16.Encode([]rune{r})[0]
-		if got := firstUnit(r); got != rune(want) {
-			t.Errorf("firstUnit(%U) = %#x, want %#x", r, got, want)
+			if got, want := lessUTF16([]byte(a), []byte(b)), lessUTF16Ref(a, b); got != want {
+				t.Fatalf("lessUTF16([]byte(%+q), []byte(%+q)) = %v, want %v", a, b, got, want)
+			}
 		}
 	}
 }
@@ -414,8 +408,14 @@ func FuzzCanonical(f *testing.F) {
 		} else if err != nil && errExact == nil {
 			t.Fatalf("CanonicalExact accepts what Canonical refuses: %v", err)
 		}
+		if got, want := IsCanonical(data), err == nil && string(out) == string(data); got != want {
+			t.Fatalf("IsCanonical(%q) = %v, but Canonical gives %q, %v", data, got, out, err)
+		}
 		if err != nil {
 			return
+		}
+		if !IsCanonical(out) {
+			t.Fatalf("IsCanonical(%q) = false for a canonical form", out)
 		}
 		if !json.Valid(out) {
 			t.Fatalf("canonical form is not JSON: %q", out)
@@ -574,6 +574,32 @@ func FuzzCanonicalNumber(f *testing.F) {
 
 // BenchmarkCanonical1MiB canonicalises 1 MiB of JSON objects.
 func BenchmarkCanonical1MiB(b *testing.B) {
+	data := benchJSON()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Canonical(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIsCanonical1MiB checks the canonical form of the same objects.
+func BenchmarkIsCanonical1MiB(b *testing.B) {
+	data, err := Canonical(benchJSON())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !IsCanonical(data) {
+			b.Fatal("not canonical")
+		}
+	}
+}
+
+func benchJSON() []byte {
 	var sb strings.Builder
 	sb.WriteString("[")
 	for i := 0; sb.Len() < 1<<20; i++ {
@@ -583,12 +609,31 @@ func BenchmarkCanonical1MiB(b *testing.B) {
 		sb.WriteString(`{"type":"string","maxLength":120,"description":"A field of the record, as printed.","enum":["x","y"],"minimum":1.50}`)
 	}
 	sb.WriteString("]")
-	data := []byte(sb.String())
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Canonical(data); err != nil {
-			b.Fatal(err)
+	return []byte(sb.String())
+}
+
+// TestIsCanonical: each way a text can miss its canonical form.
+func TestIsCanonical(t *testing.T) {
+	yes := []string{`{}`, `[]`, `""`, `0`, `-1`, `123456789012345`, `1.5`, `1e+21`, `1e-7`, `-0.5`,
+		`true`, `false`, `null`, `{"a":1,"b":[true,null,"x"]}`, `"\"\\\b\f\n\r\t\u0000\u001f"`,
+		`{"\n":1,"a":2}`, `{"":0,"a":{"":[]}}`, "{\"😀\":1,\"\ufb33\":2}", `"é😀/<>&"`,
+		`9007199254740992`, `{"a\\b":1,"a\\c":2}`, `{"a\nb":1}`}
+	for _, s := range yes {
+		if !IsCanonical([]byte(s)) {
+			t.Errorf("IsCanonical(%q) = false", s)
+		}
+		if c, err := CanonicalExact([]byte(s)); err != nil || string(c) != s {
+			t.Errorf("CanonicalExact(%q) = %q, %v: the test's canonical text is not", s, c, err)
+		}
+	}
+	no := []string{``, ` `, `{} `, ` {}`, `{ }`, `[1, 2]`, `{"a" :1}`, `{"b":1,"a":2}`, `{"a":1,"a":1}`,
+		"{\"\ufb33\":1,\"😀\":2}", `-0`, `1.0`, `1E+21`, `1e21`, `0.10`, `1000000000000000000000`,
+		`9007199254740993`, `"\/"`, `"\u00e9"`, `"\u000a"`, `"\u000A"`, `"\u001F"`, `"\u0020"`,
+		`"\ud83d\ude00"`, "\"\x01\"", "\"\xff\"", `"abc`, `[1,]`, `{"a":1,}`, `{"a"}`, `nul`, `[`, `{"a":`,
+		`{"a\u000ab":1,"a\u000bb":2}`, `01`, `1.`, `"\x"`, `{"a\\c":1,"a\\b":2}`}
+	for _, s := range no {
+		if IsCanonical([]byte(s)) {
+			t.Errorf("IsCanonical(%q) = true", s)
 		}
 	}
 }

@@ -63,6 +63,12 @@ func TestRFC8785Files(t *testing.T) {
 			if err != nil || !bytes.Equal(again, got) {
 				t.Errorf("canonicalising the output again: %q, %v", again, err)
 			}
+			if !IsCanonical(out) {
+				t.Errorf("IsCanonical(output) = false")
+			}
+			if IsCanonical(in) {
+				t.Errorf("IsCanonical(input) = true")
+			}
 		})
 	}
 }

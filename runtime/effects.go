@@ -708,7 +708,7 @@ func (x *run) modelFingerprint(id modelRequest) (string, error) {
 		{key: "answer", v: id.Answer, memo: true, omit: id.Answer == nil},
 		{key: "contract", v: id.Contract, memo: true, omit: len(id.Contract) == 0},
 		{key: "message_count", v: len(id.Messages)},
-		{key: "messages", v: hex.EncodeToString(x.chain.Clone().Sum(nil))},
+		{key: "messages", v: hex.EncodeToString(x.chain.Sum(nil))}, // Sum leaves the chain as it was
 		{key: "model", v: id.Model},
 		{key: "output_tool", v: id.OutputTool, omit: id.OutputTool == ""},
 		{key: "provider", v: id.Provider},

@@ -44,10 +44,15 @@ func BenchmarkRecordRound(b *testing.B) {
 // BenchmarkReplay1000 replays a journal of 1,000 effects (500 rounds of a
 // model call and a tool call): reading it, and running the agent with every
 // effect served from it.
-func BenchmarkReplay1000(b *testing.B) {
-	const rounds = 500
+func BenchmarkReplay1000(b *testing.B) { benchReplay(b, 500) }
+
+// BenchmarkReplay10000 is BenchmarkReplay1000 for a run ten times as long.
+func BenchmarkReplay10000(b *testing.B) { benchReplay(b, 5000) }
+
+func benchReplay(b *testing.B, rounds int) {
 	file := recordRun(b, rounds)
 	b.ReportAllocs()
+	cpu := cpuTime()
 	for b.Loop() {
 		j, err := journal.Open(file)
 		if err != nil {
@@ -61,6 +66,10 @@ func BenchmarkReplay1000(b *testing.B) {
 		if rep.Outcome != "ok" || rep.Replayed != len(j.Entries) {
 			b.Fatalf("%s %s, %d replayed", rep.Outcome, rep.Error, rep.Replayed)
 		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(2*rounds-1)), "ns/effect")
+	if cpu := cpuTime() - cpu; cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
 

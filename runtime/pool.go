@@ -240,25 +240,37 @@ const (
 // generous allowances per message, call and tool and per request. A
 // provider reporting more input than this is not believed (see counted).
 // It allocates nothing.
-func InputBound(req *Request) int {
+func InputBound(req *Request) int { return inputBound(req, &convSizes{}) }
+
+// inputBound is InputBound, the messages' share kept in c, which measures
+// only the messages it has not seen (see convSizes.of): a run's rounds
+// add what their new messages add.
+func inputBound(req *Request, c *convSizes) int {
 	n := boundPerRequest
-	for _, m := range req.Messages {
-		n += boundPerPart + len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Name)
-		for _, p := range m.Parts {
-			n += boundPerPart + len(p.Text)
-			if p.File != nil {
-				n += fileBound(p.File)
-			}
-		}
-		for _, c := range m.ToolCalls {
-			n += boundPerPart + len(c.ID) + len(c.Name) + len(c.Arguments)
-		}
+	if len(req.Messages) > 0 {
+		c.of(req.Messages)
+		n += c.bound
 	}
 	for _, t := range req.Tools {
 		n += boundPerPart + len(t.Name) + len(t.Description) + len(t.Schema)
 	}
 	if a := req.Answer; a != nil {
 		n += boundPerPart + len(a.Name) + len(a.Description) + len(a.Schema)
+	}
+	return n
+}
+
+// messageBound is a message's share of InputBound.
+func messageBound(m *Message) int {
+	n := boundPerPart + len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Name)
+	for _, p := range m.Parts {
+		n += boundPerPart + len(p.Text)
+		if p.File != nil {
+			n += fileBound(p.File)
+		}
+	}
+	for _, c := range m.ToolCalls {
+		n += boundPerPart + len(c.ID) + len(c.Name) + len(c.Arguments)
 	}
 	return n
 }

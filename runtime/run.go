@@ -681,7 +681,7 @@ func (x *run) loop() {
 				return
 			}
 		}
-		usage, odd := countedWith(req, resp, estimateUsage(req, resp.Message, &x.sizes))
+		usage, odd := countedWith(req, resp, estimateUsage(req, resp.Message, &x.sizes), inputBound(req, &x.sizes))
 		if res != nil {
 			var over string
 			switch usage, over = capped(usage, res.Tokens()); {

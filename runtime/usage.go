@@ -38,6 +38,7 @@ func jsonSize(v any) int {
 type convSizes struct {
 	sizes, files []int
 	bytes, toks  int // their sums
+	bound        int // the sum of the messages' messageBound
 	tools        []toolsJSON
 }
 
@@ -99,6 +100,7 @@ func (c *convSizes) of(msgs []Message) (bytes, files int) {
 		}
 		c.sizes, c.files = append(c.sizes, n), append(c.files, f)
 		c.bytes, c.toks = c.bytes+n, c.toks+f
+		c.bound += messageBound(&m)
 	}
 	// "[", the messages with a comma between each two, "]".
 	return 2 + c.bytes + max(len(msgs)-1, 0), c.toks
@@ -123,11 +125,12 @@ const plausibleShare = 8
 // budget or a shared pool past what was reserved. why says what was
 // replaced or cut, empty when nothing was.
 func counted(req *Request, resp *Response) (u Usage, why string) {
-	return countedWith(req, resp, EstimateUsage(req, resp.Message))
+	return countedWith(req, resp, EstimateUsage(req, resp.Message), InputBound(req))
 }
 
-// countedWith is counted with the turn's local estimate given.
-func countedWith(req *Request, resp *Response, est Usage) (u Usage, why string) {
+// countedWith is counted with the turn's local estimate and its input's
+// bound given.
+func countedWith(req *Request, resp *Response, est Usage, bound int) (u Usage, why string) {
 	u = resp.Usage
 	var odd []string
 	estimated, cut := false, false
@@ -145,7 +148,7 @@ func countedWith(req *Request, resp *Response, est Usage) (u Usage, why string) 
 	if req.MaxOutputTokens > 0 {
 		outMost = req.MaxOutputTokens
 	}
-	check("input", &u.Input, est.Input, InputBound(req))
+	check("input", &u.Input, est.Input, bound)
 	check("output", &u.Output, est.Output, outMost)
 	if u.Cached < 0 || u.Cached > u.Input {
 		u.Cached = 0

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/runtime/journal"
 )
 
@@ -28,6 +29,9 @@ func FuzzRead(f *testing.F) {
 				r, err := e.ExpandRequest(nil)
 				if err != nil {
 					t.Fatalf("entry %s read, but does not expand: %v", e.Key, err)
+				}
+				if c, err := digest.CanonicalExact(r); err != nil || !bytes.Equal(c, r) {
+					t.Fatalf("entry %s: the request expands to %s, not its canonical form %s (%v)", e.Key, r, c, err)
 				}
 				if int64(len(r)) > journal.MaxRequest {
 					t.Fatalf("entry %s: a request of %d bytes, past MaxRequest %d", e.Key, len(r), journal.MaxRequest)

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -789,5 +791,72 @@ func TestEdgeValues(t *testing.T) {
 	}
 	for i, e := range []journal.Entry{first, last} {
 		sameEntry(t, j.Entries[i], e)
+	}
+}
+
+// TestStoredNotCanonical: a journal's writer stores requests and values in
+// canonical JSON, and a reader checks that rather than building it again;
+// a journal whose stored JSON is not canonical (as an editor or another
+// writer may leave it: white space, members in another order, 1.0 for 1)
+// reads back to the same canonical requests, values included.
+func TestStoredNotCanonical(t *testing.T) {
+	long := `"` + strings.Repeat("a value long enough to be stored once ", 4) + `"`
+	req := json.RawMessage(`{"tool":"search","input":{"q":` + long + `,"n":1,"list":[1,2]}}`)
+	e := toolEntry(t, journal.Key{Round: 1}, "0")
+	e.Request, e.Fingerprint = req, fingerprint(t, req)
+	path := filepath.Join(t.TempDir(), "j")
+	write(t, path, []journal.Entry{e})
+	data := readFile(t, path)
+	var edited []string
+	for i, line := range strings.SplitAfter(string(data), "\n") {
+		var m map[string]json.RawMessage
+		if i == 0 || line == "" || json.Unmarshal([]byte(line), &m) != nil {
+			edited = append(edited, line)
+			continue
+		}
+		for _, k := range []string{"request", "json"} {
+			if v, ok := m[k]; ok {
+				var b bytes.Buffer
+				if err := json.Indent(&b, v, "", " "); err != nil {
+					t.Fatal(err)
+				}
+				s := strings.ReplaceAll(b.String(), "\n", "")
+				s = strings.ReplaceAll(s, `"n": 1`, `"n": 1.0`)
+				m[k] = json.RawMessage(s)
+			}
+		}
+		// Members in reverse order, values indented onto one line.
+		keys := slices.Sorted(maps.Keys(m))
+		slices.Reverse(keys)
+		var b strings.Builder
+		b.WriteString("{ ")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(" , ")
+			}
+			fmt.Fprintf(&b, "%q : %s", k, m[k])
+		}
+		b.WriteString(" }\n")
+		edited = append(edited, b.String())
+	}
+	if strings.Join(edited, "") == string(data) {
+		t.Fatal("the test edited nothing")
+	}
+	if !strings.Contains(strings.Join(edited, ""), `"n": 1.0`) {
+		t.Fatalf("the test's edit missed the number:\n%s", strings.Join(edited, ""))
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(edited, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, strings.Join(edited, ""))
+	}
+	if len(j.Entries) != 1 {
+		t.Fatalf("%d entries", len(j.Entries))
+	}
+	sameEntry(t, j.Entries[0], e)
+	if got, want := string(expand(t, &j.Entries[0])), canonical(t, req); got != want {
+		t.Fatalf("request read back as\n%s\nwant\n%s", got, want)
 	}
 }

@@ -30,6 +30,8 @@ type Journal struct {
 
 	index map[Key]int // into Entries
 	store *store
+
+	scratch []member // a line's members, while it is read
 }
 
 // store is what the entries of a journal read back share: the values
@@ -112,9 +114,12 @@ func parse(data []byte) (*Journal, error) {
 	if len(data) == 0 {
 		return nil, &Error{Msg: "empty file, not a journal"}
 	}
-	j := &Journal{index: map[Key]int{}, store: &store{values: map[string][]byte{}}}
-	lines := map[Key]int{} // where each effect is, for errors
+	// Sized for a line an effect, the most there can be.
+	n := bytes.Count(data, []byte{'\n'})
+	j := &Journal{Entries: make([]Entry, 0, n), index: make(map[Key]int, n), store: &store{values: map[string][]byte{}}}
+	lines := make(map[Key]int, n) // where each effect is, for errors
 	pos := 0
+	j.scratch = make([]member, 0, maxFields)
 	for n := 1; pos < len(data); n++ {
 		nl := bytes.IndexByte(data[pos:], '\n')
 		if nl < 0 {
@@ -137,6 +142,7 @@ func parse(data []byte) (*Journal, error) {
 		pos += nl + 1
 		j.ValidBytes = int64(pos)
 	}
+	j.scratch = nil
 	return j, nil
 }
 
@@ -154,6 +160,11 @@ const maxFields = 16
 // names exactly (encoding/json alone would match them ignoring case and
 // let a repeated name win silently). The values share the line's bytes.
 func members(line []byte) ([]member, error) {
+	return appendMembers(nil, line)
+}
+
+// appendMembers is members, appending to ms.
+func appendMembers(ms []member, line []byte) ([]member, error) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil, errors.New("empty line")
 	}
@@ -169,24 +180,24 @@ func members(line []byte) ([]member, error) {
 	if line[i] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	var ms []member
+	start := len(ms)
 	for i = skipSpace(line, i+1); line[i] != '}'; i = skipSpace(line, i) {
 		if line[i] == ',' {
 			i = skipSpace(line, i+1)
 		}
 		k := stringEnd(line, i)
-		name, err := unquote(line[i:k])
+		name, err := memberName(line[i:k])
 		if err != nil {
 			return nil, err
 		}
 		i = skipSpace(line, skipSpace(line, k)+1) // past the colon
 		end := valueEnd(line, i)
-		for _, m := range ms {
+		for _, m := range ms[start:] {
 			if m.name == name {
 				return nil, fmt.Errorf("field %q appears twice", name)
 			}
 		}
-		if len(ms) == maxFields {
+		if len(ms)-start == maxFields {
 			return nil, fmt.Errorf("more than %d fields", maxFields)
 		}
 		// Capped, so that appending to a value read never overwrites the
@@ -202,6 +213,22 @@ func skipSpace(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// lineNames are the member names lines have.
+var lineNames = [...]string{"effect", "kind", "fingerprint", "request", "response", "error", "usage",
+	"started", "duration_ms", "lost", "attempt", "value", "json",
+	"journal", "plan", "run", "output_suffix", "agent", "tools"}
+
+// memberName decodes a member's name, known to be a valid JSON string,
+// without a copy where it is a name lines have.
+func memberName(q []byte) (string, error) {
+	for _, n := range lineNames {
+		if len(q) == len(n)+2 && string(q[1:len(q)-1]) == n {
+			return n, nil
+		}
+	}
+	return unquote(q)
 }
 
 // unquote decodes a JSON string, known to be valid.
@@ -305,7 +332,7 @@ func (j *Journal) header(line []byte) error {
 }
 
 func (j *Journal) line(line []byte, n int, lines map[Key]int) error {
-	ms, err := members(line)
+	ms, err := appendMembers(j.scratch[:0], line)
 	if err != nil {
 		return err
 	}
@@ -331,7 +358,7 @@ func (j *Journal) value(ms []member) error {
 	if _, err := digest.Parse(d); err != nil {
 		return fmt.Errorf("value: %v", err)
 	}
-	c, err := digest.CanonicalExact(v)
+	c, err := canonical(v)
 	if err != nil {
 		return fmt.Errorf("value %s: %v", d, err)
 	}
@@ -417,7 +444,7 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	if e.DurationMS < 0 {
 		return fmt.Errorf("effect %s: negative duration_ms %d", key, e.DurationMS)
 	}
-	c, err := digest.CanonicalExact(e.Request)
+	c, err := canonical(e.Request)
 	if err != nil {
 		return fmt.Errorf("effect %s: request: %v", key, err)
 	}
@@ -434,6 +461,16 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	j.index[e.Key] = len(j.Entries)
 	j.Entries = append(j.Entries, e)
 	return nil
+}
+
+// canonical returns the canonical JSON of a value a line stores. A
+// journal's writer stores them canonical, so most are checked rather than
+// built again, and then shared with the line (which the reader keeps).
+func canonical(v json.RawMessage) ([]byte, error) {
+	if digest.IsCanonical(v) {
+		return v, nil
+	}
+	return digest.CanonicalExact(v)
 }
 
 // supersedable reports whether a later entry of the same effect may follow e.

@@ -121,9 +121,16 @@ func Read(path string, limit int64, what string) ([]byte, error) {
 }
 
 // ReadFrom reads r to its end, as io.ReadAll does, failing with a
-// *TooLargeError named name once more than limit bytes arrive.
+// *TooLargeError named name once more than limit bytes arrive. A regular
+// file is read into a buffer of its size, taken once.
 func ReadFrom(r io.Reader, limit int64, name, what string) ([]byte, error) {
-	return readAll(r, limit, name, what, 512)
+	hint := int64(512)
+	if f, ok := r.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > hint {
+			hint = fi.Size()
+		}
+	}
+	return readAll(r, limit, name, what, hint)
 }
 
 func readAll(r io.Reader, limit int64, name, what string, hint int64) ([]byte, error) {

@@ -1,0 +1,186 @@
+package digest
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// IsCanonical reports whether data is a JSON text already in its RFC 8785
+// canonical form: whether Canonical and CanonicalExact would return data's
+// own bytes. (A number written canonically is the double it denotes, so
+// the two agree on every such text.) It reads data once and allocates
+// nothing but for a member name with an escape in it, so a reader of JSON
+// stored canonical checks it rather than building it again.
+func IsCanonical(data []byte) bool {
+	if !utf8.Valid(data) {
+		return false
+	}
+	p := &parser{data: data}
+	return p.canonicalValue(0) && p.pos == len(data)
+}
+
+// canonicalValue moves past a value in its canonical form, and reports
+// false where the value is not JSON, or not written canonically.
+func (p *parser) canonicalValue(depth int) bool {
+	if p.pos >= len(p.data) {
+		return false
+	}
+	switch c := p.data[p.pos]; {
+	case c == '{':
+		return depth < maxDepth && p.canonicalObject(depth+1)
+	case c == '[':
+		return depth < maxDepth && p.canonicalArray(depth+1)
+	case c == '"':
+		_, ok := p.canonicalString()
+		return ok
+	case c == '-' || '0' <= c && c <= '9':
+		return p.canonicalNumber()
+	}
+	for _, lit := range [...]string{"true", "false", "null"} {
+		if bytes.HasPrefix(p.data[p.pos:], []byte(lit)) {
+			p.pos += len(lit)
+			return true
+		}
+	}
+	return false
+}
+
+// canonicalObject checks an object: no white space, and each member's name
+// after the one before it in UTF-16 order, which also refuses a name given
+// twice.
+func (p *parser) canonicalObject(depth int) bool {
+	p.pos++ // {
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+		return true
+	}
+	var prev []byte
+	for first := true; ; first = false {
+		start := p.pos
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return false
+		}
+		escaped, ok := p.canonicalString()
+		if !ok {
+			return false
+		}
+		name := p.data[start+1 : p.pos-1]
+		if escaped {
+			// Rare: a name with a control character, '"' or '\'.
+			q := &parser{data: p.data[start:p.pos]}
+			s, err := q.str()
+			if err != nil {
+				return false
+			}
+			name = []byte(s)
+		}
+		if !first && !lessUTF16(prev, name) {
+			return false
+		}
+		prev = name
+		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return false
+		}
+		p.pos++
+		if !p.canonicalValue(depth) || p.pos >= len(p.data) {
+			return false
+		}
+		switch p.data[p.pos] {
+		case '}':
+			p.pos++
+			return true
+		case ',':
+			p.pos++
+		default:
+			return false
+		}
+	}
+}
+
+func (p *parser) canonicalArray(depth int) bool {
+	p.pos++ // [
+	if p.pos < len(p.data) && p.data[p.pos] == ']' {
+		p.pos++
+		return true
+	}
+	for {
+		if !p.canonicalValue(depth) || p.pos >= len(p.data) {
+			return false
+		}
+		switch p.data[p.pos] {
+		case ']':
+			p.pos++
+			return true
+		case ',':
+			p.pos++
+		default:
+			return false
+		}
+	}
+}
+
+// canonicalString checks a string is escaped as writeString escapes it:
+// '"' and '\' and the control characters alone, with JSON's short forms
+// where it has them and \u00xx (lower-case hex) for the rest. (data is
+// valid UTF-8, so it holds no lone surrogate.) It reports whether the
+// string has an escape.
+func (p *parser) canonicalString() (escaped, ok bool) {
+	const hex = "0123456789abcdef"
+	for p.pos++; p.pos < len(p.data); p.pos++ {
+		c := p.data[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			return escaped, true
+		case c < 0x20:
+			return escaped, false
+		case c != '\\':
+			continue
+		}
+		escaped = true
+		if p.pos+1 >= len(p.data) {
+			return escaped, false
+		}
+		switch p.data[p.pos+1] {
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			p.pos++
+		case 'u':
+			u := p.data[p.pos+2:]
+			if len(u) < 4 || u[0] != '0' || u[1] != '0' || u[2] != '0' && u[2] != '1' || bytes.IndexByte([]byte(hex), u[3]) < 0 {
+				return escaped, false
+			}
+			switch string(u[2:4]) {
+			case "08", "09", "0a", "0c", "0d": // \b \t \n \f \r
+				return escaped, false
+			}
+			p.pos += 5
+		default:
+			return escaped, false
+		}
+	}
+	return escaped, false
+}
+
+// maxExactDigits: an integer of this many digits or fewer is a double
+// exactly, and written as its digits.
+const maxExactDigits = 15
+
+// canonicalNumber checks a number is written as ECMAScript writes its
+// double: an integer of a few digits at once, anything else through
+// canonicalNumber.
+func (p *parser) canonicalNumber() bool {
+	start := p.pos
+	if p.scanNumber() != nil {
+		return false
+	}
+	lit := p.data[start:p.pos]
+	digits := lit
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) <= maxExactDigits && bytes.IndexAny(digits, ".eE") < 0 {
+		return string(lit) != "-0"
+	}
+	canon, _, err := canonicalNumber(string(lit))
+	return err == nil && canon == string(lit)
+}
