@@ -5,6 +5,9 @@
 #      (and 2a, of 100: beside 2, whether peak memory grows with their number)
 #   3. agentc-runtime run plan.json     vs bench/floor, one request through the same SDK
 #   4. agentc run manifest.cue          vs bench/floor
+#   5. agentc run --replay of 1,002 effects vs the same replay of 4
+#   6. agentc run --temporal (a worker beside it, Temporal's dev server)
+#                                       vs agentc run in process
 # It measures wall time with hyperfine (medians) and peak memory with
 # /usr/bin/time -v (the largest of a few runs); the model is bench/server, a
 # zero-latency OpenAI-compatible server on loopback. It prints a markdown
@@ -79,22 +82,29 @@ if ! tools; then
 	timing=0
 fi
 
+# tool_rounds: the lookups of the replayed run (its journal: 2 effects a
+# round, and the prose and answering turns).
 if [ "$short" = 1 ]; then
-	warmup=1 runs=3 runs_dir=3 rss_runs=1 blocks=1 mode="short"
+	warmup=1 runs=3 runs_dir=3 rss_runs=1 blocks=1 mode="short" tool_rounds=20
 else
-	warmup=3 runs=40 runs_dir=15 rss_runs=5 blocks=5 mode="full"
+	warmup=3 runs=40 runs_dir=15 rss_runs=5 blocks=5 mode="full" tool_rounds=500
 fi
 
 tmp=$(mktemp -d)
-server_pid=""
-stop_server() {
-	if [ -n "$server_pid" ]; then
-		kill "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-		server_pid=""
+server_pid="" temporal_pid="" worker_pid=""
+# stop PID-VARIABLE: stops the process whose PID the variable holds.
+stop() {
+	local pid=${!1}
+	if [ -n "$pid" ]; then
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		printf -v "$1" %s ""
 	fi
 }
+stop_server() { stop server_pid; }
 cleanup() {
+	stop worker_pid
+	stop temporal_pid
 	stop_server
 	rm -rf "$tmp"
 }
@@ -113,6 +123,8 @@ done
 cue_version=$(go list -m -f '{{.Version}}' cuelang.org/go)
 log "installing cue $cue_version (go install cuelang.org/go/cmd/cue@$cue_version)"
 GOBIN=$tmp go install "cuelang.org/go/cmd/cue@$cue_version"
+
+temporal_cli=$(bash scripts/install-temporal.sh) || fail "could not install the temporal program (scripts/install-temporal.sh)"
 
 log "generating 1,000 manifests, and 100"
 "$tmp/gen" -schema manifest/schema.cue -example examples/issue-triage.cue -n 1000 -out "$work"
@@ -161,7 +173,66 @@ stop_server
 (cd "$work/n100/tree" && "$tmp/cue" vet -c ./...) || fail "cue vet of the 100 manifests failed"
 "$tmp/agentc" vet examples/issue-triage.cue "$work/flat" "$work/n100/flat" >&2 || fail "agentc vet failed"
 
+# The replayed runs: one of $tool_rounds lookups and one of a single
+# lookup, each recorded against the server once.
+log "recording a run of $tool_rounds tool rounds, and one of 1, to replay"
+for r in "$tool_rounds" 1; do
+	start_server -tool-rounds "$r"
+	"$tmp/agentc" run bench/testdata/replay.cue --input "$input" --base-url "$base" --record "$work/replay-$r.jsonl" \
+		>/dev/null 2>>"$tmp/run.log" || fail "recording the run of $r tool rounds failed: $(tail -n 20 "$tmp/run.log")"
+	stop_server
+	got=$("$tmp/agentc" run bench/testdata/replay.cue --input "$input" --replay "$work/replay-$r.jsonl" 2>>"$tmp/run.log") ||
+		fail "replaying the run of $r tool rounds failed: $(tail -n 20 "$tmp/run.log")"
+	[ "$got" = "$want" ] || fail "the replay of $r tool rounds answered $got, want $want"
+done
+
+# free_port: a loopback port no one listens on.
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 30000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+	done
+	fail "found no free loopback port"
+}
+
+# Temporal's dev server, as the tests start it (internal/devserver): its
+# polls quick, activities dispatched eagerly, agentc's search attributes
+# registered; and a worker of agentc's beside it, answered by the server.
+start_temporal() {
+	local attempt
+	for attempt in 1 2 3; do
+		temporal_addr="127.0.0.1:$(free_port)"
+		local args=(server start-dev --headless --ip 127.0.0.1 --port "${temporal_addr#*:}" --http-port "$(free_port)"
+			--log-level error --dynamic-config-value history.transferProcessorMaxPollRPS=1000
+			--dynamic-config-value system.enableActivityEagerExecution=true)
+		for a in AgentcAgent AgentcPlan AgentcContract AgentcOutcome AgentcBound; do
+			args+=(--search-attribute "$a=Keyword")
+		done
+		"$temporal_cli" "${args[@]}" >>"$tmp/temporal.log" 2>&1 &
+		temporal_pid=$!
+		for _ in $(seq 600); do
+			if "$temporal_cli" operator cluster health --address "$temporal_addr" >/dev/null 2>&1; then
+				return 0
+			fi
+			kill -0 "$temporal_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		stop temporal_pid
+		log "Temporal's dev server did not start on $temporal_addr (attempt $attempt)"
+	done
+	fail "Temporal's dev server did not start: $(tail -n 20 "$tmp/temporal.log")"
+}
+log "starting Temporal's dev server and an agentc worker"
+start_temporal
+
 start_server
+"$tmp/agentc" worker --temporal "$temporal_addr" --allow "$work/plan.json" --base-url "$base" >>"$tmp/worker.log" 2>&1 &
+worker_pid=$!
+got=$("$tmp/agentc" run bench/testdata/agent.cue --temporal "$temporal_addr" --input "$input" 2>>"$tmp/run.log") ||
+	fail "the run on Temporal failed: $(tail -n 20 "$tmp/run.log" "$tmp/worker.log")"
+[ "$got" = "$want" ] || fail "the run on Temporal answered $got, want $want"
+
 base_q=$(q "$base")
 load_before=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo "?")
 
@@ -211,6 +282,14 @@ pair run-plan "$root" "$runs" \
 pair run-manifest "$root" "$runs" \
 	"$agentc_q run bench/testdata/agent.cue --input $(q "$input") --base-url $base_q" \
 	"$floor_q"
+pair replay "$root" "$runs" \
+	"$agentc_q run bench/testdata/replay.cue --input $(q "$input") --replay $(q "$work/replay-$tool_rounds.jsonl")" \
+	"$agentc_q run bench/testdata/replay.cue --input $(q "$input") --replay $(q "$work/replay-1.jsonl")"
+pair temporal "$root" "$runs" \
+	"$agentc_q run bench/testdata/agent.cue --input $(q "$input") --temporal $(q "$temporal_addr")" \
+	"$agentc_q run bench/testdata/agent.cue --input $(q "$input") --base-url $base_q"
+stop worker_pid
+stop temporal_pid
 stop_server
 load_after=$(cut -d ' ' -f 1 /proc/loadavg 2>/dev/null || echo "?")
 if [ "$timing" = 0 ]; then

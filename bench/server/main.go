@@ -10,6 +10,13 @@
 //     "none"), the answer as the arguments;
 //   - otherwise the answer is the message content (the "prompted" mode).
 //
+// With -tool-rounds N, a request that offers a tool named lookup gets a
+// call of it until its conversation holds N tool results, and then a call
+// of its other tool (the output tool) with the answer: a run of N+1 model
+// calls and N tool calls, which run.sh records to time its replay. Its
+// usage then counts a token every four bytes of the request, as a
+// provider's would grow with the conversation.
+//
 // With -same, every request must equal the first one it received, tool
 // names aside (agentc's output tool has a suffix drawn from its plan, the
 // floor's one of its own); one that differs gets a 400 naming the
@@ -18,7 +25,7 @@
 //
 // Usage:
 //
-//	server -answer bench/testdata/answer.json [-addr 127.0.0.1:0] [-addr-file FILE] [-same]
+//	server -answer bench/testdata/answer.json [-addr 127.0.0.1:0] [-addr-file FILE] [-same] [-tool-rounds N]
 package main
 
 import (
@@ -49,12 +56,13 @@ func run(args []string, stderr io.Writer) error {
 	addrFile := fl.String("addr-file", "", "write the address listened on to this file once listening")
 	answerFile := fl.String("answer", "", "a JSON file holding the answer (required)")
 	same := fl.Bool("same", false, "refuse a request that differs from the first one")
+	toolRounds := fl.Int("tool-rounds", 0, "call the tool named lookup until the conversation holds this many tool results")
 	if err := fl.Parse(args); err != nil {
 		return err
 	}
-	if *answerFile == "" || fl.NArg() > 0 {
+	if *answerFile == "" || fl.NArg() > 0 || *toolRounds < 0 {
 		fl.Usage()
-		return errors.New("usage: server -answer FILE [-addr ADDR] [-addr-file FILE] [-same]")
+		return errors.New("usage: server -answer FILE [-addr ADDR] [-addr-file FILE] [-same] [-tool-rounds N]")
 	}
 	answer, err := os.ReadFile(*answerFile)
 	if err != nil {
@@ -64,6 +72,7 @@ func run(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	h.ToolRounds = *toolRounds
 	if err := loopback(*addr); err != nil {
 		return err
 	}
@@ -106,6 +115,9 @@ type Handler struct {
 	answer string // compact JSON
 	same   bool
 	log    io.Writer
+	// ToolRounds, when set, is how many calls of the tool named lookup
+	// a conversation gets before its answer.
+	ToolRounds int
 
 	mu    sync.Mutex
 	first []byte // the first request, normalised, when same
@@ -130,7 +142,10 @@ type request struct {
 			Name string `json:"name"`
 		} `json:"function"`
 	} `json:"tools"`
-	ToolChoice     json.RawMessage `json:"tool_choice"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
+	Messages   []struct {
+		Role string `json:"role"`
+	} `json:"messages"`
 	ResponseFormat *struct {
 		Type string `json:"type"`
 	} `json:"response_format"`
@@ -164,7 +179,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	msg := message{Role: "assistant"}
 	finish := "stop"
-	if tool := toolToCall(&req); tool != "" {
+	use := usage{PromptTokens: 120, CompletionTokens: 24, TotalTokens: 144}
+	if tool, args, ok := h.toolRound(&req); ok {
+		use = usage{PromptTokens: len(body) / 4, CompletionTokens: 24, TotalTokens: len(body)/4 + 24}
+		if tool != "" {
+			msg.ToolCalls = []toolCall{{ID: fmt.Sprintf("call_bench_%d", len(req.Messages)), Type: "function", Function: function{Name: tool, Arguments: args}}}
+			finish = "tool_calls"
+		} else {
+			done := "Looked the ticket up."
+			msg.Content = &done
+		}
+	} else if tool := toolToCall(&req); tool != "" {
 		msg.ToolCalls = []toolCall{{ID: "call_bench", Type: "function", Function: function{Name: tool, Arguments: h.answer}}}
 		finish = "tool_calls"
 	} else {
@@ -174,8 +199,44 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(completion{
 		ID: "chatcmpl-bench", Object: "chat.completion", Created: time.Now().Unix(), Model: req.Model,
 		Choices: []choice{{Index: 0, Message: msg, FinishReason: finish}},
-		Usage:   usage{PromptTokens: 120, CompletionTokens: 24, TotalTokens: 144},
+		Usage:   use,
 	})
+}
+
+// lookupTool is the tool -tool-rounds calls.
+const lookupTool = "lookup"
+
+// toolRound returns the call a conversation of -tool-rounds gets, with its
+// arguments, or no tool where it gets prose; ok is false for a request that
+// is not one (that does not offer lookup).
+func (h *Handler) toolRound(req *request) (tool, args string, ok bool) {
+	if h.ToolRounds == 0 {
+		return "", "", false
+	}
+	offered := false
+	for _, t := range req.Tools {
+		offered = offered || t.Function.Name == lookupTool
+	}
+	if !offered {
+		return "", "", false
+	}
+	results := 0
+	for _, m := range req.Messages {
+		if m.Role == "tool" {
+			results++
+		}
+	}
+	if results < h.ToolRounds {
+		return lookupTool, fmt.Sprintf(`{"q":"ticket %d"}`, results+1), true
+	}
+	for _, t := range req.Tools {
+		if t.Function.Name != lookupTool {
+			return t.Function.Name, h.answer, true
+		}
+	}
+	// Done looking, and no output tool offered with lookup: prose, which
+	// ends the tool rounds, and agentc's answering turn follows.
+	return "", "", true
 }
 
 // toolToCall returns the function to answer with, or "" to answer in the

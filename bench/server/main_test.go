@@ -156,3 +156,48 @@ func TestBadAnswer(t *testing.T) {
 		t.Error("an answer that is not JSON was accepted")
 	}
 }
+
+// TestToolRounds: with ToolRounds, lookup is called until the conversation
+// holds that many tool results, then the conversation gets prose, and a
+// request without lookup (the answering turn) its answer as before.
+func TestToolRounds(t *testing.T) {
+	h, err := NewHandler([]byte(answer), false, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ToolRounds = 2
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c := openai.NewClient(option.WithAPIKey("sk-test"), option.WithBaseURL(srv.URL+"/v1"), option.WithMaxRetries(0))
+	ctx := context.Background()
+	p := params(lookupTool)
+	p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("auto")}
+	for round := 1; round <= 3; round++ {
+		out, err := c.Chat.Completions.New(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := out.Choices[0].Message
+		if round == 3 {
+			if m.Content == "" || len(m.ToolCalls) != 0 {
+				t.Fatalf("round 3: want prose, got content %q, tool calls %+v", m.Content, m.ToolCalls)
+			}
+			if out.Usage.PromptTokens < 100 {
+				t.Errorf("round 3: prompt tokens %d do not grow with the conversation", out.Usage.PromptTokens)
+			}
+			break
+		}
+		want := `{"q":"ticket ` + string(rune('0'+round)) + `"}`
+		if len(m.ToolCalls) != 1 || m.ToolCalls[0].Function.Name != lookupTool || m.ToolCalls[0].Function.Arguments != want {
+			t.Fatalf("round %d: want a call of lookup with %s, got %+v", round, want, m.ToolCalls)
+		}
+		p.Messages = append(p.Messages, m.ToParam(), openai.ToolMessage("no ticket matches", m.ToolCalls[0].ID))
+	}
+	out, err := c.Chat.Completions.New(ctx, params("answer_0a1b2c3d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls := out.Choices[0].Message.ToolCalls; len(calls) != 1 || calls[0].Function.Name != "answer_0a1b2c3d" {
+		t.Errorf("the answering turn: got %+v", calls)
+	}
+}
