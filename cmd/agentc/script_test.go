@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	nethttp "net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -378,6 +380,15 @@ func TestScripts(t *testing.T) {
 			"valuebomb": valueBomb,
 			// mkfifo FILE makes a named pipe, which nothing writes.
 			"mkfifo": mkfifo,
+			// rewritejournal FILE rewrites a journal's lines after its
+			// header as another writer or an editor might: members in
+			// reverse order, white space around them, and the requests and
+			// values spread over one line with spaces. Nothing they say
+			// changes.
+			"rewritejournal": rewriteJournal,
+			// nestjournal FILE DEPTH makes the request of the journal's
+			// first entry arrays nested DEPTH deep.
+			"nestjournal": nestJournal,
 			// exits N cmd args... runs a command and checks its exit code,
 			// keeping its output for stdout and stderr.
 			// replace FILE OLD NEW replaces the one occurrence of OLD in
@@ -422,6 +433,69 @@ func TestScripts(t *testing.T) {
 // run runs the command line args in this process with every verb, as the
 // agentc program does, and returns the exit code.
 func run(args []string, e cli.Env) int { return cli.Run(args, e, cuecmd.Compiler()) }
+
+func rewriteJournal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: rewritejournal FILE")
+	}
+	editJournal(ts, args[0], func(m map[string]json.RawMessage) {
+		for _, k := range []string{"request", "json"} {
+			if v, ok := m[k]; ok {
+				var b bytes.Buffer
+				ts.Check(json.Indent(&b, v, "", " "))
+				m[k] = json.RawMessage(strings.ReplaceAll(b.String(), "\n", ""))
+			}
+		}
+	})
+}
+
+func nestJournal(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: nestjournal FILE DEPTH")
+	}
+	depth, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	done := false
+	editJournal(ts, args[0], func(m map[string]json.RawMessage) {
+		if _, ok := m["effect"]; ok && !done {
+			m["request"] = json.RawMessage(`{"a":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`)
+			done = true
+		}
+	})
+	if !done {
+		ts.Fatalf("nestjournal: %s has no entry", args[0])
+	}
+}
+
+// editJournal rewrites each line of a journal after its header, members
+// in reverse order with white space around them, after edit.
+func editJournal(ts *testscript.TestScript, file string, edit func(map[string]json.RawMessage)) {
+	path := ts.MkAbs(file)
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	lines := strings.SplitAfter(string(data), "\n")
+	for i, line := range lines {
+		if i == 0 || strings.TrimSpace(line) == "" {
+			continue
+		}
+		var m map[string]json.RawMessage
+		ts.Check(json.Unmarshal([]byte(line), &m))
+		edit(m)
+		keys := slices.Sorted(maps.Keys(m))
+		slices.Reverse(keys)
+		var b strings.Builder
+		b.WriteString("{ ")
+		for j, k := range keys {
+			if j > 0 {
+				b.WriteString(" , ")
+			}
+			fmt.Fprintf(&b, "%q : %s", k, m[k])
+		}
+		b.WriteString(" }\n")
+		lines[i] = b.String()
+	}
+	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600))
+}
 
 func valueBomb(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 5 || (args[4] != "array" && args[4] != "members" && args[4] != "run") {
