@@ -45,6 +45,16 @@ func canonical(data []byte, exact bool) ([]byte, error) {
 	if !utf8.Valid(data) {
 		return nil, errors.New("canonical JSON: input is not valid UTF-8")
 	}
+	// Much JSON is canonical already (what agentc stores, and small values
+	// encoding/json writes): checked in one pass, it is not built again.
+	if isCanonical(data) {
+		return bytes.Clone(data), nil
+	}
+	return build(data, exact)
+}
+
+// build parses data, valid UTF-8, and writes its canonical form.
+func build(data []byte, exact bool) ([]byte, error) {
 	p := &parser{data: data, exact: exact}
 	var b bytes.Buffer
 	b.Grow(len(data))

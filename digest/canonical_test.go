@@ -3,6 +3,7 @@ package digest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 func TestCanonicalNumbers(t *testing.T) {
@@ -408,8 +410,17 @@ func FuzzCanonical(f *testing.F) {
 		} else if err != nil && errExact == nil {
 			t.Fatalf("CanonicalExact accepts what Canonical refuses: %v", err)
 		}
-		if got, want := IsCanonical(data), err == nil && string(out) == string(data); got != want {
-			t.Fatalf("IsCanonical(%q) = %v, but Canonical gives %q, %v", data, got, out, err)
+		// IsCanonical against the canonical form built, not checked.
+		var built []byte
+		var errBuilt error = errors.New("not valid UTF-8")
+		if utf8.Valid(data) {
+			built, errBuilt = build(data, false)
+		}
+		if got, want := IsCanonical(data), errBuilt == nil && string(built) == string(data); got != want {
+			t.Fatalf("IsCanonical(%q) = %v, but its canonical form built is %q, %v", data, got, built, errBuilt)
+		}
+		if (err == nil) != (errBuilt == nil) || string(out) != string(built) {
+			t.Fatalf("Canonical(%q) = %q, %v; built: %q, %v", data, out, err, built, errBuilt)
 		}
 		if err != nil {
 			return
@@ -622,8 +633,8 @@ func TestIsCanonical(t *testing.T) {
 		if !IsCanonical([]byte(s)) {
 			t.Errorf("IsCanonical(%q) = false", s)
 		}
-		if c, err := CanonicalExact([]byte(s)); err != nil || string(c) != s {
-			t.Errorf("CanonicalExact(%q) = %q, %v: the test's canonical text is not", s, c, err)
+		if c, err := build([]byte(s), true); err != nil || string(c) != s {
+			t.Errorf("the canonical form of %q built is %q, %v: the test's canonical text is not", s, c, err)
 		}
 	}
 	no := []string{``, ` `, `{} `, ` {}`, `{ }`, `[1, 2]`, `{"a" :1}`, `{"b":1,"a":2}`, `{"a":1,"a":1}`,
@@ -634,6 +645,9 @@ func TestIsCanonical(t *testing.T) {
 	for _, s := range no {
 		if IsCanonical([]byte(s)) {
 			t.Errorf("IsCanonical(%q) = true", s)
+		}
+		if c, err := build([]byte(s), true); utf8.ValidString(s) && err == nil && string(c) == s {
+			t.Errorf("the canonical form of %q built is itself: the test's text is canonical", s)
 		}
 	}
 }

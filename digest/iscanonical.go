@@ -12,9 +12,11 @@ import (
 // nothing but for a member name with an escape in it, so a reader of JSON
 // stored canonical checks it rather than building it again.
 func IsCanonical(data []byte) bool {
-	if !utf8.Valid(data) {
-		return false
-	}
+	return utf8.Valid(data) && isCanonical(data)
+}
+
+// isCanonical is IsCanonical for data known to be valid UTF-8.
+func isCanonical(data []byte) bool {
 	p := &parser{data: data}
 	return p.canonicalValue(0) && p.pos == len(data)
 }
