@@ -229,8 +229,11 @@ start_temporal
 start_server
 "$tmp/agentc" worker --temporal "$temporal_addr" --allow "$work/plan.json" --base-url "$base" >>"$tmp/worker.log" 2>&1 &
 worker_pid=$!
-got=$("$tmp/agentc" run bench/testdata/agent.cue --temporal "$temporal_addr" --input "$input" 2>>"$tmp/run.log") ||
+# A run on Temporal waits for a worker: bounded, so that a worker that
+# could not start fails the harness rather than hanging it.
+got=$(timeout 120 "$tmp/agentc" run bench/testdata/agent.cue --temporal "$temporal_addr" --input "$input" 2>>"$tmp/run.log") ||
 	fail "the run on Temporal failed: $(tail -n 20 "$tmp/run.log" "$tmp/worker.log")"
+kill -0 "$worker_pid" 2>/dev/null || fail "the worker stopped: $(tail -n 20 "$tmp/worker.log")"
 [ "$got" = "$want" ] || fail "the run on Temporal answered $got, want $want"
 
 base_q=$(q "$base")
