@@ -240,17 +240,30 @@ const (
 // generous allowances per message, call and tool and per request. A
 // provider reporting more input than this is not believed (see counted).
 // It allocates nothing.
-func InputBound(req *Request) int { return inputBound(req, &convSizes{}) }
+func InputBound(req *Request) int {
+	n := 0
+	for i := range req.Messages {
+		n += messageBound(&req.Messages[i])
+	}
+	return n + requestBound(req)
+}
 
 // inputBound is InputBound, the messages' share kept in c, which measures
 // only the messages it has not seen (see convSizes.of): a run's rounds
 // add what their new messages add.
 func inputBound(req *Request, c *convSizes) int {
-	n := boundPerRequest
+	n := 0
 	if len(req.Messages) > 0 {
 		c.of(req.Messages)
-		n += c.bound
+		n = c.bound
 	}
+	return n + requestBound(req)
+}
+
+// requestBound is InputBound's share of what a request sends but its
+// messages: the allowance per request, its tools and its answer.
+func requestBound(req *Request) int {
+	n := boundPerRequest
 	for _, t := range req.Tools {
 		n += boundPerPart + len(t.Name) + len(t.Description) + len(t.Schema)
 	}

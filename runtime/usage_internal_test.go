@@ -37,3 +37,13 @@ func TestInputBoundKept(t *testing.T) {
 	req.Messages = nil
 	check("no messages again")
 }
+
+// TestInputBoundAllocatesNothing: InputBound, which a pool's every
+// reservation reads, measures a conversation without allocating.
+func TestInputBoundAllocatesNothing(t *testing.T) {
+	req := &Request{Messages: []Message{{Role: System, Content: "be brief"}, {Role: User, Parts: []Part{{Text: "the text"}}},
+		{Role: Assistant, ToolCalls: []ToolCall{{ID: "c1", Name: "lookup", Arguments: json.RawMessage(`{"q":"x"}`)}}}}}
+	if n := testing.AllocsPerRun(100, func() { InputBound(req) }); n != 0 {
+		t.Fatalf("InputBound allocated %v times a call", n)
+	}
+}
