@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
@@ -275,14 +276,10 @@ func (e *FileError) Error() string {
 // absent), context_window and max_output (tokens). name is the file's name for
 // errors, from what the prices record as their origin.
 func Parse(name string, data []byte, from string) (*Table, error) {
-	p := &parser{name: name, data: data, dec: json.NewDecoder(bytes.NewReader(data))}
-	p.dec.UseNumber()
-	root, err := p.value()
+	p := &parser{name: name, data: data}
+	root, err := p.root()
 	if err != nil {
 		return nil, err
-	}
-	if rest := bytes.TrimLeft(data[p.dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
-		return nil, p.errAt(len(data)-len(rest), "data after the price table's JSON object")
 	}
 	t := &Table{models: map[string]map[string]Price{}, aliases: map[string]map[string]string{}}
 	if err := p.fields(root, "the price table", map[string]bool{"as_of": true, "models": true, "source": false}, func(k string, v *node) error {
@@ -466,6 +463,113 @@ type parser struct {
 	name string
 	data []byte
 	dec  *json.Decoder
+}
+
+// root reads the file's JSON value. JSON, as a price file is, is read in
+// one pass (tree); anything else through encoding/json's decoder, a token
+// at a time, for its message and where it says the fault is.
+func (p *parser) root() (*node, error) {
+	if json.Valid(p.data) {
+		return p.tree()
+	}
+	p.dec = json.NewDecoder(bytes.NewReader(p.data))
+	p.dec.UseNumber()
+	root, err := p.value()
+	if err != nil {
+		return nil, err
+	}
+	if rest := bytes.TrimLeft(p.data[p.dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return nil, p.errAt(len(p.data)-len(rest), "data after the price table's JSON object")
+	}
+	return root, nil // nested deeper than json.Valid allows: as before
+}
+
+// tree reads p.data, known to be JSON, into the nodes value makes of it,
+// offsets and all, in one pass: the decoder's tokens cost about a hundred
+// times as much, and reading the shipped table is part of every run's
+// start.
+func (p *parser) tree() (*node, error) {
+	pos := 0
+	return p.scan(&pos)
+}
+
+func (p *parser) scan(pos *int) (*node, error) {
+	d := p.data
+	space := func() {
+		for *pos < len(d) && (d[*pos] == ' ' || d[*pos] == '\t' || d[*pos] == '\r' || d[*pos] == '\n') {
+			*pos++
+		}
+	}
+	space()
+	n := &node{off: *pos}
+	switch c := d[*pos]; c {
+	case '{', '[':
+		n.obj, n.arr = c == '{', c == '['
+		*pos++
+		for {
+			space()
+			if d[*pos] == '}' || d[*pos] == ']' {
+				*pos++
+				break
+			}
+			if d[*pos] == ',' {
+				*pos++
+				space()
+			}
+			if n.obj {
+				koff := *pos
+				k := p.str(pos)
+				if slices.Contains(n.keys, k) {
+					return nil, p.errAt(koff, "%q appears twice", k)
+				}
+				n.keys, n.koff = append(n.keys, k), append(n.koff, koff)
+				space()
+				*pos++ // :
+			}
+			v, err := p.scan(pos)
+			if err != nil {
+				return nil, err
+			}
+			n.vals = append(n.vals, v)
+		}
+	case '"':
+		n.v = p.str(pos)
+	case 't':
+		n.v, *pos = true, *pos+len("true")
+	case 'f':
+		n.v, *pos = false, *pos+len("false")
+	case 'n':
+		*pos += len("null")
+	default:
+		start := *pos
+		for *pos < len(d) && strings.IndexByte("+-.0123456789eE", d[*pos]) >= 0 {
+			*pos++
+		}
+		n.v = json.Number(d[start:*pos])
+	}
+	return n, nil
+}
+
+// str reads the string at *pos, known to be JSON, as the decoder would:
+// escapes decoded, bytes that are not UTF-8 replaced.
+func (p *parser) str(pos *int) string {
+	d := p.data
+	start := *pos
+	escaped := false
+	for *pos++; d[*pos] != '"'; *pos++ {
+		if d[*pos] == '\\' {
+			escaped = true
+			*pos++
+		}
+	}
+	*pos++
+	q := d[start:*pos]
+	if !escaped && utf8.Valid(q) {
+		return string(q[1 : len(q)-1])
+	}
+	var s string
+	_ = json.Unmarshal(q, &s) // valid JSON
+	return s
 }
 
 func (p *parser) errAt(off int, format string, args ...any) error {

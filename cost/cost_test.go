@@ -294,3 +294,14 @@ func TestStale(t *testing.T) {
 		t.Errorf("Describe() = %q", got)
 	}
 }
+
+// BenchmarkEmbedded reads the shipped price table, as every run does once.
+func BenchmarkEmbedded(b *testing.B) {
+	b.SetBytes(int64(len(embedded)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse("prices.json", embedded, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,10 +1,13 @@
 package cost
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -21,6 +24,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"as_of": "2025-01-01", "as_of": "2025-01-02", "models": {}}`))
 	f.Add([]byte("{\"as_of\": \"2025-01-01\",\n \"models\": {\"x\": {\"m\": {\"input\": 1e400, \"output\": 0}}}} trailing"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		sameTree(t, data)
 		tab, err := Parse("prices.json", data, "prices.json")
 		if err != nil {
 			var fe *FileError
@@ -95,4 +99,55 @@ func FuzzChecked(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sameTree: JSON read in one pass (tree) is the nodes the decoder's
+// tokens make of it (value), offsets and errors included.
+func sameTree(t *testing.T, data []byte) {
+	t.Helper()
+	if !json.Valid(data) {
+		return
+	}
+	fast, errFast := (&parser{name: "p.json", data: data}).tree()
+	p := &parser{name: "p.json", data: data, dec: json.NewDecoder(bytes.NewReader(data))}
+	p.dec.UseNumber()
+	slow, errSlow := p.value()
+	if fmt.Sprint(errFast) != fmt.Sprint(errSlow) || !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("%q read in one pass: %s, %v; by the decoder: %s, %v", data, dump(fast), errFast, dump(slow), errSlow)
+	}
+}
+
+// dump prints a node tree, for a message.
+func dump(n *node) string {
+	if n == nil {
+		return "nil"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "@%d", n.off)
+	switch {
+	case n.obj:
+		b.WriteString("{")
+		for i, k := range n.keys {
+			fmt.Fprintf(&b, "%q@%d:%s,", k, n.koff[i], dump(n.vals[i]))
+		}
+		b.WriteString("}")
+	case n.arr:
+		b.WriteString("[")
+		for _, v := range n.vals {
+			b.WriteString(dump(v) + ",")
+		}
+		b.WriteString("]")
+	default:
+		fmt.Fprintf(&b, "%#v", n.v)
+	}
+	return b.String()
+}
+
+// TestTreeEmbedded: the shipped table, and files written every way JSON
+// allows, read the same in one pass as through the decoder.
+func TestTreeEmbedded(t *testing.T) {
+	for _, s := range []string{string(embedded), `{}`, `[]`, ` { "a" : [ 1 , -2.5e+3 , true , false , null , "x\"y\u00e9" ] , "b" : { } } `,
+		"{\"\xff\": \"\xfe\"}", `{"a": 1, "a": 2}`, `{"a": {"b": 1, "c": [{"b": 2, "b": 3}]}}`, "\t\n\r[0]\n"} {
+		sameTree(t, []byte(s))
+	}
 }
