@@ -84,17 +84,11 @@ func (p *parser) canonicalObject(depth int) bool {
 			return false
 		}
 		p.pos++
-		if !p.canonicalValue(depth) || p.pos >= len(p.data) {
+		if !p.canonicalValue(depth) {
 			return false
 		}
-		switch p.data[p.pos] {
-		case '}':
-			p.pos++
-			return true
-		case ',':
-			p.pos++
-		default:
-			return false
+		if done, ok := p.canonicalNext('}'); done || !ok {
+			return ok
 		}
 	}
 }
@@ -106,19 +100,30 @@ func (p *parser) canonicalArray(depth int) bool {
 		return true
 	}
 	for {
-		if !p.canonicalValue(depth) || p.pos >= len(p.data) {
+		if !p.canonicalValue(depth) {
 			return false
 		}
-		switch p.data[p.pos] {
-		case ']':
-			p.pos++
-			return true
-		case ',':
-			p.pos++
-		default:
-			return false
+		if done, ok := p.canonicalNext(']'); done || !ok {
+			return ok
 		}
 	}
+}
+
+// canonicalNext moves past what follows a member or an element: the
+// container's end (done), or a comma; anything else is not canonical.
+func (p *parser) canonicalNext(end byte) (done, ok bool) {
+	if p.pos >= len(p.data) {
+		return false, false
+	}
+	switch p.data[p.pos] {
+	case end:
+		p.pos++
+		return true, true
+	case ',':
+		p.pos++
+		return false, true
+	}
+	return false, false
 }
 
 // canonicalString checks a string is escaped as writeString escapes it:
