@@ -45,10 +45,13 @@ func checkBatchFlags(f Flags, changed func(string) bool) error {
 		return UsageError("--pool-tokens must be positive")
 	}
 	if f.batch == "" {
-		for _, name := range []string{"parallel", "quiet", "progress-every", "batch-lines"} {
+		for _, name := range []string{"parallel", "progress-every", "batch-lines"} {
 			if changed(name) {
 				return UsageError("--%s goes with --batch", name)
 			}
+		}
+		if f.quiet && f.stream {
+			return UsageError("--quiet and --stream exclude each other: --stream shows the replies on standard error as they arrive")
 		}
 		return nil
 	}

@@ -157,7 +157,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.batchLines, "batch-lines", linesInput, `with --batch, what a line is: input (the run's input) or item ({"input": …, "model": "PROVIDER:MODEL", "id": "…"}, model and id optional)`)
 	fs.IntVar(&f.parallel, "parallel", batch.DefaultParallel, "with --batch, how many runs go at once")
 	fs.Int64Var(&f.poolTokens, "pool-tokens", 0, "one token pool for every run (a batch's items, agents called as tools); calls reserve their worst case before they are sent")
-	fs.BoolVar(&f.quiet, "quiet", false, "with --batch, print no progress")
+	fs.BoolVar(&f.quiet, "quiet", false, "print no progress: no event lines on standard error (errors, warnings and --events still are written); with --batch, no progress lines")
 	fs.StringVar(&f.approve, "approve", approveAsk, "calls that need approval: ask (on a terminal; refused off one), yes (approve them all) or no (deny them all)")
 	fs.DurationVar(&f.progressEvery, "progress-every", 10*time.Second, "with --batch, how often a progress line is printed when standard error is not a terminal")
 }
@@ -461,7 +461,11 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 		}
 		defer eventsFile.Close()
 	}
-	opts.Events = eventPrinter(e.Stderr, eventsFile, secrets)
+	progress := e.Stderr
+	if f.quiet {
+		progress = nil
+	}
+	opts.Events = eventPrinter(progress, eventsFile, secrets)
 	opts.Stream = f.stream
 	if tel != nil {
 		rec, printer := tel.Recorder(ctx), opts.Events
@@ -670,8 +674,9 @@ func readInput(e Env, flag string, p *plan.Plan) (json.RawMessage, error) {
 	return data, nil
 }
 
-// eventPrinter writes events as progress lines on w and, if f is set, as
-// JSON lines to f, with the secrets redacted.
+// eventPrinter writes events as progress lines on w (none when w is nil:
+// --quiet) and, if f is set, as JSON lines to f, with the secrets
+// redacted.
 func eventPrinter(w io.Writer, f *os.File, secrets *redact.Set) func(agentrt.Event) {
 	var enc *json.Encoder
 	if f != nil {
@@ -681,6 +686,9 @@ func eventPrinter(w io.Writer, f *os.File, secrets *redact.Set) func(agentrt.Eve
 	return func(ev agentrt.Event) {
 		if enc != nil {
 			_ = enc.Encode(ev)
+		}
+		if w == nil { // --quiet
+			return
 		}
 		if ev.Type == agentrt.EventModelDelta {
 			// The pieces arrive redacted; they are shown as they come,
