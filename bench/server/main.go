@@ -11,11 +11,12 @@
 //   - otherwise the answer is the message content (the "prompted" mode).
 //
 // With -tool-rounds N, a request that offers a tool named lookup gets a
-// call of it until its conversation holds N tool results, and then a call
-// of its other tool (the output tool) with the answer: a run of N+1 model
-// calls and N tool calls, which run.sh records to time its replay. Its
-// usage then counts a token every four bytes of the request, as a
-// provider's would grow with the conversation.
+// call of it until its conversation holds N tool results; then a call of
+// the other tool offered beside it, the answer as the arguments, or, with
+// none (agentc offers its output tool apart), prose, after which agentc's
+// answering turn gets the answer: N tool calls and N+2 model calls, a run
+// run.sh records to time its replay. Its usage then counts a token every
+// four bytes of the request, as a provider's grows with the conversation.
 //
 // With -same, every request must equal the first one it received, tool
 // names aside (agentc's output tool has a suffix drawn from its plan, the
