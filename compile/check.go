@@ -897,7 +897,8 @@ func (c *checker) checkFallbacks(m *manifest.Manifest) {
 
 // checkModelSettings checks the model's settings against what its
 // provider documents for the model (plan.CheckModelSettings), each
-// finding at the setting.
+// finding at the setting: an error where the provider refuses it, a
+// warning where it asks the provider for nothing.
 func (c *checker) checkModelSettings() {
 	var m plan.Model
 	mv := lookup(c.v, "model")
@@ -905,6 +906,10 @@ func (c *checker) checkModelSettings() {
 		return // the manifest schema reports it
 	}
 	for _, p := range plan.CheckModelSettings(m) {
-		c.add(lookup(mv, p.Field).Pos(), CodeModelSetting, "model.%s: %s", p.Field, p.Msg)
+		code := CodeModelSetting
+		if p.Warning {
+			code = CodeModelSettingIgnored
+		}
+		c.add(lookup(mv, p.Field).Pos(), code, "model.%s: %s", p.Field, p.Msg)
 	}
 }

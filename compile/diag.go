@@ -151,6 +151,7 @@ var Rules = []Rule{
 	{CodeInputFileProvider, Error, "the agent's provider or model does not take a media type a file input declares", ""},
 	{CodeInputFileSize, Warning, "a file input allows files larger than the agent's provider takes of their media type", ""},
 	{CodeModelSetting, Error, "a model setting the provider refuses for the model: a temperature out of its range or one the model takes none of, a reasoning level it does not take", ""},
+	{CodeModelSettingIgnored, Warning, "a model setting that asks the provider for nothing: cache on Google (which caches on its own) or Bedrock (sent no cachePoint)", ""},
 	{CodeModelFallback, Error, "a fallback model the agent cannot use: not PROVIDER:MODEL, the agent's own model or named twice, an unknown provider, or one its contract, files or settings do not fit", refusedFallback},
 	{CodeBudgetReserve, Error, "answer_reserve is not below the token budget, or has nothing to reserve for", ""},
 	{CodeBudgetMaxOutput, Error, "one call may produce more tokens than the whole run may spend", ""},
@@ -224,6 +225,7 @@ const (
 	CodeInputFileProvider         = "INPUT_FILE_PROVIDER"
 	CodeInputFileSize             = "INPUT_FILE_SIZE"
 	CodeModelSetting              = "MODEL_SETTING"
+	CodeModelSettingIgnored       = "MODEL_SETTING_IGNORED"
 	CodeModelFallback             = "MODEL_FALLBACK"
 	CodeBudgetReserve             = "BUDGET_RESERVE"
 	CodeBudgetMaxOutput           = "BUDGET_MAX_OUTPUT"

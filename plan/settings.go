@@ -8,10 +8,10 @@ import (
 )
 
 // SettingProblem is a model setting its provider refuses for the model
-// (Warning false: the call would fail), or documents as deprecated, with
-// what replaces it (Warning true).
+// (Warning false: the call would fail), or one that asks the provider for
+// nothing (Warning true: the call goes as if it were left out).
 type SettingProblem struct {
-	// Field is the setting: "temperature" or "reasoning".
+	// Field is the setting: "temperature", "reasoning", "api" or "cache".
 	Field   string
 	Warning bool
 	Msg     string
@@ -30,6 +30,14 @@ func CheckModelSettings(m Model) []SettingProblem {
 	}
 	if m.API != "" && m.Provider != "openai" {
 		add("api", false, "api %q chooses among OpenAI's APIs; %s has one", m.API, m.Provider)
+	}
+	if m.Cache != nil && *m.Cache {
+		switch m.Provider {
+		case "google":
+			add("cache", true, "Google is asked for no prompt cache: Gemini caches on its own, whatever cache says; leave cache out")
+		case "bedrock":
+			add("cache", true, "agentc sends Bedrock no cachePoint, so cache asks it for nothing; leave cache out")
+		}
 	}
 	switch m.Provider {
 	case "openai":

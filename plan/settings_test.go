@@ -51,11 +51,39 @@ func TestCheckModelSettings(t *testing.T) {
 		{Model{Provider: "anthropic", Name: "claude-sonnet-4-5", API: "responses"}, "api: chooses among OpenAI's APIs"},
 	} {
 		got := CheckModelSettings(c.m)
+		if c.m.Cache != nil {
+			t.Fatal("a case with cache belongs to TestCacheIgnored")
+		}
 		switch {
 		case c.want == "" && len(got) > 0:
 			t.Errorf("%+v: got %+v, want none", c.m, got)
 		case c.want != "" && (len(got) != 1 || !strings.HasPrefix(c.want, got[0].Field+": ") || !strings.Contains(got[0].Msg, strings.SplitN(c.want, ": ", 2)[1]) || got[0].Warning):
 			t.Errorf("%+v: got %+v, want an error %s", c.m, got, c.want)
+		}
+	}
+}
+
+// TestCacheIgnored: cache: true on a provider agentc asks for no cache
+// is a warning at the setting; elsewhere, left out or false, nothing.
+func TestCacheIgnored(t *testing.T) {
+	on, off := true, false
+	for _, c := range []struct {
+		m    Model
+		want string // a part of the warning; "" for none
+	}{
+		{Model{Provider: "google", Name: "gemini-2.5-flash", Cache: &on}, "Gemini caches on its own"},
+		{Model{Provider: "bedrock", Name: "us.amazon.nova-pro-v1:0", Cache: &on}, "no cachePoint"},
+		{Model{Provider: "google", Name: "gemini-2.5-flash", Cache: &off}, ""},
+		{Model{Provider: "bedrock", Name: "us.amazon.nova-pro-v1:0"}, ""},
+		{Model{Provider: "anthropic", Name: "claude-sonnet-4-5", Cache: &on}, ""},
+		{Model{Provider: "openai", Name: "gpt-4o", Cache: &on}, ""},
+	} {
+		got := CheckModelSettings(c.m)
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: got %+v, want none", c.m.Provider, got)
+		case c.want != "" && (len(got) != 1 || got[0].Field != "cache" || !got[0].Warning || !strings.Contains(got[0].Msg, c.want)):
+			t.Errorf("%s: got %+v, want a warning at cache saying %q", c.m.Provider, got, c.want)
 		}
 	}
 }
