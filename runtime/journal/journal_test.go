@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -858,5 +859,33 @@ func TestStoredNotCanonical(t *testing.T) {
 	sameEntry(t, j.Entries[0], e)
 	if got, want := string(expand(t, &j.Entries[0])), canonical(t, req); got != want {
 		t.Fatalf("request read back as\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestNewlineBomb: a reader sizes what it keeps by the lines a file could
+// hold as entries, not by its newlines: a file of a header and 32 MiB of
+// newlines is refused at its second line having made little beside the
+// file's own bytes.
+func TestNewlineBomb(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j")
+	write(t, path, nil)
+	header := readFile(t, path)
+	const newlines = 32 << 20
+	data := append(header, bytes.Repeat([]byte{'\n'}, newlines)...)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := journal.Open(path)
+	runtime.ReadMemStats(&after)
+	var je *journal.Error
+	if !errors.As(err, &je) || je.Line != 2 {
+		t.Fatalf("got %v, want an error at line 2", err)
+	}
+	// The file is read whole (32 MiB); an entry slot a newline would be
+	// gigabytes.
+	if made := after.TotalAlloc - before.TotalAlloc; made > 3*newlines {
+		t.Fatalf("reading made %d MiB for a file of %d MiB", made>>20, len(data)>>20)
 	}
 }

@@ -114,8 +114,9 @@ func parse(data []byte) (*Journal, error) {
 	if len(data) == 0 {
 		return nil, &Error{Msg: "empty file, not a journal"}
 	}
-	// Sized for a line an effect, the most there can be.
-	n := bytes.Count(data, []byte{'\n'})
+	// Sized for a line an effect, but no more than the file's size
+	// suggests: a file of newlines makes no more than it would.
+	n := min(bytes.Count(data, []byte{'\n'}), len(data)/entrySizeGuess+1)
 	j := &Journal{Entries: make([]Entry, 0, n), index: make(map[Key]int, n), store: &store{values: map[string][]byte{}}}
 	lines := make(map[Key]int, n) // where each effect is, for errors
 	pos := 0
@@ -145,6 +146,12 @@ func parse(data []byte) (*Journal, error) {
 	j.scratch = nil
 	return j, nil
 }
+
+// entrySizeGuess is a size few entry lines are shorter than (an entry's
+// fingerprint alone is 71 bytes, its request at least its model and
+// messages): the reader sizes what it keeps by it, and a journal of
+// shorter entries grows it as it reads.
+const entrySizeGuess = 512
 
 // member is one member of a line's object.
 type member struct {
