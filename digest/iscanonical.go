@@ -6,11 +6,12 @@ import (
 )
 
 // IsCanonical reports whether data is a JSON text already in its RFC 8785
-// canonical form: whether Canonical and CanonicalExact would return data's
-// own bytes. (A number written canonically is the double it denotes, so
-// the two agree on every such text.) It reads data once and allocates
-// nothing but for a member name with an escape in it, so a reader of JSON
-// stored canonical checks it rather than building it again.
+// canonical form: whether Canonical and CanonicalExact would return its
+// bytes unchanged. (A number written canonically is the double it
+// denotes, so the two agree on every such text.) It reads data once,
+// allocating only for a member name with an escape in it and a number
+// other than an integer of up to 15 digits, so a reader of JSON stored
+// canonical checks it rather than building it again.
 func IsCanonical(data []byte) bool {
 	return utf8.Valid(data) && isCanonical(data)
 }
