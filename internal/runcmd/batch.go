@@ -139,16 +139,11 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 		release := tool.AdoptOrphans()
 		defer release()
 	}
-	var seenMu sync.Mutex
-	seen := map[string]tool.ServerRecord{}
+	var seen serversSeen
 	tools, closeTools, err := tool.Build(ctx, p, tool.Env{
 		BaseDir: dir, ModelFor: modelFor, Events: toolEvents, HTTPTransport: e.HTTPTransport,
 		Servers: servers, Offline: f.replay != "", Provider: f.model, Secrets: secrets, Pool: opts.Pool, Prices: opts.Prices,
-		OnServer: func(path string, rec tool.ServerRecord) {
-			seenMu.Lock()
-			defer seenMu.Unlock()
-			seen[path] = rec
-		},
+		OnServer: seen.add,
 	})
 	if err != nil {
 		return toolsError(err, sigs, "the batch diverged from its journals")
@@ -160,7 +155,7 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	if journals != nil {
-		ht, err := json.Marshal(headerTools{Servers: seen})
+		ht, err := seen.header()
 		if err != nil {
 			return err
 		}

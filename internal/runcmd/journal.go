@@ -25,6 +25,30 @@ type headerTools struct {
 	Servers map[string]tool.ServerRecord `json:"servers,omitempty"`
 }
 
+// serversSeen collects the tool set each mcp server a run started offered
+// (tool.Env.OnServer, which servers call as they start), for the
+// journal's header.
+type serversSeen struct {
+	mu sync.Mutex
+	m  map[string]tool.ServerRecord
+}
+
+func (s *serversSeen) add(path string, rec tool.ServerRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]tool.ServerRecord{}
+	}
+	s.m[path] = rec
+}
+
+// header returns what a journal's header records of them.
+func (s *serversSeen) header() (json.RawMessage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return json.Marshal(headerTools{Servers: s.m})
+}
+
 // runJournal is the journal of one agentc run: recording afresh, resuming
 // an interrupted record, replaying, or none.
 type runJournal struct {
@@ -34,15 +58,14 @@ type runJournal struct {
 	// fresh says the journal is new, created by start.
 	lock  *journal.Lock
 	fresh bool
-	mu    sync.Mutex
-	seen  map[string]tool.ServerRecord // mcp servers started
+	seen  serversSeen // mcp servers started
 }
 
 // openJournal opens the run's journal: a record takes its lock first,
 // before it decides to create or resume it; a replay reads it unless a
 // run is recording it.
 func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
-	jn := &runJournal{seen: map[string]tool.ServerRecord{}}
+	jn := &runJournal{}
 	file, replay := f.record, false
 	if f.replay != "" {
 		file, replay = f.replay, true
@@ -102,19 +125,13 @@ func shortDigest(d string) string {
 	return d
 }
 
-func (jn *runJournal) onServer(path string, rec tool.ServerRecord) {
-	jn.mu.Lock()
-	defer jn.mu.Unlock()
-	jn.seen[path] = rec
-}
-
 // start creates a new record's file, once the tools are built: its header
 // records the tool sets their servers offered.
 func (jn *runJournal) start(p *plan.Plan) error {
 	if !jn.fresh {
 		return nil
 	}
-	ht, err := json.Marshal(headerTools{Servers: jn.seen})
+	ht, err := jn.seen.header()
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -253,15 +252,10 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		}
 		// What the agent's mcp servers offered, for its runs' journals: a
 		// replay reads them there instead of starting the servers.
-		var servedMu sync.Mutex
-		served := map[string]tool.ServerRecord{}
+		var served serversSeen
 		tools, closeTools, err := tool.Build(ctx, p, tool.Env{BaseDir: dir, ModelFor: modelFor, Events: events, Pool: pool,
 			HTTPTransport: e.HTTPTransport, Provider: af.model, Secrets: secrets,
-			OnServer: func(path string, rec tool.ServerRecord) {
-				servedMu.Lock()
-				defer servedMu.Unlock()
-				served[path] = rec
-			}})
+			OnServer: served.add})
 		if err != nil {
 			return toolsError(err, sigs, "the agent's tools changed")
 		}
@@ -275,11 +269,9 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
-		var journalTools json.RawMessage
-		if len(served) > 0 {
-			if journalTools, err = json.Marshal(headerTools{Servers: served}); err != nil {
-				return &ExitError{Code: ExitFindings, Err: err}
-			}
+		journalTools, err := served.header()
+		if err != nil {
+			return &ExitError{Code: ExitFindings, Err: err}
 		}
 		agents = append(agents, serve.Agent{Plan: p, Runner: r, Events: events, Secrets: secrets, JournalTools: journalTools})
 	}
