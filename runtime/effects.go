@@ -115,20 +115,37 @@ func isNested(t Tool) bool {
 // identMessage is a message as it identifies a request, and as a journal
 // stores it: tool call arguments as canonical JSON, or as their exact text
 // when they are not JSON (see callArgs).
+//
+// The fields are in their keys' canonical order, as identCall's are, so
+// that the encoding a run writes of a message (encodeIdent) is mostly its
+// canonical form already, which a fingerprint then takes as it is rather
+// than building again (TestIdentCanonical).
 type identMessage struct {
-	Role       Role        `json:"role"`
 	Content    string      `json:"content,omitempty"`
-	ToolCalls  []identCall `json:"tool_calls,omitempty"`
-	ToolCallID string      `json:"tool_call_id,omitempty"`
-	Name       string      `json:"name,omitempty"`
 	IsError    bool        `json:"is_error,omitempty"`
+	Name       string      `json:"name,omitempty"`
 	Parts      []Part      `json:"parts,omitempty"`
+	Role       Role        `json:"role"`
+	ToolCallID string      `json:"tool_call_id,omitempty"`
+	ToolCalls  []identCall `json:"tool_calls,omitempty"`
+}
+
+// encodeIdent is v's JSON as encoding/json writes it, but with <, > and &
+// left as they are, as canonical JSON leaves them.
+func encodeIdent(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 type identCall struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	callArgs
+	callArgs        // arguments, arguments_text
+	ID       string `json:"id"`
+	Name     string `json:"name"`
 }
 
 func identifyMessage(m Message) identMessage {
@@ -688,7 +705,7 @@ func (x *run) modelFingerprint(id modelRequest) (string, error) {
 		x.chain = blake3.New()
 	}
 	for ; x.chained < len(id.Messages); x.chained++ {
-		b, err := json.Marshal(id.Messages[x.chained])
+		b, err := encodeIdent(id.Messages[x.chained])
 		if err != nil {
 			return "", err
 		}
@@ -706,7 +723,7 @@ func (x *run) modelFingerprint(id modelRequest) (string, error) {
 	// canonicalised once (canonicalMemo).
 	c, err := x.canonical.object([]member{
 		{key: "answer", v: id.Answer, memo: true, omit: id.Answer == nil},
-		{key: "contract", v: id.Contract, memo: true, omit: len(id.Contract) == 0},
+		{key: "contract", v: id.Contract, raw: id.Contract, memo: true, omit: len(id.Contract) == 0},
 		{key: "message_count", v: len(id.Messages)},
 		{key: "messages", v: hex.EncodeToString(x.chain.Sum(nil))}, // Sum leaves the chain as it was
 		{key: "model", v: id.Model},
@@ -726,17 +743,71 @@ func (x *run) modelFingerprint(id modelRequest) (string, error) {
 // the request, its spec and declaration, the same call after call,
 // canonicalised once (canonicalMemo).
 func (x *run) toolFingerprint(req toolRequest) (string, error) {
+	enc, err := x.toolEncoding(req)
+	if err != nil {
+		return "", err
+	}
 	c, err := x.canonical.object([]member{
 		{key: "arguments", v: req.JSON, omit: len(req.JSON) == 0},
 		{key: "arguments_text", v: req.Text, omit: req.Text == nil},
-		{key: "declaration", v: req.Declaration, memo: true, omit: req.Declaration == nil},
-		{key: "spec", v: req.Spec, memo: true},
+		{key: "declaration", v: req.Declaration, raw: enc.decl, memo: true, omit: req.Declaration == nil},
+		{key: "spec", v: req.Spec, raw: enc.spec, memo: true},
 		{key: "tool", v: req.Tool},
 	})
 	if err != nil {
 		return "", err
 	}
 	return journal.FingerprintCanonical(c), nil
+}
+
+// toolEncoding is a tool's spec and declaration as its calls' fingerprints
+// encode them, kept for the run's later calls of the tool.
+type toolEncoding struct {
+	specOf     ToolSpec
+	declOf     *plan.Tool
+	spec, decl []byte
+}
+
+// toolEncoding returns the encoding of req's spec and declaration: the
+// one kept for the tool when they are the ones it was made of (the same
+// declaration, from declaration, and a spec equal to it), else a new one.
+func (x *run) toolEncoding(req toolRequest) (*toolEncoding, error) {
+	if e := x.tools[req.Tool]; e != nil && e.declOf == req.Declaration && sameSpec(e.specOf, req.Spec) {
+		return e, nil
+	}
+	e := &toolEncoding{specOf: req.Spec, declOf: req.Declaration}
+	var err error
+	if e.spec, err = json.Marshal(req.Spec); err != nil {
+		return nil, err
+	}
+	if req.Declaration != nil {
+		if e.decl, err = json.Marshal(req.Declaration); err != nil {
+			return nil, err
+		}
+	}
+	if x.tools == nil {
+		x.tools = map[string]*toolEncoding{}
+	}
+	x.tools[req.Tool] = e
+	return e, nil
+}
+
+func sameSpec(a, b ToolSpec) bool {
+	return a.Name == b.Name && a.Description == b.Description && a.Strict == b.Strict && bytes.Equal(a.Schema, b.Schema)
+}
+
+// declaration is the plan's declaration of the tool named, nil for none:
+// the same pointer for each call of the run, so that toolEncoding knows
+// it unchanged.
+func (x *run) declaration(name string) *plan.Tool {
+	if e := x.tools[name]; e != nil && e.declOf != nil {
+		return e.declOf
+	}
+	decl, ok := x.agent.Capabilities.Tools[name]
+	if !ok {
+		return nil
+	}
+	return &decl
 }
 
 // member is one member of an object whose canonical JSON is assembled:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zeebo/blake3"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"
 )
@@ -86,12 +87,21 @@ func TestToolFingerprintAssembled(t *testing.T) {
 	spec := ToolSpec{Name: "sh", Description: "Runs <a> & b — é", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`)}
 	decl := plan.Tool{Kind: "exec", Description: "Runs a command & more.", Argv: []string{"sh", "-c", "echo {{.q}}"}}
 	text := "not <json> at all"
+	// A tool's encoding is kept for its next calls: a spec that changed,
+	// or another declaration, is encoded again.
+	spec2 := spec
+	spec2.Schema = json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","maxLength":9}}}`)
+	decl2 := decl
+	decl2.Argv = []string{"sh", "-c", "echo {{.q}} again"}
 	x := &run{}
 	for i, req := range []toolRequest{
 		{Tool: "sh", Spec: spec, Declaration: &decl, callArgs: argsOf(json.RawMessage(`{"q": "git log <x>", "n": 1e3}`))},
 		{Tool: "sh", Spec: spec, callArgs: callArgs{Text: &text}},
 		{Tool: "sh", Spec: spec, Declaration: &decl, callArgs: argsOf(json.RawMessage(`{}`))},
 		{Tool: "sh", Spec: spec, Declaration: &decl, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
+		{Tool: "sh", Spec: spec2, Declaration: &decl, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
+		{Tool: "sh", Spec: spec2, Declaration: &decl2, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
+		{Tool: "sh", Spec: spec, Declaration: &decl2, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
 	} {
 		got, err := x.toolFingerprint(req)
 		if err != nil {
@@ -107,6 +117,31 @@ func TestToolFingerprintAssembled(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("request %d: assembled %s, whole %s", i, got, want)
+		}
+	}
+}
+
+// TestIdentCanonical: a message without files, as a run encodes it for
+// its fingerprint, is already canonical JSON, whatever its text holds, so
+// a fingerprint takes it as it is. A field added to identMessage out of
+// its key's order fails here.
+func TestIdentCanonical(t *testing.T) {
+	text := "not <json> & more"
+	for i, m := range []identMessage{
+		{Role: System, Content: "Be brief about <tags> & \"quotes\", é, \x01 and \u00e9."},
+		{Role: Assistant, Content: "calling", ToolCalls: []identCall{
+			{ID: "c1", Name: "search", callArgs: argsOf(json.RawMessage(`{"q": "a<b", "n": 2, "deep": {"z": [1.5, true, null], "a": "x"}}`))},
+			{ID: "c2", Name: "sh", callArgs: callArgs{Text: &text}},
+		}},
+		{Role: ToolRole, ToolCallID: "c1", Name: "search", Content: "no match for a<b && c>d", IsError: true},
+	} {
+		b, err := encodeIdent(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !digest.IsCanonical(b) {
+			c, _ := digest.CanonicalExact(b)
+			t.Errorf("message %d: encoded\n%s\nnot canonical; canonical\n%s", i, b, c)
 		}
 	}
 }

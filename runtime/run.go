@@ -344,8 +344,9 @@ type run struct {
 	sizes  convSizes
 	idents []identMessage
 	// canonical keeps what model fingerprints canonicalise again and
-	// again.
+	// again; tools, what tool calls' fingerprints encode again and again.
 	canonical canonicalMemo
+	tools     map[string]*toolEncoding
 }
 
 // Run runs the plan once with an input (JSON; nil for none) and returns
@@ -1204,10 +1205,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		x.roundCost = x.roundCost.Add(res.Cost)
 		return res, cr, nil
 	}
-	req := toolRequest{Tool: c.Name, Spec: t.Spec(), callArgs: argsOf(c.Arguments)}
-	if decl, ok := x.agent.Capabilities.Tools[c.Name]; ok {
-		req.Declaration = &decl
-	}
+	req := toolRequest{Tool: c.Name, Spec: t.Spec(), Declaration: x.declaration(c.Name), callArgs: argsOf(c.Arguments)}
 	remote := &Effect{Tool: c.Name, Arguments: c.Arguments}
 	if files, _ := x.runCtx.Value(inputFilesKey{}).(map[string]File); len(files) > 0 && usesInputFiles(x.agent.Capabilities.Tools[c.Name]) {
 		remote.InputFiles = files
