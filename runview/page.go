@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/text/language"
@@ -27,21 +28,25 @@ var (
 	//go:embed page.css
 	style string
 
-	page = template.Must(template.New("page").Funcs(template.FuncMap{
-		"ms":     formatMS,
-		"size":   formatSize,
-		"tokens": formatTokens,
-		"cost":   formatCostOf,
-		"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
-		"indent": func(depth int) string { return strconv.FormatFloat(float64(depth)*1.25, 'f', 2, 64) },
-		// A report marks a cost it estimated.
-		"reportCost": func(c agentrt.Cost) string {
-			if c.Estimated {
-				return formatCost(c) + ", estimated"
-			}
-			return formatCost(c)
-		},
-	}).Parse(pageText))
+	// page is parsed on first use, not in every start of the program
+	// (0.4 ms and 2,200 allocations, GODEBUG=inittrace=1).
+	page = sync.OnceValue(func() *template.Template {
+		return template.Must(template.New("page").Funcs(template.FuncMap{
+			"ms":     formatMS,
+			"size":   formatSize,
+			"tokens": formatTokens,
+			"cost":   formatCostOf,
+			"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
+			"indent": func(depth int) string { return strconv.FormatFloat(float64(depth)*1.25, 'f', 2, 64) },
+			// A report marks a cost it estimated.
+			"reportCost": func(c agentrt.Cost) string {
+				if c.Estimated {
+					return formatCost(c) + ", estimated"
+				}
+				return formatCost(c)
+			},
+		}).Parse(pageText))
+	})
 )
 
 // The page's content security policy lets nothing load and no script
@@ -62,7 +67,7 @@ func digest(s string) string {
 // writes nothing when the page fails to render.
 func (p *Page) Write(w io.Writer) error {
 	var buf bytes.Buffer
-	err := page.Execute(&buf, struct {
+	err := page().Execute(&buf, struct {
 		*Page
 		Policy string
 		Script template.JS
