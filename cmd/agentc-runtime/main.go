@@ -6,7 +6,7 @@
 package main
 
 import (
-	_ "agentc.dev/agentc/internal/gcpace" // before the libraries initialise
+	_ "agentc.dev/agentc/internal/gcpace" // the collector's pace (GOGC=200)
 
 	"os"
 

@@ -8,12 +8,18 @@
 // environment is left to rule.
 //
 // Import it (blank) in a program's main package; where the import is
-// written does not matter. Go initialises a package after every package
-// it imports and, among those ready, in order of import path (the Go
-// specification, since Go 1.21): this one imports only the standard
-// library's runtime parts, and its path, agentc.dev/..., sorts before
-// every library that allocates at start-up (cuelang.org, github.com,
-// golang.org), so it runs before they do.
+// written does not matter. It takes effect partway through start-up, not
+// before it: Go initialises a package after every package it imports and,
+// among those ready, in order of import path (the Go specification, since
+// Go 1.21). This one needs os and runtime/debug, whose paths, like every
+// path of the standard library's runtime parts (internal/..., os, sync,
+// syscall, time), sort after the libraries' (cloud.google.com,
+// cuelang.org, github.com, go..., golang.org, google.golang.org), so each
+// library that does not need them initialises first: in agentc, about 240
+// packages, and a collection at the default first goal (4 MiB) still
+// falls among them (GODEBUG=inittrace=1,gctrace=1: one of agentc vet's
+// two; none in agentc-runtime run). Setting it earlier would mean reaching
+// into the runtime by linkname, which agentc does not do.
 package gcpace
 
 import (
