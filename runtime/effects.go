@@ -131,7 +131,9 @@ type identMessage struct {
 }
 
 // encodeIdent is v's JSON as encoding/json writes it, but with <, > and &
-// left as they are, as canonical JSON leaves them.
+// left as they are, as canonical JSON leaves them (and, inside a
+// json.RawMessage such as a call's arguments, U+2028 and U+2029 too): the
+// same value, spelled as canonical JSON more often.
 func encodeIdent(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -776,6 +778,8 @@ func (x *run) toolEncoding(req toolRequest) (*toolEncoding, error) {
 		return e, nil
 	}
 	e := &toolEncoding{specOf: req.Spec, declOf: req.Declaration}
+	// A copy: a schema changed in place after this call must not match.
+	e.specOf.Schema = bytes.Clone(req.Spec.Schema)
 	var err error
 	if e.spec, err = json.Marshal(req.Spec); err != nil {
 		return nil, err

@@ -93,7 +93,22 @@ func TestToolFingerprintAssembled(t *testing.T) {
 	spec2.Schema = json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","maxLength":9}}}`)
 	decl2 := decl
 	decl2.Argv = []string{"sh", "-c", "echo {{.q}} again"}
-	x := &run{}
+	// Each of these differs from the one before it in one field alone.
+	spec3 := spec2
+	spec3.Description = "Runs it elsewhere."
+	spec4 := spec3
+	spec4.Strict = true
+	spec5 := spec4
+	spec5.Name = "sh2"
+	other := ToolSpec{Name: "ls", Description: "Lists.", Schema: json.RawMessage(`{"type":"object","maxProperties":1}`)}
+	x := &run{Runner: &Runner{agent: &plan.Agent{Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"sh": decl}}}}}
+	declared := x.declaration("sh")
+	if declared == nil || declared.Argv[2] != decl.Argv[2] {
+		t.Fatalf("declaration of sh: %+v", declared)
+	}
+	if x.declaration("ls") != nil {
+		t.Fatal("a tool the plan does not declare has a declaration")
+	}
 	for i, req := range []toolRequest{
 		{Tool: "sh", Spec: spec, Declaration: &decl, callArgs: argsOf(json.RawMessage(`{"q": "git log <x>", "n": 1e3}`))},
 		{Tool: "sh", Spec: spec, callArgs: callArgs{Text: &text}},
@@ -101,8 +116,20 @@ func TestToolFingerprintAssembled(t *testing.T) {
 		{Tool: "sh", Spec: spec, Declaration: &decl, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
 		{Tool: "sh", Spec: spec2, Declaration: &decl, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
 		{Tool: "sh", Spec: spec2, Declaration: &decl2, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
+		{Tool: "sh", Spec: spec3, Declaration: &decl2, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
+		{Tool: "sh", Spec: spec4, Declaration: &decl2, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
+		{Tool: "sh", Spec: spec5, Declaration: &decl2, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
 		{Tool: "sh", Spec: spec, Declaration: &decl2, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
+		{Tool: "sh", Spec: spec4, Declaration: declared, callArgs: argsOf(json.RawMessage(`{"q": "again"}`))},
+		{Tool: "ls", Spec: other, callArgs: argsOf(json.RawMessage(`{}`))},
+		{Tool: "sh", Spec: spec4, Declaration: declared, callArgs: argsOf(json.RawMessage(`{"q": "once more"}`))},
+		{Tool: "ls", Spec: other, callArgs: argsOf(json.RawMessage(`{}`))},
 	} {
+		if i == 12 {
+			// A schema changed in place is a changed spec: the last
+			// call's differs from the one "ls" was first encoded with.
+			copy(other.Schema[len(other.Schema)-2:], "2}")
+		}
 		got, err := x.toolFingerprint(req)
 		if err != nil {
 			t.Fatal(err)
@@ -163,11 +190,12 @@ func FuzzFingerprintAssembled(f *testing.F) {
 			{Role: ToolRole, ToolCallID: "c1", Name: "t", Content: text, IsError: len(text)%2 == 0},
 		}
 		id := modelRequest{Provider: "openai", Model: "m", Messages: msgs, Tools: []ToolSpec{}, ToolChoice: ToolChoice{Mode: ChooseAuto}}
+		want := wholeFingerprint(t, id)
 		got, err := (&run{}).modelFingerprint(id)
 		if err != nil {
-			t.Skip(err) // arguments kept as text that encoding/json cannot write
+			t.Fatalf("assembled: %v; whole: %s", err, want)
 		}
-		if want := wholeFingerprint(t, id); got != want {
+		if got != want {
 			t.Fatalf("assembled %s, whole %s", got, want)
 		}
 	})
