@@ -455,6 +455,9 @@ func parseResponse(c *sdk.ChatCompletion) (*agentrt.Response, error) {
 			Input:  int(c.Usage.PromptTokens),
 			Output: int(c.Usage.CompletionTokens),
 			Cached: int(c.Usage.PromptTokensDetails.CachedTokens),
+			// Models that bill writing to the cache (above input) say
+			// how much of the prompt was written.
+			CacheWrite: int(c.Usage.PromptTokensDetails.CacheWriteTokens),
 		},
 	}, nil
 }

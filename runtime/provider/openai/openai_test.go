@@ -379,6 +379,33 @@ func TestUsageWithCachedTokens(t *testing.T) {
 	}
 }
 
+// TestUsageWithCacheWrites: a model that bills writing to its prompt
+// cache says how many prompt tokens it wrote (prompt_tokens_details'
+// cache_write_tokens), which usage counts apart from reads, for the run
+// to price at the model's cache_write rate.
+func TestUsageWithCacheWrites(t *testing.T) {
+	for _, c := range []struct {
+		name, usage string
+		want        agentrt.Usage
+	}{
+		{"written", `{"completion_tokens":300,"prompt_tokens":2006,"total_tokens":2306,
+		  "prompt_tokens_details":{"cache_write_tokens":1900,"cached_tokens":0,"text_tokens":2006}}`,
+			agentrt.Usage{Input: 2006, Output: 300, CacheWrite: 1900}},
+		{"read and written", `{"prompt_tokens": 4000, "completion_tokens": 10, "total_tokens": 4010,
+		  "prompt_tokens_details": {"cached_tokens": 1920, "cache_write_tokens": 2000}}`,
+			agentrt.Usage{Input: 4000, Output: 10, Cached: 1920, CacheWrite: 2000}},
+	} {
+		f := newFake(t, completion(`{"role": "assistant", "content": "Paris.", "refusal": null}`, "stop", c.usage))
+		resp, err := newModel(t, f, nil).Complete(t.Context(), request())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := resp.Usage; got != c.want {
+			t.Errorf("%s: usage = %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestRetried(t *testing.T) {
 	for _, tc := range []struct {
 		name     string

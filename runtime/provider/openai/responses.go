@@ -359,7 +359,8 @@ type responseBody struct {
 		InputTokens        int `json:"input_tokens"`
 		OutputTokens       int `json:"output_tokens"`
 		InputTokensDetails struct {
-			CachedTokens int `json:"cached_tokens"`
+			CachedTokens     int `json:"cached_tokens"`
+			CacheWriteTokens int `json:"cache_write_tokens"`
 		} `json:"input_tokens_details"`
 	} `json:"usage"`
 }
@@ -456,7 +457,8 @@ func parseResponsesBody(data []byte) (*agentrt.Response, error) {
 	}
 	resp := &agentrt.Response{Model: body.Model, Message: msg}
 	if u := body.Usage; u != nil {
-		resp.Usage = agentrt.Usage{Input: u.InputTokens, Output: u.OutputTokens, Cached: u.InputTokensDetails.CachedTokens}
+		resp.Usage = agentrt.Usage{Input: u.InputTokens, Output: u.OutputTokens, Cached: u.InputTokensDetails.CachedTokens,
+			CacheWrite: u.InputTokensDetails.CacheWriteTokens}
 	}
 	return resp, nil
 }

@@ -383,6 +383,8 @@ func TestResponsesUsage(t *testing.T) {
 			"output_tokens_details": {"reasoning_tokens": 128},
 			"total_tokens": 2306, "input_tokens": 2006,
 			"input_tokens_details": {"cached_tokens": 1920}, "output_tokens": 300}`, agentrt.Usage{Input: 2006, Output: 300, Cached: 1920}},
+		{"written to the cache", `{"input_tokens": 36, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 30},
+			"output_tokens": 87, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 123}`, agentrt.Usage{Input: 36, Output: 87, CacheWrite: 30}},
 		{"none", "-", agentrt.Usage{}},
 		{"null", "null", agentrt.Usage{}},
 	} {
