@@ -133,10 +133,7 @@ func FingerprintCanonical(canonical []byte) string { return sum(fingerprintHash,
 // request may name its large parts by their value digests, so that its
 // fingerprint costs what the new parts cost, not the whole.
 func ValueDigest(v json.RawMessage) (string, error) {
-	if digest.IsCanonical(v) {
-		return sum(valueHash, v), nil
-	}
-	c, err := digest.CanonicalExact(v)
+	c, err := canonical(v)
 	if err != nil {
 		return "", fmt.Errorf("journal: value digest: %w", err)
 	}

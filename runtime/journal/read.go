@@ -470,9 +470,10 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	return nil
 }
 
-// canonical returns the canonical JSON of a value a line stores. A
-// journal's writer stores them canonical, so most are checked rather than
-// built again, and then shared with the line (which the reader keeps).
+// canonical returns the canonical JSON of v, v itself when it is
+// canonical already: a value a line stores (a journal's writer stores them
+// canonical, so most are checked rather than built again, and then shared
+// with the line, which the reader keeps), or one a value digest hashes.
 func canonical(v json.RawMessage) ([]byte, error) {
 	if digest.IsCanonical(v) {
 		return v, nil
