@@ -162,7 +162,11 @@ func screenshot(ts *testscript.TestScript, neg bool, args []string) {
 		if inked*100 < area {
 			return fmt.Errorf("the timeline is blank: %d of its %d pixels are not background", inked, area)
 		}
-		if bars < 50 {
+		// A bar is at least 4 pixels wide (page.css) and about 9 high:
+		// an effect that took no whole millisecond, as the test model's
+		// calls may, is drawn that narrow, so one such bar is all a
+		// short run's timeline may show.
+		if bars < minBarPixels {
 			return fmt.Errorf("the timeline has no bars: %d pixels of a bar's colour", bars)
 		}
 		for i, box := range boxes {
@@ -187,6 +191,10 @@ func screenshot(ts *testscript.TestScript, neg bool, args []string) {
 		return nil
 	})
 }
+
+// minBarPixels is fewer pixels than the narrowest bar covers, and more
+// than text and lines, which are grey, leave of a saturated colour.
+const minBarPixels = 24
 
 // saturated tells a bar's colour from text, lines and tracks, which are
 // grey.
