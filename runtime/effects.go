@@ -831,10 +831,16 @@ type member struct {
 // are ASCII: byte order) and need no escaping: each value canonical, the
 // members' canonical form the object's.
 func (m *canonicalMemo) object(members []member) ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	for _, mb := range members {
+	// Each member's canonical form first, then the object in one
+	// allocation of its size.
+	var kept [maxMembers][]byte
+	cs := kept[:0]
+	if len(members) > maxMembers {
+		cs = make([][]byte, 0, len(members))
+	}
+	cs = cs[:len(members)]
+	size := len("{}")
+	for i, mb := range members {
 		if mb.omit {
 			continue
 		}
@@ -844,25 +850,36 @@ func (m *canonicalMemo) object(members []member) ([]byte, error) {
 				return nil, err
 			}
 		}
-		var c []byte
 		if mb.memo {
-			c, err = m.of(raw)
+			cs[i], err = m.of(raw)
 		} else {
-			c, err = digest.CanonicalExact(raw)
+			cs[i], err = digest.CanonicalExact(raw)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("journal: fingerprint: %w", err)
 		}
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		b.WriteString(`"` + mb.key + `":`)
-		b.Write(c)
+		size += len(`,"":`) + len(mb.key) + len(cs[i])
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for i, mb := range members {
+		if mb.omit {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, mb.key...)
+		b = append(b, '"', ':')
+		b = append(b, cs[i]...)
+	}
+	return append(b, '}'), nil
 }
+
+// maxMembers is as many members as object keeps on the stack: more than
+// a fingerprinted object has.
+const maxMembers = 12
 
 // canonicalMemo keeps the canonical JSON of the few values a run's
 // requests repeat (its tools, contract and answer format), by their

@@ -175,7 +175,7 @@ func appendMembers(ms []member, line []byte) ([]member, error) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil, errors.New("empty line")
 	}
-	if !json.Valid(line) {
+	if !digest.Valid(line) {
 		err := json.Unmarshal(line, new(json.RawMessage))
 		var se *json.SyntaxError
 		if errors.As(err, &se) && se.Offset >= int64(len(line)) {

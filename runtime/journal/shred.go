@@ -211,6 +211,9 @@ func expandedSize(c []byte, values map[string][]byte, b *Budget) (int64, error) 
 }
 
 func checkSize(at slot, size int64, b *Budget) error {
+	if size <= MaxRequest && (b == nil || b.used+size <= b.Max) {
+		return nil
+	}
 	where := ""
 	if at.name != nil {
 		where = at.String() + ": "
@@ -218,10 +221,7 @@ func checkSize(at slot, size int64, b *Budget) error {
 	if size > MaxRequest {
 		return fmt.Errorf("%sthe request, its value references replaced, is larger than the %s a request may be", where, userfile.Size(MaxRequest))
 	}
-	if b != nil && b.used+size > b.Max {
-		return fmt.Errorf("%s%s, their value references replaced, come to more than %s", where, b.What, userfile.Size(b.Max))
-	}
-	return nil
+	return fmt.Errorf("%s%s, their value references replaced, come to more than %s", where, b.What, userfile.Size(b.Max))
 }
 
 // unshred replaces the references of a canonical shredded request by the
@@ -249,6 +249,13 @@ func unshred(c []byte, values map[string][]byte, b *Budget) ([]byte, error) {
 
 func resolve(at slot, ref []byte, values map[string][]byte) ([]byte, error) {
 	s := ref[len(refPrefix) : len(ref)-1]
+	if len(s) >= 2 && s[0] == '"' {
+		// The values' keys are digests their lines were checked to
+		// have, and a canonical string holds a digest unescaped.
+		if val, ok := values[string(s[1:len(s)-1])]; ok {
+			return val, nil
+		}
+	}
 	if len(s) < 2 || s[0] != '"' {
 		return nil, fmt.Errorf("%s holds a malformed value reference %s", at, ref)
 	}
