@@ -50,6 +50,10 @@ type Env struct {
 	// by "/"). Offline, tools come from here and no server is started; a
 	// server that is started must offer the tools recorded for it.
 	Servers map[string]ServerRecord
+	// Offline, every tool call is served (from a journal, or a fault
+	// script) and none is made: no mcp server is started, and exec tools
+	// are built without asking what this system can confine
+	// (exec.Offline).
 	Offline bool
 	// OnServer, when set, is told the tool set of each mcp server started.
 	OnServer func(path string, rec ServerRecord)
@@ -114,7 +118,11 @@ var kinds = map[string]constructorFunc{
 		return one(fs.New(name, t, env.BaseDir))
 	},
 	"exec": func(_ context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
-		return one(exec.New(name, t, env.BaseDir, exec.WithSecrets(env.Secrets)))
+		opts := []exec.Option{exec.WithSecrets(env.Secrets)}
+		if env.Offline {
+			opts = append(opts, exec.Offline())
+		}
+		return one(exec.New(name, t, env.BaseDir, opts...))
 	},
 	"http": func(_ context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
 		opts := []http.Option{http.WithSecrets(env.Secrets)}

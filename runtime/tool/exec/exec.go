@@ -140,6 +140,7 @@ type Tool struct {
 	spec     runtime.ToolSpec
 	secrets  *redact.Set // replaced before an output is cut
 	outputs  map[string]plan.FileField
+	offline  bool // its calls are served, never made (Offline)
 }
 
 // Option configures New.
@@ -150,6 +151,15 @@ type Option func(*Tool)
 // them in what is not cut).
 func WithSecrets(s *redact.Set) Option {
 	return func(t *Tool) { t.secrets = s }
+}
+
+// Offline makes a tool whose calls are served from a journal or a fault
+// script and never made, as in a replay: New does not ask what this
+// system can confine (a probe that starts a process), so a declaration
+// that requires confinement is not refused on a machine that could not
+// give it, nor warned about, and Call refuses to run the program.
+func Offline() Option {
+	return func(t *Tool) { t.offline = true }
 }
 
 var _ runtime.Tool = (*Tool)(nil)
@@ -179,6 +189,9 @@ func New(name string, t plan.Tool, baseDir string, opts ...Option) (*Tool, error
 		return fail("argv[0] contains a NUL byte")
 	}
 	tool := &Tool{program: t.Argv[0], dir: t.Dir, maxBytes: t.MaxBytes, timeout: DefaultTimeout}
+	for _, o := range opts {
+		o(tool)
+	}
 	for i, text := range t.Argv[1:] {
 		tmpl, err := plan.ParseTemplate(fmt.Sprintf("argv[%d]", i+1), text)
 		if err != nil {
@@ -220,7 +233,13 @@ func New(name string, t plan.Tool, baseDir string, opts ...Option) (*Tool, error
 		return fail("base directory: %v", err)
 	}
 	tool.base = base
-	if tool.confine, err = confine.ForTool(name, t.Confine, base); err != nil {
+	if tool.offline {
+		// The declaration is still checked, as it is when the calls are made.
+		tool.confine, err = confine.Declared(t.Confine, base)
+	} else {
+		tool.confine, err = confine.ForTool(name, t.Confine, base)
+	}
+	if err != nil {
 		return fail("%v", err)
 	}
 	for _, n := range slices.Sorted(maps.Keys(t.OutputFiles)) {
@@ -234,9 +253,6 @@ func New(name string, t plan.Tool, baseDir string, opts ...Option) (*Tool, error
 		tool.outputs[n] = o.Field(n)
 	}
 	tool.spec = runtime.ToolSpec{Name: name, Description: t.Description, Schema: bytes.Clone(t.Input.Schema)}
-	for _, o := range opts {
-		o(tool)
-	}
 	return tool, nil
 }
 
@@ -262,6 +278,9 @@ func (t *Tool) Spec() runtime.ToolSpec {
 func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResult, error) {
 	if err := ctx.Err(); err != nil {
 		return runtime.ToolResult{}, err
+	}
+	if t.offline {
+		return runtime.ToolResult{}, fmt.Errorf("exec tool %q is offline: its calls are served from a journal, never run", t.spec.Name)
 	}
 	out := &outputs{tool: t}
 	defer out.remove()

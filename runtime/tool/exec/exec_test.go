@@ -533,3 +533,34 @@ func TestConcurrentCalls(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestOffline: an offline tool (a replay's) is built from the same
+// declaration, refusing what New refuses, but never runs its program.
+func TestOffline(t *testing.T) {
+	base := t.TempDir()
+	pt := plan.Tool{Kind: "exec", Description: "Touch.", Input: &plan.Input{Schema: json.RawMessage(schema)},
+		Argv: []string{"touch", "touched"}, Confine: &plan.Confine{Write: []string{"."}, Enforce: "require"}}
+	tool, err := New("touch", pt, base, Offline())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tool.Spec().Name; got != "touch" {
+		t.Errorf("spec name %q", got)
+	}
+	_, err = tool.Call(context.Background(), json.RawMessage(`{}`))
+	if err == nil || !strings.Contains(err.Error(), `exec tool "touch" is offline`) {
+		t.Errorf("an offline call: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(base, "touched")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the program ran: %v", err)
+	}
+	pt.Confine.Enforce = "strict"
+	if _, err := New("touch", pt, base, Offline()); err == nil || !strings.Contains(err.Error(), `confine.enforce is "strict"`) {
+		t.Errorf("a bad declaration offline: %v", err)
+	}
+	pt.Confine.Enforce = "require"
+	pt.Timeout = "soon"
+	if _, err := New("touch", pt, base, Offline()); err == nil || !strings.Contains(err.Error(), "not a positive duration") {
+		t.Errorf("a bad timeout offline: %v", err)
+	}
+}

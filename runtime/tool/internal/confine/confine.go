@@ -234,10 +234,7 @@ func (p Policy) shownPaths() []string {
 // error, once for each tool and reason, what this system cannot enforce,
 // and fails instead when c requires it.
 func ForTool(name string, c *plan.Confine, base string) (Policy, error) {
-	if c == nil {
-		c = &plan.Confine{}
-	}
-	p, err := Resolve(c.Read, c.Write, c.Network, c.Enforce, base)
+	p, err := Declared(c, base)
 	if err != nil {
 		return Policy{}, err
 	}
@@ -251,6 +248,16 @@ func ForTool(name string, c *plan.Confine, base string) (Policy, error) {
 		}
 	}
 	return p, nil
+}
+
+// Declared is the policy c declares, with base the manifest's directory
+// (nil c is the default), without asking what this system can enforce:
+// for a tool whose calls are never made here.
+func Declared(c *plan.Confine, base string) (Policy, error) {
+	if c == nil {
+		c = &plan.Confine{}
+	}
+	return Resolve(c.Read, c.Write, c.Network, c.Enforce, base)
 }
 
 var warned sync.Map // tool name and warning → true
