@@ -69,6 +69,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zeebo/blake3"
@@ -96,17 +97,34 @@ const refLimit = 64
 // The derive-key contexts are part of the format: changing one is a format
 // version bump.
 var (
-	fingerprintHash = blake3.NewDeriveKey("agentc.dev 2026-11-30 effect fingerprint v1")
-	valueHash       = blake3.NewDeriveKey("agentc.dev 2026-11-30 journal value v1")
+	fingerprintHash = newHashes("agentc.dev 2026-11-30 effect fingerprint v1")
+	valueHash       = newHashes("agentc.dev 2026-11-30 journal value v1")
 )
 
-func sum(proto *blake3.Hasher, canonical []byte) string {
-	h := proto.Clone()
+// hashes hands out hashers of one derive-key context. A blake3 hasher
+// holds an 8 KiB buffer: one made (or cloned) per digest was a tenth of
+// a replay's time, so they are kept and reset, which keeps the context.
+type hashes struct {
+	proto *blake3.Hasher
+	pool  sync.Pool
+}
+
+func newHashes(context string) *hashes {
+	h := &hashes{proto: blake3.NewDeriveKey(context)}
+	h.pool.New = func() any { return h.proto.Clone() }
+	return h
+}
+
+func sum(hs *hashes, canonical []byte) string {
+	h := hs.pool.Get().(*blake3.Hasher)
+	h.Reset()
 	h.Write(canonical)
 	var out [32]byte
 	b := make([]byte, 0, len(digest.Prefix)+64)
 	b = append(b, digest.Prefix...)
-	return string(hex.AppendEncode(b, h.Sum(out[:0])))
+	d := string(hex.AppendEncode(b, h.Sum(out[:0])))
+	hs.pool.Put(h)
+	return d
 }
 
 // Fingerprint returns an effect's fingerprint: blake3 in derive-key mode
