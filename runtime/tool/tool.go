@@ -50,10 +50,10 @@ type Env struct {
 	// by "/"). Offline, tools come from here and no server is started; a
 	// server that is started must offer the tools recorded for it.
 	Servers map[string]ServerRecord
-	// Offline, every tool call is served (from a journal, or a fault
-	// script) and none is made: no mcp server is started, and exec tools
-	// are built without asking what this system can confine
-	// (exec.Offline).
+	// Offline, every tool call is served (from a journal, a fault script,
+	// or a Temporal worker's activity) and none is made: no mcp server is
+	// started, and exec tools are built without asking what this system
+	// can confine (exec.Offline).
 	Offline bool
 	// OnServer, when set, is told the tool set of each mcp server started.
 	OnServer func(path string, rec ServerRecord)

@@ -2,6 +2,9 @@ package tool_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,6 +33,38 @@ func TestBuild(t *testing.T) {
 	p.Agent.Capabilities.Tools = map[string]plan.Tool{"docs": {Kind: "fs", Description: "Docs.", Root: "missing"}}
 	if _, _, err := tool.Build(context.Background(), p, tool.Env{BaseDir: dir}); err == nil || !strings.Contains(err.Error(), `tool "docs"`) {
 		t.Errorf("a missing fs root: got %v", err)
+	}
+}
+
+// TestBuildOffline: offline, an exec tool is built but never runs its
+// program; online, the same tool runs.
+func TestBuildOffline(t *testing.T) {
+	dir := t.TempDir()
+	touch := plan.Tool{Kind: "exec", Description: "Touch.", Input: &plan.Input{Schema: []byte(`{"type":"object"}`)},
+		Argv: []string{"touch", "touched"}, Confine: &plan.Confine{Enforce: "off"}}
+	p := &plan.Plan{Agent: plan.Agent{Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"touch": touch}}}}
+	tools, closeTools, err := tool.Build(context.Background(), p, tool.Env{BaseDir: dir, Offline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTools()
+	_, err = tools["touch"].Call(context.Background(), []byte(`{}`))
+	if err == nil || !strings.Contains(err.Error(), `exec tool "touch" is offline`) {
+		t.Errorf("an offline call: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "touched")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the program ran offline: %v", err)
+	}
+	online, closeOnline, err := tool.Build(context.Background(), p, tool.Env{BaseDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeOnline()
+	if res, err := online["touch"].Call(context.Background(), []byte(`{}`)); err != nil || res.IsError {
+		t.Fatalf("an online call: %+v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "touched")); err != nil {
+		t.Errorf("the program did not run online: %v", err)
 	}
 }
 
