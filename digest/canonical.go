@@ -88,6 +88,7 @@ type parser struct {
 	data  []byte
 	pos   int
 	exact bool // refuse numbers that canonicalising would round
+	lax   bool // check only that the text is JSON (Valid), not canonical
 }
 
 // pathElem is where a value sits, built into a string only for an error.

@@ -19,24 +19,31 @@ func IsCanonical(data []byte) bool {
 // isCanonical is IsCanonical for data known to be valid UTF-8.
 func isCanonical(data []byte) bool {
 	p := &parser{data: data}
-	return p.canonicalValue(0) && p.pos == len(data)
+	return p.check(0) && p.pos == len(data)
 }
 
-// canonicalValue moves past a value in its canonical form, and reports
-// false where the value is not JSON, or not written canonically.
-func (p *parser) canonicalValue(depth int) bool {
+// check moves past a value and reports whether it is JSON: written
+// canonically, or, with p.lax, as JSON at all (Valid). depth is how many
+// arrays and objects hold it.
+func (p *parser) check(depth int) bool {
 	if p.pos >= len(p.data) {
 		return false
 	}
 	switch c := p.data[p.pos]; {
 	case c == '{':
-		return depth < maxDepth && p.canonicalObject(depth+1)
+		return depth < maxDepth && p.checkObject(depth+1)
 	case c == '[':
-		return depth < maxDepth && p.canonicalArray(depth+1)
+		return depth < maxDepth && p.checkArray(depth+1)
 	case c == '"':
+		if p.lax {
+			return p.validString()
+		}
 		_, ok := p.canonicalString()
 		return ok
 	case c == '-' || '0' <= c && c <= '9':
+		if p.lax {
+			return p.scanNumber() == nil
+		}
 		return p.canonicalNumber()
 	}
 	for _, lit := range [...]string{"true", "false", "null"} {
@@ -48,11 +55,12 @@ func (p *parser) canonicalValue(depth int) bool {
 	return false
 }
 
-// canonicalObject checks an object: no white space, and each member's name
-// after the one before it in UTF-16 order, which also refuses a name given
-// twice.
-func (p *parser) canonicalObject(depth int) bool {
+// checkObject checks an object. Canonically: no white space, and each
+// member's name after the one before it in UTF-16 order, which also
+// refuses a name given twice.
+func (p *parser) checkObject(depth int) bool {
 	p.pos++ // {
+	p.space()
 	if p.pos < len(p.data) && p.data[p.pos] == '}' {
 		p.pos++
 		return true
@@ -63,56 +71,67 @@ func (p *parser) canonicalObject(depth int) bool {
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			return false
 		}
-		escaped, ok := p.canonicalString()
-		if !ok {
-			return false
-		}
-		name := p.data[start+1 : p.pos-1]
-		if escaped {
-			// Rare: a name with a control character, '"' or '\'.
-			q := &parser{data: p.data[start:p.pos]}
-			s, err := q.str()
-			if err != nil {
+		if p.lax {
+			if !p.validString() {
 				return false
 			}
-			name = []byte(s)
+		} else {
+			escaped, ok := p.canonicalString()
+			if !ok {
+				return false
+			}
+			name := p.data[start+1 : p.pos-1]
+			if escaped {
+				// Rare: a name with a control character, '"' or '\'.
+				q := &parser{data: p.data[start:p.pos]}
+				s, err := q.str()
+				if err != nil {
+					return false
+				}
+				name = []byte(s)
+			}
+			if !first && !lessUTF16(prev, name) {
+				return false
+			}
+			prev = name
 		}
-		if !first && !lessUTF16(prev, name) {
-			return false
-		}
-		prev = name
+		p.space()
 		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
 			return false
 		}
 		p.pos++
-		if !p.canonicalValue(depth) {
+		p.space()
+		if !p.check(depth) {
 			return false
 		}
-		if done, ok := p.canonicalNext('}'); done || !ok {
+		if done, ok := p.next('}'); done || !ok {
 			return ok
 		}
 	}
 }
 
-func (p *parser) canonicalArray(depth int) bool {
+func (p *parser) checkArray(depth int) bool {
 	p.pos++ // [
+	p.space()
 	if p.pos < len(p.data) && p.data[p.pos] == ']' {
 		p.pos++
 		return true
 	}
 	for {
-		if !p.canonicalValue(depth) {
+		if !p.check(depth) {
 			return false
 		}
-		if done, ok := p.canonicalNext(']'); done || !ok {
+		if done, ok := p.next(']'); done || !ok {
 			return ok
 		}
 	}
 }
 
-// canonicalNext moves past what follows a member or an element: the
-// container's end (done), or a comma; anything else is not canonical.
-func (p *parser) canonicalNext(end byte) (done, ok bool) {
+// next moves past what follows a member or an element: the container's
+// end (done), or a comma (and, with p.lax, the white space around them);
+// anything else is refused.
+func (p *parser) next(end byte) (done, ok bool) {
+	p.space()
 	if p.pos >= len(p.data) {
 		return false, false
 	}
@@ -122,9 +141,18 @@ func (p *parser) canonicalNext(end byte) (done, ok bool) {
 		return true, true
 	case ',':
 		p.pos++
+		p.space()
 		return false, true
 	}
 	return false, false
+}
+
+// space moves past white space where the text may have it: nowhere in
+// canonical JSON.
+func (p *parser) space() {
+	if p.lax {
+		p.skipSpace()
+	}
 }
 
 // canonicalString checks a string is escaped as writeString escapes it:

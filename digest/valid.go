@@ -7,100 +7,13 @@ package digest
 // readers that check long lines before splitting them by hand:
 // encoding/json's scanner takes a call a byte, this a loop a string.
 func Valid(data []byte) bool {
-	p := &parser{data: data}
+	p := &parser{data: data, lax: true}
 	p.skipSpace()
-	if !p.validValue(0) {
+	if !p.check(0) {
 		return false
 	}
 	p.skipSpace()
 	return p.pos == len(p.data)
-}
-
-// validValue moves past a value and reports whether it is JSON. depth is
-// how many arrays and objects hold it.
-func (p *parser) validValue(depth int) bool {
-	if p.pos >= len(p.data) {
-		return false
-	}
-	switch c := p.data[p.pos]; {
-	case c == '{':
-		return depth < maxDepth && p.validObject(depth+1)
-	case c == '[':
-		return depth < maxDepth && p.validArray(depth+1)
-	case c == '"':
-		return p.validString()
-	case c == '-' || '0' <= c && c <= '9':
-		return p.scanNumber() == nil
-	}
-	for _, lit := range [...]string{"true", "false", "null"} {
-		if len(p.data)-p.pos >= len(lit) && string(p.data[p.pos:p.pos+len(lit)]) == lit {
-			p.pos += len(lit)
-			return true
-		}
-	}
-	return false
-}
-
-func (p *parser) validObject(depth int) bool {
-	p.pos++ // {
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
-		return true
-	}
-	for {
-		if p.pos >= len(p.data) || p.data[p.pos] != '"' || !p.validString() {
-			return false
-		}
-		p.skipSpace()
-		if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-			return false
-		}
-		p.pos++
-		p.skipSpace()
-		if !p.validValue(depth) {
-			return false
-		}
-		if done, ok := p.validNext('}'); done || !ok {
-			return ok
-		}
-	}
-}
-
-func (p *parser) validArray(depth int) bool {
-	p.pos++ // [
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
-		return true
-	}
-	for {
-		if !p.validValue(depth) {
-			return false
-		}
-		if done, ok := p.validNext(']'); done || !ok {
-			return ok
-		}
-	}
-}
-
-// validNext moves past what follows a member or an element, white space
-// included: the container's end (done), or a comma.
-func (p *parser) validNext(end byte) (done, ok bool) {
-	p.skipSpace()
-	if p.pos >= len(p.data) {
-		return false, false
-	}
-	switch p.data[p.pos] {
-	case end:
-		p.pos++
-		return true, true
-	case ',':
-		p.pos++
-		p.skipSpace()
-		return false, true
-	}
-	return false, false
 }
 
 // validString moves past a string: no control character in it, and each
