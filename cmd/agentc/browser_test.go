@@ -87,7 +87,8 @@ func browse(ts *testscript.TestScript, page string, do func(ctx context.Context)
 // window with its timeline (#timeline) scrolled to the top, writes it to
 // PNG, and fails unless it is a PNG of the window's size in which the
 // timeline is drawn: a part of its area is not the page's background, and
-// its bars (the only saturated colour there) cover some of it. Each
+// inside its bars' boxes (.bar) some pixels are of a bar's colour (a
+// saturated one; text and lines are grey, but for a denial's). Each
 // SELECTOR (a CSS selector) must name an element drawn in that window: its
 // box is on the screen, and not of one colour (text, or a bar on its
 // track).
@@ -107,6 +108,16 @@ func screenshot(ts *testscript.TestScript, neg bool, args []string) {
 				done([r.left, r.top, r.right, r.bottom]);
 			}));
 		})`, chromedp.EvalAwaitPromise))
+		if err != nil {
+			return err
+		}
+		// The bars' boxes, where the screenshot shows them: only pixels
+		// of a bar's colour inside one count as a bar drawn (text on the
+		// page may be coloured too, as a denial's is).
+		bars, err := chromedp.Run(ctx, chromedp.Evaluate[[][]float64](`Array.from(document.querySelectorAll("#timeline .bar"), e => {
+			const r = e.getBoundingClientRect();
+			return [r.left, r.top, r.right, r.bottom];
+		})`))
 		if err != nil {
 			return err
 		}
@@ -144,30 +155,42 @@ func screenshot(ts *testscript.TestScript, neg bool, args []string) {
 		if region.Dx() < 100 || region.Dy() < 100 {
 			return fmt.Errorf("the timeline is %v on the screen: too small to see", region)
 		}
+		inBar := make([]bool, region.Dx()*region.Dy())
+		for _, b := range bars {
+			if len(b) != 4 {
+				return fmt.Errorf("a bar's box is %v", b)
+			}
+			on := image.Rect(int(b[0]), int(b[1]), int(b[2]), int(b[3])).Intersect(region)
+			for y := on.Min.Y; y < on.Max.Y; y++ {
+				for x := on.Min.X; x < on.Max.X; x++ {
+					inBar[(y-region.Min.Y)*region.Dx()+x-region.Min.X] = true
+				}
+			}
+		}
 		bg := img.At(region.Min.X, region.Min.Y)
-		inked, bars := 0, 0
+		inked, drawnBars := 0, 0
 		for y := region.Min.Y; y < region.Max.Y; y++ {
 			for x := region.Min.X; x < region.Max.X; x++ {
 				c := img.At(x, y)
 				if c != bg {
 					inked++
 				}
-				if saturated(c) {
-					bars++
+				if saturated(c) && inBar[(y-region.Min.Y)*region.Dx()+x-region.Min.X] {
+					drawnBars++
 				}
 			}
 		}
 		area := region.Dx() * region.Dy()
-		ts.Logf("timeline %v: %d of %d pixels not background, %d in bars", region, inked, area, bars)
+		ts.Logf("timeline %v: %d of %d pixels not background, %d of a bar's colour in %d bars", region, inked, area, drawnBars, len(bars))
 		if inked*100 < area {
 			return fmt.Errorf("the timeline is blank: %d of its %d pixels are not background", inked, area)
 		}
-		// A bar is at least 4 pixels wide (page.css) and about 9 high:
-		// an effect that took no whole millisecond, as the test model's
-		// calls may, is drawn that narrow, so one such bar is all a
-		// short run's timeline may show.
-		if bars < minBarPixels {
-			return fmt.Errorf("the timeline has no bars: %d pixels of a bar's colour", bars)
+		// A bar is at least 4 pixels wide (page.css) and 10 high, less
+		// its rounded corners: an effect that took no whole millisecond,
+		// as the test model's calls may, is drawn that narrow, so one
+		// such bar is all a short run's timeline may show.
+		if drawnBars < minBarPixels {
+			return fmt.Errorf("the timeline has no bars: %d pixels of a bar's colour inside the %d bars' boxes", drawnBars, len(bars))
 		}
 		for i, box := range boxes {
 			sel := args[2+i]
@@ -192,8 +215,7 @@ func screenshot(ts *testscript.TestScript, neg bool, args []string) {
 	})
 }
 
-// minBarPixels is fewer pixels than the narrowest bar covers, and more
-// than text and lines, which are grey, leave of a saturated colour.
+// minBarPixels is fewer pixels than the narrowest bar covers.
 const minBarPixels = 24
 
 // saturated tells a bar's colour from text, lines and tracks, which are
