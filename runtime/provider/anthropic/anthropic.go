@@ -9,11 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
-	"syscall"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -21,6 +18,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/failure"
 	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
 	"agentc.dev/agentc/runtime/provider/internal/origin"
@@ -570,39 +568,14 @@ func (m *Model) classify(ctx context.Context, err error) error {
 		}
 		return re
 	}
-	wrapped := &wrapError{msg: "anthropic: " + m.redact(err.Error()), err: err}
-	if transient(err) || errors.Is(err, errStreamCut) {
+	wrapped := &failure.Redacted{Msg: "anthropic: " + m.redact(err.Error()), Err: err}
+	if failure.Transient(err) || errors.Is(err, errStreamCut) {
 		return &retry.Error{Err: wrapped, Retryable: true}
 	}
 	return wrapped
 }
 
 func (m *Model) redact(s string) string { return m.key.String(s) }
-
-// wrapError keeps errors.Is working through a message that has been
-// redacted.
-type wrapError struct {
-	msg string
-	err error
-}
-
-func (e *wrapError) Error() string { return e.msg }
-func (e *wrapError) Unwrap() error { return e.err }
-
-// transient reports a connection failure or a per-attempt timeout (a
-// server that stopped sending among them): the request may not have been
-// served, and another attempt may be.
-func transient(err error) bool {
-	if errors.Is(err, origin.ErrRedirect) {
-		return false // the same request meets the same redirect
-	}
-	var netErr net.Error
-	var stalled *limit.StalledError
-	return errors.As(err, &netErr) || errors.As(err, &stalled) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded)
-}
 
 // FailureClass classifies the error for a model's fallbacks: a prompt
 // past the model's context, a spent balance (billing_error), an

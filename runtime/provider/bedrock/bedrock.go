@@ -25,12 +25,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -45,6 +43,7 @@ import (
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/failure"
 	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
 	"agentc.dev/agentc/runtime/provider/internal/origin"
@@ -913,18 +912,18 @@ func (m *Model) classify(ctx context.Context, err error) error {
 	var large *limit.TooLargeError
 	if errors.As(err, &large) {
 		// Another attempt would be sent as much again.
-		return &wrapError{msg: large.Error(), err: err}
+		return &failure.Redacted{Msg: large.Error(), Err: err}
 	}
 	var cred *credentialError
 	var shape *shapeError
 	var deser *smithy.DeserializationError
 	switch {
 	case errors.As(err, &cred):
-		return &wrapError{msg: "bedrock: " + m.redact(cred.Error()), err: err}
+		return &failure.Redacted{Msg: "bedrock: " + m.redact(cred.Error()), Err: err}
 	case errors.As(err, &shape):
-		return &wrapError{msg: "bedrock: " + m.redact(shape.Error()), err: err}
-	case errors.As(err, &deser) && !transient(err):
-		w := &wrapError{msg: "bedrock: the response is not JSON of a Converse response: " + m.redact(firstLine(deser.Err)), err: err}
+		return &failure.Redacted{Msg: "bedrock: " + m.redact(shape.Error()), Err: err}
+	case errors.As(err, &deser) && !failure.Transient(err):
+		w := &failure.Redacted{Msg: "bedrock: the response is not JSON of a Converse response: " + m.redact(firstLine(deser.Err)), Err: err}
 		if cut := firstLine(deser.Err); strings.Contains(cut, "unexpected end of JSON input") || strings.Contains(cut, "unterminated") || strings.Contains(cut, "unexpected EOF") {
 			// A body cut short, as a dropped connection leaves it:
 			// another attempt may get it whole.
@@ -932,8 +931,8 @@ func (m *Model) classify(ctx context.Context, err error) error {
 		}
 		return w
 	}
-	wrapped := &wrapError{msg: "bedrock: " + m.redact(err.Error()), err: err}
-	if transient(err) {
+	wrapped := &failure.Redacted{Msg: "bedrock: " + m.redact(err.Error()), Err: err}
+	if failure.Transient(err) {
 		return &retry.Error{Err: wrapped, Retryable: true}
 	}
 	return wrapped
@@ -980,35 +979,6 @@ func (e *StatusError) Error() string {
 var hints = map[string]string{
 	"AccessDeniedException":     "the credentials may not call bedrock:InvokeModel on this model, or the model is not enabled for the account",
 	"ResourceNotFoundException": "no such model in this region, or it needs an inference profile (us., eu., global.) as its ID",
-}
-
-// wrapError keeps errors.Is working through a message that has been
-// redacted.
-type wrapError struct {
-	msg string
-	err error
-}
-
-func (e *wrapError) Error() string { return e.msg }
-func (e *wrapError) Unwrap() error { return e.err }
-
-// transient reports a connection failure or a per-attempt timeout (a
-// server that stopped sending among them, a body cut short): the request
-// may not have been served, and another attempt may be.
-func transient(err error) bool {
-	if errors.Is(err, origin.ErrRedirect) {
-		return false // the same request meets the same redirect
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var netErr net.Error
-	var stalled *limit.StalledError
-	return errors.As(err, &netErr) || errors.As(err, &stalled) ||
-		errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // FailureClass classifies the error for a model's fallbacks: a service

@@ -28,11 +28,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"cloud.google.com/go/auth"
@@ -43,6 +40,7 @@ import (
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/failure"
 	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
 	"agentc.dev/agentc/runtime/provider/internal/origin"
@@ -855,7 +853,7 @@ func (m *Model) classify(ctx context.Context, err error, a *attempt) error {
 	switch {
 	case errors.As(err, &syn) || errors.As(err, &typ):
 		// The SDK's message holds the whole body; ours does not.
-		w := &wrapError{msg: "google: the response is not JSON of a GenerateContentResponse: " + m.redact(firstLine(errors.Unwrap(err), err)), err: err}
+		w := &failure.Redacted{Msg: "google: the response is not JSON of a GenerateContentResponse: " + m.redact(firstLine(errors.Unwrap(err), err)), Err: err}
 		if syn != nil && strings.Contains(syn.Error(), "unexpected end of JSON input") {
 			// A body cut short, as a dropped connection leaves it:
 			// another attempt may get it whole.
@@ -863,18 +861,18 @@ func (m *Model) classify(ctx context.Context, err error, a *attempt) error {
 		}
 		return w
 	case errors.As(err, &shape):
-		return &wrapError{msg: "google: " + m.redact(shape.Error()), err: err}
+		return &failure.Redacted{Msg: "google: " + m.redact(shape.Error()), Err: err}
 	case errors.As(err, &cred):
-		return &wrapError{msg: "google: " + m.redact(cred.Error()), err: err}
+		return &failure.Redacted{Msg: "google: " + m.redact(cred.Error()), Err: err}
 	}
 	var large *limit.TooLargeError
-	wrapped := &wrapError{msg: "google: " + m.redact(err.Error()), err: err}
+	wrapped := &failure.Redacted{Msg: "google: " + m.redact(err.Error()), Err: err}
 	if errors.As(err, &large) {
 		// Another attempt would be sent as much again.
-		wrapped.msg = large.Error()
+		wrapped.Msg = large.Error()
 		return wrapped
 	}
-	if transient(err) {
+	if failure.Transient(err) {
 		return &retry.Error{Err: wrapped, Retryable: true}
 	}
 	return wrapped
@@ -925,37 +923,6 @@ func (e *StatusError) Error() string {
 		s += ": " + e.Message
 	}
 	return s
-}
-
-// wrapError keeps errors.Is working through a message that has been
-// redacted.
-type wrapError struct {
-	msg string
-	err error
-}
-
-func (e *wrapError) Error() string { return e.msg }
-func (e *wrapError) Unwrap() error { return e.err }
-
-// transient reports a connection failure or a per-attempt timeout (a
-// server that stopped sending among them): the request may not have been
-// served, and another attempt may be.
-func transient(err error) bool {
-	if errors.Is(err, origin.ErrRedirect) {
-		return false // the same request meets the same redirect
-	}
-	// The HTTP client wraps whatever a request met in a *url.Error, a
-	// net.Error itself: what it wraps says.
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var netErr net.Error
-	var stalled *limit.StalledError
-	return errors.As(err, &netErr) || errors.As(err, &stalled) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // keyless sends requests without the API key header the SDK sets.

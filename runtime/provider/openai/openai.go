@@ -10,11 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -25,6 +23,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/failure"
 	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
 	"agentc.dev/agentc/runtime/provider/internal/origin"
@@ -489,21 +488,7 @@ func (m *Model) classify(ctx context.Context, err error, raw *http.Response) err
 		retryable := retry.RetryableStatus(status) && se.Code != "insufficient_quota"
 		return &retry.Error{Err: se, Retryable: retryable, RetryAfter: retry.ParseRetryAfter(header, time.Now()), Status: status}
 	}
-	return &retry.Error{Err: &wrapError{msg: "openai: " + m.redact(err.Error()), err: err}, Retryable: connectionError(err)}
-}
-
-// connectionError reports whether err is a transport failure another
-// attempt may not meet: a dropped or refused connection, a timeout, a
-// server that stopped sending.
-func connectionError(err error) bool {
-	if errors.Is(err, origin.ErrRedirect) {
-		return false // the same request meets the same redirect
-	}
-	var ne net.Error
-	var stalled *limit.StalledError
-	return errors.As(err, &stalled) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
+	return &retry.Error{Err: &failure.Redacted{Msg: "openai: " + m.redact(err.Error()), Err: err}, Retryable: failure.Transient(err)}
 }
 
 func (m *Model) redact(s string) string { return m.key.String(s) }
@@ -531,16 +516,6 @@ func (e *StatusError) Error() string {
 
 // Unwrap returns the SDK's error.
 func (e *StatusError) Unwrap() error { return e.err }
-
-// wrapError keeps errors.Is working through a message that has been
-// redacted.
-type wrapError struct {
-	msg string
-	err error
-}
-
-func (e *wrapError) Error() string { return e.msg }
-func (e *wrapError) Unwrap() error { return e.err }
 
 // FailureClass classifies the error for a model's fallbacks: a quota or
 // balance spent ("insufficient_quota"), a request past the model's

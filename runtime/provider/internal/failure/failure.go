@@ -1,0 +1,52 @@
+// Package failure holds what every provider client says of a request that
+// failed on its way, rather than being answered with a status: whether
+// another attempt may not meet the same failure, and an error whose
+// message is redacted that still unwraps to what was met.
+package failure
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"syscall"
+
+	"agentc.dev/agentc/runtime/provider/internal/limit"
+	"agentc.dev/agentc/runtime/provider/internal/origin"
+)
+
+// Transient reports a connection failure or a per-attempt timeout: a
+// connection refused, reset or closed before or while the response came
+// (a body cut short), a server that stopped sending (limit.StalledError),
+// a deadline. The request may not have been served, and another attempt
+// may be. A refused redirect is not: the same request meets the same
+// redirect. Nor is anything else the HTTP client met, such as a
+// certificate it refused or a scheme it does not speak: it wraps each in
+// a *url.Error, which is a net.Error itself, so what it wraps decides.
+func Transient(err error) bool {
+	if errors.Is(err, origin.ErrRedirect) {
+		return false
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var netErr net.Error
+	var stalled *limit.StalledError
+	return errors.As(err, &netErr) || errors.As(err, &stalled) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// Redacted is an error whose message has had secrets replaced, and which
+// still unwraps to the error it was made from, so that errors.Is and
+// errors.As see through it.
+type Redacted struct {
+	Msg string
+	Err error
+}
+
+func (e *Redacted) Error() string { return e.Msg }
+func (e *Redacted) Unwrap() error { return e.Err }
