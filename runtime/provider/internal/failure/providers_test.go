@@ -22,20 +22,13 @@ import (
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 
-// TestCertificateNotRetried: for every provider, a server whose
-// certificate the client refuses fails the call at once, on one
-// connection: every other attempt would meet the same certificate. (The
-// HTTP client wraps the refusal in a *url.Error, itself a net.Error;
-// openai's and anthropic's clients once took it for a dropped connection
-// and tried again.)
-func TestCertificateNotRetried(t *testing.T) {
-	policy := retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}
+// models are the four providers' clients against url, each with policy and
+// its default HTTP client.
+func models(policy retry.Policy) map[string]func(url string) (agentrt.Model, error) {
 	creds := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 		return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret-test", Source: "test"}, nil
 	})
-	// Each with the default HTTP client, which does not trust the test
-	// server's certificate.
-	for name, model := range map[string]func(url string) (agentrt.Model, error){
+	return map[string]func(url string) (agentrt.Model, error){
 		"openai": func(url string) (agentrt.Model, error) {
 			return openai.New(openai.Config{APIKey: "sk-test", BaseURL: url, Retry: policy})
 		},
@@ -48,7 +41,52 @@ func TestCertificateNotRetried(t *testing.T) {
 		"bedrock": func(url string) (agentrt.Model, error) {
 			return bedrock.New(bedrock.Config{Region: "us-east-1", Credentials: creds, BaseURL: url, Retry: policy})
 		},
-	} {
+	}
+}
+
+var hi = &agentrt.Request{Model: "m", Messages: []agentrt.Message{{Role: agentrt.User, Content: "hi"}}}
+
+// TestDroppedConnectionRetried: for every provider, a connection the
+// server closes before it answers is tried again, until the attempts run
+// out.
+func TestDroppedConnectionRetried(t *testing.T) {
+	for name, model := range models(retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}) {
+		t.Run(name, func(t *testing.T) {
+			var requests atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				conn.Close()
+			}))
+			defer srv.Close()
+			m, err := model(srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.Complete(context.Background(), hi); err == nil {
+				t.Fatal("a call whose every connection was dropped succeeded")
+			}
+			if n := requests.Load(); n != 3 {
+				t.Errorf("%d requests, want 3: a dropped connection is tried again", n)
+			}
+		})
+	}
+}
+
+// TestCertificateNotRetried: for every provider, a server whose
+// certificate the client refuses fails the call at once, on one
+// connection: every other attempt would meet the same certificate. (The
+// HTTP client wraps the refusal in a *url.Error, itself a net.Error;
+// openai's and anthropic's clients once took it for a dropped connection
+// and tried again.)
+func TestCertificateNotRetried(t *testing.T) {
+	// Each with the default HTTP client, which does not trust the test
+	// server's certificate.
+	for name, model := range models(retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}) {
 		t.Run(name, func(t *testing.T) {
 			var conns atomic.Int32
 			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
@@ -66,7 +104,7 @@ func TestCertificateNotRetried(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = m.Complete(context.Background(), &agentrt.Request{Model: "m", Messages: []agentrt.Message{{Role: agentrt.User, Content: "hi"}}})
+			_, err = m.Complete(context.Background(), hi)
 			if err == nil || !strings.Contains(err.Error(), "certificate") {
 				t.Fatalf("error %v, want the certificate refused", err)
 			}
