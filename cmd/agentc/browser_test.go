@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"math"
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"time"
 
@@ -155,17 +157,17 @@ func screenshot(ts *testscript.TestScript, neg bool, args []string) {
 		if region.Dx() < 100 || region.Dy() < 100 {
 			return fmt.Errorf("the timeline is %v on the screen: too small to see", region)
 		}
-		inBar := make([]bool, region.Dx()*region.Dy())
+		var barBoxes []image.Rectangle
 		for _, b := range bars {
 			if len(b) != 4 {
 				return fmt.Errorf("a bar's box is %v", b)
 			}
-			on := image.Rect(int(b[0]), int(b[1]), int(b[2]), int(b[3])).Intersect(region)
-			for y := on.Min.Y; y < on.Max.Y; y++ {
-				for x := on.Min.X; x < on.Max.X; x++ {
-					inBar[(y-region.Min.Y)*region.Dx()+x-region.Min.X] = true
-				}
-			}
+			// Rounded outward: a bar's edges fall between pixels,
+			// which are drawn part in its colour.
+			barBoxes = append(barBoxes, image.Rect(int(math.Floor(b[0])), int(math.Floor(b[1])), int(math.Ceil(b[2])), int(math.Ceil(b[3]))))
+		}
+		inBar := func(x, y int) bool {
+			return slices.ContainsFunc(barBoxes, image.Pt(x, y).In)
 		}
 		bg := img.At(region.Min.X, region.Min.Y)
 		inked, drawnBars := 0, 0
@@ -175,7 +177,7 @@ func screenshot(ts *testscript.TestScript, neg bool, args []string) {
 				if c != bg {
 					inked++
 				}
-				if saturated(c) && inBar[(y-region.Min.Y)*region.Dx()+x-region.Min.X] {
+				if saturated(c) && inBar(x, y) {
 					drawnBars++
 				}
 			}
@@ -215,8 +217,9 @@ func screenshot(ts *testscript.TestScript, neg bool, args []string) {
 	})
 }
 
-// minBarPixels is fewer pixels than the narrowest bar covers.
-const minBarPixels = 24
+// minBarPixels is fewer pixels than the narrowest bar covers (4 by 10,
+// less its rounded corners: about 30). Without bars there are none.
+const minBarPixels = 12
 
 // saturated tells a bar's colour from text, lines and tracks, which are
 // grey.

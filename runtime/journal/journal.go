@@ -102,17 +102,13 @@ var (
 )
 
 // hashes hands out hashers of one derive-key context. A blake3 hasher
-// holds an 8 KiB buffer: one made (or cloned) per digest was a tenth of
-// a replay's time, so they are kept and reset, which keeps the context.
-type hashes struct {
-	proto *blake3.Hasher
-	pool  sync.Pool
-}
+// holds an 8 KiB buffer: one cloned per digest was a twentieth of a
+// replay's time, so they are kept and reset, which keeps the context.
+type hashes struct{ pool sync.Pool }
 
 func newHashes(context string) *hashes {
-	h := &hashes{proto: blake3.NewDeriveKey(context)}
-	h.pool.New = func() any { return h.proto.Clone() }
-	return h
+	proto := blake3.NewDeriveKey(context)
+	return &hashes{pool: sync.Pool{New: func() any { return proto.Clone() }}}
 }
 
 func sum(hs *hashes, canonical []byte) string {

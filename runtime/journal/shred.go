@@ -249,15 +249,13 @@ func unshred(c []byte, values map[string][]byte, b *Budget) ([]byte, error) {
 
 func resolve(at slot, ref []byte, values map[string][]byte) ([]byte, error) {
 	s := ref[len(refPrefix) : len(ref)-1]
-	if len(s) >= 2 && s[0] == '"' {
-		// The values' keys are digests their lines were checked to
-		// have, and a canonical string holds a digest unescaped.
-		if val, ok := values[string(s[1:len(s)-1])]; ok {
-			return val, nil
-		}
-	}
 	if len(s) < 2 || s[0] != '"' {
 		return nil, fmt.Errorf("%s holds a malformed value reference %s", at, ref)
+	}
+	// The values' keys are digests their lines were checked to have, and
+	// a canonical string holds a digest unescaped: one found is one.
+	if val, ok := values[string(s[1:len(s)-1])]; ok {
+		return val, nil
 	}
 	d, err := digest.Parse(string(s[1 : len(s)-1]))
 	if err != nil {

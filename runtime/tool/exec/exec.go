@@ -153,8 +153,8 @@ func WithSecrets(s *redact.Set) Option {
 	return func(t *Tool) { t.secrets = s }
 }
 
-// Offline makes a tool whose calls are served from a journal or a fault
-// script and never made, as in a replay: New does not ask what this
+// Offline makes a tool whose calls are served (from a journal, a fault
+// script, or a Temporal worker's activity) and never made here: New does not ask what this
 // system can confine (a probe that starts a process), so a declaration
 // that requires confinement is not refused on a machine that could not
 // give it, nor warned about, and Call refuses to run the program.
@@ -280,7 +280,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 		return runtime.ToolResult{}, err
 	}
 	if t.offline {
-		return runtime.ToolResult{}, fmt.Errorf("exec tool %q is offline: its calls are served from a journal, never run", t.spec.Name)
+		return runtime.ToolResult{}, fmt.Errorf("exec tool %q is offline: its calls are served, never run here", t.spec.Name)
 	}
 	out := &outputs{tool: t}
 	defer out.remove()
