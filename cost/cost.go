@@ -127,36 +127,97 @@ type Table struct {
 	// aliases are other names of a provider's models, by the name, each
 	// to its entry's key.
 	aliases map[string]map[string]string
+	// base is the embedded table under models and aliases, which replace
+	// its entries and names; nil in a table read from one file.
+	base *shipped
 }
 
-// Embedded returns the table shipped in the binary: a copy of its own,
+// Embedded returns the table shipped in the binary: a table of its own,
 // which the caller may extend.
-func Embedded() *Table { return embeddedTable().clone() }
+func Embedded() *Table {
+	s := shippedTable()
+	return &Table{AsOf: s.asOf, Source: s.source, base: s}
+}
 
-// embeddedTable is the shipped table, read once: reading it takes
-// milliseconds, copying it microseconds.
-var embeddedTable = sync.OnceValue(func() *Table {
-	t, err := Parse("prices.json", embedded, "")
-	if err != nil {
-		panic(err) // the shipped table is checked by its tests
-	}
-	return t
-})
+// shippedTable is the shipped table's date and source, and where each
+// provider's entries are, found once.
+var shippedTable = sync.OnceValue(func() *shipped { return readShipped(embedded) })
 
-// clone copies the table's maps and lists; the prices themselves, which
-// nothing changes, are shared.
-func (t *Table) clone() *Table {
-	c := *t
-	c.Files, c.Dates = slices.Clone(t.Files), slices.Clone(t.Dates)
-	c.models = make(map[string]map[string]Price, len(t.models))
-	for prov, ms := range t.models {
-		c.models[prov] = maps.Clone(ms)
+// shipped is the embedded table, whose providers are read one at a time,
+// each when a model of it is first looked up: a run prices the models of
+// one or two providers, and reading every entry was a tenth of a plan's
+// run. The tests read the whole table as a price file is read (Parse), so
+// each provider is read here without checking it again.
+type shipped struct {
+	data         []byte
+	asOf, source string
+	providers    map[string]*shippedProvider
+}
+
+type shippedProvider struct {
+	name    string
+	off     int // where its object starts in the embedded table
+	once    sync.Once
+	models  map[string]Price
+	aliases map[string]string
+}
+
+// readShipped finds the date, the source and each provider's entries in
+// the embedded table, reading no entry.
+func readShipped(data []byte) *shipped {
+	s := &shipped{data: data, providers: map[string]*shippedProvider{}}
+	p := &parser{name: "prices.json", data: data}
+	pos := 0
+	p.space(&pos)
+	pos++ // {
+	for {
+		k, _, ok := p.member(&pos)
+		if !ok {
+			return s
+		}
+		switch k {
+		case "as_of":
+			s.asOf = p.str(&pos)
+		case "source":
+			s.source = p.str(&pos)
+		case "models":
+			pos++ // {
+			for {
+				prov, _, ok := p.member(&pos)
+				if !ok {
+					break
+				}
+				s.providers[prov] = &shippedProvider{name: prov, off: pos}
+				p.skip(&pos)
+			}
+		default:
+			p.skip(&pos)
+		}
 	}
-	c.aliases = make(map[string]map[string]string, len(t.aliases))
-	for prov, as := range t.aliases {
-		c.aliases[prov] = maps.Clone(as)
+}
+
+// provider returns the entries and names of a provider of the shipped
+// table, read the first time it is asked for; nil maps for a provider it
+// does not have.
+func (s *shipped) provider(name string) (map[string]Price, map[string]string) {
+	sp := s.providers[name]
+	if sp == nil {
+		return nil, nil
 	}
-	return &c
+	sp.once.Do(func() {
+		p := &parser{name: "prices.json", data: s.data}
+		pos := sp.off
+		n, err := p.scan(&pos)
+		t := &Table{AsOf: s.asOf, models: map[string]map[string]Price{}, aliases: map[string]map[string]string{}}
+		if err == nil {
+			err = p.provider(t, sp.name, n, "")
+		}
+		if err != nil {
+			panic(err) // the shipped table is checked by its tests
+		}
+		sp.models, sp.aliases = t.models[sp.name], t.aliases[sp.name]
+	})
+	return sp.models, sp.aliases
 }
 
 // Load returns the embedded table extended by the price file at path, if
@@ -182,6 +243,13 @@ func Load(path string) (*Table, error) {
 // Extend adds u's entries to t, replacing those of the same provider and
 // model.
 func (t *Table) Extend(u *Table) {
+	if u.base != nil { // the shipped table's entries, each replacing t's
+		ms, as := map[string]map[string]Price{}, map[string]map[string]string{}
+		for prov := range u.base.providers {
+			ms[prov], as[prov] = u.base.provider(prov)
+		}
+		t.Extend(&Table{models: ms, aliases: as})
+	}
 	if t.models == nil {
 		t.models = map[string]map[string]Price{}
 	}
@@ -218,14 +286,28 @@ var dateSuffix = regexp.MustCompile(`-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$`)
 // gpt-4o-mini is never priced as gpt-4o. The test model, which runs
 // offline, costs nothing unless the table prices it.
 func (t *Table) Lookup(provider, model string) (Price, bool) {
-	ms := t.models[provider]
-	find := func(name string) (Price, bool) {
-		if p, ok := ms[name]; ok {
+	var bm map[string]Price
+	var ba map[string]string
+	if t.base != nil {
+		bm, ba = t.base.provider(provider)
+	}
+	entry := func(k string) (Price, bool) {
+		if p, ok := t.models[provider][k]; ok {
 			return p, true
 		}
-		if k, ok := t.aliases[provider][name]; ok {
-			p, ok := ms[k]
-			return p, ok
+		p, ok := bm[k]
+		return p, ok
+	}
+	find := func(name string) (Price, bool) {
+		if p, ok := entry(name); ok {
+			return p, true
+		}
+		k, ok := t.aliases[provider][name]
+		if !ok {
+			k, ok = ba[name]
+		}
+		if ok {
+			return entry(k)
 		}
 		return Price{}, false
 	}
@@ -245,14 +327,22 @@ func (t *Table) Lookup(provider, model string) (Price, bool) {
 
 // Entries lists the table's entries as "provider/model", sorted.
 func (t *Table) Entries() []string {
-	var out []string
-	for prov, ms := range t.models {
+	seen := map[string]bool{}
+	add := func(prov string, ms map[string]Price) {
 		for k := range ms {
-			out = append(out, prov+"/"+k)
+			seen[prov+"/"+k] = true
 		}
 	}
-	sort.Strings(out)
-	return out
+	for prov, ms := range t.models {
+		add(prov, ms)
+	}
+	if t.base != nil {
+		for prov := range t.base.providers {
+			ms, _ := t.base.provider(prov)
+			add(prov, ms)
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // FileError is a price file that does not read: where, and what is wrong.
@@ -282,7 +372,7 @@ func Parse(name string, data []byte, from string) (*Table, error) {
 		return nil, err
 	}
 	t := &Table{models: map[string]map[string]Price{}, aliases: map[string]map[string]string{}}
-	if err := p.fields(root, "the price table", map[string]bool{"as_of": true, "models": true, "source": false}, func(k string, v *node) error {
+	if err := p.fields(root, "the price table", tableFields, func(k string, v *node) error {
 		switch k {
 		case "as_of":
 			s, ok := v.v.(string)
@@ -298,32 +388,7 @@ func Parse(name string, data []byte, from string) (*Table, error) {
 			t.Source = s
 		case "models":
 			return p.fields(v, "models", nil, func(prov string, pv *node) error {
-				t.models[prov] = map[string]Price{}
-				t.aliases[prov] = map[string]string{}
-				aliasAt := map[string]int{}
-				if err := p.fields(pv, "models."+prov, nil, func(model string, mv *node) error {
-					pr, aliases, err := p.price(prov+"."+model, mv)
-					if err != nil {
-						return err
-					}
-					pr.Key, pr.From = model, from
-					t.models[prov][model] = pr
-					for _, a := range aliases {
-						if _, dup := t.aliases[prov][a.name]; dup {
-							return p.errAt(a.off, "models.%s.%s.aliases: %q is already another name of %s", prov, model, a.name, t.aliases[prov][a.name])
-						}
-						t.aliases[prov][a.name], aliasAt[a.name] = model, a.off
-					}
-					return nil
-				}); err != nil {
-					return err
-				}
-				for _, a := range slices.Sorted(maps.Keys(aliasAt)) {
-					if _, ok := t.models[prov][a]; ok {
-						return p.errAt(aliasAt[a], "models.%s.%s.aliases: %q is the name of an entry", prov, t.aliases[prov][a], a)
-					}
-				}
-				return nil
+				return p.provider(t, prov, pv, from)
 			})
 		}
 		return nil
@@ -342,6 +407,44 @@ func Parse(name string, data []byte, from string) (*Table, error) {
 	return t, nil
 }
 
+// provider reads a provider's entries, pv, into t; the prices say they
+// come from the file from, as of t.AsOf.
+func (p *parser) provider(t *Table, prov string, pv *node, from string) error {
+	t.models[prov] = make(map[string]Price, len(pv.keys))
+	t.aliases[prov] = map[string]string{}
+	aliasAt := map[string]int{}
+	if err := p.fields(pv, "models."+prov, nil, func(model string, mv *node) error {
+		pr, aliases, err := p.price(prov+"."+model, mv)
+		if err != nil {
+			return err
+		}
+		pr.Key, pr.From, pr.AsOf = model, from, t.AsOf
+		t.models[prov][model] = pr
+		for _, a := range aliases {
+			if _, dup := t.aliases[prov][a.name]; dup {
+				return p.errAt(a.off, "models.%s.%s.aliases: %q is already another name of %s", prov, model, a.name, t.aliases[prov][a.name])
+			}
+			t.aliases[prov][a.name], aliasAt[a.name] = model, a.off
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, a := range slices.Sorted(maps.Keys(aliasAt)) {
+		if _, ok := t.models[prov][a]; ok {
+			return p.errAt(aliasAt[a], "models.%s.%s.aliases: %q is the name of an entry", prov, t.aliases[prov][a], a)
+		}
+	}
+	return nil
+}
+
+// The members of the table, an entry and a tier, true for those required.
+var (
+	tableFields = map[string]bool{"as_of": true, "models": true, "source": false}
+	entryFields = map[string]bool{"input": true, "output": true, "cached_input": false, "cache_write": false, "context_window": false, "max_output": false, "tiers": false, "aliases": false}
+	tierFields  = map[string]bool{"above": true, "input": true, "output": true, "cached_input": false, "cache_write": false}
+)
+
 // alias is one of an entry's other names, and where it is written.
 type alias struct {
 	name string
@@ -352,7 +455,7 @@ type alias struct {
 func (p *parser) price(what string, v *node) (Price, []alias, error) {
 	var pr Price
 	var aliases []alias
-	err := p.fields(v, "models."+what, map[string]bool{"input": true, "output": true, "cached_input": false, "cache_write": false, "context_window": false, "max_output": false, "tiers": false, "aliases": false}, func(k string, fv *node) error {
+	err := p.fields(v, "models."+what, entryFields, func(k string, fv *node) error {
 		switch k {
 		case "tiers":
 			return p.tiers(what, fv, &pr)
@@ -393,7 +496,7 @@ func (p *parser) tiers(what string, v *node, pr *Price) error {
 	for i, tv := range v.vals {
 		var t Tier
 		tw := fmt.Sprintf("%s.tiers[%d]", what, i)
-		if err := p.fields(tv, "models."+tw, map[string]bool{"above": true, "input": true, "output": true, "cached_input": false, "cache_write": false}, func(k string, fv *node) error {
+		if err := p.fields(tv, "models."+tw, tierFields, func(k string, fv *node) error {
 			return p.rates(tw, k, fv, &t.Input, &t.CachedInput, &t.CacheWrite, &t.Output, &t.Above, nil)
 		}); err != nil {
 			return err
@@ -463,6 +566,45 @@ type parser struct {
 	name string
 	data []byte
 	dec  *json.Decoder
+
+	// The one-pass reader (scan) cuts its nodes, and the lists of
+	// their members, from slabs: a table of hundreds of entries takes
+	// hundreds of allocations rather than thousands. open holds the
+	// members of the objects and lists still being read.
+	nodes []node
+	open  struct {
+		keys []string
+		koff []int
+		vals []*node
+	}
+	keys slab[string]
+	koff slab[int]
+	vals slab[*node]
+}
+
+// slab hands out slices cut from larger ones.
+type slab[T any] []T
+
+// cut returns a copy of s, nil when s is empty as append leaves it.
+func (a *slab[T]) cut(s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	if cap(*a)-len(*a) < len(s) {
+		*a = make([]T, 0, max(256, len(s)))
+	}
+	start := len(*a)
+	*a = append(*a, s...)
+	return (*a)[start:len(*a):len(*a)]
+}
+
+// newNode returns a node from the slab.
+func (p *parser) newNode(off int) *node {
+	if len(p.nodes) == cap(p.nodes) {
+		p.nodes = make([]node, 0, 128)
+	}
+	p.nodes = append(p.nodes, node{off: off})
+	return &p.nodes[len(p.nodes)-1]
 }
 
 // root reads the file's JSON value. JSON, as a price file is, is read in
@@ -495,45 +637,37 @@ func (p *parser) tree() (*node, error) {
 
 func (p *parser) scan(pos *int) (*node, error) {
 	d := p.data
-	space := func() {
-		for *pos < len(d) && (d[*pos] == ' ' || d[*pos] == '\t' || d[*pos] == '\r' || d[*pos] == '\n') {
-			*pos++
-		}
-	}
-	space()
-	n := &node{off: *pos}
+	p.space(pos)
+	n := p.newNode(*pos)
 	switch c := d[*pos]; c {
 	case '{', '[':
 		n.obj, n.arr = c == '{', c == '['
 		*pos++
+		o := &p.open
+		kbase, vbase := len(o.keys), len(o.vals)
 		for {
-			space()
-			if d[*pos] == '}' || d[*pos] == ']' {
-				*pos++
-				break
-			}
-			if d[*pos] == ',' {
-				*pos++
-				space()
-			}
 			if n.obj {
-				koff := *pos
-				k := p.str(pos)
-				if slices.Contains(n.keys, k) {
+				k, koff, ok := p.member(pos)
+				if !ok {
+					break
+				}
+				if slices.Contains(o.keys[kbase:], k) {
 					return nil, p.errAt(koff, "%q appears twice", k)
 				}
-				n.keys, n.koff = append(n.keys, k), append(n.koff, koff)
-				space()
-				*pos++ // :
+				o.keys, o.koff = append(o.keys, k), append(o.koff, koff)
+			} else if !p.element(pos) {
+				break
 			}
 			v, err := p.scan(pos)
 			if err != nil {
 				return nil, err
 			}
-			n.vals = append(n.vals, v)
+			o.vals = append(o.vals, v)
 		}
+		n.keys, n.koff, n.vals = p.keys.cut(o.keys[kbase:]), p.koff.cut(o.koff[kbase:]), p.vals.cut(o.vals[vbase:])
+		o.keys, o.koff, o.vals = o.keys[:kbase], o.koff[:kbase], o.vals[:vbase]
 	case '"':
-		n.v = p.str(pos)
+		n.v = p.strValue(pos)
 	case 't':
 		n.v, *pos = true, *pos+len("true")
 	case 'f':
@@ -542,34 +676,120 @@ func (p *parser) scan(pos *int) (*node, error) {
 		*pos += len("null")
 	default:
 		start := *pos
-		for *pos < len(d) && strings.IndexByte("+-.0123456789eE", d[*pos]) >= 0 {
-			*pos++
-		}
+		p.number(pos)
 		n.v = json.Number(d[start:*pos])
 	}
 	return n, nil
 }
 
-// str reads the string at *pos, known to be JSON, as the decoder would:
-// escapes decoded, bytes that are not UTF-8 replaced.
-func (p *parser) str(pos *int) string {
+// space moves *pos past white space.
+func (p *parser) space(pos *int) {
+	for *pos < len(p.data) && strings.IndexByte(" \t\r\n", p.data[*pos]) >= 0 {
+		*pos++
+	}
+}
+
+// number moves *pos past the number there.
+func (p *parser) number(pos *int) {
+	for *pos < len(p.data) && strings.IndexByte("+-.0123456789eE", p.data[*pos]) >= 0 {
+		*pos++
+	}
+}
+
+// member moves *pos, inside an object known to be JSON, to the value of
+// its next member and returns the member's name and where it is written;
+// at the end of the object it moves past it and returns false.
+func (p *parser) member(pos *int) (key string, off int, ok bool) {
 	d := p.data
-	start := *pos
-	escaped := false
-	for *pos++; d[*pos] != '"'; *pos++ {
-		if d[*pos] == '\\' {
-			escaped = true
+	p.space(pos)
+	if d[*pos] == '}' {
+		*pos++
+		return "", 0, false
+	}
+	if d[*pos] == ',' {
+		*pos++
+		p.space(pos)
+	}
+	off = *pos
+	key = p.str(pos)
+	p.space(pos)
+	*pos++ // :
+	p.space(pos)
+	return key, off, true
+}
+
+// element moves *pos, inside a list known to be JSON, to its next value;
+// at the end of the list it moves past it and returns false.
+func (p *parser) element(pos *int) bool {
+	p.space(pos)
+	switch p.data[*pos] {
+	case ']':
+		*pos++
+		return false
+	case ',':
+		*pos++
+	}
+	return true
+}
+
+// skip moves *pos past the value there, known to be JSON.
+func (p *parser) skip(pos *int) {
+	d := p.data
+	p.space(pos)
+	depth := 0
+	for {
+		switch d[*pos] {
+		case '"':
+			p.skipString(pos)
+		case '{', '[':
+			depth++
 			*pos++
+		case '}', ']':
+			depth--
+			*pos++
+		case 't', 'n':
+			*pos += len("true")
+		case 'f':
+			*pos += len("false")
+		default:
+			if depth == 0 {
+				p.number(pos)
+			} else {
+				*pos++ // white space, a separator or a number's byte
+			}
+		}
+		if depth == 0 {
+			return
 		}
 	}
-	*pos++
-	q := d[start:*pos]
-	if !escaped && utf8.Valid(q) {
+}
+
+// str reads the string at *pos, known to be JSON, as the decoder would:
+// escapes decoded, bytes that are not UTF-8 replaced.
+func (p *parser) str(pos *int) string { return p.strValue(pos).(string) }
+
+// strValue is str's string as a value.
+func (p *parser) strValue(pos *int) any {
+	start := *pos
+	p.skipString(pos)
+	q := p.data[start:*pos]
+	if bytes.IndexByte(q, '\\') < 0 && utf8.Valid(q) {
 		return string(q[1 : len(q)-1])
 	}
 	var s string
 	_ = json.Unmarshal(q, &s) // valid JSON
 	return s
+}
+
+// skipString moves *pos past the string there, known to be JSON.
+func (p *parser) skipString(pos *int) {
+	d := p.data
+	for *pos++; d[*pos] != '"'; *pos++ {
+		if d[*pos] == '\\' {
+			*pos++
+		}
+	}
+	*pos++
 }
 
 func (p *parser) errAt(off int, format string, args ...any) error {

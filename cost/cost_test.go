@@ -2,11 +2,15 @@ package cost
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -53,7 +57,7 @@ func TestEmbedded(t *testing.T) {
 		t.Errorf("Describe() = %q", got)
 	}
 	for _, prov := range []string{"openai", "anthropic", "google", "bedrock", "azure"} {
-		if _, ok := tab.models[prov]; !ok {
+		if ms, _ := tab.base.provider(prov); len(ms) == 0 {
 			t.Errorf("no prices for %s", prov)
 		}
 	}
@@ -67,6 +71,57 @@ func TestEmbedded(t *testing.T) {
 			if tier.Input < p.Input || tier.Output < p.Output {
 				t.Errorf("%s: a tier cheaper than the base price: %+v", e, p)
 			}
+		}
+	}
+}
+
+// TestEmbeddedRead: the shipped table, read a provider at a time and
+// unchecked, is what a price file of the same bytes reads as, checked
+// whole; so the check here is the check of every run's table.
+func TestEmbeddedRead(t *testing.T) {
+	whole, err := Parse("prices.json", embedded, "")
+	if err != nil {
+		t.Fatalf("the shipped table does not read as a price file: %v", err)
+	}
+	s := readShipped(embedded)
+	if s.asOf != whole.AsOf || s.source != whole.Source {
+		t.Errorf("read a provider at a time, the table is of %q from %q; whole, of %q from %q", s.asOf, s.source, whole.AsOf, whole.Source)
+	}
+	if got, want := slices.Sorted(maps.Keys(s.providers)), slices.Sorted(maps.Keys(whole.models)); !slices.Equal(got, want) {
+		t.Fatalf("providers found: %q; read whole: %q", got, want)
+	}
+	for prov := range whole.models {
+		ms, as := s.provider(prov)
+		if !reflect.DeepEqual(ms, whole.models[prov]) || !maps.Equal(as, whole.aliases[prov]) {
+			t.Errorf("%s read alone differs from %s read whole", prov, prov)
+		}
+	}
+	if got, want := Embedded().Entries(), whole.Entries(); !slices.Equal(got, want) {
+		t.Errorf("Entries() = %d entries, want %d", len(got), len(want))
+	}
+}
+
+// TestEmbeddedShared: the runs of a batch look models up in tables
+// over one shipped table at once, each provider read once.
+func TestEmbeddedShared(t *testing.T) {
+	s := readShipped(embedded)
+	var wg sync.WaitGroup
+	keys := make([]string, 16)
+	for i := range keys {
+		wg.Go(func() {
+			tab := &Table{base: s}
+			prov, model := "openai", "gpt-4o-2024-08-06"
+			if i%2 == 1 {
+				prov, model = "anthropic", "claude-sonnet-4"
+			}
+			p, _ := tab.Lookup(prov, model)
+			keys[i] = p.Key
+		})
+	}
+	wg.Wait()
+	for i, k := range keys {
+		if want := []string{"gpt-4o", "claude-sonnet-4-0"}[i%2]; k != want {
+			t.Errorf("lookup %d found %q, want %q", i, k, want)
 		}
 	}
 }
@@ -223,6 +278,22 @@ func TestExtend(t *testing.T) {
 	if p, _ := tab.Lookup("openai", "gpt-4o-mini"); p.Input != 0.15 || p.From != "" {
 		t.Errorf("gpt-4o-mini after Extend: %+v", p)
 	}
+	// The shipped table extending a file's replaces the file's entries
+	// of the same key, and adds the rest.
+	mine, err := Parse("mine.json", []byte(`{"as_of": "2026-01-01", "models": {"openai": {"gpt-4o": {"input": 1, "output": 2}, "llama3.1:8b": {"input": 0, "output": 0}}}}`), "mine.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine.Extend(Embedded())
+	if p, _ := mine.Lookup("openai", "gpt-4o"); p.Input != 2.5 || p.From != "" {
+		t.Errorf("gpt-4o of a file extended by the shipped table: %+v", p)
+	}
+	if p, ok := mine.Lookup("openai", "llama3.1:8b"); !ok || p.From != "mine.json" {
+		t.Errorf("llama3.1:8b of a file extended by the shipped table: %+v, %v", p, ok)
+	}
+	if p, ok := mine.Lookup("anthropic", "claude-sonnet-4"); !ok || p.Key != "claude-sonnet-4-0" {
+		t.Errorf("claude-sonnet-4 of a file extended by the shipped table: %+v, %v", p, ok)
+	}
 	// Each Embedded is a table of its own: the one extended changed no other.
 	if p, _ := Embedded().Lookup("openai", "gpt-4o-2024-11-20"); p.Input != 2.5 || p.From != "" || len(Embedded().Files) != 0 {
 		t.Errorf("another Embedded after Extend: %+v", p)
@@ -295,8 +366,20 @@ func TestStale(t *testing.T) {
 	}
 }
 
-// BenchmarkEmbedded reads the shipped price table, as every run does once.
+// BenchmarkEmbedded: what a run pays for the shipped table, once: its
+// providers found, and one provider's entries read for a lookup.
 func BenchmarkEmbedded(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		tab := &Table{base: readShipped(embedded)}
+		if _, ok := tab.Lookup("openai", "gpt-4o-mini"); !ok {
+			b.Fatal("no price for gpt-4o-mini")
+		}
+	}
+}
+
+// BenchmarkParse reads the shipped table whole, as a price file is read.
+func BenchmarkParse(b *testing.B) {
 	b.SetBytes(int64(len(embedded)))
 	b.ReportAllocs()
 	for b.Loop() {
