@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -137,4 +138,31 @@ func FuzzSniffMediaType(f *testing.F) {
 			t.Fatalf("%q sniffs as %q", data, mt)
 		}
 	})
+}
+
+// TestOutputFileName: an output file's name is checked as the pattern
+// ^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$ checks it, on every name of up to 3
+// bytes drawn from the bytes at its edges, and at the length bound.
+func TestOutputFileName(t *testing.T) {
+	form := regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,63}$`)
+	ok := plan.OutputFile{MediaTypes: []string{"text/plain"}}
+	check := func(name string) {
+		t.Helper()
+		err := plan.CheckOutputFile(name, ok)
+		if want := form.MatchString(name); (err == nil) != want {
+			t.Fatalf("CheckOutputFile(%q) = %v; the form says %v", name, err, want)
+		}
+	}
+	edges := []string{"", "a", "z", "A", "Z", "0", "9", "_", "-", "@", "[", "`", "{", "/", ":", ".", " ", "\x00", "\x7f", "\xc3\xa9", "é"}
+	for _, a := range edges {
+		for _, b := range edges {
+			for _, c := range edges {
+				check(a + b + c)
+			}
+		}
+	}
+	for _, n := range []int{63, 64, 65} {
+		check(strings.Repeat("a", n))
+		check("_" + strings.Repeat("-", n-1))
+	}
 }
