@@ -18,6 +18,7 @@ import (
 // other way round).
 func TestSchemaMatchesGoTypes(t *testing.T) {
 	l := NewLoader()
+	l.renew()
 	compareStruct(t, l, "#Manifest", l.schema, reflect.TypeFor[Manifest](), true)
 }
 
@@ -25,6 +26,7 @@ func TestSchemaMatchesGoTypes(t *testing.T) {
 // the loader decodes by hand: a case's constraints are CUE, not data.
 func TestTestsMatchGoType(t *testing.T) {
 	l := NewLoader()
+	l.renew()
 	tests := l.schema.LookupPath(cue.MakePath(cue.Str("tests").Optional()))
 	if !tests.Exists() {
 		t.Fatal("#Manifest has no tests field")
@@ -37,6 +39,7 @@ func TestTestsMatchGoType(t *testing.T) {
 // union over kinds must be exactly the fields of the Go Tool type.
 func TestToolKindsMatchGoType(t *testing.T) {
 	l := NewLoader()
+	l.renew()
 	tool := l.schema.Context().CompileBytes(SchemaSource, cue.Filename(SchemaFile)).LookupPath(cue.MakePath(cue.Def("Tool")))
 	kinds := stringAlternatives(t, tool.LookupPath(cue.MakePath(cue.Str("kind").Required())))
 	if len(kinds) < 5 {

@@ -40,7 +40,7 @@ const heapMetric = "/memory/classes/heap/objects:bytes"
 // instance returned for the abandoned agent holds one CodeTooComplex error
 // and no value, so no later check evaluates it again.
 func (l *Loader) bounded(source string, files []string, load func(*Loader) *Instance) *Instance {
-	if l.built >= agentsPerContext {
+	if l.ctx == nil || l.built >= agentsPerContext {
 		l.renew()
 	}
 	l.built++

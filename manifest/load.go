@@ -112,12 +112,10 @@ type Loader struct {
 // under a millisecond, shared by this many agents.
 const agentsPerContext = 64
 
-// NewLoader returns a Loader with the embedded #Manifest schema compiled.
-func NewLoader() *Loader {
-	l := &Loader{}
-	l.renew()
-	return l
-}
+// NewLoader returns a Loader; it compiles the embedded #Manifest schema
+// when it first loads an agent (a compiler that only reads a project's
+// configuration, as a run does, never needs it).
+func NewLoader() *Loader { return &Loader{} }
 
 // renew gives the loader a fresh CUE context with #Manifest compiled in
 // it; values of different contexts are never combined.
