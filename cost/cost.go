@@ -145,8 +145,8 @@ var shippedTable = sync.OnceValue(func() *shipped { return readShipped(embedded)
 
 // shipped is the embedded table, whose providers are read one at a time,
 // each when a model of it is first looked up: a run prices the models of
-// one or two providers, and reading every entry was a tenth of a plan's
-// run. The tests read the whole table as a price file is read (Parse), so
+// one or two providers, and reading every entry was a tenth of the CPU
+// time of a plan's run. The tests read the whole table as a price file is read (Parse), so
 // each provider is read here without checking it again.
 type shipped struct {
 	data         []byte
@@ -154,6 +154,8 @@ type shipped struct {
 	providers    map[string]*shippedProvider
 }
 
+// shippedProvider is one provider of the shipped table: where its entries
+// are, and once read, its entries and their other names.
 type shippedProvider struct {
 	name    string
 	off     int // where its object starts in the embedded table
