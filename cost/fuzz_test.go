@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/big"
 	"reflect"
@@ -41,6 +42,22 @@ func FuzzParse(f *testing.F) {
 		}
 		if !json.Valid(data) {
 			t.Fatalf("Parse accepted what is not JSON: %q", data)
+		}
+		// Read as the shipped table is, a provider at a time and
+		// unchecked, the same bytes give the same entries.
+		s := readShipped(data)
+		if s.asOf != tab.AsOf || s.source != tab.Source || len(s.providers) != len(tab.models) {
+			t.Fatalf("read a provider at a time: %q, %q, %d providers; whole: %q, %q, %d", s.asOf, s.source, len(s.providers), tab.AsOf, tab.Source, len(tab.models))
+		}
+		for prov, models := range tab.models {
+			want := maps.Clone(models)
+			for k, p := range want {
+				p.From = ""
+				want[k] = p
+			}
+			if ms, as := s.provider(prov); !reflect.DeepEqual(ms, want) || !maps.Equal(as, tab.aliases[prov]) {
+				t.Fatalf("%s read alone: %+v, %v; read whole: %+v, %v", prov, ms, as, want, tab.aliases[prov])
+			}
 		}
 		for prov, models := range tab.models {
 			for model := range models {
