@@ -245,6 +245,11 @@ func TestParseErrors(t *testing.T) {
 		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"output\": 2, \"aliases\": [\"n\"]}, \"k\": {\"input\": 1, \"output\": 2, \"aliases\": [\"n\"]}}}}", `models.openai.k.aliases: "n" is already another name of m`},
 		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"output\": 2, \"aliases\": [\"k\"]}, \"k\": {\"input\": 1, \"output\": 2}}}}", `p.json:1:90: models.openai.m.aliases: "k" is the name of an entry`},
 		{"", "p.json:1:1: not JSON"},
+		// Nested past what json.Valid allows: read by the decoder, refused
+		// where the tiers should be objects.
+		{`{"as_of": "2025-01-01", "models": {"openai": {"m": {"input": 1, "output": 2, "tiers": ` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}}}`, "p.json:1:88: models.openai.m.tiers[0]: want an object"},
+		// A name that is not UTF-8 is named as the decoder reads it.
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\xff\": {\"input\": 1, \"output\": -1}}}}", "models.openai.m\ufffd.output: want a number of at least 0, not -1"},
 	} {
 		_, err := Parse("p.json", []byte(c.data), "p.json")
 		var fe *FileError
