@@ -568,45 +568,6 @@ type parser struct {
 	name string
 	data []byte
 	dec  *json.Decoder
-
-	// The one-pass reader (scan) cuts its nodes, and the lists of
-	// their members, from slabs: a table of hundreds of entries takes
-	// hundreds of allocations rather than thousands. open holds the
-	// members of the objects and lists still being read.
-	nodes []node
-	open  struct {
-		keys []string
-		koff []int
-		vals []*node
-	}
-	keys slab[string]
-	koff slab[int]
-	vals slab[*node]
-}
-
-// slab hands out slices cut from larger ones.
-type slab[T any] []T
-
-// cut returns a copy of s, nil when s is empty as append leaves it.
-func (a *slab[T]) cut(s []T) []T {
-	if len(s) == 0 {
-		return nil
-	}
-	if cap(*a)-len(*a) < len(s) {
-		*a = make([]T, 0, max(256, len(s)))
-	}
-	start := len(*a)
-	*a = append(*a, s...)
-	return (*a)[start:len(*a):len(*a)]
-}
-
-// newNode returns a node from the slab.
-func (p *parser) newNode(off int) *node {
-	if len(p.nodes) == cap(p.nodes) {
-		p.nodes = make([]node, 0, 128)
-	}
-	p.nodes = append(p.nodes, node{off: off})
-	return &p.nodes[len(p.nodes)-1]
 }
 
 // root reads the file's JSON value. JSON, as a price file is, is read in
@@ -640,23 +601,21 @@ func (p *parser) tree() (*node, error) {
 func (p *parser) scan(pos *int) (*node, error) {
 	d := p.data
 	p.space(pos)
-	n := p.newNode(*pos)
+	n := &node{off: *pos}
 	switch c := d[*pos]; c {
 	case '{', '[':
 		n.obj, n.arr = c == '{', c == '['
 		*pos++
-		o := &p.open
-		kbase, vbase := len(o.keys), len(o.vals)
 		for {
 			if n.obj {
 				k, koff, ok := p.member(pos)
 				if !ok {
 					break
 				}
-				if slices.Contains(o.keys[kbase:], k) {
+				if slices.Contains(n.keys, k) {
 					return nil, p.errAt(koff, "%q appears twice", k)
 				}
-				o.keys, o.koff = append(o.keys, k), append(o.koff, koff)
+				n.keys, n.koff = append(n.keys, k), append(n.koff, koff)
 			} else if !p.element(pos) {
 				break
 			}
@@ -664,12 +623,10 @@ func (p *parser) scan(pos *int) (*node, error) {
 			if err != nil {
 				return nil, err
 			}
-			o.vals = append(o.vals, v)
+			n.vals = append(n.vals, v)
 		}
-		n.keys, n.koff, n.vals = p.keys.cut(o.keys[kbase:]), p.koff.cut(o.koff[kbase:]), p.vals.cut(o.vals[vbase:])
-		o.keys, o.koff, o.vals = o.keys[:kbase], o.koff[:kbase], o.vals[:vbase]
 	case '"':
-		n.v = p.strValue(pos)
+		n.v = p.str(pos)
 	case 't':
 		n.v, *pos = true, *pos+len("true")
 	case 'f':
@@ -768,10 +725,7 @@ func (p *parser) skip(pos *int) {
 
 // str reads the string at *pos, known to be JSON, as the decoder would:
 // escapes decoded, bytes that are not UTF-8 replaced.
-func (p *parser) str(pos *int) string { return p.strValue(pos).(string) }
-
-// strValue is str's string as a value.
-func (p *parser) strValue(pos *int) any {
+func (p *parser) str(pos *int) string {
 	start := *pos
 	p.skipString(pos)
 	q := p.data[start:*pos]
