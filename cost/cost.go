@@ -146,8 +146,8 @@ var shippedTable = sync.OnceValue(func() *shipped { return readShipped(embedded)
 // shipped is the embedded table, whose providers are read one at a time,
 // each when a model of it is first looked up: a run prices the models of
 // one or two providers, and reading every entry was a tenth of the CPU
-// time of a plan's run. The tests read the whole table as a price file is read (Parse), so
-// each provider is read here without checking it again.
+// time of a plan's run. The tests read the whole table as a price file is
+// read (Parse), so each provider is read here without checking it again.
 type shipped struct {
 	data         []byte
 	asOf, source string
