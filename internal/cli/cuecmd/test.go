@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -298,7 +299,11 @@ func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agentt
 
 // runFaults runs the case name again under each fault, played back from
 // the journal of its run base (whose report is rep), and checks how each
-// run ends. A case that did not pass has no fault runs to compare.
+// run ends. A case that did not pass has no fault runs to compare. The
+// runs are independent, and most of their time is waiting (a 429's
+// Retry-After, a retry's backoff, a hang's deadline), so they run at
+// once; their results keep the matrix's order, up to the first run that
+// was interrupted.
 func runFaults(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttest.Checker, name string, base caseResult, rep *agentrt.Report, journal string) []caseResult {
 	t := b.plan.Tests[name]
 	var script *fault.Script
@@ -306,8 +311,9 @@ func runFaults(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttes
 	if base.Status == statusPass && journal != "" {
 		script, loadErr = fault.Load(journal)
 	}
-	var out []caseResult
-	for _, k := range fault.Kinds {
+	out := make([]caseResult, len(fault.Kinds))
+	var wg sync.WaitGroup
+	for i, k := range fault.Kinds {
 		r := caseResult{Agent: base.Agent, Case: name, Fault: k.Name, Mode: base.Mode, Journal: base.Journal, Expected: t.Faults[k.Name]}
 		if r.Expected == "" {
 			r.Expected = fault.Default(k, b.plan)
@@ -320,32 +326,39 @@ func runFaults(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttes
 			why = "the case has no recorded run to play back"
 		case loadErr != nil:
 			r.Status, r.Failures = statusFail, []agenttest.Failure{{Msg: loadErr.Error()}}
-			out = append(out, r)
+			out[i] = r
 			continue
 		default:
 			applies, why = fault.Applies(k, b.plan, script)
 		}
 		if !applies {
 			r.Status, r.Reason = statusNA, why
-			out = append(out, r)
+			out[i] = r
 			continue
 		}
-		start := time.Now()
-		got, err := runcmd.RunCase(cmd.Context(), e, b.plan, dir, runcmd.Case{Input: t.Input, Replay: journal, Fault: k.Name})
-		r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-		switch {
-		case err != nil:
-			r.Status, r.Failures = statusFail, []agenttest.Failure{{Msg: err.Error()}}
-		case got.Interrupted:
-			r.Status, r.Failures, r.interrupted = statusFail, []agenttest.Failure{{Msg: "interrupted"}}, true
-			return append(out, r)
-		default:
-			r.Status, r.Failures = statusPass, chk.CheckFault(name, k.Name, r.Expected, rep, got)
-			if len(r.Failures) > 0 {
-				r.Status = statusFail
+		wg.Go(func() {
+			start := time.Now()
+			got, err := runcmd.RunCase(cmd.Context(), e, b.plan, dir, runcmd.Case{Input: t.Input, Replay: journal, Fault: k.Name})
+			r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+			switch {
+			case err != nil:
+				r.Status, r.Failures = statusFail, []agenttest.Failure{{Msg: err.Error()}}
+			case got.Interrupted:
+				r.Status, r.Failures, r.interrupted = statusFail, []agenttest.Failure{{Msg: "interrupted"}}, true
+			default:
+				r.Status, r.Failures = statusPass, chk.CheckFault(name, k.Name, r.Expected, rep, got)
+				if len(r.Failures) > 0 {
+					r.Status = statusFail
+				}
 			}
+			out[i] = r
+		})
+	}
+	wg.Wait()
+	for i, r := range out {
+		if r.interrupted {
+			return out[:i+1]
 		}
-		out = append(out, r)
 	}
 	return out
 }
@@ -403,17 +416,24 @@ func writeTestSummary(e cli.Env, rs []caseResult) error {
 		return nil
 	}
 	n, nf := map[string]int{}, map[string]int{}
-	total := 0.0
+	// The time the runs took end to end: a case's fault runs run at once,
+	// so they take their longest.
+	total, longest := 0.0, map[string]float64{}
 	var cases, faults []caseResult
 	for _, r := range rs {
 		if r.Fault == "" {
 			n[r.Status]++
 			cases = append(cases, r)
+			total += r.DurationMS
 		} else {
 			nf[r.Status]++
 			faults = append(faults, r)
+			id := r.Agent + "/" + r.Case
+			longest[id] = max(longest[id], r.DurationMS)
 		}
-		total += r.DurationMS
+	}
+	for _, d := range longest {
+		total += d
 	}
 	word := "ok"
 	if n[statusPass] < len(cases) || nf[statusFail] > 0 {
