@@ -38,6 +38,11 @@ type Case struct {
 	// journal; nothing is recorded. A timeout run's deadline is at most
 	// fault.HangDeadline.
 	Fault string
+	// Script, with Fault, is the script of the journal Replay names, read
+	// already (fault.Load); nil reads it. The fault layer only reads a
+	// script, so the fault runs of one journal, made at once, share one
+	// rather than each holding its own copy.
+	Script *fault.Script
 }
 
 // RunCase makes one run of a compiled plan for a test case, with dir the
@@ -58,7 +63,7 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 	f := Flags{model: c.Model, replay: c.Replay, baseURL: c.BaseURL, stall: retry.DefaultStall}
 	opts := agentrt.Options{}
 	if c.Fault != "" {
-		fr, err := startFault(p, c.Replay, c.Fault)
+		fr, err := startFault(p, c.Replay, c.Fault, c.Script)
 		if err != nil {
 			return nil, err
 		}
@@ -136,15 +141,18 @@ type faultRun struct {
 	server  *fault.Server
 }
 
-// startFault loads the journal and starts the fault layer's server.
-func startFault(p *plan.Plan, journal, name string) (*faultRun, error) {
+// startFault loads the journal, unless s is its script, and starts the
+// fault layer's server.
+func startFault(p *plan.Plan, journal, name string, s *fault.Script) (*faultRun, error) {
 	k, ok := fault.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown fault %q", name)
 	}
-	s, err := fault.Load(journal)
-	if err != nil {
-		return nil, err
+	var err error
+	if s == nil {
+		if s, err = fault.Load(journal); err != nil {
+			return nil, err
+		}
 	}
 	fr := &faultRun{kind: k, script: s, wire: p.Agent.Model.Provider}
 	if len(s.Servers) > 0 {

@@ -302,8 +302,9 @@ func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agentt
 // run ends. A case that did not pass has no fault runs to compare. The
 // runs are independent, and most of their time is waiting (a 429's
 // Retry-After, a retry's backoff, a hang's deadline), so they run at
-// once; their results keep the matrix's order, up to the first run that
-// was interrupted.
+// once, sharing the journal's script (which only one run's memory holds);
+// their results keep the matrix's order, up to the first run that was
+// interrupted.
 func runFaults(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttest.Checker, name string, base caseResult, rep *agentrt.Report, journal string) []caseResult {
 	t := b.plan.Tests[name]
 	var script *fault.Script
@@ -338,7 +339,7 @@ func runFaults(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttes
 		}
 		wg.Go(func() {
 			start := time.Now()
-			got, err := runcmd.RunCase(cmd.Context(), e, b.plan, dir, runcmd.Case{Input: t.Input, Replay: journal, Fault: k.Name})
+			got, err := runcmd.RunCase(cmd.Context(), e, b.plan, dir, runcmd.Case{Input: t.Input, Replay: journal, Fault: k.Name, Script: script})
 			r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 			switch {
 			case err != nil:
