@@ -137,6 +137,8 @@ failed, or an agent does not compile; 2 usage error.`,
 			// The constraints are checked in bounded children of this
 			// program: a model's answer must not buy unbounded work.
 			prog, _ := cueproc.Self()
+			start := time.Now()
+			var jobs []*faultJob
 		agents:
 			for _, b := range bs {
 				dir := "."
@@ -155,21 +157,19 @@ failed, or an agent does not compile; 2 usage error.`,
 						writeCaseText(e.Stdout, r)
 					}
 					if r.interrupted {
+						jobs = nil
 						break agents
 					}
 					if faults {
-						fs := runFaults(cmd, e, b, dir, chk, name, r, rep, journal)
-						results = append(results, fs...)
-						if len(fs) > 0 && fs[len(fs)-1].interrupted {
-							break agents
-						}
+						jobs = append(jobs, &faultJob{b: b, dir: dir, chk: chk, name: name, base: r, rep: rep, journal: journal, after: len(results) - 1})
 					}
 				}
 			}
-			if err := write(e, results); err != nil {
+			results = runFaultJobs(cmd, e, jobs, results)
+			if err := write(e, results, time.Since(start)); err != nil {
 				return err
 			}
-			if len(results) > 0 && results[len(results)-1].interrupted {
+			if slices.ContainsFunc(results, func(r caseResult) bool { return r.interrupted }) {
 				return &cli.ExitError{Code: 130}
 			}
 			if slices.ContainsFunc(results, func(r caseResult) bool { return r.Status != statusPass && r.Status != statusNA }) {
@@ -297,6 +297,56 @@ func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agentt
 	return r, rep, played
 }
 
+// faultJob is the fault runs of one case: what they need of the case's
+// run, and once made, their results.
+type faultJob struct {
+	b       built
+	dir     string
+	chk     *agenttest.Checker
+	name    string
+	base    caseResult
+	rep     *agentrt.Report
+	journal string
+	after   int // the case's place in the results
+	out     []caseResult
+}
+
+// faultCases bounds the cases whose fault runs are made at once.
+const faultCases = 4
+
+// runFaultJobs makes the fault runs of the cases once every case has run:
+// they start no process, so they never run beside a case's run, which
+// may (its tools'), and the fault runs of several cases go at once. It
+// returns results with each case's fault runs after it; an interrupt
+// ends those running, and those not started are left out.
+func runFaultJobs(cmd *cobra.Command, e cli.Env, jobs []*faultJob, results []caseResult) []caseResult {
+	if len(jobs) == 0 {
+		return results
+	}
+	sem := make(chan struct{}, faultCases)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if cmd.Context().Err() == nil {
+				j.out = runFaults(cmd, e, j.b, j.dir, j.chk, j.name, j.base, j.rep, j.journal)
+			}
+		})
+	}
+	wg.Wait()
+	out := make([]caseResult, 0, len(results)+len(jobs)*len(fault.Kinds))
+	next := 0
+	for i, r := range results {
+		out = append(out, r)
+		for next < len(jobs) && jobs[next].after == i {
+			out = append(out, jobs[next].out...)
+			next++
+		}
+	}
+	return out
+}
+
 // runFaults runs the case name again under each fault, played back from
 // the journal of its run base (whose report is rep), and checks how each
 // run ends. A case that did not pass has no fault runs to compare. The
@@ -403,7 +453,9 @@ func writeCaseText(w io.Writer, r caseResult) {
 	}
 }
 
-var testFormats = map[string]func(cli.Env, []caseResult) error{
+// testFormats print the results; took is how long the runs took, end to
+// end.
+var testFormats = map[string]func(e cli.Env, rs []caseResult, took time.Duration) error{
 	"text":  writeTestSummary,
 	"json":  writeTestJSON,
 	"junit": writeTestJUnit,
@@ -411,30 +463,21 @@ var testFormats = map[string]func(cli.Env, []caseResult) error{
 
 // writeTestSummary ends the text output: the cases' lines are written as
 // they end.
-func writeTestSummary(e cli.Env, rs []caseResult) error {
+func writeTestSummary(e cli.Env, rs []caseResult, took time.Duration) error {
 	if len(rs) == 0 {
 		fmt.Fprintln(e.Stderr, "agentc: no test cases: an agent declares them in its manifest's tests")
 		return nil
 	}
 	n, nf := map[string]int{}, map[string]int{}
-	// The time the runs took end to end: a case's fault runs run at once,
-	// so they take their longest.
-	total, longest := 0.0, map[string]float64{}
 	var cases, faults []caseResult
 	for _, r := range rs {
 		if r.Fault == "" {
 			n[r.Status]++
 			cases = append(cases, r)
-			total += r.DurationMS
 		} else {
 			nf[r.Status]++
 			faults = append(faults, r)
-			id := r.Agent + "/" + r.Case
-			longest[id] = max(longest[id], r.DurationMS)
 		}
-	}
-	for _, d := range longest {
-		total += d
 	}
 	word := "ok"
 	if n[statusPass] < len(cases) || nf[statusFail] > 0 {
@@ -445,7 +488,7 @@ func writeTestSummary(e cli.Env, rs []caseResult) error {
 		writeFaultTable(e.Stdout, cases, faults)
 		counts = fmt.Sprintf("; faults: %d passed, %d failed, %d n/a", nf[statusPass], nf[statusFail], nf[statusNA])
 	}
-	fmt.Fprintf(e.Stdout, "%s: %d passed, %d failed, %d diverged%s (%.2fs)\n", word, n[statusPass], n[statusFail], n[statusDiverged], counts, total/1000)
+	fmt.Fprintf(e.Stdout, "%s: %d passed, %d failed, %d diverged%s (%.2fs)\n", word, n[statusPass], n[statusFail], n[statusDiverged], counts, took.Seconds())
 	return nil
 }
 
@@ -481,7 +524,7 @@ func writeFaultTable(w io.Writer, cases, faults []caseResult) {
 	}
 }
 
-func writeTestJSON(e cli.Env, rs []caseResult) error {
+func writeTestJSON(e cli.Env, rs []caseResult, _ time.Duration) error {
 	enc := json.NewEncoder(e.Stdout)
 	for _, r := range rs {
 		if err := enc.Encode(r); err != nil {
@@ -491,7 +534,7 @@ func writeTestJSON(e cli.Env, rs []caseResult) error {
 	return nil
 }
 
-func writeTestJUnit(e cli.Env, rs []caseResult) error {
+func writeTestJUnit(e cli.Env, rs []caseResult, _ time.Duration) error {
 	suite := junitSuite{Name: "agentc test"}
 	for _, r := range rs {
 		c := junitCase{Name: r.Case, ClassName: r.Agent, Time: fmt.Sprintf("%.3f", r.DurationMS/1000)}
