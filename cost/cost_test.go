@@ -2,11 +2,9 @@ package cost
 
 import (
 	"errors"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -83,19 +81,7 @@ func TestEmbeddedRead(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the shipped table does not read as a price file: %v", err)
 	}
-	s := readShipped(embedded)
-	if s.asOf != whole.AsOf || s.source != whole.Source {
-		t.Errorf("read a provider at a time, the table is of %q from %q; whole, of %q from %q", s.asOf, s.source, whole.AsOf, whole.Source)
-	}
-	if got, want := slices.Sorted(maps.Keys(s.providers)), slices.Sorted(maps.Keys(whole.models)); !slices.Equal(got, want) {
-		t.Fatalf("providers found: %q; read whole: %q", got, want)
-	}
-	for prov := range whole.models {
-		ms, as := s.provider(prov)
-		if !reflect.DeepEqual(ms, whole.models[prov]) || !maps.Equal(as, whole.aliases[prov]) {
-			t.Errorf("%s read alone differs from %s read whole", prov, prov)
-		}
-	}
+	sameShipped(t, embedded, whole)
 	if got, want := Embedded().Entries(), whole.Entries(); !slices.Equal(got, want) {
 		t.Errorf("Entries() = %d entries, want %d", len(got), len(want))
 	}

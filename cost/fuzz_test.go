@@ -43,22 +43,7 @@ func FuzzParse(f *testing.F) {
 		if !json.Valid(data) {
 			t.Fatalf("Parse accepted what is not JSON: %q", data)
 		}
-		// Read as the shipped table is, a provider at a time and
-		// unchecked, the same bytes give the same entries.
-		s := readShipped(data)
-		if s.asOf != tab.AsOf || s.source != tab.Source || len(s.providers) != len(tab.models) {
-			t.Fatalf("read a provider at a time: %q, %q, %d providers; whole: %q, %q, %d", s.asOf, s.source, len(s.providers), tab.AsOf, tab.Source, len(tab.models))
-		}
-		for prov, models := range tab.models {
-			want := maps.Clone(models)
-			for k, p := range want {
-				p.From = ""
-				want[k] = p
-			}
-			if ms, as := s.provider(prov); !reflect.DeepEqual(ms, want) || !maps.Equal(as, tab.aliases[prov]) {
-				t.Fatalf("%s read alone: %+v, %v; read whole: %+v, %v", prov, ms, as, want, tab.aliases[prov])
-			}
-		}
+		sameShipped(t, data, tab)
 		for prov, models := range tab.models {
 			for model := range models {
 				pr, ok := tab.Lookup(prov, model)
@@ -116,6 +101,26 @@ func FuzzChecked(f *testing.F) {
 			}
 		}
 	})
+}
+
+// sameShipped: data read as the shipped table is, a provider at a time
+// and unchecked, gives the entries whole, the table Parse read of it.
+func sameShipped(t *testing.T, data []byte, whole *Table) {
+	t.Helper()
+	s := readShipped(data)
+	if s.asOf != whole.AsOf || s.source != whole.Source || len(s.providers) != len(whole.models) {
+		t.Fatalf("read a provider at a time: %q, %q, %d providers; whole: %q, %q, %d", s.asOf, s.source, len(s.providers), whole.AsOf, whole.Source, len(whole.models))
+	}
+	for prov, models := range whole.models {
+		want := maps.Clone(models)
+		for k, p := range want {
+			p.From = "" // the shipped table's entries come from no file
+			want[k] = p
+		}
+		if ms, as := s.provider(prov); !reflect.DeepEqual(ms, want) || !maps.Equal(as, whole.aliases[prov]) {
+			t.Fatalf("%s read alone: %+v, %v; read whole: %+v, %v", prov, ms, as, want, whole.aliases[prov])
+		}
+	}
 }
 
 // sameTree: JSON read in one pass (tree) is the nodes the decoder's

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -211,8 +212,8 @@ type caseResult struct {
 	MinPass    float64             `json:"min_pass,omitempty"`
 	DurationMS float64             `json:"duration_ms"`
 	Failures   []agenttest.Failure `json:"failures,omitempty"`
-	// interrupted says a stop signal ended the case's run: agentc test
-	// stops there.
+	// interrupted says a stop signal ended the run: agentc test starts
+	// no other, and exits 130.
 	interrupted bool
 }
 
@@ -317,20 +318,26 @@ const faultCases = 4
 // runFaultJobs makes the fault runs of the cases once every case has run:
 // they start no process, so they never run beside a case's run, which
 // may (its tools'), and the fault runs of several cases go at once. It
-// returns results with each case's fault runs after it; an interrupt
-// ends those running, and those not started are left out.
+// returns results with each case's fault runs after it. A stop signal
+// ends the runs in flight (each run catches it), and once one has ended
+// so, no case's runs start: those are left out.
 func runFaultJobs(cmd *cobra.Command, e cli.Env, jobs []*faultJob, results []caseResult) []caseResult {
 	if len(jobs) == 0 {
 		return results
 	}
 	sem := make(chan struct{}, faultCases)
+	var stopped atomic.Bool
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if cmd.Context().Err() == nil {
-				j.out = runFaults(cmd, e, j.b, j.dir, j.chk, j.name, j.base, j.rep, j.journal)
+			if stopped.Load() || cmd.Context().Err() != nil {
+				return
+			}
+			j.out = runFaults(cmd, e, j.b, j.dir, j.chk, j.name, j.base, j.rep, j.journal)
+			if slices.ContainsFunc(j.out, func(r caseResult) bool { return r.interrupted }) {
+				stopped.Store(true)
 			}
 		})
 	}
@@ -353,8 +360,7 @@ func runFaultJobs(cmd *cobra.Command, e cli.Env, jobs []*faultJob, results []cas
 // runs are independent, and most of their time is waiting (a 429's
 // Retry-After, a retry's backoff, a hang's deadline), so they run at
 // once, sharing the journal's script (which only one run's memory holds);
-// their results keep the matrix's order, up to the first run that was
-// interrupted.
+// their results keep the matrix's order.
 func runFaults(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttest.Checker, name string, base caseResult, rep *agentrt.Report, journal string) []caseResult {
 	t := b.plan.Tests[name]
 	var script *fault.Script
@@ -406,11 +412,6 @@ func runFaults(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttes
 		})
 	}
 	wg.Wait()
-	for i, r := range out {
-		if r.interrupted {
-			return out[:i+1]
-		}
-	}
 	return out
 }
 
