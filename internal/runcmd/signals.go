@@ -32,6 +32,7 @@ var stopSignals = []stopSignal{
 type signals struct {
 	ch     chan os.Signal
 	done   chan struct{}
+	exited chan struct{} // closed when the goroutine that waits on ch returns
 	mu     sync.Mutex
 	first  *stopSignal
 	cancel context.CancelFunc
@@ -48,7 +49,7 @@ func onStopSignal(ctx context.Context, e Env) (context.Context, *signals) {
 // onStopSignalSaying is onStopSignal, saying what the first signal does.
 func onStopSignalSaying(ctx context.Context, e Env, does string) (context.Context, *signals) {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &signals{ch: make(chan os.Signal, 1), done: make(chan struct{}), cancel: cancel}
+	s := &signals{ch: make(chan os.Signal, 1), done: make(chan struct{}), exited: make(chan struct{}), cancel: cancel}
 	for _, ss := range stopSignals {
 		// One the process started with ignored (nohup, a background job
 		// of a script) stays so.
@@ -57,6 +58,7 @@ func onStopSignalSaying(ctx context.Context, e Env, does string) (context.Contex
 		}
 	}
 	go func() {
+		defer close(s.exited)
 		var first stopSignal
 		select {
 		case got := <-s.ch:
@@ -64,9 +66,7 @@ func onStopSignalSaying(ctx context.Context, e Env, does string) (context.Contex
 		case <-s.done:
 			return
 		}
-		s.mu.Lock()
-		s.first = &first
-		s.mu.Unlock()
+		s.record(first)
 		if e.Program {
 			fmt.Fprintf(e.Stderr, "agentc: %s: %s (a second signal stops at once)\n", first.name, does)
 		}
@@ -85,11 +85,27 @@ func onStopSignalSaying(ctx context.Context, e Env, does string) (context.Contex
 	return ctx, s
 }
 
+// record notes the first stop signal.
+func (s *signals) record(first stopSignal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.first == nil {
+		s.first = &first
+	}
+}
+
 // stop stops handling the signals: from then on they act as they would
-// without a run.
+// without a run. A signal that arrived before it is counted by code,
+// even one the goroutine had not taken yet.
 func (s *signals) stop() {
 	signal.Stop(s.ch)
 	close(s.done)
+	<-s.exited
+	select {
+	case got := <-s.ch:
+		s.record(lookupSignal(got))
+	default:
+	}
 	s.cancel() // the context goes with the run, whatever its parent
 }
 
@@ -101,6 +117,22 @@ func (s *signals) code() int {
 		return 0
 	}
 	return s.first.code
+}
+
+// OnStopSignal is for a command that makes many runs, one after another
+// or at once (agentc test): the context it returns is cancelled at the
+// first stop signal, and stderr told so, with does saying what that does;
+// the runs made under it then stop as at their own signal, and a signal
+// between two runs ends none of the command's work abruptly. stop stops
+// handling the signals and returns the exit code of the first one
+// received, 0 when none was; it may be called more than once.
+func OnStopSignal(ctx context.Context, e Env, does string) (_ context.Context, stop func() int) {
+	ctx, s := onStopSignalSaying(ctx, e, does)
+	var once sync.Once
+	return ctx, func() int {
+		once.Do(s.stop)
+		return s.code()
+	}
 }
 
 func lookupSignal(sig os.Signal) stopSignal {

@@ -1,6 +1,7 @@
 package cuecmd
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -121,6 +121,11 @@ failed, or an agent does not compile; 2 usage error.`,
 			if len(args) == 0 {
 				args = []string{"."}
 			}
+			// A stop signal ends the runs in flight, and no other starts;
+			// what ran is printed, and the command exits with the signal's
+			// code.
+			ctx, stopSignals := runcmd.OnStopSignal(cmd.Context(), e, "stopping the tests")
+			defer stopSignals()
 			bs, err := buildAll(e, args, e.Stderr, false)
 			if err != nil {
 				return err
@@ -152,7 +157,10 @@ failed, or an agent does not compile; 2 usage error.`,
 					if filter != nil && !filter.MatchString(id) {
 						continue
 					}
-					r, rep, journal := runTestCase(cmd, e, b, dir, chk, name, mode, samples, tmp)
+					if ctx.Err() != nil {
+						break agents
+					}
+					r, rep, journal := runTestCase(ctx, e, b, dir, chk, name, mode, samples, tmp)
 					results = append(results, r)
 					if format == "text" {
 						writeCaseText(e.Stdout, r)
@@ -166,12 +174,13 @@ failed, or an agent does not compile; 2 usage error.`,
 					}
 				}
 			}
-			results = runFaultJobs(cmd, e, jobs, results)
-			if err := write(e, results, time.Since(start)); err != nil {
+			results = runFaultJobs(ctx, e, jobs, results)
+			stopped := stopSignals()
+			if err := write(e, testRun{results: results, took: time.Since(start), stopped: stopped != 0}); err != nil {
 				return err
 			}
-			if slices.ContainsFunc(results, func(r caseResult) bool { return r.interrupted }) {
-				return &cli.ExitError{Code: 130}
+			if stopped != 0 {
+				return &cli.ExitError{Code: stopped}
 			}
 			if slices.ContainsFunc(results, func(r caseResult) bool { return r.Status != statusPass && r.Status != statusNA }) {
 				return &cli.ExitError{Code: cli.ExitFindings}
@@ -220,7 +229,7 @@ type caseResult struct {
 // runTestCase runs one case as mode says ("" for offline) and checks it.
 // With tmp set (--faults), a test model run is journaled there; it returns
 // the report of the (last) run, and the journal of the run, if any.
-func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttest.Checker, name, mode string, samples int, tmp string) (r caseResult, rep *agentrt.Report, played string) {
+func runTestCase(ctx context.Context, e cli.Env, b built, dir string, chk *agenttest.Checker, name, mode string, samples int, tmp string) (r caseResult, rep *agentrt.Report, played string) {
 	t := b.plan.Tests[name]
 	journal := filepath.Join(dir, "testdata", b.plan.Agent.Name, name+".jsonl")
 	r = caseResult{Agent: b.plan.Agent.Name, Case: name, Mode: mode, Journal: relPath(absPath(journal), e.Dir)}
@@ -262,7 +271,7 @@ func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agentt
 	var last []agenttest.Failure
 	for range samples {
 		var err error
-		rep, err = runcmd.RunCase(cmd.Context(), e, b.plan, dir, c)
+		rep, err = runcmd.RunCase(ctx, e, b.plan, dir, c)
 		var fails []agenttest.Failure
 		switch {
 		case err != nil:
@@ -275,7 +284,13 @@ func runTestCase(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agentt
 			r.Failures = divergence(rep.Divergence)
 			return r, rep, played
 		default:
-			fails = chk.Check(cmd.Context(), name, rep, agenttest.Options{ShapeOnly: r.Mode == modeTestModel})
+			fails = chk.Check(ctx, name, rep, agenttest.Options{ShapeOnly: r.Mode == modeTestModel})
+			if ctx.Err() != nil {
+				// A stop signal came while the answer was checked: the
+				// check's children may have ended with it.
+				r.Status, r.Failures, r.interrupted = statusFail, []agenttest.Failure{{Msg: "interrupted"}}, true
+				return r, rep, played
+			}
 		}
 		if len(fails) == 0 {
 			r.Passed++
@@ -319,26 +334,22 @@ const faultCases = 4
 // they start no process, so they never run beside a case's run, which
 // may (its tools'), and the fault runs of several cases go at once. It
 // returns results with each case's fault runs after it. A stop signal
-// ends the runs in flight (each run catches it), and once one has ended
-// so, no case's runs start: those are left out.
-func runFaultJobs(cmd *cobra.Command, e cli.Env, jobs []*faultJob, results []caseResult) []caseResult {
+// (ctx's end) ends the runs in flight, and no case's runs start after
+// it: those are left out.
+func runFaultJobs(ctx context.Context, e cli.Env, jobs []*faultJob, results []caseResult) []caseResult {
 	if len(jobs) == 0 {
 		return results
 	}
 	sem := make(chan struct{}, faultCases)
-	var stopped atomic.Bool
 	var wg sync.WaitGroup
 	for _, j := range jobs {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if stopped.Load() || cmd.Context().Err() != nil {
+			if ctx.Err() != nil {
 				return
 			}
-			j.out = runFaults(cmd, e, j.b, j.dir, j.chk, j.name, j.base, j.rep, j.journal)
-			if slices.ContainsFunc(j.out, func(r caseResult) bool { return r.interrupted }) {
-				stopped.Store(true)
-			}
+			j.out = runFaults(ctx, e, j.b, j.dir, j.chk, j.name, j.base, j.rep, j.journal)
 		})
 	}
 	wg.Wait()
@@ -361,7 +372,7 @@ func runFaultJobs(cmd *cobra.Command, e cli.Env, jobs []*faultJob, results []cas
 // Retry-After, a retry's backoff, a hang's deadline), so they run at
 // once, sharing the journal's script (which only one run's memory holds);
 // their results keep the matrix's order.
-func runFaults(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttest.Checker, name string, base caseResult, rep *agentrt.Report, journal string) []caseResult {
+func runFaults(ctx context.Context, e cli.Env, b built, dir string, chk *agenttest.Checker, name string, base caseResult, rep *agentrt.Report, journal string) []caseResult {
 	t := b.plan.Tests[name]
 	var script *fault.Script
 	var loadErr error
@@ -395,7 +406,7 @@ func runFaults(cmd *cobra.Command, e cli.Env, b built, dir string, chk *agenttes
 		}
 		wg.Go(func() {
 			start := time.Now()
-			got, err := runcmd.RunCase(cmd.Context(), e, b.plan, dir, runcmd.Case{Input: t.Input, Replay: journal, Fault: k.Name, Script: script})
+			got, err := runcmd.RunCase(ctx, e, b.plan, dir, runcmd.Case{Input: t.Input, Replay: journal, Fault: k.Name, Script: script})
 			r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 			switch {
 			case err != nil:
@@ -454,9 +465,15 @@ func writeCaseText(w io.Writer, r caseResult) {
 	}
 }
 
-// testFormats print the results; took is how long the runs took, end to
-// end.
-var testFormats = map[string]func(e cli.Env, rs []caseResult, took time.Duration) error{
+// testRun is what the formats print.
+type testRun struct {
+	results []caseResult
+	took    time.Duration // how long the runs took, end to end
+	stopped bool          // a stop signal ended the runs
+}
+
+// testFormats print a test run's results.
+var testFormats = map[string]func(e cli.Env, t testRun) error{
 	"text":  writeTestSummary,
 	"json":  writeTestJSON,
 	"junit": writeTestJUnit,
@@ -464,9 +481,12 @@ var testFormats = map[string]func(e cli.Env, rs []caseResult, took time.Duration
 
 // writeTestSummary ends the text output: the cases' lines are written as
 // they end.
-func writeTestSummary(e cli.Env, rs []caseResult, took time.Duration) error {
+func writeTestSummary(e cli.Env, t testRun) error {
+	rs := t.results
 	if len(rs) == 0 {
-		fmt.Fprintln(e.Stderr, "agentc: no test cases: an agent declares them in its manifest's tests")
+		if !t.stopped {
+			fmt.Fprintln(e.Stderr, "agentc: no test cases: an agent declares them in its manifest's tests")
+		}
 		return nil
 	}
 	n, nf := map[string]int{}, map[string]int{}
@@ -481,7 +501,10 @@ func writeTestSummary(e cli.Env, rs []caseResult, took time.Duration) error {
 		}
 	}
 	word := "ok"
-	if n[statusPass] < len(cases) || nf[statusFail] > 0 {
+	switch {
+	case t.stopped:
+		word = "interrupted"
+	case n[statusPass] < len(cases) || nf[statusFail] > 0:
 		word = statusFail
 	}
 	counts := ""
@@ -489,7 +512,7 @@ func writeTestSummary(e cli.Env, rs []caseResult, took time.Duration) error {
 		writeFaultTable(e.Stdout, cases, faults)
 		counts = fmt.Sprintf("; faults: %d passed, %d failed, %d n/a", nf[statusPass], nf[statusFail], nf[statusNA])
 	}
-	fmt.Fprintf(e.Stdout, "%s: %d passed, %d failed, %d diverged%s (%.2fs)\n", word, n[statusPass], n[statusFail], n[statusDiverged], counts, took.Seconds())
+	fmt.Fprintf(e.Stdout, "%s: %d passed, %d failed, %d diverged%s (%.2fs)\n", word, n[statusPass], n[statusFail], n[statusDiverged], counts, t.took.Seconds())
 	return nil
 }
 
@@ -525,9 +548,9 @@ func writeFaultTable(w io.Writer, cases, faults []caseResult) {
 	}
 }
 
-func writeTestJSON(e cli.Env, rs []caseResult, _ time.Duration) error {
+func writeTestJSON(e cli.Env, t testRun) error {
 	enc := json.NewEncoder(e.Stdout)
-	for _, r := range rs {
+	for _, r := range t.results {
 		if err := enc.Encode(r); err != nil {
 			return err
 		}
@@ -535,9 +558,9 @@ func writeTestJSON(e cli.Env, rs []caseResult, _ time.Duration) error {
 	return nil
 }
 
-func writeTestJUnit(e cli.Env, rs []caseResult, _ time.Duration) error {
+func writeTestJUnit(e cli.Env, t testRun) error {
 	suite := junitSuite{Name: "agentc test"}
-	for _, r := range rs {
+	for _, r := range t.results {
 		c := junitCase{Name: r.Case, ClassName: r.Agent, Time: fmt.Sprintf("%.3f", r.DurationMS/1000)}
 		if r.Fault != "" {
 			c.Name += " [" + r.Fault + "]"
