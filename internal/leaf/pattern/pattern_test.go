@@ -36,6 +36,11 @@ func TestDialect(t *testing.T) {
 		{". is one code point", `^.$`, "😀", true, "true"},
 		{"$ only at the end", `^abc$`, "abc\n", false, "false"},
 		{"unanchored", `b`, "abc", true, "true"},
+		// regexp2/v2 (v2.5.1, which the tokeniser links) answers these
+		// two wrongly: an alternative after one starting with $, and a
+		// class holding \D beside a digit.
+		{"an alternative after $", `00|$0|00|0|00`, "0", true, "true"},
+		{"a class with \\D and a digit", `^[\D0.]$`, "0", true, "true"},
 		// Read by Go's regexp: regexp2 knows no long property names.
 		{"Unicode property by long name", `^\p{Letter}cole$`, "école", true, "true"},
 		{"Python-style group", `^(?P<n>a)$`, "a", true, "true"},
