@@ -89,7 +89,6 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"regexp"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -121,9 +120,6 @@ const waitDelay = time.Second
 
 // noValue is what text/template prints for a missing or null value.
 const noValue = "<no value>"
-
-// envName is the shape of a variable name env may list (the schema's).
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Tool is an exec tool: a runtime.Tool that runs one fixed program. It
 // holds nothing between calls and is safe for concurrent use.
@@ -215,7 +211,7 @@ func New(name string, t plan.Tool, baseDir string, opts ...Option) (*Tool, error
 		tool.timeout = d
 	}
 	for _, v := range t.Env {
-		if !envName.MatchString(v) {
+		if !proc.EnvName(v) {
 			return fail("env: %q is not a variable name", v)
 		}
 		if v != "PATH" && !slices.Contains(tool.env, v) {

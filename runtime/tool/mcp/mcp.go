@@ -76,7 +76,6 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -114,9 +113,6 @@ const stderrTail = 2048
 
 // fingerprintContext is the blake3 derive-key context of Fingerprint.
 const fingerprintContext = "agentc.dev 2026-11-30 mcp server tools fingerprint v1"
-
-// envName is the shape of a variable name env may list (the schema's).
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Option configures Connect.
 type Option func(*options)
@@ -295,7 +291,7 @@ func command(t plan.Tool, baseDir string) (*osexec.Cmd, error) {
 	}
 	env := []string{"PATH"}
 	for _, v := range t.Env {
-		if !envName.MatchString(v) {
+		if !proc.EnvName(v) {
 			return nil, fmt.Errorf("env: %q is not a variable name", v)
 		}
 		if !slices.Contains(env, v) {

@@ -178,3 +178,22 @@ func OnThread(f func()) (release func()) {
 	var once sync.Once
 	return func() { once.Do(func() { close(stop) }) }
 }
+
+// EnvName reports whether s is a variable name a tool's env may list: a
+// letter or an underscore, then letters, digits and underscores (the
+// manifest schema's ^[A-Za-z_][A-Za-z0-9_]*$).
+func EnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case c == '_', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
