@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
@@ -111,28 +112,36 @@ func Bedrock(r runcmd.ModelRequest) (agentrt.Model, error) {
 	if base == "" && p.Agent.Model.BaseURL != "" {
 		return nil, fmt.Errorf("agent %s: the manifest's base_url is not sent AWS credentials: give the endpoint yourself (--base-url or %s)", p.Agent.Name, BedrockBaseVar)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	ac, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: the AWS configuration: %w", p.Agent.Name, err)
-	}
-	if base != "" {
-		// A server the person names (a local gateway, agentc test's
-		// fault layer) may need no AWS account: without credentials the
-		// requests are signed with a placeholder that opens nothing, and
-		// the region only scopes signatures.
-		if ac.Credentials == nil {
-			ac.Credentials = placeholder
-		} else if _, err := ac.Credentials.Retrieve(ctx); err != nil {
-			ac.Credentials = placeholder
+	var ac aws.Config
+	if r.FaultLayer {
+		// agentc test's fault layer, in this process: the AWS chain (the
+		// person's credentials, their files, the machine's metadata
+		// service) is not consulted, and nothing real signs.
+		ac = aws.Config{Region: "us-east-1", Credentials: placeholder}
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var err error
+		if ac, err = config.LoadDefaultConfig(ctx); err != nil {
+			return nil, fmt.Errorf("agent %s: the AWS configuration: %w", p.Agent.Name, err)
+		}
+		if base != "" {
+			// A server the person names (a local gateway) may need no
+			// AWS account: without credentials the requests are signed
+			// with a placeholder that opens nothing, and the region only
+			// scopes signatures.
+			if ac.Credentials == nil {
+				ac.Credentials = placeholder
+			} else if _, err := ac.Credentials.Retrieve(ctx); err != nil {
+				ac.Credentials = placeholder
+			}
+			if ac.Region == "" {
+				ac.Region = "us-east-1"
+			}
 		}
 		if ac.Region == "" {
-			ac.Region = "us-east-1"
+			return nil, fmt.Errorf("agent %s: no AWS region: set AWS_REGION (or a profile's region)", p.Agent.Name)
 		}
-	}
-	if ac.Region == "" {
-		return nil, fmt.Errorf("agent %s: no AWS region: set AWS_REGION (or a profile's region)", p.Agent.Name)
 	}
 	cfg := bedrock.FromAWSConfig(ac)
 	cfg.BaseURL, cfg.Retry, cfg.Stall = base, r.Retry, r.Stall

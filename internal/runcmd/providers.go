@@ -30,6 +30,12 @@ type ModelRequest struct {
 	Getenv       func(string) string
 	Retry        retry.Policy
 	Stall        time.Duration
+	// FaultLayer says the server is agentc test's fault layer (BaseURL),
+	// in this process: the client is given no credentials and looks none
+	// up, neither in the environment (where Getenv finds nothing) nor in
+	// a provider's own chain of files, single sign-on and the machine's
+	// metadata service, which an offline run must not reach.
+	FaultLayer bool
 }
 
 // ProviderFunc makes a provider's client for a run.
@@ -54,6 +60,9 @@ type providerFlags struct {
 	// pace, when set, paces the providers' calls (package pace): the
 	// limiters of the process, shared by all its runs.
 	pace *pace.Set
+	// faultLayer says baseURL is agentc test's fault layer (see
+	// ModelRequest.FaultLayer).
+	faultLayer bool
 }
 
 // The environment that sends the openai provider's requests to an Azure
@@ -200,7 +209,7 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			if !linked {
 				return nil, fmt.Errorf("agent %s: this program does not carry the %s provider (its SDK); run the agent with agentc", p.Agent.Name, name)
 			}
-			m, err = make(ModelRequest{Plan: p, Key: key, BaseURL: base, FlagBaseURL: f.baseURL, Getenv: getenv, Retry: policy, Stall: stallConfig(f.stall)})
+			m, err = make(ModelRequest{Plan: p, Key: key, BaseURL: base, FlagBaseURL: f.baseURL, Getenv: getenv, Retry: policy, Stall: stallConfig(f.stall), FaultLayer: f.faultLayer})
 		}
 		if err != nil {
 			return nil, err

@@ -482,12 +482,13 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 	getenv := os.Getenv
 	paced := s.pace
 	if f.fault != nil {
-		// The fault layer's server is sent no key, and its 429s are the
-		// fault's, which the run meets alone.
+		// The fault layer's server is sent no key, and no provider looks
+		// up credentials of its own for it (ModelRequest.FaultLayer); its
+		// 429s are the fault's, which the run meets alone.
 		getenv = func(string) string { return "" }
 		paced = nil
 	}
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: paced}, getenv, opts.Events)
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: paced, faultLayer: f.fault != nil}, getenv, opts.Events)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}
