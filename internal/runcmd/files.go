@@ -172,11 +172,22 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 		if path == "-" || filepath.IsAbs(path) {
 			return nil, UsageError("input %s %q: a file named in the input is a path relative to %s, beneath it; give another with --input-file %s=PATH", f.Name, s, baseName(base), f.Name)
 		}
-		path = filepath.Join(base, path)
-		if err := userfile.Beneath(base, path); err != nil {
+		// The file is opened through the directory (userfile.OpenBeneath),
+		// so a link swapped in after the path was checked cannot lead the
+		// read out of it.
+		what := "input " + f.Name + " " + s
+		file, err := userfile.OpenBeneath(base, path)
+		var out *userfile.OutsideError
+		if errors.As(err, &out) {
 			return nil, UsageError("input %s %q: a file named in the input lies beneath %s, and this one does not (its links followed); give it with --input-file %s=PATH", f.Name, s, baseName(base), f.Name)
 		}
-		ref, err := fi.put(f, path, "input "+f.Name+" "+s)
+		if err != nil {
+			_, err = fi.check(f, filestore.Blob{}, "", what, err)
+			return nil, err
+		}
+		b, err := fi.store.PutOpen(file, f.MaxBytes)
+		file.Close()
+		ref, err := fi.check(f, b, filepath.Base(path), what, err)
 		if err != nil {
 			return nil, err
 		}

@@ -121,6 +121,13 @@ func (s *Store) PutFile(path string, limit int64) (Blob, error) {
 		return Blob{}, err
 	}
 	defer f.Close()
+	return s.PutOpen(f, limit)
+}
+
+// PutOpen stores the rest of the file f, opened by the caller (a regular
+// file, as userfile's opens make sure), up to limit bytes; a file whose
+// size is already past limit is refused before it is read.
+func (s *Store) PutOpen(f *os.File, limit int64) (Blob, error) {
 	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
 		return Blob{}, &TooLargeError{Limit: limit}
 	}

@@ -85,6 +85,52 @@ func Open(path string) (*os.File, error) {
 	return f, nil
 }
 
+// OutsideError says a path named beneath a directory leads out of it,
+// by ".." or through a link.
+type OutsideError struct{ Root, Name string }
+
+func (e *OutsideError) Error() string {
+	return fmt.Sprintf("%s leads out of %s", e.Name, e.Root)
+}
+
+// afterResolve runs between OpenBeneath's check and its open: a test
+// swaps links there.
+var afterResolve = func() {}
+
+// OpenBeneath opens the regular file at name, a path relative to the
+// directory root, as Open does, if it lies beneath root, its links
+// followed (else an *OutsideError). The path is resolved, then opened
+// through root by what it resolved to (os.Root), which follows no
+// absolute link and no relative one that leads out: a link swapped in
+// between the two cannot lead the read out of root.
+func OpenBeneath(root, name string) (*os.File, error) {
+	r := Resolve(root)
+	rel, err := filepath.Rel(r, Resolve(filepath.Join(r, name)))
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil, &OutsideError{Root: root, Name: name}
+	}
+	afterResolve()
+	dir, err := os.OpenRoot(r)
+	if err != nil {
+		return nil, err
+	}
+	defer dir.Close()
+	f, err := dir.OpenFile(rel, os.O_RDONLY|nonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: filepath.Join(root, name), Mode: fi.Mode()}
+	}
+	return f, nil
+}
+
 // openStat opens path for reading without waiting for a FIFO's writer,
 // and says what it opened: the caller refuses what it must not read.
 func openStat(path string) (*os.File, os.FileInfo, error) {
