@@ -74,15 +74,11 @@ func Kind(m os.FileMode) string {
 // FIFO, device, socket or directory is refused without blocking: the
 // file is opened without waiting for a FIFO's writer, then checked.
 func Open(path string) (*os.File, error) {
-	f, fi, err := openStat(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
-	}
-	return f, nil
+	return regular(f, path)
 }
 
 // OutsideError says a path named beneath a directory leads out of it,
@@ -119,6 +115,11 @@ func OpenBeneath(root, name string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return regular(f, filepath.Join(root, name))
+}
+
+// regular returns f if it is a regular file, and else closes it.
+func regular(f *os.File, path string) (*os.File, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -126,7 +127,7 @@ func OpenBeneath(root, name string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &NotRegularError{Path: filepath.Join(root, name), Mode: fi.Mode()}
+		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 	return f, nil
 }
