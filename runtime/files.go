@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -142,7 +141,7 @@ func (r *Runner) inputFiles(data any) ([]File, error) {
 		if r.opts.Files == nil {
 			return nil, &ConfigError{"runtime: the input holds a file, and the run has no file store (Options.Files)"}
 		}
-		file, err := r.inputFile(f, v)
+		file, err := inputFile(r.opts.Files, f, v)
 		if err != nil {
 			return nil, &InputError{fmt.Sprintf("file %s: %v", f.Name, err)}
 		}
@@ -155,20 +154,73 @@ func (r *Runner) inputFiles(data any) ([]File, error) {
 	return out, nil
 }
 
-func (r *Runner) inputFile(f plan.FileField, v any) (File, error) {
-	store := r.opts.Files
+// StoreInputFiles puts the files an input gives in base64, at its file
+// properties (fields), in store, and returns the input with each named by
+// reference instead (FileRef): for a run elsewhere, whose workers read the
+// store, so that the run's payloads name its files and do not carry them.
+// Each file is checked as a run checks it (its size against its bound,
+// its media type, sniffed, against its declaration, and the files
+// together against limit, plan.DefaultMaxRunFileBytes when zero); a
+// refused one is an *InputError. The input is checked against its
+// contract first: StoreInputFiles takes only base64 text at a file
+// property, never a reference, which would name a file someone else put
+// in the store.
+func StoreInputFiles(store *filestore.Store, fields []plan.FileField, input json.RawMessage, limit int64) (json.RawMessage, error) {
+	if len(fields) == 0 || len(bytes.TrimSpace(input)) == 0 {
+		return input, nil
+	}
+	if limit <= 0 {
+		limit = plan.DefaultMaxRunFileBytes
+	}
+	obj := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil {
+		return nil, &InputError{fmt.Sprintf("the input is not a JSON object: %v", err)}
+	}
+	var total int64
+	for _, f := range fields {
+		v, ok := obj[f.Name]
+		if !ok {
+			continue
+		}
+		if _, text := v.(string); !text {
+			return nil, &InputError{fmt.Sprintf("file %s: give the file's bytes in base64, as the contract says, not %s", f.Name, jsonKind(v))}
+		}
+		file, err := inputFile(store, f, v)
+		if err != nil {
+			return nil, &InputError{fmt.Sprintf("file %s: %v", f.Name, err)}
+		}
+		if total += file.Size; total > limit {
+			return nil, &InputError{fmt.Sprintf("file %s: the run's files come to more than the %s a run takes", f.Name, userfile.Size(limit))}
+		}
+		obj[f.Name] = FileRef{Digest: file.Digest}
+	}
+	return json.Marshal(obj)
+}
+
+// inputFile puts the file v gives for field f in store, or finds the one
+// it names there, and checks it against f.
+func inputFile(store *filestore.Store, f plan.FileField, v any) (File, error) {
 	var b filestore.Blob
 	var name string
 	switch v := v.(type) {
 	case string:
-		var err error
-		dec := base64.NewDecoder(base64.StdEncoding, strings.NewReader(v))
-		if b, err = store.Put(dec, f.MaxBytes); err != nil {
-			var tl *filestore.TooLargeError
-			if errors.As(err, &tl) {
-				return File{}, fmt.Errorf("%v (the bound its schema's maxLength sets)", err)
-			}
+		// The text is in memory already (within the input's bound), and
+		// its bytes take less: they are checked before they are stored,
+		// so that a file refused leaves nothing in the store.
+		data, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
 			return File{}, fmt.Errorf("not base64: %v", err)
+		}
+		if int64(len(data)) > f.MaxBytes {
+			return File{}, fmt.Errorf("%v (the bound its schema's maxLength sets)", &filestore.TooLargeError{Limit: f.MaxBytes})
+		}
+		if t := plan.SniffMediaType(data[:min(len(data), plan.SniffLen)]); !f.Accepts(t) {
+			return File{}, mediaTypeError(f, t)
+		}
+		if b, err = store.Put(bytes.NewReader(data), f.MaxBytes); err != nil {
+			return File{}, err
 		}
 	case map[string]any:
 		raw, _ := json.Marshal(v)
@@ -193,13 +245,17 @@ func (r *Runner) inputFile(f plan.FileField, v any) (File, error) {
 		return File{}, fmt.Errorf("%s is larger than the %s its schema allows", userfile.Size(b.Size), userfile.Size(f.MaxBytes))
 	}
 	if !f.Accepts(b.MediaType) {
-		what := b.MediaType
-		if what == "" {
-			what = "none agentc recognises"
-		}
-		return File{}, fmt.Errorf("its media type is %s, not %s", what, strings.Join(f.MediaTypes, " or "))
+		return File{}, mediaTypeError(f, b.MediaType)
 	}
 	return File{Name: f.Name, FileName: name, MediaType: b.MediaType, Size: b.Size, Digest: b.Digest}, nil
+}
+
+// mediaTypeError says a file of media type t is not one f declares.
+func mediaTypeError(f plan.FileField, t string) error {
+	if t == "" {
+		t = "none agentc recognises"
+	}
+	return fmt.Errorf("its media type is %s, not %s", t, strings.Join(f.MediaTypes, " or "))
 }
 
 func jsonKind(v any) string {
@@ -210,6 +266,8 @@ func jsonKind(v any) string {
 		return "a boolean"
 	case []any:
 		return "an array"
+	case map[string]any:
+		return "an object"
 	case json.Number, float64:
 		return "a number"
 	}

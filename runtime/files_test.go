@@ -266,3 +266,92 @@ func TestToolFilesJournaled(t *testing.T) {
 	}
 	sameRun(t, "replay", rec, rep)
 }
+
+// StoreInputFiles puts an input's base64 files in a store and names them
+// by digest, for a run elsewhere; it refuses what a run would, and a
+// reference, which would name a file someone else stored.
+func TestStoreInputFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "files")
+	store, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bs []filestore.Blob
+	for _, f := range []string{pdfBytes, "plain text"} {
+		b, err := store.Put(strings.NewReader(f), 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs = append(bs, b)
+	}
+	stored := func() int {
+		es, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	fields, err := plan.FileFields(json.RawMessage(fileSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b64 := func(s string) string { return `"` + base64.StdEncoding.EncodeToString([]byte(s)) + `"` }
+	in := `{"doc": ` + b64(pdfBytes) + `, "extra": ` + b64("plain text") + `, "note": "a <note>", "n": 12345678901234567890}`
+	out, err := agentrt.StoreInputFiles(store, fields, json.RawMessage(in), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := stored(); n != 2 {
+		t.Errorf("the store holds %d files, want the 2 it had", n)
+	}
+	want := `{"doc":{"digest":"` + bs[0].Digest + `"},"extra":{"digest":"` + bs[1].Digest + `"},"n":12345678901234567890,"note":"a \u003cnote\u003e"}`
+	if string(out) != want {
+		t.Errorf("StoreInputFiles:\n got %s\nwant %s", out, want)
+	}
+	// The input it returns runs here as it would on a worker reading the
+	// store: the same files.
+	model := &scripted{turns: []turn{answer(`{"label":"bug"}`, 10)}}
+	r, err := agentrt.New(fileAgent(t, "Read {{.doc}}."), agentrt.Options{Model: model, Files: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, rep, agentrt.OutcomeOK, agentrt.BoundNone, `{"label":"bug"}`)
+	got, _ := json.Marshal(model.reqs[0].Messages[1].Parts)
+	if w := `{"file":{"name":"doc","media_type":"application/pdf","size":22,"digest":"` + bs[0].Digest + `"}}`; !strings.Contains(string(got), w) {
+		t.Errorf("parts %s, want the file %s", got, w)
+	}
+
+	for _, c := range []struct{ in, want string }{
+		{`{"doc": ` + b64("other plain text") + `}`, "file doc: its media type is text/plain, not application/pdf or image/png"},
+		{`{"doc": ` + b64("%PDF-"+strings.Repeat("x", 400)) + `}`, "file doc: larger than 300 bytes (the bound its schema's maxLength sets)"},
+		{`{"doc": "not base64!"}`, "file doc: not base64"},
+		{`{"doc": {"digest": "` + bs[0].Digest + `"}}`, "file doc: give the file's bytes in base64, as the contract says, not an object"},
+		{`{"doc": 3}`, "not a number"},
+		{`[1]`, "the input is not a JSON object"},
+	} {
+		_, err := agentrt.StoreInputFiles(store, fields, json.RawMessage(c.in), 0)
+		var ie *agentrt.InputError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an input error saying %q", c.in, err, c.want)
+		}
+	}
+	// A file refused is checked before it is stored: it leaves nothing.
+	if n := stored(); n != 2 {
+		t.Errorf("the store holds %d files after the refusals, want 2", n)
+	}
+	// The files together, past the run's bound.
+	_, err = agentrt.StoreInputFiles(store, fields, json.RawMessage(`{"doc": `+b64(pdfBytes)+`, "extra": `+b64("plain text")+`}`), 30)
+	if err == nil || !strings.Contains(err.Error(), "the run's files come to more than the 30 bytes a run takes") {
+		t.Errorf("past the run's bound: %v", err)
+	}
+	// An agent without files, or no input: as given.
+	for _, in := range []string{"", `{"a": 1}`} {
+		if out, err := agentrt.StoreInputFiles(store, nil, json.RawMessage(in), 0); err != nil || string(out) != in {
+			t.Errorf("no file fields, %q: %s, %v", in, out, err)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/redact"
 )
 
@@ -36,6 +37,10 @@ type Agent struct {
 	// and waits for its report; Runner is then nil. A run elsewhere has no
 	// events here, and its approvals are decided there.
 	Remote func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides) (*agentrt.Report, error)
+	// RemoteFiles, for a Remote agent that takes files, is the file store
+	// its workers read: a run's files are put there, checked, and the
+	// input handed on names them by digest (runtime.StoreInputFiles).
+	RemoteFiles *filestore.Store
 	// JournalTools, when set, goes in each run's journal header as the
 	// tools it saw when it started (journal.Header.Tools): the tool sets
 	// its mcp servers offered, which a replay reads instead of starting

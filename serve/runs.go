@@ -685,12 +685,23 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 	if err := rs.checkInput(a.Plan, c.input); err != nil {
 		return nil, err
 	}
-	if err := checkFiles(fileFieldsOf(a.Plan), c.input); err != nil {
+	files := fileFieldsOf(a.Plan)
+	if err := checkFiles(files, c.input); err != nil {
 		return nil, err
 	}
 	o, err := c.budgets.overrides()
 	if err != nil {
 		return nil, err
+	}
+	if len(files) > 0 {
+		// The workers read the run's files from their store; the run's
+		// input, and its record here, name them by digest.
+		if a.RemoteFiles == nil {
+			return nil, fmt.Errorf("agent %s takes files, and the server has no store its workers read", a.Plan.Agent.Name)
+		}
+		if c.input, err = agentrt.StoreInputFiles(a.RemoteFiles, files, c.input, 0); err != nil {
+			return nil, err
+		}
 	}
 	id := newID()
 	rec := &Record{ID: id, Agent: a.Plan.Agent.Name, Plan: string(a.Plan.Digests.Plan), State: StateRunning, Started: time.Now().UTC(),

@@ -32,6 +32,21 @@ import (
 // Temporal) puts its files in, and its workers read them from.
 const FilesVar = "AGENTC_FILES"
 
+// remoteStore opens the store a run elsewhere of agent p, which takes
+// files, puts them in, for its workers to read: the directory FilesVar
+// names.
+func remoteStore(p *plan.Plan) (*filestore.Store, error) {
+	dir := os.Getenv(FilesVar)
+	if dir == "" {
+		return nil, UsageError("agent %s takes files: a run elsewhere puts them in the store its workers read, and $%s names none (a directory every worker reads, as agentc worker --files)", p.Agent.Name, FilesVar)
+	}
+	s, err := filestore.Open(dir)
+	if err != nil {
+		return nil, UsageError("$%s: %v", FilesVar, err)
+	}
+	return s, nil
+}
+
 // inputFileFields reads the file inputs the agent declares.
 func inputFileFields(p *plan.Plan, f Flags) (*fileInputs, error) {
 	if p.Agent.Input == nil {

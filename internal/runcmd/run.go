@@ -24,7 +24,6 @@ import (
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
 	"agentc.dev/agentc/runtime/fault"
-	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/pace"
 	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/redact"
@@ -278,14 +277,8 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	}
 	switch {
 	case f.remote != nil && len(files.fields) > 0:
-		// A run elsewhere names its files by digest in the store its
-		// workers read.
-		dir := os.Getenv(FilesVar)
-		if dir == "" {
-			return UsageError("agent %s takes files: a run elsewhere puts them in the store its workers read, and $%s names none (a directory every worker reads, as agentc worker --files)", p.Agent.Name, FilesVar)
-		}
-		if files.store, err = filestore.Open(dir); err != nil {
-			return UsageError("$%s: %v", FilesVar, err)
+		if files.store, err = remoteStore(p); err != nil {
+			return err
 		}
 	case f.remote == nil && (len(files.fields) > 0 || takesToolFiles(p)):
 		var done func()

@@ -233,11 +233,16 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		}
 		if f.remote != nil {
 			// Run on the workers: nothing of the agent is made here.
+			var workerFiles *filestore.Store
 			if takesFiles(p) {
-				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("agent %s takes files: served with --temporal, a run's files would go in the store its workers read, which the server does not write yet", p.Agent.Name)}
+				// A run's files go in the store its workers read, as
+				// agentc run --temporal puts them.
+				if workerFiles, err = remoteStore(p); err != nil {
+					return err
+				}
 			}
 			p := p
-			agents = append(agents, serve.Agent{Plan: p, Secrets: secrets, Remote: func(ctx context.Context, id string, input json.RawMessage, o agentrt.Overrides) (*agentrt.Report, error) {
+			agents = append(agents, serve.Agent{Plan: p, Secrets: secrets, RemoteFiles: workerFiles, Remote: func(ctx context.Context, id string, input json.RawMessage, o agentrt.Overrides) (*agentrt.Report, error) {
 				return f.remote(ctx, p, input, RemoteRun{ID: id, Budgets: narrowBudgets(p, budgets, o), Provider: af.model})
 			}})
 			continue
