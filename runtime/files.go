@@ -185,7 +185,7 @@ func StoreInputFiles(store *filestore.Store, fields []plan.FileField, input json
 			continue
 		}
 		if _, text := v.(string); !text {
-			return nil, &InputError{fmt.Sprintf("file %s: give the file's bytes in base64, as the contract says, not %s", f.Name, jsonKind(v))}
+			return nil, &InputError{fmt.Sprintf("file %s: give the file's bytes in base64, as the contract says, not %s", f.Name, JSONKind(v))}
 		}
 		file, err := inputFile(store, f, v)
 		if err != nil {
@@ -239,7 +239,7 @@ func inputFile(store *filestore.Store, f plan.FileField, v any) (File, error) {
 		}
 		name = ref.FileName
 	default:
-		return File{}, fmt.Errorf("a file is its bytes in base64, or a reference {\"digest\": \"blake3:…\"}, not %s", jsonKind(v))
+		return File{}, fmt.Errorf("a file is its bytes in base64, or a reference {\"digest\": \"blake3:…\"}, not %s", JSONKind(v))
 	}
 	if b.Size > f.MaxBytes {
 		return File{}, fmt.Errorf("%s is larger than the %s its schema allows", userfile.Size(b.Size), userfile.Size(f.MaxBytes))
@@ -258,12 +258,16 @@ func mediaTypeError(f plan.FileField, t string) error {
 	return fmt.Errorf("its media type is %s, not %s", t, strings.Join(f.MediaTypes, " or "))
 }
 
-func jsonKind(v any) string {
+// JSONKind names the kind of a decoded JSON value, for messages: "a
+// string", "an object", "null".
+func JSONKind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
 	case bool:
 		return "a boolean"
+	case string:
+		return "a string"
 	case []any:
 		return "an array"
 	case map[string]any:
@@ -271,7 +275,7 @@ func jsonKind(v any) string {
 	case json.Number, float64:
 		return "a number"
 	}
-	return "that"
+	return fmt.Sprintf("a %T", v)
 }
 
 // userParts makes the first user message's parts: the prompt's text with

@@ -46,7 +46,7 @@ func parseItem(line []byte) (input []byte, model, id string, err error) {
 			s, ok := v.(string)
 			switch {
 			case !ok:
-				return nil, "", "", fmt.Errorf("%q must be a string, not %s", key, jsonKind(v))
+				return nil, "", "", fmt.Errorf("%q must be a string, not %s", key, agentrt.JSONKind(v))
 			case key == "model" && strings.TrimSpace(s) == "":
 				return nil, "", "", errors.New(`"model" is empty: name a model as PROVIDER:MODEL (openai:gpt-4o-2024-08-06), a provider, or test; leave "model" out to run the agent's own`)
 			case key == "model":
@@ -69,23 +69,6 @@ func parseItem(line []byte) (input []byte, model, id string, err error) {
 		return nil, "", "", err
 	}
 	return []byte(in), model, id, nil
-}
-
-// jsonKind names a decoded JSON value's kind, for errors.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case float64:
-		return "a number"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "an object"
-	}
-	return "a string"
 }
 
 // modelLabel names the model an item ran against, as PROVIDER:MODEL, or
