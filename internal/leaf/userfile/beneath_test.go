@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"syscall"
 	"testing"
 )
 
@@ -26,9 +24,7 @@ func TestOpenBeneath(t *testing.T) {
 	} {
 		must(t, os.Symlink(target, filepath.Join(root, link)))
 	}
-	if runtime.GOOS != "windows" {
-		must(t, syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
-	}
+	fifo := mkfifo(t, filepath.Join(root, "fifo"))
 	for _, c := range []struct {
 		name string
 		want string // the content, or "outside", "not regular", "absent"
@@ -46,7 +42,7 @@ func TestOpenBeneath(t *testing.T) {
 		{"fifo", "not regular"},
 		{"absent", "absent"},
 	} {
-		if c.name == "fifo" && runtime.GOOS == "windows" {
+		if c.name == "fifo" && !fifo {
 			continue
 		}
 		f, err := OpenBeneath(root, c.name)
@@ -84,6 +80,7 @@ func TestOpenBeneathSwapped(t *testing.T) {
 		{"the file, for an absolute link out", "doc.pdf", "doc.pdf", "SECRET"},
 		{"a directory on the way, for a link out", "sub/doc.pdf", "sub", "../outdir"},
 		{"a directory on the way, for an absolute link", "sub/doc.pdf", "sub", "OUTDIR"},
+		{"the directory itself", "doc.pdf", ".", "OUTDIR"},
 	} {
 		t.Run(c.what, func(t *testing.T) {
 			top := t.TempDir()
@@ -104,7 +101,12 @@ func TestOpenBeneathSwapped(t *testing.T) {
 			swapped := false
 			afterResolve = func() {
 				p := filepath.Join(root, c.swap)
-				must(t, os.RemoveAll(p))
+				if c.swap == "." {
+					p = root
+					must(t, os.Rename(root, root+".was"))
+				} else {
+					must(t, os.RemoveAll(p))
+				}
 				must(t, os.Symlink(target, p))
 				swapped = true
 			}
@@ -113,10 +115,27 @@ func TestOpenBeneathSwapped(t *testing.T) {
 			if !swapped {
 				t.Fatal("the link was not swapped in")
 			}
+			if c.swap == "." {
+				// The directory opened is the one there before: the file
+				// read is its own, never the other directory's.
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := io.ReadAll(f)
+				f.Close()
+				if string(b) != "inside" {
+					t.Fatalf("OpenBeneath(%s) read %q", c.name, b)
+				}
+				return
+			}
 			if err == nil {
 				b, _ := io.ReadAll(f)
 				f.Close()
 				t.Fatalf("OpenBeneath(%s) opened %q through the swapped link", c.name, b)
+			}
+			var out *OutsideError
+			if !errors.As(err, &out) {
+				t.Errorf("OpenBeneath(%s): %v, want an *OutsideError", c.name, err)
 			}
 		})
 	}

@@ -95,24 +95,36 @@ var afterResolve = func() {}
 
 // OpenBeneath opens the regular file at name, a path relative to the
 // directory root, as Open does, if it lies beneath root, its links
-// followed (else an *OutsideError). The path is resolved, then opened
-// through root by what it resolved to (os.Root), which follows no
-// absolute link and no relative one that leads out: a link swapped in
-// between the two cannot lead the read out of root.
+// followed (else an *OutsideError). The directory is opened first (links
+// in root itself are followed, as the person named it), the path is then
+// resolved, and opened through the directory by what it resolved to
+// (os.Root), which follows no absolute link and no relative one that
+// leads out: a link swapped in meanwhile, at root, at the file or at a
+// directory on its way, cannot lead the read out of the directory
+// opened.
 func OpenBeneath(root, name string) (*os.File, error) {
-	r := Resolve(root)
-	rel, err := filepath.Rel(r, Resolve(filepath.Join(r, name)))
-	if err != nil || !filepath.IsLocal(rel) {
-		return nil, &OutsideError{Root: root, Name: name}
-	}
-	afterResolve()
-	dir, err := os.OpenRoot(r)
+	dir, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err
 	}
 	defer dir.Close()
+	resolved := func() (string, bool) {
+		r := Resolve(root)
+		rel, err := filepath.Rel(r, Resolve(filepath.Join(r, name)))
+		return rel, err == nil && filepath.IsLocal(rel)
+	}
+	rel, ok := resolved()
+	if !ok {
+		return nil, &OutsideError{Root: root, Name: name}
+	}
+	afterResolve()
 	f, err := dir.OpenFile(rel, os.O_RDONLY|nonblock, 0)
 	if err != nil {
+		// A link put in since the path was resolved, leading out, is
+		// refused by the open; say so, as for one there before.
+		if _, ok := resolved(); !ok {
+			return nil, &OutsideError{Root: root, Name: name}
+		}
 		return nil, err
 	}
 	return regular(f, filepath.Join(root, name))
