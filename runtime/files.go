@@ -118,7 +118,8 @@ func schemaWithoutFiles(schema json.RawMessage, files []plan.FileField) (json.Ra
 
 // inputFiles reads the file inputs of an input value: it replaces each
 // file property's value in data by a plan.TemplateFile and returns the
-// files, in the order of the properties' names.
+// files, in the order of the properties' names. Every file is checked
+// before any is stored: an input refused leaves nothing in the store.
 func (r *Runner) inputFiles(data any) ([]File, error) {
 	if len(r.files) == 0 {
 		return nil, nil
@@ -127,29 +128,20 @@ func (r *Runner) inputFiles(data any) ([]File, error) {
 	if !ok {
 		return nil, nil // the schema's type check says what is wrong
 	}
-	limit := r.opts.MaxFileBytes
-	if limit <= 0 {
-		limit = plan.DefaultMaxRunFileBytes
+	if r.opts.Files == nil && slices.ContainsFunc(r.files, func(f plan.FileField) bool { _, ok := obj[f.Name]; return ok }) {
+		return nil, &ConfigError{"runtime: the input holds a file, and the run has no file store (Options.Files)"}
 	}
-	var out []File
-	var total int64
-	for _, f := range r.files {
-		v, ok := obj[f.Name]
-		if !ok {
-			continue
-		}
-		if r.opts.Files == nil {
-			return nil, &ConfigError{"runtime: the input holds a file, and the run has no file store (Options.Files)"}
-		}
-		file, err := inputFile(r.opts.Files, f, v)
-		if err != nil {
-			return nil, &InputError{fmt.Sprintf("file %s: %v", f.Name, err)}
-		}
-		if total += file.Size; total > limit {
-			return nil, &InputError{fmt.Sprintf("file %s: the run's files come to more than the %s a run takes", f.Name, userfile.Size(limit))}
-		}
-		obj[f.Name] = plan.TemplateFile{Name: f.Name}
-		out = append(out, file)
+	files, err := checkInputFiles(r.opts.Files, r.files, obj, r.opts.MaxFileBytes, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := putInputFiles(r.opts.Files, files); err != nil {
+		return nil, err
+	}
+	out := make([]File, len(files))
+	for i, in := range files {
+		obj[in.file.Name] = plan.TemplateFile{Name: in.file.Name}
+		out[i] = in.file
 	}
 	return out, nil
 }
@@ -160,94 +152,135 @@ func (r *Runner) inputFiles(data any) ([]File, error) {
 // store, so that the run's payloads name its files and do not carry them.
 // Each file is checked as a run checks it (its size against its bound,
 // its media type, sniffed, against its declaration, and the files
-// together against limit, plan.DefaultMaxRunFileBytes when zero); a
-// refused one is an *InputError. The input is checked against its
-// contract first: StoreInputFiles takes only base64 text at a file
-// property, never a reference, which would name a file someone else put
-// in the store.
+// together against limit, plan.DefaultMaxRunFileBytes when zero), all of
+// them before any is stored; a refused one is an *InputError, and leaves
+// nothing in the store. The input is checked against its contract first:
+// StoreInputFiles takes only base64 text at a file property, never a
+// reference, which would name a file someone else put in the store. An
+// input that is not a JSON object is returned as it is.
 func StoreInputFiles(store *filestore.Store, fields []plan.FileField, input json.RawMessage, limit int64) (json.RawMessage, error) {
 	if len(fields) == 0 || len(bytes.TrimSpace(input)) == 0 {
 		return input, nil
-	}
-	if limit <= 0 {
-		limit = plan.DefaultMaxRunFileBytes
 	}
 	obj := map[string]any{}
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.UseNumber()
 	if err := dec.Decode(&obj); err != nil {
-		return nil, &InputError{fmt.Sprintf("the input is not a JSON object: %v", err)}
+		return input, nil // not an object: the run says what is wrong with it
 	}
+	files, err := checkInputFiles(store, fields, obj, limit, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := putInputFiles(store, files); err != nil {
+		return nil, err
+	}
+	for _, in := range files {
+		obj[in.file.Name] = FileRef{Digest: in.file.Digest}
+	}
+	return json.Marshal(obj)
+}
+
+// inputFile is a file of an input, checked: the stored file a reference
+// named, or the bytes given in base64, not yet stored (given).
+type inputFile struct {
+	file  File
+	data  []byte
+	given bool
+}
+
+// checkInputFiles checks the files obj gives at its file properties, in
+// the order of fields: each one's size against its bound and media type
+// against its declaration, and all of them together against limit
+// (plan.DefaultMaxRunFileBytes when not above zero). A property holds the
+// file's bytes in base64 or, where refs, a reference to a file the store
+// holds. Nothing is stored; what is refused is an *InputError.
+func checkInputFiles(store *filestore.Store, fields []plan.FileField, obj map[string]any, limit int64, refs bool) ([]inputFile, error) {
+	if limit <= 0 {
+		limit = plan.DefaultMaxRunFileBytes
+	}
+	var out []inputFile
 	var total int64
 	for _, f := range fields {
 		v, ok := obj[f.Name]
 		if !ok {
 			continue
 		}
-		if _, text := v.(string); !text {
+		if _, text := v.(string); !text && !refs {
 			return nil, &InputError{fmt.Sprintf("file %s: give the file's bytes in base64, as the contract says, not %s", f.Name, JSONKind(v))}
 		}
-		file, err := inputFile(store, f, v)
+		in, err := checkInputFile(store, f, v)
 		if err != nil {
 			return nil, &InputError{fmt.Sprintf("file %s: %v", f.Name, err)}
 		}
-		if total += file.Size; total > limit {
+		if total += in.file.Size; total > limit {
 			return nil, &InputError{fmt.Sprintf("file %s: the run's files come to more than the %s a run takes", f.Name, userfile.Size(limit))}
 		}
-		obj[f.Name] = FileRef{Digest: file.Digest}
+		out = append(out, in)
 	}
-	return json.Marshal(obj)
+	return out, nil
 }
 
-// inputFile puts the file v gives for field f in store, or finds the one
-// it names there, and checks it against f.
-func inputFile(store *filestore.Store, f plan.FileField, v any) (File, error) {
-	var b filestore.Blob
-	var name string
+// putInputFiles stores the bytes of the files given in base64, and names
+// each by its digest; what fails is the store's, not the input's.
+func putInputFiles(store *filestore.Store, files []inputFile) error {
+	for i := range files {
+		in := &files[i]
+		if !in.given {
+			continue
+		}
+		b, err := store.Put(bytes.NewReader(in.data), int64(len(in.data)))
+		if err != nil {
+			return fmt.Errorf("file %s: %w", in.file.Name, err)
+		}
+		in.file.Digest, in.data = b.Digest, nil
+	}
+	return nil
+}
+
+// checkInputFile checks the file v gives for field f: its bytes in
+// base64 (decoded, not yet stored: the text is in memory already, within
+// the input's bound, and its bytes take less), or the one a reference
+// names in store.
+func checkInputFile(store *filestore.Store, f plan.FileField, v any) (inputFile, error) {
 	switch v := v.(type) {
 	case string:
-		// The text is in memory already (within the input's bound), and
-		// its bytes take less: they are checked before they are stored,
-		// so that a file refused leaves nothing in the store.
 		data, err := base64.StdEncoding.DecodeString(v)
 		if err != nil {
-			return File{}, fmt.Errorf("not base64: %v", err)
+			return inputFile{}, fmt.Errorf("not base64: %v", err)
 		}
 		if int64(len(data)) > f.MaxBytes {
-			return File{}, fmt.Errorf("%v (the bound its schema's maxLength sets)", &filestore.TooLargeError{Limit: f.MaxBytes})
+			return inputFile{}, fmt.Errorf("%v (the bound its schema's maxLength sets)", &filestore.TooLargeError{Limit: f.MaxBytes})
 		}
-		if t := plan.SniffMediaType(data[:min(len(data), plan.SniffLen)]); !f.Accepts(t) {
-			return File{}, mediaTypeError(f, t)
+		t := plan.SniffMediaType(data[:min(len(data), plan.SniffLen)])
+		if !f.Accepts(t) {
+			return inputFile{}, mediaTypeError(f, t)
 		}
-		if b, err = store.Put(bytes.NewReader(data), f.MaxBytes); err != nil {
-			return File{}, err
-		}
+		return inputFile{file: File{Name: f.Name, MediaType: t, Size: int64(len(data))}, data: data, given: true}, nil
 	case map[string]any:
 		raw, _ := json.Marshal(v)
 		var ref FileRef
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&ref); err != nil {
-			return File{}, fmt.Errorf("a file reference is {\"digest\": \"blake3:…\", \"file_name\": \"…\"}: %v", err)
+			return inputFile{}, fmt.Errorf("a file reference is {\"digest\": \"blake3:…\", \"file_name\": \"…\"}: %v", err)
 		}
 		if strings.ContainsAny(ref.FileName, "/\\\x00") {
-			return File{}, fmt.Errorf("file_name %q is a base name, without a directory", ref.FileName)
+			return inputFile{}, fmt.Errorf("file_name %q is a base name, without a directory", ref.FileName)
 		}
-		var err error
-		if b, err = store.Stat(ref.Digest); err != nil {
-			return File{}, err
+		b, err := store.Stat(ref.Digest)
+		if err != nil {
+			return inputFile{}, err
 		}
-		name = ref.FileName
-	default:
-		return File{}, fmt.Errorf("a file is its bytes in base64, or a reference {\"digest\": \"blake3:…\"}, not %s", JSONKind(v))
+		if b.Size > f.MaxBytes {
+			return inputFile{}, fmt.Errorf("%s is larger than the %s its schema allows", userfile.Size(b.Size), userfile.Size(f.MaxBytes))
+		}
+		if !f.Accepts(b.MediaType) {
+			return inputFile{}, mediaTypeError(f, b.MediaType)
+		}
+		return inputFile{file: File{Name: f.Name, FileName: ref.FileName, MediaType: b.MediaType, Size: b.Size, Digest: b.Digest}}, nil
 	}
-	if b.Size > f.MaxBytes {
-		return File{}, fmt.Errorf("%s is larger than the %s its schema allows", userfile.Size(b.Size), userfile.Size(f.MaxBytes))
-	}
-	if !f.Accepts(b.MediaType) {
-		return File{}, mediaTypeError(f, b.MediaType)
-	}
-	return File{Name: f.Name, FileName: name, MediaType: b.MediaType, Size: b.Size, Digest: b.Digest}, nil
+	return inputFile{}, fmt.Errorf("a file is its bytes in base64, or a reference {\"digest\": \"blake3:…\"}, not %s", JSONKind(v))
 }
 
 // mediaTypeError says a file of media type t is not one f declares.

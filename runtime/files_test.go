@@ -331,7 +331,8 @@ func TestStoreInputFiles(t *testing.T) {
 		{`{"doc": "not base64!"}`, "file doc: not base64"},
 		{`{"doc": {"digest": "` + bs[0].Digest + `"}}`, "file doc: give the file's bytes in base64, as the contract says, not an object"},
 		{`{"doc": 3}`, "not a number"},
-		{`[1]`, "the input is not a JSON object"},
+		// The first file passes, the second does not: neither is stored.
+		{`{"doc": ` + b64(pdfBytes+"a first file") + `, "extra": "not base64!"}`, "file extra: not base64"},
 	} {
 		_, err := agentrt.StoreInputFiles(store, fields, json.RawMessage(c.in), 0)
 		var ie *agentrt.InputError
@@ -343,15 +344,30 @@ func TestStoreInputFiles(t *testing.T) {
 	if n := stored(); n != 2 {
 		t.Errorf("the store holds %d files after the refusals, want 2", n)
 	}
-	// The files together, past the run's bound.
-	_, err = agentrt.StoreInputFiles(store, fields, json.RawMessage(`{"doc": `+b64(pdfBytes)+`, "extra": `+b64("plain text")+`}`), 30)
+	// The files together, past the run's bound: neither is stored.
+	_, err = agentrt.StoreInputFiles(store, fields, json.RawMessage(`{"doc": `+b64(pdfBytes+"a second file")+`, "extra": `+b64("more plain text")+`}`), 30)
 	if err == nil || !strings.Contains(err.Error(), "the run's files come to more than the 30 bytes a run takes") {
 		t.Errorf("past the run's bound: %v", err)
 	}
-	// An agent without files, or no input: as given.
-	for _, in := range []string{"", `{"a": 1}`} {
-		if out, err := agentrt.StoreInputFiles(store, nil, json.RawMessage(in), 0); err != nil || string(out) != in {
-			t.Errorf("no file fields, %q: %s, %v", in, out, err)
+	// A run here refuses the same way, and stores nothing either.
+	r, err = agentrt.New(fileAgent(t, ""), agentrt.Options{Model: refusingModel{}, Files: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Run(context.Background(), json.RawMessage(`{"doc": `+b64(pdfBytes+"a third file")+`, "extra": "not base64!"}`)); err == nil {
+		t.Error("a run took a file that is not base64")
+	}
+	if n := stored(); n != 2 {
+		t.Errorf("the store holds %d files after the refusals, want 2", n)
+	}
+	// An agent without files, no input, an input that is not an object:
+	// as given.
+	for _, c := range []struct {
+		fields []plan.FileField
+		in     string
+	}{{nil, ""}, {nil, `{"a": 1}`}, {fields, ""}, {fields, `[1]`}} {
+		if out, err := agentrt.StoreInputFiles(store, c.fields, json.RawMessage(c.in), 0); err != nil || string(out) != c.in {
+			t.Errorf("%q: %s, %v", c.in, out, err)
 		}
 	}
 }

@@ -8,7 +8,10 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,17 +85,7 @@ func TestFileInputs(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	post := func(path, body, contentType string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+apiToken)
-		req.Header.Set("Content-Type", contentType)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var b bytes.Buffer
-		b.ReadFrom(resp.Body)
-		return resp.StatusCode, b.String()
+		return postAs(t, srv.URL+path, body, contentType)
 	}
 	body, ct := form(t, "input", `{"title": "Lunch"}`, "note", "Lunch is at noon on Friday.")
 	if code, out := post("/v1/agents/reader/runs", body, ct); code != 200 || !strings.Contains(out, `"outcome":"ok"`) {
@@ -140,18 +133,8 @@ func TestFileInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct2, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(ctx, ct2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := session(t, s)
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "reader", Arguments: map[string]any{"note": note}})
 	if err != nil || res.IsError {
 		t.Fatalf("over MCP: %v %+v", err, res)
@@ -160,4 +143,157 @@ func TestFileInputs(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "give the file's bytes in base64") {
 		t.Errorf("a stored file's digest over MCP: %v %+v", err, res)
 	}
+}
+
+// TestRemoteFileInputs: an agent run elsewhere (agentc serve --temporal)
+// is handed an input that names its files by digest in the store its
+// workers read, over the HTTP API and MCP; the run's record names them so
+// too; a file refused, alone or beside one that passes, is refused before
+// the run is handed on, and leaves nothing in the store.
+func TestRemoteFileInputs(t *testing.T) {
+	local := reader(t)
+	dir := t.TempDir()
+	store, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var inputs []string
+	handed := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(inputs)
+	}
+	ag := serve.Agent{Plan: local.Plan, RemoteFiles: store, Remote: func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides) (*agentrt.Report, error) {
+		mu.Lock()
+		inputs = append(inputs, string(input))
+		mu.Unlock()
+		return &agentrt.Report{Outcome: agentrt.OutcomeOK, Bound: agentrt.BoundNone, Answer: json.RawMessage(`{"topic":"lunch"}`)}, nil
+	}}
+	runs := newRuns(t, "", true)
+	h, err := serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	post := func(body, contentType string) (int, string) {
+		return postAs(t, srv.URL+"/v1/agents/reader/runs", body, contentType)
+	}
+	stored := func() int {
+		es, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	blob, err := filestore.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := blob.Put(strings.NewReader("Lunch is at noon."), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := `"note":{"digest":"` + want.Digest + `"}`
+
+	body, ct := form(t, "input", `{"title": "Lunch"}`, "note", "Lunch is at noon.")
+	code, out := post(body, ct)
+	if code != 200 || !strings.Contains(out, `"outcome":"ok"`) {
+		t.Fatalf("multipart: %d %s", code, out)
+	}
+	if len(handed()) != 1 || handed()[0] != `{`+ref+`,"title":"Lunch"}` {
+		t.Errorf("handed on %q, want the file by digest", handed())
+	}
+	var rec struct {
+		ID string `json:"id"`
+	}
+	json.Unmarshal([]byte(out), &rec)
+	if code, got := call(t, srv, http.MethodGet, "/v1/runs/"+rec.ID, apiToken, ""); code != 200 || !strings.Contains(string(got), `"input":{`+ref+`,"title":"Lunch"}`) {
+		t.Errorf("the run's record: %d %s", code, got)
+	}
+	note := base64.StdEncoding.EncodeToString([]byte("Lunch is at noon."))
+	if code, out := post(`{"note": "`+note+`"}`, "application/json"); code != 200 || len(handed()) != 2 || handed()[1] != `{`+ref+`}` {
+		t.Errorf("base64: %d %s, handed on %q", code, out, handed())
+	}
+	if n := stored(); n != 1 {
+		t.Errorf("the store holds %d files, want 1", n)
+	}
+
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n an image"))
+	for _, tc := range []struct{ name, body, says string }{
+		{"a file of another type", `{"note": "` + png + `"}`, "file note: its media type is image/png, not text/plain"},
+		{"not base64", `{"note": "@/etc/passwd"}`, "file note: not base64"},
+		{"past its bound", `{"note": "` + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("a", 100))) + `"}`, "maxLength"},
+	} {
+		if code, out := post(tc.body, "application/json"); code != 422 || !strings.Contains(out, tc.says) {
+			t.Errorf("%s: %d %s, want 422 saying %q", tc.name, code, out, tc.says)
+		}
+	}
+	if len(handed()) != 2 || stored() != 1 {
+		t.Errorf("after the refusals: handed on %d, the store holds %d files", len(handed()), stored())
+	}
+
+	s, err := serve.MCP("test", []serve.Agent{ag}, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cs := session(t, s)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "reader", Arguments: map[string]any{"note": note}})
+	if err != nil || res.IsError || len(handed()) != 3 || handed()[2] != `{`+ref+`}` {
+		t.Fatalf("over MCP: %v %+v, handed on %q", err, res, handed())
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "reader", Arguments: map[string]any{"note": png}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "its media type is image/png") || len(handed()) != 3 {
+		t.Errorf("a file of another type over MCP: %v %+v", err, res)
+	}
+
+	// Without the workers' store, nothing is handed on.
+	ag.RemoteFiles = nil
+	h, err = serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := httptest.NewServer(h)
+	defer srv2.Close()
+	if code, got := call(t, srv2, http.MethodPost, "/v1/agents/reader/runs", apiToken, `{"note": "`+note+`"}`); code != 500 || !strings.Contains(string(got), "no store its workers read") || len(handed()) != 3 {
+		t.Errorf("no store: %d %s", code, got)
+	}
+}
+
+// session is a session of the SDK's own client with s, over the SDK's
+// in-memory transports, closed when the test ends.
+func session(t *testing.T, s *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// postAs posts body, of contentType, to url with the API's token, and
+// returns the status and the body of the response.
+func postAs(t *testing.T, url, body, contentType string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	req.Header.Set("Content-Type", contentType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String()
 }

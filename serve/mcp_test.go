@@ -54,19 +54,7 @@ func connect(t *testing.T, agents ...serve.Agent) *mcp.ClientSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct, st := mcp.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return session(t, s)
 }
 
 // TestToolsAreContracts: the client lists each agent as a tool whose
