@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/fault"
@@ -80,15 +81,29 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		}
 	}
 	tmp := ""
+	var into *os.Root
 	if c.Record != "" {
 		if err := os.MkdirAll(filepath.Dir(c.Record), 0o755); err != nil {
 			return nil, err
 		}
 		// The journal is written beside its place and renamed there once
 		// the run is over: an interrupted recording leaves the last one.
+		// It is renamed in the directory held open from the start, which
+		// lies beneath dir when the journal's place does (a test case's
+		// testdata): a link swapped in meanwhile is not followed.
+		var err error
+		if rel, rerr := filepath.Rel(dir, c.Record); rerr == nil && filepath.IsLocal(rel) {
+			into, err = userfile.OpenDirBeneath(dir, filepath.Dir(c.Record))
+		} else {
+			into, err = os.OpenRoot(filepath.Dir(c.Record))
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer into.Close()
 		tmp = fmt.Sprintf("%s.%s.tmp", c.Record, randomHex(4))
 		f.record = tmp
-		defer os.Remove(tmp)
+		defer into.Remove(filepath.Base(tmp))
 	}
 	// A case's files are named as "@PATH" in its input, relative to the
 	// agent's directory; a recording keeps them beside its journal.
@@ -125,7 +140,7 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		return nil, secrets.Error(err)
 	}
 	if tmp != "" && !rep.Interrupted {
-		if err := os.Rename(tmp, c.Record); err != nil {
+		if err := into.Rename(filepath.Base(tmp), filepath.Base(c.Record)); err != nil {
 			return nil, err
 		}
 	}

@@ -147,3 +147,44 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestOpenDirBeneath(t *testing.T) {
+	top := t.TempDir()
+	root := filepath.Join(top, "root")
+	must(t, os.MkdirAll(filepath.Join(root, "testdata", "agent"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(top, "out"), 0o755))
+	must(t, os.Symlink("testdata", filepath.Join(root, "inside")))
+	must(t, os.Symlink("../out", filepath.Join(root, "away")))
+	for _, c := range []struct {
+		dir string
+		ok  bool
+	}{
+		{"testdata/agent", true},
+		{"inside/agent", true},
+		{"away", false},
+		{"..", false},
+	} {
+		r, err := OpenDirBeneath(root, filepath.Join(root, c.dir))
+		if (err == nil) != c.ok {
+			t.Errorf("OpenDirBeneath(%s) = %v, want ok %v", c.dir, err, c.ok)
+		}
+		if err != nil {
+			continue
+		}
+		// What is written through it lands in the directory opened, even
+		// once a link out stands where it was.
+		d := filepath.Join(root, c.dir)
+		must(t, os.Rename(d, d+".was"))
+		must(t, os.Symlink(filepath.Join(top, "out"), d))
+		must(t, r.WriteFile("one.jsonl", []byte("{}\n"), 0o600))
+		r.Close()
+		if _, err := os.Stat(filepath.Join(d+".was", "one.jsonl")); err != nil {
+			t.Errorf("%s: the file is not in the directory opened: %v", c.dir, err)
+		}
+		if _, err := os.Stat(filepath.Join(top, "out", "one.jsonl")); err == nil {
+			t.Errorf("%s: the file was written through the link", c.dir)
+		}
+		must(t, os.Remove(d))
+		must(t, os.Rename(d+".was", d))
+	}
+}

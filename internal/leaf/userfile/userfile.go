@@ -130,6 +130,30 @@ func OpenBeneath(root, name string) (*os.File, error) {
 	return regular(f, filepath.Join(root, name))
 }
 
+// OpenDirBeneath opens the directory d, which must lie beneath root, its
+// links followed, for writing in it by name (os.Root): the directory is
+// opened first, then checked to lie beneath root (Beneath) and to be the
+// directory d names now, so a link swapped in around the check cannot
+// pass another directory for it, and one swapped in after leads nothing
+// written through the os.Root astray.
+func OpenDirBeneath(root, d string) (*os.Root, error) {
+	r, err := os.OpenRoot(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := Beneath(root, d); err != nil {
+		r.Close()
+		return nil, err
+	}
+	held, err1 := r.Stat(".")
+	named, err2 := os.Stat(d)
+	if err1 != nil || err2 != nil || !os.SameFile(held, named) {
+		r.Close()
+		return nil, fmt.Errorf("%s changed while agentc opened it: agentc does not write there", d)
+	}
+	return r, nil
+}
+
 // regular returns f if it is a regular file, and else closes it.
 func regular(f *os.File, path string) (*os.File, error) {
 	fi, err := f.Stat()
