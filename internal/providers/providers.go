@@ -8,18 +8,22 @@ package providers
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/smithy-go/logging"
 
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/bedrock"
 	"agentc.dev/agentc/runtime/provider/google"
+	"agentc.dev/agentc/runtime/redact"
 )
 
 // All are the providers of this package, by name.
@@ -92,6 +96,20 @@ func vertex(r runcmd.ModelRequest) (agentrt.Model, error) {
 // chain holds no credentials.
 var placeholder = credentials.NewStaticCredentialsProvider("AKIDNONE", "none", "")
 
+// sdkLog prints what the AWS SDK says while it finds credentials (a
+// fallback to IMDSv1, say) as agentc's other lines are printed, its
+// secrets redacted, rather than as the SDK's own logger would.
+var sdkLog = logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+	level := "warning"
+	if c == logging.Debug {
+		level = "debug"
+	}
+	fmt.Fprintf(sdkLogTo, "agentc: AWS SDK: %s: %s\n", level, redact.Of(runcmd.ProviderSecrets()...).String(fmt.Sprintf(format, v...)))
+})
+
+// sdkLogTo is where sdkLog prints.
+var sdkLogTo io.Writer = os.Stderr
+
 // BedrockBaseVar names another endpoint for Bedrock's runtime, as the AWS
 // SDKs name it.
 const BedrockBaseVar = "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"
@@ -122,7 +140,7 @@ func Bedrock(r runcmd.ModelRequest) (agentrt.Model, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		var err error
-		if ac, err = config.LoadDefaultConfig(ctx); err != nil {
+		if ac, err = config.LoadDefaultConfig(ctx, config.WithLogger(sdkLog)); err != nil {
 			return nil, fmt.Errorf("agent %s: the AWS configuration: %w", p.Agent.Name, err)
 		}
 		if base != "" {
@@ -141,6 +159,17 @@ func Bedrock(r runcmd.ModelRequest) (agentrt.Model, error) {
 		}
 		if ac.Region == "" {
 			return nil, fmt.Errorf("agent %s: no AWS region: set AWS_REGION (or a profile's region)", p.Agent.Name)
+		}
+		if base == "" {
+			// Bedrock's own endpoint takes signed requests only: a chain
+			// that holds no credentials is said now, before the run
+			// starts, as a missing key is for the other providers.
+			if ac.Credentials == nil {
+				return nil, fmt.Errorf("agent %s: no AWS credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE); or run with --model test", p.Agent.Name)
+			}
+			if _, err := ac.Credentials.Retrieve(ctx); err != nil {
+				return nil, fmt.Errorf("agent %s: no AWS credentials in the standard chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, single sign-on, the machine's role): %w; or run with --model test", p.Agent.Name, err)
+			}
 		}
 	}
 	cfg := bedrock.FromAWSConfig(ac)
