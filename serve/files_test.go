@@ -45,7 +45,7 @@ func reader(t *testing.T) serve.Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serve.Agent{Plan: p, Runner: r}
+	return serve.Agent{Plan: p, Runner: r, Files: store}
 }
 
 // form is a multipart body of parts, each a name and its content.
@@ -92,8 +92,18 @@ func TestFileInputs(t *testing.T) {
 		t.Fatalf("multipart: %d %s", code, out)
 	}
 	note := base64.StdEncoding.EncodeToString([]byte("Lunch is at noon."))
-	if code, out := post("/v1/agents/reader/runs", `{"note": "`+note+`"}`, "application/json"); code != 200 || !strings.Contains(out, `"outcome":"ok"`) {
+	code, out := post("/v1/agents/reader/runs", `{"note": "`+note+`"}`, "application/json")
+	if code != 200 || !strings.Contains(out, `"outcome":"ok"`) {
 		t.Fatalf("base64: %d %s", code, out)
+	}
+	// The run's record, kept in memory, names the file by digest: a
+	// server keeping a thousand records does not keep a thousand files.
+	var rec struct {
+		ID string `json:"id"`
+	}
+	json.Unmarshal([]byte(out), &rec)
+	if code, got := call(t, srv, http.MethodGet, "/v1/runs/"+rec.ID, apiToken, ""); code != 200 || !strings.Contains(string(got), `"input":{"note":{"digest":"blake3:`) || strings.Contains(string(got), note) {
+		t.Errorf("the run's record: %d %s", code, got)
 	}
 	for _, tc := range []struct {
 		name, body, ct string
@@ -164,7 +174,7 @@ func TestRemoteFileInputs(t *testing.T) {
 		defer mu.Unlock()
 		return slices.Clone(inputs)
 	}
-	ag := serve.Agent{Plan: local.Plan, RemoteFiles: store, Remote: func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides) (*agentrt.Report, error) {
+	ag := serve.Agent{Plan: local.Plan, Files: store, Remote: func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides) (*agentrt.Report, error) {
 		mu.Lock()
 		inputs = append(inputs, string(input))
 		mu.Unlock()
@@ -250,14 +260,14 @@ func TestRemoteFileInputs(t *testing.T) {
 	}
 
 	// Without the workers' store, nothing is handed on.
-	ag.RemoteFiles = nil
+	ag.Files = nil
 	h, err = serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv2 := httptest.NewServer(h)
 	defer srv2.Close()
-	if code, got := call(t, srv2, http.MethodPost, "/v1/agents/reader/runs", apiToken, `{"note": "`+note+`"}`); code != 500 || !strings.Contains(string(got), "no store its workers read") || len(handed()) != 3 {
+	if code, got := call(t, srv2, http.MethodPost, "/v1/agents/reader/runs", apiToken, `{"note": "`+note+`"}`); code != 500 || !strings.Contains(string(got), "the server has no store for them") || len(handed()) != 3 {
 		t.Errorf("no store: %d %s", code, got)
 	}
 }

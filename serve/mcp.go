@@ -37,10 +37,12 @@ type Agent struct {
 	// and waits for its report; Runner is then nil. A run elsewhere has no
 	// events here, and its approvals are decided there.
 	Remote func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides) (*agentrt.Report, error)
-	// RemoteFiles, for a Remote agent that takes files, is the file store
-	// its workers read: a run's files are put there, checked, and the
-	// input handed on names them by digest (runtime.StoreInputFiles).
-	RemoteFiles *filestore.Store
+	// Files, for an agent that takes files, is the store a run's files
+	// are put in, checked, before it starts (runtime.StoreInputFiles):
+	// the runner's own, or for a Remote agent the store its workers read.
+	// The run is given, and its record keeps, an input that names them
+	// by digest, never their bytes.
+	Files *filestore.Store
 	// JournalTools, when set, goes in each run's journal header as the
 	// tools it saw when it started (journal.Header.Tools): the tool sets
 	// its mcp servers offered, which a replay reads instead of starting

@@ -200,15 +200,28 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 	if a.Remote != nil {
 		return rs.runRemote(ctx, a, c)
 	}
-	id := newID()
-	rec := &Record{ID: id, Agent: a.Plan.Agent.Name, Plan: string(a.Plan.Digests.Plan), State: StateRunning, Started: time.Now().UTC(), Input: c.input}
 	runner, err := c.budgets.apply(c.runner)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkFiles(fileFieldsOf(a.Plan), c.input); err != nil {
+	files := fileFieldsOf(a.Plan)
+	if err := checkFiles(files, c.input); err != nil {
 		return nil, err
 	}
+	if len(files) > 0 {
+		// Checked against the contract first, as the run would; then
+		// the files go in the runner's store, and the run and its
+		// record (kept in memory, and on disk with a journal directory)
+		// hold their digests, not their bytes.
+		if err := validateInput(runner, c.input); err != nil {
+			return nil, err
+		}
+		if c.input, err = storeFiles(a, files, c.input); err != nil {
+			return nil, err
+		}
+	}
+	id := newID()
+	rec := &Record{ID: id, Agent: a.Plan.Agent.Name, Plan: string(a.Plan.Digests.Plan), State: StateRunning, Started: time.Now().UTC(), Input: c.input}
 	if !c.budgets.isZero() {
 		b := c.budgets
 		rec.Budgets = &b
@@ -227,6 +240,19 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 		c.started(id)
 	}
 	return rs.execute(ctx, runner, rec, w, c.notify, c.elicit)
+}
+
+// storeFiles puts the files an input of agent a gives (at files, its
+// file inputs) in a.Files, checked, and returns the input naming them by
+// digest (runtime.StoreInputFiles).
+func storeFiles(a Agent, files []plan.FileField, input json.RawMessage) (json.RawMessage, error) {
+	if len(files) == 0 {
+		return input, nil
+	}
+	if a.Files == nil {
+		return nil, fmt.Errorf("agent %s takes files, and the server has no store for them", a.Plan.Agent.Name)
+	}
+	return agentrt.StoreInputFiles(a.Files, files, input, 0)
 }
 
 // validateInput checks an input against the runner's input contract
@@ -693,15 +719,10 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 	if err != nil {
 		return nil, err
 	}
-	if len(files) > 0 {
-		// The workers read the run's files from their store; the run's
-		// input, and its record here, name them by digest.
-		if a.RemoteFiles == nil {
-			return nil, fmt.Errorf("agent %s takes files, and the server has no store its workers read", a.Plan.Agent.Name)
-		}
-		if c.input, err = agentrt.StoreInputFiles(a.RemoteFiles, files, c.input, 0); err != nil {
-			return nil, err
-		}
+	// The workers read the run's files from their store; the run's
+	// input, and its record here, name them by digest.
+	if c.input, err = storeFiles(a, files, c.input); err != nil {
+		return nil, err
 	}
 	id := newID()
 	rec := &Record{ID: id, Agent: a.Plan.Agent.Name, Plan: string(a.Plan.Digests.Plan), State: StateRunning, Started: time.Now().UTC(),

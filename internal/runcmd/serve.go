@@ -242,7 +242,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 				}
 			}
 			p := p
-			agents = append(agents, serve.Agent{Plan: p, Secrets: secrets, RemoteFiles: workerFiles, Remote: func(ctx context.Context, id string, input json.RawMessage, o agentrt.Overrides) (*agentrt.Report, error) {
+			agents = append(agents, serve.Agent{Plan: p, Secrets: secrets, Files: workerFiles, Remote: func(ctx context.Context, id string, input json.RawMessage, o agentrt.Overrides) (*agentrt.Report, error) {
 				return f.remote(ctx, p, input, RemoteRun{ID: id, Budgets: narrowBudgets(p, budgets, o), Provider: af.model})
 			}})
 			continue
@@ -278,7 +278,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
-		agents = append(agents, serve.Agent{Plan: p, Runner: r, Events: events, Secrets: secrets, JournalTools: journalTools})
+		agents = append(agents, serve.Agent{Plan: p, Runner: r, Files: files, Events: events, Secrets: secrets, JournalTools: journalTools})
 	}
 	var tokens *serve.Tokens
 	if f.http != "" {
