@@ -267,7 +267,7 @@ func TestRemoteFileInputs(t *testing.T) {
 	}
 	srv2 := httptest.NewServer(h)
 	defer srv2.Close()
-	if code, got := call(t, srv2, http.MethodPost, "/v1/agents/reader/runs", apiToken, `{"note": "`+note+`"}`); code != 500 || !strings.Contains(string(got), "the server has no store for them") || len(handed()) != 3 {
+	if code, got := call(t, srv2, http.MethodPost, "/v1/agents/reader/runs", apiToken, `{"note": "`+note+`"}`); code != 500 || !strings.Contains(string(got), "the server has no store its workers read") || len(handed()) != 3 {
 		t.Errorf("no store: %d %s", code, got)
 	}
 }

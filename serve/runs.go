@@ -52,7 +52,8 @@ type Record struct {
 	Workflow string `json:"workflow,omitempty"`
 	// Resumed counts the times a server resumed the run from its journal.
 	Resumed int `json:"resumed,omitempty"`
-	// Input is the run's input, as its client gave it: a resumed run
+	// Input is the run's input, as its client gave it but for its files,
+	// which it names by digest in the server's store: a resumed run
 	// starts from it again.
 	Input json.RawMessage `json:"input,omitempty"`
 	// Budgets are the bounds the client asked of the run, which narrowed
@@ -213,7 +214,7 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 		// the files go in the runner's store, and the run and its
 		// record (kept in memory, and on disk with a journal directory)
 		// hold their digests, not their bytes.
-		if err := validateInput(runner, c.input); err != nil {
+		if err := rs.checkInput(a.Plan, c.input); err != nil {
 			return nil, err
 		}
 		if c.input, err = storeFiles(a, files, c.input); err != nil {
@@ -244,13 +245,17 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 
 // storeFiles puts the files an input of agent a gives (at files, its
 // file inputs) in a.Files, checked, and returns the input naming them by
-// digest (runtime.StoreInputFiles).
+// digest (runtime.StoreInputFiles). A local agent without Files is handed
+// the input as it is, its runner storing the files itself.
 func storeFiles(a Agent, files []plan.FileField, input json.RawMessage) (json.RawMessage, error) {
 	if len(files) == 0 {
 		return input, nil
 	}
 	if a.Files == nil {
-		return nil, fmt.Errorf("agent %s takes files, and the server has no store for them", a.Plan.Agent.Name)
+		if a.Remote == nil {
+			return input, nil // the runner puts them in its own store
+		}
+		return nil, fmt.Errorf("agent %s takes files, and the server has no store its workers read", a.Plan.Agent.Name)
 	}
 	return agentrt.StoreInputFiles(a.Files, files, input, 0)
 }

@@ -3,6 +3,7 @@ package temporal_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -125,6 +126,12 @@ func startWorker(t testing.TB, c client.Client, queue string, m agentrt.Model, a
 	if missing, err := w.CheckSearchAttributes(context.Background(), "default"); err != nil || len(missing) > 0 {
 		t.Fatalf("the dev server's search attributes: %v missing (%v)", missing, err)
 	}
+	return serveQueue(t, c, queue, w)
+}
+
+// serveQueue starts w on queue, until the test ends.
+func serveQueue(t testing.TB, c client.Client, queue string, w *temporal.Worker) worker.Worker {
+	t.Helper()
 	tw := worker.New(c, queue, temporal.Options())
 	w.Register(tw)
 	if err := tw.Start(); err != nil {
@@ -290,5 +297,47 @@ func TestWorkerRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c2.want) {
 			t.Errorf("%s: %v; want an error that says %q", c2.name, err, c2.want)
 		}
+	}
+}
+
+// TestWorkerBuildTriedAgain: a worker that could not build a plan's agent
+// (its provider could not get credentials, say) fails that run, and
+// builds again for the next, rather than fail every run of the plan for
+// the worker's life.
+func TestWorkerBuildTriedAgain(t *testing.T) {
+	s := devserver.Start(t)
+	c := dial(t, s)
+	m := &counting{calls: map[string]int{}}
+	data := labeller(t, labelSchema)
+	var mu sync.Mutex
+	builds := 0
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
+		ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if builds++; builds == 1 {
+				return nil, errors.New("could not get AWS credentials: the token service timed out")
+			}
+			return m, nil
+		},
+		Dir:     t.TempDir(),
+		Allowed: digests(t, data),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveQueue(t, c, "rebuild", w)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rep, _, err := temporal.Submit(ctx, c, data, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "rebuild"})
+	if err == nil && (rep.Outcome != agentrt.OutcomeError || !strings.Contains(rep.Error, "the token service timed out")) {
+		t.Fatalf("the first run: %s %q, want the build's failure", rep.Outcome, rep.Error)
+	}
+	if err != nil && !strings.Contains(err.Error(), "the token service timed out") {
+		t.Fatalf("the first run: %v, want the build's failure", err)
+	}
+	rep, _, err = temporal.Submit(ctx, c, data, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "rebuild"})
+	if err != nil || rep.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("the second run: %v %+v, want it built again and ok", err, rep)
 	}
 }

@@ -426,7 +426,8 @@ func inputOf(workflowID string, ev *historypb.HistoryEvent, typ, noun string, in
 
 // agent returns the model and tools of the agent at path in a run's plan
 // ("" for the plan's own agent, "a/b" for b called by a), built once on
-// this worker for every run of the plan.
+// this worker for every run of the plan; a build that failed is tried
+// again by the next run.
 func (w *Worker) agent(ctx context.Context, run *workerRun, path string) (*builtAgent, error) {
 	key := strings.Join([]string{string(run.plan.Digests.Plan), run.in.Provider, fmt.Sprint(run.in.Seed), path}, "\x00")
 	w.mu.Lock()
@@ -440,6 +441,16 @@ func (w *Worker) agent(ctx context.Context, run *workerRun, path string) (*built
 		b.secrets = w.secrets()
 		b.err = w.build(ctx, run, path, b)
 	})
+	if b.err != nil {
+		// A failure to build (credentials a provider could not get, a
+		// server that did not start) may pass: the next run builds again
+		// rather than fail on this one for the worker's life.
+		w.mu.Lock()
+		if w.built[key] == b {
+			delete(w.built, key)
+		}
+		w.mu.Unlock()
+	}
 	return b, b.err
 }
 

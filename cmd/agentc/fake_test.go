@@ -459,6 +459,17 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				} `json:"toolConfig"`
 			}
 			body := logRequest(r)
+			if strings.HasPrefix(r.URL.Path, "/latest/") {
+				// Standing in for a machine's metadata service that
+				// refuses IMDSv2's tokens and holds no role, as one
+				// outside EC2 may.
+				if r.URL.Path == "/latest/api/token" {
+					nethttp.Error(w, "Forbidden", nethttp.StatusForbidden)
+					return
+				}
+				nethttp.NotFound(w, r)
+				return
+			}
 			if !converse.MatchString(r.URL.EscapedPath()) || json.Unmarshal(body, &req) != nil {
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Set("X-Amzn-Errortype", "ValidationException")

@@ -168,7 +168,7 @@ func Bedrock(r runcmd.ModelRequest) (agentrt.Model, error) {
 				return nil, fmt.Errorf("agent %s: no AWS credentials (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE); or run with --model test", p.Agent.Name)
 			}
 			if _, err := ac.Credentials.Retrieve(ctx); err != nil {
-				return nil, fmt.Errorf("agent %s: no AWS credentials in the standard chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, single sign-on, the machine's role): %w; or run with --model test", p.Agent.Name, err)
+				return nil, fmt.Errorf("agent %s: could not get AWS credentials from the standard chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, single sign-on, the machine's role): %w; or run with --model test", p.Agent.Name, err)
 			}
 		}
 	}

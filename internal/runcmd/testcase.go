@@ -141,7 +141,7 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 	}
 	if tmp != "" && !rep.Interrupted {
 		if err := into.Rename(filepath.Base(tmp), filepath.Base(c.Record)); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("recording %s: %w", c.Record, err)
 		}
 	}
 	return rep, nil

@@ -131,27 +131,33 @@ func OpenBeneath(root, name string) (*os.File, error) {
 }
 
 // OpenDirBeneath opens the directory d, which must lie beneath root, its
-// links followed, for writing in it by name (os.Root): the directory is
-// opened first, then checked to lie beneath root (Beneath) and to be the
-// directory d names now, so a link swapped in around the check cannot
-// pass another directory for it, and one swapped in after leads nothing
-// written through the os.Root astray.
+// links followed (else Beneath's error), for writing in it by name
+// (os.Root). d is resolved, then opened through root by what it resolved
+// to, which follows no absolute link and no relative one that leads out:
+// a link swapped in meanwhile cannot pass a directory elsewhere for it,
+// and one swapped in after leads nothing written through the os.Root
+// astray.
 func OpenDirBeneath(root, d string) (*os.Root, error) {
-	r, err := os.OpenRoot(d)
+	top, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, err
 	}
+	defer top.Close()
 	if err := Beneath(root, d); err != nil {
-		r.Close()
 		return nil, err
 	}
-	held, err1 := r.Stat(".")
-	named, err2 := os.Stat(d)
-	if err1 != nil || err2 != nil || !os.SameFile(held, named) {
-		r.Close()
-		return nil, fmt.Errorf("%s changed while agentc opened it: agentc does not write there", d)
+	rel, err := filepath.Rel(Resolve(root), Resolve(d))
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return nil, fmt.Errorf("%s leads out of %s through a symbolic link: agentc does not write there", d, root)
 	}
-	return r, nil
+	dir, err := top.OpenRoot(rel)
+	if err != nil {
+		if berr := Beneath(root, d); berr != nil {
+			return nil, berr
+		}
+		return nil, err
+	}
+	return dir, nil
 }
 
 // regular returns f if it is a regular file, and else closes it.
