@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -96,19 +95,22 @@ func vertex(r runcmd.ModelRequest) (agentrt.Model, error) {
 // chain holds no credentials.
 var placeholder = credentials.NewStaticCredentialsProvider("AKIDNONE", "none", "")
 
-// sdkLog prints what the AWS SDK says while it finds credentials (a
+// sdkLog prints on w what the AWS SDK says while it finds credentials (a
 // fallback to IMDSv1, say) as agentc's other lines are printed, its
-// secrets redacted, rather than as the SDK's own logger would.
-var sdkLog = logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
-	level := "warning"
-	if c == logging.Debug {
-		level = "debug"
+// secrets redacted, rather than as the SDK's own logger would; nil w
+// prints nothing.
+func sdkLog(w io.Writer) logging.Logger {
+	if w == nil {
+		return logging.Nop{}
 	}
-	fmt.Fprintf(sdkLogTo, "agentc: AWS SDK: %s: %s\n", level, redact.Of(runcmd.ProviderSecrets()...).String(fmt.Sprintf(format, v...)))
-})
-
-// sdkLogTo is where sdkLog prints.
-var sdkLogTo io.Writer = os.Stderr
+	return logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+		level := "warning"
+		if c == logging.Debug {
+			level = "debug"
+		}
+		fmt.Fprintf(w, "agentc: AWS SDK: %s: %s\n", level, redact.Of(runcmd.ProviderSecrets()...).String(fmt.Sprintf(format, v...)))
+	})
+}
 
 // BedrockBaseVar names another endpoint for Bedrock's runtime, as the AWS
 // SDKs name it.
@@ -140,7 +142,7 @@ func Bedrock(r runcmd.ModelRequest) (agentrt.Model, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		var err error
-		if ac, err = config.LoadDefaultConfig(ctx, config.WithLogger(sdkLog)); err != nil {
+		if ac, err = config.LoadDefaultConfig(ctx, config.WithLogger(sdkLog(r.Log))); err != nil {
 			return nil, fmt.Errorf("agent %s: the AWS configuration: %w", p.Agent.Name, err)
 		}
 		if base != "" {

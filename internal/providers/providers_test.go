@@ -11,12 +11,11 @@ import (
 // lines are, with the person's secrets redacted.
 func TestSDKLog(t *testing.T) {
 	var b bytes.Buffer
-	was := sdkLogTo
-	sdkLogTo = &b
-	t.Cleanup(func() { sdkLogTo = was })
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI-sdk-log-secret")
-	sdkLog.Logf(logging.Warn, "falling back to IMDSv1: %s", "signed with wJalrXUtnFEMI-sdk-log-secret")
-	sdkLog.Logf(logging.Debug, "retrying")
+	log := sdkLog(&b)
+	log.Logf(logging.Warn, "falling back to IMDSv1: %s", "signed with wJalrXUtnFEMI-sdk-log-secret")
+	log.Logf(logging.Debug, "retrying")
+	sdkLog(nil).Logf(logging.Warn, "nowhere")
 	want := "agentc: AWS SDK: warning: falling back to IMDSv1: signed with [redacted]\nagentc: AWS SDK: debug: retrying\n"
 	if b.String() != want {
 		t.Errorf("printed %q, want %q", b.String(), want)

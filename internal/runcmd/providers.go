@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -36,6 +37,10 @@ type ModelRequest struct {
 	// a provider's own chain of files, single sign-on and the machine's
 	// metadata service, which an offline run must not reach.
 	FaultLayer bool
+	// Log is where what a provider's SDK says while its client is made
+	// (a credential chain's warnings) is printed, as the run's other
+	// lines are; nil prints nothing.
+	Log io.Writer
 }
 
 // ProviderFunc makes a provider's client for a run.
@@ -63,6 +68,8 @@ type providerFlags struct {
 	// faultLayer says baseURL is agentc test's fault layer (see
 	// ModelRequest.FaultLayer).
 	faultLayer bool
+	// log is where a provider's SDK's lines go (ModelRequest.Log).
+	log io.Writer
 }
 
 // The environment that sends the openai provider's requests to an Azure
@@ -209,7 +216,7 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			if !linked {
 				return nil, fmt.Errorf("agent %s: this program does not carry the %s provider (its SDK); run the agent with agentc", p.Agent.Name, name)
 			}
-			m, err = make(ModelRequest{Plan: p, Key: key, BaseURL: base, FlagBaseURL: f.baseURL, Getenv: getenv, Retry: policy, Stall: stallConfig(f.stall), FaultLayer: f.faultLayer})
+			m, err = make(ModelRequest{Plan: p, Key: key, BaseURL: base, FlagBaseURL: f.baseURL, Getenv: getenv, Retry: policy, Stall: stallConfig(f.stall), FaultLayer: f.faultLayer, Log: f.log})
 		}
 		if err != nil {
 			return nil, err

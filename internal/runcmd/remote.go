@@ -125,7 +125,7 @@ func WorkerModels(baseURL string, stall time.Duration, rateLimits []string, extr
 	}
 	set := limits.Set(warn)
 	return func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error) {
-		return newModelFor(providerFlags{model: provider, seed: seed, baseURL: baseURL, keyHosts: hosts, stall: stall, extra: extra, pace: set}, os.Getenv, events)(p)
+		return newModelFor(providerFlags{model: provider, seed: seed, baseURL: baseURL, keyHosts: hosts, stall: stall, extra: extra, pace: set, log: warn}, os.Getenv, events)(p)
 	}, nil
 }
 

@@ -481,7 +481,7 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 		getenv = func(string) string { return "" }
 		paced = nil
 	}
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: paced, faultLayer: f.fault != nil}, getenv, opts.Events)
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: paced, faultLayer: f.fault != nil, log: e.Stderr}, getenv, opts.Events)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}
