@@ -16,37 +16,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
-	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/serve"
+	"agentc.dev/agentc/serve/internal/servetest"
 )
 
-// reader is an agent that takes a text file, of at most 64 bytes.
-func reader(t *testing.T) serve.Agent {
-	t.Helper()
-	p := &plan.Plan{Agent: plan.Agent{
-		Name: "reader", Description: "Reads a note.", Model: plan.Model{Provider: "test", Name: "m"}, Instructions: "Say what the note is about.",
-		Input: &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},` +
-			`"note":{"type":"string","contentEncoding":"base64","contentMediaType":"text/plain","maxLength":88}},"required":["note"]}`)},
-		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}},
-		Output:       &plan.Output{Name: "answer", Description: "The topic.", Mode: "tool", Enforce: "local", Retries: 2, Schema: json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string"}},"required":["topic"]}`)},
-		Strategy:     plan.Strategy{OnProse: "remind", Reminders: 2},
-	}}
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	store, err := filestore.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := agentrt.New(p, agentrt.Options{Model: &testmodel.Model{}, Files: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return serve.Agent{Plan: p, Runner: r, Files: store}
-}
+// reader is an agent that takes a text file, of at most 66 bytes.
+func reader(t *testing.T) serve.Agent { return servetest.Reader(t) }
 
 // form is a multipart body of parts, each a name and its content.
 func form(t *testing.T, parts ...string) (string, string) {

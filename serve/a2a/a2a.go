@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/serve"
 )
@@ -43,7 +46,16 @@ func Card(ag serve.Agent, base string) *a2a.AgentCard {
 	}
 	in, out := []string{"text/plain"}, []string{"text/plain"}
 	if a.Input != nil {
+		// JSON, and the media types of the files it takes, as file parts.
 		in = []string{"application/json"}
+		fields, _ := plan.FileFields(a.Input.Schema)
+		for _, f := range fields {
+			for _, t := range f.MediaTypes {
+				if !slices.Contains(in, t) {
+					in = append(in, t)
+				}
+			}
+		}
 	}
 	if a.Output != nil {
 		out = []string{"application/json"}
@@ -126,7 +138,7 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	var input json.RawMessage
 	if x.ag.Plan.Agent.Input != nil {
 		var err error
-		if input, err = inputOf(rc.Message); err != nil {
+		if input, err = inputOf(rc.Message, fileInputs(x.ag)); err != nil {
 			return end(a2a.TaskStateRejected, "error: "+err.Error(), nil)
 		}
 	}
@@ -204,24 +216,95 @@ func (x *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q even
 	return q.Write(ctx, ev)
 }
 
+// fileInputs names the agent's file inputs.
+func fileInputs(ag serve.Agent) []string {
+	fields, _ := plan.FileFields(ag.Plan.Agent.Input.Schema)
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// MetaInput is the key of a file part's metadata that names the file
+// input it is (needed where the agent takes more than one).
+const MetaInput = "agentc/input"
+
 // inputOf reads a message's input: its first data part, else its first
-// text part as JSON.
-func inputOf(m *a2a.Message) (json.RawMessage, error) {
+// text part as JSON (an agent that takes files may have neither: its
+// input is then {}), with each file part, its bytes in base64, at the
+// file input (of files) its metadata names under MetaInput, or the one
+// file input the agent takes. A file by URI is refused: the server
+// fetches nothing a client points it at.
+func inputOf(m *a2a.Message, files []string) (json.RawMessage, error) {
 	if m == nil {
 		return nil, errors.New("the request holds no message")
 	}
+	var obj map[string]any
+	var raw json.RawMessage
 	for _, p := range m.Parts {
 		if d, ok := p.(a2a.DataPart); ok {
-			return json.Marshal(d.Data)
+			obj = maps.Clone(d.Data) // the message's own stays as sent
+			break
 		}
 	}
-	for _, p := range m.Parts {
-		if t, ok := p.(a2a.TextPart); ok {
-			if !json.Valid([]byte(t.Text)) {
-				return nil, errors.New("the message's text is not JSON: the agent's input is a JSON value, as a data part or a text part")
+	if obj == nil {
+		for _, p := range m.Parts {
+			if t, ok := p.(a2a.TextPart); ok {
+				if !json.Valid([]byte(t.Text)) {
+					return nil, errors.New("the message's text is not JSON: the agent's input is a JSON value, as a data part or a text part")
+				}
+				raw = json.RawMessage(t.Text)
+				break
 			}
-			return json.RawMessage(t.Text), nil
 		}
 	}
-	return nil, errors.New("the message holds no data part and no text part: the agent's input goes in one")
+	given := map[string]string{}
+	for i, p := range m.Parts {
+		fp, ok := p.(a2a.FilePart)
+		if !ok {
+			continue
+		}
+		b, ok := fp.File.(a2a.FileBytes)
+		if !ok {
+			return nil, fmt.Errorf("part %d: a file by URI is not fetched: send its bytes", i)
+		}
+		name, _ := fp.Metadata[MetaInput].(string)
+		switch {
+		case name == "" && len(files) == 1:
+			name = files[0]
+		case name == "" && len(files) == 0:
+			return nil, fmt.Errorf("part %d: a file, and the agent takes none", i)
+		case name == "":
+			return nil, fmt.Errorf("part %d: a file, and the agent takes several (%s): name the one in the part's metadata, %q", i, strings.Join(files, ", "), MetaInput)
+		case !slices.Contains(files, name):
+			return nil, fmt.Errorf("part %d: the agent has no file input %q (it has %s)", i, name, strings.Join(files, ", "))
+		}
+		if _, twice := given[name]; twice {
+			return nil, fmt.Errorf("part %d: file input %s is given twice", i, name)
+		}
+		given[name] = b.Bytes
+	}
+	if len(given) == 0 {
+		if obj != nil {
+			return json.Marshal(obj)
+		}
+		if raw == nil {
+			return nil, errors.New("the message holds no data part and no text part: the agent's input goes in one")
+		}
+		return raw, nil
+	}
+	if obj == nil {
+		obj = map[string]any{}
+		if raw != nil && json.Unmarshal(raw, &obj) != nil {
+			return nil, errors.New("the message's text is not a JSON object, and its file parts go in one")
+		}
+	}
+	for name, b64 := range given {
+		if _, both := obj[name]; both {
+			return nil, fmt.Errorf("file input %s is given both as a file part and in the input", name)
+		}
+		obj[name] = b64
+	}
+	return json.Marshal(obj)
 }

@@ -2,6 +2,7 @@ package a2a_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/serve"
 	a2aserve "agentc.dev/agentc/serve/a2a"
+	"agentc.dev/agentc/serve/internal/servetest"
 )
 
 const token = "s3cret-token-of-the-a2a-server"
@@ -59,23 +61,11 @@ func labeler(t *testing.T) serve.Agent {
 // reason; a client without the token is refused.
 func TestA2A(t *testing.T) {
 	ag := labeler(t)
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{ag}, nil, srv.URL, serve.AllAgents(token)))
+	srv, card, client := served(t, ag)
 	ctx := context.Background()
-	httpc := &http.Client{Transport: bearer{http.DefaultTransport}}
-	card, err := agentcard.NewResolver(httpc).Resolve(ctx, srv.URL+a2aserve.Prefix+"labeler")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if card.Name != "labeler" || card.URL != srv.URL+"/a2a/labeler" || card.DefaultInputModes[0] != "application/json" || len(card.Skills) != 1 ||
 		!strings.Contains(strings.Join(card.Skills[0].Tags, " "), "contract:"+string(ag.Plan.Digests.Contract)) || card.SecuritySchemes["bearer"] == nil {
 		t.Errorf("card %+v", card)
-	}
-	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(httpc))
-	if err != nil {
-		t.Fatal(err)
 	}
 	if !card.Capabilities.Streaming {
 		t.Errorf("the card does not say it streams")
@@ -226,20 +216,8 @@ func TestA2ACancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ag.Runner = r
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{ag}, nil, srv.URL, serve.AllAgents(token)))
+	_, _, client := served(t, ag)
 	ctx := context.Background()
-	httpc := &http.Client{Transport: bearer{http.DefaultTransport}}
-	card, err := agentcard.NewResolver(httpc).Resolve(ctx, srv.URL+a2aserve.Prefix+"labeler")
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(httpc))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var last a2a.TaskState
 	for ev, err := range client.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "x"}})}) {
 		if err != nil {
@@ -258,4 +236,72 @@ func TestA2ACancel(t *testing.T) {
 	if last != a2a.TaskStateCanceled {
 		t.Errorf("the task ended %s, want canceled", last)
 	}
+}
+
+// TestA2AFiles: an agent that takes a file names its media types among
+// the card's input modes, and takes it as a file part, its bytes in
+// base64, beside or without a data part; a file by URI (never fetched),
+// of another type, given twice or for no file input is refused before
+// anything runs.
+func TestA2AFiles(t *testing.T) {
+	_, card, client := served(t, servetest.Reader(t))
+	ctx := context.Background()
+	if got := strings.Join(card.DefaultInputModes, " "); got != "application/json text/plain" {
+		t.Errorf("the card's input modes: %s", got)
+	}
+	note := base64.StdEncoding.EncodeToString([]byte("Lunch is at noon."))
+	png := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n an image"))
+	file := func(b64 string, meta map[string]any) a2a.FilePart {
+		return a2a.FilePart{File: a2a.FileBytes{Bytes: b64, FileMeta: a2a.FileMeta{Name: "note.txt", MimeType: "text/plain"}}, Metadata: meta}
+	}
+	for _, c := range []struct {
+		name  string
+		parts []a2a.Part
+		state a2a.TaskState
+		says  string
+	}{
+		{"beside a data part", []a2a.Part{a2a.DataPart{Data: map[string]any{"title": "Lunch"}}, file(note, nil)}, a2a.TaskStateCompleted, ""},
+		{"alone", []a2a.Part{file(note, nil)}, a2a.TaskStateCompleted, ""},
+		{"named", []a2a.Part{file(note, map[string]any{a2aserve.MetaInput: "note"})}, a2a.TaskStateCompleted, ""},
+		{"by URI", []a2a.Part{a2a.FilePart{File: a2a.FileURI{URI: "http://169.254.169.254/latest/meta-data/"}}}, a2a.TaskStateRejected, "a file by URI is not fetched"},
+		{"of another type", []a2a.Part{file(png, nil)}, a2a.TaskStateRejected, "its media type is image/png, not text/plain"},
+		{"for no file input", []a2a.Part{file(note, map[string]any{a2aserve.MetaInput: "photo"})}, a2a.TaskStateRejected, `the agent has no file input "photo" (it has note)`},
+		{"twice", []a2a.Part{file(note, nil), file(note, nil)}, a2a.TaskStateRejected, "file input note is given twice"},
+		{"both ways", []a2a.Part{a2a.DataPart{Data: map[string]any{"note": note}}, file(note, nil)}, a2a.TaskStateRejected, "given both as a file part and in the input"},
+	} {
+		res, err := client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, c.parts...)})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok || task.Status.State != c.state {
+			t.Errorf("%s: %#v, want %s", c.name, res, c.state)
+			continue
+		}
+		if c.says != "" && (task.Status.Message == nil || !strings.Contains(task.Status.Message.Parts[0].(a2a.TextPart).Text, c.says)) {
+			t.Errorf("%s: %#v, want it to say %q", c.name, task.Status.Message, c.says)
+		}
+	}
+}
+
+// served serves ag over A2A to the token's holders, until the test ends,
+// and returns the server, the card its client fetched with the token and
+// the A2A SDK's client made from it.
+func served(t *testing.T, ag serve.Agent) (*httptest.Server, *a2a.AgentCard, *a2aclient.Client) {
+	t.Helper()
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{ag}, nil, srv.URL, serve.AllAgents(token)))
+	ctx := context.Background()
+	httpc := &http.Client{Transport: bearer{http.DefaultTransport}}
+	card, err := agentcard.NewResolver(httpc).Resolve(ctx, srv.URL+a2aserve.Prefix+ag.Plan.Agent.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := a2aclient.NewFromCard(ctx, card, a2aclient.WithJSONRPCTransport(httpc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, card, client
 }
