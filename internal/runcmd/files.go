@@ -26,7 +26,8 @@ import (
 // --record (FILE.files, or DIR/files for a batch), else a temporary one —
 // and the input names it there by digest. A file's media type, sniffed
 // from its bytes, and its size are checked against its declaration before
-// anything runs: a mismatch is a usage error (exit 2).
+// anything runs: a mismatch is a usage error (exit 2). All of an input's
+// files are checked before any is stored (filestore.Stage).
 
 // FilesVar names the directory of the file store a run elsewhere (on
 // Temporal) puts its files in, and its workers read them from.
@@ -111,7 +112,8 @@ type fileInputs struct {
 // --input-file flag (given), put in the store and named by reference.
 // Paths in the input are relative to base. What a file is refused for is
 // an error naming the file; usage says it is the caller's mistake (exit 2)
-// rather than the file system's.
+// rather than the file system's. Every file is checked before any is put
+// in the store: an input refused leaves nothing there.
 func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string) (json.RawMessage, error) {
 	if len(fi.fields) == 0 {
 		if len(given) > 0 {
@@ -141,6 +143,21 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 		}
 		return strings.Join(n, ", ")
 	}
+	var staged []*filestore.Staged
+	defer func() {
+		for _, st := range staged {
+			st.Discard() // nothing, once committed
+		}
+	}()
+	var total int64
+	take := func(f plan.FileField, st *filestore.Staged, name, what string) error {
+		staged = append(staged, st)
+		if total += st.Size; total > plan.DefaultMaxRunFileBytes {
+			return UsageError("%s: the run's files come to more than the %s a run takes", what, userfile.Size(plan.DefaultMaxRunFileBytes))
+		}
+		obj[f.Name] = agentrt.FileRef{Digest: st.Digest, FileName: name}
+		return nil
+	}
 	seen := map[string]bool{}
 	for _, g := range given {
 		name, path, ok := strings.Cut(g, "=")
@@ -155,11 +172,14 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 			return nil, UsageError("--input-file: %s is given twice", name)
 		}
 		seen[name] = true
-		ref, err := fi.put(f, path, "--input-file "+g)
+		what := "--input-file " + g
+		st, base, err := fi.stagePath(f, path, what)
 		if err != nil {
 			return nil, err
 		}
-		obj[name] = ref
+		if err := take(f, st, base, what); err != nil {
+			return nil, err
+		}
 	}
 	for _, f := range fi.fields {
 		s, ok := obj[f.Name].(string)
@@ -169,11 +189,14 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 		path, ok := strings.CutPrefix(s, "@")
 		if !ok {
 			// The file's bytes in base64, as the contract has it.
-			ref, err := fi.putReader(f, base64.NewDecoder(base64.StdEncoding, strings.NewReader(s)), "", "input "+f.Name)
+			what := "input " + f.Name
+			st, err := fi.stageBase64(f, s, what)
 			if err != nil {
 				return nil, err
 			}
-			obj[f.Name] = ref
+			if err := take(f, st, "", what); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		if path == "" {
@@ -197,16 +220,20 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 			return nil, UsageError("input %s %q: a file named in the input lies beneath %s, and this one does not (its links followed); give it with --input-file %s=PATH", f.Name, s, baseName(base), f.Name)
 		}
 		if err != nil {
-			_, err = fi.check(f, filestore.Blob{}, "", what, err)
-			return nil, err
+			return nil, refused(f, what, err)
 		}
-		b, err := fi.store.PutOpen(file, f.MaxBytes)
-		file.Close()
-		ref, err := fi.check(f, b, filepath.Base(path), what, err)
+		st, err := fi.stageOpen(f, file, what)
 		if err != nil {
 			return nil, err
 		}
-		obj[f.Name] = ref
+		if err := take(f, st, filepath.Base(path), what); err != nil {
+			return nil, err
+		}
+	}
+	for _, st := range staged {
+		if err := st.Commit(); err != nil {
+			return nil, &ExitError{Code: ExitFindings, Err: err}
+		}
 	}
 	return json.Marshal(obj)
 }
@@ -241,50 +268,84 @@ func (fi *fileInputs) lines(batchFile string) func(line []byte) ([]byte, error) 
 	}
 }
 
-// put stores the file at path ("-": standard input) for field f and
-// checks it against f.
-func (fi *fileInputs) put(f plan.FileField, path, what string) (agentrt.FileRef, error) {
+// stagePath stages the file at path ("-": standard input) for field f,
+// checked against f, and returns it with the base name its reference
+// gives.
+func (fi *fileInputs) stagePath(f plan.FileField, path, what string) (*filestore.Staged, string, error) {
 	if path == "-" {
 		if fi.stdin == nil {
-			return agentrt.FileRef{}, UsageError("%s: standard input is read already (by --input, or another file)", what)
+			return nil, "", UsageError("%s: standard input is read already (by --input, or another file)", what)
 		}
 		in := fi.stdin
 		fi.stdin = nil
-		return fi.putReader(f, in, "", what)
+		st, err := fi.stageReader(f, in, what)
+		return st, "", err
 	}
-	b, err := fi.store.PutFile(path, f.MaxBytes)
-	return fi.check(f, b, filepath.Base(path), what, err)
+	file, err := userfile.Open(path)
+	if err != nil {
+		return nil, "", refused(f, what, err)
+	}
+	st, err := fi.stageOpen(f, file, what)
+	return st, filepath.Base(path), err
 }
 
-// putReader stores what r holds for field f and checks it against f.
-func (fi *fileInputs) putReader(f plan.FileField, r io.Reader, name, what string) (agentrt.FileRef, error) {
-	b, err := fi.store.Put(r, f.MaxBytes)
+// stageOpen stages the rest of file, and closes it, for field f, checked
+// against f.
+func (fi *fileInputs) stageOpen(f plan.FileField, file *os.File, what string) (*filestore.Staged, error) {
+	defer file.Close()
+	st, err := fi.store.StageOpen(file, f.MaxBytes)
+	return checked(f, st, what, err)
+}
+
+// stageReader stages what r holds for field f, checked against f.
+func (fi *fileInputs) stageReader(f plan.FileField, r io.Reader, what string) (*filestore.Staged, error) {
+	st, err := fi.store.Stage(r, f.MaxBytes)
+	return checked(f, st, what, err)
+}
+
+// stageBase64 stages the bytes text gives in base64 for field f, checked
+// against f.
+func (fi *fileInputs) stageBase64(f plan.FileField, text, what string) (*filestore.Staged, error) {
+	st, err := fi.store.Stage(base64.NewDecoder(base64.StdEncoding, strings.NewReader(text)), f.MaxBytes)
 	var ce base64.CorruptInputError
-	if errors.As(err, &ce) {
-		return agentrt.FileRef{}, UsageError("%s: not base64 (at byte %d), nor \"@PATH\" naming a file", what, int64(ce))
+	switch {
+	case errors.As(err, &ce):
+		return nil, UsageError("%s: not base64 (at byte %d), nor \"@PATH\" naming a file", what, int64(ce))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return nil, UsageError("%s: not base64 (it ends part way through a group of four characters), nor \"@PATH\" naming a file", what)
 	}
-	return fi.check(f, b, name, what, err)
+	return checked(f, st, what, err)
 }
 
-// check turns what storing a file for field f gave into its reference,
-// or the error that refuses it.
-func (fi *fileInputs) check(f plan.FileField, b filestore.Blob, name, what string, err error) (agentrt.FileRef, error) {
+// checked returns the file staged for field f, or, when staging it
+// failed or it is not what f takes, the error that refuses it (having
+// discarded it).
+func checked(f plan.FileField, st *filestore.Staged, what string, err error) (*filestore.Staged, error) {
+	if err != nil {
+		return nil, refused(f, what, err)
+	}
+	if !f.Accepts(st.MediaType) {
+		st.Discard()
+		is := "of no media type agentc recognises"
+		if st.MediaType != "" {
+			is = "a " + st.MediaType + " file"
+		}
+		return nil, UsageError("%s: the file is %s, and input %s takes %s", what, is, f.Name, strings.Join(f.MediaTypes, " or "))
+	}
+	return st, nil
+}
+
+// refused is the error of a file for field f that could not be read or
+// stored: usage where it is the caller's (too large, not a file, not
+// there), else the file system's.
+func refused(f plan.FileField, what string, err error) error {
 	var tl *filestore.TooLargeError
 	var nr *userfile.NotRegularError
 	switch {
 	case errors.As(err, &tl):
-		return agentrt.FileRef{}, UsageError("%s: the file is larger than the %s input %s takes", what, userfile.Size(f.MaxBytes), f.Name)
+		return UsageError("%s: the file is larger than the %s input %s takes", what, userfile.Size(f.MaxBytes), f.Name)
 	case errors.As(err, &nr), errors.Is(err, os.ErrNotExist):
-		return agentrt.FileRef{}, UsageError("%s: %s", what, userfile.Reason(err))
-	case err != nil:
-		return agentrt.FileRef{}, &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s: %w", what, err)}
+		return UsageError("%s: %s", what, userfile.Reason(err))
 	}
-	if !f.Accepts(b.MediaType) {
-		is := "of no media type agentc recognises"
-		if b.MediaType != "" {
-			is = "a " + b.MediaType + " file"
-		}
-		return agentrt.FileRef{}, UsageError("%s: the file is %s, and input %s takes %s", what, is, f.Name, strings.Join(f.MediaTypes, " or "))
-	}
-	return agentrt.FileRef{Digest: b.Digest, FileName: name}, nil
+	return &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s: %w", what, err)}
 }

@@ -70,12 +70,41 @@ func (e *TooLargeError) Error() string {
 // Put stores what r holds, up to limit bytes: more is a *TooLargeError
 // and stores nothing. Memory stays a buffer's, whatever the size.
 func (s *Store) Put(r io.Reader, limit int64) (Blob, error) {
+	return committed(s.Stage(r, limit))
+}
+
+// committed commits what staging gave, when it gave a file.
+func committed(st *Staged, err error) (Blob, error) {
+	if err == nil {
+		err = st.Commit()
+	}
+	if err != nil {
+		return Blob{}, err
+	}
+	return st.Blob, nil
+}
+
+// Staged is a file written beside the store and not yet in it: its Blob
+// (digest, size, media type) is known, so that a caller can check it, and
+// those of the other files it is given with, before the store holds any.
+// Commit stores it; Discard drops it. Until one of them is called a
+// staged file holds a temporary file in the store's directory.
+type Staged struct {
+	Blob
+	s    *Store
+	temp string // "" once committed or discarded
+}
+
+// Stage writes what r holds, up to limit bytes, beside the store: more is
+// a *TooLargeError and leaves nothing. Memory stays a buffer's, whatever
+// the size.
+func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return Blob{}, fmt.Errorf("file store: %w", err)
+		return nil, fmt.Errorf("file store: %w", err)
 	}
 	tmp, err := os.CreateTemp(s.dir, ".put-*")
 	if err != nil {
-		return Blob{}, fmt.Errorf("file store: %w", err)
+		return nil, fmt.Errorf("file store: %w", err)
 	}
 	name := tmp.Name()
 	keep := false
@@ -89,27 +118,58 @@ func (s *Store) Put(r io.Reader, limit int64) (Blob, error) {
 	head := &headWriter{}
 	n, err := io.Copy(io.MultiWriter(tmp, h, head), io.LimitReader(r, limit+1))
 	if err != nil {
-		return Blob{}, err
+		return nil, err
 	}
 	if n > limit {
-		return Blob{}, &TooLargeError{Limit: limit}
+		return nil, &TooLargeError{Limit: limit}
 	}
 	if err := tmp.Sync(); err != nil {
-		return Blob{}, fmt.Errorf("file store: %w", err)
+		return nil, fmt.Errorf("file store: %w", err)
 	}
 	if err := tmp.Close(); err != nil {
-		return Blob{}, fmt.Errorf("file store: %w", err)
+		return nil, fmt.Errorf("file store: %w", err)
 	}
-	b := Blob{Digest: Prefix + hex.EncodeToString(h.Sum(nil)), Size: n, MediaType: plan.SniffMediaType(head.b)}
-	final := filepath.Join(s.dir, b.Digest[len(Prefix):])
 	if err := os.Chmod(name, 0o444); err != nil {
-		return Blob{}, fmt.Errorf("file store: %w", err)
-	}
-	if err := os.Rename(name, final); err != nil {
-		return Blob{}, fmt.Errorf("file store: %w", err)
+		return nil, fmt.Errorf("file store: %w", err)
 	}
 	keep = true
-	return b, nil
+	return &Staged{
+		Blob: Blob{Digest: Prefix + hex.EncodeToString(h.Sum(nil)), Size: n, MediaType: plan.SniffMediaType(head.b)},
+		s:    s,
+		temp: name,
+	}, nil
+}
+
+// StageOpen stages the rest of the file f, opened by the caller (a
+// regular file, as userfile's opens make sure), up to limit bytes; a file
+// whose size is already past limit is refused before it is read.
+func (s *Store) StageOpen(f *os.File, limit int64) (*Staged, error) {
+	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
+		return nil, &TooLargeError{Limit: limit}
+	}
+	return s.Stage(f, limit)
+}
+
+// Commit puts the staged file in the store, under its digest.
+func (st *Staged) Commit() error {
+	if st.temp == "" {
+		return errors.New("file store: a staged file committed after it was committed or discarded")
+	}
+	name := st.temp
+	st.temp = ""
+	if err := os.Rename(name, filepath.Join(st.s.dir, st.Digest[len(Prefix):])); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("file store: %w", err)
+	}
+	return nil
+}
+
+// Discard drops the staged file; after Commit it does nothing.
+func (st *Staged) Discard() {
+	if st != nil && st.temp != "" {
+		os.Remove(st.temp)
+		st.temp = ""
+	}
 }
 
 // PutFile stores the regular file at path (following links; a FIFO, a
@@ -128,10 +188,7 @@ func (s *Store) PutFile(path string, limit int64) (Blob, error) {
 // file, as userfile's opens make sure), up to limit bytes; a file whose
 // size is already past limit is refused before it is read.
 func (s *Store) PutOpen(f *os.File, limit int64) (Blob, error) {
-	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
-		return Blob{}, &TooLargeError{Limit: limit}
-	}
-	return s.Put(f, limit)
+	return committed(s.StageOpen(f, limit))
 }
 
 // headWriter keeps the first bytes written to it, for sniffing.

@@ -128,3 +128,57 @@ func TestDigestsNameNoPath(t *testing.T) {
 		t.Errorf("an absent blob: got %v", err)
 	}
 }
+
+// A staged file is known (digest, size, media type) and not in the store
+// until committed; discarded, it leaves nothing behind.
+func TestStage(t *testing.T) {
+	s, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := func() []string {
+		ents, _ := os.ReadDir(s.Dir())
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		return names
+	}
+	kept, dropped := []byte("%PDF-1.7\nkept"), []byte("\x89PNG\r\n\x1a\ndropped")
+	a, err := s.Stage(bytes.NewReader(kept), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Stage(bytes.NewReader(dropped), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Digest != digestOf(kept) || a.Size != int64(len(kept)) || a.MediaType != "application/pdf" || b.MediaType != "image/png" {
+		t.Fatalf("staged %+v and %+v", a.Blob, b.Blob)
+	}
+	if _, err := s.Stat(a.Digest); !errors.Is(err, filestore.ErrNotStored) {
+		t.Fatalf("a staged file is in the store before it is committed: %v", err)
+	}
+	b.Discard()
+	b.Discard() // twice does nothing
+	if err := a.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	a.Discard() // after Commit does nothing
+	if err := a.Commit(); err == nil {
+		t.Error("a second Commit succeeded")
+	}
+	if got := entries(); len(got) != 1 || got[0] != a.Digest[len(filestore.Prefix):] {
+		t.Fatalf("the store holds %v, want only the committed file", got)
+	}
+	if st, err := s.Stat(a.Digest); err != nil || st != a.Blob {
+		t.Fatalf("Stat: %+v, %v", st, err)
+	}
+	// Past its bound, nothing is staged, nor left.
+	if _, err := s.Stage(bytes.NewReader(kept), 4); err == nil {
+		t.Fatal("a file past its bound was staged")
+	}
+	if got := entries(); len(got) != 1 {
+		t.Fatalf("the store holds %v after a refused file", got)
+	}
+}
