@@ -156,6 +156,7 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		}
 		rec, err := runs.run(r.Context(), a, c)
 		if err != nil {
+			err = runs.Public(err)
 			var ie *agentrt.InputError
 			var be *BudgetsError
 			status := http.StatusInternalServerError

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -236,7 +237,15 @@ func TestRemoteFileInputs(t *testing.T) {
 		t.Errorf("a file of another type over MCP: %v %+v", err, res)
 	}
 
-	// Without the workers' store, nothing is handed on.
+	// Without the workers' store, nothing is handed on. The client is
+	// told the server failed, by a reference to its log, which says why.
+	var logMu sync.Mutex
+	var logged []string
+	runs.SetLog(func(line string) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		logged = append(logged, line)
+	})
 	ag.Files = nil
 	h, err = serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
 	if err != nil {
@@ -244,8 +253,24 @@ func TestRemoteFileInputs(t *testing.T) {
 	}
 	srv2 := httptest.NewServer(h)
 	defer srv2.Close()
-	if code, got := call(t, srv2, http.MethodPost, "/v1/agents/reader/runs", apiToken, `{"note": "`+note+`"}`); code != 500 || !strings.Contains(string(got), "the server has no store its workers read") || len(handed()) != 3 {
-		t.Errorf("no store: %d %s", code, got)
+	code, got := call(t, srv2, http.MethodPost, "/v1/agents/reader/runs", apiToken, `{"note": "`+note+`"}`)
+	logRef := regexp.MustCompile(`under reference ([0-9a-f]{12})"`).FindSubmatch(got)
+	if code != 500 || logRef == nil || strings.Contains(string(got), "store") || len(handed()) != 3 {
+		t.Fatalf("no store: %d %s", code, got)
+	}
+	// Over MCP, the call's error names a reference too.
+	s, err = serve.MCP("test", []serve.Agent{ag}, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = session(t, s).CallTool(ctx, &mcp.CallToolParams{Name: "reader", Arguments: map[string]any{"note": note}})
+	if err == nil || !strings.Contains(err.Error(), "under reference") || strings.Contains(err.Error(), "store") {
+		t.Errorf("no store, over MCP: %v", err)
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if len(logged) != 2 || !strings.Contains(logged[0], "(reference "+string(logRef[1])+"): agent reader takes files, and the server has no store its workers read") {
+		t.Errorf("the server's log holds %q", logged)
 	}
 }
 

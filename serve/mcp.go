@@ -128,12 +128,12 @@ func MCP(version string, agents []Agent, runs *Runs) (*mcp.Server, error) {
 func handler(ag Agent, runs *Runs, waiting *retries, structured bool) mcp.ToolHandler {
 	result := func(rec *Record, err error) (*mcp.CallToolResult, error) {
 		if err != nil {
-			var ie *agentrt.InputError
-			var be *BudgetsError
-			if errors.As(err, &ie) || errors.As(err, &be) {
-				return failed(err.Error(), nil), nil
+			err = runs.Public(err)
+			var in *InternalError
+			if errors.As(err, &in) {
+				return nil, err
 			}
-			return nil, err
+			return failed(err.Error(), nil), nil
 		}
 		rep := rec.Result
 		meta := mcp.Meta{MetaRun: rec.ID, MetaOutcome: rep.Outcome, MetaBound: rep.Bound, MetaUsage: rep.Usage}

@@ -85,6 +85,7 @@ type Runs struct {
 	onPending func(*Pending)
 	onRun     func(context.Context) func(agentrt.Event)
 	exitOf    func(*agentrt.Report) int
+	log       func(string)
 
 	schemas sync.Map // compiled input schemas, by plan digest
 
@@ -123,6 +124,45 @@ func (rs *Runs) OnPending(f func(*Pending)) { rs.onPending = f }
 // the context the run is made in (an HTTP request's, with its span):
 // telemetry records each run so. Set it before the server serves.
 func (rs *Runs) OnRun(f func(context.Context) func(agentrt.Event)) { rs.onRun = f }
+
+// SetLog sets where the server's own failures are told in full (see
+// Public): its operator's log, not its clients. Set it before the server
+// serves.
+func (rs *Runs) SetLog(f func(line string)) { rs.log = f }
+
+// InternalError is what a client is told of a run the server failed for
+// its own reasons (its journal directory, its file store, a run
+// elsewhere it could not start or wait on): a reference to the whole
+// error in the server's log, not the error, which can name the server's
+// paths and hosts.
+type InternalError struct {
+	Ref string
+	Err error
+}
+
+func (e *InternalError) Error() string {
+	return fmt.Sprintf("the server failed to run it; its log says why, under reference %s", e.Ref)
+}
+
+func (e *InternalError) Unwrap() error { return e.Err }
+
+// Public returns what a client may be told of err, an error of Run: err
+// itself where it is the client's (an input its contract refuses, an
+// *agentrt.InputError; budgets it cannot narrow, a *BudgetsError), else an
+// *InternalError, err told in full to the log SetLog set.
+func (rs *Runs) Public(err error) error {
+	var ie *agentrt.InputError
+	var be *BudgetsError
+	var in *InternalError
+	if err == nil || errors.As(err, &ie) || errors.As(err, &be) || errors.As(err, &in) {
+		return err
+	}
+	in = &InternalError{Ref: newID()[:12], Err: err}
+	if rs != nil && rs.log != nil {
+		rs.log(fmt.Sprintf("a run failed (reference %s): %v", in.Ref, err))
+	}
+	return in
+}
 
 // SetExitCodes sets what gives a run's result the exit code agentc run
 // would have ended it with. Set it before the server serves.

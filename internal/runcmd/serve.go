@@ -166,6 +166,10 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
 	}
 	runs.SetExitCodes(runExit)
+	// What failed the server, in full, is its operator's to read: a
+	// client is given a reference to it (serve.Runs.Public).
+	serverLog := secrets.Writer(e.Stderr)
+	runs.SetLog(func(line string) { fmt.Fprintf(serverLog, "agentc: %s\n", line) })
 	var tel *telemetry.Telemetry
 	if e.Telemetry != nil {
 		t, flush, err := e.Telemetry(ctx, e.Stderr, secrets)

@@ -168,12 +168,12 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		return nil // Cancel said so
 	}
 	if err != nil {
-		var ie *agentrt.InputError
-		var be *serve.BudgetsError
-		if errors.As(err, &ie) || errors.As(err, &be) {
-			return end(a2a.TaskStateRejected, "error: "+err.Error(), nil)
+		err = x.runs.Public(err)
+		var in *serve.InternalError
+		if errors.As(err, &in) {
+			return err
 		}
-		return err
+		return end(a2a.TaskStateRejected, "error: "+err.Error(), nil)
 	}
 	rep := rec.Result
 	info := map[string]any{"outcome": rep.Outcome, "bound": rep.Bound, "run": rec.ID}
