@@ -84,7 +84,8 @@ func Handler(agents []serve.Agent, runs *serve.Runs, base string, tokens *serve.
 		name := ag.Plan.Agent.Name
 		path := Prefix + name
 		mux.Handle(path+a2asrv.WellKnownAgentCardPath, admitted(name, a2asrv.NewStaticAgentCardHandler(Card(ag, strings.TrimSuffix(base, "/")+path))))
-		mux.Handle(path, admitted(name, a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs, cancels: map[a2a.TaskID]*running{}}))))
+		mux.Handle(path, admitted(name, a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs, cancels: map[a2a.TaskID]*running{}},
+			a2asrv.WithTaskStore(newTasks(serve.DefaultKeep, fileInputs(ag)))))))
 	}
 	return serve.Authorized(mux, tokens)
 }

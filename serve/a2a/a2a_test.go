@@ -281,6 +281,18 @@ func TestA2AFiles(t *testing.T) {
 		if c.says != "" && (task.Status.Message == nil || !strings.Contains(task.Status.Message.Parts[0].(a2a.TextPart).Text, c.says)) {
 			t.Errorf("%s: %#v, want it to say %q", c.name, task.Status.Message, c.says)
 		}
+		// The ended task is kept without the file's bytes.
+		kept, err := client.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID})
+		if err != nil {
+			t.Fatalf("%s: tasks/get: %v", c.name, err)
+		}
+		raw, _ := json.Marshal(kept)
+		if strings.Contains(string(raw), note) || strings.Contains(string(raw), png) {
+			t.Errorf("%s: the ended task kept holds the file's bytes: %s", c.name, raw)
+		}
+		if c.state == a2a.TaskStateCompleted && !strings.Contains(string(raw), `"`+a2aserve.MetaBytesDropped+`":true`) {
+			t.Errorf("%s: the ended task kept does not say its file was dropped: %s", c.name, raw)
+		}
 	}
 }
 

@@ -1,0 +1,110 @@
+package a2a
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/a2a"
+)
+
+// TestTasks: the tasks in flight are kept, and the last keep ended ones,
+// the oldest ended dropped first; an ended task keeps no file's bytes;
+// what is saved and got is a copy.
+func TestTasks(t *testing.T) {
+	ctx := context.Background()
+	s := newTasks(3, []string{"note"})
+	task := func(id string, state a2a.TaskState, parts ...a2a.Part) *a2a.Task {
+		return &a2a.Task{ID: a2a.TaskID(id), ContextID: "c", Status: a2a.TaskStatus{State: state},
+			History: []*a2a.Message{{ID: "m-" + id, Role: a2a.MessageRoleUser, Parts: parts}}}
+	}
+	file := a2a.FilePart{File: a2a.FileBytes{FileMeta: a2a.FileMeta{Name: "note.txt", MimeType: "text/plain"}, Bytes: "THVuY2g="}, Metadata: map[string]any{MetaInput: "note"}}
+
+	live := task("live", a2a.TaskStateWorking, file)
+	if err := s.Save(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, "live")
+	if err != nil || got.History[0].Parts[0].(a2a.FilePart).File.(a2a.FileBytes).Bytes != "THVuY2g=" {
+		t.Fatalf("a task in flight keeps its file's bytes: %v %+v", err, got)
+	}
+	// The SDK goes on changing its task; what was kept does not change.
+	live.History[0].Parts[0] = a2a.TextPart{Text: "changed"}
+	if got, _ := s.Get(ctx, "live"); got.History[0].Parts[0].(a2a.FilePart).Meta()[MetaInput] != "note" {
+		t.Errorf("the kept task changed with the SDK's: %+v", got.History[0].Parts[0])
+	}
+	live.History[0].Parts[0] = file
+
+	ended := task("t0", a2a.TaskStateCompleted, a2a.TextPart{Text: "hello"}, file)
+	if err := s.Save(ctx, ended); err != nil {
+		t.Fatal(err)
+	}
+	if ended.History[0].Parts[1].(a2a.FilePart).File.(a2a.FileBytes).Bytes != "THVuY2g=" {
+		t.Error("saving an ended task changed the task given")
+	}
+	got, err = s.Get(ctx, "t0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, ok := got.History[0].Parts[1].(a2a.TextPart)
+	if !ok || tp.Text != "[a file, note.txt (text/plain): its bytes are not kept once the task has ended]" || tp.Metadata[MetaBytesDropped] != true || tp.Metadata[MetaInput] != "note" {
+		t.Errorf("an ended task's file part: %#v", got.History[0].Parts[1])
+	}
+	if got.History[0].Parts[0].(a2a.TextPart).Text != "hello" {
+		t.Errorf("an ended task's text part: %#v", got.History[0].Parts[0])
+	}
+	// A copy got is the caller's to change.
+	got.History = nil
+	if again, _ := s.Get(ctx, "t0"); len(again.History) != 1 {
+		t.Error("changing a task got changed the one kept")
+	}
+
+	// A file's base64 in a data part, or in a text part's JSON, is
+	// dropped too; other values and text are kept as they are.
+	inData := task("d", a2a.TaskStateRejected,
+		a2a.DataPart{Data: map[string]any{"note": "THVuY2g=", "title": "Lunch"}},
+		a2a.TextPart{Text: `{"note": "THVuY2g=", "n": 1.50}`},
+		a2a.TextPart{Text: "THVuY2g= is not JSON"})
+	if err := s.Save(ctx, inData); err != nil {
+		t.Fatal(err)
+	}
+	if inData.History[0].Parts[0].(a2a.DataPart).Data["note"] != "THVuY2g=" {
+		t.Error("saving an ended task changed the data part given")
+	}
+	got, err = s.Get(ctx, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp := got.History[0].Parts[0].(a2a.DataPart)
+	if dp.Data["note"] != droppedNote || dp.Data["title"] != "Lunch" || dp.Metadata[MetaBytesDropped] != true {
+		t.Errorf("the data part kept: %#v", dp)
+	}
+	if tp := got.History[0].Parts[1].(a2a.TextPart); tp.Text != `{"n":1.50,"note":"`+droppedNote+`"}` || tp.Metadata[MetaBytesDropped] != true {
+		t.Errorf("the JSON text part kept: %#v", tp)
+	}
+	if tp := got.History[0].Parts[2].(a2a.TextPart); tp.Text != "THVuY2g= is not JSON" || tp.Metadata != nil {
+		t.Errorf("the text part kept: %#v", tp)
+	}
+
+	// Saved again, an ended task counts once.
+	if err := s.Save(ctx, ended); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 4; i++ {
+		if err := s.Save(ctx, task(fmt.Sprint("t", i), a2a.TaskStateFailed)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, kept := range map[a2a.TaskID]bool{"live": true, "t0": false, "d": false, "t1": false, "t2": true, "t3": true, "t4": true} {
+		_, err := s.Get(ctx, id)
+		if kept && err != nil || !kept && !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("task %s: %v, kept %v", id, err, kept)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.byID) != 4 || len(s.ended) != 3 || len(s.done) != 3 {
+		t.Errorf("held: %d tasks, %d ended, %d marked", len(s.byID), len(s.ended), len(s.done))
+	}
+}
