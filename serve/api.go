@@ -108,11 +108,8 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 				return
 			}
 		} else {
-			limit := int64(MaxBodyBytes)
-			if len(files) > 0 {
-				// Files in base64 take a third more than their bytes.
-				limit = maxMultipartBytes(files)*4/3 + 4
-			}
+			// Files in base64 take a third more than their bytes.
+			limit := MaxRequestBytes(a.Plan)
 			body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 			var tooLarge *http.MaxBytesError
 			switch {

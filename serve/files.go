@@ -39,6 +39,17 @@ func checkFiles(files []plan.FileField, input json.RawMessage) error {
 	return nil
 }
 
+// MaxRequestBytes bounds a request that runs agent p with its input as
+// JSON (an A2A message, say): MaxBodyBytes, or, for an agent that takes
+// files, room for its files in base64 beside the input.
+func MaxRequestBytes(p *plan.Plan) int64 {
+	files := fileFieldsOf(p)
+	if len(files) == 0 {
+		return MaxBodyBytes
+	}
+	return maxMultipartBytes(files)*4/3 + 4
+}
+
 // maxMultipartBytes bounds a multipart request: the run's files together,
 // past which the run would refuse them anyway, and the input beside them.
 func maxMultipartBytes(files []plan.FileField) int64 {

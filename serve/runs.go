@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -126,8 +127,8 @@ func (rs *Runs) OnPending(f func(*Pending)) { rs.onPending = f }
 func (rs *Runs) OnRun(f func(context.Context) func(agentrt.Event)) { rs.onRun = f }
 
 // SetLog sets where the server's own failures are told in full (see
-// Public): its operator's log, not its clients. Set it before the server
-// serves.
+// Public): its operator's log, not its clients; without it, the standard
+// library's logger. Set it before the server serves.
 func (rs *Runs) SetLog(f func(line string)) { rs.log = f }
 
 // InternalError is what a client is told of a run the server failed for
@@ -158,8 +159,11 @@ func (rs *Runs) Public(err error) error {
 		return err
 	}
 	in = &InternalError{Ref: newID()[:12], Err: err}
+	line := fmt.Sprintf("a run failed (reference %s): %v", in.Ref, err)
 	if rs != nil && rs.log != nil {
-		rs.log(fmt.Sprintf("a run failed (reference %s): %v", in.Ref, err))
+		rs.log(line)
+	} else {
+		log.Print(line) // no log set: the process's standard logger
 	}
 	return in
 }

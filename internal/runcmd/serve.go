@@ -297,7 +297,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	// Runs a stop interrupted go on where their journals end; whatever
 	// ends the server, no run outlives it unrecorded.
 	defer func() { runs.Stop(); runs.Wait() }()
-	if err := runs.Resume(agents, func(msg string) { fmt.Fprintf(e.Stderr, "agentc: %s\n", msg) }); err != nil {
+	if err := runs.Resume(agents, func(msg string) { fmt.Fprintf(serverLog, "agentc: %s\n", msg) }); err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
 	}
 	names := make([]string, len(agents))

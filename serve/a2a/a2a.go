@@ -83,20 +83,29 @@ func Handler(agents []serve.Agent, runs *serve.Runs, base string, tokens *serve.
 	for _, ag := range agents {
 		name := ag.Plan.Agent.Name
 		path := Prefix + name
-		mux.Handle(path+a2asrv.WellKnownAgentCardPath, admitted(name, a2asrv.NewStaticAgentCardHandler(Card(ag, strings.TrimSuffix(base, "/")+path))))
-		mux.Handle(path, admitted(name, a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs, cancels: map[a2a.TaskID]*running{}},
+		mux.Handle(path+a2asrv.WellKnownAgentCardPath, admitted(name, 0, a2asrv.NewStaticAgentCardHandler(Card(ag, strings.TrimSuffix(base, "/")+path))))
+		mux.Handle(path, admitted(name, serve.MaxRequestBytes(ag.Plan), a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs, cancels: map[a2a.TaskID]*running{}},
 			a2asrv.WithTaskStore(newTasks(serve.DefaultKeep, fileInputs(ag)))))))
 	}
 	return serve.Authorized(mux, tokens)
 }
 
 // admitted serves h to the requests whose token admits to agent name, and
-// answers the rest as the mux answers a path it does not serve.
-func admitted(name string, h http.Handler) http.Handler {
+// answers the rest as the mux answers a path it does not serve. A body
+// past limit (when above zero) is refused, 413, or cut there: the SDK
+// reads a request whole, and a task it keeps holds its message.
+func admitted(name string, limit int64, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !serve.AccessOf(r.Context()).Allows(name) {
 			http.NotFound(w, r)
 			return
+		}
+		if limit > 0 {
+			if r.ContentLength > limit {
+				http.Error(w, fmt.Sprintf("the body is larger than the %d bytes a request to agent %s may be", limit, name), http.StatusRequestEntityTooLarge)
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		h.ServeHTTP(w, r)
 	})
@@ -169,10 +178,12 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		return nil // Cancel said so
 	}
 	if err != nil {
+		// The server's own failure ends the task failed, naming the
+		// reference its log has the error under; the client's, rejected.
 		err = x.runs.Public(err)
 		var in *serve.InternalError
 		if errors.As(err, &in) {
-			return err
+			return end(a2a.TaskStateFailed, "error: "+err.Error(), nil)
 		}
 		return end(a2a.TaskStateRejected, "error: "+err.Error(), nil)
 	}
@@ -219,6 +230,9 @@ func (x *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q even
 
 // fileInputs names the agent's file inputs.
 func fileInputs(ag serve.Agent) []string {
+	if ag.Plan.Agent.Input == nil {
+		return nil
+	}
 	fields, _ := plan.FileFields(ag.Plan.Agent.Input.Schema)
 	names := make([]string, len(fields))
 	for i, f := range fields {

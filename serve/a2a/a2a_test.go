@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -300,11 +303,16 @@ func TestA2AFiles(t *testing.T) {
 // and returns the server, the card its client fetched with the token and
 // the A2A SDK's client made from it.
 func served(t *testing.T, ag serve.Agent) (*httptest.Server, *a2a.AgentCard, *a2aclient.Client) {
+	return servedBy(t, ag, nil)
+}
+
+// servedBy is served, the runs kept by runs.
+func servedBy(t *testing.T, ag serve.Agent, runs *serve.Runs) (*httptest.Server, *a2a.AgentCard, *a2aclient.Client) {
 	t.Helper()
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{ag}, nil, srv.URL, serve.AllAgents(token)))
+	mux.Handle(a2aserve.Prefix, a2aserve.Handler([]serve.Agent{ag}, runs, srv.URL, serve.AllAgents(token)))
 	ctx := context.Background()
 	httpc := &http.Client{Transport: bearer{http.DefaultTransport}}
 	card, err := agentcard.NewResolver(httpc).Resolve(ctx, srv.URL+a2aserve.Prefix+ag.Plan.Agent.Name)
@@ -316,4 +324,97 @@ func served(t *testing.T, ag serve.Agent) (*httptest.Server, *a2a.AgentCard, *a2
 		t.Fatal(err)
 	}
 	return srv, card, client
+}
+
+// TestA2AServerFailure: a task the server fails for its own reasons ends
+// failed, its message naming the reference its log has the error under,
+// never the error (a path of the server's); tasks/get finds it ended.
+// An agent that takes no input is served too.
+func TestA2AServerFailure(t *testing.T) {
+	ag := labeler(t)
+	ag.Remote = func(context.Context, string, json.RawMessage, agentrt.Overrides) (*agentrt.Report, error) {
+		return nil, errors.New("dial unix /srv/agentc/secret.sock: connection refused")
+	}
+	runs, err := serve.NewRuns("", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var logged []string
+	runs.SetLog(func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, line)
+	})
+	_, _, client := servedBy(t, ag, runs)
+	ctx := context.Background()
+	res, err := client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Crash"}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateFailed || task.Status.Message == nil {
+		t.Fatalf("result %#v", res)
+	}
+	text := task.Status.Message.Parts[0].(a2a.TextPart).Text
+	ref := regexp.MustCompile(`under reference ([0-9a-f]{12})$`).FindStringSubmatch(text)
+	if ref == nil || strings.Contains(text, "/srv") {
+		t.Fatalf("the task's message: %q", text)
+	}
+	if got, err := client.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateFailed {
+		t.Errorf("tasks/get: %v %+v", err, got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) != 1 || !strings.Contains(logged[0], "(reference "+ref[1]+"): the run elsewhere: dial unix /srv/agentc/secret.sock") {
+		t.Errorf("the server's log: %q", logged)
+	}
+
+	// No input: the card, and a task that runs.
+	plain := labeler(t)
+	p := *plain.Plan
+	p.Agent.Input, p.Agent.Prompt = nil, ""
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(&p, agentrt.Options{Model: &testmodel.Model{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, client = served(t, serve.Agent{Plan: &p, Runner: r})
+	res, err = client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.TextPart{Text: "go"})})
+	if task, ok := res.(*a2a.Task); err != nil || !ok || task.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("an agent without input: %v %#v", err, res)
+	}
+}
+
+// TestA2ABodyBound: a request past the agent's bound is refused, 413,
+// before the SDK reads it; one that does not say its length is cut there.
+func TestA2ABodyBound(t *testing.T) {
+	srv, _, _ := served(t, labeler(t))
+	big := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"data","data":{"title":"x","pad":"` + strings.Repeat("a", serve.MaxBodyBytes) + `"}}]}}}`
+	for _, chunked := range []bool{false, true} {
+		var body io.Reader = strings.NewReader(big)
+		if chunked {
+			body = io.MultiReader(body) // no length known: sent chunked
+		}
+		req, err := http.NewRequest(http.MethodPost, srv.URL+a2aserve.Prefix+"labeler", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !chunked && resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("a body past the bound: %d %s", resp.StatusCode, out)
+		}
+		if chunked && (resp.StatusCode == http.StatusOK && !strings.Contains(string(out), `"error"`) || strings.Contains(string(out), `"state":"completed"`)) {
+			t.Errorf("a chunked body past the bound: %d %.300s", resp.StatusCode, out)
+		}
+	}
 }
