@@ -86,11 +86,14 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		if err := os.MkdirAll(filepath.Dir(c.Record), 0o755); err != nil {
 			return nil, err
 		}
-		// The journal is written beside its place and renamed there once
-		// the run is over: an interrupted recording leaves the last one.
-		// It is renamed in the directory held open from the start, which
-		// lies beneath dir when the journal's place does (a test case's
-		// testdata): a link swapped in meanwhile is not followed.
+		// The run records in a directory of its own (0700, under the
+		// system's temporary directory): its journal, the journal's lock
+		// and the files the run is given or a tool returns. Once the run
+		// is over they are copied into the directory held open from the
+		// start, which lies beneath dir when the journal's place does (a
+		// test case's testdata), through it (os.Root): a link swapped in
+		// meanwhile is not followed, and nothing is written by path
+		// there. An interrupted recording leaves the last one.
 		var err error
 		if rel, rerr := filepath.Rel(dir, c.Record); rerr == nil && filepath.IsLocal(rel) {
 			into, err = userfile.OpenDirBeneath(dir, filepath.Dir(c.Record))
@@ -101,9 +104,13 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 			return nil, err
 		}
 		defer into.Close()
-		tmp = fmt.Sprintf("%s.%s.tmp", c.Record, randomHex(4))
+		own, err := os.MkdirTemp("", "agentc-record-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(own)
+		tmp = filepath.Join(own, filepath.Base(c.Record))
 		f.record = tmp
-		defer into.Remove(filepath.Base(tmp))
 	}
 	// A case's files are named as "@PATH" in its input, relative to the
 	// agent's directory; a recording keeps them beside its journal.
@@ -113,10 +120,7 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 	}
 	input := c.Input
 	if len(files.fields) > 0 || takesToolFiles(p) {
-		sf := Flags{}
-		if c.Record != "" {
-			sf.record = c.Record
-		}
+		sf := Flags{record: tmp}
 		var done func()
 		if files.store, done, err = storeFor(sf); err != nil {
 			return nil, err
@@ -140,7 +144,12 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		return nil, secrets.Error(err)
 	}
 	if tmp != "" && !rep.Interrupted {
-		if err := into.Rename(filepath.Base(tmp), filepath.Base(c.Record)); err != nil {
+		// The files first: a journal is never there without them.
+		name := filepath.Base(c.Record)
+		if err := userfile.CopyDirInto(into, tmp+".files", name+".files"); err != nil {
+			return nil, fmt.Errorf("recording %s's files: %w", c.Record, err)
+		}
+		if err := userfile.CopyInto(into, tmp, name); err != nil {
 			return nil, fmt.Errorf("recording %s: %w", c.Record, err)
 		}
 	}

@@ -1,0 +1,99 @@
+package userfile
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// CopyInto and CopyDirInto write through the os.Root: whole files, with
+// their permissions, never through a link that leads out of it.
+func TestCopyInto(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges there")
+	}
+	src, dst, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	write := func(dir, name, text string, perm os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), perm); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, perm); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	root, err := os.OpenRoot(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+
+	j := write(src, "one.jsonl", "journal\n", 0o600)
+	// A link at the name, leading out, is replaced, not written through.
+	if err := os.Symlink(filepath.Join(outside, "planted"), filepath.Join(dst, "one.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := CopyInto(root, j, "one.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(filepath.Join(dst, "one.jsonl"))
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the journal copied: %v %v", fi, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dst, "one.jsonl")); string(b) != "journal\n" {
+		t.Errorf("the journal copied holds %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "planted")); err == nil {
+		t.Error("the copy went through the link")
+	}
+
+	// A directory of blobs: read-only ones stay so, a dot file is left,
+	// one there already is kept.
+	blobs := filepath.Join(src, "one.jsonl.files")
+	if err := os.Mkdir(blobs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(blobs, "aaaa", "new a", 0o444)
+	write(blobs, "bbbb", "new b", 0o444)
+	write(blobs, ".put-123", "half", 0o600)
+	if err := os.Mkdir(filepath.Join(dst, "one.jsonl.files"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(filepath.Join(dst, "one.jsonl.files"), "bbbb", "old b", 0o444)
+	if err := CopyDirInto(root, blobs, "one.jsonl.files"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	ents, _ := os.ReadDir(filepath.Join(dst, "one.jsonl.files"))
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(dst, "one.jsonl.files", e.Name()))
+		got[e.Name()] = string(b)
+		if fi, _ := e.Info(); fi.Mode().Perm() != 0o444 {
+			t.Errorf("%s is %v, not read-only", e.Name(), fi.Mode())
+		}
+	}
+	if len(got) != 2 || got["aaaa"] != "new a" || got["bbbb"] != "old b" {
+		t.Errorf("the blobs copied: %v", got)
+	}
+	// None where the source has none.
+	if err := CopyDirInto(root, filepath.Join(src, "none"), "two.jsonl.files"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "two.jsonl.files")); err == nil {
+		t.Error("a directory was made for no files")
+	}
+
+	// The blobs' directory swapped for a link that leads out: refused,
+	// nothing written outside.
+	if err := os.Symlink(outside, filepath.Join(dst, "three.jsonl.files")); err != nil {
+		t.Fatal(err)
+	}
+	if err := CopyDirInto(root, blobs, "three.jsonl.files"); err == nil {
+		t.Error("the blobs were copied through a link that leads out")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("written outside: %v", ents)
+	}
+}
