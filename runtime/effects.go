@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 	"sync"
@@ -442,10 +443,7 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			e.Response, _ = json.Marshal(fe)
 		}
 		if werr := j.Writer.Append(e); werr != nil {
-			if !strings.HasPrefix(werr.Error(), "journal: ") {
-				werr = fmt.Errorf("journal: %w", werr) // a host's writer may not say whose error it is
-			}
-			return nil, false, werr
+			return nil, false, journalWriteError(werr)
 		}
 	}
 	return resp, false, err
@@ -922,4 +920,19 @@ func (x *run) unreachedDivergence() *Divergence {
 	}
 	sort.Strings(left)
 	return &Divergence{Reason: fmt.Sprintf("the run ended without reaching %d recorded effect(s)", len(left)), Changes: left}
+}
+
+// journalWriteError is the run's failure to write its journal, said by
+// what failed and never where: the journal's path is its host's (a
+// server's directory), and the run's report, which says it, may go to
+// someone else (a served run's client).
+func journalWriteError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("journal: writing the run's journal: %w", pe.Err)
+	}
+	if !strings.HasPrefix(err.Error(), "journal: ") {
+		return fmt.Errorf("journal: %w", err) // a host's writer may not say whose error it is
+	}
+	return err
 }
