@@ -37,19 +37,35 @@ func CheckToken(token string) error {
 // made once), holding only those agents' tools: a client lists and calls
 // those alone. An MCP session is bound to the token that opened it: a
 // request of another token is refused 403 in it. Request bodies are
-// bounded to MaxBodyBytes. version names the servers in their handshake.
+// bounded to MaxBodyBytes, or, where the token admits to an agent that
+// takes files, to room for its files in base64 (MaxRequestBytes), as the
+// HTTP API's are. version names the servers in their handshake.
 func MCPHandler(version string, agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 	servers := map[*Access]*mcp.Server{}
+	limits := map[*Access]int64{}
+	most := int64(MaxBodyBytes)
 	for _, a := range tokens.sets {
 		s, err := MCP(version, a.Of(agents), runs)
 		if err != nil {
 			return nil, err
 		}
 		servers[a] = s
+		limit := int64(MaxBodyBytes)
+		for _, ag := range a.Of(agents) {
+			limit = max(limit, MaxRequestBytes(ag.Plan))
+		}
+		limits[a], most = limit, max(most, limit)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		return servers[AccessOf(r.Context())] // nil, refused, for none
-	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: MaxBodyBytes})
+	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: most})
+	// Each token's requests are held to the bound of its agents.
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if limit, ok := limits[AccessOf(r.Context())]; ok {
+			r.Body = http.MaxBytesReader(w, r.Body, limit)
+		}
+		sdk.ServeHTTP(w, r)
+	})
 	// The SDK binds a session to the user its TokenInfo names, and
 	// refuses the session to a request of another.
 	bound := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {

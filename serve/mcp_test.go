@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"agentc.dev/agentc/runtime/provider/openai"
 	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/serve"
+	"agentc.dev/agentc/serve/internal/servetest"
 )
 
 const labelSchema = `{"type":"object","properties":{"label":{"enum":["bug","feature"]},"confidence":{"type":"number","minimum":0,"maximum":1}},"required":["label","confidence"],"additionalProperties":false}`
@@ -295,5 +297,54 @@ func TestConcurrentCalls(t *testing.T) {
 		if err != nil {
 			t.Errorf("call %d: %v", i, err)
 		}
+	}
+}
+
+// TestHTTPFileBound: over HTTP, an MCP call may carry an agent's file up
+// to the bound its schema sets, past the 8 MiB of a request that carries
+// none; a token that admits only to agents without files keeps 8 MiB.
+func TestHTTPFileBound(t *testing.T) {
+	const fileToken, plainToken = "token-of-the-reader-and-more", "token-of-the-labeler-alone"
+	reader := servetest.Reader(t)
+	p := *reader.Plan
+	in := *p.Agent.Input
+	in.Schema = json.RawMessage(strings.Replace(string(in.Schema), `"maxLength":88`, `"maxLength":16777216`, 1))
+	p.Agent.Input = &in
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(&p, agentrt.Options{Model: &testmodel.Model{}, Files: reader.Files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader = serve.Agent{Plan: &p, Runner: r, Files: reader.Files}
+	tokens, err := serve.NewTokens([]serve.Token{{Token: fileToken, Agents: []string{"reader", "labeler"}}, {Token: plainToken, Agents: []string{"labeler"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := serve.MCPHandler("test", []serve.Agent{reader, labeler(t)}, nil, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close) // after the sessions' cleanups: they close first
+	ctx := context.Background()
+	connect := func(token string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	note := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("Lunch is at noon. ", 600_000))) // 10.8 MB of text
+	res, err := connect(fileToken).CallTool(ctx, &mcp.CallToolParams{Name: "reader", Arguments: map[string]any{"note": note}})
+	if err != nil || res.IsError {
+		t.Fatalf("a file of 10.8 MB over HTTP: %v %+v", err, res)
+	}
+	_, err = connect(plainToken).CallTool(ctx, &mcp.CallToolParams{Name: "labeler", Arguments: map[string]any{"title": note}})
+	if err == nil {
+		t.Error("a body past 8 MiB was taken for a token whose agents take no files")
 	}
 }
