@@ -529,6 +529,14 @@ func (x *run) divergence(k journal.Key, kind string, id ident, e *journal.Entry)
 	}
 	was, err := recordedRequest(x.journal.Recorded, e)
 	if err != nil {
+		// Said by its line, not by the journal's path: that is the
+		// host's (a server's directory), and a report may go elsewhere.
+		var je *journal.Error
+		if errors.As(err, &je) && je.File != "" {
+			bare := *je
+			bare.File = ""
+			err = &bare
+		}
 		d.Changes = append(d.Changes, "(the recorded request cannot be read back: "+err.Error()+")")
 		return d
 	}

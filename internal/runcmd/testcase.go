@@ -83,9 +83,6 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 	tmp := ""
 	var into *os.Root
 	if c.Record != "" {
-		if err := os.MkdirAll(filepath.Dir(c.Record), 0o755); err != nil {
-			return nil, err
-		}
 		// The run records in a directory of its own (0700, under the
 		// system's temporary directory): its journal, the journal's lock
 		// and the files the run is given or a tool returns. Once the run
@@ -96,8 +93,19 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		// there. An interrupted recording leaves the last one.
 		var err error
 		if rel, rerr := filepath.Rel(dir, c.Record); rerr == nil && filepath.IsLocal(rel) {
+			// Its directories are made through dir too, once the path
+			// is seen to stay beneath it.
+			if err := userfile.Beneath(dir, filepath.Dir(c.Record)); err != nil {
+				return nil, err
+			}
+			if err := mkdirBeneath(dir, filepath.Dir(rel)); err != nil {
+				return nil, err
+			}
 			into, err = userfile.OpenDirBeneath(dir, filepath.Dir(c.Record))
 		} else {
+			if err := os.MkdirAll(filepath.Dir(c.Record), 0o755); err != nil {
+				return nil, err
+			}
 			into, err = os.OpenRoot(filepath.Dir(c.Record))
 		}
 		if err != nil {
@@ -193,4 +201,15 @@ func startFault(p *plan.Plan, journal, name string, s *fault.Script) (*faultRun,
 		return nil, err
 	}
 	return fr, nil
+}
+
+// mkdirBeneath makes the directory rel, and those on its way, in dir,
+// through it (os.Root): a link leading out of dir is not followed.
+func mkdirBeneath(dir, rel string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return root.MkdirAll(rel, 0o755)
 }

@@ -40,13 +40,13 @@ func CopyInto(root *os.Root, src, name string) error {
 	}
 	_, err = io.Copy(out, in)
 	if err == nil {
+		err = out.Chmod(fi.Mode().Perm())
+	}
+	if err == nil {
 		err = out.Sync()
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil && fi.Mode().Perm()&0o200 == 0 {
-		err = root.Chmod(tmp, fi.Mode().Perm())
 	}
 	if err == nil {
 		err = root.Rename(tmp, name)
@@ -55,15 +55,30 @@ func CopyInto(root *os.Root, src, name string) error {
 		_ = root.Remove(tmp)
 		return err
 	}
+	return syncDir(root, filepath.Dir(name))
+}
+
+// syncDir syncs the directory name in root, so that what was renamed
+// into it is there after a crash.
+func syncDir(root *os.Root, name string) error {
+	d, err := root.Open(name)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
 	return nil
 }
 
 // CopyDirInto copies the regular files directly in the directory src
 // (which agentc made), but for those whose names begin with a dot, into
 // the directory name in root, made if missing; a file of the same name
-// that is there already, a regular file, is kept, as in a store of blobs
-// named by their content. Each goes through root, as CopyInto's does. A
-// src that does not exist copies nothing.
+// and size that is there already, a regular file, is kept, as in a store
+// of blobs named by their content (one of another size, damaged, is
+// replaced). Each goes through root, as CopyInto's does. A src that does
+// not exist copies nothing.
 func CopyDirInto(root *os.Root, src, name string) error {
 	ents, err := os.ReadDir(src)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -85,7 +100,9 @@ func CopyDirInto(root *os.Root, src, name string) error {
 		}
 		dst := filepath.Join(name, e.Name())
 		if fi, err := root.Lstat(dst); err == nil && fi.Mode().IsRegular() {
-			continue
+			if si, err := e.Info(); err == nil && si.Size() == fi.Size() {
+				continue
+			}
 		}
 		if err := CopyInto(root, filepath.Join(src, e.Name()), dst); err != nil {
 			return fmt.Errorf("copying %s: %w", e.Name(), err)

@@ -50,7 +50,7 @@ func TestCopyInto(t *testing.T) {
 	}
 
 	// A directory of blobs: read-only ones stay so, a dot file is left,
-	// one there already is kept.
+	// one there already is kept, unless its size says it is damaged.
 	blobs := filepath.Join(src, "one.jsonl.files")
 	if err := os.Mkdir(blobs, 0o755); err != nil {
 		t.Fatal(err)
@@ -62,6 +62,8 @@ func TestCopyInto(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(filepath.Join(dst, "one.jsonl.files"), "bbbb", "old b", 0o444)
+	write(blobs, "cccc", "new c", 0o444)
+	write(filepath.Join(dst, "one.jsonl.files"), "cccc", "damaged", 0o444)
 	if err := CopyDirInto(root, blobs, "one.jsonl.files"); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func TestCopyInto(t *testing.T) {
 			t.Errorf("%s is %v, not read-only", e.Name(), fi.Mode())
 		}
 	}
-	if len(got) != 2 || got["aaaa"] != "new a" || got["bbbb"] != "old b" {
+	if len(got) != 3 || got["aaaa"] != "new a" || got["bbbb"] != "old b" || got["cccc"] != "new c" {
 		t.Errorf("the blobs copied: %v", got)
 	}
 	// None where the source has none.
