@@ -159,13 +159,17 @@ func (rs *Runs) Public(err error) error {
 		return err
 	}
 	in = &InternalError{Ref: newID()[:12], Err: err}
-	line := fmt.Sprintf("a run failed (reference %s): %v", in.Ref, err)
+	rs.logLine(fmt.Sprintf("a run failed (reference %s): %v", in.Ref, err))
+	return in
+}
+
+// logLine tells the server's log (SetLog) a line.
+func (rs *Runs) logLine(line string) {
 	if rs != nil && rs.log != nil {
 		rs.log(line)
 	} else {
 		log.Print(line) // no log set: the process's standard logger
 	}
-	return in
 }
 
 // SetExitCodes sets what gives a run's result the exit code agentc run
@@ -368,14 +372,18 @@ func (rs *Runs) execute(ctx context.Context, runner *agentrt.Runner, rec *Record
 		input = rec.Input
 	}
 	rep, err := runner.Run(ctx, input)
+	var closeErr error
 	if w != nil {
-		if cerr := w.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("the run's journal: %w", cerr)
-		}
+		closeErr = w.Close()
 	}
 	if err != nil {
-		rs.forget(rec)
+		rs.forget(rec) // it never ran: its input or its configuration refused
 		return nil, err
+	}
+	if closeErr != nil {
+		// The run ran, its tools too: it is kept and answered, and the
+		// server's log says its journal may lack its end.
+		rs.logLine(fmt.Sprintf("run %s: closing its journal: %v", rec.ID, closeErr))
 	}
 	end := time.Now().UTC()
 	p := runner.Plan()

@@ -420,3 +420,59 @@ func TestBudgets(t *testing.T) {
 		t.Errorf("the tool ran %d times, want twice", n)
 	}
 }
+
+// lockThief removes the journal locks in a directory when called, so
+// that closing the run's journal fails.
+type lockThief struct{ dir string }
+
+func (*lockThief) Spec() agentrt.ToolSpec {
+	return agentrt.ToolSpec{Name: "sh", Description: "Runs a command.", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)}
+}
+
+func (l *lockThief) Call(context.Context, json.RawMessage) (agentrt.ToolResult, error) {
+	locks, _ := filepath.Glob(filepath.Join(l.dir, "*.lock"))
+	for _, f := range locks {
+		os.Remove(f)
+	}
+	return agentrt.ToolResult{Content: "done"}, nil
+}
+
+// TestJournalCloseFails: a run that ran, its tool too, is kept and
+// answered when its journal cannot be closed; the server's log says so.
+// Its journal and record stay.
+func TestJournalCloseFails(t *testing.T) {
+	dir := t.TempDir()
+	runs := newRuns(t, dir, false)
+	var mu sync.Mutex
+	var logged []string
+	runs.SetLog(func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, line)
+	})
+	ag, _ := actor(t, func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+		return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByPolicy}, nil
+	})
+	r, err := agentrt.New(ag.Plan, agentrt.Options{Model: &testmodel.Model{}, Tools: map[string]agentrt.Tool{"sh": &lockThief{dir}},
+		Approver: func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+			return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByPolicy}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag.Runner = r
+	rec, err := runs.Run(context.Background(), ag, json.RawMessage(`{"task": "x"}`), serve.Budgets{})
+	if err != nil || rec == nil || rec.Result == nil || rec.Result.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("the run: %v %+v", err, rec)
+	}
+	for _, name := range []string{rec.ID + ".jsonl", rec.ID + ".json"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("the run's %s is gone: %v", name, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) != 1 || !strings.Contains(logged[0], "run "+rec.ID+": closing its journal: ") {
+		t.Errorf("the server's log: %q", logged)
+	}
+}
