@@ -141,13 +141,14 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 			// The run's events as they happen, then the run.
 			events = &sseWriter{w: w, secrets: a.Secrets}
+			c.events = func(ev agentrt.Event) {
+				if a.Events != nil {
+					a.Events(ev)
+				}
+				events.send(ev.Type, ev)
+			}
 			if c.runner != nil {
-				c.runner = c.runner.WithEvents(func(ev agentrt.Event) {
-					if a.Events != nil {
-						a.Events(ev)
-					}
-					events.send(ev.Type, ev)
-				})
+				c.runner = c.runner.WithEvents(c.events)
 			}
 			c.notify = events.send
 		}

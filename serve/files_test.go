@@ -152,7 +152,7 @@ func TestRemoteFileInputs(t *testing.T) {
 		defer mu.Unlock()
 		return slices.Clone(inputs)
 	}
-	ag := serve.Agent{Plan: local.Plan, Files: store, Remote: func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides) (*agentrt.Report, error) {
+	ag := serve.Agent{Plan: local.Plan, Files: store, Remote: func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides, _ func(agentrt.Event)) (*agentrt.Report, error) {
 		mu.Lock()
 		inputs = append(inputs, string(input))
 		mu.Unlock()

@@ -34,9 +34,10 @@ type Agent struct {
 	Secrets *redact.Set
 	// Remote, when set, runs the agent elsewhere (agentc serve
 	// --temporal): it starts the run under id there, with the bounds b,
-	// and waits for its report; Runner is then nil. A run elsewhere has no
-	// events here, and its approvals are decided there.
-	Remote func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides) (*agentrt.Report, error)
+	// and waits for its report, handing events (when not nil) the run's
+	// events as it makes them; Runner is then nil. A run elsewhere has its
+	// approvals decided there.
+	Remote func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides, events func(agentrt.Event)) (*agentrt.Report, error)
 	// Files, for an agent that takes files, is the store a run's files
 	// are put in, checked, before it starts (runtime.StoreInputFiles):
 	// the runner's own, or for a Remote agent the store its workers read.

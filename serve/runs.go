@@ -235,6 +235,9 @@ type call struct {
 	// notify, when set, hears what the run asks while it runs
 	// (approval_pending), for the client's event stream.
 	notify func(name string, v any)
+	// events, when set, hears a run elsewhere's events (Agent.Remote), for
+	// the client's event stream; a run here has its runner's.
+	events func(agentrt.Event)
 	elicit elicitFunc
 	// budgets narrow the run's bounds.
 	budgets Budgets
@@ -797,7 +800,7 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 	if a.Plan.Agent.Input != nil {
 		input = c.input
 	}
-	rep, err := a.Remote(ctx, rec.Workflow, input, o)
+	rep, err := a.Remote(ctx, rec.Workflow, input, o, c.events)
 	end := time.Now().UTC()
 	res := &RunResult{ID: id, Agent: rec.Agent, Digests: a.Plan.Digests, Outcome: agentrt.OutcomeError, Bound: agentrt.BoundNone}
 	state := StateDone

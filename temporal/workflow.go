@@ -44,6 +44,11 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	if err := workflow.SetQueryHandler(ctx, QueryApprovals, sa.waiting); err != nil {
 		return nil, err
 	}
+	// The run's events, for a front that passes them on (QueryEvents).
+	evlog := &eventLog{}
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, evlog.page); err != nil {
+		return nil, err
+	}
 	// Whatever the run fails with goes to the client: redacted first.
 	secrets := w.secrets()
 	fail := func(typ string, err error) error {
@@ -110,6 +115,7 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 		content = t.Content()
 	}
 	events := func(ev agentrt.Event) {
+		evlog.add(redactedEvent(secrets, ev)) // a Temporal client may query them
 		if rec != nil {
 			rec.Event(ev) // replayed events too: see WorkflowRecorder
 		}

@@ -117,7 +117,7 @@ func (t *temporalFlags) served(ctx context.Context, e Env) (r runcmd.Remote, don
 		if _, seen := watched.LoadOrStore(p.Digests.Plan, true); !seen {
 			temporal.WatchWorkers(ctx, c, t.hostPort, t.taskQueue, string(p.Digests.Plan), e.Stderr)
 		}
-		return temporal.Wait(rctx, c, run)
+		return temporal.Follow(rctx, c, run, rr.Events)
 	}
 	return r, c.Close, nil
 }

@@ -36,6 +36,9 @@ type RemoteRun struct {
 	// Prepare, for a batch, makes an item's input of its line: the files
 	// it names put in the store the workers read, named by digest.
 	Prepare func(line []byte) ([]byte, error)
+	// Events, when set, hears the run's events as it makes them (a
+	// served run's client's event stream).
+	Events func(agentrt.Event)
 }
 
 // RemoteBatch submits a batch of the plan to run somewhere other than

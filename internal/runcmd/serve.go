@@ -246,8 +246,8 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 				}
 			}
 			p := p
-			agents = append(agents, serve.Agent{Plan: p, Secrets: secrets, Files: workerFiles, Remote: func(ctx context.Context, id string, input json.RawMessage, o agentrt.Overrides) (*agentrt.Report, error) {
-				return f.remote(ctx, p, input, RemoteRun{ID: id, Budgets: narrowBudgets(p, budgets, o), Provider: af.model})
+			agents = append(agents, serve.Agent{Plan: p, Secrets: secrets, Files: workerFiles, Remote: func(ctx context.Context, id string, input json.RawMessage, o agentrt.Overrides, events func(agentrt.Event)) (*agentrt.Report, error) {
+				return f.remote(ctx, p, input, RemoteRun{ID: id, Budgets: narrowBudgets(p, budgets, o), Provider: af.model, Events: events})
 			}})
 			continue
 		}

@@ -332,7 +332,7 @@ func servedBy(t *testing.T, ag serve.Agent, runs *serve.Runs) (*httptest.Server,
 // An agent that takes no input is served too.
 func TestA2AServerFailure(t *testing.T) {
 	ag := labeler(t)
-	ag.Remote = func(context.Context, string, json.RawMessage, agentrt.Overrides) (*agentrt.Report, error) {
+	ag.Remote = func(context.Context, string, json.RawMessage, agentrt.Overrides, func(agentrt.Event)) (*agentrt.Report, error) {
 		return nil, errors.New("dial unix /srv/agentc/secret.sock: connection refused")
 	}
 	runs, err := serve.NewRuns("", 0, false)

@@ -1,0 +1,129 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
+)
+
+// QueryEvents is the query that returns a run's events from an index on
+// (its argument, an int): an EventsPage. A front that waits on a run
+// (agentc serve --temporal) passes them on as they happen.
+const QueryEvents = "events"
+
+const (
+	// maxKeptEvents bounds the events a run's workflow keeps for
+	// QueryEvents: past it, the oldest are dropped.
+	maxKeptEvents = 4096
+	// eventsPage bounds the events one query returns.
+	eventsPage = 256
+	// eventsPoll is how often a waiting front asks for a run's events.
+	eventsPoll = 250 * time.Millisecond
+	// eventsDrain bounds the wait for the events a run ended with.
+	eventsDrain = 5 * time.Second
+)
+
+// EventsPage is QueryEvents' answer: the events from index From on, at
+// most eventsPage of them. From is past the index asked for when the
+// events between were dropped (maxKeptEvents).
+type EventsPage struct {
+	From   int             `json:"from"`
+	Events []agentrt.Event `json:"events"`
+}
+
+// eventLog keeps a run's last maxKeptEvents events in its workflow, in
+// replays too: a query answered on another worker, after a replay, gives
+// the same.
+type eventLog struct {
+	first  int // index of events[0]
+	events []agentrt.Event
+}
+
+func (l *eventLog) add(ev agentrt.Event) {
+	l.events = append(l.events, ev)
+	if over := len(l.events) - maxKeptEvents; over > 0 {
+		l.events = append(l.events[:0:0], l.events[over:]...)
+		l.first += over
+	}
+}
+
+// redactedEvent is ev with the worker's secrets replaced, as every
+// field of it the JSON holds: whoever can query the run (a Temporal
+// client) reads it.
+func redactedEvent(secrets *redact.Set, ev agentrt.Event) agentrt.Event {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return agentrt.Event{Time: ev.Time, Type: ev.Type}
+	}
+	var out agentrt.Event
+	if err := json.Unmarshal(secrets.JSON(b), &out); err != nil {
+		return agentrt.Event{Time: ev.Time, Type: ev.Type}
+	}
+	return out
+}
+
+// page answers QueryEvents.
+func (l *eventLog) page(from int) (EventsPage, error) {
+	from = max(from, l.first)
+	i := min(from-l.first, len(l.events))
+	n := min(len(l.events)-i, eventsPage)
+	return EventsPage{From: from, Events: append([]agentrt.Event(nil), l.events[i:i+n]...)}, nil
+}
+
+// Follow waits for a run's report as Wait does and, while it waits,
+// hands events each event the run makes, in order, asking its workflow
+// for them every eventsPoll; once the run has ended, the events it ended
+// with. A nil events only waits. events is called from one goroutine, the
+// caller's, and never after Follow returns.
+func Follow(ctx context.Context, c client.Client, run client.WorkflowRun, events func(agentrt.Event)) (*agentrt.Report, error) {
+	if events == nil {
+		return Wait(ctx, c, run)
+	}
+	type result struct {
+		rep *agentrt.Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := Wait(ctx, c, run)
+		done <- result{rep, err}
+	}()
+	next := 0
+	// ask hands on one page of events; it reports whether there may be
+	// more at once.
+	ask := func(ctx context.Context) bool {
+		v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), QueryEvents, next)
+		if err != nil {
+			return false
+		}
+		var p EventsPage
+		if err := v.Get(&p); err != nil || p.From < next {
+			return false
+		}
+		for _, ev := range p.Events {
+			events(ev)
+		}
+		next = p.From + len(p.Events)
+		return len(p.Events) == eventsPage
+	}
+	tick := time.NewTicker(eventsPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), eventsDrain)
+			for ask(dctx) {
+			}
+			cancel()
+			return r.rep, r.err
+		case <-tick.C:
+			for ask(ctx) {
+			}
+		}
+	}
+}
