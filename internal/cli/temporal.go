@@ -89,7 +89,7 @@ func (t *temporalFlags) remote(e Env, workflowID *string) runcmd.Remote {
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
 		temporal.WatchWorkers(wctx, c, t.hostPort, t.taskQueue, string(p.Digests.Plan), e.Stderr)
-		return temporal.Wait(ctx, c, run)
+		return temporal.Follow(ctx, c, run, r.Events)
 	}
 }
 

@@ -344,7 +344,13 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 			// The workers record the run's spans under this one.
 			ctx, end = tel.RemoteRun(ctx, p.Agent.Name)
 		}
-		rep, err := f.remote(ctx, p, input, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed})
+		// The run's events are printed as a local run's are, as the
+		// workers make them.
+		progress := e.Stderr
+		if f.quiet {
+			progress = nil
+		}
+		rep, err := f.remote(ctx, p, input, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed, Events: eventPrinter(progress, nil, secrets)})
 		end(rep, err)
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
