@@ -3,7 +3,9 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/client"
 
@@ -26,6 +28,16 @@ const (
 	eventsPoll = 250 * time.Millisecond
 	// eventsDrain bounds the wait for the events a run ended with.
 	eventsDrain = 5 * time.Second
+	// eventsAsk bounds one query, so that a slow one does not hold up
+	// noticing the run's end.
+	eventsAsk = 2 * time.Second
+	// maxEventMessage bounds an event's message as it is kept: a failed
+	// tool call's can be its whole output.
+	maxEventMessage = 16 << 10
+	// maxPageBytes bounds the JSON of one page (a query's result, which
+	// the Temporal server takes up to 2 MB of); a page holds at least one
+	// event.
+	maxPageBytes = 512 << 10
 )
 
 // EventsPage is QueryEvents' answer: the events from index From on, at
@@ -45,9 +57,17 @@ type eventLog struct {
 }
 
 func (l *eventLog) add(ev agentrt.Event) {
+	if len(ev.Message) > maxEventMessage {
+		cut := maxEventMessage
+		for cut > 0 && !utf8.RuneStart(ev.Message[cut]) {
+			cut--
+		}
+		ev.Message = ev.Message[:cut] + fmt.Sprintf(" … (%d bytes more)", len(ev.Message)-cut)
+	}
 	l.events = append(l.events, ev)
 	if over := len(l.events) - maxKeptEvents; over > 0 {
-		l.events = append(l.events[:0:0], l.events[over:]...)
+		// Sliced, not copied: append moves what is kept when it grows.
+		l.events = l.events[over:]
 		l.first += over
 	}
 }
@@ -71,8 +91,16 @@ func redactedEvent(secrets *redact.Set, ev agentrt.Event) agentrt.Event {
 func (l *eventLog) page(from int) (EventsPage, error) {
 	from = max(from, l.first)
 	i := min(from-l.first, len(l.events))
-	n := min(len(l.events)-i, eventsPage)
-	return EventsPage{From: from, Events: append([]agentrt.Event(nil), l.events[i:i+n]...)}, nil
+	p := EventsPage{From: from}
+	size := 0
+	for _, ev := range l.events[i:min(len(l.events), i+eventsPage)] {
+		b, _ := json.Marshal(ev)
+		if size += len(b); size > maxPageBytes && len(p.Events) > 0 {
+			break
+		}
+		p.Events = append(p.Events, ev)
+	}
+	return p, nil
 }
 
 // Follow waits for a run's report as Wait does and, while it waits,
@@ -97,29 +125,35 @@ func Follow(ctx context.Context, c client.Client, run client.WorkflowRun, events
 	// ask hands on one page of events; it reports whether there may be
 	// more at once.
 	ask := func(ctx context.Context) bool {
-		v, err := c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), QueryEvents, next)
+		qctx, cancel := context.WithTimeout(ctx, eventsAsk)
+		defer cancel()
+		v, err := c.QueryWorkflow(qctx, run.GetID(), run.GetRunID(), QueryEvents, next)
 		if err != nil {
 			return false
 		}
 		var p EventsPage
-		if err := v.Get(&p); err != nil || p.From < next {
+		if err := v.Get(&p); err != nil || p.From < next || len(p.Events) == 0 {
 			return false
 		}
 		for _, ev := range p.Events {
 			events(ev)
 		}
 		next = p.From + len(p.Events)
-		return len(p.Events) == eventsPage
+		return true // a page may be short of the log's end: ask again
 	}
 	tick := time.NewTicker(eventsPoll)
 	defer tick.Stop()
 	for {
 		select {
 		case r := <-done:
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), eventsDrain)
-			for ask(dctx) {
+			if ctx.Err() == nil {
+				// The events the run ended with; not for a caller that
+				// has gone.
+				dctx, cancel := context.WithTimeout(ctx, eventsDrain)
+				for ask(dctx) {
+				}
+				cancel()
 			}
-			cancel()
 			return r.rep, r.err
 		case <-tick.C:
 			for ask(ctx) {

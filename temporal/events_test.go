@@ -1,9 +1,11 @@
 package temporal
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
@@ -53,5 +55,42 @@ func TestRedactedEvent(t *testing.T) {
 	got := redactedEvent(secrets, ev)
 	if got.Type != ev.Type || got.Model != "m" || strings.Contains(got.Message, "sk-worker-key") || !strings.Contains(got.Message, "attempt 1 failed: 401") {
 		t.Errorf("kept %+v", got)
+	}
+}
+
+// TestEventLogBounds: a long message is cut when kept, at a character's
+// start; a page stays within maxPageBytes however large its events, and
+// holds one at least; adding past the bound costs no copy of the log.
+func TestEventLogBounds(t *testing.T) {
+	l := &eventLog{}
+	big := strings.Repeat("é", maxEventMessage) // two bytes a character
+	for range 100 {
+		l.add(agentrt.Event{Type: "tool_result", Message: "x" + big})
+	}
+	if m := l.events[0].Message; len(m) > maxEventMessage+64 || !strings.HasSuffix(m, "bytes more)") || strings.ContainsRune(m, utf8.RuneError) {
+		t.Errorf("a long message kept as %d bytes, ending %q", len(m), m[len(m)-20:])
+	}
+	next, pages := 0, 0
+	for {
+		p, _ := l.page(next)
+		if len(p.Events) == 0 {
+			break
+		}
+		b, _ := json.Marshal(p)
+		if len(b) > maxPageBytes+maxEventMessage*2 {
+			t.Fatalf("a page of %d bytes", len(b))
+		}
+		next, pages = p.From+len(p.Events), pages+1
+	}
+	if next != 100 || pages < 2 {
+		t.Errorf("paged to %d in %d pages", next, pages)
+	}
+	// Past the bound, adding is cheap: allocations stay few per add.
+	l = &eventLog{}
+	for range maxKeptEvents {
+		l.add(agentrt.Event{Type: "e"})
+	}
+	if n := testing.AllocsPerRun(1000, func() { l.add(agentrt.Event{Type: "e"}) }); n > 1 {
+		t.Errorf("%.1f allocations an add past the bound", n)
 	}
 }

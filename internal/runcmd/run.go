@@ -345,12 +345,12 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 			ctx, end = tel.RemoteRun(ctx, p.Agent.Name)
 		}
 		// The run's events are printed as a local run's are, as the
-		// workers make them.
-		progress := e.Stderr
-		if f.quiet {
-			progress = nil
+		// workers make them; with --quiet they are not asked for.
+		var events func(agentrt.Event)
+		if !f.quiet {
+			events = eventPrinter(e.Stderr, nil, secrets)
 		}
-		rep, err := f.remote(ctx, p, input, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed, Events: eventPrinter(progress, nil, secrets)})
+		rep, err := f.remote(ctx, p, input, RemoteRun{Budgets: opts.Budgets, Provider: f.model, Seed: f.seed, Events: events})
 		end(rep, err)
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
