@@ -41,8 +41,9 @@ const (
 )
 
 // EventsPage is QueryEvents' answer: the events from index From on, at
-// most eventsPage of them. From is past the index asked for when the
-// events between were dropped (maxKeptEvents).
+// most eventsPage of them and maxPageBytes of their JSON (one at least).
+// From is past the index asked for when the events between were dropped
+// (maxKeptEvents).
 type EventsPage struct {
 	From   int             `json:"from"`
 	Events []agentrt.Event `json:"events"`
