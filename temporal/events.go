@@ -24,8 +24,11 @@ const (
 	maxKeptEvents = 4096
 	// eventsPage bounds the events one query returns.
 	eventsPage = 256
-	// eventsPoll is how often a waiting front asks for a run's events.
-	eventsPoll = 250 * time.Millisecond
+	// eventsPoll is how soon a waiting front asks for a run's events
+	// again after some came; each time none come it waits twice as long,
+	// up to eventsPollMax.
+	eventsPoll    = 250 * time.Millisecond
+	eventsPollMax = 2 * time.Second
 	// eventsDrain bounds the wait for the events a run ended with.
 	eventsDrain = 5 * time.Second
 	// eventsAsk bounds one query, so that a slow one does not hold up
@@ -106,8 +109,8 @@ func (l *eventLog) page(from int) (EventsPage, error) {
 
 // Follow waits for a run's report as Wait does and, while it waits,
 // hands events each event the run makes, in order, asking its workflow
-// for them every eventsPoll; once the run has ended, the events it ended
-// with. A nil events only waits. events is called from one goroutine, the
+// for them every eventsPoll, less often while none come; once the run
+// has ended, the events it ended with. A nil events only waits. events is called from one goroutine, the
 // caller's, and never after Follow returns.
 func Follow(ctx context.Context, c client.Client, run client.WorkflowRun, events func(agentrt.Event)) (*agentrt.Report, error) {
 	if events == nil {
@@ -142,7 +145,8 @@ func Follow(ctx context.Context, c client.Client, run client.WorkflowRun, events
 		next = p.From + len(p.Events)
 		return true // a page may be short of the log's end: ask again
 	}
-	tick := time.NewTicker(eventsPoll)
+	wait := eventsPoll
+	tick := time.NewTimer(wait)
 	defer tick.Stop()
 	for {
 		select {
@@ -157,8 +161,18 @@ func Follow(ctx context.Context, c client.Client, run client.WorkflowRun, events
 			}
 			return r.rep, r.err
 		case <-tick.C:
+			got := false
 			for ask(ctx) {
+				got = true
 			}
+			// A run that says nothing for a while (a long call, a call
+			// waiting for approval) is asked less often.
+			if got {
+				wait = eventsPoll
+			} else {
+				wait = min(2*wait, eventsPollMax)
+			}
+			tick.Reset(wait)
 		}
 	}
 }
