@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -247,7 +248,7 @@ func checkInputFile(store *filestore.Store, f plan.FileField, v any) (inputFile,
 	case string:
 		data, err := base64.StdEncoding.DecodeString(v)
 		if err != nil {
-			return inputFile{}, fmt.Errorf("not base64: %v", err)
+			return inputFile{}, fmt.Errorf("not base64 (%s)", Base64Fault(v, err))
 		}
 		if int64(len(data)) > f.MaxBytes {
 			return inputFile{}, fmt.Errorf("%v (the bound its schema's maxLength sets)", &filestore.TooLargeError{Limit: f.MaxBytes})
@@ -281,6 +282,27 @@ func checkInputFile(store *filestore.Store, f plan.FileField, v any) (inputFile,
 		return inputFile{file: File{Name: f.Name, FileName: ref.FileName, MediaType: b.MediaType, Size: b.Size, Digest: b.Digest}}, nil
 	}
 	return inputFile{}, fmt.Errorf("a file is its bytes in base64, or a reference {\"digest\": \"blake3:…\"}, not %s", JSONKind(v))
+}
+
+// Base64Fault says where text, which err (of base64.StdEncoding's
+// DecodeString) says is not base64, goes wrong:
+// its first byte outside the alphabet, else its end, part way through a
+// group of four characters, else where the decoder stopped.
+func Base64Fault(text string, err error) string {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '=' || c == '\r' || c == '\n') {
+			return fmt.Sprintf("at byte %d", i)
+		}
+	}
+	var ce base64.CorruptInputError
+	if !errors.As(err, &ce) {
+		return err.Error()
+	}
+	if n := len(text); n%4 != 0 && int(ce) >= n-n%4 {
+		return "it ends part way through a group of four characters"
+	}
+	return fmt.Sprintf("at byte %d", int64(ce))
 }
 
 // mediaTypeError says a file of media type t is not one f declares.

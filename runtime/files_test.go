@@ -371,3 +371,20 @@ func TestStoreInputFiles(t *testing.T) {
 		}
 	}
 }
+
+// A base64 text that is not is said at its own byte, however far in.
+func TestBase64Fault(t *testing.T) {
+	good := strings.Repeat("QUJD", 5000)
+	for text, want := range map[string]string{
+		good + "QU!D":                     "at byte 20002",
+		"not base64!":                     "at byte 3",
+		good + "QUJ":                      "it ends part way through a group of four characters",
+		"QUJDQ===":                        "at byte 5",
+		"JVBERi0xLjQKJSBhIGRvY3VtZW50Cg=": "it ends part way through a group of four characters",
+	} {
+		_, err := base64.StdEncoding.DecodeString(text)
+		if got := agentrt.Base64Fault(text, err); got != want {
+			t.Errorf("%.20q…: %s, want %s", text[max(0, len(text)-20):], got, want)
+		}
+	}
+}

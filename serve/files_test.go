@@ -239,13 +239,7 @@ func TestRemoteFileInputs(t *testing.T) {
 
 	// Without the workers' store, nothing is handed on. The client is
 	// told the server failed, by a reference to its log, which says why.
-	var logMu sync.Mutex
-	var logged []string
-	runs.SetLog(func(line string) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		logged = append(logged, line)
-	})
+	logged := servetest.Log(runs)
 	ag.Files = nil
 	h, err = serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
 	if err != nil {
@@ -267,10 +261,8 @@ func TestRemoteFileInputs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "under reference") || strings.Contains(err.Error(), "store") {
 		t.Errorf("no store, over MCP: %v", err)
 	}
-	logMu.Lock()
-	defer logMu.Unlock()
-	if len(logged) != 2 || !strings.Contains(logged[0], "(reference "+string(logRef[1])+"): agent reader takes files, and the server has no store its workers read") {
-		t.Errorf("the server's log holds %q", logged)
+	if log := logged(); len(log) != 2 || !strings.Contains(log[0], "(reference "+string(logRef[1])+"): agent reader takes files, and the server has no store its workers read") {
+		t.Errorf("the server's log holds %q", log)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/serve"
+	"agentc.dev/agentc/serve/internal/servetest"
 )
 
 // shTool is a tool that needs approval (an exec tool asks by default),
@@ -443,20 +444,12 @@ func (l *lockThief) Call(context.Context, json.RawMessage) (agentrt.ToolResult, 
 func TestJournalCloseFails(t *testing.T) {
 	dir := t.TempDir()
 	runs := newRuns(t, dir, false)
-	var mu sync.Mutex
-	var logged []string
-	runs.SetLog(func(line string) {
-		mu.Lock()
-		defer mu.Unlock()
-		logged = append(logged, line)
-	})
-	ag, _ := actor(t, func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+	logged := servetest.Log(runs)
+	approve := func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
 		return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByPolicy}, nil
-	})
-	r, err := agentrt.New(ag.Plan, agentrt.Options{Model: &testmodel.Model{}, Tools: map[string]agentrt.Tool{"sh": &lockThief{dir}},
-		Approver: func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
-			return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByPolicy}, nil
-		}})
+	}
+	ag, _ := actor(t, approve)
+	r, err := agentrt.New(ag.Plan, agentrt.Options{Model: &testmodel.Model{}, Tools: map[string]agentrt.Tool{"sh": &lockThief{dir}}, Approver: approve})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,9 +463,7 @@ func TestJournalCloseFails(t *testing.T) {
 			t.Errorf("the run's %s is gone: %v", name, err)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(logged) != 1 || !strings.Contains(logged[0], "run "+rec.ID+": closing its journal: ") {
-		t.Errorf("the server's log: %q", logged)
+	if log := logged(); len(log) != 1 || !strings.Contains(log[0], "run "+rec.ID+": closing its journal: ") {
+		t.Errorf("the server's log: %q", log)
 	}
 }

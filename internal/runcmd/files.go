@@ -312,30 +312,10 @@ func (fi *fileInputs) stageBase64(f plan.FileField, text, what string) (*filesto
 	}
 	data, err := base64.StdEncoding.DecodeString(text)
 	if err != nil {
-		return nil, UsageError("%s: not base64 (%s), nor \"@PATH\" naming a file", what, base64Fault(text, err))
+		return nil, UsageError("%s: not base64 (%s), nor \"@PATH\" naming a file", what, agentrt.Base64Fault(text, err))
 	}
 	st, err := fi.store.Stage(bytes.NewReader(data), f.MaxBytes)
 	return checked(f, st, what, err)
-}
-
-// base64Fault says where text, which err says is not base64, goes wrong:
-// its first byte outside the alphabet, else its end, part way through a
-// group of four characters, else where the decoder stopped.
-func base64Fault(text string, err error) string {
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/' || c == '=' || c == '\r' || c == '\n') {
-			return fmt.Sprintf("at byte %d", i)
-		}
-	}
-	var ce base64.CorruptInputError
-	if !errors.As(err, &ce) {
-		return err.Error()
-	}
-	if n := len(text); n%4 != 0 && int(ce) >= n-n%4 {
-		return "it ends part way through a group of four characters"
-	}
-	return fmt.Sprintf("at byte %d", int64(ce))
 }
 
 // checked returns the file staged for field f, or, when staging it

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -339,13 +338,7 @@ func TestA2AServerFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var logged []string
-	runs.SetLog(func(line string) {
-		mu.Lock()
-		defer mu.Unlock()
-		logged = append(logged, line)
-	})
+	logged := servetest.Log(runs)
 	_, _, client := servedBy(t, ag, runs)
 	ctx := context.Background()
 	res, err := client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Crash"}})})
@@ -364,10 +357,8 @@ func TestA2AServerFailure(t *testing.T) {
 	if got, err := client.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateFailed {
 		t.Errorf("tasks/get: %v %+v", err, got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(logged) != 1 || !strings.Contains(logged[0], "(reference "+ref[1]+"): the run elsewhere: dial unix /srv/agentc/secret.sock") {
-		t.Errorf("the server's log: %q", logged)
+	if log := logged(); len(log) != 1 || !strings.Contains(log[0], "(reference "+ref[1]+"): the run elsewhere: dial unix /srv/agentc/secret.sock") {
+		t.Errorf("the server's log: %q", log)
 	}
 
 	// No input: the card, and a task that runs.

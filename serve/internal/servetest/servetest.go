@@ -4,6 +4,7 @@ package servetest
 
 import (
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"agentc.dev/agentc/plan"
@@ -38,4 +39,21 @@ func Reader(t testing.TB) serve.Agent {
 		t.Fatal(err)
 	}
 	return serve.Agent{Plan: p, Runner: r, Files: store}
+}
+
+// Log sets runs' log (Runs.SetLog) to one the test reads: lines returns
+// what it has been told so far, read under its lock.
+func Log(runs *serve.Runs) (lines func() []string) {
+	var mu sync.Mutex
+	var logged []string
+	runs.SetLog(func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, line)
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), logged...)
+	}
 }
