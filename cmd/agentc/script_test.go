@@ -332,15 +332,22 @@ func TestScripts(t *testing.T) {
 				data[0], data[n-1] = '"', '"'
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 			},
-			// sparse FILE N makes a file of N zero bytes that takes no
-			// room on disk (where the file system allows): a file too
-			// large to read, cheap to make.
+			// sparse FILE N [png] makes a file of N zero bytes that takes
+			// no room on disk (where the file system allows): a file too
+			// large to read, cheap to make. With png, it begins with a
+			// PNG's signature, so it is sniffed as image/png.
 			"sparse": func(ts *testscript.TestScript, neg bool, args []string) {
+				var head []byte
+				if len(args) == 3 && args[2] == "png" {
+					head, args = []byte("\x89PNG\r\n\x1a\n"), args[:2]
+				}
 				n, err := strconv.ParseInt(args[len(args)-1], 10, 64)
-				if neg || len(args) != 2 || err != nil || n < 0 {
-					ts.Fatalf("usage: sparse FILE N")
+				if neg || len(args) != 2 || err != nil || n < int64(len(head)) {
+					ts.Fatalf("usage: sparse FILE N [png]")
 				}
 				f, err := os.Create(ts.MkAbs(args[0]))
+				ts.Check(err)
+				_, err = f.Write(head)
 				ts.Check(err)
 				ts.Check(f.Truncate(n))
 				ts.Check(f.Close())

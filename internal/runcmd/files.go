@@ -57,7 +57,15 @@ func inputFileFields(p *plan.Plan, f Flags) (*fileInputs, error) {
 	if err != nil {
 		return nil, &ExitError{Code: ExitFindings, Err: fmt.Errorf("agent %s: input schema: %w", p.Agent.Name, err)}
 	}
-	return &fileInputs{fields: fields}, nil
+	fi := &fileInputs{fields: fields}
+	// The agent's provider, after --model, bounds each file by its type:
+	// a file it would refuse at its first call is refused before it is
+	// stored. (Its own provider's bounds hold the schema's already; a
+	// model retargeted to another provider may take less.)
+	if limits, ok := plan.FileLimits[p.Agent.Model.Provider]; ok {
+		fi.provider, fi.limits = p.Agent.Model.Provider, limits
+	}
+	return fi, nil
 }
 
 // takesToolFiles reports whether the agent has a tool whose results may
@@ -106,6 +114,10 @@ type fileInputs struct {
 	fields []plan.FileField
 	store  *filestore.Store
 	stdin  io.Reader // nil once read, or when the input came from it
+	// provider takes files of each media type up to limits; nil limits
+	// bound none but by their fields (the test model).
+	provider string
+	limits   map[string]int64
 }
 
 // resolve returns input with each file it names by path, and each
@@ -294,13 +306,13 @@ func (fi *fileInputs) stagePath(f plan.FileField, path, what string) (*filestore
 func (fi *fileInputs) stageOpen(f plan.FileField, file *os.File, what string) (*filestore.Staged, error) {
 	defer file.Close()
 	st, err := fi.store.StageOpen(file, f.MaxBytes)
-	return checked(f, st, what, err)
+	return fi.checked(f, st, what, err)
 }
 
 // stageReader stages what r holds for field f, checked against f.
 func (fi *fileInputs) stageReader(f plan.FileField, r io.Reader, what string) (*filestore.Staged, error) {
 	st, err := fi.store.Stage(r, f.MaxBytes)
-	return checked(f, st, what, err)
+	return fi.checked(f, st, what, err)
 }
 
 // stageBase64 stages the bytes text gives in base64 for field f, checked
@@ -315,13 +327,13 @@ func (fi *fileInputs) stageBase64(f plan.FileField, text, what string) (*filesto
 		return nil, UsageError("%s: not base64 (%s), nor \"@PATH\" naming a file", what, agentrt.Base64Fault(text, err))
 	}
 	st, err := fi.store.Stage(bytes.NewReader(data), f.MaxBytes)
-	return checked(f, st, what, err)
+	return fi.checked(f, st, what, err)
 }
 
 // checked returns the file staged for field f, or, when staging it
-// failed or it is not what f takes, the error that refuses it (having
-// discarded it).
-func checked(f plan.FileField, st *filestore.Staged, what string, err error) (*filestore.Staged, error) {
+// failed or it is not what f or the provider takes, the error that
+// refuses it (having discarded it).
+func (fi *fileInputs) checked(f plan.FileField, st *filestore.Staged, what string, err error) (*filestore.Staged, error) {
 	if err != nil {
 		return nil, refused(f, what, err)
 	}
@@ -329,9 +341,19 @@ func checked(f plan.FileField, st *filestore.Staged, what string, err error) (*f
 		st.Discard()
 		is := "of no media type agentc recognises"
 		if st.MediaType != "" {
-			is = "a " + st.MediaType + " file"
+			is = st.MediaType
 		}
 		return nil, UsageError("%s: the file is %s, and input %s takes %s", what, is, f.Name, strings.Join(f.MediaTypes, " or "))
+	}
+	if fi.limits != nil {
+		switch max, ok := fi.limits[st.MediaType]; {
+		case !ok:
+			st.Discard()
+			return nil, UsageError("%s: the file is %s, and %s does not take %s", what, st.MediaType, fi.provider, st.MediaType)
+		case st.Size > max:
+			st.Discard()
+			return nil, UsageError("%s: the file is %s of %s, and %s takes %s up to %s", what, st.MediaType, userfile.Size(st.Size), fi.provider, st.MediaType, userfile.Size(max))
+		}
 	}
 	return st, nil
 }

@@ -66,10 +66,10 @@ func TestRefusedInputStoresNothing(t *testing.T) {
 		given []string
 		want  string
 	}{
-		{"flag then flag", "", []string{"a=" + good, "b=" + bad}, "the file is a image/png file, and input b takes application/pdf"},
-		{"flag then path", `{"b": "@bad.png"}`, []string{"a=" + good}, "input b @bad.png: the file is a image/png file"},
-		{"flag then base64", `{"b": "` + b64(png) + `"}`, []string{"a=" + good}, "input b: the file is a image/png file"},
-		{"path then base64", `{"a": "@good.pdf", "b": "` + b64(png) + `"}`, nil, "input b: the file is a image/png file"},
+		{"flag then flag", "", []string{"a=" + good, "b=" + bad}, "the file is image/png, and input b takes application/pdf"},
+		{"flag then path", `{"b": "@bad.png"}`, []string{"a=" + good}, "input b @bad.png: the file is image/png"},
+		{"flag then base64", `{"b": "` + b64(png) + `"}`, []string{"a=" + good}, "input b: the file is image/png"},
+		{"path then base64", `{"a": "@good.pdf", "b": "` + b64(png) + `"}`, nil, "input b: the file is image/png"},
 		{"base64 then missing", `{"a": "` + b64(pdf) + `", "b": "@none.pdf"}`, nil, "input b @none.pdf"},
 		{"base64 then corrupt", `{"a": "` + b64(pdf) + `", "b": "%%%"}`, nil, "not base64"},
 		{"together too large", "", []string{"a=" + big1, "b=" + big2}, "the run's files come to more than the 32 MiB a run takes"},
