@@ -275,17 +275,17 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if err != nil {
 		return err
 	}
+	removeStore := func() {} // a store of the run's own
 	switch {
 	case f.remote != nil && len(files.fields) > 0:
 		if files.store, err = remoteStore(p); err != nil {
 			return err
 		}
 	case f.remote == nil && (len(files.fields) > 0 || takesToolFiles(p)):
-		var done func()
-		if files.store, done, err = storeFor(f); err != nil {
+		if files.store, removeStore, err = storeFor(f); err != nil {
 			return err
 		}
-		defer done()
+		defer removeStore()
 		opts.Files = files.store
 	}
 	if len(files.fields) > 0 {
@@ -294,7 +294,10 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 			if stdinRead := f.input == "-" || f.input == "" && len(f.inputFiles) == 0; !stdinRead {
 				files.stdin = e.Stdin
 			}
-			if input, err = files.resolve(input, f.inputFiles, "."); err != nil {
+			end := whileStaging(e, files.store, removeStore)
+			input, err = files.resolve(input, f.inputFiles, ".")
+			end()
+			if err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/tool"
 )
 
@@ -142,4 +143,50 @@ func lookupSignal(sig os.Signal) stopSignal {
 		}
 	}
 	return stopSignal{sig, sig.String(), exitInterrupted}
+}
+
+// whileStaging handles the stop signals while the files of a run's input
+// are read into store, before the run begins and handles them itself. A
+// file may be read from standard input, which nothing interrupts: a
+// signal then removes the files staged and not yet stored, so that none
+// is left in the store's directory, calls cleanup (which removes a
+// store of the run's own) and exits with its code. Outside a program
+// (Env.Program), or without a store, it does nothing. end stops handling
+// the signals.
+func whileStaging(e Env, store *filestore.Store, cleanup func()) (end func()) {
+	if !e.Program || store == nil {
+		return func() {}
+	}
+	ch := make(chan os.Signal, 1)
+	for _, ss := range stopSignals {
+		if !signal.Ignored(ss.sig) {
+			signal.Notify(ch, ss.sig)
+		}
+	}
+	stopNow := func(got os.Signal) {
+		sig := lookupSignal(got)
+		store.DiscardStaged()
+		cleanup()
+		fmt.Fprintf(e.Stderr, "agentc: %s: stopped while reading the input's files, before the run\n", sig.name)
+		os.Exit(sig.code)
+	}
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case got := <-ch:
+			stopNow(got)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+		<-exited
+		select {
+		case got := <-ch: // one that came as the reading ended
+			stopNow(got)
+		default:
+		}
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/zeebo/blake3"
 
@@ -35,6 +36,9 @@ const Prefix = "blake3:"
 // process or several: blobs are only ever added, each by a rename.
 type Store struct {
 	dir string
+
+	mu    sync.Mutex
+	temps map[string]bool // files being staged, or staged and not yet committed or discarded
 }
 
 // Open returns the store in dir. The directory is made when the first
@@ -107,11 +111,13 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 		return nil, fmt.Errorf("file store: %w", err)
 	}
 	name := tmp.Name()
+	s.track(name, true)
 	keep := false
 	defer func() {
 		if !keep {
 			tmp.Close()
 			os.Remove(name)
+			s.track(name, false)
 		}
 	}()
 	h := blake3.New()
@@ -157,6 +163,7 @@ func (st *Staged) Commit() error {
 	}
 	name := st.temp
 	st.temp = ""
+	defer st.s.track(name, false)
 	if err := os.Rename(name, filepath.Join(st.s.dir, st.Digest[len(Prefix):])); err != nil {
 		os.Remove(name)
 		return fmt.Errorf("file store: %w", err)
@@ -168,8 +175,38 @@ func (st *Staged) Commit() error {
 func (st *Staged) Discard() {
 	if st != nil && st.temp != "" {
 		os.Remove(st.temp)
+		st.s.track(st.temp, false)
 		st.temp = ""
 	}
+}
+
+// track notes that the temporary file name is in use by staging, or no
+// longer.
+func (s *Store) track(name string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !on {
+		delete(s.temps, name)
+		return
+	}
+	if s.temps == nil {
+		s.temps = map[string]bool{}
+	}
+	s.temps[name] = true
+}
+
+// DiscardStaged removes the temporary files of every file being staged
+// now, or staged and not yet committed or discarded: for a process about
+// to exit on a signal, which would otherwise leave them in the store's
+// directory. Files committed stay. A stage still writing its file fails
+// (or, done, leaves its caller a staged file whose Commit fails).
+func (s *Store) DiscardStaged() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name := range s.temps {
+		os.Remove(name)
+	}
+	clear(s.temps)
 }
 
 // PutFile stores the regular file at path (following links; a FIFO, a

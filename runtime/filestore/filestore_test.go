@@ -182,3 +182,68 @@ func TestStage(t *testing.T) {
 		t.Fatalf("the store holds %v after a refused file", got)
 	}
 }
+
+// gate is a reader that gives its bytes, then signals that it was read
+// and blocks until released, then ends: a file still being written.
+type gate struct {
+	head    []byte
+	read    chan struct{}
+	release chan struct{}
+}
+
+func (g *gate) Read(p []byte) (int, error) {
+	if len(g.head) > 0 {
+		n := copy(p, g.head)
+		g.head = g.head[n:]
+		return n, nil
+	}
+	close(g.read)
+	<-g.release
+	return 0, io.EOF
+}
+
+// TestDiscardStaged: a process stopping drops every file staged and not
+// committed, and the one being written, and keeps those committed.
+func TestDiscardStaged(t *testing.T) {
+	s, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed, err := s.Stage(strings.NewReader("%PDF-1.7\ncommitted"), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := committed.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	staged, err := s.Stage(strings.NewReader("%PDF-1.7\nstaged"), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gate{head: []byte("%PDF-1.7\nbeing written"), read: make(chan struct{}), release: make(chan struct{})}
+	writing := make(chan error, 1)
+	go func() {
+		st, err := s.Stage(g, 100)
+		if err == nil {
+			err = st.Commit()
+		}
+		writing <- err
+	}()
+	<-g.read
+	ents, err := os.ReadDir(s.Dir())
+	if err != nil || len(ents) != 3 {
+		t.Fatalf("before: the store's directory holds %v (%v), want a blob and two temporary files", ents, err)
+	}
+	s.DiscardStaged()
+	close(g.release)
+	if err := <-writing; err == nil {
+		t.Error("a file being written when its stage was discarded was stored")
+	}
+	if err := staged.Commit(); err == nil {
+		t.Error("a staged file discarded by DiscardStaged was committed")
+	}
+	ents, err = os.ReadDir(s.Dir())
+	if err != nil || len(ents) != 1 || ents[0].Name() != committed.Digest[len(filestore.Prefix):] {
+		t.Fatalf("after: the store's directory holds %v (%v), want the committed blob alone", ents, err)
+	}
+}
