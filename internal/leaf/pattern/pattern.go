@@ -1,7 +1,7 @@
 // Package pattern reads the regular expressions of JSON Schema (pattern,
 // patternProperties, format "regex") as agentc validates them: in the
 // ECMA-262 dialect the specification names, through
-// github.com/dlclark/regexp2 in its ECMAScript and Unicode modes, with
+// github.com/dlclark/regexp2/v2 in its ECMAScript and Unicode modes, with
 // every match bounded in time. Lookahead, lookbehind, backreferences and
 // named groups, which Go's regexp (RE2) refuses, are read; \d and \w are
 // ASCII, \s is Unicode white space, "." stops at line terminators and "$"
@@ -27,7 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dlclark/regexp2"
+	"github.com/dlclark/regexp2/v2"
 )
 
 // Timeout bounds one match. A legitimate pattern matches an answer's

@@ -36,17 +36,19 @@ func TestDialect(t *testing.T) {
 		{". is one code point", `^.$`, "😀", true, "true"},
 		{"$ only at the end", `^abc$`, "abc\n", false, "false"},
 		{"unanchored", `b`, "abc", true, "true"},
-		// regexp2/v2 (v2.5.1, which the tokeniser links) answers these
-		// two wrongly: an alternative after one starting with $, and a
-		// class holding \D beside a digit.
+		// regexp2 answered these wrongly before v2.13: an alternative
+		// after one starting with $ and a class holding \D beside a digit
+		// (v2.5.1; v1 was right), "." at U+2028, a line terminator, and
+		// \b beside a letter outside ASCII, not a word character (v1 and
+		// v2.5.1).
 		{"an alternative after $", `00|$0|00|0|00`, "0", true, "true"},
 		{"a class with \\D and a digit", `^[\D0.]$`, "0", true, "true"},
+		{". stops at U+2028", `^.$`, "\u2028", false, "true"},
+		{". stops at U+2029", `^.$`, "\u2029", false, "true"},
+		{"\\b: é is not a word character", `x\bé`, "xé", true, "true"},
 		// Read by Go's regexp: regexp2 knows no long property names.
 		{"Unicode property by long name", `^\p{Letter}cole$`, "école", true, "true"},
 		{"Python-style group", `^(?P<n>a)$`, "a", true, "true"},
-		// regexp2's departures from ECMA-262.
-		{"regexp2: . matches U+2028 (ECMA-262: no)", `^.$`, "\u2028", true, "true"},
-		{"regexp2: \\b reads é as a word character (ECMA-262: no)", `x\bé`, "xé", false, "true"},
 	}
 	for _, c := range cases {
 		re, err := Compile(c.pattern)
