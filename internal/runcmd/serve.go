@@ -357,7 +357,7 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 		// Each request a server span, its runs under it.
 		handler = tel.Server(mux)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(handler)
 	fmt.Fprintf(e.Stderr, "agentc: serving %s at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json%s: %v\n", agentsText(len(names)), ln.Addr(), also, names)
 	if f.ready != "" {
 		if err := atomicfile.Write(f.ready, []byte("http://"+ln.Addr().String()+"\n"), 0o644); err != nil {
@@ -412,6 +412,23 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	return nil
+}
+
+// Connection bounds of agentc serve --http. Anyone who reaches the port
+// may open a connection, token or none: a request's header must come
+// within headerTimeout, and a connection idle between requests is closed
+// after idleTimeout, so that connections nobody uses do not pile up until
+// the server has no file descriptor left. A request's body and its answer
+// are not bounded in time: a run, and its event stream, take as long as
+// the run's own deadline allows.
+var (
+	headerTimeout = 10 * time.Second
+	idleTimeout   = 2 * time.Minute
+)
+
+// newHTTPServer is the server of agentc serve --http, serving handler.
+func newHTTPServer(handler http.Handler) *http.Server {
+	return &http.Server{Handler: handler, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout}
 }
 
 // narrowBudgets is what a run elsewhere is bound by, as overrides of its

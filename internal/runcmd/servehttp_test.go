@@ -1,0 +1,79 @@
+package runcmd
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestHTTPServerIdle: a connection left idle after its request, and one
+// that never finishes its header, are closed by the server, whoever holds
+// them (the request here has no token): connections nobody uses do not
+// pile up. The bounds are shortened for the test; the client waits on the
+// server closing the connection, bounded by a deadline far past them.
+func TestHTTPServerIdle(t *testing.T) {
+	oldHeader, oldIdle := headerTimeout, idleTimeout
+	headerTimeout, idleTimeout = 200*time.Millisecond, 200*time.Millisecond
+	t.Cleanup(func() { headerTimeout, idleTimeout = oldHeader, oldIdle })
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no token", http.StatusUnauthorized)
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	closed := func(c net.Conn, r *bufio.Reader) {
+		t.Helper()
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
+			t.Errorf("the server did not close the connection: %v", err)
+		}
+	}
+	// Idle after a request answered: kept alive, then closed.
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET /v1/agents HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || resp.Close {
+		t.Fatalf("answered %s, close %v: want a 401 on a connection kept alive", resp.Status, resp.Close)
+	}
+	closed(c, r)
+
+	// A header never finished.
+	c2, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := io.WriteString(c2, "GET /v1/agents HTTP/1.1\r\nHost: x\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	r2 := bufio.NewReader(c2)
+	c2.SetReadDeadline(time.Now().Add(30 * time.Second))
+	// The server may answer 408 before closing; either way it closes.
+	if resp, err := http.ReadResponse(r2, nil); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestTimeout {
+			t.Errorf("an unfinished header answered %s", resp.Status)
+		}
+	}
+	closed(c2, r2)
+}
