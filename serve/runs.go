@@ -21,6 +21,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
@@ -487,7 +488,7 @@ func (rs *Runs) save(rec *Record) error {
 const maxRecordBytes = 64 << 20
 
 func readRecord(path string) (*Record, error) {
-	f, err := os.Open(path)
+	f, err := userfile.Open(path) // a FIFO refused, not waited on
 	if err != nil {
 		return nil, err
 	}
@@ -740,11 +741,24 @@ func (rs *Runs) interruptedText(id string) string {
 // Run runs agent a with input as a served run, under a new id and kept
 // as the HTTP API's and MCP's runs are: for fronts of their own (A2A).
 // An input the agent's input contract refuses is an *agentrt.InputError.
-func (rs *Runs) Run(ctx context.Context, a Agent, input json.RawMessage, b Budgets) (*Record, error) {
+// started, when not nil, hears the run's id before the run starts.
+func (rs *Runs) Run(ctx context.Context, a Agent, input json.RawMessage, b Budgets, started func(id string)) (*Record, error) {
 	if a.Plan.Agent.Input == nil {
 		input = nil
 	}
-	return rs.run(ctx, a, call{runner: a.Runner, input: input, budgets: b})
+	return rs.run(ctx, a, call{runner: a.Runner, input: input, budgets: b, started: started})
+}
+
+// Get returns a copy of run id's record, from memory, else, with a
+// journal directory, from its file; nil when the server has none.
+func (rs *Runs) Get(id string) *Record { return rs.get(id, nil) }
+
+// Dir is the journal directory, "" when there is none.
+func (rs *Runs) Dir() string {
+	if rs == nil {
+		return ""
+	}
+	return rs.dir
 }
 
 // InFlight counts the runs in flight.

@@ -454,7 +454,7 @@ func TestJournalCloseFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	ag.Runner = r
-	rec, err := runs.Run(context.Background(), ag, json.RawMessage(`{"task": "x"}`), serve.Budgets{})
+	rec, err := runs.Run(context.Background(), ag, json.RawMessage(`{"task": "x"}`), serve.Budgets{}, nil)
 	if err != nil || rec == nil || rec.Result == nil || rec.Result.Outcome != agentrt.OutcomeOK {
 		t.Fatalf("the run: %v %+v", err, rec)
 	}

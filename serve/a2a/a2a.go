@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2asrv"
@@ -84,8 +86,12 @@ func Handler(agents []serve.Agent, runs *serve.Runs, base string, tokens *serve.
 		name := ag.Plan.Agent.Name
 		path := Prefix + name
 		mux.Handle(path+a2asrv.WellKnownAgentCardPath, admitted(name, 0, a2asrv.NewStaticAgentCardHandler(Card(ag, strings.TrimSuffix(base, "/")+path))))
-		mux.Handle(path, admitted(name, serve.MaxRequestBytes(ag.Plan), a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs, cancels: map[a2a.TaskID]*running{}},
-			a2asrv.WithTaskStore(newTasks(serve.DefaultKeep, fileInputs(ag)))))))
+		ts := newTasks(serve.DefaultKeep, fileInputs(ag))
+		if dir := runs.Dir(); dir != "" {
+			ts.dir, ts.settle = filepath.Join(dir, "a2a", name), settle(runs)
+		}
+		mux.Handle(path, admitted(name, serve.MaxRequestBytes(ag.Plan), a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs, tasks: ts, cancels: map[a2a.TaskID]*running{}},
+			a2asrv.WithTaskStore(ts)))))
 	}
 	return serve.Authorized(mux, tokens)
 }
@@ -121,8 +127,9 @@ func admitted(name string, limit int64, h http.Handler) http.Handler {
 // canceled. The message's metadata may narrow the run's bounds, under
 // serve.MetaBudgets.
 type executor struct {
-	ag   serve.Agent
-	runs *serve.Runs
+	ag    serve.Agent
+	runs  *serve.Runs
+	tasks *tasks
 
 	mu      sync.Mutex
 	cancels map[a2a.TaskID]*running
@@ -170,7 +177,15 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		delete(x.cancels, rc.TaskID)
 		x.mu.Unlock()
 	}()
-	rec, err := x.runs.Run(runCtx, x.ag, input, budgets)
+	var noted error
+	rec, err := x.runs.Run(runCtx, x.ag, input, budgets, func(id string) {
+		// The task names its run, so that a server started again on the
+		// journal directory settles the task by the run it resumed.
+		noted = x.tasks.SetRun(rc.TaskID, id)
+	})
+	if noted != nil {
+		x.runs.Public(noted) // logged; the run went on
+	}
 	x.mu.Lock()
 	canceled := r.canceled
 	x.mu.Unlock()
@@ -187,27 +202,81 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		}
 		return end(a2a.TaskStateRejected, "error: "+err.Error(), nil)
 	}
-	rep := rec.Result
-	info := map[string]any{"outcome": rep.Outcome, "bound": rep.Bound, "run": rec.ID}
+	if rec.State == serve.StateInterrupted {
+		// The task ends failed, saying a server started again resumes
+		// the run; the task kept is settled again by it then.
+		x.tasks.SetInterrupted(rc.TaskID)
+	}
+	state, text, info, answer := outcome(rec.ID, rec.Result)
+	if answer != nil {
+		art := a2a.NewArtifactEvent(rc, answer...)
+		art.Artifact.Name = "answer"
+		art.Artifact.Metadata = info
+		if err := q.Write(ctx, art); err != nil {
+			return err
+		}
+	}
+	return end(state, text, info)
+}
+
+// outcome is how the task of run id ends, by its result: its state, its
+// status message's text and metadata, and, where it answered, the parts
+// of its artifact "answer".
+func outcome(id string, rep *serve.RunResult) (state a2a.TaskState, text string, info map[string]any, answer []a2a.Part) {
+	info = map[string]any{"outcome": rep.Outcome, "bound": rep.Bound, "run": id}
 	if rep.Outcome != agentrt.OutcomeOK || rep.Bound != "" && rep.Bound != agentrt.BoundNone {
 		msg := rep.Error
 		if msg == "" {
 			msg = fmt.Sprintf("the run ended with outcome %s, bound %s", rep.Outcome, rep.Bound)
 		}
-		return end(a2a.TaskStateFailed, "error: "+msg, info)
+		return a2a.TaskStateFailed, "error: " + msg, info, nil
 	}
-	parts := []a2a.Part{a2a.TextPart{Text: string(rep.Answer)}}
+	answer = []a2a.Part{a2a.TextPart{Text: string(rep.Answer)}}
 	var obj map[string]any
 	if json.Unmarshal(rep.Answer, &obj) == nil && obj != nil {
-		parts = []a2a.Part{a2a.DataPart{Data: obj}, a2a.TextPart{Text: string(rep.Answer)}}
+		answer = []a2a.Part{a2a.DataPart{Data: obj}, a2a.TextPart{Text: string(rep.Answer)}}
 	}
-	art := a2a.NewArtifactEvent(rc, parts...)
-	art.Artifact.Name = "answer"
-	art.Artifact.Metadata = info
-	if err := q.Write(ctx, art); err != nil {
-		return err
+	return a2a.TaskStateCompleted, "done", info, answer
+}
+
+// settle settles a task an earlier server kept that had not ended when
+// it stopped, or that ended because the stop interrupted its run, by the
+// run it made (run), as runs has it now: a run that ended (a server
+// started again on the journal directory resumed it) ends the task as it
+// would have; one still running, or interrupted still, leaves it as it
+// is; a run never started, or cancelled, fails it.
+func settle(runs *serve.Runs) func(t *a2a.Task, run string) (*a2a.Task, bool) {
+	return func(t *a2a.Task, run string) (*a2a.Task, bool) {
+		var rec *serve.Record
+		if run != "" {
+			rec = runs.Get(run)
+		}
+		var (
+			state  a2a.TaskState
+			text   string
+			info   map[string]any
+			answer []a2a.Part
+		)
+		switch {
+		case rec == nil:
+			state, text = a2a.TaskStateFailed, "error: the server stopped before the task's run started"
+		case rec.State == serve.StateRunning, rec.State == serve.StateInterrupted && t.Status.State.Terminal():
+			return t, false
+		case rec.State == serve.StateDone && rec.Result != nil:
+			state, text, info, answer = outcome(rec.ID, rec.Result)
+		default:
+			state, text = a2a.TaskStateFailed, fmt.Sprintf("error: the server stopped before the task's run ended, and its run %s was not resumed (%s)", rec.ID, rec.State)
+			info = map[string]any{"run": rec.ID}
+		}
+		c := *t
+		now := time.Now().UTC()
+		if answer != nil {
+			c.Artifacts = append(append([]*a2a.Artifact(nil), t.Artifacts...), &a2a.Artifact{ID: a2a.NewArtifactID(), Name: "answer", Parts: answer, Metadata: info})
+		}
+		c.Status = a2a.TaskStatus{State: state, Timestamp: &now,
+			Message: a2a.NewMessageForTask(a2a.MessageRoleAgent, t, a2a.TextPart{Text: text, Metadata: info})}
+		return &c, true
 	}
-	return end(a2a.TaskStateCompleted, "done", info)
 }
 
 // Cancel ends a task's run in flight; a task no run is making cannot be

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -407,5 +408,83 @@ func TestA2ABodyBound(t *testing.T) {
 		if chunked && (resp.StatusCode == http.StatusOK && !strings.Contains(string(out), `"error"`) || strings.Contains(string(out), `"state":"completed"`)) {
 			t.Errorf("a chunked body past the bound: %d %.300s", resp.StatusCode, out)
 		}
+	}
+}
+
+// TestA2AKeptPastServer: with a journal directory, a server started
+// again on it answers tasks/get for the tasks an earlier one made: one
+// that completed, as it was; one whose run the earlier server's stop
+// interrupted (the task ended failed, saying so), once the new server
+// has resumed that run, completed, with the resumed run's answer.
+func TestA2AKeptPastServer(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	runs1, err := serve.NewRuns(dir, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := labeler(t)
+	m := stuck{reached: make(chan struct{}, 1)}
+	blocked := ag
+	if blocked.Runner, err = agentrt.New(ag.Plan, agentrt.Options{Model: m}); err != nil {
+		t.Fatal(err)
+	}
+	// The first server: a task that completes (the test model answers),
+	// and one whose run the server's stop interrupts.
+	_, _, client1 := servedBy(t, ag, runs1)
+	res, err := client1.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Crash on start"}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := res.(*a2a.Task)
+	if done.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the first task: %+v", done.Status)
+	}
+	_, _, client1b := servedBy(t, blocked, runs1)
+	var stopped a2a.TaskID
+	var last *a2a.TaskStatusUpdateEvent
+	for ev, err := range client1b.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Slow"}})}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+			last, stopped = e, e.TaskID
+			if e.Status.State == a2a.TaskStateWorking {
+				<-m.reached // its model call is in flight
+				runs1.Stop()
+			}
+		}
+	}
+	runs1.Wait()
+	if last == nil || last.Status.State != a2a.TaskStateFailed || !strings.Contains(fmt.Sprint(last.Status.Message.Parts), "resumes it") {
+		t.Fatalf("the interrupted task ended %+v", last)
+	}
+
+	// The server started again: it resumes the run, then answers for
+	// both tasks.
+	runs2, err := serve.NewRuns(dir, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runs2.Resume([]serve.Agent{ag}, func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	runs2.Wait()
+	_, _, client2 := servedBy(t, ag, runs2)
+	got, err := client2.GetTask(ctx, &a2a.TaskQueryParams{ID: done.ID})
+	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 || got.Artifacts[0].Name != "answer" {
+		t.Fatalf("the completed task read back: %v %+v", err, got)
+	}
+	got, err = client2.GetTask(ctx, &a2a.TaskQueryParams{ID: stopped})
+	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 {
+		t.Fatalf("the interrupted task, its run resumed: %v %+v", err, got)
+	}
+	data, ok := got.Artifacts[0].Parts[0].(a2a.DataPart)
+	if !ok || (data.Data["label"] != "bug" && data.Data["label"] != "feature") || got.Artifacts[0].Metadata["run"] == "" {
+		t.Errorf("the resumed run's answer: %#v", got.Artifacts[0])
+	}
+	// A task no server made is not found.
+	if _, err := client2.GetTask(ctx, &a2a.TaskQueryParams{ID: "no-such-task"}); err == nil {
+		t.Error("tasks/get found a task no server made")
 	}
 }

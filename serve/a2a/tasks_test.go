@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -106,5 +110,127 @@ func TestTasks(t *testing.T) {
 	defer s.mu.Unlock()
 	if len(s.byID) != 4 || len(s.ended) != 3 || len(s.done) != 3 {
 		t.Errorf("held: %d tasks, %d ended, %d marked", len(s.byID), len(s.ended), len(s.done))
+	}
+}
+
+// TestTasksKept: with a directory, every task is kept there too, without
+// any file's bytes, under a name of its own (never the client's id), for
+// the owner alone; a store made afresh on the directory (a server
+// started again) reads each back; a task that had not ended, or ended
+// because the stop interrupted its run, is settled by its run and kept
+// again once that changed it. What is not a kept task is not found or an
+// error, never a panic, and an id reaches no other path.
+func TestTasksKept(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "a2a", "reader")
+	task := func(id string, state a2a.TaskState, parts ...a2a.Part) *a2a.Task {
+		return &a2a.Task{ID: a2a.TaskID(id), ContextID: "c", Status: a2a.TaskStatus{State: state},
+			History: []*a2a.Message{{ID: "m-" + id, Role: a2a.MessageRoleUser, Parts: parts}}}
+	}
+	file := a2a.FilePart{File: a2a.FileBytes{FileMeta: a2a.FileMeta{Name: "note.txt", MimeType: "text/plain"}, Bytes: "THVuY2g="}}
+
+	s := newTasks(1, []string{"note"})
+	s.dir = dir
+	for _, c := range []struct {
+		id, run     string
+		state       a2a.TaskState
+		interrupted bool
+	}{
+		{"done", "r-done", a2a.TaskStateCompleted, false},
+		{"live", "r-live", a2a.TaskStateWorking, false},
+		{"died", "", a2a.TaskStateWorking, false},
+		{"stopped", "r-stopped", a2a.TaskStateFailed, true},
+	} {
+		if err := s.Save(ctx, task(c.id, a2a.TaskStateSubmitted, file)); err != nil {
+			t.Fatal(err)
+		}
+		if c.run != "" {
+			if err := s.SetRun(a2a.TaskID(c.id), c.run); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.interrupted {
+			s.SetInterrupted(a2a.TaskID(c.id))
+		}
+		if err := s.Save(ctx, task(c.id, c.state, file)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != 4 {
+		t.Fatalf("the directory holds %v (%v), want the 4 tasks", ents, err)
+	}
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		fi, _ := e.Info()
+		if strings.Contains(string(b), "THVuY2g=") || !strings.Contains(string(b), MetaBytesDropped) || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s (%v) holds a file's bytes, or is not the owner's alone: %s", e.Name(), fi.Mode(), b)
+		}
+		if !regexp.MustCompile(`^[0-9a-f]{64}\.json$`).MatchString(e.Name()) {
+			t.Errorf("a kept task is named %s", e.Name())
+		}
+	}
+
+	// A server started again: the runs as they stand now.
+	settled := map[string]string{}
+	again := newTasks(1, []string{"note"})
+	again.dir = dir
+	again.settle = func(t *a2a.Task, run string) (*a2a.Task, bool) {
+		settled[string(t.ID)] = run
+		if run == "r-live" {
+			return t, false // still running
+		}
+		c := *t
+		c.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted}
+		return &c, true
+	}
+	for id, want := range map[string]a2a.TaskState{"done": a2a.TaskStateCompleted, "live": a2a.TaskStateWorking, "died": a2a.TaskStateCompleted, "stopped": a2a.TaskStateCompleted} {
+		got, err := again.Get(ctx, a2a.TaskID(id))
+		if err != nil || got.Status.State != want || got.ID != a2a.TaskID(id) {
+			t.Errorf("%s read back: %v %+v, want %s", id, err, got, want)
+		}
+	}
+	if want := map[string]string{"live": "r-live", "died": "", "stopped": "r-stopped"}; fmt.Sprint(settled) != fmt.Sprint(want) {
+		t.Errorf("settled %v, want %v (an ended task is not settled again)", settled, want)
+	}
+	// Settled once, each is kept so: a third server settles only the
+	// one still running.
+	clear(settled)
+	third := newTasks(1, nil)
+	third.dir, third.settle = dir, again.settle
+	for _, id := range []a2a.TaskID{"died", "stopped", "live"} {
+		if _, err := third.Get(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fmt.Sprint(settled) != "map[live:r-live]" {
+		t.Errorf("settled again: %v", settled)
+	}
+
+	// Not kept, or not a kept task.
+	for _, id := range []a2a.TaskID{"never", "../../etc/passwd", "", "done/.."} {
+		if _, err := third.Get(ctx, id); !errors.Is(err, a2a.ErrTaskNotFound) {
+			t.Errorf("%q: %v, want not found", id, err)
+		}
+	}
+	bad := func(id a2a.TaskID, make func(path string) error) {
+		t.Helper()
+		if err := make(third.path(id)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := third.Get(ctx, id); err == nil {
+			t.Errorf("%s: read back", id)
+		}
+	}
+	bad("garbled", func(p string) error { return os.WriteFile(p, []byte(`{"task": [`), 0o600) })
+	bad("a-dir", func(p string) error { return os.Mkdir(p, 0o700) })
+	bad("a-fifo", mkfifo)
+	// A task kept under another's name is not that one.
+	b, _ := os.ReadFile(third.path("done"))
+	if err := os.WriteFile(third.path("other"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := third.Get(ctx, "other"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("a task kept under another's name: %v", err)
 	}
 }
