@@ -42,8 +42,8 @@ var allowed = map[string][]string{
 	"runview":            {"internal/leaf/userfile", "runtime", "plan", "cost"},
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime"},
-	"serve":              {"plan", "runtime", "internal/leaf/atomicfile"},
-	"serve/a2a":          {"runtime", "serve", "plan"},
+	"serve":              {"plan", "runtime", "internal/leaf/atomicfile", "internal/leaf/userfile"},
+	"serve/a2a":          {"runtime", "serve", "plan", "internal/leaf/atomicfile", "internal/leaf/userfile"},
 	"telemetry/otlp":     {"runtime", "telemetry"},
 
 	// The leaves: small packages any layer may use, which import nothing

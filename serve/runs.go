@@ -95,6 +95,7 @@ type Runs struct {
 	byID    map[string]*Record
 	ended   []string // ids of ended runs in memory, oldest first
 	pending map[string]*Pending
+	going   map[string]chan struct{} // the runs in flight here, each closed when it ends
 }
 
 // NewRuns returns the runs of a server. dir, when not empty, is the
@@ -114,7 +115,7 @@ func NewRuns(dir string, keep int, api bool) (*Runs, error) {
 		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Runs{dir: dir, keep: keep, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}}, nil
+	return &Runs{dir: dir, keep: keep, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}, going: map[string]chan struct{}{}}, nil
 }
 
 // OnPending sets what hears each call that comes to wait for approval
@@ -351,14 +352,35 @@ func (rs *Runs) track(ctx context.Context, rec *Record) (runCtx, stopped context
 	rs.wg.Add(1)
 	runCtx, cancel := context.WithCancel(ctx)
 	unhook := context.AfterFunc(rs.stopCtx, cancel)
+	ended := make(chan struct{})
 	rs.mu.Lock()
 	rs.byID[rec.ID] = rec
+	rs.going[rec.ID] = ended
 	rs.mu.Unlock()
 	return runCtx, rs.stopCtx, func() {
 		unhook()
 		cancel()
+		rs.mu.Lock()
+		delete(rs.going, rec.ID)
+		rs.mu.Unlock()
+		close(ended)
 		rs.wg.Done()
 	}
+}
+
+// Done returns a channel closed when run id, in flight in this server
+// (a resumed run too), has ended and its record is kept; nil when no
+// such run is in flight.
+func (rs *Runs) Done(id string) <-chan struct{} {
+	if rs == nil {
+		return nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if ch, ok := rs.going[id]; ok {
+		return ch
+	}
+	return nil
 }
 
 // execute runs runner with rec's input, keeping rec as it goes.

@@ -89,6 +89,7 @@ func Handler(agents []serve.Agent, runs *serve.Runs, base string, tokens *serve.
 		ts := newTasks(serve.DefaultKeep, fileInputs(ag))
 		if dir := runs.Dir(); dir != "" {
 			ts.dir, ts.settle = filepath.Join(dir, "a2a", name), settle(runs)
+			ts.logErr = func(err error) { runs.Public(err) } // to the server's log
 		}
 		mux.Handle(path, admitted(name, serve.MaxRequestBytes(ag.Plan), a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs, tasks: ts, cancels: map[a2a.TaskID]*running{}},
 			a2asrv.WithTaskStore(ts)))))
@@ -152,6 +153,33 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		ev.Final = true
 		return q.Write(ctx, ev)
 	}
+	if run := x.tasks.RunOf(rc.TaskID); rc.StoredTask != nil && run != "" {
+		// A message to a task an earlier server kept, whose run this
+		// one resumed: the task is its run's. A second run would run
+		// the agent, and its tools, again; so the message waits for the
+		// run and the task ends as it does, the message's input unused.
+		if done := x.runs.Done(run); done != nil {
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if e, ok := endOf(x.runs.Get(run), run); ok {
+			if e.answer != nil {
+				art := a2a.NewArtifactEvent(rc, e.answer...)
+				art.Artifact.Name = "answer"
+				art.Artifact.Metadata = e.info
+				if err := q.Write(ctx, art); err != nil {
+					return err
+				}
+			}
+			if e.interrupted {
+				x.tasks.SetInterrupted(rc.TaskID)
+			}
+			return end(e.state, e.text, e.info)
+		}
+	}
 	var input json.RawMessage
 	if x.ag.Plan.Agent.Input != nil {
 		var err error
@@ -177,15 +205,11 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		delete(x.cancels, rc.TaskID)
 		x.mu.Unlock()
 	}()
-	var noted error
 	rec, err := x.runs.Run(runCtx, x.ag, input, budgets, func(id string) {
 		// The task names its run, so that a server started again on the
 		// journal directory settles the task by the run it resumed.
-		noted = x.tasks.SetRun(rc.TaskID, id)
+		x.tasks.SetRun(rc.TaskID, id)
 	})
-	if noted != nil {
-		x.runs.Public(noted) // logged; the run went on
-	}
 	x.mu.Lock()
 	canceled := r.canceled
 	x.mu.Unlock()
@@ -239,43 +263,62 @@ func outcome(id string, rep *serve.RunResult) (state a2a.TaskState, text string,
 	return a2a.TaskStateCompleted, "done", info, answer
 }
 
-// settle settles a task an earlier server kept that had not ended when
-// it stopped, or that ended because the stop interrupted its run, by the
-// run it made (run), as runs has it now: a run that ended (a server
-// started again on the journal directory resumed it) ends the task as it
-// would have; one still running, or interrupted still, leaves it as it
-// is; a run never started, or cancelled, fails it.
-func settle(runs *serve.Runs) func(t *a2a.Task, run string) (*a2a.Task, bool) {
-	return func(t *a2a.Task, run string) (*a2a.Task, bool) {
-		var rec *serve.Record
-		if run != "" {
-			rec = runs.Get(run)
+// ending is how a task whose run has ended ends.
+type ending struct {
+	state  a2a.TaskState
+	text   string
+	info   map[string]any
+	answer []a2a.Part // where it answered, its artifact "answer"'s parts
+	// interrupted says the server's stop interrupted the run, which a
+	// server started again on the journal directory resumes.
+	interrupted bool
+}
+
+// endOf is how a task whose run is run (rec its record, nil when the
+// server has none) ends, by its record; false while the run is running.
+func endOf(rec *serve.Record, run string) (ending, bool) {
+	switch {
+	case rec == nil:
+		return ending{state: a2a.TaskStateFailed, text: "error: the server has no record of the task's run " + run, info: map[string]any{"run": run}}, true
+	case rec.State == serve.StateRunning:
+		return ending{}, false
+	case rec.State == serve.StateDone && rec.Result != nil:
+		var e ending
+		e.state, e.text, e.info, e.answer = outcome(rec.ID, rec.Result)
+		return e, true
+	case rec.State == serve.StateInterrupted:
+		text := "the server stopped before the run ended"
+		if rec.Result != nil && rec.Result.Error != "" {
+			text = rec.Result.Error
 		}
-		var (
-			state  a2a.TaskState
-			text   string
-			info   map[string]any
-			answer []a2a.Part
-		)
+		return ending{state: a2a.TaskStateFailed, text: "error: " + text, info: map[string]any{"run": rec.ID}, interrupted: true}, true
+	}
+	return ending{state: a2a.TaskStateFailed, text: fmt.Sprintf("error: the task's run %s ended %s, without an answer", rec.ID, rec.State), info: map[string]any{"run": rec.ID}}, true
+}
+
+// settle settles a task an earlier server kept, that had not ended when
+// it stopped or that ended because the stop interrupted its run, by the
+// run it made (run), as runs has it now: a run that ended (a server
+// started again on the journal directory resumed it) ends the task as
+// it would have; one still running leaves it as it is; one interrupted
+// still ends it failed, to be settled again once a server resumes it.
+func settle(runs *serve.Runs) func(t *a2a.Task, run string) (*a2a.Task, bool, bool) {
+	return func(t *a2a.Task, run string) (*a2a.Task, bool, bool) {
+		e, ok := endOf(runs.Get(run), run)
 		switch {
-		case rec == nil:
-			state, text = a2a.TaskStateFailed, "error: the server stopped before the task's run started"
-		case rec.State == serve.StateRunning, rec.State == serve.StateInterrupted && t.Status.State.Terminal():
-			return t, false
-		case rec.State == serve.StateDone && rec.Result != nil:
-			state, text, info, answer = outcome(rec.ID, rec.Result)
-		default:
-			state, text = a2a.TaskStateFailed, fmt.Sprintf("error: the server stopped before the task's run ended, and its run %s was not resumed (%s)", rec.ID, rec.State)
-			info = map[string]any{"run": rec.ID}
+		case !ok:
+			return t, false, false
+		case e.interrupted && t.Status.State.Terminal():
+			return t, false, true // as it ended: failed, a resume to come
 		}
 		c := *t
 		now := time.Now().UTC()
-		if answer != nil {
-			c.Artifacts = append(append([]*a2a.Artifact(nil), t.Artifacts...), &a2a.Artifact{ID: a2a.NewArtifactID(), Name: "answer", Parts: answer, Metadata: info})
+		if e.answer != nil {
+			c.Artifacts = append(append([]*a2a.Artifact(nil), t.Artifacts...), &a2a.Artifact{ID: a2a.NewArtifactID(), Name: "answer", Parts: e.answer, Metadata: e.info})
 		}
-		c.Status = a2a.TaskStatus{State: state, Timestamp: &now,
-			Message: a2a.NewMessageForTask(a2a.MessageRoleAgent, t, a2a.TextPart{Text: text, Metadata: info})}
-		return &c, true
+		c.Status = a2a.TaskStatus{State: e.state, Timestamp: &now,
+			Message: a2a.NewMessageForTask(a2a.MessageRoleAgent, t, a2a.TextPart{Text: e.text, Metadata: e.info})}
+		return &c, true, e.interrupted
 	}
 }
 

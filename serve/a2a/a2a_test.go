@@ -9,9 +9,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/a2aclient"
@@ -411,6 +414,38 @@ func TestA2ABodyBound(t *testing.T) {
 	}
 }
 
+// interruptedTask serves ag, its model never answering, with runs, sends
+// it a task and stops runs while the task's model call is in flight: the
+// run is interrupted, as a server's stop interrupts one. It returns the
+// task's last status event.
+func interruptedTask(t *testing.T, ag serve.Agent, runs *serve.Runs) *a2a.TaskStatusUpdateEvent {
+	t.Helper()
+	m := stuck{reached: make(chan struct{}, 1)}
+	var err error
+	if ag.Runner, err = agentrt.New(ag.Plan, agentrt.Options{Model: m}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, client := servedBy(t, ag, runs)
+	var last *a2a.TaskStatusUpdateEvent
+	for ev, err := range client.SendStreamingMessage(context.Background(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Slow"}})}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+			last = e
+			if e.Status.State == a2a.TaskStateWorking {
+				<-m.reached // its model call is in flight
+				runs.Stop()
+			}
+		}
+	}
+	runs.Wait()
+	if last == nil {
+		t.Fatal("no status event")
+	}
+	return last
+}
+
 // TestA2AKeptPastServer: with a journal directory, a server started
 // again on it answers tasks/get for the tasks an earlier one made: one
 // that completed, as it was; one whose run the earlier server's stop
@@ -424,11 +459,6 @@ func TestA2AKeptPastServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ag := labeler(t)
-	m := stuck{reached: make(chan struct{}, 1)}
-	blocked := ag
-	if blocked.Runner, err = agentrt.New(ag.Plan, agentrt.Options{Model: m}); err != nil {
-		t.Fatal(err)
-	}
 	// The first server: a task that completes (the test model answers),
 	// and one whose run the server's stop interrupts.
 	_, _, client1 := servedBy(t, ag, runs1)
@@ -440,22 +470,8 @@ func TestA2AKeptPastServer(t *testing.T) {
 	if done.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("the first task: %+v", done.Status)
 	}
-	_, _, client1b := servedBy(t, blocked, runs1)
-	var stopped a2a.TaskID
-	var last *a2a.TaskStatusUpdateEvent
-	for ev, err := range client1b.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Slow"}})}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
-			last, stopped = e, e.TaskID
-			if e.Status.State == a2a.TaskStateWorking {
-				<-m.reached // its model call is in flight
-				runs1.Stop()
-			}
-		}
-	}
-	runs1.Wait()
+	last := interruptedTask(t, ag, runs1)
+	stopped := last.TaskID
 	if last == nil || last.Status.State != a2a.TaskStateFailed || !strings.Contains(fmt.Sprint(last.Status.Message.Parts), "resumes it") {
 		t.Fatalf("the interrupted task ended %+v", last)
 	}
@@ -486,5 +502,116 @@ func TestA2AKeptPastServer(t *testing.T) {
 	// A task no server made is not found.
 	if _, err := client2.GetTask(ctx, &a2a.TaskQueryParams{ID: "no-such-task"}); err == nil {
 		t.Error("tasks/get found a task no server made")
+	}
+}
+
+// gated answers as the test model does, once released, saying when a
+// call has reached it.
+type gated struct{ reached, release chan struct{} }
+
+func (m gated) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	m.reached <- struct{}{}
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return testmodel.Model{}.Complete(ctx, req)
+}
+
+// TestA2AMessageToResumedTask: a task an earlier server kept in flight
+// (it died before the task ended) whose run the new server has resumed
+// belongs to that run: a message to it waits for the run, and the task
+// ends as the run does, without a second run of the agent.
+func TestA2AMessageToResumedTask(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	runs1, err := serve.NewRuns(dir, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := labeler(t)
+	last := interruptedTask(t, ag, runs1)
+	id, contextID := last.TaskID, last.ContextID
+	// The server died before the task's end was kept: its copy says it
+	// is working.
+	files, err := filepath.Glob(filepath.Join(dir, "a2a", "labeler", "*.json"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("kept tasks %v, %v", files, err)
+	}
+	var k map[string]any
+	b, err := os.ReadFile(files[0])
+	if err != nil || json.Unmarshal(b, &k) != nil {
+		t.Fatalf("the kept task: %v %s", err, b)
+	}
+	k["task"].(map[string]any)["status"] = map[string]any{"state": "working"}
+	delete(k, "interrupted")
+	if b, err = json.Marshal(k); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(files[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	// The new server resumes the run, held at its model call.
+	runs2, err := serve.NewRuns(dir, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gated{reached: make(chan struct{}, 1), release: make(chan struct{})}
+	resumed := ag
+	if resumed.Runner, err = agentrt.New(ag.Plan, agentrt.Options{Model: g}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runs2.Resume([]serve.Agent{resumed}, func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	<-g.reached
+	_, _, client2 := servedBy(t, resumed, runs2)
+	got, err := client2.GetTask(ctx, &a2a.TaskQueryParams{ID: id})
+	if err != nil || got.Status.State != a2a.TaskStateWorking {
+		t.Fatalf("the task, its run resumed and running: %v %+v", err, got)
+	}
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Again"}})
+	msg.TaskID, msg.ContextID = id, contextID
+	type sent struct {
+		res a2a.SendMessageResult
+		err error
+	}
+	answered := make(chan sent, 1)
+	go func() {
+		res, err := client2.SendMessage(ctx, &a2a.MessageSendParams{Message: msg})
+		answered <- sent{res, err}
+	}()
+	// The run is released once the message has reached the task (the
+	// SDK keeps it in the task's history before the task's executor
+	// runs), so that the message meets the run still running.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		got, err := client2.GetTask(ctx, &a2a.TaskQueryParams{ID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.History) > 0 && got.History[len(got.History)-1].ID == msg.ID {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the message never reached the task")
+		}
+	}
+	close(g.release)
+	a := <-answered
+	task, ok := a.res.(*a2a.Task)
+	if a.err != nil || !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+		t.Fatalf("the message to the task: %v %#v", a.err, a.res)
+	}
+	runs2.Wait()
+	journals, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(journals) != 1 {
+		t.Errorf("%d runs were journaled, want the one resumed", len(journals))
+	}
+	select {
+	case <-g.reached:
+		t.Error("the model was called again: a second run")
+	default:
 	}
 }

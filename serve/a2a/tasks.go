@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -41,28 +42,36 @@ const MetaBytesDropped = "agentc/bytes_dropped"
 // held. Its methods are safe for concurrent use.
 //
 // With a directory (the server's journal directory's a2a/AGENT), every
-// task is also kept there, past the server's life: a file a task, named
-// by a digest of its id (a client chooses no path), holding the task
-// without any file's bytes and the id of the run it made. A task a
-// client asks for that memory no longer holds is read back from there;
-// one that was in flight when its server stopped is settled by its run
-// (settle), which a server started again on the directory resumed.
+// task whose run has started is also kept there, past the server's life:
+// a file a task, named by a digest of its id (a client chooses no path),
+// holding the task without any file's bytes and the id of the run it
+// made. A task refused before its run started leaves nothing there, as a
+// refused run leaves no journal. A task a client asks for that memory no
+// longer holds is read back from there; one that had not ended when its
+// server stopped, or ended because the stop interrupted its run, is
+// settled by its run (settle), which a server started again on the
+// directory resumes. Keeping a task there is best effort: a failure is
+// told to logErr, and the task is kept in memory all the same.
 type tasks struct {
 	keep  int
 	files []string // the agent's file inputs
 	dir   string   // "" keeps the tasks in memory only
-	// settle returns a task read back from dir that had not ended, as
-	// its run (run, "" when it never started) has it now, and whether
-	// that changed it.
-	settle func(t *a2a.Task, run string) (*a2a.Task, bool)
+	// settle returns a task read back from dir that had not ended, or
+	// had ended because the stop interrupted its run, as its run has it
+	// now; whether that changed it; and whether it ended because its
+	// run is interrupted still (so that it is settled again later).
+	settle func(t *a2a.Task, run string) (settled *a2a.Task, changed, interrupted bool)
+	// logErr hears what could not be kept in dir.
+	logErr func(error)
 
-	// saving orders the saves, so that the directory and memory end
-	// with the same, latest, state of a task.
-	saving sync.Mutex
+	// stripes order the saves of each task (the stripe of its id's
+	// digest), so that dir ends with its latest state; saves of other
+	// tasks mostly go on at once.
+	stripes [64]sync.Mutex
 
 	mu      sync.Mutex
 	byID    map[a2a.TaskID][]byte
-	runOf   map[a2a.TaskID]string // the run each task made, while it is in memory
+	runOf   map[a2a.TaskID]string // the run each task made
 	stopped map[a2a.TaskID]bool   // the tasks whose runs the server's stop interrupted
 	ended   []a2a.TaskID          // oldest first
 	done    map[a2a.TaskID]bool
@@ -74,7 +83,7 @@ func newTasks(keep int, files []string) *tasks {
 
 // kept is a task as its directory holds it.
 type kept struct {
-	Run string `json:"run,omitempty"`
+	Run string `json:"run"`
 	// Interrupted says the task ended failed because the server's stop
 	// interrupted its run, which a server started again on the journal
 	// directory resumes: the task is settled again by the run.
@@ -82,31 +91,48 @@ type kept struct {
 	Task        *a2a.Task `json:"task"`
 }
 
-// maxKeptBytes bounds a task read back from the directory.
-const maxKeptBytes = 16 << 20
+// maxKeptBytes bounds a task kept in the directory, written or read.
+const maxKeptBytes = 64 << 20
+
+// sum is the digest of a task's id: its file's name, and its stripe.
+func sum(id a2a.TaskID) [sha256.Size]byte { return sha256.Sum256([]byte(id)) }
 
 // path is where the directory keeps task id.
 func (s *tasks) path(id a2a.TaskID) string {
-	sum := sha256.Sum256([]byte(id))
-	return filepath.Join(s.dir, hex.EncodeToString(sum[:])+".json")
+	d := sum(id)
+	return filepath.Join(s.dir, hex.EncodeToString(d[:])+".json")
+}
+
+func (s *tasks) stripe(id a2a.TaskID) *sync.Mutex {
+	d := sum(id)
+	return &s.stripes[int(d[0])%len(s.stripes)]
+}
+
+// RunOf is the run task id made, "" when none is known.
+func (s *tasks) RunOf(id a2a.TaskID) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runOf[id]
 }
 
 // SetRun notes the run task id made, in memory and in the directory.
-func (s *tasks) SetRun(id a2a.TaskID, run string) error {
-	s.saving.Lock()
-	defer s.saving.Unlock()
+func (s *tasks) SetRun(id a2a.TaskID, run string) {
+	l := s.stripe(id)
+	l.Lock()
+	defer l.Unlock()
 	s.mu.Lock()
 	s.runOf[id] = run
 	b, ok := s.byID[id]
 	s.mu.Unlock()
 	if !ok || s.dir == "" {
-		return nil
+		return
 	}
 	var t a2a.Task
 	if err := json.Unmarshal(b, &t); err != nil {
-		return err
+		s.logFailure(err)
+		return
 	}
-	return s.write(&t, run, false)
+	s.write(&t, run, false)
 }
 
 // SetInterrupted notes that the server's stop interrupted task id's
@@ -117,20 +143,33 @@ func (s *tasks) SetInterrupted(id a2a.TaskID) {
 	s.stopped[id] = true
 }
 
+func (s *tasks) logFailure(err error) {
+	if s.logErr != nil {
+		s.logErr(err)
+	}
+}
+
 // write keeps task, made by run, in the directory, without any file's
-// bytes, readable by the owner alone.
-func (s *tasks) write(task *a2a.Task, run string, interrupted bool) error {
-	b, err := json.Marshal(kept{Run: run, Interrupted: interrupted, Task: withoutBytesTask(task, s.files)})
-	if err != nil {
-		return err
+// bytes, readable by the owner alone; a failure is logged.
+func (s *tasks) write(task *a2a.Task, run string, interrupted bool) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // a task's text is kept as it is, never six bytes for a <
+	if err := enc.Encode(kept{Run: run, Interrupted: interrupted, Task: withoutBytesTask(task, s.files)}); err != nil {
+		s.logFailure(fmt.Errorf("keeping A2A task %s: %w", task.ID, err))
+		return
+	}
+	if b.Len() > maxKeptBytes {
+		s.logFailure(fmt.Errorf("keeping A2A task %s: it is larger than the %d bytes a kept task may be; it is kept in memory alone", task.ID, maxKeptBytes))
+		return
 	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return fmt.Errorf("keeping task %s: %w", task.ID, err)
+		s.logFailure(fmt.Errorf("keeping A2A task %s: %w", task.ID, err))
+		return
 	}
-	if err := atomicfile.Write(s.path(task.ID), append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("keeping task %s: %w", task.ID, err)
+	if err := atomicfile.Write(s.path(task.ID), []byte(b.String()), 0o600); err != nil {
+		s.logFailure(fmt.Errorf("keeping A2A task %s: %w", task.ID, err))
 	}
-	return nil
 }
 
 // withoutBytesTask returns task with no file's bytes in its history or
@@ -144,11 +183,20 @@ func withoutBytesTask(task *a2a.Task, files []string) *a2a.Task {
 	return &t
 }
 
-// Save keeps task, in place of what was kept under its id.
+// Save keeps task, in place of what was kept under its id: in memory,
+// and, once its run has started, in the directory.
 func (s *tasks) Save(_ context.Context, task *a2a.Task) error {
 	if task == nil || task.ID == "" {
 		return fmt.Errorf("a task without an id")
 	}
+	l := s.stripe(task.ID)
+	l.Lock()
+	defer l.Unlock()
+	return s.save(task)
+}
+
+// save is Save, under the task's stripe.
+func (s *tasks) save(task *a2a.Task) error {
 	ended := task.Status.State.Terminal()
 	if ended {
 		task = withoutBytesTask(task, s.files)
@@ -157,22 +205,23 @@ func (s *tasks) Save(_ context.Context, task *a2a.Task) error {
 	if err != nil {
 		return err
 	}
-	s.saving.Lock()
-	defer s.saving.Unlock()
 	s.mu.Lock()
+	s.remember(task.ID, b, ended)
 	run, interrupted := s.runOf[task.ID], ended && s.stopped[task.ID]
 	s.mu.Unlock()
-	if s.dir != "" {
-		if err := s.write(task, run, interrupted); err != nil {
-			return err
-		}
+	if s.dir != "" && run != "" {
+		s.write(task, run, interrupted)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.byID[task.ID] = b
-	if ended && !s.done[task.ID] {
-		s.done[task.ID] = true
-		s.ended = append(s.ended, task.ID)
+	return nil
+}
+
+// remember keeps task id's JSON b in memory, among the last keep ended
+// when it has ended (the oldest of those dropped). Called with mu held.
+func (s *tasks) remember(id a2a.TaskID, b []byte, ended bool) {
+	s.byID[id] = b
+	if ended && !s.done[id] {
+		s.done[id] = true
+		s.ended = append(s.ended, id)
 		for len(s.ended) > s.keep {
 			delete(s.byID, s.ended[0])
 			delete(s.runOf, s.ended[0])
@@ -181,7 +230,6 @@ func (s *tasks) Save(_ context.Context, task *a2a.Task) error {
 			s.ended = s.ended[1:]
 		}
 	}
-	return nil
 }
 
 // Get returns a copy of the task kept under id, or a2a.ErrTaskNotFound.
@@ -190,7 +238,7 @@ func (s *tasks) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	b, ok := s.byID[id]
 	s.mu.Unlock()
 	if !ok {
-		return s.readBack(ctx, id)
+		return s.readBack(id)
 	}
 	var t a2a.Task
 	if err := json.Unmarshal(b, &t); err != nil {
@@ -204,8 +252,10 @@ func (s *tasks) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 // ended was in flight when an earlier server stopped (or died): it is
 // settled by its run, and kept again when that changed it; so is one
 // that ended because the server's stop interrupted its run, which a
-// later server resumed.
-func (s *tasks) readBack(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
+// later server resumed. A task that has ended for good is kept in memory
+// again, among the last ended. A task saved meanwhile (a message to it)
+// is newer than what the directory held, and stands.
+func (s *tasks) readBack(id a2a.TaskID) (*a2a.Task, error) {
 	if s.dir == "" {
 		return nil, a2a.ErrTaskNotFound
 	}
@@ -219,19 +269,63 @@ func (s *tasks) readBack(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) 
 	if k.Task == nil || k.Task.ID != id {
 		return nil, a2a.ErrTaskNotFound
 	}
-	t := k.Task
-	if (!t.Status.State.Terminal() || k.Interrupted) && s.settle != nil {
-		if settled, changed := s.settle(t, k.Run); changed {
-			s.mu.Lock()
-			s.runOf[id] = k.Run
-			s.mu.Unlock()
-			if err := s.Save(ctx, settled); err != nil {
-				return nil, err
-			}
-			t = settled
+	t, changed, interrupted, final := k.Task, false, k.Interrupted, !k.Interrupted && k.Task.Status.State.Terminal()
+	if !final && s.settle != nil {
+		t, changed, interrupted = s.settle(t, k.Run)
+		final = !interrupted && t.Status.State.Terminal()
+	}
+	l := s.stripe(id)
+	l.Lock()
+	defer l.Unlock()
+	s.mu.Lock()
+	if b, ok := s.byID[id]; ok {
+		s.mu.Unlock()
+		var newer a2a.Task
+		if err := json.Unmarshal(b, &newer); err != nil {
+			return nil, err
 		}
+		return &newer, nil
+	}
+	if _, ok := s.runOf[id]; !ok {
+		// A message to the task, saved next, keeps naming its run.
+		s.runOf[id] = k.Run
+	}
+	s.stopped[id] = interrupted
+	s.mu.Unlock()
+	switch {
+	case changed:
+		if err := s.save(t); err != nil {
+			return nil, err
+		}
+		if !final {
+			// Settled again later: not kept in memory, where it would
+			// stand for good.
+			s.mu.Lock()
+			s.forgetLocked(id)
+			s.mu.Unlock()
+		}
+	case final:
+		b, err := json.Marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.remember(id, b, true)
+		s.mu.Unlock()
 	}
 	return t, nil
+}
+
+// forgetLocked drops task id from memory but for its run. Called with mu
+// held.
+func (s *tasks) forgetLocked(id a2a.TaskID) {
+	delete(s.byID, id)
+	if s.done[id] {
+		delete(s.done, id)
+		if i := slices.Index(s.ended, id); i >= 0 {
+			s.ended = slices.Delete(s.ended, i, i+1)
+		}
+	}
 }
 
 // readKept reads a task the directory keeps: a regular file (a FIFO is
@@ -248,14 +342,14 @@ func readKept(path string) (*kept, error) {
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("a kept task does not open: %s", userfile.Reason(err))
 	}
-	if !st.Mode().IsRegular() || st.Size() > maxKeptBytes {
-		return nil, fmt.Errorf("a kept task is not a regular file of at most %d bytes", maxKeptBytes)
+	if st.Size() > maxKeptBytes {
+		return nil, fmt.Errorf("a kept task is larger than the %d bytes one may be", maxKeptBytes)
 	}
 	b := make([]byte, st.Size())
 	if _, err := f.ReadAt(b, 0); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("a kept task does not read: %s", userfile.Reason(err))
 	}
 	var k kept
 	if err := json.Unmarshal(b, &k); err != nil {

@@ -113,13 +113,14 @@ func TestTasks(t *testing.T) {
 	}
 }
 
-// TestTasksKept: with a directory, every task is kept there too, without
-// any file's bytes, under a name of its own (never the client's id), for
-// the owner alone; a store made afresh on the directory (a server
-// started again) reads each back; a task that had not ended, or ended
-// because the stop interrupted its run, is settled by its run and kept
-// again once that changed it. What is not a kept task is not found or an
-// error, never a panic, and an id reaches no other path.
+// TestTasksKept: with a directory, every task whose run started is kept
+// there too (one refused before its run leaves nothing), without any
+// file's bytes, under a name of its own (never the client's id), for the
+// owner alone; a store made afresh on the directory (a server started
+// again) reads each back; a task that had not ended, or ended because
+// the stop interrupted its run, is settled by its run and kept again once
+// that changed it. What is not a kept task is not found or an error,
+// never a panic, and an id reaches no other path.
 func TestTasksKept(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "a2a", "reader")
@@ -138,16 +139,15 @@ func TestTasksKept(t *testing.T) {
 	}{
 		{"done", "r-done", a2a.TaskStateCompleted, false},
 		{"live", "r-live", a2a.TaskStateWorking, false},
-		{"died", "", a2a.TaskStateWorking, false},
+		{"died", "r-died", a2a.TaskStateWorking, false},
 		{"stopped", "r-stopped", a2a.TaskStateFailed, true},
+		{"refused", "", a2a.TaskStateRejected, false},
 	} {
 		if err := s.Save(ctx, task(c.id, a2a.TaskStateSubmitted, file)); err != nil {
 			t.Fatal(err)
 		}
 		if c.run != "" {
-			if err := s.SetRun(a2a.TaskID(c.id), c.run); err != nil {
-				t.Fatal(err)
-			}
+			s.SetRun(a2a.TaskID(c.id), c.run)
 		}
 		if c.interrupted {
 			s.SetInterrupted(a2a.TaskID(c.id))
@@ -158,7 +158,7 @@ func TestTasksKept(t *testing.T) {
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil || len(ents) != 4 {
-		t.Fatalf("the directory holds %v (%v), want the 4 tasks", ents, err)
+		t.Fatalf("the directory holds %v (%v), want the 4 tasks whose runs started", ents, err)
 	}
 	for _, e := range ents {
 		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
@@ -172,39 +172,51 @@ func TestTasksKept(t *testing.T) {
 	}
 
 	// A server started again: the runs as they stand now.
-	settled := map[string]string{}
-	again := newTasks(1, []string{"note"})
-	again.dir = dir
-	again.settle = func(t *a2a.Task, run string) (*a2a.Task, bool) {
-		settled[string(t.ID)] = run
+	var settled []string
+	settle := func(t *a2a.Task, run string) (*a2a.Task, bool, bool) {
+		settled = append(settled, string(t.ID)+":"+run)
 		if run == "r-live" {
-			return t, false // still running
+			return t, false, false // still running
 		}
 		c := *t
 		c.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted}
-		return &c, true
+		return &c, true, false
 	}
-	for id, want := range map[string]a2a.TaskState{"done": a2a.TaskStateCompleted, "live": a2a.TaskStateWorking, "died": a2a.TaskStateCompleted, "stopped": a2a.TaskStateCompleted} {
-		got, err := again.Get(ctx, a2a.TaskID(id))
-		if err != nil || got.Status.State != want || got.ID != a2a.TaskID(id) {
-			t.Errorf("%s read back: %v %+v, want %s", id, err, got, want)
+	again := newTasks(1, []string{"note"})
+	again.dir, again.settle = dir, settle
+	for _, c := range []struct {
+		id   string
+		want a2a.TaskState
+	}{{"done", a2a.TaskStateCompleted}, {"live", a2a.TaskStateWorking}, {"died", a2a.TaskStateCompleted}, {"stopped", a2a.TaskStateCompleted}} {
+		got, err := again.Get(ctx, a2a.TaskID(c.id))
+		if err != nil || got.Status.State != c.want || got.ID != a2a.TaskID(c.id) {
+			t.Errorf("%s read back: %v %+v, want %s", c.id, err, got, c.want)
 		}
 	}
-	if want := map[string]string{"live": "r-live", "died": "", "stopped": "r-stopped"}; fmt.Sprint(settled) != fmt.Sprint(want) {
-		t.Errorf("settled %v, want %v (an ended task is not settled again)", settled, want)
+	if got := strings.Join(settled, " "); got != "live:r-live died:r-died stopped:r-stopped" {
+		t.Errorf("settled %s (an ended task is not settled again)", got)
+	}
+	if _, err := again.Get(ctx, "refused"); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Errorf("a task refused before its run was kept: %v", err)
 	}
 	// Settled once, each is kept so: a third server settles only the
-	// one still running.
-	clear(settled)
+	// one still running, and the one still running each time it is asked.
+	settled = nil
 	third := newTasks(1, nil)
-	third.dir, third.settle = dir, again.settle
-	for _, id := range []a2a.TaskID{"died", "stopped", "live"} {
+	third.dir, third.settle = dir, settle
+	for _, id := range []a2a.TaskID{"died", "stopped", "live", "live"} {
 		if _, err := third.Get(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if fmt.Sprint(settled) != "map[live:r-live]" {
-		t.Errorf("settled again: %v", settled)
+	if got := strings.Join(settled, " "); got != "live:r-live live:r-live" {
+		t.Errorf("settled again: %s", got)
+	}
+	// A message to the task read back still running keeps naming its
+	// run when the SDK saves the task again.
+	live, _ := third.Get(ctx, "live")
+	if err := third.Save(ctx, live); err != nil || third.RunOf("live") != "r-live" {
+		t.Errorf("the run of a task read back and saved again: %q, %v", third.RunOf("live"), err)
 	}
 
 	// Not kept, or not a kept task.
@@ -218,8 +230,11 @@ func TestTasksKept(t *testing.T) {
 		if err := make(third.path(id)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := third.Get(ctx, id); err == nil {
+		_, err := third.Get(ctx, id)
+		if err == nil {
 			t.Errorf("%s: read back", id)
+		} else if strings.Contains(err.Error(), dir) {
+			t.Errorf("%s: the error names the directory: %v", id, err)
 		}
 	}
 	bad("garbled", func(p string) error { return os.WriteFile(p, []byte(`{"task": [`), 0o600) })
@@ -232,5 +247,66 @@ func TestTasksKept(t *testing.T) {
 	}
 	if _, err := third.Get(ctx, "other"); !errors.Is(err, a2a.ErrTaskNotFound) {
 		t.Errorf("a task kept under another's name: %v", err)
+	}
+}
+
+// TestTasksKeptNewerStands: a task saved while an old copy of it is
+// being settled (a message to it, say) is newer, and stands: in memory
+// and in the directory.
+func TestTasksKeptNewerStands(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	old := newTasks(4, nil)
+	old.dir = dir
+	if err := old.Save(ctx, &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}); err != nil {
+		t.Fatal(err)
+	}
+	old.SetRun("t", "r1")
+	s := newTasks(4, nil)
+	s.dir = dir
+	s.settle = func(task *a2a.Task, run string) (*a2a.Task, bool, bool) {
+		// Meanwhile the task is saved again, newer, with a run of its own.
+		if err := s.Save(ctx, &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}, Metadata: map[string]any{"newer": true}}); err != nil {
+			t.Fatal(err)
+		}
+		s.SetRun("t", "r2")
+		c := *task
+		c.Status = a2a.TaskStatus{State: a2a.TaskStateFailed}
+		return &c, true, false
+	}
+	got, err := s.Get(ctx, "t")
+	if err != nil || got.Status.State != a2a.TaskStateWorking || got.Metadata["newer"] != true {
+		t.Fatalf("got %+v, %v: want the newer task", got, err)
+	}
+	k, err := readKept(s.path("t"))
+	if err != nil || k.Run != "r2" || k.Task.Status.State != a2a.TaskStateWorking {
+		t.Errorf("the directory holds %+v, %v: want the newer task, of run r2", k, err)
+	}
+}
+
+// TestTasksKeptFails: a directory that cannot be written keeps nothing,
+// says so to the log, and the tasks are kept in memory all the same.
+func TestTasksKeptFails(t *testing.T) {
+	ctx := context.Background()
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := newTasks(4, nil)
+	s.dir = filepath.Join(notDir, "a2a")
+	var logged []error
+	s.logErr = func(err error) { logged = append(logged, err) }
+	if err := s.Save(ctx, &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}); err != nil {
+		t.Fatal(err)
+	}
+	s.SetRun("t", "r")
+	if err := s.Save(ctx, &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted}}); err != nil {
+		t.Fatalf("a save failed for the directory: %v", err)
+	}
+	if got, err := s.Get(ctx, "t"); err != nil || got.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("memory: %+v, %v", got, err)
+	}
+	if len(logged) != 2 || !strings.Contains(logged[0].Error(), "keeping A2A task t") {
+		t.Errorf("logged %v, want the two failed writes", logged)
 	}
 }
