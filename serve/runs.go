@@ -352,10 +352,13 @@ func (rs *Runs) track(ctx context.Context, rec *Record) (runCtx, stopped context
 	rs.wg.Add(1)
 	runCtx, cancel := context.WithCancel(ctx)
 	unhook := context.AfterFunc(rs.stopCtx, cancel)
-	ended := make(chan struct{})
 	rs.mu.Lock()
 	rs.byID[rec.ID] = rec
-	rs.going[rec.ID] = ended
+	ended, ok := rs.going[rec.ID] // made already for a run resumed
+	if !ok {
+		ended = make(chan struct{})
+		rs.going[rec.ID] = ended
+	}
 	rs.mu.Unlock()
 	return runCtx, rs.stopCtx, func() {
 		unhook()
@@ -610,6 +613,11 @@ func (rs *Runs) Resume(agents []Agent, note func(string)) error {
 			}
 		}
 		runner = runner.WithJournal(&agentrt.Journal{Recorded: j, Writer: w})
+		// In flight from now (Done), before its goroutine starts: a
+		// message to its A2A task finds it running here.
+		rs.mu.Lock()
+		rs.going[id] = make(chan struct{})
+		rs.mu.Unlock()
 		rs.wg.Add(1)
 		go func() {
 			defer rs.wg.Done()

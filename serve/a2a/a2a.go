@@ -153,32 +153,30 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		ev.Final = true
 		return q.Write(ctx, ev)
 	}
+	// finish ends the task as its run ended: its answer, then its state.
+	finish := func(e ending) error {
+		if e.answer != nil {
+			art := a2a.NewArtifactEvent(rc, e.answer...)
+			art.Artifact.Name = "answer"
+			art.Artifact.Metadata = e.info
+			if err := q.Write(ctx, art); err != nil {
+				return err
+			}
+		}
+		if e.interrupted {
+			// Settled again by its run, which a server started again
+			// on the journal directory resumes.
+			x.tasks.SetInterrupted(rc.TaskID)
+		}
+		return end(e.state, e.text, e.info)
+	}
 	if run := x.tasks.RunOf(rc.TaskID); rc.StoredTask != nil && run != "" {
 		// A message to a task an earlier server kept, whose run this
-		// one resumed: the task is its run's. A second run would run
-		// the agent, and its tools, again; so the message waits for the
-		// run and the task ends as it does, the message's input unused.
-		if done := x.runs.Done(run); done != nil {
-			select {
-			case <-done:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		if e, ok := endOf(x.runs.Get(run), run); ok {
-			if e.answer != nil {
-				art := a2a.NewArtifactEvent(rc, e.answer...)
-				art.Artifact.Name = "answer"
-				art.Artifact.Metadata = e.info
-				if err := q.Write(ctx, art); err != nil {
-					return err
-				}
-			}
-			if e.interrupted {
-				x.tasks.SetInterrupted(rc.TaskID)
-			}
-			return end(e.state, e.text, e.info)
-		}
+		// one resumed (or another server on the journal directory
+		// runs): the task is its run's. A second run would run the
+		// agent, and its tools, again; so the message waits for the run
+		// and the task ends as it does, the message's input unused.
+		return x.follow(ctx, rc.TaskID, run, finish)
 	}
 	var input json.RawMessage
 	if x.ag.Plan.Agent.Input != nil {
@@ -194,26 +192,21 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
 		return err
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	r := &running{cancel: cancel}
-	x.mu.Lock()
-	x.cancels[rc.TaskID] = r
-	x.mu.Unlock()
-	defer func() {
-		x.mu.Lock()
-		delete(x.cancels, rc.TaskID)
-		x.mu.Unlock()
-	}()
+	runCtx, r, release := x.cancelable(ctx, rc.TaskID)
+	defer release()
+	started := ""
 	rec, err := x.runs.Run(runCtx, x.ag, input, budgets, func(id string) {
 		// The task names its run, so that a server started again on the
 		// journal directory settles the task by the run it resumed.
+		started = id
 		x.tasks.SetRun(rc.TaskID, id)
 	})
-	x.mu.Lock()
-	canceled := r.canceled
-	x.mu.Unlock()
-	if canceled {
+	if err != nil && started != "" && x.runs.Get(started) == nil {
+		// The run never ran, and left no record: its task leaves
+		// nothing on disk either.
+		x.tasks.ClearRun(rc.TaskID)
+	}
+	if x.canceled(r) {
 		return nil // Cancel said so
 	}
 	if err != nil {
@@ -226,21 +219,57 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		}
 		return end(a2a.TaskStateRejected, "error: "+err.Error(), nil)
 	}
-	if rec.State == serve.StateInterrupted {
-		// The task ends failed, saying a server started again resumes
-		// the run; the task kept is settled again by it then.
-		x.tasks.SetInterrupted(rc.TaskID)
+	e, _ := endOf(rec, rec.ID)
+	return finish(e)
+}
+
+// cancelable returns ctx, ended by tasks/cancel of task id (canceled
+// then says so), and what ends it and stops it being cancelable.
+func (x *executor) cancelable(ctx context.Context, id a2a.TaskID) (context.Context, *running, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &running{cancel: cancel}
+	x.mu.Lock()
+	x.cancels[id] = r
+	x.mu.Unlock()
+	return ctx, r, func() {
+		x.mu.Lock()
+		delete(x.cancels, id)
+		x.mu.Unlock()
+		cancel()
 	}
-	state, text, info, answer := outcome(rec.ID, rec.Result)
-	if answer != nil {
-		art := a2a.NewArtifactEvent(rc, answer...)
-		art.Artifact.Name = "answer"
-		art.Artifact.Metadata = info
-		if err := q.Write(ctx, art); err != nil {
-			return err
+}
+
+// canceled reports whether tasks/cancel ended r.
+func (x *executor) canceled(r *running) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return r.canceled
+}
+
+// follow ends task id, kept by an earlier server, by finish, as its run,
+// run, ends: waiting for it while it runs here (tasks/cancel ends the
+// wait, not the run, which is the server's); at once, failed, to be
+// settled again when next asked for, while it runs in another server on
+// the journal directory.
+func (x *executor) follow(ctx context.Context, id a2a.TaskID, run string, finish func(ending) error) error {
+	if done := x.runs.Done(run); done != nil {
+		waitCtx, r, release := x.cancelable(ctx, id)
+		defer release()
+		select {
+		case <-done:
+		case <-waitCtx.Done():
+			if x.canceled(r) {
+				return nil // Cancel said so
+			}
+			return ctx.Err()
 		}
 	}
-	return end(state, text, info)
+	e, ok := endOf(x.runs.Get(run), run)
+	if !ok {
+		e = ending{state: a2a.TaskStateFailed, info: map[string]any{"run": run}, interrupted: true,
+			text: "error: the task's run " + run + " is running in another server on the journal directory; tasks/get gives the task as it ends"}
+	}
+	return finish(e)
 }
 
 // outcome is how the task of run id ends, by its result: its state, its
@@ -291,7 +320,9 @@ func endOf(rec *serve.Record, run string) (ending, bool) {
 		if rec.Result != nil && rec.Result.Error != "" {
 			text = rec.Result.Error
 		}
-		return ending{state: a2a.TaskStateFailed, text: "error: " + text, info: map[string]any{"run": rec.ID}, interrupted: true}, true
+		// A run here is resumed by a server started again on the
+		// journal directory; a run on Temporal is not waited on again.
+		return ending{state: a2a.TaskStateFailed, text: "error: " + text, info: map[string]any{"run": rec.ID}, interrupted: rec.Workflow == ""}, true
 	}
 	return ending{state: a2a.TaskStateFailed, text: fmt.Sprintf("error: the task's run %s ended %s, without an answer", rec.ID, rec.State), info: map[string]any{"run": rec.ID}}, true
 }
@@ -307,7 +338,8 @@ func settle(runs *serve.Runs) func(t *a2a.Task, run string) (*a2a.Task, bool, bo
 		e, ok := endOf(runs.Get(run), run)
 		switch {
 		case !ok:
-			return t, false, false
+			// Still running: as it was, and settled again next time.
+			return t, false, t.Status.State.Terminal()
 		case e.interrupted && t.Status.State.Terminal():
 			return t, false, true // as it ended: failed, a resume to come
 		}

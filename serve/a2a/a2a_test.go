@@ -23,6 +23,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/serve"
 	a2aserve "agentc.dev/agentc/serve/a2a"
@@ -476,21 +477,34 @@ func TestA2AKeptPastServer(t *testing.T) {
 		t.Fatalf("the interrupted task ended %+v", last)
 	}
 
-	// The server started again: it resumes the run, then answers for
-	// both tasks.
+	// The server started again: it resumes the run, held at its model
+	// call, and answers for both tasks.
 	runs2, err := serve.NewRuns(dir, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := runs2.Resume([]serve.Agent{ag}, func(string) {}); err != nil {
+	g := gated{reached: make(chan struct{}, 1), release: make(chan struct{})}
+	resumed := ag
+	if resumed.Runner, err = agentrt.New(ag.Plan, agentrt.Options{Model: g}); err != nil {
 		t.Fatal(err)
 	}
-	runs2.Wait()
-	_, _, client2 := servedBy(t, ag, runs2)
+	if err := runs2.Resume([]serve.Agent{resumed}, func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	<-g.reached
+	_, _, client2 := servedBy(t, resumed, runs2)
 	got, err := client2.GetTask(ctx, &a2a.TaskQueryParams{ID: done.ID})
 	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 || got.Artifacts[0].Name != "answer" {
 		t.Fatalf("the completed task read back: %v %+v", err, got)
 	}
+	// While the resumed run runs, the interrupted task is as it ended;
+	// once the run has ended, it is as the run ended.
+	got, err = client2.GetTask(ctx, &a2a.TaskQueryParams{ID: stopped})
+	if err != nil || got.Status.State != a2a.TaskStateFailed {
+		t.Fatalf("the interrupted task, its run resumed and running: %v %+v", err, got)
+	}
+	close(g.release)
+	runs2.Wait()
 	got, err = client2.GetTask(ctx, &a2a.TaskQueryParams{ID: stopped})
 	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 {
 		t.Fatalf("the interrupted task, its run resumed: %v %+v", err, got)
@@ -526,32 +540,9 @@ func (m gated) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Res
 func TestA2AMessageToResumedTask(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	runs1, err := serve.NewRuns(dir, 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ag := labeler(t)
-	last := interruptedTask(t, ag, runs1)
+	last := diedMidRun(t, ag, dir)
 	id, contextID := last.TaskID, last.ContextID
-	// The server died before the task's end was kept: its copy says it
-	// is working.
-	files, err := filepath.Glob(filepath.Join(dir, "a2a", "labeler", "*.json"))
-	if err != nil || len(files) != 1 {
-		t.Fatalf("kept tasks %v, %v", files, err)
-	}
-	var k map[string]any
-	b, err := os.ReadFile(files[0])
-	if err != nil || json.Unmarshal(b, &k) != nil {
-		t.Fatalf("the kept task: %v %s", err, b)
-	}
-	k["task"].(map[string]any)["status"] = map[string]any{"state": "working"}
-	delete(k, "interrupted")
-	if b, err = json.Marshal(k); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(files[0], b, 0o600); err != nil {
-		t.Fatal(err)
-	}
 
 	// The new server resumes the run, held at its model call.
 	runs2, err := serve.NewRuns(dir, 0, false)
@@ -613,5 +604,90 @@ func TestA2AMessageToResumedTask(t *testing.T) {
 	case <-g.reached:
 		t.Error("the model was called again: a second run")
 	default:
+	}
+}
+
+// diedMidRun is a server on journal directory dir, serving ag, that died
+// while a task's run was in flight, before the task's end was kept: its
+// run interrupted, its task kept working. It returns the task's last
+// status event.
+func diedMidRun(t *testing.T, ag serve.Agent, dir string) *a2a.TaskStatusUpdateEvent {
+	t.Helper()
+	runs, err := serve.NewRuns(dir, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := interruptedTask(t, ag, runs)
+	editJSON(t, filepath.Join(dir, "a2a", ag.Plan.Agent.Name, "*.json"), func(k map[string]any) {
+		k["task"].(map[string]any)["status"] = map[string]any{"state": "working"}
+		delete(k, "interrupted")
+	})
+	return last
+}
+
+// editJSON changes, by edit, the one JSON file that matches pattern.
+func editJSON(t *testing.T, pattern string, edit func(map[string]any)) {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) != 1 {
+		t.Fatalf("%s: %v, %v", pattern, files, err)
+	}
+	var k map[string]any
+	b, err := os.ReadFile(files[0])
+	if err != nil || json.Unmarshal(b, &k) != nil {
+		t.Fatalf("%s: %v %s", files[0], err, b)
+	}
+	edit(k)
+	if b, err = json.Marshal(k); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(files[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestA2AMessageToRunElsewhere: a message to a task whose run another
+// server on the journal directory runs (it holds the run's journal) ends
+// the task failed, saying so, and runs nothing: no second run.
+func TestA2AMessageToRunElsewhere(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	ag := labeler(t)
+	last := diedMidRun(t, ag, dir)
+	// Its record says running; another server has the run's journal.
+	editJSON(t, filepath.Join(dir, "*.json"), func(k map[string]any) { k["state"] = "running" })
+	journals, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(journals) != 1 {
+		t.Fatalf("journals %v", journals)
+	}
+	lock, err := journal.Acquire(journals[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+
+	runs2, err := serve.NewRuns(dir, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runs2.Resume([]serve.Agent{ag}, func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, client2 := servedBy(t, ag, runs2)
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Again"}})
+	msg.TaskID, msg.ContextID = last.TaskID, last.ContextID
+	res, err := client2.SendMessage(ctx, &a2a.MessageSendParams{Message: msg})
+	task, ok := res.(*a2a.Task)
+	if err != nil || !ok || task.Status.State != a2a.TaskStateFailed || !strings.Contains(fmt.Sprint(task.Status.Message.Parts), "running in another server") {
+		t.Fatalf("the message to the task: %v %#v", err, res)
+	}
+	runs2.Wait()
+	if journals, _ := filepath.Glob(filepath.Join(dir, "*.jsonl")); len(journals) != 1 {
+		t.Errorf("%d runs were journaled, want the one", len(journals))
+	}
+	// Asked again, it is settled again by its run: still running.
+	got, err := client2.GetTask(ctx, &a2a.TaskQueryParams{ID: last.TaskID})
+	if err != nil || got.Status.State != a2a.TaskStateFailed {
+		t.Errorf("tasks/get: %v %+v", err, got)
 	}
 }

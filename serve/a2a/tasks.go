@@ -135,8 +135,27 @@ func (s *tasks) SetRun(id a2a.TaskID, run string) {
 	s.write(&t, run, false)
 }
 
+// ClearRun forgets the run task id made, and what the directory keeps of
+// the task: for a run that never ran (its input or its configuration
+// refused), which leaves no record, so that its task leaves nothing
+// either.
+func (s *tasks) ClearRun(id a2a.TaskID) {
+	l := s.stripe(id)
+	l.Lock()
+	defer l.Unlock()
+	s.mu.Lock()
+	delete(s.runOf, id)
+	s.mu.Unlock()
+	if s.dir != "" {
+		if err := os.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.logFailure(fmt.Errorf("dropping A2A task %s: %w", id, err))
+		}
+	}
+}
+
 // SetInterrupted notes that the server's stop interrupted task id's
-// run, before the task ends for it.
+// run, or that its run is another server's, before the task ends for it:
+// the task is settled again by its run when next asked for.
 func (s *tasks) SetInterrupted(id a2a.TaskID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -150,26 +169,29 @@ func (s *tasks) logFailure(err error) {
 }
 
 // write keeps task, made by run, in the directory, without any file's
-// bytes, readable by the owner alone; a failure is logged.
-func (s *tasks) write(task *a2a.Task, run string, interrupted bool) {
+// bytes, readable by the owner alone, and reports whether it did; a
+// failure is logged.
+func (s *tasks) write(task *a2a.Task, run string, interrupted bool) bool {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // a task's text is kept as it is, never six bytes for a <
 	if err := enc.Encode(kept{Run: run, Interrupted: interrupted, Task: withoutBytesTask(task, s.files)}); err != nil {
 		s.logFailure(fmt.Errorf("keeping A2A task %s: %w", task.ID, err))
-		return
+		return false
 	}
 	if b.Len() > maxKeptBytes {
 		s.logFailure(fmt.Errorf("keeping A2A task %s: it is larger than the %d bytes a kept task may be; it is kept in memory alone", task.ID, maxKeptBytes))
-		return
+		return false
 	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		s.logFailure(fmt.Errorf("keeping A2A task %s: %w", task.ID, err))
-		return
+		return false
 	}
 	if err := atomicfile.Write(s.path(task.ID), []byte(b.String()), 0o600); err != nil {
 		s.logFailure(fmt.Errorf("keeping A2A task %s: %w", task.ID, err))
+		return false
 	}
+	return true
 }
 
 // withoutBytesTask returns task with no file's bytes in its history or
@@ -184,7 +206,9 @@ func withoutBytesTask(task *a2a.Task, files []string) *a2a.Task {
 }
 
 // Save keeps task, in place of what was kept under its id: in memory,
-// and, once its run has started, in the directory.
+// and, once its run has started, in the directory. A task memory does
+// not know the run of (one read back, to which a message came) keeps
+// the run the directory names.
 func (s *tasks) Save(_ context.Context, task *a2a.Task) error {
 	if task == nil || task.ID == "" {
 		return fmt.Errorf("a task without an id")
@@ -192,12 +216,25 @@ func (s *tasks) Save(_ context.Context, task *a2a.Task) error {
 	l := s.stripe(task.ID)
 	l.Lock()
 	defer l.Unlock()
-	return s.save(task)
+	s.mu.Lock()
+	run, known := s.runOf[task.ID]
+	interrupted := s.stopped[task.ID]
+	s.mu.Unlock()
+	if !known && s.dir != "" {
+		if k, err := readKept(s.path(task.ID)); err == nil && k.Task != nil && k.Task.ID == task.ID {
+			run = k.Run
+		}
+	}
+	return s.save(task, run, interrupted)
 }
 
-// save is Save, under the task's stripe.
-func (s *tasks) save(task *a2a.Task) error {
+// save keeps task, made by run, under its stripe. A task that ended
+// because its run was interrupted (interrupted), once the directory
+// keeps it, is not kept in memory, where it would stand for good: it is
+// read back, and settled again by its run, each time it is asked for.
+func (s *tasks) save(task *a2a.Task, run string, interrupted bool) error {
 	ended := task.Status.State.Terminal()
+	interrupted = interrupted && ended
 	if ended {
 		task = withoutBytesTask(task, s.files)
 	}
@@ -205,12 +242,16 @@ func (s *tasks) save(task *a2a.Task) error {
 	if err != nil {
 		return err
 	}
+	written := s.dir != "" && run != "" && s.write(task, run, interrupted)
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if interrupted && written {
+		s.forgetLocked(task.ID)
+		return nil
+	}
 	s.remember(task.ID, b, ended)
-	run, interrupted := s.runOf[task.ID], ended && s.stopped[task.ID]
-	s.mu.Unlock()
-	if s.dir != "" && run != "" {
-		s.write(task, run, interrupted)
+	if run != "" {
+		s.runOf[task.ID] = run
 	}
 	return nil
 }
@@ -223,11 +264,20 @@ func (s *tasks) remember(id a2a.TaskID, b []byte, ended bool) {
 		s.done[id] = true
 		s.ended = append(s.ended, id)
 		for len(s.ended) > s.keep {
-			delete(s.byID, s.ended[0])
-			delete(s.runOf, s.ended[0])
-			delete(s.stopped, s.ended[0])
-			delete(s.done, s.ended[0])
-			s.ended = s.ended[1:]
+			s.forgetLocked(s.ended[0])
+		}
+	}
+}
+
+// forgetLocked drops task id from memory. Called with mu held.
+func (s *tasks) forgetLocked(id a2a.TaskID) {
+	delete(s.byID, id)
+	delete(s.runOf, id)
+	delete(s.stopped, id)
+	if s.done[id] {
+		delete(s.done, id)
+		if i := slices.Index(s.ended, id); i >= 0 {
+			s.ended = slices.Delete(s.ended, i, i+1)
 		}
 	}
 }
@@ -251,10 +301,10 @@ func (s *tasks) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 // every task in flight in this server, so one read back that has not
 // ended was in flight when an earlier server stopped (or died): it is
 // settled by its run, and kept again when that changed it; so is one
-// that ended because the server's stop interrupted its run, which a
-// later server resumed. A task that has ended for good is kept in memory
-// again, among the last ended. A task saved meanwhile (a message to it)
-// is newer than what the directory held, and stands.
+// that ended because its run was interrupted, which a later server
+// resumes. A task that has ended for good is kept in memory again, among
+// the last ended. A task saved meanwhile (a message to it) is newer than
+// what the directory held, and stands.
 func (s *tasks) readBack(id a2a.TaskID) (*a2a.Task, error) {
 	if s.dir == "" {
 		return nil, a2a.ErrTaskNotFound
@@ -269,7 +319,8 @@ func (s *tasks) readBack(id a2a.TaskID) (*a2a.Task, error) {
 	if k.Task == nil || k.Task.ID != id {
 		return nil, a2a.ErrTaskNotFound
 	}
-	t, changed, interrupted, final := k.Task, false, k.Interrupted, !k.Interrupted && k.Task.Status.State.Terminal()
+	t, changed, interrupted := k.Task, false, k.Interrupted
+	final := !interrupted && t.Status.State.Terminal()
 	if !final && s.settle != nil {
 		t, changed, interrupted = s.settle(t, k.Run)
 		final = !interrupted && t.Status.State.Terminal()
@@ -278,31 +329,18 @@ func (s *tasks) readBack(id a2a.TaskID) (*a2a.Task, error) {
 	l.Lock()
 	defer l.Unlock()
 	s.mu.Lock()
-	if b, ok := s.byID[id]; ok {
-		s.mu.Unlock()
+	b, ok := s.byID[id]
+	s.mu.Unlock()
+	switch {
+	case ok:
 		var newer a2a.Task
 		if err := json.Unmarshal(b, &newer); err != nil {
 			return nil, err
 		}
 		return &newer, nil
-	}
-	if _, ok := s.runOf[id]; !ok {
-		// A message to the task, saved next, keeps naming its run.
-		s.runOf[id] = k.Run
-	}
-	s.stopped[id] = interrupted
-	s.mu.Unlock()
-	switch {
 	case changed:
-		if err := s.save(t); err != nil {
+		if err := s.save(t, k.Run, interrupted); err != nil {
 			return nil, err
-		}
-		if !final {
-			// Settled again later: not kept in memory, where it would
-			// stand for good.
-			s.mu.Lock()
-			s.forgetLocked(id)
-			s.mu.Unlock()
 		}
 	case final:
 		b, err := json.Marshal(t)
@@ -311,21 +349,10 @@ func (s *tasks) readBack(id a2a.TaskID) (*a2a.Task, error) {
 		}
 		s.mu.Lock()
 		s.remember(id, b, true)
+		s.runOf[id] = k.Run
 		s.mu.Unlock()
 	}
 	return t, nil
-}
-
-// forgetLocked drops task id from memory but for its run. Called with mu
-// held.
-func (s *tasks) forgetLocked(id a2a.TaskID) {
-	delete(s.byID, id)
-	if s.done[id] {
-		delete(s.done, id)
-		if i := slices.Index(s.ended, id); i >= 0 {
-			s.ended = slices.Delete(s.ended, i, i+1)
-		}
-	}
 }
 
 // readKept reads a task the directory keeps: a regular file (a FIFO is
