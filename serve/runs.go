@@ -95,7 +95,13 @@ type Runs struct {
 	byID    map[string]*Record
 	ended   []string // ids of ended runs in memory, oldest first
 	pending map[string]*Pending
-	going   map[string]chan struct{} // the runs in flight here, each closed when it ends
+	going   map[string]*inFlight // the runs in flight here
+}
+
+// inFlight is a run in flight here.
+type inFlight struct {
+	ended  chan struct{}      // closed when it has ended, its record kept
+	cancel context.CancelFunc // ends it as cancelled; nil until it starts
 }
 
 // NewRuns returns the runs of a server. dir, when not empty, is the
@@ -115,7 +121,7 @@ func NewRuns(dir string, keep int, api bool) (*Runs, error) {
 		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Runs{dir: dir, keep: keep, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}, going: map[string]chan struct{}{}}, nil
+	return &Runs{dir: dir, keep: keep, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}, going: map[string]*inFlight{}}, nil
 }
 
 // OnPending sets what hears each call that comes to wait for approval
@@ -354,11 +360,12 @@ func (rs *Runs) track(ctx context.Context, rec *Record) (runCtx, stopped context
 	unhook := context.AfterFunc(rs.stopCtx, cancel)
 	rs.mu.Lock()
 	rs.byID[rec.ID] = rec
-	ended, ok := rs.going[rec.ID] // made already for a run resumed
+	f, ok := rs.going[rec.ID] // made already for a run resumed
 	if !ok {
-		ended = make(chan struct{})
-		rs.going[rec.ID] = ended
+		f = &inFlight{ended: make(chan struct{})}
+		rs.going[rec.ID] = f
 	}
+	f.cancel = cancel
 	rs.mu.Unlock()
 	return runCtx, rs.stopCtx, func() {
 		unhook()
@@ -366,9 +373,29 @@ func (rs *Runs) track(ctx context.Context, rec *Record) (runCtx, stopped context
 		rs.mu.Lock()
 		delete(rs.going, rec.ID)
 		rs.mu.Unlock()
-		close(ended)
+		close(f.ended)
 		rs.wg.Done()
 	}
+}
+
+// Cancel ends run id, in flight in this server (a resumed run too), as
+// its client's going away ends a run: cancelled, its record saying so.
+// It reports whether such a run was in flight.
+func (rs *Runs) Cancel(id string) bool {
+	if rs == nil {
+		return false
+	}
+	rs.mu.Lock()
+	f, ok := rs.going[id]
+	var cancel context.CancelFunc
+	if ok {
+		cancel = f.cancel
+	}
+	rs.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return ok
 }
 
 // Done returns a channel closed when run id, in flight in this server
@@ -380,8 +407,8 @@ func (rs *Runs) Done(id string) <-chan struct{} {
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if ch, ok := rs.going[id]; ok {
-		return ch
+	if f, ok := rs.going[id]; ok {
+		return f.ended
 	}
 	return nil
 }
@@ -616,7 +643,7 @@ func (rs *Runs) Resume(agents []Agent, note func(string)) error {
 		// In flight from now (Done), before its goroutine starts: a
 		// message to its A2A task finds it running here.
 		rs.mu.Lock()
-		rs.going[id] = make(chan struct{})
+		rs.going[id] = &inFlight{ended: make(chan struct{})}
 		rs.mu.Unlock()
 		rs.wg.Add(1)
 		go func() {

@@ -176,7 +176,7 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		// runs): the task is its run's. A second run would run the
 		// agent, and its tools, again; so the message waits for the run
 		// and the task ends as it does, the message's input unused.
-		return x.follow(ctx, rc.TaskID, run, finish)
+		return x.follow(ctx, rc, q, run, finish)
 	}
 	var input json.RawMessage
 	if x.ag.Plan.Agent.Input != nil {
@@ -246,19 +246,26 @@ func (x *executor) canceled(r *running) bool {
 	return r.canceled
 }
 
-// follow ends task id, kept by an earlier server, by finish, as its run,
+// follow ends the task of rc, kept by an earlier server, by finish, as its run,
 // run, ends: waiting for it while it runs here (tasks/cancel ends the
-// wait, not the run, which is the server's); at once, failed, to be
+// run, as it does a run the task made here); at once, failed, to be
 // settled again when next asked for, while it runs in another server on
 // the journal directory.
-func (x *executor) follow(ctx context.Context, id a2a.TaskID, run string, finish func(ending) error) error {
+func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q eventqueue.Queue, run string, finish func(ending) error) error {
 	if done := x.runs.Done(run); done != nil {
-		waitCtx, r, release := x.cancelable(ctx, id)
+		waitCtx, r, release := x.cancelable(ctx, rc.TaskID)
 		defer release()
+		// Working, and cancelable from here on.
+		if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
+			return err
+		}
 		select {
 		case <-done:
 		case <-waitCtx.Done():
 			if x.canceled(r) {
+				// The task's client ends the task's run, as it would
+				// the run the task made here.
+				x.runs.Cancel(run)
 				return nil // Cancel said so
 			}
 			return ctx.Err()

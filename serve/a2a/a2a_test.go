@@ -628,20 +628,17 @@ func diedMidRun(t *testing.T, ag serve.Agent, dir string) *a2a.TaskStatusUpdateE
 // editJSON changes, by edit, the one JSON file that matches pattern.
 func editJSON(t *testing.T, pattern string, edit func(map[string]any)) {
 	t.Helper()
-	files, err := filepath.Glob(pattern)
-	if err != nil || len(files) != 1 {
-		t.Fatalf("%s: %v, %v", pattern, files, err)
-	}
+	file := mustGlob(t, pattern)
 	var k map[string]any
-	b, err := os.ReadFile(files[0])
+	b, err := os.ReadFile(file)
 	if err != nil || json.Unmarshal(b, &k) != nil {
-		t.Fatalf("%s: %v %s", files[0], err, b)
+		t.Fatalf("%s: %v %s", file, err, b)
 	}
 	edit(k)
 	if b, err = json.Marshal(k); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(files[0], b, 0o600); err != nil {
+	if err := os.WriteFile(file, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -656,11 +653,7 @@ func TestA2AMessageToRunElsewhere(t *testing.T) {
 	last := diedMidRun(t, ag, dir)
 	// Its record says running; another server has the run's journal.
 	editJSON(t, filepath.Join(dir, "*.json"), func(k map[string]any) { k["state"] = "running" })
-	journals, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	if len(journals) != 1 {
-		t.Fatalf("journals %v", journals)
-	}
-	lock, err := journal.Acquire(journals[0])
+	lock, err := journal.Acquire(mustGlob(t, filepath.Join(dir, "*.jsonl")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -690,4 +683,68 @@ func TestA2AMessageToRunElsewhere(t *testing.T) {
 	if err != nil || got.Status.State != a2a.TaskStateFailed {
 		t.Errorf("tasks/get: %v %+v", err, got)
 	}
+}
+
+// TestA2ACancelResumedTask: tasks/cancel of a task whose message waits
+// for the run a later server resumed ends that run, cancelled, as it
+// ends a run the task made in its own server; the task ends canceled.
+func TestA2ACancelResumedTask(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	ag := labeler(t)
+	last := diedMidRun(t, ag, dir)
+	runs2, err := serve.NewRuns(dir, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := stuck{reached: make(chan struct{}, 1)}
+	resumed := ag
+	if resumed.Runner, err = agentrt.New(ag.Plan, agentrt.Options{Model: m}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runs2.Resume([]serve.Agent{resumed}, func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	<-m.reached
+	_, _, client2 := servedBy(t, resumed, runs2)
+	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Again"}})
+	msg.TaskID, msg.ContextID = last.TaskID, last.ContextID
+	var states []string
+	for ev, err := range client2.SendStreamingMessage(ctx, &a2a.MessageSendParams{Message: msg}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+			states = append(states, string(e.Status.State))
+			if e.Status.State == a2a.TaskStateWorking {
+				if _, err := client2.CancelTask(ctx, &a2a.TaskIDParams{ID: e.TaskID}); err != nil {
+					t.Fatalf("tasks/cancel: %v", err)
+				}
+			}
+		}
+	}
+	if got := strings.Join(states, " "); got != "working canceled" {
+		t.Errorf("the stream: %s", got)
+	}
+	run, _ := strings.CutSuffix(filepath.Base(mustGlob(t, filepath.Join(dir, "*.jsonl"))), ".jsonl")
+	if done := runs2.Done(run); done != nil {
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second): // a bound, not a wait: it ends at once
+			t.Fatal("the resumed run goes on after its task was cancelled")
+		}
+	}
+	if rec := runs2.Get(run); rec == nil || rec.State != serve.StateCancelled {
+		t.Errorf("the resumed run's record: %+v", rec)
+	}
+}
+
+// mustGlob is the one file that matches pattern.
+func mustGlob(t *testing.T, pattern string) string {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
+	if err != nil || len(files) != 1 {
+		t.Fatalf("%s: %v, %v", pattern, files, err)
+	}
+	return files[0]
 }
