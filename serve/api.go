@@ -197,6 +197,27 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		}
 		reply(w, http.StatusOK, rec)
 	})
+	mux.HandleFunc("POST /v1/runs/{id}/cancel", func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		rec := runs.get(id, nil)
+		if !idPattern.MatchString(id) || rec == nil || !AccessOf(r.Context()).Allows(rec.Agent) {
+			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no run %s is kept here", id)})
+			return
+		}
+		done := runs.Done(id)
+		if done == nil || !runs.Cancel(id) {
+			reply(w, http.StatusConflict, apiError{Error: fmt.Sprintf("run %s is not in flight here (it is %s)", id, rec.State)})
+			return
+		}
+		// The run stops at its next safe point, its tools' calls ended;
+		// its record then says so.
+		select {
+		case <-done:
+		case <-r.Context().Done():
+			return
+		}
+		reply(w, http.StatusOK, runs.get(id, nil))
+	})
 	mux.HandleFunc("GET /v1/approvals", func(w http.ResponseWriter, r *http.Request) {
 		access := AccessOf(r.Context())
 		out := []*Pending{}
@@ -313,6 +334,17 @@ func openAPI(agents []Agent) ([]byte, error) {
 				"properties": map[string]any{"state": map[string]any{"enum": []string{StateRunning, StateDone, StateInterrupted, StateCancelled}}}}}}},
 			"401": withDesc(errBody, "no bearer token, or another"),
 			"404": withDesc(errBody, "no such run is kept here"),
+		},
+	}}
+	paths["/v1/runs/{id}/cancel"] = map[string]any{"post": map[string]any{
+		"operationId": "cancel_run",
+		"summary":     "End a run in flight, as its client's going away ends it; answers once it has ended",
+		"parameters":  []any{idParam},
+		"responses": map[string]any{
+			"200": map[string]any{"description": "the run's record, cancelled", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}},
+			"401": withDesc(errBody, "no bearer token, or another"),
+			"404": withDesc(errBody, "no such run is kept here"),
+			"409": withDesc(errBody, "the run is not in flight in this server (it has ended, or another server runs it)"),
 		},
 	}}
 	paths["/v1/approvals"] = map[string]any{"get": map[string]any{

@@ -177,3 +177,48 @@ func TestAPIStream(t *testing.T) {
 		t.Errorf("a refused input: %d %s", code, body)
 	}
 }
+
+// TestAPICancel: POST /v1/runs/{id}/cancel ends a run in flight (here one
+// waiting on a person's approval), as its client's going away would, and
+// answers with its record once it has ended; the run's own client is
+// answered too. A run that has ended is 409; a run the token does not
+// admit to, or none, is 404.
+func TestAPICancel(t *testing.T) {
+	runs := newRuns(t, "", true)
+	waiting := pendings(runs)
+	ag, _ := actor(t, runs.Ask)
+	tokens, err := serve.NewTokens([]serve.Token{{Token: apiToken}, {Token: "other-token-of-the-api", Agents: []string{"other"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := serve.API([]serve.Agent{ag}, runs, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	answered := make(chan []byte, 1)
+	go func() {
+		_, body := call(t, srv, http.MethodPost, "/v1/agents/actor/runs", apiToken, `{"task": "list"}`)
+		answered <- body
+	}()
+	id := (<-waiting).Run
+	if status, body := call(t, srv, http.MethodPost, "/v1/runs/"+id+"/cancel", "other-token-of-the-api", ""); status != http.StatusNotFound {
+		t.Errorf("another agent's token: %d %s", status, body)
+	}
+	status, body := call(t, srv, http.MethodPost, "/v1/runs/"+id+"/cancel", apiToken, "")
+	if status != http.StatusOK || !strings.Contains(string(body), `"state":"cancelled"`) {
+		t.Fatalf("cancel: %d %s", status, body)
+	}
+	if got := <-answered; !strings.Contains(string(got), `"outcome"`) {
+		t.Errorf("the run's client was told %s", got)
+	}
+	if status, body := call(t, srv, http.MethodPost, "/v1/runs/"+id+"/cancel", apiToken, ""); status != http.StatusConflict || !strings.Contains(string(body), "is not in flight here (it is cancelled)") {
+		t.Errorf("cancel again: %d %s", status, body)
+	}
+	for _, bad := range []string{strings.Repeat("0", 32), "../x", "short"} {
+		if status, _ := call(t, srv, http.MethodPost, "/v1/runs/"+bad+"/cancel", apiToken, ""); status != http.StatusNotFound {
+			t.Errorf("%s: %d", bad, status)
+		}
+	}
+}

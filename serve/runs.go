@@ -100,8 +100,9 @@ type Runs struct {
 
 // inFlight is a run in flight here.
 type inFlight struct {
-	ended  chan struct{}      // closed when it has ended, its record kept
-	cancel context.CancelFunc // ends it as cancelled; nil until it starts
+	ended     chan struct{}      // closed when it has ended, its record kept
+	cancel    context.CancelFunc // ends it as cancelled; nil until it starts
+	cancelled bool               // Cancel came before it started
 }
 
 // NewRuns returns the runs of a server. dir, when not empty, is the
@@ -366,6 +367,9 @@ func (rs *Runs) track(ctx context.Context, rec *Record) (runCtx, stopped context
 		rs.going[rec.ID] = f
 	}
 	f.cancel = cancel
+	if f.cancelled {
+		cancel()
+	}
 	rs.mu.Unlock()
 	return runCtx, rs.stopCtx, func() {
 		unhook()
@@ -390,6 +394,7 @@ func (rs *Runs) Cancel(id string) bool {
 	var cancel context.CancelFunc
 	if ok {
 		cancel = f.cancel
+		f.cancelled = true // for a resumed run not started yet
 	}
 	rs.mu.Unlock()
 	if cancel != nil {
