@@ -204,6 +204,10 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no run %s is kept here", id)})
 			return
 		}
+		if rec.Workflow != "" {
+			reply(w, http.StatusConflict, apiError{Error: fmt.Sprintf("run %s runs on Temporal, as workflow %s: this server only waits on it; cancel the workflow there", id, rec.Workflow)})
+			return
+		}
 		done := runs.Done(id)
 		if done == nil || !runs.Cancel(id) {
 			reply(w, http.StatusConflict, apiError{Error: fmt.Sprintf("run %s is not in flight here (it is %s)", id, rec.State)})
@@ -344,7 +348,7 @@ func openAPI(agents []Agent) ([]byte, error) {
 			"200": map[string]any{"description": "the run's record, cancelled", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}},
 			"401": withDesc(errBody, "no bearer token, or another"),
 			"404": withDesc(errBody, "no such run is kept here"),
-			"409": withDesc(errBody, "the run is not in flight in this server (it has ended, or another server runs it)"),
+			"409": withDesc(errBody, "the run is not in flight in this server (it has ended, another server runs it, or it runs on Temporal)"),
 		},
 	}}
 	paths["/v1/approvals"] = map[string]any{"get": map[string]any{

@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -220,5 +221,42 @@ func TestAPICancel(t *testing.T) {
 		if status, _ := call(t, srv, http.MethodPost, "/v1/runs/"+bad+"/cancel", apiToken, ""); status != http.StatusNotFound {
 			t.Errorf("%s: %d", bad, status)
 		}
+	}
+}
+
+// TestAPICancelRemote: a run on Temporal is not ended by the API, whose
+// server only waits on it: 409, naming its workflow.
+func TestAPICancelRemote(t *testing.T) {
+	runs := newRuns(t, "", true)
+	ag := labeler(t)
+	started := make(chan string, 1)
+	ag.Remote = func(ctx context.Context, workflow string, _ json.RawMessage, _ agentrt.Overrides, _ func(agentrt.Event)) (*agentrt.Report, error) {
+		started <- workflow
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	h, err := serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/agents/labeler/runs", strings.NewReader(`{"title": "x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	go func() {
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	workflow := <-started
+	id := strings.TrimPrefix(workflow, "labeler-")
+	status, body := call(t, srv, http.MethodPost, "/v1/runs/"+id+"/cancel", apiToken, "")
+	if status != http.StatusConflict || !strings.Contains(string(body), "runs on Temporal, as workflow "+workflow) {
+		t.Errorf("cancel: %d %s", status, body)
 	}
 }
