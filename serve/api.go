@@ -220,7 +220,14 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		case <-r.Context().Done():
 			return
 		}
-		reply(w, http.StatusOK, runs.get(id, nil))
+		// Its record as it ended: cancelled, or done where it ended on
+		// its own before it came to a point where it stops.
+		ended := runs.get(id, nil)
+		if ended == nil {
+			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("run %s has ended, and is no longer kept here", id)})
+			return
+		}
+		reply(w, http.StatusOK, ended)
 	})
 	mux.HandleFunc("GET /v1/approvals", func(w http.ResponseWriter, r *http.Request) {
 		access := AccessOf(r.Context())
@@ -345,7 +352,8 @@ func openAPI(agents []Agent) ([]byte, error) {
 		"summary":     "End a run in flight, as its client's going away ends it; answers once it has ended",
 		"parameters":  []any{idParam},
 		"responses": map[string]any{
-			"200": map[string]any{"description": "the run's record, cancelled", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object"}}}},
+			"200": map[string]any{"description": "the run's record as it ended: cancelled, or done where it ended on its own first", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "required": []string{"id", "agent", "plan", "state", "started"},
+				"properties": map[string]any{"state": map[string]any{"enum": []string{StateDone, StateCancelled}}}}}}},
 			"401": withDesc(errBody, "no bearer token, or another"),
 			"404": withDesc(errBody, "no such run is kept here"),
 			"409": withDesc(errBody, "the run is not in flight in this server (it has ended, another server runs it, or it runs on Temporal)"),

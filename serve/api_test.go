@@ -211,7 +211,7 @@ func TestAPICancel(t *testing.T) {
 	if status != http.StatusOK || !strings.Contains(string(body), `"state":"cancelled"`) {
 		t.Fatalf("cancel: %d %s", status, body)
 	}
-	if got := <-answered; !strings.Contains(string(got), `"outcome"`) {
+	if got := <-answered; !strings.Contains(string(got), `"error":"the run was cancelled (POST /v1/runs/ID/cancel`) {
 		t.Errorf("the run's client was told %s", got)
 	}
 	if status, body := call(t, srv, http.MethodPost, "/v1/runs/"+id+"/cancel", apiToken, ""); status != http.StatusConflict || !strings.Contains(string(body), "is not in flight here (it is cancelled)") {

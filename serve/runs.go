@@ -382,6 +382,20 @@ func (rs *Runs) track(ctx context.Context, rec *Record) (runCtx, stopped context
 	}
 }
 
+// cancelledText is the error of a run Cancel ended.
+const cancelledText = "the run was cancelled (POST /v1/runs/ID/cancel, or its A2A task's tasks/cancel)"
+
+// cancelRequested reports whether Cancel was asked of run id, in flight.
+func (rs *Runs) cancelRequested(id string) bool {
+	if rs == nil {
+		return false
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	f, ok := rs.going[id]
+	return ok && f.cancelled
+}
+
 // Cancel ends run id, in flight in this server (a resumed run too), as
 // its client's going away ends a run: cancelled, its record saying so.
 // It reports whether such a run was in flight.
@@ -456,7 +470,12 @@ func (rs *Runs) execute(ctx context.Context, runner *agentrt.Runner, rec *Record
 	state := StateDone
 	if rep.Interrupted {
 		state = StateCancelled
-		if stopped != nil && stopped.Err() != nil {
+		switch {
+		case rs.cancelRequested(rec.ID):
+			// Cancelled, even if the server's stop came too: a run
+			// someone ended is not resumed.
+			res.Error = cancelledText
+		case stopped != nil && stopped.Err() != nil:
 			state = StateInterrupted
 			res.Error = rs.interruptedText(rec.ID)
 		}
@@ -884,7 +903,7 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 	case err != nil && ctx.Err() != nil:
 		state = StateCancelled
 		res.Error = "the client went away; the run goes on as workflow " + rec.Workflow
-		if stopped != nil && stopped.Err() != nil {
+		if stopped != nil && stopped.Err() != nil && !rs.cancelRequested(rec.ID) {
 			state = StateInterrupted
 			res.Error = "the server stopped waiting for the run; it goes on as workflow " + rec.Workflow
 		}

@@ -467,3 +467,50 @@ func TestJournalCloseFails(t *testing.T) {
 		t.Errorf("the server's log: %q", log)
 	}
 }
+
+// heedless is a model that does not heed its call's end until released:
+// a provider slow to notice. It says when a call has reached it.
+type heedless struct{ reached, release chan struct{} }
+
+func (m heedless) Complete(ctx context.Context, _ *agentrt.Request) (*agentrt.Response, error) {
+	m.reached <- struct{}{}
+	<-m.release
+	return nil, ctx.Err()
+}
+
+// TestCancelThenStop: a run cancelled, then caught by the server's stop
+// before it noticed, is recorded cancelled, not interrupted, and a
+// server started again on the directory does not resume it.
+func TestCancelThenStop(t *testing.T) {
+	dir := t.TempDir()
+	runs := newRuns(t, dir, true)
+	ag, sh := actor(t, nil)
+	m := heedless{reached: make(chan struct{}, 1), release: make(chan struct{})}
+	r, err := agentrt.New(ag.Plan, agentrt.Options{Model: m, Tools: map[string]agentrt.Tool{"sh": sh}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag.Runner = r
+	ids := make(chan string, 1)
+	ended := make(chan *serve.Record, 1)
+	go func() {
+		rec, _ := runs.Run(context.Background(), ag, json.RawMessage(`{"task": "x"}`), serve.Budgets{}, func(id string) { ids <- id })
+		ended <- rec
+	}()
+	id := <-ids
+	<-m.reached
+	if !runs.Cancel(id) {
+		t.Fatal("the run is not in flight")
+	}
+	runs.Stop()
+	close(m.release)
+	rec := <-ended
+	if rec == nil || rec.State != serve.StateCancelled || !strings.Contains(rec.Result.Error, "cancelled") {
+		t.Fatalf("the record: %+v", rec)
+	}
+	runs.Wait()
+	var notes []string
+	if err := newRuns(t, dir, true).Resume([]serve.Agent{ag}, func(s string) { notes = append(notes, s) }); err != nil || len(notes) != 0 {
+		t.Errorf("a cancelled run resumed: %v %q", err, notes)
+	}
+}

@@ -264,7 +264,9 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 		case <-waitCtx.Done():
 			if x.canceled(r) {
 				// The task's client ends the task's run, as it would
-				// the run the task made here.
+				// the run the task made here. (A run that ended as the
+				// cancel came stands ended; the task is canceled, as
+				// Cancel said, as for a run the task made here.)
 				x.runs.Cancel(run)
 				return nil // Cancel said so
 			}
@@ -330,6 +332,13 @@ func endOf(rec *serve.Record, run string) (ending, bool) {
 		// A run here is resumed by a server started again on the
 		// journal directory; a run on Temporal is not waited on again.
 		return ending{state: a2a.TaskStateFailed, text: "error: " + text, info: map[string]any{"run": rec.ID}, interrupted: rec.Workflow == ""}, true
+	}
+	if rec.State == serve.StateCancelled {
+		text := "the run was cancelled"
+		if rec.Result != nil && rec.Result.Error != "" {
+			text = rec.Result.Error
+		}
+		return ending{state: a2a.TaskStateCanceled, text: text, info: map[string]any{"run": rec.ID}}, true
 	}
 	return ending{state: a2a.TaskStateFailed, text: fmt.Sprintf("error: the task's run %s ended %s, without an answer", rec.ID, rec.State), info: map[string]any{"run": rec.ID}}, true
 }

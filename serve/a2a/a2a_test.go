@@ -748,3 +748,38 @@ func mustGlob(t *testing.T, pattern string) string {
 	}
 	return files[0]
 }
+
+// TestA2ARunCancelled: a task whose run is cancelled from elsewhere (the
+// HTTP API's POST /v1/runs/ID/cancel) ends canceled, not failed.
+func TestA2ARunCancelled(t *testing.T) {
+	dir := t.TempDir()
+	runs, err := serve.NewRuns(dir, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag := labeler(t)
+	m := stuck{reached: make(chan struct{}, 1)}
+	if ag.Runner, err = agentrt.New(ag.Plan, agentrt.Options{Model: m}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, client := servedBy(t, ag, runs)
+	var last a2a.TaskState
+	for ev, err := range client.SendStreamingMessage(context.Background(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "x"}})}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+			last = e.Status.State
+			if last == a2a.TaskStateWorking {
+				<-m.reached
+				run, _ := strings.CutSuffix(filepath.Base(mustGlob(t, filepath.Join(dir, "*.jsonl"))), ".jsonl")
+				if !runs.Cancel(run) {
+					t.Fatal("the task's run is not in flight")
+				}
+			}
+		}
+	}
+	if last != a2a.TaskStateCanceled {
+		t.Errorf("the task ended %s, want canceled", last)
+	}
+}
