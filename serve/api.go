@@ -336,13 +336,17 @@ func openAPI(agents []Agent) ([]byte, error) {
 	}
 	errBody := map[string]any{"content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/Error"}}}}
 	idParam := map[string]any{"name": "id", "in": "path", "required": true, "schema": map[string]any{"type": "string", "pattern": "^[0-9a-f]{32}$"}}
+	// record is an answer holding a run's record, in one of states.
+	record := func(desc string, states ...string) map[string]any {
+		return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "required": []string{"id", "agent", "plan", "state", "started"},
+			"properties": map[string]any{"state": map[string]any{"enum": states}}}}}}
+	}
 	paths["/v1/runs/{id}"] = map[string]any{"get": map[string]any{
 		"operationId": "get_run",
 		"summary":     "A run's record: its state, input, result and report",
 		"parameters":  []any{idParam},
 		"responses": map[string]any{
-			"200": map[string]any{"description": "the run's record", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "required": []string{"id", "agent", "plan", "state", "started"},
-				"properties": map[string]any{"state": map[string]any{"enum": []string{StateRunning, StateDone, StateInterrupted, StateCancelled}}}}}}},
+			"200": record("the run's record", StateRunning, StateDone, StateInterrupted, StateCancelled),
 			"401": withDesc(errBody, "no bearer token, or another"),
 			"404": withDesc(errBody, "no such run is kept here"),
 		},
@@ -352,8 +356,7 @@ func openAPI(agents []Agent) ([]byte, error) {
 		"summary":     "End a run in flight, as its client's going away ends it; answers once it has ended",
 		"parameters":  []any{idParam},
 		"responses": map[string]any{
-			"200": map[string]any{"description": "the run's record as it ended: cancelled, or done where it ended on its own first", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "required": []string{"id", "agent", "plan", "state", "started"},
-				"properties": map[string]any{"state": map[string]any{"enum": []string{StateDone, StateCancelled}}}}}}},
+			"200": record("the run's record as it ended: cancelled, or done where it ended on its own first", StateDone, StateCancelled),
 			"401": withDesc(errBody, "no bearer token, or another"),
 			"404": withDesc(errBody, "no such run is kept here"),
 			"409": withDesc(errBody, "the run is not in flight in this server (it has ended, another server runs it, or it runs on Temporal)"),

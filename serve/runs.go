@@ -564,20 +564,8 @@ func (rs *Runs) save(rec *Record) error {
 const maxRecordBytes = 64 << 20
 
 func readRecord(path string) (*Record, error) {
-	f, err := userfile.Open(path) // a FIFO refused, not waited on
+	b, err := userfile.Read(path, maxRecordBytes, "a run's record") // a FIFO refused, not waited on
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() || st.Size() > maxRecordBytes {
-		return nil, fmt.Errorf("%s: not a run's record (a regular file of at most %d bytes)", path, maxRecordBytes)
-	}
-	b := make([]byte, st.Size())
-	if _, err := f.ReadAt(b, 0); err != nil {
 		return nil, err
 	}
 	var r Record

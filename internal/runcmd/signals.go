@@ -51,13 +51,7 @@ func onStopSignal(ctx context.Context, e Env) (context.Context, *signals) {
 func onStopSignalSaying(ctx context.Context, e Env, does string) (context.Context, *signals) {
 	ctx, cancel := context.WithCancel(ctx)
 	s := &signals{ch: make(chan os.Signal, 1), done: make(chan struct{}), exited: make(chan struct{}), cancel: cancel}
-	for _, ss := range stopSignals {
-		// One the process started with ignored (nohup, a background job
-		// of a script) stays so.
-		if !signal.Ignored(ss.sig) {
-			signal.Notify(s.ch, ss.sig)
-		}
-	}
+	notifyStop(s.ch)
 	go func() {
 		defer close(s.exited)
 		var first stopSignal
@@ -84,6 +78,16 @@ func onStopSignalSaying(ctx context.Context, e Env, does string) (context.Contex
 		}
 	}()
 	return ctx, s
+}
+
+// notifyStop relays the stop signals to ch. One the process started with
+// ignored (nohup, a background job of a script) stays so.
+func notifyStop(ch chan<- os.Signal) {
+	for _, ss := range stopSignals {
+		if !signal.Ignored(ss.sig) {
+			signal.Notify(ch, ss.sig)
+		}
+	}
 }
 
 // record notes the first stop signal.
@@ -158,11 +162,7 @@ func whileStaging(e Env, store *filestore.Store, cleanup func()) (end func()) {
 		return func() {}
 	}
 	ch := make(chan os.Signal, 1)
-	for _, ss := range stopSignals {
-		if !signal.Ignored(ss.sig) {
-			signal.Notify(ch, ss.sig)
-		}
-	}
+	notifyStop(ch)
 	stopNow := func(got os.Signal) {
 		sig := lookupSignal(got)
 		store.DiscardStaged()

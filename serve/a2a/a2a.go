@@ -281,24 +281,23 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 	return finish(e)
 }
 
-// outcome is how the task of run id ends, by its result: its state, its
-// status message's text and metadata, and, where it answered, the parts
-// of its artifact "answer".
-func outcome(id string, rep *serve.RunResult) (state a2a.TaskState, text string, info map[string]any, answer []a2a.Part) {
-	info = map[string]any{"outcome": rep.Outcome, "bound": rep.Bound, "run": id}
+// outcome is how the task of run id, which ended, ends by its result:
+// completed with its answer, or failed saying why.
+func outcome(id string, rep *serve.RunResult) ending {
+	info := map[string]any{"outcome": rep.Outcome, "bound": rep.Bound, "run": id}
 	if rep.Outcome != agentrt.OutcomeOK || rep.Bound != "" && rep.Bound != agentrt.BoundNone {
 		msg := rep.Error
 		if msg == "" {
 			msg = fmt.Sprintf("the run ended with outcome %s, bound %s", rep.Outcome, rep.Bound)
 		}
-		return a2a.TaskStateFailed, "error: " + msg, info, nil
+		return ending{state: a2a.TaskStateFailed, text: "error: " + msg, info: info}
 	}
-	answer = []a2a.Part{a2a.TextPart{Text: string(rep.Answer)}}
+	answer := []a2a.Part{a2a.TextPart{Text: string(rep.Answer)}}
 	var obj map[string]any
 	if json.Unmarshal(rep.Answer, &obj) == nil && obj != nil {
 		answer = []a2a.Part{a2a.DataPart{Data: obj}, a2a.TextPart{Text: string(rep.Answer)}}
 	}
-	return a2a.TaskStateCompleted, "done", info, answer
+	return ending{state: a2a.TaskStateCompleted, text: "done", info: info, answer: answer}
 }
 
 // ending is how a task whose run has ended ends.
@@ -321,9 +320,7 @@ func endOf(rec *serve.Record, run string) (ending, bool) {
 	case rec.State == serve.StateRunning:
 		return ending{}, false
 	case rec.State == serve.StateDone && rec.Result != nil:
-		var e ending
-		e.state, e.text, e.info, e.answer = outcome(rec.ID, rec.Result)
-		return e, true
+		return outcome(rec.ID, rec.Result), true
 	case rec.State == serve.StateInterrupted:
 		text := "the server stopped before the run ended"
 		if rec.Result != nil && rec.Result.Error != "" {

@@ -473,26 +473,15 @@ func TestA2AKeptPastServer(t *testing.T) {
 	}
 	last := interruptedTask(t, ag, runs1)
 	stopped := last.TaskID
-	if last == nil || last.Status.State != a2a.TaskStateFailed || !strings.Contains(fmt.Sprint(last.Status.Message.Parts), "resumes it") {
+	if last.Status.State != a2a.TaskStateFailed || !strings.Contains(fmt.Sprint(last.Status.Message.Parts), "resumes it") {
 		t.Fatalf("the interrupted task ended %+v", last)
 	}
 
 	// The server started again: it resumes the run, held at its model
 	// call, and answers for both tasks.
-	runs2, err := serve.NewRuns(dir, 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	g := gated{reached: make(chan struct{}, 1), release: make(chan struct{})}
-	resumed := ag
-	if resumed.Runner, err = agentrt.New(ag.Plan, agentrt.Options{Model: g}); err != nil {
-		t.Fatal(err)
-	}
-	if err := runs2.Resume([]serve.Agent{resumed}, func(string) {}); err != nil {
-		t.Fatal(err)
-	}
+	runs2, client2 := startedAgain(t, dir, ag, g)
 	<-g.reached
-	_, _, client2 := servedBy(t, resumed, runs2)
 	got, err := client2.GetTask(ctx, &a2a.TaskQueryParams{ID: done.ID})
 	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.Artifacts) != 1 || got.Artifacts[0].Name != "answer" {
 		t.Fatalf("the completed task read back: %v %+v", err, got)
@@ -545,20 +534,9 @@ func TestA2AMessageToResumedTask(t *testing.T) {
 	id, contextID := last.TaskID, last.ContextID
 
 	// The new server resumes the run, held at its model call.
-	runs2, err := serve.NewRuns(dir, 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	g := gated{reached: make(chan struct{}, 1), release: make(chan struct{})}
-	resumed := ag
-	if resumed.Runner, err = agentrt.New(ag.Plan, agentrt.Options{Model: g}); err != nil {
-		t.Fatal(err)
-	}
-	if err := runs2.Resume([]serve.Agent{resumed}, func(string) {}); err != nil {
-		t.Fatal(err)
-	}
+	runs2, client2 := startedAgain(t, dir, ag, g)
 	<-g.reached
-	_, _, client2 := servedBy(t, resumed, runs2)
 	got, err := client2.GetTask(ctx, &a2a.TaskQueryParams{ID: id})
 	if err != nil || got.Status.State != a2a.TaskStateWorking {
 		t.Fatalf("the task, its run resumed and running: %v %+v", err, got)
@@ -605,6 +583,28 @@ func TestA2AMessageToResumedTask(t *testing.T) {
 		t.Error("the model was called again: a second run")
 	default:
 	}
+}
+
+// startedAgain is a server started again on journal directory dir,
+// serving ag with its runner's model replaced by model (nil keeps it),
+// which resumes the runs its directory holds. It returns its runs and
+// the A2A SDK's client of it.
+func startedAgain(t *testing.T, dir string, ag serve.Agent, model agentrt.Model) (*serve.Runs, *a2aclient.Client) {
+	t.Helper()
+	runs, err := serve.NewRuns(dir, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if model != nil {
+		if ag.Runner, err = agentrt.New(ag.Plan, agentrt.Options{Model: model}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := runs.Resume([]serve.Agent{ag}, func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, client := servedBy(t, ag, runs)
+	return runs, client
 }
 
 // diedMidRun is a server on journal directory dir, serving ag, that died
@@ -659,14 +659,7 @@ func TestA2AMessageToRunElsewhere(t *testing.T) {
 	}
 	defer lock.Release()
 
-	runs2, err := serve.NewRuns(dir, 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runs2.Resume([]serve.Agent{ag}, func(string) {}); err != nil {
-		t.Fatal(err)
-	}
-	_, _, client2 := servedBy(t, ag, runs2)
+	runs2, client2 := startedAgain(t, dir, ag, nil)
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Again"}})
 	msg.TaskID, msg.ContextID = last.TaskID, last.ContextID
 	res, err := client2.SendMessage(ctx, &a2a.MessageSendParams{Message: msg})
@@ -693,20 +686,9 @@ func TestA2ACancelResumedTask(t *testing.T) {
 	ctx := context.Background()
 	ag := labeler(t)
 	last := diedMidRun(t, ag, dir)
-	runs2, err := serve.NewRuns(dir, 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	m := stuck{reached: make(chan struct{}, 1)}
-	resumed := ag
-	if resumed.Runner, err = agentrt.New(ag.Plan, agentrt.Options{Model: m}); err != nil {
-		t.Fatal(err)
-	}
-	if err := runs2.Resume([]serve.Agent{resumed}, func(string) {}); err != nil {
-		t.Fatal(err)
-	}
+	runs2, client2 := startedAgain(t, dir, ag, m)
 	<-m.reached
-	_, _, client2 := servedBy(t, resumed, runs2)
 	msg := a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "Again"}})
 	msg.TaskID, msg.ContextID = last.TaskID, last.ContextID
 	var states []string

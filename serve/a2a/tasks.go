@@ -359,23 +359,11 @@ func (s *tasks) readBack(id a2a.TaskID) (*a2a.Task, error) {
 // refused without waiting on it), bounded. Its errors name no path: the
 // client that asked for the task may be told them.
 func readKept(path string) (*kept, error) {
-	f, err := userfile.Open(path)
+	b, err := userfile.Read(path, maxKeptBytes, "a kept task")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, fmt.Errorf("a kept task does not open: %s", userfile.Reason(err))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("a kept task does not open: %s", userfile.Reason(err))
-	}
-	if st.Size() > maxKeptBytes {
-		return nil, fmt.Errorf("a kept task is larger than the %d bytes one may be", maxKeptBytes)
-	}
-	b := make([]byte, st.Size())
-	if _, err := f.ReadAt(b, 0); err != nil {
 		return nil, fmt.Errorf("a kept task does not read: %s", userfile.Reason(err))
 	}
 	var k kept
