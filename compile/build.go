@@ -77,6 +77,9 @@ func (cp *Compiler) build(inst *manifest.Instance, c *checker) (*plan.Plan, []Di
 			}
 		}
 	}
+	if p.ToolInputs, err = LowerToolInputs(agent.Model.Provider, agent.Capabilities.Tools); err != nil {
+		return fail(err)
+	}
 	p.Fallbacks = c.fallbacks
 	if err := p.Seal(); err != nil {
 		return fail(err)

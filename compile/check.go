@@ -891,7 +891,7 @@ func (c *checker) checkFallbacks(m *manifest.Manifest) {
 			c.add(pos, CodeModelFallback, "model.fallback.models[%d]: %v", i, err)
 			continue
 		}
-		c.fallbacks = append(c.fallbacks, plan.FallbackModel{Model: q.Agent.Model, Output: q.Output})
+		c.fallbacks = append(c.fallbacks, plan.FallbackModel{Model: q.Agent.Model, Output: q.Output, ToolInputs: q.ToolInputs})
 	}
 }
 

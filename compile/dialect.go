@@ -62,6 +62,10 @@ type Profile struct {
 	// enforce any schema while generating (it serves model families that
 	// differ): every schema is sent as written and enforced locally.
 	Unenforced string
+	// StrictTools: a tool marked strict has its arguments generated
+	// under its schema, which is then in the same dialect (OpenAI's strict
+	// function calling, Anthropic's strict tool use).
+	StrictTools bool
 }
 
 // Profiles are the providers' structured-output dialects as each documents
@@ -78,7 +82,7 @@ var Profiles = map[string]Profile{
 			"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems"),
 		Formats:      set("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"),
 		CloseObjects: true, RequireAll: true, RootObject: true, OneOfAsAnyOf: true, MinItemsMax: -1,
-		MaxDepth: 10, MaxProperties: 5000, RegularPatterns: true,
+		MaxDepth: 10, MaxProperties: 5000, RegularPatterns: true, StrictTools: true,
 	},
 	"anthropic": {
 		Provider: "anthropic", Auto: plan.ModeTool, AutoFallback: plan.ModeTool,
@@ -86,7 +90,7 @@ var Profiles = map[string]Profile{
 			"anyOf", "allOf", "$ref", "items", "minItems", "pattern", "format"),
 		Formats:      set("date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"),
 		CloseObjects: true, RefAlone: true, NoRecursion: true, OneOfAsAnyOf: true, MinItemsMax: 1,
-		NativeNeedsStrict: true, RegularPatterns: true, NoWordBoundary: true,
+		NativeNeedsStrict: true, RegularPatterns: true, NoWordBoundary: true, StrictTools: true,
 	},
 	// Gemini's responseJsonSchema (and function parametersJsonSchema)
 	// enforce the keywords the SDK's ResponseJsonSchema documents: no
@@ -120,6 +124,41 @@ var kept = set("title", "description")
 // schema (JSON values as read from the manifest) to the profile's dialect.
 func Lower(prof Profile, mode string, schema any) (*plan.Lowering, error) {
 	return lower(prof, mode, schema, func(doc any) error { _, err := plan.CompileSchema(doc); return err })
+}
+
+// LowerToolInputs lowers the argument schemas of an agent's exec and http
+// tools to a provider's dialect, for a provider that enforces a strict
+// tool's schema (Profile.StrictTools). It returns the strict lowerings by
+// tool name (Plan.ToolInputs), nil when there are none: a schema outside
+// the dialect is sent as written, not strict, and has no entry.
+func LowerToolInputs(provider string, tools map[string]plan.Tool) (map[string]*plan.Lowering, error) {
+	prof, ok := Profiles[provider]
+	if !ok || !prof.StrictTools {
+		return nil, nil
+	}
+	var out map[string]*plan.Lowering
+	for _, name := range slices.Sorted(maps.Keys(tools)) {
+		t := tools[name]
+		if !slices.Contains(plan.StrictToolKinds, t.Kind) || t.Input == nil {
+			continue
+		}
+		doc, err := plan.UnmarshalJSONValue(t.Input.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: input schema: %w", name, err)
+		}
+		l, err := Lower(prof, plan.ModeTool, doc)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: input schema: %w", name, err)
+		}
+		if !l.Strict {
+			continue
+		}
+		if out == nil {
+			out = map[string]*plan.Lowering{}
+		}
+		out[name] = l
+	}
+	return out, nil
 }
 
 // lower is Lower, with compile reporting whether a schema compiles.

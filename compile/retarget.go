@@ -95,6 +95,10 @@ func Retarget(p *plan.Plan, provider, model string) (*plan.Plan, error) {
 	if len(problems) > 0 {
 		return nil, errors.New("for " + target + ": " + strings.Join(problems, "; "))
 	}
+	var err error
+	if q.ToolInputs, err = LowerToolInputs(provider, q.Agent.Capabilities.Tools); err != nil {
+		return nil, err
+	}
 	if err := q.Seal(); err != nil {
 		return nil, err
 	}

@@ -171,6 +171,19 @@ func CheckLimits(p *Plan) error {
 			}
 		}
 	}
+	lowered := []map[string]*Lowering{p.ToolInputs}
+	for _, f := range p.Fallbacks {
+		lowered = append(lowered, f.ToolInputs)
+	}
+	for _, lows := range lowered {
+		for _, name := range slices.Sorted(maps.Keys(lows)) {
+			if l := lows[name]; l != nil {
+				if err := check(fmt.Sprintf("tool %q: input schema lowered for %s", name, l.Provider), l.Schema); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	return nil
 }
 

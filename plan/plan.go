@@ -43,6 +43,14 @@ type Plan struct {
 	// order, each with its settings and the answer format lowered to its
 	// dialect, as if the manifest named it.
 	Fallbacks []FallbackModel `json:"fallbacks,omitempty"`
+	// ToolInputs are the argument schemas of the agent's exec and http
+	// tools lowered to the provider's dialect, by tool name, for those
+	// whose schema the provider can enforce while the model writes the
+	// arguments (OpenAI's strict function calling, Anthropic's strict tool
+	// use): the tool is sent with the lowered schema, strict. A tool not
+	// here is sent with its schema as written, not strict. Either way its
+	// arguments are validated against the schema as written.
+	ToolInputs map[string]*Lowering `json:"tool_inputs,omitempty"`
 	// Sources maps manifest paths (e.g. "output.schema") to where they
 	// were written, "file:line:col" with the file relative to the agent's
 	// directory, for run-time messages. They are outside the plan digest:
@@ -60,6 +68,8 @@ type Plan struct {
 type FallbackModel struct {
 	Model  Model     `json:"model"`
 	Output *Lowering `json:"output,omitempty"`
+	// ToolInputs are as Plan.ToolInputs, for this model's provider.
+	ToolInputs map[string]*Lowering `json:"tool_inputs,omitempty"`
 }
 
 // FallbackPlan returns the plan as if its manifest named its i-th
@@ -69,7 +79,7 @@ type FallbackModel struct {
 func (p *Plan) FallbackPlan(i int) *Plan {
 	q := *p
 	q.Agent.Model = p.Fallbacks[i].Model
-	q.Output, q.Fallbacks = p.Fallbacks[i].Output, nil
+	q.Output, q.ToolInputs, q.Fallbacks = p.Fallbacks[i].Output, p.Fallbacks[i].ToolInputs, nil
 	return &q
 }
 
@@ -194,7 +204,8 @@ func planDigest(p *Plan) (digest.Digest, error) {
 		Output   *Lowering               `json:"output,omitempty"`
 		Fallback []FallbackModel         `json:"fallbacks,omitempty"`
 		Tests    map[string]Test         `json:"tests,omitempty"`
-	}{p.Format, p.Digests.Contract, &p.Agent, callees, p.Output, p.Fallbacks, p.Tests}
+		Tools    map[string]*Lowering    `json:"tool_inputs,omitempty"`
+	}{p.Format, p.Digests.Contract, &p.Agent, callees, p.Output, p.Fallbacks, p.Tests, p.ToolInputs}
 	d, err := digest.Plan.OfValue(v)
 	if err != nil {
 		return "", fmt.Errorf("plan digest: %w", err)
@@ -208,6 +219,14 @@ func planDigest(p *Plan) (digest.Digest, error) {
 func (p *Plan) Seal() error {
 	if err := p.checkCallees(); err != nil {
 		return err
+	}
+	if err := checkToolInputs(&p.Agent, p.Agent.Model.Provider, p.ToolInputs); err != nil {
+		return err
+	}
+	for _, f := range p.Fallbacks {
+		if err := checkToolInputs(&p.Agent, f.Model.Provider, f.ToolInputs); err != nil {
+			return fmt.Errorf("fallback %s: %w", f.Ref(), err)
+		}
 	}
 	p.Format = Format
 	c, err := ContractDigest(&p.Agent)

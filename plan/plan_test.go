@@ -131,6 +131,20 @@ func FuzzRead(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(caller)
+	// A tool sent strict: its lowering in tool_inputs.
+	tooled := *p
+	tooled.Agent.Model = Model{Provider: "openai", Name: "gpt-4o"}
+	tooled.Agent.Capabilities.Tools = map[string]Tool{"look": {Kind: "exec", Description: "d", Argv: []string{"true"},
+		Input: &Input{Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)}}}
+	tooled.ToolInputs = map[string]*Lowering{"look": {Provider: "openai", Mode: ModeTool, Strict: true, Nullable: []string{"/properties/q"},
+		Schema: json.RawMessage(`{"additionalProperties":false,"properties":{"q":{"type":["string","null"]}},"required":["q"],"type":"object"}`)}}
+	if err := tooled.Seal(); err != nil {
+		f.Fatal(err)
+	}
+	if data, err = tooled.Encode(); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Read("plan.json", data)
 		if err != nil {

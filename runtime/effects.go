@@ -803,7 +803,7 @@ func (x *run) toolEncoding(req toolRequest) (*toolEncoding, error) {
 }
 
 func sameSpec(a, b ToolSpec) bool {
-	return a.Name == b.Name && a.Description == b.Description && a.Strict == b.Strict && bytes.Equal(a.Schema, b.Schema)
+	return a.Name == b.Name && a.Description == b.Description && a.Strict == b.Strict && bytes.Equal(a.Schema, b.Schema) && bytes.Equal(a.Contract, b.Contract)
 }
 
 // declaration is the plan's declaration of the tool named, nil for none:

@@ -90,6 +90,11 @@ type ToolSpec struct {
 	// generates the arguments (OpenAI strict function calling, Anthropic
 	// strict tool use); the schema is then in the provider's dialect.
 	Strict bool `json:"strict,omitempty"`
+	// Contract, for a tool sent with its schema lowered to the provider's
+	// dialect (plan.Plan.ToolInputs), is the schema as written, which the
+	// arguments are validated against. Providers send Schema; a model
+	// that enforces everything (the test model) answers by Contract.
+	Contract json.RawMessage `json:"contract,omitempty"`
 }
 
 // ToolChoice says which tools a turn may or must call.

@@ -123,6 +123,7 @@ type Runner struct {
 	files       []plan.FileField // the file inputs
 	prompt      *plan.Template
 	argSchemas  map[string]*jsonschema.Schema // by tool name
+	toolLow     map[string]*plan.Lowering     // tools sent strict, by name (Plan.ToolInputs)
 	specs       []ToolSpec                    // gathering tools, sorted by name
 	outSpec     ToolSpec
 	specsOut    []ToolSpec    // specs, then outSpec
@@ -211,6 +212,17 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 			return nil, &ConfigError{fmt.Sprintf("tool %q: argument schema: %v", name, err)}
 		}
 		r.argSchemas[name] = s
+		if l := p.ToolInputs[name]; l != nil {
+			// Sent lowered and strict; validated as written.
+			if pr := opts.Provider; pr != "" && pr != "test" && pr != l.Provider {
+				return nil, &ConfigError{fmt.Sprintf("tool %q: the plan's argument schema is lowered for %s, not %s: run the agent against %s, or against the test model", name, l.Provider, pr, l.Provider)}
+			}
+			if r.toolLow == nil {
+				r.toolLow = map[string]*plan.Lowering{}
+			}
+			r.toolLow[name] = l
+			spec.Contract, spec.Schema, spec.Strict = spec.Schema, l.Schema, true
+		}
 		r.specs = append(r.specs, spec)
 	}
 	if o := a.Output; o != nil {
@@ -1140,6 +1152,7 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 // effect, served from the journal where it holds it; the error result is
 // for what ends the run: a divergence, a journal that cannot be written.
 func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallReport, stop error) {
+	c.Arguments = x.raiseArgs(c.Name, c.Arguments)
 	cr = callReport(c)
 	start := x.now()
 	replayed := false
@@ -1230,6 +1243,27 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	x.charge(res.Usage, replayed)
 	x.roundCost = x.roundCost.Add(res.Cost)
 	return res, cr, nil
+}
+
+// raiseArgs turns the arguments of a call of a tool sent strict back into
+// the shape of its schema as written: a null standing for an absent
+// optional argument is removed (plan.Raise). Everything after sees the
+// arguments so raised: the tool, its approval, the journal, the report.
+// Arguments that are not JSON are left as they are, for validation to
+// refuse.
+func (x *run) raiseArgs(name string, args json.RawMessage) json.RawMessage {
+	l := x.toolLow[name]
+	if l == nil || len(l.Nullable) == 0 {
+		return args
+	}
+	if _, ok := canonicalArgs(args); !ok {
+		return args
+	}
+	raised := plan.Raise(l.Schema, l.Nullable, args)
+	if c, ok := canonicalArgs(raised); ok {
+		return c
+	}
+	return args
 }
 
 // charge counts tokens spent by the run: paid for now, or served from the

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -17,10 +18,25 @@ func EstimateUsage(req *Request, msg Message) Usage { return estimateUsage(req, 
 func estimateUsage(req *Request, msg Message, c *convSizes) Usage {
 	bytes, files := c.of(req.Messages)
 	in := bytes + len(c.toolsJSON(req.Tools))
+	for _, t := range req.Tools {
+		if len(t.Contract) > 0 {
+			// Beside the schema sent, not sent itself.
+			in -= len(`,"contract":`) + compactSize(t.Contract)
+		}
+	}
 	if req.Answer != nil {
 		in += len(req.Answer.Schema)
 	}
 	return Usage{Input: tokens(in) + files, Output: tokens(jsonSize(msg))}
+}
+
+// compactSize is the length of raw JSON as encoding/json writes it.
+func compactSize(raw json.RawMessage) int {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return len(raw)
+	}
+	return b.Len()
 }
 
 // jsonSize is the length of v's JSON.

@@ -90,6 +90,9 @@ func (m Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Res
 			// It enforces everything: the answer satisfies the whole
 			// contract, not only what a provider's dialect could carry.
 			spec.Schema = req.Contract
+		} else if len(spec.Contract) > 0 {
+			// The same for a tool sent with its schema lowered.
+			spec.Schema = spec.Contract
 		}
 		var f facts
 		if name == req.OutputTool {

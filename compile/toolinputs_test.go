@@ -1,0 +1,119 @@
+package compile_test
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/compile"
+	"agentc.dev/agentc/plan"
+)
+
+// An agent's exec and http tools are sent with their argument schemas
+// lowered to the provider's dialect, strict, where the provider enforces
+// a strict tool's schema and the schema fits the dialect: the plan keeps
+// each such lowering, for the agent's model and for each fallback.
+func TestToolInputs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, model, extra string) string {
+		path := filepath.Join(dir, name+".cue")
+		src := `name: "` + name + `"
+model: ` + model + `
+instructions: "Answer."
+budgets: deadline: "60s"
+capabilities: tools: {
+	lookup: {
+		kind: "exec", description: "Looks up.", argv: ["echo", "{{.q}}"]
+		input: schema: {type: "object", properties: {q: {type: "string", maxLength: 40}, limit: {type: "integer"}}, required: ["q"], additionalProperties: false}
+	}
+	fetch: {
+		kind: "http", description: "Fetches.", url: "https://api.example/{{.id}}", allow: ["https://api.example/"]
+		input: schema: {type: "object", properties: id: {type: "string"}, patternProperties: "^x-": {type: "string"}, required: ["id"]}
+	}
+	files: {kind: "fs", description: "Reads.", root: ".", ops: ["read"]}
+}
+output: {description: "The answer.", schema: {type: "object", properties: a: {type: "string"}, required: ["a"], additionalProperties: false}}
+` + extra
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	p := compileAt(t, write("agent", `{provider: "openai", name: "gpt-4o-2024-08-06", fallback: models: ["anthropic:claude-sonnet-4-5", "bedrock:anthropic.claude-sonnet-4-5-v1:0", "google:gemini-2.5-flash"]}`, ""))
+	if got := slices.Sorted(maps.Keys(p.ToolInputs)); !slices.Equal(got, []string{"lookup"}) {
+		t.Fatalf("tools lowered for openai: %v, want [lookup] (fetch's patternProperties is outside the dialect; fs declares no schema)", got)
+	}
+	l := p.ToolInputs["lookup"]
+	var sent map[string]any
+	if err := json.Unmarshal(l.Schema, &sent); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := sent["required"].([]any)
+	if l.Provider != "openai" || !l.Strict || len(req) != 2 || sent["additionalProperties"] != false ||
+		!slices.Equal(l.Nullable, []string{"/properties/limit"}) || len(l.Local) != 1 || l.Local[0].Keyword != "maxLength" {
+		t.Errorf("lookup lowered for openai: %+v, schema %s", l, l.Schema)
+	}
+	if !strings.Contains(string(l.Schema), `{maxLength: 40}`) {
+		t.Errorf("the dropped maxLength is not told in the description: %s", l.Schema)
+	}
+	if len(p.Fallbacks) != 3 {
+		t.Fatalf("fallbacks: %+v", p.Fallbacks)
+	}
+	a := p.Fallbacks[0].ToolInputs["lookup"]
+	if a == nil || a.Provider != "anthropic" || !a.Strict || len(a.Nullable) != 0 || len(p.Fallbacks[0].ToolInputs) != 1 {
+		t.Errorf("lowered for the anthropic fallback: %+v", p.Fallbacks[0].ToolInputs)
+	}
+	for _, f := range p.Fallbacks[1:] {
+		if f.ToolInputs != nil {
+			t.Errorf("%s has no strict tools, and yet: %+v", f.Ref(), f.ToolInputs)
+		}
+	}
+	// --model to Anthropic lowers them again, as the manifest naming it.
+	claude := compileAt(t, write("agent", `{provider: "anthropic", name: "claude-sonnet-4-5"}`, ""))
+	got, err := compile.Retarget(p, "anthropic", "claude-sonnet-4-5")
+	if err != nil || got.ToolInputs["lookup"] == nil || got.ToolInputs["lookup"].Provider != "anthropic" {
+		t.Fatalf("retargeted: %v %+v", err, got)
+	}
+	if claude.ToolInputs["lookup"] == nil || string(claude.ToolInputs["lookup"].Schema) != string(got.ToolInputs["lookup"].Schema) {
+		t.Errorf("retargeted %+v, compiled %+v", got.ToolInputs, claude.ToolInputs)
+	}
+	for _, model := range []string{`{provider: "test", name: "test"}`, `{provider: "bedrock", name: "anthropic.claude-sonnet-4-5-v1:0"}`, `{provider: "google", name: "gemini-2.5-flash"}`} {
+		if q := compileAt(t, write("other", model, "")); q.ToolInputs != nil {
+			t.Errorf("%s: tools lowered %+v; its tools are sent as written", model, q.ToolInputs)
+		}
+	}
+
+	// The lowering is part of the plan digest, and a plan whose lowerings
+	// do not fit its agent is refused.
+	for _, c := range []struct {
+		name string
+		edit func(q *plan.Plan)
+		want string
+	}{
+		{"unknown tool", func(q *plan.Plan) { q.ToolInputs["nope"] = l }, `tool_inputs: "nope" is not one of the agent's tools`},
+		{"no schema to lower", func(q *plan.Plan) { q.ToolInputs["files"] = l }, `tool_inputs: tool "files" (kind fs) declares no input schema`},
+		{"another provider", func(q *plan.Plan) { q.ToolInputs["lookup"] = a }, `tool_inputs: tool "lookup"'s input schema is lowered for "anthropic", not "openai"`},
+		{"not strict", func(q *plan.Plan) { c := *l; c.Strict = false; q.ToolInputs["lookup"] = &c }, "lowering is not strict"},
+		{"a fallback's", func(q *plan.Plan) {
+			q.Fallbacks = slices.Clone(q.Fallbacks)
+			q.Fallbacks[0].ToolInputs = map[string]*plan.Lowering{"lookup": l}
+		}, `fallback anthropic:claude-sonnet-4-5: tool_inputs: tool "lookup"'s input schema is lowered for "openai", not "anthropic"`},
+		{"nil", func(q *plan.Plan) { q.ToolInputs["lookup"] = nil }, `tool_inputs: tool "lookup" has no lowering`},
+	} {
+		q := *p
+		q.ToolInputs = map[string]*plan.Lowering{"lookup": l}
+		c.edit(&q)
+		if err := q.Seal(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	q := *p
+	q.ToolInputs = nil
+	if err := q.Seal(); err != nil || q.Digests.Plan == p.Digests.Plan || q.Digests.Contract != p.Digests.Contract {
+		t.Errorf("without the lowering: %v; plan digest %s, as with it", err, q.Digests.Plan)
+	}
+}
