@@ -146,6 +146,11 @@ func LowerToolInputs(provider string, tools map[string]plan.Tool) (map[string]*p
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: input schema: %w", name, err)
 		}
+		if takesOtherProperties(doc) {
+			// Closing it, as the dialect demands, would take from the
+			// tool what the schema lets the model pass.
+			continue
+		}
 		l, err := Lower(prof, plan.ModeTool, doc)
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: input schema: %w", name, err)
@@ -159,6 +164,24 @@ func LowerToolInputs(provider string, tools map[string]plan.Tool) (map[string]*p
 		out[name] = l
 	}
 	return out, nil
+}
+
+// takesOtherProperties reports whether a schema says that some object in
+// it takes properties it does not name: additionalProperties or
+// unevaluatedProperties written as anything but false. Left out, they are
+// taken as closed, as the providers' strict dialects take them.
+func takesOtherProperties(doc any) bool {
+	open := false
+	walkSchema(doc, func(_, _ string, sub any) {
+		if m, ok := sub.(map[string]any); ok {
+			for _, k := range []string{"additionalProperties", "unevaluatedProperties"} {
+				if v, ok := m[k]; ok && v != false {
+					open = true
+				}
+			}
+		}
+	})
+	return open
 }
 
 // lower is Lower, with compile reporting whether a schema compiles.
@@ -224,6 +247,7 @@ type lowerer struct {
 	props    int
 	nullable []string
 	local    []plan.Constraint
+	nullRefs map[string]bool // by $ref: whether its schema admits null (acceptsNull)
 }
 
 func (lw *lowerer) fail(ptr, why string) {
@@ -428,7 +452,7 @@ func (lw *lowerer) object(m, out map[string]any, ptr, lptr string, depth int) {
 	for _, name := range slices.Sorted(maps.Keys(props)) {
 		pp, lpp := ptr+"/properties/"+jsonpointer.Escape(name), lptr+"/properties/"+jsonpointer.Escape(name)
 		names = append(names, name)
-		if !lw.prof.RequireAll || required[name] || acceptsNull(props[name]) {
+		if !lw.prof.RequireAll || required[name] || lw.acceptsNull(props[name]) {
 			lowered[name] = lw.lower(props[name], pp, lpp, depth+1, true)
 			continue
 		}
@@ -493,8 +517,13 @@ func describesValue(m map[string]any) bool {
 	return false
 }
 
-// acceptsNull reports whether a schema plainly admits null.
-func acceptsNull(node any) bool {
+// acceptsNull reports whether a schema plainly admits null: by its type,
+// enum or const, through a branch of anyOf or oneOf, through every
+// branch of allOf, or through the schema a local $ref leads to. Such a
+// property's null is a value, never made to stand for its absence. Each
+// $ref's answer is kept, so a schema whose references branch is read
+// once, and a reference back into one being read admits nothing more.
+func (lw *lowerer) acceptsNull(node any) bool {
 	m, ok := node.(map[string]any)
 	if !ok {
 		return node == true
@@ -512,14 +541,62 @@ func acceptsNull(node any) bool {
 	if c, ok := m["const"]; ok && c == nil {
 		return true
 	}
-	if branches, ok := m["anyOf"].([]any); ok {
-		for _, b := range branches {
-			if acceptsNull(b) {
-				return true
+	if r, ok := m["$ref"].(string); ok {
+		known, seen := lw.nullRefs[r]
+		if !seen {
+			if lw.nullRefs == nil {
+				lw.nullRefs = map[string]bool{}
+			}
+			lw.nullRefs[r] = false // while it is read
+			target, ok := resolveLocal(lw.root, r)
+			known = ok && lw.acceptsNull(target)
+			lw.nullRefs[r] = known
+		}
+		if known {
+			return true
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if branches, ok := m[k].([]any); ok {
+			for _, b := range branches {
+				if lw.acceptsNull(b) {
+					return true
+				}
 			}
 		}
 	}
+	if branches, ok := m["allOf"].([]any); ok && len(branches) > 0 {
+		for _, b := range branches {
+			if !lw.acceptsNull(b) {
+				return false
+			}
+		}
+		return true
+	}
 	return false
+}
+
+// resolveLocal returns the schema a local $ref ("#", "#/$defs/x") names
+// in root.
+func resolveLocal(root any, ref string) (any, bool) {
+	ptr, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil, false
+	}
+	node := root
+	if ptr == "" {
+		return node, true
+	}
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if node, ok = m[jsonpointer.Unescape(tok)]; !ok {
+			return nil, false
+		}
+	}
+	return node, true
 }
 
 // needsWrap reports whether a schema can only be made nullable by

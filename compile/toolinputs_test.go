@@ -2,6 +2,7 @@ package compile_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -103,6 +104,8 @@ output: {description: "The answer.", schema: {type: "object", properties: a: {ty
 			q.Fallbacks[0].ToolInputs = map[string]*plan.Lowering{"lookup": l}
 		}, `fallback anthropic:claude-sonnet-4-5: tool_inputs: tool "lookup"'s input schema is lowered for "openai", not "anthropic"`},
 		{"nil", func(q *plan.Plan) { q.ToolInputs["lookup"] = nil }, `tool_inputs: tool "lookup" has no lowering`},
+		{"a number", func(q *plan.Plan) { c := *l; c.Schema = json.RawMessage(`5`); q.ToolInputs["lookup"] = &c }, `tool_inputs: tool "lookup"'s lowered schema is not an object schema`},
+		{"none", func(q *plan.Plan) { c := *l; c.Schema = nil; q.ToolInputs["lookup"] = &c }, `tool_inputs: tool "lookup"'s lowered schema is not JSON`},
 	} {
 		q := *p
 		q.ToolInputs = map[string]*plan.Lowering{"lookup": l}
@@ -115,5 +118,71 @@ output: {description: "The answer.", schema: {type: "object", properties: a: {ty
 	q.ToolInputs = nil
 	if err := q.Seal(); err != nil || q.Digests.Plan == p.Digests.Plan || q.Digests.Contract != p.Digests.Contract {
 		t.Errorf("without the lowering: %v; plan digest %s, as with it", err, q.Digests.Plan)
+	}
+}
+
+// An optional property whose schema takes null keeps its null as a value:
+// it is not made to stand for the property's absence, however the schema
+// says it takes null (oneOf, a $ref). Reading whether a schema
+// takes null follows each $ref once, however its references branch.
+func TestLowerNullAsValue(t *testing.T) {
+	var defs strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&defs, `"d%d":{"anyOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+	}
+	defs.WriteString(`"d40":{"type":["string","null"]}`)
+	for _, c := range []struct {
+		name, prop string
+		nullable   bool
+	}{
+		{"oneOf", `{"oneOf":[{"type":"string"},{"type":"null"}]}`, false},
+		{"ref", `{"$ref":"#/$defs/opt"}`, false},
+		{"ref to a ref", `{"$ref":"#/$defs/alias"}`, false},
+		{"branching refs", `{"$ref":"#/$defs/d0"}`, false},
+		{"no null", `{"$ref":"#/$defs/str"}`, true},
+	} {
+		doc := `{"type":"object","properties":{"q":{"type":"string"},"tag":` + c.prop + `},"required":["q"],"additionalProperties":false,
+			"$defs":{"opt":{"type":["string","null"]},"alias":{"$ref":"#/$defs/opt"},"str":{"type":"string"},` + defs.String() + `}}`
+		v, err := plan.UnmarshalJSONValue([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := compile.Lower(compile.Profiles["openai"], plan.ModeTool, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := slices.Contains(l.Nullable, "/properties/tag"); got != c.nullable || !l.Strict {
+			t.Errorf("%s: nullable %v (strict %v, %s), want %v", c.name, l.Nullable, l.Strict, l.Reason, c.nullable)
+		}
+		if !c.nullable {
+			if got := plan.Raise(l.Schema, l.Nullable, json.RawMessage(`{"q":"x","tag":null}`)); string(got) != `{"q":"x","tag":null}` {
+				t.Errorf("%s: raised to %s; the null is the tag's value", c.name, got)
+			}
+		}
+	}
+}
+
+// A tool whose schema lets the model pass properties it does not name is
+// sent as written: closing it, as the strict dialects demand, would take
+// those from the tool. A schema that leaves additionalProperties out is
+// closed, as the providers' own tooling takes it.
+func TestToolInputsOpen(t *testing.T) {
+	tools := map[string]plan.Tool{}
+	for name, schema := range map[string]string{
+		"map":      `{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":{"type":"string"}}`,
+		"open":     `{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":true}`,
+		"nested":   `{"type":"object","properties":{"h":{"type":"object","properties":{"a":{"type":"string"}},"unevaluatedProperties":{"type":"string"}}}}`,
+		"closed":   `{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":false}`,
+		"left out": `{"type":"object","properties":{"path":{"type":"string"}}}`,
+		"named so": `{"type":"object","properties":{"additionalProperties":{"type":"string"}}}`,
+	} {
+		tools[name] = plan.Tool{Kind: "http", Input: &plan.Input{Schema: json.RawMessage(schema)}}
+	}
+	got, err := compile.LowerToolInputs("openai", tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := slices.Sorted(maps.Keys(got)); !slices.Equal(names, []string{"closed", "left out", "named so"}) {
+		t.Errorf("strict: %v, want the closed ones, and the one that names a property additionalProperties", names)
 	}
 }

@@ -130,3 +130,16 @@ func BenchmarkValidatePatterns(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRaiseDeep is raising a model's value 900 levels deep, with a
+// list of 1,000 items at the bottom, under a recursive schema
+// (TestRaiseDeepAndWide).
+func BenchmarkRaiseDeep(b *testing.B) {
+	lowered, nullable, val, _ := deepRecursive(900, 1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if out := Raise(lowered, nullable, val); len(out) == len(val) {
+			b.Fatal("nothing raised")
+		}
+	}
+}

@@ -205,19 +205,30 @@ func (r *raiser) walk(node any, ptr string, val any, hops int) bool {
 
 // branch chooses the branch of an anyOf a value was generated under: the
 // first it is valid against (a strict provider generated it valid), or,
-// for a value valid under none, the first it plausibly fits.
+// for a value valid under none, the first it plausibly fits. A value valid
+// against a branch fits it, so a branch is validated only when the value
+// fits more than one: validation reads the whole value below, and doing
+// it at every level of a deep value (a nullable $ref is such an anyOf)
+// would cost its size times its depth.
 func (r *raiser) branch(ptr string, branches []any, val any) int {
-	for i := range branches {
+	var fit []int
+	for i, b := range branches {
+		if r.fits(b, val, 0) {
+			fit = append(fit, i)
+		}
+	}
+	switch len(fit) {
+	case 0:
+		return -1
+	case 1:
+		return fit[0]
+	}
+	for _, i := range fit {
 		if s := r.compiled(ptr + "/anyOf/" + strconv.Itoa(i)); s != nil && s.Validate(val) == nil {
 			return i
 		}
 	}
-	for i, b := range branches {
-		if r.fits(b, val, 0) {
-			return i
-		}
-	}
-	return -1
+	return fit[0]
 }
 
 func (r *raiser) compiled(ptr string) *jsonschema.Schema {

@@ -15,8 +15,10 @@ var StrictToolKinds = []string{"exec", "http"}
 
 // checkToolInputs checks a plan's tool input lowerings for a provider:
 // each names a tool of the agent of a kind that takes one, is lowered for
-// that provider, and is strict (a schema the provider cannot enforce is
-// sent as written, and has no entry).
+// that provider, is strict (a schema the provider cannot enforce is sent
+// as written, and has no entry), and holds an object schema. Whether that
+// compiles is runtime.New's to find, once the plan's schemas are known to
+// be within CheckLimits.
 func checkToolInputs(a *Agent, provider string, lows map[string]*Lowering) error {
 	for _, name := range slices.Sorted(maps.Keys(lows)) {
 		l := lows[name]
@@ -32,8 +34,11 @@ func checkToolInputs(a *Agent, provider string, lows map[string]*Lowering) error
 			return fmt.Errorf("tool_inputs: tool %q's input schema is lowered for %q, not %q", name, l.Provider, provider)
 		case !l.Strict:
 			return fmt.Errorf("tool_inputs: tool %q's lowering is not strict; a schema the provider cannot enforce is sent as written", name)
-		case len(l.Schema) == 0:
-			return fmt.Errorf("tool_inputs: tool %q's lowering has no schema", name)
+		}
+		if doc, err := UnmarshalJSONValue(l.Schema); err != nil {
+			return fmt.Errorf("tool_inputs: tool %q's lowered schema is not JSON: %v", name, err)
+		} else if _, ok := doc.(map[string]any); !ok {
+			return fmt.Errorf("tool_inputs: tool %q's lowered schema is not an object schema", name)
 		}
 	}
 	return nil

@@ -217,6 +217,9 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 			if pr := opts.Provider; pr != "" && pr != "test" && pr != l.Provider {
 				return nil, &ConfigError{fmt.Sprintf("tool %q: the plan's argument schema is lowered for %s, not %s: run the agent against %s, or against the test model", name, l.Provider, pr, l.Provider)}
 			}
+			if _, err := plan.CompileSchemaJSON(l.Schema); err != nil {
+				return nil, &ConfigError{fmt.Sprintf("tool %q: the argument schema lowered for %s: %v", name, l.Provider, err)}
+			}
 			if r.toolLow == nil {
 				r.toolLow = map[string]*plan.Lowering{}
 			}

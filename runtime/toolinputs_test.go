@@ -92,6 +92,18 @@ func TestStrictToolArguments(t *testing.T) {
 		t.Fatalf("test model: %v %+v, calls %q", err, rep, tm.got)
 	}
 
+	// A lowered schema that does not compile is refused before anything
+	// is sent.
+	bad := strictPlan(t)
+	bad.ToolInputs["lookup"].Schema = json.RawMessage(`{"$ref":"#/$defs/none"}`)
+	if err := bad.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = agentrt.New(bad, agentrt.Options{Model: testmodel.Model{}, Tools: map[string]agentrt.Tool{"lookup": tm}})
+	if err == nil || !strings.Contains(err.Error(), `tool "lookup": the argument schema lowered for openai:`) {
+		t.Errorf("a lowered schema that does not compile: %v", err)
+	}
+
 	// A plan lowered for OpenAI is not sent to another provider.
 	_, err = agentrt.New(p, agentrt.Options{Model: testmodel.Model{}, Provider: "anthropic", Tools: map[string]agentrt.Tool{"lookup": tm}})
 	var ce *agentrt.ConfigError
@@ -106,7 +118,7 @@ func TestEstimateWithoutContract(t *testing.T) {
 	sent := agentrt.ToolSpec{Name: "lookup", Description: "Looks up.", Strict: true,
 		Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)}
 	with := sent
-	with.Contract = json.RawMessage(`{ "type": "object", "properties": {"q": {"type": "string", "maxLength": 8}} }`)
+	with.Contract = json.RawMessage(`{ "type": "object", "properties": {"q": {"type": "string", "maxLength": 8, "pattern": "^[^<>&]*$", "description": "no <, > or &"}} }`)
 	msgs := []agentrt.Message{{Role: agentrt.User, Content: "Look it up."}}
 	a := agentrt.EstimateUsage(&agentrt.Request{Messages: msgs, Tools: []agentrt.ToolSpec{sent}}, agentrt.Message{})
 	b := agentrt.EstimateUsage(&agentrt.Request{Messages: msgs, Tools: []agentrt.ToolSpec{with}}, agentrt.Message{})

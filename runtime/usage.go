@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -21,22 +20,13 @@ func estimateUsage(req *Request, msg Message, c *convSizes) Usage {
 	for _, t := range req.Tools {
 		if len(t.Contract) > 0 {
 			// Beside the schema sent, not sent itself.
-			in -= len(`,"contract":`) + compactSize(t.Contract)
+			in -= len(`,"contract":`) + jsonSize(t.Contract)
 		}
 	}
 	if req.Answer != nil {
 		in += len(req.Answer.Schema)
 	}
 	return Usage{Input: tokens(in) + files, Output: tokens(jsonSize(msg))}
-}
-
-// compactSize is the length of raw JSON as encoding/json writes it.
-func compactSize(raw json.RawMessage) int {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return len(raw)
-	}
-	return b.Len()
 }
 
 // jsonSize is the length of v's JSON.
