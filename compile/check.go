@@ -216,6 +216,7 @@ func (c *checker) run() {
 	c.checkModelSettings()
 	c.checkOutput()
 	c.checkDialect()
+	c.checkToolDialect()
 	c.checkTests()
 }
 

@@ -721,7 +721,13 @@ func (c *checker) checkDialect() {
 			fmt.Sprintf("%s: %s cannot enforce this schema while generating (%s); %s", s.where(""), prof.Provider, l.Reason, tail)))
 		return
 	}
-	local := append([]plan.Constraint(nil), l.Local...)
+	c.noteLocal(s, prof, l.Local, code, tail)
+}
+
+// noteLocal reports each constraint of a schema a lowering left to local
+// validation, at the constraint.
+func (c *checker) noteLocal(s *Schema, prof Profile, l []plan.Constraint, code, tail string) {
+	local := append([]plan.Constraint(nil), l...)
 	sort.SliceStable(local, func(i, j int) bool { return local[i].Pointer < local[j].Pointer })
 	for _, u := range local {
 		what := fmt.Sprintf("%q", u.Keyword)
@@ -741,5 +747,40 @@ func (c *checker) checkDialect() {
 		}
 		c.ds = append(c.ds, diag(s.Pos(u.Pointer), code,
 			fmt.Sprintf("%s: %s cannot enforce %s; %s", s.where(u.Pointer), prof.Provider, what, tail)))
+	}
+}
+
+// checkToolDialect reports, as notes, how each exec and http tool's input
+// schema is sent to a provider that enforces a strict tool's schema: the
+// constraints left to local validation of the arguments, or why it is
+// sent as written, not strict (LowerToolInputs decides the same).
+func (c *checker) checkToolDialect() {
+	provider, _ := str(lookup(c.v, "model", "provider"))
+	prof, ok := Profiles[provider]
+	if !ok || !prof.StrictTools {
+		return
+	}
+	const tail = "it is enforced only by local validation of the arguments"
+	for _, name := range c.toolNames() {
+		kind, _ := str(lookup(c.v, "capabilities", "tools", name, "kind"))
+		s := c.schemaOf("capabilities.tools." + name + ".input.schema")
+		if s == nil || !slices.Contains(plan.StrictToolKinds, kind) {
+			continue
+		}
+		if takesOtherProperties(s.Doc) {
+			c.ds = append(c.ds, diag(s.Pos(""), CodeProviderUnenforced,
+				fmt.Sprintf("%s: sent to %s as written, not strict: it lets the model pass properties it does not name, and %s would close every object; %s", s.where(""), prof.Provider, prof.Provider, tail)))
+			continue
+		}
+		l, err := lower(prof, plan.ModeTool, s.Doc, c.comp.compiled.compile)
+		if err != nil {
+			continue // SCHEMA_NUMBER reports it
+		}
+		if !l.Strict {
+			c.ds = append(c.ds, diag(s.Pos(""), CodeProviderUnenforced,
+				fmt.Sprintf("%s: %s cannot enforce this schema while the model writes the arguments (%s); it is sent as written, not strict, and %s", s.where(""), prof.Provider, l.Reason, tail)))
+			continue
+		}
+		c.noteLocal(s, prof, l.Local, CodeProviderUnenforced, tail)
 	}
 }
