@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"regexp/syntax"
 	"slices"
 	"sort"
@@ -278,6 +279,11 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 	if lw.prof.MaxDepth > 0 && depth > lw.prof.MaxDepth {
 		lw.fail(ptr, fmt.Sprintf("nesting deeper than %d levels", lw.prof.MaxDepth))
 	}
+	if _, ok := m["$id"]; ok && ptr != "" {
+		// The lowered schema keeps no $id, so the references below it
+		// would resolve against the root instead.
+		lw.fail(ptr, "a $id below the root (its references resolve against it)")
+	}
 	out := map[string]any{}
 	extras := map[string]any{}
 	_, hasRef := m["$ref"]
@@ -522,7 +528,7 @@ func describesValue(m map[string]any) bool {
 // branch of allOf, or through the schema a local $ref leads to. Such a
 // property's null is a value, never made to stand for its absence. Each
 // $ref's answer is kept, so a schema whose references branch is read
-// once, and a reference back into one being read admits nothing more.
+// once.
 func (lw *lowerer) acceptsNull(node any) bool {
 	m, ok := node.(map[string]any)
 	if !ok {
@@ -547,7 +553,11 @@ func (lw *lowerer) acceptsNull(node any) bool {
 			if lw.nullRefs == nil {
 				lw.nullRefs = map[string]bool{}
 			}
-			lw.nullRefs[r] = false // while it is read
+			// While it is read, a reference back into it is taken to
+			// admit null: that keeps a null as a value, never removed,
+			// which is the safe side of a cycle of references that never
+			// steps into the value.
+			lw.nullRefs[r] = true
 			target, ok := resolveLocal(lw.root, r)
 			known = ok && lw.acceptsNull(target)
 			lw.nullRefs[r] = known
@@ -592,9 +602,13 @@ func resolveLocal(root any, ref string) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		if node, ok = m[jsonpointer.Unescape(tok)]; !ok {
-			return nil, false
+		// A fragment is percent-encoded before it is a JSON pointer.
+		if tok, err := url.PathUnescape(tok); err == nil {
+			if node, ok = m[jsonpointer.Unescape(tok)]; ok {
+				continue
+			}
 		}
+		return nil, false
 	}
 	return node, true
 }

@@ -186,3 +186,59 @@ func TestToolInputsOpen(t *testing.T) {
 		t.Errorf("strict: %v, want the closed ones, and the one that names a property additionalProperties", names)
 	}
 }
+
+// lowerAndRaise lowers a schema for OpenAI, checks that ans is valid
+// against it as written, and raises ans as a strict provider's value.
+func lowerAndRaise(t *testing.T, src, ans string) string {
+	t.Helper()
+	doc, err := plan.UnmarshalJSONValue([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plan.CompileSchema(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := plan.UnmarshalJSONValue([]byte(ans))
+	if err := s.Validate(v); err != nil {
+		t.Fatalf("%s is not valid as written: %v", ans, err)
+	}
+	l, err := compile.Lower(compile.Profiles["openai"], plan.ModeTool, doc)
+	if err != nil || !l.Strict {
+		t.Fatalf("lowering: %v %s", err, l.Reason)
+	}
+	return string(plan.Raise(l.Schema, l.Nullable, json.RawMessage(ans)))
+}
+
+// Nulls that are values survive references that cycle without stepping
+// into the value, references written percent-encoded, and an anyOf branch
+// reached through more references than the raise follows in a row. A
+// $id below the root, which the lowered schema could not keep, leaves the
+// schema as written.
+func TestRaiseKeepsValueNulls(t *testing.T) {
+	cycle := `{"type":"object","additionalProperties":false,"properties":{"a":{"$ref":"#/$defs/A"},"b":{"$ref":"#/$defs/B"}},
+	 "$defs":{"A":{"anyOf":[{"$ref":"#/$defs/B"},{"type":"null"}]},"B":{"anyOf":[{"$ref":"#/$defs/A"},{"type":"string"}]}}}`
+	if got := lowerAndRaise(t, cycle, `{"a":null,"b":null}`); got != `{"a":null,"b":null}` {
+		t.Errorf("cycle: raised to %s", got)
+	}
+	percent := `{"type":"object","additionalProperties":false,"properties":{"x":{"$ref":"#/$defs/a%20b"}},"$defs":{"a b":{"type":["string","null"]}}}`
+	if got := lowerAndRaise(t, percent, `{"x":null}`); got != `{"x":null}` {
+		t.Errorf("percent-encoded: raised to %s", got)
+	}
+	var defs strings.Builder
+	for i := range 66 {
+		fmt.Fprintf(&defs, `"d%d":{"$ref":"#/$defs/d%d"},`, i, i+1)
+	}
+	defs.WriteString(`"d66":{"type":"object","properties":{"p":{"type":["string","null"]},"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)
+	chain := `{"type":"object","additionalProperties":false,"required":["v"],"properties":{"v":{"anyOf":[{"$ref":"#/$defs/d0"},{"type":"object","properties":{"p":{"type":"string"}},"additionalProperties":false}]}},"$defs":{` + defs.String() + `}}`
+	if got := lowerAndRaise(t, chain, `{"v":{"p":null,"q":"x"}}`); got != `{"v":{"p":null,"q":"x"}}` {
+		t.Errorf("a long chain of references: raised to %s", got)
+	}
+	doc, err := plan.UnmarshalJSONValue([]byte(`{"type":"object","additionalProperties":false,"properties":{"x":{"$id":"https://example.com/n","$ref":"#/$defs/n","$defs":{"n":{"type":"string"}}}},"$defs":{"n":{"type":"integer"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := compile.Lower(compile.Profiles["openai"], plan.ModeTool, doc); err != nil || l.Strict || !strings.Contains(l.Reason, "$id below the root") {
+		t.Errorf("a nested $id: %v %+v", err, l)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -206,10 +207,11 @@ func (r *raiser) walk(node any, ptr string, val any, hops int) bool {
 // branch chooses the branch of an anyOf a value was generated under: the
 // first it is valid against (a strict provider generated it valid), or,
 // for a value valid under none, the first it plausibly fits. A value valid
-// against a branch fits it, so a branch is validated only when the value
-// fits more than one: validation reads the whole value below, and doing
-// it at every level of a deep value (a nullable $ref is such an anyOf)
-// would cost its size times its depth.
+// against a branch fits it (a number such as 1.0 under "integer" need not,
+// but nothing below a number is raised), so a branch is validated only
+// when the value fits more than one: validation reads the whole value
+// below, and doing it at every level of a deep value (a nullable $ref is
+// such an anyOf) would cost its size times its depth.
 func (r *raiser) branch(ptr string, branches []any, val any) int {
 	var fit []int
 	for i, b := range branches {
@@ -255,7 +257,8 @@ func (r *raiser) fits(node any, val any, hops int) bool {
 	}
 	if ref, ok := m["$ref"].(string); ok {
 		if hops > maxHops {
-			return false
+			// Undecided: validation decides, as it would have.
+			return true
 		}
 		if target, _, ok := r.resolve(ref); ok {
 			return r.fits(target, val, hops+1)
@@ -283,17 +286,25 @@ func (r *raiser) resolve(ref string) (any, string, bool) {
 	if ptr == "" {
 		return node, "", true
 	}
+	var at strings.Builder
 	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
 		m, ok := node.(map[string]any)
 		if !ok {
 			return nil, "", false
 		}
-		node, ok = m[jsonpointer.Unescape(tok)]
-		if !ok {
+		// A fragment is percent-encoded before it is a JSON pointer; the
+		// pointer returned is the plain one, as nullable's are.
+		tok, err := url.PathUnescape(tok)
+		if err != nil {
 			return nil, "", false
 		}
+		name := jsonpointer.Unescape(tok)
+		if node, ok = m[name]; !ok {
+			return nil, "", false
+		}
+		at.WriteString("/" + jsonpointer.Escape(name))
 	}
-	return node, ptr, true
+	return node, at.String(), true
 }
 
 func typeAdmits(t any, val any) bool {
