@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/inclusion"
 	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/plan"
 )
@@ -147,12 +148,7 @@ func LowerToolInputs(provider string, tools map[string]plan.Tool) (map[string]*p
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: input schema: %w", name, err)
 		}
-		if takesOtherProperties(doc) {
-			// Closing it, as the dialect demands, would take from the
-			// tool what the schema lets the model pass.
-			continue
-		}
-		l, err := Lower(prof, plan.ModeTool, doc)
+		l, err := lowerToolInput(prof, doc, func(doc any) error { _, err := plan.CompileSchema(doc); return err })
 		if err != nil {
 			return nil, fmt.Errorf("tool %q: input schema: %w", name, err)
 		}
@@ -165,6 +161,20 @@ func LowerToolInputs(provider string, tools map[string]plan.Tool) (map[string]*p
 		out[name] = l
 	}
 	return out, nil
+}
+
+// lowerToolInput lowers a tool's input schema for a provider whose strict
+// tools enforce it (LowerToolInputs, and vet's notes on it). It is not
+// strict, with Reason saying why, where the schema is outside the dialect
+// or lets the model pass properties it does not name: closing those
+// objects, as the dialect demands, would take from the tool what the
+// schema lets the model pass.
+func lowerToolInput(prof Profile, doc any, compile func(doc any) error) (*plan.Lowering, error) {
+	if takesOtherProperties(doc) {
+		return &plan.Lowering{Provider: prof.Provider, Mode: plan.ModeTool,
+			Reason: fmt.Sprintf("it lets the model pass properties it does not name, and %s would close every object", prof.Provider)}, nil
+	}
+	return lower(prof, plan.ModeTool, doc, compile)
 }
 
 // takesOtherProperties reports whether a schema says that some object in
@@ -587,30 +597,18 @@ func (lw *lowerer) acceptsNull(node any) bool {
 }
 
 // resolveLocal returns the schema a local $ref ("#", "#/$defs/x") names
-// in root.
+// in root, its fragment percent-decoded as the validator and the
+// inclusion engine read it.
 func resolveLocal(root any, ref string) (any, bool) {
-	ptr, ok := strings.CutPrefix(ref, "#")
+	frag, ok := strings.CutPrefix(ref, "#")
 	if !ok {
 		return nil, false
 	}
-	node := root
-	if ptr == "" {
-		return node, true
-	}
-	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		m, ok := node.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		// A fragment is percent-encoded before it is a JSON pointer.
-		if tok, err := url.PathUnescape(tok); err == nil {
-			if node, ok = m[jsonpointer.Unescape(tok)]; ok {
-				continue
-			}
-		}
+	frag, err := url.PathUnescape(frag)
+	if err != nil {
 		return nil, false
 	}
-	return node, true
+	return inclusion.At(root, frag)
 }
 
 // needsWrap reports whether a schema can only be made nullable by
@@ -781,18 +779,13 @@ func (c *checker) checkToolDialect() {
 		if s == nil || !slices.Contains(plan.StrictToolKinds, kind) {
 			continue
 		}
-		if takesOtherProperties(s.Doc) {
-			c.ds = append(c.ds, diag(s.Pos(""), CodeProviderUnenforced,
-				fmt.Sprintf("%s: sent to %s as written, not strict: it lets the model pass properties it does not name, and %s would close every object; %s", s.where(""), prof.Provider, prof.Provider, tail)))
-			continue
-		}
-		l, err := lower(prof, plan.ModeTool, s.Doc, c.comp.compiled.compile)
+		l, err := lowerToolInput(prof, s.Doc, c.comp.compiled.compile)
 		if err != nil {
 			continue // SCHEMA_NUMBER reports it
 		}
 		if !l.Strict {
 			c.ds = append(c.ds, diag(s.Pos(""), CodeProviderUnenforced,
-				fmt.Sprintf("%s: %s cannot enforce this schema while the model writes the arguments (%s); it is sent as written, not strict, and %s", s.where(""), prof.Provider, l.Reason, tail)))
+				fmt.Sprintf("%s: sent to %s as written, not strict: %s; %s", s.where(""), prof.Provider, l.Reason, tail)))
 			continue
 		}
 		c.noteLocal(s, prof, l.Local, CodeProviderUnenforced, tail)
