@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"cmd/agentc":         {"internal/cli", "internal/gcpace"},
 	"cmd/agentc-runtime": {"internal/runcmd", "internal/gcpace"},
 	"internal/cli":       {"*"},
-	"internal/runcmd":    {"internal/leaf/project", "internal/leaf/userfile", "internal/leaf/atomicfile", "runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext", "serve"},
+	"internal/runcmd":    {"internal/leaf/buildinfo", "internal/leaf/project", "internal/leaf/userfile", "internal/leaf/atomicfile", "runtime", "plan", "digest", "inclusion", "cost", "telemetry", "internal/termtext", "serve"},
 	"internal/gcpace":    {},
 	// The providers agentc carries beyond agentc-runtime's.
 	"internal/providers": {"internal/runcmd", "plan", "runtime"},
@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"contractdiff":       {"plan", "inclusion", "digest", "internal/leaf/jsonpointer", "runtime/testmodel"},
 	"inclusion":          {"internal/leaf/jsonpointer", "internal/leaf/pattern", "plan"},
 	"plan":               {"internal/leaf/userfile", "digest", "internal/leaf/jsonpointer", "internal/leaf/pattern"},
-	"runtime":            {"internal/leaf/userfile", "runtime", "plan", "digest", "inclusion", "internal/leaf/jsonpointer", "internal/leaf/textcut", "cost"},
+	"runtime":            {"internal/leaf/buildinfo", "internal/leaf/userfile", "runtime", "plan", "digest", "inclusion", "internal/leaf/jsonpointer", "internal/leaf/textcut", "cost"},
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/leaf/jsonpointer", "telemetry"},
 	"internal/devserver": {},
 	"agenttest":          {"internal/leaf/userfile", "plan", "runtime", "constraint", "internal/leaf/cueproc"},

@@ -138,6 +138,10 @@ manifest); 2 usage error.`,
 	root.SetIn(e.Stdin)
 	root.SetOut(e.Stdout)
 	root.SetErr(e.Stderr)
+	// agentc --version (and -v): the build, and the plan and journal
+	// formats it reads and writes.
+	root.Version = runcmd.VersionText("agentc")
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"net/http"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
+	"agentc.dev/agentc/internal/leaf/buildinfo"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/serve"
 	"agentc.dev/agentc/serve/a2a"
@@ -81,10 +81,7 @@ the server's URL once it listens (for --http 127.0.0.1:0).`,
   AGENTC_SERVE_TOKEN=... agentc serve --http 127.0.0.1:8080 examples/issue-triage.cue`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			version := "(devel)"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-				version = bi.Main.Version
-			}
+			version := buildinfo.Version()
 			f.SetChanged(cmd.Flags().Changed)
 			if t.hostPort != "" {
 				if err := t.resolve(); err != nil {

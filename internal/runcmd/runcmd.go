@@ -16,10 +16,19 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"agentc.dev/agentc/internal/leaf/buildinfo"
 	"agentc.dev/agentc/internal/termtext"
+	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/telemetry"
 )
+
+// VersionText is what program --version prints: the build, and the
+// formats of the plans and journals it reads and writes.
+func VersionText(program string) string {
+	return buildinfo.Text(program, [2]string{"plans", plan.Format}, [2]string{"journals", journal.Format})
+}
 
 // Exit codes shared by every verb; the run codes are in run.go.
 const (
@@ -177,6 +186,7 @@ other file is read for them. A manifest is refused before anything is read
 
 Usage:
   agentc-runtime run [flags] plan.json
+  agentc-runtime --version
 
 Flags:
 `
@@ -211,6 +221,9 @@ func Run(args []string, e Env) int {
 	case "run":
 	case "-h", "--help", "help":
 		return help()
+	case "-v", "--version":
+		fmt.Fprint(e.Stdout, VersionText(RuntimeProgram))
+		return ExitOK
 	default:
 		return usage("unknown command %q: %s has only run, for compiled plans; agentc has every verb", args[0], RuntimeProgram)
 	}

@@ -11,6 +11,8 @@ import (
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/cli/cuecmd"
 	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/journal"
 )
 
 const label = `name: "label"
@@ -141,6 +143,9 @@ func TestRuntimeCommandLine(t *testing.T) {
 		{[]string{"--help"}, 0, "Usage:\n  agentc-runtime run [flags] plan.json"},
 		{[]string{"help"}, 0, "      --require-lock "},
 		{[]string{"run", "-h"}, 0, "Exit codes: 0 answered"},
+		{[]string{"--version"}, 0, "\nplans: " + plan.Format + "\njournals: " + journal.Format + "\n"},
+		{[]string{"-v"}, 0, "agentc-runtime "},
+		{[]string{"--help"}, 0, "  agentc-runtime --version\n"},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()

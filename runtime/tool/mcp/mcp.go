@@ -76,7 +76,6 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -88,6 +87,7 @@ import (
 	"github.com/zeebo/blake3"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/leaf/buildinfo"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
@@ -443,13 +443,8 @@ func haveList(listed map[string]*mcp.Tool) string {
 	return strings.Join(names, ", ")
 }
 
-// version is agentc's module version, for the server's logs.
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
+// version is agentc's version, for the server's logs.
+func version() string { return buildinfo.Version() }
 
 // Tools returns the allowed tools, sorted by name.
 func (s *Server) Tools() []runtime.Tool {
