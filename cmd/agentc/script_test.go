@@ -238,6 +238,12 @@ func TestScripts(t *testing.T) {
 					ts.Check(os.WriteFile(ts.MkAbs(f), bytes.ReplaceAll(data, []byte("http://REDIRECT"), []byte(srv.URL)), 0o644))
 				}
 			},
+			// killstaging DIR PROG ARGS... starts PROG ARGS... with a
+			// standard input that sends a PDF's first bytes and then never
+			// ends, waits until a file being staged in the file store DIR
+			// holds those bytes, and kills PROG outright (SIGKILL): a
+			// process killed while it stages a file.
+			"killstaging": killStaging,
 			// waitfor FILE REGEXP waits, up to 60 s (a loaded machine is slow), until the file
 			// matches: for synchronising with a command in the background. It waits on the
 			// writes to the file's directory (package await), not for a while.
@@ -579,4 +585,39 @@ func editPlan(ts *testscript.TestScript, neg bool, args []string, reseal bool) {
 		ts.Check(err)
 	}
 	ts.Check(os.WriteFile(file, out, 0o644))
+}
+
+func killStaging(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: killstaging DIR PROG ARGS...")
+	}
+	prog, err := exec.LookPath(args[1])
+	ts.Check(err)
+	cmd := exec.Command(prog, args[2:]...)
+	cmd.Dir = ts.MkAbs(".")
+	for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
+		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+	}
+	stdin, err := cmd.StdinPipe()
+	ts.Check(err)
+	ts.Check(cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	ts.Defer(func() {
+		_ = cmd.Process.Kill()
+		stdin.Close()
+	})
+	head := []byte("%PDF-1.4\n% a document that never ends\n")
+	_, err = stdin.Write(head)
+	ts.Check(err)
+	staging, err := await.Glob(filepath.Join(ts.MkAbs(args[0]), ".put-*"), func(b []byte) bool { return bytes.Equal(b, head) }, 60*time.Second)
+	if err != nil {
+		ts.Fatalf("killstaging: %v", err)
+	}
+	ts.Check(cmd.Process.Kill())
+	var xe *exec.ExitError
+	if err := <-exited; !errors.As(err, &xe) || xe.ExitCode() != -1 {
+		ts.Fatalf("killstaging: %s ended with %v, not killed", args[1], err)
+	}
+	ts.Logf("killed %s while it staged %s", args[1], filepath.Base(staging))
 }

@@ -10,6 +10,7 @@ package await
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -32,6 +33,28 @@ func File(path string, match func([]byte) bool, timeout time.Duration) ([]byte, 
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return data, nil
+}
+
+// Glob waits until a file whose name matches pattern (filepath.Glob's)
+// exists and match accepts what it holds, and returns its path. Only the
+// last element of the pattern may hold wildcards, and its directory must
+// exist. It fails when timeout passes first.
+func Glob(pattern string, match func([]byte) bool, timeout time.Duration) (string, error) {
+	var found string
+	cond := func() bool {
+		names, _ := filepath.Glob(pattern)
+		for _, name := range names {
+			if _, ok := read(name, match); ok {
+				found = name
+				return true
+			}
+		}
+		return false
+	}
+	if err := watch(filepath.Dir(pattern), cond, timeout); err != nil {
+		return "", fmt.Errorf("%s: %w", pattern, err)
+	}
+	return found, nil
 }
 
 // read returns the file's content when match accepts it.

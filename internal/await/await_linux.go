@@ -73,27 +73,39 @@ func ended(pid int) bool {
 }
 
 func file(path string, match func([]byte) bool, timeout time.Duration) ([]byte, error) {
+	var data []byte
+	err := watch(filepath.Dir(path), func() bool {
+		d, ok := read(path, match)
+		data = d
+		return ok
+	}, timeout)
+	return data, err
+}
+
+// watch waits until cond holds, looking again each time the kernel reports
+// a file created, written or moved into dir.
+func watch(dir string, cond func() bool, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	in, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
-		return nil, os.NewSyscallError("inotify_init1", err)
+		return os.NewSyscallError("inotify_init1", err)
 	}
 	defer unix.Close(in)
 	// Watched before the first look, so no write between the two is missed.
-	if _, err := unix.InotifyAddWatch(in, filepath.Dir(path), unix.IN_CREATE|unix.IN_MODIFY|unix.IN_CLOSE_WRITE|unix.IN_MOVED_TO); err != nil {
-		return nil, os.NewSyscallError("inotify_add_watch", err)
+	if _, err := unix.InotifyAddWatch(in, dir, unix.IN_CREATE|unix.IN_MODIFY|unix.IN_CLOSE_WRITE|unix.IN_MOVED_TO); err != nil {
+		return os.NewSyscallError("inotify_add_watch", err)
 	}
 	buf := make([]byte, 64*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
 	for {
-		if data, ok := read(path, match); ok {
-			return data, nil
+		if cond() {
+			return nil
 		}
 		ok, err := waitReadable(in, deadline)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !ok {
-			return nil, timedOut("no match", timeout)
+			return timedOut("no match", timeout)
 		}
 		// The events only say to look again: drain them.
 		for {

@@ -24,6 +24,13 @@ func file(path string, match func([]byte) bool, timeout time.Duration) ([]byte, 
 	return nil, timedOut("no match", timeout)
 }
 
+func watch(_ string, cond func() bool, timeout time.Duration) error {
+	if poll(cond, timeout) {
+		return nil
+	}
+	return timedOut("no match", timeout)
+}
+
 // ended says whether pid no longer exists (a zombie goes unseen here).
 func ended(pid int) bool {
 	p, err := os.FindProcess(pid)

@@ -72,3 +72,34 @@ func TestFile(t *testing.T) {
 		t.Error("a file never written was found")
 	}
 }
+
+// TestGlob: a wait for a file by pattern returns the first whose content
+// matches, once a write makes it match; it fails when the timeout passes
+// first.
+func TestGlob(t *testing.T) {
+	dir := t.TempDir()
+	type result struct {
+		path string
+		err  error
+	}
+	got := make(chan result, 1)
+	go func() {
+		path, err := await.Glob(filepath.Join(dir, ".put-*"), func(b []byte) bool { return len(b) > 0 }, 30*time.Second)
+		got <- result{path, err}
+	}()
+	if err := os.WriteFile(filepath.Join(dir, "other"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".put-empty"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".put-full"), []byte("bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r.err != nil || r.path != filepath.Join(dir, ".put-full") {
+		t.Errorf("Glob = %q, %v; want the file with bytes", r.path, r.err)
+	}
+	if _, err := await.Glob(filepath.Join(dir, "never-*"), func([]byte) bool { return true }, 50*time.Millisecond); err == nil {
+		t.Error("a file never written was found")
+	}
+}

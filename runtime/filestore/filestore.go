@@ -7,7 +7,8 @@
 // A blob is written whole or not at all (a temporary file, synced, then
 // renamed), and read back through a check of its digest: a blob changed on
 // disk fails its reader at the end rather than pass as the file it claims
-// to be. Digests are checked for form before they name a path, so a
+// to be. A temporary file its process left behind, killed outright while it
+// wrote, is removed by the next process that stages a file in the store. Digests are checked for form before they name a path, so a
 // journal or a host cannot reach outside the directory through one.
 package filestore
 
@@ -22,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/zeebo/blake3"
 
@@ -39,6 +41,8 @@ type Store struct {
 
 	mu    sync.Mutex
 	temps map[string]bool // files being staged, or staged and not yet committed or discarded
+
+	swept sync.Once
 }
 
 // Open returns the store in dir. The directory is made when the first
@@ -96,7 +100,8 @@ func committed(st *Staged, err error) (Blob, error) {
 type Staged struct {
 	Blob
 	s    *Store
-	temp string // "" once committed or discarded
+	temp string   // "" once committed or discarded
+	f    *os.File // open, and so locked, until then
 }
 
 // Stage writes what r holds, up to limit bytes, beside the store: more is
@@ -106,7 +111,8 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("file store: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.dir, ".put-*")
+	s.swept.Do(s.sweep)
+	tmp, err := os.CreateTemp(s.dir, stagingPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("file store: %w", err)
 	}
@@ -120,6 +126,9 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 			s.track(name, false)
 		}
 	}()
+	if err := holdStaging(tmp); err != nil {
+		return nil, fmt.Errorf("file store: %w", err)
+	}
 	h := blake3.New()
 	head := &headWriter{}
 	n, err := io.Copy(io.MultiWriter(tmp, h, head), io.LimitReader(r, limit+1))
@@ -132,18 +141,46 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 	if err := tmp.Sync(); err != nil {
 		return nil, fmt.Errorf("file store: %w", err)
 	}
-	if err := tmp.Close(); err != nil {
-		return nil, fmt.Errorf("file store: %w", err)
-	}
 	if err := os.Chmod(name, 0o444); err != nil {
 		return nil, fmt.Errorf("file store: %w", err)
 	}
 	keep = true
+	// The file stays open, and so locked, until it is committed or
+	// discarded: a sweep leaves it alone however long that takes.
 	return &Staged{
 		Blob: Blob{Digest: Prefix + hex.EncodeToString(h.Sum(nil)), Size: n, MediaType: plan.SniffMediaType(head.b)},
 		s:    s,
 		temp: name,
+		f:    tmp,
 	}, nil
+}
+
+// stagingPrefix begins the name of every file being staged.
+const stagingPrefix = ".put-"
+
+// sweep removes the staging files of processes that are gone: a process
+// killed outright (SIGKILL, the OOM killer, a lost machine) while it
+// staged leaves its temporary file, which nothing else would ever remove.
+// A file counts as left behind once no process holds its lock and it has
+// not changed for abandonedAfter. A store that cannot be read is left to
+// Stage's own errors.
+func (s *Store) sweep() {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return
+	}
+	now := time.Now()
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), stagingPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		path := filepath.Join(s.dir, e.Name())
+		fi, err := e.Info()
+		if err != nil || now.Sub(fi.ModTime()) < abandonedAfter || !released(path) {
+			continue
+		}
+		os.Remove(path)
+	}
 }
 
 // StageOpen stages the rest of the file f, opened by the caller (a
@@ -164,6 +201,9 @@ func (st *Staged) Commit() error {
 	name := st.temp
 	st.temp = ""
 	defer st.s.track(name, false)
+	// Renamed while still locked; its bytes were synced when staged, so
+	// closing it afterwards has nothing left to report.
+	defer st.f.Close()
 	if err := os.Rename(name, filepath.Join(st.s.dir, st.Digest[len(Prefix):])); err != nil {
 		os.Remove(name)
 		return fmt.Errorf("file store: %w", err)
@@ -175,6 +215,7 @@ func (st *Staged) Commit() error {
 func (st *Staged) Discard() {
 	if st != nil && st.temp != "" {
 		os.Remove(st.temp)
+		st.f.Close()
 		st.s.track(st.temp, false)
 		st.temp = ""
 	}
