@@ -40,6 +40,9 @@ func File(path string, match func([]byte) bool, timeout time.Duration) ([]byte, 
 // last element of the pattern may hold wildcards, and its directory must
 // exist. It fails when timeout passes first.
 func Glob(pattern string, match func([]byte) bool, timeout time.Duration) (string, error) {
+	if _, err := filepath.Match(pattern, ""); err != nil {
+		return "", fmt.Errorf("%s: %w", pattern, err)
+	}
 	var found string
 	cond := func() bool {
 		names, _ := filepath.Glob(pattern)

@@ -2,6 +2,7 @@ package await_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,5 +102,8 @@ func TestGlob(t *testing.T) {
 	}
 	if _, err := await.Glob(filepath.Join(dir, "never-*"), func([]byte) bool { return true }, 50*time.Millisecond); err == nil {
 		t.Error("a file never written was found")
+	}
+	if _, err := await.Glob(filepath.Join(dir, "bad-["), func([]byte) bool { return true }, time.Hour); !errors.Is(err, filepath.ErrBadPattern) {
+		t.Errorf("a bad pattern: %v", err)
 	}
 }

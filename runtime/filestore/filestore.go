@@ -101,7 +101,7 @@ type Staged struct {
 	Blob
 	s    *Store
 	temp string   // "" once committed or discarded
-	f    *os.File // open, and so locked, until then
+	f    *os.File // open, and so locked, until then (where holdsOpen)
 }
 
 // Stage writes what r holds, up to limit bytes, beside the store: more is
@@ -126,8 +126,16 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 			s.track(name, false)
 		}
 	}()
-	if err := holdStaging(tmp); err != nil {
-		return nil, fmt.Errorf("file store: %w", err)
+	if holdsOpen {
+		if err := holdStaging(tmp); err != nil {
+			return nil, fmt.Errorf("file store: %w", err)
+		}
+		// Read-only from the start, so that whoever sweeps the store can
+		// open it, even if this process dies part way; writes go through
+		// the open file.
+		if err := tmp.Chmod(0o444); err != nil {
+			return nil, fmt.Errorf("file store: %w", err)
+		}
 	}
 	h := blake3.New()
 	head := &headWriter{}
@@ -141,18 +149,27 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 	if err := tmp.Sync(); err != nil {
 		return nil, fmt.Errorf("file store: %w", err)
 	}
-	if err := os.Chmod(name, 0o444); err != nil {
-		return nil, fmt.Errorf("file store: %w", err)
-	}
-	keep = true
-	// The file stays open, and so locked, until it is committed or
-	// discarded: a sweep leaves it alone however long that takes.
-	return &Staged{
+	st := &Staged{
 		Blob: Blob{Digest: Prefix + hex.EncodeToString(h.Sum(nil)), Size: n, MediaType: plan.SniffMediaType(head.b)},
 		s:    s,
 		temp: name,
-		f:    tmp,
-	}, nil
+	}
+	if holdsOpen {
+		// The file stays open, and so locked, until it is committed or
+		// discarded: a sweep leaves it alone however long that takes.
+		st.f = tmp
+	} else {
+		// Closed, so that it can be renamed and removed where an open
+		// file cannot be.
+		if err := tmp.Close(); err != nil {
+			return nil, fmt.Errorf("file store: %w", err)
+		}
+		if err := os.Chmod(name, 0o444); err != nil {
+			return nil, fmt.Errorf("file store: %w", err)
+		}
+	}
+	keep = true
+	return st, nil
 }
 
 // stagingPrefix begins the name of every file being staged.
@@ -162,24 +179,27 @@ const stagingPrefix = ".put-"
 // killed outright (SIGKILL, the OOM killer, a lost machine) while it
 // staged leaves its temporary file, which nothing else would ever remove.
 // A file counts as left behind once no process holds its lock and it has
-// not changed for abandonedAfter. A store that cannot be read is left to
-// Stage's own errors.
+// not changed for abandonedAfter (sweepOne); this process's own are never
+// looked at. The directory is read in batches, unsorted: a store may hold
+// many blobs. A store that cannot be read is left to Stage's own errors.
 func (s *Store) sweep() {
-	entries, err := os.ReadDir(s.dir)
+	d, err := os.Open(s.dir)
 	if err != nil {
 		return
 	}
+	defer d.Close()
 	now := time.Now()
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), stagingPrefix) || !e.Type().IsRegular() {
-			continue
+	for {
+		entries, err := d.ReadDir(256)
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), stagingPrefix) || !e.Type().IsRegular() || ownStaging(e.Name()) {
+				continue
+			}
+			sweepOne(filepath.Join(s.dir, e.Name()), now)
 		}
-		path := filepath.Join(s.dir, e.Name())
-		fi, err := e.Info()
-		if err != nil || now.Sub(fi.ModTime()) < abandonedAfter || !released(path) {
-			continue
+		if err != nil {
+			return
 		}
-		os.Remove(path)
 	}
 }
 
@@ -203,7 +223,9 @@ func (st *Staged) Commit() error {
 	defer st.s.track(name, false)
 	// Renamed while still locked; its bytes were synced when staged, so
 	// closing it afterwards has nothing left to report.
-	defer st.f.Close()
+	if st.f != nil {
+		defer st.f.Close()
+	}
 	if err := os.Rename(name, filepath.Join(st.s.dir, st.Digest[len(Prefix):])); err != nil {
 		os.Remove(name)
 		return fmt.Errorf("file store: %w", err)
@@ -214,16 +236,43 @@ func (st *Staged) Commit() error {
 // Discard drops the staged file; after Commit it does nothing.
 func (st *Staged) Discard() {
 	if st != nil && st.temp != "" {
+		if st.f != nil {
+			st.f.Close()
+		}
 		os.Remove(st.temp)
-		st.f.Close()
 		st.s.track(st.temp, false)
 		st.temp = ""
 	}
 }
 
+// staging holds the base names of the temporary files this process is
+// staging, in any store: a sweep leaves them alone whatever their locks
+// say (a file system that keeps flock as POSIX locks grants a process's
+// own file to it, and closing it there would drop the lock).
+var staging struct {
+	sync.Mutex
+	names map[string]bool
+}
+
+func ownStaging(name string) bool {
+	staging.Lock()
+	defer staging.Unlock()
+	return staging.names[name]
+}
+
 // track notes that the temporary file name is in use by staging, or no
 // longer.
 func (s *Store) track(name string, on bool) {
+	staging.Lock()
+	if on {
+		if staging.names == nil {
+			staging.names = map[string]bool{}
+		}
+		staging.names[filepath.Base(name)] = true
+	} else {
+		delete(staging.names, filepath.Base(name))
+	}
+	staging.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !on {

@@ -1,4 +1,4 @@
-//go:build !unix || aix
+//go:build !unix || aix || solaris
 
 package filestore
 
@@ -7,11 +7,23 @@ import (
 	"time"
 )
 
-// abandonedAfter is how long a staging file must have been left alone
+// holdsOpen: with no flock(2) to hold, a staging file is closed once
+// written, and can be renamed and removed on every system.
+const holdsOpen = false
+
+// abandonedAfter is how long a staging file must have lain untouched
 // before a sweep removes it. This system has no flock(2) to tell a live
 // writer's file, so age alone decides, and the margin is a day.
 const abandonedAfter = 24 * time.Hour
 
 func holdStaging(*os.File) error { return nil }
 
-func released(string) bool { return true }
+// sweepOne removes the staging file at path when it is a regular file
+// (never a link or a directory) untouched for abandonedAfter.
+func sweepOne(path string, now time.Time) {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < abandonedAfter {
+		return
+	}
+	os.Remove(path)
+}

@@ -1,4 +1,4 @@
-//go:build unix && !aix
+//go:build unix && !aix && !solaris
 
 package filestore
 
@@ -9,40 +9,81 @@ import (
 	"time"
 )
 
-// abandonedAfter is how long a staging file must have been left alone
+// holdsOpen: a staging file stays open, and so locked, from Stage to
+// Commit or Discard.
+const holdsOpen = true
+
+// abandonedAfter is how long a staging file must have lain untouched
 // before a sweep looks at it: its writer locks it within moments of making
 // it, and the margin covers a file system whose locks do not reach every
-// machine that mounts it.
-const abandonedAfter = time.Hour
+// machine that mounts it. Where the file system takes no lock at all, age
+// alone decides, after unlockableAfter.
+const (
+	abandonedAfter  = time.Hour
+	unlockableAfter = 24 * time.Hour
+)
 
 // holdStaging locks the staging file f for as long as it is open: a
 // process that dies, however it dies, lets go of the lock, and that is how
-// a sweep tells its file from one still being staged.
+// a sweep tells its file from one still being staged. On a file system
+// that takes no lock the file is staged unlocked, as before there were
+// locks, and only age tells it apart.
 func holdStaging(f *os.File) error {
-	ok, err := tryLock(f)
-	if err == nil && !ok {
-		err = errors.New("a new staging file is locked by another process")
+	ok, err := tryLock(f, syscall.LOCK_EX)
+	switch {
+	case err != nil && cannotLock(err):
+		return nil
+	case err != nil:
+		return err
+	case !ok:
+		return errors.New("a new staging file is locked by another process")
 	}
-	return err
+	return nil
 }
 
-// released reports whether no process holds the staging file at path,
-// which a sweep may then remove.
-func released(path string) bool {
+// sweepOne removes the staging file at path when it was left behind: a
+// regular file (never a link, which is not followed, nor a directory),
+// untouched for abandonedAfter, that no process holds. It decides on the
+// open file and removes the name only while that name is still the file
+// it looked at.
+func sweepOne(path string, now time.Time) {
 	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if err != nil {
-		return false
+		return
 	}
 	defer f.Close()
-	ok, err := tryLock(f)
-	return ok && err == nil
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	age := now.Sub(fi.ModTime())
+	if age < abandonedAfter {
+		return
+	}
+	// A shared lock is refused while the writer holds its exclusive one,
+	// and needs only a file open for reading (a file system that keeps
+	// flock as POSIX locks, as NFS does, takes an exclusive one only on a
+	// file open for writing).
+	free, err := tryLock(f, syscall.LOCK_SH)
+	switch {
+	case err != nil && cannotLock(err):
+		if age < unlockableAfter {
+			return
+		}
+	case err != nil || !free:
+		return
+	}
+	if li, err := os.Lstat(path); err != nil || !os.SameFile(fi, li) {
+		return
+	}
+	syscall.Unlink(path)
 }
 
-// tryLock takes an exclusive flock(2) on f without waiting; false when
-// another open file holds one.
-func tryLock(f *os.File) (bool, error) {
+// tryLock takes flock(2) on f without waiting; false when another open
+// file holds a lock that excludes it.
+func tryLock(f *os.File, how int) (bool, error) {
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		switch {
 		case err == nil:
 			return true, nil
@@ -53,4 +94,11 @@ func tryLock(f *os.File) (bool, error) {
 		}
 		return false, &os.PathError{Op: "flock", Path: f.Name(), Err: err}
 	}
+}
+
+// cannotLock tells the errors of a file system that takes no flock (NFS
+// without its lock service, some FUSE and SMB mounts).
+func cannotLock(err error) bool {
+	return errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) ||
+		errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EBADF)
 }

@@ -1,6 +1,6 @@
 // Package buildinfo says which build of agentc is running: the module
-// version the go command stamped into the program, or the commit it was
-// built from when it carries no version.
+// version the go command stamped into the program, or one given at link
+// time.
 package buildinfo
 
 import (
@@ -10,11 +10,23 @@ import (
 	"strings"
 )
 
-// Version is the program's module version: a release (v1.2.3), the
-// pseudo-version the go command derives from a commit
-// (v0.0.0-20261205033000-698483fabcde, with +dirty for a modified
-// checkout), or "(devel)" when the build recorded none.
+// stamped is a version given at link time, for a build that has no
+// version control information to stamp one from (a source tree without
+// .git, as in many container builds):
+//
+//	go build -ldflags "-X agentc.dev/agentc/internal/leaf/buildinfo.stamped=v1.2.3" ./cmd/agentc
+var stamped string
+
+// Version is the program's version: one given at link time, else the
+// module version the go command stamped (a release, v1.2.3, or the
+// pseudo-version it derives from the clone's commit,
+// v0.0.0-20261205033000-698483fabcde, with +dirty for a modified
+// checkout), else "(devel)": built without version control information
+// (-buildvcs=false, go run, a test binary, a tree without .git).
 func Version() string {
+	if stamped != "" {
+		return stamped
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(devel)"
@@ -23,30 +35,10 @@ func Version() string {
 }
 
 func version(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
+	if v := bi.Main.Version; v != "" {
 		return v
 	}
-	// go build -buildvcs=false, go run and test binaries stamp no
-	// version; a commit, when recorded, still tells builds apart.
-	var rev, modified string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev == "" {
-		return "(devel)"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if modified == "true" {
-		rev += "+dirty"
-	}
-	return "(devel) " + rev
+	return "(devel)"
 }
 
 // Text is what a program's --version prints: its name and version, the Go
