@@ -143,8 +143,12 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// Each request is logged to fake-requests.log as "messages=N", its
 	// body to fake-bodies.jsonl (compacted: one line a request) and its credential headers to fake-auth.log
 	// as "authorization=... x-api-key=...", one line each.
+	// "openai-null" and "anthropic-null" answer every request 200 with a
+	// body of null, as a broken server or proxy may.
 	unauthorized := strings.HasSuffix(provider, "-401")
 	provider = strings.TrimSuffix(provider, "-401")
+	nullBody := strings.HasSuffix(provider, "-null")
+	provider = strings.TrimSuffix(provider, "-null")
 	flaky := provider == "openai-flaky"
 	stallFirst := provider == "openai-stall"
 	// "openai-429" answers every request 429 with a Retry-After of two
@@ -522,6 +526,13 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			w.Header().Set("Retry-After", "120")
 			w.WriteHeader(status)
 			_, _ = io.WriteString(w, `{"error":{"message":"Rate limit reached for requests.","type":"requests","code":"rate_limit_exceeded"}}`)
+		}
+	}
+	if nullBody {
+		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			logRequest(r)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, "null")
 		}
 	}
 	if unauthorized {

@@ -413,6 +413,10 @@ func inputSchema(raw json.RawMessage) (sdk.ToolInputSchemaParam, error) {
 }
 
 func parseMessage(msg *sdk.Message) (*agentrt.Response, error) {
+	if msg == nil {
+		// A body of null decodes to no message, and no error.
+		return nil, errors.New("anthropic: the response is null, not a message")
+	}
 	out := agentrt.Message{Role: agentrt.Assistant}
 	var text []string
 	for _, b := range msg.Content {

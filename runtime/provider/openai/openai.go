@@ -423,6 +423,10 @@ func message(msg agentrt.Message, fr agentrt.FileReader, splice *files.Splice) (
 }
 
 func parseResponse(c *sdk.ChatCompletion) (*agentrt.Response, error) {
+	if c == nil {
+		// A body of null decodes to no completion, and no error.
+		return nil, errors.New("openai: the response is null, not a chat completion")
+	}
 	if len(c.Choices) == 0 {
 		return nil, errors.New("openai: the response has no choices")
 	}

@@ -75,6 +75,10 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 	if streamed != nil {
 		return parseResponsesBody(streamed)
 	}
+	if out == nil {
+		// A body of null decodes to no response, and no error.
+		return nil, errors.New("openai: the response is null, not a response object")
+	}
 	return parseResponsesBody([]byte(out.RawJSON()))
 }
 

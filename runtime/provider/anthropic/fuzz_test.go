@@ -1,0 +1,96 @@
+package anthropic
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/retry"
+)
+
+// canned answers every request with a status, a content type and a body,
+// in process.
+type canned struct {
+	status      int
+	contentType string
+	data        []byte
+}
+
+func (c canned) RoundTrip(req *http.Request) (*http.Response, error) {
+	io.Copy(io.Discard, req.Body)
+	req.Body.Close()
+	return &http.Response{
+		StatusCode: c.status, Header: http.Header{"Content-Type": {c.contentType}},
+		Body: io.NopCloser(bytes.NewReader(c.data)), ContentLength: int64(len(c.data)), Request: req,
+	}, nil
+}
+
+// FuzzResponse: whatever a server sends as a reply, whole or streamed,
+// Complete returns a response or an error, never panics, and keeps the key
+// out of its error and of every delta it hands on. The SDK parses the
+// body and the events; this package reads what it made of them.
+func FuzzResponse(f *testing.F) {
+	for _, s := range []string{
+		`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Paris."}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":2}}`,
+		`{"content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}],"stop_reason":"tool_use"}`,
+		`{"content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":null}],"stop_reason":"max_tokens"}`,
+		`{"content":[{"type":"thinking","thinking":"x","signature":"s"},{"type":"redacted_thinking","data":"d"}]}`,
+		`{"content":"x"}`, `{"content":[null]}`, `[]`, `null`, ``,
+		`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key sk-ant-SECRET-0123456789"}}`,
+	} {
+		f.Add(200, false, []byte(s))
+	}
+	f.Add(401, false, []byte(`{"type":"error","error":{"type":"authentication_error","message":"sk-ant-SECRET-0123456789"}}`))
+	var full strings.Builder
+	for _, ev := range streamed {
+		fmt.Fprintf(&full, "event: x\ndata: %s\n\n", ev)
+	}
+	f.Add(200, true, []byte(full.String()))
+	f.Add(200, true, []byte(full.String()[:full.Len()/2]))
+	f.Add(200, true, []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":9,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\n"))
+	f.Add(200, true, []byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"sk-ant-SECRET-0123456789\"}}\n\n"))
+	f.Add(200, true, []byte("event: message_stop\ndata: null\n\n"))
+	f.Fuzz(func(t *testing.T, status int, stream bool, data []byte) {
+		if status < 100 || status > 599 || status == 304 || (status >= 300 && status < 400) {
+			status = 200
+		}
+		ct := "application/json"
+		if stream {
+			ct = "text/event-stream"
+		}
+		m, err := New(Config{APIKey: secretKey, HTTPClient: &http.Client{Transport: canned{status, ct, data}}, Retry: retry.Policy{Attempts: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &agentrt.Request{
+			Model:      "claude-sonnet-4-5",
+			Messages:   []agentrt.Message{{Role: agentrt.User, Content: "Weather in Paris?"}},
+			Tools:      weatherTools,
+			ToolChoice: agentrt.ToolChoice{Mode: agentrt.ChooseAuto},
+		}
+		if stream {
+			req.Stream = func(d agentrt.Delta) {
+				if strings.Contains(fmt.Sprintf("%+v", d), secretKey) {
+					t.Errorf("a delta holds the key: %+v", d)
+				}
+			}
+		}
+		resp, err := m.Complete(t.Context(), req)
+		if err != nil {
+			if strings.Contains(fmt.Sprintf("%v %+v", err, err), secretKey) {
+				t.Errorf("the error holds the key: %v", err)
+			}
+			return
+		}
+		if resp.Message.Role != agentrt.Assistant {
+			t.Errorf("role %q", resp.Message.Role)
+		}
+		if resp.Usage.Input < 0 || resp.Usage.Output < 0 || resp.Usage.Cached < 0 || resp.Usage.CacheWrite < 0 {
+			t.Errorf("usage %+v", resp.Usage)
+		}
+	})
+}
