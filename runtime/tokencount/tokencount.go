@@ -159,6 +159,12 @@ func (e *encoding) count(s string) int {
 		k, err := c.Count(part)
 		if err != nil {
 			k = len(part) // the tokeniser failed: no count a byte-level one could pass
+		} else {
+			// The tokeniser's pre-tokenising pattern (tiktoken-go v0.10.0)
+			// matches no DEL (0x7f), so it drops each one unencoded; the
+			// model's tokeniser makes a token of it. A text of DELs (a
+			// tool's output can be anything) would count nothing.
+			k += strings.Count(part, "\x7f")
 		}
 		n += k + extra
 		rest = rest[len(part):]

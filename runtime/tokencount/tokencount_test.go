@@ -185,3 +185,37 @@ func TestParts(t *testing.T) {
 		}
 	}
 }
+
+// FuzzText: any text (a model's, a tool's output) is counted by each
+// tokeniser without a panic, at least one token when it is not empty and
+// never more tokens than bytes.
+func FuzzText(f *testing.F) {
+	for _, s := range []string{"hello world", "  \n\t", "日本語のテキスト", "\xff\xfe\x00", "<|endoftext|>", "a\u0301\u0301\u0301", strings.Repeat("ab1 ", 300)} {
+		f.Add(s)
+	}
+	counters := []Counter{For("openai", "gpt-4o"), For("openai", "gpt-4"), For("anthropic", "claude-sonnet-4-5")}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, c := range counters {
+			n := c.Text(s)
+			if s != "" && n < 1 || n > len(s) && c.Exact() {
+				t.Errorf("%s: %d tokens for %d bytes", c.Profile().Name, n, len(s))
+			}
+		}
+	})
+}
+
+// TestDEL: a DEL (0x7f), which the tokeniser's library drops unencoded,
+// counts a token of its own, as in the model's tokeniser.
+func TestDEL(t *testing.T) {
+	for _, model := range []string{"gpt-4o", "gpt-4"} {
+		c := For("openai", model)
+		// "a", then the DEL and "b" as one piece of two bytes, which no
+		// token merges.
+		if got := c.Text("a\x7fb"); got != 3 {
+			t.Errorf("%s: a DEL between two letters counts %d tokens, want 3", model, got)
+		}
+		if got := c.Text(strings.Repeat("\x7f", 100)); got < 100 {
+			t.Errorf("%s: 100 DELs count %d tokens", model, got)
+		}
+	}
+}
