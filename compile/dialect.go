@@ -369,7 +369,14 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 		case k == "anyOf" || k == "allOf":
 			out[k] = lw.lowerList(v, kp, klp, depth)
 		case k == "additionalProperties":
-			// decided with the object below
+			if _, typed := m["type"]; !typed && !isObjectSchema(m) {
+				// No object schema to lower it with (an enum of objects,
+				// say), yet it holds every object value: left to local
+				// validation. Under a type without object it holds none.
+				lw.drop(ptr, k, "")
+				extras[k] = v
+			}
+			// else decided with the object below
 		default:
 			out[k] = v
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
@@ -60,6 +61,11 @@ func TestLowerLocal(t *testing.T) {
 		{`{"type":"object","properties":{"a":{"type":"string","pattern":"^(?<!x)y"}}}`, []string{"pattern"}, []string{"pattern"}},
 		{`{"type":"object","properties":{"a":{"type":"string","pattern":"^(a)\\1$"}}}`, []string{"pattern"}, []string{"pattern"}},
 		{`{"type":"object","properties":{"a":{"type":"string","pattern":"\\bword\\b"}}}`, nil, []string{"pattern"}},
+		// additionalProperties where no object schema lowers it (an enum
+		// of objects) still holds every object value; under a type
+		// without object it holds none.
+		{`{"type":"object","properties":{"a":{"enum":[{"b":"x"},1],"additionalProperties":false}}}`, []string{"additionalProperties"}, []string{"additionalProperties"}},
+		{`{"type":"object","properties":{"a":{"type":"string","additionalProperties":false}}}`, nil, nil},
 	}
 	for _, tt := range tests {
 		for provider, want := range map[string][]string{"openai": tt.openai, "anthropic": tt.anthropic} {
@@ -374,6 +380,9 @@ func unexplained(err error, local []plan.Constraint) []string {
 	walk = func(e *jsonschema.ValidationError) []string {
 		_, frag, _ := strings.Cut(e.SchemaURL, "#")
 		kw := e.ErrorKind.KeywordPath()
+		if _, ok := e.ErrorKind.(*kind.Not); ok && len(kw) == 0 {
+			kw = []string{"not"} // the validator's "not" names no keyword
+		}
 		at := frag + "/" + strings.Join(kw, "/")
 		if len(kw) > 0 && kw[0] == "dependency" { // draft-07 "dependencies"
 			at = frag + "/dependencies"
