@@ -74,6 +74,15 @@ func TestScripts(t *testing.T) {
 			// scripts run: no script sees its warning unless it asks
 			// (price-date.txtar).
 			e.Setenv("AGENTC_PRICES_MAX_AGE", "0")
+			// A program built with the race detector sleeps a second as
+			// it exits (GORACE's atexit_sleep_ms), and the scripts run
+			// agentc more than a thousand times: none of them waits.
+			// Races are still reported, and fail the command.
+			gorace := "atexit_sleep_ms=0"
+			if v, ok := os.LookupEnv("GORACE"); ok {
+				gorace = v
+			}
+			e.Setenv("GORACE", gorace)
 			mcpInspectorSetup(e)
 			return nil
 		},
