@@ -7,6 +7,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"agentc.dev/agentc/internal/leaf/flock"
 )
 
 // holdsOpen: a staging file stays open, and so locked, from Stage to
@@ -29,9 +31,9 @@ const (
 // that takes no lock the file is staged unlocked, as before there were
 // locks, and only age tells it apart.
 func holdStaging(f *os.File) error {
-	ok, err := tryLock(f, syscall.LOCK_EX)
+	ok, err := flock.Try(f, flock.Exclusive)
 	switch {
-	case err != nil && cannotLock(err):
+	case err != nil && flock.Unsupported(err):
 		return nil
 	case err != nil:
 		return err
@@ -64,9 +66,9 @@ func sweepOne(path string, now time.Time) {
 	// and needs only a file open for reading (a file system that keeps
 	// flock as POSIX locks, as NFS does, takes an exclusive one only on a
 	// file open for writing).
-	free, err := tryLock(f, syscall.LOCK_SH)
+	free, err := flock.Try(f, flock.Shared)
 	switch {
-	case err != nil && cannotLock(err):
+	case err != nil && flock.Unsupported(err):
 		if age < unlockableAfter {
 			return
 		}
@@ -77,28 +79,4 @@ func sweepOne(path string, now time.Time) {
 		return
 	}
 	syscall.Unlink(path)
-}
-
-// tryLock takes flock(2) on f without waiting; false when another open
-// file holds a lock that excludes it.
-func tryLock(f *os.File, how int) (bool, error) {
-	for {
-		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, syscall.EINTR):
-			continue
-		case errors.Is(err, syscall.EWOULDBLOCK):
-			return false, nil
-		}
-		return false, &os.PathError{Op: "flock", Path: f.Name(), Err: err}
-	}
-}
-
-// cannotLock tells the errors of a file system that takes no flock (NFS
-// without its lock service, some FUSE and SMB mounts).
-func cannotLock(err error) bool {
-	return errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) ||
-		errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EBADF)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"agentc.dev/agentc/internal/leaf/flock"
 	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
@@ -72,7 +73,7 @@ func Acquire(path string) (*Lock, error) {
 		if err != nil {
 			return nil, fmt.Errorf("journal: locking %s: %w", path, err)
 		}
-		held, err := tryLock(f, false)
+		held, err := flock.Try(f, flock.Exclusive)
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("journal: locking %s: %w", path, err)
@@ -162,7 +163,11 @@ func lockJournal(path, real string, shared bool) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	held, err := tryLock(jf, shared)
+	mode := flock.Exclusive
+	if shared {
+		mode = flock.Shared
+	}
+	held, err := flock.Try(jf, mode)
 	if err != nil {
 		jf.Close()
 		return nil, fmt.Errorf("journal: locking %s: %w", path, err)
@@ -244,7 +249,7 @@ func OpenShared(path string) (*Journal, error) {
 	switch {
 	case err == nil:
 		defer f.Close()
-		held, err := tryLock(f, true)
+		held, err := flock.Try(f, flock.Shared)
 		if err != nil {
 			return nil, fmt.Errorf("journal: locking %s: %w", path, err)
 		}

@@ -1,15 +1,9 @@
-//go:build !unix || aix || solaris
+//go:build !unix
 
 package journal
 
-import (
-	"io/fs"
-	"os"
-)
+import "io/fs"
 
 const noFollow, nonBlock = 0, 0
 
 func links(fs.FileInfo) uint64 { return 1 }
-
-// tryLock takes no lock: this system has no flock(2) (Windows, AIX, …).
-func tryLock(*os.File, bool) (bool, error) { return true, nil }

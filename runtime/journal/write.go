@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/leaf/flock"
 )
 
 // Writer appends effects to a journal file. It is safe for concurrent use.
@@ -80,7 +81,7 @@ func create(l *Lock, h Header, sync bool) (*Writer, error) {
 	f := onDisk(tmp)
 	// The new journal is locked before it takes the name, so that every
 	// name it gets meets the lock (see Lock).
-	held, err := tryLock(tmp, false)
+	held, err := flock.Try(tmp, flock.Exclusive)
 	if err == nil && !held {
 		err = &LockedError{Path: l.path}
 	}
