@@ -280,10 +280,11 @@ func (lw *lowerer) drop(ptr, k, value string) {
 func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 	m, ok := node.(map[string]any)
 	if !ok {
-		if b, isBool := node.(bool); isBool && !b {
-			return false
-		}
-		lw.fail(ptr, "a boolean schema")
+		// No dialect takes a boolean as a schema: a true says nothing of
+		// its value, and a false (no value at all) is taken only as
+		// additionalProperties, or as an optional property of an object
+		// the dialect closes, which object leaves out.
+		lw.fail(ptr, fmt.Sprintf("a boolean schema (%v)", node))
 		return node
 	}
 	if lw.prof.MaxDepth > 0 && depth > lw.prof.MaxDepth {
@@ -368,6 +369,8 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 			out[k] = lw.lower(v, kp, klp, depth+1, true)
 		case k == "anyOf" || k == "allOf":
 			out[k] = lw.lowerList(v, kp, klp, depth)
+		case k == "prefixItems":
+			out[k] = lw.lowerList(v, kp, klp, depth+1)
 		case k == "additionalProperties":
 			if _, typed := m["type"]; !typed && !isObjectSchema(m) {
 				// No object schema to lower it with (an enum of objects,
@@ -474,6 +477,11 @@ func (lw *lowerer) object(m, out map[string]any, ptr, lptr string, depth int) {
 	var names []any
 	for _, name := range slices.Sorted(maps.Keys(props)) {
 		pp, lpp := ptr+"/properties/"+jsonpointer.Escape(name), lptr+"/properties/"+jsonpointer.Escape(name)
+		if props[name] == false && !required[name] && lw.prof.CloseObjects {
+			// A property that must be absent: a closed object without it
+			// says just that.
+			continue
+		}
 		names = append(names, name)
 		if !lw.prof.RequireAll || required[name] || lw.acceptsNull(props[name]) {
 			lowered[name] = lw.lower(props[name], pp, lpp, depth+1, true)

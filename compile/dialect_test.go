@@ -37,6 +37,66 @@ func canon(t *testing.T, s string) string {
 	return string(b)
 }
 
+// TestLowerFalse: no dialect takes a boolean as a schema. A property that
+// must be absent (false, not required) is left out of an object the
+// dialect closes, which says the same; a false anywhere else keeps the
+// schema out of the dialect, sent as written.
+func TestLowerFalse(t *testing.T) {
+	absent := `{"type":"object","properties":{"a":{"type":"string"},"x":false}}`
+	for _, provider := range []string{"openai", "anthropic"} {
+		l, err := Lower(Profiles[provider], "tool", mustDoc(t, absent))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !l.Strict || len(l.Local) > 0 || strings.Contains(string(l.Schema), `"x"`) || !strings.Contains(string(l.Schema), `"additionalProperties":false`) {
+			t.Errorf("%s: a property that must be absent: strict %v (%s), local %v, lowered %s; want strict, closed, without it", provider, l.Strict, l.Reason, l.Local, l.Schema)
+		}
+	}
+	for schema, at := range map[string]string{
+		absent: "/properties/x", // Gemini's objects are not closed
+		`{"type":"object","properties":{"x":false},"required":["x"]}`:                    "/properties/x",
+		`{"type":"object","properties":{"a":{"type":"array","items":false}}}`:            "/properties/a/items",
+		`{"type":"object","properties":{"a":{"anyOf":[false,{"type":"string"}]}}}`:       "/properties/a/anyOf/0",
+		`{"type":"object","properties":{"a":{"type":"string"}},"$defs":{"n":false}}`:     "/$defs/n",
+		`{"type":"object","properties":{"a":{"anyOf":[true,{"type":"string"}]}}}`:        "/properties/a/anyOf/0",
+		`{"type":"object","properties":{"a":{"type":"object","properties":{"b":true}}}}`: "/properties/a/properties/b",
+	} {
+		for _, provider := range []string{"openai", "anthropic", "google"} {
+			if schema == absent && provider != "google" {
+				continue
+			}
+			l, err := Lower(Profiles[provider], "tool", mustDoc(t, schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Strict || !strings.HasPrefix(l.Reason, at+": a boolean schema") || string(l.Schema) != mustCanon(t, []byte(schema)) {
+				t.Errorf("%s, %s: strict %v, reason %q, sent %s; want it sent as written for the boolean at %s", schema, provider, l.Strict, l.Reason, l.Schema, at)
+			}
+		}
+	}
+}
+
+// TestLowerPrefixItems: Gemini takes prefixItems, and each of its
+// schemas is lowered as any other: what Gemini does not enforce there is
+// recorded as local, and a schema that says nothing of its value keeps
+// the whole outside the dialect.
+func TestLowerPrefixItems(t *testing.T) {
+	l, err := Lower(Profiles["google"], "native", mustDoc(t, `{"type":"object","properties":{"a":{"type":"array","prefixItems":[{"type":"string","maxLength":2}],"items":{"type":"string"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Strict || len(l.Local) != 1 || l.Local[0].Pointer != "/properties/a/prefixItems/0/maxLength" {
+		t.Errorf("strict %v (%s), local %v; want strict, maxLength in prefixItems local", l.Strict, l.Reason, l.Local)
+	}
+	l, err = Lower(Profiles["google"], "native", mustDoc(t, `{"type":"object","properties":{"a":{"type":"array","prefixItems":[{"minimum":0}],"items":{"type":"string"}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Strict || !strings.HasPrefix(l.Reason, "/properties/a/prefixItems/0: ") {
+		t.Errorf("strict %v (%s); want outside the dialect at /properties/a/prefixItems/0", l.Strict, l.Reason)
+	}
+}
+
 func TestLowerLocal(t *testing.T) {
 	tests := []struct {
 		schema            string
@@ -309,48 +369,11 @@ func TestLowerCorpus(t *testing.T) {
 		}
 		name := filepath.Base(e.File)
 		for _, provider := range []string{"openai", "anthropic", "google"} {
-			prof := Profiles[provider]
-			l, err := Lower(prof, "auto", doc)
-			if err != nil {
-				t.Errorf("%s, %s: %v", name, provider, err)
-				continue
+			ok, n := checkLowering(t, name, provider, raw, doc, contract, 3)
+			if ok {
+				strict[provider]++
 			}
-			if !l.Strict {
-				if string(l.Schema) != mustCanon(t, raw) {
-					t.Errorf("%s, %s: outside the dialect (%s) but not sent as written", name, provider, l.Reason)
-				}
-				continue
-			}
-			strict[provider]++
-			lowered, err := plan.UnmarshalJSONValue(l.Schema)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v := violations(prof, lowered); len(v) > 0 {
-				t.Errorf("%s, %s: the lowered schema breaks the dialect's rules:\n  %s", name, provider, strings.Join(v, "\n  "))
-				continue
-			}
-			if _, err := plan.CompileSchema(lowered); err != nil {
-				t.Errorf("%s, %s: the lowered schema does not compile: %v", name, provider, err)
-				continue
-			}
-			for seed := int64(0); seed < 3; seed++ {
-				answer, err := testmodel.Synthesize(l.Schema, seed)
-				if err != nil {
-					continue // unsatisfiable under the narrower schema: nothing to check
-				}
-				answers++
-				raised := plan.Raise(l.Schema, l.Nullable, answer)
-				inst, err := plan.UnmarshalJSONValue(raised)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := contract.Validate(inst); err != nil {
-					if at := unexplained(err, l.Local); len(at) > 0 {
-						t.Errorf("%s, %s, seed %d: an answer valid under the lowered schema fails the contract at %v, which the lowering did not record as local\n  answer %s", name, provider, seed, at, raised)
-					}
-				}
-			}
+			answers += n
 		}
 	}
 	t.Logf("strict lowerings: %v; answers checked against their contracts: %d", strict, answers)
@@ -359,7 +382,62 @@ func TestLowerCorpus(t *testing.T) {
 	}
 }
 
-func mustCanon(t *testing.T, raw []byte) string {
+// checkLowering lowers the schema raw (doc, decoded; contract, compiled)
+// for provider and holds the lowering to its promises. A schema outside
+// the provider's strict dialect is sent as written. A strict one keeps
+// the dialect's rules and compiles, and an answer valid under it (what a
+// strict provider lets through: the test model's, for seeds 0 to
+// seeds-1), raised, fails the contract only at constraints the lowering
+// records as local. It reports whether the lowering was strict and how
+// many answers it checked. TestLowerCorpus runs it on real schemas,
+// FuzzLowerRaise on random ones.
+func checkLowering(t testing.TB, name, provider string, raw []byte, doc any, contract *jsonschema.Schema, seeds int64) (strict bool, answers int) {
+	t.Helper()
+	prof := Profiles[provider]
+	l, err := Lower(prof, "auto", doc)
+	if err != nil {
+		t.Errorf("%s, %s: %v", name, provider, err)
+		return false, 0
+	}
+	if !l.Strict {
+		if string(l.Schema) != mustCanon(t, raw) {
+			t.Errorf("%s, %s: outside the dialect (%s) but not sent as written", name, provider, l.Reason)
+		}
+		return false, 0
+	}
+	lowered, err := plan.UnmarshalJSONValue(l.Schema)
+	if err != nil {
+		t.Fatalf("%s, %s: the lowered schema is not JSON: %v", name, provider, err)
+	}
+	if v := violations(prof, lowered); len(v) > 0 {
+		t.Errorf("%s, %s: the lowered schema breaks the dialect's rules:\n  %s\nlowered %s", name, provider, strings.Join(v, "\n  "), l.Schema)
+		return true, 0
+	}
+	if _, err := plan.CompileSchema(lowered); err != nil {
+		t.Errorf("%s, %s: the lowered schema does not compile: %v\nlowered %s", name, provider, err, l.Schema)
+		return true, 0
+	}
+	for seed := int64(0); seed < seeds; seed++ {
+		answer, err := testmodel.Synthesize(l.Schema, seed)
+		if err != nil {
+			continue // unsatisfiable under the narrower schema: nothing to check
+		}
+		answers++
+		raised := plan.Raise(l.Schema, l.Nullable, answer)
+		inst, err := plan.UnmarshalJSONValue(raised)
+		if err != nil {
+			t.Fatalf("%s, %s: the raised answer is not JSON: %s", name, provider, raised)
+		}
+		if err := contract.Validate(inst); err != nil {
+			if at := unexplained(err, l.Local); len(at) > 0 {
+				t.Errorf("%s, %s, seed %d: an answer valid under the lowered schema fails the contract at %v, which the lowering did not record as local\nlowered %s\nanswer  %s\nraised  %s", name, provider, seed, at, l.Schema, answer, raised)
+			}
+		}
+	}
+	return true, answers
+}
+
+func mustCanon(t testing.TB, raw []byte) string {
 	b, err := digest.Canonical(raw)
 	if err != nil {
 		t.Fatal(err)

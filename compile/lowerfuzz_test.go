@@ -7,7 +7,6 @@ import (
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/schemagen"
 	"agentc.dev/agentc/plan"
-	"agentc.dev/agentc/runtime/testmodel"
 )
 
 // FuzzLowerRaise holds a strict lowering to its promise on random schemas,
@@ -44,33 +43,8 @@ func FuzzLowerRaise(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, provider := range []string{"openai", "anthropic"} {
-			l, err := Lower(Profiles[provider], "auto", doc)
-			if err != nil {
-				t.Fatalf("%s: %v\nschema %s", provider, err, raw)
-			}
-			if !l.Strict {
-				continue
-			}
-			if _, err := plan.CompileSchemaJSON(l.Schema); err != nil {
-				t.Fatalf("%s: the lowered schema does not compile: %v\nschema  %s\nlowered %s", provider, err, raw, l.Schema)
-			}
-			for seed := int64(0); seed < 2; seed++ {
-				answer, err := testmodel.Synthesize(l.Schema, seed)
-				if err != nil {
-					continue
-				}
-				raised := plan.Raise(l.Schema, l.Nullable, answer)
-				inst, err := plan.UnmarshalJSONValue(raised)
-				if err != nil {
-					t.Fatalf("%s: the raised answer is not JSON: %s", provider, raised)
-				}
-				if err := contract.Validate(inst); err != nil {
-					if at := unexplained(err, l.Local); len(at) > 0 {
-						t.Errorf("%s, seed %d: an answer valid under the lowered schema fails the contract at %v, which the lowering did not record as local\nschema  %s\nlowered %s\nanswer  %s\nraised  %s", provider, seed, at, raw, l.Schema, answer, raised)
-					}
-				}
-			}
+		for _, provider := range []string{"openai", "anthropic", "google"} {
+			checkLowering(t, string(raw), provider, raw, doc, contract, 2)
 		}
 	})
 }
