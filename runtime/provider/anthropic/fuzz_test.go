@@ -1,33 +1,14 @@
 package anthropic
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/replytest"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
-
-// canned answers every request with a status, a content type and a body,
-// in process.
-type canned struct {
-	status      int
-	contentType string
-	data        []byte
-}
-
-func (c canned) RoundTrip(req *http.Request) (*http.Response, error) {
-	io.Copy(io.Discard, req.Body)
-	req.Body.Close()
-	return &http.Response{
-		StatusCode: c.status, Header: http.Header{"Content-Type": {c.contentType}},
-		Body: io.NopCloser(bytes.NewReader(c.data)), ContentLength: int64(len(c.data)), Request: req,
-	}, nil
-}
 
 // FuzzResponse: whatever a server sends as a reply, whole or streamed,
 // Complete returns a response or an error, never panics, and keeps the key
@@ -55,14 +36,8 @@ func FuzzResponse(f *testing.F) {
 	f.Add(200, true, []byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"sk-ant-SECRET-0123456789\"}}\n\n"))
 	f.Add(200, true, []byte("event: message_stop\ndata: null\n\n"))
 	f.Fuzz(func(t *testing.T, status int, stream bool, data []byte) {
-		if status < 100 || status > 599 || status == 304 || (status >= 300 && status < 400) {
-			status = 200
-		}
-		ct := "application/json"
-		if stream {
-			ct = "text/event-stream"
-		}
-		m, err := New(Config{APIKey: secretKey, HTTPClient: &http.Client{Transport: canned{status, ct, data}}, Retry: retry.Policy{Attempts: 1}})
+		reply := replytest.Reply{Status: replytest.Status(status), ContentType: replytest.ContentType(stream), Body: data}
+		m, err := New(Config{APIKey: secretKey, HTTPClient: reply.Client(), Retry: retry.Policy{Attempts: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,25 +47,6 @@ func FuzzResponse(f *testing.F) {
 			Tools:      weatherTools,
 			ToolChoice: agentrt.ToolChoice{Mode: agentrt.ChooseAuto},
 		}
-		if stream {
-			req.Stream = func(d agentrt.Delta) {
-				if strings.Contains(fmt.Sprintf("%+v", d), secretKey) {
-					t.Errorf("a delta holds the key: %+v", d)
-				}
-			}
-		}
-		resp, err := m.Complete(t.Context(), req)
-		if err != nil {
-			if strings.Contains(fmt.Sprintf("%v %+v", err, err), secretKey) {
-				t.Errorf("the error holds the key: %v", err)
-			}
-			return
-		}
-		if resp.Message.Role != agentrt.Assistant {
-			t.Errorf("role %q", resp.Message.Role)
-		}
-		if resp.Usage.Input < 0 || resp.Usage.Output < 0 || resp.Usage.Cached < 0 || resp.Usage.CacheWrite < 0 {
-			t.Errorf("usage %+v", resp.Usage)
-		}
+		replytest.Complete(t, m, req, stream, secretKey)
 	})
 }

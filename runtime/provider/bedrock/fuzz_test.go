@@ -1,47 +1,30 @@
 package bedrock
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
-	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/replytest"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
-
-// body answers every request with a status and a body, in process.
-type body struct {
-	status int
-	data   []byte
-}
-
-func (b body) RoundTrip(req *http.Request) (*http.Response, error) {
-	io.Copy(io.Discard, req.Body)
-	req.Body.Close()
-	return &http.Response{
-		StatusCode: b.status, Header: http.Header{"Content-Type": {"application/json"}},
-		Body: io.NopCloser(bytes.NewReader(b.data)), ContentLength: int64(len(b.data)), Request: req,
-	}, nil
-}
 
 // FuzzResponse: whatever a server sends, Complete returns a response or an
 // error, never panics, keeps the credentials out of its error, and gives
 // tool calls arguments that are JSON objects. Seeds in testdata/fuzz.
 func FuzzResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, status int, data []byte) {
-		if status < 100 || status > 599 || (status >= 300 && status < 400) {
-			status = 200
-		}
+		reply := replytest.Reply{Status: replytest.Status(status), ContentType: "application/json", Body: data}
 		m, err := New(Config{Region: testRegion, Credentials: staticCreds, BaseURL: "http://bedrock.test",
-			HTTPClient: &http.Client{Transport: body{status, data}}, Retry: retry.Policy{Attempts: 1}})
+			HTTPClient: reply.Client(), Retry: retry.Policy{Attempts: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := m.Complete(t.Context(), &agentrt.Request{Model: claude, Messages: []agentrt.Message{{Role: agentrt.User, Content: "x"}}})
-		if err != nil {
-			noSecret(t, err.Error())
+		req := &agentrt.Request{Model: claude, Messages: []agentrt.Message{{Role: agentrt.User, Content: "x"}}}
+		resp := replytest.Complete(t, m, req, false, testAKID, testSecret, url.QueryEscape(testSecret), strings.ReplaceAll(testSecret, "/", `\/`))
+		if resp == nil {
 			return
 		}
 		for _, c := range resp.Message.ToolCalls {

@@ -1,33 +1,13 @@
 package openai
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
-	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/replytest"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
-
-// canned answers every request with a status, a content type and a body,
-// in process.
-type canned struct {
-	status      int
-	contentType string
-	data        []byte
-}
-
-func (c canned) RoundTrip(req *http.Request) (*http.Response, error) {
-	io.Copy(io.Discard, req.Body)
-	req.Body.Close()
-	return &http.Response{
-		StatusCode: c.status, Header: http.Header{"Content-Type": {c.contentType}},
-		Body: io.NopCloser(bytes.NewReader(c.data)), ContentLength: int64(len(c.data)), Request: req,
-	}, nil
-}
 
 // FuzzResponse: whatever a server sends as a reply (Chat Completions or
 // Responses, whole or streamed), Complete returns a response or an error,
@@ -55,42 +35,16 @@ func FuzzResponse(f *testing.F) {
 	f.Add(200, true, true, []byte("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"Pa\"}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\",\"output\":[{\"type\":\"message\",\"content\":[{\"type\":\"output_text\",\"text\":\"Paris.\"}]}]}}\n\n"))
 	f.Add(200, true, true, []byte("data: {\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"x\",\"delta\":\"{\"}\n\n"))
 	f.Fuzz(func(t *testing.T, status int, stream, responses bool, data []byte) {
-		if status < 100 || status > 599 || status == 304 || (status >= 300 && status < 400) {
-			status = 200
-		}
-		ct := "application/json"
-		if stream {
-			ct = "text/event-stream"
-		}
 		api := APIChat
 		if responses {
 			api = APIResponses
 		}
-		m, err := New(Config{APIKey: testKey, HTTPClient: &http.Client{Transport: canned{status, ct, data}}, Retry: retry.Policy{Attempts: 1}, API: api})
+		reply := replytest.Reply{Status: replytest.Status(status), ContentType: replytest.ContentType(stream), Body: data}
+		m, err := New(Config{APIKey: testKey, HTTPClient: reply.Client(), Retry: retry.Policy{Attempts: 1}, API: api})
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := toolRequest()
-		if stream {
-			req.Stream = func(d agentrt.Delta) {
-				if strings.Contains(fmt.Sprintf("%+v", d), testKey) {
-					t.Errorf("a delta holds the key: %+v", d)
-				}
-			}
-		}
-		resp, err := m.Complete(t.Context(), req)
-		if err != nil {
-			if strings.Contains(fmt.Sprintf("%v %+v", err, err), testKey) {
-				t.Errorf("the error holds the key: %v", err)
-			}
-			return
-		}
-		if resp.Message.Role != agentrt.Assistant {
-			t.Errorf("role %q", resp.Message.Role)
-		}
-		if resp.Usage.Input < 0 || resp.Usage.Output < 0 || resp.Usage.Cached < 0 || resp.Usage.CacheWrite < 0 {
-			t.Errorf("usage %+v", resp.Usage)
-		}
+		replytest.Complete(t, m, toolRequest(), stream, testKey)
 	})
 }
 

@@ -1,0 +1,97 @@
+// Package replytest answers a provider client's requests with one reply,
+// in process, and holds the client to what it must make of any reply: the
+// provider packages' fuzz targets share it.
+package replytest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// Reply answers every request with a status, a content type and a body.
+// It reads and closes the request's body first, as a server would.
+type Reply struct {
+	Status      int
+	ContentType string
+	Body        []byte
+}
+
+func (r Reply) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		io.Copy(io.Discard, req.Body)
+		req.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: r.Status, Header: http.Header{"Content-Type": {r.ContentType}},
+		Body: io.NopCloser(bytes.NewReader(r.Body)), ContentLength: int64(len(r.Body)), Request: req,
+	}, nil
+}
+
+// Client is an HTTP client whose every request r answers.
+func (r Reply) Client() *http.Client { return &http.Client{Transport: r} }
+
+// Status makes a fuzzed number a status a server may answer with and a
+// client does not follow: 200 for one outside 100–599 or a redirect.
+func Status(n int) int {
+	if n < 100 || n > 599 || n >= 300 && n < 400 {
+		return 200
+	}
+	return n
+}
+
+// ContentType is the content type of a whole reply, or of a stream of
+// server-sent events.
+func ContentType(stream bool) string {
+	if stream {
+		return "text/event-stream"
+	}
+	return "application/json"
+}
+
+// Complete sends req to m, streamed when stream is set, and
+// holds the client to what any reply must get from it: no secret in a
+// streamed delta or in the error (read with %v, %+v and %#v), and a
+// response that is the assistant's, with no negative usage. It returns the
+// response, or nil when complete failed.
+func Complete(t testing.TB, m agentrt.Model, req *agentrt.Request, stream bool, secrets ...string) *agentrt.Response {
+	t.Helper()
+	if stream {
+		req.Stream = func(d agentrt.Delta) {
+			if s, ok := holds(fmt.Sprintf("%+v", d), secrets); ok {
+				t.Errorf("a streamed delta holds the secret %q: %+v", s, d)
+			}
+		}
+	}
+	resp, err := m.Complete(t.Context(), req)
+	if err != nil {
+		if s, ok := holds(fmt.Sprintf("%v %+v %#v", err, err, err), secrets); ok {
+			t.Errorf("the error holds the secret %q: %v", s, err)
+		}
+		return nil
+	}
+	if resp == nil {
+		t.Fatal("no response and no error")
+	}
+	if resp.Message.Role != agentrt.Assistant {
+		t.Errorf("the response's role is %q", resp.Message.Role)
+	}
+	if u := resp.Usage; u.Input < 0 || u.Output < 0 || u.Cached < 0 || u.CacheWrite < 0 {
+		t.Errorf("negative usage: %+v", u)
+	}
+	return resp
+}
+
+func holds(s string, secrets []string) (string, bool) {
+	for _, secret := range secrets {
+		if strings.Contains(s, secret) {
+			return secret, true
+		}
+	}
+	return "", false
+}
