@@ -863,6 +863,20 @@ func (c *checker) checkFallbacks(m *manifest.Manifest) {
 		return // the output's own findings come first
 	}
 	base.Agent.Model.Fallback = nil
+	if s := c.schemaOf("output.schema"); s != nil && c.lowering != nil && (a.Output.Mode == "" || a.Output.Mode == plan.ModeAuto) &&
+		mixedModes(c.lowering.Mode, a.Model.Fallback.Models, s.Doc) {
+		// The run moves to a fallback mid-run, and every model of the
+		// chain answers the same way: where output.mode auto would have
+		// them answer differently (OpenAI natively, Anthropic by a tool),
+		// all answer by the output tool, which every provider takes.
+		l, err := lower(Profiles[a.Model.Provider], plan.ModeTool, s.Doc, c.comp.compiled.compile)
+		if err != nil {
+			return
+		}
+		out := *a.Output
+		out.Mode = plan.ModeTool
+		c.lowering, base.Output, base.Agent.Output = l, l, &out
+	}
 	if c.lowering != nil && c.lowering.Mode == plan.ModeTool && c.lowering.Tool == "" {
 		l := *c.lowering
 		var err error
@@ -893,7 +907,24 @@ func (c *checker) checkFallbacks(m *manifest.Manifest) {
 			continue
 		}
 		c.fallbacks = append(c.fallbacks, plan.FallbackModel{Model: q.Agent.Model, Output: q.Output, ToolInputs: q.ToolInputs})
+		c.noteFallback(pos, i, q)
 	}
+}
+
+// mixedModes reports whether a fallback named in refs would answer in
+// another mode than own under output.mode auto.
+func mixedModes(own string, refs []string, doc any) bool {
+	for _, ref := range refs {
+		provider, _, _ := strings.Cut(ref, ":")
+		prof, ok := Profiles[provider]
+		if !ok || provider == "test" {
+			continue // refused below
+		}
+		if l, err := Lower(prof, plan.ModeAuto, doc); err == nil && l.Mode != own {
+			return true
+		}
+	}
+	return false
 }
 
 // checkModelSettings checks the model's settings against what its

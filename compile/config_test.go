@@ -105,7 +105,8 @@ func TestSilencedErrorsBuild(t *testing.T) {
 					t.Fatalf("with %s silenced, the runtime does not build the tools of %s: %v", strings.Join(codes, ", "), inst.Source, err)
 				}
 				t.Cleanup(func() { closeTools() })
-				if _, err := agentrt.New(p, agentrt.Options{Model: testmodel.Model{}, Tools: tools}); err != nil {
+				if _, err := agentrt.New(p, agentrt.Options{Model: testmodel.Model{}, Tools: tools,
+					FallbackModel: func(*plan.Plan) (agentrt.Model, error) { return testmodel.Model{}, nil }}); err != nil {
 					t.Fatalf("with %s silenced, the runtime refuses %s: %v", strings.Join(codes, ", "), inst.Source, err)
 				}
 			}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"cuelang.org/go/cue/token"
+
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/inclusion"
 	"agentc.dev/agentc/internal/leaf/jsonpointer"
@@ -757,24 +759,81 @@ func (c *checker) noteLocal(s *Schema, prof Profile, l []plan.Constraint, code, 
 	local := append([]plan.Constraint(nil), l...)
 	sort.SliceStable(local, func(i, j int) bool { return local[i].Pointer < local[j].Pointer })
 	for _, u := range local {
-		what := fmt.Sprintf("%q", u.Keyword)
-		switch {
-		case u.Keyword == "format":
-			what = fmt.Sprintf("format %q", u.Value)
-		case u.Keyword == "pattern":
-			refused := "lookaround or backreference"
-			if prof.NoWordBoundary {
-				refused = "lookaround, backreference or word boundary"
-			}
-			what = fmt.Sprintf("pattern %q (its patterns take no %s)", u.Value, refused)
-		case u.Keyword == "oneOf":
-			what = `"oneOf" (it is sent as anyOf; that exactly one branch matches)`
-		case u.Value != "":
-			what = fmt.Sprintf("%q of %s", u.Keyword, u.Value)
-		}
 		c.ds = append(c.ds, diag(s.Pos(u.Pointer), code,
-			fmt.Sprintf("%s: %s cannot enforce %s; %s", s.where(u.Pointer), prof.Provider, what, tail)))
+			fmt.Sprintf("%s: %s cannot enforce %s; %s", s.where(u.Pointer), prof.Provider, prof.describeLocal(u), tail)))
 	}
+}
+
+// describeLocal names a constraint a lowering for p left to local
+// validation, with why where the keyword alone does not say.
+func (p Profile) describeLocal(u plan.Constraint) string {
+	switch {
+	case u.Keyword == "format":
+		return fmt.Sprintf("format %q", u.Value)
+	case u.Keyword == "pattern":
+		refused := "lookaround or backreference"
+		if p.NoWordBoundary {
+			refused = "lookaround, backreference or word boundary"
+		}
+		return fmt.Sprintf("pattern %q (its patterns take no %s)", u.Value, refused)
+	case u.Keyword == "oneOf":
+		return `"oneOf" (it is sent as anyOf; that exactly one branch matches)`
+	case u.Value != "":
+		return fmt.Sprintf("%q of %s", u.Keyword, u.Value)
+	}
+	return fmt.Sprintf("%q", u.Keyword)
+}
+
+// noteFallback reports, as one note at a fallback's entry, what the
+// fallback's provider would leave to local validation: the output
+// schema's constraints it cannot enforce while generating (or that it
+// takes the schema as written), and the same of each strict tool's
+// arguments. q is the plan Retarget made for it. A fallback of the
+// agent's own provider lowers alike, and the agent's own notes say it.
+func (c *checker) noteFallback(pos token.Pos, i int, q *plan.Plan) {
+	provider := q.Agent.Model.Provider
+	own, _ := str(lookup(c.v, "model", "provider"))
+	prof, ok := Profiles[provider]
+	if !ok || provider == own {
+		return
+	}
+	var parts []string
+	describe := func(what string, l *plan.Lowering) {
+		if !l.Strict {
+			parts = append(parts, fmt.Sprintf("%s (%s)", what, l.Reason))
+			return
+		}
+		local := slices.Clone(l.Local)
+		sort.SliceStable(local, func(i, j int) bool { return local[i].Pointer < local[j].Pointer })
+		var each []string
+		for _, u := range local {
+			at := u.Pointer[:strings.LastIndexByte(u.Pointer, '/')+1]
+			each = append(each, fmt.Sprintf("%s at %s", prof.describeLocal(u), orRoot(strings.TrimSuffix(at, "/"))))
+		}
+		if len(each) > 0 {
+			parts = append(parts, fmt.Sprintf("%s in %s", strings.Join(each, ", "), what))
+		}
+	}
+	if q.Output != nil {
+		describe("the output schema", q.Output)
+	}
+	if prof.StrictTools {
+		for _, name := range c.toolNames() {
+			kind, _ := str(lookup(c.v, "capabilities", "tools", name, "kind"))
+			s := c.schemaOf("capabilities.tools." + name + ".input.schema")
+			if s == nil || !slices.Contains(plan.StrictToolKinds, kind) {
+				continue
+			}
+			if l, err := lowerToolInput(prof, s.Doc, c.comp.compiled.compile); err == nil {
+				describe("tool "+name+"'s input schema", l)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	c.ds = append(c.ds, diag(pos, CodeProviderUnenforced, fmt.Sprintf("model.fallback.models[%d]: %s cannot enforce while generating %s; local validation enforces them",
+		i, provider, strings.Join(parts, "; "))))
 }
 
 // checkToolDialect reports, as notes, how each exec and http tool's input
