@@ -77,6 +77,14 @@ func Retarget(p *plan.Plan, provider, model string) (*plan.Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("output schema: %w", err)
 		}
+		if (o.Mode == "" || o.Mode == plan.ModeAuto) && slices.ContainsFunc(q.Fallbacks, func(f plan.FallbackModel) bool { return f.Output != nil && f.Output.Mode != l.Mode }) {
+			// The chain answers one way (checkFallbacks): by the output
+			// tool, the fallbacks too, once this model would answer
+			// otherwise than they do.
+			if l, q.Fallbacks, err = toolChain(prof, doc, &q.Agent, q.Fallbacks); err != nil {
+				return nil, fmt.Errorf("output schema: %w", err)
+			}
+		}
 		switch {
 		case !l.Strict && l.Mode == plan.ModeNative && prof.NativeNeedsStrict:
 			problems = append(problems, fmt.Sprintf("output.mode is \"native\", but %s's structured output cannot take this schema (%s) [%s]", provider, l.Reason, CodeOutputMode))
@@ -103,6 +111,32 @@ func Retarget(p *plan.Plan, provider, model string) (*plan.Plan, error) {
 		return nil, err
 	}
 	return &q, nil
+}
+
+// toolChain lowers the output schema doc in tool mode for prof and for
+// each of the fallbacks, which it returns anew.
+func toolChain(prof Profile, doc any, agent *plan.Agent, fallbacks []plan.FallbackModel) (*plan.Lowering, []plan.FallbackModel, error) {
+	l, err := Lower(prof, plan.ModeTool, doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := slices.Clone(fallbacks)
+	for i, f := range out {
+		if f.Output == nil || f.Output.Mode == plan.ModeTool {
+			continue
+		}
+		fp, ok := Profiles[f.Model.Provider]
+		if !ok {
+			return nil, nil, fmt.Errorf("fallback %s: unknown provider", f.Ref())
+		}
+		if out[i].Output, err = Lower(fp, plan.ModeTool, doc); err != nil {
+			return nil, nil, err
+		}
+		if out[i].Output.Tool, err = plan.OutputToolName(agent); err != nil {
+			return nil, nil, err
+		}
+	}
+	return l, out, nil
 }
 
 // RunProviders are the providers a run may name, sorted: those with a
