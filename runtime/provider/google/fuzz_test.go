@@ -26,6 +26,8 @@ func FuzzResponse(f *testing.F) {
 	}
 	f.Add(429, false, []byte(`{"error":{"code":429,"details":[{"@type":7}]}}`))
 	f.Add(200, true, []byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Pa\"}]}}]}\n\ndata: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"ris.\"}]},\"finishReason\":\"STOP\"}]}\n\n"))
+	// A model may write the header's name or "Bearer": only the key must not show.
+	f.Add(200, true, []byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Use a Bearer token in x-goog-api-key.\"}]},\"finishReason\":\"STOP\"}]}\n\n"))
 	f.Fuzz(func(t *testing.T, status int, stream bool, data []byte) {
 		reply := replytest.Reply{Status: replytest.Status(status), ContentType: replytest.ContentType(stream), Body: data}
 		m, err := New(Config{APIKey: testKey, HTTPClient: reply.Client(), Retry: retry.Policy{Attempts: 1}})

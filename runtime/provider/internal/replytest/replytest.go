@@ -54,16 +54,19 @@ func ContentType(stream bool) string {
 	return "application/json"
 }
 
-// Complete sends req to m, streamed when stream is set, and
-// holds the client to what any reply must get from it: no secret in a
-// streamed delta or in the error (read with %v, %+v and %#v), and a
-// response that is the assistant's, with no negative usage. It returns the
-// response, or nil when complete failed.
-func Complete(t testing.TB, m agentrt.Model, req *agentrt.Request, stream bool, secrets ...string) *agentrt.Response {
+// Complete sends req to m, streamed when stream is set, and holds the
+// client to what any reply must get from it: the key (the first secret)
+// in no streamed delta, no secret in the error (read with %v, %+v and
+// %#v), and a response that is the assistant's, with no negative usage.
+// The other secrets are what an error must not show beside the key (a
+// header's name, the key escaped); a model may well write them. It
+// returns the response, or nil when the call failed.
+func Complete(t testing.TB, m agentrt.Model, req *agentrt.Request, stream bool, key string, secrets ...string) *agentrt.Response {
 	t.Helper()
+	secrets = append([]string{key}, secrets...)
 	if stream {
 		req.Stream = func(d agentrt.Delta) {
-			if s, ok := holds(fmt.Sprintf("%+v", d), secrets); ok {
+			if s, ok := holds(fmt.Sprintf("%+v", d), secrets[:1]); ok {
 				t.Errorf("a streamed delta holds the secret %q: %+v", s, d)
 			}
 		}
