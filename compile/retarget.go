@@ -77,11 +77,10 @@ func Retarget(p *plan.Plan, provider, model string) (*plan.Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("output schema: %w", err)
 		}
-		if (o.Mode == "" || o.Mode == plan.ModeAuto) && slices.ContainsFunc(q.Fallbacks, func(f plan.FallbackModel) bool { return f.Output != nil && f.Output.Mode != l.Mode }) {
-			// The chain answers one way (checkFallbacks): by the output
-			// tool, the fallbacks too, once this model would answer
-			// otherwise than they do.
-			if l, q.Fallbacks, err = toolChain(prof, doc, &q.Agent, q.Fallbacks); err != nil {
+		if (o.Mode == "" || o.Mode == plan.ModeAuto) && len(q.Fallbacks) > 0 {
+			// The fallbacks are lowered again for this chain, which
+			// answers one way (checkFallbacks).
+			if l, q.Fallbacks, err = chainOutputs(prof, doc, &q.Agent, l, q.Fallbacks); err != nil {
 				return nil, fmt.Errorf("output schema: %w", err)
 			}
 		}
@@ -113,30 +112,49 @@ func Retarget(p *plan.Plan, provider, model string) (*plan.Plan, error) {
 	return &q, nil
 }
 
-// toolChain lowers the output schema doc in tool mode for prof and for
-// each of the fallbacks, which it returns anew.
-func toolChain(prof Profile, doc any, agent *plan.Agent, fallbacks []plan.FallbackModel) (*plan.Lowering, []plan.FallbackModel, error) {
-	l, err := Lower(prof, plan.ModeTool, doc)
+// chainOutputs lowers the output schema doc for each fallback as
+// output.mode auto would, beside own, the lowering for prof, and holds the
+// chain to one answer mode as checkFallbacks does: where the models would
+// answer differently, every one, prof's too, answers by the output tool.
+// It returns own's lowering and the fallbacks anew.
+func chainOutputs(prof Profile, doc any, agent *plan.Agent, own *plan.Lowering, fallbacks []plan.FallbackModel) (*plan.Lowering, []plan.FallbackModel, error) {
+	out := slices.Clone(fallbacks)
+	lowerAll := func(mode string) error {
+		for i, f := range out {
+			if f.Output == nil {
+				continue
+			}
+			fp, ok := Profiles[f.Model.Provider]
+			if !ok || fp.Provider == "test" {
+				return fmt.Errorf("fallback %s: unknown provider", f.Ref())
+			}
+			l, err := Lower(fp, mode, doc)
+			if err != nil {
+				return err
+			}
+			if l.Mode == plan.ModeTool {
+				if l.Tool, err = plan.OutputToolName(agent); err != nil {
+					return err
+				}
+			}
+			out[i].Output = l
+		}
+		return nil
+	}
+	if err := lowerAll(plan.ModeAuto); err != nil {
+		return nil, nil, err
+	}
+	if !slices.ContainsFunc(out, func(f plan.FallbackModel) bool { return f.Output != nil && f.Output.Mode != own.Mode }) {
+		return own, out, nil
+	}
+	own, err := Lower(prof, plan.ModeTool, doc)
 	if err != nil {
 		return nil, nil, err
 	}
-	out := slices.Clone(fallbacks)
-	for i, f := range out {
-		if f.Output == nil || f.Output.Mode == plan.ModeTool {
-			continue
-		}
-		fp, ok := Profiles[f.Model.Provider]
-		if !ok {
-			return nil, nil, fmt.Errorf("fallback %s: unknown provider", f.Ref())
-		}
-		if out[i].Output, err = Lower(fp, plan.ModeTool, doc); err != nil {
-			return nil, nil, err
-		}
-		if out[i].Output.Tool, err = plan.OutputToolName(agent); err != nil {
-			return nil, nil, err
-		}
+	if err := lowerAll(plan.ModeTool); err != nil {
+		return nil, nil, err
 	}
-	return l, out, nil
+	return own, out, nil
 }
 
 // RunProviders are the providers a run may name, sorted: those with a

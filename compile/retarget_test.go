@@ -1,6 +1,7 @@
 package compile_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,55 @@ func TestRetarget(t *testing.T) {
 		_, err := compile.Retarget(c.p, c.provider, c.model)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s for %s %s: got %v, want %q", c.p.Agent.Name, c.provider, c.model, err, c.want)
+		}
+	}
+}
+
+// TestRetargetChain: a plan with fallbacks, made for another model, is the
+// plan of the manifest naming that model with the same fallbacks, whose
+// chain answers one way (all natively, or all by the output tool), from a
+// chain that answered by tool to one that answers natively too.
+func TestRetargetChain(t *testing.T) {
+	dir := t.TempDir()
+	write := func(model, fallbacks string) string {
+		path := filepath.Join(dir, "agent.cue")
+		src := "name: \"chain\"\nmodel: {" + model + ", fallback: models: [" + fallbacks + "]}\ninstructions: \"Answer.\"\nbudgets: deadline: \"60s\"\n" +
+			`output: {description: "The answer.", schema: {type: "object", properties: a: {type: "string"}, required: ["a"], additionalProperties: false}}` + "\n"
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	modes := func(p *plan.Plan) []string {
+		out := []string{p.Output.Mode}
+		for _, f := range p.Fallbacks {
+			out = append(out, f.Output.Mode)
+		}
+		return out
+	}
+	const (
+		gpt    = `provider: "openai", name: "gpt-4o-2024-08-06"`
+		claude = `provider: "anthropic", name: "claude-sonnet-4-5"`
+		gemini = `provider: "google", name: "gemini-2.5-pro"`
+	)
+	for _, c := range []struct {
+		from, fallbacks, provider, model, to string
+		want                                 string
+	}{
+		{claude, `"openai:gpt-4.1"`, "openai", "gpt-4o-2024-08-06", gpt, "[native native]"},
+		{claude, `"google:gemini-2.5-flash"`, "google", "gemini-2.5-pro", gemini, "[native native]"},
+		{gpt, `"google:gemini-2.5-flash"`, "anthropic", "claude-sonnet-4-5", claude, "[tool tool]"},
+		{gpt, `"openai:gpt-4.1", "anthropic:claude-opus-4-1"`, "google", "gemini-2.5-pro", gemini, "[tool tool tool]"},
+	} {
+		from := compileAt(t, write(c.from, c.fallbacks))
+		got, err := compile.Retarget(from, c.provider, c.model)
+		if err != nil {
+			t.Fatalf("%s to %s: %v", c.from, c.to, err)
+		}
+		want := compileAt(t, write(c.to, c.fallbacks))
+		if got.Digests != want.Digests || fmt.Sprint(modes(got)) != c.want || fmt.Sprint(modes(want)) != c.want {
+			t.Errorf("%s with %s, made for %s: modes %v, digests %+v; the manifest naming it: modes %v, digests %+v; want %s",
+				c.from, c.fallbacks, c.to, modes(got), got.Digests, modes(want), want.Digests, c.want)
 		}
 	}
 }
