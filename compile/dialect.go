@@ -245,6 +245,13 @@ func lower(prof Profile, mode string, schema any, compile func(doc any) error) (
 		// while the model writes.
 		l.Strict, l.Reason, sent, l.Nullable, l.Local = false, "output.mode is \"prompted\"", schema, nil, nil
 	}
+	if l.Mode == plan.ModeTool && !prof.Everything && !objectOnly(sent) {
+		sent = wrapAnswer(sent)
+		for i, ptr := range l.Nullable {
+			l.Nullable[i] = "/properties/" + plan.AnswerMember + ptr
+		}
+		l.Wrap = plan.AnswerMember
+	}
 	b, err := digest.CanonicalValue(sent)
 	if err != nil {
 		return nil, err
@@ -405,6 +412,80 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 		out["description"] = withExtras(out["description"], extras)
 	}
 	return out
+}
+
+// objectOnly reports whether a schema's values are all objects, as a
+// tool's arguments must be: its type is object, or it has none and says
+// what members it holds and nothing else of its value.
+func objectOnly(schema any) bool {
+	m, ok := schema.(map[string]any)
+	if !ok {
+		return false
+	}
+	if t, ok := m["type"]; ok {
+		return t == "object"
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf", "$ref", "enum", "const", "not", "if"} {
+		if _, ok := m[k]; ok {
+			return false
+		}
+	}
+	return isObjectSchema(m)
+}
+
+// wrapAnswer makes a schema whose values are not all objects the schema of
+// an object that holds one in its member plan.AnswerMember: a tool's
+// arguments are an object at every provider. The definitions move to the
+// wrapper's root, where their references find them, and every other
+// reference into the schema is made to go through the member.
+func wrapAnswer(schema any) any {
+	schema = copyJSON(schema) // the references are rewritten in place
+	inner := schema
+	w := map[string]any{"type": "object", "required": []any{plan.AnswerMember}, "additionalProperties": false}
+	if m, ok := schema.(map[string]any); ok {
+		in := map[string]any{}
+		for k, v := range m {
+			switch k {
+			case "$defs", "definitions", "$schema", "$id":
+				w[k] = v
+			default:
+				in[k] = v
+			}
+		}
+		inner = in
+	}
+	w["properties"] = map[string]any{plan.AnswerMember: inner}
+	walkSchema(w, func(_, _ string, sub any) {
+		m, ok := sub.(map[string]any)
+		if !ok {
+			return
+		}
+		ref, ok := m["$ref"].(string)
+		if !ok || !strings.HasPrefix(ref, "#") || strings.HasPrefix(ref, "#/$defs/") || strings.HasPrefix(ref, "#/definitions/") {
+			return
+		}
+		m["$ref"] = "#/properties/" + plan.AnswerMember + strings.TrimPrefix(ref, "#")
+	})
+	return w
+}
+
+// copyJSON copies a JSON value's objects and arrays.
+func copyJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = copyJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = copyJSON(e)
+		}
+		return out
+	}
+	return v
 }
 
 // acceptsPattern reports whether the provider compiles a pattern into its

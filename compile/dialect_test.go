@@ -97,6 +97,49 @@ func TestLowerPrefixItems(t *testing.T) {
 	}
 }
 
+// TestLowerWrap: in tool mode an answer that is not an object goes in the
+// one member of the output tool's arguments, the schema's definitions at
+// the wrapper's root and its other references through the member; an
+// object answer, another mode and the test model are not wrapped.
+func TestLowerWrap(t *testing.T) {
+	list := `{"$defs":{"item":{"type":"string"}},"type":"array","items":{"anyOf":[{"$ref":"#/$defs/item"},{"$ref":"#"}]},"maxItems":3}`
+	for _, c := range []struct {
+		provider, mode, schema string
+		want                   string // the schema sent; "" for not wrapped
+	}{
+		{"anthropic", "auto", list, `{"$defs":{"item":{"type":"string"}},"additionalProperties":false,"properties":{"value":{"items":{"anyOf":[{"$ref":"#/$defs/item"},{"$ref":"#/properties/value"}]},"maxItems":3,"type":"array"}},"required":["value"],"type":"object"}`},
+		{"openai", "tool", `{"type":"string","enum":["a","b"]}`, `{"additionalProperties":false,"properties":{"value":{"enum":["a","b"],"type":"string"}},"required":["value"],"type":"object"}`},
+		{"google", "tool", `{"anyOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"integer"}]}`, `{"additionalProperties":false,"properties":{"value":{"anyOf":[{"properties":{"a":{"type":"string"}},"type":"object"},{"type":"integer"}]}},"required":["value"],"type":"object"}`},
+		{"bedrock", "auto", `{"type":["object","null"],"properties":{"a":{"type":"string"}}}`, `{"additionalProperties":false,"properties":{"value":{"properties":{"a":{"type":"string"}},"type":["object","null"]}},"required":["value"],"type":"object"}`},
+		{"openai", "auto", `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}`, ""},
+		{"anthropic", "auto", `{"properties":{"a":{"type":"string"}}}`, ""},
+		{"google", "auto", list, ""},
+		{"openai", "prompted", list, ""},
+		{"test", "tool", list, ""},
+	} {
+		doc := mustDoc(t, c.schema)
+		l, err := Lower(Profiles[c.provider], c.mode, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.want == "" {
+			if l.Wrap != "" || strings.Contains(string(l.Schema), `"value"`) {
+				t.Errorf("%s, %s, %s: wrapped in %q: %s", c.provider, c.mode, c.schema, l.Wrap, l.Schema)
+			}
+			continue
+		}
+		if l.Mode != plan.ModeTool || l.Wrap != plan.AnswerMember || string(l.Schema) != c.want {
+			t.Errorf("%s, %s, %s: mode %s, wrap %q, sent\n  %s\nwant\n  %s", c.provider, c.mode, c.schema, l.Mode, l.Wrap, l.Schema, c.want)
+		}
+		if _, err := plan.CompileSchemaJSON(l.Schema); err != nil {
+			t.Errorf("%s: the wrapper does not compile: %v", c.schema, err)
+		}
+		if got, _ := json.Marshal(doc); string(got) != canon(t, c.schema) {
+			t.Errorf("%s: wrapping changed the schema it was given: %s", c.schema, got)
+		}
+	}
+}
+
 func TestLowerLocal(t *testing.T) {
 	tests := []struct {
 		schema            string
@@ -224,8 +267,17 @@ func TestLowerOutsideDialect(t *testing.T) {
 		if l.Mode != plan.ModeTool {
 			t.Errorf("%s %s: auto chose %s, want the fallback tool", tt.provider, tt.schema, l.Mode)
 		}
-		if string(l.Schema) != canon(t, tt.schema) || l.Nullable != nil || l.Local != nil {
-			t.Errorf("%s %s: a schema outside the dialect must be sent as written, all of it enforced locally: got %s", tt.provider, tt.schema, l.Schema)
+		want := canon(t, tt.schema)
+		if l.Wrap != "" {
+			// the answer is not an object: it goes in the tool's arguments' one member
+			b, err := digest.CanonicalValue(wrapAnswer(mustDoc(t, tt.schema)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = string(b)
+		}
+		if string(l.Schema) != want || l.Nullable != nil || l.Local != nil || (l.Wrap != "") != strings.HasPrefix(tt.schema, `{"type":"array"`) {
+			t.Errorf("%s %s: a schema outside the dialect must be sent as written, all of it enforced locally: got %s (wrapped in %q)", tt.provider, tt.schema, l.Schema, l.Wrap)
 		}
 	}
 	// Recursion is fine for OpenAI.
@@ -400,7 +452,15 @@ func checkLowering(t testing.TB, name, provider string, raw []byte, doc any, con
 		return false, 0
 	}
 	if !l.Strict {
-		if string(l.Schema) != mustCanon(t, raw) {
+		want := mustCanon(t, raw)
+		if l.Wrap != "" {
+			b, err := digest.CanonicalValue(wrapAnswer(doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = string(b)
+		}
+		if string(l.Schema) != want {
 			t.Errorf("%s, %s: outside the dialect (%s) but not sent as written", name, provider, l.Reason)
 		}
 		return false, 0
@@ -423,7 +483,7 @@ func checkLowering(t testing.TB, name, provider string, raw []byte, doc any, con
 			continue // unsatisfiable under the narrower schema: nothing to check
 		}
 		answers++
-		raised := plan.Raise(l.Schema, l.Nullable, answer)
+		raised, _ := l.Unwrap(plan.Raise(l.Schema, l.Nullable, answer))
 		inst, err := plan.UnmarshalJSONValue(raised)
 		if err != nil {
 			t.Fatalf("%s, %s: the raised answer is not JSON: %s", name, provider, raised)

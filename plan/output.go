@@ -46,6 +46,35 @@ type Lowering struct {
 	// Local lists the contract's constraints the provider cannot enforce
 	// while generating; only local validation enforces them.
 	Local []Constraint `json:"local,omitempty"`
+	// Wrap, in tool mode, names the member of the output tool's arguments
+	// that holds the answer, when the answer is not an object: a tool's
+	// arguments are an object at every provider, so Schema is then an
+	// object with that one member, required. Empty when the arguments are
+	// the answer.
+	Wrap string `json:"wrap,omitempty"`
+}
+
+// AnswerMember is the member of the output tool's arguments that holds an
+// answer that is not an object (Lowering.Wrap).
+const AnswerMember = "value"
+
+// Unwrap returns the answer an output tool's arguments carry: the
+// arguments themselves, or, where the lowering wraps the answer, the
+// member holding it, and whether they carry one. Arguments that hold
+// anything but that one member are returned as they are, with false, for
+// validation to refuse.
+func (l *Lowering) Unwrap(args json.RawMessage) (json.RawMessage, bool) {
+	if l.Wrap == "" {
+		return args, true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return args, false
+	}
+	if v, ok := m[l.Wrap]; ok && len(m) == 1 {
+		return v, true
+	}
+	return args, false
 }
 
 // Way says how an answer asked for this way comes back, for messages:

@@ -304,3 +304,30 @@ func TestRaiseDeepAndWide(t *testing.T) {
 		t.Errorf("raised %.200s…, want %.200s…", gb, wb)
 	}
 }
+
+// TestUnwrap: a wrapped answer is the one member of the arguments; anything
+// else is not one, and is left as it was for validation to refuse.
+func TestUnwrap(t *testing.T) {
+	w := &Lowering{Mode: ModeTool, Wrap: AnswerMember}
+	for _, c := range []struct {
+		args, want string
+		ok         bool
+	}{
+		{`{"value":["a"]}`, `["a"]`, true},
+		{`{ "value" : null }`, `null`, true},
+		{`{"value":1,"other":2}`, `{"value":1,"other":2}`, false},
+		{`{"other":2}`, `{"other":2}`, false},
+		{`{}`, `{}`, false},
+		{`["a"]`, `["a"]`, false},
+		{`not json`, `not json`, false},
+	} {
+		got, ok := w.Unwrap(json.RawMessage(c.args))
+		if string(got) != c.want || ok != c.ok {
+			t.Errorf("Unwrap(%s) = %s, %v; want %s, %v", c.args, got, ok, c.want, c.ok)
+		}
+	}
+	plain := &Lowering{Mode: ModeTool}
+	if got, ok := plain.Unwrap(json.RawMessage(`{"value":1}`)); string(got) != `{"value":1}` || !ok {
+		t.Errorf("not wrapped: %s, %v", got, ok)
+	}
+}

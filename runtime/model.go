@@ -122,6 +122,10 @@ type Request struct {
 	// OutputTool names the tool among Tools that carries the answer; empty
 	// for an agent without an output contract.
 	OutputTool string `json:"output_tool,omitempty"`
+	// OutputWrap, when set, names the member of the output tool's
+	// arguments that holds the answer (plan.Lowering.Wrap): the answer is
+	// not an object, and a tool's arguments are.
+	OutputWrap string `json:"output_wrap,omitempty"`
 	// Answer, when set, says the turn may answer in its text, as JSON
 	// that satisfies a schema: through the provider's structured output
 	// (native), or as asked in the instructions (prompted).

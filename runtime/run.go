@@ -257,6 +257,9 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 				return nil, &ConfigError{fmt.Sprintf("output tool name %q is taken by a tool", r.outputTool)}
 			}
 		case plan.ModeNative, plan.ModePrompted:
+			if r.low.Wrap != "" {
+				return nil, &ConfigError{fmt.Sprintf("output mode %s: only the output tool's arguments wrap an answer (wrap %q)", r.low.Mode, r.low.Wrap)}
+			}
 			r.answerFmt = &AnswerFormat{Mode: r.low.Mode, Name: o.Name, Description: o.Description, Schema: r.low.Schema, Strict: r.low.Strict}
 		default:
 			return nil, &ConfigError{fmt.Sprintf("output mode %q is not one this runtime knows (tool, native, prompted)", r.low.Mode)}
@@ -828,6 +831,7 @@ func (x *run) requestFor(shape bool) *Request {
 		Messages:        x.msgs,
 		ToolChoice:      ToolChoice{Mode: ChooseAuto},
 		OutputTool:      x.outputTool,
+		OutputWrap:      x.low.Wrap,
 	}
 	if x.agent.Model.Caches() {
 		req.Cache, req.CacheKey = true, x.cacheKey()
@@ -989,9 +993,12 @@ func (x *run) textAnswer(text string) bool {
 }
 
 // raise turns an answer shaped by the lowered schema back into the
-// contract's shape (nulls that stand for absent optional properties).
+// contract's shape: nulls that stand for absent optional properties
+// removed, and an answer that is not an object taken out of the output
+// tool's arguments.
 func (x *run) raise(answer json.RawMessage) json.RawMessage {
-	return plan.Raise(x.low.Schema, x.low.Nullable, answer)
+	v, _ := x.low.Unwrap(plan.Raise(x.low.Schema, x.low.Nullable, answer))
+	return v
 }
 
 // answers reports whether a prompted reply gives an answer rather than
@@ -1136,6 +1143,9 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 	cr := callReport(*answer)
 	args := x.raise(answer.Arguments)
 	err := x.validate(args)
+	if _, ok := x.low.Unwrap(answer.Arguments); err != nil && !ok {
+		err = fmt.Errorf("the answer goes in the arguments' one member %q, with no other member beside it (%v)", x.low.Wrap, err)
+	}
 	if err == nil {
 		rr.ToolCalls = append(rr.ToolCalls, cr)
 		x.rep.Answer = args

@@ -99,6 +99,11 @@ func (m Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Res
 			f = fileFacts(req)
 		}
 		args, err := toolArguments(spec, seed, f)
+		if err == nil && name == req.OutputTool && req.OutputWrap != "" {
+			// The answer is not an object: it goes in the member the
+			// arguments hold it in.
+			args, err = json.Marshal(map[string]json.RawMessage{req.OutputWrap: args})
+		}
 		if err != nil {
 			if name == req.OutputTool {
 				return nil, fmt.Errorf("testmodel: cannot synthesise an answer for output tool %q: %w", name, err)
