@@ -913,8 +913,8 @@ func (c *checker) noteFallback(pos token.Pos, i int, q *plan.Plan) {
 	if len(parts) == 0 {
 		return
 	}
-	c.ds = append(c.ds, diag(pos, CodeProviderUnenforced, fmt.Sprintf("model.fallback.models[%d]: %s cannot enforce while generating %s; local validation enforces them",
-		i, provider, strings.Join(parts, "; "))))
+	c.add(pos, CodeProviderUnenforced, "model.fallback.models[%d]: %s cannot enforce while generating %s; local validation enforces them",
+		i, provider, strings.Join(parts, "; "))
 }
 
 // checkToolDialect reports, as notes, how each exec and http tool's input

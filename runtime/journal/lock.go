@@ -35,7 +35,7 @@ import (
 // one that is a link, a FIFO or a device is refused, never written
 // through.
 //
-// On systems without flock(2) (Windows, AIX), the lock file is written
+// On systems without flock(2) (Windows, AIX, Solaris), the lock file is written
 // and removed, but it excludes nothing.
 type Lock struct {
 	path string // the journal's, as given

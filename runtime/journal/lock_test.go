@@ -7,16 +7,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
+	"agentc.dev/agentc/internal/leaf/flock"
 	"agentc.dev/agentc/runtime/journal"
 )
 
 func needFlock(t *testing.T) {
-	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" || runtime.GOOS == "aix" || runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
+	if !flock.Supported {
 		t.Skip("no flock: the lock excludes nothing here")
 	}
 }
