@@ -869,7 +869,7 @@ func (c *checker) checkFallbacks(m *manifest.Manifest) {
 		// chain answers the same way: where output.mode auto would have
 		// them answer differently (OpenAI natively, Anthropic by a tool),
 		// all answer by the output tool, which every provider takes.
-		l, err := lower(Profiles[a.Model.Provider], plan.ModeTool, s.Doc, c.comp.compiled.compile)
+		l, err := lowerOutput(Profiles[a.Model.Provider], plan.ModeTool, s.Doc, c.comp.compiled.compile)
 		if err != nil {
 			return
 		}

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -127,7 +128,7 @@ var kept = set("title", "description")
 // Lower resolves an output's mode for a profile and lowers its contract
 // schema (JSON values as read from the manifest) to the profile's dialect.
 func Lower(prof Profile, mode string, schema any) (*plan.Lowering, error) {
-	return lower(prof, mode, schema, func(doc any) error { _, err := plan.CompileSchema(doc); return err })
+	return lowerOutput(prof, mode, schema, func(doc any) error { _, err := plan.CompileSchema(doc); return err })
 }
 
 // LowerToolInputs lowers the argument schemas of an agent's exec and http
@@ -245,13 +246,6 @@ func lower(prof Profile, mode string, schema any, compile func(doc any) error) (
 		// while the model writes.
 		l.Strict, l.Reason, sent, l.Nullable, l.Local = false, "output.mode is \"prompted\"", schema, nil, nil
 	}
-	if l.Mode == plan.ModeTool && !prof.Everything && !objectOnly(sent) {
-		sent = wrapAnswer(sent)
-		for i, ptr := range l.Nullable {
-			l.Nullable[i] = "/properties/" + plan.AnswerMember + ptr
-		}
-		l.Wrap = plan.AnswerMember
-	}
 	b, err := digest.CanonicalValue(sent)
 	if err != nil {
 		return nil, err
@@ -259,6 +253,51 @@ func lower(prof Profile, mode string, schema any, compile func(doc any) error) (
 	l.Schema = b
 	return l, nil
 }
+
+// lowerOutput is Lower: lower, and in tool mode an answer that is not an
+// object wrapped in the output tool's arguments (wrapAnswer). A tool's
+// own input schema is never wrapped: its arguments are what it takes.
+func lowerOutput(prof Profile, mode string, schema any, compile func(doc any) error) (*plan.Lowering, error) {
+	l, err := lower(prof, mode, schema, compile)
+	if err != nil || l.Mode != plan.ModeTool || prof.Everything {
+		return l, err
+	}
+	var sent any
+	if sent, err = plan.UnmarshalJSONValue(l.Schema); err != nil {
+		return nil, err
+	}
+	if _, ok := schema.(map[string]any); !ok || objectOnly(sent) {
+		return l, nil // a schema that is no object says so elsewhere
+	}
+	w, err := wrapAnswer(sent)
+	if err == nil {
+		err = compile(w)
+	}
+	if err != nil {
+		return nil, &WrapError{Err: err}
+	}
+	for i, ptr := range l.Nullable {
+		if !strings.HasPrefix(ptr, "/$defs/") && !strings.HasPrefix(ptr, "/definitions/") {
+			// the definitions stay at the root
+			l.Nullable[i] = "/properties/" + plan.AnswerMember + ptr
+		}
+	}
+	if l.Schema, err = digest.CanonicalValue(w); err != nil {
+		return nil, err
+	}
+	l.Wrap = plan.AnswerMember
+	return l, nil
+}
+
+// WrapError says why an answer that is not an object could not be put in
+// the output tool's arguments.
+type WrapError struct{ Err error }
+
+func (e *WrapError) Error() string {
+	return fmt.Sprintf("the answer is not an object, and its schema cannot be put in the output tool's arguments (a tool's arguments are an object): %v; use output.mode \"native\" or \"prompted\"", e.Err)
+}
+
+func (e *WrapError) Unwrap() error { return e.Err }
 
 type lowerer struct {
 	prof     Profile
@@ -435,10 +474,13 @@ func objectOnly(schema any) bool {
 
 // wrapAnswer makes a schema whose values are not all objects the schema of
 // an object that holds one in its member plan.AnswerMember: a tool's
-// arguments are an object at every provider. The definitions move to the
-// wrapper's root, where their references find them, and every other
-// reference into the schema is made to go through the member.
-func wrapAnswer(schema any) any {
+// arguments are an object at every provider. The definitions, $schema and
+// $id move to the wrapper's root, where references find them, and every
+// other JSON-pointer reference into the schema is made to go through the
+// member. Anchors need nothing: they name a place wherever it is. A
+// schema whose references it cannot follow there (a resource of its own
+// below the root, dynamic or recursive references) is refused.
+func wrapAnswer(schema any) (any, error) {
 	schema = copyJSON(schema) // the references are rewritten in place
 	inner := schema
 	w := map[string]any{"type": "object", "required": []any{plan.AnswerMember}, "additionalProperties": false}
@@ -455,18 +497,46 @@ func wrapAnswer(schema any) any {
 		inner = in
 	}
 	w["properties"] = map[string]any{plan.AnswerMember: inner}
-	walkSchema(w, func(_, _ string, sub any) {
+	var err error
+	moved := "/properties/" + plan.AnswerMember
+	walkSchema(w, func(ptr, _ string, sub any) {
 		m, ok := sub.(map[string]any)
-		if !ok {
+		if !ok || err != nil {
 			return
 		}
+		// The definitions stay where they were, resources of their own
+		// included; what moved may not be one, nor reach the root but
+		// through a plain reference.
+		if ptr == moved || strings.HasPrefix(ptr, moved+"/") {
+			if _, ok := m["$id"]; ok {
+				err = fmt.Errorf("a $id below the root, at %s", strings.TrimPrefix(ptr, moved))
+				return
+			}
+			for _, k := range []string{"$dynamicRef", "$recursiveRef"} {
+				if r, _ := m[k].(string); r == "#" || strings.HasPrefix(r, "#/") {
+					err = fmt.Errorf("a %s to %q at %s", k, r, orRoot(strings.TrimPrefix(ptr, moved)))
+					return
+				}
+			}
+		}
 		ref, ok := m["$ref"].(string)
-		if !ok || !strings.HasPrefix(ref, "#") || strings.HasPrefix(ref, "#/$defs/") || strings.HasPrefix(ref, "#/definitions/") {
+		if !ok || ref != "#" && !strings.HasPrefix(ref, "#/") {
+			return // elsewhere, or an anchor
+		}
+		frag, uerr := url.PathUnescape(strings.TrimPrefix(ref, "#"))
+		if uerr != nil {
+			err = fmt.Errorf("the $ref %q at %s: %v", ref, orRoot(ptr), uerr)
+			return
+		}
+		if strings.HasPrefix(frag, "/$defs/") || strings.HasPrefix(frag, "/definitions/") {
 			return
 		}
 		m["$ref"] = "#/properties/" + plan.AnswerMember + strings.TrimPrefix(ref, "#")
 	})
-	return w
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // copyJSON copies a JSON value's objects and arrays.
@@ -812,7 +882,12 @@ func (c *checker) checkDialect() {
 		return
 	}
 	mode, _ := str(lookup(c.v, "output", "mode"))
-	l, err := lower(prof, mode, s.Doc, c.comp.compiled.compile)
+	l, err := lowerOutput(prof, mode, s.Doc, c.comp.compiled.compile)
+	var we *WrapError
+	if errors.As(err, &we) {
+		c.ds = append(c.ds, diag(s.Pos(""), CodeOutputMode, fmt.Sprintf("output.schema: %v", we)))
+		return
+	}
 	if err != nil {
 		return // SCHEMA_NUMBER reports it
 	}

@@ -116,6 +116,10 @@ func TestLowerWrap(t *testing.T) {
 		{"google", "auto", list, ""},
 		{"openai", "prompted", list, ""},
 		{"test", "tool", list, ""},
+		// Anchors name a place wherever it is; a pointer written with
+		// escapes into the definitions stays there.
+		{"anthropic", "tool", `{"type":"array","items":{"$ref":"#item"},"$defs":{"i":{"$anchor":"item","type":"string"}}}`, `{"$defs":{"i":{"$anchor":"item","type":"string"}},"additionalProperties":false,"properties":{"value":{"items":{"$ref":"#item"},"type":"array"}},"required":["value"],"type":"object"}`},
+		{"bedrock", "tool", `{"type":"array","items":{"$ref":"#/%24defs/i"},"$defs":{"i":{"type":"string"}}}`, `{"$defs":{"i":{"type":"string"}},"additionalProperties":false,"properties":{"value":{"items":{"$ref":"#/%24defs/i"},"type":"array"}},"required":["value"],"type":"object"}`},
 	} {
 		doc := mustDoc(t, c.schema)
 		l, err := Lower(Profiles[c.provider], c.mode, doc)
@@ -137,6 +141,42 @@ func TestLowerWrap(t *testing.T) {
 		if got, _ := json.Marshal(doc); string(got) != canon(t, c.schema) {
 			t.Errorf("%s: wrapping changed the schema it was given: %s", c.schema, got)
 		}
+	}
+}
+
+// TestLowerWrapRefused: a schema whose references the wrapper cannot
+// keep (a resource of its own below the root, dynamic references) is an
+// error, not a broken schema sent; a tool's input is never wrapped.
+func TestLowerWrapRefused(t *testing.T) {
+	for _, schema := range []string{
+		`{"type":"array","items":{"$id":"https://example.com/item","type":"object","properties":{"next":{"$ref":"#"}}}}`,
+		`{"$schema":"https://json-schema.org/draft/2019-09/schema","$recursiveAnchor":true,"type":"array","items":{"$recursiveRef":"#"}}`,
+	} {
+		_, err := Lower(Profiles["anthropic"], "tool", mustDoc(t, schema))
+		var we *WrapError
+		if !errors.As(err, &we) {
+			t.Errorf("%s: %v, want a WrapError", schema, err)
+		}
+	}
+	l, err := lowerToolInput(Profiles["openai"], mustDoc(t, `{"type":["object"],"properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`), func(any) error { return nil })
+	if err != nil || l.Wrap != "" || strings.Contains(string(l.Schema), `"value"`) {
+		t.Errorf("a tool's input: %v, wrap %q, %s", err, l.Wrap, l.Schema)
+	}
+}
+
+// TestLowerWrapNullable: a null standing for an absent optional property
+// inside the definitions, which stay at the wrapper's root, is found where
+// the definitions are, and raised.
+func TestLowerWrapNullable(t *testing.T) {
+	schema := `{"type":["object"],"properties":{"x":{"$ref":"#/$defs/X"}},"required":["x"],"additionalProperties":false,` +
+		`"$defs":{"X":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"string"}},"required":["b"],"additionalProperties":false}}}`
+	l, err := Lower(Profiles["openai"], "tool", mustDoc(t, schema))
+	if err != nil || l.Wrap == "" || !l.Strict {
+		t.Fatalf("%v, wrap %q, strict %v (%s)", err, l.Wrap, l.Strict, l.Reason)
+	}
+	raised, ok := l.Unwrap(plan.Raise(l.Schema, l.Nullable, json.RawMessage(`{"value":{"x":{"a":null,"b":"y"}}}`)))
+	if !ok || string(raised) != `{"x":{"b":"y"}}` {
+		t.Errorf("raised %s (nullable %v), want the absent a left out", raised, l.Nullable)
 	}
 }
 
@@ -270,7 +310,11 @@ func TestLowerOutsideDialect(t *testing.T) {
 		want := canon(t, tt.schema)
 		if l.Wrap != "" {
 			// the answer is not an object: it goes in the tool's arguments' one member
-			b, err := digest.CanonicalValue(wrapAnswer(mustDoc(t, tt.schema)))
+			w, err := wrapAnswer(mustDoc(t, tt.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := digest.CanonicalValue(w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -454,7 +498,11 @@ func checkLowering(t testing.TB, name, provider string, raw []byte, doc any, con
 	if !l.Strict {
 		want := mustCanon(t, raw)
 		if l.Wrap != "" {
-			b, err := digest.CanonicalValue(wrapAnswer(doc))
+			w, err := wrapAnswer(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := digest.CanonicalValue(w)
 			if err != nil {
 				t.Fatal(err)
 			}

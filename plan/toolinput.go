@@ -34,6 +34,8 @@ func checkToolInputs(a *Agent, provider string, lows map[string]*Lowering) error
 			return fmt.Errorf("tool_inputs: tool %q's input schema is lowered for %q, not %q", name, l.Provider, provider)
 		case !l.Strict:
 			return fmt.Errorf("tool_inputs: tool %q's lowering is not strict; a schema the provider cannot enforce is sent as written", name)
+		case l.Wrap != "":
+			return fmt.Errorf("tool_inputs: tool %q's lowering wraps its arguments in %q; a tool takes its arguments as they are", name, l.Wrap)
 		}
 		if doc, err := UnmarshalJSONValue(l.Schema); err != nil {
 			return fmt.Errorf("tool_inputs: tool %q's lowered schema is not JSON: %v", name, err)

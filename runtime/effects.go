@@ -261,6 +261,7 @@ type modelRequest struct {
 	Tools      []ToolSpec      `json:"tools"`
 	ToolChoice ToolChoice      `json:"tool_choice"`
 	OutputTool string          `json:"output_tool,omitempty"`
+	OutputWrap string          `json:"output_wrap,omitempty"`
 	Answer     *AnswerFormat   `json:"answer,omitempty"`
 	Contract   json.RawMessage `json:"contract,omitempty"`
 }
@@ -299,7 +300,7 @@ func identifyWith(req *Request, provider string, msgs []identMessage) modelReque
 	id := modelRequest{
 		Provider: provider, Model: req.Model,
 		Sampling: sampling{Temperature: req.Temperature, MaxOutputTokens: req.MaxOutputTokens, Reasoning: req.Reasoning},
-		Tools:    req.Tools, ToolChoice: req.ToolChoice, OutputTool: req.OutputTool, Answer: req.Answer, Contract: req.Contract,
+		Tools:    req.Tools, ToolChoice: req.ToolChoice, OutputTool: req.OutputTool, OutputWrap: req.OutputWrap, Answer: req.Answer, Contract: req.Contract,
 		Messages: msgs,
 	}
 	if id.Tools == nil {
@@ -736,6 +737,7 @@ func (x *run) modelFingerprint(id modelRequest) (string, error) {
 		{key: "messages", v: hex.EncodeToString(x.chain.Sum(nil))}, // Sum leaves the chain as it was
 		{key: "model", v: id.Model},
 		{key: "output_tool", v: id.OutputTool, omit: id.OutputTool == ""},
+		{key: "output_wrap", v: id.OutputWrap, omit: id.OutputWrap == ""},
 		{key: "provider", v: id.Provider},
 		{key: "sampling", v: id.Sampling},
 		{key: "tool_choice", v: id.ToolChoice},

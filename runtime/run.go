@@ -243,6 +243,9 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 				return nil, &ConfigError{fmt.Sprintf("the plan's answer format is lowered for %s, not %s: run the agent against %s, or against the test model", p.Output.Provider, pr, p.Output.Provider)}
 			}
 		}
+		if w := r.low.Wrap; w != "" && w != plan.AnswerMember {
+			return nil, &ConfigError{fmt.Sprintf("output: an answer is wrapped in the member %q of the output tool's arguments, not %q", plan.AnswerMember, w)}
+		}
 		switch r.low.Mode {
 		case plan.ModeTool:
 			if r.low.Tool == "" {
@@ -1143,7 +1146,12 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 	cr := callReport(*answer)
 	args := x.raise(answer.Arguments)
 	err := x.validate(args)
-	if _, ok := x.low.Unwrap(answer.Arguments); err != nil && !ok {
+	if _, ok := x.low.Unwrap(answer.Arguments); !ok {
+		// Arguments that do not hold the answer as asked are refused
+		// even where they would pass for one.
+		if err == nil {
+			err = errors.New("the arguments are not the answer")
+		}
 		err = fmt.Errorf("the answer goes in the arguments' one member %q, with no other member beside it (%v)", x.low.Wrap, err)
 	}
 	if err == nil {

@@ -761,11 +761,19 @@ func (b *builder) answer(e *journal.Entry, req modelRequest, resp modelResponse)
 			b.page.Attempts = append(b.page.Attempts, Attempt{Key: e.Key.String(), Arguments: c.args(), Reason: m.Content})
 			continue
 		}
-		b.page.Answer = &Answer{JSON: c.args(), Key: e.Key.String()}
 		var recorded struct {
 			Contract json.RawMessage `json:"contract"`
+			Wrap     string          `json:"output_wrap"`
 		}
-		_ = json.Unmarshal(b.request(e, "contract"), &recorded)
+		_ = json.Unmarshal(b.request(e, "contract", "output_wrap"), &recorded)
+		if recorded.Wrap != "" && c.ArgumentsText == nil {
+			// The answer is the member of the arguments that holds it.
+			low := plan.Lowering{Mode: plan.ModeTool, Wrap: recorded.Wrap}
+			if v, ok := low.Unwrap(c.Arguments); ok {
+				c.Arguments = v
+			}
+		}
+		b.page.Answer = &Answer{JSON: c.args(), Key: e.Key.String()}
 		b.validate(c, recorded.Contract)
 	}
 }
