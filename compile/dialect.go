@@ -255,35 +255,45 @@ func lower(prof Profile, mode string, schema any, compile func(doc any) error) (
 }
 
 // lowerOutput is Lower: lower, and in tool mode an answer that is not an
-// object wrapped in the output tool's arguments (wrapAnswer). A tool's
-// own input schema is never wrapped: its arguments are what it takes.
+// object wrapped in the output tool's arguments. The mode is decided on
+// the contract as written; the wrapper (wrapAnswer) is then lowered as
+// any schema, so the answer within is held to the dialect's rules for a
+// subschema, and the constraints left to local validation are named where
+// they are in the contract. A tool's own input schema is never wrapped:
+// its arguments are what it takes.
 func lowerOutput(prof Profile, mode string, schema any, compile func(doc any) error) (*plan.Lowering, error) {
 	l, err := lower(prof, mode, schema, compile)
 	if err != nil || l.Mode != plan.ModeTool || prof.Everything {
 		return l, err
 	}
-	var sent any
-	if sent, err = plan.UnmarshalJSONValue(l.Schema); err != nil {
+	sent, err := plan.UnmarshalJSONValue(l.Schema)
+	if err != nil {
 		return nil, err
 	}
 	if _, ok := schema.(map[string]any); !ok || objectOnly(sent) {
 		return l, nil // a schema that is no object says so elsewhere
 	}
-	w, err := wrapAnswer(sent)
+	w, err := wrapAnswer(schema)
 	if err == nil {
 		err = compile(w)
 	}
 	if err != nil {
 		return nil, &WrapError{Err: err}
 	}
-	for i, ptr := range l.Nullable {
-		if !strings.HasPrefix(ptr, "/$defs/") && !strings.HasPrefix(ptr, "/definitions/") {
-			// the definitions stay at the root
-			l.Nullable[i] = "/properties/" + plan.AnswerMember + ptr
+	if l, err = lower(prof, plan.ModeTool, w, compile); err != nil {
+		return nil, err
+	}
+	moved := "/properties/" + plan.AnswerMember
+	for i, c := range l.Local {
+		if c.Pointer == moved || strings.HasPrefix(c.Pointer, moved+"/") {
+			l.Local[i].Pointer = strings.TrimPrefix(c.Pointer, moved)
 		}
 	}
-	if l.Schema, err = digest.CanonicalValue(w); err != nil {
-		return nil, err
+	switch {
+	case strings.HasPrefix(l.Reason, moved+": "):
+		l.Reason = strings.TrimPrefix(l.Reason, moved+": ")
+	case strings.HasPrefix(l.Reason, moved+"/"):
+		l.Reason = strings.TrimPrefix(l.Reason, moved)
 	}
 	l.Wrap = plan.AnswerMember
 	return l, nil

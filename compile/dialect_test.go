@@ -116,6 +116,9 @@ func TestLowerWrap(t *testing.T) {
 		{"google", "auto", list, ""},
 		{"openai", "prompted", list, ""},
 		{"test", "tool", list, ""},
+		// Wrapped, a list is a property: OpenAI holds it to its strict
+		// dialect.
+		{"openai", "auto", `{"type":"array","items":{"type":"string"}}`, `{"additionalProperties":false,"properties":{"value":{"items":{"type":"string"},"type":"array"}},"required":["value"],"type":"object"}`},
 		// Anchors name a place wherever it is; a pointer written with
 		// escapes into the definitions stays there.
 		{"anthropic", "tool", `{"type":"array","items":{"$ref":"#item"},"$defs":{"i":{"$anchor":"item","type":"string"}}}`, `{"$defs":{"i":{"$anchor":"item","type":"string"}},"additionalProperties":false,"properties":{"value":{"items":{"$ref":"#item"},"type":"array"}},"required":["value"],"type":"object"}`},
@@ -141,6 +144,23 @@ func TestLowerWrap(t *testing.T) {
 		if got, _ := json.Marshal(doc); string(got) != canon(t, c.schema) {
 			t.Errorf("%s: wrapping changed the schema it was given: %s", c.schema, got)
 		}
+	}
+}
+
+// TestLowerWrapStrict: the wrapper is lowered as any schema, so a list
+// OpenAI could not take at the root goes strict in the member, and what
+// its dialect cannot enforce is named where it is in the contract.
+func TestLowerWrapStrict(t *testing.T) {
+	l, err := Lower(Profiles["openai"], "auto", mustDoc(t, `{"type":"array","items":{"type":"string","maxLength":5},"uniqueItems":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at []string
+	for _, c := range l.Local {
+		at = append(at, c.Pointer)
+	}
+	if !l.Strict || l.Mode != plan.ModeTool || l.Wrap != plan.AnswerMember || fmt.Sprint(at) != "[/items/maxLength /uniqueItems]" {
+		t.Errorf("strict %v (%s), mode %s, wrap %q, local %v", l.Strict, l.Reason, l.Mode, l.Wrap, at)
 	}
 }
 
@@ -281,7 +301,7 @@ func TestLowerOutsideDialect(t *testing.T) {
 	tests := []struct {
 		provider, schema, reason string
 	}{
-		{"openai", `{"type":"array","items":{"type":"string"}}`, "the root is not an object schema"},
+		{"openai", `{"type":"array"}`, "an array with no items schema"}, // wrapped in the output tool's arguments
 		{"openai", `{"type":"object","additionalProperties":{"type":"string"}}`, "a map"},
 		{"anthropic", `{"type":"object","additionalProperties":{"type":"string"}}`, "a map"},
 		{"openai", `{"type":"object","patternProperties":{"^x":{"type":"string"}}}`, "patternProperties"},
