@@ -429,6 +429,13 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 			out[k] = lw.lowerList(v, kp, klp, depth)
 		case k == "prefixItems":
 			out[k] = lw.lowerList(v, kp, klp, depth+1)
+		case k == "required" && !isObjectSchema(m):
+			// Members required of a value whose schema lowers no object
+			// (beside a $ref, say): where a null stands for an absent
+			// property, the provider would take a null for one of them
+			// that the raise then removes. Left to local validation.
+			lw.drop(ptr, k, "")
+			extras[k] = v
 		case k == "additionalProperties":
 			if _, typed := m["type"]; !typed && !isObjectSchema(m) {
 				// No object schema to lower it with (an enum of objects,

@@ -229,6 +229,9 @@ func TestLowerLocal(t *testing.T) {
 		// without object it holds none.
 		{`{"type":"object","properties":{"a":{"enum":[{"b":"x"},1],"additionalProperties":false}}}`, []string{"additionalProperties"}, []string{"additionalProperties"}},
 		{`{"type":"object","properties":{"a":{"type":"string","additionalProperties":false}}}`, nil, nil},
+		// required beside a $ref, whose schema holds the properties: a
+		// null there would stand for an absent property the raise removes.
+		{`{"type":"object","properties":{"a":{"$ref":"#/$defs/n","required":["x"]}},"$defs":{"n":{"type":"object","properties":{"x":{"type":"string"}}}}}`, []string{"required"}, []string{"required"}},
 	}
 	for _, tt := range tests {
 		for provider, want := range map[string][]string{"openai": tt.openai, "anthropic": tt.anthropic} {
