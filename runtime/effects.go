@@ -254,16 +254,20 @@ type storedResponse struct {
 // shapes the answer, and the full contract the answer is checked against.
 // Keys, headers, timeouts and retries are not part of it.
 type modelRequest struct {
-	Provider   string          `json:"provider"`
-	Model      string          `json:"model"`
-	Sampling   sampling        `json:"sampling"`
-	Messages   []identMessage  `json:"messages"`
-	Tools      []ToolSpec      `json:"tools"`
-	ToolChoice ToolChoice      `json:"tool_choice"`
-	OutputTool string          `json:"output_tool,omitempty"`
-	OutputWrap string          `json:"output_wrap,omitempty"`
-	Answer     *AnswerFormat   `json:"answer,omitempty"`
-	Contract   json.RawMessage `json:"contract,omitempty"`
+	Provider   string         `json:"provider"`
+	Model      string         `json:"model"`
+	Sampling   sampling       `json:"sampling"`
+	Messages   []identMessage `json:"messages"`
+	Tools      []ToolSpec     `json:"tools"`
+	ToolChoice ToolChoice     `json:"tool_choice"`
+	OutputTool string         `json:"output_tool,omitempty"`
+	OutputWrap string         `json:"output_wrap,omitempty"`
+	// OutputNullable is recorded for readers of the journal (agentc
+	// view), and takes no part in the fingerprint: it follows from the
+	// lowered schema the tools or the answer format carry.
+	OutputNullable []string        `json:"output_nullable,omitempty"`
+	Answer         *AnswerFormat   `json:"answer,omitempty"`
+	Contract       json.RawMessage `json:"contract,omitempty"`
 }
 
 type sampling struct {
@@ -300,7 +304,7 @@ func identifyWith(req *Request, provider string, msgs []identMessage) modelReque
 	id := modelRequest{
 		Provider: provider, Model: req.Model,
 		Sampling: sampling{Temperature: req.Temperature, MaxOutputTokens: req.MaxOutputTokens, Reasoning: req.Reasoning},
-		Tools:    req.Tools, ToolChoice: req.ToolChoice, OutputTool: req.OutputTool, OutputWrap: req.OutputWrap, Answer: req.Answer, Contract: req.Contract,
+		Tools:    req.Tools, ToolChoice: req.ToolChoice, OutputTool: req.OutputTool, OutputWrap: req.OutputWrap, OutputNullable: req.OutputNullable, Answer: req.Answer, Contract: req.Contract,
 		Messages: msgs,
 	}
 	if id.Tools == nil {

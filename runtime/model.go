@@ -126,6 +126,11 @@ type Request struct {
 	// arguments that holds the answer (plan.Lowering.Wrap): the answer is
 	// not an object, and a tool's arguments are.
 	OutputWrap string `json:"output_wrap,omitempty"`
+	// OutputNullable are the pointers, into the lowered schema sent (the
+	// output tool's or the answer format's), of the properties whose null
+	// stands for their absence (plan.Lowering.Nullable). The journal keeps
+	// them so that a reader of a call takes its answer as the run did.
+	OutputNullable []string `json:"output_nullable,omitempty"`
 	// Answer, when set, says the turn may answer in its text, as JSON
 	// that satisfies a schema: through the provider's structured output
 	// (native), or as asked in the instructions (prompted).

@@ -835,6 +835,7 @@ func (x *run) requestFor(shape bool) *Request {
 		ToolChoice:      ToolChoice{Mode: ChooseAuto},
 		OutputTool:      x.outputTool,
 		OutputWrap:      x.low.Wrap,
+		OutputNullable:  x.low.Nullable,
 	}
 	if x.agent.Model.Caches() {
 		req.Cache, req.CacheKey = true, x.cacheKey()

@@ -764,11 +764,31 @@ func (b *builder) answer(e *journal.Entry, req modelRequest, resp modelResponse)
 		var recorded struct {
 			Contract json.RawMessage `json:"contract"`
 			Wrap     string          `json:"output_wrap"`
+			Nullable []string        `json:"output_nullable"`
+			Tools    []struct {
+				Name   string          `json:"name"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"tools"`
+			Answer *struct {
+				Schema json.RawMessage `json:"schema"`
+			} `json:"answer"`
 		}
-		_ = json.Unmarshal(b.request(e, "contract", "output_wrap"), &recorded)
-		if recorded.Wrap != "" && c.ArgumentsText == nil {
-			// The answer is the member of the arguments that holds it.
-			low := plan.Lowering{Mode: plan.ModeTool, Wrap: recorded.Wrap}
+		_ = json.Unmarshal(b.request(e, "contract", "output_wrap", "output_nullable", "tools", "answer"), &recorded)
+		if c.ArgumentsText == nil {
+			// The answer as the run took it: nulls that stand for absent
+			// properties removed, out of the member that holds it.
+			low := plan.Lowering{Wrap: recorded.Wrap, Nullable: recorded.Nullable}
+			if recorded.Answer != nil && req.OutputTool == "" {
+				low.Schema = recorded.Answer.Schema
+			}
+			for _, t := range recorded.Tools {
+				if t.Name == req.OutputTool && req.OutputTool != "" {
+					low.Schema = t.Schema
+				}
+			}
+			if len(low.Nullable) > 0 && len(low.Schema) > 0 {
+				c.Arguments = plan.Raise(low.Schema, low.Nullable, c.Arguments)
+			}
 			if v, ok := low.Unwrap(c.Arguments); ok {
 				c.Arguments = v
 			}
