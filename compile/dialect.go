@@ -200,6 +200,13 @@ func takesOtherProperties(doc any) bool {
 
 // lower is Lower, with compile reporting whether a schema compiles.
 func lower(prof Profile, mode string, schema any, compile func(doc any) error) (*plan.Lowering, error) {
+	return lowerIn(prof, mode, schema, compile, false)
+}
+
+// lowerIn is lower; wrapper says schema is an answer wrapped by
+// wrapAnswer, whose member a reference may name: the member is required,
+// so never rewritten, and a reference to it keeps its meaning.
+func lowerIn(prof Profile, mode string, schema any, compile func(doc any) error, wrapper bool) (*plan.Lowering, error) {
 	l := &plan.Lowering{Provider: prof.Provider}
 	var sent any
 	switch {
@@ -208,7 +215,7 @@ func lower(prof Profile, mode string, schema any, compile func(doc any) error) (
 	case prof.Unenforced != "":
 		l.Reason, sent = prof.Unenforced, schema
 	default:
-		lw := &lowerer{prof: prof, root: schema}
+		lw := &lowerer{prof: prof, root: schema, wrapper: wrapper}
 		sent = lw.lower(schema, "", "", 0, false)
 		if lw.reason == "" && prof.MaxProperties > 0 && lw.props > prof.MaxProperties {
 			lw.fail("", fmt.Sprintf("it has %d properties; %s allows %d", lw.props, prof.Provider, prof.MaxProperties))
@@ -280,7 +287,7 @@ func lowerOutput(prof Profile, mode string, schema any, compile func(doc any) er
 	if err != nil {
 		return nil, &WrapError{Err: err}
 	}
-	if l, err = lower(prof, plan.ModeTool, w, compile); err != nil {
+	if l, err = lowerIn(prof, plan.ModeTool, w, compile, true); err != nil {
 		return nil, err
 	}
 	moved := "/properties/" + plan.AnswerMember
@@ -289,12 +296,16 @@ func lowerOutput(prof Profile, mode string, schema any, compile func(doc any) er
 			l.Local[i].Pointer = strings.TrimPrefix(c.Pointer, moved)
 		}
 	}
+	// The reason in the contract's terms: its pointers, and its
+	// references as written.
 	switch {
 	case strings.HasPrefix(l.Reason, moved+": "):
 		l.Reason = strings.TrimPrefix(l.Reason, moved+": ")
 	case strings.HasPrefix(l.Reason, moved+"/"):
 		l.Reason = strings.TrimPrefix(l.Reason, moved)
 	}
+	l.Reason = strings.ReplaceAll(l.Reason, `"#`+moved+`"`, `"#"`)
+	l.Reason = strings.ReplaceAll(l.Reason, `"#`+moved+`/`, `"#/`)
 	l.Wrap = plan.AnswerMember
 	return l, nil
 }
@@ -317,6 +328,7 @@ type lowerer struct {
 	nullable []string
 	local    []plan.Constraint
 	nullRefs map[string]bool // by $ref: whether its schema admits null (acceptsNull)
+	wrapper  bool            // the schema is a wrapped answer (lowerIn)
 }
 
 func (lw *lowerer) fail(ptr, why string) {
@@ -376,7 +388,7 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 			// Lowering rewrites schemas in place (a property made
 			// nullable, oneOf renamed anyOf), so only references to
 			// definitions, or to the whole schema, keep their meaning.
-			if r, _ := v.(string); !lowerableRef(r) {
+			if r, _ := v.(string); !lowerableRef(r) && !(lw.wrapper && r == "#/properties/"+plan.AnswerMember) {
 				lw.fail(kp, fmt.Sprintf("a $ref to %q: only references to $defs, definitions or the whole schema (\"#\") can be lowered", r))
 			}
 			out[k] = v
@@ -429,7 +441,7 @@ func (lw *lowerer) lower(node any, ptr, lptr string, depth int, sub bool) any {
 			out[k] = lw.lowerList(v, kp, klp, depth)
 		case k == "prefixItems":
 			out[k] = lw.lowerList(v, kp, klp, depth+1)
-		case k == "required" && !isObjectSchema(m):
+		case k == "required" && lw.prof.RequireAll && !isObjectSchema(m):
 			// Members required of a value whose schema lowers no object
 			// (beside a $ref, say): where a null stands for an absent
 			// property, the provider would take a null for one of them

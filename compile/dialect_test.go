@@ -164,6 +164,26 @@ func TestLowerWrapStrict(t *testing.T) {
 	}
 }
 
+// TestLowerWrapRecursive: a list that refers back to itself refers, once
+// wrapped, to the member, which keeps its meaning: OpenAI takes it strict,
+// Anthropic refuses recursion as before, and the reason speaks of the
+// contract as written.
+func TestLowerWrapRecursive(t *testing.T) {
+	doc := mustDoc(t, `{"type":"array","items":{"anyOf":[{"type":"string"},{"$ref":"#"}]}}`)
+	l, err := Lower(Profiles["openai"], "tool", doc)
+	if err != nil || !l.Strict || l.Wrap == "" {
+		t.Errorf("openai: %v, strict %v (%s), wrap %q", err, l.Strict, l.Reason, l.Wrap)
+	}
+	l, err = Lower(Profiles["anthropic"], "tool", doc)
+	if err != nil || l.Strict || l.Reason != "/items/anyOf/1: a $ref leads back into itself" {
+		t.Errorf("anthropic: %v, strict %v, reason %q", err, l.Strict, l.Reason)
+	}
+	l, err = Lower(Profiles["openai"], "tool", mustDoc(t, `{"type":"array","items":{"type":"string"},"anyOf":[{"$ref":"#/items"},{"maxItems":2}]}`))
+	if err != nil || l.Strict || l.Reason != `/anyOf/0/$ref: a $ref to "#/items": only references to $defs, definitions or the whole schema ("#") can be lowered` {
+		t.Errorf("a reference the lowering cannot keep: %v, strict %v, reason %q; want it as written", err, l.Strict, l.Reason)
+	}
+}
+
 // TestLowerWrapRefused: a schema whose references the wrapper cannot
 // keep (a resource of its own below the root, dynamic references) is an
 // error, not a broken schema sent; a tool's input is never wrapped.
