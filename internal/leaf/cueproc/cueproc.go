@@ -30,7 +30,8 @@ const (
 	// CPU is the CPU time a child may use (RLIMIT_CPU, where the system
 	// has it).
 	CPU = 5 * time.Second
-	// Memory is the address space a child may map (RLIMIT_AS).
+	// Memory is the address space a child may map beyond what it holds
+	// when it starts (RLIMIT_AS, set to the two together).
 	Memory = 2 << 30
 	// Wall is how long a child may take, whatever it is doing.
 	Wall = 20 * time.Second
@@ -111,7 +112,11 @@ func (p Program) Run(ctx context.Context, job string, in, out any) error {
 	case wctx.Err() != nil:
 		return &BoundError{Msg: fmt.Sprintf("the evaluation did not end within its bounds (%s of wall time)", Wall)}
 	case err != nil:
-		return &BoundError{Msg: fmt.Sprintf("the evaluation did not end within its bounds (%s of CPU time, %d MiB of memory): %v", CPU, Memory>>20, err)}
+		msg := fmt.Sprintf("the evaluation did not end within its bounds (%s of CPU time, %d MiB of memory): %v", CPU, Memory>>20, err)
+		if line := firstLine(stderr.Bytes()); line != "" {
+			msg += fmt.Sprintf(" (%q)", line)
+		}
+		return &BoundError{Msg: msg}
 	}
 	var r response
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
@@ -166,6 +171,20 @@ func Serve(r io.Reader, w io.Writer, jobs map[string]Job) error {
 		resp.Error = err.Error()
 	}
 	return json.NewEncoder(w).Encode(resp)
+}
+
+// firstLine is the first line of what a child wrote to its standard error
+// (where Go's runtime says why it ended the child: "runtime: out of memory:
+// cannot allocate ..."), at most 200 bytes of it.
+func firstLine(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	return string(b)
 }
 
 // limited writes at most n bytes to w, dropping the rest.

@@ -22,6 +22,21 @@ func TestMain(m *testing.M) {
 				}
 			}
 		},
+		"hold": func(in json.RawMessage) (any, error) {
+			var mib int
+			if err := json.Unmarshal(in, &mib); err != nil {
+				return nil, err
+			}
+			keep := make([][]byte, 0, mib/16)
+			for range mib / 16 {
+				b := make([]byte, 16<<20)
+				for i := 0; i < len(b); i += 4096 {
+					b[i] = 1
+				}
+				keep = append(keep, b)
+			}
+			return len(keep) * 16, nil
+		},
 		"grow": func(json.RawMessage) (any, error) {
 			var keep [][]byte
 			for {
@@ -45,6 +60,12 @@ func TestRun(t *testing.T) {
 	if err := p.Run(context.Background(), "echo", map[string]int{"a": 1}, &out); err != nil || out["a"] != 1 {
 		t.Fatalf("echo: %v, %v", out, err)
 	}
+	// Memory is what an evaluation may map beyond the child's start,
+	// however large the program.
+	var held int
+	if err := p.Run(context.Background(), "hold", holdMiB, &held); err != nil || held != holdMiB {
+		t.Errorf("hold %d MiB: %v, %v", holdMiB, held, err)
+	}
 	for _, c := range []struct {
 		job  string
 		in   any
@@ -53,7 +74,7 @@ func TestRun(t *testing.T) {
 		{"fail", nil, "no such thing"},
 		{"nowhere", nil, `no evaluation "nowhere"`},
 		{"spin", nil, "did not end within its bounds"},
-		{"grow", nil, "did not end within its bounds"},
+		{"grow", nil, "did not end within its bounds (5s of CPU time, 2048 MiB of memory): " + growSays},
 		{"echo", strings.Repeat("x", MaxInput+100<<10), "larger than CUE is evaluated over"},
 	} {
 		err := p.Run(context.Background(), c.job, c.in, &out)
