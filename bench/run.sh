@@ -8,6 +8,8 @@
 #   5. agentc run --replay of 1,002 effects vs the same replay of 4
 #   6. agentc run --temporal (a worker beside it, Temporal's dev server)
 #                                       vs agentc run in process
+#   7. agentc-runtime run plan.json     vs bench/peer, Genkit running the same
+#   8. agentc run manifest.cue             agent from a prompt file (its peer)
 # It measures wall time with hyperfine (medians) and peak memory with
 # /usr/bin/time -v (the largest of a few runs); the model is bench/server, a
 # zero-latency OpenAI-compatible server on loopback. It prints a markdown
@@ -115,11 +117,13 @@ work=$tmp/work
 res=$tmp/results
 mkdir -p "$work" "$res"
 
-log "building agentc and agentc-runtime, the server, the floor and the generator"
+log "building agentc and agentc-runtime, the server, the floor, the peer and the generator"
 go build -o "$tmp/" ./cmd/agentc ./cmd/agentc-runtime
 for prog in server floor gen report; do
 	go build -o "$tmp/$prog" "./bench/$prog"
 done
+# The peer is a module of its own (Genkit stays out of agentc's).
+(cd bench/peer && go build -o "$tmp/peer" .)
 cue_version=$(go list -m -f '{{.Version}}' cuelang.org/go)
 log "installing cue $cue_version (go install cuelang.org/go/cmd/cue@$cue_version)"
 GOBIN=$tmp go install "cuelang.org/go/cmd/cue@$cue_version"
@@ -152,6 +156,7 @@ q() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 export OPENAI_API_KEY=sk-bench-not-a-secret
 input=@$root/bench/testdata/input.json
 floor=("$tmp/floor" -request "$root/bench/testdata/floor.json" -schema "$root/bench/testdata/schema.json")
+peer=("$tmp/peer" -prompt "$root/bench/testdata/bench.prompt" -input "$root/bench/testdata/input.json")
 
 # Before timing anything: every command works, and the server (with -same)
 # refuses any request that differs from the first, so agentc and the floor
@@ -167,6 +172,12 @@ for cmd in plan manifest floor; do
 	esac || fail "$cmd failed: $(cat "$tmp/run.log" "$tmp/server.log")"
 	[ "$got" = "$want" ] || fail "$cmd answered $got, want $want"
 done
+stop_server
+# The peer asks for the answer in its prompt, not through a tool, so its
+# request differs; its own tests check its messages against the floor's.
+start_server
+got=$("${peer[@]}" -base-url "$base" 2>>"$tmp/run.log") || fail "the peer failed: $(tail -n 20 "$tmp/run.log")"
+[ "$got" = "$want" ] || fail "the peer answered $got, want $want"
 stop_server
 (cd "$work/example" && "$tmp/cue" vet -c schema.cue agent.cue) || fail "cue vet of the example failed"
 (cd "$work/tree" && "$tmp/cue" vet -c ./...) || fail "cue vet of the 1,000 manifests failed"
@@ -270,6 +281,7 @@ agentc_q=$(q "$tmp/agentc")
 runtime_q=$(q "$tmp/agentc-runtime")
 cue_q=$(q "$tmp/cue")
 floor_q="$(q "$tmp/floor") -request $(q "$root/bench/testdata/floor.json") -schema $(q "$root/bench/testdata/schema.json") -base-url $base_q"
+peer_q="$(q "$tmp/peer") -prompt $(q "$root/bench/testdata/bench.prompt") -input $(q "$root/bench/testdata/input.json") -base-url $base_q"
 pair vet-example "$work/example" "$runs" \
 	"$agentc_q vet $(q "$root/examples/issue-triage.cue")" \
 	"$cue_q vet -c schema.cue agent.cue"
@@ -291,6 +303,12 @@ pair replay "$root" "$runs" \
 pair temporal "$root" "$runs" \
 	"$agentc_q run bench/testdata/agent.cue --input $(q "$input") --temporal $(q "$temporal_addr")" \
 	"$agentc_q run bench/testdata/agent.cue --input $(q "$input") --base-url $base_q"
+pair peer-plan "$root" "$runs" \
+	"$runtime_q run $(q "$work/plan.json") --input $(q "$input") --base-url $base_q" \
+	"$peer_q"
+pair peer-manifest "$root" "$runs" \
+	"$agentc_q run bench/testdata/agent.cue --input $(q "$input") --base-url $base_q" \
+	"$peer_q"
 stop worker_pid
 stop temporal_pid
 stop_server

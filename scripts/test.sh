@@ -34,6 +34,8 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 go vet ./...
+# bench/peer, the benchmarks' Genkit program, is a module of its own.
+(cd bench/peer && go mod tidy -diff && go vet ./... && go test ./...)
 # A program built with the race detector sleeps a second as it exits
 # (GORACE's atexit_sleep_ms): every test binary, and every agentc and
 # helper a test starts, did. Races are still reported and fail the test.

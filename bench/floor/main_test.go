@@ -14,6 +14,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
+	"go.yaml.in/yaml/v3"
 )
 
 const (
@@ -22,6 +23,7 @@ const (
 	schemaFile  = "../testdata/schema.json"
 	inputFile   = "../testdata/input.json"
 	answerFile  = "../testdata/answer.json"
+	peerFile    = "../testdata/bench.prompt"
 )
 
 // TestSameAsAgent checks that the floor's request says what the bench agent
@@ -89,6 +91,85 @@ func TestSameAsAgent(t *testing.T) {
 	readJSON(t, schemaFile, &fromFile)
 	if !reflect.DeepEqual(fromAgent, fromFile) {
 		t.Errorf("output schema: agent %s, floor's %s differs", raw, schemaFile)
+	}
+}
+
+// TestPeerSameAsAgent checks that the peer's prompt file (bench/peer, a
+// Genkit program) declares what the bench agent does: the same model,
+// input and output schemas, instructions and prompt. (The peer's own test
+// checks the messages it sends against the floor's.)
+func TestPeerSameAsAgent(t *testing.T) {
+	src, err := os.ReadFile(agentFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := cuecontext.New().CompileBytes(src, cue.Filename(agentFile))
+	if err := agent.Err(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(peerFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A prompt file is YAML front matter between two lines of "---", then
+	// the template.
+	parts := strings.SplitN(string(data), "---\n", 3)
+	if len(parts) != 3 || parts[0] != "" {
+		t.Fatalf("%s: no front matter between two lines of ---", peerFile)
+	}
+	var front struct {
+		Model  string
+		Input  struct{ Schema any }
+		Output struct {
+			Format string
+			Schema any
+		}
+	}
+	if err := yaml.Unmarshal([]byte(parts[1]), &front); err != nil {
+		t.Fatalf("%s: %v", peerFile, err)
+	}
+	str := func(path string) string {
+		s, err := agent.LookupPath(cue.ParsePath(path)).String()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return s
+	}
+	if want := str("model.provider") + "/" + str("model.name"); front.Model != want {
+		t.Errorf("model: agent %q, peer %q", want, front.Model)
+	}
+	if front.Output.Format != "json" {
+		t.Errorf("output format %q, want json", front.Output.Format)
+	}
+	for _, s := range []struct {
+		path string
+		peer any
+	}{{"input.schema", front.Input.Schema}, {"output.schema", front.Output.Schema}} {
+		raw, err := agent.LookupPath(cue.ParsePath(s.path)).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromAgent, fromPeer any
+		if err := json.Unmarshal(raw, &fromAgent); err != nil {
+			t.Fatal(err)
+		}
+		// YAML's numbers and maps, as JSON's.
+		peer, err := json.Marshal(s.peer)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", peerFile, s.path, err)
+		}
+		if err := json.Unmarshal(peer, &fromPeer); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fromAgent, fromPeer) {
+			t.Errorf("%s: agent %s, peer %s", s.path, raw, peer)
+		}
+	}
+	// Handlebars names the input's fields as {{id}}, text/template as {{.id}}.
+	want := "{{role \"system\"}}\n" + str("instructions") + "\n{{role \"user\"}}\n" +
+		strings.ReplaceAll(str("prompt"), "{{.", "{{") + "\n"
+	if parts[2] != want {
+		t.Errorf("%s: template %q, want %q", peerFile, parts[2], want)
 	}
 }
 

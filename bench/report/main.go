@@ -53,7 +53,9 @@ type Pair struct {
 // whose target is 50 ms. 6 is a one-call run on Temporal's dev server,
 // its worker another process, beside the same run in process; its target
 // (3× in process and a round trip an effect) is taken as 3×, the round
-// trips on loopback left out.
+// trips on loopback left out. 7 and 8 put agentc beside its peer, a
+// Genkit program running the same agent from a prompt file (bench/peer);
+// no issue sets a target for them.
 var Pairs = []Pair{
 	{ID: "vet-example", Name: "1. `vet` one example", Floor: "`cue vet`", Wall: 1.5, Memory: 1.5},
 	{ID: "vet-dir100", Name: "2a. `vet` 100 manifests", Floor: "`cue vet ./...`"},
@@ -62,6 +64,8 @@ var Pairs = []Pair{
 	{ID: "run-manifest", Name: "4. `run manifest.cue`", Floor: "floor", Wall: 2},
 	{ID: "replay", Name: "5. `run --replay`, 1,002 effects", Floor: "the same, 4 effects", Over: 0.05},
 	{ID: "temporal", Name: "6. `run --temporal`", Floor: "`run` in process", Wall: 3},
+	{ID: "peer-plan", Name: "7. `run plan.json`", Floor: "Genkit peer"},
+	{ID: "peer-manifest", Name: "8. `run manifest.cue`", Floor: "Genkit peer"},
 }
 
 // Markers delimit the section report writes.

@@ -233,7 +233,7 @@ func TestReplace(t *testing.T) {
 }
 
 func TestRun(t *testing.T) {
-	dir := results(t, map[string]float64{"vet-example": 1, "vet-dir100": 1, "vet-dir1000": 1, "run-plan": 1, "run-manifest": 1, "replay": 1, "temporal": 1})
+	dir := results(t, map[string]float64{"vet-example": 1, "vet-dir100": 1, "vet-dir1000": 1, "run-plan": 1, "run-manifest": 1, "replay": 1, "temporal": 1, "peer-plan": 1, "peer-manifest": 1})
 	env := filepath.Join(dir, "env")
 	write(t, dir, "env", "Mode: short\n")
 	doc := filepath.Join(dir, "BENCHMARKS.md")
