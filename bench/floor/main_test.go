@@ -31,21 +31,7 @@ const (
 // schema. (run.sh also checks the bytes on the wire, through the server's
 // -same.)
 func TestSameAsAgent(t *testing.T) {
-	src, err := os.ReadFile(agentFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent := cuecontext.New().CompileBytes(src, cue.Filename(agentFile))
-	if err := agent.Err(); err != nil {
-		t.Fatal(err)
-	}
-	str := func(path string) string {
-		s, err := agent.LookupPath(cue.ParsePath(path)).String()
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		return s
-	}
+	agent, str := loadAgent(t)
 	var req Request
 	readJSON(t, requestFile, &req)
 
@@ -99,14 +85,7 @@ func TestSameAsAgent(t *testing.T) {
 // input and output schemas, instructions and prompt. (The peer's own test
 // checks the messages it sends against the floor's.)
 func TestPeerSameAsAgent(t *testing.T) {
-	src, err := os.ReadFile(agentFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent := cuecontext.New().CompileBytes(src, cue.Filename(agentFile))
-	if err := agent.Err(); err != nil {
-		t.Fatal(err)
-	}
+	agent, str := loadAgent(t)
 	data, err := os.ReadFile(peerFile)
 	if err != nil {
 		t.Fatal(err)
@@ -127,13 +106,6 @@ func TestPeerSameAsAgent(t *testing.T) {
 	}
 	if err := yaml.Unmarshal([]byte(parts[1]), &front); err != nil {
 		t.Fatalf("%s: %v", peerFile, err)
-	}
-	str := func(path string) string {
-		s, err := agent.LookupPath(cue.ParsePath(path)).String()
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		return s
 	}
 	if want := str("model.provider") + "/" + str("model.name"); front.Model != want {
 		t.Errorf("model: agent %q, peer %q", want, front.Model)
@@ -171,6 +143,28 @@ func TestPeerSameAsAgent(t *testing.T) {
 	if parts[2] != want {
 		t.Errorf("%s: template %q, want %q", peerFile, parts[2], want)
 	}
+}
+
+// loadAgent compiles the bench agent, and returns it with a function
+// that looks a string up in it.
+func loadAgent(t *testing.T) (cue.Value, func(path string) string) {
+	t.Helper()
+	src, err := os.ReadFile(agentFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := cuecontext.New().CompileBytes(src, cue.Filename(agentFile))
+	if err := agent.Err(); err != nil {
+		t.Fatal(err)
+	}
+	str := func(path string) string {
+		s, err := agent.LookupPath(cue.ParsePath(path)).String()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return s
+	}
+	return agent, str
 }
 
 func readJSON(t *testing.T, name string, v any) {
