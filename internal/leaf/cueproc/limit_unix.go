@@ -12,17 +12,34 @@ import (
 
 // limit bounds this process's CPU time (past it the kernel kills it) and
 // the memory it may map beyond what it holds now (past it an allocation
-// fails, and Go's runtime ends the process).
+// fails, and Go's runtime ends the process). A limit the process already
+// has that is tighter (a user's ulimit) is kept: a process may lower its
+// hard limits, never raise them.
 func limit() error {
 	for _, l := range []struct {
 		res int
 		max uint64
-	}{{syscall.RLIMIT_CPU, uint64(CPU.Seconds())}, {syscall.RLIMIT_AS, mapped() + Memory}} {
-		if err := syscall.Setrlimit(l.res, &syscall.Rlimit{Cur: l.max, Max: l.max}); err != nil {
+	}{{syscall.RLIMIT_CPU, uint64(CPU.Seconds())}, {rlimitMemory, mapped() + Memory}} {
+		var r syscall.Rlimit
+		if err := syscall.Getrlimit(l.res, &r); err != nil {
+			return fmt.Errorf("%s: reading a resource limit: %w", Verb, err)
+		}
+		lower(&r.Cur, l.max)
+		lower(&r.Max, l.max)
+		if err := syscall.Setrlimit(l.res, &r); err != nil {
 			return fmt.Errorf("%s: setting a resource limit: %w", Verb, err)
 		}
 	}
 	return nil
+}
+
+// lower sets *v to max where it is larger (or unlimited). A limit is
+// unsigned on most systems and signed on some (FreeBSD's), their
+// "unlimited" the largest value either way.
+func lower[T int64 | uint64](v *T, max uint64) {
+	if uint64(*v) > max || *v < 0 {
+		*v = T(max)
+	}
 }
 
 // mapped is the address space this process holds: its program, the
