@@ -176,7 +176,7 @@ stop_server
 # The peer asks for the answer in its prompt, not through a tool, so its
 # request differs; its own tests check its messages against the floor's.
 start_server
-got=$("${peer[@]}" -base-url "$base" 2>>"$tmp/run.log") || fail "the peer failed: $(tail -n 20 "$tmp/run.log")"
+got=$("${peer[@]}" -base-url "$base" 2>>"$tmp/run.log") || fail "the peer failed: $(tail -n 20 "$tmp/run.log" "$tmp/server.log")"
 [ "$got" = "$want" ] || fail "the peer answered $got, want $want"
 stop_server
 (cd "$work/example" && "$tmp/cue" vet -c schema.cue agent.cue) || fail "cue vet of the example failed"

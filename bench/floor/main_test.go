@@ -104,7 +104,11 @@ func TestPeerSameAsAgent(t *testing.T) {
 			Schema any
 		}
 	}
-	if err := yaml.Unmarshal([]byte(parts[1]), &front); err != nil {
+	// Only these keys: a config (a temperature, a token limit) or tools
+	// would make the peer's run another agent's.
+	dec := yaml.NewDecoder(strings.NewReader(parts[1]))
+	dec.KnownFields(true)
+	if err := dec.Decode(&front); err != nil {
 		t.Fatalf("%s: %v", peerFile, err)
 	}
 	if want := str("model.provider") + "/" + str("model.name"); front.Model != want {

@@ -31,7 +31,9 @@ const (
 	// has it).
 	CPU = 5 * time.Second
 	// Memory is the address space a child may map beyond what it holds
-	// when it starts (RLIMIT_AS, set to the two together).
+	// when it starts (RLIMIT_AS, set to the two together), on Linux: a
+	// system that does not say what a process holds gets no memory limit,
+	// the CPU and wall-time bounds alone.
 	Memory = 2 << 30
 	// Wall is how long a child may take, whatever it is doing.
 	Wall = 20 * time.Second
@@ -97,8 +99,13 @@ func (p Program) Run(ctx context.Context, job string, in, out any) error {
 		cmd.Args = p.Args
 	}
 	cmd.Env = []string{}
-	if v, ok := os.LookupEnv("GOCOVERDIR"); ok {
-		cmd.Env = append(cmd.Env, "GOCOVERDIR="+v)
+	// Nothing of the environment but what a test build reads: where its
+	// coverage goes, and the race detector's options (without which a
+	// race-built child sleeps a second as it exits).
+	for _, name := range []string{"GOCOVERDIR", "GORACE"} {
+		if v, ok := os.LookupEnv(name); ok {
+			cmd.Env = append(cmd.Env, name+"="+v)
+		}
 	}
 	cmd.Stdin = bytes.NewReader(req)
 	var stdout, stderr bytes.Buffer
@@ -112,7 +119,7 @@ func (p Program) Run(ctx context.Context, job string, in, out any) error {
 	case wctx.Err() != nil:
 		return &BoundError{Msg: fmt.Sprintf("the evaluation did not end within its bounds (%s of wall time)", Wall)}
 	case err != nil:
-		msg := fmt.Sprintf("the evaluation did not end within its bounds (%s of CPU time, %d MiB of memory): %v", CPU, Memory>>20, err)
+		msg := fmt.Sprintf("the evaluation did not end within its bounds (%s of CPU time, %d MiB of memory beyond the child's start), or its child failed: %v", CPU, Memory>>20, err)
 		if line := firstLine(stderr.Bytes()); line != "" {
 			msg += fmt.Sprintf(" (%q)", line)
 		}
