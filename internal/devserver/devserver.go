@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -123,7 +122,7 @@ func startOnce(prog string) (*Server, bool, error) {
 	}
 	s.cmd = exec.Command(prog, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		return &Server{}, false, err
 	}
@@ -180,7 +179,7 @@ func (s *Server) Stop() {
 	if s == nil || s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(s.cmd)
 	<-s.exited
 	s.cmd = nil
 }
