@@ -119,7 +119,11 @@ func (p Program) Run(ctx context.Context, job string, in, out any) error {
 	case wctx.Err() != nil:
 		return &BoundError{Msg: fmt.Sprintf("the evaluation did not end within its bounds (%s of wall time)", Wall)}
 	case err != nil:
-		msg := fmt.Sprintf("the evaluation did not end within its bounds (%s of CPU time, %d MiB of memory beyond the child's start), or its child failed: %v", CPU, Memory>>20, err)
+		bounds := fmt.Sprintf("%s of CPU time", CPU)
+		if memoryBounded() {
+			bounds += fmt.Sprintf(", %d MiB of memory beyond the child's start", Memory>>20)
+		}
+		msg := fmt.Sprintf("the evaluation did not end within its bounds (%s), or its child failed: %v", bounds, err)
 		if line := firstLine(stderr.Bytes()); line != "" {
 			msg += fmt.Sprintf(" (%q)", line)
 		}

@@ -18,15 +18,13 @@ import (
 // them. Each soft limit is set to its hard one: Go ignores the signal a
 // soft CPU limit sends.
 func limit() error {
-	limits := []struct {
+	type bound struct {
 		res int
 		max uint64
-	}{{syscall.RLIMIT_CPU, uint64(CPU.Seconds())}}
+	}
+	limits := []bound{{syscall.RLIMIT_CPU, uint64(CPU.Seconds())}}
 	if held, ok := mapped(); ok {
-		limits = append(limits, struct {
-			res int
-			max uint64
-		}{rlimitMemory, held + Memory})
+		limits = append(limits, bound{rlimitMemory, held + Memory})
 	}
 	for _, l := range limits {
 		var r syscall.Rlimit
@@ -40,6 +38,12 @@ func limit() error {
 		}
 	}
 	return nil
+}
+
+// memoryBounded says whether a child on this system has a memory limit.
+func memoryBounded() bool {
+	_, ok := mapped()
+	return ok
 }
 
 // lower sets *v to max where it is larger (or unlimited). A limit is
