@@ -907,8 +907,8 @@ func (c *checker) checkDialect() {
 	s := c.schemaOf("output.schema")
 	provider, _ := str(lookup(c.v, "model", "provider"))
 	prof, ok := Profiles[provider]
-	if s == nil || !ok {
-		return
+	if s == nil || !ok || c.comp.compiled.compile(s.Doc) != nil {
+		return // SCHEMA_INVALID reports a schema that does not compile
 	}
 	mode, _ := str(lookup(c.v, "output", "mode"))
 	l, err := lowerOutput(prof, mode, s.Doc, c.comp.compiled.compile)
@@ -1035,7 +1035,7 @@ func (c *checker) checkToolDialect() {
 	for _, name := range c.toolNames() {
 		kind, _ := str(lookup(c.v, "capabilities", "tools", name, "kind"))
 		s := c.schemaOf("capabilities.tools." + name + ".input.schema")
-		if s == nil || !slices.Contains(plan.StrictToolKinds, kind) {
+		if s == nil || !slices.Contains(plan.StrictToolKinds, kind) || c.comp.compiled.compile(s.Doc) != nil {
 			continue
 		}
 		l, err := lowerToolInput(prof, s.Doc, c.comp.compiled.compile)
