@@ -236,6 +236,9 @@ and the command that registers them.`,
 			if err := t.resolve(); err != nil {
 				return err
 			}
+			if err := runcmd.CheckBaseURL("--base-url", baseURL); err != nil {
+				return err
+			}
 			if dir == "" {
 				dir = e.Dir
 			}

@@ -101,6 +101,32 @@ var providers = map[string]provider{
 	"bedrock": {"", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME", ""},
 }
 
+// CheckBaseURL refuses a base URL (named by where, a flag or a variable)
+// that no provider client could send a request to: one that does not
+// parse, or is not http or https with a host. A manifest's base_url is
+// held to http(s) by its schema; this is for what a person gives. The
+// URL is shown without its password.
+func CheckBaseURL(where, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		if strings.Contains(raw, "@") {
+			return UsageError("%s: not a URL: give the server's base URL, such as http://localhost:8080/v1", where) // it may hold a password
+		}
+		return UsageError("%s %q: not a URL: give the server's base URL, such as http://localhost:8080/v1", where, raw)
+	}
+	if s := strings.ToLower(u.Scheme); (s != "http" && s != "https") || u.Host == "" || u.Opaque != "" {
+		shown := raw
+		if _, ok := u.User.Password(); ok {
+			shown = u.Redacted()
+		}
+		return UsageError("%s %q: not an http or https URL with a host: give the server's base URL, such as http://localhost:8080/v1", where, shown)
+	}
+	return nil
+}
+
 // keyHosts reads the hosts that may be sent a key from the value of
 // KeyHostsVar: host names or addresses, with a port or without, separated
 // by commas.
@@ -185,6 +211,9 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 		}
 		if base == "" {
 			base = getenv(pr.baseVar)
+			if err := CheckBaseURL(pr.baseVar, base); err != nil {
+				return nil, err
+			}
 		}
 		hint := ""
 		if base == "" && p.Agent.Model.BaseURL != "" {

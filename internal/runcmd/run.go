@@ -318,6 +318,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	if err := checkStall(f.stall); err != nil {
 		return err
 	}
+	if err := CheckBaseURL("--base-url", f.baseURL); err != nil {
+		return err
+	}
 	if f.remote != nil {
 		if changed("pool-tokens") && f.batch == "" {
 			return UsageError("--pool-tokens goes with --batch for a run elsewhere: a pool is shared by a batch's runs")
@@ -496,6 +499,9 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 	}
 	opts.Model, err = modelFor(p)
 	if err != nil {
+		if _, ok := errors.AsType[*ExitError](err); ok {
+			return nil, 0, err // a variable's value the person set, such as a base URL
+		}
 		return nil, 0, &ExitError{Code: ExitFindings, Err: err}
 	}
 	opts.FallbackModel = modelFor
