@@ -646,6 +646,14 @@ func load(e Env, compile LoadFunc, path string) (*plan.Plan, string, error) {
 		return p, filepath.Dir(path), nil
 	}
 	if compile == nil {
+		// A .json file that is not JSON at all is most likely a plan cut
+		// short or edited: say where it breaks, as for a plan.
+		if strings.EqualFold(filepath.Ext(path), ".json") {
+			if data, err := userfile.Read(path, plan.MaxPlanBytes, "a plan"); err == nil && !json.Valid(data) {
+				_, err = plan.Read(path, data)
+				return nil, "", &ExitError{Code: ExitFindings, Err: fmt.Errorf("%w (%s runs only plans)", err, RuntimeProgram)}
+			}
+		}
 		return nil, "", &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s is not a compiled plan; %s runs only plans: compile it with agentc compile, or run it with agentc", path, RuntimeProgram)}
 	}
 	return compile(e, path)
