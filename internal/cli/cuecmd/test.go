@@ -145,6 +145,7 @@ failed, or an agent does not compile; 2 usage error.`,
 			prog, _ := cueproc.Self()
 			start := time.Now()
 			var jobs []*faultJob
+			declared := 0 // the cases there are, matched or not
 		agents:
 			for _, b := range bs {
 				dir := "."
@@ -153,6 +154,7 @@ failed, or an agent does not compile; 2 usage error.`,
 				}
 				chk := agenttest.New(b.plan, relPath(absPath(dir), e.Dir), prog)
 				for _, name := range slices.Sorted(maps.Keys(b.plan.Tests)) {
+					declared++
 					id := b.plan.Agent.Name + "/" + name
 					if filter != nil && !filter.MatchString(id) {
 						continue
@@ -173,6 +175,11 @@ failed, or an agent does not compile; 2 usage error.`,
 						jobs = append(jobs, &faultJob{b: b, dir: dir, chk: chk, name: name, base: r, rep: rep, journal: journal, after: len(results) - 1})
 					}
 				}
+			}
+			if filter != nil && declared > 0 && len(results) == 0 && ctx.Err() == nil {
+				// A --run that selects nothing would pass having tested
+				// nothing: most often a misspelt name.
+				return cli.UsageError("--run %q matches none of the %d test cases (each is named agent/case)", run, declared)
 			}
 			results = runFaultJobs(ctx, e, jobs, results)
 			stopped := stopSignals()
