@@ -64,6 +64,11 @@ Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 			if !ok {
 				return cli.UsageError("--format %q: want one of %s", format, formatNames())
 			}
+			if evalTimeout <= 0 {
+				// The loader reads a negative timeout as no bound at all,
+				// of time or memory: not for a manifest from elsewhere.
+				return cli.UsageError("--eval-timeout must be positive")
+			}
 			if len(args) == 0 {
 				args = []string{"."}
 			}
