@@ -118,11 +118,8 @@ price file that does not read, one naming its line and column (exit 2).`,
 				return err
 			}
 			if err := atomicfile.Write(inDir(e, out), page.Bytes(), 0o600); err != nil {
-				var pe *os.PathError
-				if errors.As(err, &pe) {
-					err = pe.Err // its path is the temporary file's
-				}
-				return fmt.Errorf("writing %s: %w", out, err)
+				// The file as the person named it, and the system's reason.
+				return fmt.Errorf("writing %s: %w", out, errors.Unwrap(err))
 			}
 			return nil
 		},

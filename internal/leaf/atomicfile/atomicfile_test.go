@@ -46,14 +46,16 @@ func TestWriteFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Write(path, []byte("new"), 0o644)
-	if err == nil || !strings.Contains(err.Error(), "writing "+path) {
+	if err == nil || !strings.HasPrefix(err.Error(), "writing "+path+": ") || strings.Contains(err.Error(), ".tmp-") {
 		t.Fatalf("Write over a directory: %v", err)
 	}
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 {
 		t.Errorf("the directory holds %d entries after a failed write, want 1", len(ents))
 	}
-	if err := Write(filepath.Join(dir, "missing", "f"), nil, 0o644); err == nil {
-		t.Error("Write into a directory that does not exist succeeded")
+	missing := filepath.Join(dir, "missing")
+	err = Write(filepath.Join(missing, "f"), nil, 0o644)
+	if want := "writing " + filepath.Join(missing, "f") + ": cannot create a file in " + missing + ": "; err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), ".tmp-") {
+		t.Errorf("Write into a directory that does not exist: %v, want %q and no temporary file's name", err, want)
 	}
 }
