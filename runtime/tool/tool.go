@@ -115,7 +115,12 @@ func one(t agentrt.Tool, err error) ([]agentrt.Tool, error) {
 // kinds maps each tool kind this runtime provides to its constructor.
 var kinds = map[string]constructorFunc{
 	"fs": func(_ context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
-		return one(fs.New(name, t, env.BaseDir))
+		f, err := fs.New(name, t, env.BaseDir)
+		if err != nil {
+			return nil, err
+		}
+		*env.closers = append(*env.closers, f.Close)
+		return []agentrt.Tool{f}, nil
 	},
 	"exec": func(_ context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
 		opts := []exec.Option{exec.WithSecrets(env.Secrets)}

@@ -65,9 +65,12 @@ var operations = []operation{
 }
 
 // Tool is an fs tool: a runtime.Tool that reads and lists under its root.
-// It holds no open files between calls and is safe for concurrent use.
+// It holds its root open from New to Close, so that the directory it
+// reads is the one New was given whatever becomes of its name (another
+// tool that may write beside it could put a link to elsewhere there), and
+// is safe for concurrent use.
 type Tool struct {
-	root       string      // absolute host path; never in a result or error
+	root       *os.Root    // never named in a result or error
 	ops        []operation // allowed, in the order of operations
 	maxBytes   int
 	maxEntries int
@@ -91,7 +94,8 @@ func (t *Tool) allows(name string) bool {
 // is resolved against baseDir, the directory of the agent's manifest or
 // plan. Empty t.Ops allows every op (the plan omits an empty list, so the
 // two cannot be told apart), and t.MaxBytes 0 means DefaultMaxBytes. New
-// fails if the root is not an existing directory.
+// fails if the root is not an existing directory, and opens it: Close
+// closes it.
 func New(name string, t plan.Tool, baseDir string) (*Tool, error) {
 	fail := func(format string, args ...any) (*Tool, error) {
 		return nil, fmt.Errorf("fs tool %q: "+format, append([]any{name}, args...)...)
@@ -137,19 +141,18 @@ func New(name string, t plan.Tool, baseDir string) (*Tool, error) {
 	case !fi.IsDir():
 		return fail("root %q (%s) is not a directory", t.Root, abs)
 	}
-	r, err := os.OpenRoot(abs)
-	if err != nil {
-		return fail("root %q: %v", t.Root, err)
-	}
-	r.Close()
-	tool.root = abs
-
 	tool.spec, err = tool.makeSpec(name, t.Description)
 	if err != nil {
 		return fail("%v", err)
 	}
+	if tool.root, err = os.OpenRoot(abs); err != nil {
+		return fail("root %q: %v", t.Root, err)
+	}
 	return tool, nil
 }
+
+// Close closes the tool's root; a call after it fails.
+func (t *Tool) Close() error { return t.root.Close() }
 
 // Spec describes the tool to a model. It is the same, byte for byte, for
 // the same name and plan.Tool.
@@ -219,12 +222,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 	if err != nil {
 		return runtime.ToolResult{}, fmt.Errorf("%s %q: %w", op.name, a.path, err)
 	}
-	r, err := os.OpenRoot(t.root)
-	if err != nil {
-		return runtime.ToolResult{}, fmt.Errorf("%s %q: the tool's root directory is unavailable: %s", op.name, a.path, reason(err))
-	}
-	defer r.Close()
-	out, err := op.run(t, ctx, r, name, a.path)
+	out, err := op.run(t, ctx, t.root, name, a.path)
 	if err != nil {
 		return runtime.ToolResult{}, err
 	}

@@ -78,6 +78,7 @@ func newTool(t testing.TB, dir string, pt plan.Tool) *Tool {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { tool.Close() })
 	return tool
 }
 
@@ -454,11 +455,41 @@ func TestRootRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := call(tool, "read", "a.txt")
-	if err == nil || !strings.Contains(err.Error(), `read "a.txt": the tool's root directory is unavailable: no such file or directory`) {
+	if err == nil || !strings.Contains(err.Error(), `read "a.txt": no such file or directory`) {
 		t.Errorf("got %v", err)
 	}
 	if err != nil {
 		checkClean(t, dir, err.Error())
+	}
+}
+
+// TestRootSwapped: the root New was given is the one read, whatever
+// becomes of its name. Another tool that may write beside the root (an
+// exec tool's confine.write) could put a link to elsewhere in its place;
+// the fs tool must not follow the name there.
+func TestRootSwapped(t *testing.T) {
+	dir := tree(t, t.TempDir())
+	tool := newTool(t, dir, plan.Tool{})
+	root := filepath.Join(dir, "root")
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "outside"), root); err != nil {
+		t.Skipf("symbolic links unavailable: %v", err)
+	}
+	for _, tc := range []struct{ op, path string }{{"read", "secret.txt"}, {"list", "."}} {
+		got, err := call(tool, tc.op, tc.path)
+		if strings.Contains(got, "secret") || err != nil && strings.Contains(err.Error(), secret) {
+			t.Errorf("%s %q after the root was swapped for a link: %q, %v", tc.op, tc.path, got, err)
+		}
+	}
+	if _, err := call(tool, "read", "secret.txt"); err == nil {
+		t.Error("read of a file beside the swapped root's link succeeded")
+	}
+	// After Close, a call fails; it does not read by the name either.
+	tool.Close()
+	if got, err := call(tool, "read", "secret.txt"); err == nil || strings.Contains(got, secret) {
+		t.Errorf("read after Close: %q, %v", got, err)
 	}
 }
 
