@@ -2,6 +2,7 @@ package runcmd
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -48,6 +49,14 @@ func remoteStore(p *plan.Plan) (*filestore.Store, error) {
 	return s, nil
 }
 
+// existingDir is dir when it names a directory, else "".
+func existingDir(dir string) string {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return dir
+	}
+	return ""
+}
+
 // inputFileFields reads the file inputs the agent declares.
 func inputFileFields(p *plan.Plan, f Flags) (*fileInputs, error) {
 	if p.Agent.Input == nil {
@@ -81,7 +90,11 @@ func takesToolFiles(p *plan.Plan) bool {
 }
 
 // storeFor opens the file store of a run or a batch: beside what --record
-// names, else a temporary directory that done removes.
+// names; for a replay, the store beside its journal where there is one
+// (what --record made, FILE.files, or DIR/files, where a batch's and a
+// server's journals keep theirs), so that an input naming its files by
+// digest, as the journal and a served run's record do, finds them; else a
+// temporary directory that done removes.
 func storeFor(f Flags) (store *filestore.Store, done func(), err error) {
 	dir := ""
 	switch {
@@ -89,6 +102,10 @@ func storeFor(f Flags) (store *filestore.Store, done func(), err error) {
 		dir = filepath.Join(f.record, "files")
 	case f.record != "":
 		dir = f.record + ".files"
+	case f.replay != "" && f.batch != "":
+		dir = existingDir(filepath.Join(f.replay, "files"))
+	case f.replay != "":
+		dir = cmp.Or(existingDir(f.replay+".files"), existingDir(filepath.Join(filepath.Dir(f.replay), "files")))
 	}
 	if dir != "" {
 		s, err := filestore.Open(dir)
