@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -247,17 +248,20 @@ func runID() string {
 	return hex.EncodeToString(b)
 }
 
-// FirstHeader returns the header of a journal the opened directory holds,
-// or nil when it holds none: the items of a batch share their tools, so
-// any item's header records the tool sets (an mcp server's) a replay
-// offers.
+// FirstHeader returns the header of the first journal, by item, that the
+// opened directory holds and that reads, or nil when none does: the items
+// of a batch share their tools, so any item's header records the tool
+// sets (an mcp server's) a replay offers. A journal that does not read is
+// passed over here (the item it belongs to fails on it, alone, when it
+// runs), and the order is the items', so that the header read does not
+// change from one run of the batch to the next.
 func (j *Journals) FirstHeader() (*journal.Header, error) {
-	for _, names := range j.byIndex {
-		rec, err := journal.OpenShared(filepath.Join(j.Dir, names[0]))
-		if err != nil {
-			return nil, err
+	for _, i := range slices.Sorted(maps.Keys(j.byIndex)) {
+		for _, name := range j.byIndex[i] {
+			if rec, err := journal.OpenShared(filepath.Join(j.Dir, name)); err == nil {
+				return &rec.Header, nil
+			}
 		}
-		return &rec.Header, nil
 	}
 	return nil, nil
 }
