@@ -36,6 +36,18 @@ type Journal struct {
 	mu      sync.Mutex
 	reached map[string]bool
 	served  int
+	bad     bool // a recorded effect was found not to be one
+}
+
+// badRecord notes that a recorded effect could not be served for what
+// it holds (a response that is not one), and returns err: the run ends
+// on that error, which says which effect, and not on the effects it left
+// unreached, which would hide it.
+func (j *Journal) badRecord(err error) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.bad = true
+	return err
 }
 
 // Served returns how many effects were served from the journal.
@@ -66,6 +78,9 @@ func (j *Journal) unreached() []string {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.bad {
+		return nil
+	}
 	var out []string
 	for _, e := range j.Recorded.Entries {
 		if !j.reached[e.Key.String()] {
@@ -698,11 +713,10 @@ func (x *run) complete(k journal.Key, req *Request, call func() (*Response, erro
 	// Served from the journal, or made by the host's effector.
 	var rec storedResponse
 	if err := json.Unmarshal(raw, &rec); err != nil {
-		what := "recorded response"
-		if !replayed {
-			what = "response the host returned"
+		if replayed {
+			return nil, replayed, x.journal.badRecord(fmt.Errorf("journal: the recorded response of model call %s is not a response: %w", k, err))
 		}
-		return nil, replayed, fmt.Errorf("journal: the %s of model call %s is not a response: %w", what, k, err)
+		return nil, replayed, fmt.Errorf("journal: the response the host returned of model call %s is not a response: %w", k, err)
 	}
 	resp := &Response{Message: rec.Message.message(), Usage: rec.Usage}
 	canonicalCalls(resp)

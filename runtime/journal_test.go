@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -283,5 +284,60 @@ func TestLongRunReplays(t *testing.T) {
 	rep := replay(t, p, file, opts)
 	if rep.Outcome != agentrt.OutcomeOK || rep.Divergence != nil || rep.Replayed != 2*rounds-1 || string(rep.Answer) != string(rec.Answer) {
 		t.Fatalf("replay: %s %s, divergence %+v, %d replayed, answer %s", rep.Outcome, rep.Error, rep.Divergence, rep.Replayed, rep.Answer)
+	}
+}
+
+// TestBadRecordNotHidden: a recorded effect whose response is not one (an
+// edited line the reader takes, as it reads no response's shape) ends a
+// replay on that error, naming the effect; it is not hidden behind a
+// divergence listing the effects the run then left unreached.
+func TestBadRecordNotHidden(t *testing.T) {
+	p := agent(t, withTool)
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	tools := map[string]agentrt.Tool{"search": &echoTool{name: "search"}}
+	model := &scripted{turns: []turn{call(10, "search", `{"q":"x"}`), answer(`{"label":"bug"}`, 10)}}
+	if rec := journaled(t, p, file, false, model, agentrt.Options{Tools: tools}); rec.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("record: %s %s", rec.Outcome, rec.Error)
+	}
+	for _, tc := range []struct{ effect, response, want string }{
+		{"1.0", `5`, "journal: the recorded response of model call 1.0 is not a response"},
+		{"1.1", `"x"`, "journal: the recorded result of effect 1.1 is not a tool result"},
+	} {
+		edited := filepath.Join(t.TempDir(), "edited.jsonl")
+		editEntry(t, file, edited, tc.effect, tc.response)
+		rep := replay(t, p, edited, agentrt.Options{Tools: tools})
+		if rep.Divergence != nil || rep.Outcome != agentrt.OutcomeError || !strings.Contains(rep.Error, tc.want) {
+			t.Errorf("effect %s's response %s: %s %q, divergence %+v; want the error %q", tc.effect, tc.response, rep.Outcome, rep.Error, rep.Divergence, tc.want)
+		}
+	}
+}
+
+// editEntry copies the journal src to dst with the response of effect key
+// replaced by response.
+func editEntry(t *testing.T, src, dst, key, response string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	found := false
+	for i, l := range lines {
+		var e map[string]json.RawMessage
+		if json.Unmarshal([]byte(l), &e) != nil || string(e["effect"]) != `"`+key+`"` {
+			continue
+		}
+		e["response"] = json.RawMessage(response)
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines[i], found = string(b)+"\n", true
+	}
+	if !found {
+		t.Fatalf("%s has no effect %s", src, key)
+	}
+	if err := os.WriteFile(dst, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

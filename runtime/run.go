@@ -1260,7 +1260,11 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		return ToolResult{Content: "the call was not made: " + err.Error(), IsError: true}, cr, err
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return ToolResult{IsError: true, Content: "the recorded result is not a tool result"}, cr, fmt.Errorf("journal: the recorded result of effect %s is not a tool result: %w", key, err)
+		err = fmt.Errorf("journal: the recorded result of effect %s is not a tool result: %w", key, err)
+		if replayed {
+			err = x.journal.badRecord(err)
+		}
+		return ToolResult{IsError: true, Content: "the recorded result is not a tool result"}, cr, err
 	}
 	x.charge(res.Usage, replayed)
 	x.roundCost = x.roundCost.Add(res.Cost)
