@@ -286,6 +286,16 @@ type builder struct {
 	// those that have their row.
 	approvals map[string]journal.Entry
 	shown     map[string]bool
+	// The entries indexed once, so that a journal of n entries costs the
+	// page time in n, not in n times its rounds: the effects of each run
+	// by its path (decisions apart), in the journal's order; the calls of
+	// fallback models, by the key of the round they stand in for; the
+	// decisions, by the run path and round of the call each decides; and
+	// every path some run's effects are under (see nested).
+	byPath    map[string][]*journal.Entry
+	fallbacks map[string][]*journal.Entry
+	decisions map[pathRound][]*journal.Entry
+	under     map[string]bool
 	// models are the model calls' requests, as far as the page reads
 	// them, each expanded once.
 	models map[*journal.Entry]modelRequest
@@ -375,13 +385,36 @@ func newMessages(raw json.RawMessage) []wireMessage {
 
 func resultKey(path, id string) string { return path + "\x00" + id }
 
+// pathRound names a round of the run at a path.
+type pathRound struct {
+	path  string
+	round int
+}
+
 // collect finds every tool message of every conversation, and every
-// decision about a call.
+// decision about a call, and indexes the entries (see builder).
 func (b *builder) collect() {
+	b.byPath, b.fallbacks = map[string][]*journal.Entry{}, map[string][]*journal.Entry{}
+	b.decisions, b.under = map[pathRound][]*journal.Entry{}, map[string]bool{}
 	for i := range b.entries {
 		e := &b.entries[i]
 		if e.Kind == journal.KindApproval {
 			b.approvals[e.Key.Path] = *e
+			if k, err := journal.ParseKey(e.Key.Path); err == nil {
+				at := pathRound{k.Path, k.Round}
+				b.decisions[at] = append(b.decisions[at], e)
+			}
+			// A decision is under the key of the call it decides,
+			// which is no run; the paths above that key are.
+			if i := strings.LastIndexByte(e.Key.Path, '/'); i >= 0 {
+				b.markUnder(e.Key.Path[:i])
+			}
+		} else {
+			b.byPath[e.Key.Path] = append(b.byPath[e.Key.Path], e)
+			b.markUnder(e.Key.Path)
+		}
+		if e.Kind == journal.KindModel && e.Key.Round == 0 {
+			b.fallbacks[e.Key.Path] = append(b.fallbacks[e.Key.Path], e)
 		}
 		if e.Kind != journal.KindModel {
 			continue
@@ -429,11 +462,7 @@ func (b *builder) message(m wireMessage) *Message {
 func (b *builder) run(path string, depth int) {
 	var rounds []int
 	byRound := map[int][]*journal.Entry{}
-	for i := range b.entries {
-		e := &b.entries[i]
-		if e.Key.Path != path || e.Kind == journal.KindApproval {
-			continue
-		}
+	for _, e := range b.byPath[path] {
 		if _, ok := byRound[e.Key.Round]; !ok {
 			rounds = append(rounds, e.Key.Round)
 		}
@@ -460,13 +489,7 @@ func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 			models = append(models, e)
 		}
 	}
-	under := journal.Key{Path: path, Round: n}.String()
-	var fallbacks []*journal.Entry
-	for i := range b.entries {
-		if e := &b.entries[i]; e.Kind == journal.KindModel && e.Key.Path == under && e.Key.Round == 0 {
-			fallbacks = append(fallbacks, e)
-		}
-	}
+	fallbacks := slices.Clone(b.fallbacks[journal.Key{Path: path, Round: n}.String()])
 	slices.SortFunc(fallbacks, func(x, y *journal.Entry) int { return x.Key.Ordinal - y.Key.Ordinal })
 	for _, e := range append(models, fallbacks...) {
 		row, resp, req := b.model(e, depth)
@@ -503,11 +526,9 @@ func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 	}
 	// Decisions about calls the page does not know (the model call that
 	// asked for them does not read) still have their rows.
-	for _, e := range b.entries {
-		if e.Kind != journal.KindApproval || b.shown[e.Key.Path] {
-			continue
-		}
-		if k, err := journal.ParseKey(e.Key.Path); err == nil && k.Path == path && k.Round == n {
+	for _, e := range b.decisions[pathRound{path, n}] {
+		if !b.shown[e.Key.Path] {
+			k, _ := journal.ParseKey(e.Key.Path) // collect parsed it
 			b.approval(k, depth)
 		}
 	}
@@ -546,16 +567,19 @@ func addCost(sum, c *agentrt.Cost) *agentrt.Cost {
 
 // nested tells whether the journal holds effects of a run under path.
 // The decision about a call is under its key too, but is no run.
-func (b *builder) nested(path string) bool {
-	for _, e := range b.entries {
-		if e.Kind == journal.KindApproval && e.Key.Path == path {
-			continue
+func (b *builder) nested(path string) bool { return b.under[path] }
+
+// markUnder notes that a run's effects are under path, and so under every
+// path above it.
+func (b *builder) markUnder(path string) {
+	for !b.under[path] {
+		b.under[path] = true
+		i := strings.LastIndexByte(path, '/')
+		if i < 0 {
+			return
 		}
-		if e.Key.Path == path || strings.HasPrefix(e.Key.Path, path+"/") {
-			return true
-		}
+		path = path[:i]
 	}
-	return false
 }
 
 func (b *builder) row(e *journal.Entry, kind string, depth int) *Row {
