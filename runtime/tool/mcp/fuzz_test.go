@@ -1,7 +1,10 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,4 +62,99 @@ func FuzzResult(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzBodyBound: whatever a server sends, in reads of any size, a body
+// read whole is passed on up to the bound and fails past it, and an event
+// stream is passed on exactly up to the first byte that takes one event
+// past the bound, as a plain reading of the format finds it.
+func FuzzBodyBound(f *testing.F) {
+	for _, s := range []string{
+		"data: 1234\n\ndata: 5678\n\n", "data: 1234\r\n\r\ndata: 5678\r\n\r\n", "data: 1234\r\rdata: 5678\r\r",
+		"a\r\nb\r\nc\r\n\r\n", "\n\r\n\r" + strings.Repeat("x", 20), "data: 12\ndata: 34\r\ndata: 56\rdata: 78\n\n",
+		"\r", "\r\n", "\n\n\n", "x\r\r\n\n\r\r\r\n",
+	} {
+		f.Add([]byte(s), uint8(12), uint8(0), true)
+		f.Add([]byte(s), uint8(5), uint8(1), true)
+		f.Add([]byte(s), uint8(10), uint8(3), false)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, limit, chunk uint8, events bool) {
+		if limit == 0 {
+			limit = 1
+		}
+		src := &chunked{data: data, size: int(chunk)}
+		r := &bodyReader{body: io.NopCloser(src), limit: int64(limit), events: events, lineStart: true}
+		got, err := io.ReadAll(r)
+		want := -1 // how much is passed on before the error; -1: all, no error
+		if events {
+			want = firstPast(data, int(limit))
+		} else if len(data) > int(limit) {
+			want = int(limit)
+		}
+		if want < 0 {
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("%q bounded to %d: read %q, %v; want it all", data, limit, got, err)
+			}
+			return
+		}
+		var e *tooLargeError
+		if !errors.As(err, &e) || e.event != events || !bytes.Equal(got, data[:want]) {
+			t.Fatalf("%q bounded to %d: read %q, %v; want %q and the bound's error", data, limit, got, err, data[:want])
+		}
+		if !events && src.pos > int(limit)+1 {
+			t.Errorf("read %d bytes of a body bounded to %d", src.pos, limit)
+		}
+	})
+}
+
+// chunked returns at most size bytes a read (any number when size is 0).
+type chunked struct {
+	data      []byte
+	size, pos int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if c.pos == len(c.data) {
+		return 0, io.EOF
+	}
+	if c.size > 0 && len(p) > c.size {
+		p = p[:c.size]
+	}
+	n := copy(p, c.data[c.pos:])
+	c.pos += n
+	return n, nil
+}
+
+// firstPast is the index of the first byte of an event stream that takes
+// an event past limit bytes, or -1. Lines end with CR LF, LF or CR; a
+// blank line ends an event, which holds every byte from the end of the
+// blank line before it through its own.
+func firstPast(data []byte, limit int) int {
+	start, lineStart := 0, true
+	for i := 0; i < len(data); {
+		end := i + 1
+		switch data[i] {
+		case '\r':
+			if i+1 < len(data) && data[i+1] == '\n' {
+				end = i + 2
+			}
+		case '\n':
+		default:
+			lineStart = false
+			if end-start > limit {
+				return start + limit
+			}
+			i = end
+			continue
+		}
+		if end-start > limit {
+			return start + limit
+		}
+		if lineStart {
+			start = end
+		}
+		lineStart = true
+		i = end
+	}
+	return -1
 }

@@ -34,8 +34,18 @@
 // server's own output, passed on as it is.
 //
 // A streamable HTTP server (url) is reached with the client WithHTTPClient
-// gives, or http.DefaultClient. agentc opens no standalone event stream:
-// it only calls tools, and needs none of the server's own notifications.
+// gives, or http.DefaultClient: a copy of it, with its redirect policy,
+// cookie jar and timeout, whose transport wraps the client's own. The
+// wrapper holds each message the server sends to MaxMessageBytes, as the
+// SDK holds a stdio server's: a response body read whole (application/json,
+// or anything but an event stream) and each event of a text/event-stream
+// body, counted from the blank line that ended the event before it, so a
+// long stream of small events is never cut. Reading stops at the byte past
+// the bound, and the call the message answers fails with an error saying
+// so (a JSON body past it also ends the session, as the SDK ends one whose
+// answer it cannot read; an event past it ends only its call). agentc opens
+// no standalone event stream: it only calls tools, and needs none of the
+// server's own notifications.
 //
 // # Tools
 //
@@ -131,7 +141,8 @@ func WithSecrets(s *redact.Set) Option {
 }
 
 // WithHTTPClient sets the client that carries a streamable HTTP server's
-// requests.
+// requests: Connect uses a copy of it, its transport wrapped to hold each
+// message to MaxMessageBytes, and leaves c as it is.
 func WithHTTPClient(c *http.Client) Option {
 	return func(o *options) { o.httpClient = c }
 }
@@ -158,6 +169,7 @@ type Server struct {
 	secrets     *redact.Set
 
 	closed    atomic.Bool
+	lost      atomic.Pointer[tooLargeError] // the body past the bound that ended an HTTP session
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -210,7 +222,15 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fail("url %q is not an http or https URL", t.URL)
 		}
-		transport = &mcp.StreamableClientTransport{Endpoint: t.URL, HTTPClient: o.httpClient, DisableStandaloneSSE: true}
+		transport = &mcp.StreamableClientTransport{
+			Endpoint:             t.URL,
+			HTTPClient:           boundedClient(o.httpClient, MaxMessageBytes),
+			DisableStandaloneSSE: true,
+			// The SDK's own bound on an event, counted as the transport
+			// counts it; the transport sees each byte first, and ends the
+			// call with its own error.
+			MaxEventSize: MaxMessageBytes,
+		}
 	} else {
 		cmd, err := command(t, baseDir)
 		if err != nil {
@@ -232,6 +252,8 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 
 	sctx, cancel := context.WithTimeout(ctx, o.startTimeout)
 	defer cancel()
+	sctx, stop := watchSize(sctx)
+	defer stop()
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentc", Version: version()}, nil)
 	var session *mcp.ClientSession
 	var err error
@@ -252,6 +274,8 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 			return fail("starting %q: %s", t.Command[0], strings.TrimPrefix(cerr.Error(), confine.ErrStart.Error()+": "))
 		}
 		switch {
+		case tooLarge(sctx) != nil:
+			return fail("starting the session: %v", tooLarge(sctx))
 		case s.cmd != nil && s.cmd.Process == nil:
 			return fail("starting %q: %s", t.Command[0], toolio.Reason(unwrapExec(err)))
 		case ctx.Err() != nil:
@@ -268,6 +292,8 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 	if err := s.listTools(sctx, t); err != nil {
 		s.Close()
 		switch {
+		case tooLarge(sctx) != nil:
+			return fail("listing its tools: %v", tooLarge(sctx))
 		case ctx.Err() != nil:
 			return fail("listing its tools: %w", ctx.Err())
 		case sctx.Err() != nil:
@@ -531,19 +557,35 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 	if s.closed.Load() {
 		return fail("the connection to the server is closed")
 	}
+	if e := s.lost.Load(); e != nil {
+		return fail("the connection to the server is closed: %v", e)
+	}
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	} else if _, err := toolio.Arguments(args); err != nil {
 		return fail("%v", err)
 	}
+	ctx, stop := watchSize(ctx)
+	defer stop()
 	res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		switch {
+		case tooLarge(ctx) != nil:
+			e := tooLarge(ctx)
+			if !e.event {
+				// The SDK ends a session whose answer it cannot read, in
+				// its own time: later calls fail from now on.
+				s.lost.CompareAndSwap(nil, e)
+			}
+			return fail("%v", e)
 		case ctx.Err() != nil:
 			return fail("%w", ctx.Err())
 		case s.closed.Load():
 			return fail("the connection to the server is closed")
 		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			if e := s.lost.Load(); e != nil {
+				return fail("the connection to the server is closed: %v", e)
+			}
 			return fail("the connection to the server is closed (the server may have exited)%s", s.stderrNote())
 		}
 		return fail("%v", err)
