@@ -549,10 +549,15 @@ func (ix *index) spans(v view, spans [][2]int) [][2]int {
 	add := func(hay string) func(f form, start, end int) {
 		return func(f form, start, end int) {
 			if f.b64 {
-				if start > 0 && isBase64(hay[start-1]) {
+				// The character an offset encoding shares with what
+				// comes before or after the secret, where the text has
+				// it beside the match: not one past a line break the
+				// view left out, which begins other text (the next
+				// line's first character is not the encoding's).
+				if start > 0 && isBase64(hay[start-1]) && v.orig(start-1)+1 == v.orig(start) {
 					start--
 				}
-				if end < len(hay) && isBase64(hay[end]) {
+				if end < len(hay) && isBase64(hay[end]) && v.orig(end-1)+1 == v.orig(end) {
 					end++
 				}
 			}

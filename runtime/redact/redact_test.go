@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -193,4 +194,28 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// TestBase64OffsetKeepsNextLine: an encoding of the secret after other
+// bytes shares a character with them at each end, which redaction takes
+// with the secret; it takes none past a line break, where other text
+// begins (the next line's first letter was lost with it).
+func TestBase64OffsetKeepsNextLine(t *testing.T) {
+	secret := "sk-test-SECRETKEY-0123456789abcdef"
+	s := Of(secret)
+	enc := base64.StdEncoding.EncodeToString
+	text := "b64off1:" + enc([]byte("x"+secret)) + "\nb64off2:" + enc([]byte("xy"+secret)) + "\nend\n"
+	got := s.String(text)
+	if !strings.Contains(got, "\nb64off2:") || !strings.HasSuffix(got, "\nend\n") || !strings.HasPrefix(got, "b64off1:") {
+		t.Errorf("text beside the secrets lost: %q", got)
+	}
+	if strings.Count(got, Marker) != 2 {
+		t.Errorf("want both encodings redacted: %q", got)
+	}
+	for _, off := range []string{"x", "xy"} {
+		e := enc([]byte(off + secret))
+		if strings.Contains(got, e[2:len(e)-2]) {
+			t.Errorf("the encoding after %q survives: %q", off, got)
+		}
+	}
 }
