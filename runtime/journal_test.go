@@ -154,6 +154,33 @@ func TestDeadlineBetweenEffectsReplayed(t *testing.T) {
 	}
 }
 
+// waitingTool's calls last until their context ends.
+type waitingTool struct{ echoTool }
+
+func (t *waitingTool) Call(ctx context.Context, _ json.RawMessage) (agentrt.ToolResult, error) {
+	<-ctx.Done()
+	return agentrt.ToolResult{}, ctx.Err()
+}
+
+// TestDeadlineDuringEffectReplayed: a replay of a run whose deadline
+// passed during a call ends there, and does not name its own deadline as
+// the one that passed: the recorded run's was another (--deadline).
+func TestDeadlineDuringEffectReplayed(t *testing.T) {
+	p := agent(t, func(a *plan.Agent) { withTool(a); a.Budgets.Deadline = "10m" })
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	short := 50 * time.Millisecond
+	tools := map[string]agentrt.Tool{"search": &waitingTool{echoTool{name: "search"}}}
+	rec := journaled(t, p, file, false, &scripted{turns: []turn{call(10, "search", `{"q":"x"}`)}},
+		agentrt.Options{Tools: tools, Budgets: agentrt.Overrides{Deadline: &short}})
+	if rec.Bound != agentrt.BoundDeadline || !strings.Contains(rec.Error, "the deadline (50ms) passed during a call of tool search") {
+		t.Fatalf("record: bound %s (%s)", rec.Bound, rec.Error)
+	}
+	rep := replay(t, p, file, agentrt.Options{Tools: tools})
+	if rep.Divergence != nil || rep.Bound != agentrt.BoundDeadline || rep.Error != "the run's deadline passed during a call of tool search" {
+		t.Fatalf("replay: %s %s %q, divergence %+v", rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
+	}
+}
+
 // TestCallerDeadline: a host's context whose deadline passed stops the run
 // at the next round as the deadline, saying whose it was, and before any
 // model call.

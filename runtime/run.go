@@ -1433,11 +1433,16 @@ func (x *run) failed(err error, during, msg string) {
 		// A replayed failure says whose deadline it was, as recorded: the
 		// replay runs faster than the run it replays.
 		own := x.pastDeadline()
-		var f *FailedEffect
-		if errors.As(err, &f) {
-			own = f.Own
+		text := x.deadlineText("during "+during, own)
+		if f, ok := errors.AsType[*FailedEffect](err); ok {
+			// This run's deadline need not be the recorded run's (a
+			// --deadline then): the figure is not said.
+			text = "the caller's deadline passed during " + during
+			if f.Own {
+				text = "the run's deadline passed during " + during
+			}
 		}
-		x.end(OutcomeError, BoundDeadline, x.deadlineText("during "+during, own))
+		x.end(OutcomeError, BoundDeadline, text)
 	default:
 		x.end(OutcomeError, BoundNone, msg)
 	}
