@@ -42,7 +42,9 @@
 // variables the tool's env lists, copied from agentc's environment where
 // they are set, and AGENTC_TOOL_PROCESS, a random value of the call's own
 // that marks what the call starts. Nothing else passes: not HOME, not
-// LANG, and above all no provider key, unless the manifest names it.
+// LANG, and above all no provider key, unless the manifest names it. (A
+// program run with confine.enforce "off" is not held to its environment:
+// it can read what the user can, agentc's own process included.)
 //
 // The program runs confined, as the tool's confine block declares (nil:
 // the defaults): on Linux, it reads only the system's programs and
