@@ -13,12 +13,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The programs nolandlock and nouserns run a command on a kernel that
-// really refuses it Landlock, or user namespaces: a seccomp filter, which
-// every process the command starts inherits, makes the kernel answer the
-// system calls as a kernel without them does. So the scripts test agentc's
-// degraded confinement through the real binary, with no knob in agentc
-// that pretends. They stack: nolandlock nouserns agentc run ... lacks both.
+// The programs nolandlock, nouserns and noseccomp run a command on a
+// kernel that really refuses it Landlock, user namespaces, or seccomp
+// filters: a seccomp filter, which every process the command starts
+// inherits, makes the kernel answer the system calls as a kernel without
+// them does. So the scripts test agentc's degraded confinement through the
+// real binary, with no knob in agentc that pretends. They stack:
+// nolandlock nouserns agentc run ... lacks both; noseccomp, after which no
+// filter can be installed, comes last.
 
 // nolandlock is the program nolandlock CMD ARGS...: Landlock's system
 // calls fail with ENOSYS, as on a kernel built without it.
@@ -29,11 +31,17 @@ func nolandlock() { os.Exit(refuseThen(refuseLandlock)) }
 // kernel.unprivileged_userns_clone is 0 or an AppArmor policy refuses them.
 func nouserns() { os.Exit(refuseThen(refuseUserNS)) }
 
+// noseccomp is the program noseccomp CMD ARGS...: seccomp(2) fails with
+// ENOSYS and prctl's PR_SET_SECCOMP and PR_GET_SECCOMP with EINVAL, as on a
+// kernel built without seccomp.
+func noseccomp() { os.Exit(refuseThen(refuseSeccomp)) }
+
 type refusal int
 
 const (
 	refuseLandlock refusal = iota
 	refuseUserNS
+	refuseSeccomp
 )
 
 // auditArch is the architecture seccomp reports for this program's own
@@ -93,16 +101,18 @@ func filter(r refusal, arch uint32) ([]bpf.RawInstruction, error) {
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(nr), SkipFalse: 1},
 			errno(e))
 	}
-	// newUser: the call fails when its first argument, the flags, asks
-	// for a new user namespace.
-	newUser := func(nr uintptr) {
+	// when: the call fails when its first argument meets cond and val.
+	when := func(nr uintptr, cond bpf.JumpTest, val uint32, e syscall.Errno) {
 		prog = append(prog,
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: uint32(nr), SkipFalse: 4},
 			bpf.LoadAbsolute{Off: dataArg0, Size: 4},
-			bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.CLONE_NEWUSER, SkipFalse: 1},
-			errno(unix.EPERM),
+			bpf.JumpIf{Cond: cond, Val: val, SkipFalse: 1},
+			errno(e),
 			bpf.LoadAbsolute{Off: dataNR, Size: 4})
 	}
+	// newUser: the call fails when its first argument, the flags, asks
+	// for a new user namespace.
+	newUser := func(nr uintptr) { when(nr, bpf.JumpBitsSet, unix.CLONE_NEWUSER, unix.EPERM) }
 	switch r {
 	case refuseLandlock:
 		never(unix.SYS_LANDLOCK_CREATE_RULESET, unix.ENOSYS)
@@ -115,6 +125,10 @@ func filter(r refusal, arch uint32) ([]bpf.RawInstruction, error) {
 		never(unix.SYS_CLONE3, unix.ENOSYS)
 		newUser(unix.SYS_CLONE)
 		newUser(unix.SYS_UNSHARE)
+	case refuseSeccomp:
+		never(unix.SYS_SECCOMP, unix.ENOSYS)
+		when(unix.SYS_PRCTL, bpf.JumpEqual, unix.PR_SET_SECCOMP, unix.EINVAL)
+		when(unix.SYS_PRCTL, bpf.JumpEqual, unix.PR_GET_SECCOMP, unix.EINVAL)
 	}
 	prog = append(prog, bpf.RetConstant{Val: unix.SECCOMP_RET_ALLOW})
 	return bpf.Assemble(prog)
@@ -190,6 +204,15 @@ func refused(r refusal) error {
 			if err := cmd.Run(); !errors.Is(err, syscall.EPERM) {
 				return fmt.Errorf("a new user namespace (%+v) gave %v, not EPERM", *attr, err)
 			}
+		}
+	case refuseSeccomp:
+		// As agentc asks whether it can install a filter: from an
+		// address the kernel cannot read.
+		if _, _, e := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, 0); e != unix.EINVAL {
+			return fmt.Errorf("prctl(PR_SET_SECCOMP) gave %v, not EINVAL", e)
+		}
+		if _, _, e := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, 0); e != unix.ENOSYS {
+			return fmt.Errorf("seccomp(2) gave %v, not ENOSYS", e)
 		}
 	}
 	return nil

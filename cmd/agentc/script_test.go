@@ -47,6 +47,7 @@ func TestMain(m *testing.M) {
 		"tcpconnect":          tcpConnect,
 		"nolandlock":          nolandlock,
 		"nouserns":            nouserns,
+		"noseccomp":           noseccomp,
 		"hupdefault":          hupdefault,
 	})
 }

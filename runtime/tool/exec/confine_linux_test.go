@@ -1,8 +1,12 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/tool/internal/confine"
@@ -127,7 +134,7 @@ func TestConfinedNetwork(t *testing.T) {
 // listener's descriptor does not block).
 func acceptNow(t *testing.T, l net.Listener) bool {
 	t.Helper()
-	rc, err := l.(*net.TCPListener).SyscallConn()
+	rc, err := l.(syscall.Conn).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,6 +162,251 @@ func connectHelper(addr string) int {
 	}
 	c.Close()
 	os.Stdout.WriteString("connected\n")
+	return 0
+}
+
+// TestConfinedSysVIPC: a confined program cannot attach a System V
+// shared memory segment of the host, by its id or by its key: it runs in
+// an IPC namespace of its own. Unconfined, the same program reads it.
+func TestConfinedSysVIPC(t *testing.T) {
+	needConfinement(t, true)
+	secret := "host segment " + rand.Text()
+	var id, key int
+	for {
+		key = 1 + mrand.IntN(1<<30) // not 0, IPC_PRIVATE
+		var err error
+		id, err = unix.SysvShmGet(key, 4096, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if errors.Is(err, unix.ENOSYS) {
+			t.Skip("this kernel has no System V IPC")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	t.Cleanup(func() { unix.SysvShmCtl(id, unix.IPC_RMID, nil) })
+	mem, err := unix.SysvShmAttach(id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(mem, secret)
+	if err := unix.SysvShmDetach(mem); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EXEC_TEST_SHM", fmt.Sprint(id, key))
+	base := t.TempDir()
+	open := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_SHM"}})
+	if got := call(t, open, `{}`); !strings.Contains(got, "shmat: "+secret+"\n") {
+		t.Fatalf("unconfined, the helper did not read the segment: %q", got)
+	}
+	tool := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_SHM"}, Confine: &plan.Confine{}})
+	got := call(t, tool, `{}`)
+	if strings.Contains(got, secret) || !strings.Contains(got, "shmget: no such file or directory") ||
+		!strings.Contains(got, "shmat: invalid argument") {
+		t.Errorf("confined, the program reached the host's segment: %q", got)
+	}
+}
+
+// shmHelper is the program TestConfinedSysVIPC runs: it looks up the
+// System V shared memory segment of the key EXEC_TEST_SHM names ("ID
+// KEY"), attaches the segment of the id and prints what it holds.
+func shmHelper(seg string) int {
+	var id, key int
+	if _, err := fmt.Sscan(seg, &id, &key); err != nil {
+		fmt.Println(err)
+		return 2
+	}
+	if got, err := unix.SysvShmGet(key, 0, 0); err != nil {
+		fmt.Println("shmget:", err)
+	} else {
+		fmt.Println("shmget: found", got)
+	}
+	mem, err := unix.SysvShmAttach(id, 0, unix.SHM_RDONLY)
+	if err != nil {
+		fmt.Println("shmat:", err)
+		return 1
+	}
+	fmt.Printf("shmat: %s\n", bytes.TrimRight(mem, "\x00"))
+	unix.SysvShmDetach(mem)
+	return 0
+}
+
+// TestConfinedUnixSocket: a confined program cannot connect to a Unix
+// socket of the host by its path, though it may read nothing there and
+// connecting needs no read: it can make no Unix socket (socket(2) with
+// AF_UNIX is refused, and so is a datagram socketpair, which could send
+// to a path), nor an io_uring, which makes sockets without socket(2). A
+// stream socketpair, which programs use as a pipe, still works; and the
+// listeners see nothing. Unconfined, the same program connects.
+func TestConfinedUnixSocket(t *testing.T) {
+	needConfinement(t, false)
+	needSeccomp(t)
+	dir := t.TempDir()
+	stream, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(dir, "stream.sock"), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+	dgram, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: filepath.Join(dir, "dgram.sock"), Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dgram.Close()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EXEC_TEST_UNIX", stream.Addr().String()+"\n"+dgram.LocalAddr().String())
+	base := t.TempDir()
+
+	open := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_UNIX"}})
+	got := lines(call(t, open, `{}`))
+	if got["socketpair"] != "ok" || got["connect"] != "ok" || got["sendto"] != "ok" {
+		t.Fatalf("unconfined, the helper did not connect: %q", got)
+	}
+	if !acceptNow(t, stream) || received(t, dgram) != 2 {
+		t.Fatal("unconfined, the helper's connection or datagrams did not come")
+	}
+
+	tool := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_UNIX"}, Confine: &plan.Confine{}})
+	got = lines(call(t, tool, `{}`))
+	for step, want := range map[string]string{
+		"socketpair":       "ok",
+		"connect":          "permission denied",
+		"sendto":           "permission denied",
+		"socketpair dgram": "permission denied",
+		"io_uring_setup":   "operation not permitted",
+	} {
+		if !strings.HasSuffix(got[step], want) {
+			t.Errorf("confined, %s: got %q, want %q", step, got[step], want)
+		}
+	}
+	// The program has exited: a connection or datagram it made is queued
+	// already.
+	if acceptNow(t, stream) {
+		t.Error("the stream listener saw a connection from a confined program")
+	}
+	if n := received(t, dgram); n > 0 {
+		t.Errorf("the datagram socket received %d datagrams from a confined program", n)
+	}
+}
+
+// needSeccomp skips a test where the trampoline installs no seccomp filter.
+func needSeccomp(t *testing.T) {
+	t.Helper()
+	if ok, why := confine.Seccomp(); !ok {
+		t.Skip(why)
+	}
+}
+
+// lines reads the helper's report, "STEP: RESULT" lines, as a map.
+func lines(out string) map[string]string {
+	m := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(l, ": "); ok {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// received counts the datagrams c has queued, without waiting.
+func received(t *testing.T, c *net.UnixConn) int {
+	t.Helper()
+	rc, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = rc.Control(func(fd uintptr) {
+		buf := make([]byte, 512)
+		for {
+			if _, _, err := syscall.Recvfrom(int(fd), buf, syscall.MSG_DONTWAIT); err != nil {
+				return
+			}
+			n++
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// unixHelper is the program TestConfinedUnixSocket runs. EXEC_TEST_UNIX
+// names a stream socket and a datagram socket, a line each; it prints,
+// a line for each step, "STEP: ok" or "STEP: ERROR":
+//   - socketpair: a stream pair carries a byte;
+//   - connect: it connects to the stream socket;
+//   - sendto: a datagram socket of its own sends to the datagram socket;
+//   - socketpair dgram: one end of a datagram pair sends there;
+//   - io_uring_setup: it sets up an io_uring.
+func unixHelper(paths string) int {
+	streamPath, dgramPath, _ := strings.Cut(paths, "\n")
+	report := func(step string, err error) {
+		if err != nil {
+			fmt.Printf("%s: %v\n", step, err)
+		} else {
+			fmt.Printf("%s: ok\n", step)
+		}
+	}
+	report("socketpair", func() error {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		if _, err := unix.Write(fds[0], []byte{'x'}); err != nil {
+			return err
+		}
+		b := make([]byte, 1)
+		if n, err := unix.Read(fds[1], b); err != nil || n != 1 || b[0] != 'x' {
+			return fmt.Errorf("read %d bytes %q: %v", n, b[:n], err)
+		}
+		return nil
+	}())
+	report("connect", func() error {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Connect(fd, &unix.SockaddrUnix{Name: streamPath})
+	}())
+	report("sendto", func() error {
+		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Sendto(fd, []byte("from a socket"), 0, &unix.SockaddrUnix{Name: dgramPath})
+	}())
+	report("socketpair dgram", func() error {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		return unix.Sendto(fds[0], []byte("from a pair"), 0, &unix.SockaddrUnix{Name: dgramPath})
+	}())
+	report("io_uring_setup", func() error {
+		var params [120]byte // struct io_uring_params
+		fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params)), 0)
+		if e != 0 {
+			return e
+		}
+		unix.Close(int(fd))
+		return nil
+	}())
 	return 0
 }
 

@@ -24,6 +24,12 @@ func TestMain(m *testing.M) {
 	if addr := os.Getenv("EXEC_TEST_CONNECT"); addr != "" {
 		os.Exit(connectHelper(addr))
 	}
+	if seg := os.Getenv("EXEC_TEST_SHM"); seg != "" {
+		os.Exit(shmHelper(seg))
+	}
+	if paths := os.Getenv("EXEC_TEST_UNIX"); paths != "" {
+		os.Exit(unixHelper(paths))
+	}
 	if dir := os.Getenv("EXEC_TEST_HELPER_DIR"); dir != "" {
 		tool, err := New("run", plan.Tool{Kind: "exec", Description: "Run.", Input: &plan.Input{Schema: []byte(schema)},
 			Argv: []string{"sh", "-c", "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 300"}, Timeout: "300s",

@@ -1,10 +1,13 @@
 // Package confine runs a tool's program confined: on Linux, in a new user,
-// PID and (unless the tool declares network) network namespace, under a
-// Landlock ruleset that lets it read only the system's programs and
+// PID, IPC and (unless the tool declares network) network namespace, under
+// a Landlock ruleset that lets it read only the system's programs and
 // libraries and the paths the tool declares, and write only those it
-// declares writable. When the program exits, everything it started ends
-// with it: the kernel kills every process of the PID namespace when the
-// namespace's first process ends.
+// declares writable, and under a seccomp filter that refuses it Unix
+// sockets and io_uring (a Unix socket reaches the host's services by
+// path, which neither the network namespace nor Landlock rules). When the
+// program exits, everything it started ends with it: the kernel kills
+// every process of the PID namespace when the namespace's first process
+// ends.
 //
 // Go cannot run code between fork and exec, so the restrictions are
 // applied by a trampoline: this program started again under the name
@@ -13,13 +16,14 @@
 // and exits. The package's
 // init makes any program that links it the trampoline when started as one.
 //
-// Where the kernel lacks a part (Landlock, or user namespaces), the
-// program runs with what is left and New says so in a warning; a policy
-// that requires confinement refuses to run instead. Without user
+// Where the kernel lacks a part (Landlock, user namespaces, or seccomp),
+// the program runs with what is left and New says so in a warning; a
+// policy that requires confinement refuses to run instead. Without user
 // namespaces the trampoline is a child subreaper that kills everything the
 // program left, and Landlock (ABI 4 and later) refuses TCP connect and
-// bind when the tool declares no network. On other systems the program
-// runs unconfined, with a warning.
+// bind when the tool declares no network; the program shares the host's
+// System V IPC. On other systems the program runs unconfined, with a
+// warning.
 package confine
 
 import (
@@ -104,8 +108,9 @@ type spec struct {
 	Shown   []string `json:"shown,omitempty"` // Read then Write, as written
 	Program string   `json:"program"`         // the program's path, readable
 	Network bool     `json:"network,omitempty"`
-	NS      bool     `json:"ns,omitempty"` // in new namespaces
-	Status  int      `json:"status"`       // the status pipe's descriptor
+	NS      bool     `json:"ns,omitempty"`      // in new namespaces
+	Seccomp bool     `json:"seccomp,omitempty"` // under the seccomp filter
+	Status  int      `json:"status"`            // the status pipe's descriptor
 }
 
 // Run is one program started through the trampoline.

@@ -42,9 +42,10 @@ var network = []string{
 
 // kernel is what this kernel offers, probed once.
 var kernel struct {
-	once sync.Once
-	abi  int  // Landlock's ABI version; 0 without Landlock
-	ns   bool // a new user, PID and network namespace can be made
+	once    sync.Once
+	abi     int  // Landlock's ABI version; 0 without Landlock
+	ns      bool // new user, PID, IPC and network namespaces can be made
+	seccomp bool // seccomp filters can be installed
 }
 
 func probe() {
@@ -53,6 +54,7 @@ func probe() {
 			kernel.abi = v
 		}
 		kernel.ns = probeNS()
+		kernel.seccomp = probeSeccomp()
 	})
 }
 
@@ -68,10 +70,12 @@ func probeNS() bool {
 	return cmd.Run() == nil
 }
 
-// setNS puts the process in new user, PID and (unless network) network
-// namespaces, as the same user and group as this process.
+// setNS puts the process in new user, PID, IPC and (unless network)
+// network namespaces, as the same user and group as this process. The IPC
+// namespace holds System V shared memory, message queues and semaphores,
+// and POSIX message queues, of its own, empty: none of the host's.
 func setNS(a *syscall.SysProcAttr, network bool) {
-	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
+	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
 	if !network {
 		a.Cloneflags |= syscall.CLONE_NEWNET
 	}
@@ -92,15 +96,25 @@ func (p Policy) Check() (warnings []string, err error) {
 		missing = append(missing, "this kernel has no Landlock, so the program can read and write every file the user can")
 	}
 	if !kernel.ns {
-		what := "this kernel refuses unprivileged user namespaces, so processes the program leaves are killed by a subreaper, which a process that also escapes it outlives"
+		so := []string{
+			"processes the program leaves are killed by a subreaper, which a process that also escapes it outlives",
+			"the program shares the host's System V IPC (shared memory, message queues, semaphores)",
+		}
 		if !p.Network {
 			if kernel.abi >= 4 {
-				what += ", and only TCP is kept from the network (by Landlock), not UDP"
+				so = append(so, "only TCP is kept from the network (by Landlock), not UDP")
 			} else {
-				what += ", and the program can reach the network"
+				so = append(so, "the program can reach the network")
 			}
 		}
-		missing = append(missing, what)
+		last := len(so) - 1
+		missing = append(missing, "this kernel refuses unprivileged user namespaces, so "+strings.Join(so[:last], ", ")+", and "+so[last])
+	}
+	const sockets = "so the program can connect to any Unix socket on the host by its path, such as an SSH agent's or the Docker daemon's"
+	if _, ok := filterArch(); !ok {
+		missing = append(missing, "agentc has no seccomp filter for "+runtime.GOARCH+", "+sockets)
+	} else if !kernel.seccomp {
+		missing = append(missing, "this kernel has no seccomp filters, "+sockets)
 	}
 	if len(missing) == 0 {
 		return nil, nil
@@ -119,7 +133,8 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 		return nil, nil
 	}
 	probe()
-	s := spec{Read: p.Read, Write: p.Write, Shown: p.shownPaths(), Network: p.Network, NS: kernel.ns}
+	_, arch := filterArch()
+	s := spec{Read: p.Read, Write: p.Write, Shown: p.shownPaths(), Network: p.Network, NS: kernel.ns, Seccomp: arch && kernel.seccomp}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -181,14 +196,25 @@ func confined(s spec, sigs <-chan os.Signal) outcome {
 	if err != nil {
 		return outcome{fail: err.Error()}
 	}
-	if fd >= 0 {
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return outcome{fail: "no_new_privs: " + err.Error()}
+	// no_new_privs lets the thread restrict itself without privileges,
+	// and keeps a set-user-ID program from gaining its owner's rights.
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		if fd >= 0 {
+			unix.Close(fd)
 		}
-		if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
+		return outcome{fail: "no_new_privs: " + err.Error()}
+	}
+	if fd >= 0 {
+		err := llsys.LandlockRestrictSelf(fd, flags)
+		unix.Close(fd)
+		if err != nil {
 			return outcome{fail: "landlock: " + err.Error()}
 		}
-		unix.Close(fd)
+	}
+	if s.Seccomp {
+		if err := installFilter(); err != nil {
+			return outcome{fail: "seccomp: " + err.Error()}
+		}
 	}
 	pid, err := syscall.ForkExec(s.Path, s.Argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
@@ -353,8 +379,21 @@ func describe(status int) Status {
 }
 
 // Support says what this kernel offers: Landlock's ABI version (0 without
-// it) and whether new user, PID and network namespaces can be made.
+// it) and whether new user, PID, IPC and network namespaces can be made.
 func Support() (landlockABI int, namespaces bool) {
 	probe()
 	return kernel.abi, kernel.ns
+}
+
+// Seccomp says whether the trampoline installs its seccomp filter here,
+// which keeps the program from the host's Unix sockets, and why not.
+func Seccomp() (ok bool, why string) {
+	if _, ok := filterArch(); !ok {
+		return false, "agentc has no seccomp filter for " + runtime.GOARCH
+	}
+	probe()
+	if !kernel.seccomp {
+		return false, "this kernel has no seccomp filters"
+	}
+	return true, ""
 }

@@ -30,3 +30,8 @@ func describe(int) Status { return Status{} }
 
 // Support says that this system offers nothing to confine with.
 func Support() (landlockABI int, namespaces bool) { return 0, false }
+
+// Seccomp says that this system installs no seccomp filter.
+func Seccomp() (ok bool, why string) {
+	return false, "agentc confines tools on Linux only, not on " + runtime.GOOS
+}

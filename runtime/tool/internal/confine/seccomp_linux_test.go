@@ -1,0 +1,96 @@
+package confine
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// TestFilter runs the seccomp filter of each architecture it is written
+// for, on any machine, in a BPF interpreter: a Unix socket and a datagram
+// pair are refused with EACCES, an io_uring with EPERM, another ABI's
+// calls kill the process, and the rest passes. The interpreter reads
+// words big-endian, as in a packet; the kernel gives seccomp_data in the
+// machine's order, so each word is written here as the filter sees it.
+func TestFilter(t *testing.T) {
+	const (
+		allow = unix.SECCOMP_RET_ALLOW
+		kill  = unix.SECCOMP_RET_KILL_PROCESS
+		eperm = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+		eacc  = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+	)
+	for _, a := range []struct {
+		name                                      string
+		arch, foreign                             uint32
+		x32                                       bool
+		socket, socketpair, ioUringSetup, connect uint32
+	}{
+		{"amd64", unix.AUDIT_ARCH_X86_64, unix.AUDIT_ARCH_I386, true, 41, 53, 425, 42},
+		{"arm64", unix.AUDIT_ARCH_AARCH64, unix.AUDIT_ARCH_ARM, false, 198, 199, 425, 203},
+	} {
+		raw := filter(a.arch, a.x32, a.socket, a.socketpair, a.ioUringSetup)
+		prog := make([]bpf.Instruction, len(raw))
+		for i, r := range raw {
+			prog[i] = bpf.RawInstruction{Op: r.Code, Jt: r.Jt, Jf: r.Jf, K: r.K}.Disassemble()
+		}
+		vm, err := bpf.NewVM(prog)
+		if err != nil {
+			t.Fatalf("%s: %v", a.name, err)
+		}
+		for _, c := range []struct {
+			what       string
+			arch, nr   uint32
+			arg0, arg1 uint64
+			want       uint32
+		}{
+			{"socket(AF_UNIX, SOCK_STREAM)", a.arch, a.socket, unix.AF_UNIX, unix.SOCK_STREAM, eacc},
+			{"socket(AF_UNIX, SOCK_DGRAM|SOCK_CLOEXEC)", a.arch, a.socket, unix.AF_UNIX, unix.SOCK_DGRAM | unix.SOCK_CLOEXEC, eacc},
+			{"socket(AF_UNIX) with high bits the kernel drops", a.arch, a.socket, 1<<32 | unix.AF_UNIX, unix.SOCK_STREAM, eacc},
+			{"socket(AF_INET)", a.arch, a.socket, unix.AF_INET, unix.SOCK_STREAM, allow},
+			{"socket(AF_INET6, SOCK_DGRAM)", a.arch, a.socket, unix.AF_INET6, unix.SOCK_DGRAM, allow},
+			{"socket(AF_NETLINK)", a.arch, a.socket, unix.AF_NETLINK, unix.SOCK_RAW, allow},
+			{"socketpair(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC)", a.arch, a.socketpair, unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC, allow},
+			{"socketpair(AF_UNIX, SOCK_SEQPACKET)", a.arch, a.socketpair, unix.AF_UNIX, unix.SOCK_SEQPACKET, allow},
+			{"socketpair(AF_UNIX, SOCK_DGRAM)", a.arch, a.socketpair, unix.AF_UNIX, unix.SOCK_DGRAM, eacc},
+			{"socketpair(AF_UNIX, SOCK_DGRAM|SOCK_NONBLOCK|SOCK_CLOEXEC)", a.arch, a.socketpair, unix.AF_UNIX, unix.SOCK_DGRAM | unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC, eacc},
+			{"io_uring_setup", a.arch, a.ioUringSetup, 1, 0, eperm},
+			{"connect", a.arch, a.connect, 3, 0, allow},
+			{"call 0", a.arch, 0, 0, 0, allow},
+			{"another ABI's call 102 (socketcall on i386)", a.foreign, 102, 1, 0, kill},
+			{"another ABI's call 0", a.foreign, 0, 0, 0, kill},
+		} {
+			if got := run(t, vm, c.arch, c.nr, c.arg0, c.arg1); got != c.want {
+				t.Errorf("%s: %s: got %#x, want %#x", a.name, c.what, got, c.want)
+			}
+		}
+		x32 := uint32(allow)
+		if a.x32 {
+			x32 = kill
+		}
+		if got := run(t, vm, a.arch, x32Bit|a.socket, unix.AF_INET, 0); got != x32 {
+			t.Errorf("%s: a call with the x32 bit: got %#x, want %#x", a.name, got, x32)
+		}
+	}
+}
+
+// run runs vm on the seccomp_data of a call: nr, arch, the instruction
+// pointer and six arguments.
+func run(t *testing.T, vm *bpf.VM, arch, nr uint32, args ...uint64) uint32 {
+	t.Helper()
+	data := make([]byte, 64)
+	binary.BigEndian.PutUint32(data[dataNR:], nr)
+	binary.BigEndian.PutUint32(data[dataArch:], arch)
+	for i, a := range args {
+		// The low 32 bits, where the filter reads them on a
+		// little-endian machine.
+		binary.BigEndian.PutUint32(data[dataArg0+8*i:], uint32(a))
+		binary.BigEndian.PutUint32(data[dataArg0+8*i+4:], uint32(a>>32))
+	}
+	got, err := vm.Run(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uint32(got)
+}
