@@ -77,6 +77,53 @@ func TestConfinedRead(t *testing.T) {
 	}
 }
 
+// TestConfinedPathSwapped: a declared path is held from the tool's start,
+// so that whoever may write beside it (another tool's confine.write) cannot
+// put a link to elsewhere under its name and have the next call's rules
+// follow it there; nor can a path declared before it existed be swapped
+// after the call that first found it.
+func TestConfinedPathSwapped(t *testing.T) {
+	needConfinement(t, false)
+	base := t.TempDir()
+	for name, text := range map[string]string{"data/in.txt": "inside\n", "private/key.txt": "PRIVATE-KEY\n", "later/in.txt": "later\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(base, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(base, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat := newTool(t, base, plan.Tool{Argv: []string{"cat", "{{.p}}"}, Confine: &plan.Confine{Read: []string{"data", "later/more"}}})
+	swap := func(dir string) {
+		t.Helper()
+		if err := os.RemoveAll(filepath.Join(base, dir)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("private", filepath.Join(base, dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// later/more is made after the tool, before its first call.
+	if err := os.Mkdir(filepath.Join(base, "later", "more"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// data is held since the tool was made.
+	swap("data")
+	if got := call(t, cat, `{"p":"data/key.txt"}`); strings.Contains(got, "PRIVATE") || !strings.Contains(got, "Permission denied") {
+		t.Errorf("reading through a declared directory swapped for a link: got %q", got)
+	}
+	// later/more, since the first call that found it.
+	if err := os.RemoveAll(filepath.Join(base, "later", "more")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../private", filepath.Join(base, "later", "more")); err != nil {
+		t.Fatal(err)
+	}
+	if got := call(t, cat, `{"p":"later/more/key.txt"}`); strings.Contains(got, "PRIVATE") || !strings.Contains(got, "Permission denied") {
+		t.Errorf("reading through a later directory swapped for a link: got %q", got)
+	}
+}
+
 // TestConfinedMissingPath: a declared path that does not exist is an
 // error of the call, naming the path as declared, not the base directory.
 func TestConfinedMissingPath(t *testing.T) {

@@ -67,12 +67,49 @@ type Policy struct {
 	Shown   map[string]string
 	Network bool
 	Enforce string // Best ("" too), Require or Off
+
+	// pins holds each path of Read and Write open, on Linux, from when
+	// ForTool made the policy (or, for a path missing then, the first
+	// program it confined that found it), and the trampoline's rules
+	// are made on what is held, not on the name: whoever may write
+	// beside a declared path (another tool's confine.write) cannot put a
+	// link to elsewhere under its name and have the next program's rules
+	// follow it there. Copies of a policy share it.
+	pins *pins
+}
+
+// pins are the paths a policy holds open, by path.
+type pins struct {
+	mu    sync.Mutex
+	files map[string]*os.File
+}
+
+// pinned returns the file held for path, opening it with open the first
+// time it is asked for and exists.
+func (p Policy) pinned(path string, open func(string) (*os.File, error)) (*os.File, error) {
+	if p.pins == nil {
+		return open(path) // a policy made outside Resolve: held for this program alone
+	}
+	p.pins.mu.Lock()
+	defer p.pins.mu.Unlock()
+	if f, ok := p.pins.files[path]; ok {
+		return f, nil
+	}
+	f, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	if p.pins.files == nil {
+		p.pins.files = map[string]*os.File{}
+	}
+	p.pins.files[path] = f
+	return f, nil
 }
 
 // Resolve makes a Policy of the paths a manifest declares, relative to
 // base unless absolute.
 func Resolve(read, write []string, network bool, enforce, base string) (Policy, error) {
-	p := Policy{Network: network, Enforce: enforce, Shown: map[string]string{}}
+	p := Policy{Network: network, Enforce: enforce, Shown: map[string]string{}, pins: &pins{}}
 	switch enforce {
 	case "", Best, Require, Off:
 	default:
@@ -107,6 +144,7 @@ type spec struct {
 	Write   []string `json:"write,omitempty"`
 	Shown   []string `json:"shown,omitempty"` // Read then Write, as written
 	Program string   `json:"program"`         // the program's path, readable
+	Held    []int    `json:"held,omitempty"`  // descriptors of Read and Write, closed before the program starts
 	Network bool     `json:"network,omitempty"`
 	NS      bool     `json:"ns,omitempty"`      // in new namespaces
 	Seccomp bool     `json:"seccomp,omitempty"` // under the seccomp filter
@@ -247,6 +285,7 @@ func ForTool(name string, c *plan.Confine, base string) (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
+	p.pinExisting()
 	for _, w := range warnings {
 		if _, dup := warned.LoadOrStore(name+"\x00"+w, true); !dup {
 			fmt.Fprintf(os.Stderr, "agentc: warning: tool %q is not wholly confined: %s (set confine.enforce to \"require\" to refuse to run so, or \"off\" to run unconfined without this warning)\n", name, w)

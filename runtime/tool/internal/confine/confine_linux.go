@@ -3,6 +3,7 @@
 package confine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -134,7 +135,28 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 	}
 	probe()
 	_, arch := filterArch()
-	s := spec{Read: p.Read, Write: p.Write, Shown: p.shownPaths(), Network: p.Network, NS: kernel.ns, Seccomp: arch && kernel.seccomp}
+	s := spec{Shown: p.shownPaths(), Network: p.Network, NS: kernel.ns, Seccomp: arch && kernel.seccomp}
+	// The trampoline makes its rules on the paths held, which it
+	// inherits, through /proc/self/fd: what they name now is what was
+	// held, whatever is at their names.
+	for i, list := range [][]string{p.Read, p.Write} {
+		for _, path := range list {
+			f, err := p.pinned(path, openPath)
+			if err != nil {
+				which := [...]string{"read", "write"}[i]
+				return nil, fmt.Errorf("%w: confine.%s path %q: %s", ErrStart, which, cmp.Or(p.Shown[path], path), reason(err))
+			}
+			fd := 3 + len(cmd.ExtraFiles)
+			cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+			s.Held = append(s.Held, fd)
+			held := "/proc/self/fd/" + strconv.Itoa(fd)
+			if i == 0 {
+				s.Read = append(s.Read, held)
+			} else {
+				s.Write = append(s.Write, held)
+			}
+		}
+	}
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -144,11 +166,34 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 	return wrap(cmd, s)
 }
 
+// openPath opens path to be held: not read, only named (O_PATH), a
+// link followed as it stands now.
+func openPath(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// pinExisting holds the policy's paths that exist now.
+func (p Policy) pinExisting() {
+	if p.Enforce == Off {
+		return
+	}
+	for _, path := range append(append([]string{}, p.Read...), p.Write...) {
+		_, _ = p.pinned(path, openPath)
+	}
+}
+
 // trampoline runs the program confined, as its child, and reports how it
 // ended.
 func trampoline(s spec) int {
 	status := os.NewFile(uintptr(s.Status), "status")
 	syscall.CloseOnExec(s.Status)
+	for _, fd := range s.Held {
+		syscall.CloseOnExec(fd) // the rules are made on them; the program has none
+	}
 	if !s.NS {
 		// Orphans become this process's children, to be killed at the end.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
