@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 )
 
 // EstimateUsage is a local estimate of a turn's tokens: a quarter of the
@@ -115,8 +116,9 @@ func (c *convSizes) of(msgs []Message) (bytes, files int) {
 func tokens(bytes int) int { return max(1, (bytes+3)/4) }
 
 // maxPlausible is more tokens than any one call has used: a count past it
-// is an overflow or garbage.
-const maxPlausible = 1 << 32
+// is an overflow or garbage (where an int has 32 bits, every count is
+// below it).
+const maxPlausible = min(1<<32, math.MaxInt)
 
 // plausibleShare is how far below the local estimate a count may fall:
 // tokenisers vary, but not by a factor of eight.
