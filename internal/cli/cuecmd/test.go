@@ -26,6 +26,7 @@ import (
 	"agentc.dev/agentc/internal/runcmd"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/fault"
+	"agentc.dev/agentc/runtime/journal"
 )
 
 // How a case ran.
@@ -288,7 +289,7 @@ func runTestCase(ctx context.Context, e cli.Env, b built, dir string, chk *agent
 			return r, rep, played
 		case rep.Divergence != nil:
 			r.Status = statusDiverged
-			r.Failures = divergence(rep.Divergence)
+			r.Failures = divergence(rep.Divergence, c.Replay)
 			return r, rep, played
 		default:
 			fails = chk.Check(ctx, name, rep, agenttest.Options{ShapeOnly: r.Mode == modeTestModel})
@@ -433,11 +434,16 @@ func runFaults(ctx context.Context, e cli.Env, b built, dir string, chk *agentte
 	return out
 }
 
-// divergence says how a replay departed from its journal, and what to do.
-func divergence(d *agentrt.Divergence) []agenttest.Failure {
+// divergence says how a replay of the journal file departed from it, and
+// what to do: a journal whose last line was cut short lacks that effect,
+// which is said as such, not as the agent's change.
+func divergence(d *agentrt.Divergence, file string) []agenttest.Failure {
 	out := []agenttest.Failure{{Msg: d.Reason}}
 	for _, c := range d.Changes {
 		out = append(out, agenttest.Failure{Msg: "  " + c})
+	}
+	if j, err := journal.OpenShared(file); err == nil && j.Truncated {
+		return append(out, agenttest.Failure{Msg: "the journal's last line was cut short (a write a crash cut off, or an edit that took its final newline): re-record with agentc test --record"})
 	}
 	return append(out, agenttest.Failure{Msg: "the agent no longer makes the recorded requests: re-record with agentc test --record"})
 }
