@@ -16,7 +16,9 @@ import (
 // rules) keeps it from:
 //
 //   - socket(2) with AF_UNIX fails with EACCES, as a connect the system
-//     refuses does;
+//     refuses does, and so does one with AF_VSOCK, which reaches the
+//     hypervisor's host and its other machines whatever the network
+//     namespace (vsock has none on most kernels);
 //   - socketpair(2) with AF_UNIX and SOCK_DGRAM fails with EACCES: a
 //     datagram socket, even one of a pair, can send to any path
 //     (sendto(2)), or be connected again to one. A stream or seqpacket
@@ -99,9 +101,10 @@ func filter(arch uint32, x32 bool, sysSocket, sysSocketpair, sysIOUringSetup uin
 		jeq(sysIOUringSetup, 0, 1),
 		fail(unix.EPERM),
 
-		jeq(sysSocket, 0, 4),
+		jeq(sysSocket, 0, 5),
 		load(dataArg0),
-		jeq(unix.AF_UNIX, 1, 0),
+		jeq(unix.AF_UNIX, 2, 0),
+		jeq(unix.AF_VSOCK, 1, 0),
 		allow,
 		fail(unix.EACCES),
 

@@ -51,6 +51,7 @@ func TestFilter(t *testing.T) {
 			{"socket(AF_INET)", a.arch, a.socket, unix.AF_INET, unix.SOCK_STREAM, allow},
 			{"socket(AF_INET6, SOCK_DGRAM)", a.arch, a.socket, unix.AF_INET6, unix.SOCK_DGRAM, allow},
 			{"socket(AF_NETLINK)", a.arch, a.socket, unix.AF_NETLINK, unix.SOCK_RAW, allow},
+			{"socket(AF_VSOCK)", a.arch, a.socket, unix.AF_VSOCK, unix.SOCK_STREAM, eacc},
 			{"socketpair(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC)", a.arch, a.socketpair, unix.AF_UNIX, unix.SOCK_STREAM | unix.SOCK_CLOEXEC, allow},
 			{"socketpair(AF_UNIX, SOCK_SEQPACKET)", a.arch, a.socketpair, unix.AF_UNIX, unix.SOCK_SEQPACKET, allow},
 			{"socketpair(AF_UNIX, SOCK_DGRAM)", a.arch, a.socketpair, unix.AF_UNIX, unix.SOCK_DGRAM, eacc},
