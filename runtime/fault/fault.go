@@ -117,7 +117,10 @@ func Load(path string) (*Script, error) {
 		if e.Key.Path != "" {
 			continue
 		}
-		if e.Response == nil {
+		if last, _ := j.Lookup(e.Key); last != e {
+			continue // a call that failed, made again by a resume: the later one stands
+		}
+		if e.Error != "" || e.Response == nil {
 			return nil, fmt.Errorf("%s: effect %s failed when it was recorded (%s): the fault layer plays back only runs whose calls succeeded", path, e.Key, e.Error)
 		}
 		switch e.Kind {

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -389,5 +392,53 @@ func TestOutage(t *testing.T) {
 				t.Errorf("a fallback's model: %d", r.StatusCode)
 			}
 		})
+	}
+}
+
+// TestLoadSuperseded: a model call that failed and was made again (a
+// resume after a 503) is played back as the call that stood, not as an
+// empty response before it; a failed call that stands is refused.
+func TestLoadSuperseded(t *testing.T) {
+	data, err := os.ReadFile("../../examples/testdata/code-reviewer/focus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	var out []string
+	for _, l := range lines {
+		var e map[string]json.RawMessage
+		if json.Unmarshal([]byte(l), &e) == nil && string(e["effect"]) == `"1.0"` {
+			failed := maps.Clone(e)
+			failed["error"] = json.RawMessage(`"openai: 503 Service Unavailable"`)
+			failed["response"] = json.RawMessage(`{"deadline":false,"class":"server_error"}`)
+			delete(failed, "usage")
+			b, _ := json.Marshal(failed)
+			out = append(out, string(b)+"\n")
+		}
+		out = append(out, l)
+	}
+	file := filepath.Join(t.TempDir(), "retried.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Join(out, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := fault.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Models) != 3 || len(s.Models[0].Message.ToolCalls) == 0 || s.Models[0].Message.ToolCalls[0].Name != "git_diff" {
+		t.Errorf("script of a retried call: %d models, the first %+v", len(s.Models), s.Models[0])
+	}
+	// The failed call alone, standing: refused.
+	var only []string
+	for _, l := range out {
+		if !strings.Contains(l, `"effect":"1.0"`) || strings.Contains(l, `"error"`) {
+			only = append(only, l)
+		}
+	}
+	if err := os.WriteFile(file, []byte(strings.Join(only, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fault.Load(file); err == nil || !strings.Contains(err.Error(), "failed when it was recorded") {
+		t.Errorf("a failed call that stands: %v", err)
 	}
 }
