@@ -574,6 +574,9 @@ func (x *run) divergence(k journal.Key, kind string, id ident, e *journal.Entry)
 	if len(files) > 0 {
 		d.Reason += ": the file given as " + strings.Join(files, ", ") + " is not the one recorded"
 	}
+	if len(d.Changes) == 0 {
+		d.Changes = append(d.Changes, "(no field of the request differs from the one recorded, but the recorded fingerprint is not its: the entry was edited, or written by another version of agentc)")
+	}
 	return d
 }
 

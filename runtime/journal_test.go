@@ -331,7 +331,7 @@ func TestBadRecordNotHidden(t *testing.T) {
 		{"1.1", `"x"`, "journal: the recorded result of effect 1.1 is not a tool result"},
 	} {
 		edited := filepath.Join(t.TempDir(), "edited.jsonl")
-		editEntry(t, file, edited, tc.effect, tc.response)
+		editEntry(t, file, edited, tc.effect, "response", tc.response)
 		rep := replay(t, p, edited, agentrt.Options{Tools: tools})
 		if rep.Divergence != nil || rep.Outcome != agentrt.OutcomeError || !strings.Contains(rep.Error, tc.want) {
 			t.Errorf("effect %s's response %s: %s %q, divergence %+v; want the error %q", tc.effect, tc.response, rep.Outcome, rep.Error, rep.Divergence, tc.want)
@@ -339,9 +339,28 @@ func TestBadRecordNotHidden(t *testing.T) {
 	}
 }
 
-// editEntry copies the journal src to dst with the response of effect key
-// replaced by response.
-func editEntry(t *testing.T, src, dst, key, response string) {
+// TestEditedFingerprint: an entry whose fingerprint was edited, its
+// request not, diverges saying that no field differs and why that can be,
+// rather than with an empty list of changes.
+func TestEditedFingerprint(t *testing.T) {
+	p := agent(t, withTool)
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	tools := map[string]agentrt.Tool{"search": &echoTool{name: "search"}}
+	model := &scripted{turns: []turn{call(10, "search", `{"q":"x"}`), answer(`{"label":"bug"}`, 10)}}
+	if rec := journaled(t, p, file, false, model, agentrt.Options{Tools: tools}); rec.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("record: %s %s", rec.Outcome, rec.Error)
+	}
+	edited := filepath.Join(t.TempDir(), "edited.jsonl")
+	editEntry(t, file, edited, "1.1", "fingerprint", `"blake3:`+strings.Repeat("0", 64)+`"`)
+	rep := replay(t, p, edited, agentrt.Options{Tools: tools})
+	if d := rep.Divergence; d == nil || d.Effect != "1.1" || len(d.Changes) != 1 || !strings.Contains(d.Changes[0], "no field of the request differs") {
+		t.Fatalf("replay: %s %q, divergence %+v", rep.Outcome, rep.Error, rep.Divergence)
+	}
+}
+
+// editEntry copies the journal src to dst with the member of effect key
+// replaced by value, a JSON text.
+func editEntry(t *testing.T, src, dst, key, member, value string) {
 	t.Helper()
 	data, err := os.ReadFile(src)
 	if err != nil {
@@ -354,7 +373,7 @@ func editEntry(t *testing.T, src, dst, key, response string) {
 		if json.Unmarshal([]byte(l), &e) != nil || string(e["effect"]) != `"`+key+`"` {
 			continue
 		}
-		e["response"] = json.RawMessage(response)
+		e[member] = json.RawMessage(value)
 		b, err := json.Marshal(e)
 		if err != nil {
 			t.Fatal(err)
