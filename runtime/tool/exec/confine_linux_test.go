@@ -318,7 +318,7 @@ func TestConfinedUnixSocket(t *testing.T) {
 	if got["socketpair"] != "ok" || got["connect"] != "ok" || got["sendto"] != "ok" {
 		t.Fatalf("unconfined, the helper did not connect: %q", got)
 	}
-	if !acceptNow(t, stream) || received(t, dgram) != 2 {
+	if !acceptNow(t, stream) || received(t, dgram) != 3 {
 		t.Fatal("unconfined, the helper's connection or datagrams did not come")
 	}
 
@@ -329,6 +329,7 @@ func TestConfinedUnixSocket(t *testing.T) {
 		"connect":          "permission denied",
 		"sendto":           "permission denied",
 		"socketpair dgram": "permission denied",
+		"socketpair raw":   "permission denied",
 		"io_uring_setup":   "operation not permitted",
 	} {
 		if !strings.HasSuffix(got[step], want) {
@@ -394,6 +395,8 @@ func received(t *testing.T, c *net.UnixConn) int {
 //   - connect: it connects to the stream socket;
 //   - sendto: a datagram socket of its own sends to the datagram socket;
 //   - socketpair dgram: one end of a datagram pair sends there;
+//   - socketpair raw: so does one of a SOCK_RAW pair, which the kernel
+//     makes a datagram pair;
 //   - io_uring_setup: it sets up an io_uring.
 func unixHelper(paths string) int {
 	streamPath, dgramPath, _ := strings.Cut(paths, "\n")
@@ -444,6 +447,16 @@ func unixHelper(paths string) int {
 		defer unix.Close(fds[0])
 		defer unix.Close(fds[1])
 		return unix.Sendto(fds[0], []byte("from a pair"), 0, &unix.SockaddrUnix{Name: dgramPath})
+	}())
+	report("socketpair raw", func() error {
+		// The kernel makes a SOCK_RAW pair of AF_UNIX a datagram pair.
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fds[0])
+		defer unix.Close(fds[1])
+		return unix.Sendto(fds[0], []byte("from a raw pair"), 0, &unix.SockaddrUnix{Name: dgramPath})
 	}())
 	report("io_uring_setup", func() error {
 		var params [120]byte // struct io_uring_params

@@ -19,10 +19,11 @@ import (
 //     refuses does, and so does one with AF_VSOCK, which reaches the
 //     hypervisor's host and its other machines whatever the network
 //     namespace (vsock has none on most kernels);
-//   - socketpair(2) with AF_UNIX and SOCK_DGRAM fails with EACCES: a
-//     datagram socket, even one of a pair, can send to any path
-//     (sendto(2)), or be connected again to one. A stream or seqpacket
-//     pair, which programs use as a pipe, cannot, and works;
+//   - socketpair(2) with AF_UNIX fails with EACCES unless it is of
+//     SOCK_STREAM or SOCK_SEQPACKET: a datagram socket, even one of a
+//     pair, can send to any path (sendto(2)), or be connected again to
+//     one, and the kernel makes SOCK_RAW a datagram socket. A stream or
+//     seqpacket pair, which programs use as a pipe, cannot, and works;
 //   - io_uring_setup(2) fails with EPERM, as where io_uring is disabled:
 //     an io_uring makes sockets without socket(2).
 //
@@ -108,12 +109,13 @@ func filter(arch uint32, x32 bool, sysSocket, sysSocketpair, sysIOUringSetup uin
 		allow,
 		fail(unix.EACCES),
 
-		jeq(sysSocketpair, 0, 6),
+		jeq(sysSocketpair, 0, 7),
 		load(dataArg0),
-		jeq(unix.AF_UNIX, 0, 4),
+		jeq(unix.AF_UNIX, 0, 5),
 		load(dataArg1),
 		unix.SockFilter{Code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, K: sockTypeMask},
-		jeq(unix.SOCK_DGRAM, 0, 1),
+		jeq(unix.SOCK_STREAM, 2, 0),
+		jeq(unix.SOCK_SEQPACKET, 1, 0),
 		fail(unix.EACCES),
 
 		allow,
