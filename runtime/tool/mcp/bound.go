@@ -69,13 +69,16 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if err != nil || resp.Body == nil || resp.Body == http.NoBody {
 		return resp, err
 	}
-	// The SDK reads a body as an event stream exactly when this parses
-	// as text/event-stream.
+	// The SDK reads a successful body as an event stream exactly when
+	// this parses as text/event-stream; a failed one it reads whole,
+	// whatever it says it is, so that one is one message however many
+	// events it holds.
 	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if err != nil {
 		mt = ""
 	}
-	r := &bodyReader{body: resp.Body, limit: t.limit, events: mt == "text/event-stream", lineStart: true}
+	events := mt == "text/event-stream" && resp.StatusCode >= 200 && resp.StatusCode < 300
+	r := &bodyReader{body: resp.Body, limit: t.limit, events: events, lineStart: true}
 	r.over, _ = req.Context().Value(tooLargeKey{}).(context.CancelCauseFunc)
 	resp.Body = r
 	return resp, nil

@@ -41,6 +41,12 @@ type intercepted struct {
 
 func intercept(t *testing.T, match func(method, tool string) bool, answer func(w io.Writer, id json.RawMessage) error, contentType string) *intercepted {
 	t.Helper()
+	return interceptStatus(t, http.StatusOK, match, answer, contentType)
+}
+
+// interceptStatus is intercept answering with status.
+func interceptStatus(t *testing.T, status int, match func(method, tool string) bool, answer func(w io.Writer, id json.RawMessage) error, contentType string) *intercepted {
+	t.Helper()
 	srv := testServer("")
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
 	ic := &intercepted{done: make(chan struct{})}
@@ -61,7 +67,7 @@ func intercept(t *testing.T, match func(method, tool string) bool, answer func(w
 			if json.Unmarshal(body, &msg) == nil && len(msg.ID) > 0 && match(msg.Method, msg.Params.Name) {
 				defer close(ic.done)
 				w.Header().Set("Content-Type", contentType)
-				w.WriteHeader(http.StatusOK)
+				w.WriteHeader(status)
 				answer(&counting{w: w, n: &ic.wrote}, msg.ID)
 				return
 			}
@@ -173,6 +179,34 @@ func TestHTTPBodyPastBound(t *testing.T) {
 	// later calls fail, as after any broken connection, and say why.
 	if _, err := callTool(s, "echo", `{"text":"hi"}`); err == nil || err.Error() != `mcp server "srv": tool "echo": the connection to the server is closed: `+want[len(`mcp server "srv": tool "big": `):] {
 		t.Errorf("a call after the body past the bound: %v", err)
+	}
+}
+
+// TestHTTPFailedEventsPastBound: a failed answer (here 400) is read whole
+// by the SDK whatever its Content-Type says, so an event stream of small
+// events is one message there, held to the bound as a body is; it was
+// read to its end, however long.
+func TestHTTPFailedEventsPastBound(t *testing.T) {
+	ic := interceptStatus(t, http.StatusBadRequest, isTool("big"), func(w io.Writer, _ json.RawMessage) error {
+		chunk := strings.Repeat("a\n\n", 16<<10)
+		for written := 0; written < 4*MaxMessageBytes; written += len(chunk) {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, "text/event-stream")
+	s, err := connectURL(t, ic, "big", "echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = callTool(s, "big", `{}`)
+	want := "the server sent a message (a response body) larger than 16 MiB"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a 400 answered by 64 MiB of small events: %v; want %q", err, want)
+	}
+	if wrote := ic.wait(t); wrote > 2*MaxMessageBytes {
+		t.Errorf("the server wrote %d bytes before the client stopped reading, more than twice the bound", wrote)
 	}
 }
 
