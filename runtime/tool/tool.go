@@ -127,7 +127,12 @@ var kinds = map[string]constructorFunc{
 		if env.Offline {
 			opts = append(opts, exec.Offline())
 		}
-		return one(exec.New(name, t, env.BaseDir, opts...))
+		x, err := exec.New(name, t, env.BaseDir, opts...)
+		if err != nil {
+			return nil, err
+		}
+		*env.closers = append(*env.closers, x.Close)
+		return []agentrt.Tool{x}, nil
 	},
 	"http": func(_ context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
 		opts := []http.Option{http.WithSecrets(env.Secrets)}

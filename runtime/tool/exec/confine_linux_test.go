@@ -124,6 +124,34 @@ func TestConfinedPathSwapped(t *testing.T) {
 	}
 }
 
+// TestConfinedPathMadeAgain: a declared directory removed and made again
+// in its place (a build's output directory, cleaned) is the one the next
+// call reaches: what is held is renewed when its name names a new
+// directory where it was, not when it names a link to elsewhere.
+func TestConfinedPathMadeAgain(t *testing.T) {
+	needConfinement(t, false)
+	base := t.TempDir()
+	out := filepath.Join(base, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", "echo x > out/new && echo wrote"}, Confine: &plan.Confine{Write: []string{"out"}}})
+	if got := call(t, write, `{}`); got != "wrote\n" {
+		t.Fatalf("first call: %q", got)
+	}
+	for i := range 2 {
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got := call(t, write, `{}`); got != "wrote\n" {
+			t.Errorf("after the directory was made again (%d): %q", i+1, got)
+		}
+	}
+}
+
 // TestConfinedMissingPath: a declared path that does not exist is an
 // error of the call, naming the path as declared, not the base directory.
 func TestConfinedMissingPath(t *testing.T) {
@@ -557,5 +585,47 @@ func TestConfinedOutputFile(t *testing.T) {
 	}
 	if strings.Contains(res.Content, "status 0") || !strings.Contains(res.Content, "Permission denied") {
 		t.Errorf("the program wrote beside its directory: %q", res.Content)
+	}
+}
+
+// TestConfinedCallsHoldNothing: what a call adds to the paths its program
+// may reach (its output directory) is held for that program alone, so a
+// tool called many times, as in a server, holds no more descriptors than
+// after its first call; Close lets go of the declared paths too.
+func TestConfinedCallsHoldNothing(t *testing.T) {
+	needConfinement(t, false)
+	ctx, _ := storeCtx(t)
+	base := t.TempDir()
+	if err := os.Mkdir(filepath.Join(base, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tool := newTool(t, base, plan.Tool{
+		Argv:        []string{"sh", "-c", `printf '` + png + `' > "$1"`, "sh", `{{output_file "chart"}}`},
+		OutputFiles: map[string]plan.OutputFile{"chart": {MediaTypes: []string{"image/png"}}},
+		Confine:     &plan.Confine{Read: []string{"data"}},
+	})
+	open := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	call := func() {
+		if res, err := tool.Call(ctx, nil); err != nil || res.IsError || len(res.Files) != 1 {
+			t.Fatalf("%v %+v", err, res)
+		}
+	}
+	call()
+	before := open()
+	for range 20 {
+		call()
+	}
+	if after := open(); after > before {
+		t.Errorf("%d descriptors open after 20 more calls, %d before them", after, before)
+	}
+	tool.Close()
+	if after := open(); after >= before {
+		t.Errorf("%d descriptors open after Close, %d before it", after, before)
 	}
 }

@@ -266,6 +266,11 @@ func startsWithText(t *plan.Template) bool {
 
 // Spec describes the tool to a model: the name, the plan's description and
 // its input schema.
+// Close lets go of what the tool holds: the paths its confine block
+// declares, held open from New so that each call's program reaches what
+// was declared, whatever is at their names later.
+func (t *Tool) Close() error { return t.confine.Close() }
+
 func (t *Tool) Spec() runtime.ToolSpec {
 	s := t.spec
 	s.Schema = bytes.Clone(s.Schema)

@@ -32,6 +32,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"agentc.dev/agentc/plan"
@@ -67,10 +68,14 @@ var operations = []operation{
 // Tool is an fs tool: a runtime.Tool that reads and lists under its root.
 // It holds its root open from New to Close, so that the directory it
 // reads is the one New was given whatever becomes of its name (another
-// tool that may write beside it could put a link to elsewhere there), and
-// is safe for concurrent use.
+// tool that may write beside it could put a link to elsewhere there); a
+// root removed and made again in its place is taken anew. It is safe for
+// concurrent use.
 type Tool struct {
+	mu         sync.Mutex
 	root       *os.Root    // never named in a result or error
+	real       string      // where the root is, its links resolved at New
+	retired    []*os.Root  // roots replaced by current, which a call may still read: closed by Close
 	ops        []operation // allowed, in the order of operations
 	maxBytes   int
 	maxEntries int
@@ -145,14 +150,59 @@ func New(name string, t plan.Tool, baseDir string) (*Tool, error) {
 	if err != nil {
 		return fail("%v", err)
 	}
-	if tool.root, err = os.OpenRoot(abs); err != nil {
+	if tool.real, err = filepath.EvalSymlinks(abs); err != nil {
+		return fail("root %q: %v", t.Root, err)
+	}
+	if tool.root, err = os.OpenRoot(tool.real); err != nil {
 		return fail("root %q: %v", t.Root, err)
 	}
 	return tool, nil
 }
 
 // Close closes the tool's root; a call after it fails.
-func (t *Tool) Close() error { return t.root.Close() }
+func (t *Tool) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, r := range t.retired {
+		r.Close()
+	}
+	t.retired = nil
+	return t.root.Close()
+}
+
+// current returns the root a call reads: the one held, or, where that
+// was removed and a directory made again in its place (not a link to
+// elsewhere, which resolves to another place), that directory, held from
+// then on.
+func (t *Tool) current() *os.Root {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	held, err := t.root.Stat(".")
+	if err != nil {
+		return t.root // closed: the call fails on it
+	}
+	if now, err := os.Stat(t.real); err != nil || os.SameFile(held, now) {
+		return t.root
+	}
+	if real, err := filepath.EvalSymlinks(t.real); err != nil || real != t.real {
+		return t.root
+	}
+	r, err := os.OpenRoot(t.real)
+	if err != nil {
+		return t.root
+	}
+	// What was opened is what is at the place now, not a link put there
+	// since it was looked at.
+	opened, err1 := r.Stat(".")
+	there, err2 := os.Lstat(t.real)
+	if err1 != nil || err2 != nil || !os.SameFile(opened, there) {
+		r.Close()
+		return t.root
+	}
+	t.retired = append(t.retired, t.root)
+	t.root = r
+	return r
+}
 
 // Spec describes the tool to a model. It is the same, byte for byte, for
 // the same name and plan.Tool.
@@ -222,7 +272,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 	if err != nil {
 		return runtime.ToolResult{}, fmt.Errorf("%s %q: %w", op.name, a.path, err)
 	}
-	out, err := op.run(t, ctx, t.root, name, a.path)
+	out, err := op.run(t, ctx, t.current(), name, a.path)
 	if err != nil {
 		return runtime.ToolResult{}, err
 	}

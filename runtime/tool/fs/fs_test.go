@@ -463,6 +463,29 @@ func TestRootRemoved(t *testing.T) {
 	}
 }
 
+// TestRootMadeAgain: a root removed and made again in its place (an
+// output directory cleaned) is the one the next call reads.
+func TestRootMadeAgain(t *testing.T) {
+	dir := tree(t, t.TempDir())
+	tool := newTool(t, dir, plan.Tool{})
+	root := filepath.Join(dir, "root")
+	for i := range 2 {
+		if err := os.RemoveAll(root); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(root, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("made again %d", i)
+		if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := call(tool, "read", "a.txt"); err != nil || got != want {
+			t.Errorf("after the root was made again: %q, %v", got, err)
+		}
+	}
+}
+
 // TestRootSwapped: the root New was given is the one read, whatever
 // becomes of its name. Another tool that may write beside the root (an
 // exec tool's confine.write) could put a link to elsewhere in its place;

@@ -163,6 +163,7 @@ type Server struct {
 	stderr      *tail        // nil for a streamable HTTP server
 	thread      func()       // releases the thread that started the server
 	confined    *confine.Run // nil for an unconfined or HTTP server
+	policy      confine.Policy
 	tools       []*Tool      // sorted by name
 	allowed     map[string]bool
 	fingerprint string
@@ -243,8 +244,10 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 			return fail("%v", err)
 		}
 		if s.confined, err = policy.Wrap(cmd); err != nil {
+			policy.Close()
 			return fail("starting %q: %s", t.Command[0], toolio.Reason(err))
 		}
+		s.policy = policy
 		s.stderr = &tail{max: stderrTail, secrets: o.secrets}
 		cmd.Stderr = s.stderr
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: closeGrace}
@@ -515,6 +518,7 @@ func (s *Server) reap() {
 		s.thread()
 	}
 	s.confined.Close()
+	s.policy.Close()
 }
 
 // stderrNote is what a stdio server last wrote to stderr, for an error.

@@ -78,32 +78,59 @@ type Policy struct {
 	pins *pins
 }
 
-// pins are the paths a policy holds open, by path.
+// pins are the paths a policy holds open, by path: only those it was
+// made with (declared), never those a call adds for itself (its output
+// directory, the run's files), which are held for that call's program
+// alone.
 type pins struct {
-	mu    sync.Mutex
-	files map[string]*os.File
+	mu       sync.Mutex
+	declared map[string]bool
+	files    map[string]*os.File
 }
 
 // pinned returns the file held for path, opening it with open the first
-// time it is asked for and exists.
-func (p Policy) pinned(path string, open func(string) (*os.File, error)) (*os.File, error) {
-	if p.pins == nil {
-		return open(path) // a policy made outside Resolve: held for this program alone
+// time it is asked for and exists; temp says it is not held, but opened
+// for one program, for the caller to close once the program has started.
+// A held file that renew replaces (one removed, its name now a new file
+// or directory where it was) is closed and the new one held.
+func (p Policy) pinned(path string, open func(string) (*os.File, error), renew func(*os.File, string) *os.File) (f *os.File, temp bool, err error) {
+	if p.pins == nil || !p.pins.declared[path] {
+		f, err = open(path)
+		return f, true, err
 	}
 	p.pins.mu.Lock()
 	defer p.pins.mu.Unlock()
 	if f, ok := p.pins.files[path]; ok {
-		return f, nil
+		if g := renew(f, path); g != nil {
+			f.Close()
+			p.pins.files[path] = g
+			return g, false, nil
+		}
+		return f, false, nil
 	}
-	f, err := open(path)
-	if err != nil {
-		return nil, err
+	if f, err = open(path); err != nil {
+		return nil, false, err
 	}
 	if p.pins.files == nil {
 		p.pins.files = map[string]*os.File{}
 	}
 	p.pins.files[path] = f
-	return f, nil
+	return f, false, nil
+}
+
+// Close closes the paths the policy holds, and those of its copies; a
+// program confined after it holds them again.
+func (p Policy) Close() error {
+	if p.pins == nil {
+		return nil
+	}
+	p.pins.mu.Lock()
+	defer p.pins.mu.Unlock()
+	for path, f := range p.pins.files {
+		f.Close()
+		delete(p.pins.files, path)
+	}
+	return nil
 }
 
 // Resolve makes a Policy of the paths a manifest declares, relative to
@@ -133,6 +160,10 @@ func Resolve(read, write []string, network bool, enforce, base string) (Policy, 
 			p.Shown[abs] = g
 		}
 	}
+	p.pins.declared = map[string]bool{}
+	for _, a := range append(append([]string{}, p.Read...), p.Write...) {
+		p.pins.declared[a] = true
+	}
 	return p, nil
 }
 
@@ -154,18 +185,27 @@ type spec struct {
 // Run is one program started through the trampoline.
 type Run struct {
 	r, w   *os.File
+	temps  []*os.File // paths held for this program alone
 	once   sync.Once
 	status Status
 	err    error
 }
 
-// Started closes this process's end of the status pipe once the command
-// has started (or failed to).
+// Started closes this process's end of the status pipe, and the paths
+// held for this program alone, once the command has started (or failed
+// to).
 func (r *Run) Started() {
-	if r != nil && r.w != nil {
+	if r == nil {
+		return
+	}
+	if r.w != nil {
 		r.w.Close()
 		r.w = nil
 	}
+	for _, f := range r.temps {
+		f.Close()
+	}
+	r.temps = nil
 }
 
 // Close reads the status pipe and closes it, for a program whose status

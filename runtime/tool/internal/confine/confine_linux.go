@@ -139,12 +139,22 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 	// The trampoline makes its rules on the paths held, which it
 	// inherits, through /proc/self/fd: what they name now is what was
 	// held, whatever is at their names.
+	var temps []*os.File
+	closeTemps := func() {
+		for _, f := range temps {
+			f.Close()
+		}
+	}
 	for i, list := range [][]string{p.Read, p.Write} {
 		for _, path := range list {
-			f, err := p.pinned(path, openPath)
+			f, temp, err := p.pinned(path, openPath, renewPath)
 			if err != nil {
+				closeTemps()
 				which := [...]string{"read", "write"}[i]
 				return nil, fmt.Errorf("%w: confine.%s path %q: %s", ErrStart, which, cmp.Or(p.Shown[path], path), reason(err))
+			}
+			if temp {
+				temps = append(temps, f)
 			}
 			fd := 3 + len(cmd.ExtraFiles)
 			cmd.ExtraFiles = append(cmd.ExtraFiles, f)
@@ -163,7 +173,13 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 	if kernel.ns {
 		setNS(cmd.SysProcAttr, p.Network)
 	}
-	return wrap(cmd, s)
+	r, err := wrap(cmd, s)
+	if err != nil {
+		closeTemps()
+		return nil, err
+	}
+	r.temps = temps
+	return r, nil
 }
 
 // openPath opens path to be held: not read, only named (O_PATH), a
@@ -176,13 +192,41 @@ func openPath(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
+// renewPath returns path opened anew when what held holds was removed
+// and path now names a new file or directory in the same place: made
+// again (a build's output directory, a file replaced by a rename), not
+// led elsewhere by a link put there, which resolves to another place and
+// is not taken. Otherwise it returns nil, and held stays.
+func renewPath(held *os.File, path string) *os.File {
+	var st unix.Stat_t
+	if unix.Fstat(int(held.Fd()), &st) != nil || st.Nlink > 0 {
+		return nil
+	}
+	was, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(held.Fd())))
+	if err != nil {
+		return nil
+	}
+	f, err := openPath(path)
+	if err != nil {
+		return nil
+	}
+	now, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil || now != strings.TrimSuffix(was, " (deleted)") {
+		f.Close()
+		return nil
+	}
+	return f
+}
+
 // pinExisting holds the policy's paths that exist now.
 func (p Policy) pinExisting() {
 	if p.Enforce == Off {
 		return
 	}
 	for _, path := range append(append([]string{}, p.Read...), p.Write...) {
-		_, _ = p.pinned(path, openPath)
+		if f, temp, err := p.pinned(path, openPath, renewPath); err == nil && temp {
+			f.Close()
+		}
 	}
 }
 
