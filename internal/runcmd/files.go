@@ -49,12 +49,33 @@ func remoteStore(p *plan.Plan) (*filestore.Store, error) {
 	return s, nil
 }
 
-// existingDir is dir when it names a directory, else "".
-func existingDir(dir string) string {
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-		return dir
+// existingStore is dir when it is a file store, else "": a directory that
+// holds blobs named by their digests and nothing else (a directory of the
+// person's own called files is no store, and a replay's files are not
+// put in it).
+func existingStore(dir string) string {
+	d, err := os.Open(dir)
+	if err != nil {
+		return ""
 	}
-	return ""
+	defer d.Close()
+	names, err := d.Readdirnames(256)
+	if err != nil {
+		return ""
+	}
+	blobs := 0
+	for _, n := range names {
+		switch {
+		case filestore.CheckDigest(filestore.Prefix+n) == nil:
+			blobs++
+		case !strings.HasPrefix(n, "."):
+			return ""
+		}
+	}
+	if blobs == 0 {
+		return ""
+	}
+	return dir
 }
 
 // inputFileFields reads the file inputs the agent declares.
@@ -103,9 +124,9 @@ func storeFor(f Flags) (store *filestore.Store, done func(), err error) {
 	case f.record != "":
 		dir = f.record + ".files"
 	case f.replay != "" && f.batch != "":
-		dir = existingDir(filepath.Join(f.replay, "files"))
+		dir = existingStore(filepath.Join(f.replay, "files"))
 	case f.replay != "":
-		dir = cmp.Or(existingDir(f.replay+".files"), existingDir(filepath.Join(filepath.Dir(f.replay), "files")))
+		dir = cmp.Or(existingStore(f.replay+".files"), existingStore(filepath.Join(filepath.Dir(f.replay), "files")))
 	}
 	if dir != "" {
 		s, err := filestore.Open(dir)

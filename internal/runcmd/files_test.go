@@ -115,3 +115,50 @@ func TestRefusedInputStoresNothing(t *testing.T) {
 		t.Errorf("input %s does not name both files", in)
 	}
 }
+
+// TestReplayStore: a replay reads its files from the store beside its
+// journal, FILE.files or a store in files/ beside it, and puts nothing in
+// a files/ directory of the person's own, which is no store.
+func TestReplayStore(t *testing.T) {
+	dir := t.TempDir()
+	journal := filepath.Join(dir, "run.jsonl")
+	own := filepath.Join(dir, "files")
+	if err := os.Mkdir(own, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(own, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, done, err := storeFor(Flags{replay: journal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Dir() == own {
+		t.Errorf("a replay took the person's files/ directory for its store")
+	}
+	done()
+	// A store beside it is taken.
+	blob := strings.Repeat("ab", 32)
+	if err := os.Remove(filepath.Join(own, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(own, blob), []byte("x"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if s, done, err = storeFor(Flags{replay: journal}); err != nil || s.Dir() != own {
+		t.Errorf("the store beside the journal: %v, %v", s, err)
+	}
+	done()
+	// FILE.files comes first.
+	mine := journal + ".files"
+	if err := os.Mkdir(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, blob), []byte("x"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if s, done, err = storeFor(Flags{replay: journal}); err != nil || s.Dir() != mine {
+		t.Errorf("the journal's own store: %v, %v", s, err)
+	}
+	done()
+}
