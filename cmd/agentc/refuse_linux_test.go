@@ -31,6 +31,11 @@ func nolandlock() { os.Exit(refuseThen(refuseLandlock)) }
 // kernel.unprivileged_userns_clone is 0 or an AppArmor policy refuses them.
 func nouserns() { os.Exit(refuseThen(refuseUserNS)) }
 
+// noipcns is the program noipcns CMD ARGS...: clone and unshare asking
+// for a new IPC namespace fail with EINVAL, as on a kernel built without
+// IPC namespaces (CONFIG_IPC_NS off), which has the other namespaces.
+func noipcns() { os.Exit(refuseThen(refuseIPCNS)) }
+
 // noseccomp is the program noseccomp CMD ARGS...: seccomp(2) fails with
 // ENOSYS and prctl's PR_SET_SECCOMP and PR_GET_SECCOMP with EINVAL, as on a
 // kernel built without seccomp.
@@ -42,6 +47,7 @@ const (
 	refuseLandlock refusal = iota
 	refuseUserNS
 	refuseSeccomp
+	refuseIPCNS
 )
 
 // auditArch is the architecture seccomp reports for this program's own
@@ -125,6 +131,10 @@ func filter(r refusal, arch uint32) ([]bpf.RawInstruction, error) {
 		never(unix.SYS_CLONE3, unix.ENOSYS)
 		newUser(unix.SYS_CLONE)
 		newUser(unix.SYS_UNSHARE)
+	case refuseIPCNS:
+		never(unix.SYS_CLONE3, unix.ENOSYS) // its flags are behind a pointer, as for refuseUserNS
+		when(unix.SYS_CLONE, bpf.JumpBitsSet, unix.CLONE_NEWIPC, unix.EINVAL)
+		when(unix.SYS_UNSHARE, bpf.JumpBitsSet, unix.CLONE_NEWIPC, unix.EINVAL)
 	case refuseSeccomp:
 		never(unix.SYS_SECCOMP, unix.ENOSYS)
 		when(unix.SYS_PRCTL, bpf.JumpEqual, unix.PR_SET_SECCOMP, unix.EINVAL)
@@ -204,6 +214,16 @@ func refused(r refusal) error {
 			if err := cmd.Run(); !errors.Is(err, syscall.EPERM) {
 				return fmt.Errorf("a new user namespace (%+v) gave %v, not EPERM", *attr, err)
 			}
+		}
+	case refuseIPCNS:
+		truePath, err := exec.LookPath("true")
+		if err != nil {
+			return err
+		}
+		cmd := exec.Command(truePath)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWIPC}
+		if err := cmd.Run(); !errors.Is(err, syscall.EINVAL) {
+			return fmt.Errorf("a new IPC namespace gave %v, not EINVAL", err)
 		}
 	case refuseSeccomp:
 		// As agentc asks whether it can install a filter: from an

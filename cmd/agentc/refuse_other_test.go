@@ -13,6 +13,7 @@ import (
 func nolandlock() { refuseUnsupported() }
 func nouserns()   { refuseUnsupported() }
 func noseccomp()  { refuseUnsupported() }
+func noipcns()    { refuseUnsupported() }
 
 func refuseUnsupported() {
 	fmt.Fprintf(os.Stderr, "%s: the kernel's features are refused on Linux only, not %s\n", os.Args[0], runtime.GOOS)

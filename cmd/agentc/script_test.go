@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 		"nolandlock":          nolandlock,
 		"nouserns":            nouserns,
 		"noseccomp":           noseccomp,
+		"noipcns":             noipcns,
 		"hupdefault":          hupdefault,
 	})
 }

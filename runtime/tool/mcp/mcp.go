@@ -164,7 +164,7 @@ type Server struct {
 	thread      func()       // releases the thread that started the server
 	confined    *confine.Run // nil for an unconfined or HTTP server
 	policy      confine.Policy
-	tools       []*Tool      // sorted by name
+	tools       []*Tool // sorted by name
 	allowed     map[string]bool
 	fingerprint string
 	secrets     *redact.Set

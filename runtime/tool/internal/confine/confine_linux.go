@@ -45,7 +45,8 @@ var network = []string{
 var kernel struct {
 	once    sync.Once
 	abi     int  // Landlock's ABI version; 0 without Landlock
-	ns      bool // new user, PID, IPC and network namespaces can be made
+	ns      bool // new user, PID and network namespaces can be made
+	ipc     bool // and a new IPC namespace with them (a kernel may lack IPC namespaces alone)
 	seccomp bool // seccomp filters can be installed
 }
 
@@ -54,29 +55,38 @@ func probe() {
 		if v, err := llsys.LandlockGetABIVersion(); err == nil {
 			kernel.abi = v
 		}
-		kernel.ns = probeNS()
+		if kernel.ns = probeNS(true); kernel.ns {
+			kernel.ipc = true
+		} else {
+			kernel.ns = probeNS(false)
+		}
 		kernel.seccomp = probeSeccomp()
 	})
 }
 
-// probeNS starts true in new namespaces, as a tool would be started.
-func probeNS() bool {
+// probeNS starts true in new namespaces, as a tool would be started,
+// with an IPC namespace or without.
+func probeNS(ipc bool) bool {
 	path, err := exec.LookPath("true")
 	if err != nil {
 		path = "/bin/true"
 	}
 	cmd := exec.Command(path)
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	setNS(cmd.SysProcAttr, false)
+	setNS(cmd.SysProcAttr, false, ipc)
 	return cmd.Run() == nil
 }
 
-// setNS puts the process in new user, PID, IPC and (unless network)
-// network namespaces, as the same user and group as this process. The IPC
-// namespace holds System V shared memory, message queues and semaphores,
-// and POSIX message queues, of its own, empty: none of the host's.
-func setNS(a *syscall.SysProcAttr, network bool) {
-	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC
+// setNS puts the process in new user, PID, IPC (with ipc) and (unless
+// network) network namespaces, as the same user and group as this
+// process. The IPC namespace holds System V shared memory, message queues
+// and semaphores, and POSIX message queues, of its own, empty: none of
+// the host's.
+func setNS(a *syscall.SysProcAttr, network, ipc bool) {
+	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
+	if ipc {
+		a.Cloneflags |= syscall.CLONE_NEWIPC
+	}
 	if !network {
 		a.Cloneflags |= syscall.CLONE_NEWNET
 	}
@@ -110,6 +120,8 @@ func (p Policy) Check() (warnings []string, err error) {
 		}
 		last := len(so) - 1
 		missing = append(missing, "this kernel refuses unprivileged user namespaces, so "+strings.Join(so[:last], ", ")+", and "+so[last])
+	} else if !kernel.ipc {
+		missing = append(missing, "this kernel has no IPC namespaces, so the program shares the host's System V IPC (shared memory, message queues, semaphores)")
 	}
 	const sockets = "so the program can connect to any Unix socket on the host by its path, such as an SSH agent's or the Docker daemon's"
 	if _, ok := filterArch(); !ok {
@@ -171,7 +183,7 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	if kernel.ns {
-		setNS(cmd.SysProcAttr, p.Network)
+		setNS(cmd.SysProcAttr, p.Network, kernel.ipc)
 	}
 	r, err := wrap(cmd, s)
 	if err != nil {
