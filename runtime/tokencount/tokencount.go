@@ -212,9 +212,15 @@ func cut(s string) (part string, extra int) {
 			return s[:i], 0
 		}
 	}
+	// A character's start within short bytes; in a run of bytes that
+	// start none (invalid UTF-8, which a tool's output may be), at short
+	// itself: the part is never empty, so the count goes on.
 	i := short
-	for !utf8.RuneStart(s[i]) {
+	for i > 1 && !utf8.RuneStart(s[i]) {
 		i--
+	}
+	if !utf8.RuneStart(s[i]) {
+		i = short
 	}
 	return s[:i], 1
 }

@@ -219,3 +219,22 @@ func TestDEL(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidRuns: a long run of bytes that start no character (invalid
+// UTF-8, as a tool's output may be) is cut and counted: it panicked where
+// no byte of the run started one, and looped for ever where only its first
+// byte did. Each byte counts at least a token.
+func TestInvalidRuns(t *testing.T) {
+	for _, model := range []string{"gpt-4o", "gpt-4"} {
+		c := For("openai", model)
+		for _, s := range []string{
+			strings.Repeat("\x9a", 2*window+1),
+			"\xc1" + strings.Repeat("\x9a", 2*window),
+			"ab" + strings.Repeat("\x9a", window) + "\xc1" + strings.Repeat("\x9a", window),
+		} {
+			if got := c.Text(s); got < len(s)/4 {
+				t.Errorf("%s: %d bytes of invalid UTF-8 count %d tokens", model, len(s), got)
+			}
+		}
+	}
+}

@@ -90,6 +90,20 @@ func Complete(t testing.TB, m agentrt.Model, req *agentrt.Request, stream bool, 
 	return resp
 }
 
+// NotIn returns those of words the reply's body does not hold: a word
+// that is no secret (a header's name, "Bearer") but must not come from
+// the request may still come from the server, whose message an error
+// repeats.
+func NotIn(body []byte, words ...string) []string {
+	var out []string
+	for _, w := range words {
+		if !bytes.Contains(body, []byte(w)) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 func holds(s string, secrets []string) (string, bool) {
 	for _, secret := range secrets {
 		if strings.Contains(s, secret) {
