@@ -319,13 +319,7 @@ func TestLongRunReplays(t *testing.T) {
 // replay on that error, naming the effect; it is not hidden behind a
 // divergence listing the effects the run then left unreached.
 func TestBadRecordNotHidden(t *testing.T) {
-	p := agent(t, withTool)
-	file := filepath.Join(t.TempDir(), "run.jsonl")
-	tools := map[string]agentrt.Tool{"search": &echoTool{name: "search"}}
-	model := &scripted{turns: []turn{call(10, "search", `{"q":"x"}`), answer(`{"label":"bug"}`, 10)}}
-	if rec := journaled(t, p, file, false, model, agentrt.Options{Tools: tools}); rec.Outcome != agentrt.OutcomeOK {
-		t.Fatalf("record: %s %s", rec.Outcome, rec.Error)
-	}
+	p, file, tools := recordedSearch(t)
 	for _, tc := range []struct{ effect, response, want string }{
 		{"1.0", `5`, "journal: the recorded response of model call 1.0 is not a response"},
 		{"1.1", `"x"`, "journal: the recorded result of effect 1.1 is not a tool result"},
@@ -343,6 +337,19 @@ func TestBadRecordNotHidden(t *testing.T) {
 // request not, diverges saying that no field differs and why that can be,
 // rather than with an empty list of changes.
 func TestEditedFingerprint(t *testing.T) {
+	p, file, tools := recordedSearch(t)
+	edited := filepath.Join(t.TempDir(), "edited.jsonl")
+	editEntry(t, file, edited, "1.1", "fingerprint", `"blake3:`+strings.Repeat("0", 64)+`"`)
+	rep := replay(t, p, edited, agentrt.Options{Tools: tools})
+	if d := rep.Divergence; d == nil || d.Effect != "1.1" || len(d.Changes) != 1 || !strings.Contains(d.Changes[0], "no field of the request differs") {
+		t.Fatalf("replay: %s %q, divergence %+v", rep.Outcome, rep.Error, rep.Divergence)
+	}
+}
+
+// recordedSearch records a run of the agent with one tool that calls it
+// once (effect 1.1) and answers: the agent, the journal and the tools.
+func recordedSearch(t *testing.T) (*plan.Plan, string, map[string]agentrt.Tool) {
+	t.Helper()
 	p := agent(t, withTool)
 	file := filepath.Join(t.TempDir(), "run.jsonl")
 	tools := map[string]agentrt.Tool{"search": &echoTool{name: "search"}}
@@ -350,12 +357,7 @@ func TestEditedFingerprint(t *testing.T) {
 	if rec := journaled(t, p, file, false, model, agentrt.Options{Tools: tools}); rec.Outcome != agentrt.OutcomeOK {
 		t.Fatalf("record: %s %s", rec.Outcome, rec.Error)
 	}
-	edited := filepath.Join(t.TempDir(), "edited.jsonl")
-	editEntry(t, file, edited, "1.1", "fingerprint", `"blake3:`+strings.Repeat("0", 64)+`"`)
-	rep := replay(t, p, edited, agentrt.Options{Tools: tools})
-	if d := rep.Divergence; d == nil || d.Effect != "1.1" || len(d.Changes) != 1 || !strings.Contains(d.Changes[0], "no field of the request differs") {
-		t.Fatalf("replay: %s %q, divergence %+v", rep.Outcome, rep.Error, rep.Divergence)
-	}
+	return p, file, tools
 }
 
 // editEntry copies the journal src to dst with the member of effect key
