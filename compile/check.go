@@ -830,9 +830,9 @@ func (c *checker) checkConfine(path string, t cue.Value) {
 		}
 		return strings.Join(l, ", ")
 	}
-	net := "no network"
+	net := "no network, no Unix socket or System V IPC of the host"
 	if network {
-		net = "the network"
+		net = "the network, but no Unix socket or System V IPC of the host"
 	}
 	how := "where the system cannot confine it, it runs with a warning"
 	if enforce == "require" {
