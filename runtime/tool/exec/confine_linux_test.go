@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -627,5 +629,48 @@ func TestConfinedCallsHoldNothing(t *testing.T) {
 	tool.Close()
 	if after := open(); after >= before {
 		t.Errorf("%d descriptors open after Close, %d before it", after, before)
+	}
+}
+
+// TestConfinedConcurrentRenew: calls of one tool at once, while its
+// declared directory is removed and made again over and over, each get a
+// descriptor of their own for it: one call renewing the held path closed
+// the one another was starting its program with (a bad descriptor, or its
+// number reused by another path's).
+func TestConfinedConcurrentRenew(t *testing.T) {
+	needConfinement(t, false)
+	base := t.TempDir()
+	out := filepath.Join(base, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tool := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", "echo ok"}, Confine: &plan.Confine{Write: []string{"out"}}})
+	var stop atomic.Bool
+	var churn sync.WaitGroup
+	churn.Go(func() {
+		for !stop.Load() {
+			os.Remove(out)
+			os.Mkdir(out, 0o755)
+		}
+	})
+	var calls sync.WaitGroup
+	var mu sync.Mutex
+	bad := map[string]int{}
+	for range 8 {
+		calls.Go(func() {
+			for range 40 {
+				if got := call(t, tool, `{}`); got != "ok\n" {
+					mu.Lock()
+					bad[got]++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	calls.Wait()
+	stop.Store(true)
+	churn.Wait()
+	for got, n := range bad {
+		t.Errorf("%d calls: %q", n, got)
 	}
 }

@@ -264,13 +264,13 @@ func startsWithText(t *plan.Template) bool {
 	return ok && len(n.Text) > 0
 }
 
-// Spec describes the tool to a model: the name, the plan's description and
-// its input schema.
 // Close lets go of what the tool holds: the paths its confine block
 // declares, held open from New so that each call's program reaches what
-// was declared, whatever is at their names later.
+// was declared, whatever is at their names later. A call after it fails.
 func (t *Tool) Close() error { return t.confine.Close() }
 
+// Spec describes the tool to a model: the name, the plan's description and
+// its input schema.
 func (t *Tool) Spec() runtime.ToolSpec {
 	s := t.spec
 	s.Schema = bytes.Clone(s.Schema)
@@ -546,6 +546,7 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv, files []string, 
 	if err != nil {
 		rOut.Close()
 		rErr.Close()
+		confined.Close() // the status pipe's end, which no trampoline writes
 		var e *osexec.Error
 		if errors.As(err, &e) {
 			err = e.Err

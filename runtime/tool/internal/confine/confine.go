@@ -86,46 +86,66 @@ type pins struct {
 	mu       sync.Mutex
 	declared map[string]bool
 	files    map[string]*os.File
+	closed   bool
 }
 
-// pinned returns the file held for path, opening it with open the first
-// time it is asked for and exists; temp says it is not held, but opened
-// for one program, for the caller to close once the program has started.
-// A held file that renew replaces (one removed, its name now a new file
-// or directory where it was) is closed and the new one held.
-func (p Policy) pinned(path string, open func(string) (*os.File, error), renew func(*os.File, string) *os.File) (f *os.File, temp bool, err error) {
+// pinOps are how a system holds a path: open it, renew a held one (a
+// new file, removed and made again in its place, or nil), and copy a
+// held one for one program.
+type pinOps struct {
+	open  func(path string) (*os.File, error)
+	renew func(held *os.File, path string) *os.File
+	dup   func(held *os.File) (*os.File, error)
+}
+
+// errClosed is pinned's error once the policy is closed: its paths are
+// not opened by name again, where a link may stand now.
+var errClosed = errors.New("the tool is closed")
+
+// pinned returns a descriptor of path for one program, the caller's to
+// close once the program has started: for a declared path, a copy of the
+// one held (opened and held the first time it exists, renewed when renew
+// says), so that a held one renewed or closed meanwhile takes nothing
+// from a call in progress; for another, path opened for this program
+// alone.
+func (p Policy) pinned(path string, o pinOps) (*os.File, error) {
 	if p.pins == nil || !p.pins.declared[path] {
-		f, err = open(path)
-		return f, true, err
+		return o.open(path)
 	}
 	p.pins.mu.Lock()
 	defer p.pins.mu.Unlock()
-	if f, ok := p.pins.files[path]; ok {
-		if g := renew(f, path); g != nil {
+	if p.pins.closed {
+		return nil, errClosed
+	}
+	f, ok := p.pins.files[path]
+	if ok {
+		if g := o.renew(f, path); g != nil {
 			f.Close()
 			p.pins.files[path] = g
-			return g, false, nil
+			f = g
 		}
-		return f, false, nil
+	} else {
+		var err error
+		if f, err = o.open(path); err != nil {
+			return nil, err
+		}
+		if p.pins.files == nil {
+			p.pins.files = map[string]*os.File{}
+		}
+		p.pins.files[path] = f
 	}
-	if f, err = open(path); err != nil {
-		return nil, false, err
-	}
-	if p.pins.files == nil {
-		p.pins.files = map[string]*os.File{}
-	}
-	p.pins.files[path] = f
-	return f, false, nil
+	return o.dup(f)
 }
 
 // Close closes the paths the policy holds, and those of its copies; a
-// program confined after it holds them again.
+// program confined after it is refused.
 func (p Policy) Close() error {
 	if p.pins == nil {
 		return nil
 	}
 	p.pins.mu.Lock()
 	defer p.pins.mu.Unlock()
+	p.pins.closed = true
 	for path, f := range p.pins.files {
 		f.Close()
 		delete(p.pins.files, path)

@@ -151,7 +151,7 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 	// The trampoline makes its rules on the paths held, which it
 	// inherits, through /proc/self/fd: what they name now is what was
 	// held, whatever is at their names.
-	var temps []*os.File
+	var temps []*os.File // each the program's alone: closed once it has started
 	closeTemps := func() {
 		for _, f := range temps {
 			f.Close()
@@ -159,15 +159,13 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 	}
 	for i, list := range [][]string{p.Read, p.Write} {
 		for _, path := range list {
-			f, temp, err := p.pinned(path, openPath, renewPath)
+			f, err := p.pinned(path, linuxPins)
 			if err != nil {
 				closeTemps()
 				which := [...]string{"read", "write"}[i]
 				return nil, fmt.Errorf("%w: confine.%s path %q: %s", ErrStart, which, cmp.Or(p.Shown[path], path), reason(err))
 			}
-			if temp {
-				temps = append(temps, f)
-			}
+			temps = append(temps, f)
 			fd := 3 + len(cmd.ExtraFiles)
 			cmd.ExtraFiles = append(cmd.ExtraFiles, f)
 			s.Held = append(s.Held, fd)
@@ -204,6 +202,19 @@ func openPath(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
+// linuxPins hold paths as O_PATH descriptors.
+var linuxPins = pinOps{open: openPath, renew: renewPath, dup: dupPath}
+
+// dupPath copies a held descriptor, close-on-exec (a program gets it
+// through ExtraFiles, which copies it again).
+func dupPath(held *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(held.Fd(), unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return nil, &os.PathError{Op: "dup", Path: held.Name(), Err: err}
+	}
+	return os.NewFile(uintptr(fd), held.Name()), nil
+}
+
 // renewPath returns path opened anew when what held holds was removed
 // and path now names a new file or directory in the same place: made
 // again (a build's output directory, a file replaced by a rename), not
@@ -236,7 +247,7 @@ func (p Policy) pinExisting() {
 		return
 	}
 	for _, path := range append(append([]string{}, p.Read...), p.Write...) {
-		if f, temp, err := p.pinned(path, openPath, renewPath); err == nil && temp {
+		if f, err := p.pinned(path, linuxPins); err == nil {
 			f.Close()
 		}
 	}
