@@ -656,9 +656,9 @@ func TestConfinedConcurrentRenew(t *testing.T) {
 	var calls sync.WaitGroup
 	var mu sync.Mutex
 	bad := map[string]int{}
-	for range 8 {
+	for range renewCalls {
 		calls.Go(func() {
-			for range 40 {
+			for range renewRounds {
 				if got := call(t, tool, `{}`); got != "ok\n" {
 					mu.Lock()
 					bad[got]++
