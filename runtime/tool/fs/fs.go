@@ -73,9 +73,9 @@ var operations = []operation{
 // concurrent use.
 type Tool struct {
 	mu         sync.Mutex
-	root       *os.Root    // never named in a result or error
-	real       string      // where the root is, its links resolved at New
-	retired    []*os.Root  // roots replaced by current, which a call may still read: closed by Close
+	root       *heldRoot // never named in a result or error
+	real       string    // where the root is, its links resolved at New
+	closed     bool
 	ops        []operation // allowed, in the order of operations
 	maxBytes   int
 	maxEntries int
@@ -153,9 +153,11 @@ func New(name string, t plan.Tool, baseDir string) (*Tool, error) {
 	if tool.real, err = filepath.EvalSymlinks(abs); err != nil {
 		return fail("root %q: %v", t.Root, err)
 	}
-	if tool.root, err = os.OpenRoot(tool.real); err != nil {
+	r, err := os.OpenRoot(tool.real)
+	if err != nil {
 		return fail("root %q: %v", t.Root, err)
 	}
+	tool.root = &heldRoot{r: r}
 	return tool, nil
 }
 
@@ -163,45 +165,56 @@ func New(name string, t plan.Tool, baseDir string) (*Tool, error) {
 func (t *Tool) Close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, r := range t.retired {
-		r.Close()
+	if !t.closed {
+		t.closed = true
+		t.root.retire()
 	}
-	t.retired = nil
-	return t.root.Close()
+	return nil
 }
 
-// current returns the root a call reads: the one held, or, where that
-// was removed and a directory made again in its place (not a link to
-// elsewhere, which resolves to another place), that directory, held from
-// then on.
-func (t *Tool) current() *os.Root {
+// heldRoot is a root the tool holds, and the calls reading it.
+type heldRoot struct {
+	r     *os.Root
+	users int
+	gone  bool // replaced, or the tool closed: closed when its last call ends
+}
+
+// errClosed is a call's error after Close.
+var errClosed = errors.New("the tool is closed")
+
+// current returns the root a call reads, and the function the call runs
+// when it is done with it: the one held, or, where that was removed and a
+// directory made again in its place, found by a lookup that follows no
+// link (renewRoot), that directory, held from then on. A root replaced is
+// closed once the calls reading it are done.
+func (t *Tool) current() (*os.Root, func(), error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	held, err := t.root.Stat(".")
-	if err != nil {
-		return t.root // closed: the call fails on it
+	if t.closed {
+		return nil, nil, errClosed
 	}
-	if now, err := os.Stat(t.real); err != nil || os.SameFile(held, now) {
-		return t.root
+	if r := renewRoot(t.root.r, t.real); r != nil {
+		t.root.retire()
+		t.root = &heldRoot{r: r}
 	}
-	if real, err := filepath.EvalSymlinks(t.real); err != nil || real != t.real {
-		return t.root
+	h := t.root
+	h.users++
+	return h.r, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		h.users--
+		if h.gone && h.users == 0 {
+			h.r.Close()
+		}
+	}, nil
+}
+
+// retire marks h replaced, closing it if no call reads it; t.mu is held.
+func (h *heldRoot) retire() {
+	h.gone = true
+	if h.users == 0 {
+		h.r.Close()
 	}
-	r, err := os.OpenRoot(t.real)
-	if err != nil {
-		return t.root
-	}
-	// What was opened is what is at the place now, not a link put there
-	// since it was looked at.
-	opened, err1 := r.Stat(".")
-	there, err2 := os.Lstat(t.real)
-	if err1 != nil || err2 != nil || !os.SameFile(opened, there) {
-		r.Close()
-		return t.root
-	}
-	t.retired = append(t.retired, t.root)
-	t.root = r
-	return r
 }
 
 // Spec describes the tool to a model. It is the same, byte for byte, for
@@ -272,7 +285,12 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 	if err != nil {
 		return runtime.ToolResult{}, fmt.Errorf("%s %q: %w", op.name, a.path, err)
 	}
-	out, err := op.run(t, ctx, t.current(), name, a.path)
+	root, done, err := t.current()
+	if err != nil {
+		return runtime.ToolResult{}, fmt.Errorf("%s %q: %w", op.name, a.path, err)
+	}
+	defer done()
+	out, err := op.run(t, ctx, root, name, a.path)
 	if err != nil {
 		return runtime.ToolResult{}, err
 	}

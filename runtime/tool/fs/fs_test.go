@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -466,6 +467,9 @@ func TestRootRemoved(t *testing.T) {
 // TestRootMadeAgain: a root removed and made again in its place (an
 // output directory cleaned) is the one the next call reads.
 func TestRootMadeAgain(t *testing.T) {
+	if goruntime.GOOS != "linux" {
+		t.Skip("a root is renewed on Linux alone, where a lookup can refuse every link")
+	}
 	dir := tree(t, t.TempDir())
 	tool := newTool(t, dir, plan.Tool{})
 	root := filepath.Join(dir, "root")
