@@ -89,54 +89,6 @@ type pins struct {
 	closed   bool
 }
 
-// pinOps are how a system holds a path: open it, renew a held one (a
-// new file, removed and made again in its place, or nil), and copy a
-// held one for one program.
-type pinOps struct {
-	open  func(path string) (*os.File, error)
-	renew func(held *os.File, path string) *os.File
-	dup   func(held *os.File) (*os.File, error)
-}
-
-// errClosed is pinned's error once the policy is closed: its paths are
-// not opened by name again, where a link may stand now.
-var errClosed = errors.New("the tool is closed")
-
-// pinned returns a descriptor of path for one program, the caller's to
-// close once the program has started: for a declared path, a copy of the
-// one held (opened and held the first time it exists, renewed when renew
-// says), so that a held one renewed or closed meanwhile takes nothing
-// from a call in progress; for another, path opened for this program
-// alone.
-func (p Policy) pinned(path string, o pinOps) (*os.File, error) {
-	if p.pins == nil || !p.pins.declared[path] {
-		return o.open(path)
-	}
-	p.pins.mu.Lock()
-	defer p.pins.mu.Unlock()
-	if p.pins.closed {
-		return nil, errClosed
-	}
-	f, ok := p.pins.files[path]
-	if ok {
-		if g := o.renew(f, path); g != nil {
-			f.Close()
-			p.pins.files[path] = g
-			f = g
-		}
-	} else {
-		var err error
-		if f, err = o.open(path); err != nil {
-			return nil, err
-		}
-		if p.pins.files == nil {
-			p.pins.files = map[string]*os.File{}
-		}
-		p.pins.files[path] = f
-	}
-	return o.dup(f)
-}
-
 // Close closes the paths the policy holds, and those of its copies; a
 // program confined after it is refused.
 func (p Policy) Close() error {

@@ -159,7 +159,7 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 	}
 	for i, list := range [][]string{p.Read, p.Write} {
 		for _, path := range list {
-			f, err := p.pinned(path, linuxPins)
+			f, err := p.pinned(path)
 			if err != nil {
 				closeTemps()
 				which := [...]string{"read", "write"}[i]
@@ -202,8 +202,44 @@ func openPath(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// linuxPins hold paths as O_PATH descriptors.
-var linuxPins = pinOps{open: openPath, renew: renewPath, dup: dupPath}
+// errClosed is pinned's error once the policy is closed: its paths are
+// not opened by name again, where a link may stand now.
+var errClosed = errors.New("the tool is closed")
+
+// pinned returns a descriptor of path for one program, the caller's to
+// close once the program has started: for a declared path, a copy of the
+// one held (opened and held the first time it exists, renewed as
+// renewPath says), so that a held one renewed or closed meanwhile takes
+// nothing from a call in progress; for another, path opened for this
+// program alone.
+func (p Policy) pinned(path string) (*os.File, error) {
+	if p.pins == nil || !p.pins.declared[path] {
+		return openPath(path)
+	}
+	p.pins.mu.Lock()
+	defer p.pins.mu.Unlock()
+	if p.pins.closed {
+		return nil, errClosed
+	}
+	f, ok := p.pins.files[path]
+	if ok {
+		if g := renewPath(f, path); g != nil {
+			f.Close()
+			p.pins.files[path] = g
+			f = g
+		}
+	} else {
+		var err error
+		if f, err = openPath(path); err != nil {
+			return nil, err
+		}
+		if p.pins.files == nil {
+			p.pins.files = map[string]*os.File{}
+		}
+		p.pins.files[path] = f
+	}
+	return dupPath(f)
+}
 
 // dupPath copies a held descriptor, close-on-exec (a program gets it
 // through ExtraFiles, which copies it again).
@@ -247,7 +283,7 @@ func (p Policy) pinExisting() {
 		return
 	}
 	for _, path := range append(append([]string{}, p.Read...), p.Write...) {
-		if f, err := p.pinned(path, linuxPins); err == nil {
+		if f, err := p.pinned(path); err == nil {
 			f.Close()
 		}
 	}
