@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -81,6 +82,9 @@ price file that does not read, one naming its line and column (exit 2).`,
 			case errors.As(err, &je):
 				je.File = args[0] // as the command line names it
 				return err
+			case errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist):
+				// A path that names nothing is the command line's error.
+				return runcmd.UsageError("journal %s: %w", args[0], pe.Err)
 			case errors.As(err, &pe):
 				return fmt.Errorf("journal %s: %w", args[0], pe.Err)
 			case errors.As(err, &nr):
@@ -135,7 +139,10 @@ price file that does not read, one naming its line and column (exit 2).`,
 func readReport(path, name string) (*agentrt.Report, error) {
 	data, err := userfile.Read(path, plan.MaxReportBytes, "a run's report")
 	var pe *os.PathError
-	if errors.As(err, &pe) {
+	switch {
+	case errors.As(err, &pe) && errors.Is(err, fs.ErrNotExist):
+		return nil, runcmd.UsageError("report %s: %w", name, pe.Err)
+	case errors.As(err, &pe):
 		return nil, fmt.Errorf("report %s: %w", name, pe.Err)
 	}
 	if err != nil {

@@ -79,6 +79,12 @@ func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 	switch {
 	case replay:
 		j, err = journal.OpenShared(file)
+		var pe *fs.PathError
+		if errors.Is(err, fs.ErrNotExist) && errors.As(err, &pe) {
+			// A path that names nothing is the command line's error, as
+			// for a manifest, --input @FILE or --lock.
+			return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--replay: %w", pe)}
+		}
 	default:
 		if jn.lock, err = journal.Acquire(file); err != nil {
 			return nil, &ExitError{Code: ExitFindings, Err: err}
