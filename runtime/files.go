@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
@@ -150,7 +152,11 @@ func (r *Runner) inputFiles(data any) ([]File, error) {
 // StoreInputFiles puts the files an input gives in base64, at its file
 // properties (fields), in store, and returns the input with each named by
 // reference instead (FileRef): for a run elsewhere, whose workers read the
-// store, so that the run's payloads name its files and do not carry them.
+// store, so that the run's payloads name its files and do not carry them;
+// and for a served run, whose client gives a file's name beside its bytes.
+// names, when not nil, holds the name a file was handed in under, by its
+// property: each that CleanFileName keeps goes in the file's reference, as
+// --input-file's base name does, and one it does not is left out.
 // Each file is checked as a run checks it (its size against its bound,
 // its media type, sniffed, against its declaration, and the files
 // together against limit, plan.DefaultMaxRunFileBytes when zero), all of
@@ -159,7 +165,7 @@ func (r *Runner) inputFiles(data any) ([]File, error) {
 // StoreInputFiles takes only base64 text at a file property, never a
 // reference, which would name a file someone else put in the store. An
 // input that is not a JSON object is returned as it is.
-func StoreInputFiles(store *filestore.Store, fields []plan.FileField, input json.RawMessage, limit int64) (json.RawMessage, error) {
+func StoreInputFiles(store *filestore.Store, fields []plan.FileField, input json.RawMessage, limit int64, names map[string]string) (json.RawMessage, error) {
 	if len(fields) == 0 || len(bytes.TrimSpace(input)) == 0 {
 		return input, nil
 	}
@@ -177,9 +183,31 @@ func StoreInputFiles(store *filestore.Store, fields []plan.FileField, input json
 		return nil, err
 	}
 	for _, in := range files {
-		obj[in.file.Name] = FileRef{Digest: in.file.Digest}
+		obj[in.file.Name] = FileRef{Digest: in.file.Digest, FileName: CleanFileName(names[in.file.Name])}
 	}
 	return json.Marshal(obj)
+}
+
+// MaxFileName bounds a file's name as a run keeps it: a file system's
+// bound on one name.
+const MaxFileName = 255
+
+// CleanFileName returns name when it is a file's base name a run may
+// keep, and pass to the model and the provider, as it is: valid UTF-8,
+// at most MaxFileName bytes, no directory (no / or \), not . or .., and
+// no control or format character (a newline, an escape, a bidirectional
+// override) that would reach a terminal or a log from a name someone
+// else chose. Otherwise "".
+func CleanFileName(name string) string {
+	if name == "" || name == "." || name == ".." || len(name) > MaxFileName || !utf8.ValidString(name) {
+		return ""
+	}
+	for _, r := range name {
+		if r == '/' || r == '\\' || unicode.IsControl(r) || unicode.In(r, unicode.Cf) {
+			return ""
+		}
+	}
+	return name
 }
 
 // inputFile is a file of an input, checked: the stored file a reference
@@ -266,8 +294,8 @@ func checkInputFile(store *filestore.Store, f plan.FileField, v any) (inputFile,
 		if err := dec.Decode(&ref); err != nil {
 			return inputFile{}, fmt.Errorf("a file reference is {\"digest\": \"blake3:…\", \"file_name\": \"…\"}: %v", err)
 		}
-		if strings.ContainsAny(ref.FileName, "/\\\x00") {
-			return inputFile{}, fmt.Errorf("file_name %q is a base name, without a directory", ref.FileName)
+		if ref.FileName != "" && CleanFileName(ref.FileName) == "" {
+			return inputFile{}, fmt.Errorf("file_name %q is not a file's base name: no directory, no control character, at most %d bytes of UTF-8", ref.FileName, MaxFileName)
 		}
 		b, err := store.Stat(ref.Digest)
 		if err != nil {

@@ -114,7 +114,8 @@ func TestFilesRefused(t *testing.T) {
 		{`{"doc": {"digest": "blake3:` + strings.Repeat("0", 64) + `"}}`, "not in the file store"},
 		{`{"doc": {"digest": "../../etc/passwd"}}`, "is not a file digest"},
 		{`{"doc": {"digest": "` + bs[2].Digest + `", "path": "/etc/passwd"}}`, `unknown field "path"`},
-		{`{"doc": {"digest": "` + bs[2].Digest + `", "file_name": "../x.pdf"}}`, "is a base name"},
+		{`{"doc": {"digest": "` + bs[2].Digest + `", "file_name": "../x.pdf"}}`, "is not a file's base name"},
+		{`{"doc": {"digest": "` + bs[2].Digest + `", "file_name": "x\u001b[2J.pdf"}}`, "is not a file's base name"},
 		{`{"doc": "not base64!"}`, "file doc: not base64"},
 		{`{"doc": 3}`, "not a number"},
 	} {
@@ -297,7 +298,7 @@ func TestStoreInputFiles(t *testing.T) {
 	}
 	b64 := func(s string) string { return `"` + base64.StdEncoding.EncodeToString([]byte(s)) + `"` }
 	in := `{"doc": ` + b64(pdfBytes) + `, "extra": ` + b64("plain text") + `, "note": "a <note>", "n": 12345678901234567890}`
-	out, err := agentrt.StoreInputFiles(store, fields, json.RawMessage(in), 0)
+	out, err := agentrt.StoreInputFiles(store, fields, json.RawMessage(in), 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +335,7 @@ func TestStoreInputFiles(t *testing.T) {
 		// The first file passes, the second does not: neither is stored.
 		{`{"doc": ` + b64(pdfBytes+"a first file") + `, "extra": "not base64!"}`, "file extra: not base64"},
 	} {
-		_, err := agentrt.StoreInputFiles(store, fields, json.RawMessage(c.in), 0)
+		_, err := agentrt.StoreInputFiles(store, fields, json.RawMessage(c.in), 0, nil)
 		var ie *agentrt.InputError
 		if !errors.As(err, &ie) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an input error saying %q", c.in, err, c.want)
@@ -345,7 +346,7 @@ func TestStoreInputFiles(t *testing.T) {
 		t.Errorf("the store holds %d files after the refusals, want 2", n)
 	}
 	// The files together, past the run's bound: neither is stored.
-	_, err = agentrt.StoreInputFiles(store, fields, json.RawMessage(`{"doc": `+b64(pdfBytes+"a second file")+`, "extra": `+b64("more plain text")+`}`), 30)
+	_, err = agentrt.StoreInputFiles(store, fields, json.RawMessage(`{"doc": `+b64(pdfBytes+"a second file")+`, "extra": `+b64("more plain text")+`}`), 30, nil)
 	if err == nil || !strings.Contains(err.Error(), "the run's files come to more than the 30 bytes a run takes") {
 		t.Errorf("past the run's bound: %v", err)
 	}
@@ -360,14 +361,72 @@ func TestStoreInputFiles(t *testing.T) {
 	if n := stored(); n != 2 {
 		t.Errorf("the store holds %d files after the refusals, want 2", n)
 	}
+	// The names a client handed the files in under go in their
+	// references, and reach the model; one that is not a plain base
+	// name is left out, the file taken all the same.
+	out, err = agentrt.StoreInputFiles(store, fields, json.RawMessage(`{"doc": `+b64(pdfBytes)+`, "extra": `+b64("plain text")+`}`), 0,
+		map[string]string{"doc": "scan 2041.pdf", "extra": "notes\x1b[2J.txt", "nosuch": "x.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"doc":{"digest":"` + bs[0].Digest + `","file_name":"scan 2041.pdf"},"extra":{"digest":"` + bs[1].Digest + `"}}`; string(out) != want {
+		t.Errorf("with names:\n got %s\nwant %s", out, want)
+	}
+	model = &scripted{turns: []turn{answer(`{"label":"bug"}`, 10)}}
+	r, err = agentrt.New(fileAgent(t, "Read {{.doc}}."), agentrt.Options{Model: model, Files: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Run(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = json.Marshal(model.reqs[0].Messages[1].Parts)
+	if w := `"file_name":"scan 2041.pdf"`; !strings.Contains(string(got), w) {
+		t.Errorf("parts %s, want the file's name %s", got, w)
+	}
+
 	// An agent without files, no input, an input that is not an object:
 	// as given.
 	for _, c := range []struct {
 		fields []plan.FileField
 		in     string
 	}{{nil, ""}, {nil, `{"a": 1}`}, {fields, ""}, {fields, `[1]`}} {
-		if out, err := agentrt.StoreInputFiles(store, c.fields, json.RawMessage(c.in), 0); err != nil || string(out) != c.in {
+		if out, err := agentrt.StoreInputFiles(store, c.fields, json.RawMessage(c.in), 0, nil); err != nil || string(out) != c.in {
 			t.Errorf("%q: %s, %v", c.in, out, err)
+		}
+	}
+}
+
+// CleanFileName keeps a plain base name and nothing that would name a
+// directory or reach a terminal as anything but text.
+func TestCleanFileName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"invoice-2041.pdf":       true,
+		"scan 2041 (1).PDF":      true,
+		"Rechnung für März.pdf":  true,
+		"請求書.pdf":                true,
+		".hidden":                true,
+		strings.Repeat("a", 255): true,
+		"":                       false,
+		".":                      false,
+		"..":                     false,
+		"a/b.pdf":                false,
+		`C:\x\b.pdf`:             false,
+		"a\x00b":                 false,
+		"a\nb.pdf":               false,
+		"a\rb.pdf":               false,
+		"\x1b]0;title\x07.pdf":   false,
+		"\u009b31m.pdf":          false,
+		"abc\u202efdp.exe":       false,
+		"zero\u200bwidth.pdf":    false,
+		"bad\xffutf8.pdf":        false,
+		strings.Repeat("a", 256): false,
+	} {
+		if got := agentrt.CleanFileName(name) == name && name != ""; got != want {
+			t.Errorf("CleanFileName(%q) = %q, want it kept: %v", name, agentrt.CleanFileName(name), want)
+		}
+		if got := agentrt.CleanFileName(name); got != "" && got != name {
+			t.Errorf("CleanFileName(%q) = %q: a name is kept whole or not at all", name, got)
 		}
 	}
 }

@@ -95,6 +95,7 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		}
 		files := fileFieldsOf(a.Plan)
 		var body []byte
+		var names map[string]string
 		var err error
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
 			if len(files) == 0 {
@@ -103,7 +104,7 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, maxMultipartBytes(files))
 			var status int
-			if body, status, err = multipartInput(r, files); err != nil {
+			if body, names, status, err = multipartInput(r, files); err != nil {
 				reply(w, status, apiError{Error: err.Error()})
 				return
 			}
@@ -133,7 +134,7 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		if a.Plan.Agent.Input != nil {
 			input = body
 		}
-		c := call{runner: a.Runner, input: input, budgets: budgets, started: func(id string) {
+		c := call{runner: a.Runner, input: input, fileNames: names, budgets: budgets, started: func(id string) {
 			w.Header().Set("Location", "/v1/runs/"+id)
 			w.Header().Set(RunIDHeader, id)
 		}}

@@ -63,12 +63,14 @@ func maxMultipartBytes(files []plan.FileField) int64 {
 // multipartInput reads a multipart/form-data request as a run's input:
 // the part named "input" is the input's JSON (an object; none is {}),
 // and each part named as one of the agent's file inputs is that file,
-// which goes into the input in base64, as the contract has it. Any other
-// part, a part given twice, or a file the input also gives, is refused.
-func multipartInput(r *http.Request, files []plan.FileField) (json.RawMessage, int, error) {
+// which goes into the input in base64, as the contract has it; the
+// part's file name, where it has one, is returned by input (names). Any
+// other part, a part given twice, or a file the input also gives, is
+// refused.
+func multipartInput(r *http.Request, files []plan.FileField) (json.RawMessage, map[string]string, int, error) {
 	_, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || params["boundary"] == "" {
-		return nil, http.StatusBadRequest, errors.New("a multipart body needs a boundary in its Content-Type")
+		return nil, nil, http.StatusBadRequest, errors.New("a multipart body needs a boundary in its Content-Type")
 	}
 	byName := map[string]plan.FileField{}
 	for _, f := range files {
@@ -76,6 +78,7 @@ func multipartInput(r *http.Request, files []plan.FileField) (json.RawMessage, i
 	}
 	mr := multipart.NewReader(r.Body, params["boundary"])
 	obj := map[string]json.RawMessage{}
+	names := map[string]string{}
 	seen := map[string]bool{}
 	for {
 		part, err := mr.NextPart()
@@ -83,57 +86,60 @@ func multipartInput(r *http.Request, files []plan.FileField) (json.RawMessage, i
 			break
 		}
 		if err != nil {
-			return nil, statusOf(err), fmt.Errorf("reading the multipart body: %v", err)
+			return nil, nil, statusOf(err), fmt.Errorf("reading the multipart body: %v", err)
 		}
 		name := part.FormName()
 		if seen[name] {
-			return nil, http.StatusBadRequest, fmt.Errorf("part %q is given twice", name)
+			return nil, nil, http.StatusBadRequest, fmt.Errorf("part %q is given twice", name)
 		}
 		seen[name] = true
 		switch f, isFile := byName[name]; {
 		case name == "input":
 			b, err := io.ReadAll(io.LimitReader(part, MaxBodyBytes+1))
 			if err != nil {
-				return nil, statusOf(err), fmt.Errorf("reading part input: %v", err)
+				return nil, nil, statusOf(err), fmt.Errorf("reading part input: %v", err)
 			}
 			if len(b) > MaxBodyBytes {
-				return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("part input is larger than %d bytes", MaxBodyBytes)
+				return nil, nil, http.StatusRequestEntityTooLarge, fmt.Errorf("part input is larger than %d bytes", MaxBodyBytes)
 			}
 			var in map[string]json.RawMessage
 			if err := json.Unmarshal(b, &in); err != nil || in == nil {
-				return nil, http.StatusBadRequest, errors.New("part input is not a JSON object: a run's input with files is an object")
+				return nil, nil, http.StatusBadRequest, errors.New("part input is not a JSON object: a run's input with files is an object")
 			}
 			for k, v := range in {
 				if _, dup := obj[k]; dup {
-					return nil, http.StatusBadRequest, fmt.Errorf("file input %s is given both as a part and in the input", k)
+					return nil, nil, http.StatusBadRequest, fmt.Errorf("file input %s is given both as a part and in the input", k)
 				}
 				obj[k] = v
 			}
 		case isFile:
 			if _, dup := obj[name]; dup {
-				return nil, http.StatusBadRequest, fmt.Errorf("file input %s is given both as a part and in the input", name)
+				return nil, nil, http.StatusBadRequest, fmt.Errorf("file input %s is given both as a part and in the input", name)
 			}
 			var buf bytes.Buffer
 			enc := base64.NewEncoder(base64.StdEncoding, &buf)
 			n, err := io.Copy(enc, io.LimitReader(part, f.MaxBytes+1))
 			enc.Close()
 			if err != nil {
-				return nil, statusOf(err), fmt.Errorf("reading file %s: %v", name, err)
+				return nil, nil, statusOf(err), fmt.Errorf("reading file %s: %v", name, err)
 			}
 			if n > f.MaxBytes {
-				return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("file %s is larger than the %d bytes input %s takes", name, f.MaxBytes, name)
+				return nil, nil, http.StatusRequestEntityTooLarge, fmt.Errorf("file %s is larger than the %d bytes input %s takes", name, f.MaxBytes, name)
 			}
 			s, _ := json.Marshal(buf.String())
 			obj[name] = s
+			if n := part.FileName(); n != "" {
+				names[name] = n
+			}
 		default:
-			return nil, http.StatusBadRequest, fmt.Errorf("part %q is neither input nor one of the agent's file inputs", name)
+			return nil, nil, http.StatusBadRequest, fmt.Errorf("part %q is neither input nor one of the agent's file inputs", name)
 		}
 	}
 	b, err := json.Marshal(obj)
 	if err != nil {
-		return nil, http.StatusBadRequest, err
+		return nil, nil, http.StatusBadRequest, err
 	}
-	return b, 0, nil
+	return b, names, 0, nil
 }
 
 // statusOf is a read error's status: 413 for a body past its bound.

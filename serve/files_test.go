@@ -66,11 +66,20 @@ func TestFileInputs(t *testing.T) {
 		return postAs(t, srv.URL+path, body, contentType)
 	}
 	body, ct := form(t, "input", `{"title": "Lunch"}`, "note", "Lunch is at noon on Friday.")
-	if code, out := post("/v1/agents/reader/runs", body, ct); code != 200 || !strings.Contains(out, `"outcome":"ok"`) {
+	code, out := post("/v1/agents/reader/runs", body, ct)
+	if code != 200 || !strings.Contains(out, `"outcome":"ok"`) {
 		t.Fatalf("multipart: %d %s", code, out)
 	}
+	// The part's file name is kept, as --input-file keeps the file's.
+	var mrec struct {
+		ID string `json:"id"`
+	}
+	json.Unmarshal([]byte(out), &mrec)
+	if code, got := call(t, srv, http.MethodGet, "/v1/runs/"+mrec.ID, apiToken, ""); code != 200 || !strings.Contains(string(got), `"file_name":"note.txt"`) {
+		t.Errorf("the multipart run's record: %d %s", code, got)
+	}
 	note := base64.StdEncoding.EncodeToString([]byte("Lunch is at noon."))
-	code, out := post("/v1/agents/reader/runs", `{"note": "`+note+`"}`, "application/json")
+	code, out = post("/v1/agents/reader/runs", `{"note": "`+note+`"}`, "application/json")
 	if code != 200 || !strings.Contains(out, `"outcome":"ok"`) {
 		t.Fatalf("base64: %d %s", code, out)
 	}
@@ -184,20 +193,22 @@ func TestRemoteFileInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	ref := `"note":{"digest":"` + want.Digest + `"}`
+	// A multipart part's file name goes with it; base64 has none.
+	named := `"note":{"digest":"` + want.Digest + `","file_name":"note.txt"}`
 
 	body, ct := form(t, "input", `{"title": "Lunch"}`, "note", "Lunch is at noon.")
 	code, out := post(body, ct)
 	if code != 200 || !strings.Contains(out, `"outcome":"ok"`) {
 		t.Fatalf("multipart: %d %s", code, out)
 	}
-	if len(handed()) != 1 || handed()[0] != `{`+ref+`,"title":"Lunch"}` {
+	if len(handed()) != 1 || handed()[0] != `{`+named+`,"title":"Lunch"}` {
 		t.Errorf("handed on %q, want the file by digest", handed())
 	}
 	var rec struct {
 		ID string `json:"id"`
 	}
 	json.Unmarshal([]byte(out), &rec)
-	if code, got := call(t, srv, http.MethodGet, "/v1/runs/"+rec.ID, apiToken, ""); code != 200 || !strings.Contains(string(got), `"input":{`+ref+`,"title":"Lunch"}`) {
+	if code, got := call(t, srv, http.MethodGet, "/v1/runs/"+rec.ID, apiToken, ""); code != 200 || !strings.Contains(string(got), `"input":{`+named+`,"title":"Lunch"}`) {
 		t.Errorf("the run's record: %d %s", code, got)
 	}
 	note := base64.StdEncoding.EncodeToString([]byte("Lunch is at noon."))

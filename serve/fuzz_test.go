@@ -28,7 +28,7 @@ func FuzzMultipartInput(f *testing.F) {
 			t.Skip()
 		}
 		r.Header.Set("Content-Type", "multipart/form-data; boundary="+boundary)
-		input, status, err := multipartInput(r, files)
+		input, names, status, err := multipartInput(r, files)
 		if err != nil {
 			if status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge {
 				t.Fatalf("status %d for %v", status, err)
@@ -43,6 +43,11 @@ func FuzzMultipartInput(f *testing.F) {
 			var s string
 			if json.Unmarshal(note, &s) == nil && len(s) > 88 {
 				t.Fatalf("the note is %d base64 characters, past its bound of 64 bytes", len(s))
+			}
+		}
+		for k := range names {
+			if _, ok := obj[k]; !ok {
+				t.Fatalf("a name for %q, which the input does not give", k)
 			}
 		}
 	})

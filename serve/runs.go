@@ -239,6 +239,10 @@ func infoOf(ctx context.Context) *runInfo {
 type call struct {
 	runner *agentrt.Runner
 	input  json.RawMessage
+	// fileNames holds the name each file the input gives was handed in
+	// under, by its file input, where it had one (a multipart part's
+	// file name): kept in the file's reference when a.Files stores it.
+	fileNames map[string]string
 	// started hears the run's id before the run starts.
 	started func(id string)
 	// notify, when set, hears what the run asks while it runs
@@ -277,7 +281,7 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 		if err := rs.checkInput(a.Plan, c.input); err != nil {
 			return nil, err
 		}
-		if c.input, err = storeFiles(a, files, c.input); err != nil {
+		if c.input, err = storeFiles(a, files, c.input, c.fileNames); err != nil {
 			return nil, err
 		}
 	}
@@ -305,9 +309,11 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 
 // storeFiles puts the files an input of agent a gives (at files, its
 // file inputs) in a.Files, checked, and returns the input naming them by
-// digest (runtime.StoreInputFiles). A local agent without Files is handed
-// the input as it is, its runner storing the files itself.
-func storeFiles(a Agent, files []plan.FileField, input json.RawMessage) (json.RawMessage, error) {
+// digest (runtime.StoreInputFiles), each with the name it was handed in
+// under (names) where it is a plain base name. A local agent without
+// Files is handed the input as it is, its runner storing the files
+// itself, and the names are not kept.
+func storeFiles(a Agent, files []plan.FileField, input json.RawMessage, names map[string]string) (json.RawMessage, error) {
 	if len(files) == 0 {
 		return input, nil
 	}
@@ -317,7 +323,13 @@ func storeFiles(a Agent, files []plan.FileField, input json.RawMessage) (json.Ra
 		}
 		return nil, fmt.Errorf("agent %s takes files, and the server has no store its workers read", a.Plan.Agent.Name)
 	}
-	return agentrt.StoreInputFiles(a.Files, files, input, 0)
+	// A client may send a path where a name belongs (a browser on
+	// Windows has): its last element is the name.
+	base := make(map[string]string, len(names))
+	for k, n := range names {
+		base[k] = n[strings.LastIndexAny(n, `/\`)+1:]
+	}
+	return agentrt.StoreInputFiles(a.Files, files, input, 0, base)
 }
 
 // validateInput checks an input against the runner's input contract
@@ -811,11 +823,13 @@ func (rs *Runs) interruptedText(id string) string {
 // as the HTTP API's and MCP's runs are: for fronts of their own (A2A).
 // An input the agent's input contract refuses is an *agentrt.InputError.
 // started, when not nil, hears the run's id before the run starts.
-func (rs *Runs) Run(ctx context.Context, a Agent, input json.RawMessage, b Budgets, started func(id string)) (*Record, error) {
+// fileNames, when not nil, holds the name each file the input gives was
+// handed in under, by its file input (an A2A file part's name).
+func (rs *Runs) Run(ctx context.Context, a Agent, input json.RawMessage, fileNames map[string]string, b Budgets, started func(id string)) (*Record, error) {
 	if a.Plan.Agent.Input == nil {
 		input = nil
 	}
-	return rs.run(ctx, a, call{runner: a.Runner, input: input, budgets: b, started: started})
+	return rs.run(ctx, a, call{runner: a.Runner, input: input, fileNames: fileNames, budgets: b, started: started})
 }
 
 // Get returns a copy of run id's record, from memory, else, with a
@@ -864,7 +878,7 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 	}
 	// The workers read the run's files from their store; the run's
 	// input, and its record here, name them by digest.
-	if c.input, err = storeFiles(a, files, c.input); err != nil {
+	if c.input, err = storeFiles(a, files, c.input, c.fileNames); err != nil {
 		return nil, err
 	}
 	id := newID()

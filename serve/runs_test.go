@@ -454,7 +454,7 @@ func TestJournalCloseFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	ag.Runner = r
-	rec, err := runs.Run(context.Background(), ag, json.RawMessage(`{"task": "x"}`), serve.Budgets{}, nil)
+	rec, err := runs.Run(context.Background(), ag, json.RawMessage(`{"task": "x"}`), nil, serve.Budgets{}, nil)
 	if err != nil || rec == nil || rec.Result == nil || rec.Result.Outcome != agentrt.OutcomeOK {
 		t.Fatalf("the run: %v %+v", err, rec)
 	}
@@ -494,7 +494,7 @@ func TestCancelThenStop(t *testing.T) {
 	ids := make(chan string, 1)
 	ended := make(chan *serve.Record, 1)
 	go func() {
-		rec, _ := runs.Run(context.Background(), ag, json.RawMessage(`{"task": "x"}`), serve.Budgets{}, func(id string) { ids <- id })
+		rec, _ := runs.Run(context.Background(), ag, json.RawMessage(`{"task": "x"}`), nil, serve.Budgets{}, func(id string) { ids <- id })
 		ended <- rec
 	}()
 	id := <-ids

@@ -205,7 +205,9 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 		if total += st.Size; total > plan.DefaultMaxRunFileBytes {
 			return UsageError("%s: the run's files come to more than the %s a run takes", what, userfile.Size(plan.DefaultMaxRunFileBytes))
 		}
-		obj[f.Name] = agentrt.FileRef{Digest: st.Digest, FileName: name}
+		// A name that is not a plain base name (a newline, an escape
+		// in it) is left out rather than shown or sent.
+		obj[f.Name] = agentrt.FileRef{Digest: st.Digest, FileName: agentrt.CleanFileName(name)}
 		return nil
 	}
 	seen := map[string]bool{}

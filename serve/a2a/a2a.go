@@ -179,9 +179,10 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 		return x.follow(ctx, rc, q, run, finish)
 	}
 	var input json.RawMessage
+	var names map[string]string
 	if x.ag.Plan.Agent.Input != nil {
 		var err error
-		if input, err = inputOf(rc.Message, fileInputs(x.ag)); err != nil {
+		if input, names, err = inputOf(rc.Message, fileInputs(x.ag)); err != nil {
 			return end(a2a.TaskStateRejected, "error: "+err.Error(), nil)
 		}
 	}
@@ -195,7 +196,7 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	runCtx, r, release := x.cancelable(ctx, rc.TaskID)
 	defer release()
 	started := ""
-	rec, err := x.runs.Run(runCtx, x.ag, input, budgets, func(id string) {
+	rec, err := x.runs.Run(runCtx, x.ag, input, names, budgets, func(id string) {
 		// The task names its run, so that a server started again on the
 		// journal directory settles the task by the run it resumed.
 		started = id
@@ -407,10 +408,11 @@ const MetaInput = "agentc/input"
 // input is then {}), with each file part, its bytes in base64, at the
 // file input (of files) its metadata names under MetaInput, or the one
 // file input the agent takes. A file by URI is refused: the server
-// fetches nothing a client points it at.
-func inputOf(m *a2a.Message, files []string) (json.RawMessage, error) {
+// fetches nothing a client points it at. A file part's name, where it
+// has one, is returned by file input (names).
+func inputOf(m *a2a.Message, files []string) (json.RawMessage, map[string]string, error) {
 	if m == nil {
-		return nil, errors.New("the request holds no message")
+		return nil, nil, errors.New("the request holds no message")
 	}
 	var obj map[string]any
 	var raw json.RawMessage
@@ -424,7 +426,7 @@ func inputOf(m *a2a.Message, files []string) (json.RawMessage, error) {
 		for _, p := range m.Parts {
 			if t, ok := p.(a2a.TextPart); ok {
 				if !json.Valid([]byte(t.Text)) {
-					return nil, errors.New("the message's text is not JSON: the agent's input is a JSON value, as a data part or a text part")
+					return nil, nil, errors.New("the message's text is not JSON: the agent's input is a JSON value, as a data part or a text part")
 				}
 				raw = json.RawMessage(t.Text)
 				break
@@ -432,6 +434,7 @@ func inputOf(m *a2a.Message, files []string) (json.RawMessage, error) {
 		}
 	}
 	given := map[string]string{}
+	names := map[string]string{}
 	for i, p := range m.Parts {
 		fp, ok := p.(a2a.FilePart)
 		if !ok {
@@ -439,44 +442,49 @@ func inputOf(m *a2a.Message, files []string) (json.RawMessage, error) {
 		}
 		b, ok := fp.File.(a2a.FileBytes)
 		if !ok {
-			return nil, fmt.Errorf("part %d: a file by URI is not fetched: send its bytes", i)
+			return nil, nil, fmt.Errorf("part %d: a file by URI is not fetched: send its bytes", i)
 		}
 		name, _ := fp.Metadata[MetaInput].(string)
 		switch {
 		case name == "" && len(files) == 1:
 			name = files[0]
 		case name == "" && len(files) == 0:
-			return nil, fmt.Errorf("part %d: a file, and the agent takes none", i)
+			return nil, nil, fmt.Errorf("part %d: a file, and the agent takes none", i)
 		case name == "":
-			return nil, fmt.Errorf("part %d: a file, and the agent takes several (%s): name the one in the part's metadata, %q", i, strings.Join(files, ", "), MetaInput)
+			return nil, nil, fmt.Errorf("part %d: a file, and the agent takes several (%s): name the one in the part's metadata, %q", i, strings.Join(files, ", "), MetaInput)
 		case !slices.Contains(files, name):
-			return nil, fmt.Errorf("part %d: the agent has no file input %q (it has %s)", i, name, strings.Join(files, ", "))
+			return nil, nil, fmt.Errorf("part %d: the agent has no file input %q (it has %s)", i, name, strings.Join(files, ", "))
 		}
 		if _, twice := given[name]; twice {
-			return nil, fmt.Errorf("part %d: file input %s is given twice", i, name)
+			return nil, nil, fmt.Errorf("part %d: file input %s is given twice", i, name)
 		}
 		given[name] = b.Bytes
+		if b.Name != "" {
+			names[name] = b.Name
+		}
 	}
 	if len(given) == 0 {
 		if obj != nil {
-			return json.Marshal(obj)
+			b, err := json.Marshal(obj)
+			return b, nil, err
 		}
 		if raw == nil {
-			return nil, errors.New("the message holds no data part and no text part: the agent's input goes in one")
+			return nil, nil, errors.New("the message holds no data part and no text part: the agent's input goes in one")
 		}
-		return raw, nil
+		return raw, nil, nil
 	}
 	if obj == nil {
 		obj = map[string]any{}
 		if raw != nil && json.Unmarshal(raw, &obj) != nil {
-			return nil, errors.New("the message's text is not a JSON object, and its file parts go in one")
+			return nil, nil, errors.New("the message's text is not a JSON object, and its file parts go in one")
 		}
 	}
 	for name, b64 := range given {
 		if _, both := obj[name]; both {
-			return nil, fmt.Errorf("file input %s is given both as a file part and in the input", name)
+			return nil, nil, fmt.Errorf("file input %s is given both as a file part and in the input", name)
 		}
 		obj[name] = b64
 	}
-	return json.Marshal(obj)
+	b, err := json.Marshal(obj)
+	return b, names, err
 }

@@ -303,6 +303,43 @@ func TestA2AFiles(t *testing.T) {
 	}
 }
 
+// TestA2AFileName: a file part's name is kept in the run's input, as
+// agentc run --input-file keeps the file's base name: its last element
+// when the client sent a path, nothing when it is not a plain name.
+func TestA2AFileName(t *testing.T) {
+	runs, err := serve.NewRuns("", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, client := servedBy(t, servetest.Reader(t), runs)
+	note := base64.StdEncoding.EncodeToString([]byte("Lunch is at noon."))
+	for name, want := range map[string]string{
+		"lunch.txt":                       `"file_name":"lunch.txt"`,
+		`C:\\Users\\ann\\lunch notes.txt`: `"file_name":"lunch notes.txt"`,
+		"../../etc/passwd":                `"file_name":"passwd"`,
+		"lunch\x1b[2J.txt":                `^{"note":{"digest":"blake3:[0-9a-f]{64}"}}$`,
+		"":                                `^{"note":{"digest":"blake3:[0-9a-f]{64}"}}$`,
+	} {
+		part := a2a.FilePart{File: a2a.FileBytes{Bytes: note, FileMeta: a2a.FileMeta{Name: name, MimeType: "text/plain"}}}
+		res, err := client.SendMessage(context.Background(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, part)})
+		if err != nil {
+			t.Fatalf("%q: %v", name, err)
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) == 0 {
+			t.Fatalf("%q: %#v", name, res)
+		}
+		id, _ := task.Artifacts[0].Metadata["run"].(string)
+		rec := runs.Get(id)
+		if rec == nil {
+			t.Fatalf("%q: no record of run %q", name, id)
+		}
+		if !regexp.MustCompile(want).Match(rec.Input) {
+			t.Errorf("%q: the run's input %s, want %s", name, rec.Input, want)
+		}
+	}
+}
+
 // served serves ag over A2A to the token's holders, until the test ends,
 // and returns the server, the card its client fetched with the token and
 // the A2A SDK's client made from it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,9 +34,14 @@ func FuzzMessage(f *testing.F) {
 			return
 		}
 		for _, fs := range [][]string{files, files[:1], nil} {
-			input, err := inputOf(&m, fs)
+			input, names, err := inputOf(&m, fs)
 			if err == nil && !json.Valid(input) {
 				t.Fatalf("input %q is not JSON", input)
+			}
+			for k := range names {
+				if !slices.Contains(fs, k) {
+					t.Fatalf("a name for %q, which is not a file input", k)
+				}
 			}
 		}
 		before, err := json.Marshal(&m)
