@@ -53,7 +53,7 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	var fields []string
 	fs.Func("F", "", func(v string) error { fields = append(fields, v); return nil })
 	if err := fs.Parse(args); err != nil || neg || fs.NArg() < 2 || fs.NArg() > 3 || len(fields) > 0 && fs.NArg() == 3 {
-		ts.Fatalf("usage: http [-notoken] [-token T] [-sse] [-to FILE] [-F NAME=VALUE|NAME=@FILE]... METHOD PATH [BODYFILE]")
+		ts.Fatalf("usage: http [-notoken] [-token T] [-sse] [-to FILE] [-F NAME=VALUE|NAME=@FILE[;filename=SENT]]... METHOD PATH [BODYFILE]")
 	}
 	base := ts.Getenv("SERVE_URL")
 	if base == "" {
@@ -73,9 +73,15 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 		for _, fl := range fields {
 			name, v, _ := strings.Cut(fl, "=")
 			if file, ok := strings.CutPrefix(v, "@"); ok {
+				// NAME=@FILE;filename=SENT sends SENT as the file's
+				// name, as curl does.
+				file, sent, named := strings.Cut(file, ";filename=")
+				if !named {
+					sent = filepath.Base(file)
+				}
 				data, err := os.ReadFile(ts.MkAbs(file))
 				ts.Check(err)
-				w, err := mw.CreateFormFile(name, filepath.Base(file))
+				w, err := mw.CreateFormFile(name, sent)
 				ts.Check(err)
 				w.Write(data)
 			} else {
