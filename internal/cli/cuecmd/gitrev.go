@@ -23,33 +23,49 @@ import (
 // The repository's tree at rev is written to a temporary directory, so
 // that a manifest reads the files beside it (and the CUE module above it)
 // as they were.
+//
+// The files under path are a pull request's, and git must not be led by
+// them: git is told to take no bare repository it finds on its own
+// (safe.bareRepository=explicit), and the repository it finds must keep
+// its git directory outside its work tree or in its .git, so a directory
+// of the pull request laid out as a repository (HEAD, config, objects) is
+// never the one read, nor its config, which can name commands git runs.
+// path is looked up at rev as written beneath the top of the work tree:
+// a link the pull request put in its place is not followed to another
+// directory's history.
 func revisionSide(e cli.Env, rev, path string) ([]built, error) {
 	abs := path
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(e.Dir, path)
 	}
-	abs, err := filepath.EvalSymlinks(abs) // git names the top directory without links
-	if err != nil {
+	abs = filepath.Clean(abs)
+	if _, err := os.Stat(abs); err != nil {
 		return nil, cli.UsageError("diff --against: %v", err)
 	}
-	dir := abs
-	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
-		dir = filepath.Dir(abs)
+	// git starts from the directory holding path as written, itself when
+	// it is a directory and not a link.
+	dir := filepath.Dir(abs)
+	if fi, err := os.Lstat(abs); err == nil && fi.IsDir() {
+		dir = abs
 	}
 	ctx := e.Ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	top, err := git(ctx, dir, nil, "rev-parse", "--show-toplevel")
+	where, err := git(ctx, dir, nil, "rev-parse", "--show-toplevel", "--absolute-git-dir")
 	if err != nil {
 		var notFound *exec.Error
 		if errors.As(err, &notFound) {
 			return nil, cli.UsageError("diff --against needs git: %v", err)
 		}
-		return nil, cli.UsageError("diff --against: %s is not in a git repository", path)
+		return nil, cli.UsageError("diff --against: %s is not in a git repository (%v)", path, err)
 	}
-	rel, err := filepath.Rel(top, abs)
-	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+	top, gitDir, _ := strings.Cut(where, "\n")
+	if err := ownGitDir(top, gitDir); err != nil {
+		return nil, cli.UsageError("diff --against: %s: %v", path, err)
+	}
+	rel, ok := beneath(top, abs)
+	if !ok {
 		return nil, cli.UsageError("diff --against: %s is not in the git repository at %s", path, top)
 	}
 	commit, err := git(ctx, top, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
@@ -86,6 +102,40 @@ func revisionSide(e cli.Env, rev, path string) ([]built, error) {
 	return bs, nil
 }
 
+// ownGitDir refuses a repository whose git directory lies inside its
+// work tree anywhere but in its .git: a directory of the work tree laid
+// out as a repository, which git found first, or which a config in it
+// names as its own work tree (core.worktree).
+func ownGitDir(top, gitDir string) error {
+	if top == "" || gitDir == "" {
+		return errors.New("git names no work tree: a bare repository is not read")
+	}
+	rel, err := filepath.Rel(top, gitDir)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return nil // outside the work tree: a worktree's or a submodule's
+	}
+	if first, _, _ := strings.Cut(filepath.ToSlash(rel), "/"); first == ".git" {
+		return nil
+	}
+	return fmt.Errorf("git found the repository %s inside the work tree %s; a directory of the work tree is not taken for a repository", gitDir, top)
+}
+
+// beneath returns abs relative to top as abs is written: the longest
+// directory above abs (or abs itself) that resolves to top is where the
+// rest begins, so a link inside the work tree is kept as a name, not
+// followed. ok is false when no directory above abs resolves to top.
+func beneath(top, abs string) (string, bool) {
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil && r == top {
+			rel, err := filepath.Rel(p, abs)
+			return rel, err == nil && (rel == "." || filepath.IsLocal(rel))
+		}
+		if filepath.Dir(p) == p {
+			return "", false
+		}
+	}
+}
+
 // renamer writes through r's replacements: what vet says of the old side
 // comes a finding to a write.
 type renamer struct {
@@ -115,8 +165,7 @@ func renamed(err error, r *strings.Replacer) error {
 // git runs git in dir and returns its output, trimmed, or writes it to
 // out; its error says what git printed.
 func git(ctx context.Context, dir string, out io.Writer, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = dir
+	cmd := gitCommand(ctx, dir, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if out != nil {
@@ -130,6 +179,16 @@ func git(ctx context.Context, dir string, out io.Writer, args ...string) (string
 		return "", err
 	}
 	return strings.TrimSpace(stdout.String()), nil
+}
+
+// gitCommand is git with args in dir, told to take no bare repository it
+// finds by itself and to fetch nothing: reading a revision reads what the
+// repository holds, never another host's.
+func gitCommand(ctx context.Context, dir string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-c", "safe.bareRepository=explicit"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_NO_LAZY_FETCH=1", "GIT_TERMINAL_PROMPT=0")
+	return cmd
 }
 
 // Bounds on the tree of a revision diff --against reads: the files it
@@ -182,8 +241,7 @@ func readTree(ctx context.Context, top, commit, dir string, stderr io.Writer, re
 	if len(blobs) == 0 {
 		return nil
 	}
-	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
-	cmd.Dir = top
+	cmd := gitCommand(ctx, top, "cat-file", "--batch")
 	var in bytes.Buffer
 	for _, b := range blobs {
 		in.WriteString(b.oid + "\n")
