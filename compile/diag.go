@@ -43,8 +43,12 @@ type Diagnostic struct {
 // file name relative to dir when dir is not empty and the file lies below
 // it.
 func (d Diagnostic) Format(dir string) string {
-	return fmt.Sprintf("%s: %s: %s [%s]", posString(d.Pos, dir), d.Severity, d.Message, d.Code)
+	return fmt.Sprintf("%s: %s: %s [%s]", d.Position(dir), d.Severity, d.Message, d.Code)
 }
+
+// Position is d's place as Format writes it: file:line:col, the file
+// relative to dir as there, or "-" for none.
+func (d Diagnostic) Position(dir string) string { return posString(d.Pos, dir) }
 
 func (d Diagnostic) String() string { return d.Format("") }
 

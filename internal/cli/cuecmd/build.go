@@ -62,7 +62,7 @@ func buildWith(e cli.Env, comp *compile.Compiler, args []string, w io.Writer, pl
 		}
 		for _, d := range ds {
 			if d.Severity != compile.Note {
-				fmt.Fprintln(w, d.Format(e.Dir))
+				fmt.Fprintln(w, diagText(d, e.Dir))
 			}
 		}
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/internal/leaf/textcut"
+	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
 )
 
@@ -331,7 +332,9 @@ func findingLine(f contractdiff.Finding) string {
 // says, the old and new value, and the example.
 func findingText(f contractdiff.Finding) string {
 	r, _ := contractdiff.RuleOf(f.Rule)
-	ptr := f.Pointer
+	// A pointer names the manifest's own keys, which a pull request
+	// chooses: escaped as a terminal must not act on them.
+	ptr := termtext.Escape(f.Pointer)
 	if ptr == "" {
 		ptr = "(root)" // the whole agent
 	}

@@ -24,6 +24,7 @@ import (
 	"agentc.dev/agentc/internal/leaf/cueproc"
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/internal/termtext"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/fault"
 	"agentc.dev/agentc/runtime/journal"
@@ -474,7 +475,9 @@ func (r caseResult) id() string {
 func writeCaseText(w io.Writer, r caseResult) {
 	fmt.Fprintf(w, "%s %s (%.2fs)%s\n", r.Status, r.id(), r.DurationMS/1000, r.note())
 	for _, f := range r.Failures {
-		fmt.Fprintf(w, "    %s\n", f)
+		// A failure quotes answers and journals, whose keys a divergence
+		// names: one line of text, nothing in it acting on the terminal.
+		fmt.Fprintf(w, "    %s\n", termtext.Escape(f.String()))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/internal/cli"
+	"agentc.dev/agentc/internal/termtext"
 )
 
 // vetFormats are the ways vet prints its findings, by --format name.
@@ -30,12 +31,20 @@ func formatNames() string { return strings.Join(slices.Sorted(maps.Keys(vetForma
 func writeText(e cli.Env, r vetReport) error {
 	for _, a := range r.agents {
 		for _, d := range a.shown {
-			if _, err := fmt.Fprintln(e.Stdout, d.Format(r.dir)); err != nil {
+			if _, err := fmt.Fprintln(e.Stdout, diagText(d, r.dir)); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// diagText is d as a line of text a person reads (Diagnostic.Format):
+// the file's name, which a pull request chooses, with its line breaks and
+// everything else a terminal would act on escaped, and the message with
+// everything but its line breaks escaped (termtext).
+func diagText(d compile.Diagnostic, dir string) string {
+	return fmt.Sprintf("%s: %s: %s [%s]", termtext.Escape(d.Position(dir)), d.Severity, termtext.Lines(d.Message), d.Code)
 }
 
 // writeJSON prints each finding as a JSON object on a line of its own.
@@ -144,11 +153,11 @@ func writeJUnit(e cli.Env, r vetReport) error {
 		}
 		var out strings.Builder
 		for _, d := range a.shown {
-			out.WriteString(d.Format(r.dir) + "\n")
+			out.WriteString(diagText(d, r.dir) + "\n")
 		}
 		c.SystemOut = out.String()
 		for _, d := range a.failures {
-			c.Failures = append(c.Failures, junitFailure{Message: d.Message, Type: d.Code, Text: d.Format(r.dir)})
+			c.Failures = append(c.Failures, junitFailure{Message: d.Message, Type: d.Code, Text: diagText(d, r.dir)})
 		}
 		if len(c.Failures) > 0 {
 			suite.Failures++

@@ -1,6 +1,11 @@
 package cuecmd
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/agenttest"
+)
 
 // TestActionsEscapes checks the escaping of workflow commands against the
 // Actions toolkit's (@actions/core, command.ts: escapeData, escapeProperty).
@@ -19,5 +24,19 @@ func TestActionsEscapes(t *testing.T) {
 		if got := escapeProperty(tc.in); got != tc.prop {
 			t.Errorf("escapeProperty(%q) = %q, want %q", tc.in, got, tc.prop)
 		}
+	}
+}
+
+// A test's failure quotes what a journal and an answer hold, whose keys a
+// divergence names: its line shows them as text, one line, nothing in it
+// acting on a terminal or starting a line of its own.
+func TestCaseTextEscapes(t *testing.T) {
+	var b strings.Builder
+	writeCaseText(&b, caseResult{Agent: "a", Case: "c", Status: "DIVERGED", Failures: []agenttest.Failure{
+		{Msg: "diverged: /x\x1b[8m\n::warning::hidden: added 2"},
+	}})
+	want := "DIVERGED a/c (0.00s)\n    diverged: /x\\u001b[8m\\u000a::warning::hidden: added 2\n"
+	if b.String() != want {
+		t.Errorf("%q, want %q", b.String(), want)
 	}
 }
