@@ -83,6 +83,43 @@ func IsAgent(v cue.Value) bool {
 	return n >= 2
 }
 
+// declaresAgent says whether CUE files, as written, declare at least two
+// of the manifest's required top-level fields, as IsAgent asks of a
+// value: for files whose value did not load. A file that does not read or
+// parse declares nothing here (its load said what is wrong).
+func declaresAgent(files []string) bool {
+	seen := map[string]bool{}
+	for _, name := range files {
+		if filepath.Ext(name) != ".cue" {
+			continue
+		}
+		data, err := userfile.Read(name, plan.MaxManifestBytes, "a manifest")
+		if err != nil {
+			continue
+		}
+		f, err := parser.ParseFile(name, data)
+		if err != nil {
+			continue
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.Field)
+			if !ok {
+				continue
+			}
+			if label, _, err := ast.LabelName(fd.Label); err == nil {
+				seen[label] = true
+			}
+		}
+	}
+	n := 0
+	for _, f := range agentFields {
+		if seen[f.Selectors()[0].Unquoted()] {
+			n++
+		}
+	}
+	return n >= 2
+}
+
 // Loader loads manifests. One Loader may load any number of manifests; it
 // is not safe for concurrent use.
 type Loader struct {
@@ -193,7 +230,11 @@ func (l *Loader) EachExcept(args []string, skip func(source string, files []stri
 			continue
 		}
 		inst := l.bounded(u.source, u.files, func(w *Loader) *Instance { return w.loadUnit(u) })
-		if u.found && !IsAgent(inst.Value) {
+		// A unit that failed to load is skipped only when its files do
+		// not declare an agent either: one whose value the failure left
+		// empty (a file attribute or a package clause CUE refuses) is
+		// still an agent that does not load, not a file to pass over.
+		if u.found && !IsAgent(inst.Value) && (len(inst.Errors) == 0 || !declaresAgent(u.files)) {
 			inst.NotAgent, inst.Errors = true, nil
 		}
 		fn(inst)
