@@ -34,8 +34,11 @@ import (
 const (
 	modeReplay    = "replay"     // from its recorded journal
 	modeTestModel = "test-model" // no journal: the offline test model
-	modeLive      = "live"       // against the agent's provider
-	modeRecord    = "record"     // live, and journaled
+	// modeReplayOnly is asked for, never a case's: replay, and a case
+	// without a journal fails unrun.
+	modeReplayOnly = "replay-only"
+	modeLive       = "live"   // against the agent's provider
+	modeRecord     = "record" // live, and journaled
 )
 
 // Statuses of a case.
@@ -47,7 +50,7 @@ const (
 )
 
 func newTestCmd(e cli.Env) *cobra.Command {
-	var record, live, asJSON, faults bool
+	var record, live, replayOnly, asJSON, faults bool
 	var samples int
 	var format, run string
 	cmd := &cobra.Command{
@@ -68,6 +71,10 @@ contract's shape and calls the tools a case expects, not the answer's values.
 journal (whole or not at all); --live runs against it without recording;
 --samples N runs each case N times live and passes it when the share of
 runs that pass is at least its min_pass (default 1).
+
+--replay-only runs only the cases recorded: a case without a journal fails,
+and nothing of it runs (no model, no tool). For checks on changes someone
+else wrote (a pull request), whose tools the test model would run.
 
 --faults runs each case again once per fault (a 429, a 500, a dropped
 connection, a timeout, a truncated body, an invalid answer, an answer in
@@ -105,8 +112,12 @@ failed, or an agent does not compile; 2 usage error.`,
 				return cli.UsageError("--faults plays back recorded runs: it excludes --live and --samples")
 			case record && (live || cmd.Flags().Changed("samples")):
 				return cli.UsageError("--record records one run of each case: it excludes --live and --samples")
+			case replayOnly && (record || live || cmd.Flags().Changed("samples")):
+				return cli.UsageError("--replay-only runs recorded cases alone: it excludes --record, --live and --samples")
 			case record:
 				mode = modeRecord
+			case replayOnly:
+				mode = modeReplayOnly
 			case live || cmd.Flags().Changed("samples"):
 				mode = modeLive
 			}
@@ -198,6 +209,7 @@ failed, or an agent does not compile; 2 usage error.`,
 		},
 	}
 	cmd.Flags().BoolVar(&record, "record", false, "run each case against the agent's provider and record its journal in testdata/<agent>/<case>.jsonl")
+	cmd.Flags().BoolVar(&replayOnly, "replay-only", false, "run only the cases with a journal; a case without one fails, and no model or tool of it runs")
 	cmd.Flags().BoolVar(&live, "live", false, "run each case against the agent's provider, recording nothing")
 	cmd.Flags().IntVar(&samples, "samples", 1, "run each case this many times live; it passes when the share that pass is at least its min_pass")
 	cmd.Flags().StringVar(&run, "run", "", "run only the cases whose agent/case matches this regular expression")
@@ -257,6 +269,10 @@ func runTestCase(ctx context.Context, e cli.Env, b built, dir string, chk *agent
 	default:
 		if _, err := os.Stat(journal); err == nil {
 			r.Mode, c.Replay = modeReplay, journal
+		} else if errors.Is(err, fs.ErrNotExist) && mode == modeReplayOnly {
+			r.Mode, r.Status = modeReplay, statusFail
+			r.Failures = []agenttest.Failure{{Msg: fmt.Sprintf("no journal %s: with --replay-only a case runs only from its journal (record it with agentc test --record)", r.Journal)}}
+			return r, nil, ""
 		} else if errors.Is(err, fs.ErrNotExist) {
 			r.Mode, c.Model, r.Journal = modeTestModel, "test", ""
 		} else {
