@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	// The providers agentc carries beyond agentc-runtime's.
 	"internal/providers": {"internal/runcmd", "plan", "runtime"},
 	"internal/vetcase":   {},
-	"manifest":           {"internal/leaf/userfile", "plan"},
+	"manifest":           {"internal/leaf/project", "internal/leaf/userfile", "plan"},
 	"compile":            {"internal/leaf/project", "internal/leaf/userfile", "manifest", "digest", "plan", "inclusion", "internal/leaf/jsonpointer", "cost", "constraint"},
 	"cost":               {"internal/leaf/userfile", "plan"},
 	"digest":             {},

@@ -628,6 +628,10 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 				c.add(pv.Pos(), CodeToolInvalid, "%s.path: the agent calls itself; agents may not call each other in a cycle", path)
 				return
 			}
+			if root, where := outsideProject(pv.Pos().Filename(), full); root != "" {
+				c.add(pv.Pos(), CodeToolInvalid, "%s.path: the called agent %q lies outside the project at %s (it resolves to %s): an agent calls agents of its own project", path, p, root, where)
+				return
+			}
 			callee, err := c.comp.callee(full)
 			if err != nil {
 				c.add(pv.Pos(), CodeToolInvalid, "%s.path: the called agent %q: %v", path, p, err)
@@ -758,6 +762,41 @@ func anyPrefix(s string, prefixes []string) bool {
 // baseDir is the directory relative paths in a manifest are resolved
 // against: that of the file declaring them, or the working directory for
 // standard input.
+// outsideProject returns the root of the project the manifest file self
+// is in, and where path resolves to, when path (links followed) lies
+// outside that project: the files a manifest makes agentc read stay in
+// its project, so that one written by someone else (a pull request)
+// cannot have vet read, and quote, a file elsewhere on the machine. A
+// manifest in no project (standard input, a directory with no cue.mod,
+// go.mod or .git above it) is not held to one; nor is a path that does
+// not resolve, which its load reports.
+func outsideProject(self, path string) (root, where string) {
+	if self == "" || self == "-" {
+		return "", ""
+	}
+	dir, err := filepath.Abs(filepath.Dir(self))
+	if err != nil {
+		return "", ""
+	}
+	dirs := project.Dirs(dir)
+	top := dirs[len(dirs)-1]
+	if !project.IsRoot(top) {
+		return "", ""
+	}
+	realTop, err1 := filepath.EvalSymlinks(top)
+	real, err2 := filepath.Abs(path)
+	if err1 != nil || err2 != nil {
+		return "", ""
+	}
+	if real, err = filepath.EvalSymlinks(real); err != nil {
+		return "", ""
+	}
+	if rel, err := filepath.Rel(realTop, real); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+		return "", ""
+	}
+	return top, real
+}
+
 func baseDir(name string) string {
 	if name == "" || name == "-" {
 		return "."

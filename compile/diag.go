@@ -136,6 +136,7 @@ var Rules = []Rule{
 	{manifest.CodeIncomplete, Error, "a value that is not concrete data (a CUE type or constraint left open)", refusedLoad},
 	{manifest.CodeConflict, Error, "the manifest's own values contradict each other", refusedLoad},
 	{manifest.CodeTooComplex, Error, "evaluating the manifest took longer or more memory than vet allows", refusedLoad},
+	{manifest.CodeOutside, Error, "a file found in a directory is a symbolic link out of its project (of the directory given, in none), and is not read", refusedLoad},
 	{manifest.CodeName, Error, "the agent name is not lower-case letters, digits and dashes", refusedLoad},
 	{manifest.CodeToolName, Error, "a tool or output name is not a valid function name", refusedLoad},
 	{manifest.CodeBudget, Error, "a budget is malformed or out of range", refusedLoad},

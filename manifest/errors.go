@@ -24,6 +24,7 @@ const (
 	CodeType         = "MANIFEST_TYPE"          // a value of the wrong type or outside its bounds
 	CodeIncomplete   = "MANIFEST_INCOMPLETE"    // a value that is not concrete data
 	CodeConflict     = "MANIFEST_CONFLICT"      // the manifest contradicts itself
+	CodeOutside      = "MANIFEST_OUTSIDE"       // a file found in a directory links out of its project
 	CodeName         = "NAME_INVALID"           // the agent's name is malformed
 	CodeToolName     = "TOOL_NAME_INVALID"      // a tool or output name is malformed
 	CodeBudget       = "BUDGET_INVALID"         // a budget is malformed or out of range

@@ -27,6 +27,7 @@ import (
 	cuejson "cuelang.org/go/encoding/json"
 	cueyaml "cuelang.org/go/encoding/yaml"
 
+	"agentc.dev/agentc/internal/leaf/project"
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 )
@@ -229,6 +230,11 @@ func (l *Loader) EachExcept(args []string, skip func(source string, files []stri
 		if skip != nil && skip(u.source, u.files) {
 			continue
 		}
+		if u.outside != "" {
+			fn(&Instance{Source: u.source, Files: u.files, Errors: []*Error{{Code: CodeOutside, Pos: filePos(u.outside),
+				Msg: fmt.Sprintf("a symbolic link out of the project (to %s): not read; name the file itself to check it", u.target)}}})
+			continue
+		}
 		inst := l.bounded(u.source, u.files, func(w *Loader) *Instance { return w.loadUnit(u) })
 		// A unit that failed to load is skipped only when its files do
 		// not declare an agent either: one whose value the failure left
@@ -248,6 +254,10 @@ type unit struct {
 	files  []string
 	stdin  bool
 	found  bool // by expanding a directory, not named
+	// outside, for a unit found by expanding a directory, is a file of
+	// it that is a symbolic link leading out of the directory given, and
+	// where it leads: not read.
+	outside, target string
 }
 
 func (l *Loader) expand(arg string) ([]unit, error) {
@@ -265,7 +275,7 @@ func (l *Loader) expand(arg string) ([]unit, error) {
 		return nil, &ArgError{Arg: arg, Err: unwrapPathError(err)}
 	}
 	if fi.IsDir() {
-		units, err := expandDir(arg)
+		units, err := expandDir(arg, arg)
 		if err != nil {
 			return nil, &ArgError{Arg: arg, Err: err}
 		}
@@ -303,7 +313,7 @@ func expandTree(arg, root string) ([]unit, error) {
 		if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "cue.mod" || name == "testdata") {
 			return filepath.SkipDir
 		}
-		us, err := expandDir(path)
+		us, err := expandDir(path, root)
 		for _, u := range us {
 			u.found = true
 			units = append(units, u)
@@ -319,11 +329,39 @@ func expandTree(arg, root string) ([]unit, error) {
 	return units, nil
 }
 
-// expandDir groups the manifest files of one directory into units.
-func expandDir(dir string) ([]unit, error) {
+// expandDir groups the manifest files of one directory into units. A
+// file that is a symbolic link leading out of the project of root, the
+// directory given (out of root itself when it is in no project), marks
+// its unit outside: a tree someone else wrote (a pull request) could
+// otherwise have vet read, and quote, any file the user can.
+func expandDir(dir, root string) ([]unit, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, unwrapPathError(err)
+	}
+	bound := root
+	if abs, err := filepath.Abs(root); err == nil {
+		if dirs := project.Dirs(abs); project.IsRoot(dirs[len(dirs)-1]) {
+			bound = dirs[len(dirs)-1]
+		}
+	}
+	realRoot, rootErr := filepath.EvalSymlinks(bound)
+	if rootErr == nil {
+		realRoot, rootErr = filepath.Abs(realRoot)
+	}
+	outside := func(path string) string {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return ""
+		}
+		t, err := filepath.EvalSymlinks(abs)
+		if err != nil || rootErr != nil {
+			return "" // dangling: the load says it is missing
+		}
+		if rel, err := filepath.Rel(realRoot, t); err == nil && filepath.IsLocal(rel) {
+			return ""
+		}
+		return t
 	}
 	var units []unit
 	pkgs := map[string]*unit{}
@@ -338,8 +376,16 @@ func expandDir(dir string) ([]unit, error) {
 			continue
 		}
 		path := filepath.Join(dir, name)
-		if ext != ".cue" {
-			units = append(units, unit{source: path, files: []string{path}})
+		target := ""
+		if e.Type()&fs.ModeSymlink != 0 {
+			target = outside(path)
+		}
+		if target != "" || ext != ".cue" {
+			u := unit{source: path, files: []string{path}, target: target}
+			if target != "" {
+				u.outside = path
+			}
+			units = append(units, u)
 			continue
 		}
 		pkg := packageName(path)
