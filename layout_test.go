@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime"},
 	"serve":              {"plan", "runtime", "internal/leaf/atomicfile", "internal/leaf/userfile"},
-	"serve/a2a":          {"runtime", "serve", "plan", "internal/leaf/atomicfile", "internal/leaf/userfile"},
+	"serve/a2a":          {"runtime", "serve", "plan", "internal/leaf/atomicfile", "internal/leaf/jsonpointer", "internal/leaf/userfile"},
 	"telemetry/otlp":     {"runtime", "telemetry"},
 
 	// The leaves: small packages any layer may use, which import nothing

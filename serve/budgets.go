@@ -116,7 +116,8 @@ func budgetsOfQuery(q url.Values) (Budgets, error) {
 }
 
 // BudgetsOfMeta reads the bounds a client asked in metadata (an MCP
-// call's _meta, an A2A request's metadata), under MetaBudgets.
+// call's _meta, an A2A message's metadata: the SDK hands a run the
+// message's, not the request's params'), under MetaBudgets.
 func BudgetsOfMeta(meta map[string]any) (Budgets, error) {
 	var b Budgets
 	v, ok := meta[MetaBudgets]

@@ -68,6 +68,12 @@ type Record struct {
 // DefaultKeep is how many ended runs a server keeps in memory.
 const DefaultKeep = 1024
 
+// DefaultKeepBytes bounds the ended runs' records a server keeps in
+// memory by their size as JSON (their inputs, answers and reports): the
+// oldest go first past it, as past DefaultKeep. A client may send inputs
+// of up to MaxBodyBytes each; a thousand of them must not be held.
+const DefaultKeepBytes = 64 << 20
+
 // Runs keeps the runs a server makes, each under an id of its own: while
 // they run, and once they end, their records (the last Keep in memory;
 // every one on disk with a journal directory). It holds the calls they
@@ -75,8 +81,9 @@ const DefaultKeep = 1024
 // flight when the server stops (Stop). Its methods are safe for
 // concurrent use. A nil *Runs keeps nothing: each run still gets an id.
 type Runs struct {
-	dir  string
-	keep int
+	dir       string
+	keep      int
+	keepBytes int64
 	// api says pending approvals are listed and decided over the HTTP API.
 	api bool
 
@@ -91,11 +98,27 @@ type Runs struct {
 
 	schemas sync.Map // compiled input schemas, by plan digest
 
-	mu      sync.Mutex
-	byID    map[string]*Record
-	ended   []string // ids of ended runs in memory, oldest first
-	pending map[string]*Pending
-	going   map[string]*inFlight // the runs in flight here
+	mu        sync.Mutex
+	byID      map[string]*Record
+	ended     []endedRun // ended runs in memory, oldest first
+	heldBytes int64      // their records' size together
+	pending   map[string]*Pending
+	going     map[string]*inFlight // the runs in flight here
+}
+
+// endedRun is an ended run kept in memory, and its record's size.
+type endedRun struct {
+	id   string
+	size int64
+}
+
+// SetKeepBytes bounds the ended runs' records kept in memory by their
+// size as JSON (DefaultKeepBytes unless set); the run that ended last is
+// kept whatever its size.
+func (rs *Runs) SetKeepBytes(n int64) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.keepBytes = n
 }
 
 // inFlight is a run in flight here.
@@ -122,7 +145,7 @@ func NewRuns(dir string, keep int, api bool) (*Runs, error) {
 		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Runs{dir: dir, keep: keep, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}, going: map[string]*inFlight{}}, nil
+	return &Runs{dir: dir, keep: keep, keepBytes: DefaultKeepBytes, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}, going: map[string]*inFlight{}}, nil
 }
 
 // OnPending sets what hears each call that comes to wait for approval
@@ -508,9 +531,17 @@ func (rs *Runs) end(rec *Record, change func(*Record)) {
 	rs.mu.Lock()
 	change(rec)
 	cp := *rec
-	rs.ended = append(rs.ended, rec.ID)
-	for len(rs.ended) > rs.keep {
-		delete(rs.byID, rs.ended[0])
+	rs.mu.Unlock()
+	size := int64(1)
+	if b, err := json.Marshal(&cp); err == nil {
+		size = int64(len(b))
+	}
+	rs.mu.Lock()
+	rs.ended = append(rs.ended, endedRun{rec.ID, size})
+	rs.heldBytes += size
+	for len(rs.ended) > rs.keep || len(rs.ended) > 1 && rs.heldBytes > rs.keepBytes {
+		delete(rs.byID, rs.ended[0].id)
+		rs.heldBytes -= rs.ended[0].size
 		rs.ended = rs.ended[1:]
 	}
 	rs.mu.Unlock()

@@ -514,3 +514,43 @@ func TestCancelThenStop(t *testing.T) {
 		t.Errorf("a cancelled run resumed: %v %q", err, notes)
 	}
 }
+
+// TestKeepBytes: the ended runs kept in memory are bounded by their
+// records' size as well as by their number: a client sending large
+// inputs cannot have the server hold a thousand of them. The oldest go
+// first; the run that ended last is kept whatever its size.
+func TestKeepBytes(t *testing.T) {
+	runs := newRuns(t, "", false)
+	runs.SetKeepBytes(20_000)
+	ag := labeler(t)
+	var ids []string
+	for i := range 6 {
+		in, _ := json.Marshal(map[string]string{"title": strings.Repeat(string(rune('a'+i)), 6_000)})
+		rec, err := runs.Run(context.Background(), ag, in, nil, serve.Budgets{}, nil)
+		if err != nil || rec.Result == nil {
+			t.Fatalf("run %d: %v %+v", i, err, rec)
+		}
+		ids = append(ids, rec.ID)
+	}
+	var held []int
+	for i, id := range ids {
+		if runs.Get(id) != nil {
+			held = append(held, i)
+		}
+	}
+	// Each record holds its 6,000-byte input and a report: two or three
+	// fit in 20,000 bytes, and they are the last ones.
+	if len(held) < 1 || len(held) > 3 || held[len(held)-1] != len(ids)-1 || held[0] != len(ids)-len(held) {
+		t.Errorf("runs held %v of %d, want the last two or three", held, len(ids))
+	}
+	// One record past the bound alone is still kept.
+	runs.SetKeepBytes(10)
+	in, _ := json.Marshal(map[string]string{"title": strings.Repeat("z", 6_000)})
+	rec, err := runs.Run(context.Background(), ag, in, nil, serve.Budgets{}, nil)
+	if err != nil || runs.Get(rec.ID) == nil {
+		t.Errorf("the last run past the bound alone: %v, kept %v", err, runs.Get(rec.ID) != nil)
+	}
+	if runs.Get(ids[len(ids)-1]) != nil {
+		t.Error("the run before it is kept past the bound")
+	}
+}

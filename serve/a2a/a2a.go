@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 
+	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/serve"
@@ -386,6 +389,35 @@ func (x *executor) Cancel(ctx context.Context, rc *a2asrv.RequestContext, q even
 	return q.Write(ctx, ev)
 }
 
+// inexact returns the JSON pointer (below at) of a number in v that a
+// data part, decoded into 64-bit floats, cannot have carried exactly: one
+// of magnitude 2^53 or more, past which not every integer has a float
+// (9007199254740993 arrives as 9007199254740992). "" when there is none.
+func inexact(v any, at string) string {
+	switch v := v.(type) {
+	case float64:
+		if math.Abs(v) >= 1<<53 {
+			if at == "" {
+				return "/"
+			}
+			return at
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if w := inexact(v[k], at+"/"+jsonpointer.Escape(k)); w != "" {
+				return w
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if w := inexact(e, at+"/"+strconv.Itoa(i)); w != "" {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
 // fileInputs names the agent's file inputs.
 func fileInputs(ag serve.Agent) []string {
 	if ag.Plan.Agent.Input == nil {
@@ -416,8 +448,11 @@ func inputOf(m *a2a.Message, files []string) (json.RawMessage, map[string]string
 	}
 	var obj map[string]any
 	var raw json.RawMessage
-	for _, p := range m.Parts {
+	for i, p := range m.Parts {
 		if d, ok := p.(a2a.DataPart); ok {
+			if where := inexact(d.Data, ""); where != "" {
+				return nil, nil, fmt.Errorf("part %d: the number at %s is 2^53 or more in magnitude, which a data part cannot carry exactly (it arrives as a 64-bit float): send the input as JSON in a text part, which is read as written", i, where)
+			}
 			obj = maps.Clone(d.Data) // the message's own stays as sent
 			break
 		}

@@ -303,6 +303,46 @@ func TestA2AFiles(t *testing.T) {
 	}
 }
 
+// TestA2ALargeNumbers: a data part reaches the server decoded into 64-bit
+// floats, so an integer of 2^53 or more may have changed on the way
+// (9007199254740993 arrives as 9007199254740992): such a message is
+// refused, naming where, rather than run with another number. The same
+// number in a text part's JSON runs as written.
+func TestA2ALargeNumbers(t *testing.T) {
+	runs, err := serve.NewRuns("", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, client := servedBy(t, labeler(t), runs)
+	send := func(p a2a.Part) *a2a.Task {
+		res, err := client.SendMessage(context.Background(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok {
+			t.Fatalf("%#v", res)
+		}
+		return task
+	}
+	task := send(a2a.DataPart{Data: map[string]any{"title": "x", "order": map[string]any{"ids": []any{1.0, 9007199254740993.0}}}})
+	if task.Status.State != a2a.TaskStateRejected || !strings.Contains(task.Status.Message.Parts[0].(a2a.TextPart).Text, "the number at /order/ids/1 is 2^53 or more") {
+		t.Errorf("a data part with 2^53+1: %s %+v", task.Status.State, task.Status.Message)
+	}
+	task = send(a2a.TextPart{Text: `{"title": "x", "n": 9007199254740993}`})
+	if task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) == 0 {
+		t.Fatalf("a text part with 2^53+1: %s %+v", task.Status.State, task.Status.Message)
+	}
+	rec := runs.Get(task.Artifacts[0].Metadata["run"].(string))
+	if rec == nil || !strings.Contains(string(rec.Input), "9007199254740993") {
+		t.Errorf("the run's input: %+v", rec)
+	}
+	task = send(a2a.DataPart{Data: map[string]any{"title": "x", "n": 9007199254740991.0}})
+	if task.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a data part with 2^53-1: %s %+v", task.Status.State, task.Status.Message)
+	}
+}
+
 // TestA2AFileName: a file part's name is kept in the run's input, as
 // agentc run --input-file keeps the file's base name: its last element
 // when the client sent a path, nothing when it is not a plain name.

@@ -19,6 +19,7 @@ import (
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
 	"agentc.dev/agentc/internal/leaf/userfile"
+	"agentc.dev/agentc/serve"
 )
 
 // MetaBytesDropped marks the text part that stands, in an ended task's
@@ -29,8 +30,9 @@ const MetaBytesDropped = "agentc/bytes_dropped"
 
 // tasks keeps one agent's A2A tasks, for tasks/get, tasks/cancel and a
 // task's next message: every task in flight, and the last keep that have
-// ended (completed, failed, canceled, rejected), the oldest ended dropped
-// first. An ended task keeps no file's bytes: a file part of its history
+// ended (completed, failed, canceled, rejected), at most keepBytes of them
+// as JSON, the oldest ended dropped first (a message refused before any
+// run is kept as sent, and a client may send many). An ended task keeps no file's bytes: a file part of its history
 // or status is kept as a text part naming the file and its media type
 // (the protocol has no file part without its bytes or a URI), and a
 // file's base64 text in a data part, or in a text part's JSON, as a note;
@@ -53,9 +55,10 @@ const MetaBytesDropped = "agentc/bytes_dropped"
 // directory resumes. Keeping a task there is best effort: a failure is
 // told to logErr, and the task is kept in memory all the same.
 type tasks struct {
-	keep  int
-	files []string // the agent's file inputs
-	dir   string   // "" keeps the tasks in memory only
+	keep      int
+	keepBytes int64
+	files     []string // the agent's file inputs
+	dir       string   // "" keeps the tasks in memory only
 	// settle returns a task read back from dir that had not ended, or
 	// had ended because the stop interrupted its run, as its run has it
 	// now; whether that changed it; and whether it ended because its
@@ -75,10 +78,11 @@ type tasks struct {
 	stopped map[a2a.TaskID]bool   // the tasks whose runs the server's stop interrupted
 	ended   []a2a.TaskID          // oldest first
 	done    map[a2a.TaskID]bool
+	held    int64 // the ended tasks' JSON, in bytes
 }
 
 func newTasks(keep int, files []string) *tasks {
-	return &tasks{keep: keep, files: files, byID: map[a2a.TaskID][]byte{}, runOf: map[a2a.TaskID]string{}, stopped: map[a2a.TaskID]bool{}, done: map[a2a.TaskID]bool{}}
+	return &tasks{keep: keep, keepBytes: serve.DefaultKeepBytes, files: files, byID: map[a2a.TaskID][]byte{}, runOf: map[a2a.TaskID]string{}, stopped: map[a2a.TaskID]bool{}, done: map[a2a.TaskID]bool{}}
 }
 
 // kept is a task as its directory holds it.
@@ -257,20 +261,29 @@ func (s *tasks) save(task *a2a.Task, run string, interrupted bool) error {
 }
 
 // remember keeps task id's JSON b in memory, among the last keep ended
-// when it has ended (the oldest of those dropped). Called with mu held.
+// (at most keepBytes of them) when it has ended, the oldest of those
+// dropped; the one that ended last is kept whatever its size. Called with
+// mu held.
 func (s *tasks) remember(id a2a.TaskID, b []byte, ended bool) {
+	if s.done[id] {
+		s.held += int64(len(b) - len(s.byID[id]))
+	}
 	s.byID[id] = b
 	if ended && !s.done[id] {
 		s.done[id] = true
 		s.ended = append(s.ended, id)
-		for len(s.ended) > s.keep {
-			s.forgetLocked(s.ended[0])
-		}
+		s.held += int64(len(b))
+	}
+	for len(s.ended) > s.keep || len(s.ended) > 1 && s.held > s.keepBytes {
+		s.forgetLocked(s.ended[0])
 	}
 }
 
 // forgetLocked drops task id from memory. Called with mu held.
 func (s *tasks) forgetLocked(id a2a.TaskID) {
+	if s.done[id] {
+		s.held -= int64(len(s.byID[id]))
+	}
 	delete(s.byID, id)
 	delete(s.runOf, id)
 	delete(s.stopped, id)

@@ -310,3 +310,59 @@ func TestTasksKeptFails(t *testing.T) {
 		t.Errorf("logged %v, want the two failed writes", logged)
 	}
 }
+
+// TestTasksKeepBytes: the ended tasks kept are bounded by their size as
+// well as by their number, the oldest dropped first: a client sending
+// large messages that are refused (nothing runs, nothing goes to disk)
+// cannot have the server hold a thousand of them. The task that ended
+// last is kept whatever its size; a task in flight is never dropped.
+func TestTasksKeepBytes(t *testing.T) {
+	ctx := context.Background()
+	s := newTasks(1024, nil)
+	s.keepBytes = 50_000
+	big := func(id string, state a2a.TaskState) *a2a.Task {
+		return &a2a.Task{ID: a2a.TaskID(id), ContextID: "c", Status: a2a.TaskStatus{State: state},
+			History: []*a2a.Message{{ID: "m-" + id, Role: a2a.MessageRoleUser, Parts: []a2a.Part{a2a.TextPart{Text: strings.Repeat("x", 20_000)}}}}}
+	}
+	if err := s.Save(ctx, big("live", a2a.TaskStateWorking)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if err := s.Save(ctx, big(fmt.Sprint("r", i), a2a.TaskStateRejected)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var kept []string
+	for _, id := range []string{"live", "r0", "r1", "r2", "r3", "r4"} {
+		if _, err := s.Get(ctx, a2a.TaskID(id)); err == nil {
+			kept = append(kept, id)
+		}
+	}
+	if got := strings.Join(kept, " "); got != "live r3 r4" {
+		t.Errorf("kept %s, want the task in flight and the last two ended", got)
+	}
+	s.mu.Lock()
+	held := s.held
+	s.mu.Unlock()
+	if held <= 0 || held > s.keepBytes {
+		t.Errorf("held %d bytes, bound %d", held, s.keepBytes)
+	}
+	// Past the bound alone, the last is kept, and the one before it goes.
+	s.keepBytes = 10
+	if err := s.Save(ctx, big("r5", a2a.TaskStateRejected)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "r5"); err != nil {
+		t.Errorf("the last task ended: %v", err)
+	}
+	if _, err := s.Get(ctx, "r4"); err == nil {
+		t.Error("r4 is kept past the bound")
+	}
+	// The live task ends: it is counted, and the earlier ones go.
+	if err := s.Save(ctx, big("live", a2a.TaskStateCompleted)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, "r5"); err == nil {
+		t.Error("r5 is kept past the bound once live ended")
+	}
+}
