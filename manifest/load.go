@@ -361,6 +361,9 @@ func expandDir(dir, root string) ([]unit, error) {
 		if rel, err := filepath.Rel(realRoot, t); err == nil && filepath.IsLocal(rel) {
 			return ""
 		}
+		if link, err := os.Readlink(abs); err == nil {
+			return link // as written, which the person can find
+		}
 		return t
 	}
 	var units []unit

@@ -1,8 +1,9 @@
 // Package vetcase reads the scenarios of testdata/vet: a txtar archive of
 // manifest files, an optional "args" file (the command line after
 // "agentc"; by default "vet" and every top-level manifest file), an
-// optional "exit" file (the exit code; 1 by default) and "want", the exact
-// output. The command line's tests and compile's own run the same cases
+// optional "exit" file (the exit code; 1 by default), an optional "links"
+// file (a symbolic link a line: its path, then what it points to, made
+// after the files) and "want", the exact output. The command line's tests and compile's own run the same cases
 // through it.
 package vetcase
 
@@ -33,8 +34,11 @@ func Read(file, dir string) (*Case, error) {
 	}
 	c := &Case{Archive: ar, Exit: 1}
 	var args []string
+	var links []string
 	for _, f := range ar.Files {
 		switch f.Name {
+		case "links":
+			links = strings.Split(strings.TrimSpace(string(f.Data)), "\n")
 		case "want":
 			c.Want, c.HasWant = string(f.Data), true
 		case "args":
@@ -54,6 +58,19 @@ func Read(file, dir string) (*Case, error) {
 			if !strings.Contains(f.Name, "/") {
 				args = append(args, f.Name)
 			}
+		}
+	}
+	for _, l := range links {
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			return nil, fmt.Errorf("%s: links: want PATH TARGET, found %q", file, l)
+		}
+		p := filepath.Join(dir, f[0])
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.Symlink(f[1], p); err != nil {
+			return nil, err
 		}
 	}
 	if c.Args == nil {
