@@ -121,7 +121,7 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 				reply(w, http.StatusBadRequest, apiError{Error: "reading the body: " + err.Error()})
 				return
 			case !json.Valid(body) && len(body) > 0:
-				reply(w, http.StatusBadRequest, apiError{Error: "the body is not one JSON value: a run's input is JSON"})
+				reply(w, http.StatusBadRequest, apiError{Error: notJSON(body)})
 				return
 			}
 		}
@@ -456,4 +456,14 @@ func reply(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// notJSON says why body, which json.Valid refused, is not taken: it is
+// not JSON, or it is but nests deeper than the decoder follows.
+func notJSON(body []byte) string {
+	var v json.RawMessage
+	if err := json.Unmarshal(body, &v); err != nil && strings.Contains(err.Error(), "exceeded max depth") {
+		return "the body nests arrays and objects deeper than the 10,000 levels a run's input may"
+	}
+	return "the body is not one JSON value: a run's input is JSON"
 }

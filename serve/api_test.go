@@ -63,6 +63,7 @@ func TestAPIRun(t *testing.T) {
 		{"POST", "/v1/agents/labeler/runs", "another-token-entirely", `{"title": "x"}`, 401, "unauthorized"},
 		{"POST", "/v1/agents/nobody/runs", apiToken, `{}`, 404, `no agent is named \"nobody\"`},
 		{"POST", "/v1/agents/labeler/runs", apiToken, `{"title": `, 400, "not one JSON value"},
+		{"POST", "/v1/agents/labeler/runs", apiToken, strings.Repeat("[", 20_000) + strings.Repeat("]", 20_000), 400, "nests arrays and objects deeper than the 10,000 levels"},
 		{"POST", "/v1/agents/labeler/runs", apiToken, `{"title": ""}`, 422, "input:"},
 		{"POST", "/v1/agents/labeler/runs", apiToken, `{"title": "` + strings.Repeat("x", serve.MaxBodyBytes) + `"}`, 413, "larger than"},
 	} {
