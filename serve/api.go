@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -410,7 +411,16 @@ type sseWriter struct {
 	w       http.ResponseWriter
 	secrets *redact.Set
 	sent    bool
+	// broken says a write to the client failed or took past sseWait:
+	// the stream is given up, and the run goes on without it.
+	broken bool
 }
+
+// sseWait bounds the write of one event to a client. Events are written
+// from the run that makes them, so a client that stops reading its
+// stream would hold the run, past its deadline, on a write that never
+// ends; past this the stream is given up instead.
+var sseWait = 30 * time.Second
 
 func (s *sseWriter) started() bool {
 	if s == nil {
@@ -434,12 +444,22 @@ func (s *sseWriter) send(name string, v any) {
 		s.w.WriteHeader(http.StatusOK)
 		s.sent = true
 	}
+	if s.broken {
+		return
+	}
 	if s.secrets != nil {
 		b = s.secrets.JSON(b)
 	}
-	fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, b)
-	if f, ok := s.w.(http.Flusher); ok {
-		f.Flush()
+	rc := http.NewResponseController(s.w)
+	_ = rc.SetWriteDeadline(time.Now().Add(sseWait)) // where the connection has none, as a test's recorder
+	_, err = fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, b)
+	if err == nil {
+		if err = rc.Flush(); errors.Is(err, http.ErrNotSupported) {
+			err = nil
+		}
+	}
+	if err != nil {
+		s.broken = true
 	}
 }
 
