@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -197,8 +198,12 @@ func TestNewWorkerNeedsAllowlist(t *testing.T) {
 
 // TestEffectActivityChecksPlan: the effect activity reads its run's plan
 // from the history and checks it itself, so a workflow that schedules it
-// without the run workflow's check (one served by another program polling
-// the queue) still gets no program of a plan the worker did not allow run.
+// without the run workflow's check still gets no program of a plan the
+// worker did not allow run. Here that workflow is served by another
+// program polling the worker's own queue for workflow tasks (a program
+// that can poll the queue is a worker, which the operator keeps to
+// workers; TestEffectActivityChecksQueue holds a workflow on a queue of
+// its own).
 func TestEffectActivityChecksPlan(t *testing.T) {
 	s := devserver.Start(t)
 	c := dial(t, s)
@@ -214,12 +219,14 @@ func TestEffectActivityChecksPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The worker serves queue acts; the run's workflow tasks go to
-	// another program, on queue rogue, whose agentc.run schedules the tool
-	// call on acts straight away.
-	acts := worker.New(c, "acts", temporal.Options())
-	w.Register(acts)
-	rogue := worker.New(c, "rogue", worker.Options{})
+	// The worker serves queue acts' activities only; the run's workflow
+	// tasks on acts go to another program, whose agentc.run schedules the
+	// tool call straight away.
+	opts := temporal.Options()
+	opts.DisableWorkflowWorker = true
+	acts := worker.New(c, "acts", opts)
+	w.RegisterActivities(acts)
+	rogue := worker.New(c, "acts", worker.Options{LocalActivityWorkerOnly: true})
 	rogue.RegisterWorkflowWithOptions(func(ctx workflow.Context, in temporal.RunInput) (temporal.EffectResult, error) {
 		ao := workflow.ActivityOptions{TaskQueue: "acts", StartToCloseTimeout: time.Minute, RetryPolicy: &sdktemporal.RetryPolicy{MaximumAttempts: 1}}
 		var out temporal.EffectResult
@@ -236,7 +243,7 @@ func TestEffectActivityChecksPlan(t *testing.T) {
 	t.Cleanup(func() { w.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run, err := temporal.Start(ctx, c, stranger, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "rogue"})
+	run, err := temporal.Start(ctx, c, stranger, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "acts"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,4 +298,171 @@ func TestWorkerRedactsFailures(t *testing.T) {
 		t.Errorf("the run's failure: %v; want the server's stderr with the token redacted", err)
 	}
 	noSecretInHistory(t, ctx, c, run.GetID(), token)
+}
+
+// guarded is a plan the operator allows whose one tool needs a person's
+// approval every time and whose tool budget is 0: a run of it never runs
+// the tool unapproved. The tool leaves a file named mark in the worker's
+// directory.
+func guarded(t testing.TB, mark string) []byte {
+	t.Helper()
+	zero := 0
+	p := &plan.Plan{Agent: plan.Agent{
+		Name:         "guarded",
+		Model:        plan.Model{Provider: "openai", Name: "m1"},
+		Instructions: "Guard.",
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"wipe": {Kind: "exec", Description: "Wipe.", Approve: plan.ApproveAlways,
+			Argv: []string{"touch", mark}, Timeout: "10s", Confine: &plan.Confine{Write: []string{"."}}, // the file it makes shows it ran
+			Input: &plan.Input{Schema: json.RawMessage(`{"type":"object","additionalProperties":false}`)}}}},
+		Output: &plan.Output{Name: "answer", Description: "The label.", Schema: json.RawMessage(labelSchema),
+			Mode: "auto", Enforce: "local", Retries: 2},
+		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
+		Budgets:  plan.Budgets{Deadline: "5m", Tools: &zero},
+	}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// wiping is a model that asks for the tool wipe, then answers; it counts
+// the requests it is sent by their last message.
+type wiping struct{ counting }
+
+func (m *wiping) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	m.mu.Lock()
+	m.calls[fmt.Sprintf("%d:%s", len(req.Messages), req.Messages[len(req.Messages)-1].Content)]++
+	m.mu.Unlock()
+	if len(req.Messages) == 2 {
+		return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: "w1", Name: "wipe", Arguments: json.RawMessage(`{}`)}}},
+			Usage: agentrt.Usage{Input: 20, Output: 5}}, nil
+	}
+	return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: "a1", Name: req.OutputTool, Arguments: json.RawMessage(`{"label":"bug"}`)}}},
+		Usage: agentrt.Usage{Input: 40, Output: 5}}, nil
+}
+
+// TestEffectActivityChecksQueue: a client that runs its own worker, on a
+// task queue of its own, registering a workflow of agentc's type name, and
+// starts it with a plan the operator allowed, gets none of the calls its
+// workflow schedules on agentc's queue made: agentc's workflow code is not
+// what decided them (no approval asked, no budget counted, a request of
+// the client's writing). Each activity refuses, never retried, before it
+// builds or calls anything: the tool does not run, the model is not
+// called. The same plan run by agentc's workflow on agentc's queue runs.
+func TestEffectActivityChecksQueue(t *testing.T) {
+	s := devserver.Start(t)
+	c := dial(t, s)
+	dir := t.TempDir()
+	allowed := guarded(t, "ran-wipe")
+	m := &wiping{counting{calls: map[string]int{}}}
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
+		ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
+		Dir:      dir,
+		Allowed:  digests(t, allowed),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveQueue(t, c, "agentc-q", w)
+	// The client's own worker, on queue evil: its agentc.run schedules a
+	// tool call and a model call of its own writing on agentc's queue,
+	// and would have them tried again and again.
+	rogue := worker.New(c, "evil", worker.Options{})
+	type outcome struct {
+		Tool, Model       temporal.EffectResult
+		ToolErr, ModelErr string
+		ToolType          string
+		ModelType         string
+		ToolRetryable     bool
+		ModelRetryable    bool
+		PlanErr, PlanType string
+		PlanRetryable     bool
+	}
+	rogue.RegisterWorkflowWithOptions(func(ctx workflow.Context, in temporal.RunInput) (outcome, error) {
+		ao := workflow.ActivityOptions{TaskQueue: "agentc-q", StartToCloseTimeout: time.Minute,
+			RetryPolicy: &sdktemporal.RetryPolicy{InitialInterval: time.Millisecond, MaximumAttempts: 0}}
+		ctx = workflow.WithActivityOptions(ctx, ao)
+		var out outcome
+		note := func(err error, msg, typ *string, retryable *bool) {
+			var app *sdktemporal.ApplicationError
+			if errors.As(err, &app) {
+				*msg, *typ, *retryable = app.Message(), app.Type(), !app.NonRetryable()
+			} else if err != nil {
+				*msg = err.Error()
+			}
+		}
+		err := workflow.ExecuteActivity(ctx, temporal.ToolActivity, temporal.EffectInput{Effect: agentrt.Effect{
+			Key: "9.1", Kind: "tool", Tool: "wipe", Arguments: json.RawMessage(`{}`)}}).Get(ctx, &out.Tool)
+		note(err, &out.ToolErr, &out.ToolType, &out.ToolRetryable)
+		err = workflow.ExecuteActivity(ctx, temporal.ModelActivity, temporal.EffectInput{Effect: agentrt.Effect{
+			Key: "9.2", Kind: "model", Model: &agentrt.Request{Model: "chosen-by-client", MaxOutputTokens: 100000,
+				Messages: []agentrt.Message{{Role: "user", Content: "Anything, on the worker's key."}}}}}).Get(ctx, &out.Model)
+		note(err, &out.ModelErr, &out.ModelType, &out.ModelRetryable)
+		// The local activity that reads a batch's plan, scheduled as an
+		// activity: it reads no history for another workflow. (Tried
+		// once: what it would read is not there.)
+		var plan json.RawMessage
+		ao.RetryPolicy = &sdktemporal.RetryPolicy{MaximumAttempts: 1}
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), "agentc.plan", temporal.BatchRef{Workflow: "someone-else", Run: ""}, "blake3:00").Get(ctx, &plan)
+		note(err, &out.PlanErr, &out.PlanType, &out.PlanRetryable)
+		return out, nil
+	}, workflow.RegisterOptions{Name: temporal.Workflow})
+	if err := rogue.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rogue.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := temporal.Start(ctx, c, allowed, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "evil"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out outcome
+	if err := run.Get(ctx, &out); err != nil {
+		t.Fatalf("the client's workflow: %v", err)
+	}
+	const want = `was started on task queue "evil", not on this worker's ("agentc-q")`
+	for _, c2 := range []struct {
+		what, msg, typ string
+		retryable      bool
+		res            temporal.EffectResult
+	}{
+		{"the tool call", out.ToolErr, out.ToolType, out.ToolRetryable, out.Tool},
+		{"the model call", out.ModelErr, out.ModelType, out.ModelRetryable, out.Model},
+	} {
+		if c2.typ != temporal.ErrRefused || c2.retryable || !strings.Contains(c2.msg, want) {
+			t.Errorf("%s of a workflow on another queue: %q (type %q, retryable %v), result %s; want a refusal, never retried, that says %q",
+				c2.what, c2.msg, c2.typ, c2.retryable, c2.res.Response, want)
+		}
+	}
+	if want := "agentc.plan is a local activity of agentc's run workflow"; out.PlanType != temporal.ErrRefused || out.PlanRetryable || !strings.Contains(out.PlanErr, want) {
+		t.Errorf("the batch plan's activity scheduled by another workflow: %q (type %q, retryable %v); want a refusal, never retried, that says %q", out.PlanErr, out.PlanType, out.PlanRetryable, want)
+	}
+	_, err = os.Stat(filepath.Join(dir, "ran-wipe"))
+	ranBefore := !errors.Is(err, os.ErrNotExist)
+	if ranBefore {
+		t.Errorf("the tool that needs approval ran, unapproved, past a tool budget of 0 (%v)", err)
+	}
+	before := m.total()
+	if before != 0 {
+		t.Errorf("the model was called %d times: %v", before, m.calls)
+	}
+
+	// The same plan, run by agentc's workflow on agentc's queue, runs:
+	// its model is called once, and its tool, which needs approval, is
+	// not run: the tool budget of 0 ends the run first.
+	rep, _, err := temporal.Submit(ctx, c, allowed, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "agentc-q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := m.total() - before; n != 1 || rep.Bound != agentrt.BoundToolBudget {
+		t.Errorf("the allowed plan on agentc's queue: %d model calls, bound %s; want its model called once and its tool budget ending it", n, rep.Bound)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran-wipe")); !ranBefore && !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the tool ran (%v)", err)
+	}
 }

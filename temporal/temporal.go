@@ -53,7 +53,9 @@ const (
 	ErrPlan  = "agentc.plan"
 	ErrInput = "agentc.input"
 	// ErrRefused is a plan the worker does not run: not one its operator
-	// allowed, or one whose tools ask for the worker's keys.
+	// allowed, or one whose tools ask for the worker's keys; or a call an
+	// activity does not make: one of a workflow that is not agentc's run
+	// started on the activity's own task queue.
 	ErrRefused = "agentc.refused"
 )
 

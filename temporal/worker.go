@@ -85,7 +85,9 @@ type WorkerOptions struct {
 
 // Worker serves runs: the run workflow and the activities that make its
 // effects. Register it on a Temporal worker; Close it when the worker
-// has stopped.
+// has stopped. Its activities make calls only for runs started on their
+// own task queue: register the workflow and the activities on workers of
+// the same queue.
 type Worker struct {
 	opts    WorkerOptions
 	client  client.Client
@@ -102,6 +104,8 @@ type Worker struct {
 type workerRun struct {
 	plan *plan.Plan
 	in   RunInput
+	// queue is the task queue the run's workflow was started on.
+	queue string
 }
 
 // builtAgent is one agent's model and tools on this worker, shared by
@@ -149,11 +153,17 @@ func Options() worker.Options {
 // Register registers the run workflow and its activities on r.
 func (w *Worker) Register(r worker.Registry) {
 	w.RegisterWorkflow(r)
+	w.RegisterActivities(r)
+}
+
+// RegisterActivities registers the activities alone, for a worker that
+// leaves the workflows to others of its queue.
+func (w *Worker) RegisterActivities(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(w.effect, activity.RegisterOptions{Name: ModelActivity})
 	r.RegisterActivityWithOptions(w.effect, activity.RegisterOptions{Name: ToolActivity})
 	r.RegisterActivityWithOptions(w.effect, activity.RegisterOptions{Name: EffectActivity})
 	r.RegisterActivityWithOptions(w.servers, activity.RegisterOptions{Name: ServersActivity})
-	r.RegisterActivityWithOptions(w.batchPlan, activity.RegisterOptions{Name: planActivity})
+	r.RegisterActivityWithOptions(w.planLocal, activity.RegisterOptions{Name: planActivity})
 }
 
 // RegisterWorkflow registers the run workflow alone, as a replayer of
@@ -287,19 +297,57 @@ func heartbeat(ctx context.Context, details any) (stop func()) {
 }
 
 // runOf returns the run an activity belongs to, reading its workflow's
-// input from the history the first time.
+// input from the history the first time. An activity makes a call only
+// for agentc's run workflow started on the task queue the activity came
+// from: a workflow's code is run by whoever polls the task queue it was
+// started on, and a client that runs a worker of its own, on a queue of
+// its own, under agentc's workflow type, could otherwise schedule calls
+// of its own writing on agentc's queue (no approval asked, no budget
+// counted, a model request of its choosing sent with the worker's key).
 func (w *Worker) runOf(ctx context.Context) (*workerRun, error) {
-	exec := activity.GetInfo(ctx).WorkflowExecution
+	info := activity.GetInfo(ctx)
+	exec := info.WorkflowExecution
 	id := exec.ID + "\x00" + exec.RunID
 	w.mu.Lock()
 	run, ok := w.runs[id]
 	w.mu.Unlock()
-	if ok {
-		return run, nil
+	if !ok {
+		var err error
+		if run, err = w.readRun(ctx, exec.ID, exec.RunID, info.TaskQueue); err != nil {
+			return nil, err
+		}
+		w.mu.Lock()
+		w.runs[id] = run
+		w.mu.Unlock()
 	}
-	in, err := ReadInput(ctx, w.client, exec.ID, exec.RunID)
+	// A Worker registered on workers of several queues: each activity's
+	// own queue is the one its run must have been started on.
+	if err := checkQueue(exec.ID, run.queue, info.TaskQueue); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// readRun reads the run of workflow ID and run runID from the first event
+// of its history, for an activity that came from task queue queue, and
+// checks it before anything of it is built: agentc's run workflow, on
+// queue, of a plan this worker runs.
+func (w *Worker) readRun(ctx context.Context, workflowID, runID, queue string) (*workerRun, error) {
+	ev, err := firstEvent(ctx, w.client, workflowID, runID)
 	if err != nil {
 		return nil, err
+	}
+	started := ev.GetWorkflowExecutionStartedEventAttributes()
+	if t := started.GetWorkflowType().GetName(); started == nil || t != Workflow {
+		return nil, sdktemporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("workflow %s is a %s, not an agentc run (%s): this worker makes calls only for runs of agentc's workflow", workflowID, t, Workflow), ErrRefused, nil)
+	}
+	if err := checkQueue(workflowID, started.GetTaskQueue().GetName(), queue); err != nil {
+		return nil, err
+	}
+	in, err := runInputOf(workflowID, ev)
+	if err != nil {
+		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
 	}
 	if in.Batch != nil {
 		if in.Plan, err = w.batchPlan(ctx, *in.Batch, in.Digest); err != nil {
@@ -319,11 +367,19 @@ func (w *Worker) runOf(ctx context.Context) (*workerRun, error) {
 	if err := w.checkPlan(p); err != nil {
 		return nil, err
 	}
-	run = &workerRun{plan: p, in: *in}
-	w.mu.Lock()
-	w.runs[id] = run
-	w.mu.Unlock()
-	return run, nil
+	return &workerRun{plan: p, in: *in, queue: queue}, nil
+}
+
+// checkQueue refuses, never retried, an activity that came from task
+// queue queue for a run workflow started on another, started: that
+// workflow's code is whatever its own queue's pollers run, not agentc's.
+func checkQueue(workflowID, started, queue string) error {
+	if started == queue {
+		return nil
+	}
+	return sdktemporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("workflow %s was started on task queue %q, not on this worker's (%q): this worker makes calls only for runs started on its own task queue, whose workflow code its own queue's workers run", workflowID, started, queue),
+		ErrRefused, nil)
 }
 
 // ReadInput reads a run workflow's input from its history.
@@ -365,6 +421,18 @@ func (w *Worker) batchPlan(ctx context.Context, ref BatchRef, digest string) (js
 		w.mu.Unlock()
 	}
 	return data, nil
+}
+
+// planLocal is the local activity planActivity: the plan of a batch's
+// run, read by the run's workflow on this worker. It is registered as
+// activities are, so it refuses to be scheduled as an activity by some
+// other workflow.
+func (w *Worker) planLocal(ctx context.Context, ref BatchRef, digest string) (json.RawMessage, error) {
+	if !activity.GetInfo(ctx).IsLocalActivity {
+		return nil, sdktemporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s is a local activity of agentc's run workflow, not one a workflow schedules", planActivity), ErrRefused, nil)
+	}
+	return w.batchPlan(ctx, ref, digest)
 }
 
 // BatchPlan reads the plan of a batch's runs from the input of the batch
