@@ -450,9 +450,12 @@ func TestCancelledRun(t *testing.T) {
 // TestReplayBefore: histories recorded by the run workflow as it was
 // before activity types by kind, search attributes and failed workflows
 // (testdata/history: a run that answered, and one its tool budget ended;
-// every call an agentc.effect, the plan in base64, the workflow completed)
-// replay on today's code, so that runs started then go on once their
-// workers are upgraded.
+// every call an agentc.effect, the plan in base64, the workflow completed),
+// and before a client's budgets only narrowed the plan's (a run whose
+// client lifted its plan's tool budget of 1 to 3, its rounds from 3 to 10
+// and its deadline from 5m to 1000h: three tool calls, then its tool
+// budget ended it), replay on today's code, so that runs started then go
+// on once their workers are upgraded.
 func TestReplayBefore(t *testing.T) {
 	w, err := temporal.NewWorker(nil, temporal.WorkerOptions{
 		ModelFor:     func(*plan.Plan, string, int64) (agentrt.Model, error) { return refusing{}, nil },
@@ -461,7 +464,7 @@ func TestReplayBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"before-ops-ok", "before-ops-budget"} {
+	for _, name := range []string{"before-ops-ok", "before-ops-budget", "before-budgets-wider"} {
 		replayer := worker.NewWorkflowReplayer()
 		w.RegisterWorkflow(replayer)
 		if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "history", name+".json")); err != nil {

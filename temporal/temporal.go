@@ -130,7 +130,12 @@ type RunInput struct {
 	Digest string `json:"digest"`
 	// Input is the run's input (JSON); empty for none.
 	Input json.RawMessage `json:"input,omitempty"`
-	// Budgets override the plan's where set.
+	// Budgets narrow the plan's where set, never lift them: a bound
+	// looser than the plan's leaves the plan's, and one that is not a
+	// bound (a deadline or token budget not above zero, a negative tool
+	// budget, rounds not above zero) fails the run, never retried, with
+	// ErrRefused. (Runs started before they did took them in place of the
+	// plan's, and replay so.)
 	Budgets Budgets `json:"budgets,omitzero"`
 	// Provider, when set, answers in place of the plan's ("test": the
 	// offline test model).
@@ -160,8 +165,8 @@ func planJSON(raw json.RawMessage) ([]byte, error) {
 	return b, nil
 }
 
-// Budgets are a run's budget overrides, as a workflow's input carries
-// them.
+// Budgets are the bounds a client asks of a run, as a workflow's input
+// carries them: they narrow the plan's (RunInput.Budgets).
 type Budgets struct {
 	Deadline string `json:"deadline,omitempty"` // a Go duration
 	Tools    *int   `json:"tools,omitempty"`
@@ -169,7 +174,8 @@ type Budgets struct {
 	Rounds   *int   `json:"rounds,omitempty"`
 }
 
-// overrides returns the budgets as the runtime takes them.
+// overrides returns the budgets as the runtime takes them
+// (Runner.WithBudgets narrows a run to them).
 func (b Budgets) overrides() (agentrt.Overrides, error) {
 	o := agentrt.Overrides{Tools: b.Tools, Tokens: b.Tokens, Rounds: b.Rounds}
 	if b.Deadline != "" {

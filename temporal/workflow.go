@@ -58,6 +58,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// EffectActivity, set no search attribute, and complete whatever
 	// their outcome: their histories replay as they were made.
 	ops := workflow.GetVersion(ctx, opsChange, workflow.DefaultVersion, opsVersion) >= opsVersion
+	// Runs started before version 1 (budgetsVersion) take the client's
+	// budgets in place of the plan's: their histories replay as they were
+	// made. Runs started since take them as bounds that narrow the plan's.
+	narrow := workflow.GetVersion(ctx, budgetsChange, workflow.DefaultVersion, budgetsVersion) >= budgetsVersion
 	if in.Batch != nil {
 		// Its batch is told when it ends, however it ends.
 		defer tellBatch(ctx, in.Batch)
@@ -95,8 +99,14 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	if err := w.checkPlan(p); err != nil {
 		return nil, err
 	}
-	budgets, err := in.Budgets.overrides()
-	if err != nil {
+	// The client's budgets: in place of the plan's (runs started before
+	// budgetsVersion), or the bounds that narrow them.
+	var budgets, bounds agentrt.Overrides
+	if narrow {
+		if bounds, err = in.Budgets.overrides(); err != nil {
+			return nil, fail(ErrRefused, fmt.Errorf("budgets.deadline: %v", err))
+		}
+	} else if budgets, err = in.Budgets.overrides(); err != nil {
 		return nil, fail(ErrPlan, fmt.Errorf("budgets.deadline: %v", err))
 	}
 	var servers map[string]tool.ServerRecord
@@ -165,6 +175,13 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	if err != nil {
 		return nil, fail(ErrPlan, err)
 	}
+	if narrow && in.Budgets != (Budgets{}) {
+		// A client's bound narrows the plan's, never lifts it; one that
+		// is not a bound is refused.
+		if r, err = r.WithBudgets(bounds); err != nil {
+			return nil, fail(ErrRefused, fmt.Errorf("budgets: %v", err))
+		}
+	}
 	rep, err := r.Run(rctx, in.Input)
 	if err != nil {
 		return nil, fail(ErrInput, err)
@@ -187,6 +204,14 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 const (
 	opsChange  = "agentc.operators"
 	opsVersion = workflow.Version(1)
+)
+
+// budgetsChange and budgetsVersion name the change that made a run's
+// budgets (RunInput.Budgets) bounds that narrow its plan's, where they
+// had replaced them.
+const (
+	budgetsChange  = "agentc.budgets"
+	budgetsVersion = workflow.Version(1)
 )
 
 // ended is how a run's workflow ends, given the run's report: nil, to
