@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -464,5 +465,112 @@ func TestEffectActivityChecksQueue(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ran-wipe")); !ranBefore && !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the tool ran (%v)", err)
+	}
+}
+
+// providers is a model maker that records the providers it is asked for.
+type providers struct {
+	mu    sync.Mutex
+	asked []string
+	m     agentrt.Model
+}
+
+func (p *providers) modelFor(_ *plan.Plan, provider string, _ int64) (agentrt.Model, error) {
+	p.mu.Lock()
+	p.asked = append(p.asked, provider)
+	p.mu.Unlock()
+	return p.m, nil
+}
+
+func (p *providers) list() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.asked)
+}
+
+// TestWorkerRunsPlansModels: a run's calls go to the models its allowed
+// plan names, or to the offline test model: a client that asks for another
+// provider in place of the plan's (RunInput.Provider), which would have the
+// worker send that provider's key, gets its run refused, never retried,
+// before any call, and so does a workflow polled from the worker's own
+// queue that schedules a call for such a run. The test model still
+// answers for any plan.
+func TestWorkerRunsPlansModels(t *testing.T) {
+	s := devserver.Start(t)
+	c := dial(t, s)
+	data := labeller(t, labelSchema)
+	m := &counting{calls: map[string]int{}}
+	pr := &providers{m: m}
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: pr.modelFor, Dir: t.TempDir(), Allowed: digests(t, data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveQueue(t, c, "models", w)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	want := "this worker runs plan " + string(digests(t, data)[0]) + ` (agent "label") against the models it names, or the test model, not provider `
+	for _, provider := range []string{"anthropic", "openai"} {
+		run, err := temporal.Start(ctx, c, data, temporal.RunInput{Provider: provider}, temporal.SubmitOptions{TaskQueue: "models"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep agentrt.Report
+		err = run.Get(ctx, &rep)
+		var app *sdktemporal.ApplicationError
+		if !errors.As(err, &app) || app.Type() != temporal.ErrRefused || !app.NonRetryable() || !strings.Contains(app.Message(), want+`"`+provider+`"`) {
+			t.Errorf("provider %s in place of the plan's: %v; want a refusal, never retried, that says %q", provider, err, want)
+		}
+		if n, _ := scheduled(t, ctx, c, run.GetID()); n != 0 {
+			t.Errorf("provider %s: %d tool calls scheduled", provider, n)
+		}
+	}
+	if asked := pr.list(); len(asked) != 0 || m.total() != 0 {
+		t.Errorf("refused runs asked for the models of %q and called them %d times", asked, m.total())
+	}
+
+	// The test model answers for the plan.
+	first := len(pr.list())
+	rep, _, err := temporal.Submit(ctx, c, data, temporal.RunInput{Provider: "test"}, temporal.SubmitOptions{TaskQueue: "models"})
+	if err != nil || rep.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("the test model: %v %+v", err, rep)
+	}
+	if asked := pr.list()[first:]; len(asked) == 0 || slices.ContainsFunc(asked, func(p string) bool { return p != "test" }) {
+		t.Errorf("a run on the test model asked for the models of %q", asked)
+	}
+
+	// A workflow polled from the worker's own queue by another program
+	// schedules a model call for a run that names another provider: the
+	// activity refuses it too.
+	before := len(pr.list())
+	opts := temporal.Options()
+	opts.DisableWorkflowWorker = true
+	acts := worker.New(c, "models-acts", opts)
+	w.RegisterActivities(acts)
+	rogue := worker.New(c, "models-acts", worker.Options{LocalActivityWorkerOnly: true})
+	rogue.RegisterWorkflowWithOptions(func(ctx workflow.Context, in temporal.RunInput) (temporal.EffectResult, error) {
+		ao := workflow.ActivityOptions{StartToCloseTimeout: time.Minute, RetryPolicy: &sdktemporal.RetryPolicy{MaximumAttempts: 1}}
+		var out temporal.EffectResult
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ao), temporal.ModelActivity, temporal.EffectInput{Effect: agentrt.Effect{
+			Key: "1.0", Kind: "model", Model: &agentrt.Request{Model: "m1", Messages: []agentrt.Message{{Role: "user", Content: "Hi."}}}}}).Get(ctx, &out)
+		return out, err
+	}, workflow.RegisterOptions{Name: temporal.Workflow})
+	for _, tw := range []worker.Worker{acts, rogue} {
+		if err := tw.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tw.Stop)
+	}
+	run, err := temporal.Start(ctx, c, data, temporal.RunInput{Provider: "anthropic"}, temporal.SubmitOptions{TaskQueue: "models-acts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out temporal.EffectResult
+	err = run.Get(ctx, &out)
+	var app *sdktemporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != temporal.ErrRefused || !strings.Contains(app.Message(), want+`"anthropic"`) {
+		t.Errorf("a model call of a run that names another provider: %v, %s; want a refusal", err, out.Response)
+	}
+	if asked := pr.list()[before:]; len(asked) != 0 {
+		t.Errorf("the refused call asked for the models of %q", asked)
 	}
 }

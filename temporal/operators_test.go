@@ -454,8 +454,11 @@ func TestCancelledRun(t *testing.T) {
 // and before a client's budgets only narrowed the plan's (a run whose
 // client lifted its plan's tool budget of 1 to 3, its rounds from 3 to 10
 // and its deadline from 5m to 1000h: three tool calls, then its tool
-// budget ended it), replay on today's code, so that runs started then go
-// on once their workers are upgraded.
+// budget ended it), and before a run's calls went only to its plan's
+// models (a run whose client named the provider anthropic in place of its
+// plan's openai: it answered), replay on today's code, so that runs
+// started then go on once their workers are upgraded (whose activities
+// refuse the calls such a run has left to make).
 func TestReplayBefore(t *testing.T) {
 	w, err := temporal.NewWorker(nil, temporal.WorkerOptions{
 		ModelFor:     func(*plan.Plan, string, int64) (agentrt.Model, error) { return refusing{}, nil },
@@ -464,7 +467,7 @@ func TestReplayBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"before-ops-ok", "before-ops-budget", "before-budgets-wider"} {
+	for _, name := range []string{"before-ops-ok", "before-ops-budget", "before-budgets-wider", "before-provider"} {
 		replayer := worker.NewWorkflowReplayer()
 		w.RegisterWorkflow(replayer)
 		if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "history", name+".json")); err != nil {

@@ -53,9 +53,11 @@ const (
 	ErrPlan  = "agentc.plan"
 	ErrInput = "agentc.input"
 	// ErrRefused is a plan the worker does not run: not one its operator
-	// allowed, or one whose tools ask for the worker's keys; or a call an
-	// activity does not make: one of a workflow that is not agentc's run
-	// started on the activity's own task queue.
+	// allowed, or one whose tools ask for the worker's keys; a run that
+	// asks for bounds that are not bounds, or for a provider in place of
+	// its plan's models (RunInput); or a call an activity does not make:
+	// one of a workflow that is not agentc's run started on the
+	// activity's own task queue.
 	ErrRefused = "agentc.refused"
 )
 
@@ -137,8 +139,11 @@ type RunInput struct {
 	// ErrRefused. (Runs started before they did took them in place of the
 	// plan's, and replay so.)
 	Budgets Budgets `json:"budgets,omitzero"`
-	// Provider, when set, answers in place of the plan's ("test": the
-	// offline test model).
+	// Provider, when set, is "test": the offline test model answers in
+	// place of the plan's models. A worker refuses a run that names any
+	// other (ErrRefused): its calls go to the models its plan names, with
+	// the keys of their providers. (Runs started before this was so may
+	// name another, and replay so; their calls are refused.)
 	Provider string `json:"provider,omitempty"`
 	// Seed varies the test model's values.
 	Seed int64 `json:"seed,omitempty"`

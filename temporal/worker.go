@@ -33,8 +33,9 @@ import (
 // WorkerOptions are what a worker runs plans with.
 type WorkerOptions struct {
 	// ModelFor returns the model a plan's calls go to, given the provider
-	// the run names in place of the plan's ("" for the plan's own) and the
-	// test model's seed. Required.
+	// the run names in place of the plan's ("" for the plan's own, "test"
+	// for the test model: a worker runs no other) and the test model's
+	// seed. Required.
 	ModelFor func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error)
 	// Dir is what relative paths in tools resolve against (a called
 	// agent's, against its own directory below it).
@@ -363,11 +364,31 @@ func (w *Worker) readRun(ctx context.Context, workflowID, runID, queue string) (
 	}
 	// The workflow checked the plan before it scheduled this activity;
 	// the activity reads the plan from the history itself, and checks
-	// again what it is about to run.
+	// again what it is about to run, and with which models.
 	if err := w.checkPlan(p); err != nil {
 		return nil, err
 	}
+	if err := checkProvider(p, in.Provider); err != nil {
+		return nil, err
+	}
 	return &workerRun{plan: p, in: *in, queue: queue}, nil
+}
+
+// checkProvider refuses, never retried, a run whose client names a
+// provider to answer in place of its plan's (RunInput.Provider): the
+// worker would send that provider's key, which the plan its operator
+// allowed never names, for requests made for another model (and its
+// called agents' too). The test model, which needs no key, answers for
+// any plan. A run against another model is a plan of its own (agentc run
+// --model PROVIDER:MODEL makes it), which the operator allows by its
+// digest.
+func checkProvider(p *plan.Plan, provider string) error {
+	if provider == "" || provider == "test" {
+		return nil
+	}
+	return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf(
+		"this worker runs plan %s (agent %q) against the models it names, or the test model, not provider %q: a run against another model is a plan of its own (agentc run --model PROVIDER:MODEL makes it), which the worker's operator allows by its digest",
+		p.Digests.Plan, p.Agent.Name, provider), ErrRefused, nil)
 }
 
 // checkQueue refuses, never retried, an activity that came from task

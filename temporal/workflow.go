@@ -62,6 +62,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// budgets in place of the plan's: their histories replay as they were
 	// made. Runs started since take them as bounds that narrow the plan's.
 	narrow := workflow.GetVersion(ctx, budgetsChange, workflow.DefaultVersion, budgetsVersion) >= budgetsVersion
+	// Runs started before version 1 (providerVersion) took the provider
+	// their client named: their histories replay as they were made (the
+	// activities refuse their calls all the same).
+	ownModels := workflow.GetVersion(ctx, providerChange, workflow.DefaultVersion, providerVersion) >= providerVersion
 	if in.Batch != nil {
 		// Its batch is told when it ends, however it ends.
 		defer tellBatch(ctx, in.Batch)
@@ -98,6 +102,11 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// Before anything of the plan is built or run.
 	if err := w.checkPlan(p); err != nil {
 		return nil, err
+	}
+	if ownModels {
+		if err := checkProvider(p, in.Provider); err != nil {
+			return nil, err
+		}
 	}
 	// The client's budgets: in place of the plan's (runs started before
 	// budgetsVersion), or the bounds that narrow them.
@@ -204,6 +213,14 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 const (
 	opsChange  = "agentc.operators"
 	opsVersion = workflow.Version(1)
+)
+
+// providerChange and providerVersion name the change that made a run's
+// calls go only to the models its plan names, or to the test model
+// (checkProvider), where a client could name another provider.
+const (
+	providerChange  = "agentc.provider"
+	providerVersion = workflow.Version(1)
 )
 
 // budgetsChange and budgetsVersion name the change that made a run's
