@@ -3,8 +3,11 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -30,6 +33,51 @@ func CheckToken(token string) error {
 	return nil
 }
 
+// Bounds on the MCP sessions of a server over HTTP (SessionBounds).
+const (
+	// DefaultSessionIdle is how long an MCP session may go without a
+	// request before the server closes it. A client's next request in it
+	// is then 404, and MCP's clients are to open a new session on a 404
+	// (not every SDK's client does so on its own: the Go SDK's reports
+	// that the session is gone, and its program connects again): an
+	// hour keeps a client that pauses between calls in its session.
+	DefaultSessionIdle = time.Hour
+	// DefaultSessionsPerToken is how many MCP sessions the clients of one
+	// token may hold open at once.
+	DefaultSessionsPerToken = 256
+)
+
+// SessionBounds bound the MCP sessions a server over HTTP keeps: each is
+// closed once it has had no request for Idle (an open event stream is no
+// request), and the clients of one token hold at most PerToken at once;
+// a request that would open another is refused 429 until one is closed
+// (by its client, DELETE, or for being idle). A zero field is its
+// default: DefaultSessionIdle, DefaultSessionsPerToken.
+type SessionBounds struct {
+	Idle     time.Duration
+	PerToken int
+}
+
+// MCPHTTP is MCPHandler's handler: MCP over the streamable HTTP
+// transport, for the clients of the server's tokens.
+type MCPHTTP struct {
+	h        http.Handler
+	sdk      *mcp.StreamableHTTPHandler
+	servers  map[*Access]*mcp.Server
+	limits   map[*Access]int64
+	perToken int
+
+	mu     sync.Mutex
+	opened map[string]*tokenSessions // by the token's user (grant.user)
+}
+
+// tokenSessions is what a token's clients hold: the ids of the sessions
+// they opened, and the sessions being opened.
+type tokenSessions struct {
+	ids     map[string]bool
+	opening int
+}
+
 // MCPHandler serves the agents over MCP's streamable HTTP transport to
 // clients that send one of the bearer tokens (Authorization: Bearer
 // TOKEN); any other request is refused 401 before a server reads it. Each
@@ -39,33 +87,34 @@ func CheckToken(token string) error {
 // request of another token is refused 403 in it. Request bodies are
 // bounded to MaxBodyBytes, or, where the token admits to an agent that
 // takes files, to room for its files in base64 (MaxRequestBytes), as the
-// HTTP API's are. version names the servers in their handshake.
-func MCPHandler(version string, agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
-	servers := map[*Access]*mcp.Server{}
-	limits := map[*Access]int64{}
+// HTTP API's are. The sessions are bounded by b. version names the
+// servers in their handshake.
+func MCPHandler(version string, agents []Agent, runs *Runs, tokens *Tokens, b SessionBounds) (*MCPHTTP, error) {
+	if b.Idle <= 0 {
+		b.Idle = DefaultSessionIdle
+	}
+	if b.PerToken <= 0 {
+		b.PerToken = DefaultSessionsPerToken
+	}
+	m := &MCPHTTP{servers: map[*Access]*mcp.Server{}, limits: map[*Access]int64{}, perToken: b.PerToken, opened: map[string]*tokenSessions{}}
 	most := int64(MaxBodyBytes)
 	for _, a := range tokens.sets {
 		s, err := MCP(version, a.Of(agents), runs)
 		if err != nil {
 			return nil, err
 		}
-		servers[a] = s
+		m.servers[a] = s
 		limit := int64(MaxBodyBytes)
 		for _, ag := range a.Of(agents) {
 			limit = max(limit, MaxRequestBytes(ag.Plan))
 		}
-		limits[a], most = limit, max(most, limit)
+		m.limits[a], most = limit, max(most, limit)
 	}
-	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		return servers[AccessOf(r.Context())] // nil, refused, for none
-	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: most})
-	// Each token's requests are held to the bound of its agents.
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if limit, ok := limits[AccessOf(r.Context())]; ok {
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
-		}
-		sdk.ServeHTTP(w, r)
-	})
+	// Idle sessions are closed: a client that opens sessions and leaves
+	// them does not hold the server's memory for ever.
+	m.sdk = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		return m.servers[AccessOf(r.Context())] // nil, refused, for none
+	}, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: most, SessionTimeout: b.Idle})
 	// The SDK binds a session to the user its TokenInfo names, and
 	// refuses the session to a request of another.
 	bound := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
@@ -75,7 +124,111 @@ func MCPHandler(version string, agents []Agent, runs *Runs, tokens *Tokens) (htt
 		}
 		return &auth.TokenInfo{UserID: g.user}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	return Authorized(bound(h), tokens), nil
+	m.h = Authorized(bound(http.HandlerFunc(m.serve)), tokens)
+	return m, nil
+}
+
+func (m *MCPHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.h.ServeHTTP(w, r) }
+
+// sessionHeader names an MCP session in a request and in the answer that
+// opened it.
+const sessionHeader = "Mcp-Session-Id"
+
+// serve passes a request of a token the server takes on to the SDK:
+// held to the bound of the token's agents, and, where it would open a
+// session, to the token's sessions.
+func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
+	g := grantOf(r.Context())
+	if limit, ok := m.limits[g.access]; ok {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+	}
+	if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
+		m.sdk.ServeHTTP(w, r)
+		return
+	}
+	// A request without a session opens one.
+	if !m.reserve(g) {
+		http.Error(w, fmt.Sprintf("too many MCP sessions: this token's clients hold %d open, the most the server keeps; close one (DELETE /mcp with its Mcp-Session-Id), or wait for an idle one to be closed", m.perToken), http.StatusTooManyRequests)
+		return
+	}
+	// The session is counted as open from its answer's header on, before
+	// its client reads the answer and goes on.
+	ow := &openingWriter{ResponseWriter: w, opened: func() { m.opens(g, w.Header().Get(sessionHeader)) }}
+	defer ow.answered()
+	m.sdk.ServeHTTP(ow, r)
+}
+
+// openingWriter is the writer of an answer that may open a session: it
+// calls opened once, as the answer's header goes out (or as the handler
+// returns without one).
+type openingWriter struct {
+	http.ResponseWriter
+	opened func()
+	once   sync.Once
+}
+
+func (w *openingWriter) answered() { w.once.Do(w.opened) }
+
+func (w *openingWriter) WriteHeader(code int) {
+	w.answered()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *openingWriter) Write(b []byte) (int, error) {
+	w.answered()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *openingWriter) Flush() {
+	w.answered()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w *openingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// reserve counts a session being opened for g's token, and reports
+// whether its clients may open another: fewer than perToken open. The
+// sessions closed since (by their client, or idle) are counted out first.
+func (m *MCPHTTP) reserve(g *grant) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ts := m.opened[g.user]
+	if ts == nil {
+		ts = &tokenSessions{ids: map[string]bool{}}
+		m.opened[g.user] = ts
+	}
+	if len(ts.ids)+ts.opening >= m.perToken {
+		live := map[string]bool{}
+		for ss := range m.servers[g.access].Sessions() {
+			live[ss.ID()] = true
+		}
+		for id := range ts.ids {
+			if !live[id] {
+				delete(ts.ids, id)
+			}
+		}
+		if len(ts.ids)+ts.opening >= m.perToken {
+			return false
+		}
+	}
+	ts.opening++
+	return true
+}
+
+// opens counts the session the SDK opened for g's token (its id, "" for
+// none) in place of its reservation: it is counted until it is seen
+// closed.
+func (m *MCPHTTP) opens(g *grant, id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ts := m.opened[g.user]
+	ts.opening--
+	if id != "" {
+		ts.ids[id] = true
+	}
 }
 
 // Authorized passes on to h the requests that carry one of the bearer

@@ -164,7 +164,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // with another, is refused 401 and reaches no agent.
 func TestHTTP(t *testing.T) {
 	const token = "s3cret-token-of-the-server"
-	h, err := serve.MCPHandler("test", []serve.Agent{labeler(t)}, nil, serve.AllAgents(token))
+	h, err := serve.MCPHandler("test", []serve.Agent{labeler(t)}, nil, serve.AllAgents(token), serve.SessionBounds{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestCheckToken(t *testing.T) {
 // TestProbes: /healthz and /readyz answer without a token and say nothing
 // of the agents; /readyz says 503 once the server is stopping.
 func TestProbes(t *testing.T) {
-	h, err := serve.MCPHandler("test", []serve.Agent{labeler(t)}, nil, serve.AllAgents("s3cret-token-of-the-server"))
+	h, err := serve.MCPHandler("test", []serve.Agent{labeler(t)}, nil, serve.AllAgents("s3cret-token-of-the-server"), serve.SessionBounds{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestHTTPFileBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := serve.MCPHandler("test", []serve.Agent{reader, labeler(t)}, nil, tokens)
+	h, err := serve.MCPHandler("test", []serve.Agent{reader, labeler(t)}, nil, tokens, serve.SessionBounds{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -193,7 +193,7 @@ func TestTokensAPI(t *testing.T) {
 func TestTokensMCP(t *testing.T) {
 	runs := newRuns(t, "", false) // a call that needs approval is denied at once
 	act, sh := actor(t, runs.Ask)
-	h, err := serve.MCPHandler("test", []serve.Agent{labeler(t), act}, runs, twoTokens(t))
+	h, err := serve.MCPHandler("test", []serve.Agent{labeler(t), act}, runs, twoTokens(t), serve.SessionBounds{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,34 +37,45 @@ func readyURL(ts *testscript.TestScript, neg bool, args []string) {
 
 // httpCall is the script command
 //
-//	http [-notoken] [-token T] [-sse] [-to FILE] METHOD PATH [BODYFILE]
+//	http [-notoken] [-token T] [-sse] [-mcp] [-H NAME:VALUE]... [-until STATUS] [-to FILE] METHOD PATH [BODYFILE]
 //
 // It makes a request of the server at $SERVE_URL, with the bearer token
 // of $AGENTC_SERVE_TOKEN (-token: another; -notoken: none), and prints
-// "status: N", "run: ID" when the answer names a run, and the body. -sse
-// asks for an event stream. -to makes the request in the background and
-// writes the same, as it arrives, to FILE (waitfor reads it); the script
-// waits for it at its end.
+// "status: N", "run: ID" when the answer names a run, "session: ID" when
+// it names an MCP session (Mcp-Session-Id), and the body. -sse asks for
+// an event stream; -mcp sends what MCP's streamable HTTP transport wants
+// of a POST (JSON, answered as JSON or an event stream); -H sets a header.
+// -until asks again, at once, until the answer's status is STATUS (within
+// the command's bound), and prints the last answer: for what a server
+// does just after a client has seen an effect of it. -to makes the request in the background and writes the same, as it
+// arrives, to FILE (waitfor reads it); the script waits for it at its end.
 func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	fs := flag.NewFlagSet("http", flag.ContinueOnError)
 	notoken := fs.Bool("notoken", false, "")
 	token := fs.String("token", "", "")
 	sse := fs.Bool("sse", false, "")
+	mcp := fs.Bool("mcp", false, "")
 	to := fs.String("to", "", "")
+	until := fs.Int("until", 0, "")
+	var headers []string
+	fs.Func("H", "", func(v string) error { headers = append(headers, v); return nil })
 	var fields []string
 	fs.Func("F", "", func(v string) error { fields = append(fields, v); return nil })
 	if err := fs.Parse(args); err != nil || neg || fs.NArg() < 2 || fs.NArg() > 3 || len(fields) > 0 && fs.NArg() == 3 {
-		ts.Fatalf("usage: http [-notoken] [-token T] [-sse] [-to FILE] [-F NAME=VALUE|NAME=@FILE[;filename=SENT]]... METHOD PATH [BODYFILE]")
+		ts.Fatalf("usage: http [-notoken] [-token T] [-sse] [-mcp] [-H NAME:VALUE]... [-until STATUS] [-to FILE] [-F NAME=VALUE|NAME=@FILE[;filename=SENT]]... METHOD PATH [BODYFILE]")
+	}
+	if *until != 0 && *to != "" {
+		ts.Fatalf("http: -until goes without -to")
 	}
 	base := ts.Getenv("SERVE_URL")
 	if base == "" {
 		ts.Fatalf("http: no $SERVE_URL: run readyurl first")
 	}
-	var body io.Reader
+	var payload []byte
 	if fs.NArg() == 3 {
 		b, err := os.ReadFile(ts.MkAbs(fs.Arg(2)))
 		ts.Check(err)
-		body = bytes.NewReader(b)
+		payload = b
 	}
 	contentType := ""
 	if len(fields) > 0 {
@@ -89,11 +101,15 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 		ts.Check(mw.Close())
-		body, contentType = &b, mw.FormDataContentType()
+		payload, contentType = b.Bytes(), mw.FormDataContentType()
 	}
 	// A bound, not a measure: a server that never answers fails the
 	// script instead of hanging it.
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
 	req, err := nethttp.NewRequestWithContext(ctx, fs.Arg(0), base+fs.Arg(1), body)
 	ts.Check(err)
 	if contentType != "" {
@@ -109,15 +125,37 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	if *sse {
 		req.Header.Set("Accept", "text/event-stream")
 	}
+	if *mcp {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
+	for _, h := range headers {
+		name, v, ok := strings.Cut(h, ":")
+		if !ok {
+			ts.Fatalf("http: -H %q: want NAME: VALUE", h)
+		}
+		req.Header.Set(strings.TrimSpace(name), strings.TrimSpace(v))
+	}
 	do := func(w io.Writer) error {
 		resp, err := nethttp.DefaultClient.Do(req)
 		if err != nil {
 			return err
 		}
 		defer resp.Body.Close()
+		if *until != 0 && resp.StatusCode != *until {
+			// Once more, as it was.
+			io.Copy(io.Discard, resp.Body)
+			if payload != nil {
+				req.Body = io.NopCloser(bytes.NewReader(payload))
+			}
+			return errAgain
+		}
 		fmt.Fprintf(w, "status: %d\n", resp.StatusCode)
 		if id := resp.Header.Get("Agentc-Run-Id"); id != "" {
 			fmt.Fprintf(w, "run: %s\n", id)
+		}
+		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+			fmt.Fprintf(w, "session: %s\n", id)
 		}
 		_, err = io.Copy(w, resp.Body)
 		return err
@@ -125,7 +163,11 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	if *to == "" {
 		defer cancel()
 		var out strings.Builder
-		if err := do(&out); err != nil {
+		err := do(&out)
+		for errors.Is(err, errAgain) {
+			err = do(&out)
+		}
+		if err != nil {
 			ts.Fatalf("http: %v", err)
 		}
 		fmt.Fprint(ts.Stdout(), out.String())
@@ -146,6 +188,9 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	}()
 	ts.Defer(func() { cancel(); wg.Wait() })
 }
+
+// errAgain says an answer was not the one http -until waits for.
+var errAgain = errors.New("not yet")
 
 // httpWait is the script command httpwait PATH REGEXP: it GETs PATH of
 // the server at $SERVE_URL, with the token, until the body matches, up

@@ -75,7 +75,10 @@ not found over the API, MCP and A2A, and neither their runs nor their
 calls waiting for approval. The server does not start without a token, nor
 with a bad token file (said by line, never printing a token). /healthz and
 /readyz need none. --ready-file FILE gets
-the server's URL once it listens (for --http 127.0.0.1:0).`,
+the server's URL once it listens (for --http 127.0.0.1:0). An MCP session
+with no request for --mcp-idle (1h) is closed (its client's next request is
+404), and the clients of one token hold at most --mcp-sessions (256) at
+once (past it, 429).`,
 		Example: `  agentc serve examples/issue-triage.cue examples/pr-description.cue
   agentc serve --model test examples/
   AGENTC_SERVE_TOKEN=... agentc serve --http 127.0.0.1:8080 examples/issue-triage.cue`,

@@ -32,6 +32,8 @@ type ServeFlags struct {
 	http, tokenFile      string
 	journalDir, ready    string
 	grace, deadline      time.Duration
+	mcpIdle              time.Duration
+	mcpSessions          int
 	toolBudget, tokens   int
 	rounds               int
 	changed              func(string) bool
@@ -67,6 +69,8 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.grace, "grace", 30*time.Second, "on SIGINT or SIGTERM, how long runs in flight may go on before they are interrupted (resumable with --journal-dir)")
 	fs.StringVar(&f.lock, "lock", "", "check the agents against this lock file (default: the nearest agentc.sum at or above each agent's directory)")
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to serve an agent the lock file does not hold, or without a lock file")
+	fs.DurationVar(&f.mcpIdle, "mcp-idle", serve.DefaultSessionIdle, "with --http, close an MCP session that has had no request for this long (its client's next request is 404, and it opens a new session)")
+	fs.IntVar(&f.mcpSessions, "mcp-sessions", serve.DefaultSessionsPerToken, "with --http, the most MCP sessions the clients of one token hold open at once; past it, a request that would open another is refused 429")
 	fs.StringVar(&f.http, "http", "", "serve MCP's streamable HTTP transport on HOST:PORT (at /mcp) instead of standard input and output; clients send a token of $"+ServeTokenVar+" or --token-file")
 	RegisterRateLimit(fs, &f.rateLimits)
 	fs.StringVar(&f.tokenFile, "token-file", "", "with --http, read the bearer tokens clients must send from this file, one a line: TOKEN (every agent) or TOKEN AGENT,AGENT (those agents alone), lines starting with # skipped (default: $"+ServeTokenVar+"'s one token, every agent)")
@@ -98,6 +102,12 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	}
 	if f.grace < 0 {
 		return UsageError("--grace %s: want a duration of 0 or more", f.grace)
+	}
+	if f.mcpIdle <= 0 {
+		return UsageError("--mcp-idle %s: want a duration above 0", f.mcpIdle)
+	}
+	if f.mcpSessions <= 0 {
+		return UsageError("--mcp-sessions %d: want 1 or more", f.mcpSessions)
 	}
 	changed := f.changed
 	if changed == nil {
@@ -146,6 +156,10 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		return UsageError("--token-file goes with --http")
 	case f.ready != "":
 		return UsageError("--ready-file goes with --http")
+	case changed("mcp-idle"):
+		return UsageError("--mcp-idle goes with --http: over stdio the one session lasts as long as its client")
+	case changed("mcp-sessions"):
+		return UsageError("--mcp-sessions goes with --http: over stdio there is one session, its client's")
 	}
 	secrets := &redact.Set{}
 	for _, v := range ProviderSecrets() {
@@ -309,7 +323,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
-		h, err := serve.MCPHandler(version, agents, runs, tokens)
+		h, err := serve.MCPHandler(version, agents, runs, tokens, serve.SessionBounds{Idle: f.mcpIdle, PerToken: f.mcpSessions})
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
