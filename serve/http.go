@@ -59,7 +59,8 @@ type SessionBounds struct {
 }
 
 // MCPHTTP is MCPHandler's handler: MCP over the streamable HTTP
-// transport, for the clients of the server's tokens.
+// transport, for the clients of the server's tokens. Close ends its
+// sessions when the server stops.
 type MCPHTTP struct {
 	h        http.Handler
 	sdk      *mcp.StreamableHTTPHandler
@@ -67,8 +68,10 @@ type MCPHTTP struct {
 	limits   map[*Access]int64
 	perToken int
 
-	mu     sync.Mutex
-	opened map[string]*tokenSessions // by the token's user (grant.user)
+	mu      sync.Mutex
+	opened  map[string]*tokenSessions // by the token's user (grant.user)
+	closing bool
+	calls   sync.WaitGroup // the requests in flight, but event streams (GET)
 }
 
 // tokenSessions is what a token's clients hold: the ids of the sessions
@@ -142,6 +145,21 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 	if limit, ok := m.limits[g.access]; ok {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 	}
+	if r.Method == http.MethodGet {
+		// An event stream, which lasts as long as its session: Close
+		// ends it by closing the session.
+		m.sdk.ServeHTTP(w, r)
+		return
+	}
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		http.Error(w, "the server is stopping", http.StatusServiceUnavailable)
+		return
+	}
+	m.calls.Add(1)
+	m.mu.Unlock()
+	defer m.calls.Done()
 	if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
 		m.sdk.ServeHTTP(w, r)
 		return
@@ -228,6 +246,40 @@ func (m *MCPHTTP) opens(g *grant, id string) {
 	ts.opening--
 	if id != "" {
 		ts.ids[id] = true
+	}
+}
+
+// Close ends the MCP sessions, for a server that stops: it takes no new
+// request but event streams (GET), waits for the requests in flight (a
+// call's answer is written before its session closes), then closes every
+// session, which ends their event streams, which would otherwise hold the
+// HTTP server's shutdown until its clients went away. Stop the runs
+// first: a call's request ends with its run. It returns ctx's error if
+// ctx ends first, the sessions left open.
+func (m *MCPHTTP) Close(ctx context.Context) error {
+	m.mu.Lock()
+	m.closing = true
+	m.mu.Unlock()
+	answered := make(chan struct{})
+	go func() { m.calls.Wait(); close(answered) }()
+	select {
+	case <-answered:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	var closed sync.WaitGroup
+	for _, s := range m.servers {
+		for ss := range s.Sessions() {
+			closed.Go(func() { ss.Close() })
+		}
+	}
+	done := make(chan struct{})
+	go func() { closed.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,8 +12,47 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/serve"
 )
+
+// gateTool is a tool that runs until its call's context ends, saying on
+// entered when a call has begun.
+type gateTool struct{ entered chan struct{} }
+
+func (*gateTool) Spec() agentrt.ToolSpec {
+	return agentrt.ToolSpec{Name: "wait", Description: "Waits.", Schema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)}
+}
+
+func (g *gateTool) Call(ctx context.Context, _ json.RawMessage) (agentrt.ToolResult, error) {
+	g.entered <- struct{}{}
+	<-ctx.Done()
+	return agentrt.ToolResult{}, ctx.Err()
+}
+
+// waiter is an agent whose one tool runs until its run is stopped.
+func waiter(t *testing.T) (serve.Agent, *gateTool) {
+	t.Helper()
+	p := &plan.Plan{Agent: plan.Agent{
+		Name: "waiter", Description: "Waits.", Model: plan.Model{Provider: "test", Name: "m"}, Instructions: "Wait with the wait tool, then say so.",
+		Input:        &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"task":{"type":"string"}},"required":["task"]}`)},
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"wait": {Kind: "exec", Description: "Waits.", Approve: plan.ApproveNever}}},
+		Output:       &plan.Output{Name: "answer", Description: "What was done.", Mode: "tool", Enforce: "local", Retries: 2, KeepsTools: true, Schema: json.RawMessage(`{"type":"object","properties":{"done":{"type":"string"}},"required":["done"]}`)},
+		Strategy:     plan.Strategy{OnProse: "remind", Reminders: 2},
+		Budgets:      plan.Budgets{Deadline: "600s"},
+	}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	gate := &gateTool{entered: make(chan struct{}, 16)}
+	r, err := agentrt.New(p, agentrt.Options{Model: &testmodel.Model{}, Tools: map[string]agentrt.Tool{"wait": gate}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serve.Agent{Plan: p, Runner: r}, gate
+}
 
 // connectHTTP opens a session of the SDK's client on the server at url
 // with token.
@@ -150,5 +190,66 @@ func TestMCPSessionIdle(t *testing.T) {
 	// A new session opens.
 	if code, id, _ := initialize(t, srv.URL, token); code != http.StatusOK || id == "" {
 		t.Errorf("a new session: %d %q", code, id)
+	}
+}
+
+// TestMCPHTTPClose: a server that stops closes its MCP sessions, which
+// ends its clients' event streams, once the calls in flight are answered:
+// a call whose run the stop interrupted gets its result, saying so, and
+// only then does its session close.
+func TestMCPHTTPClose(t *testing.T) {
+	const token = "s3cret-token-of-the-server"
+	runs := newRuns(t, "", true)
+	ag, gate := waiter(t)
+	h, err := serve.MCPHandler("test", []serve.Agent{ag}, runs, serve.AllAgents(token), serve.SessionBounds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a bound, not a measure
+	defer cancel()
+	// The SDK's client keeps an event stream open for its session.
+	cs, err := connectHTTP(ctx, srv.URL, token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	idle, err := connectHTTP(ctx, srv.URL, token, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	type called struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	done := make(chan called, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "waiter", Arguments: map[string]any{"task": "wait"}})
+		done <- called{res, err}
+	}()
+	<-gate.entered
+	runs.Stop()
+	if err := h.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	c := <-done
+	if c.err != nil || !c.res.IsError || !strings.Contains(c.res.Content[0].(*mcp.TextContent).Text, "the server stopped before the run ended") {
+		t.Fatalf("the call in flight: %v %+v", c.err, c.res)
+	}
+	// The sessions are closed: their clients' connections end.
+	for _, s := range []*mcp.ClientSession{cs, idle} {
+		ended := make(chan error, 1)
+		go func() { ended <- s.Wait() }()
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			t.Fatal("a session outlived Close")
+		}
+	}
+	// No new session is opened.
+	if code, _, _ := initialize(t, srv.URL, token); code != http.StatusServiceUnavailable {
+		t.Errorf("a session opened after Close: %d", code)
 	}
 }

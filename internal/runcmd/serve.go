@@ -354,7 +354,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 // serveHTTP serves h at /mcp, and api at /v1/ and /openapi.json, on addr
 // until ctx ends (a stop signal): then
 // it takes no more requests, and gives those in flight a grace period.
-func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2a func(base string) http.Handler, names []string, runs *serve.Runs, tel *telemetry.Telemetry, sigs *signals) error {
+func serveHTTP(ctx context.Context, e Env, f ServeFlags, h *serve.MCPHTTP, api http.Handler, a2a func(base string) http.Handler, names []string, runs *serve.Runs, tel *telemetry.Telemetry, sigs *signals) error {
 	ln, err := net.Listen("tcp", f.http)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--http: %w", err)}
@@ -395,27 +395,50 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 		defer cancel()
 		// No new request is taken; those in flight, and runs resumed in
 		// the background, have the grace period to end.
-		err = srv.Shutdown(grace)
+		shut, stopShut := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopShut()
+		shutdown := make(chan error, 1)
+		go func() { shutdown <- srv.Shutdown(shut) }()
 		ended := make(chan struct{})
 		go func() { runs.Wait(); close(ended) }()
+		stopped := false
 		select {
 		case <-ended:
+			// Once the MCP calls are answered, the MCP sessions close,
+			// and their event streams (a client's GET, open as long as
+			// its session) with them: the shutdown waits for no client
+			// to go away. What is still in flight has the rest of the
+			// grace period.
+			_ = h.Close(grace)
+			select {
+			case err = <-shutdown:
+				stopped = true
+			case <-grace.Done():
+			}
 		case <-grace.Done():
 		}
-		if errors.Is(err, context.DeadlineExceeded) || grace.Err() != nil {
-			err = nil
-			n := runs.InFlight()
-			runs.Stop()
-			runsText := fmt.Sprintf("%d runs", n)
-			if n == 1 {
-				runsText = "1 run"
+		if !stopped {
+			// The grace period is over: the runs still in flight are
+			// interrupted, and their clients told so before the
+			// connections close, which have a last while to.
+			if n := runs.InFlight(); n > 0 {
+				runsText := fmt.Sprintf("%d runs", n)
+				if n == 1 {
+					runsText = "1 run"
+				}
+				fmt.Fprintf(e.Stderr, "agentc: the grace period (%s) is over: %s in flight interrupted%s\n", f.grace, runsText, resumeNote(f.journalDir))
 			}
-			fmt.Fprintf(e.Stderr, "agentc: the grace period (%s) is over: %s in flight interrupted%s\n", f.grace, runsText, resumeNote(f.journalDir))
-			// Their clients are told so before the connections close.
-			last, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			defer cancel()
-			if srv.Shutdown(last) != nil {
+			runs.Stop()
+			last, cancelLast := context.WithTimeout(context.WithoutCancel(ctx), lastWhile)
+			defer cancelLast()
+			_ = h.Close(last)
+			select {
+			case err = <-shutdown:
+			case <-last.Done():
+				stopShut()
+				<-shutdown
 				srv.Close()
+				err = nil
 			}
 		}
 	}
@@ -438,6 +461,9 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h, api http.Handler, a2
 var (
 	headerTimeout = 10 * time.Second
 	idleTimeout   = 2 * time.Minute
+	// lastWhile is how long a stopping server waits, once its runs have
+	// ended, for its connections to close before it closes them.
+	lastWhile = 10 * time.Second
 )
 
 // newHTTPServer is the server of agentc serve --http, serving handler.
