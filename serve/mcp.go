@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -262,13 +263,21 @@ func decisionOf(req *agentrt.ApprovalRequest, res *mcp.ElicitResult) (agentrt.Ap
 
 // elicitDuring asks the person at an older client (before
 // multiRoundTrip) to decide a call, by a request in the middle of the
-// call.
+// call. A client that never answers leaves the run waiting until its
+// deadline, and at most answerWait: then the call is refused, saying so.
 func elicitDuring(s *mcp.ServerSession) elicitFunc {
 	return func(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, bool, error) {
-		res, err := s.Elicit(ctx, approvalForm(req))
+		wait := answerWait()
+		askCtx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		res, err := s.Elicit(askCtx, approvalForm(req))
 		if err != nil {
-			if ctx.Err() != nil {
+			switch {
+			case ctx.Err() != nil:
 				return agentrt.ApprovalDecision{}, true, ctx.Err()
+			case askCtx.Err() != nil:
+				return agentrt.ApprovalDecision{}, true, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key,
+					Msg: fmt.Sprintf("%s; the client was asked, and did not answer within %s", req.Why, wait)}
 			}
 			return agentrt.ApprovalDecision{}, true, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; asking the client failed: " + err.Error()}
 		}
@@ -313,24 +322,38 @@ func (mc *mcpCall) elicit(ctx context.Context, req *agentrt.ApprovalRequest) (ag
 	}
 	// A client that never calls again leaves the run waiting until its
 	// deadline, and at most answerWait.
-	wait := time.NewTimer(answerWait)
-	defer wait.Stop()
+	wait := answerWait()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
 	select {
 	case d := <-a.answer:
 		return d, true, nil
 	case err := <-a.failed:
 		return agentrt.ApprovalDecision{}, true, err
-	case <-wait.C:
+	case <-timer.C:
 		return agentrt.ApprovalDecision{}, true, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key,
-			Msg: fmt.Sprintf("%s; the client was asked, and did not call again with an answer within %s", req.Why, answerWait)}
+			Msg: fmt.Sprintf("%s; the client was asked, and did not call again with an answer within %s", req.Why, wait)}
 	case <-ctx.Done():
 		return agentrt.ApprovalDecision{}, true, ctx.Err()
 	}
 }
 
-// answerWait bounds how long a run waits for a client to call again with
-// its answer.
-const answerWait = 15 * time.Minute
+// defaultAnswerWait bounds how long a run waits for a client's answer
+// to an approval it was asked: in the middle of the call (an older
+// client, elicitDuring), or by calling again (mcpCall.elicit).
+const defaultAnswerWait = 15 * time.Minute
+
+// answerWaitNanos, when above zero, replaces defaultAnswerWait (tests
+// shorten it).
+var answerWaitNanos atomic.Int64
+
+// answerWait is how long a run waits for a client's answer.
+func answerWait() time.Duration {
+	if d := answerWaitNanos.Load(); d > 0 {
+		return time.Duration(d)
+	}
+	return defaultAnswerWait
+}
 
 // retries holds the calls waiting for a client's next call, by the
 // request state they gave it: 128 random bits, which only the client

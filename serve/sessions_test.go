@@ -3,10 +3,12 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -251,5 +253,71 @@ func TestMCPHTTPClose(t *testing.T) {
 	// No new session is opened.
 	if code, _, _ := initialize(t, srv.URL, token); code != http.StatusServiceUnavailable {
 		t.Errorf("a session opened after Close: %d", code)
+	}
+}
+
+// TestElicitationWaitHTTP: over HTTP (the SDK speaks 2025-11-25 there,
+// asking in the middle of the call), a client asked to approve a call that
+// never answers has the call refused once the answer wait has passed, not
+// the run held to its deadline; the tool does not run. The wait is
+// shortened for the test.
+func TestElicitationWaitHTTP(t *testing.T) {
+	const token = "s3cret-token-of-the-server"
+	serve.SetAnswerWait(t, 50*time.Millisecond)
+	runs := newRuns(t, "", true)
+	ag, sh := actor(t, runs.Ask)
+	p := *ag.Plan
+	p.Agent.Budgets.Deadline = "3600s" // the wait, not the deadline, ends it
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(&p, agentrt.Options{Model: &testmodel.Model{}, Tools: map[string]agentrt.Tool{"sh": sh}, Approver: runs.Ask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := serve.MCPHandler("test", []serve.Agent{{Plan: &p, Runner: r}}, runs, serve.AllAgents(token), serve.SessionBounds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	// First: a run still waiting holds its request, which srv.Close waits for.
+	t.Cleanup(runs.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a bound, not a measure
+	defer cancel()
+	var once sync.Once
+	asked, gone := make(chan struct{}), make(chan struct{})
+	cs, err := connectHTTP(ctx, srv.URL, token, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		once.Do(func() { close(asked) })
+		// The person never answers, until the test is over.
+		select {
+		case <-ctx.Done():
+		case <-gone:
+		}
+		return nil, errors.New("no answer")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	defer close(gone)
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Errorf("over HTTP the SDK speaks %s", v)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "actor", Arguments: map[string]any{"task": "list"}})
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal("the run still waits for the client's answer")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	default:
+		t.Error("the client was never asked")
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError || !strings.Contains(text, "the client was asked, and did not answer within 50ms") || sh.calls.Load() != 0 {
+		t.Errorf("a client that never answers: %v %s, the tool ran %d times", res.IsError, text, sh.calls.Load())
 	}
 }

@@ -78,7 +78,8 @@ with a bad token file (said by line, never printing a token). /healthz and
 the server's URL once it listens (for --http 127.0.0.1:0). An MCP session
 with no request for --mcp-idle (1h) is closed (its client's next request is
 404), and the clients of one token hold at most --mcp-sessions (256) at
-once (past it, 429).`,
+once (past it, 429). Over HTTP the MCP revisions served are 2025-11-25 and
+older; over stdio, 2026-07-28 too.`,
 		Example: `  agentc serve examples/issue-triage.cue examples/pr-description.cue
   agentc serve --model test examples/
   AGENTC_SERVE_TOKEN=... agentc serve --http 127.0.0.1:8080 examples/issue-triage.cue`,
