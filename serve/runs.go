@@ -842,9 +842,13 @@ func (rs *Runs) decide(id, key string, d Decision, may func(agent string) bool) 
 }
 
 // interruptedText says what became of a run the server's stop
-// interrupted.
+// interrupted: where its record is, over HTTP; its id alone over stdio,
+// which has no GET /v1/runs.
 func (rs *Runs) interruptedText(id string) string {
 	if rs != nil && rs.dir != "" {
+		if !rs.api {
+			return "the server stopped before the run ended; its journal holds what completed, and a server started again on the same journal directory resumes it (run " + id + ")"
+		}
 		return "the server stopped before the run ended; its journal holds what completed, and a server started again on the same journal directory resumes it (GET /v1/runs/" + id + " then)"
 	}
 	return "the server stopped before the run ended; it was served without a journal directory (--journal-dir), so it cannot be resumed"

@@ -149,6 +149,9 @@ func TestScripts(t *testing.T) {
 			"mcptool":   mcpTool,
 			"mcpresult": mcpResult,
 			"servehttp": serveHTTP,
+			// mcpstdio is an MCP client of agentc serve over stdio that
+			// stops the server while its calls run (see mcpstdio_test.go).
+			"mcpstdio": mcpStdio,
 			// temporal starts a Temporal dev server for the script, stopped
 			// when it ends, and sets $TEMPORAL to its address and
 			// $TEMPORAL_CLI to the temporal program. Scripts that

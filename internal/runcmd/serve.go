@@ -335,13 +335,9 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	}
 	fmt.Fprintf(e.Stderr, "agentc: serving %s over MCP on standard input and output: %v\n", agentsText(len(agents)), names)
 	// A stop signal interrupts the runs in flight (resumable with
-	// --journal-dir) before the session ends under them; the client's
-	// own end of the session cancels them.
-	sctx, end := context.WithCancel(context.WithoutCancel(ctx))
-	defer end()
-	defer context.AfterFunc(ctx, func() { runs.Stop(); end() })()
-	err = s.Run(sctx, &mcp.IOTransport{Reader: readCloser{e.Stdin}, Writer: writeCloser{e.Stdout}})
-	runs.Stop()
+	// --journal-dir), and the session ends once each call in flight has
+	// its result; the client's own end of the session cancels them.
+	err = serve.ServeSession(ctx, s, &mcp.IOTransport{Reader: readCloser{e.Stdin}, Writer: writeCloser{e.Stdout}}, runs)
 	if c := sigs.code(); c != 0 {
 		return &ExitError{Code: c}
 	}
