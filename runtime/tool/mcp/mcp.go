@@ -156,13 +156,18 @@ func WithStartTimeout(d time.Duration) Option {
 // Server is a connected MCP server and the tools an agent may call on it.
 // It is safe for concurrent use; Close it when the run ends.
 type Server struct {
-	name        string
+	name string
+	// session is the session calls go to; renew replaces it, for a
+	// server over streamable HTTP that ended it (session.go).
+	mu          sync.Mutex
 	session     *mcp.ClientSession
-	cmd         *osexec.Cmd  // nil for a streamable HTTP server
-	group       *proc.Group  // nil for a streamable HTTP server
-	stderr      *tail        // nil for a streamable HTTP server
-	thread      func()       // releases the thread that started the server
-	confined    *confine.Run // nil for an unconfined or HTTP server
+	renewal     int                                                       // sessions replaced so far
+	renew       func(context.Context) (*mcp.ClientSession, string, error) // nil over stdio
+	cmd         *osexec.Cmd                                               // nil for a streamable HTTP server
+	group       *proc.Group                                               // nil for a streamable HTTP server
+	stderr      *tail                                                     // nil for a streamable HTTP server
+	thread      func()                                                    // releases the thread that started the server
+	confined    *confine.Run                                              // nil for an unconfined or HTTP server
 	policy      confine.Policy
 	tools       []*Tool // sorted by name
 	allowed     map[string]bool
@@ -258,6 +263,27 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 	sctx, stop := watchSize(sctx)
 	defer stop()
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentc", Version: version()}, nil)
+	if t.URL != "" {
+		// A server over HTTP may end a session at any time, and then
+		// answers its requests 404: a new one is made, with the same
+		// tools, for the calls after (see renewSession).
+		s.renew = func(ctx context.Context) (*mcp.ClientSession, string, error) {
+			ctx, cancel := context.WithTimeout(ctx, o.startTimeout)
+			defer cancel()
+			ctx, stop := watchSize(ctx)
+			defer stop()
+			session, err := client.Connect(ctx, transport, nil)
+			if err != nil {
+				return nil, "", err
+			}
+			_, fp, err := s.listed(ctx, session, t)
+			if err != nil {
+				session.Close()
+				return nil, "", err
+			}
+			return session, fp, nil
+		}
+	}
 	var session *mcp.ClientSession
 	var err error
 	connect := func() { session, err = client.Connect(sctx, transport, nil) }
@@ -292,7 +318,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 	}
 	s.session = session
 
-	if err := s.listTools(sctx, t); err != nil {
+	if s.tools, s.fingerprint, err = s.listed(sctx, session, t); err != nil {
 		s.Close()
 		switch {
 		case tooLarge(sctx) != nil:
@@ -369,15 +395,16 @@ func unwrapExec(err error) error {
 	return err
 }
 
-// listTools lists the server's tools and keeps the allowed ones.
-func (s *Server) listTools(ctx context.Context, t plan.Tool) error {
+// listed lists the server's tools in session and returns the allowed
+// ones, and their fingerprint.
+func (s *Server) listed(ctx context.Context, session *mcp.ClientSession, t plan.Tool) ([]*Tool, string, error) {
 	listed := map[string]*mcp.Tool{}
-	for tool, err := range s.session.Tools(ctx, nil) {
+	for tool, err := range session.Tools(ctx, nil) {
 		if err != nil {
-			return fmt.Errorf("listing its tools: %w", err)
+			return nil, "", fmt.Errorf("listing its tools: %w", err)
 		}
 		if s.allowed[tool.Name] && listed[tool.Name] != nil {
-			return fmt.Errorf("the server lists tool %q twice", tool.Name)
+			return nil, "", fmt.Errorf("the server lists tool %q twice", tool.Name)
 		}
 		listed[tool.Name] = tool
 	}
@@ -389,7 +416,7 @@ func (s *Server) listTools(ctx context.Context, t plan.Tool) error {
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return fmt.Errorf("allow names %s, which the server does not have (it has: %s)", quoteAll(missing), haveList(listed))
+		return nil, "", fmt.Errorf("allow names %s, which the server does not have (it has: %s)", quoteAll(missing), haveList(listed))
 	}
 
 	type entry struct {
@@ -399,6 +426,7 @@ func (s *Server) listTools(ctx context.Context, t plan.Tool) error {
 	}
 	var entries []entry
 	var errs []error
+	var tools []*Tool
 	for _, name := range slices.Sorted(maps.Keys(s.allowed)) {
 		tool := listed[name]
 		schema, err := inputSchema(tool.InputSchema)
@@ -413,20 +441,19 @@ func (s *Server) listTools(ctx context.Context, t plan.Tool) error {
 			}
 			desc += "Server: " + t.Description
 		}
-		s.tools = append(s.tools, &Tool{server: s, spec: runtime.ToolSpec{Name: name, Description: desc, Schema: schema}})
+		tools = append(tools, &Tool{server: s, spec: runtime.ToolSpec{Name: name, Description: desc, Schema: schema}})
 		entries = append(entries, entry{name, tool.Description, schema})
 	}
 	if len(errs) > 0 {
-		return errors.Join(errs...)
+		return nil, "", errors.Join(errs...)
 	}
 	data, err := digest.CanonicalValue(entries)
 	if err != nil {
-		return fmt.Errorf("fingerprinting its tools: %w", err)
+		return nil, "", fmt.Errorf("fingerprinting its tools: %w", err)
 	}
 	h := blake3.NewDeriveKey(fingerprintContext)
 	h.Write(data)
-	s.fingerprint = digest.Prefix + hex.EncodeToString(h.Sum(nil))
-	return nil
+	return tools, digest.Prefix + hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // inputSchema checks a listed input schema and returns its canonical JSON.
@@ -497,8 +524,11 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
 		var err error
-		if s.session != nil {
-			err = s.session.Close()
+		s.mu.Lock()
+		session := s.session
+		s.mu.Unlock()
+		if session != nil {
+			err = session.Close()
 		}
 		s.reap()
 		if err != nil {
@@ -571,7 +601,17 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 	}
 	ctx, stop := watchSize(ctx)
 	defer stop()
-	res, err := s.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	session, renewal := s.current()
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if errors.Is(err, mcp.ErrSessionMissing) && s.renew != nil && ctx.Err() == nil && !s.closed.Load() {
+		// The server ended the session (answering 404), so the call was
+		// not made: it is made once more, in a new session with the
+		// same tools.
+		if session, err = s.renewSession(ctx, renewal); err != nil {
+			return fail("%v", err)
+		}
+		res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	}
 	if err != nil {
 		switch {
 		case tooLarge(ctx) != nil:
@@ -599,6 +639,41 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 		out.Files = attach(res, store, name)
 	}
 	return out, nil
+}
+
+// current is the session calls go to, and how many were replaced before it.
+func (s *Server) current() (*mcp.ClientSession, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.session, s.renewal
+}
+
+// renewSession replaces the session a call found ended (the renewal-th
+// replacement's), unless another call has replaced it already: a new
+// session is made, and it must offer the same tools (its fingerprint), as
+// a run's journal recorded them and its model was told. Calls wait for
+// it; one that ends first goes on waiting until it is made.
+func (s *Server) renewSession(ctx context.Context, renewal int) (*mcp.ClientSession, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.renewal != renewal {
+		return s.session, nil
+	}
+	if s.closed.Load() {
+		return nil, errors.New("the connection to the server is closed")
+	}
+	session, fp, err := s.renew(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the server ended its session, and a new one could not be made: %v", err)
+	}
+	if fp != s.fingerprint {
+		session.Close()
+		return nil, errors.New("the server ended its session, and in a new one it offers other tools than when the run began (their fingerprint differs): not called")
+	}
+	old := s.session
+	s.session, s.renewal = session, s.renewal+1
+	go old.Close() // already gone on the server: no DELETE is sent
+	return session, nil
 }
 
 // attach puts the images and documents of a result in the run's file

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -493,5 +494,88 @@ func TestCallFiles(t *testing.T) {
 	res, err = s.call(context.Background(), "photo", nil)
 	if err != nil || len(res.Files) != 0 {
 		t.Errorf("without a store: %+v, %v", res.Files, err)
+	}
+}
+
+// TestSessionRenewed: a server over HTTP may end a session at any time,
+// and then answers its requests 404 (agentc serve ends idle ones): the
+// call is made again in a new session, which must offer the same tools.
+// A new session that offers others is refused, and the call not made.
+func TestSessionRenewed(t *testing.T) {
+	srv := testServer("")
+	sdkh := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	var mu sync.Mutex
+	ended := map[string]bool{} // sessions the server has ended
+	sessions := map[string]bool{}
+	var other http.Handler // once set, new sessions are its server's
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		id := r.Header.Get("Mcp-Session-Id")
+		gone, o := ended[id], other
+		mu.Unlock()
+		if gone {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		h := http.Handler(sdkh)
+		if o != nil {
+			h = o
+		}
+		h.ServeHTTP(w, r)
+		if sid := w.Header().Get("Mcp-Session-Id"); sid != "" {
+			mu.Lock()
+			sessions[sid] = true
+			mu.Unlock()
+		}
+	}))
+	defer ts.Close()
+	endAll := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for id := range sessions {
+			ended[id] = true
+		}
+	}
+	decl := plan.Tool{Kind: "mcp", Description: "The test server.", URL: ts.URL, Allow: []string{"echo", "add"}}
+	s, err := Connect(context.Background(), "srv", decl, t.TempDir(), WithHTTPClient(ts.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	add := s.Tools()[0]
+	if res, err := add.Call(context.Background(), json.RawMessage(`{"a":1,"b":2}`)); err != nil || res.Content != "3" {
+		t.Fatalf("a call: %v, %v", res, err)
+	}
+	endAll()
+	// Calls at once: one new session serves them all.
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			res, err := add.Call(context.Background(), json.RawMessage(fmt.Sprintf(`{"a":%d,"b":1}`, i)))
+			if err == nil && res.Content != fmt.Sprint(i+1) {
+				err = fmt.Errorf("%d+1 = %q", i, res.Content)
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Errorf("a call after the session ended: %v", err)
+		}
+	}
+	mu.Lock()
+	n := len(sessions)
+	mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d sessions made, want the first and one new one", n)
+	}
+	// The server's tools change, and it ends the session again.
+	mu.Lock()
+	changed := testServer("changed")
+	other = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return changed }, nil)
+	mu.Unlock()
+	endAll()
+	if _, err := add.Call(context.Background(), json.RawMessage(`{"a":1,"b":2}`)); err == nil || !strings.Contains(err.Error(), "offers other tools than when the run began") {
+		t.Errorf("a call to a server whose tools changed: %v", err)
 	}
 }
