@@ -125,8 +125,11 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 {
-		return time.Duration(n * float64(time.Second))
+	if n, err := strconv.ParseFloat(v, 64); (err == nil || errors.Is(err, strconv.ErrRange)) && n > 0 {
+		// Clamped: past 2^63 ns the conversion would wrap to a negative
+		// wait, retried at once instead of refused as too long; a number
+		// past a float's range is the longest wait too.
+		return time.Duration(min(n, float64(math.MaxInt64/int64(time.Second))) * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return t.Sub(now)

@@ -128,6 +128,15 @@ func TestStatusAndHeader(t *testing.T) {
 	if got := ParseRetryAfter(http.Header{}, now); got != 0 {
 		t.Errorf("none: %v", got)
 	}
+	// Seconds past what a duration holds are the longest wait, never one
+	// that wraps round to a negative (retried at once, not refused).
+	for _, v := range []string{"99999999999", "1e300", "1e400"} {
+		h = http.Header{}
+		h.Set("Retry-After", v)
+		if got := ParseRetryAfter(h, now); got < 1000*time.Hour {
+			t.Errorf("Retry-After: %s: %v, want the longest wait", v, got)
+		}
+	}
 }
 
 // gateLog is a Gate that logs what it is asked, and may refuse.
