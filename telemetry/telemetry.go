@@ -249,7 +249,20 @@ type openTool struct {
 func (r *Recorder) Event(ev agentrt.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	msg := r.t.opts.Secrets.String(ev.Message)
+	// An event's message is free text that may quote content: a
+	// provider's error quoting the request, a tool's error naming the
+	// model's arguments, an invalid answer's value. It is recorded only
+	// where content is.
+	msg := ""
+	if r.t.opts.Content {
+		msg = r.t.opts.Secrets.String(ev.Message)
+	}
+	withMessage := func() []attribute.KeyValue {
+		if msg == "" {
+			return nil
+		}
+		return []attribute.KeyValue{attrMessage.String(msg)}
+	}
 	if ev.Type == agentrt.EventRunStart {
 		r.start(ev)
 		return
@@ -262,7 +275,7 @@ func (r *Recorder) Event(ev agentrt.Event) {
 		if x = r.chat; x == nil || x.chat == nil {
 			return
 		}
-		x.chat.AddEvent(ev.Type, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrMessage.String(msg)))
+		x.chat.AddEvent(ev.Type, trace.WithTimestamp(ev.Time), trace.WithAttributes(withMessage()...))
 		if ev.Type == agentrt.EventModelRetry {
 			if r.live() {
 				r.t.retries.Add(r.ctx, 1, metric.WithAttributes(append(x.metricAttrs(), semconv.GenAIRequestModel(x.chatModel))...))
@@ -281,7 +294,7 @@ func (r *Recorder) Event(ev agentrt.Event) {
 		// The call failed; the next goes to the fallback, whose provider
 		// names the calls from here on.
 		if x.chat != nil {
-			x.chat.AddEvent(ev.Type, trace.WithTimestamp(ev.Time), trace.WithAttributes(attrMessage.String(msg)))
+			x.chat.AddEvent(ev.Type, trace.WithTimestamp(ev.Time), trace.WithAttributes(withMessage()...))
 			r.endChat(x, ev.Time, agentrt.EventModelFallback)
 		}
 		if ev.Provider != "" {

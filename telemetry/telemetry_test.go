@@ -232,6 +232,21 @@ func TestContent(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		spans, _ := record(t, on)
 		seen := map[string]string{}
+		// A tool's error is its output, content like its result: its text
+		// is recorded only with content (the status says the call failed
+		// either way).
+		statuses := ""
+		for _, s := range spans {
+			statuses += s.Status.Description + "\n"
+			for _, e := range s.Events {
+				for _, kv := range e.Attributes {
+					statuses += kv.Value.Emit() + "\n"
+				}
+			}
+		}
+		if got := strings.Contains(statuses, "out of order"); got != on {
+			t.Errorf("content %v: the broken tool's error text recorded: %v", on, got)
+		}
 		for _, s := range spans {
 			var all []attribute.KeyValue
 			all = append(all, s.Attributes...)
