@@ -69,7 +69,7 @@ func TestBatchContinuesAsNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
 		Allowed: []digest.Digest{p.Digests.Plan}})
 	if err != nil {
 		t.Fatal(err)

@@ -157,7 +157,7 @@ func TestClientBudgets(t *testing.T) {
 	}
 
 	// Each history replays as workflow code.
-	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil }, Allowed: digests(t, data)})
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return m, nil }, Allowed: digests(t, data)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestPoolWorkflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return nil, errors.New("no model") },
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return nil, errors.New("no model") },
 		AllowAnyPlan: true}) // it runs pools, no plan
 	if err != nil {
 		t.Fatal(err)

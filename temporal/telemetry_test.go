@@ -99,7 +99,7 @@ func replayTraced(t *testing.T, ctx context.Context, c client.Client, id string,
 	t.Helper()
 	r := newTraced(t)
 	replayer := worker.NewWorkflowReplayer()
-	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, string, int64) (agentrt.Model, error) { return &counting{}, nil }, Telemetry: r.tel,
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return &counting{}, nil }, Telemetry: r.tel,
 		Allowed: digests(t, labeller(t, labelSchema))})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func replayTraced(t *testing.T, ctx context.Context, c client.Client, id string,
 func tracedWorker(t *testing.T, c client.Client, queue string, m agentrt.Model, tr *traced) (stop func()) {
 	t.Helper()
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
-		ModelFor:  func(*plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
+		ModelFor:  func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
 		Dir:       t.TempDir(),
 		Telemetry: tr.tel,
 		Allowed:   digests(t, labeller(t, labelSchema)),

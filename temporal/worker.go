@@ -32,11 +32,12 @@ import (
 
 // WorkerOptions are what a worker runs plans with.
 type WorkerOptions struct {
-	// ModelFor returns the model a plan's calls go to, given the provider
-	// the run names in place of the plan's ("" for the plan's own, "test"
-	// for the test model: a worker runs no other) and the test model's
-	// seed. Required.
-	ModelFor func(p *plan.Plan, provider string, seed int64) (agentrt.Model, error)
+	// ModelFor returns the model a plan's calls go to, given the run's own
+	// plan (p itself, or the plan p is a fallback or a called agent of),
+	// the provider the run names in place of the plan's ("" for the plan's
+	// own, "test" for the test model: a worker runs no other) and the test
+	// model's seed. Required.
+	ModelFor func(p, run *plan.Plan, provider string, seed int64) (agentrt.Model, error)
 	// Dir is what relative paths in tools resolve against (a called
 	// agent's, against its own directory below it).
 	Dir string
@@ -555,7 +556,9 @@ func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *buil
 			p = c.Plan
 		}
 	}
-	modelFor := func(p *plan.Plan) (agentrt.Model, error) { return w.opts.ModelFor(p, run.in.Provider, run.in.Seed) }
+	modelFor := func(p *plan.Plan) (agentrt.Model, error) {
+		return w.opts.ModelFor(p, run.plan, run.in.Provider, run.in.Seed)
+	}
 	b.provider = run.in.Provider
 	if b.provider == "" {
 		b.provider = p.Agent.Model.Provider

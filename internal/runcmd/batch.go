@@ -125,7 +125,13 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 	}
 	opts.Secrets = secrets
 	opts.Provider = f.model
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: s.pace, log: e.Stderr}, os.Getenv, toolEvents)
+	// --base-url is the server of the agent's own provider, not of an
+	// item's model of another.
+	baseFor := p.Agent.Model.Provider
+	if f.model != "" {
+		baseFor = f.model
+	}
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, baseFor: baseFor, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: s.pace, log: e.Stderr}, os.Getenv, toolEvents)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}

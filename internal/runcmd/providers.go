@@ -53,6 +53,11 @@ type providerFlags struct {
 	model   string // "test" runs every agent against the test model
 	seed    int64
 	baseURL string
+	// baseFor is the provider baseURL is the server of: the agent's own
+	// (after --model). A plan of another provider (a fallback, a called
+	// agent, a batch item's model) goes to its own server. "" applies
+	// baseURL to every provider (agentc test's fault layer).
+	baseFor string
 	// keyHosts are the hosts a manifest's base URL may name and still be
 	// sent the key (KeyHostsVar).
 	keyHosts []string
@@ -187,10 +192,19 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 		if !ok {
 			return nil, fmt.Errorf("agent %s: unknown provider %q", p.Agent.Name, name)
 		}
+		// The flag's base URL is the server of one provider, the agent's
+		// own: a fallback, a called agent or a batch item of another goes
+		// to its own provider's server, with its own key, never to the
+		// server the flag names (which could make a call fail, to draw
+		// the next provider's key to it).
+		flagBase := f.baseURL
+		if f.baseFor != "" && name != f.baseFor {
+			flagBase = ""
+		}
 		if endpoint := getenv(AzureEndpointVar); name == "openai" && endpoint != "" {
 			// The person running sends the requests to their Azure
 			// OpenAI resource, whatever base URL the manifest names.
-			if f.baseURL != "" || getenv(pr.baseVar) != "" {
+			if flagBase != "" || getenv(pr.baseVar) != "" {
 				return nil, fmt.Errorf("agent %s: %s and a base URL (--base-url or %s) both name the server; give one", p.Agent.Name, AzureEndpointVar, pr.baseVar)
 			}
 			m, err := openai.New(openai.Config{API: p.Agent.Model.API, Retry: policy, Stall: stallConfig(f.stall), Azure: &openai.Azure{
@@ -205,7 +219,7 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			}
 			return m, nil
 		}
-		key, base := getenv(pr.keyVar), f.baseURL
+		key, base := getenv(pr.keyVar), flagBase
 		if key == "" && name == "google" {
 			key = getenv(plan.GoogleKeyVar)
 		}
@@ -245,7 +259,7 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			if !linked {
 				return nil, fmt.Errorf("agent %s: this program does not carry the %s provider (its SDK); run the agent with agentc", p.Agent.Name, name)
 			}
-			m, err = make(ModelRequest{Plan: p, Key: key, BaseURL: base, FlagBaseURL: f.baseURL, Getenv: getenv, Retry: policy, Stall: stallConfig(f.stall), FaultLayer: f.faultLayer, Log: f.log})
+			m, err = make(ModelRequest{Plan: p, Key: key, BaseURL: base, FlagBaseURL: flagBase, Getenv: getenv, Retry: policy, Stall: stallConfig(f.stall), FaultLayer: f.faultLayer, Log: f.log})
 		}
 		if err != nil {
 			return nil, err

@@ -493,7 +493,16 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 		getenv = func(string) string { return "" }
 		paced = nil
 	}
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: paced, faultLayer: f.fault != nil, log: e.Stderr}, getenv, opts.Events)
+	// --base-url is the server of the agent's own provider; the fault
+	// layer's serves every provider.
+	baseFor := p.Agent.Model.Provider
+	if f.model != "" {
+		baseFor = f.model
+	}
+	if f.fault != nil {
+		baseFor = ""
+	}
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, baseFor: baseFor, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: paced, faultLayer: f.fault != nil, log: e.Stderr}, getenv, opts.Events)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}
