@@ -82,8 +82,14 @@ func Of(values ...string) *Set {
 
 // Add adds values to the set; those shorter than MinLen without their line
 // breaks and format characters, and those Marker holds in any case
-// (redacting them would never end), are left out.
+// (redacting them would never end), are left out. It may be called while
+// others redact with the set, as a provider adds a credential it obtains
+// in the middle of a run: what is redacted once Add returns finds the
+// values. Adding values the set holds already costs a look-up, no more.
 func (s *Set) Add(values ...string) {
+	if s.holds(values) {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// A new slice: readers may hold the old one.
@@ -92,6 +98,7 @@ func (s *Set) Add(values ...string) {
 	for _, f := range all {
 		seen[f] = true
 	}
+	added := false
 	for _, v := range values {
 		if len(normalize(v).text) < MinLen || strings.Contains(lower(Marker), lower(v)) || s.values[v] {
 			continue
@@ -105,13 +112,27 @@ func (s *Set) Add(values ...string) {
 				seen[f] = true
 				all = append(all, f)
 				s.longest = max(s.longest, len(f.text))
+				added = true
 			}
 		}
 	}
-	s.forms = all
-	if len(all) > 0 {
-		s.ix = newIndex(all)
+	if !added {
+		return
 	}
+	s.forms = all
+	s.ix = newIndex(all)
+}
+
+// holds reports whether the set has each of values already.
+func (s *Set) holds(values []string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, v := range values {
+		if !s.values[v] {
+			return false
+		}
+	}
+	return true
 }
 
 // Len returns the number of secret values in the set.

@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -194,6 +196,76 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 	<-done
+}
+
+// TestAddWhileRedacting: a provider adds each credential it obtains to
+// the run's set in the middle of the run, while other goroutines redact
+// with it (events, the journal, a stream's deltas). Every method is safe
+// meanwhile (run with -race), a value is found by whatever redacts after
+// Add returned, wherever that runs, and one the set holds already is not
+// added again.
+func TestAddWhileRedacting(t *testing.T) {
+	s := Of("sk-live-0123456789")
+	const n = 200
+	tokens := make([]string, n)
+	for i := range tokens {
+		tokens[i] = fmt.Sprintf("ya29.token-%03d-abcdefgh", i)
+	}
+	added := make(chan string, n)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(added)
+		for _, tok := range tokens {
+			s.Add(tok)
+			s.Add(tok) // again, as a provider does before each request
+			added <- tok
+		}
+	}()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out bytes.Buffer
+			w := s.Writer(&out)
+			for i := range n {
+				text := "key sk-live-0123456789 " + tokens[i%len(tokens)]
+				_ = s.String(text)
+				_, _ = s.Prefix(text, 10)
+				_, _ = s.Suffix(text, 10)
+				_ = s.JSON(json.RawMessage(`{"a":"` + text + `"}`))
+				_ = s.Error(errors.New(text))
+				_ = s.Lookahead() + s.Len()
+				_, _ = w.Write([]byte(text))
+				if got := s.String("key sk-live-0123456789"); got != "key [redacted]" {
+					t.Errorf("String = %q", got)
+					return
+				}
+			}
+		}()
+	}
+	// Each token, once added, is found here: Add happened before.
+	for tok := range added {
+		for _, text := range []string{tok, strings.ToUpper(tok), base64.RawStdEncoding.EncodeToString([]byte(tok))} {
+			if got := s.String("seen " + text); got != "seen "+Marker {
+				t.Errorf("after Add(%q): String = %q", tok, got)
+			}
+		}
+		if got, _ := s.Prefix("seen "+tok+" more", 7); strings.Contains(got, tok[:8]) {
+			t.Errorf("after Add(%q): Prefix = %q", tok, got)
+		}
+	}
+	wg.Wait()
+	if s.Len() != n+1 {
+		t.Errorf("Len = %d, want %d", s.Len(), n+1)
+	}
+	// A value the set holds is not added again: its index stays.
+	ix := s.snapshot()
+	s.Add(tokens[0], "sk-live-0123456789", "short")
+	if s.snapshot() != ix {
+		t.Error("adding what the set holds built its index again")
+	}
 }
 
 // TestBase64OffsetKeepsNextLine: an encoding of the secret after other
