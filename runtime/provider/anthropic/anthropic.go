@@ -49,6 +49,12 @@ type Config struct {
 	// default when zero); negative waits for ever. A given-up attempt is
 	// retried as the policy allows.
 	Stall time.Duration
+	// Secrets, when set, is the secret set of the runs the Model serves
+	// (runtime.Options.Secrets): the API key is added to it, so that what
+	// a server echoes of it is redacted wherever the runs write it. The
+	// Model's errors are redacted with it. Nil keeps the key in a set of
+	// the Model's own, for its errors alone.
+	Secrets *redact.Set
 }
 
 // Model is a runtime.Model over the Anthropic Messages API.
@@ -56,7 +62,7 @@ type Model struct {
 	// messages is the one service used, not the whole client: see the
 	// openai package's Model for why that keeps agentc smaller.
 	messages sdk.MessageService
-	key      *redact.Set // the API key, for errors that echo it
+	key      *redact.Set // the API key (Config.Secrets), for errors that echo it
 	retry    retry.Policy
 }
 
@@ -91,7 +97,12 @@ func New(cfg Config) (*Model, error) {
 		p = retry.Default
 		p.OnAttempt = on
 	}
-	return &Model{messages: sdk.NewClient(opts...).Messages, key: redact.Of(cfg.APIKey), retry: p}, nil
+	key := cfg.Secrets
+	if key == nil {
+		key = &redact.Set{}
+	}
+	key.Add(cfg.APIKey)
+	return &Model{messages: sdk.NewClient(opts...).Messages, key: key, retry: p}, nil
 }
 
 // Complete sends one request, retrying as the policy allows, and returns

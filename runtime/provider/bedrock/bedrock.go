@@ -8,7 +8,10 @@
 // the credentials are the caller's, who would load them with the SDK's
 // config.LoadDefaultConfig (the standard chain: environment, shared
 // files, SSO, web identity, container and instance roles) and pass them
-// in, for instance through FromAWSConfig.
+// in, for instance through FromAWSConfig. The SDK's client reads one
+// variable itself: AWS_BEARER_TOKEN_BEDROCK, a Bedrock API key, which,
+// when set, authenticates each request as a bearer token in place of a
+// signature.
 //
 // Files go in the request as bytes, in image and document blocks. The
 // request is signed over a digest of its whole body, so its bytes must be
@@ -37,6 +40,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/auth/bearer"
 	smithydocument "github.com/aws/smithy-go/document"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
@@ -88,6 +92,14 @@ type Config struct {
 	// long (see retry.DefaultStall, the default when zero); negative waits
 	// for ever. A given-up attempt is retried as the policy allows.
 	Stall time.Duration
+	// Secrets, when set, is the secret set of the runs the Model serves
+	// (runtime.Options.Secrets): the access key ID, secret access key
+	// and session token of every credentials Credentials hand the signer
+	// (those a refresh brings too) are added to it before a request is
+	// signed with them, so that what a server echoes of them is redacted
+	// wherever the runs write it. The Model's errors are redacted with it.
+	// Nil keeps them in a set of the Model's own, for its errors alone.
+	Secrets *redact.Set
 }
 
 // FromAWSConfig is a Config with the region and credentials of an
@@ -100,8 +112,8 @@ func FromAWSConfig(c aws.Config) Config {
 // concurrent use.
 type Model struct {
 	client *bedrockruntime.Client
-	// secrets are the credentials handed to the signer, for errors that
-	// echo them.
+	// secrets hold the credentials handed to the signer
+	// (Config.Secrets), for errors that echo them.
 	secrets *redact.Set
 	retry   retry.Policy
 }
@@ -122,7 +134,10 @@ func New(cfg Config) (*Model, error) {
 			return nil, fmt.Errorf("bedrock: the base URL %q is not an http or https URL", cfg.BaseURL)
 		}
 	}
-	secrets := &redact.Set{}
+	secrets := cfg.Secrets
+	if secrets == nil {
+		secrets = &redact.Set{}
+	}
 	hc := origin.Client(cfg.HTTPClient)
 	next := hc.Transport
 	if next == nil {
@@ -146,11 +161,21 @@ func New(cfg Config) (*Model, error) {
 		p = retry.Default
 		p.OnAttempt = on
 	}
-	return &Model{client: bedrockruntime.New(opts), secrets: secrets, retry: p}, nil
+	// The SDK's client reads a Bedrock API key from AWS_BEARER_TOKEN_BEDROCK
+	// itself and then sends it, as a bearer token, in place of signing:
+	// it is a credential too.
+	client := bedrockruntime.New(opts, func(o *bedrockruntime.Options) {
+		if o.BearerAuthTokenProvider != nil {
+			o.BearerAuthTokenProvider = &tokenRecorder{p: o.BearerAuthTokenProvider, secrets: secrets}
+		}
+	})
+	return &Model{client: client, secrets: secrets, retry: p}, nil
 }
 
-// recorder hands the signer the caller's credentials and remembers each
-// it hands out, so that no error shows them.
+// recorder hands the signer the caller's credentials and adds each it
+// hands out to the secrets first, so that nothing the run writes shows
+// them. It is asked before each request is signed: credentials the
+// caller's provider refreshes pass here before they sign.
 type recorder struct {
 	p       aws.CredentialsProvider
 	secrets *redact.Set
@@ -163,6 +188,21 @@ func (r *recorder) Retrieve(ctx context.Context) (aws.Credentials, error) {
 	}
 	r.secrets.Add(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)
 	return c, nil
+}
+
+// tokenRecorder is recorder for a bearer token.
+type tokenRecorder struct {
+	p       bearer.TokenProvider
+	secrets *redact.Set
+}
+
+func (r *tokenRecorder) RetrieveBearerToken(ctx context.Context) (bearer.Token, error) {
+	t, err := r.p.RetrieveBearerToken(ctx)
+	if err != nil {
+		return t, &credentialError{err}
+	}
+	r.secrets.Add(t.Value)
+	return t, nil
 }
 
 // credentialError is a failure to get credentials: final, another

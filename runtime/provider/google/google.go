@@ -88,6 +88,14 @@ type Config struct {
 	// long (see retry.DefaultStall, the default when zero); negative waits
 	// for ever. A given-up attempt is retried as the policy allows.
 	Stall time.Duration
+	// Secrets, when set, is the secret set of the runs the Model serves
+	// (runtime.Options.Secrets): every credential the Model sends is
+	// added to it before a request carries it — the API key, and each
+	// Vertex AI access token as Credentials give it (each one a refresh
+	// brings too) — so that what a server echoes of one is redacted
+	// wherever the runs write it. The Model's errors are redacted with it.
+	// Nil keeps them in a set of the Model's own, for its errors alone.
+	Secrets *redact.Set
 }
 
 // Model is a runtime.Model over Gemini's generateContent. It is safe for
@@ -96,7 +104,7 @@ type Model struct {
 	// models is the one service used, not the whole client: see the
 	// openai package's Model for why that keeps agentc smaller.
 	models *genai.Models
-	key    *redact.Set // the API key, for errors that echo it
+	key    *redact.Set // the credentials sent (Config.Secrets), for errors that echo them
 	retry  retry.Policy
 }
 
@@ -111,6 +119,11 @@ const (
 
 // New returns a Model for cfg.
 func New(cfg Config) (*Model, error) {
+	secrets := cfg.Secrets
+	if secrets == nil {
+		secrets = &redact.Set{}
+	}
+	secrets.Add(cfg.APIKey)
 	cc := &genai.ClientConfig{HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL}}
 	hc := origin.Client(cfg.HTTPClient)
 	next := hc.Transport
@@ -170,7 +183,7 @@ func New(cfg Config) (*Model, error) {
 				return nil, fmt.Errorf("google: Vertex AI application-default credentials: %w", err)
 			}
 		}
-		next = &bearer{creds: creds, next: next}
+		next = &bearer{creds: creds, next: next, secrets: secrets}
 	default:
 		return nil, fmt.Errorf("google: unknown backend %q (want %q or %q)", cfg.Backend, BackendGemini, BackendVertex)
 	}
@@ -180,7 +193,7 @@ func New(cfg Config) (*Model, error) {
 	cc.HTTPClient = hc
 	client, err := genai.NewClient(context.Background(), cc)
 	if err != nil {
-		return nil, fmt.Errorf("google: %s", redact.Of(cfg.APIKey).String(err.Error()))
+		return nil, fmt.Errorf("google: %s", secrets.String(err.Error()))
 	}
 	p := cfg.Retry
 	if p.Attempts == 0 {
@@ -188,7 +201,7 @@ func New(cfg Config) (*Model, error) {
 		p = retry.Default
 		p.OnAttempt = on
 	}
-	return &Model{models: client.Models, key: redact.Of(cfg.APIKey), retry: p}, nil
+	return &Model{models: client.Models, key: secrets, retry: p}, nil
 }
 
 // vertexEndpoint is Vertex AI's endpoint for a location, as the SDK
@@ -203,10 +216,13 @@ func vertexEndpoint(location string) string {
 	return "https://" + location + "-aiplatform.googleapis.com/"
 }
 
-// bearer authenticates each request with a token from creds.
+// bearer authenticates each request with a token from creds, which it
+// adds to secrets first: a server that echoes it, in an error or in the
+// answer, is redacted.
 type bearer struct {
-	creds *auth.Credentials
-	next  http.RoundTripper
+	creds   *auth.Credentials
+	next    http.RoundTripper
+	secrets *redact.Set
 }
 
 func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -214,6 +230,7 @@ func (b *bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, &credentialError{err}
 	}
+	b.secrets.Add(tok.Value)
 	req = req.Clone(req.Context())
 	httptransport.SetAuthHeader(tok, req)
 	if qp, err := b.creds.QuotaProjectID(req.Context()); err == nil && qp != "" {

@@ -48,6 +48,13 @@ type Config struct {
 	// API is the API the requests use: APIChat (or "") for Chat
 	// Completions, APIResponses for the Responses API, stateless.
 	API string
+	// Secrets, when set, is the secret set of the runs the Model serves
+	// (runtime.Options.Secrets): the credential the Model sends (APIKey,
+	// or Azure's key or token) is added to it, so that what a server
+	// echoes of it is redacted wherever the runs write it. The Model's
+	// errors are redacted with it. Nil keeps the credential in a set of
+	// the Model's own, for its errors alone.
+	Secrets *redact.Set
 }
 
 // Azure is an Azure OpenAI resource: its endpoint, the API version to
@@ -81,7 +88,7 @@ type Model struct {
 	respond func(context.Context, responses.ResponseNewParams, ...option.RequestOption) (*responses.Response, error)
 	// respondStream is the Responses API's streaming call.
 	respondStream func(context.Context, responses.ResponseNewParams, ...option.RequestOption) *ssestream.Stream[responses.ResponseStreamEventUnion]
-	key           *redact.Set // the API key, for errors that echo it
+	key           *redact.Set // the credential sent (Config.Secrets), for errors that echo it
 	retry         retry.Policy
 	// deployment, when set, is the Azure deployment every request names
 	// as its model.
@@ -131,7 +138,16 @@ func New(cfg Config) (*Model, error) {
 		p = retry.Default
 		p.OnAttempt = onAttempt
 	}
-	m := &Model{key: redact.Of(cfg.APIKey), retry: p, cacheKey: cfg.Azure == nil && ownAPI(cfg.BaseURL)}
+	key := cfg.Secrets
+	if key == nil {
+		key = &redact.Set{}
+	}
+	if cfg.Azure != nil {
+		key.Add(cfg.Azure.APIKey, cfg.Azure.Token)
+	} else {
+		key.Add(cfg.APIKey)
+	}
+	m := &Model{key: key, retry: p, cacheKey: cfg.Azure == nil && ownAPI(cfg.BaseURL)}
 	if cfg.API == APIResponses {
 		c := sdk.NewClient(opts...)
 		m.respond, m.respondStream = c.Responses.New, c.Responses.NewStreaming
@@ -140,7 +156,6 @@ func New(cfg Config) (*Model, error) {
 	}
 	if cfg.Azure != nil {
 		m.deployment = cfg.Azure.Deployment
-		m.key = redact.Of(cfg.Azure.APIKey, cfg.Azure.Token)
 	}
 	return m, nil
 }
