@@ -25,6 +25,7 @@ import (
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/temporal"
 )
 
@@ -76,7 +77,7 @@ func TestWorkerRunsOnlyAllowed(t *testing.T) {
 	dir := t.TempDir()
 	m := &counting{calls: map[string]int{}}
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
-		ModelFor: func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
+		ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil },
 		Dir:      dir,
 		Secrets:  []string{key},
 		Allowed:  digests(t, keyed, alias, good),
@@ -183,7 +184,9 @@ func TestWorkerRunsOnlyAllowed(t *testing.T) {
 // TestNewWorkerNeedsAllowlist: a worker that would run nothing, or
 // anything without being told to, is not made.
 func TestNewWorkerNeedsAllowlist(t *testing.T) {
-	model := func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return nil, errors.New("no model") }
+	model := func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) {
+		return nil, errors.New("no model")
+	}
 	if _, err := temporal.NewWorker(nil, temporal.WorkerOptions{ModelFor: model}); err == nil || !strings.Contains(err.Error(), "AllowAnyPlan") {
 		t.Errorf("a worker with no allowlist: %v", err)
 	}
@@ -213,7 +216,7 @@ func TestEffectActivityChecksPlan(t *testing.T) {
 	good := labeller(t, labelSchema)
 	m := &counting{calls: map[string]int{}}
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
-		ModelFor: func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
+		ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil },
 		Dir:      dir,
 		Allowed:  digests(t, good),
 	})
@@ -361,7 +364,7 @@ func TestEffectActivityChecksQueue(t *testing.T) {
 	allowed := guarded(t, "ran-wipe")
 	m := &wiping{counting{calls: map[string]int{}}}
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
-		ModelFor: func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
+		ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil },
 		Dir:      dir,
 		Allowed:  digests(t, allowed),
 	})
@@ -475,7 +478,7 @@ type providers struct {
 	m     agentrt.Model
 }
 
-func (p *providers) modelFor(_, _ *plan.Plan, provider string, _ int64) (agentrt.Model, error) {
+func (p *providers) modelFor(_, _ *plan.Plan, provider string, _ int64, _ *redact.Set) (agentrt.Model, error) {
 	p.mu.Lock()
 	p.asked = append(p.asked, provider)
 	p.mu.Unlock()

@@ -18,6 +18,7 @@ import (
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/temporal"
 )
 
@@ -157,7 +158,7 @@ func TestClientBudgets(t *testing.T) {
 	}
 
 	// Each history replays as workflow code.
-	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return m, nil }, Allowed: digests(t, data)})
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil }, Allowed: digests(t, data)})
 	if err != nil {
 		t.Fatal(err)
 	}

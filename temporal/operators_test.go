@@ -29,6 +29,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/temporal"
 )
 
@@ -67,7 +68,7 @@ func TestOperatorsFindRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Seed 1 is the model that answers with the secret, which is no label.
-	models := func(_, _ *plan.Plan, _ string, seed int64) (agentrt.Model, error) {
+	models := func(_, _ *plan.Plan, _ string, seed int64, _ *redact.Set) (agentrt.Model, error) {
 		if seed == 1 {
 			return answering{label: workerSecret}, nil
 		}
@@ -461,7 +462,9 @@ func TestCancelledRun(t *testing.T) {
 // refuse the calls such a run has left to make).
 func TestReplayBefore(t *testing.T) {
 	w, err := temporal.NewWorker(nil, temporal.WorkerOptions{
-		ModelFor:     func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return refusing{}, nil },
+		ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) {
+			return refusing{}, nil
+		},
 		AllowAnyPlan: true,
 	})
 	if err != nil {

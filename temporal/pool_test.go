@@ -12,6 +12,7 @@ import (
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 )
 
 // TestPoolWorkflow: the pool workflow keeps runtime.Pool's rule across
@@ -25,7 +26,9 @@ func TestPoolWorkflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return nil, errors.New("no model") },
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) {
+		return nil, errors.New("no model")
+	},
 		AllowAnyPlan: true}) // it runs pools, no plan
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/telemetry"
 	"agentc.dev/agentc/telemetry/otlp"
 	"agentc.dev/agentc/temporal"
@@ -99,7 +100,9 @@ func replayTraced(t *testing.T, ctx context.Context, c client.Client, id string,
 	t.Helper()
 	r := newTraced(t)
 	replayer := worker.NewWorkflowReplayer()
-	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return &counting{}, nil }, Telemetry: r.tel,
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) {
+		return &counting{}, nil
+	}, Telemetry: r.tel,
 		Allowed: digests(t, labeller(t, labelSchema))})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +135,7 @@ func replayTraced(t *testing.T, ctx context.Context, c client.Client, id string,
 func tracedWorker(t *testing.T, c client.Client, queue string, m agentrt.Model, tr *traced) (stop func()) {
 	t.Helper()
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
-		ModelFor:  func(*plan.Plan, *plan.Plan, string, int64) (agentrt.Model, error) { return m, nil },
+		ModelFor:  func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil },
 		Dir:       t.TempDir(),
 		Telemetry: tr.tel,
 		Allowed:   digests(t, labeller(t, labelSchema)),

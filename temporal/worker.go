@@ -35,9 +35,12 @@ type WorkerOptions struct {
 	// ModelFor returns the model a plan's calls go to, given the run's own
 	// plan (p itself, or the plan p is a fallback or a called agent of),
 	// the provider the run names in place of the plan's ("" for the plan's
-	// own, "test" for the test model: a worker runs no other) and the test
-	// model's seed. Required.
-	ModelFor func(p, run *plan.Plan, provider string, seed int64) (agentrt.Model, error)
+	// own, "test" for the test model: a worker runs no other), the test
+	// model's seed, and the secret set its calls' results are redacted
+	// with, to which the model adds each credential it sends (those a
+	// provider obtains while it serves, such as OAuth tokens, included)
+	// before a request carries it. Required.
+	ModelFor func(p, run *plan.Plan, provider string, seed int64, secrets *redact.Set) (agentrt.Model, error)
 	// Dir is what relative paths in tools resolve against (a called
 	// agent's, against its own directory below it).
 	Dir string
@@ -557,7 +560,7 @@ func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *buil
 		}
 	}
 	modelFor := func(p *plan.Plan) (agentrt.Model, error) {
-		return w.opts.ModelFor(p, run.plan, run.in.Provider, run.in.Seed)
+		return w.opts.ModelFor(p, run.plan, run.in.Provider, run.in.Seed, b.secrets)
 	}
 	b.provider = run.in.Provider
 	if b.provider == "" {

@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	nethttp "net/http"
@@ -145,6 +149,22 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// as "authorization=... x-api-key=...", one line each.
 	// "openai-null" and "anthropic-null" answer every request 200 with a
 	// body of null, as a broken server or proxy may.
+	// "google-echo" and "bedrock-echo" echo the credential each request
+	// carried (see echoCredential): the odd requests are answered 503
+	// with it in the message, which a run tries again; in the even ones'
+	// answer, the text CREDENTIAL is replaced by it. "-echo400" answers
+	// every request 400 with it in the message. Each credential is logged
+	// to fake-echo.log, one line a request. "google-echo" also stands in
+	// for a service account's token endpoint: it writes the account's
+	// key file, fake-sa.json, whose token_uri is the fake, which gives a
+	// new access token each time it is asked.
+	echo := ""
+	for _, suffix := range []string{"-echo400", "-echo"} {
+		if rest, ok := strings.CutSuffix(provider, suffix); ok && (rest == "google" || rest == "bedrock") {
+			echo, provider = suffix, rest
+			break
+		}
+	}
 	unauthorized := strings.HasSuffix(provider, "-401")
 	provider = strings.TrimSuffix(provider, "-401")
 	nullBody := strings.HasSuffix(provider, "-null")
@@ -212,6 +232,15 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	requests := 0
 	if !json.Valid(answer) {
 		ts.Fatalf("fakeprovider: the answer is not JSON")
+	}
+	// answerFor is the answer to a request: with echo, CREDENTIAL in it
+	// replaced by the credential the request carried.
+	answerFor := func(r *nethttp.Request) json.RawMessage {
+		if echo == "" {
+			return answer
+		}
+		quoted, _ := json.Marshal(echoCredential(r))
+		return json.RawMessage(strings.ReplaceAll(string(answer), "CREDENTIAL", string(quoted[1:len(quoted)-1])))
 	}
 	var h nethttp.HandlerFunc
 	switch provider {
@@ -436,10 +465,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			part := map[string]any{"text": "Done."}
 			if req.GenerationConfig.ResponseMIMEType == "application/json" {
-				part = map[string]any{"text": string(answer)}
+				part = map[string]any{"text": string(answerFor(r))}
 			}
 			if fc := req.ToolConfig.FunctionCallingConfig; fc.Mode == "ANY" && len(fc.AllowedFunctionNames) == 1 {
-				part = map[string]any{"functionCall": map[string]any{"name": fc.AllowedFunctionNames[0], "args": answer}}
+				part = map[string]any{"functionCall": map[string]any{"name": fc.AllowedFunctionNames[0], "args": answerFor(r)}}
 			}
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(map[string]any{
@@ -483,7 +512,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			content, stop := []any{map[string]any{"text": "Done."}}, "end_turn"
 			if name := req.ToolConfig.ToolChoice.Tool.Name; name != "" {
-				content, stop = []any{map[string]any{"toolUse": map[string]any{"toolUseId": "tooluse_1", "name": name, "input": answer}}}, "tool_use"
+				content, stop = []any{map[string]any{"toolUse": map[string]any{"toolUseId": "tooluse_1", "name": name, "input": answerFor(r)}}}, "tool_use"
 			}
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(map[string]any{
@@ -560,9 +589,16 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			_ = json.NewEncoder(w).Encode(body)
 		}
 	}
-	srv := httptest.NewServer(h)
+	var srv *httptest.Server
+	if echo != "" {
+		h = echoing(ts, provider, echo, h, func() string { return srv.URL })
+	}
+	srv = httptest.NewServer(h)
 	ts.Defer(srv.Close)
 	base := srv.URL
+	if echo != "" && provider == "google" {
+		writeServiceAccount(ts, srv.URL+"/token")
+	}
 	if provider == "openai" {
 		base += "/v1/"
 	}
@@ -840,4 +876,93 @@ func (c *promptCache) use(body []byte) (in, read, written int) {
 		}
 	}
 	return tokens[len(blocks)] - read - written, read, written
+}
+
+// echoCredential is the credential a request carried, as a server that
+// echoes it would read it: a bearer token (a Vertex AI access token, a
+// Bedrock API key), a Gemini API key, or an AWS signature's access key ID
+// and session token.
+func echoCredential(r *nethttp.Request) string {
+	auth := r.Header.Get("Authorization")
+	if k := r.Header.Get("X-Goog-Api-Key"); k != "" {
+		return k
+	}
+	if m := regexp.MustCompile(`Credential=([^/]+)/`).FindStringSubmatch(auth); m != nil {
+		return strings.TrimSpace(m[1] + " " + r.Header.Get("X-Amz-Security-Token"))
+	}
+	return auth
+}
+
+// echoing wraps a fake provider's handler h with the echo modes of
+// fakeProvider ("-echo", "-echo400"); url is the server's.
+func echoing(ts *testscript.TestScript, provider, mode string, h nethttp.HandlerFunc, url func() string) nethttp.HandlerFunc {
+	var mu sync.Mutex
+	calls, tokens := 0, 0
+	logFile := ts.MkAbs("fake-echo.log")
+	ts.Check(os.WriteFile(logFile, nil, 0o644))
+	return func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		if provider == "google" && r.URL.Path == "/token" {
+			// A service account's token endpoint: a JWT bearer grant
+			// for a new access token each time.
+			_ = r.ParseForm()
+			if r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" || r.PostForm.Get("assertion") == "" {
+				nethttp.Error(w, `{"error":"invalid_grant"}`, 400)
+				return
+			}
+			mu.Lock()
+			tokens++
+			n := tokens
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"access_token":"ya29.c.fake-vertex-access-token-%d-Kq81Zx","token_type":"Bearer","expires_in":3600}`, n)
+			return
+		}
+		if !(provider == "google" && geminiPath.MatchString(r.URL.Path) || provider == "bedrock" && converse.MatchString(r.URL.EscapedPath())) {
+			h(w, r)
+			return
+		}
+		cred := echoCredential(r)
+		mu.Lock()
+		calls++
+		n := calls
+		if f, err := os.OpenFile(logFile, os.O_APPEND|os.O_WRONLY, 0); err == nil {
+			fmt.Fprintln(f, cred)
+			f.Close()
+		}
+		mu.Unlock()
+		if mode == "-echo" && n%2 == 0 {
+			h(w, r)
+			return
+		}
+		status := map[bool]int{true: 400, false: 503}[mode == "-echo400"]
+		msg := "your credential was " + cred
+		w.Header().Set("Content-Type", "application/json")
+		if provider == "bedrock" {
+			w.Header().Set("X-Amzn-Errortype", map[int]string{400: "ValidationException", 503: "ServiceUnavailableException"}[status])
+			w.WriteHeader(status)
+			_ = json.NewEncoder(w).Encode(map[string]any{"message": msg})
+			return
+		}
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": status, "message": msg,
+			"status": map[int]string{400: "INVALID_ARGUMENT", 503: "UNAVAILABLE"}[status]}})
+	}
+}
+
+// writeServiceAccount writes fake-sa.json, a Google Cloud service
+// account's key file, with a key made now and tokenURI its token
+// endpoint.
+func writeServiceAccount(ts *testscript.TestScript, tokenURI string) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	ts.Check(err)
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	ts.Check(err)
+	sa, err := json.Marshal(map[string]string{
+		"type": "service_account", "project_id": "fake-project", "private_key_id": "fake-key-1",
+		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"client_email": "agent@fake-project.iam.gserviceaccount.com", "client_id": "1",
+		"token_uri": tokenURI,
+	})
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs("fake-sa.json"), sa, 0o600))
 }

@@ -56,7 +56,7 @@ func Google(r runcmd.ModelRequest) (agentrt.Model, error) {
 	if key == "" && r.BaseURL == "" {
 		return nil, fmt.Errorf("agent %s: GEMINI_API_KEY (or %s) is not set (a server without a key needs a base URL), and %s does not ask for Vertex AI; or run with --model test", p.Agent.Name, plan.GoogleKeyVar, VertexVar)
 	}
-	return google.New(google.Config{APIKey: key, BaseURL: r.BaseURL, Retry: r.Retry, Stall: r.Stall})
+	return google.New(google.Config{APIKey: key, BaseURL: r.BaseURL, Retry: r.Retry, Stall: r.Stall, Secrets: r.Secrets})
 }
 
 // vertex is the google provider on Vertex AI. Its credentials go to
@@ -71,7 +71,9 @@ func vertex(r runcmd.ModelRequest) (agentrt.Model, error) {
 	if base == "" && p.Agent.Model.BaseURL != "" {
 		return nil, fmt.Errorf("agent %s: the manifest's base_url is not sent Vertex AI's credentials: leave %s unset to use the Gemini API there, or give the endpoint yourself (--base-url or %s)", p.Agent.Name, VertexVar, VertexBaseVar)
 	}
-	cfg := google.Config{Backend: google.BackendVertex, Project: r.Getenv(VertexProjectVar), Location: r.Getenv(VertexLocationVar), BaseURL: base, Retry: r.Retry, Stall: r.Stall}
+	// Each access token the application-default credentials give joins
+	// the run's secrets before a request carries it.
+	cfg := google.Config{Backend: google.BackendVertex, Project: r.Getenv(VertexProjectVar), Location: r.Getenv(VertexLocationVar), BaseURL: base, Retry: r.Retry, Stall: r.Stall, Secrets: r.Secrets}
 	if cfg.Project == "" {
 		// Express mode: a key stands for the project and credentials.
 		if cfg.APIKey = r.Getenv(plan.ProviderKeyVars["google"]); cfg.APIKey == "" {
@@ -175,7 +177,10 @@ func Bedrock(r runcmd.ModelRequest) (agentrt.Model, error) {
 		}
 	}
 	cfg := bedrock.FromAWSConfig(ac)
-	cfg.BaseURL, cfg.Retry, cfg.Stall = base, r.Retry, r.Stall
+	// The chain's credentials, wherever it found them (a profile's file,
+	// single sign-on, a role) and each refresh of them, join the run's
+	// secrets before a request is signed with them.
+	cfg.BaseURL, cfg.Retry, cfg.Stall, cfg.Secrets = base, r.Retry, r.Stall, r.Secrets
 	m, err := bedrock.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", p.Agent.Name, err)

@@ -131,7 +131,7 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 	if f.model != "" {
 		baseFor = f.model
 	}
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, baseFor: baseFor, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: s.pace, log: e.Stderr}, os.Getenv, toolEvents)
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, baseFor: baseFor, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: s.pace, log: e.Stderr, secrets: secrets}, os.Getenv, toolEvents)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}

@@ -15,6 +15,7 @@ import (
 	"agentc.dev/agentc/runtime/provider/anthropic"
 	"agentc.dev/agentc/runtime/provider/openai"
 	"agentc.dev/agentc/runtime/provider/retry"
+	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/testmodel"
 )
 
@@ -41,6 +42,12 @@ type ModelRequest struct {
 	// (a credential chain's warnings) is printed, as the run's other
 	// lines are; nil prints nothing.
 	Log io.Writer
+	// Secrets is the secret set of the runs the model serves: the
+	// provider adds to it each credential it sends, those it obtains
+	// while the runs go on (OAuth tokens, a credential chain's keys)
+	// before a request carries them, so that everything the runs write
+	// redacts them. Nil in a program that redacts nothing.
+	Secrets *redact.Set
 }
 
 // ProviderFunc makes a provider's client for a run.
@@ -75,6 +82,9 @@ type providerFlags struct {
 	faultLayer bool
 	// log is where a provider's SDK's lines go (ModelRequest.Log).
 	log io.Writer
+	// secrets is the runs' secret set, which providers add the
+	// credentials they send to (ModelRequest.Secrets).
+	secrets *redact.Set
 }
 
 // The environment that sends the openai provider's requests to an Azure
@@ -210,7 +220,7 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			m, err := openai.New(openai.Config{API: p.Agent.Model.API, Retry: policy, Stall: stallConfig(f.stall), Azure: &openai.Azure{
 				Endpoint: endpoint, APIVersion: getenv(AzureVersionVar), Deployment: getenv(AzureDeploymentVar),
 				APIKey: getenv(plan.AzureKeyVars[0]), Token: getenv(plan.AzureKeyVars[1]),
-			}})
+			}, Secrets: f.secrets})
 			if err != nil {
 				return nil, fmt.Errorf("agent %s: %w (from %s, %s, and %s or %s)", p.Agent.Name, err, AzureEndpointVar, AzureVersionVar, plan.AzureKeyVars[0], plan.AzureKeyVars[1])
 			}
@@ -248,18 +258,18 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			if key == "" && base == "" {
 				return nil, fmt.Errorf("agent %s: OPENAI_API_KEY is not set (an OpenAI-compatible server without a key needs a base URL); or run with --model test", p.Agent.Name)
 			}
-			m, err = openai.New(openai.Config{APIKey: key, BaseURL: base, API: p.Agent.Model.API, Retry: policy, Stall: stallConfig(f.stall)})
+			m, err = openai.New(openai.Config{APIKey: key, BaseURL: base, API: p.Agent.Model.API, Retry: policy, Stall: stallConfig(f.stall), Secrets: f.secrets})
 		case "anthropic":
 			if key == "" && base == "" {
 				return nil, fmt.Errorf("agent %s: ANTHROPIC_API_KEY is not set; or run with --model test", p.Agent.Name)
 			}
-			m, err = anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Retry: policy, Stall: stallConfig(f.stall)})
+			m, err = anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, Retry: policy, Stall: stallConfig(f.stall), Secrets: f.secrets})
 		default:
 			make, linked := f.extra[name]
 			if !linked {
 				return nil, fmt.Errorf("agent %s: this program does not carry the %s provider (its SDK); run the agent with agentc", p.Agent.Name, name)
 			}
-			m, err = make(ModelRequest{Plan: p, Key: key, BaseURL: base, FlagBaseURL: flagBase, Getenv: getenv, Retry: policy, Stall: stallConfig(f.stall), FaultLayer: f.faultLayer, Log: f.log})
+			m, err = make(ModelRequest{Plan: p, Key: key, BaseURL: base, FlagBaseURL: flagBase, Getenv: getenv, Retry: policy, Stall: stallConfig(f.stall), FaultLayer: f.faultLayer, Log: f.log, Secrets: f.secrets})
 		}
 		if err != nil {
 			return nil, err

@@ -114,7 +114,9 @@ func spoolInput(in io.Reader) (string, error) {
 // (over RateLimitsVar): every run the worker executes shares one limiter
 // for each provider's model, and the 429s any of them meets. Events
 // receives the providers' retries and waits; warn, the worker's notes.
-func WorkerModels(baseURL string, stall time.Duration, rateLimits []string, extra map[string]ProviderFunc, events func(agentrt.Event), warn io.Writer) (func(p, run *plan.Plan, provider string, seed int64) (agentrt.Model, error), error) {
+// Each model adds the credentials it sends to the secret set it is made
+// with (ModelRequest.Secrets).
+func WorkerModels(baseURL string, stall time.Duration, rateLimits []string, extra map[string]ProviderFunc, events func(agentrt.Event), warn io.Writer) (func(p, run *plan.Plan, provider string, seed int64, secrets *redact.Set) (agentrt.Model, error), error) {
 	if err := checkStall(stall); err != nil {
 		return nil, err
 	}
@@ -127,10 +129,10 @@ func WorkerModels(baseURL string, stall time.Duration, rateLimits []string, extr
 		return nil, err
 	}
 	set := limits.Set(warn)
-	return func(p, run *plan.Plan, provider string, seed int64) (agentrt.Model, error) {
+	return func(p, run *plan.Plan, provider string, seed int64, secrets *redact.Set) (agentrt.Model, error) {
 		// --base-url is the server of the run's own provider, not of its
 		// fallbacks' or called agents' others.
-		return newModelFor(providerFlags{model: provider, seed: seed, baseURL: baseURL, baseFor: run.Agent.Model.Provider, keyHosts: hosts, stall: stall, extra: extra, pace: set, log: warn}, os.Getenv, events)(p)
+		return newModelFor(providerFlags{model: provider, seed: seed, baseURL: baseURL, baseFor: run.Agent.Model.Provider, keyHosts: hosts, stall: stall, extra: extra, pace: set, log: warn, secrets: secrets}, os.Getenv, events)(p)
 	}, nil
 }
 

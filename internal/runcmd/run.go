@@ -502,7 +502,7 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 	if f.fault != nil {
 		baseFor = ""
 	}
-	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, baseFor: baseFor, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: paced, faultLayer: f.fault != nil, log: e.Stderr}, getenv, opts.Events)
+	modelFor := newModelFor(providerFlags{model: f.model, seed: f.seed, baseURL: f.baseURL, baseFor: baseFor, keyHosts: hosts, stall: f.stall, extra: e.Providers, pace: paced, faultLayer: f.fault != nil, log: e.Stderr, secrets: secrets}, getenv, opts.Events)
 	if f.replay != "" {
 		modelFor = func(*plan.Plan) (agentrt.Model, error) { return offlineModel{}, nil }
 	}

@@ -265,7 +265,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 			}})
 			continue
 		}
-		modelFor := newModelFor(providerFlags{model: af.model, keyHosts: hosts, extra: e.Providers, pace: limits, log: e.Stderr}, os.Getenv, events)
+		modelFor := newModelFor(providerFlags{model: af.model, keyHosts: hosts, extra: e.Providers, pace: limits, log: e.Stderr, secrets: secrets}, os.Getenv, events)
 		model, err := modelFor(p)
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}

@@ -51,10 +51,9 @@ type Case struct {
 // Nothing of the run is printed; its keys are redacted from the report.
 // The lock file is not consulted: a test runs the agent as it is now.
 func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*agentrt.Report, error) {
-	secrets := &redact.Set{}
-	for _, pr := range providers {
-		secrets.Add(os.Getenv(pr.keyVar))
-	}
+	// Every key agentc reads (plan.KeyVars), as agentc run redacts them:
+	// a recording goes into the agent's testdata.
+	secrets := redact.Of(ProviderSecrets()...)
 	hosts, err := keyHosts(os.Getenv(KeyHostsVar))
 	if err != nil {
 		return nil, err
