@@ -679,10 +679,19 @@ func (x *run) loop() {
 		for fallback := false; ; fallback = true {
 			req = x.request()
 			k := x.modelKey(round, fallback)
-			var ok bool
-			if res, ok = x.reserve(k, round, req); !ok {
-				x.addRound(rr)
-				return
+			// A request past the model's context window is not sent: the
+			// call fails, journaled as one that did, so that a replay
+			// ends, or falls back, where this run did.
+			var refuse func() (*Response, error)
+			if err := x.tooLong(k, req); err != nil {
+				refuse = func() (*Response, error) { return nil, err }
+				res = nil
+			} else {
+				var ok bool
+				if res, ok = x.reserve(k, round, req); !ok {
+					x.addRound(rr)
+					return
+				}
 			}
 			call := Event{Type: EventModelCall, Round: round, Model: x.shown()}
 			if x.opts.Content {
@@ -690,7 +699,7 @@ func (x *run) loop() {
 			}
 			x.emit(call)
 			st := x.streamer(round, req)
-			resp, replayed, err = x.complete(k, req, nil)
+			resp, replayed, err = x.complete(k, req, refuse)
 			st.end(resp)
 			req.Stream = nil
 			if err == nil {

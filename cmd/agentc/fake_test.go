@@ -190,10 +190,14 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return map[string]any{in: int64(9223372036854775807), out: int64(9223372036854775807)}
 	}
+	// "openai-flood" ignores max_tokens, as a broken or hostile server
+	// may: every reply holds 1 MiB of text and, where the turn may call
+	// tools, a call of every tool offered, with {}.
+	flood := provider == "openai-flood"
 	callTools := provider == "openai-tools" || provider == "openai-tools-hang"
 	hang := provider == "openai-tools-hang"
 	scripted := provider == "openai-args"
-	if flaky || stallFirst || callTools || scripted || provider == "openai-prose" || loop || gather || status != 0 {
+	if flaky || stallFirst || callTools || scripted || provider == "openai-prose" || loop || gather || flood || status != 0 {
 		provider = "openai"
 	}
 	var cache *promptCache
@@ -361,6 +365,18 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 					finish = "tool_calls"
 				}
 				usage = brokenUsage(n, "prompt_tokens", "completion_tokens")
+			}
+			if flood {
+				msg = map[string]any{"role": "assistant", "content": strings.Repeat("A", 1<<20)}
+				finish = "stop"
+				if mayCall {
+					var calls []any
+					for i, t := range req.Tools {
+						calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", n, i+1), "type": "function",
+							"function": map[string]any{"name": t.Function.Name, "arguments": "{}"}})
+					}
+					msg["tool_calls"], finish = calls, "tool_calls"
+				}
 			}
 			resp := map[string]any{
 				"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,

@@ -19,6 +19,14 @@ import (
 	"github.com/tiktoken-go/tokenizer/codec"
 )
 
+// MaxTokenBytes is the most bytes one token covers in the vocabularies
+// agentc has, o200k_base and cl100k_base: in both the longest is a run of
+// 128 blanks (TestMaxTokenBytes), and English text makes about four bytes
+// a token. So a text of n bytes is at least n/MaxTokenBytes tokens, and n
+// tokens make at most n*MaxTokenBytes bytes. Anthropic's and Google's
+// tokenisers are not public; theirs are taken to be no longer.
+const MaxTokenBytes = 128
+
 // Profile is how one family of models is counted: the tokeniser of its
 // text and the tokens a provider adds around it.
 type Profile struct {

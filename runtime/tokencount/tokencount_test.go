@@ -238,3 +238,23 @@ func TestInvalidRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxTokenBytes: no token of either vocabulary covers more bytes than
+// MaxTokenBytes, and the longest covers that many.
+func TestMaxTokenBytes(t *testing.T) {
+	for name, e := range encodings {
+		c := e.load()
+		longest, tokens := 0, 0
+		for id := uint(0); id < 1<<18; id++ {
+			s, err := c.Decode([]uint{id})
+			if err != nil {
+				continue // an ID no token has (a special token's, or past the last)
+			}
+			tokens++
+			longest = max(longest, len(s))
+		}
+		if tokens < 100000 || longest != MaxTokenBytes {
+			t.Errorf("%s: %d tokens, the longest %d bytes; MaxTokenBytes is %d", name, tokens, longest, MaxTokenBytes)
+		}
+	}
+}

@@ -139,7 +139,14 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, err
 	}
-	return parseMessage(msg)
+	resp, err := parseMessage(msg)
+	if err != nil {
+		return nil, err
+	}
+	if err := limit.CheckReply(params.MaxTokens, &resp.Message); err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
+	}
+	return resp, nil
 }
 
 // Limits are the files the Messages API takes (plan.FileLimits).
@@ -510,13 +517,31 @@ func statusText(code int) string {
 // stream makes one streamed request and accumulates its events into the
 // message a plain request would have returned; delta, when set, hears
 // each piece of text, and of the output tool's arguments, as it arrives.
+// A stream whose blocks pass what the request's max_tokens can make is
+// cut there (limit.Reply), not read to its end.
 func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption, delta func(agentrt.Delta), outputTool string) (*sdk.Message, error) {
 	st := m.messages.NewStreaming(ctx, params, opts...)
 	defer st.Close()
 	var msg sdk.Message
 	answer := map[int64]bool{} // the content blocks that call the output tool
+	meter := limit.NewReply(params.MaxTokens)
 	for st.Next() {
 		ev := st.Current()
+		// What Accumulate keeps of each event: the message's start and a
+		// block's, each whole, and the pieces of each delta.
+		n := 0
+		switch ev.Type {
+		case "message_start":
+			n = len(ev.Message.RawJSON())
+		case "content_block_start":
+			n = len(ev.ContentBlock.RawJSON())
+		case "content_block_delta":
+			d := &ev.Delta
+			n = len(d.Text) + len(d.PartialJSON) + len(d.Thinking) + len(d.Signature) + len(d.Citation.RawJSON())
+		}
+		if err := meter.Add(n); err != nil {
+			return nil, err
+		}
 		if err := msg.Accumulate(ev); err != nil {
 			return nil, fmt.Errorf("reading the stream: %w", err)
 		}

@@ -257,7 +257,14 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, err
 	}
-	return parseInputs(out, streamed)
+	resp, err := parseInputs(out, streamed)
+	if err != nil {
+		return nil, err
+	}
+	if err := limit.CheckReply(int64(aws.ToInt32(in.InferenceConfig.MaxTokens)), &resp.Message); err != nil {
+		return nil, fmt.Errorf("bedrock: %w", err)
+	}
+	return resp, nil
 }
 
 // converse makes one request; the SDK gets a copy, as it may fill it in.
@@ -276,7 +283,9 @@ func (m *Model) converse(ctx context.Context, in *bedrockruntime.ConverseInput) 
 // content block's text, tool input and reasoning joined, the stop reason
 // and usage. delta hears each piece of text, and of the output tool's
 // input, as it arrives. A stream that ends before its messageStop is
-// cut: a transport failure, tried again.
+// cut: a transport failure, tried again. A stream whose blocks pass what
+// the request's maxTokens can make is cut there (limit.Reply), not read
+// to its end.
 func (m *Model) converseStream(ctx context.Context, in *bedrockruntime.ConverseInput, delta func(agentrt.Delta), outputTool string) (out *bedrockruntime.ConverseOutput, inputs map[int][]byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -312,15 +321,22 @@ func (m *Model) converseStream(ctx context.Context, in *bedrockruntime.ConverseI
 	}
 	out = &bedrockruntime.ConverseOutput{}
 	stopped := false
+	meter := limit.NewReply(int64(aws.ToInt32(in.InferenceConfig.MaxTokens)))
 	for ev := range st.Events() {
 		switch e := ev.(type) {
 		case *types.ConverseStreamOutputMemberContentBlockStart:
 			b := at(e.Value.ContentBlockIndex)
 			if t, ok := e.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
 				b.tool, b.toolID, b.name = true, aws.ToString(t.Value.ToolUseId), aws.ToString(t.Value.Name)
+				if err := meter.Add(len(b.toolID) + len(b.name)); err != nil {
+					return nil, nil, err
+				}
 			}
 		case *types.ConverseStreamOutputMemberContentBlockDelta:
 			b := at(e.Value.ContentBlockIndex)
+			if err := meter.Add(deltaSize(e.Value.Delta)); err != nil {
+				return nil, nil, err
+			}
 			switch d := e.Value.Delta.(type) {
 			case *types.ContentBlockDeltaMemberText:
 				b.text.WriteString(d.Value)
@@ -377,6 +393,26 @@ func (m *Model) converseStream(ctx context.Context, in *bedrockruntime.ConverseI
 	}
 	out.Output = &types.ConverseOutputMemberMessage{Value: types.Message{Role: types.ConversationRoleAssistant, Content: content}}
 	return out, inputs, nil
+}
+
+// deltaSize is the bytes of a content block's delta that a stream keeps.
+func deltaSize(d types.ContentBlockDelta) int {
+	switch d := d.(type) {
+	case *types.ContentBlockDeltaMemberText:
+		return len(d.Value)
+	case *types.ContentBlockDeltaMemberToolUse:
+		return len(aws.ToString(d.Value.Input))
+	case *types.ContentBlockDeltaMemberReasoningContent:
+		switch r := d.Value.(type) {
+		case *types.ReasoningContentBlockDeltaMemberText:
+			return len(r.Value)
+		case *types.ReasoningContentBlockDeltaMemberSignature:
+			return len(r.Value)
+		case *types.ReasoningContentBlockDeltaMemberRedactedContent:
+			return len(r.Value)
+		}
+	}
+	return 0
 }
 
 // shapeError is a response the SDK could not read without a panic.

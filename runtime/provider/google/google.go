@@ -316,7 +316,14 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, err
 	}
-	return parseResponse(out, len(req.Messages))
+	resp, err := parseResponse(out, len(req.Messages))
+	if err != nil {
+		return nil, err
+	}
+	if err := limit.CheckReply(int64(b.config.MaxOutputTokens), &resp.Message); err != nil {
+		return nil, fmt.Errorf("google: %w", err)
+	}
+	return resp, nil
 }
 
 // generate makes one request. The SDK reads a response through untyped
@@ -339,7 +346,9 @@ func (m *Model) generate(ctx context.Context, model string, b *built) (resp *gen
 // text joined, their other parts kept, the last chunk's finish reason,
 // usage and model version. delta hears each piece of text, and each call
 // of the output tool's arguments, as it arrives. A stream that ends
-// before a finish reason is cut: a transport failure, tried again.
+// before a finish reason is cut: a transport failure, tried again. A
+// stream whose parts pass what the request's maxOutputTokens can make is
+// cut there (limit.Reply), not read to its end.
 func (m *Model) stream(ctx context.Context, model string, b *built, delta func(agentrt.Delta), outputTool string) (resp *genai.GenerateContentResponse, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -357,6 +366,7 @@ func (m *Model) stream(ctx context.Context, model string, b *built, delta func(a
 			text.Reset()
 		}
 	}
+	meter := limit.NewReply(int64(config.MaxOutputTokens))
 	for chunk, err := range m.models.GenerateContentStream(ctx, model, b.contents, &config) {
 		if err != nil {
 			return nil, err
@@ -389,6 +399,19 @@ func (m *Model) stream(ctx context.Context, model string, b *built, delta func(a
 			continue
 		}
 		for _, p := range c.Content.Parts {
+			// The parts kept: a text's bytes, any other part's JSON.
+			n := 0
+			switch {
+			case p == nil:
+			case p.Text != "" && !p.Thought && p.ThoughtSignature == nil:
+				n = len(p.Text)
+			default:
+				j, _ := json.Marshal(p)
+				n = len(j)
+			}
+			if err := meter.Add(n); err != nil {
+				return nil, err
+			}
 			switch {
 			case p == nil:
 			case p.Text != "" && !p.Thought && p.ThoughtSignature == nil:

@@ -211,21 +211,42 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, err
 	}
-	return parseResponse(out)
+	resp, err := parseResponse(out)
+	if err != nil {
+		return nil, err
+	}
+	if err := limit.CheckReply(params.MaxCompletionTokens.Value, &resp.Message); err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	return resp, nil
 }
 
 // stream makes one streamed chat completion and puts the completion a
 // plain request would have returned together from its chunks; delta
 // hears each piece of the text, and of the output tool's arguments, as
 // it arrives. A stream that ends before a choice's finish_reason is cut:
-// a transport failure, tried again.
+// a transport failure, tried again. A stream whose text and tool calls
+// pass what the request's max_completion_tokens can make is cut there
+// (limit.Reply), not read to its end.
 func (m *Model) stream(ctx context.Context, params sdk.ChatCompletionNewParams, opts []option.RequestOption, delta func(agentrt.Delta), outputTool string) (*sdk.ChatCompletion, error) {
 	st := m.chat.NewStreaming(ctx, params, opts...)
 	defer st.Close()
 	var acc sdk.ChatCompletionAccumulator
 	answer := map[int64]bool{} // the tool calls, by index, that call the output tool
+	meter := limit.NewReply(params.MaxCompletionTokens.Value)
 	for st.Next() {
 		chunk := st.Current()
+		for _, ch := range chunk.Choices {
+			// Every choice is put together, not only the first.
+			d := &ch.Delta
+			n := len(d.Content) + len(d.Refusal) + len(d.FunctionCall.Name) + len(d.FunctionCall.Arguments) + len(d.Audio.Data) + len(d.Audio.Transcript)
+			for _, tc := range d.ToolCalls {
+				n += len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)
+			}
+			if err := meter.Add(n); err != nil {
+				return nil, err
+			}
+		}
 		if !acc.AddChunk(chunk) {
 			return nil, fmt.Errorf("the stream's chunks do not add up (chunk %q)", chunk.ID)
 		}

@@ -18,6 +18,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/internal/files"
+	"agentc.dev/agentc/runtime/provider/internal/limit"
 )
 
 // The APIs a Model may speak (Config.API).
@@ -72,14 +73,23 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 	if err != nil {
 		return nil, err
 	}
-	if streamed != nil {
-		return parseResponsesBody(streamed)
-	}
-	if out == nil {
+	var resp *agentrt.Response
+	switch {
+	case streamed != nil:
+		resp, err = parseResponsesBody(streamed)
+	case out == nil:
 		// A body of null decodes to no response, and no error.
 		return nil, errors.New("openai: the response is null, not a response object")
+	default:
+		resp, err = parseResponsesBody([]byte(out.RawJSON()))
 	}
-	return parseResponsesBody([]byte(out.RawJSON()))
+	if err != nil {
+		return nil, err
+	}
+	if err := limit.CheckReply(params.MaxOutputTokens.Value, &resp.Message); err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	return resp, nil
 }
 
 // streamResponse makes one streamed Responses API request: delta hears
@@ -88,13 +98,18 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 // response.incomplete, which the parse refuses as a plain one is)
 // carries whole. A stream that ends before it is cut: a transport
 // failure, tried again; a response.failed or error event is the API's
-// error.
+// error. A stream whose deltas (text, arguments, reasoning) pass what the
+// request's max_output_tokens can make is cut there (limit.Reply).
 func (m *Model) streamResponse(ctx context.Context, params responses.ResponseNewParams, opts []option.RequestOption, delta func(agentrt.Delta), outputTool string) ([]byte, error) {
 	st := m.respondStream(ctx, params, opts...)
 	defer st.Close()
 	answer := map[int64]bool{} // output items, by index, that call the output tool
+	meter := limit.NewReply(params.MaxOutputTokens.Value)
 	for st.Next() {
 		ev := st.Current()
+		if err := meter.Add(len(ev.Delta)); err != nil {
+			return nil, err
+		}
 		switch ev.Type {
 		case "response.output_item.added":
 			answer[ev.OutputIndex] = outputTool != "" && ev.Item.Type == "function_call" && ev.Item.Name == outputTool

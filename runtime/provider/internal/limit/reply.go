@@ -1,0 +1,108 @@
+package limit
+
+import (
+	"fmt"
+
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/tokencount"
+)
+
+// BytesPerToken is the most bytes one output token is taken to make: the
+// longest token of the vocabularies agentc has, o200k_base and
+// cl100k_base, is 128 bytes, a run of blanks (tokencount.MaxTokenBytes);
+// English text makes about four bytes a token.
+const BytesPerToken = tokencount.MaxTokenBytes
+
+// ReplySlack is what a reply may hold besides what its tokens make: the
+// IDs a server gives tool calls, the opaque state a provider asks to be
+// sent back (reasoning's signatures and encrypted content).
+const ReplySlack = 64 << 10
+
+// ReplyBound is the most bytes of text, tool calls and state (see
+// ReplySize) a reply may hold when its request allowed at most maxTokens
+// output tokens: BytesPerToken a token and ReplySlack besides. It is 0,
+// no bound, for a request that set no limit (maxTokens 0 or less), whose
+// reply is bounded by MaxResponse alone.
+func ReplyBound(maxTokens int64) int64 {
+	if maxTokens <= 0 {
+		return 0
+	}
+	// Past what a response may hold, the bound is MaxResponse's.
+	return min(maxTokens, MaxResponse/BytesPerToken)*BytesPerToken + ReplySlack
+}
+
+// ReplySize is the bytes of a reply that ReplyBound bounds: its text, each
+// tool call's ID, name and arguments, and the provider's state. A
+// conversation holds them, and sends them again every round.
+func ReplySize(msg *agentrt.Message) int64 {
+	n := int64(len(msg.Content))
+	for _, c := range msg.ToolCalls {
+		n += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
+	}
+	for _, p := range msg.Parts {
+		n += int64(len(p.Text))
+	}
+	if msg.State != nil {
+		n += int64(len(msg.State.Provider) + len(msg.State.Data))
+	}
+	return n
+}
+
+// ReplyError is a reply larger than the output tokens its request allowed
+// can make: the server did not keep to the request's max_tokens (a
+// provider's own API never passes it; a broken or hostile server at a
+// base URL may). The reply is refused, as a malformed one is; another
+// attempt would be sent as much again, so none is made.
+type ReplyError struct {
+	Tokens int64 // the output tokens the request allowed
+	Bound  int64 // ReplyBound(Tokens)
+	// Size is the reply's bytes (ReplySize); for a stream cut as it
+	// passed the bound, what had come by then.
+	Size int64
+	Cut  bool // a stream, cut as it passed Bound
+}
+
+func (e *ReplyError) Error() string {
+	if e.Cut {
+		return fmt.Sprintf("the streamed reply passed %d bytes of text and tool calls, the most %d output tokens (the request's limit) can make at %d bytes a token and %d KiB besides: the server did not keep to the limit, and the stream was cut",
+			e.Bound, e.Tokens, BytesPerToken, ReplySlack>>10)
+	}
+	return fmt.Sprintf("the reply holds %d bytes of text and tool calls, more than %d output tokens (the request's limit) can make (%d: %d bytes a token and %d KiB besides): the server did not keep to the limit, and the reply is refused",
+		e.Size, e.Tokens, e.Bound, BytesPerToken, ReplySlack>>10)
+}
+
+// CheckReply returns a *ReplyError when msg is larger than a reply to a
+// request that allowed maxTokens output tokens can be.
+func CheckReply(maxTokens int64, msg *agentrt.Message) error {
+	bound := ReplyBound(maxTokens)
+	if n := ReplySize(msg); bound > 0 && n > bound {
+		return &ReplyError{Tokens: maxTokens, Bound: bound, Size: n}
+	}
+	return nil
+}
+
+// Reply meters a streamed reply as its pieces arrive, so that a stream
+// past ReplyBound is cut there rather than read whole. The zero Reply,
+// and one for a request that set no limit, bounds nothing.
+type Reply struct {
+	tokens, bound, size int64
+}
+
+// NewReply returns a meter for the reply to a request that allowed at
+// most maxTokens output tokens.
+func NewReply(maxTokens int64) *Reply {
+	return &Reply{tokens: maxTokens, bound: ReplyBound(maxTokens)}
+}
+
+// Add counts n more bytes of the reply (text, a tool call's ID, name or
+// arguments, state) and returns a *ReplyError once they pass the bound.
+func (r *Reply) Add(n int) error {
+	if r == nil || r.bound == 0 {
+		return nil
+	}
+	r.size += int64(n)
+	if r.size > r.bound {
+		return &ReplyError{Tokens: r.tokens, Bound: r.bound, Size: r.size, Cut: true}
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package runtime
+
+import (
+	"fmt"
+
+	"agentc.dev/agentc/runtime/journal"
+	"agentc.dev/agentc/runtime/tokencount"
+)
+
+// ContextError is a model call not made: the request's input is past the
+// model's context window, as the price table gives it, whatever the
+// model's tokeniser. A provider would refuse it (OpenAI's
+// context_length_exceeded, Anthropic's "prompt is too long"), and sending
+// it would cost the bytes of a conversation that has outgrown the model:
+// one a broken or hostile server grew with replies far past what it was
+// asked for, tool results that piled up. Its class is FailureTooLong, so
+// a fallback model serves it.
+type ContextError struct {
+	Provider, Model string
+	// Window is the model's context window, in tokens; Bytes the text the
+	// request would send, and Least the fewest tokens those bytes can be
+	// (Bytes over tokencount.MaxTokenBytes).
+	Window, Bytes, Least int
+}
+
+func (e *ContextError) Error() string {
+	return fmt.Sprintf("the request was not sent: it holds %d bytes of text, at least %d tokens at %d bytes a token (the longest token of any tokeniser agentc knows), more than the model's context window of %d tokens (the price table's for %s %s)",
+		e.Bytes, e.Least, tokencount.MaxTokenBytes, e.Window, e.Provider, e.Model)
+}
+
+// FailureClass is FailureTooLong: a model of a larger context may serve
+// the call.
+func (e *ContextError) FailureClass() string { return FailureTooLong }
+
+// tooLong returns a *ContextError when the model call at k is to be made
+// (not served from the journal) and req's text is more than the model's
+// context window could hold even at the most bytes a token any tokeniser
+// agentc knows covers. The count is a floor, not an estimate: a request
+// the provider would take is never refused, and one refused is past the
+// window by far (a provider refuses one at about four bytes a token of
+// English). A model the price table gives no window to (an
+// OpenAI-compatible server's own, the test model) is not checked.
+func (x *run) tooLong(k journal.Key, req *Request) error {
+	if !x.live(k) || x.provider == "test" {
+		return nil
+	}
+	p, ok := x.prices().Lookup(x.provider, req.Model)
+	if !ok || p.ContextWindow <= 0 {
+		return nil
+	}
+	n := requestText(req)
+	if least := n / tokencount.MaxTokenBytes; least > p.ContextWindow {
+		return &ContextError{Provider: x.provider, Model: req.Model, Window: p.ContextWindow, Bytes: n, Least: least}
+	}
+	return nil
+}
+
+// requestText is the bytes of text a request sends the model: every
+// message's text, name and tool call (ID, name and arguments), and every
+// tool's name, description and schema, and the answer's. Files and a
+// provider's state are left out: what their bytes are in tokens is not
+// known here.
+func requestText(req *Request) int {
+	n := 0
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		n += len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Name)
+		for _, p := range m.Parts {
+			n += len(p.Text)
+		}
+		for _, c := range m.ToolCalls {
+			n += len(c.ID) + len(c.Name) + len(c.Arguments)
+		}
+	}
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	if a := req.Answer; a != nil {
+		n += len(a.Name) + len(a.Description) + len(a.Schema)
+	}
+	return n
+}
