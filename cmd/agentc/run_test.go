@@ -32,7 +32,7 @@ func TestRunExamples(t *testing.T) {
 	for _, name := range names {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			dir, _ := filepath.Abs(".")
-			p, _, err := cuecmd.Compiler().Load(cli.Env{Stdin: strings.NewReader(""), Stderr: &bytes.Buffer{}, Dir: dir}, name)
+			p, _, err := cuecmd.Compiler().Load(cli.Env{Stdin: strings.NewReader(""), Stderr: &bytes.Buffer{}, Dir: dir}, name, "")
 			if err != nil {
 				t.Fatalf("build: %v", err)
 			}

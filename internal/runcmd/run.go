@@ -46,7 +46,7 @@ const (
 // file, found from the agent's own directory whatever --dir says, for the
 // agent and every agent it calls, before anything else is read.
 func loadLocked(e Env, compile LoadFunc, f Flags, path string) (*plan.Plan, string, error) {
-	p, dir, err := load(e, compile, path)
+	p, dir, err := load(e, compile, path, f.prices)
 	if err != nil {
 		return nil, "", err
 	}
@@ -638,13 +638,15 @@ func compact(b json.RawMessage) []byte {
 
 // LoadFunc compiles the agent at path for a run, with the agents it calls
 // compiled into its plan, printing its findings on e.Stderr; it returns
-// the plan and the directory its relative paths resolve against.
-type LoadFunc func(e Env, path string) (*plan.Plan, string, error)
+// the plan and the directory its relative paths resolve against. prices
+// is the run's --prices file ("" for AGENTC_PRICES, else the embedded
+// table alone), which the compiler's cost check reads as the run does.
+type LoadFunc func(e Env, path, prices string) (*plan.Plan, string, error)
 
 // load reads a plan file, or compiles a manifest with compile; it returns
 // the plan and the directory its relative paths resolve against. Without
 // compile (in the runtime program), a manifest is an error.
-func load(e Env, compile LoadFunc, path string) (*plan.Plan, string, error) {
+func load(e Env, compile LoadFunc, path, prices string) (*plan.Plan, string, error) {
 	p, isPlan, err := plan.ReadFile(path)
 	switch {
 	case isPlan && err != nil:
@@ -665,7 +667,7 @@ func load(e Env, compile LoadFunc, path string) (*plan.Plan, string, error) {
 		}
 		return nil, "", &ExitError{Code: ExitFindings, Err: fmt.Errorf("%s is not a compiled plan; %s runs only plans: compile it with agentc compile, or run it with agentc", path, RuntimeProgram)}
 	}
-	return compile(e, path)
+	return compile(e, path, prices)
 }
 
 // MaxInput is the largest run input, in bytes: a run's first message is

@@ -100,8 +100,15 @@ func newCompiler(e cli.Env) *compile.Compiler {
 // load compiles the one agent at path for a run, its findings on
 // e.Stderr; the directory its relative paths resolve against is its
 // manifest's.
-func load(e cli.Env, path string) (*plan.Plan, string, error) {
-	bs, err := buildAll(e, []string{path}, e.Stderr, false)
+func load(e cli.Env, path, prices string) (*plan.Plan, string, error) {
+	// The cost check reads the price table the run prices with: the
+	// run's --prices, as AGENTC_PRICES when it has none.
+	comp := newCompiler(e)
+	var err error
+	if comp.Prices, err = runcmd.LoadPrices(prices); err != nil {
+		return nil, "", err
+	}
+	bs, err := buildWith(e, comp, []string{path}, e.Stderr, false)
 	if err != nil {
 		return nil, "", err
 	}
