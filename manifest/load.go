@@ -275,7 +275,7 @@ func (l *Loader) expand(arg string) ([]unit, error) {
 		return nil, &ArgError{Arg: arg, Err: unwrapPathError(err)}
 	}
 	if fi.IsDir() {
-		units, err := expandDir(arg, arg)
+		units, err := expandDir(arg, boundOf(arg))
 		if err != nil {
 			return nil, &ArgError{Arg: arg, Err: err}
 		}
@@ -302,6 +302,7 @@ func unwrapPathError(err error) error {
 
 func expandTree(arg, root string) ([]unit, error) {
 	var units []unit
+	bound := boundOf(root)
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -313,7 +314,7 @@ func expandTree(arg, root string) ([]unit, error) {
 		if path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "cue.mod" || name == "testdata") {
 			return filepath.SkipDir
 		}
-		us, err := expandDir(path, root)
+		us, err := expandDir(path, bound)
 		for _, u := range us {
 			u.found = true
 			units = append(units, u)
@@ -329,36 +330,50 @@ func expandTree(arg, root string) ([]unit, error) {
 	return units, nil
 }
 
+// bound is what the links found by expanding a directory may lead into:
+// its project's root resolved, else the directory given's; "" where it
+// does not resolve.
+type bound string
+
+// boundOf returns the bound of the directory given, root: the project it
+// is in (internal/leaf/project), or itself when it is in none.
+func boundOf(root string) bound {
+	b := root
+	if abs, err := filepath.Abs(root); err == nil {
+		if dirs := project.Dirs(abs); project.IsRoot(dirs[len(dirs)-1]) {
+			b = dirs[len(dirs)-1]
+		}
+	}
+	real, err := filepath.EvalSymlinks(b)
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
+	if err != nil {
+		return ""
+	}
+	return bound(real)
+}
+
 // expandDir groups the manifest files of one directory into units. A
-// file that is a symbolic link leading out of the project of root, the
-// directory given (out of root itself when it is in no project), marks
-// its unit outside: a tree someone else wrote (a pull request) could
-// otherwise have vet read, and quote, any file the user can.
-func expandDir(dir, root string) ([]unit, error) {
+// file that is a symbolic link leading out of b (the project of the
+// directory given, or that directory) marks its unit outside: a tree
+// someone else wrote (a pull request) could otherwise have vet read, and
+// quote, any file the user can.
+func expandDir(dir string, b bound) ([]unit, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, unwrapPathError(err)
 	}
-	bound := root
-	if abs, err := filepath.Abs(root); err == nil {
-		if dirs := project.Dirs(abs); project.IsRoot(dirs[len(dirs)-1]) {
-			bound = dirs[len(dirs)-1]
-		}
-	}
-	realRoot, rootErr := filepath.EvalSymlinks(bound)
-	if rootErr == nil {
-		realRoot, rootErr = filepath.Abs(realRoot)
-	}
 	outside := func(path string) string {
 		abs, err := filepath.Abs(path)
-		if err != nil {
+		if err != nil || b == "" {
 			return ""
 		}
 		t, err := filepath.EvalSymlinks(abs)
-		if err != nil || rootErr != nil {
+		if err != nil {
 			return "" // dangling: the load says it is missing
 		}
-		if rel, err := filepath.Rel(realRoot, t); err == nil && filepath.IsLocal(rel) {
+		if rel, err := filepath.Rel(string(b), t); err == nil && filepath.IsLocal(rel) {
 			return ""
 		}
 		if link, err := os.Readlink(abs); err == nil {
