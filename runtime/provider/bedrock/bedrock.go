@@ -221,9 +221,26 @@ type transport struct {
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body = readOnly{req.Body}
+	}
 	stalled := func(r *http.Request) (*http.Response, error) { return t.stall(r, t.next.RoundTrip) }
 	return t.limit(req, stalled)
 }
+
+// readOnly hands net/http the request body without its WriteTo. The
+// SDK closes the body it built as soon as the response's head arrives,
+// and its body's WriteTo then fails with io.EOF; net/http, having sent
+// the declared length, copies the body once more to find any excess,
+// through WriteTo when there is one, and took that io.EOF for a failed
+// write: it closed the connection under the response being read. (A
+// server that answered before that last copy, as a loopback one may,
+// saw the call fail with "use of closed network connection" and be
+// made again.) Read after the close ends in a plain io.EOF.
+type readOnly struct{ rc io.ReadCloser }
+
+func (b readOnly) Read(p []byte) (int, error) { return b.rc.Read(p) }
+func (b readOnly) Close() error               { return b.rc.Close() }
 
 // Complete sends req as one Converse request, retrying under the Model's
 // policy, and returns the assistant's message.
