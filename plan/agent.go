@@ -117,8 +117,9 @@ const GoogleKeyVar = "GOOGLE_API_KEY"
 var AzureKeyVars = []string{"AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"}
 
 // AWSKeyVars name the secrets of the AWS credentials the bedrock provider
-// may read from the environment (the standard chain reads the rest).
-var AWSKeyVars = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
+// may read from the environment (the standard chain reads the rest), and
+// the Bedrock API key the AWS SDK's Bedrock client reads by itself.
+var AWSKeyVars = []string{"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"}
 
 // KeyVars names, sorted, every environment variable agentc reads a
 // credential of its own from: the providers' keys (ProviderKeyVars,

@@ -181,6 +181,8 @@ func Bedrock(r runcmd.ModelRequest) (agentrt.Model, error) {
 	// single sign-on, a role) and each refresh of them, join the run's
 	// secrets before a request is signed with them.
 	cfg.BaseURL, cfg.Retry, cfg.Stall, cfg.Secrets = base, r.Retry, r.Stall, r.Secrets
+	// Nor does a Bedrock API key go to the fault layer.
+	cfg.SignedOnly = r.FaultLayer
 	m, err := bedrock.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", p.Agent.Name, err)

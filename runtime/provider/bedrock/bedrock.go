@@ -100,6 +100,11 @@ type Config struct {
 	// wherever the runs write it. The Model's errors are redacted with it.
 	// Nil keeps them in a set of the Model's own, for its errors alone.
 	Secrets *redact.Set
+	// SignedOnly keeps the client from sending a Bedrock API key it reads
+	// from AWS_BEARER_TOKEN_BEDROCK by itself: every request is signed
+	// with Credentials (agentc test's fault layer, which is sent no
+	// credential of the person's).
+	SignedOnly bool
 }
 
 // FromAWSConfig is a Config with the region and credentials of an
@@ -165,6 +170,9 @@ func New(cfg Config) (*Model, error) {
 	// itself and then sends it, as a bearer token, in place of signing:
 	// it is a credential too.
 	client := bedrockruntime.New(opts, func(o *bedrockruntime.Options) {
+		if cfg.SignedOnly {
+			o.BearerAuthTokenProvider, o.AuthSchemePreference = nil, nil
+		}
 		if o.BearerAuthTokenProvider != nil {
 			o.BearerAuthTokenProvider = &tokenRecorder{p: o.BearerAuthTokenProvider, secrets: secrets}
 		}

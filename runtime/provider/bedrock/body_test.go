@@ -139,3 +139,31 @@ func (r *replyBody) Read(p []byte) (int, error) {
 }
 
 func (r *replyBody) Close() error { return r.rc.Close() }
+
+// TestSignedOnly: with SignedOnly, a Bedrock API key in the environment,
+// which the SDK's client would send in place of a signature, is not
+// sent: the request is signed (the fake checks the signature) and
+// carries no bearer token.
+func TestSignedOnly(t *testing.T) {
+	t.Setenv("AWS_BEARER_TOKEN_BEDROCK", "ABSK-not-to-be-sent")
+	var auth string
+	f := newFake(t, ok(textReply("Paris.", "end_turn")))
+	seen := roundTrip(func(r *http.Request) (*http.Response, error) {
+		auth = r.Header.Get("Authorization")
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	m, err := New(Config{Region: testRegion, Credentials: staticCreds, BaseURL: f.srv.URL, HTTPClient: &http.Client{Transport: seen}, SignedOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Complete(t.Context(), &agentrt.Request{Model: claude, Messages: []agentrt.Message{{Role: agentrt.User, Content: "x"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 ") || strings.Contains(auth, "ABSK") || f.badSig != 0 {
+		t.Errorf("Authorization %q (bad signatures %d), want a signature and no API key", auth, f.badSig)
+	}
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
