@@ -159,12 +159,15 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			err = runs.Public(err)
 			var ie *agentrt.InputError
 			var be *BudgetsError
+			var busy *BusyError
 			status := http.StatusInternalServerError
 			switch {
 			case errors.As(err, &ie):
 				status = http.StatusUnprocessableEntity
 			case errors.As(err, &be):
 				status = http.StatusBadRequest
+			case errors.As(err, &busy):
+				status = http.StatusTooManyRequests
 			}
 			if events.started() {
 				events.send("error", apiError{Error: err.Error(), Exit: 1})
@@ -331,6 +334,7 @@ func openAPI(agents []Agent) ([]byte, error) {
 				"401": withDesc(errBody, "no bearer token, or another"),
 				"413": withDesc(errBody, "the body is too large"),
 				"422": withDesc(errBody, "the input contract refuses the input; nothing ran"),
+				"429": withDesc(errBody, "the token's clients have as many runs going as the server allows at once (--runs-per-token); nothing ran"),
 			},
 			"x-agentc-contract": string(a.Plan.Digests.Contract),
 			"x-agentc-plan":     string(a.Plan.Digests.Plan),

@@ -104,6 +104,57 @@ type Runs struct {
 	heldBytes int64      // their records' size together
 	pending   map[string]*Pending
 	going     map[string]*inFlight // the runs in flight here
+	// perClient bounds the runs one token's clients have going at once
+	// (0: none); active counts them, by the token's user (grant.user).
+	perClient int
+	active    map[string]int
+}
+
+// DefaultRunsPerToken is how many runs the clients of one token may have
+// going at once on a server over HTTP: each holds model calls, perhaps
+// tool processes, and the provider's rate limit, and one client's loop
+// must not start a thousand.
+const DefaultRunsPerToken = 64
+
+// SetRunsPerToken bounds the runs the clients of one token (a request's
+// bearer token, over HTTP) have going at once: past it, a request that
+// would start another is refused with a *BusyError before anything of it
+// runs. Zero or less is no bound; runs over standard input and output,
+// whose one client is the person's own, are never bounded. Set it before
+// the server serves.
+func (rs *Runs) SetRunsPerToken(n int) { rs.perClient = max(n, 0) }
+
+// BusyError is a run refused because its client's token has as many runs
+// going as the server allows (Runs.SetRunsPerToken). Another may start
+// once one of them ends.
+type BusyError struct{ Limit int }
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("the clients of this token have %d runs going, as many as the server allows at once: start another when one ends", e.Limit)
+}
+
+// admit counts a run of the clients of the token whose user is who, or
+// refuses it past the bound; release uncounts it.
+func (rs *Runs) admit(who string) (release func(), err error) {
+	if rs == nil || rs.perClient == 0 || who == "" {
+		return func() {}, nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.active[who] >= rs.perClient {
+		return nil, &BusyError{Limit: rs.perClient}
+	}
+	rs.active[who]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			rs.mu.Lock()
+			defer rs.mu.Unlock()
+			if rs.active[who]--; rs.active[who] == 0 {
+				delete(rs.active, who)
+			}
+		})
+	}, nil
 }
 
 // endedRun is an ended run kept in memory, and its record's size.
@@ -145,7 +196,7 @@ func NewRuns(dir string, keep int, api bool) (*Runs, error) {
 		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Runs{dir: dir, keep: keep, keepBytes: DefaultKeepBytes, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}, going: map[string]*inFlight{}}, nil
+	return &Runs{dir: dir, keep: keep, keepBytes: DefaultKeepBytes, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}, going: map[string]*inFlight{}, active: map[string]int{}}, nil
 }
 
 // OnPending sets what hears each call that comes to wait for approval
@@ -181,13 +232,14 @@ func (e *InternalError) Unwrap() error { return e.Err }
 
 // Public returns what a client may be told of err, an error of Run: err
 // itself where it is the client's (an input its contract refuses, an
-// *agentrt.InputError; budgets it cannot narrow, a *BudgetsError), else an
-// *InternalError, err told in full to the log SetLog set.
+// *agentrt.InputError; budgets it cannot narrow, a *BudgetsError; a run
+// past its token's bound, a *BusyError), else an *InternalError, err told in full to the log SetLog set.
 func (rs *Runs) Public(err error) error {
 	var ie *agentrt.InputError
 	var be *BudgetsError
 	var in *InternalError
-	if err == nil || errors.As(err, &ie) || errors.As(err, &be) || errors.As(err, &in) {
+	var busy *BusyError
+	if err == nil || errors.As(err, &ie) || errors.As(err, &be) || errors.As(err, &in) || errors.As(err, &busy) {
 		return err
 	}
 	in = &InternalError{Ref: newID()[:12], Err: err}
@@ -277,6 +329,10 @@ type call struct {
 	elicit elicitFunc
 	// budgets narrow the run's bounds.
 	budgets Budgets
+	// client is the user of the token the run's client sent (grant.user),
+	// when its context does not carry it (an MCP call, whose request
+	// names it): the runs of one token are bounded together.
+	client string
 }
 
 // Run runs agent a, by c, as a run of its own under a new id: journaled
@@ -285,6 +341,15 @@ type call struct {
 // nothing. The run ends with ctx, as cancelled, or with the server's
 // Stop, as interrupted.
 func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
+	who := c.client
+	if g := grantOf(ctx); who == "" && g != nil {
+		who = g.user
+	}
+	release, err := rs.admit(who)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if a.Remote != nil {
 		return rs.runRemote(ctx, a, c)
 	}

@@ -34,6 +34,7 @@ type ServeFlags struct {
 	grace, deadline      time.Duration
 	mcpIdle              time.Duration
 	mcpSessions          int
+	runsPerToken         int
 	toolBudget, tokens   int
 	rounds               int
 	changed              func(string) bool
@@ -71,6 +72,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to serve an agent the lock file does not hold, or without a lock file")
 	fs.DurationVar(&f.mcpIdle, "mcp-idle", serve.DefaultSessionIdle, "with --http, close an MCP session that has had no request for this long (its client's next request is 404, and it opens a new session)")
 	fs.IntVar(&f.mcpSessions, "mcp-sessions", serve.DefaultSessionsPerToken, "with --http, the most MCP sessions the clients of one token hold open at once; past it, a request that would open another is refused 429")
+	fs.IntVar(&f.runsPerToken, "runs-per-token", serve.DefaultRunsPerToken, "with --http, the most runs the clients of one token have going at once, 0 for no bound; past it, a request that would start another is refused (HTTP 429, an MCP call's error, an A2A task rejected)")
 	fs.StringVar(&f.http, "http", "", "serve MCP's streamable HTTP transport on HOST:PORT (at /mcp) instead of standard input and output; clients send a token of $"+ServeTokenVar+" or --token-file")
 	RegisterRateLimit(fs, &f.rateLimits)
 	fs.StringVar(&f.tokenFile, "token-file", "", "with --http, read the bearer tokens clients must send from this file, one a line: TOKEN (every agent) or TOKEN AGENT,AGENT (those agents alone), lines starting with # skipped (default: $"+ServeTokenVar+"'s one token, every agent)")
@@ -108,6 +110,9 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	}
 	if f.mcpSessions <= 0 {
 		return UsageError("--mcp-sessions %d: want 1 or more", f.mcpSessions)
+	}
+	if f.runsPerToken < 0 {
+		return UsageError("--runs-per-token %d: want 0 (no bound) or more", f.runsPerToken)
 	}
 	changed := f.changed
 	if changed == nil {
@@ -180,6 +185,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
 	}
 	runs.SetExitCodes(runExit)
+	runs.SetRunsPerToken(f.runsPerToken)
 	// What failed the server, in full, is its operator's to read: a
 	// client is given a reference to it (serve.Runs.Public).
 	serverLog := secrets.Writer(e.Stderr)

@@ -842,3 +842,73 @@ func TestA2ARunCancelled(t *testing.T) {
 		t.Errorf("the task ended %s, want canceled", last)
 	}
 }
+
+// TestA2ARunsPerToken: a message past its token's bound of runs going at
+// once (serve.Runs.SetRunsPerToken) ends its task rejected, saying why,
+// and nothing of it runs; once the run holding the bound ends, the next
+// message runs.
+func TestA2ARunsPerToken(t *testing.T) {
+	ag := labeler(t)
+	m := gated{reached: make(chan struct{}, 4), release: make(chan struct{})}
+	r, err := agentrt.New(ag.Plan, agentrt.Options{Model: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag.Runner = r
+	runs, err := serve.NewRuns("", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs.SetRunsPerToken(1)
+	_, _, client := servedBy(t, ag, runs)
+	t.Cleanup(func() { runs.Stop(); runs.Wait() })
+	ctx := context.Background()
+	send := func() (*a2a.Task, error) {
+		res, err := client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "x"}})})
+		if err != nil {
+			return nil, err
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok {
+			return nil, fmt.Errorf("the answer is a %T, not a task", res)
+		}
+		return task, nil
+	}
+	held := make(chan *a2a.Task, 1)
+	go func() {
+		task, err := send()
+		if err != nil {
+			t.Error(err)
+		}
+		held <- task
+	}()
+	<-m.reached // the first run's model call is in flight
+	second := make(chan *a2a.Task, 1)
+	go func() {
+		task, err := send()
+		if err != nil {
+			t.Error(err)
+		}
+		second <- task
+	}()
+	var task *a2a.Task
+	select {
+	case task = <-second:
+	case <-m.reached:
+		t.Fatal("a message past the token's bound started a run")
+	}
+	if task == nil {
+		t.FailNow()
+	}
+	const busy = "the clients of this token have 1 runs going, as many as the server allows at once"
+	if task.Status.State != a2a.TaskStateRejected || task.Status.Message == nil || !strings.Contains(fmt.Sprint(task.Status.Message.Parts), busy) {
+		t.Errorf("a second message of one token: %s %+v", task.Status.State, task.Status.Message)
+	}
+	close(m.release)
+	if first := <-held; first == nil || first.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the first message's task: %+v", first)
+	}
+	if task, err := send(); err != nil || task.Status.State != a2a.TaskStateCompleted {
+		t.Errorf("a message once the first run ended: %v %+v", err, task)
+	}
+}

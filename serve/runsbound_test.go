@@ -1,0 +1,138 @@
+package serve_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"agentc.dev/agentc/serve"
+)
+
+// TestRunsPerToken: the clients of one token have at most so many runs
+// going at once, whichever front starts them (the HTTP API, MCP over
+// HTTP): one more is refused, 429 over the API and an error result over
+// MCP, saying why, and nothing of it runs; another token's clients start
+// theirs; once a run ends, its token may start another.
+func TestRunsPerToken(t *testing.T) {
+	const first, second = "first-token-of-the-server", "second-token-of-the-server"
+	tokens, err := serve.NewTokens([]serve.Token{{Token: first}, {Token: second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := newRuns(t, "", true)
+	runs.SetRunsPerToken(1)
+	ag, gate := waiter(t)
+	api, err := serve.API([]serve.Agent{ag}, runs, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := serve.MCPHandler("test", []serve.Agent{ag}, runs, tokens, serve.SessionBounds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(serve.Mux(h, api, func() bool { return false }))
+	t.Cleanup(srv.Close)
+	t.Cleanup(runs.Stop) // first: the server's close waits for its runs
+
+	// hold starts a run of token's over the API that waits until it is
+	// cancelled, and returns its id and its response, to read to its end.
+	hold := func(token string) (string, *http.Response) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/agents/waiter/runs", strings.NewReader(`{"task":"wait"}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		<-gate.entered
+		return resp.Header.Get(serve.RunIDHeader), resp
+	}
+	id, held := hold(first)
+
+	// refused makes a request that the bound must refuse, and returns
+	// what it was told; a run of it that starts fails the test (and is
+	// stopped with the server's runs).
+	refused := func(what string, do func() (string, error)) string {
+		t.Helper()
+		told := make(chan string, 1)
+		go func() {
+			got, err := do()
+			if err != nil {
+				got = err.Error()
+			}
+			told <- got
+		}()
+		select {
+		case got := <-told:
+			return got
+		case <-gate.entered:
+			t.Fatalf("%s: a run past the token's bound started", what)
+			return ""
+		}
+	}
+	const busy = "the clients of this token have 1 runs going, as many as the server allows at once"
+	got := refused("the API", func() (string, error) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/agents/waiter/runs", strings.NewReader(`{"task":"wait"}`))
+		req.Header.Set("Authorization", "Bearer "+first)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.Status + " " + string(b), nil
+	})
+	if !strings.HasPrefix(got, "429 ") || !strings.Contains(got, busy) {
+		t.Errorf("a second run of one token over the API: %s", got)
+	}
+	cs, err := connectHTTP(context.Background(), srv.URL+"/mcp", first, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	got = refused("MCP", func() (string, error) {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "waiter", Arguments: map[string]any{"task": "wait"}})
+		if err != nil {
+			return "", err
+		}
+		if !res.IsError || len(res.Content) == 0 {
+			return "not an error result", nil
+		}
+		return res.Content[0].(*mcp.TextContent).Text, nil
+	})
+	if !strings.Contains(got, busy) {
+		t.Errorf("a second run of one token over MCP: %s", got)
+	}
+	if n := runs.InFlight(); n != 1 {
+		t.Errorf("%d runs in flight, want the first token's one", n)
+	}
+
+	// Another token's clients are not held to the first's runs.
+	other, otherResp := hold(second)
+
+	// The first token's run ends (cancelled); its response ends after
+	// the run is uncounted, and the token may start another.
+	if status, body := call(t, srv, http.MethodPost, "/v1/runs/"+id+"/cancel", first, ""); status != http.StatusOK {
+		t.Fatalf("cancel: %d %s", status, body)
+	}
+	if _, err := io.ReadAll(held.Body); err != nil {
+		t.Fatal(err)
+	}
+	again, againResp := hold(first)
+	for _, r := range []struct {
+		id   string
+		resp *http.Response
+	}{{again, againResp}, {other, otherResp}} {
+		if status, body := call(t, srv, http.MethodPost, "/v1/runs/"+r.id+"/cancel", first, ""); status != http.StatusOK {
+			t.Errorf("cancel: %d %s", status, body)
+		}
+		io.ReadAll(r.resp.Body)
+	}
+}
