@@ -326,3 +326,55 @@ func Mux(h, api http.Handler, draining func() bool) *http.ServeMux {
 	})
 	return mux
 }
+
+// BoundWrites serves h with each write of an answer, and each flush,
+// bounded by wait: a client that stops reading (its connection's buffers
+// full) fails the write once it has waited that long, rather than hold
+// the handler, its connection and what it was writing for ever. Only a
+// write in progress is bounded, not the time between writes, so an event
+// stream may be quiet for as long as its run is; what the server writes
+// after the handler returns (the rest of a buffered answer) is bounded
+// too. The SDKs' handlers (MCP's, A2A's) write their event streams
+// themselves, so the bound is the server's, around every handler.
+func BoundWrites(h http.Handler, wait time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		// A deadline the connection's last answer left is not this one's.
+		_ = rc.SetWriteDeadline(time.Time{})
+		defer func() { _ = rc.SetWriteDeadline(time.Now().Add(wait)) }()
+		h.ServeHTTP(&boundedWriter{ResponseWriter: w, rc: rc, wait: wait}, r)
+	})
+}
+
+// boundedWriter is BoundWrites' writer: a deadline set before each write
+// and flush, and cleared after it.
+type boundedWriter struct {
+	http.ResponseWriter
+	rc   *http.ResponseController
+	wait time.Duration
+}
+
+func (b *boundedWriter) bounded(write func() error) error {
+	_ = b.rc.SetWriteDeadline(time.Now().Add(b.wait)) // where the connection has none, as a test's recorder
+	err := write()
+	_ = b.rc.SetWriteDeadline(time.Time{})
+	return err
+}
+
+func (b *boundedWriter) Write(p []byte) (n int, err error) {
+	err = b.bounded(func() error {
+		n, err = b.ResponseWriter.Write(p)
+		return err
+	})
+	return n, err
+}
+
+// FlushError and Flush flush what is buffered, bounded as a write is.
+func (b *boundedWriter) FlushError() error {
+	return b.bounded(b.rc.Flush)
+}
+
+func (b *boundedWriter) Flush() { _ = b.FlushError() }
+
+// Unwrap gives http.ResponseController the writer beneath.
+func (b *boundedWriter) Unwrap() http.ResponseWriter { return b.ResponseWriter }

@@ -459,10 +459,13 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h *serve.MCPHTTP, api h
 // after idleTimeout, so that connections nobody uses do not pile up until
 // the server has no file descriptor left. A request's body and its answer
 // are not bounded in time: a run, and its event stream, take as long as
-// the run's own deadline allows.
+// the run's own deadline allows; but each write of the answer has
+// writeWait (serve.BoundWrites), so a client that stops reading holds
+// nothing for long.
 var (
 	headerTimeout = 10 * time.Second
 	idleTimeout   = 2 * time.Minute
+	writeWait     = 30 * time.Second
 	// lastWhile is how long a stopping server waits, once its runs have
 	// ended, for its connections to close before it closes them.
 	lastWhile = 10 * time.Second
@@ -470,7 +473,7 @@ var (
 
 // newHTTPServer is the server of agentc serve --http, serving handler.
 func newHTTPServer(handler http.Handler) *http.Server {
-	return &http.Server{Handler: handler, ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout}
+	return &http.Server{Handler: serve.BoundWrites(handler, writeWait), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout}
 }
 
 // narrowBudgets is what a run elsewhere is bound by, as overrides of its

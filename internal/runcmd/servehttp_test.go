@@ -2,6 +2,7 @@ package runcmd
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"net"
@@ -76,4 +77,43 @@ func TestHTTPServerIdle(t *testing.T) {
 		}
 	}
 	closed(c2, r2)
+}
+
+// TestHTTPServerSlowReader: a client that stops reading an answer holds
+// its handler only until a write has waited writeWait (shortened here):
+// the write fails, and the handler returns, though the client still
+// holds its connection. (Without the bound the handler never returns.)
+func TestHTTPServerSlowReader(t *testing.T) {
+	old := writeWait
+	writeWait = 100 * time.Millisecond
+	t.Cleanup(func() { writeWait = old })
+	wrote := make(chan error, 1)
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		piece := bytes.Repeat([]byte("x"), 64<<10)
+		for range 4096 { // 256 MiB: far more than the connection's buffers hold
+			if _, err := w.Write(piece); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- nil
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The client reads nothing.
+	if err := <-wrote; err == nil {
+		t.Error("wrote all 256 MiB to a client that reads nothing")
+	}
 }
