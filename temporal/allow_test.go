@@ -25,7 +25,6 @@ import (
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/temporal"
 )
 
@@ -77,7 +76,7 @@ func TestWorkerRunsOnlyAllowed(t *testing.T) {
 	dir := t.TempDir()
 	m := &counting{calls: map[string]int{}}
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
-		ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil },
+		ModelFor: func(temporal.ModelCall) (agentrt.Model, error) { return m, nil },
 		Dir:      dir,
 		Secrets:  []string{key},
 		Allowed:  digests(t, keyed, alias, good),
@@ -184,7 +183,7 @@ func TestWorkerRunsOnlyAllowed(t *testing.T) {
 // TestNewWorkerNeedsAllowlist: a worker that would run nothing, or
 // anything without being told to, is not made.
 func TestNewWorkerNeedsAllowlist(t *testing.T) {
-	model := func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) {
+	model := func(temporal.ModelCall) (agentrt.Model, error) {
 		return nil, errors.New("no model")
 	}
 	if _, err := temporal.NewWorker(nil, temporal.WorkerOptions{ModelFor: model}); err == nil || !strings.Contains(err.Error(), "AllowAnyPlan") {
@@ -216,7 +215,7 @@ func TestEffectActivityChecksPlan(t *testing.T) {
 	good := labeller(t, labelSchema)
 	m := &counting{calls: map[string]int{}}
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
-		ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil },
+		ModelFor: func(temporal.ModelCall) (agentrt.Model, error) { return m, nil },
 		Dir:      dir,
 		Allowed:  digests(t, good),
 	})
@@ -364,7 +363,7 @@ func TestEffectActivityChecksQueue(t *testing.T) {
 	allowed := guarded(t, "ran-wipe")
 	m := &wiping{counting{calls: map[string]int{}}}
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
-		ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil },
+		ModelFor: func(temporal.ModelCall) (agentrt.Model, error) { return m, nil },
 		Dir:      dir,
 		Allowed:  digests(t, allowed),
 	})
@@ -478,7 +477,8 @@ type providers struct {
 	m     agentrt.Model
 }
 
-func (p *providers) modelFor(_, _ *plan.Plan, provider string, _ int64, _ *redact.Set) (agentrt.Model, error) {
+func (p *providers) modelFor(c temporal.ModelCall) (agentrt.Model, error) {
+	provider := c.Provider
 	p.mu.Lock()
 	p.asked = append(p.asked, provider)
 	p.mu.Unlock()

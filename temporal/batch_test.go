@@ -19,7 +19,6 @@ import (
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/redact"
 )
 
 // answering is a model that answers at once, counting the calls it is
@@ -70,7 +69,7 @@ func TestBatchContinuesAsNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil },
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
 		Allowed: []digest.Digest{p.Digests.Plan}})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,6 @@ import (
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/temporal"
 )
 
@@ -158,7 +157,7 @@ func TestClientBudgets(t *testing.T) {
 	}
 
 	// Each history replays as workflow code.
-	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil }, Allowed: digests(t, data)})
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(temporal.ModelCall) (agentrt.Model, error) { return m, nil }, Allowed: digests(t, data)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"agentc.dev/agentc/internal/devserver"
-	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/temporal"
@@ -42,7 +41,8 @@ func TestObtainedCredentialsRedacted(t *testing.T) {
 	s := devserver.Start(t)
 	c := dial(t, s)
 	data := labeller(t, `{"type":"object","properties":{"label":{"type":"string"}},"required":["label"],"additionalProperties":false}`)
-	models := func(_, _ *plan.Plan, _ string, _ int64, secrets *redact.Set) (agentrt.Model, error) {
+	models := func(c temporal.ModelCall) (agentrt.Model, error) {
+		secrets := c.Secrets
 		if secrets == nil {
 			t.Error("the worker made a model without its secrets")
 			secrets = &redact.Set{}

@@ -29,7 +29,6 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
-	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/temporal"
 )
 
@@ -68,7 +67,8 @@ func TestOperatorsFindRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Seed 1 is the model that answers with the secret, which is no label.
-	models := func(_, _ *plan.Plan, _ string, seed int64, _ *redact.Set) (agentrt.Model, error) {
+	models := func(c temporal.ModelCall) (agentrt.Model, error) {
+		seed := c.Seed
 		if seed == 1 {
 			return answering{label: workerSecret}, nil
 		}
@@ -462,7 +462,7 @@ func TestCancelledRun(t *testing.T) {
 // refuse the calls such a run has left to make).
 func TestReplayBefore(t *testing.T) {
 	w, err := temporal.NewWorker(nil, temporal.WorkerOptions{
-		ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) {
+		ModelFor: func(temporal.ModelCall) (agentrt.Model, error) {
 			return refusing{}, nil
 		},
 		AllowAnyPlan: true,

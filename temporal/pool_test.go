@@ -10,9 +10,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"agentc.dev/agentc/internal/devserver"
-	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/redact"
 )
 
 // TestPoolWorkflow: the pool workflow keeps runtime.Pool's rule across
@@ -26,7 +24,7 @@ func TestPoolWorkflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) {
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) {
 		return nil, errors.New("no model")
 	},
 		AllowAnyPlan: true}) // it runs pools, no plan

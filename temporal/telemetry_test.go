@@ -18,9 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"agentc.dev/agentc/internal/devserver"
-	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/telemetry"
 	"agentc.dev/agentc/telemetry/otlp"
 	"agentc.dev/agentc/temporal"
@@ -100,7 +98,7 @@ func replayTraced(t *testing.T, ctx context.Context, c client.Client, id string,
 	t.Helper()
 	r := newTraced(t)
 	replayer := worker.NewWorkflowReplayer()
-	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) {
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(temporal.ModelCall) (agentrt.Model, error) {
 		return &counting{}, nil
 	}, Telemetry: r.tel,
 		Allowed: digests(t, labeller(t, labelSchema))})
@@ -135,7 +133,7 @@ func replayTraced(t *testing.T, ctx context.Context, c client.Client, id string,
 func tracedWorker(t *testing.T, c client.Client, queue string, m agentrt.Model, tr *traced) (stop func()) {
 	t.Helper()
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
-		ModelFor:  func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil },
+		ModelFor:  func(temporal.ModelCall) (agentrt.Model, error) { return m, nil },
 		Dir:       t.TempDir(),
 		Telemetry: tr.tel,
 		Allowed:   digests(t, labeller(t, labelSchema)),

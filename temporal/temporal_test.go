@@ -20,7 +20,6 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
-	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/runtime/tool"
 	"agentc.dev/agentc/temporal"
 )
@@ -114,7 +113,7 @@ func digests(t testing.TB, plans ...[]byte) []digest.Digest {
 func startWorker(t testing.TB, c client.Client, queue string, m agentrt.Model, allowed ...[]byte) worker.Worker {
 	t.Helper()
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
-		ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil },
+		ModelFor: func(temporal.ModelCall) (agentrt.Model, error) { return m, nil },
 		Dir:      t.TempDir(),
 		Secrets:  []string{"sk-worker-secret"},
 		Allowed:  digests(t, allowed...),
@@ -183,7 +182,7 @@ func TestRun(t *testing.T) {
 
 	// The history replays as workflow code: the run loop is deterministic.
 	replayer := worker.NewWorkflowReplayer()
-	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) { return m, nil }, Allowed: digests(t, data)})
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(temporal.ModelCall) (agentrt.Model, error) { return m, nil }, Allowed: digests(t, data)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +312,7 @@ func TestWorkerBuildTriedAgain(t *testing.T) {
 	var mu sync.Mutex
 	builds := 0
 	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
-		ModelFor: func(*plan.Plan, *plan.Plan, string, int64, *redact.Set) (agentrt.Model, error) {
+		ModelFor: func(temporal.ModelCall) (agentrt.Model, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			if builds++; builds == 1 {

@@ -30,17 +30,31 @@ import (
 	"agentc.dev/agentc/telemetry"
 )
 
+// ModelCall is what a worker's ModelFor is asked for a model for.
+type ModelCall struct {
+	// Plan is the plan whose calls the model serves: the run's own, or a
+	// fallback or a called agent of it.
+	Plan *plan.Plan
+	// Run is the run's own plan.
+	Run *plan.Plan
+	// Provider is the provider the run names in place of the plan's: ""
+	// for the plan's own, "test" for the test model (a worker runs no
+	// other).
+	Provider string
+	// Seed is the test model's seed.
+	Seed int64
+	// Secrets is the set the calls' results are redacted with, to which
+	// the model adds each credential it sends (those a provider obtains
+	// while it serves, such as OAuth tokens, included) before a request
+	// carries it.
+	Secrets *redact.Set
+}
+
 // WorkerOptions are what a worker runs plans with.
 type WorkerOptions struct {
-	// ModelFor returns the model a plan's calls go to, given the run's own
-	// plan (p itself, or the plan p is a fallback or a called agent of),
-	// the provider the run names in place of the plan's ("" for the plan's
-	// own, "test" for the test model: a worker runs no other), the test
-	// model's seed, and the secret set its calls' results are redacted
-	// with, to which the model adds each credential it sends (those a
-	// provider obtains while it serves, such as OAuth tokens, included)
-	// before a request carries it. Required.
-	ModelFor func(p, run *plan.Plan, provider string, seed int64, secrets *redact.Set) (agentrt.Model, error)
+	// ModelFor returns the model a plan's calls go to (ModelCall says
+	// which). Required.
+	ModelFor func(ModelCall) (agentrt.Model, error)
 	// Dir is what relative paths in tools resolve against (a called
 	// agent's, against its own directory below it).
 	Dir string
@@ -560,7 +574,7 @@ func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *buil
 		}
 	}
 	modelFor := func(p *plan.Plan) (agentrt.Model, error) {
-		return w.opts.ModelFor(p, run.plan, run.in.Provider, run.in.Seed, b.secrets)
+		return w.opts.ModelFor(ModelCall{Plan: p, Run: run.plan, Provider: run.in.Provider, Seed: run.in.Seed, Secrets: b.secrets})
 	}
 	b.provider = run.in.Provider
 	if b.provider == "" {

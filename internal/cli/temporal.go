@@ -291,7 +291,9 @@ and the command that registers them.`,
 					return UsageError("--files %s: %v", filesDir, err)
 				}
 			}
-			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: models, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: rules(), Telemetry: tel,
+			w, err := temporal.NewWorker(c, temporal.WorkerOptions{ModelFor: func(m temporal.ModelCall) (agentrt.Model, error) {
+				return models(m.Plan, m.Run, m.Provider, m.Seed, m.Secrets)
+			}, Dir: dir, Secrets: secrets, Events: events, HTTPTransport: e.HTTPTransport, Rules: rules(), Telemetry: tel,
 				Allowed: allowed, AllowAnyPlan: anyPlan, Files: files})
 			if err != nil {
 				return err
