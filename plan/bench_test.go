@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -59,7 +60,7 @@ const (
 
 // BenchmarkValidateAnswer is the local validation of one answer against a
 // compiled contract: decoding it into the validator's value form and
-// validating it, as the runtime does for every answer.
+// validating it (Validate), as the runtime does for every answer.
 func BenchmarkValidateAnswer(b *testing.B) {
 	s, err := CompileSchemaJSON([]byte(answerSchema))
 	if err != nil {
@@ -71,7 +72,7 @@ func BenchmarkValidateAnswer(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := s.Validate(v); err != nil {
+		if err := Validate(s, v); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -140,6 +141,23 @@ func BenchmarkRaiseDeep(b *testing.B) {
 	for b.Loop() {
 		if out := Raise(lowered, nullable, val); len(out) == len(val) {
 			b.Fatal("nothing raised")
+		}
+	}
+}
+
+// BenchmarkRefuseDoubling is refusing a value of a schema whose parts
+// refer twice to the next, 60 deep: the count of applications spends its
+// budget (MaxValidationWork) and stops, where validating would not end.
+func BenchmarkRefuseDoubling(b *testing.B) {
+	s, err := CompileSchemaJSON([]byte(doubling(60, "q")))
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := map[string]any{"q": "x"}
+	var we *WorkError
+	for b.Loop() {
+		if err := Validate(s, v); !errors.As(err, &we) {
+			b.Fatal(err)
 		}
 	}
 }

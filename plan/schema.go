@@ -99,6 +99,9 @@ func compilePattern(s string) (jsonschema.Regexp, error) {
 // undecided match is no match, which under "not", in a oneOf or in
 // patternProperties could otherwise accept the value.
 func Validate(s *jsonschema.Schema, v any) error {
+	if err := checkWork(s, v); err != nil {
+		return err
+	}
 	before := pattern.Undecided()
 	err := s.Validate(v)
 	n := pattern.Undecided() - before
