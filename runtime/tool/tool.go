@@ -141,7 +141,7 @@ var kinds = map[string]constructorFunc{
 		}
 		return one(http.New(name, t, opts...))
 	},
-	"mcp": func(ctx context.Context, name string, t plan.Tool, _ *plan.Plan, env Env) ([]agentrt.Tool, error) {
+	"mcp": func(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env Env) ([]agentrt.Tool, error) {
 		path := strings.TrimPrefix(env.path+"/"+name, "/")
 		rec, recorded := env.Servers[path]
 		if env.Offline {
@@ -164,6 +164,11 @@ var kinds = map[string]constructorFunc{
 			return out, nil
 		}
 		opts := []mcp.Option{mcp.WithSecrets(env.Secrets)}
+		if d, err := time.ParseDuration(p.Agent.Budgets.Deadline); err == nil && d > 0 && d < mcp.DefaultStartTimeout {
+			// A server that cannot start within the run's deadline could
+			// not serve the run: its start is held to the deadline too.
+			opts = append(opts, mcp.WithStartTimeout(d))
+		}
 		if env.MCPHTTPClient != nil {
 			opts = append(opts, mcp.WithHTTPClient(env.MCPHTTPClient))
 		}

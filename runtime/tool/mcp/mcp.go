@@ -34,8 +34,9 @@
 // server's own output, passed on as it is.
 //
 // A streamable HTTP server (url) is reached with the client WithHTTPClient
-// gives, or http.DefaultClient: a copy of it, with its redirect policy,
-// cookie jar and timeout, whose transport wraps the client's own. The
+// gives, or http.DefaultClient: a copy of it, with its redirect policy
+// (within one rule: a redirect to another origin is not followed), cookie
+// jar and timeout, whose transport wraps the client's own. The
 // wrapper holds each message the server sends to MaxMessageBytes, as the
 // SDK holds a stdio server's: a response body read whole (application/json,
 // or anything but an event stream) and each event of a text/event-stream
@@ -88,6 +89,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -110,6 +112,13 @@ import (
 // DefaultStartTimeout bounds starting a server, initialising the session
 // and listing its tools, when WithStartTimeout does not say otherwise.
 const DefaultStartTimeout = 30 * time.Second
+
+// MaxListPages bounds the pages of a server's tool listing agentc reads.
+// Each page is one message, held to MaxMessageBytes, and of a page only
+// the allowed tools are kept: a server whose listing never ends (each
+// page naming the next) is refused here rather than read until the start
+// times out.
+const MaxListPages = 100
 
 // MaxResultBytes caps the text of one call's result.
 const MaxResultBytes = 1 << 20
@@ -398,15 +407,41 @@ func unwrapExec(err error) error {
 // listed lists the server's tools in session and returns the allowed
 // ones, and their fingerprint.
 func (s *Server) listed(ctx context.Context, session *mcp.ClientSession, t plan.Tool) ([]*Tool, string, error) {
+	// Only the allowed tools are kept, and the first names of the others
+	// for an error: a listing of any length holds no more than a page.
 	listed := map[string]*mcp.Tool{}
-	for tool, err := range session.Tools(ctx, nil) {
+	others := map[string]bool{}
+	more := 0
+	cursors := map[string]bool{}
+	params := &mcp.ListToolsParams{}
+	for page := 1; ; page++ {
+		if page > MaxListPages {
+			return nil, "", fmt.Errorf("listing its tools: the server's listing goes on past %d pages, the most agentc reads", MaxListPages)
+		}
+		res, err := session.ListTools(ctx, params)
 		if err != nil {
 			return nil, "", fmt.Errorf("listing its tools: %w", err)
 		}
-		if s.allowed[tool.Name] && listed[tool.Name] != nil {
-			return nil, "", fmt.Errorf("the server lists tool %q twice", tool.Name)
+		for _, tool := range res.Tools {
+			switch {
+			case s.allowed[tool.Name] && listed[tool.Name] != nil:
+				return nil, "", fmt.Errorf("the server lists tool %q twice", strconv.Quote(tool.Name))
+			case s.allowed[tool.Name]:
+				listed[tool.Name] = tool
+			case len(others) < haveLimit:
+				others[tool.Name] = true
+			case !others[tool.Name]:
+				more++
+			}
 		}
-		listed[tool.Name] = tool
+		if res.NextCursor == "" {
+			break
+		}
+		if cursors[res.NextCursor] {
+			return nil, "", errors.New("listing its tools: the server's listing comes back to a page it gave before")
+		}
+		cursors[res.NextCursor] = true
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 	}
 	var missing []string
 	for name := range s.allowed {
@@ -416,7 +451,7 @@ func (s *Server) listed(ctx context.Context, session *mcp.ClientSession, t plan.
 	}
 	if len(missing) > 0 {
 		sort.Strings(missing)
-		return nil, "", fmt.Errorf("allow names %s, which the server does not have (it has: %s)", quoteAll(missing), haveList(listed))
+		return nil, "", fmt.Errorf("allow names %s, which the server does not have (it has: %s)", quoteAll(missing), haveList(listed, others, more))
 	}
 
 	type entry struct {
@@ -476,16 +511,18 @@ func inputSchema(v any) (json.RawMessage, error) {
 func quoteAll(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
+		q[i] = strconv.Quote(n)
 	}
 	return strings.Join(q, ", ")
 }
 
-// haveList names the tools a server has, up to a length a message can
-// carry.
-func haveList(listed map[string]*mcp.Tool) string {
-	const limit = 20
-	names := make([]string, 0, len(listed))
+// haveLimit is how many names of the tools a server has an error lists.
+const haveLimit = 20
+
+// haveList names the tools a server has, up to haveLimit of them (and
+// how many more), quoted and escaped: the names are the server's.
+func haveList(listed map[string]*mcp.Tool, others map[string]bool, more int) string {
+	names := slices.Collect(maps.Keys(others))
 	for n := range listed {
 		names = append(names, n)
 	}
@@ -493,8 +530,15 @@ func haveList(listed map[string]*mcp.Tool) string {
 		return "no tools"
 	}
 	sort.Strings(names)
-	if len(names) > limit {
-		return fmt.Sprintf("%s and %d more", strings.Join(names[:limit], ", "), len(names)-limit)
+	if len(names) > haveLimit {
+		more += len(names) - haveLimit
+		names = names[:haveLimit]
+	}
+	for i, n := range names {
+		names[i] = strconv.Quote(n)
+	}
+	if more > 0 {
+		return fmt.Sprintf("%s and %d more", strings.Join(names, ", "), more)
 	}
 	return strings.Join(names, ", ")
 }

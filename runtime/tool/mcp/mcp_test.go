@@ -113,7 +113,7 @@ func TestConnect(t *testing.T) {
 		{name: "secret is not exposed", allow: []string{"echo"}, want: []string{"echo"}},
 		{name: "a name twice", allow: []string{"echo", "echo"}, want: []string{"echo"}},
 		{name: "missing tools", allow: []string{"echo", "nosuch", "other"},
-			errs: []string{`mcp server "srv"`, `allow names "nosuch", "other", which the server does not have`, "it has: add, annotations_only, big,"}},
+			errs: []string{`mcp server "srv"`, `allow names "nosuch", "other", which the server does not have`, `it has: "add", "annotations_only", "big",`}},
 		{name: "empty schema", allow: []string{"echo", "empty_schema"},
 			errs: []string{`mcp server "srv"`, `tool "empty_schema": its input schema is the empty schema {}, which accepts anything`}},
 		{name: "annotations only", allow: []string{"annotations_only"},

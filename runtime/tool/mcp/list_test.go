@@ -1,0 +1,146 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"agentc.dev/agentc/plan"
+)
+
+// paging serves the test server over streamable HTTP, but answers every
+// tools/list itself: page N lists ten tools of its own (the first page
+// echo too), each with a schema of some size, and names the next page by
+// next(N) ("" for none). pages counts the listings asked for.
+func paging(t *testing.T, next func(page int) string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	srv := testServer("")
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	var pages atomic.Int64
+	big := strings.Repeat(`{},`, 1_000) + `{}`
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/list" {
+			n := int(pages.Add(1))
+			var tools []string
+			if n == 1 {
+				tools = append(tools, `{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}`)
+			}
+			for i := range 10 {
+				tools = append(tools, fmt.Sprintf(`{"name":"p%d_%d","inputSchema":{"type":"object","x":[%s]}}`, n, i, big))
+			}
+			cursor := ""
+			if c := next(n); c != "" {
+				cursor = fmt.Sprintf(`,"nextCursor":%q`, c)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]%s}}`, msg.ID, strings.Join(tools, ","), cursor)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts, &pages
+}
+
+// TestListPages: a server whose tool listing never ends (each page naming
+// the next) is refused once MaxListPages pages have been read, and one
+// whose listing comes back to a page it gave before at once: neither is
+// read until the start times out, holding every page's tools. A listing
+// of several pages is read whole, the allowed tools found on any of them.
+func TestListPages(t *testing.T) {
+	connect := func(t *testing.T, ts *httptest.Server) (*Server, error) {
+		decl := plan.Tool{Kind: "mcp", Description: "The test server.", URL: ts.URL, Allow: []string{"echo"}}
+		s, err := Connect(context.Background(), "srv", decl, t.TempDir(), WithHTTPClient(ts.Client()))
+		if err == nil {
+			t.Cleanup(func() { s.Close() })
+		}
+		return s, err
+	}
+	t.Run("endless", func(t *testing.T) {
+		ts, pages := paging(t, func(n int) string { return fmt.Sprint(n + 1) })
+		_, err := connect(t, ts)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the server's listing goes on past %d pages", MaxListPages)) {
+			t.Errorf("Connect: %v", err)
+		}
+		if n := pages.Load(); n != MaxListPages {
+			t.Errorf("%d pages asked for, want %d", n, MaxListPages)
+		}
+	})
+	t.Run("round", func(t *testing.T) {
+		ts, pages := paging(t, func(int) string { return "again" })
+		_, err := connect(t, ts)
+		if err == nil || !strings.Contains(err.Error(), "the server's listing comes back to a page it gave before") {
+			t.Errorf("Connect: %v", err)
+		}
+		if n := pages.Load(); n != 2 {
+			t.Errorf("%d pages asked for, want 2", n)
+		}
+	})
+	t.Run("three pages", func(t *testing.T) {
+		ts, pages := paging(t, func(n int) string {
+			if n < 3 {
+				return fmt.Sprint(n + 1)
+			}
+			return ""
+		})
+		s, err := connect(t, ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Tools()) != 1 || s.Tools()[0].Spec().Name != "echo" || pages.Load() != 3 {
+			t.Errorf("%d tools, %d pages", len(s.Tools()), pages.Load())
+		}
+	})
+}
+
+// TestRedirectOtherOrigin: a server over HTTP that redirects agentc to
+// another origin is not followed there: the start fails saying so, and
+// the other origin sees no request. One to its own origin is followed.
+func TestRedirectOtherOrigin(t *testing.T) {
+	var reached atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+	}))
+	t.Cleanup(other.Close)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(ts.Close)
+	decl := plan.Tool{Kind: "mcp", Description: "The test server.", URL: ts.URL, Allow: []string{"echo"}}
+	_, err := Connect(context.Background(), "srv", decl, t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "the server redirected to another origin") || reached.Load() != 0 {
+		t.Errorf("Connect: %v (the other origin reached %d times)", err, reached.Load())
+	}
+
+	srv := testServer("")
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	own := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/mcp", http.StatusPermanentRedirect)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(own.Close)
+	decl.URL = own.URL + "/old"
+	s, err := Connect(context.Background(), "srv", decl, t.TempDir())
+	if err != nil {
+		t.Fatalf("a redirect to the server's own origin: %v", err)
+	}
+	s.Close()
+}
