@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,10 +19,14 @@ import (
 )
 
 // paging serves the test server over streamable HTTP, but answers every
-// tools/list itself: page N lists ten tools of its own (the first page
-// echo too), each with a schema of some size, and names the next page by
-// next(N) ("" for none). pages counts the listings asked for.
-func paging(t *testing.T, next func(page int) string) (*httptest.Server, *atomic.Int64) {
+// tools/list itself: page N lists ten tools of its own (echo too on the
+// pages echoOn names, the first when it names none), each with a schema
+// of some size, and names the next page by next(N) ("" for none). pages
+// counts the listings asked for.
+func paging(t *testing.T, next func(page int) string, echoOn ...int) (*httptest.Server, *atomic.Int64) {
+	if len(echoOn) == 0 {
+		echoOn = []int{1}
+	}
 	t.Helper()
 	srv := testServer("")
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
@@ -36,7 +41,7 @@ func paging(t *testing.T, next func(page int) string) (*httptest.Server, *atomic
 		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/list" {
 			n := int(pages.Add(1))
 			var tools []string
-			if n == 1 {
+			if slices.Contains(echoOn, n) {
 				tools = append(tools, `{"name":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}`)
 			}
 			for i := range 10 {
@@ -89,6 +94,17 @@ func TestListPages(t *testing.T) {
 		}
 		if n := pages.Load(); n != 2 {
 			t.Errorf("%d pages asked for, want 2", n)
+		}
+	})
+	t.Run("twice", func(t *testing.T) {
+		ts, _ := paging(t, func(n int) string {
+			if n < 2 {
+				return "2"
+			}
+			return ""
+		}, 1, 2)
+		if _, err := connect(t, ts); err == nil || !strings.Contains(err.Error(), `the server lists tool "echo" twice`) {
+			t.Errorf("Connect: %v", err)
 		}
 	})
 	t.Run("three pages", func(t *testing.T) {

@@ -425,7 +425,7 @@ func (s *Server) listed(ctx context.Context, session *mcp.ClientSession, t plan.
 		for _, tool := range res.Tools {
 			switch {
 			case s.allowed[tool.Name] && listed[tool.Name] != nil:
-				return nil, "", fmt.Errorf("the server lists tool %q twice", strconv.Quote(tool.Name))
+				return nil, "", fmt.Errorf("the server lists tool %q twice", tool.Name)
 			case s.allowed[tool.Name]:
 				listed[tool.Name] = tool
 			case len(others) < haveLimit:
