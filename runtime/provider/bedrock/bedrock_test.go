@@ -12,7 +12,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/provider/internal/origin"
+	"agentc.dev/agentc/runtime/internal/origin"
 )
 
 const (

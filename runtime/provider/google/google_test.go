@@ -737,7 +737,7 @@ func TestRedirectElsewhere(t *testing.T) {
 		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
 	})
 	_, err := newModel(t, f, &attempts{}).Complete(t.Context(), request())
-	if err == nil || !strings.Contains(err.Error(), "go only to the scheme, host and port") {
+	if err == nil || !strings.Contains(err.Error(), "only to the scheme, host and port") {
 		t.Fatalf("err = %v", err)
 	}
 	if other.Load() != 0 || f.requests() != 1 {

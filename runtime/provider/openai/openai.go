@@ -23,10 +23,10 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/internal/origin"
 	"agentc.dev/agentc/runtime/provider/internal/failure"
 	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
-	"agentc.dev/agentc/runtime/provider/internal/origin"
 	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/redact"
 )

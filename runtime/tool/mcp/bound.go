@@ -8,8 +8,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
-	"strings"
+
+	"agentc.dev/agentc/runtime/internal/origin"
 )
 
 // MaxMessageBytes bounds one message a streamable HTTP server sends: a
@@ -45,41 +45,18 @@ func sizeText(n int64) string {
 }
 
 // boundedClient returns a copy of c (http.DefaultClient when c is nil),
-// with its redirect policy, cookie jar and timeout, whose transport bounds
-// every message of a response's body to limit bytes.
+// with its redirect policy (within origin's rule), cookie jar and
+// timeout, whose transport bounds every message of a response's body to
+// limit bytes.
 func boundedClient(c *http.Client, limit int64) *http.Client {
 	if c == nil {
 		c = http.DefaultClient
 	}
-	b := *c
-	b.Transport = &boundedTransport{base: c.Transport, limit: limit}
 	// A redirect is followed to the server's own origin only: the
 	// manifest named that server, not the one it sends agentc on to.
-	next := c.CheckRedirect
-	b.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if from := via[0].URL; !sameOrigin(req.URL, from) {
-			return fmt.Errorf("the server redirected to another origin (%s), where agentc does not follow", req.URL.Redacted())
-		}
-		if next != nil {
-			return next(req, via)
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
-	}
-	return &b
-}
-
-// sameOrigin reports whether a and b have one scheme, host and port.
-func sameOrigin(a, b *url.URL) bool {
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		return map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+	b := origin.Client(c)
+	b.Transport = &boundedTransport{base: c.Transport, limit: limit}
+	return b
 }
 
 // boundedTransport wraps each response's body in a bodyReader.

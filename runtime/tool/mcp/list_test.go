@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/internal/origin"
 )
 
 // paging serves the test server over streamable HTTP, but answers every
@@ -139,7 +140,7 @@ func TestRedirectOtherOrigin(t *testing.T) {
 	t.Cleanup(ts.Close)
 	decl := plan.Tool{Kind: "mcp", Description: "The test server.", URL: ts.URL, Allow: []string{"echo"}}
 	_, err := Connect(context.Background(), "srv", decl, t.TempDir())
-	if err == nil || !strings.Contains(err.Error(), "the server redirected to another origin") || reached.Load() != 0 {
+	if err == nil || !strings.Contains(err.Error(), origin.ErrRedirect.Error()) || reached.Load() != 0 {
 		t.Errorf("Connect: %v (the other origin reached %d times)", err, reached.Load())
 	}
 

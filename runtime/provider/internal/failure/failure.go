@@ -12,8 +12,8 @@ import (
 	"net/url"
 	"syscall"
 
+	"agentc.dev/agentc/runtime/internal/origin"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
-	"agentc.dev/agentc/runtime/provider/internal/origin"
 )
 
 // Transient reports a connection failure or a per-attempt timeout: a

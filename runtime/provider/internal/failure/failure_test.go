@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"agentc.dev/agentc/runtime/internal/origin"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
-	"agentc.dev/agentc/runtime/provider/internal/origin"
 )
 
 func TestTransient(t *testing.T) {

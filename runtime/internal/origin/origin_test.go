@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/internal/origin"
 	"agentc.dev/agentc/runtime/provider/anthropic"
-	"agentc.dev/agentc/runtime/provider/internal/origin"
 	"agentc.dev/agentc/runtime/provider/openai"
 	"agentc.dev/agentc/runtime/provider/retry"
 )

@@ -1,13 +1,16 @@
-// Package origin holds the redirect policy every provider client shares:
-// a request carries a credential (a key header) to the one origin —
-// scheme, host and port — it was sent to, and a redirect to any other is
-// refused rather than followed.
+// Package origin holds the redirect policy of every client agentc sends
+// what one server alone may see: a provider's (a credential in a header,
+// the conversation) and an mcp tool's over HTTP (the model's arguments,
+// the session). A request goes to the one origin — scheme, host and port
+// — it was sent to, and a redirect to any other is refused rather than
+// followed.
 //
 // Refused, not followed without the credential: a provider's request is a
 // POST of the conversation, which is itself meant for that origin only;
 // which headers are credentials depends on the provider and on what
 // middleware adds, so stripping them could only be a list that misses
-// one; and a provider's API does not move to another origin by redirect.
+// one; and neither a provider's API nor a server the manifest names moves
+// to another origin by redirect.
 package origin
 
 import (
@@ -19,7 +22,7 @@ import (
 )
 
 // ErrRedirect is the error a refused redirect wraps.
-var ErrRedirect = errors.New("a provider's requests go only to the scheme, host and port they were sent to")
+var ErrRedirect = errors.New("agentc sends these requests only to the scheme, host and port they were sent to")
 
 // Client returns a copy of c (http.DefaultClient's settings when nil)
 // that follows a redirect only to the origin of the first request, and
