@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -70,6 +69,8 @@ type apiError struct {
 // output contract. A client sees only the agents its token admits to
 // (AccessOf): the others, their runs and their calls waiting for approval
 // are to it as if they did not exist (404, and left out of every list).
+// Serve it under BoundWrites, as MCPHandler's and the A2A handler, so that
+// a client that stops reading holds nothing.
 func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 	byName := map[string]Agent{}
 	for _, a := range agents {
@@ -415,16 +416,11 @@ type sseWriter struct {
 	w       http.ResponseWriter
 	secrets *redact.Set
 	sent    bool
-	// broken says a write to the client failed or took past sseWait:
-	// the stream is given up, and the run goes on without it.
+	// broken says a write to the client failed (or, under BoundWrites,
+	// took past its wait): the stream is given up, and the run goes on
+	// without it.
 	broken bool
 }
-
-// sseWait bounds the write of one event to a client. Events are written
-// from the run that makes them, so a client that stops reading its
-// stream would hold the run, past its deadline, on a write that never
-// ends; past this the stream is given up instead.
-var sseWait = 30 * time.Second
 
 func (s *sseWriter) started() bool {
 	if s == nil {
@@ -454,11 +450,12 @@ func (s *sseWriter) send(name string, v any) {
 	if s.secrets != nil {
 		b = s.secrets.JSON(b)
 	}
-	rc := http.NewResponseController(s.w)
-	_ = rc.SetWriteDeadline(time.Now().Add(sseWait)) // where the connection has none, as a test's recorder
+	// Events are written from the run that makes them: a client that
+	// stops reading would hold the run on a write that never ends, but
+	// for BoundWrites, whose failed write gives the stream up.
 	_, err = fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", name, b)
 	if err == nil {
-		if err = rc.Flush(); errors.Is(err, http.ErrNotSupported) {
+		if err = http.NewResponseController(s.w).Flush(); errors.Is(err, http.ErrNotSupported) {
 			err = nil
 		}
 	}

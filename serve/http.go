@@ -327,6 +327,9 @@ func Mux(h, api http.Handler, draining func() bool) *http.ServeMux {
 	return mux
 }
 
+// DefaultWriteWait is the wait agentc serve gives BoundWrites.
+const DefaultWriteWait = 30 * time.Second
+
 // BoundWrites serves h with each write of an answer, and each flush,
 // bounded by wait: a client that stops reading (its connection's buffers
 // full) fails the write once it has waited that long, rather than hold

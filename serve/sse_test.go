@@ -11,15 +11,13 @@ import (
 )
 
 // TestSSEClientNotReading: a client that stops reading its event stream
-// does not hold the run that writes to it: once a write has waited
-// sseWait the stream is given up, and the writer returns at once from
-// then on. (Without the bound the handler below never returns.)
+// does not hold the run that writes to it: under BoundWrites (its wait
+// shortened), once a write has waited the stream is given up, and the
+// writer returns at once from then on. (Without the bound the handler
+// below never returns.)
 func TestSSEClientNotReading(t *testing.T) {
-	old := sseWait
-	sseWait = 100 * time.Millisecond
-	t.Cleanup(func() { sseWait = old })
 	done := make(chan int, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(BoundWrites(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s := &sseWriter{w: w}
 		big := strings.Repeat("x", 64<<10)
 		n := 0
@@ -33,7 +31,7 @@ func TestSSEClientNotReading(t *testing.T) {
 			}
 		}
 		done <- n
-	}))
+	}), 100*time.Millisecond))
 	defer srv.Close()
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {

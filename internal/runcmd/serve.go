@@ -465,7 +465,7 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h *serve.MCPHTTP, api h
 var (
 	headerTimeout = 10 * time.Second
 	idleTimeout   = 2 * time.Minute
-	writeWait     = 30 * time.Second
+	writeWait     = serve.DefaultWriteWait
 	// lastWhile is how long a stopping server waits, once its runs have
 	// ended, for its connections to close before it closes them.
 	lastWhile = 10 * time.Second
