@@ -170,10 +170,6 @@ func handler(ag Agent, runs *Runs, waiting *retries, structured bool) mcp.ToolHa
 			return failed(err.Error(), nil), nil
 		}
 		c := call{runner: ag.Runner, input: input, budgets: budgets}
-		if req.Extra != nil && req.Extra.TokenInfo != nil {
-			// Over HTTP: the runs of the call's token are bounded together.
-			c.client = req.Extra.TokenInfo.UserID
-		}
 		if !canElicit(req.ClientCapabilities()) {
 			return result(runs.run(ctx, ag, c))
 		}

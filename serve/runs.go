@@ -130,7 +130,7 @@ func (rs *Runs) SetRunsPerToken(n int) { rs.perClient = max(n, 0) }
 type BusyError struct{ Limit int }
 
 func (e *BusyError) Error() string {
-	return fmt.Sprintf("the clients of this token have %d runs going, as many as the server allows at once: start another when one ends", e.Limit)
+	return fmt.Sprintf("the clients of this token have as many runs going as the server allows at once (%d): start another when one ends", e.Limit)
 }
 
 // admit counts a run of the clients of the token whose user is who, or
@@ -329,10 +329,6 @@ type call struct {
 	elicit elicitFunc
 	// budgets narrow the run's bounds.
 	budgets Budgets
-	// client is the user of the token the run's client sent (grant.user),
-	// when its context does not carry it (an MCP call, whose request
-	// names it): the runs of one token are bounded together.
-	client string
 }
 
 // Run runs agent a, by c, as a run of its own under a new id: journaled
@@ -341,8 +337,10 @@ type call struct {
 // nothing. The run ends with ctx, as cancelled, or with the server's
 // Stop, as interrupted.
 func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
-	who := c.client
-	if g := grantOf(ctx); who == "" && g != nil {
+	// The token the request came with (Authorized put it in the context
+	// every front runs from): its runs are bounded together.
+	who := ""
+	if g := grantOf(ctx); g != nil {
 		who = g.user
 	}
 	release, err := rs.admit(who)

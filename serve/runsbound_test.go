@@ -77,7 +77,7 @@ func TestRunsPerToken(t *testing.T) {
 			return ""
 		}
 	}
-	const busy = "the clients of this token have 1 runs going, as many as the server allows at once"
+	const busy = "the clients of this token have as many runs going as the server allows at once (1)"
 	got := refused("the API", func() (string, error) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/agents/waiter/runs", strings.NewReader(`{"task":"wait"}`))
 		req.Header.Set("Authorization", "Bearer "+first)

@@ -900,7 +900,7 @@ func TestA2ARunsPerToken(t *testing.T) {
 	if task == nil {
 		t.FailNow()
 	}
-	const busy = "the clients of this token have 1 runs going, as many as the server allows at once"
+	const busy = "the clients of this token have as many runs going as the server allows at once (1)"
 	if task.Status.State != a2a.TaskStateRejected || task.Status.Message == nil || !strings.Contains(fmt.Sprint(task.Status.Message.Parts), busy) {
 		t.Errorf("a second message of one token: %s %+v", task.Status.State, task.Status.Message)
 	}
