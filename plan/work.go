@@ -26,7 +26,7 @@ const MaxValidationWork = 4 << 20
 type WorkError struct{}
 
 func (*WorkError) Error() string {
-	return fmt.Sprintf("checking the value against its schema would apply the schema's parts to the value's more than %d times (the schema applies the same parts to the same value over and over, through $ref, allOf, anyOf or oneOf), so the value is rejected", MaxValidationWork)
+	return fmt.Sprintf("checking the value against its schema would apply the schema's parts to parts of the value more than %d times (the schema applies the same parts to the same value over and over, through $ref, allOf, anyOf or oneOf), so the value is rejected", MaxValidationWork)
 }
 
 // work counts, with a budget, the applications validating a value takes.
