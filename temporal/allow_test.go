@@ -84,15 +84,7 @@ func TestWorkerRunsOnlyAllowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw := worker.New(c, "allow", temporal.Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		tw.Stop()
-		w.Close()
-	})
+	serveQueue(t, c, "allow", w)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 

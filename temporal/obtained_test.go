@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/worker"
-
 	"agentc.dev/agentc/internal/devserver"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
@@ -53,15 +51,7 @@ func TestObtainedCredentialsRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tw := worker.New(c, "obtained", temporal.Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		tw.Stop()
-		w.Close()
-	})
+	serveQueue(t, c, "obtained", w)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	run, err := temporal.Start(ctx, c, data, temporal.RunInput{}, temporal.SubmitOptions{TaskQueue: "obtained", WorkflowID: "obtained-ok"})

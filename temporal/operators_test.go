@@ -83,15 +83,7 @@ func TestOperatorsFindRuns(t *testing.T) {
 	if missing, err := w.CheckSearchAttributes(ctx, "default"); err != nil || len(missing) > 0 {
 		t.Fatalf("the dev server's search attributes: %v missing (%v)", missing, err)
 	}
-	tw := worker.New(c, "ops", temporal.Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		tw.Stop()
-		w.Close()
-	})
+	serveQueue(t, c, "ops", w)
 
 	zero := 0
 	runs := []struct {
