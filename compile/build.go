@@ -115,6 +115,14 @@ func toAgent(m *manifest.Manifest) (*plan.Agent, error) {
 		if err := norm("capabilities.tools."+name+".timeout", &t.Timeout); err != nil {
 			return nil, err
 		}
+		if t.Confine != nil && t.Confine.Limits != nil {
+			c, l := *t.Confine, *t.Confine.Limits
+			if err := norm("capabilities.tools."+name+".confine.limits.cpu", &l.CPU); err != nil {
+				return nil, err
+			}
+			c.Limits = &l
+			t.Confine = &c
+		}
 		a.Capabilities.Tools[name] = t
 	}
 	return &a, nil

@@ -859,7 +859,27 @@ func (c *checker) checkConfine(path string, t cue.Value) {
 	if cv.Exists() {
 		pos = cv.Pos()
 	}
+	lv := lookup(cv, "limits")
+	var limits []string
+	if cpuV := lookup(lv, "cpu"); cpuV.Exists() {
+		if s, ok := str(cpuV); ok {
+			n, err := (plan.Limits{CPU: s}).CPUSeconds()
+			if err != nil {
+				c.add(cpuV.Pos(), CodeToolInvalid, "%s.%s", path, err)
+			} else {
+				limits = append(limits, fmt.Sprintf("%d s of CPU time", n))
+			}
+		}
+	}
+	for _, l := range []struct{ field, what string }{{"memory", "%s of memory"}, {"file_size", "files of %s"}} {
+		if n, err := lookup(lv, l.field).Int64(); err == nil {
+			limits = append(limits, fmt.Sprintf(l.what, userfile.Size(n)))
+		}
+	}
 	if enforce == "off" {
+		if lv.Exists() {
+			c.add(lv.Pos(), CodeToolInvalid, "%s.confine.limits: confine.enforce is \"off\", which runs the program as it is, with no limits; drop enforce to bound it, or the limits", path)
+		}
 		c.add(pos, CodeToolConfined, "%s runs unconfined (confine.enforce is \"off\"): it reaches every file and host the user can", path)
 		return
 	}
@@ -881,7 +901,11 @@ func (c *checker) checkConfine(path string, t cue.Value) {
 	if len(read) > 0 {
 		reads = "the system's programs and libraries and " + list(read)
 	}
-	c.add(pos, CodeToolConfined, "%s runs confined: it reads %s, writes %s, and reaches %s; %s", path, reads, list(write), net, how)
+	bounds := ""
+	if len(limits) > 0 {
+		bounds = "; each of its processes is bounded to " + strings.Join(limits, ", ")
+	}
+	c.add(pos, CodeToolConfined, "%s runs confined: it reads %s, writes %s, and reaches %s%s; %s", path, reads, list(write), net, bounds, how)
 }
 
 // checkFallbacks compiles the model's fallbacks as --model would make a

@@ -2,8 +2,10 @@ package plan
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
+	"time"
 )
 
 // Agent is an agent: the resolved agent a plan runs, the manifest with
@@ -281,6 +283,59 @@ type Confine struct {
 	// and warn of the rest), "require" (refuse to run where the system
 	// cannot confine wholly) or "off" (run unconfined).
 	Enforce string `json:"enforce,omitempty"`
+	// Limits bound what each of the program's processes may use; nil
+	// bounds nothing but the tool's timeout.
+	Limits *Limits `json:"limits,omitempty"`
+}
+
+// Limits bound what each process of a confined program may use, on Linux
+// (resource limits the program cannot raise). Zero fields bound nothing.
+type Limits struct {
+	// CPU is the CPU time of each process, a duration rounded up to
+	// whole seconds: past it the process gets SIGXCPU, and a second
+	// later SIGKILL.
+	CPU string `json:"cpu,omitempty"`
+	// Memory is the memory each process may allocate, in bytes (its
+	// data: heap and private writable mappings, not its code or the
+	// files it maps to read): past it, an allocation fails.
+	Memory int64 `json:"memory,omitempty"`
+	// FileSize is the size, in bytes, past which no file may be written
+	// or grown: the write that would pass it gets SIGXFSZ.
+	FileSize int64 `json:"file_size,omitempty"`
+}
+
+// MinMemory is the least Limits.Memory may be: what a small program
+// needs to start.
+const MinMemory = 1 << 20
+
+// CPUSeconds is l.CPU in whole seconds, rounded up; 0 when it is empty.
+func (l Limits) CPUSeconds() (int64, error) {
+	if l.CPU == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(l.CPU)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("confine.limits.cpu: %q is not a positive duration (write e.g. \"30s\")", l.CPU)
+	}
+	n := int64(d / time.Second)
+	if d%time.Second != 0 {
+		n++
+	}
+	return n, nil
+}
+
+// Check says what in l no program can be bounded to.
+func (l Limits) Check() error {
+	if _, err := l.CPUSeconds(); err != nil {
+		return err
+	}
+	if l.Memory != 0 && l.Memory < MinMemory {
+		return fmt.Errorf("confine.limits.memory is %d bytes; it must be at least %d (1 MiB), which a small program needs to start", l.Memory, MinMemory)
+	}
+	if l.FileSize < 0 {
+		return fmt.Errorf("confine.limits.file_size is %d; it must be positive", l.FileSize)
+	}
+	return nil
 }
 
 // ToolApproval is what an mcp tool's approval is, where it differs from

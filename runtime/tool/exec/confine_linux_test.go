@@ -558,7 +558,8 @@ func BenchmarkCall(b *testing.B) {
 	for _, c := range []struct {
 		name    string
 		confine *plan.Confine
-	}{{"unconfined", &plan.Confine{Enforce: "off"}}, {"confined", &plan.Confine{}}, {"confined with network", &plan.Confine{Network: true}}} {
+	}{{"unconfined", &plan.Confine{Enforce: "off"}}, {"confined", &plan.Confine{}}, {"confined with network", &plan.Confine{Network: true}},
+		{"confined with limits", &plan.Confine{Limits: &plan.Limits{CPU: "10s", Memory: 1 << 30, FileSize: 1 << 30}}}} {
 		b.Run(c.name, func(b *testing.B) {
 			tool := newTool(b, b.TempDir(), plan.Tool{Argv: []string{"true"}, Confine: c.confine})
 			for b.Loop() {

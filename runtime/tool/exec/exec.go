@@ -607,6 +607,9 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv, files []string, 
 		return runtime.ToolResult{}, fmt.Errorf("starting %q: %s", t.program, strings.TrimPrefix(err.Error(), confine.ErrStart.Error()+": "))
 	} else if st.Known {
 		state, succeeded, waitErr = st.Text, st.Success, nil
+		if why := policy.Explain(st); why != "" {
+			state += ": " + why
+		}
 	}
 	if byUs && !succeeded {
 		if err := ctx.Err(); err != nil {

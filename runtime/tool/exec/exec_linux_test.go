@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if paths := os.Getenv("EXEC_TEST_UNIX"); paths != "" {
 		os.Exit(unixHelper(paths))
 	}
+	if os.Getenv("EXEC_TEST_SPIN") != "" {
+		os.Exit(spinHelper())
+	}
 	if dir := os.Getenv("EXEC_TEST_HELPER_DIR"); dir != "" {
 		tool, err := New("run", plan.Tool{Kind: "exec", Description: "Run.", Input: &plan.Input{Schema: []byte(schema)},
 			Argv: []string{"sh", "-c", "echo $$ > pid.tmp && mv pid.tmp pid && exec sleep 300"}, Timeout: "300s",

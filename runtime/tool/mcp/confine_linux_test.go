@@ -3,8 +3,12 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/tool/internal/confine"
@@ -34,5 +38,41 @@ func TestConfinedServer(t *testing.T) {
 	_, err = Connect(context.Background(), "srv", decl, base)
 	if err == nil || !strings.Contains(err.Error(), `confine.read path "no-such-dir"`) || strings.Contains(err.Error(), base) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+func init() {
+	// limits tells the server's resource limits, soft and hard.
+	platformTools = func(s *sdk.Server) {
+		type none struct{}
+		sdk.AddTool(s, &sdk.Tool{Name: "limits", Description: "Tell the resource limits."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+			var b strings.Builder
+			for _, r := range []struct {
+				name string
+				res  int
+			}{{"cpu", syscall.RLIMIT_CPU}, {"fsize", syscall.RLIMIT_FSIZE}, {"data", syscall.RLIMIT_DATA}} {
+				var l syscall.Rlimit
+				if err := syscall.Getrlimit(r.res, &l); err != nil {
+					return nil, nil, err
+				}
+				fmt.Fprintf(&b, "%s %d %d\n", r.name, l.Cur, l.Max)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}, nil, nil
+		})
+	}
+}
+
+// TestConfinedServerLimits: a stdio server declared with limits runs
+// under them, soft and hard.
+func TestConfinedServerLimits(t *testing.T) {
+	decl := stdio(t, "", "limits")
+	decl.Confine = &plan.Confine{Limits: &plan.Limits{CPU: "30s", Memory: 1 << 30, FileSize: 4 << 20}}
+	s := connect(t, decl)
+	res, err := s.Tools()[0].Call(context.Background(), json.RawMessage(`{}`))
+	if err != nil || res.IsError {
+		t.Fatalf("limits: %v %+v", err, res)
+	}
+	if want := "cpu 30 31\nfsize 4194304 4194304\ndata 1073741824 1073741824\n"; res.Content != want {
+		t.Errorf("the server's limits: got %q, want %q", res.Content, want)
 	}
 }

@@ -35,6 +35,9 @@ var photoPNG = func() []byte {
 	return b.Bytes()
 }()
 
+// platformTools adds the test server's tools that only some systems have.
+var platformTools func(*sdk.Server)
+
 func TestMain(m *testing.M) {
 	if os.Getenv(serverVar) == "1" {
 		os.Exit(serveStdio(os.Getenv(variantVar)))
@@ -132,6 +135,9 @@ func testServer(variant string) *sdk.Server {
 			&sdk.TextContent{Text: "a caption"},
 		}}, nil, nil
 	})
+	if platformTools != nil {
+		platformTools(s)
+	}
 	sdk.AddTool(s, &sdk.Tool{Name: "spawn", Description: "Start a process in a session of its own; return its pid."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
 		cmd := exec.Command("setsid", "sleep", "300")
 		if err := cmd.Start(); err != nil {

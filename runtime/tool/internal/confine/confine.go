@@ -38,6 +38,7 @@ import (
 	"strings"
 	"sync"
 
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 )
 
@@ -47,6 +48,15 @@ const Program = "agentc-confine"
 // marker is the trampoline's os.Args[1]; with Program it tells the
 // trampoline from a command line a person typed.
 const marker = "--agentc-confine-v1"
+
+// StageProgram is the os.Args[0] of the stage between the trampoline and
+// a program with limits: this program started once more, already
+// confined, which sets the limits on itself and becomes the program
+// (execve), so that nothing of agentc's runs under them.
+const StageProgram = "agentc-limits"
+
+// stageMarker is the stage's os.Args[1].
+const stageMarker = "--agentc-limits-v1"
 
 // Enforce levels, as a manifest's confine.enforce spells them.
 const (
@@ -67,6 +77,9 @@ type Policy struct {
 	Shown   map[string]string
 	Network bool
 	Enforce string // Best ("" too), Require or Off
+	// Limits bound each of the program's processes (Linux); the zero
+	// Limits bounds nothing.
+	Limits plan.Limits
 
 	// pins holds each path of Read and Write open, on Linux, from when
 	// ForTool made the policy (or, for a path missing then, the first
@@ -152,6 +165,33 @@ type spec struct {
 	NS      bool     `json:"ns,omitempty"`      // in new namespaces
 	Seccomp bool     `json:"seccomp,omitempty"` // under the seccomp filter
 	Status  int      `json:"status"`            // the status pipe's descriptor
+	Limits  *limits  `json:"limits,omitempty"`  // started through the stage, under them
+}
+
+// limits are a policy's Limits as the stage sets them: CPU in whole
+// seconds, Memory and FileSize in bytes, 0 for none.
+type limits struct {
+	CPU      int64 `json:"cpu,omitempty"`
+	Memory   int64 `json:"memory,omitempty"`
+	FileSize int64 `json:"file_size,omitempty"`
+}
+
+// stageSpec is what the stage is told, as JSON in os.Args[2].
+type stageSpec struct {
+	Path   string   `json:"path"`
+	Argv   []string `json:"argv"`
+	Limits limits   `json:"limits"`
+	Err    int      `json:"err"` // the descriptor it reports a failure on; closed by a successful execve
+}
+
+// stageLimits is what the stage sets for p, or nil when p bounds nothing.
+func (p Policy) stageLimits() *limits {
+	cpu, _ := p.Limits.CPUSeconds() // checked by Declared
+	l := limits{CPU: cpu, Memory: p.Limits.Memory, FileSize: p.Limits.FileSize}
+	if l == (limits{}) {
+		return nil
+	}
+	return &l
 }
 
 // Run is one program started through the trampoline.
@@ -193,6 +233,23 @@ type Status struct {
 	Known   bool   // the trampoline reported it (it was not killed first)
 	Success bool   // it exited with status 0
 	Text    string // as os.ProcessState.String says it
+	// Passed names the limit that killed the program: "cpu" (SIGXCPU,
+	// or SIGKILL once it had used its CPU time) or "file_size"
+	// (SIGXFSZ); empty otherwise.
+	Passed string
+}
+
+// Explain says which of p's limits the status shows the program passed,
+// as a clause to follow the status, or "" when none.
+func (p Policy) Explain(st Status) string {
+	switch {
+	case st.Passed == "cpu" && p.Limits.CPU != "":
+		n, _ := p.Limits.CPUSeconds()
+		return fmt.Sprintf("its CPU time passed confine.limits.cpu (%d s)", n)
+	case st.Passed == "file_size" && p.Limits.FileSize > 0:
+		return fmt.Sprintf("a file it wrote reached confine.limits.file_size (%s)", userfile.Size(p.Limits.FileSize))
+	}
+	return ""
 }
 
 // Result reads, once the command has been waited for, what the
@@ -213,13 +270,19 @@ func (r *Run) read() (Status, error) {
 	return parseStatus(string(b))
 }
 
-// parseStatus reads the trampoline's report: "status N" (a wait status)
-// or "error REASON".
+// parseStatus reads the trampoline's report: "status N" (a wait status),
+// followed by " cpu" when the program was killed having used its CPU
+// time limit, or "error REASON".
 func parseStatus(msg string) (Status, error) {
 	switch {
 	case strings.HasPrefix(msg, "status "):
-		if s, err := strconv.Atoi(msg[len("status "):]); err == nil {
-			return describe(s), nil
+		n, cpu := strings.CutSuffix(msg[len("status "):], " cpu")
+		if s, err := strconv.Atoi(n); err == nil {
+			st := describe(s)
+			if cpu && st.Text != "" {
+				st.Passed = "cpu"
+			}
+			return st, nil
 		}
 	case strings.HasPrefix(msg, "error "):
 		return Status{}, fmt.Errorf("%w: %s", ErrStart, msg[len("error "):])
@@ -239,6 +302,14 @@ func init() {
 // Main runs this process as the trampoline when it was started as one,
 // and returns the exit code; ok is false otherwise.
 func Main() (code int, ok bool) {
+	if len(os.Args) == 3 && os.Args[0] == StageProgram && os.Args[1] == stageMarker {
+		var s stageSpec
+		if err := json.Unmarshal([]byte(os.Args[2]), &s); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", StageProgram, err)
+			return 125, true
+		}
+		return stage(s), true
+	}
 	if len(os.Args) != 3 || filepath.Base(os.Args[0]) != Program || os.Args[1] != marker {
 		return 0, false
 	}
@@ -313,7 +384,18 @@ func Declared(c *plan.Confine, base string) (Policy, error) {
 	if c == nil {
 		c = &plan.Confine{}
 	}
-	return Resolve(c.Read, c.Write, c.Network, c.Enforce, base)
+	p, err := Resolve(c.Read, c.Write, c.Network, c.Enforce, base)
+	if err != nil || c.Limits == nil {
+		return p, err
+	}
+	if err := c.Limits.Check(); err != nil {
+		return Policy{}, err
+	}
+	if p.Enforce == Off && *c.Limits != (plan.Limits{}) {
+		return Policy{}, fmt.Errorf("confine.limits: confine.enforce is %q, which runs the program as it is, with no limits", Off)
+	}
+	p.Limits = *c.Limits
+	return p, nil
 }
 
 var warned sync.Map // tool name and warning → true

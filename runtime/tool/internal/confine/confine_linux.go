@@ -4,8 +4,10 @@ package confine
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -14,10 +16,13 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 // system is what every confined program may read and execute: the
@@ -147,7 +152,7 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 	}
 	probe()
 	_, arch := filterArch()
-	s := spec{Shown: p.shownPaths(), Network: p.Network, NS: kernel.ns, Seccomp: arch && kernel.seccomp}
+	s := spec{Shown: p.shownPaths(), Network: p.Network, NS: kernel.ns, Seccomp: arch && kernel.seccomp, Limits: p.stageLimits()}
 	// The trampoline makes its rules on the paths held, which it
 	// inherits, through /proc/self/fd: what they name now is what was
 	// held, whatever is at their names.
@@ -324,14 +329,22 @@ func trampoline(s spec) int {
 	// In its PID namespace, this process is the first: when it exits,
 	// the kernel kills every other process there before the parent
 	// learns of it.
-	fmt.Fprintf(status, "status %d", int(out.ws))
+	if out.cpu {
+		fmt.Fprintf(status, "status %d cpu", int(out.ws))
+	} else {
+		fmt.Fprintf(status, "status %d", int(out.ws))
+	}
 	return 0
 }
 
-// outcome is how the program ended, or why it could not start.
+// outcome is how the program ended, or why it could not start; cpu is
+// whether it was killed having used its CPU time limit (the kernel's
+// SIGKILL at the hard limit, which a program that ignores the SIGXCPU
+// before it, as Go's do, dies of).
 type outcome struct {
 	ws   syscall.WaitStatus
 	fail string
+	cpu  bool
 }
 
 // confined restricts the calling thread, locked to it, starts the program
@@ -364,12 +377,31 @@ func confined(s spec, sigs <-chan os.Signal) outcome {
 			return outcome{fail: "seccomp: " + err.Error()}
 		}
 	}
-	pid, err := syscall.ForkExec(s.Path, s.Argv, &syscall.ProcAttr{
+	path, argv, files := s.Path, s.Argv, []uintptr{0, 1, 2}
+	var report, reportW *os.File // the stage's report of a failure: nothing when the program started
+	if s.Limits != nil {
+		b, err := json.Marshal(stageSpec{Path: s.Path, Argv: s.Argv, Limits: *s.Limits, Err: 3})
+		if err != nil {
+			return outcome{fail: "confine.limits: " + err.Error()}
+		}
+		if report, reportW, err = os.Pipe(); err != nil {
+			return outcome{fail: "confine.limits: " + err.Error()}
+		}
+		defer report.Close()
+		path, argv, files = selfExe, []string{StageProgram, stageMarker, string(b)}, append(files, reportW.Fd())
+	}
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
-		Files: []uintptr{0, 1, 2},
+		Files: files,
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
+	if reportW != nil {
+		reportW.Close()
+	}
 	if err != nil {
+		if report != nil {
+			return outcome{fail: "starting the program under confine.limits: " + reason(err)}
+		}
 		return outcome{fail: reason(err)}
 	}
 	done := make(chan struct{})
@@ -384,16 +416,136 @@ func confined(s spec, sigs <-chan os.Signal) outcome {
 			}
 		}
 	}()
+	fail := ""
+	if report != nil {
+		// The stage's end is closed by its execve of the program, or
+		// written with why it could not set a limit or start it.
+		b, _ := io.ReadAll(io.LimitReader(report, 64))
+		fail = stageFailure(b, *s.Limits)
+	}
 	var ws syscall.WaitStatus
+	var ru syscall.Rusage
 	for {
-		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		got, err := syscall.Wait4(-1, &ws, 0, &ru)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
 		if err != nil || got == pid {
-			return outcome{ws: ws}
+			out := outcome{ws: ws, fail: fail}
+			if s.Limits != nil && s.Limits.CPU > 0 && err == nil && ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU) {
+				used := ru.Utime.Sec + ru.Stime.Sec + (ru.Utime.Usec+ru.Stime.Usec)/1e6
+				out.cpu = used >= s.Limits.CPU
+			}
+			return out
 		}
 	}
+}
+
+// selfExe is the stage's path: this program, wherever it is.
+const selfExe = "/proc/self/exe"
+
+// The steps whose failure the stage reports: a byte naming it, then the
+// error number, in decimal.
+const (
+	stepCPU      = 'c'
+	stepMemory   = 'm'
+	stepFileSize = 'f'
+	stepExec     = 'x'
+)
+
+// stageFailure reads the stage's report: "" when it became the program.
+func stageFailure(b []byte, l limits) string {
+	if len(b) == 0 {
+		return ""
+	}
+	n, err := strconv.Atoi(string(b[1:]))
+	if err != nil {
+		return "confine.limits: the program could not be started under them"
+	}
+	errno := syscall.Errno(n)
+	switch b[0] {
+	case stepCPU:
+		return "confine.limits.cpu: " + errno.Error()
+	case stepMemory:
+		return "confine.limits.memory: " + errno.Error()
+	case stepFileSize:
+		return "confine.limits.file_size: " + errno.Error()
+	}
+	if errno == syscall.ENOMEM && l.Memory > 0 {
+		return fmt.Sprintf("%s (confine.limits.memory is %s)", errno.Error(), userfile.Size(l.Memory))
+	}
+	return errno.Error()
+}
+
+// stage sets s's limits on this process, which the trampoline started
+// from its restricted thread, and becomes the program. Past the first
+// limit set nothing allocates: the runtime could not grow its heap under
+// a memory limit below what it holds. It returns only when it failed,
+// having reported why on s.Err.
+func stage(s stageSpec) int {
+	syscall.CloseOnExec(s.Err)
+	report := func(step byte, errno syscall.Errno) int {
+		var buf [24]byte
+		buf[0] = step
+		n := len(buf)
+		for v := uint64(errno); ; v /= 10 {
+			n--
+			buf[n] = byte('0' + v%10)
+			if v < 10 {
+				break
+			}
+		}
+		m := copy(buf[1:], buf[n:])
+		syscall.RawSyscall(syscall.SYS_WRITE, uintptr(s.Err), uintptr(unsafe.Pointer(&buf[0])), uintptr(1+m))
+		return 127
+	}
+	path, err := syscall.BytePtrFromString(s.Path)
+	if err != nil {
+		return report(stepExec, syscall.EINVAL)
+	}
+	argv, err := syscall.SlicePtrFromStrings(s.Argv)
+	if err != nil {
+		return report(stepExec, syscall.EINVAL)
+	}
+	env, err := syscall.SlicePtrFromStrings(os.Environ())
+	if err != nil {
+		return report(stepExec, syscall.EINVAL)
+	}
+	// Each limit is the lower of the declared and the one inherited,
+	// soft and hard: a process cannot raise a hard limit, nor can the
+	// program past this one.
+	set := [3]struct {
+		step  byte
+		res   int
+		value int64
+		old   unix.Rlimit
+	}{{stepCPU, unix.RLIMIT_CPU, s.Limits.CPU, unix.Rlimit{}}, {stepFileSize, unix.RLIMIT_FSIZE, s.Limits.FileSize, unix.Rlimit{}}, {stepMemory, unix.RLIMIT_DATA, s.Limits.Memory, unix.Rlimit{}}}
+	for i := range set {
+		if set[i].value <= 0 {
+			continue
+		}
+		if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(set[i].res), 0, uintptr(unsafe.Pointer(&set[i].old)), 0, 0); e != 0 {
+			return report(set[i].step, e)
+		}
+		cur, max := uint64(set[i].value), uint64(set[i].value)
+		if set[i].res == unix.RLIMIT_CPU {
+			max++ // SIGXCPU at cur, SIGKILL a second later
+		}
+		set[i].old = unix.Rlimit{Cur: min(cur, set[i].old.Max), Max: min(max, set[i].old.Max)}
+	}
+	for i := range set { // memory last: nothing past it allocates
+		if set[i].value <= 0 {
+			continue
+		}
+		if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(set[i].res), uintptr(unsafe.Pointer(&set[i].old)), 0, 0, 0); e != 0 {
+			return report(set[i].step, e)
+		}
+	}
+	_, _, e := syscall.RawSyscall(unix.SYS_EXECVE, uintptr(unsafe.Pointer(path)), uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&env[0])))
+	runtime.KeepAlive(path)
+	runtime.KeepAlive(argv)
+	runtime.KeepAlive(env)
+	return report(stepExec, e)
 }
 
 // ruleset makes the Landlock ruleset: the system's files and the program
@@ -406,6 +558,11 @@ func ruleset(s spec) (fd int, flags uint32, err error) {
 	}
 	rules := append(existing(system, false), existing(systemWrite, true)...)
 	rules = append(rules, landlock.ROFiles(s.Program))
+	if s.Limits != nil {
+		// The stage is this program, started again from the restricted
+		// thread; the rule is made on the file /proc/self/exe opens.
+		rules = append(rules, landlock.ROFiles(selfExe))
+	}
 	if s.Network {
 		rules = append(rules, existing(network, false)...)
 	}
@@ -517,6 +674,12 @@ func describe(status int) Status {
 		st.Text = "exit status " + strconv.Itoa(ws.ExitStatus())
 	case ws.Signaled():
 		st.Text = "signal: " + ws.Signal().String()
+		switch ws.Signal() {
+		case syscall.SIGXCPU:
+			st.Passed = "cpu"
+		case syscall.SIGXFSZ:
+			st.Passed = "file_size"
+		}
 		if ws.CoreDump() {
 			st.Text += " (core dumped)"
 		}

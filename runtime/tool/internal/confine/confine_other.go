@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+
+	"agentc.dev/agentc/plan"
 )
 
 // Check says that this system cannot confine: a warning when p's Enforce
@@ -15,6 +17,9 @@ func (p Policy) Check() (warnings []string, err error) {
 		return nil, nil
 	}
 	what := fmt.Sprintf("agentc confines tools on Linux only; on %s the program runs with every right of the user", runtime.GOOS)
+	if p.Limits != (plan.Limits{}) {
+		what += ", and confine.limits do not bound it"
+	}
 	if p.Enforce == Require {
 		return nil, fmt.Errorf("confine.enforce is %q, but %s", Require, what)
 	}
@@ -28,6 +33,8 @@ func (p Policy) pinExisting() {}
 func (p Policy) Wrap(*exec.Cmd) (*Run, error) { return nil, nil }
 
 func trampoline(spec) int { return 125 }
+
+func stage(stageSpec) int { return 125 }
 
 func describe(int) Status { return Status{} }
 

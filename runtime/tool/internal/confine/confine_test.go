@@ -53,6 +53,8 @@ func TestStatus(t *testing.T) {
 		{"status 0", "exit status 0", true, ""},
 		{"status 768", "exit status 3", true, ""},
 		{"status 9", "signal: killed", true, ""},
+		{"status 9 cpu", "signal: killed", true, ""},
+		{"status 9 gpu", "", false, ""},
 		{"error confine.read path \"x\": no such file or directory", "", false, `confine.read path "x"`},
 		{"", "", false, ""},
 		{"status x", "", false, ""},
