@@ -27,7 +27,6 @@
 package confine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,23 +39,8 @@ import (
 
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/tool/internal/confine/internal/tramp"
 )
-
-// Program is the trampoline's os.Args[0].
-const Program = "agentc-confine"
-
-// marker is the trampoline's os.Args[1]; with Program it tells the
-// trampoline from a command line a person typed.
-const marker = "--agentc-confine-v1"
-
-// StageProgram is the os.Args[0] of the stage between the trampoline and
-// a program with limits: this program started once more, already
-// confined, which sets the limits on itself and becomes the program
-// (execve), so that nothing of agentc's runs under them.
-const StageProgram = "agentc-limits"
-
-// stageMarker is the stage's os.Args[1].
-const stageMarker = "--agentc-limits-v1"
 
 // Enforce levels, as a manifest's confine.enforce spells them.
 const (
@@ -152,43 +136,11 @@ func Resolve(read, write []string, network bool, enforce, base string) (Policy, 
 	return p, nil
 }
 
-// spec is what the trampoline is told, as JSON in os.Args[2].
-type spec struct {
-	Path    string   `json:"path"`
-	Argv    []string `json:"argv"`
-	Read    []string `json:"read,omitempty"`
-	Write   []string `json:"write,omitempty"`
-	Shown   []string `json:"shown,omitempty"` // Read then Write, as written
-	Program string   `json:"program"`         // the program's path, readable
-	Held    []int    `json:"held,omitempty"`  // descriptors of Read and Write, closed before the program starts
-	Network bool     `json:"network,omitempty"`
-	NS      bool     `json:"ns,omitempty"`      // in new namespaces
-	Seccomp bool     `json:"seccomp,omitempty"` // under the seccomp filter
-	Status  int      `json:"status"`            // the status pipe's descriptor
-	Limits  *limits  `json:"limits,omitempty"`  // started through the stage, under them
-}
-
-// limits are a policy's Limits as the stage sets them: CPU in whole
-// seconds, Memory and FileSize in bytes, 0 for none.
-type limits struct {
-	CPU      int64 `json:"cpu,omitempty"`
-	Memory   int64 `json:"memory,omitempty"`
-	FileSize int64 `json:"file_size,omitempty"`
-}
-
-// stageSpec is what the stage is told, as JSON in os.Args[2].
-type stageSpec struct {
-	Path   string   `json:"path"`
-	Argv   []string `json:"argv"`
-	Limits limits   `json:"limits"`
-	Err    int      `json:"err"` // the descriptor it reports a failure on; closed by a successful execve
-}
-
 // stageLimits is what the stage sets for p, or nil when p bounds nothing.
-func (p Policy) stageLimits() *limits {
+func (p Policy) stageLimits() *tramp.Limits {
 	cpu, _ := p.Limits.CPUSeconds() // checked by Declared
-	l := limits{CPU: cpu, Memory: p.Limits.Memory, FileSize: p.Limits.FileSize}
-	if l == (limits{}) {
+	l := tramp.Limits{CPU: cpu, Memory: p.Limits.Memory, FileSize: p.Limits.FileSize}
+	if l == (tramp.Limits{}) {
 		return nil
 	}
 	return &l
@@ -290,39 +242,8 @@ func parseStatus(msg string) (Status, error) {
 	return Status{}, nil
 }
 
-// Every program that links this package (agentc, agentc-runtime, a Go
-// host that runs exec tools, their tests) starts itself again as the
-// trampoline, so each must become it before its own main runs.
-func init() {
-	if code, ok := Main(); ok {
-		os.Exit(code)
-	}
-}
-
-// Main runs this process as the trampoline when it was started as one,
-// and returns the exit code; ok is false otherwise.
-func Main() (code int, ok bool) {
-	if len(os.Args) == 3 && os.Args[0] == StageProgram && os.Args[1] == stageMarker {
-		var s stageSpec
-		if err := json.Unmarshal([]byte(os.Args[2]), &s); err != nil {
-			fmt.Fprintf(os.Stderr, "%s: %v\n", StageProgram, err)
-			return 125, true
-		}
-		return stage(s), true
-	}
-	if len(os.Args) != 3 || filepath.Base(os.Args[0]) != Program || os.Args[1] != marker {
-		return 0, false
-	}
-	var s spec
-	if err := json.Unmarshal([]byte(os.Args[2]), &s); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", Program, err)
-		return 125, true
-	}
-	return trampoline(s), true
-}
-
 // wrap makes cmd start the trampoline, which runs cmd's program under s.
-func wrap(cmd *exec.Cmd, s spec) (*Run, error) {
+func wrap(cmd *exec.Cmd, s tramp.Spec) (*Run, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding this program, to confine the tool: %v", err)
@@ -333,7 +254,7 @@ func wrap(cmd *exec.Cmd, s spec) (*Run, error) {
 	}
 	s.Path, s.Argv, s.Program = cmd.Path, cmd.Args, cmd.Path
 	s.Status = 3 + len(cmd.ExtraFiles)
-	b, err := json.Marshal(s)
+	args, err := tramp.Args(s)
 	if err != nil {
 		r.Close()
 		w.Close()
@@ -341,7 +262,7 @@ func wrap(cmd *exec.Cmd, s spec) (*Run, error) {
 	}
 	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
 	cmd.Path = exe
-	cmd.Args = []string{Program, marker, string(b)}
+	cmd.Args = args
 	return &Run{r: r, w: w}, nil
 }
 

@@ -1,4 +1,4 @@
-package confine
+package tramp
 
 import (
 	"encoding/binary"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package confine
+package tramp
 
 import (
 	"fmt"
@@ -57,11 +57,11 @@ const x32Bit = 0x40000000
 // (SOCK_NONBLOCK, SOCK_CLOEXEC).
 const sockTypeMask = 0xf
 
-// filterArch is the architecture seccomp reports for the native calls of
+// FilterArch is the architecture seccomp reports for the native calls of
 // this program, and of the programs it starts: the numbers the filter
 // names are this architecture's. ok is false where the filter is not
 // written for it.
-func filterArch() (arch uint32, ok bool) {
+func FilterArch() (arch uint32, ok bool) {
 	switch runtime.GOARCH {
 	case "amd64":
 		return unix.AUDIT_ARCH_X86_64, true
@@ -126,18 +126,18 @@ func filter(arch uint32, x32 bool, sysSocket, sysSocketpair, sysIOUringSetup uin
 // nativeFilter is the filter for this architecture, or nil where there is
 // none.
 func nativeFilter() []unix.SockFilter {
-	arch, ok := filterArch()
+	arch, ok := FilterArch()
 	if !ok {
 		return nil
 	}
 	return filter(arch, arch == unix.AUDIT_ARCH_X86_64, unix.SYS_SOCKET, unix.SYS_SOCKETPAIR, unix.SYS_IO_URING_SETUP)
 }
 
-// probeSeccomp says whether this kernel installs seccomp filters: asked
+// ProbeSeccomp says whether this kernel installs seccomp filters: asked
 // to install one from an address it cannot read, a kernel that has them
 // fails with EFAULT, before it looks at anything else; one without them
 // fails with EINVAL (or ENOSYS). Nothing is installed.
-func probeSeccomp() bool {
+func ProbeSeccomp() bool {
 	_, _, e := unix.RawSyscall(unix.SYS_PRCTL, unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, 0)
 	return e == unix.EFAULT
 }
