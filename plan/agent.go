@@ -149,6 +149,20 @@ const (
 	DefaultAnswerReserve = 1024
 )
 
+// DeadlineLimit is how long a run may take: 0 when no deadline is
+// declared, an error when the one declared is not a duration above zero
+// (a plan written by hand may hold one vet would refuse).
+func (b Budgets) DeadlineLimit() (time.Duration, error) {
+	if b.Deadline == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(b.Deadline)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("budgets.deadline: %q is not a duration above zero (write e.g. \"90s\")", b.Deadline)
+	}
+	return d, nil
+}
+
 // RoundLimit is the rounds a run may take: the declared bound or the default.
 func (b Budgets) RoundLimit() int {
 	if b.Rounds > 0 {

@@ -1,6 +1,10 @@
 package plan
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 func TestBudgetDefaults(t *testing.T) {
 	if got := (Budgets{}).RoundLimit(); got != DefaultRounds {
@@ -32,6 +36,21 @@ func TestBudgetDefaults(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.b.Reserve(tt.tokens, tt.maxOutput); got != tt.want {
 			t.Errorf("%+v.Reserve(%d, %d) = %d, want %d", tt.b, tt.tokens, tt.maxOutput, got, tt.want)
+		}
+	}
+}
+
+// TestDeadlineLimit: no deadline is 0; one declared is its duration; one
+// no run can take (not a duration, zero, negative) is refused, naming it.
+func TestDeadlineLimit(t *testing.T) {
+	for _, tt := range []struct {
+		deadline string
+		want     time.Duration
+		err      bool
+	}{{"", 0, false}, {"90s", 90 * time.Second, false}, {"1m30s", 90 * time.Second, false}, {"0s", 0, true}, {"-5s", 0, true}, {"soon", 0, true}, {"5", 0, true}} {
+		d, err := (Budgets{Deadline: tt.deadline}).DeadlineLimit()
+		if d != tt.want || (err != nil) != tt.err || err != nil && !strings.HasPrefix(err.Error(), `budgets.deadline: "`+tt.deadline+`" is not a duration above zero`) {
+			t.Errorf("%q: got %v, %v", tt.deadline, d, err)
 		}
 	}
 }

@@ -64,3 +64,15 @@ func TestWithBudgets(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanDeadline: a plan whose deadline no run can take (a plan built by
+// a program, its digests made again) is refused, not run without one.
+func TestPlanDeadline(t *testing.T) {
+	for _, d := range []string{"0s", "-5s", "soon"} {
+		p := agent(t, func(a *plan.Agent) { a.Budgets.Deadline = d })
+		var ce *agentrt.ConfigError
+		if _, err := agentrt.New(p, agentrt.Options{Model: &scripted{}}); !errors.As(err, &ce) || ce.Error() != `budgets.deadline: "`+d+`" is not a duration above zero (write e.g. "90s")` {
+			t.Errorf("deadline %q: %v, want a ConfigError", d, err)
+		}
+	}
+}

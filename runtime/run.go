@@ -281,13 +281,11 @@ func New(p *plan.Plan, opts Options) (*Runner, error) {
 
 func (r *Runner) budgets() error {
 	b := r.agent.Budgets
-	if b.Deadline != "" {
-		d, err := time.ParseDuration(b.Deadline)
-		if err != nil {
-			return &ConfigError{fmt.Sprintf("budgets.deadline: %v", err)}
-		}
-		r.deadline = d
+	d, err := b.DeadlineLimit()
+	if err != nil {
+		return &ConfigError{err.Error()}
 	}
+	r.deadline = d
 	if b.Tools != nil {
 		r.toolBudget = *b.Tools
 	}

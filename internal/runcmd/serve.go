@@ -482,10 +482,7 @@ func newHTTPServer(handler http.Handler) *http.Server {
 func narrowBudgets(p *plan.Plan, server, client agentrt.Overrides) agentrt.Overrides {
 	out := server
 	b := p.Agent.Budgets
-	deadline := time.Duration(0)
-	if d, err := time.ParseDuration(b.Deadline); err == nil {
-		deadline = d
-	}
+	deadline, _ := b.DeadlineLimit() // one no run can take, the runner refuses
 	if server.Deadline != nil {
 		deadline = *server.Deadline
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
@@ -71,10 +70,8 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		f = Flags{model: fr.wire, baseURL: fr.server.URL, fault: fr, stall: retry.DefaultStall}
 		if c.Fault == fault.Timeout {
 			d := fault.HangDeadline
-			if p.Agent.Budgets.Deadline != "" {
-				if own, err := time.ParseDuration(p.Agent.Budgets.Deadline); err == nil && own < d {
-					d = own
-				}
+			if own, err := p.Agent.Budgets.DeadlineLimit(); err == nil && own > 0 && own < d {
+				d = own
 			}
 			opts.Budgets.Deadline = &d
 		}

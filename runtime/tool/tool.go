@@ -164,7 +164,7 @@ var kinds = map[string]constructorFunc{
 			return out, nil
 		}
 		opts := []mcp.Option{mcp.WithSecrets(env.Secrets)}
-		if d, err := time.ParseDuration(p.Agent.Budgets.Deadline); err == nil && d > 0 && d < mcp.DefaultStartTimeout {
+		if d, err := p.Agent.Budgets.DeadlineLimit(); err == nil && d > 0 && d < mcp.DefaultStartTimeout {
 			// A server that cannot start within the run's deadline could
 			// not serve the run: its start is held to the deadline too.
 			opts = append(opts, mcp.WithStartTimeout(d))
