@@ -32,10 +32,6 @@ func (p Policy) pinExisting() {}
 // Wrap does nothing here: the program runs unconfined.
 func (p Policy) Wrap(*exec.Cmd) (*Run, error) { return nil, nil }
 
-func trampoline(spec) int { return 125 }
-
-func stage(stageSpec) int { return 125 }
-
 func describe(int) Status { return Status{} }
 
 // Support says that this system offers nothing to confine with.
