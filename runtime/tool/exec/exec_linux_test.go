@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if paths := os.Getenv("EXEC_TEST_UNIX"); paths != "" {
 		os.Exit(unixHelper(paths))
 	}
+	if what := os.Getenv("EXEC_TEST_TRACE"); what != "" {
+		os.Exit(traceHelper(what))
+	}
 	if os.Getenv("EXEC_TEST_SPIN") != "" {
 		os.Exit(spinHelper())
 	}

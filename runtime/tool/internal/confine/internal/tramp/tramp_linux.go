@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -44,11 +45,17 @@ var network = []string{
 // trampoline runs the program confined, as its child, and reports how it
 // ended.
 func trampoline(s Spec) int {
+	// Of what this process holds, the program gets standard input,
+	// output and error alone: not a descriptor agentc was itself given
+	// open (Landlock rules paths, not what is open already), nor the
+	// status pipe or the paths the rules are made on.
+	closeOnExec()
 	status := os.NewFile(uintptr(s.Status), "status")
-	syscall.CloseOnExec(s.Status)
-	for _, fd := range s.Held {
-		syscall.CloseOnExec(fd) // the rules are made on them; the program has none
-	}
+	// No process may trace this one or read its memory without a
+	// capability the program is not given (see dropCapabilities): its
+	// threads other than the one that starts the program are not
+	// restricted, and the program shares that one's Landlock domain.
+	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	if !s.NS {
 		// Orphans become this process's children, to be killed at the end.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -103,6 +110,12 @@ func confined(s Spec, sigs <-chan os.Signal) outcome {
 	fd, flags, err := ruleset(s)
 	if err != nil {
 		return outcome{fail: err.Error()}
+	}
+	if err := dropCapabilities(); err != nil {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return outcome{fail: "capabilities: " + err.Error()}
 	}
 	// no_new_privs lets the thread restrict itself without privileges,
 	// and keeps a set-user-ID program from gaining its owner's rights.
@@ -186,6 +199,46 @@ func confined(s Spec, sigs <-chan os.Signal) outcome {
 			return out
 		}
 	}
+}
+
+// closeOnExec marks every descriptor past standard error close-on-exec.
+func closeOnExec() {
+	if unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	// Before Linux 5.11: each one /proc lists.
+	entries, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range entries {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}
+
+// dropCapabilities leaves the calling thread, and so the program it
+// starts, no capability: as root (here or in the user namespace) the
+// program would have them all, and with CAP_SYS_PTRACE it could trace the
+// other threads of this process, which no rule restricts, or with
+// CAP_SYS_RESOURCE raise its limits. Where the thread may (CAP_SETPCAP),
+// it first makes root gain none at execve (SECBIT_NOROOT, locked); a
+// thread without it has no capability a program could gain at execve
+// but through a file's, which no_new_privs refuses.
+func dropCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	if data[0].Effective&(1<<unix.CAP_SETPCAP) != 0 {
+		// linux/securebits.h: SECBIT_NOROOT and SECBIT_NO_CAP_AMBIENT_RAISE,
+		// each with its lock.
+		const bits = 1<<0 | 1<<1 | 1<<6 | 1<<7
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, bits, 0, 0, 0); err != nil {
+			return fmt.Errorf("securebits: %w", err)
+		}
+	}
+	data = [2]unix.CapUserData{}
+	return unix.Capset(&hdr, &data[0])
 }
 
 // selfExe is the stage's path: this program, wherever it is.

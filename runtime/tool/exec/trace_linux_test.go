@@ -1,0 +1,107 @@
+package exec
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"agentc.dev/agentc/plan"
+)
+
+// traceProbe is memory the helper tries to read in the trampoline, this
+// same program: at the same address in both (the test binary is not
+// position-independent; if it were, the read fails either way).
+var traceProbe = [8]byte{'t', 'r', 'a', 'm', 'p'}
+
+// traceHelper tries to read its parent's memory and, with what "all", to
+// trace every process it can name by a small pid (the trampoline's
+// threads, in the call's PID namespace) and its parent (the trampoline,
+// without one); it says what it managed.
+func traceHelper(what string) int {
+	targets := map[int]bool{os.Getppid(): true}
+	for t := 1; t <= 512 && what == "all"; t++ {
+		targets[t] = true
+	}
+	delete(targets, os.Getpid())
+	for t := range targets {
+		if what != "all" {
+			break
+		}
+		if err := unix.PtraceSeize(t); err == nil {
+			fmt.Printf("traced %d\n", t)
+			unix.PtraceDetach(t)
+		}
+	}
+	var b [8]byte
+	local := []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(unsafe.Pointer(&traceProbe[0])), Len: len(b)}}
+	if n, err := unix.ProcessVMReadv(os.Getppid(), local, remote, 0); err == nil {
+		fmt.Printf("read %q from the parent\n", b[:n])
+	}
+	fmt.Println("done")
+	return 0
+}
+
+// TestConfinedCannotTrace: a confined program cannot trace the
+// trampoline or read its memory, with limits or without, as root or not:
+// the trampoline is not dumpable and the program has no capability. The
+// trampoline's threads other than the one that starts the program are
+// not restricted; a program that traced one ran outside its confinement.
+func TestConfinedCannotTrace(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	t.Setenv("EXEC_TEST_TRACE", "all")
+	for _, c := range []*plan.Confine{{}, {Limits: &plan.Limits{CPU: "30s"}}} {
+		tool := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_TRACE"}, Confine: c})
+		if got := call(t, tool, `{}`); got != "done\n" {
+			t.Errorf("confined %+v: got %q", *c, got)
+		}
+	}
+	// Unconfined, the same program reads the memory of its parent, this
+	// test (which a kernel that lets a process read only its
+	// descendants' memory refuses).
+	if b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil && strings.TrimSpace(string(b)) != "0" {
+		return
+	}
+	t.Setenv("EXEC_TEST_TRACE", "read")
+	tool := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_TRACE"}, Confine: &plan.Confine{Enforce: "off"}})
+	if got := call(t, tool, `{}`); !strings.HasPrefix(got, `read "tramp`) {
+		t.Errorf("unconfined: got %q", got)
+	}
+}
+
+// TestConfinedInheritsNoDescriptor: a descriptor agentc was itself given
+// open, without close-on-exec (as a parent process may leave one), does
+// not reach a confined program, with limits or without: Landlock rules
+// paths, not what is open already. Unconfined, it does.
+func TestConfinedInheritsNoDescriptor(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "open")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const fd = 200
+	if err := unix.Dup3(int(f.Fd()), fd, 0); err != nil { // no O_CLOEXEC
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	base := t.TempDir()
+	probe := []string{"sh", "-c", "if [ -e /proc/self/fd/200 ]; then echo open; else echo closed; fi"}
+	for _, c := range []*plan.Confine{{Read: []string{"/proc"}}, {Read: []string{"/proc"}, Limits: &plan.Limits{FileSize: 1 << 20}}, {Enforce: "off"}} {
+		tool := newTool(t, base, plan.Tool{Argv: probe, Confine: c})
+		want := "closed\n"
+		if c.Enforce == "off" {
+			want = "open\n"
+		}
+		if got := call(t, tool, `{}`); got != want {
+			t.Errorf("%+v: got %q, want %q", *c, got, want)
+		}
+	}
+}
