@@ -600,6 +600,8 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 		}
 		if cmd {
 			c.checkConfine(path, t)
+		} else if cv := lookup(t, "confine"); cv.Exists() && url {
+			c.add(cv.Pos(), CodeToolInvalid, "%s.confine: a server reached over HTTP (url) runs elsewhere, where nothing of confine holds it; confine is for a server agentc starts (command): drop it", path)
 		}
 		uv := lookup(t, "url")
 		if u, ok := str(uv); ok {

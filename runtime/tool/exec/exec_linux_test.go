@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if paths := os.Getenv("EXEC_TEST_UNIX"); paths != "" {
 		os.Exit(unixHelper(paths))
 	}
+	if dir := os.Getenv("EXEC_TEST_INHERIT"); dir != "" {
+		os.Exit(inheritHelper(dir, os.Getenv("EXEC_TEST_INHERIT_CPU")))
+	}
 	if what := os.Getenv("EXEC_TEST_TRACE"); what != "" {
 		os.Exit(traceHelper(what))
 	}

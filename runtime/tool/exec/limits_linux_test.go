@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"context"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -32,6 +34,7 @@ func TestConfinedLimits(t *testing.T) {
 		`Max cpu time\s+2\s+3\s+seconds`, // rounded up to whole seconds; the hard limit a second later
 		`Max file size\s+1048576\s+1048576\s+bytes`,
 		`Max data size\s+268435456\s+268435456\s+bytes`,
+		`Max stack size\s+\d+\s+268435456\s+bytes`, // the memory bound holds the stack too
 	} {
 		if !regexp.MustCompile(want).MatchString(got) {
 			t.Errorf("/proc/self/limits does not match %q:\n%s", want, got)
@@ -77,7 +80,7 @@ func TestConfinedLimits(t *testing.T) {
 	spin := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_SPIN"}, Timeout: "10m",
 		Confine: &plan.Confine{Limits: &plan.Limits{CPU: "1s"}}})
 	got = call(t, spin, `{}`)
-	if !strings.HasPrefix(got, "failed: the program failed: signal: killed: its CPU time passed confine.limits.cpu (1 s)") {
+	if !regexp.MustCompile(`^failed: the program failed: signal: killed: its CPU time, [0-9.]+ s with the processes it waited for, passed confine.limits.cpu \(1 s\)`).MatchString(got) {
 		t.Errorf("a Go program's CPU loop: got %q", got)
 	}
 
@@ -122,6 +125,57 @@ func TestConfinedLimitsStart(t *testing.T) {
 		_, err := New("run", plan.Tool{Kind: "exec", Description: "Run.", Input: &plan.Input{Schema: []byte(schema)}, Argv: []string{"true"}, Confine: &tt.c}, base)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: got %v, want %q", *tt.c.Limits, err, tt.want)
+		}
+	}
+}
+
+// inheritHelper shows, from a tool it makes in dir, the limits a
+// confined program with the given CPU time and file size bounds gets
+// under this process's own, which the test lowered.
+func inheritHelper(dir, cpu string) int {
+	tool, err := New("run", plan.Tool{Kind: "exec", Description: "Show.", Input: &plan.Input{Schema: []byte(schema)},
+		Argv: []string{"cat", "/proc/self/limits"}, Confine: &plan.Confine{Read: []string{"/proc"}, Limits: &plan.Limits{CPU: cpu, FileSize: 1 << 30}}}, dir)
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	res, err := tool.Call(context.Background(), nil)
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		return 1
+	}
+	os.Stdout.WriteString(res.Content)
+	return 0
+}
+
+// TestConfinedLimitsInherited: a soft limit lower than the declared one,
+// which agentc was started with, is kept (under the declared hard limit);
+// so is a lower hard limit, with a second kept between the CPU time's
+// soft and hard limits. (The limits are lowered for a helper, not for
+// this test's process, whose own files they would bound.)
+func TestConfinedLimitsInherited(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		ulimit, cpu string
+		want        []string
+	}{
+		// dash and bash count ulimit -f in blocks of 512 bytes.
+		{"ulimit -S -t 100000 && ulimit -H -t 200000 && ulimit -S -f 4096", "1000000s", []string{`Max cpu time\s+100000\s+200000\s+seconds`, `Max file size\s+2097152\s+1073741824\s+bytes`}},
+		{"ulimit -t 200000", "300000s", []string{`Max cpu time\s+199999\s+200000\s+seconds`}},
+	} {
+		cmd := osexec.Command("sh", "-c", tt.ulimit+` && exec "$0"`, self)
+		cmd.Env = append(os.Environ(), "EXEC_TEST_INHERIT="+t.TempDir(), "EXEC_TEST_INHERIT_CPU="+tt.cpu)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", tt.ulimit, err, out)
+		}
+		for _, want := range tt.want {
+			if !regexp.MustCompile(want).Match(out) {
+				t.Errorf("%s: /proc/self/limits does not match %q:\n%s", tt.ulimit, want, out)
+			}
 		}
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
@@ -186,15 +187,20 @@ type Status struct {
 	Success bool   // it exited with status 0
 	Text    string // as os.ProcessState.String says it
 	// Passed names the limit that killed the program: "cpu" (SIGXCPU,
-	// or SIGKILL once it had used its CPU time) or "file_size"
-	// (SIGXFSZ); empty otherwise.
+	// or SIGKILL once it had used its CPU time's soft limit, CPU then
+	// being the CPU time it and the processes it waited for had used)
+	// or "file_size" (SIGXFSZ); empty otherwise.
 	Passed string
+	CPU    time.Duration
 }
 
 // Explain says which of p's limits the status shows the program passed,
 // as a clause to follow the status, or "" when none.
 func (p Policy) Explain(st Status) string {
 	switch {
+	case st.Passed == "cpu" && p.Limits.CPU != "" && st.CPU > 0:
+		n, _ := p.Limits.CPUSeconds()
+		return fmt.Sprintf("its CPU time, %.1f s with the processes it waited for, passed confine.limits.cpu (%d s)", st.CPU.Seconds(), n)
 	case st.Passed == "cpu" && p.Limits.CPU != "":
 		n, _ := p.Limits.CPUSeconds()
 		return fmt.Sprintf("its CPU time passed confine.limits.cpu (%d s)", n)
@@ -223,18 +229,26 @@ func (r *Run) read() (Status, error) {
 }
 
 // parseStatus reads the trampoline's report: "status N" (a wait status),
-// followed by " cpu" when the program was killed having used its CPU
-// time limit, or "error REASON".
+// followed by " cpu MS" when the program was killed (SIGKILL) having used
+// MS milliseconds of CPU time, its soft limit or more, or "error REASON".
 func parseStatus(msg string) (Status, error) {
 	switch {
 	case strings.HasPrefix(msg, "status "):
-		n, cpu := strings.CutSuffix(msg[len("status "):], " cpu")
-		if s, err := strconv.Atoi(n); err == nil {
-			st := describe(s)
-			if cpu && st.Text != "" {
-				st.Passed = "cpu"
+		f := strings.Fields(msg[len("status "):])
+		if len(f) == 0 {
+			break
+		}
+		s, err := strconv.Atoi(f[0])
+		switch {
+		case err != nil:
+		case len(f) == 1:
+			return describe(s), nil
+		case len(f) == 3 && f[1] == "cpu":
+			ms, err := strconv.ParseInt(f[2], 10, 64)
+			if st := describe(s); err == nil && ms > 0 && st.Text != "" {
+				st.Passed, st.CPU = "cpu", time.Duration(ms)*time.Millisecond
+				return st, nil
 			}
-			return st, nil
 		}
 	case strings.HasPrefix(msg, "error "):
 		return Status{}, fmt.Errorf("%w: %s", ErrStart, msg[len("error "):])

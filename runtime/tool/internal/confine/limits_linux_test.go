@@ -29,13 +29,20 @@ func TestExplain(t *testing.T) {
 	}
 }
 
-// TestStatusCPU: the trampoline's " cpu" after a status is a program that
-// passed its CPU time limit, whatever signal killed it.
+// TestStatusCPU: the trampoline's " cpu MS" after a status is a program
+// killed past its CPU time's hard limit, having used MS milliseconds;
+// SIGXCPU is the limit whatever follows; Explain says the figure.
 func TestStatusCPU(t *testing.T) {
-	for msg, want := range map[string]string{"status 9 cpu": "cpu", "status 9": "", "status 24": "cpu", "status 25": "file_size", "status 25 cpu": "cpu"} {
+	for msg, want := range map[string]string{"status 9 cpu 2310": "cpu", "status 9": "", "status 24": "cpu", "status 25": "file_size", "status 25 cpu 1000": "cpu"} {
 		st, err := parseStatus(msg)
 		if err != nil || st.Passed != want {
 			t.Errorf("%q: got %+v, %v; want passed %q", msg, st, err, want)
 		}
+	}
+	st, _ := parseStatus("status 9 cpu 2310")
+	p := Policy{}
+	p.Limits.CPU = "1s"
+	if got, want := p.Explain(st), "its CPU time, 2.3 s with the processes it waited for, passed confine.limits.cpu (1 s)"; got != want {
+		t.Errorf("Explain: got %q, want %q", got, want)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -83,22 +84,24 @@ func trampoline(s Spec) int {
 	// In its PID namespace, this process is the first: when it exits,
 	// the kernel kills every other process there before the parent
 	// learns of it.
-	if out.cpu {
-		fmt.Fprintf(status, "status %d cpu", int(out.ws))
+	if out.cpu > 0 {
+		fmt.Fprintf(status, "status %d cpu %d", int(out.ws), out.cpu.Milliseconds())
 	} else {
 		fmt.Fprintf(status, "status %d", int(out.ws))
 	}
 	return 0
 }
 
-// outcome is how the program ended, or why it could not start; cpu is
-// whether it was killed having used its CPU time limit (the kernel's
-// SIGKILL at the hard limit, which a program that ignores the SIGXCPU
-// before it, as Go's do, dies of).
+// outcome is how the program ended, or why it could not start; cpu,
+// when the program was killed (SIGKILL) having used its CPU time's soft
+// limit, is the CPU time it used: the kernel kills at the hard limit,
+// and a program that ignores the SIGXCPU at the soft one, as Go's do,
+// dies of that. wait4(2) counts the CPU time with that of the processes
+// the program waited for, so it is reported as a figure, not as proof.
 type outcome struct {
 	ws   syscall.WaitStatus
 	fail string
-	cpu  bool
+	cpu  time.Duration
 }
 
 // confined restricts the calling thread, locked to it, starts the program
@@ -192,9 +195,14 @@ func confined(s Spec, sigs <-chan os.Signal) outcome {
 		}
 		if err != nil || got == pid {
 			out := outcome{ws: ws, fail: fail}
-			if s.Limits != nil && s.Limits.CPU > 0 && err == nil && ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGXCPU) {
-				used := ru.Utime.Sec + ru.Stime.Sec + (ru.Utime.Usec+ru.Stime.Usec)/1e6
-				out.cpu = used >= s.Limits.CPU
+			if s.Limits != nil && s.Limits.CPU > 0 && err == nil && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+				used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+				// The kernel kills at the hard limit by its own count of
+				// ticks, which can be a tenth above what wait4 reports
+				// (1.85 s for a kill at 2 s): the soft limit is the line.
+				if used >= time.Duration(s.Limits.CPU)*time.Second {
+					out.cpu = used
+				}
 			}
 			return out
 		}
@@ -250,6 +258,7 @@ const (
 	stepCPU      = 'c'
 	stepMemory   = 'm'
 	stepFileSize = 'f'
+	stepStack    = 's'
 	stepExec     = 'x'
 )
 
@@ -268,6 +277,8 @@ func stageFailure(b []byte, l Limits) string {
 		return "confine.limits.cpu: " + errno.Error()
 	case stepMemory:
 		return "confine.limits.memory: " + errno.Error()
+	case stepStack:
+		return "confine.limits.memory (the stack): " + errno.Error()
 	case stepFileSize:
 		return "confine.limits.file_size: " + errno.Error()
 	}
@@ -311,15 +322,22 @@ func stage(s stageSpec) int {
 	if err != nil {
 		return report(stepExec, syscall.EINVAL)
 	}
-	// Each limit is the lower of the declared and the one inherited,
-	// soft and hard: a process cannot raise a hard limit, nor can the
-	// program past this one.
-	set := [3]struct {
+	// Each limit, soft and hard, is the lower of the declared and the
+	// one inherited: a process cannot raise a hard limit, nor can the
+	// program past this one, and a lower soft limit agentc was given is
+	// kept. The memory bound holds the stack too, which RLIMIT_DATA does
+	// not count.
+	set := [4]struct {
 		step  byte
 		res   int
 		value int64
 		old   unix.Rlimit
-	}{{stepCPU, unix.RLIMIT_CPU, s.Limits.CPU, unix.Rlimit{}}, {stepFileSize, unix.RLIMIT_FSIZE, s.Limits.FileSize, unix.Rlimit{}}, {stepMemory, unix.RLIMIT_DATA, s.Limits.Memory, unix.Rlimit{}}}
+	}{
+		{stepCPU, unix.RLIMIT_CPU, s.Limits.CPU, unix.Rlimit{}},
+		{stepFileSize, unix.RLIMIT_FSIZE, s.Limits.FileSize, unix.Rlimit{}},
+		{stepStack, unix.RLIMIT_STACK, s.Limits.Memory, unix.Rlimit{}},
+		{stepMemory, unix.RLIMIT_DATA, s.Limits.Memory, unix.Rlimit{}},
+	}
 	for i := range set {
 		if set[i].value <= 0 {
 			continue
@@ -327,11 +345,16 @@ func stage(s stageSpec) int {
 		if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(set[i].res), 0, uintptr(unsafe.Pointer(&set[i].old)), 0, 0); e != 0 {
 			return report(set[i].step, e)
 		}
-		cur, max := uint64(set[i].value), uint64(set[i].value)
+		max := uint64(set[i].value)
 		if set[i].res == unix.RLIMIT_CPU {
-			max++ // SIGXCPU at cur, SIGKILL a second later
+			max++ // SIGXCPU at the soft limit, SIGKILL a second later
 		}
-		set[i].old = unix.Rlimit{Cur: min(cur, set[i].old.Max), Max: min(max, set[i].old.Max)}
+		max = min(max, set[i].old.Max)
+		cur := min(uint64(set[i].value), set[i].old.Cur, max)
+		if set[i].res == unix.RLIMIT_CPU && cur == max && max > 1 {
+			cur = max - 1 // a second between SIGXCPU and SIGKILL, under a lower hard limit too
+		}
+		set[i].old = unix.Rlimit{Cur: cur, Max: max}
 	}
 	for i := range set { // memory last: nothing past it allocates
 		if set[i].value <= 0 {
