@@ -29,10 +29,10 @@ func TestConfinedStartsEarly(t *testing.T) {
 	}
 	defer devnull.Close()
 	for _, c := range []struct{ argv0, marker, spec string }{
-		{"agentc-confine", "--agentc-confine-v1", `{"path":"/bin/true","argv":["true"],"program":"/bin/true","status":3}`},
-		{"agentc-limits", "--agentc-limits-v1", `{"path":"/bin/true","argv":["true"],"limits":{"cpu":10},"err":3}`},
+		{"agentc-confine", "--agentc-confine-v1", `{"path":"/bin/true","program":"/bin/true","status":3}`},
+		{"agentc-limits", "--agentc-limits-v1", `{"path":"/bin/true","limits":{"cpu":10},"err":3}`},
 	} {
-		cmd := exec.Command(self, c.marker, c.spec)
+		cmd := exec.Command(self, c.marker, c.spec, "true")
 		cmd.Args[0] = c.argv0
 		cmd.ExtraFiles = []*os.File{devnull}
 		cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")

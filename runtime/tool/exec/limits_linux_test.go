@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -176,6 +177,26 @@ func TestConfinedLimitsInherited(t *testing.T) {
 			if !regexp.MustCompile(want).Match(out) {
 				t.Errorf("%s: /proc/self/limits does not match %q:\n%s", tt.ulimit, want, out)
 			}
+		}
+	}
+}
+
+// TestConfinedLongArgument: a confined program takes an argument as long
+// as an unconfined one does (the kernel's bound on one argument is 128
+// KiB), with limits or without, whatever bytes it holds: the trampoline
+// and the stage pass the program's arguments on as they are, not inside
+// their own.
+func TestConfinedLongArgument(t *testing.T) {
+	base := t.TempDir()
+	long := strings.Repeat("<&\x01", 40000) // 120,000 bytes; six times that escaped in JSON
+	args, err := json.Marshal(map[string]string{"p": long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*plan.Confine{{Enforce: "off"}, {}, {Limits: &plan.Limits{FileSize: 1 << 20}}} {
+		tool := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", `printf %s "$1" | wc -c`, "sh", "{{.p}}"}, Confine: c})
+		if got := strings.TrimSpace(call(t, tool, string(args))); got != "120000" {
+			t.Errorf("%+v: got %.200q", *c, got)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // Program is the trampoline's os.Args[0].
@@ -35,10 +36,13 @@ const StageProgram = "agentc-limits"
 // stageMarker is the stage's os.Args[1].
 const stageMarker = "--agentc-limits-v1"
 
-// Spec is what the trampoline is told, as JSON in os.Args[2].
+// Spec is what the trampoline is told, as JSON in os.Args[2]; the
+// program's own arguments follow it, each as it is, so that they are
+// bounded as an unconfined program's are, not all together in one
+// argument.
 type Spec struct {
 	Path    string   `json:"path"`
-	Argv    []string `json:"argv"`
+	Argv    []string `json:"-"`
 	Read    []string `json:"read,omitempty"`
 	Write   []string `json:"write,omitempty"`
 	Shown   []string `json:"shown,omitempty"` // Read then Write, as written
@@ -59,10 +63,11 @@ type Limits struct {
 	FileSize int64 `json:"file_size,omitempty"`
 }
 
-// stageSpec is what the stage is told, as JSON in os.Args[2].
+// stageSpec is what the stage is told, as JSON in os.Args[2]; the
+// program's arguments follow it, as they follow the trampoline's.
 type stageSpec struct {
 	Path   string   `json:"path"`
-	Argv   []string `json:"argv"`
+	Argv   []string `json:"-"`
 	Limits Limits   `json:"limits"`
 	Err    int      `json:"err"` // the descriptor it reports a failure on; closed by a successful execve
 }
@@ -70,11 +75,20 @@ type stageSpec struct {
 // Args is the command line that starts the trampoline with s, which the
 // program that links confine runs as itself.
 func Args(s Spec) ([]string, error) {
-	b, err := json.Marshal(s)
-	if err != nil {
+	return args(Program, marker, s, s.Argv)
+}
+
+// args is the command line of the trampoline or the stage: its name, its
+// marker, spec as JSON (paths written as they are: < > & not escaped),
+// then the program's arguments.
+func args(name, mark string, spec any, argv []string) ([]string, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(spec); err != nil {
 		return nil, err
 	}
-	return []string{Program, marker, string(b)}, nil
+	return append([]string{name, mark, strings.TrimSuffix(b.String(), "\n")}, argv...), nil
 }
 
 // Every program that links package confine (agentc, agentc-runtime, a Go
@@ -91,15 +105,16 @@ func init() {
 // Main runs this process as the trampoline or the stage when it was
 // started as one, and returns the exit code; ok is false otherwise.
 func Main() (code int, ok bool) {
-	if len(os.Args) == 3 && os.Args[0] == StageProgram && os.Args[1] == stageMarker {
+	if len(os.Args) >= 3 && os.Args[0] == StageProgram && os.Args[1] == stageMarker {
 		var s stageSpec
 		if err := json.Unmarshal([]byte(os.Args[2]), &s); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", StageProgram, err)
 			return 125, true
 		}
+		s.Argv = os.Args[3:]
 		return stage(s), true
 	}
-	if len(os.Args) != 3 || os.Args[0] != Program || os.Args[1] != marker {
+	if len(os.Args) < 3 || os.Args[0] != Program || os.Args[1] != marker {
 		return 0, false
 	}
 	var s Spec
@@ -107,5 +122,6 @@ func Main() (code int, ok bool) {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", Program, err)
 		return 125, true
 	}
+	s.Argv = os.Args[3:]
 	return trampoline(s), true
 }

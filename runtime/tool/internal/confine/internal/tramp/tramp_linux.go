@@ -3,7 +3,6 @@
 package tramp
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -143,7 +142,7 @@ func confined(s Spec, sigs <-chan os.Signal) outcome {
 	path, argv, files := s.Path, s.Argv, []uintptr{0, 1, 2}
 	var report, reportW *os.File // the stage's report of a failure: nothing when the program started
 	if s.Limits != nil {
-		b, err := json.Marshal(stageSpec{Path: s.Path, Argv: s.Argv, Limits: *s.Limits, Err: 3})
+		stageArgs, err := args(StageProgram, stageMarker, stageSpec{Path: s.Path, Limits: *s.Limits, Err: 3}, s.Argv)
 		if err != nil {
 			return outcome{fail: "confine.limits: " + err.Error()}
 		}
@@ -151,7 +150,7 @@ func confined(s Spec, sigs <-chan os.Signal) outcome {
 			return outcome{fail: "confine.limits: " + err.Error()}
 		}
 		defer report.Close()
-		path, argv, files = selfExe, []string{StageProgram, stageMarker, string(b)}, append(files, reportW.Fd())
+		path, argv, files = selfExe, stageArgs, append(files, reportW.Fd())
 	}
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
