@@ -55,7 +55,10 @@ func trampoline(s Spec) int {
 	// capability the program is not given (see dropCapabilities): its
 	// threads other than the one that starts the program are not
 	// restricted, and the program shares that one's Landlock domain.
-	_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(status, "error not dumpable: %v", err)
+		return 127
+	}
 	if !s.NS {
 		// Orphans become this process's children, to be killed at the end.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
