@@ -10,11 +10,14 @@
 // ends.
 //
 // Go cannot run code between fork and exec, so the restrictions are
-// applied by a trampoline: this program started again under the name
-// Program, which restricts one of its threads, starts the tool's program
-// from it as its child, waits for it, reports its exit status on a pipe
-// and exits. The package's
-// init makes any program that links it the trampoline when started as one.
+// applied by a trampoline: this program started again (as
+// tramp.Program), which restricts one of its threads, drops its
+// capabilities, starts the tool's program from it as its child, waits for
+// it, reports its exit status on a pipe and exits. A policy's Limits are
+// set by one more start of this program between the two (the stage),
+// which becomes the program. Package tramp holds both sides; its init
+// makes any program that links this package the trampoline or the stage
+// when started as one, before the program's libraries initialise.
 //
 // Where the kernel lacks a part (Landlock, user namespaces, or seccomp),
 // the program runs with what is left and New says so in a warning; a
