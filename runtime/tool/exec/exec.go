@@ -610,6 +610,10 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv, files []string, 
 		if why := policy.Explain(st); why != "" {
 			state += ": " + why
 		}
+	} else if confined != nil && state != "" {
+		// What ended is the trampoline, before it could say how the
+		// program did.
+		state = "the program's confinement ended before the program (" + state + ")"
 	}
 	if byUs && !succeeded {
 		if err := ctx.Err(); err != nil {

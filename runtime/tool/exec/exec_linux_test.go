@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("EXEC_TEST_INHERIT"); dir != "" {
 		os.Exit(inheritHelper(dir, os.Getenv("EXEC_TEST_INHERIT_CPU")))
 	}
+	if os.Getenv("EXEC_TEST_SIGNAL") != "" {
+		os.Exit(signalHelper())
+	}
 	if what := os.Getenv("EXEC_TEST_TRACE"); what != "" {
 		os.Exit(traceHelper(what))
 	}

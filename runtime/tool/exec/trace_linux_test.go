@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
@@ -102,6 +103,82 @@ func TestConfinedInheritsNoDescriptor(t *testing.T) {
 		}
 		if got := call(t, tool, `{}`); got != want {
 			t.Errorf("%+v: got %q, want %q", *c, got, want)
+		}
+	}
+}
+
+// TestConfinedNoSetIDNorOwner: a confined program cannot make a file
+// set-user-ID or set-group-ID, nor change a file's owner, even one its
+// user owns outside every declared path (Landlock rules neither; the
+// seccomp filter refuses both). Unconfined, the same program can.
+func TestConfinedNoSetIDNorOwner(t *testing.T) {
+	needSeccomp(t)
+	base := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "program")
+	if err := os.WriteFile(outside, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// (chown first: it clears the set-ID bits.)
+	script := `chown "$(id -u)" "$1" 2>&1 || echo chown refused; chmod u+s "$1" 2>&1 || echo setuid refused; chmod g+s "$1" 2>&1 || echo setgid refused`
+	for _, c := range []*plan.Confine{{}, {Limits: &plan.Limits{FileSize: 1 << 20}}, {Enforce: "off"}} {
+		if err := os.Chmod(outside, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		tool := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", script, "sh", outside}, Confine: c})
+		got := call(t, tool, `{}`)
+		fi, err := os.Stat(outside)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Enforce == "off" {
+			if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != os.ModeSetuid|os.ModeSetgid || strings.Contains(got, "refused") {
+				t.Errorf("unconfined: %v, %q", fi.Mode(), got)
+			}
+			continue
+		}
+		for _, want := range []string{"setuid refused", "setgid refused", "chown refused"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%+v: %q does not say %q", *c, got, want)
+			}
+		}
+		if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			t.Errorf("%+v: the file is %v", *c, fi.Mode())
+		}
+	}
+}
+
+// signalHelper sends signals that end a Go program, or make it print its
+// goroutines, to each thread of its parent (the trampoline) it can name.
+func signalHelper() int {
+	for _, sig := range []unix.Signal{unix.SIGQUIT, unix.SIGABRT, unix.SIGSEGV, unix.SIGBUS, unix.SIGUSR1, unix.SIGPIPE, unix.SIGALRM} {
+		for tid := 1; tid <= 64; tid++ {
+			unix.Tgkill(os.Getppid(), tid, sig)
+		}
+		if os.Getppid() > 64 { // no PID namespace: the threads are the parent's pid and up
+			for tid := os.Getppid(); tid <= os.Getppid()+64; tid++ {
+				unix.Tgkill(os.Getppid(), tid, sig)
+			}
+		}
+	}
+	fmt.Println("sent")
+	return 0
+}
+
+// TestConfinedSignalsTrampoline: a program that signals the trampoline's
+// threads (the one that started it shares its Landlock domain) neither
+// ends it nor makes it print its goroutines: the call reports the
+// program's own status.
+func TestConfinedSignalsTrampoline(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EXEC_TEST_SIGNAL", "1")
+	base := t.TempDir()
+	for _, c := range []*plan.Confine{{}, {Limits: &plan.Limits{CPU: "30s"}}} {
+		tool := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_SIGNAL"}, Confine: c})
+		if got := call(t, tool, `{}`); got != "sent\n" {
+			t.Errorf("%+v: got %.300q", *c, got)
 		}
 	}
 }

@@ -71,10 +71,58 @@ func FilterArch() (arch uint32, ok bool) {
 	return 0, false
 }
 
-// filter is the seccomp program for arch, whose numbers for socket(2),
-// socketpair(2) and io_uring_setup(2) are given; x32 is whether the x32
-// ABI shares its architecture (amd64).
-func filter(arch uint32, x32 bool, sysSocket, sysSocketpair, sysIOUringSetup uint32) []unix.SockFilter {
+// calls are an architecture's numbers of the system calls the filter
+// names.
+type calls struct {
+	socket, socketpair, ioUringSetup uint32
+	// refused always fail with EPERM: changing a file's owner or its
+	// extended attributes, which Landlock does not rule, so that a
+	// program could do it to any file its user owns, anywhere (as root,
+	// any file of the system's).
+	refused []uint32
+	// setID fail with EPERM when the mode they set (their argument arg)
+	// has the set-user-ID or set-group-ID bit: changing a file's mode,
+	// which Landlock does not rule either, would let a program run as
+	// root make a set-user-ID root program of any of the system's.
+	setID []modeCall
+}
+
+// modeCall is a call that sets a file's mode, and which of its arguments
+// the mode is.
+type modeCall struct {
+	nr  uint32
+	arg uint32
+}
+
+// archCalls are the numbers of each architecture the filter is written
+// for (linux/arch's syscall tables; seccomp_*_test.go holds them to
+// golang.org/x/sys/unix's on each).
+var archCalls = map[uint32]calls{
+	unix.AUDIT_ARCH_X86_64: {
+		socket: 41, socketpair: 53, ioUringSetup: 425,
+		// chown, fchown, lchown, fchownat; setxattr, lsetxattr,
+		// fsetxattr, removexattr, lremovexattr, fremovexattr, setxattrat,
+		// removexattrat.
+		refused: []uint32{92, 93, 94, 260, 188, 189, 190, 197, 198, 199, 463, 466},
+		// chmod, fchmod, fchmodat, fchmodat2.
+		setID: []modeCall{{90, 1}, {91, 1}, {268, 2}, {452, 2}},
+	},
+	unix.AUDIT_ARCH_AARCH64: {
+		socket: 198, socketpair: 199, ioUringSetup: 425,
+		// fchown, fchownat; setxattr, lsetxattr, fsetxattr, removexattr,
+		// lremovexattr, fremovexattr, setxattrat, removexattrat.
+		refused: []uint32{55, 54, 5, 6, 7, 14, 15, 16, 463, 466},
+		// fchmod, fchmodat, fchmodat2.
+		setID: []modeCall{{52, 1}, {53, 2}, {452, 2}},
+	},
+}
+
+// setIDBits are S_ISUID and S_ISGID.
+const setIDBits = 0o6000
+
+// filter is the seccomp program for arch, whose numbers are c; x32 is
+// whether the x32 ABI shares its architecture (amd64).
+func filter(arch uint32, x32 bool, c calls) []unix.SockFilter {
 	load := func(off uint32) unix.SockFilter {
 		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
 	}
@@ -99,17 +147,30 @@ func filter(arch uint32, x32 bool, sysSocket, sysSocketpair, sysIOUringSetup uin
 			kill)
 	}
 	prog = append(prog,
-		jeq(sysIOUringSetup, 0, 1),
+		jeq(c.ioUringSetup, 0, 1),
 		fail(unix.EPERM),
-
-		jeq(sysSocket, 0, 5),
+	)
+	for _, nr := range c.refused {
+		prog = append(prog, jeq(nr, 0, 1), fail(unix.EPERM))
+	}
+	for _, m := range c.setID {
+		prog = append(prog,
+			jeq(m.nr, 0, 4),
+			load(dataArg0+8*m.arg),
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K, K: setIDBits, Jt: 0, Jf: 1},
+			fail(unix.EPERM),
+			allow,
+		)
+	}
+	prog = append(prog,
+		jeq(c.socket, 0, 5),
 		load(dataArg0),
 		jeq(unix.AF_UNIX, 2, 0),
 		jeq(unix.AF_VSOCK, 1, 0),
 		allow,
 		fail(unix.EACCES),
 
-		jeq(sysSocketpair, 0, 7),
+		jeq(c.socketpair, 0, 7),
 		load(dataArg0),
 		jeq(unix.AF_UNIX, 0, 5),
 		load(dataArg1),
@@ -130,7 +191,7 @@ func nativeFilter() []unix.SockFilter {
 	if !ok {
 		return nil
 	}
-	return filter(arch, arch == unix.AUDIT_ARCH_X86_64, unix.SYS_SOCKET, unix.SYS_SOCKETPAIR, unix.SYS_IO_URING_SETUP)
+	return filter(arch, arch == unix.AUDIT_ARCH_X86_64, archCalls[arch])
 }
 
 // ProbeSeccomp says whether this kernel installs seccomp filters: asked

@@ -26,11 +26,12 @@ func TestFilter(t *testing.T) {
 		arch, foreign                             uint32
 		x32                                       bool
 		socket, socketpair, ioUringSetup, connect uint32
+		fchownat, fsetxattr, fchmodat, fchmod     uint32
 	}{
-		{"amd64", unix.AUDIT_ARCH_X86_64, unix.AUDIT_ARCH_I386, true, 41, 53, 425, 42},
-		{"arm64", unix.AUDIT_ARCH_AARCH64, unix.AUDIT_ARCH_ARM, false, 198, 199, 425, 203},
+		{"amd64", unix.AUDIT_ARCH_X86_64, unix.AUDIT_ARCH_I386, true, 41, 53, 425, 42, 260, 190, 268, 91},
+		{"arm64", unix.AUDIT_ARCH_AARCH64, unix.AUDIT_ARCH_ARM, false, 198, 199, 425, 203, 54, 7, 53, 52},
 	} {
-		raw := filter(a.arch, a.x32, a.socket, a.socketpair, a.ioUringSetup)
+		raw := filter(a.arch, a.x32, archCalls[a.arch])
 		prog := make([]bpf.Instruction, len(raw))
 		for i, r := range raw {
 			prog[i] = bpf.RawInstruction{Op: r.Code, Jt: r.Jt, Jf: r.Jf, K: r.K}.Disassemble()
@@ -61,6 +62,12 @@ func TestFilter(t *testing.T) {
 			{"socketpair(AF_INET, SOCK_DGRAM), which the kernel refuses", a.arch, a.socketpair, unix.AF_INET, unix.SOCK_DGRAM, allow},
 			{"socketpair(AF_UNIX, SOCK_DGRAM|SOCK_NONBLOCK|SOCK_CLOEXEC)", a.arch, a.socketpair, unix.AF_UNIX, unix.SOCK_DGRAM | unix.SOCK_NONBLOCK | unix.SOCK_CLOEXEC, eacc},
 			{"io_uring_setup", a.arch, a.ioUringSetup, 1, 0, eperm},
+			{"fchownat", a.arch, a.fchownat, atFDCWD, 0, eperm},
+			{"fsetxattr", a.arch, a.fsetxattr, 3, 0, eperm},
+			{"fchmod(fd, 0755)", a.arch, a.fchmod, 3, 0o755, allow},
+			{"fchmod(fd, 04755)", a.arch, a.fchmod, 3, 0o4755, eperm},
+			{"fchmod(fd, 02755)", a.arch, a.fchmod, 3, 0o2755, eperm},
+			{"fchmod(fd, 01777), sticky", a.arch, a.fchmod, 3, 0o1777, allow},
 			{"connect", a.arch, a.connect, 3, 0, allow},
 			{"call 0", a.arch, 0, 0, 0, allow},
 			{"another ABI's call 102 (socketcall on i386)", a.foreign, 102, 1, 0, kill},
@@ -68,6 +75,18 @@ func TestFilter(t *testing.T) {
 		} {
 			if got := run(t, vm, c.arch, c.nr, c.arg0, c.arg1); got != c.want {
 				t.Errorf("%s: %s: got %#x, want %#x", a.name, c.what, got, c.want)
+			}
+		}
+		// fchmodat's mode is its third argument.
+		if got := run(t, vm, a.arch, a.fchmodat, atFDCWD, 0, 0o6755); got != eperm {
+			t.Errorf("%s: fchmodat(AT_FDCWD, path, 06755): got %#x, want %#x", a.name, got, eperm)
+		}
+		if got := run(t, vm, a.arch, a.fchmodat, atFDCWD, 0o4000, 0o755); got != allow {
+			t.Errorf("%s: fchmodat(AT_FDCWD, path, 0755), the path's pointer holding 04000: got %#x, want %#x", a.name, got, allow)
+		}
+		for _, nr := range archCalls[a.arch].refused {
+			if got := run(t, vm, a.arch, nr, 0, 0); got != eperm {
+				t.Errorf("%s: call %d: got %#x, want %#x", a.name, nr, got, eperm)
 			}
 		}
 		x32 := uint32(allow)
@@ -79,6 +98,9 @@ func TestFilter(t *testing.T) {
 		}
 	}
 }
+
+// atFDCWD is AT_FDCWD as a system call's argument carries it.
+const atFDCWD = uint64(1<<64 - 100)
 
 // run runs vm on the seccomp_data of a call: nr, arch, the instruction
 // pointer and six arguments.

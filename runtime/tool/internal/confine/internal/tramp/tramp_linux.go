@@ -65,6 +65,20 @@ func trampoline(s Spec) int {
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// The program may signal the thread that started it (it shares its
+	// Landlock domain): what would end this process, or make Go print
+	// its goroutines on the program's standard error, is dropped. (A
+	// fault of this process's own is still one: Go catches only the
+	// signals kill(2) sends.)
+	drop := make(chan os.Signal, 16)
+	signal.Notify(drop, syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE,
+		syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGPIPE,
+		syscall.SIGALRM, syscall.SIGVTALRM, syscall.SIGPROF, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGSTKFLT,
+		syscall.SIGPWR, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU)
+	go func() {
+		for range drop {
+		}
+	}()
 	// The restrictions are the thread's that starts the program, alone:
 	// the subreaper, on another thread, can still list its children in
 	// /proc, which the program may not read. A goroutine that ends locked
