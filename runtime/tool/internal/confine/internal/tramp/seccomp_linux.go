@@ -25,7 +25,11 @@ import (
 //     one, and the kernel makes SOCK_RAW a datagram socket. A stream or
 //     seqpacket pair, which programs use as a pipe, cannot, and works;
 //   - io_uring_setup(2) fails with EPERM, as where io_uring is disabled:
-//     an io_uring makes sockets without socket(2).
+//     an io_uring makes sockets without socket(2);
+//   - changing a file's owner or extended attributes fails with EPERM,
+//     and so does a mode with the set-user-ID or set-group-ID bit:
+//     Landlock rules a file's contents, not its metadata, so a program
+//     could otherwise do either to any file its user owns (see calls).
 //
 // It is installed on the trampoline's thread that starts the program,
 // without TSYNC, after no_new_privs: that thread and what it starts have
