@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -179,6 +180,46 @@ func TestConfinedSignalsTrampoline(t *testing.T) {
 		tool := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_SIGNAL"}, Confine: c})
 		if got := call(t, tool, `{}`); got != "sent\n" {
 			t.Errorf("%+v: got %.300q", *c, got)
+		}
+	}
+}
+
+// TestConfinedMetadataOutside: a confined program cannot change the mode
+// or times of a file its user owns outside confine.write (it sees the
+// file system read-only there: Landlock rules contents, not metadata),
+// and can inside it. Unconfined, it can outside too.
+func TestConfinedMetadataOutside(t *testing.T) {
+	needConfinement(t, true)
+	base := t.TempDir()
+	if err := os.Mkdir(filepath.Join(base, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "notes")
+	inside := filepath.Join(base, "out", "notes")
+	for _, f := range []string{outside, inside} {
+		if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `chmod 666 "$1" 2>&1 || echo chmod refused; touch -d 2001-01-01 "$1" 2>&1 || echo touch refused`
+	for _, c := range []*plan.Confine{{Write: []string{"out"}}, {Write: []string{"out"}, Limits: &plan.Limits{CPU: "30s"}}, {Enforce: "off"}} {
+		for _, f := range []string{outside, inside} {
+			if err := os.Chmod(f, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chtimes(f, time.Now(), time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			tool := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", script, "sh", f}, Confine: c})
+			got := call(t, tool, `{}`)
+			fi, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed := fi.Mode().Perm() == 0o666 && fi.ModTime().Year() == 2001
+			if want := c.Enforce == "off" || f == inside; changed != want {
+				t.Errorf("%+v, %s: changed %v, want %v (%v %v, %q)", *c, filepath.Base(filepath.Dir(f)), changed, want, fi.Mode(), fi.ModTime(), got)
+			}
 		}
 	}
 }

@@ -1,5 +1,6 @@
 // Package confine runs a tool's program confined: on Linux, in a new user,
-// PID, IPC and (unless the tool declares network) network namespace, under
+// PID, IPC, mount (its mounts read-only but the paths the tool declares
+// writable) and (unless the tool declares network) network namespace, under
 // a Landlock ruleset that lets it read only the system's programs and
 // libraries and the paths the tool declares, and write only those it
 // declares writable, and under a seccomp filter that refuses it Unix

@@ -27,6 +27,7 @@ var kernel struct {
 	ns      bool // new user, PID and network namespaces can be made
 	ipc     bool // and a new IPC namespace with them (a kernel may lack IPC namespaces alone)
 	seccomp bool // seccomp filters can be installed
+	mounts  bool // and a new mount namespace, whose tree can be made read-only (mount_setattr)
 }
 
 func probe() {
@@ -40,31 +41,56 @@ func probe() {
 			kernel.ns = probeNS(false)
 		}
 		kernel.seccomp = tramp.ProbeSeccomp()
+		if kernel.ns {
+			kernel.mounts = probeMounts()
+		}
 	})
 }
 
 // probeNS starts true in new namespaces, as a tool would be started,
 // with an IPC namespace or without.
 func probeNS(ipc bool) bool {
+	return startTrue(func(a *syscall.SysProcAttr) { setNS(a, false, ipc, false) })
+}
+
+// probeMounts says whether the trampoline can have a mount namespace of
+// its own, keep the capability to mount there after it starts, and make
+// its tree read-only (mount_setattr(2), Linux 5.12).
+func probeMounts() bool {
+	attr := unix.MountAttr{}
+	if err := unix.MountSetattr(-1, "", 0, &attr); errors.Is(err, unix.ENOSYS) {
+		return false
+	}
+	return startTrue(func(a *syscall.SysProcAttr) { setNS(a, false, kernel.ipc, true) })
+}
+
+// startTrue runs true as set says.
+func startTrue(set func(*syscall.SysProcAttr)) bool {
 	path, err := exec.LookPath("true")
 	if err != nil {
 		path = "/bin/true"
 	}
 	cmd := exec.Command(path)
 	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	setNS(cmd.SysProcAttr, false, ipc)
+	set(cmd.SysProcAttr)
 	return cmd.Run() == nil
 }
 
-// setNS puts the process in new user, PID, IPC (with ipc) and (unless
-// network) network namespaces, as the same user and group as this
-// process. The IPC namespace holds System V shared memory, message queues
-// and semaphores, and POSIX message queues, of its own, empty: none of
-// the host's.
-func setNS(a *syscall.SysProcAttr, network, ipc bool) {
+// setNS puts the process in new user, PID, IPC (with ipc), mount (with
+// mounts) and (unless network) network namespaces, as the same user and
+// group as this process. The IPC namespace holds System V shared memory,
+// message queues and semaphores, and POSIX message queues, of its own,
+// empty: none of the host's. In the mount namespace the trampoline keeps
+// CAP_SYS_ADMIN (an ambient capability, which a user other than root
+// would lose at execve otherwise) to make its tree read-only.
+func setNS(a *syscall.SysProcAttr, network, ipc, mounts bool) {
 	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
 	if ipc {
 		a.Cloneflags |= syscall.CLONE_NEWIPC
+	}
+	if mounts {
+		a.Cloneflags |= syscall.CLONE_NEWNS
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 	}
 	if !network {
 		a.Cloneflags |= syscall.CLONE_NEWNET
@@ -102,6 +128,11 @@ func (p Policy) Check() (warnings []string, err error) {
 	} else if !kernel.ipc {
 		missing = append(missing, "this kernel has no IPC namespaces, so the program shares the host's System V IPC (shared memory, message queues, semaphores)")
 	}
+	if kernel.ns && !kernel.mounts {
+		missing = append(missing, "this kernel cannot give the program a read-only view of the files outside confine.write (a mount namespace and mount_setattr, Linux 5.12), so it can change the mode and times of any file its user owns")
+	} else if !kernel.ns {
+		missing = append(missing, "without a mount namespace the program can change the mode and times of any file its user owns")
+	}
 	const sockets = "so the program can connect to any Unix socket on the host by its path, such as an SSH agent's or the Docker daemon's"
 	if _, ok := tramp.FilterArch(); !ok {
 		missing = append(missing, "agentc has no seccomp filter for "+runtime.GOARCH+", "+sockets)
@@ -126,7 +157,7 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 	}
 	probe()
 	_, arch := tramp.FilterArch()
-	s := tramp.Spec{Shown: p.shownPaths(), Network: p.Network, NS: kernel.ns, Seccomp: arch && kernel.seccomp, Limits: p.stageLimits()}
+	s := tramp.Spec{Shown: p.shownPaths(), Network: p.Network, NS: kernel.ns, Seccomp: arch && kernel.seccomp, Mounts: kernel.ns && kernel.mounts, Limits: p.stageLimits()}
 	// The trampoline makes its rules on the paths held, which it
 	// inherits, through /proc/self/fd: what they name now is what was
 	// held, whatever is at their names.
@@ -160,7 +191,7 @@ func (p Policy) Wrap(cmd *exec.Cmd) (*Run, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	if kernel.ns {
-		setNS(cmd.SysProcAttr, p.Network, kernel.ipc)
+		setNS(cmd.SysProcAttr, p.Network, kernel.ipc, kernel.mounts)
 	}
 	r, err := wrap(cmd, s)
 	if err != nil {

@@ -51,6 +51,7 @@ type Spec struct {
 	Network bool     `json:"network,omitempty"`
 	NS      bool     `json:"ns,omitempty"`      // in new namespaces
 	Seccomp bool     `json:"seccomp,omitempty"` // under the seccomp filter
+	Mounts  bool     `json:"mounts,omitempty"`  // in a mount namespace, to be made read-only but for Write
 	Status  int      `json:"status"`            // the status pipe's descriptor
 	Limits  *Limits  `json:"limits,omitempty"`  // started through the stage, under them
 }

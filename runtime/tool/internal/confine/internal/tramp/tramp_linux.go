@@ -59,6 +59,12 @@ func trampoline(s Spec) int {
 		fmt.Fprintf(status, "error not dumpable: %v", err)
 		return 127
 	}
+	if s.Mounts {
+		if err := readOnlyView(s); err != nil {
+			fmt.Fprintf(status, "error %v", err)
+			return 127
+		}
+	}
 	if !s.NS {
 		// Orphans become this process's children, to be killed at the end.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -223,6 +229,79 @@ func confined(s Spec, sigs <-chan os.Signal) outcome {
 			return out
 		}
 	}
+}
+
+// readOnlyView makes every mount of this process's mount namespace
+// read-only but s.Write, each bound read-write over itself: Landlock rules
+// a file's contents, not its mode, times or attributes, which a program
+// may change on any file its user owns; on a read-only mount it cannot
+// (EROFS). The namespace is this call's alone: nothing of it reaches the
+// host's.
+func readOnlyView(s Spec) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	// The descriptors held for s.Write (after s.Read's) name mounts of
+	// agentc's namespace; each path is opened again here, where the
+	// mounts are this namespace's copies. One no longer at its name (it
+	// was removed, or another put there) is left read-only: the Landlock
+	// rules, made on what was held, would not let the program write
+	// what is there now either.
+	writes := s.Held[len(s.Read):]
+	var own, clones []int
+	defer func() {
+		for _, fd := range append(own, clones...) {
+			unix.Close(fd)
+		}
+	}()
+	for i, fd := range writes {
+		name := shown(s, len(s.Read)+i)
+		path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		if err != nil {
+			continue
+		}
+		o, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var held, here unix.Stat_t
+		if unix.Fstat(fd, &held) != nil || unix.Fstat(o, &here) != nil || held.Dev != here.Dev || held.Ino != here.Ino {
+			unix.Close(o)
+			continue
+		}
+		own = append(own, o)
+		// Each is copied, as it is mounted, before the tree is made
+		// read-only.
+		c, err := unix.OpenTree(o, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+		if err != nil {
+			return fmt.Errorf("confine.write path %q: %w", name, err)
+		}
+		clones = append(clones, c)
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("making the file system read-only: %w", err)
+	}
+	for i := range clones {
+		if err := unix.MoveMount(clones[i], "", own[i], "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+			return fmt.Errorf("binding a confine.write path read-write: %w", err)
+		}
+	}
+	// The working directory is entered again, through what is mounted
+	// on it now.
+	if wd, err := os.Getwd(); err == nil {
+		if err := unix.Chdir(wd); err != nil {
+			return fmt.Errorf("entering the working directory again: %w", err)
+		}
+	}
+	return nil
+}
+
+// shown is how the i'th path of s (Read then Write) is written.
+func shown(s Spec, i int) string {
+	if i < len(s.Shown) {
+		return s.Shown[i]
+	}
+	return "?"
 }
 
 // closeOnExec marks every descriptor past standard error close-on-exec.
