@@ -223,3 +223,29 @@ func TestConfinedMetadataOutside(t *testing.T) {
 		}
 	}
 }
+
+// TestConfinedStdinInView: the /dev/null a call gives the program as its
+// standard input is the one of its read-only view, not agentc's, whose
+// times (or, as root, mode) it could change through the descriptor.
+func TestConfinedStdinInView(t *testing.T) {
+	needConfinement(t, true)
+	before, err := os.Stat(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if fi, err := os.Stat(os.DevNull); err == nil && fi.ModTime().Year() == 2001 {
+			os.Chtimes(os.DevNull, time.Now(), before.ModTime()) // the old code changed it
+		}
+	})
+	base := t.TempDir()
+	tool := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", "touch -c -m -d 2001-01-01 /proc/self/fd/0 2>&1 || echo refused"}, Confine: &plan.Confine{Read: []string{"/proc"}}})
+	got := call(t, tool, `{}`)
+	fi, err := os.Stat(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.ModTime().Year() == 2001 || !strings.Contains(got, "refused") {
+		t.Errorf("the program changed agentc's /dev/null through its standard input: %v, %q", fi.ModTime(), got)
+	}
+}

@@ -286,6 +286,29 @@ func readOnlyView(s Spec) error {
 			return fmt.Errorf("binding a confine.write path read-write: %w", err)
 		}
 	}
+	// Standard input, output or error that is no pipe or socket was
+	// opened in agentc's namespace (its /dev/null, the input a call is
+	// given), on a mount this one did not make read-only: the program
+	// gets this namespace's /dev/null in its place, whose mode it cannot
+	// change.
+	for fd := 0; fd <= 2; fd++ {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil {
+			continue
+		}
+		if t := st.Mode & unix.S_IFMT; t == unix.S_IFIFO || t == unix.S_IFSOCK {
+			continue
+		}
+		null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("opening /dev/null: %w", err)
+		}
+		err = unix.Dup3(null, fd, 0)
+		unix.Close(null)
+		if err != nil {
+			return fmt.Errorf("giving the program /dev/null: %w", err)
+		}
+	}
 	// The working directory is entered again, through what is mounted
 	// on it now.
 	if wd, err := os.Getwd(); err == nil {
