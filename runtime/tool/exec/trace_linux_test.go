@@ -249,3 +249,37 @@ func TestConfinedStdinInView(t *testing.T) {
 		t.Errorf("the program changed agentc's /dev/null through its standard input: %v, %q", fi.ModTime(), got)
 	}
 }
+
+// TestConfinedPlantedLink: a tool that may write in a directory puts a
+// symbolic link there under the name another tool declares; that tool
+// refuses to run rather than hold where the link leads. A declared path
+// written absolute is followed as the person wrote it.
+func TestConfinedPlantedLink(t *testing.T) {
+	needConfinement(t, false)
+	base := t.TempDir()
+	if err := os.Mkdir(filepath.Join(base, "out"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "private.txt")
+	if err := os.WriteFile(outside, []byte("private\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	planter := newTool(t, base, plan.Tool{Argv: []string{"ln", "-s", outside, "out/report.txt"}, Confine: &plan.Confine{Write: []string{"out"}}})
+	if got := call(t, planter, `{}`); got != "(no output)" {
+		t.Fatalf("planting: %q", got)
+	}
+	for _, c := range []*plan.Confine{{Write: []string{"out/report.txt"}}, {Read: []string{"out/report.txt"}}} {
+		victim := newTool(t, base, plan.Tool{Argv: []string{"sh", "-c", "cat out/report.txt; echo owned > out/report.txt"}, Confine: c})
+		got := call(t, victim, `{}`)
+		if !strings.HasPrefix(got, "error: starting ") || !strings.Contains(got, "a symbolic link leads it elsewhere") || strings.Contains(got, "private") {
+			t.Errorf("%+v: got %q", *c, got)
+		}
+	}
+	if b, err := os.ReadFile(outside); err != nil || string(b) != "private\n" {
+		t.Errorf("the file the link leads to: %q, %v", b, err)
+	}
+	abs := newTool(t, base, plan.Tool{Argv: []string{"cat", filepath.Join(base, "out", "report.txt")}, Confine: &plan.Confine{Read: []string{filepath.Join(base, "out", "report.txt")}}})
+	if got := call(t, abs, `{}`); got != "private\n" {
+		t.Errorf("a link declared absolute: got %q", got)
+	}
+}

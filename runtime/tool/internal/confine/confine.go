@@ -91,6 +91,12 @@ type pins struct {
 	declared map[string]bool
 	files    map[string]*os.File
 	closed   bool
+	// base is the manifest's directory, and relative the declared
+	// paths written relative to it, by absolute path: where a
+	// program may write, a link can be put, so below base a declared
+	// path is held only where no link leads it (see openDeclared).
+	base     string
+	relative map[string]string
 }
 
 // Close closes the paths the policy holds, and those of its copies; a
@@ -139,6 +145,12 @@ func Resolve(read, write []string, network bool, enforce, base string) (Policy, 
 	p.pins.declared = map[string]bool{}
 	for _, a := range append(append([]string{}, p.Read...), p.Write...) {
 		p.pins.declared[a] = true
+	}
+	p.pins.base, p.pins.relative = base, map[string]string{}
+	for a, g := range p.Shown {
+		if !filepath.IsAbs(filepath.FromSlash(g)) {
+			p.pins.relative[a] = filepath.Clean(filepath.FromSlash(g))
+		}
 	}
 	return p, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -212,6 +213,33 @@ func openPath(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
+// errLinked is openDeclared's error for a path a link leads elsewhere.
+var errLinked = errors.New("a symbolic link leads it elsewhere, which a program that may write there could have put; declare the path it leads to")
+
+// openDeclared opens a declared path to be held. One written relative to
+// the manifest's directory must resolve below it as written: a link on
+// the way (a program that may write in a directory can put one under a
+// name another tool declares) is refused, not followed. An absolute one
+// is followed as it stands, as the person wrote it.
+func (p Policy) openDeclared(path string) (*os.File, error) {
+	f, err := openPath(path)
+	rel, ok := p.pins.relative[path]
+	if err != nil || !ok {
+		return f, err
+	}
+	base, err := filepath.EvalSymlinks(p.pins.base)
+	if err != nil {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	now, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil || now != filepath.Join(base, rel) {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: path, Err: errLinked}
+	}
+	return f, nil
+}
+
 // errClosed is pinned's error once the policy is closed: its paths are
 // not opened by name again, where a link may stand now.
 var errClosed = errors.New("the tool is closed")
@@ -240,7 +268,7 @@ func (p Policy) pinned(path string) (*os.File, error) {
 		}
 	} else {
 		var err error
-		if f, err = openPath(path); err != nil {
+		if f, err = p.openDeclared(path); err != nil {
 			return nil, err
 		}
 		if p.pins.files == nil {
