@@ -41,6 +41,11 @@ func noipcns() { os.Exit(refuseThen(refuseIPCNS)) }
 // kernel built without seccomp.
 func noseccomp() { os.Exit(refuseThen(refuseSeccomp)) }
 
+// nomountsetattr is the program nomountsetattr CMD ARGS...:
+// mount_setattr(2) fails with ENOSYS, as on a kernel before 5.12, which has
+// Landlock and namespaces but cannot make a mount tree read-only.
+func nomountsetattr() { os.Exit(refuseThen(refuseMountSetattr)) }
+
 type refusal int
 
 const (
@@ -48,6 +53,7 @@ const (
 	refuseUserNS
 	refuseSeccomp
 	refuseIPCNS
+	refuseMountSetattr
 )
 
 // auditArch is the architecture seccomp reports for this program's own
@@ -135,6 +141,8 @@ func filter(r refusal, arch uint32) ([]bpf.RawInstruction, error) {
 		never(unix.SYS_CLONE3, unix.ENOSYS) // its flags are behind a pointer, as for refuseUserNS
 		when(unix.SYS_CLONE, bpf.JumpBitsSet, unix.CLONE_NEWIPC, unix.EINVAL)
 		when(unix.SYS_UNSHARE, bpf.JumpBitsSet, unix.CLONE_NEWIPC, unix.EINVAL)
+	case refuseMountSetattr:
+		never(unix.SYS_MOUNT_SETATTR, unix.ENOSYS)
 	case refuseSeccomp:
 		never(unix.SYS_SECCOMP, unix.ENOSYS)
 		when(unix.SYS_PRCTL, bpf.JumpEqual, unix.PR_SET_SECCOMP, unix.EINVAL)
@@ -224,6 +232,10 @@ func refused(r refusal) error {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWIPC}
 		if err := cmd.Run(); !errors.Is(err, syscall.EINVAL) {
 			return fmt.Errorf("a new IPC namespace gave %v, not EINVAL", err)
+		}
+	case refuseMountSetattr:
+		if _, _, e := unix.Syscall6(unix.SYS_MOUNT_SETATTR, ^uintptr(0), 0, 0, 0, 0, 0); e != unix.ENOSYS {
+			return fmt.Errorf("mount_setattr(2) gave %v, not ENOSYS", e)
 		}
 	case refuseSeccomp:
 		// As agentc asks whether it can install a filter: from an

@@ -15,6 +15,8 @@ func nouserns()   { refuseUnsupported() }
 func noseccomp()  { refuseUnsupported() }
 func noipcns()    { refuseUnsupported() }
 
+func nomountsetattr() { refuseUnsupported() }
+
 func refuseUnsupported() {
 	fmt.Fprintf(os.Stderr, "%s: the kernel's features are refused on Linux only, not %s\n", os.Args[0], runtime.GOOS)
 	os.Exit(125)

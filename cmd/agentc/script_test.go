@@ -49,6 +49,7 @@ func TestMain(m *testing.M) {
 		"nouserns":            nouserns,
 		"noseccomp":           noseccomp,
 		"noipcns":             noipcns,
+		"nomountsetattr":      nomountsetattr,
 		"hupdefault":          hupdefault,
 	})
 }

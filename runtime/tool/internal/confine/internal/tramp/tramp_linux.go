@@ -255,7 +255,7 @@ func readOnlyView(s Spec) error {
 		}
 	}()
 	for i, fd := range writes {
-		name := shown(s, len(s.Read)+i)
+		name := shown(s, len(s.Read)+i, "")
 		path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
 		if err != nil {
 			continue
@@ -319,12 +319,13 @@ func readOnlyView(s Spec) error {
 	return nil
 }
 
-// shown is how the i'th path of s (Read then Write) is written.
-func shown(s Spec, i int) string {
+// shown is how the i'th path of s (Read then Write) is written, or
+// otherwise when s does not say.
+func shown(s Spec, i int, otherwise string) string {
 	if i < len(s.Shown) {
 		return s.Shown[i]
 	}
-	return "?"
+	return otherwise
 }
 
 // closeOnExec marks every descriptor past standard error close-on-exec.
@@ -449,7 +450,7 @@ func stage(s stageSpec) int {
 		step  byte
 		res   int
 		value int64
-		old   unix.Rlimit
+		lim   unix.Rlimit // the one inherited, then the one to set
 	}{
 		{stepCPU, unix.RLIMIT_CPU, s.Limits.CPU, unix.Rlimit{}},
 		{stepFileSize, unix.RLIMIT_FSIZE, s.Limits.FileSize, unix.Rlimit{}},
@@ -460,25 +461,25 @@ func stage(s stageSpec) int {
 		if set[i].value <= 0 {
 			continue
 		}
-		if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(set[i].res), 0, uintptr(unsafe.Pointer(&set[i].old)), 0, 0); e != 0 {
+		if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(set[i].res), 0, uintptr(unsafe.Pointer(&set[i].lim)), 0, 0); e != 0 {
 			return report(set[i].step, e)
 		}
 		max := uint64(set[i].value)
 		if set[i].res == unix.RLIMIT_CPU {
 			max++ // SIGXCPU at the soft limit, SIGKILL a second later
 		}
-		max = min(max, set[i].old.Max)
-		cur := min(uint64(set[i].value), set[i].old.Cur, max)
+		max = min(max, set[i].lim.Max)
+		cur := min(uint64(set[i].value), set[i].lim.Cur, max)
 		if set[i].res == unix.RLIMIT_CPU && cur == max && max > 1 {
 			cur = max - 1 // a second between SIGXCPU and SIGKILL, under a lower hard limit too
 		}
-		set[i].old = unix.Rlimit{Cur: cur, Max: max}
+		set[i].lim = unix.Rlimit{Cur: cur, Max: max}
 	}
 	for i := range set { // memory last: nothing past it allocates
 		if set[i].value <= 0 {
 			continue
 		}
-		if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(set[i].res), uintptr(unsafe.Pointer(&set[i].old)), 0, 0, 0); e != 0 {
+		if _, _, e := syscall.RawSyscall6(unix.SYS_PRLIMIT64, 0, uintptr(set[i].res), uintptr(unsafe.Pointer(&set[i].lim)), 0, 0, 0); e != 0 {
 			return report(set[i].step, e)
 		}
 	}
@@ -511,15 +512,11 @@ func ruleset(s Spec) (fd int, flags uint32, err error) {
 		for j, p := range list {
 			fi, err := os.Stat(p)
 			if err != nil {
-				shown := p
-				if k := j + i*len(s.Read); k < len(s.Shown) {
-					shown = s.Shown[k]
-				}
 				which := "read"
 				if i == 1 {
 					which = "write"
 				}
-				return -1, 0, fmt.Errorf("confine.%s path %q: %s", which, shown, Reason(err))
+				return -1, 0, fmt.Errorf("confine.%s path %q: %s", which, shown(s, j+i*len(s.Read), p), Reason(err))
 			}
 			rules = append(rules, rule(p, fi.IsDir(), i == 1))
 		}
