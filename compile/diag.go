@@ -165,7 +165,7 @@ var Rules = []Rule{
 	{CodeCostUnbounded, Warning, "nothing bounds what a run may cost (agentc estimate): a model without a price or context window, or agent tools without budgets.tools", ""},
 	{CodeToolCollision, Error, "two tools, or a tool and the output tool, share a name", refusedName},
 	{CodeToolInvalid, Error, "a tool's fields are inconsistent", refusedTool},
-	{CodeToolConfined, Note, "what an exec tool's program or a stdio mcp server may reach (its confine block)", ""},
+	{CodeToolConfined, Note, "what an exec tool's program or a stdio mcp server may reach, and the limits each of its processes has (its confine block)", ""},
 	{CodeToolEnvProviderKey, Warning, "a tool's env passes it one of agentc's own keys (OPENAI_API_KEY, ANTHROPIC_API_KEY, TEMPORAL_API_KEY)", ""},
 	{CodeTemplateSyntax, Error, "a template does not parse", refusedTemplate},
 	{CodeTemplateRef, Error, "a template refers to a field its schema does not declare", ""},
