@@ -309,12 +309,13 @@ type Limits struct {
 	// whole seconds: past it the process gets SIGXCPU, and a second
 	// later SIGKILL.
 	CPU string `json:"cpu,omitempty"`
-	// Memory is the memory each process may allocate, in bytes (its
-	// data: heap and private writable mappings, not its code or the
-	// files it maps to read): past it, an allocation fails.
+	// Memory is the memory each process may map privately to write, in
+	// bytes (heap and private writable mappings, not its code, the files
+	// it maps to read or shared memory), and, apart, its stack: past it,
+	// an allocation fails.
 	Memory int64 `json:"memory,omitempty"`
-	// FileSize is the size, in bytes, past which no file may be written
-	// or grown: the write that would pass it gets SIGXFSZ.
+	// FileSize is the size, in bytes, past which no file may grow: a
+	// write stops there, and the next gets SIGXFSZ.
 	FileSize int64 `json:"file_size,omitempty"`
 }
 
