@@ -322,6 +322,12 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 			err = errors.New("the server did not answer in time")
 		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			err = errors.New("the server closed the connection")
+			if st, ok := s.confined.Ended(0); ok {
+				// reap has waited for it: a limit it passed is named.
+				if why := s.policy.Explain(st); why != "" {
+					err = fmt.Errorf("the server closed the connection (the server ended: %s: %s)", st.Text, why)
+				}
+			}
 		}
 		return fail("starting the session: %v%s", err, s.stderrNote())
 	}
@@ -595,6 +601,20 @@ func (s *Server) reap() {
 	s.policy.Close()
 }
 
+// ended says how a stdio server whose connection closed ended: as its
+// trampoline reported it for a confined server, with the limit it passed,
+// waiting for that at most closeGrace; that it may have exited otherwise.
+func (s *Server) ended() string {
+	st, ok := s.confined.Ended(closeGrace)
+	if !ok {
+		return "the server may have exited"
+	}
+	if why := s.policy.Explain(st); why != "" {
+		return "the server ended: " + st.Text + ": " + why
+	}
+	return "the server ended: " + st.Text
+}
+
 // stderrNote is what a stdio server last wrote to stderr, for an error.
 func (s *Server) stderrNote() string {
 	if s.stderr == nil {
@@ -674,7 +694,7 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 			if e := s.lost.Load(); e != nil {
 				return fail("the connection to the server is closed: %v", e)
 			}
-			return fail("the connection to the server is closed (the server may have exited)%s", s.stderrNote())
+			return fail("the connection to the server is closed (%s)%s", s.ended(), s.stderrNote())
 		}
 		return fail("%v", err)
 	}

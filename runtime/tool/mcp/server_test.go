@@ -21,7 +21,7 @@ import (
 // serverVar set to 1 it serves testServer over stdio and exits.
 const (
 	serverVar  = "AGENTC_MCP_TEST_SERVER"
-	variantVar = "AGENTC_MCP_TEST_VARIANT" // "changed", "crash", "mute"
+	variantVar = "AGENTC_MCP_TEST_VARIANT" // "changed", "crash", "mute", "spin"
 	canaryVar  = "AGENTC_MCP_TEST_CANARY"  // set in the parent, never passed
 )
 
@@ -38,6 +38,9 @@ var photoPNG = func() []byte {
 // platformTools adds the test server's tools that only some systems have.
 var platformTools func(*sdk.Server)
 
+// spun is what a server that spins (variant "spin", tool "spin") counts.
+var spun int
+
 func TestMain(m *testing.M) {
 	if os.Getenv(serverVar) == "1" {
 		os.Exit(serveStdio(os.Getenv(variantVar)))
@@ -53,6 +56,10 @@ func serveStdio(variant string) int {
 	if variant == "mute" {
 		io.Copy(io.Discard, os.Stdin)
 		return 0
+	}
+	if variant == "spin" {
+		for spun = 0; ; spun++ {
+		}
 	}
 	if err := testServer(variant).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "test server:", err)

@@ -170,6 +170,7 @@ type Run struct {
 	r, w   *os.File
 	temps  []*os.File // paths held for this program alone
 	once   sync.Once
+	done   chan struct{} // closed once status and err are read
 	status Status
 	err    error
 }
@@ -235,12 +236,48 @@ func (r *Run) Result() (Status, error) {
 	if r == nil {
 		return Status{}, nil
 	}
-	r.once.Do(func() { r.status, r.err = r.read() })
+	r.read()
+	<-r.done
 	return r.status, r.err
 }
 
-func (r *Run) read() (Status, error) {
-	r.Started()
+// Ended is how the program ended, once the trampoline has reported it,
+// waiting for that at most d: for a program that may have ended by
+// itself, whose command is not waited for here (a server whose
+// connection closed). ok is false when nothing was reported within d, or
+// the trampoline could not start the program.
+func (r *Run) Ended(d time.Duration) (st Status, ok bool) {
+	if r == nil {
+		return Status{}, false
+	}
+	r.read()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.done:
+	case <-t.C:
+		select {
+		case <-r.done: // reported as the time ran out
+		default:
+			return Status{}, false
+		}
+	}
+	return r.status, r.err == nil && r.status.Known
+}
+
+// read starts reading the status pipe, once: the report comes when the
+// trampoline ends.
+func (r *Run) read() {
+	r.once.Do(func() {
+		r.Started()
+		go func() {
+			defer close(r.done)
+			r.status, r.err = r.report()
+		}()
+	})
+}
+
+func (r *Run) report() (Status, error) {
 	defer r.r.Close()
 	b, _ := io.ReadAll(io.LimitReader(r.r, 4096))
 	return parseStatus(string(b))
@@ -295,7 +332,7 @@ func wrap(cmd *exec.Cmd, s tramp.Spec) (*Run, error) {
 	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
 	cmd.Path = exe
 	cmd.Args = args
-	return &Run{r: r, w: w}, nil
+	return &Run{r: r, w: w, done: make(chan struct{})}, nil
 }
 
 // shownPaths lists how each path of p is written, Read then Write.
