@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/leaf/atomicfile"
 	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
@@ -402,14 +403,18 @@ it offline, and reports, as for a local run, where the agent changed since.`,
 
 // writeJournal writes a journal to the file out, or to standard output:
 // through a file of its own beside it (or in the temporary directory),
-// which the journal writer syncs, renamed into place once complete.
+// which the journal writer syncs, renamed into place once complete; an
+// out that is written where it leads (a device, a FIFO, /dev/stdout:
+// atomicfile.InPlace) gets the complete file's bytes.
 func writeJournal(e Env, out string, h journal.Header, entries []journal.Entry) error {
-	dir := os.TempDir()
+	dir, inPlace := os.TempDir(), false
 	if out != "-" {
 		if !filepath.IsAbs(out) {
 			out = filepath.Join(e.Dir, out)
 		}
-		dir = filepath.Dir(out)
+		if inPlace = atomicfile.InPlace(out); !inPlace {
+			dir = filepath.Dir(out)
+		}
 	}
 	tmp, err := os.MkdirTemp(dir, ".agentc-export-")
 	if err != nil {
@@ -430,7 +435,7 @@ func writeJournal(e Env, out string, h journal.Header, entries []journal.Entry) 
 	if err := w.Close(); err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
-	if out != "-" {
+	if out != "-" && !inPlace {
 		if err := os.Rename(file, out); err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
@@ -442,6 +447,13 @@ func writeJournal(e Env, out string, h journal.Header, entries []journal.Entry) 
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	defer f.Close()
+	if inPlace {
+		if err := atomicfile.Append(out, f); err != nil {
+			return &ExitError{Code: ExitFindings, Err: err}
+		}
+		fmt.Fprintf(e.Stderr, "agentc: wrote %s: %d effects of run %s\n", out, len(entries), h.Run)
+		return nil
+	}
 	_, err = io.Copy(e.Stdout, f)
 	return err
 }

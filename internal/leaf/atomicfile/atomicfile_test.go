@@ -59,3 +59,29 @@ func TestWriteFails(t *testing.T) {
 		t.Errorf("Write into a directory that does not exist: %v, want %q and no temporary file's name", err, want)
 	}
 }
+
+// TestWriteReplacesLink: a link to a regular file is replaced by the file
+// written, not followed: its target is as it was.
+func TestWriteReplacesLink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("needs symbolic links")
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	if err := os.WriteFile(target, []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "plan.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(link, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "kept" {
+		t.Errorf("the link's target holds %q, want it as it was", b)
+	}
+	if fi, err := os.Lstat(link); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("%s: %v, %v; want a regular file", link, fi, err)
+	}
+}
