@@ -333,6 +333,27 @@ func TestBadRecordNotHidden(t *testing.T) {
 	}
 }
 
+// TestToolUsageHeld: a tool's recorded result (or one a Temporal client
+// completed by its ID) that claims negative usage or cost gives no budget
+// back: its counts are held at zero, and at most at what a turn could
+// count.
+func TestToolUsageHeld(t *testing.T) {
+	p, file, tools := recordedSearch(t)
+	before := replay(t, p, file, agentrt.Options{Tools: tools})
+	for _, tc := range []struct{ name, result string }{
+		{"negative", `{"content":"{\"q\":\"x\"}","usage":{"input":-1000000,"output":-5,"cached":-1,"cache_write":-1},"cost":{"usd":-3}}`},
+		{"past any turn", `{"content":"{\"q\":\"x\"}","usage":{"input":9223372036854775807,"output":9223372036854775807}}`},
+	} {
+		edited := filepath.Join(t.TempDir(), "edited.jsonl")
+		editEntry(t, file, edited, "1.1", "response", tc.result)
+		rep := replay(t, p, edited, agentrt.Options{Tools: tools})
+		u := rep.Usage
+		if rep.Outcome != agentrt.OutcomeOK || u.Input < before.Usage.Input || u.Output < before.Usage.Output || u.Cached < 0 || u.CacheWrite < 0 || u.Total() < before.Usage.Total() || rep.Cost.USD < before.Cost.USD {
+			t.Errorf("%s: %s %q, usage %+v, cost %v; want no less than the run's own %+v, %v", tc.name, rep.Outcome, rep.Error, u, rep.Cost.USD, before.Usage, before.Cost.USD)
+		}
+	}
+}
+
 // TestEditedFingerprint: an entry whose fingerprint was edited, its
 // request not, diverges saying that no field differs and why that can be,
 // rather than with an empty list of changes.

@@ -170,6 +170,33 @@ func countedWith(req *Request, resp *Response, est Usage, bound int) (u Usage, w
 	return u, implausible(resp.Usage == (Usage{}), odd, estimated, cut, u)
 }
 
+// held is u with each count held within what a turn could count: none
+// below zero, which would give a budget back, nor past maxPlausible. A
+// tool's result claims the usage of the agent it ran (a nested agent's,
+// counted by its own run), but a recorded result, or one made elsewhere
+// (a Temporal activity that a client completed by its ID), claims what
+// it likes.
+func (u Usage) held() Usage {
+	count := func(n int) int { return min(max(n, 0), maxPlausible) }
+	h := Usage{Input: count(u.Input), Output: count(u.Output), Cached: count(u.Cached), CacheWrite: count(u.CacheWrite)}
+	if h.Cached > h.Input {
+		h.Cached = 0
+	}
+	if h.CacheWrite > h.Input-h.Cached {
+		h.CacheWrite = 0
+	}
+	return h
+}
+
+// held is c with a price that is not a number of dollars at or above
+// zero counted as nothing (see Usage.held).
+func (c Cost) held() Cost {
+	if math.IsNaN(c.USD) || math.IsInf(c.USD, 0) || c.USD < 0 {
+		c.USD = 0
+	}
+	return c
+}
+
 // implausible says why a turn's usage is not the provider's.
 func implausible(none bool, odd []string, estimated, cut bool, u Usage) string {
 	why := "the provider reported implausible usage ("

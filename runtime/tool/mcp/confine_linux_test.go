@@ -69,7 +69,6 @@ func init() {
 	}
 }
 
-
 // TestConfinedServerLimits: a stdio server declared with limits runs
 // under them, soft and hard.
 func TestConfinedServerLimits(t *testing.T) {
