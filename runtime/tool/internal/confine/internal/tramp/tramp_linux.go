@@ -282,7 +282,12 @@ func readOnlyView(s Spec) error {
 		return fmt.Errorf("making the file system read-only: %w", err)
 	}
 	for i := range clones {
-		if err := unix.MoveMount(clones[i], "", own[i], "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		err := unix.MoveMount(clones[i], "", own[i], "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			// Removed since it was checked: left read-only, as above
+			// (a removed directory takes no new entries anyway).
+		case err != nil:
 			return fmt.Errorf("binding a confine.write path read-write: %w", err)
 		}
 	}
