@@ -491,6 +491,9 @@ func (r *Runner) userMessage(input json.RawMessage) (Message, error) {
 		if err != nil {
 			return Message{}, &InputError{err.Error()}
 		}
+		if err := notIJSON(input); err != nil {
+			return Message{}, &InputError{err.Error()}
+		}
 		if err := plan.Validate(r.input, v); err != nil {
 			return Message{}, &InputError{ValidationText(err)}
 		}
@@ -1106,8 +1109,24 @@ func (x *run) validate(answer json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("not JSON: %v", err)
 	}
+	if err := notIJSON(answer); err != nil {
+		return err
+	}
 	if err := plan.Validate(x.output, v); err != nil {
 		return errors.New(ValidationText(err))
+	}
+	return nil
+}
+
+// notIJSON says why data, JSON, is not I-JSON (RFC 7493): a member named
+// twice in one object, a lone surrogate, a number past the largest
+// double. What agentc validates must read one way to every reader after
+// it: a schema checks the last of two members of one name, and a reader
+// that keeps the first (or refuses the object) would get a value never
+// checked.
+func notIJSON(data []byte) error {
+	if _, err := digest.Canonical(data); err != nil {
+		return fmt.Errorf("not I-JSON (RFC 7493), which it must be: %s", strings.TrimPrefix(err.Error(), "canonical JSON: "))
 	}
 	return nil
 }
@@ -1218,6 +1237,9 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(c.Arguments))
 	if err != nil {
 		return ToolResult{Content: fmt.Sprintf("arguments are not JSON: %v", err), IsError: true}, cr, nil
+	}
+	if err := notIJSON(c.Arguments); err != nil {
+		return ToolResult{Content: "arguments are " + err.Error(), IsError: true}, cr, nil
 	}
 	if err := plan.Validate(x.argSchemas[c.Name], v); err != nil {
 		return ToolResult{Content: "arguments do not match the tool's schema: " + ValidationText(err), IsError: true}, cr, nil

@@ -584,3 +584,27 @@ func TestShapingAfterProseEndsWithUser(t *testing.T) {
 		}
 	}
 }
+
+// TestNotIJSON: an answer, tool arguments or an input that name a member
+// twice are refused, though the schema would pass the last of the two:
+// what was validated must read one way to every reader after it.
+func TestNotIJSON(t *testing.T) {
+	res := runWith(t, agent(t, nil), agentrt.Options{},
+		answer(`{"label":"crash","label":"bug"}`, 10), answer(`{"label":"bug"}`, 10))
+	expect(t, res.rep, "ok", "none", `{"label":"bug"}`)
+	last := res.model.reqs[1].Messages
+	if fb := last[len(last)-1]; !fb.IsError || !strings.Contains(fb.Content, `not I-JSON (RFC 7493), which it must be: /: duplicate member name "label"`) {
+		t.Errorf("the answer naming a member twice: got %+v", fb)
+	}
+
+	res = runWith(t, agent(t, keepsTools), agentrt.Options{},
+		call(10, "search", `{"q":"a","q":"b"}`), answer(`{"label":"bug"}`, 10))
+	expect(t, res.rep, "ok", "none", `{"label":"bug"}`)
+	if res.tool.calls != 0 {
+		t.Errorf("the tool ran %d times with arguments naming a member twice", res.tool.calls)
+	}
+	last = res.model.reqs[1].Messages
+	if fb := last[len(last)-1]; !fb.IsError || !strings.Contains(fb.Content, `arguments are not I-JSON (RFC 7493), which it must be: /: duplicate member name "q"`) {
+		t.Errorf("arguments naming a member twice: got %+v", fb)
+	}
+}
