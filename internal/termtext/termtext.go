@@ -18,7 +18,9 @@ import (
 // Escape returns s with every character a terminal would interpret or
 // not show written as a JSON escape (\u001b, \u202e): C0 and C1 controls
 // (line breaks and tabs too), DEL, format characters (bidi overrides and
-// isolates, zero-width spaces and joiners, tags), line and paragraph
+// isolates, zero-width spaces and joiners, tags), the other characters a
+// renderer may show as nothing (variation selectors but one presentation
+// selector after a character, Hangul fillers), line and paragraph
 // separators, noncharacters and private-use ones; a byte that is not
 // UTF-8 becomes \ufffd. Backslashes are left as they are: a JSON text
 // stays a JSON text denoting the same value.
@@ -45,7 +47,12 @@ func (w *writer) Write(p []byte) (int, error) {
 }
 
 func escape(s string, lines bool) string {
-	shown := func(r rune, n int) bool { return !hidden(r, n) || lines && (r == '\n' || r == '\t') }
+	base := false // the rune before was shown, and may take a presentation selector
+	shown := func(r rune, n int) bool {
+		ok := !hidden(r, n, base) || lines && (r == '\n' || r == '\t')
+		base = ok && r > ' ' && !isPresentation(r)
+		return ok
+	}
 	i := 0
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
@@ -76,8 +83,16 @@ func escape(s string, lines bool) string {
 }
 
 // hidden reports whether the rune r, n bytes long in its text, is one a
-// terminal would act on or not show.
-func hidden(r rune, n int) bool {
+// terminal would act on or not show; base says whether the rune before it
+// was shown and may take a presentation selector.
+//
+// Besides controls and format characters, the characters Unicode says a
+// renderer may show as nothing (Default_Ignorable_Code_Point: variation
+// selectors, Hangul fillers, the combining grapheme joiner) are hidden:
+// a run of them shows as nothing and can spell any bytes. The text and
+// emoji presentation selectors (U+FE0E, U+FE0F) are shown right after a
+// character they can belong to (an emoji's ❤️), one each.
+func hidden(r rune, n int, base bool) bool {
 	switch {
 	case r == utf8.RuneError && n <= 1:
 		return true // not UTF-8
@@ -85,10 +100,16 @@ func hidden(r rune, n int) bool {
 		return true
 	case r < 0x7f:
 		return false
+	case isPresentation(r):
+		return !base
 	}
-	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Cs) ||
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Cs, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) ||
 		r&0xfffe == 0xfffe || r >= 0xfdd0 && r <= 0xfdef // noncharacters
 }
+
+// isPresentation says whether r is the text or the emoji presentation
+// selector.
+func isPresentation(r rune) bool { return r == 0xfe0e || r == 0xfe0f }
 
 func writeEscape(b *strings.Builder, r rune) {
 	const hex = "0123456789abcdef"

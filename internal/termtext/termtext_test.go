@@ -25,6 +25,14 @@ func TestEscape(t *testing.T) {
 		{"nonchar\ufffe\U0001fffe", `nonchar\ufffe\ud83f\udffe`},
 		{"bad\xffutf8", `bad\ufffdutf8`},
 		{`back\slash \u202e`, `back\slash \u202e`},
+		// Characters shown as nothing: variation selectors (here
+		// spelling bytes), the combining grapheme joiner, Hangul
+		// fillers, a Khmer inherent vowel, a Mongolian selector.
+		{"ok\U000E0100\U000E0101\u034f\u115f\u3164\uffa0\u17b4\u180b!", `ok\udb40\udd00\udb40\udd01\u034f\u115f\u3164\uffa0\u17b4\u180b!`},
+		// An emoji's presentation selector is shown after it, one; a
+		// second, or one at the start or after a space, is not.
+		{"\u2764\ufe0f \u263a\ufe0e 1\ufe0f\u20e3", "\u2764\ufe0f \u263a\ufe0e 1\ufe0f\u20e3"},
+		{"\ufe0fa\ufe0f\ufe0f \ufe0e\u202e\ufe0f", `\ufe0fa` + "\ufe0f" + `\ufe0f \ufe0e\u202e\ufe0f`},
 	} {
 		if got := Escape(c.in); got != c.want {
 			t.Errorf("Escape(%q) = %q, want %q", c.in, got, c.want)
@@ -54,7 +62,7 @@ func TestJSON(t *testing.T) {
 // FuzzEscape checks that nothing a terminal acts on survives Escape, that
 // text with none is left alone, and that escaped JSON is the same JSON.
 func FuzzEscape(f *testing.F) {
-	for _, s := range []string{"", "plain", "a\rb", "\x1b[2J", "\u202e", "\xff", "\U000E0041", `{"a":"\u202e"}`, "{\"a\":1}\r"} {
+	for _, s := range []string{"", "plain", "a\rb", "\x1b[2J", "\u202e", "\xff", "\U000E0041", `{"a":"\u202e"}`, "{\"a\":1}\r", "\u2764\ufe0f\ufe0f", "a\U000E0100\u3164"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -62,14 +70,18 @@ func FuzzEscape(f *testing.F) {
 		if !utf8.ValidString(got) {
 			t.Fatalf("Escape(%q) = %q: not UTF-8", s, got)
 		}
+		base := false
 		for i, r := range got {
-			if hidden(r, utf8.RuneLen(r)) {
+			if hidden(r, utf8.RuneLen(r), base) {
 				t.Fatalf("Escape(%q) = %q: %U left at %d", s, got, r, i)
 			}
+			base = r > ' ' && !isPresentation(r)
 		}
 		clean := utf8.ValidString(s)
+		base = false
 		for _, r := range s {
-			clean = clean && !hidden(r, utf8.RuneLen(r))
+			clean = clean && !hidden(r, utf8.RuneLen(r), base)
+			base = r > ' ' && !isPresentation(r)
 		}
 		if clean != (got == s) {
 			t.Fatalf("Escape(%q) = %q", s, got)
