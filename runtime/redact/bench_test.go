@@ -24,6 +24,10 @@ func BenchmarkString(b *testing.B) {
 		{"clean-1MiB", benchText("no secret here")},
 		{"secret-1MiB", benchText("sk-live-0123456789abcdefghij")},
 		{"clean-4KiB", benchText("")[:4096]},
+		// JSON as Python writes it by default: every non-ASCII
+		// character a \u escape, which is matched a second time with
+		// the escapes read (decoding).
+		{"escaped-1MiB", strings.ReplaceAll(benchText("sk-live-0123456789abcdefghij"), "served", `serv\u00e9d`)},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			b.SetBytes(int64(len(tt.text)))

@@ -4,10 +4,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -296,5 +298,68 @@ func TestBackslashBefore(t *testing.T) {
 		if got, n := s.Prefix(in, 5); strings.Contains(got, secret[:3]) {
 			t.Errorf("Prefix(%q, 5) = %q, %d: shows the secret's start", in, got, n)
 		}
+	}
+}
+
+// TestEscapedAsOthersWrite: a secret inside a JSON string written by a
+// writer that escapes other characters than Go's encoder does is found,
+// and replaced with its escapes, leaving JSON that is still JSON.
+func TestEscapedAsOthersWrite(t *testing.T) {
+	escapeAll := func(s string, upper bool) string {
+		var b strings.Builder
+		for _, r := range s {
+			if r > 0xffff {
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+				continue
+			}
+			f := `\u%04x`
+			if upper {
+				f = `\u%04X`
+			}
+			fmt.Fprintf(&b, f, r)
+		}
+		return b.String()
+	}
+	for _, secret := range []string{"wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "sk-SECRET-XYZ-0123", "clé-secrète-ключ-😀"} {
+		s := Of(secret)
+		for _, w := range []struct{ name, text string }{
+			{"PHP (slashes)", strings.ReplaceAll(secret, "/", `\/`)},
+			{".NET (plus)", strings.ReplaceAll(secret, "+", `\u002B`)},
+			{"a dash", strings.ReplaceAll(secret, "-", `\u002d`)},
+			{"Python (non-ASCII)", func() string {
+				var b strings.Builder
+				for _, r := range secret {
+					if r < 0x80 {
+						b.WriteRune(r)
+					} else {
+						b.WriteString(escapeAll(string(r), false))
+					}
+				}
+				return b.String()
+			}()},
+			{"every character", escapeAll(secret, false)},
+			{"every character, upper-case hex", escapeAll(secret, true)},
+			{"the first character", escapeAll(secret[:1], false) + secret[1:]},
+			{"every character, split by a JSON newline", escapeAll(secret[:4], false) + `\n` + escapeAll(secret[4:], false)},
+		} {
+			doc := `{"before":"a\"b","key":"` + w.text + `","after":"\\u0073"}`
+			got := s.String(doc)
+			if strings.Contains(got, w.text) || !strings.Contains(got, `"key":"[redacted]"`) {
+				t.Errorf("%s, %q: String = %q", w.name, secret, got)
+			}
+			if !json.Valid([]byte(got)) {
+				t.Errorf("%s, %q: String = %q: not JSON", w.name, secret, got)
+			}
+			if j := s.JSON(json.RawMessage(doc)); !json.Valid(j) || strings.Contains(string(j), w.text) {
+				t.Errorf("%s, %q: JSON = %s", w.name, secret, j)
+			}
+		}
+	}
+	// An escaped backslash escapes nothing: \\u0073 is a backslash and
+	// "u0073", not an "s".
+	s := Of("sk-SECRET-XYZ-0123")
+	if in := `\\u0073k-SECRET-XYZ-0123`; s.String(in) != in {
+		t.Errorf("String(%q) = %q", in, s.String(in))
 	}
 }

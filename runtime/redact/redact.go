@@ -22,6 +22,14 @@
 //     order mark, soft hyphens: category Cf), raw or as JSON \u escapes,
 //     which are left out before matching and replaced with the secret.
 //
+// A JSON text may escape any character of a string, as writers other than
+// Go's do (PHP's \/, .NET's \u002B, Python's \u00e9, every character as
+// \u escapes): a text holding such escapes is also matched with every
+// escape read as the character it stands for, and a secret found there is
+// replaced with the escapes that write it. A text cut to be shown in part
+// (Prefix, Suffix) is held back before a secret begun in the forms above,
+// not in these.
+//
 // A backslash in plain text before a secret that starts with n, r or u
 // reads as a JSON escape; the text is matched with JSON escapes left in
 // as well, so such a secret is found, but not when it is also split by
@@ -45,6 +53,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"agentc.dev/agentc/internal/leaf/textcut"
@@ -549,6 +558,9 @@ func find(ix *index, t string) [][2]int {
 	if v.escaped {
 		spans = ix.spans(normalizing(t, false), spans)
 	}
+	if d, ok := decoding(t); ok {
+		spans = ix.spans(d, spans)
+	}
 	if len(spans) == 0 {
 		return nil
 	}
@@ -582,7 +594,7 @@ func (ix *index) spans(v view, spans [][2]int) [][2]int {
 					end++
 				}
 			}
-			spans = append(spans, [2]int{v.orig(start), v.orig(end-1) + 1})
+			spans = append(spans, v.whole(v.orig(start), v.orig(end-1)+1))
 		}
 	}
 	ix.each(v.text, add(v.text))
@@ -617,6 +629,25 @@ type view struct {
 	text    string
 	gaps    []gap
 	escaped bool // a JSON escape was left out
+	// decoded holds, in order, the spans of the text whose JSON escape
+	// the view holds as the character it stands for (see decoding).
+	decoded [][2]int
+}
+
+// whole returns the span [a, b) of the text grown to hold whole every
+// escape it holds a part of.
+func (v view) whole(a, b int) [2]int {
+	if len(v.decoded) == 0 {
+		return [2]int{a, b}
+	}
+	// The escape holding a, if any, then the one holding b-1.
+	if k := sort.Search(len(v.decoded), func(k int) bool { return v.decoded[k][1] > a }); k < len(v.decoded) && v.decoded[k][0] < a {
+		a = v.decoded[k][0]
+	}
+	if k := sort.Search(len(v.decoded), func(k int) bool { return v.decoded[k][1] > b-1 }); k < len(v.decoded) && v.decoded[k][0] < b {
+		b = max(b, v.decoded[k][1])
+	}
+	return [2]int{a, b}
 }
 
 // gap says that before the view's byte at, cum bytes of the text in all
@@ -685,6 +716,154 @@ func normalizing(t string, escapes bool) view {
 	}
 	b = append(b, t[copied:]...)
 	return view{text: string(b), gaps: gaps, escaped: escaped}
+}
+
+// decoding returns the view of t that normalize gives, but with every
+// other JSON escape in t read as the character it stands for: a text
+// whose writer escaped a secret's characters as Go does not (\/, \u002B,
+// \u0073). ok is false when t holds no such escape, the view then being
+// normalize's.
+func decoding(t string) (v view, ok bool) {
+	if !otherEscapes(t) {
+		return view{}, false
+	}
+	var b []byte
+	var gaps []gap
+	var decoded [][2]int
+	copied, removed := 0, 0
+	left := func(at, n int) {
+		removed += n
+		if len(gaps) > 0 && gaps[len(gaps)-1].at == at {
+			gaps[len(gaps)-1].cum = removed
+		} else {
+			gaps = append(gaps, gap{at, removed})
+		}
+	}
+	for i := 0; i < len(t); {
+		for i < len(t) && !special[t[i]] {
+			i++
+		}
+		if i == len(t) {
+			break
+		}
+		if n := skip(t, i); n > 0 {
+			b = append(b, t[copied:i]...)
+			left(len(b), n)
+			i += n
+			copied = i
+			continue
+		}
+		if t[i] != '\\' {
+			i++
+			continue
+		}
+		r, n := unescape(t, i)
+		if n == 0 {
+			i++
+			continue
+		}
+		// The character's bytes stand where the escape begins; the rest
+		// of the escape is left out after them.
+		b = append(b, t[copied:i]...)
+		b = utf8.AppendRune(b, r)
+		left(len(b), n-utf8.RuneLen(r))
+		decoded = append(decoded, [2]int{i, i + n})
+		i += n
+		copied = i
+	}
+	b = append(b, t[copied:]...)
+	return view{text: string(b), gaps: gaps, decoded: decoded}, true
+}
+
+// otherEscapes says whether t holds a JSON escape that normalize keeps
+// and Go's encoder would not write for a secret's character: \/, or a
+// \u escape of a character that is not a format character.
+func otherEscapes(t string) bool {
+	for i := strings.IndexByte(t, '\\'); i >= 0 && i+1 < len(t); {
+		switch t[i+1] {
+		case '/':
+			return true
+		case 'u':
+			if skip(t, i) == 0 {
+				if _, n := unescape(t, i); n > 0 {
+					return true
+				}
+			}
+		case '\\':
+			i++ // an escaped backslash escapes nothing after it
+		}
+		j := strings.IndexByte(t[i+1:], '\\')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+// unescape reads the JSON escape at t[i], a backslash: the character it
+// stands for and its length, or 0 when it is not one that stands for a
+// character (a lone surrogate's).
+func unescape(t string, i int) (rune, int) {
+	if i+1 >= len(t) {
+		return 0, 0
+	}
+	switch c := t[i+1]; c {
+	case '"', '\\', '/':
+		return rune(c), 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 't':
+		return '\t', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 'u':
+		r, ok := hex4(t, i+2)
+		if !ok {
+			return 0, 0
+		}
+		if utf16.IsSurrogate(r) {
+			if r >= 0xdc00 || i+12 > len(t) || t[i+6] != '\\' || t[i+7] != 'u' {
+				return 0, 0
+			}
+			lo, ok := hex4(t, i+8)
+			if !ok {
+				return 0, 0
+			}
+			if r = utf16.DecodeRune(r, lo); r == utf8.RuneError {
+				return 0, 0
+			}
+			return r, 12
+		}
+		return r, 6
+	}
+	return 0, 0
+}
+
+// hex4 reads the four hexadecimal digits at t[i:].
+func hex4(t string, i int) (rune, bool) {
+	if i+4 > len(t) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(t[i : i+4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // special holds the bytes that may start what normalize leaves out.
