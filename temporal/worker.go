@@ -112,17 +112,50 @@ type Worker struct {
 	client  client.Client
 	allowed map[digest.Digest]bool
 
+	// What the worker keeps of the runs it served is bounded, whatever
+	// its clients start: runs and batches are read again from their
+	// histories once let go (maxRuns, maxBatches), plans are kept once
+	// each (maxPlans), agents' models made again (maxBuilt), and agents'
+	// tools, which may hold processes (mcp servers), are made once a
+	// plan, whatever seed a run names for the test model.
 	mu      sync.Mutex
 	runs    map[string]*workerRun        // by workflow and run ID
+	plans   map[digest.Digest]*plan.Plan // the runs' plans, each once
 	built   map[string]*builtAgent       // by plan digest, provider, seed and agent path
+	tools   map[string]*builtTools       // by plan digest, provider and agent path
 	batches map[BatchRef]json.RawMessage // the plans of batches, by the batch run whose input holds it
 	search  searchSet                    // the search attributes registered (CheckSearchAttributes)
 }
 
-// workerRun is what a worker knows of a run it makes effects for.
+// The most runs, plans, batches' plans and agents' models a worker keeps;
+// past them, one kept is let go for each new one. (Variables for tests.)
+var (
+	maxRuns    = 4096
+	maxPlans   = 256
+	maxBatches = 64
+	maxBuilt   = 1024
+)
+
+// keep puts v in m under k, letting go of another entry when m holds max
+// already: what is let go is read again when needed.
+func keep[K comparable, V any](m map[K]V, k K, v V, max int) {
+	if _, ok := m[k]; !ok && len(m) >= max {
+		for other := range m {
+			delete(m, other)
+			break
+		}
+	}
+	m[k] = v
+}
+
+// workerRun is what a worker knows of a run it makes effects for: its
+// plan, and of its input what the effects need (not the input itself,
+// nor the plan's text).
 type workerRun struct {
-	plan *plan.Plan
-	in   RunInput
+	plan     *plan.Plan
+	provider string // RunInput.Provider
+	seed     int64  // RunInput.Seed
+	pool     string // RunInput.Pool
 	// queue is the task queue the run's workflow was started on.
 	queue string
 }
@@ -137,11 +170,21 @@ type builtAgent struct {
 	fallbacks         []agentrt.Model
 	fallbackProviders []string
 	provider          string // the provider its calls go to, which counts their tokens
-	tools             map[string]agentrt.Tool
-	close             func() error
-	secrets           *redact.Set
-	servers           map[string]tool.ServerRecord
-	err               error
+	*builtTools
+	secrets *redact.Set
+	err     error
+}
+
+// builtTools is one agent's tools on this worker, shared by the runs of
+// its plan, and by the models made for them (builtAgent): built once,
+// closed with the worker.
+type builtTools struct {
+	once    sync.Once
+	tools   map[string]agentrt.Tool
+	close   func() error
+	servers map[string]tool.ServerRecord
+	secrets *redact.Set // the worker's, and the tools'
+	err     error
 }
 
 // fail is the failure, never retried, of an activity that could not build
@@ -158,7 +201,7 @@ func NewWorker(c client.Client, opts WorkerOptions) (*Worker, error) {
 	if len(opts.Allowed) == 0 && !opts.AllowAnyPlan {
 		return nil, errors.New("temporal: a worker needs the plans it may run (WorkerOptions.Allowed), or AllowAnyPlan")
 	}
-	return &Worker{opts: opts, client: c, allowed: allowSet(opts.Allowed), runs: map[string]*workerRun{}, built: map[string]*builtAgent{}, batches: map[BatchRef]json.RawMessage{}}, nil
+	return &Worker{opts: opts, client: c, allowed: allowSet(opts.Allowed), runs: map[string]*workerRun{}, plans: map[digest.Digest]*plan.Plan{}, built: map[string]*builtAgent{}, tools: map[string]*builtTools{}, batches: map[BatchRef]json.RawMessage{}}, nil
 }
 
 // Options returns the options of a Temporal worker that serves agentc's
@@ -199,12 +242,12 @@ func (w *Worker) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var errs []error
-	for _, b := range w.built {
-		if b.close != nil {
-			errs = append(errs, b.close())
+	for _, t := range w.tools {
+		if t.close != nil {
+			errs = append(errs, t.close())
 		}
 	}
-	w.built = map[string]*builtAgent{}
+	w.built, w.tools = map[string]*builtAgent{}, map[string]*builtTools{}
 	return errors.Join(errs...)
 }
 
@@ -241,9 +284,9 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 		model, provider = b.fallbacks[n-1], b.fallbackProviders[n-1]
 	}
 	settle := func(int64) {}
-	if run.in.Pool != "" && in.Effect.Model != nil {
+	if run.pool != "" && in.Effect.Model != nil {
 		exec := activity.GetInfo(ctx).WorkflowExecution
-		settle, err = w.reserveCall(ctx, run.in.Pool, exec.ID+"/"+in.Effect.Key, provider, in.Effect.Model)
+		settle, err = w.reserveCall(ctx, run.pool, exec.ID+"/"+in.Effect.Key, provider, in.Effect.Model)
 		var pe *agentrt.PoolError
 		switch {
 		case errors.As(err, &pe):
@@ -336,7 +379,7 @@ func (w *Worker) runOf(ctx context.Context) (*workerRun, error) {
 			return nil, err
 		}
 		w.mu.Lock()
-		w.runs[id] = run
+		keep(w.runs, id, run, maxRuns)
 		w.mu.Unlock()
 	}
 	// A Worker registered on workers of several queues: each activity's
@@ -389,7 +432,15 @@ func (w *Worker) readRun(ctx context.Context, workflowID, runID, queue string) (
 	if err := checkProvider(p, in.Provider); err != nil {
 		return nil, err
 	}
-	return &workerRun{plan: p, in: *in, queue: queue}, nil
+	// Runs of one plan share it.
+	w.mu.Lock()
+	if kept, ok := w.plans[p.Digests.Plan]; ok {
+		p = kept
+	} else {
+		keep(w.plans, p.Digests.Plan, p, maxPlans)
+	}
+	w.mu.Unlock()
+	return &workerRun{plan: p, provider: in.Provider, seed: in.Seed, pool: in.Pool, queue: queue}, nil
 }
 
 // checkProvider refuses, never retried, a run whose client names a
@@ -456,7 +507,7 @@ func (w *Worker) batchPlan(ctx context.Context, ref BatchRef, digest string) (js
 			return nil, err
 		}
 		w.mu.Lock()
-		w.batches[ref] = data
+		keep(w.batches, ref, data, maxBatches)
 		w.mu.Unlock()
 	}
 	return data, nil
@@ -533,20 +584,34 @@ func inputOf(workflowID string, ev *historypb.HistoryEvent, typ, noun string, in
 
 // agent returns the model and tools of the agent at path in a run's plan
 // ("" for the plan's own agent, "a/b" for b called by a), built once on
-// this worker for every run of the plan; a build that failed is tried
-// again by the next run.
+// this worker for every run of the plan (the models for each seed a run
+// names for the test model, the tools once); a build that failed is
+// tried again by the next run.
 func (w *Worker) agent(ctx context.Context, run *workerRun, path string) (*builtAgent, error) {
-	key := strings.Join([]string{string(run.plan.Digests.Plan), run.in.Provider, fmt.Sprint(run.in.Seed), path}, "\x00")
+	at := strings.Join([]string{string(run.plan.Digests.Plan), run.provider, path}, "\x00")
+	key := at + "\x00" + fmt.Sprint(run.seed)
 	w.mu.Lock()
 	b, ok := w.built[key]
 	if !ok {
 		b = &builtAgent{}
-		w.built[key] = b
+		keep(w.built, key, b, maxBuilt)
+	}
+	t, ok := w.tools[at]
+	if !ok {
+		t = &builtTools{}
+		w.tools[at] = t
 	}
 	w.mu.Unlock()
 	b.once.Do(func() {
-		b.secrets = w.secrets()
-		b.err = w.build(ctx, run, path, b)
+		t.once.Do(func() {
+			t.secrets = w.secrets()
+			t.err = w.buildTools(ctx, run, path, t)
+		})
+		// The tools' secrets are the models' too: one set redacts all.
+		b.secrets, b.builtTools = t.secrets, t
+		if b.err = t.err; b.err == nil {
+			b.err = w.build(run, path, b)
+		}
 	})
 	if b.err != nil {
 		// A failure to build (credentials a provider could not get, a
@@ -556,27 +621,42 @@ func (w *Worker) agent(ctx context.Context, run *workerRun, path string) (*built
 		if w.built[key] == b {
 			delete(w.built, key)
 		}
+		if t.err != nil && w.tools[at] == t {
+			delete(w.tools, at)
+		}
 		w.mu.Unlock()
 	}
 	return b, b.err
 }
 
-func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *builtAgent) error {
-	p, dir := run.plan, w.opts.Dir
+// at returns the plan of the agent at path in plan p, and the directory
+// its files are relative to.
+func (w *Worker) at(p *plan.Plan, path string) (*plan.Plan, string, error) {
+	dir := w.opts.Dir
 	if path != "" {
 		for _, name := range strings.Split(path, "/") {
 			c, ok := p.Callees[name]
 			if !ok || c.Plan == nil {
-				return fmt.Errorf("the plan has no called agent %q (effect of agent %s)", name, path)
+				return nil, "", fmt.Errorf("the plan has no called agent %q (effect of agent %s)", name, path)
 			}
 			_, dir = c.Within(dir)
 			p = c.Plan
 		}
 	}
-	modelFor := func(p *plan.Plan) (agentrt.Model, error) {
-		return w.opts.ModelFor(ModelCall{Plan: p, Run: run.plan, Provider: run.in.Provider, Seed: run.in.Seed, Secrets: b.secrets})
+	return p, dir, nil
+}
+
+// build makes the models of the agent at path for a run: its own, and its
+// fallbacks'.
+func (w *Worker) build(run *workerRun, path string, b *builtAgent) error {
+	p, _, err := w.at(run.plan, path)
+	if err != nil {
+		return err
 	}
-	b.provider = run.in.Provider
+	modelFor := func(p *plan.Plan) (agentrt.Model, error) {
+		return w.opts.ModelFor(ModelCall{Plan: p, Run: run.plan, Provider: run.provider, Seed: run.seed, Secrets: b.secrets})
+	}
+	b.provider = run.provider
 	if b.provider == "" {
 		b.provider = p.Agent.Model.Provider
 	}
@@ -584,7 +664,7 @@ func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *buil
 	if err != nil {
 		return err
 	}
-	if run.in.Provider != "test" {
+	if run.provider != "test" {
 		// The models a run's calls fall back to, each made for its plan.
 		b.fallbacks, b.fallbackProviders = nil, nil
 		for i := range p.Fallbacks {
@@ -596,8 +676,24 @@ func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *buil
 			b.fallbackProviders = append(b.fallbackProviders, p.Fallbacks[i].Model.Provider)
 		}
 	}
+	b.model = model
+	return nil
+}
+
+// buildTools makes the tools of the agent at path, once for every run of
+// its plan on this worker: its mcp servers are started here. The models
+// of the agents it calls (which a worker's tools never run: their calls
+// are effects of their own) are made for the first run's seed.
+func (w *Worker) buildTools(ctx context.Context, run *workerRun, path string, t *builtTools) error {
+	p, dir, err := w.at(run.plan, path)
+	if err != nil {
+		return err
+	}
+	modelFor := func(p *plan.Plan) (agentrt.Model, error) {
+		return w.opts.ModelFor(ModelCall{Plan: p, Run: run.plan, Provider: run.provider, Seed: run.seed, Secrets: t.secrets})
+	}
 	var mu sync.Mutex
-	b.servers = map[string]tool.ServerRecord{}
+	t.servers = map[string]tool.ServerRecord{}
 	// Started outside the activity's context: the tools outlive the
 	// activity, for every run of the plan on this worker.
 	tools, closeTools, err := tool.Build(context.WithoutCancel(ctx), p, tool.Env{
@@ -607,16 +703,16 @@ func (w *Worker) build(ctx context.Context, run *workerRun, path string, b *buil
 		HTTPTransport: w.opts.HTTPTransport,
 		OnServer: func(path string, rec tool.ServerRecord) {
 			mu.Lock()
-			b.servers[path] = rec
+			t.servers[path] = rec
 			mu.Unlock()
 		},
-		Provider: run.in.Provider,
-		Secrets:  b.secrets,
+		Provider: run.provider,
+		Secrets:  t.secrets,
 	})
 	if err != nil {
 		return err
 	}
-	b.model, b.tools, b.close = model, tools, closeTools
+	t.tools, t.close = tools, closeTools
 	return nil
 }
 
