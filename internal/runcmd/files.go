@@ -128,6 +128,14 @@ func storeFor(f Flags) (store *filestore.Store, done func(), err error) {
 	case f.replay != "":
 		dir = cmp.Or(existingStore(f.replay+".files"), existingStore(filepath.Join(filepath.Dir(f.replay), "files")))
 	}
+	if dir != "" && f.record != "" {
+		// The store is named after what --record names: a link put at
+		// its name would lead the files a run is given, and those its
+		// tools return, elsewhere.
+		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return nil, nil, &ExitError{Code: ExitFindings, Err: fmt.Errorf("the file store %s is a symbolic link, which agentc does not follow: remove it", dir)}
+		}
+	}
 	if dir != "" {
 		s, err := filestore.Open(dir)
 		if err != nil {

@@ -58,6 +58,9 @@ func (j *Journals) Open() error {
 		if err := os.MkdirAll(j.Dir, 0o755); err != nil {
 			return fmt.Errorf("the batch's journal directory: %w", err)
 		}
+		if err := notLinked(filepath.Join(j.Dir, lockName)); err != nil {
+			return err
+		}
 		l, err := journal.Acquire(filepath.Join(j.Dir, lockName))
 		var le *journal.LockedError
 		if errors.As(err, &le) {
@@ -120,6 +123,17 @@ func name(it item) (string, error) {
 	return fmt.Sprintf("%06d-%s.jsonl", it.index, hexd[:16]), nil
 }
 
+// notLinked refuses a name in the batch's directory that is a symbolic
+// link: the journals there, and the lock's, are agentc's own files, and
+// whoever else can write the directory must not lead their writing
+// elsewhere (a journal made, or a lock file taken, where a link leads).
+func notLinked(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("the batch's journal directory holds %s, a symbolic link, which agentc does not follow there: remove it", path)
+	}
+	return nil
+}
+
 // itemJournal is the journal of one item's run.
 type itemJournal struct {
 	rt    *agentrt.Journal
@@ -145,6 +159,9 @@ func (j *Journals) item(it item, p *plan.Plan, notes func(string)) (ij *itemJour
 		return nil, "", err
 	}
 	ij = &itemJournal{path: filepath.Join(j.Dir, file)}
+	if err := notLinked(ij.path); err != nil {
+		return nil, "", err
+	}
 	other := ""
 	for _, n := range j.byIndex[it.index] {
 		if n != file {

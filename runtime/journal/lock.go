@@ -88,6 +88,10 @@ func Acquire(path string) (*Lock, error) {
 		// at the name.
 		if fi, err := f.Stat(); err == nil {
 			if now, err := os.Lstat(name); err == nil && os.SameFile(fi, now) {
+				if err := isLockFile(f, fi); err != nil {
+					f.Close()
+					return nil, fmt.Errorf("journal: locking %s: its lock file %s %v: agentc writes no file it did not make, so it is not taken over; remove it, or record elsewhere", path, lockName(path, real), err)
+				}
 				pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
 				if err = f.Truncate(0); err == nil {
 					_, err = f.WriteAt(pid, 0)
@@ -136,6 +140,28 @@ func openLockFile(name, shown string, flag int) (*os.File, error) {
 		return nil, fmt.Errorf("its lock file %s has another name (a hard link), which agentc would write through: remove it", shown)
 	}
 	return f, nil
+}
+
+// isLockFile says why f, a regular file that fi describes, found where
+// a lock file goes, is not one: a lock file holds a process id and a line
+// feed, or nothing (its writer died before it wrote). A journal named
+// through a link leads its lock file where the link leads: a file there
+// with other content (Cargo.lock beside a journal named through a link to
+// Cargo) is someone else's, and taking it over would empty and remove it.
+func isLockFile(f *os.File, fi os.FileInfo) error {
+	if fi.Size() == 0 {
+		return nil
+	}
+	b := make([]byte, 24)
+	n, _ := f.ReadAt(b, 0)
+	if fi.Size() > int64(len(b)) || n != int(fi.Size()) {
+		return fmt.Errorf("holds %d bytes, more than a process id", fi.Size())
+	}
+	text, ok := strings.CutSuffix(string(b[:n]), "\n")
+	if _, err := strconv.ParseUint(text, 10, 63); !ok || err != nil {
+		return fmt.Errorf("holds %q, not a process id", b[:n])
+	}
+	return nil
 }
 
 // lockName is the lock file's name for messages: beside the name the
@@ -223,8 +249,14 @@ func (l *Lock) Release() error {
 	}
 	// Removed while held: a process that opened it before waits on a
 	// file no longer at the name, sees so once it holds it, and tries
-	// again.
-	err := os.Remove(l.real + ".lock")
+	// again. Only the file locked is removed: another put at its name
+	// is left.
+	name := l.real + ".lock"
+	fi, serr := l.f.Stat()
+	now, err := os.Lstat(name)
+	if err == nil && serr == nil && os.SameFile(fi, now) {
+		err = os.Remove(name)
+	}
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
 	}

@@ -233,3 +233,99 @@ func TestReleaseLockFileGone(t *testing.T) {
 		}
 	}
 }
+
+// TestLockFileNotTakenOver: a journal named through a link leads its lock
+// file where the link leads; a file found there that is not a lock file
+// (Cargo.lock, beside a journal named through a link to Cargo) is not
+// taken over, emptied or removed: the lock is refused, naming it.
+func TestLockFileNotTakenOver(t *testing.T) {
+	dir := t.TempDir()
+	proj, runs := filepath.Join(dir, "proj"), filepath.Join(dir, "runs")
+	for _, d := range []string{proj, runs} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim := filepath.Join(proj, "Cargo.lock")
+	const content = "version = 3\n\n[[package]]\nname = \"x\"\n"
+	if err := os.WriteFile(victim, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	journalPath := filepath.Join(runs, "batch")
+	if err := os.Symlink("../proj/Cargo", journalPath); err != nil {
+		t.Fatal(err)
+	}
+	l, err := journal.Acquire(journalPath)
+	if err == nil {
+		l.Release()
+	}
+	if err == nil || !strings.Contains(err.Error(), "its lock file "+victim+" holds ") || !strings.Contains(err.Error(), "not taken over") {
+		t.Errorf("Acquire through a link to Cargo: %v; want the lock refused, naming %s", err, victim)
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != content {
+		t.Errorf("Cargo.lock after: %q, %v; want it as it was", b, err)
+	}
+	// A lock file a process died holding (its id, or nothing yet) is
+	// taken over, as before.
+	for _, left := range []string{"12345\n", ""} {
+		if err := os.WriteFile(victim, []byte(left), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := journal.Acquire(journalPath)
+		if err != nil {
+			t.Fatalf("a lock file left holding %q: %v", left, err)
+		}
+		if err := l.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestResumeReplacedJournal: a journal replaced after its lock was taken
+// (as a resume reads it) by a link to another file, or by another file,
+// is not resumed: the other file, another run's journal here, is neither
+// cut nor written.
+func TestResumeReplacedJournal(t *testing.T) {
+	for _, how := range []string{"link", "file"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "run.jsonl")
+			if err := create(t, path).Close(); err != nil {
+				t.Fatal(err)
+			}
+			victim := filepath.Join(dir, "other.jsonl")
+			if err := create(t, victim).Close(); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.ReadFile(victim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := journal.Acquire(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release()
+			swapped := filepath.Join(dir, "swapped")
+			if how == "link" {
+				err = os.Symlink(victim, swapped)
+			} else {
+				err = os.Link(victim, swapped)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(swapped, path); err != nil {
+				t.Fatal(err)
+			}
+			if _, w, err := l.Resume(); err == nil {
+				w.Append(journal.Entry{})
+				w.Close()
+				t.Errorf("a journal replaced by a %s was resumed", how)
+			}
+			if after, err := os.ReadFile(victim); err != nil || string(after) != string(before) {
+				t.Errorf("the other journal after: %q, %v; want it as it was", after, err)
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -152,17 +153,33 @@ func Resume(path string) (*Journal, *Writer, error) {
 	return j, w, nil
 }
 
+// resume reads and reopens the journal the lock holds: the file locked,
+// never another put at its name since (a link swapped in while the
+// journal was read would otherwise have another file cut and written).
 func resume(l *Lock) (*Journal, *Writer, error) {
-	j, err := Open(l.real)
-	if e, ok := err.(*Error); ok {
-		e.File = l.path
+	l.mu.Lock()
+	jf := l.jf
+	l.mu.Unlock()
+	if jf == nil {
+		// None was there when the lock was taken.
+		return nil, nil, fmt.Errorf("journal: %w", &fs.PathError{Op: "open", Path: l.path, Err: fs.ErrNotExist})
 	}
+	if _, err := jf.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	j, err := read(jf, l.path)
 	if err != nil {
 		return nil, nil, err
 	}
-	of, err := os.OpenFile(l.real, os.O_WRONLY|os.O_APPEND, 0)
+	of, err := os.OpenFile(l.real, os.O_WRONLY|os.O_APPEND|noFollow, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal: %w", err)
+	}
+	held, herr := jf.Stat()
+	here, err := of.Stat()
+	if herr != nil || err != nil || !os.SameFile(held, here) {
+		of.Close()
+		return nil, nil, fmt.Errorf("journal: %s is no longer the file locked (replaced while it was read): not resumed", l.path)
 	}
 	f := onDisk(of)
 	if err = f.Truncate(j.ValidBytes); err == nil {
