@@ -213,6 +213,27 @@ func openPath(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
+// openOwn opens to be held a path agentc gave the program for this call
+// alone (a file of the run, in its store; the directory for its output
+// files), never a link: whoever may write the store could otherwise swap
+// a link to /etc/shadow in for a blob between its check and this open,
+// and the program would be let read where it leads.
+func openOwn(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "open", Path: path, Err: errOwnLinked}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// errOwnLinked is openOwn's error for a path that is a link.
+var errOwnLinked = errors.New("it is a symbolic link, put in the place of what agentc made")
+
 // errLinked is openDeclared's error for a path a link leads elsewhere.
 var errLinked = errors.New("a symbolic link leads it elsewhere, which a program that may write there could have put; declare the path it leads to")
 
@@ -252,7 +273,7 @@ var errClosed = errors.New("the tool is closed")
 // program alone.
 func (p Policy) pinned(path string) (*os.File, error) {
 	if p.pins == nil || !p.pins.declared[path] {
-		return openPath(path)
+		return openOwn(path)
 	}
 	p.pins.mu.Lock()
 	defer p.pins.mu.Unlock()
