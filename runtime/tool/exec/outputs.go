@@ -135,7 +135,23 @@ func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (f
 	case !f.Accepts(mt):
 		return filestore.Blob{}, fmt.Errorf("it is a %s file, and the tool declares %s", mt, strings.Join(f.MediaTypes, ", "))
 	}
-	b, err := store.Put(io.MultiReader(bytes.NewReader(head), file), f.MaxBytes)
+	var body io.Reader = io.MultiReader(bytes.NewReader(head), file)
+	if mt := plan.SniffMediaType(head); mt == "text/plain" && o.tool.secrets.Len() > 0 {
+		// Text is redacted as the program's output is: a tool given a
+		// secret must not pass it on through a file, to the model, the
+		// journal's store, or a test's recording. (Other media types
+		// go as they are: see docs/security.md.)
+		text, err := io.ReadAll(io.LimitReader(body, f.MaxBytes+1))
+		if err != nil {
+			return filestore.Blob{}, fmt.Errorf("%s", reason(err))
+		}
+		red := o.tool.secrets.Bytes(text)
+		if plan.SniffMediaType(red[:min(len(red), plan.SniffLen)]) != mt {
+			return filestore.Blob{}, fmt.Errorf("it is no longer text once its secrets are replaced")
+		}
+		body = bytes.NewReader(red)
+	}
+	b, err := store.Put(body, f.MaxBytes)
 	var tl *filestore.TooLargeError
 	switch {
 	case errors.As(err, &tl):

@@ -14,6 +14,7 @@ import (
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
+	"agentc.dev/agentc/runtime/redact"
 )
 
 // png is the start of a PNG file: its signature and a header chunk,
@@ -162,5 +163,35 @@ func TestOutputFileDeclared(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %+v: got %v, want %q", c.name, c.o, err, c.want)
 		}
+	}
+}
+
+// TestOutputFileRedacted: a text output file is redacted as the
+// program's output is: a tool given a secret does not pass it on through
+// a file, to the store (the journal's files, a test's recording) and the
+// model. A PNG goes as it is.
+func TestOutputFileRedacted(t *testing.T) {
+	const secret = "tooltoken-SECRET-123"
+	ctx, store := storeCtx(t)
+	tool, err := New("run", plan.Tool{Kind: "exec", Description: "Note.", Confine: &plan.Confine{Enforce: "off"},
+		Input:       &plan.Input{Schema: json.RawMessage(schema)},
+		Argv:        []string{"sh", "-c", `printf 'note: %s\n' "$2" > "$1"; echo done`, "sh", `{{output_file "note"}}`, secret},
+		OutputFiles: map[string]plan.OutputFile{"note": {MediaTypes: []string{"text/plain"}}},
+	}, t.TempDir(), WithSecrets(redact.Of(secret)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tool.Call(ctx, json.RawMessage(`{}`))
+	if err != nil || res.IsError || len(res.Files) != 1 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	r, _, err := store.Open(res.Files[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || string(b) != "note: [redacted]\n" {
+		t.Errorf("the stored note: %q, %v; want the secret replaced", b, err)
 	}
 }
