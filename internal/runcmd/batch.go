@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
@@ -250,6 +251,12 @@ func batchInput(e Env, name string) (in io.Reader, total int64, closeIn func(), 
 	file, err := os.Open(name)
 	if err != nil {
 		return nil, 0, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--batch: %w", err)}
+	}
+	// A file, or a pipe (a FIFO, a shell's <(…)) to stream items from;
+	// not a device, whose bytes never end in a line (/dev/zero).
+	if fi, err := file.Stat(); err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeNamedPipe == 0 {
+		file.Close()
+		return nil, 0, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--batch: %s is %s, not a file of items or a pipe", name, userfile.Kind(fi.Mode()))}
 	}
 	if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
 		total = countItems(file)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -336,11 +337,21 @@ func Scan(in io.Reader, maxLine int, fn func(Item) error) error {
 	}
 }
 
+// MaxSkip is how far past the longest line kept a line is read for its
+// end: a line with none within it (a device's endless bytes, a stream gone
+// wrong) ends the batch, since the lines after it cannot be found.
+const MaxSkip = 256 << 20
+
 // readLine reads a line without its end (\n or \r\n); a line longer than
-// max is read to its end but not kept, and long says so.
+// max is read to its end but not kept, and long says so, unless its end is
+// more than MaxSkip bytes on: that is an error.
 func readLine(br *bufio.Reader, max int) (text []byte, long bool, err error) {
+	read := 0
 	for {
 		frag, err := br.ReadSlice('\n')
+		if read += len(frag); read > max+MaxSkip {
+			return nil, true, fmt.Errorf("a line runs on past %s with no line end", userfile.Size(int64(max+MaxSkip)))
+		}
 		if !long {
 			if len(text)+len(frag) > max+2 { // room for the line's end
 				long, text = true, nil
