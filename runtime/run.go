@@ -1118,6 +1118,28 @@ func (x *run) validate(answer json.RawMessage) error {
 	return nil
 }
 
+type tokensLeftKey struct{}
+
+type ownBudgetsKey struct{}
+
+// WithCalleesOwnBudgets returns a context in which a run's called agents
+// run within their own token budgets alone, not within what the caller's
+// has left (TokensLeft): for a Temporal run started before they did,
+// whose history must replay as it was made.
+func WithCalleesOwnBudgets(ctx context.Context) context.Context {
+	return context.WithValue(ctx, ownBudgetsKey{}, true)
+}
+
+// TokensLeft is what the token budget of the run calling a nested tool
+// (a called agent) has left as it calls it, at most or below zero; ok is
+// false when that run has no token budget. A called agent runs within
+// it: each of the calls one turn makes would otherwise be bounded by the
+// callee's own budget alone, and together pass the caller's many times.
+func TokensLeft(ctx context.Context) (left int, ok bool) {
+	left, ok = ctx.Value(tokensLeftKey{}).(int)
+	return left, ok
+}
+
 // notIJSON says why data, JSON, is not I-JSON (RFC 7493): a member named
 // twice in one object, a lone surrogate, a number past the largest
 // double. What agentc validates must read one way to every reader after
@@ -1257,6 +1279,9 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		ctx := x.runCtx
 		if x.journal != nil || x.effector != nil || x.clock != nil || x.approver != nil {
 			ctx = withScope(ctx, scope{j: x.journal, path: key.Child(), clock: x.clock, effector: x.effector, deadline: x.effectDeadline(), approver: x.approver})
+		}
+		if x.tokens > 0 && ctx.Value(ownBudgetsKey{}) == nil {
+			ctx = context.WithValue(ctx, tokensLeftKey{}, x.tokens-x.rep.Usage.Total())
 		}
 		res, stop = invoke(ctx, t, c, x.opts.Secrets)
 		x.charge(res.Usage, false)

@@ -66,6 +66,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// their client named: their histories replay as they were made (the
 	// activities refuse their calls all the same).
 	ownModels := workflow.GetVersion(ctx, providerChange, workflow.DefaultVersion, providerVersion) >= providerVersion
+	// Runs started before version 1 (calleeBudgetVersion) ran the agents
+	// they call within those agents' own token budgets alone: their
+	// histories replay as they were made.
+	calleeBudget := workflow.GetVersion(ctx, calleeBudgetChange, workflow.DefaultVersion, calleeBudgetVersion) >= calleeBudgetVersion
 	if in.Batch != nil {
 		// Its batch is told when it ends, however it ends.
 		defer tellBatch(ctx, in.Batch)
@@ -162,6 +166,9 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// The run's context is cancelled when the workflow is.
 	rctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	if !calleeBudget {
+		rctx = agentrt.WithCalleesOwnBudgets(rctx)
+	}
 	workflow.Go(ctx, func(c workflow.Context) {
 		c.Done().Receive(c, nil)
 		cancel()
@@ -221,6 +228,14 @@ const (
 const (
 	providerChange  = "agentc.provider"
 	providerVersion = workflow.Version(1)
+)
+
+// calleeBudgetChange and calleeBudgetVersion name the change that made
+// the agents a run calls run within what its token budget has left
+// (runtime.TokensLeft).
+const (
+	calleeBudgetChange  = "agentc.callee-budget"
+	calleeBudgetVersion = workflow.Version(1)
 )
 
 // budgetsChange and budgetsVersion name the change that made a run's

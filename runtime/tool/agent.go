@@ -74,7 +74,18 @@ func (a *agentTool) Call(ctx context.Context, args json.RawMessage) (agentrt.Too
 	if a.input {
 		in = args
 	}
-	rep, err := a.runner.Run(ctx, in)
+	runner := a.runner
+	if left, ok := agentrt.TokensLeft(ctx); ok {
+		// The callee runs within what the caller's budget has left.
+		if left <= 0 {
+			return agentrt.ToolResult{IsError: true, Content: "not called: the calling agent's token budget is spent"}, nil
+		}
+		var err error
+		if runner, err = runner.WithBudgets(agentrt.Overrides{Tokens: &left}); err != nil {
+			return agentrt.ToolResult{}, err
+		}
+	}
+	rep, err := runner.Run(ctx, in)
 	if err != nil {
 		return agentrt.ToolResult{}, err
 	}

@@ -186,3 +186,73 @@ func TestAgentToolDir(t *testing.T) {
 		}
 	}
 }
+
+// spender is a model for a caller and its callee: the caller ("Triage.")
+// calls its agent tool five times in its first turn, then answers; the
+// callee ("Label.") answers at once, reporting 100 tokens in and 50 out.
+type spender struct{}
+
+func (spender) Complete(_ context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	answer := func(args string, in, out int) (*agentrt.Response, error) {
+		return &agentrt.Response{Message: agentrt.Message{Role: agentrt.Assistant, ToolCalls: []agentrt.ToolCall{{ID: "a", Name: req.OutputTool, Arguments: json.RawMessage(args)}}},
+			Usage: agentrt.Usage{Input: in, Output: out}}, nil
+	}
+	if !strings.Contains(req.Messages[0].Content, "Triage.") {
+		return answer(`{"`+req.OutputWrap+`":"bug"}`, 100, 50)
+	}
+	for _, m := range req.Messages {
+		if m.Role == agentrt.ToolRole {
+			return answer(`{"ok":true}`, 20, 5)
+		}
+	}
+	var calls []agentrt.ToolCall
+	for i := range 5 {
+		calls = append(calls, agentrt.ToolCall{ID: fmt.Sprint("c", i), Name: "label", Arguments: json.RawMessage(`{"title":"x"}`)})
+	}
+	return &agentrt.Response{Message: agentrt.Message{Role: agentrt.Assistant, ToolCalls: calls}, Usage: agentrt.Usage{Input: 20, Output: 5}}, nil
+}
+
+// TestCalleeWithinCallerBudget: the agents a run calls run within what its
+// token budget has left: five calls in one turn, each callee with a budget
+// of its own far larger, spend the caller's budget and at most one
+// callee's turn past it (a budget is checked after each call), and the
+// calls after it are not made.
+func TestCalleeWithinCallerBudget(t *testing.T) {
+	child := labeller(t)
+	child.Agent.Budgets.Tokens = 100000
+	if err := child.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	a := triage()
+	a.Budgets.Tokens = 400
+	parent := sealed(t, a, map[string]plan.Callee{"label": {Path: "label.cue", Dir: ".", Contract: child.Digests.Contract, Plan: child}})
+	e := env(nil)
+	e.ModelFor = func(*plan.Plan) (agentrt.Model, error) { return spender{}, nil }
+	tools, closeTools, err := tool.Build(context.Background(), parent, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTools()
+	r, err := agentrt.New(parent, agentrt.Options{Model: spender{}, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := rep.Usage.Total(); used > 400+150 {
+		t.Errorf("the run used %d tokens; its budget is 400, and a callee's turn 150", used)
+	}
+	var notCalled int
+	for _, rd := range rep.Rounds {
+		for _, c := range rd.ToolCalls {
+			if c.Error == "not called: the calling agent's token budget is spent" {
+				notCalled++
+			}
+		}
+	}
+	if notCalled == 0 {
+		t.Errorf("every call was made: %+v", rep.Rounds)
+	}
+}
