@@ -39,6 +39,13 @@ import (
 // holds, and a file holds at most journal.MaxFile.
 var MaxShown int64 = 256 << 20
 
+// MaxEffects bounds the effects of a journal a page shows: each is a row
+// and the structures behind it, about 6 KB however small its entry, so a
+// journal of a million one-line entries, which the reader's bound admits,
+// took 8 GB and wrote a page of a gigabyte. A real run's journal holds
+// far fewer (a run of 1,000 rounds, 2,000).
+var MaxEffects = 50_000
+
 // Page is what the page shows of a run.
 type Page struct {
 	Agent, Run, Plan string
@@ -241,6 +248,9 @@ type ReportSummary struct {
 // the journal (see StoreBeside); nil is none, and every file is then shown
 // as not in it.
 func Build(j *journal.Journal, rep *agentrt.Report, prices *cost.Table, files *filestore.Store) (*Page, error) {
+	if n := len(j.Entries); n > MaxEffects {
+		return nil, fmt.Errorf("the journal holds %d effects, more than the %d a page shows", n, MaxEffects)
+	}
 	if prices == nil {
 		prices = cost.Embedded()
 	}
