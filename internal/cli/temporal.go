@@ -404,15 +404,22 @@ it offline, and reports, as for a local run, where the agent changed since.`,
 // writeJournal writes a journal to the file out, or to standard output:
 // through a file of its own beside it (or in the temporary directory),
 // which the journal writer syncs, renamed into place once complete; an
-// out that is written where it leads (a device, a FIFO, /dev/stdout:
-// atomicfile.InPlace) gets the complete file's bytes.
+// out written in place (a descriptor such as /dev/stdout, a device, a
+// FIFO: atomicfile.OpenInPlace) gets the complete file's bytes.
 func writeJournal(e Env, out string, h journal.Header, entries []journal.Entry) error {
-	dir, inPlace := os.TempDir(), false
+	dir := os.TempDir()
+	var inPlace *os.File
 	if out != "-" {
 		if !filepath.IsAbs(out) {
 			out = filepath.Join(e.Dir, out)
 		}
-		if inPlace = atomicfile.InPlace(out); !inPlace {
+		var err error
+		if inPlace, err = atomicfile.OpenInPlace(out); err != nil {
+			return &ExitError{Code: ExitFindings, Err: err}
+		}
+		if inPlace != nil {
+			defer inPlace.Close()
+		} else {
 			dir = filepath.Dir(out)
 		}
 	}
@@ -435,7 +442,7 @@ func writeJournal(e Env, out string, h journal.Header, entries []journal.Entry) 
 	if err := w.Close(); err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
-	if out != "-" && !inPlace {
+	if out != "-" && inPlace == nil {
 		if err := os.Rename(file, out); err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
@@ -447,9 +454,9 @@ func writeJournal(e Env, out string, h journal.Header, entries []journal.Entry) 
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	defer f.Close()
-	if inPlace {
-		if err := atomicfile.Append(out, f); err != nil {
-			return &ExitError{Code: ExitFindings, Err: err}
+	if inPlace != nil {
+		if _, err := io.Copy(inPlace, f); err != nil {
+			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("writing %s: %w", out, err)}
 		}
 		fmt.Fprintf(e.Stderr, "agentc: wrote %s: %d effects of run %s\n", out, len(entries), h.Run)
 		return nil

@@ -3,13 +3,10 @@
 package atomicfile
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Write writes data to a temporary file beside path, with mode perm,
@@ -17,19 +14,29 @@ import (
 // removed and path is as it was; the error names path, never the
 // temporary file, which the person did not ask for.
 //
-// A path that leads, itself or through links, to a device, a FIFO or a
-// socket (/dev/null, /dev/stdout on a pipe or a terminal), or to a file
-// through a process's descriptor (/dev/stdout, /dev/fd/N: a standard
-// output sent to a file), is written where it leads instead, appended
-// to, never replaced. Any other link at path is replaced by the file, not
+// Two kinds of path are written where they are instead (see OpenInPlace):
+// one that names a descriptor agentc was given (/dev/stdout, /dev/fd/N),
+// written through that descriptor, and a device or a FIFO at the name
+// itself (/dev/null). A symbolic link at path is replaced by the file, not
 // followed: a link someone else planted where the person writes cannot
 // lead the write elsewhere.
 func Write(path string, data []byte, perm os.FileMode) error {
-	if InPlace(path) {
-		return Append(path, bytes.NewReader(data))
+	f, err := OpenInPlace(path)
+	if err != nil {
+		return err
+	}
+	if f != nil {
+		_, err := f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", path, cause(err))
+		}
+		return nil
 	}
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err = os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("writing %s: cannot create a file in %s: %w", path, dir, cause(err))
 	}
@@ -54,64 +61,42 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
-// InPlace says whether path is written where it leads rather than
-// replaced (see Write): Append writes it.
-func InPlace(path string) bool {
-	fi, err := os.Stat(path)
+// OpenInPlace returns the file to write path's content into where path
+// is written in place rather than replaced, or nil when it is to be
+// replaced (Write's rename): a regular file, a symbolic link, nothing.
+//
+//   - A path that names one of this process's descriptors as written
+//     (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N)
+//     is that descriptor, whatever it is: a standard output sent to a
+//     file, a pipe, a terminal, a socket. It is written through a copy of
+//     it, so that what the shell writes after agentc follows what agentc
+//     wrote, as with any program that writes its standard output.
+//   - A device or a FIFO at the name itself (/dev/null) is written into.
+//     The decision is made on the file opened, without following a link,
+//     so nothing swapped in at the name between a check and the write
+//     is written through. A FIFO that no process reads is refused at
+//     once, not waited on.
+func OpenInPlace(path string) (*os.File, error) {
+	if fd, ok := descriptor(path); ok {
+		f, err := dupDescriptor(fd, path)
+		if err != nil {
+			return nil, fmt.Errorf("writing %s: %w", path, err)
+		}
+		return f, nil
+	}
+	f, err := openNoFollow(path)
 	switch {
-	case err != nil || fi.IsDir():
-		return false
-	case !fi.Mode().IsRegular():
-		return true
+	case errors.Is(err, errNoReader):
+		return nil, fmt.Errorf("writing %s: %w", path, err)
+	case err != nil:
+		return nil, nil // nothing there, a link, or one not to open: replaced
 	}
-	return throughDescriptor(path)
-}
-
-// throughDescriptor says whether path, or the links from it, reach a
-// process's descriptor (/proc/PID/fd/N, /dev/fd/N), whose file is open
-// already, by a pipe or a redirection, and is to be written in, not
-// replaced.
-func throughDescriptor(path string) bool {
-	for range 40 {
-		dir, err := filepath.EvalSymlinks(filepath.Dir(path))
-		if err != nil {
-			return false
-		}
-		if dir == "/dev/fd" || filepath.Base(dir) == "fd" && strings.HasPrefix(dir, "/proc/") {
-			return true
-		}
-		fi, err := os.Lstat(path)
-		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
-			return false
-		}
-		target, err := os.Readlink(path)
-		if err != nil {
-			return false
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(dir, target)
-		}
-		path = target
+	fi, err := f.Stat()
+	if err != nil || fi.Mode().IsRegular() || fi.IsDir() {
+		f.Close()
+		return nil, nil
 	}
-	return false
-}
-
-// Append writes what r reads at the end of what path leads to, for a
-// path that InPlace says is written where it leads. It does not wait for
-// a FIFO's reader to come: a FIFO no process reads is refused.
-func Append(path string, r io.Reader) error {
-	f, err := openInPlace(path)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, cause(err))
-	}
-	_, err = io.Copy(f, r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, cause(err))
-	}
-	return nil
+	return f, nil
 }
 
 // cause is the system's error within an error that names a file.

@@ -11,22 +11,26 @@ import (
 	"testing"
 )
 
-// TestWriteInPlace: a path that leads to a device, a FIFO or a process's
-// descriptor is written where it leads, appended to, and stays what it
-// was; a FIFO no process reads is refused at once, not waited on.
+// TestWriteInPlace: a device or a FIFO at the name itself, and a path
+// naming one of the process's descriptors, are written where they are;
+// a FIFO no process reads is refused at once, not waited on; a link is
+// replaced, never followed, even to /dev/null.
 func TestWriteInPlace(t *testing.T) {
 	dir := t.TempDir()
 
-	// A link to /dev/null is written through, and kept.
+	// A link to /dev/null is replaced: /dev/null is left the device it is.
 	null := filepath.Join(dir, "null")
 	if err := os.Symlink(os.DevNull, null); err != nil {
 		t.Fatal(err)
 	}
-	if err := Write(null, []byte("discarded"), 0o644); err != nil {
+	if err := Write(null, []byte("kept"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Lstat(null); err != nil || fi.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("the link to %s: %v, %v; want it kept", os.DevNull, fi, err)
+	if b, err := os.ReadFile(null); err != nil || string(b) != "kept" {
+		t.Errorf("the link to %s: %q, %v; want a file in its place", os.DevNull, b, err)
+	}
+	if fi, err := os.Lstat(os.DevNull); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Errorf("%s: %v, %v", os.DevNull, fi, err)
 	}
 
 	// A FIFO: its reader gets the bytes; it stays a FIFO.
@@ -66,9 +70,20 @@ func TestWriteInPlace(t *testing.T) {
 	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
 		t.Errorf("the FIFO: %v, %v; want it kept", fi, err)
 	}
+	// A link to the FIFO is replaced, not followed.
+	toFifo := filepath.Join(dir, "to-fifo")
+	if err := os.Symlink(fifo, toFifo); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(toFifo, []byte("file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(toFifo); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the link to the FIFO: %v, %v; want a file in its place", fi, err)
+	}
 
-	// A standard output sent to a file (/dev/fd/N, /dev/stdout's form):
-	// appended to, the file the descriptor holds.
+	// A descriptor named as such (/dev/fd/N, as /dev/stdout is fd 1):
+	// written through, at its offset, so what is written after follows.
 	out := filepath.Join(dir, "out")
 	f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -77,13 +92,19 @@ func TestWriteInPlace(t *testing.T) {
 	defer f.Close()
 	before, _ := f.Stat()
 	f.WriteString("header\n")
-	if err := Write(fmt.Sprintf("/dev/fd/%d", f.Fd()), []byte("plan\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{fmt.Sprintf("/dev/fd/%d", f.Fd()), fmt.Sprintf("/proc/self/fd/%d", f.Fd())} {
+		if err := Write(name, []byte("plan\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if b, err := os.ReadFile(out); err != nil || string(b) != "header\nplan\n" {
-		t.Errorf("the file behind the descriptor holds %q (%v), want the header and the plan", b, err)
+	f.WriteString("after\n")
+	if b, err := os.ReadFile(out); err != nil || string(b) != "header\nplan\nplan\nafter\n" {
+		t.Errorf("the file behind the descriptor holds %q (%v), want the header, the plan twice and what came after", b, err)
 	}
 	if after, err := os.Stat(out); err != nil || !os.SameFile(before, after) {
 		t.Errorf("the file behind the descriptor was replaced")
+	}
+	if err := Write("/dev/fd/999", []byte("x"), 0o644); err == nil {
+		t.Errorf("a descriptor not open: written")
 	}
 }

@@ -2,9 +2,20 @@
 
 package atomicfile
 
-import "os"
+import (
+	"errors"
+	"os"
+)
 
-// openInPlace opens path to append to it.
-func openInPlace(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+// errNoReader is the error for a FIFO that no process reads.
+var errNoReader = errors.New("it is a FIFO that no process reads")
+
+// descriptor: this system names no descriptor by a path.
+func descriptor(string) (int, bool) { return 0, false }
+
+func dupDescriptor(int, string) (*os.File, error) { return nil, errors.ErrUnsupported }
+
+// openNoFollow: every existing path is replaced here.
+func openNoFollow(path string) (*os.File, error) {
+	return nil, &os.PathError{Op: "open", Path: path, Err: errors.ErrUnsupported}
 }
