@@ -287,12 +287,13 @@ func TestSuffix(t *testing.T) {
 }
 
 // TestBackslashBefore: a backslash before a secret that starts with n, r
-// or u, which reads as a JSON escape, does not hide it.
+// or u, which reads as a JSON escape, does not hide it; it goes with the
+// secret, since a span never cuts an escape (in JSON, \[ would be none).
 func TestBackslashBefore(t *testing.T) {
 	for _, secret := range []string{"rk_live_0123456789", "n0123456789", "u200b0123456789"} {
 		s := Of(secret)
 		in := `x\` + secret + " y"
-		if got, want := s.String(in), `x\[redacted] y`; got != want {
+		if got, want := s.String(in), `x[redacted] y`; got != want {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)
 		}
 		if got, n := s.Prefix(in, 5); strings.Contains(got, secret[:3]) {
@@ -362,4 +363,75 @@ func TestEscapedAsOthersWrite(t *testing.T) {
 	if in := `\\u0073k-SECRET-XYZ-0123`; s.String(in) != in {
 		t.Errorf("String(%q) = %q", in, s.String(in))
 	}
+}
+
+// FuzzEscapedJSON writes a JSON document of two strings, the secret
+// inside one of them, each character escaped as ctl's bytes choose (as
+// written, \/, \uXXXX in either case, \" and \\): String leaves JSON that
+// is JSON, and neither the secret nor its escapes whole survive; text
+// that is not the secret (a value ending in a backslash before the
+// string's closing quote) is not taken for it.
+func FuzzEscapedJSON(f *testing.F) {
+	f.Add("sk-live-0123456789", "before", "after", []byte{0, 1, 2, 3, 4})
+	f.Add(`Passw0rd-2024"`, `Passw0rd-2024\`, "x", []byte{3})
+	f.Add("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "", `a\b`, []byte{0, 0, 1})
+	f.Fuzz(func(t *testing.T, secret, other, after string, ctl []byte) {
+		if len(secret) < MinLen || len(secret) > 100 || !utf8.ValidString(secret) || !utf8.ValidString(other) || !utf8.ValidString(after) ||
+			strings.ContainsAny(secret, "\r\n") || strings.ContainsFunc(secret, func(r rune) bool { return unicode.Is(unicode.Cf, r) || r < 0x20 }) {
+			return
+		}
+		k := 0
+		enc := func(s string) string {
+			var b strings.Builder
+			for _, r := range s {
+				m := byte(0)
+				if len(ctl) > 0 {
+					m = ctl[k%len(ctl)] % 5
+					k++
+				}
+				switch {
+				case m == 1 || m == 2 || r < 0x20:
+					f := `\u%04x`
+					if m == 2 {
+						f = `\u%04X`
+					}
+					if r > 0xffff {
+						a, c := utf16.EncodeRune(r)
+						fmt.Fprintf(&b, f+f, a, c)
+					} else {
+						fmt.Fprintf(&b, f, r)
+					}
+				case r == '"' || r == '\\':
+					b.WriteByte('\\')
+					b.WriteRune(r)
+				case m == 3 && r == '/':
+					b.WriteString(`\/`)
+				default:
+					b.WriteRune(r)
+				}
+			}
+			return b.String()
+		}
+		s := Of(secret)
+		if s.Len() == 0 {
+			return
+		}
+		doc := `{"a":"` + enc(other) + `","k":"` + enc(secret) + `","z":"` + enc(after) + `"}`
+		if !json.Valid([]byte(doc)) {
+			t.Fatalf("not JSON: %s", doc)
+		}
+		got := s.String(doc)
+		if !json.Valid([]byte(got)) {
+			t.Fatalf("String(%s) = %s: not JSON", doc, got)
+		}
+		var v map[string]string
+		if err := json.Unmarshal([]byte(got), &v); err != nil {
+			t.Fatal(err)
+		}
+		for k, e := range v {
+			if strings.Contains(strings.ToLower(e), strings.ToLower(secret)) {
+				t.Fatalf("String(%s) = %s: %s still holds the secret", doc, got, k)
+			}
+		}
+	})
 }

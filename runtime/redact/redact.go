@@ -80,6 +80,10 @@ type form struct {
 	text string // lower-cased when fold
 	fold bool   // matched in any ASCII letter case
 	b64  bool   // a base64 text: its neighbours share a character with it
+	// json says the form is one JSON's escapes wrote (it differs from
+	// the value as written): not matched in a text whose escapes were
+	// read (decoding), where it would stand for other text.
+	json bool
 }
 
 // Of returns a set of values, as Add adds them.
@@ -181,7 +185,7 @@ func forms(v string) []form {
 		}
 	}
 	for _, j := range jsonForms(v) {
-		add(form{text: j, fold: true})
+		add(form{text: j, fold: true, json: j != v})
 	}
 	for _, c := range []string{v, strings.ToUpper(v), strings.ToLower(v)} {
 		add(form{text: c, fold: true})
@@ -559,10 +563,18 @@ func find(ix *index, t string) [][2]int {
 		spans = ix.spans(normalizing(t, false), spans)
 	}
 	if d, ok := decoding(t); ok {
-		spans = ix.spans(d, spans)
+		spans = ix.spansRead(d, spans)
 	}
 	if len(spans) == 0 {
 		return nil
+	}
+	if strings.IndexByte(t, '\\') >= 0 {
+		// A span never cuts a JSON escape: a secret matched where
+		// escapes stand beside it (its hex digits after \u00) takes them
+		// whole, so that JSON stays JSON.
+		for i, sp := range spans {
+			spans[i] = [2]int{escapeStart(t, sp[0]), escapeEnd(t, sp[1])}
+		}
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
 	merged := spans[:1]
@@ -578,9 +590,21 @@ func find(ix *index, t string) [][2]int {
 }
 
 // spans appends to spans those of the text v views that hold a form.
-func (ix *index) spans(v view, spans [][2]int) [][2]int {
+func (ix *index) spans(v view, spans [][2]int) [][2]int { return ix.spansOf(v, spans, false) }
+
+// spansRead is spans for a view whose JSON escapes were read (decoding):
+// the forms JSON's escapes write are not matched there, since the text
+// they would match is not escapes but what they stood for (a secret
+// ending in a quote, written `...\"`, is not in `...\\"`, whose decoded
+// `\` and the string's closing quote look alike).
+func (ix *index) spansRead(v view, spans [][2]int) [][2]int { return ix.spansOf(v, spans, true) }
+
+func (ix *index) spansOf(v view, spans [][2]int, read bool) [][2]int {
 	add := func(hay string) func(f form, start, end int) {
 		return func(f form, start, end int) {
+			if read && f.json {
+				return
+			}
 			if f.b64 {
 				// The character an offset encoding shares with what
 				// comes before or after the secret, where the text has
@@ -773,6 +797,52 @@ func decoding(t string) (v view, ok bool) {
 	}
 	b = append(b, t[copied:]...)
 	return view{text: string(b), gaps: gaps, decoded: decoded}, true
+}
+
+// escapeAt returns the end of the JSON escape that starts at t[i], a
+// backslash that no backslash escapes, or i when there is none.
+func escapeAt(t string, i int) int {
+	if i+1 >= len(t) || t[i] != '\\' {
+		return i
+	}
+	n := 0
+	for j := i - 1; j >= 0 && t[j] == '\\'; j-- {
+		n++
+	}
+	if n%2 == 1 {
+		return i // itself escaped
+	}
+	switch t[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return i + 2
+	case 'u':
+		if _, ok := hex4(t, i+2); ok {
+			return i + 6
+		}
+	}
+	return i
+}
+
+// escapeStart returns a, or the start of the JSON escape a falls inside.
+func escapeStart(t string, a int) int {
+	for s := a - 1; s >= 0 && s > a-6; s-- {
+		if t[s] == '\\' && escapeAt(t, s) > a {
+			return s
+		}
+	}
+	return a
+}
+
+// escapeEnd returns b, or the end of the JSON escape b falls inside.
+func escapeEnd(t string, b int) int {
+	for s := b - 1; s >= 0 && s > b-6; s-- {
+		if t[s] == '\\' {
+			if e := escapeAt(t, s); e > b {
+				return e
+			}
+		}
+	}
+	return b
 }
 
 // otherEscapes says whether t holds a JSON escape that normalize keeps
