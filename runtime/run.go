@@ -393,6 +393,10 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 			x.approver = s.approver
 		}
 	}
+	if j := x.journal; j != nil && j.Recorded != nil && !j.Recorded.Header.CalleeBudget {
+		// Recorded when called agents ran within their own budgets.
+		x.runCtx = WithCalleesOwnBudgets(x.runCtx)
+	}
 	started := x.now()
 	x.rep = &Report{Agent: r.agent.Name, Digests: r.plan.Digests, OutputTool: r.outputTool, Started: started, Rounds: []RoundReport{}}
 	user, err := r.userMessage(input)

@@ -269,6 +269,16 @@ func Export(ctx context.Context, c client.Client, workflowID, runID string, note
 				Agent: p.Agent.Name, Started: ev.GetEventTime().AsTime().UTC()}
 			continue
 		}
+		if m := ev.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "Version" {
+			// The run's workflow.GetVersion of the change that made its
+			// called agents run within its token budget: its journal says
+			// so, and replays them so.
+			var change string
+			if dc.FromPayloads(m.GetDetails()["change-id"], &change) == nil && change == calleeBudgetChange {
+				h.CalleeBudget = true
+			}
+			continue
+		}
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
 			switch name := a.GetActivityType().GetName(); name {
 			case ServersActivity:

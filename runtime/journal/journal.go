@@ -164,6 +164,12 @@ type Header struct {
 	// Tools, if set, are the tool specs the run saw when it started, such
 	// as an MCP server's tool set.
 	Tools json.RawMessage
+	// CalleeBudget says the agents the run called ran within what its
+	// token budget had left when it called them (runtime.TokensLeft), as
+	// every run since this member came does; a journal recorded before
+	// says nothing, and its callees ran within their own budgets alone,
+	// as its replay runs them.
+	CalleeBudget bool
 }
 
 // Entry is one effect: a model call or a tool call.

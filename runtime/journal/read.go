@@ -289,8 +289,11 @@ func decodeField(m member, target any) error {
 	}
 	if err := json.Unmarshal(m.value, target); err != nil || bytes.Equal(m.value, []byte("null")) {
 		want := "a string"
-		if _, ok := target.(*int64); ok {
+		switch target.(type) {
+		case *int64:
 			want = "an integer"
+		case *bool:
+			want = "true or false"
 		}
 		return fmt.Errorf("field %q: want %s, found %s", m.name, want, short(m.value))
 	}
@@ -323,7 +326,7 @@ func (j *Journal) header(line []byte) error {
 	err = fields("the header", ms,
 		field{"journal", &h.Journal, false}, field{"plan", &h.Plan, false}, field{"run", &h.Run, false},
 		field{"output_suffix", &h.OutputSuffix, false}, field{"agent", &h.Agent, false},
-		field{"started", &h.Started, false}, field{"tools", &h.Tools, true})
+		field{"started", &h.Started, false}, field{"tools", &h.Tools, true}, field{"callee_budget", &h.CalleeBudget, true})
 	if err != nil {
 		return err
 	}
@@ -334,7 +337,7 @@ func (j *Journal) header(line []byte) error {
 	if err != nil {
 		return fmt.Errorf("header: started: %v", err)
 	}
-	j.Header = Header{Plan: h.Plan, Run: h.Run, OutputSuffix: h.OutputSuffix, Agent: h.Agent, Started: started, Tools: h.Tools}
+	j.Header = Header{Plan: h.Plan, Run: h.Run, OutputSuffix: h.OutputSuffix, Agent: h.Agent, Started: started, Tools: h.Tools, CalleeBudget: h.CalleeBudget}
 	return nil
 }
 

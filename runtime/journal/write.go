@@ -282,6 +282,7 @@ type headerLine struct {
 	Agent        string          `json:"agent"`
 	Started      string          `json:"started"`
 	Tools        json.RawMessage `json:"tools,omitempty"`
+	CalleeBudget bool            `json:"callee_budget,omitempty"`
 }
 
 func encodeHeader(h Header) ([]byte, error) {
@@ -292,7 +293,7 @@ func encodeHeader(h Header) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: header: started: %v", err)
 	}
-	hl := headerLine{Format, h.Plan, h.Run, h.OutputSuffix, h.Agent, started, nil}
+	hl := headerLine{Format, h.Plan, h.Run, h.OutputSuffix, h.Agent, started, nil, h.CalleeBudget}
 	if len(h.Tools) > 0 {
 		if hl.Tools, err = compact(h.Tools); err != nil {
 			return nil, fmt.Errorf("journal: header: tools: %v", err)
