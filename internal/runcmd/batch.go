@@ -256,7 +256,7 @@ func batchInput(e Env, name string) (in io.Reader, total int64, closeIn func(), 
 	// not a device, whose bytes never end in a line (/dev/zero).
 	if fi, err := file.Stat(); err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeNamedPipe == 0 {
 		file.Close()
-		return nil, 0, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--batch: %s is %s, not a file of items or a pipe", name, userfile.Kind(fi.Mode()))}
+		return nil, 0, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--batch: %s is %s, not a file of items or a pipe (--batch - reads standard input)", name, userfile.Kind(fi.Mode()))}
 	}
 	if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
 		total = countItems(file)

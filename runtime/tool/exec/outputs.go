@@ -136,6 +136,7 @@ func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (f
 		return filestore.Blob{}, fmt.Errorf("it is a %s file, and the tool declares %s", mt, strings.Join(f.MediaTypes, ", "))
 	}
 	var body io.Reader = io.MultiReader(bytes.NewReader(head), file)
+	limit := f.MaxBytes
 	if mt := plan.SniffMediaType(head); mt == "text/plain" && o.tool.secrets.Len() > 0 {
 		// Text is redacted as the program's output is: a tool given a
 		// secret must not pass it on through a file, to the model, the
@@ -145,13 +146,19 @@ func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (f
 		if err != nil {
 			return filestore.Blob{}, fmt.Errorf("%s", reason(err))
 		}
+		if int64(len(text)) > f.MaxBytes {
+			return filestore.Blob{}, fmt.Errorf("it is more than the %d bytes the tool takes", f.MaxBytes)
+		}
 		red := o.tool.secrets.Bytes(text)
 		if plan.SniffMediaType(red[:min(len(red), plan.SniffLen)]) != mt {
 			return filestore.Blob{}, fmt.Errorf("it is no longer text once its secrets are replaced")
 		}
 		body = bytes.NewReader(red)
+		// What replaced a secret may be longer than it: the file's
+		// bound is on what the program wrote.
+		limit = max(limit, int64(len(red)))
 	}
-	b, err := store.Put(body, f.MaxBytes)
+	b, err := store.Put(body, limit)
 	var tl *filestore.TooLargeError
 	switch {
 	case errors.As(err, &tl):
