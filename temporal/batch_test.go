@@ -36,22 +36,10 @@ func (m *answering) Complete(_ context.Context, req *agentrt.Request) (*agentrt.
 		Usage: agentrt.Usage{Input: 20, Output: 5}}, nil
 }
 
-// TestBatchContinuesAsNew: a batch, and its token pool, whose histories
-// outgrow their bound continue as new, carrying what they hold: every
-// item is run once, the pool's books come out right, and the batch
-// submitted again runs nothing.
-func TestBatchContinuesAsNew(t *testing.T) {
-	defer func(h, p int) { maxHistory, maxPending = h, p }(maxHistory, maxPending)
-	maxHistory, maxPending = 60, 200
-
-	s := devserver.Start(t)
-	c, err := Dial(context.Background(), s.HostPort, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	m := &answering{calls: map[string]int{}}
-
+// labelPlan is the plan of an agent that labels issue {{.n}} (its input
+// takes other members too), and its encoding.
+func labelPlan(t *testing.T) (*plan.Plan, []byte) {
+	t.Helper()
 	p := &plan.Plan{Agent: plan.Agent{
 		Name:         "label",
 		Model:        plan.Model{Provider: "openai", Name: "m1", MaxOutputTokens: 50},
@@ -69,6 +57,25 @@ func TestBatchContinuesAsNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p, data
+}
+
+// TestBatchContinuesAsNew: a batch, and its token pool, whose histories
+// outgrow their bound continue as new, carrying what they hold: every
+// item is run once, the pool's books come out right, and the batch
+// submitted again runs nothing.
+func TestBatchContinuesAsNew(t *testing.T) {
+	defer func(h, p int) { maxHistory, maxPending = h, p }(maxHistory, maxPending)
+	maxHistory, maxPending = 60, 200
+
+	s := devserver.Start(t)
+	c, err := Dial(context.Background(), s.HostPort, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m := &answering{calls: map[string]int{}}
+	p, data := labelPlan(t)
 	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
 		Allowed: []digest.Digest{p.Digests.Plan}})
 	if err != nil {

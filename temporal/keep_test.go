@@ -13,7 +13,6 @@ import (
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/devserver"
-	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -33,23 +32,7 @@ func TestWorkerKeepsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	p := &plan.Plan{Agent: plan.Agent{
-		Name:         "label",
-		Model:        plan.Model{Provider: "openai", Name: "m1", MaxOutputTokens: 50},
-		Instructions: "Label the issue.",
-		Prompt:       "issue {{.text}}",
-		Input:        &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
-		Output: &plan.Output{Name: "answer", Description: "The label.", Mode: "auto", Enforce: "local", Retries: 2,
-			Schema: json.RawMessage(`{"type":"object","properties":{"label":{"enum":["bug","feature"]}},"required":["label"],"additionalProperties":false}`)},
-		Budgets: plan.Budgets{Deadline: "5m"},
-	}}
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := p.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, data := labelPlan(t)
 	m := &answering{calls: map[string]int{}}
 	var mu sync.Mutex
 	seeds := map[int64]int{}
@@ -75,7 +58,7 @@ func TestWorkerKeepsBounded(t *testing.T) {
 	const runs = 8
 	big := strings.Repeat("x", 256<<10)
 	for i := range runs {
-		input := json.RawMessage(fmt.Sprintf(`{"text":%q}`, big))
+		input := json.RawMessage(fmt.Sprintf(`{"n":%d,"text":%q}`, i, big))
 		rep, _, err := Submit(ctx, c, data, RunInput{Input: input, Provider: "test", Seed: int64(i + 1)}, SubmitOptions{TaskQueue: "keep"})
 		if err != nil {
 			t.Fatal(err)
