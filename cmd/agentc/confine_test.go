@@ -112,7 +112,7 @@ func acceptNow(l *net.TCPListener) error {
 	var aerr error
 	err = rc.Control(func(fd uintptr) {
 		var nfd int
-		nfd, _, aerr = syscall.Accept4(int(fd), syscall.SOCK_CLOEXEC)
+		nfd, _, aerr = syscall.Accept(int(fd)) // portable, and closed at once
 		if aerr == nil {
 			syscall.Close(nfd)
 		}
