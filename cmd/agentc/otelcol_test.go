@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -104,7 +103,7 @@ func otelcolStart(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(config, fmt.Appendf(nil, otelcolConfig, grpcPort, httpPort,
 		filepath.Join(out, "traces.jsonl"), filepath.Join(out, "metrics.jsonl")), 0o644))
 	cmd := exec.Command(prog, "--config", "file:"+config)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	log := &readyLog{ready: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = log, log
 	ts.Check(cmd.Start())
@@ -114,7 +113,7 @@ func otelcolStart(ts *testscript.TestScript, neg bool, args []string) {
 		close(exited)
 	}()
 	ts.Defer(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		<-exited
 	})
 	select {
