@@ -49,7 +49,6 @@ import (
 	"io"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -956,7 +955,7 @@ func skip(t string, i int) int {
 			return 2
 		case 'u':
 			if i+6 <= len(t) {
-				if r, err := strconv.ParseUint(t[i+2:i+6], 16, 32); err == nil && unicode.Is(unicode.Cf, rune(r)) {
+				if r, ok := hex4(t, i+2); ok && unicode.Is(unicode.Cf, r) {
 					return 6
 				}
 			}

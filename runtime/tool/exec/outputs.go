@@ -129,7 +129,8 @@ func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (f
 		return filestore.Blob{}, fmt.Errorf("%s", reason(err))
 	}
 	head = head[:n]
-	switch mt := plan.SniffMediaType(head); {
+	mt := plan.SniffMediaType(head)
+	switch {
 	case mt == "":
 		return filestore.Blob{}, fmt.Errorf("it is none of the media types agentc recognises, and the tool declares %s", strings.Join(f.MediaTypes, ", "))
 	case !f.Accepts(mt):
@@ -137,7 +138,7 @@ func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (f
 	}
 	var body io.Reader = io.MultiReader(bytes.NewReader(head), file)
 	limit := f.MaxBytes
-	if mt := plan.SniffMediaType(head); mt == "text/plain" && o.tool.secrets.Len() > 0 {
+	if mt == "text/plain" && o.tool.secrets.Len() > 0 {
 		// Text is redacted as the program's output is: a tool given a
 		// secret must not pass it on through a file, to the model, the
 		// journal's store, or a test's recording. (Other media types
