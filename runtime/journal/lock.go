@@ -149,16 +149,14 @@ func openLockFile(name, shown string, flag int) (*os.File, error) {
 // with other content (Cargo.lock beside a journal named through a link to
 // Cargo) is someone else's, and taking it over would empty and remove it.
 func isLockFile(f *os.File, fi os.FileInfo) error {
-	if fi.Size() == 0 {
+	switch {
+	case fi.Size() == 0:
 		return nil
-	}
-	b := make([]byte, 24)
-	n, _ := f.ReadAt(b, 0)
-	if fi.Size() > int64(len(b)) || n != int(fi.Size()) {
+	case fi.Size() > 24:
 		return fmt.Errorf("holds %d bytes, more than a process id", fi.Size())
-	}
-	text, ok := strings.CutSuffix(string(b[:n]), "\n")
-	if _, err := strconv.ParseUint(text, 10, 63); !ok || err != nil {
+	case readPID(f) == 0:
+		b := make([]byte, fi.Size())
+		n, _ := f.ReadAt(b, 0)
 		return fmt.Errorf("holds %q, not a process id", b[:n])
 	}
 	return nil

@@ -606,10 +606,7 @@ func (t *Tool) run(ctx context.Context, path, dir string, argv, files []string, 
 	if st, err := confined.Result(); err != nil {
 		return runtime.ToolResult{}, fmt.Errorf("starting %q: %s", t.program, strings.TrimPrefix(err.Error(), confine.ErrStart.Error()+": "))
 	} else if st.Known {
-		state, succeeded, waitErr = st.Text, st.Success, nil
-		if why := policy.Explain(st); why != "" {
-			state += ": " + why
-		}
+		state, succeeded, waitErr = policy.Said(st), st.Success, nil
 	} else if confined != nil && state != "" {
 		// What ended is the trampoline, before it could say how the
 		// program did.

@@ -324,8 +324,8 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 			err = errors.New("the server closed the connection")
 			if st, ok := s.confined.Ended(0); ok {
 				// reap has waited for it: a limit it passed is named.
-				if why := s.policy.Explain(st); why != "" {
-					err = fmt.Errorf("the server closed the connection (the server ended: %s: %s)", st.Text, why)
+				if s.policy.Explain(st) != "" {
+					err = fmt.Errorf("the server closed the connection (the server ended: %s)", s.policy.Said(st))
 				}
 			}
 		}
@@ -609,10 +609,7 @@ func (s *Server) ended() string {
 	if !ok {
 		return "the server may have exited"
 	}
-	if why := s.policy.Explain(st); why != "" {
-		return "the server ended: " + st.Text + ": " + why
-	}
-	return "the server ended: " + st.Text
+	return "the server ended: " + s.policy.Said(st)
 }
 
 // stderrNote is what a stdio server last wrote to stderr, for an error.

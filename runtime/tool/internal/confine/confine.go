@@ -229,6 +229,15 @@ func (p Policy) Explain(st Status) string {
 	return ""
 }
 
+// Said is how a call's result says the program ended: the status as
+// os.ProcessState says it, and the limit it passed, if any.
+func (p Policy) Said(st Status) string {
+	if why := p.Explain(st); why != "" {
+		return st.Text + ": " + why
+	}
+	return st.Text
+}
+
 // Result reads, once the command has been waited for, what the
 // trampoline reported: how the program ended, or why it could not start
 // it (an error wrapping ErrStart).
