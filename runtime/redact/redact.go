@@ -617,7 +617,7 @@ func (ix *index) spansOf(v view, spans [][2]int, read bool) [][2]int {
 					end++
 				}
 			}
-			spans = append(spans, v.whole(v.orig(start), v.orig(end-1)+1))
+			spans = append(spans, [2]int{v.orig(start), v.orig(end-1) + 1})
 		}
 	}
 	ix.each(v.text, add(v.text))
@@ -652,25 +652,6 @@ type view struct {
 	text    string
 	gaps    []gap
 	escaped bool // a JSON escape was left out
-	// decoded holds, in order, the spans of the text whose JSON escape
-	// the view holds as the character it stands for (see decoding).
-	decoded [][2]int
-}
-
-// whole returns the span [a, b) of the text grown to hold whole every
-// escape it holds a part of.
-func (v view) whole(a, b int) [2]int {
-	if len(v.decoded) == 0 {
-		return [2]int{a, b}
-	}
-	// The escape holding a, if any, then the one holding b-1.
-	if k := sort.Search(len(v.decoded), func(k int) bool { return v.decoded[k][1] > a }); k < len(v.decoded) && v.decoded[k][0] < a {
-		a = v.decoded[k][0]
-	}
-	if k := sort.Search(len(v.decoded), func(k int) bool { return v.decoded[k][1] > b-1 }); k < len(v.decoded) && v.decoded[k][0] < b {
-		b = max(b, v.decoded[k][1])
-	}
-	return [2]int{a, b}
 }
 
 // gap says that before the view's byte at, cum bytes of the text in all
@@ -752,7 +733,6 @@ func decoding(t string) (v view, ok bool) {
 	}
 	var b []byte
 	var gaps []gap
-	var decoded [][2]int
 	copied, removed := 0, 0
 	left := func(at, n int) {
 		removed += n
@@ -790,12 +770,11 @@ func decoding(t string) (v view, ok bool) {
 		b = append(b, t[copied:i]...)
 		b = utf8.AppendRune(b, r)
 		left(len(b), n-utf8.RuneLen(r))
-		decoded = append(decoded, [2]int{i, i + n})
 		i += n
 		copied = i
 	}
 	b = append(b, t[copied:]...)
-	return view{text: string(b), gaps: gaps, decoded: decoded}, true
+	return view{text: string(b), gaps: gaps}, true
 }
 
 // escapeAt returns the end of the JSON escape that starts at t[i], a
@@ -815,6 +794,9 @@ func escapeAt(t string, i int) int {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		return i + 2
 	case 'u':
+		if _, n := unescape(t, i); n > 0 {
+			return i + n // a surrogate pair's two escapes are one
+		}
 		if _, ok := hex4(t, i+2); ok {
 			return i + 6
 		}
@@ -822,26 +804,27 @@ func escapeAt(t string, i int) int {
 	return i
 }
 
-// escapeStart returns a, or the start of the JSON escape a falls inside.
+// escapeStart returns a, or the start of the JSON escape a falls inside
+// (a surrogate pair's two escapes being one).
 func escapeStart(t string, a int) int {
-	for s := a - 1; s >= 0 && s > a-6; s-- {
+	start := a
+	for s := a - 1; s >= 0 && s > a-12; s-- {
 		if t[s] == '\\' && escapeAt(t, s) > a {
-			return s
+			start = s
 		}
 	}
-	return a
+	return start
 }
 
 // escapeEnd returns b, or the end of the JSON escape b falls inside.
 func escapeEnd(t string, b int) int {
-	for s := b - 1; s >= 0 && s > b-6; s-- {
+	end := b
+	for s := b - 1; s >= 0 && s > b-12; s-- {
 		if t[s] == '\\' {
-			if e := escapeAt(t, s); e > b {
-				return e
-			}
+			end = max(end, escapeAt(t, s))
 		}
 	}
-	return b
+	return end
 }
 
 // otherEscapes says whether t holds a JSON escape that normalize keeps
