@@ -169,10 +169,10 @@ type builtAgent struct {
 	// fallbackProviders their providers.
 	fallbacks         []agentrt.Model
 	fallbackProviders []string
-	provider          string // the provider its calls go to, which counts their tokens
-	*builtTools
-	secrets *redact.Set
-	err     error
+	provider          string      // the provider its calls go to, which counts their tokens
+	kit               *builtTools // its tools, shared with the other seeds' models
+	secrets           *redact.Set // the kit's
+	err               error
 }
 
 // builtTools is one agent's tools on this worker, shared by the runs of
@@ -302,7 +302,7 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 			in.Effect.Model.Files = fs
 		}
 	}
-	resp, err := agentrt.Perform(ctx, &in.Effect, model, b.tools, b.secrets)
+	resp, err := agentrt.Perform(ctx, &in.Effect, model, b.kit.tools, b.secrets)
 	settle(usedTokens(resp))
 	res := EffectResult{Response: resp, Started: started.UTC(), DurationMS: time.Since(started).Milliseconds(), Lost: lost}
 	if err != nil {
@@ -332,7 +332,7 @@ func (w *Worker) servers(ctx context.Context) (map[string]tool.ServerRecord, err
 	if err != nil {
 		return nil, b.fail(err)
 	}
-	return b.servers, nil
+	return b.kit.servers, nil
 }
 
 // heartbeat records the activity's heartbeat, with details, at once and
@@ -608,7 +608,7 @@ func (w *Worker) agent(ctx context.Context, run *workerRun, path string) (*built
 			t.err = w.buildTools(ctx, run, path, t)
 		})
 		// The tools' secrets are the models' too: one set redacts all.
-		b.secrets, b.builtTools = t.secrets, t
+		b.secrets, b.kit = t.secrets, t
 		if b.err = t.err; b.err == nil {
 			b.err = w.build(run, path, b)
 		}
