@@ -133,7 +133,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 			return m.classify(ctx, err)
 		}
 		var err error
-		msg, err = m.messages.New(ctx, params, opts...)
+		msg, err = m.messages.New(limit.WithWhole(ctx, params.MaxTokens), params, opts...)
 		return m.classify(ctx, err)
 	})
 	if err != nil {
@@ -607,6 +607,9 @@ func (m *Model) classify(ctx context.Context, err error) error {
 			re.RetryAfter = retry.ParseRetryAfter(apiErr.Response.Header, time.Now())
 		}
 		return re
+	}
+	if b, ok := failure.Bounded("anthropic", err); ok {
+		return b
 	}
 	wrapped := &failure.Redacted{Msg: "anthropic: " + m.redact(err.Error()), Err: err}
 	if failure.Transient(err) || errors.Is(err, errStreamCut) {

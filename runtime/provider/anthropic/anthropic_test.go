@@ -645,13 +645,16 @@ func TestStrictToolAndPrompted(t *testing.T) {
 	}
 }
 
-// TestResponseTooLarge: a server that sends more than limit.MaxResponse
-// fails the call with a clear error, once.
+// TestResponseTooLarge: a server that sends more than a reply to the
+// request's max_tokens (4096 when the request sets none) can take fails
+// the call with a clear error, once: the response is cut as it is read
+// (limit.BodyBound, about 3.6 MB here), not read to the 32 MiB a response
+// may hold and decoded.
 func TestResponseTooLarge(t *testing.T) {
 	huge := strings.Repeat("x", limit.MaxResponse)
 	f := newFake(t, message(`[{"type": "text", "text": "`+huge+`"}]`, "end_turn", ""))
 	_, err := f.model(t, retry.Policy{}).Complete(t.Context(), &agentrt.Request{Model: "claude-sonnet-4-5", Messages: []agentrt.Message{{Role: agentrt.User, Content: "Hi."}}})
-	if err == nil || !strings.Contains(err.Error(), "anthropic: the response is larger than the 32 MiB agentc accepts from a provider") {
+	if err == nil || !strings.HasPrefix(err.Error(), "anthropic: the response's body passed ") || !strings.Contains(err.Error(), "4096 output tokens (the request's limit)") || !strings.Contains(err.Error(), "the response was cut") {
 		t.Fatalf("err = %v", err)
 	}
 	if f.attempts() != 1 {

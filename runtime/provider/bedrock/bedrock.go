@@ -271,7 +271,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 			}
 			o, streamed, err = m.converseStream(ctx, in, req.Stream, req.OutputTool)
 		} else {
-			o, err = m.converse(ctx, in)
+			o, err = m.converse(limit.WithWhole(ctx, int64(aws.ToInt32(in.InferenceConfig.MaxTokens))), in)
 		}
 		if err != nil {
 			return m.classify(ctx, err)
@@ -1010,10 +1010,8 @@ func (m *Model) classify(ctx context.Context, err error) error {
 		}
 		return re
 	}
-	var large *limit.TooLargeError
-	if errors.As(err, &large) {
-		// Another attempt would be sent as much again.
-		return &failure.Redacted{Msg: large.Error(), Err: err}
+	if b, ok := failure.Bounded(Provider, err); ok {
+		return b
 	}
 	var cred *credentialError
 	var shape *shapeError

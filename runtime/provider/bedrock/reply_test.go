@@ -94,6 +94,18 @@ func TestReplyPastMaxTokens(t *testing.T) {
 			t.Errorf("%d bytes of text were passed on, more than the bound (%d)", n, bound16)
 		}
 	})
+	t.Run("far past: cut as read", func(t *testing.T) {
+		// Past limit.BodyBound, the response is cut before it is decoded.
+		f := newFake(t, ok(textReply(strings.Repeat("x", 4<<20), "end_turn")))
+		m, attempts := replyModel(t, f)
+		_, err := m.Complete(t.Context(), req(16))
+		if err == nil || !strings.HasPrefix(err.Error(), "bedrock: the response's body passed ") || !strings.Contains(err.Error(), "16 output tokens (the request's limit)") || !strings.Contains(err.Error(), "the response was cut") {
+			t.Fatalf("err = %v, want the response cut as read", err)
+		}
+		for _, a := range *attempts {
+			t.Errorf("an attempt was made again after: %v", a)
+		}
+	})
 	t.Run("at the bound", func(t *testing.T) {
 		f := newFake(t, ok(textReply(strings.Repeat("x", bound16), "end_turn")))
 		m, _ := replyModel(t, f)

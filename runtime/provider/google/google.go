@@ -305,7 +305,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 			}
 			resp, err = m.stream(actx, req.Model, b, req.Stream, req.OutputTool)
 		} else {
-			resp, err = m.generate(actx, req.Model, b)
+			resp, err = m.generate(limit.WithWhole(actx, int64(b.config.MaxOutputTokens)), req.Model, b)
 		}
 		if err != nil {
 			return m.classify(ctx, err, a)
@@ -886,6 +886,9 @@ func (m *Model) classify(ctx context.Context, err error, a *attempt) error {
 		}
 		return re
 	}
+	if b, ok := failure.Bounded("google", err); ok {
+		return b
+	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	var shape *shapeError
@@ -905,13 +908,7 @@ func (m *Model) classify(ctx context.Context, err error, a *attempt) error {
 	case errors.As(err, &cred):
 		return &failure.Redacted{Msg: "google: " + m.redact(cred.Error()), Err: err}
 	}
-	var large *limit.TooLargeError
 	wrapped := &failure.Redacted{Msg: "google: " + m.redact(err.Error()), Err: err}
-	if errors.As(err, &large) {
-		// Another attempt would be sent as much again.
-		wrapped.Msg = large.Error()
-		return wrapped
-	}
 	if failure.Transient(err) {
 		return &retry.Error{Err: wrapped, Retryable: true}
 	}

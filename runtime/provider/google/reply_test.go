@@ -47,6 +47,17 @@ func TestReplyPastMaxTokens(t *testing.T) {
 			refused(t, err, f, false)
 		})
 	}
+	t.Run("far past: cut as read", func(t *testing.T) {
+		// Past limit.BodyBound, the response is cut before it is decoded.
+		f := newFake(t, candidate(fmt.Sprintf(`[{"text": %q}]`, strings.Repeat("x", 4<<20)), "STOP", ""))
+		_, err := newModel(t, f, nil).Complete(t.Context(), req)
+		if err == nil || !strings.HasPrefix(err.Error(), "google: the response's body passed ") || !strings.Contains(err.Error(), "16 output tokens (the request's limit)") || !strings.Contains(err.Error(), "the response was cut") {
+			t.Fatalf("err = %v, want the response cut as read", err)
+		}
+		if f.requests() != 1 {
+			t.Errorf("%d requests, want 1", f.requests())
+		}
+	})
 	t.Run("at the bound", func(t *testing.T) {
 		f := newFake(t, candidate(fmt.Sprintf(`[{"text": %q}]`, over[1:]), "STOP", ""))
 		resp, err := newModel(t, f, nil).Complete(t.Context(), req)

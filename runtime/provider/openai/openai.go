@@ -201,7 +201,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 			out = c
 			return nil
 		}
-		c, err := m.chat.New(ctx, params, opts...)
+		c, err := m.chat.New(limit.WithWhole(ctx, params.MaxCompletionTokens.Value), params, opts...)
 		if err != nil {
 			return m.classify(ctx, err, raw)
 		}
@@ -527,6 +527,9 @@ func (m *Model) classify(ctx context.Context, err error, raw *http.Response) err
 		}
 		retryable := retry.RetryableStatus(status) && se.Code != "insufficient_quota"
 		return &retry.Error{Err: se, Retryable: retryable, RetryAfter: retry.ParseRetryAfter(header, time.Now()), Status: status}
+	}
+	if b, ok := failure.Bounded("openai", err); ok {
+		return b
 	}
 	return &retry.Error{Err: &failure.Redacted{Msg: "openai: " + m.redact(err.Error()), Err: err}, Retryable: failure.Transient(err)}
 }

@@ -1,9 +1,12 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -142,4 +145,62 @@ func TestStreamPastMaxTokens(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cut holds a call to the error of a whole response cut as it was read,
+// past what a reply to its request can take (limit.BodyBound), made once.
+func cut(t *testing.T, err error, f *fake) {
+	t.Helper()
+	if err == nil || !strings.HasPrefix(err.Error(), "openai: the response's body passed ") || !strings.Contains(err.Error(), "16 output tokens (the request's limit)") || !strings.Contains(err.Error(), "the response was cut") {
+		t.Fatalf("err = %v, want the response cut past what 16 output tokens can take", err)
+	}
+	if f.requests() != 1 {
+		t.Errorf("%d requests, want 1", f.requests())
+	}
+}
+
+// TestWholeReplyCut: a whole response far past what its request's output
+// limit can make is cut as it is read, at limit.BodyBound, rather than
+// read up to the 32 MiB a response may hold and decoded before it is
+// refused; one at the bound with every byte written as a \u escape is
+// taken, and so is one that echoes a long request (the Responses API
+// sends the instructions back).
+func TestWholeReplyCut(t *testing.T) {
+	long := strings.Repeat("x", 4<<20)
+	t.Run("chat", func(t *testing.T) {
+		f := newFake(t, completion(fmt.Sprintf(`{"role": "assistant", "content": %q}`, long), "stop", ""))
+		_, err := newModel(t, f, nil).Complete(t.Context(), boundedRequest())
+		cut(t, err, f)
+	})
+	t.Run("responses", func(t *testing.T) {
+		f := newResponsesFake(t, responseObject("completed", "", textItem(long), ""))
+		_, err := newResponsesModel(t, f, nil).Complete(t.Context(), boundedRequest())
+		cut(t, err, f)
+	})
+	t.Run("escaped, at the bound", func(t *testing.T) {
+		text := strings.Repeat("\x01", bound)
+		b, _ := json.Marshal(text) // \u0001 each
+		f := newFake(t, completion(fmt.Sprintf(`{"role": "assistant", "content": %s}`, b), "stop", ""))
+		resp, err := newModel(t, f, nil).Complete(t.Context(), boundedRequest())
+		if err != nil || resp.Message.Content != text {
+			t.Fatalf("a reply at the bound, escaped: %v", err)
+		}
+	})
+	t.Run("responses, echoing the instructions", func(t *testing.T) {
+		req := boundedRequest()
+		instructions := strings.Repeat("Answer in French. ", 1<<16) // 1.1 MiB
+		req.Messages = append([]agentrt.Message{{Role: agentrt.System, Content: instructions}}, req.Messages...)
+		echo := responseObject("completed", "", textItem("Paris."), "")
+		f := newResponsesFake(t, func(w http.ResponseWriter, r *http.Request) {
+			rec := httptest.NewRecorder()
+			echo(rec, r)
+			b, _ := json.Marshal(instructions)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(bytes.Replace(rec.Body.Bytes(), []byte(`"instructions": null`), append([]byte(`"instructions": `), b...), 1))
+		})
+		resp, err := newResponsesModel(t, f, nil).Complete(t.Context(), req)
+		if err != nil || resp.Message.Content != "Paris." {
+			t.Fatalf("a reply echoing its request's instructions: %v", err)
+		}
+	})
 }

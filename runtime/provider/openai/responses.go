@@ -63,7 +63,7 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 			streamed = body
 			return nil
 		}
-		r, err := m.respond(ctx, params, opts...)
+		r, err := m.respond(limit.WithWhole(ctx, params.MaxOutputTokens.Value), params, opts...)
 		if err != nil {
 			return m.classify(ctx, err, raw)
 		}

@@ -50,3 +50,20 @@ type Redacted struct {
 
 func (e *Redacted) Error() string { return e.Msg }
 func (e *Redacted) Unwrap() error { return e.Err }
+
+// Bounded returns the call's error for err when err holds a response cut
+// at one of package limit's bounds (a *limit.TooLargeError, or a
+// *limit.ReplyError: a reply past its request's output limit), saying so
+// whatever the SDK wrapped it in; ok is false for any other error. Such an
+// error is never retried: another attempt would be sent as much again.
+func Bounded(provider string, err error) (_ error, ok bool) {
+	var large *limit.TooLargeError
+	var reply *limit.ReplyError
+	switch {
+	case errors.As(err, &large):
+		return &Redacted{Msg: large.Error(), Err: err}, true
+	case errors.As(err, &reply):
+		return &Redacted{Msg: provider + ": " + reply.Error(), Err: err}, true
+	}
+	return nil, false
+}

@@ -4,6 +4,7 @@
 package limit
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,20 +27,62 @@ func (e *TooLargeError) Error() string {
 
 // Middleware returns an SDK middleware (the shape both SDKs' option
 // packages take) that cuts every response body at limit bytes, failing the
-// read past it with a *TooLargeError naming provider.
+// read past it with a *TooLargeError naming provider. A request whose
+// context says the output tokens it allowed (WithWhole) has its response
+// cut sooner, past BodyBound, with a *ReplyError.
 func Middleware(provider string, limit int64) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 		resp, err := next(req)
 		if err != nil || resp == nil || resp.Body == nil {
 			return resp, err
 		}
-		if resp.ContentLength > limit {
-			resp.Body.Close()
-			return nil, &TooLargeError{provider, limit}
+		bound, over := limit, error(&TooLargeError{provider, limit})
+		if tokens, ok := req.Context().Value(wholeKey{}).(int64); ok && req.ContentLength >= 0 {
+			if b := BodyBound(tokens, req.ContentLength); b > 0 && b < bound {
+				bound, over = b, &ReplyError{Tokens: tokens, Bound: b, Request: req.ContentLength, Body: true}
+			}
 		}
-		resp.Body = &body{rc: resp.Body, left: limit, err: &TooLargeError{provider, limit}}
+		if resp.ContentLength > bound {
+			resp.Body.Close()
+			return nil, over
+		}
+		resp.Body = &body{rc: resp.Body, left: bound, err: over}
 		return resp, nil
 	}
+}
+
+// wholeKey keys the output tokens a request for a whole (unstreamed)
+// response allowed, in its context.
+type wholeKey struct{}
+
+// WithWhole returns ctx saying that the request made with it asks for a
+// whole response, not a stream, and allowed at most maxTokens output
+// tokens, so that Middleware cuts a response past what such a reply can
+// take (BodyBound) as it is read, rather than read up to MaxResponse and
+// decoded before CheckReply refuses it. A maxTokens of 0 or less, no
+// limit, leaves the bound MaxResponse. A stream is metered by its pieces
+// (Reply): its events repeat their envelope for every few tokens, so its
+// body has no such bound.
+func WithWhole(ctx context.Context, maxTokens int64) context.Context {
+	return context.WithValue(ctx, wholeKey{}, maxTokens)
+}
+
+// EscapeFactor is the most bytes JSON writes for a byte of a string: six,
+// for a control character written as a \u escape.
+const EscapeFactor = 6
+
+// BodyBound is the most bytes the body of a whole response may hold when
+// its request, of reqSize bytes, allowed at most maxTokens output tokens:
+// what ReplyBound bounds, every byte of it written as a JSON escape
+// (EscapeFactor), the request's own bytes (a response may echo them: the
+// Responses API sends the instructions and tools back) and ReplySlack for
+// the response's own members. It is 0, no bound, where ReplyBound is.
+func BodyBound(maxTokens, reqSize int64) int64 {
+	reply := ReplyBound(maxTokens)
+	if reply == 0 {
+		return 0
+	}
+	return EscapeFactor*reply + reqSize + ReplySlack
 }
 
 // body reads at most left bytes of rc; one byte more is the error.

@@ -60,9 +60,18 @@ type ReplyError struct {
 	// passed the bound, what had come by then.
 	Size int64
 	Cut  bool // a stream, cut as it passed Bound
+	// Body is set for a whole response's body cut as it passed Bound,
+	// here BodyBound(Tokens, Request), before it was decoded; Size is
+	// then unset.
+	Body    bool
+	Request int64 // the request's bytes, for Body
 }
 
 func (e *ReplyError) Error() string {
+	if e.Body {
+		return fmt.Sprintf("the response's body passed %d bytes, the most a reply to %d output tokens (the request's limit) can take: %d bytes a token, each byte written as a %d-byte escape, %d KiB besides, and the request's own %d bytes: the server did not keep to the limit, and the response was cut",
+			e.Bound, e.Tokens, BytesPerToken, EscapeFactor, (EscapeFactor+1)*ReplySlack>>10, e.Request)
+	}
 	if e.Cut {
 		return fmt.Sprintf("the streamed reply passed %d bytes of text and tool calls, the most %d output tokens (the request's limit) can make at %d bytes a token and %d KiB besides: the server did not keep to the limit, and the stream was cut",
 			e.Bound, e.Tokens, BytesPerToken, ReplySlack>>10)
