@@ -128,20 +128,19 @@ func storeFor(f Flags) (store *filestore.Store, done func(), err error) {
 	case f.replay != "":
 		dir = cmp.Or(existingStore(f.replay+".files"), existingStore(filepath.Join(filepath.Dir(f.replay), "files")))
 	}
-	if dir != "" && f.record != "" {
-		// The store is named after what --record names: a link put at
-		// its name would lead the files a run is given, and those its
-		// tools return, elsewhere.
-		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			return nil, nil, &ExitError{Code: ExitFindings, Err: fmt.Errorf("the file store %s is a symbolic link, which agentc does not follow: remove it", dir)}
-		}
-	}
 	if dir != "" {
-		s, err := filestore.Open(dir)
+		open := filestore.Open
+		if f.record != "" {
+			// The store is named after what --record names: a link put at
+			// its name, before the run or while it runs, would lead the
+			// files a run is given, and those its tools return, elsewhere.
+			open = filestore.OpenOwn
+		}
+		s, err := open(dir)
 		if err != nil {
 			return nil, nil, &ExitError{Code: ExitFindings, Err: err}
 		}
-		return s, func() {}, nil
+		return s, func() { s.Close() }, nil
 	}
 	tmp, err := os.MkdirTemp("", "agentc-files-")
 	if err != nil {
@@ -152,7 +151,7 @@ func storeFor(f Flags) (store *filestore.Store, done func(), err error) {
 		os.RemoveAll(tmp)
 		return nil, nil, &ExitError{Code: ExitFindings, Err: err}
 	}
-	return s, func() { os.RemoveAll(tmp) }, nil
+	return s, func() { s.Close(); os.RemoveAll(tmp) }, nil
 }
 
 // fileInputs resolves the files of one input.

@@ -10,9 +10,15 @@
 // to be. A temporary file its process left behind, killed outright while it
 // wrote, is removed by the next process that stages a file in the store. Digests are checked for form before they name a path, so a
 // journal or a host cannot reach outside the directory through one.
+//
+// The directory is opened once, when it is first used, and every name is
+// resolved in it from then on (an os.Root): a link put at the
+// directory's name while a run uses the store leads nothing elsewhere,
+// and no link inside it leads out of it.
 package filestore
 
 import (
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -37,21 +43,118 @@ const Prefix = "blake3:"
 // Store is a directory of blobs. It is safe for concurrent use, by one
 // process or several: blobs are only ever added, each by a rename.
 type Store struct {
-	dir string
+	dir    string
+	noLink bool // a link at dir is refused (OpenOwn)
 
-	mu    sync.Mutex
-	temps map[string]bool // files being staged, or staged and not yet committed or discarded
+	mu     sync.Mutex
+	root   *os.Root        // dir, once opened: every name is resolved in it
+	closed bool            // Close was called
+	temps  map[string]bool // base names of files being staged, or staged and not yet committed or discarded
 
 	swept sync.Once
 }
 
 // Open returns the store in dir. The directory is made when the first
-// file is put in it: a run that is given none leaves none.
+// file is put in it: a run that is given none leaves none. A link at
+// dir's name is followed, once, when the store first uses it.
 func Open(dir string) (*Store, error) {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("file store: %s is not a directory", dir)
 	}
 	return &Store{dir: dir}, nil
+}
+
+// OpenOwn returns the store in dir, a name agentc chose beside a journal
+// (FILE.files, DIR/files), where a symbolic link can only have been put
+// by someone else: one there is refused, now and when the store first
+// uses the directory (making it, if it was not there), so that the files
+// a run is given and those its tools return never go where the link
+// leads.
+func OpenOwn(dir string) (*Store, error) {
+	s := &Store{dir: dir, noLink: true}
+	fi, err := os.Lstat(dir)
+	switch {
+	case err == nil && fi.Mode()&os.ModeSymlink != 0:
+		return nil, s.linkError()
+	case err == nil && !fi.IsDir():
+		return nil, fmt.Errorf("file store: %s is not a directory", dir)
+	}
+	return s, nil
+}
+
+func (s *Store) linkError() error {
+	return fmt.Errorf("the file store %s is a symbolic link, which agentc does not follow: remove it", s.dir)
+}
+
+// errClosed is the error of a store used after Close.
+var errClosed = errors.New("file store: used after it was closed")
+
+// dirRoot returns the store's directory, opened when first asked for and
+// held until Close. With mk, a directory not there is made first; without
+// it, one not there is (nil, nil): nothing is stored yet.
+func (s *Store) dirRoot(mk bool) (*os.Root, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return nil, errClosed
+	case s.root != nil:
+		return s.root, nil
+	}
+	if mk {
+		if err := os.MkdirAll(s.dir, 0o755); err != nil {
+			return nil, fmt.Errorf("file store: %w", err)
+		}
+	}
+	r, err := os.OpenRoot(s.dir)
+	if !mk && errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("file store: %w", err)
+	}
+	if s.noLink {
+		// The directory opened must be the one at the name itself: a link
+		// put there, before or after the open, shows as another file.
+		li, lerr := os.Lstat(s.dir)
+		ri, rerr := r.Stat(".")
+		if lerr != nil || rerr != nil || !os.SameFile(li, ri) {
+			r.Close()
+			return nil, s.linkError()
+		}
+	}
+	s.root = r
+	return r, nil
+}
+
+// renew lets go of old, the directory held, when it is still the one
+// held, and returns the directory at the store's name, made again if it
+// is not there.
+func (s *Store) renew(old *os.Root) (*os.Root, error) {
+	s.mu.Lock()
+	if s.root == old {
+		// A file staged in it and not yet committed can no longer be:
+		// its directory is gone.
+		s.root = nil
+		old.Close()
+	}
+	s.mu.Unlock()
+	return s.dirRoot(true)
+}
+
+// Close lets go of the store's directory; the store may not be used
+// after it. Files staged and not yet committed are removed first.
+func (s *Store) Close() error {
+	s.DiscardStaged()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.root == nil {
+		return nil
+	}
+	err := s.root.Close()
+	s.root = nil
+	return err
 }
 
 // Dir is the store's directory.
@@ -100,7 +203,8 @@ func committed(st *Staged, err error) (Blob, error) {
 type Staged struct {
 	Blob
 	s    *Store
-	temp string   // "" once committed or discarded
+	root *os.Root // the store's directory
+	temp string   // its name there, "" once committed or discarded
 	f    *os.File // open, and so locked, until then (where holdsOpen)
 }
 
@@ -108,21 +212,29 @@ type Staged struct {
 // a *TooLargeError and leaves nothing. Memory stays a buffer's, whatever
 // the size.
 func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
-	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("file store: %w", err)
+	root, err := s.dirRoot(true)
+	if err != nil {
+		return nil, err
 	}
-	s.swept.Do(s.sweep)
-	tmp, err := os.CreateTemp(s.dir, stagingPrefix+"*")
+	s.swept.Do(func() { s.sweep(root) })
+	tmp, name, err := createStaging(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The directory held was removed (a person cleaning up while a
+		// server runs): the one at the name now is taken, as at first use.
+		if root, err = s.renew(root); err != nil {
+			return nil, err
+		}
+		tmp, name, err = createStaging(root)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("file store: %w", err)
 	}
-	name := tmp.Name()
 	s.track(name, true)
 	keep := false
 	defer func() {
 		if !keep {
 			tmp.Close()
-			os.Remove(name)
+			root.Remove(name)
 			s.track(name, false)
 		}
 	}()
@@ -152,6 +264,7 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 	st := &Staged{
 		Blob: Blob{Digest: Prefix + hex.EncodeToString(h.Sum(nil)), Size: n, MediaType: plan.SniffMediaType(head.b)},
 		s:    s,
+		root: root,
 		temp: name,
 	}
 	if holdsOpen {
@@ -164,7 +277,7 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 		if err := tmp.Close(); err != nil {
 			return nil, fmt.Errorf("file store: %w", err)
 		}
-		if err := os.Chmod(name, 0o444); err != nil {
+		if err := root.Chmod(name, 0o444); err != nil {
 			return nil, fmt.Errorf("file store: %w", err)
 		}
 	}
@@ -175,6 +288,20 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 // stagingPrefix begins the name of every file being staged.
 const stagingPrefix = ".put-"
 
+// createStaging makes a new staging file in root, readable and writable
+// by its owner alone, and returns it and its name.
+func createStaging(root *os.Root) (*os.File, string, error) {
+	for range 100 {
+		name := stagingPrefix + rand.Text()
+		f, err := root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, name, err
+	}
+	return nil, "", errors.New("no new name for a staging file")
+}
+
 // sweep removes the staging files of processes that are gone: a process
 // killed outright (SIGKILL, the OOM killer, a lost machine) while it
 // staged leaves its temporary file, which nothing else would ever remove.
@@ -182,8 +309,8 @@ const stagingPrefix = ".put-"
 // not changed for abandonedAfter (sweepOne); this process's own are never
 // looked at. The directory is read in batches, unsorted: a store may hold
 // many blobs. A store that cannot be read is left to Stage's own errors.
-func (s *Store) sweep() {
-	d, err := os.Open(s.dir)
+func (s *Store) sweep(root *os.Root) {
+	d, err := root.Open(".")
 	if err != nil {
 		return
 	}
@@ -195,7 +322,7 @@ func (s *Store) sweep() {
 			if !strings.HasPrefix(e.Name(), stagingPrefix) || !e.Type().IsRegular() || ownStaging(e.Name()) {
 				continue
 			}
-			sweepOne(filepath.Join(s.dir, e.Name()), now)
+			sweepOne(root, e.Name(), now)
 		}
 		if err != nil {
 			return
@@ -226,8 +353,8 @@ func (st *Staged) Commit() error {
 	if st.f != nil {
 		defer st.f.Close()
 	}
-	if err := os.Rename(name, filepath.Join(st.s.dir, st.Digest[len(Prefix):])); err != nil {
-		os.Remove(name)
+	if err := st.root.Rename(name, st.Digest[len(Prefix):]); err != nil {
+		st.root.Remove(name)
 		return fmt.Errorf("file store: %w", err)
 	}
 	return nil
@@ -239,7 +366,7 @@ func (st *Staged) Discard() {
 		if st.f != nil {
 			st.f.Close()
 		}
-		os.Remove(st.temp)
+		st.root.Remove(st.temp)
 		st.s.track(st.temp, false)
 		st.temp = ""
 	}
@@ -260,17 +387,17 @@ func ownStaging(name string) bool {
 	return staging.names[name]
 }
 
-// track notes that the temporary file name is in use by staging, or no
-// longer.
+// track notes that the temporary file name (in the store's directory) is
+// in use by staging, or no longer.
 func (s *Store) track(name string, on bool) {
 	staging.Lock()
 	if on {
 		if staging.names == nil {
 			staging.names = map[string]bool{}
 		}
-		staging.names[filepath.Base(name)] = true
+		staging.names[name] = true
 	} else {
-		delete(staging.names, filepath.Base(name))
+		delete(staging.names, name)
 	}
 	staging.Unlock()
 	s.mu.Lock()
@@ -293,8 +420,11 @@ func (s *Store) track(name string, on bool) {
 func (s *Store) DiscardStaged() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.root == nil {
+		return
+	}
 	for name := range s.temps {
-		os.Remove(name)
+		s.root.Remove(name)
 	}
 	clear(s.temps)
 }
@@ -363,6 +493,10 @@ func (s *Store) Stat(digest string) (Blob, error) {
 // Path returns the path of a blob the store holds, a regular file that
 // is read-only, for a program to read (an exec tool's argument). The
 // program reads it without the check of its digest Open makes.
+//
+// The path is resolved by name, by the program: a link put at the
+// store's name after this check leads the program elsewhere, where Open's
+// reader stays in the directory the store holds.
 func (s *Store) Path(digest string) (string, error) {
 	r, _, err := s.Open(digest)
 	if err != nil {
@@ -382,10 +516,19 @@ func (s *Store) Open(digest string) (io.ReadCloser, int64, error) {
 	if err := CheckDigest(digest); err != nil {
 		return nil, 0, err
 	}
-	path := filepath.Join(s.dir, digest[len(Prefix):])
+	name := digest[len(Prefix):]
+	root, err := s.dirRoot(false)
+	if err != nil {
+		return nil, 0, err
+	}
+	if root == nil {
+		return nil, 0, fmt.Errorf("file %s: %w (%s)", digest, ErrNotStored, s.dir)
+	}
 	// A blob is a regular file the store wrote: a link, a FIFO or a
-	// device in its place is refused, never followed or waited on.
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	// device in its place is refused, never followed or waited on. (The
+	// directory follows a link within itself whatever the flags say; what
+	// was opened is held to what is at the name.)
+	f, err := root.OpenFile(name, os.O_RDONLY|noFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("file %s: %w (%s)", digest, ErrNotStored, s.dir)
 	}
@@ -397,9 +540,13 @@ func (s *Store) Open(digest string) (io.ReadCloser, int64, error) {
 		f.Close()
 		return nil, 0, err
 	}
-	if !fi.Mode().IsRegular() {
+	if li, err := root.Lstat(name); err != nil || !li.Mode().IsRegular() || !os.SameFile(fi, li) {
 		f.Close()
-		return nil, 0, fmt.Errorf("file %s: not a file the store wrote (%s)", digest, fi.Mode().Type())
+		what := "not a regular file"
+		if err == nil {
+			what = li.Mode().Type().String()
+		}
+		return nil, 0, fmt.Errorf("file %s: not a file the store wrote (%s)", digest, what)
 	}
 	return &checked{f: f, h: blake3.New(), want: digest}, fi.Size(), nil
 }

@@ -4,8 +4,10 @@ package filestore_test
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -85,4 +87,114 @@ func writeFile(t *testing.T, dir, name, text string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestStoreHeld: a store holds the directory it first used, so a link put
+// at its name afterwards leads neither its writes nor its reads
+// elsewhere; a store agentc named (OpenOwn) refuses a link at its name,
+// at open and at first use, when it makes the directory.
+func TestStoreHeld(t *testing.T) {
+	base := t.TempDir()
+	dir, held, victim := filepath.Join(base, "files"), filepath.Join(base, "held"), filepath.Join(base, "victim")
+	if err := os.Mkdir(victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := filestore.OpenOwn(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	first, err := s.Put(strings.NewReader("first"), 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The directory moved away, a link to another put in its place.
+	if err := os.Rename(dir, held); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, dir); err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.Put(strings.NewReader("second"), 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(victim); len(ents) != 0 {
+		t.Errorf("the link's target got %d files", len(ents))
+	}
+	for _, b := range []filestore.Blob{first, second} {
+		if _, err := os.Stat(filepath.Join(held, b.Digest[len(filestore.Prefix):])); err != nil {
+			t.Errorf("the held directory lacks a blob: %v", err)
+		}
+		r, _, err := s.Open(b.Digest)
+		if err != nil {
+			t.Fatalf("Open after the swap: %v", err)
+		}
+		if _, err := io.ReadAll(r); err != nil {
+			t.Error(err)
+		}
+		r.Close()
+	}
+
+	// At open, and at first use when the directory was not there yet.
+	if _, err := filestore.OpenOwn(dir); err == nil || !strings.Contains(err.Error(), "is a symbolic link, which agentc does not follow") {
+		t.Errorf("OpenOwn of a link: %v", err)
+	}
+	later := filepath.Join(base, "later")
+	s2, err := filestore.OpenOwn(later)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if err := os.Symlink(victim, later); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Put(strings.NewReader("x"), 1<<10); err == nil || !strings.Contains(err.Error(), "is a symbolic link, which agentc does not follow") {
+		t.Errorf("a link put before first use: %v", err)
+	}
+	if ents, _ := os.ReadDir(victim); len(ents) != 0 {
+		t.Errorf("the link's target got %d files", len(ents))
+	}
+	// Open follows a link at its name, once.
+	s3, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	if _, err := s3.Put(strings.NewReader("third"), 1<<10); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(victim); len(ents) != 1 {
+		t.Errorf("Open's store through a link: %d files where it leads, want 1", len(ents))
+	}
+	// After Close, nothing.
+	s3.Close()
+	if _, err := s3.Put(strings.NewReader("fourth"), 1<<10); err == nil {
+		t.Error("Put after Close")
+	}
+}
+
+// TestStoreRemovedRenewed: a store whose directory is removed while it is
+// held (a person cleaning up while a server runs) takes the one at its
+// name again, made anew, rather than fail every file after.
+func TestStoreRemovedRenewed(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "files")
+	s, err := filestore.OpenOwn(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Put(strings.NewReader("first"), 1<<10); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Put(strings.NewReader("second"), 1<<10)
+	if err != nil {
+		t.Fatalf("a file put after the directory was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, b.Digest[len(filestore.Prefix):])); err != nil {
+		t.Error(err)
+	}
 }

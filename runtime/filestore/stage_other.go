@@ -18,12 +18,12 @@ const abandonedAfter = 24 * time.Hour
 
 func holdStaging(*os.File) error { return nil }
 
-// sweepOne removes the staging file at path when it is a regular file
-// (never a link or a directory) untouched for abandonedAfter.
-func sweepOne(path string, now time.Time) {
-	fi, err := os.Lstat(path)
+// sweepOne removes the staging file name in root when it is a regular
+// file (never a link or a directory) untouched for abandonedAfter.
+func sweepOne(root *os.Root, name string, now time.Time) {
+	fi, err := root.Lstat(name)
 	if err != nil || !fi.Mode().IsRegular() || now.Sub(fi.ModTime()) < abandonedAfter {
 		return
 	}
-	os.Remove(path)
+	root.Remove(name)
 }

@@ -5,7 +5,6 @@ package filestore
 import (
 	"errors"
 	"os"
-	"syscall"
 	"time"
 
 	"agentc.dev/agentc/internal/leaf/flock"
@@ -43,13 +42,12 @@ func holdStaging(f *os.File) error {
 	return nil
 }
 
-// sweepOne removes the staging file at path when it was left behind: a
-// regular file (never a link, which is not followed, nor a directory),
-// untouched for abandonedAfter, that no process holds. It decides on the
-// open file and removes the name only while that name is still the file
-// it looked at.
-func sweepOne(path string, now time.Time) {
-	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+// sweepOne removes the staging file name in root when it was left
+// behind: a regular file (never a link, nor a directory), untouched for
+// abandonedAfter, that no process holds. It decides on the open file and
+// removes the name only while that name is still the file it looked at.
+func sweepOne(root *os.Root, name string, now time.Time) {
+	f, err := root.OpenFile(name, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return
 	}
@@ -75,8 +73,8 @@ func sweepOne(path string, now time.Time) {
 	case err != nil || !free:
 		return
 	}
-	if li, err := os.Lstat(path); err != nil || !os.SameFile(fi, li) {
+	if li, err := root.Lstat(name); err != nil || !os.SameFile(fi, li) {
 		return
 	}
-	syscall.Unlink(path)
+	root.Remove(name)
 }
