@@ -657,9 +657,11 @@ func (rs *Runs) journalPath(id string) string { return filepath.Join(rs.dir, id+
 func (rs *Runs) recordPath(id string) string  { return filepath.Join(rs.dir, id+".json") }
 
 // save writes a run's record whole, readable by the owner alone: it
-// holds the run's input.
+// holds the run's input. It is written compact, as the API answers it:
+// indenting a client's deeply nested input made its record hundreds of
+// times its size (50 KB of brackets, a 250 MB file).
 func (rs *Runs) save(rec *Record) error {
-	b, err := json.MarshalIndent(rec, "", "  ")
+	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}

@@ -312,7 +312,7 @@ func TestResumeInterrupted(t *testing.T) {
 	}
 	runs.Wait()
 	b, err := os.ReadFile(filepath.Join(dir, id+".json"))
-	if err != nil || !strings.Contains(string(b), `"state": "interrupted"`) {
+	if err != nil || !strings.Contains(string(b), `"state":"interrupted"`) {
 		t.Fatalf("the record: %v %s", err, b)
 	}
 
@@ -552,5 +552,32 @@ func TestKeepBytes(t *testing.T) {
 	}
 	if runs.Get(ids[len(ids)-1]) != nil {
 		t.Error("the run before it is kept past the bound")
+	}
+}
+
+// TestDeepInputRecord: a client's input nested 2,000 deep costs its record
+// about its own size on disk; indented, 60 KB of brackets made a record of
+// hundreds of megabytes (and a server that held it, out of memory).
+func TestDeepInputRecord(t *testing.T) {
+	dir := t.TempDir()
+	h, err := serve.API([]serve.Agent{labeler(t)}, newRuns(t, dir, true), serve.AllAgents(apiToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	const depth = 2000
+	input := `{"title": "x", "pad": ` + strings.Repeat("[", depth) + strings.Repeat("0,", 20000) + "0" + strings.Repeat("]", depth) + "}"
+	code, body := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs?deadline=1ns", apiToken, input)
+	var res serve.RunResult
+	if err := json.Unmarshal(body, &res); err != nil || len(res.ID) != 32 {
+		t.Fatalf("%d %s", code, body)
+	}
+	st, err := os.Stat(filepath.Join(dir, res.ID+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Size() > 4*int64(len(input))+64<<10 {
+		t.Errorf("the record of a %d-byte input is %d bytes", len(input), st.Size())
 	}
 }

@@ -112,13 +112,17 @@ func streamChat(w nethttp.ResponseWriter, model string, msg map[string]any, fini
 // the provider's environment variables at itself.
 func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: fakeprovider openai|anthropic|google|bedrock[-MODE] ANSWER-JSON [FILE...]")
+		ts.Fatalf("usage: fakeprovider openai|anthropic|google|bedrock[-MODE] ANSWER-JSON|@FILE [FILE...]")
 	}
 	if rest, ok := strings.CutPrefix(args[0], "openai-batch"); ok {
 		batchProvider(ts, rest, args[2:])
 		return
 	}
 	provider, answer := args[0], json.RawMessage(args[1])
+	if name, ok := strings.CutPrefix(args[1], "@"); ok {
+		// @FILE: the answer is the file's.
+		answer = json.RawMessage(ts.ReadFile(name))
+	}
 	// "openai-flaky" is openai whose first request fails with 503;
 	// "openai-stall" is openai that sends nothing at all for its first
 	// request, until the client goes.

@@ -600,9 +600,14 @@ func PricesMaxAge() (int, error) {
 // signal that interrupted the run, or 0.
 func finish(e Env, f Flags, rep *agentrt.Report, signal int) error {
 	if f.report {
-		out, err := json.MarshalIndent(rep, "", "  ")
+		out, err := json.Marshal(rep)
 		if err != nil {
 			return err
+		}
+		if indentedSize(out) <= maxIndentGrowth*int64(len(out))+1<<20 {
+			var ind bytes.Buffer
+			json.Indent(&ind, out, "", "  ")
+			out = ind.Bytes()
 		}
 		fmt.Fprintf(e.Stdout, "%s\n", out)
 	} else if len(rep.Answer) > 0 {
@@ -626,6 +631,49 @@ func finish(e Env, f Flags, rep *agentrt.Report, signal int) error {
 		msg += ": " + rep.Error
 	}
 	return &ExitError{Code: code, Err: errors.New(msg)}
+}
+
+// maxIndentGrowth bounds how much larger indenting may make a report: one
+// whose answer nests so deep that each line would carry thousands of
+// blanks (a model's answer of a megabyte, 5,000 arrays deep, would be
+// gigabytes indented) is printed compact.
+const maxIndentGrowth = 8
+
+// indentedSize is the length json.Indent with two blanks a level would
+// give the compact JSON b, counted without making it.
+func indentedSize(b []byte) int64 {
+	n, depth := int64(len(b)), int64(0)
+	inString, escaped := false, false
+	for i, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			if i+1 < len(b) && b[i+1] != '}' && b[i+1] != ']' {
+				n += 1 + 2*depth
+			}
+		case c == '}' || c == ']':
+			depth--
+			if i > 0 && b[i-1] != '{' && b[i-1] != '[' {
+				n += 1 + 2*depth
+			}
+		case c == ',':
+			n += 1 + 2*depth
+		case c == ':':
+			n++
+		}
+	}
+	return n
 }
 
 func compact(b json.RawMessage) []byte {

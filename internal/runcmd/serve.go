@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/pflag"
+	"golang.org/x/net/netutil"
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
 	"agentc.dev/agentc/plan"
@@ -383,7 +384,7 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h *serve.MCPHTTP, api h
 		defer os.Remove(f.ready)
 	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(netutil.LimitListener(ln, maxConns)) }()
 	select {
 	case err = <-done:
 		runs.Stop()
@@ -471,9 +472,21 @@ var (
 	lastWhile = 10 * time.Second
 )
 
+// maxHeaderBytes bounds a request's header: a bearer token and an MCP
+// session's headers take a few hundred bytes. At Go's default, 1 MB, a
+// connection whose header never ended held about 2 MB of the server's
+// memory, before any token was read.
+const maxHeaderBytes = 64 << 10
+
+// maxConns bounds the connections a server holds at once, so that those
+// nobody has authenticated cannot hold its memory: past it a connection
+// waits to be accepted until another closes (one whose header does not
+// come within headerTimeout is closed).
+const maxConns = 4096
+
 // newHTTPServer is the server of agentc serve --http, serving handler.
 func newHTTPServer(handler http.Handler) *http.Server {
-	return &http.Server{Handler: serve.BoundWrites(handler, writeWait), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout}
+	return &http.Server{Handler: serve.BoundWrites(handler, writeWait), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
 }
 
 // narrowBudgets is what a run elsewhere is bound by, as overrides of its

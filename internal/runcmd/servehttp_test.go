@@ -117,3 +117,38 @@ func TestHTTPServerSlowReader(t *testing.T) {
 		t.Error("wrote all 256 MiB to a client that reads nothing")
 	}
 }
+
+// TestHTTPServerHeaderBound: a header past 64 KiB is refused, 431, before
+// the server holds more of it (at Go's default, a megabyte a connection,
+// no token needed); one within it is read.
+func TestHTTPServerHeaderBound(t *testing.T) {
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no token", http.StatusUnauthorized)
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	for _, tc := range []struct {
+		size int
+		want int
+	}{{8 << 10, http.StatusUnauthorized}, {200 << 10, http.StatusRequestHeaderFieldsTooLarge}} {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		go io.WriteString(c, "GET /v1/agents HTTP/1.1\r\nHost: x\r\nX-Pad: "+string(bytes.Repeat([]byte("a"), tc.size))+"\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("a %d-byte header: %v", tc.size, err)
+		}
+		resp.Body.Close()
+		c.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("a %d-byte header answered %s, want %d", tc.size, resp.Status, tc.want)
+		}
+	}
+}
