@@ -1417,6 +1417,11 @@ func redactMessage(s *redact.Set, m Message) Message {
 		return m
 	}
 	m.Content = s.String(m.Content)
+	// A server may put a secret anywhere it writes, a tool call's ID
+	// too; the ID goes back to the model with every later request, and to
+	// a fallback's provider. Redacted here, before anything reads it, the
+	// conversation, the journal and the tool's result all hold the same.
+	m.ToolCallID = s.String(m.ToolCallID)
 	if len(m.Parts) > 0 {
 		// A file's bytes go to the provider as they were given: only
 		// the text around them, and a file's name, are redacted.
@@ -1435,6 +1440,7 @@ func redactMessage(s *redact.Set, m Message) Message {
 	if len(m.ToolCalls) > 0 {
 		calls := make([]ToolCall, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {
+			c.ID, c.Name = s.String(c.ID), s.String(c.Name)
 			c.Arguments = s.JSON(c.Arguments)
 			calls[i] = c
 		}

@@ -39,6 +39,11 @@ func TestSecretsRedacted(t *testing.T) {
 			// The key again, written with a JSON escape: found once the
 			// arguments are canonical.
 			call(10, "search", `{"q":"\u0073`+planted[1:]+`"}`),
+			// A server that echoes the key in a tool call's ID: the ID,
+			// redacted, is what the conversation and the journal hold.
+			func(req *agentrt.Request) (*agentrt.Response, error) {
+				return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: "call_" + planted, Name: "search", Arguments: json.RawMessage(`{"q":"x"}`)}}}, Usage: usage(10)}, nil
+			},
 			prose("The key was "+planted+".", 10),
 			answer(`{"label":"bug"}`, 10),
 		}}
@@ -73,10 +78,10 @@ func TestSecretsRedacted(t *testing.T) {
 			t.Errorf("request %d sent the secret: %s", i+1, b)
 		}
 	}
-	if last, _ := json.Marshal(model.reqs[len(model.reqs)-1].Messages); !strings.Contains(string(last), "found [redacted]") || !strings.Contains(string(last), "my key is [redacted]") {
+	if last, _ := json.Marshal(model.reqs[len(model.reqs)-1].Messages); !strings.Contains(string(last), "found [redacted]") || !strings.Contains(string(last), "my key is [redacted]") || !strings.Contains(string(last), `"call_[redacted]"`) {
 		t.Errorf("the model did not get the redacted texts: %s", last)
 	}
-	if len(toolGot) != 2 || toolGot[0] != `{"q":"[redacted]"}` || toolGot[1] != `{"q":"[redacted]"}` {
+	if len(toolGot) != 3 || toolGot[0] != `{"q":"[redacted]"}` || toolGot[1] != `{"q":"[redacted]"}` {
 		t.Errorf("the tool got %q", toolGot)
 	}
 	evs, _ := json.Marshal(events)
