@@ -4,10 +4,12 @@
 package limit
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 )
 
 // MaxResponse is the largest response body a provider call accepts, in
@@ -30,8 +32,21 @@ func (e *TooLargeError) Error() string {
 // read past it with a *TooLargeError naming provider. A request whose
 // context says the output tokens it allowed (WithWhole) has its response
 // cut sooner, past BodyBound, with a *ReplyError.
+//
+// The bound holds for the bytes a server sends as well as for what they
+// decode to: a request that asks for no encoding of its own is sent
+// asking for gzip, as Go's client would, but a gzip body is decompressed
+// here, each side counted, where Go's client would count only what it
+// decompressed (a server sending empty gzip members for ever was read
+// for as long as it sent them).
 func Middleware(provider string, limit int64) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		ownGzip := false
+		if req.Header.Get("Accept-Encoding") == "" && req.Header.Get("Range") == "" {
+			req = req.Clone(req.Context())
+			req.Header.Set("Accept-Encoding", "gzip")
+			ownGzip = true
+		}
 		resp, err := next(req)
 		if err != nil || resp == nil || resp.Body == nil {
 			return resp, err
@@ -46,10 +61,49 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 			resp.Body.Close()
 			return nil, over
 		}
+		if ownGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+			// What is sent may be a little more than what it decodes to
+			// (gzip's headers, data that does not compress).
+			wire := &body{rc: resp.Body, left: bound + bound>>6 + 4<<10, err: over}
+			resp.Body = &gunzip{wire: wire}
+			resp.Header.Del("Content-Encoding")
+			resp.Header.Del("Content-Length")
+			resp.ContentLength = -1
+			resp.Uncompressed = true
+		}
 		resp.Body = &body{rc: resp.Body, left: bound, err: over}
 		return resp, nil
 	}
 }
+
+// gunzip decompresses a gzip body, reading its header only when first
+// read, as Go's client does.
+type gunzip struct {
+	wire *body
+	zr   *gzip.Reader
+	err  error
+}
+
+func (g *gunzip) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	if g.zr == nil {
+		zr, err := gzip.NewReader(g.wire)
+		if err != nil {
+			g.err = err
+			return 0, err
+		}
+		g.zr = zr
+	}
+	n, err := g.zr.Read(p)
+	if err != nil && err != io.EOF {
+		g.err = err
+	}
+	return n, err
+}
+
+func (g *gunzip) Close() error { return g.wire.Close() }
 
 // wholeKey keys the output tokens a request for a whole (unstreamed)
 // response allowed, in its context.

@@ -1,6 +1,8 @@
 package limit
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"io"
 	"net/http"
@@ -141,4 +143,90 @@ func TestMiddlewareWhole(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMiddlewareGzip: a gzip body is decompressed and both what is sent
+// and what it decodes to are held to the limit: empty gzip members sent
+// for ever end at the limit (Go's client, counting only what it
+// decompressed, read them for as long as they came), and so does a bomb
+// whose few bytes decode to more; a body within both is read as it was
+// written, its encoding gone. A request that asks for an encoding itself
+// gets the body as sent.
+func TestMiddlewareGzip(t *testing.T) {
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		w.Write(b)
+		w.Close()
+		return buf.Bytes()
+	}
+	empty := gz(nil)
+	const limit = 1 << 20
+	for _, tc := range []struct {
+		name  string
+		write func(w http.ResponseWriter, r *http.Request)
+		want  string // the body read, or "" for a *TooLargeError
+	}{
+		{"empty members for ever", func(w http.ResponseWriter, r *http.Request) {
+			for r.Context().Err() == nil {
+				if _, err := w.Write(empty); err != nil {
+					return
+				}
+			}
+		}, ""},
+		{"a bomb", func(w http.ResponseWriter, r *http.Request) {
+			w.Write(gz(make([]byte, 8*limit)))
+		}, ""},
+		{"within", func(w http.ResponseWriter, r *http.Request) {
+			w.Write(gz([]byte(`{"ok": true}`)))
+			w.Write(gz([]byte(` `)))
+		}, `{"ok": true} `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Accept-Encoding") != "gzip" {
+					t.Errorf("Accept-Encoding %q", r.Header.Get("Accept-Encoding"))
+				}
+				w.Header().Set("Content-Encoding", "gzip")
+				tc.write(w, r)
+			}))
+			defer srv.Close()
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", srv.URL, nil)
+			resp, err := Middleware("openai", limit)(req, http.DefaultClient.Do)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var tl *TooLargeError
+			if tc.want == "" {
+				if !errors.As(err, &tl) {
+					t.Fatalf("read %d bytes: %v, want a *TooLargeError", len(data), err)
+				}
+				return
+			}
+			if err != nil || string(data) != tc.want || resp.Header.Get("Content-Encoding") != "" {
+				t.Fatalf("read %q, %v, encoding %q", data, err, resp.Header.Get("Content-Encoding"))
+			}
+		})
+	}
+	t.Run("the request's own encoding", func(t *testing.T) {
+		body := gz([]byte("x"))
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(body)
+		}))
+		defer srv.Close()
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", srv.URL, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := Middleware("openai", limit)(req, http.DefaultClient.Do)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !bytes.Equal(data, body) {
+			t.Errorf("read %q, want the body as sent", data)
+		}
+	})
 }
