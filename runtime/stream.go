@@ -11,8 +11,14 @@ type streamer struct {
 	round int
 	// textAnswer says the reply's text is the answer (native mode).
 	textAnswer bool
-	pending    [2]string // text, answer: received, not yet sent on
-	any        bool      // some delta came
+	pending    [2][]byte // text, answer: received, not yet sent on
+	// held is, for each, how much was pending after a check that held
+	// back more than the lookahead (a secret's start before a long run of
+	// characters left out before matching), else 0: such text is checked
+	// again only once it has grown by half, since each check reads all of
+	// it.
+	held [2]int
+	any  bool // some delta came
 }
 
 // streamer sets req.Stream for a run that streams; its end flushes what
@@ -29,7 +35,7 @@ func (x *run) streamer(round int, req *Request) *streamer {
 func (s *streamer) delta(d Delta) {
 	s.any = true
 	if d.Restart {
-		s.pending = [2]string{}
+		s.pending, s.held = [2][]byte{}, [2]int{}
 		s.x.emit(Event{Type: EventModelDelta, Round: s.round, Model: s.x.shown(), Part: PartRestart})
 		return
 	}
@@ -42,7 +48,12 @@ func (s *streamer) add(i int, more string, final bool) {
 	if more == "" && !final {
 		return
 	}
-	t := s.pending[i] + more
+	s.pending[i] = append(s.pending[i], more...)
+	look := s.x.opts.Secrets.Lookahead()
+	if !final && (len(s.pending[i]) <= look || s.held[i] > 0 && len(s.pending[i]) < s.held[i]+s.held[i]/2) {
+		return
+	}
+	t := string(s.pending[i])
 	var out string
 	n := len(t)
 	if final {
@@ -50,14 +61,13 @@ func (s *streamer) add(i int, more string, final bool) {
 	} else {
 		// The last Lookahead bytes wait for what follows them: a secret
 		// may begin there.
-		cut := len(t) - s.x.opts.Secrets.Lookahead()
-		if cut <= 0 {
-			s.pending[i] = t
-			return
-		}
-		out, n = s.x.opts.Secrets.Prefix(t, cut)
+		out, n = s.x.opts.Secrets.Prefix(t, len(t)-look)
 	}
-	s.pending[i] = t[n:]
+	s.pending[i] = append(s.pending[i][:0], t[n:]...)
+	s.held[i] = 0
+	if rest := len(t) - n; rest > 2*look {
+		s.held[i] = rest
+	}
 	if out == "" {
 		return
 	}
@@ -76,10 +86,10 @@ func (s *streamer) end(resp *Response) {
 		return
 	}
 	if !s.any && resp != nil {
-		s.pending[0] = resp.Message.Content
+		s.pending[0] = []byte(resp.Message.Content)
 		for _, c := range resp.Message.ToolCalls {
 			if c.Name == s.x.outputTool && s.x.outputTool != "" {
-				s.pending[1] += string(c.Arguments)
+				s.pending[1] = append(s.pending[1], c.Arguments...)
 			}
 		}
 	}

@@ -18,6 +18,15 @@ import (
 // streamServer streams a prose reply in pieces of three bytes, as Chat
 // Completions does for "stream": true.
 func streamServer(t *testing.T, text string) string {
+	var pieces []string
+	for i := 0; i < len(text); i += 3 {
+		pieces = append(pieces, text[i:min(i+3, len(text))])
+	}
+	return streamPieces(t, pieces)
+}
+
+// streamPieces is streamServer sending each of pieces as a delta.
+func streamPieces(t *testing.T, pieces []string) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		send := func(delta map[string]any, finish any) {
@@ -27,8 +36,8 @@ func streamServer(t *testing.T, text string) string {
 			w.(http.Flusher).Flush()
 		}
 		send(map[string]any{"role": "assistant", "content": ""}, nil)
-		for i := 0; i < len(text); i += 3 {
-			send(map[string]any{"content": text[i:min(i+3, len(text))]}, nil)
+		for _, p := range pieces {
+			send(map[string]any{"content": p}, nil)
 		}
 		send(map[string]any{}, "stop")
 		fmt.Fprint(w, "data: [DONE]\n\n")
@@ -93,4 +102,70 @@ func TestStreamRedacted(t *testing.T) {
 	if pieces < 2 {
 		t.Errorf("%d pieces: the reply was not shown as it came", pieces)
 	}
+}
+
+// TestStreamRedactedSpread: a secret split by runs of characters left
+// out before matching (zero-width spaces, soft hyphens and joiners), however
+// long the runs, is never shown in part, though its bytes spread far past
+// the lookahead; and a secret's start followed by a megabyte of them, in
+// pieces of four, is held until the rest comes, the held text checked
+// again only as it grows by half (at every piece, the stream took
+// minutes).
+func TestStreamRedactedSpread(t *testing.T) {
+	const secret = "sk-streamed-secret-0123456789"
+	run := func(t *testing.T, pieces []string) string {
+		t.Helper()
+		m, err := openai.New(openai.Config{BaseURL: streamPieces(t, pieces), APIKey: "sk-test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &plan.Plan{Agent: plan.Agent{Name: "talker", Model: plan.Model{Provider: "openai", Name: "gpt-test"}, Instructions: "Talk.",
+			Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}}, Strategy: plan.Strategy{OnProse: "accept"}}}
+		if err := p.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		var shown strings.Builder
+		r, err := agentrt.New(p, agentrt.Options{Model: m, Stream: true, Secrets: redact.Of(secret),
+			Events: func(e agentrt.Event) {
+				if e.Type == agentrt.EventModelDelta {
+					shown.WriteString(e.Delta)
+				}
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := r.Run(context.Background(), nil); err != nil || rep.Outcome != agentrt.OutcomeOK {
+			t.Fatalf("%v %s %s", err, rep.Outcome, rep.Error)
+		}
+		return shown.String()
+	}
+	for _, k := range []int{2, 10, 40, 400} {
+		for _, gap := range []string{"\u200b", "\u00ad\u2060"} {
+			t.Run(fmt.Sprintf("%d %q", k, gap), func(t *testing.T) {
+				var pieces []string
+				for _, r := range "The key is " + secret + ", and that is all." {
+					pieces = append(pieces, string(r))
+					for range k {
+						pieces = append(pieces, gap)
+					}
+				}
+				shown := strings.ReplaceAll(run(t, pieces), gap, "")
+				for i := 0; i+6 <= len(secret); i++ {
+					if strings.Contains(shown, secret[i:i+6]) {
+						t.Fatalf("shown %q holds %q of the secret", shown, secret[i:i+6])
+					}
+				}
+			})
+		}
+	}
+	t.Run("a start held through a megabyte", func(t *testing.T) {
+		pieces := []string{"The key is ", secret[:6]}
+		for range 1 << 20 / 12 {
+			pieces = append(pieces, strings.Repeat("\u200b", 4))
+		}
+		pieces = append(pieces, secret[6:], " no more.")
+		if shown := run(t, pieces); strings.Contains(shown, secret[:6]) || !strings.HasSuffix(shown, "[redacted] no more.") {
+			t.Errorf("shown %.40q…%q, want the secret held whole and replaced", shown, shown[max(0, len(shown)-40):])
+		}
+	})
 }

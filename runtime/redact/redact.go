@@ -460,7 +460,14 @@ func partialEnd(forms []form, t string, from, to int) int {
 	for _, f := range forms {
 		longest = max(longest, len(f.text))
 	}
+	// A form split by characters left out before matching takes more
+	// bytes than its own: the window reaches on until it holds longest
+	// bytes that are kept, however long the runs left out (seven bytes of
+	// text for each, a \u escape after each byte, to start).
 	hi := min(to, from+8*longest)
+	for hi < to && len(normalizing(t[from:hi], true).text) < longest {
+		hi = min(to, from+2*(hi-from))
+	}
 	cut := partialEndIn(forms, t, from, hi, true)
 	if e := partialEndIn(forms, t, from, hi, false); e > cut {
 		cut = e
@@ -509,9 +516,17 @@ func partial(forms []form, t string, from, n int) int {
 	for _, f := range forms {
 		longest = max(longest, len(f.text))
 	}
-	// A form split by characters left out before matching takes up to
-	// seven bytes for each of its own (a \u escape after each byte).
+	// A form split by characters left out before matching takes more
+	// bytes than its own: the window looks back until it holds longest
+	// bytes that are kept, however long the runs left out (seven bytes of
+	// text for each, a \u escape after each byte, to start). A secret's
+	// start followed by a long run of them is so held back for as long as
+	// the run lasts; the caller bounds how often it asks (see
+	// runtime's streamer).
 	lo := max(from, n-8*longest)
+	for lo > from && len(normalizing(t[lo:n], true).text) < longest {
+		lo = max(from, n-2*(n-lo))
+	}
 	cut := partialIn(forms, t, lo, n, true)
 	if e := partialIn(forms, t, lo, n, false); e < cut {
 		cut = e
