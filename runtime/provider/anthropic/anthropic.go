@@ -525,6 +525,7 @@ func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []
 	var msg sdk.Message
 	answer := map[int64]bool{} // the content blocks that call the output tool
 	meter := limit.NewReply(params.MaxTokens)
+	var texts blockTexts
 	for st.Next() {
 		ev := st.Current()
 		// What Accumulate keeps of each event: the message's start and a
@@ -542,7 +543,7 @@ func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []
 		if err := meter.Add(n); err != nil {
 			return nil, err
 		}
-		if err := msg.Accumulate(ev); err != nil {
+		if err := texts.accumulate(&msg, ev); err != nil {
 			return nil, fmt.Errorf("reading the stream: %w", err)
 		}
 		if delta == nil {
@@ -568,12 +569,102 @@ func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []
 		// The message is whole (its stop reason and usage arrived), even if
 		// the connection went away before the stream's last event: asking
 		// again would pay for it twice.
+		texts.flush(&msg)
 		return &msg, nil
 	}
 	if err := st.Err(); err != nil {
 		return nil, err
 	}
 	return nil, errStreamCut
+}
+
+// blockTexts puts a streamed message's text, thinking and signatures
+// together for the SDK's Message.Accumulate, which adds each delta to a
+// string (cb.Text += …): a message of 236,000 deltas of 27 bytes took
+// 157 s of CPU. Here each block's pieces go to a builder, and Accumulate
+// sees the deltas without them; a block gets its texts back before its
+// stop, and the message's, is read (refreshContentBlockRaw reads them).
+type blockTexts struct {
+	blocks []*blockText // by content block index
+}
+
+type blockText struct {
+	text, thinking, signature strings.Builder
+	added                     bool // some delta was added since the last flush
+}
+
+func (b *blockTexts) accumulate(msg *sdk.Message, ev sdk.MessageStreamEventUnion) error {
+	switch ev.Type {
+	case "content_block_delta":
+		if ev.Index < 0 || ev.Index >= int64(len(b.blocks)) || ev.Index >= int64(len(msg.Content)) {
+			break // Accumulate refuses it
+		}
+		bt := b.blocks[ev.Index]
+		switch ev.Delta.Type {
+		case "text_delta":
+			bt.text.WriteString(ev.Delta.Text)
+			ev.Delta.Text = ""
+		case "thinking_delta":
+			bt.thinking.WriteString(ev.Delta.Thinking)
+			ev.Delta.Thinking = ""
+		case "signature_delta":
+			bt.signature.WriteString(ev.Delta.Signature)
+			ev.Delta.Signature = ""
+		default:
+			return msg.Accumulate(ev)
+		}
+		bt.added = true
+		return nil
+	case "content_block_stop":
+		if ev.Index >= 0 && ev.Index < int64(min(len(b.blocks), len(msg.Content))) {
+			b.blocks[ev.Index].set(&msg.Content[ev.Index])
+		}
+	case "message_stop":
+		b.flush(msg)
+	}
+	if err := msg.Accumulate(ev); err != nil {
+		return err
+	}
+	switch ev.Type {
+	case "message_start":
+		// Accumulate starts the message again, with the blocks it holds.
+		b.blocks = b.blocks[:0]
+		for i := range msg.Content {
+			b.blocks = append(b.blocks, newBlockText(&msg.Content[i]))
+		}
+	case "content_block_start":
+		// A block may start with text of its own; its deltas follow it.
+		if len(b.blocks) == len(msg.Content)-1 {
+			b.blocks = append(b.blocks, newBlockText(&msg.Content[len(msg.Content)-1]))
+		}
+	}
+	return nil
+}
+
+func newBlockText(cb *sdk.ContentBlockUnion) *blockText {
+	bt := &blockText{}
+	bt.text.WriteString(cb.Text)
+	bt.thinking.WriteString(cb.Thinking)
+	bt.signature.WriteString(cb.Signature)
+	return bt
+}
+
+// flush gives every block its texts back.
+func (b *blockTexts) flush(msg *sdk.Message) {
+	for i := range b.blocks {
+		if i < len(msg.Content) {
+			b.blocks[i].set(&msg.Content[i])
+		}
+	}
+}
+
+// set gives cb its texts, put together, when a delta added to them.
+func (bt *blockText) set(cb *sdk.ContentBlockUnion) {
+	if !bt.added {
+		return
+	}
+	cb.Text, cb.Thinking, cb.Signature = bt.text.String(), bt.thinking.String(), bt.signature.String()
+	bt.added = false
 }
 
 // errStreamCut is a stream that ended before its message did: the

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
@@ -216,4 +218,90 @@ func TestStreamAsked(t *testing.T) {
 	if resp.Message.Content != "Looking it up." || len(resp.Message.ToolCalls) != 1 {
 		t.Errorf("message %+v", resp.Message)
 	}
+}
+
+// thinkingStreamed is a stream of a thinking block, signed, text that
+// starts in its block's start, and a tool call, with no message_stop (the
+// connection gone after the message's end).
+var thinkingStreamed = []string{
+	`{"type":"message_start","message":{"id":"msg_01Think","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"output_tokens":1}}}`,
+	`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"The user "}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"wants the weather."}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM"}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"1gbcDa9GJwZA"}}`,
+	`{"type":"content_block_stop","index":0}`,
+	`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"Let me "}}`,
+	`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"look."}}`,
+	`{"type":"content_block_stop","index":1}`,
+	`{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_01B","name":"weather","input":{}}}`,
+	`{"type":"content_block_delta","index":2,"delta":{"type":"input_json_delta","partial_json":"{\"city\": \"Oslo\"}"}}`,
+	`{"type":"content_block_stop","index":2}`,
+	`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":30}}`,
+}
+
+// TestStreamTextsAsTheSDK: the message put together from a stream's
+// events, its texts by builders, is the one the SDK's Accumulate makes,
+// member for member and in its raw JSON, with and without the stream's
+// last event.
+func TestStreamTextsAsTheSDK(t *testing.T) {
+	for name, events := range map[string][]string{"text and a call": streamed, "thinking, no message_stop": thinkingStreamed, "cut short": streamed[:8]} {
+		t.Run(name, func(t *testing.T) {
+			var sdkMsg, ours sdk.Message
+			var texts blockTexts
+			for _, e := range events {
+				var ev sdk.MessageStreamEventUnion
+				if err := json.Unmarshal([]byte(e), &ev); err != nil {
+					t.Fatal(err)
+				}
+				errSDK, errOurs := sdkMsg.Accumulate(ev), texts.accumulate(&ours, ev)
+				if (errSDK == nil) != (errOurs == nil) {
+					t.Fatalf("%s: the SDK %v, ours %v", e, errSDK, errOurs)
+				}
+			}
+			texts.flush(&ours)
+			a, _ := json.Marshal(sdkMsg)
+			b, _ := json.Marshal(ours)
+			if string(a) != string(b) || sdkMsg.RawJSON() != ours.RawJSON() {
+				t.Errorf("the SDK's message\n%s\n%s\nours\n%s\n%s", a, sdkMsg.RawJSON(), b, ours.RawJSON())
+			}
+		})
+	}
+}
+
+// BenchmarkStreamAccumulate puts together a message streamed as 20,000
+// text deltas of 27 bytes: by the SDK's Accumulate alone, which adds each
+// to a string, and by blockTexts.
+func BenchmarkStreamAccumulate(b *testing.B) {
+	piece, _ := json.Marshal(strings.Repeat("x", 27))
+	var events []sdk.MessageStreamEventUnion
+	raw := append([]string(nil), streamed[:2]...)
+	for range 20_000 {
+		raw = append(raw, `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":`+string(piece)+`}}`)
+	}
+	raw = append(raw, streamed[5], streamed[10], streamed[11])
+	for _, e := range raw {
+		var ev sdk.MessageStreamEventUnion
+		if err := json.Unmarshal([]byte(e), &ev); err != nil {
+			b.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	b.Run("sdk", func(b *testing.B) {
+		for b.Loop() {
+			var msg sdk.Message
+			for _, ev := range events {
+				msg.Accumulate(ev)
+			}
+		}
+	})
+	b.Run("builders", func(b *testing.B) {
+		for b.Loop() {
+			var msg sdk.Message
+			var texts blockTexts
+			for _, ev := range events {
+				texts.accumulate(&msg, ev)
+			}
+		}
+	})
 }
