@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,5 +132,39 @@ func TestProviderErrorRedacted(t *testing.T) {
 	}
 	if rep := replay(t, p, file, agentrt.Options{Secrets: withPlanted()}); rep.Error != want {
 		t.Errorf("replayed error %q, want %q", rep.Error, want)
+	}
+}
+
+// TestJournalFullEndsRun: a run whose journal would pass the most a
+// journal is read back at ends there, outcome error, saying so; the
+// journal holds what came before and replays up to it.
+func TestJournalFullEndsRun(t *testing.T) {
+	defer func(fl int64) { journal.MaxFile = fl }(journal.MaxFile)
+	journal.MaxFile = 6 << 10
+	p := agent(t, withTool)
+	var turns []turn
+	for i := range 40 {
+		turns = append(turns, call(10, "search", fmt.Sprintf(`{"q":"%s"}`, strings.Repeat("x", 100+i))))
+	}
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := journal.Create(file, benchHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(p, agentrt.Options{Model: &scripted{turns: turns}, Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}},
+		Journal: &agentrt.Journal{Writer: w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.Run(context.Background(), json.RawMessage(`{"title":"x"}`))
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Outcome != agentrt.OutcomeError || !strings.Contains(rec.Error, "the most a journal is read back at") {
+		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
+	}
+	if _, err := journal.Open(file); err != nil {
+		t.Errorf("the journal does not read back: %v", err)
 	}
 }

@@ -889,3 +889,49 @@ func TestNewlineBomb(t *testing.T) {
 		t.Fatalf("reading made %d MiB for a file of %d MiB", made>>20, len(data)>>20)
 	}
 }
+
+// TestJournalFull: an effect that would take the journal past MaxFile,
+// the most a journal is read back at, is not written, nor any after it,
+// and the journal, read back, holds every effect before it; a resumed
+// writer counts what the file holds. (A run recorded a 336 MB journal
+// that could then be neither replayed nor resumed.)
+func TestJournalFull(t *testing.T) {
+	defer func(fl int64) { journal.MaxFile = fl }(journal.MaxFile)
+	journal.MaxFile = 8 << 10
+	path := filepath.Join(t.TempDir(), "j")
+	w := create(t, path)
+	var full *journal.FullError
+	n := 0
+	for r := range 100 {
+		err := w.Append(modelEntry(t, journal.Key{Round: r}, modelRequest(2, 2+r)))
+		if errors.As(err, &full) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if full == nil || full.Key.Round != n || !strings.Contains(full.Error(), "past 0 MiB, the most a journal is read back at") {
+		t.Fatalf("after %d effects: %v, want a *FullError for the next", n, full)
+	}
+	if err := w.Append(toolEntry(t, journal.Key{Round: 99, Ordinal: 1}, `{"q":"x"}`)); !errors.As(err, &full) {
+		t.Errorf("an append after the journal was full: %v", err)
+	}
+	w.Close()
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatalf("the full journal does not read back: %v", err)
+	}
+	if len(j.Entries) != n {
+		t.Errorf("%d entries read back, want %d", len(j.Entries), n)
+	}
+	_, w2, err := journal.Resume(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	if err := w2.Append(modelEntry(t, journal.Key{Round: n}, modelRequest(2, 2+n))); !errors.As(err, &full) {
+		t.Errorf("a resumed writer took an effect past the bound: %v", err)
+	}
+}

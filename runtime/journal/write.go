@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -28,10 +29,25 @@ type Writer struct {
 	keys   map[Key]bool
 	err    error
 	buf    []byte
-	noSync bool // for tests and benchmarks of everything but the disk
+	size   int64 // the bytes of the file, up to its last complete line
+	noSync bool  // for tests and benchmarks of everything but the disk
 }
 
 var errClosed = errors.New("journal: writer is closed")
+
+// FullError is an effect a journal cannot take: with it the file would
+// pass MaxFile, the most a journal is read back at, and could never be
+// replayed or resumed. The effect is not written, nor is any after it;
+// the journal replays up to it.
+type FullError struct {
+	Key  Key
+	Size int64 // the journal's bytes
+	Line int64 // what the effect would add
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("journal: effect %s would take the journal from %d bytes past %d MiB, the most a journal is read back at: it is not written, and the journal replays up to it", e.Key, e.Size, MaxFile>>20)
+}
 
 // file is what a Writer needs of an *os.File.
 type file interface {
@@ -110,6 +126,7 @@ func create(l *Lock, h Header, sync bool) (*Writer, error) {
 	w := newWriter(f)
 	w.noSync = !sync
 	w.lock = l
+	w.size = int64(len(line))
 	return w, nil
 }
 
@@ -191,6 +208,7 @@ func resume(l *Lock) (*Journal, *Writer, error) {
 	}
 	w := newWriter(f)
 	w.lock = l
+	w.size = j.ValidBytes
 	j.store.file = l.path
 	for d := range j.store.values {
 		w.values[d] = true
@@ -221,11 +239,12 @@ func (w *Writer) Append(e Entry) error {
 	}
 	// A failed effect may be made again; the next entry supersedes it.
 	buf := w.buf[:0]
+	var added []string
 	for _, p := range parts {
-		if w.values[p.digest] {
+		if w.values[p.digest] || slices.Contains(added, p.digest) {
 			continue
 		}
-		w.values[p.digest] = true
+		added = append(added, p.digest)
 		buf = append(buf, `{"value":"`...)
 		buf = append(buf, p.digest...)
 		buf = append(buf, `","json":`...)
@@ -236,6 +255,16 @@ func (w *Writer) Append(e Entry) error {
 	if cap(buf) <= 1<<20 {
 		w.buf = buf
 	}
+	if w.size+int64(len(buf)) > MaxFile {
+		// A journal past MaxFile is refused when read back: one written
+		// so could never be replayed or resumed.
+		w.err = &FullError{Key: e.Key, Size: w.size, Line: int64(len(buf))}
+		return w.err
+	}
+	for _, d := range added {
+		w.values[d] = true
+	}
+	w.size += int64(len(buf))
 	if _, err := w.f.Write(buf); err != nil {
 		w.err = fmt.Errorf("journal: %w", err)
 		return w.err
