@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/sync/semaphore"
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
 	"agentc.dev/agentc/internal/leaf/userfile"
@@ -97,6 +98,10 @@ type Runs struct {
 	log       func(string)
 
 	schemas sync.Map // compiled input schemas, by plan digest
+
+	// reading bounds the inputs being read at once, weighed by their
+	// bytes (see read).
+	reading *semaphore.Weighted
 
 	mu        sync.Mutex
 	byID      map[string]*Record
@@ -196,7 +201,7 @@ func NewRuns(dir string, keep int, api bool) (*Runs, error) {
 		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Runs{dir: dir, keep: keep, keepBytes: DefaultKeepBytes, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}, going: map[string]*inFlight{}, active: map[string]int{}}, nil
+	return &Runs{reading: semaphore.NewWeighted(MaxReading), dir: dir, keep: keep, keepBytes: DefaultKeepBytes, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}, going: map[string]*inFlight{}, active: map[string]int{}}, nil
 }
 
 // OnPending sets what hears each call that comes to wait for approval
@@ -355,21 +360,28 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	files := fileFieldsOf(a.Plan)
-	if err := checkFiles(files, c.input); err != nil {
+	if err := rs.read(ctx, len(c.input), func() error {
+		files := fileFieldsOf(a.Plan)
+		if err := checkFiles(files, c.input); err != nil {
+			return err
+		}
+		if len(files) > 0 {
+			// Checked against the contract first, as the run would;
+			// then the files go in the runner's store, and the run and
+			// its record (kept in memory, and on disk with a journal
+			// directory) hold their digests, not their bytes.
+			if err := rs.checkInput(a.Plan, c.input); err != nil {
+				return err
+			}
+			if c.input, err = storeFiles(a, files, c.input, c.fileNames); err != nil {
+				return err
+			}
+		}
+		// An input the contract refuses leaves nothing, and is refused
+		// here, within the bound on reading.
+		return validateInput(runner, c.input)
+	}); err != nil {
 		return nil, err
-	}
-	if len(files) > 0 {
-		// Checked against the contract first, as the run would; then
-		// the files go in the runner's store, and the run and its
-		// record (kept in memory, and on disk with a journal directory)
-		// hold their digests, not their bytes.
-		if err := rs.checkInput(a.Plan, c.input); err != nil {
-			return nil, err
-		}
-		if c.input, err = storeFiles(a, files, c.input, c.fileNames); err != nil {
-			return nil, err
-		}
 	}
 	id := newID()
 	rec := &Record{ID: id, Agent: a.Plan.Agent.Name, Plan: string(a.Plan.Digests.Plan), State: StateRunning, Started: time.Now().UTC(), Input: c.input}
@@ -379,9 +391,6 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 	}
 	var w *journal.Writer
 	if rs != nil && rs.dir != "" {
-		if err := validateInput(runner, c.input); err != nil {
-			return nil, err
-		}
 		if w, err = rs.create(a, rec); err != nil {
 			return nil, err
 		}
@@ -392,6 +401,38 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 	}
 	return rs.execute(ctx, runner, rec, w, c.notify, c.elicit)
 }
+
+// MaxReading is how many bytes of clients' inputs a server reads at once,
+// together: decoding a JSON input and checking it against its contract
+// holds many times its bytes (an 8 MiB array of zeros, about 670 MB),
+// and six clients sending such inputs, each refused, had a server hold
+// 4 GB. An input past what is left waits for the ones being read; one
+// larger than the bound waits to be read alone.
+const MaxReading = 32 << 20
+
+// read runs check, the reading of an input of n bytes, within the bound
+// on the inputs read at once (MaxReading); a request that goes while it
+// waits is its context's error.
+func (rs *Runs) read(ctx context.Context, n int, check func() error) error {
+	if rs == nil || rs.reading == nil {
+		return check()
+	}
+	w := min(int64(n)+1, MaxReading)
+	if !rs.reading.TryAcquire(w) {
+		if readingWaits != nil {
+			readingWaits()
+		}
+		if err := rs.reading.Acquire(ctx, w); err != nil {
+			return err
+		}
+	}
+	defer rs.reading.Release(w)
+	return check()
+}
+
+// readingWaits, when set (by tests), hears each input that waits for the
+// bound on reading.
+var readingWaits func()
 
 // storeFiles puts the files an input of agent a gives (at files, its
 // file inputs) in a.Files, checked, and returns the input naming them by

@@ -581,3 +581,55 @@ func TestDeepInputRecord(t *testing.T) {
 		t.Errorf("the record of a %d-byte input is %d bytes", len(input), st.Size())
 	}
 }
+
+// TestReadingBounded: an input is read, decoded and checked against its
+// contract only within the bound on the bytes of inputs read at once
+// (serve.MaxReading): with the bound taken, a request waits, and is read
+// once the bytes are given back; one whose client goes while it waits
+// reads nothing.
+func TestReadingBounded(t *testing.T) {
+	runs := newRuns(t, "", true)
+	h, err := serve.API([]serve.Agent{labeler(t)}, runs, serve.AllAgents(apiToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	release := runs.HoldReading(t, serve.MaxReading)
+	waiting := make(chan struct{}, 2)
+	serve.OnReadingWait(t, func() { waiting <- struct{}{} })
+
+	ctx, cancel := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/agents/labeler/runs", strings.NewReader(`{"title": ""}`))
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	gone := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		gone <- err
+	}()
+	done := make(chan int, 1)
+	go func() {
+		code, _ := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": ""}`)
+		done <- code
+	}()
+	for range 2 {
+		select {
+		case code := <-done:
+			t.Fatalf("an input was read with the bound taken: %d", code)
+		case err := <-gone:
+			t.Fatalf("a request ended with the bound taken: %v", err)
+		case <-waiting:
+		}
+	}
+	cancel()
+	if err := <-gone; err == nil {
+		t.Error("the request whose client went was answered")
+	}
+	release()
+	if code := <-done; code != http.StatusUnprocessableEntity {
+		t.Errorf("the waiting input, refused by its contract: %d, want 422", code)
+	}
+}
