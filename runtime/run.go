@@ -1422,6 +1422,15 @@ func redactMessage(s *redact.Set, m Message) Message {
 	// a fallback's provider. Redacted here, before anything reads it, the
 	// conversation, the journal and the tool's result all hold the same.
 	m.ToolCallID = s.String(m.ToolCallID)
+	if m.State != nil {
+		// The provider's state (reasoning items, signed thinking) goes
+		// back with every later request too, to a fallback's endpoint as
+		// well. A provider's own never holds the key; one that does was
+		// echoed by a server, whose state is then broken, not sent on.
+		st := *m.State
+		st.Data = s.JSON(st.Data)
+		m.State = &st
+	}
 	if len(m.Parts) > 0 {
 		// A file's bytes go to the provider as they were given: only
 		// the text around them, and a file's name, are redacted.

@@ -43,7 +43,9 @@ func TestSecretsRedacted(t *testing.T) {
 			// A server that echoes the key in a tool call's ID: the ID,
 			// redacted, is what the conversation and the journal hold.
 			func(req *agentrt.Request) (*agentrt.Response, error) {
-				return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: "call_" + planted, Name: "search", Arguments: json.RawMessage(`{"q":"x"}`)}}}, Usage: usage(10)}, nil
+				return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: "call_" + planted, Name: "search", Arguments: json.RawMessage(`{"q":"x"}`)}},
+					// And in the provider's state, which goes back too.
+					State: &agentrt.ProviderState{Provider: "openai-responses", Data: json.RawMessage(`[{"type":"reasoning","id":"rs_` + planted + `"}]`)}}, Usage: usage(10)}, nil
 			},
 			prose("The key was "+planted+".", 10),
 			answer(`{"label":"bug"}`, 10),

@@ -27,6 +27,7 @@ func estimateUsage(req *Request, msg Message, c *convSizes) Usage {
 	if req.Answer != nil {
 		in += len(req.Answer.Schema)
 	}
+	msg.State = nil // not journaled (see of)
 	return Usage{Input: tokens(in) + files, Output: tokens(jsonSize(msg))}
 }
 
@@ -99,6 +100,9 @@ func (c *convSizes) of(msgs []Message) (bytes, files int) {
 		*c = convSizes{}
 	}
 	for _, m := range msgs[len(c.sizes):] {
+		// The provider's state is not counted: a journal does not keep
+		// it, and a replay must count as the run did.
+		m.State = nil
 		n, f := jsonSize(m), 0
 		for _, p := range m.Parts {
 			if p.File != nil {

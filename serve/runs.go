@@ -1006,20 +1006,23 @@ func (rs *Runs) InFlight() int {
 // for its journal and events, which are where it runs. The server's stop
 // stops the wait, not the run.
 func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error) {
-	if err := rs.checkInput(a.Plan, c.input); err != nil {
-		return nil, err
-	}
-	files := fileFieldsOf(a.Plan)
-	if err := checkFiles(files, c.input); err != nil {
-		return nil, err
-	}
 	o, err := c.budgets.overrides()
 	if err != nil {
 		return nil, err
 	}
-	// The workers read the run's files from their store; the run's
-	// input, and its record here, name them by digest.
-	if c.input, err = storeFiles(a, files, c.input, c.fileNames); err != nil {
+	if err := rs.read(ctx, len(c.input), func() error {
+		if err := rs.checkInput(a.Plan, c.input); err != nil {
+			return err
+		}
+		files := fileFieldsOf(a.Plan)
+		if err := checkFiles(files, c.input); err != nil {
+			return err
+		}
+		// The workers read the run's files from their store; the run's
+		// input, and its record here, name them by digest.
+		c.input, err = storeFiles(a, files, c.input, c.fileNames)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	id := newID()

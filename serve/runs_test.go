@@ -633,3 +633,37 @@ func TestReadingBounded(t *testing.T) {
 		t.Errorf("the waiting input, refused by its contract: %d, want 422", code)
 	}
 }
+
+// TestReadingBoundedRemote: an agent run elsewhere has its input read
+// within the same bound.
+func TestReadingBoundedRemote(t *testing.T) {
+	runs := newRuns(t, "", true)
+	ag := labeler(t)
+	ag.Runner = nil
+	ag.Remote = func(context.Context, string, json.RawMessage, agentrt.Overrides, func(agentrt.Event)) (*agentrt.Report, error) {
+		return &agentrt.Report{}, nil
+	}
+	h, err := serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	release := runs.HoldReading(t, serve.MaxReading)
+	waiting := make(chan struct{}, 1)
+	serve.OnReadingWait(t, func() { waiting <- struct{}{} })
+	done := make(chan int, 1)
+	go func() {
+		code, _ := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": ""}`)
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		t.Fatalf("an input was read with the bound taken: %d", code)
+	case <-waiting:
+	}
+	release()
+	if code := <-done; code != http.StatusUnprocessableEntity {
+		t.Errorf("the waiting input, refused by its contract: %d, want 422", code)
+	}
+}
