@@ -14,7 +14,8 @@
 // The directory is opened once, when it is first used, and every name is
 // resolved in it from then on (an os.Root): a link put at the
 // directory's name while a run uses the store leads nothing elsewhere,
-// and no link inside it leads out of it.
+// and no link inside it leads out of it. On Windows a directory held open
+// cannot be removed or renamed until the store is closed.
 package filestore
 
 import (
@@ -129,8 +130,8 @@ func (s *Store) dirRoot(mk bool) (*os.Root, error) {
 
 // renew lets go of old, the directory held, when it is still the one
 // held, and returns the directory at the store's name, made again if it
-// is not there.
-func (s *Store) renew(old *os.Root) (*os.Root, error) {
+// is not there and mk is set (else nil, nil).
+func (s *Store) renew(old *os.Root, mk bool) (*os.Root, error) {
 	s.mu.Lock()
 	if s.root == old {
 		// A file staged in it and not yet committed can no longer be:
@@ -139,7 +140,19 @@ func (s *Store) renew(old *os.Root) (*os.Root, error) {
 		old.Close()
 	}
 	s.mu.Unlock()
-	return s.dirRoot(true)
+	return s.dirRoot(mk)
+}
+
+// stale reports whether root, the directory held, is no longer the one
+// at the store's name: removed, and perhaps made again, by another
+// process, whose blobs this store would otherwise never see.
+func (s *Store) stale(root *os.Root) bool {
+	held, err := root.Stat(".")
+	if err != nil {
+		return true
+	}
+	there, err := os.Stat(s.dir)
+	return err != nil || !os.SameFile(held, there)
 }
 
 // Close lets go of the store's directory; the store may not be used
@@ -221,7 +234,7 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		// The directory held was removed (a person cleaning up while a
 		// server runs): the one at the name now is taken, as at first use.
-		if root, err = s.renew(root); err != nil {
+		if root, err = s.renew(root, true); err != nil {
 			return nil, err
 		}
 		tmp, name, err = createStaging(root)
@@ -529,6 +542,15 @@ func (s *Store) Open(digest string) (io.ReadCloser, int64, error) {
 	// directory follows a link within itself whatever the flags say; what
 	// was opened is held to what is at the name.)
 	f, err := root.OpenFile(name, os.O_RDONLY|noFollow, 0)
+	if errors.Is(err, fs.ErrNotExist) && s.stale(root) {
+		if root, err = s.renew(root, false); err != nil {
+			return nil, 0, err
+		}
+		if root == nil {
+			return nil, 0, fmt.Errorf("file %s: %w (%s)", digest, ErrNotStored, s.dir)
+		}
+		f, err = root.OpenFile(name, os.O_RDONLY|noFollow, 0)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("file %s: %w (%s)", digest, ErrNotStored, s.dir)
 	}

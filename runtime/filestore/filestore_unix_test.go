@@ -198,3 +198,42 @@ func TestStoreRemovedRenewed(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestStoreRenewedForReading: a store that only reads (a worker's) sees
+// the blobs of a directory another process removed and made again at its
+// name.
+func TestStoreRenewedForReading(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "files")
+	reader, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	put := func(text string) filestore.Blob {
+		t.Helper()
+		w, err := filestore.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		b, err := w.Put(strings.NewReader(text), 1<<10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	first := put("first")
+	if _, err := reader.Stat(first.Digest); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Stat(first.Digest); !errors.Is(err, filestore.ErrNotStored) {
+		t.Errorf("a blob removed with its directory: %v", err)
+	}
+	second := put("second")
+	if _, err := reader.Stat(second.Digest); err != nil {
+		t.Errorf("a blob of the directory made again: %v", err)
+	}
+}

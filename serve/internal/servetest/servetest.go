@@ -34,6 +34,8 @@ func Reader(t testing.TB) serve.Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { store.Close() }) // before the directory is removed
+
 	r, err := agentrt.New(p, agentrt.Options{Model: &testmodel.Model{}, Files: store})
 	if err != nil {
 		t.Fatal(err)

@@ -88,6 +88,9 @@ func Store(t testing.TB) *filestore.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Before the directory is removed: a store holds it open, which
+	// Windows does not let be removed.
+	t.Cleanup(func() { s.Close() })
 	return s
 }
 
