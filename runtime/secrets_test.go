@@ -166,7 +166,21 @@ func TestJournalFullEndsRun(t *testing.T) {
 	if rec.Outcome != agentrt.OutcomeError || !strings.Contains(rec.Error, "the most a journal is read back at") {
 		t.Fatalf("outcome %s: %s", rec.Outcome, rec.Error)
 	}
-	if _, err := journal.Open(file); err != nil {
-		t.Errorf("the journal does not read back: %v", err)
+	j, err := journal.Open(file)
+	if err != nil {
+		t.Fatalf("the journal does not read back: %v", err)
+	}
+	// A replay ends where the journal does, at the effect it lacks.
+	r, err = agentrt.New(p, agentrt.Options{Model: refusingModel{}, Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}},
+		Journal: &agentrt.Journal{Recorded: j, Replay: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), json.RawMessage(`{"title":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Divergence == nil || !strings.Contains(rep.Divergence.Reason, "the journal lacks effect") {
+		t.Errorf("the replay: %s %s %+v", rep.Outcome, rep.Error, rep.Divergence)
 	}
 }

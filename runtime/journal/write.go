@@ -37,8 +37,9 @@ var errClosed = errors.New("journal: writer is closed")
 
 // FullError is an effect a journal cannot take: with it the file would
 // pass MaxFile, the most a journal is read back at, and could never be
-// replayed or resumed. The effect is not written, nor is any after it;
-// the journal replays up to it.
+// read back. The effect is not written, nor is any after it: the journal
+// holds every effect before it, and a replay, or a resume, ends at it, as
+// at the end of any journal cut short (the journal lacks the effect).
 type FullError struct {
 	Key  Key
 	Size int64 // the journal's bytes
@@ -46,7 +47,7 @@ type FullError struct {
 }
 
 func (e *FullError) Error() string {
-	return fmt.Sprintf("journal: effect %s would take the journal from %d bytes past %d MiB, the most a journal is read back at: it is not written, and the journal replays up to it", e.Key, e.Size, MaxFile>>20)
+	return fmt.Sprintf("journal: effect %s would take the journal from %d bytes past %d MiB, the most a journal is read back at: it is not written, and the journal ends before it", e.Key, e.Size, MaxFile>>20)
 }
 
 // file is what a Writer needs of an *os.File.
