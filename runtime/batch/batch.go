@@ -275,11 +275,15 @@ func (b *Batch) readItems(ctx context.Context, in io.Reader, window chan struct{
 				next.input, next.err = nil, fmt.Sprintf("line %d: %v", it.Line, err)
 			}
 		}
+		// Counted before it is handed on: a worker may take it and end
+		// its run before this goroutine runs again, and an item that
+		// ended was read.
+		b.read.Add(1)
 		select {
 		case work <- next:
-			b.read.Add(1)
 			return nil
 		case <-ctx.Done():
+			b.read.Add(-1)
 			return ctx.Err()
 		}
 	})
