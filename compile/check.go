@@ -716,7 +716,17 @@ func (cp *Compiler) lock(path string) (*digest.Lock, error) {
 		return e.lock, e.err
 	}
 	var e lockEntry
-	data, err := userfile.Read(path, plan.MaxLockBytes, "a lock file")
+	// Found in the project (digest.FindLock): it must lie beneath its
+	// root, as a configuration file must.
+	root := path
+	if abs, err := filepath.Abs(path); err == nil {
+		root = project.Root(filepath.Dir(abs))
+	}
+	data, err := userfile.ReadBeneath(root, path, plan.MaxLockBytes, "a lock file")
+	var oe *userfile.OutsideError
+	if errors.As(err, &oe) {
+		err = fmt.Errorf("the lock file %s is a symbolic link leading out of the project (%s): agentc reads no lock file from outside it", displayName(path), displayName(root))
+	}
 	if err != nil {
 		e.err = err
 	} else {

@@ -183,12 +183,20 @@ func (cp *Compiler) ConfigFor(files []string) (*Config, error) {
 	return cp.configIn(abs)
 }
 
-// readConfigIn reads dir's configuration file; nil when it has none.
+// readConfigIn reads dir's configuration file; nil when it has none. The
+// file must lie beneath the project's root, its links followed: one that
+// leads out (a pull request's link to a file of the machine checking it,
+// which a finding would quote) is refused.
 func readConfigIn(dir string) (*Config, error) {
 	path := filepath.Join(dir, manifest.ConfigFile)
-	data, err := userfile.Read(path, plan.MaxConfigBytes, "a configuration file")
+	root := project.Root(dir)
+	data, err := userfile.ReadBeneath(root, path, plan.MaxConfigBytes, "a configuration file")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	}
+	var oe *userfile.OutsideError
+	if errors.As(err, &oe) {
+		return nil, &ConfigError{File: displayName(path), Msg: fmt.Sprintf("a symbolic link leading out of the project (%s): agentc reads no configuration from outside it", displayName(root))}
 	}
 	if err != nil {
 		return nil, &ConfigError{File: displayName(path), Msg: userfile.Reason(err)}

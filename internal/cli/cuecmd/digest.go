@@ -116,7 +116,7 @@ classify); 2 usage error, or an agentc.yaml that does not read.`,
 					return err
 				}
 			}
-			lock, err := readLock(lockPath, relPath(lockPath, e.Dir), write)
+			lock, err := readLock(lockPath, relPath(lockPath, e.Dir), write, what != "--lock")
 			if err != nil {
 				return &cli.ExitError{Code: cli.ExitFindings, Err: err}
 			}
@@ -199,9 +199,26 @@ func relPath(p, dir string) string {
 }
 
 // readLock reads a lock file; a missing one is empty when it is about to
-// be written, and an error when it is to be checked.
-func readLock(path, name string, missingOK bool) (*digest.Lock, error) {
-	data, err := userfile.Read(path, plan.MaxLockBytes, "a lock file")
+// be written, and an error when it is to be checked. One found in the
+// project, not named by --lock, must lie beneath the project's root, its
+// links followed: a pull request's link to a file of the machine checking
+// it would have a line of that file quoted.
+func readLock(path, name string, missingOK, found bool) (*digest.Lock, error) {
+	var data []byte
+	var err error
+	if found {
+		root := path
+		if abs, aerr := filepath.Abs(path); aerr == nil {
+			root = project.Root(filepath.Dir(abs))
+		}
+		data, err = userfile.ReadBeneath(root, path, plan.MaxLockBytes, "a lock file")
+		var oe *userfile.OutsideError
+		if errors.As(err, &oe) {
+			return nil, fmt.Errorf("the lock file %s is a symbolic link leading out of the project: agentc reads no lock file from outside it", name)
+		}
+	} else {
+		data, err = userfile.Read(path, plan.MaxLockBytes, "a lock file")
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if missingOK {
 			return &digest.Lock{Entries: map[string]digest.Entry{}}, nil

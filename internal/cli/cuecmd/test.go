@@ -268,6 +268,13 @@ func runTestCase(ctx context.Context, e cli.Env, b built, dir string, chk *agent
 		r.Journal = ""
 	default:
 		if _, err := os.Stat(journal); err == nil {
+			// Read only from the agent's directory: a link planted at the
+			// journal, or above it, must not have a file of the machine
+			// read (and a fault of its quoted).
+			if err := userfile.Beneath(dir, journal); err != nil {
+				r.Mode, r.Status, r.Failures = modeReplay, statusFail, []agenttest.Failure{{Msg: err.Error()}}
+				return r, nil, ""
+			}
 			r.Mode, c.Replay = modeReplay, journal
 		} else if errors.Is(err, fs.ErrNotExist) && mode == modeReplayOnly {
 			r.Mode, r.Status = modeReplay, statusFail

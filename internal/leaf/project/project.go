@@ -43,3 +43,11 @@ func Dirs(dir string) []string {
 	}
 	return dirs
 }
+
+// Root is the last of Dirs(dir): the project's root, or dir itself when
+// there is none above it. A file agentc finds for dir (a configuration or
+// lock file) must lie beneath it.
+func Root(dir string) string {
+	dirs := Dirs(dir)
+	return dirs[len(dirs)-1]
+}

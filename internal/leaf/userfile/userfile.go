@@ -209,6 +209,40 @@ func Read(path string, limit int64, what string) ([]byte, error) {
 	return readAll(f, limit, path, what, size)
 }
 
+// ReadBeneath is Read for a file agentc found in a project (a
+// configuration or lock file beside or above an agent) rather than one
+// the person named: it must lie beneath root, the project's root, its
+// links followed (else an *OutsideError), so that a link a pull request
+// put there cannot have agentc read a file of the machine that checks it
+// and quote it in an error.
+func ReadBeneath(root, path string, limit int64, what string) ([]byte, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(root, abs)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil, &OutsideError{Root: root, Name: path}
+	}
+	f, err := OpenBeneath(root, rel)
+	if err != nil {
+		var oe *OutsideError
+		if errors.As(err, &oe) {
+			oe.Name = path
+		}
+		return nil, err
+	}
+	defer f.Close()
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	if size > limit {
+		return nil, &TooLargeError{Name: path, What: what, Limit: limit}
+	}
+	return readAll(f, limit, path, what, size)
+}
+
 // ReadFrom reads r to its end, as io.ReadAll does, failing with a
 // *TooLargeError named name once more than limit bytes arrive. A regular
 // file is read into a buffer of its size, taken once.
