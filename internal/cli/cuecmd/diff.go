@@ -147,7 +147,7 @@ not read).`,
 				if err := printFindings(e, fs, format, p.new, agent); err != nil {
 					return err
 				}
-				if slices.ContainsFunc(fs, func(f contractdiff.Finding) bool { return classRank[f.Class] >= least }) {
+				if slices.ContainsFunc(fs, func(f contractdiff.Finding) bool { return failRank(f) >= least }) {
 					failed = true
 				}
 			}
@@ -170,6 +170,19 @@ var diffFormats = []string{"text", "json", "github-actions"}
 
 // classRank orders the classes for --fail-on.
 var classRank = map[contractdiff.Class]int{contractdiff.Compatible: 0, contractdiff.Undecided: 1, contractdiff.Breaking: 2}
+
+// failRank is where a finding stands against --fail-on: its class's rank,
+// but a change left unexamined (the comparison's work budget spent on the
+// changes before it) ranks as breaking, which it may be. Whoever writes
+// the new contract chooses what the budget is spent on: a pull request
+// that added expensive changes to the input had its breaking output change
+// left unexamined, a warning that passed the check.
+func failRank(f contractdiff.Finding) int {
+	if f.Unexamined {
+		return classRank[contractdiff.Breaking]
+	}
+	return classRank[f.Class]
+}
 
 // diffAgents compiles, or reads, the agents at path: one, or, in a
 // directory, each it holds.

@@ -316,7 +316,7 @@ func checkLock(e cli.Env, lock *digest.Lock, lockPath string, entries map[string
 				c.Verdict = f.Class
 			}
 		}
-		if least >= 0 && classRank[c.Verdict] >= least && len(fs) > 0 {
+		if least >= 0 && slices.ContainsFunc(fs, func(f contractdiff.Finding) bool { return failRank(f) >= least }) {
 			c.Fails = true
 		}
 		out = append(out, c)
