@@ -145,7 +145,7 @@ func (cp *Compiler) Check(inst *manifest.Instance) []Diagnostic {
 }
 
 func (cp *Compiler) check(inst *manifest.Instance) *checker {
-	c := &checker{comp: cp, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}, callees: map[string]calleeInfo{}}
+	c := &checker{comp: cp, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}, callees: map[string]calleeInfo{}, patterns: plan.NewPatternBudget(patternTimeouts)}
 	if inst.NotAgent {
 		c.add(inst.Value.Pos(), CodeNotAgent, "not an agent manifest (it declares fewer than two of name, model and instructions; a compiled plan is read by digest only): skipped; name it on its own to check it as one")
 		return c
@@ -184,7 +184,14 @@ type checker struct {
 	cycle    *cycleError           // a cycle an agent tool closes, if any
 	// fallbacks are the model's fallbacks, compiled.
 	fallbacks []plan.FallbackModel
+	// patterns bounds the pattern matches of the manifest's own values
+	// (its test cases' inputs) that may run out of time, all together.
+	patterns *plan.PatternBudget
 }
+
+// patternTimeouts is how many matches of a manifest's values against
+// its patterns may run out of time before the rest are undecided at once.
+const patternTimeouts = 4
 
 func (c *checker) add(pos token.Pos, code, format string, args ...any) {
 	// A field the manifest leaves out has the position of the schema's

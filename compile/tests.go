@@ -48,7 +48,7 @@ func (c *checker) checkTestInput(name string, in cue.Value) {
 	if err != nil {
 		return // not data: the loader reports it
 	}
-	sch, err := plan.CompileSchema(s.Doc)
+	sch, err := plan.CompileSchemaIn(s.Doc, c.patterns)
 	if err != nil {
 		return // SCHEMA_INVALID
 	}

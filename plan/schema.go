@@ -42,6 +42,35 @@ func CompileSchema(doc any) (*jsonschema.Schema, error) {
 	return c.Compile(SchemaURL)
 }
 
+// PatternBudget bounds how many pattern matches may run out of time in
+// the values validated against schemas compiled with it (see
+// CompileSchemaIn); NewPatternBudget makes one.
+type PatternBudget = pattern.Budget
+
+// NewPatternBudget returns a budget that allows n matches to run out of
+// time: a check of one manifest's values (vet's of its test cases) takes
+// one, so that its backtracking patterns cost it a few timeouts in all,
+// not one for every string.
+func NewPatternBudget(n int) *PatternBudget { return pattern.NewBudget(n) }
+
+// CompileSchemaIn is CompileSchema with the schema's patterns under
+// budget b: past it, a match is undecided at once, and the value is
+// rejected as for one that ran out of time.
+func CompileSchemaIn(doc any, b *PatternBudget) (*jsonschema.Schema, error) {
+	c, err := schemaCompiler(doc)
+	if err != nil {
+		return nil, err
+	}
+	c.UseRegexpEngine(func(s string) (jsonschema.Regexp, error) {
+		re, err := pattern.CompileIn(s, b)
+		if err != nil {
+			return nil, err
+		}
+		return re, nil
+	})
+	return c.Compile(SchemaURL)
+}
+
 func schemaCompiler(doc any) (*jsonschema.Compiler, error) {
 	c := newCompiler()
 	c.AssertFormat()

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dlclark/regexp2/v2"
@@ -42,9 +43,36 @@ var ErrTimeout = errors.New("the match ran out of time")
 
 // Regexp is a compiled pattern, safe for concurrent use.
 type Regexp struct {
-	src  string
-	ecma *regexp2.Regexp // nil when re2 reads the pattern
-	re2  *regexp.Regexp
+	src    string
+	ecma   *regexp2.Regexp // nil when re2 reads the pattern
+	re2    *regexp.Regexp
+	budget *Budget // nil for none
+}
+
+// Budget bounds how many matches may run out of time among the patterns
+// compiled with it (CompileIn): once that many have, every later match of
+// theirs that regexp2 would make is undecided at once, without being
+// tried. Each match is bounded in time, but nothing else bounds how many
+// a check makes: 200 strings of a test case's input against four
+// backtracking patterns held vet for two minutes, a bigger manifest for
+// hours. A check whose values are undecided rejects them, so the budget
+// changes no verdict but how soon it comes. The zero Budget allows none.
+type Budget struct{ left atomic.Int64 }
+
+// NewBudget returns a Budget that allows n matches to run out of time.
+func NewBudget(n int) *Budget {
+	b := &Budget{}
+	b.left.Store(int64(n))
+	return b
+}
+
+// CompileIn is Compile with the pattern's matches under budget b.
+func CompileIn(p string, b *Budget) (*Regexp, error) {
+	re, err := Compile(p)
+	if err == nil && re.ecma != nil {
+		re.budget = b
+	}
+	return re, err
 }
 
 // Compile reads a pattern as ECMA-262, or, failing that, as Go's regexp
@@ -86,6 +114,9 @@ func (r *Regexp) Match(s string) (matched bool, err error) {
 	if r.re2 != nil {
 		return r.re2.MatchString(s), nil
 	}
+	if r.budget != nil && r.budget.left.Load() <= 0 {
+		return false, ErrTimeout
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			matched, err = false, fmt.Errorf("the regular-expression engine failed: %v", p)
@@ -93,6 +124,9 @@ func (r *Regexp) Match(s string) (matched bool, err error) {
 	}()
 	matched, err = r.ecma.MatchString(s)
 	if err != nil {
+		if r.budget != nil {
+			r.budget.left.Add(-1)
+		}
 		return false, ErrTimeout
 	}
 	return matched, nil

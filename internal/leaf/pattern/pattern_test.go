@@ -152,3 +152,35 @@ func FuzzMatch(f *testing.F) {
 		}
 	})
 }
+
+// TestBudget: once as many matches as a budget allows have run out of
+// time, the patterns compiled with it are undecided at once, never tried
+// again (the budget, counted down by each that ran out, stays at 0); a
+// pattern Go's regexp reads is not under it, and one compiled without a
+// budget is tried every time.
+func TestBudget(t *testing.T) {
+	b := NewBudget(2)
+	re, err := CompileIn(`^(a+)+$`, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		s := strings.Repeat("a", 40+i) + "!"
+		if _, err := re.Match(s); err != ErrTimeout {
+			t.Fatalf("match %d: %v, want ErrTimeout", i, err)
+		}
+	}
+	if left := b.left.Load(); left != 0 {
+		t.Errorf("the budget is at %d after five undecided matches: want 0, the last three never tried", left)
+	}
+	if ok, err := re.Match("aaa"); ok || err != ErrTimeout {
+		t.Errorf("a string that matches, past the budget: %v %v, want undecided", ok, err)
+	}
+	re2, err := CompileIn(`(?P<n>a)b`, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := re2.Match("ab"); !ok || err != nil || re2.ECMA() {
+		t.Errorf("a pattern Go's regexp reads, past the budget: %v %v", ok, err)
+	}
+}
