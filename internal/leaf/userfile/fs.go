@@ -143,6 +143,9 @@ func (f *FS) Open(name string) (fs.File, error) {
 		}
 		return &memFile{name: name, data: data, r: bytes.NewReader(data)}, nil
 	}
+	if err := f.moduleFile(path); err != nil {
+		return nil, err
+	}
 	file, fi, err := openStat(path)
 	if err != nil {
 		return nil, err
@@ -160,6 +163,20 @@ func (f *FS) Open(name string) (fs.File, error) {
 	return &boundedFile{File: file, fs: f, path: path, left: f.PerFile}, nil
 }
 
+// moduleFile refuses a module's cue.mod/module.cue that is a symbolic
+// link leading out of the module: a pull request's link to a file of the
+// machine checking it would have CUE's parse errors quote its words.
+func (f *FS) moduleFile(path string) error {
+	if filepath.Base(path) != "module.cue" || filepath.Base(filepath.Dir(path)) != "cue.mod" {
+		return nil
+	}
+	root := filepath.Dir(filepath.Dir(path))
+	if Beneath(root, path) != nil {
+		return f.refuse(fmt.Errorf("%s is a symbolic link leading out of its module (%s): agentc reads no module file from outside it", path, root))
+	}
+	return nil
+}
+
 // ReadFile reads a regular file whole, within the bounds.
 func (f *FS) ReadFile(name string) ([]byte, error) {
 	path, err := f.hostPath("read", name)
@@ -168,6 +185,9 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 	}
 	data, ok := f.Files[path]
 	if !ok {
+		if err := f.moduleFile(path); err != nil {
+			return nil, err
+		}
 		if data, err = Read(path, f.PerFile, f.What); err != nil {
 			var nr *NotRegularError
 			var tl *TooLargeError
