@@ -121,6 +121,12 @@ func compilePattern(s string) (jsonschema.Regexp, error) {
 	return re, nil
 }
 
+// freeMatches is how many pattern matches regexp2 makes a validation may
+// leave to the validator alone: so few that they cost it a second at
+// most however they backtrack. Past them every match is made once first
+// (see Validate), the ones that then pass made again by the validator.
+const freeMatches = 4
+
 // Validate validates a value against a compiled schema, as every part of
 // agentc that decides whether a value is valid does. A value is rejected
 // with an *UndecidedError when a pattern could not be matched against one
@@ -128,11 +134,28 @@ func compilePattern(s string) (jsonschema.Regexp, error) {
 // undecided match is no match, which under "not", in a oneOf or in
 // patternProperties could otherwise accept the value.
 func Validate(s *jsonschema.Schema, v any) error {
-	if err := checkWork(s, v); err != nil {
+	matches, err := checkWork(s, v)
+	if err != nil {
 		return err
 	}
+	if len(matches) > freeMatches {
+		// Each match is bounded in time, but not their number: a schema
+		// of a thousand backtracking patterns (an MCP server's) held a
+		// check of one argument past its run's deadline and its first
+		// SIGTERM, a minute and more. The first match that runs out of
+		// time rejects the value, so they are made first, each once,
+		// and the first undecided one ends the check.
+		for m := range matches {
+			if m.re.Undecided(m.s) {
+				if ue := undecidedIn(v, ""); ue != nil {
+					return ue
+				}
+				return &UndecidedError{Pattern: m.re.String()}
+			}
+		}
+	}
 	before := pattern.Undecided()
-	err := s.Validate(v)
+	err = s.Validate(v)
 	n := pattern.Undecided() - before
 	if n == 0 {
 		return err

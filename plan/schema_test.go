@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"agentc.dev/agentc/internal/leaf/pattern"
 )
 
 // TestCompileSchema: a schema compiles under 2020-12 with formats
@@ -170,5 +172,34 @@ func TestValidateLookahead(t *testing.T) {
 		if err := Validate(s, v); (err == nil) != c.valid {
 			t.Errorf("%s: valid %v, want %v (%v)", c.value, err == nil, c.valid, err)
 		}
+	}
+}
+
+// TestValidateManyPatterns: a value checked against many backtracking
+// patterns (a hundred in allOf, an MCP server's schema) is rejected after
+// the first match that runs out of time, not after every one: the check
+// makes a single undecided match, where the validator alone made a
+// hundred, past the run's deadline. A value of many strings matched
+// quickly passes, each match made before and by the validator.
+func TestValidateManyPatterns(t *testing.T) {
+	branch := `{"pattern":"^(a+)+$"}`
+	s, err := CompileSchemaJSON([]byte(`{"type":"object","properties":{"q":{"type":"string","allOf":[` + strings.TrimSuffix(strings.Repeat(branch+",", 100), ",") + `]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := pattern.Undecided()
+	err = Validate(s, map[string]any{"q": strings.Repeat("a", 40) + "!"})
+	var ue *UndecidedError
+	if !errors.As(err, &ue) || ue.At != "/q" {
+		t.Fatalf("err = %v, want the value rejected, undecided at /q", err)
+	}
+	if n := pattern.Undecided() - before; n != 1 {
+		t.Errorf("%d undecided matches, want 1", n)
+	}
+	if err := Validate(s, map[string]any{"q": "aaaa"}); err != nil {
+		t.Errorf("a string every pattern matches at once: %v", err)
+	}
+	if err := Validate(s, map[string]any{"q": "b"}); err == nil {
+		t.Error("a string no pattern matches passed")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"agentc.dev/agentc/internal/leaf/pattern"
 )
 
 // MaxValidationWork bounds the applications of a schema's parts to parts
@@ -29,8 +31,32 @@ func (*WorkError) Error() string {
 	return fmt.Sprintf("checking the value against its schema would apply the schema's parts to parts of the value more than %d times (the schema applies the same parts to the same value over and over, through $ref, allOf, anyOf or oneOf), so the value is rejected", MaxValidationWork)
 }
 
-// work counts, with a budget, the applications validating a value takes.
-type work struct{ left int }
+// work counts, with a budget, the applications validating a value takes,
+// and keeps the matches of patterns regexp2 reads that they make.
+type work struct {
+	left    int
+	matches map[match]bool
+}
+
+// match is a pattern read by regexp2 applied to a string of the value (a
+// string, or a member's name).
+type match struct {
+	re *pattern.Regexp
+	s  string
+}
+
+func (w *work) match(re jsonschema.Regexp, s string) {
+	if r, ok := re.(*pattern.Regexp); ok && r.ECMA() && len(w.matches) < maxMatchesKept {
+		if w.matches == nil {
+			w.matches = map[match]bool{}
+		}
+		w.matches[match{r, s}] = true
+	}
+}
+
+// maxMatchesKept bounds the matches a count keeps; past it the rest are
+// left to the validator as before.
+const maxMatchesKept = 1 << 16
 
 // maxWorkDepth bounds the applications under way at once, so that the
 // count cannot take the stack with it. A value nests at most 10,000 deep
@@ -38,13 +64,14 @@ type work struct{ left int }
 const maxWorkDepth = 100_000
 
 // checkWork returns a *WorkError when validating v against s would take
-// past MaxValidationWork applications.
-func checkWork(s *jsonschema.Schema, v any) error {
+// past MaxValidationWork applications; else the matches of patterns
+// regexp2 reads that validating may make (see Validate).
+func checkWork(s *jsonschema.Schema, v any) (map[match]bool, error) {
 	w := work{left: MaxValidationWork}
 	if !w.apply(s, v, nil, 0) {
-		return &WorkError{}
+		return nil, &WorkError{}
 	}
-	return nil
+	return w.matches, nil
 }
 
 // apply counts the application of s to v and of every part s applies, to
@@ -65,6 +92,9 @@ func (w *work) apply(s *jsonschema.Schema, v any, here []*jsonschema.Schema, dep
 	}
 	if s.Bool != nil || slices.Contains(here, s) {
 		return true
+	}
+	if str, ok := v.(string); ok && s.Pattern != nil {
+		w.match(s.Pattern, str)
 	}
 	depth++
 	in := append(here, s)
@@ -98,7 +128,8 @@ func (w *work) apply(s *jsonschema.Schema, v any, here []*jsonschema.Schema, dep
 			if !w.apply(s.Properties[name], m, nil, depth) {
 				return false
 			}
-			for _, p := range s.PatternProperties {
+			for re, p := range s.PatternProperties {
+				w.match(re, name)
 				if !w.apply(p, m, nil, depth) {
 					return false
 				}

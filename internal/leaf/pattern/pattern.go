@@ -144,6 +144,17 @@ func (r *Regexp) MatchString(s string) bool {
 	return matched
 }
 
+// Undecided makes the match of s, as MatchString does, and reports
+// whether it could not be decided (counted and remembered as MatchString
+// does).
+func (r *Regexp) Undecided(s string) bool {
+	if _, err := r.Match(s); err != nil {
+		undecided.add(r.src, s)
+		return true
+	}
+	return false
+}
+
 // Undecided counts the matches so far, in this process, that could not be
 // decided. A validation that saw it move may have taken an undecided match
 // for a verdict: under "not", in a oneOf, or in patternProperties, no
