@@ -47,22 +47,24 @@ func sizeText(n int64) string {
 // boundedClient returns a copy of c (http.DefaultClient when c is nil),
 // with its redirect policy (within origin's rule), cookie jar and
 // timeout, whose transport bounds every message of a response's body to
-// limit bytes.
-func boundedClient(c *http.Client, limit int64) *http.Client {
+// limit bytes; and what cuts every request under way and to come.
+func boundedClient(c *http.Client, limit int64) (*http.Client, context.CancelFunc) {
 	if c == nil {
 		c = http.DefaultClient
 	}
 	// A redirect is followed to the server's own origin only: the
 	// manifest named that server, not the one it sends agentc on to.
 	b := origin.Client(c)
-	b.Transport = &boundedTransport{base: c.Transport, limit: limit}
-	return b
+	stop, cut := context.WithCancel(context.Background())
+	b.Transport = &boundedTransport{base: c.Transport, limit: limit, stop: stop}
+	return b, cut
 }
 
 // boundedTransport wraps each response's body in a bodyReader.
 type boundedTransport struct {
 	base  http.RoundTripper // nil: http.DefaultTransport
 	limit int64
+	stop  context.Context // done: every request is cut
 }
 
 func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -70,8 +72,16 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	release := func() {}
+	if t.stop != nil {
+		ctx, cancel := context.WithCancel(req.Context())
+		unhook := context.AfterFunc(t.stop, cancel)
+		req = req.WithContext(ctx)
+		release = func() { unhook(); cancel() }
+	}
 	resp, err := base.RoundTrip(req)
 	if err != nil || resp.Body == nil || resp.Body == http.NoBody {
+		release()
 		return resp, err
 	}
 	// The SDK reads a successful body as an event stream exactly when
@@ -83,7 +93,7 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		mt = ""
 	}
 	events := mt == "text/event-stream" && resp.StatusCode >= 200 && resp.StatusCode < 300
-	r := &bodyReader{body: resp.Body, limit: t.limit, events: events, lineStart: true}
+	r := &bodyReader{body: resp.Body, limit: t.limit, events: events, lineStart: true, release: release}
 	r.over, _ = req.Context().Value(tooLargeKey{}).(context.CancelCauseFunc)
 	resp.Body = r
 	return resp, nil
@@ -102,6 +112,9 @@ type bodyReader struct {
 	events bool
 	over   context.CancelCauseFunc // nil, or ends the request's call with the error
 	err    error
+	// release lets go of the request's tie to the transport's stop, once
+	// the body is closed; nil for none.
+	release func()
 
 	n         int64 // bytes of the message so far
 	lineStart bool  // the next byte starts a line
@@ -200,7 +213,13 @@ func (r *bodyReader) fail(event bool) error {
 	return r.err
 }
 
-func (r *bodyReader) Close() error { return r.body.Close() }
+func (r *bodyReader) Close() error {
+	if r.release != nil {
+		r.release()
+		r.release = nil
+	}
+	return r.body.Close()
+}
 
 // tooLargeKey is the context key of the function that ends a call, with a
 // *tooLargeError as its cause, when a message answering it is past the

@@ -183,8 +183,11 @@ type Server struct {
 	fingerprint string
 	secrets     *redact.Set
 
-	closed    atomic.Bool
-	lost      atomic.Pointer[tooLargeError] // the body past the bound that ended an HTTP session
+	closed atomic.Bool
+	lost   atomic.Pointer[tooLargeError] // the body past the bound that ended an HTTP session
+	// cut ends every request under way to a server over HTTP: Close's
+	// last resort (see Close).
+	cut       context.CancelFunc
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -237,9 +240,11 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fail("url %q is not an http or https URL", t.URL)
 		}
+		hc, cut := boundedClient(o.httpClient, MaxMessageBytes)
+		s.cut = cut
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:             t.URL,
-			HTTPClient:           boundedClient(o.httpClient, MaxMessageBytes),
+			HTTPClient:           hc,
 			DisableStandaloneSSE: true,
 			// The SDK's own bound on an event, counted as the transport
 			// counts it; the transport sees each byte first, and ends the
@@ -578,7 +583,7 @@ func (s *Server) Close() error {
 		session := s.session
 		s.mu.Unlock()
 		if session != nil {
-			err = session.Close()
+			err = s.closeSession(session)
 		}
 		s.reap()
 		if err != nil {
@@ -586,6 +591,37 @@ func (s *Server) Close() error {
 		}
 	})
 	return s.closeErr
+}
+
+// closeSession closes session, within closeGrace twice over. The SDK's
+// Close waits for the handlers of what the server asked (a ping) to have
+// answered, and an answer waits on a server that does not read: a stdio
+// server that stopped reading its input, or an HTTP server that never
+// answers the requests carrying the answers, held Close, and the run's
+// end, for good (and a SIGTERM with it). Past the grace, a stdio server
+// is killed (reap), which breaks its pipe, and an HTTP server's requests
+// are cut; Close then ends, or is left behind after another grace.
+func (s *Server) closeSession(session *mcp.ClientSession) error {
+	done := make(chan error, 1)
+	go func() { done <- session.Close() }()
+	t := time.NewTimer(2 * closeGrace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+	}
+	if s.cut != nil {
+		s.cut()
+	}
+	s.reap()
+	t.Reset(closeGrace)
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errors.New("the session did not close: the server neither read nor answered what agentc sent it")
+	}
 }
 
 // reap kills what is left of a stdio server: its process group and, on

@@ -579,3 +579,27 @@ func TestSessionRenewed(t *testing.T) {
 		t.Errorf("a call to a server whose tools changed: %v", err)
 	}
 }
+
+// TestCloseFlooded: a stdio server that floods its client with pings and
+// reads nothing more does not hold Close, and the run's end, for good:
+// the answers to its pings filled its input, and the SDK's Close waited
+// on their handlers with no bound (a run past its deadline and SIGTERM,
+// 600 MB and rising). Past a grace the server is killed and Close ends.
+func TestCloseFlooded(t *testing.T) {
+	s, err := Connect(context.Background(), "srv", stdio(t, "flood", "echo"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := s.call(ctx, "echo", json.RawMessage(`{}`)); err == nil {
+		t.Error("a call the server never answers succeeded")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(time.Minute): // a bound, not a measure: the grace is seconds
+		t.Fatal("Close did not end")
+	}
+}

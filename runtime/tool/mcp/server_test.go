@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -60,6 +62,9 @@ func serveStdio(variant string) int {
 	if variant == "spin" {
 		for spun = 0; ; spun++ {
 		}
+	}
+	if variant == "flood" {
+		return flood()
 	}
 	if err := testServer(variant).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "test server:", err)
@@ -174,4 +179,46 @@ func testServer(variant string) *sdk.Server {
 		}
 	})
 	return s
+}
+
+// flood is a server, written by hand, that answers the session's start
+// and its tool list, and then, asked to call a tool, sends 5,000 pings
+// and never reads its input again: the answers to its pings fill the
+// pipe, and the client's handlers that write them wait for good.
+func flood() int {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	out := bufio.NewWriter(os.Stdout)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		out.Write(append(b, '\n'))
+		out.Flush()
+	}
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
+			continue
+		}
+		switch m.Method {
+		case "initialize":
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"protocolVersion": m.Params.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "flood", "version": "1"}}})
+		case "tools/list":
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": []any{map[string]any{"name": "echo", "description": "Echo.", "inputSchema": map[string]any{"type": "object"}}}}})
+		case "tools/call":
+			pad := strings.Repeat("x", 2048)
+			for i := range 5000 {
+				send(map[string]any{"jsonrpc": "2.0", "id": fmt.Sprintf("p%d", i), "method": "ping", "params": map[string]any{"_meta": map[string]any{"pad": pad}}})
+			}
+			time.Sleep(time.Hour) // reads nothing more
+		default:
+			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}})
+		}
+	}
+	return 0
 }
