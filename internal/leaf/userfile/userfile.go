@@ -198,6 +198,12 @@ func Read(path string, limit int64, what string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readOpened(f, path, limit, what)
+}
+
+// readOpened reads the regular file f, opened at path, whole, as Read
+// does, and closes it.
+func readOpened(f *os.File, path string, limit int64, what string) ([]byte, error) {
 	defer f.Close()
 	var size int64
 	if fi, err := f.Stat(); err == nil {
@@ -232,15 +238,7 @@ func ReadBeneath(root, path string, limit int64, what string) ([]byte, error) {
 		}
 		return nil, err
 	}
-	defer f.Close()
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		size = fi.Size()
-	}
-	if size > limit {
-		return nil, &TooLargeError{Name: path, What: what, Limit: limit}
-	}
-	return readAll(f, limit, path, what, size)
+	return readOpened(f, path, limit, what)
 }
 
 // ReadFrom reads r to its end, as io.ReadAll does, failing with a
