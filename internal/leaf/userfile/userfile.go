@@ -226,19 +226,14 @@ func ReadBeneath(root, path string, limit int64, what string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	rel, err := filepath.Rel(root, abs)
-	if err != nil || !filepath.IsLocal(rel) {
+	// Resolved by name, as Beneath resolves (a confined program, such as
+	// agentc serving an MCP tool, may not open the project's directory
+	// itself): what checks a project is read while no one swaps its links.
+	r := Resolve(root)
+	if rel, err := filepath.Rel(r, Resolve(abs)); err != nil || !filepath.IsLocal(rel) {
 		return nil, &OutsideError{Root: root, Name: path}
 	}
-	f, err := OpenBeneath(root, rel)
-	if err != nil {
-		var oe *OutsideError
-		if errors.As(err, &oe) {
-			oe.Name = path
-		}
-		return nil, err
-	}
-	return readOpened(f, path, limit, what)
+	return Read(path, limit, what)
 }
 
 // ReadFrom reads r to its end, as io.ReadAll does, failing with a
