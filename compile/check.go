@@ -730,10 +730,6 @@ func (cp *Compiler) lock(path string) (*digest.Lock, error) {
 		root = project.Root(filepath.Dir(abs))
 	}
 	data, err := userfile.ReadBeneath(root, path, plan.MaxLockBytes, "a lock file")
-	var oe *userfile.OutsideError
-	if errors.As(err, &oe) {
-		err = fmt.Errorf("the lock file %s is a symbolic link leading out of the project (%s): agentc reads no lock file from outside it", displayName(path), displayName(root))
-	}
 	if err != nil {
 		e.err = err
 	} else {

@@ -194,10 +194,6 @@ func readConfigIn(dir string) (*Config, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	var oe *userfile.OutsideError
-	if errors.As(err, &oe) {
-		return nil, &ConfigError{File: displayName(path), Msg: fmt.Sprintf("a symbolic link leading out of the project (%s): agentc reads no configuration from outside it", displayName(root))}
-	}
 	if err != nil {
 		return nil, &ConfigError{File: displayName(path), Msg: userfile.Reason(err)}
 	}

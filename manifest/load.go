@@ -558,7 +558,10 @@ func refusedPath(err error) string {
 	var nr *userfile.NotRegularError
 	var tl *userfile.TooLargeError
 	var be *userfile.BudgetError
+	var oe *userfile.OutsideError
 	switch {
+	case errors.As(err, &oe):
+		return oe.Name
 	case errors.As(err, &nr):
 		return nr.Path
 	case errors.As(err, &tl):

@@ -50,10 +50,6 @@ func openLock(e Env, f Flags, dir string) (*runLock, error) {
 		// followed, as a configuration file must.
 		abs, _ := filepath.Abs(l.path)
 		data, err = userfile.ReadBeneath(project.Root(filepath.Dir(abs)), l.path, plan.MaxLockBytes, "a lock file")
-		var oe *userfile.OutsideError
-		if errors.As(err, &oe) {
-			err = fmt.Errorf("the lock file %s is a symbolic link leading out of the project: agentc reads no lock file from outside it", l.path)
-		}
 	}
 	if err != nil {
 		if f.lock != "" && errors.Is(err, fs.ErrNotExist) {

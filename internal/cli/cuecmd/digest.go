@@ -212,10 +212,6 @@ func readLock(path, name string, missingOK, found bool) (*digest.Lock, error) {
 			root = project.Root(filepath.Dir(abs))
 		}
 		data, err = userfile.ReadBeneath(root, path, plan.MaxLockBytes, "a lock file")
-		var oe *userfile.OutsideError
-		if errors.As(err, &oe) {
-			return nil, fmt.Errorf("the lock file %s is a symbolic link leading out of the project: agentc reads no lock file from outside it", name)
-		}
 	} else {
 		data, err = userfile.Read(path, plan.MaxLockBytes, "a lock file")
 	}

@@ -172,7 +172,7 @@ func (f *FS) moduleFile(path string) error {
 	}
 	root := filepath.Dir(filepath.Dir(path))
 	if Beneath(root, path) != nil {
-		return f.refuse(fmt.Errorf("%s is a symbolic link leading out of its module (%s): agentc reads no module file from outside it", path, root))
+		return f.refuse(&OutsideError{Root: root, Name: path, What: "a module file"})
 	}
 	return nil
 }

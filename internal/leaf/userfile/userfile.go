@@ -83,10 +83,23 @@ func Open(path string) (*os.File, error) {
 
 // OutsideError says a path named beneath a directory leads out of it,
 // by ".." or through a link.
-type OutsideError struct{ Root, Name string }
+type OutsideError struct {
+	Root, Name string
+	// What is what the file is read as (ReadBeneath's "a lock file"), for
+	// a file agentc found rather than one the person named; "" for none.
+	What string
+}
 
 func (e *OutsideError) Error() string {
+	if e.What != "" {
+		return e.Name + ": " + e.reason()
+	}
 	return fmt.Sprintf("%s leads out of %s", e.Name, e.Root)
+}
+
+// reason is the error of a file agentc found (What set), not naming it.
+func (e *OutsideError) reason() string {
+	return fmt.Sprintf("%s that is a symbolic link leading out of %s: agentc reads no file it finds from outside the project", e.What, e.Root)
 }
 
 // afterResolve runs between OpenBeneath's check and its open: a test
@@ -231,7 +244,7 @@ func ReadBeneath(root, path string, limit int64, what string) ([]byte, error) {
 	// itself): what checks a project is read while no one swaps its links.
 	r := Resolve(root)
 	if rel, err := filepath.Rel(r, Resolve(abs)); err != nil || !filepath.IsLocal(rel) {
-		return nil, &OutsideError{Root: root, Name: path}
+		return nil, &OutsideError{Root: root, Name: path, What: what}
 	}
 	return Read(path, limit, what)
 }
@@ -397,7 +410,10 @@ func Reason(err error) string {
 	var tl *TooLargeError
 	var nr *NotRegularError
 	var pe *fs.PathError
+	var oe *OutsideError
 	switch {
+	case errors.As(err, &oe) && oe.What != "":
+		return oe.reason()
 	case errors.As(err, &tl):
 		return fmt.Sprintf("larger than the %s %s may be", Size(tl.Limit), tl.What)
 	case errors.As(err, &nr):
