@@ -46,14 +46,11 @@ func streamPieces(t *testing.T, pieces []string) string {
 	return srv.URL
 }
 
-// TestStreamRedacted: a streamed reply reaches the events in pieces, in
-// order, before the model_response event; a secret the model writes,
-// though it arrives cut in many pieces, is never shown, whole or in part,
-// and the pieces put together are the reply with the secret replaced.
-func TestStreamRedacted(t *testing.T) {
-	const secret = "sk-streamed-secret-0123456789"
-	text := "The key is " + secret + ", and that is all I will say about the matter at hand."
-	m, err := openai.New(openai.Config{BaseURL: streamServer(t, text), APIKey: "sk-test"})
+// talker is an agent that talks, its model OpenAI's client of the server
+// at url.
+func talker(t *testing.T, url string) (*plan.Plan, *openai.Model) {
+	t.Helper()
+	m, err := openai.New(openai.Config{BaseURL: url, APIKey: "sk-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +59,17 @@ func TestStreamRedacted(t *testing.T) {
 	if err := p.Seal(); err != nil {
 		t.Fatal(err)
 	}
+	return p, m
+}
+
+// TestStreamRedacted: a streamed reply reaches the events in pieces, in
+// order, before the model_response event; a secret the model writes,
+// though it arrives cut in many pieces, is never shown, whole or in part,
+// and the pieces put together are the reply with the secret replaced.
+func TestStreamRedacted(t *testing.T) {
+	const secret = "sk-streamed-secret-0123456789"
+	text := "The key is " + secret + ", and that is all I will say about the matter at hand."
+	p, m := talker(t, streamServer(t, text))
 	var events []agentrt.Event
 	r, err := agentrt.New(p, agentrt.Options{Model: m, Stream: true, Secrets: redact.Of(secret),
 		Events: func(e agentrt.Event) { events = append(events, e) }})
@@ -115,15 +123,7 @@ func TestStreamRedactedSpread(t *testing.T) {
 	const secret = "sk-streamed-secret-0123456789"
 	run := func(t *testing.T, pieces []string) string {
 		t.Helper()
-		m, err := openai.New(openai.Config{BaseURL: streamPieces(t, pieces), APIKey: "sk-test"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := &plan.Plan{Agent: plan.Agent{Name: "talker", Model: plan.Model{Provider: "openai", Name: "gpt-test"}, Instructions: "Talk.",
-			Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}}, Strategy: plan.Strategy{OnProse: "accept"}}}
-		if err := p.Seal(); err != nil {
-			t.Fatal(err)
-		}
+		p, m := talker(t, streamPieces(t, pieces))
 		var shown strings.Builder
 		r, err := agentrt.New(p, agentrt.Options{Model: m, Stream: true, Secrets: redact.Of(secret),
 			Events: func(e agentrt.Event) {

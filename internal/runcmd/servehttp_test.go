@@ -20,15 +20,7 @@ func TestHTTPServerIdle(t *testing.T) {
 	oldHeader, oldIdle := headerTimeout, idleTimeout
 	headerTimeout, idleTimeout = 200*time.Millisecond, 200*time.Millisecond
 	t.Cleanup(func() { headerTimeout, idleTimeout = oldHeader, oldIdle })
-	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "no token", http.StatusUnauthorized)
-	}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	ln := serveNoToken(t)
 
 	closed := func(c net.Conn, r *bufio.Reader) {
 		t.Helper()
@@ -122,15 +114,7 @@ func TestHTTPServerSlowReader(t *testing.T) {
 // the server holds more of it (at Go's default, a megabyte a connection,
 // no token needed); one within it is read.
 func TestHTTPServerHeaderBound(t *testing.T) {
-	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "no token", http.StatusUnauthorized)
-	}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	ln := serveNoToken(t)
 	for _, tc := range []struct {
 		size int
 		want int
@@ -151,4 +135,20 @@ func TestHTTPServerHeaderBound(t *testing.T) {
 			t.Errorf("a %d-byte header answered %s, want %d", tc.size, resp.Status, tc.want)
 		}
 	}
+}
+
+// serveNoToken serves, on loopback, a server of agentc serve --http whose
+// every answer is 401, and returns its listener.
+func serveNoToken(t *testing.T) net.Listener {
+	t.Helper()
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no token", http.StatusUnauthorized)
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln
 }
