@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	"runview":            {"internal/leaf/userfile", "runtime", "plan", "cost"},
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime"},
-	"serve":              {"plan", "runtime", "internal/leaf/atomicfile", "internal/leaf/userfile"},
+	"serve":              {"plan", "runtime", "internal/leaf/atomicfile", "internal/leaf/userfile", "internal/leaf/diskfree"},
 	"serve/a2a":          {"runtime", "serve", "plan", "internal/leaf/atomicfile", "internal/leaf/jsonpointer", "internal/leaf/userfile"},
 	"telemetry/otlp":     {"runtime", "telemetry"},
 

@@ -161,6 +161,7 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			var ie *agentrt.InputError
 			var be *BudgetsError
 			var busy *BusyError
+			var short *StorageError
 			status := http.StatusInternalServerError
 			switch {
 			case errors.As(err, &ie):
@@ -169,6 +170,8 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 				status = http.StatusBadRequest
 			case errors.As(err, &busy):
 				status = http.StatusTooManyRequests
+			case errors.As(err, &short):
+				status = http.StatusInsufficientStorage
 			}
 			if events.started() {
 				events.send("error", apiError{Error: err.Error(), Exit: 1})

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
+	"agentc.dev/agentc/internal/leaf/diskfree"
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -113,6 +115,13 @@ type Runs struct {
 	// (0: none); active counts them, by the token's user (grant.user).
 	perClient int
 	active    map[string]int
+
+	// minFree is the room a run must find on the file systems of
+	// roomDirs to start (SetMinFree); lastShort is when a run was last
+	// refused for it, so that the log says so once a minute at most.
+	minFree   uint64
+	roomDirs  []string
+	lastShort time.Time
 }
 
 // DefaultRunsPerToken is how many runs the clients of one token may have
@@ -160,6 +169,78 @@ func (rs *Runs) admit(who string) (release func(), err error) {
 			}
 		})
 	}, nil
+}
+
+// DefaultMinFree is the room a served run must find on the disks where
+// the server keeps runs to start: a client whose runs cost nothing (a
+// deadline of a nanosecond) still has its input, files and journal kept,
+// and must not fill the disk under the server and whatever shares it.
+const DefaultMinFree = 1 << 30
+
+// SetMinFree makes a run start only while the file system of each of
+// dirs (the journal directory, the file store) has at least n bytes free
+// for the server's user; past it, a request that would start a run is
+// refused with a *StorageError before anything of it is read or kept. 0
+// is no bound. Set it before the server serves.
+func (rs *Runs) SetMinFree(n uint64, dirs ...string) {
+	rs.minFree = n
+	rs.roomDirs = nil
+	for _, d := range dirs {
+		if d != "" {
+			rs.roomDirs = append(rs.roomDirs, d)
+		}
+	}
+}
+
+// StorageError is a run refused because a disk where the server keeps
+// runs has less room than it needs (Runs.SetMinFree). It names no path:
+// a client is told the server is short of room, the server's log where.
+type StorageError struct{}
+
+func (e *StorageError) Error() string {
+	return "the server is short of disk space where it keeps runs, and starts none until some is freed"
+}
+
+// roomy refuses a run with a *StorageError when a disk where runs are
+// kept has less room than the bound; the log says which, once a minute.
+// A disk whose room cannot be read does not refuse runs: the write that
+// fails says why.
+func (rs *Runs) roomy() error {
+	if rs == nil || rs.minFree == 0 {
+		return nil
+	}
+	for _, d := range rs.roomDirs {
+		free, ok, err := diskfree.Free(d)
+		if !ok || err != nil || free >= rs.minFree {
+			continue
+		}
+		rs.mu.Lock()
+		say := time.Since(rs.lastShort) >= time.Minute
+		if say {
+			rs.lastShort = time.Now()
+		}
+		rs.mu.Unlock()
+		if say {
+			rs.logLine(fmt.Sprintf("refusing runs: %s has %s free, under the %s the server keeps free (--min-free)", d, sizeText(free), sizeText(rs.minFree)))
+		}
+		return &StorageError{}
+	}
+	return nil
+}
+
+// sizeText writes n bytes in the largest binary unit that keeps a whole
+// number above 0.
+func sizeText(n uint64) string {
+	for _, u := range []struct {
+		shift uint
+		name  string
+	}{{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
+		if n >= 1<<u.shift {
+			v := strconv.FormatFloat(float64(n)/float64(uint64(1)<<u.shift), 'f', 1, 64)
+			return strings.TrimSuffix(v, ".0") + " " + u.name
+		}
+	}
+	return strconv.FormatUint(n, 10) + " bytes"
 }
 
 // endedRun is an ended run kept in memory, and its record's size.
@@ -238,13 +319,15 @@ func (e *InternalError) Unwrap() error { return e.Err }
 // Public returns what a client may be told of err, an error of Run: err
 // itself where it is the client's (an input its contract refuses, an
 // *agentrt.InputError; budgets it cannot narrow, a *BudgetsError; a run
-// past its token's bound, a *BusyError), else an *InternalError, err told in full to the log SetLog set.
+// past its token's bound, a *BusyError; one refused for want of disk, a
+// *StorageError), else an *InternalError, err told in full to the log SetLog set.
 func (rs *Runs) Public(err error) error {
 	var ie *agentrt.InputError
 	var be *BudgetsError
 	var in *InternalError
 	var busy *BusyError
-	if err == nil || errors.As(err, &ie) || errors.As(err, &be) || errors.As(err, &in) || errors.As(err, &busy) {
+	var short *StorageError
+	if err == nil || errors.As(err, &ie) || errors.As(err, &be) || errors.As(err, &in) || errors.As(err, &busy) || errors.As(err, &short) {
 		return err
 	}
 	in = &InternalError{Ref: newID()[:12], Err: err}
@@ -353,6 +436,9 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 		return nil, err
 	}
 	defer release()
+	if err := rs.roomy(); err != nil {
+		return nil, err
+	}
 	if a.Remote != nil {
 		return rs.runRemote(ctx, a, c)
 	}

@@ -3,9 +3,12 @@ package serve_test
 import (
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -134,5 +137,63 @@ func TestRunsPerToken(t *testing.T) {
 			t.Errorf("cancel: %d %s", status, body)
 		}
 		io.ReadAll(r.resp.Body)
+	}
+}
+
+// TestMinFree holds runs to the room on the disks where the server keeps
+// them: short of it, a run is refused over the API (507) and MCP, saying
+// so without naming the disk, before anything of it is kept; the log
+// names the disk, once for a burst of refusals; with room, runs start.
+func TestMinFree(t *testing.T) {
+	dir := t.TempDir()
+	runs := newRuns(t, dir, true)
+	var mu sync.Mutex
+	var logged []string
+	runs.SetLog(func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, line)
+	})
+	runs.SetMinFree(math.MaxUint64, "", dir)
+	ag := labeler(t)
+	tokens := serve.AllAgents(apiToken)
+	api, err := serve.API([]serve.Agent{ag}, runs, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := serve.MCPHandler("test", []serve.Agent{ag}, runs, tokens, serve.SessionBounds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(serve.Mux(h, api, func() bool { return false }))
+	t.Cleanup(srv.Close)
+	t.Cleanup(runs.Stop)
+
+	const short = "the server is short of disk space where it keeps runs"
+	code, body := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": "Crash on start"}`)
+	if code != http.StatusInsufficientStorage || !strings.Contains(string(body), short) || strings.Contains(string(body), dir) {
+		t.Errorf("a run short of room over the API: %d %s", code, body)
+	}
+	cs, err := connectHTTP(context.Background(), srv.URL+"/mcp", apiToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "labeler", Arguments: map[string]any{"title": "Crash on start"}})
+	if err != nil || !res.IsError || len(res.Content) == 0 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, short) {
+		t.Errorf("a run short of room over MCP: %v %+v", err, res)
+	}
+	if names, _ := os.ReadDir(dir); len(names) != 0 {
+		t.Errorf("runs refused for want of room left %v", names)
+	}
+	mu.Lock()
+	if len(logged) != 1 || !strings.Contains(logged[0], "refusing runs: "+dir+" has ") || !strings.Contains(logged[0], "--min-free") {
+		t.Errorf("the log said %q, want one line naming the disk", logged)
+	}
+	mu.Unlock()
+
+	runs.SetMinFree(1, dir)
+	if code, body := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": "Crash on start"}`); code != http.StatusOK {
+		t.Errorf("a run with room: %d %s", code, body)
 	}
 }

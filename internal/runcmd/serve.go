@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +35,7 @@ type ServeFlags struct {
 	model, approve, lock string
 	http, tokenFile      string
 	journalDir, ready    string
+	minFree              string
 	grace, deadline      time.Duration
 	mcpIdle              time.Duration
 	mcpSessions          int
@@ -62,6 +66,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.model, "model", "", `answer every call with another provider, or "test", the offline test model`)
 	fs.StringVar(&f.approve, "approve", approveNo, "tool calls that need approval: no (deny them all; the model reads the denial), yes (approve them all), or ask (the person at the MCP client, where it can be asked, else over the HTTP API: GET /v1/approvals, POST /v1/runs/ID/approvals/KEY)")
 	fs.StringVar(&f.journalDir, "journal-dir", "", "journal each run into DIR/ID.jsonl and keep its record in DIR/ID.json (replay, view and export any served run); runs a stop interrupted are resumed when the server starts again on DIR")
+	fs.StringVar(&f.minFree, "min-free", "1GiB", "start a run only while the disks where the server keeps runs (--journal-dir, the file store) have this much room free, in bytes or with KiB, MiB, GiB or TiB; past it a request that would start a run is refused (HTTP 507, an MCP call's error, an A2A task rejected); 0 for no bound")
 	fs.StringVar(&f.ready, "ready-file", "", "with --http, once the server listens, write its URL to this file (whole), and remove it when the server stops taking requests: for scripts and supervisors that start it on port 0")
 	fs.DurationVar(&f.deadline, "deadline", 0, "override every agent's budgets.deadline; a request may narrow it further")
 	fs.IntVar(&f.toolBudget, "tool-budget", -1, "override every agent's budgets.tools")
@@ -114,6 +119,10 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	}
 	if f.runsPerToken < 0 {
 		return UsageError("--runs-per-token %d: want 0 (no bound) or more", f.runsPerToken)
+	}
+	minFree, err := parseSize(f.minFree)
+	if err != nil {
+		return UsageError("--min-free %q: %v", f.minFree, err)
 	}
 	changed := f.changed
 	if changed == nil {
@@ -305,6 +314,15 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 		}
 		agents = append(agents, serve.Agent{Plan: p, Runner: r, Files: files, Events: events, Secrets: secrets, JournalTools: journalTools})
 	}
+	// The disks runs are kept on: the journal directory, and each file
+	// store the runs put files in.
+	roomDirs := []string{f.journalDir}
+	for _, a := range agents {
+		if a.Files != nil {
+			roomDirs = append(roomDirs, a.Files.Dir())
+		}
+	}
+	runs.SetMinFree(minFree, roomDirs...)
 	var tokens *serve.Tokens
 	if f.http != "" {
 		if tokens, err = serveTokenSet(tokenLines, tokensFrom, agents); err != nil {
@@ -560,3 +578,24 @@ func (readCloser) Close() error { return nil }
 type writeCloser struct{ io.Writer }
 
 func (writeCloser) Close() error { return nil }
+
+// parseSize reads a number of bytes, written as a whole number alone or
+// followed by KiB, MiB, GiB or TiB (a space between them allowed).
+func parseSize(s string) (uint64, error) {
+	t := strings.TrimSpace(s)
+	shift := 0
+	for i, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
+		if rest, ok := strings.CutSuffix(t, u); ok {
+			t, shift = strings.TrimSpace(rest), 10*(i+1)
+			break
+		}
+	}
+	n, err := strconv.ParseUint(t, 10, 64)
+	if err != nil || t == "" || t[0] == '+' {
+		return 0, errors.New("want a whole number of bytes, or one followed by KiB, MiB, GiB or TiB")
+	}
+	if n > math.MaxUint64>>shift {
+		return 0, errors.New("too large")
+	}
+	return n << shift, nil
+}
