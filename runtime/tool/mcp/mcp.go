@@ -184,7 +184,7 @@ type Server struct {
 	secrets     *redact.Set
 
 	closed atomic.Bool
-	lost   atomic.Pointer[tooLargeError] // the body past the bound that ended an HTTP session
+	lost   atomic.Pointer[lostSession] // what ended the session: a body past the bound over HTTP, requests unanswered past theirs
 	// cut ends every request under way to a server over HTTP: Close's
 	// last resort (see Close).
 	cut       context.CancelFunc
@@ -269,7 +269,9 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		s.policy = policy
 		s.stderr = &tail{max: stderrTail, secrets: o.secrets}
 		cmd.Stderr = s.stderr
-		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: closeGrace}
+		// Requests the server sends whose answers it does not read are
+		// held to a bound (heldTransport).
+		transport = heldTransport{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: closeGrace}, flooded: s.setLost}
 	}
 
 	sctx, cancel := context.WithTimeout(ctx, o.startTimeout)
@@ -688,7 +690,7 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 	if s.closed.Load() {
 		return fail("the connection to the server is closed")
 	}
-	if e := s.lost.Load(); e != nil {
+	if e := s.lostErr(); e != nil {
 		return fail("the connection to the server is closed: %v", e)
 	}
 	if len(bytes.TrimSpace(args)) == 0 {
@@ -716,17 +718,16 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 			if !e.event {
 				// The SDK ends a session whose answer it cannot read, in
 				// its own time: later calls fail from now on.
-				s.lost.CompareAndSwap(nil, e)
+				s.setLost(e)
 			}
 			return fail("%v", e)
 		case ctx.Err() != nil:
 			return fail("%w", ctx.Err())
 		case s.closed.Load():
 			return fail("the connection to the server is closed")
+		case s.lostErr() != nil:
+			return fail("the connection to the server is closed: %v", s.lostErr())
 		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-			if e := s.lost.Load(); e != nil {
-				return fail("the connection to the server is closed: %v", e)
-			}
 			return fail("the connection to the server is closed (%s)%s", s.ended(), s.stderrNote())
 		}
 		return fail("%v", err)
@@ -736,6 +737,21 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 		out.Files = attach(res, store, name)
 	}
 	return out, nil
+}
+
+// lostSession is what ended a server's session for good.
+type lostSession struct{ err error }
+
+// setLost keeps err as what ended the session, unless something has been
+// kept before it.
+func (s *Server) setLost(err error) { s.lost.CompareAndSwap(nil, &lostSession{err}) }
+
+// lostErr is what ended the session for good, or nil.
+func (s *Server) lostErr() error {
+	if l := s.lost.Load(); l != nil {
+		return l.err
+	}
+	return nil
 }
 
 // current is the session calls go to, and how many were replaced before it.

@@ -1,0 +1,106 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MaxUnanswered and MaxUnansweredBytes bound the requests a stdio server
+// has sent agentc (a ping, a roots/list) whose answers are not yet
+// written: the SDK answers each in a goroutine of its own, which holds
+// the request until its answer is written, and a server that sends
+// requests and reads none of the answers blocks every such write. Past
+// either bound the session ends, and the call under way fails, saying
+// why. A server that reads what it is sent never comes near them.
+const (
+	MaxUnanswered      = 1024
+	MaxUnansweredBytes = 64 << 20
+)
+
+// floodError ends a session whose server sent more requests than agentc
+// holds unanswered.
+type floodError struct {
+	count int   // the requests unanswered
+	bytes int64 // their parameters' bytes
+}
+
+func (e *floodError) Error() string {
+	return fmt.Sprintf("the server sent %d requests (%s of parameters) whose answers it has not read, more than agentc holds (%d requests, %s)", e.count, sizeText(e.bytes), MaxUnanswered, sizeText(MaxUnansweredBytes))
+}
+
+// heldTransport connects as its transport does, holding the connection to
+// the bounds on unanswered requests; flooded hears the error that ends a
+// session past them.
+type heldTransport struct {
+	mcp.Transport
+	flooded func(error)
+}
+
+func (t heldTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &heldConn{Connection: c, flooded: t.flooded, sizes: map[jsonrpc.ID]int64{}}, nil
+}
+
+// heldConn counts the requests read whose answers are not yet written.
+type heldConn struct {
+	mcp.Connection
+	flooded func(error)
+
+	mu    sync.Mutex
+	sizes map[jsonrpc.ID]int64 // each unanswered request's parameters' bytes
+	bytes int64                // their sum
+}
+
+func (c *heldConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if err != nil {
+		return m, err
+	}
+	req, ok := m.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return m, nil
+	}
+	c.mu.Lock()
+	if _, again := c.sizes[req.ID]; !again {
+		n := int64(len(req.Params))
+		c.sizes[req.ID] = n
+		c.bytes += n
+	}
+	var ferr *floodError
+	if len(c.sizes) > MaxUnanswered || c.bytes > MaxUnansweredBytes {
+		ferr = &floodError{count: len(c.sizes), bytes: c.bytes}
+	}
+	c.mu.Unlock()
+	if ferr != nil {
+		if c.flooded != nil {
+			c.flooded(ferr)
+		}
+		// The handlers blocked writing answers hold the SDK's own close
+		// until they end: closing the connection under them ends their
+		// writes now (a stdio server's pipes; its process is ended by
+		// the transport), not when the run ends.
+		go c.Connection.Close()
+		return nil, ferr
+	}
+	return m, nil
+}
+
+func (c *heldConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, m)
+	if resp, ok := m.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		if n, held := c.sizes[resp.ID]; held {
+			delete(c.sizes, resp.ID)
+			c.bytes -= n
+		}
+		c.mu.Unlock()
+	}
+	return err
+}
