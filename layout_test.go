@@ -41,10 +41,10 @@ var allowed = map[string][]string{
 	"agenttest":          {"internal/leaf/userfile", "plan", "runtime", "constraint", "internal/leaf/cueproc"},
 	"runview":            {"internal/leaf/userfile", "runtime", "plan", "cost"},
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
-	"telemetry":          {"runtime"},
+	"telemetry":          {"runtime", "internal/leaf/textcut"},
 	"serve":              {"plan", "runtime", "internal/leaf/atomicfile", "internal/leaf/userfile", "internal/leaf/diskfree"},
 	"serve/a2a":          {"runtime", "serve", "plan", "internal/leaf/atomicfile", "internal/leaf/jsonpointer", "internal/leaf/userfile"},
-	"telemetry/otlp":     {"runtime", "telemetry"},
+	"telemetry/otlp":     {"runtime", "telemetry", "internal/leaf/textcut"},
 
 	// The leaves: small packages any layer may use, which import nothing
 	// of agentc's (TestImportDirection holds them to it).

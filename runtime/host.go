@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/runtime/redact"
 )
 
@@ -111,9 +112,16 @@ func performModel(ctx context.Context, model Model, req *Request, secrets *redac
 	}
 	canonicalCalls(resp)
 	resp.Message = redactMessage(secrets, resp.Message)
+	// The name the provider gives the model that answered reaches events
+	// and telemetry: the provider's text, held like the rest of it.
+	resp.Model = textcut.Prefix(secrets.String(resp.Model), MaxResponseModel)
 	raw, err := json.Marshal(storedResponse{identifyMessage(resp.Message), resp.Usage})
 	return raw, resp, err
 }
+
+// MaxResponseModel bounds the bytes kept of the name a provider gives the
+// model that answered: a dated snapshot's name is tens of bytes.
+const MaxResponseModel = 256
 
 // performTool calls a tool. A call cut off by an interrupt or the
 // deadline is the context's error, not the tool's result: the first is

@@ -161,6 +161,9 @@ type Event struct {
 	// IsError, on tool_result, says the call failed; Message holds the
 	// error.
 	IsError bool `json:"is_error,omitempty"`
+	// Undeclared, on tool_call and tool_result, says Tool is a name the
+	// model made up: no tool of the agent's, nor its output tool.
+	Undeclared bool `json:"-"`
 	// Messages and Arguments are the conversation, set only when
 	// Options.Content asks for it (telemetry that records content):
 	// on model_call the messages sent, on model_response the reply, and

@@ -1230,7 +1230,9 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	cr = callReport(c)
 	start := x.now()
 	replayed := false
-	call := Event{Type: EventToolCall, Round: round, Tool: c.Name, CallID: c.ID}
+	_, declared := x.opts.Tools[c.Name]
+	undeclared := !declared && (x.outputTool == "" || c.Name != x.outputTool)
+	call := Event{Type: EventToolCall, Round: round, Tool: c.Name, CallID: c.ID, Undeclared: undeclared}
 	if x.opts.Content {
 		call.Arguments = x.opts.Secrets.JSON(c.Arguments)
 	}
@@ -1247,7 +1249,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		if replayed {
 			msg = strings.TrimSpace(replayedNote(true) + " " + msg)
 		}
-		x.emit(Event{Type: EventToolResult, Round: round, Tool: c.Name, CallID: c.ID, Message: msg, IsError: res.IsError})
+		x.emit(Event{Type: EventToolResult, Round: round, Tool: c.Name, CallID: c.ID, Message: msg, IsError: res.IsError, Undeclared: undeclared})
 	}()
 	t, ok := x.opts.Tools[c.Name]
 	switch {

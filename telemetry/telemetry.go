@@ -26,6 +26,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.40.0/genaiconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"agentc.dev/agentc/internal/leaf/textcut"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
 )
@@ -187,13 +188,21 @@ func (t *Telemetry) RemoteRun(ctx context.Context, agent string) (context.Contex
 	ctx, span := t.tracer.Start(ctx, "agentc.run "+agent, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(semconv.GenAIAgentName(agent)))
 	return ctx, func(rep *agentrt.Report, err error) {
+		// An error's text may quote the request (a provider's error) or a
+		// tool's output: recorded only where content is, as a run's own.
+		text := func(s string) string {
+			if !t.opts.Content {
+				return ""
+			}
+			return t.opts.Secrets.String(s)
+		}
 		switch {
 		case err != nil:
-			span.SetStatus(codes.Error, t.opts.Secrets.String(err.Error()))
+			span.SetStatus(codes.Error, text(err.Error()))
 		case rep != nil:
 			span.SetAttributes(attrOutcome.String(rep.Outcome), attrBound.String(rep.Bound))
 			if rep.Outcome != agentrt.OutcomeOK {
-				span.SetStatus(codes.Error, t.opts.Secrets.String(rep.Error))
+				span.SetStatus(codes.Error, text(rep.Error))
 			}
 		}
 		span.End()
@@ -245,6 +254,21 @@ type openTool struct {
 	span     trace.Span
 }
 
+// OtherTool names, in spans and metrics, a tool the model called that the
+// agent does not have: the name the model wrote is its text, not one of
+// the agent's.
+const OtherTool = "_OTHER"
+
+// maxName bounds a name the model or the provider chose (a tool call's
+// id, the model that answered) as recorded.
+const maxName = 128
+
+// name is a name the model or the provider chose, secrets replaced, cut
+// at maxName bytes.
+func (t *Telemetry) name(s string) string {
+	return textcut.Prefix(t.opts.Secrets.String(s), maxName)
+}
+
 // Event records one event.
 func (r *Recorder) Event(ev agentrt.Event) {
 	r.mu.Lock()
@@ -257,6 +281,17 @@ func (r *Recorder) Event(ev agentrt.Event) {
 	if r.t.opts.Content {
 		msg = r.t.opts.Secrets.String(ev.Message)
 	}
+	// The names the model and the provider chose are recorded whatever
+	// the switch, on spans and as metric labels: a tool the model made
+	// up is named OtherTool, and each name has its secrets replaced and
+	// is cut, so neither a secret nor a made-up name's text reaches the
+	// collector, nor can made-up names grow the metrics' series.
+	if ev.Undeclared {
+		ev.Tool = OtherTool
+	}
+	ev.Tool = r.t.name(ev.Tool)
+	ev.CallID = r.t.name(ev.CallID)
+	ev.ResponseModel = r.t.name(ev.ResponseModel)
 	withMessage := func() []attribute.KeyValue {
 		if msg == "" {
 			return nil

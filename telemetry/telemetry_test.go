@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -436,5 +437,128 @@ func TestFallbackSpans(t *testing.T) {
 	}
 	if got := attrs(*served); got["gen_ai.provider.name"] != "anthropic" || got["error.type"] != "" {
 		t.Errorf("the fallback's span: %v", got)
+	}
+}
+
+// TestProviderNamesHeld: names a provider and its model choose reach the
+// collector whatever the content switch, so they are held there: the
+// model that answered ("gpt-4o-" and the key, as a hostile server
+// answered) has the secret replaced, a tool the model made up is named
+// telemetry.OtherTool on its span and metric, and a call's id is cut.
+func TestProviderNamesHeld(t *testing.T) {
+	round := 0
+	longID := "call_" + strings.Repeat("x", 4000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		round++
+		w.Header().Set("Content-Type", "application/json")
+		// The first reply calls a tool the agent does not have; then the
+		// answer, as a call of the output tool once the request offers
+		// it, prose before.
+		body, _ := io.ReadAll(r.Body)
+		msg := `{"role":"assistant","content":"Done."}`
+		if m := regexp.MustCompile(`"(answer_[0-9a-f]+)"`).FindStringSubmatch(string(body)); m != nil {
+			msg = `{"role":"assistant","content":null,"tool_calls":[{"id":"call_2","type":"function","function":{"name":"` + m[1] + `","arguments":"{\"ok\":true}"}}]}`
+		} else if round == 1 {
+			msg = `{"role":"assistant","content":null,"tool_calls":[{"id":"` + longID + `","type":"function","function":{"name":"made_up_` + secret + `","arguments":"{}"}}]}`
+		}
+		_, _ = io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-`+secret+`","choices":[{"index":0,"finish_reason":"stop","message":`+msg+`}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
+	}))
+	defer srv.Close()
+	model, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sealed(t, plan.Agent{
+		Name: "triage", Model: plan.Model{Provider: "openai", Name: "gpt-4o"}, Instructions: "Triage.",
+		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"lookup": {Kind: "exec", Description: "Look up."}}},
+		Output:       &plan.Output{Name: "answer", Description: "The verdict.", Schema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"],"additionalProperties":false}`), Retries: 2},
+		Strategy:     plan.Strategy{OnProse: "remind", Reminders: 2},
+	}, nil)
+	for _, content := range []bool{false, true} {
+		round = 0
+		r := newRecording(t, content)
+		rec := r.tel.Recorder(context.Background())
+		run, err := agentrt.New(p, agentrt.Options{Model: model, Tools: map[string]agentrt.Tool{"lookup": lookup{}}, Events: rec.Event, Secrets: r.secrets, Content: content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := run.Run(context.Background(), nil); err != nil || rep.Outcome != agentrt.OutcomeOK {
+			t.Fatalf("the run: %v %+v", err, rep)
+		}
+		spans, rm := r.collect(t)
+		var all []string
+		toolSpans := 0
+		for _, s := range spans {
+			all = append(all, s.Name, s.Status.Description)
+			for _, kv := range s.Attributes {
+				all = append(all, kv.Value.Emit())
+			}
+			if s.Name == "execute_tool "+telemetry.OtherTool {
+				toolSpans++
+				a := attrs(s)
+				if a["gen_ai.tool.name"] != telemetry.OtherTool || len(a["gen_ai.tool.call.id"]) > 128 {
+					t.Errorf("content %v: the made-up tool's span: %v", content, a)
+				}
+			}
+			if a := attrs(s); a["gen_ai.response.model"] != "" && a["gen_ai.response.model"] != "gpt-4o-"+redact.Marker {
+				t.Errorf("content %v: the response model recorded as %q", content, a["gen_ai.response.model"])
+			}
+		}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if sum, ok := m.Data.(metricdata.Sum[int64]); ok {
+					for _, dp := range sum.DataPoints {
+						for _, kv := range dp.Attributes.ToSlice() {
+							all = append(all, kv.Value.Emit())
+						}
+					}
+				}
+			}
+		}
+		if toolSpans != 1 {
+			t.Errorf("content %v: %d spans of the made-up tool, want 1", content, toolSpans)
+		}
+		text := strings.Join(all, "\n")
+		// With content, the conversation recorded holds the reply as the
+		// model wrote it (its secrets replaced); without, nothing of it.
+		bad := []string{secret}
+		if !content {
+			bad = append(bad, "made_up", longID[:200])
+		}
+		for _, bad := range bad {
+			if strings.Contains(text, bad) {
+				t.Errorf("content %v: %q reached the collector", content, bad)
+			}
+		}
+		if !strings.Contains(text, telemetry.OtherTool) {
+			t.Errorf("content %v: no span or metric names the made-up tool %s", content, telemetry.OtherTool)
+		}
+	}
+}
+
+// TestRemoteRunContent: a run submitted elsewhere records its error's
+// text (a provider's error may quote the request) only with content.
+func TestRemoteRunContent(t *testing.T) {
+	for _, content := range []bool{false, true} {
+		r := newRecording(t, content)
+		_, end := r.tel.RemoteRun(context.Background(), "triage")
+		end(&agentrt.Report{Outcome: agentrt.OutcomeError, Error: "400 Bad Request: {\"messages\":[\"PRIVATE question\"]}"}, nil)
+		_, end = r.tel.RemoteRun(context.Background(), "triage")
+		end(nil, errors.New("the workflow failed: PRIVATE question "+secret))
+		spans, _ := r.collect(t)
+		if len(spans) != 2 {
+			t.Fatalf("%d spans", len(spans))
+		}
+		for _, s := range spans {
+			if s.Status.Code != codes.Error {
+				t.Errorf("content %v: status %v, want an error", content, s.Status)
+			}
+			if got := strings.Contains(s.Status.Description, "PRIVATE"); got != content {
+				t.Errorf("content %v: the error's text recorded: %q", content, s.Status.Description)
+			}
+			if strings.Contains(s.Status.Description, secret) {
+				t.Errorf("content %v: the secret recorded: %q", content, s.Status.Description)
+			}
+		}
 	}
 }

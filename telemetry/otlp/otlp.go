@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -29,6 +31,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
+	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/runtime/redact"
 	"agentc.dev/agentc/telemetry"
 )
@@ -47,6 +50,55 @@ var Vars = []string{
 // FlushTimeout bounds the export of what is left when a program ends: an
 // unreachable collector delays the exit by at most this.
 const FlushTimeout = 5 * time.Second
+
+// DefaultValueLimit is the most bytes of a span attribute's value
+// exported, where OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT and
+// OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT are not set.
+const DefaultValueLimit = 64 << 10
+
+// maxSaid bounds what a warning quotes of the SDK's errors and log: a
+// collector's answer, quoted, may be megabytes.
+const maxSaid = 2000
+
+// ExporterSecrets returns the secrets the OTEL_* variables give the
+// exporters to send: each header's value (as written and decoded, and the
+// variable's whole value, which the SDK quotes when it cannot parse it)
+// and the password of an endpoint's user information.
+func ExporterSecrets(getenv func(string) string) []string {
+	var out []string
+	add := func(v string) {
+		out = append(out, v)
+		if u, err := url.QueryUnescape(v); err == nil && u != v {
+			out = append(out, u)
+		}
+	}
+	for _, signal := range []string{"", "TRACES_", "METRICS_", "LOGS_"} {
+		if h := getenv("OTEL_EXPORTER_OTLP_" + signal + "HEADERS"); h != "" {
+			add(strings.TrimSpace(h))
+			for _, kv := range strings.Split(h, ",") {
+				if _, v, ok := strings.Cut(kv, "="); ok {
+					add(strings.TrimSpace(v))
+				}
+			}
+		}
+		// An endpoint the SDK cannot parse is quoted whole, so its user
+		// information is found by hand: between the scheme and the host.
+		e := getenv("OTEL_EXPORTER_OTLP_" + signal + "ENDPOINT")
+		if _, rest, ok := strings.Cut(e, "://"); ok {
+			if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+				rest = rest[:i]
+			}
+			if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+				user := rest[:at]
+				add(user)
+				if _, pass, ok := strings.Cut(user, ":"); ok {
+					add(pass)
+				}
+			}
+		}
+	}
+	return out
+}
 
 // ConfigError reports an OTEL_* variable with a value agentc cannot use.
 type ConfigError struct{ Var, Value, Want string }
@@ -110,14 +162,25 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("telemetry: the resource: %w", err)
 	}
+	// What the exporters send a collector to be let in (the headers'
+	// values, an endpoint's password) is the person's secret: the SDK
+	// quotes a variable it cannot read, and a collector or a proxy may
+	// echo a request's headers in an error.
+	secrets.Add(ExporterSecrets(getenv)...)
 	s := &Session{}
 	var once sync.Once
 	s.warn = func(err error) {
 		once.Do(func() {
-			fmt.Fprintf(warn, "agentc: warning: telemetry could not be exported (the run goes on): %v\n", secrets.Error(err))
+			fmt.Fprintf(warn, "agentc: warning: telemetry could not be exported (the run goes on): %s\n", textcut.Prefix(secrets.Error(err).Error(), maxSaid))
 		})
 	}
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(s.warn))
+	// The SDK's own log (a variable it cannot parse, say) goes where the
+	// warnings go, secrets replaced and cut, rather than to the process's
+	// standard error as it is.
+	otel.SetLogger(funcr.New(func(prefix, args string) {
+		fmt.Fprintf(warn, "agentc: telemetry: %s\n", textcut.Prefix(secrets.String(strings.TrimSpace(prefix+" "+args)), maxSaid))
+	}, funcr.Options{}))
 	var tracerProvider trace.TracerProvider = tracenoop.NewTracerProvider()
 	var meterProvider metric.MeterProvider = metricnoop.NewMeterProvider()
 	if traces {
@@ -136,7 +199,15 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: the trace exporter: %w", err)
 		}
-		p := sdktrace.NewTracerProvider(append(TracerOptions(sdktrace.NewBatchSpanProcessor(exp)), sdktrace.WithResource(res))...)
+		limits := sdktrace.NewSpanLimits() // the OTEL_*_LIMIT variables
+		if getenv("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT") == "" && getenv("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT") == "" {
+			// Recorded content is a whole conversation on every chat
+			// span, and the exporter queues up to 2,048 spans while a
+			// collector does not answer: each value is cut, unless the
+			// person set a limit of their own.
+			limits.AttributeValueLengthLimit = DefaultValueLimit
+		}
+		p := sdktrace.NewTracerProvider(append(TracerOptions(sdktrace.NewBatchSpanProcessor(exp)), sdktrace.WithResource(res), sdktrace.WithSpanLimits(limits))...)
 		tracerProvider, s.shutdown = p, append(s.shutdown, p.Shutdown)
 	}
 	if metrics {

@@ -1,0 +1,66 @@
+package otlp
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"agentc.dev/agentc/runtime/redact"
+)
+
+func TestExporterSecrets(t *testing.T) {
+	env := map[string]string{
+		"OTEL_EXPORTER_OTLP_HEADERS":          "x-api-key=HDRSECRET-abcdef0123, tenant = a%2Fb-tenant-0123",
+		"OTEL_EXPORTER_OTLP_TRACES_HEADERS":   "Authorization: Bearer TRACESECRET-0123",
+		"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "https://agentc:PWSECRET123456@collector.example:4318/v1/metrics",
+		"OTEL_EXPORTER_OTLP_ENDPOINT":         "http://user:PW%21SECRET99@127.0.0.1:29318x",
+	}
+	got := ExporterSecrets(func(k string) string { return env[k] })
+	for _, want := range []string{
+		"HDRSECRET-abcdef0123", "a%2Fb-tenant-0123", "a/b-tenant-0123",
+		"Authorization: Bearer TRACESECRET-0123",
+		"PWSECRET123456", "agentc:PWSECRET123456",
+		"PW%21SECRET99", "PW!SECRET99",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%q is not among the secrets %q", want, got)
+		}
+	}
+	if slices.Contains(got, "collector.example:4318") || slices.Contains(got, "x-api-key") {
+		t.Errorf("a host or a header's name taken for a secret: %q", got)
+	}
+}
+
+// TestSDKLogHeld: the SDK's log of a variable it cannot read quotes the
+// variable whole; it goes where agentc's warnings go, with the header's
+// value and the endpoint's password replaced, never to the process's
+// standard error as it is.
+func TestSDKLogHeld(t *testing.T) {
+	env := map[string]string{
+		// A header written as HTTP writes it, which the SDK cannot parse.
+		"OTEL_EXPORTER_OTLP_HEADERS":         "Authorization: Bearer HDRSECRET-abcdef0123",
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://user:PWSECRET123456@127.0.0.1:29318x",
+		"OTEL_METRICS_EXPORTER":              "none",
+	}
+	for k, v := range env {
+		t.Setenv(k, v) // the exporters read the process's environment
+	}
+	var warn bytes.Buffer
+	s, err := Start(context.Background(), os.Getenv, &warn, &redact.Set{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	said := warn.String()
+	if !strings.Contains(said, "agentc: telemetry: ") || !strings.Contains(said, redact.Marker) {
+		t.Errorf("the SDK's log said %q, want it said with the secrets replaced", said)
+	}
+	for _, secret := range []string{"HDRSECRET", "PWSECRET"} {
+		if strings.Contains(said, secret) {
+			t.Errorf("the SDK's log said %q, holding %s", said, secret)
+		}
+	}
+}
