@@ -108,6 +108,7 @@ type builder struct {
 	base    string // the root's $id, without fragment
 	refs    bool   // references can be followed: one schema resource
 	anchors map[string]string
+	stray   map[string]bool // anchors not to follow: written twice, or where the validator may not read them
 	memo    map[memoKey]*Set
 	active  map[string]int // schemas being built, at which instance depth
 	depth   int
@@ -127,23 +128,48 @@ func newBuilder(root any) *builder {
 		memo: map[memoKey]*Set{}, active: map[string]int{}, work: work{left: maxWork}}
 	if m, ok := root.(map[string]any); ok {
 		if s, ok := m["$schema"].(string); ok {
-			switch {
-			case strings.Contains(s, "draft-04"):
-				b.draft = draft4
-			case strings.Contains(s, "draft-06"):
-				b.draft = draft6
-			case strings.Contains(s, "draft-07"):
-				b.draft = draft7
-			case strings.Contains(s, "2019-09"):
-				b.draft = draft2019
+			if b.draft = draftOf(s); b.draft == 0 {
+				// The validator loads a meta-schema it does not know,
+				// which agentc's loader refuses: no verdict.
+				b.draft = draft2020
+				b.giveUp()
 			}
 		}
-		if id, ok := m[b.idKeyword()].(string); ok {
-			b.base, _, _ = strings.Cut(id, "#")
+		if _, ref := m["$ref"]; !ref || b.draft >= draft2019 {
+			if id, ok := m[b.idKeyword()].(string); ok {
+				b.base, _, _ = strings.Cut(id, "#")
+			}
 		}
 	}
+	b.stray = map[string]bool{}
 	b.scan(root, "", true)
 	return b
+}
+
+// giveUp spends the analysis' budget: every answer is then Unknown. It is
+// for documents the engine cannot read as the validator does.
+func (b *builder) giveUp() { b.work.left = -1 << 40 }
+
+// draftOf is the draft a $schema names, as the validator reads it
+// (jsonschema/v6's draftFromURL, and the meta-schema it then loads for a
+// known URL with a fragment); 0 for one it does not know.
+func draftOf(s string) int {
+	u, frag, hasFrag := strings.Cut(s, "#")
+	u, ok := strings.CutPrefix(u, "http://")
+	if !ok {
+		u, _ = strings.CutPrefix(u, "https://")
+	}
+	d := map[string]int{
+		"json-schema.org/draft/2020-12/schema": draft2020,
+		"json-schema.org/draft/2019-09/schema": draft2019,
+		"json-schema.org/draft-07/schema":      draft7,
+		"json-schema.org/draft-06/schema":      draft6,
+		"json-schema.org/draft-04/schema":      draft4,
+	}[u]
+	if u == "json-schema.org/schema" && (!hasFrag || frag == "") {
+		d = draft2020
+	}
+	return d
 }
 
 func (b *builder) idKeyword() string {
@@ -153,47 +179,118 @@ func (b *builder) idKeyword() string {
 	return "$id"
 }
 
-// scan records anchors, and whether any subschema starts a resource of its
-// own (then references are not followed: their base would change).
+// subschemaKeys are where the validator looks for subschemas, and so for
+// anchors and resources, in each draft (jsonschema/v6's Draft.subschemas):
+// one schema, a list of them, or a map of them.
+func (b *builder) subschemaKey(k string) (one, list, byName bool) {
+	switch k {
+	case "not", "additionalProperties", "additionalItems":
+		return true, false, false
+	case "items":
+		return true, true, false
+	case "allOf", "anyOf", "oneOf":
+		return false, true, false
+	case "definitions", "properties", "patternProperties", "dependencies":
+		return false, false, true
+	case "propertyNames", "contains":
+		return b.draft >= draft6, false, false
+	case "if", "then", "else":
+		return b.draft >= draft7, false, false
+	case "unevaluatedProperties", "unevaluatedItems", "contentSchema":
+		return b.draft >= draft2019, false, false
+	case "$defs", "dependentSchemas":
+		return false, false, b.draft >= draft2019
+	case "prefixItems":
+		return false, b.draft >= draft2020, false
+	}
+	return false, false, false
+}
+
+// scan records the anchors of the subschemas the validator collects
+// them from, and whether any subschema starts a resource of its own (then
+// references are not followed: their base would change) or names another
+// draft (then the document is read under two drafts, which the engine
+// does not do: no verdict). An anchor written anywhere else (in an
+// unknown member, under a keyword of another draft) is stray: the
+// validator may meet it when a pointer leads there, so a reference to its
+// name is not followed.
 func (b *builder) scan(v any, ptr string, isRoot bool) {
-	switch x := v.(type) {
-	case map[string]any:
-		if id, ok := x[b.idKeyword()].(string); ok && !isRoot {
-			if name, ok := strings.CutPrefix(id, "#"); ok && b.draft <= draft7 {
-				b.anchors[name] = ptr
-			} else {
-				b.refs = false
-			}
+	x, ok := v.(map[string]any)
+	if !ok {
+		b.scanStray(v)
+		return
+	}
+	if s, ok := x["$schema"].(string); ok && !isRoot && draftOf(s) != b.draft {
+		b.giveUp()
+	}
+	_, hasRef := x["$ref"]
+	ignored := hasRef && b.draft < draft2019 // the validator reads no id or anchor beside $ref
+	if id, ok := x[b.idKeyword()].(string); ok && !isRoot && !ignored {
+		if name, ok := strings.CutPrefix(id, "#"); ok && b.draft <= draft7 {
+			b.anchor(name, ptr)
+		} else {
+			b.refs = false
 		}
-		for _, k := range []string{"$anchor", "$dynamicAnchor"} {
-			if name, ok := x[k].(string); ok {
-				b.anchors[name] = ptr
+	}
+	if s, ok := x["$anchor"].(string); ok && b.draft >= draft2019 {
+		b.anchor(s, ptr)
+	}
+	if s, ok := x["$dynamicAnchor"].(string); ok && b.draft >= draft2020 {
+		b.anchor(s, ptr)
+	}
+	for k, v := range x {
+		p := ptr + "/" + jsonpointer.Escape(k)
+		one, list, byName := b.subschemaKey(k)
+		l, isList := v.([]any)
+		m, isMap := v.(map[string]any)
+		switch {
+		case list && isList:
+			for i, sub := range l {
+				b.scan(sub, p+"/"+strconv.Itoa(i), false)
 			}
-		}
-		for k, v := range x {
-			p := ptr + "/" + jsonpointer.Escape(k)
-			_, isList := v.([]any)
-			switch {
-			case schemaOne[k] && !isList:
-				b.scan(v, p, false)
-			case schemaList[k] || schemaMap[k] || !keyword[k]:
-				// lists and maps of schemas; an unknown member may be a
-				// container a reference reaches into
-				b.scanAll(v, p)
+		case byName && isMap:
+			for name, sub := range m {
+				b.scan(sub, p+"/"+jsonpointer.Escape(name), false)
 			}
+		case one:
+			b.scan(v, p, false)
+		default:
+			b.scanStray(v)
 		}
 	}
 }
 
-func (b *builder) scanAll(v any, ptr string) {
+// anchor records an anchor; one named twice is refused by the validator,
+// and followed nowhere.
+func (b *builder) anchor(name, ptr string) {
+	if p, ok := b.anchors[name]; ok && p != ptr {
+		b.stray[name] = true
+	}
+	b.anchors[name] = ptr
+}
+
+// scanStray scans a value the validator does not read as a schema.
+func (b *builder) scanStray(v any) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, sub := range x {
-			b.scan(sub, ptr+"/"+jsonpointer.Escape(k), false)
+			if s, ok := sub.(string); ok {
+				switch k {
+				case "$anchor", "$dynamicAnchor":
+					b.stray[s] = true
+				case "$id", "id":
+					if name, ok := strings.CutPrefix(s, "#"); ok {
+						b.stray[name] = true
+					} else {
+						b.refs = false
+					}
+				}
+			}
+			b.scanStray(sub)
 		}
 	case []any:
-		for i, sub := range x {
-			b.scan(sub, ptr+"/"+strconv.Itoa(i), false)
+		for _, sub := range x {
+			b.scanStray(sub)
 		}
 	}
 }
@@ -314,7 +411,7 @@ func (b *builder) resolve(ref string) (any, string, bool) {
 	}
 	if frag != "" && !strings.HasPrefix(frag, "/") {
 		p, ok := b.anchors[frag]
-		if !ok {
+		if !ok || b.stray[frag] {
 			return nil, "", false
 		}
 		frag = p

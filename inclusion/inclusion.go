@@ -18,8 +18,10 @@
 // Schemas are JSON values as encoding/json decodes them with UseNumber (or
 // as github.com/santhosh-tekuri/jsonschema/v6 does): map[string]any, []any,
 // string, json.Number, bool and nil. Semantics are those of the validator
-// agentc uses: draft 2020-12 unless $schema names draft 4, 6, 7 or 2019-09,
-// and patterns as the validator reads them (package internal/leaf/pattern:
+// agentc uses: draft 2020-12 unless $schema names draft 4, 6, 7 or 2019-09
+// as the validator reads it (a $schema it does not know, or a subschema of
+// another draft, leaves every answer Unknown), anchors where the validator
+// collects them, and patterns as the validator reads them (package internal/leaf/pattern:
 // ECMA-262). The engine reads a pattern only to tell which declared members
 // a patternProperties entry holds; a pattern it cannot read, or a match it
 // cannot decide in time, makes the object opaque, which only widens the
