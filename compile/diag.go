@@ -173,6 +173,7 @@ var Rules = []Rule{
 	{CodeAgentCompatible, Error, "an agent tool's compatible_with is not proved: the called agent's contract changed since that digest in a way not proved compatible, or the lock file does not hold that contract", ""},
 	{CodeSchemaNumber, Warning, "a number in a schema more precise than a double: the digests see it rounded", ""},
 	{CodeSchemaNumberRange, Error, "a number in a schema beyond what a double holds, which canonical JSON cannot write", refusedDigest},
+	{CodeSchemaCount, Error, "a length, size or count keyword (minLength, maxItems, minContains, ...) above 2^53-1, which the validator reads wrapped", ""},
 	{CodeProviderUnenforced, Note, "a constraint of the output schema, or of a tool's input schema, the provider cannot enforce during generation", ""},
 	{CodeOutputEnforce, Error, "output.enforce is \"provider\", and the provider cannot enforce a constraint of the output schema during generation", refusedEnforce},
 	{CodeOutputMode, Error, "an output mode the provider cannot serve for this schema", refusedMode},
@@ -252,6 +253,7 @@ const (
 	CodeAgentCompatible           = "AGENT_COMPATIBLE"
 	CodeSchemaNumber              = "SCHEMA_NUMBER"
 	CodeSchemaNumberRange         = "SCHEMA_NUMBER_RANGE"
+	CodeSchemaCount               = "SCHEMA_COUNT"
 	CodeTestInput                 = "TEST_INPUT"
 	CodeTestTool                  = "TEST_TOOL"
 	CodeApproveTool               = "APPROVE_TOOL"

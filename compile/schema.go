@@ -229,6 +229,13 @@ func checkSchema(s *Schema, compile func(doc any) error) []Diagnostic {
 		if f, ok := m["format"].(string); ok && !knownFormat(f) {
 			add(ptr+"/format", CodeSchemaUnknownFormat, "format %q is unknown to the validator and checks nothing", f)
 		}
+		for _, k := range inclusion.CountKeywords {
+			if v, ok := m[k]; ok && !inclusion.ValidCount(v) {
+				if r := inclusion.Number(v); r != nil && r.Sign() >= 0 && r.IsInt() { // the meta-schema refuses the rest
+					add(ptr+"/"+k, CodeSchemaCount, "%s %v is above 2^53-1 (%d): the validator reads a count past 2^63-1 wrapped (18446744073709551617 as 1), so no count that large bounds what it says", k, v, inclusion.MaxCount)
+				}
+			}
+		}
 	})
 	walkNumbers(root, "", func(ptr string, n json.Number) {
 		canon, exact, err := digest.CanonicalNumber(string(n))

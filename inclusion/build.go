@@ -487,6 +487,11 @@ func sub(ptr string, keys ...string) string {
 // object builds a schema object: the intersection of what its keywords
 // accept.
 func (b *builder) object(m map[string]any, ptr string, d dir) *Set {
+	if !counts(m) {
+		// A count the validator may read wrapped: no verdict.
+		b.giveUp()
+		return approx(d)
+	}
 	if s := b.constants(m, ptr, d); s != nil {
 		return s
 	}
@@ -762,13 +767,45 @@ func (b *builder) strings(m map[string]any, d dir) *Set {
 	return s
 }
 
-// count reads a non-negative integer keyword value.
+// CountKeywords are the keywords whose value is a count of characters,
+// items, members or matches.
+var CountKeywords = []string{"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains", "maxContains"}
+
+// MaxCount is the largest count the engine reads: the validator reads a
+// count as an int64, wrapping one past 2^63-1 (18446744073709551617 is 1
+// to it), so a count is read exactly only below that, and agentc keeps to
+// the integers a double holds exactly.
+const MaxCount = 1<<53 - 1
+
+// ValidCount reports whether v is a count the engine reads as the
+// validator does: an integer from 0 to MaxCount.
+func ValidCount(v any) bool {
+	_, ok := count(v)
+	return ok
+}
+
+// count reads a non-negative integer keyword value, at most MaxCount.
 func count(v any) (int64, bool) {
 	r := Number(v)
-	if r == nil || !r.IsInt() || r.Sign() < 0 || !r.Num().IsInt64() {
+	if r == nil || !r.IsInt() || r.Sign() < 0 || !r.Num().IsInt64() || r.Num().Int64() > MaxCount {
 		return 0, false
 	}
 	return r.Num().Int64(), true
+}
+
+// counts reports whether every count keyword of a schema object is one
+// the engine reads; where one is not, the object is beyond it.
+func counts(m map[string]any) bool {
+	for _, k := range CountKeywords {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		if n, ok := count(v); !ok || n > math.MaxInt32 && k != "minLength" && k != "maxLength" {
+			return false // items, members and matches are counted in an int
+		}
+	}
+	return true
 }
 
 func smallCount(v any) (int, bool) {
