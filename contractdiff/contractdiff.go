@@ -47,8 +47,9 @@ type Finding struct {
 	// HasExample tells an Example of null from none.
 	HasExample bool `json:"-"`
 	// Unexamined marks an undecided change that was not examined: the
-	// comparison had spent its work budget (MaxWork) on the changes
-	// before it.
+	// comparison had spent its work budget (MaxWork), or the time its
+	// analyses may spend matching patterns (inclusion.MatchTime), on the
+	// changes before it.
 	Unexamined bool `json:"unexamined,omitempty"`
 }
 
@@ -96,13 +97,19 @@ func mustJSON(v any) []byte {
 // hundred values.
 const MaxWork = 200000
 
-// budget is what a comparison may still spend.
-type budget struct{ left int }
+// budget is what a comparison may still spend: work, and the time its
+// analyses spend matching patterns (inclusion.Budget), shared by all.
+type budget struct {
+	left    int
+	matches *inclusion.Budget
+}
+
+func newBudget() *budget { return &budget{left: MaxWork, matches: inclusion.NewBudget()} }
 
 // spend takes the cost of deciding a change between two documents, and
 // reports whether there was enough left.
 func (b *budget) spend(x, y any) bool {
-	if b.left <= 0 {
+	if b.left <= 0 || b.matches.Spent() {
 		return false
 	}
 	b.left -= plan.SchemaValues(x, b.left) + plan.SchemaValues(y, b.left)
@@ -152,7 +159,7 @@ func Compare(old, new *plan.Agent) ([]Finding, error) {
 		return []Finding{{Rule: AgentRemoved, Class: Breaking, Pointer: "", Old: old.Name, HasOld: true}}, nil
 	}
 	var out []Finding
-	work := &budget{left: MaxWork}
+	work := newBudget()
 	add := func(rule, ptr string, o, n any) {
 		r, _ := RuleOf(rule)
 		out = append(out, Finding{Rule: rule, Class: r.Output, Pointer: ptr, Old: o, New: n, HasOld: o != nil, HasNew: n != nil})
@@ -373,14 +380,23 @@ func schemaChanges(old, new any, prefix string, dir direction, work *budget) []F
 		}
 		return d.out
 	}
-	if inclusion.Includes(d.sub, d.super) == inclusion.Yes {
+	if inclusion.IncludesIn(d.sub, d.super, d.work.matches) == inclusion.Yes {
 		for _, c := range semantic {
 			d.add(c.rule, Compatible, c.ptr, c.o, c.n, nil, false)
 		}
 		return d.out
 	}
-	witness, hasWitness := inclusion.Witness(d.sub, d.super)
+	witness, hasWitness := inclusion.WitnessIn(d.sub, d.super, d.work.matches)
 	hasWitness = hasWitness && confirmed(witness, d.sub, d.super)
+	if !hasWitness && d.work.matches.Spent() {
+		// The whole was left unproved for want of time: nothing is
+		// examined.
+		for _, c := range semantic {
+			d.out = append(d.out, d.finding(c.rule, Undecided, c.ptr, c.o, c.n, nil, false))
+			d.out[len(d.out)-1].Unexamined = true
+		}
+		return d.out
+	}
 	for _, c := range semantic {
 		if d.spend(c.rule, c.ptr, c.o, c.n) {
 			d.decide(c.rule, c.ptr, c.o, c.n, c.e)
@@ -633,18 +649,19 @@ func (d *differ) decide(rule, ptr string, o, n any, e edit) {
 	if d.dir == input {
 		lsub, lsuper = before, after
 	}
-	localYes := isLocal && inclusion.Includes(lsub, lsuper) == inclusion.Yes
-	if inclusion.Includes(sub, super) == inclusion.Yes || localYes {
+	m := d.work.matches
+	localYes := isLocal && inclusion.IncludesIn(lsub, lsuper, m) == inclusion.Yes
+	if inclusion.IncludesIn(sub, super, m) == inclusion.Yes || localYes {
 		d.add(rule, Compatible, ptr, o, n, nil, false)
 		d.proofs = append(d.proofs, localProof{node: node, kept: kept, ok: localYes})
 		return
 	}
-	if w, ok := inclusion.Witness(sub, super); ok && confirmed(w, d.sub, d.super) {
+	if w, ok := inclusion.WitnessIn(sub, super, m); ok && confirmed(w, d.sub, d.super) {
 		d.add(rule, Breaking, ptr, o, n, w, true)
 		return
 	}
 	if isLocal {
-		if w, ok := inclusion.Witness(lsub, lsuper); ok {
+		if w, ok := inclusion.WitnessIn(lsub, lsuper, m); ok {
 			if x, ok := lift(d.sub, node, w); ok && confirmed(x, d.sub, d.super) {
 				d.add(rule, Breaking, ptr, o, n, x, true)
 				return
@@ -652,6 +669,7 @@ func (d *differ) decide(rule, ptr string, o, n any, e edit) {
 		}
 	}
 	d.add(rule, Undecided, ptr, o, n, nil, false)
+	d.out[len(d.out)-1].Unexamined = m.Spent()
 }
 
 // confirmed checks a counterexample with the validator the runtime uses,

@@ -118,14 +118,20 @@ type builder struct {
 	// asked; nil when the document does not compile.
 	validator func(ptr string) (*jsonschema.Schema, error)
 	compiled  bool
+	// budget bounds the time the analysis spends matching patterns, in
+	// its value checks and its patternProperties; shared with others.
+	budget *Budget
 }
 
 func (b *builder) over() dir  { return dir{false, &b.work} }
 func (b *builder) under() dir { return dir{true, &b.work} }
 
-func newBuilder(root any) *builder {
+func newBuilder(root any, budget *Budget) *builder {
+	if budget == nil {
+		budget = NewBudget()
+	}
 	b := &builder{root: root, draft: draft2020, refs: true, anchors: map[string]string{},
-		memo: map[memoKey]*Set{}, active: map[string]int{}, work: work{left: maxWork}}
+		memo: map[memoKey]*Set{}, active: map[string]int{}, work: work{left: maxWork}, budget: budget}
 	if m, ok := root.(map[string]any); ok {
 		if s, ok := m["$schema"].(string); ok {
 			if b.draft = draftOf(s); b.draft == 0 {
@@ -600,9 +606,14 @@ func (b *builder) constants(m map[string]any, ptr string, d dir) *Set {
 	if len(list) > maxConstants || !d.spend(len(list)) {
 		return nil
 	}
+	for _, v := range list {
+		if !cheap(v) {
+			return nil
+		}
+	}
 	if !b.compiled {
 		b.compiled = true
-		b.validator, _ = plan.CompileSubschemas(b.root)
+		b.validator, _ = plan.CompileSubschemas(b.root, b.budget.patterns)
 	}
 	if b.validator == nil {
 		return nil
@@ -613,16 +624,46 @@ func (b *builder) constants(m map[string]any, ptr string, d dir) *Set {
 	}
 	var kept []any
 	for _, v := range list {
-		err := sch.Validate(v)
+		// As the runtime validates: a match undecided in time rejects
+		// the value there, where the validator alone takes it for no
+		// match (and a not around it for a pass).
+		err := plan.Validate(sch, v)
 		var ve *jsonschema.ValidationError
 		if err != nil && !errors.As(err, &ve) {
-			return nil // not a value the validator reads: no verdict
+			// Undecided, or not a value the validator reads: no verdict.
+			if b.budget.Spent() {
+				b.giveUp()
+			}
+			return nil
 		}
 		if err == nil {
 			kept = append(kept, v)
 		}
 	}
 	return values(kept, d)
+}
+
+// cheap reports whether the validator reads every number of a value
+// cheaply: one with a huge exponent (1e999990) takes it tens of
+// milliseconds to parse, each time.
+func cheap(v any) bool {
+	switch x := v.(type) {
+	case json.Number:
+		return Number(x) != nil
+	case []any:
+		for _, e := range x {
+			if !cheap(e) {
+				return false
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if !cheap(e) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (b *builder) oneOf(list []any, ptr string, d dir) *Set {
@@ -940,13 +981,16 @@ func (b *builder) objects(m map[string]any, ptr string, d dir) *Set {
 			// The validator's engine decides which declared members a
 			// pattern holds; a pattern it cannot read, or a match it
 			// cannot decide in time, leaves the object opaque.
-			re, err := pattern.Compile(p)
+			re, err := pattern.CompileIn(p, b.budget.patterns)
 			if err != nil || len(p) > maxPattern {
 				return opaque(d, "object")
 			}
 			for k, v := range o.props {
 				matched, err := re.Match(k)
 				if err != nil {
+					if b.budget.Spent() {
+						b.giveUp()
+					}
 					return opaque(d, "object")
 				}
 				if matched {

@@ -34,8 +34,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"agentc.dev/agentc/internal/leaf/jsonpointer"
+	"agentc.dev/agentc/internal/leaf/pattern"
 )
 
 // Verdict is the answer to a question about schemas.
@@ -68,8 +70,39 @@ type Analysis struct {
 	b *builder
 }
 
-// Analyze prepares the questions about a schema document.
-func Analyze(doc any) *Analysis { return &Analysis{b: newBuilder(doc)} }
+// Analyze prepares the questions about a schema document, with a budget
+// of its own.
+func Analyze(doc any) *Analysis { return AnalyzeIn(doc, nil) }
+
+// AnalyzeIn is Analyze with the time its value checks take spent from b
+// (nil for a budget of its own).
+func AnalyzeIn(doc any, b *Budget) *Analysis { return &Analysis{b: newBuilder(doc, b)} }
+
+// Budget bounds the time analyses sharing it spend matching patterns: in
+// checking the members of an enum or a const with the validator the
+// runtime uses, and in telling which members a patternProperties entry
+// holds. A pattern's match is bounded (pattern.Timeout), but a schema may
+// have many checked against many strings, each taking a tenth of a second
+// without running out: 64 members against 16 backtracking patterns held
+// a comparison for minutes. Once the budget is spent, every later match is
+// undecided at once and the analyses answer Unknown: running out never
+// gives a verdict, only the absence of one.
+type Budget struct{ patterns *pattern.Budget }
+
+// MatchTime is the time a Budget of NewBudget allows.
+const MatchTime = time.Second
+
+// NewBudget returns a Budget of MatchTime.
+func NewBudget() *Budget { return NewBudgetOf(MatchTime) }
+
+// NewBudgetOf returns a Budget of d.
+func NewBudgetOf(d time.Duration) *Budget {
+	return &Budget{patterns: pattern.NewTimedBudget(d)}
+}
+
+// Spent reports whether the budget is spent: an analysis under it since
+// may have answered Unknown for want of it.
+func (b *Budget) Spent() bool { return b.patterns.Spent() }
 
 func (a *Analysis) node(ptr string) (any, bool) { return a.b.at(ptr) }
 
@@ -191,7 +224,7 @@ func (a *Analysis) unsatisfiableWith(ptr string, trial map[string]any) bool {
 		a.b.depth = 0
 		return a.b.build(trial, noPtr, a.b.over()).isEmpty()
 	}
-	return Analyze(doc).Unsatisfiable(ptr) == Yes
+	return AnalyzeIn(doc, a.b.budget).Unsatisfiable(ptr) == Yes
 }
 
 // replace returns a copy of doc with the value at ptr replaced by v; the
@@ -248,8 +281,15 @@ func Unsatisfiable(doc any) Verdict { return Analyze(doc).Unsatisfiable("") }
 
 // Includes reports whether every JSON value that sub accepts is accepted
 // by super; the two are separate documents.
-func Includes(sub, super any) Verdict {
-	ab, bb := newBuilder(sub), newBuilder(super)
+func Includes(sub, super any) Verdict { return IncludesIn(sub, super, nil) }
+
+// IncludesIn is Includes with the time its value checks take spent from b
+// (nil for a budget of its own).
+func IncludesIn(sub, super any, bud *Budget) Verdict {
+	if bud == nil {
+		bud = NewBudget()
+	}
+	ab, bb := newBuilder(sub, bud), newBuilder(super, bud)
 	a := ab.build(sub, "", ab.over())
 	b := bb.build(super, "", bb.under())
 	return verdict(subset(a, b, &work{left: maxWork}))

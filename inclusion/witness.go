@@ -13,8 +13,15 @@ import (
 // Includes cannot give. The value lies in a subset of sub's values less a
 // superset of super's, so it is a counterexample whenever the engine is
 // sound; ok is false when the engine finds none, which proves nothing.
-func Witness(sub, super any) (v any, ok bool) {
-	ab, bb := newBuilder(sub), newBuilder(super)
+func Witness(sub, super any) (v any, ok bool) { return WitnessIn(sub, super, nil) }
+
+// WitnessIn is Witness with the time its value checks take spent from bud
+// (nil for a budget of its own).
+func WitnessIn(sub, super any, bud *Budget) (v any, ok bool) {
+	if bud == nil {
+		bud = NewBudget()
+	}
+	ab, bb := newBuilder(sub, bud), newBuilder(super, bud)
 	ab.work.names = memberNames(sub)
 	a := ab.build(sub, "", ab.under())
 	b := bb.build(super, "", bb.over())

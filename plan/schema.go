@@ -83,10 +83,20 @@ func schemaCompiler(doc any) (*jsonschema.Compiler, error) {
 // CompileSubschemas compiles a schema document as CompileSchema does, and
 // returns what compiles the subschema at a JSON pointer of it, alone: the
 // schema that validates a value in its place, with the same references.
-func CompileSubschemas(doc any) (func(ptr string) (*jsonschema.Schema, error), error) {
+// A non-nil budget b bounds its patterns' matches as CompileSchemaIn does.
+func CompileSubschemas(doc any, b *PatternBudget) (func(ptr string) (*jsonschema.Schema, error), error) {
 	c, err := schemaCompiler(doc)
 	if err != nil {
 		return nil, err
+	}
+	if b != nil {
+		c.UseRegexpEngine(func(s string) (jsonschema.Regexp, error) {
+			re, err := pattern.CompileIn(s, b)
+			if err != nil {
+				return nil, err
+			}
+			return re, nil
+		})
 	}
 	if _, err := c.Compile(SchemaURL); err != nil {
 		return nil, err

@@ -23,6 +23,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -57,7 +58,30 @@ type Regexp struct {
 // backtracking patterns held vet for two minutes, a bigger manifest for
 // hours. A check whose values are undecided rejects them, so the budget
 // changes no verdict but how soon it comes. The zero Budget allows none.
-type Budget struct{ left atomic.Int64 }
+type Budget struct {
+	left atomic.Int64
+	// timed budgets also bound the time their matches take in all, in
+	// nanoseconds left.
+	timed bool
+	time  atomic.Int64
+}
+
+// NewTimedBudget returns a Budget that bounds the time its matches take
+// in all to d, whether or not any runs out of time: a match that takes
+// 100 ms without running out costs as much as one that does, and a check
+// of many values may make thousands. Once d is spent, every later match
+// regexp2 would make is undecided at once.
+func NewTimedBudget(d time.Duration) *Budget {
+	b := &Budget{timed: true}
+	b.left.Store(math.MaxInt64)
+	b.time.Store(int64(d))
+	return b
+}
+
+// Spent reports whether the budget allows no more matches.
+func (b *Budget) Spent() bool {
+	return b.left.Load() <= 0 || b.timed && b.time.Load() <= 0
+}
 
 // NewBudget returns a Budget that allows n matches to run out of time.
 func NewBudget(n int) *Budget {
@@ -114,7 +138,7 @@ func (r *Regexp) Match(s string) (matched bool, err error) {
 	if r.re2 != nil {
 		return r.re2.MatchString(s), nil
 	}
-	if r.budget != nil && r.budget.left.Load() <= 0 {
+	if r.budget != nil && r.budget.Spent() {
 		return false, ErrTimeout
 	}
 	defer func() {
@@ -122,6 +146,10 @@ func (r *Regexp) Match(s string) (matched bool, err error) {
 			matched, err = false, fmt.Errorf("the regular-expression engine failed: %v", p)
 		}
 	}()
+	if r.budget != nil && r.budget.timed {
+		start := time.Now()
+		defer func() { r.budget.time.Add(-int64(time.Since(start))) }()
+	}
 	matched, err = r.ecma.MatchString(s)
 	if err != nil {
 		if r.budget != nil {
