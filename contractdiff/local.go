@@ -2,6 +2,7 @@ package contractdiff
 
 import (
 	"encoding/json"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -239,27 +240,46 @@ func hasRef(v any) bool {
 	return len(targets) > 0 || entangled
 }
 
-// refsOf returns the pointers the $refs of a schema document's subschemas
-// name within it, and whether anything ties the meaning of a subschema to
-// another's beyond those: a $ref elsewhere, $dynamicRef, $recursiveRef, an
-// anchor or $id, unevaluatedProperties or unevaluatedItems.
+// refsOf returns the pointers the $refs of a schema document name within
+// it, and whether anything ties the meaning of a subschema to another's
+// beyond those: a $ref elsewhere or to an anchor, one whose fragment does
+// not decode, $dynamicRef, $recursiveRef, an anchor, id or $id,
+// unevaluatedProperties or unevaluatedItems. Every object of the document
+// is looked at, not only its subschemas: a reference may lead into an
+// unknown member, and on from there. A fragment is percent-decoded, as
+// the validator reads it (#/properties/%61 is #/properties/a).
 func refsOf(doc any) (targets []string, entangled bool) {
-	inclusion.Walk(doc, func(_, _ string, sub any) {
-		m, _ := sub.(map[string]any)
-		for k, y := range m {
-			switch k {
-			case "$dynamicRef", "$recursiveRef", "unevaluatedProperties", "unevaluatedItems", "$anchor", "$dynamicAnchor", "$id":
-				entangled = true
-			case "$ref":
-				s, _ := y.(string)
-				if t, local := strings.CutPrefix(s, "#"); local {
-					targets = append(targets, t)
-				} else {
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		case map[string]any:
+			for k, y := range x {
+				switch k {
+				case "$dynamicRef", "$recursiveRef", "unevaluatedProperties", "unevaluatedItems", "$anchor", "$dynamicAnchor", "$id", "id":
 					entangled = true
+				case "$ref":
+					s, _ := y.(string)
+					t, local := strings.CutPrefix(s, "#")
+					if !local {
+						entangled = true
+						break
+					}
+					t, err := url.PathUnescape(t)
+					if err != nil || t != "" && !strings.HasPrefix(t, "/") {
+						entangled = true // an anchor, or what the validator reads otherwise
+						break
+					}
+					targets = append(targets, t)
 				}
+				walk(y)
 			}
 		}
-	})
+	}
+	walk(doc)
 	return targets, entangled
 }
 
