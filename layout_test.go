@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/leaf/jsonpointer", "telemetry"},
 	"internal/devserver": {},
 	"agenttest":          {"internal/leaf/userfile", "plan", "runtime", "constraint", "internal/leaf/cueproc"},
-	"runview":            {"internal/leaf/userfile", "runtime", "plan", "cost"},
+	"runview":            {"internal/leaf/userfile", "runtime", "plan", "digest", "cost", "internal/termtext"},
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime", "internal/leaf/textcut"},
 	"serve":              {"plan", "runtime", "internal/leaf/atomicfile", "internal/leaf/userfile", "internal/leaf/diskfree"},

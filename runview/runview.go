@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"agentc.dev/agentc/cost"
+	canon "agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
@@ -885,9 +886,22 @@ func costsDiffer(a, b agentrt.Cost) bool {
 		!slices.Equal(slices.Sorted(slices.Values(a.Unpriced)), slices.Sorted(slices.Values(b.Unpriced)))
 }
 
+// sameJSON says whether a and b are the same JSON value: the same
+// canonical form (RFC 8785), and where that would round a number, the
+// same compact text too, so that ids 2^53 and 2^53+1 are two answers.
 func sameJSON(a string, b json.RawMessage) bool {
-	var x, y any
-	return json.Unmarshal([]byte(a), &x) == nil && json.Unmarshal(b, &y) == nil && fmt.Sprint(x) == fmt.Sprint(y)
+	x, errX := canon.CanonicalExact([]byte(a))
+	y, errY := canon.CanonicalExact(b)
+	if errX == nil && errY == nil {
+		return bytes.Equal(x, y)
+	}
+	x, errX = canon.Canonical([]byte(a))
+	y, errY = canon.Canonical(b)
+	if errX != nil || errY != nil || !bytes.Equal(x, y) {
+		return false
+	}
+	var cx, cy bytes.Buffer
+	return json.Compact(&cx, []byte(a)) == nil && json.Compact(&cy, b) == nil && bytes.Equal(cx.Bytes(), cy.Bytes())
 }
 
 func orNull(v json.RawMessage) json.RawMessage {
