@@ -269,6 +269,20 @@ func TestCorrupt(t *testing.T) {
 			l[3] = edit(t, l[3], map[string]any{"duration_ms": -5})
 			return l
 		}, 4, "effect 1.1: negative duration_ms -5"},
+		// Tokens, as durations, are counts: a negative one would price
+		// a call below nothing, or give back a budget on replay.
+		{"negative tokens", func(t *testing.T, l []string) []string {
+			l[2] = edit(t, l[2], map[string]any{"kind": "model", "response": raw(`{"message":{"role":"assistant"},"usage":{"input":10,"output":-5}}`)})
+			return l
+		}, 3, "effect 1.0: response: usage: negative output -5"},
+		{"negative cached tokens", func(t *testing.T, l []string) []string {
+			l[2] = edit(t, l[2], map[string]any{"kind": "model", "response": raw(`{"usage":{"cached":-1e3,"input":1}}`)})
+			return l
+		}, 3, "effect 1.0: response: usage: negative cached -1e3"},
+		{"negative tokens in usage", func(t *testing.T, l []string) []string {
+			l[3] = edit(t, l[3], map[string]any{"usage": raw(`{"input":1,"cache_write":-2}`)})
+			return l
+		}, 4, "effect 1.1: usage: negative cache_write -2"},
 		{"fractional duration", func(t *testing.T, l []string) []string {
 			l[3] = edit(t, l[3], map[string]any{"duration_ms": 1.5})
 			return l

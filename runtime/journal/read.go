@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -454,6 +455,19 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	if e.DurationMS < 0 {
 		return fmt.Errorf("effect %s: negative duration_ms %d", key, e.DurationMS)
 	}
+	if err := checkUsage(e.Usage); err != nil {
+		return fmt.Errorf("effect %s: usage: %v", key, err)
+	}
+	if e.Kind == KindModel {
+		var resp struct {
+			Usage json.RawMessage `json:"usage"`
+		}
+		if json.Unmarshal(e.Response, &resp) == nil {
+			if err := checkUsage(resp.Usage); err != nil {
+				return fmt.Errorf("effect %s: response: usage: %v", key, err)
+			}
+		}
+	}
 	c, err := canonical(e.Request)
 	if err != nil {
 		return fmt.Errorf("effect %s: request: %v", key, err)
@@ -502,3 +516,24 @@ func short(v []byte) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// usageCounts are the members of a model call's usage, each a count of
+// tokens.
+var usageCounts = []string{"input", "output", "cached", "cache_write"}
+
+// checkUsage refuses a usage object that holds a negative count of tokens,
+// as a negative duration is refused: priced, it would cost less than
+// nothing, and on replay give back what a budget spent. Usage that is not
+// an object of numbers is left to its reader.
+func checkUsage(v json.RawMessage) error {
+	var m map[string]json.RawMessage
+	if len(v) == 0 || json.Unmarshal(v, &m) != nil {
+		return nil
+	}
+	for _, name := range usageCounts {
+		if f, err := strconv.ParseFloat(string(m[name]), 64); err == nil && f < 0 {
+			return fmt.Errorf("negative %s %s", name, m[name])
+		}
+	}
+	return nil
+}
