@@ -1,8 +1,15 @@
 package runview
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"agentc.dev/agentc/runtime/journal"
 )
 
 // TestSameJSON: the report's answer is the page's when it is the same JSON
@@ -23,6 +30,104 @@ func TestSameJSON(t *testing.T) {
 	} {
 		if got := sameJSON(c.a, json.RawMessage(c.b)); got != c.same {
 			t.Errorf("sameJSON(%s, %s) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}
+
+// journalOf writes a journal of entries, each started a second after the
+// run, and reads it back; it returns the journal and its size.
+func journalOf(tb testing.TB, entries ...journal.Entry) (*journal.Journal, int64) {
+	tb.Helper()
+	file := filepath.Join(tb.TempDir(), "run.jsonl")
+	w, err := journal.Create(file, journal.Header{Plan: "blake3:" + strings.Repeat("0", 64), Run: "r1", OutputSuffix: "0badcafe", Agent: "a", Started: time.Unix(0, 0)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, e := range entries {
+		e.Started = time.Unix(1, 0)
+		if err := w.Append(e); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	j, err := journal.Open(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return j, fi.Size()
+}
+
+// pageOf builds and writes the page of j.
+func pageOf(tb testing.TB, j *journal.Journal) (*Page, string) {
+	tb.Helper()
+	p, err := Build(j, nil, nil, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		tb.Fatal(err)
+	}
+	return p, buf.String()
+}
+
+// nested is JSON nested depth deep: [[…[1]…]].
+func nested(depth int) string { return strings.Repeat("[", depth) + "1" + strings.Repeat("]", depth) }
+
+// TestIndentBounded: JSON is indented for reading only where that keeps
+// it within a few times its size; deeper, it is shown compact. Indented,
+// JSON n deep is n² spaces: 20 KB of it was 100 MB of page, and the
+// model alone, with arguments 999 deep, could make a reply of 204 KB a
+// page of 400 MB.
+func TestIndentBounded(t *testing.T) {
+	deep := nested(990)
+	j, size := journalOf(t,
+		journal.Entry{Key: journal.Key{Round: 1}, Kind: journal.KindModel,
+			Request: []byte(`{"provider":"openai","model":"m","output_tool":"answer","messages":{"after":0,"new":[{"role":"user","content":"go"}]}}`),
+			Response: []byte(`{"message":{"role":"assistant","tool_calls":[` +
+				`{"id":"c1","name":"lookup","arguments":` + deep + `},` +
+				`{"id":"c2","name":"lookup","arguments":` + deep + `},` +
+				`{"id":"c3","name":"answer","arguments":{"a":` + deep + `}}]}}`)},
+		journal.Entry{Key: journal.Key{Round: 1, Ordinal: 1}, Kind: journal.KindTool,
+			Request: []byte(`{"tool":"lookup","arguments":` + deep + `}`), Response: []byte(`{"content":"ok"}`)},
+		// A response the page does not know the shape of: shown raw.
+		journal.Entry{Key: journal.Key{Round: 1, Ordinal: 2}, Kind: journal.KindTool,
+			Request: []byte(`{"tool":"lookup"}`), Response: []byte(nested(9000))},
+	)
+	p, html := pageOf(t, j)
+	if limit := 64<<10 + 16*size; int64(len(html)) > limit {
+		t.Fatalf("a journal of %d bytes made a page of %d, more than %d", size, len(html), limit)
+	}
+	if p.Answer == nil || p.Answer.JSON != `{"a":`+deep+`}` {
+		t.Errorf("the answer is not shown compact: %.80v", p.Answer)
+	}
+	// Shallow JSON is indented as before.
+	for _, c := range []struct{ in, want string }{
+		{`{"op":"read","path":"a.md"}`, "{\n  \"op\": \"read\",\n  \"path\": \"a.md\"\n}"},
+		{`{"a":[],"b":{},"c":[1,{"d":"[,]"}]}`, "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1,\n    {\n      \"d\": \"[,]\"\n    }\n  ]\n}"},
+		{` "x" `, `"x"`},
+		{`not json`, `not json`},
+		{`[[[[[[[[1]]]]]]]]`, `[[[[[[[[1]]]]]]]]`},
+	} {
+		if got := indent(json.RawMessage(c.in)); got != c.want {
+			t.Errorf("indent(%s) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// indentedWithin counts what json.Indent writes, to the byte.
+	for _, in := range []string{`{"a":[],"b":{},"c":[1,{"d":"[,]\"{"}]}`, `[[],[[]],{"":{"":[1]}}]`, `"x"`, nested(50)} {
+		var out bytes.Buffer
+		if err := json.Indent(&out, []byte(in), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		n := int64(out.Len())
+		if !indentedWithin([]byte(in), n) || indentedWithin([]byte(in), n-1) {
+			t.Errorf("indentedWithin(%s) does not count %d bytes", in, n)
 		}
 	}
 }

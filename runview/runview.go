@@ -911,13 +911,71 @@ func orNull(v json.RawMessage) json.RawMessage {
 	return v
 }
 
-// indent returns JSON indented for reading; what is not JSON, as it is.
+// indent returns JSON indented for reading, where that makes it at most
+// maxIndent times as long as its compact form (and a few bytes), else
+// compact; what is not JSON, as it is. Indented, JSON nested n deep holds
+// n² spaces: 20 KB of it were 100 MB of page, and each line a model's
+// arguments or a tool's result holds once may be shown a few times.
 func indent(v json.RawMessage) string {
-	var out bytes.Buffer
-	if err := json.Indent(&out, v, "", "  "); err != nil {
+	var c bytes.Buffer
+	if err := json.Compact(&c, v); err != nil {
 		return string(v)
 	}
+	if !indentedWithin(c.Bytes(), maxIndent*int64(c.Len())+64) {
+		return c.String()
+	}
+	var out bytes.Buffer
+	out.Grow(2 * c.Len())
+	_ = json.Indent(&out, c.Bytes(), "", "  ") // c is JSON
 	return out.String()
+}
+
+// maxIndent bounds how many times longer than its compact form indented
+// JSON may be: an object of short members a few levels deep is about
+// twice as long.
+const maxIndent = 4
+
+// indentedWithin says whether the compact JSON c, indented as indent
+// does it (two spaces a level), is at most limit bytes long, counting
+// as json.Indent writes: a line break and the indentation before each
+// member and element and each closing bracket of a value not empty, and
+// a space after each colon.
+func indentedWithin(c []byte, limit int64) bool {
+	n, depth := int64(len(c)), int64(0)
+	inString := false
+	for i := 0; i < len(c) && n <= limit; i++ {
+		ch := c[i]
+		if inString {
+			switch ch {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch ch {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if i+1 < len(c) && (c[i+1] == '}' || c[i+1] == ']') {
+				continue // empty: written as it is
+			}
+			n += 1 + 2*depth
+		case '}', ']':
+			depth--
+			if i > 0 && (c[i-1] == '{' || c[i-1] == '[') {
+				continue
+			}
+			n += 1 + 2*depth
+		case ',':
+			n += 1 + 2*depth
+		case ':':
+			n++
+		}
+	}
+	return n <= limit
 }
 
 func (b *builder) raw(e *journal.Entry) string {
