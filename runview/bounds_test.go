@@ -3,6 +3,7 @@ package runview
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -129,5 +130,56 @@ func TestIndentBounded(t *testing.T) {
 		if !indentedWithin([]byte(in), n) || indentedWithin([]byte(in), n-1) {
 			t.Errorf("indentedWithin(%s) does not count %d bytes", in, n)
 		}
+	}
+}
+
+// manyCalls is a journal of one model call whose reply asks for n tool
+// calls, none of them made.
+func manyCalls(t *testing.T, n int) (*journal.Journal, int64) {
+	var calls []string
+	for i := range n {
+		calls = append(calls, fmt.Sprintf(`{"id":"c%d","name":"lookup","arguments":{}}`, i))
+	}
+	return journalOf(t, journal.Entry{Key: journal.Key{Round: 1}, Kind: journal.KindModel,
+		Request:  []byte(`{"provider":"openai","model":"m","messages":{"after":0,"new":[{"role":"user","content":"go"}]}}`),
+		Response: []byte(`{"message":{"role":"assistant","tool_calls":[` + strings.Join(calls, ",") + `]}}`)})
+}
+
+// TestCallsBounded: the tool calls of one reply are one journal entry,
+// which MaxEffects counts once, but each was a row: one reply of 300,000
+// calls made a page of 190 MB. The page shows the first MaxCalls of a
+// reply, and says how many it left out.
+func TestCallsBounded(t *testing.T) {
+	j, size := manyCalls(t, 20_000)
+	p, html := pageOf(t, j)
+	if len(p.Rows) > 2_000 {
+		t.Errorf("one reply of 20,000 calls made %d rows", len(p.Rows))
+	}
+	if limit := 64<<10 + 4*size; int64(len(html)) > limit {
+		t.Errorf("a journal of %d bytes made a page of %d, more than %d", size, len(html), limit)
+	}
+	for _, want := range []string{"The reply asked for 19,000 more tool calls, not shown.",
+		"19,000 tool calls past the first 1,000 of their reply are left out of the timeline."} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page does not say %q", want)
+		}
+	}
+}
+
+// TestRowsBounded: past MaxRows, rows are left out, and the page says how
+// many.
+func TestRowsBounded(t *testing.T) {
+	defer func(n int) { MaxRows = n }(MaxRows)
+	MaxRows = 10
+	j, err := journal.Open(longJournal(t, 8)) // 24 rows: a round, its model call and tool call, 8 times
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, html := pageOf(t, j)
+	if len(p.Rows) != 10 || p.RowsLeftOut != 14 {
+		t.Errorf("%d rows, %d left out; want 10 and 14", len(p.Rows), p.RowsLeftOut)
+	}
+	if want := "The page shows the first 10 rows of the timeline; 14 more are left out."; !strings.Contains(html, want) {
+		t.Errorf("the page does not say %q", want)
 	}
 }

@@ -32,12 +32,15 @@ var (
 	// (0.4 ms and 2,200 allocations, GODEBUG=inittrace=1).
 	page = sync.OnceValue(func() *template.Template {
 		return template.Must(template.New("page").Funcs(template.FuncMap{
-			"ms":     formatMS,
-			"size":   formatSize,
-			"tokens": formatTokens,
-			"cost":   formatCostOf,
-			"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
-			"indent": func(depth int) string { return strconv.FormatFloat(float64(depth)*1.25, 'f', 2, 64) },
+			"ms":       formatMS,
+			"size":     formatSize,
+			"tokens":   formatTokens,
+			"cost":     formatCostOf,
+			"time":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
+			"count":    func(n int) string { return printer.Sprintf("%d", n) },
+			"maxCalls": func() int { return MaxCalls },
+			"maxRows":  func() int { return MaxRows },
+			"indent":   func(depth int) string { return strconv.FormatFloat(float64(depth)*1.25, 'f', 2, 64) },
 			// A report marks a cost it estimated.
 			"reportCost": func(c agentrt.Cost) string {
 				if c.Estimated {

@@ -47,6 +47,16 @@ var MaxShown int64 = 256 << 20
 // far fewer (a run of 1,000 rounds, 2,000).
 var MaxEffects = 50_000
 
+// MaxCalls bounds the tool calls of one reply the page shows: a reply is
+// one effect however many calls it asks for, and each call was a row and
+// a listing in the reply, so one reply of 300,000 calls (10.8 MB) made a
+// page of 190 MB. Calls past it are counted, not shown.
+var MaxCalls = 1_000
+
+// MaxRows bounds the rows of the timeline: past it, rows are counted, not
+// shown.
+var MaxRows = 100_000
+
 // Page is what the page shows of a run.
 type Page struct {
 	Agent, Run, Plan string
@@ -55,6 +65,9 @@ type Page struct {
 	// during a write) and is left out.
 	Truncated bool
 	Effects   int
+	// CallsLeftOut counts the tool calls past the first MaxCalls of their
+	// reply, which have no row; RowsLeftOut the rows past MaxRows.
+	CallsLeftOut, RowsLeftOut int
 	// SpanMS is the time from the run's start to the end of its last
 	// effect.
 	SpanMS float64
@@ -169,8 +182,10 @@ type Message struct {
 	// Parts are, where the message has them (the first user message of
 	// an agent given files), its content in order: texts and files.
 	Parts []Part
-	// Calls are the tool calls an assistant message asks for.
-	Calls []Call
+	// Calls are the tool calls an assistant message asks for, the first
+	// MaxCalls; CallsLeftOut counts the rest.
+	Calls        []Call
+	CallsLeftOut int
 	// CallID and Name say which call a tool message answers.
 	CallID, Name string
 	IsError      bool
@@ -446,7 +461,11 @@ func (b *builder) collect() {
 
 func message(m wireMessage) *Message {
 	out := &Message{Role: m.Role, Content: m.Content, CallID: m.ToolCallID, Name: m.Name, IsError: m.IsError}
-	for _, c := range m.ToolCalls {
+	for i, c := range m.ToolCalls {
+		if i == MaxCalls {
+			out.CallsLeftOut = len(m.ToolCalls) - i
+			break
+		}
 		out.Calls = append(out.Calls, Call{ID: c.ID, Name: c.Name, Arguments: c.args()})
 	}
 	return out
@@ -487,7 +506,7 @@ func (b *builder) run(path string, depth int) {
 
 func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 	round := &Row{Kind: "round", Key: journal.Key{Path: path, Round: n}.String(), Depth: depth, Round: n}
-	b.page.Rows = append(b.page.Rows, round)
+	b.add(round)
 	first := len(b.page.Rows)
 	var calls []wireCall // the model's tool calls, by ordinal-1
 	var output string
@@ -529,6 +548,8 @@ func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 		k := journal.Key{Path: path, Round: n, Ordinal: i + 1}
 		switch {
 		case done[k.Ordinal] || c.Name == output:
+		case i >= MaxCalls:
+			b.page.CallsLeftOut++
 		case b.nested(k.Child()):
 			b.agent(k, depth, c, b.approval(k, depth))
 		default:
@@ -596,8 +617,17 @@ func (b *builder) markUnder(path string) {
 func (b *builder) row(e *journal.Entry, kind string, depth int) *Row {
 	r := &Row{Kind: kind, Key: e.Key.String(), Depth: depth, Round: e.Key.Round,
 		StartMS: ms(e.Started.Sub(b.t0)), DurationMS: float64(e.DurationMS), Error: e.Error, Lost: len(e.Lost)}
-	b.page.Rows = append(b.page.Rows, r)
+	b.add(r)
 	return r
+}
+
+// add adds a row to the timeline, or past MaxRows counts it.
+func (b *builder) add(r *Row) {
+	if len(b.page.Rows) >= MaxRows {
+		b.page.RowsLeftOut++
+		return
+	}
+	b.page.Rows = append(b.page.Rows, r)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -725,7 +755,7 @@ func (b *builder) approval(k journal.Key, depth int) *Decision {
 // effects, and then that run's rows.
 func (b *builder) agent(k journal.Key, depth int, c wireCall, d *Decision) {
 	r := &Row{Kind: "agent", Key: k.String(), Depth: depth, Round: k.Round, Name: c.Name, Arguments: c.args(), Approval: d}
-	b.page.Rows = append(b.page.Rows, r)
+	b.add(r)
 	if m := b.results[resultKey(k.Path, c.ID)]; m != nil {
 		r.Result = m.Content
 		if m.IsError {
@@ -771,7 +801,7 @@ func (b *builder) refused(k journal.Key, depth int, c wireCall, at float64, d *D
 		r.Error = "the call was not made: " + e.Error
 		r.StartMS = ms(e.Started.Sub(b.t0)) + float64(e.DurationMS)
 	}
-	b.page.Rows = append(b.page.Rows, r)
+	b.add(r)
 }
 
 // answer notes the answers a model call of the top run gave: a call of
