@@ -115,15 +115,19 @@ func (c *clock) advance(ms int) {
 
 // turn is one reply of the fake server: tool calls, or an answer (a call
 // of the output tool, or in native mode the reply's text), after ms
-// milliseconds, with the usage reported.
+// milliseconds, with the usage reported. A call's id is call_TURN_N
+// unless the turn names it (id, answer_id): a model may give two calls
+// one id.
 type turn struct {
 	MS    int `json:"ms"`
 	Calls []struct {
+		ID        string          `json:"id"`
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"calls"`
-	Answer json.RawMessage `json:"answer"`
-	Usage  struct {
+	Answer   json.RawMessage `json:"answer"`
+	AnswerID string          `json:"answer_id"`
+	Usage    struct {
 		Prompt     int `json:"prompt_tokens"`
 		Cached     int `json:"cached_tokens"`
 		Completion int `json:"completion_tokens"`
@@ -283,13 +287,16 @@ func fakeOpenAI(t *testing.T, script map[string][]turn, clk *clock) http.Handler
 			} `json:"function"`
 		}
 		var calls []call
-		add := func(name string, args json.RawMessage) {
-			c := call{ID: fmt.Sprintf("call_%d_%d", n+1, len(calls)+1), Type: "function"}
+		add := func(id, name string, args json.RawMessage) {
+			c := call{ID: id, Type: "function"}
+			if id == "" {
+				c.ID = fmt.Sprintf("call_%d_%d", n+1, len(calls)+1)
+			}
 			c.Function.Name, c.Function.Arguments = name, string(args)
 			calls = append(calls, c)
 		}
 		for _, c := range tr.Calls {
-			add(c.Name, c.Arguments)
+			add(c.ID, c.Name, c.Arguments)
 		}
 		msg := map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}
 		finish := "tool_calls"
@@ -297,7 +304,7 @@ func fakeOpenAI(t *testing.T, script map[string][]turn, clk *clock) http.Handler
 			// The output tool, or, in native mode, structured output.
 			for _, tl := range req.Tools {
 				if strings.HasPrefix(tl.Function.Name, "answer") {
-					add(tl.Function.Name, tr.Answer)
+					add(tr.AnswerID, tl.Function.Name, tr.Answer)
 				}
 			}
 			if len(calls) == 0 {

@@ -278,7 +278,7 @@ func Build(j *journal.Journal, rep *agentrt.Report, prices *cost.Table, files *f
 			t0 = e.Started
 		}
 	}
-	b := builder{page: p, t0: t0, entries: j.Entries, prices: prices, results: map[string]*Message{},
+	b := builder{page: p, t0: t0, entries: j.Entries, prices: prices, results: map[pathRound][]*Message{},
 		approvals: map[string]journal.Entry{}, shown: map[string]bool{}, models: map[*journal.Entry]modelRequest{},
 		budget: &journal.Budget{Max: MaxShown, What: "the requests the page shows"},
 		files:  files, images: map[string]stored{}}
@@ -304,9 +304,11 @@ type builder struct {
 	t0      time.Time
 	entries []journal.Entry
 	// results are the tool messages of every run's conversations, by
-	// the run's path and the call's id: what each call returned, as the
-	// model was told.
-	results map[string]*Message
+	// the run's path and the round whose calls they answer, in order:
+	// what each call returned, as the model was told. A model may give
+	// calls of two rounds one id, so a call's result is found among its
+	// own round's (see resultsOf), never by its id alone.
+	results map[pathRound][]*Message
 	prices  *cost.Table
 	// approvals are the decisions about calls, by the call's key; shown
 	// those that have their row.
@@ -409,8 +411,6 @@ func newMessages(raw json.RawMessage) []wireMessage {
 	return all
 }
 
-func resultKey(path, id string) string { return path + "\x00" + id }
-
 // pathRound names a round of the run at a path.
 type pathRound struct {
 	path  string
@@ -451,12 +451,49 @@ func (b *builder) collect() {
 		if !req.ok {
 			continue
 		}
+		// The tool messages after the last reply a request sends answer
+		// that reply's calls: the round before the request's (a fallback's
+		// call is under its round's key).
+		at := pathRound{e.Key.Path, e.Key.Round}
+		if e.Key.Round == 0 {
+			k, err := journal.ParseKey(e.Key.Path)
+			if err != nil {
+				continue
+			}
+			at = pathRound{k.Path, k.Round}
+		}
+		at.round--
+		if _, ok := b.results[at]; ok || at.round < 1 {
+			continue // a fallback's request sends what the first call's did
+		}
+		var answers []*Message
 		for _, m := range newMessages(req.Messages) {
-			if m.Role == "tool" && m.ToolCallID != "" {
-				b.results[resultKey(e.Key.Path, m.ToolCallID)] = message(m)
+			switch {
+			case m.Role == "assistant":
+				answers = answers[:0]
+			case m.Role == "tool" && m.ToolCallID != "":
+				answers = append(answers, message(m))
 			}
 		}
+		b.results[at] = answers
 	}
+}
+
+// resultsOf returns the results of the calls a reply of the round at
+// path asked for, by the calls' order: the tool messages that answer the
+// round, each matched to the first call with its id not matched before.
+func (b *builder) resultsOf(path string, round int, calls []wireCall) []*Message {
+	byID := map[string][]*Message{}
+	for _, m := range b.results[pathRound{path, round}] {
+		byID[m.CallID] = append(byID[m.CallID], m)
+	}
+	out := make([]*Message, len(calls))
+	for i, c := range calls {
+		if q := byID[c.ID]; c.ID != "" && len(q) > 0 {
+			out[i], byID[c.ID] = q[0], q[1:]
+		}
+	}
+	return out
 }
 
 func message(m wireMessage) *Message {
@@ -508,7 +545,8 @@ func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 	round := &Row{Kind: "round", Key: journal.Key{Path: path, Round: n}.String(), Depth: depth, Round: n}
 	b.add(round)
 	first := len(b.page.Rows)
-	var calls []wireCall // the model's tool calls, by ordinal-1
+	var calls []wireCall   // the model's tool calls, by ordinal-1
+	var results []*Message // what the run told the model of each
 	var output string
 	var modelEnd float64
 	// The round's model call, and the calls fallback models made after
@@ -525,12 +563,15 @@ func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 		row, resp, req := b.model(e, depth)
 		round.Name, round.StandsIn = row.Name, row.StandsIn
 		modelEnd = row.StartMS + row.DurationMS
+		var res []*Message
 		if resp.Message != nil {
 			calls = resp.Message.ToolCalls
+			res = b.resultsOf(path, n, calls)
+			results = res
 		}
 		output = req.OutputTool
 		if path == "" {
-			b.answer(e, req, resp)
+			b.answer(e, req, resp, res)
 		}
 	}
 	// Tool calls: an effect each, but a call of an agent, which is not an
@@ -551,9 +592,9 @@ func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 		case i >= MaxCalls:
 			b.page.CallsLeftOut++
 		case b.nested(k.Child()):
-			b.agent(k, depth, c, b.approval(k, depth))
+			b.agent(k, depth, c, results[i], b.approval(k, depth))
 		default:
-			b.refused(k, depth, c, modelEnd, b.approval(k, depth))
+			b.refused(k, depth, c, results[i], modelEnd, b.approval(k, depth))
 		}
 	}
 	// Decisions about calls the page does not know (the model call that
@@ -753,10 +794,10 @@ func (b *builder) approval(k journal.Key, depth int) *Decision {
 
 // agent adds the row of a call of an agent, which spans its run's
 // effects, and then that run's rows.
-func (b *builder) agent(k journal.Key, depth int, c wireCall, d *Decision) {
+func (b *builder) agent(k journal.Key, depth int, c wireCall, m *Message, d *Decision) {
 	r := &Row{Kind: "agent", Key: k.String(), Depth: depth, Round: k.Round, Name: c.Name, Arguments: c.args(), Approval: d}
 	b.add(r)
-	if m := b.results[resultKey(k.Path, c.ID)]; m != nil {
+	if m != nil {
 		r.Result = m.Content
 		if m.IsError {
 			r.Error = m.Content
@@ -782,15 +823,15 @@ func (b *builder) agent(k journal.Key, depth int, c wireCall, d *Decision) {
 
 // refused adds the row of a tool call that was no effect: the run
 // answered it itself (an unknown tool, arguments the tool's schema
-// rejects, a spent tool budget, a denial, which d says), as the
-// conversation after it shows.
-func (b *builder) refused(k journal.Key, depth int, c wireCall, at float64, d *Decision) {
+// rejects, a spent tool budget, a denial, which d says), as m, the
+// tool message after its round's reply, shows.
+func (b *builder) refused(k journal.Key, depth int, c wireCall, m *Message, at float64, d *Decision) {
 	r := &Row{Kind: "tool", Key: k.String(), Depth: depth, Round: k.Round, Name: c.Name, Arguments: c.args(), StartMS: at,
 		Approval: d, Denied: d != nil && !d.Approved}
 	if r.Denied {
 		r.StartMS = d.end
 	}
-	if m := b.results[resultKey(k.Path, c.ID)]; m != nil {
+	if m != nil {
 		r.Result = m.Content
 		if m.IsError {
 			r.Error = m.Content
@@ -807,22 +848,24 @@ func (b *builder) refused(k journal.Key, depth int, c wireCall, at float64, d *D
 // answer notes the answers a model call of the top run gave: a call of
 // the output tool, or, where the answer is asked for as the message
 // itself (native and prompted modes), the reply of the last call.
-func (b *builder) answer(e *journal.Entry, req modelRequest, resp modelResponse) {
+// results are what the run told the model of each of the reply's calls.
+func (b *builder) answer(e *journal.Entry, req modelRequest, resp modelResponse, results []*Message) {
 	if resp.Message == nil {
 		return
 	}
 	var given []wireCall
+	var told []*Message
 	if req.OutputTool != "" {
-		for _, c := range resp.Message.ToolCalls {
+		for i, c := range resp.Message.ToolCalls {
 			if c.Name == req.OutputTool {
-				given = append(given, c)
+				given, told = append(given, c), append(told, results[i])
 			}
 		}
 	} else if len(resp.Message.ToolCalls) == 0 && json.Valid([]byte(resp.Message.Content)) {
-		given = append(given, wireCall{Arguments: json.RawMessage(resp.Message.Content)})
+		given, told = append(given, wireCall{Arguments: json.RawMessage(resp.Message.Content)}), append(told, nil)
 	}
-	for _, c := range given {
-		if m := b.results[resultKey("", c.ID)]; c.ID != "" && m != nil && m.IsError {
+	for i, c := range given {
+		if m := told[i]; m != nil && m.IsError {
 			b.page.Attempts = append(b.page.Attempts, Attempt{Key: e.Key.String(), Arguments: c.args(), Reason: m.Content})
 			continue
 		}
