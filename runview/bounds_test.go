@@ -183,3 +183,37 @@ func TestRowsBounded(t *testing.T) {
 		t.Errorf("the page does not say %q", want)
 	}
 }
+
+// TestAnswerValidatedOnce: only the answer the page shows, the last, is
+// checked against its contract, and its patterns are under a budget of
+// timeouts: a match that backtracks runs out of time after 100 ms, and a
+// journal of 8 KB whose every reply answered took 25 s to view. Here 100
+// replies each answer with a string such a pattern backtracks on, which
+// took at least 10 s, and the last answer holds 40 of them.
+func TestAnswerValidatedOnce(t *testing.T) {
+	const contract = `{"type":"object","properties":{"s":{"type":"array","items":{"type":"string","pattern":"^(a+)+$"}}}}`
+	bad := `"` + strings.Repeat("a", 40) + `!"`
+	var entries []journal.Entry
+	for r := 1; r <= 100; r++ {
+		s := bad
+		if r == 100 {
+			s = strings.Repeat(bad+",", 39) + bad
+		}
+		entries = append(entries, journal.Entry{Key: journal.Key{Round: r}, Kind: journal.KindModel,
+			Request: []byte(`{"provider":"openai","model":"m","output_tool":"answer","contract":` + contract +
+				`,"messages":{"after":0,"new":[{"role":"user","content":"go"}]}}`),
+			Response: []byte(fmt.Sprintf(`{"message":{"role":"assistant","tool_calls":[{"id":"c%d","name":"answer","arguments":{"s":[%s]}}]}}`, r, s))})
+	}
+	j, _ := journalOf(t, entries...)
+	start := time.Now()
+	p, _ := pageOf(t, j)
+	if d := time.Since(start); d > 6*time.Second {
+		t.Errorf("the page took %v", d)
+	}
+	if p.Answer == nil || p.Answer.Key != "100.0" || p.Answer.Contract != "invalid" || len(p.Answer.Errors) == 0 {
+		t.Fatalf("the answer is %+v, want round 100's, invalid", p.Answer)
+	}
+	if e := p.Answer.Errors[0]; !strings.Contains(e, "could not be matched") {
+		t.Errorf("the answer's error is %q", e)
+	}
+}

@@ -91,8 +91,10 @@ type Page struct {
 	// Answer is the run's answer, nil when the journal holds none.
 	Answer *Answer
 	// Attempts are the answers the model gave before it, which the run
-	// sent back as invalid.
-	Attempts []Attempt
+	// sent back as invalid: the first MaxCalls; AttemptsLeftOut counts
+	// the rest.
+	Attempts        []Attempt
+	AttemptsLeftOut int
 	// Report is what the run's report adds, nil without one.
 	Report *ReportSummary
 }
@@ -284,6 +286,9 @@ func Build(j *journal.Journal, rep *agentrt.Report, prices *cost.Table, files *f
 		files:  files, images: map[string]stored{}}
 	b.collect()
 	b.run("", 0)
+	if b.final != nil {
+		b.settle(b.final)
+	}
 	if b.err != nil {
 		return nil, b.err
 	}
@@ -335,6 +340,17 @@ type builder struct {
 	files    *filestore.Store
 	images   map[string]stored
 	embedded int64
+	// final is the last answer the top run's model gave that the run
+	// did not send back: the page's answer, checked once the rows are
+	// built.
+	final *answered
+}
+
+// answered is an answer a model call gave.
+type answered struct {
+	e   *journal.Entry
+	req modelRequest
+	c   wireCall
 }
 
 // modelMembers are the members of a model call's request the page reads;
@@ -866,54 +882,75 @@ func (b *builder) answer(e *journal.Entry, req modelRequest, resp modelResponse,
 	}
 	for i, c := range given {
 		if m := told[i]; m != nil && m.IsError {
+			if len(b.page.Attempts) == MaxCalls {
+				b.page.AttemptsLeftOut++
+				continue
+			}
 			b.page.Attempts = append(b.page.Attempts, Attempt{Key: e.Key.String(), Arguments: c.args(), Reason: m.Content})
 			continue
 		}
-		var recorded struct {
-			Contract json.RawMessage `json:"contract"`
-			Wrap     string          `json:"output_wrap"`
-			Nullable []string        `json:"output_nullable"`
-			Tools    []struct {
-				Name   string          `json:"name"`
-				Schema json.RawMessage `json:"schema"`
-			} `json:"tools"`
-			Answer *struct {
-				Schema json.RawMessage `json:"schema"`
-			} `json:"answer"`
-		}
-		_ = json.Unmarshal(b.request(e, "contract", "output_wrap", "output_nullable", "tools", "answer"), &recorded)
-		if c.ArgumentsText == nil {
-			// The answer as the run took it: nulls that stand for absent
-			// properties removed, out of the member that holds it.
-			low := plan.Lowering{Wrap: recorded.Wrap, Nullable: recorded.Nullable}
-			if recorded.Answer != nil && req.OutputTool == "" {
-				low.Schema = recorded.Answer.Schema
-			}
-			for _, t := range recorded.Tools {
-				if t.Name == req.OutputTool && req.OutputTool != "" {
-					low.Schema = t.Schema
-				}
-			}
-			if len(low.Nullable) > 0 && len(low.Schema) > 0 {
-				c.Arguments = plan.Raise(low.Schema, low.Nullable, c.Arguments)
-			}
-			if v, ok := low.Unwrap(c.Arguments); ok {
-				c.Arguments = v
-			}
-		}
-		b.page.Answer = &Answer{JSON: c.args(), Key: e.Key.String()}
-		b.validate(c, recorded.Contract)
+		b.final = &answered{e: e, req: req, c: c}
 	}
 }
 
+// settle makes g the page's answer, taken as the run took it, and checks
+// it against the contract its call recorded.
+func (b *builder) settle(g *answered) {
+	e, req, c := g.e, g.req, g.c
+	var recorded struct {
+		Contract json.RawMessage `json:"contract"`
+		Wrap     string          `json:"output_wrap"`
+		Nullable []string        `json:"output_nullable"`
+		Tools    []struct {
+			Name   string          `json:"name"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"tools"`
+		Answer *struct {
+			Schema json.RawMessage `json:"schema"`
+		} `json:"answer"`
+	}
+	_ = json.Unmarshal(b.request(e, "contract", "output_wrap", "output_nullable", "tools", "answer"), &recorded)
+	if c.ArgumentsText == nil {
+		// The answer as the run took it: nulls that stand for absent
+		// properties removed, out of the member that holds it.
+		low := plan.Lowering{Wrap: recorded.Wrap, Nullable: recorded.Nullable}
+		if recorded.Answer != nil && req.OutputTool == "" {
+			low.Schema = recorded.Answer.Schema
+		}
+		for _, t := range recorded.Tools {
+			if t.Name == req.OutputTool && req.OutputTool != "" {
+				low.Schema = t.Schema
+			}
+		}
+		if len(low.Nullable) > 0 && len(low.Schema) > 0 {
+			c.Arguments = plan.Raise(low.Schema, low.Nullable, c.Arguments)
+		}
+		if v, ok := low.Unwrap(c.Arguments); ok {
+			c.Arguments = v
+		}
+	}
+	b.page.Answer = &Answer{JSON: c.args(), Key: e.Key.String()}
+	b.validate(c, recorded.Contract)
+}
+
+// patternTimeouts is how many matches of the answer against the
+// contract's patterns may run out of time before the rest are undecided
+// at once (see plan.NewPatternBudget), as vet bounds its checks.
+const patternTimeouts = 4
+
 // validate checks the answer against the contract schema its call
-// recorded, as the run did.
+// recorded, as the run did, its patterns under a budget of timeouts.
 func (b *builder) validate(c wireCall, contract json.RawMessage) {
 	a := b.page.Answer
 	if len(contract) == 0 || string(contract) == "null" {
 		return
 	}
-	s, err := plan.CompileSchemaJSON(contract)
+	doc, err := plan.UnmarshalJSONValue(contract)
+	if err != nil {
+		a.Contract, a.Errors = "invalid", []string{"the recorded contract does not compile: schema is not JSON: " + err.Error()}
+		return
+	}
+	s, err := plan.CompileSchemaIn(doc, plan.NewPatternBudget(patternTimeouts))
 	if err != nil {
 		a.Contract, a.Errors = "invalid", []string{"the recorded contract does not compile: " + err.Error()}
 		return
