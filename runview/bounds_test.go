@@ -217,3 +217,30 @@ func TestAnswerValidatedOnce(t *testing.T) {
 		t.Errorf("the answer's error is %q", e)
 	}
 }
+
+// TestPageMovesNoTerminal: the page goes to standard output by default, and
+// may be printed later (cat run.html): what a tool or model wrote, kept in
+// the journal, must not drive the terminal (a title, a screen clear, a
+// write to the clipboard, OSC 52). html/template passes ESC, C1 controls
+// and bidi overrides through; the page writes them as character
+// references, which a browser shows as the characters.
+func TestPageMovesNoTerminal(t *testing.T) {
+	const hostile = "\x1b]0;pwned\x07\x1b[2J\x1b]52;c;cHduZWQ=\x07 \u009b2J \u202eexe.txt\u200b done\r"
+	content, _ := json.Marshal(hostile)
+	j, _ := journalOf(t,
+		journal.Entry{Key: journal.Key{Round: 1}, Kind: journal.KindModel,
+			Request:  []byte(`{"provider":"openai","model":"m","messages":{"after":0,"new":[{"role":"user","content":` + string(content) + `}]}}`),
+			Response: []byte(`{"message":{"role":"assistant","content":` + string(content) + `,"tool_calls":[{"id":"c1","name":"lookup","arguments":{"q":` + string(content) + `}}]}}`)},
+		journal.Entry{Key: journal.Key{Round: 1, Ordinal: 1}, Kind: journal.KindTool,
+			Request: []byte(`{"tool":"lookup","arguments":{"q":"x"}}`), Response: []byte(`{"content":` + string(content) + `}`)})
+	_, html := pageOf(t, j)
+	for i, r := range html {
+		if r < 0x20 && r != '\n' && r != '\t' || r >= 0x7f && r <= 0x9f || r == 0x202e || r == 0x200b {
+			t.Fatalf("the page holds %U at %d: %q", r, i, html[max(i-40, 0):min(i+40, len(html))])
+		}
+	}
+	if want := "&#x1b;]0;pwned&#x7;&#x1b;[2J&#x1b;]52;c;cHduZWQ=&#x7; &#x9b;2J &#x202e;exe.txt&#x200b; done&#xd;"; !strings.Contains(html, want) {
+		t.Errorf("the page does not hold %q", want)
+	}
+	checkHTML(t, html)
+}

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/language"
 	textmessage "golang.org/x/text/message"
 
+	"agentc.dev/agentc/internal/termtext"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -67,7 +68,11 @@ func digest(s string) string {
 }
 
 // Write writes the page: one HTML document that needs nothing else. It
-// writes nothing when the page fails to render.
+// writes nothing when the page fails to render. Every character in it
+// that a terminal would act on or not show (ESC, C1 controls, bidi
+// overrides; termtext.HTML), which html/template passes through, is a
+// character reference: the page goes to standard output, or is printed
+// later, and what a tool wrote must not drive the terminal.
 func (p *Page) Write(w io.Writer) error {
 	var buf bytes.Buffer
 	err := page().Execute(&buf, struct {
@@ -79,7 +84,7 @@ func (p *Page) Write(w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("the page: %w", err)
 	}
-	_, err = w.Write(buf.Bytes())
+	_, err = io.WriteString(w, termtext.HTML(buf.String()))
 	return err
 }
 

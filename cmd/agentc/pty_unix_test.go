@@ -20,12 +20,17 @@ import (
 // on a pseudo terminal, as a person runs it, and answers its approval
 // prompts with the lines of a file, one a prompt; standard output is
 // the command's, and what the terminal showed (the prompts, the answers
-// echoed, the program's stderr) is its stderr. Usage:
+// echoed, the program's stderr) is its stderr. With -stdout, standard
+// output is on the terminal too. Usage:
 //
-//	ptyexec ANSWERS-FILE PROGRAM [ARGS...]
+//	ptyexec [-stdout] ANSWERS-FILE PROGRAM [ARGS...]
 func ptyExec(ts *testscript.TestScript, neg bool, args []string) {
+	onTerminal := len(args) > 0 && args[0] == "-stdout"
+	if onTerminal {
+		args = args[1:]
+	}
 	if len(args) < 2 {
-		ts.Fatalf("usage: ptyexec ANSWERS-FILE PROGRAM [ARGS...]")
+		ts.Fatalf("usage: ptyexec [-stdout] ANSWERS-FILE PROGRAM [ARGS...]")
 	}
 	answers := strings.Split(strings.TrimRight(ts.ReadFile(args[0]), "\n"), "\n")
 	prog := ""
@@ -50,6 +55,9 @@ func ptyExec(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	var stdout bytes.Buffer
 	cmd.Stdin, cmd.Stderr, cmd.Stdout = tty, tty, &stdout
+	if onTerminal {
+		cmd.Stdout = tty
+	}
 	ts.Check(cmd.Start())
 	tty.Close()
 

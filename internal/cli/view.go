@@ -49,7 +49,7 @@ the answer, and for a replay that diverged, the effect at which it departed
 from the journal and the fields that changed.
 
 The page goes to standard output, or with -o to a file, written whole or not
-at all. A journal that does not read is an error naming its line (exit 1); a
+at all; standard output that is a terminal is refused (exit 2). A journal that does not read is an error naming its line (exit 1); a
 price file that does not read, one naming its line and column (exit 2).`,
 		Example: `  agentc run agent.cue --model test --record run.jsonl
   agentc view run.jsonl -o run.html
@@ -68,6 +68,12 @@ price file that does not read, one naming its line and column (exit 2).`,
 			}
 			if prices != "" {
 				ins = append(ins, userfile.Named{What: "--prices", Path: inDir(e, prices), Shown: prices})
+			}
+			if (out == "" || out == "-") && runcmd.IsTerminal(e.Stdout) {
+				// A page is for a browser; printed, what a tool wrote
+				// could reach the terminal (the page escapes it, but a
+				// screen of markup helps no one).
+				return runcmd.UsageError("standard output is a terminal: write the page to a file with -o FILE, or pipe it (agentc view JOURNAL > run.html)")
 			}
 			if out != "" && out != "-" {
 				if err := userfile.CheckOutputs([]userfile.Named{{What: "-o", Path: inDir(e, out), Shown: out}}, ins); err != nil {

@@ -51,7 +51,7 @@ func approver(e Env, f Flags) (agentrt.Approver, error) {
 		}
 	case approveAsk, "":
 		in, ok := e.Stdin.(*os.File)
-		if !ok || !isTerminal(in) || !e.stderrTTY {
+		if !ok || !IsTerminal(in) || !e.stderrTTY {
 			a = func(_ context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
 				return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key,
 					Msg: req.Why + "; there is no terminal to ask on: run it on one, or pass --approve yes or --approve no"}

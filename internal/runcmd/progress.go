@@ -13,9 +13,9 @@ import (
 	"agentc.dev/agentc/runtime/batch"
 )
 
-// isTerminal reports whether w is a terminal. mpb's own console writer
+// IsTerminal reports whether w is a terminal. mpb's own console writer
 // decides so, the same way for the bar as for this.
-func isTerminal(w io.Writer) bool {
+func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && cupwriter.New(f, false).IsTerminal()
 }

@@ -211,7 +211,7 @@ func RunAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	for _, v := range ProviderSecrets() {
 		secrets.Add(v)
 	}
-	e.stderrTTY, e.rawStderr = isTerminal(e.Stderr), e.Stderr
+	e.stderrTTY, e.rawStderr = IsTerminal(e.Stderr), e.Stderr
 	// Progress and errors quote tools' output and the model's text: what
 	// a terminal would act on in them is shown escaped, after redaction.
 	e.Stdout, e.Stderr = secrets.Writer(e.Stdout), secrets.Writer(termtext.Writer(e.Stderr))

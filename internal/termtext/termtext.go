@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -24,13 +25,13 @@ import (
 // separators, noncharacters and private-use ones; a byte that is not
 // UTF-8 becomes \ufffd. Backslashes are left as they are: a JSON text
 // stays a JSON text denoting the same value.
-func Escape(s string) string { return escape(s, false) }
+func Escape(s string) string { return escape(s, false, writeEscape) }
 
 // Lines is Escape for text of several lines, such as an error message that
 // quotes a tool's output: line feeds and tabs are left as they are, and
 // everything else a terminal would interpret is escaped, a carriage return
 // too, so no line can be written over another.
-func Lines(s string) string { return escape(s, true) }
+func Lines(s string) string { return escape(s, true, writeEscape) }
 
 // Writer returns a writer that writes what it is given to w as Lines
 // escapes it: for a stream of messages, each written whole (a character
@@ -46,7 +47,26 @@ func (w *writer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func escape(s string, lines bool) string {
+// HTML is Lines for an HTML document: every character a terminal would
+// interpret or not show but a line feed and a tab is written as a
+// character reference (&#x1b;, &#x202e;), which a browser reads as the
+// character itself, so that the page shows what it did and printed on a
+// terminal (cat page.html) it moves nothing; a byte that is not UTF-8
+// becomes &#xfffd;, which a browser shows for it too. s must be HTML: a
+// reference is text only outside a script or style element, where none
+// of these characters may stand.
+func HTML(s string) string { return escape(s, true, writeReference) }
+
+func writeReference(b *strings.Builder, r rune) {
+	b.WriteString("&#x")
+	b.WriteString(strconv.FormatInt(int64(r), 16))
+	b.WriteByte(';')
+}
+
+// escape returns s with each character hidden reports written by write,
+// but line feeds and tabs where lines is set, and each byte that is not
+// UTF-8 as U+FFFD, written as the character does not show it.
+func escape(s string, lines bool, write func(*strings.Builder, rune)) string {
 	base := false // the rune before was shown, and may take a presentation selector
 	shown := func(r rune, n int) bool {
 		ok := !hidden(r, n, base) || lines && (r == '\n' || r == '\t')
@@ -77,7 +97,7 @@ func escape(s string, lines bool) string {
 		if r == utf8.RuneError {
 			r = unicode.ReplacementChar
 		}
-		writeEscape(&b, r)
+		write(&b, r)
 	}
 	return b.String()
 }

@@ -122,3 +122,19 @@ func TestLines(t *testing.T) {
 		}
 	}
 }
+
+// TestHTML: a page printed on a terminal moves nothing, and a browser
+// reads each reference as the character it stands for.
+func TestHTML(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"<pre>ok\n\tcaf\u00e9 \u2764\ufe0f</pre>", "<pre>ok\n\tcaf\u00e9 \u2764\ufe0f</pre>"},
+		{"\x1b]0;title\x07\x1b[2J\x1b]52;c;cHduZWQ=\x07", "&#x1b;]0;title&#x7;&#x1b;[2J&#x1b;]52;c;cHduZWQ=&#x7;"},
+		{"a\rb\u0085\u009b2J", "a&#xd;b&#x85;&#x9b;2J"},
+		{"txt.\u202eexe\u200b\U000E0041", "txt.&#x202e;exe&#x200b;&#xe0041;"},
+		{"bad\xffutf8", "bad&#xfffd;utf8"},
+	} {
+		if got := HTML(c.in); got != c.want {
+			t.Errorf("HTML(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
