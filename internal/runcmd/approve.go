@@ -70,13 +70,15 @@ func approver(e Env, f Flags) (agentrt.Approver, error) {
 
 // ShownArguments is a call's arguments as a person deciding it reads
 // them (the prompt, agentc approve's listing): canonical JSON on one line,
-// with nothing a terminal would act on or hide; text that is not JSON is
-// shown as a JSON string, so marked.
+// with nothing a terminal would act on or hide, on one screen (a long run
+// of blanks counted, long arguments cut in the middle, saying how much;
+// termtext.Shown); text that is not JSON is shown as a JSON string, so
+// marked.
 func ShownArguments(args json.RawMessage, text *string) string {
 	if text != nil {
 		args = json.RawMessage(*text)
 	}
-	s, ok := termtext.JSON(args)
+	s, ok := termtext.Shown(args)
 	if !ok {
 		s += " (not JSON)"
 	}

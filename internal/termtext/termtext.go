@@ -7,7 +7,9 @@ package termtext
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -106,6 +108,10 @@ func escape(s string, lines bool, write func(*strings.Builder, rune)) string {
 // terminal would act on or not show; base says whether the rune before it
 // was shown and may take a presentation selector.
 //
+// Spaces other than ASCII's (no-break, ideographic, the widths of
+// U+2000 to U+200A) and the braille blank look like a space and may
+// stand for one: they are hidden too, so that a run of them is seen.
+//
 // Besides controls and format characters, the characters Unicode says a
 // renderer may show as nothing (Default_Ignorable_Code_Point: variation
 // selectors, Hangul fillers, the combining grapheme joiner) are hidden:
@@ -123,7 +129,9 @@ func hidden(r rune, n int, base bool) bool {
 	case isPresentation(r):
 		return !base
 	}
-	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Co, unicode.Cs, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) ||
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp, unicode.Zs, unicode.Co, unicode.Cs, unicode.Variation_Selector, unicode.Other_Default_Ignorable_Code_Point) ||
+		r == 0x2800 || // the braille blank, shown as a space
+
 		r&0xfffe == 0xfffe || r >= 0xfdd0 && r <= 0xfdef // noncharacters
 }
 
@@ -162,4 +170,82 @@ func JSON(data []byte) (text string, ok bool) {
 	}
 	q, _ := json.Marshal(strings.ToValidUTF8(string(data), "\ufffd"))
 	return Escape(string(q)), false
+}
+
+// MaxShown bounds the text Shown returns, in bytes: about a screen, with
+// the other lines of a prompt.
+const MaxShown = 1200
+
+// Shown returns a JSON text as JSON does, shortened so that a person sees
+// all of what it says on one screen: a run of more than minRun of one
+// space or one escaped character is written once with its count
+// ([20000 spaces], [300 × \u2800]), and text still longer than MaxShown
+// keeps its start and its end, with a note of how many bytes are left out
+// and how many the whole has. What is cut is marked in brackets, which no
+// escaped JSON text shows unquoted, so a long argument cannot push the
+// part that matters off the screen.
+func Shown(data []byte) (text string, ok bool) {
+	text, ok = JSON(data)
+	units := collapse(text)
+	n := 0
+	for _, u := range units {
+		n += len(u)
+	}
+	if n <= MaxShown {
+		return strings.Join(units, ""), ok
+	}
+	var head, tail []string
+	size := 0
+	for i := 0; size+len(units[i]) <= MaxShown/2; i++ {
+		head = append(head, units[i])
+		size += len(units[i])
+	}
+	size = 0
+	for i := len(units) - 1; size+len(units[i]) <= MaxShown/2; i-- {
+		tail = append(tail, units[i])
+		size += len(units[i])
+	}
+	slices.Reverse(tail)
+	h, t := strings.Join(head, ""), strings.Join(tail, "")
+	return fmt.Sprintf("%s [… %d bytes not shown, %d in all …] %s", h, len(text)-len(h)-len(t), len(text), t), ok
+}
+
+// minRun is the shortest run of one space or escape that Shown counts
+// rather than writes.
+const minRun = 8
+
+// collapse splits escaped text into its units (a character, or an
+// escape \uXXXX or \X), a run of more than minRun of one space or one
+// escape written as one unit that counts it.
+func collapse(s string) []string {
+	var units []string
+	for i := 0; i < len(s); {
+		n := 1
+		switch {
+		case s[i] == '\\' && i+5 < len(s) && s[i+1] == 'u':
+			n = 6
+		case s[i] == '\\' && i+1 < len(s):
+			n = 2
+		default:
+			_, n = utf8.DecodeRuneInString(s[i:])
+		}
+		u := s[i : i+n]
+		run := 1
+		if u == " " || len(u) == 6 {
+			for i+(run+1)*n <= len(s) && s[i+run*n:i+(run+1)*n] == u {
+				run++
+			}
+		}
+		switch {
+		case run <= minRun:
+			units = append(units, u)
+			run = 1
+		case u == " ":
+			units = append(units, fmt.Sprintf("[%d spaces]", run))
+		default:
+			units = append(units, fmt.Sprintf("[%d × %s]", run, u))
+		}
+		i += run * n
+	}
+	return units
 }

@@ -33,6 +33,9 @@ func TestEscape(t *testing.T) {
 		// second, or one at the start or after a space, is not.
 		{"\u2764\ufe0f \u263a\ufe0e 1\ufe0f\u20e3", "\u2764\ufe0f \u263a\ufe0e 1\ufe0f\u20e3"},
 		{"\ufe0fa\ufe0f\ufe0f \ufe0e\u202e\ufe0f", `\ufe0fa` + "\ufe0f" + `\ufe0f \ufe0e\u202e\ufe0f`},
+		// Characters that look like a space: the braille blank, no-break
+		// and ideographic spaces, the widths of U+2000 to U+200A.
+		{"a\u2800b\u00a0c\u3000d\u2003e\u202ff", `a\u2800b\u00a0c\u3000d\u2003e\u202ff`},
 	} {
 		if got := Escape(c.in); got != c.want {
 			t.Errorf("Escape(%q) = %q, want %q", c.in, got, c.want)
@@ -62,7 +65,7 @@ func TestJSON(t *testing.T) {
 // FuzzEscape checks that nothing a terminal acts on survives Escape, that
 // text with none is left alone, and that escaped JSON is the same JSON.
 func FuzzEscape(f *testing.F) {
-	for _, s := range []string{"", "plain", "a\rb", "\x1b[2J", "\u202e", "\xff", "\U000E0041", `{"a":"\u202e"}`, "{\"a\":1}\r", "\u2764\ufe0f\ufe0f", "a\U000E0100\u3164"} {
+	for _, s := range []string{"", "plain", "a\rb", "\x1b[2J", "\u202e", "\xff", "\U000E0041", `{"a":"\u202e"}`, "{\"a\":1}\r", "\u2764\ufe0f\ufe0f", "a\U000E0100\u3164", "\u2800\u00a0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -135,6 +138,29 @@ func TestHTML(t *testing.T) {
 	} {
 		if got := HTML(c.in); got != c.want {
 			t.Errorf("HTML(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestShown: what a person approves fits on one screen: a long run of
+// spaces or of one blank character is counted, not written, and a long
+// text keeps its start and end, saying how much is left out.
+func TestShown(t *testing.T) {
+	long := strings.Repeat("0123456789", 300)
+	for _, c := range []struct{ in, want string }{
+		{`{"cmd":"ls -la"}`, `{"cmd":"ls -la"}`},
+		{`{"cmd":"a        b"}`, `{"cmd":"a        b"}`},
+		{`{"cmd":"echo PWNED > x;` + strings.Repeat(" ", 20000) + `ls -la"}`, `{"cmd":"echo PWNED > x;[20000 spaces]ls -la"}`},
+		{`{"p":"notes` + strings.Repeat("\u2800", 300) + `.txt"}`, `{"p":"notes[300 × \u2800].txt"}`},
+		{`{"p":"a\\u2800\\u2800\\u2800\\u2800\\u2800\\u2800\\u2800\\u2800\\u2800\\u2800"}`, `{"p":"a\\u2800\\u2800\\u2800\\u2800\\u2800\\u2800\\u2800\\u2800\\u2800\\u2800"}`},
+		{`{"a":"` + long + `","z":"rm -rf /"}`, `{"a":"` + long[:594] + ` [… 1823 bytes not shown, 3023 in all …] ` + long[len(long)-583:] + `","z":"rm -rf /"}`},
+	} {
+		got, _ := Shown([]byte(c.in))
+		if got != c.want {
+			t.Errorf("Shown(%.60q) = %q, want %q", c.in, got, c.want)
+		}
+		if len(got) > MaxShown+60 {
+			t.Errorf("Shown(%.60q) is %d bytes", c.in, len(got))
 		}
 	}
 }
