@@ -1242,7 +1242,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		if res.IsError {
 			cr.Error = res.Content
 		} else {
-			cr.Result = bounded(res.Content, MaxReportedResult)
+			cr.Result = textcut.Marked(res.Content, MaxReportedResult)
 		}
 		cr.DurationMS = ms(x.now().Sub(start))
 		msg := cr.Error + cr.Result
@@ -1368,14 +1368,6 @@ func (x *run) charge(u Usage, replayed bool) {
 // MaxReportedResult is the most of a tool's result, in bytes, that the
 // report and events carry; the model is sent all of it.
 const MaxReportedResult = 4096
-
-// bounded cuts s to at most max bytes, on a rune boundary, saying so.
-func bounded(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	return fmt.Sprintf("%s… (%d bytes in all)", textcut.Prefix(s, max), len(s))
-}
 
 func callReport(c ToolCall) CallReport {
 	a := argsOf(c.Arguments)

@@ -85,17 +85,3 @@ func TestCapped(t *testing.T) {
 		}
 	}
 }
-
-func TestBounded(t *testing.T) {
-	if got := bounded("short", 10); got != "short" {
-		t.Errorf("a short result changed: %q", got)
-	}
-	if got := bounded("0123456789", 10); got != "0123456789" {
-		t.Errorf("a result of exactly the bound changed: %q", got)
-	}
-	// "é" is two bytes: a cut inside it moves back to the rune's start.
-	got := bounded("aaaé-tail", 4)
-	if got != "aaa… (10 bytes in all)" {
-		t.Errorf("bounded = %q", got)
-	}
-}

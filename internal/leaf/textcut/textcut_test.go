@@ -27,3 +27,19 @@ func TestPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestMarked(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"0123456789", 10, "0123456789"},
+		{"aaaé-tail", 4, "aaa… (10 bytes in all)"}, // é is two bytes: not split
+	} {
+		if got := textcut.Marked(c.s, c.max); got != c.want {
+			t.Errorf("Marked(%q, %d) = %q, want %q", c.s, c.max, got, c.want)
+		}
+	}
+}

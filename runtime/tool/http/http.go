@@ -40,7 +40,11 @@
 // bytes) is described by its content type and size instead. A status
 // outside 2xx is a result marked as an error, carrying the same text.
 // Refusals, timeouts and transport failures are errors. Request headers
-// never appear in a result or an error.
+// never appear in a result or an error. What else of the server's a
+// result or an error shows (the status line's reason, the content type of
+// a binary body, a redirect's target, a transport error's text) is cut at
+// maxNoted bytes, so a result is at most max_bytes and a small fixed
+// amount besides, whatever the server's headers hold.
 package http
 
 import (
@@ -59,6 +63,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
@@ -73,6 +78,15 @@ const (
 
 // maxRedirects is how many redirects one call follows.
 const maxRedirects = 5
+
+// maxNoted is the most of one piece of the server's text outside the
+// body that a result or an error shows: the status line, a content type,
+// a redirect's target, a transport error. Go reads up to 1 MiB of
+// headers, which max_bytes does not bound.
+const maxNoted = 512
+
+// noted cuts a piece of the server's text to maxNoted bytes, saying so.
+func noted(s string) string { return textcut.Marked(s, maxNoted) }
 
 // methods are the methods a tool may declare.
 var methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
@@ -255,11 +269,12 @@ func (t *Tool) checkRedirect(req *nethttp.Request, via []*nethttp.Request) error
 	if req.Response != nil {
 		from = req.Response.Status
 	}
+	from, target := noted(from), noted(req.URL.Redacted())
 	if len(via) > maxRedirects {
-		return &redirectError{from, req.URL.Redacted(), fmt.Sprintf("this tool follows at most %d redirects", maxRedirects)}
+		return &redirectError{from, target, fmt.Sprintf("this tool follows at most %d redirects", maxRedirects)}
 	}
 	if err := t.allow.check(req.URL); err != nil {
-		return &redirectError{from, req.URL.Redacted(), err.Error()}
+		return &redirectError{from, target, noted(err.Error())}
 	}
 	return nil
 }
@@ -344,9 +359,9 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 		return runtime.ToolResult{}, t.failed(ctx, rawURL, fmt.Errorf("reading the response: %w", err))
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "%s %s\n", resp.Proto, resp.Status)
+	fmt.Fprintf(&out, "%s %s\n", resp.Proto, noted(resp.Status))
 	if resp.Request != nil && resp.Request.URL.String() != req.URL.String() {
-		fmt.Fprintf(&out, "[redirected to %s]\n", resp.Request.URL.Redacted())
+		fmt.Fprintf(&out, "[redirected to %s]\n", noted(resp.Request.URL.Redacted()))
 	}
 	out.WriteString("\n")
 	out.WriteString(t.describeBody(b, resp))
@@ -374,7 +389,7 @@ func (t *Tool) failed(ctx context.Context, rawURL string, err error) error {
 		}
 		err = ue.Err // url.Error repeats the method and URL
 	}
-	return fmt.Errorf("%s %s failed: %v", t.method, rawURL, err)
+	return fmt.Errorf("%s %s failed: %s", t.method, rawURL, noted(err.Error()))
 }
 
 // describeBody renders a body read past maxBytes: as text, cut at
@@ -391,7 +406,7 @@ func (t *Tool) describeBody(b []byte, resp *nethttp.Response) string {
 		return "(empty body)\n"
 	}
 	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
-		ct := resp.Header.Get("Content-Type")
+		ct := noted(resp.Header.Get("Content-Type"))
 		if ct == "" {
 			ct = "no content type"
 		}

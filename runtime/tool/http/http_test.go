@@ -1,11 +1,13 @@
 package http
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	nethttp "net/http"
 	"net/http/httptest"
 	"net/url"
@@ -626,4 +628,111 @@ func TestNewRefuses(t *testing.T) {
 			t.Errorf("%s: got %v, want an error saying %q", tt.name, err, tt.why)
 		}
 	}
+}
+
+// rawServer answers every connection with response, written as it is
+// (a status line no net/http server would write), once the request's
+// headers are read.
+func rawServer(t *testing.T, response string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				r := bufio.NewReader(conn)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil || line == "\r\n" {
+						break
+					}
+				}
+				io.WriteString(conn, response)
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// TestServerTextNoted holds what a result or an error shows of the
+// server's text outside the body to maxNoted bytes: Go reads up to 1 MiB
+// of headers, which max_bytes does not bound.
+func TestServerTextNoted(t *testing.T) {
+	const maxBytes = 1000
+	long := strings.Repeat("x", 200_000)
+	// The most a result may hold: the body's bound, each noted piece and
+	// the lines around them.
+	const most = maxBytes + 3*maxNoted + 300
+	check := func(t *testing.T, res runtime.ToolResult, err error, in string) {
+		t.Helper()
+		text := res.Content
+		if err != nil {
+			text = err.Error()
+		}
+		if len(text) > most {
+			t.Errorf("the result or error holds %d bytes, more than %d: %.200q…", len(text), most, text)
+		}
+		if !strings.Contains(text, in) {
+			t.Errorf("got %.600q, want it to hold %q", text, in)
+		}
+	}
+	cut := fmt.Sprintf("… (%d bytes in all)", 200_004)
+
+	t.Run("reason phrase", func(t *testing.T) {
+		srv := rawServer(t, "HTTP/1.1 200 "+long+"\r\nContent-Length: 2\r\n\r\nok")
+		tool := newTool(t, plan.Tool{URL: srv + "/", Allow: []string{srv}, MaxBytes: maxBytes})
+		res, err := call(tool, `{}`)
+		check(t, res, err, "HTTP/1.1 200 xxx")
+		check(t, res, err, cut+"\n\nok")
+	})
+	t.Run("redirect's reason phrase", func(t *testing.T) {
+		srv := rawServer(t, "HTTP/1.1 302 "+long+"\r\nLocation: http://elsewhere.test/\r\nContent-Length: 0\r\n\r\n")
+		tool := newTool(t, plan.Tool{URL: srv + "/", Allow: []string{srv}, MaxBytes: maxBytes})
+		res, err := call(tool, `{}`)
+		check(t, res, err, cut+" with a redirect to http://elsewhere.test/, which is refused")
+	})
+	t.Run("malformed status line", func(t *testing.T) {
+		srv := rawServer(t, long+"\r\n\r\n")
+		tool := newTool(t, plan.Tool{URL: srv + "/", Allow: []string{srv}, MaxBytes: maxBytes})
+		res, err := call(tool, `{}`)
+		check(t, res, err, "malformed HTTP response")
+	})
+
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		switch r.URL.Path {
+		case "/api/binary":
+			w.Header().Set("Content-Type", "application/octet-stream; x="+long)
+			w.Write([]byte{0, 1, 2})
+		case "/api/to":
+			nethttp.Redirect(w, r, r.URL.Query().Get("target"), nethttp.StatusFound)
+		case "/api/far":
+			nethttp.Redirect(w, r, "/elsewhere/"+long, nethttp.StatusFound)
+		case "/api/there":
+			fmt.Fprint(w, "there")
+		}
+	}))
+	defer srv.Close()
+	tool := newTool(t, plan.Tool{URL: srv.URL + "/api/{{.p}}", Allow: []string{srv.URL + "/api/"}, MaxBytes: maxBytes})
+	t.Run("content type", func(t *testing.T) {
+		res, err := call(tool, `{"p":"binary"}`)
+		check(t, res, err, "[binary response (application/octet-stream; x=xxx")
+		check(t, res, err, fmt.Sprintf("… (%d bytes in all), 3 bytes)", 200_028))
+	})
+	t.Run("redirect's target", func(t *testing.T) {
+		res, err := call(tool, `{"p":"to?target=`+url.QueryEscape("/api/there?"+long)+`"}`)
+		check(t, res, err, "[redirected to "+srv.URL+"/api/there?xxx")
+		check(t, res, err, fmt.Sprintf("… (%d bytes in all)]\n\nthere", len(srv.URL)+200_011))
+	})
+	t.Run("refused redirect's target", func(t *testing.T) {
+		res, err := call(tool, `{"p":"far"}`)
+		check(t, res, err, "302 Found with a redirect to "+srv.URL+"/elsewhere/xxx")
+	})
 }
