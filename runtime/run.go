@@ -329,6 +329,7 @@ type run struct {
 	deadline time.Time
 	rep      *Report
 	msgs     []Message
+	said     int // the bytes of text of msgs (messageText)
 	model    string
 	reason   string
 	shape    bool
@@ -684,14 +685,13 @@ func (x *run) loop() {
 		for fallback := false; ; fallback = true {
 			req = x.request()
 			k := x.modelKey(round, fallback)
-			// A request past the model's context window is not sent: the
-			// call fails, journaled as one that did, so that a replay
+			// A request past the model's context window is not sent, nor
+			// encoded or journaled: the call fails, and a replay, which
+			// finds no call at k, refuses it the same way, so that it
 			// ends, or falls back, where this run did.
-			var refuse func() (*Response, error)
-			if err := x.tooLong(k, req); err != nil {
-				refuse = func() (*Response, error) { return nil, err }
-				res = nil
-			} else {
+			refused := x.tooLong(k, req)
+			res = nil
+			if refused == nil {
 				var ok bool
 				if res, ok = x.reserve(k, round, req); !ok {
 					x.addRound(rr)
@@ -703,10 +703,14 @@ func (x *run) loop() {
 				call.Messages = req.Messages
 			}
 			x.emit(call)
-			st := x.streamer(round, req)
-			resp, replayed, err = x.complete(k, req, refuse)
-			st.end(resp)
-			req.Stream = nil
+			if refused != nil {
+				resp, replayed, err = nil, false, refused
+			} else {
+				st := x.streamer(round, req)
+				resp, replayed, err = x.complete(k, req, nil)
+				st.end(resp)
+				req.Stream = nil
+			}
 			if err == nil {
 				break
 			}
@@ -1262,6 +1266,10 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	case x.shape:
 		return ToolResult{Content: fmt.Sprintf("only %s may be called now: give your answer", x.outputTool), IsError: true}, cr, nil
 	}
+	key := journal.Key{Path: x.jpath, Round: round, Ordinal: ordinal}
+	if why := x.pastBound(key); why != "" {
+		return ToolResult{Content: why, IsError: true}, cr, nil
+	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(c.Arguments))
 	if err != nil {
 		return ToolResult{Content: fmt.Sprintf("arguments are not JSON: %v", err), IsError: true}, cr, nil
@@ -1279,7 +1287,6 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 			return denied, cr, err
 		}
 	}
-	key := journal.Key{Path: x.jpath, Round: round, Ordinal: ordinal}
 	if isNested(t) {
 		// Not an effect: the nested run journals its own, under this key.
 		ctx := x.runCtx
@@ -1401,6 +1408,7 @@ func invoke(ctx context.Context, t Tool, c ToolCall, secrets *redact.Set) (res T
 func (x *run) say(msgs ...Message) {
 	for _, m := range msgs {
 		x.msgs = append(x.msgs, redactMessage(x.opts.Secrets, m))
+		x.said += messageText(&x.msgs[len(x.msgs)-1])
 	}
 }
 

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 
 	"agentc.dev/agentc/runtime/journal"
@@ -32,27 +33,97 @@ func (e *ContextError) Error() string {
 // the call.
 func (e *ContextError) FailureClass() string { return FailureTooLong }
 
-// tooLong returns a *ContextError when the model call at k is to be made
-// (not served from the journal) and req's text is more than the model's
-// context window could hold even at the most bytes a token any tokeniser
-// agentc knows covers. The count is a floor, not an estimate: a request
-// the provider would take is never refused, and one refused is past the
+// tooLong returns a *ContextError when the model call at k is the run's
+// to decide (decides) and req's text is more than the model's context
+// window could hold even at the most bytes a token any tokeniser agentc
+// knows covers. The count is a floor, not an estimate: a request the
+// provider would take is never refused, and one refused is past the
 // window by far (a provider refuses one at about four bytes a token of
 // English). A model the price table gives no window to (an
 // OpenAI-compatible server's own, the test model) is not checked.
+//
+// It is checked before the request is encoded: a refused request is not
+// journaled (nothing was sent), and a replay, which reaches a call its
+// journal lacks, refuses it the same way.
 func (x *run) tooLong(k journal.Key, req *Request) error {
-	if !x.live(k) || x.provider == "test" {
+	if !x.decides(k) || x.provider == "test" {
 		return nil
 	}
-	p, ok := x.prices().Lookup(x.provider, req.Model)
-	if !ok || p.ContextWindow <= 0 {
+	w := x.window(req.Model)
+	if w <= 0 {
 		return nil
 	}
 	n := requestText(req)
-	if least := n / tokencount.MaxTokenBytes; least > p.ContextWindow {
-		return &ContextError{Provider: x.provider, Model: req.Model, Window: p.ContextWindow, Bytes: n, Least: least}
+	if least := n / tokencount.MaxTokenBytes; least > w {
+		return &ContextError{Provider: x.provider, Model: req.Model, Window: w, Bytes: n, Least: least}
 	}
 	return nil
+}
+
+// window is model's context window in tokens as the price table gives it,
+// or 0.
+func (x *run) window(model string) int {
+	p, ok := x.prices().Lookup(x.provider, model)
+	if !ok || p.ContextWindow <= 0 {
+		return 0
+	}
+	return p.ContextWindow
+}
+
+// decides reports whether the run decides for itself what happens at k:
+// k is to be made live, or a replay reaches k and its journal does not
+// hold it. A refusal made before anything is sent (a request past the
+// window, a call past the conversation's bound) is not journaled, and a
+// replay makes it again from the conversation the journal gives; what the
+// journal holds at k is served as recorded, so a run recorded before such
+// a refusal existed replays as it ran.
+func (x *run) decides(k journal.Key) bool {
+	if x.live(k) {
+		return true
+	}
+	if x.journal.Recorded == nil {
+		return true
+	}
+	if k.Path == "" {
+		k.Path = x.jpath
+	}
+	_, held := x.journal.Recorded.Lookup(k)
+	return !held
+}
+
+type callsPastBoundKey struct{}
+
+// WithCallsPastBound returns a context in which a run makes every tool
+// call of a reply however large its conversation grows (pastBound): for a
+// Temporal run started before the bound, whose history must replay as it
+// was made.
+func WithCallsPastBound(ctx context.Context) context.Context {
+	return context.WithValue(ctx, callsPastBoundKey{}, true)
+}
+
+// pastBound says why the tool call at k is not made, or "" to make it:
+// the results of the reply's calls before it put the conversation past
+// what the model could be sent, 128 bytes a token of its context window
+// (its next request would be refused, tooLong), or past journal.MaxRequest
+// bytes of text, where that is less or the model has no window. Each
+// result joins the conversation, which is checked only when the next
+// request is built: without this bound, 1,500 calls of one reply, each
+// answered with a megabyte, held 1.5 GB of results before any check.
+func (x *run) pastBound(k journal.Key) string {
+	if !x.decides(k) || x.runCtx.Value(callsPastBoundKey{}) != nil {
+		return ""
+	}
+	n := x.said + specText(x.request())
+	most := int(journal.MaxRequest)
+	what := fmt.Sprintf("the %d bytes of text a conversation may hold", most)
+	if w := x.window(x.model); w > 0 && x.provider != "test" && w < most/tokencount.MaxTokenBytes {
+		most = w * tokencount.MaxTokenBytes
+		what = fmt.Sprintf("the %d bytes that model %s's context window of %d tokens could hold at %d bytes a token (the price table's)", most, x.model, w, tokencount.MaxTokenBytes)
+	}
+	if n <= most {
+		return ""
+	}
+	return fmt.Sprintf("not called: the conversation holds %d bytes of text, more than %s, and no call of this reply past that is made", n, what)
 }
 
 // requestText is the bytes of text a request sends the model: every
@@ -61,17 +132,30 @@ func (x *run) tooLong(k journal.Key, req *Request) error {
 // provider's state are left out: what their bytes are in tokens is not
 // known here.
 func requestText(req *Request) int {
-	n := 0
+	n := specText(req)
 	for i := range req.Messages {
-		m := &req.Messages[i]
-		n += len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Name)
-		for _, p := range m.Parts {
-			n += len(p.Text)
-		}
-		for _, c := range m.ToolCalls {
-			n += len(c.ID) + len(c.Name) + len(c.Arguments)
-		}
+		n += messageText(&req.Messages[i])
 	}
+	return n
+}
+
+// messageText is the bytes of text of one message, as requestText counts
+// them.
+func messageText(m *Message) int {
+	n := len(m.Role) + len(m.Content) + len(m.ToolCallID) + len(m.Name)
+	for _, p := range m.Parts {
+		n += len(p.Text)
+	}
+	for _, c := range m.ToolCalls {
+		n += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	return n
+}
+
+// specText is the bytes of text of a request's tools and answer, as
+// requestText counts them.
+func specText(req *Request) int {
+	n := 0
 	for _, t := range req.Tools {
 		n += len(t.Name) + len(t.Description) + len(t.Schema)
 	}

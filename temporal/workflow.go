@@ -70,6 +70,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// they call within those agents' own token budgets alone: their
 	// histories replay as they were made.
 	calleeBudget := workflow.GetVersion(ctx, calleeBudgetChange, workflow.DefaultVersion, calleeBudgetVersion) >= calleeBudgetVersion
+	// Runs started before version 1 (callBoundVersion) made every tool
+	// call of a reply however large their conversation grew: their
+	// histories replay as they were made.
+	callBound := workflow.GetVersion(ctx, callBoundChange, workflow.DefaultVersion, callBoundVersion) >= callBoundVersion
 	if in.Batch != nil {
 		// Its batch is told when it ends, however it ends.
 		defer tellBatch(ctx, in.Batch)
@@ -168,6 +172,9 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	defer cancel()
 	if !calleeBudget {
 		rctx = agentrt.WithCalleesOwnBudgets(rctx)
+	}
+	if !callBound {
+		rctx = agentrt.WithCallsPastBound(rctx)
 	}
 	workflow.Go(ctx, func(c workflow.Context) {
 		c.Done().Receive(c, nil)
@@ -455,3 +462,11 @@ func (w *Worker) secrets() *redact.Set {
 	}
 	return s
 }
+
+// callBoundChange and callBoundVersion name the change that left the
+// tool calls of a reply not made once their results put the
+// conversation past what the model could be sent (runtime's pastBound).
+const (
+	callBoundChange  = "agentc.call-bound"
+	callBoundVersion = workflow.Version(1)
+)
