@@ -276,7 +276,23 @@ func (t *Tool) checkRedirect(req *nethttp.Request, via []*nethttp.Request) error
 	if err := t.allow.check(req.URL); err != nil {
 		return &redirectError{from, target, noted(err.Error())}
 	}
+	// Go's client tells the next host the URL it came from, query and
+	// all (what the model wrote into it); the manifest's own Referer, if
+	// it declares one, is what goes.
+	if !t.declares("Referer") {
+		req.Header.Del("Referer")
+	}
 	return nil
+}
+
+// declares reports whether the manifest declares the header name.
+func (t *Tool) declares(name string) bool {
+	for _, h := range t.headers {
+		if strings.EqualFold(h.name, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Call renders the request from the arguments, checks its URL against the

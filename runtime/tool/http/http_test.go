@@ -736,3 +736,30 @@ func TestServerTextNoted(t *testing.T) {
 		check(t, res, err, "302 Found with a redirect to "+srv.URL+"/elsewhere/xxx")
 	})
 }
+
+// TestRedirectNoReferer: Go's client tells a redirect's target the URL the
+// request came from, its query (what the model wrote into it) included;
+// the tool sends no Referer but the one its manifest declares.
+func TestRedirectNoReferer(t *testing.T) {
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		if r.URL.Path == "/api/to" {
+			nethttp.Redirect(w, r, "/api/end", nethttp.StatusFound)
+			return
+		}
+		fmt.Fprintf(w, "referer=%q", r.Header.Get("Referer"))
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		headers map[string]string
+		want    string
+	}{
+		{nil, `referer=""`},
+		{map[string]string{"referer": "https://agent.example/"}, `referer="https://agent.example/"`},
+	} {
+		tool := newTool(t, plan.Tool{URL: srv.URL + "/api/to?q={{urlquery .q}}", Allow: []string{srv.URL + "/api/"}, Headers: c.headers})
+		res, err := call(tool, `{"q":"the private question"}`)
+		if err != nil || res.IsError || !strings.HasSuffix(res.Content, c.want) {
+			t.Errorf("headers %v: %+v, %v; want the target to see %s", c.headers, res, err, c.want)
+		}
+	}
+}
