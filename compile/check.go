@@ -519,6 +519,11 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 		input = s.Doc
 	}
 	paths := &pathCalls{files: c.fileInputs()}
+	for _, ev := range elems(lookup(t, "env")) {
+		if v, ok := str(ev); ok {
+			paths.envs = append(paths.envs, v)
+		}
+	}
 	if kind == "exec" {
 		paths.outputs = c.checkOutputFiles(path, lookup(t, "output_files"))
 	}
@@ -531,6 +536,7 @@ func (c *checker) checkTool(name, kind string, t cue.Value, claim func(name, by 
 			c.add(fv.Pos(), p.code, "%s", p.msg)
 		}
 		paths.exec = kind == "exec" && strings.HasPrefix(field, "argv")
+		paths.header = kind == "http" && strings.HasPrefix(field, "headers.")
 		for _, p := range checkFileCalls(path+"."+field, text, paths) {
 			c.add(fv.Pos(), p.code, "%s", p.msg)
 		}

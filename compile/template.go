@@ -144,6 +144,11 @@ type pathCalls struct {
 	files, outputs []string
 	exec           bool
 	used           map[string]bool
+	// envs are the variables an http tool declares (its env), which its
+	// header values may read with env NAME; header is true in a header
+	// value, the one place env may be called.
+	envs   []string
+	header bool
 }
 
 // checkFileCalls checks a template's calls of file and output_file.
@@ -191,6 +196,9 @@ func checkFileCalls(name, text string, pc *pathCalls) []templateProblem {
 				if id, ok := a.(*parse.IdentifierNode); ok && i == 0 && (id.Ident == "file" || id.Ident == "output_file") {
 					out = append(out, pc.call(id.Ident, name, line(n.Position()), n.Args[1:])...)
 				}
+				if id, ok := a.(*parse.IdentifierNode); ok && i == 0 && id.Ident == "env" {
+					out = append(out, pc.envCall(name, line(n.Position()), n.Args[1:])...)
+				}
 				visit(a)
 			}
 		}
@@ -225,6 +233,27 @@ func (pc *pathCalls) call(fn, name string, line int, args []parse.Node) []templa
 			pc.used = map[string]bool{}
 		}
 		pc.used[lit.Text] = true
+	}
+	return nil
+}
+
+// envCall checks one call of env: only in an http tool's header value,
+// with the literal name of a variable the tool's env declares, so that
+// the plan says which variables a tool reads and each value joins the
+// run's secrets.
+func (pc *pathCalls) envCall(name string, line int, args []parse.Node) []templateProblem {
+	if !pc.header {
+		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: env gives a variable's value to an http tool's header values (a credential, say), and is called only there", name, line)}}
+	}
+	var lit *parse.StringNode
+	if len(args) == 1 {
+		lit, _ = args[0].(*parse.StringNode)
+	}
+	switch {
+	case lit == nil:
+		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: env takes the name of a variable the tool's env lists, written as a literal (env \"API_TOKEN\"), never a value of the call", name, line)}}
+	case !slices.Contains(pc.envs, lit.Text):
+		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: env %q: the tool's env does not list %s (it lists %s)", name, line, lit.Text, lit.Text, listOrNone(pc.envs))}}
 	}
 	return nil
 }

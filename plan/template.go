@@ -104,6 +104,13 @@ func (t *Template) ExecuteFiles(w io.Writer, data any, file func(name string) er
 	return t.execute(&state{t: t, w: w, tree: t.Tree, file: file}, data)
 }
 
+// ExecuteEnv renders t over data, writing to w, where env NAME is the
+// value env gives for the variable NAME: an http tool's header values.
+// Elsewhere env is an error.
+func (t *Template) ExecuteEnv(w io.Writer, data any, env func(name string) (string, error)) (err error) {
+	return t.execute(&state{t: t, w: w, tree: t.Tree, env: env}, data)
+}
+
 func (t *Template) execute(s *state, data any) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -149,6 +156,7 @@ type state struct {
 	depth int
 	file  func(name string) error
 	paths Paths
+	env   func(name string) (string, error)
 }
 
 func (s *state) at(n parse.Node) { s.node = n }
@@ -670,6 +678,14 @@ func newBuiltins() map[string]builtin {
 			}
 			p, err := s.paths.OutputFile(name)
 			return reflect.ValueOf(p), err
+		}},
+		"env": {fixed: []param{stringParam}, fn: func(s *state, args []reflect.Value) (reflect.Value, error) {
+			name := args[0].String()
+			if s.env == nil {
+				return reflect.Value{}, fmt.Errorf("env %q: a variable's value is given only to an http tool's header values", name)
+			}
+			v, err := s.env(name)
+			return reflect.ValueOf(v), err
 		}},
 		"len":      {fixed: []param{valueParam}, fn: length},
 		"index":    {fixed: []param{valueParam}, variadic: &pValue, fn: index},

@@ -89,6 +89,12 @@ var diffData = []struct{ name, json string }{
 
 // diffTemplates is the corpus of TestTemplateAgainstTextTemplate.
 var diffTemplates = []string{
+	// The functions whose values only a tool's own rendering gives: an
+	// error elsewhere, as in the reference's stand-ins.
+	`{{env "API_TOKEN"}}`,
+	`a{{file "doc"}}b`,
+	`{{output_file "chart" | printf "%q"}}`,
+	`{{env .s}}`,
 	// Text and comments.
 	``,
 	`plain text`,
@@ -1147,6 +1153,21 @@ type diffParsed struct {
 	refTrees              map[string]*parse.Tree
 }
 
+// diffFile, diffOutputFile and diffEnv are the reference's file,
+// output_file and env: what ParseTemplate's do where a template is
+// executed with neither paths nor variables (Execute).
+func diffFile(name string) (string, error) {
+	return "", fmt.Errorf("file %q: a run's files are given by path only to an exec tool's arguments", name)
+}
+
+func diffOutputFile(name string) (string, error) {
+	return "", fmt.Errorf("output_file %q: a path to write a file is given only to an exec tool's program, in its arguments", name)
+}
+
+func diffEnv(name string) (string, error) {
+	return "", fmt.Errorf("env %q: a variable's value is given only to an http tool's header values", name)
+}
+
 // diffParse parses text with text/template and with ParseTemplate.
 func diffParse(text string) *diffParsed {
 	p := &diffParsed{text: text}
@@ -1156,7 +1177,7 @@ func diffParse(text string) *diffParsed {
 				p.refPanicked, p.refErr = true, fmt.Errorf("%v", r)
 			}
 		}()
-		refFuncs := template.FuncMap{"json": diffJSON}
+		refFuncs := template.FuncMap{"json": diffJSON, "file": diffFile, "output_file": diffOutputFile, "env": diffEnv}
 		p.ref, p.refErr = template.New(diffName).Funcs(refFuncs).Parse(text)
 		if p.refErr == nil {
 			p.refMissingKeyErr, p.refErr = template.New(diffName).Funcs(refFuncs).Option("missingkey=error").Parse(text)

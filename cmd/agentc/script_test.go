@@ -186,8 +186,8 @@ func TestScripts(t *testing.T) {
 				}
 			},
 			// serve FILE... starts an HTTP server on loopback that answers
-			// every request with a JSON echo of its method, path and body,
-			// but a GET of /file/NAME with the script's file NAME, and
+			// every request with a JSON echo of its method, path and body
+			// (and its Authorization header, where it has one), but a GET of /file/NAME with the script's file NAME, and
 			// writes its URL over "http://SERVER" in the files.
 			"serve": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) == 0 {
@@ -201,7 +201,13 @@ func TestScripts(t *testing.T) {
 					}
 					body, _ := io.ReadAll(r.Body)
 					w.Header().Set("Content-Type", "application/json")
-					_ = json.NewEncoder(w).Encode(map[string]string{"method": r.Method, "path": r.URL.Path, "body": string(body)})
+					echo := map[string]string{"method": r.Method, "path": r.URL.Path, "body": string(body)}
+					if a := r.Header.Get("Authorization"); a != "" {
+						// As a debugging endpoint would: the request's
+						// credential, quoted back.
+						echo["authorization"] = a
+					}
+					_ = json.NewEncoder(w).Encode(echo)
 				}))
 				ts.Defer(srv.Close)
 				for _, f := range args {

@@ -58,6 +58,7 @@ import (
 	"net"
 	nethttp "net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -126,6 +127,10 @@ type Tool struct {
 	maxBytes int
 	client   *nethttp.Client
 	secrets  *redact.Set
+	// env holds the values of the variables the tool's env lists that are
+	// set, read when the tool is made: its header values' env NAME.
+	env      map[string]string
+	envNames []string
 }
 
 type header struct {
@@ -174,6 +179,14 @@ func New(name string, t plan.Tool, opts ...Option) (*Tool, error) {
 			return fail("timeout %q is not a positive duration (write e.g. \"30s\")", t.Timeout)
 		}
 		tool.timeout = d
+	}
+	// The variables its header values may read (env NAME), as they are
+	// now: the run has added their values to its secrets (tool.Build).
+	tool.env, tool.envNames = map[string]string{}, slices.Clone(t.Env)
+	for _, name := range t.Env {
+		if v := os.Getenv(name); v != "" { // empty is no credential
+			tool.env[name] = v
+		}
 	}
 	var err error
 	if tool.allow, err = parseAllow(t.Allow); err != nil {
@@ -320,7 +333,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 	}
 	values := make([]string, len(t.headers))
 	for i, h := range t.headers {
-		if values[i], err = render(h.value, data); err != nil {
+		if values[i], err = t.renderHeader(h.value, data); err != nil {
 			return runtime.ToolResult{}, err
 		}
 		if strings.ContainsFunc(values[i], func(r rune) bool { return r != '\t' && (r < 0x20 || r == 0x7f) }) {
@@ -448,6 +461,27 @@ func (t *Tool) describeBody(b []byte, resp *nethttp.Response) string {
 func parseArgs(raw json.RawMessage) (map[string]any, error) { return toolio.Arguments(raw) }
 
 // render executes a template over the arguments.
+// renderHeader renders a header's value, where env NAME is the value of
+// a variable the tool's env lists. Its errors name the variable, never a
+// value.
+func (t *Tool) renderHeader(tmpl *plan.Template, data map[string]any) (string, error) {
+	var b strings.Builder
+	err := tmpl.ExecuteEnv(&b, data, func(name string) (string, error) {
+		v, ok := t.env[name]
+		switch {
+		case !slices.Contains(t.envNames, name):
+			return "", fmt.Errorf("the tool's env does not list $%s", name)
+		case !ok:
+			return "", fmt.Errorf("$%s is not set, or empty, where agentc runs (the tool's env lists it)", name)
+		}
+		return v, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("rendering the %s: %v", tmpl.Name(), err)
+	}
+	return b.String(), nil
+}
+
 func render(tmpl *plan.Template, data map[string]any) (string, error) {
 	var b strings.Builder
 	if err := tmpl.Execute(&b, data); err != nil {

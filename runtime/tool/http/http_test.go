@@ -595,7 +595,7 @@ func TestNewRefuses(t *testing.T) {
 		{"no url", func(t *plan.Tool) { t.URL = "" }, "no url"},
 		{"no allow list", func(t *plan.Tool) { t.Allow = nil }, "no allow list"},
 		{"url template", func(t *plan.Tool) { t.URL = "https://api.example.com/{{.x" }, "unclosed action"},
-		{"url template function", func(t *plan.Tool) { t.URL = "https://api.example.com/{{env .x}}" }, `function "env" not defined`},
+		{"url template function", func(t *plan.Tool) { t.URL = "https://api.example.com/{{getenv .x}}" }, `function "getenv" not defined`},
 		{"body template", func(t *plan.Tool) { t.Body = "{{end}}" }, "unexpected {{end}}"},
 		{"header template", func(t *plan.Tool) { t.Headers = map[string]string{"X-A": "{{"} }, "header X-A"},
 		{"header name", func(t *plan.Tool) { t.Headers = map[string]string{"X A": "1"} }, "not a valid HTTP header name"},
@@ -761,5 +761,49 @@ func TestRedirectNoReferer(t *testing.T) {
 		if err != nil || res.IsError || !strings.HasSuffix(res.Content, c.want) {
 			t.Errorf("headers %v: %+v, %v; want the target to see %s", c.headers, res, err, c.want)
 		}
+	}
+}
+
+// TestHeaderEnv: a header's value may read a variable the tool's env
+// lists (a credential), as the variable is when the tool is made; one
+// the env does not list, or that is not set, fails the call naming the
+// variable, never a value, and nothing is sent.
+func TestHeaderEnv(t *testing.T) {
+	var got atomic.Value
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		got.Store(r.Header.Get("Authorization"))
+		fmt.Fprint(w, "ok")
+	}))
+	defer srv.Close()
+	t.Setenv("AGENTC_TEST_API_TOKEN", "tok-0123456789abcdef")
+	mk := func(value string, env ...string) *Tool {
+		return newTool(t, plan.Tool{URL: srv.URL + "/api/x", Allow: []string{srv.URL + "/api/"}, Env: env,
+			Headers: map[string]string{"Authorization": value}})
+	}
+	tool := mk(`Bearer {{env "AGENTC_TEST_API_TOKEN"}}`, "AGENTC_TEST_API_TOKEN")
+	t.Setenv("AGENTC_TEST_API_TOKEN", "changed-after-the-tool-was-made")
+	if res, err := call(tool, `{}`); err != nil || res.IsError || got.Load() != "Bearer tok-0123456789abcdef" {
+		t.Errorf("the header sent: %v (%+v, %v)", got.Load(), res, err)
+	}
+	got.Store("")
+	for _, c := range []struct {
+		tool *Tool
+		want string
+	}{
+		{mk(`Bearer {{env "AGENTC_TEST_API_TOKEN"}}`), "the tool's env does not list $AGENTC_TEST_API_TOKEN"},
+		{mk(`Bearer {{env "AGENTC_TEST_UNSET_TOKEN"}}`, "AGENTC_TEST_UNSET_TOKEN"), "$AGENTC_TEST_UNSET_TOKEN is not set, or empty, where agentc runs"},
+	} {
+		res, err := call(c.tool, `{}`)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "changed-after") {
+			t.Errorf("got %+v, %v; want an error saying %q", res, err, c.want)
+		}
+		if got.Load() != "" {
+			t.Errorf("a request was sent with %q", got.Load())
+		}
+	}
+	// env is a header value's alone: in the URL or the body it is an error.
+	body := newTool(t, plan.Tool{URL: srv.URL + "/api/x", Allow: []string{srv.URL + "/api/"}, Env: []string{"AGENTC_TEST_API_TOKEN"}, Method: "POST", Body: `{{env "AGENTC_TEST_API_TOKEN"}}`})
+	if _, err := call(body, `{}`); err == nil || !strings.Contains(err.Error(), "only to an http tool's header values") {
+		t.Errorf("env in a body: %v", err)
 	}
 }
