@@ -45,7 +45,7 @@ func (t heldTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &heldConn{Connection: c, flooded: t.flooded, sizes: map[jsonrpc.ID]int64{}}, nil
+	return &heldConn{Connection: c, flooded: t.flooded, sizes: map[jsonrpc.ID][]int64{}}, nil
 }
 
 // heldConn counts the requests read whose answers are not yet written.
@@ -53,9 +53,15 @@ type heldConn struct {
 	mcp.Connection
 	flooded func(error)
 
-	mu    sync.Mutex
-	sizes map[jsonrpc.ID]int64 // each unanswered request's parameters' bytes
-	bytes int64                // their sum
+	mu sync.Mutex
+	// sizes holds, for each id, the parameters' bytes of each request
+	// of that id not yet answered, oldest first: a server may send an id
+	// again while its first answer waits (the SDK forgets an id once it
+	// starts writing its answer), and each such request holds a
+	// goroutine of its own.
+	sizes map[jsonrpc.ID][]int64
+	count int   // the requests unanswered
+	bytes int64 // their parameters' bytes
 }
 
 func (c *heldConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -68,14 +74,13 @@ func (c *heldConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return m, nil
 	}
 	c.mu.Lock()
-	if _, again := c.sizes[req.ID]; !again {
-		n := int64(len(req.Params))
-		c.sizes[req.ID] = n
-		c.bytes += n
-	}
+	n := int64(len(req.Params))
+	c.sizes[req.ID] = append(c.sizes[req.ID], n)
+	c.count++
+	c.bytes += n
 	var ferr *floodError
-	if len(c.sizes) > MaxUnanswered || c.bytes > MaxUnansweredBytes {
-		ferr = &floodError{count: len(c.sizes), bytes: c.bytes}
+	if c.count > MaxUnanswered || c.bytes > MaxUnansweredBytes {
+		ferr = &floodError{count: c.count, bytes: c.bytes}
 	}
 	c.mu.Unlock()
 	if ferr != nil {
@@ -96,9 +101,14 @@ func (c *heldConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, m)
 	if resp, ok := m.(*jsonrpc.Response); ok {
 		c.mu.Lock()
-		if n, held := c.sizes[resp.ID]; held {
-			delete(c.sizes, resp.ID)
-			c.bytes -= n
+		if q := c.sizes[resp.ID]; len(q) > 0 {
+			c.count--
+			c.bytes -= q[0]
+			if len(q) == 1 {
+				delete(c.sizes, resp.ID)
+			} else {
+				c.sizes[resp.ID] = q[1:]
+			}
 		}
 		c.mu.Unlock()
 	}

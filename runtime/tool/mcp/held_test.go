@@ -25,6 +25,10 @@ func TestUnansweredBounded(t *testing.T) {
 	}{
 		{"count", MaxUnanswered + 1, 0, fmt.Sprintf("the server sent %d requests", MaxUnanswered+1)},
 		{"bytes", 70, 1 << 20, "the server sent 64 requests (67110144 bytes of parameters)"},
+		// One id sent again and again: the SDK forgets an id once it
+		// starts writing its answer, and takes the next as a request of
+		// its own.
+		{"one id", -(MaxUnanswered + 1), 0, fmt.Sprintf("the server sent %d requests", MaxUnanswered+1)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ours, theirs := net.Pipe()
@@ -54,7 +58,8 @@ func TestUnansweredBounded(t *testing.T) {
 
 // floodServer answers the handshake on conn, as a server of an older
 // revision would (initialize answered, any other request with an empty
-// result), then sends n pings, each with pad bytes of padding, and reads
+// result), then sends n pings (-n: all of one id), each with pad bytes
+// of padding, and reads
 // nothing more: over an unbuffered pipe, every answer's write blocks.
 func floodServer(ctx context.Context, conn net.Conn, n, pad int) error {
 	defer conn.Close()
@@ -90,8 +95,16 @@ func floodServer(ctx context.Context, conn net.Conn, n, pad int) error {
 		}
 	}
 	p := strings.Repeat("x", pad)
+	same := n < 0 // every ping with one id
+	if same {
+		n = -n
+	}
 	for i := range n {
-		if send(map[string]any{"jsonrpc": "2.0", "id": fmt.Sprintf("p%d", i), "method": "ping", "params": map[string]any{"_meta": map[string]any{"pad": p}}}) != nil {
+		id := fmt.Sprintf("p%d", i)
+		if same {
+			id = "same"
+		}
+		if send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "ping", "params": map[string]any{"_meta": map[string]any{"pad": p}}}) != nil {
 			return nil // the client ended the session
 		}
 	}
