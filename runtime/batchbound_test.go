@@ -58,14 +58,17 @@ func manyCallsServer(t *testing.T, n int, sent *atomic.Int32) string {
 	return srv.URL
 }
 
-// TestCallsPastWindow: one reply calls a tool 40 times and each result is
-// 10,000 bytes. Once the results put the conversation past what the
-// model's window could hold (128,000 bytes, at 128 bytes a token of its
-// 1,000), the calls left are not made: each has an error result saying
-// why, and the next request, past the window, is not sent, nor written to
-// the journal. A replay and a resume of the journal decide the same, call
-// nothing and send nothing.
-func TestCallsPastWindow(t *testing.T) {
+// TestCallsPastBound: one reply calls a tool 40 times and each result is
+// 10,000 bytes. Once the results put the conversation past
+// MaxConversation (lowered here to 128,000 bytes), the calls left are not
+// made: each has an error result saying why. The next request goes to
+// the model, whose window (1,000 tokens, the price table's) it is past:
+// it is refused before it is sent, and journaled as a call that failed. A
+// replay and a resume of the journal decide the same, call nothing and
+// send nothing, whatever price table they read.
+func TestCallsPastBound(t *testing.T) {
+	defer func(m int) { agentrt.MaxConversation = m }(agentrt.MaxConversation)
+	agentrt.MaxConversation = 128_000
 	var sent atomic.Int32
 	m, err := openai.New(openai.Config{BaseURL: manyCallsServer(t, 40, &sent), APIKey: "sk-test"})
 	if err != nil {
@@ -78,10 +81,13 @@ func TestCallsPastWindow(t *testing.T) {
 	search := &echoTool{name: "search", fn: func(json.RawMessage) (agentrt.ToolResult, error) {
 		return agentrt.ToolResult{Content: strings.Repeat("r", 10_000)}, nil
 	}}
-	run := func(ctx context.Context, j *agentrt.Journal) *agentrt.Report {
+	run := func(ctx context.Context, j *agentrt.Journal, prices bool) *agentrt.Report {
 		t.Helper()
-		r, err := agentrt.New(p, agentrt.Options{Model: m, Provider: "openai", Prices: windowPrices(t),
-			Tools: map[string]agentrt.Tool{"search": search}, Journal: j})
+		o := agentrt.Options{Model: m, Provider: "openai", Tools: map[string]agentrt.Tool{"search": search}, Journal: j}
+		if prices {
+			o.Prices = windowPrices(t)
+		}
+		r, err := agentrt.New(p, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +116,7 @@ func TestCallsPastWindow(t *testing.T) {
 		}
 		for i, c := range rep.Rounds[0].ToolCalls {
 			notCalled := strings.HasPrefix(c.Error, "not called: the conversation holds ") &&
-				strings.Contains(c.Error, "more than the 128000 bytes that model small-window's context window of 1000 tokens could hold at 128 bytes a token")
+				strings.Contains(c.Error, "more than the 128000 a conversation may hold, and no call of this reply past that is made")
 			if (i >= made) != notCalled || c.IsError != (i >= made) {
 				t.Errorf("%s: call %d: error %v %q", what, i+1, c.IsError, c.Error)
 			}
@@ -121,7 +127,7 @@ func TestCallsPastWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check("run", run(context.Background(), &agentrt.Journal{Writer: w}), made, 1)
+	check("run", run(context.Background(), &agentrt.Journal{Writer: w}, true), made, 1)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -133,13 +139,15 @@ func TestCallsPastWindow(t *testing.T) {
 	for _, e := range rec.Entries {
 		keys = append(keys, e.Key.String())
 	}
-	if len(keys) != 1+made || keys[0] != "1.0" || keys[made] != fmt.Sprintf("1.%d", made) {
-		t.Errorf("the journal holds %v, want the model call and the %d calls made, and nothing of calls not made or the request not sent", keys, made)
+	if len(keys) != 2+made || keys[0] != "1.0" || keys[made] != fmt.Sprintf("1.%d", made) || keys[made+1] != "2.0" {
+		t.Errorf("the journal holds %v, want the model call, the %d calls made and the refused request, nothing of the calls not made", keys, made)
 	}
 
+	// A replay or a resume without the price table that gave the window
+	// serves the refused request as recorded.
 	search.calls = 0
-	check("replay", run(context.Background(), &agentrt.Journal{Recorded: rec, Replay: true}), 0, 1)
-	check("resume", run(context.Background(), &agentrt.Journal{Recorded: rec}), 0, 1)
+	check("replay", run(context.Background(), &agentrt.Journal{Recorded: rec, Replay: true}, false), 0, 1)
+	check("resume", run(context.Background(), &agentrt.Journal{Recorded: rec}, true), 0, 1)
 
 	// A run recorded before the bound made every call: its journal
 	// replays as it ran, every call served.
@@ -148,7 +156,7 @@ func TestCallsPastWindow(t *testing.T) {
 	if w, err = journal.Create(old, journal.Header{Plan: string(p.Digests.Plan), Run: "r2", CalleeBudget: true}); err != nil {
 		t.Fatal(err)
 	}
-	rep := run(agentrt.WithCallsPastBound(context.Background()), &agentrt.Journal{Writer: w})
+	rep := run(agentrt.WithCallsPastBound(context.Background()), &agentrt.Journal{Writer: w}, true)
 	w.Close()
 	if rep.ToolCalls != 40 || search.calls != 40 {
 		t.Fatalf("without the bound: %d calls made, want 40", rep.ToolCalls)
@@ -157,16 +165,15 @@ func TestCallsPastWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	search.calls = 0
-	replay := run(context.Background(), &agentrt.Journal{Recorded: rec, Replay: true})
+	replay := run(context.Background(), &agentrt.Journal{Recorded: rec, Replay: true}, true)
 	if replay.Divergence != nil || replay.ToolCalls != 40 || search.calls != 0 || replay.Error != rep.Error {
 		t.Errorf("the replay of a journal recorded without the bound: %d calls, divergence %v, error %q", replay.ToolCalls, replay.Divergence, replay.Error)
 	}
 }
 
-// TestCallsPastFixedBound: a model the price table gives no window to
-// has its conversation bounded all the same, at journal.MaxRequest bytes
-// of text (32 MiB): of 40 calls that each return 1 MiB, those past it are
-// not made.
+// TestCallsPastFixedBound: the bound is MaxConversation (16 MiB) for a
+// model the price table gives no window to as for any: of 40 calls that
+// each return 1 MiB, those past it are not made.
 func TestCallsPastFixedBound(t *testing.T) {
 	p := agent(t, func(a *plan.Agent) {
 		withTool(a)
@@ -182,12 +189,12 @@ func TestCallsPastFixedBound(t *testing.T) {
 	r := runWith(t, p, agentrt.Options{Provider: "openai", Prices: windowPrices(t), Tools: map[string]agentrt.Tool{"search": search}},
 		call(10, nameArgs...), answer(`{"label":"bug"}`, 10))
 	expect(t, r.rep, "ok", "none", `{"label":"bug"}`)
-	// 32 results of 1 MiB and the rest of the conversation pass 32 MiB.
-	if search.calls != 32 || r.rep.ToolCalls != 32 {
-		t.Errorf("the tool ran %d times (report %d), want 32", search.calls, r.rep.ToolCalls)
+	// 16 results of 1 MiB and the rest of the conversation pass 16 MiB.
+	if search.calls != 16 || r.rep.ToolCalls != 16 {
+		t.Errorf("the tool ran %d times (report %d), want 16", search.calls, r.rep.ToolCalls)
 	}
 	last := r.rep.Rounds[0].ToolCalls[39]
-	if want := "more than the 33554432 bytes of text a conversation may hold, and no call of this reply past that is made"; !strings.Contains(last.Error, want) {
+	if want := "more than the 16777216 a conversation may hold, and no call of this reply past that is made"; !strings.Contains(last.Error, want) {
 		t.Errorf("the last call's result %q, want it to say %q", last.Error, want)
 	}
 }

@@ -685,13 +685,15 @@ func (x *run) loop() {
 		for fallback := false; ; fallback = true {
 			req = x.request()
 			k := x.modelKey(round, fallback)
-			// A request past the model's context window is not sent, nor
-			// encoded or journaled: the call fails, and a replay, which
-			// finds no call at k, refuses it the same way, so that it
-			// ends, or falls back, where this run did.
-			refused := x.tooLong(k, req)
-			res = nil
-			if refused == nil {
+			// A request past the model's context window is not sent: the
+			// call fails, journaled as one that did, so that a replay
+			// ends, or falls back, where this run did, whatever its price
+			// table says of the window.
+			var refuse func() (*Response, error)
+			if err := x.tooLong(k, req); err != nil {
+				refuse = func() (*Response, error) { return nil, err }
+				res = nil
+			} else {
 				var ok bool
 				if res, ok = x.reserve(k, round, req); !ok {
 					x.addRound(rr)
@@ -703,14 +705,10 @@ func (x *run) loop() {
 				call.Messages = req.Messages
 			}
 			x.emit(call)
-			if refused != nil {
-				resp, replayed, err = nil, false, refused
-			} else {
-				st := x.streamer(round, req)
-				resp, replayed, err = x.complete(k, req, nil)
-				st.end(resp)
-				req.Stream = nil
-			}
+			st := x.streamer(round, req)
+			resp, replayed, err = x.complete(k, req, refuse)
+			st.end(resp)
+			req.Stream = nil
 			if err == nil {
 				break
 			}

@@ -33,50 +33,35 @@ func (e *ContextError) Error() string {
 // the call.
 func (e *ContextError) FailureClass() string { return FailureTooLong }
 
-// tooLong returns a *ContextError when the model call at k is the run's
-// to decide (decides) and req's text is more than the model's context
-// window could hold even at the most bytes a token any tokeniser agentc
-// knows covers. The count is a floor, not an estimate: a request the
-// provider would take is never refused, and one refused is past the
+// tooLong returns a *ContextError when the model call at k is to be made
+// (not served from the journal) and req's text is more than the model's
+// context window could hold even at the most bytes a token any tokeniser
+// agentc knows covers. The count is a floor, not an estimate: a request
+// the provider would take is never refused, and one refused is past the
 // window by far (a provider refuses one at about four bytes a token of
 // English). A model the price table gives no window to (an
 // OpenAI-compatible server's own, the test model) is not checked.
-//
-// It is checked before the request is encoded: a refused request is not
-// journaled (nothing was sent), and a replay, which reaches a call its
-// journal lacks, refuses it the same way.
 func (x *run) tooLong(k journal.Key, req *Request) error {
-	if !x.decides(k) || x.provider == "test" {
+	if !x.live(k) || x.provider == "test" {
 		return nil
 	}
-	w := x.window(req.Model)
-	if w <= 0 {
+	p, ok := x.prices().Lookup(x.provider, req.Model)
+	if !ok || p.ContextWindow <= 0 {
 		return nil
 	}
 	n := requestText(req)
-	if least := n / tokencount.MaxTokenBytes; least > w {
-		return &ContextError{Provider: x.provider, Model: req.Model, Window: w, Bytes: n, Least: least}
+	if least := n / tokencount.MaxTokenBytes; least > p.ContextWindow {
+		return &ContextError{Provider: x.provider, Model: req.Model, Window: p.ContextWindow, Bytes: n, Least: least}
 	}
 	return nil
 }
 
-// window is model's context window in tokens as the price table gives it,
-// or 0.
-func (x *run) window(model string) int {
-	p, ok := x.prices().Lookup(x.provider, model)
-	if !ok || p.ContextWindow <= 0 {
-		return 0
-	}
-	return p.ContextWindow
-}
-
 // decides reports whether the run decides for itself what happens at k:
 // k is to be made live, or a replay reaches k and its journal does not
-// hold it. A refusal made before anything is sent (a request past the
-// window, a call past the conversation's bound) is not journaled, and a
-// replay makes it again from the conversation the journal gives; what the
-// journal holds at k is served as recorded, so a run recorded before such
-// a refusal existed replays as it ran.
+// hold it. A call not made for the conversation's bound (pastBound) is
+// not journaled, and a replay makes the same decision from the
+// conversation the journal gives; what the journal holds at k is served
+// as recorded.
 func (x *run) decides(k journal.Key) bool {
 	if x.live(k) {
 		return true
@@ -101,29 +86,32 @@ func WithCallsPastBound(ctx context.Context) context.Context {
 	return context.WithValue(ctx, callsPastBoundKey{}, true)
 }
 
+// MaxConversation is the most bytes of text (as requestText counts them)
+// the calls of one reply may bring the conversation to: past it, the
+// reply's calls left are not made. It is half what a journal holds of one
+// request (journal.MaxRequest), so that the request after the reply's
+// calls can still be journaled and read back. The bound is the same for
+// every model, not its window from the price table, so that a replay
+// decides as its run did whatever price table it reads; a request past
+// the model's window is refused before it is sent (tooLong), journaled.
+// A variable for tests alone.
+var MaxConversation = 16 << 20
+
 // pastBound says why the tool call at k is not made, or "" to make it:
 // the results of the reply's calls before it put the conversation past
-// what the model could be sent, 128 bytes a token of its context window
-// (its next request would be refused, tooLong), or past journal.MaxRequest
-// bytes of text, where that is less or the model has no window. Each
-// result joins the conversation, which is checked only when the next
-// request is built: without this bound, 1,500 calls of one reply, each
-// answered with a megabyte, held 1.5 GB of results before any check.
+// MaxConversation. Each result joins the conversation, which is checked
+// against the model's window only when the next request is built:
+// without this bound, 1,500 calls of one reply, each answered with a
+// megabyte, held 3.5 GB of memory before any check.
 func (x *run) pastBound(k journal.Key) string {
 	if !x.decides(k) || x.runCtx.Value(callsPastBoundKey{}) != nil {
 		return ""
 	}
 	n := x.said + specText(x.request())
-	most := int(journal.MaxRequest)
-	what := fmt.Sprintf("the %d bytes of text a conversation may hold", most)
-	if w := x.window(x.model); w > 0 && x.provider != "test" && w < most/tokencount.MaxTokenBytes {
-		most = w * tokencount.MaxTokenBytes
-		what = fmt.Sprintf("the %d bytes that model %s's context window of %d tokens could hold at %d bytes a token (the price table's)", most, x.model, w, tokencount.MaxTokenBytes)
-	}
-	if n <= most {
+	if n <= MaxConversation {
 		return ""
 	}
-	return fmt.Sprintf("not called: the conversation holds %d bytes of text, more than %s, and no call of this reply past that is made", n, what)
+	return fmt.Sprintf("not called: the conversation holds %d bytes of text, more than the %d a conversation may hold, and no call of this reply past that is made", n, MaxConversation)
 }
 
 // requestText is the bytes of text a request sends the model: every
