@@ -189,25 +189,44 @@ func Shown(data []byte) (text string, ok bool) {
 	units := collapse(text)
 	n := 0
 	for _, u := range units {
-		n += len(u)
+		n += len(u.shown)
 	}
 	if n <= MaxShown {
-		return strings.Join(units, ""), ok
+		var b strings.Builder
+		for _, u := range units {
+			b.WriteString(u.shown)
+		}
+		return b.String(), ok
 	}
-	var head, tail []string
-	size := 0
-	for i := 0; size+len(units[i]) <= MaxShown/2; i++ {
-		head = append(head, units[i])
-		size += len(units[i])
+	// The head and the tail, each within half the bound as shown; what
+	// is left out is counted in the text's own bytes, a counted run as
+	// the bytes it stands for.
+	var h, t strings.Builder
+	size, kept := 0, 0
+	for i := 0; size+len(units[i].shown) <= MaxShown/2; i++ {
+		h.WriteString(units[i].shown)
+		size += len(units[i].shown)
+		kept += units[i].span
 	}
+	var tail []string
 	size = 0
-	for i := len(units) - 1; size+len(units[i]) <= MaxShown/2; i-- {
-		tail = append(tail, units[i])
-		size += len(units[i])
+	for i := len(units) - 1; size+len(units[i].shown) <= MaxShown/2; i-- {
+		tail = append(tail, units[i].shown)
+		size += len(units[i].shown)
+		kept += units[i].span
 	}
 	slices.Reverse(tail)
-	h, t := strings.Join(head, ""), strings.Join(tail, "")
-	return fmt.Sprintf("%s [… %d bytes not shown, %d in all …] %s", h, len(text)-len(h)-len(t), len(text), t), ok
+	for _, u := range tail {
+		t.WriteString(u)
+	}
+	return fmt.Sprintf("%s [… %d bytes not shown, %d in all …] %s", h.String(), len(text)-kept, len(text), t.String()), ok
+}
+
+// unit is a piece of escaped text as Shown writes it, and how many bytes
+// of the text it stands for.
+type unit struct {
+	shown string
+	span  int
 }
 
 // minRun is the shortest run of one space or escape that Shown counts
@@ -217,8 +236,8 @@ const minRun = 8
 // collapse splits escaped text into its units (a character, or an
 // escape \uXXXX or \X), a run of more than minRun of one space or one
 // escape written as one unit that counts it.
-func collapse(s string) []string {
-	var units []string
+func collapse(s string) []unit {
+	var units []unit
 	for i := 0; i < len(s); {
 		n := 1
 		switch {
@@ -238,12 +257,12 @@ func collapse(s string) []string {
 		}
 		switch {
 		case run <= minRun:
-			units = append(units, u)
+			units = append(units, unit{u, n})
 			run = 1
 		case u == " ":
-			units = append(units, fmt.Sprintf("[%d spaces]", run))
+			units = append(units, unit{fmt.Sprintf("[%d spaces]", run), run * n})
 		default:
-			units = append(units, fmt.Sprintf("[%d × %s]", run, u))
+			units = append(units, unit{fmt.Sprintf("[%d × %s]", run, u), run * n})
 		}
 		i += run * n
 	}

@@ -3,6 +3,8 @@ package termtext
 import (
 	"encoding/json"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -161,6 +163,35 @@ func TestShown(t *testing.T) {
 		}
 		if len(got) > MaxShown+60 {
 			t.Errorf("Shown(%.60q) is %d bytes", c.in, len(got))
+		}
+	}
+}
+
+// TestShownCount: what Shown says it leaves out is counted in the text's
+// own bytes: a counted run stands for the bytes it replaces, however long
+// its note, so head, tail and the bytes not shown make up the whole.
+func TestShownCount(t *testing.T) {
+	runs := regexp.MustCompile(`\[(\d+) spaces\]`)
+	expand := func(s string) string {
+		return runs.ReplaceAllStringFunc(s, func(m string) string {
+			n, _ := strconv.Atoi(runs.FindStringSubmatch(m)[1])
+			return strings.Repeat(" ", n)
+		})
+	}
+	for _, in := range []string{
+		`"` + strings.Repeat("         a", 110) + `"`,
+		`"` + strings.Repeat(" ", 5000) + strings.Repeat("x", 2000) + `"`,
+		`"` + strings.Repeat("y", 2000) + strings.Repeat(" ", 5000) + `"`,
+	} {
+		got, _ := Shown([]byte(in))
+		m := regexp.MustCompile(`^(.*) \[… (-?\d+) bytes not shown, (\d+) in all …\] (.*)$`).FindStringSubmatch(got)
+		if m == nil {
+			t.Fatalf("Shown(%.40q) = %q, not cut", in, got)
+		}
+		left, _ := strconv.Atoi(m[2])
+		all, _ := strconv.Atoi(m[3])
+		if all != len(in) || left <= 0 || len(expand(m[1]))+left+len(expand(m[4])) != all {
+			t.Errorf("Shown(%.40q) = %q: head, tail and %d bytes not shown do not make the %d in all", in, got, left, len(in))
 		}
 	}
 }

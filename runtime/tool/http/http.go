@@ -460,7 +460,6 @@ func (t *Tool) describeBody(b []byte, resp *nethttp.Response) string {
 // parseArgs decodes the arguments.
 func parseArgs(raw json.RawMessage) (map[string]any, error) { return toolio.Arguments(raw) }
 
-// render executes a template over the arguments.
 // renderHeader renders a header's value, where env NAME is the value of
 // a variable the tool's env lists. Its errors name the variable, never a
 // value.
@@ -482,6 +481,7 @@ func (t *Tool) renderHeader(tmpl *plan.Template, data map[string]any) (string, e
 	return b.String(), nil
 }
 
+// render executes a template over the arguments.
 func render(tmpl *plan.Template, data map[string]any) (string, error) {
 	var b strings.Builder
 	if err := tmpl.Execute(&b, data); err != nil {
