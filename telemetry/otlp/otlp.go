@@ -51,6 +51,15 @@ var Vars = []string{
 // unreachable collector delays the exit by at most this.
 const FlushTimeout = 5 * time.Second
 
+// DefaultSampler is the sampler where OTEL_TRACES_SAMPLER is not set:
+// every span, a child as its parent is, but under a parent from another
+// process (a client's traceparent, which agentc serve --http reads before
+// it knows whether the client holds a token) whatever that parent says.
+// The SDK's default would take a client's "not sampled" as the server's
+// decision, so a client could keep its requests and runs out of the
+// operator's traces.
+var DefaultSampler = sdktrace.ParentBased(sdktrace.AlwaysSample(), sdktrace.WithRemoteParentNotSampled(sdktrace.AlwaysSample()))
+
 // DefaultValueLimit is the most bytes of a span attribute's value
 // exported, where OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT and
 // OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT are not set.
@@ -207,7 +216,11 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 			// person set a limit of their own.
 			limits.AttributeValueLengthLimit = DefaultValueLimit
 		}
-		p := sdktrace.NewTracerProvider(append(TracerOptions(sdktrace.NewBatchSpanProcessor(exp)), sdktrace.WithResource(res), sdktrace.WithSpanLimits(limits))...)
+		topts := append(TracerOptions(sdktrace.NewBatchSpanProcessor(exp)), sdktrace.WithResource(res), sdktrace.WithSpanLimits(limits))
+		if getenv("OTEL_TRACES_SAMPLER") == "" {
+			topts = append(topts, sdktrace.WithSampler(DefaultSampler))
+		}
+		p := sdktrace.NewTracerProvider(topts...)
 		tracerProvider, s.shutdown = p, append(s.shutdown, p.Shutdown)
 	}
 	if metrics {

@@ -3,10 +3,15 @@ package otlp
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"agentc.dev/agentc/runtime/redact"
 )
@@ -62,5 +67,29 @@ func TestSDKLogHeld(t *testing.T) {
 		if strings.Contains(said, secret) {
 			t.Errorf("the SDK's log said %q, holding %s", said, secret)
 		}
+	}
+}
+
+// TestRemoteNotSampled: a request whose traceparent says "not sampled" is
+// recorded all the same, as a child of the caller's span: the client does
+// not decide what the operator's traces see. A local parent's decision
+// still holds for its children.
+func TestRemoteNotSampled(t *testing.T) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(DefaultSampler))
+	defer tp.Shutdown(context.Background())
+	tracer := tp.Tracer("test")
+	h := http.Header{}
+	h.Set("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")
+	ctx := propagation.TraceContext{}.Extract(context.Background(), propagation.HeaderCarrier(h))
+	_, span := tracer.Start(ctx, "POST /v1/agents/{name}/runs", trace.WithSpanKind(trace.SpanKindServer))
+	defer span.End()
+	sc := span.SpanContext()
+	if !sc.IsSampled() || !span.IsRecording() || sc.TraceID().String() != "0af7651916cd43dd8448eb211c80319c" {
+		t.Errorf("a request whose caller says not sampled: sampled %v, recording %v, trace %s", sc.IsSampled(), span.IsRecording(), sc.TraceID())
+	}
+	local := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID: sc.TraceID(), SpanID: sc.SpanID(), TraceFlags: 0}))
+	if _, child := tracer.Start(local, "child"); child.SpanContext().IsSampled() {
+		t.Error("a child of a local parent not sampled was sampled")
 	}
 }
