@@ -46,7 +46,10 @@ on SIGINT or SIGTERM.
 Each run has an id, in the result's _meta (agentc/run) and the HTTP API's
 answer. --journal-dir DIR journals every run into DIR/ID.jsonl and keeps its
 record in DIR/ID.json; runs a stop interrupted (past --grace) are resumed
-from their journals when a server starts again on DIR.
+from their journals when a server starts again on DIR. No run starts while
+a disk the server keeps runs on (DIR, the file store) has less than
+--min-free room (1 GiB; 0 for no bound): the request is refused, 507 over
+the HTTP API.
 
 --deadline, --tool-budget, --token-budget and --rounds override the agents'
 budgets, as for agentc run; a client may narrow a run's further (the HTTP
