@@ -198,3 +198,65 @@ func TestCallsPastFixedBound(t *testing.T) {
 		t.Errorf("the last call's result %q, want it to say %q", last.Error, want)
 	}
 }
+
+// TestOldJournalPastBound: a journal recorded before the bound, whose
+// reply's calls went past it, replays as it ran: a call the journal holds
+// only under its key (a denial, decided and journaled, with no effect of
+// its own) is not taken for one the bound left unmade.
+func TestOldJournalPastBound(t *testing.T) {
+	defer func(m int) { agentrt.MaxConversation = m }(agentrt.MaxConversation)
+	agentrt.MaxConversation = 50_000
+	p := agent(t, func(a *plan.Agent) {
+		withTool(a)
+		a.Capabilities.Tools["sh"] = plan.Tool{Kind: "exec", Description: "Runs a command."}
+	})
+	var nameArgs []string
+	for i := range 10 {
+		nameArgs = append(nameArgs, "search", fmt.Sprintf(`{"q":"%d"}`, i))
+	}
+	for i := range 10 {
+		nameArgs = append(nameArgs, "sh", fmt.Sprintf(`{"q":"rm %d"}`, i))
+	}
+	search := &echoTool{name: "search", fn: func(json.RawMessage) (agentrt.ToolResult, error) {
+		return agentrt.ToolResult{Content: strings.Repeat("r", 10_000)}, nil
+	}}
+	sh := &echoTool{name: "sh"}
+	approver := func(_ context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+		if req.Tool == "search" {
+			return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByHost}, nil
+		}
+		return agentrt.ApprovalDecision{By: agentrt.ByHost, Reason: "no commands"}, nil
+	}
+	run := func(ctx context.Context, j *agentrt.Journal) *agentrt.Report {
+		t.Helper()
+		r, err := agentrt.New(p, agentrt.Options{Model: &scripted{turns: []turn{call(10, nameArgs...), answer(`{"label":"bug"}`, 10)}},
+			Tools: map[string]agentrt.Tool{"search": search, "sh": sh}, Approver: approver, Journal: j})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := r.Run(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	path := filepath.Join(t.TempDir(), "old.jsonl")
+	w, err := journal.Create(path, journal.Header{Plan: string(p.Digests.Plan), Run: "r1", CalleeBudget: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := run(agentrt.WithCallsPastBound(context.Background()), &agentrt.Journal{Writer: w})
+	w.Close()
+	if rec.Outcome != "ok" || search.calls != 10 || sh.calls != 0 {
+		t.Fatalf("recorded without the bound: %s, search ran %d times, sh %d; want ok, 10 and none", rec.Outcome, search.calls, sh.calls)
+	}
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	search.calls = 0
+	replay := run(context.Background(), &agentrt.Journal{Recorded: j, Replay: true})
+	if replay.Divergence != nil || replay.Outcome != "ok" || search.calls != 0 {
+		t.Errorf("the replay: %s, divergence %+v, search ran %d times", replay.Outcome, replay.Divergence, search.calls)
+	}
+}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/tokencount"
@@ -72,8 +73,19 @@ func (x *run) decides(k journal.Key) bool {
 	if k.Path == "" {
 		k.Path = x.jpath
 	}
-	_, held := x.journal.Recorded.Lookup(k)
-	return !held
+	if _, held := x.journal.Recorded.Lookup(k); held {
+		return false
+	}
+	// A call that is no effect of its own journals under its key: an
+	// agent tool's run, a denied call's decision. A journal holding
+	// either made the call.
+	child := k.Child()
+	for i := range x.journal.Recorded.Entries {
+		if p := x.journal.Recorded.Entries[i].Key.Path; p == child || strings.HasPrefix(p, child+"/") {
+			return false
+		}
+	}
+	return true
 }
 
 type callsPastBoundKey struct{}
