@@ -182,7 +182,7 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 		Notes:    func(s string) { fmt.Fprintf(e.Stderr, "agentc: %s\n", s) },
 		MaxLine:  MaxInput,
 	}
-	bo.Prepare = files.lines(f.batch)
+	bo.Prepare = files.lines(f)
 	if f.batchLines == linesItem {
 		bo.Items = true
 		bo.RunnerFor = itemRunners(e, p, f, opts, modelFor)

@@ -163,6 +163,68 @@ type fileInputs struct {
 	// bound none but by their fields (the test model).
 	provider string
 	limits   map[string]int64
+	// own are the files of the batch itself, which its lines may not
+	// name: the batch file and what the run writes (see batchOwn).
+	own *ownFiles
+}
+
+// ownFiles are a batch's own files: the batch file, its events file and
+// standard output where they are files, and its --record directory,
+// with everything beneath it (other items' journals and files).
+type ownFiles struct {
+	files []os.FileInfo
+	dirs  []string // absolute, links resolved
+}
+
+// batchOwn returns the files a batch of the flags reads and writes, as
+// they stand when it starts.
+func batchOwn(f Flags) *ownFiles {
+	o := &ownFiles{}
+	for _, p := range []string{f.batch, f.events} {
+		if p == "" || p == "-" {
+			continue
+		}
+		if st, err := os.Stat(p); err == nil {
+			o.files = append(o.files, st)
+		}
+	}
+	if st, err := os.Stdout.Stat(); err == nil && st.Mode().IsRegular() {
+		o.files = append(o.files, st)
+	}
+	if f.record != "" {
+		if d, err := filepath.Abs(f.record); err == nil {
+			if r, err := filepath.EvalSymlinks(d); err == nil {
+				d = r
+			}
+			o.dirs = append(o.dirs, d)
+		}
+	}
+	return o
+}
+
+// holds reports whether the file at path, opened as st, is one of the
+// batch's own.
+func (o *ownFiles) holds(path string, st os.FileInfo) bool {
+	if o == nil {
+		return false
+	}
+	for _, f := range o.files {
+		if os.SameFile(f, st) {
+			return true
+		}
+	}
+	real, err := filepath.Abs(path)
+	if err == nil {
+		if r, err := filepath.EvalSymlinks(real); err == nil {
+			real = r
+		}
+	}
+	for _, d := range o.dirs {
+		if real == d || strings.HasPrefix(real, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
 
 // resolve returns input with each file it names by path, and each
@@ -266,6 +328,9 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 		// written by someone else, a caller's request turned into a
 		// batch line, must not reach the rest of the machine's files.
 		// --input-file, which the person running types, takes any path.
+		if base == "" {
+			return nil, UsageError("input %s %q: a batch read from standard input or a device names no file by path: give the file's bytes in base64, or write the batch to a file beside its files", f.Name, s)
+		}
 		if path == "-" || filepath.IsAbs(path) {
 			return nil, UsageError("input %s %q: a file named in the input is a path relative to %s, beneath it; give another with --input-file %s=PATH", f.Name, s, baseName(base), f.Name)
 		}
@@ -280,6 +345,12 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 		}
 		if err != nil {
 			return nil, refused(f, what, err)
+		}
+		if fi.own != nil {
+			if info, err := file.Stat(); err == nil && fi.own.holds(filepath.Join(base, path), info) {
+				file.Close()
+				return nil, UsageError("input %s %q: names a file of the batch itself (the batch file, its events, its results or what --record keeps), which a line may not give", f.Name, s)
+			}
 		}
 		st, err := fi.stageOpen(f, file, what)
 		if err != nil {
@@ -304,20 +375,24 @@ func baseName(base string) string {
 	return base
 }
 
-// lines returns what makes a batch line's input, its files named beside
-// the batch file (batchFile, "-" for standard input) put in the store;
-// nil when the agent takes no files. Its errors are the line's.
-func (fi *fileInputs) lines(batchFile string) func(line []byte) ([]byte, error) {
+// lines returns what makes a batch line's input (the batch of the flags),
+// its files named beside the batch file put in the store; nil when the
+// agent takes no files. Its errors are the line's.
+func (fi *fileInputs) lines(f Flags) func(line []byte) ([]byte, error) {
 	if len(fi.fields) == 0 {
 		return nil
 	}
-	base := "."
-	if batchFile != "-" {
-		base = filepath.Dir(batchFile)
+	// A line names files beside the batch file, never the batch's own; a
+	// batch from standard input or a device (/dev/stdin, a pipe) has no
+	// directory of its own, and its lines name no file by path.
+	base := ""
+	if st, err := os.Stat(f.batch); f.batch != "-" && err == nil && st.Mode().IsRegular() {
+		base = filepath.Dir(f.batch)
 	}
+	own := batchOwn(f)
 	return func(line []byte) ([]byte, error) {
 		one := *fi
-		one.stdin = nil
+		one.stdin, one.own = nil, own
 		in, err := one.resolve(line, nil, base)
 		var ee *ExitError
 		if errors.As(err, &ee) {

@@ -76,7 +76,7 @@ func runRemoteBatch(ctx context.Context, e Env, p *plan.Plan, f Flags, r RemoteR
 	defer sigs.stop()
 	r.Parallel = f.parallel
 	// Items are prepared alike whether they are handed over or collected.
-	r.Prepare = files.lines(f.batch)
+	r.Prepare = files.lines(f)
 	items := func() (io.ReadCloser, error) { return os.Open(name) }
 	run, done, err := f.remoteBatch(ctx, p, r, e.Stderr, items)
 	if err != nil {
