@@ -303,6 +303,11 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 		}
 	}
 	for _, f := range fi.fields {
+		if _, ref := obj[f.Name].(map[string]any); ref && fi.own != nil {
+			// A reference by digest names a file in the store, which
+			// holds every item's files: a line gives its own.
+			return nil, UsageError("input %s: a batch line gives a file as \"@PATH\" or its bytes in base64, never a stored file by its digest", f.Name)
+		}
 		s, ok := obj[f.Name].(string)
 		if !ok || seen[f.Name] {
 			continue
