@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
@@ -46,9 +48,51 @@ func (f Failure) String() string {
 // Checker checks runs of one plan's cases. Its zero value is not usable:
 // make one with New.
 type Checker struct {
-	prog cueproc.Program
-	p    *plan.Plan
-	base string // the directory the plan's source file names are relative to, as messages name it
+	prog   cueproc.Program
+	p      *plan.Plan
+	base   string  // the directory the plan's source file names are relative to, as messages name it
+	budget *Budget // nil: none but each check's own bounds
+}
+
+// CheckTime is the time the constraint checks of one agentc test command
+// may take in all. Each check is bounded (a child with seconds of CPU
+// time), but a manifest's comprehension can make thousands of cases and
+// tool_calls entries from a few bytes, each checked against every call,
+// one after another: 30 entries held a command for two and a half
+// minutes, and 10,000 would hold it for hours.
+const CheckTime = 10 * time.Minute
+
+// Budget bounds the time the checks sharing it take in all: once it is
+// spent, every later check fails as not checked, never passes. It is safe
+// for concurrent use.
+type Budget struct {
+	mu    sync.Mutex
+	total time.Duration
+	left  time.Duration
+}
+
+// NewBudget returns a Budget of d.
+func NewBudget(d time.Duration) *Budget { return &Budget{total: d, left: d} }
+
+// spent reports whether nothing is left.
+func (b *Budget) spent() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.left <= 0
+}
+
+func (b *Budget) spend(d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.left -= d
+}
+
+// WithBudget returns c with its checks' time spent from b, which other
+// Checkers may share (one command's).
+func (c *Checker) WithBudget(b *Budget) *Checker {
+	d := *c
+	d.budget = b
+	return &d
 }
 
 // New returns a Checker of the cases of p. base is the directory p's
@@ -166,6 +210,13 @@ func (c *Checker) checkValue(ctx context.Context, path, what string, con *plan.C
 	at := c.pos(path)
 	if len(data) > cueproc.MaxInput {
 		return []Failure{{Pos: at.String(), Msg: fmt.Sprintf("%s: the run's value is larger than a constraint is checked against (%d bytes)", what, cueproc.MaxInput)}}
+	}
+	if c.budget != nil {
+		if c.budget.spent() {
+			return []Failure{{Pos: at.String(), Msg: fmt.Sprintf("%s: not checked: the constraint checks of this command have taken the %s they may take in all", what, c.budget.total)}}
+		}
+		start := time.Now()
+		defer func() { c.budget.spend(time.Since(start)) }()
 	}
 	var out []Failure
 	j := valueJob{File: at.Filename, Line: at.Line, Column: at.Column, What: what, Constraint: con, Value: data}

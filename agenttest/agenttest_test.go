@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"agentc.dev/agentc/internal/leaf/cueproc"
 	"agentc.dev/agentc/plan"
@@ -125,5 +126,22 @@ func TestCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBudget: checks sharing a budget stop once it is spent: each later
+// one fails as not checked, whatever the value, never passes.
+func TestBudget(t *testing.T) {
+	p := &plan.Plan{Tests: map[string]plan.Test{"c": {Expect: &plan.CUEConstraint{CUE: `{urgency: "high"}`}}},
+		Sources: map[string]string{"tests.c.expect": "agent.cue:10:11"}}
+	b := NewBudget(time.Nanosecond)
+	c := New(p, "dir", self(t)).WithBudget(b)
+	if got := c.Check(context.Background(), "c", report(`{"urgency":"high"}`), Options{}); len(got) != 0 {
+		t.Fatalf("the first check, within the budget: %v", got)
+	}
+	// The same case again, on another Checker sharing the budget.
+	got := New(p, "dir", self(t)).WithBudget(b).Check(context.Background(), "c", report(`{"urgency":"high"}`), Options{})
+	if len(got) != 1 || !strings.Contains(got[0].String(), "expect: not checked: the constraint checks of this command have taken the 1ns they may take in all") {
+		t.Errorf("a check past the budget: %v", got)
 	}
 }

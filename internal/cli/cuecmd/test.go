@@ -156,6 +156,9 @@ failed, or an agent does not compile; 2 usage error.`,
 			// The constraints are checked in bounded children of this
 			// program: a model's answer must not buy unbounded work.
 			prog, _ := cueproc.Self()
+			// And in all within a budget: a comprehension can make
+			// thousands of checks from a few bytes of a manifest.
+			budget := agenttest.NewBudget(agenttest.CheckTime)
 			start := time.Now()
 			var jobs []*faultJob
 			declared := 0 // the cases there are, matched or not
@@ -165,7 +168,7 @@ failed, or an agent does not compile; 2 usage error.`,
 				if files := b.inst.Files; len(files) > 0 && files[0] != "-" {
 					dir = filepath.Dir(files[0])
 				}
-				chk := agenttest.New(b.plan, relPath(absPath(dir), e.Dir), prog)
+				chk := agenttest.New(b.plan, relPath(absPath(dir), e.Dir), prog).WithBudget(budget)
 				for _, name := range slices.Sorted(maps.Keys(b.plan.Tests)) {
 					declared++
 					id := b.plan.Agent.Name + "/" + name
