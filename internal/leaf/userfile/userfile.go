@@ -450,7 +450,7 @@ func Beneath(root, path string) error {
 		d = parent
 	}
 	if rel, err := filepath.Rel(r, p); err != nil || !filepath.IsLocal(rel) {
-		return fmt.Errorf("%s leads out of %s through a symbolic link: agentc does not write there", path, root)
+		return fmt.Errorf("%s leads out of %s through a symbolic link, which agentc does not follow out of it", path, root)
 	}
 	return nil
 }
