@@ -406,6 +406,14 @@ func printSummary(w io.Writer, s batch.Summary, pool *agentrt.Pool, poolTokens i
 	}
 }
 
+// MaxItemModels and MaxItemModel bound the models a batch's lines name:
+// how many (each a plan and a runner kept for the batch, about 30 KB:
+// 30,000 lines naming one each held 932 MB) and how long each name is.
+const (
+	MaxItemModels = 256
+	MaxItemModel  = 256
+)
+
 // itemRunners returns what makes the runner of an item line that names a
 // model: the plan made for that model, as --model makes it, run with the
 // batch's options and tools. A model's runner is made once and shared by
@@ -424,6 +432,14 @@ func itemRunners(e Env, p *plan.Plan, f Flags, opts agentrt.Options, modelFor fu
 		defer mu.Unlock()
 		if m, ok := runners[name]; ok {
 			return m.r, m.err
+		}
+		// Each model a line names is a plan and a runner kept for the
+		// batch: the lines' author must not grow them without bound.
+		if len(name) > MaxItemModel {
+			return nil, fmt.Errorf("the model's name is longer than the %d bytes a batch line's model may be", MaxItemModel)
+		}
+		if len(runners) >= MaxItemModels {
+			return nil, fmt.Errorf("the batch's lines name more than %d models; one batch runs at most that many", MaxItemModels)
 		}
 		r, err := itemRunner(e, p, f, opts, modelFor, name)
 		runners[name] = made{r, err}
