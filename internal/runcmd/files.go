@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -220,12 +221,25 @@ func (o *ownFiles) holds(path string, st os.FileInfo) bool {
 		}
 	}
 	for _, d := range o.dirs {
-		if real == d || strings.HasPrefix(real, d+string(filepath.Separator)) {
+		rel, err := filepath.Rel(d, real)
+		if err != nil || !filepath.IsLocal(rel) {
+			continue
+		}
+		// What the batch keeps there: its items' journals, its file
+		// store and its lock; a directory the batch's own files share
+		// with the person's (--record beside the batch file) keeps
+		// those readable.
+		first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		if first == "files" || first == "batch" || first == "batch.lock" || journalName.MatchString(first) {
 			return true
 		}
 	}
 	return false
 }
+
+// journalName is the name of a batch item's journal in its --record
+// directory.
+var journalName = regexp.MustCompile(`^[0-9]+-[0-9a-f]+\.jsonl$`)
 
 // resolve returns input with each file it names by path, and each
 // --input-file flag (given), put in the store and named by reference.
