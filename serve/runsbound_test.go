@@ -8,12 +8,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"agentc.dev/agentc/serve"
+	"agentc.dev/agentc/serve/internal/servetest"
 )
 
 // TestRunsPerToken: the clients of one token have at most so many runs
@@ -30,17 +30,7 @@ func TestRunsPerToken(t *testing.T) {
 	runs := newRuns(t, "", true)
 	runs.SetRunsPerToken(1)
 	ag, gate := waiter(t)
-	api, err := serve.API([]serve.Agent{ag}, runs, tokens)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := serve.MCPHandler("test", []serve.Agent{ag}, runs, tokens, serve.SessionBounds{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(serve.Mux(h, api, func() bool { return false }))
-	t.Cleanup(srv.Close)
-	t.Cleanup(runs.Stop) // first: the server's close waits for its runs
+	srv := serveAll(t, ag, runs, tokens)
 
 	// hold starts a run of token's over the API that waits until it is
 	// cancelled, and returns its id and its response, to read to its end.
@@ -147,27 +137,9 @@ func TestRunsPerToken(t *testing.T) {
 func TestMinFree(t *testing.T) {
 	dir := t.TempDir()
 	runs := newRuns(t, dir, true)
-	var mu sync.Mutex
-	var logged []string
-	runs.SetLog(func(line string) {
-		mu.Lock()
-		defer mu.Unlock()
-		logged = append(logged, line)
-	})
+	logged := servetest.Log(runs)
 	runs.SetMinFree(math.MaxUint64, "", dir)
-	ag := labeler(t)
-	tokens := serve.AllAgents(apiToken)
-	api, err := serve.API([]serve.Agent{ag}, runs, tokens)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := serve.MCPHandler("test", []serve.Agent{ag}, runs, tokens, serve.SessionBounds{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(serve.Mux(h, api, func() bool { return false }))
-	t.Cleanup(srv.Close)
-	t.Cleanup(runs.Stop)
+	srv := serveAll(t, labeler(t), runs, serve.AllAgents(apiToken))
 
 	const short = "the server is short of disk space where it keeps runs"
 	code, body := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": "Crash on start"}`)
@@ -186,14 +158,31 @@ func TestMinFree(t *testing.T) {
 	if names, _ := os.ReadDir(dir); len(names) != 0 {
 		t.Errorf("runs refused for want of room left %v", names)
 	}
-	mu.Lock()
-	if len(logged) != 1 || !strings.Contains(logged[0], "refusing runs: "+dir+" has ") || !strings.Contains(logged[0], "--min-free") {
-		t.Errorf("the log said %q, want one line naming the disk", logged)
+	if l := logged(); len(l) != 1 || !strings.Contains(l[0], "refusing runs: "+dir+" has ") || !strings.Contains(l[0], "--min-free") {
+		t.Errorf("the log said %q, want one line naming the disk", l)
 	}
-	mu.Unlock()
 
 	runs.SetMinFree(1, dir)
 	if code, body := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": "Crash on start"}`); code != http.StatusOK {
 		t.Errorf("a run with room: %d %s", code, body)
 	}
+}
+
+// serveAll serves ag over the HTTP API and MCP together, as agentc serve
+// --http does, to tokens; the runs are stopped first at the test's end,
+// since the server's close waits for them.
+func serveAll(t *testing.T, ag serve.Agent, runs *serve.Runs, tokens *serve.Tokens) *httptest.Server {
+	t.Helper()
+	api, err := serve.API([]serve.Agent{ag}, runs, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := serve.MCPHandler("test", []serve.Agent{ag}, runs, tokens, serve.SessionBounds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(serve.Mux(h, api, func() bool { return false }))
+	t.Cleanup(srv.Close)
+	t.Cleanup(runs.Stop)
+	return srv
 }

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -186,13 +185,29 @@ func testServer(variant string) *sdk.Server {
 // and never reads its input again: the answers to its pings fill the
 // pipe, and the client's handlers that write them wait for good.
 func flood() int {
-	in := bufio.NewScanner(os.Stdin)
+	handServer(os.Stdin, os.Stdout, flooding{n: 5000, pad: 2048}, nil)
+	return 0
+}
+
+// flooding is what handServer sends when asked to call a tool: n pings,
+// each with pad bytes of padding, all of one id where sameID says so.
+type flooding struct {
+	n, pad int
+	sameID bool
+}
+
+// handServer is an MCP server written by hand over r and w, as a server
+// of an older revision: it answers initialize, lists one tool (echo),
+// answers any other request with an empty result, and, asked to call a
+// tool, sends f's pings and reads nothing more, until done (nil: never).
+// It returns when r ends or a write fails (the client went away).
+func handServer(r io.Reader, w io.Writer, f flooding, done <-chan struct{}) {
+	in := bufio.NewScanner(r)
 	in.Buffer(make([]byte, 1<<20), 1<<20)
-	out := bufio.NewWriter(os.Stdout)
-	send := func(v any) {
+	send := func(v any) error {
 		b, _ := json.Marshal(v)
-		out.Write(append(b, '\n'))
-		out.Flush()
+		_, err := w.Write(append(b, '\n'))
+		return err
 	}
 	for in.Scan() {
 		var m struct {
@@ -205,20 +220,28 @@ func flood() int {
 		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil {
 			continue
 		}
+		result := map[string]any{}
 		switch m.Method {
 		case "initialize":
-			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"protocolVersion": m.Params.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "flood", "version": "1"}}})
+			result = map[string]any{"protocolVersion": m.Params.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "flood", "version": "1"}}
 		case "tools/list":
-			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"tools": []any{map[string]any{"name": "echo", "description": "Echo.", "inputSchema": map[string]any{"type": "object"}}}}})
+			result = map[string]any{"tools": []any{map[string]any{"name": "echo", "description": "Echo.", "inputSchema": map[string]any{"type": "object"}}}}
 		case "tools/call":
-			pad := strings.Repeat("x", 2048)
-			for i := range 5000 {
-				send(map[string]any{"jsonrpc": "2.0", "id": fmt.Sprintf("p%d", i), "method": "ping", "params": map[string]any{"_meta": map[string]any{"pad": pad}}})
+			pad := strings.Repeat("x", f.pad)
+			for i := range f.n {
+				id := fmt.Sprintf("p%d", i)
+				if f.sameID {
+					id = "same"
+				}
+				if send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "ping", "params": map[string]any{"_meta": map[string]any{"pad": pad}}}) != nil {
+					return
+				}
 			}
-			time.Sleep(time.Hour) // reads nothing more
-		default:
-			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{}})
+			<-done // reads nothing more
+			return
+		}
+		if send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result}) != nil {
+			return
 		}
 	}
-	return 0
 }
