@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
@@ -70,7 +71,7 @@ func (b *builder) file(f agentrt.File) File {
 	out.Note = s.note
 	if s.thumbnail != "" {
 		if b.embedded+s.size > MaxImages {
-			out.Note = fmt.Sprintf("%s: the page holds %s of images already", noteTooLarge, formatSize(b.embedded))
+			out.Note = fmt.Sprintf("%s: the page holds %s of images already", noteTooLarge, userfile.About(b.embedded))
 			return out
 		}
 		b.embedded += s.size
@@ -97,7 +98,7 @@ func (b *builder) lookup(f agentrt.File) stored {
 	case !images[f.MediaType]:
 		return stored{}
 	case fi.Size() > MaxImage:
-		return stored{note: fmt.Sprintf("%s: %s, and the page shows images of up to %s", noteTooLarge, formatSize(fi.Size()), formatSize(MaxImage))}
+		return stored{note: fmt.Sprintf("%s: %s, and the page shows images of up to %s", noteTooLarge, userfile.About(fi.Size()), userfile.About(MaxImage))}
 	}
 	r, size, err := b.files.Open(f.Digest)
 	if errors.Is(err, filestore.ErrNotStored) {
@@ -108,14 +109,14 @@ func (b *builder) lookup(f agentrt.File) stored {
 	}
 	defer r.Close()
 	if size > MaxImage {
-		return stored{note: fmt.Sprintf("%s: %s, and the page shows images of up to %s", noteTooLarge, formatSize(size), formatSize(MaxImage))}
+		return stored{note: fmt.Sprintf("%s: %s, and the page shows images of up to %s", noteTooLarge, userfile.About(size), userfile.About(MaxImage))}
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxImage+1))
 	switch {
 	case err != nil:
 		return stored{note: "the stored bytes do not read as the file's (their digest is another's, or a read failed): not shown"}
 	case int64(len(data)) > MaxImage:
-		return stored{note: fmt.Sprintf("%s: the page shows images of up to %s", noteTooLarge, formatSize(MaxImage))}
+		return stored{note: fmt.Sprintf("%s: the page shows images of up to %s", noteTooLarge, userfile.About(MaxImage))}
 	}
 	sniffed := plan.SniffMediaType(data[:min(len(data), plan.SniffLen)])
 	if !images[sniffed] {

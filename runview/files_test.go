@@ -17,6 +17,7 @@ import (
 	"golang.org/x/net/html"
 
 	"agentc.dev/agentc/cost"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
 )
@@ -218,9 +219,9 @@ func TestFiles(t *testing.T) {
 	want := []struct {
 		input, name, size, src, note string
 	}{
-		{"scan", scanName, formatSize(int64(len(scan))), "data:image/png;base64," + base64.StdEncoding.EncodeToString(scan), ""},
-		{"photo", "photo.png", formatSize(int64(len(photo))), "", "do not read as the file's"},
-		{"lost", "", formatSize(int64(len(lost))), "", "not in the store beside the journal"},
+		{"scan", scanName, userfile.About(int64(len(scan))), "data:image/png;base64," + base64.StdEncoding.EncodeToString(scan), ""},
+		{"photo", "photo.png", userfile.About(int64(len(photo))), "", "do not read as the file's"},
+		{"lost", "", userfile.About(int64(len(lost))), "", "not in the store beside the journal"},
 	}
 	for i, w := range want {
 		c := got[i]
@@ -361,15 +362,5 @@ func TestStoreBeside(t *testing.T) {
 	}
 	if s := StoreBeside(other); s != nil {
 		t.Errorf("a file named as a store: got %s", s.Dir())
-	}
-}
-
-// TestFormatSize: sizes for reading.
-func TestFormatSize(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 bytes", 1023: "1023 bytes", 1024: "1.0 KiB", 1658: "1.6 KiB",
-		2 << 20: "2.0 MiB", 5<<30 + 1<<29: "5.5 GiB"} {
-		if got := formatSize(n); got != want {
-			t.Errorf("formatSize(%d) = %q, want %q", n, got, want)
-		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/language"
 	textmessage "golang.org/x/text/message"
 
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/internal/termtext"
 	agentrt "agentc.dev/agentc/runtime"
 )
@@ -34,7 +35,7 @@ var (
 	page = sync.OnceValue(func() *template.Template {
 		return template.Must(template.New("page").Funcs(template.FuncMap{
 			"ms":       formatMS,
-			"size":     formatSize,
+			"size":     userfile.About,
 			"tokens":   formatTokens,
 			"cost":     formatCostOf,
 			"time":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
@@ -97,23 +98,6 @@ func formatMS(v float64) string {
 	default:
 		return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) + " ms"
 	}
-}
-
-// formatSize says a file's size for reading: bytes, or KiB, MiB, GiB to
-// one decimal.
-func formatSize(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return strconv.FormatInt(n, 10) + " bytes"
-	}
-	v, prefix := float64(n)/unit, "KiB"
-	for _, p := range []string{"MiB", "GiB", "TiB"} {
-		if v < unit {
-			break
-		}
-		v, prefix = v/unit, p
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " " + prefix
 }
 
 // formatTokens says what a Usage or *Usage holds; nothing for nil.

@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -221,26 +221,11 @@ func (rs *Runs) roomy() error {
 		}
 		rs.mu.Unlock()
 		if say {
-			rs.logLine(fmt.Sprintf("refusing runs: %s has %s free, under the %s the server keeps free (--min-free)", d, sizeText(free), sizeText(rs.minFree)))
+			rs.logLine(fmt.Sprintf("refusing runs: %s has %s free, under the %s the server keeps free (--min-free)", d, userfile.About(int64(min(free, math.MaxInt64))), userfile.About(int64(min(rs.minFree, math.MaxInt64)))))
 		}
 		return &StorageError{}
 	}
 	return nil
-}
-
-// sizeText writes n bytes in the largest binary unit that keeps a whole
-// number above 0.
-func sizeText(n uint64) string {
-	for _, u := range []struct {
-		shift uint
-		name  string
-	}{{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
-		if n >= 1<<u.shift {
-			v := strconv.FormatFloat(float64(n)/float64(uint64(1)<<u.shift), 'f', 1, 64)
-			return strings.TrimSuffix(v, ".0") + " " + u.name
-		}
-	}
-	return strconv.FormatUint(n, 10) + " bytes"
 }
 
 // endedRun is an ended run kept in memory, and its record's size.

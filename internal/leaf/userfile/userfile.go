@@ -39,6 +39,23 @@ func Size(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
+// About writes a number of bytes as people read it where it need not be
+// exact: bytes, or KiB, MiB, GiB or TiB to one decimal (1.6 KiB, 36.7 GiB).
+func About(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " bytes"
+	}
+	v, prefix := float64(n)/unit, "KiB"
+	for _, p := range []string{"MiB", "GiB", "TiB"} {
+		if v < unit {
+			break
+		}
+		v, prefix = v/unit, p
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " " + prefix
+}
+
 // NotRegularError is a path that names a directory, a FIFO, a device or a
 // socket where a file is read.
 type NotRegularError struct {

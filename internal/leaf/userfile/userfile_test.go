@@ -120,3 +120,13 @@ func TestBeneath(t *testing.T) {
 		}
 	}
 }
+
+// TestAbout: sizes for reading, to one decimal.
+func TestAbout(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 bytes", 1023: "1023 bytes", 1024: "1.0 KiB", 1658: "1.6 KiB",
+		2 << 20: "2.0 MiB", 5<<30 + 1<<29: "5.5 GiB", 1000000 << 40: "1000000.0 TiB"} {
+		if got := userfile.About(n); got != want {
+			t.Errorf("About(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

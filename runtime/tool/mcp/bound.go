@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/runtime/internal/origin"
 )
 
@@ -33,15 +34,7 @@ func (e *tooLargeError) Error() string {
 	if e.event {
 		what = "an event of a stream"
 	}
-	return fmt.Sprintf("the server sent a message (%s) larger than %s, the most agentc reads of one message", what, sizeText(e.limit))
-}
-
-// sizeText is n in MiB where it is a whole number of them, else in bytes.
-func sizeText(n int64) string {
-	if n > 0 && n%(1<<20) == 0 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
+	return fmt.Sprintf("the server sent a message (%s) larger than %s, the most agentc reads of one message", what, userfile.Size(e.limit))
 }
 
 // boundedClient returns a copy of c (http.DefaultClient when c is nil),

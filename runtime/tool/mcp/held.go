@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 // MaxUnanswered and MaxUnansweredBytes bound the requests a stdio server
@@ -29,7 +31,7 @@ type floodError struct {
 }
 
 func (e *floodError) Error() string {
-	return fmt.Sprintf("the server sent %d requests (%s of parameters) whose answers it has not read, more than agentc holds (%d requests, %s)", e.count, sizeText(e.bytes), MaxUnanswered, sizeText(MaxUnansweredBytes))
+	return fmt.Sprintf("the server sent %d requests (%s of parameters) whose answers it has not read, more than agentc holds (%d requests, %s)", e.count, userfile.About(e.bytes), MaxUnanswered, userfile.Size(MaxUnansweredBytes))
 }
 
 // heldTransport connects as its transport does, holding the connection to

@@ -21,7 +21,7 @@ func TestUnansweredBounded(t *testing.T) {
 		want string
 	}{
 		{"count", flooding{n: MaxUnanswered + 1}, fmt.Sprintf("the server sent %d requests", MaxUnanswered+1)},
-		{"bytes", flooding{n: 70, pad: 1 << 20}, "the server sent 64 requests (67110144 bytes of parameters)"},
+		{"bytes", flooding{n: 70, pad: 1 << 20}, "the server sent 64 requests (64.0 MiB of parameters)"},
 		// One id sent again and again: the SDK forgets an id once it
 		// starts writing its answer, and takes the next as a request of
 		// its own.
