@@ -319,21 +319,21 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 		return runtime.ToolResult{}, err
 	}
 	// Render everything first: a template error sends nothing.
-	rawURL, err := render(t.url, data)
+	rawURL, err := render(t.url, data, nil)
 	if err != nil {
 		return runtime.ToolResult{}, err
 	}
 	var body io.Reader
 	var bodyText string
 	if t.body != nil {
-		if bodyText, err = render(t.body, data); err != nil {
+		if bodyText, err = render(t.body, data, nil); err != nil {
 			return runtime.ToolResult{}, err
 		}
 		body = strings.NewReader(bodyText)
 	}
 	values := make([]string, len(t.headers))
 	for i, h := range t.headers {
-		if values[i], err = t.renderHeader(h.value, data); err != nil {
+		if values[i], err = render(h.value, data, t.envValue); err != nil {
 			return runtime.ToolResult{}, err
 		}
 		if strings.ContainsFunc(values[i], func(r rune) bool { return r != '\t' && (r < 0x20 || r == 0x7f) }) {
@@ -460,31 +460,24 @@ func (t *Tool) describeBody(b []byte, resp *nethttp.Response) string {
 // parseArgs decodes the arguments.
 func parseArgs(raw json.RawMessage) (map[string]any, error) { return toolio.Arguments(raw) }
 
-// renderHeader renders a header's value, where env NAME is the value of
-// a variable the tool's env lists. Its errors name the variable, never a
-// value.
-func (t *Tool) renderHeader(tmpl *plan.Template, data map[string]any) (string, error) {
-	var b strings.Builder
-	err := tmpl.ExecuteEnv(&b, data, func(name string) (string, error) {
-		v, ok := t.env[name]
-		switch {
-		case !slices.Contains(t.envNames, name):
-			return "", fmt.Errorf("the tool's env does not list $%s", name)
-		case !ok:
-			return "", fmt.Errorf("$%s is not set, or empty, where agentc runs (the tool's env lists it)", name)
-		}
-		return v, nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("rendering the %s: %v", tmpl.Name(), err)
+// envValue is env NAME in a header's value: the value of a variable the
+// tool's env lists. Its errors name the variable, never a value.
+func (t *Tool) envValue(name string) (string, error) {
+	v, ok := t.env[name]
+	switch {
+	case !slices.Contains(t.envNames, name):
+		return "", fmt.Errorf("the tool's env does not list $%s", name)
+	case !ok:
+		return "", fmt.Errorf("$%s is not set, or empty, where agentc runs (the tool's env lists it)", name)
 	}
-	return b.String(), nil
+	return v, nil
 }
 
-// render executes a template over the arguments.
-func render(tmpl *plan.Template, data map[string]any) (string, error) {
+// render executes a template over the arguments, env NAME giving what env
+// returns (nil: env is an error, as anywhere but a header's value).
+func render(tmpl *plan.Template, data map[string]any, env func(name string) (string, error)) (string, error) {
 	var b strings.Builder
-	if err := tmpl.Execute(&b, data); err != nil {
+	if err := tmpl.ExecuteEnv(&b, data, env); err != nil {
 		return "", fmt.Errorf("rendering the %s: %v", tmpl.Name(), err)
 	}
 	return b.String(), nil
