@@ -134,12 +134,12 @@ func resolve(schema any, fields []string) (missing string, ok bool) {
 	return "", true
 }
 
-// pathCalls are what a template's calls of file and output_file may
+// pathCalls are what a template's calls of file, output_file and env may
 // name: file gives an exec tool's program the path of a run's file input
 // (one of files), output_file a path to write one of the tool's output
-// files (one of outputs). Only an exec tool's argv may call them (exec is
+// files (one of outputs); only an exec tool's argv may call them (exec is
 // true there), each with a literal name. used collects the output files
-// named.
+// named. env is below.
 type pathCalls struct {
 	files, outputs []string
 	exec           bool
@@ -151,7 +151,7 @@ type pathCalls struct {
 	header bool
 }
 
-// checkFileCalls checks a template's calls of file and output_file.
+// checkFileCalls checks a template's calls of file, output_file and env.
 func checkFileCalls(name, text string, pc *pathCalls) []templateProblem {
 	t, err := plan.ParseTemplate(name, text)
 	if err != nil {
