@@ -46,7 +46,7 @@ func checkBatchFlags(f Flags, changed func(string) bool) error {
 		return UsageError("--pool-tokens must be positive")
 	}
 	if f.batch == "" {
-		for _, name := range []string{"parallel", "progress-every", "batch-lines"} {
+		for _, name := range []string{"parallel", "progress-every", "batch-lines", "batch-files"} {
 			if changed(name) {
 				return UsageError("--%s goes with --batch", name)
 			}
@@ -69,6 +69,15 @@ func checkBatchFlags(f Flags, changed func(string) bool) error {
 		return UsageError("--progress-every must not be negative")
 	case f.batchLines != linesInput && f.batchLines != linesItem:
 		return UsageError("--batch-lines %q: give input (each line is the run's input) or item (each line is {\"input\": …, \"model\": \"PROVIDER:MODEL\", \"id\": \"…\"})", f.batchLines)
+	case changed("batch-files"):
+		if f.batchFiles == "" {
+			return UsageError("--batch-files names no directory")
+		}
+		if fi, err := os.Stat(f.batchFiles); err != nil {
+			return UsageError("--batch-files: %v", err)
+		} else if !fi.IsDir() {
+			return UsageError("--batch-files %s: not a directory: a line's \"@PATH\" names a file beneath it", f.batchFiles)
+		}
 	}
 	for _, j := range []struct{ flag, dir string }{{"--record", f.record}, {"--replay", f.replay}} {
 		if j.dir == "" {

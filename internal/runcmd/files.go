@@ -348,7 +348,7 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 		// batch line, must not reach the rest of the machine's files.
 		// --input-file, which the person running types, takes any path.
 		if base == "" {
-			return nil, UsageError("input %s %q: a batch read from standard input or a device names no file by path: give the file's bytes in base64, or write the batch to a file beside its files", f.Name, s)
+			return nil, UsageError("input %s %q: a batch read from standard input or a device names no file by path: give the file's bytes in base64, or name the files' directory with --batch-files DIR", f.Name, s)
 		}
 		if path == "-" || filepath.IsAbs(path) {
 			return nil, UsageError("input %s %q: a file named in the input is a path relative to %s, beneath it; give another with --input-file %s=PATH", f.Name, s, baseName(base), f.Name)
@@ -395,17 +395,19 @@ func baseName(base string) string {
 }
 
 // lines returns what makes a batch line's input (the batch of the flags),
-// its files named beside the batch file put in the store; nil when the
-// agent takes no files. Its errors are the line's.
+// its files named beneath --batch-files or the batch file's directory put
+// in the store; nil when the agent takes no files. Its errors are the
+// line's.
 func (fi *fileInputs) lines(f Flags) func(line []byte) ([]byte, error) {
 	if len(fi.fields) == 0 {
 		return nil
 	}
-	// A line names files beside the batch file, never the batch's own; a
-	// batch from standard input or a device (/dev/stdin, a pipe) has no
-	// directory of its own, and its lines name no file by path.
-	base := ""
-	if st, err := os.Stat(f.batch); f.batch != "-" && err == nil && st.Mode().IsRegular() {
+	// A line names files beneath --batch-files, or beside the batch file,
+	// never the batch's own; a batch from standard input or a device
+	// (/dev/stdin, a pipe) has no directory of its own, and without
+	// --batch-files its lines name no file by path.
+	base := f.batchFiles
+	if st, err := os.Stat(f.batch); base == "" && f.batch != "-" && err == nil && st.Mode().IsRegular() {
 		base = filepath.Dir(f.batch)
 	}
 	own := batchOwn(f)

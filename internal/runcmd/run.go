@@ -110,6 +110,7 @@ type Flags struct {
 	// A batch's: see batch.go.
 	batch         string
 	batchLines    string // --batch-lines: input or item
+	batchFiles    string // --batch-files: where a line's "@PATH" is
 	stream        bool   // --stream
 	parallel      int
 	poolTokens    int64
@@ -154,6 +155,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.requireLock, "require-lock", false, "refuse to run an agent the lock file does not hold, or without a lock file")
 	fs.StringVar(&f.batch, "batch", "", "run the agent once per line of this JSON lines file (- for standard input); --record and --replay then name a directory")
 	fs.StringVar(&f.batchLines, "batch-lines", linesInput, `with --batch, what a line is: input (the run's input) or item ({"input": …, "model": "PROVIDER:MODEL", "id": "…"}, model and id optional)`)
+	fs.StringVar(&f.batchFiles, "batch-files", "", `with --batch, the directory a line's "@PATH" names files in, beneath it (default: the batch file's directory; none for a batch from standard input)`)
 	fs.IntVar(&f.parallel, "parallel", batch.DefaultParallel, "with --batch, how many runs go at once")
 	fs.Int64Var(&f.poolTokens, "pool-tokens", 0, "one token pool for every run (a batch's items, agents called as tools); calls reserve their worst case before they are sent")
 	fs.BoolVar(&f.quiet, "quiet", false, "print no progress: no event lines on standard error (errors, warnings and --events still are written); with --batch, no progress lines")

@@ -151,12 +151,14 @@ standard input), --parallel at once: one result line per input on standard
 output, in input order, {"index","line","outcome","bound","answer"|"error",
 "usage"}, and progress and a summary on standard error. --batch-lines item
 reads each line as {"input", "model": "PROVIDER:MODEL", "id"} instead: each
-item runs against the model it names, and its result says which. --record DIR and
---replay DIR then keep one journal per item in a directory: the same command
-run again serves finished items from them and resumes the rest. A batch exits
-0 when every item succeeded, 6 when one diverged, the code its failed items
-agree on, else 1. --pool-tokens N shares one token pool among every run; each
-call reserves its worst case before it is sent.
+item runs against the model it names, and its result says which. A line's
+"@PATH" names a file beneath the batch file's directory, or beneath
+--batch-files DIR. --record DIR and --replay DIR then keep one journal per
+item in a directory: the same command run again serves finished items from
+them and resumes the rest. A batch exits 0 when every item succeeded, 6 when
+one diverged, the code its failed items agree on, else 1. --pool-tokens N
+shares one token pool among every run; each call reserves its worst case
+before it is sent.
 
 A call of a tool that needs approval (its approve: exec, mcp and http other
 than GET ask by default) is first checked against the tool's approve_if
