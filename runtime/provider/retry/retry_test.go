@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,4 +190,39 @@ func TestGate(t *testing.T) {
 	if _, ok := RateLimited(&Error{Err: errors.New("quota"), Status: 429}); ok {
 		t.Error("a final 429 (a quota spent) counts as a refusal for rate")
 	}
+}
+
+// FuzzParseRetryAfter: whatever a server sends in Retry-After and
+// Retry-After-Ms, the wait read is never negative (a negative wait would
+// retry at once, where a long one is refused as too long), a date is
+// never a wait past itself, and the milliseconds, when they read, win.
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range [][2]string{
+		{"2", ""}, {"", "250"}, {"1", "120"}, {"1e400", ""}, {"99999999999", "NaN"}, {"-5", "-1"},
+		{"Wed, 21 Oct 2015 07:28:00 GMT", ""}, {"Inf", "Inf"}, {"0x10", "1e-400"}, {"Thu, 01 Jan 2026 00:00:05 GMT", "0"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, after, ms string) {
+		h := http.Header{}
+		if after != "" {
+			h["Retry-After"] = []string{after}
+		}
+		if ms != "" {
+			h["Retry-After-Ms"] = []string{ms}
+		}
+		got := ParseRetryAfter(h, now)
+		if got < 0 {
+			t.Fatalf("Retry-After %q, Retry-After-Ms %q: a negative wait, %v", after, ms, got)
+		}
+		if d, err := http.ParseTime(after); err == nil && ms == "" && got > d.Sub(now) && d.After(now) {
+			t.Fatalf("Retry-After %q: waits %v, past the date", after, got)
+		}
+		if n, err := strconv.ParseFloat(ms, 64); err == nil && n >= 1 && n < 1e9 {
+			if want := time.Duration(n * float64(time.Millisecond)); got != want {
+				t.Fatalf("Retry-After-Ms %q: waits %v, want %v", ms, got, want)
+			}
+		}
+	})
 }
