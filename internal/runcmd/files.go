@@ -112,47 +112,61 @@ func takesToolFiles(p *plan.Plan) bool {
 }
 
 // storeFor opens the file store of a run or a batch: beside what --record
-// names; for a replay, the store beside its journal where there is one
-// (what --record made, FILE.files, or DIR/files, where a batch's and a
-// server's journals keep theirs), so that an input naming its files by
-// digest, as the journal and a served run's record do, finds them; else a
-// temporary directory that done removes.
+// names; else a temporary directory that done removes. A replay's
+// temporary store reads what it does not hold from the store beside its
+// journal where there is one (what --record made, FILE.files, or
+// DIR/files, where a batch's and a server's journals keep theirs), so
+// that an input naming its files by digest, as the journal and a served
+// run's record do, finds them; the files the replay is given go to its
+// own store, never beside the journal.
 func storeFor(f Flags) (store *filestore.Store, done func(), err error) {
-	dir := ""
+	beside := ""
 	switch {
 	case f.record != "" && f.batch != "":
-		dir = filepath.Join(f.record, "files")
+		beside = filepath.Join(f.record, "files")
 	case f.record != "":
-		dir = f.record + ".files"
+		beside = f.record + ".files"
 	case f.replay != "" && f.batch != "":
-		dir = existingStore(filepath.Join(f.replay, "files"))
+		beside = existingStore(filepath.Join(f.replay, "files"))
 	case f.replay != "":
-		dir = cmp.Or(existingStore(f.replay+".files"), existingStore(filepath.Join(filepath.Dir(f.replay), "files")))
+		beside = cmp.Or(existingStore(f.replay+".files"), existingStore(filepath.Join(filepath.Dir(f.replay), "files")))
 	}
-	if dir != "" {
-		open := filestore.Open
-		if f.record != "" {
-			// The store is named after what --record names: a link put at
-			// its name, before the run or while it runs, would lead the
-			// files a run is given, and those its tools return, elsewhere.
-			open = filestore.OpenOwn
-		}
-		s, err := open(dir)
+	if f.record != "" {
+		// The store is named after what --record names: a link put at
+		// its name, before the run or while it runs, would lead the
+		// files a run is given, and those its tools return, elsewhere.
+		s, err := filestore.OpenOwn(beside)
 		if err != nil {
 			return nil, nil, &ExitError{Code: ExitFindings, Err: err}
 		}
 		return s, func() { s.Close() }, nil
 	}
+	var under *filestore.Store
+	if beside != "" {
+		if under, err = filestore.Open(beside); err != nil {
+			return nil, nil, &ExitError{Code: ExitFindings, Err: err}
+		}
+	}
+	closeUnder := func() {
+		if under != nil {
+			under.Close()
+		}
+	}
 	tmp, err := os.MkdirTemp("", "agentc-files-")
 	if err != nil {
+		closeUnder()
 		return nil, nil, &ExitError{Code: ExitFindings, Err: err}
 	}
 	s, err := filestore.Open(tmp)
 	if err != nil {
 		os.RemoveAll(tmp)
+		closeUnder()
 		return nil, nil, &ExitError{Code: ExitFindings, Err: err}
 	}
-	return s, func() { s.Close(); os.RemoveAll(tmp) }, nil
+	if under != nil {
+		s.Over(under)
+	}
+	return s, func() { s.Close(); os.RemoveAll(tmp); closeUnder() }, nil
 }
 
 // fileInputs resolves the files of one input.

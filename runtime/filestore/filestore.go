@@ -45,7 +45,9 @@ const Prefix = "blake3:"
 // process or several: blobs are only ever added, each by a rename.
 type Store struct {
 	dir    string
-	noLink bool // a link at dir is refused (OpenOwn)
+	noLink bool        // a link at dir is refused (OpenOwn)
+	mode   os.FileMode // of the directory, when the store makes it
+	under  *Store      // read where this one does not hold a blob (Over)
 
 	mu     sync.Mutex
 	root   *os.Root        // dir, once opened: every name is resolved in it
@@ -62,7 +64,7 @@ func Open(dir string) (*Store, error) {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("file store: %s is not a directory", dir)
 	}
-	return &Store{dir: dir}, nil
+	return &Store{dir: dir, mode: 0o755}, nil
 }
 
 // OpenOwn returns the store in dir, a name agentc chose beside a journal
@@ -70,9 +72,12 @@ func Open(dir string) (*Store, error) {
 // by someone else: one there is refused, now and when the store first
 // uses the directory (making it, if it was not there), so that the files
 // a run is given and those its tools return never go where the link
-// leads.
+// leads. A directory it makes is its owner's alone (mode 0700), as the
+// journal beside it is: the files are the run's as much as its
+// conversation. (A store Open names, such as the one workers share, is
+// made readable by all.)
 func OpenOwn(dir string) (*Store, error) {
-	s := &Store{dir: dir, noLink: true}
+	s := &Store{dir: dir, noLink: true, mode: 0o700}
 	fi, err := os.Lstat(dir)
 	switch {
 	case err == nil && fi.Mode()&os.ModeSymlink != 0:
@@ -103,7 +108,7 @@ func (s *Store) dirRoot(mk bool) (*os.Root, error) {
 		return s.root, nil
 	}
 	if mk {
-		if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		if err := os.MkdirAll(s.dir, s.mode); err != nil {
 			return nil, fmt.Errorf("file store: %w", err)
 		}
 	}
@@ -172,6 +177,18 @@ func (s *Store) Close() error {
 
 // Dir is the store's directory.
 func (s *Store) Dir() string { return s.dir }
+
+// Over makes s read the blobs it does not hold from under, and returns
+// s: files are put in s alone, and under is only read. A replay reads the
+// files its journal names from the store beside the journal, where the
+// files it is given go to a store of its own: a run that only reads a
+// journal writes nothing beside it (the person's files into a checkout),
+// nor where a link at the store's name would lead. Close does not close
+// under.
+func (s *Store) Over(under *Store) *Store {
+	s.under = under
+	return s
+}
 
 // Blob is a file in the store.
 type Blob struct {
@@ -511,7 +528,10 @@ func (s *Store) Stat(digest string) (Blob, error) {
 // store's name after this check leads the program elsewhere, where Open's
 // reader stays in the directory the store holds.
 func (s *Store) Path(digest string) (string, error) {
-	r, _, err := s.Open(digest)
+	r, _, err := s.open(digest)
+	if s.under != nil && errors.Is(err, ErrNotStored) {
+		return s.under.Path(digest)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -526,6 +546,15 @@ func (s *Store) Path(digest string) (string, error) {
 // Open returns a reader of a blob and its size. The reader fails at its
 // end if the bytes are not the digest's.
 func (s *Store) Open(digest string) (io.ReadCloser, int64, error) {
+	r, size, err := s.open(digest)
+	if s.under != nil && errors.Is(err, ErrNotStored) {
+		return s.under.Open(digest)
+	}
+	return r, size, err
+}
+
+// open opens a blob of s itself.
+func (s *Store) open(digest string) (io.ReadCloser, int64, error) {
 	if err := CheckDigest(digest); err != nil {
 		return nil, 0, err
 	}

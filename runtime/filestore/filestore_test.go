@@ -288,3 +288,51 @@ func TestPutOpenConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestOver: a store over another reads the blobs it does not hold from
+// it, and puts what it is given in itself alone.
+func TestOver(t *testing.T) {
+	dir := t.TempDir()
+	under, err := filestore.Open(filepath.Join(dir, "under"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer under.Close()
+	old := []byte("recorded\n")
+	b, err := under.Put(bytes.NewReader(old), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := filestore.Open(filepath.Join(dir, "own"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Over(under)
+	r, size, err := s.Open(b.Digest)
+	if err != nil {
+		t.Fatalf("a blob of the store under: %v", err)
+	}
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || !bytes.Equal(got, old) || size != int64(len(old)) {
+		t.Fatalf("read %q (%d), %v", got, size, err)
+	}
+	if p, err := s.Path(b.Digest); err != nil || filepath.Dir(p) != filepath.Join(dir, "under") {
+		t.Fatalf("path %q, %v", p, err)
+	}
+	given := []byte("given\n")
+	nb, err := s.Put(bytes.NewReader(given), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := under.Open(nb.Digest); !errors.Is(err, filestore.ErrNotStored) {
+		t.Fatalf("a blob put over the store is in it: %v", err)
+	}
+	if _, err := s.Stat(nb.Digest); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Open(digestOf([]byte("neither"))); !errors.Is(err, filestore.ErrNotStored) {
+		t.Fatalf("a blob neither holds: %v", err)
+	}
+}

@@ -237,3 +237,32 @@ func TestStoreRenewedForReading(t *testing.T) {
 		t.Errorf("a blob of the directory made again: %v", err)
 	}
 }
+
+// TestOwnStoreMode: the directory of a store beside a journal is its
+// owner's alone, as the journal is; a store others read (workers') is
+// readable by all.
+func TestOwnStoreMode(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	for _, c := range []struct {
+		open func(string) (*filestore.Store, error)
+		want os.FileMode
+	}{{filestore.OpenOwn, 0o700}, {filestore.Open, 0o755}} {
+		dir := filepath.Join(t.TempDir(), "run.jsonl.files")
+		s, err := c.open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Put(strings.NewReader("hello\n"), 100); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		fi, err := os.Stat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != c.want {
+			t.Errorf("the store's directory has mode %v, want %v", fi.Mode().Perm(), c.want)
+		}
+	}
+}
