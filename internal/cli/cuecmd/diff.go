@@ -447,15 +447,17 @@ func clipped(s string, max int) string {
 	return fmt.Sprintf("%s… (%d bytes in all; --json shows it whole)", textcut.Prefix(s, max), len(s))
 }
 
-// shown writes a value of a finding as JSON (null as null); an absent
-// one as "none".
+// shown writes a value of a finding as JSON (null as null), escaped as a
+// terminal must not act on it (a pull request chooses its enum members and
+// the example holds them: a right-to-left override turned a line round);
+// an absent one as "none".
 func shown(v any, present bool) string {
 	if !present {
 		return "none"
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Sprint(v)
+		return termtext.Escape(fmt.Sprint(v))
 	}
-	return string(b)
+	return termtext.Escape(string(b))
 }
