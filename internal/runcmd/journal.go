@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,7 +114,13 @@ func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 	if replay {
 		verb = "replaying"
 	}
-	fmt.Fprintf(e.Stderr, "agentc: %s %s: run %s, %d effects recorded\n", verb, file, j.Header.Run, len(j.Entries))
+	// The run's id is the journal's to say (a workflow's id, a served
+	// run's; any text in a journal someone else wrote): shown cut.
+	run := j.Header.Run
+	if len(run) > maxShownRun {
+		run = fmt.Sprintf("%s… (%d bytes in all)", strings.ToValidUTF8(run[:maxShownRun], ""), len(run))
+	}
+	fmt.Fprintf(e.Stderr, "agentc: %s %s: run %s, %d effects recorded\n", verb, file, run, len(j.Entries))
 	if j.Truncated {
 		fmt.Fprintf(e.Stderr, "agentc: %s: its last line was cut short (a crash during a write) and is left out\n", file)
 	}
@@ -130,6 +137,10 @@ func shortDigest(d string) string {
 	}
 	return d
 }
+
+// maxShownRun bounds the run id a journal's header gives, as shown: a
+// Temporal workflow's id is at most 1,000 bytes by default.
+const maxShownRun = 256
 
 // start creates a new record's file, once the tools are built: its header
 // records the tool sets their servers offered.

@@ -107,6 +107,10 @@ func TestCorrupt(t *testing.T) {
 		{"not JSON", func(t *testing.T, l []string) []string { l[2] = `{"effect":"1.0",`; return l }, 3, "not a JSON object: the line ends inside it"},
 		{"not an object", func(t *testing.T, l []string) []string { l[2] = `[1]`; return l }, 3, "not a JSON object"},
 		{"data after", func(t *testing.T, l []string) []string { l[3] += " {}"; return l }, 4, "not a JSON object: invalid character '{' after top-level value"},
+		// A byte right after the object ends the line, as a cut does, and
+		// is not one.
+		{"byte after", func(t *testing.T, l []string) []string { l[3] += "x"; return l }, 4, "not a JSON object: invalid character 'x' after top-level value"},
+		{"NUL after", func(t *testing.T, l []string) []string { l[3] += "\x00"; return l }, 4, `not a JSON object: invalid character '\x00' after top-level value`},
 		{"blank line", func(t *testing.T, l []string) []string { return slices.Insert(l, 2, "") }, 3, "empty line"},
 		{"line of white space", func(t *testing.T, l []string) []string { return slices.Insert(l, 2, " \t\r") }, 3, "empty line"},
 		{"blank last line", func(t *testing.T, l []string) []string { return append(l, "\r") }, 5, "empty line"},

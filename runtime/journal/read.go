@@ -177,12 +177,13 @@ func appendMembers(ms []member, line []byte) ([]member, error) {
 		return nil, errors.New("empty line")
 	}
 	if !digest.Valid(line) {
-		err := json.Unmarshal(line, new(json.RawMessage))
-		var se *json.SyntaxError
-		if errors.As(err, &se) && se.Offset >= int64(len(line)) {
+		// A line cut short (a crash while it was written, an object
+		// across lines) ends inside its value; one with a byte after a
+		// whole value ({…}x) ends at that byte too, and is not cut short.
+		if err := json.NewDecoder(bytes.NewReader(line)).Decode(new(json.RawMessage)); errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, errors.New("not a JSON object: the line ends inside it")
 		}
-		return nil, fmt.Errorf("not a JSON object: %v", err)
+		return nil, fmt.Errorf("not a JSON object: %v", json.Unmarshal(line, new(json.RawMessage)))
 	}
 	i := skipSpace(line, 0)
 	if line[i] != '{' {
