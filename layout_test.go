@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime", "internal/leaf/textcut"},
 	"serve":              {"plan", "runtime", "internal/leaf/atomicfile", "internal/leaf/userfile", "internal/leaf/diskfree"},
-	"serve/a2a":          {"runtime", "serve", "plan", "internal/leaf/atomicfile", "internal/leaf/jsonpointer", "internal/leaf/userfile"},
+	"serve/a2a":          {"runtime", "serve", "plan", "internal/leaf/atomicfile", "internal/leaf/jsonpointer", "internal/leaf/jsonshape", "internal/leaf/userfile"},
 	"telemetry/otlp":     {"runtime", "telemetry", "internal/leaf/textcut"},
 
 	// The leaves: small packages any layer may use, which import nothing
@@ -78,6 +78,7 @@ var forbidden = map[string][]string{
 
 	"internal/leaf/jsonpointer": {"cuelang.org/go", "github.com/spf13/cobra"},
 	"internal/leaf/textcut":     {"cuelang.org/go", "github.com/spf13/cobra"},
+	"internal/leaf/jsonshape":   {"cuelang.org/go", "github.com/spf13/cobra"},
 	"internal/leaf/cueproc":     {"cuelang.org/go", "github.com/spf13/cobra"},
 	"internal/termtext":         {"cuelang.org/go", "github.com/spf13/cobra"},
 }
