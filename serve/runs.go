@@ -485,20 +485,48 @@ const MaxReading = 32 << 20
 // on the inputs read at once (MaxReading); a request that goes while it
 // waits is its context's error.
 func (rs *Runs) read(ctx context.Context, n int, check func() error) error {
-	if rs == nil || rs.reading == nil {
-		return check()
+	release, err := rs.Reading(ctx, int64(n)+1)
+	if err != nil {
+		return err
 	}
-	w := min(int64(n)+1, MaxReading)
-	if !rs.reading.TryAcquire(w) {
-		if readingWaits != nil {
-			readingWaits()
-		}
-		if err := rs.reading.Acquire(ctx, w); err != nil {
-			return err
-		}
-	}
-	defer rs.reading.Release(w)
+	defer release()
 	return check()
+}
+
+// Reading takes n bytes (at most MaxReading) of the bound on the inputs
+// read at once, for a reading that costs as an input of n bytes does,
+// waiting its turn as an input does, and returns what gives them back; a
+// request that goes while it waits is its context's error. A reading
+// holding some of the bound must give them back before it takes more:
+// two held by one request could wait on each other.
+func (rs *Runs) Reading(ctx context.Context, n int64) (release func(), err error) {
+	if rs == nil || rs.reading == nil {
+		return func() {}, nil
+	}
+	if release, ok := rs.TryReading(n); ok {
+		return release, nil
+	}
+	if readingWaits != nil {
+		readingWaits()
+	}
+	w := min(max(n, 1), MaxReading)
+	if err := rs.reading.Acquire(ctx, w); err != nil {
+		return nil, err
+	}
+	return func() { rs.reading.Release(w) }, nil
+}
+
+// TryReading is Reading, without waiting: false when the bound has not
+// n bytes left.
+func (rs *Runs) TryReading(n int64) (release func(), ok bool) {
+	if rs == nil || rs.reading == nil {
+		return func() {}, true
+	}
+	w := min(max(n, 1), MaxReading)
+	if !rs.reading.TryAcquire(w) {
+		return nil, false
+	}
+	return func() { rs.reading.Release(w) }, true
 }
 
 // readingWaits, when set (by tests), hears each input that waits for the

@@ -88,34 +88,25 @@ func Handler(agents []serve.Agent, runs *serve.Runs, base string, tokens *serve.
 	for _, ag := range agents {
 		name := ag.Plan.Agent.Name
 		path := Prefix + name
-		mux.Handle(path+a2asrv.WellKnownAgentCardPath, admitted(name, 0, a2asrv.NewStaticAgentCardHandler(Card(ag, strings.TrimSuffix(base, "/")+path))))
+		mux.Handle(path+a2asrv.WellKnownAgentCardPath, admitted(name, a2asrv.NewStaticAgentCardHandler(Card(ag, strings.TrimSuffix(base, "/")+path))))
 		ts := newTasks(serve.DefaultKeep, fileInputs(ag))
 		if dir := runs.Dir(); dir != "" {
 			ts.dir, ts.settle = filepath.Join(dir, "a2a", name), settle(runs)
 			ts.logErr = func(err error) { runs.Public(err) } // to the server's log
 		}
-		mux.Handle(path, admitted(name, serve.MaxRequestBytes(ag.Plan), a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs, tasks: ts, cancels: map[a2a.TaskID]*running{}},
-			a2asrv.WithTaskStore(ts)))))
+		mux.Handle(path, admitted(name, measured(name, serve.MaxRequestBytes(ag.Plan), runs, a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs, tasks: ts, cancels: map[a2a.TaskID]*running{}},
+			a2asrv.WithTaskStore(ts))))))
 	}
 	return serve.Authorized(mux, tokens)
 }
 
 // admitted serves h to the requests whose token admits to agent name, and
-// answers the rest as the mux answers a path it does not serve. A body
-// past limit (when above zero) is refused, 413, or cut there: the SDK
-// reads a request whole, and a task it keeps holds its message.
-func admitted(name string, limit int64, h http.Handler) http.Handler {
+// answers the rest as the mux answers a path it does not serve.
+func admitted(name string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !serve.AccessOf(r.Context()).Allows(name) {
 			http.NotFound(w, r)
 			return
-		}
-		if limit > 0 {
-			if r.ContentLength > limit {
-				http.Error(w, fmt.Sprintf("the body is larger than the %d bytes a request to agent %s may be", limit, name), http.StatusRequestEntityTooLarge)
-				return
-			}
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
 		}
 		h.ServeHTTP(w, r)
 	})
@@ -198,6 +189,8 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	}
 	runCtx, r, release := x.cancelable(ctx, rc.TaskID)
 	defer release()
+	// The run reads its input within the bound on reading itself.
+	holdOf(ctx).give()
 	started := ""
 	rec, err := x.runs.Run(runCtx, x.ag, input, names, budgets, func(id string) {
 		// The task names its run, so that a server started again on the
@@ -263,6 +256,7 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 		if err := q.Write(ctx, a2a.NewStatusUpdateEvent(rc, a2a.TaskStateWorking, nil)); err != nil {
 			return err
 		}
+		holdOf(ctx).give() // not while the run runs
 		select {
 		case <-done:
 		case <-waitCtx.Done():

@@ -225,7 +225,7 @@ func (s *tasks) Save(_ context.Context, task *a2a.Task) error {
 	interrupted := s.stopped[task.ID]
 	s.mu.Unlock()
 	if !known && s.dir != "" {
-		if k, err := readKept(s.path(task.ID)); err == nil && k.Task != nil && k.Task.ID == task.ID {
+		if k, err := readKept(s.path(task.ID), nil); err == nil && k.Task != nil && k.Task.ID == task.ID {
 			run = k.Run
 		}
 	}
@@ -296,12 +296,18 @@ func (s *tasks) forgetLocked(id a2a.TaskID) {
 }
 
 // Get returns a copy of the task kept under id, or a2a.ErrTaskNotFound.
+// The request asking for it (ctx's) holds the task's weight on the bound
+// on reading until it ends: decoding a task, and the SDK's encoding of
+// it, cost many times its bytes.
 func (s *tasks) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	s.mu.Lock()
 	b, ok := s.byID[id]
 	s.mu.Unlock()
 	if !ok {
-		return s.readBack(id)
+		return s.readBack(ctx, id)
+	}
+	if err := holdOf(ctx).take(ctx, weight(b)); err != nil {
+		return nil, err
 	}
 	var t a2a.Task
 	if err := json.Unmarshal(b, &t); err != nil {
@@ -318,11 +324,11 @@ func (s *tasks) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 // resumes. A task that has ended for good is kept in memory again, among
 // the last ended. A task saved meanwhile (a message to it) is newer than
 // what the directory held, and stands.
-func (s *tasks) readBack(id a2a.TaskID) (*a2a.Task, error) {
+func (s *tasks) readBack(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	if s.dir == "" {
 		return nil, a2a.ErrTaskNotFound
 	}
-	k, err := readKept(s.path(id))
+	k, err := readKept(s.path(id), func(b []byte) error { return holdOf(ctx).take(ctx, weight(b)) })
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, a2a.ErrTaskNotFound
 	}
@@ -369,15 +375,21 @@ func (s *tasks) readBack(id a2a.TaskID) (*a2a.Task, error) {
 }
 
 // readKept reads a task the directory keeps: a regular file (a FIFO is
-// refused without waiting on it), bounded. Its errors name no path: the
-// client that asked for the task may be told them.
-func readKept(path string) (*kept, error) {
+// refused without waiting on it), bounded, and weighed (when weigh is not
+// nil) before it is decoded. Its errors name no path: the client that
+// asked for the task may be told them.
+func readKept(path string, weigh func([]byte) error) (*kept, error) {
 	b, err := userfile.Read(path, maxKeptBytes, "a kept task")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("a kept task does not read: %s", userfile.Reason(err))
+	}
+	if weigh != nil {
+		if err := weigh(b); err != nil {
+			return nil, err
+		}
 	}
 	var k kept
 	if err := json.Unmarshal(b, &k); err != nil {

@@ -278,7 +278,7 @@ func TestTasksKeptNewerStands(t *testing.T) {
 	if err != nil || got.Status.State != a2a.TaskStateWorking || got.Metadata["newer"] != true {
 		t.Fatalf("got %+v, %v: want the newer task", got, err)
 	}
-	k, err := readKept(s.path("t"))
+	k, err := readKept(s.path("t"), nil)
 	if err != nil || k.Run != "r2" || k.Task.Status.State != a2a.TaskStateWorking {
 		t.Errorf("the directory holds %+v, %v: want the newer task, of run r2", k, err)
 	}

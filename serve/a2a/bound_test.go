@@ -1,0 +1,175 @@
+package a2a_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"agentc.dev/agentc/serve"
+	a2aserve "agentc.dev/agentc/serve/a2a"
+)
+
+// rpc posts body to the agent's JSON-RPC endpoint with the token and
+// returns the answer's body.
+func rpc(t *testing.T, srv *httptest.Server, agent, body string) string {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+a2aserve.Prefix+agent, strings.NewReader(body))
+	if err != nil {
+		t.Error(err)
+		return ""
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return ""
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("%d %.300s", resp.StatusCode, out)
+	}
+	return string(out)
+}
+
+// sendWith is a message/send of a data part {"title": "x"}, more parts
+// after it, and the message's metadata.
+func sendWith(more, meta string) string {
+	return `{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user",` +
+		`"metadata":` + meta + `,"parts":[{"kind":"data","data":{"title":"x"}}` + more + `]}}}`
+}
+
+// dense is a JSON array of about n bytes of empty objects.
+func dense(n int) string { return "[" + strings.Repeat("{},", n/3) + "{}]" }
+
+// TestA2ADenseMessage: a request of more JSON values than a request to
+// an agent may hold (a second data part, or the message's metadata, of
+// empty objects near the body's 8 MiB), or nesting deeper than it may,
+// is refused with a JSON-RPC error naming the bound before the SDK
+// decodes any of it: no task exists, and four such requests at once
+// allocate a few times their bytes, where the SDK's decoding and copies
+// of one held 1.6 GB.
+func TestA2ADenseMessage(t *testing.T) {
+	var reached atomic.Int32
+	a2aserve.OnReached(t, func() { reached.Add(1) })
+	srv, _, _ := served(t, labeler(t))
+	size := serve.MaxBodyBytes - 1<<10
+	bodies := map[string]string{
+		"a second data part": sendWith(`,{"kind":"data","data":{"j":`+dense(size)+`}}`, `{}`),
+		"the metadata":       sendWith(``, `{"agentc/budgets":{"tokens":-1},"j":`+dense(size)+`}`),
+		"values just past":   sendWith(`,{"kind":"data","data":{"j":`+dense(3*a2aserve.MaxValues)+`}}`, `{}`),
+		"nesting":            sendWith(`,{"kind":"data","data":{"j":`+strings.Repeat("[", a2aserve.MaxDepth)+strings.Repeat("]", a2aserve.MaxDepth)+`}}`, `{}`),
+	}
+	for name, body := range bodies {
+		if len(body) > serve.MaxBodyBytes {
+			t.Fatalf("%s: the body is %d bytes, past the bound on bodies", name, len(body))
+		}
+		var ans struct {
+			ID     any             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		out := rpc(t, srv, "labeler", body)
+		if err := json.Unmarshal([]byte(out), &ans); err != nil {
+			t.Fatalf("%s: %v: %.300s", name, err, out)
+		}
+		bound := fmt.Sprintf("more than the %d a request to agent labeler may hold", a2aserve.MaxValues)
+		if name == "nesting" {
+			bound = fmt.Sprintf("deeper than the %d a request to agent labeler may", a2aserve.MaxDepth)
+		}
+		if ans.Result != nil || ans.Error.Code != -32602 || !strings.Contains(ans.Error.Message, bound) || !strings.Contains(ans.Error.Message, "text part") || ans.ID != 7.0 {
+			t.Errorf("%s: %.300s", name, out)
+		}
+	}
+	if n := reached.Load(); n != 0 {
+		t.Errorf("%d dense requests reached the SDK", n)
+	}
+
+	// Four at once.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if out := rpc(t, srv, "labeler", bodies["a second data part"]); !strings.Contains(out, `"code":-32602`) {
+				t.Errorf("%.300s", out)
+			}
+		})
+	}
+	wg.Wait()
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 4*8*serve.MaxBodyBytes {
+		t.Errorf("four dense requests allocated %d MB", grew>>20)
+	}
+	if n := reached.Load(); n != 0 {
+		t.Errorf("%d dense requests reached the SDK", n)
+	}
+
+	// Just within the bounds, the request reaches the SDK; its task is
+	// rejected (tokens -1), and tasks/get finds it.
+	within := sendWith(`,{"kind":"data","data":{"j":`+dense(3*(a2aserve.MaxValues-40))+`}}`, `{"agentc/budgets":{"tokens":-1}}`)
+	out := rpc(t, srv, "labeler", within)
+	if !strings.Contains(out, `"state":"rejected"`) || reached.Load() != 1 {
+		t.Errorf("a request within the bounds: %.300s", out)
+	}
+}
+
+// TestA2AGetBounded: tasks/get decodes a stored task, and the SDK encodes
+// it, within the bound on reading, weighed by the task's values: with
+// all but a megabyte of the bound taken, a get of a dense task waits
+// for the task's weight, seven more at once wait too, none answered,
+// and each is answered whole once the bound is given back.
+func TestA2AGetBounded(t *testing.T) {
+	runs, err := serve.NewRuns("", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _, _ := servedBy(t, labeler(t), runs)
+	kept := rpc(t, srv, "labeler", sendWith(`,{"kind":"data","data":{"j":`+dense(3*(a2aserve.MaxValues-40))+`}}`, `{"agentc/budgets":{"tokens":-1}}`))
+	var task struct {
+		Result struct {
+			ID string `json:"id"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(kept), &task); err != nil || task.Result.ID == "" {
+		t.Fatalf("%v: %.300s", err, kept)
+	}
+	release, err := runs.Reading(t.Context(), serve.MaxReading-1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := make(chan int64, 8)
+	a2aserve.OnHoldWait(t, func(n int64) { waits <- n })
+	answers := make(chan string, 8)
+	get := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":%q}}`, task.Result.ID)
+	for i := range 8 {
+		go func() { answers <- rpc(t, srv, "labeler", get) }()
+		select {
+		case out := <-answers:
+			t.Fatalf("a get was answered with the bound taken: %.300s", out)
+		case n := <-waits:
+			// The first waits with its request read, for the task;
+			// the others may wait behind it.
+			if i == 0 && n < serve.MaxBodyBytes*3/4 {
+				t.Errorf("a get of a task of %d values waited for %d bytes of the bound", a2aserve.MaxValues, n)
+			}
+		}
+	}
+	release()
+	for range 8 {
+		if out := <-answers; !strings.Contains(out, task.Result.ID) || len(out) < 3*(a2aserve.MaxValues-40) {
+			t.Errorf("a get: %.300s", out)
+		}
+	}
+}

@@ -1,0 +1,23 @@
+package a2a
+
+import "testing"
+
+// MaxValues and MaxDepth are the bounds on a request's JSON values.
+const (
+	MaxValues = maxValues
+	MaxDepth  = maxDepth
+)
+
+// OnReached sets what hears each request that reaches the SDK, for the
+// test t.
+func OnReached(t testing.TB, f func()) {
+	reached = f
+	t.Cleanup(func() { reached = nil })
+}
+
+// OnHoldWait sets what hears each request that waits for n bytes of the
+// bound on reading, for the test t.
+func OnHoldWait(t testing.TB, f func(n int64)) {
+	holdWaits = f
+	t.Cleanup(func() { holdWaits = nil })
+}
