@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/a2a"
+
 	"agentc.dev/agentc/serve"
 	a2aserve "agentc.dev/agentc/serve/a2a"
 )
@@ -171,5 +173,32 @@ func TestA2AGetBounded(t *testing.T) {
 		if out := <-answers; !strings.Contains(out, task.Result.ID) || len(out) < 3*(a2aserve.MaxValues-40) {
 			t.Errorf("a get: %.300s", out)
 		}
+	}
+}
+
+// TestA2AHistoryAsSent: an ended task's history holds the message as it
+// was sent: an empty array stays one (the SDK's copies of a task at each
+// of its status changes make it null, an input the contract may refuse).
+func TestA2AHistoryAsSent(t *testing.T) {
+	_, _, client := served(t, labeler(t))
+	ctx := t.Context()
+	res, err := client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "x", "tags": []any{}}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("the answer is a %T", res)
+	}
+	got, err := client.GetTask(ctx, &a2a.TaskQueryParams{ID: task.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != a2a.TaskStateCompleted || len(got.History) == 0 || len(got.History[0].Parts) == 0 {
+		t.Fatalf("the task: %s %+v", got.Status.State, got.History)
+	}
+	d, ok := got.History[0].Parts[0].(a2a.DataPart)
+	if tags, isArray := d.Data["tags"].([]any); !ok || !isArray || tags == nil || len(tags) != 0 {
+		t.Errorf("the history's data part: %#v", got.History[0].Parts[0])
 	}
 }

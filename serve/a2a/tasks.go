@@ -210,7 +210,8 @@ func withoutBytesTask(task *a2a.Task, files []string) *a2a.Task {
 }
 
 // Save keeps task, in place of what was kept under its id: in memory,
-// and, once its run has started, in the directory. A task memory does
+// and, once its run has started, in the directory; the messages of its
+// history kept before are kept as they were (asSent). A task memory does
 // not know the run of (one read back, to which a message came) keeps
 // the run the directory names.
 func (s *tasks) Save(_ context.Context, task *a2a.Task) error {
@@ -223,13 +224,55 @@ func (s *tasks) Save(_ context.Context, task *a2a.Task) error {
 	s.mu.Lock()
 	run, known := s.runOf[task.ID]
 	interrupted := s.stopped[task.ID]
+	prev, had := s.byID[task.ID]
 	s.mu.Unlock()
+	var sent []*a2a.Message
+	if had {
+		var h struct {
+			History []*a2a.Message `json:"history"`
+		}
+		if err := json.Unmarshal(prev, &h); err != nil {
+			return err
+		}
+		sent = h.History
+	}
 	if !known && s.dir != "" {
 		if k, err := readKept(s.path(task.ID), nil); err == nil && k.Task != nil && k.Task.ID == task.ID {
 			run = k.Run
+			if !had {
+				sent = k.Task.History
+			}
 		}
 	}
-	return s.save(task, run, interrupted)
+	return s.save(asSent(task, sent), run, interrupted)
+}
+
+// asSent returns task with each message of its history that sent (the
+// history as kept before) holds, by id, as kept: as it was first saved,
+// which is as it was sent. The SDK saves a copy of the task at each of
+// its status changes, made by a gob round trip, which makes an empty
+// array or object null. task is not changed.
+func asSent(task *a2a.Task, sent []*a2a.Message) *a2a.Task {
+	if len(sent) == 0 || len(task.History) == 0 {
+		return task
+	}
+	byID := map[string]*a2a.Message{}
+	for _, m := range sent {
+		if m != nil && m.ID != "" {
+			byID[m.ID] = m
+		}
+	}
+	c := *task
+	c.History = slices.Clone(task.History)
+	for i, m := range c.History {
+		if m == nil {
+			continue
+		}
+		if kept, ok := byID[m.ID]; ok {
+			c.History[i] = kept
+		}
+	}
+	return &c
 }
 
 // save keeps task, made by run, under its stripe. A task that ended
