@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"agentc.dev/agentc/internal/leaf/jsonpointer"
@@ -87,22 +88,59 @@ func AnalyzeIn(doc any, b *Budget) *Analysis { return &Analysis{b: newBuilder(do
 // a comparison for minutes. Once the budget is spent, every later match is
 // undecided at once and the analyses answer Unknown: running out never
 // gives a verdict, only the absence of one.
-type Budget struct{ patterns *pattern.Budget }
+//
+// It bounds as well what the counterexamples of WitnessIn calls sharing it
+// build: MaxSampleValues JSON values and MaxSampleBytes bytes of strings,
+// counting every candidate, kept or not. Past either, Witness finds no
+// value, and the budget is spent.
+type Budget struct {
+	patterns      *pattern.Budget
+	values, bytes atomic.Int64
+}
 
 // MatchTime is the time a Budget of NewBudget allows.
 const MatchTime = time.Second
+
+// The bounds on what counterexamples a Budget's witnesses build, in all.
+// A schema of a few values asks for arrays of a thousand items nested
+// three deep (10^9 values), or a thousand strings of 64 KiB each: without
+// a bound on the whole, one comparison ran out of memory at 4 GB. A
+// counterexample is printed and checked with the validator: a million
+// values and 16 MiB of strings are past any a person reads (text output
+// cuts an example at 300 bytes), twice what a run takes as input
+// (runcmd.MaxInput, 8 MiB), and a few hundred megabytes of memory at
+// most.
+const (
+	MaxSampleValues = 1_000_000
+	MaxSampleBytes  = 16 << 20
+)
 
 // NewBudget returns a Budget of MatchTime.
 func NewBudget() *Budget { return NewBudgetOf(MatchTime) }
 
 // NewBudgetOf returns a Budget of d.
 func NewBudgetOf(d time.Duration) *Budget {
-	return &Budget{patterns: pattern.NewTimedBudget(d)}
+	b := &Budget{patterns: pattern.NewTimedBudget(d)}
+	b.values.Store(MaxSampleValues)
+	b.bytes.Store(MaxSampleBytes)
+	return b
 }
 
 // Spent reports whether the budget is spent: an analysis under it since
-// may have answered Unknown for want of it.
-func (b *Budget) Spent() bool { return b.patterns.Spent() }
+// may have answered Unknown for want of it, a witness found none.
+func (b *Budget) Spent() bool {
+	return b.patterns.Spent() || b.values.Load() < 0 || b.bytes.Load() < 0
+}
+
+// build takes n values and size bytes of strings from what witnesses may
+// build, and reports whether they were there.
+func (b *Budget) build(n, size int) bool {
+	if b.values.Add(-int64(n)) < 0 || b.bytes.Add(-int64(size)) < 0 {
+		b.values.Store(-1) // spent for good, though bytes were left
+		return false
+	}
+	return true
+}
 
 func (a *Analysis) node(ptr string) (any, bool) { return a.b.at(ptr) }
 

@@ -27,7 +27,8 @@ func WitnessIn(sub, super any, bud *Budget) (v any, ok bool) {
 	b := bb.build(super, "", bb.over())
 	d := ab.under()
 	diff := intersect(a, complement(b, d), d)
-	return diff.sample(0)
+	sp := &sampler{bud: bud, failed: map[*Set]int{}, runs: map[strRun]string{}}
+	return sp.sample(diff, 0)
 }
 
 // maxNames bounds the member names a counterexample may add to an object
@@ -58,64 +59,185 @@ func memberNames(doc any) []string {
 // maxSampleDepth bounds how deep sample goes into nested arrays and
 // objects; maxSampleLen how long an array it builds, maxSampleString how
 // long a string (a bound such as maxLength 1500 raised to 3000 needs one
-// of 1501 bytes to show).
+// of 1501 bytes to show). What it builds in all is bounded by the Budget
+// (MaxSampleValues, MaxSampleBytes).
 const (
 	maxSampleDepth  = 32
 	maxSampleLen    = 1000
 	maxSampleString = 1 << 16
 )
 
+// sampler builds the values of one Witness: every value and every byte of
+// a string it makes is taken from bud, and the sets that held no sample
+// are remembered, so that a set reached again, through the branches of
+// an anyOf that all lead to it, is not searched again.
+type sampler struct {
+	bud    *Budget
+	built  int               // the values built so far
+	failed map[*Set]int      // the least depth at which the set gave no sample
+	runs   map[strRun]string // the strings of one letter built so far
+}
+
+type strRun struct {
+	c byte
+	n int
+}
+
 // sample returns a value in s, when a simple one is found; every value it
 // returns is checked with has, so a candidate the shapes do not admit is
-// never returned.
-func (s *Set) sample(depth int) (any, bool) {
+// never returned. The candidates are built one at a time, the first that
+// s has returned: an array or an object is built only when no simpler
+// value will do.
+func (sp *sampler) sample(s *Set, depth int) (any, bool) {
 	if s == nil {
 		return nil, true // every value
 	}
 	if depth > maxSampleDepth {
 		return nil, false
 	}
-	for _, v := range s.candidates(depth) {
+	if d, ok := sp.failed[s]; ok && depth >= d {
+		return nil, false // less room below than where it failed
+	}
+	v, ok := sp.first(s, depth)
+	if !ok && !sp.bud.Spent() {
+		sp.failed[s] = depth
+	}
+	return v, ok
+}
+
+// build takes n values and size bytes of strings from the budget.
+func (sp *sampler) build(n, size int) bool {
+	sp.built += n
+	return sp.bud.build(n, size)
+}
+
+// checked is whether s has v, an array or an object built from sp.built
+// on: the check visits what was built, and costs it again.
+func (sp *sampler) checked(s *Set, v any, from int) bool {
+	return sp.bud.build(sp.built-from, 0) && s.has(v)
+}
+
+// first returns the first candidate of s that s has: null, the booleans,
+// numbers, strings, then arrays and objects.
+func (sp *sampler) first(s *Set, depth int) (any, bool) {
+	var scalars []any
+	if s.null {
+		scalars = append(scalars, nil)
+	}
+	if s.bools&1 != 0 {
+		scalars = append(scalars, false)
+	}
+	if s.bools&2 != 0 {
+		scalars = append(scalars, true)
+	}
+	for _, iv := range s.num.ints {
+		if n, ok := iv.integer(); ok {
+			scalars = append(scalars, json.Number(n.String()))
+		}
+	}
+	for _, iv := range s.num.frac {
+		if r, ok := iv.fraction(); ok {
+			scalars = append(scalars, json.Number(r.FloatString(20)))
+		}
+	}
+	for _, v := range scalars {
+		if !sp.build(1, 0) {
+			return nil, false
+		}
 		if s.has(v) {
 			return v, true
+		}
+	}
+	if v, ok := sp.str(s); ok {
+		return v, true
+	}
+	for _, a := range s.arr {
+		from := sp.built
+		if v, ok := sp.arr(a, depth); ok && sp.checked(s, v, from) {
+			return v, true
+		}
+		if sp.bud.Spent() {
+			return nil, false
+		}
+	}
+	for _, o := range s.obj {
+		from := sp.built
+		if v, ok := sp.obj(o, depth); ok && sp.checked(s, v, from) {
+			return v, true
+		}
+		if sp.bud.Spent() {
+			return nil, false
 		}
 	}
 	return nil, false
 }
 
-func (s *Set) candidates(depth int) []any {
-	var out []any
-	if s.null {
-		out = append(out, nil)
-	}
-	if s.bools&1 != 0 {
-		out = append(out, false)
-	}
-	if s.bools&2 != 0 {
-		out = append(out, true)
-	}
-	for _, iv := range s.num.ints {
-		if n, ok := iv.integer(); ok {
-			out = append(out, json.Number(n.String()))
+// str returns the first string s has of the ones its string part may
+// hold: its listed members, and strings of the least lengths it allows.
+func (sp *sampler) str(s *Set) (any, bool) {
+	p := s.str
+	for _, m := range slices.Sorted(maps.Keys(p.incl)) {
+		if !sp.build(1, len(m)) {
+			return nil, false
+		}
+		if s.has(m) {
+			return m, true
 		}
 	}
-	for _, iv := range s.num.frac {
-		if r, ok := iv.fraction(); ok {
-			out = append(out, json.Number(r.FloatString(20)))
+	for _, iv := range p.lens {
+		n, ok := iv.integer()
+		if iv.lo.v == nil || n.Sign() < 0 {
+			n, ok = big.NewInt(0), (ivals{iv}).contains(new(big.Rat))
+		}
+		if !ok || !n.IsInt64() || n.Int64() > maxSampleString {
+			continue
+		}
+		for _, c := range []byte("abcd") {
+			if !sp.build(1, int(n.Int64())) {
+				return nil, false
+			}
+			if v := sp.run(c, int(n.Int64())); s.has(v) {
+				return v, true
+			}
 		}
 	}
-	out = append(out, s.str.candidates()...)
-	for _, a := range s.arr {
-		if v, ok := a.sample(depth); ok {
-			out = append(out, v)
+	return nil, false
+}
+
+// run returns n letters c, built once for every use.
+func (sp *sampler) run(c byte, n int) string {
+	k := strRun{c, n}
+	r, ok := sp.runs[k]
+	if !ok {
+		r = strings.Repeat(string(c), n)
+		sp.runs[k] = r
+	}
+	return r
+}
+
+// exact charges for a value a schema lists, as for one built: it is
+// printed and checked as often as it is used.
+func (sp *sampler) exact(v any) bool {
+	n, size := 0, 0
+	var walk func(x any)
+	walk = func(x any) {
+		n++
+		switch x := x.(type) {
+		case string:
+			size += len(x)
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		case map[string]any:
+			for k, y := range x {
+				size += len(k)
+				walk(y)
+			}
 		}
 	}
-	for _, o := range s.obj {
-		if v, ok := o.sample(depth); ok {
-			out = append(out, v)
-		}
-	}
-	return out
+	walk(v)
+	return sp.build(n, size)
 }
 
 // integer returns an integer in the interval, nearest zero where it is
@@ -161,38 +283,16 @@ func (iv interval) fraction() (*big.Rat, bool) {
 	return r, (ivals{iv}).contains(r) && !r.IsInt()
 }
 
-// candidates are strings the part may hold: its listed members, and
-// strings of the least lengths it allows.
-func (p strPart) candidates() []any {
-	var out []any
-	for _, s := range slices.Sorted(maps.Keys(p.incl)) {
-		out = append(out, s)
-	}
-	for _, iv := range p.lens {
-		n, ok := iv.integer()
-		if iv.lo.v == nil || n.Sign() < 0 {
-			n, ok = big.NewInt(0), (ivals{iv}).contains(new(big.Rat))
-		}
-		if !ok || !n.IsInt64() || n.Int64() > maxSampleString {
-			continue
-		}
-		for _, c := range []string{"a", "b", "c", "d"} {
-			out = append(out, strings.Repeat(c, int(n.Int64())))
-		}
-	}
-	return out
-}
-
-func (a *arrShape) sample(depth int) (any, bool) {
+func (sp *sampler) arr(a *arrShape, depth int) (any, bool) {
 	if a.exact {
-		return a.val, true
+		return a.val, sp.exact(a.val)
 	}
-	if a.min > maxSampleLen {
+	if a.min > maxSampleLen || !sp.build(1, 0) {
 		return nil, false
 	}
 	out := make([]any, a.min)
 	for i := range out {
-		v, ok := a.at(i).sample(depth + 1)
+		v, ok := sp.sample(a.at(i), depth+1)
 		if !ok {
 			return nil, false
 		}
@@ -201,16 +301,19 @@ func (a *arrShape) sample(depth int) (any, bool) {
 	return out, true
 }
 
-func (o *objShape) sample(depth int) (any, bool) {
+func (sp *sampler) obj(o *objShape, depth int) (any, bool) {
 	if o.exact {
-		return o.val, true
+		return o.val, sp.exact(o.val)
+	}
+	if !sp.build(1, 0) {
+		return nil, false
 	}
 	out := map[string]any{}
 	put := func(k string) bool {
-		if _, done := out[k]; done || !o.nameOK(k) {
+		if _, done := out[k]; done || !o.nameOK(k) || !sp.build(0, len(k)) {
 			return false
 		}
-		v, ok := o.valueFor(k).sample(depth + 1)
+		v, ok := sp.sample(o.valueFor(k), depth+1)
 		if ok {
 			out[k] = v
 		}
@@ -227,7 +330,7 @@ func (o *objShape) sample(depth int) (any, bool) {
 		}
 		put(k)
 	}
-	for i := 0; len(out) < o.min && i < maxSampleLen; i++ {
+	for i := 0; len(out) < o.min && i < maxSampleLen && !sp.bud.Spent(); i++ {
 		put("p" + strings.Repeat("_", i))
 	}
 	return out, len(out) >= o.min
