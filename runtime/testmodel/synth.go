@@ -30,6 +30,17 @@ const (
 	typeTries    = 3      // variants tried per type
 )
 
+// MaxValueBytes bounds the JSON text of the values one attempt of
+// Synthesize builds, every candidate counted, kept or not. The bounds on
+// one array's items and one string's length each hold alone, but not
+// together: 10,000 strings of 100,000 characters are a gigabyte, which
+// ran `agentc run --model test` and `agentc diff` out of memory. 8 MiB is
+// the most agentc takes as a run's input (runcmd.MaxInput) and one line
+// of a batch (batch.DefaultMaxLine): an answer past it could not be given
+// to the agent that reads it. A value that took no more to build is made
+// as it was before the bound.
+const MaxValueBytes = 8 << 20
+
 // UnsatisfiableError says that no value was found for a schema: the keyword
 // that could not be satisfied, where it is and why.
 type UnsatisfiableError struct {
@@ -73,6 +84,7 @@ func synthesize(schema []byte, seed int64, preferObject bool, facts facts) (json
 		g.doc = doc
 		g.facts = facts
 		g.steps = min(left, stepBudget)
+		g.bytes = MaxValueBytes
 		spent := g.steps
 		out, err := g.top(root)
 		if err == nil {
@@ -93,6 +105,7 @@ type gen struct {
 	rng          *rand.Rand
 	simple       bool // every choice is the first one: the simplest value
 	steps        int
+	bytes        int // of JSON text left to build (see MaxValueBytes)
 	preferObject bool
 	regexps      map[string]*parsedRegexp
 	member       string // the name of the member being built ("": none), for a string's label
@@ -153,6 +166,57 @@ func (g *gen) charge(n int, kw string, s *jsonschema.Schema) *UnsatisfiableError
 		return unsat(kw, g.busyAt, "gave up: the search for a value reached its work bound")
 	}
 	return nil
+}
+
+// grow charges n bytes of JSON text built, for the keyword being worked
+// on. Past MaxValueBytes the attempt ends, as it does past its work bound.
+func (g *gen) grow(n int) *UnsatisfiableError {
+	g.bytes -= n
+	if g.bytes < 0 {
+		g.steps = -1
+		return unsat(cmp.Or(g.busyKw, "type"), g.busyAt, "the value would be larger than %d MiB, the most this model builds", MaxValueBytes>>20)
+	}
+	return nil
+}
+
+// jsonSize is the length of v's JSON text, counting each byte a string
+// escapes as six; deep false counts an array or an object without its
+// items or members' values, which were counted as they were built.
+func jsonSize(v any, deep bool) int {
+	switch v := v.(type) {
+	case nil:
+		return 4
+	case bool:
+		return 5
+	case string:
+		n := len(v) + 2
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c < 0x20 || c == '"' || c == '\\' {
+				n += 5
+			}
+		}
+		return n
+	case json.Number:
+		return len(v)
+	case []any:
+		n := 1 + max(len(v), 1)
+		if deep {
+			for _, x := range v {
+				n += jsonSize(x, true)
+			}
+		}
+		return n
+	case map[string]any:
+		n := 1 + max(len(v), 1)
+		for k, x := range v {
+			n += jsonSize(k, false) + 1
+			if deep {
+				n += jsonSize(x, true)
+			}
+		}
+		return n
+	}
+	return 24 // a float64 or an int: at most 24 bytes
 }
 
 // visits bounds from above the number of (schema, value) pairs that
@@ -585,6 +649,9 @@ func (t *trial) try(val any) (bool, error) {
 func (t *trial) first(vals []any, start, n int) (any, bool, error) {
 	for i := range n {
 		val := vals[(start+i)%len(vals)]
+		if err := t.g.grow(jsonSize(val, true)); err != nil {
+			return nil, false, err
+		}
 		ok, err := t.try(val)
 		if err != nil {
 			return nil, false, err
@@ -634,6 +701,12 @@ func (g *gen) fromTypes(t *trial, atoms, negs []*jsonschema.Schema, v, depth int
 	for _, jt := range g.typeOrder(types, atoms, depth) {
 		for i := range typeTries {
 			val, err := g.ofType(jt, atoms, negs, v+i, depth)
+			if err == nil {
+				// Its items and members were counted as they were built.
+				if e := g.grow(jsonSize(val, false)); e != nil {
+					err = e
+				}
+			}
 			if err != nil {
 				if g.steps <= 0 {
 					return nil, err

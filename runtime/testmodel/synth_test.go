@@ -360,6 +360,40 @@ func TestSynthesizeBounded(t *testing.T) {
 	}
 }
 
+// TestSynthesizeSizeBounded: the bounds on one array's items and one
+// string's length each hold alone, but their product is a gigabyte, which
+// ran a run of the test model and agentc diff out of memory. Past
+// MaxValueBytes of JSON text the value is refused with an
+// *UnsatisfiableError that names the bound; a value within it is made.
+func TestSynthesizeSizeBounded(t *testing.T) {
+	member := `"` + strings.Repeat("m", 1000) + `"`
+	for _, c := range []struct {
+		schema, keyword string
+	}{
+		{`{"type":"array","minItems":10000,"items":{"type":"string","minLength":100000}}`, "minItems"},
+		{`{"type":"object","required":["big","e"],"properties":{"big":{"type":"array","minItems":10000,"items":{"type":"string","minLength":100000,"pattern":"^a"}},"e":{"enum":["x","y"]}}}`, "minItems"},
+		{`{"type":"array","minItems":10000,"items":{"enum":[` + member + `]}}`, "minItems"},
+		{`{"type":"array","minItems":90,"items":{"type":"string","minLength":100000}}`, "minItems"},
+	} {
+		for _, seed := range []int64{0, 1} {
+			out, err := Synthesize([]byte(c.schema), seed)
+			var ue *UnsatisfiableError
+			if !errors.As(err, &ue) || ue.Keyword != c.keyword || !strings.Contains(ue.Reason, "larger than 8 MiB") {
+				t.Errorf("%.80s: seed %d: %d bytes, error %v; want an *UnsatisfiableError at %q naming the bound", c.schema, seed, len(out), err, c.keyword)
+			}
+		}
+	}
+	within := `{"type":"array","minItems":80,"items":{"type":"string","minLength":100000}}`
+	out, err := Synthesize([]byte(within), 0)
+	if err != nil {
+		t.Fatalf("8,000,000 characters: %v", err)
+	}
+	if len(out) > MaxValueBytes {
+		t.Errorf("a value of %d bytes, past MaxValueBytes", len(out))
+	}
+	mustValidate(t, within, out)
+}
+
 // randomSchema builds a random schema from the keywords above, nested up to
 // five levels, with references back to the root.
 func randomSchema(r *rand.Rand, depth int) any {
