@@ -47,9 +47,11 @@ type Finding struct {
 	// HasExample tells an Example of null from none.
 	HasExample bool `json:"-"`
 	// Unexamined marks an undecided change that was not examined: the
-	// comparison had spent its work budget (MaxWork), or the time its
-	// analyses may spend matching patterns (inclusion.MatchTime), on the
-	// changes before it.
+	// comparison had spent its work budget (MaxWork), the time its
+	// analyses may spend matching patterns (inclusion.MatchTime) or what
+	// its examples may build (inclusion.MaxSampleValues,
+	// MaxSampleBytes), or the example of a change in one object could not
+	// be made whole within the test model's bounds (testmodel.MaxValueBytes).
 	Unexamined bool `json:"unexamined,omitempty"`
 }
 
@@ -660,16 +662,19 @@ func (d *differ) decide(rule, ptr string, o, n any, e edit) {
 		d.add(rule, Breaking, ptr, o, n, w, true)
 		return
 	}
+	bounded := false
 	if isLocal {
 		if w, ok := inclusion.WitnessIn(lsub, lsuper, m); ok {
-			if x, ok := lift(d.sub, node, w); ok && confirmed(x, d.sub, d.super) {
+			x, ok, b := lift(d.sub, node, w)
+			if ok && confirmed(x, d.sub, d.super) {
 				d.add(rule, Breaking, ptr, o, n, x, true)
 				return
 			}
+			bounded = b
 		}
 	}
 	d.add(rule, Undecided, ptr, o, n, nil, false)
-	d.out[len(d.out)-1].Unexamined = m.Spent()
+	d.out[len(d.out)-1].Unexamined = m.Spent() || bounded
 }
 
 // confirmed checks a counterexample with the validator the runtime uses,

@@ -2,6 +2,7 @@ package contractdiff
 
 import (
 	"encoding/json"
+	"errors"
 	"net/url"
 	"strconv"
 	"strings"
@@ -286,27 +287,32 @@ func refsOf(doc any) (targets []string, entangled bool) {
 // lift makes a whole example from one for the object at node: a value the
 // document sub accepts (made by the test model's generator), with w put
 // where node's values go. The caller confirms it with the validator.
-func lift(sub any, node string, w any) (any, bool) {
+// bounded says the generator gave up at a bound of its work or of its
+// value's size (testmodel.MaxValueBytes), which the schema's author
+// chooses: the change is then left unexamined, never passed for want of
+// an example.
+func lift(sub any, node string, w any) (x any, ok, bounded bool) {
 	schema, err := json.Marshal(sub)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	for seed := int64(0); seed < 4; seed++ {
 		raw, err := testmodel.Synthesize(schema, seed)
 		if err != nil {
-			return nil, false
+			var ue *testmodel.UnsatisfiableError
+			return nil, false, errors.As(err, &ue) && ue.Bounded
 		}
 		var inst any
 		dec := json.NewDecoder(strings.NewReader(string(raw)))
 		dec.UseNumber()
 		if dec.Decode(&inst) != nil {
-			return nil, false
+			return nil, false, false
 		}
 		if out, ok := place(inst, segments(node), w); ok {
-			return out, true
+			return out, true, false
 		}
 	}
-	return nil, false
+	return nil, false, false
 }
 
 // place puts w in inst where the schema path segs leads; false when the

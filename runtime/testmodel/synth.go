@@ -47,6 +47,10 @@ type UnsatisfiableError struct {
 	Keyword  string // e.g. "pattern", "not", "oneOf", "false", "uniqueItems"
 	Location string // JSON pointer of the schema holding the keyword; "" is the root
 	Reason   string
+	// Bounded says the search ended at a bound of its own, on its work
+	// or on the size of the value, not at a keyword no value passes:
+	// the schema may have values.
+	Bounded bool
 }
 
 func (e *UnsatisfiableError) Error() string {
@@ -163,7 +167,9 @@ func (g *gen) charge(n int, kw string, s *jsonschema.Schema) *UnsatisfiableError
 	g.steps -= n
 	if g.steps < 0 {
 		kw = cmp.Or(g.busyKw, "type")
-		return unsat(kw, g.busyAt, "gave up: the search for a value reached its work bound")
+		err := unsat(kw, g.busyAt, "gave up: the search for a value reached its work bound")
+		err.Bounded = true
+		return err
 	}
 	return nil
 }
@@ -174,7 +180,9 @@ func (g *gen) grow(n int) *UnsatisfiableError {
 	g.bytes -= n
 	if g.bytes < 0 {
 		g.steps = -1
-		return unsat(cmp.Or(g.busyKw, "type"), g.busyAt, "the value would be larger than %d MiB, the most this model builds", MaxValueBytes>>20)
+		err := unsat(cmp.Or(g.busyKw, "type"), g.busyAt, "the value would be larger than %d MiB, the most this model builds", MaxValueBytes>>20)
+		err.Bounded = true
+		return err
 	}
 	return nil
 }

@@ -359,7 +359,7 @@ func findingText(f contractdiff.Finding) string {
 		line += fmt.Sprintf(" (for instance %s)", clipped(shown(f.Example, true), maxShownExample))
 	}
 	if f.Unexamined {
-		line += " (not examined: the comparison spent its work budget on the changes before it)"
+		line += " (not examined: the comparison reached a bound on its work)"
 	}
 	return line
 }
