@@ -136,6 +136,19 @@ func measured(name string, limit int64, runs *serve.Runs, h http.Handler) http.H
 			tooLarge()
 			return
 		}
+		// The body is read within the bound on reading too, at the most
+		// it may be (its length, where it says), so that many requests
+		// at once cannot hold more than the bound before they are
+		// measured.
+		hd := &hold{runs: runs}
+		defer hd.end()
+		size := limit
+		if r.ContentLength >= 0 {
+			size = r.ContentLength + 1
+		}
+		if err := hd.take(r.Context(), size); err != nil {
+			return // its client went while it waited
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		var past *http.MaxBytesError
 		switch {
@@ -154,8 +167,6 @@ func measured(name string, limit int64, runs *serve.Runs, h http.Handler) http.H
 			refuse(w, body, fmt.Sprintf("the request nests arrays and objects %d deep, deeper than the %d a request to agent %s may: a deep structured input goes, as JSON, in a text part", depth, maxDepth, name))
 			return
 		}
-		hd := &hold{runs: runs}
-		defer hd.end()
 		if err := hd.take(r.Context(), weight(body)); err != nil {
 			return // its client went while it waited
 		}

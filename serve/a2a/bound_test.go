@@ -202,3 +202,58 @@ func TestA2AHistoryAsSent(t *testing.T) {
 		t.Errorf("the history's data part: %#v", got.History[0].Parts[0])
 	}
 }
+
+// TestA2ABodyReadBounded: a request's body is read within the bound on
+// reading, as much of it as the body may be taken before a byte of it is
+// read: with the bound taken, a request whose body has not come yet
+// waits (many requests at once cannot each hold a body they have read
+// before they are measured), and is answered once the bound is given
+// back.
+func TestA2ABodyReadBounded(t *testing.T) {
+	runs, err := serve.NewRuns("", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _, _ := servedBy(t, labeler(t), runs)
+	release, err := runs.Reading(t.Context(), serve.MaxReading)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waits := make(chan int64, 4)
+	a2aserve.OnHoldWait(t, func(n int64) { waits <- n })
+	// A body of no length said, sent once the request has waited.
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+a2aserve.Prefix+"labeler", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	answers := make(chan string, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answers <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		answers <- string(out)
+	}()
+	select {
+	case out := <-answers:
+		t.Fatalf("answered with the bound taken and no body sent: %.300s", out)
+	case n := <-waits:
+		if n < serve.MaxBodyBytes {
+			t.Errorf("a body of no length said waited for %d bytes of the bound, less than it may be", n)
+		}
+	}
+	release()
+	if _, err := io.WriteString(pw, sendWith("", "{}")); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if out := <-answers; !strings.Contains(out, `"result"`) {
+		t.Errorf("the request once the bound was given back: %.300s", out)
+	}
+}
