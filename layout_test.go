@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"contractdiff":       {"plan", "inclusion", "digest", "internal/leaf/jsonpointer", "runtime/testmodel"},
 	"inclusion":          {"internal/leaf/jsonpointer", "internal/leaf/pattern", "plan"},
 	"plan":               {"internal/leaf/userfile", "digest", "internal/leaf/jsonpointer", "internal/leaf/pattern"},
-	"runtime":            {"internal/leaf/buildinfo", "internal/leaf/flock", "internal/leaf/userfile", "runtime", "plan", "digest", "inclusion", "internal/leaf/jsonpointer", "internal/leaf/textcut", "cost"},
+	"runtime":            {"internal/leaf/buildinfo", "internal/leaf/flock", "internal/leaf/userfile", "runtime", "plan", "digest", "inclusion", "internal/leaf/jsonpointer", "internal/leaf/jsonshape", "internal/leaf/textcut", "cost"},
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/leaf/jsonpointer", "telemetry"},
 	"internal/devserver": {},
 	"agenttest":          {"internal/leaf/userfile", "plan", "runtime", "constraint", "internal/leaf/cueproc"},

@@ -242,7 +242,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		}
 		hc, cut := boundedClient(o.httpClient, MaxMessageBytes)
 		s.cut = cut
-		transport = &mcp.StreamableClientTransport{
+		transport = shapedTransport{Transport: &mcp.StreamableClientTransport{
 			Endpoint:             t.URL,
 			HTTPClient:           hc,
 			DisableStandaloneSSE: true,
@@ -250,7 +250,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 			// counts it; the transport sees each byte first, and ends the
 			// call with its own error.
 			MaxEventSize: MaxMessageBytes,
-		}
+		}, lost: s.setLost}
 	} else {
 		cmd, err := command(t, baseDir)
 		if err != nil {
@@ -271,7 +271,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		cmd.Stderr = s.stderr
 		// Requests the server sends whose answers it does not read are
 		// held to a bound (heldTransport).
-		transport = heldTransport{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: closeGrace}, flooded: s.setLost}
+		transport = heldTransport{Transport: shapedTransport{Transport: &mcp.CommandTransport{Command: cmd, TerminateDuration: closeGrace}, lost: s.setLost}, flooded: s.setLost}
 	}
 
 	sctx, cancel := context.WithTimeout(ctx, o.startTimeout)
