@@ -24,6 +24,7 @@ import (
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
 	"agentc.dev/agentc/internal/leaf/diskfree"
+	"agentc.dev/agentc/internal/leaf/jsonshape"
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -431,7 +432,7 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := rs.read(ctx, len(c.input), func() error {
+	if err := rs.read(ctx, c.input, func() error {
 		files := fileFieldsOf(a.Plan)
 		if err := checkFiles(files, c.input); err != nil {
 			return err
@@ -481,11 +482,27 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 // larger than the bound waits to be read alone.
 const MaxReading = 32 << 20
 
-// read runs check, the reading of an input of n bytes, within the bound
-// on the inputs read at once (MaxReading); a request that goes while it
-// waits is its context's error.
-func (rs *Runs) read(ctx context.Context, n int, check func() error) error {
-	release, err := rs.Reading(ctx, int64(n)+1)
+// ValueBytes is what each JSON value of an input weighs on the bound on
+// reading, beside its bytes: decoded and checked against its contract, a
+// value holds a hundred bytes and more where its text took two or three,
+// so an input of many small values weighs more than its bytes (an 8 MiB
+// array of zeros, 4 million values, weighs the whole bound and is read
+// alone).
+const ValueBytes = 128
+
+// Weight is what the JSON text input weighs on the bound on reading: its
+// bytes, or ValueBytes a value where that is more (jsonshape.Measure,
+// which allocates nothing).
+func Weight(input []byte) int64 {
+	values, _ := jsonshape.Measure(input)
+	return max(int64(len(input))+1, int64(values)*ValueBytes)
+}
+
+// read runs check, the reading of input, within the bound on the inputs
+// read at once (MaxReading), as much of it as the input weighs (Weight);
+// a request that goes while it waits is its context's error.
+func (rs *Runs) read(ctx context.Context, input []byte, check func() error) error {
+	release, err := rs.Reading(ctx, Weight(input))
 	if err != nil {
 		return err
 	}
@@ -1109,7 +1126,7 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := rs.read(ctx, len(c.input), func() error {
+	if err := rs.read(ctx, c.input, func() error {
 		if err := rs.checkInput(a.Plan, c.input); err != nil {
 			return err
 		}

@@ -667,3 +667,50 @@ func TestReadingBoundedRemote(t *testing.T) {
 		t.Errorf("the waiting input, refused by its contract: %d, want 422", code)
 	}
 }
+
+// TestReadingWeighsValues: an input weighs on the bound on reading by its
+// values where they cost more than its bytes: with a megabyte of the bound
+// left, an input of 300 KB of text is read at once, and one of 300 KB of
+// small values (100,000, decoded each to a hundred bytes and more) waits
+// its turn.
+func TestReadingWeighsValues(t *testing.T) {
+	if w := serve.Weight([]byte(`{"title":"` + strings.Repeat("a", 300000) + `"}`)); w > 300100 {
+		t.Errorf("300 KB of text weighs %d", w)
+	}
+	dense := `{"title":"x","n":[` + strings.Repeat("0,", 100000) + `0]}`
+	if w := serve.Weight([]byte(dense)); w < 100000*serve.ValueBytes {
+		t.Errorf("100,000 values weigh %d", w)
+	}
+	runs := newRuns(t, "", true)
+	h, err := serve.API([]serve.Agent{labeler(t)}, runs, serve.AllAgents(apiToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	release := runs.HoldReading(t, serve.MaxReading-1<<20)
+	waiting := make(chan struct{}, 1)
+	serve.OnReadingWait(t, func() { waiting <- struct{}{} })
+	if code, _ := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": "`+strings.Repeat("a", 300000)+`"}`); code == 0 {
+		t.Fatal("300 KB of text was not answered")
+	}
+	select {
+	case <-waiting:
+		t.Fatal("300 KB of text waited, with a megabyte of the bound left")
+	default:
+	}
+	done := make(chan int, 1)
+	go func() {
+		code, _ := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, dense)
+		done <- code
+	}()
+	select {
+	case code := <-done:
+		t.Fatalf("100,000 values were read with a megabyte of the bound left: %d", code)
+	case <-waiting:
+	}
+	release()
+	if code := <-done; code == 0 {
+		t.Error("the waiting input was not answered")
+	}
+}

@@ -31,16 +31,10 @@ const maxValues = 1 << 16
 // JSON nests as deep as the API takes (10,000).
 const maxDepth = 1000
 
-// valueBytes is what a value of a request weighs on the bound on reading
-// (serve.MaxReading), beside its bytes: the densest request weighs what
-// a body of MaxBodyBytes does.
-const valueBytes = serve.MaxBodyBytes / maxValues
-
-// weight is what JSON text b weighs on the bound on reading.
-func weight(b []byte) int64 {
-	values, _ := jsonshape.Measure(b)
-	return max(int64(len(b))+1, int64(values)*valueBytes)
-}
+// weight is what JSON text b weighs on the bound on reading, as an input
+// read over the API does (serve.Weight): at serve.ValueBytes a value, the
+// densest request weighs what a body of MaxBodyBytes does.
+func weight(b []byte) int64 { return serve.Weight(b) }
 
 // hold is what a request to an agent's endpoint holds of the bound on
 // reading (serve.Runs.Reading): its body's weight, from before the SDK
