@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
@@ -121,12 +122,52 @@ func Start(ctx context.Context, c client.Client, data []byte, in RunInput, opts 
 	// No retry policy: Temporal runs the workflow once, and a run that
 	// failed (FailureType) stays failed until it is submitted again.
 	// Eager start: where a worker of the queue runs in this process, it
-	// gets the first workflow task in the start's reply.
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, EnableEagerStart: true}, Workflow, in)
+	// gets the first workflow task in the start's reply. A workflow of
+	// the ID still going is an error, not the run: the SDK would hand
+	// back that workflow, whoever started it, with whatever plan and
+	// input. An ID whose workflow has ended is Temporal's to reuse: the
+	// run starts anew under it.
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, EnableEagerStart: true,
+		WorkflowExecutionErrorWhenAlreadyStarted: true}, Workflow, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return nil, fmt.Errorf("temporal: workflow %s is already running: the run was not submitted (a run is started under an ID no workflow going holds; give it another)", id)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("temporal: starting the run: %w", err)
 	}
-	return run, nil
+	want := in.Provider
+	if want == "" {
+		want = p.Agent.Model.Provider
+	}
+	return &submitted{WorkflowRun: run, digest: in.Digest, provider: want}, nil
+}
+
+// submitted is a run Start started: what it was submitted for, which
+// Wait holds its report to.
+type submitted struct {
+	client.WorkflowRun
+	digest, provider string
+}
+
+// check refuses a report that is not of the run submitted: another plan,
+// or another provider answering. A workflow of the run's ID is started
+// by this client only (Start refuses an ID taken), so this holds should
+// that ever not be so.
+func (s *submitted) check(rep *agentrt.Report) error {
+	return checkReport(s.GetID(), rep, s.digest, s.provider)
+}
+
+// checkReport refuses, naming what differs, the report of workflow id
+// unless it is of plan digest and provider answered it.
+func checkReport(id string, rep *agentrt.Report, digest, provider string) error {
+	switch {
+	case string(rep.Digests.Plan) != digest:
+		return fmt.Errorf("temporal: run %s reports plan %s, and this is plan %s: its report is not this run's", id, rep.Digests.Plan, digest)
+	case rep.Provider != provider:
+		return fmt.Errorf("temporal: run %s reports provider %q answering, and this run asked for %q: its report is not this run's", id, rep.Provider, provider)
+	}
+	return nil
 }
 
 // WatchWorkers says on w, once, when no worker has polled the task queue
@@ -163,8 +204,22 @@ const cancelWait = time.Minute
 //
 // A run that failed (FailureType) or was cancelled ends its workflow so,
 // with its report in the failure's details: Wait returns that report, as
-// it returns a succeeding run's, and a nil error.
+// it returns a succeeding run's, and a nil error. Of a run Start
+// returned, a report of another plan than the one submitted, or another
+// provider than the one asked (RunInput.Provider, else the plan's), is
+// an error.
 func Wait(ctx context.Context, c client.Client, run client.WorkflowRun) (*agentrt.Report, error) {
+	rep, err := wait(ctx, c, run)
+	if s, ok := run.(*submitted); ok && rep != nil {
+		if err := s.check(rep); err != nil {
+			return nil, err
+		}
+	}
+	return rep, err
+}
+
+// wait is Wait, the report not checked.
+func wait(ctx context.Context, c client.Client, run client.WorkflowRun) (*agentrt.Report, error) {
 	var rep agentrt.Report
 	err := run.Get(ctx, &rep)
 	if r := EndedReport(err); r != nil {
