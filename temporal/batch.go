@@ -69,6 +69,9 @@ type BatchSpec struct {
 	// not handed over, and the batch's runner, preparing it alike,
 	// reports it.
 	Prepare func(line []byte) ([]byte, error)
+	// Note, when set, is told what the client should know and that is
+	// no error: a batch joined that runs with another Parallel.
+	Note func(msg string)
 }
 
 // BatchClient is a batch submitted to Temporal, from its client's side:
@@ -78,6 +81,9 @@ type BatchClient struct {
 	spec  BatchSpec
 	queue string
 	since time.Time // runs started before are served, not paid for
+	// provider is the provider that answers the items' runs: the plan's,
+	// or the one the batch names (RunInput.Provider).
+	provider string
 
 	mu       sync.Mutex
 	fed      error // why handing over the items stopped, once it has
@@ -100,7 +106,10 @@ func SubmitBatch(ctx context.Context, c client.Client, data []byte, spec BatchSp
 	if spec.Parallel <= 0 {
 		spec.Parallel = batch.DefaultParallel
 	}
-	b := &BatchClient{c: c, spec: spec, queue: opts.TaskQueue, since: time.Now(), feedDone: make(chan struct{})}
+	b := &BatchClient{c: c, spec: spec, queue: opts.TaskQueue, since: time.Now(), provider: spec.Run.Provider, feedDone: make(chan struct{})}
+	if b.provider == "" {
+		b.provider = p.Agent.Model.Provider
+	}
 	if b.queue == "" {
 		b.queue = DefaultTaskQueue
 	}
@@ -126,7 +135,8 @@ func SubmitBatch(ctx context.Context, c client.Client, data []byte, spec BatchSp
 var errFed = errors.New("every item was handed over")
 
 // start starts the batch workflow, or joins the run of it that is going,
-// which must run this plan.
+// which must be this batch: its plan, provider, seed, budgets and pool
+// (joinable).
 func (b *BatchClient) start(ctx context.Context) error {
 	in := BatchInput{Run: b.spec.Run, Parallel: b.spec.Parallel, PoolTokens: b.spec.PoolTokens}
 	run, err := b.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: b.spec.ID, TaskQueue: b.queue,
@@ -138,8 +148,11 @@ func (b *BatchClient) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("temporal: batch %s: %w", b.spec.ID, err)
 	}
-	if got.Run.Digest != b.spec.Run.Digest {
-		return fmt.Errorf("temporal: batch %s is going with plan %s, and this is plan %s: give this batch another --workflow-id, or let that one end first", b.spec.ID, got.Run.Digest, b.spec.Run.Digest)
+	if err := joinable(b.spec.ID, *got, in); err != nil {
+		return err
+	}
+	if got.Parallel != in.Parallel && b.spec.Note != nil {
+		b.spec.Note(fmt.Sprintf("batch %s is going with %d runs at once, not %d: it goes on so", b.spec.ID, got.Parallel, in.Parallel))
 	}
 	b.mu.Lock()
 	b.ended = false
@@ -154,6 +167,44 @@ func (b *BatchClient) start(ctx context.Context) error {
 		b.ended = true
 		b.mu.Unlock()
 	}()
+	return nil
+}
+
+// joinable refuses to join batch id, going with input got, for a batch
+// of input want unless it is the same batch: the same plan, and the
+// same provider, seed, budgets and token pool for its runs. Whoever
+// started the batch going chose them, and the items handed over are run
+// with them: a batch started by another client, with the test model in
+// place of the plan's or no pool, would answer for this one. (Its State
+// is what it holds; its Parallel, how fast it goes, is noted by start.)
+func joinable(id string, got, want BatchInput) error {
+	differs := func(what, a, b string) error {
+		return fmt.Errorf("temporal: batch %s is going with %s %s, and this batch's is %s: it is another batch; give this batch another --workflow-id, or let that one end first", id, what, a, b)
+	}
+	budgets := func(b Budgets) string {
+		j, _ := json.Marshal(b)
+		return string(j)
+	}
+	provider := func(p string) string {
+		if p == "" {
+			return "the plan's own"
+		}
+		return fmt.Sprintf("%q", p)
+	}
+	switch g, w := got.Run, want.Run; {
+	case g.Digest != w.Digest:
+		return differs("plan", g.Digest, w.Digest)
+	case g.Provider != w.Provider:
+		return differs("provider", provider(g.Provider), provider(w.Provider))
+	case g.Seed != w.Seed:
+		return differs("seed", fmt.Sprint(g.Seed), fmt.Sprint(w.Seed))
+	case budgets(g.Budgets) != budgets(w.Budgets):
+		return differs("budgets", budgets(g.Budgets), budgets(w.Budgets))
+	case g.Pool != w.Pool:
+		return differs("run pool", fmt.Sprintf("%q", g.Pool), fmt.Sprintf("%q", w.Pool))
+	case got.PoolTokens != want.PoolTokens:
+		return differs("pool tokens", fmt.Sprint(got.PoolTokens), fmt.Sprint(want.PoolTokens))
+	}
 	return nil
 }
 
@@ -289,6 +340,13 @@ func (b *BatchClient) RunFunc() batch.RunFunc {
 			// A run that failed, or was cancelled: its report is the
 			// failure's details.
 			rep, err = *r, nil
+		}
+		if err == nil {
+			// The run of that ID may be another client's, started before
+			// this batch named it.
+			if err := checkReport(id, &rep, b.spec.Run.Digest, b.provider); err != nil {
+				return nil, err
+			}
 		}
 		var app *sdktemporal.ApplicationError
 		switch {

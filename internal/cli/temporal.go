@@ -147,7 +147,8 @@ func (t *temporalFlags) remoteBatch(e Env, workflowID *string) runcmd.RemoteBatc
 			PoolTokens: r.PoolTokens, Items: items, MaxLine: runcmd.MaxInput, Prepare: r.Prepare,
 			Handed: func(n int) {
 				fmt.Fprintf(w, "agentc: batch %s: all %d inputs handed over; the batch goes on if this command stops\n", id, n)
-			}}, temporal.SubmitOptions{TaskQueue: t.taskQueue})
+			},
+			Note: func(msg string) { fmt.Fprintf(w, "agentc: %s\n", msg) }}, temporal.SubmitOptions{TaskQueue: t.taskQueue})
 		if err != nil {
 			c.Close()
 			return nil, nil, err
