@@ -16,6 +16,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -567,5 +568,85 @@ func TestWorkerRunsPlansModels(t *testing.T) {
 	}
 	if asked := pr.list()[before:]; len(asked) != 0 {
 		t.Errorf("the refused call asked for the models of %q", asked)
+	}
+}
+
+// TestRunPoolIsItsBatchs: a run reserves its model calls only in its own
+// batch's token pool. A client that starts a run of an allowed plan
+// naming as its pool (RunInput.Pool) some other workflow, one no worker
+// answers, would have each of its model calls hold a worker's activity
+// slot until the run's deadline, waiting on that workflow: the run is
+// refused at once, never retried, before any activity, whether it is no
+// batch's or names another pool than its batch's. A batch whose pool's ID
+// another client took first, with a workflow that is no pool, has its
+// runs' calls refused by the activity, not left waiting.
+func TestRunPoolIsItsBatchs(t *testing.T) {
+	s := devserver.Start(t)
+	c := dial(t, s)
+	data := labeller(t, labelSchema)
+	m := &counting{calls: map[string]int{}}
+	w, err := temporal.NewWorker(c, temporal.WorkerOptions{
+		ModelFor: func(temporal.ModelCall) (agentrt.Model, error) { return m, nil },
+		Dir:      t.TempDir(),
+		Allowed:  digests(t, data),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveQueue(t, c, "pools", w)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// A workflow no worker answers: on a queue no one polls.
+	for _, id := range []string{"decoy", "squat/pool"} {
+		if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: "nobody"}, "nothing"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c2 := range []struct {
+		what string
+		in   temporal.RunInput
+		want string
+	}{
+		{"no batch's", temporal.RunInput{Pool: "decoy"}, `the run names token pool "decoy" and is no batch's`},
+		{"another batch's", temporal.RunInput{Pool: "decoy", Batch: &temporal.BatchRef{Workflow: "b1"}}, `the run names token pool "decoy", not its batch's (b1/pool)`},
+	} {
+		run, err := temporal.Start(ctx, c, data, c2.in, temporal.SubmitOptions{TaskQueue: "pools"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep agentrt.Report
+		err = run.Get(ctx, &rep)
+		var app *sdktemporal.ApplicationError
+		if !errors.As(err, &app) || app.Type() != temporal.ErrRefused || !app.NonRetryable() || !strings.Contains(app.Message(), c2.want) {
+			t.Errorf("a run whose pool is %s: %v; want a refusal, never retried, that says %q", c2.what, err, c2.want)
+		}
+		it := c.GetWorkflowHistory(ctx, run.GetID(), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+				t.Errorf("a run whose pool is %s: event %d schedules %s", c2.what, ev.GetEventId(), a.GetActivityType().GetName())
+			}
+		}
+	}
+	if n := m.total(); n != 0 {
+		t.Errorf("the model was called %d times for refused runs", n)
+	}
+
+	// The batch's own pool, taken first by a workflow that is no pool.
+	b, err := temporal.SubmitBatch(ctx, c, data, temporal.BatchSpec{ID: "squat", Parallel: 1, PoolTokens: 100_000,
+		Items: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("{}\n")), nil }},
+		temporal.SubmitOptions{TaskQueue: "pools"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := b.RunFunc()(ctx, 0, 1, json.RawMessage(`{}`))
+	if want := `the run's token pool squat/pool is a nothing on task queue "nobody", not agentc's token pool (agentc.pool) on this worker's ("pools")`; err != nil || rep.Outcome != agentrt.OutcomeError || !strings.Contains(rep.Error, want) {
+		t.Errorf("a batch whose pool's ID was taken first: %v %+v; want its run ended by its call's refusal, %q", err, rep, want)
+	}
+	if n := m.total(); n != 0 {
+		t.Errorf("the model was called %d times for calls whose pool is no pool", n)
 	}
 }

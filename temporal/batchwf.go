@@ -131,7 +131,7 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 		known[it.ID] = true
 	}
 	if in.PoolTokens > 0 && st.Pool == "" {
-		st.Pool = self.ID + "/pool"
+		st.Pool = poolID(self.ID)
 		co := workflow.ChildWorkflowOptions{WorkflowID: st.Pool, ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}
 		f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, co), PoolWorkflow, PoolInput{Tokens: in.PoolTokens})

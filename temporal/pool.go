@@ -32,6 +32,30 @@ const (
 	poolState   = "state"
 )
 
+// poolID is the workflow ID of the token pool of batch batchID: the one
+// pool its runs may name (checkPool).
+func poolID(batchID string) string {
+	return batchID + "/pool"
+}
+
+// checkPool refuses, never retried, a run that names a token pool
+// (RunInput.Pool) other than its own batch's: each of its model calls
+// would send an update to that workflow, whatever it is, and hold a
+// worker's activity slot waiting for an answer that never comes.
+func checkPool(in *RunInput) error {
+	switch {
+	case in.Pool == "":
+		return nil
+	case in.Batch == nil:
+		return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the run names token pool %q and is no batch's: a run reserves its calls only in its own batch's pool", in.Pool), ErrRefused, nil)
+	case in.Pool != poolID(in.Batch.Workflow):
+		return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the run names token pool %q, not its batch's (%s): a run reserves its calls only in its own batch's pool", in.Pool, poolID(in.Batch.Workflow)), ErrRefused, nil)
+	}
+	return nil
+}
+
 // PoolInput is a pool workflow's input.
 type PoolInput struct {
 	Tokens int64 `json:"tokens"`

@@ -13,6 +13,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -432,6 +433,9 @@ func (w *Worker) readRun(ctx context.Context, workflowID, runID, queue string) (
 	if err := checkProvider(p, in.Provider); err != nil {
 		return nil, err
 	}
+	if err := w.checkPoolWorkflow(ctx, in, queue); err != nil {
+		return nil, err
+	}
 	// Runs of one plan share it.
 	w.mu.Lock()
 	if kept, ok := w.plans[p.Digests.Plan]; ok {
@@ -458,6 +462,34 @@ func checkProvider(p *plan.Plan, provider string) error {
 	return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf(
 		"this worker runs plan %s (agent %q) against the models it names, or the test model, not provider %q: a run against another model is a plan of its own (agentc run --model PROVIDER:MODEL makes it), which the worker's operator allows by its digest",
 		p.Digests.Plan, p.Agent.Name, provider), ErrRefused, nil)
+}
+
+// checkPoolWorkflow refuses, never retried, a run whose token pool is not
+// its batch's (checkPool), or is a workflow of that ID that is not
+// agentc's pool started on queue (one started under the pool's ID before
+// the batch, which the batch then shares): an update sent there is never
+// answered.
+func (w *Worker) checkPoolWorkflow(ctx context.Context, in *RunInput, queue string) error {
+	if in.Pool == "" {
+		return nil
+	}
+	if err := checkPool(in); err != nil {
+		return err
+	}
+	d, err := w.client.DescribeWorkflowExecution(ctx, in.Pool, "")
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.As(err, &nf):
+		return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("the run's token pool %s is no workflow", in.Pool), ErrRefused, nil)
+	case err != nil:
+		return fmt.Errorf("the run's token pool %s: %w", in.Pool, err)
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if t, q := info.GetType().GetName(), info.GetTaskQueue(); t != PoolWorkflow || q != queue {
+		return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the run's token pool %s is a %s on task queue %q, not agentc's token pool (%s) on this worker's (%q): its calls reserve only there", in.Pool, t, q, PoolWorkflow, queue), ErrRefused, nil)
+	}
+	return nil
 }
 
 // checkQueue refuses, never retried, an activity that came from task

@@ -74,6 +74,14 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// call of a reply however large their conversation grew: their
 	// histories replay as they were made.
 	callBound := workflow.GetVersion(ctx, callBoundChange, workflow.DefaultVersion, callBoundVersion) >= callBoundVersion
+	// Runs started before version 1 (ownPoolVersion) took any token pool
+	// their input named: their histories replay as they were made (the
+	// activities refuse their calls all the same).
+	if workflow.GetVersion(ctx, ownPoolChange, workflow.DefaultVersion, ownPoolVersion) >= ownPoolVersion {
+		if err := checkPool(&in); err != nil {
+			return nil, err
+		}
+	}
 	if in.Batch != nil {
 		// Its batch is told when it ends, however it ends.
 		defer tellBatch(ctx, in.Batch)
@@ -462,6 +470,13 @@ func (w *Worker) secrets() *redact.Set {
 	}
 	return s
 }
+
+// ownPoolChange and ownPoolVersion name the change that refused a run
+// naming a token pool other than its batch's (checkPool).
+const (
+	ownPoolChange  = "agentc.own-pool"
+	ownPoolVersion = workflow.Version(1)
+)
 
 // callBoundChange and callBoundVersion name the change that left the
 // tool calls of a reply not made once their results put the
