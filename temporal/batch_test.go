@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -199,5 +201,76 @@ func chain(ctx context.Context, t *testing.T, c client.Client, id string) []stri
 			return runs
 		}
 		runs = append(runs, prev)
+	}
+}
+
+// TestBatchBounds: a batch started by a client of its own asking more
+// runs at once than a batch runs, or with a state its first run cannot
+// carry (items never handed over through the add update), fails at once,
+// never retried, naming why, and starts no run: past 2,000 children going
+// the server refuses the batch's task, which was tried again for ever.
+func TestBatchBounds(t *testing.T) {
+	s := devserver.Start(t)
+	c, err := Dial(context.Background(), s.HostPort, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m := &answering{calls: map[string]int{}}
+	p, data := labelPlan(t)
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
+		Allowed: []digest.Digest{p.Digests.Plan}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := worker.New(c, "bounds", Options())
+	w.Register(tw)
+	if err := tw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := RunInput{Plan: data, Digest: string(p.Digests.Plan)}
+	var pending []BatchItem
+	for i := range 3 {
+		pending = append(pending, BatchItem{Index: i, ID: fmt.Sprintf("elsewhere/%d", i), Input: json.RawMessage(fmt.Sprintf(`{"n": %d}`, i))})
+	}
+	for _, c2 := range []struct {
+		id   string
+		in   BatchInput
+		want string
+	}{
+		{"wide", BatchInput{Run: run, Parallel: 5000}, "parallel is 5000, more than the 1024 runs a batch runs at once"},
+		{"stated", BatchInput{Run: run, Parallel: 2, State: &BatchState{Digest: run.Digest, Ended: true, Pending: pending}},
+			"the batch was started with a state: only a batch that continued as new carries one"},
+	} {
+		wr, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: c2.id, TaskQueue: "bounds"}, BatchWorkflow, c2.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A refusal is at once: a batch let go of waits for its items.
+		gctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		err = wr.Get(gctx, nil)
+		cancel()
+		var app *sdktemporal.ApplicationError
+		if !errors.As(err, &app) || app.Type() != ErrRefused || !app.NonRetryable() || !strings.Contains(app.Message(), c2.want) {
+			t.Errorf("batch %s: %v; want a refusal, never retried, that says %q", c2.id, err, c2.want)
+		}
+		it := c.GetWorkflowHistory(ctx, c2.id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.GetStartChildWorkflowExecutionInitiatedEventAttributes() != nil || ev.GetWorkflowTaskFailedEventAttributes() != nil {
+				t.Errorf("batch %s: event %d is %s", c2.id, ev.GetEventId(), ev.GetEventType())
+			}
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := len(m.calls); n != 0 {
+		t.Errorf("the model was called for %d inputs", n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/batch"
 )
 
 // A batch on Temporal is a workflow of its own (type agentc.batch, its ID
@@ -114,6 +115,14 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 	}
 	if in.Parallel <= 0 {
 		return nil, sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("parallel is %d, not a number of runs", in.Parallel), ErrPlan, nil)
+	}
+	// Batches started before version 1 (batchBoundsVersion) took any
+	// parallel and a state on their first run: their histories replay as
+	// they were made.
+	if workflow.GetVersion(ctx, batchBoundsChange, workflow.DefaultVersion, batchBoundsVersion) >= batchBoundsVersion {
+		if err := checkBatchInput(ctx, in); err != nil {
+			return nil, err
+		}
 	}
 	self := workflow.GetInfo(ctx).WorkflowExecution
 	st := in.State
@@ -278,6 +287,32 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 			}
 		}
 	}
+}
+
+// batchBoundsChange and batchBoundsVersion name the change that bounded
+// a batch's parallel and refused a state its first run was started with
+// (checkBatchInput).
+const (
+	batchBoundsChange  = "agentc.batch-bounds"
+	batchBoundsVersion = workflow.Version(1)
+)
+
+// checkBatchInput refuses, never retried, a batch whose client asks more
+// runs at once than batch.MaxParallel (the server refuses a workflow more
+// than 2,000 children going: the batch's task would fail, and be tried
+// again, for ever), or starts it with a state, which only a batch that
+// continued as new carries: its items were never handed over through the
+// add update, which checks them.
+func checkBatchInput(ctx workflow.Context, in BatchInput) error {
+	switch {
+	case in.Parallel > batch.MaxParallel:
+		return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"parallel is %d, more than the %d runs a batch runs at once", in.Parallel, batch.MaxParallel), ErrRefused, nil)
+	case in.State != nil && workflow.GetInfo(ctx).ContinuedExecutionRunID == "":
+		return sdktemporal.NewNonRetryableApplicationError(
+			"the batch was started with a state: only a batch that continued as new carries one; its client hands it its items (the add update)", ErrRefused, nil)
+	}
+	return nil
 }
 
 // tellBatch tells a run's batch that the run ended, so that the batch

@@ -35,10 +35,6 @@ const (
 	linesItem  = "item"
 )
 
-// maxParallel bounds --parallel: past it, runs only wait on each other
-// and on the provider's rate limits.
-const maxParallel = 1024
-
 // checkBatchFlags refuses flags that do not go together with --batch, or
 // only go with it.
 func checkBatchFlags(f Flags, changed func(string) bool) error {
@@ -63,8 +59,8 @@ func checkBatchFlags(f Flags, changed func(string) bool) error {
 		return UsageError("--report is for a single run: each result line of a batch holds its item's outcome, bound, answer and usage")
 	case f.stream:
 		return UsageError("--stream is for a single run: a batch's replies would interleave; each result line holds its item's answer")
-	case f.parallel < 1 || f.parallel > maxParallel:
-		return UsageError("--parallel must be between 1 and %d", maxParallel)
+	case f.parallel < 1 || f.parallel > batch.MaxParallel:
+		return UsageError("--parallel must be between 1 and %d", batch.MaxParallel)
 	case f.progressEvery < 0:
 		return UsageError("--progress-every must not be negative")
 	case f.batchLines != linesInput && f.batchLines != linesItem:

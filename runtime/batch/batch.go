@@ -29,6 +29,12 @@ import (
 // of an ordinary account.
 const DefaultParallel = 4
 
+// MaxParallel bounds how many runs go at once: past it, runs only wait on
+// each other and on the provider's rate limits. A batch on Temporal holds
+// its runs to it too: the server refuses a workflow more than 2,000
+// children going.
+const MaxParallel = 1024
+
 // DefaultMaxLine is the longest input line, in bytes: a single run's
 // largest input.
 const DefaultMaxLine = 8 << 20
