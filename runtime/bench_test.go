@@ -42,14 +42,18 @@ func benchRunner(b *testing.B, rounds int, pool *agentrt.Pool) *agentrt.Runner {
 }
 
 // benchRunnerWith makes the benchmark agent's runner with opts, whose
-// model and tools default to the zero-latency ones.
-func benchRunnerWith(b *testing.B, rounds int, opts agentrt.Options) *agentrt.Runner {
+// model and tools default to the zero-latency ones; edits change the
+// agent before its plan is sealed.
+func benchRunnerWith(b testing.TB, rounds int, opts agentrt.Options, edits ...func(*plan.Agent)) *agentrt.Runner {
 	p := &plan.Plan{Agent: plan.Agent{
 		Name: "label", Model: plan.Model{Provider: "test", Name: "m", MaxOutputTokens: 100}, Instructions: "Label.",
 		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"search": {Kind: "exec", Description: "Search."}}},
 		Output:       &plan.Output{Name: "answer", Description: "The label.", Schema: json.RawMessage(labelSchema), KeepsTools: true, Retries: 2},
 		Strategy:     plan.Strategy{OnProse: "remind", Reminders: 2},
 	}}
+	for _, edit := range edits {
+		edit(&p.Agent)
+	}
 	if err := p.Seal(); err != nil {
 		b.Fatal(err)
 	}

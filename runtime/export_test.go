@@ -1,5 +1,7 @@
 package runtime
 
+import "agentc.dev/agentc/runtime/tokencount"
+
 // PoolWaits returns a channel that receives once each time a reservation
 // of p starts to wait, so a test waits for that rather than for a while.
 func PoolWaits(p *Pool) <-chan struct{} {
@@ -8,4 +10,20 @@ func PoolWaits(p *Pool) <-chan struct{} {
 	p.waiting = func() { ch <- struct{}{} }
 	p.mu.Unlock()
 	return ch
+}
+
+// CountTexts counts the texts InputTokens and the run's counts of its
+// requests give the tokeniser, until the returned function is called,
+// which returns how many and puts the tokeniser back. Not for concurrent
+// tests.
+func CountTexts() (stop func() int) {
+	n := 0
+	countText = func(c tokencount.Counter, s string) int {
+		n++
+		return c.Text(s)
+	}
+	return func() int {
+		countText = tokencount.Counter.Text
+		return n
+	}
 }

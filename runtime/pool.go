@@ -305,27 +305,110 @@ func InputTokens(provider string, req *Request) int {
 	c := tokencount.For(provider, req.Model)
 	p := c.Profile()
 	n := p.Reply
-	for _, m := range req.Messages {
-		n += p.Message + c.Text(string(m.Role)) + c.Text(m.Content) + c.Text(m.ToolCallID) + c.Text(m.Name)
-		for _, part := range m.Parts {
-			n += c.Text(part.Text)
-			if part.File != nil {
-				n += fileTokens(part.File)
-			}
+	for i := range req.Messages {
+		n += messageTokens(c, &p, &req.Messages[i])
+	}
+	return n + toolsTokens(c, &p, req.Tools) + answerTokens(c, &p, req.Answer)
+}
+
+// countText is tokencount.Counter.Text, what InputTokens counts every
+// text with; a test counts the texts a run counts through it.
+var countText = tokencount.Counter.Text
+
+// messageTokens is a message's share of InputTokens.
+func messageTokens(c tokencount.Counter, p *tokencount.Profile, m *Message) int {
+	n := p.Message + countText(c, string(m.Role)) + countText(c, m.Content) + countText(c, m.ToolCallID) + countText(c, m.Name)
+	for _, part := range m.Parts {
+		n += countText(c, part.Text)
+		if part.File != nil {
+			n += fileTokens(part.File)
 		}
-		for _, tc := range m.ToolCalls {
-			n += p.Call + c.Text(tc.ID) + c.Text(tc.Name) + c.Text(string(tc.Arguments))
+	}
+	for _, tc := range m.ToolCalls {
+		n += p.Call + countText(c, tc.ID) + countText(c, tc.Name) + countText(c, string(tc.Arguments))
+	}
+	return n
+}
+
+// toolsTokens is the share of InputTokens of the tools a request offers.
+func toolsTokens(c tokencount.Counter, p *tokencount.Profile, tools []ToolSpec) int {
+	if len(tools) == 0 {
+		return 0
+	}
+	n := p.Tools
+	for _, t := range tools {
+		n += p.Tool + countText(c, t.Name) + countText(c, t.Description) + countText(c, string(t.Schema))
+	}
+	return n
+}
+
+// answerTokens is the share of InputTokens of a request's answer format.
+func answerTokens(c tokencount.Counter, p *tokencount.Profile, a *AnswerFormat) int {
+	if a == nil {
+		return 0
+	}
+	return p.Tool + countText(c, a.Name) + countText(c, a.Description) + countText(c, string(a.Schema))
+}
+
+// convTokens keeps InputTokens' count of the first messages of a run's
+// conversation, for one counter, and of the tool sets its requests
+// offered, as convSizes keeps their sizes: the conversation is only ever
+// appended to, so a round counts its new messages alone, however often
+// it counts a request (the answer reserve counts two every round).
+type convTokens struct {
+	counter tokencount.Counter
+	n, sum  int // the messages counted, and their tokens
+	tools   []toolsCount
+}
+
+// toolsCount is the tokens of a tool set, by the slice that holds it (see
+// toolsJSON).
+type toolsCount struct {
+	first  *ToolSpec
+	n      int
+	tokens int
+}
+
+// inputTokens is InputTokens(x.provider, req), counting only what earlier
+// counts of the run's conversation have not.
+func (x *run) inputTokens(req *Request) int {
+	if x.provider == "test" {
+		return estimateUsage(req, Message{}, &x.sizes).Input
+	}
+	return x.counts.of(tokencount.For(x.provider, req.Model), req)
+}
+
+// of returns InputTokens of req counted with c; req's messages must begin
+// with those counted before, unless they are fewer or c is another
+// counter (a fallback's model), when all are counted again.
+func (t *convTokens) of(c tokencount.Counter, req *Request) int {
+	if c != t.counter || len(req.Messages) < t.n {
+		*t = convTokens{counter: c}
+	}
+	p := c.Profile()
+	for i := t.n; i < len(req.Messages); i++ {
+		t.sum += messageTokens(c, &p, &req.Messages[i])
+	}
+	t.n = len(req.Messages)
+	return p.Reply + t.sum + t.toolsOf(c, &p, req.Tools) + answerTokens(c, &p, req.Answer)
+}
+
+// toolsOf is toolsTokens, each tool set counted once.
+func (t *convTokens) toolsOf(c tokencount.Counter, p *tokencount.Profile, tools []ToolSpec) int {
+	if len(tools) == 0 {
+		return 0
+	}
+	first := &tools[0]
+	for _, k := range t.tools {
+		if k.first == first && k.n == len(tools) {
+			return k.tokens
 		}
 	}
-	if len(req.Tools) > 0 {
-		n += p.Tools
+	n := toolsTokens(c, p, tools)
+	if len(t.tools) == maxToolSets {
+		t.tools = t.tools[1:]
 	}
-	for _, t := range req.Tools {
-		n += p.Tool + c.Text(t.Name) + c.Text(t.Description) + c.Text(string(t.Schema))
-	}
-	if a := req.Answer; a != nil {
-		n += p.Tool + c.Text(a.Name) + c.Text(a.Description) + c.Text(string(a.Schema))
-	}
+	t.tools = append(t.tools, toolsCount{first: first, n: len(tools), tokens: n})
 	return n
 }
 
@@ -354,7 +437,7 @@ func (x *run) reserve(k journal.Key, round int, req *Request) (*Reservation, boo
 	if p == nil || !x.live(k) {
 		return nil, true
 	}
-	in := int64(InputTokens(x.provider, req))
+	in := int64(x.inputTokens(req))
 	var res *Reservation
 	var err error
 	if out := req.MaxOutputTokens; out > 0 {

@@ -358,11 +358,13 @@ type run struct {
 	// the rest of the run.
 	models []*Runner
 	lane   int
-	// sizes and idents are what earlier rounds measured and identified
-	// of the conversation, which only grows: a round's estimate and
-	// fingerprint cost its new messages, not the whole conversation.
+	// sizes, idents and counts are what earlier rounds measured,
+	// identified and counted of the conversation, which only grows: a
+	// round's estimate, fingerprint and token count cost its new
+	// messages, not the whole conversation.
 	sizes  convSizes
 	idents []identMessage
+	counts convTokens
 	// canonical keeps what model fingerprints canonicalise again and
 	// again; tools, what tool calls' fingerprints encode again and again.
 	canonical canonicalMemo
@@ -653,7 +655,7 @@ func (x *run) reserveReached() (left int, why string, answer bool) {
 // tokeniser's (or the test model's), and else a quarter of it, a token a
 // byte being about four times the real count.
 func (x *run) inputEstimate(req *Request) int {
-	n := int64(InputTokens(x.provider, req))
+	n := int64(x.inputTokens(req))
 	if x.lastCount > 0 && x.lastInput > 0 {
 		return int((n*int64(x.lastInput) + int64(x.lastCount) - 1) / int64(x.lastCount))
 	}
@@ -735,7 +737,7 @@ func (x *run) loop() {
 		x.charge(usage, replayed)
 		if x.tokens > 0 && x.output != nil && !x.shape && x.agent.Budgets.AnswerReserve == 0 {
 			// Only reserveReached's estimate reads them.
-			x.lastInput, x.lastCount = usage.Input, InputTokens(x.provider, req)
+			x.lastInput, x.lastCount = usage.Input, x.inputTokens(req)
 		}
 		rr.Replayed = replayed
 		x.settle(res, usage)

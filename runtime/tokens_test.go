@@ -168,3 +168,31 @@ func BenchmarkInputTokens(b *testing.B) {
 		})
 	}
 }
+
+// TestReplayCountsLinear: a run with a token budget counts its requests'
+// input every round (the answer reserve counts a gathering and an
+// answering turn, and the call made is counted again), and a replay does
+// too; each message is counted once, not every round, so the texts a
+// replay of 4R rounds gives the tokeniser are about 4 times those of R
+// rounds, not 16.
+func TestReplayCountsLinear(t *testing.T) {
+	const r = 40
+	texts := func(rounds int) int {
+		file := recordRun(t, rounds, tokenBudget, gpt)
+		stop := agentrt.CountTexts()
+		defer func() {
+			if stop != nil {
+				stop()
+			}
+		}()
+		replayRun(t, file, rounds, tokenBudget, gpt)
+		n := stop()
+		stop = nil
+		return n
+	}
+	short, long := texts(r), texts(4*r)
+	t.Logf("%d rounds: %d texts counted; %d rounds: %d", r, short, 4*r, long)
+	if long > 5*short {
+		t.Errorf("a replay of %d rounds counted %d texts, of %d rounds %d: %.1f times as many", r, short, 4*r, long, float64(long)/float64(short))
+	}
+}
