@@ -444,7 +444,7 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 	}
 	if err != nil && x.cancelled() {
 		// Interrupted: not an outcome to keep; a resume makes it again.
-		return nil, false, err
+		return nil, false, &madeError{err: err}
 	}
 	if j != nil && j.Writer != nil {
 		e := journal.Entry{Key: k, Kind: kind, Fingerprint: id.fp, Request: request, Response: s.JSON(resp),
@@ -463,10 +463,47 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			e.Response, _ = json.Marshal(fe)
 		}
 		if werr := j.Writer.Append(e); werr != nil {
-			return nil, false, journalWriteError(werr)
+			return nil, false, &madeError{err: journalWriteError(werr), unjournaled: true}
 		}
 	}
-	return resp, false, err
+	if err != nil {
+		return resp, false, &madeError{err: err}
+	}
+	return resp, false, nil
+}
+
+// madeError is an effect's failure that came once the effect was made
+// (its live function ran, or an effector was asked to make it): the run
+// was interrupted or its deadline passed while it was being made, it
+// failed, or, unjournaled, it was made and the journal could not be
+// written. It reads and unwraps as err: it only keeps a caller from
+// saying that a call which ran, and may have changed something, was not
+// made (see effectFailure).
+type madeError struct {
+	err         error
+	unjournaled bool
+}
+
+func (e *madeError) Error() string { return e.err.Error() }
+func (e *madeError) Unwrap() error { return e.err }
+
+// effectFailure is what a tool call's result says of an error its effect
+// ended with: whether the call was made, and why it has no result.
+func (x *run) effectFailure(err error) string {
+	var made *madeError
+	var f *FailedEffect
+	switch {
+	case errors.As(err, &made) && made.unjournaled:
+		return "the call was made, but its result could not be journaled: " + err.Error()
+	case made == nil && !errors.As(err, &f):
+		return "the call was not made: " + err.Error()
+	case made != nil && x.cancelled():
+		return "the call was cut off: the run was interrupted"
+	case x.isDeadline(err):
+		// Made and cut off, by this run or by the one that recorded it.
+		return "the call was cut off: " + err.Error()
+	}
+	return "the call failed: " + err.Error()
 }
 
 // FailedEffect is an effect that failed, as a journal recorded it: a

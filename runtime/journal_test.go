@@ -119,6 +119,10 @@ func TestInterruptedToolNotJournaled(t *testing.T) {
 	if !rep.Interrupted {
 		t.Fatalf("not interrupted: %s %s", rep.Outcome, rep.Error)
 	}
+	// The tool ran: the call is not said to have not been made.
+	if c := rep.Rounds[0].ToolCalls[0]; c.Error != "the call was cut off: the run was interrupted" {
+		t.Errorf("the call reads %q", c.Error)
+	}
 	j, err := journal.Open(file)
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +182,43 @@ func TestDeadlineDuringEffectReplayed(t *testing.T) {
 	rep := replay(t, p, file, agentrt.Options{Tools: tools})
 	if rep.Divergence != nil || rep.Bound != agentrt.BoundDeadline || rep.Error != "the run's deadline passed during a call of tool search" {
 		t.Fatalf("replay: %s %s %q, divergence %+v", rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
+	}
+	// The tool ran, until the deadline cut it off; the replay says what
+	// the recorded run did.
+	for _, run := range []*agentrt.Report{rec, rep} {
+		if c := run.Rounds[0].ToolCalls[0]; c.Error != "the call was cut off: context deadline exceeded" {
+			t.Errorf("the call reads %q", c.Error)
+		}
+	}
+}
+
+// TestToolCallNotJournaled: a tool call whose result the journal cannot
+// take (here past journal.MaxFile; a full disk is the same) ran: the run
+// ends on the journal's error, and the call says it was made, its result
+// not journaled. The journal ends before it, so a resume makes it again.
+func TestToolCallNotJournaled(t *testing.T) {
+	defer func(fl int64) { journal.MaxFile = fl }(journal.MaxFile)
+	journal.MaxFile = 16 << 10
+	p := agent(t, withTool)
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	tool := &echoTool{name: "search", fn: func(json.RawMessage) (agentrt.ToolResult, error) {
+		return agentrt.ToolResult{Content: strings.Repeat("a long result ", 2<<10)}, nil
+	}}
+	rec := journaled(t, p, file, false, &scripted{turns: []turn{call(10, "search", `{"q":"x"}`)}},
+		agentrt.Options{Tools: map[string]agentrt.Tool{"search": tool}})
+	if tool.calls != 1 || rec.Outcome != agentrt.OutcomeError || !strings.Contains(rec.Error, "journal: effect 1.1 would take the journal") {
+		t.Fatalf("record: %d tool calls, %s %q", tool.calls, rec.Outcome, rec.Error)
+	}
+	c := rec.Rounds[0].ToolCalls[0]
+	if want := "the call was made, but its result could not be journaled: " + rec.Error; c.Error != want {
+		t.Errorf("the call reads %q, want %q", c.Error, want)
+	}
+	journal.MaxFile = 1 << 20
+	again := &echoTool{name: "search"}
+	res := journaled(t, p, file, true, &scripted{turns: []turn{answer(`{"label":"feature"}`, 10)}},
+		agentrt.Options{Tools: map[string]agentrt.Tool{"search": again}})
+	if res.Outcome != agentrt.OutcomeOK || again.calls != 1 {
+		t.Fatalf("resume: %s %s, tool calls %d", res.Outcome, res.Error, again.calls)
 	}
 }
 

@@ -1325,7 +1325,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		return performTool(x.runCtx, t, c, x.opts.Secrets)
 	})
 	if err != nil {
-		return ToolResult{Content: "the call was not made: " + err.Error(), IsError: true}, cr, err
+		return ToolResult{Content: x.effectFailure(err), IsError: true}, cr, err
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		err = fmt.Errorf("journal: the recorded result of effect %s is not a tool result: %w", key, err)
