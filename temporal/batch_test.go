@@ -38,6 +38,39 @@ func (m *answering) Complete(_ context.Context, req *agentrt.Request) (*agentrt.
 		Usage: agentrt.Usage{Input: 20, Output: 5}}, nil
 }
 
+// labelWorker dials a development server of its own and makes a worker
+// allowed labelPlan's plan, whose model answers at once: the client, the
+// worker (not yet polling: see poll), the model, and the plan with its
+// encoding.
+func labelWorker(t *testing.T) (client.Client, *Worker, *answering, *plan.Plan, []byte) {
+	t.Helper()
+	s := devserver.Start(t)
+	c, err := Dial(context.Background(), s.HostPort, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	m := &answering{calls: map[string]int{}}
+	p, data := labelPlan(t)
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
+		Allowed: []digest.Digest{p.Digests.Plan}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, w, m, p, data
+}
+
+// poll has w poll queue until the test ends.
+func poll(t *testing.T, c client.Client, w *Worker, queue string) {
+	t.Helper()
+	tw := worker.New(c, queue, Options())
+	w.Register(tw)
+	if err := tw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tw.Stop)
+}
+
 // labelPlan is the plan of an agent that labels issue {{.n}} (its input
 // takes other members too), and its encoding.
 func labelPlan(t *testing.T) (*plan.Plan, []byte) {
@@ -70,25 +103,8 @@ func TestBatchContinuesAsNew(t *testing.T) {
 	defer func(h, p int) { maxHistory, maxPending = h, p }(maxHistory, maxPending)
 	maxHistory, maxPending = 60, 200
 
-	s := devserver.Start(t)
-	c, err := Dial(context.Background(), s.HostPort, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	m := &answering{calls: map[string]int{}}
-	p, data := labelPlan(t)
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
-		Allowed: []digest.Digest{p.Digests.Plan}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := worker.New(c, "batch", Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer tw.Stop()
+	c, w, m, _, data := labelWorker(t)
+	poll(t, c, w, "batch")
 	const n = 25
 	var lines strings.Builder
 	for i := range n {
@@ -210,25 +226,8 @@ func chain(ctx context.Context, t *testing.T, c client.Client, id string) []stri
 // never retried, naming why, and starts no run: past 2,000 children going
 // the server refuses the batch's task, which was tried again for ever.
 func TestBatchBounds(t *testing.T) {
-	s := devserver.Start(t)
-	c, err := Dial(context.Background(), s.HostPort, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	m := &answering{calls: map[string]int{}}
-	p, data := labelPlan(t)
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
-		Allowed: []digest.Digest{p.Digests.Plan}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := worker.New(c, "bounds", Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer tw.Stop()
+	c, w, m, p, data := labelWorker(t)
+	poll(t, c, w, "bounds")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run := RunInput{Plan: data, Digest: string(p.Digests.Plan)}

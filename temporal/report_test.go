@@ -7,10 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/worker"
-
-	"agentc.dev/agentc/digest"
-	"agentc.dev/agentc/internal/devserver"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -20,19 +16,7 @@ import (
 // plan, than the one submitted is an error, not the run's report, should
 // the workflow waited for be some other client's.
 func TestForeignReports(t *testing.T) {
-	s := devserver.Start(t)
-	c, err := Dial(context.Background(), s.HostPort, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	m := &answering{calls: map[string]int{}}
-	p, data := labelPlan(t)
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
-		Allowed: []digest.Digest{p.Digests.Plan}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, w, _, p, data := labelWorker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -40,17 +24,12 @@ func TestForeignReports(t *testing.T) {
 	if _, err := Start(ctx, c, data, RunInput{Provider: "test", Input: []byte(`{"n": 1}`)}, SubmitOptions{TaskQueue: "foreign", WorkflowID: "taken"}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Start(ctx, c, data, RunInput{Input: []byte(`{"n": 2}`)}, SubmitOptions{TaskQueue: "foreign", WorkflowID: "taken"})
+	_, err := Start(ctx, c, data, RunInput{Input: []byte(`{"n": 2}`)}, SubmitOptions{TaskQueue: "foreign", WorkflowID: "taken"})
 	if want := "workflow taken is already running: the run was not submitted"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a run under a workflow ID a run going holds: %v; want %q", err, want)
 	}
 
-	tw := worker.New(c, "foreign", Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer tw.Stop()
+	poll(t, c, w, "foreign")
 	// The run going is the test model's, for another input: waited for as
 	// a run of the plan's own provider, or of another plan, its report is
 	// refused.
@@ -78,25 +57,8 @@ func TestForeignReports(t *testing.T) {
 // first, under the item's ID, with the test model in place of the plan's,
 // is that item's error, not its report; the batch's other items run.
 func TestBatchItemForeign(t *testing.T) {
-	s := devserver.Start(t)
-	c, err := Dial(context.Background(), s.HostPort, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	m := &answering{calls: map[string]int{}}
-	p, data := labelPlan(t)
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
-		Allowed: []digest.Digest{p.Digests.Plan}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := worker.New(c, "foreign", Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer tw.Stop()
+	c, w, _, _, data := labelWorker(t)
+	poll(t, c, w, "foreign")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	lines := []string{`{"n": 0}`, `{"n": 1}`}
