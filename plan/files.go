@@ -230,14 +230,102 @@ func (f FileField) Expand() []string {
 	return out
 }
 
-// SniffLen is how many bytes of a file's start SniffMediaType reads.
+// SniffLen is how many bytes of a file's start its signature is read
+// from.
 const SniffLen = 512
 
-// SniffMediaType names the media type of a file from its first bytes (up
-// to SniffLen of them), as one of FileMediaTypes, or "" when it is none of
-// them: the images and PDF by their signatures, and text/plain for UTF-8
-// text without the control characters binary data holds.
-func SniffMediaType(head []byte) string {
+// SniffMediaType names the media type of a file from its bytes, whole,
+// as a Sniffer does.
+func SniffMediaType(data []byte) string {
+	var s Sniffer
+	s.Write(data)
+	return s.MediaType()
+}
+
+// A Sniffer names the media type of a file written to it, as one of
+// FileMediaTypes, or "" when it is none of them: the images and PDF by
+// their signatures in the first bytes, and text/plain for UTF-8 text
+// throughout, with no C0 control character but tab, line feed, carriage
+// return and form feed (binary data holds them, and ESC opens a
+// terminal's control sequences). It holds SniffLen bytes however much is
+// written, so a file is checked whole as it is copied.
+type Sniffer struct {
+	head  []byte
+	carry []byte // the start of a character cut at the end of a write
+	n     int64  // bytes written
+	bad   int64  // where the bytes stopped being text, plus one; 0 while text
+}
+
+// textControl marks the bytes below 0x20 a text file may not hold.
+var textControl = func() (t [0x20]bool) {
+	for c := range t {
+		t[c] = c != '\t' && c != '\n' && c != '\r' && c != '\f'
+	}
+	return t
+}()
+
+// Write takes the file's next bytes; it never fails.
+func (s *Sniffer) Write(p []byte) (int, error) {
+	if room := SniffLen - len(s.head); room > 0 {
+		s.head = append(s.head, p[:min(room, len(p))]...)
+	}
+	s.text(p)
+	s.n += int64(len(p))
+	return len(p), nil
+}
+
+// text checks p, the bytes after the s.n written, as text.
+func (s *Sniffer) text(p []byte) {
+	if s.bad > 0 {
+		return
+	}
+	at := s.n // the offset of p[0]
+	if len(s.carry) > 0 {
+		b := append(s.carry[:len(s.carry):len(s.carry)], p[:min(len(p), utf8.UTFMax)]...)
+		if !utf8.FullRune(b) {
+			s.carry = b
+			return
+		}
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			s.bad = at - int64(len(s.carry)) + 1
+			return
+		}
+		p = p[size-len(s.carry):]
+		at += int64(size - len(s.carry))
+		s.carry = s.carry[:0]
+	}
+	// A character cut at the end is checked with the next write's bytes.
+	for k := len(p) - 1; k >= 0 && k > len(p)-utf8.UTFMax; k-- {
+		if utf8.RuneStart(p[k]) {
+			if !utf8.FullRune(p[k:]) {
+				s.carry = append(s.carry, p[k:]...)
+				p = p[:k]
+			}
+			break
+		}
+	}
+	for i, c := range p {
+		if c < 0x20 && textControl[c] {
+			s.bad = at + int64(i) + 1
+			return
+		}
+	}
+	if !utf8.Valid(p) {
+		for i := 0; i < len(p); {
+			r, size := utf8.DecodeRune(p[i:])
+			if r == utf8.RuneError && size == 1 {
+				s.bad = at + int64(i) + 1
+				return
+			}
+			i += size
+		}
+	}
+}
+
+// signature is the media type the first bytes name, or "".
+func (s *Sniffer) signature() string {
+	head := s.head
 	switch {
 	case bytes.HasPrefix(head, []byte("%PDF-")):
 		return "application/pdf"
@@ -250,20 +338,44 @@ func SniffMediaType(head []byte) string {
 	case len(head) >= 12 && bytes.HasPrefix(head, []byte("RIFF")) && string(head[8:12]) == "WEBP":
 		return "image/webp"
 	}
-	text := bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	// A character cut at the end of the head is not a fault of the file.
-	for cut := 0; cut < utf8.UTFMax && len(text) > 0 && !utf8.Valid(text) && len(head) == SniffLen; cut++ {
-		text = text[:len(text)-1]
+	return ""
+}
+
+// MediaType is the media type of the file written, taken to end here.
+func (s *Sniffer) MediaType() string {
+	if mt := s.signature(); mt != "" {
+		return mt
 	}
-	if !utf8.Valid(text) {
+	if s.bad > 0 || len(s.carry) > 0 {
 		return ""
 	}
-	for _, c := range text {
-		if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != 0x1b {
-			return ""
-		}
+	return "text/plain"
+}
+
+// Head is the media type the bytes written so far say the file may be,
+// more to follow: a character cut at their end is not held against
+// text, whose rest is yet to be checked.
+func (s *Sniffer) Head() string {
+	if mt := s.signature(); mt != "" {
+		return mt
+	}
+	if s.bad > 0 {
+		return ""
 	}
 	return "text/plain"
+}
+
+// NotTextAt is the offset of the first byte that is not text (a control
+// character, a byte that is not UTF-8, a character cut at the end), or
+// -1 while the bytes written are text.
+func (s *Sniffer) NotTextAt() int64 {
+	switch {
+	case s.bad > 0:
+		return s.bad - 1
+	case len(s.carry) > 0:
+		return s.n - int64(len(s.carry))
+	}
+	return -1
 }
 
 // outputFileName reports whether name has the form of an exec tool's

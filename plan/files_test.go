@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"agentc.dev/agentc/plan"
 )
@@ -66,8 +67,8 @@ func TestFileFieldsRefused(t *testing.T) {
 }
 
 func TestSniffMediaType(t *testing.T) {
-	long := strings.Repeat("é", plan.SniffLen) // a two-byte character cut at the end
-	for _, c := range []struct{ head, want string }{
+	long := "a" + strings.Repeat("é", plan.SniffLen) // a two-byte character cut at the end of the first SniffLen bytes
+	for _, c := range []struct{ data, want string }{
 		{"%PDF-1.7\n", "application/pdf"},
 		{"\x89PNG\r\n\x1a\n\x00\x00", "image/png"},
 		{"\xff\xd8\xff\xe0", "image/jpeg"},
@@ -75,19 +76,65 @@ func TestSniffMediaType(t *testing.T) {
 		{"GIF87a", "image/gif"},
 		{"RIFF\x00\x00\x00\x00WEBPVP8 ", "image/webp"},
 		{"RIFF\x00\x00\x00\x00WAVE", ""},
-		{"Invoice 2041\n\ttotal: EUR 120\r\n", "text/plain"},
+		{"Invoice 2041\n\ttotal: EUR 120\r\n\f", "text/plain"},
 		{"\xef\xbb\xbfwith a BOM", "text/plain"},
-		{long[:plan.SniffLen], "text/plain"},
+		{long, "text/plain"},
+		{long[:plan.SniffLen], ""}, // a file that ends inside a character
 		{"binary\x00data", ""},
 		{"\xff\xfe not UTF-8", ""},
 		{"", "text/plain"},
+		// Text throughout, not in its head alone.
+		{strings.Repeat("a", 600) + "\x00", ""},
+		{strings.Repeat("a", 600) + "\x01", ""},
+		{strings.Repeat("a", 600) + "\xff", ""},
+		// A terminal's controls are not text.
+		{"\x1b[2J", ""},
+		{strings.Repeat("a", 600) + "\x1b]0;title\x07", ""},
+		{"\x7f", "text/plain"},
 	} {
-		if got := plan.SniffMediaType([]byte(c.head)); got != c.want {
-			t.Errorf("%q: got %q, want %q", c.head, got, c.want)
+		if got := plan.SniffMediaType([]byte(c.data)); got != c.want {
+			t.Errorf("%.40q: got %q, want %q", c.data, got, c.want)
 		}
+	}
+	// A head cut inside a character may be text; the whole decides.
+	var s plan.Sniffer
+	s.Write([]byte(long[:plan.SniffLen]))
+	if s.Head() != "text/plain" || s.MediaType() != "" || s.NotTextAt() != plan.SniffLen-1 {
+		t.Errorf("a head cut in a character: Head %q, MediaType %q, NotTextAt %d", s.Head(), s.MediaType(), s.NotTextAt())
+	}
+	s.Write([]byte(long[plan.SniffLen:]))
+	if s.MediaType() != "text/plain" || s.NotTextAt() != -1 {
+		t.Errorf("the rest written: MediaType %q, NotTextAt %d", s.MediaType(), s.NotTextAt())
 	}
 }
 
+// TestSnifferWrites: a file sniffs as one whatever the writes it comes in,
+// and names the first byte that is not text.
+func TestSnifferWrites(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		at   int64
+	}{
+		{"héllo wörld 日本語 😀\n", -1},
+		{"héllo\x1bwörld", 6},
+		{"日本\xe8\xaa", 6},     // cut at the end
+		{"日本\xe8x語", 6},       // cut in the middle
+		{"ab\xf0\x9f\x98", 2}, // cut at the end, four bytes
+		{"😀😀\x00", 8},
+	} {
+		for split := 0; split <= len(c.data); split++ {
+			for split2 := split; split2 <= len(c.data); split2++ {
+				var s plan.Sniffer
+				s.Write([]byte(c.data[:split]))
+				s.Write([]byte(c.data[split:split2]))
+				s.Write([]byte(c.data[split2:]))
+				if got := s.NotTextAt(); got != c.at {
+					t.Errorf("%q written at %d, %d: NotTextAt %d, want %d", c.data, split, split2, got, c.at)
+				}
+			}
+		}
+	}
+}
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -127,15 +174,27 @@ func FuzzFileFields(f *testing.F) {
 }
 
 // FuzzSniffMediaType: any bytes sniff as one of FileMediaTypes or as
-// none, and a head of a file sniffs as the whole does.
+// none, the same whatever writes they come in; text/plain is UTF-8 with
+// no control but tab, line feed, carriage return and form feed.
 func FuzzSniffMediaType(f *testing.F) {
 	for _, seed := range []string{"%PDF-1.7\n", "\x89PNG\r\n\x1a\n", "\xff\xd8\xff\xe0", "GIF89a", "RIFF\x00\x00\x00\x00WEBPVP8 ", "plain text\n", "\xef\xbb\xbftext", "bin\x00ary", "é"} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		mt := plan.SniffMediaType(data[:min(len(data), plan.SniffLen)])
+		mt := plan.SniffMediaType(data)
 		if mt != "" && !slices.Contains(plan.FileMediaTypes, mt) {
 			t.Fatalf("%q sniffs as %q", data, mt)
+		}
+		if mt == "text/plain" && (!utf8.Valid(data) || strings.ContainsFunc(string(data), func(r rune) bool { return r < 0x20 && !strings.ContainsRune("\t\n\r\f", r) })) {
+			t.Fatalf("%q sniffs as text", data)
+		}
+		for split := range len(data) {
+			var s plan.Sniffer
+			s.Write(data[:split])
+			s.Write(data[split:])
+			if s.MediaType() != mt {
+				t.Fatalf("%q written at %d sniffs as %q, whole as %q", data, split, s.MediaType(), mt)
+			}
 		}
 	})
 }

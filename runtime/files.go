@@ -281,7 +281,7 @@ func checkInputFile(store *filestore.Store, f plan.FileField, v any) (inputFile,
 		if int64(len(data)) > f.MaxBytes {
 			return inputFile{}, fmt.Errorf("%v (the bound its schema's maxLength sets)", &filestore.TooLargeError{Limit: f.MaxBytes})
 		}
-		t := plan.SniffMediaType(data[:min(len(data), plan.SniffLen)])
+		t := plan.SniffMediaType(data)
 		if !f.Accepts(t) {
 			return inputFile{}, mediaTypeError(f, t)
 		}
@@ -337,6 +337,9 @@ func Base64Fault(text string, err error) string {
 func mediaTypeError(f plan.FileField, t string) error {
 	if t == "" {
 		t = "none agentc recognises"
+		if f.Accepts("text/plain") {
+			t += " (text is UTF-8 throughout, with no control character but tab, line feed, carriage return and form feed)"
+		}
 	}
 	return fmt.Errorf("its media type is %s, not %s", t, strings.Join(f.MediaTypes, " or "))
 }

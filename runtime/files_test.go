@@ -106,9 +106,13 @@ func TestFilesWithoutPrompt(t *testing.T) {
 // its schema's bound or the run's, a reference to nothing, bytes that are
 // not base64, a reference with other members, no store.
 func TestFilesRefused(t *testing.T) {
-	store, bs := storeWith(t, "plain text", "%PDF-"+strings.Repeat("x", 400), pdfBytes)
+	notText := strings.Repeat("text ", 120) + "\x1b[2J"
+	store, bs := storeWith(t, "plain text", "%PDF-"+strings.Repeat("x", 400), pdfBytes, notText)
 	ref := func(i int) string { return `{"digest": "` + bs[i].Digest + `"}` }
 	for _, c := range []struct{ in, want string }{
+		// Text is text throughout, not in its first bytes alone.
+		{`{"doc": ` + ref(2) + `, "extra": "` + base64.StdEncoding.EncodeToString([]byte(notText)) + `"}`, "file extra: its media type is none agentc recognises (text is UTF-8 throughout"},
+		{`{"doc": ` + ref(2) + `, "extra": ` + ref(3) + `}`, "file extra: its media type is none agentc recognises (text is UTF-8 throughout"},
 		{`{"doc": ` + ref(0) + `}`, "file doc: its media type is text/plain, not application/pdf or image/png"},
 		{`{"doc": ` + ref(1) + `}`, "file doc: 405 bytes is larger than the 300 bytes its schema allows"},
 		{`{"doc": {"digest": "blake3:` + strings.Repeat("0", 64) + `"}}`, "not in the file store"},

@@ -118,7 +118,7 @@ func (b *builder) lookup(f agentrt.File) stored {
 	case int64(len(data)) > MaxImage:
 		return stored{note: fmt.Sprintf("%s: the page shows images of up to %s", noteTooLarge, userfile.About(MaxImage))}
 	}
-	sniffed := plan.SniffMediaType(data[:min(len(data), plan.SniffLen)])
+	sniffed := plan.SniffMediaType(data)
 	if !images[sniffed] {
 		return stored{note: "the stored bytes are not an image: not shown"}
 	}

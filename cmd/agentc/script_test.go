@@ -359,18 +359,23 @@ func TestScripts(t *testing.T) {
 				data[0], data[n-1] = '"', '"'
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), data, 0o644))
 			},
-			// sparse FILE N [png] makes a file of N zero bytes that takes
-			// no room on disk (where the file system allows): a file too
-			// large to read, cheap to make. With png, it begins with a
-			// PNG's signature, so it is sniffed as image/png.
+			// sparse FILE N [png|text] makes a file of N zero bytes that
+			// takes no room on disk (where the file system allows): a file
+			// too large to read, cheap to make. With png, it begins with a
+			// PNG's signature, so it is sniffed as image/png; with text,
+			// with 1,000 bytes of text, more than the first bytes a
+			// signature is read from.
 			"sparse": func(ts *testscript.TestScript, neg bool, args []string) {
 				var head []byte
 				if len(args) == 3 && args[2] == "png" {
 					head, args = []byte("\x89PNG\r\n\x1a\n"), args[:2]
 				}
+				if len(args) == 3 && args[2] == "text" {
+					head, args = []byte(strings.Repeat("Some text.\n", 90)+strings.Repeat(".", 10)), args[:2]
+				}
 				n, err := strconv.ParseInt(args[len(args)-1], 10, 64)
 				if neg || len(args) != 2 || err != nil || n < int64(len(head)) {
-					ts.Fatalf("usage: sparse FILE N [png]")
+					ts.Fatalf("usage: sparse FILE N [png|text]")
 				}
 				f, err := os.Create(ts.MkAbs(args[0]))
 				ts.Check(err)

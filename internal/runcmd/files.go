@@ -497,8 +497,11 @@ func (fi *fileInputs) checked(f plan.FileField, st *filestore.Staged, what strin
 	if !f.Accepts(st.MediaType) {
 		st.Discard()
 		is := "of no media type agentc recognises"
-		if st.MediaType != "" {
+		switch {
+		case st.MediaType != "":
 			is = st.MediaType
+		case f.Accepts("text/plain"):
+			is += " (text is UTF-8 throughout, with no control character but tab, line feed, carriage return and form feed)"
 		}
 		return nil, UsageError("%s: the file is %s, and input %s takes %s", what, is, f.Name, strings.Join(f.MediaTypes, " or "))
 	}

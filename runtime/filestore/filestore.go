@@ -194,7 +194,7 @@ func (s *Store) Over(under *Store) *Store {
 type Blob struct {
 	Digest string
 	Size   int64
-	// MediaType is what the bytes are, by plan.SniffMediaType: "" when
+	// MediaType is what the bytes are, by plan.Sniffer: "" when
 	// none agentc recognises.
 	MediaType string
 }
@@ -280,8 +280,8 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 		}
 	}
 	h := blake3.New()
-	head := &headWriter{}
-	n, err := io.Copy(io.MultiWriter(tmp, h, head), io.LimitReader(r, limit+1))
+	sniff := &plan.Sniffer{}
+	n, err := io.Copy(io.MultiWriter(tmp, h, sniff), io.LimitReader(r, limit+1))
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +292,7 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 		return nil, fmt.Errorf("file store: %w", err)
 	}
 	st := &Staged{
-		Blob: Blob{Digest: Prefix + hex.EncodeToString(h.Sum(nil)), Size: n, MediaType: plan.SniffMediaType(head.b)},
+		Blob: Blob{Digest: Prefix + hex.EncodeToString(h.Sum(nil)), Size: n, MediaType: sniff.MediaType()},
 		s:    s,
 		root: root,
 		temp: name,
@@ -478,16 +478,6 @@ func (s *Store) PutOpen(f *os.File, limit int64) (Blob, error) {
 	return committed(s.StageOpen(f, limit))
 }
 
-// headWriter keeps the first bytes written to it, for sniffing.
-type headWriter struct{ b []byte }
-
-func (w *headWriter) Write(p []byte) (int, error) {
-	if room := plan.SniffLen - len(w.b); room > 0 {
-		w.b = append(w.b, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
 // CheckDigest fails unless d is a digest in the store's form.
 func CheckDigest(d string) error {
 	hexPart, ok := strings.CutPrefix(d, Prefix)
@@ -505,19 +495,24 @@ func CheckDigest(d string) error {
 var ErrNotStored = errors.New("not in the file store")
 
 // Stat returns the blob of a digest the store holds, its media type
-// sniffed from its first bytes.
+// sniffed from its bytes: the first ones for a signature, all of them,
+// through the check of the digest, for text.
 func (s *Store) Stat(digest string) (Blob, error) {
 	r, size, err := s.Open(digest)
 	if err != nil {
 		return Blob{}, err
 	}
 	defer r.Close()
-	head := make([]byte, plan.SniffLen)
-	n, err := io.ReadFull(r, head)
-	if err != nil && err != io.EOF && !errors.Is(err, io.ErrUnexpectedEOF) {
+	sniff := &plan.Sniffer{}
+	if _, err := io.CopyN(sniff, r, plan.SniffLen); err != nil && err != io.EOF {
 		return Blob{}, err
 	}
-	return Blob{Digest: digest, Size: size, MediaType: plan.SniffMediaType(head[:n])}, nil
+	if sniff.Head() == "text/plain" {
+		if _, err := io.Copy(sniff, r); err != nil {
+			return Blob{}, err
+		}
+	}
+	return Blob{Digest: digest, Size: size, MediaType: sniff.MediaType()}, nil
 }
 
 // Path returns the path of a blob the store holds, a regular file that

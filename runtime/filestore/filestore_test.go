@@ -57,6 +57,32 @@ func TestPutOpen(t *testing.T) {
 	}
 }
 
+// TestTextThroughout: a file is text when all of it is, not its first
+// bytes alone, as it is staged and as Stat reads it back.
+func TestTextThroughout(t *testing.T) {
+	s, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := strings.Repeat("text ", 200)
+	for _, c := range []struct{ data, want string }{
+		{head + "and more text\n", "text/plain"},
+		{head + "\x00binary", ""},
+		{head + "\x1b[31mred", ""},
+		{head + "\xff", ""},
+		{"%PDF-1.4\n" + head + "\x00", "application/pdf"},
+	} {
+		b, err := s.Put(strings.NewReader(c.data), 1<<20)
+		if err != nil || b.MediaType != c.want {
+			t.Errorf("%.20q…%.20q: Put: %q, %v; want %q", c.data, c.data[len(head):], b.MediaType, err, c.want)
+			continue
+		}
+		if st, err := s.Stat(b.Digest); err != nil || st != b {
+			t.Errorf("%.20q…%.20q: Stat: %+v, %v; want %+v", c.data, c.data[len(head):], st, err, b)
+		}
+	}
+}
+
 func TestPutTooLarge(t *testing.T) {
 	s, err := filestore.Open(t.TempDir())
 	if err != nil {

@@ -122,14 +122,17 @@ func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (f
 		return filestore.Blob{}, fmt.Errorf("it changed while it was read")
 	}
 	// Its type is known before it is stored: a file refused leaves
-	// nothing in the store.
+	// nothing in the store. The first bytes name it; text is text
+	// throughout, which staging checks as it copies.
 	head := make([]byte, plan.SniffLen)
 	n, err := io.ReadFull(file, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return filestore.Blob{}, fmt.Errorf("%s", reason(err))
 	}
 	head = head[:n]
-	mt := plan.SniffMediaType(head)
+	sniff := &plan.Sniffer{}
+	sniff.Write(head)
+	mt := sniff.Head()
 	switch {
 	case mt == "":
 		return filestore.Blob{}, fmt.Errorf("it is none of the media types agentc recognises, and the tool declares %s", strings.Join(f.MediaTypes, ", "))
@@ -150,8 +153,11 @@ func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (f
 		if int64(len(text)) > f.MaxBytes {
 			return filestore.Blob{}, fmt.Errorf("it is more than the %d bytes the tool takes", f.MaxBytes)
 		}
+		if at := notTextAt(text); at >= 0 {
+			return filestore.Blob{}, fmt.Errorf("it is not text throughout: byte %d is a control character or not UTF-8", at)
+		}
 		red := o.tool.secrets.Bytes(text)
-		if plan.SniffMediaType(red[:min(len(red), plan.SniffLen)]) != mt {
+		if plan.SniffMediaType(red) != mt {
 			return filestore.Blob{}, fmt.Errorf("it is no longer text once its secrets are replaced")
 		}
 		body = bytes.NewReader(red)
@@ -159,7 +165,7 @@ func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (f
 		// bound is on what the program wrote.
 		limit = max(limit, int64(len(red)))
 	}
-	b, err := store.Put(body, limit)
+	st, err := store.Stage(body, limit)
 	var tl *filestore.TooLargeError
 	switch {
 	case errors.As(err, &tl):
@@ -167,5 +173,19 @@ func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (f
 	case err != nil:
 		return filestore.Blob{}, fmt.Errorf("storing it: %s", reason(err))
 	}
-	return b, nil
+	if st.MediaType != mt {
+		st.Discard()
+		return filestore.Blob{}, fmt.Errorf("it is not text throughout: past its start it holds a control character or a byte that is not UTF-8")
+	}
+	if err := st.Commit(); err != nil {
+		return filestore.Blob{}, fmt.Errorf("storing it: %s", reason(err))
+	}
+	return st.Blob, nil
+}
+
+// notTextAt is the offset of the first byte of b that is not text, or -1.
+func notTextAt(b []byte) int64 {
+	var s plan.Sniffer
+	s.Write(b)
+	return s.NotTextAt()
 }

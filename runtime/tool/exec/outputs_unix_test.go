@@ -138,6 +138,32 @@ func TestOutputFileRefused(t *testing.T) {
 	}
 }
 
+// TestOutputFileTextThroughout: a text output file is text to its end, not
+// in its first bytes alone: one with a NUL or a terminal's escape past
+// them is refused, and leaves nothing in the store.
+func TestOutputFileTextThroughout(t *testing.T) {
+	ctx, store := storeCtx(t)
+	head := `i=0; while [ $i -lt 100 ]; do printf 'line of text\n'; i=$((i+1)); done > "$1"; `
+	for _, c := range []struct{ name, script, want string }{
+		{"nul", head + `printf '\000' >> "$1"`, "[output file chart: it is not text throughout: past its start it holds a control character or a byte that is not UTF-8]"},
+		{"escape", head + `printf '\033[2J' >> "$1"`, "[output file chart: it is not text throughout: past its start it holds a control character or a byte that is not UTF-8]"},
+		{"not UTF-8", head + `printf '\377' >> "$1"`, "[output file chart: it is not text throughout: past its start it holds a control character or a byte that is not UTF-8]"},
+	} {
+		tool := outputTool(t, c.script, plan.OutputFile{MediaTypes: []string{"text/plain"}})
+		res, err := tool.Call(ctx, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if res.Content != c.want || !res.IsError || len(res.Files) != 0 {
+			t.Errorf("%s: got %q (error %v, files %v), want %q", c.name, res.Content, res.IsError, res.Files, c.want)
+		}
+	}
+	entries, err := os.ReadDir(store.Dir())
+	if err != nil && !os.IsNotExist(err) || len(entries) != 0 {
+		t.Errorf("the store holds %d blobs, want none: %v", len(entries), err)
+	}
+}
+
 // An output file the tool does not declare is an error of the call, and
 // so is a declaration New cannot take.
 func TestOutputFileDeclared(t *testing.T) {
