@@ -365,6 +365,9 @@ func (s *Sniffer) Head() string {
 	return "text/plain"
 }
 
+// Size is the bytes written.
+func (s *Sniffer) Size() int64 { return s.n }
+
 // NotTextAt is the offset of the first byte that is not text (a control
 // character, a byte that is not UTF-8, a character cut at the end), or
 // -1 while the bytes written are text.

@@ -153,7 +153,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 var Limits = files.Limits(plan.FileLimits["anthropic"])
 
 // partBlock is a part of a user message as a content block.
-func partBlock(part agentrt.Part, fr agentrt.FileReader, splice *files.Splice) (sdk.ContentBlockParamUnion, error) {
+func partBlock(part agentrt.Part, splice *files.Splice) (sdk.ContentBlockParamUnion, error) {
 	f := part.File
 	if f == nil {
 		return sdk.NewTextBlock(part.Text), nil
@@ -169,7 +169,7 @@ func partBlock(part agentrt.Part, fr agentrt.FileReader, splice *files.Splice) (
 	}
 	switch f.MediaType {
 	case "text/plain":
-		text, err := files.Text(fr, f)
+		text, err := splice.Text(f)
 		if err != nil {
 			return sdk.ContentBlockParamUnion{}, err
 		}
@@ -231,7 +231,7 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 				blocks = append(blocks, sdk.NewTextBlock(msg.Content))
 			}
 			for _, part := range msg.Parts {
-				b, err := partBlock(part, req.Files, splice)
+				b, err := partBlock(part, splice)
 				if err != nil {
 					return p, nil, err
 				}
@@ -263,7 +263,7 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 				if part.File == nil || Limits.Check("anthropic", part.File) != nil {
 					continue
 				}
-				b, err := partBlock(part, req.Files, splice)
+				b, err := partBlock(part, splice)
 				if err != nil {
 					return p, nil, fmt.Errorf("message %d: %w", i, err)
 				}

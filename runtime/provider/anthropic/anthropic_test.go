@@ -31,6 +31,7 @@ type fake struct {
 
 	mu      sync.Mutex
 	bodies  []map[string]any
+	raws    [][]byte // the bodies as sent
 	headers []http.Header
 }
 
@@ -56,6 +57,7 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.bodies = append(f.bodies, body)
+	f.raws = append(f.raws, raw)
 	f.headers = append(f.headers, r.Header.Clone())
 	n := len(f.bodies)
 	f.mu.Unlock()

@@ -244,3 +244,24 @@ func TestToolFilesSent(t *testing.T) {
 		t.Errorf("document block %v", c["type"])
 	}
 }
+
+// TestTextFileStreamed: a text file goes into the document block's source
+// as the SDK writes a string, byte for byte, streamed from the store
+// rather than handed to the SDK (files.Splice).
+func TestTextFileStreamed(t *testing.T) {
+	s := fileStore(t)
+	data := filetest.EscapedText()
+	txt := putFile(t, s, "notes", "notes.txt", data, "text/plain")
+	f := newFake(t, okMessage)
+	if _, err := f.model(t, retry.Policy{}).Complete(t.Context(), filesRequest(s, textPart("Read: "), filePart(txt))); err != nil {
+		t.Fatal(err)
+	}
+	raw := f.raws[0]
+	if want := []byte(`"data":"` + string(filetest.JSONText(t, data)) + `"`); !bytes.Contains(raw, want) {
+		i := bytes.Index(raw, []byte(`"data":"`))
+		t.Errorf("the body does not hold the text as encoding/json writes it: %.300s", raw[max(i, 0):])
+	}
+	if bytes.Contains(raw, []byte("agentc-file-")) {
+		t.Error("a placeholder was sent")
+	}
+}

@@ -259,3 +259,35 @@ func TestToolFilesSent(t *testing.T) {
 		t.Errorf("files message %s", g)
 	}
 }
+
+// TestTextFileStreamed: a text file goes into the body as the SDK writes a
+// string, byte for byte, streamed from the store rather than handed to the
+// SDK (files.Splice), for Chat Completions and the Responses API alike.
+func TestTextFileStreamed(t *testing.T) {
+	s := store(t)
+	data := filetest.EscapedText()
+	txt := put(t, s, "notes", "notes.txt", data, "text/plain")
+	want := []byte(`"text":"` + string(filetest.JSONText(t, data)) + `"`)
+	for _, api := range []string{"chat", "responses"} {
+		var f *fake
+		var m *Model
+		if api == "chat" {
+			f = newFake(t, okAnswer)
+			m = newModel(t, f, nil)
+		} else {
+			f = newResponsesFake(t, okResponse)
+			m = newResponsesModel(t, f, nil)
+		}
+		if _, err := m.Complete(t.Context(), fileRequest(s, text("Read: "), file(txt))); err != nil {
+			t.Fatalf("%s: %v", api, err)
+		}
+		raw := f.bodies[0]
+		if !bytes.Contains(raw, want) {
+			i := bytes.Index(raw, []byte(`"text":"Read: "`))
+			t.Errorf("%s: the body does not hold the text as encoding/json writes it: %.300s", api, raw[max(i, 0):])
+		}
+		if bytes.Contains(raw, []byte("agentc-file-")) {
+			t.Errorf("%s: a placeholder was sent", api)
+		}
+	}
+}

@@ -307,13 +307,13 @@ func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, *files.Spli
 			}
 			msg.Parts = nil
 		}
-		mp, err := message(msg, req.Files, splice)
+		mp, err := message(msg, splice)
 		if err != nil {
 			return p, nil, fmt.Errorf("openai: message %d: %w", i, err)
 		}
 		p.Messages = append(p.Messages, mp)
 		if next := i + 1; len(returned) > 0 && (next == len(req.Messages) || req.Messages[next].Role != agentrt.ToolRole) {
-			parts, err := userParts(agentrt.Message{Role: agentrt.User, Parts: returned}, req.Files, splice)
+			parts, err := userParts(agentrt.Message{Role: agentrt.User, Parts: returned}, splice)
 			if err != nil {
 				return p, nil, fmt.Errorf("openai: message %d: %w", i, err)
 			}
@@ -382,7 +382,7 @@ func buildParams(req *agentrt.Request) (sdk.ChatCompletionNewParams, *files.Spli
 var Limits = files.Limits(plan.FileLimits["openai"])
 
 // userParts are a user message's parts as Chat Completions content parts.
-func userParts(msg agentrt.Message, fr agentrt.FileReader, splice *files.Splice) ([]sdk.ChatCompletionContentPartUnionParam, error) {
+func userParts(msg agentrt.Message, splice *files.Splice) ([]sdk.ChatCompletionContentPartUnionParam, error) {
 	var out []sdk.ChatCompletionContentPartUnionParam
 	for _, p := range msg.Parts {
 		f := p.File
@@ -395,7 +395,7 @@ func userParts(msg agentrt.Message, fr agentrt.FileReader, splice *files.Splice)
 		}
 		switch {
 		case f.MediaType == "text/plain":
-			text, err := files.Text(fr, f)
+			text, err := splice.Text(f)
 			if err != nil {
 				return nil, err
 			}
@@ -421,13 +421,13 @@ func userParts(msg agentrt.Message, fr agentrt.FileReader, splice *files.Splice)
 	return out, nil
 }
 
-func message(msg agentrt.Message, fr agentrt.FileReader, splice *files.Splice) (sdk.ChatCompletionMessageParamUnion, error) {
+func message(msg agentrt.Message, splice *files.Splice) (sdk.ChatCompletionMessageParamUnion, error) {
 	switch msg.Role {
 	case agentrt.System:
 		return sdk.SystemMessage(msg.Content), nil
 	case agentrt.User:
 		if len(msg.Parts) > 0 {
-			parts, err := userParts(msg, fr, splice)
+			parts, err := userParts(msg, splice)
 			if err != nil {
 				return sdk.ChatCompletionMessageParamUnion{}, err
 			}

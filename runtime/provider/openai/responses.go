@@ -164,7 +164,7 @@ func buildResponsesParams(req *agentrt.Request) (responses.ResponseNewParams, *f
 			if len(parts) == 0 {
 				parts = []agentrt.Part{{Text: msg.Content}}
 			}
-			item, err := responsesUser(parts, req.Files, splice)
+			item, err := responsesUser(parts, splice)
 			if err != nil {
 				return p, nil, fmt.Errorf("openai: message %d: %w", i, err)
 			}
@@ -189,7 +189,7 @@ func buildResponsesParams(req *agentrt.Request) (responses.ResponseNewParams, *f
 			return p, nil, fmt.Errorf("openai: message %d: unknown role %q", i, msg.Role)
 		}
 		if next := i + 1; len(returned) > 0 && (next == len(req.Messages) || req.Messages[next].Role != agentrt.ToolRole) {
-			item, err := responsesUser(returned, req.Files, splice)
+			item, err := responsesUser(returned, splice)
 			if err != nil {
 				return p, nil, fmt.Errorf("openai: message %d: %w", i, err)
 			}
@@ -285,7 +285,7 @@ func functionTool(t agentrt.ToolSpec) (responses.ToolUnionParam, error) {
 }
 
 // responsesUser is a user message item of text and files.
-func responsesUser(parts []agentrt.Part, fr agentrt.FileReader, splice *files.Splice) (responses.ResponseInputItemUnionParam, error) {
+func responsesUser(parts []agentrt.Part, splice *files.Splice) (responses.ResponseInputItemUnionParam, error) {
 	var content responses.ResponseInputMessageContentListParam
 	textPart := func(s string) responses.ResponseInputContentUnionParam {
 		return responses.ResponseInputContentUnionParam{OfInputText: &responses.ResponseInputTextParam{Text: s}}
@@ -301,7 +301,7 @@ func responsesUser(parts []agentrt.Part, fr agentrt.FileReader, splice *files.Sp
 		}
 		switch {
 		case f.MediaType == "text/plain":
-			text, err := files.Text(fr, f)
+			text, err := splice.Text(f)
 			if err != nil {
 				return responses.ResponseInputItemUnionParam{}, err
 			}

@@ -5,9 +5,6 @@ package files
 
 import (
 	"fmt"
-	"io"
-	"strings"
-	"unicode/utf8"
 
 	"agentc.dev/agentc/internal/leaf/userfile"
 	agentrt "agentc.dev/agentc/runtime"
@@ -29,29 +26,4 @@ func (l Limits) Check(provider string, f *agentrt.File) error {
 		return fmt.Errorf("file %s: %s is larger than the %s %s takes in one %s", f.Name, userfile.Size(f.Size), userfile.Size(max), provider, f.MediaType)
 	}
 	return nil
-}
-
-// Text reads a text file whole, as UTF-8: a byte sequence that is not
-// becomes U+FFFD.
-func Text(files agentrt.FileReader, f *agentrt.File) (string, error) {
-	if files == nil {
-		return "", fmt.Errorf("file %s: no file store to read it from", f.Name)
-	}
-	r, _, err := files.Open(f.Digest)
-	if err != nil {
-		return "", fmt.Errorf("file %s: %w", f.Name, err)
-	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, f.Size+1))
-	if err != nil {
-		return "", fmt.Errorf("file %s: %w", f.Name, err)
-	}
-	if int64(len(b)) != f.Size {
-		return "", fmt.Errorf("file %s: the store holds other than %d bytes under %s", f.Name, f.Size, f.Digest)
-	}
-	s := strings.TrimPrefix(string(b), "\ufeff")
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\ufffd")
-	}
-	return s, nil
 }

@@ -10,7 +10,9 @@ import (
 	"io"
 	"net/http"
 	"sort"
+	"unicode/utf8"
 
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -32,6 +34,8 @@ type Splice struct {
 type splicePart struct {
 	f      *agentrt.File
 	prefix string // written before the base64: "data:image/png;base64," or ""
+	text   bool   // the file's text as a JSON string's contents, not base64
+	length int64  // of what the part writes, the prefix included
 }
 
 // NewSplice returns a splice reading files from fr.
@@ -42,14 +46,29 @@ func NewSplice(fr agentrt.FileReader) *Splice {
 }
 
 // Base64 returns the placeholder that stands for f's bytes in base64.
-func (s *Splice) Base64(f *agentrt.File) (string, error) { return s.add(f, "") }
+func (s *Splice) Base64(f *agentrt.File) (string, error) {
+	return s.add(splicePart{f: f})
+}
 
 // DataURL returns the placeholder that stands for f as a data: URL.
 func (s *Splice) DataURL(f *agentrt.File) (string, error) {
-	return s.add(f, "data:"+f.MediaType+";base64,")
+	return s.add(splicePart{f: f, prefix: "data:" + f.MediaType + ";base64,"})
 }
 
-func (s *Splice) add(f *agentrt.File, prefix string) (string, error) {
+// Text returns the placeholder that stands for the text of f, a text
+// file, as the contents of a JSON string: escaped as encoding/json
+// escapes a string, a byte order mark at its start dropped. A file that
+// is not text to its end (one stored before the store checked that) is
+// an error, not sent.
+func (s *Splice) Text(f *agentrt.File) (string, error) {
+	return s.add(splicePart{f: f, text: true})
+}
+
+// add reads p's file once whole, through the store's check of its digest
+// (and, for text, a check that it is text), to know what the part will
+// write, and returns its placeholder.
+func (s *Splice) add(p splicePart) (string, error) {
+	f := p.f
 	if s.fr == nil {
 		return "", fmt.Errorf("file %s: no file store to read it from", f.Name)
 	}
@@ -57,7 +76,18 @@ func (s *Splice) add(f *agentrt.File, prefix string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("file %s: %w", f.Name, err)
 	}
-	n, err := io.Copy(io.Discard, r)
+	var n, length int64
+	if p.text {
+		sniff := &plan.Sniffer{}
+		length, err = io.Copy(io.Discard, &textReader{src: io.TeeReader(r, sniff)})
+		n = sniff.Size()
+		if err == nil && sniff.MediaType() != "text/plain" {
+			err = fmt.Errorf("it is not text: byte %d is a control character or not UTF-8", sniff.NotTextAt())
+		}
+	} else {
+		n, err = io.Copy(io.Discard, r)
+		length = int64(len(p.prefix)) + int64(base64.StdEncoding.EncodedLen(int(n)))
+	}
 	r.Close()
 	if err != nil {
 		return "", fmt.Errorf("file %s: %w", f.Name, err)
@@ -65,8 +95,9 @@ func (s *Splice) add(f *agentrt.File, prefix string) (string, error) {
 	if size != f.Size || n != f.Size {
 		return "", fmt.Errorf("file %s: the store holds %d bytes under %s, not %d", f.Name, n, f.Digest, f.Size)
 	}
+	p.length = length
 	ph := fmt.Sprintf("agentc-file-%s-%d", s.nonce, len(s.parts))
-	s.parts[ph] = splicePart{f: f, prefix: prefix}
+	s.parts[ph] = p
 	return ph, nil
 }
 
@@ -109,8 +140,8 @@ func (s *Splice) Middleware(req *http.Request, next func(*http.Request) (*http.R
 	length := int64(0)
 	for _, a := range ats {
 		p := s.parts[a.ph]
-		segs = append(segs, segment{text: body[last:a.i]}, segment{text: []byte(p.prefix)}, segment{file: p.f})
-		length += int64(a.i-last) + int64(len(p.prefix)) + int64(base64.StdEncoding.EncodedLen(int(p.f.Size)))
+		segs = append(segs, segment{text: body[last:a.i]}, segment{text: []byte(p.prefix)}, segment{file: p.f, asText: p.text})
+		length += int64(a.i-last) + p.length
 		last = a.i + len(a.ph)
 	}
 	segs = append(segs, segment{text: body[last:]})
@@ -124,8 +155,9 @@ func (s *Splice) Middleware(req *http.Request, next func(*http.Request) (*http.R
 }
 
 type segment struct {
-	text []byte
-	file *agentrt.File
+	text   []byte
+	file   *agentrt.File
+	asText bool // the file as a JSON string's contents, not base64
 }
 
 // splicedBody reads segments in turn: text as it is, a file from the
@@ -154,7 +186,11 @@ func (b *splicedBody) Read(p []byte) (int, error) {
 				return 0, err
 			}
 			b.file = r
-			b.cur = &base64Reader{src: r}
+			if seg.asText {
+				b.cur = &textReader{src: r}
+			} else {
+				b.cur = &base64Reader{src: r}
+			}
 		}
 		n, err := b.cur.Read(p)
 		if err == io.EOF {
@@ -208,4 +244,116 @@ func (r *base64Reader) Read(p []byte) (int, error) {
 	n := copy(p, r.pending)
 	r.pending = r.pending[n:]
 	return n, nil
+}
+
+// textReader reads src, UTF-8 text, as the contents of a JSON string,
+// a chunk at a time, cut where a character ends: escaped as an
+// encoding/json Encoder escapes a string with HTML escaping off, as the
+// SDKs write their requests (appendJSONString). A byte order mark at its
+// start is dropped.
+type textReader struct {
+	src     io.Reader
+	raw     [48 << 10]byte
+	carry   int // bytes of a character cut at the end of the last chunk, at raw's start
+	started bool
+	out     []byte
+	pending []byte
+	done    bool
+}
+
+func (r *textReader) Read(p []byte) (int, error) {
+	for len(r.pending) == 0 {
+		if r.done {
+			return 0, io.EOF
+		}
+		n, err := io.ReadFull(r.src, r.raw[r.carry:])
+		n += r.carry
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			// The end, where the store's reader checked the digest.
+			r.done = true
+		case err != nil:
+			return 0, err
+		}
+		chunk := r.raw[:n]
+		if !r.started {
+			r.started = true
+			chunk = bytes.TrimPrefix(chunk, []byte("\ufeff"))
+		}
+		r.carry = 0
+		if !r.done {
+			// A character cut at the chunk's end goes with the next.
+			for k := len(chunk) - 1; k >= 0 && k > len(chunk)-utf8.UTFMax; k-- {
+				if utf8.RuneStart(chunk[k]) {
+					if !utf8.FullRune(chunk[k:]) {
+						r.carry = len(chunk) - k
+						chunk = chunk[:k]
+					}
+					break
+				}
+			}
+		}
+		r.out = appendJSONString(r.out[:0], chunk)
+		r.pending = r.out
+		copy(r.raw[:], r.raw[n-r.carry:n])
+	}
+	n := copy(p, r.pending)
+	r.pending = r.pending[n:]
+	return n, nil
+}
+
+// appendJSONString appends src as the contents of a JSON string, as
+// encoding/json's Encoder writes a string with SetEscapeHTML(false) (Go's
+// appendString, which FuzzJSONString holds this to): a quote and a
+// backslash escaped, control characters as \b, \f, \n, \r, \t or \u00XX,
+// U+2028 and U+2029 as \u2028 and \u2029, and each byte that is not
+// UTF-8 as \ufffd.
+func appendJSONString(dst, src []byte) []byte {
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(src); {
+		if b := src[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, src[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRune(src[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, src[start:]...)
 }

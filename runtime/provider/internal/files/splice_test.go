@@ -3,6 +3,7 @@ package files
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -126,4 +127,100 @@ func TestSpliceRefused(t *testing.T) {
 	if _, err := NewSplice(store).Base64(fs[0]); err == nil || !strings.Contains(err.Error(), "store was changed") {
 		t.Errorf("a changed file given a placeholder: %v", err)
 	}
+}
+
+// jsonContents is s as an encoding/json Encoder writes it with HTML
+// escaping off (the SDKs' way), without the quotes.
+func jsonContents(t testing.TB, s []byte) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(string(s)); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()[1 : b.Len()-2]
+}
+
+// A text file is spliced into the body as the contents of the JSON string
+// its placeholder was, escaped as encoding/json escapes it, whatever the
+// chunks it is read in cut; a byte order mark at its start is dropped; the
+// length announced is the body's.
+func TestTextSpliced(t *testing.T) {
+	// Characters of 2, 3 and 4 bytes, shifted so that the chunks cut
+	// each of them somewhere; escapes of 2 and 6 bytes between.
+	var text bytes.Buffer
+	for i := 0; text.Len() < 200_000; i++ {
+		text.WriteString(strings.Repeat("x", i%4) + "é€𝄞\"\\\t\n\r\f<&>\u2028\x7f")
+	}
+	body := append([]byte("\ufeff"), text.Bytes()...)
+	store, fs := stored(t, body, []byte("\ufeff"), []byte{})
+	for i, f := range fs {
+		if f.MediaType != "text/plain" {
+			t.Fatalf("file %d is %q", i, f.MediaType)
+		}
+	}
+	s := NewSplice(store)
+	var phs []string
+	for _, f := range fs {
+		ph, err := s.Text(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		phs = append(phs, ph)
+	}
+	sdkBody := `{"a":"` + phs[0] + `","b":"` + phs[1] + `","c":"` + phs[2] + `"}`
+	want := `{"a":"` + string(jsonContents(t, text.Bytes())) + `","b":"","c":""}`
+	req, _ := http.NewRequest("POST", "http://x/", strings.NewReader(sdkBody))
+	var got []byte
+	_, err := s.Middleware(req, func(r *http.Request) (*http.Response, error) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		got = b
+		if r.ContentLength != int64(len(b)) {
+			t.Errorf("Content-Length %d, body %d bytes", r.ContentLength, len(b))
+		}
+		again, _ := r.GetBody()
+		if b2, err := io.ReadAll(again); err != nil || !bytes.Equal(b, b2) {
+			t.Errorf("GetBody gives another body: %v", err)
+		}
+		return &http.Response{StatusCode: 200}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		i := 0
+		for i < min(len(got), len(want)) && got[i] == want[i] {
+			i++
+		}
+		t.Errorf("the bodies part at byte %d: got %.80q, want %.80q", i, got[i:], want[i:])
+	}
+}
+
+// A file the request calls text that is not text to its end (a blob put
+// in the store before the store checked that, or a journal naming one) is
+// refused before anything is sent.
+func TestTextNotText(t *testing.T) {
+	store, fs := stored(t, []byte(strings.Repeat("text ", 200)+"\x1b[2J"), []byte("ab\xff"))
+	for _, f := range fs {
+		f.MediaType = "text/plain"
+		if _, err := NewSplice(store).Text(f); err == nil || !strings.Contains(err.Error(), "is not text: byte") {
+			t.Errorf("%s: %v", f.Name, err)
+		}
+	}
+}
+
+// FuzzJSONString: appendJSONString writes any bytes as encoding/json's
+// Encoder writes them as a string with HTML escaping off.
+func FuzzJSONString(f *testing.F) {
+	for _, seed := range []string{"plain", "\"\\\b\f\n\r\t\x00\x1f\x7f", "<>&\u2028\u2029", "é€𝄞", "\xff\xe2\x82", "\xed\xa0\x80"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := appendJSONString(nil, data), jsonContents(t, data); !bytes.Equal(got, want) {
+			t.Fatalf("%q: got %q, want %q", data, got, want)
+		}
+	})
 }

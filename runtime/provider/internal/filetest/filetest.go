@@ -4,6 +4,7 @@ package filetest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -80,6 +81,36 @@ const (
 	PlainText = "Grüße aus Köln — naïve café, 東京 ✓\nsecond line\n"
 	BOMBody   = "Ünïcödé after a byte order mark\n"
 )
+
+// EscapedText is a text file of about 150 KB, past the chunks a text is
+// spliced in, that holds every character a JSON string escapes or a
+// splice could cut (a quote, a backslash, tab, line feed, carriage return,
+// form feed, U+2028, U+2029, characters of two, three and four bytes at
+// every offset), and <, > and &, which the SDKs leave as they are; it
+// begins with a byte order mark, which is not sent.
+func EscapedText() []byte {
+	var b bytes.Buffer
+	b.WriteString("\ufeff")
+	for i := 0; b.Len() < 150_000; i++ {
+		b.WriteString(strings.Repeat("x", i%5))
+		b.WriteString("\"quoted\" back\\slash\ttab\r\n\fform <tag> & \u2028\u2029 é € 𝄞 Grüße 東京\x7f\n")
+	}
+	return b.Bytes()
+}
+
+// JSONText is text as the contents of a JSON string (no quotes), a byte
+// order mark at its start dropped, as encoding/json's Encoder writes it
+// with HTML escaping off, as the SDKs do.
+func JSONText(t testing.TB, text []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(string(bytes.TrimPrefix(text, []byte("\ufeff")))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()[1 : b.Len()-2]
+}
 
 // Store is a file store in the test's temporary directory.
 func Store(t testing.TB) *filestore.Store {
