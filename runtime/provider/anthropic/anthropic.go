@@ -339,9 +339,8 @@ func buildParams(req *agentrt.Request) (sdk.MessageNewParams, []option.RequestOp
 	if req.Cache {
 		cacheBreakpoints(&p, gathering(req))
 	}
-	if !splice.Empty() {
-		opts = append(opts, option.WithMiddleware(splice.Middleware))
-	}
+	// The splice also bounds a body without files (files.MaxBody).
+	opts = append(opts, option.WithMiddleware(splice.Middleware))
 	return p, opts, nil
 }
 

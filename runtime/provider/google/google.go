@@ -270,8 +270,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// The middlewares change the request: a RoundTripper may not.
 	req = req.Clone(req.Context())
 	send := t.next.RoundTrip
-	// A redirected request's body is the spliced one already.
-	if a != nil && a.splice != nil && !a.splice.Empty() && req.Response == nil {
+	// A redirected request's body is the spliced one already. The
+	// splice also bounds a body without files (files.MaxBody).
+	if a != nil && a.splice != nil && req.Response == nil {
 		inner := send
 		send = func(r *http.Request) (*http.Response, error) { return a.splice.Middleware(r, inner) }
 	}

@@ -291,3 +291,18 @@ func TestTextFileStreamed(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyBound: a request whose text is past 64 MiB is not sent, though
+// it holds no file (files.MaxBody).
+func TestBodyBound(t *testing.T) {
+	f := newFake(t, okAnswer)
+	a := &attempts{}
+	req := &agentrt.Request{Model: "gpt-test", Messages: []agentrt.Message{{Role: agentrt.User, Content: strings.Repeat("x", 64<<20+1)}}}
+	_, err := newModel(t, f, a).Complete(t.Context(), req)
+	if err == nil || !strings.Contains(err.Error(), "larger than 64 MiB") {
+		t.Errorf("error %v", err)
+	}
+	if f.requests() != 0 {
+		t.Errorf("%d requests reached the server", f.requests())
+	}
+}

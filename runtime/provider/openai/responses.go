@@ -48,10 +48,8 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 	var streamed []byte // a streamed response, as its last event carried it
 	err = m.retry.Do(ctx, func(ctx context.Context, attempt int) error {
 		var raw *http.Response
-		opts := []option.RequestOption{option.WithResponseInto(&raw)}
-		if !splice.Empty() {
-			opts = append(opts, option.WithMiddleware(splice.Middleware))
-		}
+		// The splice also bounds a body without files (files.MaxBody).
+		opts := []option.RequestOption{option.WithResponseInto(&raw), option.WithMiddleware(splice.Middleware)}
 		if req.Stream != nil {
 			if attempt > 1 {
 				req.Stream(agentrt.Delta{Restart: true})

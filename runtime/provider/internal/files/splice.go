@@ -104,22 +104,40 @@ func (s *Splice) add(p splicePart) (string, error) {
 // Empty reports whether the splice has no file.
 func (s *Splice) Empty() bool { return len(s.parts) == 0 }
 
-// maxBody bounds the body the SDK writes around the placeholders.
-const maxBody = 64 << 20
+// MaxBody bounds the body the SDK writes, around the placeholders where
+// there are files: a request with or without files whose text is larger
+// is not sent.
+const MaxBody = 64 << 20
+
+// ErrBodyTooLarge is the error of a request whose text is past MaxBody.
+var ErrBodyTooLarge = errors.New("the request was not sent: its text is larger than 64 MiB")
 
 // Middleware puts the files in the request body in place of their
-// placeholders (an SDK's option.WithMiddleware).
+// placeholders (an SDK's option.WithMiddleware), and refuses a body whose
+// text is past MaxBody, files or none.
 func (s *Splice) Middleware(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	if len(s.parts) == 0 || req.Body == nil {
+	if req.Body == nil || req.Body == http.NoBody {
 		return next(req)
 	}
-	body, err := io.ReadAll(io.LimitReader(req.Body, maxBody+1))
+	if len(s.parts) == 0 {
+		// The SDK holds the body already, and says its length; where it
+		// does not, the body fails past the bound as it is sent.
+		switch {
+		case req.ContentLength > MaxBody:
+			req.Body.Close()
+			return nil, ErrBodyTooLarge
+		case req.ContentLength <= 0:
+			req.Body = &boundedBody{ReadCloser: req.Body, left: MaxBody}
+		}
+		return next(req)
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, MaxBody+1))
 	req.Body.Close()
 	if err != nil {
 		return nil, err
 	}
-	if len(body) > maxBody {
-		return nil, errors.New("a request's text is larger than 64 MiB")
+	if len(body) > MaxBody {
+		return nil, ErrBodyTooLarge
 	}
 	type at struct {
 		i  int
@@ -152,6 +170,20 @@ func (s *Splice) Middleware(req *http.Request, next func(*http.Request) (*http.R
 	req.ContentLength = length
 	req.Header.Set("Content-Length", fmt.Sprint(length))
 	return next(req)
+}
+
+// boundedBody fails once more than left bytes are read from it.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return 0, ErrBodyTooLarge
+	}
+	return n, err
 }
 
 type segment struct {

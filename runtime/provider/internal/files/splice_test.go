@@ -224,3 +224,35 @@ func FuzzJSONString(f *testing.F) {
 		}
 	})
 }
+
+// A body past MaxBody is not sent, whether or not the request holds a
+// file: one whose length is known is refused before it is sent, one whose
+// length is not fails as it is read.
+func TestBodyBound(t *testing.T) {
+	s := NewSplice(nil)
+	big := strings.Repeat("x", MaxBody+1)
+	req, _ := http.NewRequest("POST", "http://x/", strings.NewReader(big))
+	sent := false
+	if _, err := s.Middleware(req, func(*http.Request) (*http.Response, error) { sent = true; return nil, nil }); err != ErrBodyTooLarge || sent {
+		t.Errorf("a known length past the bound: sent %v, error %v", sent, err)
+	}
+	req, _ = http.NewRequest("POST", "http://x/", io.NopCloser(strings.NewReader(big)))
+	req.ContentLength = 0 // unknown
+	_, err := s.Middleware(req, func(r *http.Request) (*http.Response, error) {
+		_, err := io.Copy(io.Discard, r.Body)
+		return nil, err
+	})
+	if err != ErrBodyTooLarge {
+		t.Errorf("an unknown length past the bound: %v", err)
+	}
+	req, _ = http.NewRequest("POST", "http://x/", strings.NewReader(big[:MaxBody]))
+	if _, err := s.Middleware(req, func(r *http.Request) (*http.Response, error) {
+		n, err := io.Copy(io.Discard, r.Body)
+		if n != MaxBody {
+			t.Errorf("sent %d bytes", n)
+		}
+		return nil, err
+	}); err != nil {
+		t.Errorf("a body at the bound: %v", err)
+	}
+}
