@@ -103,6 +103,56 @@ func fileParts(files []File) []Part {
 	return parts
 }
 
+// fileBound is the most bytes the files of one conversation may come to
+// together: the run's given files and those its tools returned, every one
+// of which each request carries again. Options.MaxFileBytes, else
+// plan.DefaultMaxRunFileBytes: a bound of the run's options, never of
+// the machine or a price table, so that a replay decides as its run did.
+func (x *run) fileBound() int64 {
+	if x.opts.MaxFileBytes > 0 {
+		return x.opts.MaxFileBytes
+	}
+	return plan.DefaultMaxRunFileBytes
+}
+
+// conversationFiles is the bytes of the files the conversation holds.
+func (x *run) conversationFiles() int64 {
+	var n int64
+	for i := range x.msgs {
+		for _, p := range x.msgs[i].Parts {
+			if p.File != nil {
+				n += p.File.Size
+			}
+		}
+	}
+	return n
+}
+
+// withinFileBound returns a tool's result as it joins the conversation:
+// where its files would bring the conversation's past fileBound, without
+// them, an error saying so, as a call past the conversation's bound of
+// text is (pastBound). Applied to the result as recorded, so a replay
+// decides the same.
+func (x *run) withinFileBound(res ToolResult) ToolResult {
+	var add int64
+	for _, f := range res.Files {
+		add += f.Size
+	}
+	if add == 0 {
+		return res
+	}
+	held, bound := x.conversationFiles(), x.fileBound()
+	if held+add <= bound {
+		return res
+	}
+	if res.Content != "" && !strings.HasSuffix(res.Content, "\n") {
+		res.Content += "\n"
+	}
+	res.Content += fmt.Sprintf("[the result's files (%d bytes) are not sent: the conversation holds %d bytes of files, and a conversation's files may come to %d bytes together]", add, held, bound)
+	res.Files, res.IsError = nil, true
+	return res
+}
+
 // schemaWithoutFiles is the input schema with each file property's schema
 // made true: the runtime checks files itself, from their bytes, and the
 // value at a file property is a reference, not the base64 text the

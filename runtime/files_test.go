@@ -272,6 +272,67 @@ func TestToolFilesJournaled(t *testing.T) {
 	sameRun(t, "replay", rec, rep)
 }
 
+// TestToolFilesBounded: every request carries the conversation's files
+// again, so the files tools return count against the run's file bound
+// together: a result whose files would pass it is an error the model
+// reads, its files not sent, and a replay decides the same.
+func TestToolFilesBounded(t *testing.T) {
+	store, _ := storeWith(t)
+	p := agent(t, withTool)
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := journal.Create(file, benchHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bound = 40 // two of the camera's pictures of 18 bytes, not three
+	model := &scripted{turns: []turn{call(10, "search", `{"q":"a"}`), call(10, "search", `{"q":"b"}`), call(10, "search", `{"q":"c"}`), answer(`{"label":"bug"}`, 10)}}
+	tools := map[string]agentrt.Tool{"search": cameraTool{}}
+	r, err := agentrt.New(p, agentrt.Options{Model: model, Files: store, Tools: tools, MaxFileBytes: bound, Journal: &agentrt.Journal{Writer: w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.Run(context.Background(), nil)
+	w.Close()
+	if err != nil || rec.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("%v %+v", err, rec)
+	}
+	for i, req := range model.reqs {
+		var n int64
+		for _, m := range req.Messages {
+			for _, part := range m.Parts {
+				if part.File != nil {
+					n += part.File.Size
+				}
+			}
+		}
+		if n > bound {
+			t.Errorf("request %d carries %d bytes of files, past %d", i+1, n, bound)
+		}
+	}
+	msgs := model.reqs[3].Messages
+	third := msgs[len(msgs)-1]
+	if !third.IsError || len(third.Parts) != 0 || third.Content != "[a picture]\n[the result's files (18 bytes) are not sent: the conversation holds 36 bytes of files, and a conversation's files may come to 40 bytes together]" {
+		b, _ := json.Marshal(third)
+		t.Errorf("the third result: %s", b)
+	}
+	if calls := rec.Rounds[2].ToolCalls; len(calls) != 1 || !calls[0].IsError {
+		t.Errorf("the report's third call: %+v", calls)
+	}
+	j, err := journal.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = agentrt.New(p, agentrt.Options{Model: refusingModel{}, Files: store, Tools: tools, MaxFileBytes: bound, Journal: &agentrt.Journal{Recorded: j, Replay: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameRun(t, "replay", rec, rep)
+}
+
 // StoreInputFiles puts an input's base64 files in a store and names them
 // by digest, for a run elsewhere; it refuses what a run would, and a
 // reference, which would name a file someone else stored.

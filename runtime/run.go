@@ -1242,6 +1242,9 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	}
 	x.emit(call)
 	defer func() {
+		if stop == nil {
+			res = x.withinFileBound(res)
+		}
 		cr.IsError = res.IsError
 		if res.IsError {
 			cr.Error = res.Content
