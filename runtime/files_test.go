@@ -333,6 +333,49 @@ func TestToolFilesBounded(t *testing.T) {
 	sameRun(t, "replay", rec, rep)
 }
 
+// TestFilesPastBudget: a call whose input, its files counted, is more
+// than the token budget leaves is not sent, as text past it would not be;
+// one within it is.
+func TestFilesPastBudget(t *testing.T) {
+	store, bs := storeWith(t, pdfBytes, strings.Repeat("Some notes.\n", 1000))
+	in := json.RawMessage(`{"doc": {"digest": "` + bs[0].Digest + `"}, "extra": {"digest": "` + bs[1].Digest + `"}}`)
+	for _, c := range []struct {
+		provider string
+		tokens   int
+		sent     bool
+	}{
+		{"test", 5000, false}, // the text file alone is counted at 6,001 tokens
+		{"test", 8000, true},
+		{"openai", 5000, false},    // gpt-4o's tokeniser: the count as it is
+		{"anthropic", 1000, false}, // a token a byte, taken at a quarter before any call
+		{"anthropic", 5000, true},
+	} {
+		p := agent(t, func(a *plan.Agent) {
+			a.Input = &plan.Input{Schema: json.RawMessage(fileSchema)}
+			a.Model = plan.Model{Provider: c.provider, Name: "gpt-4o-2024-08-06"}
+			if c.provider == "anthropic" {
+				a.Model.Name = "claude-sonnet-4-5"
+			}
+			a.Budgets.Tokens = c.tokens
+		})
+		model := &scripted{turns: []turn{answer(`{"label":"bug"}`, 10)}}
+		r, err := agentrt.New(p, agentrt.Options{Model: model, Files: store, Provider: c.provider})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := r.Run(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sent := len(model.reqs) > 0; sent != c.sent {
+			t.Errorf("%s, budget %d: sent %v, want %v (%s %s)", c.provider, c.tokens, sent, c.sent, rep.Bound, rep.Error)
+		}
+		if !c.sent && (rep.Bound != agentrt.BoundTokenBudget || !strings.Contains(rep.Error, "the next model call was not sent: its input is about")) {
+			t.Errorf("%s, budget %d: %s %s", c.provider, c.tokens, rep.Bound, rep.Error)
+		}
+	}
+}
+
 // StoreInputFiles puts an input's base64 files in a store and names them
 // by digest, for a run elsewhere; it refuses what a run would, and a
 // reference, which would name a file someone else stored.

@@ -648,6 +648,24 @@ func (x *run) reserveReached() (left int, why string, answer bool) {
 	return left, fmt.Sprintf(" (one more turn would take about %d and the answer about %d)", gather, answerCost), true
 }
 
+// pastBudget says why the model call at k is not made, or "" to make it:
+// with a token budget, the input the call would send is estimated
+// (inputEstimate, files counted as docs/tokens.md says) at more than the
+// budget leaves, so the call could only overspend it. A call served from
+// the journal is served as recorded; one the run decides on (decides) is
+// decided from what the journal gives, so a replay ends where its run
+// did.
+func (x *run) pastBudget(k journal.Key, req *Request) string {
+	if x.tokens <= 0 || !x.decides(k) {
+		return ""
+	}
+	left := x.tokens - x.rep.Usage.Total()
+	if in := x.inputEstimate(req); in > left {
+		return fmt.Sprintf("the next model call was not sent: its input is about %d tokens, more than the %d the token budget (%d) leaves", in, left, x.tokens)
+	}
+	return ""
+}
+
 // inputEstimate is the input tokens a request will likely be charged: its
 // count (InputTokens) scaled by what the last model call was charged
 // against its own request's count, the provider's tokeniser measured on
@@ -695,6 +713,10 @@ func (x *run) loop() {
 			if err := x.tooLong(k, req); err != nil {
 				refuse = func() (*Response, error) { return nil, err }
 				res = nil
+			} else if why := x.pastBudget(k, req); why != "" {
+				x.end(OutcomeError, BoundTokenBudget, why)
+				x.addRound(rr)
+				return
 			} else {
 				var ok bool
 				if res, ok = x.reserve(k, round, req); !ok {

@@ -20,7 +20,8 @@ import (
 type ContextError struct {
 	Provider, Model string
 	// Window is the model's context window, in tokens; Bytes the text the
-	// request would send, and Least the fewest tokens those bytes can be
+	// request would send, its text files' included, and Least the fewest
+	// tokens those bytes can be
 	// (Bytes over tokencount.MaxTokenBytes).
 	Window, Bytes, Least int
 }
@@ -50,7 +51,7 @@ func (x *run) tooLong(k journal.Key, req *Request) error {
 	if !ok || p.ContextWindow <= 0 {
 		return nil
 	}
-	n := requestText(req)
+	n := requestText(req) + textFileBytes(req)
 	if least := n / tokencount.MaxTokenBytes; least > p.ContextWindow {
 		return &ContextError{Provider: x.provider, Model: req.Model, Window: p.ContextWindow, Bytes: n, Least: least}
 	}
@@ -137,6 +138,21 @@ func requestText(req *Request) int {
 		n += messageText(&req.Messages[i])
 	}
 	return n
+}
+
+// textFileBytes is the bytes of the text files a request carries: text,
+// which a tokeniser counts as it counts a message's (an image's or a
+// PDF's tokens are not known from its size).
+func textFileBytes(req *Request) int {
+	var n int64
+	for i := range req.Messages {
+		for _, p := range req.Messages[i].Parts {
+			if p.File != nil && p.File.MediaType == "text/plain" {
+				n += p.File.Size
+			}
+		}
+	}
+	return int(min(n, 1<<40))
 }
 
 // messageText is the bytes of text of one message, as requestText counts

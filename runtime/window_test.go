@@ -1,6 +1,8 @@
 package runtime_test
 
 import (
+	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,5 +132,29 @@ func TestRequestsUnderTheirWindow(t *testing.T) {
 		if len(r.model.reqs) != tc.sent {
 			t.Errorf("%s: %d requests sent, want %d (%s)", tc.model, len(r.model.reqs), tc.sent, r.rep.Error)
 		}
+	}
+}
+
+// TestContextWindowTextFile: a text file is text: its bytes count toward
+// the window's bound as a message's do, and a request carrying one past it
+// is not sent.
+func TestContextWindowTextFile(t *testing.T) {
+	store, bs := storeWith(t, pdfBytes, strings.Repeat("Some notes.\n", 11_000)) // 132,000 bytes
+	in := json.RawMessage(`{"doc": {"digest": "` + bs[0].Digest + `"}, "extra": {"digest": "` + bs[1].Digest + `"}}`)
+	p := agent(t, func(a *plan.Agent) {
+		a.Input = &plan.Input{Schema: json.RawMessage(fileSchema)}
+		a.Model = plan.Model{Provider: "openai", Name: "small-window"}
+	})
+	model := &scripted{turns: []turn{answer(`{"label":"bug"}`, 10)}}
+	r, err := agentrt.New(p, agentrt.Options{Model: model, Files: store, Provider: "openai", Prices: windowPrices(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(model.reqs) != 0 || !strings.Contains(rep.Error, "more than the model's context window of 1000 tokens") {
+		t.Errorf("%d requests sent; %s", len(model.reqs), rep.Error)
 	}
 }
