@@ -138,7 +138,7 @@ func (x *run) withinFileBound(res ToolResult) ToolResult {
 	for _, f := range res.Files {
 		add += f.Size
 	}
-	if add == 0 {
+	if add == 0 || !x.fileBounds() {
 		return res
 	}
 	held, bound := x.conversationFiles(), x.fileBound()

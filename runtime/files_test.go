@@ -333,6 +333,28 @@ func TestToolFilesBounded(t *testing.T) {
 	sameRun(t, "replay", rec, rep)
 }
 
+// TestToolFilesUnboundedBefore: a Temporal run started before the bound
+// (agentrt.WithoutFileBounds) sends its tools' files as it did then, so
+// that its history replays as it was made.
+func TestToolFilesUnboundedBefore(t *testing.T) {
+	store, _ := storeWith(t)
+	p := agent(t, withTool)
+	model := &scripted{turns: []turn{call(10, "search", `{"q":"a"}`), call(10, "search", `{"q":"b"}`), call(10, "search", `{"q":"c"}`), answer(`{"label":"bug"}`, 10)}}
+	r, err := agentrt.New(p, agentrt.Options{Model: model, Files: store, Tools: map[string]agentrt.Tool{"search": cameraTool{}}, MaxFileBytes: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := r.Run(agentrt.WithoutFileBounds(context.Background()), nil)
+	if err != nil || rec.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("%v %+v", err, rec)
+	}
+	msgs := model.reqs[3].Messages
+	if third := msgs[len(msgs)-1]; third.IsError || len(third.Parts) != 1 {
+		b, _ := json.Marshal(third)
+		t.Errorf("the third result, before the bound: %s", b)
+	}
+}
+
 // TestFilesPastBudget: a call whose input, its files counted, is more
 // than the token budget leaves is not sent, as text past it would not be;
 // one within it is.

@@ -656,7 +656,7 @@ func (x *run) reserveReached() (left int, why string, answer bool) {
 // decided from what the journal gives, so a replay ends where its run
 // did.
 func (x *run) pastBudget(k journal.Key, req *Request) string {
-	if x.tokens <= 0 || !x.decides(k) {
+	if x.tokens <= 0 || !x.decides(k) || !x.fileBounds() {
 		return ""
 	}
 	left := x.tokens - x.rep.Usage.Total()

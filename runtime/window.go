@@ -51,7 +51,10 @@ func (x *run) tooLong(k journal.Key, req *Request) error {
 	if !ok || p.ContextWindow <= 0 {
 		return nil
 	}
-	n := requestText(req) + textFileBytes(req)
+	n := requestText(req)
+	if x.fileBounds() {
+		n += textFileBytes(req)
+	}
 	if least := n / tokencount.MaxTokenBytes; least > p.ContextWindow {
 		return &ContextError{Provider: x.provider, Model: req.Model, Window: p.ContextWindow, Bytes: n, Least: least}
 	}
@@ -98,6 +101,22 @@ type callsPastBoundKey struct{}
 func WithCallsPastBound(ctx context.Context) context.Context {
 	return context.WithValue(ctx, callsPastBoundKey{}, true)
 }
+
+type fileBoundsOffKey struct{}
+
+// WithoutFileBounds returns a context in which a run holds the files its
+// tools return to no bound of the conversation's (withinFileBound), sends
+// a model call its estimate puts past the token budget (pastBudget), and
+// counts no text file toward the model's window (tooLong), as runs did
+// before those bounds: for a Temporal run started before them, whose
+// history must replay as it was made.
+func WithoutFileBounds(ctx context.Context) context.Context {
+	return context.WithValue(ctx, fileBoundsOffKey{}, true)
+}
+
+// fileBounds reports whether the run holds to the bounds WithoutFileBounds
+// lifts.
+func (x *run) fileBounds() bool { return x.runCtx.Value(fileBoundsOffKey{}) == nil }
 
 // MaxConversation is the most bytes of text (as requestText counts them)
 // the calls of one reply may bring the conversation to: past it, the

@@ -74,6 +74,11 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// call of a reply however large their conversation grew: their
 	// histories replay as they were made.
 	callBound := workflow.GetVersion(ctx, callBoundChange, workflow.DefaultVersion, callBoundVersion) >= callBoundVersion
+	// Runs started before version 1 (fileBoundVersion) sent their tools'
+	// files however many, and their calls however far an estimate put
+	// them past the token budget: their histories replay as they were
+	// made.
+	fileBound := workflow.GetVersion(ctx, fileBoundChange, workflow.DefaultVersion, fileBoundVersion) >= fileBoundVersion
 	// Runs started before version 1 (ownPoolVersion) took any token pool
 	// their input named: their histories replay as they were made (the
 	// activities refuse their calls all the same).
@@ -183,6 +188,9 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	}
 	if !callBound {
 		rctx = agentrt.WithCallsPastBound(rctx)
+	}
+	if !fileBound {
+		rctx = agentrt.WithoutFileBounds(rctx)
 	}
 	workflow.Go(ctx, func(c workflow.Context) {
 		c.Done().Receive(c, nil)
@@ -476,6 +484,15 @@ func (w *Worker) secrets() *redact.Set {
 const (
 	ownPoolChange  = "agentc.own-pool"
 	ownPoolVersion = workflow.Version(1)
+)
+
+// fileBoundChange and fileBoundVersion name the change that held the
+// files a run's tools return to the run's file bound, refused a model
+// call estimated past the token budget, and counted text files toward the
+// model's window (runtime's WithoutFileBounds).
+const (
+	fileBoundChange  = "agentc.file-bound"
+	fileBoundVersion = workflow.Version(1)
 )
 
 // callBoundChange and callBoundVersion name the change that left the
