@@ -649,14 +649,17 @@ func (x *run) reserveReached() (left int, why string, answer bool) {
 }
 
 // pastBudget says why the model call at k is not made, or "" to make it:
-// with a token budget, the input the call would send is estimated
-// (inputEstimate, files counted as docs/tokens.md says) at more than the
-// budget leaves, so the call could only overspend it. A call served from
-// the journal is served as recorded; one the run decides on (decides) is
-// decided from what the journal gives, so a replay ends where its run
-// did.
+// with a token budget, a request carrying files is estimated
+// (inputEstimate, files counted as docs/tokens.md says) at more input than
+// the budget leaves, so the call could only overspend it, by as much as
+// its files (a 29 MB text file went out under a budget of 2M tokens). A
+// request of text alone is sent as before, and the round that passes the
+// budget ends the run, its answer printed (the answer reserve's promise).
+// A call served from the journal is served as recorded; one the run
+// decides on (decides) is decided from what the journal gives, so a
+// replay ends where its run did.
 func (x *run) pastBudget(k journal.Key, req *Request) string {
-	if x.tokens <= 0 || !x.decides(k) || !x.fileBounds() {
+	if x.tokens <= 0 || !x.decides(k) || !x.fileBounds() || !carriesFiles(req) {
 		return ""
 	}
 	left := x.tokens - x.rep.Usage.Total()
@@ -664,6 +667,18 @@ func (x *run) pastBudget(k journal.Key, req *Request) string {
 		return fmt.Sprintf("the next model call was not sent: its input is about %d tokens, more than the %d the token budget (%d) leaves", in, left, x.tokens)
 	}
 	return ""
+}
+
+// carriesFiles reports whether req holds a file.
+func carriesFiles(req *Request) bool {
+	for i := range req.Messages {
+		for _, p := range req.Messages[i].Parts {
+			if p.File != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // inputEstimate is the input tokens a request will likely be charged: its

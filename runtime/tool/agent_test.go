@@ -216,8 +216,7 @@ func (spender) Complete(_ context.Context, req *agentrt.Request) (*agentrt.Respo
 // token budget has left: five calls in one turn, each callee with a budget
 // of its own far larger, spend the caller's budget and at most one
 // callee's turn past it (a budget is checked after each call), and the
-// calls after it are not made, or make no model call: a callee's call
-// whose input is more than what is left of the budget is not sent.
+// calls after it are not made.
 func TestCalleeWithinCallerBudget(t *testing.T) {
 	child := labeller(t)
 	child.Agent.Budgets.Tokens = 100000
@@ -248,7 +247,7 @@ func TestCalleeWithinCallerBudget(t *testing.T) {
 	var notCalled int
 	for _, rd := range rep.Rounds {
 		for _, c := range rd.ToolCalls {
-			if c.Error == "not called: the calling agent's token budget is spent" || strings.Contains(c.Error, "the next model call was not sent") {
+			if c.Error == "not called: the calling agent's token budget is spent" {
 				notCalled++
 			}
 		}
