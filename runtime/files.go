@@ -115,17 +115,23 @@ func (x *run) fileBound() int64 {
 	return plan.DefaultMaxRunFileBytes
 }
 
-// conversationFiles is the bytes of the files the conversation holds.
-func (x *run) conversationFiles() int64 {
-	var n int64
-	for i := range x.msgs {
-		for _, p := range x.msgs[i].Parts {
-			if p.File != nil {
-				n += p.File.Size
+// filesIn sums the files msgs carry: how many, their bytes, and the bytes
+// of those that are text (which a tokeniser counts as it counts a
+// message's; an image's or a PDF's tokens are not known from its size).
+func filesIn(msgs []Message) (n int, size, text int64) {
+	for i := range msgs {
+		for _, p := range msgs[i].Parts {
+			if p.File == nil {
+				continue
+			}
+			n++
+			size += p.File.Size
+			if p.File.MediaType == "text/plain" {
+				text += p.File.Size
 			}
 		}
 	}
-	return n
+	return n, size, text
 }
 
 // withinFileBound returns a tool's result as it joins the conversation:
@@ -141,7 +147,8 @@ func (x *run) withinFileBound(res ToolResult) ToolResult {
 	if add == 0 || !x.fileBounds() {
 		return res
 	}
-	held, bound := x.conversationFiles(), x.fileBound()
+	_, held, _ := filesIn(x.msgs)
+	bound := x.fileBound()
 	if held+add <= bound {
 		return res
 	}

@@ -659,7 +659,10 @@ func (x *run) reserveReached() (left int, why string, answer bool) {
 // decides on (decides) is decided from what the journal gives, so a
 // replay ends where its run did.
 func (x *run) pastBudget(k journal.Key, req *Request) string {
-	if x.tokens <= 0 || !x.decides(k) || !x.fileBounds() || !carriesFiles(req) {
+	if x.tokens <= 0 || !x.decides(k) || !x.fileBounds() {
+		return ""
+	}
+	if files, _, _ := filesIn(req.Messages); files == 0 {
 		return ""
 	}
 	left := x.tokens - x.rep.Usage.Total()
@@ -667,18 +670,6 @@ func (x *run) pastBudget(k journal.Key, req *Request) string {
 		return fmt.Sprintf("the next model call was not sent: its input is about %d tokens, more than the %d the token budget (%d) leaves", in, left, x.tokens)
 	}
 	return ""
-}
-
-// carriesFiles reports whether req holds a file.
-func carriesFiles(req *Request) bool {
-	for i := range req.Messages {
-		for _, p := range req.Messages[i].Parts {
-			if p.File != nil {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // inputEstimate is the input tokens a request will likely be charged: its

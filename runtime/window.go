@@ -53,7 +53,8 @@ func (x *run) tooLong(k journal.Key, req *Request) error {
 	}
 	n := requestText(req)
 	if x.fileBounds() {
-		n += textFileBytes(req)
+		_, _, text := filesIn(req.Messages)
+		n += int(min(text, 1<<40))
 	}
 	if least := n / tokencount.MaxTokenBytes; least > p.ContextWindow {
 		return &ContextError{Provider: x.provider, Model: req.Model, Window: p.ContextWindow, Bytes: n, Least: least}
@@ -157,21 +158,6 @@ func requestText(req *Request) int {
 		n += messageText(&req.Messages[i])
 	}
 	return n
-}
-
-// textFileBytes is the bytes of the text files a request carries: text,
-// which a tokeniser counts as it counts a message's (an image's or a
-// PDF's tokens are not known from its size).
-func textFileBytes(req *Request) int {
-	var n int64
-	for i := range req.Messages {
-		for _, p := range req.Messages[i].Parts {
-			if p.File != nil && p.File.MediaType == "text/plain" {
-				n += p.File.Size
-			}
-		}
-	}
-	return int(min(n, 1<<40))
 }
 
 // messageText is the bytes of text of one message, as requestText counts
