@@ -23,6 +23,8 @@ import (
 // what an 8 MiB input read over the HTTP API holds, order of magnitude:
 // tens of megabytes. A larger structured input goes, as JSON, in a text
 // part, which is held as one string and read as the API reads a body.
+// Weighed on the bound on reading as the API's inputs are (serve.Weight),
+// the densest request weighs what a body of serve.MaxBodyBytes does.
 const maxValues = 1 << 16
 
 // maxDepth bounds how deep a request's arrays and objects nest: each
@@ -30,11 +32,6 @@ const maxValues = 1 << 16
 // walks of the input. No contract's input nests near it; a text part's
 // JSON nests as deep as the API takes (10,000).
 const maxDepth = 1000
-
-// weight is what JSON text b weighs on the bound on reading, as an input
-// read over the API does (serve.Weight): at serve.ValueBytes a value, the
-// densest request weighs what a body of MaxBodyBytes does.
-func weight(b []byte) int64 { return serve.Weight(b) }
 
 // hold is what a request to an agent's endpoint holds of the bound on
 // reading (serve.Runs.Reading): its body's weight, from before the SDK
@@ -161,7 +158,7 @@ func measured(name string, limit int64, runs *serve.Runs, h http.Handler) http.H
 			refuse(w, body, fmt.Sprintf("the request nests arrays and objects %d deep, deeper than the %d a request to agent %s may: a deep structured input goes, as JSON, in a text part", depth, maxDepth, name))
 			return
 		}
-		if err := hd.take(r.Context(), weight(body)); err != nil {
+		if err := hd.take(r.Context(), serve.Weight(body)); err != nil {
 			return // its client went while it waited
 		}
 		if reached != nil {

@@ -349,7 +349,7 @@ func (s *tasks) Get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	if !ok {
 		return s.readBack(ctx, id)
 	}
-	if err := holdOf(ctx).take(ctx, weight(b)); err != nil {
+	if err := holdOf(ctx).take(ctx, serve.Weight(b)); err != nil {
 		return nil, err
 	}
 	var t a2a.Task
@@ -371,7 +371,7 @@ func (s *tasks) readBack(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) 
 	if s.dir == "" {
 		return nil, a2a.ErrTaskNotFound
 	}
-	k, err := readKept(s.path(id), func(b []byte) error { return holdOf(ctx).take(ctx, weight(b)) })
+	k, err := readKept(s.path(id), func(b []byte) error { return holdOf(ctx).take(ctx, serve.Weight(b)) })
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, a2a.ErrTaskNotFound
 	}
