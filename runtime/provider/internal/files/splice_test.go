@@ -53,9 +53,18 @@ func TestSpliced(t *testing.T) {
 	}
 	sdkBody := `{"a":"` + p1 + `","b":[{"url":"` + p0 + `"}],"c":"` + p2 + `","d":"` + p0[:10] + `"}`
 	want := `{"a":"` + base64.StdEncoding.EncodeToString(fs1(t, store, fs[1])) + `","b":[{"url":"data:application/pdf;base64,` + base64.StdEncoding.EncodeToString(big) + `"}],"c":"","d":"` + p0[:10] + `"}`
+	if got := spliced(t, s, sdkBody); string(got) != want {
+		t.Errorf("body %.200s…\nwant %.200s…", got, want)
+	}
+}
+
+// spliced is the body s's middleware sends for the SDK's body, checked to
+// be its Content-Length, and the same when sent again (GetBody).
+func spliced(t *testing.T, s *Splice, sdkBody string) []byte {
+	t.Helper()
 	req, _ := http.NewRequest("POST", "http://x/", strings.NewReader(sdkBody))
 	var got []byte
-	_, err = s.Middleware(req, func(r *http.Request) (*http.Response, error) {
+	_, err := s.Middleware(req, func(r *http.Request) (*http.Response, error) {
 		b, err := io.ReadAll(r.Body)
 		if err != nil {
 			return nil, err
@@ -65,8 +74,7 @@ func TestSpliced(t *testing.T) {
 			t.Errorf("Content-Length %d, body %d bytes", r.ContentLength, len(b))
 		}
 		again, _ := r.GetBody()
-		b2, err := io.ReadAll(again)
-		if err != nil || !bytes.Equal(b, b2) {
+		if b2, err := io.ReadAll(again); err != nil || !bytes.Equal(b, b2) {
 			t.Errorf("GetBody gives another body: %v", err)
 		}
 		return &http.Response{StatusCode: 200}, nil
@@ -74,9 +82,7 @@ func TestSpliced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != want {
-		t.Errorf("body %.200s…\nwant %.200s…", got, want)
-	}
+	return got
 }
 
 func fs1(t *testing.T, s *filestore.Store, f *agentrt.File) []byte {
@@ -170,26 +176,7 @@ func TestTextSpliced(t *testing.T) {
 	}
 	sdkBody := `{"a":"` + phs[0] + `","b":"` + phs[1] + `","c":"` + phs[2] + `"}`
 	want := `{"a":"` + string(jsonContents(t, text.Bytes())) + `","b":"","c":""}`
-	req, _ := http.NewRequest("POST", "http://x/", strings.NewReader(sdkBody))
-	var got []byte
-	_, err := s.Middleware(req, func(r *http.Request) (*http.Response, error) {
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			return nil, err
-		}
-		got = b
-		if r.ContentLength != int64(len(b)) {
-			t.Errorf("Content-Length %d, body %d bytes", r.ContentLength, len(b))
-		}
-		again, _ := r.GetBody()
-		if b2, err := io.ReadAll(again); err != nil || !bytes.Equal(b, b2) {
-			t.Errorf("GetBody gives another body: %v", err)
-		}
-		return &http.Response{StatusCode: 200}, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := spliced(t, s, sdkBody)
 	if string(got) != want {
 		i := 0
 		for i < min(len(got), len(want)) && got[i] == want[i] {
