@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/zeebo/blake3"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
@@ -181,6 +183,22 @@ func joinable(id string, got, want BatchInput) error {
 	differs := func(what, a, b string) error {
 		return fmt.Errorf("temporal: batch %s is going with %s %s, and this batch's is %s: it is another batch; give this batch another --workflow-id, or let that one end first", id, what, a, b)
 	}
+	if what, a, b := runDiffers(got.Run, want.Run); what != "" {
+		return differs(what, a, b)
+	}
+	switch {
+	case got.Run.Pool != want.Run.Pool:
+		return differs("run pool", fmt.Sprintf("%q", got.Run.Pool), fmt.Sprintf("%q", want.Run.Pool))
+	case got.PoolTokens != want.PoolTokens:
+		return differs("pool tokens", fmt.Sprint(got.PoolTokens), fmt.Sprint(want.PoolTokens))
+	}
+	return nil
+}
+
+// runDiffers names what of a run's plan, provider, seed and budgets
+// differs between got and want, and the two values as they are written
+// in an error; "" when they are the same.
+func runDiffers(got, want RunInput) (what, g, w string) {
 	budgets := func(b Budgets) string {
 		j, _ := json.Marshal(b)
 		return string(j)
@@ -191,19 +209,51 @@ func joinable(id string, got, want BatchInput) error {
 		}
 		return fmt.Sprintf("%q", p)
 	}
-	switch g, w := got.Run, want.Run; {
-	case g.Digest != w.Digest:
-		return differs("plan", g.Digest, w.Digest)
-	case g.Provider != w.Provider:
-		return differs("provider", provider(g.Provider), provider(w.Provider))
-	case g.Seed != w.Seed:
-		return differs("seed", fmt.Sprint(g.Seed), fmt.Sprint(w.Seed))
-	case budgets(g.Budgets) != budgets(w.Budgets):
-		return differs("budgets", budgets(g.Budgets), budgets(w.Budgets))
-	case g.Pool != w.Pool:
-		return differs("run pool", fmt.Sprintf("%q", g.Pool), fmt.Sprintf("%q", w.Pool))
-	case got.PoolTokens != want.PoolTokens:
-		return differs("pool tokens", fmt.Sprint(got.PoolTokens), fmt.Sprint(want.PoolTokens))
+	switch {
+	case got.Digest != want.Digest:
+		return "plan", got.Digest, want.Digest
+	case got.Provider != want.Provider:
+		return "provider", provider(got.Provider), provider(want.Provider)
+	case got.Seed != want.Seed:
+		return "seed", fmt.Sprint(got.Seed), fmt.Sprint(want.Seed)
+	case budgets(got.Budgets) != budgets(want.Budgets):
+		return "budgets", budgets(got.Budgets), budgets(want.Budgets)
+	}
+	return "", "", ""
+}
+
+// sameItem refuses the run of workflow id unless it is this batch's run
+// of input: started as an item of batch b.spec.ID, with the batch's plan,
+// provider, seed and budgets, for input. An item's ID is named from its
+// line (ItemID), so whoever may start workflows can start one under it
+// before the batch does, with another input: that run's report would
+// otherwise be printed as the item's. The run's input is read from the
+// first event of its history, which the worker ran.
+func (b *BatchClient) sameItem(ctx context.Context, id string, input []byte) error {
+	ev, err := firstEvent(ctx, b.c, id, "")
+	if err != nil {
+		return fmt.Errorf("temporal: %w", err)
+	}
+	got, err := runInputOf(id, ev)
+	if err != nil {
+		return fmt.Errorf("temporal: %w", err)
+	}
+	foreign := func(what string) error {
+		return fmt.Errorf("temporal: run %s is not this batch's run of item %s: %s; its report is not the item's (another client started a workflow under the item's ID)", id, id[strings.LastIndexByte(id, '/')+1:], what)
+	}
+	if got.Batch == nil || got.Batch.Workflow != b.spec.ID {
+		return foreign("it was not started by batch " + b.spec.ID)
+	}
+	if what, g, w := runDiffers(*got, b.spec.Run); what != "" {
+		return foreign(fmt.Sprintf("it runs with %s %s, and the batch's is %s", what, g, w))
+	}
+	ours, err := digest.CanonicalExact(input)
+	if err != nil {
+		return fmt.Errorf("temporal: item %s: %w", id, err)
+	}
+	theirs, err := digest.CanonicalExact(got.Input)
+	if err != nil || !bytes.Equal(theirs, ours) {
+		return foreign("it runs with another input")
 	}
 	return nil
 }
@@ -334,6 +384,14 @@ func (b *BatchClient) RunFunc() batch.RunFunc {
 		case err != nil:
 			return nil, err
 		}
+		// The run of that ID may be another client's, started before this
+		// batch named it.
+		if err := b.sameItem(ctx, id, input); err != nil {
+			if ctx.Err() != nil {
+				return notWaited(id), nil
+			}
+			return nil, err
+		}
 		var rep agentrt.Report
 		err = b.c.GetWorkflow(ctx, id, "").Get(ctx, &rep)
 		if r := EndedReport(err); r != nil {
@@ -342,8 +400,7 @@ func (b *BatchClient) RunFunc() batch.RunFunc {
 			rep, err = *r, nil
 		}
 		if err == nil {
-			// The run of that ID may be another client's, started before
-			// this batch named it.
+			// Its worker's report says what answered it.
 			if err := checkReport(id, &rep, b.spec.Run.Digest, b.provider); err != nil {
 				return nil, err
 			}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -54,17 +56,39 @@ func TestForeignReports(t *testing.T) {
 }
 
 // TestBatchItemForeign: a batch's item whose run another client started
-// first, under the item's ID, with the test model in place of the plan's,
-// is that item's error, not its report; the batch's other items run.
+// first, under the item's ID, is that item's error, not its report: a run
+// not started by the batch (the test model answering another input), one
+// that names the batch and runs its plan for another input, or the
+// batch's input with another provider. The batch's other items run.
 func TestBatchItemForeign(t *testing.T) {
-	c, w, _, _, data := labelWorker(t)
+	c, w, _, p, data := labelWorker(t)
 	poll(t, c, w, "foreign")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	lines := []string{`{"n": 0}`, `{"n": 1}`}
-	id := ItemID("nightly", 0, []byte(lines[0]))
-	if _, _, err := Submit(ctx, c, data, RunInput{Provider: "test", Input: []byte(`{"n": 7}`)}, SubmitOptions{TaskQueue: "foreign", WorkflowID: id}); err != nil {
+	lines := []string{`{"n": 0}`, `{"n": 1}`, `{"n": 2}`, `{"n": 3}`}
+	ids := make([]string, len(lines))
+	for i, l := range lines {
+		ids[i] = ItemID("nightly", i, []byte(l))
+	}
+	if _, _, err := Submit(ctx, c, data, RunInput{Provider: "test", Input: []byte(`{"n": 7}`)}, SubmitOptions{TaskQueue: "foreign", WorkflowID: ids[0]}); err != nil {
 		t.Fatal(err)
+	}
+	// The batch started first by the other client too, as this one would
+	// start it (so this one joins it), and runs under the IDs of items 1
+	// and 2 that name it: they run the batch's plan.
+	br, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "nightly", TaskQueue: "foreign"}, BatchWorkflow,
+		BatchInput{Run: RunInput{Plan: data, Digest: string(p.Digests.Plan)}, Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := &BatchRef{Workflow: "nightly", Run: br.GetRunID()}
+	for i, in := range map[int]RunInput{
+		1: {Batch: ref, Digest: string(p.Digests.Plan), Input: []byte(`{"n": 7}`)},
+		2: {Batch: ref, Digest: string(p.Digests.Plan), Input: []byte(lines[2]), Provider: "test"},
+	} {
+		if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: ids[i], TaskQueue: "foreign"}, Workflow, in); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b, err := SubmitBatch(ctx, c, data, BatchSpec{ID: "nightly", Parallel: 2,
 		Items: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(strings.Join(lines, "\n"))), nil }},
@@ -73,12 +97,18 @@ func TestBatchItemForeign(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := b.RunFunc()
-	rep, err := run(ctx, 0, 1, []byte(lines[0]))
-	if want := "run " + id + ` reports provider "test" answering, and this run asked for "openai"`; err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("the item whose run another client started: %v, %+v; want %q", err, rep, want)
+	for i, want := range []string{
+		"it was not started by batch nightly",
+		"it runs with another input",
+		`it runs with provider "test", and the batch's is the plan's own`,
+	} {
+		rep, err := run(ctx, i, i+1, []byte(lines[i]))
+		if want = "run " + ids[i] + " is not this batch's run of item " + ids[i][len("nightly/"):] + ": " + want; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("item %d, whose run another client started: %v, %+v; want %q", i, err, rep, want)
+		}
 	}
-	if rep, err := run(ctx, 1, 2, []byte(lines[1])); err != nil || rep.Outcome != agentrt.OutcomeOK || rep.Provider != "openai" {
-		t.Errorf("the batch's other item: %v %+v", err, rep)
+	if rep, err := run(ctx, 3, 4, []byte(lines[3])); err != nil || rep.Outcome != agentrt.OutcomeOK || rep.Provider != "openai" {
+		t.Errorf("the batch's own item: %v %+v", err, rep)
 	}
 	if _, err := b.Close(ctx); err != nil {
 		t.Fatal(err)
