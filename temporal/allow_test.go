@@ -649,4 +649,50 @@ func TestRunPoolIsItsBatchs(t *testing.T) {
 	if n := m.total(); n != 0 {
 		t.Errorf("the model was called %d times for calls whose pool is no pool", n)
 	}
+
+	// The batch's own pool, taken first by agentc's pool, started by a
+	// client with one token; and one started by a batch of the same ID
+	// with one token, which ended without closing it (terminated).
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "squat2/pool", TaskQueue: "pools"}, temporal.PoolWorkflow, temporal.PoolInput{Tokens: 1}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "squat3", TaskQueue: "pools"}, temporal.BatchWorkflow,
+		temporal.BatchInput{Run: temporal.RunInput{Plan: data, Digest: string(digests(t, data)[0])}, Parallel: 1, PoolTokens: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its pool started: the batch's history says so (read as it grows).
+	for it := c.GetWorkflowHistory(ctx, "squat3", first.GetRunID(), true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); ; {
+		if !it.HasNext() {
+			t.Fatal("batch squat3 ended before its pool started")
+		}
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetChildWorkflowExecutionStartedEventAttributes() != nil {
+			break
+		}
+	}
+	if err := c.TerminateWorkflow(ctx, "squat3", first.GetRunID(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c2 := range []struct{ id, want string }{
+		{"squat2", "the run's token pool squat2/pool was started by a client, not by batch squat2"},
+		{"squat3", "the run's token pool squat3/pool was started with 1 tokens, and the batch's pool has 100000"},
+	} {
+		b, err := temporal.SubmitBatch(ctx, c, data, temporal.BatchSpec{ID: c2.id, Parallel: 1, PoolTokens: 100_000,
+			Items: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("{}\n")), nil }},
+			temporal.SubmitOptions{TaskQueue: "pools"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := b.RunFunc()(ctx, 0, 1, json.RawMessage(`{}`))
+		if err != nil || rep.Outcome != agentrt.OutcomeError || !strings.Contains(rep.Error, c2.want) {
+			t.Errorf("batch %s, whose pool's ID was taken first by a pool: %v %+v; want its run ended by its call's refusal, %q", c2.id, err, rep, c2.want)
+		}
+	}
+	if n := m.total(); n != 0 {
+		t.Errorf("the model was called %d times for calls whose pool is not their batch's", n)
+	}
 }

@@ -125,6 +125,7 @@ type Worker struct {
 	built   map[string]*builtAgent       // by plan digest, provider, seed and agent path
 	tools   map[string]*builtTools       // by plan digest, provider and agent path
 	batches map[BatchRef]json.RawMessage // the plans of batches, by the batch run whose input holds it
+	pools   map[string]bool              // the token pools checked as their batch's (checkPoolStart)
 	search  searchSet                    // the search attributes registered (CheckSearchAttributes)
 }
 
@@ -202,7 +203,7 @@ func NewWorker(c client.Client, opts WorkerOptions) (*Worker, error) {
 	if len(opts.Allowed) == 0 && !opts.AllowAnyPlan {
 		return nil, errors.New("temporal: a worker needs the plans it may run (WorkerOptions.Allowed), or AllowAnyPlan")
 	}
-	return &Worker{opts: opts, client: c, allowed: allowSet(opts.Allowed), runs: map[string]*workerRun{}, plans: map[digest.Digest]*plan.Plan{}, built: map[string]*builtAgent{}, tools: map[string]*builtTools{}, batches: map[BatchRef]json.RawMessage{}}, nil
+	return &Worker{opts: opts, client: c, allowed: allowSet(opts.Allowed), runs: map[string]*workerRun{}, plans: map[digest.Digest]*plan.Plan{}, built: map[string]*builtAgent{}, tools: map[string]*builtTools{}, batches: map[BatchRef]json.RawMessage{}, pools: map[string]bool{}}, nil
 }
 
 // Options returns the options of a Temporal worker that serves agentc's
@@ -488,6 +489,56 @@ func (w *Worker) checkPoolWorkflow(ctx context.Context, in *RunInput, queue stri
 	if t, q := info.GetType().GetName(), info.GetTaskQueue(); t != PoolWorkflow || q != queue {
 		return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"the run's token pool %s is a %s on task queue %q, not agentc's token pool (%s) on this worker's (%q): its calls reserve only there", in.Pool, t, q, PoolWorkflow, queue), ErrRefused, nil)
+	}
+	key := in.Pool + "\x00" + info.GetFirstRunId() + "\x00" + in.Batch.Workflow + "\x00" + in.Batch.Run
+	w.mu.Lock()
+	checked := w.pools[key]
+	w.mu.Unlock()
+	if checked {
+		return nil
+	}
+	if err := w.checkPoolStart(ctx, in, info.GetFirstRunId()); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	keep(w.pools, key, true, maxBatches)
+	w.mu.Unlock()
+	return nil
+}
+
+// checkPoolStart refuses, never retried, a run whose token pool was not
+// started by its batch, for the batch's tokens, as the first run of the
+// pool's workflow (firstRun) says: another client can start agentc's pool
+// under a batch's pool ID before the batch, with a count of its own (one
+// token, and every call waits until its run's deadline), and the batch
+// then shares it. A child's parent is set by the server, not by whoever
+// asks it to start a workflow.
+func (w *Worker) checkPoolStart(ctx context.Context, in *RunInput, firstRun string) error {
+	ev, err := firstEvent(ctx, w.client, in.Pool, firstRun)
+	if err != nil {
+		return fmt.Errorf("the run's token pool: %w", err)
+	}
+	var pin PoolInput
+	if err := inputOf(in.Pool, ev, PoolWorkflow, "token pool", &pin); err != nil {
+		return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf("the run's token pool: %v", err), ErrRefused, nil)
+	}
+	bin, err := ReadBatchInput(ctx, w.client, in.Batch.Workflow, in.Batch.Run)
+	if err != nil {
+		return fmt.Errorf("the run's batch: %w", err)
+	}
+	refuse := func(why string) error {
+		return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the run's token pool %s %s: a run's calls reserve only in the pool its batch started", in.Pool, why), ErrRefused, nil)
+	}
+	switch parent := ev.GetWorkflowExecutionStartedEventAttributes().GetParentWorkflowExecution().GetWorkflowId(); {
+	case parent == "":
+		return refuse("was started by a client, not by batch " + in.Batch.Workflow)
+	case parent != in.Batch.Workflow:
+		return refuse(fmt.Sprintf("was started by %s, not by batch %s", parent, in.Batch.Workflow))
+	case pin.Carry != nil:
+		return refuse("was started with the books of another pool")
+	case pin.Tokens != bin.PoolTokens:
+		return refuse(fmt.Sprintf("was started with %d tokens, and the batch's pool has %d", pin.Tokens, bin.PoolTokens))
 	}
 	return nil
 }
