@@ -14,6 +14,7 @@ import (
 	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/internal/termtext"
 )
 
 func newEstimateCmd(e cli.Env) *cobra.Command {
@@ -136,6 +137,10 @@ type agentEstimate struct {
 
 var printer = message.NewPrinter(language.English)
 
+// text writes the estimates for a person to read. What a manifest or a
+// price file names (an agent, a model, a price entry's key) is escaped,
+// a line feed too: it may come from a pull request, and each line says
+// one thing.
 func (o estimates) text(w io.Writer) {
 	for _, a := range o.Agents {
 		writeEstimate(w, a.Estimate, "")
@@ -143,7 +148,7 @@ func (o estimates) text(w io.Writer) {
 			printer.Fprintf(w, "  a batch of %d runs: %s\n", o.Batch, amount(a.BatchTokens, a.BatchUSD))
 		}
 	}
-	fmt.Fprintf(w, "prices: %s\n", o.table.Describe())
+	fmt.Fprintf(w, "prices: %s\n", termtext.Escape(o.table.Describe()))
 }
 
 // allPrices are the prices an estimate and its called agents' used.
@@ -156,19 +161,20 @@ func allPrices(e *cost.Estimate) []cost.Price {
 }
 
 func writeEstimate(w io.Writer, e *cost.Estimate, indent string) {
-	who := e.Agent
+	esc := termtext.Escape
+	who := esc(e.Agent)
 	if e.Tool != "" {
-		who = fmt.Sprintf("agent tool %s (%s)", e.Tool, e.Agent)
+		who = fmt.Sprintf("agent tool %s (%s)", esc(e.Tool), esc(e.Agent))
 	}
-	printer.Fprintf(w, "%s%s: %s/%s: worst case %s a run\n", indent, who, e.Provider, e.Model, amount(e.Tokens, e.USD))
+	printer.Fprintf(w, "%s%s: %s/%s: worst case %s a run\n", indent, who, esc(e.Provider), esc(e.Model), amount(e.Tokens, e.USD))
 	if e.Tokens != nil {
-		fmt.Fprintf(w, "%s  bound: %s\n", indent, e.Decides)
+		fmt.Fprintf(w, "%s  bound: %s\n", indent, esc(e.Decides))
 	}
 	for _, u := range e.Unbounded {
-		fmt.Fprintf(w, "%s  unbounded: %s\n", indent, u)
+		fmt.Fprintf(w, "%s  unbounded: %s\n", indent, esc(u))
 	}
 	for _, s := range e.Assumptions {
-		fmt.Fprintf(w, "%s  - %s\n", indent, s)
+		fmt.Fprintf(w, "%s  - %s\n", indent, esc(s))
 	}
 	for _, c := range e.Callees {
 		writeEstimate(w, c, indent+"  ")
