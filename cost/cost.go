@@ -209,7 +209,7 @@ func (s *shipped) provider(name string) (map[string]Price, map[string]string) {
 	sp.once.Do(func() {
 		p := &parser{name: "prices.json", data: s.data}
 		pos := sp.off
-		n, err := p.scan(&pos)
+		n, err := p.scan(&pos, 2)
 		t := &Table{AsOf: s.asOf, models: map[string]map[string]Price{}, aliases: map[string]map[string]string{}}
 		if err == nil {
 			err = p.provider(t, sp.name, n, "")
@@ -529,6 +529,9 @@ func (p *parser) rates(what, k string, fv *node, input, cached, written, output 
 	if err != nil || f < 0 {
 		return p.errAt(fv.off, "models.%s.%s: want a number of at least 0, not %s", what, k, n)
 	}
+	if k != "context_window" && k != "above" && k != "max_output" && f > MaxPrice {
+		return p.errAt(fv.off, "models.%s.%s: a price of at most %g USD a million tokens (a dollar a token), not %s", what, k, float64(MaxPrice), n)
+	}
 	switch k {
 	case "input":
 		*input = f
@@ -552,6 +555,17 @@ func (p *parser) rates(what, k string, fv *node, input, cached, written, output 
 	return nil
 }
 
+// MaxPrice is the most a price file may charge, in USD a million tokens:
+// a dollar a token, thousands of times the dearest model's list price.
+// Past it a run's cost could pass what a float64 holds, and a report then
+// says +Inf, or cannot be written at all.
+const MaxPrice = 1e6
+
+// maxDepth bounds how deep a price file nests: a table is six levels
+// deep. Past it the file is refused, positioned, before it is read
+// further; the reader recurses once a level.
+const maxDepth = 64
+
 // node is a JSON value with the offset it starts at; an object keeps its
 // members in order.
 type node struct {
@@ -562,6 +576,33 @@ type node struct {
 	keys []string
 	koff []int
 	vals []*node
+	seen map[string]bool // keys, once there are many: each looked up once
+}
+
+// add adds member k, written at koff, to an object, or says where it
+// appears twice.
+func (n *node) add(p *parser, k string, koff int) error {
+	dup := false
+	switch {
+	case n.seen != nil:
+		dup = n.seen[k]
+	case len(n.keys) < 16:
+		dup = slices.Contains(n.keys, k)
+	default:
+		n.seen = make(map[string]bool, 2*len(n.keys))
+		for _, seen := range n.keys {
+			n.seen[seen] = true
+		}
+		dup = n.seen[k]
+	}
+	if dup {
+		return p.errAt(koff, "%q appears twice", k)
+	}
+	if n.seen != nil {
+		n.seen[k] = true
+	}
+	n.keys, n.koff = append(n.keys, k), append(n.koff, koff)
+	return nil
 }
 
 type parser struct {
@@ -579,7 +620,7 @@ func (p *parser) root() (*node, error) {
 	}
 	p.dec = json.NewDecoder(bytes.NewReader(p.data))
 	p.dec.UseNumber()
-	root, err := p.value()
+	root, err := p.value(0)
 	if err != nil {
 		return nil, err
 	}
@@ -595,15 +636,18 @@ func (p *parser) root() (*node, error) {
 // start.
 func (p *parser) tree() (*node, error) {
 	pos := 0
-	return p.scan(&pos)
+	return p.scan(&pos, 0)
 }
 
-func (p *parser) scan(pos *int) (*node, error) {
+func (p *parser) scan(pos *int, depth int) (*node, error) {
 	d := p.data
 	p.space(pos)
 	n := &node{off: *pos}
 	switch c := d[*pos]; c {
 	case '{', '[':
+		if depth == maxDepth {
+			return nil, p.errAt(*pos, "nested more than %d levels deep; a price table is six", maxDepth)
+		}
 		n.obj, n.arr = c == '{', c == '['
 		*pos++
 		for {
@@ -612,14 +656,13 @@ func (p *parser) scan(pos *int) (*node, error) {
 				if !ok {
 					break
 				}
-				if slices.Contains(n.keys, k) {
-					return nil, p.errAt(koff, "%q appears twice", k)
+				if err := n.add(p, k, koff); err != nil {
+					return nil, err
 				}
-				n.keys, n.koff = append(n.keys, k), append(n.koff, koff)
 			} else if !p.element(pos) {
 				break
 			}
-			v, err := p.scan(pos)
+			v, err := p.scan(pos, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -770,7 +813,7 @@ func (p *parser) start() int {
 	return off
 }
 
-func (p *parser) value() (*node, error) {
+func (p *parser) value(depth int) (*node, error) {
 	off := p.start()
 	tok, err := p.dec.Token()
 	if err != nil {
@@ -786,6 +829,9 @@ func (p *parser) value() (*node, error) {
 		if d != '{' && d != '[' {
 			return nil, p.errAt(off, "not JSON: unexpected %v", d)
 		}
+		if depth == maxDepth {
+			return nil, p.errAt(off, "nested more than %d levels deep; a price table is six", maxDepth)
+		}
 		n.obj = d == '{'
 		for p.dec.More() {
 			if n.obj {
@@ -794,15 +840,11 @@ func (p *parser) value() (*node, error) {
 				if err != nil {
 					return nil, p.errAt(koff, "not JSON: %v", err)
 				}
-				k := kt.(string)
-				for _, seen := range n.keys {
-					if seen == k {
-						return nil, p.errAt(koff, "%q appears twice", k)
-					}
+				if err := n.add(p, kt.(string), koff); err != nil {
+					return nil, err
 				}
-				n.keys, n.koff = append(n.keys, k), append(n.koff, koff)
 			}
-			v, err := p.value()
+			v, err := p.value(depth + 1)
 			if err != nil {
 				return nil, err
 			}

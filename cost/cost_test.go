@@ -1,7 +1,9 @@
 package cost
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -232,8 +234,19 @@ func TestParseErrors(t *testing.T) {
 		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"output\": 2, \"aliases\": [\"k\"]}, \"k\": {\"input\": 1, \"output\": 2}}}}", `p.json:1:90: models.openai.m.aliases: "k" is the name of an entry`},
 		{"", "p.json:1:1: not JSON"},
 		// Nested past what json.Valid allows: read by the decoder, refused
-		// where the tiers should be objects.
-		{`{"as_of": "2025-01-01", "models": {"openai": {"m": {"input": 1, "output": 2, "tiers": ` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}}}`, "p.json:1:88: models.openai.m.tiers[0]: want an object"},
+		// where it passes the bound.
+		{`{"as_of": "2025-01-01", "models": {"openai": {"m": {"input": 1, "output": 2, "tiers": ` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}}}`, "p.json:1:147: nested more than 64 levels deep"},
+		// Nested deeper than a table is, whether or not the JSON is valid:
+		// refused where it passes the bound, not read level by level (a
+		// file of three million "[" ran the reader out of stack).
+		{`{"as_of": "2025-01-01", "models": {"openai": {"m": {"input": 1, "output": 2, "tiers": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}}}`, "p.json:1:147: nested more than 64 levels deep"},
+		{strings.Repeat("[", 3_000_000), "p.json:1:65: nested more than 64 levels deep"},
+		{strings.Repeat(`{"a":`, 1_000_000), "p.json:1:321: nested more than 64 levels deep"},
+		// A price past a dollar a token: a run's cost could pass what a
+		// float64 holds.
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1e308, \"output\": 2}}}}", "p.json:1:62: models.openai.m.input: a price of at most 1e+06 USD a million tokens (a dollar a token), not 1e308"},
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1, \"output\": 2, \"tiers\": [{\"above\": 10, \"input\": 2, \"output\": 1000001}]}}}}", "models.openai.m.tiers[0].output: a price of at most"},
+		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\": {\"input\": 1000000, \"output\": 2, \"context_window\": 1099511627776}}}}", ""},
 		// A name that is not UTF-8 is named as the decoder reads it.
 		{"{\"as_of\": \"2025-01-01\", \"models\": {\"openai\": {\"m\xff\": {\"input\": 1, \"output\": -1}}}}", "models.openai.m\ufffd.output: want a number of at least 0, not -1"},
 	} {
@@ -241,9 +254,9 @@ func TestParseErrors(t *testing.T) {
 		var fe *FileError
 		switch {
 		case c.want == "" && err != nil:
-			t.Errorf("Parse(%q): %v", c.data, err)
+			t.Errorf("Parse(%.200q): %.300v", c.data, err)
 		case c.want != "" && (!errors.As(err, &fe) || !strings.Contains(err.Error(), c.want)):
-			t.Errorf("Parse(%q) = %v, want an error with %q", c.data, err, c.want)
+			t.Errorf("Parse(%.200q) = %.300v, want an error with %q", c.data, err, c.want)
 		}
 	}
 }
@@ -376,6 +389,50 @@ func BenchmarkParse(b *testing.B) {
 	for b.Loop() {
 		if _, err := Parse("prices.json", embedded, ""); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// wide is a price file whose root holds n members of short names besides
+// its own (the last, dup, naming the first again when set): as JSON, and,
+// with a trailing comma, as text the decoder reads.
+func wide(n int, dup, valid bool) []byte {
+	var b strings.Builder
+	b.WriteString(`{"as_of": "2025-01-01", "models": {}`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"%x":0`, i)
+	}
+	if dup {
+		b.WriteString(`,"0":0`)
+	}
+	if !valid {
+		b.WriteString(",")
+	}
+	b.WriteString("}")
+	return []byte(b.String())
+}
+
+// TestParseWide: a name appearing twice is found among many, in one pass
+// and by the decoder, where it is; a file of many names is not read in
+// time that grows with their square (400,000 took six minutes).
+func TestParseWide(t *testing.T) {
+	for _, valid := range []bool{true, false} {
+		data := wide(1000, true, valid)
+		_, err := Parse("p.json", data, "p.json")
+		if want := fmt.Sprintf(`p.json:1:%d: "0" appears twice`, bytes.LastIndex(data, []byte(`"0"`))+1); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("valid %v: %v; want %q", valid, err, want)
+		}
+	}
+}
+
+// BenchmarkParseWide reads a 4 MiB price file of one object of many
+// members (a price file's bound), to the first unknown one.
+func BenchmarkParseWide(b *testing.B) {
+	data := wide(400_000, false, true)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := Parse("p.json", data, ""); err == nil {
+			b.Fatal("read")
 		}
 	}
 }

@@ -133,7 +133,7 @@ func sameTree(t *testing.T, data []byte) {
 	fast, errFast := (&parser{name: "p.json", data: data}).tree()
 	p := &parser{name: "p.json", data: data, dec: json.NewDecoder(bytes.NewReader(data))}
 	p.dec.UseNumber()
-	slow, errSlow := p.value()
+	slow, errSlow := p.value(0)
 	if fmt.Sprint(errFast) != fmt.Sprint(errSlow) || !reflect.DeepEqual(fast, slow) {
 		t.Fatalf("%q read in one pass: %s, %v; by the decoder: %s, %v", data, dump(fast), errFast, dump(slow), errSlow)
 	}
