@@ -683,9 +683,9 @@ func (m *Model) classify(ctx context.Context, err error) error {
 	if errors.As(err, &apiErr) {
 		se := &StatusError{
 			StatusCode: apiErr.StatusCode,
-			Type:       string(apiErr.Type()),
+			Type:       m.redact(string(apiErr.Type())),
 			Message:    m.redact(apiErr.Message),
-			RequestID:  apiErr.RequestID,
+			RequestID:  m.redact(apiErr.RequestID),
 		}
 		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(apiErr.StatusCode), Status: apiErr.StatusCode}
 		// An error event in a stream arrives on a 200 response; its type
@@ -708,7 +708,9 @@ func (m *Model) classify(ctx context.Context, err error) error {
 	return wrapped
 }
 
-func (m *Model) redact(s string) string { return m.key.String(s) }
+// redact is s, the server's text, as an error may quote it: the key
+// replaced, and cut (failure.Quote).
+func (m *Model) redact(s string) string { return failure.Quote(m.key, s) }
 
 // FailureClass classifies the error for a model's fallbacks: a prompt
 // past the model's context, a spent balance (billing_error), an

@@ -994,9 +994,20 @@ func (m *Model) classify(ctx context.Context, err error) error {
 	}
 	var apiErr smithy.APIError
 	var respErr *smithyhttp.ResponseError
-	if errors.As(err, &apiErr) && errors.As(err, &respErr) {
+	isAPI, isResp := errors.As(err, &apiErr), errors.As(err, &respErr)
+	if isResp && !isAPI && respErr.Response != nil && respErr.HTTPStatusCode() >= 400 {
+		// An error status whose body the SDK could not read (one cut at
+		// limit.MaxErrorBody): its status and code still say what failed.
 		status := respErr.HTTPStatusCode()
-		se := &StatusError{StatusCode: status, Code: apiErr.ErrorCode(), Message: strings.TrimSpace(m.redact(apiErr.ErrorMessage()))}
+		code, _, _ := strings.Cut(respErr.Response.Header.Get("X-Amzn-ErrorType"), ":")
+		se := &StatusError{StatusCode: status, Code: m.redact(code)}
+		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(status) || retryableCodes[se.Code], Status: status}
+		re.RetryAfter = retry.ParseRetryAfter(respErr.Response.Header, time.Now())
+		return re
+	}
+	if isAPI && isResp {
+		status := respErr.HTTPStatusCode()
+		se := &StatusError{StatusCode: status, Code: m.redact(apiErr.ErrorCode()), Message: strings.TrimSpace(m.redact(apiErr.ErrorMessage()))}
 		if se.Message == se.Code {
 			se.Message = "" // the SDK's stand-in for a body without one
 		}
@@ -1045,7 +1056,9 @@ func firstLine(err error) string {
 	return s
 }
 
-func (m *Model) redact(s string) string { return m.secrets.String(s) }
+// redact is s, the server's text, as an error may quote it: the
+// credentials replaced, and cut (failure.Quote).
+func (m *Model) redact(s string) string { return failure.Quote(m.secrets, s) }
 
 // StatusError is an error response of the service. It keeps the
 // service's own message, with the credentials redacted should it echo

@@ -877,7 +877,7 @@ func (m *Model) classify(ctx context.Context, err error, a *attempt) error {
 		if a.status >= 400 {
 			status = a.status
 		}
-		se := &StatusError{StatusCode: status, Status: apiErr.Status, Message: strings.TrimSpace(m.redact(apiErr.Message))}
+		se := &StatusError{StatusCode: status, Status: m.redact(apiErr.Status), Message: strings.TrimSpace(m.redact(apiErr.Message))}
 		if strings.HasPrefix(se.Status, fmt.Sprint(status)) {
 			se.Status = "" // the SDK's "429 Too Many Requests" for a body that was not JSON
 		}
@@ -941,7 +941,9 @@ func retryDelay(details []map[string]any) time.Duration {
 	return 0
 }
 
-func (m *Model) redact(s string) string { return m.key.String(s) }
+// redact is s, the server's text, as an error may quote it: the key
+// replaced, and cut (failure.Quote).
+func (m *Model) redact(s string) string { return failure.Quote(m.key, s) }
 
 // StatusError is an error response of the API. It keeps the provider's
 // own message, with the API key redacted should it echo it, and none of

@@ -520,7 +520,7 @@ func (m *Model) classify(ctx context.Context, err error, raw *http.Response) err
 	if status != 0 {
 		se := &StatusError{StatusCode: status, err: err}
 		if apiErr != nil {
-			se.Code, se.Type = apiErr.Code, apiErr.Type
+			se.Code, se.Type = m.redact(apiErr.Code), m.redact(apiErr.Type)
 			se.Message = m.redact(apiErr.Message)
 		}
 		retryable := retry.RetryableStatus(status) && se.Code != "insufficient_quota"
@@ -532,7 +532,9 @@ func (m *Model) classify(ctx context.Context, err error, raw *http.Response) err
 	return &retry.Error{Err: &failure.Redacted{Msg: "openai: " + m.redact(err.Error()), Err: err}, Retryable: failure.Transient(err)}
 }
 
-func (m *Model) redact(s string) string { return m.key.String(s) }
+// redact is s, the server's text, as an error may quote it: the key
+// replaced, and cut (failure.Quote).
+func (m *Model) redact(s string) string { return failure.Quote(m.key, s) }
 
 // StatusError is an error status from the server. Its message is the
 // provider's own, with the API key redacted should it echo it.

@@ -7,6 +7,7 @@ package failure
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 
 	"agentc.dev/agentc/runtime/internal/origin"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
+	"agentc.dev/agentc/runtime/redact"
 )
 
 // Transient reports a connection failure or a per-attempt timeout: a
@@ -66,4 +68,28 @@ func Bounded(provider string, err error) (_ error, ok bool) {
 		return &Redacted{Msg: provider + ": " + reply.Error(), Err: err}, true
 	}
 	return nil, false
+}
+
+// MaxQuote is the most bytes of a provider's own text (an error's
+// message, code, status or request ID, a body the SDK quotes) that an
+// error of a call holds. A provider's message is a sentence or two; a
+// server that sends megabytes of one would have them copied into the
+// terminal, every event of the call's attempts and the journal.
+const MaxQuote = 4 << 10
+
+// Quote is s, a provider's text, as an error may hold it: every secret
+// of secrets replaced, then cut at MaxQuote bytes, the cut marked with
+// the bytes s held. The cut never shows part of a secret (redact.Set's
+// Prefix).
+func Quote(secrets *redact.Set, s string) string {
+	// Prefix looks no further than Lookahead bytes past the cut.
+	t := s
+	if look := MaxQuote + 2*secrets.Lookahead() + 4; len(t) > look {
+		t = t[:look]
+	}
+	kept, n := secrets.Prefix(t, MaxQuote)
+	if n >= len(s) {
+		return kept
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", kept, len(s))
 }

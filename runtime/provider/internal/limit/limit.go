@@ -17,6 +17,12 @@ import (
 // long answers with many tool calls.
 const MaxResponse = 32 << 20
 
+// MaxErrorBody is the most bytes of an error response's body (a status
+// outside 2xx) that a provider call reads. An error's message is a
+// sentence or two; a server sending megabytes of one, to a streamed
+// request too, had them read and copied into the call's error.
+const MaxErrorBody = 64 << 10
+
 // TooLargeError is a response body past the limit.
 type TooLargeError struct {
 	Provider string
@@ -31,7 +37,8 @@ func (e *TooLargeError) Error() string {
 // packages take) that cuts every response body at limit bytes, failing the
 // read past it with a *TooLargeError naming provider. A request whose
 // context says the output tokens it allowed (WithWhole) has its response
-// cut sooner, past BodyBound, with a *ReplyError.
+// cut sooner, past BodyBound, with a *ReplyError. An error response's
+// body ends at MaxErrorBody.
 //
 // The bound holds for the bytes a server sends as well as for what they
 // decode to: a request that asks for no encoding of its own is sent
@@ -57,7 +64,12 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 				bound, over = b, &ReplyError{Tokens: tokens, Bound: b, Request: req.ContentLength, Body: true}
 			}
 		}
-		if resp.ContentLength > bound {
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			// An error's body is read for its message, whether or not the
+			// request streams: past MaxErrorBody it ends, as if it had
+			// (the call fails by its status, not by its size).
+			bound, over = min(bound, MaxErrorBody), io.EOF
+		} else if resp.ContentLength > bound {
 			resp.Body.Close()
 			return nil, over
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	agentrt "agentc.dev/agentc/runtime"
@@ -112,3 +113,39 @@ func holds(s string, secrets []string) (string, bool) {
 	}
 	return "", false
 }
+
+// Counting is a transport that counts the bytes of the response bodies
+// read through it: what a client read from the server, before any bound
+// of its own above the transport. Next nil is http.DefaultTransport.
+type Counting struct {
+	Next http.RoundTripper
+	n    atomic.Int64
+}
+
+func (c *Counting) RoundTrip(req *http.Request) (*http.Response, error) {
+	next := c.Next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	resp, err := next.RoundTrip(req)
+	if resp != nil && resp.Body != nil {
+		resp.Body = &countedBody{resp.Body, &c.n}
+	}
+	return resp, err
+}
+
+// Read is the bytes read so far.
+func (c *Counting) Read() int64 { return c.n.Load() }
+
+type countedBody struct {
+	rc io.ReadCloser
+	n  *atomic.Int64
+}
+
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+func (b *countedBody) Close() error { return b.rc.Close() }
