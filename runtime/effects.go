@@ -263,6 +263,8 @@ func canonicalCalls(resp *Response) {
 type storedResponse struct {
 	Message identMessage `json:"message"`
 	Usage   Usage        `json:"usage"`
+	// MaxOutputTokens is Response.MaxOutputTokens.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
 }
 
 // modelRequest is what identifies a model call: everything sent that
@@ -745,7 +747,7 @@ func (x *run) complete(k journal.Key, req *Request, call func() (*Response, erro
 		}
 		canonicalCalls(resp)
 		out = resp
-		return json.Marshal(storedResponse{identifyMessage(resp.Message), resp.Usage})
+		return json.Marshal(storedResponse{identifyMessage(resp.Message), resp.Usage, resp.MaxOutputTokens})
 	})
 	if err != nil || out != nil {
 		return out, replayed, err
@@ -758,7 +760,7 @@ func (x *run) complete(k journal.Key, req *Request, call func() (*Response, erro
 		}
 		return nil, replayed, fmt.Errorf("journal: the response the host returned of model call %s is not a response: %w", k, err)
 	}
-	resp := &Response{Message: rec.Message.message(), Usage: rec.Usage}
+	resp := &Response{Message: rec.Message.message(), Usage: rec.Usage, MaxOutputTokens: rec.MaxOutputTokens}
 	canonicalCalls(resp)
 	return resp, replayed, nil
 }

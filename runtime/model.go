@@ -211,6 +211,11 @@ type Response struct {
 	// Model is the model that answered, as the provider names it; empty
 	// when it does not say, and in a response served from a journal.
 	Model string `json:"model,omitempty"`
+	// MaxOutputTokens is the output limit the provider sent for a
+	// request that set none (MaxOutputTokens 0): Bedrock and Anthropic
+	// send a default of their own. The turn's usage is held to it as to
+	// the request's. It is journaled, so that a replay counts alike.
+	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
 }
 
 // Model is a language model. Providers, the offline test model and

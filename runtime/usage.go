@@ -159,6 +159,9 @@ func countedWith(req *Request, resp *Response, est Usage, bound int) (u Usage, w
 	outMost := maxPlausible
 	if req.MaxOutputTokens > 0 {
 		outMost = req.MaxOutputTokens
+	} else if resp.MaxOutputTokens > 0 {
+		// The provider's own default (Bedrock's, Anthropic's).
+		outMost = resp.MaxOutputTokens
 	}
 	check("input", &u.Input, est.Input, bound)
 	check("output", &u.Output, est.Output, outMost)

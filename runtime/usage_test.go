@@ -66,6 +66,31 @@ func TestCountedUsageOutputBound(t *testing.T) {
 	}
 }
 
+// TestCountedUsageProviderDefault: a request that set no output limit is
+// held to the one its provider sent (Bedrock's and Anthropic's default,
+// Response.MaxOutputTokens), both where the provider's count stands and
+// where the reply's size is counted instead (a reply of 600 KB reported
+// as 1 token was counted as 150,000).
+func TestCountedUsageProviderDefault(t *testing.T) {
+	req := &Request{Messages: []Message{{Role: User, Content: "Begin."}}}
+	big := Message{Role: Assistant, Content: strings.Repeat("x", 600<<10)}
+	for _, tt := range []struct {
+		name string
+		msg  Message
+		out  int
+		want int
+	}{
+		{"reported past it", Message{Role: Assistant, Content: "an answer"}, 5000, 4096},
+		{"counted past it", big, 1, 4096},
+		{"within it", Message{Role: Assistant, Content: "an answer"}, 4000, 4000},
+	} {
+		got, why := counted(req, &Response{Message: tt.msg, Usage: Usage{Input: 20, Output: tt.out}, MaxOutputTokens: 4096})
+		if got.Output != tt.want || (tt.want != tt.out) != (why != "") {
+			t.Errorf("%s: counted %+v, %q; want output %d", tt.name, got, why, tt.want)
+		}
+	}
+}
+
 // TestCapped: usage past a pool reservation is cut to it, output first.
 func TestCapped(t *testing.T) {
 	for _, tt := range []struct {

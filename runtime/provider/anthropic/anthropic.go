@@ -143,6 +143,9 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, err
 	}
+	if req.MaxOutputTokens <= 0 {
+		resp.MaxOutputTokens = int(params.MaxTokens)
+	}
 	if err := limit.CheckReply(params.MaxTokens, &resp.Message); err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
@@ -535,6 +538,9 @@ func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []
 			n = len(ev.Message.RawJSON())
 		case "content_block_start":
 			n = len(ev.ContentBlock.RawJSON())
+			if ev.ContentBlock.Type == "tool_use" {
+				n = max(n, limit.CallBytes)
+			}
 		case "content_block_delta":
 			d := &ev.Delta
 			n = len(d.Text) + len(d.PartialJSON) + len(d.Thinking) + len(d.Signature) + len(d.Citation.RawJSON())

@@ -289,6 +289,9 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err := limit.CheckReply(int64(aws.ToInt32(in.InferenceConfig.MaxTokens)), &resp.Message); err != nil {
 		return nil, fmt.Errorf("bedrock: %w", err)
 	}
+	if req.MaxOutputTokens <= 0 {
+		resp.MaxOutputTokens = int(aws.ToInt32(in.InferenceConfig.MaxTokens))
+	}
 	return resp, nil
 }
 
@@ -353,7 +356,7 @@ func (m *Model) converseStream(ctx context.Context, in *bedrockruntime.ConverseI
 			b := at(e.Value.ContentBlockIndex)
 			if t, ok := e.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
 				b.tool, b.toolID, b.name = true, aws.ToString(t.Value.ToolUseId), aws.ToString(t.Value.Name)
-				if err := meter.Add(len(b.toolID) + len(b.name)); err != nil {
+				if err := meter.Add(max(len(b.toolID)+len(b.name), limit.CallBytes)); err != nil {
 					return nil, nil, err
 				}
 			}

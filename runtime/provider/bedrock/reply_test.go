@@ -94,6 +94,48 @@ func TestReplyPastMaxTokens(t *testing.T) {
 			t.Errorf("%d bytes of text were passed on, more than the bound (%d)", n, bound16)
 		}
 	})
+	t.Run("many empty calls", func(t *testing.T) {
+		// Each call counts one token's bytes at least: 10,000 calls of
+		// one-byte IDs and names and no input are past what the default
+		// maxTokens (4,096) makes, whole or streamed.
+		uses := make([]string, 10000)
+		evs := [][2]string{{"messageStart", `{"role":"assistant"}`}}
+		for i := range uses {
+			uses[i] = `{"toolUse":{"toolUseId":"t","name":"a","input":{}}}`
+			evs = append(evs, [2]string{"contentBlockStart", fmt.Sprintf(`{"contentBlockIndex":%d,"start":{"toolUse":{"toolUseId":"t","name":"a"}}}`, i%(1<<16))},
+				[2]string{"contentBlockStop", fmt.Sprintf(`{"contentBlockIndex":%d}`, i%(1<<16))})
+		}
+		evs = append(evs, [2]string{"messageStop", `{"stopReason":"tool_use"}`})
+		whole := `{"output":{"message":{"role":"assistant","content":[` + strings.Join(uses, ",") + `]}},"stopReason":"tool_use","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`
+		for _, stream := range []bool{false, true} {
+			rep := ok(whole)
+			if stream {
+				rep = events(t, evs...)
+			}
+			f := newFake(t, rep)
+			m, attempts := replyModel(t, f)
+			r := req(0)
+			if stream {
+				r.Stream = func(agentrt.Delta) {}
+			}
+			_, err := m.Complete(t.Context(), r)
+			refused(t, err, *attempts, 4096, stream)
+		}
+	})
+	t.Run("the default reported", func(t *testing.T) {
+		// The runtime holds the turn's usage to the maxTokens sent.
+		for _, tc := range []struct{ max, want int }{{0, 4096}, {16, 0}} {
+			f := newFake(t, ok(textReply("ok", "end_turn")))
+			m, _ := replyModel(t, f)
+			resp, err := m.Complete(t.Context(), req(tc.max))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.MaxOutputTokens != tc.want {
+				t.Errorf("max %d: MaxOutputTokens %d, want %d", tc.max, resp.MaxOutputTokens, tc.want)
+			}
+		}
+	})
 	t.Run("far past: cut as read", func(t *testing.T) {
 		// Past limit.BodyBound, the response is cut before it is decoded.
 		f := newFake(t, ok(textReply(strings.Repeat("x", 4<<20), "end_turn")))

@@ -409,6 +409,9 @@ func (m *Model) stream(ctx context.Context, model string, b *built, delta func(a
 			default:
 				j, _ := json.Marshal(p)
 				n = len(j)
+				if p.FunctionCall != nil {
+					n = max(n, limit.CallBytes)
+				}
 			}
 			if err := meter.Add(n); err != nil {
 				return nil, err

@@ -47,6 +47,27 @@ func TestReplyPastMaxTokens(t *testing.T) {
 			refused(t, err, f, false)
 		})
 	}
+	t.Run("many empty calls", func(t *testing.T) {
+		// Each call counts one token's bytes at least: 10,000 calls with
+		// no name and no arguments are past what 4,096 tokens make.
+		parts := "[" + strings.Repeat(`{"functionCall": {"name": ""}},`, 9999) + `{"functionCall": {"name": ""}}]`
+		for _, stream := range []bool{false, true} {
+			path, reply := "/v1beta/models/gemini-test:generateContent", candidate(parts, "STOP", "")
+			if stream {
+				path, reply = streamPath, sse(`{"candidates":[{"content":{"parts":`+parts+`,"role":"model"},"finishReason":"STOP","index":0}]}`)
+			}
+			f := newFakeAt(t, path, reply)
+			r := toolRequest()
+			r.MaxOutputTokens = 4096
+			if stream {
+				r.Stream = func(agentrt.Delta) {}
+			}
+			_, err := newModel(t, f, nil).Complete(t.Context(), r)
+			if err == nil || !strings.Contains(err.Error(), "4096 output tokens (the request's limit)") || f.requests() != 1 {
+				t.Errorf("streamed %v: err = %v after %d requests, want the reply past 4096 tokens refused after 1", stream, err, f.requests())
+			}
+		}
+	})
 	t.Run("far past: cut as read", func(t *testing.T) {
 		// Past limit.BodyBound, the response is cut before it is decoded.
 		f := newFake(t, candidate(fmt.Sprintf(`[{"text": %q}]`, strings.Repeat("x", 4<<20)), "STOP", ""))

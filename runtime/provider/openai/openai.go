@@ -232,6 +232,7 @@ func (m *Model) stream(ctx context.Context, params sdk.ChatCompletionNewParams, 
 	var acc sdk.ChatCompletionAccumulator
 	answer := map[int64]bool{} // the tool calls, by index, that call the output tool
 	meter := limit.NewReply(params.MaxCompletionTokens.Value)
+	calls := map[[2]int64]bool{} // the tool calls begun, by choice and index
 	for st.Next() {
 		chunk := st.Current()
 		for _, ch := range chunk.Choices {
@@ -239,7 +240,12 @@ func (m *Model) stream(ctx context.Context, params sdk.ChatCompletionNewParams, 
 			d := &ch.Delta
 			n := len(d.Content) + len(d.Refusal) + len(d.FunctionCall.Name) + len(d.FunctionCall.Arguments) + len(d.Audio.Data) + len(d.Audio.Transcript)
 			for _, tc := range d.ToolCalls {
-				n += len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)
+				c := len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)
+				if k := [2]int64{ch.Index, tc.Index}; !calls[k] {
+					// A call's first piece counts it (limit.CallBytes).
+					calls[k], c = true, max(c, limit.CallBytes)
+				}
+				n += c
 			}
 			if err := meter.Add(n); err != nil {
 				return nil, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/limit"
 )
 
 // maxTokens is the output allowance of the requests below: a reply to
@@ -71,8 +72,9 @@ func TestReplyPastMaxTokens(t *testing.T) {
 		})
 	}
 	t.Run("at the bound", func(t *testing.T) {
-		// The rest of the bound is the call's ID, name and arguments.
-		text := strings.Repeat(" ", bound-len("call_1weather{}"))
+		// The rest of the bound is the call's: one token's bytes, at
+		// least (limit.CallBytes).
+		text := strings.Repeat(" ", bound-limit.CallBytes)
 		msg := fmt.Sprintf(`{"role": "assistant", "content": %q, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]}`, text)
 		f := newFake(t, completion(msg, "tool_calls", ""))
 		resp, err := newModel(t, f, nil).Complete(t.Context(), boundedRequest())

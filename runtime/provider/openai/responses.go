@@ -105,7 +105,11 @@ func (m *Model) streamResponse(ctx context.Context, params responses.ResponseNew
 	meter := limit.NewReply(params.MaxOutputTokens.Value)
 	for st.Next() {
 		ev := st.Current()
-		if err := meter.Add(len(ev.Delta)); err != nil {
+		n := len(ev.Delta)
+		if ev.Type == "response.output_item.added" && ev.Item.Type == "function_call" {
+			n += limit.CallBytes
+		}
+		if err := meter.Add(n); err != nil {
 			return nil, err
 		}
 		switch ev.Type {

@@ -31,13 +31,20 @@ func ReplyBound(maxTokens int64) int64 {
 	return min(maxTokens, MaxResponse/BytesPerToken)*BytesPerToken + ReplySlack
 }
 
+// CallBytes is the least a tool call counts towards a reply's bound: a
+// call is at least one token of the model's. Counted by its bytes, a call
+// with no name and no arguments counted next to nothing, and 65,537 of
+// them fitted the bound of 4,096 tokens: 600 MB to hold, a 24 MB journal.
+const CallBytes = BytesPerToken
+
 // ReplySize is the bytes of a reply that ReplyBound bounds: its text, each
-// tool call's ID, name and arguments, and the provider's state. A
-// conversation holds them, and sends them again every round.
+// tool call's ID, name and arguments (CallBytes at least), and the
+// provider's state. A conversation holds them, and sends them again
+// every round.
 func ReplySize(msg *agentrt.Message) int64 {
 	n := int64(len(msg.Content))
 	for _, c := range msg.ToolCalls {
-		n += int64(len(c.ID) + len(c.Name) + len(c.Arguments))
+		n += int64(max(len(c.ID)+len(c.Name)+len(c.Arguments), CallBytes))
 	}
 	for _, p := range msg.Parts {
 		n += int64(len(p.Text))

@@ -22,17 +22,23 @@ func TestReplyBound(t *testing.T) {
 	}
 }
 
-// TestCheckReply: the text, each call's ID, name and arguments and the
-// provider's state count; one byte past the bound is refused.
+// TestCheckReply: the text, each call's ID, name and arguments (one
+// token's bytes at least, CallBytes) and the provider's state count; one
+// byte past the bound is refused.
 func TestCheckReply(t *testing.T) {
 	bound := int(ReplyBound(1))
 	msg := agentrt.Message{Role: agentrt.Assistant, Content: "ab",
 		ToolCalls: []agentrt.ToolCall{{ID: "c", Name: "t", Arguments: json.RawMessage(`{}`)}},
 		State:     &agentrt.ProviderState{Provider: "p", Data: json.RawMessage(`[]`)}}
-	if n := ReplySize(&msg); n != 9 {
-		t.Fatalf("ReplySize = %d, want 9", n)
+	if n := ReplySize(&msg); n != 2+CallBytes+3 {
+		t.Fatalf("ReplySize = %d, want %d", n, 2+CallBytes+3)
 	}
-	msg.Content = strings.Repeat("x", bound-7)
+	msg.ToolCalls[0].Arguments = json.RawMessage(`{"city":"` + strings.Repeat("p", CallBytes) + `"}`)
+	if n := ReplySize(&msg); n != int64(2+2+len(msg.ToolCalls[0].Arguments)+3) {
+		t.Fatalf("ReplySize = %d, want the call's bytes past CallBytes", n)
+	}
+	msg.ToolCalls[0].Arguments = json.RawMessage(`{}`)
+	msg.Content = strings.Repeat("x", bound-CallBytes-3)
 	if err := CheckReply(1, &msg); err != nil {
 		t.Errorf("at the bound: %v", err)
 	}
