@@ -261,7 +261,30 @@ type attempt struct {
 	splice *files.Splice
 	status int
 	header http.Header
+	// bound is a limit the response's body passed (failure.Bounded),
+	// as its read met it: the SDK's scanner hands on the partial line
+	// before the limit's error, and its JSON error (a body cut short, so
+	// retried) would hide it.
+	bound error
 }
+
+// boundBody records on its attempt a limit the body passes.
+type boundBody struct {
+	rc io.ReadCloser
+	a  *attempt
+}
+
+func (b *boundBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err != nil && err != io.EOF && b.a.bound == nil {
+		if _, ok := failure.Bounded("google", err); ok {
+			b.a.bound = err
+		}
+	}
+	return n, err
+}
+
+func (b *boundBody) Close() error { return b.rc.Close() }
 
 type attemptKey struct{}
 
@@ -280,6 +303,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.limit(req, stalled)
 	if a != nil && resp != nil {
 		a.status, a.header = resp.StatusCode, resp.Header
+		if resp.Body != nil {
+			resp.Body = &boundBody{rc: resp.Body, a: a}
+		}
 	}
 	return resp, err
 }
@@ -873,6 +899,11 @@ func callBase(r *genai.GenerateContentResponse, turn int) string {
 func (m *Model) classify(ctx context.Context, err error, a *attempt) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("google: %w", ctxErr)
+	}
+	if a.bound != nil {
+		// Whatever the SDK made of the cut body: never retried.
+		b, _ := failure.Bounded("google", a.bound)
+		return b
 	}
 	var apiErr genai.APIError
 	if errors.As(err, &apiErr) {

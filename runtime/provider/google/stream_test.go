@@ -3,6 +3,7 @@ package google
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -83,5 +84,32 @@ func TestStreamCut(t *testing.T) {
 	}
 	if restarts != 1 || f.requests() != 2 || resp.Message.Content != "Let me answer." {
 		t.Errorf("%d restarts, %d requests, message %+v", restarts, f.requests(), resp.Message)
+	}
+}
+
+// TestStreamEndlessCutInLine: a stream that never ends is cut at the 32
+// MiB a response may hold, and the call fails so, after one request, when
+// the cut falls inside a data line: the SDK's scanner hands on the
+// partial line first, whose JSON error (a body cut short, retried) hid
+// the limit, and the stream was read five times over.
+func TestStreamEndlessCutInLine(t *testing.T) {
+	line := "data: {\"x\":\"" + strings.Repeat("p", 1000) + "\"}\n\n" // 32 MiB falls 16 bytes into a line
+	lines := strings.Repeat(line, 64)
+	f := newFakeAt(t, streamPath, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for r.Context().Err() == nil {
+			if _, err := io.WriteString(w, lines); err != nil {
+				return
+			}
+		}
+	})
+	req := request()
+	req.Stream = func(agentrt.Delta) {}
+	_, err := newModel(t, f, nil).Complete(t.Context(), req)
+	if err == nil || err.Error() != "google: the response is larger than the 32 MiB agentc accepts from a provider" {
+		t.Fatalf("err = %v, want the response too large", err)
+	}
+	if f.requests() != 1 {
+		t.Errorf("%d requests, want 1", f.requests())
 	}
 }
