@@ -986,7 +986,7 @@ func parseInputs(o *bedrockruntime.ConverseOutput, streamed map[int][]byte) (*ag
 // their status.
 var retryableCodes = map[string]bool{
 	"ThrottlingException": true, "ServiceUnavailableException": true, "ModelNotReadyException": true,
-	"InternalServerException": true, "ModelTimeoutException": true,
+	"InternalServerException": true, "ModelTimeoutException": true, "ModelStreamErrorException": true,
 }
 
 // classify turns an attempt's error into one the retry policy can judge,
@@ -1007,6 +1007,16 @@ func (m *Model) classify(ctx context.Context, err error) error {
 		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(status) || retryableCodes[se.Code], Status: status}
 		re.RetryAfter = retry.ParseRetryAfter(respErr.Response.Header, time.Now())
 		return re
+	}
+	if isAPI && !isResp {
+		// An exception frame in a stream, after the response's 200: no
+		// status of its own, its code says whether another attempt may be
+		// served (a StatusError of status 0, for FailureClass).
+		se := &StatusError{Code: m.redact(apiErr.ErrorCode()), Message: strings.TrimSpace(m.redact(apiErr.ErrorMessage()))}
+		if se.Message == se.Code {
+			se.Message = ""
+		}
+		return &retry.Error{Err: se, Retryable: retryableCodes[se.Code]}
 	}
 	if isAPI && isResp {
 		status := respErr.HTTPStatusCode()
@@ -1067,7 +1077,7 @@ func (m *Model) redact(s string) string { return failure.Quote(m.secrets, s) }
 // service's own message, with the credentials redacted should it echo
 // them, and none of the request: no credentials, no signature.
 type StatusError struct {
-	StatusCode int
+	StatusCode int    // 0 for an exception in a stream, which has none
 	Code       string // the service's error code, such as "ThrottlingException"
 	Message    string
 	RequestID  string
@@ -1075,7 +1085,10 @@ type StatusError struct {
 
 func (e *StatusError) Error() string {
 	s := fmt.Sprintf("bedrock: %d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	if e.Code != "" {
+	switch {
+	case e.StatusCode == 0:
+		s = "bedrock: " + e.Code + " in the stream"
+	case e.Code != "":
 		s += " (" + e.Code + ")"
 	}
 	if e.Message != "" {
@@ -1111,7 +1124,8 @@ func (e *StatusError) FailureClass() string {
 		return "auth"
 	case e.Code == "ResourceNotFoundException":
 		return "not_found"
-	case e.Code == "ModelNotReadyException", e.Code == "ServiceUnavailableException", e.Code == "ThrottlingException":
+	case e.Code == "ModelNotReadyException", e.Code == "ServiceUnavailableException", e.Code == "ThrottlingException",
+		e.Code == "InternalServerException", e.Code == "ModelStreamErrorException":
 		return "unavailable"
 	}
 	return retry.StatusClass(e.StatusCode)

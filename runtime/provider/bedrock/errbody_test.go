@@ -2,6 +2,7 @@ package bedrock
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -82,4 +83,40 @@ func TestErrorBodyBounded(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestStreamException: an exception frame mid-stream has no status of
+// its own; its code says whether another attempt may be served
+// (throttling, a service unavailable or failing, the model's stream
+// failing) and what class of failure it is, for a fallback. A
+// validation exception is final.
+func TestStreamException(t *testing.T) {
+	req := func() *agentrt.Request {
+		return &agentrt.Request{Model: claude, Messages: []agentrt.Message{{Role: agentrt.User, Content: "x"}}, Stream: func(agentrt.Delta) {}}
+	}
+	for _, code := range []string{"throttlingException", "serviceUnavailableException", "internalServerException", "modelStreamErrorException"} {
+		t.Run(code, func(t *testing.T) {
+			f := newFake(t, exception(t, code, "try again"), events(t, streamEvents...))
+			resp, err := newModel(t, f, 2, nil).Complete(t.Context(), req())
+			if err != nil || resp.Message.Content != "Let me answer." || len(f.requests()) != 2 {
+				t.Fatalf("%v after %d requests, want the answer after 2", err, len(f.requests()))
+			}
+			f = newFake(t, exception(t, code, "try again"))
+			_, err = newModel(t, f, 1, nil).Complete(t.Context(), req())
+			var fc interface{ FailureClass() string }
+			if !errors.As(err, &fc) || fc.FailureClass() != "unavailable" {
+				t.Errorf("%v: want the class unavailable", err)
+			}
+			if err == nil || !strings.Contains(err.Error(), "try again") || strings.Contains(err.Error(), "bedrock: 0") {
+				t.Errorf("error %v, want the exception's code and message", err)
+			}
+		})
+	}
+	t.Run("validationException", func(t *testing.T) {
+		f := newFake(t, exception(t, "validationException", "bad input"), events(t, streamEvents...))
+		_, err := newModel(t, f, 2, nil).Complete(t.Context(), req())
+		if err == nil || len(f.requests()) != 1 {
+			t.Fatalf("%v after %d requests, want a final error after 1", err, len(f.requests()))
+		}
+	})
 }
