@@ -1070,8 +1070,18 @@ func firstLine(err error) string {
 }
 
 // redact is s, the server's text, as an error may quote it: the
-// credentials replaced, and cut (failure.Quote).
-func (m *Model) redact(s string) string { return failure.Quote(m.secrets, s) }
+// credentials and any request signature replaced, and cut
+// (failure.Quote).
+func (m *Model) redact(s string) string {
+	return failure.Quote(m.secrets, signatureRE.ReplaceAllString(s, "${1}[redacted]"))
+}
+
+// signatureRE finds a SigV4 signature, as the Authorization header or a
+// presigned URL writes it. A server that echoes the header it was sent
+// shows the signature, which a run's secrets do not hold (the key ID and
+// session token beside it are): not a credential, but it authorizes its
+// one request for some minutes.
+var signatureRE = regexp.MustCompile(`(?i)(signature=)[0-9a-f]{64}`)
 
 // StatusError is an error response of the service. It keeps the
 // service's own message, with the credentials redacted should it echo

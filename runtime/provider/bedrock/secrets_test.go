@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/provider/internal/echotest"
 	"agentc.dev/agentc/runtime/redact"
 )
@@ -190,4 +191,35 @@ func TestCredentialsRedacted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSignatureRedacted: a server that echoes the Authorization header it
+// was sent, in an error's message and request ID, has the request's
+// signature shown in neither (the key ID is a secret of the run too).
+func TestSignatureRedacted(t *testing.T) {
+	var sig string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		a := r.Header.Get("Authorization")
+		if m := authRE.FindStringSubmatch(a); m != nil {
+			sig = m[6]
+		}
+		w.Header().Set("X-Amzn-ErrorType", "AccessDeniedException")
+		w.Header().Set("X-Amzn-RequestId", a)
+		w.WriteHeader(403)
+		fmt.Fprintf(w, `{"message":%q}`, "bad signature: "+a)
+	}))
+	defer srv.Close()
+	m, err := New(Config{Region: testRegion, Credentials: staticCreds, BaseURL: srv.URL, Retry: fastPolicy(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Complete(t.Context(), &agentrt.Request{Model: nova, Messages: []agentrt.Message{{Role: agentrt.User, Content: "x"}}})
+	if sig == "" || err == nil {
+		t.Fatalf("no signed request, or no error: %v", err)
+	}
+	if strings.Contains(err.Error(), sig) || !strings.Contains(err.Error(), "Signature=[redacted]") {
+		t.Errorf("the error shows the signature, or does not say it was removed: %v", err)
+	}
+	noSecret(t, err.Error())
 }
