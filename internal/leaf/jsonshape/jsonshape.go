@@ -46,3 +46,55 @@ func Measure(b []byte) (values, depth int) {
 	}
 	return values, depth
 }
+
+// Counter is Measure of a text given in pieces (Write), so that a reader
+// can count a body's values as it passes, holding none of it. Values and
+// Depth are Measure's of what was written so far.
+type Counter struct {
+	Values, Depth int
+
+	d                         int
+	opened, inString, escaped bool
+}
+
+// Write counts the values b holds, continuing the text written before.
+func (c *Counter) Write(b []byte) {
+	for _, ch := range b {
+		if c.inString {
+			switch {
+			case c.escaped:
+				c.escaped = false
+			case ch == '\\':
+				c.escaped = true
+			case ch == '"':
+				c.inString = false
+			}
+			continue
+		}
+		if ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' {
+			continue
+		}
+		if c.Values == 0 {
+			c.Values = 1
+		}
+		if c.opened && ch != ']' && ch != '}' {
+			c.Values++
+		}
+		c.opened = false
+		switch ch {
+		case '"':
+			c.inString = true
+		case '{', '[':
+			c.d++
+			c.Depth = max(c.Depth, c.d)
+			c.opened = true
+		case '}', ']':
+			c.d--
+		case ',':
+			c.Values++
+		}
+	}
+}
+
+// Reset starts the count again, for a new text.
+func (c *Counter) Reset() { *c = Counter{} }

@@ -100,3 +100,22 @@ func decoded(b []byte) (values, depth int, err error) {
 		}
 	}
 }
+
+// TestCounter: a text counted in pieces, cut anywhere (inside a string,
+// between an escape and what it escapes), counts as Measure counts it
+// whole.
+func TestCounter(t *testing.T) {
+	for _, s := range []string{
+		`{}`, `[{},{},[1,2,"a,b"]]`, `{"a":"x\"y,[{","b":[1,{"c":null}]}`, ` [ 1 , [ ] , { } ] `, `"a\\",1`,
+	} {
+		wantV, wantD := Measure([]byte(s))
+		for cut := 0; cut <= len(s); cut++ {
+			var c Counter
+			c.Write([]byte(s[:cut]))
+			c.Write([]byte(s[cut:]))
+			if c.Values != wantV || c.Depth != wantD {
+				t.Errorf("%q cut at %d: %d values, depth %d; Measure says %d, %d", s, cut, c.Values, c.Depth, wantV, wantD)
+			}
+		}
+	}
+}

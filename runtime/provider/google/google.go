@@ -259,6 +259,7 @@ type transport struct {
 // through their context.
 type attempt struct {
 	splice *files.Splice
+	tokens int64 // the request's maxOutputTokens, which bound the JSON values of its response
 	status int
 	header http.Header
 	// bound is a limit the response's body passed (failure.Bounded),
@@ -304,6 +305,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if a != nil && resp != nil {
 		a.status, a.header = resp.StatusCode, resp.Header
 		if resp.Body != nil {
+			if resp.StatusCode/100 == 2 {
+				// The SDK decodes a body, and each event of a stream, into
+				// maps before any part is judged: their values are counted
+				// as they pass, first (limit.Values).
+				resp.Body = limit.Values(resp.Body, a.tokens, strings.HasSuffix(req.URL.Path, ":streamGenerateContent"))
+			}
 			resp.Body = &boundBody{rc: resp.Body, a: a}
 		}
 	}
@@ -322,7 +329,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	}
 	var out *genai.GenerateContentResponse
 	err = m.retry.Do(ctx, func(ctx context.Context, n int) error {
-		a := &attempt{splice: b.splice}
+		a := &attempt{splice: b.splice, tokens: int64(b.config.MaxOutputTokens)}
 		actx := context.WithValue(ctx, attemptKey{}, a)
 		var resp *genai.GenerateContentResponse
 		var err error

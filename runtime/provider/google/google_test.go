@@ -43,7 +43,7 @@ type wireRequest struct {
 // answers each request with the next of its replies and keeps what it
 // received.
 type fake struct {
-	t       *testing.T
+	t       testing.TB
 	path    string // the path every request must have
 	mu      sync.Mutex
 	replies []http.HandlerFunc
@@ -52,11 +52,11 @@ type fake struct {
 	srv     *httptest.Server
 }
 
-func newFake(t *testing.T, replies ...http.HandlerFunc) *fake {
+func newFake(t testing.TB, replies ...http.HandlerFunc) *fake {
 	return newFakeAt(t, "/v1beta/models/gemini-test:generateContent", replies...)
 }
 
-func newFakeAt(t *testing.T, path string, replies ...http.HandlerFunc) *fake {
+func newFakeAt(t testing.TB, path string, replies ...http.HandlerFunc) *fake {
 	t.Helper()
 	f := &fake{t: t, path: path, replies: replies}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
@@ -153,7 +153,7 @@ func (a *attempts) policy() retry.Policy {
 	}
 }
 
-func newModel(t *testing.T, f *fake, a *attempts) *Model {
+func newModel(t testing.TB, f *fake, a *attempts) *Model {
 	t.Helper()
 	if a == nil {
 		a = &attempts{}

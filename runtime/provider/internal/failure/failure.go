@@ -55,17 +55,21 @@ func (e *Redacted) Unwrap() error { return e.Err }
 
 // Bounded returns the call's error for err when err holds a response cut
 // at one of package limit's bounds (a *limit.TooLargeError, or a
-// *limit.ReplyError: a reply past its request's output limit), saying so
+// *limit.ReplyError or *limit.DenseError: a reply past its request's
+// output limit), saying so
 // whatever the SDK wrapped it in; ok is false for any other error. Such an
 // error is never retried: another attempt would be sent as much again.
 func Bounded(provider string, err error) (_ error, ok bool) {
 	var large *limit.TooLargeError
 	var reply *limit.ReplyError
+	var dense *limit.DenseError
 	switch {
 	case errors.As(err, &large):
 		return &Redacted{Msg: large.Error(), Err: err}, true
 	case errors.As(err, &reply):
 		return &Redacted{Msg: provider + ": " + reply.Error(), Err: err}, true
+	case errors.As(err, &dense):
+		return &Redacted{Msg: provider + ": " + dense.Error(), Err: err}, true
 	}
 	return nil, false
 }
