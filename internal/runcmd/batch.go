@@ -95,7 +95,7 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 		return err
 	}
 	defer closeIn()
-	events, closeEvents, err := batchEvents(f.events, secrets)
+	events, closeEvents, err := batchEvents(f.events, secrets, e.Stderr)
 	if err != nil {
 		return err
 	}
@@ -324,13 +324,13 @@ func batchTelemetry(ctx context.Context, tel *telemetry.Telemetry, next func(int
 // lines with the item's index (none for events of no item: tools'
 // servers, provider retries), or nowhere. Progress on stderr stands in
 // for a single run's event lines.
-func batchEvents(name string, secrets *redact.Set) (func(int, agentrt.Event), func(), error) {
+func batchEvents(name string, secrets *redact.Set, stderr io.Writer) (func(int, agentrt.Event), func(), error) {
 	if name == "" {
 		return func(int, agentrt.Event) {}, func() {}, nil
 	}
-	file, err := os.Create(name)
+	file, err := createEvents(name)
 	if err != nil {
-		return nil, nil, &ExitError{Code: ExitFindings, Err: err}
+		return nil, nil, err
 	}
 	var mu sync.Mutex
 	enc := json.NewEncoder(secrets.Writer(file))
@@ -347,7 +347,7 @@ func batchEvents(name string, secrets *redact.Set) (func(int, agentrt.Event), fu
 		mu.Lock()
 		defer mu.Unlock()
 		_ = enc.Encode(line)
-	}, func() { file.Close() }, nil
+	}, func() { file.close(stderr) }, nil
 }
 
 // batchExit is a batch's exit code: 0 when every item answered within

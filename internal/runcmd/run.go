@@ -460,13 +460,14 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 		return nil, 0, err
 	}
 	defer jn.close(e)
-	var eventsFile *os.File
+	var eventsFile io.Writer
 	if f.events != "" {
-		eventsFile, err = os.Create(f.events)
+		out, err := createEvents(f.events)
 		if err != nil {
-			return nil, 0, &ExitError{Code: ExitFindings, Err: err}
+			return nil, 0, err
 		}
-		defer eventsFile.Close()
+		defer out.close(e.Stderr)
+		eventsFile = out
 	}
 	progress := e.Stderr
 	if f.quiet {
@@ -752,10 +753,49 @@ func readInput(e Env, flag string, p *plan.Plan) (json.RawMessage, error) {
 	return data, nil
 }
 
+// eventsOut is an --events file. It keeps the first error writing it,
+// which the command warns of when it closes the file: a full disk would
+// otherwise drop every event after it without a word.
+type eventsOut struct {
+	f    *os.File
+	name string
+	err  error
+}
+
+// createEvents creates the --events file name.
+func createEvents(name string) (*eventsOut, error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, &ExitError{Code: ExitFindings, Err: err}
+	}
+	return &eventsOut{f: f, name: name}, nil
+}
+
+func (o *eventsOut) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.f.Write(p)
+	if err != nil {
+		o.err = err
+	}
+	return n, err
+}
+
+// close closes the file and says on stderr if it is not whole.
+func (o *eventsOut) close(stderr io.Writer) {
+	if err := o.f.Close(); o.err == nil {
+		o.err = err
+	}
+	if o.err != nil {
+		fmt.Fprintf(stderr, "agentc: warning: --events %s is not whole: %v\n", o.name, o.err)
+	}
+}
+
 // eventPrinter writes events as progress lines on w (none when w is nil:
 // --quiet) and, if f is set, as JSON lines to f, with the secrets
 // redacted.
-func eventPrinter(w io.Writer, f *os.File, secrets *redact.Set) func(agentrt.Event) {
+func eventPrinter(w io.Writer, f io.Writer, secrets *redact.Set) func(agentrt.Event) {
 	var enc *json.Encoder
 	if f != nil {
 		enc = json.NewEncoder(secrets.Writer(f))
