@@ -9,6 +9,7 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -130,6 +131,146 @@ func TestConfinedPathSwapped(t *testing.T) {
 	}
 	if got := call(t, cat, `{"p":"later/more/key.txt"}`); strings.Contains(got, "PRIVATE") || !strings.Contains(got, "Permission denied") {
 		t.Errorf("reading through a later directory swapped for a link: got %q", got)
+	}
+}
+
+// TestConfinedProgramSwapped: the program's Landlock rule is made on the
+// file the trampoline holds, not on its name. A link to the program that
+// whoever may write beside it (an mcp server's confine.write) flips
+// between cat and / would otherwise have the rule made on / (read and
+// execute below it) while the exec, a moment later, runs cat, which then
+// reads any file. No call may read the file outside every declared path.
+func TestConfinedProgramSwapped(t *testing.T) {
+	needConfinement(t, false)
+	cat, err := osexec.LookPath("cat")
+	if err == nil {
+		cat, err = filepath.EvalSymlinks(cat)
+	}
+	if err != nil {
+		t.Skip("no cat here")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	if err := os.WriteFile(filepath.Join(base, "secret.txt"), []byte("OUTSIDE-EVERY-PATH\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(base, "dir")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(cat, filepath.Join(dir, "app")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/", filepath.Join(dir, "alt")); err != nil {
+		t.Fatal(err)
+	}
+	tool := newTool(t, base, plan.Tool{Argv: []string{"./dir/app", "{{.p}}"}, Confine: &plan.Confine{}})
+	// The flipper is a process of its own, which the kernel schedules
+	// beside the calls: a goroutine would wait for this process's
+	// scheduler while app leads to /, and most calls would find /.
+	flip := osexec.Command(self)
+	flip.Env = append(os.Environ(), "EXEC_TEST_FLIP="+dir)
+	flip.Stdout = os.Stderr
+	flip.Stderr = os.Stderr
+	if err := flip.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			flip.Process.Kill()
+			flip.Wait()
+		}
+	}
+	defer stop()
+	var leaked atomic.Bool
+	var calls sync.WaitGroup
+	for range 2 {
+		calls.Go(func() {
+			// A call that finds / before it starts (the program "is a
+			// directory") returns at once, and is not counted.
+			for started := 0; started < swapCalls && !leaked.Load(); {
+				got := call(t, tool, `{"p":"secret.txt"}`)
+				if strings.Contains(got, "OUTSIDE") {
+					leaked.Store(true)
+					t.Errorf("the program read a file outside every declared path: %q", got)
+				}
+				if !strings.HasSuffix(got, "is a directory") {
+					started++
+				}
+			}
+		})
+	}
+	calls.Wait()
+	stop()
+	// With app left at cat, the call runs cat, which is refused.
+	if fi, err := os.Stat(filepath.Join(dir, "app")); err == nil && fi.IsDir() {
+		if err := unix.Renameat2(unix.AT_FDCWD, filepath.Join(dir, "alt"), unix.AT_FDCWD, filepath.Join(dir, "app"), unix.RENAME_EXCHANGE); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := call(t, tool, `{"p":"secret.txt"}`); !strings.Contains(got, "Permission denied") {
+		t.Errorf("cat of the file outside: got %q, want permission denied", got)
+	}
+}
+
+// TestConfinedScript: a script (#!) outside every declared path runs
+// confined, with limits and without, by its name or through a link to it:
+// the rule made on the file held lets the kernel, and then its
+// interpreter, read it by name; a file beside it stays unreadable.
+func TestConfinedScript(t *testing.T) {
+	needConfinement(t, false)
+	base := t.TempDir()
+	if err := os.Mkdir(filepath.Join(base, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "bin", "hello"), []byte("#!/bin/sh\necho \"hello $1\"\ncat bin/beside\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "bin", "beside"), []byte("BESIDE\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("hello", filepath.Join(base, "bin", "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		program string
+		confine *plan.Confine
+	}{
+		{"by name", "./bin/hello", &plan.Confine{}},
+		{"through a link", "./bin/link", &plan.Confine{}},
+		{"with limits", "./bin/hello", &plan.Confine{Limits: &plan.Limits{CPU: "10s"}}},
+	} {
+		got := call(t, newTool(t, base, plan.Tool{Argv: []string{c.program, "{{.x}}"}, Confine: c.confine}), `{"x":"world"}`)
+		if !strings.HasPrefix(got, "failed: ") || !strings.Contains(got, "hello world\n") || !strings.Contains(got, "Permission denied") || strings.Contains(got, "BESIDE") {
+			t.Errorf("%s: got %q, want hello world, then permission denied", c.name, got)
+		}
+	}
+}
+
+// flipHelper exchanges dir/app and dir/alt until it is killed: app leads
+// to / in short pulses, so that most calls find cat, and of those some
+// make the program's rule in a pulse and start it after.
+func flipHelper(dir string) int {
+	d, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	spin := func(d time.Duration) {
+		for start := time.Now(); time.Since(start) < d; {
+		}
+	}
+	for {
+		unix.Renameat2(d, "alt", d, "app", unix.RENAME_EXCHANGE)
+		spin(20 * time.Microsecond)
+		unix.Renameat2(d, "alt", d, "app", unix.RENAME_EXCHANGE)
+		spin(80 * time.Microsecond)
 	}
 }
 

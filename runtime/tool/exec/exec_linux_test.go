@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	if what := os.Getenv("EXEC_TEST_TRACE"); what != "" {
 		os.Exit(traceHelper(what))
 	}
+	if dir := os.Getenv("EXEC_TEST_FLIP"); dir != "" {
+		os.Exit(flipHelper(dir))
+	}
 	if os.Getenv("EXEC_TEST_SPIN") != "" {
 		os.Exit(spinHelper())
 	}

@@ -504,7 +504,12 @@ func ruleset(s Spec) (fd int, flags uint32, err error) {
 		return -1, 0, nil
 	}
 	rules := append(existing(system, false), existing(systemWrite, true)...)
-	rules = append(rules, landlock.ROFiles(s.Program))
+	prog, err := holdProgram(s.Program)
+	if err != nil {
+		return -1, 0, err
+	}
+	defer unix.Close(prog)
+	rules = append(rules, landlock.ROFiles("/proc/self/fd/"+strconv.Itoa(prog)))
 	if s.Limits != nil {
 		// The stage is this program, started again from the restricted
 		// thread; the rule is made on the file /proc/self/exe opens.
@@ -532,6 +537,34 @@ func ruleset(s Spec) (fd int, flags uint32, err error) {
 		cfg.HandledAccessNet = 0
 	}
 	return cfg.NewRulesetFD(rules...)
+}
+
+// holdProgram opens the program's path to make its rule on, as the
+// declared paths are held: the program is then started by name, and
+// whoever may write where that name lies (a stdio MCP server with
+// confine.write over it, another run of the manifest) could point a link
+// there at / while the rule is made and back at a program for the exec,
+// and the rule, made on /, would let the program read every file. Made
+// on what is held, the rule lets the exec run that file alone (or a
+// system program, allowed anyway), whatever the name leads to by then;
+// and what is held must be a regular file, never a directory, whose rule
+// would reach every file below it.
+func holdProgram(path string) (int, error) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("opening the program: %s", Reason(err))
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("opening the program: %s", Reason(err))
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		// Not named: the path shows the manifest's directory.
+		return -1, errors.New("the program's path no longer leads to a regular file (a link on it changed since it was found), so it was not started")
+	}
+	return fd, nil
 }
 
 func rule(p string, dir, write bool) landlock.FSRule {

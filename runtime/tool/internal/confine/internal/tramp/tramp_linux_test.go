@@ -1,7 +1,10 @@
 package tramp
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -30,5 +33,38 @@ func TestStageFailure(t *testing.T) {
 	}
 	if got := stageFailure([]byte("x"+strconv.Itoa(int(syscall.ENOMEM))), Limits{CPU: 1}); got != "cannot allocate memory" {
 		t.Errorf("ENOMEM without a memory limit: got %q", got)
+	}
+}
+
+// TestHoldProgram: the program's rule is made on a regular file alone,
+// followed through a link as it stands; a directory (a link to / put in
+// the program's place) is refused, and the error names no path.
+func TestHoldProgram(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "prog")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"link": "prog", "root": "/"} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{{"prog", true}, {"link", true}, {"root", false}, {".", false}, {"missing", false}} {
+		fd, err := holdProgram(filepath.Join(dir, c.name))
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case !c.ok && err == nil:
+			t.Errorf("%s: held, want refused", c.name)
+		case err != nil && strings.Contains(err.Error(), dir):
+			t.Errorf("%s: the error names the path: %v", c.name, err)
+		}
 	}
 }
