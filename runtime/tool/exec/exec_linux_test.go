@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	if what := os.Getenv("EXEC_TEST_TRACE"); what != "" {
 		os.Exit(traceHelper(what))
 	}
+	if desc := os.Getenv("EXEC_TEST_KEYS"); desc != "" {
+		os.Exit(keyHelper(desc))
+	}
 	if dir := os.Getenv("EXEC_TEST_FLIP"); dir != "" {
 		os.Exit(flipHelper(dir))
 	}

@@ -1,9 +1,11 @@
 package exec
 
 import (
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/tool/internal/confine"
 )
 
 // traceProbe is memory the helper tries to read in the trampoline, this
@@ -282,4 +285,77 @@ func TestConfinedPlantedLink(t *testing.T) {
 	if got := call(t, abs, `{}`); got != "private\n" {
 		t.Errorf("a link declared absolute: got %q", got)
 	}
+}
+
+// keyHelper looks for the user key desc in its session keyring and reads
+// it, adds a key and asks the kernel for one; it says what it managed.
+func keyHelper(desc string) int {
+	if id, err := unix.KeyctlSearch(unix.KEY_SPEC_SESSION_KEYRING, "user", desc, 0); err != nil {
+		fmt.Printf("search: %v\n", err)
+	} else {
+		buf := make([]byte, 256)
+		n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+		if err == nil {
+			fmt.Printf("read %q\n", buf[:min(n, len(buf))])
+		} else {
+			fmt.Printf("read: %v\n", err)
+		}
+	}
+	if _, err := unix.AddKey("user", desc+"-added", []byte("x"), unix.KEY_SPEC_SESSION_KEYRING); err != nil {
+		fmt.Printf("add_key: %v\n", err)
+	}
+	if _, err := unix.RequestKey("user", desc, "", unix.KEY_SPEC_SESSION_KEYRING); err != nil {
+		fmt.Printf("request_key: %v\n", err)
+	}
+	return 0
+}
+
+// TestConfinedKeyring: a confined program cannot reach the keys of
+// agentc's session keyring (Kerberos tickets, cifscreds' passwords), nor
+// add or ask for a key: the seccomp filter refuses keyctl, add_key and
+// request_key, and the restricted thread joins a new session keyring of
+// its own before it starts the program. Unconfined, the same program
+// reads the key.
+func TestConfinedKeyring(t *testing.T) {
+	needConfinement(t, false)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := "agentc-test-" + rand.Text()
+	t.Setenv("EXEC_TEST_KEYS", desc)
+	base := t.TempDir()
+	// The session keyring is the thread's: this goroutine's, locked to
+	// a thread that ends with it (it is never unlocked), joins one
+	// holding the key and makes the calls, whose programs start from it.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		if _, err := unix.KeyctlJoinSessionKeyring("agentc-test"); err != nil {
+			t.Errorf("joining a session keyring: %v", err)
+			return
+		}
+		if _, err := unix.AddKey("user", desc, []byte("KEY-PAYLOAD"), unix.KEY_SPEC_SESSION_KEYRING); err != nil {
+			t.Errorf("adding a key: %v", err)
+			return
+		}
+		off := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_KEYS"}, Confine: &plan.Confine{Enforce: "off"}})
+		if got := call(t, off, `{}`); !strings.Contains(got, "KEY-PAYLOAD") {
+			t.Errorf("unconfined, the program did not read the key: %q", got)
+		}
+		tool := newTool(t, base, plan.Tool{Argv: []string{self}, Env: []string{"EXEC_TEST_KEYS"}, Confine: &plan.Confine{}})
+		got := call(t, tool, `{}`)
+		if strings.Contains(got, "KEY-PAYLOAD") || !strings.Contains(got, "search: ") {
+			t.Errorf("confined, the program reached the session keyring: %q", got)
+		}
+		if ok, _ := confine.Seccomp(); ok {
+			for _, want := range []string{"search: operation not permitted", "add_key: operation not permitted", "request_key: operation not permitted"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("confined: got %q, want %q", got, want)
+				}
+			}
+		}
+	}()
+	<-done
 }

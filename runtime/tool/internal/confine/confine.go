@@ -5,9 +5,9 @@
 // libraries and the paths the tool declares, and write only those it
 // declares writable, and under a seccomp filter that refuses it Unix
 // sockets and io_uring (a Unix socket reaches the host's services by
-// path, which neither the network namespace nor Landlock rules), and
-// changes of a file's owner or extended attributes and set-ID modes,
-// which Landlock does not rule either. When the
+// path, which neither the network namespace nor Landlock rules), the
+// kernel's keyrings, and changes of a file's owner or extended attributes
+// and set-ID modes, which Landlock does not rule either. When the
 // program exits, everything it started ends with it: the kernel kills
 // every process of the PID namespace when the namespace's first process
 // ends.

@@ -134,7 +134,11 @@ func (p Policy) Check() (warnings []string, err error) {
 	} else if !kernel.ns {
 		missing = append(missing, "without a mount namespace the program can change the mode and times of any file its user owns")
 	}
-	const sockets = "so the program can connect to any Unix socket on the host by its path, such as an SSH agent's or the Docker daemon's"
+	sockets := "so the program can connect to any Unix socket on the host by its path, such as an SSH agent's or the Docker daemon's"
+	if !kernel.ns {
+		// With them, its user's keyring is the namespace's, new.
+		sockets += ", and read the keys of its user's keyring"
+	}
 	if _, ok := tramp.FilterArch(); !ok {
 		missing = append(missing, "agentc has no seccomp filter for "+runtime.GOARCH+", "+sockets)
 	} else if !kernel.seccomp {

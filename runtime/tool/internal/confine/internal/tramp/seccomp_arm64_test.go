@@ -17,7 +17,8 @@ func TestCallNumbers(t *testing.T) {
 		t.Errorf("socket calls: %+v", c)
 	}
 	refused := []uint32{unix.SYS_FCHOWN, unix.SYS_FCHOWNAT, unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR,
-		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_SETXATTRAT, unix.SYS_REMOVEXATTRAT}
+		unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_SETXATTRAT, unix.SYS_REMOVEXATTRAT,
+		unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY, unix.SYS_KEYCTL}
 	if !slices.Equal(c.refused, refused) {
 		t.Errorf("refused: %v, want %v", c.refused, refused)
 	}

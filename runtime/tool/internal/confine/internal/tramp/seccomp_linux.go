@@ -29,7 +29,11 @@ import (
 //   - changing a file's owner or extended attributes fails with EPERM,
 //     and so does a mode with the set-user-ID or set-group-ID bit:
 //     Landlock rules a file's contents, not its metadata, so a program
-//     could otherwise do either to any file its user owns (see calls).
+//     could otherwise do either to any file its user owns (see calls);
+//   - keyctl(2), add_key(2) and request_key(2) fail with EPERM: neither
+//     Landlock nor the namespaces keep a program from the kernel's
+//     keyrings, where its user's keyring and the session keyring it
+//     inherits hold Kerberos tickets and passwords (cifscreds).
 //
 // It is installed on the trampoline's thread that starts the program,
 // without TSYNC, after no_new_privs: that thread and what it starts have
@@ -82,7 +86,8 @@ type calls struct {
 	// refused always fail with EPERM: changing a file's owner or its
 	// extended attributes, which Landlock does not rule, so that a
 	// program could do it to any file its user owns, anywhere (as root,
-	// any file of the system's).
+	// any file of the system's); and reaching the kernel's keyrings,
+	// which nothing else rules.
 	refused []uint32
 	// setID fail with EPERM when the mode they set (their argument arg)
 	// has the set-user-ID or set-group-ID bit: changing a file's mode,
@@ -106,16 +111,17 @@ var archCalls = map[uint32]calls{
 		socket: 41, socketpair: 53, ioUringSetup: 425,
 		// chown, fchown, lchown, fchownat; setxattr, lsetxattr,
 		// fsetxattr, removexattr, lremovexattr, fremovexattr, setxattrat,
-		// removexattrat.
-		refused: []uint32{92, 93, 94, 260, 188, 189, 190, 197, 198, 199, 463, 466},
+		// removexattrat; add_key, request_key, keyctl.
+		refused: []uint32{92, 93, 94, 260, 188, 189, 190, 197, 198, 199, 463, 466, 248, 249, 250},
 		// chmod, fchmod, fchmodat, fchmodat2.
 		setID: []modeCall{{90, 1}, {91, 1}, {268, 2}, {452, 2}},
 	},
 	unix.AUDIT_ARCH_AARCH64: {
 		socket: 198, socketpair: 199, ioUringSetup: 425,
 		// fchown, fchownat; setxattr, lsetxattr, fsetxattr, removexattr,
-		// lremovexattr, fremovexattr, setxattrat, removexattrat.
-		refused: []uint32{55, 54, 5, 6, 7, 14, 15, 16, 463, 466},
+		// lremovexattr, fremovexattr, setxattrat, removexattrat; add_key,
+		// request_key, keyctl.
+		refused: []uint32{55, 54, 5, 6, 7, 14, 15, 16, 463, 466, 217, 218, 219},
 		// fchmod, fchmodat, fchmodat2.
 		setID: []modeCall{{52, 1}, {53, 2}, {452, 2}},
 	},

@@ -10,10 +10,11 @@ import (
 
 // TestFilter runs the seccomp filter of each architecture it is written
 // for, on any machine, in a BPF interpreter: a Unix socket and a datagram
-// pair are refused with EACCES, an io_uring with EPERM, another ABI's
-// calls kill the process, and the rest passes. The interpreter reads
-// words big-endian, as in a packet; the kernel gives seccomp_data in the
-// machine's order, so each word is written here as the filter sees it.
+// pair are refused with EACCES, an io_uring and the keyrings with EPERM,
+// another ABI's calls kill the process, and the rest passes. The
+// interpreter reads words big-endian, as in a packet; the kernel gives
+// seccomp_data in the machine's order, so each word is written here as
+// the filter sees it.
 func TestFilter(t *testing.T) {
 	const (
 		allow = unix.SECCOMP_RET_ALLOW
@@ -27,9 +28,10 @@ func TestFilter(t *testing.T) {
 		x32                                       bool
 		socket, socketpair, ioUringSetup, connect uint32
 		fchownat, fsetxattr, fchmodat, fchmod     uint32
+		keyctl, addKey, requestKey                uint32
 	}{
-		{"amd64", unix.AUDIT_ARCH_X86_64, unix.AUDIT_ARCH_I386, true, 41, 53, 425, 42, 260, 190, 268, 91},
-		{"arm64", unix.AUDIT_ARCH_AARCH64, unix.AUDIT_ARCH_ARM, false, 198, 199, 425, 203, 54, 7, 53, 52},
+		{"amd64", unix.AUDIT_ARCH_X86_64, unix.AUDIT_ARCH_I386, true, 41, 53, 425, 42, 260, 190, 268, 91, 250, 248, 249},
+		{"arm64", unix.AUDIT_ARCH_AARCH64, unix.AUDIT_ARCH_ARM, false, 198, 199, 425, 203, 54, 7, 53, 52, 219, 217, 218},
 	} {
 		raw := filter(a.arch, a.x32, archCalls[a.arch])
 		prog := make([]bpf.Instruction, len(raw))
@@ -64,6 +66,10 @@ func TestFilter(t *testing.T) {
 			{"io_uring_setup", a.arch, a.ioUringSetup, 1, 0, eperm},
 			{"fchownat", a.arch, a.fchownat, atFDCWD, 0, eperm},
 			{"fsetxattr", a.arch, a.fsetxattr, 3, 0, eperm},
+			{"keyctl(KEYCTL_READ)", a.arch, a.keyctl, unix.KEYCTL_READ, 1, eperm},
+			{"keyctl(KEYCTL_JOIN_SESSION_KEYRING)", a.arch, a.keyctl, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, eperm},
+			{"add_key", a.arch, a.addKey, 0, 0, eperm},
+			{"request_key", a.arch, a.requestKey, 0, 0, eperm},
 			{"fchmod(fd, 0755)", a.arch, a.fchmod, 3, 0o755, allow},
 			{"fchmod(fd, 04755)", a.arch, a.fchmod, 3, 0o4755, eperm},
 			{"fchmod(fd, 02755)", a.arch, a.fchmod, 3, 0o2755, eperm},

@@ -136,6 +136,12 @@ func confined(s Spec, sigs <-chan os.Signal) outcome {
 	if err != nil {
 		return outcome{fail: err.Error()}
 	}
+	if err := joinSessionKeyring(); err != nil && !s.Seccomp {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return outcome{fail: "a session keyring of the program's own: " + err.Error()}
+	}
 	if err := dropCapabilities(); err != nil {
 		if fd >= 0 {
 			unix.Close(fd)
@@ -371,6 +377,21 @@ func dropCapabilities() error {
 	}
 	data = [2]unix.CapUserData{}
 	return unix.Capset(&hdr, &data[0])
+}
+
+// joinSessionKeyring gives the calling thread, and so the program, a new
+// session keyring, empty: a process inherits its starter's, and agentc's
+// may hold Kerberos tickets or passwords (cifscreds). (Its user's keyring
+// is one of the user namespace's, new too; without one, the seccomp
+// filter keeps the program from every keyring.) Where the kernel has no
+// keyrings (ENOSYS), or a filter agentc runs under refuses the call
+// (EPERM, as Docker's does), the program cannot reach them either.
+func joinSessionKeyring() error {
+	_, _, e := unix.RawSyscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0)
+	if e == 0 || e == unix.ENOSYS || e == unix.EPERM {
+		return nil
+	}
+	return e
 }
 
 // selfExe is the stage's path: this program, wherever it is.
