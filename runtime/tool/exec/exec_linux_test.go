@@ -42,6 +42,10 @@ func TestMain(m *testing.M) {
 	if desc := os.Getenv("EXEC_TEST_KEYS"); desc != "" {
 		os.Exit(keyHelper(desc))
 	}
+	if dir := os.Getenv("EXEC_TEST_OUTDIR"); dir != "" {
+		nofile, _ := strconv.ParseUint(os.Getenv("EXEC_TEST_OUTDIR_NOFILE"), 10, 64)
+		os.Exit(outDirHelper(dir, os.Getenv("EXEC_TEST_OUTDIR_SCRIPT"), nofile))
+	}
 	if dir := os.Getenv("EXEC_TEST_FLIP"); dir != "" {
 		os.Exit(flipHelper(dir))
 	}

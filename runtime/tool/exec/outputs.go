@@ -48,11 +48,44 @@ func (o *outputs) path(name string) (string, error) {
 }
 
 // remove removes the call's directory, with all the program left in it.
+// A directory in it the program made unreadable (chmod 0) keeps
+// RemoveAll out, unless agentc runs as root: each is made 0700 again,
+// through a Root, so that no link put in its place is followed out, and
+// the removal is tried once more. What still stays (a chain of
+// directories deeper than the open-file limit: RemoveAll holds a
+// descriptor of each) is said on standard error, naming the path, so that
+// the person can remove it.
 func (o *outputs) remove() {
-	if o.dir != "" {
-		os.RemoveAll(o.dir)
+	if o.dir == "" {
+		return
+	}
+	err := os.RemoveAll(o.dir)
+	if err == nil {
+		return
+	}
+	os.Chmod(o.dir, 0o700)
+	if root, err := os.OpenRoot(o.dir); err == nil {
+		fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil || !d.IsDir():
+			case strings.Count(p, "/") >= maxChmodDepth:
+				// Each step opens p from the top: deeper, too slow.
+				return fs.SkipDir
+			default:
+				// Before it is read, which the walk does next.
+				root.Chmod(p, 0o700)
+			}
+			return nil
+		})
+		root.Close()
+	}
+	if err := os.RemoveAll(o.dir); err != nil {
+		fmt.Fprintf(os.Stderr, "agentc: warning: tool %q: the output directory of a call, %s, could not be removed, with what the program left in it (%v); remove it by hand\n", o.tool.spec.Name, o.dir, err)
 	}
 }
+
+// maxChmodDepth is how deep remove makes directories readable again.
+const maxChmodDepth = 64
 
 // collect reads the output files the program wrote into the run's file
 // store and adds them to res, whose text says what each is, or why it is
