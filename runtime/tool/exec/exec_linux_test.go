@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 	if desc := os.Getenv("EXEC_TEST_KEYS"); desc != "" {
 		os.Exit(keyHelper(desc))
 	}
+	if os.Getenv("EXEC_TEST_USERNS") != "" {
+		os.Exit(usernsHelper())
+	}
 	if dir := os.Getenv("EXEC_TEST_OUTDIR"); dir != "" {
 		nofile, _ := strconv.ParseUint(os.Getenv("EXEC_TEST_OUTDIR_NOFILE"), 10, 64)
 		os.Exit(outDirHelper(dir, os.Getenv("EXEC_TEST_OUTDIR_SCRIPT"), nofile))

@@ -4,9 +4,11 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -358,4 +360,43 @@ func TestConfinedKeyring(t *testing.T) {
 		}
 	}()
 	<-done
+}
+
+// usernsHelper starts true in a user namespace of its own (clone(2), as
+// Go starts a process so) and says whether it could.
+func usernsHelper() int {
+	cmd := osexec.Command("true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+	if err := cmd.Run(); err != nil {
+		fmt.Printf("clone(CLONE_NEWUSER): %v\n", err)
+		return 1
+	}
+	fmt.Println("made a user namespace")
+	return 0
+}
+
+// TestConfinedUserNamespace: a confined program cannot make a user
+// namespace of its own, by unshare(2) or clone(2): one would give it
+// every capability over the new namespaces it then makes, and so the
+// kernel's code behind them. Unconfined, the same programs can.
+func TestConfinedUserNamespace(t *testing.T) {
+	needConfinement(t, true)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EXEC_TEST_USERNS", "1")
+	argvs := [][]string{{self}}
+	if unshare, err := osexec.LookPath("unshare"); err == nil {
+		argvs = append(argvs, []string{unshare, "-U", "echo", "made a user namespace"})
+	}
+	base := t.TempDir()
+	for _, argv := range argvs {
+		for _, c := range []*plan.Confine{{Enforce: "off"}, {}, {Limits: &plan.Limits{CPU: "10s"}}} {
+			got := call(t, newTool(t, base, plan.Tool{Argv: argv, Env: []string{"EXEC_TEST_USERNS"}, Confine: c}), `{}`)
+			if made := strings.Contains(got, "made a user namespace"); made != (c.Enforce == "off") {
+				t.Errorf("%s, enforce %q, limits %v: got %q", filepath.Base(argv[0]), c.Enforce, c.Limits != nil, got)
+			}
+		}
+	}
 }

@@ -81,17 +81,20 @@ func startTrue(set func(*syscall.SysProcAttr)) bool {
 // mounts) and (unless network) network namespaces, as the same user and
 // group as this process. The IPC namespace holds System V shared memory,
 // message queues and semaphores, and POSIX message queues, of its own,
-// empty: none of the host's. In the mount namespace the trampoline keeps
-// CAP_SYS_ADMIN (an ambient capability, which a user other than root
-// would lose at execve otherwise) to make its tree read-only.
+// empty: none of the host's. The trampoline keeps CAP_SYS_RESOURCE in
+// the user namespace, to refuse the program user namespaces of its own,
+// and in the mount namespace CAP_SYS_ADMIN, to make its tree read-only
+// (ambient capabilities, which a user other than root would lose at
+// execve otherwise); it drops both before it starts the program.
 func setNS(a *syscall.SysProcAttr, network, ipc, mounts bool) {
 	a.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_RESOURCE}
 	if ipc {
 		a.Cloneflags |= syscall.CLONE_NEWIPC
 	}
 	if mounts {
 		a.Cloneflags |= syscall.CLONE_NEWNS
-		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+		a.AmbientCaps = append(a.AmbientCaps, unix.CAP_SYS_ADMIN)
 	}
 	if !network {
 		a.Cloneflags |= syscall.CLONE_NEWNET

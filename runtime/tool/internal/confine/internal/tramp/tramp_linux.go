@@ -59,6 +59,10 @@ func trampoline(s Spec) int {
 		fmt.Fprintf(status, "error not dumpable: %v", err)
 		return 127
 	}
+	if s.NS {
+		// Before /proc is made read-only.
+		refuseUserNamespaces()
+	}
 	if s.Mounts {
 		if err := readOnlyView(s); err != nil {
 			fmt.Fprintf(status, "error %v", err)
@@ -328,6 +332,23 @@ func readOnlyView(s Spec) error {
 		}
 	}
 	return nil
+}
+
+// refuseUserNamespaces sets to 0 how many user namespaces may be made in
+// this process's, the call's own: a user namespace would give the program
+// every capability over the namespaces it then makes (mount, network...),
+// and so reach the kernel's code behind them, which is much of what
+// attackers of a kernel use. The kernel counts each against every
+// namespace above it, so this holds the program's descendants too; it
+// then fails with ENOSPC. The program cannot set it again: that takes
+// CAP_SYS_RESOURCE here, which it does not have (see dropCapabilities).
+// Where /proc/sys cannot be written (a container mounts it read-only) the
+// program runs as before, able to make one, rather than not at all.
+func refuseUserNamespaces() {
+	if f, err := os.OpenFile("/proc/sys/user/max_user_namespaces", os.O_WRONLY, 0); err == nil {
+		f.WriteString("0")
+		f.Close()
+	}
 }
 
 // shown is how the i'th path of s (Read then Write) is written, or
