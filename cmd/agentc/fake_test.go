@@ -179,7 +179,9 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// minutes.
 	// "openai-404" answers every request 404, the model not found, as
 	// OpenAI does for a model it does not serve.
-	status := map[string]int{"openai-429": 429, "openai-404": 404}[provider]
+	// "openai-400" answers every request 400, its error's message the
+	// ANSWER (a JSON string), as a hostile server may write one.
+	status := map[string]int{"openai-429": 429, "openai-404": 404, "openai-400": 400}[provider]
 	prose := provider == "openai-prose" || provider == "anthropic-prose" || provider == "openai-loop"
 	loop := provider == "openai-loop"
 	gather := provider == "openai-gather"
@@ -567,6 +569,11 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
 			logRequest(r)
 			w.Header().Set("Content-Type", "application/json")
+			if status == 400 {
+				w.WriteHeader(status)
+				_, _ = fmt.Fprintf(w, `{"error":{"message":%s,"type":"invalid_request_error"}}`, answer)
+				return
+			}
 			if status == 404 {
 				w.WriteHeader(status)
 				_, _ = io.WriteString(w, `{"error":{"message":"The model `+"`gpt-4o-2024-08-06`"+` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`)

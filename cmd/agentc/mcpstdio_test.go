@@ -19,19 +19,30 @@ import (
 
 // mcpStdio is the script command
 //
-//	mcpstdio REQUESTS FILE REGEXP ARGS...
+//	mcpstdio [-answers ANSWERS] REQUESTS FILE REGEXP ARGS...
 //
 // It is an MCP client of agentc ARGS... (agentc serve over stdio), started
 // in the script's directory: it sends the lines of REQUESTS, JSON-RPC
 // messages, one a line, waiting for the answer to an initialize before
 // it sends the next line and for no other; waits, up to 60 s, until FILE
-// matches REGEXP (a tool saying it runs); sends the server SIGTERM; and
-// reads what the server writes until it ends. It prints each line the
-// server wrote to standard output, then "exit: N", the server's exit
-// code, and the server's standard error to standard error.
+// matches REGEXP (a tool saying it runs), or with FILE -, until a line
+// the server wrote does; sends the server SIGTERM; and reads what the
+// server writes until it ends. With -answers, the server's Nth
+// elicitation/create request is answered, as it comes, by the Nth line of
+// ANSWERS: the members of a JSON-RPC response but its version and id
+// ({"result":...} or {"error":...}), written as they stand, so a line may
+// hold what an encoder would not (a member twice). It prints each line
+// the server wrote to standard output, then "exit: N", the server's exit
+// code, and the server's standard error to standard error. The server's
+// environment is PATH, HOME, TMPDIR and the fake provider's variables.
 func mcpStdio(ts *testscript.TestScript, neg bool, args []string) {
+	var answers []string
+	if len(args) > 1 && args[0] == "-answers" {
+		answers = strings.Split(strings.TrimSpace(ts.ReadFile(args[1])), "\n")
+		args = args[2:]
+	}
 	if neg || len(args) < 4 {
-		ts.Fatalf("usage: mcpstdio REQUESTS FILE REGEXP ARGS...")
+		ts.Fatalf("usage: mcpstdio [-answers ANSWERS] REQUESTS FILE REGEXP ARGS...")
 	}
 	re, err := regexp.Compile(args[2])
 	ts.Check(err)
@@ -43,6 +54,11 @@ func mcpStdio(ts *testscript.TestScript, neg bool, args []string) {
 	for _, k := range []string{"PATH", "HOME", "TMPDIR", "AGENTC_PRICES_MAX_AGE", "GORACE"} {
 		env = append(env, k+"="+ts.Getenv(k))
 	}
+	for _, k := range []string{"OPENAI_BASE_URL", "OPENAI_API_KEY"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v) // fakeprovider's
+		}
+	}
 	cmd.Env = env
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
@@ -51,6 +67,15 @@ func mcpStdio(ts *testscript.TestScript, neg bool, args []string) {
 	stdout, err := cmd.StdoutPipe()
 	ts.Check(err)
 	ts.Check(cmd.Start())
+	// The requests and the answers to the server's requests are written
+	// by two goroutines, a line each time.
+	var stdinMu sync.Mutex
+	send := func(line string) error {
+		stdinMu.Lock()
+		defer stdinMu.Unlock()
+		_, err := fmt.Fprintln(stdin, line)
+		return err
+	}
 	// What the server writes, a line at a time, as it comes; once it has
 	// closed its standard output, how it ended. A script that fails
 	// before reading it all kills it.
@@ -61,7 +86,17 @@ func mcpStdio(ts *testscript.TestScript, neg bool, args []string) {
 		defer close(exited)
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(nil, 16<<20)
+		asked := 0
 		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if answers != nil && json.Unmarshal(sc.Bytes(), &m) == nil && m.Method == "elicitation/create" && len(m.ID) > 0 && asked < len(answers) {
+				a := strings.TrimSpace(answers[asked])
+				asked++
+				_ = send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,%s`, m.ID, strings.TrimPrefix(a, "{")))
+			}
 			select {
 			case lines <- sc.Text():
 			case <-quit:
@@ -92,7 +127,7 @@ func mcpStdio(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	for _, req := range strings.Split(strings.TrimSpace(ts.ReadFile(args[0])), "\n") {
-		if _, err := fmt.Fprintln(stdin, req); err != nil {
+		if err := send(req); err != nil {
 			ts.Fatalf("mcpstdio: writing to the server: %v", err)
 		}
 		var m struct {
@@ -118,7 +153,17 @@ func mcpStdio(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 	}
-	if _, err := await.File(ts.MkAbs(args[1]), re.Match, 60*time.Second); err != nil {
+	if args[1] == "-" {
+		for {
+			l, ok := next()
+			if !ok {
+				ts.Fatalf("mcpstdio: the server ended before it wrote a line matching %q: %s", args[2], stderr.String())
+			}
+			if re.MatchString(l) {
+				break
+			}
+		}
+	} else if _, err := await.File(ts.MkAbs(args[1]), re.Match, 60*time.Second); err != nil {
 		ts.Fatalf("mcpstdio: %s did not match %q: %v", args[1], args[2], err)
 	}
 	ts.Check(cmd.Process.Signal(syscall.SIGTERM))

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
+	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
@@ -105,6 +106,15 @@ func (f *ServeFlags) SetRetarget(r RetargetFunc) { f.retarget = r }
 // and nothing is served. What the runs say goes to standard error.
 // version names the server in its handshake.
 func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths []string, f ServeFlags) error {
+	secrets := &redact.Set{}
+	for _, v := range ProviderSecrets() {
+		secrets.Add(v)
+	}
+	// What the server prints quotes parties it does not trust: a client's
+	// or a token holder's denial reason, a provider's error, a
+	// collector's answer, a tool's output. As agentc run's, what a
+	// terminal would act on in them is shown escaped, after redaction.
+	e.Stderr = secrets.Writer(termtext.Writer(e.Stderr))
 	if f.approve != approveNo && f.approve != approveYes && f.approve != approveAsk {
 		return UsageError("--approve %q: want no, yes or ask (there is no terminal to ask on: standard input is the client's)", f.approve)
 	}
@@ -176,10 +186,6 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	case changed("mcp-sessions"):
 		return UsageError("--mcp-sessions goes with --http: over stdio there is one session, its client's")
 	}
-	secrets := &redact.Set{}
-	for _, v := range ProviderSecrets() {
-		secrets.Add(v)
-	}
 	hosts, err := keyHosts(os.Getenv(KeyHostsVar))
 	if err != nil {
 		return err
@@ -198,8 +204,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	runs.SetRunsPerToken(f.runsPerToken)
 	// What failed the server, in full, is its operator's to read: a
 	// client is given a reference to it (serve.Runs.Public).
-	serverLog := secrets.Writer(e.Stderr)
-	runs.SetLog(func(line string) { fmt.Fprintf(serverLog, "agentc: %s\n", line) })
+	runs.SetLog(func(line string) { fmt.Fprintf(e.Stderr, "agentc: %s\n", line) })
 	var tel *telemetry.Telemetry
 	if e.Telemetry != nil {
 		t, flush, err := e.Telemetry(ctx, e.Stderr, secrets)
@@ -227,7 +232,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	} else if approve, err = approver(e, rf); err != nil {
 		return err
 	}
-	events := eventPrinter(secrets.Writer(e.Stderr), nil, secrets)
+	events := eventPrinter(e.Stderr, nil, secrets)
 	ls, err := ReadLimits(f.rateLimits, os.Getenv(RateLimitsVar), nil, KnownProviders(e.Providers))
 	if err != nil {
 		return err
@@ -336,7 +341,7 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	// Runs a stop interrupted go on where their journals end; whatever
 	// ends the server, no run outlives it unrecorded.
 	defer func() { runs.Stop(); runs.Wait() }()
-	if err := runs.Resume(agents, func(msg string) { fmt.Fprintf(serverLog, "agentc: %s\n", msg) }); err != nil {
+	if err := runs.Resume(agents, func(msg string) { fmt.Fprintf(e.Stderr, "agentc: %s\n", msg) }); err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--journal-dir: %w", err)}
 	}
 	names := make([]string, len(agents))
