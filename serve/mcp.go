@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
@@ -213,25 +214,30 @@ var approvalSchema = json.RawMessage(`{"type":"object","properties":{` +
 	`"approve":{"type":"boolean","title":"Approve the call","description":"yes runs the call; no denies it, and the model reads the reason"},` +
 	`"reason":{"type":"string","title":"Reason","description":"why not, for a denial: the model reads it"}},"required":["approve"]}`)
 
-// maxShownArguments bounds the arguments an approval's message shows.
+// maxShownArguments bounds the arguments an approval's message shows, in
+// bytes: a form has room for more than a terminal's screen.
 const maxShownArguments = 4000
 
 // approvalForm is the form that asks the person at a client to decide a
-// call.
+// call. The arguments are shown as the terminal's prompt shows them
+// (termtext.Shown): escaped, and, past the bound, with their start and
+// their end, saying how much is left out, so that a model cannot put the
+// argument that decides (a path) where the person never sees it.
 func approvalForm(req *agentrt.ApprovalRequest) *mcp.ElicitParams {
-	args := string(req.Arguments)
+	data := []byte(req.Arguments)
 	if req.ArgumentsText != nil {
-		b, _ := json.Marshal(*req.ArgumentsText)
-		args = string(b) + " (not JSON)"
+		data = []byte(*req.ArgumentsText)
 	}
-	if len(args) > maxShownArguments {
-		args = strings.ToValidUTF8(args[:maxShownArguments], "") + "…"
+	args, ok := termtext.ShownWithin(data, maxShownArguments)
+	if !ok {
+		args += " (not JSON)"
 	}
 	who := ""
 	if req.Agent != "" {
-		who = " (agent " + req.Agent + ")"
+		who = " (agent " + termtext.Escape(req.Agent) + ")"
 	}
-	msg := fmt.Sprintf("The call %s of tool %s%s needs approval: %s.\nArguments: %s", req.Key, req.Tool, who, req.Why, args)
+	msg := fmt.Sprintf("The call %s of tool %s%s needs approval: %s.\nArguments: %s",
+		termtext.Escape(req.Key), termtext.Escape(req.Tool), who, termtext.Escape(req.Why), args)
 	return &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: approvalSchema}
 }
 

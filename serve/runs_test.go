@@ -22,11 +22,18 @@ import (
 )
 
 // shTool is a tool that needs approval (an exec tool asks by default),
-// counting its calls.
-type shTool struct{ calls atomic.Int32 }
+// counting its calls; schema is its input's, a command's by default.
+type shTool struct {
+	calls  atomic.Int32
+	schema string
+}
 
-func (*shTool) Spec() agentrt.ToolSpec {
-	return agentrt.ToolSpec{Name: "sh", Description: "Runs a command.", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`)}
+func (t *shTool) Spec() agentrt.ToolSpec {
+	schema := `{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}`
+	if t.schema != "" {
+		schema = t.schema
+	}
+	return agentrt.ToolSpec{Name: "sh", Description: "Runs a command.", Schema: json.RawMessage(schema)}
 }
 
 func (t *shTool) Call(context.Context, json.RawMessage) (agentrt.ToolResult, error) {
@@ -37,6 +44,13 @@ func (t *shTool) Call(context.Context, json.RawMessage) (agentrt.ToolResult, err
 // actor is an agent whose one tool needs approval; the test model calls
 // it, then answers. approve decides its calls.
 func actor(t *testing.T, approve agentrt.Approver) (serve.Agent, *shTool) {
+	t.Helper()
+	return actorWith(t, approve, "")
+}
+
+// actorWith is actor whose tool's input has the schema given ("" for a
+// command's).
+func actorWith(t *testing.T, approve agentrt.Approver, schema string) (serve.Agent, *shTool) {
 	t.Helper()
 	p := &plan.Plan{Agent: plan.Agent{
 		Name: "actor", Description: "Acts.", Model: plan.Model{Provider: "test", Name: "m"}, Instructions: "Run the command, then say so.",
@@ -49,7 +63,7 @@ func actor(t *testing.T, approve agentrt.Approver) (serve.Agent, *shTool) {
 	if err := p.Seal(); err != nil {
 		t.Fatal(err)
 	}
-	sh := &shTool{}
+	sh := &shTool{schema: schema}
 	r, err := agentrt.New(p, agentrt.Options{Model: &testmodel.Model{}, Tools: map[string]agentrt.Tool{"sh": sh}, Approver: approve})
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +229,7 @@ func TestElicitation(t *testing.T) {
 	var mu sync.Mutex
 	var asked []string
 	action, approve := "accept", true
-	connectWith := func(opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	connectTo := func(s *mcp.Server, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := s.Connect(ctx, st, nil)
 		if err != nil {
@@ -229,6 +243,7 @@ func TestElicitation(t *testing.T) {
 		t.Cleanup(func() { cs.Close() })
 		return cs
 	}
+	connectWith := func(opts *mcp.ClientOptions, version string) *mcp.ClientSession { return connectTo(s, opts, version) }
 	form := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -268,6 +283,33 @@ func TestElicitation(t *testing.T) {
 	if len(asked) != 1 || !strings.Contains(asked[0], "tool sh") {
 		t.Errorf("an older client was asked %q", asked)
 	}
+	mu.Unlock()
+	// Arguments past the form's bound keep their start and their end:
+	// the path after 4,100 characters of message is shown, with how much
+	// is not, escaped as the terminal's prompt shows it.
+	hider, hidden := actorWith(t, runs.Ask, `{"type":"object","properties":{"message":{"type":"string","minLength":4100},"path":{"const":"/etc/\u202epasswd"}},"required":["message","path"],"additionalProperties":false}`)
+	hs, err := serve.MCP("test", []serve.Agent{hider}, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	action, approve, asked = "accept", false, nil
+	mu.Unlock()
+	for _, version := range []string{"", "2025-11-25"} {
+		if res := callActor(connectTo(hs, form, version)); res.IsError || hidden.calls.Load() != 0 {
+			t.Fatalf("long arguments, denied (%q): %+v, the tool ran %d times", version, res.Content, hidden.calls.Load())
+		}
+	}
+	mu.Lock()
+	if len(asked) != 2 {
+		t.Fatalf("asked %d times about long arguments, want 2", len(asked))
+	}
+	for _, msg := range asked {
+		if !strings.Contains(msg, `"path":"/etc/\u202epasswd"`) || !strings.Contains(msg, "not shown") || len(msg) > 4500 {
+			t.Errorf("the form for long arguments (%d bytes) hides the path or is unbounded: …%s", len(msg), msg[max(0, len(msg)-200):])
+		}
+	}
+	action, approve = "accept", true
 	mu.Unlock()
 	// A state no call was given is refused, and runs nothing.
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "actor", RequestState: "0123456789abcdef0123456789abcdef",

@@ -184,14 +184,19 @@ const MaxShown = 1200
 // and how many the whole has. What is cut is marked in brackets, which no
 // escaped JSON text shows unquoted, so a long argument cannot push the
 // part that matters off the screen.
-func Shown(data []byte) (text string, ok bool) {
+func Shown(data []byte) (text string, ok bool) { return ShownWithin(data, MaxShown) }
+
+// ShownWithin is Shown for a place that holds bound bytes rather than a
+// screen (the form an MCP client shows): text longer than bound keeps its
+// start and its end, each within half of it.
+func ShownWithin(data []byte, bound int) (text string, ok bool) {
 	text, ok = JSON(data)
 	units := collapse(text)
 	n := 0
 	for _, u := range units {
 		n += len(u.shown)
 	}
-	if n <= MaxShown {
+	if n <= bound {
 		var b strings.Builder
 		for _, u := range units {
 			b.WriteString(u.shown)
@@ -203,14 +208,14 @@ func Shown(data []byte) (text string, ok bool) {
 	// the bytes it stands for.
 	var h, t strings.Builder
 	size, kept := 0, 0
-	for i := 0; size+len(units[i].shown) <= MaxShown/2; i++ {
+	for i := 0; size+len(units[i].shown) <= bound/2; i++ {
 		h.WriteString(units[i].shown)
 		size += len(units[i].shown)
 		kept += units[i].span
 	}
 	var tail []string
 	size = 0
-	for i := len(units) - 1; size+len(units[i].shown) <= MaxShown/2; i-- {
+	for i := len(units) - 1; size+len(units[i].shown) <= bound/2; i-- {
 		tail = append(tail, units[i].shown)
 		size += len(units[i].shown)
 		kept += units[i].span

@@ -195,3 +195,19 @@ func TestShownCount(t *testing.T) {
 		}
 	}
 }
+
+// TestShownWithin: a bound other than a screen's keeps the start and the
+// end of a text longer than it, each within half the bound, and a text
+// within it whole.
+func TestShownWithin(t *testing.T) {
+	long := strings.Repeat("0123456789", 500)
+	in := `{"a":"` + long + `","path":"/etc/passwd"}`
+	got, _ := ShownWithin([]byte(in), 4000)
+	if !strings.HasPrefix(got, `{"a":"0123`) || !strings.HasSuffix(got, `","path":"/etc/passwd"}`) ||
+		!strings.Contains(got, " in all …]") || len(got) > 4000+60 || len(got) < 3900 {
+		t.Errorf("ShownWithin(%d bytes, 4000) = %d bytes: %.80q…%q", len(in), len(got), got, got[len(got)-80:])
+	}
+	if got, _ := ShownWithin([]byte(`{"a":"`+long[:3000]+`"}`), 4000); got != `{"a":"`+long[:3000]+`"}` {
+		t.Errorf("ShownWithin cut a text within its bound: %d bytes", len(got))
+	}
+}
