@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	"runview":            {"internal/leaf/userfile", "runtime", "plan", "digest", "cost", "internal/termtext"},
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime", "internal/leaf/textcut"},
-	"serve":              {"plan", "runtime", "internal/leaf/atomicfile", "internal/leaf/userfile", "internal/leaf/diskfree", "internal/leaf/jsonshape", "internal/termtext"},
+	"serve":              {"plan", "runtime", "internal/leaf/atomicfile", "internal/leaf/userfile", "internal/leaf/diskfree", "internal/leaf/jsonshape", "internal/termtext", "digest"},
 	"serve/a2a":          {"runtime", "serve", "plan", "internal/leaf/atomicfile", "internal/leaf/jsonpointer", "internal/leaf/jsonshape", "internal/leaf/userfile"},
 	"telemetry/otlp":     {"runtime", "telemetry", "internal/leaf/textcut"},
 

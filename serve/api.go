@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -250,9 +251,19 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 	})
 	mux.HandleFunc("POST /v1/runs/{id}/approvals/{key...}", func(w http.ResponseWriter, r *http.Request) {
 		var d Decision
-		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&d); err != nil || d.Approve == nil {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
+		if err == nil {
+			// A member named twice ({"approve": false, "approve": true})
+			// would decide by its last value, where another reader of the
+			// same decision reads its first.
+			err = answerNotIJSON(body)
+		}
+		if err == nil {
+			dec := json.NewDecoder(bytes.NewReader(body))
+			dec.DisallowUnknownFields()
+			err = dec.Decode(&d)
+		}
+		if err != nil || d.Approve == nil {
 			why := "approve is missing"
 			if err != nil {
 				why = err.Error()

@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -161,6 +165,9 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 	m.mu.Unlock()
 	defer m.calls.Done()
 	if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
+		if r.Method == http.MethodPost && !answersChecked(w, r) {
+			return
+		}
 		m.sdk.ServeHTTP(w, r)
 		return
 	}
@@ -174,6 +181,70 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 	ow := &openingWriter{ResponseWriter: w, opened: func() { m.opens(g, w.Header().Get(sessionHeader)) }}
 	defer ow.answered()
 	m.sdk.ServeHTTP(ow, r)
+}
+
+// answersChecked reads the body of a request in a session, and where it
+// is a client's answer to the server (a JSON-RPC response: to an
+// approval's form) that is not I-JSON, puts in its place an error for the
+// same request, which refuses the call as the answer would not read one
+// way (answerNotIJSON); a batch holding an answer that is not I-JSON is
+// refused 400, and it reports false. The SDK reads the body as it came
+// otherwise, the error of reading it too.
+func answersChecked(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errorReader{err}))
+	if err != nil {
+		return true
+	}
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] == '[' {
+		var batch []struct {
+			Method json.RawMessage `json:"method"`
+		}
+		if json.Unmarshal(body, &batch) != nil {
+			return true
+		}
+		for _, m := range batch {
+			if m.Method == nil {
+				if err := answerNotIJSON(body); err != nil {
+					http.Error(w, "a batch holding "+err.Error(), http.StatusBadRequest)
+					return false
+				}
+				break
+			}
+		}
+		return true
+	}
+	var env struct {
+		Method json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(body, &env) != nil || env.Method != nil {
+		return true // a request, or what the SDK refuses
+	}
+	why := answerNotIJSON(body)
+	if why == nil {
+		return true
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	resp, ok := msg.(*jsonrpc.Response)
+	if err != nil || !ok {
+		return true
+	}
+	refused, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: why.Error()}})
+	if err != nil {
+		return true
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(refused)), int64(len(refused))
+	return true
+}
+
+// errorReader is a reader that returns err, or io.EOF for none.
+type errorReader struct{ err error }
+
+func (r errorReader) Read([]byte) (int, error) {
+	if r.err == nil {
+		return 0, io.EOF
+	}
+	return 0, r.err
 }
 
 // openingWriter is the writer of an answer that may open a session: it

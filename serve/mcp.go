@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -239,6 +240,35 @@ func approvalForm(req *agentrt.ApprovalRequest) *mcp.ElicitParams {
 	msg := fmt.Sprintf("The call %s of tool %s%s needs approval: %s.\nArguments: %s",
 		termtext.Escape(req.Key), termtext.Escape(req.Tool), who, termtext.Escape(req.Why), args)
 	return &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: approvalSchema}
+}
+
+// answerNotIJSON says why a client's answer to approvalForm, data, is not
+// I-JSON (RFC 7493), nil where it is. A member named twice
+// ({"approve":false,"approve":true}) is read by its last value here, and
+// by its first, or not at all, by another reader of the same answer (the
+// client's log of what its user chose, a proxy): the person's decision
+// must read one way.
+func answerNotIJSON(data []byte) error {
+	if _, err := digest.Canonical(data); err != nil {
+		return fmt.Errorf("the answer to the approval is not I-JSON (RFC 7493), which it must be to decide a call: %s", strings.TrimPrefix(err.Error(), "canonical JSON: "))
+	}
+	return nil
+}
+
+// callAnswersNotIJSON is answerNotIJSON of a tools/call's params, raw,
+// where they answer a form (inputResponses): nil for a call that answers
+// none, or whose params the SDK will refuse itself.
+func callAnswersNotIJSON(params json.RawMessage) error {
+	var p struct {
+		InputResponses json.RawMessage `json:"inputResponses"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.InputResponses) == 0 {
+		return nil
+	}
+	if err := answerNotIJSON(params); err != nil {
+		return fmt.Errorf("%w; nothing was decided: call again under the same request state with an answer that names each member once", err)
+	}
+	return nil
 }
 
 // decisionOf reads the client's answer to approvalForm.

@@ -177,7 +177,7 @@ func TestApprovalOverAPI(t *testing.T) {
 			t.Fatalf("GET /v1/approvals: %d %s", code, body)
 		}
 		path := "/v1/runs/" + p.Run + "/approvals/" + p.Key
-		for _, bad := range []string{`{"approve": "yes"}`, `{}`, `{"approve": true, "also": 1}`, `not json`} {
+		for _, bad := range []string{`{"approve": "yes"}`, `{}`, `{"approve": true, "also": 1}`, `not json`, `{"approve": false, "approve": true}`, `{"approve": true, "reason": "a", "reason": "b"}`} {
 			if code, _ := call(t, srv, http.MethodPost, path, apiToken, bad); code != 400 {
 				t.Errorf("decision %s: %d, want 400", bad, code)
 			}

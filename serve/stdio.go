@@ -108,11 +108,37 @@ type answeringConn struct {
 }
 
 func (c *answeringConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Method == "tools/call" {
-		c.calls.read(req.ID)
+	for {
+		msg, err := c.Connection.Read(ctx)
+		if err != nil {
+			return msg, err
+		}
+		switch m := msg.(type) {
+		case *jsonrpc.Response:
+			// An older client's answer to an approval's form: one that
+			// is not I-JSON becomes an error, which refuses the call.
+			if m.Error == nil {
+				if err := answerNotIJSON(m.Result); err != nil {
+					return &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}}, nil
+				}
+			}
+		case *jsonrpc.Request:
+			if !m.IsCall() || m.Method != "tools/call" {
+				break
+			}
+			// A newer client's call that answers one: refused before
+			// the SDK reads it, so it decides nothing, and the run
+			// waits for an answer that reads one way.
+			if err := callAnswersNotIJSON(m.Params); err != nil {
+				if err := c.Connection.Write(ctx, &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}}); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			c.calls.read(m.ID)
+		}
+		return msg, nil
 	}
-	return msg, err
 }
 
 func (c *answeringConn) Write(ctx context.Context, msg jsonrpc.Message) error {
