@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/journal"
 )
@@ -72,6 +73,10 @@ type ApprovalDecision struct {
 	// Reason is why, for a denial: the model reads it.
 	Reason string `json:"reason,omitempty"`
 }
+
+// MaxApprovalReason bounds a denial's reason, in bytes: a longer one is
+// cut, saying how long it was, as it enters the run.
+const MaxApprovalReason = 4096
 
 // ApprovalRefused is an Approver's error for a call no one could decide:
 // no person to ask and no standing answer. The run ends on it.
@@ -153,6 +158,11 @@ func (x *run) approve(round, ordinal int, c ToolCall, ap plan.Approval) (res Too
 			if d, err = x.approver(x.runCtx, req); err != nil {
 				return nil, err
 			}
+			// A reason is whoever decided's text, of any length (a
+			// client's form, a token holder's request): the model reads
+			// it, and the journal, the report and the events keep it. Cut
+			// after redaction, so no part of a secret is left uncovered.
+			d.Reason = textcut.Marked(x.opts.Secrets.String(d.Reason), MaxApprovalReason)
 		}
 		return json.Marshal(d)
 	})

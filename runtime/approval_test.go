@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/provider/openai"
+	"agentc.dev/agentc/runtime/redact"
 )
 
 // approvalServer is an OpenAI Chat Completions server that asks for two
@@ -175,6 +177,78 @@ func TestApproverByRule(t *testing.T) {
 	}
 	if rep2.Outcome != "ok" || len(rep2.Approvals) != 2 || !rep2.Approvals[1].Replayed || rep2.Approvals[1].Reason != "only git log may run" {
 		t.Fatalf("replay ended %s (%s) with approvals %+v", rep2.Outcome, rep2.Error, rep2.Approvals)
+	}
+}
+
+// TestApprovalReasonBounded: a denial's reason enters the run cut to
+// MaxApprovalReason bytes, saying how long it was, whoever gave it: the
+// model, the report, the events and the journal hold the cut reason, not
+// the megabytes a client sent; a secret in it is redacted before the cut,
+// so none of it is left at the edge.
+func TestApprovalReasonBounded(t *testing.T) {
+	srv, results := approvalServer(t)
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := agent(t, func(a *plan.Agent) {
+		a.Model.Provider = "openai"
+		a.Output.KeepsTools = true
+		a.Capabilities.Tools["sh"] = plan.Tool{Kind: "exec", Description: "Runs a command."}
+	})
+	const secret = "sk-secret-at-the-edge-0123456789"
+	secrets := &redact.Set{}
+	secrets.Add(secret)
+	// The secret straddles the bound.
+	reason := strings.Repeat("n", agentrt.MaxApprovalReason-10) + secret + strings.Repeat("o", 7<<20)
+	approver := func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+		return agentrt.ApprovalDecision{By: agentrt.ByPerson, Reason: reason}, nil
+	}
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := journal.Create(file, journal.Header{Plan: string(p.Digests.Plan), Run: "r1", Agent: "label"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []agentrt.Event
+	r, err := agentrt.New(p, agentrt.Options{Model: m, Tools: map[string]agentrt.Tool{"sh": &echoTool{name: "sh"}}, Approver: approver, Secrets: secrets,
+		Journal: &agentrt.Journal{Writer: w}, Events: func(e agentrt.Event) { events = append(events, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cut := func(what, s string) {
+		t.Helper()
+		if len(s) > agentrt.MaxApprovalReason+200 || !strings.Contains(s, fmt.Sprintf("… (%d bytes in all)", len(reason)-len(secret)+len("[redacted]"))) ||
+			strings.Contains(s, secret[:8]) {
+			t.Errorf("%s: %d bytes, ending %q: want the reason cut, saying so, the secret redacted", what, len(s), s[max(0, len(s)-80):])
+		}
+	}
+	got := results()
+	if len(got) != 2 {
+		t.Fatalf("the model read %d tool results, want 2", len(got))
+	}
+	for _, res := range got {
+		cut("the model's tool result", res["content"].(string))
+	}
+	if len(rep.Approvals) != 2 {
+		t.Fatalf("report approvals: %d", len(rep.Approvals))
+	}
+	for _, a := range rep.Approvals {
+		cut("the report's reason", a.Reason)
+	}
+	for _, e := range events {
+		if e.Type == agentrt.EventApproval {
+			cut("the event", e.Message)
+		}
+	}
+	if st, err := os.Stat(file); err != nil || st.Size() > 64<<10 {
+		t.Errorf("the journal: %v, %d bytes", err, st.Size())
 	}
 }
 
