@@ -115,6 +115,16 @@ func Serve(ctx context.Context, e Env, compile LoadFunc, version string, paths [
 	// collector's answer, a tool's output. As agentc run's, what a
 	// terminal would act on in them is shown escaped, after redaction.
 	e.Stderr = secrets.Writer(termtext.Writer(e.Stderr))
+	// The error it ends with is redacted too, as agentc run's is.
+	err := serveAgents(ctx, e, compile, version, paths, f, secrets)
+	var xe *ExitError
+	if errors.As(err, &xe) && xe.Err != nil {
+		return &ExitError{Code: xe.Code, Err: secrets.Error(xe.Err)}
+	}
+	return secrets.Error(err)
+}
+
+func serveAgents(ctx context.Context, e Env, compile LoadFunc, version string, paths []string, f ServeFlags, secrets *redact.Set) error {
 	if f.approve != approveNo && f.approve != approveYes && f.approve != approveAsk {
 		return UsageError("--approve %q: want no, yes or ask (there is no terminal to ask on: standard input is the client's)", f.approve)
 	}
