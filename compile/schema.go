@@ -244,6 +244,13 @@ func checkSchema(s *Schema, compile func(doc any) error) []Diagnostic {
 			add(ptr, CodeSchemaNumberRange, "%v", err)
 		case !exact && !isDouble(n):
 			add(ptr, CodeSchemaNumber, "%s has more precision than a double holds: the digests see %s (validation uses the number as written)", n, canon)
+		case !exact:
+			// A double written out in more digits than its shortest form
+			// (0.1000000000000000055511151231257827021181583404541015625,
+			// -2^63): the digests see the shortest form, which validation
+			// reads as another number, so the two schemas share digests
+			// and not verdicts.
+			add(ptr, CodeSchemaNumber, "%s is written with more digits than the digests keep: they see %s, which validation reads as another number (validation uses the number as written)", n, canon)
 		}
 	})
 	if hasError(ds) {
