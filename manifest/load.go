@@ -59,6 +59,11 @@ type Instance struct {
 	// and decodeApprovals).
 	Tests             map[string]plan.Test
 	ConstraintSources map[string]token.Pos
+
+	// refused says the files were refused before a value was built (a
+	// link out of the module, an @extern): found by expanding a
+	// directory, they are judged an agent by what they declare.
+	refused bool
 }
 
 // agentFields are the manifest's required top-level fields; a value that
@@ -240,7 +245,7 @@ func (l *Loader) EachExcept(args []string, skip func(source string, files []stri
 		// not declare an agent either: one whose value the failure left
 		// empty (a file attribute or a package clause CUE refuses) is
 		// still an agent that does not load, not a file to pass over.
-		if u.found && !IsAgent(inst.Value) && (len(inst.Errors) == 0 || !declaresAgent(u.files)) {
+		if u.found && (inst.refused || !IsAgent(inst.Value)) && (len(inst.Errors) == 0 || !declaresAgent(u.files)) {
 			inst.NotAgent, inst.Errors = true, nil
 		}
 		fn(inst)
@@ -491,11 +496,15 @@ func (l *Loader) loadUnit(u unit) *Instance {
 		return inst
 	}
 	bis := load.Instances(files, cfg)
-	if fsys := cfg.FS.(*userfile.FS); fsys.Refused() == nil {
-		if root, ok := legacyModule(u.files[0]); ok {
-			overlay, err := legacyOverlay(fsys, root)
-			if err != nil {
-				inst.Errors = append(inst.Errors, err)
+	fsys := cfg.FS.(*userfile.FS)
+	var overlay map[string]load.Source
+	if fsys.Refused() == nil {
+		// Only the module CUE finds from the working directory, whose
+		// root the FS holds the loader to, is loaded from the host.
+		if root, ok := legacyModule(u.files[0]); ok && userfile.Resolve(root) == fsys.Within {
+			var err *Error
+			if overlay, err = legacyOverlay(fsys, root); err != nil {
+				inst.Errors, inst.refused = append(inst.Errors, err), err.Code == CodeOutside
 				return inst
 			}
 			bis = load.Instances(u.files, &load.Config{Overlay: overlay})
@@ -505,10 +514,32 @@ func (l *Loader) loadUnit(u unit) *Instance {
 		inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(u.files[0]), Msg: fmt.Sprintf("expected one CUE instance, found %d", len(bis))})
 		return inst
 	}
+	if errs := checkLoaded(bis[0], fsys.Within, overlay); len(errs) > 0 {
+		sortErrors(errs)
+		inst.Errors, inst.refused = append(inst.Errors, errs...), true
+		return inst
+	}
 	// A file refused fails the load, even where CUE's loader takes the
 	// failure to read it for the file's absence (cue.mod/module.cue).
-	if err := cfg.FS.(*userfile.FS).Refused(); err != nil && (bis[0].Err == nil || !strings.Contains(bis[0].Err.Error(), err.Error())) {
-		inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(refusedPath(err)), Msg: err.Error()})
+	refused := fsys.Refused()
+	code := CodeSyntax
+	var oe *userfile.OutsideError
+	if errors.As(refused, &oe) {
+		code, inst.refused = CodeOutside, true
+	}
+	if refused != nil && (bis[0].Err == nil || !strings.Contains(bis[0].Err.Error(), refused.Error())) {
+		inst.Errors = append(inst.Errors, &Error{Code: code, Pos: filePos(refusedPath(refused)), Msg: refused.Error()})
+		return inst
+	}
+	if refused != nil {
+		// CUE's own error says where the refused file was asked for (an
+		// import); its code says why.
+		for _, e := range errorsFrom(bis[0].Err, CodeSyntax) {
+			if strings.Contains(e.Msg, refused.Error()) {
+				e.Code = code
+			}
+			inst.Errors = append(inst.Errors, e)
+		}
 		return inst
 	}
 	l.buildInstance(inst, bis[0])
@@ -535,6 +566,7 @@ func loadConfig(names []string) (*load.Config, []string, *Error) {
 	if !ok {
 		return nil, nil, &Error{Code: CodeSyntax, Pos: filePos(names[0]), Msg: fmt.Sprintf("the working directory %s cannot be read through the loader", wd)}
 	}
+	fsys.Within = loadRoot(wd, names[0])
 	files := make([]string, len(names))
 	for i, f := range names {
 		data, err := userfile.Read(f, plan.MaxManifestBytes, "a manifest")
@@ -551,6 +583,28 @@ func loadConfig(names []string) (*load.Config, []string, *Error) {
 		fsys.Files[abs] = data
 	}
 	return &load.Config{FS: fsys, Dir: dir, FromFSPath: fsys.HostPath}, files, nil
+}
+
+// loadRoot returns the directory, its links resolved, whose files CUE's
+// loader may read for an agent (userfile.FS.Within): the root of the CUE
+// module it finds from the working directory (as CUE finds it: the
+// nearest directory up holding cue.mod), else the directory of the
+// agent's first file. Nothing the loader finds by itself (an imported
+// package, a file it embeds, cue.mod/module.cue) is read from outside
+// it, so a link in a pull request's module cannot have vet read a file
+// of the machine that checks it.
+func loadRoot(wd, file string) string {
+	for dir := wd; ; {
+		if _, err := os.Stat(filepath.Join(dir, "cue.mod")); err == nil {
+			return userfile.Resolve(dir)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir || filepath.Base(parent) == "cue.mod" {
+			break
+		}
+		dir = parent
+	}
+	return userfile.Resolve(filepath.Dir(file))
 }
 
 // refusedPath is the path of the file a userfile.FS refused.
@@ -607,37 +661,78 @@ func legacyModule(file string) (string, bool) {
 // file the load through fsys read (the files named, and the module's
 // packages they import), of cue.mod/module.cue, and of each .cue file in
 // the module's legacyDirs, each read through fsys and so within its
-// bounds: the loader finds every file it reads in the overlay. A
-// directory linked into them is not walked, and its files are read by
-// the loader itself.
+// bounds and within its root: the loader finds every file it reads in
+// the overlay. A directory linked into them is walked where it leads
+// inside the root, once; a link leading out of it fails the load.
 func legacyOverlay(fsys *userfile.FS, root string) (map[string]load.Source, *Error) {
-	read := func(path string) *Error {
-		name, ok := fsys.FSPath(path)
-		if !ok {
-			return nil
+	fail := func(path string, err error) *Error {
+		code := CodeSyntax
+		var oe *userfile.OutsideError
+		if errors.As(err, &oe) {
+			code = CodeOutside
 		}
-		if _, err := fsys.ReadFile(strings.TrimPrefix(name, "/")); err != nil {
-			return &Error{Code: CodeSyntax, Pos: filePos(path), Msg: unwrapPathError(err).Error()}
+		return &Error{Code: code, Pos: filePos(path), Msg: unwrapPathError(err).Error()}
+	}
+	name := func(path string) (string, bool) {
+		n, ok := fsys.FSPath(path)
+		return strings.TrimPrefix(n, "/"), ok
+	}
+	read := func(path string) *Error {
+		if n, ok := name(path); ok {
+			if _, err := fsys.ReadFile(n); err != nil {
+				return fail(path, err)
+			}
 		}
 		return nil
 	}
 	if err := read(filepath.Join(root, "cue.mod", "module.cue")); err != nil {
 		return nil, err
 	}
-	for _, d := range legacyDirs {
-		var walkErr *Error
-		filepath.WalkDir(filepath.Join(root, "cue.mod", d), func(path string, e fs.DirEntry, err error) error {
-			if err != nil || e.IsDir() || filepath.Ext(path) != ".cue" {
-				return nil
-			}
-			walkErr = read(path)
-			if walkErr != nil {
-				return filepath.SkipAll
-			}
+	walked := map[string]bool{}
+	var walk func(dir string) *Error
+	walk = func(dir string) *Error {
+		n, ok := name(dir)
+		if real := userfile.Resolve(dir); !ok || walked[real] {
 			return nil
-		})
-		if walkErr != nil {
-			return nil, walkErr
+		} else {
+			walked[real] = true
+		}
+		entries, err := fsys.ReadDir(n)
+		if err != nil {
+			var oe *userfile.OutsideError
+			if errors.As(err, &oe) {
+				return fail(dir, err)
+			}
+			return nil // not there: nothing to read
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			isDir := e.IsDir()
+			if e.Type()&fs.ModeSymlink != 0 {
+				n, _ := name(path)
+				fi, err := fsys.Stat(n)
+				var oe *userfile.OutsideError
+				if errors.As(err, &oe) {
+					return fail(path, err)
+				}
+				isDir = err == nil && fi.IsDir()
+			}
+			var err *Error
+			switch {
+			case isDir:
+				err = walk(path)
+			case filepath.Ext(path) == ".cue":
+				err = read(path)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, d := range legacyDirs {
+		if err := walk(filepath.Join(root, "cue.mod", d)); err != nil {
+			return nil, err
 		}
 	}
 	overlay := map[string]load.Source{}
@@ -648,6 +743,74 @@ func legacyOverlay(fsys *userfile.FS, root string) (map[string]load.Source, *Err
 		overlay[path] = load.FromBytes(data)
 	}
 	return overlay, nil
+}
+
+// checkLoaded refuses, before an agent is built, what its files and the
+// packages it imports would have CUE read or quote from outside them:
+//
+//   - a file-level @extern attribute. @extern(embed) turns on @embed,
+//     which reads a file beside the package's (a link in a pull request
+//     to /proc/self/environ, and the CI job's environment was quoted in
+//     an error). A manifest needs none, and without @extern its file
+//     CUE injects nothing, so refusing it in every file built refuses
+//     every injection.
+//   - a file that lies outside root, its links followed: one CUE's
+//     loader read from the host by itself, past the overlay (a file of
+//     the module's own packages only a vendored package imports). It
+//     may not parse, and CUE's errors would quote it.
+//
+// Every instance reachable from b is checked, b's errors aside.
+func checkLoaded(b *build.Instance, root string, overlay map[string]load.Source) []*Error {
+	var out []*Error
+	outside := func(name string) *Error {
+		if _, ok := overlay[name]; ok || overlay == nil || root == "" || !filepath.IsAbs(name) {
+			return nil
+		}
+		if rel, err := filepath.Rel(root, userfile.Resolve(name)); err == nil && filepath.IsLocal(rel) {
+			return nil
+		}
+		return &Error{Code: CodeOutside, Pos: filePos(name), Msg: (&userfile.OutsideError{Root: root, Name: name, What: "a file CUE's loader found"}).Error()}
+	}
+	seen := map[*build.Instance]bool{}
+	var check func(b *build.Instance)
+	check = func(b *build.Instance) {
+		if b == nil || seen[b] {
+			return
+		}
+		seen[b] = true
+		for _, f := range b.Files {
+			if err := outside(f.Filename); err != nil {
+				out = append(out, err)
+				continue
+			}
+			out = append(out, externs(f)...)
+		}
+		for _, files := range [][]*build.File{b.OrphanedFiles, b.InvalidFiles, b.IgnoredFiles, b.UnknownFiles} {
+			for _, f := range files {
+				if err := outside(f.Filename); err != nil {
+					out = append(out, err)
+				}
+			}
+		}
+		for _, imp := range b.Imports {
+			check(imp)
+		}
+	}
+	check(b)
+	return out
+}
+
+// externs returns an error for each file-level @extern attribute of f
+// (see checkLoaded).
+func externs(f *ast.File) []*Error {
+	var out []*Error
+	for _, d := range f.Decls {
+		if a, ok := d.(*ast.Attribute); ok && a.Name() == "extern" {
+			out = append(out, &Error{Code: CodeSyntax, Pos: a.Pos(),
+				Msg: fmt.Sprintf("%s: agentc does not let a manifest's CUE take values from outside its files (@extern, @embed): write the value in a .cue file", a.Text)})
+		}
+	}
+	return out
 }
 
 func (l *Loader) buildInstance(inst *Instance, bi *build.Instance) {
@@ -696,6 +859,10 @@ func (l *Loader) loadBytes(name string, data []byte) *Instance {
 		f, err := parser.ParseFile(name, data, parser.ParseComments)
 		if err != nil {
 			inst.Errors = append(inst.Errors, contentErrors(err, name, data)...)
+			return inst
+		}
+		if errs := externs(f); len(errs) > 0 {
+			inst.Errors, inst.refused = append(inst.Errors, errs...), true
 			return inst
 		}
 		for imp := range f.ImportSpecs() {

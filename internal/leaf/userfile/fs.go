@@ -20,7 +20,7 @@ import (
 // bytes, and what it reads in all within Total bytes. A directory may be
 // opened and listed; a FIFO, a device or a socket is refused without
 // waiting on it, named by its host path. Links are followed, as the host
-// would follow them.
+// would follow them, but not out of Within.
 //
 // Names are fs.FS names: slash-separated and relative to Root, the host
 // directory the FS is rooted at. HostPath and FSPath turn one into the
@@ -45,6 +45,17 @@ type FS struct {
 	// Kept, when not nil, is where ReadFile keeps what it read, by host
 	// path, for a caller that hands the contents on.
 	Kept map[string][]byte
+
+	// Within, when not "", is a host directory, its links resolved,
+	// that every file and directory the FS opens, reads, lists or
+	// describes must lie beneath once its links are followed (the
+	// files of Files excepted): one that leads out is refused, an
+	// *OutsideError, and one that is not there is not there. A reader
+	// that finds files by itself in a tree someone else wrote (CUE's
+	// loader in a pull request's module) is kept to that tree, so a
+	// link there cannot have it read, and quote, a file of the machine
+	// that checks it.
+	Within string
 
 	mu   sync.Mutex
 	read int64
@@ -143,7 +154,7 @@ func (f *FS) Open(name string) (fs.File, error) {
 		}
 		return &memFile{name: name, data: data, r: bytes.NewReader(data)}, nil
 	}
-	if err := f.moduleFile(path); err != nil {
+	if err := f.inside(path); err != nil {
 		return nil, err
 	}
 	file, fi, err := openStat(path)
@@ -163,18 +174,30 @@ func (f *FS) Open(name string) (fs.File, error) {
 	return &boundedFile{File: file, fs: f, path: path, left: f.PerFile}, nil
 }
 
-// moduleFile refuses a module's cue.mod/module.cue that is a symbolic
-// link leading out of the module: a pull request's link to a file of the
-// machine checking it would have CUE's parse errors quote its words.
-func (f *FS) moduleFile(path string) error {
-	if filepath.Base(path) != "module.cue" || filepath.Base(filepath.Dir(path)) != "cue.mod" {
+// inside refuses a path that leads out of Within, its links followed.
+// What is not there is let through, for the caller's open or stat to
+// say so. Like ReadBeneath, it resolves by name: what checks a tree is
+// read while no one swaps its links.
+func (f *FS) inside(path string) error {
+	if f.Within == "" {
 		return nil
 	}
-	root := filepath.Dir(filepath.Dir(path))
-	if Beneath(root, path) != nil {
-		return f.refuse(&OutsideError{Root: root, Name: path, What: "a module file"})
+	if rel, err := filepath.Rel(f.Within, Resolve(path)); err == nil && (rel == "." || filepath.IsLocal(rel)) {
+		return nil
 	}
-	return nil
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		// Named outside, or below a link that leads out.
+		return f.refuse(&OutsideError{Root: f.Within, Name: path})
+	}
+	what := "a file CUE's loader found"
+	if filepath.Base(path) == "module.cue" && filepath.Base(filepath.Dir(path)) == "cue.mod" {
+		what = "a module file"
+	}
+	return f.refuse(&OutsideError{Root: f.Within, Name: path, What: what})
 }
 
 // ReadFile reads a regular file whole, within the bounds.
@@ -185,7 +208,7 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 	}
 	data, ok := f.Files[path]
 	if !ok {
-		if err := f.moduleFile(path); err != nil {
+		if err := f.inside(path); err != nil {
 			return nil, err
 		}
 		if data, err = Read(path, f.PerFile, f.What); err != nil {
@@ -214,6 +237,9 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.inside(path); err != nil {
+		return nil, err
+	}
 	return os.ReadDir(path)
 }
 
@@ -221,6 +247,9 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 func (f *FS) Stat(name string) (fs.FileInfo, error) {
 	path, err := f.hostPath("stat", name)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.inside(path); err != nil {
 		return nil, err
 	}
 	return os.Stat(path)

@@ -91,3 +91,70 @@ func TestFS(t *testing.T) {
 		t.Error("Open of an invalid name succeeded")
 	}
 }
+
+// TestFSWithin: an FS kept to a directory opens, reads, lists and
+// describes nothing a link leads to outside it, and says so; what is not
+// there is not there, and links inside it are followed.
+func TestFSWithin(t *testing.T) {
+	top := t.TempDir()
+	root := filepath.Join(top, "root")
+	for _, d := range []string{"root/pkg", "outside"} {
+		if err := os.MkdirAll(filepath.Join(top, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, data := range map[string]string{"root/pkg/a.cue": "a: 1", "outside/secret": "S3CRET"} {
+		if err := os.WriteFile(filepath.Join(top, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"root/pkg/out.txt": filepath.Join(top, "outside", "secret"),
+		"root/pkg/rel.txt": "../../outside/secret",
+		"root/pkg/in.cue":  "a.cue",
+		"root/ext":         filepath.Join(top, "outside"),
+		"root/inner":       "pkg",
+	} {
+		if err := os.Symlink(target, filepath.Join(top, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	within := userfile.Resolve(root)
+	ops := map[string]func(f *userfile.FS, name string) error{
+		"Open":     func(f *userfile.FS, n string) error { _, err := f.Open(n); return err },
+		"ReadFile": func(f *userfile.FS, n string) error { _, err := f.ReadFile(n); return err },
+		"ReadDir":  func(f *userfile.FS, n string) error { _, err := f.ReadDir(n); return err },
+		"Stat":     func(f *userfile.FS, n string) error { _, err := f.Stat(n); return err },
+	}
+	for op, do := range ops {
+		for _, c := range []struct {
+			name    string
+			outside bool
+		}{
+			{"root/pkg/out.txt", true},
+			{"root/pkg/rel.txt", true},
+			{"root/ext", true},
+			{"root/ext/secret", true},
+			{"outside/secret", true},
+			{"root/pkg/absent.cue", false},
+			{"root/pkg/in.cue", false},
+			{"root/inner/a.cue", false},
+			{"root/pkg", false},
+		} {
+			f := &userfile.FS{Root: userfile.RootOf(top), PerFile: 100, Total: 1000, What: "a test file", Within: within}
+			host := filepath.Join(top, c.name)
+			err := do(f, fsName(t, f, host))
+			var oe *userfile.OutsideError
+			if got := errors.As(err, &oe); got != c.outside {
+				t.Errorf("%s(%s): %v, want outside %v", op, c.name, err, c.outside)
+				continue
+			}
+			if c.outside && (oe.Name != host || !errors.Is(f.Refused(), err)) {
+				t.Errorf("%s(%s): %v names %s; refused %v", op, c.name, err, oe.Name, f.Refused())
+			}
+			if !c.outside && errors.As(f.Refused(), &oe) {
+				t.Errorf("%s(%s): refused %v", op, c.name, f.Refused())
+			}
+		}
+	}
+}
