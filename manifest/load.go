@@ -240,6 +240,10 @@ func (l *Loader) EachExcept(args []string, skip func(source string, files []stri
 				Msg: fmt.Sprintf("a symbolic link out of the project (to %s): not read; name the file itself to check it", u.target)}}})
 			continue
 		}
+		if u.err != nil {
+			fn(&Instance{Source: u.source, Files: u.files, Errors: []*Error{{Code: CodeSyntax, Pos: filePos(u.files[0]), Msg: unwrapPathError(u.err).Error()}}})
+			continue
+		}
 		inst := l.bounded(u.source, u.files, func(w *Loader) *Instance { return w.loadUnit(u) })
 		// A unit that failed to load is skipped only when its files do
 		// not declare an agent either: one whose value the failure left
@@ -263,6 +267,9 @@ type unit struct {
 	// it that is a symbolic link leading out of the directory given, and
 	// where it leads: not read.
 	outside, target string
+	// err is why its one file did not read as its package was looked for
+	// (too large, not a regular file): not read again.
+	err error
 }
 
 func (l *Loader) expand(arg string) ([]unit, error) {
@@ -411,9 +418,9 @@ func expandDir(dir string, b bound) ([]unit, error) {
 			units = append(units, u)
 			continue
 		}
-		pkg := packageName(path)
+		pkg, err := packageName(path)
 		if pkg == "" {
-			units = append(units, unit{source: path, files: []string{path}})
+			units = append(units, unit{source: path, files: []string{path}, err: err})
 			continue
 		}
 		u, ok := pkgs[pkg]
@@ -438,12 +445,19 @@ func expandDir(dir string, b bound) ([]unit, error) {
 
 // packageName returns the package clause of a CUE file, or "" when it has
 // none or cannot be parsed far enough to tell (the full load reports why).
-func packageName(path string) string {
-	f, err := parser.ParseFile(path, nil, parser.PackageClauseOnly)
-	if err != nil || f == nil {
-		return ""
+// The file is read as a manifest is, within its bound and from a regular
+// file only (a 3 GB sparse file was read whole, and a FIFO waited on, to
+// find a package clause); one that does not read is the error.
+func packageName(path string) (string, error) {
+	data, err := userfile.Read(path, plan.MaxManifestBytes, "a manifest")
+	if err != nil {
+		return "", err
 	}
-	return f.PackageName()
+	f, err := parser.ParseFile(path, data, parser.PackageClauseOnly)
+	if err != nil || f == nil {
+		return "", nil
+	}
+	return f.PackageName(), nil
 }
 
 func (l *Loader) loadUnit(u unit) *Instance {

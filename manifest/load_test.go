@@ -12,6 +12,8 @@ import (
 	"weak"
 
 	"cuelang.org/go/cue"
+
+	"agentc.dev/agentc/internal/leaf/userfile"
 )
 
 const validManifest = `
@@ -140,4 +142,47 @@ func TestLoaderLetsAgentsGo(t *testing.T) {
 		t.Errorf("after %d agents, the loader holds the CUE context of the first", n)
 	}
 	runtime.KeepAlive(l) // the loader lives on, to load more
+}
+
+// TestExpandReadsBounded: expanding a directory reads each .cue file
+// within a manifest's bound to find its package clause: a 1 GB sparse
+// file is refused, as a unit of its own carrying the error, having been
+// read no further (its package clause was looked for by reading it whole).
+func TestExpandReadsBounded(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agent.cue"), []byte("package agent\n"+validManifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.cue")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	units, err := expandDir(dir, "")
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+		t.Errorf("expanding the directory allocated %d bytes", n)
+	}
+	var tl *userfile.TooLargeError
+	found := false
+	for _, u := range units {
+		if slices.Contains(u.files, big) {
+			found = true
+			if len(u.files) != 1 || !errors.As(u.err, &tl) {
+				t.Errorf("the big file's unit: %+v", u)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no unit for the big file: %+v", units)
+	}
 }

@@ -228,12 +228,16 @@ func sourceText(node ast.Node) (string, bool) {
 }
 
 // fileImports returns the imports of a CUE file by the name a file uses
-// them by; none for a file that does not read.
+// them by; none for a file that does not read, as a manifest is read.
 func fileImports(name string) map[string]string {
 	if strings.ToLower(filepath.Ext(name)) != ".cue" {
 		return nil
 	}
-	f, err := parser.ParseFile(name, nil, parser.ImportsOnly)
+	data, err := userfile.Read(name, plan.MaxManifestBytes, "a manifest")
+	if err != nil {
+		return nil
+	}
+	f, err := parser.ParseFile(name, data, parser.ImportsOnly)
 	if err != nil {
 		return nil
 	}
