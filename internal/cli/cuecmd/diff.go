@@ -371,17 +371,18 @@ var classCommands = map[contractdiff.Class]string{contractdiff.Breaking: "error"
 // writeFindingAction prints a finding as vet's github-actions format
 // does: ::error file=F,line=L,col=C,title=RULE::message, at the place in
 // the new version's files that holds the changed value, or the nearest
-// value around it written there.
+// value around it written there. The file's name, which a pull request
+// chooses, is escaped as text is (termtext), as vet's are.
 func writeFindingAction(e cli.Env, f contractdiff.Finding, new *built, prefix string) error {
 	var props []string
 	if file, line, col := findingPos(e, f.Pointer, new); file != "" {
-		props = append(props, "file="+escapeProperty(filepath.ToSlash(file)))
+		props = append(props, "file="+escapeProperty(termtext.Escape(filepath.ToSlash(file))))
 		if line > 0 {
 			props = append(props, "line="+strconv.Itoa(line), "col="+strconv.Itoa(col))
 		}
 	}
 	props = append(props, "title="+escapeProperty(f.Rule))
-	_, err := fmt.Fprintf(e.Stdout, "::%s %s::%s\n", classCommands[f.Class], strings.Join(props, ","), escapeData(prefix+findingText(f)))
+	_, err := fmt.Fprintf(e.Stdout, "::%s %s::%s\n", classCommands[f.Class], strings.Join(props, ","), escapeData(termtext.Lines(prefix+findingText(f))))
 	return err
 }
 

@@ -603,14 +603,16 @@ func writeTestJSON(e cli.Env, t testRun) error {
 func writeTestJUnit(e cli.Env, t testRun) error {
 	suite := junitSuite{Name: "agentc test"}
 	for _, r := range t.results {
-		c := junitCase{Name: r.Case, ClassName: r.Agent, Time: fmt.Sprintf("%.3f", r.DurationMS/1000)}
+		// A case's name and what a failure quotes are the manifest's and
+		// the journal's text: escaped as the text format escapes them.
+		c := junitCase{Name: termtext.Escape(r.Case), ClassName: termtext.Escape(r.Agent), Time: fmt.Sprintf("%.3f", r.DurationMS/1000)}
 		if r.Fault != "" {
 			c.Name += " [" + r.Fault + "]"
 		}
 		suite.Tests++
 		if r.Status == statusNA {
 			suite.Skipped++
-			c.Skipped = &junitSkipped{Message: r.Reason}
+			c.Skipped = &junitSkipped{Message: termtext.Lines(r.Reason)}
 		} else if r.Status != statusPass {
 			suite.Failures++
 			var text strings.Builder
@@ -621,10 +623,10 @@ func writeTestJUnit(e cli.Env, t testRun) error {
 			if len(r.Failures) > 0 {
 				msg = r.Failures[0].String()
 			}
-			c.Failures = append(c.Failures, junitFailure{Message: msg, Type: r.Status, Text: text.String()})
+			c.Failures = append(c.Failures, junitFailure{Message: termtext.Lines(msg), Type: r.Status, Text: termtext.Lines(text.String())})
 		}
 		if note := strings.TrimSpace(r.note()); note != "" {
-			c.SystemOut = strings.Trim(note, "()")
+			c.SystemOut = termtext.Lines(strings.Trim(note, "()"))
 		}
 		suite.Cases = append(suite.Cases, c)
 	}

@@ -68,19 +68,23 @@ var actionsCommands = map[compile.Severity]string{compile.Error: "error", compil
 // GitHub Actions run shows on the line of the pull request it is about:
 // ::error file=F,line=L,col=C,title=CODE::message. File names are relative
 // to the working directory, which in a workflow is the repository's root.
+// The log shows the command's text as it is: the file's name and the
+// message are escaped as text is (termtext), an escape sequence or a
+// bidi override a pull request put in either written out, before the
+// command's own escaping.
 func writeGitHubActions(e cli.Env, r vetReport) error {
 	for _, a := range r.agents {
 		for _, d := range a.shown {
 			j := d.JSON(r.dir)
 			var props []string
 			if j.File != "" {
-				props = append(props, "file="+escapeProperty(filepath.ToSlash(j.File)))
+				props = append(props, "file="+escapeProperty(termtext.Escape(filepath.ToSlash(j.File))))
 				if j.Line > 0 {
 					props = append(props, "line="+strconv.Itoa(j.Line), "col="+strconv.Itoa(j.Column))
 				}
 			}
 			props = append(props, "title="+escapeProperty(j.Code))
-			if _, err := fmt.Fprintf(e.Stdout, "::%s %s::%s\n", actionsCommands[d.Severity], strings.Join(props, ","), escapeData(j.Message)); err != nil {
+			if _, err := fmt.Fprintf(e.Stdout, "::%s %s::%s\n", actionsCommands[d.Severity], strings.Join(props, ","), escapeData(termtext.Lines(j.Message))); err != nil {
 				return err
 			}
 		}
@@ -139,16 +143,18 @@ type (
 // results: a test case per agent (named by its file or package
 // directory), failed by each finding that fails vet, with every finding
 // shown in its output; an agent agentc.yaml ignores is a skipped case.
-// Files and packages that are not agents have no case.
+// Files and packages that are not agents have no case. Names and messages
+// are escaped as text is (termtext), as every finding in the output is:
+// a CI system shows them as they are.
 func writeJUnit(e cli.Env, r vetReport) error {
 	suite := junitSuite{Name: "agentc vet"}
 	for _, a := range r.agents {
 		if a.NotAgent {
 			continue
 		}
-		c := junitCase{Name: relPath(a.Source, r.dir), ClassName: "agentc vet"}
+		c := junitCase{Name: termtext.Escape(relPath(a.Source, r.dir)), ClassName: "agentc vet"}
 		if a.Ignored {
-			c.Skipped = &junitSkipped{Message: "ignored by " + relPath(a.Config, r.dir)}
+			c.Skipped = &junitSkipped{Message: "ignored by " + termtext.Escape(relPath(a.Config, r.dir))}
 			suite.Skipped++
 		}
 		var out strings.Builder
@@ -157,7 +163,7 @@ func writeJUnit(e cli.Env, r vetReport) error {
 		}
 		c.SystemOut = out.String()
 		for _, d := range a.failures {
-			c.Failures = append(c.Failures, junitFailure{Message: d.Message, Type: d.Code, Text: diagText(d, r.dir)})
+			c.Failures = append(c.Failures, junitFailure{Message: termtext.Lines(d.Message), Type: d.Code, Text: diagText(d, r.dir)})
 		}
 		if len(c.Failures) > 0 {
 			suite.Failures++
