@@ -16,6 +16,7 @@ import (
 
 	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/inclusion"
 	"agentc.dev/agentc/internal/leaf/project"
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/manifest"
@@ -300,16 +301,22 @@ func (c *checker) readSchemaAt(path ...string) *Schema {
 	return s
 }
 
+// checkSchemas runs the schema rules on each of the agent's schemas. The
+// inclusion engine's analyses of all of them share one budget for
+// matching patterns (inclusion.MatchTime): one each let a manifest of 200
+// tools, each an enum under backtracking patterns, hold vet for three
+// minutes. Past it, what is left is not analysed, and said so.
 func (c *checker) checkSchemas() {
+	b := inclusion.NewBudget()
 	if s := c.readSchemaAt("input", "schema"); s != nil {
-		c.ds = append(c.ds, checkSchema(s, c.comp.compiled.compile)...)
+		c.ds = append(c.ds, checkSchema(s, c.comp.compiled.compile, b)...)
 	}
 	if s := c.readSchemaAt("output", "schema"); s != nil {
-		c.ds = append(c.ds, checkSchema(s, c.comp.compiled.compile)...)
+		c.ds = append(c.ds, checkSchema(s, c.comp.compiled.compile, b)...)
 	}
 	for _, name := range c.toolNames() {
 		if s := c.readSchemaAt("capabilities", "tools", name, "input", "schema"); s != nil {
-			c.ds = append(c.ds, checkSchema(s, c.comp.compiled.compile)...)
+			c.ds = append(c.ds, checkSchema(s, c.comp.compiled.compile, b)...)
 		}
 	}
 }

@@ -151,6 +151,7 @@ var Rules = []Rule{
 	{CodeSchemaTooDeep, Error, "a schema's objects and arrays nest deeper than agentc accepts (plan.MaxSchemaDepth)", refusedDepth},
 	{CodeSchemaUnknownKeyword, Warning, "a keyword JSON Schema does not know, ignored by validation", ""},
 	{CodeSchemaUnknownFormat, Warning, "a format the validator does not know, which checks nothing", ""},
+	{CodeSchemaUndecided, Warning, "a schema vet could not analyse whole: the agent's schemas spent the one second their analysis may spend matching patterns", ""},
 	{CodeInputFile, Error, "a file input's declaration does not read: another encoding than base64, or no media type or one agentc does not recognise", refusedFile},
 	{CodeInputFilePlace, Error, "content in base64 below the input's top level, where it is text, not a file", ""},
 	{CodeInputFileProvider, Error, "the agent's provider or model does not take a media type a file input declares", ""},
@@ -226,6 +227,7 @@ const (
 	CodeSchemaTooDeep             = "SCHEMA_TOO_DEEP"
 	CodeSchemaUnknownKeyword      = "SCHEMA_UNKNOWN_KEYWORD"
 	CodeSchemaUnknownFormat       = "SCHEMA_UNKNOWN_FORMAT"
+	CodeSchemaUndecided           = "SCHEMA_UNDECIDED"
 	CodeInputFile                 = "INPUT_FILE"
 	CodeInputFilePlace            = "INPUT_FILE_PLACE"
 	CodeInputFileProvider         = "INPUT_FILE_PROVIDER"

@@ -197,8 +197,11 @@ func set(words ...string) map[string]bool {
 // part where the value is described, use only known keywords and compile.
 // Vacuous and unsatisfiable are verdicts of the inclusion engine, given
 // only when it proves them. compile says whether a schema document
-// compiles (see CompileSchema).
-func checkSchema(s *Schema, compile func(doc any) error) []Diagnostic {
+// compiles (see CompileSchema). The analysis spends its pattern matches
+// from b, which the agent's schemas share: once it is spent, the
+// verdicts left are not looked for, and a finding says so
+// (SCHEMA_UNDECIDED), so that a schema is never passed unchecked.
+func checkSchema(s *Schema, compile func(doc any) error, b *inclusion.Budget) []Diagnostic {
 	var ds []Diagnostic
 	add := func(ptr string, code, format string, args ...any) {
 		ds = append(ds, diag(s.Pos(ptr), code, s.where(ptr)+": "+fmt.Sprintf(format, args...)))
@@ -259,7 +262,14 @@ func checkSchema(s *Schema, compile func(doc any) error) []Diagnostic {
 	if d := compileSchema(s, compile); d != nil {
 		return append(ds, *d)
 	}
-	an := inclusion.Analyze(root)
+	undecided := func() []Diagnostic {
+		add("", CodeSchemaUndecided, "not analysed whole: the agent's schemas spent the %v their analysis may spend matching patterns (enum members against patterns, patternProperties), so whether it is open, vacuous or unsatisfiable is undecided; fewer or simpler patterns and enums decide it", inclusion.MatchTime)
+		return ds
+	}
+	if b.Spent() {
+		return undecided()
+	}
+	an := inclusion.AnalyzeIn(root, b)
 	if an.Vacuous("") == inclusion.Yes {
 		add("", CodeSchemaUnconstrained, "the schema accepts anything: %s; declare at least a type", keywordList(root))
 		return ds
@@ -268,6 +278,9 @@ func checkSchema(s *Schema, compile func(doc any) error) []Diagnostic {
 	checkValues(s, an, add)
 	if len(ds) == nested && an.Unsatisfiable("") == inclusion.Yes {
 		add("", CodeSchemaUnsatisfiable, "no value satisfies the schema: %s", conflict(an.Conflict("")))
+	}
+	if b.Spent() {
+		return undecided()
 	}
 	return ds
 }
