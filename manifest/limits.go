@@ -3,6 +3,7 @@ package manifest
 import (
 	"cmp"
 	"fmt"
+	"os"
 	"runtime/metrics"
 	"time"
 )
@@ -36,10 +37,22 @@ const heapMetric = "/memory/classes/heap/objects:bytes"
 // evaluate), by a copy of the loader. When a bound is passed, that
 // goroutine is abandoned: it runs on until it ends or the process exits,
 // holding the CUE context it started with, and the loader goes on with a
-// fresh context, so later agents are loaded and reported as usual. The
-// instance returned for the abandoned agent holds one CodeTooComplex error
-// and no value, so no later check evaluates it again.
+// fresh context. The instance returned for the abandoned agent holds one
+// CodeTooComplex error and no value, so no later check evaluates it again.
+//
+// Once the loader has abandoned an evaluation, it loads no other agent:
+// each is reported not loaded, naming the agent given up on, at once. The
+// abandoned goroutine goes on allocating, and the memory bound holds only
+// while the process does little else; so which agents are vetted does not
+// hang on how fast the runaway grows, and the command ends soon, with
+// what it found before. Until that evaluation ends, the whole process's
+// heap is watched (see Runaway), as a backstop for the little the command
+// still does.
 func (l *Loader) bounded(source string, files []string, load func(*Loader) *Instance) *Instance {
+	if l.abandoned > 0 {
+		return &Instance{Source: source, Files: files, Errors: []*Error{{Code: CodeTooComplex, Pos: filePos(files[0]),
+			Msg: fmt.Sprintf("not loaded: the evaluation of %s passed a bound and was given up, and may still run; no agent after it is loaded, so that the bounds hold: make it simpler and check again", l.abandonedSource)}}}
+	}
 	if l.ctx == nil || l.built >= agentsPerContext {
 		l.renew()
 	}
@@ -63,6 +76,7 @@ func (l *Loader) bounded(source string, files []string, load func(*Loader) *Inst
 			l.module = work.module
 			return inst
 		case <-timer.C:
+			go watchRunaway(source, memory, done)
 			return l.abandon(source, files, fmt.Sprintf("evaluating the manifest took longer than %v and was given up: disjunctions that multiply, large comprehensions and values repeated by reference make CUE's work grow fast; write it more simply", timeout))
 		case <-tick.C:
 			metrics.Read(sample)
@@ -70,10 +84,37 @@ func (l *Loader) bounded(source string, files []string, load func(*Loader) *Inst
 				continue
 			}
 			why := fmt.Sprintf("evaluating the manifest needed more than %d MiB of memory and was given up: large comprehensions and values repeated by reference make CUE's work grow fast; write it more simply", memory>>20)
-			if l.abandoned > 0 {
-				why = fmt.Sprintf("not loaded: the memory limit (%d MiB) was reached while the evaluation of an earlier manifest, given up, still runs", memory>>20)
-			}
+			go watchRunaway(source, memory, done)
 			return l.abandon(source, files, why)
+		}
+	}
+}
+
+// Runaway is called, from another goroutine, when the process's heap
+// passes an agent's memory bound while that agent's abandoned evaluation
+// still runs: nothing else stops it. It writes msg and ends the process,
+// exit 1; a test or a program embedding the loader may set another.
+var Runaway = func(msg string) {
+	fmt.Fprintln(os.Stderr, "agentc: "+msg)
+	os.Exit(1)
+}
+
+// watchRunaway watches the process's heap until the abandoned evaluation
+// of source ends (done), calling Runaway once it passes memory.
+func watchRunaway(source string, memory uint64, done <-chan *Instance) {
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	sample := []metrics.Sample{{Name: heapMetric}}
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+			metrics.Read(sample)
+			if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > memory {
+				Runaway(fmt.Sprintf("%s: the evaluation of the manifest, given up, went on past the memory limit (%d MiB): ended; make it simpler and check again", source, memory>>20))
+				return
+			}
 		}
 	}
 }
@@ -121,5 +162,8 @@ func (l *Loader) abandon(source string, files []string, why string) *Instance {
 	l.renew()
 	l.module = nil
 	l.abandoned++
+	if l.abandonedSource == "" {
+		l.abandonedSource = source
+	}
 	return &Instance{Source: source, Files: files, Errors: []*Error{{Code: CodeTooComplex, Pos: filePos(files[0]), Msg: why}}}
 }

@@ -144,6 +144,9 @@ type Loader struct {
 	// 0 means DefaultEvalMemory. It applies only with a time bound.
 	EvalMemory uint64
 	abandoned  int // evaluations given up on, still running
+	// abandonedSource is the first agent given up on, which later agents
+	// are not loaded for.
+	abandonedSource string
 }
 
 // agentsPerContext is how many agents the loader builds in one CUE context
