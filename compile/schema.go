@@ -262,13 +262,9 @@ func checkSchema(s *Schema, compile func(doc any) error, b *inclusion.Budget) []
 	if d := compileSchema(s, compile); d != nil {
 		return append(ds, *d)
 	}
-	undecided := func() []Diagnostic {
-		add("", CodeSchemaUndecided, "not analysed whole: the agent's schemas spent the %v their analysis may spend matching patterns (enum members against patterns, patternProperties), so whether it is open, vacuous or unsatisfiable is undecided; fewer or simpler patterns and enums decide it", inclusion.MatchTime)
-		return ds
-	}
-	if b.Spent() {
-		return undecided()
-	}
+	// Analysed even with the budget spent: only what needs a pattern
+	// matched is undecided then, and a schema that accepts anything
+	// without one is still found.
 	an := inclusion.AnalyzeIn(root, b)
 	if an.Vacuous("") == inclusion.Yes {
 		add("", CodeSchemaUnconstrained, "the schema accepts anything: %s; declare at least a type", keywordList(root))
@@ -280,7 +276,7 @@ func checkSchema(s *Schema, compile func(doc any) error, b *inclusion.Budget) []
 		add("", CodeSchemaUnsatisfiable, "no value satisfies the schema: %s", conflict(an.Conflict("")))
 	}
 	if b.Spent() {
-		return undecided()
+		add("", CodeSchemaUndecided, "not analysed whole: the agent's schemas spent the %v their analysis may spend matching patterns (enum members against patterns, patternProperties), so whether it is open, vacuous or unsatisfiable is undecided; fewer or simpler patterns and enums decide it", inclusion.MatchTime)
 	}
 	return ds
 }
