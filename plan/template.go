@@ -4,6 +4,7 @@
 package plan
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +38,8 @@ type Template struct {
 	Tree       *parse.Tree
 	trees      map[string]*parse.Tree // every template it defines, by name
 	missingKey bool                   // a missing map key is an error
+	maxOut     int                    // the most it renders; 0: MaxTemplateOutput
+	ctx        context.Context        // stops a rendering when done; nil: none
 }
 
 // funcs are the names of the functions a template may call, for the parser.
@@ -93,8 +96,7 @@ type Paths struct {
 // file and output_file give the paths p returns: an exec tool's argument
 // vector. Elsewhere, or where p has no such func, they are an error.
 func (t *Template) ExecutePaths(w io.Writer, data any, p Paths) (err error) {
-	s := &state{t: t, w: w, tree: t.Tree, paths: p}
-	return t.execute(s, data)
+	return t.execute(&state{t: t, w: w, tree: t.Tree, paths: p}, data)
 }
 
 // ExecuteFiles renders t over data, writing to w, and calls file where an
@@ -126,6 +128,7 @@ func (t *Template) execute(s *state, data any) (err error) {
 	if t.Tree == nil || t.Tree.Root == nil {
 		s.fail("%q is an incomplete or empty template", t.name)
 	}
+	s.b = t.newBudget()
 	dot := reflect.ValueOf(data)
 	s.vars = []variable{{"$", dot}}
 	s.walk(dot, t.Tree.Root)
@@ -157,6 +160,7 @@ type state struct {
 	file  func(name string) error
 	paths Paths
 	env   func(name string) (string, error)
+	b     *budget // shared with the templates it calls
 }
 
 func (s *state) at(n parse.Node) { s.node = n }
@@ -213,6 +217,9 @@ func (s *state) lookup(name string) reflect.Value {
 
 func (s *state) walk(dot reflect.Value, n parse.Node) {
 	s.at(n)
+	if _, list := n.(*parse.ListNode); !list { // a range counts its iterations
+		s.step(1)
+	}
 	switch n := n.(type) {
 	case *parse.ActionNode:
 		v := s.pipeline(dot, n.Pipe)
@@ -237,7 +244,7 @@ func (s *state) walk(dot reflect.Value, n parse.Node) {
 	case *parse.TemplateNode:
 		s.callTemplate(dot, n)
 	case *parse.TextNode:
-		s.write(string(n.Text))
+		s.writeBounded(string(n.Text))
 	default:
 		s.fail("unknown node: %s", n)
 	}
@@ -274,6 +281,10 @@ func (s *state) rangeOver(dot reflect.Value, r *parse.RangeNode) {
 	mark := s.mark()
 	decl := r.Pipe.Decl
 	one := func(index, value reflect.Value) {
+		at := s.node
+		s.at(r)
+		s.step(1)
+		s.at(at)
 		if len(decl) > 0 {
 			switch {
 			case r.Pipe.IsAssign && len(decl) > 1:
@@ -308,6 +319,7 @@ func (s *state) rangeOver(dot reflect.Value, r *parse.RangeNode) {
 		}
 	case reflect.Map:
 		if v.Len() > 0 {
+			s.step(v.Len()) // the keys sorted
 			for _, k := range sortedKeys(v) {
 				one(k, v.MapIndex(k))
 			}
@@ -589,9 +601,7 @@ func (s *state) print(n parse.Node, v reflect.Value) {
 	if !ok {
 		s.fail("can't print %s of type %s", n, v.Type())
 	}
-	if _, err := fmt.Fprint(s.w, p); err != nil {
-		panic(execError{err})
-	}
+	s.writeBounded(fmt.Sprint(p))
 }
 
 func fileOf(v reflect.Value) (TemplateFile, bool) {
@@ -795,10 +805,26 @@ func (s *state) call(dot reflect.Value, id *parse.IdentifierNode, cmd parse.Node
 	if !isMissing(final) {
 		argv = append(argv, s.check(final, paramOf(len(args))))
 	}
+	switch {
+	case makes(name):
+		at := s.node
+		s.at(cmd)
+		s.beforeMaking(name, argv)
+		s.at(at)
+	case compares(name):
+		for _, a := range argv {
+			if a = elem(a); a.Kind() == reflect.String {
+				s.step(a.Len() >> 10)
+			}
+		}
+	}
 	v, err := b.fn(s, argv)
 	if err != nil {
 		s.at(cmd)
 		s.fail("error calling %s: %v", name, err)
+	}
+	if makes(name) {
+		s.made(v)
 	}
 	return v
 }

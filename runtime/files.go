@@ -423,7 +423,7 @@ func JSONKind(v any) string {
 
 // userParts makes the first user message's parts: the prompt's text with
 // each file where the prompt prints it, then the files it does not print.
-func (r *Runner) userParts(data any, files []File) ([]Part, error) {
+func (r *Runner) userParts(ctx context.Context, data any, files []File) ([]Part, error) {
 	byName := map[string]File{}
 	for _, f := range files {
 		byName[f.Name] = f
@@ -438,7 +438,7 @@ func (r *Runner) userParts(data any, files []File) ([]Part, error) {
 		}
 	}
 	if r.prompt != nil {
-		err := r.prompt.ExecuteFiles(&text, data, func(name string) error {
+		err := r.prompt.WithContext(ctx).ExecuteFiles(&text, data, func(name string) error {
 			flush()
 			f := byName[name]
 			parts = append(parts, Part{File: &f})

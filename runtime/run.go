@@ -402,7 +402,7 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	}
 	started := x.now()
 	x.rep = &Report{Agent: r.agent.Name, Digests: r.plan.Digests, OutputTool: r.outputTool, Started: started, Rounds: []RoundReport{}}
-	user, err := r.userMessage(input)
+	user, err := r.userMessage(ctx, input)
 	if err != nil {
 		return nil, err
 	}
@@ -479,7 +479,7 @@ func (r *Runner) instructions() string {
 // userMessage validates the input and renders the first user message: the
 // prompt template over the input, or else the input itself; with the
 // input's files in it as parts.
-func (r *Runner) userMessage(input json.RawMessage) (Message, error) {
+func (r *Runner) userMessage(ctx context.Context, input json.RawMessage) (Message, error) {
 	var data any
 	if len(bytes.TrimSpace(input)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(input))
@@ -510,7 +510,7 @@ func (r *Runner) userMessage(input json.RawMessage) (Message, error) {
 		return Message{}, err
 	}
 	if len(files) > 0 {
-		parts, err := r.userParts(data, files)
+		parts, err := r.userParts(ctx, data, files)
 		if err != nil {
 			return Message{}, err
 		}
@@ -518,7 +518,7 @@ func (r *Runner) userMessage(input json.RawMessage) (Message, error) {
 	}
 	if r.prompt != nil {
 		var b strings.Builder
-		if err := r.prompt.Execute(&b, data); err != nil {
+		if err := r.prompt.WithContext(ctx).Execute(&b, data); err != nil {
 			return Message{}, &InputError{fmt.Sprintf("rendering the prompt: %v", err)}
 		}
 		return Message{Role: User, Content: b.String()}, nil

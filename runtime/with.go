@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -33,7 +34,7 @@ func (r *Runner) Plan() *plan.Plan { return r.plan }
 // anything for the run. An input that holds files puts them in the
 // runner's file store, as Run would.
 func (r *Runner) CheckInput(input json.RawMessage) error {
-	_, err := r.userMessage(input)
+	_, err := r.userMessage(context.Background(), input)
 	return err
 }
 

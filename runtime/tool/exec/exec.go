@@ -120,6 +120,11 @@ const DefaultTimeout = 30 * time.Second
 // (see the package documentation) can hold them open no longer than this.
 const waitDelay = time.Second
 
+// MaxArgBytes bounds what one element of argv renders to: 128 KiB, the
+// longest argument Linux takes (MAX_ARG_STRLEN); a longer one could never
+// be run.
+const MaxArgBytes = 128 << 10
+
 // noValue is what text/template prints for a missing or null value.
 const noValue = "<no value>"
 
@@ -195,7 +200,7 @@ func New(name string, t plan.Tool, baseDir string, opts ...Option) (*Tool, error
 		if err != nil {
 			return fail("%s", strings.TrimPrefix(err.Error(), "template: "))
 		}
-		tool.args = append(tool.args, tmpl)
+		tool.args = append(tool.args, tmpl.Bounded(MaxArgBytes))
 		tool.bare = append(tool.bare, !startsWithText(tmpl))
 	}
 
@@ -335,7 +340,7 @@ func (t *Tool) render(ctx context.Context, raw json.RawMessage, out *outputs) (a
 	for i, tmpl := range t.args {
 		n := i + 1
 		b.Reset()
-		if err := tmpl.ExecutePaths(&b, data, paths); err != nil {
+		if err := tmpl.WithContext(ctx).ExecutePaths(&b, data, paths); err != nil {
 			return nil, nil, fmt.Errorf("argument %d: %s", n, execReason(err))
 		}
 		s := b.String()

@@ -77,6 +77,12 @@ const (
 	DefaultMaxBytes = 1 << 20
 )
 
+// MaxRenderedBytes is the most each of the URL's, a header's and the
+// body's template renders from one call's arguments: 1 MiB, what Go's
+// servers take of a request's line and headers (http.DefaultMaxHeaderBytes),
+// and more than a model writes in one call's arguments.
+const MaxRenderedBytes = 1 << 20
+
 // maxRedirects is how many redirects one call follows.
 const maxRedirects = 5
 
@@ -192,11 +198,11 @@ func New(name string, t plan.Tool, opts ...Option) (*Tool, error) {
 	if tool.allow, err = parseAllow(t.Allow); err != nil {
 		return fail("%v", err)
 	}
-	if tool.url, err = parseTemplate("url", t.URL); err != nil {
+	if tool.url, err = parseTemplate("url", t.URL, MaxRenderedBytes); err != nil {
 		return fail("%v", err)
 	}
 	if t.Body != "" {
-		if tool.body, err = parseTemplate("body", t.Body); err != nil {
+		if tool.body, err = parseTemplate("body", t.Body, MaxRenderedBytes); err != nil {
 			return fail("%v", err)
 		}
 	}
@@ -205,7 +211,7 @@ func New(name string, t plan.Tool, opts ...Option) (*Tool, error) {
 			return fail("header %v", err)
 		}
 		k = nethttp.CanonicalHeaderKey(k)
-		tmpl, err := parseTemplate("header "+k, v)
+		tmpl, err := parseTemplate("header "+k, v, MaxRenderedBytes)
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -231,14 +237,14 @@ func New(name string, t plan.Tool, opts ...Option) (*Tool, error) {
 	return tool, nil
 }
 
-// parseTemplate parses a manifest template. A missing argument is an
-// error, not "<no value>" in a URL.
-func parseTemplate(name, text string) (*plan.Template, error) {
+// parseTemplate parses a manifest template that renders at most max
+// bytes. A missing argument is an error, not "<no value>" in a URL.
+func parseTemplate(name, text string, max int) (*plan.Template, error) {
 	tmpl, err := plan.ParseTemplate(name, text)
 	if err != nil {
 		return nil, err
 	}
-	return tmpl.MissingKeyError(), nil
+	return tmpl.MissingKeyError().Bounded(max), nil
 }
 
 // newTransport is the default transport: direct connections only (no
@@ -319,21 +325,21 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 		return runtime.ToolResult{}, err
 	}
 	// Render everything first: a template error sends nothing.
-	rawURL, err := render(t.url, data, nil)
+	rawURL, err := render(ctx, t.url, data, nil)
 	if err != nil {
 		return runtime.ToolResult{}, err
 	}
 	var body io.Reader
 	var bodyText string
 	if t.body != nil {
-		if bodyText, err = render(t.body, data, nil); err != nil {
+		if bodyText, err = render(ctx, t.body, data, nil); err != nil {
 			return runtime.ToolResult{}, err
 		}
 		body = strings.NewReader(bodyText)
 	}
 	values := make([]string, len(t.headers))
 	for i, h := range t.headers {
-		if values[i], err = render(h.value, data, t.envValue); err != nil {
+		if values[i], err = render(ctx, h.value, data, t.envValue); err != nil {
 			return runtime.ToolResult{}, err
 		}
 		if strings.ContainsFunc(values[i], func(r rune) bool { return r != '\t' && (r < 0x20 || r == 0x7f) }) {
@@ -475,9 +481,9 @@ func (t *Tool) envValue(name string) (string, error) {
 
 // render executes a template over the arguments, env NAME giving what env
 // returns (nil: env is an error, as anywhere but a header's value).
-func render(tmpl *plan.Template, data map[string]any, env func(name string) (string, error)) (string, error) {
+func render(ctx context.Context, tmpl *plan.Template, data map[string]any, env func(name string) (string, error)) (string, error) {
 	var b strings.Builder
-	if err := tmpl.ExecuteEnv(&b, data, env); err != nil {
+	if err := tmpl.WithContext(ctx).ExecuteEnv(&b, data, env); err != nil {
 		return "", fmt.Errorf("rendering the %s: %v", tmpl.Name(), err)
 	}
 	return b.String(), nil
