@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -326,6 +327,9 @@ func Read(file string, data []byte) (*Plan, error) {
 	if err := verify(file, data, &p, nil); err != nil {
 		return nil, err
 	}
+	if err := asWritten(file, data, &p); err != nil {
+		return nil, err
+	}
 	// Every reader of a plan (run, diff, digest, a caller's compile) may
 	// compile or compare its schemas: they are held to the limits vet
 	// holds a manifest's to, the called agents' included.
@@ -333,6 +337,88 @@ func Read(file string, data []byte) (*Plan, error) {
 		return nil, &Error{File: file, Msg: err.Error()}
 	}
 	return &p, nil
+}
+
+// asWritten refuses a plan that is not what agentc would write of what it
+// decodes to: the digests are computed from the decoded plan, so the file
+// must say exactly that, to jq and to a reviewer as to agentc.
+// encoding/json matches member names without regard to case ("ARGV",
+// "toolſ" with U+017F, which folds to "s", fill argv and tools), takes the
+// last of a repeated member and merges repeated objects, and a schema's
+// number written longer than the double it rounds to
+// (0.1000000000000000055511151231257827021181583404541015625) is 0.1 to
+// the digests and the exact decimal to the validator. agentc writes its
+// plans canonical (Encode), so every plan it wrote is its own canonical
+// form, exactly.
+func asWritten(file string, data []byte, p *Plan) error {
+	const notAsWritten = "the plan is not as agentc compile writes it: "
+	exact, err := digest.CanonicalExact(data)
+	if err != nil {
+		return &Error{File: file, Msg: notAsWritten + strings.TrimPrefix(err.Error(), "canonical JSON: ") + "; compile the agent again (agentc compile)"}
+	}
+	again, err := digest.CanonicalValue(p)
+	if err != nil {
+		return &Error{File: file, Msg: notAsWritten + err.Error()}
+	}
+	if !bytes.Equal(exact, again) {
+		return &Error{File: file, Msg: notAsWritten + difference(exact, again) + "; compile the agent again (agentc compile)"}
+	}
+	return nil
+}
+
+// difference names the first place where the canonical JSON texts file and
+// decoded, which differ, differ: a member of file that decoding did not
+// keep under its name, or a value it read otherwise.
+func difference(file, decoded []byte) string {
+	var a, b any
+	if json.Unmarshal(file, &a) != nil || json.Unmarshal(decoded, &b) != nil {
+		return "it reads otherwise than it is written"
+	}
+	var walk func(at string, a, b any) string
+	walk = func(at string, a, b any) string {
+		if at == "" {
+			at = "/"
+		}
+		switch a := a.(type) {
+		case map[string]any:
+			b, _ := b.(map[string]any)
+			keys := slices.Sorted(maps.Keys(a))
+			for _, k := range keys {
+				if _, ok := b[k]; !ok {
+					return fmt.Sprintf("member %q at %s is not a member agentc writes there (a name is matched exactly, case and all)", k, at)
+				}
+			}
+			for _, k := range slices.Sorted(maps.Keys(b)) {
+				if _, ok := a[k]; !ok {
+					return fmt.Sprintf("member %q at %s, which agentc writes, is not written there as it is read", k, at)
+				}
+			}
+			for _, k := range keys {
+				if d := walk(strings.TrimSuffix(at, "/")+"/"+k, a[k], b[k]); d != "" {
+					return d
+				}
+			}
+		case []any:
+			b, _ := b.([]any)
+			for i := range min(len(a), len(b)) {
+				if d := walk(fmt.Sprintf("%s/%d", strings.TrimSuffix(at, "/"), i), a[i], b[i]); d != "" {
+					return d
+				}
+			}
+			if len(a) != len(b) {
+				return fmt.Sprintf("the array at %s reads otherwise than it is written", at)
+			}
+		default:
+			if !reflect.DeepEqual(a, b) {
+				return fmt.Sprintf("the value at %s reads otherwise than it is written", at)
+			}
+		}
+		return ""
+	}
+	if d := walk("", a, b); d != "" {
+		return d
+	}
+	return "it reads otherwise than it is written"
 }
 
 // checkAllLimits runs CheckLimits on a plan and the plans it calls.
