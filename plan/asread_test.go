@@ -91,3 +91,40 @@ func TestReadRefusesFoldedNames(t *testing.T) {
 		t.Errorf("the plan as written: %v", err)
 	}
 }
+
+// TestReadRefusesInexactNumbers: a schema's number written longer than
+// the double it rounds to keeps both digests, which read it as the double,
+// while the validator reads the decimal as written: 0.1 written to 55
+// places is not 0.1 to a maximum. Such a plan is refused wherever the
+// number is: the output's schema, a tool's input schema.
+func TestReadRefusesInexactNumbers(t *testing.T) {
+	const long = "0.1000000000000000055511151231257827021181583404541015625"
+	p := execPlan(t, "hello")
+	p.Agent.Output = &Output{Name: "answer", Description: "The amount.", Schema: json.RawMessage(`{"type":"number","maximum":0.1}`), Mode: "auto", Enforce: "local", Retries: 2}
+	tool := p.Agent.Capabilities.Tools["hello"]
+	tool.Input = &Input{Schema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"number","minimum":0.1}}}`)}
+	p.Agent.Capabilities.Tools["hello"] = tool
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read("plan.json", data); err != nil {
+		t.Fatalf("the plan as written: %v", err)
+	}
+	for _, tt := range []struct{ old, want string }{
+		{`"maximum": 0.1`, `/agent/output/schema/maximum`},
+		{`"minimum": 0.1`, `/agent/capabilities/tools/hello/input/schema/properties/n/minimum`},
+	} {
+		edited := bytes.Replace(data, []byte(tt.old), []byte(strings.Replace(tt.old, "0.1", long, 1)), 1)
+		if bytes.Equal(edited, data) {
+			t.Fatalf("no %s in the plan", tt.old)
+		}
+		_, err := Read("plan.json", edited)
+		if err == nil || !strings.HasPrefix(err.Error(), "plan.json: the plan is not as agentc compile writes it: ") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v; want the number at %s refused", tt.old, err, tt.want)
+		}
+	}
+}
