@@ -173,6 +173,11 @@ func CheckLimits(p *Plan) error {
 	}
 	lowered := []map[string]*Lowering{p.ToolInputs}
 	for _, f := range p.Fallbacks {
+		if f.Output != nil {
+			if err := check(fmt.Sprintf("fallback %s: output schema lowered for %s", f.Ref(), f.Output.Provider), f.Output.Schema); err != nil {
+				return err
+			}
+		}
 		lowered = append(lowered, f.ToolInputs)
 	}
 	for _, lows := range lowered {

@@ -58,6 +58,9 @@ func TestCheckLimitsWhere(t *testing.T) {
 		{"input schema", func(p *Plan, s json.RawMessage) { p.Agent.Input = &Input{Schema: s} }},
 		{"output schema", func(p *Plan, s json.RawMessage) { p.Agent.Output = &Output{Schema: s} }},
 		{"output schema lowered for openai", func(p *Plan, s json.RawMessage) { p.Output = &Lowering{Provider: "openai", Schema: s} }},
+		{"fallback openai:gpt-4o: output schema lowered for openai", func(p *Plan, s json.RawMessage) {
+			p.Fallbacks = []FallbackModel{{Model: Model{Provider: "openai", Name: "gpt-4o"}, Output: &Lowering{Provider: "openai", Schema: s}}}
+		}},
 		{`tool "b": input schema`, func(p *Plan, s json.RawMessage) {
 			p.Agent.Capabilities.Tools = map[string]Tool{"a": {Kind: "exec"}, "b": {Kind: "http", Input: &Input{Schema: s}}}
 		}},
