@@ -286,6 +286,21 @@ func ReadFile(path string) (p *Plan, isPlan bool, err error) {
 	return p, true, err
 }
 
+// ReadPlanOrLock reads the file at path, which may be a plan or a lock
+// file, as those are read: a regular file (a FIFO or a device is refused
+// unread), at most MaxPlanBytes, and at most MaxLockBytes unless it is a
+// plan (IsPlan).
+func ReadPlanOrLock(path string) ([]byte, error) {
+	data, err := userfile.Read(path, max(MaxPlanBytes, MaxLockBytes), "a plan or lock file")
+	if err != nil {
+		return nil, err
+	}
+	if !IsPlan(data) && len(data) > MaxLockBytes {
+		return nil, &userfile.TooLargeError{Name: path, What: "a lock file", Limit: MaxLockBytes}
+	}
+	return data, nil
+}
+
 // Error is a problem with a plan file, with a position where there is one.
 type Error struct {
 	File         string

@@ -3,7 +3,6 @@ package temporal
 import (
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"slices"
@@ -95,14 +94,13 @@ func allowSet(ds []digest.Digest) map[digest.Digest]bool {
 	return m
 }
 
-// MaxAllowFile bounds a plan or lock file ReadAllowed reads, in bytes.
-const MaxAllowFile = 32 << 20
-
 // ReadAllowed returns the plan digests arg names, as agentc worker's
 // --allow takes it: a plan digest (blake3:…), a plan file (the digest it
 // is sealed with, its content verified), or a lock file (agentc.sum: the
-// plan digest of every agent it holds). A file is read up to MaxAllowFile
-// bytes.
+// plan digest of every agent it holds). A file is read as agentc reads
+// plans and locks elsewhere: a regular file (a FIFO or a device, such as
+// /dev/zero behind a link, is refused unread), a plan at most
+// plan.MaxPlanBytes, a lock at most plan.MaxLockBytes.
 func ReadAllowed(arg string) ([]digest.Digest, error) {
 	if strings.HasPrefix(arg, digest.Prefix) {
 		d, err := digest.Parse(arg)
@@ -111,17 +109,9 @@ func ReadAllowed(arg string) ([]digest.Digest, error) {
 		}
 		return []digest.Digest{d}, nil
 	}
-	f, err := os.Open(arg)
+	data, err := plan.ReadPlanOrLock(arg)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxAllowFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", arg, err)
-	}
-	if len(data) > MaxAllowFile {
-		return nil, fmt.Errorf("%s: more than %d bytes: not a plan or lock file agentc reads", arg, MaxAllowFile)
 	}
 	if plan.IsPlan(data) {
 		p, err := plan.Read(arg, data)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/temporal"
 )
 
@@ -37,10 +38,11 @@ func TestReadAllowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(temporal.MaxAllowFile + 1); err != nil {
+	if err := f.Truncate(plan.MaxPlanBytes + 1); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
+	bigLock := write("big-lock.sum", strings.Repeat("#\n", plan.MaxLockBytes/2+1))
 	zero := filepath.Join(dir, "zero.sum")
 	if err := os.Symlink("/dev/zero", zero); err != nil {
 		t.Fatal(err)
@@ -58,8 +60,9 @@ func TestReadAllowed(t *testing.T) {
 		{arg: damaged, err: "does not match its digests"},
 		{arg: empty, err: "the lock file holds no agent"},
 		{arg: manifest, err: "(a plan digest, plan file or lock file was expected)"},
-		{arg: big, err: "more than 33554432 bytes"},
-		{arg: zero, err: "more than 33554432 bytes"},
+		{arg: big, err: "big.sum is larger than the 16 MiB a plan or lock file may be"},
+		{arg: bigLock, err: "big-lock.sum is larger than the 4 MiB a lock file may be"},
+		{arg: zero, err: "zero.sum is not a regular file (a character device)"},
 	} {
 		got, err := temporal.ReadAllowed(c.arg)
 		switch {
