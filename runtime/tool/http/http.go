@@ -64,7 +64,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
@@ -92,8 +91,18 @@ const maxRedirects = 5
 // headers, which max_bytes does not bound.
 const maxNoted = 512
 
-// noted cuts a piece of the server's text to maxNoted bytes, saying so.
-func noted(s string) string { return textcut.Marked(s, maxNoted) }
+// noted cuts a piece of the server's text to maxNoted bytes, saying so,
+// the secrets replaced first, so that the cut never shows part of one: a
+// server may echo a header that holds one (in its reason phrase, a
+// redirect's target), and the model chooses where the cut falls by the
+// length of the arguments it echoes before it.
+func (t *Tool) noted(s string) string {
+	if len(s) <= maxNoted {
+		return s // a secret in it is whole, and replaced with the rest
+	}
+	kept, _ := t.secrets.Prefix(s, maxNoted)
+	return fmt.Sprintf("%s… (%d bytes in all)", kept, len(s))
+}
 
 // methods are the methods a tool may declare.
 var methods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
@@ -288,12 +297,12 @@ func (t *Tool) checkRedirect(req *nethttp.Request, via []*nethttp.Request) error
 	if req.Response != nil {
 		from = req.Response.Status
 	}
-	from, target := noted(from), noted(req.URL.Redacted())
+	from, target := t.noted(from), t.noted(req.URL.Redacted())
 	if len(via) > maxRedirects {
 		return &redirectError{from, target, fmt.Sprintf("this tool follows at most %d redirects", maxRedirects)}
 	}
 	if err := t.allow.check(req.URL); err != nil {
-		return &redirectError{from, target, noted(err.Error())}
+		return &redirectError{from, target, t.noted(err.Error())}
 	}
 	// Go's client tells the next host the URL it came from, query and
 	// all (what the model wrote into it); the manifest's own Referer, if
@@ -394,9 +403,9 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (runtime.ToolResu
 		return runtime.ToolResult{}, t.failed(ctx, rawURL, fmt.Errorf("reading the response: %w", err))
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "%s %s\n", resp.Proto, noted(resp.Status))
+	fmt.Fprintf(&out, "%s %s\n", resp.Proto, t.noted(resp.Status))
 	if resp.Request != nil && resp.Request.URL.String() != req.URL.String() {
-		fmt.Fprintf(&out, "[redirected to %s]\n", noted(resp.Request.URL.Redacted()))
+		fmt.Fprintf(&out, "[redirected to %s]\n", t.noted(resp.Request.URL.Redacted()))
 	}
 	out.WriteString("\n")
 	out.WriteString(t.describeBody(b, resp))
@@ -424,7 +433,7 @@ func (t *Tool) failed(ctx context.Context, rawURL string, err error) error {
 		}
 		err = ue.Err // url.Error repeats the method and URL
 	}
-	return fmt.Errorf("%s %s failed: %s", t.method, rawURL, noted(err.Error()))
+	return fmt.Errorf("%s %s failed: %s", t.method, rawURL, t.noted(err.Error()))
 }
 
 // describeBody renders a body read past maxBytes: as text, cut at
@@ -441,7 +450,7 @@ func (t *Tool) describeBody(b []byte, resp *nethttp.Response) string {
 		return "(empty body)\n"
 	}
 	if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
-		ct := noted(resp.Header.Get("Content-Type"))
+		ct := t.noted(resp.Header.Get("Content-Type"))
 		if ct == "" {
 			ct = "no content type"
 		}

@@ -19,6 +19,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/redact"
 )
 
 // headerSecret is a declared header value: it must never show in a result
@@ -805,5 +806,60 @@ func TestHeaderEnv(t *testing.T) {
 	body := newTool(t, plan.Tool{URL: srv.URL + "/api/x", Allow: []string{srv.URL + "/api/"}, Env: []string{"AGENTC_TEST_API_TOKEN"}, Method: "POST", Body: `{{env "AGENTC_TEST_API_TOKEN"}}`})
 	if _, err := call(body, `{}`); err == nil || !strings.Contains(err.Error(), "only to an http tool's header values") {
 		t.Errorf("env in a body: %v", err)
+	}
+}
+
+// TestServerTextNotedSecret: a piece of the server's text cut at
+// maxNoted never shows part of a secret that straddles the cut: a server
+// echoing a header that holds one (in its reason phrase, a redirect's
+// target, a content type, a status line it garbles), with the model's
+// argument before it long enough to put the cut in its middle, showed all
+// of it but its last bytes to the model, the report, the events and the
+// journal, which replace only a secret whole.
+func TestServerTextNotedSecret(t *testing.T) {
+	const secret = "svckey-0123456789abcdefghijklmnopqrstuvwxyz"
+	secrets := &redact.Set{}
+	secrets.Add(secret)
+	// The secret starts 20 bytes before the cut.
+	pad := func(before int) string { return strings.Repeat("A", maxNoted-20-before) }
+	check := func(t *testing.T, res runtime.ToolResult, err error) {
+		t.Helper()
+		text := res.Content
+		if err != nil {
+			text = err.Error()
+		}
+		if !strings.Contains(text, "bytes in all)") {
+			t.Errorf("no cut: %.700q", text)
+		}
+		if strings.Contains(text, secret[:12]) {
+			t.Errorf("part of the secret is shown: %.700q", text)
+		}
+	}
+	t.Run("reason phrase", func(t *testing.T) {
+		srv := rawServer(t, "HTTP/1.1 200 "+pad(4)+secret+strings.Repeat("z", 100)+"\r\nContent-Length: 2\r\n\r\nok")
+		res, err := call(newTool(t, plan.Tool{URL: srv + "/", Allow: []string{srv}, MaxBytes: 1000}, WithSecrets(secrets)), `{}`)
+		check(t, res, err)
+	})
+	t.Run("malformed status line", func(t *testing.T) {
+		srv := rawServer(t, pad(0)+secret+strings.Repeat("z", 100)+"\r\n\r\n")
+		res, err := call(newTool(t, plan.Tool{URL: srv + "/", Allow: []string{srv}, MaxBytes: 1000}, WithSecrets(secrets)), `{}`)
+		check(t, res, err)
+	})
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		switch r.URL.Path {
+		case "/api/binary":
+			w.Header().Set("Content-Type", "application/octet-stream; x="+pad(len("application/octet-stream; x="))+secret+strings.Repeat("z", 100))
+			w.Write([]byte{0, 1, 2})
+		case "/api/away":
+			nethttp.Redirect(w, r, "http://elsewhere.test/"+pad(len("http://elsewhere.test/"))+secret+strings.Repeat("z", 100), nethttp.StatusFound)
+		}
+	}))
+	defer srv.Close()
+	tool := newTool(t, plan.Tool{URL: srv.URL + "/api/{{.p}}", Allow: []string{srv.URL + "/api/"}, MaxBytes: 1000}, WithSecrets(secrets))
+	for _, p := range []string{"binary", "away"} {
+		t.Run(p, func(t *testing.T) {
+			res, err := call(tool, `{"p":"`+p+`"}`)
+			check(t, res, err)
+		})
 	}
 }
