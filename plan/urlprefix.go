@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // URLPrefix is one entry of an http tool's allow list, parsed. A request
@@ -217,7 +219,12 @@ func canonicalPath(u *url.URL) (string, error) {
 }
 
 // checkSegments refuses dot segments in a decoded path, at every depth
-// of further decoding.
+// of further decoding: "." and "..", and what a server may read as them.
+// A segment that is not UTF-8 once decoded (an overlong "." is %C0%AE),
+// which a lenient decoder reads as dots; and one that Unicode's
+// compatibility folding (NFKC) makes "." or ".." (full-width "．", the
+// one-dot leader "․", the two-dot leader "‥"), which a server that folds
+// names reads as them.
 func checkSegments(p string) error {
 	for range maxDecodes {
 		if strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
@@ -225,8 +232,13 @@ func checkSegments(p string) error {
 		}
 		for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
 			seg, _, _ = strings.Cut(seg, ";")
-			if seg == "." || seg == ".." {
+			switch {
+			case seg == "." || seg == "..":
 				return fmt.Errorf(`the path has a %q segment; "." and ".." are refused, also when percent-encoded`, seg)
+			case !utf8.ValidString(seg):
+				return fmt.Errorf("the path has a segment that is not UTF-8 once decoded (%q), which a server may read as another (an overlong \".\")", seg)
+			case isDots(norm.NFKC.String(seg)):
+				return fmt.Errorf(`the path has a segment a server may read as dots (%q); "." and ".." are refused, also when percent-encoded or written with other characters`, seg)
 			}
 		}
 		next, err := url.PathUnescape(p)
@@ -237,6 +249,9 @@ func checkSegments(p string) error {
 	}
 	return fmt.Errorf("the path is percent-encoded more than %d times over", maxDecodes)
 }
+
+// isDots reports whether s is a dot segment.
+func isDots(s string) bool { return s == "." || s == ".." }
 
 // CheckURLChars refuses characters that may not appear in a URL as
 // written (RFC 3986): spaces, quotes, backslashes, control characters,

@@ -51,6 +51,13 @@ func TestParseURLPrefixRefuses(t *testing.T) {
 		{"https://api.example.com/a/%252e%252e/b", `".."`},
 		{"https://api.example.com/a/..;/b", `".."`},
 		{"https://api.example.com/a%5C..%5Cb", `".."`},
+		// What a server may read as dots: an overlong "." (not UTF-8), a
+		// full-width "．", the one-dot and two-dot leaders (NFKC).
+		{"https://api.example.com/a/%C0%AE%C0%AE/b", "not UTF-8 once decoded"},
+		{"https://api.example.com/a/%EF%BC%8E%EF%BC%8E/b", "a server may read as dots"},
+		{"https://api.example.com/a/%E2%80%A4/b", "a server may read as dots"},
+		{"https://api.example.com/a/%E2%80%A5/b", "a server may read as dots"},
+		{"https://api.example.com/a/%25C0%25AE/b", "not UTF-8 once decoded"},
 		{"https://api.example.com/a%00", "control character"},
 		{"https://api.example.com/a%" + strings.Repeat("25", 9) + "41", "more than 8 times"},
 		{"https://bücher.example/", "must be percent-encoded"},
@@ -122,7 +129,7 @@ func FuzzParseURLPrefix(f *testing.F) {
 	for _, seed := range []string{
 		"https://api.example.com/repos/", "http://127.0.0.1:8080/v1", "https://[::1]:8443/", "http://docs.example.org",
 		"HTTPS://API.example.com:0443/re%70os/a%2fb", "https://user@api.example.com/", "https://api.example.com/a/%2e%2e/b",
-		"https://api.example.com/?q", "https://[::1%25lo]/", "https://bücher.example/",
+		"https://api.example.com/?q", "https://[::1%25lo]/", "https://bücher.example/", "https://api.example.com/a/%C0%AE%C0%AE/b", "https://api.example.com/a/%EF%BC%8E%EF%BC%8E/b",
 	} {
 		f.Add(seed)
 	}
