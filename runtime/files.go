@@ -446,6 +446,9 @@ func (r *Runner) userParts(ctx context.Context, data any, files []File) ([]Part,
 			return nil
 		})
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil // stopped by the run's end, as userMessage says
+			}
 			return nil, &InputError{fmt.Sprintf("rendering the prompt: %v", err)}
 		}
 	} else {

@@ -519,6 +519,13 @@ func (r *Runner) userMessage(ctx context.Context, input json.RawMessage) (Messag
 	if r.prompt != nil {
 		var b strings.Builder
 		if err := r.prompt.WithContext(ctx).Execute(&b, data); err != nil {
+			if ctx.Err() != nil {
+				// Stopped by the run's end (an interrupt, the caller's
+				// deadline), not by the template: the run ends so before
+				// its first call, which this message, left empty, never
+				// reaches.
+				return Message{Role: User}, nil
+			}
 			return Message{}, &InputError{fmt.Sprintf("rendering the prompt: %v", err)}
 		}
 		return Message{Role: User, Content: b.String()}, nil
