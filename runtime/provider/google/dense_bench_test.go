@@ -1,11 +1,10 @@
 package google
 
 import (
-	"runtime/metrics"
 	"testing"
-	"time"
 
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/internal/replytest"
 )
 
 // BenchmarkDenseReply measures the heap a dense reply costs (8 MiB of {}
@@ -33,7 +32,7 @@ func BenchmarkDenseReply(b *testing.B) {
 				if stream {
 					req.Stream = func(agentrt.Delta) {}
 				}
-				stop := watchHeap()
+				stop := replytest.WatchHeap()
 				// Refused (limit.ValueBound); the reply's 8 MiB of arguments
 				// are within what 65,536 tokens make, so it was taken before.
 				newModel(b, f, nil).Complete(b.Context(), req)
@@ -42,36 +41,5 @@ func BenchmarkDenseReply(b *testing.B) {
 			}
 			b.ReportMetric(float64(peak)/1e6, "peak-MB")
 		})
-	}
-}
-
-// watchHeap samples the heap every millisecond until the function it
-// returns is called, which returns the largest heap seen.
-func watchHeap() func() uint64 {
-	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var high uint64
-	read := func() {
-		metrics.Read(samples)
-		high = max(high, samples[0].Value.Uint64())
-	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				read()
-				return
-			case <-tick.C:
-				read()
-			}
-		}
-	}()
-	return func() uint64 {
-		close(stop)
-		<-done
-		return high
 	}
 }

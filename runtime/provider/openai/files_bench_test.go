@@ -13,11 +13,11 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"testing"
-	"time"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
+	"agentc.dev/agentc/runtime/provider/internal/replytest"
 )
 
 // BenchmarkRunPDF10MB runs an agent given a 10 MB PDF against a Chat
@@ -94,7 +94,7 @@ func benchRunFile(b *testing.B, mt string, data []byte, body int64) {
 	for b.Loop() {
 		runtime.GC()
 		base := heapNow()
-		stop := watchHeap()
+		stop := replytest.WatchHeap()
 		rep, err := r.Run(context.Background(), input)
 		high := stop()
 		if err != nil || rep.Outcome != agentrt.OutcomeOK {
@@ -124,36 +124,4 @@ var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 func heapNow() uint64 {
 	metrics.Read(heapSample)
 	return heapSample[0].Value.Uint64()
-}
-
-// watchHeap samples the heap every millisecond until the function it
-// returns is called, which returns the largest heap seen (live objects
-// and garbage not yet swept).
-func watchHeap() func() uint64 {
-	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var high uint64
-	read := func() {
-		metrics.Read(samples)
-		high = max(high, samples[0].Value.Uint64())
-	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				read()
-				return
-			case <-tick.C:
-				read()
-			}
-		}
-	}()
-	return func() uint64 {
-		close(stop)
-		<-done
-		return high
-	}
 }
