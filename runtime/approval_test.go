@@ -20,6 +20,23 @@ import (
 	"agentc.dev/agentc/runtime/redact"
 )
 
+// approvalAgent is an agent with an exec tool sh (which asks for approval
+// by default), its model answered by approvalServer, and the results the
+// model was sent.
+func approvalAgent(t *testing.T) (agentrt.Model, *plan.Plan, func() []map[string]any) {
+	srv, results := approvalServer(t)
+	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := agent(t, func(a *plan.Agent) {
+		a.Model.Provider = "openai"
+		a.Output.KeepsTools = true
+		a.Capabilities.Tools["sh"] = plan.Tool{Kind: "exec", Description: "Runs a command."}
+	})
+	return m, p, results
+}
+
 // approvalServer is an OpenAI Chat Completions server that asks for two
 // calls of tool sh in its first turn, then answers, keeping the tool
 // results it was sent.
@@ -83,16 +100,7 @@ func approvalServer(t *testing.T) (*httptest.Server, func() []map[string]any) {
 // on. Every decision is journaled: the replay serves them and asks
 // nothing.
 func TestApproverByRule(t *testing.T) {
-	srv, results := approvalServer(t)
-	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := agent(t, func(a *plan.Agent) {
-		a.Model.Provider = "openai"
-		a.Output.KeepsTools = true
-		a.Capabilities.Tools["sh"] = plan.Tool{Kind: "exec", Description: "Runs a command."}
-	})
+	m, p, results := approvalAgent(t)
 	var asked []agentrt.ApprovalRequest
 	approver := func(_ context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
 		asked = append(asked, *req)
@@ -186,16 +194,7 @@ func TestApproverByRule(t *testing.T) {
 // the megabytes a client sent; a secret in it is redacted before the cut,
 // so none of it is left at the edge.
 func TestApprovalReasonBounded(t *testing.T) {
-	srv, results := approvalServer(t)
-	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := agent(t, func(a *plan.Agent) {
-		a.Model.Provider = "openai"
-		a.Output.KeepsTools = true
-		a.Capabilities.Tools["sh"] = plan.Tool{Kind: "exec", Description: "Runs a command."}
-	})
+	m, p, results := approvalAgent(t)
 	const secret = "sk-secret-at-the-edge-0123456789"
 	secrets := &redact.Set{}
 	secrets.Add(secret)
@@ -255,16 +254,7 @@ func TestApprovalReasonBounded(t *testing.T) {
 // TestApprovalRefused: an approver that cannot decide ends the run, and
 // says so in the report; the tool never runs.
 func TestApprovalRefused(t *testing.T) {
-	srv, _ := approvalServer(t)
-	m, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := agent(t, func(a *plan.Agent) {
-		a.Model.Provider = "openai"
-		a.Output.KeepsTools = true
-		a.Capabilities.Tools["sh"] = plan.Tool{Kind: "exec", Description: "Runs a command."}
-	})
+	m, p, _ := approvalAgent(t)
 	sh := &echoTool{name: "sh"}
 	r, err := agentrt.New(p, agentrt.Options{Model: m, Tools: map[string]agentrt.Tool{"sh": sh},
 		Approver: func(_ context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
