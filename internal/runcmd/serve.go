@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math"
 	"net"
 	"net/http"
@@ -407,7 +408,7 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h *serve.MCPHTTP, api h
 		// Each request a server span, its runs under it.
 		handler = tel.Server(mux)
 	}
-	srv := newHTTPServer(handler)
+	srv := newHTTPServer(handler, e.Stderr)
 	fmt.Fprintf(e.Stderr, "agentc: serving %s at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json%s: %v\n", agentsText(len(names)), ln.Addr(), also, names)
 	if f.ready != "" {
 		if err := atomicfile.Write(f.ready, []byte("http://"+ln.Addr().String()+"\n"), 0o644); err != nil {
@@ -518,8 +519,17 @@ const maxHeaderBytes = 64 << 10
 const maxConns = 4096
 
 // newHTTPServer is the server of agentc serve --http, serving handler.
-func newHTTPServer(handler http.Handler) *http.Server {
-	return &http.Server{Handler: serve.BoundWrites(handler, writeWait), ReadHeaderTimeout: headerTimeout, IdleTimeout: idleTimeout, MaxHeaderBytes: maxHeaderBytes}
+// net/http's own lines (a handler's panic, which may quote what a client
+// sent; a failed accept) go to stderr, the command's redacting and
+// escaping writer, not to the process's standard error as they are.
+func newHTTPServer(handler http.Handler, stderr io.Writer) *http.Server {
+	return &http.Server{
+		Handler:           serve.BoundWrites(handler, writeWait),
+		ReadHeaderTimeout: headerTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          log.New(stderr, "agentc: ", 0),
+	}
 }
 
 // narrowBudgets is what a run elsewhere is bound by, as overrides of its

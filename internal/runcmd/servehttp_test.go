@@ -7,8 +7,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"agentc.dev/agentc/internal/termtext"
 )
 
 // TestHTTPServerIdle: a connection left idle after its request, and one
@@ -89,7 +93,7 @@ func TestHTTPServerSlowReader(t *testing.T) {
 			}
 		}
 		wrote <- nil
-	}))
+	}), io.Discard)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +147,7 @@ func serveNoToken(t *testing.T) net.Listener {
 	t.Helper()
 	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no token", http.StatusUnauthorized)
-	}))
+	}), io.Discard)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -151,4 +155,52 @@ func serveNoToken(t *testing.T) net.Listener {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return ln
+}
+
+// TestHTTPServerLog: what net/http itself logs (here a handler's panic
+// quoting what the client sent, an escape sequence among it) goes to the
+// writer the command gives, escaped there, not to the process's standard
+// error as it is.
+func TestHTTPServerLog(t *testing.T) {
+	var log lockedBuffer
+	srv := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		panic("client said " + r.URL.Query().Get("q"))
+	}), termtext.Writer(&log))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	// The server logs the panic before it closes the connection, which
+	// ends this request.
+	if resp, err := http.Get("http://" + ln.Addr().String() + "/?q=%1B%5D0%3Bpwned%07"); err == nil {
+		resp.Body.Close()
+	}
+	got := log.String()
+	if !strings.Contains(got, "agentc: http: panic serving") || !strings.Contains(got, "client said") {
+		t.Fatalf("the handler's panic was not logged to the writer given: %q", got)
+	}
+	if strings.ContainsAny(got, "\x1b\a") {
+		t.Errorf("the log holds a raw control character: %q", got)
+	}
+}
+
+// lockedBuffer is a buffer written by a server's goroutines and read by
+// the test.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
