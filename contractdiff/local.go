@@ -57,6 +57,11 @@ func (d *differ) local(e edit, changed any) (before, after any, node string, kep
 			node, kw = parent, last // a member of properties, an item of allOf
 		}
 	}
+	// The draft gives every keyword of the document its meaning: a change
+	// of it, alone or with others, is never decided in one object.
+	if kw == "$schema" || !inclusion.Equal(draftOf(d.old), draftOf(changed)) {
+		return nil, nil, "", nil, false
+	}
 	if kw == "" || !positivePath(d.old, node) || !positivePath(changed, node) || !refsClear(d.old, node) || !refsClear(changed, node) {
 		return nil, nil, "", nil, false
 	}
@@ -84,8 +89,8 @@ func (d *differ) local(e edit, changed any) (before, after any, node string, kep
 				out[k] = v
 			}
 		}
-		if root, ok := d.old.(map[string]any); ok && root["$schema"] != nil {
-			out["$schema"] = root["$schema"]
+		if draft := draftOf(d.old); draft != nil {
+			out["$schema"] = draft // the same in both (above)
 		}
 		return out
 	}
@@ -101,6 +106,14 @@ func (d *differ) local(e edit, changed any) (before, after any, node string, kep
 		return nil, nil, "", nil, false
 	}
 	return before, after, node, keep, true
+}
+
+// draftOf is the $schema at the root of a document, nil where none.
+func draftOf(doc any) any {
+	if root, ok := doc.(map[string]any); ok {
+		return root["$schema"]
+	}
+	return nil
 }
 
 // localProof is a change proved compatible in the object it is made in:
@@ -270,7 +283,7 @@ func refsOf(doc any) (targets []string, entangled bool) {
 						break
 					}
 					t, err := url.PathUnescape(t)
-					if err != nil || t != "" && !strings.HasPrefix(t, "/") {
+					if err != nil || t != "" && !strings.HasPrefix(t, "/") || !canonicalIndexes(t) {
 						entangled = true // an anchor, or what the validator reads otherwise
 						break
 					}
@@ -282,6 +295,19 @@ func refsOf(doc any) (targets []string, entangled bool) {
 	}
 	walk(doc)
 	return targets, entangled
+}
+
+// canonicalIndexes reports whether every token of a pointer that the
+// validator reads as an array's index (it reads them with strconv.Atoi)
+// is written as refsClear compares them: "+0", "-0" and "01" reach items
+// 0 and 1 as "0" and "1" do, and share no prefix with them.
+func canonicalIndexes(ptr string) bool {
+	for tok := range strings.SplitSeq(ptr, "/") {
+		if n, err := strconv.Atoi(tok); err == nil && strconv.Itoa(n) != tok {
+			return false
+		}
+	}
+	return true
 }
 
 // lift makes a whole example from one for the object at node: a value the
