@@ -123,6 +123,8 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 		// @FILE: the answer is the file's.
 		answer = json.RawMessage(ts.ReadFile(name))
 	}
+	// "anthropic-cut" answers with the output tool as anthropic does, but
+	// stops at max_tokens.
 	// "openai-flaky" is openai whose first request fails with 503;
 	// "openai-stall" is openai that sends nothing at all for its first
 	// request, until the client goes.
@@ -210,7 +212,8 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	if provider == "anthropic-cache" {
 		cache = &promptCache{held: map[[32]byte]bool{}}
 	}
-	if provider == "anthropic-prose" || provider == "anthropic-cache" {
+	cut := provider == "anthropic-cut"
+	if provider == "anthropic-prose" || provider == "anthropic-cache" || cut {
 		provider = "anthropic"
 	}
 	logFile := ts.MkAbs("fake-requests.log")
@@ -428,6 +431,11 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			if req.ToolChoice.Type == "tool" {
 				content = []any{map[string]any{"type": "tool_use", "id": "toolu_1", "name": req.ToolChoice.Name, "input": answer}}
 				stop = "tool_use"
+				if cut {
+					// A turn cut there: the input may be part of what
+					// the model meant, and still fit the schema.
+					stop = "max_tokens"
+				}
 			}
 			usage := map[string]any{"input_tokens": 20, "output_tokens": 5}
 			if cache != nil && req.ToolChoice.Type != "tool" && len(req.Tools) > 0 && !bytes.Contains(body, []byte(`"tool_result"`)) {

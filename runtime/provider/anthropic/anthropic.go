@@ -452,10 +452,15 @@ func parseMessage(msg *sdk.Message) (*agentrt.Response, error) {
 		}
 	}
 	out.Content = strings.Join(text, "")
+	switch msg.StopReason {
+	case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
+		// Whatever the turn holds: its last tool_use block may be cut
+		// short, and its input, an object, can still fit the tool's
+		// schema (or the output's), so no call of it is made.
+		return nil, fmt.Errorf("anthropic: %w (stop_reason %s)", ErrTruncated, msg.StopReason)
+	}
 	if len(out.ToolCalls) == 0 {
 		switch msg.StopReason {
-		case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
-			return nil, fmt.Errorf("anthropic: %w (stop_reason %s)", ErrTruncated, msg.StopReason)
 		case sdk.StopReasonRefusal:
 			if e := msg.StopDetails.Explanation; e != "" {
 				return nil, fmt.Errorf("anthropic: %w: %s", ErrRefused, e)

@@ -957,10 +957,15 @@ func parseInputs(o *bedrockruntime.ConverseOutput, streamed map[int][]byte) (*ag
 		}
 		msg.State = &agentrt.ProviderState{Provider: Provider, Data: data}
 	}
+	switch sr := o.StopReason; sr {
+	case types.StopReasonMaxTokens, types.StopReasonModelContextWindowExceeded:
+		// Whatever the turn holds: its last toolUse block may be cut
+		// short, and its input, a document, can still fit the tool's
+		// schema (or the output's), so no call of it is made.
+		return nil, fmt.Errorf("bedrock: %w (stopReason %s)", ErrTruncated, sr)
+	}
 	if len(msg.ToolCalls) == 0 {
 		switch sr := o.StopReason; sr {
-		case types.StopReasonMaxTokens, types.StopReasonModelContextWindowExceeded:
-			return nil, fmt.Errorf("bedrock: %w (stopReason %s)", ErrTruncated, sr)
 		case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
 			return nil, fmt.Errorf("bedrock: %w (stopReason %s)", ErrRefused, sr)
 		case types.StopReasonMalformedModelOutput, types.StopReasonMalformedToolUse:

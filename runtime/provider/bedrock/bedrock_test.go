@@ -238,7 +238,13 @@ func TestStopReasons(t *testing.T) {
 			t.Errorf("%s: %d requests", c.stop, n)
 		}
 	}
-	f := newFake(t, ok(`{"output":{"message":{"role":"assistant","content":[{"text":"hi"}]}},"stopReason":"end_turn"}`))
+	// A toolUse block of a cut turn may be cut short, its input a
+	// document that still fits the schema: no call of it is made.
+	f := newFake(t, ok(`{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"t1","name":"answer","input":{"summary":"The results were strong, but"}}}]}},"stopReason":"max_tokens"}`))
+	if resp, err := newModel(t, f, 1, nil).Complete(t.Context(), &agentrt.Request{Model: nova, Messages: []agentrt.Message{{Role: agentrt.User, Content: "x"}}}); !errors.Is(err, ErrTruncated) || resp != nil {
+		t.Errorf("a toolUse cut at max_tokens: %+v %v", resp, err)
+	}
+	f = newFake(t, ok(`{"output":{"message":{"role":"assistant","content":[{"text":"hi"}]}},"stopReason":"end_turn"}`))
 	resp, err := newModel(t, f, 1, nil).Complete(t.Context(), &agentrt.Request{Model: nova, Messages: []agentrt.Message{{Role: agentrt.User, Content: "x"}}})
 	if err != nil || resp.Usage != (agentrt.Usage{}) || resp.Message.Content != "hi" {
 		t.Errorf("no usage: %+v %v", resp, err)

@@ -854,10 +854,14 @@ func parseResponse(r *genai.GenerateContentResponse, turn int) (*agentrt.Respons
 		}
 		msg.ToolCalls = append(msg.ToolCalls, agentrt.ToolCall{ID: id, Name: fc.Name, Arguments: args})
 	}
+	if fr := c.FinishReason; fr == genai.FinishReasonMaxTokens {
+		// Whatever the turn holds: its last function call may be cut
+		// short, and its args, an object, can still fit the tool's
+		// schema (or the output's), so no call of it is made.
+		return nil, fmt.Errorf("google: %w (finishReason %s)", ErrTruncated, fr)
+	}
 	if len(msg.ToolCalls) == 0 {
 		switch fr := c.FinishReason; {
-		case fr == genai.FinishReasonMaxTokens:
-			return nil, fmt.Errorf("google: %w (finishReason %s)", ErrTruncated, fr)
 		case refusals[fr]:
 			return nil, fmt.Errorf("google: %w (finishReason %s)%s", ErrRefused, fr, suffix(c.FinishMessage))
 		case fr == genai.FinishReasonMalformedFunctionCall || fr == genai.FinishReasonUnexpectedToolCall || fr == genai.FinishReasonTooManyToolCalls:

@@ -485,7 +485,10 @@ func parseResponse(c *sdk.ChatCompletion) (*agentrt.Response, error) {
 		msg.ToolCalls = append(msg.ToolCalls, agentrt.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
 	}
 	switch {
-	case ch.FinishReason == "length" && len(msg.ToolCalls) == 0:
+	case ch.FinishReason == "length":
+		// Whatever the turn holds: a tool call's arguments cut short
+		// may still be JSON that fits the tool's schema (or the
+		// output's), so no call of it is made.
 		return nil, fmt.Errorf("openai: the output was cut at the token limit (finish_reason %q)", ch.FinishReason)
 	case ch.FinishReason == "content_filter":
 		// What came before the filter stopped it is no answer.

@@ -341,15 +341,15 @@ func TestContentFilter(t *testing.T) {
 	}
 }
 
-func TestLengthWithToolCallIsNotAnError(t *testing.T) {
+// A turn cut at the token limit is an error whatever it holds: a call's
+// arguments cut short can still be JSON that fits the schema ("Par" of
+// "Paris"), so no call of it is made, the output's either.
+func TestLengthWithToolCallIsAnError(t *testing.T) {
 	f := newFake(t, completion(`{"role": "assistant", "content": null, "refusal": null, "tool_calls": [
-		{"id": "call_1", "type": "function", "function": {"name": "answer", "arguments": "{\"text\":\"Par"}}]}`, "length", ""))
+		{"id": "call_1", "type": "function", "function": {"name": "answer", "arguments": "{\"text\":\"Par\"}"}}]}`, "length", ""))
 	resp, err := newModel(t, f, nil).Complete(t.Context(), toolRequest())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.Message.ToolCalls) != 1 {
-		t.Errorf("message = %+v", resp.Message)
+	if err == nil || err.Error() != `openai: the output was cut at the token limit (finish_reason "length")` || resp != nil {
+		t.Fatalf("err = %v, response %+v", err, resp)
 	}
 }
 

@@ -460,8 +460,9 @@ func parseResponsesBody(data []byte) (*agentrt.Response, error) {
 			reason = body.IncompleteDetails.Reason
 		}
 		switch {
-		case reason == "max_output_tokens" && len(msg.ToolCalls) > 0:
 		case reason == "max_output_tokens":
+			// Whatever the turn holds: a call's arguments cut short may
+			// still fit its schema, so no call of it is made.
 			return nil, fmt.Errorf("openai: the output was cut at the token limit (incomplete_details.reason %q)", reason)
 		case reason == "content_filter":
 			return nil, fmt.Errorf("openai: %w (incomplete_details.reason %q)", ErrFiltered, reason)

@@ -347,23 +347,19 @@ func TestResponsesRefusal(t *testing.T) {
 func TestResponsesIncomplete(t *testing.T) {
 	for _, c := range []struct {
 		name, reason, output string
-		want                 string // "" = no error
+		want                 string
 		is                   error
 	}{
 		{"cut", "max_output_tokens", textItem("Paris is the cap"), "openai: the output was cut at the token limit", nil},
 		{"cut while reasoning", "max_output_tokens", `{"id": "rs_1", "type": "reasoning", "summary": []}`, "openai: the output was cut at the token limit", nil},
-		{"cut with a call", "max_output_tokens", callItem("call_1", "answer", `{"text":"Par`), "", nil},
+		// A call of a cut turn may be cut short and still fit its schema:
+		// none is made.
+		{"cut with a call", "max_output_tokens", callItem("call_1", "answer", `{"text":"Par"}`), "openai: the output was cut at the token limit", nil},
 		{"filtered", "content_filter", textItem("Here is how"), "openai: the content filter stopped the answer", ErrFiltered},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newResponsesFake(t, responseObject("incomplete", c.reason, c.output, ""))
-			resp, err := newResponsesModel(t, f, nil).Complete(t.Context(), toolRequest())
-			if c.want == "" {
-				if err != nil || len(resp.Message.ToolCalls) != 1 || string(resp.Message.ToolCalls[0].Arguments) != `{"text":"Par` {
-					t.Fatalf("err %v, response %+v", err, resp)
-				}
-				return
-			}
+			_, err := newResponsesModel(t, f, nil).Complete(t.Context(), toolRequest())
 			if err == nil || !strings.HasPrefix(err.Error(), c.want) || (c.is != nil && !errors.Is(err, c.is)) {
 				t.Fatalf("err = %v, want %q", err, c.want)
 			}
