@@ -2,12 +2,19 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"agentc.dev/agentc/plan"
 )
 
 // TestUnansweredBounded: a server that sends requests and reads none of
@@ -55,5 +62,127 @@ func TestUnansweredBounded(t *testing.T) {
 			cancel()
 			<-served
 		})
+	}
+}
+
+// TestUnansweredBoundedHTTP: a server over HTTP that streams pings in its
+// answer to a call and never answers the requests that carry agentc's
+// answers (each holds a goroutine and a connection until it is answered:
+// 100,000 pings took 20,000 file descriptors and 2 GB) ends its session
+// once more than MaxUnansweredHTTP are unanswered; the call fails saying
+// why, the connections stay under the bound, and the requests held open
+// are ended at once, not at Close.
+func TestUnansweredBoundedHTTP(t *testing.T) {
+	const pings = 10_000
+	const most = 100 // past it the server gives up, to end a test of a client without the bound
+	var mu sync.Mutex
+	conns, maxConns := 0, 0 // connections open at once
+	held, maxHeld := 0, 0   // requests carrying answers, held unanswered at once
+	heldChanged := make(chan struct{}, 1)
+	over := make(chan struct{})
+	overOnce := sync.Once{}
+	count := func(n *int, peak *int, d int) {
+		mu.Lock()
+		defer mu.Unlock()
+		*n += d
+		*peak = max(*peak, *n)
+		if *peak > most {
+			overOnce.Do(func() { close(over) })
+		}
+	}
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			return // the session's DELETE
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", "s1")
+		answer := func(result string) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
+		}
+		switch {
+		case m.Method == "": // an answer to a ping: held
+			count(&held, &maxHeld, 1)
+			select {
+			case <-r.Context().Done():
+			case <-over:
+			}
+			count(&held, &maxHeld, -1)
+			select {
+			case heldChanged <- struct{}{}:
+			default:
+			}
+		case m.ID == nil: // a notification
+			w.WriteHeader(http.StatusAccepted)
+		case m.Method == "initialize":
+			answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"flood","version":"1"}}`)
+		case m.Method == "tools/list":
+			answer(`{"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"}}]}`)
+		case m.Method == "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			rc := http.NewResponseController(w)
+			for i := range pings {
+				if _, err := fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"p%d\",\"method\":\"ping\"}\n\n", i); err != nil {
+					return
+				}
+				if i%100 == 0 && rc.Flush() != nil {
+					return
+				}
+			}
+			rc.Flush()
+			select { // never answers the call
+			case <-r.Context().Done():
+			case <-over:
+			}
+		default:
+			http.Error(w, "not found", http.StatusNotFound)
+		}
+	}))
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			count(&conns, &maxConns, 1)
+		case http.StateClosed, http.StateHijacked:
+			count(&conns, &maxConns, -1)
+		}
+	}
+	ts.Start()
+	defer ts.Close()
+	decl := plan.Tool{Kind: "mcp", Description: "A flood.", URL: ts.URL, Allow: []string{"echo"}}
+	s, err := Connect(context.Background(), "srv", decl, t.TempDir(), WithHTTPClient(ts.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := fmt.Sprintf("the server sent %d requests", MaxUnansweredHTTP+1)
+	if _, err := callTool(s, "echo", `{}`); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("more than agentc holds (%d requests", MaxUnansweredHTTP)) {
+		t.Errorf("a call while the server floods: %v, want it to say %q and name the bound", err, want)
+	}
+	// The requests held open end with the session, not at Close.
+	bound := time.After(time.Minute) // a bound, not a measure
+	for {
+		mu.Lock()
+		n := held
+		mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-heldChanged:
+		case <-bound:
+			t.Fatalf("%d requests carrying answers are still held open a minute after the session ended", n)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if maxHeld > MaxUnansweredHTTP || maxConns > most {
+		t.Errorf("at once, %d requests carrying answers were held open (the bound is %d) and %d connections were open", maxHeld, MaxUnansweredHTTP, maxConns)
 	}
 }

@@ -46,7 +46,9 @@
 // so (a JSON body past it also ends the session, as the SDK ends one whose
 // answer it cannot read; an event past it ends only its call). agentc opens
 // no standalone event stream: it only calls tools, and needs none of the
-// server's own notifications.
+// server's own notifications. Each answer to a request the server sends (a
+// ping) is a request of its own, which holds a connection until the server
+// answers it: past MaxUnansweredHTTP of them the session ends.
 //
 // # Tools
 //
@@ -242,7 +244,10 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		}
 		hc, cut := boundedClient(o.httpClient, MaxMessageBytes)
 		s.cut = cut
-		transport = shapedTransport{Transport: &mcp.StreamableClientTransport{
+		// Each answer to a request the server sends is a request of its
+		// own, which holds a connection until the server answers it: they
+		// are held to a bound, MaxUnansweredHTTP (heldTransport).
+		transport = heldTransport{Transport: shapedTransport{Transport: &mcp.StreamableClientTransport{
 			Endpoint:             t.URL,
 			HTTPClient:           hc,
 			DisableStandaloneSSE: true,
@@ -250,7 +255,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 			// counts it; the transport sees each byte first, and ends the
 			// call with its own error.
 			MaxEventSize: MaxMessageBytes,
-		}, lost: s.setLost}
+		}, lost: s.setLost}, max: MaxUnansweredHTTP, flooded: s.setLost}
 	} else {
 		cmd, err := command(t, baseDir)
 		if err != nil {
