@@ -14,7 +14,9 @@
 // description, $comment, examples, default, deprecated, readOnly or
 // writeOnly) — the essence of the compiler's non-empty schema rule, applied
 // here because a server's schemas are known only once it runs. Every
-// allowed schema must also compile as the runtime compiles schemas.
+// allowed schema must also compile as the runtime compiles schemas. A
+// server that answers initialize with a protocol version newer than the one
+// agentc asked for in it is refused (noNewerVersion).
 //
 // A stdio server (command) runs with an empty environment but for PATH and
 // the variables env lists, copied from agentc's environment where they are
@@ -64,11 +66,12 @@
 // MIME type and size, the parts joined by newlines; structured content
 // when there is no other content; "(no content)" when there is nothing.
 // The result is cut at MaxResultBytes with a note. A result the server
-// marks as an error becomes an IsError result. A call that fails in the
-// protocol or the transport returns an error naming the server (the
-// manifest's tool name) and the tool; a call whose context ends returns an
-// error wrapping the context's error. A name outside the allow list is
-// refused, although no such tool is ever exposed.
+// marks as an error becomes an IsError result, and one that asks for input
+// first (input_required) fails the call, which is not made again. A call
+// that fails in the protocol or the transport returns an error naming the
+// server (the manifest's tool name) and the tool; a call whose context
+// ends returns an error wrapping the context's error. A name outside the
+// allow list is refused, although no such tool is ever exposed.
 //
 // Fingerprint digests what the server says of the allowed tools — their
 // names, descriptions and input schemas — so a host can tell a server
@@ -283,7 +286,14 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 	defer cancel()
 	sctx, stop := watchSize(sctx)
 	defer stop()
-	client := mcp.NewClient(&mcp.Implementation{Name: "agentc", Version: version()}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "agentc", Version: version()}, &mcp.ClientOptions{
+		// A result asking for input (the newest revision's multi-round-trip
+		// requests) fails its call: left on, the SDK answered what the
+		// server asked and made the call again, ten times for each call
+		// the model made (and was approved for).
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	client.AddSendingMiddleware(noNewerVersion)
 	if t.URL != "" {
 		// A server over HTTP may end a session at any time, and then
 		// answers its requests 404: a new one is made, with the same
@@ -358,6 +368,28 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		return fail("%v%s", err, s.stderrNote())
 	}
 	return s, nil
+}
+
+// noNewerVersion is a sending middleware that refuses an answer to
+// initialize naming a protocol version newer than the one agentc asked
+// for in it. agentc asks for the newest the SDK speaks by server/discover
+// first, and falls back to initialize, asking for an older one, when the
+// server does not take it: a server that then answers with the newest
+// (which the SDK takes, as one it supports) chose the revision agentc had
+// not asked for there, and with it what the SDK does in that revision.
+func noNewerVersion(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "initialize" || err != nil {
+			return res, err
+		}
+		asked, _ := req.GetParams().(*mcp.InitializeParams)
+		got, _ := res.(*mcp.InitializeResult)
+		if asked != nil && got != nil && got.ProtocolVersion > asked.ProtocolVersion && slices.Contains(mcp.SupportedProtocolVersions(), got.ProtocolVersion) {
+			return nil, fmt.Errorf("the server answered initialize with MCP protocol version %q, newer than the %q agentc asked for in it: refused", got.ProtocolVersion, asked.ProtocolVersion)
+		}
+		return res, nil
+	}
 }
 
 // command builds the command of a stdio server, not yet started.
@@ -736,6 +768,14 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 			return fail("the connection to the server is closed (%s)%s", s.ended(), s.stderrNote())
 		}
 		return fail("%v", err)
+	}
+	if res.NeedsInput() || len(res.InputRequests) > 0 {
+		// Answering would make the call again: a call the model made once
+		// reaches the server once.
+		if len(res.InputRequests) == 0 {
+			return fail("the server answered that it is busy and the call should be made again later (a result of type input_required asking nothing); it is not made again")
+		}
+		return fail("the server asked for input before it answers (a result of type input_required), which agentc does not give; the call is not made again")
 	}
 	out := runtime.ToolResult{Content: render(res, MaxResultBytes, s.secrets), IsError: res.IsError}
 	if store := runtime.FileStore(ctx); store != nil {

@@ -607,3 +607,50 @@ func TestCloseFlooded(t *testing.T) {
 		t.Fatal("Close did not end")
 	}
 }
+
+// TestInputRequired: a server of the newest revision (2026-07-28, by
+// server/discover) that answers a call by asking for input — a result of
+// type input_required, the revision's multi-round-trip requests — fails
+// the call, which reaches it once: the SDK, left to itself, answered what
+// it asked and made the call again, ten times for one call of the model.
+func TestInputRequired(t *testing.T) {
+	s := connect(t, stdio(t, "ask", "ask", "busy"))
+	if v := s.session.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("the session's protocol version is %q, want 2026-07-28 (the revision that asks so)", v)
+	}
+	_, err := callTool(s, "ask", `{}`)
+	if err == nil || !strings.Contains(err.Error(), `tool "ask": the server asked for input before it answers (a result of type input_required), which agentc does not give; the call is not made again`) {
+		t.Errorf("a call the server answers asking for input: %v", err)
+	}
+	// Asking nothing, the server says it is busy: the SDK made the call
+	// again, three times.
+	_, err = callTool(s, "busy", `{}`)
+	if err == nil || !strings.Contains(err.Error(), `tool "busy": the server answered that it is busy`) {
+		t.Errorf("a call the server answers busy: %v", err)
+	}
+	// Close waits for the server, and for what it wrote to stderr.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"ask", "busy"} {
+		if n := strings.Count(s.stderr.String(), tool+" called"); n != 1 {
+			t.Errorf("%s was called %d times, want once; the server's stderr:\n%s", tool, n, s.stderr.String())
+		}
+	}
+}
+
+// TestNewerVersionRefused: a server that does not take server/discover,
+// and answers agentc's initialize (which asks for 2025-11-25) with the
+// newest revision, 2026-07-28, which the SDK would take, is refused at
+// the start, saying so.
+func TestNewerVersionRefused(t *testing.T) {
+	_, err := Connect(context.Background(), "srv", stdio(t, "newer", "echo"), t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), `the server answered initialize with MCP protocol version "2026-07-28", newer than the "2025-11-25" agentc asked for in it: refused`) {
+		t.Errorf("a server answering with a newer version than asked: %v", err)
+	}
+	// A server answering with the version asked for is taken, as ever.
+	s := connect(t, stdio(t, "flood", "echo"))
+	if v := s.session.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Errorf("a server of 2025-11-25: the session's version is %q", v)
+	}
+}

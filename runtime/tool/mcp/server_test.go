@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +23,7 @@ import (
 // serverVar set to 1 it serves testServer over stdio and exits.
 const (
 	serverVar  = "AGENTC_MCP_TEST_SERVER"
-	variantVar = "AGENTC_MCP_TEST_VARIANT" // "changed", "crash", "mute", "spin"
+	variantVar = "AGENTC_MCP_TEST_VARIANT" // "changed", "crash", "mute", "spin", "flood", "ask", "newer"
 	canaryVar  = "AGENTC_MCP_TEST_CANARY"  // set in the parent, never passed
 )
 
@@ -64,6 +65,12 @@ func serveStdio(variant string) int {
 	}
 	if variant == "flood" {
 		return flood()
+	}
+	if variant == "newer" {
+		// It answers initialize with the newest revision, whatever it
+		// was asked for.
+		handServer(os.Stdin, os.Stdout, flooding{version: "2026-07-28"}, nil)
+		return 0
 	}
 	if err := testServer(variant).Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "test server:", err)
@@ -149,6 +156,22 @@ func testServer(variant string) *sdk.Server {
 	if platformTools != nil {
 		platformTools(s)
 	}
+	if variant == "ask" {
+		// The newest revision's way to ask the client for input before
+		// answering (multi-round-trip requests): each call's result asks
+		// for the client's roots, and each call is said on stderr.
+		var calls atomic.Int64
+		sdk.AddTool(s, &sdk.Tool{Name: "ask", Description: "Ask for the client's roots."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+			n := calls.Add(1)
+			fmt.Fprintf(os.Stderr, "test server: ask called (%d)\n", n)
+			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"roots": &sdk.ListRootsParams{}}, RequestState: fmt.Sprint(n)}, nil, nil
+		})
+		// Asking nothing is the revision's way to say it is busy.
+		sdk.AddTool(s, &sdk.Tool{Name: "busy", Description: "Be busy."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+			fmt.Fprintf(os.Stderr, "test server: busy called (%d)\n", calls.Add(1))
+			return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{}}, nil, nil
+		})
+	}
 	sdk.AddTool(s, &sdk.Tool{Name: "spawn", Description: "Start a process in a session of its own; return its pid."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
 		cmd := exec.Command("setsid", "sleep", "300")
 		if err := cmd.Start(); err != nil {
@@ -190,10 +213,13 @@ func flood() int {
 }
 
 // flooding is what handServer sends when asked to call a tool: n pings,
-// each with pad bytes of padding, all of one id where sameID says so.
+// each with pad bytes of padding, all of one id where sameID says so;
+// and the protocol version it answers initialize with, where version
+// says (else the one it was asked for).
 type flooding struct {
-	n, pad int
-	sameID bool
+	n, pad  int
+	sameID  bool
+	version string
 }
 
 // handServer is an MCP server written by hand over r and w, as a server
@@ -223,7 +249,11 @@ func handServer(r io.Reader, w io.Writer, f flooding, done <-chan struct{}) {
 		result := map[string]any{}
 		switch m.Method {
 		case "initialize":
-			result = map[string]any{"protocolVersion": m.Params.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "flood", "version": "1"}}
+			v := m.Params.ProtocolVersion
+			if f.version != "" {
+				v = f.version
+			}
+			result = map[string]any{"protocolVersion": v, "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "flood", "version": "1"}}
 		case "tools/list":
 			result = map[string]any{"tools": []any{map[string]any{"name": "echo", "description": "Echo.", "inputSchema": map[string]any{"type": "object"}}}}
 		case "tools/call":
