@@ -16,6 +16,7 @@ import (
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/plan"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/journal"
 )
 
@@ -752,7 +753,15 @@ func (x *run) complete(k journal.Key, req *Request, call func() (*Response, erro
 	if err != nil || out != nil {
 		return out, replayed, err
 	}
-	// Served from the journal, or made by the host's effector.
+	// Served from the journal, or made by the host's effector. A recorded
+	// reply was written by whoever supplied the journal: it is held to
+	// what a live reply to the request could be, before it is decoded
+	// (decoded, a million tool calls in a 47 MB line took 2 GB) and after.
+	if replayed {
+		if err := replylimit.CheckRecorded(raw, int64(req.MaxOutputTokens)); err != nil {
+			return nil, replayed, x.journal.badRecord(fmt.Errorf("journal: the recorded response of model call %s is not a reply its request could have had: %w", k, err))
+		}
+	}
 	var rec storedResponse
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		if replayed {
@@ -761,8 +770,27 @@ func (x *run) complete(k journal.Key, req *Request, call func() (*Response, erro
 		return nil, replayed, fmt.Errorf("journal: the response the host returned of model call %s is not a response: %w", k, err)
 	}
 	resp := &Response{Message: rec.Message.message(), Usage: rec.Usage, MaxOutputTokens: rec.MaxOutputTokens}
+	if replayed {
+		if err := checkRecordedReply(int64(req.MaxOutputTokens), &resp.Message); err != nil {
+			return nil, replayed, x.journal.badRecord(fmt.Errorf("journal: the recorded response of model call %s is not a reply its request could have had: %w", k, err))
+		}
+	}
 	canonicalCalls(resp)
 	return resp, replayed, nil
+}
+
+// checkRecordedReply is CheckReply of a reply served from a journal: a
+// request that set no output limit is taken to have allowed
+// replylimit.MaxTokens, the most any reply holds.
+func checkRecordedReply(maxTokens int64, msg *Message) error {
+	limit := "the request's limit"
+	if maxTokens <= 0 {
+		maxTokens, limit = replylimit.MaxTokens, "no output limit: the most any reply holds"
+	}
+	if n, bound := ReplySize(msg), replylimit.ReplyBound(maxTokens); n > bound {
+		return fmt.Errorf("it holds %d bytes of text and tool calls (a call counts %d at least), more than the %d a reply to %d output tokens (%s) can make", n, replylimit.CallBytes, bound, maxTokens, limit)
+	}
+	return nil
 }
 
 // modelFingerprint is a model call's fingerprint: blake3 over the canonical

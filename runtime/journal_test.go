@@ -6,12 +6,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/internal/replytest"
 	"agentc.dev/agentc/runtime/journal"
 )
 
@@ -449,5 +452,75 @@ func editEntry(t *testing.T, src, dst, key, member, value string) {
 	}
 	if err := os.WriteFile(dst, []byte(strings.Join(lines, "")), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReplayReplyBounded: a recorded reply is held to what a live reply to
+// its request could be. One larger than its request's max_output_tokens
+// allows (70,000 tool calls, 1 MiB of text, more JSON values than its
+// tokens write), or counting more once decoded (5,000 calls, each a token
+// at least), ends the replay on an error naming the effect, before any
+// of its calls is made, and without holding what it would decode to.
+func TestReplayReplyBounded(t *testing.T) {
+	p := agent(t, func(a *plan.Agent) {
+		withTool(a)
+		a.Model.MaxOutputTokens = 256
+	})
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	tools := map[string]agentrt.Tool{"search": &echoTool{name: "search"}}
+	model := &scripted{turns: []turn{call(10, "search", `{"q":"x"}`), answer(`{"label":"bug"}`, 10)}}
+	if rec := journaled(t, p, file, false, model, agentrt.Options{Tools: tools}); rec.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("record: %s %s", rec.Outcome, rec.Error)
+	}
+	if rep := replay(t, p, file, agentrt.Options{Tools: tools}); rep.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("replay as recorded: %s %s", rep.Outcome, rep.Error)
+	}
+	calls := func(n int, call string) string {
+		return `{"message":{"role":"assistant","tool_calls":[` + strings.TrimSuffix(strings.Repeat(call+",", n), ",") + `]},"usage":{"input":10,"output":10}}`
+	}
+	for _, tc := range []struct{ name, response, want string }{
+		{"70,000 calls", calls(70000, `{"arguments":{},"id":"c","name":"search"}`), "more than the 655360 a reply to 256 output tokens (the request's limit) can be written in"},
+		{"1 MiB of text", `{"message":{"role":"assistant","content":"` + strings.Repeat("x", 1<<20) + `"},"usage":{"input":10,"output":10}}`, "can be written in"},
+		{"dense arguments", calls(1, `{"arguments":{"q":[`+strings.TrimSuffix(strings.Repeat("0,", 100000), ",")+`]},"id":"c","name":"search"}`), "JSON values, more than the 66560"},
+		{"5,000 calls", calls(5000, `{"id":"c","name":"search"}`), "holds 640000 bytes of text and tool calls (a call counts 128 at least), more than the 98304"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			edited := filepath.Join(t.TempDir(), "edited.jsonl")
+			editEntry(t, file, edited, "2.0", "response", tc.response)
+			j, err := journal.Open(edited)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			var toolEvents int
+			opts := agentrt.Options{Tools: tools, Model: refusingModel{}, Journal: &agentrt.Journal{Recorded: j, Replay: true}}
+			opts.Events = func(e agentrt.Event) {
+				if e.Type == agentrt.EventToolCall && e.Round == 2 {
+					mu.Lock()
+					toolEvents++
+					mu.Unlock()
+				}
+			}
+			r, err := agentrt.New(p, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			goruntime.GC() // what the subtests before left
+			stop := replytest.WatchHeap()
+			rep, err := r.Run(context.Background(), nil)
+			heap := stop()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Outcome != agentrt.OutcomeError || rep.Divergence != nil || toolEvents != 0 ||
+				!strings.Contains(rep.Error, "journal: the recorded response of model call 2.0 is not a reply its request could have had: ") ||
+				!strings.Contains(rep.Error, tc.want) {
+				t.Fatalf("replay: %s %q, divergence %+v, %d calls made; want an error naming effect 2.0 and %q", rep.Outcome, rep.Error, rep.Divergence, toolEvents, tc.want)
+			}
+			if heap > 64<<20 {
+				t.Errorf("the replay's heap reached %d MiB", heap>>20)
+			}
+			t.Logf("heap %d MiB", heap>>20)
+		})
 	}
 }

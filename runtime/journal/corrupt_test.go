@@ -283,6 +283,13 @@ func TestCorrupt(t *testing.T) {
 			l[2] = edit(t, l[2], map[string]any{"kind": "model", "response": raw(`{"usage":{"cached":-1e3,"input":1}}`)})
 			return l
 		}, 3, "effect 1.0: response: usage: negative cached -1e3"},
+		// A model's response is held to what a reply to any request could
+		// be, whoever reads it: a replay would decode it whole.
+		{"response past any reply", func(t *testing.T, l []string) []string {
+			calls := strings.TrimSuffix(strings.Repeat("{},", 1200000), ",")
+			l[2] = edit(t, l[2], map[string]any{"kind": "model", "response": raw(`{"message":{"role":"assistant","tool_calls":[` + calls + `]}}`)})
+			return l
+		}, 3, "effect 1.0: the response is not a reply any request could have had: it holds 1200004 JSON values, more than the 1114112 a reply to 262144 output tokens (no output limit: the most any reply holds) is written in"},
 		{"negative tokens in usage", func(t *testing.T, l []string) []string {
 			l[3] = edit(t, l[3], map[string]any{"usage": raw(`{"input":1,"cache_write":-2}`)})
 			return l

@@ -14,6 +14,7 @@ import (
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/leaf/userfile"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 )
 
 // Journal is a journal file, read.
@@ -460,6 +461,11 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 		return fmt.Errorf("effect %s: usage: %v", key, err)
 	}
 	if e.Kind == KindModel {
+		// Held, whoever reads the journal, to what the reply to any
+		// request could be; a replay holds it to its request's limit.
+		if err := replylimit.CheckRecorded(e.Response, 0); err != nil {
+			return fmt.Errorf("effect %s: the response is not a reply any request could have had: %v", key, err)
+		}
 		var resp struct {
 			Usage json.RawMessage `json:"usage"`
 		}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/internal/replytest"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
-	"agentc.dev/agentc/runtime/provider/internal/replytest"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 

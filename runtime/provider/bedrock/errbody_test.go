@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/internal/replytest"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
-	"agentc.dev/agentc/runtime/provider/internal/replytest"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/provider/internal/replytest"
+	"agentc.dev/agentc/runtime/internal/replytest"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/provider/internal/replytest"
+	"agentc.dev/agentc/runtime/internal/replytest"
 )
 
 // BenchmarkDenseReply measures the heap a dense reply costs (8 MiB of {}

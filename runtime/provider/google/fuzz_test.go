@@ -3,7 +3,7 @@ package google
 import (
 	"testing"
 
-	"agentc.dev/agentc/runtime/provider/internal/replytest"
+	"agentc.dev/agentc/runtime/internal/replytest"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 

@@ -17,7 +17,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
-	"agentc.dev/agentc/runtime/provider/internal/replytest"
+	"agentc.dev/agentc/runtime/internal/replytest"
 )
 
 // BenchmarkRunPDF10MB runs an agent given a 10 MB PDF against a Chat

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"agentc.dev/agentc/runtime/provider/internal/replytest"
+	"agentc.dev/agentc/runtime/internal/replytest"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 

@@ -7,28 +7,6 @@ import (
 	"agentc.dev/agentc/internal/leaf/jsonshape"
 )
 
-// ValuesPerToken is the most JSON values one output token is taken to
-// write: a token of the model's may be a run of brackets ("[[[[") of a
-// tool call's arguments; a token of text is part of one string.
-const ValuesPerToken = 4
-
-// ValueSlack is the values a reply's JSON may hold besides what its
-// tokens write: the response's own members, a candidate's, usage's.
-const ValueSlack = 64 << 10
-
-// ValueBound is the most JSON values a reply to a request that allowed
-// at most maxTokens output tokens may be written in: ValuesPerToken a
-// token and ValueSlack besides. It is 0, no bound, where ReplyBound is.
-// An SDK that decodes a body into maps and slices spends some hundred
-// bytes a value: 33 MB of {} decoded to 1.2 GB before any part of it was
-// judged, where ValueBound(256) values cost a few MB.
-func ValueBound(maxTokens int64) int64 {
-	if maxTokens <= 0 {
-		return 0
-	}
-	return min(maxTokens, MaxResponse/BytesPerToken)*ValuesPerToken + ValueSlack
-}
-
 // DenseError is a response (or one event of a stream) whose JSON holds
 // more values, or an event more bytes, than a reply to the request's
 // output limit can be written in, refused before it is decoded. Like a

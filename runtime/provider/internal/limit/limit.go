@@ -12,11 +12,6 @@ import (
 	"strings"
 )
 
-// MaxResponse is the largest response body a provider call accepts, in
-// bytes. A chat completion is at most a few megabytes; this leaves room for
-// long answers with many tool calls.
-const MaxResponse = 32 << 20
-
 // MaxErrorBody is the most bytes of an error response's body (a status
 // outside 2xx) that a provider call reads. An error's message is a
 // sentence or two; a server sending megabytes of one, to a streamed
@@ -131,24 +126,6 @@ type wholeKey struct{}
 // body has no such bound.
 func WithWhole(ctx context.Context, maxTokens int64) context.Context {
 	return context.WithValue(ctx, wholeKey{}, maxTokens)
-}
-
-// EscapeFactor is the most bytes JSON writes for a byte of a string: six,
-// for a control character written as a \u escape.
-const EscapeFactor = 6
-
-// BodyBound is the most bytes the body of a whole response may hold when
-// its request, of reqSize bytes, allowed at most maxTokens output tokens:
-// what ReplyBound bounds, every byte of it written as a JSON escape
-// (EscapeFactor), the request's own bytes (a response may echo them: the
-// Responses API sends the instructions and tools back) and ReplySlack for
-// the response's own members. It is 0, no bound, where ReplyBound is.
-func BodyBound(maxTokens, reqSize int64) int64 {
-	reply := ReplyBound(maxTokens)
-	if reply == 0 {
-		return 0
-	}
-	return EscapeFactor*reply + reqSize + ReplySlack
 }
 
 // body reads at most left bytes of rc; one byte more is the error.
