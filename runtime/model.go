@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 )
 
 // Role says who wrote a message.
@@ -199,9 +200,24 @@ type Usage struct {
 // Total is the number of tokens a budget is charged.
 func (u Usage) Total() int { return u.Input + u.Output }
 
-// Add returns the sum of two usages.
+// Add returns the sum of two usages. A count that would pass the
+// largest int (or the smallest) stays there rather than wrap round: a
+// usage may come from a provider or a journal, which may say anything.
 func (u Usage) Add(v Usage) Usage {
-	return Usage{Input: u.Input + v.Input, Output: u.Output + v.Output, Cached: u.Cached + v.Cached, CacheWrite: u.CacheWrite + v.CacheWrite}
+	return Usage{Input: addCount(u.Input, v.Input), Output: addCount(u.Output, v.Output),
+		Cached: addCount(u.Cached, v.Cached), CacheWrite: addCount(u.CacheWrite, v.CacheWrite)}
+}
+
+// addCount is a+b, saturating.
+func addCount(a, b int) int {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt
+	case b < 0 && s > a:
+		return math.MinInt
+	}
+	return s
 }
 
 // Response is a model's answer to a Request: one assistant message.

@@ -1341,7 +1341,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	}
 	if x.journal == nil && x.effector == nil {
 		res, _ = invoke(x.runCtx, t, c, x.opts.Secrets)
-		res.Usage, res.Cost = res.Usage.held(), res.Cost.held()
+		res.Usage, res.Cost = res.Usage.Held(), res.Cost.held()
 		x.charge(res.Usage, false)
 		x.roundCost = x.roundCost.Add(res.Cost)
 		return res, cr, nil
@@ -1372,7 +1372,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		}
 		return ToolResult{IsError: true, Content: "the recorded result is not a tool result"}, cr, err
 	}
-	res.Usage, res.Cost = res.Usage.held(), res.Cost.held()
+	res.Usage, res.Cost = res.Usage.Held(), res.Cost.held()
 	x.charge(res.Usage, replayed)
 	x.roundCost = x.roundCost.Add(res.Cost)
 	return res, cr, nil

@@ -177,13 +177,15 @@ func countedWith(req *Request, resp *Response, est Usage, bound int) (u Usage, w
 	return u, implausible(resp.Usage == (Usage{}), odd, estimated, cut, u)
 }
 
-// held is u with each count held within what a turn could count: none
-// below zero, which would give a budget back, nor past maxPlausible. A
-// tool's result claims the usage of the agent it ran (a nested agent's,
-// counted by its own run), but a recorded result, or one made elsewhere
-// (a Temporal activity that a client completed by its ID), claims what
-// it likes.
-func (u Usage) held() Usage {
+// Held is u with each count held within what a turn could count: none
+// below zero, which would give a budget back, nor past maxPlausible
+// (2^32), and cached tokens and cache writes no more than the input
+// holds. A tool's result claims the usage of the agent it ran (a nested
+// agent's, counted by its own run), but a recorded result, or one made
+// elsewhere (a Temporal activity that a client completed by its ID),
+// claims what it likes; so does a journal's model call, which a reader
+// shows (agentc view).
+func (u Usage) Held() Usage {
 	count := func(n int) int { return min(max(n, 0), maxPlausible) }
 	h := Usage{Input: count(u.Input), Output: count(u.Output), Cached: count(u.Cached), CacheWrite: count(u.CacheWrite)}
 	if h.Cached > h.Input {
@@ -196,7 +198,7 @@ func (u Usage) held() Usage {
 }
 
 // held is c with a price that is not a number of dollars at or above
-// zero counted as nothing (see Usage.held).
+// zero counted as nothing (see Usage.Held).
 func (c Cost) held() Cost {
 	if math.IsNaN(c.USD) || math.IsInf(c.USD, 0) || c.USD < 0 {
 		c.USD = 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"agentc.dev/agentc/internal/leaf/pattern"
+	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/journal"
 )
 
@@ -249,4 +251,44 @@ func TestPageMovesNoTerminal(t *testing.T) {
 		t.Errorf("the page does not hold %q", want)
 	}
 	checkHTML(t, html)
+}
+
+// TestUsageSumSaturates: a journal's token counts are held as a run holds
+// them (agentrt.Usage.Held) and summed without wrapping round: every
+// reply counting 2^62 tokens in and out made a page saying
+// -4611686018427387904 in. The page marks the held counts.
+func TestUsageSumSaturates(t *testing.T) {
+	var entries []journal.Entry
+	for round := 1; round <= 3; round++ {
+		entries = append(entries, journal.Entry{Key: journal.Key{Round: round}, Kind: journal.KindModel,
+			Request:  []byte(`{"provider":"openai","model":"m","messages":{"after":0,"new":[{"role":"user","content":"go"}]}}`),
+			Response: []byte(`{"message":{"role":"assistant","content":"x"},"usage":{"input":4611686018427387904,"output":4611686018427387904,"cached":7}}`)})
+	}
+	entries = append(entries, journal.Entry{Key: journal.Key{Round: 4}, Kind: journal.KindModel,
+		Request:  []byte(`{"provider":"openai","model":"m","messages":{"after":0,"new":[{"role":"user","content":"go"}]}}`),
+		Response: []byte(`{"message":{"role":"assistant","content":"x"},"usage":{"input":10,"output":2}}`)})
+	j, _ := journalOf(t, entries...)
+	p, html := pageOf(t, j)
+	if want := (agentrt.Usage{Input: 3<<32 + 10, Output: 3<<32 + 2, Cached: 21}); p.Usage != want || !p.UsageHeld {
+		t.Errorf("page usage %+v (held %v), want %+v, held", p.Usage, p.UsageHeld, want)
+	}
+	held := 0
+	for _, r := range p.Rows {
+		if r.Kind == "model" && (r.UsageHeld != (r.Usage.Input != 10)) {
+			t.Errorf("row %s: usage %+v, held %v", r.Key, *r.Usage, r.UsageHeld)
+		}
+		if r.UsageHeld {
+			held++
+		}
+	}
+	if held != 6 { // three model calls and their rounds
+		t.Errorf("%d rows marked held, want 6", held)
+	}
+	if !strings.Contains(html, `<dd id="tokens">12884901898 in, 12884901890 out (21 cached) <abbr class="held"`) {
+		t.Errorf("the page's tokens are not the held sum, marked: %s", html[strings.Index(html, `<dd id="tokens">`):][:200])
+	}
+	max := agentrt.Usage{Input: math.MaxInt, Output: 1}
+	if got := max.Add(agentrt.Usage{Input: 1, Output: math.MaxInt}); got.Input != math.MaxInt || got.Output != math.MaxInt {
+		t.Errorf("a sum past the largest int is %+v, want it held there", got)
+	}
 }

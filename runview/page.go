@@ -37,6 +37,7 @@ var (
 			"ms":       formatMS,
 			"size":     userfile.About,
 			"tokens":   formatTokens,
+			"heldMark": func() template.HTML { return heldMark },
 			"cost":     formatCostOf,
 			"time":     func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") },
 			"count":    func(n int) string { return printer.Sprintf("%d", n) },
@@ -99,6 +100,11 @@ func formatMS(v float64) string {
 		return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64) + " ms"
 	}
 }
+
+// heldMark follows token counts some of which were held: the journal
+// gave counts no call has, which the page, as a run, does not add as
+// they are (2^62 twice would wrap round below zero).
+const heldMark template.HTML = `<abbr class="held" title="the journal gives counts no call has (below zero, past 4294967296 tokens, or more cached than input): they are held within what a call can count">held</abbr>`
 
 // formatTokens says what a Usage or *Usage holds; nothing for nil.
 func formatTokens(v any) string {

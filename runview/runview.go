@@ -72,7 +72,10 @@ type Page struct {
 	// effect.
 	SpanMS float64
 	// Usage is the tokens of every model call, the called agents' too.
-	Usage agentrt.Usage
+	// UsageHeld says some call's counts were held (agentrt.Usage.Held):
+	// the journal gave counts no call has, below zero or past 2^32.
+	Usage     agentrt.Usage
+	UsageHeld bool
 	// Cost is what those tokens cost by the page's price table: the
 	// model calls' costs summed.
 	Cost agentrt.Cost
@@ -115,7 +118,9 @@ type Row struct {
 	// how long it took.
 	StartMS, DurationMS float64
 	// Usage is the tokens the row spent; nil where none is known.
-	Usage *agentrt.Usage
+	// UsageHeld says counts of it were held, as Page's.
+	Usage     *agentrt.Usage
+	UsageHeld bool
 	// Cost is what Usage cost: a model call's, a round's (its model call
 	// and the agents its tools called), an agent call's (its run's model
 	// calls); nil where no usage is known.
@@ -634,7 +639,7 @@ func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 	// called.
 	for _, r := range b.page.Rows[first:] {
 		if r.Kind == "model" && r.Depth == depth {
-			round.Usage = r.Usage
+			round.Usage, round.UsageHeld = r.Usage, r.UsageHeld
 		}
 		if (r.Kind == "model" || r.Kind == "agent") && r.Depth == depth {
 			round.Cost = addCost(round.Cost, r.Cost)
@@ -711,9 +716,13 @@ func (b *builder) model(e *journal.Entry, depth int) (*Row, modelResponse, model
 		r.Reply = b.message(*resp.Message)
 	}
 	if resp.Usage != nil {
-		r.Usage = resp.Usage
-		b.page.Usage = b.page.Usage.Add(*resp.Usage)
-		c, price := b.price(req.Provider, req.Model, *resp.Usage)
+		// Counts the journal gives past what a call can count are held,
+		// as a run holds them, and marked.
+		u := resp.Usage.Held()
+		r.Usage, r.UsageHeld = &u, u != *resp.Usage
+		b.page.Usage = b.page.Usage.Add(u)
+		b.page.UsageHeld = b.page.UsageHeld || r.UsageHeld
+		c, price := b.price(req.Provider, req.Model, u)
 		r.Cost, r.Price = &c, price
 		b.page.Cost = b.page.Cost.Add(c)
 	}
@@ -828,6 +837,7 @@ func (b *builder) agent(k journal.Key, depth int, c wireCall, m *Message, d *Dec
 		end = max(end, c.StartMS+c.DurationMS)
 		if c.Kind == "model" && c.Usage != nil {
 			u = u.Add(*c.Usage)
+			r.UsageHeld = r.UsageHeld || c.UsageHeld
 			r.Cost = addCost(r.Cost, c.Cost)
 		}
 	}
