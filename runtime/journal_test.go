@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -522,5 +523,41 @@ func TestReplayReplyBounded(t *testing.T) {
 			}
 			t.Logf("heap %d MiB", heap>>20)
 		})
+	}
+}
+
+// TestUnreachedBounded: a divergence lists the first 20 effects a replay
+// left unreached, in the order of their keys (2.1 before 10.1, as a run
+// reaches them, not as their text sorts), and says how many more: a
+// journal with 100,000 appended made a line of 6.9 MB.
+func TestUnreachedBounded(t *testing.T) {
+	p, file, tools := recordedSearch(t)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.Write(data)
+	for i := 1000; i >= 1; i-- { // written in reverse, so order is the list's own
+		fmt.Fprintf(&b, `{"effect":"%d.1","kind":"tool","fingerprint":"blake3:%s","request":{"tool":"search"},"response":{},"started":"2026-12-07T00:00:00Z","duration_ms":0}`+"\n", i+2, strings.Repeat("0", 64))
+	}
+	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := replay(t, p, file, agentrt.Options{Tools: tools})
+	d := rep.Divergence
+	if d == nil || d.Reason != "the run ended without reaching 1000 recorded effect(s)" || len(d.Changes) != 21 {
+		t.Fatalf("replay: %s %q, divergence %+v", rep.Outcome, rep.Error, d)
+	}
+	for i, c := range d.Changes[:20] {
+		if want := fmt.Sprintf("%d.1 (call of tool search)", i+3); c != want {
+			t.Errorf("listed %d: %q, want %q", i, c, want)
+		}
+	}
+	if last := d.Changes[20]; last != "… and 980 more" {
+		t.Errorf("last listed %q, want … and 980 more", last)
+	}
+	if len(rep.Error) > 2000 {
+		t.Errorf("the error is %d bytes", len(rep.Error))
 	}
 }
