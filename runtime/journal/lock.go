@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -90,9 +91,9 @@ func Acquire(path string) (*Lock, error) {
 			if now, err := os.Lstat(name); err == nil && os.SameFile(fi, now) {
 				if err := isLockFile(f, fi); err != nil {
 					f.Close()
-					return nil, fmt.Errorf("journal: locking %s: its lock file %s %v: agentc writes no file it did not make, so it is not taken over; remove it, or record elsewhere", path, lockName(path, real), err)
+					return nil, fmt.Errorf("journal: locking %s: its lock file %s %v", path, lockName(path, real), err)
 				}
-				pid := []byte(strconv.Itoa(os.Getpid()) + "\n")
+				pid := []byte(stamp + strconv.Itoa(os.Getpid()) + "\n")
 				if err = f.Truncate(0); err == nil {
 					_, err = f.WriteAt(pid, 0)
 				}
@@ -142,25 +143,43 @@ func openLockFile(name, shown string, flag int) (*os.File, error) {
 	return f, nil
 }
 
+// stamp begins what a lock file holds, before its holder's process id,
+// so that a lock file is known for agentc's: other programs keep a
+// process id in a NAME.lock too, unlocked (shadow-utils' passwd.lock).
+const stamp = "agentc "
+
 // isLockFile says why f, a regular file that fi describes, found where
-// a lock file goes, is not one: a lock file holds a process id and a line
-// feed, or nothing (its writer died before it wrote). A journal named
-// through a link leads its lock file where the link leads: a file there
-// with other content (Cargo.lock beside a journal named through a link to
-// Cargo) is someone else's, and taking it over would empty and remove it.
+// a lock file goes and not locked, is not a lock file a run left, which
+// is taken over: one holds agentc's stamp and a process id, which holds
+// no lock, so its run ended; or, as agentc wrote before it stamped them,
+// a process id no process has; or nothing (its writer died before it
+// wrote). A journal named through a link leads its lock file where the
+// link leads: a file there with other content (Cargo.lock beside a
+// journal named through a link to Cargo), or with the id of a process
+// that is running (passwd.lock beside a link to passwd), is someone
+// else's, and taking it over would empty and remove it.
 func isLockFile(f *os.File, fi os.FileInfo) error {
 	switch {
 	case fi.Size() == 0:
 		return nil
-	case fi.Size() > 24:
-		return fmt.Errorf("holds %d bytes, more than a process id", fi.Size())
-	case readPID(f) == 0:
-		b := make([]byte, fi.Size())
-		n, _ := f.ReadAt(b, 0)
-		return fmt.Errorf("holds %q, not a process id", b[:n])
+	case fi.Size() > 32:
+		return fmt.Errorf("holds %d bytes, more than a process id: %s; remove it, or record elsewhere", fi.Size(), notTaken)
+	}
+	b := make([]byte, fi.Size())
+	n, _ := f.ReadAt(b, 0)
+	if bytes.HasPrefix(b[:n], []byte(stamp)) && readPID(f) > 0 {
+		return nil
+	}
+	switch pid := readPID(f); {
+	case pid == 0:
+		return fmt.Errorf("holds %q, not a process id: %s; remove it, or record elsewhere", b[:n], notTaken)
+	case running(pid):
+		return fmt.Errorf("holds the id of process %d, which is running, without agentc's stamp: it is that process's lock, and %s; record elsewhere", pid, notTaken)
 	}
 	return nil
 }
+
+const notTaken = "agentc writes no file it did not make, so it is not taken over"
 
 // lockName is the lock file's name for messages: beside the name the
 // journal was given, unless that is a link to a journal elsewhere.
@@ -203,10 +222,12 @@ func lockJournal(path, real string, shared bool) (*os.File, error) {
 	return jf, nil
 }
 
+// readPID reads the process id a lock file holds, after agentc's stamp
+// or without it (as agentc wrote it before); 0 for none.
 func readPID(f *os.File) int {
-	b := make([]byte, 32)
+	b := make([]byte, 33)
 	n, _ := f.ReadAt(b, 0)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(string(b[:n]), stamp)))
 	if err != nil || pid <= 0 {
 		return 0
 	}

@@ -93,7 +93,7 @@ func TestStaleLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(journal.LockFile(path))
-	if got, want := strings.TrimSpace(string(data)), fmt.Sprint(os.Getpid()); got != want {
+	if got, want := string(data), fmt.Sprintf("agentc %d\n", os.Getpid()); got != want {
 		t.Errorf("lock file holds %q, want %s", got, want)
 	}
 	w.Close()
@@ -265,9 +265,29 @@ func TestLockFileNotTakenOver(t *testing.T) {
 	if b, err := os.ReadFile(victim); err != nil || string(b) != content {
 		t.Errorf("Cargo.lock after: %q, %v; want it as it was", b, err)
 	}
-	// A lock file a process died holding (its id, or nothing yet) is
-	// taken over, as before.
-	for _, left := range []string{"12345\n", ""} {
+	// A lock file of another program's, unlocked, that holds the id of
+	// a process that is running (shadow-utils keeps its passwd.lock so)
+	// is not taken over either, nor removed: the lock is refused, naming
+	// it and the process.
+	live := fmt.Sprintf("%d", os.Getppid())
+	if err := os.WriteFile(victim, []byte(live), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err = journal.Acquire(journalPath)
+	if err == nil {
+		l.Release()
+	}
+	if err == nil || !strings.Contains(err.Error(), "its lock file "+victim+" holds the id of process "+live+", which is running") {
+		t.Errorf("Acquire through a link beside a live process's lock file: %v; want the lock refused, naming it and process %s", err, live)
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != live {
+		t.Errorf("the live process's lock file after: %q, %v; want it as it was", b, err)
+	}
+	// A lock file a run left holds no lock: one with agentc's stamp, its
+	// process running or not (a process id is used again), one without
+	// it (as agentc wrote them before) whose process is gone, and one a
+	// run died before it wrote is taken over.
+	for _, left := range []string{"agentc " + live + "\n", "agentc 999999999\n", "999999999\n", ""} {
 		if err := os.WriteFile(victim, []byte(left), 0o644); err != nil {
 			t.Fatal(err)
 		}

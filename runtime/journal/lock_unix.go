@@ -3,6 +3,7 @@
 package journal
 
 import (
+	"errors"
 	"io/fs"
 	"syscall"
 )
@@ -20,4 +21,11 @@ func links(fi fs.FileInfo) uint64 {
 		return uint64(st.Nlink)
 	}
 	return 1
+}
+
+// running says whether a process with the id pid is there: one that
+// cannot be signalled (another user's) is.
+func running(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
