@@ -122,7 +122,7 @@ func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 	}
 	fmt.Fprintf(e.Stderr, "agentc: %s %s: run %s, %d effects recorded\n", verb, file, run, len(j.Entries))
 	if j.Truncated {
-		fmt.Fprintf(e.Stderr, "agentc: %s: its last line was cut short (a crash during a write) and is left out\n", file)
+		fmt.Fprintf(e.Stderr, "agentc: %s: %s\n", file, j.CutShort())
 	}
 	if j.Header.Plan != string(p.Digests.Plan) {
 		fmt.Fprintf(e.Stderr, "agentc: the plan changed since the journal was recorded (plan %s then, %s now); each call is compared with its record\n",

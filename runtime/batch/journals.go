@@ -212,7 +212,7 @@ func (j *Journals) item(it item, p *plan.Plan, notes func(string)) (ij *itemJour
 		return nil, "", err
 	}
 	if rec.Truncated {
-		say(notes, "%s: its last line was cut short (a crash during a write) and is left out", ij.path)
+		say(notes, "%s: %s", ij.path, rec.CutShort())
 	}
 	j.checkPlan(rec, p, notes)
 	ij.rt = &agentrt.Journal{Recorded: rec, Writer: w}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -427,6 +428,10 @@ func TestReadSpacing(t *testing.T) {
 			}
 			if j.Truncated != tt.torn || j.ValidBytes != int64(valid) || len(j.Entries) != tt.entries {
 				t.Fatalf("Truncated %v, ValidBytes %d, %d entries; want %v, %d, %d", j.Truncated, j.ValidBytes, len(j.Entries), tt.torn, valid, tt.entries)
+			}
+			// The line cut short is said by its number and its bytes.
+			if tt.torn && j.CutShort() != fmt.Sprintf("its last line was cut short (a crash during a write) and is left out: line 4, %d bytes", len(base[3])+1) {
+				t.Errorf("the cut is said as %q", j.CutShort())
 			}
 			if g, w := j.Header, want.Header; g.Plan != w.Plan || g.Run != w.Run || g.OutputSuffix != w.OutputSuffix || g.Agent != w.Agent ||
 				!g.Started.Equal(w.Started) || canonical(t, g.Tools) != canonical(t, w.Tools) {

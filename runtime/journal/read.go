@@ -26,6 +26,10 @@ type Journal struct {
 	// Truncated says the file ended in an incomplete line, which was left
 	// out: what a crash during a write leaves.
 	Truncated bool
+	// CutLine is the number of the line cut short, and CutBytes its
+	// bytes, which were left out; 0 unless Truncated.
+	CutLine  int
+	CutBytes int64
 	// ValidBytes is the length of the file's complete lines: where the
 	// next line goes.
 	ValidBytes int64
@@ -56,6 +60,12 @@ var (
 	// as a provider accepts (32 MB at Anthropic).
 	MaxRequest int64 = 32 << 20
 )
+
+// CutShort says, of a journal whose last line was cut short (Truncated),
+// that it was, which line it is and how many bytes are left out.
+func (j *Journal) CutShort() string {
+	return fmt.Sprintf("its last line was cut short (a crash during a write) and is left out: line %d, %d bytes", j.CutLine, j.CutBytes)
+}
 
 // Lookup returns the entry of an effect: the last, where a failed attempt
 // was made again.
@@ -129,7 +139,7 @@ func parse(data []byte) (*Journal, error) {
 			if n == 1 {
 				return nil, &Error{Line: 1, Msg: "incomplete header: the file ends before its first line does"}
 			}
-			j.Truncated = true
+			j.Truncated, j.CutLine, j.CutBytes = true, n, int64(len(data)-pos)
 			break
 		}
 		line := data[pos : pos+nl]
