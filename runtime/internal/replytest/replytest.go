@@ -1,6 +1,8 @@
 // Package replytest answers a provider client's requests with one reply,
 // in process, and holds the client to what it must make of any reply: the
-// provider packages' fuzz targets share it.
+// provider packages' fuzz targets share it. WatchHeap measures what a
+// reply costs, a live one (the providers' benchmarks) or a recorded one
+// (the runtime's replay tests).
 package replytest
 
 import (
