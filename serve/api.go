@@ -250,25 +250,13 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		reply(w, http.StatusOK, map[string]any{"approvals": out})
 	})
 	mux.HandleFunc("POST /v1/runs/{id}/approvals/{key...}", func(w http.ResponseWriter, r *http.Request) {
-		var d Decision
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
+		var d Decision
 		if err == nil {
-			// A member named twice ({"approve": false, "approve": true})
-			// would decide by its last value, where another reader of the
-			// same decision reads its first.
-			err = answerNotIJSON(body)
+			d, err = decisionOfBody(body)
 		}
-		if err == nil {
-			dec := json.NewDecoder(bytes.NewReader(body))
-			dec.DisallowUnknownFields()
-			err = dec.Decode(&d)
-		}
-		if err != nil || d.Approve == nil {
-			why := "approve is missing"
-			if err != nil {
-				why = err.Error()
-			}
-			reply(w, http.StatusBadRequest, apiError{Error: `a decision is {"approve": true|false, "for_run": bool, "reason": "..."}: ` + why})
+		if err != nil {
+			reply(w, http.StatusBadRequest, apiError{Error: `a decision is {"approve": true|false, "for_run": bool, "reason": "..."}: ` + err.Error()})
 			return
 		}
 		p, ok := runs.decide(r.PathValue("id"), r.PathValue("key"), d, AccessOf(r.Context()).Allows)
@@ -491,6 +479,51 @@ func reply(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// decisionOfBody reads the body of a decision: an I-JSON object (a member
+// named twice would decide by its last value, where another reader of
+// the same decision reads its first) of approve, a boolean, and perhaps
+// for_run, a boolean, and reason, a string, each named exactly so.
+// encoding/json matches a member to a field ignoring case: read into
+// Decision, {"approve": false, "Approve": true} approved, where a client's
+// log, or jq, reads a no.
+func decisionOfBody(body []byte) (Decision, error) {
+	var d Decision
+	if err := answerNotIJSON(body); err != nil {
+		return d, err
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(body, &members); err != nil || members == nil {
+		return d, errors.New("the body is not a JSON object")
+	}
+	for name, v := range members {
+		ok, want := false, "true or false"
+		switch name {
+		case "approve":
+			var b bool
+			ok, d.Approve = isJSON(v, &b), &b
+		case "for_run":
+			ok = isJSON(v, &d.ForRun)
+		case "reason":
+			ok, want = isJSON(v, &d.Reason), "a string"
+		default:
+			return d, fmt.Errorf("member %.100q is not one of a decision's (approve, for_run, reason: named as written here)", name)
+		}
+		if !ok {
+			return d, fmt.Errorf("%s is not %s", name, want)
+		}
+	}
+	if d.Approve == nil {
+		return d, errors.New("approve is missing")
+	}
+	return d, nil
+}
+
+// isJSON decodes v into p, and reports whether it was a value of p's
+// type: null, which leaves p as it was, is not.
+func isJSON(v json.RawMessage, p any) bool {
+	return string(bytes.TrimSpace(v)) != "null" && json.Unmarshal(v, p) == nil
 }
 
 // notJSON says why body, which json.Valid refused, is not taken: it is

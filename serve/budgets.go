@@ -128,6 +128,18 @@ func BudgetsOfMeta(meta map[string]any) (Budgets, error) {
 	if err != nil {
 		return b, &BudgetsError{err.Error()}
 	}
+	// Named exactly: encoding/json would take "Tokens" (or "TOKENS") for
+	// tokens, the last of them where both are given, a bound other
+	// readers of the request do not see.
+	if m, ok := v.(map[string]any); ok {
+		for name := range m {
+			switch name {
+			case "deadline", "tools", "tokens", "rounds":
+			default:
+				return b, &BudgetsError{fmt.Sprintf("_meta %s: %.100q is not a bound a run takes (deadline, tools, tokens, rounds: named as written here)", MetaBudgets, name)}
+			}
+		}
+	}
 	if err := strictUnmarshal(raw, &b); err != nil {
 		return b, &BudgetsError{fmt.Sprintf("_meta %s: %v (want {\"deadline\": \"30s\", \"tools\": N, \"tokens\": N, \"rounds\": N})", MetaBudgets, err)}
 	}

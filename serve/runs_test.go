@@ -148,7 +148,8 @@ func TestRunsKept(t *testing.T) {
 
 // TestApprovalOverAPI: with the API's approvals, a call that needs one
 // waits, listed at /v1/approvals, until it is decided there; a decision
-// is taken once; one that is not a decision is refused, and decides
+// is taken once; one that is not a decision (a member named twice, or
+// named otherwise than exactly, as "Approve") is refused, and decides
 // nothing.
 func TestApprovalOverAPI(t *testing.T) {
 	runs := newRuns(t, "", true)
@@ -177,7 +178,11 @@ func TestApprovalOverAPI(t *testing.T) {
 			t.Fatalf("GET /v1/approvals: %d %s", code, body)
 		}
 		path := "/v1/runs/" + p.Run + "/approvals/" + p.Key
-		for _, bad := range []string{`{"approve": "yes"}`, `{}`, `{"approve": true, "also": 1}`, `not json`, `{"approve": false, "approve": true}`, `{"approve": true, "reason": "a", "reason": "b"}`} {
+		for _, bad := range []string{`{"approve": "yes"}`, `{}`, `{"approve": true, "also": 1}`, `not json`, `{"approve": false, "approve": true}`, `{"approve": true, "reason": "a", "reason": "b"}`,
+			// Named otherwise than exactly: encoding/json would match
+			// each to its field, the last winning.
+			`{"approve": false, "Approve": true}`, `{"APPROVE": true, "FOR_RUN": true}`, `{"approve": true, "Reason": "x"}`,
+			`{"approve": null}`, `{"approve": true, "for_run": null}`, `[{"approve": true}]`, `null`} {
 			if code, _ := call(t, srv, http.MethodPost, path, apiToken, bad); code != 400 {
 				t.Errorf("decision %s: %d, want 400", bad, code)
 			}
@@ -452,7 +457,7 @@ func TestBudgets(t *testing.T) {
 	if res := callWith(mcp.Meta{serve.MetaBudgets: map[string]any{"rounds": 1}}); !res.IsError || res.Meta[serve.MetaBound] != agentrt.BoundRounds {
 		t.Errorf("rounds 1 over MCP: %+v", res.Meta)
 	}
-	for _, bad := range []any{map[string]any{"rounds": 0}, map[string]any{"turns": 3}, "ten", map[string]any{"deadline": 30}} {
+	for _, bad := range []any{map[string]any{"rounds": 0}, map[string]any{"turns": 3}, "ten", map[string]any{"deadline": 30}, map[string]any{"Rounds": 1}} {
 		res := callWith(mcp.Meta{serve.MetaBudgets: bad})
 		if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "budgets: ") {
 			t.Errorf("_meta budgets %v: %v %s", bad, res.IsError, text)
