@@ -183,58 +183,45 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 	m.sdk.ServeHTTP(ow, r)
 }
 
-// answersChecked reads the body of a request in a session, and where it
-// is a client's answer to the server (a JSON-RPC response: to an
-// approval's form) that is not I-JSON, puts in its place an error for the
-// same request, which refuses the call as the answer would not read one
-// way (answerNotIJSON); a batch holding an answer that is not I-JSON is
-// refused 400, and it reports false. The SDK reads the body as it came
-// otherwise, the error of reading it too.
+// answersChecked reads the body of a POST in a session, and where it is
+// not I-JSON (RFC 7493: a member named twice, a lone surrogate, bytes
+// that are not UTF-8) refuses it, as it would not read one way: a
+// client's answer to the server (a JSON-RPC response: to an approval's
+// form) is replaced by an error for the same request, which refuses the
+// call saying why (answerNotIJSON), and it reports true; anything else (a
+// request, a batch) is refused 400, and it reports false. Every body is
+// checked, whatever it holds: deciding first whether it is an answer read
+// it as the SDK does not (encoding/json took a member "Method" for
+// "method", and passed the answer unchecked as a request). The SDK reads
+// the body as it came otherwise, the error of reading it too, and what is
+// not JSON.
 func answersChecked(w http.ResponseWriter, r *http.Request) bool {
 	body, err := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errorReader{err}))
-	if err != nil {
+	if err != nil || !json.Valid(body) {
 		return true
 	}
-	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) > 0 && b[0] == '[' {
-		var batch []struct {
-			Method json.RawMessage `json:"method"`
-		}
-		if json.Unmarshal(body, &batch) != nil {
-			return true
-		}
-		for _, m := range batch {
-			if m.Method == nil {
-				if err := answerNotIJSON(body); err != nil {
-					http.Error(w, "a batch holding "+err.Error(), http.StatusBadRequest)
-					return false
+	fault := notIJSON(body)
+	if fault == nil {
+		return true
+	}
+	// An answer is a message without a member named "method", exactly,
+	// as the SDK reads it (jsonrpc.DecodeMessage).
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) == nil {
+		if _, request := members["method"]; !request {
+			msg, err := jsonrpc.DecodeMessage(body)
+			if resp, ok := msg.(*jsonrpc.Response); err == nil && ok {
+				refused, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: answerNotIJSON(body).Error()}})
+				if err == nil {
+					r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(refused)), int64(len(refused))
+					return true
 				}
-				break
 			}
 		}
-		return true
 	}
-	var env struct {
-		Method json.RawMessage `json:"method"`
-	}
-	if json.Unmarshal(body, &env) != nil || env.Method != nil {
-		return true // a request, or what the SDK refuses
-	}
-	why := answerNotIJSON(body)
-	if why == nil {
-		return true
-	}
-	msg, err := jsonrpc.DecodeMessage(body)
-	resp, ok := msg.(*jsonrpc.Response)
-	if err != nil || !ok {
-		return true
-	}
-	refused, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: why.Error()}})
-	if err != nil {
-		return true
-	}
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(refused)), int64(len(refused))
-	return true
+	http.Error(w, fmt.Sprintf("the message is not I-JSON (RFC 7493), which a message in an MCP session must be, so that every reader reads it one way: %v", fault), http.StatusBadRequest)
+	return false
 }
 
 // errorReader is a reader that returns err, or io.EOF for none.

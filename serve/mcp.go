@@ -249,8 +249,16 @@ func approvalForm(req *agentrt.ApprovalRequest) *mcp.ElicitParams {
 // client's log of what its user chose, a proxy): the person's decision
 // must read one way.
 func answerNotIJSON(data []byte) error {
+	if err := notIJSON(data); err != nil {
+		return fmt.Errorf("the answer to the approval is not I-JSON (RFC 7493), which it must be to decide a call: %w", err)
+	}
+	return nil
+}
+
+// notIJSON says why data is not I-JSON (RFC 7493), nil where it is.
+func notIJSON(data []byte) error {
 	if _, err := digest.Canonical(data); err != nil {
-		return fmt.Errorf("the answer to the approval is not I-JSON (RFC 7493), which it must be to decide a call: %s", strings.TrimPrefix(err.Error(), "canonical JSON: "))
+		return errors.New(strings.TrimPrefix(err.Error(), "canonical JSON: "))
 	}
 	return nil
 }
