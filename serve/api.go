@@ -96,41 +96,36 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no agent is named %q here", r.PathValue("name"))})
 			return
 		}
+		budgets, err := budgetsOfQuery(r.URL.Query())
+		if err != nil {
+			reply(w, http.StatusBadRequest, apiError{Error: err.Error()})
+			return
+		}
 		files := fileFieldsOf(a.Plan)
-		var body []byte
-		var names map[string]string
-		var err error
+		// Files in base64 take a third more than their bytes.
+		multi, limit := false, MaxRequestBytes(a.Plan)
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
 			if len(files) == 0 {
 				reply(w, http.StatusUnsupportedMediaType, apiError{Error: fmt.Sprintf("agent %s takes no files: send its input as JSON", a.Plan.Agent.Name)})
 				return
 			}
-			r.Body = http.MaxBytesReader(w, r.Body, maxMultipartBytes(files))
-			var status int
-			if body, names, status, err = multipartInput(r, files); err != nil {
-				reply(w, status, apiError{Error: err.Error()})
-				return
-			}
-		} else {
-			// Files in base64 take a third more than their bytes.
-			limit := MaxRequestBytes(a.Plan)
-			body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-			var tooLarge *http.MaxBytesError
-			switch {
-			case errors.As(err, &tooLarge):
-				reply(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("the body is larger than the %d bytes a run's input may be", limit)})
-				return
-			case err != nil:
-				reply(w, http.StatusBadRequest, apiError{Error: "reading the body: " + err.Error()})
-				return
-			case !json.Valid(body) && len(body) > 0:
-				reply(w, http.StatusBadRequest, apiError{Error: notJSON(body)})
-				return
-			}
+			multi, limit = true, maxMultipartBytes(files)
 		}
-		budgets, err := budgetsOfQuery(r.URL.Query())
+		if r.ContentLength > limit {
+			reply(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("the body is larger than the %d bytes a run's input may be", limit)})
+			return
+		}
+		// The body is read within the bound on reading, before a byte of
+		// it is (readingBody), and gives it back before the run weighs the
+		// input itself.
+		release, err := runs.readingBody(r, limit)
 		if err != nil {
-			reply(w, http.StatusBadRequest, apiError{Error: err.Error()})
+			return // its client went while it waited
+		}
+		body, names, status, err := runInput(w, r, files, multi, limit)
+		release()
+		if err != nil {
+			reply(w, status, apiError{Error: err.Error()})
 			return
 		}
 		var input json.RawMessage
@@ -182,7 +177,7 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			return
 		}
 		res := rec.Result
-		status := http.StatusOK
+		status = http.StatusOK
 		if rec.State == StateInterrupted {
 			// The server stopped under the run: 503, as for a request it
 			// would not take, with what the run got to.
@@ -479,6 +474,27 @@ func reply(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// runInput reads a run's input from r's body, at most limit bytes: JSON,
+// or, multi, a multipart form of the input and the agent's files
+// (multipartInput). A body it refuses is its status and why.
+func runInput(w http.ResponseWriter, r *http.Request, files []plan.FileField, multi bool, limit int64) (json.RawMessage, map[string]string, int, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	if multi {
+		return multipartInput(r, files)
+	}
+	body, err := io.ReadAll(r.Body)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the body is larger than the %d bytes a run's input may be", limit)
+	case err != nil:
+		return nil, nil, http.StatusBadRequest, fmt.Errorf("reading the body: %v", err)
+	case !json.Valid(body) && len(body) > 0:
+		return nil, nil, http.StatusBadRequest, errors.New(notJSON(body))
+	}
+	return body, nil, 0, nil
 }
 
 // decisionOfBody reads the body of a decision: an I-JSON object (a member

@@ -70,6 +70,7 @@ type MCPHTTP struct {
 	sdk      *mcp.StreamableHTTPHandler
 	servers  map[*Access]*mcp.Server
 	limits   map[*Access]int64
+	runs     *Runs
 	perToken int
 
 	mu      sync.Mutex
@@ -103,7 +104,7 @@ func MCPHandler(version string, agents []Agent, runs *Runs, tokens *Tokens, b Se
 	if b.PerToken <= 0 {
 		b.PerToken = DefaultSessionsPerToken
 	}
-	m := &MCPHTTP{servers: map[*Access]*mcp.Server{}, limits: map[*Access]int64{}, perToken: b.PerToken, opened: map[string]*tokenSessions{}}
+	m := &MCPHTTP{servers: map[*Access]*mcp.Server{}, limits: map[*Access]int64{}, runs: runs, perToken: b.PerToken, opened: map[string]*tokenSessions{}}
 	most := int64(MaxBodyBytes)
 	for _, a := range tokens.sets {
 		s, err := MCP(version, a.Of(agents), runs)
@@ -146,9 +147,11 @@ const sessionHeader = "Mcp-Session-Id"
 // session, to the token's sessions.
 func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 	g := grantOf(r.Context())
-	if limit, ok := m.limits[g.access]; ok {
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
+	limit, ok := m.limits[g.access]
+	if !ok {
+		limit = MaxBodyBytes
 	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	if r.Method == http.MethodGet {
 		// An event stream, which lasts as long as its session: Close
 		// ends it by closing the session.
@@ -165,8 +168,19 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 	m.mu.Unlock()
 	defer m.calls.Done()
 	if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
-		if r.Method == http.MethodPost && !answersChecked(w, r) {
-			return
+		if r.Method == http.MethodPost {
+			// The body is read, and checked, within the bound on
+			// reading (readingBody), given back before the SDK takes
+			// the message: a call's run weighs its input itself.
+			release, err := m.runs.readingBody(r, limit)
+			if err != nil {
+				return // its client went while it waited
+			}
+			checked := answersChecked(w, r)
+			release()
+			if !checked {
+				return
+			}
 		}
 		m.sdk.ServeHTTP(w, r)
 		return

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -185,4 +186,126 @@ func serveAll(t *testing.T, ag serve.Agent, runs *serve.Runs, tokens *serve.Toke
 	t.Cleanup(srv.Close)
 	t.Cleanup(runs.Stop)
 	return srv
+}
+
+// bodyReads serves h, saying on read the path of each POST whose body
+// the handler begins to read.
+func bodyReads(h http.Handler, read chan<- string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			r.Body = &firstRead{ReadCloser: r.Body, read: func() { read <- r.URL.Path }}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+type firstRead struct {
+	io.ReadCloser
+	once sync.Once
+	read func()
+}
+
+func (f *firstRead) Read(p []byte) (int, error) {
+	f.once.Do(f.read)
+	return f.ReadCloser.Read(p)
+}
+
+// TestBodyReadBounded: over the HTTP API (JSON and multipart) and MCP in
+// a session, a request's body is read within the bound on reading, as
+// much of it as the body may be taken before a byte of it is read: with
+// less of the bound left than a body may be, a request whose body says
+// no length waits, its body unread (many requests at once cannot each
+// hold a body read whole before its input is weighed), and is answered
+// once the bound is given back; a small body that says its length is
+// read at once.
+func TestBodyReadBounded(t *testing.T) {
+	runs := newRuns(t, "", true)
+	agents := []serve.Agent{labeler(t), reader(t)}
+	tokens := serve.AllAgents(apiToken)
+	api, err := serve.API(agents, runs, tokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := serve.MCPHandler("test", agents, runs, tokens, serve.SessionBounds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan string, 16)
+	srv := httptest.NewServer(bodyReads(serve.Mux(h, api, func() bool { return false }), read))
+	t.Cleanup(srv.Close)
+	t.Cleanup(runs.Stop)
+	cs, err := connectHTTP(context.Background(), srv.URL+"/mcp", apiToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	for len(read) > 0 {
+		<-read // the session's own requests
+	}
+	waits := make(chan struct{}, 16)
+	serve.OnReadingWait(t, func() { waits <- struct{}{} })
+
+	// Less of the bound is left than a body of 8 MiB.
+	// What is held is given back at the latest as the test ends, so that
+	// a failing test's requests end.
+	hold := func() func() {
+		release := sync.OnceFunc(runs.HoldReading(t, serve.MaxReading-serve.MaxBodyBytes+1))
+		t.Cleanup(release)
+		return release
+	}
+	release := hold()
+	if code, body := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": "Crash on start"}`); code != http.StatusOK {
+		t.Errorf("a small body of said length, with most of the bound taken: %d %s", code, body)
+	}
+	<-read
+	release()
+
+	multipart, ct := form(t, "input", `{"title": "Lunch"}`, "note", "Lunch is at noon on Friday.")
+	for _, c := range []struct{ name, path, contentType, body, want string }{
+		{"the API, JSON", "/v1/agents/labeler/runs", "application/json", `{"title": "Crash on start"}`, `"outcome":"ok"`},
+		{"the API, multipart", "/v1/agents/reader/runs", ct, multipart, `"outcome":"ok"`},
+		{"MCP in a session", "/mcp", "application/json", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"labeler","arguments":{"title":"x"}}}`, `"result"`},
+	} {
+		release := hold()
+		// A body of no length said, sent once the request has waited.
+		pr, pw := io.Pipe()
+		t.Cleanup(func() { pw.Close() })
+		req, err := http.NewRequest(http.MethodPost, srv.URL+c.path, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+apiToken)
+		req.Header.Set("Content-Type", c.contentType)
+		if c.path == "/mcp" {
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", cs.ID())
+		}
+		answers := make(chan string, 1)
+		go func() {
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				answers <- err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			out, _ := io.ReadAll(resp.Body)
+			answers <- resp.Status + " " + string(out)
+		}()
+		select {
+		case out := <-answers:
+			t.Fatalf("%s: answered with the bound taken and no body sent: %.300s", c.name, out)
+		case path := <-read:
+			t.Fatalf("%s: the body of %s was read with less of the bound left than it may be", c.name, path)
+		case <-waits:
+		}
+		release()
+		if _, err := io.WriteString(pw, c.body); err != nil {
+			t.Fatal(err)
+		}
+		pw.Close()
+		if out := <-answers; !strings.HasPrefix(out, "200 ") || !strings.Contains(out, c.want) {
+			t.Errorf("%s, once the bound was given back: %.300s", c.name, out)
+		}
+		<-read
+	}
 }
