@@ -195,7 +195,14 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("%q is not a run's id (32 hex digits)", id)})
 			return
 		}
-		rec := runs.get(id, nil)
+		// The record is encoded within the bound on reading, held until
+		// the answer is written (getHeld).
+		h := &held{rs: runs}
+		defer h.give()
+		rec, err := runs.getHeld(r.Context(), id, h)
+		if err != nil {
+			return // its client went while it waited
+		}
 		if rec == nil || !AccessOf(r.Context()).Allows(rec.Agent) {
 			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no run %s is kept here", id)})
 			return
@@ -226,8 +233,14 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			return
 		}
 		// Its record as it ended: cancelled, or done where it ended on
-		// its own before it came to a point where it stops.
-		ended := runs.get(id, nil)
+		// its own before it came to a point where it stops; encoded
+		// within the bound on reading, as GET's.
+		h := &held{rs: runs}
+		defer h.give()
+		ended, err := runs.getHeld(r.Context(), id, h)
+		if err != nil {
+			return
+		}
 		if ended == nil {
 			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("run %s has ended, and is no longer kept here", id)})
 			return

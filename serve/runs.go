@@ -819,11 +819,115 @@ func (rs *Runs) get(id string, rec *Record) *Record {
 	if rs.dir == "" || !idPattern.MatchString(id) {
 		return nil
 	}
-	r, err := readRecord(rs.recordPath(id))
+	r, err := readRecord(rs.recordPath(id), nil)
 	if err != nil || r.ID != id {
 		return nil
 	}
 	return r
+}
+
+// held is what one request holds of the bound on reading: one weight at
+// a time, given back before it takes another (two held at once could
+// wait on each other).
+type held struct {
+	rs      *Runs
+	n       int64
+	release func()
+}
+
+// atLeast holds at least n bytes of the bound: what is held, where that
+// is as much, else n in its place; a request that goes while it waits is
+// its context's error.
+func (h *held) atLeast(ctx context.Context, n int64) error {
+	if h.release != nil && n <= h.n {
+		return nil
+	}
+	h.give()
+	release, err := h.rs.Reading(ctx, n)
+	if err != nil {
+		return err
+	}
+	h.n, h.release = n, release
+	return nil
+}
+
+// give gives back what h holds.
+func (h *held) give() {
+	if h.release != nil {
+		h.release()
+		h.n, h.release = 0, nil
+	}
+}
+
+// recordSlack is what a record weighs beside its input while its run is
+// in flight (its id, agent, plan, times and budgets, as JSON).
+const recordSlack = 4 << 10
+
+// getHeld is get for a request that answers with the record: h holds as
+// much of the bound on reading as the record weighs before it is copied
+// or read back (its size as JSON, kept for an ended run in memory; its
+// input's for one in flight; its file's size, then its Weight once read,
+// for one on disk), so that the record is encoded within the bound. Hold
+// h until the answer is written: encoding a record holds it whole, as
+// does decoding it from its file, and 300 requests of a record of an
+// 8 MiB input that read none of their answer held 4 GB. nil for no such
+// record, or the context's error for a request that went while it waited.
+func (rs *Runs) getHeld(ctx context.Context, id string, h *held) (*Record, error) {
+	if rs == nil {
+		return nil, nil
+	}
+	for {
+		rs.mu.Lock()
+		size, ok := rs.recordSize(id)
+		if ok && h.release != nil && size <= h.n {
+			cp := *rs.byID[id]
+			rs.mu.Unlock()
+			return &cp, nil
+		}
+		rs.mu.Unlock()
+		if !ok {
+			break // none in memory, or no longer
+		}
+		// Weighed before it is copied: a request that waits holds none
+		// of it, and one whose record grew (its run ended) weighs it again.
+		if err := h.atLeast(ctx, size); err != nil {
+			return nil, err
+		}
+	}
+	if rs.dir == "" || !idPattern.MatchString(id) {
+		return nil, nil
+	}
+	path := rs.recordPath(id)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil
+	}
+	if err := h.atLeast(ctx, min(fi.Size(), maxRecordBytes)+1); err != nil {
+		return nil, err
+	}
+	r, err := readRecord(path, func(b []byte) error { return h.atLeast(ctx, Weight(b)) })
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // it went while it waited
+	}
+	if err != nil || r.ID != id {
+		return nil, nil
+	}
+	return r, nil
+}
+
+// recordSize is what run id's record in memory weighs on the bound on
+// reading, under rs.mu; false for none in memory.
+func (rs *Runs) recordSize(id string) (int64, bool) {
+	r, ok := rs.byID[id]
+	if !ok {
+		return 0, false
+	}
+	for i := len(rs.ended) - 1; i >= 0; i-- {
+		if rs.ended[i].id == id {
+			return rs.ended[i].size + 1, true
+		}
+	}
+	return int64(len(r.Input)) + recordSlack, true
 }
 
 func (rs *Runs) journalPath(id string) string { return filepath.Join(rs.dir, id+".jsonl") }
@@ -844,10 +948,17 @@ func (rs *Runs) save(rec *Record) error {
 // maxRecordBytes bounds a record read back from the directory.
 const maxRecordBytes = 64 << 20
 
-func readRecord(path string) (*Record, error) {
+// readRecord reads the record at path; weigh, when not nil, hears its
+// bytes before they are decoded, and its error is readRecord's.
+func readRecord(path string, weigh func([]byte) error) (*Record, error) {
 	b, err := userfile.Read(path, maxRecordBytes, "a run's record") // a FIFO refused, not waited on
 	if err != nil {
 		return nil, err
+	}
+	if weigh != nil {
+		if err := weigh(b); err != nil {
+			return nil, err
+		}
 	}
 	var r Record
 	if err := json.Unmarshal(b, &r); err != nil {
@@ -879,7 +990,7 @@ func (rs *Runs) Resume(agents []Agent, note func(string)) error {
 		if !ok || !idPattern.MatchString(id) || !e.Type().IsRegular() {
 			continue
 		}
-		rec, err := readRecord(rs.recordPath(id))
+		rec, err := readRecord(rs.recordPath(id), nil)
 		if err != nil {
 			note(fmt.Sprintf("left %s: %v", e.Name(), err))
 			continue

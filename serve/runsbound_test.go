@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"math"
 	"net/http"
@@ -307,5 +308,63 @@ func TestBodyReadBounded(t *testing.T) {
 			t.Errorf("%s, once the bound was given back: %.300s", c.name, out)
 		}
 		<-read
+	}
+}
+
+// TestGetRecordBounded: GET /v1/runs/{id} reads and encodes a run's
+// record within the bound on reading, weighed by its size, held until
+// the answer is written: with all but a megabyte of the bound taken, a
+// GET of the record of a 2 MiB input waits, seven more at once wait too,
+// none answered, and each is answered whole once the bound is given
+// back; the same of the record in memory, and read back from its file by
+// a later server.
+func TestGetRecordBounded(t *testing.T) {
+	dir := t.TempDir()
+	runs := newRuns(t, dir, true)
+	srv := serveAll(t, labeler(t), runs, serve.AllAgents(apiToken))
+	code, body := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs?deadline=1ns", apiToken, `{"title":"`+strings.Repeat("a", 2<<20)+`"}`)
+	var res serve.RunResult
+	if err := json.Unmarshal(body, &res); err != nil || code != http.StatusOK || res.ID == "" {
+		t.Fatalf("%d %.300s", code, body)
+	}
+	later := newRuns(t, dir, true)
+	laterSrv := serveAll(t, labeler(t), later, serve.AllAgents(apiToken))
+	waits := make(chan struct{}, 16)
+	serve.OnReadingWait(t, func() { waits <- struct{}{} })
+	for _, c := range []struct {
+		name string
+		runs *serve.Runs
+		srv  *httptest.Server
+	}{{"in memory", runs, srv}, {"on disk", later, laterSrv}} {
+		// Given back at the latest as the test ends, so that a failing
+		// test's requests end.
+		release := sync.OnceFunc(c.runs.HoldReading(t, serve.MaxReading-1<<20))
+		t.Cleanup(release)
+		answers := make(chan string, 8)
+		for range 8 {
+			go func() {
+				req, _ := http.NewRequest(http.MethodGet, c.srv.URL+"/v1/runs/"+res.ID, nil)
+				req.Header.Set("Authorization", "Bearer "+apiToken)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					answers <- err.Error()
+					return
+				}
+				defer resp.Body.Close()
+				out, _ := io.ReadAll(resp.Body)
+				answers <- resp.Status + " " + string(out)
+			}()
+			select {
+			case out := <-answers:
+				t.Fatalf("%s: a GET was answered with the bound taken: %.300s", c.name, out)
+			case <-waits:
+			}
+		}
+		release()
+		for range 8 {
+			if out := <-answers; !strings.HasPrefix(out, "200 ") || !strings.Contains(out, res.ID) || len(out) < 2<<20 {
+				t.Errorf("%s: a GET: %.300s", c.name, out)
+			}
+		}
 	}
 }
