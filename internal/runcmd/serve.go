@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"golang.org/x/net/netutil"
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -410,12 +412,17 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h *serve.MCPHTTP, api h
 	}
 	srv := newHTTPServer(handler, e.Stderr)
 	fmt.Fprintf(e.Stderr, "agentc: serving %s at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json%s: %v\n", agentsText(len(names)), ln.Addr(), also, names)
+	// No longer ready once it stops taking requests: the ready file goes
+	// then, once.
+	unready := func() {}
 	if f.ready != "" {
-		if err := atomicfile.Write(f.ready, []byte("http://"+ln.Addr().String()+"\n"), 0o644); err != nil {
+		remove, err := writeReady(f.ready, "http://"+ln.Addr().String()+"\n")
+		if err != nil {
 			ln.Close()
 			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--ready-file: %w", err)}
 		}
-		defer os.Remove(f.ready)
+		unready = sync.OnceFunc(remove)
+		defer unready() // where serving failed
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(netutil.LimitListener(ln, maxConns)) }()
@@ -424,10 +431,7 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h *serve.MCPHTTP, api h
 		runs.Stop()
 	case <-ctx.Done():
 		stopping.Store(true)
-		if f.ready != "" {
-			// No longer ready: it takes no new request.
-			os.Remove(f.ready)
-		}
+		unready() // it takes no new request
 		grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.grace)
 		defer cancel()
 		// No new request is taken; those in flight, and runs resumed in
@@ -486,6 +490,32 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h *serve.MCPHTTP, api h
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	return nil
+}
+
+// writeReady writes said to the ready file at path, whole, and returns
+// what removes it: only where it is still the file this server wrote,
+// holding what it said. A server stops for a while (its grace period,
+// and more), and one started in its place with the same file (on the same
+// port, its URL the same) may have written it meanwhile: its file stays.
+// A ready file that is no regular file (a FIFO, /dev/stdout) is written
+// into, and never removed.
+func writeReady(path, said string) (remove func(), err error) {
+	if err := atomicfile.Write(path, []byte(said), 0o644); err != nil {
+		return nil, err
+	}
+	wrote, err := os.Lstat(path)
+	if err != nil || !wrote.Mode().IsRegular() {
+		return func() {}, nil
+	}
+	return func() {
+		now, err := os.Lstat(path)
+		if err != nil || !os.SameFile(wrote, now) {
+			return
+		}
+		if b, err := userfile.Read(path, int64(len(said)), "the ready file"); err == nil && string(b) == said {
+			os.Remove(path)
+		}
+	}, nil
 }
 
 // Connection bounds of agentc serve --http. Anyone who reaches the port

@@ -5,8 +5,12 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -203,4 +207,47 @@ func (b *lockedBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// TestWriteReady: a server removes its ready file only where it is still
+// the file it wrote, saying its URL: one written in its place, with
+// another URL or the same, stays; one that is not a regular file is
+// written into and stays.
+func TestWriteReady(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "url.txt")
+	const url = "http://127.0.0.1:8080\n"
+	for _, next := range []string{"http://127.0.0.1:9090\n", url} {
+		remove, err := writeReady(path, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(next), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		remove()
+		if b, err := os.ReadFile(path); err != nil || string(b) != next {
+			t.Errorf("the file another server wrote, %q: %q %v", next, b, err)
+		}
+	}
+	remove, err := writeReady(path, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove()
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("its own file: %v, want it removed", err)
+	}
+	if runtime.GOOS != "windows" {
+		remove, err := writeReady(os.DevNull, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		remove()
+		if _, err := os.Stat(os.DevNull); err != nil {
+			t.Errorf("%s: %v", os.DevNull, err)
+		}
+	}
 }
