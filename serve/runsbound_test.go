@@ -282,16 +282,7 @@ func TestBodyReadBounded(t *testing.T) {
 			req.Header.Set("Mcp-Session-Id", cs.ID())
 		}
 		answers := make(chan string, 1)
-		go func() {
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				answers <- err.Error()
-				return
-			}
-			defer resp.Body.Close()
-			out, _ := io.ReadAll(resp.Body)
-			answers <- resp.Status + " " + string(out)
-		}()
+		go func() { answers <- answerOf(req) }()
 		select {
 		case out := <-answers:
 			t.Fatalf("%s: answered with the bound taken and no body sent: %.300s", c.name, out)
@@ -342,18 +333,9 @@ func TestGetRecordBounded(t *testing.T) {
 		t.Cleanup(release)
 		answers := make(chan string, 8)
 		for range 8 {
-			go func() {
-				req, _ := http.NewRequest(http.MethodGet, c.srv.URL+"/v1/runs/"+res.ID, nil)
-				req.Header.Set("Authorization", "Bearer "+apiToken)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					answers <- err.Error()
-					return
-				}
-				defer resp.Body.Close()
-				out, _ := io.ReadAll(resp.Body)
-				answers <- resp.Status + " " + string(out)
-			}()
+			req, _ := http.NewRequest(http.MethodGet, c.srv.URL+"/v1/runs/"+res.ID, nil)
+			req.Header.Set("Authorization", "Bearer "+apiToken)
+			go func() { answers <- answerOf(req) }()
 			select {
 			case out := <-answers:
 				t.Fatalf("%s: a GET was answered with the bound taken: %.300s", c.name, out)
@@ -367,4 +349,16 @@ func TestGetRecordBounded(t *testing.T) {
 			}
 		}
 	}
+}
+
+// answerOf makes req and returns its status and body, or the error that
+// ended it.
+func answerOf(req *http.Request) string {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.Status + " " + string(out)
 }
