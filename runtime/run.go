@@ -498,7 +498,7 @@ func (r *Runner) userMessage(ctx context.Context, input json.RawMessage) (Messag
 		if err != nil {
 			return Message{}, &InputError{err.Error()}
 		}
-		if err := notIJSON(input); err != nil {
+		if err := inputNotIJSON(input); err != nil {
 			return Message{}, &InputError{err.Error()}
 		}
 		if err := plan.Validate(r.input, v); err != nil {
@@ -1183,14 +1183,29 @@ func TokensLeft(ctx context.Context) (left int, ok bool) {
 	return left, ok
 }
 
-// notIJSON says why data, JSON, is not I-JSON (RFC 7493): a member named
-// twice in one object, a lone surrogate, a number past the largest
-// double. What agentc validates must read one way to every reader after
-// it: a schema checks the last of two members of one name, and a reader
-// that keeps the first (or refuses the object) would get a value never
-// checked.
+// notIJSON says why data, JSON the model wrote (an answer, a tool call's
+// arguments), is not I-JSON (RFC 7493): a member named twice in one
+// object, a lone surrogate, a number no IEEE-754 double holds exactly.
+// What agentc validates must read one way to every reader after it: a
+// schema checks the last of two members of one name, and a reader that
+// keeps the first (or refuses the object) would get a value never checked;
+// a schema checks a number as written, and a reader of doubles (Python,
+// JavaScript, jq) reads 0.99999999999999999 as 1, 9007199254740993 as
+// 9007199254740992 and 1e-400 as 0, values the schema may refuse.
 func notIJSON(data []byte) error {
-	if _, err := digest.Canonical(data); err != nil {
+	return ijson(data, digest.CanonicalExact)
+}
+
+// inputNotIJSON is notIJSON for a run's input, whose numbers may be any
+// JSON number: the model reads the input as the text written, and agentc
+// keeps and journals it as written, so no reader after the schema rounds
+// it.
+func inputNotIJSON(data []byte) error {
+	return ijson(data, digest.Canonical)
+}
+
+func ijson(data []byte, canonical func([]byte) ([]byte, error)) error {
+	if _, err := canonical(data); err != nil {
 		return fmt.Errorf("not I-JSON (RFC 7493), which it must be: %s", strings.TrimPrefix(err.Error(), "canonical JSON: "))
 	}
 	return nil

@@ -586,8 +586,9 @@ func TestShapingAfterProseEndsWithUser(t *testing.T) {
 }
 
 // TestNotIJSON: an answer, tool arguments or an input that name a member
-// twice are refused, though the schema would pass the last of the two:
-// what was validated must read one way to every reader after it.
+// twice are refused, though the schema would pass the last of the two,
+// and so are an answer or tool arguments holding a number no double holds
+// exactly: what was validated must read one way to every reader after it.
 func TestNotIJSON(t *testing.T) {
 	res := runWith(t, agent(t, nil), agentrt.Options{},
 		answer(`{"label":"crash","label":"bug"}`, 10), answer(`{"label":"bug"}`, 10))
@@ -606,5 +607,57 @@ func TestNotIJSON(t *testing.T) {
 	last = res.model.reqs[1].Messages
 	if fb := last[len(last)-1]; !fb.IsError || !strings.Contains(fb.Content, `arguments are not I-JSON (RFC 7493), which it must be: /: duplicate member name "q"`) {
 		t.Errorf("arguments naming a member twice: got %+v", fb)
+	}
+
+	// Numbers no double holds exactly: the schema passes the number as
+	// written, a reader of doubles reads one it refuses. Refused in the
+	// answer, whether through the output tool or in the reply's text, and
+	// in a tool's arguments.
+	numbers := func(mode string) *plan.Plan {
+		p := agent(t, func(a *plan.Agent) {
+			withTool(a)
+			a.Output.KeepsTools = true
+			a.Output.Schema = json.RawMessage(`{"type":"object","properties":{"p":{"type":"number","exclusiveMaximum":1},"n":{"type":"integer","multipleOf":3},"m":{"type":"number","exclusiveMinimum":0}},"additionalProperties":false}`)
+			a.Output.Mode = mode
+		})
+		if mode == plan.ModePrompted {
+			p.Output = &plan.Lowering{Provider: "test", Mode: mode, Schema: p.Agent.Output.Schema}
+			if err := p.Seal(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
+	for _, c := range []struct{ answer, becomes string }{
+		{`{"p":0.99999999999999999}`, "1"},
+		{`{"n":9007199254740993}`, "9007199254740992"},
+		{`{"m":1e-400}`, "0"},
+	} {
+		want := fmt.Sprintf("not I-JSON (RFC 7493), which it must be: /%s: number %s is not exactly an IEEE-754 double (it would become %s)",
+			c.answer[2:3], c.answer[5:len(c.answer)-1], c.becomes)
+		for _, mode := range []string{plan.ModeTool, plan.ModePrompted} {
+			first, then := answer(c.answer, 10), answer(`{"p":0.1,"n":3,"m":1.0}`, 10)
+			if mode == plan.ModePrompted {
+				first, then = prose(c.answer, 10), prose(`{"p":0.1,"n":3,"m":1.0}`, 10)
+			}
+			res = runWith(t, numbers(mode), agentrt.Options{}, first, then)
+			if res.rep.Outcome != "ok" || res.rep.InvalidAnswers != 1 {
+				t.Errorf("%s in %s mode: outcome %s (%s), %d invalid answers", c.answer, mode, res.rep.Outcome, res.rep.Error, res.rep.InvalidAnswers)
+				continue
+			}
+			last = res.model.reqs[1].Messages
+			if fb := last[len(last)-1]; !strings.Contains(fb.Content, want) {
+				t.Errorf("%s in %s mode: got %+v, want %q", c.answer, mode, fb, want)
+			}
+		}
+	}
+	res = runWith(t, agent(t, keepsTools), agentrt.Options{},
+		call(10, "search", `{"q":"a","n":9007199254740993}`), answer(`{"label":"bug"}`, 10))
+	if res.tool.calls != 0 {
+		t.Errorf("the tool ran %d times with a number past a double", res.tool.calls)
+	}
+	last = res.model.reqs[1].Messages
+	if fb := last[len(last)-1]; !fb.IsError || !strings.Contains(fb.Content, `arguments are not I-JSON (RFC 7493), which it must be: /n: number 9007199254740993 is not exactly`) {
+		t.Errorf("arguments with a number past a double: got %+v", fb)
 	}
 }
