@@ -262,3 +262,68 @@ func TestPromptedBrackets(t *testing.T) {
 		t.Errorf("an aside and a shell block: outcome %s (%s), invalid answers %d", r.rep.Outcome, r.rep.Error, r.rep.InvalidAnswers)
 	}
 }
+
+// TestRaisedAnswerNotIJSON: whether an answer is I-JSON is asked of what
+// the model wrote, before its nulls are raised away or it is taken out of
+// the member that wraps it. Both decode the answer and encode it again,
+// which kept the last of two members of one name and turned a lone
+// surrogate into U+FFFD: the run printed {"label":"bug"} for an answer
+// whose first label was "rm -rf /", and ["bug"] for arguments whose first
+// "value" broke maxItems.
+func TestRaisedAnswerNotIJSON(t *testing.T) {
+	surrogate := func(t *testing.T) *plan.Plan {
+		p := agent(t, func(a *plan.Agent) {
+			a.Output.Schema = json.RawMessage(`{"type":"object","properties":{"label":{"enum":["bug","feature"]},"note":{"type":"string"},"by":{"type":"string"}},"required":["label"],"additionalProperties":false}`)
+			a.Output.Mode = plan.ModeNative
+		})
+		p.Output = &plan.Lowering{Provider: "openai", Mode: plan.ModeNative, Strict: true,
+			Schema:   json.RawMessage(`{"additionalProperties":false,"properties":{"by":{"type":["string","null"]},"label":{"enum":["bug","feature"]},"note":{"type":["string","null"]}},"required":["by","label","note"],"type":"object"}`),
+			Nullable: []string{"/properties/by", "/properties/note"}}
+		if err := p.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	wrapped := func(t *testing.T) *plan.Plan {
+		p := agent(t, func(a *plan.Agent) {
+			a.Output.Schema = json.RawMessage(`{"type":"array","items":{"enum":["bug","feature"]},"maxItems":2}`)
+			a.Output.Mode = plan.ModeTool
+		})
+		p.Output = &plan.Lowering{Provider: "test", Mode: plan.ModeTool, Wrap: plan.AnswerMember,
+			Schema: json.RawMessage(`{"type":"object","properties":{"value":{"type":"array","items":{"enum":["bug","feature"]},"maxItems":2}},"required":["value"],"additionalProperties":false}`)}
+		if err := p.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name      string
+		plan      func(t *testing.T) *plan.Plan
+		turn      func(string) turn
+		bad, good string
+		want      string
+	}{
+		{"native, a member twice beside a null", func(t *testing.T) *plan.Plan { return notePlan(t, plan.ModeNative, nil) },
+			func(s string) turn { return text(t, s) },
+			`{"label":"rm -rf /","label":"bug","note":null}`, `{"label":"feature","note":null}`, `duplicate member name "label"`},
+		{"native, a lone surrogate beside a null", surrogate,
+			func(s string) turn { return text(t, s) },
+			`{"label":"bug","note":null,"by":"\ud800"}`, `{"label":"feature","note":null,"by":"x"}`, `lone surrogate \ud800 in a string`},
+		{"tool, a member twice beside a null", func(t *testing.T) *plan.Plan { return notePlan(t, plan.ModeTool, nil) },
+			func(s string) turn { return answer(s, 10) },
+			`{"label":"rm -rf /","label":"bug","note":null}`, `{"label":"feature","note":null}`, `duplicate member name "label"`},
+		{"tool, the wrapping member twice", wrapped,
+			func(s string) turn { return answer(s, 10) },
+			`{"value":["rm -rf /","x","y"],"value":["bug"]}`, `{"value":["feature"]}`, `duplicate member name "value"`},
+	} {
+		r := runWith(t, c.plan(t), agentrt.Options{}, c.turn(c.bad), c.turn(c.good))
+		if r.rep.Outcome != agentrt.OutcomeOK || r.rep.InvalidAnswers != 1 || strings.Contains(string(r.rep.Answer), "bug") {
+			t.Errorf("%s: outcome %s (%s), answer %s, %d invalid answers; want the first refused", c.name, r.rep.Outcome, r.rep.Error, r.rep.Answer, r.rep.InvalidAnswers)
+			continue
+		}
+		msgs := r.model.reqs[1].Messages
+		if fb := msgs[len(msgs)-1]; !strings.Contains(fb.Content, "not I-JSON (RFC 7493), which it must be: ") || !strings.Contains(fb.Content, c.want) {
+			t.Errorf("%s: feedback %q, want it to say %s", c.name, fb.Content, c.want)
+		}
+	}
+}

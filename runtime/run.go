@@ -1033,8 +1033,7 @@ func (x *run) textAnswer(text string) bool {
 	}
 	why := "the reply holds no JSON value"
 	for i, cand := range cands {
-		cand = x.raise(cand)
-		err := x.validate(cand)
+		cand, err := x.raised(cand)
 		if err == nil {
 			x.rep.Answer = cand
 			x.end(OutcomeOK, BoundNone, "")
@@ -1058,13 +1057,32 @@ func (x *run) raise(answer json.RawMessage) json.RawMessage {
 	return v
 }
 
+// raised is an answer as the model wrote it, raised (see raise) and
+// validated, and why it is not valid. Whether it is I-JSON is asked of
+// what the model wrote, before raising: raising decodes the answer and
+// encodes it again, keeping the last of two members of one name and
+// turning a lone surrogate into U+FFFD, so that asked after, it would pass
+// an answer that every other reader of the model's text reads otherwise.
+func (x *run) raised(answer json.RawMessage) (json.RawMessage, error) {
+	if json.Valid(answer) {
+		if err := notIJSON(answer); err != nil {
+			return answer, err
+		}
+	}
+	v := x.raise(answer)
+	return v, x.validate(v)
+}
+
 // answers reports whether a prompted reply gives an answer rather than
 // prose: its whole text is JSON, or a fenced block is, or it holds a JSON
 // object, or a bracketed span that is a valid answer. A bracketed aside
 // in prose ("see [1]") is not an answer.
 func (x *run) answers(text string) bool {
 	for _, c := range jsonIn(text) {
-		if c.strong || x.validate(x.raise(c.value)) == nil {
+		if c.strong {
+			return true
+		}
+		if _, err := x.raised(c.value); err == nil {
 			return true
 		}
 	}
@@ -1251,8 +1269,7 @@ func (x *run) toolTurn(round int, rr *RoundReport, calls []ToolCall) bool {
 		return false
 	}
 	cr := callReport(*answer)
-	args := x.raise(answer.Arguments)
-	err := x.validate(args)
+	args, err := x.raised(answer.Arguments)
 	if _, ok := x.low.Unwrap(answer.Arguments); !ok {
 		// Arguments that do not hold the answer as asked are refused
 		// even where they would pass for one.
