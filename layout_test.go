@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime", "internal/leaf/textcut"},
 	"serve":              {"plan", "runtime", "internal/leaf/atomicfile", "internal/leaf/userfile", "internal/leaf/diskfree", "internal/leaf/jsonshape", "internal/termtext", "digest"},
-	"serve/a2a":          {"runtime", "serve", "plan", "internal/leaf/atomicfile", "internal/leaf/jsonpointer", "internal/leaf/jsonshape", "internal/leaf/userfile"},
+	"serve/a2a":          {"runtime", "serve", "plan", "digest", "internal/leaf/atomicfile", "internal/leaf/jsonpointer", "internal/leaf/jsonshape", "internal/leaf/userfile"},
 	"telemetry/otlp":     {"runtime", "telemetry", "internal/leaf/textcut"},
 
 	// The leaves: small packages any layer may use, which import nothing

@@ -6,7 +6,9 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +26,7 @@ import (
 	"github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 
+	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/leaf/jsonpointer"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -291,11 +294,41 @@ func outcome(id string, rep *serve.RunResult) ending {
 		return ending{state: a2a.TaskStateFailed, text: "error: " + msg, info: info}
 	}
 	answer := []a2a.Part{a2a.TextPart{Text: string(rep.Answer)}}
-	var obj map[string]any
-	if json.Unmarshal(rep.Answer, &obj) == nil && obj != nil {
-		answer = []a2a.Part{a2a.DataPart{Data: obj}, a2a.TextPart{Text: string(rep.Answer)}}
+	if data, ok := dataPart(rep.Answer); ok {
+		answer = []a2a.Part{data, a2a.TextPart{Text: string(rep.Answer)}}
 	}
 	return ending{state: a2a.TaskStateCompleted, text: "done", info: info, answer: answer}
+}
+
+// dataPart is an answer that is an object as a data part, beside the text
+// part that holds it as validated, where the data part reads as the same
+// value; false where it would not. Its Data holds doubles, and the SDK
+// copies each artifact by a gob round trip, which makes an empty array
+// null: {"n":9007199254740993} would be sent as 9007199254740992, and
+// {"tags":[]} as {"tags":null}, values the contract may refuse. The same
+// round trip is made here, and the data part left out where what it sends
+// differs from the answer.
+func dataPart(answer json.RawMessage) (a2a.DataPart, bool) {
+	var obj map[string]any
+	if json.Unmarshal(answer, &obj) != nil || obj == nil {
+		return a2a.DataPart{}, false
+	}
+	part := a2a.DataPart{Data: obj}
+	var buf bytes.Buffer
+	var copied a2a.DataPart
+	if gob.NewEncoder(&buf).Encode(part) != nil || gob.NewDecoder(&buf).Decode(&copied) != nil {
+		return a2a.DataPart{}, false
+	}
+	sent, err := json.Marshal(copied.Data)
+	if err != nil {
+		return a2a.DataPart{}, false
+	}
+	want, err1 := digest.CanonicalExact(answer)
+	got, err2 := digest.CanonicalExact(sent)
+	if err1 != nil || err2 != nil || !bytes.Equal(want, got) {
+		return a2a.DataPart{}, false
+	}
+	return part, true
 }
 
 // ending is how a task whose run has ended ends.

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -341,6 +342,83 @@ func TestA2ALargeNumbers(t *testing.T) {
 	if task.Status.State != a2a.TaskStateCompleted {
 		t.Errorf("a data part with 2^53-1: %s %+v", task.Status.State, task.Status.Message)
 	}
+}
+
+// answers is a model that answers through the output tool with its text.
+type answers string
+
+func (a answers) Complete(_ context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	return &agentrt.Response{Message: agentrt.Message{Role: agentrt.Assistant,
+		ToolCalls: []agentrt.ToolCall{{ID: "a", Name: req.OutputTool, Arguments: json.RawMessage(a)}}}}, nil
+}
+
+// TestA2AAnswerArtifact: the artifact's data part is the answer as
+// validated, or is left out where it would not be: its data holds
+// doubles, and the SDK copies it by a gob round trip, which makes an
+// empty array null. The text part holds the answer as validated always.
+func TestA2AAnswerArtifact(t *testing.T) {
+	for _, c := range []struct {
+		answer string
+		data   bool
+	}{
+		{`{"n":3,"p":0.1,"tags":["a"],"o":{}}`, true},
+		{`{"p":0.1,"tags":[]}`, false},
+		{`{"p":0.1,"deep":[1,[]]}`, false},
+	} {
+		ag := labeler(t)
+		ag.Plan.Agent.Output.Schema = json.RawMessage(`{"type":"object"}`)
+		ag.Plan.Output = nil
+		if err := ag.Plan.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := agentrt.New(ag.Plan, agentrt.Options{Model: answers(c.answer)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, client := served(t, serve.Agent{Plan: ag.Plan, Runner: r})
+		res, err := client.SendMessage(context.Background(), &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.DataPart{Data: map[string]any{"title": "x"}})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok || task.Status.State != a2a.TaskStateCompleted || len(task.Artifacts) != 1 {
+			t.Fatalf("%s: %#v", c.answer, res)
+		}
+		parts := task.Artifacts[0].Parts
+		text, ok := parts[len(parts)-1].(a2a.TextPart)
+		if !ok || !sameJSON(t, text.Text, c.answer) {
+			t.Errorf("%s: the text part %#v", c.answer, parts[len(parts)-1])
+		}
+		if !c.data {
+			if len(parts) != 1 {
+				t.Errorf("%s: a data part that is not the answer: %#v", c.answer, parts[0])
+			}
+			continue
+		}
+		data, ok := parts[0].(a2a.DataPart)
+		if b, _ := json.Marshal(data.Data); len(parts) != 2 || !ok || !sameJSON(t, string(b), c.answer) {
+			t.Errorf("%s: the data part %s", c.answer, b)
+		}
+	}
+	// Numbers no double reads back as written: the runtime refuses such an
+	// answer, and the artifact never rounds one.
+	parts := a2aserve.AnswerParts(json.RawMessage(`{"n":9007199254740993,"p":0.1}`))
+	if len(parts) != 1 || parts[0].(a2a.TextPart).Text != `{"n":9007199254740993,"p":0.1}` {
+		t.Errorf("the artifact of 2^53+1: %#v", parts)
+	}
+}
+
+// sameJSON says whether two JSON texts are one value.
+func sameJSON(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal([]byte(a), &x); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal([]byte(b), &y); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // TestA2AFileName: a file part's name is kept in the run's input, as
