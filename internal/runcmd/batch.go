@@ -18,6 +18,7 @@ import (
 	"golang.org/x/text/message"
 
 	"agentc.dev/agentc/internal/leaf/userfile"
+	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/batch"
@@ -215,7 +216,9 @@ func driveBatch(ctx context.Context, e Env, f Flags, b *batch.Batch, in io.Reade
 	prog := startProgress(e, f, b, total)
 	var exit batchExit
 	var unapproved []string // the lines of items that ended on a call no one approved
-	enc := json.NewEncoder(e.Stdout)
+	// Each result line is escaped as a run's answer is (shownJSON); it
+	// is written whole, and holds no line feed of its own.
+	enc := json.NewEncoder(termtext.Writer(e.Stdout))
 	enc.SetEscapeHTML(false)
 	sum, err := b.Run(ctx, in, func(res batch.Result) error {
 		exit.add(res.Report)

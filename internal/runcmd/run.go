@@ -612,9 +612,10 @@ func finish(e Env, f Flags, rep *agentrt.Report, signal int) error {
 			json.Indent(&ind, out, "", "  ")
 			out = ind.Bytes()
 		}
-		fmt.Fprintf(e.Stdout, "%s\n", out)
+		// Escaped as the answer is; the indentation's line feeds stay.
+		fmt.Fprintf(e.Stdout, "%s\n", termtext.Lines(string(out)))
 	} else if len(rep.Answer) > 0 {
-		fmt.Fprintf(e.Stdout, "%s\n", compact(rep.Answer))
+		fmt.Fprintf(e.Stdout, "%s\n", shownJSON(rep.Answer))
 	}
 	if d := rep.Divergence; d != nil {
 		fmt.Fprintf(e.Stderr, "agentc: %s\n", d.Reason)
@@ -677,6 +678,19 @@ func indentedSize(b []byte) int64 {
 		}
 	}
 	return n
+}
+
+// shownJSON is a JSON text, the answer, as standard output shows it:
+// compact, and with every character a terminal would act on or hide
+// written as a JSON escape (termtext.Escape: C1 controls such as the
+// 8-bit CSI U+009B, bidi overrides, zero-width characters, U+2028), so
+// that the same value reaches a program reading it (jq -r prints it as it
+// was) while the model's answer cannot clear, recolour or reorder the
+// person's screen. Canonicalising tool arguments writes an escaped
+// \u009b back as the raw character, so the answer is escaped here, as it
+// is printed.
+func shownJSON(b json.RawMessage) string {
+	return termtext.Escape(string(compact(b)))
 }
 
 func compact(b json.RawMessage) []byte {
