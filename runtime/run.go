@@ -1064,8 +1064,8 @@ func (x *run) raise(answer json.RawMessage) json.RawMessage {
 // turning a lone surrogate into U+FFFD, so that asked after, it would pass
 // an answer that every other reader of the model's text reads otherwise.
 func (x *run) raised(answer json.RawMessage) (json.RawMessage, error) {
-	if json.Valid(answer) {
-		if err := notIJSON(answer); err != nil {
+	if json.Valid(answer) && x.runCtx.Value(looseAnswersKey{}) == nil {
+		if err := x.notIJSON(answer); err != nil {
 			return answer, err
 		}
 	}
@@ -1170,7 +1170,7 @@ func (x *run) validate(answer json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("not JSON: %v", err)
 	}
-	if err := notIJSON(answer); err != nil {
+	if err := x.notIJSON(answer); err != nil {
 		return err
 	}
 	if err := plan.Validate(x.output, v); err != nil {
@@ -1212,6 +1212,26 @@ func TokensLeft(ctx context.Context) (left int, ok bool) {
 // 9007199254740992 and 1e-400 as 0, values the schema may refuse.
 func notIJSON(data []byte) error {
 	return ijson(data, digest.CanonicalExact)
+}
+
+// notIJSON is notIJSON, or, in a run made as before numbers were held to
+// doubles (WithLooseAnswers), inputNotIJSON.
+func (x *run) notIJSON(data []byte) error {
+	if x.runCtx.Value(looseAnswersKey{}) != nil {
+		return inputNotIJSON(data)
+	}
+	return notIJSON(data)
+}
+
+type looseAnswersKey struct{}
+
+// WithLooseAnswers returns a context in which a run takes an answer or a
+// tool call's arguments holding a number no double holds exactly, and
+// asks whether an answer is I-JSON only once it is raised and unwrapped:
+// for a Temporal run started before both changed, whose history must
+// replay as it was made.
+func WithLooseAnswers(ctx context.Context) context.Context {
+	return context.WithValue(ctx, looseAnswersKey{}, true)
 }
 
 // inputNotIJSON is notIJSON for a run's input, whose numbers may be any
@@ -1344,7 +1364,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	if err != nil {
 		return ToolResult{Content: fmt.Sprintf("arguments are not JSON: %v", err), IsError: true}, cr, nil
 	}
-	if err := notIJSON(c.Arguments); err != nil {
+	if err := x.notIJSON(c.Arguments); err != nil {
 		return ToolResult{Content: "arguments are " + err.Error(), IsError: true}, cr, nil
 	}
 	if err := plan.Validate(x.argSchemas[c.Name], v); err != nil {

@@ -661,3 +661,38 @@ func TestNotIJSON(t *testing.T) {
 		t.Errorf("arguments with a number past a double: got %+v", fb)
 	}
 }
+
+// TestLooseAnswers: a run made as before numbers were held to doubles (a
+// Temporal run whose history predates it, WithLooseAnswers) takes an
+// answer and a tool's arguments holding such numbers, as it did, so that
+// its history replays as it was made.
+func TestLooseAnswers(t *testing.T) {
+	m := &scripted{turns: []turn{
+		call(10, "search", `{"q":"a","n":9007199254740993}`),
+		answer(`{"label":"bug","score":0.99999999999999999}`, 10),
+	}}
+	tool := &numberTool{echoTool{name: "search"}}
+	p := agent(t, func(a *plan.Agent) {
+		keepsTools(a)
+		a.Output.Schema = json.RawMessage(`{"type":"object","properties":{"label":{"enum":["bug","feature"]},"score":{"type":"number","exclusiveMaximum":1}},"required":["label"]}`)
+	})
+	r, err := agentrt.New(p, agentrt.Options{Model: m, Tools: map[string]agentrt.Tool{"search": tool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(agentrt.WithLooseAnswers(context.Background()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect(t, rep, "ok", "none", `{"label":"bug","score":0.99999999999999999}`)
+	if tool.calls != 1 || rep.InvalidAnswers != 0 {
+		t.Errorf("the tool ran %d times, %d invalid answers; want the call made and the answer taken: %+v", tool.calls, rep.InvalidAnswers, rep.Rounds)
+	}
+}
+
+// numberTool is an echoTool whose arguments hold a number too.
+type numberTool struct{ echoTool }
+
+func (t *numberTool) Spec() agentrt.ToolSpec {
+	return agentrt.ToolSpec{Name: t.name, Description: "Echo.", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer"}},"required":["q"],"additionalProperties":false}`)}
+}

@@ -79,6 +79,11 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// them past the token budget: their histories replay as they were
 	// made.
 	fileBound := workflow.GetVersion(ctx, fileBoundChange, workflow.DefaultVersion, fileBoundVersion) >= fileBoundVersion
+	// Runs started before version 1 (exactAnswersVersion) took answers
+	// and arguments holding numbers no double holds exactly, and asked
+	// whether an answer is I-JSON only once it was raised: their
+	// histories replay as they were made.
+	exactAnswers := workflow.GetVersion(ctx, exactAnswersChange, workflow.DefaultVersion, exactAnswersVersion) >= exactAnswersVersion
 	// Runs started before version 1 (ownPoolVersion) took any token pool
 	// their input named: their histories replay as they were made (the
 	// activities refuse their calls all the same).
@@ -191,6 +196,9 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	}
 	if !fileBound {
 		rctx = agentrt.WithoutFileBounds(rctx)
+	}
+	if !exactAnswers {
+		rctx = agentrt.WithLooseAnswers(rctx)
 	}
 	workflow.Go(ctx, func(c workflow.Context) {
 		c.Done().Receive(c, nil)
@@ -493,6 +501,15 @@ const (
 const (
 	fileBoundChange  = "agentc.file-bound"
 	fileBoundVersion = workflow.Version(1)
+)
+
+// exactAnswersChange and exactAnswersVersion name the change that refused
+// answers and tool arguments holding a number no double holds exactly, and
+// asked whether an answer is I-JSON before raising it (runtime's
+// WithLooseAnswers).
+const (
+	exactAnswersChange  = "agentc.exact-answers"
+	exactAnswersVersion = workflow.Version(1)
 )
 
 // callBoundChange and callBoundVersion name the change that left the
