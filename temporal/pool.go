@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -139,6 +140,11 @@ func (w *Worker) pool(ctx workflow.Context, in PoolInput) (PoolState, error) {
 		l.PoolState = c.State
 		maps.Copy(l.holds, c.Holds)
 	}
+	// Pools started before version 1 (poolBoundsVersion) charged a
+	// settled call min(used, what it held) even when what it held was
+	// below zero: their histories replay as they were made.
+	clamp := workflow.GetVersion(ctx, poolBoundsChange, workflow.DefaultVersion, poolBoundsVersion) >= poolBoundsVersion
+	batchID := strings.TrimSuffix(workflow.GetInfo(ctx).WorkflowExecution.ID, "/pool")
 	moving := false
 	err := workflow.SetUpdateHandlerWithOptions(ctx, poolReserve, func(ctx workflow.Context, a poolAsk) (int64, error) {
 		if n, ok := l.holds[a.Key]; ok {
@@ -156,6 +162,9 @@ func (w *Worker) pool(ctx workflow.Context, in PoolInput) (PoolState, error) {
 		}
 		return pw.granted, nil
 	}, workflow.UpdateHandlerOptions{Validator: func(a poolAsk) error {
+		if err := checkAsk(batchID, a); err != nil {
+			return err
+		}
 		if _, ok := l.holds[a.Key]; !ok && moving {
 			return sdktemporal.NewApplicationError("the pool is continuing as new", poolMoving)
 		}
@@ -169,7 +178,14 @@ func (w *Worker) pool(ctx workflow.Context, in PoolInput) (PoolState, error) {
 			delete(l.holds, s.Key)
 			l.Held -= n
 			l.InFlight--
-			l.Spent += min(max(s.Used, 0), n) // no more than it held, whatever its provider reported
+			if clamp {
+				// No more than it held, whatever its provider reported,
+				// and never below zero (a hold below zero is refused by
+				// checkAsk; one may come from a run before it).
+				l.Spent += min(max(s.Used, 0), max(n, 0))
+			} else {
+				l.Spent += min(max(s.Used, 0), n)
+			}
 			l.grant()
 		}
 		return l.PoolState, nil
@@ -200,6 +216,29 @@ func (w *Worker) pool(ctx workflow.Context, in PoolInput) (PoolState, error) {
 			PoolInput{Tokens: in.Tokens, Carry: &PoolCarry{State: l.PoolState, Holds: l.holds}})
 	}
 	return l.PoolState, nil
+}
+
+// poolBoundsChange and poolBoundsVersion name the change that charged a
+// settled call nothing below zero whatever it held.
+const (
+	poolBoundsChange  = "agentc.pool-bounds"
+	poolBoundsVersion = workflow.Version(1)
+)
+
+// checkAsk refuses a reservation no call of batch batchID's runs makes,
+// before the pool takes it: one below zero, which a settlement then
+// charged as tokens given back (a client asking -10^12 and settling it
+// lifted the pool by as much), or one whose key is not a call of the
+// batch's runs (reserveCall's keys are the run's workflow ID, which is
+// the batch's ID and a slash, then the effect's key).
+func checkAsk(batchID string, a poolAsk) error {
+	switch {
+	case a.N < 0:
+		return fmt.Errorf("reservation %q asks for %d tokens: a call reserves what it may use, never less than none", a.Key, a.N)
+	case !strings.HasPrefix(a.Key, batchID+"/"):
+		return fmt.Errorf("reservation %q is not a call of batch %s's runs, whose keys begin %s/: a pool takes only its own batch's calls", a.Key, batchID, batchID)
+	}
+	return nil
 }
 
 // reserveCall reserves a model call's worst case, its input's count for

@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,18 +52,18 @@ func TestPoolWorkflow(t *testing.T) {
 	if n := agentrt.InputTokens("openai", req(0)); n != 600 {
 		t.Fatalf("input count %d, want 600", n)
 	}
-	settleA, err := w.reserveCall(ctx, "b/pool", "a", "openai", req(100)) // 700 of 1000
+	settleA, err := w.reserveCall(ctx, "b/pool", "b/1/a", "openai", req(100)) // 700 of 1000
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := w.reserveCall(ctx, "b/pool", "a", "openai", req(100)); err != nil || again == nil {
+	if again, err := w.reserveCall(ctx, "b/pool", "b/1/a", "openai", req(100)); err != nil || again == nil {
 		t.Fatalf("asking again with the same key: %v", err)
 	}
 	got := make(chan error, 1)
 	var settleB func(int64)
 	go func() {
 		var err error
-		settleB, err = w.reserveCall(ctx, "b/pool", "b", "openai", req(100)) // waits: 300 free
+		settleB, err = w.reserveCall(ctx, "b/pool", "b/1/b", "openai", req(100)) // waits: 300 free
 		got <- err
 	}()
 	select {
@@ -74,8 +75,8 @@ func TestPoolWorkflow(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatalf("b after a settled: %v", err)
 	}
-	settleB(100)                                                    // 300 spent
-	_, err = w.reserveCall(ctx, "b/pool", "c", "openai", req(1000)) // 1600 > 700 left
+	settleB(100)                                                        // 300 spent
+	_, err = w.reserveCall(ctx, "b/pool", "b/1/c", "openai", req(1000)) // 1600 > 700 left
 	var pe *agentrt.PoolError
 	if !errors.As(err, &pe) || pe.Need != 1600 || pe.Left != 700 {
 		t.Fatalf("c: %v; want a pool error, need 1600, left 700", err)
@@ -89,5 +90,93 @@ func TestPoolWorkflow(t *testing.T) {
 	}
 	if st != (PoolState{Tokens: 1000, Spent: 300}) {
 		t.Errorf("the pool at its end: %+v; want 1000 tokens, 300 spent, none held", st)
+	}
+}
+
+// TestPoolRefusesForeignAsks: a Temporal client may send a batch's pool
+// updates of its own. A reservation below zero, which its settlement then
+// charged as tokens given back (one of -10^12 lifted a 400-token pool by
+// as much), and one whose key is no call of the batch's runs are refused
+// before the pool takes them, its books unchanged; and a hold below zero
+// that a pool carried over from a run before this is charged nothing when
+// settled, not a spend below zero.
+func TestPoolRefusesForeignAsks(t *testing.T) {
+	s := devserver.Start(t)
+	c, err := Dial(context.Background(), s.HostPort, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) {
+		return nil, errors.New("no model")
+	}, AllowAnyPlan: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := worker.New(c, "pool", Options())
+	w.Register(tw)
+	if err := tw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	state := func(id string) PoolState {
+		t.Helper()
+		v, err := c.QueryWorkflow(ctx, id, "", poolState)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st PoolState
+		if err := v.Get(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	update := func(id, name string, arg any) error {
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name,
+			Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err == nil {
+			err = h.Get(ctx, nil)
+		}
+		return err
+	}
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "b/pool", TaskQueue: "pool"}, PoolWorkflow, PoolInput{Tokens: 400}); err != nil {
+		t.Fatal(err)
+	}
+	if err := update("b/pool", poolReserve, poolAsk{Key: "b/1/ok", N: 100}); err != nil {
+		t.Fatal(err)
+	}
+	before := state("b/pool")
+	for _, c2 := range []struct {
+		ask  poolAsk
+		want string
+	}{
+		{poolAsk{Key: "b/1/atk", N: -1_000_000_000_000}, `reservation "b/1/atk" asks for -1000000000000 tokens`},
+		{poolAsk{Key: "atk", N: 10}, `reservation "atk" is not a call of batch b's runs`},
+		{poolAsk{Key: "bb/1/x", N: 10}, `reservation "bb/1/x" is not a call of batch b's runs`},
+	} {
+		if err := update("b/pool", poolReserve, c2.ask); err == nil || !strings.Contains(err.Error(), c2.want) {
+			t.Errorf("reserving %+v: %v; want a refusal that says %q", c2.ask, err, c2.want)
+		}
+		if err := update("b/pool", poolSettle, poolSettlement{Key: c2.ask.Key}); err != nil {
+			t.Fatal(err)
+		}
+		if st := state("b/pool"); st != before {
+			t.Errorf("after reserving and settling %+v the pool holds %+v; want %+v", c2.ask, st, before)
+		}
+	}
+
+	// A pool carrying a hold below zero, as one attacked before this
+	// continued as new with it.
+	carry := &PoolCarry{State: PoolState{Tokens: 400, Held: -1000, InFlight: 1}, Holds: map[string]int64{"c/1/atk": -1000}}
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "c/pool", TaskQueue: "pool"}, PoolWorkflow, PoolInput{Tokens: 400, Carry: carry}); err != nil {
+		t.Fatal(err)
+	}
+	if err := update("c/pool", poolSettle, poolSettlement{Key: "c/1/atk"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := state("c/pool"); st != (PoolState{Tokens: 400}) {
+		t.Errorf("a hold below zero, settled: the pool holds %+v; want 400 tokens, none spent or held", st)
 	}
 }

@@ -164,6 +164,9 @@ func (t *temporalFlags) remoteBatch(e Env, workflowID *string) runcmd.RemoteBatc
 			switch {
 			case err != nil:
 				fmt.Fprintf(w, "agentc: %v\n", err)
+			case st != nil && (st.Spent < 0 || st.Held < 0):
+				// Books no pool of agentc's keeps: another client's updates.
+				fmt.Fprintf(w, "agentc: pool: %d tokens: its books say %d spent and %d held, which no batch's calls make: another Temporal client changed them; the batch's spend is not known\n", st.Tokens, st.Spent, st.Held)
 			case st != nil:
 				fmt.Fprintf(w, "agentc: pool: %d tokens: %d spent, %d left\n", st.Tokens, st.Spent, st.Tokens-st.Spent)
 			}
