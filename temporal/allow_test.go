@@ -579,7 +579,9 @@ func TestWorkerRunsPlansModels(t *testing.T) {
 // refused at once, never retried, before any activity, whether it is no
 // batch's or names another pool than its batch's. A batch whose pool's ID
 // another client took first, with a workflow that is no pool, has its
-// runs' calls refused by the activity, not left waiting.
+// runs' calls refused by the activity, not left waiting. A run a client
+// started itself, naming a batch going and its pool, is refused before
+// any activity, the pool charged nothing.
 func TestRunPoolIsItsBatchs(t *testing.T) {
 	s := devserver.Start(t)
 	c := dial(t, s)
@@ -694,5 +696,60 @@ func TestRunPoolIsItsBatchs(t *testing.T) {
 	}
 	if n := m.total(); n != 0 {
 		t.Errorf("the model was called %d times for calls whose pool is not their batch's", n)
+	}
+
+	// A run a client started itself, naming a batch going and that
+	// batch's own pool: its calls were charged to the batch's pool.
+	victim, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "victim", TaskQueue: "pools"}, temporal.BatchWorkflow,
+		temporal.BatchInput{Run: temporal.RunInput{Plan: data, Digest: string(digests(t, data)[0])}, Parallel: 1, PoolTokens: 100_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for it := c.GetWorkflowHistory(ctx, "victim", victim.GetRunID(), true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); ; {
+		if !it.HasNext() {
+			t.Fatal("batch victim ended before its pool started")
+		}
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetChildWorkflowExecutionStartedEventAttributes() != nil {
+			break
+		}
+	}
+	forged, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "victim/000000-mallory", TaskQueue: "pools"}, temporal.Workflow,
+		temporal.RunInput{Digest: string(digests(t, data)[0]), Input: json.RawMessage(`{}`), Pool: "victim/pool",
+			Batch: &temporal.BatchRef{Workflow: "victim", Run: victim.GetRunID()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app *sdktemporal.ApplicationError
+	if err := forged.Get(ctx, nil); !errors.As(err, &app) || app.Type() != temporal.ErrRefused || !app.NonRetryable() ||
+		!strings.Contains(app.Message(), "the run names batch victim as its own and was started by a client, not by that batch") {
+		t.Errorf("a run a client started naming batch victim and its pool: %v; want a refusal, never retried", err)
+	}
+	it := c.GetWorkflowHistory(ctx, forged.GetID(), forged.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			t.Errorf("a run a client started naming batch victim: event %d schedules %s", ev.GetEventId(), a.GetActivityType().GetName())
+		}
+	}
+	v, err := c.QueryWorkflow(ctx, "victim/pool", "", "state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st temporal.PoolState
+	if err := v.Get(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st != (temporal.PoolState{Tokens: 100_000}) {
+		t.Errorf("batch victim's pool after a client's run named it: %+v; want nothing spent or held", st)
+	}
+	if n := m.total(); n != 0 {
+		t.Errorf("the model was called %d times for a run its batch did not start", n)
 	}
 }

@@ -414,6 +414,10 @@ func (w *Worker) readRun(ctx context.Context, workflowID, runID, queue string) (
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
 	}
 	if in.Batch != nil {
+		parent := started.GetParentWorkflowExecution()
+		if err := checkBatchParent(in.Batch, parent.GetWorkflowId(), parent.GetRunId()); err != nil {
+			return nil, err
+		}
 		if in.Plan, err = w.batchPlan(ctx, *in.Batch, in.Digest); err != nil {
 			return nil, err
 		}

@@ -92,6 +92,18 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 			return nil, err
 		}
 	}
+	// Runs started before version 1 (batchParentVersion) took any batch
+	// their input named as theirs: their histories replay as they were
+	// made (the activities refuse their calls all the same).
+	if in.Batch != nil && workflow.GetVersion(ctx, batchParentChange, workflow.DefaultVersion, batchParentVersion) >= batchParentVersion {
+		var parentID, parentRun string
+		if p := workflow.GetInfo(ctx).ParentWorkflowExecution; p != nil {
+			parentID, parentRun = p.ID, p.RunID
+		}
+		if err := checkBatchParent(in.Batch, parentID, parentRun); err != nil {
+			return nil, err
+		}
+	}
 	if in.Batch != nil {
 		// Its batch is told when it ends, however it ends.
 		defer tellBatch(ctx, in.Batch)
@@ -493,6 +505,30 @@ const (
 	ownPoolChange  = "agentc.own-pool"
 	ownPoolVersion = workflow.Version(1)
 )
+
+// batchParentChange and batchParentVersion name the change that refused
+// a run naming a batch that did not start it (checkBatchParent).
+const (
+	batchParentChange  = "agentc.batch-parent"
+	batchParentVersion = workflow.Version(1)
+)
+
+// checkBatchParent refuses, never retried, a run whose input names batch
+// b as its own (RunInput.Batch) when its parent, which the server sets
+// and no client can, is not the run of b that the input names: a client
+// that started a run of an allowed plan naming a batch going, and its
+// pool, had its model calls charged to that batch's pool.
+func checkBatchParent(b *BatchRef, parentID, parentRun string) error {
+	switch {
+	case parentID == "":
+		return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the run names batch %s as its own and was started by a client, not by that batch: a batch's runs are the children it starts", b.Workflow), ErrRefused, nil)
+	case parentID != b.Workflow || parentRun != b.Run:
+		return sdktemporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"the run names batch %s (run %s) as its own and was started by workflow %s (run %s): a batch's runs are the children it starts", b.Workflow, b.Run, parentID, parentRun), ErrRefused, nil)
+	}
+	return nil
+}
 
 // fileBoundChange and fileBoundVersion name the change that held the
 // files a run's tools return to the run's file bound, refused a model
