@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -155,7 +157,7 @@ func TestBatchContinuesAsNew(t *testing.T) {
 			t.Errorf("%s had %d runs; want it to continue as new more than once", id, len(runs))
 		}
 		for _, run := range runs {
-			if err := replayer.ReplayWorkflowExecution(ctx, c.WorkflowService(), nil, "default", workflow.Execution{ID: id, RunID: run}); err != nil {
+			if err := replay(ctx, t, c, replayer, id, run); err != nil {
 				t.Errorf("replaying %s run %s: %v", id, run, err)
 			}
 		}
@@ -272,4 +274,188 @@ func TestBatchBounds(t *testing.T) {
 	if n := len(m.calls); n != 0 {
 		t.Errorf("the model was called for %d inputs", n)
 	}
+}
+
+// held is a model whose calls wait until released, counting the most
+// in flight at once and the calls made by their user message.
+type held struct {
+	mu          sync.Mutex
+	in, most    int
+	calls       map[string]int
+	started     chan string
+	releaseOnce sync.Once
+	release     chan struct{}
+}
+
+func (m *held) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	msg := req.Messages[len(req.Messages)-1].Content
+	m.mu.Lock()
+	m.in++
+	m.most = max(m.most, m.in)
+	m.calls[msg]++
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		m.in--
+		m.mu.Unlock()
+	}()
+	m.started <- msg
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: "a1", Name: req.OutputTool, Arguments: json.RawMessage(`{"label":"bug"}`)}}},
+		Usage: agentrt.Usage{Input: 20, Output: 5}}, nil
+}
+
+// TestBatchForgedDone: any client may send a batch the done signal its
+// runs send as they end. A forged one for each run going had the batch
+// start runs past its parallel (and, sent on, past the server's bound on
+// a workflow's children going, which failed its task for ever). A run is
+// now counted ended only once the batch knows it closed: its child's
+// future, or, for a run an earlier run of the batch started (the batch
+// continues as new here while its runs go), the server's description of
+// it. Every item still runs once, and every run of the batch replays.
+func TestBatchForgedDone(t *testing.T) {
+	defer func(h int) { maxHistory = h }(maxHistory)
+	maxHistory = 40
+
+	s := devserver.Start(t)
+	c, err := Dial(context.Background(), s.HostPort, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	m := &held{calls: map[string]int{}, started: make(chan string, 16), release: make(chan struct{})}
+	defer m.releaseOnce.Do(func() { close(m.release) })
+	p, data := labelPlan(t)
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
+		Allowed: []digest.Digest{p.Digests.Plan}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll(t, c, w, "forged")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const n = 6
+	var lines strings.Builder
+	for i := range n {
+		fmt.Fprintf(&lines, "{\"n\": %d}\n", i)
+	}
+	b, err := SubmitBatch(ctx, c, data, BatchSpec{ID: "forged", Parallel: 2,
+		Items: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(lines.String())), nil }},
+		SubmitOptions{TaskQueue: "forged"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two runs going, each in its model call.
+	for range 2 {
+		select {
+		case <-m.started:
+		case <-ctx.Done():
+			t.Fatal("the batch's runs did not call the model")
+		}
+	}
+	state := func() BatchState {
+		t.Helper()
+		v, err := c.QueryWorkflow(ctx, "forged", "", batchState)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st BatchState
+		if err := v.Get(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	// sync returns once the batch has taken every signal sent before it:
+	// an update is given to the batch after them.
+	sync := func() {
+		t.Helper()
+		for {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "forged", UpdateName: batchAdd,
+				Args: []any{[]BatchItem{}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			if err == nil {
+				err = h.Get(ctx, nil)
+			}
+			if err == nil {
+				return
+			}
+			if ctx.Err() != nil { // the batch continuing as new: ask its next run
+				t.Fatal(err)
+			}
+		}
+	}
+	sync()
+	going := state().Running
+	if len(going) != 2 {
+		t.Fatalf("the batch has %d runs going; want 2", len(going))
+	}
+	for round := range 8 {
+		for _, id := range going {
+			if err := c.SignalWorkflow(ctx, "forged", "", batchDone, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		sync()
+		if st := state(); !slices.Equal(st.Running, going) {
+			t.Fatalf("round %d: after forged done signals the batch has runs %q going; want %q, which have not ended", round, st.Running, going)
+		}
+	}
+	if runs := chain(ctx, t, c, "forged"); len(runs) < 2 {
+		t.Errorf("the batch had %d runs; want it to continue as new while its runs went", len(runs))
+	}
+
+	m.releaseOnce.Do(func() { close(m.release) })
+	go func() { // the rest of the calls
+		for range m.started {
+		}
+	}()
+	run := b.RunFunc()
+	for i := range n {
+		rep, err := run(ctx, i, i+1, json.RawMessage(fmt.Sprintf(`{"n": %d}`, i)))
+		if err != nil || rep.Outcome != agentrt.OutcomeOK {
+			t.Fatalf("item %d: %v %+v", i, err, rep)
+		}
+	}
+	if _, err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.most > 2 {
+		t.Errorf("%d model calls went at once; want at most the batch's parallel, 2", m.most)
+	}
+	for i := range n {
+		if got := m.calls[fmt.Sprintf("issue %d", i)]; got != 1 {
+			t.Errorf("item %d: its model call was made %d times", i, got)
+		}
+	}
+	replayer := worker.NewWorkflowReplayer()
+	w.RegisterWorkflow(replayer)
+	for _, run := range chain(ctx, t, c, "forged") {
+		if err := replay(ctx, t, c, replayer, "forged", run); err != nil {
+			t.Errorf("replaying forged run %s: %v", run, err)
+		}
+	}
+}
+
+// replay replays the history of run run of workflow id as workflow code.
+// It is replayed as a history, in the replayer's own namespace, where a
+// local activity (a batch's agentc.closed) is read from its marker
+// without being registered.
+func replay(ctx context.Context, t *testing.T, c client.Client, replayer worker.WorkflowReplayer, id, run string) error {
+	t.Helper()
+	var h historypb.History
+	it := c.GetWorkflowHistory(ctx, id, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Events = append(h.Events, ev)
+	}
+	return replayer.ReplayWorkflowHistoryWithOptions(nil, &h, worker.ReplayWorkflowHistoryOptions{
+		OriginalExecution: workflow.Execution{ID: id, RunID: run}})
 }

@@ -27,15 +27,16 @@ import (
 // room (maxPending bytes waiting), the children read the plan from the
 // batch's input rather than carrying it in their own (which the batch's
 // history would record for each), and each child tells the batch, by a
-// signal, when it ends, so that the batch's count of runs going outlives
-// its continuing as new.
+// signal, when it ends, so that a run of the batch that continued as new
+// looks at the runs an earlier one started (watchCarried): a signal only
+// says when to look, since any client may send it.
 const (
 	// BatchWorkflow is the workflow type of a batch.
 	BatchWorkflow = "agentc.batch"
 
 	batchAdd   = "add"   // update: items to start
 	batchEnd   = "end"   // update: no more items
-	batchDone  = "done"  // signal: a child run ended
+	batchDone  = "done"  // signal: a child run ended (so it says)
 	batchState = "state" // query
 
 )
@@ -124,14 +125,22 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 			return nil, err
 		}
 	}
+	// Batches started before version 1 (batchDoneVersion) counted a run
+	// ended on any done signal naming it: their histories replay as they
+	// were made.
+	closedOnly := workflow.GetVersion(ctx, batchDoneChange, workflow.DefaultVersion, batchDoneVersion) >= batchDoneVersion
 	self := workflow.GetInfo(ctx).WorkflowExecution
 	st := in.State
 	if st == nil {
 		st = &BatchState{Digest: in.Run.Digest}
 	}
 	running := map[string]bool{}
+	// carried are the runs an earlier run of the batch started, still
+	// going when it continued as new: this run has no future of theirs.
+	carried := map[string]bool{}
 	for _, id := range st.Running {
 		running[id] = true
+		carried[id] = true
 	}
 	pendingBytes := 0
 	known := map[string]bool{}
@@ -197,11 +206,25 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 	// goroutine blocked in Receive was handed is lost if the run continues
 	// as new before that goroutine runs.
 	done := workflow.GetSignalChannel(ctx, batchDone)
+	// poked are the carried runs a done signal named since they were last
+	// looked at (closedOnly).
+	poked := map[string]bool{}
 	ended := func() {
 		var id string
 		for done.ReceiveAsync(&id) {
-			delete(running, id)
+			switch {
+			case !closedOnly:
+				delete(running, id)
+			case carried[id] && running[id]:
+				// Anyone may send the signal: the run is looked at.
+				poked[id] = true
+			}
+			// A run this run of the batch started is counted ended by
+			// its future, which only its closing resolves.
 		}
+	}
+	if closedOnly && len(carried) > 0 {
+		workflow.Go(ctx, func(c workflow.Context) { w.watchCarried(c, self.ID, carried, running, poked) })
 	}
 
 	ref := &BatchRef{Workflow: self.ID, Run: self.RunID}
@@ -218,8 +241,8 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 		starting++
 		f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, co), Workflow, run)
 		workflow.Go(ctx, func(c workflow.Context) {
-			defer func() { starting-- }()
 			err := f.GetChildWorkflowExecution().Get(c, nil)
+			starting--
 			switch {
 			case err == nil:
 				st.Started++
@@ -233,6 +256,13 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 				delete(running, it.ID)
 				st.Pending = append(st.Pending, it)
 				pendingBytes += len(it.Input)
+			}
+			if err == nil && closedOnly {
+				// Its slot is free once it has closed, whatever signals
+				// say (the batch may have continued as new by then: its
+				// next run looks at it, watchCarried).
+				_ = f.Get(c, nil)
+				delete(running, it.ID)
 			}
 		})
 	}
@@ -285,6 +315,65 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 				st.Running = nil
 				return st, nil
 			}
+		}
+	}
+}
+
+// batchDoneChange and batchDoneVersion name the change that counted a
+// batch's run ended only once the batch knows it closed (the child's
+// future; for a run an earlier run of the batch started, the server's
+// description of it), not on a done signal, which any client may send: a
+// forged one per run going had the batch start runs past its parallel,
+// until the server's bound on a workflow's children going failed its
+// task for ever.
+const (
+	batchDoneChange  = "agentc.batch-done"
+	batchDoneVersion = workflow.Version(1)
+)
+
+// closedActivity is the local activity that tells which of a batch's
+// runs have closed (Worker.closedLocal).
+const closedActivity = "agentc.closed"
+
+// watchCarried counts ended the runs in carried (those an earlier run of
+// batch batchID started) as they close: it looks at those a done signal
+// named (poked) at once, at most one look a second, and at all of them
+// at intervals growing to a minute, should a run's signal have been lost.
+func (w *Worker) watchCarried(ctx workflow.Context, batchID string, carried, running, poked map[string]bool) {
+	lao := workflow.LocalActivityOptions{StartToCloseTimeout: planTimeout,
+		RetryPolicy: &sdktemporal.RetryPolicy{MaximumInterval: 10 * time.Second, NonRetryableErrorTypes: []string{ErrRefused}}}
+	wait := time.Second
+	for {
+		for id := range carried {
+			if !running[id] {
+				delete(carried, id)
+			}
+		}
+		if len(carried) == 0 {
+			return
+		}
+		ids := keys(poked)
+		if len(ids) == 0 {
+			ids = keys(carried)
+		}
+		clear(poked)
+		var closed []string
+		if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, lao), closedActivity, batchID, ids).Get(ctx, &closed); err != nil {
+			workflow.GetLogger(ctx).Warn("looking at the batch's runs", "error", err)
+		}
+		for _, id := range closed {
+			delete(running, id)
+			delete(carried, id)
+		}
+		if err := workflow.Sleep(ctx, time.Second); err != nil {
+			return
+		}
+		if ok, err := workflow.AwaitWithTimeout(ctx, wait, func() bool { return len(poked) > 0 }); err != nil {
+			return
+		} else if ok {
+			wait = time.Second
+		} else {
+			wait = min(2*wait, time.Minute)
 		}
 	}
 }

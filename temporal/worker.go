@@ -228,6 +228,7 @@ func (w *Worker) RegisterActivities(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(w.effect, activity.RegisterOptions{Name: EffectActivity})
 	r.RegisterActivityWithOptions(w.servers, activity.RegisterOptions{Name: ServersActivity})
 	r.RegisterActivityWithOptions(w.planLocal, activity.RegisterOptions{Name: planActivity})
+	r.RegisterActivityWithOptions(w.closedLocal, activity.RegisterOptions{Name: closedActivity})
 }
 
 // RegisterWorkflow registers the run workflow alone, as a replayer of
@@ -610,6 +611,35 @@ func (w *Worker) planLocal(ctx context.Context, ref BatchRef, digest string) (js
 			fmt.Sprintf("%s is a local activity of agentc's run workflow, not one a workflow schedules", planActivity), ErrRefused, nil)
 	}
 	return w.batchPlan(ctx, ref, digest)
+}
+
+// closedLocal is the local activity closedActivity: of the runs ids of
+// batch batchID, those that have closed, as the server describes them. A
+// run whose ID now holds a workflow the batch did not start (another
+// client's, started once the batch's closed), or none (its history let
+// go), is closed too.
+func (w *Worker) closedLocal(ctx context.Context, batchID string, ids []string) ([]string, error) {
+	if !activity.GetInfo(ctx).IsLocalActivity {
+		return nil, sdktemporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s is a local activity of agentc's batch workflow, not one a workflow schedules", closedActivity), ErrRefused, nil)
+	}
+	var closed []string
+	for _, id := range ids {
+		d, err := w.client.DescribeWorkflowExecution(ctx, id, "")
+		var nf *serviceerror.NotFound
+		switch {
+		case errors.As(err, &nf):
+			closed = append(closed, id)
+		case err != nil:
+			return nil, fmt.Errorf("run %s: %w", id, err)
+		default:
+			info := d.GetWorkflowExecutionInfo()
+			if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || info.GetParentExecution().GetWorkflowId() != batchID {
+				closed = append(closed, id)
+			}
+		}
+	}
+	return closed, nil
 }
 
 // BatchPlan reads the plan of a batch's runs from the input of the batch
