@@ -23,7 +23,15 @@ const QueryApprovals = "approvals"
 // whose effect key is Key. ForRun, with Approved, approves every later
 // call of the tool in the run too, but for a tool whose approve is
 // "always".
+//
+// Run is the run ID of the run the decision is for (agentc approve names
+// the run it found going under the workflow ID): a run ignores a
+// decision for another run, or for none (runs started before
+// approvalRunVersion take any), so that a decision reaches neither a
+// later run under the same workflow ID nor, re-applied by a reset, the
+// run the reset makes.
 type Approval struct {
+	Run      string `json:"run,omitempty"`
 	Key      string `json:"key"`
 	Approved bool   `json:"approved"`
 	ForRun   bool   `json:"for_run,omitempty"`
@@ -46,15 +54,32 @@ type Pending struct {
 // worker runs is kept in the history. A signal for a call not yet asked
 // about is kept for it.
 type signalApprover struct {
-	ctx     workflow.Context
+	ctx workflow.Context
+	// run, when set, is this run's ID: a decision naming another is
+	// ignored (approvalRunVersion).
+	run     string
 	ch      workflow.ReceiveChannel
 	got     map[string]Approval
 	pending []Pending // the calls waiting, for QueryApprovals
 }
 
 func newSignalApprover(ctx workflow.Context) *signalApprover {
-	return &signalApprover{ctx: ctx, ch: workflow.GetSignalChannel(ctx, SignalApprove), got: map[string]Approval{}}
+	a := &signalApprover{ctx: ctx, ch: workflow.GetSignalChannel(ctx, SignalApprove), got: map[string]Approval{}}
+	// Runs started before version 1 (approvalRunVersion) took a decision
+	// for any run of their workflow ID: their histories replay as they
+	// were made.
+	if workflow.GetVersion(ctx, approvalRunChange, workflow.DefaultVersion, approvalRunVersion) >= approvalRunVersion {
+		a.run = workflow.GetInfo(ctx).WorkflowExecution.RunID
+	}
+	return a
 }
+
+// approvalRunChange and approvalRunVersion name the change that made a
+// run take only the decisions that name it (Approval.Run).
+const (
+	approvalRunChange  = "agentc.approval-run"
+	approvalRunVersion = workflow.Version(1)
+)
 
 // waiting returns the calls waiting for approval (QueryApprovals).
 func (a *signalApprover) waiting() ([]Pending, error) {
@@ -77,7 +102,9 @@ func (a *signalApprover) approve(_ context.Context, req *agentrt.ApprovalRequest
 		sel.AddReceive(a.ch, func(c workflow.ReceiveChannel, _ bool) {
 			var s Approval
 			c.Receive(a.ctx, &s)
-			a.got[s.Key] = s
+			if a.run == "" || s.Run == a.run {
+				a.got[s.Key] = s
+			}
 		})
 		sel.AddReceive(a.ctx.Done(), func(workflow.ReceiveChannel, bool) {
 			err = fmt.Errorf("the workflow was cancelled waiting for approval: %w", context.Canceled)

@@ -489,7 +489,10 @@ func newApproveCmd(e Env) *cobra.Command {
 		Long: `Approve decides a call of a run on Temporal (agentc run --temporal) that waits
 for approval: the run's workflow waits for this signal, across worker restarts,
 until the run's deadline. CALL_KEY is the call's effect key (e.g. 2.1). A
-decision sent before the call asks is kept for it. "always" approves the call
+decision goes to the run going under WORKFLOW_ID, named by its run ID: a later
+run under the same ID, or one a reset makes, ignores it. A call the run does not
+wait on is refused, nothing sent; with no worker running to answer, the decision
+is sent all the same and kept for the call. "always" approves the call
 and every later call of its tool in the run, but for a tool whose approve is
 "always". --reason says why, for a denial: the model reads it.
 
@@ -547,10 +550,25 @@ server could not be reached or the run is not there; 2 usage error.`,
 			if len(args) == 1 {
 				return listApprovals(ctx, e, c, args[0], asJSON, wait)
 			}
-			if err := c.SignalWorkflow(ctx, args[0], "", temporal.SignalApprove, s); err != nil {
+			// The decision names the run going under the ID, and goes to it
+			// alone: a later run under the same ID, or the run a reset
+			// makes, ignores it.
+			d, err := c.DescribeWorkflowExecution(ctx, args[0], "")
+			if err != nil {
+				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("temporal: run %s: %w", args[0], err)}
+			}
+			info := d.GetWorkflowExecutionInfo()
+			s.Run = info.GetExecution().GetRunId()
+			if info.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("run %s (run ID %s) has ended: no call of it waits for approval; nothing was sent", args[0], s.Run)}
+			}
+			if waiting, ok := waitsOn(ctx, c, args[0], s.Run, args[1]); ok && !waiting {
+				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("run %s (run ID %s) does not wait on call %s: nothing was sent; agentc approve %s lists the calls it waits on", args[0], s.Run, args[1], args[0])}
+			}
+			if err := c.SignalWorkflow(ctx, args[0], s.Run, temporal.SignalApprove, s); err != nil {
 				return &ExitError{Code: ExitFindings, Err: fmt.Errorf("temporal: signalling run %s: %w", args[0], err)}
 			}
-			fmt.Fprintf(e.Stderr, "agentc: call %s of run %s: %s sent\n", args[1], args[0], args[2])
+			fmt.Fprintf(e.Stderr, "agentc: call %s of run %s (run ID %s): %s sent\n", args[1], args[0], s.Run, args[2])
 			return nil
 		},
 	}
@@ -559,6 +577,25 @@ server could not be reached or the run is not there; 2 usage error.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "list the calls waiting as JSON")
 	cmd.Flags().DurationVar(&wait, "wait", 0, "list: wait up to this long for a call to wait")
 	return cmd
+}
+
+// waitsOn says whether run runID of workflow id waits on call key, and
+// whether a worker answered within a few seconds: with none running, a
+// decision is sent unchecked, kept for the call.
+func waitsOn(ctx context.Context, c client.Client, id, runID, key string) (waiting, answered bool) {
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	v, err := c.QueryWorkflow(qctx, id, runID, temporal.QueryApprovals)
+	var pending []temporal.Pending
+	if err != nil || v.Get(&pending) != nil {
+		return false, false
+	}
+	for _, p := range pending {
+		if p.Key == key {
+			return true, true
+		}
+	}
+	return false, true
 }
 
 // listApprovals prints the calls a run waits to have approved, once some
