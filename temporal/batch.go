@@ -46,8 +46,25 @@ func ItemID(batchID string, index int, input []byte) string {
 // workflow's, which Temporal bounds to 2 MB with the rest of the run's.
 const maxItem = 1536 << 10
 
-// chunk bounds the items handed to a batch in one update, in bytes.
+// chunk bounds the items handed to a batch in one update, in bytes
+// (itemBytes), but for an item larger alone.
 const chunk = 256 << 10
+
+// itemBytes is what an item adds to an update, its input and ID and
+// their encoding: counted so that many small items make no large update.
+func itemBytes(it BatchItem) int {
+	return len(it.Input) + len(it.ID) + itemOverhead
+}
+
+// itemOverhead is what an item's encoding adds to its input and ID, at
+// most (its index and member names).
+const itemOverhead = 64
+
+// maxAdd bounds the items one add update hands a batch (itemBytes): a
+// chunk and an item of maxItem, with room, below the 2 MiB the server
+// allows the update's acceptance, which carries them all. Past it the
+// server terminated the batch.
+const maxAdd = chunk + maxItem + 64<<10
 
 // BatchSpec is a batch as its client submits it.
 type BatchSpec struct {
@@ -291,9 +308,17 @@ func (b *BatchClient) feed(ctx context.Context) error {
 		if len(it.Input) > maxItem {
 			return nil
 		}
-		items = append(items, BatchItem{Index: it.Index, ID: ItemID(b.spec.ID, it.Index, it.Input), Input: it.Input})
+		item := BatchItem{Index: it.Index, ID: ItemID(b.spec.ID, it.Index, it.Input), Input: it.Input}
+		// An item that would take the update past chunk goes in the next:
+		// an update is a chunk, or one item alone (checkAdd).
+		if n := itemBytes(item); size+n > chunk && len(items) > 0 {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+		items = append(items, item)
 		handed++
-		if size += len(it.Input); size >= chunk {
+		if size += itemBytes(item); size >= chunk {
 			return send()
 		}
 		return nil

@@ -459,3 +459,62 @@ func replay(ctx context.Context, t *testing.T, c client.Client, replayer worker.
 	return replayer.ReplayWorkflowHistoryWithOptions(nil, &h, worker.ReplayWorkflowHistoryOptions{
 		OriginalExecution: workflow.Execution{ID: id, RunID: run}})
 }
+
+// TestBatchAddBounds: a client's add update holding an item past what a
+// run's input may hold, or items past what one update may carry, is
+// refused before the batch takes it, and the batch goes on: an item of
+// 2 MiB was taken, and the server, its acceptance past its bound,
+// terminated the batch. An item of the largest size a run takes is
+// taken.
+func TestBatchAddBounds(t *testing.T) {
+	c, w, _, p, data := labelWorker(t)
+	poll(t, c, w, "adds")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "adds", TaskQueue: "adds"}, BatchWorkflow,
+		BatchInput{Run: RunInput{Plan: data, Digest: string(p.Digests.Plan)}, Parallel: 1}); err != nil {
+		t.Fatal(err)
+	}
+	item := func(i, n int) BatchItem { // an input of n bytes: a JSON string
+		return BatchItem{Index: i, ID: fmt.Sprintf("adds/%06d-x", i), Input: json.RawMessage(`"` + strings.Repeat("a", n-2) + `"`)}
+	}
+	add := func(items []BatchItem) error {
+		h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "adds", UpdateName: batchAdd,
+			Args: []any{items}, WaitForStage: client.WorkflowUpdateStageCompleted})
+		if err == nil {
+			err = h.Get(ctx, nil)
+		}
+		return err
+	}
+	for _, c2 := range []struct {
+		what  string
+		items []BatchItem
+		want  string
+	}{
+		{"an item past a run's input", []BatchItem{item(1, maxItem+1)}, fmt.Sprintf("item 1: its input is %d bytes, more than the %d", maxItem+1, maxItem)},
+		{"two items of 950 KiB", []BatchItem{item(2, 950<<10), item(3, 950<<10)}, fmt.Sprintf("2 items of %d bytes in one update, more than the %d", 2*(950<<10+len("adds/000002-x")+itemOverhead), maxAdd)},
+	} {
+		if err := add(c2.items); err == nil || !strings.Contains(err.Error(), c2.want) {
+			t.Errorf("%s: %v; want a refusal that says %q", c2.what, err, c2.want)
+		}
+	}
+	// An update so near the server's bound that its refusal, which
+	// carries it back, is past the bound too fails the batch's task: the
+	// server drops the update, and the batch goes on.
+	if err := add([]BatchItem{item(0, 2<<20-110)}); err == nil {
+		t.Errorf("an item of 2 MiB was taken")
+	}
+	if err := add([]BatchItem{item(4, maxItem)}); err != nil {
+		t.Errorf("an item of %d bytes, the most a run takes: %v", maxItem, err)
+	}
+	d, err := c.DescribeWorkflowExecution(ctx, "adds", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := d.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		t.Errorf("the batch is %s; want it running", st)
+	}
+	if err := c.TerminateWorkflow(ctx, "adds", "", "done"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -178,14 +178,7 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 		}
 		return n, nil
 	}, workflow.UpdateHandlerOptions{Validator: func(items []BatchItem) error {
-		// The client names the runs (ItemID, from the input's line as
-		// read, which the payload's JSON need not keep byte for byte).
-		for _, it := range items {
-			if !strings.HasPrefix(it.ID, self.ID+"/") {
-				return fmt.Errorf("item %d: its run's ID %q is not in batch %s", it.Index, it.ID, self.ID)
-			}
-		}
-		return nil
+		return checkAdd(self.ID, items)
 	}}); err != nil {
 		return nil, err
 	}
@@ -317,6 +310,31 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 			}
 		}
 	}
+}
+
+// checkAdd refuses an add update of batch batchID before the batch takes
+// it: an item whose run's ID is not in the batch, an item past maxItem
+// (which cannot be a run's input on Temporal), or items past maxAdd
+// together, which the server, past its bound on the update's acceptance,
+// answered by terminating the batch. The validator runs on no replay, so
+// it changes with no version.
+func checkAdd(batchID string, items []BatchItem) error {
+	total := 0
+	for _, it := range items {
+		// The client names the runs (ItemID, from the input's line as
+		// read, which the payload's JSON need not keep byte for byte).
+		if !strings.HasPrefix(it.ID, batchID+"/") {
+			return fmt.Errorf("item %d: its run's ID %q is not in batch %s", it.Index, it.ID, batchID)
+		}
+		if len(it.Input) > maxItem {
+			return fmt.Errorf("item %d: its input is %d bytes, more than the %d a run's input may hold on Temporal", it.Index, len(it.Input), maxItem)
+		}
+		total += itemBytes(it)
+	}
+	if total > maxAdd {
+		return fmt.Errorf("%d items of %d bytes in one update, more than the %d a batch takes at once: hand them over in several", len(items), total, maxAdd)
+	}
+	return nil
 }
 
 // batchDoneChange and batchDoneVersion name the change that counted a
