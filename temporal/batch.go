@@ -423,6 +423,8 @@ func (b *BatchClient) RunFunc() batch.RunFunc {
 			// A run that failed, or was cancelled: its report is the
 			// failure's details.
 			rep, err = *r, nil
+		} else if err == nil {
+			asWritten(&rep)
 		}
 		if err == nil {
 			// Its worker's report says what answered it.

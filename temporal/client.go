@@ -239,7 +239,7 @@ func wait(ctx context.Context, c client.Client, run client.WorkflowRun) (*agentr
 	if err != nil {
 		return nil, fmt.Errorf("temporal: run %s: %w", run.GetID(), err)
 	}
-	return &rep, nil
+	return asWritten(&rep), nil
 }
 
 // EndedReport returns the report a run's workflow failed or was cancelled
@@ -256,11 +256,11 @@ func EndedReport(err error) *agentrt.Report {
 	switch {
 	case errors.As(err, &app) && isRunFailure(app.Type()) && app.HasDetails():
 		if app.Details(&rep) == nil {
-			return &rep
+			return asWritten(&rep)
 		}
 	case errors.As(err, &canceled) && canceled.HasDetails():
 		if canceled.Details(&rep) == nil {
-			return &rep
+			return asWritten(&rep)
 		}
 	}
 	return nil
