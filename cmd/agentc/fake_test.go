@@ -63,6 +63,48 @@ func respond(w nethttp.ResponseWriter, body []byte, answer json.RawMessage) {
 	})
 }
 
+// streamMessages writes a message as the Messages API streams it: each
+// block's start, its text or its tool input cut in two deltas, its stop,
+// then the stop reason and usage. A tool input is sent as it is, JSON or
+// not, as a model may write it.
+func streamMessages(w nethttp.ResponseWriter, model string, content []any, stop string, usage map[string]any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(v map[string]any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", v["type"], b)
+		w.(nethttp.Flusher).Flush()
+	}
+	send(map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_1", "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": usage["input_tokens"], "output_tokens": 1},
+	}})
+	for i, c := range content {
+		b := c.(map[string]any)
+		var start map[string]any
+		var pieces []string
+		var kind, field string
+		if b["type"] == "tool_use" {
+			in, ok := b["input"].(json.RawMessage)
+			if !ok {
+				in, _ = json.Marshal(b["input"])
+			}
+			start = map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}
+			pieces, kind, field = []string{string(in[:len(in)/2]), string(in[len(in)/2:])}, "input_json_delta", "partial_json"
+		} else {
+			text := b["text"].(string)
+			start = map[string]any{"type": "text", "text": ""}
+			pieces, kind, field = []string{text[:len(text)/2], text[len(text)/2:]}, "text_delta", "text"
+		}
+		send(map[string]any{"type": "content_block_start", "index": i, "content_block": start})
+		for _, p := range pieces {
+			send(map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": kind, field: p}})
+		}
+		send(map[string]any{"type": "content_block_stop", "index": i})
+	}
+	send(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": usage["output_tokens"]}})
+	send(map[string]any{"type": "message_stop"})
+}
+
 // converse is Bedrock's Converse path, the model ID escaped.
 var converse = regexp.MustCompile(`^/model/[^/]+/converse$`)
 
@@ -213,7 +255,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 		cache = &promptCache{held: map[[32]byte]bool{}}
 	}
 	cut := provider == "anthropic-cut"
-	if provider == "anthropic-prose" || provider == "anthropic-cache" || cut {
+	// "anthropic-notjson" streams its answer, the output tool's input, as
+	// a model may write it: text that is not JSON. It streams only.
+	notJSON := provider == "anthropic-notjson"
+	if provider == "anthropic-prose" || provider == "anthropic-cache" || cut || notJSON {
 		provider = "anthropic"
 	}
 	logFile := ts.MkAbs("fake-requests.log")
@@ -243,7 +288,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 		return body
 	}
 	requests := 0
-	if !json.Valid(answer) {
+	if !json.Valid(answer) && !notJSON {
 		ts.Fatalf("fakeprovider: the answer is not JSON")
 	}
 	// answerFor is the answer to a request: with echo, CREDENTIAL in it
@@ -417,6 +462,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				Tools []struct {
 					Name string `json:"name"`
 				} `json:"tools"`
+				Stream bool `json:"stream"`
 			}
 			body := logRequest(r)
 			if r.URL.Path != "/v1/messages" || json.Unmarshal(body, &req) != nil {
@@ -465,6 +511,14 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			if usage != nil {
 				resp["usage"] = usage
+			}
+			if req.Stream {
+				streamMessages(w, req.Model, content, stop, usage)
+				return
+			}
+			if notJSON {
+				nethttp.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"anthropic-notjson streams only"}}`, 400)
+				return
 			}
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(resp)

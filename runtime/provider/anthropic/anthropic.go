@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -588,12 +589,20 @@ func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []
 	return nil, errStreamCut
 }
 
-// blockTexts puts a streamed message's text, thinking and signatures
-// together for the SDK's Message.Accumulate, which adds each delta to a
-// string (cb.Text += …): a message of 236,000 deltas of 27 bytes took
-// 157 s of CPU. Here each block's pieces go to a builder, and Accumulate
-// sees the deltas without them; a block gets its texts back before its
-// stop, and the message's, is read (refreshContentBlockRaw reads them).
+// blockTexts puts a streamed message's text, thinking, signatures and
+// tool input together for the SDK's Message.Accumulate, which adds each
+// delta to a string (cb.Text += …): a message of 236,000 deltas of 27 bytes
+// took 157 s of CPU. Here each block's pieces go to a builder, and
+// Accumulate sees the deltas without them; a block gets its texts back
+// before its stop, and the message's, is read (refreshContentBlockRaw
+// reads them).
+//
+// A tool_use block's input is kept here too, exactly as streamed: at a
+// stop, Accumulate replaces input that is not JSON with {}, which fits an
+// output schema that requires nothing and calls a tool with no arguments.
+// The block gets the streamed bytes back after Accumulate, so the runtime
+// sees what the model wrote, and refuses it as it refuses any arguments
+// that are not JSON.
 type blockTexts struct {
 	blocks []*blockText // by content block index
 }
@@ -601,6 +610,10 @@ type blockTexts struct {
 type blockText struct {
 	text, thinking, signature strings.Builder
 	added                     bool // some delta was added since the last flush
+
+	kind    string // the block's type
+	input   []byte // a tool_use block's input_json_delta pieces, put together
+	stopped bool   // its content_block_stop, or the message's, came
 }
 
 func (b *blockTexts) accumulate(msg *sdk.Message, ev sdk.MessageStreamEventUnion) error {
@@ -610,6 +623,11 @@ func (b *blockTexts) accumulate(msg *sdk.Message, ev sdk.MessageStreamEventUnion
 			break // Accumulate refuses it
 		}
 		bt := b.blocks[ev.Index]
+		if bt.stopped {
+			// Accumulate would add it to a block already read, or to
+			// input already judged to be JSON.
+			return fmt.Errorf("the stream added to content block %d (%s) after the block's content_block_stop", ev.Index, ev.Delta.Type)
+		}
 		switch ev.Delta.Type {
 		case "text_delta":
 			bt.text.WriteString(ev.Delta.Text)
@@ -620,6 +638,14 @@ func (b *blockTexts) accumulate(msg *sdk.Message, ev sdk.MessageStreamEventUnion
 		case "signature_delta":
 			bt.signature.WriteString(ev.Delta.Signature)
 			ev.Delta.Signature = ""
+		case "input_json_delta":
+			if bt.kind != "tool_use" {
+				return fmt.Errorf("the stream sent tool input (input_json_delta) for content block %d, a %s block, not tool_use", ev.Index, bt.kind)
+			}
+			// The pieces replace the input the block started with (the
+			// API starts it as {}); Accumulate appended them to any other.
+			bt.input = append(bt.input, ev.Delta.PartialJSON...)
+			ev.Delta.PartialJSON = ""
 		default:
 			return msg.Accumulate(ev)
 		}
@@ -628,9 +654,13 @@ func (b *blockTexts) accumulate(msg *sdk.Message, ev sdk.MessageStreamEventUnion
 	case "content_block_stop":
 		if ev.Index >= 0 && ev.Index < int64(min(len(b.blocks), len(msg.Content))) {
 			b.blocks[ev.Index].set(&msg.Content[ev.Index])
+			b.blocks[ev.Index].stopped = true
 		}
 	case "message_stop":
 		b.flush(msg)
+		for _, bt := range b.blocks {
+			bt.stopped = true
+		}
 	}
 	if err := msg.Accumulate(ev); err != nil {
 		return err
@@ -647,12 +677,16 @@ func (b *blockTexts) accumulate(msg *sdk.Message, ev sdk.MessageStreamEventUnion
 		if len(b.blocks) == len(msg.Content)-1 {
 			b.blocks = append(b.blocks, newBlockText(&msg.Content[len(msg.Content)-1]))
 		}
+	case "content_block_stop", "message_stop":
+		// Accumulate makes input that is not JSON {} at a stop; the
+		// block gets back what was sent.
+		b.restoreInput(msg)
 	}
 	return nil
 }
 
 func newBlockText(cb *sdk.ContentBlockUnion) *blockText {
-	bt := &blockText{}
+	bt := &blockText{kind: cb.Type}
 	bt.text.WriteString(cb.Text)
 	bt.thinking.WriteString(cb.Thinking)
 	bt.signature.WriteString(cb.Signature)
@@ -668,12 +702,26 @@ func (b *blockTexts) flush(msg *sdk.Message) {
 	}
 }
 
+// restoreInput gives every tool_use block its input as streamed, after
+// Accumulate has read it (the message's raw JSON keeps the input the block
+// started with when the streamed one is not JSON).
+func (b *blockTexts) restoreInput(msg *sdk.Message) {
+	for i, bt := range b.blocks {
+		if i < len(msg.Content) && len(bt.input) > 0 {
+			msg.Content[i].Input = slices.Clip(bt.input)
+		}
+	}
+}
+
 // set gives cb its texts, put together, when a delta added to them.
 func (bt *blockText) set(cb *sdk.ContentBlockUnion) {
 	if !bt.added {
 		return
 	}
 	cb.Text, cb.Thinking, cb.Signature = bt.text.String(), bt.thinking.String(), bt.signature.String()
+	if len(bt.input) > 0 {
+		cb.Input = slices.Clip(bt.input)
+	}
 	bt.added = false
 }
 

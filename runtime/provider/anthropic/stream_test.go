@@ -305,3 +305,67 @@ func BenchmarkStreamAccumulate(b *testing.B) {
 		}
 	})
 }
+
+// TestStreamToolInputNotJSON: a tool_use block's input is what its
+// input_json_delta pieces make, byte for byte, JSON or not, so the runtime
+// refuses input that is not JSON; the SDK's Accumulate made it {}, which
+// fits an output schema that requires nothing and calls a tool with no
+// arguments. A delta after its block's stop, or tool input for a block
+// that is not tool_use, is an error of the stream.
+func TestStreamToolInputNotJSON(t *testing.T) {
+	const (
+		start = `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01A","name":"weather","input":{}}}`
+		stop  = `{"type":"content_block_stop","index":0}`
+	)
+	piece := func(s string) string {
+		b, _ := json.Marshal(s)
+		return `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":` + string(b) + `}}`
+	}
+	end := streamed[10:] // message_delta, message_stop
+	for _, c := range []struct {
+		name   string
+		events []string
+		args   string // the call's arguments, or
+		err    string // the error
+	}{
+		{"not JSON", []string{start, piece(`{"city":"Pa`), piece(`", oops`), stop}, `{"city":"Pa", oops`, ""},
+		// The message is whole at its message_delta, the connection gone.
+		{"not JSON, no stops", []string{start, piece(`{"city":"Pa`), piece(`", oops`), end[0]}, `{"city":"Pa", oops`, ""},
+		{"cut", []string{start, piece(`{"city":"Pa`), stop}, `{"city":"Pa`, ""},
+		{"prefilled, then a piece", []string{
+			`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01A","name":"weather","input":{"city":"Oslo"}}}`,
+			piece(`{"city":"Paris"}`), stop,
+		}, `{"city":"Paris"}`, ""},
+		{"prefilled, no piece", []string{
+			`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01A","name":"weather","input":{"city":"Oslo"}}}`,
+			piece(""), stop,
+		}, `{"city":"Oslo"}`, ""},
+		{"a piece after the stop", []string{start, piece(`{"city":"Paris"}`), stop, piece(`,"extra"`)}, "",
+			"anthropic: reading the stream: the stream added to content block 0 (input_json_delta) after the block's content_block_stop"},
+		{"text after the stop", []string{streamed[1], streamed[3], streamed[5], streamed[4]}, "",
+			"anthropic: reading the stream: the stream added to content block 0 (text_delta) after the block's content_block_stop"},
+		{"tool input in a text block", []string{streamed[1], piece(`{"city":"Paris"}`), streamed[5]}, "",
+			"anthropic: reading the stream: the stream sent tool input (input_json_delta) for content block 0, a text block, not tool_use"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			events := append([]string{streamed[0]}, c.events...)
+			if !strings.HasSuffix(c.name, "no stops") {
+				events = append(events, end...)
+			}
+			f := newFake(t, sse(events, 0))
+			resp, err := f.model(t, fastRetry).Complete(context.Background(), longRequest())
+			if c.err != "" {
+				if err == nil || err.Error() != c.err || f.attempts() != 1 {
+					t.Fatalf("err %v after %d attempts, response %+v; want %s", err, f.attempts(), resp, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls := resp.Message.ToolCalls; len(calls) != 1 || string(calls[0].Arguments) != c.args {
+				t.Errorf("tool calls %+v; want arguments %s", calls, c.args)
+			}
+		})
+	}
+}
