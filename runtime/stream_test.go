@@ -169,3 +169,69 @@ func TestStreamRedactedSpread(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamRedactedEscaped: a secret written with every character a JSON
+// \u escape (six bytes a byte, twice the longest form the lookahead
+// covers), in the reply's text and in the answer as it forms, streamed in
+// pieces of 1, 5 and 6 bytes, never shows three characters of itself in
+// a piece, and the pieces put together are the reply as redacted whole.
+// Before, the pieces showed every escape of it: the held-back check read
+// the text only with its escapes kept.
+func TestStreamRedactedEscaped(t *testing.T) {
+	const secret = "sk-streamed-secret-0123456789"
+	secrets := redact.Of(secret)
+	esc := func(s, f string) string {
+		var b strings.Builder
+		for _, c := range []byte(s) {
+			fmt.Fprintf(&b, f, c)
+		}
+		return b.String()
+	}
+	for _, f := range []string{`\u%04x`, `\u%04X`} {
+		for _, size := range []int{1, 5, 6} {
+			t.Run(fmt.Sprintf("%s in %d-byte pieces", f, size), func(t *testing.T) {
+				text := "The key is " + esc(secret, f) + ", and that is all I will say about the matter at hand."
+				args := `{"label":"` + esc(secret, f) + `"}`
+				cut := func(s string) (pieces []string) {
+					for i := 0; i < len(s); i += size {
+						pieces = append(pieces, s[i:min(i+size, len(s))])
+					}
+					return pieces
+				}
+				streamed := func(req *agentrt.Request) (*agentrt.Response, error) {
+					for _, p := range cut(text) {
+						req.Stream(agentrt.Delta{Text: p})
+					}
+					for _, p := range cut(args) {
+						req.Stream(agentrt.Delta{Answer: p})
+					}
+					return &agentrt.Response{Message: agentrt.Message{Content: text, ToolCalls: []agentrt.ToolCall{
+						{ID: "a1", Name: req.OutputTool, Arguments: json.RawMessage(args)}}}, Usage: agentrt.Usage{Input: 5, Output: 5}}, nil
+				}
+				p := agent(t, func(a *plan.Agent) {
+					a.Output.Schema = json.RawMessage(`{"type":"object","properties":{"label":{"type":"string"}},"required":["label"],"additionalProperties":false}`)
+					a.Output.Mode = plan.ModeTool
+				})
+				res := runWith(t, p, agentrt.Options{Stream: true, Secrets: secrets}, streamed)
+				shown := map[string]*strings.Builder{agentrt.PartText: {}, agentrt.PartAnswer: {}}
+				for _, e := range res.events {
+					if e.Type != agentrt.EventModelDelta {
+						continue
+					}
+					for i := 0; i+3 <= len(secret); i++ {
+						if part := esc(secret[i:i+3], f); strings.Contains(e.Delta, part) {
+							t.Fatalf("%s piece %q shows %q of the secret", e.Part, e.Delta, part)
+						}
+					}
+					shown[e.Part].WriteString(e.Delta)
+				}
+				if got, want := shown[agentrt.PartText].String(), secrets.String(text); got != want {
+					t.Errorf("text shown %q, want %q", got, want)
+				}
+				if got, want := shown[agentrt.PartAnswer].String(), secrets.String(args); got != want {
+					t.Errorf("answer shown %q, want %q", got, want)
+				}
+			})
+		}
+	}
+}

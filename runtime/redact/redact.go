@@ -27,8 +27,9 @@
 // \u escapes): a text holding such escapes is also matched with every
 // escape read as the character it stands for, and a secret found there is
 // replaced with the escapes that write it. A text cut to be shown in part
-// (Prefix, Suffix) is held back before a secret begun in the forms above,
-// not in these.
+// (Prefix, Suffix) is held back before a secret begun in any of these
+// forms, and never cut inside a JSON escape, which may stand for a
+// secret's first or last character.
 //
 // A backslash in plain text before a secret that starts with n, r or u
 // reads as a JSON escape; the text is matched with JSON escapes left in
@@ -456,32 +457,39 @@ func (s *Set) Suffix(t string, keep int) (string, int) {
 // start with ends (from if it starts with none), looking no further on
 // than to.
 func partialEnd(forms []form, t string, from, to int) int {
+	// An escape the cut falls inside is left out with what is before it:
+	// it may stand for a secret's last character.
+	from = min(to, escapeEnd(t, from))
 	longest := 0
 	for _, f := range forms {
 		longest = max(longest, len(f.text))
 	}
-	// A form split by characters left out before matching takes more
-	// bytes than its own: the window reaches on until it holds longest
-	// bytes that are kept, however long the runs left out (seven bytes of
-	// text for each, a \u escape after each byte, to start).
+	// A form split by characters left out before matching, or written in
+	// escapes, takes more bytes than its own: the window reaches on until
+	// it holds longest bytes that are kept, however long the runs left out
+	// (seven bytes of text for each, a \u escape after each byte, to
+	// start).
 	hi := min(to, from+8*longest)
-	for hi < to && len(normalizing(t[from:hi], true).text) < longest {
+	for hi < to && kept(t[from:hi]) < longest {
 		hi = min(to, from+2*(hi-from))
 	}
-	cut := partialEndIn(forms, t, from, hi, true)
-	if e := partialEndIn(forms, t, from, hi, false); e > cut {
-		cut = e
+	cut := partialEndIn(forms, t, from, normalizing(t[from:hi], true), false)
+	cut = max(cut, partialEndIn(forms, t, from, normalizing(t[from:hi], false), false))
+	if d, ok := decoding(t[from:hi]); ok {
+		cut = max(cut, partialEndIn(forms, t, from, d, true))
 	}
 	return cut
 }
 
-// partialEndIn is partialEnd for the text up to hi, JSON escapes left
-// out or not.
-func partialEndIn(forms []form, t string, from, hi int, escapes bool) int {
-	v := normalizing(t[from:hi], escapes)
+// partialEndIn is partialEnd for v, a view of the text from on; read
+// says its escapes were read (decoding).
+func partialEndIn(forms []form, t string, from int, v view, read bool) int {
 	folded := lower(v.text)
 	cut := 0
 	for _, f := range forms {
+		if read && f.json {
+			continue
+		}
 		hay := v.text
 		if f.fold {
 			hay = folded
@@ -501,7 +509,9 @@ func partialEndIn(forms []form, t string, from, hi int, escapes bool) int {
 	if cut == 0 {
 		return from
 	}
-	n := from + v.orig(cut-1) + 1
+	// A character read from an escape stands where the escape begins:
+	// the escape goes whole.
+	n := escapeEnd(t, from+v.orig(cut-1)+1)
 	for n < len(t) && !utf8.RuneStart(t[n]) {
 		n++
 	}
@@ -512,35 +522,41 @@ func partialEndIn(forms []form, t string, from, hi int, escapes bool) int {
 // with begins (n if it ends with none), looking no further back than
 // from.
 func partial(forms []form, t string, from, n int) int {
+	// An escape the cut falls inside is left out with what follows it: it
+	// may stand for a secret's first character.
+	n = max(from, escapeStart(t, n))
 	longest := 0
 	for _, f := range forms {
 		longest = max(longest, len(f.text))
 	}
-	// A form split by characters left out before matching takes more
-	// bytes than its own: the window looks back until it holds longest
-	// bytes that are kept, however long the runs left out (seven bytes of
-	// text for each, a \u escape after each byte, to start). A secret's
-	// start followed by a long run of them is so held back for as long as
-	// the run lasts; the caller bounds how often it asks (see
-	// runtime's streamer).
+	// A form split by characters left out before matching, or written in
+	// escapes, takes more bytes than its own: the window looks back until
+	// it holds longest bytes that are kept, however long the runs left out
+	// (seven bytes of text for each, a \u escape after each byte, to
+	// start). A secret's start followed by a long run of them is so held
+	// back for as long as the run lasts; the caller bounds how often it
+	// asks (see runtime's streamer).
 	lo := max(from, n-8*longest)
-	for lo > from && len(normalizing(t[lo:n], true).text) < longest {
+	for lo > from && kept(t[lo:n]) < longest {
 		lo = max(from, n-2*(n-lo))
 	}
-	cut := partialIn(forms, t, lo, n, true)
-	if e := partialIn(forms, t, lo, n, false); e < cut {
-		cut = e
+	cut := partialIn(forms, t, lo, n, normalizing(t[lo:n], true), false)
+	cut = min(cut, partialIn(forms, t, lo, n, normalizing(t[lo:n], false), false))
+	if d, ok := decoding(t[lo:n]); ok {
+		cut = min(cut, partialIn(forms, t, lo, n, d, true))
 	}
 	return cut
 }
 
-// partialIn is partial for the text from lo on, JSON escapes left out or
-// not.
-func partialIn(forms []form, t string, lo, n int, escapes bool) int {
-	v := normalizing(t[lo:n], escapes)
+// partialIn is partial for v, a view of t[lo:n]; read says its escapes
+// were read (decoding).
+func partialIn(forms []form, t string, lo, n int, v view, read bool) int {
 	folded := lower(v.text)
 	cut := len(v.text)
 	for _, f := range forms {
+		if read && f.json {
+			continue
+		}
 		hay := v.text
 		if f.fold {
 			hay = folded
@@ -560,11 +576,21 @@ func partialIn(forms []form, t string, lo, n int, escapes bool) int {
 	if cut == len(v.text) {
 		return n
 	}
-	n = lo + v.orig(cut)
+	n = escapeStart(t, lo+v.orig(cut))
 	for n > 0 && !utf8.RuneStart(t[n]) {
 		n--
 	}
 	return n
+}
+
+// kept returns how many bytes of t count toward a secret's length: those
+// of the shortest view matching reads, with its escapes read as
+// characters where it holds any.
+func kept(t string) int {
+	if d, ok := decoding(t); ok {
+		return len(d.text)
+	}
+	return len(normalize(t).text)
 }
 
 // find returns the spans of t that hold a secret, in order, overlapping
