@@ -17,7 +17,8 @@
 //     not, whole or inside a longer base64 text at any of the three byte
 //     alignments (there, with the character it shares with each
 //     neighbour); the base64 of the secret upper- and lower-cased too;
-//   - split by line breaks (CR, LF, and JSON's \n and \r) and by
+//   - split by line breaks (CR, LF, and JSON's \n and \r, and \u000a and
+//     \u000d where escapes are read) and by
 //     Unicode format characters (zero-width spaces and joiners, the byte
 //     order mark, soft hyphens: category Cf), raw or as JSON \u escapes,
 //     which are left out before matching and replaced with the secret.
@@ -806,11 +807,16 @@ func decoding(t string) (v view, ok bool) {
 			i++
 			continue
 		}
-		// The character's bytes stand where the escape begins; the rest
-		// of the escape is left out after them.
 		b = append(b, t[copied:i]...)
-		b = utf8.AppendRune(b, r)
-		left(len(b), n-utf8.RuneLen(r))
+		if r == '\n' || r == '\r' {
+			// A line break written \u000a is left out as \n is.
+			left(len(b), n)
+		} else {
+			// The character's bytes stand where the escape begins; the
+			// rest of the escape is left out after them.
+			b = utf8.AppendRune(b, r)
+			left(len(b), n-utf8.RuneLen(r))
+		}
 		i += n
 		copied = i
 	}
