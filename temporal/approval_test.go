@@ -37,20 +37,7 @@ func (m *searchTwice) Complete(_ context.Context, req *agentrt.Request) (*agentr
 func TestApprovalQueryAndAlways(t *testing.T) {
 	s := devserver.Start(t)
 	c := dial(t, s)
-	p, err := plan.Read("plan", labeller(t, labelSchema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	search := p.Agent.Capabilities.Tools["search"]
-	search.Approve = plan.ApproveAsk
-	p.Agent.Capabilities.Tools["search"] = search
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := p.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := askingPlan(t)
 	startWorker(t, c, "approve", &searchTwice{}, data)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -126,20 +113,7 @@ func (searchFirst) Complete(_ context.Context, req *agentrt.Request) (*agentrt.R
 func TestApprovalForItsRun(t *testing.T) {
 	s := devserver.Start(t)
 	c := dial(t, s)
-	p, err := plan.Read("plan", labeller(t, labelSchema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	search := p.Agent.Capabilities.Tools["search"]
-	search.Approve = plan.ApproveAsk
-	p.Agent.Capabilities.Tools["search"] = search
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := p.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := askingPlan(t)
 	startWorker(t, c, "approve-run", searchFirst{}, data)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -206,4 +180,25 @@ func TestApprovalForItsRun(t *testing.T) {
 	if err := c.TerminateWorkflow(ctx, "its-run", reset.GetRunId(), "done"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// askingPlan is the labeller's plan with its search tool asking for
+// approval before each call.
+func askingPlan(t *testing.T) []byte {
+	t.Helper()
+	p, err := plan.Read("plan", labeller(t, labelSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := p.Agent.Capabilities.Tools["search"]
+	search.Approve = plan.ApproveAsk
+	p.Agent.Capabilities.Tools["search"] = search
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

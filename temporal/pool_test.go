@@ -19,25 +19,7 @@ import (
 // hold what it needs, one that could never fit is refused, a call asking
 // again with its key holds what it held, and settling frees the rest.
 func TestPoolWorkflow(t *testing.T) {
-	s := devserver.Start(t)
-	c, err := Dial(context.Background(), s.HostPort, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) {
-		return nil, errors.New("no model")
-	},
-		AllowAnyPlan: true}) // it runs pools, no plan
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := worker.New(c, "pool", Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer tw.Stop()
+	c, w := poolWorker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	pool, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "b/pool", TaskQueue: "pool"}, PoolWorkflow, PoolInput{Tokens: 1000})
@@ -101,24 +83,7 @@ func TestPoolWorkflow(t *testing.T) {
 // that a pool carried over from a run before this is charged nothing when
 // settled, not a spend below zero.
 func TestPoolRefusesForeignAsks(t *testing.T) {
-	s := devserver.Start(t)
-	c, err := Dial(context.Background(), s.HostPort, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) {
-		return nil, errors.New("no model")
-	}, AllowAnyPlan: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw := worker.New(c, "pool", Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer tw.Stop()
+	c, _ := poolWorker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	state := func(id string) PoolState {
@@ -179,4 +144,30 @@ func TestPoolRefusesForeignAsks(t *testing.T) {
 	if st := state("c/pool"); st != (PoolState{Tokens: 400}) {
 		t.Errorf("a hold below zero, settled: the pool holds %+v; want 400 tokens, none spent or held", st)
 	}
+}
+
+// poolWorker starts a dev server and a worker on task queue "pool" that
+// runs pools (no plan, no model), and returns a client of the server and
+// the worker.
+func poolWorker(t *testing.T) (client.Client, *Worker) {
+	t.Helper()
+	s := devserver.Start(t)
+	c, err := Dial(context.Background(), s.HostPort, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) {
+		return nil, errors.New("no model")
+	}, AllowAnyPlan: true}) // it runs pools, no plan
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := worker.New(c, "pool", Options())
+	w.Register(tw)
+	if err := tw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tw.Stop) // before the client closes
+	return c, w
 }
