@@ -20,6 +20,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/internal/origin"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/provider/internal/failure"
 	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
@@ -90,7 +91,7 @@ func New(cfg Config) (*Model, error) {
 	// is refused (see package origin).
 	opts = append(opts, option.WithHTTPClient(origin.Client(cfg.HTTPClient)))
 	// A response past the limit fails the call rather than fill memory.
-	opts = append(opts, option.WithMiddleware(limit.Middleware("anthropic", limit.MaxResponse)),
+	opts = append(opts, option.WithMiddleware(limit.Middleware("anthropic", replylimit.MaxResponse)),
 		option.WithMiddleware(limit.Stall("anthropic", cfg.Stall)))
 	p := cfg.Retry
 	if p.Attempts == 0 {
@@ -147,7 +148,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if req.MaxOutputTokens <= 0 {
 		resp.MaxOutputTokens = int(params.MaxTokens)
 	}
-	if err := limit.CheckReply(params.MaxTokens, &resp.Message); err != nil {
+	if err := agentrt.CheckReply(params.MaxTokens, &resp.Message); err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	return resp, nil
@@ -545,7 +546,7 @@ func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []
 		case "content_block_start":
 			n = len(ev.ContentBlock.RawJSON())
 			if ev.ContentBlock.Type == "tool_use" {
-				n = max(n, limit.CallBytes)
+				n = max(n, replylimit.CallBytes)
 			}
 		case "content_block_delta":
 			d := &ev.Delta

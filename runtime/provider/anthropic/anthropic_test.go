@@ -16,7 +16,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/provider/internal/limit"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 
@@ -651,10 +651,10 @@ func TestStrictToolAndPrompted(t *testing.T) {
 // TestResponseTooLarge: a server that sends more than a reply to the
 // request's max_tokens (4096 when the request sets none) can take fails
 // the call with a clear error, once: the response is cut as it is read
-// (limit.BodyBound, about 3.6 MB here), not read to the 32 MiB a response
+// (replylimit.BodyBound, about 3.6 MB here), not read to the 32 MiB a response
 // may hold and decoded.
 func TestResponseTooLarge(t *testing.T) {
-	huge := strings.Repeat("x", limit.MaxResponse)
+	huge := strings.Repeat("x", replylimit.MaxResponse)
 	f := newFake(t, message(`[{"type": "text", "text": "`+huge+`"}]`, "end_turn", ""))
 	_, err := f.model(t, retry.Policy{}).Complete(t.Context(), &agentrt.Request{Model: "claude-sonnet-4-5", Messages: []agentrt.Message{{Role: agentrt.User, Content: "Hi."}}})
 	if err == nil || !strings.HasPrefix(err.Error(), "anthropic: the response's body passed ") || !strings.Contains(err.Error(), "4096 output tokens (the request's limit)") || !strings.Contains(err.Error(), "the response was cut") {

@@ -48,6 +48,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/internal/origin"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/provider/internal/failure"
 	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
@@ -150,7 +151,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	// The signed request goes to the endpoint's origin only (origin.Client
 	// refuses a redirect elsewhere); what the server sends back is bounded.
-	hc.Transport = &transport{next: next, limit: limit.Middleware(Provider, limit.MaxResponse), stall: limit.Stall(Provider, cfg.Stall)}
+	hc.Transport = &transport{next: next, limit: limit.Middleware(Provider, replylimit.MaxResponse), stall: limit.Stall(Provider, cfg.Stall)}
 	opts := bedrockruntime.Options{
 		Region:      cfg.Region,
 		Credentials: &recorder{p: cfg.Credentials, secrets: secrets},
@@ -286,7 +287,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, err
 	}
-	if err := limit.CheckReply(int64(aws.ToInt32(in.InferenceConfig.MaxTokens)), &resp.Message); err != nil {
+	if err := agentrt.CheckReply(int64(aws.ToInt32(in.InferenceConfig.MaxTokens)), &resp.Message); err != nil {
 		return nil, fmt.Errorf("bedrock: %w", err)
 	}
 	if req.MaxOutputTokens <= 0 {
@@ -356,7 +357,7 @@ func (m *Model) converseStream(ctx context.Context, in *bedrockruntime.ConverseI
 			b := at(e.Value.ContentBlockIndex)
 			if t, ok := e.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
 				b.tool, b.toolID, b.name = true, aws.ToString(t.Value.ToolUseId), aws.ToString(t.Value.Name)
-				if err := meter.Add(max(len(b.toolID)+len(b.name), limit.CallBytes)); err != nil {
+				if err := meter.Add(max(len(b.toolID)+len(b.name), replylimit.CallBytes)); err != nil {
 					return nil, nil, err
 				}
 			}

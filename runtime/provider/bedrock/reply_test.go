@@ -137,7 +137,7 @@ func TestReplyPastMaxTokens(t *testing.T) {
 		}
 	})
 	t.Run("far past: cut as read", func(t *testing.T) {
-		// Past limit.BodyBound, the response is cut before it is decoded.
+		// Past replylimit.BodyBound, the response is cut before it is decoded.
 		f := newFake(t, ok(textReply(strings.Repeat("x", 4<<20), "end_turn")))
 		m, attempts := replyModel(t, f)
 		_, err := m.Complete(t.Context(), req(16))

@@ -33,8 +33,9 @@ func BenchmarkDenseReply(b *testing.B) {
 					req.Stream = func(agentrt.Delta) {}
 				}
 				stop := replytest.WatchHeap()
-				// Refused (limit.ValueBound); the reply's 8 MiB of arguments
-				// are within what 65,536 tokens make, so it was taken before.
+				// Refused (replylimit.ValueBound); the reply's 8 MiB of
+				// arguments are within what 65,536 tokens make, so it was
+				// taken before.
 				newModel(b, f, nil).Complete(b.Context(), req)
 				peak = max(peak, stop())
 				f.srv.Close()

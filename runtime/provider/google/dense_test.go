@@ -16,7 +16,7 @@ func denseParts(n int) string {
 
 // TestDenseReply: a response, or one event of a stream, whose JSON holds
 // more values than a reply to the request's maxOutputTokens is written in
-// (limit.ValueBound: 4 a token and 64Ki besides) is refused as it is read,
+// (replylimit.ValueBound: 4 a token and 64Ki besides) is refused as it is read,
 // before the SDK decodes it, and not asked for again; so is an event of
 // more bytes than such a reply's body may hold. A reply within both is
 // taken.

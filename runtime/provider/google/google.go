@@ -41,6 +41,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/internal/origin"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/provider/internal/failure"
 	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
@@ -189,7 +190,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	// The key goes to the base URL's origin only (origin.Client refuses a
 	// redirect elsewhere); what the server sends back is bounded.
-	hc.Transport = &transport{next: next, limit: limit.Middleware("google", limit.MaxResponse), stall: limit.Stall("google", cfg.Stall)}
+	hc.Transport = &transport{next: next, limit: limit.Middleware("google", replylimit.MaxResponse), stall: limit.Stall("google", cfg.Stall)}
 	cc.HTTPClient = hc
 	client, err := genai.NewClient(context.Background(), cc)
 	if err != nil {
@@ -354,7 +355,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, err
 	}
-	if err := limit.CheckReply(int64(b.config.MaxOutputTokens), &resp.Message); err != nil {
+	if err := agentrt.CheckReply(int64(b.config.MaxOutputTokens), &resp.Message); err != nil {
 		return nil, fmt.Errorf("google: %w", err)
 	}
 	return resp, nil
@@ -443,7 +444,7 @@ func (m *Model) stream(ctx context.Context, model string, b *built, delta func(a
 				j, _ := json.Marshal(p)
 				n = len(j)
 				if p.FunctionCall != nil {
-					n = max(n, limit.CallBytes)
+					n = max(n, replylimit.CallBytes)
 				}
 			}
 			if err := meter.Add(n); err != nil {

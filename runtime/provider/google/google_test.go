@@ -21,7 +21,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/provider/internal/limit"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 
@@ -748,7 +748,7 @@ func TestRedirectElsewhere(t *testing.T) {
 }
 
 func TestResponseTooLarge(t *testing.T) {
-	huge := strings.Repeat("x", limit.MaxResponse)
+	huge := strings.Repeat("x", replylimit.MaxResponse)
 	f := newFake(t, candidate(`[{"text": "`+huge+`"}]`, "STOP", ""))
 	_, err := newModel(t, f, nil).Complete(t.Context(), request())
 	if err == nil || !strings.Contains(err.Error(), "google: the response is larger than the 32 MiB agentc accepts from a provider") {

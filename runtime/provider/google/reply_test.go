@@ -69,7 +69,7 @@ func TestReplyPastMaxTokens(t *testing.T) {
 		}
 	})
 	t.Run("far past: cut as read", func(t *testing.T) {
-		// Past limit.BodyBound, the response is cut before it is decoded.
+		// Past replylimit.BodyBound, the response is cut before it is decoded.
 		f := newFake(t, candidate(fmt.Sprintf(`[{"text": %q}]`, strings.Repeat("x", 4<<20)), "STOP", ""))
 		_, err := newModel(t, f, nil).Complete(t.Context(), req)
 		if err == nil || !strings.HasPrefix(err.Error(), "google: the response's body passed ") || !strings.Contains(err.Error(), "16 output tokens (the request's limit)") || !strings.Contains(err.Error(), "the response was cut") {

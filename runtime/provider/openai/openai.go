@@ -24,6 +24,7 @@ import (
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/internal/origin"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/provider/internal/failure"
 	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
@@ -130,7 +131,7 @@ func New(cfg Config) (*Model, error) {
 	// is refused (see package origin).
 	opts = append(opts, option.WithHTTPClient(origin.Client(cfg.HTTPClient)))
 	// A response past the limit fails the call rather than fill memory.
-	opts = append(opts, option.WithMiddleware(limit.Middleware("openai", limit.MaxResponse)),
+	opts = append(opts, option.WithMiddleware(limit.Middleware("openai", replylimit.MaxResponse)),
 		option.WithMiddleware(limit.Stall("openai", cfg.Stall)))
 	p := cfg.Retry
 	if p.Attempts == 0 && p.Base == 0 && p.Max == 0 && p.RetryAfterCap == 0 {
@@ -213,7 +214,7 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, err
 	}
-	if err := limit.CheckReply(params.MaxCompletionTokens.Value, &resp.Message); err != nil {
+	if err := agentrt.CheckReply(params.MaxCompletionTokens.Value, &resp.Message); err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
 	return resp, nil
@@ -242,8 +243,8 @@ func (m *Model) stream(ctx context.Context, params sdk.ChatCompletionNewParams, 
 			for _, tc := range d.ToolCalls {
 				c := len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments)
 				if k := [2]int64{ch.Index, tc.Index}; !calls[k] {
-					// A call's first piece counts it (limit.CallBytes).
-					calls[k], c = true, max(c, limit.CallBytes)
+					// A call's first piece counts it (replylimit.CallBytes).
+					calls[k], c = true, max(c, replylimit.CallBytes)
 				}
 				n += c
 			}

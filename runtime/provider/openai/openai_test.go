@@ -15,7 +15,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/provider/internal/limit"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 
@@ -662,11 +662,11 @@ func TestStrictTool(t *testing.T) {
 		"parameters": {"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}}}`)
 }
 
-// TestResponseTooLarge: a server that sends more than limit.MaxResponse
+// TestResponseTooLarge: a server that sends more than replylimit.MaxResponse
 // fails the call with a clear error, once: another attempt would send as
 // much again.
 func TestResponseTooLarge(t *testing.T) {
-	huge := strings.Repeat("x", limit.MaxResponse)
+	huge := strings.Repeat("x", replylimit.MaxResponse)
 	f := newFake(t, completion(`{"role": "assistant", "content": "`+huge+`"}`, "stop", ""))
 	_, err := newModel(t, f, nil).Complete(t.Context(), request())
 	if err == nil || !strings.Contains(err.Error(), "openai: the response is larger than the 32 MiB agentc accepts from a provider") {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/provider/internal/limit"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 )
 
 // maxTokens is the output allowance of the requests below: a reply to
@@ -73,8 +73,8 @@ func TestReplyPastMaxTokens(t *testing.T) {
 	}
 	t.Run("at the bound", func(t *testing.T) {
 		// The rest of the bound is the call's: one token's bytes, at
-		// least (limit.CallBytes).
-		text := strings.Repeat(" ", bound-limit.CallBytes)
+		// least (replylimit.CallBytes).
+		text := strings.Repeat(" ", bound-replylimit.CallBytes)
 		msg := fmt.Sprintf(`{"role": "assistant", "content": %q, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}]}`, text)
 		f := newFake(t, completion(msg, "tool_calls", ""))
 		resp, err := newModel(t, f, nil).Complete(t.Context(), boundedRequest())
@@ -150,7 +150,7 @@ func TestStreamPastMaxTokens(t *testing.T) {
 }
 
 // cut holds a call to the error of a whole response cut as it was read,
-// past what a reply to its request can take (limit.BodyBound), made once.
+// past what a reply to its request can take (replylimit.BodyBound), made once.
 func cut(t *testing.T, err error, f *fake) {
 	t.Helper()
 	if err == nil || !strings.HasPrefix(err.Error(), "openai: the response's body passed ") || !strings.Contains(err.Error(), "16 output tokens (the request's limit)") || !strings.Contains(err.Error(), "the response was cut") {
@@ -162,7 +162,7 @@ func cut(t *testing.T, err error, f *fake) {
 }
 
 // TestWholeReplyCut: a whole response far past what its request's output
-// limit can make is cut as it is read, at limit.BodyBound, rather than
+// limit can make is cut as it is read, at replylimit.BodyBound, rather than
 // read up to the 32 MiB a response may hold and decoded before it is
 // refused; one at the bound with every byte written as a \u escape is
 // taken, and so is one that echoes a long request (the Responses API

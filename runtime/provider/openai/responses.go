@@ -17,6 +17,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/provider/internal/files"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
 )
@@ -84,7 +85,7 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 	if err != nil {
 		return nil, err
 	}
-	if err := limit.CheckReply(params.MaxOutputTokens.Value, &resp.Message); err != nil {
+	if err := agentrt.CheckReply(params.MaxOutputTokens.Value, &resp.Message); err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
 	return resp, nil
@@ -107,7 +108,7 @@ func (m *Model) streamResponse(ctx context.Context, params responses.ResponseNew
 		ev := st.Current()
 		n := len(ev.Delta)
 		if ev.Type == "response.output_item.added" && ev.Item.Type == "function_call" {
-			n += limit.CallBytes
+			n += replylimit.CallBytes
 		}
 		if err := meter.Add(n); err != nil {
 			return nil, err

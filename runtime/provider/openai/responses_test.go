@@ -16,7 +16,7 @@ import (
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
-	"agentc.dev/agentc/runtime/provider/internal/limit"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 
@@ -475,7 +475,7 @@ func TestResponsesFailed(t *testing.T) {
 }
 
 func TestResponsesTooLargeAndStalled(t *testing.T) {
-	huge := strings.Repeat("x", limit.MaxResponse)
+	huge := strings.Repeat("x", replylimit.MaxResponse)
 	f := newResponsesFake(t, responseObject("completed", "", textItem(huge), ""))
 	_, err := newResponsesModel(t, f, nil).Complete(t.Context(), request())
 	if err == nil || !strings.Contains(err.Error(), "openai: the response is larger than the 32 MiB agentc accepts from a provider") || f.requests() != 1 {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"agentc.dev/agentc/runtime/internal/origin"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
 	"agentc.dev/agentc/runtime/redact"
 )
@@ -55,13 +56,13 @@ func (e *Redacted) Unwrap() error { return e.Err }
 
 // Bounded returns the call's error for err when err holds a response cut
 // at one of package limit's bounds (a *limit.TooLargeError, or a
-// *limit.ReplyError or *limit.DenseError: a reply past its request's
+// *replylimit.ReplyError or *limit.DenseError: a reply past its request's
 // output limit), saying so
 // whatever the SDK wrapped it in; ok is false for any other error. Such an
 // error is never retried: another attempt would be sent as much again.
 func Bounded(provider string, err error) (_ error, ok bool) {
 	var large *limit.TooLargeError
-	var reply *limit.ReplyError
+	var reply *replylimit.ReplyError
 	var dense *limit.DenseError
 	switch {
 	case errors.As(err, &large):

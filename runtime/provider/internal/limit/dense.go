@@ -5,17 +5,18 @@ import (
 	"io"
 
 	"agentc.dev/agentc/internal/leaf/jsonshape"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 )
 
 // DenseError is a response (or one event of a stream) whose JSON holds
 // more values, or an event more bytes, than a reply to the request's
 // output limit can be written in, refused before it is decoded. Like a
-// ReplyError, it is never retried.
+// replylimit.ReplyError, it is never retried.
 type DenseError struct {
 	Tokens int64 // the output tokens the request allowed
 	Values int64 // the values counted when the bound was passed; 0 for Bytes
 	Bytes  int64 // the event's bytes when it passed EventBound
-	Bound  int64 // ValueBound(Tokens), or EventBound(Tokens) for Bytes
+	Bound  int64 // replylimit.ValueBound(Tokens), or EventBound(Tokens) for Bytes
 	Event  bool  // one event of a stream
 }
 
@@ -28,24 +29,25 @@ func (e *DenseError) Error() string {
 		return fmt.Sprintf("%s passed %d bytes, the most a reply to %d output tokens (the request's limit) can take: the server did not keep to the limit, and the stream was cut", what, e.Bound, e.Tokens)
 	}
 	return fmt.Sprintf("%s holds more than %d JSON values, the most a reply to %d output tokens (the request's limit) is written in (%d a token and %d besides): the server did not keep to the limit, and it was refused before it was decoded",
-		what, e.Bound, e.Tokens, ValuesPerToken, ValueSlack)
+		what, e.Bound, e.Tokens, replylimit.ValuesPerToken, replylimit.ValueSlack)
 }
 
-// EventBound is the most bytes one event of a stream may hold for a
-// request that allowed maxTokens output tokens: what a whole reply's body
-// may (BodyBound, without a request to echo). 0 where ReplyBound is.
-func EventBound(maxTokens int64) int64 { return BodyBound(maxTokens, 0) }
+// EventBound is the most bytes one event of a stream may hold for a request
+// that allowed maxTokens output tokens: what a whole reply's body may
+// (replylimit.BodyBound, without a request to echo). 0 where
+// replylimit.ReplyBound is.
+func EventBound(maxTokens int64) int64 { return replylimit.BodyBound(maxTokens, 0) }
 
-// Values returns rc counting the JSON values it passes (jsonshape), and
-// failing the read with a *DenseError past ValueBound(maxTokens). With
-// events, rc is a stream of server-sent events: each event (its lines
-// up to a blank one) is counted alone, and held to EventBound(maxTokens)
-// bytes too. A maxTokens of 0 or less bounds nothing.
+// Values returns rc counting the JSON values it passes (jsonshape), and failing
+// the read with a *DenseError past replylimit.ValueBound(maxTokens). With
+// events, rc is a stream of server-sent events: each event (its lines up to a
+// blank one) is counted alone, and held to EventBound(maxTokens) bytes too. A
+// maxTokens of 0 or less bounds nothing.
 func Values(rc io.ReadCloser, maxTokens int64, events bool) io.ReadCloser {
 	if maxTokens <= 0 {
 		return rc
 	}
-	return &values{rc: rc, tokens: maxTokens, bound: ValueBound(maxTokens), events: events, eventBound: EventBound(maxTokens)}
+	return &values{rc: rc, tokens: maxTokens, bound: replylimit.ValueBound(maxTokens), events: events, eventBound: EventBound(maxTokens)}
 }
 
 type values struct {

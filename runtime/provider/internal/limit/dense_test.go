@@ -5,13 +5,15 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"agentc.dev/agentc/runtime/internal/replylimit"
 )
 
-// TestValues: a body is held to ValueBound values as it is read; a
+// TestValues: a body is held to replylimit.ValueBound values as it is read; a
 // stream's events (ended by a blank line, \n or \r\n) each alone, and
 // each to EventBound bytes; no limit bounds nothing.
 func TestValues(t *testing.T) {
-	bound := int(ValueBound(1)) // 65,540
+	bound := int(replylimit.ValueBound(1)) // 65,540
 	objs := func(n int) string { return "[" + strings.Repeat("{},", n-1) + "{}]" }
 	read := func(s string, tokens int64, events bool) error {
 		_, err := io.ReadAll(Values(io.NopCloser(strings.NewReader(s)), tokens, events))

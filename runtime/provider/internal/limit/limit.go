@@ -1,5 +1,5 @@
-// Package limit bounds what a provider's server may send: a response body
-// past MaxResponse bytes fails the call, so a broken or hostile server
+// Package limit bounds what a provider's server may send: a response body past
+// replylimit.MaxResponse bytes fails the call, so a broken or hostile server
 // cannot make a run hold more memory than that.
 package limit
 
@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"agentc.dev/agentc/runtime/internal/replylimit"
 )
 
 // MaxErrorBody is the most bytes of an error response's body (a status
@@ -28,12 +30,12 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("%s: the response is larger than the %d MiB agentc accepts from a provider", e.Provider, e.Limit>>20)
 }
 
-// Middleware returns an SDK middleware (the shape both SDKs' option
-// packages take) that cuts every response body at limit bytes, failing the
-// read past it with a *TooLargeError naming provider. A request whose
-// context says the output tokens it allowed (WithWhole) has its response
-// cut sooner, past BodyBound, with a *ReplyError. An error response's
-// body ends at MaxErrorBody.
+// Middleware returns an SDK middleware (the shape both SDKs' option packages
+// take) that cuts every response body at limit bytes, failing the read past it
+// with a *TooLargeError naming provider. A request whose context says the
+// output tokens it allowed (WithWhole) has its response cut sooner, past
+// replylimit.BodyBound, with a *replylimit.ReplyError. An error response's body
+// ends at MaxErrorBody.
 //
 // The bound holds for the bytes a server sends as well as for what they
 // decode to: a request that asks for no encoding of its own is sent
@@ -55,8 +57,8 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 		}
 		bound, over := limit, error(&TooLargeError{provider, limit})
 		if tokens, ok := req.Context().Value(wholeKey{}).(int64); ok && req.ContentLength >= 0 {
-			if b := BodyBound(tokens, req.ContentLength); b > 0 && b < bound {
-				bound, over = b, &ReplyError{Tokens: tokens, Bound: b, Request: req.ContentLength, Body: true}
+			if b := replylimit.BodyBound(tokens, req.ContentLength); b > 0 && b < bound {
+				bound, over = b, &replylimit.ReplyError{Tokens: tokens, Bound: b, Request: req.ContentLength, Body: true}
 			}
 		}
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -116,14 +118,14 @@ func (g *gunzip) Close() error { return g.wire.Close() }
 // response allowed, in its context.
 type wholeKey struct{}
 
-// WithWhole returns ctx saying that the request made with it asks for a
-// whole response, not a stream, and allowed at most maxTokens output
-// tokens, so that Middleware cuts a response past what such a reply can
-// take (BodyBound) as it is read, rather than read up to MaxResponse and
-// decoded before CheckReply refuses it. A maxTokens of 0 or less, no
-// limit, leaves the bound MaxResponse. A stream is metered by its pieces
-// (Reply): its events repeat their envelope for every few tokens, so its
-// body has no such bound.
+// WithWhole returns ctx saying that the request made with it asks for a whole
+// response, not a stream, and allowed at most maxTokens output tokens, so that
+// Middleware cuts a response past what such a reply can take
+// (replylimit.BodyBound) as it is read, rather than read up to
+// replylimit.MaxResponse and decoded before agentrt.CheckReply refuses it. A
+// maxTokens of 0 or less, no limit, leaves the bound replylimit.MaxResponse. A
+// stream is metered by its pieces (Reply): its events repeat their envelope for
+// every few tokens, so its body has no such bound.
 func WithWhole(ctx context.Context, maxTokens int64) context.Context {
 	return context.WithValue(ctx, wholeKey{}, maxTokens)
 }

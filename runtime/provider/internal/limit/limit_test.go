@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"agentc.dev/agentc/runtime/internal/replylimit"
 )
 
 func TestMiddleware(t *testing.T) {
@@ -64,26 +66,14 @@ func TestMiddleware(t *testing.T) {
 	}
 }
 
-// TestBodyBound: a whole response to a request that allowed so many output
-// tokens may take six bytes for every byte those tokens make (a JSON
-// escape), the request's own bytes and 64 KiB besides; no limit is no
-// bound.
-func TestBodyBound(t *testing.T) {
-	if got, want := BodyBound(16, 1000), int64(6*(16*128+64<<10)+1000+64<<10); got != want {
-		t.Errorf("BodyBound(16, 1000) = %d, want %d", got, want)
-	}
-	if got := BodyBound(0, 1000); got != 0 {
-		t.Errorf("BodyBound(0, 1000) = %d, want 0 (no bound)", got)
-	}
-}
-
 // TestMiddlewareWhole: a request whose context says the output tokens it
-// allowed has its response cut past BodyBound, with a *ReplyError naming
-// them, whether the response says its length or not; one whose own length
-// is unknown, or whose bound is past the limit, keeps the limit.
+// allowed has its response cut past replylimit.BodyBound, with a
+// *replylimit.ReplyError naming them, whether the response says its length or
+// not; one whose own length is unknown, or whose bound is past the limit, keeps
+// the limit.
 func TestMiddlewareWhole(t *testing.T) {
 	const tokens, reqSize = 16, 100
-	bound := BodyBound(tokens, reqSize)
+	bound := replylimit.BodyBound(tokens, reqSize)
 	for _, tc := range []struct {
 		name          string
 		size          int
@@ -92,10 +82,10 @@ func TestMiddlewareWhole(t *testing.T) {
 		limit         int64
 		want          string // "" taken, "reply" or "large"
 	}{
-		{"at the bound", int(bound), false, false, MaxResponse, ""},
-		{"one past, with a length", int(bound) + 1, false, false, MaxResponse, "reply"},
-		{"one past, streamed", int(bound) + 1, true, false, MaxResponse, "reply"},
-		{"the request's length unknown", int(bound) + 1, true, true, MaxResponse, ""},
+		{"at the bound", int(bound), false, false, replylimit.MaxResponse, ""},
+		{"one past, with a length", int(bound) + 1, false, false, replylimit.MaxResponse, "reply"},
+		{"one past, streamed", int(bound) + 1, true, false, replylimit.MaxResponse, "reply"},
+		{"the request's length unknown", int(bound) + 1, true, true, replylimit.MaxResponse, ""},
 		{"the limit below the bound", 1001, true, false, 1000, "large"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,7 +109,7 @@ func TestMiddlewareWhole(t *testing.T) {
 				data, err = io.ReadAll(resp.Body)
 				resp.Body.Close()
 			}
-			var re *ReplyError
+			var re *replylimit.ReplyError
 			var tl *TooLargeError
 			switch tc.want {
 			case "":
@@ -128,7 +118,7 @@ func TestMiddlewareWhole(t *testing.T) {
 				}
 			case "reply":
 				if !errors.As(err, &re) || !re.Body || re.Tokens != tokens || re.Bound != bound || re.Request != reqSize {
-					t.Fatalf("err = %#v, want a *ReplyError for the body past %d", err, bound)
+					t.Fatalf("err = %#v, want a *replylimit.ReplyError for the body past %d", err, bound)
 				}
 				if int64(len(data)) > bound {
 					t.Errorf("read %d bytes, past the bound %d", len(data), bound)
