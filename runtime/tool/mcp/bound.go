@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sync/atomic"
 
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/runtime/internal/origin"
@@ -40,8 +41,10 @@ func (e *tooLargeError) Error() string {
 // boundedClient returns a copy of c (http.DefaultClient when c is nil),
 // with its redirect policy (within origin's rule), cookie jar and
 // timeout, whose transport bounds every message of a response's body to
-// limit bytes; and what cuts every request under way and to come.
-func boundedClient(c *http.Client, limit int64) (*http.Client, context.CancelFunc) {
+// limit bytes; and what cuts every request under way and to come. ended,
+// when not nil, is told the session ID of each POST the server answers 404
+// Not Found: the server has ended that session.
+func boundedClient(c *http.Client, limit int64, ended func(sessionID string)) (*http.Client, context.CancelFunc) {
 	if c == nil {
 		c = http.DefaultClient
 	}
@@ -49,7 +52,7 @@ func boundedClient(c *http.Client, limit int64) (*http.Client, context.CancelFun
 	// manifest named that server, not the one it sends agentc on to.
 	b := origin.Client(c)
 	stop, cut := context.WithCancel(context.Background())
-	b.Transport = &boundedTransport{base: c.Transport, limit: limit, stop: stop}
+	b.Transport = &boundedTransport{base: c.Transport, limit: limit, stop: stop, ended: ended}
 	return b, cut
 }
 
@@ -58,6 +61,7 @@ type boundedTransport struct {
 	base  http.RoundTripper // nil: http.DefaultTransport
 	limit int64
 	stop  context.Context // done: every request is cut
+	ended func(sessionID string)
 }
 
 func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -72,7 +76,25 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		req = req.WithContext(ctx)
 		release = func() { unhook(); cancel() }
 	}
+	post, _ := req.Context().Value(postKey{}).(*postRecord)
+	if req.Method != http.MethodPost {
+		post = nil
+	}
+	if post != nil {
+		post.sent.Store(true)
+	}
 	resp, err := base.RoundTrip(req)
+	if id := req.Header.Get("Mcp-Session-Id"); err == nil && resp.StatusCode == http.StatusNotFound && id != "" {
+		// The server has ended the session (the SDK's ErrSessionMissing):
+		// told before the SDK reads the answer and fails the session's
+		// other calls.
+		if post != nil {
+			post.notFound.Store(true)
+		}
+		if t.ended != nil {
+			t.ended(id)
+		}
+	}
 	if err != nil || resp.Body == nil || resp.Body == http.NoBody {
 		release()
 		return resp, err
@@ -213,6 +235,26 @@ func (r *bodyReader) Close() error {
 	}
 	return r.body.Close()
 }
+
+// postKey is the context key of the *postRecord of a call's POSTs.
+type postKey struct{}
+
+// postRecord is what became of the POSTs made under a context: whether one
+// left for the server, and whether the server answered one 404 Not Found,
+// having ended the session, so that it did not run the call.
+type postRecord struct{ sent, notFound atomic.Bool }
+
+// watchPosts returns a context, derived from ctx, whose POSTs are recorded
+// in the *postRecord returned.
+func watchPosts(ctx context.Context) (context.Context, *postRecord) {
+	r := new(postRecord)
+	return context.WithValue(ctx, postKey{}, r), r
+}
+
+// unrun says whether the server cannot have run a call whose POSTs r
+// recorded: none left, or the server answered 404 (it runs nothing in a
+// session it has ended).
+func (r *postRecord) unrun() bool { return !r.sent.Load() || r.notFound.Load() }
 
 // tooLargeKey is the context key of the function that ends a call, with a
 // *tooLargeError as its cause, when a message answering it is past the

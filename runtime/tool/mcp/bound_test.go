@@ -323,7 +323,7 @@ func TestBoundedClient(t *testing.T) {
 	defer ts.Close()
 	host := ts.Client() // its transport trusts the server's certificate
 	host.Jar, host.CheckRedirect, host.Timeout = jar, redirect, time.Minute
-	c, _ := boundedClient(host, 10)
+	c, _ := boundedClient(host, 10, nil)
 	if c == host || c.Jar != jar || c.CheckRedirect == nil || c.Timeout != time.Minute || c.Transport.(*boundedTransport).base != host.Transport {
 		t.Fatalf("the bounded client is not the host's: %+v", c)
 	}
@@ -339,7 +339,7 @@ func TestBoundedClient(t *testing.T) {
 	if len(data) != 10 || err == nil || err.Error() != "the server sent a message (a response body) larger than 10 bytes, the most agentc reads of one message" {
 		t.Errorf("a 100-byte body bounded to 10: %d bytes, %v", len(data), err)
 	}
-	if d, _ := boundedClient(nil, 10); d.Transport.(*boundedTransport).base != nil || d.Timeout != 0 {
+	if d, _ := boundedClient(nil, 10, nil); d.Transport.(*boundedTransport).base != nil || d.Timeout != 0 {
 		t.Errorf("no client: %+v, want http.DefaultClient's settings", d)
 	}
 }

@@ -172,7 +172,7 @@ func WithStartTimeout(d time.Duration) Option {
 type Server struct {
 	name string
 	// session is the session calls go to; renew replaces it, for a
-	// server over streamable HTTP that ended it (session.go).
+	// server over streamable HTTP that ended it (renewSession).
 	mu          sync.Mutex
 	session     *mcp.ClientSession
 	renewal     int                                                       // sessions replaced so far
@@ -190,6 +190,9 @@ type Server struct {
 
 	closed atomic.Bool
 	lost   atomic.Pointer[lostSession] // what ended the session: a body past the bound over HTTP, requests unanswered past theirs
+	// endedIDs holds the IDs of the sessions the server over HTTP has
+	// ended (it answered a request 404): one for each renewal at most.
+	endedIDs sync.Map
 	// cut ends every request under way to a server over HTTP: Close's
 	// last resort (see Close).
 	cut       context.CancelFunc
@@ -245,7 +248,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fail("url %q is not an http or https URL", t.URL)
 		}
-		hc, cut := boundedClient(o.httpClient, MaxMessageBytes)
+		hc, cut := boundedClient(o.httpClient, MaxMessageBytes, s.sessionEnded)
 		s.cut = cut
 		// Each answer to a request the server sends is a request of its
 		// own, which holds a connection until the server answers it: they
@@ -738,8 +741,9 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 	ctx, stop := watchSize(ctx)
 	defer stop()
 	session, renewal := s.current()
-	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if errors.Is(err, mcp.ErrSessionMissing) && s.renew != nil && ctx.Err() == nil && !s.closed.Load() {
+	pctx, post := watchPosts(ctx)
+	res, err := session.CallTool(pctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil && s.renew != nil && ctx.Err() == nil && !s.closed.Load() && s.unmade(err, session, post) {
 		// The server ended the session (answering 404), so the call was
 		// not made: it is made once more, in a new session with the
 		// same tools.
@@ -764,6 +768,8 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 			return fail("the connection to the server is closed")
 		case s.lostErr() != nil:
 			return fail("the connection to the server is closed: %v", s.lostErr())
+		case s.endedSession(session) && (errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed)):
+			return fail("the server ended its session while the call was under way; it is not made again, as the server may have run it")
 		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			return fail("the connection to the server is closed (%s)%s", s.ended(), s.stderrNote())
 		}
@@ -797,6 +803,32 @@ func (s *Server) lostErr() error {
 		return l.err
 	}
 	return nil
+}
+
+// unmade says whether a call that failed with err in session was not made
+// because the server had ended the session, so that making it in a new one
+// cannot make it twice. None of its POSTs may have reached the server but
+// to be answered 404 (post); and the SDK says the session is missing, or,
+// for calls it failed as another's 404 ended the session (as the
+// connection closed), the server answered a request of that session 404.
+// A call the server took, in a session it ended later, is not made again.
+func (s *Server) unmade(err error, session *mcp.ClientSession, post *postRecord) bool {
+	if !post.unrun() {
+		return false
+	}
+	if errors.Is(err, mcp.ErrSessionMissing) {
+		return true
+	}
+	return errors.Is(err, mcp.ErrConnectionClosed) && s.endedSession(session)
+}
+
+// sessionEnded keeps id as a session the server has ended.
+func (s *Server) sessionEnded(id string) { s.endedIDs.Store(id, true) }
+
+// endedSession says whether the server answered a request of session 404.
+func (s *Server) endedSession(session *mcp.ClientSession) bool {
+	_, ended := s.endedIDs.Load(session.ID())
+	return ended
 }
 
 // current is the session calls go to, and how many were replaced before it.

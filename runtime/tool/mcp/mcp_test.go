@@ -580,6 +580,81 @@ func TestSessionRenewed(t *testing.T) {
 	}
 }
 
+// TestSessionRenewedTakenNotMadeAgain: a call the server took, in a
+// session it then ended, is not made again in the new session another
+// call renews: the server may have run it. It fails.
+func TestSessionRenewedTakenNotMadeAgain(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "agentc-test-server", Version: "1"}, nil)
+	type none struct{}
+	var mu sync.Mutex
+	runs := 0
+	started, release := make(chan struct{}), make(chan struct{})
+	sdk.AddTool(srv, &sdk.Tool{Name: "slow", Description: "Answer once released."}, func(ctx context.Context, req *sdk.CallToolRequest, _ none) (*sdk.CallToolResult, any, error) {
+		mu.Lock()
+		runs++
+		first := runs == 1
+		mu.Unlock()
+		if first {
+			// A ping on the call's stream: its answer is under way
+			// (the POST answered 200) once the client has answered.
+			if err := req.Session.Ping(ctx, nil); err != nil {
+				return nil, nil, err
+			}
+			close(started)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil, nil
+	})
+	sdk.AddTool(srv, &sdk.Tool{Name: "quick", Description: "Answer at once."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "quick"}}}, nil, nil
+	})
+	sdkh := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+	var first string // the first session, once the server has ended it
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		gone := first != "" && r.Header.Get("Mcp-Session-Id") == first
+		mu.Unlock()
+		if gone {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		sdkh.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	defer close(release)
+	decl := plan.Tool{Kind: "mcp", Description: "The test server.", URL: ts.URL, Allow: []string{"quick", "slow"}}
+	s, err := Connect(context.Background(), "srv", decl, t.TempDir(), WithHTTPClient(ts.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	quick, slow := s.Tools()[0], s.Tools()[1]
+	slowErr := make(chan error, 1)
+	go func() {
+		_, err := slow.Call(context.Background(), json.RawMessage(`{}`))
+		slowErr <- err
+	}()
+	<-started
+	session, _ := s.current()
+	mu.Lock()
+	first = session.ID()
+	mu.Unlock()
+	if res, err := quick.Call(context.Background(), json.RawMessage(`{}`)); err != nil || res.Content != "quick" {
+		t.Fatalf("a call after the session ended: %v, %v", res, err)
+	}
+	if err := <-slowErr; err == nil || !strings.Contains(err.Error(), "the server ended its session while the call was under way") {
+		t.Errorf("the call the server took, in the session it ended: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if runs != 1 {
+		t.Errorf("the server ran the call %d times, want once", runs)
+	}
+}
+
 // TestCloseFlooded: a stdio server that floods its client with pings and
 // reads nothing more does not hold Close, and the run's end, for good:
 // the answers to its pings filled its input, and the SDK's Close waited
