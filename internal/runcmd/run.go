@@ -553,7 +553,7 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 	}
 	defer closing(e, closeTools)
 	if f.fault != nil {
-		tools = fault.Tools(tools, f.fault.script, f.fault.kind, p)
+		tools, f.fault.toolInjected = fault.Tools(tools, f.fault.script, f.fault.kind, p)
 	}
 	opts.Tools = tools
 	r, err := agentrt.New(p, opts)

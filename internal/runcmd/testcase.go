@@ -61,9 +61,10 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 	quiet.Stdout, quiet.Stderr = io.Discard, io.Discard
 	f := Flags{model: c.Model, replay: c.Replay, baseURL: c.BaseURL, stall: retry.DefaultStall}
 	opts := agentrt.Options{}
+	var fr *faultRun
 	if c.Fault != "" {
-		fr, err := startFault(p, c.Replay, c.Fault, c.Script)
-		if err != nil {
+		var err error
+		if fr, err = startFault(p, c.Replay, c.Fault, c.Script); err != nil {
 			return nil, err
 		}
 		defer fr.server.Close()
@@ -147,6 +148,11 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		}
 		return nil, secrets.Error(err)
 	}
+	if fr != nil && !rep.Interrupted && !fr.injected() {
+		// A run the fault never reached is the run without it: its
+		// verdict would say nothing of the fault.
+		return nil, fmt.Errorf("the fault %s was never injected: the run made no call it applies to, though its journal did", c.Fault)
+	}
 	if tmp != "" && !rep.Interrupted {
 		// The files first: a journal is never there without them.
 		name := filepath.Base(c.Record)
@@ -167,6 +173,14 @@ type faultRun struct {
 	servers map[string]tool.ServerRecord
 	wire    string
 	server  *fault.Server
+	// toolInjected reports whether a tool fault was injected; nil until
+	// the run's tools are made.
+	toolInjected func() bool
+}
+
+// injected reports whether the fault was injected into a call of the run.
+func (fr *faultRun) injected() bool {
+	return fr.server.Injected() || (fr.toolInjected != nil && fr.toolInjected())
 }
 
 // startFault loads the journal, unless s is its script, and starts the

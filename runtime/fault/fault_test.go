@@ -154,6 +154,9 @@ func TestModelFaults(t *testing.T) {
 					if !errors.Is(err, context.DeadlineExceeded) {
 						t.Fatalf("the call ended with %v, want the deadline", err)
 					}
+					if !sv.Injected() {
+						t.Errorf("the fault is not said injected")
+					}
 					return
 				case fault.InvalidAnswer, fault.Prose:
 					got, err := m.Complete(ctx, request(w.maxTokens))
@@ -198,6 +201,11 @@ func TestModelFaults(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), "more model calls than the journal recorded (2)") {
 					t.Errorf("a call past the script: %v", err)
 				}
+				// An outage refuses the agent's own model only, which
+				// these requests do not name.
+				if injected := sv.Injected(); injected != (k.Name != fault.Outage) {
+					t.Errorf("the fault said injected: %v", injected)
+				}
 			})
 		}
 	}
@@ -240,10 +248,13 @@ func TestServerRequests(t *testing.T) {
 func TestTools(t *testing.T) {
 	lookup := map[string]agentrt.Tool{"lookup": specOnly{}}
 	ctx := context.Background()
-	played := fault.Tools(lookup, script(), fault.Kind{}, agentPlan())
+	played, none := fault.Tools(lookup, script(), fault.Kind{}, agentPlan())
 	res, err := played["lookup"].Call(ctx, json.RawMessage(`{"q":"disk"}`))
 	if err != nil || res.Content != "the disk is full" {
 		t.Errorf("a call with recorded arguments: %+v, %v", res, err)
+	}
+	if none() {
+		t.Errorf("no tool fault, yet one was injected")
 	}
 	res, err = played["lookup"].Call(ctx, json.RawMessage(`{"q":"new"}`))
 	if err != nil || res.Content != "other" {
@@ -254,16 +265,19 @@ func TestTools(t *testing.T) {
 	}
 
 	k, _ := fault.Lookup(fault.ToolError)
-	played = fault.Tools(lookup, script(), k, agentPlan())
-	if _, err := played["lookup"].Call(ctx, json.RawMessage(`{"q":"disk"}`)); err == nil {
-		t.Errorf("tool_error: the first call did not fail")
+	played, injected := fault.Tools(lookup, script(), k, agentPlan())
+	if injected() {
+		t.Errorf("tool_error: injected before any call")
+	}
+	if _, err := played["lookup"].Call(ctx, json.RawMessage(`{"q":"disk"}`)); err == nil || !injected() {
+		t.Errorf("tool_error: the first call did not fail (%v), or was not said injected (%v)", err, injected())
 	}
 	if res, err := played["lookup"].Call(ctx, json.RawMessage(`{"q":"disk"}`)); err != nil || res.Content != "the disk is full" {
 		t.Errorf("tool_error: the call after: %+v, %v", res, err)
 	}
 
 	k, _ = fault.Lookup(fault.ToolHang)
-	played = fault.Tools(lookup, script(), k, agentPlan())
+	played, _ = fault.Tools(lookup, script(), k, agentPlan())
 	start := time.Now()
 	res, err = played["lookup"].Call(ctx, json.RawMessage(`{"q":"disk"}`))
 	if err != nil || !res.IsError || !strings.Contains(res.Content, "timed out after 20s") || time.Since(start) < fault.HangFor {
@@ -271,7 +285,7 @@ func TestTools(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	played = fault.Tools(lookup, script(), k, agentPlan())
+	played, _ = fault.Tools(lookup, script(), k, agentPlan())
 	if _, err := played["lookup"].Call(cctx, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("tool_hang ends with the call's context: %v", err)
 	}

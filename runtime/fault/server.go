@@ -93,6 +93,14 @@ func (sv *Server) Close() error {
 	return sv.srv.Close()
 }
 
+// Injected reports whether the server has injected its fault (a model
+// fault) into a call.
+func (sv *Server) Injected() bool {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	return sv.injected
+}
+
 // ownModel reports whether a request calls the agent's own model: the
 // model its body names, or (Gemini, Bedrock) its path.
 func (sv *Server) ownModel(r *http.Request, model string) bool {
@@ -166,6 +174,9 @@ func (sv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sv.kind.Name == Outage && sv.ownModel(r, req.Model) {
 		// Down for five minutes: past what a call waits, so its attempts
 		// end at once, and the fallback serves.
+		sv.mu.Lock()
+		sv.injected = true
+		sv.mu.Unlock()
 		w.Header().Set("Retry-After", "300")
 		sv.apiError(w, http.StatusServiceUnavailable, "server_error", "The service is temporarily unavailable (agentc fault layer: an outage)")
 		return

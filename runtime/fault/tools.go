@@ -20,14 +20,19 @@ const HangFor = 100 * time.Millisecond
 // Tools wraps a run's tools (whose specs the run reads) so that their
 // calls are answered from the script, in order, and the first fails as
 // the fault k says (a tool fault; any other fails nothing). A call the
-// script does not hold is the tool's error.
-func Tools(tools map[string]agentrt.Tool, s *Script, k Kind, p *plan.Plan) map[string]agentrt.Tool {
+// script does not hold is the tool's error. injected reports whether a
+// tool fault has been injected into a call.
+func Tools(tools map[string]agentrt.Tool, s *Script, k Kind, p *plan.Plan) (_ map[string]agentrt.Tool, injected func() bool) {
 	st := &toolState{script: s, kind: k, plan: p}
 	out := make(map[string]agentrt.Tool, len(tools))
 	for name, t := range tools {
 		out[name] = &playedTool{Tool: t, name: name, st: st}
 	}
-	return out
+	return out, func() bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.injected
+	}
 }
 
 type toolState struct {
