@@ -265,3 +265,16 @@ func TestTextFileStreamed(t *testing.T) {
 		t.Error("a placeholder was sent")
 	}
 }
+
+// TestTextNotText: a blob labelled text/plain that is not text to its end
+// (a journal's, a host's) is refused before any request.
+func TestTextNotText(t *testing.T) {
+	s := fileStore(t)
+	for _, fl := range filetest.NotText(t, s) {
+		f := newFake(t, okMessage)
+		_, err := f.model(t, retry.Policy{}).Complete(t.Context(), filesRequest(s, textPart("Look: "), filePart(fl)))
+		if !filetest.NotTextError(err, fl) || f.attempts() != 0 {
+			t.Errorf("%s: %d requests sent, error %v", fl.Name, f.attempts(), err)
+		}
+	}
+}

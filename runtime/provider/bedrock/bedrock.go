@@ -469,27 +469,6 @@ type fileBlock struct {
 	doc   *types.DocumentBlock
 }
 
-func readFile(fr agentrt.FileReader, f *agentrt.File) ([]byte, error) {
-	if fr == nil {
-		return nil, fmt.Errorf("file %s: no file store to read it from", f.Name)
-	}
-	r, _, err := fr.Open(f.Digest)
-	if err != nil {
-		return nil, fmt.Errorf("file %s: %w", f.Name, err)
-	}
-	defer r.Close()
-	// One byte past the size, to tell a store that holds more; the
-	// reader fails at its end when the bytes are not the digest's.
-	b, err := io.ReadAll(io.LimitReader(r, f.Size+1))
-	if err != nil {
-		return nil, fmt.Errorf("file %s: %w", f.Name, err)
-	}
-	if int64(len(b)) != f.Size {
-		return nil, fmt.Errorf("file %s: the store holds other than %d bytes under %s", f.Name, f.Size, f.Digest)
-	}
-	return b, nil
-}
-
 // docName is a document's name as Converse takes it: letters, digits,
 // single spaces, hyphens, parentheses and square brackets.
 var notNameChar = regexp.MustCompile(`[^A-Za-z0-9 \-()\[\]]+`)
@@ -521,7 +500,7 @@ func (b *builder) file(f *agentrt.File) (fileBlock, error) {
 	if err := Limits.Check(Provider, f); err != nil {
 		return fileBlock{}, err
 	}
-	data, err := readFile(b.files, f)
+	data, err := files.Read(b.files, f)
 	if err != nil {
 		return fileBlock{}, err
 	}

@@ -68,3 +68,31 @@ func TestFiles(t *testing.T) {
 		t.Errorf("a changed file: %v", err)
 	}
 }
+
+// TestTextNotText: a blob labelled text/plain that is not text to its end
+// (a journal's, a host's) is refused before any request, never sent as
+// a txt document.
+func TestTextNotText(t *testing.T) {
+	s := filetest.Store(t)
+	for _, fl := range filetest.NotText(t, s) {
+		f := newFake(t, ok(textReply("Seen.", "end_turn")))
+		_, err := newModel(t, f, 1, nil).Complete(t.Context(), &agentrt.Request{Model: claude, Files: s, Messages: []agentrt.Message{{Role: agentrt.User, Parts: []agentrt.Part{{Text: "x"}, {File: fl}}}}})
+		if !filetest.NotTextError(err, fl) || len(f.requests()) != 0 {
+			t.Errorf("%s: %d requests sent, error %v", fl.Name, len(f.requests()), err)
+		}
+	}
+}
+
+// TestTextBOM: a text file goes without the byte order mark it begins
+// with, as every provider sends one.
+func TestTextBOM(t *testing.T) {
+	s := filetest.Store(t)
+	fl := filetest.Put(t, s, "note", "note.txt", []byte("\ufeff"+filetest.BOMBody), "text/plain")
+	f := newFake(t, ok(textReply("Seen.", "end_turn")))
+	if _, err := newModel(t, f, 1, nil).Complete(t.Context(), &agentrt.Request{Model: claude, Files: s, Messages: []agentrt.Message{{Role: agentrt.User, Parts: []agentrt.Part{{File: fl}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := f.requests()[0].body.Messages[0].Content[0].Document; d == nil || string(d.Source.Bytes) != filetest.BOMBody {
+		t.Errorf("document %+v", d)
+	}
+}

@@ -185,3 +185,34 @@ func TestToolFilesSent(t *testing.T) {
 }
 
 func must(b []byte, _ error) []byte { return b }
+
+// TestTextNotText: a blob labelled text/plain that is not text to its end
+// (a journal's, a host's) is refused before any request, never sent as
+// inline text/plain data.
+func TestTextNotText(t *testing.T) {
+	s := store(t)
+	for _, fl := range filetest.NotText(t, s) {
+		f := newFake(t, okAnswer)
+		_, err := newModel(t, f, nil).Complete(t.Context(), fileRequest(s, text("Look: "), file(fl)))
+		if !filetest.NotTextError(err, fl) || f.requests() != 0 {
+			t.Errorf("%s: %d requests sent, error %v", fl.Name, f.requests(), err)
+		}
+	}
+}
+
+// TestTextBOM: a text file goes without the byte order mark it begins
+// with, as every provider sends one, whatever chunks it is read in.
+func TestTextBOM(t *testing.T) {
+	s := store(t)
+	small := put(t, s, "note", "note.txt", []byte("\ufeff"+filetest.BOMBody), "text/plain")
+	long := filetest.EscapedText()
+	big := put(t, s, "log", "log.txt", long, "text/plain")
+	f := newFake(t, okAnswer)
+	if _, err := newModel(t, f, nil).Complete(t.Context(), fileRequest(s, file(small), file(big))); err != nil {
+		t.Fatal(err)
+	}
+	parts := f.request(0).Contents[0].Parts
+	if len(parts) != 2 || string(parts[0].InlineData.Data) != filetest.BOMBody || !bytes.Equal(parts[1].InlineData.Data, long[3:]) {
+		t.Errorf("the text sent is not the files' without their byte order marks: %d parts", len(parts))
+	}
+}

@@ -306,3 +306,22 @@ func TestBodyBound(t *testing.T) {
 		t.Errorf("%d requests reached the server", f.requests())
 	}
 }
+
+// TestTextNotText: a blob labelled text/plain that is not text to its end
+// (a journal's, a host's) is refused before any request, by Chat
+// Completions and by Responses.
+func TestTextNotText(t *testing.T) {
+	s := store(t)
+	for _, fl := range filetest.NotText(t, s) {
+		f := newFake(t, okAnswer)
+		_, err := newModel(t, f, nil).Complete(t.Context(), fileRequest(s, text("Look: "), file(fl)))
+		if !filetest.NotTextError(err, fl) || f.requests() != 0 {
+			t.Errorf("chat, %s: %d requests sent, error %v", fl.Name, f.requests(), err)
+		}
+		r := newResponsesFake(t, okResponse)
+		_, err = newResponsesModel(t, r, nil).Complete(t.Context(), fileRequest(s, text("Look: "), file(fl)))
+		if !filetest.NotTextError(err, fl) || r.requests() != 0 {
+			t.Errorf("responses, %s: %d requests sent, error %v", fl.Name, r.requests(), err)
+		}
+	}
+}

@@ -38,6 +38,10 @@ type splicePart struct {
 	length int64  // of what the part writes, the prefix included
 }
 
+// isText reports whether f is sent as a text file: checked to be text to
+// its end, and its byte order mark dropped, however the API takes it.
+func isText(f *agentrt.File) bool { return f.MediaType == "text/plain" }
+
 // NewSplice returns a splice reading files from fr.
 func NewSplice(fr agentrt.FileReader) *Splice {
 	var b [16]byte
@@ -45,7 +49,8 @@ func NewSplice(fr agentrt.FileReader) *Splice {
 	return &Splice{fr: fr, nonce: hex.EncodeToString(b[:]), parts: map[string]splicePart{}}
 }
 
-// Base64 returns the placeholder that stands for f's bytes in base64.
+// Base64 returns the placeholder that stands for f's bytes in base64. A
+// text file is checked and sent as Text says, in base64.
 func (s *Splice) Base64(f *agentrt.File) (string, error) {
 	return s.add(splicePart{f: f})
 }
@@ -65,8 +70,8 @@ func (s *Splice) Text(f *agentrt.File) (string, error) {
 }
 
 // add reads p's file once whole, through the store's check of its digest
-// (and, for text, a check that it is text), to know what the part will
-// write, and returns its placeholder.
+// (and, for a text file, whichever way it is sent, a check that it is
+// text), to know what the part will write, and returns its placeholder.
 func (s *Splice) add(p splicePart) (string, error) {
 	f := p.f
 	if s.fr == nil {
@@ -77,14 +82,21 @@ func (s *Splice) add(p splicePart) (string, error) {
 		return "", fmt.Errorf("file %s: %w", f.Name, err)
 	}
 	var n, length int64
-	if p.text {
+	switch {
+	case isText(f):
 		sniff := &plan.Sniffer{}
-		length, err = io.Copy(io.Discard, &textReader{src: io.TeeReader(r, sniff)})
-		n = sniff.Size()
-		if err == nil && sniff.MediaType() != "text/plain" {
-			err = fmt.Errorf("it is not text: byte %d is a control character or not UTF-8", sniff.NotTextAt())
+		src := io.TeeReader(r, sniff)
+		var enc io.Reader = &base64Reader{src: src, dropBOM: true}
+		if p.text {
+			enc = &textReader{src: src}
 		}
-	} else {
+		length, err = io.Copy(io.Discard, enc)
+		length += int64(len(p.prefix))
+		n = sniff.Size()
+		if err == nil {
+			err = checkText(sniff)
+		}
+	default:
 		n, err = io.Copy(io.Discard, r)
 		length = int64(len(p.prefix)) + int64(base64.StdEncoding.EncodedLen(int(n)))
 	}
@@ -100,6 +112,52 @@ func (s *Splice) add(p splicePart) (string, error) {
 	s.parts[ph] = p
 	return ph, nil
 }
+
+// checkText fails when the bytes sniffed are not text to their end: a
+// blob labelled text/plain by a journal, a host or an agentc that stored
+// it before the store checked text throughout.
+func checkText(sniff *plan.Sniffer) error {
+	if sniff.MediaType() == "text/plain" {
+		return nil
+	}
+	return fmt.Errorf("it is labelled text/plain but is not text: byte %d is a control character or not UTF-8; it is not sent", sniff.NotTextAt())
+}
+
+// Read reads f whole, through the store's check of its digest, for an
+// API whose SDK takes a file's bytes: a text file checked to be text to
+// its end and its byte order mark dropped, as a splice sends one.
+func Read(fr agentrt.FileReader, f *agentrt.File) ([]byte, error) {
+	if fr == nil {
+		return nil, fmt.Errorf("file %s: no file store to read it from", f.Name)
+	}
+	r, _, err := fr.Open(f.Digest)
+	if err != nil {
+		return nil, fmt.Errorf("file %s: %w", f.Name, err)
+	}
+	defer r.Close()
+	// One byte past the size, to tell a store that holds more; the
+	// reader fails at its end when the bytes are not the digest's.
+	b, err := io.ReadAll(io.LimitReader(r, f.Size+1))
+	if err != nil {
+		return nil, fmt.Errorf("file %s: %w", f.Name, err)
+	}
+	if int64(len(b)) != f.Size {
+		return nil, fmt.Errorf("file %s: the store holds other than %d bytes under %s", f.Name, f.Size, f.Digest)
+	}
+	if isText(f) {
+		sniff := &plan.Sniffer{}
+		sniff.Write(b)
+		if err := checkText(sniff); err != nil {
+			return nil, fmt.Errorf("file %s: %w", f.Name, err)
+		}
+		b = bytes.TrimPrefix(b, bom)
+	}
+	return b, nil
+}
+
+// bom is the byte order mark a text file may begin with, which no API is
+// sent.
+var bom = []byte("\ufeff")
 
 // Empty reports whether the splice has no file.
 func (s *Splice) Empty() bool { return len(s.parts) == 0 }
@@ -158,7 +216,7 @@ func (s *Splice) Middleware(req *http.Request, next func(*http.Request) (*http.R
 	length := int64(0)
 	for _, a := range ats {
 		p := s.parts[a.ph]
-		segs = append(segs, segment{text: body[last:a.i]}, segment{text: []byte(p.prefix)}, segment{file: p.f, asText: p.text})
+		segs = append(segs, segment{text: body[last:a.i]}, segment{text: []byte(p.prefix)}, segment{file: p.f, asText: p.text, dropBOM: isText(p.f)})
 		length += int64(a.i-last) + p.length
 		last = a.i + len(a.ph)
 	}
@@ -187,9 +245,10 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 }
 
 type segment struct {
-	text   []byte
-	file   *agentrt.File
-	asText bool // the file as a JSON string's contents, not base64
+	text    []byte
+	file    *agentrt.File
+	asText  bool // the file as a JSON string's contents, not base64
+	dropBOM bool // a text file in base64: its byte order mark dropped
 }
 
 // splicedBody reads segments in turn: text as it is, a file from the
@@ -221,7 +280,7 @@ func (b *splicedBody) Read(p []byte) (int, error) {
 			if seg.asText {
 				b.cur = &textReader{src: r}
 			} else {
-				b.cur = &base64Reader{src: r}
+				b.cur = &base64Reader{src: r, dropBOM: seg.dropBOM}
 			}
 		}
 		n, err := b.cur.Read(p)
@@ -247,12 +306,15 @@ func (b *splicedBody) Close() error {
 	return nil
 }
 
-// base64Reader reads src in standard base64, a chunk at a time.
+// base64Reader reads src in standard base64, a chunk at a time; with
+// dropBOM, without a byte order mark at its start.
 type base64Reader struct {
 	src     io.Reader
+	dropBOM bool
 	raw     [3 * 16 << 10]byte
 	out     []byte
 	pending []byte
+	started bool
 	done    bool
 }
 
@@ -269,8 +331,16 @@ func (r *base64Reader) Read(p []byte) (int, error) {
 		case err != nil:
 			return 0, err
 		}
+		chunk := r.raw[:n]
+		if r.dropBOM && !r.started {
+			// Three bytes off a chunk of a multiple of three (or the
+			// last) leave one that encodes without padding but at the
+			// end.
+			chunk = bytes.TrimPrefix(chunk, bom)
+		}
+		r.started = true
 		r.out = r.out[:0]
-		r.out = base64.StdEncoding.AppendEncode(r.out, r.raw[:n])
+		r.out = base64.StdEncoding.AppendEncode(r.out, chunk)
 		r.pending = r.out
 	}
 	n := copy(p, r.pending)
@@ -310,7 +380,7 @@ func (r *textReader) Read(p []byte) (int, error) {
 		chunk := r.raw[:n]
 		if !r.started {
 			r.started = true
-			chunk = bytes.TrimPrefix(chunk, []byte("\ufeff"))
+			chunk = bytes.TrimPrefix(chunk, bom)
 		}
 		r.carry = 0
 		if !r.done {

@@ -160,3 +160,28 @@ func Tamper(t testing.TB, s *filestore.Store, f *agentrt.File) {
 		t.Fatal(err)
 	}
 }
+
+// NotText stores blobs that are not text and labels them text/plain, as
+// a journal or a host may label a blob: a terminal's escapes and a NUL
+// past the first bytes sniffed, and a byte that is not UTF-8. Each must
+// be refused before anything is sent, its name ("esc", "latin1") and
+// the offset of its first byte that is not text in the error.
+func NotText(t testing.TB, s *filestore.Store) []*agentrt.File {
+	t.Helper()
+	var fs []*agentrt.File
+	for _, c := range []struct{ name, data string }{
+		{"esc", strings.Repeat("text ", 200) + "\x1b[2J\x1b]0;owned\x07\x00binary"},
+		{"latin1", "caf\xe9"},
+	} {
+		f := Put(t, s, c.name, c.name+".txt", []byte(c.data), "")
+		f.MediaType = "text/plain"
+		fs = append(fs, f)
+	}
+	return fs
+}
+
+// NotTextError reports whether err refuses f, one of NotText's files.
+func NotTextError(err error, f *agentrt.File) bool {
+	at := map[string]string{"esc": "byte 1000", "latin1": "byte 3"}[f.Name]
+	return err != nil && strings.Contains(err.Error(), "file "+f.Name+": it is labelled text/plain but is not text: "+at)
+}
