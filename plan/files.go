@@ -245,9 +245,13 @@ func SniffMediaType(data []byte) string {
 // A Sniffer names the media type of a file written to it, as one of
 // FileMediaTypes, or "" when it is none of them: the images and PDF by
 // their signatures in the first bytes, and text/plain for UTF-8 text
-// throughout, with no C0 control character but tab, line feed, carriage
-// return and form feed (binary data holds them, and ESC opens a
-// terminal's control sequences). It holds SniffLen bytes however much is
+// throughout, with no control character but tab, line feed, carriage
+// return, form feed and DEL. Binary data holds C0 controls, ESC opens a
+// terminal's sequences, and the C1 controls (U+0080 to U+009F) include
+// the 8-bit CSI, OSC and DCS a terminal takes for ESC [, ESC ] and ESC P;
+// no text file written in UTF-8 holds them. DEL stays text: a terminal
+// ignores it, it opens no sequence, and text files hold it (a terminal's
+// log of a typed erase). It holds SniffLen bytes however much is
 // written, so a file is checked whole as it is copied.
 type Sniffer struct {
 	head  []byte
@@ -287,7 +291,7 @@ func (s *Sniffer) text(p []byte) {
 			return
 		}
 		r, size := utf8.DecodeRune(b)
-		if r == utf8.RuneError && size == 1 {
+		if r == utf8.RuneError && size == 1 || isC1(r) {
 			s.bad = at - int64(len(s.carry)) + 1
 			return
 		}
@@ -305,23 +309,45 @@ func (s *Sniffer) text(p []byte) {
 			break
 		}
 	}
+	// The first of a C0 control, a byte that is not UTF-8 and a C1
+	// control, each found by a fast scan where the bytes are text.
+	bad := len(p)
 	for i, c := range p {
 		if c < 0x20 && textControl[c] {
-			s.bad = at + int64(i) + 1
-			return
+			bad = i
+			break
 		}
 	}
-	if !utf8.Valid(p) {
-		for i := 0; i < len(p); {
+	if !utf8.Valid(p[:bad]) {
+		for i := 0; i < bad; {
 			r, size := utf8.DecodeRune(p[i:])
 			if r == utf8.RuneError && size == 1 {
-				s.bad = at + int64(i) + 1
-				return
+				bad = i
+				break
 			}
 			i += size
 		}
 	}
+	// A C1 control is C2 80 to C2 9F; C2 only ever begins a character.
+	for i := 0; i < bad; {
+		j := bytes.IndexByte(p[i:bad], 0xc2)
+		if j < 0 {
+			break
+		}
+		i += j
+		if i+1 < len(p) && p[i+1] >= 0x80 && p[i+1] < 0xa0 {
+			bad = i
+			break
+		}
+		i++
+	}
+	if bad < len(p) {
+		s.bad = at + int64(bad) + 1
+	}
 }
+
+// isC1 reports whether r is a C1 control character.
+func isC1(r rune) bool { return r >= 0x80 && r < 0xa0 }
 
 // signature is the media type the first bytes name, or "".
 func (s *Sniffer) signature() string {

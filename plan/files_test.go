@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"agentc.dev/agentc/plan"
@@ -90,7 +91,18 @@ func TestSniffMediaType(t *testing.T) {
 		// A terminal's controls are not text.
 		{"\x1b[2J", ""},
 		{strings.Repeat("a", 600) + "\x1b]0;title\x07", ""},
+		// C1 controls, U+0080 to U+009F, are no text: U+009B is the
+		// 8-bit CSI, U+009D the OSC. DEL is text: a terminal ignores it.
 		{"\x7f", "text/plain"},
+		{"\u009b2J", ""},
+		{strings.Repeat("a", 600) + "\u009d0;owned\u009c", ""},
+		{"é\u0080", ""},
+		{"\u009f", ""},
+		{"\u00a0no-break space, ¡, and \u00ff", "text/plain"},
+		// Bidi overrides and isolates are text: Hebrew and Arabic text
+		// holds them, and a terminal shows them, where it does, as
+		// they are meant.
+		{"\u202eabc\u202c \u2067\u05e9\u05dc\u05d5\u05dd\u2069", "text/plain"},
 	} {
 		if got := plan.SniffMediaType([]byte(c.data)); got != c.want {
 			t.Errorf("%.40q: got %q, want %q", c.data, got, c.want)
@@ -121,6 +133,10 @@ func TestSnifferWrites(t *testing.T) {
 		{"日本\xe8x語", 6},       // cut in the middle
 		{"ab\xf0\x9f\x98", 2}, // cut at the end, four bytes
 		{"😀😀\x00", 8},
+		{"ab\u009bc", 2},     // a C1 control, cut between writes
+		{"日\xc2\x9b\x00", 3}, // a C1 control before a NUL
+		{"日\xff\xc2\x9b", 3}, // a byte that is not UTF-8 before a C1 control
+		{"a\xc2\xa0\xc2\x85", 3},
 	} {
 		for split := 0; split <= len(c.data); split++ {
 			for split2 := split; split2 <= len(c.data); split2++ {
@@ -177,7 +193,7 @@ func FuzzFileFields(f *testing.F) {
 // none, the same whatever writes they come in; text/plain is UTF-8 with
 // no control but tab, line feed, carriage return and form feed.
 func FuzzSniffMediaType(f *testing.F) {
-	for _, seed := range []string{"%PDF-1.7\n", "\x89PNG\r\n\x1a\n", "\xff\xd8\xff\xe0", "GIF89a", "RIFF\x00\x00\x00\x00WEBPVP8 ", "plain text\n", "\xef\xbb\xbftext", "bin\x00ary", "é"} {
+	for _, seed := range []string{"%PDF-1.7\n", "\x89PNG\r\n\x1a\n", "\xff\xd8\xff\xe0", "GIF89a", "RIFF\x00\x00\x00\x00WEBPVP8 ", "plain text\n", "\xef\xbb\xbftext", "bin\x00ary", "é", "\u009b", "a\xc2"} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -185,7 +201,25 @@ func FuzzSniffMediaType(f *testing.F) {
 		if mt != "" && !slices.Contains(plan.FileMediaTypes, mt) {
 			t.Fatalf("%q sniffs as %q", data, mt)
 		}
-		if mt == "text/plain" && (!utf8.Valid(data) || strings.ContainsFunc(string(data), func(r rune) bool { return r < 0x20 && !strings.ContainsRune("\t\n\r\f", r) })) {
+		// Text is UTF-8 with no control character but tab, line feed,
+		// carriage return, form feed and DEL, and the sniffer names the
+		// first character that is not.
+		notText := func(r rune) bool {
+			return r == utf8.RuneError || unicode.IsControl(r) && !strings.ContainsRune("\t\n\r\f\x7f", r)
+		}
+		at := int64(-1)
+		for i, r := range string(data) {
+			if notText(r) && (r != utf8.RuneError || !strings.HasPrefix(string(data[i:]), "\ufffd")) {
+				at = int64(i)
+				break
+			}
+		}
+		var whole plan.Sniffer
+		whole.Write(data)
+		if whole.NotTextAt() != at {
+			t.Fatalf("%q: NotTextAt %d, want %d", data, whole.NotTextAt(), at)
+		}
+		if mt == "text/plain" && at >= 0 {
 			t.Fatalf("%q sniffs as text", data)
 		}
 		for split := range len(data) {

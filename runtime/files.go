@@ -395,7 +395,7 @@ func mediaTypeError(f plan.FileField, t string) error {
 	if t == "" {
 		t = "none agentc recognises"
 		if f.Accepts("text/plain") {
-			t += " (text is UTF-8 throughout, with no control character but tab, line feed, carriage return and form feed)"
+			t += " (text is UTF-8 throughout, with no control character, C0 or C1, but tab, line feed, carriage return and form feed)"
 		}
 	}
 	return fmt.Errorf("its media type is %s, not %s", t, strings.Join(f.MediaTypes, " or "))

@@ -501,7 +501,7 @@ func (fi *fileInputs) checked(f plan.FileField, st *filestore.Staged, what strin
 		case st.MediaType != "":
 			is = st.MediaType
 		case f.Accepts("text/plain"):
-			is += " (text is UTF-8 throughout, with no control character but tab, line feed, carriage return and form feed)"
+			is += " (text is UTF-8 throughout, with no control character, C0 or C1, but tab, line feed, carriage return and form feed)"
 		}
 		return nil, UsageError("%s: the file is %s, and input %s takes %s", what, is, f.Name, strings.Join(f.MediaTypes, " or "))
 	}
