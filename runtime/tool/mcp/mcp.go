@@ -888,8 +888,14 @@ func attach(res *mcp.CallToolResult, store *filestore.Store, tool string) []runt
 		if len(data) == 0 || int64(len(data)) > plan.DefaultMaxFileBytes || total+int64(len(data)) > plan.DefaultMaxRunFileBytes {
 			continue
 		}
+		// Sniffed before it is stored: a blob put and then not kept
+		// would stay in the store (a journal's, with --record), named by
+		// nothing, up to 32 MiB a call.
+		if mt := plan.SniffMediaType(data); mt == "" || mt == "text/plain" {
+			continue
+		}
 		b, err := store.Put(bytes.NewReader(data), plan.DefaultMaxFileBytes)
-		if err != nil || b.MediaType == "" || b.MediaType == "text/plain" {
+		if err != nil {
 			continue
 		}
 		total += b.Size

@@ -468,7 +468,9 @@ func TestRun(t *testing.T) {
 
 // TestCallFiles: a result's image, and an embedded resource whose bytes
 // are a PDF, go to the run's file store and come back as the result's
-// files; a text blob stays text. The text names every block either way.
+// files; a text blob, and an image of a type agentc does not know, stay
+// text, and the store holds nothing of them. The text names every block
+// either way.
 func TestCallFiles(t *testing.T) {
 	s := connect(t, stdio(t, "", "photo"))
 	store, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
@@ -482,9 +484,22 @@ func TestCallFiles(t *testing.T) {
 	if len(res.Files) != 2 || res.Files[0].MediaType != "image/png" || res.Files[1].MediaType != "application/pdf" || res.Files[0].Name != "photo" {
 		t.Fatalf("files %+v", res.Files)
 	}
+	named := map[string]bool{}
 	for _, f := range res.Files {
 		if b, err := store.Stat(f.Digest); err != nil || b.Size != f.Size {
 			t.Errorf("%+v not in the store: %v", f, err)
+		}
+		named[strings.TrimPrefix(f.Digest, filestore.Prefix)] = true
+	}
+	// With --record, the journal's store: a blob no result names would
+	// stay there for good.
+	entries, err := os.ReadDir(store.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") && !named[e.Name()] {
+			t.Errorf("the store holds %s, which the result does not name", e.Name())
 		}
 	}
 	if !strings.Contains(res.Content, "[image content: image/png,") || !strings.Contains(res.Content, "a caption") {

@@ -145,9 +145,10 @@ func testServer(variant string) *sdk.Server {
 			&sdk.TextContent{Text: "a caption"},
 		}}, nil, nil
 	})
-	sdk.AddTool(s, &sdk.Tool{Name: "photo", Description: "Return a picture, a PDF, a text blob and a caption."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
+	sdk.AddTool(s, &sdk.Tool{Name: "photo", Description: "Return a picture, a PDF, a text blob, an image of no type agentc knows and a caption."}, func(context.Context, *sdk.CallToolRequest, none) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{Content: []sdk.Content{
 			&sdk.ImageContent{Data: photoPNG, MIMEType: "image/png"},
+			&sdk.ImageContent{Data: []byte("\x00\x00\x00\x18ftypheic"), MIMEType: "image/heic"},
 			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///report.pdf", MIMEType: "application/pdf", Blob: []byte("%PDF-1.4\n% a report\n")}},
 			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "file:///notes.txt", MIMEType: "text/plain", Blob: []byte("plain notes")}},
 			&sdk.TextContent{Text: "a caption"},
