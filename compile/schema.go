@@ -682,6 +682,9 @@ func compileSchema(s *Schema, compile func(doc any) error) *Diagnostic {
 		return nil
 	}
 	ptr, msg := explain(err, s.Doc)
+	// The validator's words may quote the schema's own text unquoted (a
+	// pattern's, in the regexp error): the finding stays on one line.
+	msg = strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(msg)
 	d := diag(s.Pos(ptr), CodeSchemaInvalid, fmt.Sprintf("%s: not a valid JSON Schema: %s", s.where(ptr), msg))
 	return &d
 }

@@ -253,7 +253,7 @@ func (pc *pathCalls) envCall(name string, line int, args []parse.Node) []templat
 	case lit == nil:
 		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: env takes the name of a variable the tool's env lists, written as a literal (env \"API_TOKEN\"), never a value of the call", name, line)}}
 	case !slices.Contains(pc.envs, lit.Text):
-		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: env %q: the tool's env does not list %s (it lists %s)", name, line, lit.Text, lit.Text, listOrNone(pc.envs))}}
+		return []templateProblem{{CodeTemplateRef, fmt.Sprintf("%s line %d: env %q: the tool's env does not list it (it lists %s)", name, line, lit.Text, listOrNone(pc.envs))}}
 	}
 	return nil
 }

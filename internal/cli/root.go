@@ -145,7 +145,15 @@ manifest); 2 usage error.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &ExitError{Code: ExitUsage, Err: err}
 	})
-	cmds := append(c.Verbs(e), newRunCmd(e, c), newServeCmd(e, c), newWorkerCmd(e), newJournalCmd(e), newViewCmd(e), newApproveCmd(e))
+	// What the verbs write on standard error may quote a manifest, a
+	// plan, a journal or a file's name, which a pull request chooses:
+	// every line goes through termtext, so that a terminal acts on none
+	// of it and a CI runner takes none of it for a workflow command. run
+	// escapes its own, after redacting the run's secrets, and needs the
+	// terminal itself for its progress bar and its questions.
+	es := e
+	es.Stderr = termtext.Writer(e.Stderr)
+	cmds := append(c.Verbs(es), newRunCmd(e, es, c), newServeCmd(es, c), newWorkerCmd(es), newJournalCmd(es), newViewCmd(es), newApproveCmd(es))
 	for _, cmd := range cmds {
 		jobErrors(cmd, c)
 		root.AddCommand(cmd)

@@ -9,7 +9,9 @@ import (
 	agentrt "agentc.dev/agentc/runtime"
 )
 
-func newRunCmd(e Env, c *Compiler) *cobra.Command {
+// newRunCmd is the run verb on e; es is e with its standard error
+// escaped, for what a run on Temporal says there.
+func newRunCmd(e, es Env, c *Compiler) *cobra.Command {
 	var f runcmd.Flags
 	var t temporalFlags
 	var workflowID string
@@ -37,7 +39,7 @@ A stop signal cancels it. Its history is its journal: agentc journal export.`,
 				if err := t.resolve(); err != nil {
 					return err
 				}
-				f.SetRemote(t.remote(e, &workflowID), t.remoteBatch(e, &workflowID))
+				f.SetRemote(t.remote(es, &workflowID), t.remoteBatch(es, &workflowID))
 			} else {
 				for _, name := range []string{"namespace", "task-queue", "workflow-id"} {
 					if cmd.Flags().Changed(name) {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -25,28 +26,76 @@ import (
 // renderer may show as nothing (variation selectors but one presentation
 // selector after a character, Hangul fillers), line and paragraph
 // separators, noncharacters and private-use ones; a byte that is not
-// UTF-8 becomes \ufffd. Backslashes are left as they are: a JSON text
-// stays a JSON text denoting the same value.
-func Escape(s string) string { return escape(s, false, writeEscape) }
+// UTF-8 becomes \ufffd. What a CI runner would take for a workflow
+// command is escaped too (see [Lines]). Backslashes are left as they
+// are: a JSON text stays a JSON text denoting the same value.
+func Escape(s string) string { return escape(s, false, writeEscape, &commands{blank: true}) }
 
 // Lines is Escape for text of several lines, such as an error message that
 // quotes a tool's output: line feeds and tabs are left as they are, and
 // everything else a terminal would interpret is escaped, a carriage return
 // too, so no line can be written over another.
-func Lines(s string) string { return escape(s, true, writeEscape) }
+//
+// A CI runner reads a program's output for workflow commands, which
+// GitHub Actions takes from any line whose first characters but spaces
+// and tabs are "::" (::add-mask::WORD hides WORD from the rest of the
+// log, ::error:: shows a finding the program never made), and from
+// "##[" anywhere in a line (its older form, ##[error]). So neither is
+// left whole: a colon that a line starts with, after its blanks, is
+// written \u003a, and the bracket of "##[" \u005b. s is taken to begin
+// a line.
+func Lines(s string) string { return escape(s, true, writeEscape, &commands{blank: true}) }
 
 // Writer returns a writer that writes what it is given to w as Lines
 // escapes it: for a stream of messages, each written whole (a character
-// split across two writes is shown as \ufffd).
-func Writer(w io.Writer) io.Writer { return &writer{w} }
+// split across two writes is shown as \ufffd). Where a line is, for the
+// workflow commands Lines escapes, carries over from one write to the
+// next. It is safe for concurrent use.
+func Writer(w io.Writer) io.Writer { return &writer{w: w, cmd: commands{blank: true}} }
 
-type writer struct{ w io.Writer }
+type writer struct {
+	w   io.Writer
+	mu  sync.Mutex
+	cmd commands
+}
 
 func (w *writer) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(w.w, Lines(string(p))); err != nil {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := io.WriteString(w.w, escape(string(p), true, writeEscape, &w.cmd)); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// commands follows where a text is in its line, for the workflow commands
+// Lines escapes.
+type commands struct {
+	blank  bool // nothing but spaces and tabs since the line began
+	hashes int  // how many '#' were written just before, up to 2
+}
+
+// shown says whether r, which the terminal rules would show (ok), is
+// shown as it is: not if it would start a workflow command, a colon
+// first on its line or the bracket of "##[". It moves c past r as it is
+// written.
+func (c *commands) shown(r rune, ok bool) bool {
+	if ok && (r == ':' && c.blank || r == '[' && c.hashes == 2) {
+		ok = false
+	}
+	switch {
+	case !ok: // an escape, which starts with a backslash
+		c.blank, c.hashes = false, 0
+	case r == '\n':
+		c.blank, c.hashes = true, 0
+	case r == ' ' || r == '\t':
+		c.hashes = 0
+	case r == '#':
+		c.blank, c.hashes = false, min(c.hashes+1, 2)
+	default:
+		c.blank, c.hashes = false, 0
+	}
+	return ok
 }
 
 // HTML is Lines for an HTML document: every character a terminal would
@@ -57,7 +106,7 @@ func (w *writer) Write(p []byte) (int, error) {
 // becomes &#xfffd;, which a browser shows for it too. s must be HTML: a
 // reference is text only outside a script or style element, where none
 // of these characters may stand.
-func HTML(s string) string { return escape(s, true, writeReference) }
+func HTML(s string) string { return escape(s, true, writeReference, nil) }
 
 func writeReference(b *strings.Builder, r rune) {
 	b.WriteString("&#x")
@@ -67,39 +116,34 @@ func writeReference(b *strings.Builder, r rune) {
 
 // escape returns s with each character hidden reports written by write,
 // but line feeds and tabs where lines is set, and each byte that is not
-// UTF-8 as U+FFFD, written as the character does not show it.
-func escape(s string, lines bool, write func(*strings.Builder, rune)) string {
-	base := false // the rune before was shown, and may take a presentation selector
-	shown := func(r rune, n int) bool {
+// UTF-8 as U+FFFD, written as the character does not show it; with cmd,
+// the characters that would start a workflow command too.
+func escape(s string, lines bool, write func(*strings.Builder, rune), cmd *commands) string {
+	base := false          // the rune before was shown, and may take a presentation selector
+	var b *strings.Builder // nil while s is written as it is
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
 		ok := !hidden(r, n, base) || lines && (r == '\n' || r == '\t')
+		if cmd != nil {
+			ok = cmd.shown(r, ok)
+		}
 		base = ok && r > ' ' && !isPresentation(r)
-		return ok
-	}
-	i := 0
-	for i < len(s) {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if !shown(r, n) {
-			break
+		if !ok && b == nil {
+			b = new(strings.Builder)
+			b.Grow(len(s) + 16)
+			b.WriteString(s[:i])
 		}
 		i += n
-	}
-	if i == len(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	b.WriteString(s[:i])
-	for i < len(s) {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		i += n
-		if shown(r, n) {
+		switch {
+		case b == nil:
+		case ok:
 			b.WriteRune(r)
-			continue
+		default:
+			write(b, r) // a byte that is not UTF-8 decodes as U+FFFD
 		}
-		if r == utf8.RuneError {
-			r = unicode.ReplacementChar
-		}
-		write(&b, r)
+	}
+	if b == nil {
+		return s
 	}
 	return b.String()
 }

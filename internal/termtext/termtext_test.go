@@ -84,9 +84,13 @@ func FuzzEscape(f *testing.F) {
 		}
 		clean := utf8.ValidString(s)
 		base = false
+		cmd := commands{blank: true}
 		for _, r := range s {
-			clean = clean && !hidden(r, utf8.RuneLen(r), base)
+			clean = cmd.shown(r, clean && !hidden(r, utf8.RuneLen(r), base))
 			base = r > ' ' && !isPresentation(r)
+		}
+		if commandLine.MatchString(got) {
+			t.Fatalf("Escape(%q) = %q: a workflow command is left", s, got)
 		}
 		if clean != (got == s) {
 			t.Fatalf("Escape(%q) = %q", s, got)
@@ -125,6 +129,45 @@ func TestLines(t *testing.T) {
 		if err != nil || n != len(c.in) || b.String() != c.want {
 			t.Errorf("Writer wrote %q (%d, %v) for %q, want %q", b.String(), n, err, c.in, c.want)
 		}
+	}
+}
+
+// commandLine matches what a GitHub Actions runner reads as a workflow
+// command: a line that starts with "::" after its blanks, or "##[" in a
+// line.
+var commandLine = regexp.MustCompile(`(?m)^[ \t]*::|##\[`)
+
+// TestCommands: no line Lines or Escape writes is one a CI runner would
+// take for a workflow command, whatever text a manifest or a file's name
+// put in it; a colon or a bracket elsewhere is left as it is.
+func TestCommands(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"model gpt-4o\n::add-mask::FAIL", "model gpt-4o\n\\u003a:add-mask::FAIL"},
+		{"::error::x", `\u003a:error::x`},
+		{"a\n \t ::warning::x\n:b", "a\n \t \\u003a:warning::x\n\\u003ab"},
+		{"ok ##[add-mask]FAIL ###[error]x", `ok ##\u005badd-mask]FAIL ###\u005berror]x`},
+		{"a::b # [c] #[d] time 10:30", "a::b # [c] #[d] time 10:30"},
+		// A blank a runner trims but a terminal may not show is
+		// escaped, and the line then starts with the escape.
+		{"x\n\u00a0::error::y\n\x0b::error::z", "x\n\\u00a0::error::y\n\\u000b::error::z"},
+		{"x\r::error::y", `x\u000d::error::y`},
+	} {
+		if got := Lines(c.in); got != c.want || commandLine.MatchString(got) {
+			t.Errorf("Lines(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if got := Escape(c.in); commandLine.MatchString(got) {
+			t.Errorf("Escape(%q) = %q: a workflow command is left", c.in, got)
+		}
+	}
+	// A stream written in pieces: a line carries over from one write to
+	// the next.
+	var b strings.Builder
+	w := Writer(&b)
+	for _, p := range []string{"agentc: x\n", "  ", ":", ":error::y", " #", "#", "[error]z\n"} {
+		w.Write([]byte(p))
+	}
+	if want := "agentc: x\n  \\u003a:error::y ##\\u005berror]z\n"; b.String() != want {
+		t.Errorf("Writer wrote %q, want %q", b.String(), want)
 	}
 }
 

@@ -285,7 +285,7 @@ func (sc silenceCount) report(e cli.Env) {
 		if n == 1 {
 			s = ""
 		}
-		fmt.Fprintf(e.Stderr, "agentc: %d finding%s silenced by %s\n", n, s, relPath(path, e.Dir))
+		fmt.Fprintf(e.Stderr, "agentc: %d finding%s silenced by %s\n", n, s, termtext.Escape(relPath(path, e.Dir)))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"agentc.dev/agentc/compile"
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/runcmd"
+	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/manifest"
 )
 
@@ -140,7 +141,7 @@ func (r vetReport) summary(e cli.Env) {
 	for _, a := range r.agents {
 		switch {
 		case a.Ignored:
-			fmt.Fprintf(e.Stderr, "agentc: %s: not vetted: %s ignores it\n", relPath(a.Source, r.dir), relPath(a.Config, r.dir))
+			fmt.Fprintf(e.Stderr, "agentc: %s: not vetted: %s ignores it\n", termtext.Escape(relPath(a.Source, r.dir)), termtext.Escape(relPath(a.Config, r.dir)))
 		case a.Silenced > 0:
 			silenced[a.Config] += a.Silenced
 		}
@@ -150,6 +151,6 @@ func (r vetReport) summary(e cli.Env) {
 		if n == 1 {
 			s = ""
 		}
-		fmt.Fprintf(e.Stderr, "agentc: %d finding%s silenced by %s\n", n, s, relPath(cfg, r.dir))
+		fmt.Fprintf(e.Stderr, "agentc: %d finding%s silenced by %s\n", n, s, termtext.Escape(relPath(cfg, r.dir)))
 	}
 }
