@@ -62,9 +62,10 @@ type Checker struct {
 // minutes, and 10,000 would hold it for hours.
 const CheckTime = 10 * time.Minute
 
-// Budget bounds the time the checks sharing it take in all: once it is
-// spent, every later check fails as not checked, never passes. It is safe
-// for concurrent use.
+// Budget bounds the time the work sharing it takes in all: once it is
+// spent, every later check fails as not checked, never passes (and agentc
+// test runs no later case on a Budget of its runs'). It is safe for
+// concurrent use.
 type Budget struct {
 	mu    sync.Mutex
 	total time.Duration
@@ -74,18 +75,24 @@ type Budget struct {
 // NewBudget returns a Budget of d.
 func NewBudget(d time.Duration) *Budget { return &Budget{total: d, left: d} }
 
-// spent reports whether nothing is left.
-func (b *Budget) spent() bool {
+// Spent reports whether nothing is left. Work that starts before then
+// runs to its own bound: a Budget is overrun by at most the work in
+// flight.
+func (b *Budget) Spent() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.left <= 0
 }
 
-func (b *Budget) spend(d time.Duration) {
+// Spend takes d from what is left.
+func (b *Budget) Spend(d time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.left -= d
 }
+
+// Total is the time b had at first.
+func (b *Budget) Total() time.Duration { return b.total }
 
 // WithBudget returns c with its checks' time spent from b, which other
 // Checkers may share (one command's).
@@ -212,11 +219,11 @@ func (c *Checker) checkValue(ctx context.Context, path, what string, con *plan.C
 		return []Failure{{Pos: at.String(), Msg: fmt.Sprintf("%s: the run's value is larger than a constraint is checked against (%d bytes)", what, cueproc.MaxInput)}}
 	}
 	if c.budget != nil {
-		if c.budget.spent() {
+		if c.budget.Spent() {
 			return []Failure{{Pos: at.String(), Msg: fmt.Sprintf("%s: not checked: the constraint checks of this command have taken the %s they may take in all", what, c.budget.total)}}
 		}
 		start := time.Now()
-		defer func() { c.budget.spend(time.Since(start)) }()
+		defer func() { c.budget.Spend(time.Since(start)) }()
 	}
 	var out []Failure
 	j := valueJob{File: at.Filename, Line: at.Line, Column: at.Column, What: what, Constraint: con, Value: data}

@@ -83,6 +83,9 @@ without one, from its test model run) by a fault layer between the agent's
 provider client and tools; each run must end as the case's faults declare,
 else as the fault's default. The fault x case table follows the cases.
 
+The runs from journals or of the test model, fault runs included, take 10
+minutes in all: past that, each later one fails as not run.
+
 One line a case (PASS, FAIL or DIVERGED agent/case (time)), what failed
 below it, then a summary; --json prints one object a case (and a fault
 run), --format junit a JUnit XML report.
@@ -159,6 +162,8 @@ failed, or an agent does not compile; 2 usage error.`,
 			// And in all within a budget: a comprehension can make
 			// thousands of checks from a few bytes of a manifest.
 			budget := agenttest.NewBudget(agenttest.CheckTime)
+			// The runs too, which a case's journal or check does not bound.
+			runs := agenttest.NewBudget(runTime)
 			start := time.Now()
 			var jobs []*faultJob
 			declared := 0 // the cases there are, matched or not
@@ -178,7 +183,7 @@ failed, or an agent does not compile; 2 usage error.`,
 					if ctx.Err() != nil {
 						break agents
 					}
-					r, rep, journal := runTestCase(ctx, e, b, dir, chk, name, mode, samples, tmp)
+					r, rep, journal := runTestCase(ctx, e, b, dir, chk, runs, name, mode, samples, tmp)
 					results = append(results, r)
 					if format == "text" {
 						writeCaseText(e.Stdout, r)
@@ -197,7 +202,7 @@ failed, or an agent does not compile; 2 usage error.`,
 				// nothing: most often a misspelt name.
 				return cli.UsageError("--run %q matches none of the %d test cases (each is named agent/case)", run, declared)
 			}
-			results = runFaultJobs(ctx, e, jobs, results)
+			results = runFaultJobs(ctx, e, jobs, runs, results)
 			stopped := stopSignals()
 			if err := write(e, testRun{results: results, took: time.Since(start), stopped: stopped != 0}); err != nil {
 				return err
@@ -250,10 +255,28 @@ type caseResult struct {
 	interrupted bool
 }
 
+// runTime is the time the runs of one agentc test command may take in
+// all: the cases' runs from a journal or of the test model, and their
+// fault runs. Each run is bounded (its deadline, plan.MaxTemplateSteps),
+// but a comprehension makes thousands of cases from a few bytes of a
+// manifest, and a prompt that renders up to its bound cost each case of
+// --replay-only most of a second before its journal was read: 80 cases
+// held a command for a minute, 20,000 would hold CI for hours. Live and
+// recorded runs are not counted: the person asks for them, and pays for
+// them. A variable, which tests lower.
+var runTime = 10 * time.Minute
+
+// notRun is the failure of a run that did not start: runs has been spent.
+func notRun(runs *agenttest.Budget) []agenttest.Failure {
+	return []agenttest.Failure{{Msg: fmt.Sprintf("not run: the runs of this command's cases have taken the %s they may take in all; test fewer cases a command (--run)", runs.Total())}}
+}
+
 // runTestCase runs one case as mode says ("" for offline) and checks it.
-// With tmp set (--faults), a test model run is journaled there; it returns
-// the report of the (last) run, and the journal of the run, if any.
-func runTestCase(ctx context.Context, e cli.Env, b built, dir string, chk *agenttest.Checker, name, mode string, samples int, tmp string) (r caseResult, rep *agentrt.Report, played string) {
+// A run from a journal or of the test model spends runs, and none starts
+// once it is spent. With tmp set (--faults), a test model run is journaled
+// there; it returns the report of the (last) run, and the journal of the
+// run, if any.
+func runTestCase(ctx context.Context, e cli.Env, b built, dir string, chk *agenttest.Checker, runs *agenttest.Budget, name, mode string, samples int, tmp string) (r caseResult, rep *agentrt.Report, played string) {
 	t := b.plan.Tests[name]
 	journal := filepath.Join(dir, "testdata", b.plan.Agent.Name, name+".jsonl")
 	r = caseResult{Agent: b.plan.Agent.Name, Case: name, Mode: mode, Journal: relPath(absPath(journal), e.Dir)}
@@ -297,6 +320,14 @@ func runTestCase(ctx context.Context, e cli.Env, b built, dir string, chk *agent
 	case r.Mode == modeTestModel && tmp != "":
 		c.Record = filepath.Join(tmp, b.plan.Agent.Name, name+".jsonl")
 		played = c.Record
+	}
+	if r.Mode == modeReplay || r.Mode == modeTestModel {
+		if runs.Spent() {
+			r.Status, r.Failures = statusFail, notRun(runs)
+			return r, nil, ""
+		}
+		start := time.Now()
+		defer func() { runs.Spend(time.Since(start)) }()
 	}
 	start := time.Now()
 	defer func() { r.DurationMS = float64(time.Since(start).Microseconds()) / 1000 }()
@@ -371,7 +402,7 @@ const faultCases = 4
 // returns results with each case's fault runs after it. A stop signal
 // (ctx's end) ends the runs in flight, and no case's runs start after
 // it: those are left out.
-func runFaultJobs(ctx context.Context, e cli.Env, jobs []*faultJob, results []caseResult) []caseResult {
+func runFaultJobs(ctx context.Context, e cli.Env, jobs []*faultJob, runs *agenttest.Budget, results []caseResult) []caseResult {
 	if len(jobs) == 0 {
 		return results
 	}
@@ -384,7 +415,7 @@ func runFaultJobs(ctx context.Context, e cli.Env, jobs []*faultJob, results []ca
 			if ctx.Err() != nil {
 				return
 			}
-			j.out = runFaults(ctx, e, j.b, j.dir, j.chk, j.name, j.base, j.rep, j.journal)
+			j.out = runFaults(ctx, e, j.b, j.dir, j.chk, runs, j.name, j.base, j.rep, j.journal)
 		})
 	}
 	wg.Wait()
@@ -407,7 +438,7 @@ func runFaultJobs(ctx context.Context, e cli.Env, jobs []*faultJob, results []ca
 // Retry-After, a retry's backoff, a hang's deadline), so they run at
 // once, sharing the journal's script (which only one run's memory holds);
 // their results keep the matrix's order.
-func runFaults(ctx context.Context, e cli.Env, b built, dir string, chk *agenttest.Checker, name string, base caseResult, rep *agentrt.Report, journal string) []caseResult {
+func runFaults(ctx context.Context, e cli.Env, b built, dir string, chk *agenttest.Checker, runs *agenttest.Budget, name string, base caseResult, rep *agentrt.Report, journal string) []caseResult {
 	t := b.plan.Tests[name]
 	var script *fault.Script
 	var loadErr error
@@ -440,9 +471,15 @@ func runFaults(ctx context.Context, e cli.Env, b built, dir string, chk *agentte
 			continue
 		}
 		wg.Go(func() {
+			if runs.Spent() {
+				r.Status, r.Failures = statusFail, notRun(runs)
+				out[i] = r
+				return
+			}
 			start := time.Now()
 			got, err := runcmd.RunCase(ctx, e, b.plan, dir, runcmd.Case{Input: t.Input, Replay: journal, Fault: k.Name, Script: script})
 			r.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+			runs.Spend(time.Since(start))
 			switch {
 			case err != nil:
 				r.Status, r.Failures = statusFail, []agenttest.Failure{{Msg: err.Error()}}
