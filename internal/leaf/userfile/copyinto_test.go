@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -97,5 +98,50 @@ func TestCopyInto(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Errorf("written outside: %v", ents)
+	}
+}
+
+// WriteBeneath makes the directories and writes the file through the
+// os.Root; a link on the way that leads out is refused, named, and
+// nothing is made where it leads. One inside is followed.
+func TestWriteBeneath(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges there")
+	}
+	dir, outside := t.TempDir(), t.TempDir()
+	name := filepath.Join("a", "b", "f.txt")
+	for _, link := range []string{"a", filepath.Join("a", "b"), name} {
+		if err := os.RemoveAll(filepath.Join(dir, "a")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(link)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+		err := WriteBeneath(dir, name, []byte("x"), 0o644)
+		if err == nil || !strings.HasPrefix(err.Error(), link+" is a symbolic link leading out of "+dir) {
+			t.Errorf("a link out at %s: %v", link, err)
+		}
+		if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+			t.Fatalf("a link out at %s: %s made outside", link, ents[0].Name())
+		}
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "in"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("in", filepath.Join(dir, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteBeneath(dir, name, []byte("x"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(filepath.Join(dir, "in", "b", "f.txt"))
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o640 {
+		t.Errorf("written through the link inside: %v %v", fi, err)
 	}
 }
