@@ -52,6 +52,46 @@ func TestCIWorkflows(t *testing.T) {
 	}
 }
 
+// TestCIWorkflowsWriteOutside: the workflows write their reports outside
+// the checkout, which is the pull request's: a link it put at a report's
+// name would have a shell redirect write where the link leads (a file of
+// the runner's user), and the upload step send a file of the machine.
+// Every redirect of a run step goes under $RUNNER_TEMP, and every upload
+// reads from there.
+func TestCIWorkflowsWriteOutside(t *testing.T) {
+	workflows, _ := filepath.Glob("../../docs/ci/*.yml")
+	redirect := regexp.MustCompile(`[0-9]?>>?\s*([^\s&][^\s]*)`)
+	for _, f := range workflows {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf struct {
+			Jobs map[string]struct {
+				Steps []struct {
+					Name, Run, Uses string
+					With            map[string]string
+				}
+			}
+		}
+		if err := yaml.Unmarshal(data, &wf); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, job := range wf.Jobs {
+			for _, st := range job.Steps {
+				for _, m := range redirect.FindAllStringSubmatch(st.Run, -1) {
+					if to := m[1]; !strings.HasPrefix(to, `"${RUNNER_TEMP}/`) && to != "/dev/null" {
+						t.Errorf("%s: step %q writes %s, in the checkout: write under \"${RUNNER_TEMP}\"", filepath.Base(f), st.Name, to)
+					}
+				}
+				if strings.HasPrefix(st.Uses, "actions/upload-artifact@") && !strings.HasPrefix(st.With["path"], "${{ runner.temp }}/") {
+					t.Errorf("%s: step %q uploads %s, from the checkout: upload from ${{ runner.temp }}", filepath.Base(f), st.Name, st.With["path"])
+				}
+			}
+		}
+	}
+}
+
 // TestPreCommitHooks runs the entries of .pre-commit-hooks.yaml, as
 // pre-commit runs them, over a tree whose agent vets and is locked, and
 // over one whose agent does not vet.
