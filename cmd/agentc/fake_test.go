@@ -169,7 +169,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// stops at max_tokens.
 	// "openai-flaky" is openai whose first request fails with 503;
 	// "openai-stall" is openai that sends nothing at all for its first
-	// request, until the client goes.
+	// request, until the client goes; "openai-trickle" answers its first
+	// request at once, and then sends only keep-alives (a blank for a
+	// whole body, a comment for a stream) every 200ms until the client
+	// goes.
 	// "openai-tools" calls every tool the request offers, with {}, until
 	// the conversation holds a tool result; "openai-tools-hang" does too,
 	// but holds every request after its first unanswered (a run to kill).
@@ -219,6 +222,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	provider = strings.TrimSuffix(provider, "-null")
 	flaky := provider == "openai-flaky"
 	stallFirst := provider == "openai-stall"
+	trickleFirst := provider == "openai-trickle"
 	// "openai-429" answers every request 429 with a Retry-After of two
 	// minutes.
 	// "openai-404" answers every request 404, the model not found, as
@@ -247,7 +251,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	callTools := provider == "openai-tools" || provider == "openai-tools-hang"
 	hang := provider == "openai-tools-hang"
 	scripted := provider == "openai-args"
-	if flaky || stallFirst || callTools || scripted || provider == "openai-prose" || loop || gather || flood || status != 0 {
+	if flaky || stallFirst || trickleFirst || callTools || scripted || provider == "openai-prose" || loop || gather || flood || status != 0 {
 		provider = "openai"
 	}
 	var cache *promptCache
@@ -358,6 +362,26 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			if hang && n > 1 || stallFirst && n == 1 {
 				<-r.Context().Done() // until the client goes away
 				return
+			}
+			if trickleFirst && n == 1 {
+				keepAlive := " "
+				w.Header().Set("Content-Type", "application/json")
+				if req.Stream {
+					keepAlive = ": keep-alive\n\n"
+					w.Header().Set("Content-Type", "text/event-stream")
+				}
+				w.WriteHeader(200)
+				tick := time.NewTicker(200 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					_, _ = io.WriteString(w, keepAlive)
+					w.(nethttp.Flusher).Flush()
+					select {
+					case <-r.Context().Done():
+						return
+					case <-tick.C:
+					}
+				}
 			}
 			msg := map[string]any{"role": "assistant", "content": "Done."}
 			finish := "stop"

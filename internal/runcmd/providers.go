@@ -68,8 +68,8 @@ type providerFlags struct {
 	// keyHosts are the hosts a manifest's base URL may name and still be
 	// sent the key (KeyHostsVar).
 	keyHosts []string
-	// stall gives up a provider call's attempt when its server sends
-	// nothing for so long (--stall-timeout); 0 never does.
+	// stall gives up a provider call's attempt when its server makes no
+	// progress for so long (--stall-timeout); 0 never does.
 	stall time.Duration
 	// extra are the providers the program links beyond openai and
 	// anthropic (Env.Providers).

@@ -166,7 +166,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 // RegisterStall defines --stall-timeout, of agentc run and agentc worker,
 // on fs.
 func RegisterStall(fs *pflag.FlagSet, d *time.Duration) {
-	fs.DurationVar(d, "stall-timeout", retry.DefaultStall, "give up an attempt at a model call when the provider sends nothing for this long, and try again (0: wait for ever)")
+	fs.DurationVar(d, "stall-timeout", retry.DefaultStall, "give up an attempt at a model call when the provider makes no progress for this long (no response, no part of a streamed reply: keep-alives are none), and try again (0: wait for ever)")
 }
 
 func checkStall(d time.Duration) error {

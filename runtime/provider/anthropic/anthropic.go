@@ -46,10 +46,11 @@ type Config struct {
 	// Retry bounds the attempts of a call. Attempts zero means retry.Default
 	// (keeping OnAttempt).
 	Retry retry.Policy
-	// Stall gives up an attempt when the server sends nothing for this
-	// long, a stream's events included (see retry.DefaultStall, the
-	// default when zero); negative waits for ever. A given-up attempt is
-	// retried as the policy allows.
+	// Stall gives up an attempt when the server makes no progress for
+	// this long: no response, no part of a streamed reply (keep-alives are
+	// none), a whole body taking longer than this and a second per 16 KiB
+	// (see retry.DefaultStall, the default when zero); negative waits for
+	// ever. A given-up attempt is retried as the policy allows.
 	Stall time.Duration
 	// Secrets, when set, is the secret set of the runs the Model serves
 	// (runtime.Options.Secrets): the API key is added to it, so that what
@@ -529,11 +530,11 @@ func statusText(code int) string {
 // A stream whose blocks pass what the request's max_tokens can make is
 // cut there (limit.Reply), not read to its end.
 func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption, delta func(agentrt.Delta), outputTool string) (*sdk.Message, error) {
+	ctx, meter := limit.NewReply(ctx, params.MaxTokens)
 	st := m.messages.NewStreaming(ctx, params, opts...)
 	defer st.Close()
 	var msg sdk.Message
 	answer := map[int64]bool{} // the content blocks that call the output tool
-	meter := limit.NewReply(params.MaxTokens)
 	var texts blockTexts
 	for st.Next() {
 		ev := st.Current()

@@ -162,9 +162,10 @@ func stalledStream(events []string) http.HandlerFunc {
 	}
 }
 
-// TestStreamStalled: a stream that stops sending for Config.Stall is
-// given up and asked again (package limit's tests show that a stream
-// that keeps sending may take longer than that in all).
+// TestStreamStalled: a stream that sends no part of its reply for
+// Config.Stall is given up and asked again (package limit's tests show
+// that a stream that keeps making progress may take longer than that in
+// all, and that keep-alives are not progress).
 func TestStreamStalled(t *testing.T) {
 	const d = 500 * time.Millisecond
 	var failed []error
@@ -179,7 +180,7 @@ func TestStreamStalled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.attempts() != 2 || len(resp.Message.ToolCalls) != 1 || len(failed) != 1 || !strings.Contains(failed[0].Error(), "the server sent nothing for 500ms") {
+	if f.attempts() != 2 || len(resp.Message.ToolCalls) != 1 || len(failed) != 1 || !strings.Contains(failed[0].Error(), "the stream sent keep-alives at most, no part of the reply, for 500ms") {
 		t.Errorf("attempts %d, message %+v, failed attempts %v", f.attempts(), resp.Message, failed)
 	}
 }

@@ -89,9 +89,11 @@ type Config struct {
 	// Retry bounds the attempts of a call. Attempts zero means retry.Default
 	// (keeping OnAttempt).
 	Retry retry.Policy
-	// Stall gives up an attempt when the server sends nothing for this
-	// long (see retry.DefaultStall, the default when zero); negative waits
-	// for ever. A given-up attempt is retried as the policy allows.
+	// Stall gives up an attempt when the server makes no progress for
+	// this long: no response, no part of a streamed reply (keep-alives are
+	// none), a whole body taking longer than this and a second per 16 KiB
+	// (see retry.DefaultStall, the default when zero); negative waits for
+	// ever. A given-up attempt is retried as the policy allows.
 	Stall time.Duration
 	// Secrets, when set, is the secret set of the runs the Model serves
 	// (runtime.Options.Secrets): the access key ID, secret access key
@@ -325,6 +327,7 @@ func (m *Model) converseStream(ctx context.Context, in *bedrockruntime.ConverseI
 		ModelId: in.ModelId, Messages: in.Messages, System: in.System, InferenceConfig: in.InferenceConfig,
 		ToolConfig: in.ToolConfig, AdditionalModelRequestFields: in.AdditionalModelRequestFields, OutputConfig: in.OutputConfig,
 	}
+	ctx, meter := limit.NewReply(ctx, int64(aws.ToInt32(in.InferenceConfig.MaxTokens)))
 	o, err := m.client.ConverseStream(ctx, sin)
 	if err != nil {
 		return nil, nil, err
@@ -350,7 +353,6 @@ func (m *Model) converseStream(ctx context.Context, in *bedrockruntime.ConverseI
 	}
 	out = &bedrockruntime.ConverseOutput{}
 	stopped := false
-	meter := limit.NewReply(int64(aws.ToInt32(in.InferenceConfig.MaxTokens)))
 	for ev := range st.Events() {
 		switch e := ev.(type) {
 		case *types.ConverseStreamOutputMemberContentBlockStart:

@@ -85,9 +85,11 @@ type Config struct {
 	// Retry bounds the attempts of a call. Attempts zero means retry.Default
 	// (keeping OnAttempt).
 	Retry retry.Policy
-	// Stall gives up an attempt when the server sends nothing for this
-	// long (see retry.DefaultStall, the default when zero); negative waits
-	// for ever. A given-up attempt is retried as the policy allows.
+	// Stall gives up an attempt when the server makes no progress for
+	// this long: no response, no part of a streamed reply (keep-alives are
+	// none), a whole body taking longer than this and a second per 16 KiB
+	// (see retry.DefaultStall, the default when zero); negative waits for
+	// ever. A given-up attempt is retried as the policy allows.
 	Stall time.Duration
 	// Secrets, when set, is the secret set of the runs the Model serves
 	// (runtime.Options.Secrets): every credential the Model sends is
@@ -401,7 +403,7 @@ func (m *Model) stream(ctx context.Context, model string, b *built, delta func(a
 			text.Reset()
 		}
 	}
-	meter := limit.NewReply(int64(config.MaxOutputTokens))
+	ctx, meter := limit.NewReply(ctx, int64(config.MaxOutputTokens))
 	for chunk, err := range m.models.GenerateContentStream(ctx, model, b.contents, &config) {
 		if err != nil {
 			return nil, err
@@ -442,6 +444,12 @@ func (m *Model) stream(ctx context.Context, model string, b *built, delta func(a
 				n = len(p.Text)
 			default:
 				j, _ := json.Marshal(p)
+				if string(j) == "{}" {
+					// An empty part carries nothing: not kept, and not
+					// the stream's progress (limit.Stall), which a
+					// server sending them for ever would otherwise be.
+					continue
+				}
 				n = len(j)
 				if p.FunctionCall != nil {
 					n = max(n, replylimit.CallBytes)

@@ -38,9 +38,11 @@ type Config struct {
 	BaseURL    string       // "" = the SDK's default
 	HTTPClient *http.Client // optional
 	Retry      retry.Policy // zero value = retry.Default
-	// Stall gives up an attempt when the server sends nothing for this
-	// long (see retry.DefaultStall, the default when zero); negative
-	// waits for ever. A given-up attempt is retried as the policy allows.
+	// Stall gives up an attempt when the server makes no progress for
+	// this long: no response, no part of a streamed reply (keep-alives are
+	// none), a whole body taking longer than this and a second per 16 KiB
+	// (see retry.DefaultStall, the default when zero); negative waits for
+	// ever. A given-up attempt is retried as the policy allows.
 	Stall time.Duration
 	// Azure, when set, sends the requests to an Azure OpenAI resource
 	// instead, through the SDK's own Azure support; APIKey and BaseURL
@@ -228,11 +230,11 @@ func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 // pass what the request's max_completion_tokens can make is cut there
 // (limit.Reply), not read to its end.
 func (m *Model) stream(ctx context.Context, params sdk.ChatCompletionNewParams, opts []option.RequestOption, delta func(agentrt.Delta), outputTool string) (*sdk.ChatCompletion, error) {
+	ctx, meter := limit.NewReply(ctx, params.MaxCompletionTokens.Value)
 	st := m.chat.NewStreaming(ctx, params, opts...)
 	defer st.Close()
 	var acc sdk.ChatCompletionAccumulator
-	answer := map[int64]bool{} // the tool calls, by index, that call the output tool
-	meter := limit.NewReply(params.MaxCompletionTokens.Value)
+	answer := map[int64]bool{}   // the tool calls, by index, that call the output tool
 	calls := map[[2]int64]bool{} // the tool calls begun, by choice and index
 	for st.Next() {
 		chunk := st.Current()

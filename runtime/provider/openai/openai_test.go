@@ -712,9 +712,15 @@ func TestStalled(t *testing.T) {
 		}
 		return m
 	}
-	for _, first := range []http.HandlerFunc{stall(""), stall(`{"id": "chatcmpl-1", "object": "chat.com`)} {
+	for _, first := range []struct {
+		h    http.HandlerFunc
+		says string
+	}{
+		{stall(""), "the server sent nothing for 500ms"},
+		{stall(`{"id": "chatcmpl-1", "object": "chat.com`), "the body came too slowly: 40 bytes in"},
+	} {
 		a := &attempts{}
-		f := newFake(t, first, okAnswer)
+		f := newFake(t, first.h, okAnswer)
 		resp, err := model(f, a).Complete(t.Context(), request())
 		if err != nil {
 			t.Fatal(err)
@@ -723,7 +729,7 @@ func TestStalled(t *testing.T) {
 			t.Fatalf("content %q, %d requests, %d failed attempts", resp.Message.Content, f.requests(), len(a.errs))
 		}
 		var re *retry.Error
-		if !errors.As(a.errs[0], &re) || !re.Retryable || !strings.Contains(a.errs[0].Error(), "the server sent nothing for 500ms") {
+		if !errors.As(a.errs[0], &re) || !re.Retryable || !strings.Contains(a.errs[0].Error(), first.says) {
 			t.Errorf("the stalled attempt: %v", a.errs[0])
 		}
 	}

@@ -100,10 +100,10 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 // error. A stream whose deltas (text, arguments, reasoning) pass what the
 // request's max_output_tokens can make is cut there (limit.Reply).
 func (m *Model) streamResponse(ctx context.Context, params responses.ResponseNewParams, opts []option.RequestOption, delta func(agentrt.Delta), outputTool string) ([]byte, error) {
+	ctx, meter := limit.NewReply(ctx, params.MaxOutputTokens.Value)
 	st := m.respondStream(ctx, params, opts...)
 	defer st.Close()
 	answer := map[int64]bool{} // output items, by index, that call the output tool
-	meter := limit.NewReply(params.MaxOutputTokens.Value)
 	for st.Next() {
 		ev := st.Current()
 		n := len(ev.Delta)

@@ -492,7 +492,7 @@ func TestResponsesTooLargeAndStalled(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp, err := m.Complete(t.Context(), request())
-	if err != nil || resp.Message.Content != "Paris." || len(a.errs) != 1 || !strings.Contains(a.errs[0].Error(), "the server sent nothing for 300ms") {
+	if err != nil || resp.Message.Content != "Paris." || len(a.errs) != 1 || !strings.Contains(a.errs[0].Error(), "the body came too slowly: 32 bytes in") {
 		t.Fatalf("err %v, failed attempts %v", err, a.errs)
 	}
 }

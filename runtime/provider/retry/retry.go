@@ -32,8 +32,10 @@ type Policy struct {
 	OnAttempt func(attempt int, err error, wait time.Duration)
 }
 
-// DefaultStall is how long a provider's server may send nothing, waiting
-// for a response or within one, before the providers give up the attempt
+// DefaultStall is how long a provider's server may make no progress,
+// waiting for a response or within one (limit.Stall in the providers says
+// what progress is: a part of a streamed reply, keep-alives not, and a
+// whole body at a least rate), before the providers give up the attempt
 // and, as the policy allows, make it again: a connection a server or a
 // proxy holds open without answering must not hold a run until its
 // deadline, or for ever when it has none. Ten minutes is what the

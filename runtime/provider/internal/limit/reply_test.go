@@ -1,6 +1,7 @@
 package limit
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 // TestReplyMeter: a stream is cut at the piece that passes the bound,
 // and every piece after; a meter for no limit, and a nil one, cut nothing.
 func TestReplyMeter(t *testing.T) {
-	r := NewReply(1)
+	_, r := NewReply(context.Background(), 1)
 	if err := r.Add(65664); err != nil {
 		t.Fatalf("at the bound: %v", err)
 	}
@@ -22,7 +23,8 @@ func TestReplyMeter(t *testing.T) {
 		}
 	}
 	var none *Reply
-	for _, r := range []*Reply{NewReply(0), none} {
+	_, unbounded := NewReply(context.Background(), 0)
+	for _, r := range []*Reply{unbounded, none} {
 		if err := r.Add(1 << 30); err != nil {
 			t.Errorf("no bound: %v", err)
 		}

@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// get makes a request through Stall(d) to a server that serves with h.
-func get(t *testing.T, ctx context.Context, d time.Duration, h http.HandlerFunc) (string, error) {
+// get makes a request through Stall(d) to a server that serves with h;
+// each read of its body is a part of the reply to meter, if one is given.
+func get(t *testing.T, ctx context.Context, d time.Duration, h http.HandlerFunc, meter ...*Reply) (string, error) {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -25,8 +26,21 @@ func get(t *testing.T, ctx context.Context, d time.Duration, h http.HandlerFunc)
 		return "", err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
+	var b strings.Builder
+	buf := make([]byte, 512)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		for _, m := range meter {
+			_ = m.Add(n)
+		}
+		if err == io.EOF {
+			return b.String(), nil
+		}
+		if err != nil {
+			return b.String(), err
+		}
+	}
 }
 
 // hang reads the request, as a server does, then waits for the client to
@@ -80,9 +94,12 @@ func TestStall(t *testing.T) {
 		t.Errorf("a body that stops: %v, want a StalledError", err)
 	}
 
-	// A stream that keeps sending may last longer than d in all.
+	// A stream that keeps making progress may last longer than d in all:
+	// its reader hears each part (here, each read) through the request's
+	// context.
 	parts := []string{"a", "b", "c", "d", "e", "f"}
-	body, err := get(t, context.Background(), d, trickle(parts, d/3))
+	ctx, meter := NewReply(context.Background(), 0)
+	body, err := get(t, ctx, d, trickle(parts, d/3), meter)
 	if err != nil || body != strings.Join(parts, "") {
 		t.Errorf("a steady stream of %v: %q, %v", time.Duration(len(parts))*d/3, body, err)
 	}
