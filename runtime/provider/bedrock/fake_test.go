@@ -133,6 +133,7 @@ type reply struct {
 	header map[string]string
 	body   string
 	stream bool // body is an event stream (ConverseStream)
+	hold   bool // after the body, the response keeps still until the request ends
 }
 
 // ok is a 200 with a Converse response body.
@@ -221,6 +222,10 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Amzn-RequestId", "req-0001")
 	w.WriteHeader(rep.status)
 	io.WriteString(w, rep.body)
+	if rep.hold {
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
 }
 
 func (f *fake) requests() []received {

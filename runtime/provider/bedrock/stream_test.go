@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 
@@ -80,5 +81,26 @@ func TestStream(t *testing.T) {
 	}
 	if resp.Usage != (agentrt.Usage{Input: 12, Output: 9}) {
 		t.Errorf("usage %+v", resp.Usage)
+	}
+}
+
+// TestStreamStallIsStream: a stream's progress reaches the stall watch
+// through the request the SDK makes: a stream that sent a part of the
+// reply and then keeps still is given up as a stream, waited on for its
+// next part, not as a whole body to come at a least rate (which would cut
+// a long stream that keeps making progress).
+func TestStreamStallIsStream(t *testing.T) {
+	still := events(t, streamEvents[:2]...)
+	still.hold = true
+	f := newFake(t, still)
+	m, err := New(Config{Region: testRegion, Credentials: staticCreds, BaseURL: f.srv.URL, Stall: 200 * time.Millisecond, Retry: fastPolicy(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &agentrt.Request{Model: claude, MaxOutputTokens: 300, Messages: []agentrt.Message{{Role: agentrt.User, Content: "Weather in Paris?"}},
+		Stream: func(agentrt.Delta) {}}
+	_, err = m.Complete(t.Context(), req)
+	if err == nil || !strings.Contains(err.Error(), "the stream sent keep-alives at most") {
+		t.Errorf("a still stream: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	agentrt "agentc.dev/agentc/runtime"
 )
@@ -111,5 +112,32 @@ func TestStreamEndlessCutInLine(t *testing.T) {
 	}
 	if f.requests() != 1 {
 		t.Errorf("%d requests, want 1", f.requests())
+	}
+}
+
+// TestStreamStallIsStream: a stream's progress reaches the stall watch
+// through the request the SDK makes: a stream that sent a part of the
+// reply and then keeps still is given up as a stream, waited on for its
+// next part, not as a whole body to come at a least rate (which would cut
+// a long stream that keeps making progress).
+func TestStreamStallIsStream(t *testing.T) {
+	f := newFakeAt(t, streamPath, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: %s\r\n\r\n", geminiChunks[0])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	a := &attempts{}
+	p := a.policy()
+	p.Attempts = 1
+	m, err := New(Config{APIKey: testKey, BaseURL: f.srv.URL, Retry: p, Stall: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := toolRequest()
+	req.Stream = func(agentrt.Delta) {}
+	_, err = m.Complete(context.Background(), req)
+	if err == nil || !strings.Contains(err.Error(), "the stream sent keep-alives at most") {
+		t.Errorf("a still stream: %v", err)
 	}
 }
