@@ -115,15 +115,29 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			reply(w, http.StatusRequestEntityTooLarge, apiError{Error: fmt.Sprintf("the body is larger than the %d bytes a run's input may be", limit)})
 			return
 		}
-		// The body is read within the bound on reading, before a byte of
-		// it is (readingBody), and gives it back before the run weighs the
-		// input itself.
-		release, err := runs.readingBody(r, limit)
+		// The run is counted against its token's (and refused short of
+		// disk) before its body is read: a token past its bound is told
+		// so without a byte of it held.
+		done, err := runs.starting(r.Context())
+		if err != nil {
+			// Its body left unread, the connection is closed after the
+			// answer, not read on (net/http reads up to 256 KiB of it
+			// first, waiting on a client that sends it slowly).
+			w.Header().Set("Connection", "close")
+			reply(w, runStatus(err), apiError{Error: err.Error()})
+			return
+		}
+		defer done()
+		// The body is read within the bound on reading, taken before a
+		// byte of it is as much as its input may weigh (readingBody), and
+		// the run checks the input under the same share (WithShare): the
+		// body is never held outside the bound.
+		sh, err := runs.readingBody(r, limit)
 		if err != nil {
 			return // its client went while it waited
 		}
+		defer sh.Release() // for a request that ends before its run takes it
 		body, names, status, err := runInput(w, r, files, multi, limit)
-		release()
 		if err != nil {
 			reply(w, status, apiError{Error: err.Error()})
 			return
@@ -132,7 +146,10 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		if a.Plan.Agent.Input != nil {
 			input = body
 		}
-		c := call{runner: a.Runner, input: input, fileNames: names, budgets: budgets, started: func(id string) {
+		// Read, the body is known: its share need be no more than the
+		// input weighs.
+		sh.Shrink(min(Weight(input), MaxReading))
+		c := call{runner: a.Runner, input: input, fileNames: names, budgets: budgets, admitted: true, started: func(id string) {
 			w.Header().Set("Location", "/v1/runs/"+id)
 			w.Header().Set(RunIDHeader, id)
 		}}
@@ -151,29 +168,14 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			}
 			c.notify = events.send
 		}
-		rec, err := runs.run(r.Context(), a, c)
+		rec, err := runs.run(WithShare(r.Context(), sh), a, c)
 		if err != nil {
 			err = runs.Public(err)
-			var ie *agentrt.InputError
-			var be *BudgetsError
-			var busy *BusyError
-			var short *StorageError
-			status := http.StatusInternalServerError
-			switch {
-			case errors.As(err, &ie):
-				status = http.StatusUnprocessableEntity
-			case errors.As(err, &be):
-				status = http.StatusBadRequest
-			case errors.As(err, &busy):
-				status = http.StatusTooManyRequests
-			case errors.As(err, &short):
-				status = http.StatusInsufficientStorage
-			}
 			if events.started() {
 				events.send("error", apiError{Error: err.Error(), Exit: 1})
 				return
 			}
-			reply(w, status, apiError{Error: err.Error()})
+			reply(w, runStatus(err), apiError{Error: err.Error()})
 			return
 		}
 		res := rec.Result
@@ -487,6 +489,26 @@ func reply(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
+}
+
+// runStatus is the status of a run refused with err, a public error
+// (Runs.Public).
+func runStatus(err error) int {
+	var ie *agentrt.InputError
+	var be *BudgetsError
+	var busy *BusyError
+	var short *StorageError
+	switch {
+	case errors.As(err, &ie):
+		return http.StatusUnprocessableEntity
+	case errors.As(err, &be):
+		return http.StatusBadRequest
+	case errors.As(err, &busy):
+		return http.StatusTooManyRequests
+	case errors.As(err, &short):
+		return http.StatusInsufficientStorage
+	}
+	return http.StatusInternalServerError
 }
 
 // runInput reads a run's input from r's body, at most limit bytes: JSON,

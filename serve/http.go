@@ -152,6 +152,9 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 		limit = MaxBodyBytes
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	// Only the server names a share; a client's header naming one is
+	// dropped.
+	r.Header.Del(shareHeader)
 	if r.Method == http.MethodGet {
 		// An event stream, which lasts as long as its session: Close
 		// ends it by closing the session.
@@ -170,17 +173,25 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
 		if r.Method == http.MethodPost {
 			// The body is read, and checked, within the bound on
-			// reading (readingBody), given back before the SDK takes
-			// the message: a call's run weighs its input itself.
-			release, err := m.runs.readingBody(r, limit)
+			// reading, as much of it taken as its input may weigh
+			// (readingBody); once read, as much as the message weighs
+			// (a call's arguments are within it), held while the SDK
+			// decodes it, and lent to the call the message makes, whose
+			// run checks its input under it (lent): given back and taken
+			// again, the body was held outside the bound in between.
+			sh, err := m.runs.readingBody(r, limit)
 			if err != nil {
 				return // its client went while it waited
 			}
-			checked := answersChecked(w, r)
-			release()
+			body, checked := answersChecked(w, r)
 			if !checked {
+				sh.Release()
 				return
 			}
+			sh.Shrink(min(Weight(body), MaxReading))
+			id, unlend := m.runs.lend(sh)
+			defer unlend()
+			r.Header.Set(shareHeader, id)
 		}
 		m.sdk.ServeHTTP(w, r)
 		return
@@ -197,9 +208,9 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 	m.sdk.ServeHTTP(ow, r)
 }
 
-// answersChecked reads the body of a POST in a session, and where it is
-// not I-JSON (RFC 7493: a member named twice, a lone surrogate, bytes
-// that are not UTF-8) refuses it, as it would not read one way: a
+// answersChecked reads the body of a POST in a session, and returns it;
+// where it is not I-JSON (RFC 7493: a member named twice, a lone
+// surrogate, bytes that are not UTF-8) it refuses it, as it would not read one way: a
 // client's answer to the server (a JSON-RPC response: to an approval's
 // form) is replaced by an error for the same request, which refuses the
 // call saying why (answerNotIJSON), and it reports true; anything else (a
@@ -209,15 +220,15 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 // "method", and passed the answer unchecked as a request). The SDK reads
 // the body as it came otherwise, the error of reading it too, and what is
 // not JSON.
-func answersChecked(w http.ResponseWriter, r *http.Request) bool {
+func answersChecked(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, err := io.ReadAll(r.Body)
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errorReader{err}))
 	if err != nil || !json.Valid(body) {
-		return true
+		return body, true
 	}
 	fault := notIJSON(body)
 	if fault == nil {
-		return true
+		return body, true
 	}
 	// An answer is a message without a member named "method", exactly,
 	// as the SDK reads it (jsonrpc.DecodeMessage).
@@ -229,13 +240,13 @@ func answersChecked(w http.ResponseWriter, r *http.Request) bool {
 				refused, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: resp.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: answerNotIJSON(body).Error()}})
 				if err == nil {
 					r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(refused)), int64(len(refused))
-					return true
+					return body, true
 				}
 			}
 		}
 	}
 	http.Error(w, fmt.Sprintf("the message is not I-JSON (RFC 7493), which a message in an MCP session must be, so that every reader reads it one way: %v", fault), http.StatusBadRequest)
-	return false
+	return nil, false
 }
 
 // errorReader is a reader that returns err, or io.EOF for none.

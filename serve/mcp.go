@@ -156,7 +156,14 @@ func handler(ag Agent, runs *Runs, waiting *retries, structured bool) mcp.ToolHa
 		return res, nil
 	}
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// The share of the bound on reading the call's request was read
+		// under (over HTTP), for its run to check the input under; given
+		// back here where the call makes no run.
+		sh := runs.lent(req.Extra)
+		defer sh.Release()
+		ctx = WithShare(ctx, sh)
 		if state := req.Params.RequestState; state != "" {
+			sh.Release() // not while the client's retry waits on its run
 			// The client's retry, with the answer to what the run asked.
 			return waiting.resume(ctx, state, req.Params.InputResponses)
 		}

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/sync/semaphore"
 
@@ -113,6 +114,9 @@ type Runs struct {
 	heldBytes int64      // their records' size together
 	pending   map[string]*Pending
 	going     map[string]*inFlight // the runs in flight here
+	// lentShares are the shares of the bound on reading MCP requests'
+	// bodies were read under, by id (lend).
+	lentShares map[string]*Share
 	// perClient bounds the runs one token's clients have going at once
 	// (0: none); active counts them, by the token's user (grant.user).
 	perClient int
@@ -171,6 +175,25 @@ func (rs *Runs) admit(who string) (release func(), err error) {
 			}
 		})
 	}, nil
+}
+
+// starting counts a run of the token the request ctx is of came with
+// (Authorized put it in the context every front runs from), whose runs
+// are bounded together (admit), and refuses it short of disk (roomy);
+// release uncounts it.
+func (rs *Runs) starting(ctx context.Context) (release func(), err error) {
+	who := ""
+	if g := grantOf(ctx); g != nil {
+		who = g.user
+	}
+	if release, err = rs.admit(who); err != nil {
+		return nil, err
+	}
+	if err := rs.roomy(); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
 }
 
 // DefaultMinFree is the room a served run must find on the disks where
@@ -269,7 +292,7 @@ func NewRuns(dir string, keep int, api bool) (*Runs, error) {
 		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Runs{reading: semaphore.NewWeighted(MaxReading), dir: dir, keep: keep, keepBytes: DefaultKeepBytes, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}, going: map[string]*inFlight{}, active: map[string]int{}}, nil
+	return &Runs{reading: semaphore.NewWeighted(MaxReading), dir: dir, keep: keep, keepBytes: DefaultKeepBytes, api: api, stopCtx: ctx, stop: stop, byID: map[string]*Record{}, pending: map[string]*Pending{}, going: map[string]*inFlight{}, lentShares: map[string]*Share{}, active: map[string]int{}}, nil
 }
 
 // OnPending sets what hears each call that comes to wait for approval
@@ -404,6 +427,9 @@ type call struct {
 	elicit elicitFunc
 	// budgets narrow the run's bounds.
 	budgets Budgets
+	// admitted says the front counted the run already (starting), before
+	// reading its body, and uncounts it once the run has returned.
+	admitted bool
 }
 
 // Run runs agent a, by c, as a run of its own under a new id: journaled
@@ -412,19 +438,12 @@ type call struct {
 // nothing. The run ends with ctx, as cancelled, or with the server's
 // Stop, as interrupted.
 func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
-	// The token the request came with (Authorized put it in the context
-	// every front runs from): its runs are bounded together.
-	who := ""
-	if g := grantOf(ctx); g != nil {
-		who = g.user
-	}
-	release, err := rs.admit(who)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	if err := rs.roomy(); err != nil {
-		return nil, err
+	if !c.admitted {
+		release, err := rs.starting(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
 	if a.Remote != nil {
 		return rs.runRemote(ctx, a, c)
@@ -501,13 +520,29 @@ func Weight(input []byte) int64 {
 
 // read runs check, the reading of input, within the bound on the inputs
 // read at once (MaxReading), as much of it as the input weighs (Weight);
-// a request that goes while it waits is its context's error.
+// a request that goes while it waits is its context's error. Where ctx
+// carries the share its request took before reading the body that held
+// the input (WithShare), check runs under that share, not waiting again:
+// a request that gave its share back and waited its turn again held its
+// body outside the bound while it waited, and, the bound serving its
+// waiters in turn, every body sent at once was read before the first was
+// checked (20 bodies of 32 MiB at once held 2.8 GB).
 func (rs *Runs) read(ctx context.Context, input []byte, check func() error) error {
-	release, err := rs.Reading(ctx, Weight(input))
-	if err != nil {
-		return err
+	need := min(Weight(input), MaxReading)
+	sh := shareOf(ctx).handOver()
+	if sh == nil || sh.Held() < need {
+		// No share (a run over stdio, a resumed one), or one short of
+		// the input's weight (not reached for one BodyWeight bounded):
+		// given back before waiting, so that no request waits holding
+		// some of the bound.
+		sh.Release()
+		var err error
+		if sh, err = rs.Reserve(ctx, need); err != nil {
+			return err
+		}
 	}
-	defer release()
+	sh.Shrink(need)
+	defer sh.Release()
 	return check()
 }
 
@@ -518,11 +553,18 @@ func (rs *Runs) read(ctx context.Context, input []byte, check func() error) erro
 // holding some of the bound must give them back before it takes more:
 // two held by one request could wait on each other.
 func (rs *Runs) Reading(ctx context.Context, n int64) (release func(), err error) {
-	if rs == nil || rs.reading == nil {
-		return func() {}, nil
+	sh, err := rs.Reserve(ctx, n)
+	if err != nil {
+		return nil, err
 	}
-	if release, ok := rs.TryReading(n); ok {
-		return release, nil
+	return sh.Release, nil
+}
+
+// Reserve is Reading, as a Share: what it holds may be shrunk, and
+// handed on to the run the request makes (WithShare).
+func (rs *Runs) Reserve(ctx context.Context, n int64) (*Share, error) {
+	if sh, ok := rs.TryReserve(n); ok {
+		return sh, nil
 	}
 	if readingWaits != nil {
 		readingWaits()
@@ -531,35 +573,175 @@ func (rs *Runs) Reading(ctx context.Context, n int64) (release func(), err error
 	if err := rs.reading.Acquire(ctx, w); err != nil {
 		return nil, err
 	}
-	return func() { rs.reading.Release(w) }, nil
+	return &Share{rs: rs, n: w}, nil
+}
+
+// BodyWeight is the most an input read from a body of n bytes can weigh
+// (Weight), at most MaxReading: the share a request takes before reading
+// such a body, so that its run checks the input under it with no more to
+// wait for (read). Weight is the input's bytes and one, or ValueBytes a
+// value; a JSON text of n bytes holds at most (n+1)/2 values (each value
+// but the first follows a comma or an opening bracket, and each takes a
+// byte: [0,0,0] is 7 bytes, 4 values), so ValueBytes/2 bytes a byte, and
+// one, bounds both. The input drawn from the body is no denser: the
+// body's own JSON, a value within it (an MCP call's arguments), or a
+// multipart form's input part beside its files, which go in as one
+// string each, a third larger in base64.
+func BodyWeight(n int64) int64 {
+	return min(MaxReading, ValueBytes/2*(max(n, 0)+1))
 }
 
 // readingBody takes, before a byte of r's body is read, as much of the
-// bound on reading as the body may be, read whole: its length and one,
-// where it says its length, else limit. Read before its input was
-// weighed, each request's body was held outside the bound: 150 bodies of
-// 8 MiB whose last byte never came held 2.6 GB. A request gives it back
-// before its run takes the input's own weight (Reading: two held at once
-// could wait on each other).
-func (rs *Runs) readingBody(r *http.Request, limit int64) (release func(), err error) {
+// bound on reading as an input read from the body may weigh
+// (BodyWeight): of its length, where it says it, else of limit. Read
+// before its input was weighed, each request's body was held outside the
+// bound: 150 bodies of 8 MiB whose last byte never came held 2.6 GB. The
+// share is handed on to the request's run (WithShare), which checks the
+// input under it (read).
+func (rs *Runs) readingBody(r *http.Request, limit int64) (*Share, error) {
 	size := limit
 	if r.ContentLength >= 0 {
-		size = min(r.ContentLength, limit) + 1
+		size = min(r.ContentLength, limit)
 	}
-	return rs.Reading(r.Context(), size)
+	return rs.Reserve(r.Context(), BodyWeight(size))
 }
 
 // TryReading is Reading, without waiting: false when the bound has not
 // n bytes left.
 func (rs *Runs) TryReading(n int64) (release func(), ok bool) {
+	sh, ok := rs.TryReserve(n)
+	if !ok {
+		return nil, false
+	}
+	return sh.Release, true
+}
+
+// TryReserve is Reserve, without waiting: false when the bound has not
+// n bytes left.
+func (rs *Runs) TryReserve(n int64) (*Share, bool) {
 	if rs == nil || rs.reading == nil {
-		return func() {}, true
+		return nil, true // a nil *Share holds nothing, and needs to
 	}
 	w := min(max(n, 1), MaxReading)
 	if !rs.reading.TryAcquire(w) {
 		return nil, false
 	}
-	return func() { rs.reading.Release(w) }, true
+	return &Share{rs: rs, n: w}, true
+}
+
+// Share is some of the bound on reading, held by one request (Reserve),
+// until it is given back (Release) or handed on to the run the request
+// makes (WithShare). Its methods are safe for concurrent use; a nil
+// *Share holds nothing.
+type Share struct {
+	rs *Runs
+	mu sync.Mutex
+	n  int64
+}
+
+// Held is how much of the bound s holds.
+func (s *Share) Held() int64 {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+// Shrink gives back what s holds past n.
+func (s *Share) Shrink(n int64) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n = max(n, 1); s.n > n {
+		s.rs.reading.Release(s.n - n)
+		s.n = n
+	}
+}
+
+// Release gives back what s holds.
+func (s *Share) Release() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n > 0 {
+		s.rs.reading.Release(s.n)
+		s.n = 0
+	}
+}
+
+// handOver moves what s holds to a new share, which the caller gives
+// back, leaving s holding nothing: the one who took s gives it back, to
+// no effect, once its run has taken it on.
+func (s *Share) handOver() *Share {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := &Share{rs: s.rs, n: s.n}
+	s.n = 0
+	return out
+}
+
+type shareKey struct{}
+
+// shareHeader names, in a request the MCP SDK hands on, the share its
+// body was read under (Runs.lend): the SDK gives a call's handler the
+// request's header, not its context.
+const shareHeader = "Agentc-Reading-Share"
+
+// lend keeps sh under a new id, for the MCP call of the request it was
+// taken for to take on (lent); unlend drops it, and gives back what it
+// holds where no call took it (a message that makes no run).
+func (rs *Runs) lend(sh *Share) (id string, unlend func()) {
+	if rs == nil || sh == nil {
+		return "", func() {}
+	}
+	id = newID()
+	rs.mu.Lock()
+	rs.lentShares[id] = sh
+	rs.mu.Unlock()
+	return id, func() {
+		rs.mu.Lock()
+		delete(rs.lentShares, id)
+		rs.mu.Unlock()
+		sh.Release()
+	}
+}
+
+// lent is the share the request of an MCP call was read under (lend),
+// taken on by the call, which gives it back; nil for none.
+func (rs *Runs) lent(extra *mcp.RequestExtra) *Share {
+	if rs == nil || extra == nil || extra.Header == nil {
+		return nil
+	}
+	id := extra.Header.Get(shareHeader)
+	if id == "" {
+		return nil
+	}
+	rs.mu.Lock()
+	sh := rs.lentShares[id]
+	delete(rs.lentShares, id) // one call takes it: the others of a batch wait their turn
+	rs.mu.Unlock()
+	return sh.handOver()
+}
+
+// WithShare returns ctx carrying sh, the share of the bound on reading
+// its request took before reading its body: the run made in ctx (Run)
+// checks its input under it, not waiting for the bound again.
+func WithShare(ctx context.Context, sh *Share) context.Context {
+	return context.WithValue(ctx, shareKey{}, sh)
+}
+
+func shareOf(ctx context.Context) *Share {
+	sh, _ := ctx.Value(shareKey{}).(*Share)
+	return sh
 }
 
 // readingWaits, when set (by tests), hears each input that waits for the

@@ -716,10 +716,12 @@ func TestReadingBoundedRemote(t *testing.T) {
 }
 
 // TestReadingWeighsValues: an input weighs on the bound on reading by its
-// values where they cost more than its bytes: with a megabyte of the bound
-// left, an input of 300 KB of text is read at once, and one of 300 KB of
-// small values (100,000, decoded each to a hundred bytes and more) waits
-// its turn.
+// values where they cost more than its bytes (300 KB of text weighs its
+// bytes, 100,000 small values, decoded each to a hundred bytes and more,
+// 12.8 MB), and a body is read under as much as an input of its length
+// may weigh (serve.BodyWeight, 64 bytes a byte): with a megabyte of the
+// bound left, an input of 8 KB of text is read at once, and one of
+// 200 KB of small values waits its turn.
 func TestReadingWeighsValues(t *testing.T) {
 	if w := serve.Weight([]byte(`{"title":"` + strings.Repeat("a", 300000) + `"}`)); w > 300100 {
 		t.Errorf("300 KB of text weighs %d", w)
@@ -738,12 +740,15 @@ func TestReadingWeighsValues(t *testing.T) {
 	release := runs.HoldReading(t, serve.MaxReading-1<<20)
 	waiting := make(chan struct{}, 1)
 	serve.OnReadingWait(t, func() { waiting <- struct{}{} })
-	if code, _ := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": "`+strings.Repeat("a", 300000)+`"}`); code == 0 {
-		t.Fatal("300 KB of text was not answered")
+	if w := serve.BodyWeight(8000 + 14); w > 1<<20 {
+		t.Fatalf("a body of 8 KB is read under %d bytes of the bound", w)
+	}
+	if code, _ := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs", apiToken, `{"title": "`+strings.Repeat("a", 8000)+`"}`); code == 0 {
+		t.Fatal("8 KB of text was not answered")
 	}
 	select {
 	case <-waiting:
-		t.Fatal("300 KB of text waited, with a megabyte of the bound left")
+		t.Fatal("8 KB of text waited, with a megabyte of the bound left")
 	default:
 	}
 	done := make(chan int, 1)

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,8 +22,8 @@ import (
 
 // TestRunsPerToken: the clients of one token have at most so many runs
 // going at once, whichever front starts them (the HTTP API, MCP over
-// HTTP): one more is refused, 429 over the API and an error result over
-// MCP, saying why, and nothing of it runs; another token's clients start
+// HTTP): one more is refused, 429 over the API (before its body is read)
+// and an error result over MCP, saying why, and nothing of it runs; another token's clients start
 // theirs; once a run ends, its token may start another.
 func TestRunsPerToken(t *testing.T) {
 	const first, second = "first-token-of-the-server", "second-token-of-the-server"
@@ -74,7 +76,10 @@ func TestRunsPerToken(t *testing.T) {
 	}
 	const busy = "the clients of this token have as many runs going as the server allows at once (1)"
 	got := refused("the API", func() (string, error) {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/agents/waiter/runs", strings.NewReader(`{"task":"wait"}`))
+		// Refused before its body is read: a body that never comes.
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/agents/waiter/runs", pr)
 		req.Header.Set("Authorization", "Bearer "+first)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -299,6 +304,88 @@ func TestBodyReadBounded(t *testing.T) {
 			t.Errorf("%s, once the bound was given back: %.300s", c.name, out)
 		}
 		<-read
+	}
+}
+
+// TestBodyHeldWithinBound: a body read within the bound on reading stays
+// within it until its run has checked its input: its request takes, before
+// reading it, as much as an input of its length may weigh
+// (serve.BodyWeight), and its run checks the input under that share, over
+// the HTTP API and MCP in a session. With the bound taken, eight requests
+// of 200 KB of small values (each weighing 12.8 MB) each wait once, their
+// bodies unread; once it is given back, none waits again: a request that
+// gave its share back once its body was read, and waited for its run to
+// take the input's weight, held its body outside the bound while it
+// waited, and every body sent at once was read before the first was
+// checked (20 of 32 MiB, 2.8 GB).
+func TestBodyHeldWithinBound(t *testing.T) {
+	runs := newRuns(t, "", true)
+	srv := serveAll(t, labeler(t), runs, serve.AllAgents(apiToken))
+	cs, err := connectHTTP(context.Background(), srv.URL+"/mcp", apiToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	// Refused by the contract (an empty title), once checked: no run.
+	dense := `{"title":"","n":[` + strings.Repeat("0,", 100000) + `0]}`
+	if w := serve.Weight([]byte(dense)); w <= serve.MaxReading/3 || w > serve.MaxReading/2 {
+		t.Fatalf("the input weighs %d: two at once must fit the bound, three not", w)
+	}
+	var waits atomic.Int32
+	waited := make(chan struct{}, 64)
+	serve.OnReadingWait(t, func() {
+		waits.Add(1)
+		waited <- struct{}{}
+	})
+	for _, c := range []struct {
+		name, path, body, want string
+	}{
+		{"the API", "/v1/agents/labeler/runs", dense, "422 "},
+		{"MCP in a session", "/mcp", `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"labeler","arguments":` + dense + `}}`, `"isError":true`},
+	} {
+		const n = 8
+		waits.Store(0)
+		// Given back at the latest as the test ends, so that a failing
+		// test's requests end.
+		release := sync.OnceFunc(runs.HoldReading(t, serve.MaxReading))
+		t.Cleanup(release)
+		answers := make(chan string, n)
+		for i := range n {
+			body := c.body
+			if c.path == "/mcp" {
+				body = fmt.Sprintf(body, 100+i) // each call of the session its own id
+			}
+			req, err := http.NewRequest(http.MethodPost, srv.URL+c.path, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+apiToken)
+			req.Header.Set("Content-Type", "application/json")
+			if c.path == "/mcp" {
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Session-Id", cs.ID())
+			}
+			go func() { answers <- answerOf(req) }()
+		}
+		for range n {
+			select {
+			case out := <-answers:
+				t.Fatalf("%s: answered with the bound taken: %.300s", c.name, out)
+			case <-waited:
+			}
+		}
+		release()
+		for range n {
+			if out := <-answers; !strings.Contains(out, c.want) {
+				t.Errorf("%s: %.300s", c.name, out)
+			}
+		}
+		if w := waits.Load(); w != n {
+			t.Errorf("%s: %d waits for the bound, want %d: a request waited again, its body read", c.name, w, n)
+		}
+		for len(waited) > 0 {
+			<-waited
+		}
 	}
 }
 

@@ -192,8 +192,10 @@ func (x *executor) Execute(ctx context.Context, rc *a2asrv.RequestContext, q eve
 	}
 	runCtx, r, release := x.cancelable(ctx, rc.TaskID)
 	defer release()
-	// The run reads its input within the bound on reading itself.
-	holdOf(ctx).give()
+	// The run checks its input under what the request holds of the
+	// bound on reading, taken before its body was read, and gives it
+	// back.
+	runCtx = serve.WithShare(runCtx, holdOf(ctx).share())
 	started := ""
 	rec, err := x.runs.Run(runCtx, x.ag, input, names, budgets, func(id string) {
 		// The task names its run, so that a server started again on the

@@ -34,17 +34,18 @@ const maxValues = 1 << 16
 const maxDepth = 1000
 
 // hold is what a request to an agent's endpoint holds of the bound on
-// reading (serve.Runs.Reading): its body's weight, from before the SDK
-// decodes it until the agent's run starts (which reads its input under
-// the bound itself) or the request ends; or, once a stored task is read
-// for it, that task's weight, until the answer is written. It holds one
-// weight at a time, and gives it back before it takes another, so that
-// no request waits for the bound while holding some of it.
+// reading (serve.Runs.Reserve): as much as an input drawn from its body
+// may weigh, from before its body is read until the agent's run takes it
+// on to check its input under (serve.WithShare), or the request ends; or,
+// once a stored task is read for it, that task's weight, until the
+// answer is written. It holds one weight at a time, and gives it back
+// before it takes another, so that no request waits for the bound while
+// holding some of it.
 type hold struct {
-	runs    *serve.Runs
-	mu      sync.Mutex
-	release func()
-	ended   bool
+	runs  *serve.Runs
+	mu    sync.Mutex
+	sh    *serve.Share
+	ended bool
 }
 
 type holdKey struct{}
@@ -64,27 +65,48 @@ func (h *hold) take(ctx context.Context, n int64) error {
 		return nil
 	}
 	h.give()
-	release, ok := h.runs.TryReading(n)
+	sh, ok := h.runs.TryReserve(n)
 	if !ok {
 		if holdWaits != nil {
 			holdWaits(n)
 		}
 		var err error
-		if release, err = h.runs.Reading(ctx, n); err != nil {
+		if sh, err = h.runs.Reserve(ctx, n); err != nil {
 			return err
 		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.release != nil {
-		h.release() // taken meanwhile, by another of the request's goroutines
-	}
-	h.release = release
+	h.sh.Release() // taken meanwhile, by another of the request's goroutines
+	h.sh = sh
 	if h.ended {
-		h.release, release = nil, h.release
-		release()
+		h.sh.Release()
 	}
 	return nil
+}
+
+// fit holds n bytes of the bound: what h holds, shrunk to n, where that
+// is as much, else n in its place (take).
+func (h *hold) fit(ctx context.Context, n int64) error {
+	h.mu.Lock()
+	if h.sh.Held() >= n {
+		h.sh.Shrink(n)
+		h.mu.Unlock()
+		return nil
+	}
+	h.mu.Unlock()
+	return h.take(ctx, n)
+}
+
+// share is what h holds, for the run the request makes to take on
+// (serve.WithShare): once it has, h holds nothing.
+func (h *hold) share() *serve.Share {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sh
 }
 
 // give gives back what h holds.
@@ -94,10 +116,7 @@ func (h *hold) give() {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.release != nil {
-		h.release()
-		h.release = nil
-	}
+	h.sh.Release()
 }
 
 // end gives back what h holds, for good: the request has ended.
@@ -127,17 +146,18 @@ func measured(name string, limit int64, runs *serve.Runs, h http.Handler) http.H
 			tooLarge()
 			return
 		}
-		// The body is read within the bound on reading too, at the most
-		// it may be (its length, where it says), so that many requests
-		// at once cannot hold more than the bound before they are
-		// measured.
+		// The body is read within the bound on reading too, as much of
+		// it taken as an input drawn from a body of its length (where it
+		// says) may weigh (serve.BodyWeight), so that many requests at
+		// once cannot hold more than the bound before they are measured,
+		// nor while they wait for their runs to check their inputs.
 		hd := &hold{runs: runs}
 		defer hd.end()
 		size := limit
 		if r.ContentLength >= 0 {
-			size = r.ContentLength + 1
+			size = r.ContentLength
 		}
-		if err := hd.take(r.Context(), size); err != nil {
+		if err := hd.take(r.Context(), serve.BodyWeight(size)); err != nil {
 			return // its client went while it waited
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
@@ -158,7 +178,15 @@ func measured(name string, limit int64, runs *serve.Runs, h http.Handler) http.H
 			refuse(w, body, fmt.Sprintf("the request nests arrays and objects %d deep, deeper than the %d a request to agent %s may: a deep structured input goes, as JSON, in a text part", depth, maxDepth, name))
 			return
 		}
-		if err := hd.take(r.Context(), serve.Weight(body)); err != nil {
+		// Held while the SDK decodes the message (its weight), and on
+		// until the run checks its input under it: an input drawn from a
+		// text part is denser than the message (one string), so as much
+		// as an input of the body's length may weigh. Given back and
+		// taken again, the body was held outside the bound in between;
+		// only a body that is not JSON, which the SDK refuses, may weigh
+		// more than was taken for it.
+		need := min(max(serve.Weight(body), serve.BodyWeight(int64(len(body)))), serve.MaxReading)
+		if err := hd.fit(r.Context(), need); err != nil {
 			return // its client went while it waited
 		}
 		if reached != nil {

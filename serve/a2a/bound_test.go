@@ -257,3 +257,72 @@ func TestA2ABodyReadBounded(t *testing.T) {
 		t.Errorf("the request once the bound was given back: %.300s", out)
 	}
 }
+
+// TestA2ABodyHeldWithinBound: a request's body stays within the bound on
+// reading from before it is read until its run has checked its input: it
+// takes, before reading it, as much as an input drawn from a body of its
+// length may weigh (serve.BodyWeight), which covers the message's own
+// weight, and holds it on. With the bound taken, eight messages of 60,000
+// small values (each weighing 7.7 MB) each wait once, their bodies unread;
+// once it is given back, none waits again: each had taken its body's
+// bytes, and, once it was read, given them back and waited for its weight,
+// holding its body outside the bound.
+func TestA2ABodyHeldWithinBound(t *testing.T) {
+	runs, err := serve.NewRuns("", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { runs.Stop(); runs.Wait() })
+	srv, _, _ := servedBy(t, labeler(t), runs)
+	release, err := runs.Reading(t.Context(), serve.MaxReading)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sync.OnceFunc(release))
+	var waits atomic.Int32
+	waited := make(chan struct{}, 64)
+	a2aserve.OnHoldWait(t, func(int64) {
+		waits.Add(1)
+		waited <- struct{}{}
+	})
+	body := sendWith("", `{"n":[`+strings.Repeat("0,", 60000)+`0]}`)
+	if w := serve.Weight([]byte(body)); w <= serve.MaxReading/5 || w > serve.MaxReading/4 {
+		t.Fatalf("the message weighs %d: four at once must fit the bound, five not", w)
+	}
+	const n = 8
+	answers := make(chan string, n)
+	for range n {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+a2aserve.Prefix+"labeler", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		go func() {
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				answers <- err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			out, _ := io.ReadAll(resp.Body)
+			answers <- string(out)
+		}()
+	}
+	for range n {
+		select {
+		case out := <-answers:
+			t.Fatalf("answered with the bound taken: %.300s", out)
+		case <-waited:
+		}
+	}
+	release()
+	for range n {
+		if out := <-answers; !strings.Contains(out, `"result"`) {
+			t.Errorf("a message once the bound was given back: %.300s", out)
+		}
+	}
+	if w := waits.Load(); w != n {
+		t.Errorf("%d waits for the bound, want %d: a request waited again, its body read", w, n)
+	}
+}
