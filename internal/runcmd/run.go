@@ -487,6 +487,12 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 	opts.Journal = jn.rt
 	// The provider that answers, which a journal's fingerprints name.
 	opts.Provider = f.model
+	if f.fault != nil && p.Agent.Model.Provider == "test" {
+		// The fault layer plays the test model's recorded run in OpenAI's
+		// wire format, to OpenAI's client; the plan, lowered for the test
+		// model, is the test model's still.
+		opts.Provider = "test"
+	}
 	getenv := os.Getenv
 	paced := s.pace
 	if f.fault != nil {
