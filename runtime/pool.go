@@ -330,6 +330,39 @@ func messageTokens(c tokencount.Counter, p *tokencount.Profile, m *Message) int 
 	return n
 }
 
+// messageOver is how far messageTokens may count m above the least its
+// texts hold by the model's tokeniser: its files' coarse counts, and the
+// texts counted a token a byte for their length (see leastText).
+func messageOver(m *Message) int {
+	n := textOver(string(m.Role)) + textOver(m.Content) + textOver(m.ToolCallID) + textOver(m.Name)
+	for _, part := range m.Parts {
+		n += textOver(part.Text)
+		if part.File != nil {
+			n += fileTokens(part.File)
+		}
+	}
+	for _, tc := range m.ToolCalls {
+		n += textOver(tc.ID) + textOver(tc.Name) + textOver(string(tc.Arguments))
+	}
+	return n
+}
+
+// textOver is how far an exact counter's count of s may pass the least s
+// holds: a text past tokencount.Whole is counted a token a byte.
+func textOver(s string) int {
+	if len(s) <= tokencount.Whole {
+		return 0
+	}
+	return len(s) - len(s)/tokencount.MaxTokenBytes
+}
+
+// leastText is the fewest tokens s holds by c, an exact counter: its
+// count, or for a text counted a token a byte, a token for each
+// MaxTokenBytes.
+func leastText(c tokencount.Counter, s string) int {
+	return countText(c, s) - textOver(s)
+}
+
 // toolsTokens is the share of InputTokens of the tools a request offers.
 func toolsTokens(c tokencount.Counter, p *tokencount.Profile, tools []ToolSpec) int {
 	if len(tools) == 0 {
@@ -358,7 +391,11 @@ func answerTokens(c tokencount.Counter, p *tokencount.Profile, a *AnswerFormat) 
 type convTokens struct {
 	counter tokencount.Counter
 	n, sum  int // the messages counted, and their tokens
-	tools   []toolsCount
+	// over is how far sum may pass the least the messages hold, where
+	// the counter is the model's tokeniser: the files, counted coarsely,
+	// and the texts past tokencount.Whole, counted a token a byte.
+	over  int
+	tools []toolsCount
 }
 
 // toolsCount is the tokens of a tool set, by the slice that holds it (see
@@ -388,6 +425,7 @@ func (t *convTokens) of(c tokencount.Counter, req *Request) int {
 	p := c.Profile()
 	for i := t.n; i < len(req.Messages); i++ {
 		t.sum += messageTokens(c, &p, &req.Messages[i])
+		t.over += messageOver(&req.Messages[i])
 	}
 	t.n = len(req.Messages)
 	return p.Reply + t.sum + t.toolsOf(c, &p, req.Tools) + answerTokens(c, &p, req.Answer)

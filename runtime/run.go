@@ -400,6 +400,10 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 		// Recorded when called agents ran within their own budgets.
 		x.runCtx = WithCalleesOwnBudgets(x.runCtx)
 	}
+	if j := x.journal; j != nil && j.Recorded != nil && !j.Recorded.Header.ExactUsage {
+		// Recorded when usage was held to the bytes alone.
+		x.runCtx = WithUsageByBytes(x.runCtx)
+	}
 	started := x.now()
 	x.rep = &Report{Agent: r.agent.Name, Digests: r.plan.Digests, OutputTool: r.outputTool, Started: started, Rounds: []RoundReport{}}
 	user, err := r.userMessage(ctx, input)
@@ -756,7 +760,7 @@ func (x *run) loop() {
 				return
 			}
 		}
-		usage, odd := countedWith(req, resp, estimateUsage(req, resp.Message, &x.sizes), inputBound(req, &x.sizes))
+		usage, odd := countedWith(req, resp, estimateUsage(req, resp.Message, &x.sizes), x.exactUsage(req, resp.Message), inputBound(req, &x.sizes))
 		if res != nil {
 			var over string
 			switch usage, over = capped(usage, res.Tokens()); {

@@ -1,9 +1,12 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"agentc.dev/agentc/runtime/tokencount"
 )
 
 // EstimateUsage is a local estimate of a turn's tokens: a quarter of the
@@ -128,6 +131,17 @@ const maxPlausible = min(1<<32, math.MaxInt)
 // tokenisers vary, but not by a factor of eight.
 const plausibleShare = 8
 
+// exactShare is how far below the model's own tokeniser's count (where
+// agentc has it: exactUsage) a count may fall. That count is never below
+// the one OpenAI's cookbook makes and at most half above it (35-45% above
+// with tools, where the schema is counted as the JSON sent, and as exact
+// without: TestInputTokensCookbook), so a provider's true count is at
+// least two thirds of it; half leaves a margin below that. The local
+// estimate's eighth cannot stand in for it: on token-dense text (base64,
+// 0.69 tokens a byte) an eighth of a quarter of the bytes is a twentieth
+// of the real count.
+const exactShare = 2
+
 // counted is the usage a run is charged for a turn: what the provider
 // reported where it is plausible, and else the local estimate, so that a
 // provider reporting nothing (or zero, a negative number, an overflow)
@@ -137,20 +151,26 @@ const plausibleShare = 8
 // budget or a shared pool past what was reserved. why says what was
 // replaced or cut, empty when nothing was.
 func counted(req *Request, resp *Response) (u Usage, why string) {
-	return countedWith(req, resp, EstimateUsage(req, resp.Message), InputBound(req))
+	return countedWith(req, resp, EstimateUsage(req, resp.Message), Usage{}, InputBound(req))
 }
 
-// countedWith is counted with the turn's local estimate and its input's
-// bound given.
-func countedWith(req *Request, resp *Response, est Usage, bound int) (u Usage, why string) {
+// countedWith is counted with the turn's local estimate, the least the
+// model's own tokeniser counts of it (exactUsage; zero where there is
+// none) and its input's bound given. A count below half the tokeniser's
+// is as implausible as one below an eighth of the estimate, and the turn
+// is then counted at the larger of the two.
+func countedWith(req *Request, resp *Response, est, exact Usage, bound int) (u Usage, why string) {
 	u = resp.Usage
 	var odd []string
-	estimated, cut := false, false
-	check := func(name string, got *int, want, most int) {
+	estimated, cut, tokeniser := false, false, false
+	check := func(name string, got *int, want, least, most int) {
 		switch {
 		case *got < 0 || *got > maxPlausible || *got < want/plausibleShare:
 			odd = append(odd, fmt.Sprintf("%s %d", name, *got))
-			*got, estimated = min(want, most), true
+			*got, estimated, tokeniser = min(max(want, least), most), true, tokeniser || least > want
+		case *got < least/exactShare:
+			odd = append(odd, fmt.Sprintf("%s %d, under half the %d the model's tokeniser counts", name, *got, least))
+			*got, estimated, tokeniser = min(max(want, least), most), true, tokeniser || least > want
 		case *got > most:
 			odd = append(odd, fmt.Sprintf("%s %d, more than the call could use (%d)", name, *got, most))
 			*got, cut = most, true
@@ -163,8 +183,8 @@ func countedWith(req *Request, resp *Response, est Usage, bound int) (u Usage, w
 		// The provider's own default (Bedrock's, Anthropic's).
 		outMost = resp.MaxOutputTokens
 	}
-	check("input", &u.Input, est.Input, bound)
-	check("output", &u.Output, est.Output, outMost)
+	check("input", &u.Input, est.Input, exact.Input, bound)
+	check("output", &u.Output, est.Output, exact.Output, outMost)
 	if u.Cached < 0 || u.Cached > u.Input {
 		u.Cached = 0
 	}
@@ -174,7 +194,41 @@ func countedWith(req *Request, resp *Response, est Usage, bound int) (u Usage, w
 	if len(odd) == 0 {
 		return u, ""
 	}
-	return u, implausible(resp.Usage == (Usage{}), odd, estimated, cut, u)
+	return u, implausible(resp.Usage == (Usage{}), odd, estimated, cut, tokeniser, u)
+}
+
+// exactUsage is the least a turn's request and reply hold by the model's
+// own tokeniser, where agentc has it (tokencount.Counter.Exact): the
+// request's count (inputTokens) but for its files and its texts counted a
+// token a byte (convTokens.over), and the reply's text and its calls'
+// names and arguments (output tokens include reasoning besides). Zero
+// where the tokeniser is not the model's, and in a run that counts as
+// runs did before (WithUsageByBytes).
+func (x *run) exactUsage(req *Request, msg Message) Usage {
+	c := tokencount.For(x.provider, req.Model)
+	if x.provider == "test" || !c.Exact() || x.runCtx.Value(usageByBytesKey{}) != nil {
+		return Usage{}
+	}
+	in := x.inputTokens(req) - x.counts.over
+	out := leastText(c, msg.Content)
+	for _, p := range msg.Parts {
+		out += leastText(c, p.Text)
+	}
+	for _, tc := range msg.ToolCalls {
+		out += leastText(c, tc.Name) + leastText(c, string(tc.Arguments))
+	}
+	return Usage{Input: max(in, 0), Output: out}
+}
+
+type usageByBytesKey struct{}
+
+// WithUsageByBytes returns a context in which a run holds a provider's
+// usage report to the local estimate alone (an eighth of a quarter of the
+// bytes), not to the model's own tokeniser's count: for a Temporal run
+// started before the count was used, and a journal recorded before, whose
+// outcome must replay as it was made.
+func WithUsageByBytes(ctx context.Context) context.Context {
+	return context.WithValue(ctx, usageByBytesKey{}, true)
 }
 
 // Held is u with each count held within what a turn could count: none
@@ -207,7 +261,7 @@ func (c Cost) held() Cost {
 }
 
 // implausible says why a turn's usage is not the provider's.
-func implausible(none bool, odd []string, estimated, cut bool, u Usage) string {
+func implausible(none bool, odd []string, estimated, cut, tokeniser bool, u Usage) string {
 	why := "the provider reported implausible usage ("
 	if none {
 		why = "the provider reported no usage ("
@@ -219,9 +273,12 @@ func implausible(none bool, odd []string, estimated, cut bool, u Usage) string {
 		why += s
 	}
 	how := "counted from the request and response size"
+	if tokeniser {
+		how = "counted from the request and response by the model's tokeniser"
+	}
 	switch {
 	case estimated && cut:
-		how = "counted from the request and response size and cut to the call's bound"
+		how += " and cut to the call's bound"
 	case cut:
 		how = "counted at the call's bound"
 	}

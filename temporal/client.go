@@ -325,12 +325,18 @@ func Export(ctx context.Context, c client.Client, workflowID, runID string, note
 			continue
 		}
 		if m := ev.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "Version" {
-			// The run's workflow.GetVersion of the change that made its
-			// called agents run within its token budget: its journal says
-			// so, and replays them so.
+			// The run's workflow.GetVersion of the changes a journal's
+			// header names: that its called agents ran within its token
+			// budget, and that its usage was held to the model's
+			// tokeniser's count. Its journal says so, and replays so.
 			var change string
-			if dc.FromPayloads(m.GetDetails()["change-id"], &change) == nil && change == calleeBudgetChange {
-				h.CalleeBudget = true
+			if dc.FromPayloads(m.GetDetails()["change-id"], &change) == nil {
+				switch change {
+				case calleeBudgetChange:
+					h.CalleeBudget = true
+				case exactUsageChange:
+					h.ExactUsage = true
+				}
 			}
 			continue
 		}

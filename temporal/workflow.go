@@ -84,6 +84,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// whether an answer is I-JSON only once it was raised: their
 	// histories replay as they were made.
 	exactAnswers := workflow.GetVersion(ctx, exactAnswersChange, workflow.DefaultVersion, exactAnswersVersion) >= exactAnswersVersion
+	// Runs started before version 1 (exactUsageVersion) held a
+	// provider's usage reports to the local estimate alone: their
+	// histories replay as they were made.
+	exactUsage := workflow.GetVersion(ctx, exactUsageChange, workflow.DefaultVersion, exactUsageVersion) >= exactUsageVersion
 	// Runs started before version 1 (ownPoolVersion) took any token pool
 	// their input named: their histories replay as they were made (the
 	// activities refuse their calls all the same).
@@ -211,6 +215,9 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	}
 	if !exactAnswers {
 		rctx = agentrt.WithLooseAnswers(rctx)
+	}
+	if !exactUsage {
+		rctx = agentrt.WithUsageByBytes(rctx)
 	}
 	workflow.Go(ctx, func(c workflow.Context) {
 		c.Done().Receive(c, nil)
@@ -546,6 +553,14 @@ const (
 const (
 	exactAnswersChange  = "agentc.exact-answers"
 	exactAnswersVersion = workflow.Version(1)
+)
+
+// exactUsageChange and exactUsageVersion name the change that held a
+// provider's usage reports to the model's own tokeniser's count where
+// agentc has one (runtime's WithUsageByBytes).
+const (
+	exactUsageChange  = "agentc.exact-usage"
+	exactUsageVersion = workflow.Version(1)
 )
 
 // callBoundChange and callBoundVersion name the change that left the

@@ -185,6 +185,8 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// tool offered, with {}, in every turn it is not forced (then prose);
 	// all three report usage as broken servers do, in turn: none, zeros,
 	// negative counts, counts that overflow.
+	// "openai" reports 20 tokens in and 5 out, or the usage
+	// fake-usage.json holds (read at each request) where there is one.
 	// "openai-gather" calls every tool offered, with {}, in every turn it
 	// is not forced, answers when it is, and reports usage as a tokeniser
 	// of four bytes a token would count the request and the reply: each
@@ -425,6 +427,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				finish = "tool_calls"
 			}
 			usage := map[string]any{"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+			if data, err := os.ReadFile(ts.MkAbs("fake-usage.json")); err == nil {
+				usage = nil
+				ts.Check(json.Unmarshal(data, &usage))
+			}
 			if gather {
 				out, _ := json.Marshal(msg)
 				in, outN := (len(body)+3)/4, (len(out)+3)/4

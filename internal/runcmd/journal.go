@@ -153,7 +153,7 @@ func (jn *runJournal) start(p *plan.Plan) error {
 		return err
 	}
 	h := journal.Header{Plan: string(p.Digests.Plan), Run: newRunID(), OutputSuffix: p.OutputSuffix(), Agent: p.Agent.Name,
-		Started: time.Now().UTC(), Tools: ht, CalleeBudget: true}
+		Started: time.Now().UTC(), Tools: ht, CalleeBudget: true, ExactUsage: true}
 	w, err := jn.lock.Create(h)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}

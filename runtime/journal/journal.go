@@ -170,6 +170,12 @@ type Header struct {
 	// says nothing, and its callees ran within their own budgets alone,
 	// as its replay runs them.
 	CalleeBudget bool
+	// ExactUsage says the run held a provider's usage reports to the
+	// model's own tokeniser's count where agentc has one, as every run
+	// since this member came does; a journal recorded before says
+	// nothing, and its replay holds them to the local estimate alone
+	// (runtime.WithUsageByBytes), as its run did.
+	ExactUsage bool
 }
 
 // Entry is one effect: a model call or a tool call.

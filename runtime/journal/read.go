@@ -339,7 +339,8 @@ func (j *Journal) header(line []byte) error {
 	err = fields("the header", ms,
 		field{"journal", &h.Journal, false}, field{"plan", &h.Plan, false}, field{"run", &h.Run, false},
 		field{"output_suffix", &h.OutputSuffix, false}, field{"agent", &h.Agent, false},
-		field{"started", &h.Started, false}, field{"tools", &h.Tools, true}, field{"callee_budget", &h.CalleeBudget, true})
+		field{"started", &h.Started, false}, field{"tools", &h.Tools, true}, field{"callee_budget", &h.CalleeBudget, true},
+		field{"exact_usage", &h.ExactUsage, true})
 	if err != nil {
 		return err
 	}
@@ -350,7 +351,7 @@ func (j *Journal) header(line []byte) error {
 	if err != nil {
 		return fmt.Errorf("header: started: %v", err)
 	}
-	j.Header = Header{Plan: h.Plan, Run: h.Run, OutputSuffix: h.OutputSuffix, Agent: h.Agent, Started: started, Tools: h.Tools, CalleeBudget: h.CalleeBudget}
+	j.Header = Header{Plan: h.Plan, Run: h.Run, OutputSuffix: h.OutputSuffix, Agent: h.Agent, Started: started, Tools: h.Tools, CalleeBudget: h.CalleeBudget, ExactUsage: h.ExactUsage}
 	return nil
 }
 

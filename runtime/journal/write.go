@@ -313,6 +313,7 @@ type headerLine struct {
 	Started      string          `json:"started"`
 	Tools        json.RawMessage `json:"tools,omitempty"`
 	CalleeBudget bool            `json:"callee_budget,omitempty"`
+	ExactUsage   bool            `json:"exact_usage,omitempty"`
 }
 
 func encodeHeader(h Header) ([]byte, error) {
@@ -323,7 +324,7 @@ func encodeHeader(h Header) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: header: started: %v", err)
 	}
-	hl := headerLine{Format, h.Plan, h.Run, h.OutputSuffix, h.Agent, started, nil, h.CalleeBudget}
+	hl := headerLine{Format, h.Plan, h.Run, h.OutputSuffix, h.Agent, started, nil, h.CalleeBudget, h.ExactUsage}
 	if len(h.Tools) > 0 {
 		if hl.Tools, err = compact(h.Tools); err != nil {
 			return nil, fmt.Errorf("journal: header: tools: %v", err)

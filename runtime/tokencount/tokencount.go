@@ -122,7 +122,7 @@ func (c Counter) Text(s string) int {
 	if s == "" {
 		return 0
 	}
-	if c.p == nil || c.p.Encoding == "" || len(s) > whole {
+	if c.p == nil || c.p.Encoding == "" || len(s) > Whole {
 		return len(s)
 	}
 	return encodings[c.p.Encoding].count(s)
@@ -204,10 +204,12 @@ const (
 	short  = 256
 )
 
-// Texts longer than whole are counted a token a byte, bounding the time
-// one count takes: so long a text is more than the context window of
-// OpenAI's models holds.
-const whole = 1 << 20
+// Texts longer than Whole bytes are counted a token a byte, bounding the
+// time one count takes: so long a text is more than the context window of
+// most of OpenAI's models holds. Such a count is a ceiling, about four
+// times the real one; the least such a text can be is a token for every
+// MaxTokenBytes.
+const Whole = 1 << 20
 
 // cut returns the first part of s to count, and the tokens to add to its
 // count.

@@ -102,7 +102,7 @@ func TestTextMemo(t *testing.T) {
 
 // TestPastWhole: a text past a mebibyte is counted a token a byte.
 func TestPastWhole(t *testing.T) {
-	s := strings.Repeat("word ", whole/5+1)
+	s := strings.Repeat("word ", Whole/5+1)
 	if n := For("openai", "gpt-4o").Text(s); n != len(s) {
 		t.Errorf("%d bytes: %d tokens, want a token a byte", len(s), n)
 	}

@@ -501,8 +501,10 @@ func parseResponse(c *sdk.ChatCompletion) (*agentrt.Response, error) {
 		Model:   c.Model,
 		Message: msg,
 		Usage: agentrt.Usage{
-			Input:  int(c.Usage.PromptTokens),
-			Output: int(c.Usage.CompletionTokens),
+			Input: int(c.Usage.PromptTokens),
+			// completion_tokens includes the reasoning tokens: a server
+			// reporting more reasoning than that reports output no less.
+			Output: int(max(c.Usage.CompletionTokens, c.Usage.CompletionTokensDetails.ReasoningTokens)),
 			Cached: int(c.Usage.PromptTokensDetails.CachedTokens),
 			// Models that bill writing to the cache (above input) say
 			// how much of the prompt was written.

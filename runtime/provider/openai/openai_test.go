@@ -394,6 +394,12 @@ func TestUsageWithCacheWrites(t *testing.T) {
 		{"read and written", `{"prompt_tokens": 4000, "completion_tokens": 10, "total_tokens": 4010,
 		  "prompt_tokens_details": {"cached_tokens": 1920, "cache_write_tokens": 2000}}`,
 			agentrt.Usage{Input: 4000, Output: 10, Cached: 1920, CacheWrite: 2000}},
+		// completion_tokens includes the reasoning tokens (OpenAI's
+		// reference); a server saying otherwise is taken at the larger.
+		{"reasoning within the output", `{"prompt_tokens": 40, "completion_tokens": 300, "completion_tokens_details": {"reasoning_tokens": 256}}`,
+			agentrt.Usage{Input: 40, Output: 300}},
+		{"reasoning past the output", `{"prompt_tokens": 40, "completion_tokens": 1, "completion_tokens_details": {"reasoning_tokens": 1000000}}`,
+			agentrt.Usage{Input: 40, Output: 1000000}},
 	} {
 		f := newFake(t, completion(`{"role": "assistant", "content": "Paris.", "refusal": null}`, "stop", c.usage))
 		resp, err := newModel(t, f, nil).Complete(t.Context(), request())

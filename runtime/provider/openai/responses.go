@@ -384,6 +384,9 @@ type responseBody struct {
 			CachedTokens     int `json:"cached_tokens"`
 			CacheWriteTokens int `json:"cache_write_tokens"`
 		} `json:"input_tokens_details"`
+		OutputTokensDetails struct {
+			ReasoningTokens int `json:"reasoning_tokens"`
+		} `json:"output_tokens_details"`
 	} `json:"usage"`
 }
 
@@ -480,7 +483,9 @@ func parseResponsesBody(data []byte) (*agentrt.Response, error) {
 	}
 	resp := &agentrt.Response{Model: body.Model, Message: msg}
 	if u := body.Usage; u != nil {
-		resp.Usage = agentrt.Usage{Input: u.InputTokens, Output: u.OutputTokens, Cached: u.InputTokensDetails.CachedTokens,
+		// output_tokens includes the reasoning tokens: a server
+		// reporting more reasoning than that reports output no less.
+		resp.Usage = agentrt.Usage{Input: u.InputTokens, Output: max(u.OutputTokens, u.OutputTokensDetails.ReasoningTokens), Cached: u.InputTokensDetails.CachedTokens,
 			CacheWrite: u.InputTokensDetails.CacheWriteTokens}
 	}
 	return resp, nil

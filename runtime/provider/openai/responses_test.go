@@ -381,6 +381,8 @@ func TestResponsesUsage(t *testing.T) {
 			"input_tokens_details": {"cached_tokens": 1920}, "output_tokens": 300}`, agentrt.Usage{Input: 2006, Output: 300, Cached: 1920}},
 		{"written to the cache", `{"input_tokens": 36, "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 30},
 			"output_tokens": 87, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 123}`, agentrt.Usage{Input: 36, Output: 87, CacheWrite: 30}},
+		{"reasoning past the output", `{"input_tokens": 36, "output_tokens": 1, "output_tokens_details": {"reasoning_tokens": 1000000}}`,
+			agentrt.Usage{Input: 36, Output: 1000000}},
 		{"none", "-", agentrt.Usage{}},
 		{"null", "null", agentrt.Usage{}},
 	} {
