@@ -482,6 +482,9 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 				Unapproved: errors.As(err, &refused) || errors.As(err, &f) && f.Unapproved}
 			if kind == journal.KindModel {
 				fe.Class = FailureClassOf(err)
+				if u := SpentOf(err); u != (Usage{}) {
+					fe.Usage = &u
+				}
 			}
 			e.Response, _ = json.Marshal(fe)
 		}
@@ -548,9 +551,20 @@ type FailedEffect struct {
 	// Class is a failed model call's class (FailureClassOf), which
 	// decides whether a fallback served it.
 	Class string `json:"class,omitempty"`
+	// Usage is what a failed model call spent (SpentOf), which the run
+	// was charged; nil for none.
+	Usage *Usage `json:"spent,omitempty"`
 }
 
 func (e *FailedEffect) Error() string { return e.Msg }
+
+// Spent returns what the failed call spent.
+func (e *FailedEffect) Spent() Usage {
+	if e.Usage == nil {
+		return Usage{}
+	}
+	return *e.Usage
+}
 
 // FailureClass returns the recorded failure's class.
 func (e *FailedEffect) FailureClass() string { return e.Class }

@@ -753,7 +753,7 @@ func (x *run) loop() {
 			if err == nil {
 				break
 			}
-			x.settle(res, Usage{})
+			x.chargeFailed(req, res, &rr, err, replayed)
 			if !x.fallBack(round, &rr, err) {
 				x.addRound(rr)
 				x.failed(err, "a model call", fmt.Sprintf("model %s: %v", x.shown(), err))
@@ -771,7 +771,9 @@ func (x *run) loop() {
 				odd += "; " + over
 			}
 		}
-		rr.Usage, rr.UsageEstimated, rr.UsageNote = usage, odd != "", odd
+		// Added to what failed calls of the round spent (chargeFailed).
+		rr.Usage, rr.UsageEstimated = rr.Usage.Add(usage), rr.UsageEstimated || odd != ""
+		rr.UsageNote = joined(rr.UsageNote, odd)
 		x.rep.UsageEstimated = x.rep.UsageEstimated || odd != ""
 		x.charge(usage, replayed)
 		if x.tokens > 0 && x.output != nil && !x.shape && x.agent.Budgets.AnswerReserve == 0 {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
@@ -300,4 +301,91 @@ func capped(u Usage, n int64) (Usage, string) {
 	u.Cached = min(u.Cached, u.Input)
 	u.CacheWrite = min(u.CacheWrite, u.Input-u.Cached)
 	return u, fmt.Sprintf("the provider reported %d tokens, more than the %d the call held in the shared pool; counted at the pool's reservation: %d in, %d out", was.Total(), n, u.Input, u.Output)
+}
+
+// SpentError is a model call's failure that came after a whole reply the
+// provider bills for (its output cut at the token limit, a content
+// filter's stop, a refusal): Usage is what the provider reported of it.
+// A run charges it to the round, as it charges a reply.
+type SpentError struct {
+	Err   error
+	Usage Usage
+}
+
+func (e *SpentError) Error() string { return e.Err.Error() }
+func (e *SpentError) Unwrap() error { return e.Err }
+
+// Spent returns the usage the provider reported of the failed call.
+func (e *SpentError) Spent() Usage { return e.Usage }
+
+// Spent wraps err, a failure after a reply the provider billed, with the
+// usage it reported of that reply; with none reported, err as it is.
+func Spent(err error, u Usage) error {
+	if err == nil || u == (Usage{}) {
+		return err
+	}
+	return &SpentError{Err: err, Usage: u}
+}
+
+// SpentOf returns what a failed model call spent: the usage of the first
+// error in err's chain with a method Spent() Usage (a provider's
+// SpentError, or the failure a journal or a Temporal activity recorded),
+// zero when none says.
+func SpentOf(err error) Usage {
+	var s interface{ Spent() Usage }
+	if errors.As(err, &s) {
+		return s.Spent()
+	}
+	return Usage{}
+}
+
+// joined is two notes as one, either of them empty.
+func joined(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+type failedUnspentKey struct{}
+
+// WithFailedUnspent returns a context in which a run charges nothing for
+// a model call that failed, whatever it spent, as runs did before failed
+// calls were charged: for a Temporal run started before, whose history
+// must replay as it was made.
+func WithFailedUnspent(ctx context.Context) context.Context {
+	return context.WithValue(ctx, failedUnspentKey{}, true)
+}
+
+// chargeFailed charges the round what a failed model call spent, as
+// countedWith counts a reply's usage (held to the call's bounds and the
+// pool's reservation, the model's tokeniser's count of its request), and
+// settles its reservation with it. A call that reported nothing is
+// charged nothing.
+func (x *run) chargeFailed(req *Request, res *Reservation, rr *RoundReport, err error, replayed bool) {
+	spent := SpentOf(err)
+	if spent == (Usage{}) || x.runCtx.Value(failedUnspentKey{}) != nil {
+		x.settle(res, Usage{})
+		return
+	}
+	resp := &Response{Usage: spent}
+	usage, odd := countedWith(req, resp, estimateUsage(req, Message{}, &x.sizes), x.exactUsage(req, Message{}), inputBound(req, &x.sizes))
+	if res != nil {
+		var over string
+		usage, over = capped(usage, res.Tokens())
+		odd = joined(odd, over)
+	}
+	x.settle(res, usage)
+	x.charge(usage, replayed)
+	note := fmt.Sprintf("the failed call was charged what the provider reported of its reply: %d in, %d out", usage.Input, usage.Output)
+	if odd != "" {
+		note += " (" + odd + ")"
+		rr.UsageEstimated, x.rep.UsageEstimated = true, true
+	}
+	rr.Usage = rr.Usage.Add(usage)
+	rr.UsageNote = joined(rr.UsageNote, note)
+	x.roundCost = x.roundCost.Add(price(x.prices(), x.provider, x.model, usage, odd != ""))
 }

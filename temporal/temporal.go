@@ -213,9 +213,12 @@ type EffectResult struct {
 	Pool     bool `json:"pool,omitempty"`
 	// Class is a failed model call's class (agentrt.FailureClassOf),
 	// which decides whether the run's next model serves it.
-	Class      string    `json:"class,omitempty"`
-	Started    time.Time `json:"started"`
-	DurationMS int64     `json:"duration_ms"`
+	Class string `json:"class,omitempty"`
+	// Spent is what a failed model call spent, as its provider reported
+	// it (agentrt.SpentOf), which the run is charged; nil for none.
+	Spent      *agentrt.Usage `json:"spent,omitempty"`
+	Started    time.Time      `json:"started"`
+	DurationMS int64          `json:"duration_ms"`
 	// Lost are the attempts at the call before this one that did not
 	// complete (their workers lost), as the journal records them.
 	Lost []journal.Attempt `json:"lost,omitempty"`

@@ -306,7 +306,11 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 		}
 	}
 	resp, err := agentrt.Perform(ctx, &in.Effect, model, b.kit.tools, b.secrets)
-	settle(usedTokens(resp))
+	if spent := agentrt.SpentOf(err); spent != (agentrt.Usage{}) {
+		settle(int64(spent.Held().Total()))
+	} else {
+		settle(usedTokens(resp))
+	}
 	res := EffectResult{Response: resp, Started: started.UTC(), DurationMS: time.Since(started).Milliseconds(), Lost: lost}
 	if err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {
@@ -319,6 +323,9 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 		res.Deadline = errors.Is(err, context.DeadlineExceeded)
 		if in.Effect.Model != nil {
 			res.Class = agentrt.FailureClassOf(err)
+			if spent := agentrt.SpentOf(err); spent != (agentrt.Usage{}) {
+				res.Spent = &spent
+			}
 		}
 	}
 	return res, nil

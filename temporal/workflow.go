@@ -88,6 +88,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// provider's usage reports to the local estimate alone: their
 	// histories replay as they were made.
 	exactUsage := workflow.GetVersion(ctx, exactUsageChange, workflow.DefaultVersion, exactUsageVersion) >= exactUsageVersion
+	// Runs started before version 1 (failedUsageVersion) charged nothing
+	// for a model call that failed after a reply its provider billed:
+	// their histories replay as they were made.
+	failedUsage := workflow.GetVersion(ctx, failedUsageChange, workflow.DefaultVersion, failedUsageVersion) >= failedUsageVersion
 	// Runs started before version 1 (ownPoolVersion) took any token pool
 	// their input named: their histories replay as they were made (the
 	// activities refuse their calls all the same).
@@ -218,6 +222,9 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	}
 	if !exactUsage {
 		rctx = agentrt.WithUsageByBytes(rctx)
+	}
+	if !failedUsage {
+		rctx = agentrt.WithFailedUnspent(rctx)
 	}
 	workflow.Go(ctx, func(c workflow.Context) {
 		c.Done().Receive(c, nil)
@@ -482,6 +489,10 @@ func (e *effector) Make(_ context.Context, ef *agentrt.Effect) (json.RawMessage,
 		return nil, fmt.Errorf("the call failed on its workers: %w", err)
 	}
 	if out.Error != "" {
+		if out.Spent != nil {
+			// What the failed call spent, for the run to charge.
+			return nil, agentrt.Spent(&agentrt.FailedEffect{Msg: out.Error, Class: out.Class}, *out.Spent)
+		}
 		if out.Pool {
 			return nil, &agentrt.FailedEffect{Msg: out.Error, Pool: true}
 		}
@@ -561,6 +572,14 @@ const (
 const (
 	exactUsageChange  = "agentc.exact-usage"
 	exactUsageVersion = workflow.Version(1)
+)
+
+// failedUsageChange and failedUsageVersion name the change that charged
+// a run what a failed model call's provider reported it spent (runtime's
+// WithFailedUnspent).
+const (
+	failedUsageChange  = "agentc.failed-usage"
+	failedUsageVersion = workflow.Version(1)
 )
 
 // callBoundChange and callBoundVersion name the change that left the

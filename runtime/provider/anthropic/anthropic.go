@@ -455,35 +455,34 @@ func parseMessage(msg *sdk.Message) (*agentrt.Response, error) {
 		}
 	}
 	out.Content = strings.Join(text, "")
+	u := msg.Usage
+	usage := agentrt.Usage{
+		// Anthropic's input_tokens leave out the tokens read from and
+		// written to the cache.
+		Input:      int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens),
+		Output:     int(u.OutputTokens),
+		Cached:     int(u.CacheReadInputTokens),
+		CacheWrite: int(u.CacheCreationInputTokens),
+	}
+	// The message is whole and billed either way: a failure carries what
+	// it spent (agentrt.Spent), for the run to charge.
 	switch msg.StopReason {
 	case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
 		// Whatever the turn holds: its last tool_use block may be cut
 		// short, and its input, an object, can still fit the tool's
 		// schema (or the output's), so no call of it is made.
-		return nil, fmt.Errorf("anthropic: %w (stop_reason %s)", ErrTruncated, msg.StopReason)
+		return nil, agentrt.Spent(fmt.Errorf("anthropic: %w (stop_reason %s)", ErrTruncated, msg.StopReason), usage)
 	}
 	if len(out.ToolCalls) == 0 {
 		switch msg.StopReason {
 		case sdk.StopReasonRefusal:
 			if e := msg.StopDetails.Explanation; e != "" {
-				return nil, fmt.Errorf("anthropic: %w: %s", ErrRefused, e)
+				return nil, agentrt.Spent(fmt.Errorf("anthropic: %w: %s", ErrRefused, e), usage)
 			}
-			return nil, fmt.Errorf("anthropic: %w", ErrRefused)
+			return nil, agentrt.Spent(fmt.Errorf("anthropic: %w", ErrRefused), usage)
 		}
 	}
-	u := msg.Usage
-	return &agentrt.Response{
-		Model:   string(msg.Model),
-		Message: out,
-		Usage: agentrt.Usage{
-			// Anthropic's input_tokens leave out the tokens read from
-			// and written to the cache.
-			Input:      int(u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens),
-			Output:     int(u.OutputTokens),
-			Cached:     int(u.CacheReadInputTokens),
-			CacheWrite: int(u.CacheCreationInputTokens),
-		},
-	}, nil
+	return &agentrt.Response{Model: string(msg.Model), Message: out, Usage: usage}, nil
 }
 
 // StatusError is an error response of the API. It keeps the provider's own

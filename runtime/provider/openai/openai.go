@@ -487,30 +487,29 @@ func parseResponse(c *sdk.ChatCompletion) (*agentrt.Response, error) {
 		args := json.RawMessage(tc.Function.Arguments)
 		msg.ToolCalls = append(msg.ToolCalls, agentrt.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
 	}
+	usage := agentrt.Usage{
+		Input: int(c.Usage.PromptTokens),
+		// completion_tokens includes the reasoning tokens: a server
+		// reporting more reasoning than that reports output no less.
+		Output: int(max(c.Usage.CompletionTokens, c.Usage.CompletionTokensDetails.ReasoningTokens)),
+		Cached: int(c.Usage.PromptTokensDetails.CachedTokens),
+		// Models that bill writing to the cache (above input) say
+		// how much of the prompt was written.
+		CacheWrite: int(c.Usage.PromptTokensDetails.CacheWriteTokens),
+	}
+	// The reply is whole and billed either way: a failure carries what
+	// it spent (agentrt.Spent), for the run to charge.
 	switch {
 	case ch.FinishReason == "length":
 		// Whatever the turn holds: a tool call's arguments cut short
 		// may still be JSON that fits the tool's schema (or the
 		// output's), so no call of it is made.
-		return nil, fmt.Errorf("openai: the output was cut at the token limit (finish_reason %q)", ch.FinishReason)
+		return nil, agentrt.Spent(fmt.Errorf("openai: the output was cut at the token limit (finish_reason %q)", ch.FinishReason), usage)
 	case ch.FinishReason == "content_filter":
 		// What came before the filter stopped it is no answer.
-		return nil, fmt.Errorf("openai: %w (finish_reason %q)", ErrFiltered, ch.FinishReason)
+		return nil, agentrt.Spent(fmt.Errorf("openai: %w (finish_reason %q)", ErrFiltered, ch.FinishReason), usage)
 	}
-	return &agentrt.Response{
-		Model:   c.Model,
-		Message: msg,
-		Usage: agentrt.Usage{
-			Input: int(c.Usage.PromptTokens),
-			// completion_tokens includes the reasoning tokens: a server
-			// reporting more reasoning than that reports output no less.
-			Output: int(max(c.Usage.CompletionTokens, c.Usage.CompletionTokensDetails.ReasoningTokens)),
-			Cached: int(c.Usage.PromptTokensDetails.CachedTokens),
-			// Models that bill writing to the cache (above input) say
-			// how much of the prompt was written.
-			CacheWrite: int(c.Usage.PromptTokensDetails.CacheWriteTokens),
-		},
-	}, nil
+	return &agentrt.Response{Model: c.Model, Message: msg, Usage: usage}, nil
 }
 
 // classify turns an attempt's error into one the retry policy can judge.

@@ -353,6 +353,24 @@ func TestLengthWithToolCallIsAnError(t *testing.T) {
 	}
 }
 
+// TestFailureSpent: a reply cut at the token limit, or stopped by the
+// content filter, is billed whole: the error carries the usage reported,
+// for the run to charge (it was charged nothing).
+func TestFailureSpent(t *testing.T) {
+	for _, finish := range []string{"length", "content_filter"} {
+		f := newFake(t, completion(`{"role": "assistant", "content": "Paris is the cap", "refusal": null}`, finish, `{"prompt_tokens": 700, "completion_tokens": 256}`))
+		_, err := newModel(t, f, nil).Complete(t.Context(), request())
+		if got := agentrt.SpentOf(err); err == nil || got != (agentrt.Usage{Input: 700, Output: 256}) {
+			t.Errorf("%s: %v spent %+v, want 700 in and 256 out", finish, err, got)
+		}
+	}
+	f := newResponsesFake(t, responseObject("incomplete", "max_output_tokens", textItem("Paris is the cap"), `{"input_tokens": 700, "output_tokens": 256}`))
+	_, err := newResponsesModel(t, f, nil).Complete(t.Context(), request())
+	if got := agentrt.SpentOf(err); err == nil || got != (agentrt.Usage{Input: 700, Output: 256}) {
+		t.Errorf("responses: %v spent %+v, want 700 in and 256 out", err, got)
+	}
+}
+
 func TestInvalidToolArgumentsPassedThrough(t *testing.T) {
 	f := newFake(t, completion(`{"role": "assistant", "content": null, "refusal": null, "tool_calls": [
 		{"id": "call_1", "type": "function", "function": {"name": "answer", "arguments": "{text: Paris"}}]}`, "tool_calls", ""))

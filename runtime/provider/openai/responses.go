@@ -456,9 +456,18 @@ func parseResponsesBody(data []byte) (*agentrt.Response, error) {
 		}
 		msg.State = &agentrt.ProviderState{Provider: StateProvider, Data: data}
 	}
+	var usage agentrt.Usage
+	if u := body.Usage; u != nil {
+		// output_tokens includes the reasoning tokens: a server
+		// reporting more reasoning than that reports output no less.
+		usage = agentrt.Usage{Input: u.InputTokens, Output: max(u.OutputTokens, u.OutputTokensDetails.ReasoningTokens), Cached: u.InputTokensDetails.CachedTokens,
+			CacheWrite: u.InputTokensDetails.CacheWriteTokens}
+	}
 	switch body.Status {
 	case "completed", "":
 	case "incomplete":
+		// The reply is billed either way: the failure carries what it
+		// spent (agentrt.Spent), for the run to charge.
 		reason := ""
 		if body.IncompleteDetails != nil {
 			reason = body.IncompleteDetails.Reason
@@ -467,11 +476,11 @@ func parseResponsesBody(data []byte) (*agentrt.Response, error) {
 		case reason == "max_output_tokens":
 			// Whatever the turn holds: a call's arguments cut short may
 			// still fit its schema, so no call of it is made.
-			return nil, fmt.Errorf("openai: the output was cut at the token limit (incomplete_details.reason %q)", reason)
+			return nil, agentrt.Spent(fmt.Errorf("openai: the output was cut at the token limit (incomplete_details.reason %q)", reason), usage)
 		case reason == "content_filter":
-			return nil, fmt.Errorf("openai: %w (incomplete_details.reason %q)", ErrFiltered, reason)
+			return nil, agentrt.Spent(fmt.Errorf("openai: %w (incomplete_details.reason %q)", ErrFiltered, reason), usage)
 		default:
-			return nil, fmt.Errorf("openai: the response is incomplete (incomplete_details.reason %q)", reason)
+			return nil, agentrt.Spent(fmt.Errorf("openai: the response is incomplete (incomplete_details.reason %q)", reason), usage)
 		}
 	case "failed":
 		if e := body.Error; e != nil {
@@ -481,14 +490,7 @@ func parseResponsesBody(data []byte) (*agentrt.Response, error) {
 	default:
 		return nil, fmt.Errorf("openai: the response's status is %q", body.Status)
 	}
-	resp := &agentrt.Response{Model: body.Model, Message: msg}
-	if u := body.Usage; u != nil {
-		// output_tokens includes the reasoning tokens: a server
-		// reporting more reasoning than that reports output no less.
-		resp.Usage = agentrt.Usage{Input: u.InputTokens, Output: max(u.OutputTokens, u.OutputTokensDetails.ReasoningTokens), Cached: u.InputTokensDetails.CachedTokens,
-			CacheWrite: u.InputTokensDetails.CacheWriteTokens}
-	}
-	return resp, nil
+	return &agentrt.Response{Model: body.Model, Message: msg, Usage: usage}, nil
 }
 
 // ErrFiltered reports that the provider's content filter stopped the
