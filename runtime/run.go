@@ -760,7 +760,8 @@ func (x *run) loop() {
 				return
 			}
 		}
-		usage, odd := countedWith(req, resp, estimateUsage(req, resp.Message, &x.sizes), x.exactUsage(req, resp.Message), inputBound(req, &x.sizes))
+		est := estimateUsage(req, resp.Message, &x.sizes)
+		usage, odd := countedWith(req, resp, est, x.exactUsage(req, resp.Message), inputBound(req, &x.sizes))
 		if res != nil {
 			var over string
 			switch usage, over = capped(usage, res.Tokens()); {

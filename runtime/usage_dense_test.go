@@ -57,6 +57,12 @@ func denseAgent(t *testing.T, doc string) *plan.Plan {
 	})
 }
 
+// pooled are a run's options with a pool, whose reservations count each
+// request with the model's tokeniser.
+func pooled() agentrt.Options {
+	return agentrt.Options{Provider: "openai", Pool: agentrt.NewPool(1 << 40)}
+}
+
 // TestCountedUsageDense: where agentc has the model's own tokeniser
 // (OpenAI's models), a provider's usage report is held to half its count
 // of the request and the reply, not to an eighth of a quarter of their
@@ -66,7 +72,7 @@ func denseAgent(t *testing.T, doc string) *plan.Plan {
 func TestCountedUsageDense(t *testing.T) {
 	doc, q := denseText(20000), denseText(4000)
 	p := denseAgent(t, doc)
-	res := runWith(t, p, agentrt.Options{Provider: "openai"}, underReporting(q)...)
+	res := runWith(t, p, pooled(), underReporting(q)...)
 	rep := res.rep
 	expect(t, rep, "ok", "token_budget", `{"label":"bug"}`)
 	if !rep.UsageEstimated || len(rep.Rounds) != 2 {
@@ -93,7 +99,7 @@ func TestCountedUsageDense(t *testing.T) {
 
 	// A run counting as before (a Temporal run started before the
 	// change) takes the reports as they are.
-	r, err := agentrt.New(p, agentrt.Options{Provider: "openai", Model: &scripted{turns: underReporting(q)},
+	r, err := agentrt.New(p, agentrt.Options{Provider: "openai", Pool: agentrt.NewPool(1 << 40), Model: &scripted{turns: underReporting(q)},
 		Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}}})
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +111,25 @@ func TestCountedUsageDense(t *testing.T) {
 	expect(t, old, "ok", "none", `{"label":"bug"}`)
 	if old.UsageEstimated || old.Usage.Total() > 2000 {
 		t.Errorf("counted as before: usage %+v, estimated %v; want the reports as they were", old.Usage, old.UsageEstimated)
+	}
+}
+
+// TestCountedUsageWhereCounted: a report is held to the tokeniser's
+// count only in a run that counts its requests with it anyway, to reserve
+// them in a pool: loading its vocabulary for this alone doubled a
+// one-call run's time. Without a pool, the report of a token every 30
+// bytes stands, as it did before.
+func TestCountedUsageWhereCounted(t *testing.T) {
+	doc, q := denseText(2000), denseText(400)
+	for _, pool := range []bool{false, true} {
+		opts := agentrt.Options{Provider: "openai"}
+		if pool {
+			opts = pooled()
+		}
+		res := runWith(t, denseAgent(t, doc), opts, underReporting(q)...)
+		if rep := res.rep; rep.UsageEstimated != pool {
+			t.Errorf("pool %v: usage %+v, estimated %v", pool, rep.Usage, rep.UsageEstimated)
+		}
 	}
 }
 
@@ -127,7 +152,7 @@ func TestCountedUsageDenseReplays(t *testing.T) {
 		if !exact {
 			ctx = agentrt.WithUsageByBytes(ctx) // as the agentc that recorded it ran
 		}
-		r, err := agentrt.New(p, agentrt.Options{Provider: "openai", Model: &scripted{turns: underReporting(q)}, Journal: &agentrt.Journal{Writer: w},
+		r, err := agentrt.New(p, agentrt.Options{Provider: "openai", Pool: agentrt.NewPool(1 << 40), Model: &scripted{turns: underReporting(q)}, Journal: &agentrt.Journal{Writer: w},
 			Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}}})
 		if err != nil {
 			t.Fatal(err)
@@ -140,6 +165,6 @@ func TestCountedUsageDenseReplays(t *testing.T) {
 		if rec.UsageEstimated != exact {
 			t.Fatalf("exact %v: recorded usage %+v, estimated %v", exact, rec.Usage, rec.UsageEstimated)
 		}
-		sameRun(t, "replay", rec, replay(t, p, file, agentrt.Options{Provider: "openai", Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}}}))
+		sameRun(t, "replay", rec, replay(t, p, file, agentrt.Options{Provider: "openai", Pool: agentrt.NewPool(1 << 40), Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}}}))
 	}
 }
