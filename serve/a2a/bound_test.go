@@ -223,23 +223,8 @@ func TestA2ABodyReadBounded(t *testing.T) {
 	a2aserve.OnHoldWait(t, func(n int64) { waits <- n })
 	// A body of no length said, sent once the request has waited.
 	pr, pw := io.Pipe()
-	req, err := http.NewRequest(http.MethodPost, srv.URL+a2aserve.Prefix+"labeler", pr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
 	answers := make(chan string, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			answers <- err.Error()
-			return
-		}
-		defer resp.Body.Close()
-		out, _ := io.ReadAll(resp.Body)
-		answers <- string(out)
-	}()
+	sendTo(t, srv.URL, pr, answers)
 	select {
 	case out := <-answers:
 		t.Fatalf("answered with the bound taken and no body sent: %.300s", out)
@@ -292,22 +277,7 @@ func TestA2ABodyHeldWithinBound(t *testing.T) {
 	const n = 8
 	answers := make(chan string, n)
 	for range n {
-		req, err := http.NewRequest(http.MethodPost, srv.URL+a2aserve.Prefix+"labeler", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		go func() {
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				answers <- err.Error()
-				return
-			}
-			defer resp.Body.Close()
-			out, _ := io.ReadAll(resp.Body)
-			answers <- string(out)
-		}()
+		sendTo(t, srv.URL, strings.NewReader(body), answers)
 	}
 	for range n {
 		select {
@@ -325,4 +295,27 @@ func TestA2ABodyHeldWithinBound(t *testing.T) {
 	if w := waits.Load(); w != n {
 		t.Errorf("%d waits for the bound, want %d: a request waited again, its body read", w, n)
 	}
+}
+
+// sendTo posts body to the labeler's A2A endpoint at url, with the token,
+// and puts the answer's body (or the request's error) on answers once it
+// comes.
+func sendTo(t *testing.T, url string, body io.Reader, answers chan<- string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url+a2aserve.Prefix+"labeler", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answers <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		answers <- string(out)
+	}()
 }
