@@ -270,6 +270,9 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	logFile := ts.MkAbs("fake-requests.log")
 	ts.Check(os.WriteFile(logFile, nil, 0o644))
 	bodiesFile, authFile := ts.MkAbs("fake-bodies.jsonl"), ts.MkAbs("fake-auth.log")
+	// The files the handlers read or add to, named here: a handler runs
+	// beside the script, whose cd moves what MkAbs resolves against.
+	azureFile, argsFile, usageFile := ts.MkAbs("fake-azure.log"), ts.MkAbs("fake-args.txt"), ts.MkAbs("fake-usage.json")
 	ts.Check(os.WriteFile(bodiesFile, nil, 0o644))
 	ts.Check(os.WriteFile(authFile, nil, 0o644))
 	var logMu sync.Mutex
@@ -338,7 +341,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			azure := azureChat.MatchString(r.URL.Path)
 			if azure {
 				logMu.Lock()
-				if f, err := os.OpenFile(ts.MkAbs("fake-azure.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				if f, err := os.OpenFile(azureFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 					fmt.Fprintf(f, "path=%s api-version=%s api-key=%s authorization=%s\n", r.URL.Path, r.URL.Query().Get("api-version"), r.Header.Get("Api-Key"), r.Header.Get("Authorization"))
 					f.Close()
 				}
@@ -399,7 +402,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			mayCall := len(req.Tools) > 0 && len(req.ToolChoice) == 0 || string(req.ToolChoice) == `"auto"`
 			call := callTools && !toolResult && mayCall || gather && mayCall
 			if scripted {
-				data, _ := os.ReadFile(ts.MkAbs("fake-args.txt"))
+				data, _ := os.ReadFile(argsFile)
 				lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 				if call = mayCall && callRounds < len(lines); call {
 					args = lines[callRounds]
@@ -427,9 +430,15 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				finish = "tool_calls"
 			}
 			usage := map[string]any{"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
-			if data, err := os.ReadFile(ts.MkAbs("fake-usage.json")); err == nil {
+			if data, err := os.ReadFile(usageFile); err == nil {
+				// A file that is not JSON is the script's mistake: the
+				// server says so in its answer (a handler may not end
+				// the script).
 				usage = nil
-				ts.Check(json.Unmarshal(data, &usage))
+				if err := json.Unmarshal(data, &usage); err != nil {
+					nethttp.Error(w, "fake-usage.json: "+err.Error(), nethttp.StatusInternalServerError)
+					return
+				}
 			}
 			if gather {
 				out, _ := json.Marshal(msg)
