@@ -59,6 +59,7 @@ type Compiler struct {
 // Main runs the agentc program, with c's verbs and run, over the
 // process's arguments and streams, and returns the exit code.
 func Main(c *Compiler) int {
+	runcmd.LibraryLog(os.Stderr)
 	dir, _ := os.Getwd()
 	return Run(os.Args[1:], Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir, Program: true, Telemetry: otlp.FromEnv}, c)
 }

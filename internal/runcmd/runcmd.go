@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	nethttp "net/http"
 	"os"
 
@@ -196,6 +197,7 @@ Flags:
 // Main is the runtime program: it runs the process's command line and
 // returns the exit code.
 func Main() int {
+	LibraryLog(os.Stderr)
 	dir, _ := os.Getwd()
 	return Run(os.Args[1:], Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Dir: dir, Program: true})
 }
@@ -274,4 +276,17 @@ func exitCode(err error, stderr io.Writer, prog string) int {
 	}
 	fmt.Fprintf(stderr, "agentc: %v\n", err)
 	return ExitFindings
+}
+
+// LibraryLog sends the lines the libraries agentc uses write to Go's
+// standard logger (an SDK's "Error ..." for a stream it could not read,
+// OpenTelemetry's failed exports) to w as agentc's own lines go to its
+// standard error: every provider key agentc reads redacted, nothing in
+// them that a terminal would act on or a CI runner take for a workflow
+// command, and under agentc's name. Left as they were, they reached the
+// process's standard error raw.
+func LibraryLog(w io.Writer) {
+	log.SetFlags(0)
+	log.SetPrefix("agentc: ")
+	log.SetOutput(redact.Of(ProviderSecrets()...).Writer(termtext.Writer(w)))
 }
