@@ -46,14 +46,7 @@ func grabbing(t testing.TB, name, mark, env string) []byte {
 		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
 		Budgets:  plan.Budgets{Deadline: "5m"},
 	}}
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := p.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return encoded(t, p)
 }
 
 // TestWorkerRunsOnlyAllowed: a client that starts a workflow on a
@@ -274,13 +267,7 @@ func TestWorkerRedactsFailures(t *testing.T) {
 		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
 		Budgets:  plan.Budgets{Deadline: "5m"},
 	}}
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := p.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := encoded(t, p)
 	startWorker(t, c, "redact", &counting{calls: map[string]int{}}, data)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -315,14 +302,7 @@ func guarded(t testing.TB, mark string) []byte {
 		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
 		Budgets:  plan.Budgets{Deadline: "5m", Tools: &zero},
 	}}
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := p.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return encoded(t, p)
 }
 
 // wiping is a model that asks for the tool wipe, then answers; it counts

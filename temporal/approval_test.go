@@ -193,12 +193,5 @@ func askingPlan(t *testing.T) []byte {
 	search := p.Agent.Capabilities.Tools["search"]
 	search.Approve = plan.ApproveAsk
 	p.Agent.Capabilities.Tools["search"] = search
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := p.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return encoded(t, p)
 }

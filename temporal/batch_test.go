@@ -32,6 +32,18 @@ type answering struct {
 	calls map[string]int
 }
 
+// devClient starts a development server for the test and returns a
+// client of it, closed when the test ends.
+func devClient(t testing.TB) client.Client {
+	t.Helper()
+	c, err := Dial(context.Background(), devserver.Start(t).HostPort, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
 func (m *answering) Complete(_ context.Context, req *agentrt.Request) (*agentrt.Response, error) {
 	m.mu.Lock()
 	m.calls[req.Messages[len(req.Messages)-1].Content]++
@@ -46,12 +58,7 @@ func (m *answering) Complete(_ context.Context, req *agentrt.Request) (*agentrt.
 // encoding.
 func labelWorker(t *testing.T) (client.Client, *Worker, *answering, *plan.Plan, []byte) {
 	t.Helper()
-	s := devserver.Start(t)
-	c, err := Dial(context.Background(), s.HostPort, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := devClient(t)
 	m := &answering{calls: map[string]int{}}
 	p, data := labelPlan(t)
 	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
@@ -321,12 +328,7 @@ func TestBatchForgedDone(t *testing.T) {
 	defer func(h int) { maxHistory = h }(maxHistory)
 	maxHistory = 40
 
-	s := devserver.Start(t)
-	c, err := Dial(context.Background(), s.HostPort, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := devClient(t)
 	m := &held{calls: map[string]int{}, started: make(chan string, 16), release: make(chan struct{})}
 	defer m.releaseOnce.Do(func() { close(m.release) })
 	p, data := labelPlan(t)

@@ -38,14 +38,7 @@ func looper(t testing.TB) []byte {
 		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
 		Budgets:  plan.Budgets{Deadline: "5m", Tools: &one, Rounds: 3},
 	}}
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := p.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return encoded(t, p)
 }
 
 // looping is a model that searches in every turn it is free to, and

@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"agentc.dev/agentc/digest"
-	"agentc.dev/agentc/internal/devserver"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -26,12 +25,7 @@ func TestWorkerKeepsBounded(t *testing.T) {
 	defer func(r, b int) { maxRuns, maxBuilt = r, b }(maxRuns, maxBuilt)
 	maxRuns, maxBuilt = 3, 3
 
-	s := devserver.Start(t)
-	c, err := Dial(context.Background(), s.HostPort, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := devClient(t)
 	p, data := labelPlan(t)
 	m := &answering{calls: map[string]int{}}
 	var mu sync.Mutex

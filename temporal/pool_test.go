@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"agentc.dev/agentc/internal/devserver"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -151,12 +150,7 @@ func TestPoolRefusesForeignAsks(t *testing.T) {
 // the worker.
 func poolWorker(t *testing.T) (client.Client, *Worker) {
 	t.Helper()
-	s := devserver.Start(t)
-	c, err := Dial(context.Background(), s.HostPort, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := devClient(t)
 	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) {
 		return nil, errors.New("no model")
 	}, AllowAnyPlan: true}) // it runs pools, no plan

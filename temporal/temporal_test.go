@@ -42,14 +42,7 @@ func labeller(t testing.TB, schema string) []byte {
 		Strategy: plan.Strategy{OnProse: "remind", Reminders: 2},
 		Budgets:  plan.Budgets{Deadline: "5m"},
 	}}
-	if err := p.Seal(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := p.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return encoded(t, p)
 }
 
 // counting is a model that searches once, then answers, and counts the
@@ -142,6 +135,20 @@ func serveQueue(t testing.TB, c client.Client, queue string, w *temporal.Worker)
 		w.Close()
 	})
 	return tw
+}
+
+// encoded is p sealed (its digests computed) and encoded, as a plan file
+// holds it.
+func encoded(t testing.TB, p *plan.Plan) []byte {
+	t.Helper()
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := p.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 func dial(t testing.TB, s *devserver.Server) client.Client {
