@@ -286,6 +286,8 @@ type storedResponse struct {
 	Usage   Usage        `json:"usage"`
 	// MaxOutputTokens is Response.MaxOutputTokens.
 	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
+	// Retried is Response.Retried.
+	Retried Retried `json:"retried,omitzero"`
 }
 
 // modelRequest is what identifies a model call: everything sent that
@@ -485,6 +487,9 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 				if u := SpentOf(err); u != (Usage{}) {
 					fe.Usage = &u
 				}
+				if r := RetriedOf(err); r.Attempts > 0 {
+					fe.Retried = &r
+				}
 			}
 			e.Response, _ = json.Marshal(fe)
 		}
@@ -554,6 +559,9 @@ type FailedEffect struct {
 	// Usage is what a failed model call spent (SpentOf), which the run
 	// was charged; nil for none.
 	Usage *Usage `json:"spent,omitempty"`
+	// Retried is the failed model call's attempts that the provider
+	// answered (RetriedOf), which the run was charged; nil for none.
+	Retried *Retried `json:"retried,omitempty"`
 }
 
 func (e *FailedEffect) Error() string { return e.Msg }
@@ -564,6 +572,14 @@ func (e *FailedEffect) Spent() Usage {
 		return Usage{}
 	}
 	return *e.Usage
+}
+
+// RetriedAttempts returns the failed call's answered attempts.
+func (e *FailedEffect) RetriedAttempts() Retried {
+	if e.Retried == nil {
+		return Retried{}
+	}
+	return *e.Retried
 }
 
 // FailureClass returns the recorded failure's class.
@@ -782,7 +798,7 @@ func (x *run) complete(k journal.Key, req *Request, call func() (*Response, erro
 		}
 		canonicalCalls(resp)
 		out = resp
-		return json.Marshal(storedResponse{identifyMessage(resp.Message), resp.Usage, resp.MaxOutputTokens})
+		return json.Marshal(storedResponse{identifyMessage(resp.Message), resp.Usage, resp.MaxOutputTokens, resp.Retried})
 	})
 	if err != nil || out != nil {
 		return out, replayed, err
@@ -803,7 +819,7 @@ func (x *run) complete(k journal.Key, req *Request, call func() (*Response, erro
 		}
 		return nil, replayed, fmt.Errorf("journal: the response the host returned of model call %s is not a response: %w", k, err)
 	}
-	resp := &Response{Message: rec.Message.message(), Usage: rec.Usage, MaxOutputTokens: rec.MaxOutputTokens}
+	resp := &Response{Message: rec.Message.message(), Usage: rec.Usage, MaxOutputTokens: rec.MaxOutputTokens, Retried: rec.Retried}
 	if replayed {
 		if err := checkRecordedReply(int64(req.MaxOutputTokens), &resp.Message); err != nil {
 			return nil, replayed, x.journal.badRecord(fmt.Errorf("journal: the recorded response of model call %s is not a reply its request could have had: %w", k, err))

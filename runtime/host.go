@@ -115,7 +115,7 @@ func performModel(ctx context.Context, model Model, req *Request, secrets *redac
 	// The name the provider gives the model that answered reaches events
 	// and telemetry: the provider's text, held like the rest of it.
 	resp.Model = textcut.Prefix(secrets.String(resp.Model), MaxResponseModel)
-	raw, err := json.Marshal(storedResponse{identifyMessage(resp.Message), resp.Usage, resp.MaxOutputTokens})
+	raw, err := json.Marshal(storedResponse{identifyMessage(resp.Message), resp.Usage, resp.MaxOutputTokens, resp.Retried})
 	return raw, resp, err
 }
 

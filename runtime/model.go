@@ -232,6 +232,11 @@ type Response struct {
 	// send a default of their own. The turn's usage is held to it as to
 	// the request's. It is journaled, so that a replay counts alike.
 	MaxOutputTokens int `json:"max_output_tokens,omitempty"`
+	// Retried is what the call's attempts before this reply that the
+	// provider answered and that then failed read: they report no usage,
+	// yet a provider bills them, and the run charges them as estimated.
+	// It is journaled, so that a replay charges alike.
+	Retried Retried `json:"retried,omitzero"`
 }
 
 // Model is a language model. Providers, the offline test model and

@@ -762,6 +762,12 @@ func (x *run) loop() {
 		}
 		est := estimateUsage(req, resp.Message, &x.sizes)
 		usage, odd := countedWith(req, resp, est, x.exactUsage(req, resp.Message), inputBound(req, &x.sizes))
+		counted := usage
+		if r := resp.Retried; r.Attempts > 0 {
+			lost := x.retriedUsage(req, r)
+			usage = usage.Add(lost)
+			odd = joined(odd, retriedNote(r, lost))
+		}
 		if res != nil {
 			var over string
 			switch usage, over = capped(usage, res.Tokens()); {
@@ -779,7 +785,7 @@ func (x *run) loop() {
 		x.charge(usage, replayed)
 		if x.tokens > 0 && x.output != nil && !x.shape && x.agent.Budgets.AnswerReserve == 0 {
 			// Only reserveReached's estimate reads them.
-			x.lastInput, x.lastCount = usage.Input, x.inputTokens(req)
+			x.lastInput, x.lastCount = counted.Input, x.inputTokens(req)
 		}
 		rr.Replayed = replayed
 		x.settle(res, usage)

@@ -351,6 +351,93 @@ func SpentOf(err error) Usage {
 	return Usage{}
 }
 
+// Retried counts a model call's attempts that the provider answered (a
+// 2xx status: it took the request) and that then failed, a stream cut
+// after its reply had come or a body that did not read: made again, or
+// ending the call, they report no usage, yet the provider bills them.
+type Retried struct {
+	Attempts int `json:"attempts"`
+	// Bytes is the reply they read: a whole body's bytes, a stream's
+	// pieces of text and tool calls.
+	Bytes int64 `json:"bytes"`
+}
+
+// RetriedError is a model call's failure after attempts the provider
+// answered and billed (Retried).
+type RetriedError struct {
+	Err     error
+	Retried Retried
+}
+
+func (e *RetriedError) Error() string { return e.Err.Error() }
+func (e *RetriedError) Unwrap() error { return e.Err }
+
+// RetriedAttempts returns the failed call's answered attempts.
+func (e *RetriedError) RetriedAttempts() Retried { return e.Retried }
+
+// WithRetried wraps err, a model call's failure, with the attempts the
+// provider answered before it ended; with none, err as it is.
+func WithRetried(err error, r Retried) error {
+	if err == nil || r.Attempts <= 0 {
+		return err
+	}
+	return &RetriedError{Err: err, Retried: r}
+}
+
+// RetriedOf returns the answered attempts a failed model call made: those
+// of the first error in err's chain with a method RetriedAttempts()
+// Retried (a provider's RetriedError, or the failure a journal or a
+// Temporal activity recorded), zero when none says.
+func RetriedOf(err error) Retried {
+	var r interface{ RetriedAttempts() Retried }
+	if errors.As(err, &r) {
+		return r.RetriedAttempts()
+	}
+	return Retried{}
+}
+
+// retriedUsage is what a call's answered attempts that failed (Retried)
+// are charged, as estimated: each the request's input as counted (the
+// local estimate, or the model's tokeniser's count where the run has one,
+// within the input's bound), and the reply they read as the estimate
+// counts a reply's bytes, within the output the attempts could make. A
+// journal's figures are as untrusted as the rest of it: past any count a
+// call can reach, they are held there.
+func (x *run) retriedUsage(req *Request, r Retried) Usage {
+	if r.Attempts <= 0 {
+		return Usage{}
+	}
+	n := min(r.Attempts, maxPlausible)
+	est := estimateUsage(req, Message{}, &x.sizes)
+	in := min(max(est.Input, x.exactUsage(req, Message{}).Input), inputBound(req, &x.sizes))
+	outMost := maxPlausible
+	if req.MaxOutputTokens > 0 {
+		outMost = req.MaxOutputTokens
+	}
+	out := 0
+	if r.Bytes > 0 {
+		out = tokens(int(min(r.Bytes, int64(maxPlausible)*4)))
+	}
+	return Usage{Input: times(in, n), Output: min(out, times(outMost, n))}.Held()
+}
+
+// times is a×n for counts at least 0, held at maxPlausible.
+func times(a, n int) int {
+	if a > 0 && n > maxPlausible/a {
+		return maxPlausible
+	}
+	return a * n
+}
+
+// retriedNote says what a call's answered attempts that failed were
+// charged.
+func retriedNote(r Retried, u Usage) string {
+	if r.Attempts == 1 {
+		return fmt.Sprintf("an attempt the provider answered and that failed was charged as estimated: %d in, %d out", u.Input, u.Output)
+	}
+	return fmt.Sprintf("%d attempts the provider answered and that failed were charged as estimated: %d in, %d out", min(r.Attempts, maxPlausible), u.Input, u.Output)
+}
+
 // joined is two notes as one, either of them empty.
 func joined(a, b string) string {
 	switch {
@@ -378,14 +465,24 @@ func WithFailedUnspent(ctx context.Context) context.Context {
 // settles its reservation with it. A call that reported nothing is
 // charged nothing.
 func (x *run) chargeFailed(req *Request, res *Reservation, rr *RoundReport, err error, replayed bool) {
-	spent := SpentOf(err)
-	if spent == (Usage{}) || x.runCtx.Value(failedUnspentKey{}) != nil {
+	spent, retried := SpentOf(err), RetriedOf(err)
+	if spent == (Usage{}) && retried.Attempts <= 0 || x.runCtx.Value(failedUnspentKey{}) != nil {
 		x.settle(res, Usage{})
 		return
 	}
-	resp := &Response{Usage: spent}
-	est := estimateUsage(req, Message{}, &x.sizes)
-	usage, odd := countedWith(req, resp, est, x.exactUsage(req, Message{}), inputBound(req, &x.sizes))
+	var usage Usage
+	var note, odd string
+	if spent != (Usage{}) {
+		resp := &Response{Usage: spent}
+		est := estimateUsage(req, Message{}, &x.sizes)
+		usage, odd = countedWith(req, resp, est, x.exactUsage(req, Message{}), inputBound(req, &x.sizes))
+		note = fmt.Sprintf("the failed call was charged what the provider reported of its reply: %d in, %d out", usage.Input, usage.Output)
+	}
+	if retried.Attempts > 0 {
+		lost := x.retriedUsage(req, retried)
+		usage = usage.Add(lost)
+		odd = joined(odd, retriedNote(retried, lost))
+	}
 	if res != nil {
 		var over string
 		usage, over = capped(usage, res.Tokens())
@@ -393,9 +490,13 @@ func (x *run) chargeFailed(req *Request, res *Reservation, rr *RoundReport, err 
 	}
 	x.settle(res, usage)
 	x.charge(usage, replayed)
-	note := fmt.Sprintf("the failed call was charged what the provider reported of its reply: %d in, %d out", usage.Input, usage.Output)
-	if odd != "" {
+	switch {
+	case note == "":
+		note = odd
+	case odd != "":
 		note += " (" + odd + ")"
+	}
+	if odd != "" {
 		rr.UsageEstimated, x.rep.UsageEstimated = true, true
 	}
 	rr.Usage = rr.Usage.Add(usage)

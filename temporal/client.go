@@ -410,7 +410,7 @@ func entry(ef agentrt.Effect, res EffectResult) (journal.Entry, error) {
 		Started: res.Started, DurationMS: res.DurationMS, Lost: res.Lost}
 	if res.Error != "" {
 		e.Error = res.Error
-		e.Response, _ = json.Marshal(agentrt.FailedEffect{Deadline: res.Deadline, Own: res.Deadline, Class: res.Class, Usage: res.Spent})
+		e.Response, _ = json.Marshal(agentrt.FailedEffect{Deadline: res.Deadline, Own: res.Deadline, Class: res.Class, Usage: res.Spent, Retried: res.Retried})
 	}
 	if e.Started.IsZero() {
 		return e, errors.New("the effect's result has no start time")

@@ -216,9 +216,13 @@ type EffectResult struct {
 	Class string `json:"class,omitempty"`
 	// Spent is what a failed model call spent, as its provider reported
 	// it (agentrt.SpentOf), which the run is charged; nil for none.
-	Spent      *agentrt.Usage `json:"spent,omitempty"`
-	Started    time.Time      `json:"started"`
-	DurationMS int64          `json:"duration_ms"`
+	Spent *agentrt.Usage `json:"spent,omitempty"`
+	// Retried is a failed model call's attempts that the provider
+	// answered (agentrt.RetriedOf), which the run is charged; nil for
+	// none. A call that succeeded carries them in its response.
+	Retried    *agentrt.Retried `json:"retried,omitempty"`
+	Started    time.Time        `json:"started"`
+	DurationMS int64            `json:"duration_ms"`
 	// Lost are the attempts at the call before this one that did not
 	// complete (their workers lost), as the journal records them.
 	Lost []journal.Attempt `json:"lost,omitempty"`

@@ -326,6 +326,9 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 			if spent := agentrt.SpentOf(err); spent != (agentrt.Usage{}) {
 				res.Spent = &spent
 			}
+			if r := agentrt.RetriedOf(err); r.Attempts > 0 {
+				res.Retried = &r
+			}
 		}
 	}
 	return res, nil

@@ -489,9 +489,9 @@ func (e *effector) Make(_ context.Context, ef *agentrt.Effect) (json.RawMessage,
 		return nil, fmt.Errorf("the call failed on its workers: %w", err)
 	}
 	if out.Error != "" {
-		if out.Spent != nil {
+		if out.Spent != nil || out.Retried != nil {
 			// What the failed call spent, for the run to charge.
-			return nil, agentrt.Spent(&agentrt.FailedEffect{Msg: out.Error, Class: out.Class}, *out.Spent)
+			return nil, &agentrt.FailedEffect{Msg: out.Error, Class: out.Class, Usage: out.Spent, Retried: out.Retried}
 		}
 		if out.Pool {
 			return nil, &agentrt.FailedEffect{Msg: out.Error, Pool: true}

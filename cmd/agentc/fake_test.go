@@ -147,6 +147,18 @@ func streamChat(w nethttp.ResponseWriter, model string, msg map[string]any, fini
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
+// streamCut streams a chat completion's first chunks, carrying text, and
+// ends the stream there, before its finish_reason.
+func streamCut(w nethttp.ResponseWriter, model, text string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, d := range []map[string]any{{"role": "assistant", "content": ""}, {"content": text}} {
+		b, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": d, "finish_reason": nil}}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	w.(nethttp.Flusher).Flush()
+}
+
 // fakeProvider starts, for a testscript, a server on loopback that speaks
 // a provider's wire format: asked to call a function (a shaping turn), it
 // calls it with the given answer; asked for structured output, the answer
@@ -173,6 +185,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// request at once, and then sends only keep-alives (a blank for a
 	// whole body, a comment for a stream) every 200ms until the client
 	// goes.
+	// "openai-drop" answers its first two requests 200 and drops the
+	// connection after 1,000 bytes of its reply's text, as a server or a
+	// proxy that fails mid-reply does (the provider bills what it
+	// generated); a whole body ends short of its Content-Length.
 	// "openai-tools" calls every tool the request offers, with {}, until
 	// the conversation holds a tool result; "openai-tools-hang" does too,
 	// but holds every request after its first unanswered (a run to kill).
@@ -225,6 +241,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	flaky := provider == "openai-flaky"
 	stallFirst := provider == "openai-stall"
 	trickleFirst := provider == "openai-trickle"
+	drop := provider == "openai-drop"
 	// "openai-429" answers every request 429 with a Retry-After of two
 	// minutes.
 	// "openai-404" answers every request 404, the model not found, as
@@ -253,7 +270,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	callTools := provider == "openai-tools" || provider == "openai-tools-hang"
 	hang := provider == "openai-tools-hang"
 	scripted := provider == "openai-args"
-	if flaky || stallFirst || trickleFirst || callTools || scripted || provider == "openai-prose" || loop || gather || flood || status != 0 {
+	if flaky || stallFirst || trickleFirst || drop || callTools || scripted || provider == "openai-prose" || loop || gather || flood || status != 0 {
 		provider = "openai"
 	}
 	var cache *promptCache
@@ -387,6 +404,19 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 					case <-tick.C:
 					}
 				}
+			}
+			if drop && n <= 2 {
+				text := strings.Repeat("a", 1000)
+				if req.Stream {
+					streamCut(w, req.Model, text)
+					return
+				}
+				b, _ := json.Marshal(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": req.Model,
+					"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "stop"}}})
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+				_, _ = w.Write(b[:len(b)-20]) // the server closes the connection short of the length it said
+				return
 			}
 			msg := map[string]any{"role": "assistant", "content": "Done."}
 			finish := "stop"

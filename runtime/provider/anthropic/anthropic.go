@@ -113,6 +113,10 @@ func New(cfg Config) (*Model, error) {
 // extended thinking: thinking blocks would have to be sent back on the next
 // turn, and runtime messages cannot carry them.
 func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	return failure.Tallied(ctx, func(ctx context.Context) (*agentrt.Response, error) { return m.complete(ctx, req) })
+}
+
+func (m *Model) complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
 	if req == nil {
 		return nil, errors.New("anthropic: no request")
 	}

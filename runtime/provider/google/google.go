@@ -323,6 +323,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // Complete sends req as one generateContent request, retrying under the
 // Model's policy, and returns the assistant's message.
 func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	return failure.Tallied(ctx, func(ctx context.Context) (*agentrt.Response, error) { return m.complete(ctx, req) })
+}
+
+func (m *Model) complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
 	if req == nil {
 		return nil, errors.New("google: no request")
 	}

@@ -167,6 +167,10 @@ func New(cfg Config) (*Model, error) {
 // Responses API, retrying under the Model's policy, and returns the
 // assistant's message.
 func (m *Model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	return failure.Tallied(ctx, func(ctx context.Context) (*agentrt.Response, error) { return m.complete(ctx, req) })
+}
+
+func (m *Model) complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
 	if req == nil {
 		return nil, errors.New("openai: no request")
 	}

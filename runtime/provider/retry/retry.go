@@ -144,11 +144,13 @@ func ParseRetryAfter(h http.Header, now time.Time) time.Duration {
 // deadline would not let wait for). fn's errors that are not *Error are
 // final. The error returned is the last attempt's, wrapped with the count.
 // A Gate ctx carries (WithGate) is waited on before every attempt and told
-// of every failure.
+// of every failure; a Tally it carries (WithTally) begins an Attempt for
+// each.
 func (p Policy) Do(ctx context.Context, fn func(ctx context.Context, attempt int) error) error {
 	attempts := max(p.Attempts, 1)
 	wait := p.Base
 	gate := gateOf(ctx)
+	tally, _ := ctx.Value(tallyKey{}).(*Tally)
 	for attempt := 1; ; attempt++ {
 		if gate != nil {
 			if err := gate.Wait(ctx); err != nil {
@@ -158,7 +160,11 @@ func (p Policy) Do(ctx context.Context, fn func(ctx context.Context, attempt int
 				return err
 			}
 		}
-		err := fn(ctx, attempt)
+		actx := ctx
+		if tally != nil {
+			actx = tally.begin(ctx)
+		}
+		err := fn(actx, attempt)
 		if err == nil {
 			return nil
 		}

@@ -13,9 +13,11 @@ import (
 	"net/url"
 	"syscall"
 
+	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/internal/origin"
 	"agentc.dev/agentc/runtime/internal/replylimit"
 	"agentc.dev/agentc/runtime/provider/internal/limit"
+	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/redact"
 )
 
@@ -97,4 +99,24 @@ func Quote(secrets *redact.Set, s string) string {
 		return kept
 	}
 	return fmt.Sprintf("%s… (%d bytes in all)", kept, len(s))
+}
+
+// Tallied makes a model call, complete, with a retry.Tally in its context,
+// and says what the call's attempts that the provider answered and that
+// failed read (agentrt.Retried): in the response, or in its error. The
+// last attempt is not one of them when it is the call's reply, or a failure
+// that reported its own usage (agentrt.SpentOf), which the run charges as
+// reported.
+func Tallied(ctx context.Context, complete func(context.Context) (*agentrt.Response, error)) (*agentrt.Response, error) {
+	ctx, t := retry.WithTally(ctx)
+	resp, err := complete(ctx)
+	n, b := t.Lost(err == nil || agentrt.SpentOf(err) != (agentrt.Usage{}))
+	r := agentrt.Retried{Attempts: n, Bytes: b}
+	if err != nil {
+		return nil, agentrt.WithRetried(err, r)
+	}
+	if resp != nil {
+		resp.Retried = r
+	}
+	return resp, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"agentc.dev/agentc/runtime/internal/replylimit"
+	"agentc.dev/agentc/runtime/provider/retry"
 )
 
 // MaxErrorBody is the most bytes of an error response's body (a status
@@ -61,14 +62,25 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 				bound, over = b, &replylimit.ReplyError{Tokens: tokens, Bound: b, Request: req.ContentLength, Body: true}
 			}
 		}
+		var counted *retry.Attempt
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
 			// An error's body is read for its message, whether or not the
 			// request streams: past MaxErrorBody it ends, as if it had
 			// (the call fails by its status, not by its size).
 			bound, over = min(bound, MaxErrorBody), io.EOF
-		} else if resp.ContentLength > bound {
-			resp.Body.Close()
-			return nil, over
+		} else {
+			// Taken: the provider bills the attempt from here, whatever
+			// becomes of its reply (retry.Tally). A whole reply is
+			// counted by its body's bytes, a stream by its pieces (Reply).
+			a := retry.AttemptOf(req.Context())
+			a.Answered()
+			if _, whole := req.Context().Value(wholeKey{}).(int64); whole {
+				counted = a
+			}
+			if resp.ContentLength > bound {
+				resp.Body.Close()
+				return nil, over
+			}
 		}
 		if ownGzip && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
 			// What is sent may be a little more than what it decodes to
@@ -80,7 +92,7 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 			resp.ContentLength = -1
 			resp.Uncompressed = true
 		}
-		resp.Body = &body{rc: resp.Body, left: bound, err: over}
+		resp.Body = &body{rc: resp.Body, left: bound, err: over, counted: counted}
 		return resp, nil
 	}
 }
@@ -130,11 +142,13 @@ func WithWhole(ctx context.Context, maxTokens int64) context.Context {
 	return context.WithValue(ctx, wholeKey{}, maxTokens)
 }
 
-// body reads at most left bytes of rc; one byte more is the error.
+// body reads at most left bytes of rc; one byte more is the error. The
+// bytes it passes are counted to the attempt, where there is one.
 type body struct {
-	rc   io.ReadCloser
-	left int64
-	err  error
+	rc      io.ReadCloser
+	left    int64
+	err     error
+	counted *retry.Attempt
 }
 
 func (b *body) Read(p []byte) (int, error) {
@@ -147,8 +161,11 @@ func (b *body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	b.left -= int64(n)
 	if b.left < 0 {
-		return n - int(-b.left), b.err
+		n -= int(-b.left)
+		b.counted.Read(n)
+		return n, b.err
 	}
+	b.counted.Read(n)
 	return n, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"agentc.dev/agentc/runtime/internal/replylimit"
+	"agentc.dev/agentc/runtime/provider/retry"
 )
 
 // Reply meters a streamed reply as its pieces arrive, so that a stream
@@ -13,6 +14,7 @@ import (
 type Reply struct {
 	tokens, bound, size int64
 	progress            *progress
+	attempt             *retry.Attempt
 }
 
 // NewReply returns a meter for the reply to a request that allowed at
@@ -21,11 +23,11 @@ type Reply struct {
 // pieces, which Add hears, not for any byte of the stream.
 func NewReply(ctx context.Context, maxTokens int64) (context.Context, *Reply) {
 	p := &progress{}
-	return context.WithValue(ctx, progressKey{}, p), &Reply{tokens: maxTokens, bound: replylimit.ReplyBound(maxTokens), progress: p}
+	return context.WithValue(ctx, progressKey{}, p), &Reply{tokens: maxTokens, bound: replylimit.ReplyBound(maxTokens), progress: p, attempt: retry.AttemptOf(ctx)}
 }
 
 // Add counts n more bytes of the reply (text, a tool call's ID, name or
-// arguments, state) and returns a *replylimit.ReplyError once they pass the
+// arguments, state), to the attempt too (retry.Attempt), and returns a *replylimit.ReplyError once they pass the
 // bound. Any n above 0 is progress: the attempt's stall wait starts again.
 func (r *Reply) Add(n int) error {
 	if r == nil {
@@ -34,6 +36,7 @@ func (r *Reply) Add(n int) error {
 	if n > 0 && r.progress != nil {
 		r.progress.heard()
 	}
+	r.attempt.Read(n)
 	if r.bound == 0 {
 		return nil
 	}
