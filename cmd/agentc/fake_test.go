@@ -189,6 +189,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// connection after 1,000 bytes of its reply's text, as a server or a
 	// proxy that fails mid-reply does (the provider bills what it
 	// generated); a whole body ends short of its Content-Length.
+	// "openai-drop-all" drops every request so.
 	// "openai-tools" calls every tool the request offers, with {}, until
 	// the conversation holds a tool result; "openai-tools-hang" does too,
 	// but holds every request after its first unanswered (a run to kill).
@@ -241,7 +242,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	flaky := provider == "openai-flaky"
 	stallFirst := provider == "openai-stall"
 	trickleFirst := provider == "openai-trickle"
-	drop := provider == "openai-drop"
+	drop, dropAll := provider == "openai-drop", provider == "openai-drop-all"
 	// "openai-429" answers every request 429 with a Retry-After of two
 	// minutes.
 	// "openai-404" answers every request 404, the model not found, as
@@ -270,7 +271,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	callTools := provider == "openai-tools" || provider == "openai-tools-hang"
 	hang := provider == "openai-tools-hang"
 	scripted := provider == "openai-args"
-	if flaky || stallFirst || trickleFirst || drop || callTools || scripted || provider == "openai-prose" || loop || gather || flood || status != 0 {
+	if flaky || stallFirst || trickleFirst || drop || dropAll || callTools || scripted || provider == "openai-prose" || loop || gather || flood || status != 0 {
 		provider = "openai"
 	}
 	var cache *promptCache
@@ -405,7 +406,7 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 					}
 				}
 			}
-			if drop && n <= 2 {
+			if drop && n <= 2 || dropAll {
 				text := strings.Repeat("a", 1000)
 				if req.Stream {
 					streamCut(w, req.Model, text)
