@@ -229,9 +229,25 @@ func (x *run) exactUsage(req *Request, msg Message) Usage {
 	return Usage{Input: max(in, 0), Output: out}
 }
 
+// ExactUsage says whether a run of r, made without a journal, holds a
+// provider's usage reports to the model's tokeniser's count (it does when
+// it reserves its calls in a pool): what the header of a journal a host
+// creates for the run says (journal.Header.ExactUsage).
+func (r *Runner) ExactUsage() bool { return r.opts.Pool != nil }
+
 // countsTokens says whether a run counts its requests with the model's
-// tokeniser in any case: to reserve them in a pool.
-func (x *run) countsTokens() bool { return x.opts.Pool != nil }
+// tokeniser in any case: to reserve them in a pool. A run with a journal
+// does as the journal's header says (exact_usage), so that its replay,
+// with a pool or without, charges as the run did.
+func (x *run) countsTokens() bool {
+	switch j := x.journal; {
+	case j != nil && j.Recorded != nil:
+		return j.Recorded.Header.ExactUsage
+	case j != nil && j.Writer != nil:
+		return j.Writer.Header().ExactUsage
+	}
+	return x.Runner.ExactUsage()
+}
 
 type usageByBytesKey struct{}
 

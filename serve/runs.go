@@ -788,7 +788,7 @@ func (rs *Runs) create(a Agent, rec *Record) (*journal.Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := lock.Create(journal.Header{Plan: rec.Plan, Run: rec.ID, OutputSuffix: a.Plan.OutputSuffix(), Agent: rec.Agent, Started: rec.Started, Tools: a.JournalTools, CalleeBudget: true, ExactUsage: true})
+	w, err := lock.Create(journal.Header{Plan: rec.Plan, Run: rec.ID, OutputSuffix: a.Plan.OutputSuffix(), Agent: rec.Agent, Started: rec.Started, Tools: a.JournalTools, CalleeBudget: true, ExactUsage: a.Runner != nil && a.Runner.ExactUsage()})
 	if err != nil {
 		_ = lock.Release()
 		return nil, err
@@ -1200,7 +1200,7 @@ func (rs *Runs) Resume(agents []Agent, note func(string)) error {
 		j, w, err := lock.Resume()
 		if errors.Is(err, fs.ErrNotExist) {
 			// The run's journal was never made whole: the run starts afresh.
-			w, err = lock.Create(journal.Header{Plan: string(a.Plan.Digests.Plan), Run: id, OutputSuffix: a.Plan.OutputSuffix(), Agent: rec.Agent, Started: rec.Started, Tools: a.JournalTools, CalleeBudget: true, ExactUsage: true})
+			w, err = lock.Create(journal.Header{Plan: string(a.Plan.Digests.Plan), Run: id, OutputSuffix: a.Plan.OutputSuffix(), Agent: rec.Agent, Started: rec.Started, Tools: a.JournalTools, CalleeBudget: true, ExactUsage: a.Runner != nil && a.Runner.ExactUsage()})
 		}
 		if err != nil {
 			_ = lock.Release()

@@ -325,18 +325,15 @@ func Export(ctx context.Context, c client.Client, workflowID, runID string, note
 			continue
 		}
 		if m := ev.GetMarkerRecordedEventAttributes(); m != nil && m.GetMarkerName() == "Version" {
-			// The run's workflow.GetVersion of the changes a journal's
+			// The run's workflow.GetVersion of the change a journal's
 			// header names: that its called agents ran within its token
-			// budget, and that its usage was held to the model's
-			// tokeniser's count. Its journal says so, and replays so.
+			// budget. Its journal says so, and replays so. Its usage was
+			// not held to the model's tokeniser's count (its workflow
+			// reserves in no pool: a batch's pool is the workers'), so the
+			// header says nothing of that, whatever the run's version.
 			var change string
-			if dc.FromPayloads(m.GetDetails()["change-id"], &change) == nil {
-				switch change {
-				case calleeBudgetChange:
-					h.CalleeBudget = true
-				case exactUsageChange:
-					h.ExactUsage = true
-				}
+			if dc.FromPayloads(m.GetDetails()["change-id"], &change) == nil && change == calleeBudgetChange {
+				h.CalleeBudget = true
 			}
 			continue
 		}

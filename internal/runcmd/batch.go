@@ -172,7 +172,7 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 		if err != nil {
 			return err
 		}
-		journals.Header = journal.Header{Plan: string(p.Digests.Plan), OutputSuffix: p.OutputSuffix(), Agent: p.Agent.Name, Tools: ht, CalleeBudget: true, ExactUsage: true}
+		journals.Header = journal.Header{Plan: string(p.Digests.Plan), OutputSuffix: p.OutputSuffix(), Agent: p.Agent.Name, Tools: ht, CalleeBudget: true, ExactUsage: r.ExactUsage()}
 	}
 	if f.model == "test" && p.Agent.Model.Provider != "test" && f.replay == "" {
 		// The items' events are not printed: say once who answers.

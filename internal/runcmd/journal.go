@@ -143,8 +143,9 @@ func shortDigest(d string) string {
 const maxShownRun = 256
 
 // start creates a new record's file, once the tools are built: its header
-// records the tool sets their servers offered.
-func (jn *runJournal) start(p *plan.Plan) error {
+// records the tool sets their servers offered, and whether the run counts
+// its calls with the model's tokeniser (exact: it reserves them in a pool).
+func (jn *runJournal) start(p *plan.Plan, exact bool) error {
 	if !jn.fresh {
 		return nil
 	}
@@ -153,7 +154,7 @@ func (jn *runJournal) start(p *plan.Plan) error {
 		return err
 	}
 	h := journal.Header{Plan: string(p.Digests.Plan), Run: newRunID(), OutputSuffix: p.OutputSuffix(), Agent: p.Agent.Name,
-		Started: time.Now().UTC(), Tools: ht, CalleeBudget: true, ExactUsage: true}
+		Started: time.Now().UTC(), Tools: ht, CalleeBudget: true, ExactUsage: exact}
 	w, err := jn.lock.Create(h)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}

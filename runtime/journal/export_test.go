@@ -36,5 +36,7 @@ func CreateMemory(b *bytes.Buffer, h Header) (*Writer, error) {
 		return nil, err
 	}
 	b.Write(line)
-	return newWriter(memFile{b}), nil
+	w := newWriter(memFile{b})
+	w.header = h
+	return w, nil
 }

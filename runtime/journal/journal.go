@@ -171,10 +171,12 @@ type Header struct {
 	// as its replay runs them.
 	CalleeBudget bool
 	// ExactUsage says the run held a provider's usage reports to the
-	// model's own tokeniser's count where agentc has one, as every run
-	// since this member came does; a journal recorded before says
-	// nothing, and its replay holds them to the local estimate alone
-	// (runtime.WithUsageByBytes), as its run did.
+	// model's own tokeniser's count where agentc has one, as a run that
+	// reserves its calls in a token pool does (it counts them with the
+	// tokeniser anyway); a run with a journal does as its header says, so
+	// a replay charges as the run did, with a pool or without. A journal
+	// that says nothing is held to the local estimate alone
+	// (runtime.WithUsageByBytes).
 	ExactUsage bool
 }
 

@@ -31,7 +31,12 @@ type Writer struct {
 	buf    []byte
 	size   int64 // the bytes of the file, up to its last complete line
 	noSync bool  // for tests and benchmarks of everything but the disk
+	header Header
 }
+
+// Header returns the journal's header, as the writer wrote it or, resumed,
+// read it.
+func (w *Writer) Header() Header { return w.header }
 
 var errClosed = errors.New("journal: writer is closed")
 
@@ -128,6 +133,7 @@ func create(l *Lock, h Header, sync bool) (*Writer, error) {
 	w.noSync = !sync
 	w.lock = l
 	w.size = int64(len(line))
+	w.header = h
 	return w, nil
 }
 
@@ -210,6 +216,7 @@ func resume(l *Lock) (*Journal, *Writer, error) {
 	w := newWriter(f)
 	w.lock = l
 	w.size = j.ValidBytes
+	w.header = j.Header
 	j.store.file = l.path
 	for d := range j.store.values {
 		w.values[d] = true
