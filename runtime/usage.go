@@ -423,9 +423,24 @@ func (x *run) retriedUsage(req *Request, r Retried) Usage {
 	if r.Attempts <= 0 {
 		return Usage{}
 	}
-	n := min(r.Attempts, maxPlausible)
 	est := estimateUsage(req, Message{}, &x.sizes)
-	in := min(max(est.Input, x.exactUsage(req, Message{}).Input), inputBound(req, &x.sizes))
+	return retriedCharge(req, r, min(max(est.Input, x.exactUsage(req, Message{}).Input), inputBound(req, &x.sizes)))
+}
+
+// RetriedUsage is what r, a model call's answered attempts that failed,
+// is charged by the local estimate alone (a run holds it to the model's
+// tokeniser's count too where it has one): for a host that settles a
+// call's reservation in a pool of its own.
+func RetriedUsage(req *Request, r Retried) Usage {
+	if r.Attempts <= 0 {
+		return Usage{}
+	}
+	return retriedCharge(req, r, min(EstimateUsage(req, Message{}).Input, InputBound(req)))
+}
+
+// retriedCharge is what r is charged, each attempt in input tokens.
+func retriedCharge(req *Request, r Retried, in int) Usage {
+	n := min(r.Attempts, maxPlausible)
 	outMost := maxPlausible
 	if req.MaxOutputTokens > 0 {
 		outMost = req.MaxOutputTokens

@@ -306,10 +306,18 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 		}
 	}
 	resp, err := agentrt.Perform(ctx, &in.Effect, model, b.kit.tools, b.secrets)
-	if spent := agentrt.SpentOf(err); spent != (agentrt.Usage{}) {
-		settle(int64(spent.Held().Total()))
-	} else {
-		settle(usedTokens(resp))
+	if in.Effect.Model != nil {
+		// The attempts the provider answered and lost are charged too,
+		// by the estimate (the run's own charge holds them to more).
+		retried := agentrt.RetriedOf(err)
+		if err == nil {
+			retried = retriedOf(resp)
+		}
+		if spent := agentrt.SpentOf(err); spent != (agentrt.Usage{}) {
+			settle(int64(spent.Held().Add(agentrt.RetriedUsage(in.Effect.Model, retried)).Total()))
+		} else {
+			settle(usedTokens(resp) + int64(agentrt.RetriedUsage(in.Effect.Model, retried).Total()))
+		}
 	}
 	res := EffectResult{Response: resp, Started: started.UTC(), DurationMS: time.Since(started).Milliseconds(), Lost: lost}
 	if err != nil {
@@ -841,6 +849,18 @@ func (w *Worker) buildTools(ctx context.Context, run *workerRun, path string, t 
 	}
 	t.tools, t.close = tools, closeTools
 	return nil
+}
+
+// retriedOf is the attempts a model call's response says the provider
+// answered and lost, as a journal stores it; none where it says none.
+func retriedOf(resp json.RawMessage) agentrt.Retried {
+	var r struct {
+		Retried agentrt.Retried `json:"retried"`
+	}
+	if json.Unmarshal(resp, &r) != nil {
+		return agentrt.Retried{}
+	}
+	return r.Retried
 }
 
 // usedTokens is the usage a model call's response reports, as a journal
