@@ -8,17 +8,19 @@ import (
 	"sync"
 	"time"
 
+	"agentc.dev/agentc/internal/leaf/bodyrate"
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 
 // BodyRate is the least rate, in bytes a second, at which a whole
 // (unstreamed) response's body earns time past the stall timeout: it must
 // come in full within the stall timeout of its head and a second for each
-// BodyRate bytes read. A reply comes in a burst once the model is done
-// (the largest a provider call accepts, 32 MiB, in half an hour at this
-// rate), and a server that sends its body a byte at a time is cut: each
-// byte restarting the wait let one byte a second hold a run for days.
-const BodyRate = 16 << 10
+// BodyRate bytes read (bodyrate.Due). A reply comes in a burst once the
+// model is done (the largest a provider call accepts, 32 MiB, in half an
+// hour at this rate), and a server that sends its body a byte at a time
+// is cut: each byte restarting the wait let one byte a second hold a run
+// for days.
+const BodyRate = bodyrate.Rate
 
 // StalledError is an attempt given up because the server made no progress
 // for After: it sent no response, no part of a streamed reply (keep-alives
@@ -70,10 +72,10 @@ func (e *StalledError) Error() string {
 // Config's Stall: zero means retry.DefaultStall, and a negative d waits
 // for ever.
 func Stall(provider string, d time.Duration) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	return stall(provider, d, realClock{})
+	return stall(provider, d, bodyrate.System)
 }
 
-func stall(provider string, d time.Duration, clk clock) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+func stall(provider string, d time.Duration, clk bodyrate.Clock) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	if d == 0 {
 		d = retry.DefaultStall
 	}
@@ -119,11 +121,11 @@ func stall(provider string, d time.Duration, clk clock) func(*http.Request, func
 type watch struct {
 	provider string
 	d        time.Duration
-	clock    clock
+	clock    bodyrate.Clock
 	cancel   context.CancelFunc
 
 	mu       sync.Mutex
-	timer    timer
+	timer    bodyrate.Timer
 	deadline time.Time
 	wait     StallWait
 	head     time.Time // when the response's head came
@@ -192,7 +194,7 @@ func (w *watch) readBody(n int) {
 	defer w.mu.Unlock()
 	if w.err == nil && !w.done && w.wait == WaitBody {
 		w.read += int64(n)
-		w.deadline = w.head.Add(w.d + time.Duration(w.read)*time.Second/BodyRate)
+		w.deadline = bodyrate.Due(w.head, w.d, w.read)
 	}
 }
 
@@ -257,19 +259,3 @@ func (p *progress) heard() {
 		w.progressed()
 	}
 }
-
-// clock is the time a watch keeps: the real one, or a test's.
-type clock interface {
-	Now() time.Time
-	AfterFunc(d time.Duration, f func()) timer
-}
-
-type timer interface {
-	Reset(d time.Duration) bool
-	Stop() bool
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time                            { return time.Now() }
-func (realClock) AfterFunc(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }

@@ -5,79 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"agentc.dev/agentc/internal/leaf/bodyrate"
 )
-
-// fakeClock is a clock the test moves by hand: its timers fire, in
-// order, in Advance.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	c  *fakeClock
-	at time.Time
-	f  func()
-	on bool
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) timer {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{c: c, at: c.now.Add(d), f: f, on: true}
-	c.timers = append(c.timers, t)
-	return t
-}
-
-func (t *fakeTimer) Reset(d time.Duration) bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := t.on
-	t.at, t.on = t.c.now.Add(d), true
-	return was
-}
-
-func (t *fakeTimer) Stop() bool {
-	t.c.mu.Lock()
-	defer t.c.mu.Unlock()
-	was := t.on
-	t.on = false
-	return was
-}
-
-// Advance moves the clock by d, firing each timer due on the way at its
-// time.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	end := c.now.Add(d)
-	for {
-		var next *fakeTimer
-		for _, t := range c.timers {
-			if t.on && !t.at.After(end) && (next == nil || t.at.Before(next.at)) {
-				next = t
-			}
-		}
-		if next == nil {
-			c.now = end
-			c.mu.Unlock()
-			return
-		}
-		c.now, next.on = next.at, false
-		c.mu.Unlock()
-		next.f()
-		c.mu.Lock()
-	}
-}
 
 // piece is what a paced server sends at each step: raw bytes, of which
 // content are a part of the reply (what a provider's reader would pass
@@ -114,7 +46,7 @@ func (b *pacedBody) Close() error { return nil }
 // it ended.
 func paced(t *testing.T, d time.Duration, stream bool, pieces []piece, gap time.Duration, steps int) (time.Duration, error) {
 	t.Helper()
-	clk := &fakeClock{now: time.Unix(0, 0)}
+	clk := &bodyrate.Manual{}
 	ctx, meter := context.Background(), (*Reply)(nil)
 	if stream {
 		ctx, meter = NewReply(ctx, 0)
