@@ -139,6 +139,12 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		defer sh.Release() // for a request that ends before its run takes it
 		body, names, status, err := runInput(w, r, files, multi, limit)
 		if err != nil {
+			if status == http.StatusRequestTimeout {
+				// The share goes back before the answer is written, and
+				// the rest of the body is not read.
+				sh.Release()
+				w.Header().Set("Connection", "close")
+			}
 			reply(w, status, apiError{Error: err.Error()})
 			return
 		}
@@ -261,6 +267,12 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 	})
 	mux.HandleFunc("POST /v1/runs/{id}/approvals/{key...}", func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
+		var slow *SlowBodyError
+		if errors.As(err, &slow) {
+			w.Header().Set("Connection", "close")
+			reply(w, http.StatusRequestTimeout, apiError{Error: err.Error()})
+			return
+		}
 		var d Decision
 		if err == nil {
 			d, err = decisionOfBody(body)
@@ -300,7 +312,7 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(docs[AccessOf(r.Context())])
 	})
-	return Authorized(mux, tokens), nil
+	return Authorized(runs.BoundReads(mux), tokens), nil
 }
 
 // budgetParams are the bounds a run's request may narrow.
@@ -345,6 +357,7 @@ func openAPI(agents []Agent) ([]byte, error) {
 				"200": map[string]any{"description": "the run was made; its outcome says how it ended", "content": map[string]any{"application/json": map[string]any{"schema": result}}},
 				"400": withDesc(errBody, "the body is not one JSON value"),
 				"401": withDesc(errBody, "no bearer token, or another"),
+				"408": withDesc(errBody, "the body came too slowly: it must begin within 10 s of the server's reading it, then come at 16 KiB a second at least; nothing ran"),
 				"413": withDesc(errBody, "the body is too large"),
 				"422": withDesc(errBody, "the input contract refuses the input; nothing ran"),
 				"429": withDesc(errBody, "the token's clients have as many runs going as the server allows at once (--runs-per-token); nothing ran"),
@@ -525,7 +538,7 @@ func runInput(w http.ResponseWriter, r *http.Request, files []plan.FileField, mu
 	case errors.As(err, &tooLarge):
 		return nil, nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the body is larger than the %d bytes a run's input may be", limit)
 	case err != nil:
-		return nil, nil, http.StatusBadRequest, fmt.Errorf("reading the body: %v", err)
+		return nil, nil, statusOf(err), fmt.Errorf("reading the body: %w", err)
 	case !json.Valid(body) && len(body) > 0:
 		return nil, nil, http.StatusBadRequest, errors.New(notJSON(body))
 	}

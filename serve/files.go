@@ -142,11 +142,16 @@ func multipartInput(r *http.Request, files []plan.FileField) (json.RawMessage, m
 	return b, names, 0, nil
 }
 
-// statusOf is a read error's status: 413 for a body past its bound.
+// statusOf is a read error's status: 413 for a body past its bound, 408
+// for one that came too slowly (BoundReads).
 func statusOf(err error) int {
 	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
+	var slow *SlowBodyError
+	switch {
+	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge
+	case errors.As(err, &slow):
+		return http.StatusRequestTimeout
 	}
 	return http.StatusBadRequest
 }

@@ -132,7 +132,7 @@ func MCPHandler(version string, agents []Agent, runs *Runs, tokens *Tokens, b Se
 		}
 		return &auth.TokenInfo{UserID: g.user}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	m.h = Authorized(bound(http.HandlerFunc(m.serve)), tokens)
+	m.h = Authorized(runs.BoundReads(bound(http.HandlerFunc(m.serve))), tokens)
 	return m, nil
 }
 
@@ -183,7 +183,17 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return // its client went while it waited
 			}
-			body, checked := answersChecked(w, r)
+			body, err := io.ReadAll(r.Body)
+			var slow *SlowBodyError
+			if errors.As(err, &slow) {
+				// The share goes back before the answer is written, and
+				// the rest of the body is not read.
+				sh.Release()
+				w.Header().Set("Connection", "close")
+				http.Error(w, err.Error(), http.StatusRequestTimeout)
+				return
+			}
+			body, checked := answersChecked(w, r, body, err)
 			if !checked {
 				sh.Release()
 				return
@@ -208,10 +218,10 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 	m.sdk.ServeHTTP(ow, r)
 }
 
-// answersChecked reads the body of a POST in a session, and returns it;
-// where it is not I-JSON (RFC 7493: a member named twice, a lone
-// surrogate, bytes that are not UTF-8) it refuses it, as it would not read one way: a
-// client's answer to the server (a JSON-RPC response: to an approval's
+// answersChecked checks body, read from a POST in a session (err, the
+// error that ended its reading), and returns it; where it is not I-JSON
+// (RFC 7493: a member named twice, a lone surrogate, bytes that are not
+// UTF-8) it refuses it, as it would not read one way: a client's answer to the server (a JSON-RPC response: to an approval's
 // form) is replaced by an error for the same request, which refuses the
 // call saying why (answerNotIJSON), and it reports true; anything else (a
 // request, a batch) is refused 400, and it reports false. Every body is
@@ -220,8 +230,7 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 // "method", and passed the answer unchecked as a request). The SDK reads
 // the body as it came otherwise, the error of reading it too, and what is
 // not JSON.
-func answersChecked(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(r.Body)
+func answersChecked(w http.ResponseWriter, r *http.Request, body []byte, err error) ([]byte, bool) {
 	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), errorReader{err}))
 	if err != nil || !json.Valid(body) {
 		return body, true

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"agentc.dev/agentc/internal/leaf/atomicfile"
+	"agentc.dev/agentc/internal/leaf/bodyrate"
 	"agentc.dev/agentc/internal/leaf/diskfree"
 	"agentc.dev/agentc/internal/leaf/jsonshape"
 	"agentc.dev/agentc/internal/leaf/userfile"
@@ -107,6 +108,8 @@ type Runs struct {
 	// reading bounds the inputs being read at once, weighed by their
 	// bytes (see read).
 	reading *semaphore.Weighted
+	// clock times request bodies (BoundReads); nil is the system's.
+	clock bodyrate.Clock
 
 	mu        sync.Mutex
 	byID      map[string]*Record

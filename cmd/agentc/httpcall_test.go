@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime/multipart"
 	nethttp "net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,6 +50,10 @@ func readyURL(ts *testscript.TestScript, neg bool, args []string) {
 // the command's bound), and prints the last answer: for what a server
 // does just after a client has seen an effect of it. -to makes the request in the background and writes the same, as it
 // arrives, to FILE (waitfor reads it); the script waits for it at its end.
+// -stall N (with -to) sends a body that says it is N bytes long but is
+// only BODYFILE, and no more: a client whose body stopped coming. It asks
+// to continue (Expect: 100-continue), and writes "continue" to FILE once
+// told to, which a server tells as it begins to read the body.
 func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	fs := flag.NewFlagSet("http", flag.ContinueOnError)
 	notoken := fs.Bool("notoken", false, "")
@@ -57,15 +62,19 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	mcp := fs.Bool("mcp", false, "")
 	to := fs.String("to", "", "")
 	until := fs.Int("until", 0, "")
+	stall := fs.Int64("stall", 0, "")
 	var headers []string
 	fs.Func("H", "", func(v string) error { headers = append(headers, v); return nil })
 	var fields []string
 	fs.Func("F", "", func(v string) error { fields = append(fields, v); return nil })
 	if err := fs.Parse(args); err != nil || neg || fs.NArg() < 2 || fs.NArg() > 3 || len(fields) > 0 && fs.NArg() == 3 {
-		ts.Fatalf("usage: http [-notoken] [-token T] [-sse] [-mcp] [-H NAME:VALUE]... [-until STATUS] [-to FILE] [-F NAME=VALUE|NAME=@FILE[;filename=SENT]]... METHOD PATH [BODYFILE]")
+		ts.Fatalf("usage: http [-notoken] [-token T] [-sse] [-mcp] [-H NAME:VALUE]... [-until STATUS] [-to FILE [-stall N]] [-F NAME=VALUE|NAME=@FILE[;filename=SENT]]... METHOD PATH [BODYFILE]")
 	}
 	if *until != 0 && *to != "" {
 		ts.Fatalf("http: -until goes without -to")
+	}
+	if *stall != 0 && (*to == "" || fs.NArg() != 3) {
+		ts.Fatalf("http: -stall goes with -to and a BODYFILE")
 	}
 	base := ts.Getenv("SERVE_URL")
 	if base == "" {
@@ -175,6 +184,14 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	f, err := os.Create(ts.MkAbs(*to))
 	ts.Check(err)
+	if *stall != 0 {
+		req.ContentLength = *stall
+		req.Body, req.GetBody = &stalledBody{head: payload, ctx: ctx}, nil
+		req.Header.Set("Expect", "100-continue")
+		req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			Got100Continue: func() { fmt.Fprintln(f, "continue") },
+		}))
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -188,6 +205,25 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	}()
 	ts.Defer(func() { cancel(); wg.Wait() })
 }
+
+// stalledBody is http -stall's body: its head, then nothing until the
+// command's context ends.
+type stalledBody struct {
+	head []byte
+	ctx  context.Context
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	if len(b.head) > 0 {
+		n := copy(p, b.head)
+		b.head = b.head[n:]
+		return n, nil
+	}
+	<-b.ctx.Done()
+	return 0, b.ctx.Err()
+}
+
+func (b *stalledBody) Close() error { return nil }
 
 // errAgain says an answer was not the one http -until waits for.
 var errAgain = errors.New("not yet")

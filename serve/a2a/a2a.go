@@ -100,7 +100,7 @@ func Handler(agents []serve.Agent, runs *serve.Runs, base string, tokens *serve.
 		mux.Handle(path, admitted(name, measured(name, serve.MaxRequestBytes(ag.Plan), runs, a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(&executor{ag: ag, runs: runs, tasks: ts, cancels: map[a2a.TaskID]*running{}},
 			a2asrv.WithTaskStore(ts))))))
 	}
-	return serve.Authorized(mux, tokens)
+	return serve.Authorized(runs.BoundReads(mux), tokens)
 }
 
 // admitted serves h to the requests whose token admits to agent name, and

@@ -162,9 +162,17 @@ func measured(name string, limit int64, runs *serve.Runs, h http.Handler) http.H
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 		var past *http.MaxBytesError
+		var slow *serve.SlowBodyError
 		switch {
 		case errors.As(err, &past):
 			tooLarge()
+			return
+		case errors.As(err, &slow):
+			// The share goes back before the answer is written, and the
+			// rest of the body is not read.
+			hd.end()
+			w.Header().Set("Connection", "close")
+			http.Error(w, err.Error(), http.StatusRequestTimeout)
 			return
 		case err != nil:
 			http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)

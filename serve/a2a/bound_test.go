@@ -6,16 +6,20 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/a2a"
 
+	"agentc.dev/agentc/internal/leaf/bodyrate"
 	"agentc.dev/agentc/serve"
 	a2aserve "agentc.dev/agentc/serve/a2a"
+	"agentc.dev/agentc/serve/internal/servetest"
 )
 
 // rpc posts body to the agent's JSON-RPC endpoint with the token and
@@ -318,4 +322,40 @@ func sendTo(t *testing.T, url string, body io.Reader, answers chan<- string) {
 		out, _ := io.ReadAll(resp.Body)
 		answers <- string(out)
 	}()
+}
+
+// TestA2ASlowBody: a client that sends the head of a request of more than
+// 512 KiB (its share the whole bound on reading) and then nothing is
+// answered 408 once its body's time is out (serve.BoundReads), before the
+// SDK sees it, and its share is given back at once: another client's
+// message, which waited on it, is then answered. Before, the other
+// message waited as long as the body's sender liked.
+func TestA2ASlowBody(t *testing.T) {
+	runs, err := serve.NewRuns("", 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { runs.Stop(); runs.Wait() })
+	clk := &bodyrate.Manual{}
+	runs.SetClock(clk)
+	var reached atomic.Int32
+	a2aserve.OnReached(t, func() { reached.Add(1) })
+	srv, _, _ := servedBy(t, labeler(t), runs)
+	waits := make(chan int64, 4)
+	a2aserve.OnHoldWait(t, func(n int64) { waits <- n })
+
+	st := servetest.Stalled(t, srv.URL+a2aserve.Prefix+"labeler", token, http.Header{"Content-Type": {"application/json"}}, `{"jsonrpc":"2.0","id":7,"method":"message/send","params":`)
+	answers := make(chan string, 1)
+	sendTo(t, srv.URL, strings.NewReader(sendWith("", "{}")), answers)
+	<-waits // for the bound, which the body holds
+	clk.Advance(serve.BodyWait + time.Second)
+	if status, body, closed := st.Answer(t); status != http.StatusRequestTimeout || !regexp.MustCompile(`^the body came too slowly: \d+ bytes in 10(\.\d+)?s`).MatchString(body) || !closed {
+		t.Errorf("answered %d %q, the connection closed: %v; want 408 saying the body came too slowly, closed", status, body, closed)
+	}
+	if out := <-answers; !strings.Contains(out, `"result"`) || !strings.Contains(out, `"completed"`) {
+		t.Errorf("another client's message, once the body was given up: %.300s", out)
+	}
+	if n := reached.Load(); n != 1 {
+		t.Errorf("%d requests reached the SDK, want the other client's", n)
+	}
 }
