@@ -138,6 +138,9 @@ type Runner struct {
 	// lanes are the model chain, this runner first and then one per
 	// fallback model; nil without fallbacks.
 	lanes []*Runner
+	// inputRead, when set, is called once a run has read its input
+	// (WithInputRead).
+	inputRead func()
 }
 
 // ConfigError reports a plan and options that cannot run together.
@@ -407,6 +410,9 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	started := x.now()
 	x.rep = &Report{Agent: r.agent.Name, Digests: r.plan.Digests, OutputTool: r.outputTool, Started: started, Rounds: []RoundReport{}}
 	user, err := r.userMessage(ctx, input)
+	if r.inputRead != nil {
+		r.inputRead()
+	}
 	if err != nil {
 		return nil, err
 	}

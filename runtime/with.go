@@ -25,6 +25,18 @@ func (r *Runner) WithEvents(f func(Event)) *Runner {
 	return &c
 }
 
+// WithInputRead returns a runner of the same plan whose runs call f once
+// they have read their input (decoded it, checked it against the input
+// schema and rendered the prompt, or failed to), before anything else: a
+// host that runs many at once reads only so many inputs together, since
+// reading one holds many times its bytes (jsonshape.Weight), and the run
+// after holds only what the prompt renders.
+func (r *Runner) WithInputRead(f func()) *Runner {
+	c := *r
+	c.inputRead = f
+	return &c
+}
+
 // Plan returns the plan the runner runs. It is shared: the caller must
 // not change it.
 func (r *Runner) Plan() *plan.Plan { return r.plan }

@@ -506,20 +506,13 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 const MaxReading = 32 << 20
 
 // ValueBytes is what each JSON value of an input weighs on the bound on
-// reading, beside its bytes: decoded and checked against its contract, a
-// value holds a hundred bytes and more where its text took two or three,
-// so an input of many small values weighs more than its bytes (an 8 MiB
-// array of zeros, 4 million values, weighs the whole bound and is read
-// alone).
-const ValueBytes = 128
+// reading, beside its bytes (jsonshape.ValueBytes): an 8 MiB array of
+// zeros, 4 million values, weighs the whole bound and is read alone.
+const ValueBytes = jsonshape.ValueBytes
 
-// Weight is what the JSON text input weighs on the bound on reading: its
-// bytes, or ValueBytes a value where that is more (jsonshape.Measure,
-// which allocates nothing).
-func Weight(input []byte) int64 {
-	values, _ := jsonshape.Measure(input)
-	return max(int64(len(input))+1, int64(values)*ValueBytes)
-}
+// Weight is what the JSON text input weighs on the bound on reading
+// (jsonshape.Weight): its bytes, or ValueBytes a value where that is more.
+func Weight(input []byte) int64 { return jsonshape.Weight(input) }
 
 // read runs check, the reading of input, within the bound on the inputs
 // read at once (MaxReading), as much of it as the input weighs (Weight);

@@ -19,7 +19,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/leaf/jsonshape"
 	"agentc.dev/agentc/internal/leaf/userfile"
 	agentrt "agentc.dev/agentc/runtime"
 )
@@ -38,6 +41,15 @@ const MaxParallel = 1024
 // DefaultMaxLine is the longest input line, in bytes: a single run's
 // largest input.
 const DefaultMaxLine = 8 << 20
+
+// MaxReading bounds the inputs a batch reads at once, by their weight
+// (jsonshape.Weight): reading an input (its files put in the store, its
+// JSON decoded and checked against the input schema) holds many times its
+// bytes, an 8 MiB line of zeros about 670 MB, and Parallel runs reading
+// such lines together held Parallel times that. A run holds its share
+// until it has read its input; an input heavier than the bound is read
+// alone.
+const MaxReading = 32 << 20
 
 // Options configure a Batch.
 type Options struct {
@@ -126,6 +138,7 @@ type Batch struct {
 
 	read, inflight, done, failed atomic.Int64
 	tokens, paid                 atomic.Int64
+	reading                      *semaphore.Weighted // MaxReading
 }
 
 // New returns a batch of the runner's plan. The runner's own events and
@@ -137,7 +150,7 @@ func New(r *agentrt.Runner, opts Options) *Batch {
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
-	return &Batch{r: r, opts: opts}
+	return &Batch{r: r, opts: opts, reading: semaphore.NewWeighted(MaxReading)}
 }
 
 // RunFunc runs one item's input somewhere other than this process (a
@@ -209,11 +222,12 @@ func (b *Batch) Run(ctx context.Context, in io.Reader, out func(Result) error) (
 	for range b.opts.Parallel {
 		wg.Go(func() {
 			for it := range work {
-				if ctx.Err() != nil {
+				read, err := b.startReading(ctx, it)
+				if err != nil {
 					results <- Result{Index: it.index, Line: it.line, Report: nil} // not started
 					continue
 				}
-				results <- b.runItem(ctx, it)
+				results <- b.runItem(ctx, it, read)
 			}
 		})
 	}
@@ -380,12 +394,29 @@ func readLine(br *bufio.Reader, max int) (text []byte, long bool, err error) {
 	}
 }
 
-// runItem runs one item and makes its result.
-func (b *Batch) runItem(ctx context.Context, it item) Result {
+// startReading takes the item's share of the inputs read at once
+// (MaxReading), waiting its turn, and returns what gives it back; the
+// error is ctx's, which ended while it waited.
+func (b *Batch) startReading(ctx context.Context, it item) (read func(), err error) {
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	w := min(jsonshape.Weight(it.input), MaxReading)
+	if err := b.reading.Acquire(ctx, w); err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { b.reading.Release(w) }) }, nil
+}
+
+// runItem runs one item and makes its result; read gives back its share
+// of the inputs read at once, once its input is read.
+func (b *Batch) runItem(ctx context.Context, it item, read func()) Result {
 	b.inflight.Add(1)
 	defer b.inflight.Add(-1)
+	defer read()
 	res := Result{Index: it.index, Line: it.line, ID: it.id}
-	rep, r, bad := b.run(ctx, it)
+	rep, r, bad := b.run(ctx, it, read)
 	res.Report, res.bad = rep, bad
 	if b.opts.Items && r != nil {
 		res.Model = modelLabel(r, rep)
@@ -403,8 +434,9 @@ func (b *Batch) runItem(ctx context.Context, it item) Result {
 
 // run runs an item, through its journal if the batch keeps them, and
 // returns its report and the runner that ran it (nil when none did); an
-// input that cannot run is a report of that error, and bad says so.
-func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, r *agentrt.Runner, bad bool) {
+// input that cannot run is a report of that error, and bad says so. read
+// is called once the item's input is read here.
+func (b *Batch) run(ctx context.Context, it item, read func()) (rep *agentrt.Report, r *agentrt.Runner, bad bool) {
 	failed := func(msg string) *agentrt.Report {
 		return &agentrt.Report{Outcome: agentrt.OutcomeError, Bound: agentrt.BoundNone, Error: msg}
 	}
@@ -432,6 +464,7 @@ func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, r *agent
 		it.input = in
 	}
 	if b.fn != nil {
+		read() // the run reads its input where it runs
 		rep, err := b.fn(ctx, it.index, it.line, it.input)
 		if err != nil {
 			var ie *agentrt.InputError
@@ -442,6 +475,7 @@ func (b *Batch) run(ctx context.Context, it item) (rep *agentrt.Report, r *agent
 		return rep, nil, false
 	}
 	ran := r
+	r = r.WithInputRead(read)
 	if b.opts.Events != nil {
 		r = r.WithEvents(func(e agentrt.Event) { b.opts.Events(it.index, e) })
 	} else {

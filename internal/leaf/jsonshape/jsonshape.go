@@ -47,6 +47,20 @@ func Measure(b []byte) (values, depth int) {
 	return values, depth
 }
 
+// ValueBytes is what each value of a JSON text weighs (Weight), beside
+// its bytes: decoded and checked against a schema, a value holds a
+// hundred bytes and more where its text took two or three (an 8 MiB
+// array of zeros, 4 million values, held about 670 MB).
+const ValueBytes = 128
+
+// Weight is about what decoding the JSON text b and checking it against a
+// schema holds: its bytes, or ValueBytes a value where that is more. A
+// host reading many texts at once bounds the sum of their weights.
+func Weight(b []byte) int64 {
+	values, _ := Measure(b)
+	return max(int64(len(b))+1, int64(values)*ValueBytes)
+}
+
 // Counter is Measure of a text given in pieces (Write), so that a reader
 // can count a body's values as it passes, holding none of it. Values and
 // Depth are Measure's of what was written so far.
