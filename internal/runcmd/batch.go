@@ -1,11 +1,8 @@
 package runcmd
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -267,35 +264,13 @@ func batchInput(e Env, name string) (in io.Reader, total int64, closeIn func(), 
 		return nil, 0, nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--batch: %s is %s, not a file of items or a pipe (--batch - reads standard input)", name, userfile.Kind(fi.Mode()))}
 	}
 	if fi, err := file.Stat(); err == nil && fi.Mode().IsRegular() {
-		total = countItems(file)
+		total = batch.Count(file, MaxInput)
 		if _, err := file.Seek(0, io.SeekStart); err != nil {
 			file.Close()
 			return nil, 0, nil, &ExitError{Code: ExitFindings, Err: err}
 		}
 	}
 	return file, total, func() { file.Close() }, nil
-}
-
-// countItems counts the lines of r that are not blank.
-func countItems(r io.Reader) int64 {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var n int64
-	blank := true
-	for {
-		frag, err := br.ReadSlice('\n')
-		if len(bytes.TrimSpace(frag)) > 0 {
-			blank = false
-		}
-		if err == nil || err == io.EOF && len(frag) > 0 {
-			if !blank {
-				n++
-			}
-			blank = true
-		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			return n
-		}
-	}
 }
 
 // batchTelemetry records each item's run as a trace of its own, then

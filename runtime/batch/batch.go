@@ -361,6 +361,47 @@ func Scan(in io.Reader, maxLine int, fn func(Item) error) error {
 	}
 }
 
+// Count returns how many items Scan would find in in, reading no further
+// than Scan would (a line with no end within MaxSkip past maxLine ends
+// the count, as it ends the scan, and counts) and keeping none of it. A
+// host counts a file's items before running them, to show progress: a
+// file of endless bytes (a sparse file of terabytes) was counted to its
+// end before the batch started.
+func Count(in io.Reader, maxLine int) int64 {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	br := bufio.NewReaderSize(in, 64<<10)
+	var n int64
+	read, blank, last := 0, true, byte(0)
+	for {
+		frag, err := br.ReadSlice('\n')
+		if read += len(frag); read > maxLine+MaxSkip {
+			return n + 1
+		}
+		blank = blank && len(bytes.TrimSpace(frag)) == 0
+		if errors.Is(err, bufio.ErrBufferFull) {
+			last = frag[len(frag)-1]
+			continue
+		}
+		// The line's length without its end (\n or \r\n), as Scan keeps it.
+		length := read
+		if k := len(frag); k > 0 && frag[k-1] == '\n' {
+			length--
+			if k > 1 && frag[k-2] == '\r' || k == 1 && last == '\r' {
+				length--
+			}
+		}
+		if !blank || length > maxLine {
+			n++
+		}
+		if err != nil {
+			return n
+		}
+		read, blank, last = 0, true, 0
+	}
+}
+
 // MaxSkip is how far past the longest line kept a line is read for its
 // end: a line with none within it (a device's endless bytes, a stream gone
 // wrong) ends the batch, since the lines after it cannot be found.

@@ -320,3 +320,46 @@ func TestItemsRunnerFor(t *testing.T) {
 		t.Errorf("RunnerFor asked %v", asked)
 	}
 }
+
+// endless is a reader of zeros that never ends: a sparse file's holes.
+type endless struct{ n int64 }
+
+func (e *endless) Read(p []byte) (int, error) {
+	clear(p)
+	e.n += int64(len(p))
+	return len(p), nil
+}
+
+// TestCount: Count finds the items Scan finds, lines longer than its
+// buffer and ends split across its reads included, and reads an input
+// with no line end no further than Scan would, where it counts the line
+// the batch ends on.
+func TestCount(t *testing.T) {
+	long := strings.Repeat(" ", 100<<10)
+	for _, c := range []struct {
+		in      string
+		maxLine int
+	}{
+		{"", 0},
+		{"\n\n \r\n", 0},
+		{"{}\n\n{}", 0},
+		{"{}\r\n" + long + "\r\n{}\n", 0},
+		{long + "\r\n", 64},
+		{long[:64<<10-1] + "\r\n", 64<<10 - 1},
+		{long[:64<<10-1] + "\r\n", 64<<10 - 2},
+		{long[:64<<10] + "\r\n{}", 64 << 10},
+		{long[:64<<10+1] + "\r\n", 64 << 10},
+	} {
+		var items int64
+		if err := batch.Scan(strings.NewReader(c.in), c.maxLine, func(batch.Item) error { items++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n := batch.Count(strings.NewReader(c.in), c.maxLine); n != items {
+			t.Errorf("Count(%.20q…, %d) = %d, Scan found %d", c.in, c.maxLine, n, items)
+		}
+	}
+	zeros := &endless{}
+	if n := batch.Count(io.MultiReader(strings.NewReader("{}\n"), zeros), 64); n != 2 || zeros.n > batch.MaxSkip+128<<10 {
+		t.Errorf("Count of a line without end: %d items, %d bytes of it read", n, zeros.n)
+	}
+}

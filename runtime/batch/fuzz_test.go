@@ -17,7 +17,8 @@ import (
 // testdata/fuzz/FuzzLines): the batch never panics or hangs, makes one
 // item of each line that is not blank, in order, with its line number;
 // an item runs exactly when its line is one JSON value no longer than
-// the limit, and any other is that item's error, naming its line.
+// the limit, and any other is that item's error, naming its line; Count
+// counts as many.
 func FuzzLines(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const maxLine = 64
@@ -77,6 +78,10 @@ func FuzzLines(f *testing.F) {
 		}
 		if sum.BadLines != bad || len(ran) != len(wants)-bad {
 			t.Fatalf("%d bad lines, %d run; want %d, %d", sum.BadLines, len(ran), bad, len(wants)-bad)
+		}
+		// Counted before a batch runs, the items are the ones it makes.
+		if n := batch.Count(bytes.NewReader(data), maxLine); n != int64(len(wants)) {
+			t.Fatalf("Count says %d items, the batch made %d", n, len(wants))
 		}
 	})
 }
