@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	nethttp "net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,10 +30,32 @@ import (
 // spans it received to otlp-spans.txt, one a line: the name, "<" and the
 // parent's name (or "-"), then the attributes as key=value, sorted
 // (newlines in values as \n); span events follow as "  event NAME". The
-// names of the metrics go to otlp-metrics.txt, one a line.
+// names of the metrics go to otlp-metrics.txt, one a line. With "refuse"
+// it takes nothing: it answers every export 401, quoting the credential
+// of each header the request carried (what follows its scheme, Basic's
+// decoded too), as a collector or a proxy may.
 func otlpReceiver(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) > 1 || len(args) == 1 && args[0] != "grpc" {
-		ts.Fatalf("usage: otlpreceiver [grpc]")
+	if neg || len(args) > 1 || len(args) == 1 && args[0] != "grpc" && args[0] != "refuse" {
+		ts.Fatalf("usage: otlpreceiver [grpc|refuse]")
+	}
+	if len(args) == 1 && args[0] == "refuse" {
+		srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			var quoted []string
+			for _, name := range slices.Sorted(maps.Keys(r.Header)) {
+				scheme, cred, ok := strings.Cut(r.Header.Get(name), " ")
+				if !ok || name == "User-Agent" {
+					continue
+				}
+				quoted = append(quoted, cred)
+				if b, err := base64.StdEncoding.DecodeString(cred); err == nil && strings.EqualFold(scheme, "basic") {
+					quoted = append(quoted, string(b))
+				}
+			}
+			nethttp.Error(w, "these credentials are not valid here: "+strings.Join(quoted, ", "), nethttp.StatusUnauthorized)
+		}))
+		ts.Defer(srv.Close)
+		ts.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+		return
 	}
 	c := &collector{spansFile: ts.MkAbs("otlp-spans.txt"), metricsFile: ts.MkAbs("otlp-metrics.txt"), metrics: map[string]bool{}}
 	if len(args) == 1 {

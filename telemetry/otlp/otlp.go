@@ -6,6 +6,7 @@ package otlp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -71,14 +72,30 @@ const maxSaid = 2000
 
 // ExporterSecrets returns the secrets the OTEL_* variables give the
 // exporters to send: each header's value (as written and decoded, and the
-// variable's whole value, which the SDK quotes when it cannot parse it)
-// and the password of an endpoint's user information.
+// variable's whole value, which the SDK quotes when it cannot parse it),
+// the credential a value gives after its scheme (Bearer's token, Basic's
+// and what it decodes to), and the password of an endpoint's user
+// information.
 func ExporterSecrets(getenv func(string) string) []string {
 	var out []string
 	add := func(v string) {
 		out = append(out, v)
 		if u, err := url.QueryUnescape(v); err == nil && u != v {
 			out = append(out, u)
+			v = u
+		}
+		// A collector refusing a credential may quote it without its
+		// scheme ("invalid token TOKEN"), and a redacted value's part is
+		// not found in it.
+		if _, cred, ok := strings.Cut(v, " "); ok {
+			cred = strings.TrimSpace(cred)
+			out = append(out, cred)
+			if b, err := base64.StdEncoding.DecodeString(cred); err == nil {
+				out = append(out, string(b))
+				if _, pass, ok := strings.Cut(string(b), ":"); ok {
+					out = append(out, pass)
+				}
+			}
 		}
 	}
 	for _, signal := range []string{"", "TRACES_", "METRICS_", "LOGS_"} {

@@ -22,6 +22,7 @@ func TestExporterSecrets(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_TRACES_HEADERS":   "Authorization: Bearer TRACESECRET-0123",
 		"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "https://agentc:PWSECRET123456@collector.example:4318/v1/metrics",
 		"OTEL_EXPORTER_OTLP_ENDPOINT":         "http://user:PW%21SECRET99@127.0.0.1:29318x",
+		"OTEL_EXPORTER_OTLP_LOGS_HEADERS":     "authorization=Bearer%20BEARERSECRET-0123,proxy-authorization=Basic%20YWdlbnRjOkJBU0lDU0VDUkVULTAxMjM=",
 	}
 	got := ExporterSecrets(func(k string) string { return env[k] })
 	for _, want := range []string{
@@ -29,6 +30,8 @@ func TestExporterSecrets(t *testing.T) {
 		"Authorization: Bearer TRACESECRET-0123",
 		"PWSECRET123456", "agentc:PWSECRET123456",
 		"PW%21SECRET99", "PW!SECRET99",
+		// A credential without its scheme, Basic's decoded too.
+		"BEARERSECRET-0123", "YWdlbnRjOkJBU0lDU0VDUkVULTAxMjM=", "agentc:BASICSECRET-0123", "BASICSECRET-0123",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("%q is not among the secrets %q", want, got)
