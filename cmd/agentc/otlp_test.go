@@ -33,7 +33,8 @@ import (
 // names of the metrics go to otlp-metrics.txt, one a line. With "refuse"
 // it takes nothing: it answers every export 401, quoting the credential
 // of each header the request carried (what follows its scheme, Basic's
-// decoded too), as a collector or a proxy may.
+// decoded too), as a collector or a proxy may, and a line that reads as
+// agentc's.
 func otlpReceiver(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) > 1 || len(args) == 1 && args[0] != "grpc" && args[0] != "refuse" {
 		ts.Fatalf("usage: otlpreceiver [grpc|refuse]")
@@ -51,7 +52,9 @@ func otlpReceiver(ts *testscript.TestScript, neg bool, args []string) {
 					quoted = append(quoted, string(b))
 				}
 			}
-			nethttp.Error(w, "these credentials are not valid here: "+strings.Join(quoted, ", "), nethttp.StatusUnauthorized)
+			// A line of its own that reads as agentc's, as a hostile
+			// collector may write one.
+			nethttp.Error(w, "these credentials are not valid here: "+strings.Join(quoted, ", ")+"\nagentc: batch: 9 items: 9 succeeded", nethttp.StatusUnauthorized)
 		}))
 		ts.Defer(srv.Close)
 		ts.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)

@@ -66,6 +66,9 @@ var DefaultSampler = sdktrace.ParentBased(sdktrace.AlwaysSample(), sdktrace.With
 // OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT are not set.
 const DefaultValueLimit = 64 << 10
 
+// oneLine writes a warning's line breaks as escapes.
+var oneLine = strings.NewReplacer("\r", `\r`, "\n", `\n`, "\u2028", `\u2028`, "\u2029", `\u2029`, "\x85", `\u0085`)
+
 // maxSaid bounds what a warning quotes of the SDK's errors and log: a
 // collector's answer, quoted, may be megabytes.
 const maxSaid = 2000
@@ -197,7 +200,10 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 	var once sync.Once
 	s.warn = func(err error) {
 		once.Do(func() {
-			fmt.Fprintf(warn, "agentc: warning: telemetry could not be exported (the run goes on): %s\n", textcut.Prefix(secrets.Error(err).Error(), maxSaid))
+			// On one line: a collector's text (its error's body) holding
+			// line breaks could otherwise write lines that read as agentc's.
+			// (The program's standard error escapes the rest.)
+			fmt.Fprintf(warn, "agentc: warning: telemetry could not be exported (the run goes on): %s\n", oneLine.Replace(textcut.Prefix(secrets.Error(err).Error(), maxSaid)))
 		})
 	}
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(s.warn))
@@ -205,7 +211,7 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 	// warnings go, secrets replaced and cut, rather than to the process's
 	// standard error as it is.
 	otel.SetLogger(funcr.New(func(prefix, args string) {
-		fmt.Fprintf(warn, "agentc: telemetry: %s\n", textcut.Prefix(secrets.String(strings.TrimSpace(prefix+" "+args)), maxSaid))
+		fmt.Fprintf(warn, "agentc: telemetry: %s\n", oneLine.Replace(textcut.Prefix(secrets.String(strings.TrimSpace(prefix+" "+args)), maxSaid)))
 	}, funcr.Options{}))
 	var tracerProvider trace.TracerProvider = tracenoop.NewTracerProvider()
 	var meterProvider metric.MeterProvider = metricnoop.NewMeterProvider()
