@@ -27,3 +27,13 @@ func (rs *Runs) HoldReading(t testing.TB, n int64) func() {
 	}
 	return func() { rs.reading.Release(n) }
 }
+
+// ReadingFree reports whether n bytes of the bound on the inputs read at
+// once are free now.
+func (rs *Runs) ReadingFree(n int64) bool {
+	if !rs.reading.TryAcquire(n) {
+		return false
+	}
+	rs.reading.Release(n)
+	return true
+}

@@ -455,7 +455,7 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := rs.read(ctx, c.input, func() error {
+	sh, err := rs.readHeld(ctx, c.input, func() error {
 		files := fileFieldsOf(a.Plan)
 		if err := checkFiles(files, c.input); err != nil {
 			return err
@@ -475,9 +475,14 @@ func (rs *Runs) run(ctx context.Context, a Agent, c call) (*Record, error) {
 		// An input the contract refuses leaves nothing, and is refused
 		// here, within the bound on reading.
 		return validateInput(runner, c.input)
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
+	// The run reads its input again, under the same share; one that
+	// never starts gives it back here.
+	defer sh.Release()
+	runner = runner.WithInputRead(sh.Release)
 	id := newID()
 	rec := &Record{ID: id, Agent: a.Plan.Agent.Name, Plan: string(a.Plan.Digests.Plan), State: StateRunning, Started: time.Now().UTC(), Input: c.input}
 	if !c.budgets.isZero() {
@@ -524,6 +529,18 @@ func Weight(input []byte) int64 { return jsonshape.Weight(input) }
 // waiters in turn, every body sent at once was read before the first was
 // checked (20 bodies of 32 MiB at once held 2.8 GB).
 func (rs *Runs) read(ctx context.Context, input []byte, check func() error) error {
+	sh, err := rs.readHeld(ctx, input, check)
+	sh.Release()
+	return err
+}
+
+// readHeld is read, and returns the share check ran under, still held,
+// where check passed: for a run here, which reads its input again (it
+// decodes it, checks it and renders its prompt) before it gives the share
+// back (runtime.Runner.WithInputRead). Its reading held as much as the
+// check's, outside the bound: 16 runs of dense inputs at once held 16
+// times what the bound lets one.
+func (rs *Runs) readHeld(ctx context.Context, input []byte, check func() error) (*Share, error) {
 	need := min(Weight(input), MaxReading)
 	sh := shareOf(ctx).handOver()
 	if sh == nil || sh.Held() < need {
@@ -534,12 +551,15 @@ func (rs *Runs) read(ctx context.Context, input []byte, check func() error) erro
 		sh.Release()
 		var err error
 		if sh, err = rs.Reserve(ctx, need); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	sh.Shrink(need)
-	defer sh.Release()
-	return check()
+	if err := check(); err != nil {
+		sh.Release()
+		return nil, err
+	}
+	return sh, nil
 }
 
 // Reading takes n bytes (at most MaxReading) of the bound on the inputs

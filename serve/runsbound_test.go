@@ -13,9 +13,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/serve"
 	"agentc.dev/agentc/serve/internal/servetest"
 )
@@ -448,4 +451,65 @@ func answerOf(req *http.Request) string {
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	return resp.Status + " " + string(out)
+}
+
+// startClock is a run's clock that, the first time the run reads it (as
+// it starts, before it reads its input), records whether the whole bound
+// on reading was free.
+type startClock struct {
+	runs      *serve.Runs
+	once      sync.Once
+	freeFirst atomic.Bool
+}
+
+func (c *startClock) Now() time.Time {
+	c.once.Do(func() { c.freeFirst.Store(c.runs.ReadingFree(serve.MaxReading)) })
+	return time.Now()
+}
+
+// freeModel answers as the test model does, and records whether the
+// whole bound on reading was free when the run called it.
+type freeModel struct {
+	runs *serve.Runs
+	free atomic.Bool
+	testmodel.Model
+}
+
+func (m *freeModel) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	m.free.Store(m.runs.ReadingFree(serve.MaxReading))
+	return m.Model.Complete(ctx, req)
+}
+
+// TestRunReadsInputWithinBound: a run here reads its input again (decodes
+// it, checks it, renders its prompt) under the share its request checked
+// it under, given back once the run has read it: the run started with
+// the bound still held, and called its model with it free. The share was
+// given back once the input was checked, and each of many runs read its
+// input outside the bound.
+func TestRunReadsInputWithinBound(t *testing.T) {
+	runs := newRuns(t, "", true)
+	ag := labeler(t)
+	clock := &startClock{runs: runs}
+	model := &freeModel{runs: runs}
+	r, err := agentrt.New(ag.Plan, agentrt.Options{Model: model, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag.Runner = r
+	srv := serveAll(t, ag, runs, serve.AllAgents(apiToken))
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/v1/agents/labeler/runs", strings.NewReader(`{"title":"It crashes."}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	req.Header.Set("Content-Type", "application/json")
+	if out := answerOf(req); !strings.Contains(out, "200 ") {
+		t.Fatalf("%.300s", out)
+	}
+	if clock.freeFirst.Load() {
+		t.Error("the run started with the bound on reading free: its input's share was given back before the run read it")
+	}
+	if !model.free.Load() {
+		t.Error("the run called its model with its input's share held")
+	}
 }
