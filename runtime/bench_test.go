@@ -122,3 +122,29 @@ func BenchmarkConcurrentPool(b *testing.B) {
 		wg.Wait()
 	}
 }
+
+// BenchmarkCheckInput reads an input of 1,000 records (about 60 KB) as a
+// run does before its first call: decoded, checked against the input
+// schema, the prompt rendered.
+func BenchmarkCheckInput(b *testing.B) {
+	p := agent(b, func(a *plan.Agent) {
+		a.Input = &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"items":{"type":"array","items":{"type":"object","properties":{"id":{"type":"integer"},"title":{"type":"string"}},"required":["id","title"]}}},"required":["items"]}`)}
+		a.Prompt = "{{range .items}}{{.id}}: {{.title}}\n{{end}}"
+	})
+	r, err := agentrt.New(p, agentrt.Options{Model: newLoopModel(1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var items []map[string]any
+	for i := range 1000 {
+		items = append(items, map[string]any{"id": i, "title": "A bug in the parser, seen again."})
+	}
+	input, _ := json.Marshal(map[string]any{"items": items})
+	b.SetBytes(int64(len(input)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := r.CheckInput(input); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

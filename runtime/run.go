@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -492,26 +493,26 @@ func (r *Runner) instructions() string {
 func (r *Runner) userMessage(ctx context.Context, input json.RawMessage) (Message, error) {
 	var data any
 	if len(bytes.TrimSpace(input)) > 0 {
+		// Decoded once, as the schema library decodes a value it checks
+		// (jsonschema.UnmarshalJSON): numbers kept as written, so that
+		// {{.id}} renders 1234567, not 1.234567e+06; nothing but space
+		// after the value.
 		dec := json.NewDecoder(bytes.NewReader(input))
-		dec.UseNumber() // so {{.id}} renders 1234567, not 1.234567e+06
+		dec.UseNumber()
 		if err := dec.Decode(&data); err != nil {
 			return Message{}, &InputError{fmt.Sprintf("not JSON: %v", err)}
 		}
-		if dec.More() {
+		if _, err := dec.Token(); err != io.EOF {
 			return Message{}, &InputError{"data after the JSON value"}
 		}
 	} else if r.input != nil {
 		return Message{}, &InputError{"the agent declares an input schema, but no input was given"}
 	}
 	if r.input != nil {
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
-		if err != nil {
-			return Message{}, &InputError{err.Error()}
-		}
 		if err := inputNotIJSON(input); err != nil {
 			return Message{}, &InputError{err.Error()}
 		}
-		if err := plan.Validate(r.input, v); err != nil {
+		if err := plan.Validate(r.input, data); err != nil {
 			return Message{}, &InputError{ValidationText(err)}
 		}
 	}

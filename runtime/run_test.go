@@ -91,7 +91,7 @@ func (t *echoTool) Call(_ context.Context, args json.RawMessage) (agentrt.ToolRe
 const labelSchema = `{"type":"object","properties":{"label":{"enum":["bug","feature"]}},"required":["label"],"additionalProperties":false}`
 
 // agent returns a sealed plan of a labelling agent, changed by mut.
-func agent(t *testing.T, mut func(a *plan.Agent)) *plan.Plan {
+func agent(t testing.TB, mut func(a *plan.Agent)) *plan.Plan {
 	t.Helper()
 	p := &plan.Plan{Agent: plan.Agent{
 		Name:         "label",
@@ -491,7 +491,9 @@ func TestInput(t *testing.T) {
 	if got := m.reqs[0].Messages[1].Content; got != "Issue 1234567: (untitled)" {
 		t.Errorf("prompt rendered %q", got)
 	}
-	for _, bad := range []string{`{"id": "x"}`, `{}`, `not json`, ``} {
+	// After the value only space: a bracket there is no more an array's
+	// end than a word is.
+	for _, bad := range []string{`{"id": "x"}`, `{}`, `not json`, ``, `{"id": 1} x`, `{"id": 1}]`, `{"id": 1}}`, `{"id": 1} {}`} {
 		_, err := r.Run(context.Background(), json.RawMessage(bad))
 		var ie *agentrt.InputError
 		if !errors.As(err, &ie) {
