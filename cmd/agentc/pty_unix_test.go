@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -21,18 +22,41 @@ import (
 // prompts with the lines of a file, one a prompt; standard output is
 // the command's, and what the terminal showed (the prompts, the answers
 // echoed, the program's stderr) is its stderr. With -stdout, standard
-// output is on the terminal too. Usage:
+// output is on the terminal too. With -ahead N, the first N lines are
+// typed at once, before any prompt is shown, as a person types ahead;
+// a line holding \n (those two characters) is typed as several lines at
+// once. Usage:
 //
-//	ptyexec [-stdout] ANSWERS-FILE PROGRAM [ARGS...]
+//	ptyexec [-stdout] [-ahead N] ANSWERS-FILE PROGRAM [ARGS...]
 func ptyExec(ts *testscript.TestScript, neg bool, args []string) {
+	const usage = "usage: ptyexec [-stdout] [-ahead N] ANSWERS-FILE PROGRAM [ARGS...]"
 	onTerminal := len(args) > 0 && args[0] == "-stdout"
 	if onTerminal {
 		args = args[1:]
 	}
+	ahead := 0
+	if len(args) > 1 && args[0] == "-ahead" {
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 0 {
+			ts.Fatalf("%s", usage)
+		}
+		ahead, args = n, args[2:]
+	}
 	if len(args) < 2 {
-		ts.Fatalf("usage: ptyexec [-stdout] ANSWERS-FILE PROGRAM [ARGS...]")
+		ts.Fatalf("%s", usage)
 	}
 	answers := strings.Split(strings.TrimRight(ts.ReadFile(args[0]), "\n"), "\n")
+	for i := range answers {
+		answers[i] = strings.ReplaceAll(answers[i], `\n`, "\n")
+	}
+	if ahead > len(answers) {
+		ts.Fatalf("ptyexec: -ahead %d, and %s has %d lines", ahead, args[0], len(answers))
+	}
+	typed := ""
+	for _, a := range answers[:ahead] {
+		typed += a + "\n"
+	}
+	answers = answers[ahead:]
 	prog := ""
 	for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
 		if p := filepath.Join(dir, args[1]); fileExists(p) {
@@ -57,6 +81,11 @@ func ptyExec(ts *testscript.TestScript, neg bool, args []string) {
 	cmd.Stdin, cmd.Stderr, cmd.Stdout = tty, tty, &stdout
 	if onTerminal {
 		cmd.Stdout = tty
+	}
+	if typed != "" {
+		// Typed before the program reads: the terminal holds it.
+		_, err := io.WriteString(ptmx, typed)
+		ts.Check(err)
 	}
 	ts.Check(cmd.Start())
 	tty.Close()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
@@ -57,7 +58,7 @@ func approver(e Env, f Flags) (agentrt.Approver, error) {
 					Msg: req.Why + "; there is no terminal to ask on: run it on one, or pass --approve yes or --approve no"}
 			}
 		} else {
-			a = (&prompter{in: in, out: e.Stderr}).ask
+			a = (&prompter{in: in, out: e.Stderr, discard: func() { discardTyped(in) }}).ask
 		}
 	default:
 		return nil, UsageError("--approve %q: want ask, yes or no", f.approve)
@@ -85,25 +86,53 @@ func ShownArguments(args json.RawMessage, text *string) string {
 	return s
 }
 
-// prompter asks the person at the terminal, one call at a time.
+// prompter asks the person at the terminal, one call at a time. An
+// answer is to the call shown: what was typed before it was (a second
+// "y" with the answer to the call before, keys pressed while agentc
+// started) is dropped, never taken for the answer to a call the person
+// has not seen.
 type prompter struct {
-	in    io.Reader
-	out   io.Writer
-	mu    sync.Mutex
-	once  sync.Once
-	lines chan string // closed at the end of the input
+	in  io.Reader
+	out io.Writer
+	// discard drops what the terminal holds typed and not yet read.
+	discard func()
+	mu      sync.Mutex
+	once    sync.Once
+	lines   chan typed // closed at the end of the input
+}
+
+// typed is a line of the terminal's input and when agentc read it.
+type typed struct {
+	text string
+	at   time.Time
+}
+
+// readTime is a reader that keeps when it last read something: a line's
+// time is that of the read that completed it.
+type readTime struct {
+	r    io.Reader
+	last time.Time
+}
+
+func (t *readTime) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		t.last = time.Now()
+	}
+	return n, err
 }
 
 func (p *prompter) ask(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.once.Do(func() {
-		p.lines = make(chan string)
+		p.lines = make(chan typed)
 		go func() {
 			defer close(p.lines)
-			sc := bufio.NewScanner(p.in)
+			in := &readTime{r: p.in}
+			sc := bufio.NewScanner(in)
 			for sc.Scan() {
-				p.lines <- sc.Text()
+				p.lines <- typed{sc.Text(), in.last}
 			}
 		}()
 	})
@@ -114,6 +143,12 @@ func (p *prompter) ask(ctx context.Context, req *agentrt.ApprovalRequest) (agent
 	}
 	fmt.Fprintf(p.out, "agentc: call %s of tool %s%s needs approval: %s\nagentc:   arguments: %s\n",
 		termtext.Escape(req.Key), termtext.Escape(req.Tool), who, termtext.Escape(req.Why), args)
+	// Only what is typed from now on answers this call: the terminal's
+	// unread input is dropped, and a line read before now is skipped.
+	if p.discard != nil {
+		p.discard()
+	}
+	shown := time.Now()
 	choices := "[y]es, [n]o (optionally with a reason), [a]lways for this run"
 	if req.Mode == plan.ApproveAlways {
 		choices = "[y]es, [n]o (optionally with a reason)"
@@ -121,16 +156,18 @@ func (p *prompter) ask(ctx context.Context, req *agentrt.ApprovalRequest) (agent
 	for {
 		fmt.Fprintf(p.out, "agentc: approve? %s: ", choices)
 		var line string
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(p.out)
-			return agentrt.ApprovalDecision{}, ctx.Err()
-		case l, ok := <-p.lines:
-			if !ok {
+		for read := false; !read; {
+			select {
+			case <-ctx.Done():
 				fmt.Fprintln(p.out)
-				return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; the terminal's input ended before an answer"}
+				return agentrt.ApprovalDecision{}, ctx.Err()
+			case l, ok := <-p.lines:
+				if !ok {
+					fmt.Fprintln(p.out)
+					return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; the terminal's input ended before an answer"}
+				}
+				line, read = l.text, !l.at.Before(shown)
 			}
-			line = l
 		}
 		word, reason, _ := strings.Cut(strings.TrimSpace(line), " ")
 		switch strings.ToLower(word) {
