@@ -292,3 +292,46 @@ func TestUsageSumSaturates(t *testing.T) {
 		t.Errorf("a sum past the largest int is %+v, want it held there", got)
 	}
 }
+
+// TestShownBoundedByJournal: a journal stores a value once and refers to
+// it from every request that holds it, so one of 1 MB whose every model
+// call refers to the same messages made a page of 250 MB (and took 1.7 GB
+// and 20 s to make). What a page shows of the requests is bounded by the
+// journal's size, which a real run's page stays well within.
+func TestShownBoundedByJournal(t *testing.T) {
+	for _, tc := range []struct {
+		calls int
+		fails bool
+	}{{calls: 4}, {calls: 12, fails: true}} {
+		file := filepath.Join(t.TempDir(), "run.jsonl")
+		w, err := journal.Create(file, journal.Header{Plan: "blake3:" + strings.Repeat("0", 64), Run: "same", OutputSuffix: "0badcafe", Agent: "same", Started: time.Unix(0, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		messages := `{"after":0,"new":[{"role":"user","content":"` + strings.Repeat("x", 1<<20) + `"}]}`
+		for r := 1; r <= tc.calls; r++ {
+			err := w.Append(journal.Entry{Key: journal.Key{Round: r}, Kind: journal.KindModel, Started: time.Unix(int64(r), 0),
+				Request:  []byte(`{"provider":"openai","model":"m","messages":` + messages + `}`),
+				Response: []byte(`{"message":{"role":"assistant","content":"ok"},"usage":{"input":10,"output":5}}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		j, err := journal.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Build(j, nil, nil, nil)
+		switch {
+		case tc.fails && err == nil:
+			t.Errorf("%d calls, each showing the 1 MiB of a journal of %d bytes: the page was made", tc.calls, j.ValidBytes)
+		case tc.fails && !strings.Contains(err.Error(), "at most 4 times the journal's size, or 8 MiB"):
+			t.Errorf("%d calls: %v", tc.calls, err)
+		case !tc.fails && err != nil:
+			t.Errorf("%d calls: %v", tc.calls, err)
+		}
+	}
+}

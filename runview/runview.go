@@ -27,6 +27,7 @@ import (
 
 	"agentc.dev/agentc/cost"
 	canon "agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
@@ -39,6 +40,16 @@ import (
 // each message once, so the page of a real run shows about what its file
 // holds, and a file holds at most journal.MaxFile.
 var MaxShown int64 = 256 << 20
+
+// A page shows at most ShownPerByte times its journal's bytes of requests
+// (or MinShown, for a small journal), within MaxShown: a journal that
+// refers to one large value from every effect, which no run writes,
+// made a page of 250 MB from a file of 1 MB. A real run's page shows
+// less than its file holds (a half, in the runs measured).
+var (
+	ShownPerByte int64 = 4
+	MinShown     int64 = 8 << 20
+)
 
 // MaxEffects bounds the effects of a journal a page shows: each is a row
 // and the structures behind it, about 6 KB however small its entry, so a
@@ -56,6 +67,9 @@ var MaxCalls = 1_000
 // MaxRows bounds the rows of the timeline: past it, rows are counted, not
 // shown.
 var MaxRows = 100_000
+
+// roundMiB rounds n up to whole mebibytes, as a bound is said.
+func roundMiB(n int64) int64 { return (n + 1<<20 - 1) &^ (1<<20 - 1) }
 
 // Page is what the page shows of a run.
 type Page struct {
@@ -287,8 +301,9 @@ func Build(j *journal.Journal, rep *agentrt.Report, prices *cost.Table, files *f
 	}
 	b := builder{page: p, t0: t0, entries: j.Entries, prices: prices, results: map[pathRound][]*Message{},
 		approvals: map[string]journal.Entry{}, shown: map[string]bool{}, models: map[*journal.Entry]modelRequest{},
-		budget: &journal.Budget{Max: MaxShown, What: "the requests the page shows"},
-		files:  files, images: map[string]stored{}}
+		budget: &journal.Budget{Max: min(MaxShown, max(MinShown, roundMiB(ShownPerByte*(j.ValidBytes+j.CutBytes)))),
+			What: fmt.Sprintf("the requests the page shows (at most %d times the journal's size, or %s)", ShownPerByte, userfile.Size(MinShown))},
+		files: files, images: map[string]stored{}}
 	b.collect()
 	b.run("", 0)
 	if b.final != nil {
