@@ -637,7 +637,9 @@ func listApprovals(ctx context.Context, e Env, c client.Client, id string, asJSO
 		}
 	}
 	if asJSON {
-		enc := json.NewEncoder(e.Stdout)
+		// The same JSON, with what a terminal would act on or hide in the
+		// model's arguments (a bidi override, a C1 control) as escapes.
+		enc := json.NewEncoder(termtext.Writer(e.Stdout))
 		enc.SetIndent("", "  ")
 		return enc.Encode(pending)
 	}
