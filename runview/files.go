@@ -36,13 +36,15 @@ var images = map[string]bool{"image/gif": true, "image/jpeg": true, "image/png":
 // agentc run --record keeps the files a run is given: path.files for a
 // run's journal, else the directory files beside it, the store of a
 // batch's journals (agentc run --batch --record DIR keeps them in
-// DIR/files). It returns nil when neither is a directory.
+// DIR/files). It returns nil when neither is a directory. A link at
+// either name is not a store: agentc run refuses one there, and the page
+// reads nothing where one leads (filestore.OpenOwn).
 func StoreBeside(path string) *filestore.Store {
 	for _, dir := range []string{path + ".files", filepath.Join(filepath.Dir(path), "files")} {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 			continue
 		}
-		if s, err := filestore.Open(dir); err == nil {
+		if s, err := filestore.OpenOwn(dir); err == nil {
 			return s
 		}
 	}

@@ -363,4 +363,13 @@ func TestStoreBeside(t *testing.T) {
 	if s := StoreBeside(other); s != nil {
 		t.Errorf("a file named as a store: got %s", s.Dir())
 	}
+	// A link where the store would be is not followed, wherever it leads
+	// (agentc run refuses one there): the page reads nothing through it.
+	linked := filepath.Join(dir, "linked.jsonl")
+	if err := os.Symlink(run+".files", linked+".files"); err != nil {
+		t.Fatal(err)
+	}
+	if s := StoreBeside(linked); s != nil {
+		t.Errorf("a link named as a store: got %s", s.Dir())
+	}
 }
