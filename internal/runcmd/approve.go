@@ -14,6 +14,7 @@ import (
 	"agentc.dev/agentc/internal/termtext"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/batch"
 )
 
 // exitUnapproved is the exit code of a run that ended on a call that
@@ -140,6 +141,11 @@ func (p *prompter) ask(ctx context.Context, req *agentrt.ApprovalRequest) (agent
 	who := ""
 	if req.Agent != "" {
 		who = " (agent " + termtext.Escape(req.Agent) + ")"
+	}
+	if n := batch.LineOf(ctx); n > 0 {
+		// The items running at once ask one at a time, each under the
+		// same keys: the person is told which item asks.
+		who += fmt.Sprintf(" (batch line %d)", n)
 	}
 	fmt.Fprintf(p.out, "agentc: call %s of tool %s%s needs approval: %s\nagentc:   arguments: %s\n",
 		termtext.Escape(req.Key), termtext.Escape(req.Tool), who, termtext.Escape(req.Why), args)

@@ -473,6 +473,17 @@ func (b *Batch) runItem(ctx context.Context, it item, read func()) Result {
 	return res
 }
 
+// lineKey is the key of an item's line in its run's context (LineOf).
+type lineKey struct{}
+
+// LineOf returns the line of the batch's input whose item ctx's run is (a
+// run's approver is given it): 0 for a run of no batch. A person asked to
+// approve a call of one of the items running at once is told which.
+func LineOf(ctx context.Context) int {
+	n, _ := ctx.Value(lineKey{}).(int)
+	return n
+}
+
 // run runs an item, through its journal if the batch keeps them, and
 // returns its report and the runner that ran it (nil when none did); an
 // input that cannot run is a report of that error, and bad says so. read
@@ -530,7 +541,7 @@ func (b *Batch) run(ctx context.Context, it item, read func()) (rep *agentrt.Rep
 			return failed(fmt.Sprintf("line %d: %v", it.line, err)), nil, false
 		}
 	}
-	rep, err := r.WithJournal(ij.runtime()).Run(ctx, it.input)
+	rep, err := r.WithJournal(ij.runtime()).Run(context.WithValue(ctx, lineKey{}, it.line), it.input)
 	ij.close(err != nil, b.opts.Notes)
 	if err != nil {
 		return failed(fmt.Sprintf("line %d: %v", it.line, err)), nil, true
