@@ -765,7 +765,7 @@ func (m *Model) classify(ctx context.Context, err error) error {
 	if b, ok := failure.Bounded("anthropic", err); ok {
 		return b
 	}
-	wrapped := &failure.Redacted{Msg: "anthropic: " + m.redact(err.Error()), Err: err}
+	wrapped := failure.Wrap("anthropic", m.redact(err.Error()), err)
 	if failure.Transient(err) || errors.Is(err, errStreamCut) {
 		return &retry.Error{Err: wrapped, Retryable: true}
 	}

@@ -1033,11 +1033,11 @@ func (m *Model) classify(ctx context.Context, err error) error {
 	var deser *smithy.DeserializationError
 	switch {
 	case errors.As(err, &cred):
-		return &failure.Redacted{Msg: "bedrock: " + m.redact(cred.Error()), Err: err}
+		return failure.Wrap(Provider, m.redact(cred.Error()), err)
 	case errors.As(err, &shape):
-		return &failure.Redacted{Msg: "bedrock: " + m.redact(shape.Error()), Err: err}
+		return failure.Wrap(Provider, m.redact(shape.Error()), err)
 	case errors.As(err, &deser) && !failure.Transient(err):
-		w := &failure.Redacted{Msg: "bedrock: the response is not JSON of a Converse response: " + m.redact(firstLine(deser.Err)), Err: err}
+		w := failure.Wrap(Provider, "the response is not JSON of a Converse response: "+m.redact(firstLine(deser.Err)), err)
 		if cut := firstLine(deser.Err); strings.Contains(cut, "unexpected end of JSON input") || strings.Contains(cut, "unterminated") || strings.Contains(cut, "unexpected EOF") {
 			// A body cut short, as a dropped connection leaves it:
 			// another attempt may get it whole.
@@ -1045,7 +1045,7 @@ func (m *Model) classify(ctx context.Context, err error) error {
 		}
 		return w
 	}
-	wrapped := &failure.Redacted{Msg: "bedrock: " + m.redact(err.Error()), Err: err}
+	wrapped := failure.Wrap(Provider, m.redact(err.Error()), err)
 	if failure.Transient(err) {
 		return &retry.Error{Err: wrapped, Retryable: true}
 	}

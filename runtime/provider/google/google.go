@@ -955,7 +955,7 @@ func (m *Model) classify(ctx context.Context, err error, a *attempt) error {
 	switch {
 	case errors.As(err, &syn) || errors.As(err, &typ):
 		// The SDK's message holds the whole body; ours does not.
-		w := &failure.Redacted{Msg: "google: the response is not JSON of a GenerateContentResponse: " + m.redact(firstLine(errors.Unwrap(err), err)), Err: err}
+		w := failure.Wrap("google", "the response is not JSON of a GenerateContentResponse: "+m.redact(firstLine(errors.Unwrap(err), err)), err)
 		if syn != nil && strings.Contains(syn.Error(), "unexpected end of JSON input") {
 			// A body cut short, as a dropped connection leaves it:
 			// another attempt may get it whole.
@@ -963,11 +963,11 @@ func (m *Model) classify(ctx context.Context, err error, a *attempt) error {
 		}
 		return w
 	case errors.As(err, &shape):
-		return &failure.Redacted{Msg: "google: " + m.redact(shape.Error()), Err: err}
+		return failure.Wrap("google", m.redact(shape.Error()), err)
 	case errors.As(err, &cred):
-		return &failure.Redacted{Msg: "google: " + m.redact(cred.Error()), Err: err}
+		return failure.Wrap("google", m.redact(cred.Error()), err)
 	}
-	wrapped := &failure.Redacted{Msg: "google: " + m.redact(err.Error()), Err: err}
+	wrapped := failure.Wrap("google", m.redact(err.Error()), err)
 	if failure.Transient(err) {
 		return &retry.Error{Err: wrapped, Retryable: true}
 	}

@@ -546,7 +546,7 @@ func (m *Model) classify(ctx context.Context, err error, raw *http.Response) err
 	if b, ok := failure.Bounded("openai", err); ok {
 		return b
 	}
-	return &retry.Error{Err: &failure.Redacted{Msg: "openai: " + m.redact(err.Error()), Err: err}, Retryable: failure.Transient(err)}
+	return &retry.Error{Err: failure.Wrap("openai", m.redact(err.Error()), err), Retryable: failure.Transient(err)}
 }
 
 // redact is s, the server's text, as an error may quote it: the key

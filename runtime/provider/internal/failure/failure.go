@@ -56,6 +56,20 @@ type Redacted struct {
 func (e *Redacted) Error() string { return e.Msg }
 func (e *Redacted) Unwrap() error { return e.Err }
 
+// Wrap is err, which a call met, as the call's error: its message is
+// provider's name and msg, err's message (or what the provider makes of
+// it) with its secrets replaced (Quote). A stall (a *limit.StalledError)
+// names provider itself and says all there is to say: its message stands
+// for whatever the SDK wrapped around it (its operation, the URL, "error
+// reading response body"), which would bury it and name provider twice.
+func Wrap(provider, msg string, err error) *Redacted {
+	var stalled *limit.StalledError
+	if errors.As(err, &stalled) {
+		return &Redacted{Msg: stalled.Error(), Err: err}
+	}
+	return &Redacted{Msg: provider + ": " + msg, Err: err}
+}
+
 // Bounded returns the call's error for err when err holds a response cut
 // at one of package limit's bounds (a *limit.TooLargeError, or a
 // *replylimit.ReplyError or *limit.DenseError: a reply past its request's

@@ -22,24 +22,24 @@ import (
 	"agentc.dev/agentc/runtime/provider/retry"
 )
 
-// models are the four providers' clients against url, each with policy and
-// its default HTTP client.
-func models(policy retry.Policy) map[string]func(url string) (agentrt.Model, error) {
+// models are the four providers' clients against url, each with policy,
+// stall (Config.Stall: 0, the default) and its default HTTP client.
+func models(policy retry.Policy, stall time.Duration) map[string]func(url string) (agentrt.Model, error) {
 	creds := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 		return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret-test", Source: "test"}, nil
 	})
 	return map[string]func(url string) (agentrt.Model, error){
 		"openai": func(url string) (agentrt.Model, error) {
-			return openai.New(openai.Config{APIKey: "sk-test", BaseURL: url, Retry: policy})
+			return openai.New(openai.Config{APIKey: "sk-test", BaseURL: url, Retry: policy, Stall: stall})
 		},
 		"anthropic": func(url string) (agentrt.Model, error) {
-			return anthropic.New(anthropic.Config{APIKey: "sk-ant-test", BaseURL: url, Retry: policy})
+			return anthropic.New(anthropic.Config{APIKey: "sk-ant-test", BaseURL: url, Retry: policy, Stall: stall})
 		},
 		"google": func(url string) (agentrt.Model, error) {
-			return google.New(google.Config{APIKey: "test-key", BaseURL: url, Retry: policy})
+			return google.New(google.Config{APIKey: "test-key", BaseURL: url, Retry: policy, Stall: stall})
 		},
 		"bedrock": func(url string) (agentrt.Model, error) {
-			return bedrock.New(bedrock.Config{Region: "us-east-1", Credentials: creds, BaseURL: url, Retry: policy})
+			return bedrock.New(bedrock.Config{Region: "us-east-1", Credentials: creds, BaseURL: url, Retry: policy, Stall: stall})
 		},
 	}
 }
@@ -50,7 +50,7 @@ var hi = &agentrt.Request{Model: "m", Messages: []agentrt.Message{{Role: agentrt
 // server closes before it answers is tried again, until the attempts run
 // out.
 func TestDroppedConnectionRetried(t *testing.T) {
-	for name, model := range models(retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}) {
+	for name, model := range models(retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}, 0) {
 		t.Run(name, func(t *testing.T) {
 			var requests atomic.Int32
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -86,7 +86,7 @@ func TestDroppedConnectionRetried(t *testing.T) {
 func TestCertificateNotRetried(t *testing.T) {
 	// Each with the default HTTP client, which does not trust the test
 	// server's certificate.
-	for name, model := range models(retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}) {
+	for name, model := range models(retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}, 0) {
 		t.Run(name, func(t *testing.T) {
 			var conns atomic.Int32
 			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
@@ -112,5 +112,114 @@ func TestCertificateNotRetried(t *testing.T) {
 				t.Errorf("%d connections, want 1: the refused certificate was tried again", n)
 			}
 		})
+	}
+}
+
+// TestProviderNamedOnce: for every provider, an attempt that stalls, is
+// cut short, runs past its request's output limit or is not the API's
+// JSON fails with an error that begins with the provider's name and says
+// it once. (A stall, whose error names the provider itself, read
+// "google: doRequest: error sending request: Post "…": google: the server
+// sent nothing for 10m0s; …", and "openai: openai: …".)
+func TestProviderNamedOnce(t *testing.T) {
+	const stall = 100 * time.Millisecond
+	// hold keeps a response open until the client gives it up.
+	hold := func(r *http.Request) { <-r.Context().Done() }
+	// cut drops the connection under what was written.
+	cut := func(t *testing.T, w http.ResponseWriter) {
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		buf.Flush()
+		conn.Close()
+	}
+	for _, sc := range []struct {
+		name   string
+		stream bool
+		tokens int
+		says   string
+		// serve answers with ct, the provider's content type for a
+		// stream or a body.
+		serve func(t *testing.T, w http.ResponseWriter, r *http.Request, ct string)
+	}{
+		{"no response", false, 0, "the server sent nothing for 100ms", func(_ *testing.T, _ http.ResponseWriter, r *http.Request, _ string) {
+			hold(r)
+		}},
+		{"body too slow", false, 0, "the body came too slowly", func(_ *testing.T, w http.ResponseWriter, r *http.Request, ct string) {
+			w.Header().Set("Content-Type", ct)
+			w.Header().Set("Content-Length", "1000")
+			io.WriteString(w, `{"id": "x",`)
+			w.(http.Flusher).Flush()
+			hold(r)
+		}},
+		{"stream of nothing", true, 0, "the stream sent keep-alives at most", func(_ *testing.T, w http.ResponseWriter, r *http.Request, ct string) {
+			w.Header().Set("Content-Type", ct)
+			w.(http.Flusher).Flush()
+			hold(r)
+		}},
+		{"body cut", false, 0, "EOF", func(t *testing.T, w http.ResponseWriter, _ *http.Request, ct string) {
+			w.Header().Set("Content-Type", ct)
+			w.Header().Set("Content-Length", "1000")
+			io.WriteString(w, `{"id": "x",`)
+			cut(t, w)
+		}},
+		{"stream cut", true, 0, "", func(t *testing.T, w http.ResponseWriter, _ *http.Request, ct string) {
+			w.Header().Set("Content-Type", ct)
+			io.WriteString(w, `data: {"id"`)
+			cut(t, w)
+		}},
+		{"not JSON", false, 0, "", func(_ *testing.T, w http.ResponseWriter, _ *http.Request, ct string) {
+			w.Header().Set("Content-Type", ct)
+			io.WriteString(w, "not JSON")
+		}},
+		{"stream not JSON", true, 0, "", func(_ *testing.T, w http.ResponseWriter, _ *http.Request, ct string) {
+			w.Header().Set("Content-Type", ct)
+			io.WriteString(w, "data: not JSON\n\n")
+		}},
+		{"past the output limit", false, 1, "the request's limit", func(_ *testing.T, w http.ResponseWriter, _ *http.Request, ct string) {
+			w.Header().Set("Content-Type", ct)
+			io.WriteString(w, `{"id": "`+strings.Repeat("x", 1<<20)+`"}`)
+		}},
+	} {
+		clients := models(retry.Policy{Attempts: 1}, stall)
+		clients["openai-responses"] = func(url string) (agentrt.Model, error) {
+			return openai.New(openai.Config{APIKey: "sk-test", BaseURL: url, Retry: retry.Policy{Attempts: 1}, Stall: stall, API: openai.APIResponses})
+		}
+		for name, model := range clients {
+			t.Run(sc.name+"/"+name, func(t *testing.T) {
+				ct := "application/json"
+				if sc.stream {
+					ct = "text/event-stream"
+					if name == "bedrock" {
+						ct = "application/vnd.amazon.eventstream"
+					}
+				}
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					io.Copy(io.Discard, r.Body)
+					sc.serve(t, w, r, ct)
+				}))
+				defer srv.Close()
+				m, err := model(srv.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				req := *hi
+				req.MaxOutputTokens = sc.tokens
+				if sc.stream {
+					req.Stream = func(agentrt.Delta) {}
+				}
+				_, err = m.Complete(t.Context(), &req)
+				if err == nil {
+					t.Fatal("the call succeeded")
+				}
+				provider, _, _ := strings.Cut(name, "-")
+				msg := err.Error()
+				if !strings.HasPrefix(msg, provider+": ") || strings.Count(msg, provider+":") != 1 || !strings.Contains(msg, sc.says) {
+					t.Errorf("error %q: want it to begin with %q, said once, and to say %q", msg, provider+": ", sc.says)
+				}
+			})
+		}
 	}
 }

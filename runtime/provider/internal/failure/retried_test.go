@@ -41,7 +41,7 @@ func TestRetriedAttemptsTallied(t *testing.T) {
 		{"every attempt cut", []string{"cut", "cut", "cut"}, agentrt.Retried{Attempts: 3, Bytes: 3 * cut}, false},
 		{"ok at once", []string{"ok"}, agentrt.Retried{}, true},
 	}
-	for name, model := range models(retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}) {
+	for name, model := range models(retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}, 0) {
 		for _, c := range cases {
 			t.Run(name+"/"+c.name, func(t *testing.T) {
 				var n atomic.Int32
@@ -127,7 +127,7 @@ var streams = map[string][2]string{
 // events, a stream the server cut after a piece of its reply, made again,
 // is in the call's Retried with the pieces it read, not the stream's bytes.
 func TestRetriedStreamsTallied(t *testing.T) {
-	all := models(retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond})
+	all := models(retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}, 0)
 	for name, events := range streams {
 		t.Run(name, func(t *testing.T) {
 			var n atomic.Int32
