@@ -67,6 +67,7 @@ import (
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/runtime/tool/internal/proc"
 	"agentc.dev/agentc/runtime/tool/internal/toolio"
 )
 
@@ -158,7 +159,8 @@ var _ runtime.Tool = (*Tool)(nil)
 // New returns the http tool called name that t declares. Empty t.Method
 // means GET, empty t.Timeout 30s and t.MaxBytes 0 DefaultMaxBytes. New
 // fails on a template that does not parse, an allow entry that is not an
-// http or https URL prefix, or a header the tool sets itself.
+// http or https URL prefix, a header the tool sets itself, or an env entry
+// that is not a variable name (proc.EnvName).
 func New(name string, t plan.Tool, opts ...Option) (*Tool, error) {
 	fail := func(format string, args ...any) (*Tool, error) {
 		return nil, fmt.Errorf("http tool %q: "+format, append([]any{name}, args...)...)
@@ -199,6 +201,9 @@ func New(name string, t plan.Tool, opts ...Option) (*Tool, error) {
 	// now: the run has added their values to its secrets (tool.Build).
 	tool.env, tool.envNames = map[string]string{}, slices.Clone(t.Env)
 	for _, name := range t.Env {
+		if !proc.EnvName(name) {
+			return fail("env: %q is not a variable name", name)
+		}
 		if v := os.Getenv(name); v != "" { // empty is no credential
 			tool.env[name] = v
 		}
@@ -476,12 +481,14 @@ func (t *Tool) describeBody(b []byte, resp *nethttp.Response) string {
 func parseArgs(raw json.RawMessage) (map[string]any, error) { return toolio.Arguments(raw) }
 
 // envValue is env NAME in a header's value: the value of a variable the
-// tool's env lists. Its errors name the variable, never a value.
+// tool's env lists. Its errors name the variable, never a value. A name
+// the env does not list is quoted: a plan's template may give any string
+// (compile allows only a listed name), even the model's (env .name).
 func (t *Tool) envValue(name string) (string, error) {
 	v, ok := t.env[name]
 	switch {
 	case !slices.Contains(t.envNames, name):
-		return "", fmt.Errorf("the tool's env does not list $%s", name)
+		return "", fmt.Errorf("the tool's env does not list %q", name)
 	case !ok:
 		return "", fmt.Errorf("$%s is not set, or empty, where agentc runs (the tool's env lists it)", name)
 	}

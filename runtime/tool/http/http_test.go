@@ -608,6 +608,11 @@ func TestNewRefuses(t *testing.T) {
 		{"timeout", func(t *plan.Tool) { t.Timeout = "soon" }, `timeout "soon"`},
 		{"zero timeout", func(t *plan.Tool) { t.Timeout = "0s" }, "not a positive duration"},
 		{"negative max_bytes", func(t *plan.Tool) { t.MaxBytes = -1 }, "max_bytes is -1"},
+		// A plan's env is not held to the manifest's names; these reached
+		// the call's errors as they were.
+		{"env name with an escape", func(t *plan.Tool) { t.Env = []string{"API_TOKEN", "A\x1b[2J"} }, `env: "A\x1b[2J" is not a variable name`},
+		{"env name with a space", func(t *plan.Tool) { t.Env = []string{"API TOKEN"} }, `env: "API TOKEN" is not a variable name`},
+		{"empty env name", func(t *plan.Tool) { t.Env = []string{""} }, `env: "" is not a variable name`},
 	}
 	// plan.ParseURLPrefix has the full table of entries refused.
 	for _, entry := range []struct{ allow, why string }{
@@ -768,7 +773,10 @@ func TestRedirectNoReferer(t *testing.T) {
 // TestHeaderEnv: a header's value may read a variable the tool's env
 // lists (a credential), as the variable is when the tool is made; one
 // the env does not list, or that is not set, fails the call naming the
-// variable, never a value, and nothing is sent.
+// variable, never a value, and nothing is sent. A name the env does not
+// list is quoted: a plan's template may give any (compile allows only a
+// listed name), the model's arguments' even, and its line breaks and
+// escapes reached the error as they were.
 func TestHeaderEnv(t *testing.T) {
 	var got atomic.Value
 	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
@@ -789,13 +797,17 @@ func TestHeaderEnv(t *testing.T) {
 	got.Store("")
 	for _, c := range []struct {
 		tool *Tool
+		args string
 		want string
 	}{
-		{mk(`Bearer {{env "AGENTC_TEST_API_TOKEN"}}`), "the tool's env does not list $AGENTC_TEST_API_TOKEN"},
-		{mk(`Bearer {{env "AGENTC_TEST_UNSET_TOKEN"}}`, "AGENTC_TEST_UNSET_TOKEN"), "$AGENTC_TEST_UNSET_TOKEN is not set, or empty, where agentc runs"},
+		{mk(`Bearer {{env "AGENTC_TEST_API_TOKEN"}}`), `{}`, `the tool's env does not list "AGENTC_TEST_API_TOKEN"`},
+		{mk(`Bearer {{env "AGENTC_TEST_UNSET_TOKEN"}}`, "AGENTC_TEST_UNSET_TOKEN"), `{}`, "$AGENTC_TEST_UNSET_TOKEN is not set, or empty, where agentc runs"},
+		{mk(`Bearer {{env "TOKEN\n\x1b[2J"}}`, "AGENTC_TEST_API_TOKEN"), `{}`, `the tool's env does not list "TOKEN\n\x1b[2J"`},
+		{mk(`Bearer {{env .name}}`, "AGENTC_TEST_API_TOKEN"), `{"name": "X\u001b]0;title\u0007"}`, `the tool's env does not list "X\x1b]0;title\a"`},
 	} {
-		res, err := call(c.tool, `{}`)
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "changed-after") {
+		res, err := call(c.tool, c.args)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "changed-after") ||
+			strings.ContainsFunc(err.Error(), func(r rune) bool { return r < 0x20 }) {
 			t.Errorf("got %+v, %v; want an error saying %q", res, err, c.want)
 		}
 		if got.Load() != "" {
