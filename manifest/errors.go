@@ -61,6 +61,12 @@ var pathCodes = []struct {
 	{regexp.MustCompile(`^budgets(\.|$)`), CodeBudget},
 }
 
+// boundReadings say in words what a bound of the schema asks, where its
+// CUE says it only to a reader of regular expressions.
+var boundReadings = map[string]string{
+	`!~"[\\x00-\\x1f\\x7f-\\x9f]"`: "it holds a control character: a line break, a tab, an escape, DEL or a C1 control",
+}
+
 func codeForPath(path, fallback string) string {
 	for _, pc := range pathCodes {
 		if pc.re.MatchString(path) {
@@ -313,6 +319,11 @@ func (l *Loader) classify(v cue.Value, err error) []*Error {
 			code = codeForPath(path, CodeType)
 			if !l.fromSchema(e) {
 				code = CodeConflict
+			}
+			if strings.Contains(format, "out of bound") && len(args) == 2 {
+				if why, ok := boundReadings[fmt.Sprint(args[1])]; ok {
+					msg = fmt.Sprintf("invalid value %v (%s)", args[0], why)
+				}
 			}
 		default:
 			code = codeForPath(path, CodeType)

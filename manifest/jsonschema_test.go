@@ -354,3 +354,47 @@ func TestJSONSchemaNoOpenTuples(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONSchemaModelNames: the JSON Schema an editor checks with refuses
+// the model names #Manifest refuses (a control character, in the model's
+// name, a fallback's or an escalation's) and takes the names providers
+// and OpenAI-compatible servers use.
+func TestJSONSchemaModelNames(t *testing.T) {
+	s := compileJSONSchema(t)
+	l := NewLoader()
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"gpt-4o-2024-08-06", true},
+		{"meta-llama/Llama-3.1-8B-Instruct", true},
+		{"models/gemini-2.0-flash", true},
+		{"arn:aws:bedrock:us-east-1:123:inference-profile/x", true},
+		{"qwen2.5:7b", true},
+		{"modèle", true},
+		{"gpt-4o\n::error::x", false},
+		{"gpt-4o\t", false},
+		{"gpt\x1b[2J", false},
+		{"gpt\x00", false},
+		{"gpt\x7f", false},
+		{"gpt\u009b31m", false},
+	} {
+		for _, at := range []string{`"model": {"provider": "openai", "name": %s}`,
+			`"model": {"provider": "openai", "name": "m", "fallback": {"models": [%s]}}`,
+			`"model": {"provider": "openai", "name": "m"}, "strategy": {"escalate": {"after_invalid": 1, "model": %s}}`} {
+			name, _ := json.Marshal(tc.name)
+			ref := string(name)
+			if strings.Contains(at, "fallback") {
+				ref = strings.Replace(ref, `"`, `"anthropic:`, 1)
+			}
+			doc := fmt.Sprintf(`{"name": "a", `+at+`, "instructions": "I.", "budgets": {"deadline": "60s"}}`, ref)
+			err := s.Validate(decodeManifest(t, "a.json", []byte(doc)))
+			if (err == nil) != tc.ok {
+				t.Errorf("%s: %v, want ok %v", doc, err, tc.ok)
+			}
+			if inst := l.LoadBytes("a.json", []byte(doc)); (len(inst.Errors) == 0) != tc.ok {
+				t.Errorf("%s: #Manifest says %v, want ok %v", doc, inst.Errors, tc.ok)
+			}
+		}
+	}
+}

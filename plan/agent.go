@@ -2,10 +2,14 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Agent is an agent: the resolved agent a plan runs, the manifest with
@@ -44,6 +48,21 @@ type Model struct {
 	// Fallback names the models a call goes to when this one fails in a
 	// way retrying it will not mend.
 	Fallback *Fallback `json:"fallback,omitempty"`
+}
+
+// CheckModelName says why name cannot be a model's name: it is not UTF-8,
+// or it holds a control character (a line break, a tab, an escape, DEL or
+// a C1 control). No provider names a model so, and the name reaches the
+// terminal, the events and the journal. The manifest schema's #ModelName
+// refuses the same.
+func CheckModelName(name string) error {
+	switch {
+	case !utf8.ValidString(name):
+		return errors.New("it is not UTF-8")
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return errors.New("it holds a control character: a line break, a tab, an escape, DEL or a C1 control")
+	}
+	return nil
 }
 
 // Caches reports whether requests ask the provider to cache their

@@ -318,8 +318,13 @@ func (e *Error) Error() string {
 // Read decodes a plan and verifies it: a format this package knows, no
 // field it does not know, and digests that match the content, those of the
 // plans of the agents it calls (and of theirs) included. A plan that was
-// edited after it was compiled, or cut short, is refused.
-func Read(file string, data []byte) (*Plan, error) {
+// edited after it was compiled, or cut short, is refused; so is one whose
+// model names CheckModelName refuses, which vet refuses in a manifest.
+func Read(file string, data []byte, opts ...ReadOption) (*Plan, error) {
+	var o readOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var head struct {
 		Format string `json:"format"`
 	}
@@ -351,7 +356,67 @@ func Read(file string, data []byte) (*Plan, error) {
 	if err := checkAllLimits(&p); err != nil {
 		return nil, &Error{File: file, Msg: err.Error()}
 	}
+	if !o.anyModelName {
+		if err := checkModelNames(file, data, &p, nil); err != nil {
+			return nil, err
+		}
+	}
 	return &p, nil
+}
+
+// ReadOption changes what Read refuses.
+type ReadOption func(*readOptions)
+
+type readOptions struct {
+	anyModelName bool
+}
+
+// AnyModelName reads a plan whatever its model names hold, as Read did
+// before it refused control characters in them: for a Temporal workflow
+// begun then, whose history replays as it was made.
+func AnyModelName() ReadOption { return func(o *readOptions) { o.anyModelName = true } }
+
+// checkModelNames refuses a plan found at a path of object keys in the
+// file (none for the file's own), or a plan it calls, that names a model
+// CheckModelName refuses: the agent's, a fallback's, an escalation's. A
+// problem is positioned at the field, or at the list that holds it.
+func checkModelNames(file string, data []byte, p *Plan, at []string) error {
+	fail := func(keys []string, field, name string, err error) error {
+		e := &Error{File: file, Msg: fmt.Sprintf("%s: model %q: %v", strings.Join(append(slices.Clip(at), field), "."), name, err)}
+		if off := offsetOf(data, append(slices.Clip(at), keys...)); off >= 0 {
+			e.Line, e.Column = lineCol(data, off)
+		}
+		return e
+	}
+	m := p.Agent.Model
+	if err := CheckModelName(m.Name); err != nil {
+		return fail([]string{"agent", "model", "name"}, "agent.model.name", m.Name, err)
+	}
+	if m.Fallback != nil {
+		for i, ref := range m.Fallback.Models {
+			if err := CheckModelName(ref); err != nil {
+				return fail([]string{"agent", "model", "fallback", "models"}, fmt.Sprintf("agent.model.fallback.models[%d]", i), ref, err)
+			}
+		}
+	}
+	if e := p.Agent.Strategy.Escalate; e != nil {
+		if err := CheckModelName(e.Model); err != nil {
+			return fail([]string{"agent", "strategy", "escalate", "model"}, "agent.strategy.escalate.model", e.Model, err)
+		}
+	}
+	for i, f := range p.Fallbacks {
+		if err := CheckModelName(f.Model.Name); err != nil {
+			return fail([]string{"fallbacks"}, fmt.Sprintf("fallbacks[%d].model.name", i), f.Model.Name, err)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Callees)) {
+		if c := p.Callees[name]; c.Plan != nil {
+			if err := checkModelNames(file, data, c.Plan, append(slices.Clip(at), "callees", name, "plan")); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // asWritten refuses a plan that is not what agentc would write of what it

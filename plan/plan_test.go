@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -214,5 +215,78 @@ func TestContractAgent(t *testing.T) {
 	}
 	if _, err := ContractAgent([]byte(`{"provides":"x","model":{}}`)); err == nil {
 		t.Error("a contract with a member no contract has read without error")
+	}
+}
+
+// TestReadModelNames: a plan edited and sealed again to name a model with
+// a control character, as its agent's model, a fallback, an escalation or
+// a called agent's model, is refused, positioned at the field (or the
+// list that holds it); the names providers and servers use are read.
+func TestReadModelNames(t *testing.T) {
+	for _, tt := range []struct {
+		name, want, at string
+		edit           func(*Plan)
+	}{
+		{"model", `agent.model.name: model "test\n::error::x": it holds a control character`, `"name"`,
+			func(p *Plan) { p.Agent.Model.Name = "test\n::error::x" }},
+		{"fallback", `agent.model.fallback.models[1]: model "openai:gpt\x1b[2J": it holds a control character`, `"models"`,
+			func(p *Plan) {
+				p.Agent.Model.Fallback = &Fallback{Models: []string{"openai:gpt-4.1", "openai:gpt\x1b[2J"}}
+			}},
+		{"escalation", `agent.strategy.escalate.model: model "gpt\u009b31m": it holds a control character`, `"model"`,
+			func(p *Plan) { p.Agent.Strategy.Escalate = &Escalate{AfterInvalid: 1, Model: "gpt\u009b31m"} }},
+		{"compiled fallback", `fallbacks[0].model.name: model "gpt\x7f": it holds a control character`, `"fallbacks"`,
+			func(p *Plan) { p.Fallbacks = []FallbackModel{{Model: Model{Provider: "openai", Name: "gpt\x7f"}}} }},
+		{"callee", `callees.label.plan.agent.model.name: model "test\t": it holds a control character`, `"name"`,
+			func(p *Plan) {
+				child := label(t, "Label the issue.", `{"enum":["bug","feature"]}`)
+				child.Agent.Model.Name = "test\t"
+				if err := child.Seal(); err != nil {
+					t.Fatal(err)
+				}
+				*p = *mustCall(t, child)
+			}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := testPlan(t)
+			tt.edit(p)
+			if err := p.Seal(); err != nil {
+				t.Fatal(err)
+			}
+			data, err := p.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Read("plan.json", data)
+			var pe *Error
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one saying %q", err, tt.want)
+			}
+			// At the value of the field named, or of the list that holds it.
+			if lines := strings.Split(string(data), "\n"); pe.Line < 1 || !strings.HasSuffix(lines[pe.Line-1][:pe.Column-1], tt.at+": ") {
+				t.Errorf("error at %d:%d, want it at the value of %s", pe.Line, pe.Column, tt.at)
+			}
+			if _, err := Read("plan.json", data, AnyModelName()); err != nil {
+				t.Errorf("AnyModelName: %v", err)
+			}
+		})
+	}
+	for _, name := range []string{"gpt-4o-2024-08-06", "meta-llama/Llama-3.1-8B-Instruct", "models/gemini-2.0-flash",
+		"arn:aws:bedrock:us-east-1:123:inference-profile/x", "qwen2.5:7b", "modèle"} {
+		p := testPlan(t)
+		p.Agent.Model.Name = name
+		if err := p.Seal(); err != nil {
+			t.Fatal(err)
+		}
+		data, err := p.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Read("plan.json", data); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := CheckModelName("gpt\xff"); err == nil || err.Error() != "it is not UTF-8" {
+		t.Errorf("a name that is not UTF-8: %v", err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/batch"
 )
 
@@ -102,7 +101,7 @@ func (w *Worker) batch(ctx workflow.Context, in BatchInput) (*BatchState, error)
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
 	}
-	p, err := plan.Read("the batch's plan", data)
+	p, err := readPlan(ctx, "the batch's plan", data)
 	if err != nil {
 		return nil, sdktemporal.NewNonRetryableApplicationError(err.Error(), ErrPlan, nil)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -437,6 +438,73 @@ func TestCancelledRun(t *testing.T) {
 	}
 	if st := d.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED {
 		t.Errorf("the cancelled run's status: %s", st)
+	}
+}
+
+// TestReplayBeforeModelName: a run begun before plans whose model names
+// hold a control character were refused replays on today's code as it
+// was made, where it read no plan: its history's plan (before-ops-ok's,
+// given a model name with a line break and sealed again) is one that
+// plan.Read now refuses.
+func TestReplayBeforeModelName(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "history", "before-ops-ok.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h map[string]any
+	if err := json.Unmarshal(raw, &h); err != nil {
+		t.Fatal(err)
+	}
+	payload := h["events"].([]any)[0].(map[string]any)["workflowExecutionStartedEventAttributes"].(map[string]any)["input"].(map[string]any)["payloads"].([]any)[0].(map[string]any)
+	data, err := base64.StdEncoding.DecodeString(payload["data"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in temporal.RunInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		t.Fatal(err)
+	}
+	var planData []byte // the plan in base64, as runs of then held it
+	if err := json.Unmarshal(in.Plan, &planData); err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Read("plan", planData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Agent.Model.Name += "\n"
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if in.Plan, err = p.Encode(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Read("plan", in.Plan); err == nil || !strings.Contains(err.Error(), "control character") {
+		t.Fatalf("plan.Read: %v; want the model's name refused", err)
+	}
+	in.Digest = string(p.Digests.Plan)
+	if data, err = json.Marshal(in); err != nil {
+		t.Fatal(err)
+	}
+	payload["data"] = base64.StdEncoding.EncodeToString(data)
+	if raw, err = json.Marshal(h); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "before-model-name.json")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := temporal.NewWorker(nil, temporal.WorkerOptions{
+		ModelFor:     func(temporal.ModelCall) (agentrt.Model, error) { return refusing{}, nil },
+		AllowAnyPlan: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayer := worker.NewWorkflowReplayer()
+	w.RegisterWorkflow(replayer)
+	if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -125,7 +125,7 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	if err != nil {
 		return nil, fail(ErrPlan, err)
 	}
-	p, err := plan.Read("the workflow's plan", data)
+	p, err := readPlan(ctx, "the workflow's plan", data)
 	if err != nil {
 		return nil, fail(ErrPlan, err)
 	}
@@ -581,6 +581,26 @@ const (
 	failedUsageChange  = "agentc.failed-usage"
 	failedUsageVersion = workflow.Version(1)
 )
+
+// modelNameChange and modelNameVersion name the change that refused a
+// plan whose model names hold a control character (plan.CheckModelName).
+const (
+	modelNameChange  = "agentc.model-name"
+	modelNameVersion = workflow.Version(1)
+)
+
+// readPlan reads a workflow's plan, as plan.Read does. A workflow begun
+// before version 1 (modelNameVersion) read a plan whatever its model
+// names held: its history replays as it was made (its activities refuse
+// the plan all the same). Only a plan that fails to read asks the
+// version, so the histories of the rest hold no marker of it.
+func readPlan(ctx workflow.Context, name string, data []byte) (*plan.Plan, error) {
+	p, err := plan.Read(name, data)
+	if err != nil && workflow.GetVersion(ctx, modelNameChange, workflow.DefaultVersion, modelNameVersion) < modelNameVersion {
+		return plan.Read(name, data, plan.AnyModelName())
+	}
+	return p, err
+}
 
 // callBoundChange and callBoundVersion name the change that left the
 // tool calls of a reply not made once their results put the

@@ -28,6 +28,9 @@ func parseModel(flag string) (provider, model string, err error) {
 	case provider == "test" && named:
 		return "", "", UsageError("--model %q: the test model has no models to choose from; give --model test", flag)
 	}
+	if err := plan.CheckModelName(flag); err != nil {
+		return "", "", UsageError("--model %q: %v", flag, err)
+	}
 	return provider, model, nil
 }
 

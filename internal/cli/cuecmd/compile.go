@@ -10,6 +10,7 @@ import (
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/leaf/atomicfile"
 	"agentc.dev/agentc/internal/leaf/userfile"
+	"agentc.dev/agentc/plan"
 )
 
 func newCompileCmd(e cli.Env) *cobra.Command {
@@ -53,6 +54,9 @@ agentc.yaml that does not read.`,
 				provider, name, _ := strings.Cut(model, ":")
 				if name == "" || provider == "test" {
 					return cli.UsageError("--model %q: give PROVIDER:MODEL (anthropic:claude-sonnet-4-5)", model)
+				}
+				if err := plan.CheckModelName(model); err != nil {
+					return cli.UsageError("--model %q: %v", model, err)
 				}
 				if p, err = compile.Retarget(p, provider, name); err != nil {
 					return cli.UsageError("--model %s: %v", model, err)
