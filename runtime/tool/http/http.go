@@ -30,8 +30,8 @@
 // application/json when the body is valid JSON (text/plain otherwise),
 // unless the manifest declares them. Arguments must be a JSON object;
 // numbers render as written, and a missing argument is an error rather
-// than "<no value>". It reads no environment variables,
-// uses no proxy and keeps no cookies.
+// than "<no value>". It reads only the environment variables its env
+// lists (for its headers' values), uses no proxy and keeps no cookies.
 //
 // The timeout covers the whole call, redirects and reading the body
 // included. The response body is read up to max_bytes and cut there with
