@@ -64,7 +64,7 @@ var pathCodes = []struct {
 // boundReadings say in words what a bound of the schema asks, where its
 // CUE says it only to a reader of regular expressions.
 var boundReadings = map[string]string{
-	`!~"[\\x00-\\x1f\\x7f-\\x9f]"`: "it holds a control character: a line break, a tab, an escape, DEL or a C1 control",
+	`=~"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`: "it holds a control character: a line break, a tab, an escape, DEL or a C1 control",
 }
 
 func codeForPath(path, fallback string) string {
