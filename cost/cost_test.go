@@ -368,6 +368,19 @@ func TestStale(t *testing.T) {
 	if got := tab.Describe(); got != "the built-in table (genai-prices), as of "+tab.AsOf+", extended by mine.json (as of 2020-01-01)" {
 		t.Errorf("Describe() = %q", got)
 	}
+	// A date to come is warned of too: it would hide any age.
+	future, err := Parse("future.json", []byte(`{"as_of": "2999-01-01", "models": {"openai": {"gpt-test-2": {"input": 1, "output": 2}}}}`), "future.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.Extend(future)
+	ahead, _ := tab.Lookup("openai", "gpt-test-2")
+	if got := Stale([]Price{ahead, built}, asOf, MaxAge); len(got) != 1 || !strings.HasPrefix(got[0], "the price file future.json is dated 2999-01-01, a day still to come") {
+		t.Errorf("a file dated 2999: %q", got)
+	}
+	if got := Stale([]Price{built}, asOf.AddDate(0, 0, -1), MaxAge); got != nil {
+		t.Errorf("a table dated tomorrow (another time zone's today): %q", got)
+	}
 }
 
 // BenchmarkEmbedded: what a run pays for the shipped table, once: its

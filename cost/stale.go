@@ -15,7 +15,7 @@ const MaxAge = 120
 const EnvMaxAge = "AGENTC_PRICES_MAX_AGE"
 
 // Stale warns of the prices that come from a table dated more than maxAge
-// days before now: one warning for each table, the embedded one first,
+// days before now, or after tomorrow: one warning for each table, the embedded one first,
 // then files in the order of prices. maxAge 0 warns of nothing, and a
 // price without a date (the free test model) is never stale.
 func Stale(prices []Price, now time.Time, maxAge int) []string {
@@ -31,14 +31,19 @@ func Stale(prices []Price, now time.Time, maxAge int) []string {
 			}
 			seen[p.From] = true
 			d, err := time.Parse(time.DateOnly, p.AsOf)
-			if err != nil || !now.After(d.AddDate(0, 0, maxAge)) {
-				continue
-			}
 			what := "the built-in price table is"
 			if p.From != "" {
 				what = "the price file " + p.From + " is"
 			}
-			out = append(out, fmt.Sprintf("%s dated %s, more than %d days ago: prices may have changed since; update agentc, or give current prices in a price file (--prices or %s)", what, p.AsOf, maxAge, EnvPrices))
+			switch {
+			case err != nil:
+			case d.After(now.AddDate(0, 0, 1)):
+				// A date to come says nothing of when the prices were
+				// taken: a file dated 2999 would never be warned of.
+				out = append(out, fmt.Sprintf("%s dated %s, a day still to come: its prices may be of any age; give the date they were taken (--prices or %s)", what, p.AsOf, EnvPrices))
+			case now.After(d.AddDate(0, 0, maxAge)):
+				out = append(out, fmt.Sprintf("%s dated %s, more than %d days ago: prices may have changed since; update agentc, or give current prices in a price file (--prices or %s)", what, p.AsOf, maxAge, EnvPrices))
+			}
 		}
 	}
 	return out
