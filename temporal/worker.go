@@ -309,15 +309,11 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 	if in.Effect.Model != nil {
 		// The attempts the provider answered and lost are charged too,
 		// by the estimate (the run's own charge holds them to more).
-		retried := agentrt.RetriedOf(err)
+		used, retried := agentrt.SpentOf(err).Held(), agentrt.RetriedOf(err)
 		if err == nil {
-			retried = retriedOf(resp)
+			used, retried = replyUsage(resp)
 		}
-		if spent := agentrt.SpentOf(err); spent != (agentrt.Usage{}) {
-			settle(int64(spent.Held().Add(agentrt.RetriedUsage(in.Effect.Model, retried)).Total()))
-		} else {
-			settle(usedTokens(resp) + int64(agentrt.RetriedUsage(in.Effect.Model, retried).Total()))
-		}
+		settle(int64(used.Add(agentrt.RetriedUsage(in.Effect.Model, retried)).Total()))
 	}
 	res := EffectResult{Response: resp, Started: started.UTC(), DurationMS: time.Since(started).Milliseconds(), Lost: lost}
 	if err != nil {
@@ -851,26 +847,16 @@ func (w *Worker) buildTools(ctx context.Context, run *workerRun, path string, t 
 	return nil
 }
 
-// retriedOf is the attempts a model call's response says the provider
-// answered and lost, as a journal stores it; none where it says none.
-func retriedOf(resp json.RawMessage) agentrt.Retried {
+// replyUsage is the usage a model call's response reports and the
+// attempts it says the provider answered and lost, as a journal stores
+// them; none where it says none.
+func replyUsage(resp json.RawMessage) (agentrt.Usage, agentrt.Retried) {
 	var r struct {
+		Usage   agentrt.Usage   `json:"usage"`
 		Retried agentrt.Retried `json:"retried"`
 	}
 	if json.Unmarshal(resp, &r) != nil {
-		return agentrt.Retried{}
+		return agentrt.Usage{}, agentrt.Retried{}
 	}
-	return r.Retried
-}
-
-// usedTokens is the usage a model call's response reports, as a journal
-// stores it; 0 for none.
-func usedTokens(resp json.RawMessage) int64 {
-	var r struct {
-		Usage agentrt.Usage `json:"usage"`
-	}
-	if json.Unmarshal(resp, &r) != nil {
-		return 0
-	}
-	return int64(r.Usage.Total())
+	return r.Usage, r.Retried
 }
