@@ -1,7 +1,7 @@
 package runcmd
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -92,6 +92,14 @@ func ShownArguments(args json.RawMessage, text *string) string {
 // "y" with the answer to the call before, keys pressed while agentc
 // started) is dropped, never taken for the answer to a call the person
 // has not seen.
+//
+// The terminal is read only while a call is shown: a read asked for
+// once the call is on the screen and what the terminal held dropped
+// (discard), so a key typed before stays in the terminal until it is
+// dropped, and no read of agentc's races the drop. The one read that
+// can be in flight when a call is shown is one a call before it asked
+// for and never got (its run ended while it was shown); what that read
+// returns before the call is shown is dropped.
 type prompter struct {
 	in  io.Reader
 	out io.Writer
@@ -99,41 +107,36 @@ type prompter struct {
 	discard func()
 	mu      sync.Mutex
 	once    sync.Once
-	lines   chan typed // closed at the end of the input
+	want    chan struct{} // a call asks for one read of the terminal
+	got     chan read     // what that read returned
+	reading bool          // a read was asked for and has not returned
+	ended   error         // the terminal's input ended (io.EOF or an error)
 }
 
-// typed is a line of the terminal's input and when agentc read it.
-type typed struct {
-	text string
+// read is what one read of the terminal returned, and when.
+type read struct {
+	text []byte
+	err  error
 	at   time.Time
 }
 
-// readTime is a reader that keeps when it last read something: a line's
-// time is that of the read that completed it.
-type readTime struct {
-	r    io.Reader
-	last time.Time
-}
-
-func (t *readTime) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	if n > 0 {
-		t.last = time.Now()
-	}
-	return n, err
-}
+// maxAnswer is the longest line taken as an answer; a longer one is
+// dropped as no answer (a terminal's line is at most 4 KiB).
+const maxAnswer = 64 << 10
 
 func (p *prompter) ask(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.once.Do(func() {
-		p.lines = make(chan typed)
+		p.want, p.got = make(chan struct{}), make(chan read, 1)
 		go func() {
-			defer close(p.lines)
-			in := &readTime{r: p.in}
-			sc := bufio.NewScanner(in)
-			for sc.Scan() {
-				p.lines <- typed{sc.Text(), in.last}
+			buf := make([]byte, 4096)
+			for range p.want {
+				n, err := p.in.Read(buf)
+				p.got <- read{bytes.Clone(buf[:n]), err, time.Now()}
+				if err != nil {
+					return
+				}
 			}
 		}()
 	})
@@ -149,32 +152,55 @@ func (p *prompter) ask(ctx context.Context, req *agentrt.ApprovalRequest) (agent
 	}
 	fmt.Fprintf(p.out, "agentc: call %s of tool %s%s needs approval: %s\nagentc:   arguments: %s\n",
 		termtext.Escape(req.Key), termtext.Escape(req.Tool), who, termtext.Escape(req.Why), args)
-	// Only what is typed from now on answers this call: the terminal's
-	// unread input is dropped, and a line read before now is skipped.
-	if p.discard != nil {
-		p.discard()
-	}
-	shown := time.Now()
 	choices := "[y]es, [n]o (optionally with a reason), [a]lways for this run"
 	if req.Mode == plan.ApproveAlways {
 		choices = "[y]es, [n]o (optionally with a reason)"
 	}
+	ended := func() (agentrt.ApprovalDecision, error) {
+		fmt.Fprintln(p.out)
+		return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; the terminal's input ended before an answer"}
+	}
+	var pending []byte // typed since the call was shown, short of a line's end
 	for {
+		// Only what is typed from now on answers: the terminal's unread
+		// input is dropped, and what agentc read before now is.
+		if p.discard != nil {
+			p.discard()
+		}
+		shown := time.Now()
 		fmt.Fprintf(p.out, "agentc: approve? %s: ", choices)
 		var line string
 		for read := false; !read; {
+			if p.ended != nil {
+				return ended()
+			}
+			if !p.reading {
+				p.want <- struct{}{}
+				p.reading = true
+			}
 			select {
 			case <-ctx.Done():
 				fmt.Fprintln(p.out)
 				return agentrt.ApprovalDecision{}, ctx.Err()
-			case l, ok := <-p.lines:
-				if !ok {
-					fmt.Fprintln(p.out)
-					return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key, Msg: req.Why + "; the terminal's input ended before an answer"}
+			case r := <-p.got:
+				p.reading = false
+				if r.err != nil {
+					p.ended = r.err
 				}
-				line, read = l.text, !l.at.Before(shown)
+				if r.at.Before(shown) {
+					continue // read for a call before this one
+				}
+				pending = append(pending, r.text...)
+				if i := bytes.IndexByte(pending, '\n'); i >= 0 {
+					// A line typed with the answer, after it, is
+					// dropped with the read: the next prompt is answered anew.
+					line, read = string(pending[:i]), true
+				} else if len(pending) > maxAnswer {
+					pending = nil
+				}
 			}
 		}
+		pending = nil
 		word, reason, _ := strings.Cut(strings.TrimSpace(line), " ")
 		switch strings.ToLower(word) {
 		case "y", "yes":

@@ -1,3 +1,5 @@
+//go:build linux || solaris || aix
+
 package runcmd
 
 import (

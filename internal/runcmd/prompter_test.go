@@ -1,0 +1,185 @@
+package runcmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"agentc.dev/agentc/plan"
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// terminal is a terminal's input as the prompter sees it: keys typed
+// wait in it until a read takes them or the prompter drops them
+// (discard), as a terminal's line discipline holds them. It records
+// every read begun before the call shown had dropped what was typed.
+type terminal struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	held    []byte
+	ended   bool
+	armed   bool // a prompt dropped what was typed, and no line was read since
+	early   int  // reads begun when not armed
+	reads   int  // reads begun
+	shown   bytes.Buffer
+	prompts int
+	asked   chan struct{} // a prompt ("approve? ") was shown
+}
+
+func newTerminal() *terminal {
+	t := &terminal{asked: make(chan struct{}, 16)}
+	t.cond = sync.NewCond(&t.mu)
+	return t
+}
+
+func (t *terminal) typeKeys(s string) {
+	t.mu.Lock()
+	t.held = append(t.held, s...)
+	t.mu.Unlock()
+	t.cond.Broadcast()
+}
+
+func (t *terminal) end() {
+	t.mu.Lock()
+	t.ended = true
+	t.mu.Unlock()
+	t.cond.Broadcast()
+}
+
+func (t *terminal) discard() {
+	t.mu.Lock()
+	t.held = nil
+	t.armed = true
+	t.mu.Unlock()
+}
+
+// Read takes one line, as a terminal in canonical mode gives it.
+func (t *terminal) Read(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.reads++
+	if !t.armed {
+		t.early++
+	}
+	for len(t.held) == 0 && !t.ended {
+		t.cond.Wait()
+	}
+	if len(t.held) == 0 {
+		return 0, io.EOF
+	}
+	n := bytes.IndexByte(t.held, '\n') + 1
+	if n == 0 {
+		n = len(t.held)
+	}
+	n = copy(p, t.held[:n])
+	t.held = t.held[n:]
+	t.armed = false
+	return n, nil
+}
+
+// Write is the terminal's screen.
+func (t *terminal) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.shown.Write(p)
+	n := strings.Count(t.shown.String(), "approve? ")
+	more := n - t.prompts
+	t.prompts = n
+	t.mu.Unlock()
+	for range more {
+		t.asked <- struct{}{}
+	}
+	return len(p), nil
+}
+
+func askOf(p *prompter, key string) func(context.Context) (agentrt.ApprovalDecision, error) {
+	return func(ctx context.Context) (agentrt.ApprovalDecision, error) {
+		return p.ask(ctx, &agentrt.ApprovalRequest{Key: key, Tool: "git", Arguments: []byte(`{"sub":"push"}`), Why: "exec tool git", Mode: plan.ApproveAsk})
+	}
+}
+
+type answer struct {
+	d   agentrt.ApprovalDecision
+	err error
+}
+
+func start(ctx context.Context, f func(context.Context) (agentrt.ApprovalDecision, error)) chan answer {
+	c := make(chan answer, 1)
+	go func() {
+		d, err := f(ctx)
+		c <- answer{d, err}
+	}()
+	return c
+}
+
+// TestPromptTakesOnlyKeysTypedAfterTheCall holds the prompt to its
+// rule: keys typed before a call is shown (while agentc starts, or with
+// the answer to the call before) never answer it, and the terminal is
+// read only once a prompt has dropped them.
+func TestPromptTakesOnlyKeysTypedAfterTheCall(t *testing.T) {
+	term := newTerminal()
+	p := &prompter{in: term, out: term, discard: term.discard}
+
+	term.typeKeys("y\n") // while agentc starts
+	first := start(context.Background(), askOf(p, "1.1"))
+	<-term.asked
+	term.typeKeys("n\ny\n") // the answer, and a second "y" with it
+	if a := <-first; a.err != nil || a.d.Approved {
+		t.Fatalf("first call: %+v, %v; want denied by the answer typed after it was shown", a.d, a.err)
+	}
+
+	second := start(context.Background(), askOf(p, "2.1"))
+	<-term.asked
+	term.typeKeys("maybe\n") // no answer: asked again
+	<-term.asked
+	term.typeKeys("no not now\n")
+	if a := <-second; a.err != nil || a.d.Approved || a.d.Reason != "not now" {
+		t.Fatalf("second call: %+v, %v; want denied with the reason typed after it was shown", a.d, a.err)
+	}
+
+	term.mu.Lock()
+	early, reads := term.early, term.reads
+	term.mu.Unlock()
+	if early != 0 {
+		t.Errorf("%d of %d reads of the terminal began before a prompt dropped what was typed", early, reads)
+	}
+}
+
+// TestPromptAfterCallEnded: a call whose run ended while it was shown
+// leaves its read of the terminal in flight; the next call takes what
+// that read returns once the call is shown, and the end of the input
+// refuses the call.
+func TestPromptAfterCallEnded(t *testing.T) {
+	term := newTerminal()
+	p := &prompter{in: term, out: term, discard: term.discard}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	first := start(ctx, askOf(p, "1.1"))
+	<-term.asked
+	cancel()
+	if a := <-first; !errors.Is(a.err, context.Canceled) {
+		t.Fatalf("first call: %+v, %v; want its run's end", a.d, a.err)
+	}
+
+	second := start(context.Background(), askOf(p, "1.2"))
+	<-term.asked
+	term.typeKeys("y\n")
+	if a := <-second; a.err != nil || !a.d.Approved {
+		t.Fatalf("second call: %+v, %v; want approved by the answer typed after it was shown", a.d, a.err)
+	}
+
+	third := start(context.Background(), askOf(p, "1.3"))
+	<-term.asked
+	term.end()
+	var refused *agentrt.ApprovalRefused
+	if a := <-third; !errors.As(a.err, &refused) || !strings.Contains(refused.Msg, "input ended") {
+		t.Fatalf("third call: %+v, %v; want refused: the terminal's input ended", a.d, a.err)
+	}
+	// The end is kept: a later call is refused without a read.
+	if _, err := askOf(p, "1.4")(context.Background()); !errors.As(err, &refused) {
+		t.Fatalf("fourth call: %v; want refused", err)
+	}
+}
