@@ -204,7 +204,7 @@ func TestSlowBody(t *testing.T) {
 		{"a decision", "/v1/runs/0123456789abcdef0123456789abcdef/approvals/k", http.Header{"Content-Type": {"application/json"}}, `{"approve": `,
 			nil, "", http.StatusRequestTimeout, `^\{"error":"the body came too slowly: \d+ bytes in 10(\.\d+)?s`},
 		{"MCP, a session's first request", "/mcp", mcpHeader, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":`,
-			nil, "", http.StatusBadRequest, `^failed to read body`},
+			nil, "", http.StatusRequestTimeout, `^the body came too slowly: \d+ bytes in 10(\.\d+)?s`},
 	} {
 		st := servetest.Stalled(t, srv.URL+c.path, apiToken, c.header, c.head)
 		others := make(chan string, 1)

@@ -25,6 +25,10 @@ const MinTokenLen = 16
 // MaxBodyBytes bounds an HTTP request's body.
 const MaxBodyBytes = 8 << 20
 
+// MaxOpeningBytes bounds the body of the MCP request that opens a session
+// (an initialize: the client's name and capabilities, a kilobyte or so).
+const MaxOpeningBytes = 1 << 20
+
 // CheckToken reports why a bearer token cannot protect a server: too
 // short, or not printable on one line.
 func CheckToken(token string) error {
@@ -170,52 +174,64 @@ func (m *MCPHTTP) serve(w http.ResponseWriter, r *http.Request) {
 	m.calls.Add(1)
 	m.mu.Unlock()
 	defer m.calls.Done()
-	if r.Method != http.MethodPost || r.Header.Get(sessionHeader) != "" {
-		if r.Method == http.MethodPost {
-			// The body is read, and checked, within the bound on
-			// reading, as much of it taken as its input may weigh
-			// (readingBody); once read, as much as the message weighs
-			// (a call's arguments are within it), held while the SDK
-			// decodes it, and lent to the call the message makes, whose
-			// run checks its input under it (lent): given back and taken
-			// again, the body was held outside the bound in between.
-			sh, err := m.runs.readingBody(r, limit)
-			if err != nil {
-				return // its client went while it waited
-			}
-			body, err := io.ReadAll(r.Body)
-			var slow *SlowBodyError
-			if errors.As(err, &slow) {
-				// The share goes back before the answer is written, and
-				// the rest of the body is not read.
-				sh.Release()
-				w.Header().Set("Connection", "close")
-				http.Error(w, err.Error(), http.StatusRequestTimeout)
-				return
-			}
-			body, checked := answersChecked(w, r, body, err)
-			if !checked {
-				sh.Release()
-				return
-			}
-			sh.Shrink(min(Weight(body), MaxReading))
-			id, unlend := m.runs.lend(sh)
-			defer unlend()
-			r.Header.Set(shareHeader, id)
+	opening := r.Method == http.MethodPost && r.Header.Get(sessionHeader) == ""
+	if opening {
+		// A request without a session opens one.
+		if !m.reserve(g) {
+			http.Error(w, fmt.Sprintf("too many MCP sessions: this token's clients hold %d open, the most the server keeps; close one (DELETE /mcp with its Mcp-Session-Id), or wait for an idle one to be closed", m.perToken), http.StatusTooManyRequests)
+			return
 		}
-		m.sdk.ServeHTTP(w, r)
-		return
+		// The session is counted as open from its answer's header on,
+		// before its client reads the answer and goes on.
+		ow := &openingWriter{ResponseWriter: w, opened: func() { m.opens(g, w.Header().Get(sessionHeader)) }}
+		defer ow.answered()
+		w = ow
+		// Its message is an initialize, which is small; calls come in
+		// the session. Read whole by the SDK, outside the bound on
+		// reading and up to the token's bound, the bodies of the
+		// sessions a token may open held 2 GiB.
+		limit = min(limit, MaxOpeningBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 	}
-	// A request without a session opens one.
-	if !m.reserve(g) {
-		http.Error(w, fmt.Sprintf("too many MCP sessions: this token's clients hold %d open, the most the server keeps; close one (DELETE /mcp with its Mcp-Session-Id), or wait for an idle one to be closed", m.perToken), http.StatusTooManyRequests)
-		return
+	if r.Method == http.MethodPost {
+		// The body is read, and checked, within the bound on reading, as
+		// much of it taken as its input may weigh (readingBody); once
+		// read, as much as the message weighs (a call's arguments are
+		// within it), held while the SDK decodes it, and lent to the call
+		// the message makes, whose run checks its input under it (lent):
+		// given back and taken again, the body was held outside the bound
+		// in between.
+		sh, err := m.runs.readingBody(r, limit)
+		if err != nil {
+			return // its client went while it waited
+		}
+		body, err := io.ReadAll(r.Body)
+		var slow *SlowBodyError
+		if errors.As(err, &slow) {
+			// The share goes back before the answer is written, and the
+			// rest of the body is not read.
+			sh.Release()
+			w.Header().Set("Connection", "close")
+			http.Error(w, err.Error(), http.StatusRequestTimeout)
+			return
+		}
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) && opening {
+			sh.Release()
+			http.Error(w, fmt.Sprintf("the message opening an MCP session is larger than the %d bytes the server reads of one: a session opens with initialize alone, and its calls come in the session", MaxOpeningBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		body, checked := answersChecked(w, r, body, err)
+		if !checked {
+			sh.Release()
+			return
+		}
+		sh.Shrink(min(Weight(body), MaxReading))
+		id, unlend := m.runs.lend(sh)
+		defer unlend()
+		r.Header.Set(shareHeader, id)
 	}
-	// The session is counted as open from its answer's header on, before
-	// its client reads the answer and goes on.
-	ow := &openingWriter{ResponseWriter: w, opened: func() { m.opens(g, w.Header().Get(sessionHeader)) }}
-	defer ow.answered()
-	m.sdk.ServeHTTP(ow, r)
+	m.sdk.ServeHTTP(w, r)
 }
 
 // answersChecked checks body, read from a POST in a session (err, the

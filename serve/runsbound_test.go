@@ -274,20 +274,24 @@ func TestBodyReadBounded(t *testing.T) {
 		{"the API, JSON", "/v1/agents/labeler/runs", "application/json", `{"title": "Crash on start"}`, `"outcome":"ok"`},
 		{"the API, multipart", "/v1/agents/reader/runs", ct, multipart, `"outcome":"ok"`},
 		{"MCP in a session", "/mcp", "application/json", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"labeler","arguments":{"title":"x"}}}`, `"result"`},
+		{"MCP opening a session", "/mcp-open", "application/json", fmt.Sprintf(initializeMessage, "opener"), `"protocolVersion"`},
 	} {
 		release := hold()
 		// A body of no length said, sent once the request has waited.
 		pr, pw := io.Pipe()
 		t.Cleanup(func() { pw.Close() })
-		req, err := http.NewRequest(http.MethodPost, srv.URL+c.path, pr)
+		path, opening := strings.CutSuffix(c.path, "-open")
+		req, err := http.NewRequest(http.MethodPost, srv.URL+path, pr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		req.Header.Set("Authorization", "Bearer "+apiToken)
 		req.Header.Set("Content-Type", c.contentType)
-		if c.path == "/mcp" {
+		if path == "/mcp" {
 			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Mcp-Session-Id", cs.ID())
+			if !opening {
+				req.Header.Set("Mcp-Session-Id", cs.ID())
+			}
 		}
 		answers := make(chan string, 1)
 		go func() { answers <- answerOf(req) }()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -67,7 +68,15 @@ func connectHTTP(ctx context.Context, url, token string, opts *mcp.ClientOptions
 // answer's status, its session id and its body.
 func initialize(t *testing.T, url, token string) (int, string, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	return initializeAs(t, url, token, "raw")
+}
+
+const initializeMessage = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":%q,"version":"1"}}}`
+
+// initializeAs is initialize from a client of the name given.
+func initializeAs(t *testing.T, url, token, name string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(fmt.Sprintf(initializeMessage, name)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -131,6 +140,30 @@ func TestMCPSessionBounds(t *testing.T) {
 	res, err := open(first).CallTool(ctx, &mcp.CallToolParams{Name: "labeler", Arguments: map[string]any{"title": "Crash on start"}})
 	if err != nil || res.IsError {
 		t.Errorf("a session opened after one closed: %v %+v", err, res)
+	}
+}
+
+// TestMCPOpeningBounded: the message that opens a session is read to
+// MaxOpeningBytes at most: one larger is refused 413, saying why, opens
+// nothing and leaves the token's room for sessions as it was; one of
+// that size opens a session. The SDK read it whole up to the token's
+// bound on bodies (8 MiB, more for agents that take files), 256 sessions
+// of a token at once.
+func TestMCPOpeningBounded(t *testing.T) {
+	h, err := serve.MCPHandler("test", []serve.Agent{labeler(t)}, nil, serve.AllAgents(apiToken), serve.SessionBounds{PerToken: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	name := func(size int) string { return strings.Repeat("n", size-len(fmt.Sprintf(initializeMessage, ""))) }
+	code, id, body := initializeAs(t, srv.URL, apiToken, name(serve.MaxOpeningBytes+1))
+	if code != http.StatusRequestEntityTooLarge || id != "" || !strings.Contains(body, "the message opening an MCP session is larger than the 1048576 bytes") {
+		t.Errorf("an initialize of a byte past the bound: %d %q %.200s", code, id, body)
+	}
+	code, id, body = initializeAs(t, srv.URL, apiToken, name(serve.MaxOpeningBytes))
+	if code != http.StatusOK || id == "" {
+		t.Errorf("an initialize of the bound's size, the token's one session free: %d %q %.200s", code, id, body)
 	}
 }
 
