@@ -229,11 +229,15 @@ func (x *run) exactUsage(req *Request, msg Message) Usage {
 	return Usage{Input: max(in, 0), Output: out}
 }
 
-// ExactUsage says whether a run of r, made without a journal, holds a
+// ExactUsage says whether a run made with o, without a journal, holds a
 // provider's usage reports to the model's tokeniser's count (it does when
 // it reserves its calls in a pool): what the header of a journal a host
-// creates for the run says (journal.Header.ExactUsage).
-func (r *Runner) ExactUsage() bool { return r.opts.Pool != nil }
+// creates for the run says (journal.Header.ExactUsage). A host that
+// writes the header before it makes its runner asks o.
+func (o *Options) ExactUsage() bool { return o.Pool != nil }
+
+// ExactUsage is Options.ExactUsage of r's options.
+func (r *Runner) ExactUsage() bool { return r.opts.ExactUsage() }
 
 // countsTokens says whether a run counts its requests with the model's
 // tokeniser in any case: to reserve them in a pool. A run with a journal

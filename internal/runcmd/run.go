@@ -554,7 +554,7 @@ func runOne(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options, 
 	if err != nil {
 		return nil, 0, toolsError(err, sigs, "the run diverged from its journal")
 	}
-	if err := jn.start(p, opts.Pool != nil); err != nil {
+	if err := jn.start(p, opts.ExactUsage()); err != nil {
 		return nil, 0, err
 	}
 	defer closing(e, closeTools)
