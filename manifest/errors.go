@@ -13,6 +13,8 @@ import (
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/format"
 	"cuelang.org/go/cue/token"
+
+	"agentc.dev/agentc/plan"
 )
 
 // Codes of the problems the loader reports. They are stable: scripts and
@@ -64,7 +66,8 @@ var pathCodes = []struct {
 // boundReadings say in words what a bound of the schema asks, where its
 // CUE says it only to a reader of regular expressions.
 var boundReadings = map[string]string{
-	`=~"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`: "it holds a control character: a line break, a tab, an escape, DEL or a C1 control",
+	`=~"^[^\\x00-\\x1f\\x7f-\\x9f]*$"`:                                          plan.ControlRefused,
+	`=~"^[^\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]*$"`: plan.HiddenRefused,
 }
 
 func codeForPath(path, fallback string) string {

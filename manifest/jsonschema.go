@@ -15,6 +15,8 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	"cuelang.org/go/encoding/jsonschema"
+
+	"agentc.dev/agentc/plan"
 )
 
 // JSONSchema returns the manifest schema as JSON Schema (draft 2020-12),
@@ -66,7 +68,25 @@ func JSONSchema() ([]byte, error) {
 		return nil, err
 	}
 	out.WriteByte('\n')
-	return out.Bytes(), nil
+	return escapeHidden(out.Bytes()), nil
+}
+
+// escapeHidden writes each character a reader does not see (plan.Hidden:
+// #ModelName's pattern names them) as a JSON escape, so that the schema
+// an editor shows says which. They occur only within strings.
+func escapeHidden(b []byte) []byte {
+	if !bytes.ContainsFunc(b, plan.Hidden) {
+		return b
+	}
+	var out bytes.Buffer
+	for _, r := range string(b) {
+		if plan.Hidden(r) {
+			fmt.Fprintf(&out, `\u%04x`, r)
+		} else {
+			out.WriteRune(r)
+		}
+	}
+	return out.Bytes()
 }
 
 // toolByKind turns the generated Tool, an anyOf of the kinds' schemas,
@@ -348,6 +368,11 @@ func dropSchemaField(decls []ast.Decl) []ast.Decl {
 //     integer, ...}], which marks a string there twice, once per member.
 //     The number member says nothing the integer one does not; without it
 //     the one member left takes the allOf's place.
+//   - Two patterns of a string (`=~"A" & =~"B"`, #ModelName) are
+//     generated as allOf [{pattern: A}, {type: string, pattern: B, ...}],
+//     the first member with no type, which strict validators refuse
+//     (ajv's strictTypes). It takes its sibling's type, string: the
+//     allOf holds only strings either way.
 //   - CUE's `[X, ...Y]` is generated as prefixItems [X] with items Y and
 //     minItems 1: an open tuple, which strict validators refuse (ajv's
 //     strictTuples wants every tuple closed). Where X is Y the tuple says
@@ -372,6 +397,7 @@ func tidy(e ast.Expr) error {
 			}
 		}
 		e.Elts = mergeIntegerAllOf(e.Elts)
+		typeStringPatterns(e.Elts)
 		var err error
 		if e.Elts, err = dropTuple(e.Elts); err != nil {
 			return err
@@ -423,6 +449,41 @@ func mergeIntegerAllOf(elts []ast.Decl) []ast.Decl {
 		}
 	}
 	return slices.Concat(elts[:at], member.Elts, elts[at+1:])
+}
+
+// typeStringPatterns gives a member of an allOf that says a pattern and
+// no type the type string, where another member says type string.
+func typeStringPatterns(elts []ast.Decl) {
+	_, f := fieldOf(elts, "allOf")
+	if f == nil {
+		return
+	}
+	list, ok := f.Value.(*ast.ListLit)
+	if !ok {
+		return
+	}
+	var untyped []*ast.StructLit
+	stringTyped := false
+	for _, x := range list.Elts {
+		s, ok := x.(*ast.StructLit)
+		if !ok {
+			return
+		}
+		_, pattern := fieldOf(s.Elts, "pattern")
+		_, typ := fieldOf(s.Elts, "type")
+		switch {
+		case typ == nil && pattern != nil:
+			untyped = append(untyped, s)
+		case stringField(s, "type") == "string":
+			stringTyped = true
+		}
+	}
+	if !stringTyped {
+		return
+	}
+	for _, s := range untyped {
+		s.Elts = append(s.Elts, &ast.Field{Label: ast.NewString("type"), Value: ast.NewString("string")})
+	}
 }
 
 // dropTuple removes prefixItems where items and minItems are there to say

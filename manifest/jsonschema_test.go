@@ -6,13 +6,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
+
+	"agentc.dev/agentc/plan"
 )
 
 // compileJSONSchema compiles the generated schema for validating with.
@@ -356,8 +362,8 @@ func TestJSONSchemaNoOpenTuples(t *testing.T) {
 }
 
 // TestJSONSchemaModelNames: the JSON Schema an editor checks with refuses
-// the model names #Manifest refuses (a control character, in the model's
-// name, a fallback's or an escalation's) and takes the names providers
+// the model names #Manifest refuses (a control character or one not
+// shown, in the model's name, a fallback's or an escalation's) and takes the names providers
 // and OpenAI-compatible servers use.
 func TestJSONSchemaModelNames(t *testing.T) {
 	s := compileJSONSchema(t)
@@ -378,6 +384,11 @@ func TestJSONSchemaModelNames(t *testing.T) {
 		{"gpt\x00", false},
 		{"gpt\x7f", false},
 		{"gpt\u009b31m", false},
+		{"gpt-4o\u202e", false},
+		{"gpt\u200b-4o", false},
+		{"\ufeffgpt-4o", false},
+		{"gpt\u00ad4o", false},
+		{"gpt\u2066x\u2069", false},
 	} {
 		for _, at := range []string{`"model": {"provider": "openai", "name": %s}`,
 			`"model": {"provider": "openai", "name": "m", "fallback": {"models": [%s]}}`,
@@ -394,6 +405,51 @@ func TestJSONSchemaModelNames(t *testing.T) {
 			}
 			if inst := l.LoadBytes("a.json", []byte(doc)); (len(inst.Errors) == 0) != tc.ok {
 				t.Errorf("%s: #Manifest says %v, want ok %v", doc, inst.Errors, tc.ok)
+			}
+		}
+	}
+}
+
+// TestModelNameRunes: #ModelName's patterns, as schema.cue writes them,
+// refuse a character exactly where plan.CheckModelName does, for every
+// character of Unicode, and vet says each in words (boundReadings): the
+// schema and the plan's reader never part. The JSON Schema writes the
+// characters as escapes.
+func TestModelNameRunes(t *testing.T) {
+	src, err := os.ReadFile("schema.cue")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^#ModelName: .*$`).Find(src)
+	quoted := regexp.MustCompile(`=~("(?:[^"\\]|\\.)*")`).FindAllSubmatch(line, -1)
+	if len(quoted) != 2 {
+		t.Fatalf("#ModelName: %d patterns in %q, want 2", len(quoted), line)
+	}
+	var patterns []*regexp.Regexp
+	for _, q := range quoted {
+		if _, ok := boundReadings["=~"+string(q[1])]; !ok {
+			t.Errorf("vet says the bound %s of #ModelName only as a pattern: no reading of it in boundReadings", q[1])
+		}
+		p, err := strconv.Unquote(string(q[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		patterns = append(patterns, regexp.MustCompile(p))
+	}
+	// The JSON Schema says them as escapes, which an editor shows.
+	js, err := JSONSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.ContainsFunc(js, plan.Hidden) || !bytes.Contains(js, []byte(`\u200b-\u200f`)) {
+		t.Errorf("the JSON Schema holds characters not shown, or not their escapes")
+	}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if utf8.ValidRune(r) {
+			name := "gpt" + string(r)
+			schema := patterns[0].MatchString(name) && patterns[1].MatchString(name)
+			if read := plan.CheckModelName(name) == nil; read != schema {
+				t.Errorf("%U: the schema takes it %v, plan.CheckModelName %v", r, schema, read)
 			}
 		}
 	}

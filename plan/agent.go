@@ -51,18 +51,44 @@ type Model struct {
 }
 
 // CheckModelName says why name cannot be a model's name: it is not UTF-8,
-// or it holds a control character (a line break, a tab, an escape, DEL or
-// a C1 control). No provider names a model so, and the name reaches the
-// terminal, the events and the journal. The manifest schema's #ModelName
-// refuses the same.
+// it holds a control character (a line break, a tab, an escape, DEL or a
+// C1 control), or a character that is not shown (Hidden). No provider
+// names a model so, and the name reaches the terminal, the events and the
+// journal. The manifest schema's #ModelName refuses the same.
 func CheckModelName(name string) error {
 	switch {
 	case !utf8.ValidString(name):
 		return errors.New("it is not UTF-8")
 	case strings.ContainsFunc(name, unicode.IsControl):
-		return errors.New("it holds a control character: a line break, a tab, an escape, DEL or a C1 control")
+		return errors.New(ControlRefused)
+	case strings.ContainsFunc(name, Hidden):
+		return errors.New(HiddenRefused)
 	}
 	return nil
+}
+
+// What CheckModelName says of a name that holds a control character, and
+// of one that holds a character Hidden reports; vet says the same.
+const (
+	ControlRefused = "it holds a control character: a line break, a tab, an escape, DEL or a C1 control"
+	HiddenRefused  = "it holds a character that is not shown: a zero-width space or joiner, a bidi control, a soft hyphen or a byte order mark"
+)
+
+// Hidden reports whether r is a character a name must not hold because a
+// reader does not see it: it takes no room, or reorders the text around
+// it (the format characters of Unicode that do so: the soft hyphen, the
+// Arabic letter mark, the Mongolian vowel separator, the zero-width
+// spaces, joiners and marks, the bidi embeddings, overrides and isolates,
+// the word joiner and invisible operators, the byte order mark). A name
+// holding one shows as another name.
+func Hidden(r rune) bool {
+	switch {
+	case r == 0x00ad, r == 0x061c, r == 0x180e, r == 0xfeff:
+	case 0x200b <= r && r <= 0x200f, 0x202a <= r && r <= 0x202e, 0x2060 <= r && r <= 0x206f:
+	default:
+		return false
+	}
+	return true
 }
 
 // Caches reports whether requests ask the provider to cache their

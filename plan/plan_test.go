@@ -219,8 +219,8 @@ func TestContractAgent(t *testing.T) {
 }
 
 // TestReadModelNames: a plan edited and sealed again to name a model with
-// a control character, as its agent's model, a fallback, an escalation or
-// a called agent's model, is refused, positioned at the field (or the
+// a control character or one not shown, as its agent's model, a fallback,
+// an escalation or a called agent's model, is refused, positioned at the field (or the
 // list that holds it); the names providers and servers use are read.
 func TestReadModelNames(t *testing.T) {
 	for _, tt := range []struct {
@@ -235,6 +235,10 @@ func TestReadModelNames(t *testing.T) {
 			}},
 		{"escalation", `agent.strategy.escalate.model: model "gpt\u009b31m": it holds a control character`, `"model"`,
 			func(p *Plan) { p.Agent.Strategy.Escalate = &Escalate{AfterInvalid: 1, Model: "gpt\u009b31m"} }},
+		{"hidden", `agent.model.name: model "gpt-4o\u202e": it holds a character that is not shown`, `"name"`,
+			func(p *Plan) { p.Agent.Model.Name = "gpt-4o\u202e" }},
+		{"hidden fallback", `agent.model.fallback.models[0]: model "openai:gpt\u200b": it holds a character that is not shown`, `"models"`,
+			func(p *Plan) { p.Agent.Model.Fallback = &Fallback{Models: []string{"openai:gpt\u200b"}} }},
 		{"compiled fallback", `fallbacks[0].model.name: model "gpt\x7f": it holds a control character`, `"fallbacks"`,
 			func(p *Plan) { p.Fallbacks = []FallbackModel{{Model: Model{Provider: "openai", Name: "gpt\x7f"}}} }},
 		{"callee", `callees.label.plan.agent.model.name: model "test\t": it holds a control character`, `"name"`,

@@ -583,7 +583,9 @@ const (
 )
 
 // modelNameChange and modelNameVersion name the change that refused a
-// plan whose model names hold a control character (plan.CheckModelName).
+// plan whose model names hold a control character, or one not shown
+// (plan.CheckModelName: refusing the second asked no version of its own,
+// since only a plan that fails to read asks this one).
 const (
 	modelNameChange  = "agentc.model-name"
 	modelNameVersion = workflow.Version(1)
