@@ -148,7 +148,7 @@ func (cp *Compiler) Check(inst *manifest.Instance) []Diagnostic {
 func (cp *Compiler) check(inst *manifest.Instance) *checker {
 	c := &checker{comp: cp, v: inst.Value, errPaths: map[string]bool{}, schemas: map[string]*Schema{}, callees: map[string]calleeInfo{}, patterns: plan.NewPatternBudget(patternTimeouts)}
 	if inst.NotAgent {
-		c.add(inst.Value.Pos(), CodeNotAgent, "not an agent manifest (it declares fewer than two of name, model and instructions; a compiled plan is read by digest only): skipped; name it on its own to check it as one")
+		c.add(inst.Pos(), CodeNotAgent, "not an agent manifest (it declares fewer than two of name, model and instructions; a compiled plan is read by digest only): skipped; name it on its own to check it as one")
 		return c
 	}
 	if inst.Source != "-" {

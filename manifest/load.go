@@ -126,6 +126,38 @@ func declaresAgent(files []string) bool {
 	return n >= 2
 }
 
+// onlySyntax says whether every error is one of reading or parsing.
+func onlySyntax(errs []*Error) bool {
+	for _, e := range errs {
+		if e.Code != CodeSyntax {
+			return false
+		}
+	}
+	return true
+}
+
+// agentKey is one of the manifest's required top-level fields written as
+// a key, in CUE, JSON or YAML, quoted or not, at any depth.
+var agentKey = regexp.MustCompile(`(?:^|[^\w$-])["']?(name|model|instructions)["']?[?!]?\s*:`)
+
+// mentionsAgent says whether the text of files that did not parse names at
+// least two of the manifest's required fields as keys anywhere. Every file
+// that declares two of them at its top level does, so no agent is passed
+// over that declaresAgent would keep; a file that does not read may be one.
+func mentionsAgent(files []string) bool {
+	seen := map[string]bool{}
+	for _, name := range files {
+		data, err := userfile.Read(name, plan.MaxManifestBytes, "a manifest")
+		if err != nil {
+			return true
+		}
+		for _, m := range agentKey.FindAllSubmatch(data, -1) {
+			seen[string(m[1])] = true
+		}
+	}
+	return len(seen) >= 2
+}
+
 // Loader loads manifests. One Loader may load any number of manifests; it
 // is not safe for concurrent use.
 type Loader struct {
@@ -253,6 +285,12 @@ func (l *Loader) EachExcept(args []string, skip func(source string, files []stri
 		// empty (a file attribute or a package clause CUE refuses) is
 		// still an agent that does not load, not a file to pass over.
 		if u.found && (inst.refused || !IsAgent(inst.Value)) && (len(inst.Errors) == 0 || !declaresAgent(u.files)) {
+			inst.NotAgent, inst.Errors = true, nil
+		}
+		// One that did not even parse (a tsconfig.json with comments, a
+		// Helm template) is judged by its text: a broken agent still
+		// names its fields there.
+		if u.found && !inst.refused && !inst.Value.Exists() && onlySyntax(inst.Errors) && !mentionsAgent(u.files) {
 			inst.NotAgent, inst.Errors = true, nil
 		}
 		fn(inst)
@@ -1060,6 +1098,15 @@ func startPos(v cue.Value, files []string) token.Pos {
 		return filePos(files[0])
 	}
 	return token.NoPos
+}
+
+// Pos is where the agent starts: its value's position, or, for files that
+// did not parse, the start of the first.
+func (inst *Instance) Pos() token.Pos {
+	if p := inst.Value.Pos(); p.IsValid() || len(inst.Files) == 0 {
+		return p
+	}
+	return filePos(inst.Files[0])
 }
 
 // filePos is the position of the start of a file, for problems that belong
