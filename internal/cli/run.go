@@ -27,7 +27,7 @@ manifest (compiled on the fly, as agentc compile would); default ".".
 workers (agentc worker) make it, and waits for it: the output and the exit
 code are a local run's. The run is checked, and its input read, here first.
 A stop signal cancels it. Its history is its journal: agentc journal export.`,
-		Example: `  agentc run examples/invoice-extractor.cue --model test --input @invoice.json
+		Example: `  agentc run examples/invoice-extractor.cue --model test --input @examples/input/invoice.json
   agentc compile agent.cue -o plan.json && agentc run plan.json --input '{"id": 1}'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
