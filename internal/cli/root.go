@@ -44,6 +44,11 @@ type Compiler struct {
 	// e.Stderr; it returns the plan and the directory its relative paths
 	// resolve against.
 	Load runcmd.LoadFunc
+	// Agents expands the paths serve is given into a path an agent: a
+	// directory, or dir/..., into each agent it holds, found as digest
+	// finds them (manifests, and compiled plans); any other path is
+	// itself.
+	Agents func(e Env, paths []string) ([]string, error)
 	// Retarget makes a plan for the model a run's --model names.
 	Retarget runcmd.RetargetFunc
 	// ConfigLimits reads the rate_limits of the agentc.yaml that applies

@@ -18,10 +18,11 @@ func newServeCmd(e Env, c *Compiler) *cobra.Command {
 		Use:   "serve path...",
 		Short: "Serve agents to other programs, each an MCP tool whose schemas are its contracts",
 		Long: `Serve offers each agent it is given (a manifest, compiled on the fly, or a
-plan) as a tool of one MCP server on standard input and output, the stdio
-transport: an editor's assistant or another agent lists the tools and
-calls them. A tool is named as its agent; its input schema is the agent's
-input contract (an object; an agent without input takes {}), its output
+plan; a directory, or dir/..., gives every agent it holds) as a tool of one
+MCP server on standard input and output, the stdio transport: an editor's
+assistant or another agent lists the tools and calls them. A tool is named
+as its agent; its input schema is the agent's input contract (an object;
+an agent without input takes {}), its output
 schema the agent's output contract (where that is an object), and its
 _meta holds the contract and plan digests (agentc/contract, agentc/plan).
 A call runs the agent with the call's arguments as its input; the answer,
@@ -84,7 +85,7 @@ with no request for --mcp-idle (1h) is closed (its client's next request is
 once (past it, 429). Over HTTP the MCP revisions served are 2025-11-25 and
 older; over stdio, 2026-07-28 too.`,
 		Example: `  agentc serve examples/issue-triage.cue examples/pr-description.cue
-  agentc serve --model test examples/
+  agentc serve --model test agents/
   AGENTC_SERVE_TOKEN=... agentc serve --http 127.0.0.1:8080 examples/issue-triage.cue`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -105,6 +106,12 @@ older; over stdio, 2026-07-28 too.`,
 					if cmd.Flags().Changed(name) {
 						return UsageError("--%s goes with --temporal", name)
 					}
+				}
+			}
+			if c.Agents != nil {
+				var err error
+				if args, err = c.Agents(e, args); err != nil {
+					return err
 				}
 			}
 			return runcmd.Serve(cmd.Context(), e, c.Load, version, args, f)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -29,6 +30,7 @@ func Compiler() *cli.Compiler {
 			return []*cobra.Command{newVetCmd(e), newDigestCmd(e), newDiffCmd(e), newCompileCmd(e), newTestCmd(e), newEstimateCmd(e), newSchemaCmd(e), newEvalCmd(e)}
 		},
 		Load:         load,
+		Agents:       agents,
 		Retarget:     compile.Retarget,
 		ConfigLimits: configLimits,
 		// A bad agentc.yaml, like a bad argument, means the command did
@@ -95,6 +97,40 @@ func newCompiler(e cli.Env) *compile.Compiler {
 		return &compile.ConfigError{File: err.File, Line: err.Line, Column: err.Column, Msg: err.Msg}
 	}
 	return c
+}
+
+// agents expands each path that names a directory (dir, or dir/...) into
+// the agents it holds, for agentc serve, which loads each: a manifest found
+// there that does not compile is kept, so that loading it reports why and
+// nothing is served. Other paths pass through unread.
+func agents(e cli.Env, paths []string) ([]string, error) {
+	var out []string
+	for _, path := range paths {
+		if !isDirArg(path) {
+			out = append(out, path)
+			continue
+		}
+		insts, err := newCompiler(e).Loader().Load([]string{path})
+		if err != nil {
+			return nil, err
+		}
+		for _, inst := range insts {
+			if _, isPlan, _ := readPlan(inst); inst.NotAgent && !isPlan {
+				continue
+			}
+			out = append(out, inst.Source)
+		}
+	}
+	return out, nil
+}
+
+// isDirArg says whether a path argument names a directory of agents.
+func isDirArg(path string) bool {
+	if path == "..." || strings.HasSuffix(path, "/...") {
+		return true
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // load compiles the one agent at path for a run, its findings on
