@@ -145,7 +145,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	RegisterStall(fs, &f.stall)
 	RegisterRateLimit(fs, &f.rateLimits)
 	fs.DurationVar(&f.deadline, "deadline", 0, "override budgets.deadline (e.g. 90s)")
-	fs.IntVar(&f.toolBudget, "tool-budget", -1, "override budgets.tools")
+	fs.IntVar(&f.toolBudget, "tool-budget", 0, "override budgets.tools")
 	fs.IntVar(&f.tokenBudget, "token-budget", 0, "override budgets.tokens")
 	fs.IntVar(&f.rounds, "rounds", 0, "override budgets.rounds (model calls)")
 	fs.StringVar(&f.record, "record", "", "journal every model and tool call to this file; an existing journal is resumed")

@@ -73,7 +73,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.minFree, "min-free", "1GiB", "start a run only while the disks where the server keeps runs (--journal-dir, the file store) have this much room free, in bytes or with KiB, MiB, GiB or TiB; past it a request that would start a run is refused (HTTP 507, an MCP call's error, an A2A task rejected); 0 for no bound")
 	fs.StringVar(&f.ready, "ready-file", "", "with --http, once the server listens, write its URL to this file (whole), and remove it when the server stops taking requests: for scripts and supervisors that start it on port 0")
 	fs.DurationVar(&f.deadline, "deadline", 0, "override every agent's budgets.deadline; a request may narrow it further")
-	fs.IntVar(&f.toolBudget, "tool-budget", -1, "override every agent's budgets.tools")
+	fs.IntVar(&f.toolBudget, "tool-budget", 0, "override every agent's budgets.tools")
 	fs.IntVar(&f.tokens, "token-budget", 0, "override every agent's budgets.tokens")
 	fs.IntVar(&f.rounds, "rounds", 0, "override every agent's budgets.rounds (model calls)")
 	fs.Int64Var(&f.poolTokens, "pool-tokens", 0, "one token pool every served run draws on (and agents they call as tools); calls reserve their worst case before they are sent, and a run the pool cannot serve ends on it")

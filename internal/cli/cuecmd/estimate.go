@@ -110,7 +110,7 @@ not compile; 2 usage error, or a price file that does not read.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the estimates as JSON")
 	cmd.Flags().Int64Var(&n, "batch", 1, "also print the worst case of a batch of N runs")
-	cmd.Flags().IntVar(&toolBudget, "tool-budget", -1, "estimate with this budgets.tools, as agentc run --tool-budget")
+	cmd.Flags().IntVar(&toolBudget, "tool-budget", 0, "estimate with this budgets.tools, as agentc run --tool-budget")
 	cmd.Flags().IntVar(&tokenBudget, "token-budget", 0, "estimate with this budgets.tokens, as agentc run --token-budget")
 	cmd.Flags().IntVar(&rounds, "rounds", 0, "estimate with this budgets.rounds, as agentc run --rounds")
 	cmd.Flags().Int64Var(&pool, "pool-tokens", 0, "estimate runs that share one token pool, as agentc run --pool-tokens")
