@@ -59,8 +59,13 @@ func (c *checker) checkTestInput(name string, in cue.Value) {
 	if err := plan.Validate(sch, val); err != nil {
 		msg := err.Error()
 		if ve, ok := asValidation(err); ok {
+			// The place as agentc run writes it for the same input.
 			leaf := deepest(ve)
-			msg = fmt.Sprintf("at %q: %s", jsonpointer.Join(leaf.InstanceLocation), leaf.ErrorKind.LocalizedString(printer))
+			at := jsonpointer.Join(leaf.InstanceLocation)
+			if at == "" {
+				at = "/" // the whole input
+			}
+			msg = fmt.Sprintf("at %s: %s", at, leaf.ErrorKind.LocalizedString(printer))
 		}
 		c.add(in.Pos(), CodeTestInput, "tests.%s.input: the input schema rejects it: %s", name, msg)
 	}
