@@ -234,7 +234,8 @@ func absPath(p string) string {
 	return p
 }
 
-// caseResult is what agentc test says of one case.
+// caseResult is what agentc test says of one case. Samples, Passed and
+// MinPass are set under --samples, Passed even when none passed.
 type caseResult struct {
 	Agent  string `json:"agent"`
 	Case   string `json:"case"`
@@ -246,7 +247,7 @@ type caseResult struct {
 	Mode       string              `json:"mode"`
 	Journal    string              `json:"journal,omitempty"`
 	Samples    int                 `json:"samples,omitempty"`
-	Passed     int                 `json:"passed,omitempty"`
+	Passed     *int                `json:"passed,omitempty"`
 	MinPass    float64             `json:"min_pass,omitempty"`
 	DurationMS float64             `json:"duration_ms"`
 	Failures   []agenttest.Failure `json:"failures,omitempty"`
@@ -335,6 +336,7 @@ func runTestCase(ctx context.Context, e cli.Env, b built, dir string, chk *agent
 		samples = 1
 	}
 	var last []agenttest.Failure
+	passed := 0
 	for range samples {
 		var err error
 		rep, err = runcmd.RunCase(ctx, e, b.plan, dir, c)
@@ -359,20 +361,19 @@ func runTestCase(ctx context.Context, e cli.Env, b built, dir string, chk *agent
 			}
 		}
 		if len(fails) == 0 {
-			r.Passed++
+			passed++
 		} else {
 			last = fails
 		}
 	}
 	r.Status = statusPass
 	if samples > 1 {
-		r.Samples, r.MinPass = samples, t.MinPass
-		if float64(r.Passed) < t.MinPass*float64(samples) {
+		r.Samples, r.Passed, r.MinPass = samples, &passed, t.MinPass
+		if float64(passed) < t.MinPass*float64(samples) {
 			r.Status, r.Failures = statusFail, last
 		}
 		return r, rep, played
 	}
-	r.Passed = 0
 	if len(last) > 0 {
 		r.Status, r.Failures = statusFail, last
 	}
@@ -518,7 +519,7 @@ func (r caseResult) note() string {
 	case r.Mode == modeTestModel:
 		return " (test model: shape only)"
 	case r.Samples > 1:
-		return fmt.Sprintf(" (%d/%d samples passed, min_pass %g)", r.Passed, r.Samples, r.MinPass)
+		return fmt.Sprintf(" (%d/%d samples passed, min_pass %g)", *r.Passed, r.Samples, r.MinPass)
 	case r.Mode == modeRecord:
 		return " (recorded " + r.Journal + ")"
 	case r.Mode == modeLive:
