@@ -754,9 +754,14 @@ func readInput(e Env, flag string, p *plan.Plan) (json.RawMessage, error) {
 	case flag == "-" || flag == "" && p.Agent.Input != nil:
 		data, err = userfile.ReadFrom(e.Stdin, MaxInput, "standard input", "a run's input")
 	case strings.HasPrefix(flag, "@"):
-		// A FIFO is read too (--input @<(command)), within the bound.
+		// A FIFO is read too (--input @<(command)), within the bound; not
+		// a device, whose bytes never end (/dev/zero), as --batch.
 		var f *os.File
 		if f, err = os.Open(flag[1:]); err == nil {
+			if fi, serr := f.Stat(); serr == nil && fi.Mode()&(os.ModeDevice|os.ModeCharDevice) != 0 {
+				f.Close()
+				return nil, &ExitError{Code: ExitUsage, Err: fmt.Errorf("--input: %s is %s, not a file of input or a pipe (--input - reads standard input)", flag[1:], userfile.Kind(fi.Mode()))}
+			}
 			data, err = userfile.ReadFrom(f, MaxInput, flag[1:], "a run's input")
 			f.Close()
 		}
