@@ -752,6 +752,11 @@ func readInput(e Env, flag string, p *plan.Plan) (json.RawMessage, error) {
 	var err error
 	switch {
 	case flag == "-" || flag == "" && p.Agent.Input != nil:
+		if in, ok := e.Stdin.(*os.File); ok && flag == "" && IsTerminal(in) {
+			// Else agentc waits, silent, for what the person does not
+			// know to type.
+			fmt.Fprintf(e.Stderr, "agentc: agent %s takes an input: reading it from standard input, as JSON, to its end (Ctrl-D); --input gives it instead\n", p.Agent.Name)
+		}
 		data, err = userfile.ReadFrom(e.Stdin, MaxInput, "standard input", "a run's input")
 	case strings.HasPrefix(flag, "@"):
 		// A FIFO is read too (--input @<(command)), within the bound; not
