@@ -82,9 +82,14 @@ func Run(args []string, e Env, c *Compiler) int {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	// A usage error points to the help of the verb that refused it.
+	prog := root.Name()
+	if cmd != nil {
+		prog = cmd.CommandPath()
 	}
 	// A command's own errors end as the run verb's do: an exit error's
 	// code, else 1.
@@ -94,15 +99,15 @@ func Run(args []string, e Env, c *Compiler) int {
 	stderr := termtext.Writer(e.Stderr)
 	switch {
 	case errors.As(err, &xe):
-		return runcmd.ExitCode(xe, stderr)
+		return runcmd.ExitCode(xe, stderr, prog)
 	case c.IsArgError != nil && c.IsArgError(err):
 		fmt.Fprintf(stderr, "agentc: %v\n", err)
 		return ExitUsage
 	case errors.As(err, &re):
-		return runcmd.ExitCode(re.err, stderr)
+		return runcmd.ExitCode(re.err, stderr, prog)
 	}
 	// What is left is cobra's own: unknown commands, wrong arguments.
-	fmt.Fprintf(stderr, "agentc: %v\nRun 'agentc --help' for usage.\n", err)
+	fmt.Fprintf(stderr, "agentc: %v\nRun '%s --help' for usage.\n", err, prog)
 	return ExitUsage
 }
 

@@ -250,16 +250,13 @@ func Run(args []string, e Env) int {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return exitCode(RunAgent(ctx, e, nil, path, f, fs.Changed), e.Stderr, RuntimeProgram)
+	return ExitCode(RunAgent(ctx, e, nil, path, f, fs.Changed), e.Stderr, RuntimeProgram)
 }
 
 // ExitCode prints what err says went wrong on stderr and returns the exit
-// code for it: an ExitError's, else 1.
-func ExitCode(err error, stderr io.Writer) int { return exitCode(err, stderr, "agentc") }
-
-// exitCode is ExitCode for the program named prog, whose help a usage
-// error points to.
-func exitCode(err error, stderr io.Writer, prog string) int {
+// code for it: an ExitError's, else 1. A usage error points to the help
+// of prog, the command that refused it ("agentc run").
+func ExitCode(err error, stderr io.Writer, prog string) int {
 	if err == nil {
 		return ExitOK
 	}
