@@ -628,6 +628,9 @@ func finish(e Env, f Flags, rep *agentrt.Report, signal int) error {
 		for _, c := range d.Changes {
 			fmt.Fprintf(e.Stderr, "agentc:   %s\n", c)
 		}
+		if hint := retargetHint(d.Changes); hint != "" {
+			fmt.Fprintf(e.Stderr, "agentc: %s\n", hint)
+		}
 	}
 	code := runExit(rep)
 	if code == exitInterrupted && signal != 0 {
@@ -744,6 +747,21 @@ func load(e Env, compile LoadFunc, path, prices string) (*plan.Plan, string, err
 // MaxInput is the largest run input, in bytes: a run's first message is
 // rendered from it, and every request of the run sends it again.
 const MaxInput = 8 << 20
+
+// retargetHint says what a model call that diverged on its provider or
+// its model most likely means: the journal was recorded with --model (or
+// without the --model this replay has). Empty where neither diverged.
+func retargetHint(changes []string) string {
+	for _, field := range []string{"provider", "model"} {
+		for _, c := range changes {
+			if rest, ok := strings.CutPrefix(c, "/"+field+": "); ok {
+				then, now, _ := strings.Cut(rest, " -> ")
+				return fmt.Sprintf("the journal's calls went to %s %s, this run's to %s: if it was recorded with --model, replay it with the same --model", field, then, now)
+			}
+		}
+	}
+	return ""
+}
 
 // readInput reads the run's input as the flag says, or from standard input
 // when the agent declares an input schema and no flag was given.
