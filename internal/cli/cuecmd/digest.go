@@ -352,6 +352,7 @@ func printChecked(e cli.Env, c checked, lockName string) {
 	switch c.Status {
 	case "added":
 		fmt.Fprintf(e.Stdout, "%s: not in %s\n", c.Agent, lockName)
+		fmt.Fprintf(e.Stdout, "%s: agentc digest --write adds it once it is meant\n", c.Agent)
 		return
 	case "removed":
 		fmt.Fprintf(e.Stdout, "%s: in %s, but no agent of that name was found\n", c.Agent, lockName)
@@ -367,6 +368,11 @@ func printChecked(e cli.Env, c checked, lockName string) {
 		return
 	}
 	if c.Verdict == "" {
+		if c.Status != "removed" {
+			// The plan alone moved: what drives the agent changed, its
+			// contract did not.
+			fmt.Fprintf(e.Stdout, "%s: its contract did not move, so its consumers are unaffected, but it may behave otherwise; agentc digest --write records the change once it is meant\n", c.Agent)
+		}
 		return
 	}
 	for _, f := range c.Findings {
