@@ -1232,7 +1232,11 @@ func (rs *Runs) Resume(agents []Agent, note func(string)) error {
 		if j != nil {
 			n = len(j.Entries)
 		}
-		note(fmt.Sprintf("resuming run %s of %s: %d effects recorded", id, rec.Agent, n))
+		effects := "effects"
+		if n == 1 {
+			effects = "effect"
+		}
+		note(fmt.Sprintf("resuming run %s of %s: %d %s recorded", id, rec.Agent, n, effects))
 		runner := a.Runner
 		if rec.Budgets != nil {
 			if runner, err = rec.Budgets.apply(runner); err != nil {

@@ -370,7 +370,7 @@ func TestResumeInterrupted(t *testing.T) {
 	if err := runs2.Resume([]serve.Agent{ag2}, func(s string) { notes = append(notes, s) }); err != nil {
 		t.Fatal(err)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "resuming run "+id+" of actor: 1 effects recorded") {
+	if len(notes) != 1 || !strings.Contains(notes[0], "resuming run "+id+" of actor: 1 effect recorded") {
 		t.Fatalf("notes %q", notes)
 	}
 	p := <-waiting2

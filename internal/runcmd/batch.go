@@ -382,8 +382,12 @@ func printSummary(w io.Writer, s batch.Summary, pool *agentrt.Pool, poolTokens i
 	if s.BadLines > 0 {
 		bad = numbers.Sprintf(" (%d of them bad input lines)", s.BadLines)
 	}
-	numbers.Fprintf(w, "agentc: batch: %d items: %d succeeded, %d failed%s; %d tokens (%d paid, %d served from journals); %s; %s\n",
-		s.Done, s.Done-s.Failed, s.Failed, bad, s.Tokens, s.Paid, s.Tokens-s.Paid, CostText(s.Cost), s.Duration.Round(1e6))
+	items := "items"
+	if s.Done == 1 {
+		items = "item"
+	}
+	numbers.Fprintf(w, "agentc: batch: %d %s: %d succeeded, %d failed%s; %d tokens (%d paid, %d served from journals); %s; %s\n",
+		s.Done, items, s.Done-s.Failed, s.Failed, bad, s.Tokens, s.Paid, s.Tokens-s.Paid, CostText(s.Cost), s.Duration.Round(1e6))
 	if pool != nil {
 		numbers.Fprintf(w, "agentc: pool: %d tokens: %d spent, %d left\n", poolTokens, pool.Spent(), pool.Remaining())
 	}

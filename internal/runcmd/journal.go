@@ -120,7 +120,11 @@ func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 	if len(run) > maxShownRun {
 		run = fmt.Sprintf("%s… (%d bytes in all)", strings.ToValidUTF8(run[:maxShownRun], ""), len(run))
 	}
-	fmt.Fprintf(e.Stderr, "agentc: %s %s: run %s, %d effects recorded\n", verb, file, run, len(j.Entries))
+	effects := "effects"
+	if len(j.Entries) == 1 {
+		effects = "effect"
+	}
+	fmt.Fprintf(e.Stderr, "agentc: %s %s: run %s, %d %s recorded\n", verb, file, run, len(j.Entries), effects)
 	if j.Truncated {
 		fmt.Fprintf(e.Stderr, "agentc: %s: %s\n", file, j.CutShort())
 	}
