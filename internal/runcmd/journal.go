@@ -124,7 +124,10 @@ func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 	if len(j.Entries) == 1 {
 		effects = "effect"
 	}
-	fmt.Fprintf(e.Stderr, "agentc: %s %s: run %s, %d %s recorded\n", verb, file, run, len(j.Entries), effects)
+	if !f.quiet {
+		// Progress, as the events are: --quiet prints neither.
+		fmt.Fprintf(e.Stderr, "agentc: %s %s: run %s, %d %s recorded\n", verb, file, run, len(j.Entries), effects)
+	}
 	if j.Truncated {
 		fmt.Fprintf(e.Stderr, "agentc: %s: %s\n", file, j.CutShort())
 	}
