@@ -84,7 +84,7 @@ func stall(provider string, d time.Duration, clk bodyrate.Clock) func(*http.Requ
 			return next(req)
 		}
 		ctx, cancel := context.WithCancel(req.Context())
-		w := &watch{provider: provider, d: d, clock: clk, cancel: cancel, deadline: clk.Now().Add(d)}
+		w := &watch{provider: provider, d: d, clock: clk, outer: req.Context(), cancel: cancel, deadline: clk.Now().Add(d)}
 		w.mu.Lock()
 		w.timer = clk.AfterFunc(d, w.fire)
 		w.mu.Unlock()
@@ -122,6 +122,7 @@ type watch struct {
 	provider string
 	d        time.Duration
 	clock    bodyrate.Clock
+	outer    context.Context // the caller's
 	cancel   context.CancelFunc
 
 	mu       sync.Mutex
@@ -135,10 +136,17 @@ type watch struct {
 }
 
 // fire runs at the timer: past the deadline the attempt is given up;
-// before it (progress moved it), the timer is set again.
+// before it (progress moved it), the timer is set again. A caller whose
+// own deadline is due ends the attempt itself, as context.DeadlineExceeded:
+// the two timers, both due, run in no set order, and a stall claimed
+// first made the caller's deadline a cancellation.
 func (w *watch) fire() {
 	w.mu.Lock()
-	if w.done || w.err != nil {
+	if w.done || w.err != nil || w.outer.Err() != nil {
+		w.mu.Unlock()
+		return
+	}
+	if at, ok := w.outer.Deadline(); ok && !time.Now().Before(at) {
 		w.mu.Unlock()
 		return
 	}

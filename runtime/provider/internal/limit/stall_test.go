@@ -130,3 +130,46 @@ func TestStallMoved(t *testing.T) {
 		t.Errorf("a steady stream: %v after %v", err, took)
 	}
 }
+
+// dueContext is a caller's context whose deadline has passed and whose
+// timer has not run yet: it ends, as context.DeadlineExceeded, once done
+// is closed.
+type dueContext struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c *dueContext) Deadline() (time.Time, bool) { return time.Unix(1, 0), true }
+func (c *dueContext) Done() <-chan struct{}       { return c.done }
+func (c *dueContext) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
+// TestStallCallerDue: where the caller's deadline and the stall's are
+// both due, the attempt ends with the caller's, whichever timer runs
+// first. The stall's ran first now and then on a loaded machine, claimed
+// the attempt, and the caller had context.Canceled for its deadline.
+func TestStallCallerDue(t *testing.T) {
+	const d = 300 * time.Millisecond
+	clk := &bodyrate.Manual{}
+	ctx := &dueContext{Context: context.Background(), done: make(chan struct{})}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://provider.invalid/v1", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = stall("openai", d, clk)(req, func(r *http.Request) (*http.Response, error) {
+		clk.Advance(d)  // the stall's timer runs first,
+		close(ctx.done) // then the caller's
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	})
+	var stalled *StalledError
+	if errors.As(err, &stalled) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the caller's deadline, due with the stall's: %v, want it, not a stall", err)
+	}
+}
