@@ -482,6 +482,9 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 			var refused *ApprovalRefused
 			fe := FailedEffect{Deadline: x.isDeadline(err), Own: x.pastDeadline(), Early: early(err), Pool: errors.As(err, &f) && f.Pool,
 				Unapproved: errors.As(err, &refused) || errors.As(err, &f) && f.Unapproved}
+			if b, ok := errors.AsType[*passedBetween](err); ok {
+				fe.Said = s.String(b.said)
+			}
 			if kind == journal.KindModel {
 				fe.Class = FailureClassOf(err)
 				if u := SpentOf(err); u != (Usage{}) {
@@ -553,6 +556,10 @@ type FailedEffect struct {
 	Pool bool `json:"pool,omitempty"`
 	// Unapproved says no one could approve the call (ApprovalRefused).
 	Unapproved bool `json:"unapproved,omitempty"`
+	// Said is how the run ended where the effect stands for a deadline
+	// that passed before it (markDeadline): a replay ends in the same
+	// words, which a calling agent's next request holds.
+	Said string `json:"said,omitempty"`
 	// Class is a failed model call's class (FailureClassOf), which
 	// decides whether a fallback served it.
 	Class string `json:"class,omitempty"`
@@ -621,9 +628,19 @@ func (x *run) markDeadline(round int) {
 		return
 	}
 	_, _, _ = x.complete(x.modelKey(round, false), x.request(), func() (*Response, error) {
-		return nil, fmt.Errorf("the deadline (%s) passed before the call: %w", x.Runner.deadline, context.DeadlineExceeded)
+		return nil, &passedBetween{said: x.rep.Error, err: fmt.Errorf("the deadline (%s) passed before the call: %w", x.Runner.deadline, context.DeadlineExceeded)}
 	})
 }
+
+// passedBetween is the failure markDeadline journals: the run ended
+// before the call, saying said.
+type passedBetween struct {
+	said string
+	err  error
+}
+
+func (e *passedBetween) Error() string { return e.err.Error() }
+func (e *passedBetween) Unwrap() error { return e.err }
 
 // divergence reports a request that is not the one recorded, field by
 // field.

@@ -1628,6 +1628,9 @@ func (x *run) failed(err error, during, msg string) {
 			if f.Own {
 				text = "the run's deadline passed during " + during
 			}
+			if f.Said != "" {
+				text = f.Said // it passed before the call
+			}
 		}
 		x.end(OutcomeError, BoundDeadline, text)
 	default:

@@ -172,6 +172,52 @@ func (blocking) Complete(ctx context.Context, _ *agentrt.Request) (*agentrt.Resp
 	return nil, ctx.Err()
 }
 
+// late answers, as m does, once the run's deadline has passed: its call
+// ends after the deadline, and the next effect finds it passed.
+type late struct{ m agentrt.Model }
+
+func (l late) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	<-ctx.Done()
+	return l.m.Complete(context.Background(), req)
+}
+
+// TestNestedDeadlineBeforeCallReplayed: the caller's deadline passing
+// before a called agent's first model call ends the called run between
+// effects, and its replay ends in the same words: the tool's result, and
+// with it the caller's next request, are the ones recorded. The replay
+// said "during a model call" where the run had said "before an answer",
+// and diverged; TestNestedDeadlineReplayed did so, now and then, on a
+// loaded machine.
+func TestNestedDeadlineBeforeCallReplayed(t *testing.T) {
+	child := labeller(t)
+	a := triage()
+	a.Budgets.Deadline = "100ms"
+	parent := sealed(t, a, caller(t, child).Callees)
+	file, w := newJournal(t)
+	rec := nestedRun(t, parent, late{testmodel.Model{}}, blocking{}, &agentrt.Journal{Writer: w})
+	w.Close()
+	if rec.Bound != agentrt.BoundDeadline || rec.Interrupted {
+		t.Fatalf("record: %s %s %s, interrupted %v", rec.Outcome, rec.Bound, rec.Error, rec.Interrupted)
+	}
+	j, err := journal.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := ""
+	for _, e := range j.Entries {
+		if e.Key.String() == "1.1/1.0" {
+			said = e.Error
+		}
+	}
+	if !strings.Contains(said, "passed before the call") {
+		t.Fatalf("the called agent's model call was journaled as %q, want a deadline passed before it", said)
+	}
+	rep := nestedRun(t, unhurried(t, child), refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
+	if rep.Divergence != nil || rep.Bound != agentrt.BoundDeadline || rep.Error != rec.Error {
+		t.Fatalf("replay: %s %s %q (recorded %q), divergence %+v", rep.Outcome, rep.Bound, rep.Error, rec.Error, rep.Divergence)
+	}
+}
+
 // TestNestedDeadlineReplayed: the caller's deadline passing while a called
 // agent waits on its model is journaled as the called agent's deadline, not
 // an interrupt, so a replay ends the same way.
@@ -190,8 +236,17 @@ func TestNestedDeadlineReplayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := nestedRun(t, parent, refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
+	rep := nestedRun(t, unhurried(t, child), refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
 	if rep.Divergence != nil || rep.Bound != agentrt.BoundDeadline {
 		t.Fatalf("replay: %s %s %s, divergence %+v", rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
 	}
+}
+
+// unhurried is the caller of the deadline tests with a deadline its replay
+// cannot reach: the replay ends where the journal says, not where a loaded
+// machine's clock passes 100ms (before it reached the recorded effects).
+func unhurried(t *testing.T, child *plan.Plan) *plan.Plan {
+	a := triage()
+	a.Budgets.Deadline = "10m"
+	return sealed(t, a, caller(t, child).Callees)
 }
