@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"agentc.dev/agentc/internal/leaf/userfile"
 	"agentc.dev/agentc/plan"
@@ -36,7 +37,8 @@ type Case struct {
 	// talks to the fault layer's loopback server, in its wire format
 	// (OpenAI's for the test provider); tools are answered from the
 	// journal; nothing is recorded. A timeout run's deadline is at most
-	// fault.HangDeadline.
+	// fault.HangDeadline, and made again longer where it passed before the
+	// call the fault hangs (RunCase).
 	Fault string
 	// Script, with Fault, is the script of the journal Replay names, read
 	// already (fault.Load); nil reads it. The fault layer only reads a
@@ -50,6 +52,48 @@ type Case struct {
 // Nothing of the run is printed; its keys are redacted from the report.
 // The lock file is not consulted: a test runs the agent as it is now.
 func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*agentrt.Report, error) {
+	if c.Fault != fault.Timeout {
+		return runCaseOnce(ctx, e, p, dir, c, 0)
+	}
+	// A timeout run's deadline counts from the run's start, and on a
+	// loaded machine what comes before the first call (reading files,
+	// loading a tokeniser) can take all of it: a run whose deadline passed
+	// before the call the fault hangs is made again with twice the time,
+	// up to the agent's own deadline.
+	own, err := p.Agent.Budgets.DeadlineLimit()
+	if err != nil || own <= 0 {
+		own = maxHang
+	}
+	hang := min(fault.HangDeadline, own)
+	for {
+		rep, err := runCaseOnce(ctx, e, p, dir, c, hang)
+		var early *beforeFault
+		if !errors.As(err, &early) || !early.deadline || hang >= min(own, maxHang) || ctx.Err() != nil {
+			return rep, err
+		}
+		hang = min(2*hang, own, maxHang)
+	}
+}
+
+// maxHang is the longest deadline a timeout run is given again (RunCase).
+const maxHang = 16 * time.Second
+
+// beforeFault is a fault run the fault never reached; deadline says the
+// run ended on its deadline.
+type beforeFault struct {
+	fault    string
+	deadline bool
+}
+
+func (e *beforeFault) Error() string {
+	return fmt.Sprintf("the fault %s was never injected: the run made no call it applies to, though its journal did", e.fault)
+}
+
+// runCaseOnce is runCase; tests of RunCase's policy stand in for it.
+var runCaseOnce = runCase
+
+// runCase is RunCase once; hang is a timeout run's deadline.
+func runCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case, hang time.Duration) (*agentrt.Report, error) {
 	// Every key agentc reads (plan.KeyVars), as agentc run redacts them:
 	// a recording goes into the agent's testdata.
 	secrets := redact.Of(ProviderSecrets()...)
@@ -70,11 +114,7 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 		defer fr.server.Close()
 		f = Flags{model: fr.wire, baseURL: fr.server.URL, fault: fr, stall: retry.DefaultStall}
 		if c.Fault == fault.Timeout {
-			d := fault.HangDeadline
-			if own, err := p.Agent.Budgets.DeadlineLimit(); err == nil && own > 0 && own < d {
-				d = own
-			}
-			opts.Budgets.Deadline = &d
+			opts.Budgets.Deadline = &hang
 		}
 	}
 	tmp := ""
@@ -151,7 +191,7 @@ func RunCase(ctx context.Context, e Env, p *plan.Plan, dir string, c Case) (*age
 	if fr != nil && !rep.Interrupted && !fr.injected() {
 		// A run the fault never reached is the run without it: its
 		// verdict would say nothing of the fault.
-		return nil, fmt.Errorf("the fault %s was never injected: the run made no call it applies to, though its journal did", c.Fault)
+		return nil, &beforeFault{fault: c.Fault, deadline: rep.Bound == agentrt.BoundDeadline}
 	}
 	if tmp != "" && !rep.Interrupted {
 		// The files first: a journal is never there without them.
