@@ -189,20 +189,7 @@ func (l late) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Resp
 // and diverged; TestNestedDeadlineReplayed did so, now and then, on a
 // loaded machine.
 func TestNestedDeadlineBeforeCallReplayed(t *testing.T) {
-	child := labeller(t)
-	a := triage()
-	a.Budgets.Deadline = "100ms"
-	parent := sealed(t, a, caller(t, child).Callees)
-	file, w := newJournal(t)
-	rec := nestedRun(t, parent, late{testmodel.Model{}}, blocking{}, &agentrt.Journal{Writer: w})
-	w.Close()
-	if rec.Bound != agentrt.BoundDeadline || rec.Interrupted {
-		t.Fatalf("record: %s %s %s, interrupted %v", rec.Outcome, rec.Bound, rec.Error, rec.Interrupted)
-	}
-	j, err := journal.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	child, rec, j := recordNestedDeadline(t, late{testmodel.Model{}})
 	said := ""
 	for _, e := range j.Entries {
 		if e.Key.String() == "1.1/1.0" {
@@ -222,12 +209,24 @@ func TestNestedDeadlineBeforeCallReplayed(t *testing.T) {
 // agent waits on its model is journaled as the called agent's deadline, not
 // an interrupt, so a replay ends the same way.
 func TestNestedDeadlineReplayed(t *testing.T) {
+	child, _, j := recordNestedDeadline(t, testmodel.Model{})
+	rep := nestedRun(t, unhurried(t, child), refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
+	if rep.Divergence != nil || rep.Bound != agentrt.BoundDeadline {
+		t.Fatalf("replay: %s %s %s, divergence %+v", rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
+	}
+}
+
+// recordNestedDeadline records a caller whose 100ms deadline passes while
+// its called agent (whose model blocks) runs, the caller's model being
+// model, and returns the called agent, the record and its journal.
+func recordNestedDeadline(t *testing.T, model agentrt.Model) (*plan.Plan, *agentrt.Report, *journal.Journal) {
+	t.Helper()
 	child := labeller(t)
 	a := triage()
 	a.Budgets.Deadline = "100ms"
 	parent := sealed(t, a, caller(t, child).Callees)
 	file, w := newJournal(t)
-	rec := nestedRun(t, parent, testmodel.Model{}, blocking{}, &agentrt.Journal{Writer: w})
+	rec := nestedRun(t, parent, model, blocking{}, &agentrt.Journal{Writer: w})
 	w.Close()
 	if rec.Bound != agentrt.BoundDeadline || rec.Interrupted {
 		t.Fatalf("record: %s %s %s, interrupted %v", rec.Outcome, rec.Bound, rec.Error, rec.Interrupted)
@@ -236,10 +235,7 @@ func TestNestedDeadlineReplayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := nestedRun(t, unhurried(t, child), refusing{}, refusing{}, &agentrt.Journal{Recorded: j, Replay: true})
-	if rep.Divergence != nil || rep.Bound != agentrt.BoundDeadline {
-		t.Fatalf("replay: %s %s %s, divergence %+v", rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
-	}
+	return child, rec, j
 }
 
 // unhurried is the caller of the deadline tests with a deadline its replay
