@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,6 +40,7 @@ type ServeFlags struct {
 	model, approve, lock string
 	http, tokenFile      string
 	journalDir, ready    string
+	publicURL            string
 	minFree              string
 	grace, deadline      time.Duration
 	mcpIdle              time.Duration
@@ -71,6 +73,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.approve, "approve", approveNo, "tool calls that need approval: no (deny them all; the model reads the denial), yes (approve them all), or ask (the person at the MCP client, where it can be asked, else over the HTTP API: GET /v1/approvals, POST /v1/runs/ID/approvals/KEY)")
 	fs.StringVar(&f.journalDir, "journal-dir", "", "journal each run into DIR/ID.jsonl and keep its record in DIR/ID.json (replay, view and export any served run); runs a stop interrupted are resumed when the server starts again on DIR")
 	fs.StringVar(&f.minFree, "min-free", "1GiB", "start a run only while the disks where the server keeps runs (--journal-dir, the file store) have this much room free, in bytes or with KiB, MiB, GiB or TiB; past it a request that would start a run is refused (HTTP 507, an MCP call's error, an A2A task rejected); 0 for no bound")
+	fs.StringVar(&f.publicURL, "public-url", "", "with --http, the URL clients reach the server at where it is not the address it listens on (behind a proxy, in a container): A2A agent cards name their endpoints under it (default: the address it listens on, an unspecified host as loopback)")
 	fs.StringVar(&f.ready, "ready-file", "", "with --http, once the server listens, write its URL to this file (whole), and remove it when the server stops taking requests: for scripts and supervisors that start it on port 0")
 	fs.DurationVar(&f.deadline, "deadline", 0, "override every agent's budgets.deadline; a request may narrow it further")
 	fs.IntVar(&f.toolBudget, "tool-budget", 0, "override every agent's budgets.tools")
@@ -190,10 +193,17 @@ func serveAgents(ctx context.Context, e Env, compile LoadFunc, version string, p
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 			fmt.Fprintf(e.Stderr, "agentc: --http %s listens beyond this machine: whoever reaches it with the token runs the agents, on your keys\n", f.http)
 		}
+		if f.publicURL != "" {
+			if f.publicURL, err = publicURL(f.publicURL); err != nil {
+				return err
+			}
+		}
 	case f.tokenFile != "":
 		return UsageError("--token-file goes with --http")
 	case f.ready != "":
 		return UsageError("--ready-file goes with --http")
+	case f.publicURL != "":
+		return UsageError("--public-url goes with --http")
 	case changed("mcp-idle"):
 		return UsageError("--mcp-idle goes with --http: over stdio the one session lasts as long as its client")
 	case changed("mcp-sessions"):
@@ -390,6 +400,48 @@ func serveAgents(ctx context.Context, e Env, compile LoadFunc, version string, p
 	return nil
 }
 
+// listenURL is the URL a client on this machine reaches a server
+// listening at addr on: the host as --http gave it (asked), with the port
+// it listens on, and an unspecified host (none, 0.0.0.0, ::) as loopback
+// of its family, where Go's listener says [::] for each; every says the
+// host was unspecified.
+func listenURL(asked string, addr net.Addr) (u string, every bool) {
+	host, _, _ := net.SplitHostPort(asked)
+	port := 0
+	if a, ok := addr.(*net.TCPAddr); ok {
+		port = a.Port
+	}
+	switch ip := net.ParseIP(host); {
+	case host == "":
+		host, every = "127.0.0.1", true
+	case ip != nil && ip.IsUnspecified():
+		host, every = "127.0.0.1", true
+		if ip.To4() == nil {
+			host = "::1"
+		}
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(port)), every
+}
+
+// publicURL checks what --public-url gives: an absolute http or https URL
+// naming a host, with no user, query or fragment (a path is a proxy's
+// prefix), and returns it without a trailing slash.
+func publicURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return "", UsageError("--public-url %q: %v", s, err)
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "", u.Opaque != "":
+		return "", UsageError("--public-url %q: give an http or https URL with a host (https://agents.example.com)", s)
+	case u.User != nil:
+		// Not quoted: a password is not said.
+		return "", UsageError("--public-url holds a user name or password, which every agent card would show; give the URL without them")
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "", UsageError("--public-url %q: holds a query or fragment; the cards add their paths after it", s)
+	}
+	return strings.TrimRight(s, "/"), nil
+}
+
 // serveHTTP serves h at /mcp, and api at /v1/ and /openapi.json, on addr
 // until ctx ends (a stop signal): then
 // it takes no more requests, and gives those in flight a grace period.
@@ -398,11 +450,19 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h *serve.MCPHTTP, api h
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--http: %w", err)}
 	}
+	base, every := listenURL(f.http, ln.Addr())
+	public, at := base, ""
+	if every {
+		at = " (listening on every interface)"
+	}
+	if f.publicURL != "" {
+		public, at = f.publicURL, at+" (clients at "+f.publicURL+")"
+	}
 	var stopping atomic.Bool
 	mux := serve.Mux(h, api, stopping.Load)
 	also := ""
 	if a2a != nil {
-		mux.Handle("/a2a/", a2a("http://"+ln.Addr().String()))
+		mux.Handle("/a2a/", a2a(public))
 		also = ", A2A at /a2a/NAME"
 	}
 	var handler http.Handler = mux
@@ -411,12 +471,12 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h *serve.MCPHTTP, api h
 		handler = tel.Server(mux)
 	}
 	srv := newHTTPServer(handler, e.Stderr)
-	fmt.Fprintf(e.Stderr, "agentc: serving %s at http://%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json%s: %v\n", agentsText(len(names)), ln.Addr(), also, names)
+	fmt.Fprintf(e.Stderr, "agentc: serving %s at %s%s: MCP at /mcp, runs at /v1/agents/NAME/runs, the OpenAPI document at /openapi.json%s: %v\n", agentsText(len(names)), base, at, also, names)
 	// No longer ready once it stops taking requests: the ready file goes
 	// then, once.
 	unready := func() {}
 	if f.ready != "" {
-		remove, err := writeReady(f.ready, "http://"+ln.Addr().String()+"\n")
+		remove, err := writeReady(f.ready, base+"\n")
 		if err != nil {
 			ln.Close()
 			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--ready-file: %w", err)}

@@ -251,3 +251,44 @@ func TestWriteReady(t *testing.T) {
 		}
 	}
 }
+
+// TestListenURL: the URL the server says is one a client on this machine
+// reaches, whatever form of every interface --http gave.
+func TestListenURL(t *testing.T) {
+	for _, c := range []struct {
+		asked string
+		ip    net.IP
+		want  string
+		every bool
+	}{
+		{"127.0.0.1:0", net.IPv4(127, 0, 0, 1), "http://127.0.0.1:8080", false},
+		{"localhost:0", net.IPv4(127, 0, 0, 1), "http://localhost:8080", false},
+		{"[::1]:0", net.IPv6loopback, "http://[::1]:8080", false},
+		{"0.0.0.0:0", net.IPv6unspecified, "http://127.0.0.1:8080", true},
+		{":0", net.IPv6unspecified, "http://127.0.0.1:8080", true},
+		{"[::]:0", net.IPv6unspecified, "http://[::1]:8080", true},
+		{"192.0.2.7:8080", net.IPv4(192, 0, 2, 7), "http://192.0.2.7:8080", false},
+	} {
+		got, every := listenURL(c.asked, &net.TCPAddr{IP: c.ip, Port: 8080})
+		if got != c.want || every != c.every {
+			t.Errorf("listenURL(%q) = %q, %v; want %q, %v", c.asked, got, every, c.want, c.every)
+		}
+	}
+}
+
+func TestPublicURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://agents.example.com":        "https://agents.example.com",
+		"https://agents.example.com/":       "https://agents.example.com",
+		"http://proxy.example:8443/team/x/": "http://proxy.example:8443/team/x",
+	} {
+		if got, err := publicURL(in); err != nil || got != want {
+			t.Errorf("publicURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"agents.example.com", "ftp://agents.example.com", "https://", "mailto:a@b", "https://a.example/#x", "https://a.example/?", "https://u@a.example", "http://[::1"} {
+		if got, err := publicURL(in); err == nil {
+			t.Errorf("publicURL(%q) = %q, want an error", in, got)
+		}
+	}
+}
