@@ -284,9 +284,13 @@ func serveAgents(ctx context.Context, e Env, compile LoadFunc, version string, p
 		return s, nil
 	}
 	var agents []serve.Agent
+	from := map[string]string{} // an agent's name: the path it came from
 	for _, path := range paths {
 		p, dir, err := loadLocked(e, compile, rf, path)
 		if err != nil {
+			return err
+		}
+		if err := servedOnce(from, p.Agent.Name, path); err != nil {
 			return err
 		}
 		af := rf
@@ -398,6 +402,20 @@ func serveAgents(ctx context.Context, e Env, compile LoadFunc, version string, p
 		return &ExitError{Code: ExitFindings, Err: err}
 	}
 	return nil
+}
+
+// servedOnce notes that path gives the agent named name, and refuses a
+// second agent of that name, naming both paths, before any of its tools
+// starts: a served agent's tool, endpoints and card are named by it. The
+// usual cause is a plan compiled beside its manifest, in a directory
+// served whole.
+func servedOnce(from map[string]string, name, path string) error {
+	prev, ok := from[name]
+	if !ok {
+		from[name] = path
+		return nil
+	}
+	return UsageError("two agents are named %s (%s and %s): a served agent's tool, endpoints and card are named by it; serve one of them (where one is a plan compiled from the other, keep plans in a directory of their own)", name, prev, path)
 }
 
 // listenURL is the URL a client on this machine reaches a server
