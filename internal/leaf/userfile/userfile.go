@@ -119,6 +119,23 @@ func (e *OutsideError) reason() string {
 	return fmt.Sprintf("%s that is a symbolic link leading out of %s: agentc reads no file it finds from outside the project", e.What, e.Root)
 }
 
+// DeniedError is ReadBeneath's error for a file agentc found but may not
+// read: the person did not name it, so the error says what it is and
+// where a permission may be missing, the usual place being the confine
+// block of the tool that runs this agentc.
+type DeniedError struct {
+	Name, What string
+	Err        error // the *fs.PathError
+}
+
+func (e *DeniedError) Error() string { return e.Name + ": " + e.reason() }
+
+func (e *DeniedError) Unwrap() error { return e.Err }
+
+func (e *DeniedError) reason() string {
+	return fmt.Sprintf("permission denied: it is %s agentc found beside or above the agent and reads to check it; make it readable, or, where this agentc runs as a tool of another agent, add it to that tool's confine.read", e.What)
+}
+
 // afterResolve runs between OpenBeneath's check and its open: a test
 // swaps links there.
 var afterResolve = func() {}
@@ -263,7 +280,11 @@ func ReadBeneath(root, path string, limit int64, what string) ([]byte, error) {
 	if rel, err := filepath.Rel(r, Resolve(abs)); err != nil || !filepath.IsLocal(rel) {
 		return nil, &OutsideError{Root: root, Name: path, What: what}
 	}
-	return Read(path, limit, what)
+	data, err := Read(path, limit, what)
+	if errors.Is(err, fs.ErrPermission) {
+		return nil, &DeniedError{Name: path, What: what, Err: err}
+	}
+	return data, err
 }
 
 // ReadFrom reads r to its end, as io.ReadAll does, failing with a
@@ -428,9 +449,12 @@ func Reason(err error) string {
 	var nr *NotRegularError
 	var pe *fs.PathError
 	var oe *OutsideError
+	var de *DeniedError
 	switch {
 	case errors.As(err, &oe) && oe.What != "":
 		return oe.reason()
+	case errors.As(err, &de):
+		return de.reason()
 	case errors.As(err, &tl):
 		return fmt.Sprintf("larger than the %s %s may be", Size(tl.Limit), tl.What)
 	case errors.As(err, &nr):
