@@ -561,3 +561,47 @@ func TestUnreachedBounded(t *testing.T) {
 		t.Errorf("the error is %d bytes", len(rep.Error))
 	}
 }
+
+// TestReplayKeepsNoClock: a replay slower than the run it replays (a
+// loaded machine) still ends where the journal says. The run, under a
+// deadline of a minute, calls a tool and answers; its replay is given a
+// deadline already past (as a machine slower than the deadline leaves
+// it), on the process's clock and on a host's, and serves every recorded
+// effect to the same answer, rather than ending on the deadline before
+// the journal's end.
+func TestReplayKeepsNoClock(t *testing.T) {
+	p := agent(t, func(a *plan.Agent) {
+		withTool(a)
+		a.Budgets.Deadline = "1m"
+	})
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	tool := &echoTool{name: "search"}
+	rec := journaled(t, p, file, false, &scripted{turns: []turn{call(10, "search", `{"q":"crash"}`), answer(`{"label":"bug"}`, 10)}},
+		agentrt.Options{Tools: map[string]agentrt.Tool{"search": tool}})
+	if rec.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("record: %s %s", rec.Outcome, rec.Error)
+	}
+	past := time.Nanosecond
+	for name, clock := range map[string]agentrt.Clock{"process": nil, "host": &leaping{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}} {
+		rep := replay(t, p, file, agentrt.Options{Tools: map[string]agentrt.Tool{"search": tool}, Budgets: agentrt.Overrides{Deadline: &past}, Clock: clock})
+		if rep.Divergence != nil || rep.Outcome != agentrt.OutcomeOK || string(rep.Answer) != `{"label":"bug"}` {
+			t.Errorf("replay on the %s's clock: %s %s %s, divergence %+v", name, rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
+		}
+	}
+	if tool.calls != 1 {
+		t.Errorf("the tool was called %d times; the replays must serve its result", tool.calls)
+	}
+}
+
+// leaping is a host's clock on which an hour passes at each reading.
+type leaping struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *leaping) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(time.Hour)
+	return c.now
+}
