@@ -46,7 +46,8 @@ everywhere, vet.ignore paths not vetted, vet.ignore_only codes turned off for
 some paths. Rules that guard a refusal of the runtime cannot be turned off.
 
 Evaluating one agent may take at most --eval-timeout (default 10s) and 2 GiB
-of memory; past either, vet reports MANIFEST_TOO_COMPLEX and goes on.
+of memory; past either, vet reports MANIFEST_TOO_COMPLEX, loads no agent
+after it (each is reported as not loaded) and prints what it found before.
 
 Exit codes: 0 nothing wrong (warnings allowed unless --strict); 1 findings;
 2 usage error, or an agentc.yaml that does not read.`,
