@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -223,7 +224,8 @@ func TestUnchanged(t *testing.T) {
 	})
 }
 
-// TestRulesDocumented checks that docs/diff.md has a section per rule.
+// TestRulesDocumented checks that docs/diff.md has a section per rule,
+// and a row in its table of rules, whose classes are the rule's.
 func TestRulesDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../docs/diff.md")
 	if err != nil {
@@ -232,6 +234,10 @@ func TestRulesDocumented(t *testing.T) {
 	for _, r := range contractdiff.Rules {
 		if !bytes.Contains(doc, []byte("\n### "+r.ID+"\n")) {
 			t.Errorf("docs/diff.md has no section for %s", r.ID)
+		}
+		row := fmt.Sprintf("\n| `%s` | %s | %s | %s | %s |\n", r.ID, r.Category, r.Output, r.Input, r.Doc)
+		if !bytes.Contains(doc, []byte(row)) {
+			t.Errorf("docs/diff.md's table of rules has no row%s", row)
 		}
 	}
 }
