@@ -21,7 +21,8 @@ type Change struct {
 	Was, Now json.RawMessage
 }
 
-// String describes the change on one line, values cut to about 80 bytes:
+// String describes the change on one line, values cut to about 80 bytes
+// (two that begin alike, from a little before where they part):
 //
 //	/model: "gpt-a" -> "gpt-b"
 //	/output/schema/properties/title/maxLength: added 80
@@ -37,8 +38,28 @@ func (c Change) String() string {
 	case c.Now == nil:
 		return p + ": removed"
 	default:
-		return p + ": " + short(c.Was) + " -> " + short(c.Now)
+		was, now := parted(c.Was, c.Now)
+		return p + ": " + short(was) + " -> " + short(now)
 	}
+}
+
+// parted returns two values that begin alike for most of what short keeps
+// from a little before where they part, so that the change shows: a long
+// system prompt edited past its first 80 bytes read the same on both sides.
+func parted(was, now []byte) ([]byte, []byte) {
+	const shown, before = 60, 20
+	n := 0
+	for n < len(was) && n < len(now) && was[n] == now[n] {
+		n++
+	}
+	if n < shown {
+		return was, now
+	}
+	start := n - before
+	for start > 0 && !isRuneStart(was[start]) {
+		start--
+	}
+	return append([]byte("..."), was[start:]...), append([]byte("..."), now[start:]...)
 }
 
 // Diff compares a recorded JSON value with a current one, structurally:

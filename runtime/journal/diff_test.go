@@ -45,6 +45,8 @@ func TestDiff(t *testing.T) {
 		{"no HTML escapes", `{"s":"<a>"}`, `{"s":"<b>"}`, []string{`/s: "<a>" -> "<b>"`}},
 		{"long values cut", `{"s":"` + strings.Repeat("a", 100) + `"}`, `{"s":"` + strings.Repeat("b", 100) + `"}`,
 			[]string{`/s: "` + strings.Repeat("a", 76) + `... -> "` + strings.Repeat("b", 76) + `...`}},
+		{"long values alike at first", `{"s":"` + strings.Repeat("a", 100) + `b"}`, `{"s":"` + strings.Repeat("a", 100) + `c"}`,
+			[]string{`/s: ...` + strings.Repeat("a", 20) + `b" -> ...` + strings.Repeat("a", 20) + `c"`}},
 		{"large integers", `{"n":18446744073709551616}`, `{"n":18446744073709551617}`,
 			[]string{"/n: 18446744073709551616 -> 18446744073709551617"}},
 	}
