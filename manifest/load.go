@@ -598,7 +598,59 @@ func (l *Loader) loadUnit(u unit) *Instance {
 		return inst
 	}
 	l.buildInstance(inst, bis[0])
+	if bis[0].Err != nil {
+		if hint := elsewhereModule(u.files[0]); hint != "" {
+			for _, e := range inst.Errors {
+				if strings.HasPrefix(e.Msg, "import failed") {
+					e.Msg += hint
+				}
+			}
+		}
+	}
 	return inst
+}
+
+// elsewhereModule says, for a manifest whose imports failed, where its CUE
+// module is when that is not the working directory's: CUE resolves
+// imports from the working directory's module, so vet run from a
+// repository's root fails on a manifest of a module below it, and CUE's
+// own message ("no cue.mod/module.cue file") does not say why.
+func elsewhereModule(file string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return ""
+	}
+	mod, ok := moduleRoot(filepath.Dir(abs))
+	if !ok {
+		return ""
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	if at, ok := moduleRoot(wd); ok && userfile.Resolve(at) == userfile.Resolve(mod) {
+		return ""
+	}
+	rel, err := filepath.Rel(wd, mod)
+	if err != nil {
+		rel = mod
+	}
+	return fmt.Sprintf(" (the manifest's CUE module is %s; imports resolve from the working directory's: run agentc from inside %s, as the cue command)", rel, rel)
+}
+
+// moduleRoot returns the root of the CUE module dir lies in, as CUE finds
+// it: the nearest directory up holding cue.mod.
+func moduleRoot(dir string) (string, bool) {
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "cue.mod")); err == nil {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir || filepath.Base(parent) == "cue.mod" {
+			return "", false
+		}
+		dir = parent
+	}
 }
 
 // loadConfig returns the configuration under which CUE's loader loads the
@@ -649,15 +701,8 @@ func loadConfig(names []string) (*load.Config, []string, *Error) {
 // it, so a link in a pull request's module cannot have vet read a file
 // of the machine that checks it.
 func loadRoot(wd, file string) string {
-	for dir := wd; ; {
-		if _, err := os.Stat(filepath.Join(dir, "cue.mod")); err == nil {
-			return userfile.Resolve(dir)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir || filepath.Base(parent) == "cue.mod" {
-			break
-		}
-		dir = parent
+	if root, ok := moduleRoot(wd); ok {
+		return userfile.Resolve(root)
 	}
 	return userfile.Resolve(filepath.Dir(file))
 }
