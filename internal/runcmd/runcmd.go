@@ -113,10 +113,12 @@ goes to standard error; --events writes every event as JSON lines.
 --model test runs the agent against the offline test model, which needs no
 provider and no key: it calls each tool once with arguments made from its
 schema, then answers with a value made from the output schema. Otherwise the
-manifest's provider is used: keys come from OPENAI_API_KEY and
-ANTHROPIC_API_KEY only; the base URL from --base-url, OPENAI_BASE_URL or
-ANTHROPIC_BASE_URL, or the manifest's model.base_url (any OpenAI-compatible
-server, which may need no key). A key goes to a manifest's base_url only if
+manifest's provider is used: keys come from the environment only
+(OPENAI_API_KEY, ANTHROPIC_API_KEY; in agentc also GEMINI_API_KEY or
+GOOGLE_API_KEY, and AWS's standard chain for Bedrock); the base URL from
+--base-url, the provider's variable (OPENAI_BASE_URL, ANTHROPIC_BASE_URL),
+or the manifest's model.base_url (any OpenAI-compatible server, which may
+need no key). A key goes to a manifest's base_url only if
 you name its host in AGENTC_KEY_HOSTS (e.g. localhost,gateway.internal:8443).
 
 --rate-limit PROVIDER[:MODEL]=Nrpm,Ntpm paces the calls of every run the
