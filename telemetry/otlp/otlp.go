@@ -140,8 +140,15 @@ func (e *ConfigError) Error() string {
 // runs, and the providers it exports through.
 type Session struct {
 	*telemetry.Telemetry
-	shutdown []func(context.Context) error
-	warn     func(error) // says, once, that an export failed
+	shutdown []signalShutdown
+	warn     func(error)   // says, once, that an export failed
+	flush    time.Duration // FlushTimeout; shorter in tests
+}
+
+// signalShutdown stops one signal's provider, named for the warning.
+type signalShutdown struct {
+	signal string
+	stop   func(context.Context) error
 }
 
 // FromEnv is Start with the process's environment, for a command line
@@ -196,7 +203,7 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 	// quotes a variable it cannot read, and a collector or a proxy may
 	// echo a request's headers in an error.
 	secrets.Add(ExporterSecrets(getenv)...)
-	s := &Session{}
+	s := &Session{flush: FlushTimeout}
 	var once sync.Once
 	s.warn = func(err error) {
 		once.Do(func() {
@@ -244,7 +251,7 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 			topts = append(topts, sdktrace.WithSampler(DefaultSampler))
 		}
 		p := sdktrace.NewTracerProvider(topts...)
-		tracerProvider, s.shutdown = p, append(s.shutdown, p.Shutdown)
+		tracerProvider, s.shutdown = p, append(s.shutdown, signalShutdown{"traces", p.Shutdown})
 	}
 	if metrics {
 		proto, err := protocol(getenv, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
@@ -261,7 +268,7 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 			return nil, fmt.Errorf("telemetry: the metric exporter: %w", err)
 		}
 		p := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
-		meterProvider, s.shutdown = p, append(s.shutdown, p.Shutdown)
+		meterProvider, s.shutdown = p, append(s.shutdown, signalShutdown{"metrics", p.Shutdown})
 	}
 	s.Telemetry, err = telemetry.New(tracerProvider, meterProvider, telemetry.Options{
 		Content: getenv(telemetry.CaptureVar) == "true",
@@ -281,13 +288,25 @@ func (s *Session) Shutdown() error {
 	if s == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), FlushTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), s.flush)
 	defer cancel()
-	var errs []error
-	for _, f := range s.shutdown {
-		errs = append(errs, f(ctx))
+	// Each signal's failure is named, on one line: the SDK's errors alone
+	// say "context deadline exceeded", once a signal, joined by a line break.
+	var said []string
+	for _, sd := range s.shutdown {
+		err := sd.stop(ctx)
+		switch {
+		case err == nil:
+		case errors.Is(err, context.DeadlineExceeded):
+			said = append(said, fmt.Sprintf("%s: the collector did not take them within %s", sd.signal, s.flush))
+		default:
+			said = append(said, sd.signal+": "+err.Error())
+		}
 	}
-	return errors.Join(errs...)
+	if len(said) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(said, "; "))
 }
 
 // exporterKind reads OTEL_TRACES_EXPORTER or OTEL_METRICS_EXPORTER: on

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -94,5 +96,36 @@ func TestRemoteNotSampled(t *testing.T) {
 		TraceID: sc.TraceID(), SpanID: sc.SpanID(), TraceFlags: 0}))
 	if _, child := tracer.Start(local, "child"); child.SpanContext().IsSampled() {
 		t.Error("a child of a local parent not sampled was sampled")
+	}
+}
+
+// TestShutdownSaysWhich: a collector that takes nothing before the flush
+// ends is named in one line, signal by signal, not as the SDK's bare
+// "context deadline exceeded" twice over a line break.
+func TestShutdownSaysWhich(t *testing.T) {
+	release := make(chan struct{})
+	asked := make(chan struct{}, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked <- struct{}{}
+		<-release
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs first: the handlers return
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	var warn bytes.Buffer
+	s, err := Start(context.Background(), os.Getenv, &warn, &redact.Set{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.flush = 200 * time.Millisecond
+	_, end := s.RemoteRun(context.Background(), "label")
+	end(nil, nil)
+	err = s.Shutdown()
+	want := "traces: the collector did not take them within 200ms; metrics: the collector did not take them within 200ms"
+	if err == nil || err.Error() != want {
+		t.Errorf("Shutdown: %v, want %q", err, want)
+	}
+	if len(asked) == 0 {
+		t.Error("nothing was sent to the collector")
 	}
 }
