@@ -129,6 +129,27 @@ func ExporterSecrets(getenv func(string) string) []string {
 	return out
 }
 
+// Where no endpoint is set, the exporters send to the OpenTelemetry
+// specification's default, plain HTTP or gRPC on loopback, where the Go
+// SDK's own default is TLS there, which a local collector seldom speaks.
+// Variables so that a test can stand a collector in.
+var (
+	DefaultHTTP = "http://localhost:4318"
+	DefaultGRPC = "localhost:4317"
+)
+
+// plainDefault reports whether signal's exporter goes to the default
+// endpoint: no endpoint variable is set for it, and no INSECURE variable
+// says how to reach one.
+func plainDefault(getenv func(string) string, signal string) bool {
+	for _, v := range []string{"ENDPOINT", signal + "_ENDPOINT", "INSECURE", signal + "_INSECURE"} {
+		if getenv("OTEL_EXPORTER_OTLP_"+v) != "" {
+			return false
+		}
+	}
+	return true
+}
+
 // ConfigError reports an OTEL_* variable with a value agentc cannot use.
 type ConfigError struct{ Var, Value, Want string }
 
@@ -231,9 +252,17 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 		// No retries: a program flushes at its end, where a collector
 		// that does not answer must not hold it up.
 		if proto == "grpc" {
-			exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
+			opts := []otlptracegrpc.Option{otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false})}
+			if plainDefault(getenv, "TRACES") {
+				opts = append(opts, otlptracegrpc.WithEndpoint(DefaultGRPC), otlptracegrpc.WithInsecure())
+			}
+			exp, err = otlptracegrpc.New(ctx, opts...)
 		} else {
-			exp, err = otlptracehttp.New(ctx, otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}))
+			opts := []otlptracehttp.Option{otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}
+			if plainDefault(getenv, "TRACES") {
+				opts = append(opts, otlptracehttp.WithEndpointURL(DefaultHTTP+"/v1/traces"))
+			}
+			exp, err = otlptracehttp.New(ctx, opts...)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: the trace exporter: %w", err)
@@ -260,9 +289,17 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 		}
 		var exp sdkmetric.Exporter
 		if proto == "grpc" {
-			exp, err = otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: false}))
+			opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: false})}
+			if plainDefault(getenv, "METRICS") {
+				opts = append(opts, otlpmetricgrpc.WithEndpoint(DefaultGRPC), otlpmetricgrpc.WithInsecure())
+			}
+			exp, err = otlpmetricgrpc.New(ctx, opts...)
 		} else {
-			exp, err = otlpmetrichttp.New(ctx, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}))
+			opts := []otlpmetrichttp.Option{otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false})}
+			if plainDefault(getenv, "METRICS") {
+				opts = append(opts, otlpmetrichttp.WithEndpointURL(DefaultHTTP+"/v1/metrics"))
+			}
+			exp, err = otlpmetrichttp.New(ctx, opts...)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("telemetry: the metric exporter: %w", err)

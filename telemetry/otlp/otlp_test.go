@@ -3,11 +3,14 @@ package otlp
 import (
 	"bytes"
 	"context"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,3 +132,88 @@ func TestShutdownSaysWhich(t *testing.T) {
 		t.Error("nothing was sent to the collector")
 	}
 }
+
+// TestDefaultEndpointPlain: with no endpoint set (telemetry turned on by
+// OTEL_SERVICE_NAME alone), the exporters reach the specification's
+// default in plain HTTP, and in gRPC without TLS, where the SDK's own
+// default would have spoken TLS to a local collector that does not.
+func TestDefaultEndpointPlain(t *testing.T) {
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+		"OTEL_EXPORTER_OTLP_INSECURE", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"} {
+		t.Setenv(v, "")
+		os.Unsetenv(v)
+	}
+	t.Setenv("OTEL_SERVICE_NAME", "label-service")
+	oldHTTP, oldGRPC := DefaultHTTP, DefaultGRPC
+	t.Cleanup(func() { DefaultHTTP, DefaultGRPC = oldHTTP, oldGRPC })
+
+	t.Run("http", func(t *testing.T) {
+		var mu sync.Mutex
+		var paths []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			paths = append(paths, r.Method+" "+r.URL.Path)
+			mu.Unlock()
+		}))
+		t.Cleanup(srv.Close)
+		DefaultHTTP = srv.URL
+		s, err := Start(context.Background(), os.Getenv, io.Discard, &redact.Set{})
+		if err != nil || s == nil {
+			t.Fatalf("Start: %v, %v", s, err)
+		}
+		_, end := s.RemoteRun(context.Background(), "label")
+		end(nil, nil)
+		if err := s.Shutdown(); err != nil {
+			t.Fatalf("Shutdown: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Contains(paths, "POST /v1/traces") || !slices.Contains(paths, "POST /v1/metrics") {
+			t.Errorf("the collector was sent %v, want the traces and the metrics", paths)
+		}
+	})
+
+	t.Run("grpc", func(t *testing.T) {
+		t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := make(chan []byte, 1)
+		go func() {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			b := make([]byte, len(http2Preface))
+			io.ReadFull(c, b)
+			first <- b
+		}()
+		DefaultGRPC = ln.Addr().String()
+		s, err := Start(context.Background(), os.Getenv, io.Discard, &redact.Set{})
+		if err != nil || s == nil {
+			ln.Close()
+			t.Fatalf("Start: %v, %v", s, err)
+		}
+		s.flush = 5 * time.Second // the fake answers nothing: a bound, not a wait
+		_, end := s.RemoteRun(context.Background(), "label")
+		end(nil, nil)
+		done := make(chan struct{})
+		go func() { s.Shutdown(); close(done) }()
+		// Shutdown sends within its flush bound; a connection that never
+		// comes is one made elsewhere.
+		select {
+		case b := <-first:
+			if string(b) != http2Preface {
+				t.Errorf("the exporter's first bytes are %q, want HTTP/2's preface in the clear", b)
+			}
+		case <-done:
+			t.Error("the exporter sent nothing to the default endpoint")
+		}
+		ln.Close()
+		<-done
+	})
+}
+
+const http2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
