@@ -921,6 +921,13 @@ func (rs *Runs) execute(ctx context.Context, runner *agentrt.Runner, rec *Record
 		closeErr = w.Close()
 	}
 	if err != nil {
+		if rec.Resumed > 0 {
+			// A run resumed from its journal that its agent now refuses
+			// (its contract changed while no server ran it): its journal
+			// and record hold what it did, and stay, as they were.
+			rs.drop(rec)
+			return nil, err
+		}
 		rs.forget(rec) // it never ran: its input or its configuration refused
 		return nil, err
 	}
@@ -989,13 +996,21 @@ func (rs *Runs) forget(rec *Record) {
 	if rs == nil {
 		return
 	}
-	rs.mu.Lock()
-	delete(rs.byID, rec.ID)
-	rs.mu.Unlock()
+	rs.drop(rec)
 	if rs.dir != "" {
 		os.Remove(rs.journalPath(rec.ID))
 		os.Remove(rs.recordPath(rec.ID))
 	}
+}
+
+// drop drops a run's record from memory, leaving its files.
+func (rs *Runs) drop(rec *Record) {
+	if rs == nil {
+		return
+	}
+	rs.mu.Lock()
+	delete(rs.byID, rec.ID)
+	rs.mu.Unlock()
 }
 
 // get returns a copy of run id's record: from memory, else, with a
@@ -1257,7 +1272,7 @@ func (rs *Runs) Resume(agents []Agent, note func(string)) error {
 			_, err := rs.execute(rs.stopCtx, runner, rec, nil, nil, nil)
 			_ = w.Close()
 			if err != nil {
-				note(fmt.Sprintf("run %s: %v", id, err))
+				note(fmt.Sprintf("left run %s: %v", id, err))
 			}
 		}()
 	}

@@ -766,3 +766,71 @@ func TestReadingWeighsValues(t *testing.T) {
 		t.Error("the waiting input was not answered")
 	}
 }
+
+// TestResumeRefusedKeepsJournal: a run a server resumes whose input the
+// agent's contract now refuses (the agent changed while the server was
+// down) is left as it was, its journal and record kept on disk, not
+// removed as an input refused to a new run is: they hold what the run
+// did, and a server given the agent it ran resumes it.
+func TestResumeRefusedKeepsJournal(t *testing.T) {
+	dir := t.TempDir()
+	runs := newRuns(t, dir, true)
+	waiting := pendings(runs)
+	ag, _ := actor(t, runs.Ask)
+	h, err := serve.API([]serve.Agent{ag}, runs, serve.AllAgents(apiToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		call(t, srv, http.MethodPost, "/v1/agents/actor/runs", apiToken, `{"task": "list"}`)
+	}()
+	id := (<-waiting).Run
+	runs.Stop()
+	<-done
+	runs.Wait()
+	journalBefore, err := os.ReadFile(filepath.Join(dir, id+".jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The agent now takes a number for its task.
+	p := *ag.Plan
+	p.Agent.Input = &plan.Input{Schema: json.RawMessage(`{"type":"object","properties":{"task":{"type":"integer"}},"required":["task"]}`)}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(&p, agentrt.Options{Model: &testmodel.Model{}, Tools: map[string]agentrt.Tool{"sh": &shTool{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs2 := newRuns(t, dir, true)
+	notes := make(chan string, 8)
+	if err := runs2.Resume([]serve.Agent{{Plan: &p, Runner: r}}, func(s string) { notes <- s }); err != nil {
+		t.Fatal(err)
+	}
+	runs2.Wait()
+	close(notes)
+	var said []string
+	for n := range notes {
+		said = append(said, n)
+	}
+	if len(said) == 0 || !strings.Contains(said[len(said)-1], "left run "+id) {
+		t.Errorf("notes %q: want the run said left", said)
+	}
+	journalAfter, err := os.ReadFile(filepath.Join(dir, id+".jsonl"))
+	if err != nil || string(journalAfter) != string(journalBefore) {
+		t.Errorf("the journal after the refused resume: %v, %d bytes, was %d", err, len(journalAfter), len(journalBefore))
+	}
+	b, err := os.ReadFile(filepath.Join(dir, id+".json"))
+	var rec serve.Record
+	if err != nil || json.Unmarshal(b, &rec) != nil || rec.State != serve.StateInterrupted {
+		t.Errorf("the record after the refused resume: %v %s", err, b)
+	}
+	if got := runs2.Get(id); got == nil || got.State != serve.StateInterrupted {
+		t.Errorf("GET of the run: %+v", got)
+	}
+}
