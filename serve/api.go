@@ -219,8 +219,20 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 	})
 	mux.HandleFunc("POST /v1/runs/{id}/cancel", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		rec := runs.get(id, nil)
-		if !idPattern.MatchString(id) || rec == nil || !AccessOf(r.Context()).Allows(rec.Agent) {
+		if !idPattern.MatchString(id) {
+			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no run %s is kept here", id)})
+			return
+		}
+		// Read within the bound on reading, as GET's: a record read back
+		// from its file is decoded whole, and each request read one of
+		// up to 64 MiB outside it. Given back before the run is waited on.
+		h := &held{rs: runs}
+		defer h.give()
+		rec, err := runs.getHeld(r.Context(), id, h)
+		if err != nil {
+			return // its client went while it waited
+		}
+		if rec == nil || !AccessOf(r.Context()).Allows(rec.Agent) {
 			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no run %s is kept here", id)})
 			return
 		}
@@ -228,9 +240,11 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 			reply(w, http.StatusConflict, apiError{Error: fmt.Sprintf("run %s runs on Temporal, as workflow %s: this server only waits on it; cancel the workflow there", id, rec.Workflow)})
 			return
 		}
+		state := rec.State
+		h.give()
 		done := runs.Done(id)
 		if done == nil || !runs.Cancel(id) {
-			reply(w, http.StatusConflict, apiError{Error: fmt.Sprintf("run %s is not in flight here (it is %s)", id, rec.State)})
+			reply(w, http.StatusConflict, apiError{Error: fmt.Sprintf("run %s is not in flight here (it is %s)", id, state)})
 			return
 		}
 		// The run stops at its next safe point, its tools' calls ended;
@@ -243,8 +257,6 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 		// Its record as it ended: cancelled, or done where it ended on
 		// its own before it came to a point where it stops; encoded
 		// within the bound on reading, as GET's.
-		h := &held{rs: runs}
-		defer h.give()
 		ended, err := runs.getHeld(r.Context(), id, h)
 		if err != nil {
 			return

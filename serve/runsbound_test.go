@@ -517,3 +517,40 @@ func TestRunReadsInputWithinBound(t *testing.T) {
 		t.Error("the run called its model with its input's share held")
 	}
 }
+
+// TestCancelRecordBounded: POST /v1/runs/ID/cancel of a run kept on disk
+// reads its record within the bound on reading, as GET does: a record of
+// a 2 MiB input was read whole, and decoded, by each request outside it.
+func TestCancelRecordBounded(t *testing.T) {
+	dir := t.TempDir()
+	runs := newRuns(t, dir, true)
+	srv := serveAll(t, labeler(t), runs, serve.AllAgents(apiToken))
+	code, body := call(t, srv, http.MethodPost, "/v1/agents/labeler/runs?deadline=1ns", apiToken, `{"title":"`+strings.Repeat("a", 2<<20)+`"}`)
+	var res serve.RunResult
+	if err := json.Unmarshal(body, &res); err != nil || code != http.StatusOK || res.ID == "" {
+		t.Fatalf("%d %.300s", code, body)
+	}
+	later := newRuns(t, dir, true)
+	laterSrv := serveAll(t, labeler(t), later, serve.AllAgents(apiToken))
+	waits := make(chan struct{}, 16)
+	serve.OnReadingWait(t, func() { waits <- struct{}{} })
+	release := sync.OnceFunc(later.HoldReading(t, serve.MaxReading-1<<20))
+	t.Cleanup(release)
+	answers := make(chan string, 8)
+	for range 8 {
+		req, _ := http.NewRequest(http.MethodPost, laterSrv.URL+"/v1/runs/"+res.ID+"/cancel", nil)
+		req.Header.Set("Authorization", "Bearer "+apiToken)
+		go func() { answers <- answerOf(req) }()
+		select {
+		case out := <-answers:
+			t.Fatalf("a cancel was answered with the bound taken: %.300s", out)
+		case <-waits:
+		}
+	}
+	release()
+	for range 8 {
+		if out := <-answers; !strings.HasPrefix(out, "409 ") || !strings.Contains(out, "not in flight here (it is done)") {
+			t.Errorf("a cancel: %.300s", out)
+		}
+	}
+}
