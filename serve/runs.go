@@ -987,7 +987,11 @@ func (rs *Runs) end(rec *Record, change func(*Record)) {
 	}
 	rs.mu.Unlock()
 	if rs.dir != "" {
-		_ = rs.save(&cp)
+		if err := rs.save(&cp); err != nil {
+			// The run is answered; its file still says it runs, and a
+			// server started again on the directory would resume it.
+			rs.logLine(fmt.Sprintf("run %s: keeping its record: %v", rec.ID, err))
+		}
 	}
 }
 

@@ -834,3 +834,41 @@ func TestResumeRefusedKeepsJournal(t *testing.T) {
 		t.Errorf("GET of the run: %+v", got)
 	}
 }
+
+// recordThief puts a directory where the records in a directory are
+// when called, so that keeping the run's record as it ends fails.
+type recordThief struct{ lockThief }
+
+func (r *recordThief) Call(context.Context, json.RawMessage) (agentrt.ToolResult, error) {
+	recs, _ := filepath.Glob(filepath.Join(r.dir, "*.json"))
+	for _, f := range recs {
+		os.Remove(f)
+		os.MkdirAll(filepath.Join(f, "in-the-way"), 0o700)
+	}
+	return agentrt.ToolResult{Content: "done"}, nil
+}
+
+// TestRecordSaveFails: a run whose record cannot be kept on disk as it
+// ends is answered, and the server's log says its record was not kept:
+// the file left says it is running, and a later server would resume it.
+func TestRecordSaveFails(t *testing.T) {
+	dir := t.TempDir()
+	runs := newRuns(t, dir, false)
+	logged := servetest.Log(runs)
+	approve := func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+		return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByPolicy}, nil
+	}
+	ag, _ := actor(t, approve)
+	r, err := agentrt.New(ag.Plan, agentrt.Options{Model: &testmodel.Model{}, Tools: map[string]agentrt.Tool{"sh": &recordThief{lockThief{dir}}}, Approver: approve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag.Runner = r
+	rec, err := runs.Run(context.Background(), ag, json.RawMessage(`{"task": "x"}`), nil, serve.Budgets{}, nil)
+	if err != nil || rec == nil || rec.Result == nil || rec.Result.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("the run: %v %+v", err, rec)
+	}
+	if log := logged(); len(log) != 1 || !strings.Contains(log[0], "run "+rec.ID+": keeping its record: ") {
+		t.Errorf("the server's log: %q", log)
+	}
+}
