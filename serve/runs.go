@@ -1273,8 +1273,8 @@ func (rs *Runs) Resume(agents []Agent, note func(string)) error {
 		rs.wg.Add(1)
 		go func() {
 			defer rs.wg.Done()
-			_, err := rs.execute(rs.stopCtx, runner, rec, nil, nil, nil)
-			_ = w.Close()
+			// Closed by the run, which says where it cannot be.
+			_, err := rs.execute(rs.stopCtx, runner, rec, w, nil, nil)
 			if err != nil {
 				note(fmt.Sprintf("left run %s: %v", id, err))
 			}

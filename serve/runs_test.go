@@ -872,3 +872,41 @@ func TestRecordSaveFails(t *testing.T) {
 		t.Errorf("the server's log: %q", log)
 	}
 }
+
+// TestResumedJournalCloseFails: a resumed run whose journal cannot be
+// closed once it has run is said in the server's log, as a new run's is.
+func TestResumedJournalCloseFails(t *testing.T) {
+	dir := t.TempDir()
+	runs := newRuns(t, dir, true)
+	waiting := pendings(runs)
+	ag, _ := actor(t, runs.Ask)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runs.Run(context.Background(), ag, json.RawMessage(`{"task": "x"}`), nil, serve.Budgets{}, nil)
+	}()
+	id := (<-waiting).Run
+	runs.Stop()
+	<-done
+	runs.Wait()
+
+	approve := func(context.Context, *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
+		return agentrt.ApprovalDecision{Approved: true, By: agentrt.ByPolicy}, nil
+	}
+	r, err := agentrt.New(ag.Plan, agentrt.Options{Model: &testmodel.Model{}, Tools: map[string]agentrt.Tool{"sh": &lockThief{dir}}, Approver: approve})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs2 := newRuns(t, dir, true)
+	logged := servetest.Log(runs2)
+	if err := runs2.Resume([]serve.Agent{{Plan: ag.Plan, Runner: r}}, func(string) {}); err != nil {
+		t.Fatal(err)
+	}
+	runs2.Wait()
+	if rec := runs2.Get(id); rec == nil || rec.State != serve.StateDone {
+		t.Fatalf("the resumed run: %+v", rec)
+	}
+	if log := logged(); len(log) != 1 || !strings.Contains(log[0], "run "+id+": closing its journal: ") {
+		t.Errorf("the server's log: %q", log)
+	}
+}
