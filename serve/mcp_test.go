@@ -181,7 +181,7 @@ func TestHTTP(t *testing.T) {
 	if err != nil || res.IsError || res.StructuredContent == nil {
 		t.Fatalf("call: %v %+v", err, res)
 	}
-	for _, auth := range []string{"", "Bearer wrong-token-of-the-server", "Basic " + token, token} {
+	for _, auth := range []string{"", "Bearer wrong-token-of-the-server", "Basic " + token, token, "Bearer", "Bearer ", "Bearer" + token, "Bearer\t" + token, "Bearer:" + token} {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -196,6 +196,23 @@ func TestHTTP(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusUnauthorized || strings.Contains(string(body), "labeler") {
 			t.Errorf("Authorization %q: %d %s", auth, resp.StatusCode, body)
+		}
+	}
+	// The scheme's name in any case, and more than one space after it
+	// (RFC 9110, 11.1; RFC 6750, 2.1), is the token sent.
+	for _, auth := range []string{"bearer " + token, "BEARER " + token, "Bearer   " + token} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("Authorization %q: %d, want the token taken", auth, resp.StatusCode)
 		}
 	}
 }

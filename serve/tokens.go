@@ -116,7 +116,12 @@ func AllAgents(token string) *Tokens {
 // early end, so neither which token matched nor where it stands shows in
 // how long the answer takes.
 func (ts *Tokens) match(r *http.Request) *grant {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	// The scheme's name is matched without regard to case, and one or
+	// more spaces follow it (RFC 9110, 11.1; RFC 6750, 2.1): a client
+	// that writes "bearer" is one that sends the token.
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	ok = ok && strings.EqualFold(scheme, "Bearer")
+	got = strings.TrimLeft(got, " ")
 	sum := sha256.Sum256([]byte(got))
 	found := -1
 	for i := range ts.digests {
