@@ -323,6 +323,11 @@ func (l *Loader) classify(v cue.Value, err error) []*Error {
 			if !l.fromSchema(e) {
 				code = CodeConflict
 			}
+			if strings.Contains(format, "mismatched types") && code != CodeConflict {
+				if m := l.mismatchMsg(path, args); m != "" {
+					msg = m
+				}
+			}
 			if strings.Contains(format, "out of bound") && len(args) == 2 {
 				if why, ok := boundReadings[fmt.Sprint(args[1])]; ok {
 					msg = fmt.Sprintf("invalid value %v (%s)", args[0], why)
@@ -364,6 +369,67 @@ func IsSchemaFile(name string) bool {
 		}
 	}
 	return false
+}
+
+// mismatchMsg describes a value of another kind than the struct the
+// schema wants at path ("conflicting values V and S (mismatched types K
+// and struct)"), by the struct's fields rather than the whole definition
+// CUE prints: model: "gpt-4o" is a likely first manifest's mistake, and
+// its error was 400 characters of schema. "" leaves CUE's message.
+func (l *Loader) mismatchMsg(path string, args []any) string {
+	if len(args) != 4 {
+		return ""
+	}
+	got := args[0]
+	switch {
+	case fmt.Sprint(args[3]) == "struct":
+	case fmt.Sprint(args[2]) == "struct":
+		got = args[1]
+	default:
+		return ""
+	}
+	s := lookupSchema(l.schema, path)
+	if s.IncompleteKind() != cue.StructKind {
+		return ""
+	}
+	var required, optional []string
+	it, err := s.Fields(cue.Optional(true))
+	if err != nil {
+		return ""
+	}
+	for it.Next() {
+		sel := it.Selector()
+		if sel.IsDefinition() || sel.PkgPath() != "" {
+			continue
+		}
+		name := sel.Unquoted()
+		if sel.ConstraintType() == cue.RequiredConstraint {
+			required = append(required, name)
+		} else {
+			optional = append(optional, name)
+		}
+	}
+	if len(required)+len(optional) == 0 {
+		return ""
+	}
+	want := "want a struct"
+	if len(required) > 0 {
+		want += " with " + joinAnd(required)
+		if len(optional) > 0 {
+			want += "; optional: " + strings.Join(optional, ", ")
+		}
+	} else {
+		want += " of " + strings.Join(optional, ", ")
+	}
+	return fmt.Sprintf("invalid value %v (%s)", got, want)
+}
+
+// joinAnd joins names as a sentence does: "a", "a and b", "a, b and c".
+func joinAnd(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // disjunctionMsg describes a value that matched none of the alternatives
