@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -106,8 +107,13 @@ func Run(args []string, e Env, c *Compiler) int {
 	case errors.As(err, &re):
 		return runcmd.ExitCode(re.err, stderr, prog)
 	}
-	// What is left is cobra's own: unknown commands, wrong arguments.
-	fmt.Fprintf(stderr, "agentc: %v\nRun '%s --help' for usage.\n", err, prog)
+	// What is left is cobra's own: unknown commands, wrong arguments. A
+	// wrong number of arguments shows what the verb takes.
+	fmt.Fprintf(stderr, "agentc: %v\n", err)
+	if cmd != nil && cmd != root && strings.Contains(err.Error(), " arg(s)") {
+		fmt.Fprintf(stderr, "Usage: %s\n", cmd.UseLine())
+	}
+	fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", prog)
 	return ExitUsage
 }
 
