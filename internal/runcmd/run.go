@@ -330,9 +330,14 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		if changed("rate-limit") {
 			return UsageError("--rate-limit does not go with a run elsewhere: the workers pace their own calls (agentc worker --rate-limit)")
 		}
-		for _, fl := range []string{"record", "replay", "events", "dir", "base-url", "prices", "stall-timeout"} {
+		for _, fl := range []string{"record", "replay", "events", "dir", "prices"} {
 			if changed(fl) {
 				return UsageError("--%s does not go with a run elsewhere: the workers read and write their own files (a run's history is its journal: agentc journal export)", fl)
+			}
+		}
+		for _, fl := range []string{"base-url", "stall-timeout"} {
+			if changed(fl) {
+				return UsageError("--%s does not go with a run elsewhere: the workers make the model calls, with their own settings (agentc worker --%s)", fl, fl)
 			}
 		}
 		if f.stream {
