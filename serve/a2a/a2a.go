@@ -539,7 +539,10 @@ func inputOf(m *a2a.Message, files []string) (json.RawMessage, map[string]string
 	}
 	if obj == nil {
 		obj = map[string]any{}
-		if raw != nil && json.Unmarshal(raw, &obj) != nil {
+		// null, which decodes to no map, is not an object either: its
+		// file parts went into a nil map, a panic that left the task
+		// submitted, in memory, for good.
+		if raw != nil && (json.Unmarshal(raw, &obj) != nil || obj == nil) {
 			return nil, nil, errors.New("the message's text is not a JSON object, and its file parts go in one")
 		}
 	}

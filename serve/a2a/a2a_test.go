@@ -276,6 +276,7 @@ func TestA2AFiles(t *testing.T) {
 		{"for no file input", []a2a.Part{file(note, map[string]any{a2aserve.MetaInput: "photo"})}, a2a.TaskStateRejected, `the agent has no file input "photo" (it has note)`},
 		{"twice", []a2a.Part{file(note, nil), file(note, nil)}, a2a.TaskStateRejected, "file input note is given twice"},
 		{"both ways", []a2a.Part{a2a.DataPart{Data: map[string]any{"note": note}}, file(note, nil)}, a2a.TaskStateRejected, "given both as a file part and in the input"},
+		{"beside a text part of null", []a2a.Part{a2a.TextPart{Text: "null"}, file(note, nil)}, a2a.TaskStateRejected, "the message's text is not a JSON object"},
 	} {
 		res, err := client.SendMessage(ctx, &a2a.MessageSendParams{Message: a2a.NewMessage(a2a.MessageRoleUser, c.parts...)})
 		if err != nil {

@@ -24,6 +24,7 @@ func FuzzMessage(f *testing.F) {
 		`{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"file","file":{"bytes":"AA=="},"metadata":{"agentc/input":"photo"}},{"kind":"file","file":{"bytes":"AA=="},"metadata":{"agentc/input":"note"}}]}`,
 		`{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"[1,2]"},{"kind":"file","file":{"bytes":"AA=="}}]}`,
 		`{"kind":"message","messageId":"m","role":"user","parts":[]}`,
+		`{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"null"},{"kind":"file","file":{"bytes":"AA=="},"metadata":{"agentc/input":"note"}}]}`,
 	} {
 		f.Add([]byte(m))
 	}
