@@ -506,13 +506,19 @@ func withoutBytes(p a2a.Part, files []string) (a2a.Part, bool) {
 		}
 		return a2a.DataPart{Data: data, Metadata: marked(p.Metadata)}, true
 	case a2a.TextPart:
-		dec := json.NewDecoder(strings.NewReader(p.Text))
-		dec.UseNumber()
-		var obj map[string]any
-		if dec.Decode(&obj) != nil {
+		if len(files) == 0 {
 			return p, false
 		}
-		data, ok := withoutFileValues(obj, files)
+		// Its members are kept as their text: a text part may hold a
+		// large input of millions of values (it is one string to the
+		// bound on a request's values), and decoding them, as each save
+		// did, cost hundreds of bytes a value outside the bound on
+		// reading.
+		var obj map[string]json.RawMessage
+		if json.NewDecoder(strings.NewReader(p.Text)).Decode(&obj) != nil {
+			return p, false
+		}
+		data, ok := withoutFileText(obj, files)
 		if !ok {
 			return p, false
 		}
@@ -523,6 +529,23 @@ func withoutBytes(p a2a.Part, files []string) (a2a.Part, bool) {
 		return a2a.TextPart{Text: string(b), Metadata: marked(p.Metadata)}, true
 	}
 	return p, false
+}
+
+// withoutFileText is withoutFileValues for an object whose members are
+// kept as their JSON text.
+func withoutFileText(obj map[string]json.RawMessage, files []string) (map[string]json.RawMessage, bool) {
+	note, _ := json.Marshal(droppedNote)
+	var out map[string]json.RawMessage
+	for _, name := range files {
+		var s string
+		if v, ok := obj[name]; ok && len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil && s != droppedNote {
+			if out == nil {
+				out = maps.Clone(obj)
+			}
+			out[name] = note
+		}
+	}
+	return out, out != nil
 }
 
 // withoutFileValues returns obj with each file input's text replaced by

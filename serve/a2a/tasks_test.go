@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -364,5 +365,41 @@ func TestTasksKeepBytes(t *testing.T) {
 	}
 	if _, err := s.Get(ctx, "r5"); err == nil {
 		t.Error("r5 is kept past the bound once live ended")
+	}
+}
+
+// TestTasksTextPartCost: a task's JSON text part is searched for the
+// base64 of the agent's file inputs, as the task ends (and as each
+// save keeps it in the directory), at the cost of its bytes: a text part
+// is one string to the bound on a request's JSON values, so that it may
+// hold a large structured input, and each save decoded its JSON into
+// maps and slices, an allocation and hundreds of bytes a value, outside
+// the bound on reading (a 4 MiB text part of empty objects made 1.4
+// million allocations, 250 MB, a save; an agent that takes no file too).
+func TestTasksTextPartCost(t *testing.T) {
+	ctx := context.Background()
+	text := `{"title":"x","j":[` + strings.Repeat(`{},`, (4<<20)/3) + `{}],"note":"THVuY2g="}`
+	for _, files := range [][]string{nil, {"note"}} {
+		s := newTasks(4, files)
+		task := &a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
+			History: []*a2a.Message{{ID: "m", Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.TextPart{Text: text}}}}}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if err := s.Save(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		// Counted in allocations: decoding makes one or more a value.
+		if n := after.Mallocs - before.Mallocs; n > 10_000 {
+			t.Errorf("files %v: saving an ended task of a %d-byte text part made %d allocations, %d MB", files, len(text), n, (after.TotalAlloc-before.TotalAlloc)>>20)
+		}
+		got, err := s.Get(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := got.History[0].Parts[0].(a2a.TextPart).Text
+		if dropped := strings.Contains(kept, droppedNote) && !strings.Contains(kept, "THVuY2g="); dropped != (files != nil) || !strings.Contains(kept, `"j":[{},{},`) {
+			t.Errorf("files %v: the text part kept: %.100s ... %.100s", files, kept, kept[max(0, len(kept)-100):])
+		}
 	}
 }
