@@ -1082,34 +1082,45 @@ const recordSlack = 4 << 10
 
 // getHeld is get for a request that answers with the record: h holds as
 // much of the bound on reading as the record weighs before it is copied
-// or read back (its size as JSON, kept for an ended run in memory; its
-// input's for one in flight; its file's size, then its Weight once read,
-// for one on disk), so that the record is encoded within the bound. Hold
-// h until the answer is written: encoding a record holds it whole, as
-// does decoding it from its file, and 300 requests of a record of an
-// 8 MiB input that read none of their answer held 4 GB. nil for no such
-// record, or the context's error for a request that went while it waited.
+// or read back (GetWithin). Hold h until the answer is written: encoding
+// a record holds it whole, as does decoding it from its file, and 300
+// requests of a record of an 8 MiB input that read none of their answer
+// held 4 GB. nil for no such record, or the context's error for a request
+// that went while it waited.
 func (rs *Runs) getHeld(ctx context.Context, id string, h *held) (*Record, error) {
+	return rs.GetWithin(ctx, id, func(n int64) error { return h.atLeast(ctx, n) })
+}
+
+// GetWithin is Get for a request that reads the record within the bound
+// on reading: hold is called to hold at least n bytes of it (what the
+// caller holds may already be as much) before the record is copied or
+// read back: its size as JSON, kept for an ended run in memory; its
+// input's for one in flight; its file's size, then its Weight once read,
+// for one on disk. nil for no such record, or hold's error (the context's,
+// for a request that went while it waited).
+func (rs *Runs) GetWithin(ctx context.Context, id string, hold func(n int64) error) (*Record, error) {
 	if rs == nil {
 		return nil, nil
 	}
 	for {
 		rs.mu.Lock()
 		size, ok := rs.recordSize(id)
-		if ok && h.release != nil && size <= h.n {
-			cp := *rs.byID[id]
-			rs.mu.Unlock()
-			return &cp, nil
-		}
 		rs.mu.Unlock()
 		if !ok {
 			break // none in memory, or no longer
 		}
 		// Weighed before it is copied: a request that waits holds none
 		// of it, and one whose record grew (its run ended) weighs it again.
-		if err := h.atLeast(ctx, size); err != nil {
+		if err := hold(size); err != nil {
 			return nil, err
 		}
+		rs.mu.Lock()
+		if now, ok := rs.recordSize(id); ok && now <= size {
+			cp := *rs.byID[id]
+			rs.mu.Unlock()
+			return &cp, nil
+		}
+		rs.mu.Unlock()
 	}
 	if rs.dir == "" || !idPattern.MatchString(id) {
 		return nil, nil
@@ -1119,12 +1130,13 @@ func (rs *Runs) getHeld(ctx context.Context, id string, h *held) (*Record, error
 	if err != nil {
 		return nil, nil
 	}
-	if err := h.atLeast(ctx, min(fi.Size(), maxRecordBytes)+1); err != nil {
+	if err := hold(min(fi.Size(), maxRecordBytes) + 1); err != nil {
 		return nil, err
 	}
-	r, err := readRecord(path, func(b []byte) error { return h.atLeast(ctx, Weight(b)) })
-	if ctx.Err() != nil {
-		return nil, ctx.Err() // it went while it waited
+	var held error
+	r, err := readRecord(path, func(b []byte) error { held = hold(Weight(b)); return held })
+	if held != nil {
+		return nil, held // it went while it waited
 	}
 	if err != nil || r.ID != id {
 		return nil, nil

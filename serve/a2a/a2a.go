@@ -276,7 +276,11 @@ func (x *executor) follow(ctx context.Context, rc *a2asrv.RequestContext, q even
 			return ctx.Err()
 		}
 	}
-	e, ok := endOf(x.runs.Get(run), run)
+	rec, err := record(ctx, x.runs, run)
+	if err != nil {
+		return err
+	}
+	e, ok := endOf(rec, run)
 	if !ok {
 		e = ending{state: a2a.TaskStateFailed, info: map[string]any{"run": run}, interrupted: true,
 			text: "error: the task's run " + run + " is running in another server on the journal directory; tasks/get gives the task as it ends"}
@@ -379,15 +383,19 @@ func endOf(rec *serve.Record, run string) (ending, bool) {
 // started again on the journal directory resumed it) ends the task as
 // it would have; one still running leaves it as it is; one interrupted
 // still ends it failed, to be settled again once a server resumes it.
-func settle(runs *serve.Runs) func(t *a2a.Task, run string) (*a2a.Task, bool, bool) {
-	return func(t *a2a.Task, run string) (*a2a.Task, bool, bool) {
-		e, ok := endOf(runs.Get(run), run)
+func settle(runs *serve.Runs) func(ctx context.Context, t *a2a.Task, run string) (*a2a.Task, bool, bool, error) {
+	return func(ctx context.Context, t *a2a.Task, run string) (*a2a.Task, bool, bool, error) {
+		rec, err := record(ctx, runs, run)
+		if err != nil {
+			return nil, false, false, err
+		}
+		e, ok := endOf(rec, run)
 		switch {
 		case !ok:
 			// Still running: as it was, and settled again next time.
-			return t, false, t.Status.State.Terminal()
+			return t, false, t.Status.State.Terminal(), nil
 		case e.interrupted && t.Status.State.Terminal():
-			return t, false, true // as it ended: failed, a resume to come
+			return t, false, true, nil // as it ended: failed, a resume to come
 		}
 		c := *t
 		now := time.Now().UTC()
@@ -396,7 +404,7 @@ func settle(runs *serve.Runs) func(t *a2a.Task, run string) (*a2a.Task, bool, bo
 		}
 		c.Status = a2a.TaskStatus{State: e.state, Timestamp: &now,
 			Message: a2a.NewMessageForTask(a2a.MessageRoleAgent, t, a2a.TextPart{Text: e.text, Metadata: e.info})}
-		return &c, true, e.interrupted
+		return &c, true, e.interrupted, nil
 	}
 }
 

@@ -98,6 +98,36 @@ func (h *hold) fit(ctx context.Context, n int64) error {
 	return h.take(ctx, n)
 }
 
+// atLeast holds at least n bytes of the bound: what h holds, where that
+// is as much, else n in its place (take).
+func (h *hold) atLeast(ctx context.Context, n int64) error {
+	if h.held() >= n {
+		return nil
+	}
+	return h.take(ctx, n)
+}
+
+// held is how much of the bound h holds.
+func (h *hold) held() int64 {
+	if h == nil {
+		return 0
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sh.Held()
+}
+
+// record is run's record (nil when runs has none), read within the bound
+// on reading: the request that reads it (ctx's) holds, besides what it
+// held, the record's weight (serve.Runs.GetWithin) until it ends. A
+// record read back from the journal directory is decoded whole, up to
+// 64 MiB, and may be larger than the task it settles.
+func record(ctx context.Context, runs *serve.Runs, run string) (*serve.Record, error) {
+	h := holdOf(ctx)
+	before := h.held()
+	return runs.GetWithin(ctx, run, func(n int64) error { return h.atLeast(ctx, before+n) })
+}
+
 // share is what h holds, for the run the request makes to take on
 // (serve.WithShare): once it has, h holds nothing.
 func (h *hold) share() *serve.Share {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -357,5 +358,76 @@ func TestA2ASlowBody(t *testing.T) {
 	}
 	if n := reached.Load(); n != 1 {
 		t.Errorf("%d requests reached the SDK, want the other client's", n)
+	}
+}
+
+// TestA2ARecordReadBounded: a task an earlier server kept is settled by
+// its run's record, which a server that did not resume the run reads
+// back from the journal directory, within the bound on reading, as the
+// HTTP API's GET /v1/runs/ID reads it: tasks/get of a task whose run the
+// stop interrupted, and a message to a task whose run another server
+// runs, each read the record whole outside it (here one of 8 MiB: a
+// record holds its input and its report, the tools' results among it,
+// and may be larger than its task, up to 64 MiB). With all but 4 MiB of
+// the bound taken, eight gets, and the message, each wait, none
+// answered, and each is answered once the bound is given back.
+func TestA2ARecordReadBounded(t *testing.T) {
+	for _, c := range []struct {
+		name, state, want string
+		requests          int
+	}{
+		{"tasks/get", "interrupted", "the server stopped before the run ended", 8},
+		{"message/send", "running", "is running in another server on the journal directory", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ag := labeler(t)
+			var last *a2a.TaskStatusUpdateEvent
+			if c.name == "tasks/get" {
+				runs, err := serve.NewRuns(dir, 0, false)
+				if err != nil {
+					t.Fatal(err)
+				}
+				last = interruptedTask(t, ag, runs)
+			} else {
+				last = diedMidRun(t, ag, dir)
+			}
+			editJSON(t, filepath.Join(dir, "*.json"), func(r map[string]any) {
+				r["state"] = c.state
+				r["input"] = map[string]any{"title": strings.Repeat("a", 8<<20)}
+			})
+			later, err := serve.NewRuns(dir, 0, false) // not resuming the run
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv, _, _ := servedBy(t, ag, later)
+			held, err := later.Reading(t.Context(), serve.MaxReading-4<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			release := sync.OnceFunc(held)
+			t.Cleanup(release)
+			waits := make(chan int64, 2*c.requests)
+			a2aserve.OnHoldWait(t, func(n int64) { waits <- n })
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":%q}}`, last.TaskID)
+			if c.name == "message/send" {
+				body = fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m2","role":"user","taskId":%q,"contextId":%q,"parts":[{"kind":"data","data":{"title":"again"}}]}}}`, last.TaskID, last.ContextID)
+			}
+			answers := make(chan string, c.requests)
+			for range c.requests {
+				sendTo(t, srv.URL, strings.NewReader(body), answers)
+				select {
+				case out := <-answers:
+					t.Fatalf("answered with the bound taken: %.300s", out)
+				case <-waits:
+				}
+			}
+			release()
+			for range c.requests {
+				if out := <-answers; !strings.Contains(out, `"state":"failed"`) || !strings.Contains(out, c.want) {
+					t.Errorf("once the bound was given back: %.300s", out)
+				}
+			}
+		})
 	}
 }

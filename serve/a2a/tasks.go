@@ -63,7 +63,9 @@ type tasks struct {
 	// had ended because the stop interrupted its run, as its run has it
 	// now; whether that changed it; and whether it ended because its
 	// run is interrupted still (so that it is settled again later).
-	settle func(t *a2a.Task, run string) (settled *a2a.Task, changed, interrupted bool)
+	// The request asking for it (ctx's) reads the run's record within
+	// the bound on reading; an error is its going while it waited.
+	settle func(ctx context.Context, t *a2a.Task, run string) (settled *a2a.Task, changed, interrupted bool, err error)
 	// logErr hears what could not be kept in dir.
 	logErr func(error)
 
@@ -384,7 +386,9 @@ func (s *tasks) readBack(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) 
 	t, changed, interrupted := k.Task, false, k.Interrupted
 	final := !interrupted && t.Status.State.Terminal()
 	if !final && s.settle != nil {
-		t, changed, interrupted = s.settle(t, k.Run)
+		if t, changed, interrupted, err = s.settle(ctx, t, k.Run); err != nil {
+			return nil, err
+		}
 		final = !interrupted && t.Status.State.Terminal()
 	}
 	l := s.stripe(id)

@@ -174,14 +174,14 @@ func TestTasksKept(t *testing.T) {
 
 	// A server started again: the runs as they stand now.
 	var settled []string
-	settle := func(t *a2a.Task, run string) (*a2a.Task, bool, bool) {
+	settle := func(_ context.Context, t *a2a.Task, run string) (*a2a.Task, bool, bool, error) {
 		settled = append(settled, string(t.ID)+":"+run)
 		if run == "r-live" {
-			return t, false, false // still running
+			return t, false, false, nil // still running
 		}
 		c := *t
 		c.Status = a2a.TaskStatus{State: a2a.TaskStateCompleted}
-		return &c, true, false
+		return &c, true, false, nil
 	}
 	again := newTasks(1, []string{"note"})
 	again.dir, again.settle = dir, settle
@@ -265,7 +265,7 @@ func TestTasksKeptNewerStands(t *testing.T) {
 	old.SetRun("t", "r1")
 	s := newTasks(4, nil)
 	s.dir = dir
-	s.settle = func(task *a2a.Task, run string) (*a2a.Task, bool, bool) {
+	s.settle = func(_ context.Context, task *a2a.Task, run string) (*a2a.Task, bool, bool, error) {
 		// Meanwhile the task is saved again, newer, with a run of its own.
 		if err := s.Save(ctx, &a2a.Task{ID: "t", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}, Metadata: map[string]any{"newer": true}}); err != nil {
 			t.Fatal(err)
@@ -273,7 +273,7 @@ func TestTasksKeptNewerStands(t *testing.T) {
 		s.SetRun("t", "r2")
 		c := *task
 		c.Status = a2a.TaskStatus{State: a2a.TaskStateFailed}
-		return &c, true, false
+		return &c, true, false, nil
 	}
 	got, err := s.Get(ctx, "t")
 	if err != nil || got.Status.State != a2a.TaskStateWorking || got.Metadata["newer"] != true {
