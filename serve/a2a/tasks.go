@@ -526,11 +526,13 @@ func withoutBytes(p a2a.Part, files []string) (a2a.Part, bool) {
 		if !ok {
 			return p, false
 		}
-		b, err := json.Marshal(data)
-		if err != nil {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // the client's < stays one byte, never six
+		if enc.Encode(data) != nil {
 			return p, false
 		}
-		return a2a.TextPart{Text: string(b), Metadata: marked(p.Metadata)}, true
+		return a2a.TextPart{Text: strings.TrimSuffix(b.String(), "\n"), Metadata: marked(p.Metadata)}, true
 	}
 	return p, false
 }

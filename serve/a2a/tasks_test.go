@@ -66,10 +66,11 @@ func TestTasks(t *testing.T) {
 	}
 
 	// A file's base64 in a data part, or in a text part's JSON, is
-	// dropped too; other values and text are kept as they are.
+	// dropped too; other values and text are kept as they are (a < is
+	// not written as the six bytes \u003c).
 	inData := task("d", a2a.TaskStateRejected,
 		a2a.DataPart{Data: map[string]any{"note": "THVuY2g=", "title": "Lunch"}},
-		a2a.TextPart{Text: `{"note": "THVuY2g=", "n": 1.50}`},
+		a2a.TextPart{Text: `{"note": "THVuY2g=", "n": 1.50, "t": "<a&b>"}`},
 		a2a.TextPart{Text: "THVuY2g= is not JSON"})
 	if err := s.Save(ctx, inData); err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func TestTasks(t *testing.T) {
 	if dp.Data["note"] != droppedNote || dp.Data["title"] != "Lunch" || dp.Metadata[MetaBytesDropped] != true {
 		t.Errorf("the data part kept: %#v", dp)
 	}
-	if tp := got.History[0].Parts[1].(a2a.TextPart); tp.Text != `{"n":1.50,"note":"`+droppedNote+`"}` || tp.Metadata[MetaBytesDropped] != true {
+	if tp := got.History[0].Parts[1].(a2a.TextPart); tp.Text != `{"n":1.50,"note":"`+droppedNote+`","t":"<a&b>"}` || tp.Metadata[MetaBytesDropped] != true {
 		t.Errorf("the JSON text part kept: %#v", tp)
 	}
 	if tp := got.History[0].Parts[2].(a2a.TextPart); tp.Text != "THVuY2g= is not JSON" || tp.Metadata != nil {
