@@ -198,8 +198,11 @@ func (it item) what() string {
 // not an input is that item's error, never the batch's. At most four times
 // Parallel items are read ahead of the first whose result is not out yet.
 // When ctx ends, no more items start; those running end interrupted, and
-// out has the results of every item that started. The error is the
-// input's (unreadable), a journal directory's, or out's.
+// out has the results of every item that started. Run then returns
+// without waiting for a read of in that is blocked (a pipe its writer
+// holds open): that read's goroutine ends when the read returns, reading
+// no further. The error is the input's (unreadable), a journal
+// directory's, or out's.
 func (b *Batch) Run(ctx context.Context, in io.Reader, out func(Result) error) (Summary, error) {
 	started := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
@@ -213,15 +216,28 @@ func (b *Batch) Run(ctx context.Context, in io.Reader, out func(Result) error) (
 	window := make(chan struct{}, 4*b.opts.Parallel)
 	work := make(chan item)
 	results := make(chan Result)
-	var readErr error
+	readDone := make(chan error, 1) // sent before work is closed
 	go func() {
 		defer close(work)
-		readErr = b.readItems(ctx, in, window, work)
+		readDone <- b.readItems(ctx, in, window, work)
 	}()
 	var wg sync.WaitGroup
 	for range b.opts.Parallel {
 		wg.Go(func() {
-			for it := range work {
+			for {
+				var it item
+				select {
+				case next, ok := <-work:
+					if !ok {
+						return
+					}
+					it = next
+				case <-ctx.Done():
+					// Not waiting for the reader: a read that ctx
+					// cannot interrupt (a pipe held open, written no
+					// more) must not hold a stopped batch.
+					return
+				}
 				read, err := b.startReading(ctx, it)
 				if err != nil {
 					results <- Result{Index: it.index, Line: it.line, Report: nil} // not started
@@ -258,6 +274,11 @@ func (b *Batch) Run(ctx context.Context, in io.Reader, out func(Result) error) (
 				cancel()
 			}
 		}
+	}
+	var readErr error
+	select {
+	case readErr = <-readDone:
+	default: // still in a read, ctx ended: it reads no more once it returns
 	}
 	sum.Progress = b.Progress()
 	sum.Interrupted = ctx.Err() != nil && outErr == nil

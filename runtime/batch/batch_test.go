@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -361,5 +362,44 @@ func TestCount(t *testing.T) {
 	zeros := &endless{}
 	if n := batch.Count(io.MultiReader(strings.NewReader("{}\n"), zeros), 64); n != 2 || zeros.n > batch.MaxSkip+128<<10 {
 		t.Errorf("Count of a line without end: %d items, %d bytes of it read", n, zeros.n)
+	}
+}
+
+// TestCancelWhileReading: a batch whose input stalls (a pipe its writer
+// holds open and writes no more to) ends when its context does, rather
+// than when the writer at last writes or closes: a stop signal must stop
+// a batch whatever its input is doing.
+func TestCancelWhileReading(t *testing.T) {
+	r, err := agentrt.New(echoPlan(t), agentrt.Options{Model: &testmodel.Model{}, Provider: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go pw.Write([]byte(inputs(2))) // and no more, and no end
+	ctx, cancel := context.WithCancel(context.Background())
+	type ended struct {
+		sum batch.Summary
+		err error
+		n   int
+	}
+	done := make(chan ended, 1)
+	go func() {
+		n := 0
+		sum, err := batch.New(r, batch.Options{Parallel: 2}).Run(ctx, pr, func(batch.Result) error {
+			if n++; n == 2 {
+				cancel() // both items are out; the reader waits on the pipe
+			}
+			return nil
+		})
+		done <- ended{sum, err, n}
+	}()
+	select {
+	case e := <-done:
+		if e.err != nil || !e.sum.Interrupted || e.n != 2 {
+			t.Errorf("err %v, summary %+v, %d results", e.err, e.sum, e.n)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the batch did not end when its context did: it waits on a read of its input")
 	}
 }
