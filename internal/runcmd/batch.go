@@ -443,7 +443,8 @@ func itemRunner(e Env, p *plan.Plan, f Flags, opts agentrt.Options, modelFor fun
 	q := p
 	switch {
 	case provider == "test":
-		if f.model == "" && f.replay == "" {
+		if f.model == "" {
+			// A replay too: the journal's requests name the test model.
 			opts.Provider = "test"
 		}
 	case provider == own.Provider && (model == "" || model == own.Name):
@@ -460,9 +461,9 @@ func itemRunner(e Env, p *plan.Plan, f Flags, opts agentrt.Options, modelFor fun
 		}
 		fmt.Fprintf(e.Stderr, "agentc: batch: items naming %s run against %s %s (plan %s)\n", name, q.Agent.Model.Provider, q.Agent.Model.Name, q.Digests.Plan)
 	}
-	if opts.Provider == "test" {
+	if opts.Provider == "test" && f.replay == "" {
 		opts.Model = &testmodel.Model{Seed: f.seed}
-	} else if opts.Model, err = modelFor(q); err != nil {
+	} else if opts.Model, err = modelFor(q); err != nil { // a replay's answers no call
 		return nil, fmt.Errorf("model %q: %v", name, err)
 	}
 	return agentrt.New(q, opts)
