@@ -959,10 +959,11 @@ func closing(e Env, closeTools func() error) {
 
 // checkOutputs refuses, as a usage error before anything is read or
 // written, a file the run writes that is a file it reads, or the other
-// file it writes, or that is in a batch's --record directory.
+// file it writes, or that is in a batch's --record or --replay directory.
 func checkOutputs(path string, f Flags) error {
 	outs := []userfile.Named{{What: "--events", Path: f.events}}
-	ins := []userfile.Named{{What: "the agent", Path: path}, {What: "--replay", Path: f.replay},
+	// A batch's --replay names the directory of the journals it reads.
+	ins := []userfile.Named{{What: "the agent", Path: path}, {What: "--replay", Path: f.replay, Dir: f.batch != ""},
 		{What: "--prices", Path: f.prices}, {What: "--lock", Path: f.lock}}
 	if name, ok := strings.CutPrefix(f.input, "@"); ok {
 		ins = append(ins, userfile.Named{What: "--input", Path: name})

@@ -338,8 +338,9 @@ type Named struct {
 	// Shown is the name in messages, when not Path: the name on the
 	// command line of a path made absolute.
 	Shown string
-	// Dir says Path is a directory agentc writes files in (a batch's
-	// --record DIR): an output may not go in it either.
+	// Dir says Path is a directory of agentc's own files (a batch's
+	// --record DIR, which it writes, or --replay DIR, which it reads): an
+	// output may not go in it either.
 	Dir bool
 }
 
@@ -363,7 +364,7 @@ func CheckOutputs(outputs, inputs []Named) error {
 				return fmt.Errorf("%s %s is the same file as %s %s: writing it would overwrite it", o.What, o.shown(), in.What, in.shown())
 			}
 			if in.Dir && Same(filepath.Dir(o.Path), in.Path) {
-				return fmt.Errorf("%s %s is in %s %s, which agentc writes: writing it there could overwrite what is written", o.What, o.shown(), in.What, in.shown())
+				return fmt.Errorf("%s %s is in %s %s, which agentc keeps its own files in: writing it there could overwrite one of them", o.What, o.shown(), in.What, in.shown())
 			}
 		}
 	}
