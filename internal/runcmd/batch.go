@@ -93,16 +93,6 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 		return err
 	}
 	defer closeIn()
-	events, closeEvents, err := batchEvents(f.events, secrets, e.Stderr)
-	if err != nil {
-		return err
-	}
-	defer closeEvents()
-	if tel != nil {
-		events = batchTelemetry(ctx, tel, events)
-		opts.Content = tel.Content()
-	}
-	toolEvents := func(ev agentrt.Event) { events(-1, ev) }
 	var journals *batch.Journals
 	var servers map[string]tool.ServerRecord
 	if d := f.record + f.replay; d != "" {
@@ -127,6 +117,18 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 			servers = ht.Servers
 		}
 	}
+	// Written only once the directory's lock is held: a second batch
+	// refused it must not empty the first's --events file.
+	events, closeEvents, err := batchEvents(f.events, secrets, e.Stderr)
+	if err != nil {
+		return err
+	}
+	defer closeEvents()
+	if tel != nil {
+		events = batchTelemetry(ctx, tel, events)
+		opts.Content = tel.Content()
+	}
+	toolEvents := func(ev agentrt.Event) { events(-1, ev) }
 	opts.Secrets = secrets
 	opts.Provider = f.model
 	// --base-url is the server of the agent's own provider, not of an
