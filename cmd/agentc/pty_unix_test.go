@@ -25,14 +25,23 @@ import (
 // output is on the terminal too. With -ahead N, the first N lines are
 // typed at once, before any prompt is shown, as a person types ahead;
 // a line holding \n (those two characters) is typed as several lines at
-// once. Usage:
+// once. With -cols N the terminal is N columns wide and 24 lines high
+// (else it has no size, and a batch draws no bar on it). Usage:
 //
-//	ptyexec [-stdout] [-ahead N] ANSWERS-FILE PROGRAM [ARGS...]
+//	ptyexec [-stdout] [-cols N] [-ahead N] ANSWERS-FILE PROGRAM [ARGS...]
 func ptyExec(ts *testscript.TestScript, neg bool, args []string) {
-	const usage = "usage: ptyexec [-stdout] [-ahead N] ANSWERS-FILE PROGRAM [ARGS...]"
+	const usage = "usage: ptyexec [-stdout] [-cols N] [-ahead N] ANSWERS-FILE PROGRAM [ARGS...]"
 	onTerminal := len(args) > 0 && args[0] == "-stdout"
 	if onTerminal {
 		args = args[1:]
+	}
+	cols := 0
+	if len(args) > 1 && args[0] == "-cols" {
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n <= 0 || n > 1000 {
+			ts.Fatalf("%s", usage)
+		}
+		cols, args = n, args[2:]
 	}
 	ahead := 0
 	if len(args) > 1 && args[0] == "-ahead" {
@@ -70,6 +79,9 @@ func ptyExec(ts *testscript.TestScript, neg bool, args []string) {
 	ptmx, tty, err := pty.Open()
 	ts.Check(err)
 	defer ptmx.Close()
+	if cols > 0 {
+		ts.Check(pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: uint16(cols)}))
+	}
 	cmd := exec.Command(prog, args[2:]...)
 	cmd.Dir = ts.Getenv("WORK")
 	for _, v := range []string{"PATH", "HOME", "TMPDIR", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GOCOVERDIR"} {

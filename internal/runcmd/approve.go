@@ -52,13 +52,13 @@ func approver(e Env, f Flags) (agentrt.Approver, error) {
 			return agentrt.ApprovalDecision{By: agentrt.ByPolicy, Reason: "agentc run --approve no denies every call that needs approval"}, nil
 		}
 	case approveAsk, "":
-		in, ok := e.Stdin.(*os.File)
-		if !ok || !IsTerminal(in) || !e.stderrTTY {
+		if !asksOnTerminal(e, f) {
 			a = func(_ context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
 				return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key,
 					Msg: req.Why + "; there is no terminal to ask on: run it on one, or pass --approve yes or --approve no"}
 			}
 		} else {
+			in := e.Stdin.(*os.File)
 			a = (&prompter{in: in, out: e.Stderr, discard: func() { discardTyped(in) }}).ask
 		}
 	default:
@@ -68,6 +68,17 @@ func approver(e Env, f Flags) (agentrt.Approver, error) {
 		a = f.rules(a)
 	}
 	return a, nil
+}
+
+// asksOnTerminal says a call that needs approval is asked about on the
+// terminal: --approve ask (the default), with standard input and error
+// on one.
+func asksOnTerminal(e Env, f Flags) bool {
+	if f.approve != approveAsk && f.approve != "" {
+		return false
+	}
+	in, ok := e.Stdin.(*os.File)
+	return ok && IsTerminal(in) && e.stderrTTY
 }
 
 // ShownArguments is a call's arguments as a person deciding it reads

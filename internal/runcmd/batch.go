@@ -205,14 +205,18 @@ func runBatch(ctx context.Context, s session, p *plan.Plan, opts agentrt.Options
 	if journals != nil && !journals.Replay {
 		again = "run the same command again to go on: what completed is served from the journals"
 	}
-	return driveBatch(ctx, e, f, b, in, total, sigs, opts.Pool, again)
+	// A call's approval asked on the terminal: the bar would be drawn
+	// over the question.
+	asks := len(p.Agent.Capabilities.Tools) > 0 && asksOnTerminal(e, f)
+	return driveBatch(ctx, e, f, b, in, total, sigs, opts.Pool, again, asks)
 }
 
 // driveBatch runs a batch, printing its result lines in input order on
 // stdout, its progress and summary on stderr, and returns the exit code's
-// error; again says how to go on after an interrupt.
-func driveBatch(ctx context.Context, e Env, f Flags, b *batch.Batch, in io.Reader, total int64, sigs *signals, pool *agentrt.Pool, again string) error {
-	prog := startProgress(e, f, b, total)
+// error; again says how to go on after an interrupt, and asks that the
+// runs may ask on the terminal for approvals.
+func driveBatch(ctx context.Context, e Env, f Flags, b *batch.Batch, in io.Reader, total int64, sigs *signals, pool *agentrt.Pool, again string, asks bool) error {
+	prog := startProgress(e, f, b, total, asks)
 	var exit batchExit
 	var unapproved []string // the lines of items that ended on a call no one approved
 	// Each result line is escaped as a run's answer is (shownJSON); it

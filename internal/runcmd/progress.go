@@ -26,14 +26,15 @@ type progress struct {
 }
 
 // startProgress shows a batch's progress: a bar on a terminal, redrawn as
-// it goes; else a line every --progress-every; nothing with --quiet. total
-// is the number of items, 0 when unknown.
-func startProgress(e Env, f Flags, b *batch.Batch, total int64) progress {
+// it goes; else, or when its runs may ask for approvals there (asks), a
+// line every --progress-every; nothing with --quiet. total is the number
+// of items, 0 when unknown.
+func startProgress(e Env, f Flags, b *batch.Batch, total int64, asks bool) progress {
 	switch {
 	case f.quiet:
 		return progress{stop: func() {}}
-	case e.stderrTTY:
-		return progressBar(e.rawStderr, b, total)
+	case e.stderrTTY && !asks:
+		return progressBar(e.rawStderr, e.aboveBar, b, total)
 	case f.progressEvery == 0:
 		return progress{stop: func() {}}
 	}
@@ -79,10 +80,12 @@ func progressLines(w io.Writer, period time.Duration, b *batch.Batch, total int6
 
 // progressBar draws a bar on a terminal: items done of the total (a
 // spinner when it is not known) and, beside it, the counts, tokens, rate
-// and time left.
-func progressBar(w io.Writer, b *batch.Batch, total int64) progress {
+// and time left. Until stop, what is written to above goes above the bar:
+// written to the terminal, it was drawn over at the bar's next redraw.
+func progressBar(w io.Writer, above *aboveBar, b *batch.Batch, total int64) progress {
 	start := time.Now()
 	p := mpb.New(mpb.WithOutput(w), mpb.WithWidth(40), mpb.WithRefreshRate(150*time.Millisecond))
+	above.set(p)
 	counts := decor.Any(func(decor.Statistics) string {
 		return progressLine(b.Progress(), total, time.Since(start))
 	})
@@ -112,5 +115,36 @@ func progressBar(w io.Writer, b *batch.Batch, total int64) progress {
 		bar.SetCurrent(int64(b.Progress().Done))
 		bar.SetTotal(-1, true) // complete, wherever it stands
 		p.Wait()
+		above.set(nil)
 	}}
+}
+
+// aboveBar writes to the terminal, or, while a bar is drawn on it, above
+// the bar.
+type aboveBar struct {
+	term io.Writer
+	mu   sync.Mutex
+	bar  io.Writer
+}
+
+func (a *aboveBar) set(bar io.Writer) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.bar = bar
+}
+
+func (a *aboveBar) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	bar := a.bar
+	a.mu.Unlock()
+	if bar != nil {
+		// The bar's Write fails only once it is done: then the terminal.
+		if n, err := bar.Write(p); err == nil {
+			return n, nil
+		}
+	}
+	return a.term.Write(p)
 }

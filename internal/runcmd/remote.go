@@ -85,7 +85,7 @@ func runRemoteBatch(ctx context.Context, e Env, p *plan.Plan, f Flags, r RemoteR
 	defer done()
 	b := batch.NewFunc(run, batch.Options{Parallel: f.parallel, MaxLine: MaxInput, Prepare: r.Prepare})
 	return driveBatch(ctx, e, f, b, in, total, sigs, nil,
-		"the runs it started go on; run the same command again, with the same --workflow-id, to collect them and go on")
+		"the runs it started go on; run the same command again, with the same --workflow-id, to collect them and go on", false)
 }
 
 // spoolInput copies standard input to a temporary file and returns its

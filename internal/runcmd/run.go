@@ -214,6 +214,10 @@ func RunAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		secrets.Add(v)
 	}
 	e.stderrTTY, e.rawStderr = IsTerminal(e.Stderr), e.Stderr
+	if e.stderrTTY {
+		e.aboveBar = &aboveBar{term: e.Stderr}
+		e.Stderr = e.aboveBar
+	}
 	// Progress and errors quote tools' output and the model's text: what
 	// a terminal would act on in them is shown escaped, after redaction.
 	e.Stdout, e.Stderr = secrets.Writer(e.Stdout), secrets.Writer(termtext.Writer(e.Stderr))

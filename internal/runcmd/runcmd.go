@@ -90,6 +90,9 @@ type Env struct {
 	// from it (the bar holds only counts); RunAgent sets both.
 	stderrTTY bool
 	rawStderr io.Writer
+	// aboveBar is what Stderr writes to on a terminal: the terminal, or,
+	// while a batch draws its bar, the bar's, which writes above it.
+	aboveBar *aboveBar
 }
 
 // TelemetryFunc starts telemetry; warn is where export failures are
