@@ -53,9 +53,15 @@ func approver(e Env, f Flags) (agentrt.Approver, error) {
 		}
 	case approveAsk, "":
 		if !asksOnTerminal(e, f) {
+			why := "there is no terminal to ask on: run it on one"
+			if f.batch == "-" && e.stderrTTY {
+				// The terminal's lines are the batch's items: an answer
+				// would be read as one.
+				why = "standard input is the batch's items (--batch -), not a terminal to ask on: give them in a file"
+			}
 			a = func(_ context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
 				return agentrt.ApprovalDecision{}, &agentrt.ApprovalRefused{Tool: req.Tool, Key: req.Key,
-					Msg: req.Why + "; there is no terminal to ask on: run it on one, or pass --approve yes or --approve no"}
+					Msg: req.Why + "; " + why + ", or pass --approve yes or --approve no"}
 			}
 		} else {
 			in := e.Stdin.(*os.File)
@@ -72,9 +78,9 @@ func approver(e Env, f Flags) (agentrt.Approver, error) {
 
 // asksOnTerminal says a call that needs approval is asked about on the
 // terminal: --approve ask (the default), with standard input and error
-// on one.
+// on one, and standard input not a batch's items.
 func asksOnTerminal(e Env, f Flags) bool {
-	if f.approve != approveAsk && f.approve != "" {
+	if f.approve != approveAsk && f.approve != "" || f.batch == "-" {
 		return false
 	}
 	in, ok := e.Stdin.(*os.File)

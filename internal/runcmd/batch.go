@@ -236,7 +236,11 @@ func driveBatch(ctx context.Context, e Env, f Flags, b *batch.Batch, in io.Reade
 	}
 	printSummary(e.Stderr, sum, pool, f.poolTokens)
 	if len(unapproved) > 0 {
-		fmt.Fprintf(e.Stderr, "agentc: batch: %d items stopped at a call that needed approval no one could give (lines %s): run them on a terminal, or with --approve yes or no\n", len(unapproved), strings.Join(unapproved, ", "))
+		how := "run them on a terminal"
+		if f.batch == "-" {
+			how = "give them in a file, on a terminal" // not read from it
+		}
+		fmt.Fprintf(e.Stderr, "agentc: batch: %d items stopped at a call that needed approval no one could give (lines %s): %s, or with --approve yes or no\n", len(unapproved), strings.Join(unapproved, ", "), how)
 	}
 	code := exit.code()
 	if sum.Interrupted {
