@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	goruntime "runtime"
 	"time"
 
 	"agentc.dev/agentc/plan"
@@ -57,27 +58,36 @@ func (f *Flags) SetRemote(r Remote, b RemoteBatch) { f.remote, f.remoteBatch = r
 // runRemoteBatch runs a batch whose items run elsewhere: read, ordered,
 // counted and printed here as a local batch is.
 func runRemoteBatch(ctx context.Context, e Env, p *plan.Plan, f Flags, r RemoteRun, files *fileInputs) error {
-	name := f.batch
-	if name == "-" {
+	var in io.Reader
+	var total int64
+	var items func() (io.ReadCloser, error)
+	if f.batch == "-" {
 		// Read twice: once to hand the items over, once to wait for them.
-		spool, err := spoolInput(e.Stdin)
+		spool, size, err := spoolInput(e.Stdin)
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: fmt.Errorf("--batch -: %w", err)}
 		}
-		defer os.Remove(spool)
-		name = spool
+		defer func() {
+			spool.Close()
+			os.Remove(spool.Name()) // where it could not go at once
+		}()
+		// Each reading at its own offset.
+		in, total = io.NewSectionReader(spool, 0, size), batch.Count(io.NewSectionReader(spool, 0, size), MaxInput)
+		items = func() (io.ReadCloser, error) { return io.NopCloser(io.NewSectionReader(spool, 0, size)), nil }
+	} else {
+		var closeIn func()
+		var err error
+		if in, total, closeIn, err = batchInput(e, f.batch); err != nil {
+			return err
+		}
+		defer closeIn()
+		items = func() (io.ReadCloser, error) { return os.Open(f.batch) }
 	}
-	in, total, closeIn, err := batchInput(e, name)
-	if err != nil {
-		return err
-	}
-	defer closeIn()
 	ctx, sigs := onStopSignal(ctx, e)
 	defer sigs.stop()
 	r.Parallel = f.parallel
 	// Items are prepared alike whether they are handed over or collected.
 	r.Prepare = files.lines(f)
-	items := func() (io.ReadCloser, error) { return os.Open(name) }
 	run, done, err := f.remoteBatch(ctx, p, r, e.Stderr, items)
 	if err != nil {
 		return &ExitError{Code: ExitFindings, Err: err}
@@ -88,22 +98,26 @@ func runRemoteBatch(ctx context.Context, e Env, p *plan.Plan, f Flags, r RemoteR
 		"the runs it started go on; run the same command again, with the same --workflow-id, to collect them and go on", false)
 }
 
-// spoolInput copies standard input to a temporary file and returns its
-// name.
-func spoolInput(in io.Reader) (string, error) {
+// spoolInput copies standard input to a temporary file and returns it,
+// with its size. The file leaves its directory as soon as it is made
+// where the system lets an open file go (not Windows): the person's items
+// are copied before the batch handles stop signals, and a Ctrl-C then, a
+// second signal or a kill leaves no copy of them behind.
+func spoolInput(in io.Reader) (*os.File, int64, error) {
 	f, err := os.CreateTemp("", "agentc-batch-*.jsonl")
 	if err != nil {
-		return "", err
+		return nil, 0, err
 	}
-	_, err = io.Copy(f, in)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if goruntime.GOOS != "windows" {
 		os.Remove(f.Name())
-		return "", err
 	}
-	return f.Name(), nil
+	n, err := io.Copy(f, in)
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, 0, err
+	}
+	return f, n, nil
 }
 
 // WorkerModels returns the function a worker picks each agent's model
