@@ -73,6 +73,14 @@ type apiError struct {
 // Serve it under BoundWrites, as MCPHandler's and the A2A handler, so that
 // a client that stops reading holds nothing.
 func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
+	return APIAt(agents, runs, tokens, "")
+}
+
+// APIAt is API for a server its clients reach at public (its URL behind a
+// proxy, a path there its prefix), which the OpenAPI document names as its
+// server, so that a client made from it calls there; "" names none, and
+// the paths are then the document's own server's.
+func APIAt(agents []Agent, runs *Runs, tokens *Tokens, public string) (http.Handler, error) {
 	byName := map[string]Agent{}
 	for _, a := range agents {
 		if _, dup := byName[a.Plan.Agent.Name]; dup {
@@ -83,7 +91,7 @@ func API(agents []Agent, runs *Runs, tokens *Tokens) (http.Handler, error) {
 	// The OpenAPI document of each set of agents a token admits to.
 	docs := map[*Access][]byte{}
 	for _, a := range tokens.sets {
-		doc, err := openAPI(a.Of(agents))
+		doc, err := openAPI(a.Of(agents), public)
 		if err != nil {
 			return nil, err
 		}
@@ -336,7 +344,7 @@ var budgetParams = []any{
 }
 
 // openAPI is the OpenAPI 3.1 document of the agents' runs.
-func openAPI(agents []Agent) ([]byte, error) {
+func openAPI(agents []Agent, public string) ([]byte, error) {
 	paths := map[string]any{}
 	for _, a := range agents {
 		name := a.Plan.Agent.Name
@@ -433,6 +441,9 @@ func openAPI(agents []Agent) ([]byte, error) {
 		"paths":      paths,
 		"components": map[string]any{"schemas": map[string]any{"Error": map[string]any{"type": "object", "required": []string{"error", "exit"}, "properties": map[string]any{"error": map[string]any{"type": "string"}, "exit": map[string]any{"type": "integer", "description": "the exit code of the same refusal on the command line: 2 refused, 1 the server's failure"}}}}, "securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
 		"security":   []any{map[string]any{"bearer": []string{}}},
+	}
+	if public != "" {
+		doc["servers"] = []any{map[string]any{"url": public}}
 	}
 	return json.MarshalIndent(doc, "", "  ")
 }

@@ -73,7 +73,7 @@ func (f *ServeFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.approve, "approve", approveNo, "tool calls that need approval: no (deny them all; the model reads the denial), yes (approve them all), or ask (the person at the MCP client, where it can be asked, else over the HTTP API: GET /v1/approvals, POST /v1/runs/ID/approvals/KEY)")
 	fs.StringVar(&f.journalDir, "journal-dir", "", "journal each run into DIR/ID.jsonl and keep its record in DIR/ID.json (replay, view and export any served run); runs a stop interrupted are resumed when the server starts again on DIR")
 	fs.StringVar(&f.minFree, "min-free", "1GiB", "start a run only while the disks where the server keeps runs (--journal-dir, the file store) have this much room free, in bytes or with KiB, MiB, GiB or TiB; past it a request that would start a run is refused (HTTP 507, an MCP call's error, an A2A task rejected); 0 for no bound")
-	fs.StringVar(&f.publicURL, "public-url", "", "with --http, the URL clients reach the server at where it is not the address it listens on (behind a proxy, in a container): A2A agent cards name their endpoints under it (default: the address it listens on, an unspecified host as loopback)")
+	fs.StringVar(&f.publicURL, "public-url", "", "with --http, the URL clients reach the server at where it is not the address it listens on (behind a proxy, in a container): A2A agent cards name their endpoints under it and the OpenAPI document names it as its server (default: the address it listens on, an unspecified host as loopback; the document names none)")
 	fs.StringVar(&f.ready, "ready-file", "", "with --http, once the server listens, write its URL to this file (whole), and remove it when the server stops taking requests: for scripts and supervisors that start it on port 0")
 	fs.DurationVar(&f.deadline, "deadline", 0, "override every agent's budgets.deadline; a request may narrow it further")
 	fs.IntVar(&f.toolBudget, "tool-budget", 0, "override every agent's budgets.tools")
@@ -376,7 +376,7 @@ func serveAgents(ctx context.Context, e Env, compile LoadFunc, version string, p
 		names[i] = a.Plan.Agent.Name
 	}
 	if f.http != "" {
-		api, err := serve.API(agents, runs, tokens)
+		api, err := serve.APIAt(agents, runs, tokens, f.publicURL)
 		if err != nil {
 			return &ExitError{Code: ExitFindings, Err: err}
 		}
