@@ -116,9 +116,9 @@ type approvalRequest struct {
 // authority for a call that runs live. So a call the journal serves (its
 // result recorded, or any call in a replay) is decided as recorded, or
 // needs no decision when it was recorded by a run that asked nothing; a
-// call that will run live (in a resume: never made, or made and failed)
-// is asked of the Approver afresh, whatever the journal holds at its
-// decision's key, and an answer "for the run" holds only for the live
+// call that will run live (in a resume: never made, or made and failed
+// where the recorded run ended, Journal.remakes) is asked of the Approver
+// afresh, whatever the journal holds at its decision's key, and an answer "for the run" holds only for the live
 // calls after it. ok says whether the call may run; res, when it may not,
 // is what the model reads. stop ends the run.
 func (x *run) approve(round, ordinal int, c ToolCall, ap plan.Approval) (res ToolResult, ok bool, stop error) {
@@ -128,7 +128,7 @@ func (x *run) approve(round, ordinal int, c ToolCall, ap plan.Approval) (res Too
 	if j := x.journal; j != nil && j.Recorded != nil {
 		_, recorded = j.Recorded.Lookup(key)
 		e, made := j.Recorded.Lookup(call)
-		served := made && (e.Error == "" || j.Replay)
+		served := made && !j.remakes(call, e)
 		switch {
 		case served && !recorded:
 			return ToolResult{}, true, nil

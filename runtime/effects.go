@@ -72,6 +72,18 @@ func (j *Journal) reach(k journal.Key, served bool) {
 	}
 }
 
+// remakes reports whether a resume makes the recorded effect at k, e,
+// again rather than serve it: an effect that failed where the recorded
+// run ended, no effect completing after it. A failure the run went on
+// from (journal.WentOn: a call a fallback answered, the end of an agent
+// called as a tool, which its caller's next call holds) is served, as in
+// a replay: made again it could end otherwise, and the resume, going
+// elsewhere, would send again what was answered and diverge from the
+// effects recorded after it.
+func (j *Journal) remakes(k journal.Key, e *journal.Entry) bool {
+	return !j.Replay && e.Error != "" && !j.Recorded.WentOn(k)
+}
+
 // unreached lists the recorded effects no run reached, in the order of
 // their keys.
 func (j *Journal) unreached() []*journal.Entry {
@@ -422,9 +434,10 @@ func (x *run) effect(k journal.Key, kind string, id ident, live func() (json.Raw
 		}
 	}
 	if j != nil && j.Recorded != nil {
-		// A failed effect is served in a replay, made again in a resume.
+		// A failed effect is served in a replay, made again in a resume
+		// that goes on where the recorded run ended (remakes).
 		e, ok := j.Recorded.Lookup(k)
-		if ok && (id.fresh || e.Error != "") && !j.Replay {
+		if ok && !j.Replay && (id.fresh || j.remakes(k, e)) {
 			j.reach(k, false)
 		} else if ok {
 			if e.Kind != kind || e.Fingerprint != id.fp {

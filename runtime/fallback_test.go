@@ -208,3 +208,82 @@ func TestFallbackClasses(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeAfterFallback: a run's call failed and its fallback answered;
+// the run was cut off later. A resume serves the failure and the
+// fallback's answer, as the run went on from them, rather than making the
+// failed call again: the primary model, well again, is sent nothing, and
+// the resume goes on where the recorded run did, without diverging.
+func TestResumeAfterFallback(t *testing.T) {
+	var openaiCalls, anthropicCalls atomic.Int32
+	var healthy atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		openaiCalls.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if !healthy.Load() {
+			w.WriteHeader(503)
+			io.WriteString(w, `{"error":{"message":"Service Unavailable (test server)","type":"server_error","param":null,"code":null}}`)
+			return
+		}
+		var req struct {
+			ToolChoice struct {
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			} `json:"tool_choice"`
+		}
+		json.Unmarshal(body, &req)
+		fmt.Fprintf(w, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-2024-08-06",
+"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":%q,"arguments":"{\"label\":\"a\"}"}}]}}],
+"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, req.ToolChoice.Function.Name)
+	}))
+	t.Cleanup(srv.Close)
+	primary, err := openai.New(openai.Config{BaseURL: srv.URL, APIKey: "sk-test", Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fallback, err := anthropic.New(anthropic.Config{BaseURL: messagesServer(t, &anthropicCalls), APIKey: "sk-ant-test", Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := fallbackPlan(t)
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	w, err := journal.Create(path, journal.Header{Plan: string(p.Digests.Plan), Run: "r1", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := func(j *agentrt.Journal) agentrt.Options {
+		return agentrt.Options{Model: primary, Journal: j,
+			FallbackModel: func(*plan.Plan) (agentrt.Model, error) { return fallback, nil }}
+	}
+	r, err := agentrt.New(p, opts(&agentrt.Journal{Writer: w}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), nil)
+	w.Close()
+	if err != nil || string(rep.Answer) != `{"label":"b"}` || len(rep.Fallbacks) != 1 {
+		t.Fatalf("run: %v, %+v", err, rep)
+	}
+
+	healthy.Store(true)
+	openaiCalls.Store(0)
+	anthropicCalls.Store(0)
+	rec, w2, err := journal.Resume(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := agentrt.New(p, opts(&agentrt.Journal{Recorded: rec, Writer: w2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep2, err := r2.Run(context.Background(), nil)
+	w2.Close()
+	if err != nil || rep2.Divergence != nil || string(rep2.Answer) != `{"label":"b"}` || len(rep2.Fallbacks) != 1 {
+		t.Fatalf("resume: %v, answer %s, divergence %+v, fallbacks %+v", err, rep2.Answer, rep2.Divergence, rep2.Fallbacks)
+	}
+	if openaiCalls.Load()+anthropicCalls.Load() != 0 {
+		t.Errorf("the resume sent %d requests to OpenAI and %d to Anthropic, want none", openaiCalls.Load(), anthropicCalls.Load())
+	}
+}

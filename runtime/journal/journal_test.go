@@ -423,6 +423,45 @@ func TestResume(t *testing.T) {
 	}
 }
 
+// TestWentOn: a failure is gone on from when an effect that completed
+// was written after it (a fallback's answer after the call that failed),
+// and not when the journal ends in failures; an attempt made again and
+// completed is the effect's entry.
+func TestWentOn(t *testing.T) {
+	failed := func(k journal.Key, req json.RawMessage) journal.Entry {
+		e := modelEntry(t, k, req)
+		e.Response, e.Error = nil, "openai: 503"
+		return e
+	}
+	one, fb, two, fb2 := journal.Key{Round: 1}, journal.Key{Path: "1.0", Ordinal: 1}, journal.Key{Round: 2}, journal.Key{Path: "2.0", Ordinal: 1}
+	path := filepath.Join(t.TempDir(), "j")
+	write(t, path, []journal.Entry{failed(one, modelRequest(1, 2)), modelEntry(t, fb, modelRequest(1, 2)),
+		failed(two, modelRequest(1, 4)), failed(fb2, modelRequest(1, 4))})
+	j, err := journal.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[journal.Key]bool{one: true, fb: false, two: false, fb2: false, {Round: 3}: false} {
+		if got := j.WentOn(k); got != want {
+			t.Errorf("WentOn(%s) = %v, want %v", k, got, want)
+		}
+	}
+	j, w, err := journal.Resume(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Append(modelEntry(t, two, modelRequest(1, 4))); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if j, err = journal.Open(path); err != nil {
+		t.Fatal(err)
+	}
+	if !j.WentOn(fb2) || j.WentOn(two) {
+		t.Errorf("with 2.0 made again: WentOn(2.0/0.1) = %v, WentOn(2.0) = %v; want true, false", j.WentOn(fb2), j.WentOn(two))
+	}
+}
+
 func TestResumeErrors(t *testing.T) {
 	dir := t.TempDir()
 	if _, _, err := journal.Resume(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {

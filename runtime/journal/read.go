@@ -36,6 +36,9 @@ type Journal struct {
 
 	index map[Key]int // into Entries
 	store *store
+	// done is the number of entries up to the last that completed (one
+	// without an error), in file order: see WentOn.
+	done int
 
 	scratch []member // a line's members, while it is read
 }
@@ -75,6 +78,17 @@ func (j *Journal) Lookup(k Key) (*Entry, bool) {
 		return nil, false
 	}
 	return &j.Entries[i], true
+}
+
+// WentOn reports whether the run went on past the entry of the effect at
+// k (the last, where a failed attempt was made again): an effect that
+// completed was written after it. A run makes its effects one at a time,
+// so an effect written after a failure was made once the failure was
+// known: a fallback's answer after the call that failed, a caller's next
+// call after the failure that ended the agent it called.
+func (j *Journal) WentOn(k Key) bool {
+	i, ok := j.index[k]
+	return ok && i+1 < j.done
 }
 
 // Open reads a journal file. Its errors are *Error, naming the file, or
@@ -502,6 +516,9 @@ func (j *Journal) entry(ms []member, n int, lines map[Key]int) error {
 	lines[e.Key] = n
 	j.index[e.Key] = len(j.Entries)
 	j.Entries = append(j.Entries, e)
+	if e.Error == "" {
+		j.done = len(j.Entries)
+	}
 	return nil
 }
 
