@@ -97,7 +97,12 @@ func (j *Journal) unreached() []*journal.Entry {
 	}
 	var out []*journal.Entry
 	for i := range j.Recorded.Entries {
-		if e := &j.Recorded.Entries[i]; !j.reached[e.Key.String()] {
+		e := &j.Recorded.Entries[i]
+		// A resume that made a failure the recorded run ended on again
+		// (remakes) goes on live from it: the failures recorded after it
+		// (a fallback's, tried when the call failed) are that run's
+		// attempts, not effects this one left out.
+		if !j.reached[e.Key.String()] && (j.Replay || e.Error == "" || j.Recorded.WentOn(e.Key)) {
 			out = append(out, e)
 		}
 	}
