@@ -213,7 +213,8 @@ func TestFallbackClasses(t *testing.T) {
 // the run was cut off later. A resume serves the failure and the
 // fallback's answer, as the run went on from them, rather than making the
 // failed call again: the primary model, well again, is sent nothing, and
-// the resume goes on where the recorded run did, without diverging.
+// the resume goes on where the recorded run did, without diverging, nor
+// reserving in its pool for a call it does not make.
 func TestResumeAfterFallback(t *testing.T) {
 	var openaiCalls, anthropicCalls atomic.Int32
 	var healthy atomic.Bool
@@ -274,7 +275,11 @@ func TestResumeAfterFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := agentrt.New(p, opts(&agentrt.Journal{Recorded: rec, Writer: w2}))
+	// A pool that could hold no live call: every call of the resume is
+	// served, and reserves nothing.
+	o := opts(&agentrt.Journal{Recorded: rec, Writer: w2})
+	o.Pool = agentrt.NewPool(1)
+	r2, err := agentrt.New(p, o)
 	if err != nil {
 		t.Fatal(err)
 	}

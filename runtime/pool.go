@@ -463,7 +463,7 @@ func (x *run) live(k journal.Key) bool {
 		return true
 	}
 	e, ok := j.Recorded.Lookup(k)
-	return !ok || e.Error != "" // a failed call is made again
+	return !ok || j.remakes(k, e) // a failed call the run ended on is made again
 }
 
 // reserve reserves a live model call's worst case in the pool, waiting
