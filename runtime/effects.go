@@ -642,10 +642,13 @@ func (x *run) isDeadline(err error) bool {
 // model call the round would have made, so that a replay, which runs
 // faster, ends where the recorded run did.
 func (x *run) markDeadline(round int) {
-	if x.journal == nil || x.journal.Replay || x.journal.Writer == nil {
+	k := x.modelKey(round, false)
+	if x.journal == nil || x.journal.Replay || x.journal.Writer == nil || !x.live(k) {
+		// A resume whose deadline passed where the journal holds the
+		// call leaves it there, for a resume given more time.
 		return
 	}
-	_, _, _ = x.complete(x.modelKey(round, false), x.request(), func() (*Response, error) {
+	_, _, _ = x.complete(k, x.request(), func() (*Response, error) {
 		return nil, &passedBetween{said: x.rep.Error, err: fmt.Errorf("the deadline (%s) passed before the call: %w", x.Runner.deadline, context.DeadlineExceeded)}
 	})
 }

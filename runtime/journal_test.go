@@ -605,3 +605,41 @@ func (c *leaping) Now() time.Time {
 	c.now = c.now.Add(time.Hour)
 	return c.now
 }
+
+// TestResumePastDeadline: a resume counts its deadline from its own
+// start, and one that passes while the resume serves the journal ends it
+// there, on its deadline, exit 3: the effects recorded after it are not
+// reached, which says nothing of the run having changed (not a
+// divergence), and the journal keeps them for a resume given more time.
+func TestResumePastDeadline(t *testing.T) {
+	p := agent(t, func(a *plan.Agent) {
+		withTool(a)
+		a.Budgets.Deadline = "1m"
+	})
+	file := filepath.Join(t.TempDir(), "run.jsonl")
+	tool := &echoTool{name: "search"}
+	script := func() *scripted {
+		return &scripted{turns: []turn{call(10, "search", `{"q":"crash"}`), answer(`{"label":"bug"}`, 10)}}
+	}
+	rec := journaled(t, p, file, false, script(), agentrt.Options{Tools: map[string]agentrt.Tool{"search": tool}})
+	if rec.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("record: %s %s", rec.Outcome, rec.Error)
+	}
+	before, _ := os.ReadFile(file)
+	for name, clock := range map[string]agentrt.Clock{"process": nil, "host": &leaping{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}} {
+		past := time.Nanosecond
+		rep := journaled(t, p, file, true, refusingModel{}, agentrt.Options{Tools: map[string]agentrt.Tool{"search": tool}, Budgets: agentrt.Overrides{Deadline: &past}, Clock: clock})
+		if rep.Divergence != nil || rep.Outcome != agentrt.OutcomeError || rep.Bound != agentrt.BoundDeadline {
+			t.Errorf("resume on the %s's clock: %s %s %s, divergence %+v", name, rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
+		}
+		if after, _ := os.ReadFile(file); string(after) != string(before) {
+			t.Errorf("resume on the %s's clock changed the journal", name)
+		}
+	}
+	if rep := journaled(t, p, file, true, refusingModel{}, agentrt.Options{Tools: map[string]agentrt.Tool{"search": tool}}); rep.Outcome != agentrt.OutcomeOK || rep.Divergence != nil {
+		t.Errorf("resume with time: %s %s %s, divergence %+v", rep.Outcome, rep.Bound, rep.Error, rep.Divergence)
+	}
+	if tool.calls != 1 {
+		t.Errorf("the tool was called %d times; the resumes must serve its result", tool.calls)
+	}
+}

@@ -444,7 +444,11 @@ func (r *Runner) Run(ctx context.Context, input json.RawMessage) (*Report, error
 	x.emit(Event{Type: EventRunStart, Model: x.shown(), Message: start, Name: r.agent.Name, Provider: x.provider})
 	x.loop()
 	if x.journal != nil && x.jpath == "" {
-		if d := x.unreachedDivergence(); d != nil && x.rep.Divergence == nil && !x.rep.Interrupted {
+		// A run interrupted, or a resume whose own deadline (counted from
+		// its start) passed before the journal's end, left the effects
+		// after unreached: that says nothing of the run having changed.
+		ownDeadline := !x.journal.Replay && x.rep.Bound == BoundDeadline
+		if d := x.unreachedDivergence(); d != nil && x.rep.Divergence == nil && !x.rep.Interrupted && !ownDeadline {
 			x.diverged(d)
 		}
 		x.rep.Replayed = x.journal.Served()
