@@ -90,7 +90,10 @@ func openJournal(e Env, p *plan.Plan, f Flags) (*runJournal, error) {
 		if jn.lock, err = journal.Acquire(file); err != nil {
 			return nil, &ExitError{Code: ExitFindings, Err: err}
 		}
-		if _, statErr := os.Stat(file); errors.Is(statErr, fs.ErrNotExist) {
+		// An empty regular file is no journal agentc wrote (it writes the
+		// header before the file takes its name): one a script made to
+		// record into (mktemp), recorded afresh.
+		if fi, statErr := os.Stat(file); errors.Is(statErr, fs.ErrNotExist) || statErr == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
 			jn.fresh = true
 			jn.rt = &agentrt.Journal{}
 			return jn, nil
