@@ -50,6 +50,8 @@ type heldTransport struct {
 	mcp.Transport
 	max     int
 	flooded func(error)
+	// opened, when set, is given each connection made.
+	opened func(*heldConn)
 }
 
 func (t heldTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -62,7 +64,11 @@ func (t heldTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		max = MaxUnanswered
 	}
 	stop, cut := context.WithCancel(context.Background())
-	return &heldConn{Connection: c, max: max, flooded: t.flooded, stop: stop, cut: cut, sizes: map[jsonrpc.ID][]int64{}}, nil
+	held := &heldConn{Connection: c, max: max, flooded: t.flooded, stop: stop, cut: cut, sizes: map[jsonrpc.ID][]int64{}}
+	if t.opened != nil {
+		t.opened(held)
+	}
+	return held, nil
 }
 
 // heldConn counts the requests read whose answers are not yet written.
@@ -110,16 +116,20 @@ func (c *heldConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if c.flooded != nil {
 			c.flooded(ferr)
 		}
-		// The handlers blocked writing answers hold the SDK's own close
-		// until they end: closing the connection under them ends their
-		// writes now (a stdio server's pipes; its process is ended by
-		// the transport), and so does stop (the requests carrying them
-		// to an HTTP server), not when the run ends.
-		c.cut()
-		go c.Connection.Close()
+		c.abort()
 		return nil, ferr
 	}
 	return m, nil
+}
+
+// abort ends the writes of answers under way, now. The handlers blocked
+// writing them hold the SDK's own close until they end: closing the
+// connection under them ends their writes (a stdio server's pipes; its
+// process is ended by the transport), and so does stop (the requests
+// carrying them to an HTTP server).
+func (c *heldConn) abort() {
+	c.cut()
+	go c.Connection.Close()
 }
 
 func (c *heldConn) Write(ctx context.Context, m jsonrpc.Message) error {

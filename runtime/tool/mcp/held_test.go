@@ -186,3 +186,61 @@ func TestUnansweredBoundedHTTP(t *testing.T) {
 		t.Errorf("at once, %d requests carrying answers were held open (the bound is %d) and %d connections were open", maxHeld, MaxUnansweredHTTP, maxConns)
 	}
 }
+
+// TestStartFloodedHTTP: a server over HTTP that answers initialize with a
+// stream of pings and never answers the requests carrying agentc's answers
+// (nor initialize) fails the start once its timeout has passed, within
+// Close's grace: the SDK's close of the session it failed to start waited
+// for those requests, for good.
+func TestStartFloodedHTTP(t *testing.T) {
+	over := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			return // the session's DELETE
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", "s1")
+		switch {
+		case m.Method == "initialize":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range 3 {
+				fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"p%d\",\"method\":\"ping\"}\n\n", i)
+			}
+			http.NewResponseController(w).Flush()
+		case m.Method == "": // an answer to a ping: held, as initialize is
+		default:
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
+		select {
+		case <-r.Context().Done():
+		case <-over:
+		}
+	}))
+	defer ts.Close()
+	defer close(over)
+	decl := plan.Tool{Kind: "mcp", Description: "A flood.", URL: ts.URL, Allow: []string{"echo"}}
+	done := make(chan error, 1)
+	go func() {
+		s, err := Connect(context.Background(), "srv", decl, t.TempDir(), WithHTTPClient(ts.Client()), WithStartTimeout(300*time.Millisecond))
+		if err == nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), `mcp server "srv": starting the session: the server did not answer in time`) {
+			t.Errorf("a server flooding its start: %v", err)
+		}
+	case <-time.After(time.Minute): // a bound, not a measure: the grace is seconds
+		t.Fatal("Connect did not end a minute after its start timeout of 300ms")
+	}
+}

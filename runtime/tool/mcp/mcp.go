@@ -242,7 +242,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		s.allowed[a] = true
 	}
 
-	var transport mcp.Transport
+	var transport heldTransport
 	if t.URL != "" {
 		u, err := url.Parse(t.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -306,7 +306,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 			defer cancel()
 			ctx, stop := watchSize(ctx)
 			defer stop()
-			session, err := client.Connect(ctx, transport, nil)
+			session, err := connectSession(ctx, client, transport)
 			if err != nil {
 				return nil, "", err
 			}
@@ -320,7 +320,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 	}
 	var session *mcp.ClientSession
 	var err error
-	connect := func() { session, err = client.Connect(sctx, transport, nil) }
+	connect := func() { session, err = connectSession(sctx, client, transport) }
 	if s.group != nil {
 		// The server dies with the thread that starts it (Linux): one
 		// kept for it until Close.
@@ -371,6 +371,32 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		return fail("%v%s", err, s.stderrNote())
 	}
 	return s, nil
+}
+
+// connectSession starts a session of client over t within ctx. The SDK
+// closes a session it fails to start, and its close waits for the answers
+// to what the server asked (a ping) to be written: a server that asked and
+// then read nothing more (a stdio server) or answered none of the requests
+// carrying them (over HTTP) held the start, past its timeout and the run's
+// interrupt, for good. Once ctx has ended, those writes are given
+// closeGrace twice over, as Close gives them, then ended.
+func connectSession(ctx context.Context, client *mcp.Client, t heldTransport) (*mcp.ClientSession, error) {
+	var conn atomic.Pointer[heldConn]
+	t.opened = conn.Store
+	done := make(chan struct{})
+	defer close(done)
+	defer context.AfterFunc(ctx, func() {
+		grace := time.NewTimer(2 * closeGrace)
+		defer grace.Stop()
+		select {
+		case <-done:
+		case <-grace.C:
+			if c := conn.Load(); c != nil {
+				c.abort()
+			}
+		}
+	})()
+	return client.Connect(ctx, t, nil)
 }
 
 // noNewerVersion is a sending middleware that refuses an answer to

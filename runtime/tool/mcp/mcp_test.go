@@ -744,3 +744,28 @@ func TestNewerVersionRefused(t *testing.T) {
 		t.Errorf("a server of 2025-11-25: the session's version is %q", v)
 	}
 }
+
+// TestStartFlooded: a server that answers the start with requests (pings)
+// and reads nothing more fails the start once its timeout has passed,
+// within the grace Close gives: the SDK closes a session it failed to
+// start, and its close waits for the answers to be written, which held
+// Connect, and the run's start, for good.
+func TestStartFlooded(t *testing.T) {
+	decl := stdio(t, "floodstart", "echo")
+	done := make(chan error, 1)
+	go func() {
+		s, err := Connect(context.Background(), "srv", decl, t.TempDir(), WithStartTimeout(300*time.Millisecond))
+		if err == nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), `mcp server "srv": starting the session: the server did not answer in time`) {
+			t.Errorf("a server flooding its start: %v", err)
+		}
+	case <-time.After(time.Minute): // a bound, not a measure: the grace is seconds
+		t.Fatal("Connect did not end a minute after its start timeout of 300ms")
+	}
+}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 // serverVar set to 1 it serves testServer over stdio and exits.
 const (
 	serverVar  = "AGENTC_MCP_TEST_SERVER"
-	variantVar = "AGENTC_MCP_TEST_VARIANT" // "changed", "crash", "mute", "spin", "flood", "ask", "newer"
+	variantVar = "AGENTC_MCP_TEST_VARIANT" // "changed", "crash", "mute", "spin", "flood", "floodstart", "ask", "newer"
 	canaryVar  = "AGENTC_MCP_TEST_CANARY"  // set in the parent, never passed
 )
 
@@ -65,6 +66,12 @@ func serveStdio(variant string) int {
 	}
 	if variant == "flood" {
 		return flood()
+	}
+	if variant == "floodstart" {
+		// Asked to start, it sends 200 pings of long ids (their answers,
+		// 60 KB, more than a pipe holds) and reads nothing more.
+		handServer(os.Stdin, os.Stdout, flooding{n: 200, idPad: 300, at: "initialize"}, nil)
+		return 0
 	}
 	if variant == "newer" {
 		// It answers initialize with the newest revision, whatever it
@@ -221,6 +228,10 @@ type flooding struct {
 	n, pad  int
 	sameID  bool
 	version string
+	// idPad pads each ping's id, which its answer repeats; at is the
+	// request it floods when asked (tools/call where empty).
+	idPad int
+	at    string
 }
 
 // handServer is an MCP server written by hand over r and w, as a server
@@ -249,18 +260,10 @@ func handServer(r io.Reader, w io.Writer, f flooding, done <-chan struct{}) {
 		}
 		result := map[string]any{}
 		switch m.Method {
-		case "initialize":
-			v := m.Params.ProtocolVersion
-			if f.version != "" {
-				v = f.version
-			}
-			result = map[string]any{"protocolVersion": v, "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "flood", "version": "1"}}
-		case "tools/list":
-			result = map[string]any{"tools": []any{map[string]any{"name": "echo", "description": "Echo.", "inputSchema": map[string]any{"type": "object"}}}}
-		case "tools/call":
+		case cmp.Or(f.at, "tools/call"):
 			pad := strings.Repeat("x", f.pad)
 			for i := range f.n {
-				id := fmt.Sprintf("p%d", i)
+				id := fmt.Sprintf("p%d%s", i, strings.Repeat("x", f.idPad))
 				if f.sameID {
 					id = "same"
 				}
@@ -270,6 +273,14 @@ func handServer(r io.Reader, w io.Writer, f flooding, done <-chan struct{}) {
 			}
 			<-done // reads nothing more
 			return
+		case "initialize":
+			v := m.Params.ProtocolVersion
+			if f.version != "" {
+				v = f.version
+			}
+			result = map[string]any{"protocolVersion": v, "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "flood", "version": "1"}}
+		case "tools/list":
+			result = map[string]any{"tools": []any{map[string]any{"name": "echo", "description": "Echo.", "inputSchema": map[string]any{"type": "object"}}}}
 		}
 		if send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result}) != nil {
 			return
