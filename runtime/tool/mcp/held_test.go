@@ -244,3 +244,127 @@ func TestStartFloodedHTTP(t *testing.T) {
 		t.Fatal("Connect did not end a minute after its start timeout of 300ms")
 	}
 }
+
+// TestRenewedHeldCut: the requests carrying agentc's answers to what a
+// server over HTTP asked in a session it then ended, left unanswered, are
+// ended with that session: the SDK's close of the old session waited on
+// them, and nothing else ended them, past the server's Close too, so that
+// a server ending session after session held 64 connections more each time.
+func TestRenewedHeldCut(t *testing.T) {
+	var mu sync.Mutex
+	sessions, held := 0, 0
+	heldChanged := make(chan struct{}, 1)
+	over := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			return // the session's DELETE
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		id := r.Header.Get("Mcp-Session-Id")
+		answer := func(result string) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
+		}
+		switch {
+		case m.Method == "initialize":
+			mu.Lock()
+			sessions++
+			w.Header().Set("Mcp-Session-Id", fmt.Sprint("s", sessions))
+			mu.Unlock()
+			answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"held","version":"1"}}`)
+		case m.ID == nil: // a notification
+			w.WriteHeader(http.StatusAccepted)
+		case m.Method == "": // an answer to a ping: held
+			mu.Lock()
+			held++
+			mu.Unlock()
+			select {
+			case heldChanged <- struct{}{}:
+			default:
+			}
+			select {
+			case <-r.Context().Done():
+			case <-over:
+			}
+			mu.Lock()
+			held--
+			mu.Unlock()
+			select {
+			case heldChanged <- struct{}{}:
+			default:
+			}
+		case m.Method == "tools/list":
+			answer(`{"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"}}]}`)
+		case m.Method == "tools/call" && id == "s1":
+			// Three pings, then the answer; the next call finds the
+			// session ended.
+			mu.Lock()
+			first := held == 0 && sessions == 1
+			mu.Unlock()
+			if !first {
+				http.Error(w, "session not found", http.StatusNotFound)
+				return
+			}
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range 3 {
+				fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"p%d\",\"method\":\"ping\"}\n\n", i)
+			}
+			http.NewResponseController(w).Flush()
+			// The answer once the pings' answers are held.
+			for {
+				mu.Lock()
+				n := held
+				mu.Unlock()
+				if n == 3 {
+					break
+				}
+				select {
+				case <-heldChanged:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"one\"}]}}\n\n", m.ID)
+		case m.Method == "tools/call":
+			answer(`{"content":[{"type":"text","text":"two"}]}`)
+		default:
+			http.Error(w, "not found", http.StatusNotFound)
+		}
+	}))
+	defer ts.Close()
+	defer close(over)
+	decl := plan.Tool{Kind: "mcp", Description: "A server.", URL: ts.URL, Allow: []string{"echo"}}
+	s, err := Connect(context.Background(), "srv", decl, t.TempDir(), WithHTTPClient(ts.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"one", "two"} {
+		if res, err := callTool(s, "echo", `{}`); err != nil || res != want {
+			t.Fatalf("a call: %v, %v; want %q", res, err, want)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	bound := time.After(time.Minute) // a bound, not a measure
+	for {
+		mu.Lock()
+		n := held
+		mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-heldChanged:
+		case <-bound:
+			t.Fatalf("%d requests carrying answers in the ended session are still held open a minute after Close", n)
+		}
+	}
+}

@@ -175,13 +175,14 @@ type Server struct {
 	// server over streamable HTTP that ended it (renewSession).
 	mu          sync.Mutex
 	session     *mcp.ClientSession
-	renewal     int                                                       // sessions replaced so far
-	renew       func(context.Context) (*mcp.ClientSession, string, error) // nil over stdio
-	cmd         *osexec.Cmd                                               // nil for a streamable HTTP server
-	group       *proc.Group                                               // nil for a streamable HTTP server
-	stderr      *tail                                                     // nil for a streamable HTTP server
-	thread      func()                                                    // releases the thread that started the server
-	confined    *confine.Run                                              // nil for an unconfined or HTTP server
+	conn        *heldConn                                                            // session's connection
+	renewal     int                                                                  // sessions replaced so far
+	renew       func(context.Context) (*mcp.ClientSession, *heldConn, string, error) // nil over stdio
+	cmd         *osexec.Cmd                                                          // nil for a streamable HTTP server
+	group       *proc.Group                                                          // nil for a streamable HTTP server
+	stderr      *tail                                                                // nil for a streamable HTTP server
+	thread      func()                                                               // releases the thread that started the server
+	confined    *confine.Run                                                         // nil for an unconfined or HTTP server
 	policy      confine.Policy
 	tools       []*Tool // sorted by name
 	allowed     map[string]bool
@@ -301,26 +302,27 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 		// A server over HTTP may end a session at any time, and then
 		// answers its requests 404: a new one is made, with the same
 		// tools, for the calls after (see renewSession).
-		s.renew = func(ctx context.Context) (*mcp.ClientSession, string, error) {
+		s.renew = func(ctx context.Context) (*mcp.ClientSession, *heldConn, string, error) {
 			ctx, cancel := context.WithTimeout(ctx, o.startTimeout)
 			defer cancel()
 			ctx, stop := watchSize(ctx)
 			defer stop()
-			session, err := connectSession(ctx, client, transport)
+			session, conn, err := connectSession(ctx, client, transport)
 			if err != nil {
-				return nil, "", err
+				return nil, nil, "", err
 			}
 			_, fp, err := s.listed(ctx, session, t)
 			if err != nil {
+				conn.cut()
 				session.Close()
-				return nil, "", err
+				return nil, nil, "", err
 			}
-			return session, fp, nil
+			return session, conn, fp, nil
 		}
 	}
 	var session *mcp.ClientSession
 	var err error
-	connect := func() { session, err = connectSession(sctx, client, transport) }
+	connect := func() { session, s.conn, err = connectSession(sctx, client, transport) }
 	if s.group != nil {
 		// The server dies with the thread that starts it (Linux): one
 		// kept for it until Close.
@@ -380,7 +382,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 // carrying them (over HTTP) held the start, past its timeout and the run's
 // interrupt, for good. Once ctx has ended, those writes are given
 // closeGrace twice over, as Close gives them, then ended.
-func connectSession(ctx context.Context, client *mcp.Client, t heldTransport) (*mcp.ClientSession, error) {
+func connectSession(ctx context.Context, client *mcp.Client, t heldTransport) (*mcp.ClientSession, *heldConn, error) {
 	var conn atomic.Pointer[heldConn]
 	t.opened = conn.Store
 	done := make(chan struct{})
@@ -396,7 +398,11 @@ func connectSession(ctx context.Context, client *mcp.Client, t heldTransport) (*
 			}
 		}
 	})()
-	return client.Connect(ctx, t, nil)
+	session, err := client.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return session, conn.Load(), nil
 }
 
 // noNewerVersion is a sending middleware that refuses an answer to
@@ -878,16 +884,21 @@ func (s *Server) renewSession(ctx context.Context, renewal int) (*mcp.ClientSess
 	if s.closed.Load() {
 		return nil, errors.New("the connection to the server is closed")
 	}
-	session, fp, err := s.renew(ctx)
+	session, conn, fp, err := s.renew(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("the server ended its session, and a new one could not be made: %v", err)
 	}
 	if fp != s.fingerprint {
+		conn.cut()
 		session.Close()
 		return nil, errors.New("the server ended its session, and in a new one it offers other tools than when the run began (their fingerprint differs): not called")
 	}
-	old := s.session
-	s.session, s.renewal = session, s.renewal+1
+	old, oldConn := s.session, s.conn
+	s.session, s.conn, s.renewal = session, conn, s.renewal+1
+	// The server has ended the old session: answers to what it asked in
+	// it, which the SDK's close waits for, are cut rather than left to a
+	// server that may never answer the requests carrying them.
+	oldConn.cut()
 	go old.Close() // already gone on the server: no DELETE is sent
 	return session, nil
 }
