@@ -368,3 +368,91 @@ func TestRenewedHeldCut(t *testing.T) {
 		}
 	}
 }
+
+// TestRenewFloodedHTTP: a server over HTTP that ends its session, then
+// answers the new session's tool listing with pings and never answers the
+// requests carrying agentc's answers, fails the call that renews it once
+// its context ends: closing the session that failed waited on those
+// requests for good, holding every call and Close with it.
+func TestRenewFloodedHTTP(t *testing.T) {
+	var mu sync.Mutex
+	sessions := 0
+	over := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			return // the session's DELETE
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		answer := func(result string) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
+		}
+		mu.Lock()
+		n := sessions
+		mu.Unlock()
+		switch {
+		case m.Method == "initialize":
+			mu.Lock()
+			sessions++
+			w.Header().Set("Mcp-Session-Id", fmt.Sprint("s", sessions))
+			mu.Unlock()
+			answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"held","version":"1"}}`)
+			return
+		case m.ID == nil: // a notification
+			w.WriteHeader(http.StatusAccepted)
+			return
+		case m.Method == "tools/list" && n == 1:
+			answer(`{"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"}}]}`)
+			return
+		case m.Method == "tools/list":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range 3 {
+				fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":\"p%d\",\"method\":\"ping\"}\n\n", i)
+			}
+			http.NewResponseController(w).Flush()
+		case m.Method == "tools/call":
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		case m.Method == "": // an answer to a ping: held, as the listing is
+		default:
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
+		select {
+		case <-r.Context().Done():
+		case <-over:
+		}
+	}))
+	defer ts.Close()
+	defer close(over)
+	decl := plan.Tool{Kind: "mcp", Description: "A server.", URL: ts.URL, Allow: []string{"echo"}}
+	s, err := Connect(context.Background(), "srv", decl, t.TempDir(), WithHTTPClient(ts.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := s.call(ctx, "echo", json.RawMessage(`{}`))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "a new one could not be made") {
+			t.Errorf("a call whose new session's listing floods: %v", err)
+		}
+	case <-time.After(time.Minute): // a bound, not a measure
+		t.Fatal("the call did not end a minute after its context")
+	}
+	if err := s.Close(); err != nil {
+		t.Error(err)
+	}
+}
