@@ -389,3 +389,41 @@ func TestEventBound(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorCut: a server's error answering a call is its text as a
+// result's is, cut at MaxResultBytes, the secrets replaced first: an
+// error of 8 MiB went whole to the model.
+func TestErrorCut(t *testing.T) {
+	ic := intercept(t, isTool("echo"), func(w io.Writer, id json.RawMessage) error {
+		_, err := fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"%s"}}`, id, strings.Repeat("a", 8<<20))
+		return err
+	}, "application/json")
+	s, err := connectURL(t, ic, "echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = callTool(s, "echo", `{"text":"x"}`)
+	if err == nil {
+		t.Fatal("a call the server failed succeeded")
+	}
+	if len(err.Error()) > MaxResultBytes+1024 || !strings.Contains(err.Error(), `mcp server "srv": tool "echo": `) || !strings.Contains(err.Error(), "[result cut: the first") {
+		t.Errorf("the call's error is %d bytes (%.200q…), want it cut at %d", len(err.Error()), err, MaxResultBytes)
+	}
+}
+
+// TestErrorCutListing: a server's error answering the tool listing is cut
+// the same way in the start's error.
+func TestErrorCutListing(t *testing.T) {
+	ic := intercept(t, func(method, _ string) bool { return method == "tools/list" }, func(w io.Writer, id json.RawMessage) error {
+		_, err := fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"%s"}}`, id, strings.Repeat("a", 8<<20))
+		return err
+	}, "application/json")
+	_, err := connectURL(t, ic, "echo")
+	if err == nil || len(err.Error()) > MaxResultBytes+1024 || !strings.Contains(err.Error(), `mcp server "srv": listing its tools: `) || !strings.Contains(err.Error(), "[result cut: the first") {
+		n := 0
+		if err != nil {
+			n = len(err.Error())
+		}
+		t.Errorf("the start's error is %d bytes (%.200v…), want it cut at %d", n, err, MaxResultBytes)
+	}
+}

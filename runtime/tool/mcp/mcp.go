@@ -356,7 +356,7 @@ func Connect(ctx context.Context, name string, t plan.Tool, baseDir string, opts
 				}
 			}
 		}
-		return fail("starting the session: %v%s", err, s.stderrNote())
+		return fail("starting the session: %s%s", s.said(err), s.stderrNote())
 	}
 	s.session = session
 
@@ -505,7 +505,7 @@ func (s *Server) listed(ctx context.Context, session *mcp.ClientSession, t plan.
 		}
 		res, err := session.ListTools(ctx, params)
 		if err != nil {
-			return nil, "", fmt.Errorf("listing its tools: %w", err)
+			return nil, "", fmt.Errorf("listing its tools: %s", s.said(err))
 		}
 		for _, tool := range res.Tools {
 			switch {
@@ -722,6 +722,11 @@ func (s *Server) ended() string {
 	return "the server ended: " + s.policy.Said(st)
 }
 
+// said is the text of an error that may hold what the server wrote (the
+// message of its error answering a request), cut as a result is: the
+// model reads it, and a message may be up to MaxMessageBytes.
+func (s *Server) said(err error) string { return cut(err.Error(), MaxResultBytes, s.secrets) }
+
 // stderrNote is what a stdio server last wrote to stderr, for an error.
 func (s *Server) stderrNote() string {
 	if s.stderr == nil {
@@ -780,7 +785,7 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 		// not made: it is made once more, in a new session with the
 		// same tools.
 		if session, err = s.renewSession(ctx, renewal); err != nil {
-			return fail("%v", err)
+			return fail("%s", s.said(err))
 		}
 		res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	}
@@ -805,7 +810,7 @@ func (s *Server) call(ctx context.Context, name string, args json.RawMessage) (r
 		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			return fail("the connection to the server is closed (%s)%s", s.ended(), s.stderrNote())
 		}
-		return fail("%v", err)
+		return fail("%s", s.said(err))
 	}
 	if res.NeedsInput() || len(res.InputRequests) > 0 {
 		// Answering would make the call again: a call the model made once
