@@ -161,3 +161,25 @@ func TestRedirectOtherOrigin(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestLongNamesListed: the names of the tools a server has, in the error
+// of a start that misses an allowed one, are cut: twenty names of 500 KB
+// each made an error of 10 MB, and held them all.
+func TestLongNamesListed(t *testing.T) {
+	ic := intercept(t, func(method, _ string) bool { return method == "tools/list" }, func(w io.Writer, id json.RawMessage) error {
+		var tools []string
+		for i := range 20 {
+			tools = append(tools, fmt.Sprintf(`{"name":"%d%s","inputSchema":{"type":"object"}}`, i, strings.Repeat("n", 500<<10)))
+		}
+		_, err := fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]}}`, id, strings.Join(tools, ","))
+		return err
+	}, "application/json")
+	_, err := connectURL(t, ic, "echo")
+	if err == nil || !strings.Contains(err.Error(), `allow names "echo", which the server does not have (it has: "0nnn`) || len(err.Error()) > 64<<10 {
+		n := 0
+		if err != nil {
+			n = len(err.Error())
+		}
+		t.Errorf("the start's error is %d bytes (%.300v…), want the names cut", n, err)
+	}
+}

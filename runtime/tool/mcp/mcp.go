@@ -105,6 +105,7 @@ import (
 
 	"agentc.dev/agentc/digest"
 	"agentc.dev/agentc/internal/leaf/buildinfo"
+	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/filestore"
@@ -508,14 +509,17 @@ func (s *Server) listed(ctx context.Context, session *mcp.ClientSession, t plan.
 			return nil, "", fmt.Errorf("listing its tools: %s", s.said(err))
 		}
 		for _, tool := range res.Tools {
+			// Only the start of a name the allow list lacks is kept: a
+			// name may be as long as a message.
+			other := textcut.Marked(tool.Name, maxNameShown)
 			switch {
 			case s.allowed[tool.Name] && listed[tool.Name] != nil:
 				return nil, "", fmt.Errorf("the server lists tool %q twice", tool.Name)
 			case s.allowed[tool.Name]:
 				listed[tool.Name] = tool
 			case len(others) < haveLimit:
-				others[tool.Name] = true
-			case !others[tool.Name]:
+				others[other] = true
+			case !others[other]:
 				more++
 			}
 		}
@@ -601,8 +605,12 @@ func quoteAll(names []string) string {
 	return strings.Join(q, ", ")
 }
 
-// haveLimit is how many names of the tools a server has an error lists.
-const haveLimit = 20
+// haveLimit is how many names of the tools a server has an error lists,
+// and maxNameShown how much of each.
+const (
+	haveLimit    = 20
+	maxNameShown = 128
+)
 
 // haveList names the tools a server has, up to haveLimit of them (and
 // how many more), quoted and escaped: the names are the server's.
