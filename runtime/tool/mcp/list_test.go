@@ -183,3 +183,29 @@ func TestLongNamesListed(t *testing.T) {
 		t.Errorf("the start's error is %d bytes (%.300v…), want the names cut", n, err)
 	}
 }
+
+// TestLongSchemaErrors: why a server's input schema is refused is cut in
+// the start's error: a schema of 1 MiB made an error of 2 MiB, quoting it.
+func TestLongSchemaErrors(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	for name, schema := range map[string]string{
+		"pattern":  `{"type":"object","properties":{"q":{"type":"string","pattern":"(` + long + `"}}}`,
+		"keywords": `{"` + long + `":1}`,
+		"ref":      `{"type":"object","$ref":"#/` + long + `"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ic := intercept(t, func(method, _ string) bool { return method == "tools/list" }, func(w io.Writer, id json.RawMessage) error {
+				_, err := fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"echo","inputSchema":%s}]}}`, id, schema)
+				return err
+			}, "application/json")
+			_, err := connectURL(t, ic, "echo")
+			if err == nil || !strings.Contains(err.Error(), `mcp server "srv": tool "echo": its input schema `) || len(err.Error()) > 8<<10 {
+				n := 0
+				if err != nil {
+					n = len(err.Error())
+				}
+				t.Errorf("the start's error is %d bytes (%.300v…), want it cut", n, err)
+			}
+		})
+	}
+}

@@ -555,7 +555,8 @@ func (s *Server) listed(ctx context.Context, session *mcp.ClientSession, t plan.
 		tool := listed[name]
 		schema, err := inputSchema(tool.InputSchema)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("tool %q: its input schema %v", name, err))
+			// Why may quote the schema, which may be as long as a message.
+			errs = append(errs, fmt.Errorf("tool %q: its input schema %s", name, textcut.Marked(err.Error(), maxSchemaError)))
 			continue
 		}
 		desc := tool.Description
@@ -611,6 +612,10 @@ const (
 	haveLimit    = 20
 	maxNameShown = 128
 )
+
+// maxSchemaError is how much of why an input schema is refused an error
+// shows.
+const maxSchemaError = 4096
 
 // haveList names the tools a server has, up to haveLimit of them (and
 // how many more), quoted and escaped: the names are the server's.
