@@ -448,7 +448,12 @@ func publicURL(s string) (string, error) {
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:
-		return "", UsageError("--public-url %q: %v", s, err)
+		// The reason alone: the URL may hold a password.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", UsageError("--public-url is not a URL: %v", err)
 	case u.Scheme != "http" && u.Scheme != "https", u.Host == "", u.Opaque != "":
 		return "", UsageError("--public-url %q: give an http or https URL with a host (https://agents.example.com)", s)
 	case u.User != nil:

@@ -291,4 +291,10 @@ func TestPublicURL(t *testing.T) {
 			t.Errorf("publicURL(%q) = %q, want an error", in, got)
 		}
 	}
+	// A password is never said, whatever is wrong with the URL.
+	for _, in := range []string{"https://u:pw-secret@a.example", "https://u:pw-secret@[::1", "https://u:pw-secret@a.example/%zz"} {
+		if _, err := publicURL(in); err == nil || strings.Contains(err.Error(), "pw-secret") {
+			t.Errorf("publicURL(%q): %v", in, err)
+		}
+	}
 }
