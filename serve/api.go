@@ -206,42 +206,20 @@ func APIAt(agents []Agent, runs *Runs, tokens *Tokens, public string) (http.Hand
 		reply(w, status, res)
 	})
 	mux.HandleFunc("GET /v1/runs/{id}", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		if !idPattern.MatchString(id) {
-			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("%q is not a run's id (32 hex digits)", id)})
-			return
-		}
-		// The record is encoded within the bound on reading, held until
-		// the answer is written (getHeld).
+		// Encoded within the bound on reading, held until the answer is
+		// written.
 		h := &held{rs: runs}
 		defer h.give()
-		rec, err := runs.getHeld(r.Context(), id, h)
-		if err != nil {
-			return // its client went while it waited
+		if _, rec, ok := keptRun(w, r, runs, h); ok {
+			reply(w, http.StatusOK, rec)
 		}
-		if rec == nil || !AccessOf(r.Context()).Allows(rec.Agent) {
-			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no run %s is kept here", id)})
-			return
-		}
-		reply(w, http.StatusOK, rec)
 	})
 	mux.HandleFunc("POST /v1/runs/{id}/cancel", func(w http.ResponseWriter, r *http.Request) {
-		id := r.PathValue("id")
-		if !idPattern.MatchString(id) {
-			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no run %s is kept here", id)})
-			return
-		}
-		// Read within the bound on reading, as GET's: a record read back
-		// from its file is decoded whole, and each request read one of
-		// up to 64 MiB outside it. Given back before the run is waited on.
+		// Given back before the run is waited on.
 		h := &held{rs: runs}
 		defer h.give()
-		rec, err := runs.getHeld(r.Context(), id, h)
-		if err != nil {
-			return // its client went while it waited
-		}
-		if rec == nil || !AccessOf(r.Context()).Allows(rec.Agent) {
-			reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no run %s is kept here", id)})
+		id, rec, ok := keptRun(w, r, runs, h)
+		if !ok {
 			return
 		}
 		if rec.Workflow != "" {
@@ -333,6 +311,28 @@ func APIAt(agents []Agent, runs *Runs, tokens *Tokens, public string) (http.Hand
 		_, _ = w.Write(docs[AccessOf(r.Context())])
 	})
 	return Authorized(runs.BoundReads(mux), tokens), nil
+}
+
+// keptRun reads the record of the run the request's path names, within
+// the bound on reading (h holds it: a record read back from its file is
+// decoded whole, up to 64 MiB), and answers 404 for an id that is not one
+// and for a run not kept or not the token's to see. ok is false when it
+// answered, or when the client went while it waited.
+func keptRun(w http.ResponseWriter, r *http.Request, runs *Runs, h *held) (id string, rec *Record, ok bool) {
+	id = r.PathValue("id")
+	if !idPattern.MatchString(id) {
+		reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("%q is not a run's id (32 hex digits)", id)})
+		return id, nil, false
+	}
+	rec, err := runs.getHeld(r.Context(), id, h)
+	if err != nil {
+		return id, nil, false
+	}
+	if rec == nil || !AccessOf(r.Context()).Allows(rec.Agent) {
+		reply(w, http.StatusNotFound, apiError{Error: fmt.Sprintf("no run %s is kept here", id)})
+		return id, nil, false
+	}
+	return id, rec, true
 }
 
 // budgetParams are the bounds a run's request may narrow.

@@ -226,23 +226,7 @@ func TestStartFloodedHTTP(t *testing.T) {
 	}))
 	defer ts.Close()
 	defer close(over)
-	decl := plan.Tool{Kind: "mcp", Description: "A flood.", URL: ts.URL, Allow: []string{"echo"}}
-	done := make(chan error, 1)
-	go func() {
-		s, err := Connect(context.Background(), "srv", decl, t.TempDir(), WithHTTPClient(ts.Client()), WithStartTimeout(300*time.Millisecond))
-		if err == nil {
-			s.Close()
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), `mcp server "srv": starting the session: the server did not answer in time`) {
-			t.Errorf("a server flooding its start: %v", err)
-		}
-	case <-time.After(time.Minute): // a bound, not a measure: the grace is seconds
-		t.Fatal("Connect did not end a minute after its start timeout of 300ms")
-	}
+	startTimesOut(t, plan.Tool{Kind: "mcp", Description: "A flood.", URL: ts.URL, Allow: []string{"echo"}}, WithHTTPClient(ts.Client()))
 }
 
 // TestRenewedHeldCut: the requests carrying agentc's answers to what a

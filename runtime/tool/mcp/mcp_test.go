@@ -751,10 +751,16 @@ func TestNewerVersionRefused(t *testing.T) {
 // start, and its close waits for the answers to be written, which held
 // Connect, and the run's start, for good.
 func TestStartFlooded(t *testing.T) {
-	decl := stdio(t, "floodstart", "echo")
+	startTimesOut(t, stdio(t, "floodstart", "echo"))
+}
+
+// startTimesOut connects to the server decl declares with a start timeout
+// of 300ms, and wants the start to fail on it, within a minute.
+func startTimesOut(t *testing.T, decl plan.Tool, opts ...Option) {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		s, err := Connect(context.Background(), "srv", decl, t.TempDir(), WithStartTimeout(300*time.Millisecond))
+		s, err := Connect(context.Background(), "srv", decl, t.TempDir(), append(opts, WithStartTimeout(300*time.Millisecond))...)
 		if err == nil {
 			s.Close()
 		}
