@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"agentc.dev/agentc/cost"
@@ -71,6 +72,7 @@ type Env struct {
 	path    string          // the agent tools that led here, for events
 	depth   int             // how many agent tools led here
 	closers *[]func() error // what Build's closer closes, shared with callees
+	starts  *serverStarts   // this plan's mcp servers, being started
 }
 
 // ServerRecord is what an mcp server offered: its allowed tools and their
@@ -163,16 +165,7 @@ var kinds = map[string]constructorFunc{
 			}
 			return out, nil
 		}
-		opts := []mcp.Option{mcp.WithSecrets(env.Secrets)}
-		if d, err := p.Agent.Budgets.DeadlineLimit(); err == nil && d > 0 && d < mcp.DefaultStartTimeout {
-			// A server that cannot start within the run's deadline could
-			// not serve the run: its start is held to the deadline too.
-			opts = append(opts, mcp.WithStartTimeout(d))
-		}
-		if env.MCPHTTPClient != nil {
-			opts = append(opts, mcp.WithHTTPClient(env.MCPHTTPClient))
-		}
-		s, err := mcp.Connect(ctx, name, t, env.BaseDir, opts...)
+		s, err := env.starts.take(name)
 		if err != nil {
 			return nil, err
 		}
@@ -243,7 +236,7 @@ func Build(ctx context.Context, p *plan.Plan, env Env) (map[string]agentrt.Tool,
 	return tools, closeAll, nil
 }
 
-func build(ctx context.Context, p *plan.Plan, env Env) (map[string]agentrt.Tool, error) {
+func build(ctx context.Context, p *plan.Plan, env Env) (_ map[string]agentrt.Tool, err error) {
 	names := make([]string, 0, len(p.Agent.Capabilities.Tools))
 	for name := range p.Agent.Capabilities.Tools {
 		names = append(names, name)
@@ -254,6 +247,10 @@ func build(ctx context.Context, p *plan.Plan, env Env) (map[string]agentrt.Tool,
 	for _, name := range names {
 		env.secretEnv(p.Agent.Capabilities.Tools[name].Env)
 	}
+	// The mcp servers start at once, while the other tools are built in
+	// turn: several take the slowest one's start, not the sum of them.
+	ctx, env.starts = env.startServers(ctx, p, names)
+	defer func() { env.starts.end(err) }()
 	out := map[string]agentrt.Tool{}
 	for _, name := range names {
 		t := p.Agent.Capabilities.Tools[name]
@@ -263,6 +260,11 @@ func build(ctx context.Context, p *plan.Plan, env Env) (map[string]agentrt.Tool,
 		}
 		tools, err := mk(ctx, name, t, p, env)
 		if err != nil {
+			if failed, ferr := env.starts.failure(); failed != "" && errors.Is(err, errOtherFailed) {
+				// This tool's start was ended by a server's failing to
+				// start: that failure is the one to tell.
+				return nil, fmt.Errorf("tool %q: %w", failed, ferr)
+			}
 			return nil, fmt.Errorf("tool %q: %w", name, err)
 		}
 		for _, tool := range tools {
@@ -274,6 +276,127 @@ func build(ctx context.Context, p *plan.Plan, env Env) (map[string]agentrt.Tool,
 		}
 	}
 	return out, nil
+}
+
+// serverStarts is the start of a plan's mcp servers, each on a goroutine
+// of its own (startServers).
+type serverStarts struct {
+	cancel context.CancelCauseFunc
+	byName map[string]*serverStart
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	failed string // the first server whose start failed of itself
+	err    error  // why it failed
+}
+
+// serverStart is one server's start: done is closed once it has ended.
+type serverStart struct {
+	done   chan struct{}
+	server *mcp.Server
+	err    error
+	taken  bool // build has it: its closer closes it
+}
+
+// errOtherFailed is the cause that ends every server's start once one of
+// them has failed, or another tool could not be built; a start it ended
+// fails with it, and so does an agent tool whose servers' starts it ended.
+var errOtherFailed = errors.New("another tool failed to start")
+
+// startServers starts the mcp servers among names, each on a goroutine
+// of its own, under a context it returns, which a failure to start one
+// of them ends. Offline, or where the plan declares none, it starts
+// nothing: a Temporal workflow builds its tools offline and may start no
+// goroutine.
+func (env Env) startServers(ctx context.Context, p *plan.Plan, names []string) (context.Context, *serverStarts) {
+	st := &serverStarts{byName: map[string]*serverStart{}}
+	if env.Offline {
+		return ctx, st
+	}
+	var mcps []string
+	for _, name := range names {
+		if p.Agent.Capabilities.Tools[name].Kind == "mcp" {
+			mcps = append(mcps, name)
+		}
+	}
+	if len(mcps) == 0 {
+		return ctx, st
+	}
+	opts := []mcp.Option{mcp.WithSecrets(env.Secrets)}
+	if d, err := p.Agent.Budgets.DeadlineLimit(); err == nil && d > 0 && d < mcp.DefaultStartTimeout {
+		// A server that cannot start within the run's deadline could
+		// not serve the run: its start is held to the deadline too.
+		opts = append(opts, mcp.WithStartTimeout(d))
+	}
+	if env.MCPHTTPClient != nil {
+		opts = append(opts, mcp.WithHTTPClient(env.MCPHTTPClient))
+	}
+	ctx, st.cancel = context.WithCancelCause(ctx)
+	for _, name := range mcps {
+		one := &serverStart{done: make(chan struct{})}
+		st.byName[name] = one
+		st.wg.Add(1)
+		go func() {
+			defer st.wg.Done()
+			defer close(one.done)
+			one.server, one.err = mcp.Connect(ctx, name, p.Agent.Capabilities.Tools[name], env.BaseDir, opts...)
+			if one.err == nil {
+				return
+			}
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			switch {
+			case context.Cause(ctx) == errOtherFailed:
+				one.err = errOtherFailed
+			case st.failed == "":
+				st.failed, st.err = name, one.err
+				st.cancel(errOtherFailed)
+			}
+		}()
+	}
+	return ctx, st
+}
+
+// take waits for the start of the server named name and hands it over:
+// its closer is then the caller's.
+func (st *serverStarts) take(name string) (*mcp.Server, error) {
+	one := st.byName[name]
+	if one == nil {
+		return nil, fmt.Errorf("mcp server %q was not started", name)
+	}
+	<-one.done
+	if one.err != nil {
+		return nil, one.err
+	}
+	one.taken = true
+	return one.server, nil
+}
+
+// failure returns the first server whose start failed of itself (not
+// ended by another's failure), and why; "" while none has.
+func (st *serverStarts) failure() (string, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.failed, st.err
+}
+
+// end is called once build is done, with its error: on an error, the
+// starts still under way are ended, and the servers build did not take
+// are closed.
+func (st *serverStarts) end(err error) {
+	if st.cancel == nil {
+		return
+	}
+	if err != nil {
+		st.cancel(errOtherFailed)
+	}
+	st.wg.Wait()
+	st.cancel(nil)
+	for _, one := range st.byName {
+		if one.server != nil && !one.taken {
+			one.server.Close()
+		}
+	}
 }
 
 // secretEnv adds to the run's secrets the values of the variables a tool
