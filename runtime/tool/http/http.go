@@ -18,9 +18,11 @@
 // compared, and an encoded "/" never counts as a separator. Redirects are
 // followed up to five times, and every target is checked the same way
 // before it is requested; redirects keep Go's rules for methods and
-// headers (a 303, and a 301 or 302 after anything but GET, becomes a GET;
-// Authorization and Cookie headers are dropped when the host changes,
-// other declared headers go on to every allowed target).
+// headers (a 303, and a 301 or 302 after anything but GET, becomes a GET),
+// but for credentials: Authorization and Cookie headers are dropped once
+// a redirect leaves the origin of the call (another scheme, host, port or
+// subdomain), where Go keeps them for a subdomain or another port; other
+// declared headers go on to every allowed target.
 //
 // The method is the declared one; the model cannot choose it. Header
 // names are fixed by the manifest and their values are templates; a
@@ -309,6 +311,18 @@ func (t *Tool) checkRedirect(req *nethttp.Request, via []*nethttp.Request) error
 	if err := t.allow.check(req.URL); err != nil {
 		return &redirectError{from, target, t.noted(err.Error())}
 	}
+	// Credentials are for the origin the call was made to. Go's client
+	// keeps them for a subdomain and for another port or scheme of the
+	// same host (plain http even); once the chain has left the origin
+	// they are dropped for the rest of it, as Go drops them.
+	for _, r := range append(via[1:], req) {
+		if !sameOrigin(via[0].URL, r.URL) {
+			for _, h := range credentialHeaders {
+				req.Header.Del(h)
+			}
+			break
+		}
+	}
 	// Go's client tells the next host the URL it came from, query and
 	// all (what the model wrote into it); the manifest's own Referer, if
 	// it declares one, is what goes.
@@ -316,6 +330,18 @@ func (t *Tool) checkRedirect(req *nethttp.Request, via []*nethttp.Request) error
 		req.Header.Del("Referer")
 	}
 	return nil
+}
+
+// credentialHeaders are the headers a redirect to another origin is not
+// sent: the ones Go's client drops when the host changes.
+var credentialHeaders = []string{"Authorization", "Www-Authenticate", "Cookie", "Cookie2", "Proxy-Authorization", "Proxy-Authenticate"}
+
+// sameOrigin reports whether a and b have the same scheme, host and port
+// (the default port written or not), as the allow list compares them.
+func sameOrigin(a, b *url.URL) bool {
+	p, errA := plan.URLPrefixOf(a)
+	q, errB := plan.URLPrefixOf(b)
+	return errA == nil && errB == nil && p.Scheme == q.Scheme && p.SameHost(q) && p.Port == q.Port
 }
 
 // declares reports whether the manifest declares the header name.

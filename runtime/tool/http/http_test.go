@@ -875,3 +875,80 @@ func TestServerTextNotedSecret(t *testing.T) {
 		})
 	}
 }
+
+// TestRedirectOtherOriginNoCredentials: a redirect to another origin
+// (scheme, host or port) is sent no Authorization or Cookie, whatever the
+// allow list lets the tool reach; other declared headers go on. Go's client
+// keeps them for a subdomain and for another port or scheme of the same
+// host: a server at one allowed origin redirecting to a subdomain, another
+// port, or plain http of its own host had the tool's credential (its env
+// variable's value) sent there, in the clear for the last.
+func TestRedirectOtherOriginNoCredentials(t *testing.T) {
+	echo := func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		fmt.Fprintf(w, "at %s: authorization=%q cookie=%q x-key=%q", r.Host, r.Header.Get("Authorization"), r.Header.Get("Cookie"), r.Header.Get("X-Key"))
+	}
+	other := httptest.NewServer(nethttp.HandlerFunc(echo))
+	defer other.Close()
+	srv := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		if target := r.URL.Query().Get("to"); target != "" {
+			nethttp.Redirect(w, r, target, nethttp.StatusFound)
+			return
+		}
+		echo(w, r)
+	}))
+	defer srv.Close()
+	// api.example.test and its subdomain, both answered by srv.
+	toSrv := &nethttp.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, strings.TrimPrefix(srv.URL, "http://"))
+	}}
+	defer toSrv.CloseIdleConnections()
+	// https://api.example.com answered by a TLS server that redirects
+	// (its certificate names *.example.com), and http://api.example.com
+	// by srv.
+	tlsSrv := httptest.NewTLSServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		nethttp.Redirect(w, r, r.URL.Query().Get("to"), nethttp.StatusFound)
+	}))
+	defer tlsSrv.Close()
+	bySchemePort := tlsSrv.Client().Transport.(*nethttp.Transport).Clone()
+	bySchemePort.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		to := srv.Listener.Addr().String()
+		if strings.HasSuffix(addr, ":443") {
+			to = tlsSrv.Listener.Addr().String()
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, to)
+	}
+	defer bySchemePort.CloseIdleConnections()
+	headers := map[string]string{"Authorization": "Bearer " + headerSecret, "Cookie": "session=" + headerSecret, "X-Key": "declared"}
+	for _, c := range []struct {
+		name        string
+		from, to    string
+		allow       []string
+		rt          nethttp.RoundTripper
+		credentials bool
+	}{
+		{"same origin", srv.URL + "/api/", "/api/end", []string{srv.URL + "/api/"}, nil, true},
+		{"another port", srv.URL + "/api/", other.URL + "/api/end", []string{srv.URL + "/api/", other.URL + "/api/"}, nil, false},
+		{"a subdomain", "http://api.example.test/", "http://sub.api.example.test/end",
+			[]string{"http://api.example.test/", "http://sub.api.example.test/"}, toSrv, false},
+		{"plain http of the same host", "https://api.example.com/", "http://api.example.com/end",
+			[]string{"https://api.example.com/", "http://api.example.com/"}, bySchemePort, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var opts []Option
+			if c.rt != nil {
+				opts = append(opts, WithTransport(c.rt))
+			}
+			tool := newTool(t, plan.Tool{URL: c.from + "?to={{urlquery .to}}", Allow: c.allow, Headers: headers}, opts...)
+			res, err := call(tool, `{"to":`+strconv.Quote(c.to)+`}`)
+			if err != nil || res.IsError || !strings.Contains(res.Content, "[redirected to") {
+				t.Fatalf("got %+v, %v; want the redirect followed", res, err)
+			}
+			if !strings.Contains(res.Content, `x-key="declared"`) {
+				t.Errorf("the declared header did not go on: %q", res.Content)
+			}
+			if sent := strings.Contains(res.Content, headerSecret); sent != c.credentials {
+				t.Errorf("credentials sent to the target: %v, want %v: %q", sent, c.credentials, res.Content)
+			}
+		})
+	}
+}
