@@ -141,7 +141,12 @@ var kinds = map[string]constructorFunc{
 		if env.HTTPTransport != nil {
 			opts = append(opts, http.WithTransport(env.HTTPTransport))
 		}
-		return one(http.New(name, t, opts...))
+		h, err := http.New(name, t, opts...)
+		if err != nil {
+			return nil, err
+		}
+		*env.closers = append(*env.closers, h.Close)
+		return []agentrt.Tool{h}, nil
 	},
 	"mcp": func(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env Env) ([]agentrt.Tool, error) {
 		path := strings.TrimPrefix(env.path+"/"+name, "/")

@@ -3,10 +3,14 @@ package tool_test
 import (
 	"context"
 	"errors"
+	"net"
+	nethttp "net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"agentc.dev/agentc/plan"
 	"agentc.dev/agentc/runtime/tool"
@@ -76,5 +80,44 @@ func TestNotSecret(t *testing.T) {
 		if got := tool.NotSecret(name); got != want {
 			t.Errorf("NotSecret(%q) = %v, want %v", name, got, want)
 		}
+	}
+}
+
+// TestBuildClosesHTTPConnections: closing the tools (a run's end, a
+// server's or worker's) closes the connections an http tool keeps open for
+// its next call; they stayed open, each with two goroutines, until the
+// transport's idle timeout (90 s) after the tools were closed.
+func TestBuildClosesHTTPConnections(t *testing.T) {
+	closed := make(chan struct{}, 1)
+	srv := httptest.NewUnstartedServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		w.Write([]byte("ok"))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s nethttp.ConnState) {
+		if s == nethttp.StateClosed {
+			select {
+			case closed <- struct{}{}:
+			default:
+			}
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	fetch := plan.Tool{Kind: "http", Description: "Fetch.", Input: &plan.Input{Schema: []byte(`{"type":"object"}`)},
+		URL: srv.URL + "/x", Allow: []string{srv.URL + "/"}}
+	p := &plan.Plan{Agent: plan.Agent{Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"fetch": fetch}}}}
+	tools, closeTools, err := tool.Build(context.Background(), p, tool.Env{BaseDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := tools["fetch"].Call(context.Background(), []byte(`{}`)); err != nil || res.IsError {
+		t.Fatalf("the call: %+v, %v", res, err)
+	}
+	if err := closeTools(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tool's connection was still open 10 s after the tools were closed")
 	}
 }

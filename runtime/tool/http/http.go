@@ -144,6 +144,7 @@ type Tool struct {
 	timeout  time.Duration
 	maxBytes int
 	client   *nethttp.Client
+	own      *nethttp.Transport // the client's, where the tool made it; nil for WithTransport's
 	secrets  *redact.Set
 	// env holds the values of the variables the tool's env lists that are
 	// set, read when the tool is made: its header values' env NAME.
@@ -243,7 +244,8 @@ func New(name string, t plan.Tool, opts ...Option) (*Tool, error) {
 	tool.secrets = o.secrets
 	rt := o.transport
 	if rt == nil {
-		rt = newTransport(tool.timeout)
+		tool.own = newTransport(tool.timeout)
+		rt = tool.own
 	}
 	tool.client = &nethttp.Client{
 		Transport:     rt,
@@ -276,6 +278,17 @@ func newTransport(timeout time.Duration) *nethttp.Transport {
 		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 1 << 20,
 	}
+}
+
+// Close closes the connections the tool's own transport keeps open for
+// its next call, which would otherwise stay open, each with its
+// goroutines, until the transport's idle timeout. A transport given with
+// WithTransport is its giver's to close. A call after Close connects anew.
+func (t *Tool) Close() error {
+	if t.own != nil {
+		t.own.CloseIdleConnections()
+	}
+	return nil
 }
 
 // Spec describes the tool to a model: the declared description and input
