@@ -67,6 +67,12 @@ type Options struct {
 	Content bool
 	// Secrets are replaced by redact.Marker in every text recorded.
 	Secrets *redact.Set
+	// ValueLimit, when positive, is the most bytes of a text recorded
+	// where the tracer provider's attribute value limit does not reach: a
+	// span's error status and its events' messages (a failed tool's
+	// output, a run's error). Give the provider's limit
+	// (sdktrace.SpanLimits.AttributeValueLengthLimit).
+	ValueLimit int
 }
 
 // Telemetry holds the tracer and the instruments runs are recorded with;
@@ -194,7 +200,7 @@ func (t *Telemetry) RemoteRun(ctx context.Context, agent string) (context.Contex
 			if !t.opts.Content {
 				return ""
 			}
-			return t.opts.Secrets.String(s)
+			return t.content(s)
 		}
 		switch {
 		case err != nil:
@@ -269,6 +275,17 @@ func (t *Telemetry) name(s string) string {
 	return textcut.Prefix(t.opts.Secrets.String(s), maxName)
 }
 
+// content is a text recorded with content, secrets replaced, cut at
+// ValueLimit (after the replacement, so that no part of a secret is
+// left at the cut).
+func (t *Telemetry) content(s string) string {
+	s = t.opts.Secrets.String(s)
+	if t.opts.ValueLimit > 0 {
+		s = textcut.Marked(s, t.opts.ValueLimit)
+	}
+	return s
+}
+
 // Event records one event.
 func (r *Recorder) Event(ev agentrt.Event) {
 	r.mu.Lock()
@@ -279,7 +296,7 @@ func (r *Recorder) Event(ev agentrt.Event) {
 	// where content is.
 	msg := ""
 	if r.t.opts.Content {
-		msg = r.t.opts.Secrets.String(ev.Message)
+		msg = r.t.content(ev.Message)
 	}
 	// The names the model and the provider chose are recorded whatever
 	// the switch, on spans and as metric labels: a tool the model made

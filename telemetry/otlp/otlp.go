@@ -241,6 +241,7 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 	otel.SetLogger(funcr.New(func(prefix, args string) {
 		fmt.Fprintf(warn, "agentc: telemetry: %s\n", oneLine.Replace(textcut.Prefix(secrets.String(strings.TrimSpace(prefix+" "+args)), maxSaid)))
 	}, funcr.Options{}))
+	valueLimit := 0 // no traces, no values
 	var tracerProvider trace.TracerProvider = tracenoop.NewTracerProvider()
 	var meterProvider metric.MeterProvider = metricnoop.NewMeterProvider()
 	if traces {
@@ -275,6 +276,7 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 			// person set a limit of their own.
 			limits.AttributeValueLengthLimit = DefaultValueLimit
 		}
+		valueLimit = limits.AttributeValueLengthLimit
 		topts := append(TracerOptions(sdktrace.NewBatchSpanProcessor(exp)), sdktrace.WithResource(res), sdktrace.WithSpanLimits(limits))
 		if getenv("OTEL_TRACES_SAMPLER") == "" {
 			topts = append(topts, sdktrace.WithSampler(DefaultSampler))
@@ -310,6 +312,9 @@ func Start(ctx context.Context, getenv func(string) string, warn io.Writer, secr
 	s.Telemetry, err = telemetry.New(tracerProvider, meterProvider, telemetry.Options{
 		Content: getenv(telemetry.CaptureVar) == "true",
 		Secrets: secrets,
+		// The SDK cuts attributes' values; a status and an event's
+		// message are cut by the recorder, at the same limit.
+		ValueLimit: valueLimit,
 	})
 	if err != nil {
 		_ = s.Shutdown()

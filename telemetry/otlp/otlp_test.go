@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/redact"
 )
 
@@ -217,3 +219,60 @@ func TestDefaultEndpointPlain(t *testing.T) {
 }
 
 const http2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+// TestContentBounded: with content recorded, the text the SDK's value
+// limit does not reach, a span's error status and its events' messages
+// (a failed tool's output, a run's error, a decision's reason), is cut at
+// the same limit. A failed call's megabyte of output went whole into the
+// status, so a collector that did not answer left up to 2,048 such spans
+// queued, and one that did was sent a request past what it takes (gRPC's
+// 4 MiB) and refused the spans beside it too.
+func TestContentBounded(t *testing.T) {
+	var mu sync.Mutex
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		body = append(body, b...)
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", srv.URL)
+	t.Setenv("OTEL_METRICS_EXPORTER", "none")
+	t.Setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+	s, err := Start(context.Background(), os.Getenv, io.Discard, &redact.Set{})
+	if err != nil || s == nil {
+		t.Fatalf("Start: %v, %v", s, err)
+	}
+	big := strings.Repeat("x", 1<<20)
+	rec := s.Recorder(context.Background())
+	now := time.Now()
+	for _, ev := range []agentrt.Event{
+		{Type: agentrt.EventRunStart, Name: "label", Provider: "test", Model: "m"},
+		{Type: agentrt.EventToolCall, Round: 1, Tool: "fetch", CallID: "c1"},
+		{Type: agentrt.EventToolResult, Round: 1, Tool: "fetch", CallID: "c1", IsError: true, Message: big},
+		{Type: agentrt.EventApproval, Round: 1, Tool: "fetch", CallID: "c2", Message: big},
+		{Type: agentrt.EventRunEnd, Outcome: agentrt.OutcomeError, Message: big},
+	} {
+		ev.Time = now
+		rec.Event(ev)
+	}
+	if err := s.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(body) == 0 {
+		t.Fatal("nothing was exported")
+	}
+	longest := 0
+	for _, run := range regexp.MustCompile(`x+`).FindAll(body, -1) {
+		longest = max(longest, len(run))
+	}
+	if longest > DefaultValueLimit {
+		t.Errorf("a text of %d bytes was exported, past the %d bytes of the value limit (%d bytes sent in all)", longest, DefaultValueLimit, len(body))
+	}
+	if longest < DefaultValueLimit/2 {
+		t.Errorf("the longest text exported is %d bytes: the content was not recorded", longest)
+	}
+}
