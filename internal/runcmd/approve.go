@@ -122,12 +122,15 @@ type prompter struct {
 	out io.Writer
 	// discard drops what the terminal holds typed and not yet read.
 	discard func()
-	mu      sync.Mutex
-	once    sync.Once
-	want    chan struct{} // a call asks for one read of the terminal
-	got     chan read     // what that read returned
-	reading bool          // a read was asked for and has not returned
-	ended   error         // the terminal's input ended (io.EOF or an error)
+	// turn is held by the call on the screen: the others wait for it, each
+	// until its run ends (a batch's items ask one at a time).
+	turn     chan struct{}
+	turnOnce sync.Once
+	once     sync.Once
+	want     chan struct{} // a call asks for one read of the terminal
+	got      chan read     // what that read returned
+	reading  bool          // a read was asked for and has not returned
+	ended    error         // the terminal's input ended (io.EOF or an error)
 }
 
 // read is what one read of the terminal returned, and when.
@@ -142,8 +145,16 @@ type read struct {
 const maxAnswer = 64 << 10
 
 func (p *prompter) ask(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.ApprovalDecision, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.turnOnce.Do(func() { p.turn = make(chan struct{}, 1) })
+	select {
+	case p.turn <- struct{}{}:
+	case <-ctx.Done():
+		return agentrt.ApprovalDecision{}, ctx.Err()
+	}
+	defer func() { <-p.turn }()
+	if err := ctx.Err(); err != nil {
+		return agentrt.ApprovalDecision{}, err // the turn came as its run ended: not shown
+	}
 	p.once.Do(func() {
 		p.want, p.got = make(chan struct{}), make(chan read, 1)
 		go func() {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
@@ -181,5 +182,37 @@ func TestPromptAfterCallEnded(t *testing.T) {
 	// The end is kept: a later call is refused without a read.
 	if _, err := askOf(p, "1.4")(context.Background()); !errors.As(err, &refused) {
 		t.Fatalf("fourth call: %v; want refused", err)
+	}
+}
+
+// TestPromptWaitingEndsWithItsRun: a call waiting for its turn at the
+// terminal (a batch's items ask one at a time) ends when its run does (its
+// deadline, an interrupt), never shown; it waited for the person to answer
+// the call on the screen, past its run's deadline, and was then shown, a
+// question for a run that had ended.
+func TestPromptWaitingEndsWithItsRun(t *testing.T) {
+	term := newTerminal()
+	p := &prompter{in: term, out: term, discard: term.discard}
+	first := start(context.Background(), askOf(p, "1.1"))
+	<-term.asked
+	ctx, cancel := context.WithCancel(context.Background())
+	second := start(ctx, askOf(p, "2.1"))
+	cancel()
+	select {
+	case a := <-second:
+		if !errors.Is(a.err, context.Canceled) {
+			t.Errorf("the waiting call: %+v, %v; want its run's end", a.d, a.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting call did not end with its run: it waits for the answer to the call shown")
+	}
+	term.typeKeys("y\n")
+	if a := <-first; a.err != nil || !a.d.Approved {
+		t.Fatalf("the call shown: %+v, %v; want approved", a.d, a.err)
+	}
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	if strings.Contains(term.shown.String(), "call 2.1") {
+		t.Errorf("the call of the run that ended was shown:\n%s", term.shown.String())
 	}
 }
