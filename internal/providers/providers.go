@@ -49,10 +49,10 @@ func Google(r runcmd.ModelRequest) (agentrt.Model, error) {
 	if v := strings.ToLower(r.Getenv(VertexVar)); v == "true" || v == "1" {
 		return vertex(r)
 	}
+	// r.Key is GEMINI_API_KEY, else GOOGLE_API_KEY, as runcmd read them,
+	// or none where a manifest's base_url was not to be sent one: neither
+	// variable is read again here, which would undo that.
 	key := r.Key
-	if key == "" {
-		key = r.Getenv(plan.GoogleKeyVar)
-	}
 	if key == "" && r.BaseURL == "" {
 		return nil, fmt.Errorf("agent %s: GEMINI_API_KEY (or %s) is not set (a server without a key needs a base URL), and %s does not ask for Vertex AI; or run with --model test", p.Agent.Name, plan.GoogleKeyVar, VertexVar)
 	}

@@ -229,9 +229,11 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			}
 			return m, nil
 		}
-		key, base := getenv(pr.keyVar), flagBase
+		keyVar := pr.keyVar
+		key, base := getenv(keyVar), flagBase
 		if key == "" && name == "google" {
-			key = getenv(plan.GoogleKeyVar)
+			keyVar = plan.GoogleKeyVar
+			key = getenv(keyVar)
 		}
 		if base == "" {
 			base = getenv(pr.baseVar)
@@ -244,7 +246,7 @@ func newModelFor(f providerFlags, getenv func(string) string, events func(agentr
 			base = p.Agent.Model.BaseURL
 			if host, ok := keyAllowed(base, pr.host, f.keyHosts); key != "" && !ok {
 				key = ""
-				hint = withheldHint(pr.keyVar, host)
+				hint = withheldHint(keyVar, host)
 				if events != nil {
 					events(agentrt.Event{Time: time.Now(), Type: agentrt.EventKeyWithheld, Model: p.Agent.Model.Name,
 						Message: fmt.Sprintf("%s (agent %s)", hint, p.Agent.Name)})
