@@ -292,6 +292,68 @@ func (b *boundBody) Close() error { return b.rc.Close() }
 
 type attemptKey struct{}
 
+// uncommented is a stream of server-sent events as the SDK reads one:
+// without comment lines (a colon first), which the format has a reader
+// pass over and a proxy may send as keep-alives, each line ended by \n
+// and each event by one blank line. The SDK splits the stream at blank
+// lines and takes what lies between for one data line: a comment, or
+// the blank line a comment's removal would leave, was a chunk it could
+// not read, and the stream failed.
+type uncommented struct {
+	rc      io.ReadCloser
+	start   bool // the next byte begins a line
+	comment bool // the line being read is a comment
+	cr      bool // the last byte was \r, which a \n may complete
+	inEvent bool // a line of the event being read was handed on
+}
+
+func (u *uncommented) Read(p []byte) (int, error) {
+	for {
+		n, err := u.rc.Read(p)
+		w := 0 // never past the byte being read: the bytes shrink in place
+		for i := 0; i < n; i++ {
+			b := p[i]
+			cr := u.cr
+			u.cr = b == '\r'
+			switch {
+			case b == '\n' && cr:
+				// The \r before it ended the line.
+			case b == '\r' || b == '\n':
+				switch {
+				case u.comment:
+					u.comment = false
+				case !u.start:
+					p[w], w = '\n', w+1
+				case u.inEvent:
+					// A blank line ends the event: one, whatever came before.
+					p[w], w = '\n', w+1
+					u.inEvent = false
+				}
+				u.start = true
+			case u.start && b == ':':
+				u.start, u.comment = false, true
+			default:
+				// The rest of the line at once.
+				end := bytes.IndexAny(p[i:n], "\r\n")
+				if end < 0 {
+					end = n - i
+				}
+				if !u.comment {
+					u.start, u.inEvent = false, true
+					w += copy(p[w:], p[i:i+end])
+				}
+				i += end - 1
+			}
+		}
+		// A read of comments alone is not handed on as an empty one.
+		if w > 0 || n == 0 || err != nil {
+			return w, err
+		}
+	}
+}
+
+func (u *uncommented) Close() error { return u.rc.Close() }
+
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	a, _ := req.Context().Value(attemptKey{}).(*attempt)
 	// The middlewares change the request: a RoundTripper may not.
@@ -312,7 +374,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				// The SDK decodes a body, and each event of a stream, into
 				// maps before any part is judged: their values are counted
 				// as they pass, first (limit.Values).
-				resp.Body = limit.Values(resp.Body, a.tokens, strings.HasSuffix(req.URL.Path, ":streamGenerateContent"))
+				stream := strings.HasSuffix(req.URL.Path, ":streamGenerateContent")
+				resp.Body = limit.Values(resp.Body, a.tokens, stream)
+				if stream {
+					resp.Body = &uncommented{rc: resp.Body, start: true}
+				}
 			}
 			resp.Body = &boundBody{rc: resp.Body, a: a}
 		}

@@ -141,3 +141,32 @@ func TestStreamStallIsStream(t *testing.T) {
 		t.Errorf("a still stream: %v", err)
 	}
 }
+
+// TestStreamComments: SSE comment lines, which a proxy may send as
+// keep-alives while the model thinks, are passed over as the SSE format
+// says: the SDK took each for a chunk that was not JSON, and the call
+// failed at the first, for good.
+func TestStreamComments(t *testing.T) {
+	f := newFakeAt(t, streamPath, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, ": keep-alive\r\n\r\n:\n\n")
+		for _, c := range geminiChunks {
+			fmt.Fprintf(w, ":ping\ndata: %s\r\n: and another\r\n\r\n", c)
+			w.(http.Flusher).Flush()
+		}
+	})
+	a := &attempts{}
+	req := toolRequest()
+	var text strings.Builder
+	req.Stream = func(d agentrt.Delta) { text.WriteString(d.Text) }
+	resp, err := newModel(t, f, a).Complete(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.requests() != 1 || len(a.errs) != 0 {
+		t.Errorf("%d requests, failed attempts %v", f.requests(), a.errs)
+	}
+	if text.String() != "Let me answer." || resp.Message.Content != "Let me answer." || len(resp.Message.ToolCalls) != 1 || resp.Usage.Input != 12 {
+		t.Errorf("deltas %q, response %+v", text.String(), resp)
+	}
+}
