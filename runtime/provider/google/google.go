@@ -546,7 +546,7 @@ func (m *Model) stream(ctx context.Context, model string, b *built, delta func(a
 	}
 	flush()
 	if whole == nil || len(whole.Candidates) == 0 || whole.Candidates[0] == nil {
-		if whole != nil && whole.PromptFeedback != nil {
+		if whole != nil && whole.PromptFeedback != nil && whole.PromptFeedback.BlockReason != "" {
 			return whole, nil // a prompt blocked: parseResponse says so
 		}
 		return nil, fmt.Errorf("the stream ended before the response did: %w", io.ErrUnexpectedEOF)

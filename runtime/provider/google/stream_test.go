@@ -2,6 +2,7 @@ package google
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -168,5 +169,30 @@ func TestStreamComments(t *testing.T) {
 	}
 	if text.String() != "Let me answer." || resp.Message.Content != "Let me answer." || len(resp.Message.ToolCalls) != 1 || resp.Usage.Input != 12 {
 		t.Errorf("deltas %q, response %+v", text.String(), resp)
+	}
+}
+
+// TestStreamCutAfterFeedback: a stream cut after a chunk that held only
+// the prompt's feedback, which blocked nothing, is cut like any other,
+// and tried again: it was taken for a whole response without
+// candidates, a final error.
+func TestStreamCutAfterFeedback(t *testing.T) {
+	feedback := `{"promptFeedback":{"safetyRatings":[{"category":"HARM_CATEGORY_HARASSMENT","probability":"NEGLIGIBLE"}]},"modelVersion":"gemini-test-001"}`
+	f := newFakeAt(t, streamPath, sse(feedback), sse(append([]string{feedback}, geminiChunks...)...))
+	a := &attempts{}
+	req := toolRequest()
+	req.Stream = func(agentrt.Delta) {}
+	resp, err := newModel(t, f, a).Complete(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.requests() != 2 || resp.Message.Content != "Let me answer." {
+		t.Errorf("%d requests, message %+v", f.requests(), resp.Message)
+	}
+	// A prompt the feedback says was blocked is a refusal, not retried.
+	blocked := `{"promptFeedback":{"blockReason":"SAFETY"},"modelVersion":"gemini-test-001"}`
+	f = newFakeAt(t, streamPath, sse(blocked), sse(geminiChunks...))
+	if _, err := newModel(t, f, nil).Complete(t.Context(), req); !errors.Is(err, ErrRefused) || f.requests() != 1 {
+		t.Errorf("a blocked prompt: %v, %d requests", err, f.requests())
 	}
 }
