@@ -146,7 +146,7 @@ func (m *Model) complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, err
 	}
-	resp, err := parseMessage(msg)
+	resp, err := parseMessage(msg, m.redact)
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +439,10 @@ func inputSchema(raw json.RawMessage) (sdk.ToolInputSchemaParam, error) {
 	return s, nil
 }
 
-func parseMessage(msg *sdk.Message) (*agentrt.Response, error) {
+// parseMessage reads a message into the assistant's; quote is how an error
+// holds the server's own text (a refusal's explanation): redacted and cut,
+// as classify's are.
+func parseMessage(msg *sdk.Message, quote func(string) string) (*agentrt.Response, error) {
 	if msg == nil {
 		// A body of null decodes to no message, and no error.
 		return nil, errors.New("anthropic: the response is null, not a message")
@@ -481,7 +484,7 @@ func parseMessage(msg *sdk.Message) (*agentrt.Response, error) {
 		switch msg.StopReason {
 		case sdk.StopReasonRefusal:
 			if e := msg.StopDetails.Explanation; e != "" {
-				return nil, agentrt.Spent(fmt.Errorf("anthropic: %w: %s", ErrRefused, e), usage)
+				return nil, agentrt.Spent(fmt.Errorf("anthropic: %w: %s", ErrRefused, quote(e)), usage)
 			}
 			return nil, agentrt.Spent(fmt.Errorf("anthropic: %w", ErrRefused), usage)
 		}

@@ -22,6 +22,7 @@ func FuzzResponse(f *testing.F) {
 		`{"content":[{"type":"thinking","thinking":"x","signature":"s"},{"type":"redacted_thinking","data":"d"}]}`,
 		`{"content":"x"}`, `{"content":[null]}`, `[]`, `null`, ``,
 		`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key sk-ant-SECRET-0123456789"}}`,
+		`{"type":"message","content":[],"stop_reason":"refusal","stop_details":{"type":"refusal","explanation":"sk-ant-SECRET-0123456789"}}`,
 	} {
 		f.Add(200, false, []byte(s))
 	}

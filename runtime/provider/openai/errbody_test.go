@@ -67,3 +67,51 @@ func TestErrorBodyBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseTextQuoted: on the Responses API, what a response object
+// says of itself (a failed response's error, a status agentc does not
+// know, an incomplete one's reason), whole or in a stream's
+// response.completed event, is quoted in the call's error as an error
+// status's message is: a few KiB of it, the key redacted. Quoted whole, a
+// server's megabyte echoing the key went into the error, and from it into
+// standard error, every event of the call and the journal.
+func TestResponseTextQuoted(t *testing.T) {
+	big := strings.Repeat("E", 1<<20) + " " + testKey
+	for _, tc := range []struct{ name, body, want string }{
+		{"failed", `{"status":"failed","error":{"code":"server_error","message":"` + big + `"},"output":[]}`, "openai: the response failed (server_error): EEE"},
+		{"failed, the key", `{"status":"failed","error":{"code":"invalid_api_key","message":"Incorrect API key provided: ` + testKey + `"},"output":[]}`, "openai: the response failed (invalid_api_key): Incorrect API key provided: [redacted]"},
+		{"failed code", `{"status":"failed","error":{"code":"` + big + `","message":"m"},"output":[]}`, "openai: the response failed (EEE"},
+		{"status", `{"status":"` + big + `","output":[]}`, `openai: the response's status is "EEE`},
+		{"incomplete", `{"status":"incomplete","incomplete_details":{"reason":"` + big + `"},"output":[]}`, `openai: the response is incomplete (incomplete_details.reason "EEE`},
+	} {
+		for _, stream := range []bool{false, true} {
+			name := tc.name
+			if stream {
+				name += ", streamed"
+			}
+			t.Run(name, func(t *testing.T) {
+				f := newResponsesFake(t, func(w http.ResponseWriter, r *http.Request) {
+					if !stream {
+						w.Header().Set("Content-Type", "application/json")
+						io.WriteString(w, tc.body)
+						return
+					}
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":0,\"response\":"+tc.body+"}\n\n")
+				})
+				m := newResponsesModel(t, f, nil)
+				req := request()
+				if stream {
+					req.Stream = func(agentrt.Delta) {}
+				}
+				_, err := m.Complete(t.Context(), req)
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if msg := err.Error(); len(msg) > 8<<10 || !strings.HasPrefix(msg, tc.want) || strings.Contains(msg, testKey) {
+					t.Errorf("error of %d bytes, want under 8 KiB, beginning %q, without the key: %.300s", len(msg), tc.want, msg)
+				}
+			})
+		}
+	}
+}

@@ -23,6 +23,7 @@ func FuzzResponse(f *testing.F) {
 		`{"choices":[]}`, `{"choices":{"0":1}}`, `[]`, `null`, ``,
 		`{"error":{"message":"Incorrect API key provided: sk-test-SECRET","type":"invalid_request_error","code":"invalid_api_key"}}`,
 		`{"status":"completed","output":[{"type":"function_call","call_id":"c","name":"answer","arguments":"{}"}]}`,
+		`{"status":"failed","error":{"code":"invalid_api_key","message":"Incorrect API key provided: sk-test-SECRET"},"output":[]}`,
 	} {
 		f.Add(200, false, false, []byte(s))
 		f.Add(200, false, true, []byte(s))

@@ -75,12 +75,12 @@ func (m *Model) completeResponses(ctx context.Context, req *agentrt.Request) (*a
 	var resp *agentrt.Response
 	switch {
 	case streamed != nil:
-		resp, err = parseResponsesBody(streamed)
+		resp, err = parseResponsesBody(streamed, m.redact)
 	case out == nil:
 		// A body of null decodes to no response, and no error.
 		return nil, errors.New("openai: the response is null, not a response object")
 	default:
-		resp, err = parseResponsesBody([]byte(out.RawJSON()))
+		resp, err = parseResponsesBody([]byte(out.RawJSON()), m.redact)
 	}
 	if err != nil {
 		return nil, err
@@ -405,7 +405,9 @@ type outputItem struct {
 }
 
 // parseResponsesBody reads a response object into the assistant's message.
-func parseResponsesBody(data []byte) (*agentrt.Response, error) {
+// quote is how an error holds the server's own text (its status, a reason,
+// an error's code and message): redacted and cut, as classify's are.
+func parseResponsesBody(data []byte, quote func(string) string) (*agentrt.Response, error) {
 	var body responseBody
 	if err := json.Unmarshal(data, &body); err != nil {
 		return nil, fmt.Errorf("openai: the response is not a response object: %w", err)
@@ -480,15 +482,15 @@ func parseResponsesBody(data []byte) (*agentrt.Response, error) {
 		case reason == "content_filter":
 			return nil, agentrt.Spent(fmt.Errorf("openai: %w (incomplete_details.reason %q)", ErrFiltered, reason), usage)
 		default:
-			return nil, agentrt.Spent(fmt.Errorf("openai: the response is incomplete (incomplete_details.reason %q)", reason), usage)
+			return nil, agentrt.Spent(fmt.Errorf("openai: the response is incomplete (incomplete_details.reason %q)", quote(reason)), usage)
 		}
 	case "failed":
 		if e := body.Error; e != nil {
-			return nil, fmt.Errorf("openai: the response failed (%s): %s", e.Code, e.Message)
+			return nil, fmt.Errorf("openai: the response failed (%s): %s", quote(e.Code), quote(e.Message))
 		}
 		return nil, errors.New("openai: the response failed")
 	default:
-		return nil, fmt.Errorf("openai: the response's status is %q", body.Status)
+		return nil, fmt.Errorf("openai: the response's status is %q", quote(body.Status))
 	}
 	return &agentrt.Response{Model: body.Model, Message: msg, Usage: usage}, nil
 }

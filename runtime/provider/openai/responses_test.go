@@ -683,7 +683,7 @@ func FuzzParseResponsesBody(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		resp, err := parseResponsesBody(data)
+		resp, err := parseResponsesBody(data, func(s string) string { return s })
 		if err != nil {
 			return
 		}
