@@ -239,6 +239,11 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	provider = strings.TrimSuffix(provider, "-401")
 	nullBody := strings.HasSuffix(provider, "-null")
 	provider = strings.TrimSuffix(provider, "-null")
+	// "openai-error200" and "anthropic-error200" answer their first
+	// request 200 with the provider's error object in place of a reply,
+	// as a proxy or a gateway may, and the rest as the provider does.
+	error200 := strings.HasSuffix(provider, "-error200")
+	provider = strings.TrimSuffix(provider, "-error200")
 	flaky := provider == "openai-flaky"
 	stallFirst := provider == "openai-stall"
 	trickleFirst := provider == "openai-trickle"
@@ -746,6 +751,27 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(nethttp.StatusUnauthorized)
 			_ = json.NewEncoder(w).Encode(body)
+		}
+	}
+	if error200 {
+		next, answered := h, false
+		var mu sync.Mutex
+		h = func(w nethttp.ResponseWriter, r *nethttp.Request) {
+			mu.Lock()
+			first := !answered
+			answered = true
+			mu.Unlock()
+			if !first {
+				next(w, r)
+				return
+			}
+			logRequest(r)
+			w.Header().Set("Content-Type", "application/json")
+			if provider == "anthropic" {
+				_, _ = io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CTest"}`)
+				return
+			}
+			_, _ = io.WriteString(w, `{"error":{"message":"The server is overloaded.","type":"server_error","param":null,"code":null}}`)
 		}
 	}
 	var srv *httptest.Server

@@ -141,6 +141,9 @@ func (m *Model) complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 		}
 		var err error
 		msg, err = m.messages.New(limit.WithWhole(ctx, params.MaxTokens), params, opts...)
+		if err == nil {
+			return m.notMessage(msg)
+		}
 		return m.classify(ctx, err)
 	})
 	if err != nil {
@@ -500,6 +503,10 @@ type StatusError struct {
 	Type       string // the API's error type, such as "overloaded_error"
 	Message    string
 	RequestID  string
+	// whole is set for an error object a whole response answered 200
+	// held in place of a message; else a status under 400 is an error
+	// event in a stream.
+	whole bool
 }
 
 func (e *StatusError) Error() string {
@@ -507,6 +514,9 @@ func (e *StatusError) Error() string {
 	if e.StatusCode < 400 {
 		// An error event in a stream, on a response that began well.
 		s = "anthropic: error event in the stream"
+		if e.whole {
+			s = "anthropic: the response, answered 200, is an error, not a message"
+		}
 		if e.Type != "" && e.Message != "" {
 			s += ": " + e.Type
 		}
@@ -733,6 +743,44 @@ func (bt *blockText) set(cb *sdk.ContentBlockUnion) {
 	bt.added = false
 }
 
+// notMessage is the error of a whole response answered 200 whose body is
+// not a message, which the SDK decodes to a message of no content and no
+// error: an error object (as a proxy or a gateway may send with 200),
+// retried as an error event of its type in a stream is; a body of another
+// type, or of no content at all. Taken as the model's reply, either was
+// an empty answer: an agent without an output contract printed "" and
+// exited 0. Nil for a message, and for no body (parseMessage says so).
+func (m *Model) notMessage(msg *sdk.Message) error {
+	switch {
+	case msg == nil:
+		return nil
+	case msg.Type == "error":
+		var e struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal([]byte(msg.JSON.ExtraFields["error"].Raw()), &e)
+		se := &StatusError{StatusCode: http.StatusOK, Type: m.redact(e.Type), Message: m.redact(e.Message), whole: true}
+		if id, ok := msg.JSON.ExtraFields["request_id"]; ok {
+			var s string
+			if json.Unmarshal([]byte(id.Raw()), &s) == nil {
+				se.RequestID = m.redact(s)
+			}
+		}
+		return &retry.Error{Err: se, Retryable: streamRetryable(se.Type), Status: http.StatusOK}
+	case msg.Type != "" && msg.Type != "message":
+		return fmt.Errorf("anthropic: the response is not a message: its type is %q", m.redact(string(msg.Type)))
+	case !msg.JSON.Content.Valid():
+		return errors.New("anthropic: the response is not a message: it has no content")
+	}
+	return nil
+}
+
+// streamRetryable says whether an error that came on a response answered
+// 200 (an error event in a stream, an error object in place of a message)
+// may be served by another attempt, by its type.
+func streamRetryable(typ string) bool { return typ == "overloaded_error" || typ == "api_error" }
+
 // errStreamCut is a stream that ended before its message did: the
 // connection went away mid-response.
 var errStreamCut = errors.New("the stream ended before the message did")
@@ -757,7 +805,7 @@ func (m *Model) classify(ctx context.Context, err error) error {
 		re := &retry.Error{Err: se, Retryable: retry.RetryableStatus(apiErr.StatusCode), Status: apiErr.StatusCode}
 		// An error event in a stream arrives on a 200 response; its type
 		// says whether another attempt may be served.
-		if t := se.Type; apiErr.StatusCode < 400 && (t == "overloaded_error" || t == "api_error") {
+		if apiErr.StatusCode < 400 && streamRetryable(se.Type) {
 			re.Retryable = true
 		}
 		if apiErr.Response != nil {

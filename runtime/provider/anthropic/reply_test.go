@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -96,5 +97,59 @@ func TestStreamPastMaxTokens(t *testing.T) {
 	refused(t, err, f, 16, true)
 	if bound := 16*128 + 64<<10; n > bound {
 		t.Errorf("%d bytes of text were passed on, more than the bound (%d)", n, bound)
+	}
+}
+
+// TestNotMessage: a whole response answered 200 whose body is not a
+// message is no reply, where the SDK decodes it to a message of no
+// content and no error, which was taken as an empty answer (an agent
+// without an output contract printed "" and exited 0). An error object
+// in its place, as a proxy or a gateway may send, is the call's error and
+// is tried again as an error event of its type in a stream is; a body of
+// another type, or of no content, fails the call.
+func TestNotMessage(t *testing.T) {
+	ok := message(`[{"type": "text", "text": "ok"}]`, "end_turn", "")
+	errorBody := func(typ, msg string) http.HandlerFunc {
+		return reply(200, `{"type": "error", "error": {"type": "`+typ+`", "message": "`+msg+`"}, "request_id": "req_011CTest"}`)
+	}
+	for _, tc := range []struct {
+		name  string
+		first http.HandlerFunc
+		want  string // the first attempt's error
+		again bool   // the second attempt is made, and answers
+	}{
+		{"overloaded", errorBody("overloaded_error", "Overloaded"), "anthropic: the response, answered 200, is an error, not a message: overloaded_error: Overloaded (request-id req_011CTest)", true},
+		{"api error", errorBody("api_error", "Internal server error"), "anthropic: the response, answered 200, is an error, not a message: api_error: Internal server error (request-id req_011CTest)", true},
+		{"invalid request", errorBody("invalid_request_error", "prompt is too long"), "anthropic: the response, answered 200, is an error, not a message: invalid_request_error: prompt is too long (request-id req_011CTest)", false},
+		{"the key echoed", errorBody("authentication_error", "invalid x-api-key "+secretKey), "anthropic: the response, answered 200, is an error, not a message: authentication_error: invalid x-api-key [redacted] (request-id req_011CTest)", false},
+		{"another type", reply(200, `{"type": "completion", "completion": "ok"}`), `anthropic: the response is not a message: its type is "completion"`, false},
+		{"no content", reply(200, `{}`), "anthropic: the response is not a message: it has no content", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t, tc.first, ok)
+			var seen []error
+			p := fastRetry
+			p.OnAttempt = func(_ int, err error, _ time.Duration) { seen = append(seen, err) }
+			resp, err := f.model(t, p).Complete(context.Background(), &agentrt.Request{
+				Model:    "claude-sonnet-4-5",
+				Messages: []agentrt.Message{{Role: agentrt.User, Content: "hi"}},
+			})
+			if len(seen) == 0 || seen[0].Error() != tc.want {
+				t.Fatalf("first attempt's error %v, want %q", seen, tc.want)
+			}
+			if !tc.again {
+				if err == nil || err.Error() != tc.want || f.attempts() != 1 {
+					t.Errorf("%d attempts, error %v; want one, failing with %q", f.attempts(), err, tc.want)
+				}
+				return
+			}
+			if err != nil || resp.Message.Content != "ok" || f.attempts() != 2 {
+				t.Errorf("%d attempts, response %+v, error %v; want the second to answer", f.attempts(), resp, err)
+			}
+			var se *StatusError
+			if !errors.As(seen[0], &se) || se.StatusCode != 200 || se.FailureClass() != "unavailable" {
+				t.Errorf("first attempt's error %#v: want a StatusError of status 200, class unavailable", seen[0])
+			}
+		})
 	}
 }

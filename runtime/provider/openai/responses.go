@@ -374,6 +374,7 @@ type responseBody struct {
 	} `json:"incomplete_details"`
 	Error *struct {
 		Code    string `json:"code"`
+		Type    string `json:"type"` // an error object's, where a server sends one in place of a response
 		Message string `json:"message"`
 	} `json:"error"`
 	Output []json.RawMessage `json:"output"`
@@ -467,6 +468,20 @@ func parseResponsesBody(data []byte, quote func(string) string) (*agentrt.Respon
 	}
 	switch body.Status {
 	case "completed", "":
+		// A body that is an error object (as a proxy or a gateway may
+		// send with 200), or holds no output at all, is no response:
+		// taken as one, it was an empty answer, and an agent without an
+		// output contract printed "" and exited 0.
+		if e := body.Error; e != nil && (e.Code != "" || e.Type != "" || e.Message != "") {
+			code := e.Code
+			if code == "" {
+				code = e.Type
+			}
+			return nil, fmt.Errorf("openai: the response is an error, not a response object (%s): %s", quote(code), quote(e.Message))
+		}
+		if body.Output == nil {
+			return nil, errors.New("openai: the response is not a response object: it has no output")
+		}
 	case "incomplete":
 		// The reply is billed either way: the failure carries what it
 		// spent (agentrt.Spent), for the run to charge.

@@ -476,6 +476,52 @@ func TestResponsesFailed(t *testing.T) {
 	}
 }
 
+// TestResponsesNotAResponse: a body answered 200 that is an error object
+// (as a proxy or a gateway may send), or holds no output at all, whole or
+// in a stream's response.completed event, is an error of the call, where
+// it was taken as an empty answer (an agent without an output contract
+// printed "" and exited 0); the error's text is quoted, the key redacted.
+func TestResponsesNotAResponse(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"error object", `{"error":{"message":"The server is overloaded.","type":"server_error","param":null,"code":null}}`,
+			"openai: the response is an error, not a response object (server_error): The server is overloaded."},
+		{"error object, the key", `{"error":{"message":"Incorrect API key provided: ` + testKey + `","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
+			"openai: the response is an error, not a response object (invalid_api_key): Incorrect API key provided: [redacted]"},
+		{"completed, an error", `{"status":"completed","error":{"code":"server_error","message":"The model failed."},"output":[]}`,
+			"openai: the response is an error, not a response object (server_error): The model failed."},
+		{"no output", `{"id":"resp_1","object":"response"}`, "openai: the response is not a response object: it has no output"},
+	} {
+		for _, stream := range []bool{false, true} {
+			name := tc.name
+			if stream {
+				name += ", streamed"
+			}
+			t.Run(name, func(t *testing.T) {
+				f := newResponsesFake(t, func(w http.ResponseWriter, r *http.Request) {
+					if !stream {
+						w.Header().Set("Content-Type", "application/json")
+						fmt.Fprint(w, tc.body)
+						return
+					}
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprintf(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":0,\"response\":%s}\n\n", tc.body)
+				})
+				req := request()
+				if stream {
+					req.Stream = func(agentrt.Delta) {}
+				}
+				resp, err := newResponsesModel(t, f, nil).Complete(t.Context(), req)
+				if err == nil || err.Error() != tc.want {
+					t.Fatalf("response %+v, error %v; want %q", resp, err, tc.want)
+				}
+				if f.requests() != 1 {
+					t.Errorf("%d requests, want 1", f.requests())
+				}
+			})
+		}
+	}
+}
+
 func TestResponsesTooLargeAndStalled(t *testing.T) {
 	huge := strings.Repeat("x", replylimit.MaxResponse)
 	f := newResponsesFake(t, responseObject("completed", "", textItem(huge), ""))
