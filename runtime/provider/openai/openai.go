@@ -519,7 +519,10 @@ func parseResponse(c *sdk.ChatCompletion) (*agentrt.Response, error) {
 // classify turns an attempt's error into one the retry policy can judge.
 // raw is the HTTP response, if one arrived.
 func (m *Model) classify(ctx context.Context, err error, raw *http.Response) error {
-	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	// The call's own end (its deadline, a cancellation) is final; a
+	// deadline of the connection's (a dial's timeout, which errors.Is
+	// takes for context.DeadlineExceeded) is a failure like any other.
+	if ctx.Err() != nil {
 		return fmt.Errorf("openai: %w", err)
 	}
 	var apiErr *sdk.Error

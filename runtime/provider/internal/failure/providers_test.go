@@ -223,3 +223,64 @@ func TestProviderNamedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestConnectTimeoutRetried: for every provider, a connection that could
+// not be made within the dialer's timeout ("dial tcp …: i/o timeout", a
+// server that drops the connection's first packet) is tried again, as a
+// dropped connection is. The error of such a dial is context.DeadlineExceeded to errors.Is,
+// and openai's client took it for the call's own deadline, and ended the
+// call at once.
+func TestConnectTimeoutRetried(t *testing.T) {
+	policy := retry.Policy{Attempts: 3, Base: time.Millisecond, Max: 2 * time.Millisecond}
+	for name, model := range map[string]func(url string, c *http.Client) (agentrt.Model, error){
+		"openai": func(url string, c *http.Client) (agentrt.Model, error) {
+			return openai.New(openai.Config{APIKey: "sk-test", BaseURL: url, Retry: policy, HTTPClient: c})
+		},
+		"openai responses": func(url string, c *http.Client) (agentrt.Model, error) {
+			return openai.New(openai.Config{APIKey: "sk-test", BaseURL: url, Retry: policy, HTTPClient: c, API: openai.APIResponses})
+		},
+		"anthropic": func(url string, c *http.Client) (agentrt.Model, error) {
+			return anthropic.New(anthropic.Config{APIKey: "sk-ant-test", BaseURL: url, Retry: policy, HTTPClient: c})
+		},
+		"google": func(url string, c *http.Client) (agentrt.Model, error) {
+			return google.New(google.Config{APIKey: "test-key", BaseURL: url, Retry: policy, HTTPClient: c})
+		},
+		"bedrock": func(url string, c *http.Client) (agentrt.Model, error) {
+			creds := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+				return aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: "secret-test", Source: "test"}, nil
+			})
+			return bedrock.New(bedrock.Config{Region: "us-east-1", Credentials: creds, BaseURL: url, Retry: policy, HTTPClient: c})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var requests atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests.Add(1)
+				http.Error(w, `{"error": {"message": "no more"}}`, http.StatusTeapot)
+			}))
+			defer srv.Close()
+			var dials atomic.Int32
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				d := &net.Dialer{}
+				if dials.Add(1) == 1 {
+					// The first connection is not made in time.
+					d.Timeout = time.Nanosecond
+				}
+				return d.DialContext(ctx, network, addr)
+			}
+			defer tr.CloseIdleConnections()
+			m, err := model(srv.URL, &http.Client{Transport: tr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = m.Complete(context.Background(), hi)
+			if err == nil || !strings.Contains(err.Error(), "418") {
+				t.Fatalf("error %v, want the second attempt's answer, 418", err)
+			}
+			if n := requests.Load(); n != 1 || dials.Load() != 2 {
+				t.Errorf("%d dials, %d requests, want 2 and 1: a connection not made in time is tried again", dials.Load(), n)
+			}
+		})
+	}
+}
