@@ -238,10 +238,19 @@ func (m *Model) stream(ctx context.Context, params sdk.ChatCompletionNewParams, 
 	st := m.chat.NewStreaming(ctx, params, opts...)
 	defer st.Close()
 	var acc sdk.ChatCompletionAccumulator
+	// The usage is the last a chunk reported: OpenAI reports it once, in
+	// the last chunk (null in the others), but a server that reports it
+	// in every chunk reports in each what the completion has used so far,
+	// which the accumulator added up, chunk after chunk.
+	var usage *sdk.CompletionUsage
 	answer := map[int64]bool{}   // the tool calls, by index, that call the output tool
 	calls := map[[2]int64]bool{} // the tool calls begun, by choice and index
 	for st.Next() {
 		chunk := st.Current()
+		if chunk.JSON.Usage.Valid() {
+			u := chunk.Usage
+			usage = &u
+		}
 		for _, ch := range chunk.Choices {
 			// Every choice is put together, not only the first.
 			d := &ch.Delta
@@ -283,6 +292,9 @@ func (m *Model) stream(ctx context.Context, params sdk.ChatCompletionNewParams, 
 	}
 	if len(acc.Choices) == 0 || acc.Choices[0].FinishReason == "" {
 		return nil, fmt.Errorf("the stream ended before the completion did: %w", io.ErrUnexpectedEOF)
+	}
+	if usage != nil {
+		acc.Usage = *usage
 	}
 	return &acc.ChatCompletion, nil
 }

@@ -243,3 +243,37 @@ func TestStreamEndless(t *testing.T) {
 		t.Errorf("%d bytes of text were passed on", n)
 	}
 }
+
+// TestStreamUsageCumulative: a server that reports usage in every chunk
+// (what the completion has used so far, not what the chunk added) is
+// read by its last report; OpenAI's own, usage in the last chunk alone
+// and null in the others, is read as before. The chunks' reports were
+// added up: 40 chunks of a 100-token prompt counted 4,000 tokens in.
+func TestStreamUsageCumulative(t *testing.T) {
+	withUsage := func(c, usage string) string { return strings.TrimSuffix(c, "}") + `,"usage":` + usage + `}` }
+	var every, last []string
+	for i := range 40 {
+		d, finish := fmt.Sprintf(`{"content":"%d "}`, i), ""
+		if i == 39 {
+			d, finish = `{}`, "stop"
+		}
+		c := chunk(d, finish)
+		every = append(every, withUsage(c, fmt.Sprintf(`{"prompt_tokens":100,"completion_tokens":%d,"total_tokens":%d}`, i+1, 100+i+1)))
+		last = append(last, withUsage(c, "null"))
+	}
+	last = append(last, `{"id":"chatcmpl-s","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":40,"total_tokens":140}}`)
+	for name, chunks := range map[string][]string{"every chunk": every, "the last chunk": last} {
+		t.Run(name, func(t *testing.T) {
+			f := newFake(t, sse(chunks, true, nil))
+			req := request()
+			req.Stream = func(agentrt.Delta) {}
+			resp, err := newModel(t, f, nil).Complete(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u := resp.Usage; u.Input != 100 || u.Output != 40 {
+				t.Errorf("usage %+v, want 100 in and 40 out", u)
+			}
+		})
+	}
+}
