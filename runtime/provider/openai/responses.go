@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/openai/openai-go/v3/option"
@@ -379,16 +381,46 @@ type responseBody struct {
 	} `json:"error"`
 	Output []json.RawMessage `json:"output"`
 	Usage  *struct {
-		InputTokens        int `json:"input_tokens"`
-		OutputTokens       int `json:"output_tokens"`
+		InputTokens        count `json:"input_tokens"`
+		OutputTokens       count `json:"output_tokens"`
 		InputTokensDetails struct {
-			CachedTokens     int `json:"cached_tokens"`
-			CacheWriteTokens int `json:"cache_write_tokens"`
+			CachedTokens     count `json:"cached_tokens"`
+			CacheWriteTokens count `json:"cache_write_tokens"`
 		} `json:"input_tokens_details"`
 		OutputTokensDetails struct {
-			ReasoningTokens int `json:"reasoning_tokens"`
+			ReasoningTokens count `json:"reasoning_tokens"`
 		} `json:"output_tokens_details"`
 	} `json:"usage"`
+}
+
+// count is a usage count as a server wrote it, read as Chat Completions'
+// SDK reads one: a number cut to an int (a float's fraction dropped, one
+// past an int's range held at its end), a string holding one; anything
+// else is none. The runtime holds a count that is implausible to its
+// estimate; one that did not decode as an int failed the whole reply.
+type count int
+
+func (c *count) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if strings.HasPrefix(s, `"`) && json.Unmarshal(b, &s) != nil {
+		return nil
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		*c = count(n)
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange), math.IsNaN(f):
+		// None: null, true, an object, a string of no number.
+	case f >= math.MaxInt:
+		*c = math.MaxInt
+	case f <= math.MinInt:
+		*c = math.MinInt
+	default:
+		*c = count(f)
+	}
+	return nil
 }
 
 // outputItem is one item of a response's output.
@@ -463,8 +495,8 @@ func parseResponsesBody(data []byte, quote func(string) string) (*agentrt.Respon
 	if u := body.Usage; u != nil {
 		// output_tokens includes the reasoning tokens: a server
 		// reporting more reasoning than that reports output no less.
-		usage = agentrt.Usage{Input: u.InputTokens, Output: max(u.OutputTokens, u.OutputTokensDetails.ReasoningTokens), Cached: u.InputTokensDetails.CachedTokens,
-			CacheWrite: u.InputTokensDetails.CacheWriteTokens}
+		usage = agentrt.Usage{Input: int(u.InputTokens), Output: int(max(u.OutputTokens, u.OutputTokensDetails.ReasoningTokens)), Cached: int(u.InputTokensDetails.CachedTokens),
+			CacheWrite: int(u.InputTokensDetails.CacheWriteTokens)}
 	}
 	switch body.Status {
 	case "completed", "":

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -385,6 +386,15 @@ func TestResponsesUsage(t *testing.T) {
 			agentrt.Usage{Input: 36, Output: 1000000}},
 		{"none", "-", agentrt.Usage{}},
 		{"null", "null", agentrt.Usage{}},
+		// Counts that are no int are read as Chat Completions' are (the
+		// runtime holds what is implausible to its estimate), where they
+		// failed the reply: a count written as a float, one past an int,
+		// a string, one of no kind of number.
+		{"floats", `{"input_tokens": 36.0, "output_tokens": 87.9}`, agentrt.Usage{Input: 36, Output: 87}},
+		{"past an int", `{"input_tokens": 1e30, "output_tokens": 99999999999999999999, "input_tokens_details": {"cached_tokens": -1e30}}`,
+			agentrt.Usage{Input: math.MaxInt, Output: math.MaxInt, Cached: math.MinInt}},
+		{"strings", `{"input_tokens": "36", "output_tokens": "many"}`, agentrt.Usage{Input: 36}},
+		{"objects", `{"input_tokens": {}, "output_tokens": [87], "output_tokens_details": {"reasoning_tokens": true}}`, agentrt.Usage{}},
 	} {
 		f := newResponsesFake(t, responseObject("completed", "", textItem("Paris."), c.usage))
 		resp, err := newResponsesModel(t, f, nil).Complete(t.Context(), request())
