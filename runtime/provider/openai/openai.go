@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -561,7 +562,35 @@ func (m *Model) classify(ctx context.Context, err error, raw *http.Response) err
 	if b, ok := failure.Bounded("openai", err); ok {
 		return b
 	}
-	return &retry.Error{Err: failure.Wrap("openai", m.redact(err.Error()), err), Retryable: failure.Transient(err)}
+	retryable := failure.Transient(err)
+	var se *ssestream.StreamError
+	if errors.As(err, &se) {
+		retryable = streamRetryable(se.Event.Data)
+	}
+	return &retry.Error{Err: failure.Wrap("openai", m.redact(err.Error()), err), Retryable: retryable}
+}
+
+// streamRetryable says whether an error a stream sent after it began, as
+// its event's data holds it, may be served by another attempt: the
+// server's own failure mid-reply (OpenAI's server_error), or a code that
+// is a status worth another attempt (a gateway's, for its upstream's).
+func streamRetryable(data []byte) bool {
+	var e struct {
+		Error struct {
+			Type string `json:"type"`
+			Code any    `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(data, &e) != nil {
+		return false
+	}
+	switch c := e.Error.Code.(type) {
+	case float64:
+		return c == math.Trunc(c) && c >= 100 && c < 600 && retry.RetryableStatus(int(c))
+	case string:
+		return c == "server_error"
+	}
+	return e.Error.Type == "server_error"
 }
 
 // redact is s, the server's text, as an error may quote it: the key

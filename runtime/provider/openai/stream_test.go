@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -273,6 +274,49 @@ func TestStreamUsageCumulative(t *testing.T) {
 			}
 			if u := resp.Usage; u.Input != 100 || u.Output != 40 {
 				t.Errorf("usage %+v, want 100 in and 40 out", u)
+			}
+		})
+	}
+}
+
+// TestStreamErrorEvent: an error a Chat Completions stream sends after it
+// began is tried again when it is the server's own failure (OpenAI's
+// server_error, a gateway's code of a status that is retried: an
+// upstream that failed mid-reply), as the same failure of a plain request
+// and Anthropic's overloaded_error in a stream are; the caller hears the
+// restart. Any other is final. Each was final.
+func TestStreamErrorEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name, event string
+		again       bool
+	}{
+		{"server error", `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`, true},
+		{"a gateway's 502", `{"error":{"code":502,"message":"Provider disconnected"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}`, true},
+		{"a gateway's 400", `{"error":{"code":400,"message":"Bad request"}}`, false},
+		{"invalid request", `{"error":{"message":"Invalid 'messages'","type":"invalid_request_error","param":"messages","code":null}}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := &attempts{}
+			f := newFake(t, sse(append(slices.Clip(streamed[:3]), tc.event), false, nil), sse(streamed, true, nil))
+			var restarts int
+			req := toolRequest()
+			req.Stream = func(d agentrt.Delta) {
+				if d.Restart {
+					restarts++
+				}
+			}
+			resp, err := newModel(t, f, a).Complete(t.Context(), req)
+			if len(a.errs) == 0 || !strings.HasPrefix(a.errs[0].Error(), "openai: received error while streaming: ") {
+				t.Fatalf("failed attempts %v, want the error event first", a.errs)
+			}
+			if !tc.again {
+				if err == nil || f.requests() != 1 {
+					t.Errorf("%d requests, error %v; want one, failing", f.requests(), err)
+				}
+				return
+			}
+			if err != nil || resp.Message.Content != "Let me answer." || f.requests() != 2 || restarts != 1 {
+				t.Errorf("%d requests, %d restarts, error %v; want the second to answer", f.requests(), restarts, err)
 			}
 		})
 	}
