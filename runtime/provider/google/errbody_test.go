@@ -79,3 +79,39 @@ func TestErrorBodyBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseTextQuoted: what a response says of itself where it is
+// refused or empty (a finish or block reason, and its message) is quoted
+// as an error status's message is, the key redacted and cut at a few KiB:
+// a megabyte of it, the key too, went into the call's error whole.
+func TestResponseTextQuoted(t *testing.T) {
+	big := strings.Repeat("E", 1<<20) + " " + testKey
+	for _, tc := range []struct{ name, body, want string }{
+		{"block message", `{"promptFeedback":{"blockReason":"SAFETY","blockReasonMessage":"` + big + `"}}`, "google: the model refused to answer: the prompt was blocked (blockReason SAFETY): EEE"},
+		{"block reason", `{"promptFeedback":{"blockReason":"` + big + `"}}`, "google: the model refused to answer: the prompt was blocked (blockReason EEE"},
+		{"finish reason", `{"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"` + big + `"}]}`, "google: the response has no content (finishReason EEE"},
+	} {
+		for _, stream := range []bool{false, true} {
+			name := tc.name
+			path, handler := "/v1beta/models/gemini-test:generateContent", reply(tc.body)
+			if stream {
+				name += ", streamed"
+				path, handler = streamPath, sse(tc.body)
+			}
+			t.Run(name, func(t *testing.T) {
+				f := newFakeAt(t, path, handler)
+				req := toolRequest()
+				if stream {
+					req.Stream = func(agentrt.Delta) {}
+				}
+				_, err := newModel(t, f, nil).Complete(t.Context(), req)
+				if err == nil {
+					t.Fatal("no error")
+				}
+				if msg := err.Error(); len(msg) > 8<<10 || !strings.HasPrefix(msg, tc.want) || strings.Contains(msg, testKey) {
+					t.Errorf("error of %d bytes, want under 8 KiB, beginning %q, without the key: %.300s", len(msg), tc.want, msg)
+				}
+			})
+		}
+	}
+}

@@ -423,7 +423,7 @@ func (m *Model) complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 	if err != nil {
 		return nil, err
 	}
-	resp, err := parseResponse(out, len(req.Messages))
+	resp, err := parseResponse(out, len(req.Messages), m.redact)
 	if err != nil {
 		return nil, err
 	}
@@ -889,13 +889,16 @@ var refusals = map[genai.FinishReason]bool{
 // parseResponse reads the first candidate. turn (the request's message
 // count) makes the IDs it gives calls that came without one differ from
 // turn to turn when the response has no responseId.
-func parseResponse(r *genai.GenerateContentResponse, turn int) (*agentrt.Response, error) {
+//
+// quote is how an error holds the server's own text (a block or finish
+// reason, and its message): redacted and cut, as classify's are.
+func parseResponse(r *genai.GenerateContentResponse, turn int, quote func(string) string) (*agentrt.Response, error) {
 	if r == nil {
 		return nil, errors.New("google: the response is empty")
 	}
 	if len(r.Candidates) == 0 || r.Candidates[0] == nil {
 		if pf := r.PromptFeedback; pf != nil && pf.BlockReason != "" {
-			return nil, fmt.Errorf("google: %w: the prompt was blocked (blockReason %s)%s", ErrRefused, pf.BlockReason, suffix(pf.BlockReasonMessage))
+			return nil, fmt.Errorf("google: %w: the prompt was blocked (blockReason %s)%s", ErrRefused, quote(string(pf.BlockReason)), suffix(quote(pf.BlockReasonMessage)))
 		}
 		return nil, errors.New("google: the response has no candidates")
 	}
@@ -942,11 +945,11 @@ func parseResponse(r *genai.GenerateContentResponse, turn int) (*agentrt.Respons
 	if len(msg.ToolCalls) == 0 {
 		switch fr := c.FinishReason; {
 		case refusals[fr]:
-			return nil, fmt.Errorf("google: %w (finishReason %s)%s", ErrRefused, fr, suffix(c.FinishMessage))
+			return nil, fmt.Errorf("google: %w (finishReason %s)%s", ErrRefused, quote(string(fr)), suffix(quote(c.FinishMessage)))
 		case fr == genai.FinishReasonMalformedFunctionCall || fr == genai.FinishReasonUnexpectedToolCall || fr == genai.FinishReasonTooManyToolCalls:
-			return nil, fmt.Errorf("google: the model made a function call the API refused (finishReason %s)%s", fr, suffix(c.FinishMessage))
+			return nil, fmt.Errorf("google: the model made a function call the API refused (finishReason %s)%s", quote(string(fr)), suffix(quote(c.FinishMessage)))
 		case msg.Content == "" && fr != "" && fr != genai.FinishReasonStop:
-			return nil, fmt.Errorf("google: the response has no content (finishReason %s)%s", fr, suffix(c.FinishMessage))
+			return nil, fmt.Errorf("google: the response has no content (finishReason %s)%s", quote(string(fr)), suffix(quote(c.FinishMessage)))
 		}
 	}
 	resp := &agentrt.Response{Message: msg, Model: r.ModelVersion}
