@@ -857,10 +857,18 @@ func smallCount(v any) (int, bool) {
 	return int(n), true
 }
 
+// inPlaceKeys are the keywords whose subschemas the validator applies to
+// the value itself (not to a member or an item): one schema, or a list or
+// a map of them.
+var inPlaceKeys = []string{"$ref", "$dynamicRef", "$recursiveRef", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies"}
+
 // inPlace reports whether a schema object has applicators that evaluate
-// members or items of the same value, which unevaluated* then depend on.
+// members or items of the same value, which unevaluated* then depend on:
+// dependencies among them, which the validator reads in every draft and
+// whose schemas, where they pass, evaluate members as dependentSchemas
+// do.
 func (b *builder) inPlace(m map[string]any) bool {
-	for _, k := range []string{"allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef", "$recursiveRef", "dependentSchemas"} {
+	for _, k := range inPlaceKeys {
 		if _, ok := m[k]; ok {
 			return true
 		}

@@ -79,3 +79,27 @@ func TestConflict(t *testing.T) {
 		}
 	}
 }
+
+// TestIncludesSound: for each pair, a value the validator accepts against
+// sub and rejects against super, so Includes must never answer Yes.
+func TestIncludesSound(t *testing.T) {
+	readJSONL(t, "testdata/includes.jsonl", func(line int, c map[string]any) {
+		sub, err := plan.CompileSchema(c["sub"])
+		if err != nil {
+			t.Fatalf("includes.jsonl:%d: %v", line, err)
+		}
+		super, err := plan.CompileSchema(c["super"])
+		if err != nil {
+			t.Fatalf("includes.jsonl:%d: %v", line, err)
+		}
+		if plan.Validate(sub, c["value"]) != nil || plan.Validate(super, c["value"]) == nil {
+			t.Fatalf("includes.jsonl:%d: %s: %v does not separate the schemas", line, c["why"], c["value"])
+		}
+		if inclusion.Includes(c["sub"], c["super"]) == inclusion.Yes {
+			t.Errorf("includes.jsonl:%d: %s: proved included, but sub accepts %v and super rejects it", line, c["why"], c["value"])
+		}
+		if inclusion.Unsatisfiable(c["sub"]) == inclusion.Yes {
+			t.Errorf("includes.jsonl:%d: %s: sub proved unsatisfiable, but it accepts %v", line, c["why"], c["value"])
+		}
+	})
+}
