@@ -587,8 +587,9 @@ const maxConstants = 256
 // whole object, every sibling keyword, reference and unevaluated* with it,
 // however the other keywords would be approximated. nil when it cannot
 // tell: the object is not at a place in a document of one resource (the
-// validator resolves a subschema alone as it does in place only then), the
-// document does not compile, or the list is long.
+// validator resolves a subschema alone as it does in place only then), a
+// reference cycle may lead it back to itself (see onCycle), the document
+// does not compile, or the list is long.
 func (b *builder) constants(m map[string]any, ptr string, d dir) *Set {
 	if ptr == noPtr || !b.refs {
 		return nil
@@ -610,6 +611,9 @@ func (b *builder) constants(m map[string]any, ptr string, d dir) *Set {
 		if !cheap(v) {
 			return nil
 		}
+	}
+	if b.onCycle(m, ptr, d) {
+		return nil
 	}
 	if !b.compiled {
 		b.compiled = true
@@ -641,6 +645,75 @@ func (b *builder) constants(m map[string]any, ptr string, d dir) *Set {
 		}
 	}
 	return values(kept, d)
+}
+
+// onCycle reports whether the schema object m at ptr may come back to
+// itself, through keywords that apply to the same value and references.
+// The validator cuts a reference cycle where it first meets a schema twice
+// for one value: for m alone that is m, in place it may be another schema
+// of the cycle around it, and the two answers differ (a not between them
+// turns one into the other). The members of an enum are checked alone, so
+// only where m is on no such cycle: then no schema it meets can be around
+// it, and the answer holds wherever m is reached (and may be kept for it).
+// Where it cannot tell, it answers true.
+func (b *builder) onCycle(m map[string]any, ptr string, d dir) bool {
+	seen := map[string]bool{}
+	var reaches func(v any, p string) bool
+	reaches = func(v any, p string) bool {
+		if p == ptr {
+			return true
+		}
+		if seen[p] {
+			return false
+		}
+		seen[p] = true
+		if !d.spend(1) {
+			return true
+		}
+		return b.inPlaceChildren(v, p, reaches)
+	}
+	return b.inPlaceChildren(m, ptr, reaches)
+}
+
+// inPlaceChildren calls fn for each schema that the schema v at p applies
+// to the same value (a reference's target among them), until fn returns
+// true; it returns true then, or for a reference it cannot follow.
+func (b *builder) inPlaceChildren(v any, p string, fn func(v any, p string) bool) bool {
+	x, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, k := range inPlaceKeys {
+		switch val := x[k].(type) {
+		case string:
+			if !strings.HasPrefix(k, "$") {
+				continue
+			}
+			target, tp, ok := b.resolve(val)
+			if !ok || fn(target, tp) {
+				return true
+			}
+		case []any:
+			for i, y := range val {
+				if fn(y, sub(p, k, strconv.Itoa(i))) {
+					return true
+				}
+			}
+		case map[string]any:
+			if k != "dependentSchemas" && k != "dependencies" {
+				if fn(val, sub(p, k)) {
+					return true
+				}
+				continue
+			}
+			for _, name := range slices.Sorted(maps.Keys(val)) {
+				if fn(val[name], sub(p, k, name)) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // cheap reports whether the validator reads every number of a value
