@@ -324,6 +324,12 @@ type differ struct {
 	// proofs has, for each change found compatible, whether and where it
 	// was also proved in the object it is made in.
 	proofs []localProof
+	// targets are the pointers the references of both documents name
+	// (see read), each split into its tokens, found once; opaque says a
+	// fragment did not decode.
+	targets [][]string
+	opaque  bool
+	found   bool
 }
 
 // change is one change the walk found: its rule and place, its values
@@ -468,8 +474,12 @@ func (d *differ) walk(o, n any, ptr string) {
 		// What a finding shows: the values, or their absence.
 		so, sn := present(ov, inOld), present(nv, inNew)
 		switch {
-		case annotations[k]:
+		case annotations[k] && !d.read(kp, ov, nv):
 			d.changes = append(d.changes, change{rule: AnnotationChanged, ptr: kp, o: so, n: sn, annotation: true})
+		case annotations[k]:
+			// A reference reads it as a schema: a change of one, which a
+			// project that silences annotations has not silenced.
+			d.schemaEdit(SchemaChanged, kp, so, sn, set)
 		case k == "required":
 			d.members(ptr, k, ov, nv, RequiredRemoved, RequiredAdded)
 		case k == "enum":

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -295,6 +296,102 @@ func refsOf(doc any) (targets []string, entangled bool) {
 	}
 	walk(doc)
 	return targets, entangled
+}
+
+// read reports whether a reference of either document may read the
+// value of the annotation at ptr (old value o, new n) as a schema: a
+// pointer into it ("#/$defs/a/examples/0", percent-decoded, an index
+// written in any digits the validator reads as it), or an anchor or id
+// inside it, which a reference could name. A value so read is no
+// annotation: its change is decided as the schema's.
+func (d *differ) read(ptr string, o, n any) bool {
+	if identifies(o) || identifies(n) {
+		return true
+	}
+	if !d.found {
+		d.found = true
+		for _, ref := range append(references(d.old), references(d.new)...) {
+			_, frag, _ := strings.Cut(ref, "#")
+			frag, err := url.PathUnescape(frag)
+			if err != nil {
+				d.opaque = true
+			} else if strings.HasPrefix(frag, "/") {
+				d.targets = append(d.targets, segments(frag))
+			}
+		}
+	}
+	if d.opaque {
+		return true
+	}
+	want := segments(ptr)
+	return slices.ContainsFunc(d.targets, func(t []string) bool { return within(t, want) })
+}
+
+// references lists every $ref, $dynamicRef and $recursiveRef of a
+// document, wherever it is written.
+func references(doc any) []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		case map[string]any:
+			for k, y := range x {
+				if s, ok := y.(string); ok && (k == "$ref" || k == "$dynamicRef" || k == "$recursiveRef") {
+					out = append(out, s)
+				}
+				walk(y)
+			}
+		}
+	}
+	walk(doc)
+	return out
+}
+
+// identifies reports whether a value holds an anchor or an id anywhere.
+func identifies(v any) bool {
+	switch x := v.(type) {
+	case []any:
+		for _, y := range x {
+			if identifies(y) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, y := range x {
+			switch k {
+			case "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$id", "id":
+				return true
+			}
+			if identifies(y) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// within reports whether the pointer segs may lead to the place of the
+// pointer at or below it: segment by segment the same, or two indexes
+// the validator reads as one ("0", "00", "+0").
+func within(segs, at []string) bool {
+	if len(segs) < len(at) {
+		return false
+	}
+	for i, s := range at {
+		if s == segs[i] {
+			continue
+		}
+		a, err1 := strconv.Atoi(s)
+		b, err2 := strconv.Atoi(segs[i])
+		if err1 != nil || err2 != nil || a != b {
+			return false
+		}
+	}
+	return true
 }
 
 // canonicalIndexes reports whether every token of a pointer that the
