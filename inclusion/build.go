@@ -121,6 +121,13 @@ type builder struct {
 	// budget bounds the time the analysis spends matching patterns, in
 	// its value checks and its patternProperties; shared with others.
 	budget *Budget
+	// recursive says the root has $recursiveAnchor true (2019-09 on): a
+	// $recursiveRef to a schema with it too goes on from the outermost
+	// schema the validator's check began at (see recursiveRef).
+	recursive bool
+	// names counts the propertyNames schemas around the one being built,
+	// where the validator checks a member name anew.
+	names int
 }
 
 func (b *builder) over() dir  { return dir{false, &b.work} }
@@ -141,6 +148,7 @@ func newBuilder(root any, budget *Budget) *builder {
 				b.giveUp()
 			}
 		}
+		b.recursive = m["$recursiveAnchor"] == true && b.draft >= draft2019
 		if _, ref := m["$ref"]; !ref || b.draft >= draft2019 {
 			if id, ok := m[b.idKeyword()].(string); ok {
 				b.base, _, _ = strings.Cut(id, "#")
@@ -483,6 +491,27 @@ func (b *builder) ref(ref string, d dir) *Set {
 	return b.build(target, ptr, d)
 }
 
+// recursiveRef builds what a $recursiveRef names. Where its target has
+// $recursiveAnchor true and so has the root, the validator goes on from
+// the outermost schema of its check instead: the root, but for a member
+// name, whose check begins anew at the propertyNames schema (and an enum's
+// member checked alone, at its own: see constants). What it builds then
+// depends on where it is, so it is kept for no schema around it.
+func (b *builder) recursiveRef(ref string, d dir) *Set {
+	target, ptr, ok := b.resolve(ref)
+	if !ok {
+		return approx(d)
+	}
+	if t, _ := target.(map[string]any); t["$recursiveAnchor"] != true || !b.recursive {
+		return b.build(target, ptr, d)
+	}
+	b.cuts++
+	if b.names > 0 {
+		return approx(d)
+	}
+	return b.build(b.root, "", d)
+}
+
 func sub(ptr string, keys ...string) string {
 	for _, k := range keys {
 		ptr += "/" + jsonpointer.Escape(k)
@@ -529,7 +558,7 @@ func (b *builder) object(m map[string]any, ptr string, d dir) *Set {
 		add(b.ref(ref, d))
 	}
 	if ref, ok := m["$recursiveRef"].(string); ok && b.draft >= draft2019 {
-		add(b.ref(ref, d))
+		add(b.recursiveRef(ref, d))
 	}
 	if t, ok := m["type"]; ok {
 		add(b.types(t, d))
@@ -587,11 +616,12 @@ const maxConstants = 256
 // whole object, every sibling keyword, reference and unevaluated* with it,
 // however the other keywords would be approximated. nil when it cannot
 // tell: the object is not at a place in a document of one resource (the
-// validator resolves a subschema alone as it does in place only then), a
+// validator resolves a subschema alone as it does in place only then, and
+// only where no $recursiveRef goes on from where its check began), a
 // reference cycle may lead it back to itself (see onCycle), the document
 // does not compile, or the list is long.
 func (b *builder) constants(m map[string]any, ptr string, d dir) *Set {
-	if ptr == noPtr || !b.refs {
+	if ptr == noPtr || !b.refs || b.recursive {
 		return nil
 	}
 	_, isRef := m["$ref"]
@@ -1121,7 +1151,9 @@ func (b *builder) objects(m map[string]any, ptr string, d dir) *Set {
 		o.max, touched = n, true
 	}
 	if x, ok := m["propertyNames"]; ok && b.draft >= draft6 {
+		b.names++
 		o.names = b.child(x, sub(ptr, "propertyNames"), d)
+		b.names--
 		touched = true
 	}
 	var s *Set
