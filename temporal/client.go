@@ -140,7 +140,7 @@ func Start(ctx context.Context, c client.Client, data []byte, in RunInput, opts 
 	if want == "" {
 		want = p.Agent.Model.Provider
 	}
-	return &submitted{WorkflowRun: run, digest: in.Digest, provider: want}, nil
+	return &submitted{WorkflowRun: run, digest: in.Digest, provider: want, agent: p.Agent.Name, digests: p.Digests}, nil
 }
 
 // submitted is a run Start started: what it was submitted for, which
@@ -148,7 +148,26 @@ func Start(ctx context.Context, c client.Client, data []byte, in RunInput, opts 
 type submitted struct {
 	client.WorkflowRun
 	digest, provider string
+	// agent and digests name the plan, for the report of a run cancelled
+	// before it could report (interrupted).
+	agent   string
+	digests plan.Digests
 }
+
+// interrupted is the report of the run, cancelled by its client, whose
+// workflow has not reported (unreported says why): it says the run was
+// interrupted, as a local run's interrupted report does.
+func (s *submitted) interrupted(why string) *agentrt.Report {
+	return &agentrt.Report{Agent: s.agent, Provider: s.provider, Digests: s.digests, Outcome: agentrt.OutcomeError,
+		Bound: agentrt.BoundNone, Interrupted: true, Error: "interrupted: " + why, Started: time.Now().UTC(), Rounds: []agentrt.RoundReport{}}
+}
+
+// unreported is a run its client cancelled that gave no report: no
+// worker had begun it, it was cancelled before its run loop began (while
+// its mcp servers started), or its report did not come within cancelWait.
+type unreported struct{ why string }
+
+func (u *unreported) Error() string { return u.why }
 
 // check refuses a report that is not of the run submitted: another plan,
 // or another provider answering. A workflow of the run's ID is started
@@ -195,8 +214,9 @@ func WatchWorkers(ctx context.Context, c client.Client, hostPort, queue, digest 
 // says so.
 const workersHint = 5 * time.Second
 
-// cancelWait bounds the wait for a cancelled run's report.
-const cancelWait = time.Minute
+// cancelWait bounds the wait for a cancelled run's report (a variable
+// for tests).
+var cancelWait = time.Minute
 
 // Wait waits for a run's report. When ctx ends first, the run is
 // cancelled, as an interrupt cancels a local run, and its report (which
@@ -210,6 +230,11 @@ const cancelWait = time.Minute
 // an error.
 func Wait(ctx context.Context, c client.Client, run client.WorkflowRun) (*agentrt.Report, error) {
 	rep, err := wait(ctx, c, run)
+	var u *unreported
+	if s, ok := run.(*submitted); ok && errors.As(err, &u) {
+		// Cancelled, as an interrupt cancels a local run: interrupted.
+		return s.interrupted(u.why), nil
+	}
 	if s, ok := run.(*submitted); ok && rep != nil {
 		if err := s.check(rep); err != nil {
 			return nil, err
@@ -231,15 +256,47 @@ func wait(ctx context.Context, c client.Client, run client.WorkflowRun) (*agentr
 		if cerr := c.CancelWorkflow(wctx, run.GetID(), run.GetRunID()); cerr != nil {
 			return nil, fmt.Errorf("temporal: run %s: cancelling it: %w", run.GetID(), cerr)
 		}
+		// A run no worker has begun waits for one to report: a worker that
+		// begins it now finds it cancelled, and it makes no call.
+		if !begun(wctx, c, run) {
+			return nil, &unreported{fmt.Sprintf("run %s was cancelled before a worker began it: it makes no model or tool call", run.GetID())}
+		}
 		err = run.Get(wctx, &rep)
 		if r := EndedReport(err); r != nil {
 			return r, nil
+		}
+		var canceled *sdktemporal.CanceledError
+		var late *serviceerror.DeadlineExceeded
+		switch {
+		case errors.As(err, &canceled):
+			return nil, &unreported{fmt.Sprintf("run %s was cancelled before its run began (while it read its plan or started its mcp servers)", run.GetID())}
+		case wctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &late):
+			// (The server may end the wait at wctx's deadline a moment
+			// before wctx itself ends.)
+			return nil, &unreported{fmt.Sprintf("run %s was cancelled, and its report did not come within %s (no worker serves it now?): it ends cancelled once a worker takes it up", run.GetID(), cancelWait)}
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("temporal: run %s: %w", run.GetID(), err)
 	}
 	return asWritten(&rep), nil
+}
+
+// begun reports whether a worker has begun run: completed a workflow task
+// of it, or holds one now. Unknown (the server out of reach) is begun.
+func begun(ctx context.Context, c client.Client, run client.WorkflowRun) bool {
+	d, err := c.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
+	if err != nil || d.GetPendingWorkflowTask().GetState() == enumspb.PENDING_WORKFLOW_TASK_STATE_STARTED {
+		return true
+	}
+	it := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil || ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED {
+			return true
+		}
+	}
+	return false
 }
 
 // EndedReport returns the report a run's workflow failed or was cancelled
