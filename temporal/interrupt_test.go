@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,10 +15,15 @@ import (
 
 // stalled is a model whose calls wait until their context ends; called
 // is closed at the first.
-type stalled struct{ called chan struct{} }
+type stalled struct {
+	once   *sync.Once
+	called chan struct{}
+}
+
+func newStalled() stalled { return stalled{once: &sync.Once{}, called: make(chan struct{})} }
 
 func (m stalled) Complete(ctx context.Context, _ *agentrt.Request) (*agentrt.Response, error) {
-	close(m.called)
+	m.once.Do(func() { close(m.called) })
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
@@ -33,7 +39,7 @@ func TestCancelledRunUnreported(t *testing.T) {
 
 	c := devClient(t)
 	p, data := labelPlan(t)
-	m := stalled{called: make(chan struct{})}
+	m := newStalled()
 	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
 		Allowed: []digest.Digest{p.Digests.Plan}})
 	if err != nil {

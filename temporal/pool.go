@@ -243,9 +243,19 @@ func checkAsk(batchID string, a poolAsk) error {
 
 // reserveCall reserves a model call's worst case, its input's count for
 // the provider and its output allowance, in the run's pool, from an
-// effect activity; settle gives back what the call did not use. A
-// *agentrt.PoolError is a reservation the pool can never grant.
-func (w *Worker) reserveCall(ctx context.Context, poolID, key, provider string, req *agentrt.Request) (settle func(used int64), err error) {
+// effect activity's attempt; settle gives back what the call did not
+// use. A *agentrt.PoolError is a reservation the pool can never grant.
+//
+// The updates are named by the call's key and the attempt: the server
+// answers an update whose ID it has seen with the outcome it gave, the
+// handler not run again. Named by the key alone, the attempt after one
+// cut off (its worker stopping), which settled its reservation, was
+// handed the first attempt's grant with no hold behind it, and its
+// settlement the first's, its tokens never charged. An attempt lost
+// with its worker settles nothing: the next finds the call's hold, and
+// holds it.
+func (w *Worker) reserveCall(ctx context.Context, poolID, key string, attempt int32, provider string, req *agentrt.Request) (settle func(used int64), err error) {
+	ids := fmt.Sprintf("%s #%d", key, attempt)
 	ask := poolAsk{Key: key, N: int64(agentrt.InputTokens(provider, req))}
 	if out := req.MaxOutputTokens; out > 0 {
 		ask.N += int64(out)
@@ -256,7 +266,7 @@ func (w *Worker) reserveCall(ctx context.Context, poolID, key, provider string, 
 	for {
 		var h client.WorkflowUpdateHandle
 		h, err = w.client.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: poolID, UpdateName: poolReserve,
-			UpdateID: "reserve " + key, Args: []any{ask}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			UpdateID: "reserve " + ids, Args: []any{ask}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err == nil {
 			var granted int64
 			err = h.Get(ctx, &granted)
@@ -285,7 +295,7 @@ func (w *Worker) reserveCall(ctx context.Context, poolID, key, provider string, 
 		// Settled even when the activity's context has ended.
 		sctx := context.WithoutCancel(ctx)
 		h, err := w.client.UpdateWorkflow(sctx, client.UpdateWorkflowOptions{WorkflowID: poolID, UpdateName: poolSettle,
-			UpdateID: "settle " + key, Args: []any{poolSettlement{Key: key, Used: used}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			UpdateID: "settle " + ids, Args: []any{poolSettlement{Key: key, Used: used}}, WaitForStage: client.WorkflowUpdateStageCompleted})
 		if err == nil {
 			err = h.Get(sctx, nil)
 		}

@@ -33,18 +33,19 @@ func TestPoolWorkflow(t *testing.T) {
 	if n := agentrt.InputTokens("openai", req(0)); n != 600 {
 		t.Fatalf("input count %d, want 600", n)
 	}
-	settleA, err := w.reserveCall(ctx, "b/pool", "b/1/a", "openai", req(100)) // 700 of 1000
+	settleA, err := w.reserveCall(ctx, "b/pool", "b/1/a", 1, "openai", req(100)) // 700 of 1000
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := w.reserveCall(ctx, "b/pool", "b/1/a", "openai", req(100)); err != nil || again == nil {
+	// Its next attempt (its worker lost) holds what it held.
+	if again, err := w.reserveCall(ctx, "b/pool", "b/1/a", 2, "openai", req(100)); err != nil || again == nil {
 		t.Fatalf("asking again with the same key: %v", err)
 	}
 	got := make(chan error, 1)
 	var settleB func(int64)
 	go func() {
 		var err error
-		settleB, err = w.reserveCall(ctx, "b/pool", "b/1/b", "openai", req(100)) // waits: 300 free
+		settleB, err = w.reserveCall(ctx, "b/pool", "b/1/b", 1, "openai", req(100)) // waits: 300 free
 		got <- err
 	}()
 	select {
@@ -56,8 +57,8 @@ func TestPoolWorkflow(t *testing.T) {
 	if err := <-got; err != nil {
 		t.Fatalf("b after a settled: %v", err)
 	}
-	settleB(100)                                                        // 300 spent
-	_, err = w.reserveCall(ctx, "b/pool", "b/1/c", "openai", req(1000)) // 1600 > 700 left
+	settleB(100)                                                           // 300 spent
+	_, err = w.reserveCall(ctx, "b/pool", "b/1/c", 1, "openai", req(1000)) // 1600 > 700 left
 	var pe *agentrt.PoolError
 	if !errors.As(err, &pe) || pe.Need != 1600 || pe.Left != 700 {
 		t.Fatalf("c: %v; want a pool error, need 1600, left 700", err)

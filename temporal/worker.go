@@ -288,8 +288,8 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 	}
 	settle := func(int64) {}
 	if run.pool != "" && in.Effect.Model != nil {
-		exec := activity.GetInfo(ctx).WorkflowExecution
-		settle, err = w.reserveCall(ctx, run.pool, exec.ID+"/"+in.Effect.Key, provider, in.Effect.Model)
+		info := activity.GetInfo(ctx)
+		settle, err = w.reserveCall(ctx, run.pool, info.WorkflowExecution.ID+"/"+in.Effect.Key, info.Attempt, provider, in.Effect.Model)
 		var pe *agentrt.PoolError
 		switch {
 		case errors.As(err, &pe):

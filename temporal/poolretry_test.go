@@ -1,0 +1,75 @@
+package temporal
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/worker"
+
+	"agentc.dev/agentc/digest"
+	agentrt "agentc.dev/agentc/runtime"
+)
+
+// TestPoolChargesRetriedCall: a batch's model call whose attempt is cut
+// off by its worker stopping is made again on another worker, and the
+// pool is charged what the call made there used. The attempt cut off
+// settled its reservation; the next asked again under the same update
+// IDs, which the pool's workflow answered with the first attempt's
+// outcomes without running them: no hold, and the call's 25 tokens never
+// charged (the pool ended 0 spent).
+func TestPoolChargesRetriedCall(t *testing.T) {
+	c := devClient(t)
+	p, data := labelPlan(t)
+	serve := func(m agentrt.Model) (worker.Worker, *Worker) {
+		w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
+			Allowed: []digest.Digest{p.Digests.Plan}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tw := worker.New(c, "retried", Options())
+		w.Register(tw)
+		if err := tw.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return tw, w
+	}
+	cut := newStalled()
+	first, fw := serve(cut)
+	defer fw.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := SubmitBatch(ctx, c, data, BatchSpec{ID: "retried", Parallel: 1, PoolTokens: 100_000,
+		Items: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(`{"n": 1}` + "\n")), nil }},
+		SubmitOptions{TaskQueue: "retried"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-cut.called:
+	case <-ctx.Done():
+		t.Fatal("the model was never called")
+	}
+	// The worker stops with the call in flight; another makes it.
+	first.Stop()
+	m := &answering{calls: map[string]int{}}
+	second, sw := serve(m)
+	defer sw.Close()
+	defer second.Stop()
+	rep, err := b.RunFunc()(ctx, 0, 1, []byte(`{"n": 1}`))
+	if err != nil || rep.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("the item: %+v, %v", rep, err)
+	}
+	pool, err := b.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (PoolState{Tokens: 100_000, Spent: 25}); pool == nil || *pool != want {
+		t.Errorf("the pool at its end: %+v; want %+v: the call made again charged", pool, want)
+	}
+	if n := m.calls["issue 1"]; n != 1 {
+		t.Errorf("the second worker made the call %d times, want 1", n)
+	}
+}
