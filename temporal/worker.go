@@ -341,6 +341,11 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 // servers is the servers activity: it starts the run's mcp servers on
 // this worker and returns the tools each offers, by server path.
 func (w *Worker) servers(ctx context.Context) (map[string]tool.ServerRecord, error) {
+	// A server may take longer to start than heartbeatTimeout (its start
+	// is given up to 30 s): silent so long, the activity was taken for
+	// lost with its worker and given to a worker again.
+	stop := heartbeat(ctx, nil)
+	defer stop()
 	run, err := w.runOf(ctx)
 	if err != nil {
 		return nil, err
