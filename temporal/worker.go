@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -112,6 +113,10 @@ type Worker struct {
 	opts    WorkerOptions
 	client  client.Client
 	allowed map[digest.Digest]bool
+	// life ends when the worker closes (end): the tools' mcp servers
+	// still starting then are given up, their processes killed.
+	life context.Context
+	end  context.CancelFunc
 
 	// What the worker keeps of the runs it served is bounded, whatever
 	// its clients start: runs and batches are read again from their
@@ -187,12 +192,26 @@ type builtTools struct {
 	servers map[string]tool.ServerRecord
 	secrets *redact.Set // the worker's, and the tools'
 	err     error
+	// begun says the build has begun, and done is closed once it has
+	// ended: Close waits for it.
+	begun atomic.Bool
+	done  chan struct{}
 }
 
 // fail is the failure, never retried, of an activity that could not build
 // the agent: its message redacted of the worker's secrets and its tools'.
 func (b *builtAgent) fail(err error) error {
 	return sdktemporal.NewNonRetryableApplicationError(b.secrets.String(err.Error()), ErrPlan, nil)
+}
+
+// buildFailed is the failure of an activity that could not build the
+// agent: never retried (fail), but where the worker closing gave up the
+// build, which another worker makes.
+func (w *Worker) buildFailed(b *builtAgent, err error) error {
+	if w.life.Err() != nil {
+		return errors.New(b.secrets.String("the worker stopped while it built the agent's tools: " + err.Error()))
+	}
+	return b.fail(err)
 }
 
 // NewWorker returns a Worker whose activities read runs' plans through c.
@@ -203,7 +222,8 @@ func NewWorker(c client.Client, opts WorkerOptions) (*Worker, error) {
 	if len(opts.Allowed) == 0 && !opts.AllowAnyPlan {
 		return nil, errors.New("temporal: a worker needs the plans it may run (WorkerOptions.Allowed), or AllowAnyPlan")
 	}
-	return &Worker{opts: opts, client: c, allowed: allowSet(opts.Allowed), runs: map[string]*workerRun{}, plans: map[digest.Digest]*plan.Plan{}, built: map[string]*builtAgent{}, tools: map[string]*builtTools{}, batches: map[BatchRef]json.RawMessage{}, pools: map[string]bool{}}, nil
+	life, end := context.WithCancel(context.Background())
+	return &Worker{opts: opts, client: c, allowed: allowSet(opts.Allowed), life: life, end: end, runs: map[string]*workerRun{}, plans: map[digest.Digest]*plan.Plan{}, built: map[string]*builtAgent{}, tools: map[string]*builtTools{}, batches: map[BatchRef]json.RawMessage{}, pools: map[string]bool{}}, nil
 }
 
 // Options returns the options of a Temporal worker that serves agentc's
@@ -240,17 +260,26 @@ func (w *Worker) RegisterWorkflow(r worker.WorkflowRegistry) {
 }
 
 // Close closes what the worker's activities started: mcp servers, tool
-// processes.
+// processes. The servers still starting are given up, and waited for
+// until their processes are gone: a worker stopped while an activity
+// started one (the activity does not wait for it) had it go on after
+// the worker exited.
 func (w *Worker) Close() error {
+	w.end()
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	tools := w.tools
+	w.built, w.tools = map[string]*builtAgent{}, map[string]*builtTools{}
+	w.mu.Unlock()
 	var errs []error
-	for _, t := range w.tools {
+	for _, t := range tools {
+		if !t.begun.Load() {
+			continue
+		}
+		<-t.done
 		if t.close != nil {
 			errs = append(errs, t.close())
 		}
 	}
-	w.built, w.tools = map[string]*builtAgent{}, map[string]*builtTools{}
 	return errors.Join(errs...)
 }
 
@@ -264,7 +293,7 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 	}
 	b, err := w.agent(ctx, run, in.Effect.Agent)
 	if err != nil {
-		return EffectResult{}, b.fail(err)
+		return EffectResult{}, w.buildFailed(b, err)
 	}
 	// Each attempt heartbeats the attempts made before it and its own,
 	// so that the next attempt, should this one's worker be lost, knows
@@ -352,7 +381,7 @@ func (w *Worker) servers(ctx context.Context) (map[string]tool.ServerRecord, err
 	}
 	b, err := w.agent(ctx, run, "")
 	if err != nil {
-		return nil, b.fail(err)
+		return nil, w.buildFailed(b, err)
 	}
 	return b.kit.servers, nil
 }
@@ -734,12 +763,14 @@ func (w *Worker) agent(ctx context.Context, run *workerRun, path string) (*built
 	}
 	t, ok := w.tools[at]
 	if !ok {
-		t = &builtTools{}
+		t = &builtTools{done: make(chan struct{})}
 		w.tools[at] = t
 	}
 	w.mu.Unlock()
 	b.once.Do(func() {
 		t.once.Do(func() {
+			t.begun.Store(true)
+			defer close(t.done)
 			t.secrets = w.secrets()
 			t.err = w.buildTools(ctx, run, path, t)
 		})
@@ -831,8 +862,12 @@ func (w *Worker) buildTools(ctx context.Context, run *workerRun, path string, t 
 	var mu sync.Mutex
 	t.servers = map[string]tool.ServerRecord{}
 	// Started outside the activity's context: the tools outlive the
-	// activity, for every run of the plan on this worker.
-	tools, closeTools, err := tool.Build(context.WithoutCancel(ctx), p, tool.Env{
+	// activity, for every run of the plan on this worker. The worker's
+	// closing gives up the servers' start (ctx bounds only that).
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(w.life, cancel)()
+	tools, closeTools, err := tool.Build(bctx, p, tool.Env{
 		BaseDir:       dir,
 		ModelFor:      modelFor,
 		Events:        w.opts.Events,
