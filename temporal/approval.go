@@ -61,6 +61,10 @@ type signalApprover struct {
 	ch      workflow.ReceiveChannel
 	got     map[string]Approval
 	pending []Pending // the calls waiting, for QueryApprovals
+	// cancel, when set, cancels the run's context: a wait the workflow's
+	// cancellation ends cancels it first, so that the run ends
+	// interrupted (approvalCancelVersion).
+	cancel context.CancelFunc
 }
 
 func newSignalApprover(ctx workflow.Context) *signalApprover {
@@ -106,16 +110,25 @@ func (a *signalApprover) approve(_ context.Context, req *agentrt.ApprovalRequest
 				a.got[s.Key] = s
 			}
 		})
-		sel.AddReceive(a.ctx.Done(), func(workflow.ReceiveChannel, bool) {
+		cancelled := func() {
+			if a.cancel != nil {
+				a.cancel()
+			}
 			err = fmt.Errorf("the workflow was cancelled waiting for approval: %w", context.Canceled)
-		})
+		}
+		sel.AddReceive(a.ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled() })
 		if !req.Deadline.IsZero() {
 			left := req.Deadline.Sub(workflow.Now(a.ctx))
 			if left <= 0 {
 				cancelTimer()
 				return agentrt.ApprovalDecision{}, fmt.Errorf("the deadline passed waiting for approval of call %s: %w", req.Key, context.DeadlineExceeded)
 			}
-			sel.AddFuture(workflow.NewTimer(tctx, left), func(workflow.Future) {
+			sel.AddFuture(workflow.NewTimer(tctx, left), func(f workflow.Future) {
+				if a.cancel != nil && f.Get(a.ctx, nil) != nil {
+					// Cancelled with the workflow, not fired: no deadline.
+					cancelled()
+					return
+				}
 				err = fmt.Errorf("the deadline passed waiting for approval of call %s: %w", req.Key, context.DeadlineExceeded)
 			})
 		}

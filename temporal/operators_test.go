@@ -517,7 +517,9 @@ func TestReplayBeforeModelName(t *testing.T) {
 // and its deadline from 5m to 1000h: three tool calls, then its tool
 // budget ended it), and before a run's calls went only to its plan's
 // models (a run whose client named the provider anthropic in place of its
-// plan's openai: it answered), replay on today's code, so that runs
+// plan's openai: it answered), and before a run cancelled while it
+// waited for approval ended interrupted (a run cancelled so: its workflow
+// failed), replay on today's code, so that runs
 // started then go on once their workers are upgraded (whose activities
 // refuse the calls such a run has left to make).
 func TestReplayBefore(t *testing.T) {
@@ -530,7 +532,7 @@ func TestReplayBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"before-ops-ok", "before-ops-budget", "before-budgets-wider", "before-provider"} {
+	for _, name := range []string{"before-ops-ok", "before-ops-budget", "before-budgets-wider", "before-provider", "before-approval-cancel"} {
 		replayer := worker.NewWorkflowReplayer()
 		w.RegisterWorkflow(replayer)
 		if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "history", name+".json")); err != nil {

@@ -208,6 +208,12 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// The run's context is cancelled when the workflow is.
 	rctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	// Runs started before version 1 (approvalCancelVersion) ended a
+	// cancellation met waiting for approval as a failed call, not as an
+	// interrupt: their histories replay as they were made.
+	if workflow.GetVersion(ctx, approvalCancelChange, workflow.DefaultVersion, approvalCancelVersion) >= approvalCancelVersion {
+		sa.cancel = cancel
+	}
 	if !calleeBudget {
 		rctx = agentrt.WithCalleesOwnBudgets(rctx)
 	}
@@ -293,6 +299,17 @@ const (
 const (
 	calleeBudgetChange  = "agentc.callee-budget"
 	calleeBudgetVersion = workflow.Version(1)
+)
+
+// approvalCancelChange and approvalCancelVersion name the change that
+// made a run cancelled while it waits for approval end interrupted, its
+// workflow cancelled, as a run cancelled during a call does: the wait
+// cancels the run's context before it ends, where the run took the
+// wait's error for a failed call, its workflow failed and its client
+// exited 1.
+const (
+	approvalCancelChange  = "agentc.approval-cancel"
+	approvalCancelVersion = workflow.Version(1)
 )
 
 // budgetsChange and budgetsVersion name the change that made a run's
