@@ -24,6 +24,7 @@ func FuzzResponse(f *testing.F) {
 		`{"error":{"message":"Incorrect API key provided: sk-test-SECRET","type":"invalid_request_error","code":"invalid_api_key"}}`,
 		`{"status":"completed","output":[{"type":"function_call","call_id":"c","name":"answer","arguments":"{}"}]}`,
 		`{"status":"failed","error":{"code":"invalid_api_key","message":"Incorrect API key provided: sk-test-SECRET"},"output":[]}`,
+		`{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":-5,"completion_tokens":-1}}`,
 	} {
 		f.Add(200, false, false, []byte(s))
 		f.Add(200, false, true, []byte(s))
