@@ -602,9 +602,38 @@ func (m *Model) stream(ctx context.Context, params sdk.MessageNewParams, opts []
 		return &msg, nil
 	}
 	if err := st.Err(); err != nil {
+		if u, ok := errors.AsType[*limit.Unstreamed](err); ok {
+			return m.wholeMessage(u.Body, delta, outputTool)
+		}
 		return nil, err
 	}
 	return nil, errStreamCut
+}
+
+// wholeMessage is the message a server answered a streamed request with
+// whole (limit.Unstreamed, a server that ignores "stream"): what the
+// stream would have put together, its text and the output tool's input
+// heard as one piece each. A body that is no message is the call's
+// error, as a whole response's is (notMessage).
+func (m *Model) wholeMessage(body []byte, delta func(agentrt.Delta), outputTool string) (*sdk.Message, error) {
+	var msg sdk.Message
+	if err := json.Unmarshal(body, &msg); err != nil {
+		return nil, fmt.Errorf("the server answered the streamed request whole, with no message: %w", err)
+	}
+	if err := m.notMessage(&msg); err != nil {
+		return nil, err
+	}
+	if delta != nil {
+		for _, b := range msg.Content {
+			switch {
+			case b.Type == "text" && b.Text != "":
+				delta(agentrt.Delta{Text: b.Text})
+			case b.Type == "tool_use" && outputTool != "" && b.Name == outputTool && len(b.Input) > 0:
+				delta(agentrt.Delta{Answer: string(b.Input)})
+			}
+		}
+	}
+	return &msg, nil
 }
 
 // blockTexts puts a streamed message's text, thinking, signatures and

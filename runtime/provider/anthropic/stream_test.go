@@ -370,3 +370,29 @@ func TestStreamToolInputNotJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamAnsweredWhole: a server that ignores "stream" and answers a
+// streamed request with the whole message (JSON, not an event stream) has
+// its reply taken as it is, in one request, its text heard as one piece:
+// read as a stream it held no event, and the call was taken for one cut
+// short and made again, each attempt billed, then failed. An error object
+// so answered is retried as the same error in a stream is.
+func TestStreamAnsweredWhole(t *testing.T) {
+	whole := message(`[{"type": "text", "text": "Looking it up."}, {"type": "tool_use", "id": "toolu_01A", "name": "weather", "input": {"city": "Paris"}}]`, "tool_use", "")
+	overloaded := apiError(200, "overloaded_error", "Overloaded")
+	f := newFake(t, overloaded, whole, whole)
+	req := longRequest()
+	var text strings.Builder
+	req.Stream = func(d agentrt.Delta) { text.WriteString(d.Text) }
+	resp, err := f.model(t, fastRetry).Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEq(t, "stream", f.body(1)["stream"], `true`)
+	if f.attempts() != 2 || text.String() != "Looking it up." {
+		t.Errorf("%d attempts, text heard %q", f.attempts(), text.String())
+	}
+	if resp.Message.Content != "Looking it up." || len(resp.Message.ToolCalls) != 1 || resp.Message.ToolCalls[0].Name != "weather" || resp.Usage.Input != 25 || resp.Usage.Output != 12 {
+		t.Errorf("response %+v", resp)
+	}
+}

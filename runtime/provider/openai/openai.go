@@ -289,6 +289,9 @@ func (m *Model) stream(ctx context.Context, params sdk.ChatCompletionNewParams, 
 		}
 	}
 	if err := st.Err(); err != nil {
+		if u, ok := errors.AsType[*limit.Unstreamed](err); ok {
+			return wholeCompletion(u.Body, delta, outputTool)
+		}
 		return nil, err
 	}
 	if len(acc.Choices) == 0 || acc.Choices[0].FinishReason == "" {
@@ -298,6 +301,30 @@ func (m *Model) stream(ctx context.Context, params sdk.ChatCompletionNewParams, 
 		acc.Usage = *usage
 	}
 	return &acc.ChatCompletion, nil
+}
+
+// wholeCompletion is the completion a server answered a streamed request
+// with whole (limit.Unstreamed, a server that ignores "stream"): what the
+// stream would have put together, its text and the output tool's
+// arguments heard as one piece each. What it lacks (no choices, an error
+// object) parseResponse says.
+func wholeCompletion(body []byte, delta func(agentrt.Delta), outputTool string) (*sdk.ChatCompletion, error) {
+	var c sdk.ChatCompletion
+	if err := json.Unmarshal(body, &c); err != nil {
+		return nil, fmt.Errorf("the server answered the streamed request whole, with no chat completion: %w", err)
+	}
+	if len(c.Choices) > 0 {
+		msg := c.Choices[0].Message
+		if msg.Content != "" {
+			delta(agentrt.Delta{Text: msg.Content})
+		}
+		for _, tc := range msg.ToolCalls {
+			if outputTool != "" && tc.Function.Name == outputTool && tc.Function.Arguments != "" {
+				delta(agentrt.Delta{Answer: tc.Function.Arguments})
+			}
+		}
+	}
+	return &c, nil
 }
 
 // ownAPI reports whether a base URL is OpenAI's own API (or none, the

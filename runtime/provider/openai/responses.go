@@ -143,9 +143,40 @@ func (m *Model) streamResponse(ctx context.Context, params responses.ResponseNew
 		}
 	}
 	if err := st.Err(); err != nil {
+		if u, ok := errors.AsType[*limit.Unstreamed](err); ok {
+			wholeResponse(u.Body, delta, outputTool)
+			return u.Body, nil
+		}
 		return nil, err
 	}
 	return nil, fmt.Errorf("the stream ended before the response did: %w", io.ErrUnexpectedEOF)
+}
+
+// wholeResponse tells delta what a response object a server answered a
+// streamed request with whole holds (limit.Unstreamed, a server that
+// ignores "stream"): its text and the output tool's arguments, one piece
+// each. parseResponsesBody reads the object, and says what it lacks.
+func wholeResponse(body []byte, delta func(agentrt.Delta), outputTool string) {
+	var r struct {
+		Output []outputItem `json:"output"`
+	}
+	if json.Unmarshal(body, &r) != nil {
+		return
+	}
+	for _, it := range r.Output {
+		switch it.Type {
+		case "message":
+			for _, c := range it.Content {
+				if c.Type == "output_text" && c.Text != "" {
+					delta(agentrt.Delta{Text: c.Text})
+				}
+			}
+		case "function_call":
+			if outputTool != "" && it.Name == outputTool && it.Arguments != "" {
+				delta(agentrt.Delta{Answer: it.Arguments})
+			}
+		}
+	}
 }
 
 // buildResponsesParams makes a stateless request: nothing is stored on

@@ -321,3 +321,48 @@ func TestStreamErrorEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamAnsweredWhole: a server that ignores "stream" and answers a
+// streamed request with the whole completion (JSON, not an event stream)
+// has its reply taken as it is, in one request, its text and the output
+// tool's arguments heard as a piece each: read as a stream it held no
+// event, and the call was taken for one cut short and made again, each
+// attempt billed, then failed. Likewise the Responses API's whole object.
+func TestStreamAnsweredWhole(t *testing.T) {
+	chat := completion(`{"role": "assistant", "content": "Let me answer.", "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "answer", "arguments": "{\"text\":\"Paris.\"}"}}]}`, "tool_calls", "")
+	responses := responseObject("completed", "", textItem("Let me answer.")+","+callItem("call_1", "answer", `{"text":"Paris."}`), `{"input_tokens": 10, "output_tokens": 5}`)
+	for _, tc := range []struct {
+		name  string
+		model func(*testing.T, *fake, *attempts) *Model
+		fake  func(*testing.T, ...http.HandlerFunc) *fake
+		reply http.HandlerFunc
+	}{
+		{"chat", newModel, func(t *testing.T, h ...http.HandlerFunc) *fake { return newFake(t, h...) }, chat},
+		{"responses", newResponsesModel, func(t *testing.T, h ...http.HandlerFunc) *fake { return newResponsesFake(t, h...) }, responses},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.fake(t, tc.reply, tc.reply)
+			a := &attempts{}
+			req := toolRequest()
+			var text, answer strings.Builder
+			req.Stream = func(d agentrt.Delta) {
+				text.WriteString(d.Text)
+				answer.WriteString(d.Answer)
+			}
+			resp, err := tc.model(t, f, a).Complete(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.requests() != 1 || len(a.errs) != 0 {
+				t.Errorf("%d requests, failed attempts %v", f.requests(), a.errs)
+			}
+			if text.String() != "Let me answer." || answer.String() != `{"text":"Paris."}` {
+				t.Errorf("deltas: text %q, answer %q", text.String(), answer.String())
+			}
+			if resp.Message.Content != "Let me answer." || len(resp.Message.ToolCalls) != 1 || resp.Usage.Input != 10 || resp.Usage.Output != 5 {
+				t.Errorf("response %+v", resp)
+			}
+			equalJSON(t, "stream", f.body(0)["stream"], `true`)
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 
@@ -56,8 +57,16 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 		if err != nil || resp == nil || resp.Body == nil {
 			return resp, err
 		}
+		tokens, whole := req.Context().Value(wholeKey{}).(int64)
+		// A server that ignores a request's "stream" answers it whole: its
+		// reply is bounded and counted as one, and read here (Unstreamed).
+		p, streamed := req.Context().Value(progressKey{}).(*progress)
+		unstreamed := streamed && resp.StatusCode >= 200 && resp.StatusCode <= 299 && wholeReply(resp)
+		if unstreamed {
+			tokens, whole = p.tokens, true
+		}
 		bound, over := limit, error(&TooLargeError{provider, limit})
-		if tokens, ok := req.Context().Value(wholeKey{}).(int64); ok && req.ContentLength >= 0 {
+		if whole && req.ContentLength >= 0 {
 			if b := replylimit.BodyBound(tokens, req.ContentLength); b > 0 && b < bound {
 				bound, over = b, &replylimit.ReplyError{Tokens: tokens, Bound: b, Request: req.ContentLength, Body: true}
 			}
@@ -74,7 +83,7 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 			// counted by its body's bytes, a stream by its pieces (Reply).
 			a := retry.AttemptOf(req.Context())
 			a.Answered()
-			if _, whole := req.Context().Value(wholeKey{}).(int64); whole {
+			if whole {
 				counted = a
 			}
 			if resp.ContentLength > bound {
@@ -93,8 +102,38 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 			resp.Uncompressed = true
 		}
 		resp.Body = &body{rc: resp.Body, left: bound, err: over, counted: counted}
+		if unstreamed {
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return nil, err
+			}
+			return nil, &Unstreamed{Body: b}
+		}
 		return resp, nil
 	}
+}
+
+// Unstreamed is the reply, whole, of a server that answered a streamed
+// request (one made with NewReply's context) as if it had not asked to
+// stream: 2xx, a JSON body rather than an event stream. Some servers that
+// speak a provider's API ignore "stream". The call's stream function takes
+// the body for the whole reply it is (a completion, a message, an error
+// object): read as a stream, it held no event, and the call was taken for
+// one cut short and made again, each attempt billed.
+type Unstreamed struct {
+	Body []byte
+}
+
+func (e *Unstreamed) Error() string {
+	return "the server answered a streamed request with a whole reply, not an event stream"
+}
+
+// wholeReply reports whether a response's body is a JSON document, which a
+// stream's is not.
+func wholeReply(resp *http.Response) bool {
+	mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
 
 // gunzip decompresses a gzip body, reading its header only when first

@@ -22,7 +22,7 @@ type Reply struct {
 // with: each attempt's stall watch (Stall) then waits for the reply's
 // pieces, which Add hears, not for any byte of the stream.
 func NewReply(ctx context.Context, maxTokens int64) (context.Context, *Reply) {
-	p := &progress{}
+	p := &progress{tokens: maxTokens}
 	return context.WithValue(ctx, progressKey{}, p), &Reply{tokens: maxTokens, bound: replylimit.ReplyBound(maxTokens), progress: p, attempt: retry.AttemptOf(ctx)}
 }
 

@@ -105,7 +105,7 @@ func stall(provider string, d time.Duration, clk bodyrate.Clock) func(*http.Requ
 		// A stream's reader reports its progress; an error's body, read
 		// whole for its message, is a body like any other.
 		p, _ := req.Context().Value(progressKey{}).(*progress)
-		stream := p != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299
+		stream := p != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && !wholeReply(resp)
 		w.answered(stream)
 		if stream {
 			p.attach(w)
@@ -249,6 +249,8 @@ type progressKey struct{}
 // to the watch of the attempt being read: the latest, where an SDK makes
 // more than one.
 type progress struct {
+	tokens int64 // the output tokens the request allowed (NewReply)
+
 	mu sync.Mutex
 	w  *watch
 }
