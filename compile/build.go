@@ -243,6 +243,7 @@ func (cp *Compiler) compileCallee(path string) calleeInfo {
 	}
 	noOutput := calleeInfo{err: errors.New("it declares no output, so it has no answer to return")}
 	if !fi.IsDir() {
+		cp.noteRead(path)
 		p, isPlan, err := plan.ReadFile(path)
 		switch {
 		case err != nil:
@@ -261,6 +262,9 @@ func (cp *Compiler) compileCallee(path string) calleeInfo {
 		return calleeInfo{err: fmt.Errorf("names %d agents, want one", len(insts))}
 	}
 	inst := insts[0]
+	for _, f := range inst.Files {
+		cp.noteRead(f)
+	}
 	if len(inst.Errors) > 0 {
 		return calleeInfo{err: fmt.Errorf("it does not load (run agentc vet on it): %s", inst.Errors[0].Msg)}
 	}

@@ -3,6 +3,7 @@ package compile
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/textproto"
 	neturl "net/url"
 	"path/filepath"
@@ -56,6 +57,9 @@ type Compiler struct {
 	compiling []string
 	compiled  compiledSchemas
 	locks     map[string]lockEntry // by absolute path
+	// read are the files read besides the agents asked for: the called
+	// agents' manifests and plans, configuration and lock files (Read).
+	read map[string]bool
 
 	// Prices bound what a run may cost, for COST_UNBOUNDED; nil is the
 	// table embedded in package cost.
@@ -89,7 +93,26 @@ type lockEntry struct {
 
 // New returns a Compiler that loads through l.
 func New(l *manifest.Loader) *Compiler {
-	return &Compiler{loader: l, callees: map[string]calleeInfo{}, configs: map[string]configEntry{}, locks: map[string]lockEntry{}}
+	return &Compiler{loader: l, callees: map[string]calleeInfo{}, configs: map[string]configEntry{}, locks: map[string]lockEntry{}, read: map[string]bool{}}
+}
+
+// Read returns the files the compiler has read besides the agents it was
+// given, sorted: the manifests and plans of the agents they call, and the
+// configuration and lock files it consulted. A command that writes a file
+// refuses one of them as its output, as it refuses the agent's own.
+func (cp *Compiler) Read() []string {
+	return slices.Sorted(maps.Keys(cp.read))
+}
+
+// noteRead adds a file to those Read returns.
+func (cp *Compiler) noteRead(path string) {
+	if path == "" || path == "-" {
+		return
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	cp.read[path] = true
 }
 
 // Loader returns the loader the compiler loads agents with.
@@ -746,6 +769,7 @@ func (cp *Compiler) lock(path string) (*digest.Lock, error) {
 	if err != nil {
 		e.err = err
 	} else {
+		cp.noteRead(path)
 		e.lock, e.err = digest.ParseLock(displayName(path), data)
 	}
 	cp.locks[path] = e

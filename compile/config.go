@@ -142,6 +142,9 @@ func (cp *Compiler) configAt(dir string) (*Config, error) {
 		return e.cfg, e.err
 	}
 	cfg, err := readConfigIn(dir)
+	if cfg != nil || err != nil {
+		cp.noteRead(key)
+	}
 	if cfg != nil && err == nil && cp.DiffRules != nil {
 		if err = cfg.CheckDiffRules(cp.DiffRules); err != nil {
 			cfg = nil

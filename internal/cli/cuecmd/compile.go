@@ -10,6 +10,7 @@ import (
 	"agentc.dev/agentc/internal/cli"
 	"agentc.dev/agentc/internal/leaf/atomicfile"
 	"agentc.dev/agentc/internal/leaf/userfile"
+	"agentc.dev/agentc/internal/runcmd"
 	"agentc.dev/agentc/plan"
 )
 
@@ -42,7 +43,12 @@ agentc.yaml that does not read.`,
 			if len(args) == 0 {
 				args = []string{"."}
 			}
-			bs, err := buildAll(e, args, e.Stderr, false)
+			comp := newCompiler(e)
+			var err error
+			if comp.Prices, err = runcmd.LoadPrices(""); err != nil {
+				return err
+			}
+			bs, err := buildWith(e, comp, args, e.Stderr, false)
 			if err != nil {
 				return err
 			}
@@ -66,6 +72,11 @@ agentc.yaml that does not read.`,
 				var ins []userfile.Named
 				for _, f := range bs[0].inst.Files {
 					ins = append(ins, userfile.Named{What: "the agent's file", Path: f})
+				}
+				// The agents it calls, and the configuration and lock
+				// files read for it, are inputs too.
+				for _, f := range comp.Read() {
+					ins = append(ins, userfile.Named{What: "the agent's input", Path: f, Shown: relPath(f, e.Dir)})
 				}
 				if err := userfile.CheckOutputs([]userfile.Named{{What: "-o", Path: out}}, append(ins, userfile.Named{What: "the agent", Path: args[0]})); err != nil {
 					return cli.UsageError("%v", err)
