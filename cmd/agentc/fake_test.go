@@ -273,10 +273,20 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 	// may: every reply holds 1 MiB of text and, where the turn may call
 	// tools, a call of every tool offered, with {}.
 	flood := provider == "openai-flood"
+	// "openai-turns" takes a JSON array for ANSWER: request N is answered
+	// with its Nth element, round and round, as a model that does not
+	// answer the same way twice.
+	var turns []json.RawMessage
+	if provider == "openai-turns" {
+		ts.Check(json.Unmarshal(answer, &turns))
+		if len(turns) == 0 {
+			ts.Fatalf("fakeprovider openai-turns: no answers")
+		}
+	}
 	callTools := provider == "openai-tools" || provider == "openai-tools-hang"
 	hang := provider == "openai-tools-hang"
 	scripted := provider == "openai-args"
-	if flaky || stallFirst || trickleFirst || drop || dropAll || callTools || scripted || provider == "openai-prose" || loop || gather || flood || status != 0 {
+	if flaky || stallFirst || trickleFirst || drop || dropAll || callTools || scripted || provider == "openai-prose" || loop || gather || flood || turns != nil || status != 0 {
 		provider = "openai"
 	}
 	var cache *promptCache
@@ -387,6 +397,10 @@ func fakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 				f.Close()
 			}
 			logMu.Unlock()
+			answer := answer
+			if turns != nil {
+				answer = turns[(n-1)%len(turns)]
+			}
 			if hang && n > 1 || stallFirst && n == 1 {
 				<-r.Context().Done() // until the client goes away
 				return
