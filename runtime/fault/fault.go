@@ -164,10 +164,37 @@ func Applies(k Kind, p *plan.Plan, s *Script) (bool, string) {
 		return false, "the run calls no tool"
 	case k.where == onAnswer && p.Agent.Output == nil:
 		return false, "the agent has no output contract"
+	case k.where == onAnswer && answerAt(p, s) < 0:
+		// A case that ends on a bound or an error: the fault would
+		// replace a response that is no answer.
+		return false, "the recorded run gives no answer"
 	case k.where == onModel && len(p.Fallbacks) == 0:
 		return false, "the agent declares no fallback model (model.fallback)"
 	}
 	return true, ""
+}
+
+// outputTool is the output tool's name, "" where the answer is the
+// reply's text (native, prompted).
+func outputTool(p *plan.Plan) string {
+	if p.Output != nil && p.Output.Mode == plan.ModeTool {
+		return p.Output.Tool
+	}
+	return ""
+}
+
+// answerAt is the place in the script of the model response that gave
+// the run's answer: the last that calls the output tool, or, where the
+// answer is the text, the last that calls no tool; -1 for none.
+func answerAt(p *plan.Plan, s *Script) int {
+	tool := outputTool(p)
+	for i := len(s.Models) - 1; i >= 0; i-- {
+		calls := s.Models[i].Message.ToolCalls
+		if tool != "" && slices.ContainsFunc(calls, func(c agentrt.ToolCall) bool { return c.Name == tool }) || tool == "" && len(calls) == 0 {
+			return i
+		}
+	}
+	return -1
 }
 
 // Default is what a run with the fault k is expected to end with when its

@@ -38,7 +38,7 @@ func script() *fault.Script {
 }
 
 func agentPlan() *plan.Plan {
-	return &plan.Plan{Agent: plan.Agent{
+	return &plan.Plan{Output: &plan.Lowering{Mode: plan.ModeTool, Tool: "answer_ab12"}, Agent: plan.Agent{
 		Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{"lookup": {Kind: "exec", Timeout: "20s"}}},
 		Output:       &plan.Output{Name: "answer", Retries: 2, Schema: json.RawMessage(`{"type":"object","properties":{"status":{"enum":["done"]}},"required":["status"]}`)},
 	}}
@@ -455,4 +455,60 @@ func TestLoadSuperseded(t *testing.T) {
 	if _, err := fault.Load(file); err == nil || !strings.Contains(err.Error(), "failed when it was recorded") {
 		t.Errorf("a failed call that stands: %v", err)
 	}
+}
+
+// TestAnswerFaultsHitTheAnswer: invalid_answer and prose replace the
+// answer the journal recorded, wherever it is. An answering turn that
+// also calls a tool (keeps_tools) had the tool's arguments replaced and
+// its answer left as recorded, so the run answered validly and
+// "recovered" without meeting the fault; a recorded run that ended
+// without an answer (a bound) had its last model call replaced instead,
+// and the fault was said to apply.
+func TestAnswerFaultsHitTheAnswer(t *testing.T) {
+	p := agentPlan()
+	s := script()
+	// The answer comes with a call of lookup first.
+	s.Models[1].Message.ToolCalls = append([]agentrt.ToolCall{{ID: "call_3", Name: "lookup", Arguments: json.RawMessage(`{"q":"more"}`)}}, s.Models[1].Message.ToolCalls...)
+	k, _ := fault.Lookup(fault.InvalidAnswer)
+	if ok, why := fault.Applies(k, p, s); !ok {
+		t.Fatalf("invalid_answer does not apply: %s", why)
+	}
+	sv, err := fault.NewServer(fault.WireOpenAI, s, k, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sv.Close()
+	m := client(t, fault.WireOpenAI, sv.URL, &attempts{})
+	ctx := context.Background()
+	if _, err := m.Complete(ctx, request(0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Complete(ctx, request(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := got.Message.ToolCalls
+	if len(calls) != 2 || string(calls[0].Arguments) != `{"q":"more"}` || calls[1].Name != "answer_ab12" || string(calls[1].Arguments) != "{}" {
+		t.Errorf("the answering turn with the fault: %+v, want lookup as recorded and the answer {}", calls)
+	}
+	sameMessage(t, mustComplete(t, m), s.Models[1])
+
+	// A recorded run that gave no answer (it ended on its tool budget
+	// after its first turn) has none to replace.
+	s.Models = s.Models[:1]
+	for _, name := range []string{fault.InvalidAnswer, fault.Prose} {
+		k, _ := fault.Lookup(name)
+		if ok, why := fault.Applies(k, p, s); ok || why != "the recorded run gives no answer" {
+			t.Errorf("Applies(%s) to a run without an answer: %v %q", name, ok, why)
+		}
+	}
+}
+
+func mustComplete(t *testing.T, m agentrt.Model) *agentrt.Response {
+	t.Helper()
+	r, err := m.Complete(context.Background(), request(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -47,6 +47,8 @@ type Server struct {
 	kind    Kind
 	invalid json.RawMessage // the invalid_answer fault's answer
 	own     string          // the agent's own model, which an outage refuses
+	answer  int             // the script's response that gave the answer (answerAt)
+	tool    string          // the output tool, "" where the answer is the text
 
 	srv  *http.Server
 	ln   net.Listener
@@ -65,7 +67,7 @@ func NewServer(wire string, s *Script, k Kind, p *plan.Plan) (*Server, error) {
 	if wire != WireOpenAI && wire != WireAnthropic && wire != WireGoogle && wire != WireBedrock {
 		return nil, fmt.Errorf("fault: unknown wire format %q", wire)
 	}
-	sv := &Server{wire: wire, script: s, kind: k, done: make(chan struct{}), own: p.Agent.Model.Name}
+	sv := &Server{wire: wire, script: s, kind: k, done: make(chan struct{}), own: p.Agent.Model.Name, answer: answerAt(p, s), tool: outputTool(p)}
 	if k.Name == InvalidAnswer {
 		v, err := Invalid(p)
 		if err != nil {
@@ -123,7 +125,7 @@ func (sv *Server) take() (string, *agentrt.Response) {
 	if !sv.injected {
 		switch {
 		case sv.kind.where == onFirstCall && sv.kind.Name != "",
-			sv.kind.where == onAnswer && sv.next == len(sv.script.Models)-1:
+			sv.kind.where == onAnswer && sv.next == sv.answer:
 			// The response the call would have had, which the fault cuts
 			// or replaces; it is served again to the call after.
 			sv.injected = true
@@ -197,7 +199,7 @@ func (sv *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	case InvalidAnswer:
-		resp = withAnswer(resp, sv.invalid)
+		resp = withAnswer(resp, sv.tool, sv.invalid)
 	case Prose:
 		resp = &agentrt.Response{Message: agentrt.Message{Role: agentrt.Assistant, Content: proseAnswer}, Usage: resp.Usage}
 	}
@@ -278,14 +280,20 @@ func (sv *Server) apiError(w http.ResponseWriter, status int, typ, msg string) {
 }
 
 // withAnswer returns r with its answer replaced by v: the arguments of
-// its first tool call (the output tool's), or else its text.
-func withAnswer(r *agentrt.Response, v json.RawMessage) *agentrt.Response {
+// its call of the output tool, whatever calls come before it, or, with no
+// output tool, its text.
+func withAnswer(r *agentrt.Response, tool string, v json.RawMessage) *agentrt.Response {
 	c := *r
 	c.Message.ToolCalls = slicesClone(r.Message.ToolCalls)
-	if len(c.Message.ToolCalls) > 0 {
-		c.Message.ToolCalls[0].Arguments = v
-	} else {
+	if tool == "" {
 		c.Message.Content = string(v)
+		return &c
+	}
+	for i := range c.Message.ToolCalls {
+		if c.Message.ToolCalls[i].Name == tool {
+			c.Message.ToolCalls[i].Arguments = v
+			break
+		}
 	}
 	return &c
 }
