@@ -113,6 +113,9 @@ func (r *Runner) makeLanes(p *plan.Plan, opts Options) error {
 		if err != nil {
 			return &ConfigError{fmt.Sprintf("fallback %s: %v", fb.Ref(), err)}
 		}
+		if opts.Strategy == nil && fb.Model.Provider != p.Agent.Model.Provider {
+			lane.strategy = builtin{agent: lane.agent, foreign: true}
+		}
 		if lane.outputTool != r.outputTool {
 			return &ConfigError{fmt.Sprintf("fallback %s: its output tool is %q, the plan's %q", fb.Ref(), lane.outputTool, r.outputTool)}
 		}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -290,5 +292,67 @@ func TestResumeAfterFallback(t *testing.T) {
 	}
 	if openaiCalls.Load()+anthropicCalls.Load() != 0 {
 		t.Errorf("the resume sent %d requests to OpenAI and %d to Anthropic, want none", openaiCalls.Load(), anthropicCalls.Load())
+	}
+}
+
+// TestNoEscalationAcrossProviders: strategy.escalate names a model of the
+// agent's own provider. Once a fallback of another provider serves the
+// run, an answer that fails validation is sent back to the fallback's
+// model, which corrects it; the escalation's model, sent to Anthropic,
+// was not one it serves (a 404), and the run failed with no fallback left.
+func TestNoEscalationAcrossProviders(t *testing.T) {
+	var openaiCalls atomic.Int32
+	primary, err := openai.New(openai.Config{BaseURL: statusServer(t, 503, "", &openaiCalls), APIKey: "sk-test", Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models []string
+	labels := []string{"c", "a"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model      string `json:"model"`
+			ToolChoice struct {
+				Name string `json:"name"`
+			} `json:"tool_choice"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		json.Unmarshal(body, &req)
+		models = append(models, req.Model)
+		w.Header().Set("Content-Type", "application/json")
+		if !strings.HasPrefix(req.Model, "claude-") || len(labels) == 0 {
+			w.WriteHeader(404)
+			fmt.Fprintf(w, `{"type":"error","error":{"type":"not_found_error","message":"model: %s"}}`, req.Model)
+			return
+		}
+		label := labels[0]
+		labels = labels[1:]
+		fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":%q,"stop_reason":"tool_use","stop_sequence":null,
+"content":[{"type":"tool_use","id":"toolu_%d","name":%q,"input":{"label":%q}}],
+"usage":{"input_tokens":30,"output_tokens":7}}`, req.Model, len(models), req.ToolChoice.Name, label)
+	}))
+	t.Cleanup(srv.Close)
+	fallback, err := anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "sk-ant-test", Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := fallbackPlan(t)
+	p.Agent.Strategy.Escalate = &plan.Escalate{AfterInvalid: 1, Model: "gpt-4.1-2025-04-14"}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := agentrt.New(p, agentrt.Options{Model: primary,
+		FallbackModel: func(*plan.Plan) (agentrt.Model, error) { return fallback, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Outcome != agentrt.OutcomeOK || string(rep.Answer) != `{"label":"a"}` || rep.InvalidAnswers != 1 {
+		t.Errorf("outcome %s (%s), answer %s, %d invalid answers; want ok, {\"label\":\"a\"}, 1", rep.Outcome, rep.Error, rep.Answer, rep.InvalidAnswers)
+	}
+	if want := []string{"claude-sonnet-4-5", "claude-sonnet-4-5"}; !slices.Equal(models, want) {
+		t.Errorf("Anthropic was asked for models %q, want %q", models, want)
 	}
 }

@@ -119,7 +119,8 @@ func (f StrategyFunc) Decide(ctx context.Context, s *State) Decision { return f(
 // Builtin returns the strategy a manifest declares:
 //   - after tool results and after an invalid text answer: continue,
 //     switching to the escalation model once the answers that failed
-//     validation reach escalate.after_invalid;
+//     validation reach escalate.after_invalid, unless a fallback of
+//     another provider serves the run;
 //   - after prose, for an agent without an output contract: stop and
 //     accept the prose as the result;
 //   - after prose, without keeps_tools: shape (gathering is over);
@@ -128,13 +129,31 @@ func (f StrategyFunc) Decide(ctx context.Context, s *State) Decision { return f(
 //     `reminders` times, then shapes.
 func Builtin(a *plan.Agent) RoundStrategy { return builtin{agent: a} }
 
-type builtin struct{ agent *plan.Agent }
+type builtin struct {
+	agent *plan.Agent
+	// foreign says the agent is a fallback of another provider than the
+	// plan's: escalate names a model of the plan's provider, which this
+	// one does not serve, and does not apply.
+	foreign bool
+}
 
-func (b builtin) Decide(_ context.Context, s *State) Decision {
+type escalateAnyKey struct{}
+
+// WithEscalationAfterFallback returns a context in which the built-in
+// strategy escalates to strategy.escalate's model on a fallback of
+// another provider too, as runs did before it kept to the plan's
+// provider: for a Temporal run started before, whose history must replay
+// as it was made.
+func WithEscalationAfterFallback(ctx context.Context) context.Context {
+	return context.WithValue(ctx, escalateAnyKey{}, true)
+}
+
+func (b builtin) Decide(ctx context.Context, s *State) Decision {
 	st := b.agent.Strategy
 	switch s.Boundary {
 	case AfterToolResults, AfterTextAnswer:
-		if e := st.Escalate; e != nil && s.InvalidAnswers >= e.AfterInvalid && s.Model != e.Model {
+		escalates := !b.foreign || ctx.Value(escalateAnyKey{}) != nil
+		if e := st.Escalate; e != nil && escalates && s.InvalidAnswers >= e.AfterInvalid && s.Model != e.Model {
 			return Decision{Action: Continue, Model: e.Model}
 		}
 		return Decision{Action: Continue}

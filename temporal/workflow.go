@@ -92,6 +92,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// for a model call that failed after a reply its provider billed:
 	// their histories replay as they were made.
 	failedUsage := workflow.GetVersion(ctx, failedUsageChange, workflow.DefaultVersion, failedUsageVersion) >= failedUsageVersion
+	// Runs started before version 1 (escalationVersion) escalated to
+	// strategy.escalate's model on a fallback of another provider too:
+	// their histories replay as they were made.
+	escalation := workflow.GetVersion(ctx, escalationChange, workflow.DefaultVersion, escalationVersion) >= escalationVersion
 	// Runs started before version 1 (ownPoolVersion) took any token pool
 	// their input named: their histories replay as they were made (the
 	// activities refuse their calls all the same).
@@ -231,6 +235,9 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	}
 	if !failedUsage {
 		rctx = agentrt.WithFailedUnspent(rctx)
+	}
+	if !escalation {
+		rctx = agentrt.WithEscalationAfterFallback(rctx)
 	}
 	workflow.Go(ctx, func(c workflow.Context) {
 		c.Done().Receive(c, nil)
@@ -597,6 +604,15 @@ const (
 const (
 	failedUsageChange  = "agentc.failed-usage"
 	failedUsageVersion = workflow.Version(1)
+)
+
+// escalationChange and escalationVersion name the change that kept
+// strategy.escalate to the plan's provider: a fallback of another
+// provider is not sent the escalation's model (runtime's
+// WithEscalationAfterFallback).
+const (
+	escalationChange  = "agentc.escalation-provider"
+	escalationVersion = workflow.Version(1)
 )
 
 // modelNameChange and modelNameVersion name the change that refused a
