@@ -775,6 +775,7 @@ func (x *run) loop() {
 				x.failed(err, "a model call", fmt.Sprintf("model %s: %v", x.shown(), err))
 				return
 			}
+			st.restart()
 		}
 		est := estimateUsage(req, resp.Message, &x.sizes)
 		usage, odd := countedWith(req, resp, est, x.exactUsage(req, resp.Message), inputBound(req, &x.sizes))

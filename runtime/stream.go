@@ -78,6 +78,15 @@ func (s *streamer) add(i int, more string, final bool) {
 	s.x.emit(Event{Type: EventModelDelta, Round: s.round, Model: s.x.shown(), Delta: out, Part: part})
 }
 
+// restart voids what came of a call that failed and goes to the next
+// model of the chain, as a provider voids a failed attempt before the
+// next: the pieces after it are the fallback's reply alone.
+func (s *streamer) restart() {
+	if s != nil && s.any {
+		s.delta(Delta{Restart: true})
+	}
+}
+
 // end sends on what is pending; a reply that came whole, with no delta
 // (a provider that does not stream, the test model, a journal), is sent
 // on whole.

@@ -235,3 +235,56 @@ func TestStreamRedactedEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamFallbackRestarts: a streamed call that fails after some of
+// its reply came, and goes to a fallback model, voids what came (a
+// restart) before the fallback's pieces, as a retried attempt does: the
+// pieces after the last restart are the reply the run took. The failed
+// call's text ran on into the fallback's, with nothing to tell them apart.
+func TestStreamFallbackRestarts(t *testing.T) {
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, `data: {"id":"chatcmpl-c","object":"chat.completion.chunk","created":1,"model":"gpt-test","choices":[{"index":0,"delta":{"role":"assistant","content":"Half a rep"},"finish_reason":null}]}`+"\n\n")
+		// Cut: no finish_reason, no [DONE].
+	}))
+	t.Cleanup(cut.Close)
+	primary, err := openai.New(openai.Config{BaseURL: cut.URL, APIKey: "sk-test", Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fallback, err := openai.New(openai.Config{BaseURL: streamServer(t, "The whole reply."), APIKey: "sk-test", Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &plan.Plan{Agent: plan.Agent{Name: "talker", Model: plan.Model{Provider: "openai", Name: "gpt-test", Fallback: &plan.Fallback{Models: []string{"openai:gpt-test-2"}}},
+		Instructions: "Talk.", Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}}, Strategy: plan.Strategy{OnProse: "accept"}},
+		Fallbacks: []plan.FallbackModel{{Model: plan.Model{Provider: "openai", Name: "gpt-test-2"}}}}
+	if err := p.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	var events []agentrt.Event
+	r, err := agentrt.New(p, agentrt.Options{Model: primary, Stream: true,
+		FallbackModel: func(*plan.Plan) (agentrt.Model, error) { return fallback, nil },
+		Events:        func(e agentrt.Event) { events = append(events, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := r.Run(context.Background(), nil)
+	if err != nil || rep.Outcome != agentrt.OutcomeOK || string(rep.Answer) != `"The whole reply."` || len(rep.Fallbacks) != 1 {
+		t.Fatalf("run: %v, %+v", err, rep)
+	}
+	var shown strings.Builder
+	for _, e := range events {
+		if e.Type != agentrt.EventModelDelta {
+			continue
+		}
+		if e.Part == agentrt.PartRestart {
+			shown.Reset()
+			continue
+		}
+		shown.WriteString(e.Delta)
+	}
+	if shown.String() != "The whole reply." {
+		t.Errorf("the pieces after the last restart are %q, want the fallback's reply", shown.String())
+	}
+}
