@@ -155,6 +155,28 @@ func counted(req *Request, resp *Response) (u Usage, why string) {
 	return countedWith(req, resp, EstimateUsage(req, resp.Message), Usage{}, InputBound(req))
 }
 
+// CountedUsage is what a run charges for a turn by the local estimate
+// alone (a run holds it to the model's tokeniser's count too where it has
+// one): the usage the provider reported where it is plausible, else the
+// estimate, within the call's bounds, and the attempts it answered and
+// lost (Response.Retried). For a failed call (resp nil) it is what the
+// failure says the call spent (SpentOf, RetriedOf), counted alike; zero
+// when it says nothing. It is for a host that settles a call's tokens
+// elsewhere (package pace).
+func CountedUsage(req *Request, resp *Response, err error) Usage {
+	var r Retried
+	switch {
+	case resp != nil && err == nil:
+		r = resp.Retried
+	case SpentOf(err) != (Usage{}):
+		resp, r = &Response{Usage: SpentOf(err)}, RetriedOf(err)
+	default:
+		return RetriedUsage(req, RetriedOf(err))
+	}
+	u, _ := counted(req, resp)
+	return u.Add(RetriedUsage(req, r))
+}
+
 // countedWith is counted with the turn's local estimate, the least the
 // model's own tokeniser counts of it (exactUsage; zero where there is
 // none) and its input's bound given. A count below half the tokeniser's

@@ -44,11 +44,12 @@ func (m *model) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Re
 		}
 	}
 	resp, err := m.Model.Complete(retry.WithGate(ctx, gate{l, note}), req)
-	used := 0
-	if resp != nil {
-		used = resp.Usage.Total()
+	if t != nil {
+		// Settled as the run charges the call: a reply that reports no
+		// usage, and a failure after a reply the provider bills, spent
+		// tokens all the same.
+		t.Settle(agentrt.CountedUsage(req, resp, err).Total())
 	}
-	t.Settle(used)
 	return resp, err
 }
 

@@ -188,3 +188,46 @@ func TestThousandCalls(t *testing.T) {
 		t.Errorf("the server refused %d requests and answered %d; want none refused and %d answered", refused, answered, calls)
 	}
 }
+
+// TestSettleUnreported: a call is settled to what it spent, as the run
+// charges it, when its provider does not say: a reply that reports no
+// usage (an OpenAI-compatible server that sends none) is settled to the
+// local estimate, and a call that fails after a reply the provider bills
+// (cut at the token limit) to the usage reported of it. Both were settled
+// to nothing, every token they took given back, so that a limit of
+// tokens a minute held none of them.
+func TestSettleUnreported(t *testing.T) {
+	prompt := strings.Repeat("the quick brown fox jumps over the lazy dog ", 400) // 17,600 bytes
+	for _, tc := range []struct {
+		name, body string
+		fails      bool
+		least      float64 // the tokens the call must leave spent
+	}{
+		{"no usage", `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"ok"}}]}`,
+			false, 4000},
+		{"cut at the limit", `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"finish_reason":"length","message":{"role":"assistant","content":"ok ok ok ok ok"}}],"usage":{"prompt_tokens":3600,"completion_tokens":10,"total_tokens":3610}}`,
+			true, 3610},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.ReadAll(r.Body)
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			c := newClock()
+			set := pace.NewSet(pace.Limits{"openai": {TPM: 100_000}})
+			set.SetClock(c.now)
+			m := pace.Model(client(t, srv.URL), "openai", set, nil)
+			req := request()
+			req.Messages[0].Content = prompt
+			_, err := m.Complete(context.Background(), req)
+			if (err != nil) != tc.fails {
+				t.Fatalf("the call: %v", err)
+			}
+			if left := set.For("openai", "gpt-4o").TokensAt(c.now()); left > 100_000-tc.least {
+				t.Errorf("after the call the bucket holds %v of 100000: the call was settled to %v tokens, want %v at least", left, 100_000-left, tc.least)
+			}
+		})
+	}
+}
