@@ -643,3 +643,89 @@ func TestResumePastDeadline(t *testing.T) {
 		t.Errorf("the tool was called %d times; the resumes must serve its result", tool.calls)
 	}
 }
+
+// cutTool's first call ends the run (cancels it, or outlives its
+// deadline) and lasts until its context ends; it counts its calls.
+type cutTool struct {
+	echoTool
+	cancel context.CancelFunc // nil: wait for the deadline
+}
+
+func (t *cutTool) Call(ctx context.Context, _ json.RawMessage) (agentrt.ToolResult, error) {
+	t.mu.Lock()
+	t.calls++
+	first := t.calls == 1
+	t.mu.Unlock()
+	if !first {
+		return agentrt.ToolResult{Content: "made after the run ended"}, nil
+	}
+	if t.cancel != nil {
+		t.cancel()
+	}
+	<-ctx.Done()
+	return agentrt.ToolResult{}, ctx.Err()
+}
+
+// TestCutOffCallEndsRun: a tool call that an interrupt or the deadline
+// cuts off ends the run there, recorded or not: the reply's next call is
+// not made and the answer beside them is not taken. A run without a
+// journal went on, made the next call with its context ended, and took
+// the answer: outcome ok, exit 0, after a Ctrl-C, where the same run
+// recorded ended interrupted (130) or at its deadline (3).
+func TestCutOffCallEndsRun(t *testing.T) {
+	p := agent(t, func(a *plan.Agent) { keepsTools(a); a.Budgets.Deadline = "10m" })
+	reply := func(req *agentrt.Request) (*agentrt.Response, error) {
+		return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{
+			{ID: "c1", Name: "search", Arguments: json.RawMessage(`{"q":"x"}`)},
+			{ID: "c2", Name: "search", Arguments: json.RawMessage(`{"q":"y"}`)},
+			{ID: "c3", Name: req.OutputTool, Arguments: json.RawMessage(`{"label":"bug"}`)}}}, Usage: usage(10)}, nil
+	}
+	short := 50 * time.Millisecond
+	for _, interrupt := range []bool{false, true} {
+		for _, record := range []bool{false, true} {
+			t.Run(fmt.Sprintf("interrupt=%v,record=%v", interrupt, record), func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				tool := &cutTool{echoTool: echoTool{name: "search"}}
+				opts := agentrt.Options{Model: &scripted{turns: []turn{reply}}, Tools: map[string]agentrt.Tool{"search": tool}}
+				if interrupt {
+					tool.cancel = cancel
+				} else {
+					opts.Budgets.Deadline = &short
+				}
+				var w *journal.Writer
+				if record {
+					var err error
+					if w, err = journal.Create(filepath.Join(t.TempDir(), "run.jsonl"), journal.Header{Plan: string(p.Digests.Plan), Run: "r1", Started: time.Now()}); err != nil {
+						t.Fatal(err)
+					}
+					opts.Journal = &agentrt.Journal{Writer: w}
+				}
+				r, err := agentrt.New(p, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep, err := r.Run(ctx, nil)
+				if w != nil {
+					w.Close()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantBound, wantErr, wantCall := agentrt.BoundDeadline, "the deadline (50ms) passed during a call of tool search", "the call was cut off: context deadline exceeded"
+				if interrupt {
+					wantBound, wantErr, wantCall = agentrt.BoundNone, "interrupted", "the call was cut off: the run was interrupted"
+				}
+				if rep.Outcome != agentrt.OutcomeError || rep.Bound != wantBound || rep.Error != wantErr || rep.Interrupted != interrupt || rep.Answer != nil {
+					t.Errorf("outcome %s, bound %s, error %q, interrupted %v, answer %s; want error, %s, %q", rep.Outcome, rep.Bound, rep.Error, rep.Interrupted, rep.Answer, wantBound, wantErr)
+				}
+				if tool.calls != 1 {
+					t.Errorf("the tool was called %d times, want once: the call after the cut one was made", tool.calls)
+				}
+				if calls := rep.Rounds[0].ToolCalls; len(calls) != 1 || calls[0].Error != wantCall {
+					t.Errorf("the round's calls: %+v; want the cut one alone, reading %q", calls, wantCall)
+				}
+			})
+		}
+	}
+}

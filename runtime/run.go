@@ -1419,6 +1419,11 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		res, stop = invoke(ctx, t, c, x.opts.Secrets)
 		x.charge(res.Usage, false)
 		x.roundCost = x.roundCost.Add(res.Cost)
+		if stop == nil && x.journal == nil && x.effector == nil {
+			// A journal marks a deadline the call outlived at the next
+			// round's call (markDeadline), which a replay ends at.
+			stop = x.cutOff(&res)
+		}
 		return res, cr, stop
 	}
 	if x.journal == nil && x.effector == nil {
@@ -1426,7 +1431,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		res.Usage, res.Cost = res.Usage.Held(), res.Cost.held()
 		x.charge(res.Usage, false)
 		x.roundCost = x.roundCost.Add(res.Cost)
-		return res, cr, nil
+		return res, cr, x.cutOff(&res)
 	}
 	req := toolRequest{Tool: c.Name, Spec: t.Spec(), Declaration: x.declaration(c.Name), callArgs: argsOf(c.Arguments)}
 	remote := &Effect{Tool: c.Name, Arguments: c.Arguments}
@@ -1458,6 +1463,21 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	x.charge(res.Usage, replayed)
 	x.roundCost = x.roundCost.Add(res.Cost)
 	return res, cr, nil
+}
+
+// cutOff ends the run on a tool call made in process that the run's end,
+// an interrupt or the deadline, cut off, as a journaled call's effect does
+// (performTool): the calls after it in the reply are not made, and an
+// answer beside them is not taken. res becomes the call's result as
+// effectFailure says it; nil when the run goes on.
+func (x *run) cutOff(res *ToolResult) error {
+	err := x.runCtx.Err()
+	if err == nil {
+		return nil
+	}
+	err = &madeError{err: err}
+	*res = ToolResult{Content: x.effectFailure(err), IsError: true, Usage: res.Usage, Cost: res.Cost}
+	return err
 }
 
 // raiseArgs turns the arguments of a call of a tool sent strict back into
