@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -71,5 +72,52 @@ func TestPoolChargesRetriedCall(t *testing.T) {
 	}
 	if n := m.calls["issue 1"]; n != 1 {
 		t.Errorf("the second worker made the call %d times, want 1", n)
+	}
+}
+
+// noUsage answers as answering does, its reply reporting no usage.
+type noUsage struct{}
+
+func (noUsage) Complete(_ context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{{ID: "a1", Name: req.OutputTool, Arguments: json.RawMessage(`{"label":"bug"}`)}}}}, nil
+}
+
+// TestPoolChargesUnreportedUsage: a batch's call whose reply reports no
+// usage is charged to the pool as the run charges it, by the estimate:
+// it was settled to the usage reported, none, and a provider that reports
+// no usage spent nothing of the pool, however many calls it served.
+func TestPoolChargesUnreportedUsage(t *testing.T) {
+	c := devClient(t)
+	p, data := labelPlan(t)
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return noUsage{}, nil },
+		Allowed: []digest.Digest{p.Digests.Plan}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	tw := worker.New(c, "unreported", Options())
+	w.Register(tw)
+	if err := tw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer tw.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := SubmitBatch(ctx, c, data, BatchSpec{ID: "unreported", Parallel: 1, PoolTokens: 100_000,
+		Items: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(`{"n": 1}` + "\n")), nil }},
+		SubmitOptions{TaskQueue: "unreported"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := b.RunFunc()(ctx, 0, 1, []byte(`{"n": 1}`))
+	if err != nil || rep.Outcome != agentrt.OutcomeOK {
+		t.Fatalf("the item: %+v, %v", rep, err)
+	}
+	pool, err := b.Close(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pool == nil || pool.Spent <= 0 || !rep.UsageEstimated {
+		t.Errorf("the pool at its end: %+v, the run's usage %+v (estimated %v); want the estimate charged", pool, rep.Usage, rep.UsageEstimated)
 	}
 }

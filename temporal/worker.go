@@ -336,13 +336,12 @@ func (w *Worker) effect(ctx context.Context, in EffectInput) (EffectResult, erro
 	}
 	resp, err := agentrt.Perform(ctx, &in.Effect, model, b.kit.tools, b.secrets)
 	if in.Effect.Model != nil {
-		// The attempts the provider answered and lost are charged too,
-		// by the estimate (the run's own charge holds them to more).
-		used, retried := agentrt.SpentOf(err).Held(), agentrt.RetriedOf(err)
-		if err == nil {
-			used, retried = replyUsage(resp)
-		}
-		settle(int64(used.Add(agentrt.RetriedUsage(in.Effect.Model, retried)).Total()))
+		// Settled to what the run charges the call (CountedUsage): a
+		// reply's usage where it is plausible, else the estimate, and the
+		// attempts the provider answered and lost. Settled to the usage
+		// a reply reported, a provider that reports none spent none of
+		// the pool.
+		settle(int64(agentrt.CountedUsage(in.Effect.Model, replyOf(resp, err), err).Total()))
 	}
 	res := EffectResult{Response: resp, Started: started.UTC(), DurationMS: time.Since(started).Milliseconds(), Lost: lost}
 	if err != nil {
@@ -887,16 +886,15 @@ func (w *Worker) buildTools(ctx context.Context, run *workerRun, path string, t 
 	return nil
 }
 
-// replyUsage is the usage a model call's response reports and the
-// attempts it says the provider answered and lost, as a journal stores
-// them; none where it says none.
-func replyUsage(resp json.RawMessage) (agentrt.Usage, agentrt.Retried) {
-	var r struct {
-		Usage   agentrt.Usage   `json:"usage"`
-		Retried agentrt.Retried `json:"retried"`
+// replyOf is the response of a model call that succeeded, as its effect
+// encoded it; nil for a call that failed.
+func replyOf(resp json.RawMessage, err error) *agentrt.Response {
+	if err != nil {
+		return nil
 	}
+	var r agentrt.Response
 	if json.Unmarshal(resp, &r) != nil {
-		return agentrt.Usage{}, agentrt.Retried{}
+		return &agentrt.Response{}
 	}
-	return r.Usage, r.Retried
+	return &r
 }
