@@ -264,38 +264,42 @@ func hasRef(v any) bool {
 // unknown member, and on from there. A fragment is percent-decoded, as
 // the validator reads it (#/properties/%61 is #/properties/a).
 func refsOf(doc any) (targets []string, entangled bool) {
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case []any:
-			for _, y := range x {
-				walk(y)
+	members(doc, func(k string, y any) {
+		switch k {
+		case "$dynamicRef", "$recursiveRef", "unevaluatedProperties", "unevaluatedItems", "$anchor", "$dynamicAnchor", "$id", "id":
+			entangled = true
+		case "$ref":
+			s, _ := y.(string)
+			t, local := strings.CutPrefix(s, "#")
+			if !local {
+				entangled = true
+				return
 			}
-		case map[string]any:
-			for k, y := range x {
-				switch k {
-				case "$dynamicRef", "$recursiveRef", "unevaluatedProperties", "unevaluatedItems", "$anchor", "$dynamicAnchor", "$id", "id":
-					entangled = true
-				case "$ref":
-					s, _ := y.(string)
-					t, local := strings.CutPrefix(s, "#")
-					if !local {
-						entangled = true
-						break
-					}
-					t, err := url.PathUnescape(t)
-					if err != nil || t != "" && !strings.HasPrefix(t, "/") || !canonicalIndexes(t) {
-						entangled = true // an anchor, or what the validator reads otherwise
-						break
-					}
-					targets = append(targets, t)
-				}
-				walk(y)
+			t, err := url.PathUnescape(t)
+			if err != nil || t != "" && !strings.HasPrefix(t, "/") || !canonicalIndexes(t) {
+				entangled = true // an anchor, or what the validator reads otherwise
+				return
 			}
+			targets = append(targets, t)
+		}
+	})
+	return targets, entangled
+}
+
+// members calls fn with every member of every object in doc, wherever it
+// is written, before the members within it.
+func members(doc any, fn func(k string, v any)) {
+	switch x := doc.(type) {
+	case []any:
+		for _, y := range x {
+			members(y, fn)
+		}
+	case map[string]any:
+		for k, y := range x {
+			fn(k, y)
+			members(y, fn)
 		}
 	}
-	walk(doc)
-	return targets, entangled
 }
 
 // read reports whether a reference of either document may read the
@@ -331,47 +335,24 @@ func (d *differ) read(ptr string, o, n any) bool {
 // document, wherever it is written.
 func references(doc any) []string {
 	var out []string
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case []any:
-			for _, y := range x {
-				walk(y)
-			}
-		case map[string]any:
-			for k, y := range x {
-				if s, ok := y.(string); ok && (k == "$ref" || k == "$dynamicRef" || k == "$recursiveRef") {
-					out = append(out, s)
-				}
-				walk(y)
-			}
+	members(doc, func(k string, y any) {
+		if s, ok := y.(string); ok && (k == "$ref" || k == "$dynamicRef" || k == "$recursiveRef") {
+			out = append(out, s)
 		}
-	}
-	walk(doc)
+	})
 	return out
 }
 
 // identifies reports whether a value holds an anchor or an id anywhere.
 func identifies(v any) bool {
-	switch x := v.(type) {
-	case []any:
-		for _, y := range x {
-			if identifies(y) {
-				return true
-			}
+	found := false
+	members(v, func(k string, _ any) {
+		switch k {
+		case "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$id", "id":
+			found = true
 		}
-	case map[string]any:
-		for k, y := range x {
-			switch k {
-			case "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$id", "id":
-				return true
-			}
-			if identifies(y) {
-				return true
-			}
-		}
-	}
-	return false
+	})
+	return found
 }
 
 // within reports whether the pointer segs may lead to the place of the
