@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/worker"
-
-	"agentc.dev/agentc/digest"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -40,17 +37,7 @@ func TestCancelledRunUnreported(t *testing.T) {
 	c := devClient(t)
 	p, data := labelPlan(t)
 	m := newStalled()
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
-		Allowed: []digest.Digest{p.Digests.Plan}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	tw := worker.New(c, "unreported", Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
+	tw := startWorker(t, c, "unreported", p, m)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run, err := Start(ctx, c, data, RunInput{Input: []byte(`{"n":1}`)}, SubmitOptions{TaskQueue: "unreported", WorkflowID: "unreported-1"})

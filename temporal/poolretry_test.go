@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )
 
@@ -24,30 +26,11 @@ import (
 func TestPoolChargesRetriedCall(t *testing.T) {
 	c := devClient(t)
 	p, data := labelPlan(t)
-	serve := func(m agentrt.Model) (worker.Worker, *Worker) {
-		w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
-			Allowed: []digest.Digest{p.Digests.Plan}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tw := worker.New(c, "retried", Options())
-		w.Register(tw)
-		if err := tw.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return tw, w
-	}
 	cut := newStalled()
-	first, fw := serve(cut)
-	defer fw.Close()
+	first := startWorker(t, c, "retried", p, cut)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b, err := SubmitBatch(ctx, c, data, BatchSpec{ID: "retried", Parallel: 1, PoolTokens: 100_000,
-		Items: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(`{"n": 1}` + "\n")), nil }},
-		SubmitOptions{TaskQueue: "retried"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := pooledItem(ctx, t, c, data, "retried")
 	select {
 	case <-cut.called:
 	case <-ctx.Done():
@@ -56,9 +39,7 @@ func TestPoolChargesRetriedCall(t *testing.T) {
 	// The worker stops with the call in flight; another makes it.
 	first.Stop()
 	m := &answering{calls: map[string]int{}}
-	second, sw := serve(m)
-	defer sw.Close()
-	defer second.Stop()
+	defer startWorker(t, c, "retried", p, m).Stop()
 	rep, err := b.RunFunc()(ctx, 0, 1, []byte(`{"n": 1}`))
 	if err != nil || rep.Outcome != agentrt.OutcomeOK {
 		t.Fatalf("the item: %+v, %v", rep, err)
@@ -89,26 +70,10 @@ func (noUsage) Complete(_ context.Context, req *agentrt.Request) (*agentrt.Respo
 func TestPoolChargesUnreportedUsage(t *testing.T) {
 	c := devClient(t)
 	p, data := labelPlan(t)
-	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return noUsage{}, nil },
-		Allowed: []digest.Digest{p.Digests.Plan}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	tw := worker.New(c, "unreported", Options())
-	w.Register(tw)
-	if err := tw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer tw.Stop()
+	defer startWorker(t, c, "no-usage", p, noUsage{}).Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	b, err := SubmitBatch(ctx, c, data, BatchSpec{ID: "unreported", Parallel: 1, PoolTokens: 100_000,
-		Items: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(`{"n": 1}` + "\n")), nil }},
-		SubmitOptions{TaskQueue: "unreported"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := pooledItem(ctx, t, c, data, "no-usage")
 	rep, err := b.RunFunc()(ctx, 0, 1, []byte(`{"n": 1}`))
 	if err != nil || rep.Outcome != agentrt.OutcomeOK {
 		t.Fatalf("the item: %+v, %v", rep, err)
@@ -120,4 +85,35 @@ func TestPoolChargesUnreportedUsage(t *testing.T) {
 	if pool == nil || pool.Spent <= 0 || !rep.UsageEstimated {
 		t.Errorf("the pool at its end: %+v, the run's usage %+v (estimated %v); want the estimate charged", pool, rep.Usage, rep.UsageEstimated)
 	}
+}
+
+// startWorker starts a worker on the task queue queue, allowed p, whose
+// model is m; its agentc side is closed when the test ends.
+func startWorker(t *testing.T, c client.Client, queue string, p *plan.Plan, m agentrt.Model) worker.Worker {
+	t.Helper()
+	w, err := NewWorker(c, WorkerOptions{ModelFor: func(ModelCall) (agentrt.Model, error) { return m, nil },
+		Allowed: []digest.Digest{p.Digests.Plan}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	tw := worker.New(c, queue, Options())
+	w.Register(tw)
+	if err := tw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return tw
+}
+
+// pooledItem submits a batch named id, on the task queue of that name, of
+// one item under a pool of 100,000 tokens.
+func pooledItem(ctx context.Context, t *testing.T, c client.Client, data []byte, id string) *BatchClient {
+	t.Helper()
+	b, err := SubmitBatch(ctx, c, data, BatchSpec{ID: id, Parallel: 1, PoolTokens: 100_000,
+		Items: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(`{"n": 1}` + "\n")), nil }},
+		SubmitOptions{TaskQueue: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
