@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -364,5 +365,26 @@ func TestStreamAnsweredWhole(t *testing.T) {
 			}
 			equalJSON(t, "stream", f.body(0)["stream"], `true`)
 		})
+	}
+}
+
+// TestStreamLabelledJSON: an event stream its server labels
+// application/json is read as the stream it is, as the SDK reads one
+// whatever it is labelled; only a body that begins as a JSON document is
+// a whole reply.
+func TestStreamLabelledJSON(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, "\n"+sseBody(streamed, true))
+	})
+	req := toolRequest()
+	var text strings.Builder
+	req.Stream = func(d agentrt.Delta) { text.WriteString(d.Text) }
+	resp, err := newModel(t, f, nil).Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.requests() != 1 || text.String() != "Let me answer." || resp.Message.Content != "Let me answer." || resp.Usage.Input != 12 {
+		t.Errorf("%d requests, text heard %q, response %+v", f.requests(), text.String(), resp)
 	}
 }

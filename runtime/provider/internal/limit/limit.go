@@ -4,6 +4,7 @@
 package limit
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
 	"fmt"
@@ -58,13 +59,6 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 			return resp, err
 		}
 		tokens, whole := req.Context().Value(wholeKey{}).(int64)
-		// A server that ignores a request's "stream" answers it whole: its
-		// reply is bounded and counted as one, and read here (Unstreamed).
-		p, streamed := req.Context().Value(progressKey{}).(*progress)
-		unstreamed := streamed && resp.StatusCode >= 200 && resp.StatusCode <= 299 && wholeReply(resp)
-		if unstreamed {
-			tokens, whole = p.tokens, true
-		}
 		bound, over := limit, error(&TooLargeError{provider, limit})
 		if whole && req.ContentLength >= 0 {
 			if b := replylimit.BodyBound(tokens, req.ContentLength); b > 0 && b < bound {
@@ -102,16 +96,57 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 			resp.Uncompressed = true
 		}
 		resp.Body = &body{rc: resp.Body, left: bound, err: over, counted: counted}
-		if unstreamed {
-			b, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil {
-				return nil, err
-			}
-			return nil, &Unstreamed{Body: b}
+		if p, streamed := req.Context().Value(progressKey{}).(*progress); streamed && resp.StatusCode >= 200 && resp.StatusCode <= 299 && wholeReply(resp) {
+			return readWhole(provider, resp, req, p.tokens)
 		}
 		return resp, nil
 	}
+}
+
+// readWhole reads the reply a server sent a streamed request as a JSON
+// body (wholeReply; it ignores "stream") as the whole reply it is: bounded
+// as one (replylimit.BodyBound), its bytes counted to the attempt, and
+// returned as an *Unstreamed. A body that does not begin as a JSON object
+// or array (an event stream its server labelled JSON) is handed on as the
+// stream it is.
+func readWhole(provider string, resp *http.Response, req *http.Request, tokens int64) (*http.Response, error) {
+	br := bufio.NewReader(resp.Body)
+	if !jsonFirst(br) {
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{br, resp.Body}
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	b := &body{rc: io.NopCloser(br), left: replylimit.MaxResponse, err: &TooLargeError{provider, replylimit.MaxResponse}, counted: retry.AttemptOf(req.Context())}
+	if n := replylimit.BodyBound(tokens, req.ContentLength); req.ContentLength >= 0 && n > 0 && n < b.left {
+		b.left, b.err = n, &replylimit.ReplyError{Tokens: tokens, Bound: n, Request: req.ContentLength, Body: true}
+	}
+	data, err := io.ReadAll(b)
+	if err != nil {
+		return nil, err
+	}
+	return nil, &Unstreamed{Body: data}
+}
+
+// jsonFirst reports whether what br holds begins, past JSON's whitespace
+// (at most 4 KiB of it), with an object or an array; the whitespace is
+// read, nothing else.
+func jsonFirst(br *bufio.Reader) bool {
+	for range 4 << 10 {
+		c, err := br.ReadByte()
+		if err != nil {
+			return false
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		br.UnreadByte()
+		return c == '{' || c == '['
+	}
+	return false
 }
 
 // Unstreamed is the reply, whole, of a server that answered a streamed

@@ -103,7 +103,9 @@ func stall(provider string, d time.Duration, clk bodyrate.Clock) func(*http.Requ
 			return resp, nil
 		}
 		// A stream's reader reports its progress; an error's body, read
-		// whole for its message, is a body like any other.
+		// whole for its message, is a body like any other, and so is a
+		// JSON body (a whole reply to a streamed request, readWhole; an
+		// event stream labelled JSON is then watched by its bytes).
 		p, _ := req.Context().Value(progressKey{}).(*progress)
 		stream := p != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && !wholeReply(resp)
 		w.answered(stream)
