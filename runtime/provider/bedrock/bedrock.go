@@ -45,6 +45,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"agentc.dev/agentc/digest"
+	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 	"agentc.dev/agentc/runtime/internal/origin"
@@ -869,6 +870,10 @@ func decodeState(data json.RawMessage) ([]types.ContentBlock, error) {
 	return out, nil
 }
 
+// shownName is a tool use's name as an error shows it: the model wrote it,
+// at any length (a megabyte went into the error whole), so its start.
+func shownName(name *string) string { return textcut.Marked(aws.ToString(name), 128) }
+
 // parseOutput reads a Converse response.
 func parseOutput(o *bedrockruntime.ConverseOutput) (*agentrt.Response, error) {
 	return parseInputs(o, nil)
@@ -897,11 +902,11 @@ func parseInputs(o *bedrockruntime.ConverseOutput, streamed map[int][]byte) (*ag
 						return nil, fmt.Errorf("bedrock: tool use %d: the input is not JSON: %w", i, err)
 					}
 					if _, ok := v.(map[string]any); !ok {
-						return nil, fmt.Errorf("bedrock: tool use %d (%s): the input is not a JSON object", i, aws.ToString(c.Value.Name))
+						return nil, fmt.Errorf("bedrock: tool use %d (%s): the input is not a JSON object", i, shownName(c.Value.Name))
 					}
 					var err error
 					if args, err = digest.CanonicalValue(v); err != nil {
-						return nil, fmt.Errorf("bedrock: tool use %d (%s): %w", i, aws.ToString(c.Value.Name), err)
+						return nil, fmt.Errorf("bedrock: tool use %d (%s): %w", i, shownName(c.Value.Name), err)
 					}
 				} else if c.Value.Input != nil {
 					var v any
@@ -909,12 +914,12 @@ func parseInputs(o *bedrockruntime.ConverseOutput, streamed map[int][]byte) (*ag
 						return nil, fmt.Errorf("bedrock: tool use %d: the input is not JSON: %w", i, err)
 					}
 					if _, ok := v.(map[string]any); !ok && v != nil {
-						return nil, fmt.Errorf("bedrock: tool use %d (%s): the input is not a JSON object", i, aws.ToString(c.Value.Name))
+						return nil, fmt.Errorf("bedrock: tool use %d (%s): the input is not a JSON object", i, shownName(c.Value.Name))
 					}
 					if v != nil {
 						var err error
 						if args, err = digest.CanonicalValue(fromDocument(v)); err != nil {
-							return nil, fmt.Errorf("bedrock: tool use %d (%s): %w", i, aws.ToString(c.Value.Name), err)
+							return nil, fmt.Errorf("bedrock: tool use %d (%s): %w", i, shownName(c.Value.Name), err)
 						}
 					}
 				}

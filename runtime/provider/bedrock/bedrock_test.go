@@ -491,3 +491,16 @@ func TestNew(t *testing.T) {
 		}
 	}
 }
+
+// TestLongToolNameCut: a tool use whose input is no object fails the
+// reply naming the tool, whose name the model wrote at any length: its
+// start is shown, not a megabyte of it.
+func TestLongToolNameCut(t *testing.T) {
+	req := &agentrt.Request{Model: nova, Messages: []agentrt.Message{{Role: agentrt.User, Content: "x"}}}
+	name := strings.Repeat("n", 1<<20)
+	f := newFake(t, ok(`{"output":{"message":{"role":"assistant","content":[{"toolUse":{"toolUseId":"t1","name":"`+name+`","input":[1]}}]}},"stopReason":"tool_use","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}}`))
+	_, err := newModel(t, f, 3, nil).Complete(t.Context(), req)
+	if err == nil || len(err.Error()) > 1<<10 || !strings.Contains(err.Error(), "the input is not a JSON object") {
+		t.Errorf("want an error under 1 KiB naming the tool: %.200v", err)
+	}
+}
