@@ -91,22 +91,11 @@ func TestUnansweredBoundedHTTP(t *testing.T) {
 		}
 	}
 	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			return // the session's DELETE
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		m, ok := readCall(w, r)
+		if !ok {
 			return
 		}
 		w.Header().Set("Mcp-Session-Id", "s1")
-		answer := func(result string) {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
-		}
 		switch {
 		case m.Method == "": // an answer to a ping: held
 			count(&held, &maxHeld, 1)
@@ -122,9 +111,9 @@ func TestUnansweredBoundedHTTP(t *testing.T) {
 		case m.ID == nil: // a notification
 			w.WriteHeader(http.StatusAccepted)
 		case m.Method == "initialize":
-			answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"flood","version":"1"}}`)
+			m.answer(w, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"flood","version":"1"}}`)
 		case m.Method == "tools/list":
-			answer(`{"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"}}]}`)
+			m.answer(w, `{"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"}}]}`)
 		case m.Method == "tools/call":
 			w.Header().Set("Content-Type", "text/event-stream")
 			rc := http.NewResponseController(w)
@@ -195,15 +184,8 @@ func TestUnansweredBoundedHTTP(t *testing.T) {
 func TestStartFloodedHTTP(t *testing.T) {
 	over := make(chan struct{})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			return // the session's DELETE
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		m, ok := readCall(w, r)
+		if !ok {
 			return
 		}
 		w.Header().Set("Mcp-Session-Id", "s1")
@@ -240,29 +222,18 @@ func TestRenewedHeldCut(t *testing.T) {
 	heldChanged := make(chan struct{}, 1)
 	over := make(chan struct{})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			return // the session's DELETE
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		m, ok := readCall(w, r)
+		if !ok {
 			return
 		}
 		id := r.Header.Get("Mcp-Session-Id")
-		answer := func(result string) {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
-		}
 		switch {
 		case m.Method == "initialize":
 			mu.Lock()
 			sessions++
 			w.Header().Set("Mcp-Session-Id", fmt.Sprint("s", sessions))
 			mu.Unlock()
-			answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"held","version":"1"}}`)
+			m.answer(w, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"held","version":"1"}}`)
 		case m.ID == nil: // a notification
 			w.WriteHeader(http.StatusAccepted)
 		case m.Method == "": // an answer to a ping: held
@@ -285,7 +256,7 @@ func TestRenewedHeldCut(t *testing.T) {
 			default:
 			}
 		case m.Method == "tools/list":
-			answer(`{"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"}}]}`)
+			m.answer(w, `{"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"}}]}`)
 		case m.Method == "tools/call" && id == "s1":
 			// Three pings, then the answer; the next call finds the
 			// session ended.
@@ -317,7 +288,7 @@ func TestRenewedHeldCut(t *testing.T) {
 			}
 			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"one\"}]}}\n\n", m.ID)
 		case m.Method == "tools/call":
-			answer(`{"content":[{"type":"text","text":"two"}]}`)
+			m.answer(w, `{"content":[{"type":"text","text":"two"}]}`)
 		default:
 			http.Error(w, "not found", http.StatusNotFound)
 		}
@@ -363,20 +334,9 @@ func TestRenewFloodedHTTP(t *testing.T) {
 	sessions := 0
 	over := make(chan struct{})
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			return // the session's DELETE
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		m, ok := readCall(w, r)
+		if !ok {
 			return
-		}
-		answer := func(result string) {
-			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
 		}
 		mu.Lock()
 		n := sessions
@@ -387,13 +347,13 @@ func TestRenewFloodedHTTP(t *testing.T) {
 			sessions++
 			w.Header().Set("Mcp-Session-Id", fmt.Sprint("s", sessions))
 			mu.Unlock()
-			answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"held","version":"1"}}`)
+			m.answer(w, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"held","version":"1"}}`)
 			return
 		case m.ID == nil: // a notification
 			w.WriteHeader(http.StatusAccepted)
 			return
 		case m.Method == "tools/list" && n == 1:
-			answer(`{"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"}}]}`)
+			m.answer(w, `{"tools":[{"name":"echo","description":"Echo.","inputSchema":{"type":"object"}}]}`)
 			return
 		case m.Method == "tools/list":
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -439,4 +399,31 @@ func TestRenewFloodedHTTP(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Error(err)
 	}
+}
+
+// rpcCall is a JSON-RPC message a fake server over HTTP was sent: a request
+// (an ID and a method), a notification (no ID) or an answer (no method).
+type rpcCall struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+// readCall reads the message a POST carries; ok is false for another
+// method (the session's DELETE) and for a body that is not one, which is
+// answered 400.
+func readCall(w http.ResponseWriter, r *http.Request) (m rpcCall, ok bool) {
+	if r.Method != http.MethodPost {
+		return m, false
+	}
+	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return m, false
+	}
+	return m, true
+}
+
+// answer answers the request with result, as JSON.
+func (m rpcCall) answer(w http.ResponseWriter, result string) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, m.ID, result)
 }
