@@ -90,15 +90,7 @@ func TestResponseTextQuoted(t *testing.T) {
 				name += ", streamed"
 			}
 			t.Run(name, func(t *testing.T) {
-				f := newResponsesFake(t, func(w http.ResponseWriter, r *http.Request) {
-					if !stream {
-						w.Header().Set("Content-Type", "application/json")
-						io.WriteString(w, tc.body)
-						return
-					}
-					w.Header().Set("Content-Type", "text/event-stream")
-					io.WriteString(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":0,\"response\":"+tc.body+"}\n\n")
-				})
+				f := newResponsesFake(t, responseReply(tc.body, stream))
 				m := newResponsesModel(t, f, nil)
 				req := request()
 				if stream {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -507,15 +508,7 @@ func TestResponsesNotAResponse(t *testing.T) {
 				name += ", streamed"
 			}
 			t.Run(name, func(t *testing.T) {
-				f := newResponsesFake(t, func(w http.ResponseWriter, r *http.Request) {
-					if !stream {
-						w.Header().Set("Content-Type", "application/json")
-						fmt.Fprint(w, tc.body)
-						return
-					}
-					w.Header().Set("Content-Type", "text/event-stream")
-					fmt.Fprintf(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":0,\"response\":%s}\n\n", tc.body)
-				})
+				f := newResponsesFake(t, responseReply(tc.body, stream))
 				req := request()
 				if stream {
 					req.Stream = func(agentrt.Delta) {}
@@ -753,4 +746,18 @@ func FuzzParseResponsesBody(f *testing.F) {
 			}
 		}
 	})
+}
+
+// responseReply answers with the response object body: whole, or streamed
+// as the response.completed event that carries it.
+func responseReply(body string, stream bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !stream {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, body)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":0,\"response\":%s}\n\n", body)
+	}
 }
