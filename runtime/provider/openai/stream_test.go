@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/internal/replylimit"
 )
 
 // sse writes chunks as a Chat Completions stream: each a data line,
@@ -386,5 +388,22 @@ func TestStreamLabelledJSON(t *testing.T) {
 	}
 	if f.requests() != 1 || text.String() != "Let me answer." || resp.Message.Content != "Let me answer." || resp.Usage.Input != 12 {
 		t.Errorf("%d requests, text heard %q, response %+v", f.requests(), text.String(), resp)
+	}
+}
+
+// TestStreamAnsweredWholeBounded: a whole reply to a streamed request is
+// held to what a whole reply may weigh for the output tokens the request
+// allowed (replylimit.BodyBound), as a reply to a request for one is, not
+// to the 32 MiB a stream may: a megabyte for 16 tokens fails the call.
+func TestStreamAnsweredWholeBounded(t *testing.T) {
+	big := completion(fmt.Sprintf(`{"role": "assistant", "content": %q}`, strings.Repeat("x", 1<<20)), "stop", "")
+	f := newFake(t, big, big)
+	req := toolRequest()
+	req.MaxOutputTokens = 16
+	req.Stream = func(agentrt.Delta) {}
+	_, err := newModel(t, f, &attempts{}).Complete(context.Background(), req)
+	var re *replylimit.ReplyError
+	if !errors.As(err, &re) || re.Tokens != 16 || !re.Body || f.requests() != 1 {
+		t.Errorf("%d requests, error %v; want the reply past 16 tokens' bound refused", f.requests(), err)
 	}
 }

@@ -60,10 +60,8 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 		}
 		tokens, whole := req.Context().Value(wholeKey{}).(int64)
 		bound, over := limit, error(&TooLargeError{provider, limit})
-		if whole && req.ContentLength >= 0 {
-			if b := replylimit.BodyBound(tokens, req.ContentLength); b > 0 && b < bound {
-				bound, over = b, &replylimit.ReplyError{Tokens: tokens, Bound: b, Request: req.ContentLength, Body: true}
-			}
+		if whole {
+			bound, over = wholeBound(provider, limit, tokens, req)
 		}
 		var counted *retry.Attempt
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -97,7 +95,8 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 		}
 		resp.Body = &body{rc: resp.Body, left: bound, err: over, counted: counted}
 		if p, streamed := req.Context().Value(progressKey{}).(*progress); streamed && resp.StatusCode >= 200 && resp.StatusCode <= 299 && wholeReply(resp) {
-			return readWhole(provider, resp, req, p.tokens)
+			bound, over := wholeBound(provider, limit, p.tokens, req)
+			return readWhole(resp, req, bound, over)
 		}
 		return resp, nil
 	}
@@ -109,7 +108,7 @@ func Middleware(provider string, limit int64) func(*http.Request, func(*http.Req
 // returned as an *Unstreamed. A body that does not begin as a JSON object
 // or array (an event stream its server labelled JSON) is handed on as the
 // stream it is.
-func readWhole(provider string, resp *http.Response, req *http.Request, tokens int64) (*http.Response, error) {
+func readWhole(resp *http.Response, req *http.Request, bound int64, over error) (*http.Response, error) {
 	br := bufio.NewReader(resp.Body)
 	if !jsonFirst(br) {
 		resp.Body = struct {
@@ -119,15 +118,21 @@ func readWhole(provider string, resp *http.Response, req *http.Request, tokens i
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	b := &body{rc: io.NopCloser(br), left: replylimit.MaxResponse, err: &TooLargeError{provider, replylimit.MaxResponse}, counted: retry.AttemptOf(req.Context())}
-	if n := replylimit.BodyBound(tokens, req.ContentLength); req.ContentLength >= 0 && n > 0 && n < b.left {
-		b.left, b.err = n, &replylimit.ReplyError{Tokens: tokens, Bound: n, Request: req.ContentLength, Body: true}
-	}
-	data, err := io.ReadAll(b)
+	data, err := io.ReadAll(&body{rc: io.NopCloser(br), left: bound, err: over, counted: retry.AttemptOf(req.Context())})
 	if err != nil {
 		return nil, err
 	}
 	return nil, &Unstreamed{Body: data}
+}
+
+// wholeBound is the bound of a whole reply's body to req, which allowed
+// tokens output tokens, and the error of a body past it: what such a
+// reply can take (replylimit.BodyBound), within limit.
+func wholeBound(provider string, limit, tokens int64, req *http.Request) (int64, error) {
+	if b := replylimit.BodyBound(tokens, req.ContentLength); req.ContentLength >= 0 && b > 0 && b < limit {
+		return b, &replylimit.ReplyError{Tokens: tokens, Bound: b, Request: req.ContentLength, Body: true}
+	}
+	return limit, &TooLargeError{provider, limit}
 }
 
 // jsonFirst reports whether what br holds begins, past JSON's whitespace
