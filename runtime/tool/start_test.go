@@ -144,7 +144,7 @@ func TestServerStartFailureEndsTheOthers(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), `tool "b": `) || !strings.Contains(err.Error(), "Service Unavailable") {
 		t.Fatalf("Build: %v; want b's failure", err)
 	}
-	<-ended // a's start was ended, not waited out: the test would time out
+	waitFor(t, ended, "a's start ended, not waited out")
 }
 
 // TestServersClosedWhenAnotherToolFails: a tool that cannot be built ends
@@ -181,5 +181,16 @@ func TestServersClosedWhenAnotherToolFails(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "Service Unavailable") {
 		t.Fatalf("Build: %v; want b's failure", err)
 	}
-	<-deleted // a's session was closed: the test would time out
+	waitFor(t, deleted, "a's session closed")
+}
+
+// waitFor waits for ch to close, failing the test, as what did not
+// happen, once a minute has passed: a bound, not a measure.
+func waitFor(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(time.Minute):
+		t.Errorf("a minute passed before %s", what)
+	}
 }
