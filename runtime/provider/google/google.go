@@ -920,6 +920,11 @@ func parseResponse(r *genai.GenerateContentResponse, turn int, quote func(string
 	msg.Content = strings.Join(text, "")
 	base := ""
 	for i, fc := range calls {
+		if fc.Name == "" {
+			// Nothing can answer it, and the next request could not
+			// send its result back (a result is paired by name).
+			return nil, fmt.Errorf("google: function call %d has no name", i)
+		}
 		args := []byte("{}")
 		if fc.Args != nil {
 			var err error

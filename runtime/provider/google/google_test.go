@@ -556,6 +556,14 @@ func TestMaxTokens(t *testing.T) {
 	}
 }
 
+func TestNamelessCall(t *testing.T) {
+	f := newFake(t, candidate(`[{"functionCall": {"name": "weather", "args": {"city": "Paris"}}}, {"functionCall": {"args": {"city": "Rome"}}}]`, "STOP", okUsage))
+	resp, err := newModel(t, f, nil).Complete(t.Context(), toolRequest())
+	if err == nil || err.Error() != "google: function call 1 has no name" || resp != nil {
+		t.Errorf("err = %v, resp = %+v", err, resp)
+	}
+}
+
 func TestNoCandidates(t *testing.T) {
 	f := newFake(t, reply(`{"usageMetadata": {"promptTokenCount": 3}, "modelVersion": "gemini-test-001"}`))
 	_, err := newModel(t, f, nil).Complete(t.Context(), request())

@@ -49,8 +49,9 @@ func TestReplyPastMaxTokens(t *testing.T) {
 	}
 	t.Run("many empty calls", func(t *testing.T) {
 		// Each call counts one token's bytes at least: 10,000 calls with
-		// no name and no arguments are past what 4,096 tokens make.
-		parts := "[" + strings.Repeat(`{"functionCall": {"name": ""}},`, 9999) + `{"functionCall": {"name": ""}}]`
+		// a one-letter name and no arguments are past what 4,096 tokens
+		// make.
+		parts := "[" + strings.Repeat(`{"functionCall": {"name": "w"}},`, 9999) + `{"functionCall": {"name": "w"}}]`
 		for _, stream := range []bool{false, true} {
 			path, reply := "/v1beta/models/gemini-test:generateContent", candidate(parts, "STOP", "")
 			if stream {
