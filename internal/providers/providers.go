@@ -66,7 +66,13 @@ func vertex(r runcmd.ModelRequest) (agentrt.Model, error) {
 	p := r.Plan
 	base := r.FlagBaseURL
 	if base == "" {
+		// --base-url was checked where it was read; the variable is
+		// read here, and held to what a client can send to before
+		// any request.
 		base = r.Getenv(VertexBaseVar)
+		if err := runcmd.CheckBaseURL(VertexBaseVar, base); err != nil {
+			return nil, err
+		}
 	}
 	if base == "" && p.Agent.Model.BaseURL != "" {
 		return nil, fmt.Errorf("agent %s: the manifest's base_url is not sent Vertex AI's credentials: leave %s unset to use the Gemini API there, or give the endpoint yourself (--base-url or %s)", p.Agent.Name, VertexVar, VertexBaseVar)
