@@ -1308,7 +1308,12 @@ type Pending struct {
 	ArgumentsText *string         `json:"arguments_text,omitempty"`
 	Asked         time.Time       `json:"asked"`
 
+	// decided hands the run a decision, unbuffered: a decision is taken
+	// only by a run still waiting for it. gone is closed once the run
+	// waits no longer, so a decision arriving as the wait ends is told
+	// no call waits rather than answered as taken.
 	decided chan agentrt.ApprovalDecision
+	gone    chan struct{}
 }
 
 // Decision is the body of POST /v1/runs/{run}/approvals/{key}.
@@ -1340,15 +1345,19 @@ func (rs *Runs) Ask(ctx context.Context, req *agentrt.ApprovalRequest) (agentrt.
 			Msg: req.Why + "; no one can be asked: the client cannot be asked (MCP elicitation) and no HTTP API is served (--http) to decide it over; serve with --approve yes or --approve no"}
 	}
 	p := &Pending{Run: ri.id, Agent: ri.agent, Key: req.Key, Tool: req.Tool, Why: req.Why, Mode: req.Mode,
-		Arguments: req.Arguments, ArgumentsText: req.ArgumentsText, Asked: time.Now().UTC(), decided: make(chan agentrt.ApprovalDecision, 1)}
+		Arguments: req.Arguments, ArgumentsText: req.ArgumentsText, Asked: time.Now().UTC(),
+		decided: make(chan agentrt.ApprovalDecision), gone: make(chan struct{})}
 	pk := ri.id + "/" + req.Key
 	rs.mu.Lock()
 	rs.pending[pk] = p
 	rs.mu.Unlock()
 	defer func() {
 		rs.mu.Lock()
-		delete(rs.pending, pk)
+		if rs.pending[pk] == p {
+			delete(rs.pending, pk)
+		}
 		rs.mu.Unlock()
+		close(p.gone)
 	}()
 	if ri.notify != nil {
 		ri.notify("approval_pending", p)
@@ -1419,8 +1428,14 @@ func (rs *Runs) decide(id, key string, d Decision, may func(agent string) bool) 
 	if !dec.Approved && dec.Reason == "" {
 		dec.Reason = "the person deciding over the server's API said no"
 	}
-	p.decided <- dec
-	return p, true
+	select {
+	case p.decided <- dec:
+		return p, true
+	case <-p.gone:
+		// The run stopped waiting (its deadline, its end) as the
+		// decision came: it never heard it, and makes no call on it.
+		return nil, false
+	}
 }
 
 // interruptedText says what became of a run the server's stop
