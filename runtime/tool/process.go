@@ -12,9 +12,10 @@ import (
 // an adopting process also gets the one that both left the program's
 // process group and replaced its environment (env -i), and reaps what
 // the calls kill, with the adopted orphans that exit. It is meant for a
-// program whose only child processes are its tools' (the agentc command):
-// from then on, each call's end reaps this process's children that have
-// exited and are no tool's program.
+// program whose child processes are its tools' or stay in its own
+// process group, as os/exec starts them (the agentc command): from then
+// on, each call's end reaps this process's children that have exited,
+// are no tool's program and are of another process group.
 //
 // The function it returns kills every adopted process still running, and
 // what it started, and reaps them: call it when no tool is running any

@@ -128,9 +128,10 @@ func (g *Group) Sweep() {
 
 // Adopt makes this process, on Linux, the parent of every orphan among
 // its descendants (a child subreaper), where the kernel allows it;
-// elsewhere it does nothing. Only a program whose only child processes
-// are Groups may adopt: from then on, a sweep also reaps this process's
-// children that exited and are no Group's program.
+// elsewhere it does nothing. A program that adopts starts its other
+// child processes in its own process group (os/exec's default): from then
+// on, a sweep also reaps this process's children that exited, are no
+// Group's program and are of another process group.
 func Adopt() { adopt() }
 
 // Release kills every process this process adopted that is still

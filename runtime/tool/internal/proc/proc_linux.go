@@ -46,10 +46,11 @@ func adopt() {
 
 // sweep kills every process that carries mark and their descendants, and
 // reaps those that end as this process's children, with any other child
-// that is no Group's program and has exited.
+// that is no Group's program, has exited and is not of this process's
+// own process group.
 func sweep(mark string) {
 	settle(killTrees(func(s stat) bool { return marked(s, mark) }))
-	reapStray()
+	reapStray(false)
 }
 
 // release kills every process adopted, with its descendants, and reaps
@@ -66,7 +67,7 @@ func release() {
 		return
 	}
 	settle(killTrees(func(s stat) bool { return s.ppid == self && !owned[s.pid] }))
-	reapStray()
+	reapStray(true)
 }
 
 // killAll kills every descendant of this process and every process that
@@ -90,9 +91,9 @@ func killAll(marks []string) {
 
 // stat is what /proc/PID/stat says of a process.
 type stat struct {
-	pid, ppid int
-	state     byte
-	kthread   bool // a kernel thread, which has no environment
+	pid, ppid, pgrp int
+	state           byte
+	kthread         bool // a kernel thread, which has no environment
 	// start is when the process started, in clock ticks since boot:
 	// with the pid, it names one process even after the pid is reused.
 	start uint64
@@ -122,6 +123,10 @@ func readStat(pid int) (stat, bool) {
 	if err != nil {
 		return stat{}, false
 	}
+	pgrp, err := strconv.Atoi(f[2])
+	if err != nil {
+		return stat{}, false
+	}
 	flags, err := strconv.ParseUint(f[6], 10, 64)
 	if err != nil {
 		return stat{}, false
@@ -130,7 +135,7 @@ func readStat(pid int) (stat, bool) {
 	if err != nil {
 		return stat{}, false
 	}
-	return stat{pid: pid, ppid: ppid, state: f[0][0], kthread: flags&pfKthread != 0, start: start}, true
+	return stat{pid: pid, ppid: ppid, pgrp: pgrp, state: f[0][0], kthread: flags&pfKthread != 0, start: start}, true
 }
 
 // processes lists every process /proc shows.
@@ -286,8 +291,14 @@ func settle(killed map[int]uint64) {
 // reapStray reaps this process's children that have exited and are no
 // Group's program: orphans it adopted that no sweep could name (one that
 // exited before its Group ended, or lost its mark). It reaps none while a
-// start is under way whose process is not known yet.
-func reapStray() {
+// start is under way whose process is not known yet. Unless all, it
+// spares a child of this process's own process group: one this process
+// started itself outside a Group (an evaluation of CUE, a probe of the
+// kernel), which a Group's program never is (it leads a group of its
+// own), and whose exit status os/exec, waiting for it on another
+// goroutine, would otherwise lose ("no child processes"). An orphan that
+// joined this process's group is reaped at Release, with all.
+func reapStray(all bool) {
 	if !adopted.Load() {
 		return
 	}
@@ -297,8 +308,9 @@ func reapStray() {
 		return
 	}
 	owned := ownedLocked()
+	own := unix.Getpgrp()
 	for _, s := range processes() {
-		if s.ppid == self && s.dead() && !owned[s.pid] {
+		if s.ppid == self && s.dead() && !owned[s.pid] && (all || s.pgrp != own) {
 			reap(s.pid)
 		}
 	}

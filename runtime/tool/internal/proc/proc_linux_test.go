@@ -112,3 +112,31 @@ func TestReadStat(t *testing.T) {
 		t.Errorf("readStat = %+v, %v", s, ok)
 	}
 }
+
+// TestSweepSparesOtherChildren: a sweep in an adopting process reaps the
+// orphans it adopted, never a child this process started itself outside
+// a Group (a CUE evaluation of approve_if in another run of a batch, the
+// probe of what the kernel can confine), whose exit status os/exec is
+// about to take: Wait then failed with "no child processes", and the
+// evaluation with it.
+func TestSweepSparesOtherChildren(t *testing.T) {
+	Adopt()
+	if !adopted.Load() {
+		t.Skip("the kernel refuses a child subreaper here")
+	}
+	cmd := exec.Command("sh", "-c", "exit 3")
+	cmd.Env = []string{}
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no sh here: %v", err)
+	}
+	// It has exited and waits for its status to be taken.
+	if err := await.ProcessEnd(cmd.Process.Pid, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	run(t, t.TempDir(), "true")
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Errorf("Wait of a child started outside a Group, after a sweep = %v; want exit status 3", err)
+	}
+}
