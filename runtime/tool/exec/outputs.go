@@ -100,21 +100,21 @@ func (o *outputs) collect(ctx context.Context, res runtime.ToolResult) (runtime.
 	for _, name := range o.names {
 		f := o.tool.outputs[name]
 		path := filepath.Join(o.dir, name+f.Extension())
-		b, err := o.read(store, path, f)
+		b, err := o.read(store, path, f, plan.DefaultMaxRunFileBytes-total)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			notes = append(notes, fmt.Sprintf("[output file %s: the program wrote none]", name))
+			continue
+		case errors.Is(err, errTogether):
+			res.IsError = true
+			notes = append(notes, fmt.Sprintf("[output file %s: the call's output files pass %s together]", name, userfile.Size(plan.DefaultMaxRunFileBytes)))
 			continue
 		case err != nil:
 			res.IsError = true
 			notes = append(notes, fmt.Sprintf("[output file %s: %s]", name, err))
 			continue
 		}
-		if total += b.Size; total > plan.DefaultMaxRunFileBytes {
-			res.IsError = true
-			notes = append(notes, fmt.Sprintf("[output file %s: the call's output files pass %s together]", name, userfile.Size(plan.DefaultMaxRunFileBytes)))
-			continue
-		}
+		total += b.Size
 		res.Files = append(res.Files, runtime.File{Name: name, FileName: filepath.Base(path), MediaType: b.MediaType, Size: b.Size, Digest: b.Digest})
 		notes = append(notes, fmt.Sprintf("[output file %s: %s, %d bytes]", name, b.MediaType, b.Size))
 	}
@@ -128,9 +128,14 @@ func (o *outputs) collect(ctx context.Context, res runtime.ToolResult) (runtime.
 	return res, nil
 }
 
+// errTogether is read's error for a file that would take the call's
+// output files past their bound together.
+var errTogether = errors.New("the call's output files pass their bound together")
+
 // read stores the file at path, if it is a regular file, not a link, of
-// one of f's media types and at most f.MaxBytes.
-func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (filestore.Blob, error) {
+// one of f's media types, at most f.MaxBytes and, as stored, at most
+// room (errTogether).
+func (o *outputs) read(store *filestore.Store, path string, f plan.FileField, room int64) (filestore.Blob, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return filestore.Blob{}, err
@@ -209,6 +214,12 @@ func (o *outputs) read(store *filestore.Store, path string, f plan.FileField) (f
 	if st.MediaType != mt {
 		st.Discard()
 		return filestore.Blob{}, fmt.Errorf("it is not text throughout: past its start it holds a control character or a byte that is not UTF-8")
+	}
+	if st.Size > room {
+		// Refused, so not kept: a refused file leaves nothing in the
+		// store.
+		st.Discard()
+		return filestore.Blob{}, errTogether
 	}
 	if err := st.Commit(); err != nil {
 		return filestore.Blob{}, fmt.Errorf("storing it: %s", reason(err))

@@ -5,9 +5,11 @@ package exec
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -219,5 +221,37 @@ func TestOutputFileRedacted(t *testing.T) {
 	r.Close()
 	if err != nil || string(b) != "note: [redacted]\n" {
 		t.Errorf("the stored note: %q, %v; want the secret replaced", b, err)
+	}
+}
+
+// TestOutputFilesTogether: output files that pass a result's bound
+// together are refused from the one that passes it, and what is refused
+// leaves nothing in the store, as a file refused alone does.
+func TestOutputFilesTogether(t *testing.T) {
+	ctx, store := storeCtx(t)
+	each := plan.DefaultMaxRunFileBytes/2 + 1 // two pass the bound together
+	// Each its own bytes, so that each would be a blob of its own.
+	write := func(file string, n int64) string {
+		return `{ printf '` + png + `'; head -c ` + strconv.FormatInt(n-33, 10) + ` /dev/zero; } > "` + file + `"`
+	}
+	tool := newTool(t, t.TempDir(), plan.Tool{
+		Argv:        []string{"sh", "-c", write("$1", each) + `; ` + write("$2", each+1), "sh", `{{output_file "a"}}`, `{{output_file "b"}}`},
+		OutputFiles: map[string]plan.OutputFile{"a": {MediaTypes: []string{"image/png"}}, "b": {MediaTypes: []string{"image/png"}}},
+	})
+	res, err := tool.Call(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("[output file a: image/png, %d bytes]\n[output file b: the call's output files pass 32 MiB together]", each)
+	if !res.IsError || res.Content != want || len(res.Files) != 1 || res.Files[0].Name != "a" {
+		t.Fatalf("got %q (error %v, files %+v), want %q", res.Content, res.IsError, res.Files, want)
+	}
+	entries, err := os.ReadDir(store.Dir())
+	if err != nil || len(entries) != 1 || entries[0].Name() != strings.TrimPrefix(res.Files[0].Digest, filestore.Prefix) {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the store holds %v (%v), want a's blob alone, %s", names, err, res.Files[0].Digest)
 	}
 }
