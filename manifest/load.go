@@ -100,7 +100,7 @@ func declaresAgent(files []string) bool {
 			continue
 		}
 		data, err := userfile.Read(name, plan.MaxManifestBytes, "a manifest")
-		if err != nil {
+		if err != nil || tooDeep(name, data) != nil {
 			continue
 		}
 		f, err := parser.ParseFile(name, data)
@@ -577,6 +577,11 @@ func (l *Loader) loadUnit(u unit) *Instance {
 	// A file refused fails the load, even where CUE's loader takes the
 	// failure to read it for the file's absence (cue.mod/module.cue).
 	refused := fsys.Refused()
+	var deep *Error
+	if errors.As(refused, &deep) {
+		inst.Errors = append(inst.Errors, deep)
+		return inst
+	}
 	code := CodeSyntax
 	var oe *userfile.OutsideError
 	if errors.As(refused, &oe) {
@@ -668,7 +673,7 @@ func loadConfig(names []string) (*load.Config, []string, *Error) {
 	if err != nil {
 		return nil, nil, &Error{Code: CodeSyntax, Pos: filePos(names[0]), Msg: err.Error()}
 	}
-	fsys := &userfile.FS{Root: userfile.RootOf(wd), PerFile: plan.MaxManifestBytes, Total: plan.MaxLoadBytes, What: "a manifest", Files: map[string][]byte{}, Kept: map[string][]byte{}}
+	fsys := &userfile.FS{Root: userfile.RootOf(wd), PerFile: plan.MaxManifestBytes, Total: plan.MaxLoadBytes, What: "a manifest", Files: map[string][]byte{}, Kept: map[string][]byte{}, Check: checkCUE}
 	dir, ok := fsys.FSPath(wd)
 	if !ok {
 		return nil, nil, &Error{Code: CodeSyntax, Pos: filePos(names[0]), Msg: fmt.Sprintf("the working directory %s cannot be read through the loader", wd)}
@@ -679,6 +684,9 @@ func loadConfig(names []string) (*load.Config, []string, *Error) {
 		data, err := userfile.Read(f, plan.MaxManifestBytes, "a manifest")
 		if err != nil {
 			return nil, nil, &Error{Code: CodeSyntax, Pos: filePos(f), Msg: unwrapPathError(err).Error()}
+		}
+		if e := checkCUE(f, data); e != nil {
+			return nil, nil, e.(*Error)
 		}
 		abs, err := filepath.Abs(f)
 		if err == nil {
@@ -766,6 +774,10 @@ func legacyModule(file string) (string, bool) {
 // inside the root, once; a link leading out of it fails the load.
 func legacyOverlay(fsys *userfile.FS, root string) (map[string]load.Source, *Error) {
 	fail := func(path string, err error) *Error {
+		var deep *Error
+		if errors.As(err, &deep) {
+			return deep
+		}
 		code := CodeSyntax
 		var oe *userfile.OutsideError
 		if errors.As(err, &oe) {
@@ -954,6 +966,10 @@ func (l *Loader) loadBytes(name string, data []byte) *Instance {
 	default:
 		if len(bytes.TrimSpace(data)) == 0 {
 			inst.Errors = append(inst.Errors, &Error{Code: CodeSyntax, Pos: filePos(name), Msg: "empty manifest"})
+			return inst
+		}
+		if e := tooDeep(name, data); e != nil {
+			inst.Errors = append(inst.Errors, e)
 			return inst
 		}
 		f, err := parser.ParseFile(name, data, parser.ParseComments)

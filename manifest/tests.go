@@ -217,6 +217,9 @@ func sourceText(node ast.Node) (string, bool) {
 		return "", false
 	}
 	text := string(data[start.Offset():end.Offset()])
+	if tooDeep(name, []byte(text)) != nil {
+		return "", false
+	}
 	if _, err := parser.ParseExpr(name, text); err == nil {
 		return text, true
 	}

@@ -403,6 +403,22 @@ func TestScripts(t *testing.T) {
 					}
 				}
 			},
+			// repeat FILE N TEXT [END] appends TEXT N times to FILE, then
+			// END: a large file of one pattern, cheap to describe.
+			"repeat": func(ts *testscript.TestScript, neg bool, args []string) {
+				n, err := 0, error(nil)
+				if len(args) >= 3 {
+					n, err = strconv.Atoi(args[1])
+				}
+				if neg || len(args) < 3 || len(args) > 4 || err != nil || n < 0 {
+					ts.Fatalf("usage: repeat FILE N TEXT [END]")
+				}
+				f, err := os.OpenFile(ts.MkAbs(args[0]), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+				ts.Check(err)
+				_, err = f.WriteString(strings.Repeat(args[2], n) + strings.Join(args[3:], ""))
+				ts.Check(err)
+				ts.Check(f.Close())
+			},
 			// hardlink OLD NEW makes NEW another name of the file OLD.
 			"hardlink": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 2 {

@@ -57,6 +57,12 @@ type FS struct {
 	// that checks it.
 	Within string
 
+	// Check, when not nil, is asked of each file's contents, by host
+	// path, before the reader gets them (those of Files too): one it
+	// returns an error for is refused with that error. A regular file is
+	// then read whole when it is opened, within PerFile, to be checked.
+	Check func(path string, data []byte) error
+
 	mu   sync.Mutex
 	read int64
 	// refused is the first file refused for a bound, a kind or the total.
@@ -152,6 +158,11 @@ func (f *FS) Open(name string) (fs.File, error) {
 		if err := f.charge(path, int64(len(data))); err != nil {
 			return nil, err
 		}
+		if f.Check != nil {
+			if err := f.Check(path, data); err != nil {
+				return nil, f.refuse(err)
+			}
+		}
 		return &memFile{name: name, data: data, r: bytes.NewReader(data)}, nil
 	}
 	if err := f.inside(path); err != nil {
@@ -164,6 +175,13 @@ func (f *FS) Open(name string) (fs.File, error) {
 	switch {
 	case fi.IsDir():
 		return file, nil
+	case f.Check != nil && fi.Mode().IsRegular():
+		file.Close()
+		data, err := f.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		return &memFile{name: name, data: data, r: bytes.NewReader(data)}, nil
 	case !fi.Mode().IsRegular():
 		file.Close()
 		return nil, f.refuse(&NotRegularError{Path: path, Mode: fi.Mode()})
@@ -222,6 +240,11 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 	}
 	if err := f.charge(path, int64(len(data))); err != nil {
 		return nil, err
+	}
+	if f.Check != nil {
+		if err := f.Check(path, data); err != nil {
+			return nil, f.refuse(err)
+		}
 	}
 	if f.Kept != nil {
 		f.mu.Lock()

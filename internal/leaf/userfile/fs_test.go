@@ -95,6 +95,46 @@ func TestFS(t *testing.T) {
 // TestFSWithin: an FS kept to a directory opens, reads, lists and
 // describes nothing a link leads to outside it, and says so; what is not
 // there is not there, and links inside it are followed.
+// TestFSCheck holds every file an FS hands its reader, opened or read,
+// from the host or from Files, to its Check: one refused is never handed
+// over, and its refusal is the FS's.
+func TestFSCheck(t *testing.T) {
+	dir := t.TempDir()
+	good, bad, held := filepath.Join(dir, "good"), filepath.Join(dir, "bad"), filepath.Join(dir, "held")
+	for _, p := range []string{good, bad} {
+		if err := os.WriteFile(p, []byte(filepath.Base(p)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refused := errors.New("refused")
+	f := &userfile.FS{Root: userfile.RootOf(dir), PerFile: 10, Total: 100, What: "a test file", Files: map[string][]byte{held: []byte("bad")},
+		Check: func(path string, data []byte) error {
+			if string(data) == "bad" {
+				return refused
+			}
+			return nil
+		}}
+	for _, p := range []string{bad, held} {
+		if _, err := f.ReadFile(fsName(t, f, p)); !errors.Is(err, refused) {
+			t.Errorf("ReadFile(%s): %v, want refused", p, err)
+		}
+		if _, err := f.Open(fsName(t, f, p)); !errors.Is(err, refused) {
+			t.Errorf("Open(%s): %v, want refused", p, err)
+		}
+	}
+	if !errors.Is(f.Refused(), refused) {
+		t.Errorf("Refused() = %v", f.Refused())
+	}
+	file, err := f.Open(fsName(t, f, good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	if b, err := io.ReadAll(file); err != nil || string(b) != "good" {
+		t.Errorf("reading a file checked: %q, %v", b, err)
+	}
+}
+
 func TestFSWithin(t *testing.T) {
 	top := t.TempDir()
 	root := filepath.Join(top, "root")
