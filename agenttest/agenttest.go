@@ -297,7 +297,7 @@ func CheckValue(at token.Position, what string, con *plan.CUEConstraint, data []
 			out = append(out, f)
 		}
 	}
-	absent := missing(v, got, nil)
+	absent := missing(u, v, got, nil, at)
 	if err := u.Validate(cue.Concrete(true), cue.All()); err != nil {
 		for _, e := range cueerrors.Errors(err) {
 			format, args := e.Msg()
@@ -355,26 +355,39 @@ type missingField struct {
 	pos  token.Position
 }
 
-// missing finds the fields of the constraint u that the value lacks:
-// unification completes a value with what a constraint declares, so a
-// field the answer lacks would otherwise pass.
-func missing(u, got cue.Value, path []string) []missingField {
+// missing finds the fields unification added to the value: those the
+// constraint con unified with the value got (u) holds and got lacks.
+// Unification completes a value with what a constraint declares, through
+// a disjunction's branch, a list's element pattern or a member pattern as
+// through a field, so a field the answer lacks would otherwise pass. Each
+// is described by the constraint's own field where con names it.
+func missing(u, con, got cue.Value, path []string, at token.Position) []missingField {
 	var out []missingField
-	switch u.IncompleteKind() {
+	// By the value's kind: u is bottom when a member conflicts, and its
+	// other members are still to be looked at.
+	switch got.Kind() {
 	case cue.StructKind:
 		it, err := u.Fields()
 		if err != nil {
 			return nil
 		}
 		for it.Next() {
-			sel := it.Selector()
-			p := append(slices.Clip(path), sel.String())
-			g := got.LookupPath(cue.MakePath(sel))
+			sel := cue.MakePath(it.Selector())
+			p := append(slices.Clip(path), it.Selector().String())
+			c := con.LookupPath(sel)
+			g := got.LookupPath(sel)
 			if !g.Exists() {
-				out = append(out, missingField{path: strings.Join(p, "."), want: it.Value(), pos: it.Value().Pos().Position()})
+				m := missingField{path: strings.Join(p, "."), want: it.Value(), pos: at}
+				if c.Exists() {
+					m.want = c
+				}
+				if pos := m.want.Pos(); pos.IsValid() {
+					m.pos = pos.Position()
+				}
+				out = append(out, m)
 				continue
 			}
-			out = append(out, missing(it.Value(), g, p)...)
+			out = append(out, missing(it.Value(), c, g, p, at)...)
 		}
 	case cue.ListKind:
 		it, err := u.List()
@@ -382,9 +395,9 @@ func missing(u, got cue.Value, path []string) []missingField {
 			return nil
 		}
 		for i := 0; it.Next(); i++ {
-			g := got.LookupPath(cue.MakePath(cue.Index(i)))
-			if g.Exists() {
-				out = append(out, missing(it.Value(), g, append(slices.Clip(path), strconv.Itoa(i)))...)
+			sel := cue.MakePath(cue.Index(i))
+			if g := got.LookupPath(sel); g.Exists() {
+				out = append(out, missing(it.Value(), con.LookupPath(sel), g, append(slices.Clip(path), strconv.Itoa(i)), at)...)
 			}
 		}
 	}
