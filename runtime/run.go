@@ -1025,9 +1025,17 @@ func (x *run) answerNow() string {
 
 // acceptProse takes the last assistant message as the answer: the text
 // itself for an agent without an output contract; else the text read as
-// JSON, or as a JSON string, whichever the contract accepts.
+// JSON, or as a JSON string, whichever the contract accepts. The last
+// message is the model's only after prose: a host's strategy may accept
+// after tool results too, where it is a tool's output, never an answer.
 func (x *run) acceptProse() bool {
-	text := x.msgs[len(x.msgs)-1].Content
+	text := ""
+	for i := len(x.msgs) - 1; i >= 0; i-- {
+		if x.msgs[i].Role == Assistant {
+			text = x.msgs[i].Content
+			break
+		}
+	}
 	if x.output == nil {
 		b, _ := json.Marshal(text)
 		x.rep.Answer = b

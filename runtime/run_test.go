@@ -698,3 +698,33 @@ type numberTool struct{ echoTool }
 func (t *numberTool) Spec() agentrt.ToolSpec {
 	return agentrt.ToolSpec{Name: t.name, Description: "Echo.", Schema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer"}},"required":["q"],"additionalProperties":false}`)}
 }
+
+// TestStopAcceptTakesTheModelsText: a host's strategy that stops and
+// accepts takes the last assistant message as the answer, as Decision
+// says, wherever it decides: after tool results the conversation ends
+// with a tool's output, which was taken as the answer, a fetched page's
+// JSON answering for the model.
+func TestStopAcceptTakesTheModelsText(t *testing.T) {
+	stop := agentrt.StrategyFunc(func(_ context.Context, s *agentrt.State) agentrt.Decision {
+		if s.Boundary == agentrt.AfterToolResults {
+			return agentrt.Decision{Action: agentrt.Stop, Accept: true}
+		}
+		return agentrt.Decision{Action: agentrt.Continue}
+	})
+	tool := &echoTool{name: "search", fn: func(json.RawMessage) (agentrt.ToolResult, error) {
+		return agentrt.ToolResult{Content: `{"label":"feature"}`}, nil
+	}}
+	said := func(req *agentrt.Request) (*agentrt.Response, error) {
+		r, err := call(10, "search", `{"q":"x"}`)(req)
+		r.Message.Content = `{"label":"bug"}`
+		return r, err
+	}
+	t.Run("output contract", func(t *testing.T) {
+		res := runWith(t, agent(t, keepsTools), agentrt.Options{Strategy: stop, Tools: map[string]agentrt.Tool{"search": tool}}, said)
+		expect(t, res.rep, "ok", "none", `{"label":"bug"}`)
+	})
+	t.Run("no output contract", func(t *testing.T) {
+		res := runWith(t, agent(t, func(a *plan.Agent) { withTool(a); a.Output = nil }), agentrt.Options{Strategy: stop, Tools: map[string]agentrt.Tool{"search": tool}}, said)
+		expect(t, res.rep, "ok", "none", `"{\"label\":\"bug\"}"`)
+	})
+}
