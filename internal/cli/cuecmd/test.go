@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -168,7 +169,7 @@ failed, or an agent does not compile; 2 usage error.`,
 			var jobs []*faultJob
 			declared := 0 // the cases there are, matched or not
 		agents:
-			for _, b := range bs {
+			for i, b := range bs {
 				dir := "."
 				if files := b.inst.Files; len(files) > 0 && files[0] != "-" {
 					dir = filepath.Dir(files[0])
@@ -183,7 +184,13 @@ failed, or an agent does not compile; 2 usage error.`,
 					if ctx.Err() != nil {
 						break agents
 					}
-					r, rep, journal := runTestCase(ctx, e, b, dir, chk, runs, name, mode, samples, tmp)
+					// Two agents may share a name (in two directories):
+					// each journals its test model runs apart.
+					own := tmp
+					if tmp != "" {
+						own = filepath.Join(tmp, strconv.Itoa(i))
+					}
+					r, rep, journal := runTestCase(ctx, e, b, dir, chk, runs, name, mode, samples, own)
 					results = append(results, r)
 					if format == "text" {
 						writeCaseText(e.Stdout, r)
@@ -575,6 +582,7 @@ func writeTestSummary(e cli.Env, t testRun) error {
 	}
 	n, nf := map[string]int{}, map[string]int{}
 	var cases, faults []caseResult
+	var of []int // of each fault run, its case's place in cases
 	for _, r := range rs {
 		if r.Fault == "" {
 			n[r.Status]++
@@ -582,6 +590,7 @@ func writeTestSummary(e cli.Env, t testRun) error {
 		} else {
 			nf[r.Status]++
 			faults = append(faults, r)
+			of = append(of, len(cases)-1)
 		}
 	}
 	word := "ok"
@@ -593,7 +602,7 @@ func writeTestSummary(e cli.Env, t testRun) error {
 	}
 	counts := ""
 	if len(faults) > 0 {
-		writeFaultTable(e.Stdout, cases, faults)
+		writeFaultTable(e.Stdout, cases, faults, of)
 		counts = fmt.Sprintf("; faults: %d passed, %d failed, %d n/a", nf[statusPass], nf[statusFail], nf[statusNA])
 	}
 	fmt.Fprintf(e.Stdout, "%s: %d passed, %d failed, %d diverged%s (%.2fs)\n", word, n[statusPass], n[statusFail], n[statusDiverged], counts, t.took.Seconds())
@@ -601,22 +610,27 @@ func writeTestSummary(e cli.Env, t testRun) error {
 }
 
 // writeFaultTable prints the fault x case table, then each fault run that
-// failed, with what it did against what was expected.
-func writeFaultTable(w io.Writer, cases, faults []caseResult) {
+// failed, with what it did against what was expected. of holds each fault
+// run's case, by its place in cases: two agents may share a name.
+func writeFaultTable(w io.Writer, cases, faults []caseResult, of []int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "fault")
 	for _, c := range cases {
 		fmt.Fprintf(tw, "\t%s/%s", c.Agent, c.Case)
 	}
 	fmt.Fprintln(tw)
-	status := map[string]string{}
-	for _, f := range faults {
-		status[f.Agent+"/"+f.Case+"/"+f.Fault] = f.Status
+	type cell struct {
+		c     int
+		fault string
+	}
+	status := map[cell]string{}
+	for i, f := range faults {
+		status[cell{of[i], f.Fault}] = f.Status
 	}
 	for _, k := range fault.Kinds {
 		fmt.Fprint(tw, k.Name)
-		for _, c := range cases {
-			s, ok := status[c.Agent+"/"+c.Case+"/"+k.Name]
+		for c := range cases {
+			s, ok := status[cell{c, k.Name}]
 			if !ok {
 				s = "-"
 			}
