@@ -38,7 +38,7 @@ var allowed = map[string][]string{
 	"runtime":            {"internal/leaf/bodyrate", "internal/leaf/buildinfo", "internal/leaf/flock", "internal/leaf/userfile", "runtime", "plan", "digest", "inclusion", "internal/leaf/jsonpointer", "internal/leaf/jsonshape", "internal/leaf/textcut", "cost"},
 	"temporal":           {"runtime", "plan", "digest", "inclusion", "internal/leaf/jsonpointer", "telemetry"},
 	"internal/devserver": {},
-	"agenttest":          {"internal/leaf/userfile", "plan", "runtime", "constraint", "internal/leaf/cueproc"},
+	"agenttest":          {"internal/leaf/userfile", "plan", "runtime", "constraint", "internal/leaf/cueproc", "internal/leaf/textcut"},
 	"runview":            {"internal/leaf/userfile", "runtime", "plan", "digest", "cost", "internal/termtext"},
 	"approval":           {"plan", "runtime", "digest", "constraint", "internal/leaf/cueproc"},
 	"telemetry":          {"runtime", "internal/leaf/textcut"},

@@ -26,6 +26,7 @@ import (
 
 	"agentc.dev/agentc/constraint"
 	"agentc.dev/agentc/internal/leaf/cueproc"
+	"agentc.dev/agentc/internal/leaf/textcut"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )
@@ -183,13 +184,30 @@ func callNames(calls []agentrt.CallReport) string {
 	return strings.Join(names, ", ")
 }
 
-// checkCall checks that some call of the run is of the tool want names,
-// with arguments its constraint accepts.
+// maxRefusal bounds, in bytes, why a call was refused as a failure quotes
+// it: the reason may quote the model's arguments.
+const maxRefusal = 200
+
+// checkCall checks that some call the run made is of the tool want
+// names, with arguments its constraint accepts. A call the runtime
+// refused, or whose approval was denied, never ran: it is no call made,
+// whatever its arguments.
 func (c *Checker) checkCall(ctx context.Context, name string, i int, want plan.ToolCallExpect, calls []agentrt.CallReport, o Options) []Failure {
 	path := fmt.Sprintf("tests.%s.tool_calls.%d.arguments", name, i)
 	var last []Failure
-	n := 0
+	var refused *agentrt.CallReport
+	made := make([]agentrt.CallReport, 0, len(calls))
 	for _, call := range calls {
+		if call.Refused {
+			if call.Name == want.Name && refused == nil {
+				refused = &call
+			}
+			continue
+		}
+		made = append(made, call)
+	}
+	n := 0
+	for _, call := range made {
 		if call.Name != want.Name {
 			continue
 		}
@@ -203,7 +221,11 @@ func (c *Checker) checkCall(ctx context.Context, name string, i int, want plan.T
 		}
 	}
 	if n == 0 {
-		return []Failure{{Msg: fmt.Sprintf("tool_calls[%d]: the run made no call of %s (it called: %s)", i, want.Name, callNames(calls))}}
+		msg := fmt.Sprintf("tool_calls[%d]: the run made no call of %s (it called: %s", i, want.Name, callNames(made))
+		if refused != nil {
+			msg += fmt.Sprintf("; a call of %s was refused: %s", want.Name, textcut.Marked(refused.Error, maxRefusal))
+		}
+		return []Failure{{Msg: msg + ")"}}
 	}
 	// Every call of the tool failed the constraint: the last one's
 	// failures say how.

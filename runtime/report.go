@@ -126,6 +126,10 @@ type CallReport struct {
 	ArgumentsText *string         `json:"arguments_text,omitempty"`
 	IsError       bool            `json:"is_error,omitempty"`
 	Error         string          `json:"error,omitempty"`
+	// Refused says the call was not made: the runtime refused it (no
+	// such tool, arguments its schema rejects, a shaping turn, a bound)
+	// or its approval was denied; Error says why.
+	Refused bool `json:"refused,omitempty"`
 	// Result is what the tool returned, when it did not fail: its first
 	// MaxReportedResult bytes, secrets redacted.
 	Result     string  `json:"result,omitempty"`

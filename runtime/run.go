@@ -1359,6 +1359,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 	cr = callReport(c)
 	start := x.now()
 	replayed := false
+	made := false // past the checks and the approval: the tool is called (or its result served)
 	_, declared := x.opts.Tools[c.Name]
 	undeclared := !declared && (x.outputTool == "" || c.Name != x.outputTool)
 	call := Event{Type: EventToolCall, Round: round, Tool: c.Name, CallID: c.ID, Undeclared: undeclared}
@@ -1370,7 +1371,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		if stop == nil {
 			res = x.withinFileBound(res)
 		}
-		cr.IsError = res.IsError
+		cr.IsError, cr.Refused = res.IsError, !made && res.IsError
 		if res.IsError {
 			cr.Error = res.Content
 		} else {
@@ -1415,6 +1416,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 			return denied, cr, err
 		}
 	}
+	made = true
 	if isNested(t) {
 		// Not an effect: the nested run journals its own, under this key.
 		ctx := x.runCtx

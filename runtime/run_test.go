@@ -728,3 +728,18 @@ func TestStopAcceptTakesTheModelsText(t *testing.T) {
 		expect(t, res.rep, "ok", "none", `"{\"label\":\"bug\"}"`)
 	})
 }
+
+// TestCallRefused: the report tells a call the runtime refused, which
+// never ran, from one made that failed.
+func TestCallRefused(t *testing.T) {
+	tool := &echoTool{name: "search", fn: func(json.RawMessage) (agentrt.ToolResult, error) {
+		return agentrt.ToolResult{}, errors.New("no index")
+	}}
+	res := runWith(t, agent(t, keepsTools), agentrt.Options{Tools: map[string]agentrt.Tool{"search": tool}},
+		call(10, "search", `{}`, "search", `{"q":"x"}`), answer(`{"label":"bug"}`, 10))
+	expect(t, res.rep, "ok", "none", `{"label":"bug"}`)
+	calls := res.rep.Rounds[0].ToolCalls
+	if len(calls) != 2 || !calls[0].IsError || !calls[0].Refused || !calls[1].IsError || calls[1].Refused || tool.calls != 1 {
+		t.Fatalf("calls %+v (the tool ran %d times); want the first refused, the second made and failed", calls, tool.calls)
+	}
+}
