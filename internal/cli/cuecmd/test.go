@@ -143,15 +143,18 @@ failed, or an agent does not compile; 2 usage error.`,
 			// code.
 			ctx, stopSignals := runcmd.OnStopSignal(cmd.Context(), e, "stopping the tests")
 			defer stopSignals()
-			bs, err := buildAll(e, args, e.Stderr, false)
-			if err != nil {
-				return err
+			// An agent that does not build is reported (vet's way) and
+			// fails the command; the others are tested all the same.
+			bs, uncompiled := buildAll(e, args, e.Stderr, false)
+			if xe, ok := errors.AsType[*cli.ExitError](uncompiled); uncompiled != nil && (!ok || xe.Code != cli.ExitFindings || len(bs) == 0) {
+				return uncompiled
 			}
 			var results []caseResult
 			tmp := ""
 			if faults {
 				// A case without a journal is played back from its test
 				// model run, journaled here.
+				var err error
 				if tmp, err = os.MkdirTemp("", "agentc-test-"); err != nil {
 					return err
 				}
@@ -211,11 +214,14 @@ failed, or an agent does not compile; 2 usage error.`,
 			}
 			results = runFaultJobs(ctx, e, jobs, runs, results)
 			stopped := stopSignals()
-			if err := write(e, testRun{results: results, took: time.Since(start), stopped: stopped != 0}); err != nil {
+			if err := write(e, testRun{results: results, took: time.Since(start), stopped: stopped != 0, uncompiled: uncompiled != nil}); err != nil {
 				return err
 			}
 			if stopped != 0 {
 				return &cli.ExitError{Code: stopped}
+			}
+			if uncompiled != nil {
+				return uncompiled
 			}
 			if slices.ContainsFunc(results, func(r caseResult) bool { return r.Status != statusPass && r.Status != statusNA }) {
 				return &cli.ExitError{Code: cli.ExitFindings}
@@ -561,6 +567,9 @@ type testRun struct {
 	results []caseResult
 	took    time.Duration // how long the runs took, end to end
 	stopped bool          // a stop signal ended the runs
+	// uncompiled says an agent did not build: the command fails, whatever
+	// its cases did.
+	uncompiled bool
 }
 
 // testFormats print a test run's results.
@@ -575,7 +584,7 @@ var testFormats = map[string]func(e cli.Env, t testRun) error{
 func writeTestSummary(e cli.Env, t testRun) error {
 	rs := t.results
 	if len(rs) == 0 {
-		if !t.stopped {
+		if !t.stopped && !t.uncompiled {
 			fmt.Fprintln(e.Stderr, "agentc: no test cases: an agent declares them in its manifest's tests")
 		}
 		return nil
@@ -597,13 +606,16 @@ func writeTestSummary(e cli.Env, t testRun) error {
 	switch {
 	case t.stopped:
 		word = "interrupted"
-	case n[statusPass] < len(cases) || nf[statusFail] > 0:
+	case n[statusPass] < len(cases) || nf[statusFail] > 0 || t.uncompiled:
 		word = statusFail
 	}
 	counts := ""
 	if len(faults) > 0 {
 		writeFaultTable(e.Stdout, cases, faults, of)
 		counts = fmt.Sprintf("; faults: %d passed, %d failed, %d n/a", nf[statusPass], nf[statusFail], nf[statusNA])
+	}
+	if t.uncompiled {
+		counts += "; an agent did not compile"
 	}
 	fmt.Fprintf(e.Stdout, "%s: %d passed, %d failed, %d diverged%s (%.2fs)\n", word, n[statusPass], n[statusFail], n[statusDiverged], counts, t.took.Seconds())
 	return nil
