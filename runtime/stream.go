@@ -98,7 +98,10 @@ func (s *streamer) end(resp *Response) {
 		s.pending[0] = []byte(resp.Message.Content)
 		for _, c := range resp.Message.ToolCalls {
 			if c.Name == s.x.outputTool && s.x.outputTool != "" {
+				// The first call of the output tool is the answer
+				// (toolTurn): another one's arguments are no part of it.
 				s.pending[1] = append(s.pending[1], c.Arguments...)
+				break
 			}
 		}
 	}

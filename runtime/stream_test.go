@@ -288,3 +288,24 @@ func TestStreamFallbackRestarts(t *testing.T) {
 		t.Errorf("the pieces after the last restart are %q, want the fallback's reply", shown.String())
 	}
 }
+
+// TestStreamOneAnswer: a reply that came whole and calls the output tool
+// twice shows the first call's arguments as the answer, the one the run
+// takes: the pieces were both answers run together.
+func TestStreamOneAnswer(t *testing.T) {
+	two := func(req *agentrt.Request) (*agentrt.Response, error) {
+		return &agentrt.Response{Message: agentrt.Message{ToolCalls: []agentrt.ToolCall{
+			{ID: "a1", Name: req.OutputTool, Arguments: json.RawMessage(`{"label":"bug"}`)},
+			{ID: "a2", Name: req.OutputTool, Arguments: json.RawMessage(`{"label":"feature"}`)}}}, Usage: usage(10)}, nil
+	}
+	res := runWith(t, agent(t, nil), agentrt.Options{Stream: true}, two)
+	var shown strings.Builder
+	for _, e := range res.events {
+		if e.Type == agentrt.EventModelDelta && e.Part == agentrt.PartAnswer {
+			shown.WriteString(e.Delta)
+		}
+	}
+	if string(res.rep.Answer) != `{"label":"bug"}` || shown.String() != string(res.rep.Answer) {
+		t.Errorf("answer %s, its pieces %s; want the first call's", res.rep.Answer, shown.String())
+	}
+}
