@@ -272,7 +272,8 @@ func (fi *fileInputs) resolve(input json.RawMessage, given []string, base string
 	if len(bytes.TrimSpace(input)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(input))
 		dec.UseNumber()
-		if err := dec.Decode(&obj); err != nil {
+		// null decodes to no map at all, which no file could be put in.
+		if err := dec.Decode(&obj); err != nil || obj == nil {
 			return input, nil // not an object: the run says what is wrong with it
 		}
 	}
