@@ -8,7 +8,9 @@
 // renamed), and read back through a check of its digest: a blob changed on
 // disk fails its reader at the end rather than pass as the file it claims
 // to be. A temporary file its process left behind, killed outright while it
-// wrote, is removed by the next process that stages a file in the store. Digests are checked for form before they name a path, so a
+// wrote, is removed by the next process that stages a file in the store,
+// and, when it was too recent then, by a later stage of a process that
+// holds the store on (sweepDue). Digests are checked for form before they name a path, so a
 // journal or a host cannot reach outside the directory through one.
 //
 // The directory is opened once, when it is first used, and every name is
@@ -53,8 +55,7 @@ type Store struct {
 	root   *os.Root        // dir, once opened: every name is resolved in it
 	closed bool            // Close was called
 	temps  map[string]bool // base names of files being staged, or staged and not yet committed or discarded
-
-	swept sync.Once
+	swept  time.Time       // when a stage last swept the directory (sweep)
 }
 
 // Open returns the store in dir. The directory is made when the first
@@ -246,7 +247,9 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.swept.Do(func() { s.sweep(root) })
+	if s.sweepDue() {
+		s.sweep(root)
+	}
 	tmp, name, err := createStaging(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		// The directory held was removed (a person cleaning up while a
@@ -315,6 +318,9 @@ func (s *Store) Stage(r io.Reader, limit int64) (*Staged, error) {
 	return st, nil
 }
 
+// now is the store's clock (a test's, in tests).
+var now = time.Now
+
 // stagingPrefix begins the name of every file being staged.
 const stagingPrefix = ".put-"
 
@@ -332,6 +338,23 @@ func createStaging(root *os.Root) (*os.File, string, error) {
 	return nil, "", errors.New("no new name for a staging file")
 }
 
+// sweepDue reports whether a stage is to sweep the directory, and notes
+// that it does: the first, and then one once abandonedAfter has passed
+// since the last. A process that holds the store for days (a server, a
+// worker) would otherwise never remove what a process killed in the hour
+// before it started left, too recent for its first sweep; and reading a
+// store of many blobs at every stage would cost a directory's listing.
+func (s *Store) sweepDue() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := now()
+	if !s.swept.IsZero() && t.Sub(s.swept) < abandonedAfter {
+		return false
+	}
+	s.swept = t
+	return true
+}
+
 // sweep removes the staging files of processes that are gone: a process
 // killed outright (SIGKILL, the OOM killer, a lost machine) while it
 // staged leaves its temporary file, which nothing else would ever remove.
@@ -345,7 +368,7 @@ func (s *Store) sweep(root *os.Root) {
 		return
 	}
 	defer d.Close()
-	now := time.Now()
+	now := now()
 	for {
 		entries, err := d.ReadDir(256)
 		for _, e := range entries {

@@ -5,11 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/zeebo/blake3"
 
@@ -360,5 +362,42 @@ func TestOver(t *testing.T) {
 	}
 	if _, _, err := s.Open(digestOf([]byte("neither"))); !errors.Is(err, filestore.ErrNotStored) {
 		t.Fatalf("a blob neither holds: %v", err)
+	}
+}
+
+// TestSweepAgain: a store a process holds for long (a server's, a
+// worker's) is swept again as time passes, not only when it first stages
+// a file: a process killed just before it started (and restarted at
+// once, as a service is) leaves a staging file too recent for that first
+// sweep, which nothing else would remove while the process lives.
+func TestSweepAgain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "files")
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	put := func(what string) {
+		t.Helper()
+		if _, err := s.Put(strings.NewReader(what), 1<<10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("the first file, which sweeps the store")
+	// The staging file of a process killed a moment ago.
+	dead := filepath.Join(dir, ".put-dead")
+	if err := os.WriteFile(dead, []byte("half a file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	put("a file staged at once, which leaves it: its process may be writing it")
+	if _, err := os.Stat(dead); err != nil {
+		t.Fatalf("a recent staging file was swept: %v", err)
+	}
+	// Days later, the same process stages another file.
+	later := time.Now().Add(72 * time.Hour)
+	defer filestore.SetNow(func() time.Time { return later })()
+	put("a file staged days later")
+	if _, err := os.Stat(dead); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the staging file left days before is still in the store (%v)", err)
 	}
 }
