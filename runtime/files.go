@@ -474,5 +474,30 @@ func (r *Runner) userParts(ctx context.Context, data any, files []File) ([]Part,
 			parts = append(parts, Part{File: &f})
 		}
 	}
+	if err := r.placedWithin(ctx, parts); err != nil {
+		return nil, err
+	}
 	return slices.Clip(parts), nil
+}
+
+// placedWithin holds the files the first message places to the run's
+// bound on a conversation's files (Options.MaxFileBytes, else
+// plan.DefaultMaxRunFileBytes), as checkInputFiles holds the files given:
+// a prompt may print a file more than once (twice, or in a range over the
+// input, as many times as the input has items), and every request sends
+// it each time. Not in a run started before that bound
+// (WithPlacedFilesUnbounded, WithoutFileBounds).
+func (r *Runner) placedWithin(ctx context.Context, parts []Part) error {
+	if ctx.Value(placedFilesUnboundedKey{}) != nil || ctx.Value(fileBoundsOffKey{}) != nil {
+		return nil
+	}
+	limit := r.opts.MaxFileBytes
+	if limit <= 0 {
+		limit = plan.DefaultMaxRunFileBytes
+	}
+	n, size, _ := filesIn([]Message{{Parts: parts}})
+	if size <= limit {
+		return nil
+	}
+	return &InputError{fmt.Sprintf("the prompt places the input's files %d times, %d bytes together, more than the %s a conversation's files may come to", n, size, userfile.Size(limit))}
 }

@@ -154,6 +154,59 @@ func TestFilesRefused(t *testing.T) {
 	}
 }
 
+// TestFilesPlacedBounded: a prompt that prints a file more than once (or
+// in a range over the input, as often as the input has items) sends it
+// each time, in every request: the files it places are held to the run's
+// bound, as the files given are, before any call. A prompt that placed a
+// 2 MB PDF 5,000 times sent a request carrying 10 GB of files. A run
+// started before the bound (WithPlacedFilesUnbounded) runs as it did.
+func TestFilesPlacedBounded(t *testing.T) {
+	store, bs := storeWith(t, pdfBytes)
+	in := json.RawMessage(`{"doc": {"digest": "` + bs[0].Digest + `"}}`)
+	p := fileAgent(t, "Read {{.doc}}, then read it again: {{.doc}}")
+	r, err := agentrt.New(p, agentrt.Options{Model: refusingModel{}, Files: store, MaxFileBytes: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Run(context.Background(), in)
+	var ie *agentrt.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "the prompt places the input's files 2 times, 44 bytes together, more than the 30 bytes a conversation's files may come to") {
+		t.Errorf("placed past the bound: got %v, want an input error", err)
+	}
+	for _, c := range []struct {
+		what  string
+		bound int64
+		ctx   context.Context
+	}{
+		{"within the bound", 44, context.Background()},
+		{"a run started before the bound", 30, agentrt.WithPlacedFilesUnbounded(context.Background())},
+	} {
+		model := &scripted{turns: []turn{answer(`{"label":"bug"}`, 10)}}
+		r, err := agentrt.New(p, agentrt.Options{Model: model, Files: store, MaxFileBytes: c.bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := r.Run(c.ctx, in)
+		if err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		expect(t, rep, agentrt.OutcomeOK, agentrt.BoundNone, `{"label":"bug"}`)
+		if n := filesOf(model.reqs[0].Messages[1]); n != 2 {
+			t.Errorf("%s: the request carries the file %d times, want 2", c.what, n)
+		}
+	}
+}
+
+// filesOf counts the files a message carries.
+func filesOf(m agentrt.Message) (n int) {
+	for _, p := range m.Parts {
+		if p.File != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // A journal holds a file's digest, never its bytes; the text beside a
 // file is redacted like any other; a replay with the same file is the
 // same run, and with another file diverges, naming it.

@@ -115,6 +115,16 @@ func WithoutFileBounds(ctx context.Context) context.Context {
 	return context.WithValue(ctx, fileBoundsOffKey{}, true)
 }
 
+type placedFilesUnboundedKey struct{}
+
+// WithPlacedFilesUnbounded returns a context in which a run sends the
+// files its prompt places however many times it places them, as runs did
+// before those were held to the run's file bound (placedWithin): for a
+// Temporal run started before, whose history must replay as it was made.
+func WithPlacedFilesUnbounded(ctx context.Context) context.Context {
+	return context.WithValue(ctx, placedFilesUnboundedKey{}, true)
+}
+
 // fileBounds reports whether the run holds to the bounds WithoutFileBounds
 // lifts.
 func (x *run) fileBounds() bool { return x.runCtx.Value(fileBoundsOffKey{}) == nil }

@@ -79,6 +79,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// them past the token budget: their histories replay as they were
 	// made.
 	fileBound := workflow.GetVersion(ctx, fileBoundChange, workflow.DefaultVersion, fileBoundVersion) >= fileBoundVersion
+	// Runs started before version 1 (placedFilesVersion) sent the files
+	// their prompt placed however many times it placed them: their
+	// histories replay as they were made.
+	placedFiles := workflow.GetVersion(ctx, placedFilesChange, workflow.DefaultVersion, placedFilesVersion) >= placedFilesVersion
 	// Runs started before version 1 (exactAnswersVersion) took answers
 	// and arguments holding numbers no double holds exactly, and asked
 	// whether an answer is I-JSON only once it was raised: their
@@ -226,6 +230,9 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	}
 	if !fileBound {
 		rctx = agentrt.WithoutFileBounds(rctx)
+	}
+	if !placedFiles {
+		rctx = agentrt.WithPlacedFilesUnbounded(rctx)
 	}
 	if !exactAnswers {
 		rctx = agentrt.WithLooseAnswers(rctx)
@@ -579,6 +586,14 @@ func checkBatchParent(b *BatchRef, parentID, parentRun string) error {
 const (
 	fileBoundChange  = "agentc.file-bound"
 	fileBoundVersion = workflow.Version(1)
+)
+
+// placedFilesChange and placedFilesVersion name the change that held the
+// files a run's prompt places (a file printed more than once) to the run's
+// file bound (runtime's WithPlacedFilesUnbounded).
+const (
+	placedFilesChange  = "agentc.placed-files"
+	placedFilesVersion = workflow.Version(1)
 )
 
 // exactAnswersChange and exactAnswersVersion name the change that refused
