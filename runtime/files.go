@@ -354,12 +354,12 @@ func checkInputFile(store *filestore.Store, f plan.FileField, v any) (inputFile,
 		if ref.FileName != "" && CleanFileName(ref.FileName) == "" {
 			return inputFile{}, fmt.Errorf("file_name %q is not a file's base name: no directory, no control character, at most %d bytes of UTF-8", ref.FileName, MaxFileName)
 		}
-		b, err := store.Stat(ref.Digest)
+		b, err := store.Stat(ref.Digest, f.MaxBytes)
+		if tl := (*filestore.TooLargeError)(nil); errors.As(err, &tl) {
+			return inputFile{}, fmt.Errorf("%s is larger than the %s its schema allows", userfile.Size(b.Size), userfile.Size(f.MaxBytes))
+		}
 		if err != nil {
 			return inputFile{}, err
-		}
-		if b.Size > f.MaxBytes {
-			return inputFile{}, fmt.Errorf("%s is larger than the %s its schema allows", userfile.Size(b.Size), userfile.Size(f.MaxBytes))
 		}
 		if !f.Accepts(b.MediaType) {
 			return inputFile{}, mediaTypeError(f, b.MediaType)

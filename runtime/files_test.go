@@ -97,7 +97,7 @@ func TestFilesWithoutPrompt(t *testing.T) {
 		b, _ := json.Marshal(parts)
 		t.Fatalf("parts %s", b)
 	}
-	if _, err := store.Stat(parts[1].File.Digest); err != nil {
+	if _, err := store.Stat(parts[1].File.Digest, 1<<20); err != nil {
 		t.Errorf("the file is not in the store: %v", err)
 	}
 }
@@ -151,6 +151,37 @@ func TestFilesRefused(t *testing.T) {
 	var ce *agentrt.ConfigError
 	if !errors.As(err, &ce) {
 		t.Errorf("no store: got %v", err)
+	}
+}
+
+// TestFileRefPastBoundUnread: a reference naming a blob larger than its
+// input's bound is refused by the blob's size, before its bytes are read:
+// whoever may write a shared store (a Temporal client, which also names
+// the files of the runs it starts) put a sparse file of text there, and
+// the check read all of it (4 GiB took 37 seconds), in a workflow's task,
+// to fail on its digest.
+func TestFileRefPastBoundUnread(t *testing.T) {
+	store, _ := storeWith(t, pdfBytes)
+	digest := filestore.Prefix + strings.Repeat("ab", 32)
+	f, err := os.Create(filepath.Join(store.Dir(), digest[len(filestore.Prefix):]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(strings.Repeat("Some text.\n", 100)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, err := agentrt.New(fileAgent(t, ""), agentrt.Options{Model: refusingModel{}, Files: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Run(context.Background(), json.RawMessage(`{"doc": {"digest": "`+digest+`"}}`))
+	var ie *agentrt.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "file doc: 64 MiB is larger than the 300 bytes its schema allows") {
+		t.Errorf("got %v, want the blob refused by its size", err)
 	}
 }
 

@@ -517,22 +517,34 @@ func CheckDigest(d string) error {
 // not hold.
 var ErrNotStored = errors.New("not in the file store")
 
-// Stat returns the blob of a digest the store holds, its media type
-// sniffed from its bytes: the first ones for a signature, all of them,
-// through the check of the digest, for text.
-func (s *Store) Stat(digest string) (Blob, error) {
+// Stat returns the blob of a digest the store holds, of at most limit
+// bytes, its media type sniffed from its bytes: the first ones for a
+// signature, all of them, through the check of the digest, for text. A
+// larger blob is a *TooLargeError, with the blob's Digest and Size, and
+// none of its bytes is read: whoever may write the store could otherwise
+// have a check read a file as large as the disk holds (a sparse one
+// larger).
+func (s *Store) Stat(digest string, limit int64) (Blob, error) {
 	r, size, err := s.Open(digest)
 	if err != nil {
 		return Blob{}, err
 	}
 	defer r.Close()
+	if size > limit {
+		return Blob{Digest: digest, Size: size}, &TooLargeError{Limit: limit}
+	}
 	sniff := &plan.Sniffer{}
 	if _, err := io.CopyN(sniff, r, plan.SniffLen); err != nil && err != io.EOF {
 		return Blob{}, err
 	}
 	if sniff.Head() == "text/plain" {
-		if _, err := io.Copy(sniff, r); err != nil {
+		// A byte past the size to reach the end, where the digest is
+		// checked, and no more, whatever is appended meanwhile.
+		if _, err := io.Copy(sniff, io.LimitReader(r, size+1-sniff.Size())); err != nil {
 			return Blob{}, err
+		}
+		if sniff.Size() != size {
+			return Blob{}, fmt.Errorf("file %s: the stored file changed as it was read", digest)
 		}
 	}
 	return Blob{Digest: digest, Size: size, MediaType: sniff.MediaType()}, nil

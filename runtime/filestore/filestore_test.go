@@ -53,7 +53,7 @@ func TestPutOpen(t *testing.T) {
 	if err != nil || size != int64(len(data)) || !bytes.Equal(got, data) {
 		t.Fatalf("read back %d bytes (size %d), %v", len(got), size, err)
 	}
-	st, err := s.Stat(b.Digest)
+	st, err := s.Stat(b.Digest, 1<<20)
 	if err != nil || st != b {
 		t.Fatalf("Stat: %+v, %v", st, err)
 	}
@@ -79,7 +79,7 @@ func TestTextThroughout(t *testing.T) {
 			t.Errorf("%.20q…%.20q: Put: %q, %v; want %q", c.data, c.data[len(head):], b.MediaType, err, c.want)
 			continue
 		}
-		if st, err := s.Stat(b.Digest); err != nil || st != b {
+		if st, err := s.Stat(b.Digest, 1<<20); err != nil || st != b {
 			t.Errorf("%.20q…%.20q: Stat: %+v, %v; want %+v", c.data, c.data[len(head):], st, err, b)
 		}
 	}
@@ -185,7 +185,7 @@ func TestStage(t *testing.T) {
 	if a.Digest != digestOf(kept) || a.Size != int64(len(kept)) || a.MediaType != "application/pdf" || b.MediaType != "image/png" {
 		t.Fatalf("staged %+v and %+v", a.Blob, b.Blob)
 	}
-	if _, err := s.Stat(a.Digest); !errors.Is(err, filestore.ErrNotStored) {
+	if _, err := s.Stat(a.Digest, 1<<20); !errors.Is(err, filestore.ErrNotStored) {
 		t.Fatalf("a staged file is in the store before it is committed: %v", err)
 	}
 	b.Discard()
@@ -200,7 +200,7 @@ func TestStage(t *testing.T) {
 	if got := entries(); len(got) != 1 || got[0] != a.Digest[len(filestore.Prefix):] {
 		t.Fatalf("the store holds %v, want only the committed file", got)
 	}
-	if st, err := s.Stat(a.Digest); err != nil || st != a.Blob {
+	if st, err := s.Stat(a.Digest, 1<<20); err != nil || st != a.Blob {
 		t.Fatalf("Stat: %+v, %v", st, err)
 	}
 	// Past its bound, nothing is staged, nor left.
@@ -357,7 +357,7 @@ func TestOver(t *testing.T) {
 	if _, _, err := under.Open(nb.Digest); !errors.Is(err, filestore.ErrNotStored) {
 		t.Fatalf("a blob put over the store is in it: %v", err)
 	}
-	if _, err := s.Stat(nb.Digest); err != nil {
+	if _, err := s.Stat(nb.Digest, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Open(digestOf([]byte("neither"))); !errors.Is(err, filestore.ErrNotStored) {
@@ -399,5 +399,45 @@ func TestSweepAgain(t *testing.T) {
 	put("a file staged days later")
 	if _, err := os.Stat(dead); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the staging file left days before is still in the store (%v)", err)
+	}
+}
+
+// TestStatBound: Stat refuses a blob past its bound by the blob's size,
+// reading none of it (a sparse file of a terabyte, text at its start,
+// whose name a digest, read whole, would have taken a quarter of an hour
+// to refuse), and says the size.
+func TestStatBound(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "files")
+	s, err := filestore.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b, err := s.Put(strings.NewReader("some text\n"), 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Stat(b.Digest, 9); !errors.As(err, new(*filestore.TooLargeError)) {
+		t.Errorf("a blob of 10 bytes under a bound of 9: %v", err)
+	}
+	if st, err := s.Stat(b.Digest, 10); err != nil || st != b {
+		t.Errorf("a blob of 10 bytes under a bound of 10: %+v, %v", st, err)
+	}
+	digest := filestore.Prefix + strings.Repeat("cd", 32)
+	f, err := os.Create(filepath.Join(dir, digest[len(filestore.Prefix):]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(strings.Repeat("Some text.\n", 100)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Skipf("no sparse file of a terabyte here: %v", err)
+	}
+	f.Close()
+	st, err := s.Stat(digest, 20<<20)
+	var tl *filestore.TooLargeError
+	if !errors.As(err, &tl) || tl.Limit != 20<<20 || st.Size != 1<<40 {
+		t.Errorf("a sparse terabyte: %+v, %v", st, err)
 	}
 }

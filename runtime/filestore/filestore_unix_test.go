@@ -223,17 +223,17 @@ func TestStoreRenewedForReading(t *testing.T) {
 		return b
 	}
 	first := put("first")
-	if _, err := reader.Stat(first.Digest); err != nil {
+	if _, err := reader.Stat(first.Digest, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reader.Stat(first.Digest); !errors.Is(err, filestore.ErrNotStored) {
+	if _, err := reader.Stat(first.Digest, 1<<20); !errors.Is(err, filestore.ErrNotStored) {
 		t.Errorf("a blob removed with its directory: %v", err)
 	}
 	second := put("second")
-	if _, err := reader.Stat(second.Digest); err != nil {
+	if _, err := reader.Stat(second.Digest, 1<<20); err != nil {
 		t.Errorf("a blob of the directory made again: %v", err)
 	}
 }

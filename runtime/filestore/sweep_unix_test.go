@@ -101,7 +101,7 @@ func TestSweepLeavesWhatIsHeld(t *testing.T) {
 	if err := live.Commit(); err != nil {
 		t.Fatalf("the other store's staged file: %v", err)
 	}
-	if _, err := s.Stat(live.Digest); err != nil {
+	if _, err := s.Stat(live.Digest, 1<<20); err != nil {
 		t.Error(err)
 	}
 	// Committed, the blob is no longer held: its lock went with its file.

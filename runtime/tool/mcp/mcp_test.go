@@ -486,7 +486,7 @@ func TestCallFiles(t *testing.T) {
 	}
 	named := map[string]bool{}
 	for _, f := range res.Files {
-		if b, err := store.Stat(f.Digest); err != nil || b.Size != f.Size {
+		if b, err := store.Stat(f.Digest, 1<<30); err != nil || b.Size != f.Size {
 			t.Errorf("%+v not in the store: %v", f, err)
 		}
 		named[strings.TrimPrefix(f.Digest, filestore.Prefix)] = true
