@@ -81,11 +81,20 @@ func (s *Splice) add(p splicePart) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("file %s: %w", f.Name, err)
 	}
+	if size != f.Size {
+		// Refused unread: a blob of another size is not the file, and one
+		// put in its place may be as large as the disk allows.
+		r.Close()
+		return "", fmt.Errorf("file %s: the store holds %d bytes under %s, not %d", f.Name, size, f.Digest, f.Size)
+	}
+	// A byte past the size, to reach the end, where the digest is
+	// checked, and no more, whatever is appended meanwhile.
+	in := io.LimitReader(r, f.Size+1)
 	var n, length int64
 	switch {
 	case isText(f):
 		sniff := &plan.Sniffer{}
-		src := io.TeeReader(r, sniff)
+		src := io.TeeReader(in, sniff)
 		var enc io.Reader = &base64Reader{src: src, dropBOM: true}
 		if p.text {
 			enc = &textReader{src: src}
@@ -97,14 +106,14 @@ func (s *Splice) add(p splicePart) (string, error) {
 			err = checkText(sniff)
 		}
 	default:
-		n, err = io.Copy(io.Discard, r)
+		n, err = io.Copy(io.Discard, in)
 		length = int64(len(p.prefix)) + int64(base64.StdEncoding.EncodedLen(int(n)))
 	}
 	r.Close()
 	if err != nil {
 		return "", fmt.Errorf("file %s: %w", f.Name, err)
 	}
-	if size != f.Size || n != f.Size {
+	if n != f.Size {
 		return "", fmt.Errorf("file %s: the store holds %d bytes under %s, not %d", f.Name, n, f.Digest, f.Size)
 	}
 	p.length = length

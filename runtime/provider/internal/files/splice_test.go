@@ -135,6 +135,32 @@ func TestSpliceRefused(t *testing.T) {
 	}
 }
 
+// TestSpliceSizeFirst: a blob whose size is not the file's is refused by
+// its size before it is read, as a text file or not: whoever may write the
+// store could put a sparse file in a blob's place (a rename over it), and
+// the splice read all of it, to fail on its digest at the end, before the
+// request was built.
+func TestSpliceSizeFirst(t *testing.T) {
+	for _, data := range []string{"%PDF-1.4 the file", "the notes\n"} {
+		store, fs := stored(t, []byte(data))
+		path := filepath.Join(store.Dir(), fs[0].Digest[len(filestore.Prefix):])
+		os.Chmod(path, 0o644)
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(data)
+		if err := f.Truncate(64 << 20); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		_, err = NewSplice(store).Base64(fs[0])
+		if err == nil || !strings.Contains(err.Error(), "the store holds 67108864 bytes under") {
+			t.Errorf("%q, its blob past its size: %v", data, err)
+		}
+	}
+}
+
 // jsonContents is s as an encoding/json Encoder writes it with HTML
 // escaping off (the SDKs' way), without the quotes.
 func jsonContents(t testing.TB, s []byte) []byte {
