@@ -29,6 +29,7 @@ import (
 	"agentc.dev/agentc/internal/devserver"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/temporal"
 )
@@ -438,6 +439,35 @@ func TestCancelledRun(t *testing.T) {
 	}
 	if st := d.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED {
 		t.Errorf("the cancelled run's status: %s", st)
+	}
+}
+
+// TestReplayBeforePlacedFiles: a run begun before the files a prompt
+// places were held to the run's file bound replays on today's code as it
+// was made (testdata/history/before-placed-files.json: a prompt that
+// places a 17 MiB PDF twice, 34 MiB in all, which a run now refuses,
+// answered), where it would fail before its model call.
+func TestReplayBeforePlacedFiles(t *testing.T) {
+	store, err := filestore.Open(filepath.Join(t.TempDir(), "files"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdf := append([]byte("%PDF-1.4\n"), make([]byte, 17<<20-9)...)
+	if _, err := store.Put(bytes.NewReader(pdf), int64(len(pdf))); err != nil {
+		t.Fatal(err)
+	}
+	w, err := temporal.NewWorker(nil, temporal.WorkerOptions{
+		ModelFor:     func(temporal.ModelCall) (agentrt.Model, error) { return refusing{}, nil },
+		AllowAnyPlan: true,
+		Files:        store,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayer := worker.NewWorkflowReplayer()
+	w.RegisterWorkflow(replayer)
+	if err := replayer.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "history", "before-placed-files.json")); err != nil {
+		t.Error(err)
 	}
 }
 
