@@ -146,8 +146,9 @@ func (e *Estimate) CostUnbounded() bool { return e.USD == nil }
 // Worst returns the worst case of one run of p, priced by t:
 //
 //	one call   ≤ the model's context window (input and output together),
-//	             priced with its output at max_output_tokens (or the
-//	             model's max_output) and every input token uncached,
+//	             priced at its dearest split, its output at most
+//	             max_output_tokens (or the model's max_output) and each
+//	             split at the tier its input reaches, every input token uncached,
 //	             and written to the prompt cache unless model.cache is
 //	             false, at the dearer of the input and cache write prices
 //	model      ≤ min(rounds × one call, budgets.tokens − 1 + one call)
@@ -258,8 +259,22 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 			out, why = ctx, "the context window"
 		}
 		call = max(call, int64(ctx))
-		callUSD = max(callUSD, ch.usd(pr.USD(ctx, 0, written(ctx), 0), fmt.Sprintf("one call of %s/%s, %d tokens at $%g/$%g per million", prov, m, ctx, pr.Input, pr.Output)),
-			ch.usd(pr.USD(ctx-out, 0, written(ctx-out), out), fmt.Sprintf("one call of %s/%s, %d tokens at $%g/$%g per million", prov, m, ctx, pr.Input, pr.Output)))
+		// A call of the whole window, in at least ctx − out: its price is
+		// linear in the input between the points where a tier starts, so
+		// the dearest is at an end or on either side of such a point (just
+		// past a tier below the window, every token is at the tier's
+		// prices and the rest of the window may be output).
+		ins := []int{ctx - out, ctx}
+		for _, t := range pr.Tiers {
+			for _, in := range []int{t.Above, t.Above + 1} {
+				if in > ctx-out && in < ctx {
+					ins = append(ins, in)
+				}
+			}
+		}
+		for _, in := range ins {
+			callUSD = max(callUSD, ch.usd(pr.USD(in, 0, written(in), ctx-in), fmt.Sprintf("one call of %s/%s, %d tokens at $%g/$%g per million", prov, m, ctx, pr.Input, pr.Output)))
+		}
 		say("one call of %s/%s (priced as %s): at most its context window, %d tokens in and out together; at most %d out (%s)", prov, m, pr.Key, ctx, out, why)
 	}
 

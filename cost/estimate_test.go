@@ -270,3 +270,67 @@ func TestRunWithinEstimate(t *testing.T) {
 	}
 	t.Logf("%d runs, %d passed their token budget, %d with budgets overridden, %d with a pool", bounded, overshot, overridden, pooled)
 }
+
+// TestEstimateTierInWindow: where a tier starts less than the output
+// bound below the context window, the dearest call is not all input nor
+// all the output it may write, but just past the tier, every token at the
+// tier's prices and the rest of the window output. gpt-5.4 (a window of
+// 1050000, a tier above 271999, no max_output) without
+// model.max_output_tokens: 272000 in at $5 and 778000 out at $22.50 is
+// $18.865, where the estimate's two calls gave $5.25 and $15.75. Every
+// tiered entry of the table, and a price file's, is checked over every
+// split of its window (a grid, and each side of every tier).
+func TestEstimateTierInWindow(t *testing.T) {
+	own, err := cost.Parse("prices.json", []byte(`{"as_of": "2025-01-01", "models": {"openai": {
+		"near": {"input": 1, "output": 4, "context_window": 1000, "max_output": 100, "tiers": [{"above": 950, "input": 2, "output": 8}]},
+		"dear-in": {"input": 1, "output": 1, "context_window": 1000, "tiers": [{"above": 300, "input": 9, "output": 2}, {"above": 600, "input": 3, "output": 3}]}}}}`), "prices.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := cost.Embedded()
+	table.Extend(own)
+	one := 1
+	checked := 0
+	for _, entry := range table.Entries() {
+		prov, model, _ := strings.Cut(entry, "/")
+		pr, _ := table.Lookup(prov, model)
+		if len(pr.Tiers) == 0 || pr.ContextWindow == 0 {
+			continue
+		}
+		for _, cache := range []bool{true, false} {
+			p := &plan.Plan{Agent: plan.Agent{Name: "a", Model: plan.Model{Provider: prov, Name: model, Cache: &cache}, Instructions: "x"}}
+			e, err := cost.WorstWith(p, table, cost.Overrides{Rounds: &one})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, out := pr.ContextWindow, pr.MaxOutput
+			if out == 0 || out > ctx {
+				out = ctx
+			}
+			ins := []int{ctx - out, ctx}
+			for i := 0; i <= 1000; i++ {
+				ins = append(ins, ctx-out+int(int64(out)*int64(i)/1000))
+			}
+			for _, tr := range pr.Tiers {
+				ins = append(ins, tr.Above, tr.Above+1)
+			}
+			for _, in := range ins {
+				if in < ctx-out || in > ctx {
+					continue
+				}
+				written := 0
+				if cache {
+					written = in
+				}
+				if want := pr.USD(in, 0, written, ctx-in); e.USD == nil || *e.USD < want-1e-9 {
+					t.Errorf("%s (cache %v): the estimate of one call is $%v, below the $%v of %d in and %d out", entry, cache, deref(e.USD), want, in, ctx-in)
+					break
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("%d tiered entries checked", checked)
+	}
+}
