@@ -151,9 +151,12 @@ func (e *Estimate) CostUnbounded() bool { return e.USD == nil }
 //	             split at the tier its input reaches, every input token uncached,
 //	             and written to the prompt cache unless model.cache is
 //	             false, at the dearer of the input and cache write prices
-//	model      ≤ min(rounds × one call, budgets.tokens − 1 + one call)
+//	one round  ≤ Attempts × (one call of the model, or of its escalation
+//	             model, + one call of each fallback): an attempt the
+//	             provider answered and lost is charged, and made again
+//	model      ≤ min(rounds × one round, budgets.tokens − 1 + one round)
 //	             (a round starts only while less than budgets.tokens is
-//	             spent, so the last may pass it by one call)
+//	             spent, so the last may pass it by one round)
 //	called     ≤ budgets.tools × the dearest agent tool's own worst case
 //	run        = model + called
 //
@@ -214,11 +217,18 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 	if esc := a.Strategy.Escalate; esc != nil && esc.Model != "" && esc.Model != a.Model.Name {
 		models = append(models, model{prov, esc.Model})
 	}
+	own := len(models) // the models a round starts on; the rest are fallbacks
 	for _, fb := range p.Fallbacks {
 		models = append(models, model{fb.Model.Provider, fb.Model.Name})
 	}
 	var call int64 // tokens of one call
 	var callUSD float64
+	// One round: each model of the chain it may go through (the agent's,
+	// or the one it escalated to, then every fallback) answering and
+	// losing every attempt of its call but the last, each attempt charged
+	// a call's worth.
+	var ownTok, fbTok int64
+	var ownUSD, fbUSD float64
 	// With prompt caching on, every input token of a call may be written
 	// to the cache, which some providers bill above input.
 	writes := a.Model.Caches()
@@ -231,7 +241,7 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 	dearWrites := false
 	callOK, priced := true, true
 	e.priced, e.capped = true, a.Model.MaxOutputTokens > 0
-	for _, mm := range models {
+	for i, mm := range models {
 		prov, m := mm.prov, mm.name
 		pr, ok := t.Lookup(prov, m)
 		if !ok {
@@ -272,8 +282,15 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 				}
 			}
 		}
+		var usd float64
 		for _, in := range ins {
-			callUSD = max(callUSD, ch.usd(pr.USD(in, 0, written(in), ctx-in), fmt.Sprintf("one call of %s/%s, %d tokens at $%g/$%g per million", prov, m, ctx, pr.Input, pr.Output)))
+			usd = max(usd, ch.usd(pr.USD(in, 0, written(in), ctx-in), fmt.Sprintf("one call of %s/%s, %d tokens at $%g/$%g per million", prov, m, ctx, pr.Input, pr.Output)))
+		}
+		callUSD = max(callUSD, usd)
+		if i < own {
+			ownTok, ownUSD = max(ownTok, int64(ctx)), max(ownUSD, usd)
+		} else {
+			fbTok, fbUSD = fbTok+int64(ctx), fbUSD+usd
 		}
 		say("one call of %s/%s (priced as %s): at most its context window, %d tokens in and out together; at most %d out (%s)", prov, m, pr.Key, ctx, out, why)
 	}
@@ -282,7 +299,18 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 	if o.Rounds != nil {
 		rounds, roundsFrom = *o.Rounds, "--rounds"
 	}
-	say("at most %d model calls (%s)", rounds, roundsFrom)
+	say("at most %d rounds (%s)", rounds, roundsFrom)
+	// What one round may charge: every model of the chain, each call made
+	// up to Attempts times.
+	roundTok := ch.mul(Attempts, ch.add(ownTok, fbTok, "one call of each model of the chain"), fmt.Sprintf("%d attempts of each model of the chain", Attempts))
+	roundUSD := ch.usd(Attempts*(ownUSD+fbUSD), fmt.Sprintf("%d attempts of each model of the chain", Attempts))
+	if callOK {
+		if len(models) > own {
+			say("one round: a call may be made %d times (agentc run's retries), each attempt the provider answered and lost charged as one call, on the model and on each of its %d fallbacks: %d tokens", Attempts, len(models)-own, roundTok)
+		} else {
+			say("one round: a call may be made %d times (agentc run's retries), each attempt the provider answered and lost charged as one call: %d tokens", Attempts, roundTok)
+		}
+	}
 	tokens, tokensFrom := int64(a.Budgets.Tokens), "budgets.tokens"
 	if o.Tokens != nil {
 		tokens, tokensFrom = int64(*o.Tokens), "--token-budget"
@@ -294,22 +322,22 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 	// The model's tokens and dollars are the least of two bounds, either
 	// of which may be past what a number holds: only where both are is
 	// it an overflow.
-	modelTok, tokOK := product(int64(rounds), call)
-	modelUSD := float64(rounds) * callUSD
+	modelTok, tokOK := product(int64(rounds), roundTok)
+	modelUSD := float64(rounds) * roundUSD
 	usdOK := finite(modelUSD)
 	if callOK {
-		e.Decides = roundsFrom + " × one call"
+		e.Decides = roundsFrom + " × one round"
 	}
 	if tokens > 0 {
-		say("%s %d: a round starts only while fewer are spent, so the last round may pass it by one call (%d − 1 + one call)", tokensFrom, tokens, tokens)
+		say("%s %d: a round starts only while fewer are spent, so the last round may pass it (%d − 1 + one round)", tokensFrom, tokens, tokens)
 		switch r := a.Budgets.Reserve(int(tokens), a.Model.MaxOutputTokens); {
 		case r > 0 && a.Budgets.AnswerReserve > 0:
 			say("the answer reserve (%d) is kept inside %s: it changes what the last rounds ask for, not the total", r, tokensFrom)
 		case r > 0:
 			say("the answer reserve (one answering turn: the conversation it sends and %d out) is kept inside %s: it changes what the last rounds ask for, not the total", r, tokensFrom)
 		}
-		if n, ok := sum(tokens-1, call); callOK && ok && (!tokOK || n < modelTok) {
-			modelTok, tokOK, e.Decides = n, true, tokensFrom+" − 1 + one call"
+		if n, ok := sum(tokens-1, roundTok); callOK && ok && (!tokOK || n < modelTok) {
+			modelTok, tokOK, e.Decides = n, true, tokensFrom+" − 1 + one round"
 		}
 	} else {
 		say("no budgets.tokens: rounds alone bound the model calls")
@@ -376,15 +404,15 @@ func estimate(p *plan.Plan, t *Table, tool string, o Overrides, ch *checked) *Es
 	if tokens > 0 && priced && callOK && nestUSDOK {
 		// Before the last round, fewer than the token budget's tokens, each at
 		// the dearest rate of any model of the run.
-		if v := float64(tokens-1)*e.perToken + callUSD; finite(v) && (!usdOK || v < modelUSD) {
+		if v := float64(tokens-1)*e.perToken + roundUSD; finite(v) && (!usdOK || v < modelUSD) {
 			modelUSD, usdOK = v, true
 		}
 	}
 	if callOK && !tokOK {
-		ch.fail(fmt.Sprintf("%s %d × one call (%d tokens), with no budgets.tokens below it", roundsFrom, rounds, call))
+		ch.fail(fmt.Sprintf("%s %d × one round (%d tokens), with no budgets.tokens below it", roundsFrom, rounds, roundTok))
 	}
 	if priced && nestUSDOK && !usdOK {
-		ch.fail(fmt.Sprintf("%s %d × one call ($%g)", roundsFrom, rounds, callUSD))
+		ch.fail(fmt.Sprintf("%s %d × one round ($%g)", roundsFrom, rounds, roundUSD))
 	}
 	if bigOK {
 		e.bigCall = big
@@ -480,3 +508,9 @@ func (c *checked) usd(v float64, step string) float64 {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Attempts is the most attempts agentc run makes of one model call
+// (the providers' retry.Default, TestAttempts): an attempt the provider
+// answered and lost is billed, and a run charges it as a call's input and
+// the reply it read (runtime.Retried).
+const Attempts = 5

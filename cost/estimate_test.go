@@ -15,6 +15,7 @@ import (
 	"agentc.dev/agentc/manifest"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
+	"agentc.dev/agentc/runtime/provider/retry"
 	"agentc.dev/agentc/runtime/testmodel"
 	"agentc.dev/agentc/runtime/tool"
 )
@@ -24,8 +25,9 @@ import (
 // (ctx); its price is the dearer of ctx all input, or out (the output
 // bound) at the output price and ctx − out at the input price (with
 // prompt caching on, the default, at the dearer of the input and cache
-// write prices); the model
-// calls spend at most min(rounds × ctx, tokens − 1 + ctx), the tokens
+// write prices); a round is 5 calls (the attempts agentc run makes, each
+// charged where the provider answered and lost it); the model calls
+// spend at most min(rounds × round, tokens − 1 + round), the tokens
 // before the last round at the dearest rate; agent tools add
 // budgets.tools × the callee's worst case. Money is rounded up to a
 // millionth of a dollar.
@@ -37,36 +39,38 @@ func TestExamples(t *testing.T) {
 	}{
 		// o4-mini: ctx 200000, out 16000 (max_output_tokens), $1.10 in, $4.40 out;
 		// tokens 200000, rounds 50.
-		// tokens: min(50 × 200000, 199999 + 200000) = 399999
-		// a call: max(200000 × 1.1e-6 = 0.22, 184000 × 1.1e-6 + 16000 × 4.4e-6 = 0.2728) = 0.2728
-		// money: min(50 × 0.2728, 199999 × 4.4e-6 + 0.2728 = 1.1527956) → 1.152796
-		{"code-reviewer.cue", 399999, 1.152796},
+		// a round: 5 × 200000 = 1000000
+		// tokens: min(50 × 1000000, 199999 + 1000000) = 1199999
+		// a call: max(200000 × 1.1e-6 = 0.22, 184000 × 1.1e-6 + 16000 × 4.4e-6 = 0.2728) = 0.2728; a round 1.364
+		// money: min(50 × 1.364, 199999 × 4.4e-6 + 1.364 = 2.2439956) → 2.243996
+		{"code-reviewer.cue", 1199999, 2.243996},
 		// gpt-4o: ctx 128000, out 8192, $2.50 in, $10 out; tokens 40000, rounds 50.
-		// tokens: min(50 × 128000, 39999 + 128000) = 167999
-		// a call: max(0.32, 119808 × 2.5e-6 + 8192 × 1e-5 = 0.38144) = 0.38144
-		// money: min(19.072, 39999 × 1e-5 + 0.38144 = 0.78143)
-		{"invoice-extractor.cue", 167999, 0.78143},
+		// tokens: min(50 × 640000, 39999 + 5 × 128000) = 679999
+		// a call: max(0.32, 119808 × 2.5e-6 + 8192 × 1e-5 = 0.38144) = 0.38144; a round 1.9072
+		// money: min(95.36, 39999 × 1e-5 + 1.9072 = 2.30719)
+		{"invoice-extractor.cue", 679999, 2.30719},
 		// claude-sonnet-4 ($3/$15, cache writes $3.75), escalating to
 		// claude-opus-4 ($15/$75, cache writes $18.75): ctx 200000, out
 		// 4096; tokens 60000, rounds 10; caching on, so input at the
 		// cache write price.
-		// tokens: min(10 × 200000, 59999 + 200000) = 259999
-		// a call, the dearer model: max(3.75, 195904 × 18.75e-6 + 4096 × 75e-6 = 3.9804) = 3.9804
-		// money: min(39.804, 59999 × 75e-6 + 3.9804 = 8.480325)
-		{"issue-triage.cue", 259999, 8.480325},
+		// A round starts on one of the two: 5 × 200000 = 1000000.
+		// tokens: min(10 × 1000000, 59999 + 1000000) = 1059999
+		// a call, the dearer model: max(3.75, 195904 × 18.75e-6 + 4096 × 75e-6 = 3.9804) = 3.9804; a round 19.902
+		// money: min(199.02, 59999 × 75e-6 + 19.902 = 24.401925)
+		{"issue-triage.cue", 1059999, 24.401925},
 		// claude-sonnet-4-5 ($3/$15, cache writes $3.75, caching on; its
 		// tier, for a call of more than 200000 in, is past its window): ctx
 		// 200000, out 8192; tokens 250000, rounds 20, tools 30, calling
-		// code-reviewer (399999 tokens, $1.152796).
-		// tokens: min(20 × 200000, 249999 + 200000) + 30 × 399999 = 449999 + 11999970 = 12449969
-		// a call: max(0.75, 191808 × 3.75e-6 + 8192 × 15e-6 = 0.84216) = 0.84216
-		// money: min(16.8432, 249999 × 15e-6 + 0.84216 = 4.592145) + 30 × 1.152796 = 39.176025
-		{"release-notes.cue", 12449969, 39.176025},
+		// code-reviewer (1199999 tokens, $2.243996).
+		// tokens: min(20 × 1000000, 249999 + 1000000) + 30 × 1199999 = 1249999 + 35999970 = 37249969
+		// a call: max(0.75, 191808 × 3.75e-6 + 8192 × 15e-6 = 0.84216) = 0.84216; a round 4.2108
+		// money: min(84.216, 249999 × 15e-6 + 4.2108 = 7.960785) + 30 × 2.243996 = 75.280665
+		{"release-notes.cue", 37249969, 75.280665},
 		// gpt-4.1-mini ($0.40/$1.60): ctx 1047576, out 2048; tokens 30000, rounds 6.
-		// tokens: min(6 × 1047576, 29999 + 1047576) = 1077575
-		// a call: max(0.4190304, 1045528 × 0.4e-6 + 2048 × 1.6e-6 = 0.421488) = 0.421488
-		// money: min(2.528928, 29999 × 1.6e-6 + 0.421488 = 0.4694864) → 0.469487
-		{"support-reply.json", 1077575, 0.469487},
+		// tokens: min(6 × 5237880, 29999 + 5 × 1047576) = 5267879
+		// a call: max(0.4190304, 1045528 × 0.4e-6 + 2048 × 1.6e-6 = 0.421488) = 0.421488; a round 2.10744
+		// money: min(12.64464, 29999 × 1.6e-6 + 2.10744 = 2.1554384) → 2.155439
+		{"support-reply.json", 5267879, 2.155439},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			e, err := cost.Worst(compilePlan(t, filepath.Join("..", "examples", c.file)), cost.Embedded())
@@ -86,7 +90,8 @@ func TestExamples(t *testing.T) {
 // TestEstimateCacheOff: an agent that turns prompt caching off writes
 // nothing to the cache, and its input is priced at the input price:
 // issue-triage's call is max(3, 195904 × 15e-6 + 4096 × 75e-6 = 3.24576),
-// and its run min(32.4576, 59999 × 75e-6 + 3.24576 = 7.745685).
+// a round five of them, and its run min(162.288, 59999 × 75e-6 + 16.2288
+// = 20.728725).
 func TestEstimateCacheOff(t *testing.T) {
 	p := compilePlan(t, filepath.Join("..", "examples", "issue-triage.cue"))
 	on, err := cost.Worst(p, cost.Embedded())
@@ -102,8 +107,8 @@ func TestEstimateCacheOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.USD == nil || *e.USD != 7.745685 {
-		t.Errorf("usd = %v, want 7.745685", deref(e.USD))
+	if e.USD == nil || *e.USD != 20.728725 {
+		t.Errorf("usd = %v, want 20.728725", deref(e.USD))
 	}
 	for _, a := range e.Assumptions {
 		if strings.Contains(a, "prompt cache") {
@@ -322,7 +327,8 @@ func TestEstimateTierInWindow(t *testing.T) {
 				if cache {
 					written = in
 				}
-				if want := pr.USD(in, 0, written, ctx-in); e.USD == nil || *e.USD < want-1e-9 {
+				// A round's attempts are each such a call.
+				if want := cost.Attempts * pr.USD(in, 0, written, ctx-in); e.USD == nil || *e.USD < want-1e-9 {
 					t.Errorf("%s (cache %v): the estimate of one call is $%v, below the $%v of %d in and %d out", entry, cache, deref(e.USD), want, in, ctx-in)
 					break
 				}
@@ -332,5 +338,109 @@ func TestEstimateTierInWindow(t *testing.T) {
 	}
 	if checked < 4 {
 		t.Fatalf("%d tiered entries checked", checked)
+	}
+}
+
+// lossy is a provider that answers every call only at its last attempt:
+// the attempts before, lost answers of out bytes each, are billed, and
+// the call's reply (or its failure, with class unavailable, where fail
+// says) says how many there were, as agentc's providers do.
+type lossy struct {
+	m        agentrt.Model
+	attempts int
+	bytes    int64
+	fail     bool
+}
+
+type unavailable struct{}
+
+func (unavailable) Error() string        { return "503: overloaded" }
+func (unavailable) FailureClass() string { return agentrt.FailureUnavailable }
+
+func (l lossy) Complete(ctx context.Context, req *agentrt.Request) (*agentrt.Response, error) {
+	if l.fail {
+		return nil, agentrt.WithRetried(unavailable{}, agentrt.Retried{Attempts: l.attempts, Bytes: int64(l.attempts) * l.bytes})
+	}
+	resp, err := l.m.Complete(ctx, req)
+	if err == nil {
+		resp.Retried = agentrt.Retried{Attempts: l.attempts - 1, Bytes: int64(l.attempts-1) * l.bytes}
+	}
+	return resp, err
+}
+
+// TestRunWithinEstimateRetried: a run whose provider loses every attempt
+// of a call but the last (cost.Attempts of them, as agentc run's retries
+// make them), each billed and charged, spends within its estimate, on one
+// model and on a fallback chain whose first model loses all its attempts.
+// Each attempt fits in the model's window, as the estimate assumes. The
+// estimate counted each call once: one round of the model with a window
+// of 400 was bounded at 400 tokens, and the run spent over a thousand.
+func TestRunWithinEstimateRetried(t *testing.T) {
+	table, err := cost.Parse("prices.json", []byte(`{"as_of": "2025-01-01", "models": {"openai": {
+		"small": {"input": 1, "output": 4, "context_window": 400, "max_output": 100},
+		"other": {"input": 2, "output": 8, "context_window": 400, "max_output": 100}}}}`), "prices.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := json.RawMessage(`{"type":"object","properties":{"label":{"enum":["bug","feature"]}},"required":["label"]}`)
+	for _, fallback := range []bool{false, true} {
+		for _, tokens := range []int{0, 300} {
+			p := &plan.Plan{Agent: plan.Agent{
+				Name: "labeller", Model: plan.Model{Provider: "openai", Name: "small", MaxOutputTokens: 100}, Instructions: "Label the issue.",
+				Capabilities: plan.Capabilities{Tools: map[string]plan.Tool{}},
+				Output:       &plan.Output{Name: "answer", Description: "The label.", Schema: schema, Mode: "tool"},
+				Budgets:      plan.Budgets{Rounds: 1, Tokens: tokens}, Strategy: plan.Strategy{OnProse: "remind", Reminders: 1},
+			}}
+			if fallback {
+				p.Agent.Model.Fallback = &plan.Fallback{Models: []string{"openai:other"}}
+				p.Fallbacks = []plan.FallbackModel{{Model: plan.Model{Provider: "openai", Name: "other", MaxOutputTokens: 100}}}
+			}
+			if err := p.Seal(); err != nil {
+				t.Fatal(err)
+			}
+			est, err := cost.Worst(p, table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls []agentrt.Usage
+			events := func(e agentrt.Event) {
+				if e.Type == agentrt.EventModelResponse {
+					calls = append(calls, *e.Usage)
+				}
+			}
+			model := lossy{m: testmodel.Model{}, attempts: cost.Attempts, bytes: 400, fail: fallback}
+			r, err := agentrt.New(p, agentrt.Options{Model: model, Prices: table, Events: events,
+				FallbackModel: func(*plan.Plan) (agentrt.Model, error) {
+					return lossy{m: testmodel.Model{}, attempts: cost.Attempts, bytes: 400}, nil
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := r.Run(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Outcome != agentrt.OutcomeOK || len(rep.Fallbacks) != len(p.Fallbacks) || len(calls) != 1 {
+				t.Fatalf("fallback %v: outcome %s (%s), %d fallbacks, %d replies", fallback, rep.Outcome, rep.Error, len(rep.Fallbacks), len(calls))
+			}
+			// Each attempt: the request's input, and at most 100 out.
+			if in := calls[0].Input / cost.Attempts; in+100 > 400 {
+				t.Fatalf("an attempt takes %d in and up to 100 out, more than the window the test assumes", in)
+			}
+			if got := int64(rep.Usage.Total()); got > *est.Tokens {
+				t.Errorf("fallback %v, tokens %d: the run spent %d tokens, more than its estimate %d (%s)", fallback, tokens, got, *est.Tokens, est.Decides)
+			}
+			if rep.Cost.USD > *est.USD {
+				t.Errorf("fallback %v, tokens %d: the run cost $%v, more than its estimate $%v", fallback, tokens, rep.Cost.USD, *est.USD)
+			}
+		}
+	}
+}
+
+// TestAttempts: the estimate counts the attempts agentc run's providers
+// make of a call.
+func TestAttempts(t *testing.T) {
+	if cost.Attempts != retry.Default.Attempts {
+		t.Errorf("cost.Attempts is %d, the providers' retry.Default makes %d", cost.Attempts, retry.Default.Attempts)
 	}
 }

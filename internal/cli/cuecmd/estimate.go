@@ -29,9 +29,11 @@ func newEstimateCmd(e cli.Env) *cobra.Command {
 spend: tokens, called agents' included, and their price by the price table
 (the table embedded in agentc, extended by --prices FILE or $AGENTC_PRICES).
 Each line after the total is a step of the arithmetic: the bound one call
-has (the model's context window), the rounds, budgets.tokens (which a run
-may pass by one call: budgets are checked before each round), budgets.tools
-times the dearest called agent. Where nothing bounds a run it says
+has (the model's context window), one round (a call made up to 5 times,
+each attempt the provider answered and lost charged, on the model and its
+fallbacks), the rounds, budgets.tokens (which a run may pass by one round:
+budgets are checked before each round), budgets.tools times the dearest
+called agent. Where nothing bounds a run it says
 "unbounded" and what to set. With --batch N it also prints N runs' worth.
 
 --tool-budget, --token-budget and --rounds replace the agent's own budgets
