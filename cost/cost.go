@@ -71,11 +71,19 @@ type Tier struct {
 // tokens: at the tier the input reaches. Reads and writes are parts of
 // the input apart from each other; what they claim past it is not priced.
 func (p Price) USD(input, cached, written, output int) float64 {
+	return p.USDCalls(input, input, cached, written, output)
+}
+
+// USDCalls is the price of tokens several calls used together (a call
+// and the attempts of it the provider answered and lost, each a call of
+// its own), none with more than largest tokens of input: at the tier
+// largest reaches, not the tier of their inputs summed.
+func (p Price) USDCalls(largest, input, cached, written, output int) float64 {
 	cached = min(max(cached, 0), input)
 	written = min(max(written, 0), input-cached)
 	in, ci, cw, out := p.Input, p.CachedInput, p.CacheWrite, p.Output
 	for _, t := range p.Tiers {
-		if input > t.Above {
+		if largest > t.Above {
 			in, ci, cw, out = t.Input, t.CachedInput, t.CacheWrite, t.Output
 		}
 	}

@@ -325,6 +325,10 @@ func TestTiers(t *testing.T) {
 			t.Errorf("USD(%d, %d, %d) = %v, want %v", c.in, c.cached, c.out, got, c.want)
 		}
 	}
+	// Calls of 150000 in each, 300000 together, are each below the tier.
+	if got, want := p.USDCalls(150000, 300000, 0, 0, 1000), 300000*3e-6+1000*15e-6; math.Abs(got-want) > 1e-12 {
+		t.Errorf("USDCalls(150000, 300000, 0, 0, 1000) = %v, want %v at the base price", got, want)
+	}
 	if got := p.perToken(true); got != 22.5e-6 {
 		t.Errorf("perToken = %v, want the tier's output price", got)
 	}

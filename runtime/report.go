@@ -239,10 +239,16 @@ func (c Cost) Add(d Cost) Cost {
 	return s
 }
 
-// price is what a model call's usage costs by a table; estimated says the
-// usage was a local estimate.
-func price(t *cost.Table, provider, model string, u Usage, estimated bool) Cost {
-	c := PriceUsage(t, provider, model, u)
+// priceCalls is what the usage of a model call and its attempts the
+// provider answered and lost costs by a table, none with more than
+// largest tokens of input: at the tier one call's input reaches
+// (cost.Price.USDCalls). estimated says the usage was a local estimate.
+func priceCalls(t *cost.Table, provider, model string, u Usage, largest int, estimated bool) Cost {
+	p, ok := t.Lookup(provider, model)
+	if !ok {
+		return Cost{Estimated: true, Unpriced: []string{provider + "/" + model}}
+	}
+	c := Cost{}.Add(Cost{USD: p.USDCalls(min(largest, u.Input), u.Input, u.Cached, u.CacheWrite, u.Output)})
 	c.Estimated = c.Estimated || estimated
 	return c
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"agentc.dev/agentc/cost"
 	"agentc.dev/agentc/plan"
 	agentrt "agentc.dev/agentc/runtime"
 )
@@ -140,6 +141,49 @@ func TestRetriedFromJournalHeld(t *testing.T) {
 		rep := runWith(t, p, agentrt.Options{}, turn).rep
 		if rep.Usage.Input < 5 || rep.Usage.Output < 5 || rep.Usage.Input > 1<<32+1000 || rep.Usage.Output > 1<<32+1000 {
 			t.Errorf("%+v: usage %+v", r, rep.Usage)
+		}
+	}
+}
+
+// TestRetriedAttemptsPricedEach: a call's attempts the provider answered
+// and lost are calls of their own, each priced at the tier its own input
+// reaches, not at the tier of their inputs summed. A model whose tier
+// starts above one call's input priced a round of a reply and two lost
+// attempts, its input three times that, at the tier for every token,
+// twice the base price; so did a failed call with its lost attempts.
+func TestRetriedAttemptsPricedEach(t *testing.T) {
+	p := agent(t, func(a *plan.Agent) {
+		a.Model = plan.Model{Provider: "openai", Name: "tiered", MaxOutputTokens: 256}
+	})
+	retried := func(req *agentrt.Request) (*agentrt.Response, error) {
+		resp, err := answer(`{"label":"bug"}`, 200)(req)
+		resp.Retried = agentrt.Retried{Attempts: 2, Bytes: 400}
+		return resp, err
+	}
+	cut := func(*agentrt.Request) (*agentrt.Response, error) {
+		return nil, agentrt.WithRetried(errors.New("the stream ended before the reply did"), agentrt.Retried{Attempts: 2, Bytes: 400})
+	}
+	// The request's input, as a lost attempt is charged it.
+	first := runWith(t, p, agentrt.Options{Provider: "openai"}, retried).rep
+	in := retriedCharge(t, first.Rounds[0].UsageNote).Input / 2
+	above := max(in, usage(200).Input) + 1 // past any one call's input, below two
+	if 2*in <= above {
+		t.Fatalf("a lost attempt's input is %d: two do not pass the tier at %d", in, above)
+	}
+	table, err := cost.Parse("p.json", []byte(fmt.Sprintf(`{"as_of": "2025-01-01", "models": {"openai": {"tiered": {
+		"input": 1, "output": 4, "context_window": 100000, "tiers": [{"above": %d, "input": 2, "output": 8}]}}}}`, above)), "p.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, turn := range map[string]turn{"answered": retried, "failed": cut} {
+		rep := runWith(t, p, agentrt.Options{Provider: "openai", Prices: table}, turn).rep
+		u := rep.Usage
+		if u.Input <= above {
+			t.Fatalf("%s: %d in charged, not past the tier at %d", name, u.Input, above)
+		}
+		want := (float64(u.Input)*1 + float64(u.Output)*4) / 1e6 // each call below the tier
+		if d := rep.Cost.USD - want; d > 1e-9 || d < -1e-9 {
+			t.Errorf("%s: usage %+v cost $%v, want $%v: each call at the price its own input reaches", name, u, rep.Cost.USD, want)
 		}
 	}
 }

@@ -780,9 +780,11 @@ func (x *run) loop() {
 		est := estimateUsage(req, resp.Message, &x.sizes)
 		usage, odd := countedWith(req, resp, est, x.exactUsage(req, resp.Message), inputBound(req, &x.sizes))
 		counted := usage
+		largest := usage.Input // of one call: each lost attempt is a call
 		if r := resp.Retried; r.Attempts > 0 {
 			lost := x.retriedUsage(req, r)
 			usage = usage.Add(lost)
+			largest = max(largest, attemptInput(lost, r))
 			odd = joined(odd, retriedNote(r, lost))
 		}
 		if res != nil {
@@ -806,7 +808,7 @@ func (x *run) loop() {
 		}
 		rr.Replayed = replayed
 		x.settle(res, usage)
-		c := price(x.prices(), x.provider, x.model, usage, odd != "")
+		c := priceCalls(x.prices(), x.provider, x.model, usage, largest, odd != "")
 		x.roundCost = x.roundCost.Add(c)
 		msg := resp.Message
 		msg.Role = Assistant

@@ -535,9 +535,11 @@ func (x *run) chargeFailed(req *Request, res *Reservation, rr *RoundReport, err 
 		usage, odd = countedWith(req, resp, est, x.exactUsage(req, Message{}), inputBound(req, &x.sizes))
 		note = fmt.Sprintf("the failed call was charged what the provider reported of its reply: %d in, %d out", usage.Input, usage.Output)
 	}
+	largest := usage.Input // of one call: each lost attempt is a call
 	if retried.Attempts > 0 {
 		lost := x.retriedUsage(req, retried)
 		usage = usage.Add(lost)
+		largest = max(largest, attemptInput(lost, retried))
 		odd = joined(odd, retriedNote(retried, lost))
 	}
 	if res != nil {
@@ -558,5 +560,14 @@ func (x *run) chargeFailed(req *Request, res *Reservation, rr *RoundReport, err 
 	}
 	rr.Usage = rr.Usage.Add(usage)
 	rr.UsageNote = joined(rr.UsageNote, note)
-	x.roundCost = x.roundCost.Add(price(x.prices(), x.provider, x.model, usage, odd != ""))
+	x.roundCost = x.roundCost.Add(priceCalls(x.prices(), x.provider, x.model, usage, largest, odd != ""))
+}
+
+// attemptInput is the input each of a call's lost attempts was charged
+// (retriedCharge charges every one the same).
+func attemptInput(lost Usage, r Retried) int {
+	if n := min(r.Attempts, maxPlausible); n > 0 {
+		return lost.Input / n
+	}
+	return 0
 }
