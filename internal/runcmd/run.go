@@ -412,16 +412,20 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 }
 
 // WarnStalePrices warns on w of the price tables, among those that price
-// the models of p and of the agents it calls (at more than nothing), dated
-// more than maxAge days before now. It warns, never fails: old prices
-// still price.
+// the models of p and of the agents it calls (at more than nothing), their
+// escalation and fallback models included, dated more than maxAge days
+// before now. It warns, never fails: old prices still price.
 func WarnStalePrices(w io.Writer, t *cost.Table, p *plan.Plan, now time.Time, maxAge int) {
 	var used []cost.Price
 	var walk func(p *plan.Plan)
 	walk = func(p *plan.Plan) {
 		m := p.Agent.Model
-		for _, name := range []string{m.Name, escalation(p)} {
-			if pr, ok := t.Lookup(m.Provider, name); ok && name != "" && max(pr.Input, pr.CachedInput, pr.Output) > 0 {
+		models := [][2]string{{m.Provider, m.Name}, {m.Provider, escalation(p)}}
+		for _, fb := range p.Fallbacks {
+			models = append(models, [2]string{fb.Model.Provider, fb.Model.Name})
+		}
+		for _, pm := range models {
+			if pr, ok := t.Lookup(pm[0], pm[1]); ok && pm[1] != "" && max(pr.Input, pr.CachedInput, pr.CacheWrite, pr.Output) > 0 {
 				used = append(used, pr)
 			}
 		}
