@@ -27,3 +27,7 @@ func CountTexts() (stop func() int) {
 		return n
 	}
 }
+
+// RequestText is requestText: the bytes of text the context window's
+// bound counts of a request.
+var RequestText = requestText

@@ -22,7 +22,7 @@ type ContextError struct {
 	// Window is the model's context window, in tokens; Bytes the text the
 	// request would send, its text files' included, and Least the fewest
 	// tokens those bytes can be
-	// (Bytes over tokencount.MaxTokenBytes).
+	// (Bytes over tokencount.MaxTokenBytes, rounded up).
 	Window, Bytes, Least int
 }
 
@@ -56,7 +56,13 @@ func (x *run) tooLong(k journal.Key, req *Request) error {
 		_, _, text := filesIn(req.Messages)
 		n += int(min(text, 1<<40))
 	}
-	if least := n / tokencount.MaxTokenBytes; least > p.ContextWindow {
+	least := n / tokencount.MaxTokenBytes
+	if x.runCtx.Value(windowFloorKey{}) == nil {
+		// A token covers at most MaxTokenBytes: a byte past a multiple
+		// of it takes one more.
+		least = (n + tokencount.MaxTokenBytes - 1) / tokencount.MaxTokenBytes
+	}
+	if least > p.ContextWindow {
 		return &ContextError{Provider: x.provider, Model: req.Model, Window: p.ContextWindow, Bytes: n, Least: least}
 	}
 	return nil
@@ -91,6 +97,17 @@ func (x *run) decides(k journal.Key) bool {
 		}
 	}
 	return true
+}
+
+type windowFloorKey struct{}
+
+// WithWindowFloor returns a context in which a run counts the fewest
+// tokens a request's text can be rounding down (tooLong), sending a
+// request up to 127 bytes past the window's bound, as runs did before:
+// for a Temporal run started before, whose history must replay as it was
+// made.
+func WithWindowFloor(ctx context.Context) context.Context {
+	return context.WithValue(ctx, windowFloorKey{}, true)
 }
 
 type callsPastBoundKey struct{}

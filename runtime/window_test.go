@@ -60,7 +60,7 @@ func TestContextWindow(t *testing.T) {
 	w.Close()
 	expect(t, r.rep, "error", "none", "")
 	const why = "model small-window: the request was not sent: it holds 200"
-	if !strings.HasPrefix(r.rep.Error, why) || !strings.Contains(r.rep.Error, "at least 1564 tokens at 128 bytes a token") ||
+	if !strings.HasPrefix(r.rep.Error, why) || !strings.Contains(r.rep.Error, "at least 1565 tokens at 128 bytes a token") ||
 		!strings.Contains(r.rep.Error, "more than the model's context window of 1000 tokens (the price table's for openai small-window)") {
 		t.Errorf("error %q", r.rep.Error)
 	}
@@ -156,5 +156,49 @@ func TestContextWindowTextFile(t *testing.T) {
 	}
 	if len(model.reqs) != 0 || !strings.Contains(rep.Error, "more than the model's context window of 1000 tokens") {
 		t.Errorf("%d requests sent; %s", len(model.reqs), rep.Error)
+	}
+}
+
+// TestContextWindowBoundExact: the bound is 128 bytes of text for each
+// token of the window: a request of 128 × 1000 bytes, which 1000 tokens
+// of 128 bytes may hold, is sent to the model of a 1000-token window, and
+// one of a byte more, which needs 1001, is not. The byte more was sent:
+// the fewest tokens were counted rounding down.
+func TestContextWindowBoundExact(t *testing.T) {
+	p := agent(t, func(a *plan.Agent) {
+		withTool(a)
+		a.Model = plan.Model{Provider: "openai", Name: "small-window"}
+	})
+	// The second request's text beside the flood's, measured on a model
+	// without a window.
+	probe := agent(t, func(a *plan.Agent) {
+		withTool(a)
+		a.Model = plan.Model{Provider: "openai", Name: "no-window"}
+	})
+	r := runWith(t, probe, agentrt.Options{Provider: "openai", Prices: windowPrices(t)}, flood(1000), answer(`{"label":"bug"}`, 10))
+	if len(r.model.reqs) != 2 {
+		t.Fatalf("%d requests", len(r.model.reqs))
+	}
+	rest := agentrt.RequestText(r.model.reqs[1]) - 1000
+	for _, tc := range []struct {
+		text int
+		sent bool
+	}{{128 * 1000, true}, {128*1000 + 1, false}} {
+		r := runWith(t, p, agentrt.Options{Provider: "openai", Prices: windowPrices(t)}, flood(tc.text-rest), answer(`{"label":"bug"}`, 10))
+		if got := len(r.model.reqs) == 2; got != tc.sent {
+			t.Errorf("a request of %d bytes of text: sent %v, want %v (%s)", tc.text, got, tc.sent, r.rep.Error)
+		}
+		if !tc.sent && !strings.Contains(r.rep.Error, "holds 128001 bytes of text, at least 1001 tokens") {
+			t.Errorf("error %q", r.rep.Error)
+		}
+	}
+	// A Temporal run started before counted rounding down, and sent it.
+	m := &scripted{turns: []turn{flood(128*1000 + 1 - rest), answer(`{"label":"bug"}`, 10)}}
+	old, err := agentrt.New(p, agentrt.Options{Model: m, Provider: "openai", Prices: windowPrices(t), Tools: map[string]agentrt.Tool{"search": &echoTool{name: "search"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := old.Run(agentrt.WithWindowFloor(context.Background()), nil); err != nil || len(m.reqs) != 2 {
+		t.Errorf("rounding down: %d requests sent, want 2 (%v, %s)", len(m.reqs), err, rep.Error)
 	}
 }

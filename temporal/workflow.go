@@ -100,6 +100,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// strategy.escalate's model on a fallback of another provider too:
 	// their histories replay as they were made.
 	escalation := workflow.GetVersion(ctx, escalationChange, workflow.DefaultVersion, escalationVersion) >= escalationVersion
+	// Runs started before version 1 (windowCeilVersion) sent a request
+	// up to 127 bytes of text past the model's window's bound: their
+	// histories replay as they were made.
+	windowCeil := workflow.GetVersion(ctx, windowCeilChange, workflow.DefaultVersion, windowCeilVersion) >= windowCeilVersion
 	// Runs started before version 1 (ownPoolVersion) took any token pool
 	// their input named: their histories replay as they were made (the
 	// activities refuse their calls all the same).
@@ -245,6 +249,9 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	}
 	if !escalation {
 		rctx = agentrt.WithEscalationAfterFallback(rctx)
+	}
+	if !windowCeil {
+		rctx = agentrt.WithWindowFloor(rctx)
 	}
 	workflow.Go(ctx, func(c workflow.Context) {
 		c.Done().Receive(c, nil)
@@ -628,6 +635,15 @@ const (
 const (
 	escalationChange  = "agentc.escalation-provider"
 	escalationVersion = workflow.Version(1)
+)
+
+// windowCeilChange and windowCeilVersion name the change that counted the
+// fewest tokens a request's text can be rounding up, refusing a request
+// of a byte past 128 times the model's window (runtime's
+// WithWindowFloor).
+const (
+	windowCeilChange  = "agentc.window-ceil"
+	windowCeilVersion = workflow.Version(1)
 )
 
 // modelNameChange and modelNameVersion name the change that refused a
