@@ -369,6 +369,15 @@ func TestStale(t *testing.T) {
 	if got := Stale(prices, old, 0); got != nil {
 		t.Errorf("with the warning off: %q", got)
 	}
+	// A bound of more days than a date can add (AGENTC_PRICES_MAX_AGE
+	// past 2^62) warns of nothing: the date it gave wrapped round to the
+	// table's own, and every table was "more than 4611686018427387904
+	// days" old.
+	for _, days := range []int{1 << 40, 1 << 62, math.MaxInt} {
+		if got := Stale(prices, old, days); got != nil {
+			t.Errorf("a bound of %d days: %q", days, got)
+		}
+	}
 	if got := tab.Describe(); got != "the built-in table (genai-prices), as of "+tab.AsOf+", extended by mine.json (as of 2020-01-01)" {
 		t.Errorf("Describe() = %q", got)
 	}

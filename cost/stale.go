@@ -2,6 +2,7 @@ package cost
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -13,6 +14,11 @@ const MaxAge = 120
 // EnvMaxAge names the environment variable that sets another bound, in
 // days; 0 turns the warning off.
 const EnvMaxAge = "AGENTC_PRICES_MAX_AGE"
+
+// maxDays is more days than any date is old (three billion years): a
+// bound past it warns of nothing, and is never added to a date, which
+// past 2^62 days wraps round to the date itself.
+const maxDays = min(1<<40, math.MaxInt)
 
 // Stale warns of the prices that come from a table dated more than maxAge
 // days before now, or after tomorrow: one warning for each table, the embedded one first,
@@ -41,7 +47,7 @@ func Stale(prices []Price, now time.Time, maxAge int) []string {
 				// A date to come says nothing of when the prices were
 				// taken: a file dated 2999 would never be warned of.
 				out = append(out, fmt.Sprintf("%s dated %s, a day still to come: its prices may be of any age; give the date they were taken (--prices or %s)", what, p.AsOf, EnvPrices))
-			case now.After(d.AddDate(0, 0, maxAge)):
+			case maxAge < maxDays && now.After(d.AddDate(0, 0, maxAge)):
 				out = append(out, fmt.Sprintf("%s dated %s, more than %d days ago: prices may have changed since; update agentc, or give current prices in a price file (--prices or %s)", what, p.AsOf, maxAge, EnvPrices))
 			}
 		}
