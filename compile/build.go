@@ -205,31 +205,57 @@ func (ci calleeInfo) dir(toolPath string) string {
 
 // callee compiles the agent at a path (a manifest, a package directory or
 // a compiled plan), with the agents it calls compiled into it, and caches
-// the result by absolute path: an agent called from many places is
+// the result by its key (agentKey): an agent called from many places is
 // compiled once. An agent that reaches one still being compiled calls
 // itself in a cycle, an error.
 func (cp *Compiler) callee(path string) (calleeInfo, error) {
-	key, err := filepath.Abs(path)
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return calleeInfo{}, err
 	}
+	key := agentKey(abs)
 	if ci, ok := cp.callees[key]; ok {
 		return ci, ci.err
 	}
-	if i := slices.Index(cp.compiling, key); i >= 0 {
-		chain := append(slices.Clone(cp.compiling[i:]), key)
-		// Named as the paths the command was given are (displayName).
-		for j, p := range chain {
-			chain[j] = filepath.ToSlash(displayName(p))
+	if i := slices.IndexFunc(cp.compiling, func(a compilingAgent) bool { return a.key == key }); i >= 0 {
+		// Named as the paths the command was given are (displayName), as
+		// each was reached.
+		var chain []string
+		for _, a := range cp.compiling[i:] {
+			chain = append(chain, filepath.ToSlash(displayName(a.abs)))
 		}
+		chain = append(chain, filepath.ToSlash(displayName(abs)))
 		return calleeInfo{}, &cycleError{chain: chain}
 	}
 	// Read by the path displayName gives, so that messages name it as the
-	// command's paths are; cached by the absolute one.
-	path = displayName(key)
+	// command's paths are; cached by its key.
+	path = displayName(abs)
 	ci := cp.compileCallee(path)
 	cp.callees[key] = ci
 	return ci, ci.err
+}
+
+// agentKey is what an agent at an absolute path is known by, to the cache
+// of compiled callees and to the cycle check: the path with the links of
+// its directory resolved (the whole path's, for a package directory). What
+// an agent compiles to depends on its file and the directory its relative
+// paths resolve against, and those the key names; a path spelled through
+// links (a directory linked to one above it makes l/a.cue, l/l/a.cue, …)
+// would otherwise be a new agent at every step, a cycle never closed, and
+// two such links make the paths, and the agents compiled, double at every
+// level. The file's own link is kept: a link to a manifest elsewhere reads
+// it against the link's directory, as a run of the link does.
+func agentKey(abs string) string {
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			return real
+		}
+		return abs
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
 }
 
 func (cp *Compiler) compileCallee(path string) calleeInfo {

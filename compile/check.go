@@ -52,9 +52,9 @@ type Compiler struct {
 	loader  *manifest.Loader
 	callees map[string]calleeInfo  // by absolute path
 	configs map[string]configEntry // by absolute directory
-	// compiling are the absolute paths of the agents being checked, each
-	// calling the next: one called again is a cycle.
-	compiling []string
+	// compiling are the agents being checked, each calling the next: one
+	// called again is a cycle.
+	compiling []compilingAgent
 	compiled  compiledSchemas
 	locks     map[string]lockEntry // by absolute path
 	// read are the files read besides the agents asked for: the called
@@ -81,6 +81,10 @@ type Compiler struct {
 	// package's); nil leaves the entries unchecked.
 	CheckRateLimit func(RateLimit) *ConfigError
 }
+
+// compilingAgent is an agent being checked: its key (agentKey), and its
+// absolute path as it was reached, which messages name.
+type compilingAgent struct{ key, abs string }
 
 // ContractCheck returns, a line each, the changes from an old contract to
 // an agent's that are not proved compatible (breaking or undecided).
@@ -176,7 +180,7 @@ func (cp *Compiler) check(inst *manifest.Instance) *checker {
 	}
 	if inst.Source != "-" {
 		if abs, err := filepath.Abs(inst.Source); err == nil {
-			cp.compiling = append(cp.compiling, abs)
+			cp.compiling = append(cp.compiling, compilingAgent{key: agentKey(abs), abs: abs})
 			defer func() { cp.compiling = cp.compiling[:len(cp.compiling)-1] }()
 		}
 	}
