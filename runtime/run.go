@@ -1241,6 +1241,20 @@ func TokensLeft(ctx context.Context) (left int, ok bool) {
 	return left, ok
 }
 
+type callerEventsKey struct{}
+
+type callerEvents struct{ f func(Event) }
+
+// CallerEvents is where the run calling a nested tool sends its events (nil
+// for nowhere); ok is false outside a nested tool's call. A called agent's
+// run sends its events there: a runner made once for many runs (a batch's
+// items, a server's requests) is given each run's own sink (WithEvents),
+// and the agents it calls belong to that run.
+func CallerEvents(ctx context.Context) (f func(Event), ok bool) {
+	e, ok := ctx.Value(callerEventsKey{}).(callerEvents)
+	return e.f, ok
+}
+
 // notIJSON says why data, JSON the model wrote (an answer, a tool call's
 // arguments), is not I-JSON (RFC 7493): a member named twice in one
 // object, a lone surrogate, a number no IEEE-754 double holds exactly.
@@ -1428,6 +1442,7 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		if x.tokens > 0 && ctx.Value(ownBudgetsKey{}) == nil {
 			ctx = context.WithValue(ctx, tokensLeftKey{}, x.tokens-x.rep.Usage.Total())
 		}
+		ctx = context.WithValue(ctx, callerEventsKey{}, callerEvents{x.opts.Events})
 		res, stop = invoke(ctx, t, c, x.opts.Secrets)
 		x.charge(res.Usage, false)
 		x.roundCost = x.roundCost.Add(res.Cost)

@@ -13,8 +13,9 @@ import (
 
 // agentTool is another agent called as a tool: its input schema is the
 // tool's arguments, its validated answer the result. The child run shares
-// the caller's deadline (through the context), its pool and its events,
-// and its token usage is charged to the caller's budget.
+// the caller's deadline (through the context), its pool and its events
+// (agentrt.CallerEvents), and its token usage is charged to the caller's
+// budget.
 type agentTool struct {
 	spec   agentrt.ToolSpec
 	runner *agentrt.Runner
@@ -75,6 +76,12 @@ func (a *agentTool) Call(ctx context.Context, args json.RawMessage) (agentrt.Too
 		in = args
 	}
 	runner := a.runner
+	if events, ok := agentrt.CallerEvents(ctx); ok {
+		// The calling run's sink, which says whose run this is (a batch's
+		// item, a served request's stream), not the one the tools were
+		// built with, which all its runs share.
+		runner = runner.WithEvents(events)
+	}
 	if left, ok := agentrt.TokensLeft(ctx); ok {
 		// The callee runs within what the caller's budget has left.
 		if left <= 0 {

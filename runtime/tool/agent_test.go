@@ -121,6 +121,58 @@ func TestAgentTool(t *testing.T) {
 	}
 }
 
+// TestAgentToolEventsFollowTheRun: runs of one runner, each given its own
+// sink (a batch's items, a server's requests, which share the tools),
+// hear their called agents' events, and no other run's; the sink the tools
+// were built with hears none of them.
+func TestAgentToolEventsFollowTheRun(t *testing.T) {
+	parent := caller(t, labeller(t))
+	var built []agentrt.Event
+	var mu sync.Mutex
+	e := env(func(ev agentrt.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		built = append(built, ev)
+	})
+	tools, closeTools, err := tool.Build(context.Background(), parent, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTools()
+	r, err := agentrt.New(parent, agentrt.Options{Model: testmodel.Model{}, Tools: tools, Events: e.Events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const runs = 4
+	heard := make([][]agentrt.Event, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rep, err := r.WithEvents(func(ev agentrt.Event) { heard[i] = append(heard[i], ev) }).Run(context.Background(), nil)
+			if err != nil || rep.Outcome != agentrt.OutcomeOK {
+				t.Errorf("run %d: %v %+v", i, err, rep)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, evs := range heard {
+		starts := 0
+		for _, ev := range evs {
+			if ev.Type == agentrt.EventRunStart && ev.Agent == "label" {
+				starts++
+			}
+		}
+		if starts != 1 {
+			t.Errorf("run %d heard %d starts of its called agent's run, want its one", i, starts)
+		}
+	}
+	if len(built) != 0 {
+		t.Errorf("the tools' own sink heard %d events of the runs' called agents, first %+v", len(built), built[0])
+	}
+}
+
 // TestAgentToolRefuses: an agent tool whose callee the plan does not
 // carry, a host without models for callees, and agents nested past the
 // limit (a plan built in memory may call itself) are refused when the
