@@ -1255,6 +1255,18 @@ func CallerEvents(ctx context.Context) (f func(Event), ok bool) {
 	return e.f, ok
 }
 
+type offlineModelKey struct{}
+
+// OfflineModel is the model of the run calling a nested tool when the test
+// model answers it in place of its plan's provider (Options.Provider
+// "test"); ok is false otherwise. The agents it calls run offline too,
+// against that model: a run asked to make no provider call makes none
+// through them, whatever their plans name.
+func OfflineModel(ctx context.Context) (m Model, ok bool) {
+	m, ok = ctx.Value(offlineModelKey{}).(Model)
+	return m, ok
+}
+
 // notIJSON says why data, JSON the model wrote (an answer, a tool call's
 // arguments), is not I-JSON (RFC 7493): a member named twice in one
 // object, a lone surrogate, a number no IEEE-754 double holds exactly.
@@ -1443,6 +1455,9 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 			ctx = context.WithValue(ctx, tokensLeftKey{}, x.tokens-x.rep.Usage.Total())
 		}
 		ctx = context.WithValue(ctx, callerEventsKey{}, callerEvents{x.opts.Events})
+		if x.offline() {
+			ctx = context.WithValue(ctx, offlineModelKey{}, x.opts.Model)
+		}
 		res, stop = invoke(ctx, t, c, x.opts.Secrets)
 		x.charge(res.Usage, false)
 		x.roundCost = x.roundCost.Add(res.Cost)

@@ -20,6 +20,10 @@ type agentTool struct {
 	spec   agentrt.ToolSpec
 	runner *agentrt.Runner
 	input  bool // whether the callee takes input
+	// callee and opts made runner: a run of it offline is made from them
+	// with the test model (agentrt.OfflineModel).
+	callee *plan.Plan
+	opts   agentrt.Options
 }
 
 // openObject is the argument schema of a callee without input: no
@@ -52,11 +56,12 @@ func newAgent(ctx context.Context, name string, t plan.Tool, p *plan.Plan, env E
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
 	}
-	r, err := agentrt.New(callee, agentrt.Options{Model: model, FallbackModel: env.ModelFor, Tools: tools, Pool: env.Pool, Prices: env.Prices, Events: env.Events, Agent: child.path, Provider: env.Provider, Secrets: env.Secrets, Content: env.Content})
+	opts := agentrt.Options{Model: model, FallbackModel: env.ModelFor, Tools: tools, Pool: env.Pool, Prices: env.Prices, Events: env.Events, Agent: child.path, Provider: env.Provider, Secrets: env.Secrets, Content: env.Content}
+	r, err := agentrt.New(callee, opts)
 	if err != nil {
 		return nil, fmt.Errorf("the called agent %q: %w", t.Path, err)
 	}
-	at := &agentTool{runner: r, input: callee.Agent.Input != nil}
+	at := &agentTool{runner: r, input: callee.Agent.Input != nil, callee: callee, opts: opts}
 	at.spec = agentrt.ToolSpec{Name: name, Description: t.Description, Schema: openObject}
 	if at.input {
 		at.spec.Schema = callee.Agent.Input.Schema
@@ -76,6 +81,16 @@ func (a *agentTool) Call(ctx context.Context, args json.RawMessage) (agentrt.Too
 		in = args
 	}
 	runner := a.runner
+	if m, ok := agentrt.OfflineModel(ctx); ok && a.opts.Provider != "test" {
+		// The caller runs offline where the tools were built for its
+		// provider (a batch item naming the test model): so does this.
+		o := a.opts
+		o.Model, o.Provider, o.FallbackModel = m, "test", nil
+		var err error
+		if runner, err = agentrt.New(a.callee, o); err != nil {
+			return agentrt.ToolResult{}, err
+		}
+	}
 	if events, ok := agentrt.CallerEvents(ctx); ok {
 		// The calling run's sink, which says whose run this is (a batch's
 		// item, a served request's stream), not the one the tools were
