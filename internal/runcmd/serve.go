@@ -208,6 +208,8 @@ func serveAgents(ctx context.Context, e Env, compile LoadFunc, version string, p
 		return UsageError("--mcp-idle goes with --http: over stdio the one session lasts as long as its client")
 	case changed("mcp-sessions"):
 		return UsageError("--mcp-sessions goes with --http: over stdio there is one session, its client's")
+	case changed("runs-per-token"):
+		return UsageError("--runs-per-token goes with --http: over stdio there are no tokens, and the one client's runs are not bounded")
 	}
 	hosts, err := keyHosts(os.Getenv(KeyHostsVar))
 	if err != nil {
