@@ -347,6 +347,9 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 		if f.stream {
 			return UsageError("--stream does not go with a run elsewhere: its replies are streamed to its workers")
 		}
+		if changed("approve") {
+			return UsageError("--approve does not go with a run elsewhere: its calls that need approval wait for agentc approve (or are decided by their tools' approve_if on the workers)")
+		}
 		if f.batch != "" && f.batchLines == linesItem {
 			return UsageError("--batch-lines item does not go with a run elsewhere: its workers run each item against the agent's own model; give each line the input alone")
 		}
