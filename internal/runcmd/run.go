@@ -66,6 +66,20 @@ func loadLocked(e Env, compile LoadFunc, f Flags, path string) (*plan.Plan, stri
 	return p, dir, nil
 }
 
+// calleeFiles are the manifests and plans of the agents p calls, and of
+// theirs, where dir is p's directory: a run's --events or --record
+// written over one would destroy an agent's source, as compile -o would.
+func calleeFiles(p *plan.Plan, dir string) []userfile.Named {
+	var out []userfile.Named
+	for _, name := range slices.Sorted(maps.Keys(p.Callees)) {
+		c := p.Callees[name]
+		path, cdir := c.Within(dir)
+		out = append(out, userfile.Named{What: "the called agent", Path: path})
+		out = append(out, calleeFiles(c.Plan, cdir)...)
+	}
+	return out
+}
+
 // runExit maps a report to the exit code: 0 answered within every bound;
 // 3, 4, 5, 7, 8 the bound that ended the run (5 also when an answer
 // arrived and the token budget or pool was spent); 9 a call needed
@@ -249,6 +263,11 @@ func runAgent(ctx context.Context, e Env, compile LoadFunc, path string, f Flags
 	}
 	p, dir, err := loadLocked(e, compile, f, path)
 	if err != nil {
+		return err
+	}
+	// The agents it calls are the agent's sources too: known once it is
+	// loaded.
+	if err := checkOutputs(path, f, calleeFiles(p, dir)...); err != nil {
 		return err
 	}
 	// --model runs the agent against another model: the plan is made
@@ -971,11 +990,11 @@ func closing(e Env, closeTools func() error) {
 // checkOutputs refuses, as a usage error before anything is read or
 // written, a file the run writes that is a file it reads, or the other
 // file it writes, or that is in a batch's --record or --replay directory.
-func checkOutputs(path string, f Flags) error {
+func checkOutputs(path string, f Flags, extra ...userfile.Named) error {
 	outs := []userfile.Named{{What: "--events", Path: f.events}}
 	// A batch's --replay names the directory of the journals it reads.
-	ins := []userfile.Named{{What: "the agent", Path: path}, {What: "--replay", Path: f.replay, Dir: f.batch != ""},
-		{What: "--prices", Path: f.prices}, {What: "--lock", Path: f.lock}}
+	ins := append([]userfile.Named{{What: "the agent", Path: path}, {What: "--replay", Path: f.replay, Dir: f.batch != ""},
+		{What: "--prices", Path: f.prices}, {What: "--lock", Path: f.lock}}, extra...)
 	if name, ok := strings.CutPrefix(f.input, "@"); ok {
 		ins = append(ins, userfile.Named{What: "--input", Path: name})
 	}
