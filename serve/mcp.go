@@ -39,7 +39,10 @@ type Agent struct {
 	// --temporal): it starts the run under id there, with the bounds b,
 	// and waits for its report, handing events (when not nil) the run's
 	// events as it makes them; Runner is then nil. A run elsewhere has its
-	// approvals decided there.
+	// approvals decided there. ctx ends when the run's client goes away
+	// (or cancels it), which ends the run; or with the server's stop, its
+	// cause (context.Cause) then ErrStopped, on which Remote only stops
+	// waiting: the run goes on where it runs.
 	Remote func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides, events func(agentrt.Event)) (*agentrt.Report, error)
 	// Files, for an agent that takes files, is the store a run's files
 	// are put in, checked, before it starts (runtime.StoreInputFiles):

@@ -826,8 +826,9 @@ func (rs *Runs) track(ctx context.Context, rec *Record) (runCtx, stopped context
 		return ctx, nil, func() {}
 	}
 	rs.wg.Add(1)
-	runCtx, cancel := context.WithCancel(ctx)
-	unhook := context.AfterFunc(rs.stopCtx, cancel)
+	runCtx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
+	unhook := context.AfterFunc(rs.stopCtx, func() { cancelCause(ErrStopped) })
 	rs.mu.Lock()
 	rs.byID[rec.ID] = rec
 	f, ok := rs.going[rec.ID] // made already for a run resumed
@@ -850,6 +851,11 @@ func (rs *Runs) track(ctx context.Context, rec *Record) (runCtx, stopped context
 		rs.wg.Done()
 	}
 }
+
+// ErrStopped is the cause (context.Cause) a run's context ends with
+// where the server's stop ended it, not its client: a Remote agent then
+// stops waiting for the run, which goes on where it runs.
+var ErrStopped = errors.New("the server stopped")
 
 // cancelledText is the error of a run Cancel ended.
 const cancelledText = "the run was cancelled (POST /v1/runs/ID/cancel, or its A2A task's tasks/cancel)"
@@ -1544,6 +1550,8 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 			state = StateInterrupted
 			res.Error = "the server stopped waiting for the run; it goes on as workflow " + rec.Workflow
 		}
+		// An interrupted run's exit, as a run here stopped under has.
+		res.Exit = rs.exit(&agentrt.Report{Outcome: agentrt.OutcomeError, Bound: agentrt.BoundNone, Interrupted: true})
 	case err != nil:
 		rs.forget(rec)
 		return nil, fmt.Errorf("the run elsewhere: %w", err)

@@ -218,9 +218,17 @@ const workersHint = 5 * time.Second
 // for tests).
 var cancelWait = time.Minute
 
+// ErrStopWaiting, as the cause a waiter's context ends with
+// (context.WithCancelCause), has Wait and Follow stop waiting and leave
+// the run going, not cancel it: for a front that only waits on runs
+// (agentc serve --temporal), whose stop is not theirs.
+var ErrStopWaiting = errors.New("temporal: the client stopped waiting for the run; it goes on")
+
 // Wait waits for a run's report. When ctx ends first, the run is
 // cancelled, as an interrupt cancels a local run, and its report (which
-// says it was interrupted) is waited for a while longer.
+// says it was interrupted) is waited for a while longer; but where ctx
+// ended with ErrStopWaiting as its cause, Wait returns that cause, and
+// the run goes on.
 //
 // A run that failed (FailureType) or was cancelled ends its workflow so,
 // with its report in the failure's details: Wait returns that report, as
@@ -249,6 +257,9 @@ func wait(ctx context.Context, c client.Client, run client.WorkflowRun) (*agentr
 	err := run.Get(ctx, &rep)
 	if r := EndedReport(err); r != nil {
 		return r, nil
+	}
+	if err != nil && errors.Is(context.Cause(ctx), ErrStopWaiting) {
+		return nil, fmt.Errorf("run %s: %w", run.GetID(), context.Cause(ctx))
 	}
 	if err != nil && ctx.Err() != nil {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)

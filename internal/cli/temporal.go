@@ -31,6 +31,7 @@ import (
 	"agentc.dev/agentc/runtime/filestore"
 	"agentc.dev/agentc/runtime/journal"
 	"agentc.dev/agentc/runtime/redact"
+	"agentc.dev/agentc/serve"
 	"agentc.dev/agentc/telemetry"
 	"agentc.dev/agentc/temporal"
 )
@@ -111,14 +112,28 @@ func (t *temporalFlags) served(ctx context.Context, e Env) (r runcmd.Remote, don
 		}
 		in := runInput(rr)
 		in.Input = input
-		run, err := temporal.Start(rctx, c, data, in, temporal.SubmitOptions{TaskQueue: t.taskQueue, WorkflowID: rr.ID})
+		// Started whatever comes meanwhile, so that the run is known to
+		// have started or not: a start cut short may have started it.
+		run, err := temporal.Start(context.WithoutCancel(rctx), c, data, in, temporal.SubmitOptions{TaskQueue: t.taskQueue, WorkflowID: rr.ID})
 		if err != nil {
 			return nil, err
 		}
 		if _, seen := watched.LoadOrStore(p.Digests.Plan, true); !seen {
 			temporal.WatchWorkers(ctx, c, t.hostPort, t.taskQueue, string(p.Digests.Plan), e.Stderr)
 		}
-		return temporal.Follow(rctx, c, run, rr.Events)
+		// The run's client going away cancels the run, as it does a run
+		// made here; the server's stop only stops the wait, and the run
+		// goes on on the workers.
+		wctx, cancel := context.WithCancelCause(context.WithoutCancel(rctx))
+		defer cancel(nil)
+		defer context.AfterFunc(rctx, func() {
+			cause := context.Cause(rctx)
+			if errors.Is(cause, serve.ErrStopped) {
+				cause = temporal.ErrStopWaiting
+			}
+			cancel(cause)
+		})()
+		return temporal.Follow(wctx, c, run, rr.Events)
 	}
 	return r, c.Close, nil
 }

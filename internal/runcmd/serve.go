@@ -552,7 +552,7 @@ func serveHTTP(ctx context.Context, e Env, f ServeFlags, h *serve.MCPHTTP, api h
 				if n == 1 {
 					runsText = "1 run"
 				}
-				fmt.Fprintf(e.Stderr, "agentc: the grace period (%s) is over: %s in flight interrupted%s\n", f.grace, runsText, resumeNote(f.journalDir))
+				fmt.Fprintf(e.Stderr, "agentc: the grace period (%s) is over: %s in flight interrupted%s\n", f.grace, runsText, resumeNote(f.journalDir, f.remote != nil))
 			}
 			runs.Stop()
 			last, cancelLast := context.WithTimeout(context.WithoutCancel(ctx), lastWhile)
@@ -702,7 +702,10 @@ func agentsText(n int) string {
 }
 
 // resumeNote says what becomes of the runs a stop interrupted.
-func resumeNote(dir string) string {
+func resumeNote(dir string, remote bool) string {
+	if remote {
+		return ": this server no longer waits on them, and they go on as their workflows on Temporal"
+	}
 	if dir == "" {
 		return ", and lost: serve with --journal-dir to keep them resumable"
 	}
