@@ -1560,6 +1560,14 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 		if rep.Bound != "" {
 			res.Bound = rep.Bound
 		}
+		if rep.Interrupted && ctx.Err() != nil {
+			// Its client went away (or cancelled it), which cancelled its
+			// workflow: cancelled, as a run here is.
+			state = StateCancelled
+			if rs.cancelRequested(rec.ID) {
+				res.Error = cancelledText
+			}
+		}
 	}
 	rs.end(rec, func(r *Record) {
 		r.State, r.Ended, r.Result, r.Report = state, &end, res, rep

@@ -54,6 +54,9 @@ func readyURL(ts *testscript.TestScript, neg bool, args []string) {
 // only BODYFILE, and no more: a client whose body stopped coming. It asks
 // to continue (Expect: 100-continue), and writes "continue" to FILE once
 // told to, which a server tells as it begins to read the body.
+// -drop REGEXP (with -to) goes away once what came matches REGEXP: the
+// request is cancelled and its connection closed, as a client that
+// leaves does.
 func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	fs := flag.NewFlagSet("http", flag.ContinueOnError)
 	notoken := fs.Bool("notoken", false, "")
@@ -63,18 +66,29 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	to := fs.String("to", "", "")
 	until := fs.Int("until", 0, "")
 	stall := fs.Int64("stall", 0, "")
+	drop := fs.String("drop", "", "")
 	var headers []string
 	fs.Func("H", "", func(v string) error { headers = append(headers, v); return nil })
 	var fields []string
 	fs.Func("F", "", func(v string) error { fields = append(fields, v); return nil })
 	if err := fs.Parse(args); err != nil || neg || fs.NArg() < 2 || fs.NArg() > 3 || len(fields) > 0 && fs.NArg() == 3 {
-		ts.Fatalf("usage: http [-notoken] [-token T] [-sse] [-mcp] [-H NAME:VALUE]... [-until STATUS] [-to FILE [-stall N]] [-F NAME=VALUE|NAME=@FILE[;filename=SENT]]... METHOD PATH [BODYFILE]")
+		ts.Fatalf("usage: http [-notoken] [-token T] [-sse] [-mcp] [-H NAME:VALUE]... [-until STATUS] [-to FILE [-stall N] [-drop REGEXP]] [-F NAME=VALUE|NAME=@FILE[;filename=SENT]]... METHOD PATH [BODYFILE]")
 	}
 	if *until != 0 && *to != "" {
 		ts.Fatalf("http: -until goes without -to")
 	}
 	if *stall != 0 && (*to == "" || fs.NArg() != 3) {
 		ts.Fatalf("http: -stall goes with -to and a BODYFILE")
+	}
+	var dropAt *regexp.Regexp
+	if *drop != "" {
+		if *to == "" {
+			ts.Fatalf("http: -drop goes with -to")
+		}
+		var err error
+		if dropAt, err = regexp.Compile(*drop); err != nil {
+			ts.Fatalf("http: -drop: %v", err)
+		}
 	}
 	base := ts.Getenv("SERVE_URL")
 	if base == "" {
@@ -197,13 +211,34 @@ func httpCall(ts *testscript.TestScript, neg bool, args []string) {
 	go func() {
 		defer wg.Done()
 		defer f.Close()
-		w := f
+		var w io.Writer = f
+		if dropAt != nil {
+			w = &dropper{w: f, re: dropAt, cancel: cancel}
+		}
 		if err := do(w); err != nil {
 			fmt.Fprintf(w, "\nerror: %v\n", err)
 		}
 		fmt.Fprintf(w, "\nended\n")
 	}()
 	ts.Defer(func() { cancel(); wg.Wait() })
+}
+
+// dropper is http -drop's writer: it writes on to w, and cancels the
+// request once what it wrote matches re.
+type dropper struct {
+	w      io.Writer
+	re     *regexp.Regexp
+	cancel context.CancelFunc
+	seen   []byte
+}
+
+func (d *dropper) Write(p []byte) (int, error) {
+	n, err := d.w.Write(p)
+	d.seen = append(d.seen, p[:n]...)
+	if d.re.Match(d.seen) {
+		d.cancel()
+	}
+	return n, err
 }
 
 // stalledBody is http -stall's body: its head, then nothing until the
