@@ -35,7 +35,11 @@ A stop signal cancels it. Its history is its journal: agentc journal export.`,
 			if len(args) == 1 {
 				path = args[0]
 			}
-			if t.hostPort != "" {
+			onTemporal, err := t.chosen(cmd)
+			if err != nil {
+				return err
+			}
+			if onTemporal {
 				if err := t.resolve(); err != nil {
 					return err
 				}

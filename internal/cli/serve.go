@@ -91,7 +91,11 @@ older; over stdio, 2026-07-28 too.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			version := buildinfo.Version()
 			f.SetChanged(cmd.Flags().Changed)
-			if t.hostPort != "" {
+			onTemporal, err := t.chosen(cmd)
+			if err != nil {
+				return err
+			}
+			if onTemporal {
 				if err := t.resolve(); err != nil {
 					return err
 				}

@@ -52,6 +52,17 @@ func (t *temporalFlags) register(fs *pflag.FlagSet, required bool) {
 	fs.StringVar(&t.taskQueue, "task-queue", temporal.DefaultTaskQueue, "the task queue agentc's workers poll")
 }
 
+// chosen reports whether the command runs on Temporal: --temporal given.
+// Given empty (a variable unset in a script), it is a usage error, not
+// a run here: the run would reach this machine's tools and keys, not the
+// workers'.
+func (t *temporalFlags) chosen(cmd *cobra.Command) (bool, error) {
+	if cmd.Flags().Changed("temporal") && strings.TrimSpace(t.hostPort) == "" {
+		return false, UsageError("--temporal is empty: give the Temporal server's HOST:PORT, or leave the flag out to run here")
+	}
+	return t.hostPort != "", nil
+}
+
 // resolve fills in the server and namespace the flags leave to Temporal's
 // client configuration (its environment variables and profile), which
 // also holds the connection's TLS and API key settings.
