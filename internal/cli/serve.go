@@ -99,6 +99,9 @@ older; over stdio, 2026-07-28 too.`,
 				if err := t.resolve(); err != nil {
 					return err
 				}
+				if err := f.CheckRemote(); err != nil {
+					return err
+				}
 				remote, done, err := t.served(cmd.Context(), e)
 				if err != nil {
 					return err

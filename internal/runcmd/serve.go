@@ -98,6 +98,22 @@ func (f *ServeFlags) SetRemote(r Remote) { f.remote = r }
 // SetChanged sets what says whether a flag was given.
 func (f *ServeFlags) SetChanged(c func(string) bool) { f.changed = c }
 
+// CheckRemote refuses the flags a server whose runs go to Temporal's
+// workers leaves to them (SetChanged says which were given): called
+// before the server dials Temporal too, so that a usage error is said
+// as one whether or not the server can be reached.
+func (f *ServeFlags) CheckRemote() error {
+	if f.changed == nil {
+		return nil
+	}
+	for _, fl := range []string{"journal-dir", "approve", "model", "rate-limit", "pool-tokens"} {
+		if f.changed(fl) {
+			return UsageError("--%s does not go with --temporal: the workers run the agents, keep their histories and decide their approvals (agentc approve); pace and pick their models there (agentc worker)", fl)
+		}
+	}
+	return nil
+}
+
 // SetApproveRules sets what decides calls by approve_if before --approve.
 func (f *ServeFlags) SetApproveRules(r RulesFunc) { f.rules = r }
 
@@ -155,10 +171,8 @@ func serveAgents(ctx context.Context, e Env, compile LoadFunc, version string, p
 		changed = func(string) bool { return false }
 	}
 	if f.remote != nil {
-		for _, fl := range []string{"journal-dir", "approve", "model", "rate-limit", "pool-tokens"} {
-			if changed(fl) {
-				return UsageError("--%s does not go with --temporal: the workers run the agents, keep their histories and decide their approvals (agentc approve); pace and pick their models there (agentc worker)", fl)
-			}
+		if err := f.CheckRemote(); err != nil {
+			return err
 		}
 	}
 	var pool *agentrt.Pool
