@@ -44,6 +44,8 @@ type Agent struct {
 	// cause (context.Cause) then ErrStopped, on which Remote only stops
 	// waiting: the run goes on where it runs.
 	Remote func(ctx context.Context, id string, input json.RawMessage, b agentrt.Overrides, events func(agentrt.Event)) (*agentrt.Report, error)
+	// An error of Remote's once the run has started there is a
+	// *RemoteEnded: the run was made, and is kept.
 	// Files, for an agent that takes files, is the store a run's files
 	// are put in, checked, before it starts (runtime.StoreInputFiles):
 	// the runner's own, or for a Remote agent the store its workers read.
@@ -56,6 +58,15 @@ type Agent struct {
 	// them.
 	JournalTools json.RawMessage
 }
+
+// RemoteEnded is Agent.Remote's error for a run it started that then
+// ended without a report (its workflow terminated, say) or could not be
+// waited on: the run was made, and is kept as one that failed, where an
+// error before it started leaves nothing.
+type RemoteEnded struct{ Err error }
+
+func (e *RemoteEnded) Error() string { return e.Err.Error() }
+func (e *RemoteEnded) Unwrap() error { return e.Err }
 
 // Meta keys of a tool and of a call's result.
 const (

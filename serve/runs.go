@@ -1539,6 +1539,7 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 		input = c.input
 	}
 	rep, err := a.Remote(ctx, rec.Workflow, input, o, c.events)
+	var ended *RemoteEnded
 	end := time.Now().UTC()
 	res := &RunResult{ID: id, Agent: rec.Agent, Digests: a.Plan.Digests, Outcome: agentrt.OutcomeError, Bound: agentrt.BoundNone}
 	state := StateDone
@@ -1552,6 +1553,15 @@ func (rs *Runs) runRemote(ctx context.Context, a Agent, c call) (*Record, error)
 		}
 		// An interrupted run's exit, as a run here stopped under has.
 		res.Exit = rs.exit(&agentrt.Report{Outcome: agentrt.OutcomeError, Bound: agentrt.BoundNone, Interrupted: true})
+	case errors.As(err, &ended):
+		// Made, and ended with no report: failed, its record kept and
+		// naming its workflow; what Temporal said, which can name the
+		// server's hosts, goes to the server's log alone.
+		var in *InternalError
+		if errors.As(rs.Public(fmt.Errorf("the run elsewhere: %w", ended.Err)), &in) {
+			res.Error = fmt.Sprintf("workflow %s ended without a report (terminated, say), or could not be waited on: the server's log says why, under reference %s", rec.Workflow, in.Ref)
+		}
+		res.Exit = rs.exit(&agentrt.Report{Outcome: agentrt.OutcomeError, Bound: agentrt.BoundNone})
 	case err != nil:
 		rs.forget(rec)
 		return nil, fmt.Errorf("the run elsewhere: %w", err)

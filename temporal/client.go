@@ -334,6 +334,22 @@ func EndedReport(err error) *agentrt.Report {
 	return nil
 }
 
+// Refused reports whether err, of Wait, is a run's workflow refused
+// before its run began (ErrPlan, ErrInput, ErrRefused): a plan its worker
+// does not run or cannot read, an input or bounds it refuses. Such a run
+// made no model or tool call.
+func Refused(err error) bool {
+	var app *sdktemporal.ApplicationError
+	if !errors.As(err, &app) {
+		return false
+	}
+	switch app.Type() {
+	case ErrPlan, ErrInput, ErrRefused:
+		return true
+	}
+	return false
+}
+
 // isRunFailure reports whether typ is the type of a run's failure
 // (FailureType), which carries the run's report.
 func isRunFailure(typ string) bool {

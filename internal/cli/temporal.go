@@ -144,7 +144,12 @@ func (t *temporalFlags) served(ctx context.Context, e Env) (r runcmd.Remote, don
 			}
 			cancel(cause)
 		})()
-		return temporal.Follow(wctx, c, run, rr.Events)
+		rep, err := temporal.Follow(wctx, c, run, rr.Events)
+		if err != nil && !temporal.Refused(err) {
+			// Started, and not refused by its worker: the run was made.
+			return nil, &serve.RemoteEnded{Err: err}
+		}
+		return rep, err
 	}
 	return r, c.Close, nil
 }
