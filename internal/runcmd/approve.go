@@ -115,8 +115,11 @@ func ShownArguments(args json.RawMessage, text *string) string {
 // (discard), so a key typed before stays in the terminal until it is
 // dropped, and no read of agentc's races the drop. The one read that
 // can be in flight when a call is shown is one a call before it asked
-// for and never got (its run ended while it was shown); what that read
-// returns before the call is shown is dropped.
+// for and never got (its run ended while it was shown). What it returns
+// answers nothing: it may have taken a line typed for that call before
+// this one was shown, and noted the time only after (the reader is not
+// run at once), so the time cannot tell. Noted before the call was shown,
+// the line is dropped; after, the person is asked again.
 type prompter struct {
 	in  io.Reader
 	out io.Writer
@@ -198,13 +201,14 @@ func (p *prompter) ask(ctx context.Context, req *agentrt.ApprovalRequest) (agent
 		shown := time.Now()
 		fmt.Fprintf(p.out, "agentc: approve? %s: ", choices)
 		var line string
+		ours := false // the read in flight was asked for once this prompt was shown
 		for read := false; !read; {
 			if p.ended != nil {
 				return ended()
 			}
 			if !p.reading {
 				p.want <- struct{}{}
-				p.reading = true
+				p.reading, ours = true, true
 			}
 			select {
 			case <-ctx.Done():
@@ -215,8 +219,15 @@ func (p *prompter) ask(ctx context.Context, req *agentrt.ApprovalRequest) (agent
 				if r.err != nil {
 					p.ended = r.err
 				}
-				if r.at.Before(shown) {
+				if !ours && r.at.Before(shown) {
 					continue // read for a call before this one
+				}
+				if !ours && len(r.text) > 0 {
+					// Read for the call before, perhaps before this one was
+					// shown: asked again, the rest of its line dropped.
+					fmt.Fprintln(p.out, "agentc: a line read as the call before ended may have been typed for it: answer again")
+					line, read = "", true
+					continue
 				}
 				pending = append(pending, r.text...)
 				if i := bytes.IndexByte(pending, '\n'); i >= 0 {

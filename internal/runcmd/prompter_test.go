@@ -29,6 +29,11 @@ type terminal struct {
 	shown   bytes.Buffer
 	prompts int
 	asked   chan struct{} // a prompt ("approve? ") was shown
+	// hold, when set, keeps the next read that takes a line from
+	// returning until it is closed, having said so on took: the reader
+	// descheduled between the terminal's read and what follows it.
+	hold chan struct{}
+	took chan struct{}
 }
 
 func newTerminal() *terminal {
@@ -79,6 +84,13 @@ func (t *terminal) Read(p []byte) (int, error) {
 	n = copy(p, t.held[:n])
 	t.held = t.held[n:]
 	t.armed = false
+	if h := t.hold; h != nil {
+		t.hold = nil
+		t.mu.Unlock()
+		t.took <- struct{}{}
+		<-h
+		t.mu.Lock()
+	}
 	return n, nil
 }
 
@@ -150,9 +162,10 @@ func TestPromptTakesOnlyKeysTypedAfterTheCall(t *testing.T) {
 }
 
 // TestPromptAfterCallEnded: a call whose run ended while it was shown
-// leaves its read of the terminal in flight; the next call takes what
-// that read returns once the call is shown, and the end of the input
-// refuses the call.
+// leaves its read of the terminal in flight; the next call takes nothing
+// that read returns (it cannot tell when the line was typed) but asks
+// again and takes the answer to that, and the end of the input refuses
+// the call.
 func TestPromptAfterCallEnded(t *testing.T) {
 	term := newTerminal()
 	p := &prompter{in: term, out: term, discard: term.discard}
@@ -167,6 +180,8 @@ func TestPromptAfterCallEnded(t *testing.T) {
 
 	second := start(context.Background(), askOf(p, "1.2"))
 	<-term.asked
+	term.typeKeys("y\n") // taken by the read in flight: asked again
+	<-term.asked
 	term.typeKeys("y\n")
 	if a := <-second; a.err != nil || !a.d.Approved {
 		t.Fatalf("second call: %+v, %v; want approved by the answer typed after it was shown", a.d, a.err)
@@ -178,6 +193,12 @@ func TestPromptAfterCallEnded(t *testing.T) {
 	var refused *agentrt.ApprovalRefused
 	if a := <-third; !errors.As(a.err, &refused) || !strings.Contains(refused.Msg, "input ended") {
 		t.Fatalf("third call: %+v, %v; want refused: the terminal's input ended", a.d, a.err)
+	}
+	term.mu.Lock()
+	shown := term.shown.String()
+	term.mu.Unlock()
+	if !strings.Contains(shown, "answer again") {
+		t.Errorf("the person was not told why the call was asked again:\n%s", shown)
 	}
 	// The end is kept: a later call is refused without a read.
 	if _, err := askOf(p, "1.4")(context.Background()); !errors.As(err, &refused) {
@@ -214,5 +235,43 @@ func TestPromptWaitingEndsWithItsRun(t *testing.T) {
 	defer term.mu.Unlock()
 	if strings.Contains(term.shown.String(), "call 2.1") {
 		t.Errorf("the call of the run that ended was shown:\n%s", term.shown.String())
+	}
+}
+
+// TestPromptTakesNoLineReadBeforeTheCall: a call whose run ended while it
+// was shown leaves its read of the terminal in flight, and a "y" typed for
+// that call as its run ended is taken by that read. However late the
+// reader notes the time of that read, the "y" is not the answer to the
+// next call, which the person had not seen: the person is asked again.
+func TestPromptTakesNoLineReadBeforeTheCall(t *testing.T) {
+	term := newTerminal()
+	p := &prompter{in: term, out: term, discard: term.discard}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	first := start(ctx, askOf(p, "1.1"))
+	<-term.asked
+	cancel()
+	if a := <-first; !errors.Is(a.err, context.Canceled) {
+		t.Fatalf("first call: %+v, %v; want its run's end", a.d, a.err)
+	}
+
+	release := make(chan struct{})
+	term.mu.Lock()
+	term.hold, term.took = release, make(chan struct{})
+	term.mu.Unlock()
+	term.typeKeys("y\n") // the answer to the first call, as its run ended
+	<-term.took          // read before the next call is shown
+
+	second := start(context.Background(), askOf(p, "2.1"))
+	<-term.asked
+	close(release) // the read returns once the call is shown
+	select {
+	case a := <-second:
+		t.Fatalf("second call: %+v, %v; want asked again: the y was typed before it was shown", a.d, a.err)
+	case <-term.asked:
+	}
+	term.typeKeys("n\n")
+	if a := <-second; a.err != nil || a.d.Approved {
+		t.Fatalf("second call: %+v, %v; want denied by the answer typed after it was asked again", a.d, a.err)
 	}
 }
