@@ -575,8 +575,9 @@ type FailedEffect struct {
 	// Unapproved says no one could approve the call (ApprovalRefused).
 	Unapproved bool `json:"unapproved,omitempty"`
 	// Said is how the run ended where the effect stands for a deadline
-	// that passed before it (markDeadline): a replay ends in the same
-	// words, which a calling agent's next request holds.
+	// that passed before it (markDeadline), or for a call of an agent it
+	// cut off (calleeCutOff): a replay ends in the same words, which a
+	// calling agent's next request holds.
 	Said string `json:"said,omitempty"`
 	// Class is a failed model call's class (FailureClassOf), which
 	// decides whether a fallback served it.
@@ -654,7 +655,8 @@ func (x *run) markDeadline(round int) {
 }
 
 // passedBetween is the failure markDeadline journals: the run ended
-// before the call, saying said.
+// before the call, saying said; and calleeCutOff's, the run ending on the
+// call of an agent the deadline cut off.
 type passedBetween struct {
 	said string
 	err  error

@@ -1461,10 +1461,8 @@ func (x *run) callTool(round, ordinal int, c ToolCall) (res ToolResult, cr CallR
 		res, stop = invoke(ctx, t, c, x.opts.Secrets)
 		x.charge(res.Usage, false)
 		x.roundCost = x.roundCost.Add(res.Cost)
-		if stop == nil && x.journal == nil && x.effector == nil {
-			// A journal marks a deadline the call outlived at the next
-			// round's call (markDeadline), which a replay ends at.
-			stop = x.cutOff(&res)
+		if stop == nil {
+			stop = x.calleeCutOff(key, c.Name, &res)
 		}
 		return res, cr, stop
 	}
@@ -1520,6 +1518,68 @@ func (x *run) cutOff(res *ToolResult) error {
 	err = &madeError{err: err}
 	*res = ToolResult{Content: x.effectFailure(err), IsError: true, Usage: res.Usage, Cost: res.Cost}
 	return err
+}
+
+// calleeCutOff is cutOff for an agent called as a tool, whose run ends
+// with a report, not the context's error, when an interrupt or the
+// deadline cuts it off: the caller ends there too, journal or not, and
+// takes no answer beside the call. A journal keeps a deadline that cut
+// the call off as a failed effect at the call's key, above its run's
+// effects, where a replay, which keeps no clock, ends as the run did (a
+// resume makes the call again, as it does any effect the run ended on);
+// an interrupt is no outcome to keep.
+func (x *run) calleeCutOff(k journal.Key, name string, res *ToolResult) error {
+	if x.journal == nil && x.effector == nil {
+		return x.cutOff(res)
+	}
+	if x.runCtx.Value(calleeCutGoesOnKey{}) != nil {
+		return nil
+	}
+	if x.cancelled() {
+		return x.cutOff(res)
+	}
+	j := x.journal
+	served := false
+	if j != nil && j.Recorded != nil {
+		e, ok := j.Recorded.Lookup(k)
+		served = ok && (j.Replay || !j.remakes(k, e))
+	}
+	if !served && (j != nil && j.Replay || !x.pastDeadline() && !x.callerPast()) {
+		return nil
+	}
+	cause := x.runCtx.Err()
+	if cause == nil {
+		// On a host's clock the context keeps no deadline.
+		cause = context.DeadlineExceeded
+	}
+	var err error = &madeError{err: cause}
+	if j != nil {
+		// Kept with the words the run ends in (failed), which a replay
+		// ends in too: a calling agent's next request holds them.
+		said := &passedBetween{said: x.deadlineText("during a call of tool "+name, x.pastDeadline()), err: cause}
+		id := ident{full: calleeCut{Tool: name, CutOff: true}, what: "call of tool " + name}
+		_, _, err = x.effect(k, journal.KindTool, id, func() (json.RawMessage, error) { return nil, said })
+	}
+	*res = ToolResult{Content: x.effectFailure(err), IsError: true, Usage: res.Usage, Cost: res.Cost}
+	return err
+}
+
+// calleeCut is what a journal holds as the request of the failed effect
+// that stands for a call of an agent the deadline cut off (calleeCutOff).
+type calleeCut struct {
+	Tool   string `json:"tool"`
+	CutOff bool   `json:"cut_off"`
+}
+
+type calleeCutGoesOnKey struct{}
+
+// WithCalleeCutGoesOn returns a context in which a run that keeps a
+// journal or has a host's effector goes on after a call of an agent that
+// an interrupt or the deadline cut off, making the reply's next calls and
+// taking its answer, as runs did before such a call ended them: for a
+// Temporal run started before, whose history must replay as it was made.
+func WithCalleeCutGoesOn(ctx context.Context) context.Context {
+	return context.WithValue(ctx, calleeCutGoesOnKey{}, true)
 }
 
 // raiseArgs turns the arguments of a call of a tool sent strict back into

@@ -615,6 +615,12 @@ func (b *builder) round(path string, depth, n int, entries []*journal.Entry) {
 	// decision about a call comes just before it.
 	done := map[int]bool{}
 	for _, e := range entries {
+		if e.Kind == journal.KindTool && b.nested(e.Key.Child()) && e.Key.Ordinal >= 1 && e.Key.Ordinal <= len(results) && results[e.Key.Ordinal-1] == nil {
+			// A call of an agent the deadline cut off, which the run
+			// ended on: its row is the agent's, its run under it.
+			results[e.Key.Ordinal-1] = &Message{Content: "the call was cut off: " + e.Error, IsError: true}
+			continue
+		}
 		if e.Kind == journal.KindTool {
 			d := b.approval(e.Key, depth)
 			b.tool(e, depth, calls).Approval = d

@@ -104,6 +104,10 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// up to 127 bytes of text past the model's window's bound: their
 	// histories replay as they were made.
 	windowCeil := workflow.GetVersion(ctx, windowCeilChange, workflow.DefaultVersion, windowCeilVersion) >= windowCeilVersion
+	// Runs started before version 1 (calleeCutVersion) went on after a
+	// call of an agent that a cancellation or the deadline cut off, and
+	// took the answer beside it: their histories replay as they were made.
+	calleeCut := workflow.GetVersion(ctx, calleeCutChange, workflow.DefaultVersion, calleeCutVersion) >= calleeCutVersion
 	// Runs started before version 1 (ownPoolVersion) took any token pool
 	// their input named: their histories replay as they were made (the
 	// activities refuse their calls all the same).
@@ -252,6 +256,9 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	}
 	if !windowCeil {
 		rctx = agentrt.WithWindowFloor(rctx)
+	}
+	if !calleeCut {
+		rctx = agentrt.WithCalleeCutGoesOn(rctx)
 	}
 	workflow.Go(ctx, func(c workflow.Context) {
 		c.Done().Receive(c, nil)
@@ -644,6 +651,14 @@ const (
 const (
 	windowCeilChange  = "agentc.window-ceil"
 	windowCeilVersion = workflow.Version(1)
+)
+
+// calleeCutChange and calleeCutVersion name the change that ended a run
+// on a call of an agent that a cancellation or the deadline cut off, as a
+// cut-off call of any other tool ends it (runtime's WithCalleeCutGoesOn).
+const (
+	calleeCutChange  = "agentc.callee-cut"
+	calleeCutVersion = workflow.Version(1)
 )
 
 // modelNameChange and modelNameVersion name the change that refused a
