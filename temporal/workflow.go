@@ -66,48 +66,14 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	// their client named: their histories replay as they were made (the
 	// activities refuse their calls all the same).
 	ownModels := workflow.GetVersion(ctx, providerChange, workflow.DefaultVersion, providerVersion) >= providerVersion
-	// Runs started before version 1 (calleeBudgetVersion) ran the agents
-	// they call within those agents' own token budgets alone: their
-	// histories replay as they were made.
-	calleeBudget := workflow.GetVersion(ctx, calleeBudgetChange, workflow.DefaultVersion, calleeBudgetVersion) >= calleeBudgetVersion
-	// Runs started before version 1 (callBoundVersion) made every tool
-	// call of a reply however large their conversation grew: their
-	// histories replay as they were made.
-	callBound := workflow.GetVersion(ctx, callBoundChange, workflow.DefaultVersion, callBoundVersion) >= callBoundVersion
-	// Runs started before version 1 (fileBoundVersion) sent their tools'
-	// files however many, and their calls however far an estimate put
-	// them past the token budget: their histories replay as they were
-	// made.
-	fileBound := workflow.GetVersion(ctx, fileBoundChange, workflow.DefaultVersion, fileBoundVersion) >= fileBoundVersion
-	// Runs started before version 1 (placedFilesVersion) sent the files
-	// their prompt placed however many times it placed them: their
-	// histories replay as they were made.
-	placedFiles := workflow.GetVersion(ctx, placedFilesChange, workflow.DefaultVersion, placedFilesVersion) >= placedFilesVersion
-	// Runs started before version 1 (exactAnswersVersion) took answers
-	// and arguments holding numbers no double holds exactly, and asked
-	// whether an answer is I-JSON only once it was raised: their
-	// histories replay as they were made.
-	exactAnswers := workflow.GetVersion(ctx, exactAnswersChange, workflow.DefaultVersion, exactAnswersVersion) >= exactAnswersVersion
-	// Runs started before version 1 (exactUsageVersion) held a
-	// provider's usage reports to the local estimate alone: their
-	// histories replay as they were made.
-	exactUsage := workflow.GetVersion(ctx, exactUsageChange, workflow.DefaultVersion, exactUsageVersion) >= exactUsageVersion
-	// Runs started before version 1 (failedUsageVersion) charged nothing
-	// for a model call that failed after a reply its provider billed:
-	// their histories replay as they were made.
-	failedUsage := workflow.GetVersion(ctx, failedUsageChange, workflow.DefaultVersion, failedUsageVersion) >= failedUsageVersion
-	// Runs started before version 1 (escalationVersion) escalated to
-	// strategy.escalate's model on a fallback of another provider too:
-	// their histories replay as they were made.
-	escalation := workflow.GetVersion(ctx, escalationChange, workflow.DefaultVersion, escalationVersion) >= escalationVersion
-	// Runs started before version 1 (windowCeilVersion) sent a request
-	// up to 127 bytes of text past the model's window's bound: their
-	// histories replay as they were made.
-	windowCeil := workflow.GetVersion(ctx, windowCeilChange, workflow.DefaultVersion, windowCeilVersion) >= windowCeilVersion
-	// Runs started before version 1 (calleeCutVersion) went on after a
-	// call of an agent that a cancellation or the deadline cut off, and
-	// took the answer beside it: their histories replay as they were made.
-	calleeCut := workflow.GetVersion(ctx, calleeCutChange, workflow.DefaultVersion, calleeCutVersion) >= calleeCutVersion
+	// The changes to what a run itself does, asked in this order: a run
+	// started before one does as it did (runChanges).
+	var before []func(context.Context) context.Context
+	for _, c := range runChanges {
+		if workflow.GetVersion(ctx, c.id, workflow.DefaultVersion, 1) < 1 {
+			before = append(before, c.before)
+		}
+	}
 	// Runs started before version 1 (ownPoolVersion) took any token pool
 	// their input named: their histories replay as they were made (the
 	// activities refuse their calls all the same).
@@ -230,35 +196,8 @@ func (w *Worker) run(ctx workflow.Context, in RunInput) (*agentrt.Report, error)
 	if workflow.GetVersion(ctx, approvalCancelChange, workflow.DefaultVersion, approvalCancelVersion) >= approvalCancelVersion {
 		sa.cancel = cancel
 	}
-	if !calleeBudget {
-		rctx = agentrt.WithCalleesOwnBudgets(rctx)
-	}
-	if !callBound {
-		rctx = agentrt.WithCallsPastBound(rctx)
-	}
-	if !fileBound {
-		rctx = agentrt.WithoutFileBounds(rctx)
-	}
-	if !placedFiles {
-		rctx = agentrt.WithPlacedFilesUnbounded(rctx)
-	}
-	if !exactAnswers {
-		rctx = agentrt.WithLooseAnswers(rctx)
-	}
-	if !exactUsage {
-		rctx = agentrt.WithUsageByBytes(rctx)
-	}
-	if !failedUsage {
-		rctx = agentrt.WithFailedUnspent(rctx)
-	}
-	if !escalation {
-		rctx = agentrt.WithEscalationAfterFallback(rctx)
-	}
-	if !windowCeil {
-		rctx = agentrt.WithWindowFloor(rctx)
-	}
-	if !calleeCut {
-		rctx = agentrt.WithCalleeCutGoesOn(rctx)
+	for _, old := range before {
+		rctx = old(rctx)
 	}
 	workflow.Go(ctx, func(c workflow.Context) {
 		c.Done().Receive(c, nil)
@@ -321,13 +260,53 @@ const (
 	providerVersion = workflow.Version(1)
 )
 
-// calleeBudgetChange and calleeBudgetVersion name the change that made
-// the agents a run calls run within what its token budget has left
-// (runtime.TokensLeft).
-const (
-	calleeBudgetChange  = "agentc.callee-budget"
-	calleeBudgetVersion = workflow.Version(1)
-)
+// calleeBudgetChange names the change that made the agents a run calls
+// run within what its token budget has left (runtime.TokensLeft).
+const calleeBudgetChange = "agentc.callee-budget"
+
+// runChanges are the changes to what a run itself does, in the order a
+// run's workflow asks for their versions (workflow.GetVersion, version 1
+// each; a change is added at the end), each with the runtime option that
+// has a run started before it do as it did, so that its history replays
+// as it was made.
+var runChanges = []struct {
+	id     string
+	before func(context.Context) context.Context
+}{
+	// The agents a run calls run within what its token budget has left;
+	// before, within their own budgets alone.
+	{calleeBudgetChange, agentrt.WithCalleesOwnBudgets},
+	// The tool calls of a reply are not made once their results put the
+	// conversation past what the model could be sent (runtime's
+	// pastBound).
+	{"agentc.call-bound", agentrt.WithCallsPastBound},
+	// The files a run's tools return are held to the run's file bound, a
+	// model call estimated past the token budget is refused, and text
+	// files count toward the model's window.
+	{"agentc.file-bound", agentrt.WithoutFileBounds},
+	// The files a run's prompt places (a file printed more than once) are
+	// held to the run's file bound.
+	{"agentc.placed-files", agentrt.WithPlacedFilesUnbounded},
+	// Answers and tool arguments holding a number no double holds exactly
+	// are refused, and an answer is asked whether it is I-JSON before it
+	// is raised.
+	{"agentc.exact-answers", agentrt.WithLooseAnswers},
+	// A provider's usage reports are held to the model's own tokeniser's
+	// count where agentc has one.
+	{"agentc.exact-usage", agentrt.WithUsageByBytes},
+	// A run is charged what a failed model call's provider reported it
+	// spent.
+	{"agentc.failed-usage", agentrt.WithFailedUnspent},
+	// strategy.escalate keeps to the plan's provider: a fallback of
+	// another provider is not sent the escalation's model.
+	{"agentc.escalation-provider", agentrt.WithEscalationAfterFallback},
+	// The fewest tokens a request's text can be is counted rounding up,
+	// refusing a request of a byte past 128 times the model's window.
+	{"agentc.window-ceil", agentrt.WithWindowFloor},
+	// A call of an agent that a cancellation or the deadline cut off ends
+	// the run, as a cut-off call of any other tool does.
+	{"agentc.callee-cut", agentrt.WithCalleeCutGoesOn},
+}
 
 // approvalCancelChange and approvalCancelVersion name the change that
 // made a run cancelled while it waits for approval end interrupted, its
@@ -593,74 +572,6 @@ func checkBatchParent(b *BatchRef, parentID, parentRun string) error {
 	return nil
 }
 
-// fileBoundChange and fileBoundVersion name the change that held the
-// files a run's tools return to the run's file bound, refused a model
-// call estimated past the token budget, and counted text files toward the
-// model's window (runtime's WithoutFileBounds).
-const (
-	fileBoundChange  = "agentc.file-bound"
-	fileBoundVersion = workflow.Version(1)
-)
-
-// placedFilesChange and placedFilesVersion name the change that held the
-// files a run's prompt places (a file printed more than once) to the run's
-// file bound (runtime's WithPlacedFilesUnbounded).
-const (
-	placedFilesChange  = "agentc.placed-files"
-	placedFilesVersion = workflow.Version(1)
-)
-
-// exactAnswersChange and exactAnswersVersion name the change that refused
-// answers and tool arguments holding a number no double holds exactly, and
-// asked whether an answer is I-JSON before raising it (runtime's
-// WithLooseAnswers).
-const (
-	exactAnswersChange  = "agentc.exact-answers"
-	exactAnswersVersion = workflow.Version(1)
-)
-
-// exactUsageChange and exactUsageVersion name the change that held a
-// provider's usage reports to the model's own tokeniser's count where
-// agentc has one (runtime's WithUsageByBytes).
-const (
-	exactUsageChange  = "agentc.exact-usage"
-	exactUsageVersion = workflow.Version(1)
-)
-
-// failedUsageChange and failedUsageVersion name the change that charged
-// a run what a failed model call's provider reported it spent (runtime's
-// WithFailedUnspent).
-const (
-	failedUsageChange  = "agentc.failed-usage"
-	failedUsageVersion = workflow.Version(1)
-)
-
-// escalationChange and escalationVersion name the change that kept
-// strategy.escalate to the plan's provider: a fallback of another
-// provider is not sent the escalation's model (runtime's
-// WithEscalationAfterFallback).
-const (
-	escalationChange  = "agentc.escalation-provider"
-	escalationVersion = workflow.Version(1)
-)
-
-// windowCeilChange and windowCeilVersion name the change that counted the
-// fewest tokens a request's text can be rounding up, refusing a request
-// of a byte past 128 times the model's window (runtime's
-// WithWindowFloor).
-const (
-	windowCeilChange  = "agentc.window-ceil"
-	windowCeilVersion = workflow.Version(1)
-)
-
-// calleeCutChange and calleeCutVersion name the change that ended a run
-// on a call of an agent that a cancellation or the deadline cut off, as a
-// cut-off call of any other tool ends it (runtime's WithCalleeCutGoesOn).
-const (
-	calleeCutChange  = "agentc.callee-cut"
-	calleeCutVersion = workflow.Version(1)
-)
-
 // modelNameChange and modelNameVersion name the change that refused a
 // plan whose model names hold a control character, or one not shown
 // (plan.CheckModelName: refusing the second asked no version of its own,
@@ -682,11 +593,3 @@ func readPlan(ctx workflow.Context, name string, data []byte) (*plan.Plan, error
 	}
 	return p, err
 }
-
-// callBoundChange and callBoundVersion name the change that left the
-// tool calls of a reply not made once their results put the
-// conversation past what the model could be sent (runtime's pastBound).
-const (
-	callBoundChange  = "agentc.call-bound"
-	callBoundVersion = workflow.Version(1)
-)
