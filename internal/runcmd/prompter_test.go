@@ -161,15 +161,12 @@ func TestPromptTakesOnlyKeysTypedAfterTheCall(t *testing.T) {
 	}
 }
 
-// TestPromptAfterCallEnded: a call whose run ended while it was shown
-// leaves its read of the terminal in flight; the next call takes nothing
-// that read returns (it cannot tell when the line was typed) but asks
-// again and takes the answer to that, and the end of the input refuses
-// the call.
-func TestPromptAfterCallEnded(t *testing.T) {
+// endedWhileShown is a prompter whose first call's run ended while the
+// call was shown, its read of the terminal left in flight.
+func endedWhileShown(t *testing.T) (*terminal, *prompter) {
+	t.Helper()
 	term := newTerminal()
 	p := &prompter{in: term, out: term, discard: term.discard}
-
 	ctx, cancel := context.WithCancel(context.Background())
 	first := start(ctx, askOf(p, "1.1"))
 	<-term.asked
@@ -177,6 +174,16 @@ func TestPromptAfterCallEnded(t *testing.T) {
 	if a := <-first; !errors.Is(a.err, context.Canceled) {
 		t.Fatalf("first call: %+v, %v; want its run's end", a.d, a.err)
 	}
+	return term, p
+}
+
+// TestPromptAfterCallEnded: a call whose run ended while it was shown
+// leaves its read of the terminal in flight; the next call takes nothing
+// that read returns (it cannot tell when the line was typed) but asks
+// again and takes the answer to that, and the end of the input refuses
+// the call.
+func TestPromptAfterCallEnded(t *testing.T) {
+	term, p := endedWhileShown(t)
 
 	second := start(context.Background(), askOf(p, "1.2"))
 	<-term.asked
@@ -244,16 +251,7 @@ func TestPromptWaitingEndsWithItsRun(t *testing.T) {
 // reader notes the time of that read, the "y" is not the answer to the
 // next call, which the person had not seen: the person is asked again.
 func TestPromptTakesNoLineReadBeforeTheCall(t *testing.T) {
-	term := newTerminal()
-	p := &prompter{in: term, out: term, discard: term.discard}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	first := start(ctx, askOf(p, "1.1"))
-	<-term.asked
-	cancel()
-	if a := <-first; !errors.Is(a.err, context.Canceled) {
-		t.Fatalf("first call: %+v, %v; want its run's end", a.d, a.err)
-	}
+	term, p := endedWhileShown(t)
 
 	release := make(chan struct{})
 	term.mu.Lock()
